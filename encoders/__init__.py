@@ -1,0 +1,1 @@
+"""Built-in encoders; importing this package registers them."""

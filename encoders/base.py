@@ -1,0 +1,70 @@
+"""What every encoder provides: ``modality``, ``output_dim``, a picklable preprocessor, and freezing.
+
+An encoder maps a flat batch of one modality's elements (texts or images, already preprocessed) to
+``[N, output_dim]`` embeddings. Preprocessing (tokenising, decoding and resizing images) is split out
+into a small picklable callable so it runs in DataLoader workers, apart from the model.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+
+Preprocessor = Callable[[list[Any]], Any]
+
+
+class Encoder(nn.Module, ABC):
+    """Base class of faim encoders.
+
+    Subclasses set ``modality`` ("text" or "image") and ``output_dim``, implement ``forward`` and
+    ``preprocessor``, and call ``self.apply_freeze(freeze)`` at the end of ``__init__``.
+    """
+
+    modality: ClassVar[str]
+    output_dim: int
+    frozen: bool = False
+
+    @abstractmethod
+    def preprocessor(self) -> Preprocessor:
+        """Return a picklable callable turning raw elements (``str`` or ``PIL.Image``) into model inputs."""
+
+    def export_assets(self, directory: Path) -> dict[str, Any]:
+        """Write what rebuilding this encoder needs besides its weights (configs, tokenizer files) to
+        ``directory`` and return the constructor arguments that rebuild it from there.
+
+        The returned dict overrides the recipe's arguments when an artifact is loaded; paths in it are
+        relative to the artifact directory. The default (nothing to write, nothing to override) suits
+        encoders fully described by their constructor arguments.
+        """
+        return {}
+
+    def identity(self) -> dict[str, Any]:
+        """Describe this encoder's weights and preprocessing for embedding-cache keys."""
+        return {"class": type(self).__name__}
+
+    def apply_freeze(self, freeze: bool) -> None:
+        """Freeze all parameters (and keep the encoder in eval mode) when ``freeze`` is true."""
+        self.frozen = freeze
+        if freeze:
+            for parameter in self.parameters():
+                parameter.requires_grad_(False)
+            super().train(False)
+
+    def train(self, mode: bool = True) -> Encoder:
+        """Switch train/eval mode; a frozen encoder always stays in eval mode (no dropout, fixed norms)."""
+        return super().train(mode and not self.frozen)
+
+
+def load_checked_state(module: nn.Module, state: dict[str, torch.Tensor], source: str) -> None:
+    """Load ``state`` strictly, raising a ValueError that names ``source`` and the mismatched keys."""
+    result = module.load_state_dict(state, strict=False)
+    if result.missing_keys or result.unexpected_keys:
+        raise ValueError(
+            f"{source}: weights do not fit the architecture; missing {result.missing_keys[:5]}, "
+            f"unexpected {result.unexpected_keys[:5]}"
+        )

@@ -1,0 +1,1 @@
+"""Evaluation: metrics, reports and plots."""

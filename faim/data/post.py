@@ -1,0 +1,70 @@
+"""The unit faim scores: a post with its text, images, comments, labels and metadata."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ImageRef = str | bytes | Path
+
+
+@dataclass
+class Post:
+    """One post.
+
+    Attributes:
+        id: Stable identifier, carried to every output row.
+        text: The post's text; ``None`` or an empty string means "no text" (masked, not an error).
+        images: Image paths (relative paths resolve against the source's image root) or encoded bytes.
+        comments: Comment texts, in order; empty comments are dropped.
+        labels: Task name to label: an int class index, a label name, or a list of either for multilabel
+            tasks. A missing task means "unlabelled for that task".
+        meta: Free-form fields kept for slicing and reporting (e.g. ``{"slice": "en"}``).
+    """
+
+    id: str
+    text: str | None = None
+    images: list[ImageRef] = field(default_factory=list)
+    comments: list[str] = field(default_factory=list)
+    labels: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any], index: int = 0) -> Post:
+        """Build a post from a plain dict with the field names above.
+
+        ``image`` (one path) is accepted as a shorthand for ``images``; a missing ``id`` becomes the
+        row index. Unknown keys raise ``ValueError`` naming them so typos do not pass silently.
+        """
+        known = {"id", "text", "images", "image", "comments", "labels", "meta"}
+        unknown = set(row) - known
+        if unknown:
+            raise ValueError(f"post {index}: unknown field(s) {sorted(unknown)}; valid: {sorted(known)}")
+        images = row.get("images")
+        if images is None:
+            images = [] if row.get("image") in (None, "") else [row["image"]]
+        elif isinstance(images, (str, bytes, Path)):
+            images = [images]
+        comments = row.get("comments") or []
+        if isinstance(comments, str):
+            comments = [comments]
+        return cls(
+            id=str(row.get("id", index)),
+            text=row.get("text"),
+            images=[img for img in images if img not in (None, "")],
+            comments=[c for c in comments if isinstance(c, str) and c.strip()],
+            labels=dict(row.get("labels") or {}),
+            meta=dict(row.get("meta") or {}),
+        )
+
+    @property
+    def has_text(self) -> bool:
+        """Whether the post has non-blank text."""
+        return bool(self.text and self.text.strip())
+
+
+def as_posts(items: list[Post | Mapping[str, Any]]) -> list[Post]:
+    """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``) and return posts."""
+    return [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]

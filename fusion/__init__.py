@@ -1,0 +1,1 @@
+"""Built-in fusion layers; importing this package registers them."""

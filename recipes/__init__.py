@@ -1,0 +1,1 @@
+"""Shipped YAML recipes (package data)."""

@@ -1,0 +1,1 @@
+"""Built-in task heads; importing this package registers them."""
