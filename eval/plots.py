@@ -1,0 +1,155 @@
+"""Evaluation plots: ROC, precision-recall and reliability diagrams, written as PNG files.
+
+Figures are built with the object-oriented API on an Agg canvas (``Figure`` + ``FigureCanvasAgg``),
+never through ``pyplot``: no display is opened, the global backend is left alone, and no figure is
+registered anywhere, so each one is freed once written. Undefined curves (a sample with one class)
+give an annotated empty panel, not an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
+
+from faim.eval._checks import as_binary_inputs, as_multiclass_inputs
+from faim.eval.calibration import expected_calibration_error, reliability_bins
+
+_DPI = 120
+
+
+def plot_binary(y_true: np.ndarray, prob: np.ndarray, out_dir: Path, prefix: str, bins: int = 15) -> list[Path]:
+    """Write the ROC curve, the precision-recall curve and the reliability diagram of a binary task.
+
+    Args:
+        y_true: labels, 0/1 ``[N]``.
+        prob: positive-class probabilities ``[N]``.
+        out_dir: folder for the images, created if missing.
+        prefix: file-name prefix, typically the task name.
+        bins: number of equal-width bins of the reliability diagram.
+
+    Returns:
+        Paths of ``<prefix>_roc.png``, ``<prefix>_pr.png`` and ``<prefix>_calibration.png``.
+
+    Raises:
+        ValueError: on an empty sample, mismatched shapes, labels other than 0/1 or probabilities
+            outside [0, 1].
+    """
+    y, p = as_binary_inputs(y_true, prob)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    both_classes = 0 < y.sum() < y.size
+
+    roc_fig, ax = _figure()
+    _roc_axes(ax)
+    if both_classes:
+        fpr, tpr, _ = roc_curve(y, p)
+        ax.plot(fpr, tpr, lw=2)
+        ax.set_title(f"ROC: AUROC {roc_auc_score(y, p):.3f}")
+    else:
+        _undefined(ax, "ROC")
+
+    pr_fig, ax = _figure()
+    ax.set(xlabel="recall", ylabel="precision", xlim=(0, 1), ylim=(0, 1.02))
+    if both_classes:
+        precision, recall, _ = precision_recall_curve(y, p)
+        ax.step(recall, precision, where="post", lw=2)
+        ax.axhline(y.mean(), color="grey", ls="--", lw=1, label=f"prevalence {y.mean():.3f}")
+        ax.legend(loc="lower left")
+        ax.set_title(f"Precision-recall: AP {average_precision_score(y, p):.3f}")
+    else:
+        _undefined(ax, "Precision-recall")
+
+    cal_fig = _reliability_figure(p, y, bins, "predicted probability (positive class)", "fraction positive")
+    paths = [out_dir / f"{prefix}_{kind}.png" for kind in ("roc", "pr", "calibration")]
+    for fig, path in zip((roc_fig, pr_fig, cal_fig), paths, strict=True):
+        fig.savefig(path, dpi=_DPI)
+    return paths
+
+
+def plot_multiclass(
+    y_true: np.ndarray, prob: np.ndarray, labels: Sequence[str], out_dir: Path, prefix: str, bins: int = 15
+) -> list[Path]:
+    """Write one-vs-rest ROC curves of every class in one figure and the max-prob reliability diagram.
+
+    Args:
+        y_true: class indices ``[N]`` into ``labels``.
+        prob: class probabilities ``[N, C]``.
+        labels: class names for the legend.
+        out_dir: folder for the images, created if missing.
+        prefix: file-name prefix, typically the task name.
+        bins: number of equal-width bins of the reliability diagram.
+
+    Returns:
+        Paths of ``<prefix>_roc.png`` and ``<prefix>_calibration.png``.
+
+    Raises:
+        ValueError: on an empty sample, shapes other than ``[N]`` / ``[N, C]``, class indices outside
+            ``[0, C)`` or probabilities outside [0, 1].
+    """
+    y, p = as_multiclass_inputs(y_true, prob, labels)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    roc_fig, ax = _figure()
+    _roc_axes(ax)
+    ax.set_title("One-vs-rest ROC")
+    for c, label in enumerate(labels):
+        positive = y == c
+        if 0 < positive.sum() < y.size:
+            fpr, tpr, _ = roc_curve(positive, p[:, c])
+            ax.plot(fpr, tpr, lw=1.5, label=f"{label} (AUROC {roc_auc_score(positive, p[:, c]):.3f})")
+        else:
+            ax.plot([], [], label=f"{label} (undefined: one class)")
+    ax.legend(loc="lower right", fontsize="small")
+
+    pred = p.argmax(axis=1)
+    cal_fig = _reliability_figure(p.max(axis=1), pred == y, bins, "confidence (max probability)", "accuracy")
+    paths = [out_dir / f"{prefix}_{kind}.png" for kind in ("roc", "calibration")]
+    for fig, path in zip((roc_fig, cal_fig), paths, strict=True):
+        fig.savefig(path, dpi=_DPI)
+    return paths
+
+
+def _figure() -> tuple[Figure, Axes]:
+    """A square single-axes figure on an Agg canvas."""
+    fig = Figure(figsize=(5, 5), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.add_subplot()
+
+
+def _roc_axes(ax: Axes) -> None:
+    """Label ROC axes and draw the chance diagonal."""
+    ax.plot([0, 1], [0, 1], color="grey", ls="--", lw=1)
+    ax.set(xlabel="false positive rate", ylabel="true positive rate", xlim=(0, 1), ylim=(0, 1.02))
+
+
+def _undefined(ax: Axes, title: str) -> None:
+    """Mark a curve that one class alone cannot define."""
+    ax.set_title(f"{title}: undefined")
+    ax.text(0.5, 0.5, "only one class present", ha="center", va="center", transform=ax.transAxes)
+
+
+def _reliability_figure(confidence: np.ndarray, outcome: np.ndarray, bins: int, xlabel: str, ylabel: str) -> Figure:
+    """Reliability diagram (observed frequency per confidence bin) above a histogram of confidences."""
+    rb = reliability_bins(confidence, outcome, bins)
+    ece = expected_calibration_error(confidence, outcome, bins)
+    fig = Figure(figsize=(5, 6), layout="constrained")
+    FigureCanvasAgg(fig)
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
+    width = np.diff(rb.edges)
+    filled = rb.counts > 0
+    top.bar(rb.edges[:-1], np.where(filled, rb.frequency, 0.0), width=width, align="edge",
+            edgecolor="black", alpha=0.7, label="observed")
+    top.plot(rb.confidence[filled], rb.frequency[filled], "o", color="black", ms=3, label="bin mean confidence")
+    top.plot([0, 1], [0, 1], color="grey", ls="--", lw=1, label="perfect calibration")
+    top.set(ylabel=ylabel, xlim=(0, 1), ylim=(0, 1.02), title=f"Reliability: ECE {ece:.3f}")
+    top.legend(loc="upper left", fontsize="small")
+    bottom.bar(rb.edges[:-1], rb.counts, width=width, align="edge", edgecolor="black", color="tab:grey")
+    bottom.set(xlabel=xlabel, ylabel="count")
+    return fig

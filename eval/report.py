@@ -1,0 +1,186 @@
+"""Evaluation reports: ``metrics.json``, ``metrics.md`` and the console table the CLI prints.
+
+The ``results`` dict every function here takes (``faim eval`` builds it)::
+
+    {
+        "model": "runs/memes-clip",                 # model artifact path or name
+        "data": "data/hateful_memes/dev.jsonl",     # evaluated data
+        "split": "dev",
+        "tasks": {
+            "hate": {                               # task name, as in the recipe's heads
+                "type": "binary",                   # "binary" | "multiclass" | "multilabel"
+                "metrics": {"auroc": 0.81, ...},    # flat dict from faim.eval.metrics
+                "slices": {                         # optional: faim.eval.slices.slice_metrics
+                    "en": {"n": 412, "auroc": 0.83, ...},
+                    "es": {"n": 12},                # below the minimum size: n only
+                },
+                "ablations": {                      # optional: same metrics with a modality masked
+                    "without_image": {"auroc": 0.74, ...},
+                    "without_text": {"auroc": 0.61, ...},
+                },
+                "plots": ["out/hate_roc.png", ...], # optional: from faim.eval.plots
+            },
+        },
+    }
+
+Metric values are floats or ints; NaN marks an undefined metric, written as ``null`` in JSON and
+``n/a`` in tables. Plot paths are linked relative to the report folder.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, TypedDict
+
+from faim.eval.tables import format_value, markdown_table, text_table
+
+TaskType = Literal["binary", "multiclass", "multilabel"]
+
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "binary": ("auroc", "average_precision", "f1", "macro_f1", "ece", "n"),
+    "multiclass": ("accuracy", "macro_f1", "macro_auroc", "ece", "n"),
+    "multilabel": ("macro_auroc", "macro_average_precision", "macro_f1", "n"),
+}
+"""Metrics shown in the console table, the slices table and the ablation table, per task type."""
+
+
+class _TaskRequired(TypedDict):
+    type: TaskType
+    metrics: dict[str, float]
+
+
+class TaskResult(_TaskRequired, total=False):
+    """One task's results; ``slices``, ``ablations`` and ``plots`` are optional."""
+
+    slices: dict[str, dict[str, float]]
+    ablations: dict[str, dict[str, float]]
+    plots: Sequence[str | os.PathLike[str]]
+
+
+class Results(TypedDict):
+    """Everything one evaluation run reports; see the module docstring."""
+
+    model: str
+    data: str
+    split: str
+    tasks: dict[str, TaskResult]
+
+
+def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
+    """Write ``metrics.json`` (NaN as ``null``) and ``metrics.md`` into ``out_dir``.
+
+    The Markdown has, per task, a metrics table, an ablation table (headline metrics of the full model
+    and of each ablation, with the change from the full model) and a slices table when present, then
+    the task's images.
+
+    Returns:
+        ``{"json": path, "markdown": path}``.
+
+    Raises:
+        ValueError: if ``results`` lacks a required key or names an unknown task type.
+    """
+    _check_results(results)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out_dir / "metrics.json", out_dir / "metrics.md"
+    json_path.write_text(json.dumps(_jsonable(results), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    md_path.write_text(_markdown(results, out_dir), encoding="utf-8")
+    return {"json": json_path, "markdown": md_path}
+
+
+def format_table(results: Results) -> str:
+    """Plain-text console summary: per task, a row of headline metrics for the full model and each ablation.
+
+    Raises:
+        ValueError: as :func:`write_report`.
+    """
+    _check_results(results)
+    blocks = [f"model: {results['model']}  data: {results['data']}  split: {results['split']}"]
+    for name, task in results["tasks"].items():
+        columns = HEADLINE[task["type"]]
+        variants = {"full": task["metrics"], **task.get("ablations", {})}
+        rows = [[variant, *(format_value(m.get(c)) for c in columns)] for variant, m in variants.items()]
+        blocks.append(f"{name} ({task['type']})\n" + text_table(["variant", *columns], rows))
+    return "\n\n".join(blocks)
+
+
+def _markdown(results: Results, out_dir: Path) -> str:
+    """Render the Markdown report."""
+    parts = [
+        "# Evaluation report",
+        f"- model: `{results['model']}`\n- data: `{results['data']}`\n- split: `{results['split']}`",
+    ]
+    for name, task in results["tasks"].items():
+        headline = [c for c in HEADLINE[task["type"]] if c != "n"]
+        parts.append(f"## {name} ({task['type']})")
+        parts.append(markdown_table(["metric", "value"], [[k, format_value(v)] for k, v in task["metrics"].items()]))
+        if task.get("ablations"):
+            parts.append("### Ablations")
+            parts.append(_ablation_table(task["metrics"], task["ablations"], headline))
+        if task.get("slices"):
+            slices = task["slices"]
+            columns = [c for c in headline if any(c in m for m in slices.values())]
+            rows = [[value, format_value(m.get("n")), *(format_value(m.get(c)) for c in columns)]
+                    for value, m in slices.items()]
+            parts.append("### Slices")
+            parts.append(markdown_table(["slice", "n", *columns], rows))
+        if task.get("plots"):
+            parts.append("### Plots")
+            parts.append("\n\n".join(f"![{Path(p).name}]({_link(p, out_dir)})" for p in task["plots"]))
+    return "\n\n".join(parts) + "\n"
+
+
+def _ablation_table(full: Mapping[str, float], ablations: Mapping[str, Mapping[str, float]], columns: list[str]) -> str:
+    """Headline metrics (rows) of the full model and each ablation (columns), ablations with their change."""
+    rows = []
+    for metric in columns:
+        row = [metric, format_value(full.get(metric))]
+        for values in ablations.values():
+            cell = format_value(values.get(metric))
+            delta = _difference(values.get(metric), full.get(metric))
+            row.append(cell if delta is None else f"{cell} ({delta:+.4f})")
+        rows.append(row)
+    return markdown_table(["metric", "full", *ablations], rows)
+
+
+def _difference(value: Any, reference: Any) -> float | None:
+    """``value - reference`` when both are finite numbers, else None."""
+    numbers = [v for v in (value, reference) if isinstance(v, (int, float)) and math.isfinite(v)]
+    return value - reference if len(numbers) == 2 else None
+
+
+def _link(path: str | os.PathLike[str], out_dir: Path) -> str:
+    """A Markdown link target for ``path`` relative to the report folder, with forward slashes."""
+    return Path(os.path.relpath(Path(path).resolve(), out_dir.resolve())).as_posix()
+
+
+def _jsonable(value: Any) -> Any:
+    """Convert to JSON types: NaN/inf to None, numpy scalars and arrays to Python, paths to strings."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if hasattr(value, "tolist"):  # numpy scalar or array
+        return _jsonable(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _check_results(results: Mapping[str, Any]) -> None:
+    """Raise ValueError naming the first missing key or unknown task type of a results dict."""
+    for key in ("model", "data", "split", "tasks"):
+        if key not in results:
+            raise ValueError(f"results lacks the key {key!r}; expected model, data, split and tasks")
+    for name, task in results["tasks"].items():
+        for key in ("type", "metrics"):
+            if key not in task:
+                raise ValueError(f"results['tasks'][{name!r}] lacks the key {key!r}")
+        if task["type"] not in HEADLINE:
+            raise ValueError(f"task {name!r} has type {task['type']!r}; expected one of {', '.join(HEADLINE)}")

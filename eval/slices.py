@@ -1,0 +1,52 @@
+"""Metrics per slice of the data (language, source, has-image, …) from a post's ``meta``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+MetricFn = Callable[[np.ndarray, np.ndarray], Mapping[str, float]]
+
+
+def slice_metrics(
+    y_true: np.ndarray,
+    prob: np.ndarray,
+    slices: np.ndarray,
+    metric_fn: MetricFn,
+    min_size: int = 30,
+) -> dict[str, dict[str, float]]:
+    """Apply ``metric_fn`` to each slice of the sample.
+
+    Every slice reports ``n``; slices with fewer than ``min_size`` rows report only ``n``, since their
+    metrics would be noise. A slice with a single class still runs ``metric_fn``: the metric functions
+    of :mod:`faim.eval.metrics` return NaN for what it cannot define.
+
+    Args:
+        y_true: labels, any shape ``[N, ...]`` ``metric_fn`` accepts.
+        prob: scores ``[N, ...]`` matching ``y_true``.
+        slices: one slice value per row ``[N]``; values are compared and reported as strings (``None``
+            becomes ``"None"``).
+        metric_fn: ``(y_true, prob) -> metrics``, e.g.
+            ``functools.partial(binary_metrics, threshold=t)``.
+        min_size: smallest slice whose metrics are computed.
+
+    Returns:
+        ``{slice value: {"n": rows, **metrics}}``, in sorted order of slice value.
+
+    Raises:
+        ValueError: if ``y_true``, ``prob`` and ``slices`` differ in length, or ``min_size < 1``.
+    """
+    y, p = np.asarray(y_true), np.asarray(prob)
+    keys = np.asarray(slices).astype(str)
+    if keys.ndim != 1 or not len(keys) == len(y) == len(p):
+        raise ValueError(f"slices must be 1-D with one value per row, got {keys.shape} for {len(y)} rows "
+                         f"and prob of length {len(p)}")
+    if min_size < 1:
+        raise ValueError(f"min_size must be at least 1, got {min_size}")
+    result: dict[str, dict[str, float]] = {}
+    for value in np.unique(keys):
+        rows = keys == value
+        n = int(rows.sum())
+        result[str(value)] = {"n": n} if n < min_size else {**metric_fn(y[rows], p[rows]), "n": n}
+    return result

@@ -1,0 +1,41 @@
+"""Table rendering for reports: value formatting, Markdown tables and aligned plain-text tables."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+MISSING = "n/a"
+
+
+def format_value(value: object, digits: int = 4) -> str:
+    """Format a metric for a table: ints as is, floats to ``digits`` decimals, NaN/None as ``"n/a"``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A GitHub-flavoured Markdown table; the first column is left-aligned, the others right-aligned.
+
+    Cells are escaped so that a ``|`` inside a label does not split a column.
+    """
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    rule = "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"
+    return "\n".join([line(header), rule, *(line(row) for row in rows)])
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A plain-text table with padded columns for a console; the first column is left-aligned."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest]).rstrip()
+
+    return "\n".join([line(header), "  ".join("-" * width for width in widths), *(line(row) for row in rows)])

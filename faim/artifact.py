@@ -1,0 +1,127 @@
+"""Model artifacts: a directory anyone can inspect, loaded without unpickling or running its code.
+
+Layout::
+
+    recipe.yaml          the resolved recipe
+    model.safetensors    every weight of the WholePostModel
+    faim.json            faim and library versions, tasks, labels, thresholds, temperatures,
+                         per-encoder rebuild arguments, and the sha256 of every other file
+    encoders/<name>/     what rebuilding an encoder needs besides weights (config, tokenizer files)
+
+Loading checks every listed hash first: a modified or missing file fails with a message naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import safetensors.torch
+import torch
+import transformers
+
+import faim
+from faim.build import build_model, task_specs
+from faim.data.targets import TaskSpec
+from faim.detector import Detector
+from faim.recipe import Recipe
+from faim.recipe.loader import parse_yaml
+from faim.weights import sha256_file
+
+MANIFEST = "faim.json"
+FORMAT_VERSION = 1
+
+
+class ArtifactError(ValueError):
+    """An artifact directory that is incomplete, modified, or from an incompatible version."""
+
+
+def save_artifact(detector: Detector, directory: str | Path) -> Path:
+    """Write ``detector`` to ``directory`` (replaced atomically if it exists)."""
+    target = Path(directory)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".faim-", dir=target.parent))
+    rebuild = {}
+    for name, encoder in detector.model.encoders.items():
+        asset_dir = staging / "encoders" / name
+        overrides = encoder.export_assets(asset_dir)
+        rebuild[name] = {k: (str(Path(v).relative_to(staging)) if k == "weights" else v) for k, v in overrides.items()}
+    safetensors.torch.save_model(detector.model, str(staging / "model.safetensors"))
+    (staging / "recipe.yaml").write_text(detector.recipe.to_yaml(), encoding="utf-8")
+    manifest = {
+        "format": FORMAT_VERSION,
+        "faim_version": faim.__version__,
+        "torch_version": torch.__version__,
+        "transformers_version": transformers.__version__,
+        "tasks": [
+            {
+                "name": task.name,
+                "type": task.type,
+                "labels": list(task.labels),
+                "threshold": detector.thresholds.get(task.name),
+                "temperature": detector.temperatures[task.name],
+            }
+            for task in detector.tasks
+        ],
+        "element_kinds": detector.model.kinds,
+        "embedding_dim": detector.model.fusion.output_dim,
+        "preprocessing": {"max_elements": detector.recipe.train.max_elements},
+        "encoders": rebuild,
+        "files": {
+            str(path.relative_to(staging)): sha256_file(path) for path in sorted(staging.rglob("*")) if path.is_file()
+        },
+    }
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+    return target
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST
+    if not path.is_file():
+        raise ArtifactError(f"{directory}: not a faim model (no {MANIFEST})")
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if manifest.get("format") != FORMAT_VERSION:
+        raise ArtifactError(
+            f"{path}: artifact format {manifest.get('format')} is not supported (expected {FORMAT_VERSION})"
+        )
+    return manifest
+
+
+def verify_files(directory: Path, manifest: dict[str, Any]) -> None:
+    """Check the sha256 of every file the manifest lists."""
+    for relative, expected in manifest["files"].items():
+        path = directory / relative
+        if not path.is_file():
+            raise ArtifactError(f"{path}: listed in {MANIFEST} but missing")
+        if sha256_file(path) != expected:
+            raise ArtifactError(f"{path}: sha256 does not match {MANIFEST}; the file was modified or corrupted")
+
+
+def load_artifact(directory: str | Path) -> Detector:
+    """Load a saved model: verify hashes, rebuild the architecture from the recipe, load safetensors."""
+    root = Path(directory)
+    manifest = read_manifest(root)
+    verify_files(root, manifest)
+    recipe = Recipe.from_dict(parse_yaml((root / "recipe.yaml").read_text(encoding="utf-8")), str(root / "recipe.yaml"))
+    overrides = {
+        name: {k: (str(root / v) if k == "weights" else v) for k, v in args.items()}
+        for name, args in manifest["encoders"].items()
+    }
+    model = build_model(recipe.model, overrides)
+    missing, unexpected = safetensors.torch.load_model(model, str(root / "model.safetensors"), strict=False)
+    if missing or unexpected:
+        problem = f"missing {missing[:5]}, unexpected {unexpected[:5]}"
+        raise ArtifactError(f"{root / 'model.safetensors'}: weights do not fit the recipe ({problem})")
+    model.eval()
+    tasks = [TaskSpec(t["name"], t["type"], tuple(t["labels"])) for t in manifest["tasks"]]
+    if [t.name for t in tasks] != [t.name for t in task_specs(recipe.model)]:
+        raise ArtifactError(f"{root / MANIFEST}: tasks do not match recipe.yaml")
+    thresholds = {t["name"]: t["threshold"] for t in manifest["tasks"] if t["threshold"] is not None}
+    temperatures = {t["name"]: t["temperature"] for t in manifest["tasks"]}
+    return Detector(model, tasks, recipe, thresholds, temperatures)

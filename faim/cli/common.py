@@ -1,0 +1,50 @@
+"""Argument helpers shared by subcommands: recipe overrides and column mappings."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import yaml
+
+
+def add_overrides(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a recipe value, e.g. --set train.max_epochs=3 (repeatable; VALUE is YAML)",
+    )
+
+
+def add_columns(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--map",
+        dest="columns",
+        action="append",
+        default=[],
+        metavar="FIELD=COLUMN",
+        help="column mapping, e.g. --map text=tweet --map image=img --map labels.hate=class --map meta=lang "
+        "(repeatable; default: columns named id, text, image(s), comments)",
+    )
+    parser.add_argument("--image-root", default=None, help="directory relative image paths resolve against")
+
+
+def parse_columns(items: list[str]) -> dict[str, Any] | None:
+    """``["text=tweet", "labels.hate=class", "meta=lang"]`` → a column-mapping dict (``None`` if empty)."""
+    if not items:
+        return None
+    columns: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise ValueError(f"--map {item!r}: expected FIELD=COLUMN")
+        if key.startswith("labels."):
+            columns.setdefault("labels", {})[key.removeprefix("labels.")] = value
+        elif key == "meta":
+            columns.setdefault("meta", []).extend(value.split(","))
+        else:
+            columns[key] = yaml.safe_load(value) if value.startswith("[") else value
+    return columns

@@ -1,0 +1,50 @@
+"""``faim eval MODEL [DATA]``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from faim.cli.common import add_columns, parse_columns
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
+    parser = sub.add_parser(
+        name,
+        help="evaluate a saved model on a file of labelled posts, or on a split of its recipe's data",
+        description="Evaluate a saved model: AUROC, average precision, accuracy, macro-F1, precision at "
+        "fixed recall, recall at fixed precision and calibration error per task, per slice and with each "
+        "modality masked out; writes metrics.json, metrics.md and ROC/PR/calibration plots.",
+    )
+    parser.add_argument("model", help="model directory written by `faim train`")
+    parser.add_argument("data", nargs="?", help="JSONL/CSV/Parquet file of posts (default: the model's recipe data)")
+    parser.add_argument("--split", default="validation", help="split of the recipe's data when DATA is not given")
+    add_columns(parser)
+    parser.add_argument(
+        "--slice", help="meta field to report per-slice metrics for (e.g. --map meta=lang --slice lang)"
+    )
+    parser.add_argument("-o", "--out", help="report directory (default: <model>/../eval-<data name>)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from faim.artifact import load_artifact
+    from faim.build import build_source
+    from faim.data.sources import read_posts
+    from faim.eval.report import format_table
+    from faim.evaluate import evaluate
+
+    detector = load_artifact(args.model)
+    if args.data:
+        posts = list(read_posts(args.data, parse_columns(args.columns), args.image_root))
+        name = args.data
+    else:
+        source = build_source(detector.recipe.data)
+        posts, name = source.posts(args.split), source.describe(args.split)
+    if args.slice:
+        detector.recipe.eval.slice = args.slice
+    out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{Path(name).stem or args.split}"
+    report = evaluate(detector, posts, out, name)
+    print(format_table(report))
+    print(f"report: {out}")
+    return 0

@@ -1,0 +1,60 @@
+"""The ``faim`` command line: train, eval, score, embed, recipe, demo."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from faim.cli import demo_cmd, eval_cmd, recipe_cmd, score_cmd, train_cmd
+
+EPILOG = """examples:
+  faim demo                                   generate data, train, evaluate and score, end to end
+  faim recipe list                            shipped recipes and registered components
+  faim train recipes/hate_text_frozen.yaml --set train.max_epochs=3
+  faim eval runs/hate/model data.jsonl --map text=tweet --map labels.hate=label
+  faim score runs/hate/model dump.parquet -o scores.parquet
+"""
+
+COMMANDS = {
+    "train": train_cmd,
+    "eval": eval_cmd,
+    "score": score_cmd,
+    "embed": score_cmd,
+    "recipe": recipe_cmd,
+    "demo": demo_cmd,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="faim",
+        description="faim: whole-post integrity models from pluggable encoders, fusion and task heads.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from faim import __version__
+
+    parser.add_argument("--version", action="version", version=f"faim {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, module in COMMANDS.items():
+        module.add_parser(sub, name)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``faim`` script; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        print("faim: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, KeyError, OSError) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        print(f"faim {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""``faim recipe show|list``."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+
+from faim.cli.common import add_overrides
+from faim.recipe import Recipe
+from faim.recipe.loader import locate, shipped_recipes
+from faim.recipe.validate import DERIVED, component_arguments
+from faim.registry import REGISTRIES, load_builtins
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
+    parser = sub.add_parser(name, help="show a resolved recipe, or list shipped recipes and components")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    show = actions.add_parser(
+        "show", help="print the resolved recipe (base merged, overrides applied, defaults filled)"
+    )
+    show.add_argument("recipe", help="recipe file, or the name of a shipped recipe")
+    add_overrides(show)
+    show.set_defaults(handler=run_show)
+    listing = actions.add_parser("list", help="list shipped recipes and registered encoders, fusions, heads, sources")
+    listing.set_defaults(handler=run_list)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    recipe = Recipe.load(args.recipe, args.overrides)
+    print(f"# {recipe.source}")
+    print(recipe.to_yaml(), end="")
+    return 0
+
+
+def describe(kind: str, cls: type) -> str:
+    params = inspect.signature(cls).parameters
+    args = []
+    for name in component_arguments(kind, cls):
+        default = params[name].default
+        args.append(name if default is inspect.Parameter.empty else f"{name}={default!r}")
+    summary = (inspect.getdoc(cls) or "").split("\n")[0]
+    return f"({', '.join(args)})  {summary}"
+
+
+def run_list(args: argparse.Namespace) -> int:
+    load_builtins()
+    print("shipped recipes:")
+    for name in shipped_recipes():
+        print(f"  {name:28s} {locate(name)}")
+    for kind, table in REGISTRIES.items():
+        derived = ", ".join(sorted(DERIVED[kind])) or "none"
+        print(f"\n{kind}s (derived arguments: {derived}):")
+        for name, cls in sorted(table.items()):
+            print(f"  {name:16s} {describe(kind, cls)}")
+    return 0

@@ -1,0 +1,36 @@
+"""``faim train RECIPE``."""
+
+from __future__ import annotations
+
+import argparse
+
+from faim.cli.common import add_overrides
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
+    parser = sub.add_parser(
+        name,
+        help="train, calibrate, save and evaluate the model a recipe describes",
+        description="Train the model a recipe describes (PyTorch Lightning), pick decision thresholds and "
+        "temperatures on the validation split, save the artifact to <train.output_dir>/model and write "
+        "the evaluation report to <train.output_dir>/eval.",
+    )
+    parser.add_argument("recipe", help="recipe file, or the name of a shipped recipe (see `faim recipe list`)")
+    add_overrides(parser)
+    parser.add_argument("--resume", action="store_true", help="continue from <output_dir>/checkpoints/last.ckpt")
+    parser.add_argument("--output-dir", help="run directory (shorthand for --set train.output_dir=DIR)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from faim.eval.report import format_table
+    from faim.training.run import train
+
+    overrides = args.overrides + ([f"train.output_dir={args.output_dir}"] if args.output_dir else [])
+    result = train(args.recipe, overrides, resume=args.resume)
+    if result is None:
+        return 0
+    print(format_table(result.report))
+    print(f"model:  {result.model_dir}")
+    print(f"report: {result.model_dir.parent / 'eval'}")
+    return 0

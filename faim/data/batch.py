@@ -1,0 +1,69 @@
+"""Batches of posts as flat per-kind element inputs plus scatter indices.
+
+A batch of B posts holds, for each element kind ("text", "image", "comments"), only the elements that
+exist, flattened: ``values`` (model inputs, or embeddings when cached), and for each element the post it
+belongs to and its slot within that post. The model encodes the flat values once and scatters them into
+``[B, num_slots, d]`` with a mask, so absent elements cost nothing and are masked by construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass
+class Elements:
+    """One kind's elements across a batch.
+
+    Attributes:
+        values: Preprocessed inputs (a tensor or a dict of tensors with leading dim N), or ``[N, d]``
+            embeddings when ``encoded`` is true.
+        post_index: ``[N]`` index of the post each element belongs to.
+        slot_index: ``[N]`` position of the element within its post.
+        num_slots: Width of the padded ``[B, num_slots, d]`` layout (0 when no post has this kind).
+        encoded: Whether ``values`` are already embeddings (cached frozen-encoder outputs).
+    """
+
+    values: Any
+    post_index: torch.Tensor
+    slot_index: torch.Tensor
+    num_slots: int
+    encoded: bool = False
+
+    def scatter(self, embeddings: torch.Tensor, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Place ``[N, d]`` embeddings into ``([B, num_slots, d], mask [B, num_slots])``."""
+        dim = embeddings.shape[-1]
+        padded = embeddings.new_zeros(batch_size, self.num_slots, dim)
+        mask = torch.zeros(batch_size, self.num_slots, dtype=torch.bool, device=embeddings.device)
+        if embeddings.shape[0]:
+            padded[self.post_index, self.slot_index] = embeddings
+            mask[self.post_index, self.slot_index] = True
+        return padded, mask
+
+
+@dataclass
+class PostBatch:
+    """A collated batch: post ids, per-kind elements, per-task targets, and per-post metadata."""
+
+    ids: list[str]
+    elements: dict[str, Elements]
+    targets: dict[str, torch.Tensor] = field(default_factory=dict)
+    meta: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+
+def element_layout(counts: list[int]) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Scatter indices for posts holding ``counts[i]`` elements each."""
+    post_index = [i for i, n in enumerate(counts) for _ in range(n)]
+    slot_index = [s for n in counts for s in range(n)]
+    return (
+        torch.tensor(post_index, dtype=torch.long),
+        torch.tensor(slot_index, dtype=torch.long),
+        max(counts, default=0),
+    )

@@ -1,0 +1,129 @@
+"""Collate posts into a ``PostBatch``: pick each kind's elements, decode images, preprocess, attach targets.
+
+The collator is a picklable callable, so it runs inside DataLoader worker processes; the model never
+sees raw files. A post that cannot be prepared (an unreadable image, a bad label) raises ``PostError``
+naming its origin, id and field, or, with ``on_error="record"``, is left out of the batch and returned
+beside it, so a scoring run records the error for that row and goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from faim.data.batch import Elements, PostBatch, element_layout
+from faim.data.images import load_image
+from faim.data.post import Post
+from faim.data.targets import TaskSpec
+
+ELEMENT_MODALITIES = {"text": "text", "comments": "text", "image": "image"}
+
+
+class PostError(ValueError):
+    """A post that cannot be used, with where it came from and which field is wrong."""
+
+    def __init__(self, post: Post, field: str, problem: str) -> None:
+        where = f"{post.origin} " if post.origin else ""
+        super().__init__(f"{where}(post id={post.id!r}) field {field!r}: {problem}")
+        self.post_id = post.id
+        self.field = field
+        self.problem = problem
+
+
+def raw_elements(post: Post, kind: str, limit: int) -> list[Any]:
+    """The raw elements of one kind in a post (strings, or decoded PIL images), at most ``limit``."""
+    if kind == "text":
+        return [post.text] if post.has_text else []
+    if kind == "comments":
+        return post.comments[:limit]
+    images = []
+    for ref in post.images[:limit]:
+        try:
+            images.append(load_image(ref, post.image_root))
+        except ValueError as error:
+            raise PostError(post, "images", str(error)) from error
+    return images
+
+
+def post_targets(post: Post, tasks: list[TaskSpec]) -> dict[str, Any]:
+    """Each task's target for one post (the task's "missing" value when unlabelled); raises ``PostError``."""
+    targets = {}
+    for task in tasks:
+        value = post.labels.get(task.name)
+        try:
+            targets[task.name] = task.missing() if value is None else task.target(value, "label")
+        except ValueError as error:
+            raise PostError(post, f"labels.{task.name}", str(error)) from error
+    return targets
+
+
+def stack_targets(tasks: list[TaskSpec], per_post: list[dict[str, Any]]) -> dict[str, Any]:
+    """Batch per-post targets into one tensor per task."""
+    return {task.name: task.stack([targets[task.name] for targets in per_post]) for task in tasks}
+
+
+@dataclass
+class CollateResult:
+    """A batch plus the posts left out of it (only with ``on_error="record"``)."""
+
+    batch: PostBatch
+    errors: list[PostError]
+
+
+class PostCollator:
+    """Build batches for a model.
+
+    Args:
+        preprocessors: Element kind → preprocessor of the encoder that embeds that kind.
+        tasks: Tasks whose targets to attach (empty when scoring).
+        max_elements: Cap on images and comments taken per post.
+        on_error: ``"raise"`` a ``PostError`` for a bad post, or ``"record"`` it and leave it out.
+    """
+
+    def __init__(
+        self,
+        preprocessors: dict[str, Callable[[list[Any]], Any]],
+        tasks: list[TaskSpec] | tuple[TaskSpec, ...] = (),
+        max_elements: int = 8,
+        on_error: str = "raise",
+    ) -> None:
+        unknown = set(preprocessors) - set(ELEMENT_MODALITIES)
+        if unknown:
+            raise ValueError(f"unknown element kinds {sorted(unknown)}; valid: {sorted(ELEMENT_MODALITIES)}")
+        if on_error not in ("raise", "record"):
+            raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
+        self.preprocessors = preprocessors
+        self.tasks = list(tasks)
+        self.max_elements = max_elements
+        self.on_error = on_error
+
+    def prepare(self, post: Post) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+        """Raw elements per kind and targets per task for one post; raises ``PostError``."""
+        elements = {kind: raw_elements(post, kind, self.max_elements) for kind in self.preprocessors}
+        return elements, post_targets(post, self.tasks)
+
+    def collate(self, posts: list[Post]) -> CollateResult:
+        """Prepare every post, then preprocess each kind's elements as one flat batch."""
+        kept, prepared, errors = [], [], []
+        for post in posts:
+            try:
+                prepared.append(self.prepare(post))
+                kept.append(post)
+            except PostError as error:
+                if self.on_error == "raise":
+                    raise
+                errors.append(error)
+        elements = {}
+        for kind, preprocess in self.preprocessors.items():
+            per_post = [item[0][kind] for item in prepared]
+            post_index, slot_index, num_slots = element_layout([len(x) for x in per_post])
+            flat = [element for items in per_post for element in items]
+            elements[kind] = Elements(preprocess(flat), post_index, slot_index, num_slots)
+        targets = stack_targets(self.tasks, [item[1] for item in prepared])
+        batch = PostBatch([p.id for p in kept], elements, targets, [p.meta for p in kept])
+        return CollateResult(batch, errors)
+
+    def __call__(self, posts: list[Post]) -> PostBatch:
+        """DataLoader entry point (``on_error="raise"``): the batch alone."""
+        return self.collate(posts).batch

@@ -1,0 +1,210 @@
+"""The recipe's column mapping, and the one row → ``Post`` conversion every source shares.
+
+A mapping names, for each post field, the column that holds it::
+
+    columns: {id: tweet_id, text: tweet, image: img, comments: replies, labels: {hate: class}, meta: [lang]}
+
+Unmapped fields default to the column of the same name (``images`` falls back to ``image``) and are
+simply absent when the file lacks that column; a column named explicitly must exist. Cells may hold
+a list or a JSON-encoded list string (images, comments), and empty cells mean "missing": no text, no
+images, no comments, or no label for that task.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from faim.data.post import ImageRef, Post
+from faim.registry import suggest
+
+KEYS = ("id", "text", "images", "image", "comments", "labels", "meta")
+SINGLE = ("id", "text", "images", "comments")
+
+
+@dataclass(frozen=True)
+class ColumnMap:
+    """Which column holds each post field.
+
+    Attributes:
+        id: Column of post ids; ``None`` (or a row without one) uses the 0-based row index.
+        text: Column of post texts.
+        images: Column of image paths (one path, a list, or a JSON list string), image bytes, or
+            Hugging Face image structs (``{"bytes", "path"}``).
+        comments: Column of comment lists (a list or a JSON list string; a plain string is one comment).
+        labels: Task name to the column holding its raw label.
+        meta: Meta field name to the column kept in ``Post.meta``.
+        explicit: The fields the recipe named; only those must exist in the file.
+    """
+
+    id: str | None = "id"
+    text: str | None = "text"
+    images: str | None = "images"
+    comments: str | None = "comments"
+    labels: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, str] = field(default_factory=dict)
+    explicit: tuple[str, ...] = ()
+
+    @classmethod
+    def from_recipe(cls, mapping: Mapping[str, Any] | None) -> ColumnMap:
+        """Build a mapping from the recipe's ``columns:`` dict (``None``: identity mapping).
+
+        ``image`` is accepted for ``images``; ``labels`` and ``meta`` take a dict (name → column) or a
+        list of columns (each kept under its own name); a field mapped to ``None`` is not read.
+
+        Raises:
+            ValueError: On an unknown key (naming the valid ones), both ``image`` and ``images``, or a
+                value of the wrong type.
+        """
+        mapping = dict(mapping or {})
+        for key in mapping:
+            if key not in KEYS:
+                raise ValueError(
+                    f"columns: unknown key {key!r}{suggest(str(key), list(KEYS))}; valid: {', '.join(KEYS)}"
+                )
+        if "image" in mapping:
+            if "images" in mapping:
+                raise ValueError("columns: give either 'image' or 'images', not both")
+            mapping["images"] = mapping.pop("image")
+        for key in SINGLE:
+            if mapping.get(key) is not None and not isinstance(mapping[key], str):
+                raise ValueError(f"columns.{key}: expected a column name, got {mapping[key]!r}")
+        return cls(
+            **{key: mapping[key] for key in SINGLE if key in mapping},
+            labels=_named_columns("labels", mapping.get("labels")),
+            meta=_named_columns("meta", mapping.get("meta")),
+            explicit=tuple(key for key in SINGLE if key in mapping),
+        )
+
+    def bind(self, available: Collection[str], file: str) -> ColumnMap:
+        """Check the mapping against a file's columns and resolve the ``images``/``image`` default.
+
+        Raises:
+            ValueError: When a column named in the recipe is missing, naming the file, the mapping key
+                and the available columns.
+        """
+        named = {key: getattr(self, key) for key in self.explicit}
+        named |= {f"labels.{task}": column for task, column in self.labels.items()}
+        named |= {f"meta.{name}": column for name, column in self.meta.items()}
+        for key, column in named.items():
+            if column is not None and column not in available:
+                raise ValueError(
+                    f"{file}: column {column!r} (columns.{key}) not found{suggest(column, list(available))}; "
+                    f"available: {', '.join(available)}"
+                )
+        if "images" in self.explicit or "images" in available or "image" not in available:
+            return self
+        return dataclasses.replace(self, images="image")
+
+    def wanted(self, available: Collection[str]) -> list[str]:
+        """The mapped columns present in ``available``, in file order (for column projection)."""
+        mapped = {getattr(self, key) for key in SINGLE} | set(self.labels.values()) | set(self.meta.values())
+        return [column for column in available if column in mapped]
+
+    def fingerprint_key(self) -> str:
+        """A stable text form of the mapping, mixed into cache fingerprints."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    def to_post(self, row: Mapping[str, Any], index: int, origin: str, image_root: Path | None) -> Post:
+        """Convert one row (column → value) of a bound mapping into a ``Post``.
+
+        Args:
+            row: The row's cells; absent columns read as missing.
+            index: 0-based row index, used as the id when the row has none.
+            origin: ``"file:row"``, stored on the post and used in error messages.
+            image_root: Directory relative image paths resolve against.
+
+        Raises:
+            ValueError: When a cell has the wrong type (non-string text, a comment that is not a string...).
+        """
+        ident = _cell(row, self.id)
+        text = _cell(row, self.text)
+        if text is not None and not isinstance(text, str):
+            raise ValueError(f"{origin}: field 'text' (column {self.text!r}) must be a string, got {text!r}")
+        labels = {task: _decode_label(_cell(row, column)) for task, column in self.labels.items()}
+        return Post(
+            id=str(index if ident is None else ident),
+            text=text,
+            images=_images(_cell(row, self.images), origin, self.images),
+            comments=_comments(_cell(row, self.comments), origin, self.comments),
+            labels={task: value for task, value in labels.items() if value is not None},
+            meta={name: _cell(row, column) for name, column in self.meta.items()},
+            origin=origin,
+            image_root=image_root,
+        )
+
+
+def _named_columns(key: str, value: Any) -> dict[str, str]:
+    """Normalise a ``labels``/``meta`` mapping: a dict name → column, or a list of columns."""
+    if value is None:
+        return {}
+    if isinstance(value, (list, tuple)):
+        value = {column: column for column in value}
+    if not isinstance(value, Mapping) or not all(isinstance(c, str) for c in [*value.keys(), *value.values()]):
+        raise ValueError(f"columns.{key}: expected a dict of name to column or a list of columns, got {value!r}")
+    return dict(value)
+
+
+def _cell(row: Mapping[str, Any], column: str | None) -> Any:
+    """The row's value for ``column``; absent, null, NaN and empty strings all read as ``None``."""
+    value = row.get(column) if column is not None else None
+    if value == "" or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value
+
+
+def _json_list(value: Any) -> list[Any] | None:
+    """The list a JSON-encoded list string holds, or ``None`` when ``value`` is not one."""
+    if not (isinstance(value, str) and value.lstrip().startswith("[")):
+        return None
+    try:
+        decoded = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    return decoded if isinstance(decoded, list) else None
+
+
+def _as_list(value: Any) -> list[Any]:
+    """A list cell as is, a JSON-encoded list string decoded, any other value as a one-item list."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    decoded = _json_list(value)
+    return [value] if decoded is None else decoded
+
+
+def _decode_label(value: Any) -> Any:
+    """A raw label, with JSON-encoded list strings (multilabel cells in CSV) decoded."""
+    decoded = _json_list(value)
+    return value if decoded is None else decoded
+
+
+def _images(value: Any, origin: str, column: str | None) -> list[ImageRef]:
+    """Image references: paths, encoded bytes, or Hugging Face ``{"bytes", "path"}`` structs; empties dropped."""
+    images: list[ImageRef] = []
+    for item in _as_list(value):
+        if isinstance(item, Mapping):
+            item = item.get("bytes") or item.get("path")
+        if item is None or item == "" or item == b"":
+            continue
+        if not isinstance(item, (str, bytes)):
+            raise ValueError(f"{origin}: field 'images' (column {column!r}) holds {item!r}, not an image path or bytes")
+        images.append(item)
+    return images
+
+
+def _comments(value: Any, origin: str, column: str | None) -> list[str]:
+    """Comment texts in order; null and blank comments dropped."""
+    comments: list[str] = []
+    for item in _as_list(value):
+        if item is not None and not isinstance(item, str):
+            raise ValueError(f"{origin}: field 'comments' (column {column!r}) holds {item!r}, not a string")
+        if item and item.strip():
+            comments.append(item)
+    return comments

@@ -1,0 +1,99 @@
+"""Local Hugging Face datasets as a source: saved ``DatasetDict``/``Dataset`` folders or local data files.
+
+Only local paths are read (``load_from_disk``, or a packaged builder such as ``json`` on a file that
+exists), so nothing ever reaches the hub. Rows are read as Arrow batches without decoding, so
+``Image`` columns arrive as ``{"bytes", "path"}`` structs, which become post images.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from faim.data.columns import ColumnMap
+from faim.data.tabular import BATCH_ROWS, SPLITS, FileSource, Rows, arrow_rows
+from faim.registry import register_source
+
+BUILDERS: dict[str, tuple[str, dict[str, Any]]] = {
+    ".json": ("json", {}),
+    ".jsonl": ("json", {}),
+    ".csv": ("csv", {}),
+    ".tsv": ("csv", {"delimiter": "\t"}),
+    ".parquet": ("parquet", {}),
+    ".arrow": ("arrow", {}),
+}
+
+
+@register_source("hf")
+class HfSource(FileSource):
+    """A local Hugging Face dataset.
+
+    Two layouts: ``path`` names a folder saved with ``DatasetDict.save_to_disk`` and ``train``,
+    ``validation``, ``test`` name splits inside it (default: those of the three names it has); or
+    ``path`` is unset and each of ``train``, ``validation``, ``test`` is a folder saved with
+    ``Dataset.save_to_disk`` or a local data file (``.jsonl``, ``.json``, ``.csv``, ``.tsv``,
+    ``.parquet``, ``.arrow``) read with ``datasets.load_dataset``.
+
+    Args:
+        path: Folder of a saved ``DatasetDict``.
+        train: Split name inside ``path``, or a saved dataset folder / data file.
+        validation: Same, for the validation split.
+        test: Same, for the test split.
+        columns: The recipe's column mapping (see ``faim.data.columns``).
+        image_root: Directory relative image paths resolve against (relative to the working
+            directory); ``None`` uses the folder holding ``path``, or each split's data file or folder.
+
+    Raises:
+        FileNotFoundError: When ``path`` is not a saved ``DatasetDict``.
+        KeyError: When a split name is not in it.
+    """
+
+    def __init__(
+        self,
+        path: str | None = None,
+        train: str | None = None,
+        validation: str | None = None,
+        test: str | None = None,
+        columns: dict | None = None,
+        image_root: str | None = None,
+    ) -> None:
+        super().__init__(train, validation, test, columns, image_root)
+        self.path = Path(path) if path is not None else None
+        if self.path is None:
+            return
+        index = self.path / "dataset_dict.json"
+        if not index.is_file():
+            raise FileNotFoundError(f"hf: {path} is not a folder saved with DatasetDict.save_to_disk (no {index.name})")
+        stored = json.loads(index.read_text(encoding="utf-8"))["splits"]
+        names = {split: str(name) for split, name in self.files.items()} or {s: s for s in SPLITS if s in stored}
+        for split, name in names.items():
+            if name not in stored:
+                raise KeyError(f"hf: {split}: split {name!r} is not in {path} (splits: {', '.join(stored)})")
+        self.files = {split: self.path / name for split, name in names.items()}
+        self.image_root = self.image_root or self.path.absolute().parent
+
+    def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
+        """Bind the mapping to the dataset at ``path`` and stream its mapped columns as Arrow batches."""
+        dataset = _load(path)
+        bound = self.columns.bind(dataset.column_names, str(path))
+        batches = dataset.select_columns(bound.wanted(dataset.column_names)).with_format("arrow").iter(BATCH_ROWS)
+        return bound, arrow_rows(batches, path)
+
+
+def _load(path: Path) -> Any:
+    """A ``datasets.Dataset`` from a saved folder or a local data file (which must exist)."""
+    import datasets
+
+    if path.is_dir():
+        dataset = datasets.load_from_disk(str(path))
+        if isinstance(dataset, datasets.DatasetDict):
+            raise ValueError(
+                f"hf: {path} holds a DatasetDict (splits: {', '.join(dataset)}); "
+                "set path: to it and name the splits, or point at one split's folder"
+            )
+        return dataset
+    if path.suffix not in BUILDERS:
+        raise ValueError(f"hf: cannot read {path}; data files must end in {', '.join(BUILDERS)}")
+    builder, options = BUILDERS[path.suffix]
+    return datasets.load_dataset(builder, data_files=str(path.absolute()), split="train", **options)

@@ -1,0 +1,146 @@
+"""Data sources: files of posts → ``Post`` objects, registered under their recipe ``data.type:``.
+
+Importing this module registers every built-in source: ``jsonl``, ``csv``, ``parquet``, ``hf`` and
+the named adapters (``tweeteval``). ``read_posts`` reads any file of posts by its extension, for
+scoring and evaluating data no recipe describes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from faim.data.columns import ColumnMap
+from faim.data.hf import HfSource
+from faim.data.post import Post
+from faim.data.tabular import FileSource, Rows, csv_rows, jsonl_rows, parquet_rows
+from faim.data.tweeteval import TweetEvalSource
+from faim.registry import register_source
+
+__all__ = ["CsvSource", "HfSource", "JsonlSource", "ParquetSource", "Source", "TweetEvalSource", "read_posts"]
+
+
+@runtime_checkable
+class Source(Protocol):
+    """What the recipe, training and evaluation layers need from a data source."""
+
+    def splits(self) -> list[str]:
+        """The configured split names."""
+
+    def posts(self, split: str) -> list[Post]:
+        """All posts of one split."""
+
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        """Stream the posts of one file in the source's format."""
+
+    def describe(self, split: str) -> str:
+        """Where a split comes from (file path or dataset id), for reports and cache keys."""
+
+    def fingerprint(self, split: str) -> str:
+        """sha256 identifying a split's content, for embedding-cache keys."""
+
+
+@register_source("jsonl")
+class JsonlSource(FileSource):
+    """JSON Lines files, one post object per line; see ``FileSource`` for the arguments."""
+
+    def __init__(
+        self,
+        train: str | None = None,
+        validation: str | None = None,
+        test: str | None = None,
+        columns: dict | None = None,
+        image_root: str | None = None,
+    ) -> None:
+        super().__init__(train, validation, test, columns, image_root)
+
+    def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
+        """Bind the mapping to the file's first object and stream it line by line."""
+        return jsonl_rows(path, self.columns)
+
+
+@register_source("csv")
+class CsvSource(FileSource):
+    """Delimited text files with a header row; see ``FileSource`` for the shared arguments.
+
+    Args:
+        delimiter: Cell separator (``"\\t"`` for TSV).
+        quote_char: Quote character around cells holding the delimiter or newlines; ``None`` reads
+            quotes literally (files such as LIAR, read elsewhere with ``quoting=3``).
+    """
+
+    def __init__(
+        self,
+        train: str | None = None,
+        validation: str | None = None,
+        test: str | None = None,
+        columns: dict | None = None,
+        image_root: str | None = None,
+        delimiter: str = ",",
+        quote_char: str | None = '"',
+    ) -> None:
+        super().__init__(
+            train, validation, test, columns, image_root, options={"delimiter": delimiter, "quote_char": quote_char}
+        )
+        self.delimiter = delimiter
+        self.quote_char = quote_char
+
+    def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
+        """Bind the mapping to the header and stream pyarrow batches of rows."""
+        return csv_rows(path, self.columns, self.delimiter, self.quote_char)
+
+
+@register_source("parquet")
+class ParquetSource(FileSource):
+    """Parquet files; see ``FileSource`` for the arguments."""
+
+    def __init__(
+        self,
+        train: str | None = None,
+        validation: str | None = None,
+        test: str | None = None,
+        columns: dict | None = None,
+        image_root: str | None = None,
+    ) -> None:
+        super().__init__(train, validation, test, columns, image_root)
+
+    def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
+        """Bind the mapping to the schema and stream the mapped columns batch by batch."""
+        return parquet_rows(path, self.columns)
+
+
+READERS: dict[str, tuple[type[FileSource], dict[str, str]]] = {
+    ".jsonl": (JsonlSource, {}),
+    ".ndjson": (JsonlSource, {}),
+    ".json": (JsonlSource, {}),
+    ".csv": (CsvSource, {}),
+    ".tsv": (CsvSource, {"delimiter": "\t"}),
+    ".parquet": (ParquetSource, {}),
+}
+
+
+def read_posts(path: str | Path, columns: dict | None = None, image_root: str | None = None) -> Iterator[Post]:
+    """Stream the posts of any file, its format chosen by extension.
+
+    ``.jsonl``/``.ndjson``/``.json`` (JSON Lines), ``.csv``, ``.tsv`` and ``.parquet`` files are
+    read by the matching source; a folder is read as a dataset saved with ``Dataset.save_to_disk``.
+
+    Args:
+        path: The file or folder.
+        columns: Column mapping, as in a recipe's ``data.columns``.
+        image_root: Directory relative image paths resolve against; ``None`` uses the file's directory.
+
+    Raises:
+        ValueError: On an unknown extension, naming the known ones.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return HfSource(columns=columns, image_root=image_root).iter_posts(path)
+    suffix = path.suffix.lower()
+    if suffix not in READERS:
+        raise ValueError(
+            f"cannot read {path}: unknown extension; known: {', '.join(READERS)}, or a saved dataset folder"
+        )
+    source, options = READERS[suffix]
+    return source(columns=columns, image_root=image_root, **options).iter_posts(path)

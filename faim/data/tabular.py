@@ -1,0 +1,204 @@
+"""Streaming row readers for JSONL, CSV and Parquet, and the base class of file-per-split sources.
+
+Each reader yields ``(number, row)`` pairs, ``row`` a dict of column → value and ``number`` the row's
+place in ``origin``: the 1-based line for JSONL and CSV (header = line 1; exact unless a quoted cell
+spans lines), the 0-based row index for Parquet and Hugging Face datasets. Files are read in
+batches of rows (pyarrow) or line by line, so a dump larger than memory streams.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import itertools
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+
+from faim.data.columns import ColumnMap
+from faim.data.post import Post
+
+Rows = Iterator[tuple[int, dict[str, Any]]]
+BATCH_ROWS = 1024
+SPLITS = ("train", "validation", "test")
+
+
+def arrow_rows(batches: Iterable[pa.RecordBatch | pa.Table], file: Path, start: int = 0) -> Rows:
+    """Rows of Arrow batches numbered from ``start``; Arrow read errors are re-raised naming ``file``."""
+    number = start
+    try:
+        for batch in batches:
+            for row in batch.to_pylist():
+                yield number, row
+                number += 1
+    except pa.ArrowInvalid as error:
+        raise ValueError(f"{file}: {error}") from error
+
+
+def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
+    """Bind ``columns`` to a JSON Lines file and stream its objects; blank lines are skipped.
+
+    JSON Lines has no header: the first object's keys are the columns a recipe's names are checked
+    against; later objects may omit keys (read as missing).
+    """
+    lines = _jsonl_objects(path)
+    first = next(lines, None)
+    if first is None:
+        return columns, iter(())
+    return columns.bind(list(first[1]), str(path)), itertools.chain([first], lines)
+
+
+def _jsonl_objects(path: Path) -> Rows:
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{number}: invalid JSON ({error.msg} at column {error.colno})") from error
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}:{number}: expected one JSON object per line, got {type(row).__name__}")
+            yield number, row
+
+
+def csv_rows(
+    path: Path, columns: ColumnMap, delimiter: str = ",", quote_char: str | None = '"'
+) -> tuple[ColumnMap, Rows]:
+    """Bind ``columns`` to a CSV file's header and stream its rows in pyarrow batches.
+
+    Quoted cells may hold the delimiter and newlines. Every cell is read as text, so no column's type
+    is guessed from the first rows and then contradicted by later ones; label and meta cells that
+    spell a number become an int or a float (``"1"`` → 1, ``"nan"`` → NaN, i.e. missing).
+    """
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        quoting = {"quotechar": quote_char} if quote_char else {"quoting": csv.QUOTE_NONE}
+        header = next(csv.reader(handle, delimiter=delimiter, **quoting), [])
+    bound = columns.bind(header, str(path))
+    parse = pcsv.ParseOptions(delimiter=delimiter, quote_char=quote_char or False, newlines_in_values=True)
+    convert = pcsv.ConvertOptions(include_columns=bound.wanted(header), column_types=dict.fromkeys(header, pa.string()))
+    try:
+        reader = pcsv.open_csv(path, parse_options=parse, convert_options=convert)
+    except pa.ArrowInvalid as error:
+        raise ValueError(f"{path}: {error}") from error
+    numeric = set(bound.labels.values()) | set(bound.meta.values())
+    rows = arrow_rows(reader, path, start=2)
+    return bound, ((n, {c: _number(v) if c in numeric else v for c, v in row.items()}) for n, row in rows)
+
+
+def _number(cell: str | None) -> Any:
+    """A CSV cell as an int or a float when it spells one, else unchanged."""
+    for kind in (int, float):
+        try:
+            return kind(cell)
+        except (TypeError, ValueError):
+            continue
+    return cell
+
+
+def parquet_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
+    """Bind ``columns`` to a Parquet file's schema and stream the mapped columns batch by batch."""
+    table = pq.ParquetFile(path)
+    names = table.schema_arrow.names
+    bound = columns.bind(names, str(path))
+    return bound, arrow_rows(table.iter_batches(batch_size=BATCH_ROWS, columns=bound.wanted(names)), path)
+
+
+def data_files(path: Path) -> list[Path]:
+    """The files whose bytes identify a split: the file itself, or a saved dataset folder's Arrow files."""
+    return sorted(path.rglob("*.arrow")) if path.is_dir() else [path]
+
+
+def sha256_files(files: Iterable[Path], extra: str = "") -> str:
+    """sha256 over ``extra`` and the bytes of ``files``, in order."""
+    digest = hashlib.sha256(extra.encode())
+    for file in files:
+        with open(file, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+class FileSource(ABC):
+    """Base of sources with one data file (or folder) per split, mapped to posts by a ``ColumnMap``.
+
+    Subclasses implement ``rows(path)``, returning the bound mapping and the file's rows.
+
+    Args:
+        train: Data file of the training split.
+        validation: Data file of the validation split.
+        test: Data file of the test split.
+        columns: The recipe's column mapping (see ``faim.data.columns``); ``None`` maps fields to
+            same-named columns.
+        image_root: Directory relative image paths resolve against (relative to the working
+            directory); ``None`` uses each data file's directory.
+        options: Reading options of the subclass (delimiter...), mixed into the fingerprint.
+    """
+
+    def __init__(
+        self,
+        train: str | None,
+        validation: str | None,
+        test: str | None,
+        columns: dict | None,
+        image_root: str | None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self.files = {
+            name: Path(file) for name, file in zip(SPLITS, (train, validation, test), strict=True) if file is not None
+        }
+        self.columns = ColumnMap.from_recipe(columns)
+        self.image_root = Path(image_root).absolute() if image_root is not None else None
+        self.options = options or {}
+
+    @abstractmethod
+    def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
+        """The mapping bound to the file at ``path`` and a stream of its ``(number, row)`` pairs."""
+
+    def splits(self) -> list[str]:
+        """The configured split names (among train, validation, test)."""
+        return list(self.files)
+
+    def location(self, split: str) -> Path:
+        """The file or folder holding ``split``.
+
+        Raises:
+            KeyError: When ``split`` is not configured, naming the configured ones.
+        """
+        if split not in self.files:
+            raise KeyError(f"{type(self).__name__}: no split {split!r}; configured: {', '.join(self.files) or 'none'}")
+        return self.files[split]
+
+    def posts(self, split: str) -> list[Post]:
+        """All posts of ``split``."""
+        return list(self.iter_posts(self.location(split)))
+
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        """Stream the posts of any file in this source's format, with its mapping and image root.
+
+        Raises:
+            FileNotFoundError: When ``path`` does not exist.
+            ValueError: On a malformed file, a missing mapped column, or a cell of the wrong type.
+        """
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"{type(self).__name__}: {path} does not exist")
+        root = self.image_root or path.absolute().parent
+        bound, rows = self.rows(path)
+        for index, (number, row) in enumerate(rows):
+            yield bound.to_post(row, index, f"{path}:{number}", root)
+
+    def describe(self, split: str) -> str:
+        """The data file of ``split``, as reports and cache keys show it."""
+        return str(self.location(split))
+
+    def fingerprint(self, split: str) -> str:
+        """sha256 of the split's data bytes, the column mapping and the reading options (embedding-cache key)."""
+        options = json.dumps({"columns": self.columns.fingerprint_key(), **self.options}, sort_keys=True)
+        return sha256_files(data_files(self.location(split)), extra=options)

@@ -1,0 +1,67 @@
+"""Turn raw label values from posts into training targets, per task."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+TASK_TYPES = ("binary", "multiclass", "multilabel")
+TRUE_WORDS = {"1", "true", "yes"}
+FALSE_WORDS = {"0", "false", "no"}
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A named task: its head type and label names (index order).
+
+    Binary tasks have two label names, ``[negative, positive]``.
+    """
+
+    name: str
+    type: str
+    labels: tuple[str, ...]
+
+    def index(self, value: Any, where: str) -> int:
+        """Map one label value (index, label name, or bool-like) to a class index; raise naming ``where``."""
+        if isinstance(value, bool):
+            return int(value)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, int) and 0 <= value < len(self.labels):
+            return value
+        text = str(value).strip()
+        if text in self.labels:
+            return self.labels.index(text)
+        if text.lstrip("-").isdigit() and 0 <= int(text) < len(self.labels):
+            return int(text)
+        if self.type == "binary" and text.lower() in TRUE_WORDS | FALSE_WORDS:
+            return int(text.lower() in TRUE_WORDS)
+        raise ValueError(f"{where}: label {value!r} for task {self.name!r} is not one of {list(self.labels)}")
+
+    def target(self, value: Any, where: str) -> Any:
+        """The target for one post: float 0/1 (binary), class index (multiclass) or multi-hot list."""
+        if self.type == "binary":
+            return float(self.index(value, where))
+        if self.type == "multiclass":
+            return self.index(value, where)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        hot = [0.0] * len(self.labels)
+        for item in values:
+            hot[self.index(item, where)] = 1.0
+        return hot
+
+    def missing(self) -> Any:
+        """The target of an unlabelled post (ignored by the loss)."""
+        if self.type == "binary":
+            return math.nan
+        if self.type == "multiclass":
+            return -100
+        return [math.nan] * len(self.labels)
+
+    def stack(self, targets: list[Any]) -> torch.Tensor:
+        """Batch targets into the tensor the head's loss expects."""
+        dtype = torch.long if self.type == "multiclass" else torch.float32
+        return torch.tensor(targets, dtype=dtype)

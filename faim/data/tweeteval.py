@@ -1,0 +1,91 @@
+"""TweetEval's native layout as a source: ``{split}_text.txt`` and ``{split}_labels.txt``, one per line.
+
+The files are read exactly as TweetEval's own code does, ``read().split("\\n")[:-1]``, so the empty
+tweets some splits hold (7 in hate/train) stay aligned with their labels; they become posts without
+text (masked downstream).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from faim.data.post import Post
+from faim.data.tabular import sha256_files
+from faim.registry import register_source
+
+PREFIXES = {"train": "train", "validation": "val", "test": "test"}
+
+
+@register_source("tweeteval")
+class TweetEvalSource:
+    """One TweetEval task folder (e.g. ``tweeteval/datasets/hate``).
+
+    Args:
+        root: The task folder holding ``train_text.txt``, ``train_labels.txt``, ``val_*``, ``test_*``.
+        task: Name the integer labels are stored under in ``Post.labels``.
+    """
+
+    def __init__(self, root: str, task: str = "hate") -> None:
+        self.root = Path(root)
+        self.task = task
+
+    def splits(self) -> list[str]:
+        """The splits whose text file exists under ``root`` (among train, validation, test)."""
+        return [split for split, prefix in PREFIXES.items() if (self.root / f"{prefix}_text.txt").is_file()]
+
+    def location(self, split: str) -> Path:
+        """The text file of ``split``.
+
+        Raises:
+            KeyError: When ``split`` has no text file, naming the splits there are.
+        """
+        if split not in self.splits():
+            raise KeyError(
+                f"tweeteval: no split {split!r} under {self.root}; found: {', '.join(self.splits()) or 'none'}"
+            )
+        return self.root / f"{PREFIXES[split]}_text.txt"
+
+    def posts(self, split: str) -> list[Post]:
+        """All posts of ``split``; ids are 0-based line indices."""
+        return list(self.iter_posts(self.location(split)))
+
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        """Posts of a ``*_text.txt`` file, labelled from the sibling ``*_labels.txt`` when it exists.
+
+        Raises:
+            ValueError: When the two files differ in length or a label is not an integer.
+        """
+        path = Path(path)
+        texts = _lines(path)
+        labels_path = _labels_path(path)
+        labels = _lines(labels_path) if labels_path.is_file() else [""] * len(texts)
+        if len(labels) != len(texts):
+            raise ValueError(f"tweeteval: {path} has {len(texts)} lines but {labels_path} has {len(labels)}")
+        for index, (text, label) in enumerate(zip(texts, labels, strict=True)):
+            if label.strip() and not label.strip().lstrip("-").isdigit():
+                raise ValueError(f"tweeteval: {labels_path}:{index + 1}: label {label!r} is not an integer")
+            yield Post(
+                id=str(index),
+                text=text or None,
+                labels={self.task: int(label)} if label.strip() else {},
+                origin=f"{path}:{index + 1}",
+            )
+
+    def describe(self, split: str) -> str:
+        """The text file of ``split``."""
+        return str(self.location(split))
+
+    def fingerprint(self, split: str) -> str:
+        """sha256 of the split's text and label files."""
+        text = self.location(split)
+        return sha256_files([p for p in (text, _labels_path(text)) if p.is_file()])
+
+
+def _labels_path(text: Path) -> Path:
+    return text.with_name(text.name.removesuffix("_text.txt") + "_labels.txt")
+
+
+def _lines(path: Path) -> list[str]:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read().split("\n")[:-1]

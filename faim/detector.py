@@ -1,0 +1,118 @@
+"""``Detector``: a model plus its tasks, thresholds and temperatures — what users score posts with."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import torch
+
+from faim.data.collate import PostCollator, PostError
+from faim.data.post import Post, as_posts
+from faim.data.targets import TaskSpec
+from faim.model import WholePostModel
+from faim.recipe import Recipe
+
+
+class Detector:
+    """A whole-post model ready to score posts.
+
+    Args:
+        model: The network.
+        tasks: Task specs, one per head.
+        recipe: The recipe it was built from (saved in artifacts).
+        thresholds: Decision threshold per binary task on the calibrated probability (default 0.5).
+        temperatures: Logit temperature per task, fitted on validation data (default 1.0).
+    """
+
+    def __init__(
+        self,
+        model: WholePostModel,
+        tasks: list[TaskSpec],
+        recipe: Recipe,
+        thresholds: Mapping[str, float] | None = None,
+        temperatures: Mapping[str, float] | None = None,
+    ) -> None:
+        self.model = model
+        self.tasks = tasks
+        self.recipe = recipe
+        self.thresholds = {t.name: 0.5 for t in tasks if t.type == "binary"} | dict(thresholds or {})
+        self.temperatures = {t.name: 1.0 for t in tasks} | dict(temperatures or {})
+
+    def collator(self, with_targets: bool = False, on_error: str = "raise") -> PostCollator:
+        """A collator preprocessing posts for this model's encoders."""
+        preprocessors = {kind: self.model.encoder_for(kind).preprocessor() for kind in self.model.kinds}
+        return PostCollator(preprocessors, self.tasks if with_targets else (), self.recipe.train.max_elements, on_error)
+
+    def probabilities(self, logits: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """Calibrated probabilities per task from raw logits (temperature applied)."""
+        return {
+            name: self.model.heads[name].probabilities(value.float() / self.temperatures[name])
+            for name, value in logits.items()
+        }
+
+    @torch.inference_mode()
+    def run(
+        self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, drop: Iterable[str] = ()
+    ) -> Iterator[tuple[list[str], dict[str, np.ndarray], np.ndarray]]:
+        """Yield ``(ids, probabilities per task, embeddings)`` per batch; raises ``PostError`` on a bad post."""
+        self.model.eval()
+        collate = self.collator()
+        buffer: list[Post] = []
+        for post in as_posts(list(posts)):
+            buffer.append(post)
+            if len(buffer) == batch_size:
+                yield self._run_batch(collate, buffer, drop)
+                buffer = []
+        if buffer:
+            yield self._run_batch(collate, buffer, drop)
+
+    def _run_batch(
+        self, collate: PostCollator, posts: list[Post], drop: Iterable[str]
+    ) -> tuple[list[str], dict[str, np.ndarray], np.ndarray]:
+        batch = collate(posts)
+        embedding = self.model.embed(batch, drop)
+        logits = {name: head(embedding) for name, head in self.model.heads.items()}
+        probs = {name: value.cpu().numpy() for name, value in self.probabilities(logits).items()}
+        return batch.ids, probs, embedding.float().cpu().numpy()
+
+    def score(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> list[dict[str, Any]]:
+        """Per-post probabilities: ``{"id", task: P(positive)}`` for binary tasks, ``{label: p}`` otherwise.
+
+        Posts may be ``Post`` objects or plain dicts (``{"id", "text", "images", "comments"}``).
+        """
+        rows = []
+        for ids, probs, _ in self.run(posts, batch_size):
+            for i, post_id in enumerate(ids):
+                row: dict[str, Any] = {"id": post_id}
+                for task in self.tasks:
+                    value = probs[task.name][i]
+                    row[task.name] = (
+                        float(value) if task.type == "binary" else dict(zip(task.labels, map(float, value)))
+                    )
+                rows.append(row)
+        return rows
+
+    def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
+        """Whole-post embeddings ``[N, D]`` (float32), in input order."""
+        parts = [embedding for _, _, embedding in self.run(posts, batch_size)]
+        return np.concatenate(parts) if parts else np.zeros((0, self.model.fusion.output_dim), np.float32)
+
+    def decisions(self, task: str, probabilities: np.ndarray) -> np.ndarray:
+        """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel."""
+        spec = next(t for t in self.tasks if t.name == task)
+        if spec.type == "binary":
+            return (probabilities >= self.thresholds[task]).astype(np.int64)
+        if spec.type == "multiclass":
+            return probabilities.argmax(-1)
+        return (probabilities >= 0.5).astype(np.int64)
+
+    def save(self, directory: str) -> None:
+        """Write the artifact directory (see ``faim.artifact``)."""
+        from faim.artifact import save_artifact
+
+        save_artifact(self, directory)
+
+
+__all__ = ["Detector", "PostError"]

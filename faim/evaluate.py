@@ -1,0 +1,140 @@
+"""Calibrate a detector on validation data, and evaluate it: metrics, slices, unimodal ablations, plots.
+
+This module connects models to the pure metric functions of ``faim.eval``; the results dictionary it
+builds is the one ``faim.eval.report`` documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from torch.utils.data import DataLoader
+
+from faim.data.post import Post
+from faim.data.targets import TaskSpec
+from faim.detector import Detector
+from faim.eval.calibration import apply_temperature, fit_temperature
+from faim.eval.metrics import binary_metrics, multiclass_metrics, multilabel_metrics
+from faim.eval.plots import plot_binary, plot_multiclass
+from faim.eval.report import write_report
+from faim.eval.slices import slice_metrics
+from faim.eval.thresholds import choose_threshold
+from faim.training.loaders import make_loader
+from faim.training.predict import Predictions, predict
+
+CONSTRAINED = ("precision@recall", "recall@precision")
+
+
+def labelled_rows(task: TaskSpec, target: np.ndarray) -> np.ndarray:
+    if task.type == "multiclass":
+        return target != -100
+    if task.type == "multilabel":
+        return ~np.isnan(target).all(-1)
+    return ~np.isnan(target)
+
+
+def calibrate(detector: Detector, loader: DataLoader) -> None:
+    """Fit each task's temperature and (binary) decision threshold on the validation loader, in place."""
+    config = detector.recipe.eval
+    predictions = predict(detector.model, loader, desc="calibrating")
+    for task in detector.tasks:
+        target, logits = predictions.targets[task.name], predictions.logits[task.name]
+        keep = labelled_rows(task, target)
+        target, logits = target[keep], logits[keep]
+        if config.temperature and task.type != "multilabel" and len(target):
+            y = target.astype(np.int64)
+            detector.temperatures[task.name] = fit_temperature(logits, y)
+        if task.type == "binary" and len(np.unique(target)) == 2:
+            prob = apply_temperature(logits, detector.temperatures[task.name])
+            goal = config.threshold_target if config.threshold_objective in CONSTRAINED else None
+            detector.thresholds[task.name] = choose_threshold(
+                target.astype(np.int64), prob, config.threshold_objective, goal
+            )
+
+
+def metric_function(detector: Detector, task: TaskSpec) -> Callable[[np.ndarray, np.ndarray], dict[str, float]]:
+    """``(y_true, prob) -> metrics`` for one task, with the detector's threshold and the eval settings."""
+    config = detector.recipe.eval
+    if task.type == "binary":
+        return partial(
+            binary_metrics,
+            threshold=detector.thresholds[task.name],
+            fixed_recall=config.fixed_recall,
+            fixed_precision=config.fixed_precision,
+            bins=config.calibration_bins,
+        )
+    if task.type == "multiclass":
+        return partial(multiclass_metrics, labels=task.labels, bins=config.calibration_bins)
+    return partial(multilabel_metrics, labels=task.labels, thresholds=[0.5] * len(task.labels))
+
+
+def probabilities(detector: Detector, predictions: Predictions, task: TaskSpec) -> np.ndarray:
+    logits = predictions.logits[task.name]
+    if task.type == "multilabel":
+        return 1.0 / (1.0 + np.exp(-logits))
+    return apply_temperature(logits, detector.temperatures[task.name])
+
+
+def task_results(
+    detector: Detector, task: TaskSpec, predictions: Predictions, ablations: dict[str, Predictions], out_dir: Path
+) -> dict[str, Any]:
+    """Metrics, slices, ablations and plots of one task."""
+    target = predictions.targets[task.name]
+    keep = labelled_rows(task, target)
+    y = target[keep] if task.type == "multilabel" else target[keep].astype(np.int64)
+    prob = probabilities(detector, predictions, task)[keep]
+    metric = metric_function(detector, task)
+    result: dict[str, Any] = {"type": task.type, "metrics": metric(y, prob)}
+    field = detector.recipe.eval.slice
+    if field:
+        values = np.array([str(m.get(field)) for m, k in zip(predictions.meta, keep) if k])
+        result["slices"] = slice_metrics(y, prob, values, metric)
+    if ablations:
+        result["ablations"] = {
+            name: metric(y, probabilities(detector, ablated, task)[keep]) for name, ablated in ablations.items()
+        }
+    if task.type == "binary":
+        result["plots"] = [str(p) for p in plot_binary(y, prob, out_dir, task.name)]
+    elif task.type == "multiclass":
+        result["plots"] = [str(p) for p in plot_multiclass(y, prob, task.labels, out_dir, task.name)]
+    return result
+
+
+def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path, data_name: str) -> dict[str, Any]:
+    """Evaluate on every labelled post the loader yields; writes metrics.json, metrics.md and plots."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    predictions = predict(detector.model, loader, desc="evaluating")
+    ablations = {}
+    kinds = detector.model.kinds
+    if detector.recipe.eval.ablations and len(kinds) > 1:
+        ablations = {
+            f"without_{kind}": predict(detector.model, loader, drop=[kind], desc=f"without {kind}") for kind in kinds
+        }
+    results: dict[str, Any] = {
+        "model": detector.recipe.source,
+        "data": data_name,
+        "split": detector.recipe.eval.split,
+        "tasks": {},
+    }
+    for task in detector.tasks:
+        if task.name in predictions.targets and labelled_rows(task, predictions.targets[task.name]).any():
+            results["tasks"][task.name] = task_results(detector, task, predictions, ablations, out)
+    if not results["tasks"]:
+        raise ValueError(
+            f"{data_name}: no post carries a label for any task ({', '.join(t.name for t in detector.tasks)})"
+        )
+    write_report(results, out)
+    return results
+
+
+def evaluate(detector: Detector, posts: list[Post], out_dir: str | Path, data_name: str) -> dict[str, Any]:
+    """Evaluate on a list of labelled posts (see ``evaluate_loader``)."""
+    loader = make_loader(
+        detector.model, detector.collator(with_targets=True), posts, detector.recipe.eval.batch_size, shuffle=False
+    )
+    return evaluate_loader(detector, loader, out_dir, data_name)

@@ -1,0 +1,94 @@
+"""``WholePostModel``: encoders per element kind → fusion → whole-post embedding → task heads.
+
+Composable in plain Python (no recipe needed)::
+
+    model = WholePostModel(
+        encoders={"text": TinyTextEncoder(), "image": TinyImageEncoder()},
+        fusion=ConcatFusion({"text": 32, "image": 16}),
+        heads={"hate": BinaryHead(48)},
+    )
+
+``routes`` lets one encoder embed several kinds (e.g. comments with the text encoder) without
+duplicating its weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import torch
+from torch import nn
+
+from faim.data.batch import PostBatch
+from faim.data.collate import ELEMENT_MODALITIES
+
+Elements = dict[str, tuple[torch.Tensor, torch.Tensor]]
+
+
+class WholePostModel(nn.Module):
+    """A multimodal post classifier with a shared whole-post embedding.
+
+    Args:
+        encoders: Encoder modules by name. Unless ``routes`` says otherwise, each name is also the
+            element kind it embeds: ``"text"``, ``"image"`` or ``"comments"``.
+        fusion: Module mapping ``{kind: (embeddings [B, n, d], mask [B, n])}`` to ``[B, D]``.
+        heads: Task heads by task name, each taking ``[B, D]``.
+        routes: Element kind → encoder name, for kinds embedded by an encoder of another name.
+    """
+
+    def __init__(
+        self,
+        encoders: Mapping[str, nn.Module],
+        fusion: nn.Module,
+        heads: Mapping[str, nn.Module],
+        routes: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.encoders = nn.ModuleDict(dict(encoders))
+        self.fusion = fusion
+        self.heads = nn.ModuleDict(dict(heads))
+        self.routes = {name: name for name in encoders} | dict(routes or {})
+        for kind, encoder_name in self.routes.items():
+            if kind not in ELEMENT_MODALITIES:
+                raise ValueError(f"unknown element kind {kind!r}; valid: {sorted(ELEMENT_MODALITIES)}")
+            if encoder_name not in self.encoders:
+                raise ValueError(f"element kind {kind!r} routes to unknown encoder {encoder_name!r}")
+            modality = self.encoders[encoder_name].modality
+            if modality != ELEMENT_MODALITIES[kind]:
+                raise ValueError(f"element kind {kind!r} needs a {ELEMENT_MODALITIES[kind]} encoder, got {modality}")
+
+    @property
+    def kinds(self) -> list[str]:
+        """Element kinds this model reads, sorted."""
+        return sorted(self.routes)
+
+    def encoder_for(self, kind: str) -> nn.Module:
+        return self.encoders[self.routes[kind]]
+
+    def encode(self, batch: PostBatch, drop: Iterable[str] = ()) -> Elements:
+        """Embed each kind's elements and lay them out as ``(embeddings [B, n, d], mask [B, n])``.
+
+        Kinds in ``drop`` are fully masked (used for unimodal ablations), as if no post had them.
+        """
+        dropped = set(drop)
+        out: Elements = {}
+        for kind in self.kinds:
+            elements = batch.elements[kind]
+            embeddings = elements.values if elements.encoded else self.encoder_for(kind)(elements.values)
+            padded, mask = elements.scatter(embeddings.float(), batch.size)
+            out[kind] = (padded, mask & (kind not in dropped))
+        return out
+
+    def embed(self, batch: PostBatch, drop: Iterable[str] = ()) -> torch.Tensor:
+        """Whole-post embeddings ``[B, D]``."""
+        return self.fusion(self.encode(batch, drop))
+
+    def forward(self, batch: PostBatch, drop: Iterable[str] = ()) -> dict[str, torch.Tensor]:
+        """Logits per task."""
+        embedding = self.embed(batch, drop)
+        return {name: head(embedding) for name, head in self.heads.items()}
+
+    @property
+    def frozen_encoders(self) -> bool:
+        """Whether every encoder is frozen (their outputs can then be computed once and cached)."""
+        return all(getattr(encoder, "frozen", False) for encoder in self.encoders.values())

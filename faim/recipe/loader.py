@@ -1,0 +1,112 @@
+"""Read a recipe: YAML (safe loader only), at most one level of ``base:``, and ``--set`` overrides."""
+
+from __future__ import annotations
+
+import copy
+import re
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from faim.recipe.errors import RecipeError
+
+SHIPPED = files("faim.recipes")
+
+
+class RecipeLoader(yaml.SafeLoader):
+    """The safe YAML loader, also reading ``1e-4`` (no dot) as a float, as YAML 1.2 does."""
+
+
+RecipeLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def parse_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=RecipeLoader)  # noqa: S506 - RecipeLoader is a SafeLoader
+
+
+def shipped_recipes() -> list[str]:
+    """Names (without ``.yaml``) of the recipes shipped with faim."""
+    return sorted(p.name[: -len(".yaml")] for p in SHIPPED.iterdir() if p.name.endswith(".yaml"))
+
+
+def locate(name_or_path: str | Path) -> Path:
+    """A recipe file path, or the path of a shipped recipe given by name (``hate_text_frozen``)."""
+    path = Path(name_or_path)
+    if path.exists():
+        return path
+    name = str(name_or_path).removesuffix(".yaml")
+    if name in shipped_recipes():
+        return Path(str(SHIPPED / f"{name}.yaml"))
+    raise RecipeError(
+        str(name_or_path), "", f"no such file, nor a shipped recipe; shipped: {', '.join(shipped_recipes())}"
+    )
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = parse_yaml(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise RecipeError(str(path), "", f"invalid YAML: {error}") from error
+    if not isinstance(data, dict):
+        raise RecipeError(str(path), "", "a recipe must be a YAML mapping with data, model, train and eval")
+    return data
+
+
+def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Recursive dict merge; mappings merge key by key, anything else replaces.
+
+    A component whose ``type:`` changes is replaced whole, so keys of the old type do not leak in.
+    """
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        old = merged.get(key)
+        same_type = (
+            isinstance(old, dict) and isinstance(value, dict) and old.get("type") == value.get("type", old.get("type"))
+        )
+        merged[key] = merge(old, value) if same_type else copy.deepcopy(value)
+    return merged
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``"train.max_epochs=3"`` → (``["train", "max_epochs"]``, ``3``); the value is parsed as YAML."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise RecipeError("--set", text, "expected KEY.PATH=VALUE")
+    return key.strip().split("."), parse_yaml(value) if value.strip() else None
+
+
+def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``--set a.b=c`` overrides; intermediate mappings are created as needed."""
+    result = copy.deepcopy(recipe)
+    for text in overrides:
+        keys, value = parse_override(text)
+        node = result
+        for depth, key in enumerate(keys[:-1]):
+            child = node.setdefault(key, {})
+            if not isinstance(child, dict):
+                raise RecipeError("--set", ".".join(keys[: depth + 1]), f"is a {type(child).__name__}, not a mapping")
+            node = child
+        node[keys[-1]] = value
+    return result
+
+
+def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = None) -> tuple[dict[str, Any], Path]:
+    """The merged recipe mapping (base applied, overrides applied) and its file path."""
+    path = locate(name_or_path)
+    data = read_yaml(path)
+    base_name = data.pop("base", None)
+    if base_name is not None:
+        base_path = (path.parent / base_name) if not Path(base_name).is_absolute() else Path(base_name)
+        if not base_path.exists():
+            base_path = locate(base_name)
+        base = read_yaml(base_path)
+        if "base" in base:
+            raise RecipeError(str(base_path), "base", "only one level of base: is allowed")
+        data = merge(base, data)
+    return apply_overrides(data, overrides or []), path

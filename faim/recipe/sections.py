@@ -1,0 +1,85 @@
+"""The ``train:`` and ``eval:`` sections of a recipe, as dataclasses whose fields are the valid keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TrainConfig:
+    """How to train.
+
+    Attributes:
+        max_epochs: Upper bound on epochs (early stopping usually ends sooner).
+        batch_size: Posts per batch per device.
+        lr: Learning rate of fusion and heads (and of encoders unless ``encoder_lr`` is set).
+        encoder_lr: Learning rate of unfrozen encoders (fine-tuning); ``None`` uses ``lr``.
+        weight_decay: AdamW weight decay.
+        warmup_ratio: Fraction of steps with linear warm-up, then linear decay to zero.
+        seed: Seeds Python, NumPy and torch (and the data order).
+        precision: Lightning precision: ``"32-true"`` or ``"bf16-mixed"`` (bf16 autocast).
+        accelerator: ``"cpu"``, ``"gpu"`` or ``"auto"``.
+        strategy: ``"auto"``, ``"ddp"`` (multi-process data-parallel, CPU or GPU), ``"fsdp"`` (GPUs).
+        devices: Processes/devices to train on.
+        num_workers: DataLoader worker processes (decode and tokenise off the main process).
+        monitor: Validation metric for early stopping and the best checkpoint (e.g. ``"val/loss"``,
+            ``"val/hate/auroc"``).
+        mode: ``"min"`` or ``"max"``, for ``monitor``.
+        patience: Epochs without improvement before stopping.
+        cache_embeddings: With every encoder frozen, compute element embeddings once and cache them.
+        cache_dir: Where cached embeddings live.
+        output_dir: Run directory (checkpoints, logs, the exported model under ``model/``).
+        max_elements: Images and comments taken per post.
+        log_every_n_steps: Logging interval.
+    """
+
+    max_epochs: int = 10
+    batch_size: int = 32
+    lr: float = 1e-3
+    encoder_lr: float | None = None
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.0
+    seed: int = 0
+    precision: str = "32-true"
+    accelerator: str = "cpu"
+    strategy: str = "auto"
+    devices: int = 1
+    num_workers: int = 0
+    monitor: str = "val/loss"
+    mode: str = "min"
+    patience: int = 3
+    cache_embeddings: bool = True
+    cache_dir: str = "~/.cache/faim/embeddings"
+    output_dir: str = "runs/faim"
+    max_elements: int = 8
+    log_every_n_steps: int = 10
+
+
+@dataclass
+class EvalConfig:
+    """How to evaluate.
+
+    Attributes:
+        split: Data split evaluated after training.
+        threshold_objective: How the decision threshold is chosen on validation data: ``"f1"``,
+            ``"macro_f1"``, ``"precision@recall"`` or ``"recall@precision"``.
+        threshold_target: The recall or precision target of the last two objectives.
+        fixed_recall: Recalls at which precision is reported.
+        fixed_precision: Precisions at which recall is reported.
+        calibration_bins: Bins of the expected calibration error and reliability plot.
+        temperature: Fit a temperature on validation data so probabilities are calibrated.
+        slice: ``Post.meta`` field whose values define per-slice metrics (``None``: no slices).
+        ablations: Also report metrics with each element kind masked out (multimodal models).
+        batch_size: Posts per scoring batch.
+    """
+
+    split: str = "validation"
+    threshold_objective: str = "f1"
+    threshold_target: float = 0.9
+    fixed_recall: list[float] = field(default_factory=lambda: [0.9])
+    fixed_precision: list[float] = field(default_factory=lambda: [0.9])
+    calibration_bins: int = 15
+    temperature: bool = True
+    slice: str | None = None
+    ablations: bool = True
+    batch_size: int = 64

@@ -1,0 +1,161 @@
+"""Check a recipe mapping against the registries and section dataclasses before anything runs.
+
+Keys are exactly constructor argument names (checked with ``inspect.signature``); derived arguments
+(sizes the builder computes from the encoders) may not be written. An unknown key or type fails with
+its YAML path, the valid choices and a close-match suggestion.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import types
+import typing
+from typing import Any
+
+from faim.recipe.errors import RecipeError
+from faim.recipe.sections import EvalConfig, TrainConfig
+from faim.registry import REGISTRIES, load_builtins, suggest
+
+TOP_LEVEL = ("data", "model", "train", "eval")
+MODEL_KEYS = ("encoders", "fusion", "heads")
+DERIVED = {
+    "fusion": {"input_dims"},
+    "head": {"input_dim", "num_classes", "num_labels"},
+    "encoder": set(),
+    "source": set(),
+}
+RESERVED = {"head": {"type", "labels"}}
+
+
+def check_keys(source: str, path: str, given: dict[str, Any], valid: list[str]) -> None:
+    for key in given:
+        if key not in valid:
+            raise RecipeError(
+                source, f"{path}.{key}" if path else key, f"unknown key{suggest(key, valid)}; valid: {', '.join(valid)}"
+            )
+
+
+def component_arguments(kind: str, cls: type) -> list[str]:
+    """Recipe-settable constructor arguments of a registered class (derived ones excluded)."""
+    params = inspect.signature(cls).parameters.values()
+    return [p.name for p in params if p.name not in DERIVED[kind] and p.kind is not p.VAR_KEYWORD]
+
+
+def check_component(source: str, path: str, kind: str, spec: Any) -> None:
+    """Validate one ``{type: NAME, ...args}`` mapping against the class registered as NAME."""
+    if not isinstance(spec, dict) or "type" not in spec:
+        raise RecipeError(
+            source, path, f"expected a mapping with 'type:' (one of {', '.join(sorted(REGISTRIES[kind]))})"
+        )
+    name = spec["type"]
+    table = REGISTRIES[kind]
+    if name not in table:
+        choices = sorted(table)
+        raise RecipeError(
+            source, f"{path}.type", f"unknown {kind} {name!r}{suggest(str(name), choices)}; valid: {', '.join(choices)}"
+        )
+    cls = table[name]
+    reserved = RESERVED.get(kind, {"type"})
+    args = {k: v for k, v in spec.items() if k not in reserved}
+    valid = component_arguments(kind, cls)
+    for key in args:
+        if key in DERIVED[kind]:
+            raise RecipeError(source, f"{path}.{key}", "is derived from the encoders; remove it")
+    check_keys(source, path, args, valid + sorted(reserved))
+    derived = {p: None for p in inspect.signature(cls).parameters if p in DERIVED[kind]}
+    try:
+        inspect.signature(cls).bind(**derived, **args)
+    except TypeError as error:
+        raise RecipeError(source, path, f"{name}: {error}; arguments: {', '.join(valid)}") from error
+
+
+def check_section(source: str, name: str, given: Any, config: type) -> None:
+    if not isinstance(given, dict):
+        raise RecipeError(source, name, "expected a mapping")
+    check_keys(source, name, given, [f.name for f in dataclasses.fields(config)])
+    check_types(source, name, given, config)
+
+
+def check_heads(source: str, heads: Any) -> None:
+    if not isinstance(heads, dict) or not heads:
+        raise RecipeError(source, "model.heads", "expected a mapping of task name to head")
+    for task, spec in heads.items():
+        check_component(source, f"model.heads.{task}", "head", spec)
+        labels = spec.get("labels")
+        if not isinstance(labels, list) or len(labels) < 2 or len(set(map(str, labels))) != len(labels):
+            raise RecipeError(
+                source, f"model.heads.{task}.labels", "expected a list of at least two distinct label names"
+            )
+        if spec["type"] == "binary" and len(labels) != 2:
+            raise RecipeError(
+                source, f"model.heads.{task}.labels", "a binary task has exactly two labels: [negative, positive]"
+            )
+
+
+def check_encoders(source: str, encoders: Any) -> None:
+    if not isinstance(encoders, dict) or not encoders:
+        raise RecipeError(
+            source, "model.encoders", "expected a mapping of element kind (text, image, comments) to encoder"
+        )
+    for kind, spec in encoders.items():
+        if kind not in ("text", "image", "comments"):
+            raise RecipeError(
+                source,
+                f"model.encoders.{kind}",
+                f"unknown element kind{suggest(kind, ['text', 'image', 'comments'])}; valid: text, image, comments",
+            )
+        if isinstance(spec, str):
+            if spec not in encoders or isinstance(encoders[spec], str):
+                raise RecipeError(
+                    source, f"model.encoders.{kind}", f"shares encoder {spec!r}, which is not defined here"
+                )
+            continue
+        check_component(source, f"model.encoders.{kind}", "encoder", spec)
+
+
+def validate(recipe: dict[str, Any], source: str = "") -> None:
+    """Raise ``RecipeError`` for the first problem found in a resolved recipe mapping."""
+    load_builtins()
+    check_keys(source, "", recipe, list(TOP_LEVEL))
+    for section in ("data", "model"):
+        if section not in recipe:
+            raise RecipeError(source, section, "missing section")
+    check_component(source, "data", "source", recipe["data"])
+    model = recipe["model"]
+    if not isinstance(model, dict):
+        raise RecipeError(source, "model", "expected a mapping with encoders, fusion and heads")
+    check_keys(source, "model", model, list(MODEL_KEYS))
+    check_encoders(source, model.get("encoders"))
+    check_component(source, "model.fusion", "fusion", model.get("fusion"))
+    check_heads(source, model.get("heads"))
+    check_section(source, "train", recipe.get("train", {}), TrainConfig)
+    check_section(source, "eval", recipe.get("eval", {}), EvalConfig)
+
+
+def type_matches(value: Any, annotation: Any) -> bool:
+    """Whether a YAML value fits a section field's annotation (``int``, ``float``, ``str``, ``bool``,
+    ``X | None``, ``list[X]``); ints are accepted for floats."""
+    if annotation is Any:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(type_matches(value, arg) for arg in typing.get_args(annotation))
+    if origin is list:
+        (item,) = typing.get_args(annotation)
+        return isinstance(value, list) and all(type_matches(v, item) for v in value)
+    if annotation is type(None):
+        return value is None
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, annotation)
+
+
+def check_types(source: str, name: str, given: dict[str, Any], config: type) -> None:
+    hints = typing.get_type_hints(config)
+    for key, value in given.items():
+        if not type_matches(value, hints[key]):
+            expected = getattr(hints[key], "__name__", str(hints[key]))
+            raise RecipeError(source, f"{name}.{key}", f"expected {expected}, got {value!r}")

@@ -1,0 +1,64 @@
+"""DataLoaders for training and prediction: from raw posts, or from cached frozen-encoder embeddings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torch.utils.data import DataLoader
+
+from faim.data.batch import PostBatch
+from faim.data.collate import PostCollator, post_targets, stack_targets
+from faim.data.post import Post
+from faim.data.targets import TaskSpec
+from faim.model import WholePostModel
+from faim.training.cache import EmbeddingCache, cached_embeddings
+
+
+class CachedCollator:
+    """Collate post indices into a batch of cached embeddings plus targets."""
+
+    def __init__(self, cache: EmbeddingCache, posts: list[Post], tasks: list[TaskSpec]) -> None:
+        self.cache = cache
+        self.posts = posts
+        self.tasks = tasks
+        self.targets = [post_targets(post, tasks) for post in posts]
+
+    def __call__(self, indices: list[int]) -> PostBatch:
+        posts = [self.posts[i] for i in indices]
+        targets = stack_targets(self.tasks, [self.targets[i] for i in indices])
+        return PostBatch([p.id for p in posts], self.cache.elements(indices), targets, [p.meta for p in posts])
+
+
+def make_loader(
+    model: WholePostModel,
+    collator: PostCollator,
+    posts: list[Post],
+    batch_size: int,
+    shuffle: bool,
+    num_workers: int = 0,
+    cache_dir: str | Path | None = None,
+    label: str = "posts",
+) -> DataLoader:
+    """A loader over ``posts``; with ``cache_dir`` and frozen encoders, over cached embeddings instead.
+
+    Targets are checked for every post up front, so a bad label fails before training starts.
+    """
+    if cache_dir is not None and model.frozen_encoders:
+        cache = cached_embeddings(model, collator, posts, cache_dir, batch_size, num_workers, label)
+        return DataLoader(
+            list(range(len(posts))),
+            batch_size=batch_size,
+            shuffle=shuffle,
+            collate_fn=CachedCollator(cache, posts, collator.tasks),
+        )
+    for post in posts:
+        post_targets(post, collator.tasks)
+    return DataLoader(
+        posts,
+        batch_size=batch_size,
+        shuffle=shuffle,
+        collate_fn=collator,
+        num_workers=num_workers,
+        persistent_workers=num_workers > 0,
+        multiprocessing_context="spawn" if num_workers > 0 else None,
+    )

@@ -1,0 +1,124 @@
+"""The Lightning task: losses over every head, optimiser, and validation metrics."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+from sklearn.metrics import f1_score, roc_auc_score
+
+from faim.data.batch import PostBatch
+from faim.data.targets import TaskSpec
+from faim.model import WholePostModel
+
+
+def labelled(task: TaskSpec, target: torch.Tensor) -> torch.Tensor:
+    """Boolean mask of rows labelled for ``task``."""
+    if task.type == "multiclass":
+        return target != -100
+    if task.type == "multilabel":
+        return ~torch.isnan(target).any(-1)
+    return ~torch.isnan(target)
+
+
+def validation_scores(task: TaskSpec, target: np.ndarray, prob: np.ndarray) -> dict[str, float]:
+    """AUROC (macro over classes/labels) and macro-F1 at a 0.5 / argmax decision; NaN if undefined."""
+    if len(target) == 0:
+        return {}
+    if task.type == "multiclass":
+        decision = prob.argmax(-1)
+    else:
+        decision = (prob >= 0.5).astype(int)
+    try:
+        if task.type == "multiclass":
+            auroc = roc_auc_score(target, prob, multi_class="ovr", labels=list(range(len(task.labels))))
+        else:
+            auroc = roc_auc_score(target, prob, average="macro")
+    except ValueError:
+        auroc = math.nan
+    return {"auroc": float(auroc), "macro_f1": float(f1_score(target, decision, average="macro", zero_division=0))}
+
+
+class PostTask(pl.LightningModule):
+    """Trains a ``WholePostModel`` on every task at once (the sum of the heads' losses).
+
+    Args:
+        model: The network.
+        tasks: One spec per head.
+        lr: Learning rate of fusion and heads.
+        encoder_lr: Learning rate of unfrozen encoder parameters (``None``: ``lr``).
+        weight_decay: AdamW weight decay.
+        warmup_ratio: Fraction of training steps with linear warm-up before linear decay.
+    """
+
+    def __init__(
+        self,
+        model: WholePostModel,
+        tasks: list[TaskSpec],
+        lr: float = 1e-3,
+        encoder_lr: float | None = None,
+        weight_decay: float = 0.01,
+        warmup_ratio: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.model = model
+        self.tasks = tasks
+        self.lr = lr
+        self.encoder_lr = encoder_lr if encoder_lr is not None else lr
+        self.weight_decay = weight_decay
+        self.warmup_ratio = warmup_ratio
+        self._outputs: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {}
+
+    def losses(self, batch: PostBatch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        logits = self.model(batch)
+        per_task = {t.name: self.model.heads[t.name].loss(logits[t.name], batch.targets[t.name]) for t in self.tasks}
+        return torch.stack(list(per_task.values())).sum(), logits
+
+    def training_step(self, batch: PostBatch, batch_idx: int) -> torch.Tensor:
+        loss, _ = self.losses(batch)
+        self.log("train/loss", loss, prog_bar=True, batch_size=batch.size)
+        return loss
+
+    def on_validation_epoch_start(self) -> None:
+        self._outputs = {t.name: [] for t in self.tasks}
+
+    def validation_step(self, batch: PostBatch, batch_idx: int) -> None:
+        loss, logits = self.losses(batch)
+        self.log("val/loss", loss, prog_bar=True, batch_size=batch.size, sync_dist=True)
+        for task in self.tasks:
+            target = batch.targets[task.name]
+            keep = labelled(task, target)
+            prob = self.model.heads[task.name].probabilities(logits[task.name].float())
+            self._outputs[task.name].append((target[keep].cpu(), prob[keep].cpu()))
+
+    def on_validation_epoch_end(self) -> None:
+        for task in self.tasks:
+            parts = self._outputs.get(task.name) or []
+            if not parts:
+                continue
+            target = torch.cat([p[0] for p in parts]).numpy()
+            prob = torch.cat([p[1] for p in parts]).numpy()
+            for name, value in validation_scores(task, target, prob).items():
+                self.log(f"val/{task.name}/{name}", value, prog_bar=name == "auroc", sync_dist=True)
+
+    def configure_optimizers(self) -> Any:
+        encoder_params = [p for p in self.model.encoders.parameters() if p.requires_grad]
+        encoder_ids = {id(p) for p in encoder_params}
+        other = [p for p in self.model.parameters() if p.requires_grad and id(p) not in encoder_ids]
+        groups = [{"params": other, "lr": self.lr}]
+        if encoder_params:
+            groups.append({"params": encoder_params, "lr": self.encoder_lr})
+        optimizer = torch.optim.AdamW(groups, weight_decay=self.weight_decay)
+        total = max(1, int(self.trainer.estimated_stepping_batches))
+        warmup = int(total * self.warmup_ratio)
+
+        def schedule(step: int) -> float:
+            if warmup and step < warmup:
+                return (step + 1) / warmup
+            return max(0.0, (total - step) / max(1, total - warmup)) if self.warmup_ratio else 1.0
+
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

@@ -1,0 +1,73 @@
+"""What every task head provides: logits from the post embedding, a loss that skips unlabelled targets,
+and probabilities.
+
+A batch mixes posts labelled for different tasks, so every head's ``loss`` ignores missing labels
+(NaN for float targets, -100 for class indices) and returns a zero still connected to the logits when
+nothing in the batch is labelled, keeping the backward pass and DDP gradient sync uniform.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+import torch
+from torch import Tensor, nn
+
+
+class Head(nn.Module, ABC):
+    """Base class of faim task heads: a small MLP from the ``[B, input_dim]`` post embedding to logits.
+
+    Args:
+        input_dim: Size of the post embedding.
+        num_outputs: Number of logits per post.
+        hidden_dim: 0 for a single Linear layer (dropout then applies to the embedding); otherwise the
+            width of a Linear -> GELU -> Dropout -> Linear MLP.
+        dropout: Dropout probability.
+    """
+
+    task_type: ClassVar[str]
+
+    def __init__(self, input_dim: int, num_outputs: int, hidden_dim: int = 0, dropout: float = 0.0) -> None:
+        super().__init__()
+        if input_dim <= 0 or hidden_dim < 0:
+            raise ValueError(f"need input_dim > 0 and hidden_dim >= 0, got {input_dim} and {hidden_dim}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        if hidden_dim:
+            self.net = nn.Sequential(
+                nn.Linear(input_dim, hidden_dim), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden_dim, num_outputs)
+            )
+        else:
+            self.net = nn.Sequential(nn.Dropout(dropout), nn.Linear(input_dim, num_outputs))
+
+    def forward(self, embedding: Tensor) -> Tensor:
+        """Return the logits for a ``[B, input_dim]`` batch of post embeddings."""
+        return self.net(embedding)
+
+    @abstractmethod
+    def loss(self, logits: Tensor, target: Tensor) -> Tensor:
+        """Return the scalar loss over the labelled targets of the batch."""
+
+    @abstractmethod
+    def probabilities(self, logits: Tensor) -> Tensor:
+        """Turn logits into probabilities."""
+
+
+def labelled_mean(losses: Tensor, labelled: Tensor, weights: Tensor | None = None) -> Tensor:
+    """Average the losses of the labelled entries; a zero connected to ``losses`` when none is labelled.
+
+    Args:
+        losses: Per-entry losses, already weighted where a weighting applies.
+        labelled: Bool mask of the same shape, False for unlabelled entries.
+        weights: Per-entry weights to divide by instead of the labelled count (the weighted-mean
+            convention of ``torch.nn.functional.cross_entropy``); None for a plain mean.
+    """
+    total = torch.where(labelled, losses, losses.new_zeros(())).sum()
+    normaliser = labelled.to(losses.dtype) if weights is None else torch.where(labelled, weights, 0.0)
+    return total / normaliser.sum().clamp_min(torch.finfo(losses.dtype).tiny)
+
+
+def optional_buffer(values: float | list[float] | None) -> Tensor | None:
+    """Turn an optional weighting constructor argument into a tensor (kept as a non-persistent buffer)."""
+    return None if values is None else torch.tensor(values, dtype=torch.float32)

@@ -1,0 +1,60 @@
+"""Shared fixtures: generated multimodal data and tiny recipes that train in seconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from faim.demo_data import make_demo_data
+
+
+@pytest.fixture(scope="session")
+def demo_data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Train/validation JSONL (+ images) whose label needs caption and picture together."""
+    return make_demo_data(tmp_path_factory.mktemp("demo"), n_train=400, n_validation=160, seed=1)
+
+
+def tiny_recipe(data: dict[str, Path], output_dir: Path, **train: Any) -> dict[str, Any]:
+    """A tiny multimodal recipe over ``data`` (random tiny encoders, attention fusion)."""
+    return {
+        "data": {
+            "type": "jsonl",
+            "train": str(data["train"]),
+            "validation": str(data["validation"]),
+            "columns": {"labels": {"harmful": "label"}, "meta": ["topic"]},
+        },
+        "model": {
+            "encoders": {
+                "text": {"type": "tiny_text", "dim": 32},
+                "image": {"type": "tiny_image", "dim": 16},
+                "comments": "text",
+            },
+            "fusion": {"type": "attention", "dim": 32, "num_heads": 2},
+            "heads": {"harmful": {"type": "binary", "labels": ["benign", "harmful"], "hidden_dim": 32}},
+        },
+        "train": {
+            "max_epochs": 3,
+            "batch_size": 32,
+            "lr": 0.003,
+            "output_dir": str(output_dir),
+            "cache_dir": str(output_dir / "cache"),
+            "log_every_n_steps": 1,
+        }
+        | train,
+        "eval": {"slice": "topic"},
+    }
+
+
+@pytest.fixture
+def write_recipe(tmp_path: Path):
+    """Write a recipe mapping to a YAML file and return its path."""
+
+    def write(recipe: dict[str, Any], name: str = "recipe.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+        return path
+
+    return write

@@ -1,0 +1,131 @@
+"""ColumnMap: recipe validation, binding to a file's columns, and row → Post conversion."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from faim.data.columns import ColumnMap
+
+
+def convert(row: dict, mapping: dict | None = None, index: int = 0):
+    columns = ColumnMap.from_recipe(mapping).bind(list(row), "posts.csv")
+    return columns.to_post(row, index, f"posts.csv:{index + 2}", Path("/data"))
+
+
+def test_identity_mapping_reads_same_named_columns():
+    post = convert({"id": 7, "text": "hi", "images": ["a.png"], "comments": ["c"], "extra": 1})
+    assert (post.id, post.text, post.images, post.comments) == ("7", "hi", ["a.png"], ["c"])
+    assert post.labels == {} and post.meta == {}
+    assert post.origin == "posts.csv:2" and post.image_root == Path("/data")
+
+
+def test_image_column_is_the_default_when_there_is_no_images_column():
+    assert convert({"text": "t", "image": "one.png"}).images == ["one.png"]
+
+
+def test_renamed_columns_labels_and_meta():
+    mapping = {"id": "pid", "text": "tweet", "image": "img", "comments": "replies", "labels": {"hate": "class"}}
+    row = {"pid": "x1", "tweet": "t", "img": "p.jpg", "replies": '["a", "b"]', "class": 2, "lang": "en", "src": "tw"}
+    post = convert(row, {**mapping, "meta": {"language": "lang", "src": "src"}})
+    assert (post.id, post.text, post.images, post.comments) == ("x1", "t", ["p.jpg"], ["a", "b"])
+    assert post.labels == {"hate": 2} and post.meta == {"language": "en", "src": "tw"}
+
+
+def test_label_and_meta_lists_keep_column_names():
+    post = convert(
+        {"text": "t", "hate": True, "offensive": "yes", "lang": "en"},
+        {"labels": ["hate", "offensive"], "meta": ["lang"]},
+    )
+    assert post.labels == {"hate": True, "offensive": "yes"} and post.meta == {"lang": "en"}
+
+
+@pytest.mark.parametrize("cell", [None, "", math.nan])
+def test_empty_cells_are_masked_not_errors(cell):
+    row = {"id": cell, "text": cell, "images": cell, "comments": cell, "y": cell}
+    post = convert(row, {"labels": {"y": "y"}}, index=4)
+    assert (post.id, post.text, post.images, post.comments, post.labels) == ("4", None, [], [], {})
+
+
+@pytest.mark.parametrize("cell", [[], "[]"])
+def test_empty_lists_mean_no_elements_but_an_empty_multilabel(cell):
+    post = convert({"images": cell, "comments": cell, "y": cell}, {"labels": {"y": "y"}})
+    assert (post.images, post.comments, post.labels) == ([], [], {"y": []})
+
+
+def test_json_encoded_lists_and_label_lists():
+    row = {"images": '["a.png", "b.png"]', "comments": '["x", "", null, "  "]', "topics": '["spam", "scam"]'}
+    post = convert(row, {"labels": {"topics": "topics"}})
+    assert post.images == ["a.png", "b.png"] and post.comments == ["x"] and post.labels == {"topics": ["spam", "scam"]}
+
+
+def test_plain_strings_are_single_items():
+    post = convert({"images": "a.png", "comments": "[removed]"})
+    assert post.images == ["a.png"] and post.comments == ["[removed]"]
+
+
+def test_hugging_face_image_structs_and_bytes():
+    row = {"images": [{"bytes": b"PNG", "path": "a.png"}, {"bytes": None, "path": "b.png"}, b"JPG", None]}
+    assert convert(row).images == [b"PNG", "b.png", b"JPG"]
+
+
+def test_unknown_key_names_valid_ones_and_suggests():
+    with pytest.raises(ValueError, match=r"unknown key 'txt' \(did you mean 'text'\?\); valid: id, text, images"):
+        ColumnMap.from_recipe({"txt": "tweet"})
+    with pytest.raises(ValueError, match="did you mean 'labels'"):
+        ColumnMap.from_recipe({"label": "class"})
+
+
+@pytest.mark.parametrize(
+    ("mapping", "message"),
+    [
+        ({"image": "a", "images": "b"}, "either 'image' or 'images'"),
+        ({"text": ["a"]}, "columns.text: expected a column name"),
+        ({"labels": "class"}, "columns.labels: expected a dict"),
+        ({"meta": {"lang": 3}}, "columns.meta: expected a dict"),
+    ],
+)
+def test_bad_mapping_values(mapping, message):
+    with pytest.raises(ValueError, match=message):
+        ColumnMap.from_recipe(mapping)
+
+
+def test_missing_mapped_column_names_file_key_and_available_columns():
+    with pytest.raises(
+        ValueError, match=r"posts.csv: column 'tweets' \(columns.text\) not found \(did you mean 'tweet'\?\)"
+    ):
+        ColumnMap.from_recipe({"text": "tweets"}).bind(["id", "tweet"], "posts.csv")
+    with pytest.raises(ValueError, match=r"columns.labels.hate\) not found; available: id, tweet"):
+        ColumnMap.from_recipe({"labels": {"hate": "class"}}).bind(["id", "tweet"], "posts.csv")
+
+
+def test_unmapped_default_columns_may_be_absent():
+    post = convert({"body": "x"})
+    assert (post.text, post.images, post.comments) == (None, [], [])
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"text": 5}, r"posts.csv:2: field 'text' \(column 'text'\) must be a string, got 5"),
+        ({"comments": [1]}, r"posts.csv:2: field 'comments' \(column 'comments'\) holds 1"),
+        ({"images": [3.5]}, r"posts.csv:2: field 'images' \(column 'images'\) holds 3.5"),
+    ],
+)
+def test_wrong_cell_types_name_row_and_field(row, message):
+    with pytest.raises(ValueError, match=message):
+        convert(row)
+
+
+def test_fingerprint_key_follows_the_mapping():
+    assert ColumnMap.from_recipe(None).fingerprint_key() == ColumnMap.from_recipe({}).fingerprint_key()
+    assert (
+        ColumnMap.from_recipe({"text": "a"}).fingerprint_key() != ColumnMap.from_recipe({"text": "b"}).fingerprint_key()
+    )
+
+
+def test_field_mapped_to_none_is_not_read():
+    post = convert({"text": "t", "comments": ["c"], "images": ["a.png"]}, {"comments": None, "images": None})
+    assert (post.text, post.comments, post.images) == ("t", [], [])

@@ -1,0 +1,123 @@
+"""load_image: paths and bytes in, decoded RGB images out, one clear ImageError for every bad input."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from faim.data.images import ImageError, load_image
+
+
+def encoded(fmt: str = "PNG", mode: str = "RGB", size: tuple[int, int] = (40, 30), **save: object) -> bytes:
+    pixels = np.random.default_rng(0).integers(0, 255, (size[1], size[0], 3), dtype=np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).convert(mode).save(buffer, fmt, **save)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG", "GIF", "WEBP"])
+def test_loads_common_formats_as_rgb(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / f"a.{fmt.lower()}"
+    path.write_bytes(encoded(fmt))
+    image = load_image(str(path), None)
+    assert image.mode == "RGB" and image.size == (40, 30)
+    assert np.asarray(image).shape == (30, 40, 3)
+
+
+@pytest.mark.parametrize("mode", ["L", "RGBA", "P", "1", "CMYK"])
+def test_converts_other_modes_to_rgb(mode: str) -> None:
+    fmt = "JPEG" if mode == "CMYK" else "PNG"
+    assert load_image(encoded(fmt, mode), None).mode == "RGB"
+
+
+def test_palette_with_transparency() -> None:
+    image = Image.new("P", (8, 8))
+    image.info["transparency"] = 0
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG", transparency=0)
+    assert load_image(buffer.getvalue(), None).mode == "RGB"
+
+
+def test_relative_path_resolves_against_root(tmp_path: Path) -> None:
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "x.png").write_bytes(encoded())
+    assert load_image("img/x.png", tmp_path).size == (40, 30)
+    assert load_image(Path("img/x.png"), tmp_path).size == (40, 30)
+
+
+def test_absolute_path_ignores_root(tmp_path: Path) -> None:
+    path = tmp_path / "x.png"
+    path.write_bytes(encoded())
+    assert load_image(path, tmp_path / "elsewhere").size == (40, 30)
+
+
+def test_bytes_input() -> None:
+    assert load_image(encoded("JPEG"), None).size == (40, 30)
+
+
+def test_exif_orientation_applied() -> None:
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90° clockwise on display
+    assert load_image(encoded("JPEG", exif=exif.tobytes()), None).size == (30, 40)
+
+
+def test_missing_file_names_path_and_resolution(tmp_path: Path) -> None:
+    with pytest.raises(ImageError, match=r"image 'a/b\.jpg': file not found \(resolved to .*a/b\.jpg\)"):
+        load_image("a/b.jpg", tmp_path)
+
+
+def test_directory(tmp_path: Path) -> None:
+    with pytest.raises(ImageError, match="is a directory"):
+        load_image(tmp_path, None)
+
+
+def test_empty_bytes_and_empty_file(tmp_path: Path) -> None:
+    with pytest.raises(ImageError, match=r"image <0 bytes>: empty"):
+        load_image(b"", None)
+    (tmp_path / "e.jpg").write_bytes(b"")
+    with pytest.raises(ImageError, match="'e.jpg': empty file"):
+        load_image("e.jpg", tmp_path)
+
+
+def test_not_an_image(tmp_path: Path) -> None:
+    (tmp_path / "x.jpg").write_bytes(np.random.default_rng(1).bytes(500))
+    with pytest.raises(ImageError, match="'x.jpg': not a recognised image format"):
+        load_image("x.jpg", tmp_path)
+    with pytest.raises(ImageError, match=r"<5 bytes>: not a recognised image format"):
+        load_image(b"hello", None)
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG"])
+def test_truncated(tmp_path: Path, fmt: str) -> None:
+    data = encoded(fmt, size=(64, 64))
+    (tmp_path / "t.img").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ImageError, match="'t.img': truncated"):
+        load_image("t.img", tmp_path)
+
+
+def test_corrupt_png_data() -> None:
+    data = bytearray(encoded("PNG", size=(64, 64)))
+    middle = len(data) // 2
+    data[middle : middle + 64] = bytes(64)
+    with pytest.raises(ImageError, match="corrupt"):
+        load_image(bytes(data), None)
+
+
+@pytest.mark.parametrize("limit", [1000, 500])  # 40x30 = 1200 pixels: over the limit (warning) and over twice it
+def test_decompression_bomb(monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", limit)
+    with pytest.raises(ImageError, match="too large, possible decompression bomb"):
+        load_image(encoded(), None)
+
+
+def test_no_pixel_limit_when_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", None)
+    assert load_image(encoded(), None).size == (40, 30)
+
+
+def test_image_error_is_value_error() -> None:
+    assert issubclass(ImageError, ValueError)

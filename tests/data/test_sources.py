@@ -1,0 +1,206 @@
+"""JSONL, CSV and Parquet sources on small generated files: round trips, mapping, errors, streaming."""
+
+from __future__ import annotations
+
+import csv
+import inspect
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from faim.data.sources import CsvSource, JsonlSource, ParquetSource, Source, read_posts
+from faim.registry import SOURCES
+
+ROWS = [
+    {"id": "p1", "text": "hello", "images": ["a.png", "b.png"], "comments": ["nice", "meh"], "hate": 1, "lang": "en"},
+    {"id": "p2", "text": "", "images": [], "comments": [], "hate": None, "lang": "fr"},
+    {
+        "id": "p3",
+        "text": 'a "quoted", comma\nand newline',
+        "images": ["c.png"],
+        "comments": ["x"],
+        "hate": 0,
+        "lang": "en",
+    },
+]
+COLUMNS = {"labels": {"hate": "hate"}, "meta": ["lang"]}
+EXPECTED = [
+    ("p1", "hello", ["a.png", "b.png"], ["nice", "meh"], {"hate": 1}, {"lang": "en"}),
+    ("p2", None, [], [], {}, {"lang": "fr"}),
+    ("p3", 'a "quoted", comma\nand newline', ["c.png"], ["x"], {"hate": 0}, {"lang": "en"}),
+]
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def write_csv(path: Path, rows: list[dict], delimiter: str = ",") -> Path:
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), delimiter=delimiter)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: json.dumps(v) if isinstance(v, list) else v for k, v in row.items()})
+    return path
+
+
+def write_parquet(path: Path, rows: list[dict]) -> Path:
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return path
+
+
+FORMATS = {
+    "jsonl": (JsonlSource, write_jsonl, {}, [1, 2, 3]),
+    "csv": (CsvSource, write_csv, {}, [2, 3, 4]),
+    "tsv": (CsvSource, lambda p, rows: write_csv(p, rows, "\t"), {"delimiter": "\t"}, [2, 3, 4]),
+    "parquet": (ParquetSource, write_parquet, {}, [0, 1, 2]),
+}
+
+
+def fields(posts):
+    return [(p.id, p.text, p.images, p.comments, p.labels, p.meta) for p in posts]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_round_trip(tmp_path, fmt):
+    cls, write, options, numbers = FORMATS[fmt]
+    path = write(tmp_path / f"train.{fmt}", ROWS)
+    source = cls(train=str(path), columns=COLUMNS, **options)
+    posts = source.posts("train")
+    assert source.splits() == ["train"]
+    assert fields(posts) == EXPECTED
+    assert [p.origin for p in posts] == [f"{path}:{n}" for n in numbers]
+    assert all(p.image_root == tmp_path.absolute() for p in posts)
+    assert fields(read_posts(path, columns=COLUMNS)) == EXPECTED
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_renamed_columns_and_single_image_column(tmp_path, fmt):
+    cls, write, options, _ = FORMATS[fmt]
+    rows = [
+        {"pid": 10, "tweet": "t", "img": "x.png", "class": "hate"},
+        {"pid": 11, "tweet": "u", "img": "", "class": ""},
+    ]
+    path = write(tmp_path / f"d.{fmt}", rows)
+    mapping = {"id": "pid", "text": "tweet", "image": "img", "labels": {"hate": "class"}}
+    posts = cls(test=str(path), columns=mapping, **options).posts("test")
+    assert fields(posts) == [("10", "t", ["x.png"], [], {"hate": "hate"}, {}), ("11", "u", [], [], {}, {})]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_missing_column_names_file_key_and_available(tmp_path, fmt):
+    cls, write, options, _ = FORMATS[fmt]
+    path = write(tmp_path / f"d.{fmt}", ROWS)
+    source = cls(train=str(path), columns={"text": "tweet"}, **options)
+    with pytest.raises(
+        ValueError, match=r"d\.\w+: column 'tweet' \(columns.text\) not found.*available: id, text, images"
+    ):
+        source.posts("train")
+
+
+def test_missing_id_becomes_row_index(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{"text": "a"}, {"text": "b"}])
+    assert [p.id for p in read_posts(path)] == ["0", "1"]
+
+
+def test_unknown_split_names_configured_ones(tmp_path):
+    source = JsonlSource(train=str(write_jsonl(tmp_path / "t.jsonl", ROWS)), validation="v.jsonl")
+    with pytest.raises(KeyError, match="no split 'test'; configured: train, validation"):
+        source.posts("test")
+
+
+def test_unknown_mapping_key_fails_at_construction():
+    with pytest.raises(ValueError, match="did you mean 'comments'"):
+        CsvSource(train="x.csv", columns={"coments": "replies"})
+
+
+def test_bad_json_line_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"text": "ok"}\n\n{"text": oops}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"{path}:3: invalid JSON"):
+        list(read_posts(path))
+
+
+@pytest.mark.parametrize(
+    ("fmt", "rows", "number"), [("jsonl", [{"text": "ok"}, {"text": 42}], 2), ("parquet", [{"text": 42}], 0)]
+)
+def test_non_string_text_names_row_and_field(tmp_path, fmt, rows, number):
+    path = FORMATS[fmt][1](tmp_path / f"d.{fmt}", rows)
+    with pytest.raises(ValueError, match=rf"{path}:{number}: field 'text' \(column 'text'\) must be a string, got 42"):
+        list(read_posts(path))
+
+
+def test_csv_keeps_text_as_text_and_parses_numeric_labels_per_cell(tmp_path):
+    rows = [
+        {"id": "001", "text": "123", "y": v, "m": m} for v, m in [("1", "5"), ("", "x"), ("nan", "2.5"), ("hate", "")]
+    ]
+    posts = list(read_posts(write_csv(tmp_path / "d.csv", rows), columns={"labels": {"y": "y"}, "meta": ["m"]}))
+    assert [(p.id, p.text) for p in posts] == [("001", "123")] * 4
+    assert [p.labels for p in posts] == [{"y": 1}, {}, {}, {"y": "hate"}]
+    assert [p.meta for p in posts] == [{"m": 5}, {"m": "x"}, {"m": 2.5}, {"m": None}]
+
+
+def test_csv_labels_first_seen_after_many_empty_rows(tmp_path):
+    path = tmp_path / "dump.csv"
+    pad = "text long enough for several pyarrow blocks"
+    lines = [f"{i},{pad} {i},{'' if i < 50_000 else i % 2}\n" for i in range(60_000)]
+    path.write_text("id,text,y\n" + "".join(lines), encoding="utf-8")
+    labels = [p.labels for p in read_posts(path, columns={"labels": ["y"]})]
+    assert len(labels) == 60_000 and labels[49_999] == {} and labels[50_001] == {"y": 1}
+
+
+def test_csv_without_quoting(tmp_path):
+    path = tmp_path / "liar.tsv"
+    path.write_text('id\ttext\n1\tsays "hi\n', encoding="utf-8")
+    posts = list(CsvSource(delimiter="\t", quote_char=None).iter_posts(path))
+    assert [p.text for p in posts] == ['says "hi']
+
+
+def test_streaming_parquet_in_row_groups(tmp_path):
+    path = tmp_path / "dump.parquet"
+    ids = [f"post-{i}" for i in range(10_000)]
+    pq.write_table(pa.table({"id": ids, "text": [f"text {i}" for i in range(10_000)]}), path, row_group_size=1_000)
+    assert pq.ParquetFile(path).num_row_groups == 10
+    stream = read_posts(path)
+    first = next(stream)
+    assert first.id == "post-0" and first.origin == f"{path}:0"
+    assert [first.id, *(p.id for p in stream)] == ids
+
+
+def test_image_root_argument_is_relative_to_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = write_jsonl(tmp_path / "d.jsonl", ROWS)
+    posts = JsonlSource(train=str(path), image_root="imgs").posts("train")
+    assert {p.image_root for p in posts} == {tmp_path / "imgs"}
+
+
+def test_describe_and_fingerprint(tmp_path):
+    path = write_jsonl(tmp_path / "a.jsonl", ROWS)
+    copy = tmp_path / "copy" / "a.jsonl"
+    copy.parent.mkdir()
+    shutil.copy(path, copy)
+    source = JsonlSource(train=str(path), validation=str(copy))
+    assert source.describe("train") == str(path)
+    assert len(source.fingerprint("train")) == 64
+    assert source.fingerprint("train") == source.fingerprint("validation")
+    assert JsonlSource(train=str(path), columns={"text": "id"}).fingerprint("train") != source.fingerprint("train")
+    write_jsonl(copy, ROWS[:2])
+    assert source.fingerprint("train") != source.fingerprint("validation")
+
+
+def test_read_posts_rejects_unknown_extensions(tmp_path):
+    with pytest.raises(ValueError, match=r"unknown extension; known: \.jsonl, \.ndjson, \.json, \.csv, \.tsv"):
+        read_posts(tmp_path / "posts.xlsx")
+
+
+def test_sources_are_registered_with_explicit_arguments():
+    assert {"jsonl", "csv", "parquet", "hf", "tweeteval"} <= set(SOURCES)
+    for cls in SOURCES.values():
+        kinds = {p.kind for p in inspect.signature(cls).parameters.values()}
+        assert inspect.Parameter.VAR_KEYWORD not in kinds, cls
+    assert isinstance(JsonlSource(), Source)

@@ -1,0 +1,114 @@
+"""The ``hf`` source on local Hugging Face datasets: saved DatasetDict/Dataset folders and data files, offline."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from faim.data.hf import HfSource
+from faim.data.sources import read_posts
+
+datasets = pytest.importorskip("datasets")
+
+ROWS = {
+    "post_id": ["a", "b"],
+    "tweet": ["first", None],
+    "replies": [["r1", "r2"], []],
+    "label": [1, None],
+    "img": [{"bytes": b"\x89PNG", "path": None}, None],
+}
+FEATURES = {
+    "post_id": datasets.Value("string"),
+    "tweet": datasets.Value("string"),
+    "replies": datasets.Sequence(datasets.Value("string")),
+    "label": datasets.Value("int64"),
+    "img": datasets.Image(),
+}
+COLUMNS = {"id": "post_id", "text": "tweet", "comments": "replies", "image": "img", "labels": {"hate": "label"}}
+EXPECTED = [("a", "first", [b"\x89PNG"], ["r1", "r2"], {"hate": 1}), ("b", None, [], [], {})]
+
+
+@pytest.fixture(autouse=True)
+def offline(tmp_path, monkeypatch):
+    """Fail on any network connection and keep datasets' cache inside the test folder."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network access attempted: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+
+
+@pytest.fixture
+def dataset():
+    return datasets.Dataset.from_dict(ROWS, features=datasets.Features(FEATURES))
+
+
+def fields(posts):
+    return [(p.id, p.text, p.images, p.comments, p.labels) for p in posts]
+
+
+def test_saved_dataset_dict_with_default_split_names(tmp_path, dataset):
+    datasets.DatasetDict({"train": dataset, "validation": dataset, "extra": dataset}).save_to_disk(tmp_path / "dd")
+    source = HfSource(path=str(tmp_path / "dd"), columns=COLUMNS)
+    assert source.splits() == ["train", "validation"]
+    posts = source.posts("validation")
+    assert fields(posts) == EXPECTED
+    assert posts[0].origin == f"{tmp_path / 'dd' / 'validation'}:0"
+    assert posts[0].image_root == tmp_path.absolute()
+    assert source.describe("train") == str(tmp_path / "dd" / "train")
+    assert source.fingerprint("train") == source.fingerprint("validation")
+
+
+def test_split_names_inside_the_dict(tmp_path, dataset):
+    datasets.DatasetDict({"train": dataset, "valid": dataset}).save_to_disk(tmp_path / "dd")
+    source = HfSource(path=str(tmp_path / "dd"), validation="valid", columns=COLUMNS)
+    assert source.splits() == ["validation"] and fields(source.posts("validation")) == EXPECTED
+    with pytest.raises(KeyError, match="split 'dev' is not in .* \\(splits: train, valid\\)"):
+        HfSource(path=str(tmp_path / "dd"), test="dev")
+
+
+def test_path_must_be_a_saved_dataset_dict(tmp_path, dataset):
+    dataset.save_to_disk(tmp_path / "single")
+    with pytest.raises(FileNotFoundError, match="not a folder saved with DatasetDict.save_to_disk"):
+        HfSource(path=str(tmp_path / "single"))
+
+
+def test_saved_dataset_folder_per_split_and_read_posts(tmp_path, dataset):
+    dataset.save_to_disk(tmp_path / "train_ds")
+    source = HfSource(train=str(tmp_path / "train_ds"), columns=COLUMNS)
+    assert fields(source.posts("train")) == EXPECTED
+    assert fields(read_posts(tmp_path / "train_ds", columns=COLUMNS)) == EXPECTED
+
+
+def test_dataset_dict_folder_given_as_one_split_is_explained(tmp_path, dataset):
+    datasets.DatasetDict({"train": dataset}).save_to_disk(tmp_path / "dd")
+    with pytest.raises(ValueError, match="holds a DatasetDict \\(splits: train\\)"):
+        list(HfSource(columns=COLUMNS).iter_posts(tmp_path / "dd"))
+
+
+def test_local_data_file_through_load_dataset(tmp_path):
+    path = tmp_path / "posts.jsonl"
+    path.write_text(
+        "".join(json.dumps({"id": i, "text": f"t{i}", "y": i % 2}) + "\n" for i in range(3)), encoding="utf-8"
+    )
+    source = HfSource(test=str(path), columns={"labels": {"y": "y"}})
+    posts = source.posts("test")
+    assert [(p.id, p.text, p.labels) for p in posts] == [
+        ("0", "t0", {"y": 0}),
+        ("1", "t1", {"y": 1}),
+        ("2", "t2", {"y": 0}),
+    ]
+    assert posts[0].image_root == tmp_path.absolute()
+
+
+def test_missing_column_and_missing_file(tmp_path, dataset):
+    dataset.save_to_disk(tmp_path / "ds")
+    with pytest.raises(
+        ValueError, match="column 'text' \\(columns.text\\) not found \\(did you mean 'tweet'\\?\\); available: post_id"
+    ):
+        HfSource(train=str(tmp_path / "ds"), columns={"text": "text"}).posts("train")
+    with pytest.raises(FileNotFoundError, match="nowhere.jsonl does not exist"):
+        HfSource(train=str(tmp_path / "nowhere.jsonl")).posts("train")

@@ -1,0 +1,93 @@
+"""Expected calibration error and temperature scaling on synthetic samples with known calibration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit, softmax
+from sklearn.metrics import roc_auc_score
+
+from faim.eval import apply_temperature, expected_calibration_error, fit_temperature, reliability_bins
+
+
+def _overconfident_binary(n: int = 5000, scale: float = 4.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Labels drawn from ``sigmoid(z)`` and logits reported as ``scale * z`` (overconfident for scale > 1)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(0.0, 1.5, size=n)
+    y = (rng.uniform(size=n) < expit(z)).astype(int)
+    return scale * z, y
+
+
+def test_ece_hand_computed() -> None:
+    # two bins: [0, 0.5) holds 0.2, 0.4 (mean 0.3, one positive: 0.5); [0.5, 1] holds 0.9 (positive)
+    ece = expected_calibration_error(np.array([0.2, 0.4, 0.9]), np.array([0, 1, 1]), bins=2)
+    assert ece == pytest.approx((2 * abs(0.5 - 0.3) + abs(1.0 - 0.9)) / 3)
+
+
+def test_reliability_bins_edges_and_empty_bins() -> None:
+    rb = reliability_bins(np.array([0.0, 0.5, 1.0]), np.array([0, 1, 1]), bins=4)
+    assert rb.counts.tolist() == [1, 0, 1, 1]  # 1.0 falls in the last, closed bin
+    assert np.isnan(rb.confidence[1]) and np.isnan(rb.frequency[1])
+
+
+def test_ece_of_calibrated_sample_is_small() -> None:
+    rng = np.random.default_rng(0)
+    prob = rng.uniform(size=20_000)
+    y = (rng.uniform(size=20_000) < prob).astype(int)
+    assert expected_calibration_error(prob, y) < 0.02
+
+
+def test_ece_of_overconfident_sample_is_large() -> None:
+    logits, y = _overconfident_binary()
+    assert expected_calibration_error(expit(logits), y) > 0.1
+
+
+def test_ece_rejects_empty_and_bad_bins() -> None:
+    with pytest.raises(ValueError, match="non-empty"):
+        expected_calibration_error(np.array([]), np.array([]))
+    with pytest.raises(ValueError, match="bins"):
+        expected_calibration_error(np.array([0.5]), np.array([1]), bins=0)
+
+
+def test_binary_temperature_reduces_ece_and_keeps_auroc() -> None:
+    logits, y = _overconfident_binary()
+    temperature = fit_temperature(logits, y)
+    assert temperature == pytest.approx(4.0, rel=0.15)
+    before, after = expit(logits), apply_temperature(logits, temperature)
+    assert expected_calibration_error(after, y) < 0.03 < expected_calibration_error(before, y)
+    assert roc_auc_score(y, after) == pytest.approx(roc_auc_score(y, before), abs=1e-12)
+
+
+def test_binary_temperature_from_probabilities() -> None:
+    logits, y = _overconfident_binary(seed=1)
+    temperature = fit_temperature(expit(logits), y, from_probs=True)
+    assert temperature == pytest.approx(fit_temperature(logits, y), rel=1e-3)
+    calibrated = apply_temperature(expit(logits), temperature, from_probs=True)
+    assert calibrated == pytest.approx(apply_temperature(logits, temperature), abs=1e-6)
+
+
+def test_multiclass_temperature_reduces_ece_and_keeps_predictions() -> None:
+    rng = np.random.default_rng(2)
+    true_logits = rng.normal(0.0, 1.5, size=(4000, 4))
+    y = np.array([rng.choice(4, p=row) for row in softmax(true_logits, axis=1)])
+    logits = 3.0 * true_logits
+    temperature = fit_temperature(logits, y)
+    assert temperature == pytest.approx(3.0, rel=0.15)
+    before, after = softmax(logits, axis=1), apply_temperature(logits, temperature)
+
+    def ece(prob: np.ndarray) -> float:
+        return expected_calibration_error(prob.max(axis=1), prob.argmax(axis=1) == y)
+
+    assert ece(after) < ece(before) / 2
+    assert (after.argmax(axis=1) == before.argmax(axis=1)).all()
+
+
+def test_temperature_errors() -> None:
+    with pytest.raises(ValueError, match="positive"):
+        apply_temperature(np.zeros(3), 0.0)
+    with pytest.raises(ValueError, match="bounds"):
+        fit_temperature(np.zeros(3), np.array([0, 1, 0]), bounds=(2.0, 1.0))
+    with pytest.raises(ValueError, match="class indices"):
+        fit_temperature(np.zeros((3, 2)), np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="finite"):
+        fit_temperature(np.array([0.0, np.inf]), np.array([0, 1]))

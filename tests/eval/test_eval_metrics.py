@@ -1,0 +1,154 @@
+"""Binary, multiclass, multilabel and slice metrics against hand-computed values and scikit-learn."""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+import pytest
+from sklearn.metrics import accuracy_score, average_precision_score, f1_score, roc_auc_score
+
+from faim.eval import binary_metrics, multiclass_metrics, multilabel_metrics, slice_metrics
+
+Y = np.array([0, 0, 1, 1, 0, 1, 0, 1])
+P = np.array([0.1, 0.4, 0.35, 0.8, 0.7, 0.9, 0.2, 0.6])
+
+
+def test_binary_hand_computed() -> None:
+    m = binary_metrics(Y, P, threshold=0.5)
+    # decisions at 0.5: [0,0,0,1,1,1,0,1] -> tp=3, fp=1, fn=1, tn=3
+    assert m["precision"] == pytest.approx(0.75)
+    assert m["recall"] == pytest.approx(0.75)
+    assert m["f1"] == pytest.approx(0.75)
+    assert m["accuracy"] == pytest.approx(0.75)
+    assert m["macro_f1"] == pytest.approx(0.75)
+    assert m["brier"] == pytest.approx(np.mean((P - Y) ** 2))
+    assert (m["n"], m["positives"], m["threshold"]) == (8, 4, 0.5)
+    # positives ranked above negatives in 2 + 4 + 4 + 3 = 13 of 16 pairs
+    assert m["auroc"] == pytest.approx(13 / 16)
+    # recall >= 0.9 needs every positive: cutting at the lowest one (0.35) also admits negatives 0.4 and 0.7
+    assert m["precision@recall=0.90"] == pytest.approx(4 / 6)
+    # precision >= 0.9: only the cuts at 0.8 (2/2) and 0.9 (1/1) -> best recall 2/4
+    assert m["recall@precision=0.90"] == pytest.approx(0.5)
+
+
+def test_binary_matches_sklearn() -> None:
+    rng = np.random.default_rng(0)
+    prob = rng.uniform(size=500)
+    y = (rng.uniform(size=500) < prob).astype(int)
+    m = binary_metrics(y, prob, threshold=0.42, fixed_recall=(0.5, 0.8), fixed_precision=(0.7,))
+    pred = prob >= 0.42
+    assert m["auroc"] == pytest.approx(roc_auc_score(y, prob))
+    assert m["average_precision"] == pytest.approx(average_precision_score(y, prob))
+    assert m["f1"] == pytest.approx(f1_score(y, pred))
+    assert m["macro_f1"] == pytest.approx(f1_score(y, pred, average="macro"))
+    assert m["accuracy"] == pytest.approx(accuracy_score(y, pred))
+    assert {"precision@recall=0.50", "precision@recall=0.80", "recall@precision=0.70"} <= m.keys()
+
+
+def test_perfectly_separable_gives_auroc_one() -> None:
+    y = np.array([0, 0, 0, 1, 1])
+    m = binary_metrics(y, np.array([0.1, 0.2, 0.3, 0.7, 0.9]), threshold=0.5)
+    assert m["auroc"] == 1.0 and m["average_precision"] == 1.0
+    assert m["f1"] == 1.0 and m["precision@recall=0.90"] == 1.0 and m["recall@precision=0.90"] == 1.0
+
+
+@pytest.mark.parametrize("label", [0, 1])
+def test_binary_single_class_gives_nan_without_crash(label: int) -> None:
+    m = binary_metrics(np.full(5, label), np.linspace(0.1, 0.9, 5), threshold=0.5)
+    assert math.isnan(m["auroc"]) and math.isnan(m["average_precision"])
+    assert m["n"] == 5 and m["positives"] == 5 * label
+    assert not math.isnan(m["ece"]) and not math.isnan(m["accuracy"])
+
+
+def test_binary_rejects_bad_inputs() -> None:
+    with pytest.raises(ValueError, match="empty"):
+        binary_metrics(np.array([]), np.array([]), threshold=0.5)
+    with pytest.raises(ValueError, match="0 and 1"):
+        binary_metrics(np.array([0, 2]), np.array([0.1, 0.2]), threshold=0.5)
+    with pytest.raises(ValueError, match="probabilities"):
+        binary_metrics(np.array([0, 1]), np.array([0.1, np.nan]), threshold=0.5)
+    with pytest.raises(ValueError, match="shapes"):
+        binary_metrics(np.array([0, 1]), np.array([0.1]), threshold=0.5)
+
+
+def test_multiclass_matches_sklearn() -> None:
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(300, 3))
+    prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    y = rng.integers(0, 3, size=300)
+    labels = ["none", "offensive", "hate"]
+    m = multiclass_metrics(y, prob, labels)
+    pred = prob.argmax(axis=1)
+    assert m["accuracy"] == pytest.approx(accuracy_score(y, pred))
+    assert m["macro_f1"] == pytest.approx(f1_score(y, pred, average="macro"))
+    assert m["macro_auroc"] == pytest.approx(roc_auc_score(y, prob, multi_class="ovr"))
+    per_class = f1_score(y, pred, average=None)
+    assert [m[f"f1/{label}"] for label in labels] == pytest.approx(per_class)
+    assert m["n"] == 300 and 0.0 <= m["ece"] <= 1.0
+
+
+def test_multiclass_missing_class_gives_nan_auroc() -> None:
+    prob = np.array([[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.6, 0.3, 0.1]])
+    m = multiclass_metrics(np.array([0, 1, 0]), prob, ["a", "b", "c"])
+    assert math.isnan(m["macro_auroc"])
+    assert m["accuracy"] == 1.0 and m["f1/c"] == 0.0
+
+
+def test_multiclass_rejects_wrong_width() -> None:
+    with pytest.raises(ValueError, match="one column per label"):
+        multiclass_metrics(np.array([0, 1]), np.full((2, 2), 0.5), ["a", "b", "c"])
+
+
+def test_multilabel_ignores_unlabelled_rows() -> None:
+    nan = np.nan
+    y = np.array([[1, 0], [0, nan], [1, 1], [0, nan], [nan, 0]])
+    prob = np.array([[0.9, 0.2], [0.1, 0.9], [0.8, 0.7], [0.3, 0.9], [0.5, 0.6]])
+    m = multilabel_metrics(y, prob, ["toxic", "threat"], thresholds=[0.5, 0.5])
+    assert m["n/toxic"] == 4 and m["n/threat"] == 3 and m["n"] == 5
+    assert m["auroc/toxic"] == 1.0
+    assert m["auroc/threat"] == pytest.approx(roc_auc_score([0, 1, 0], [0.2, 0.7, 0.6]))
+    assert m["f1/threat"] == pytest.approx(f1_score([0, 1, 0], [0, 1, 1]))
+    assert m["macro_auroc"] == pytest.approx((m["auroc/toxic"] + m["auroc/threat"]) / 2)
+
+
+def test_multilabel_macro_skips_undefined_labels() -> None:
+    y = np.array([[1, 1], [0, 1], [np.nan, 1]])
+    m = multilabel_metrics(y, np.full((3, 2), 0.6), ["a", "b"], thresholds=[0.5, 0.5])
+    assert math.isnan(m["auroc/b"])
+    assert m["macro_auroc"] == m["auroc/a"] == 0.5
+
+
+def test_multilabel_all_unlabelled_label() -> None:
+    y = np.array([[1, np.nan], [0, np.nan]])
+    m = multilabel_metrics(y, np.full((2, 2), 0.5), ["a", "b"], thresholds=[0.5, 0.5])
+    assert m["n/b"] == 0 and math.isnan(m["f1/b"]) and math.isnan(m["auroc/b"])
+
+
+def test_multilabel_needs_one_threshold_per_label() -> None:
+    with pytest.raises(ValueError, match="one threshold per label"):
+        multilabel_metrics(np.zeros((2, 2)), np.zeros((2, 2)), ["a", "b"], thresholds=[0.5])
+
+
+def test_slice_metrics_min_size_and_single_class() -> None:
+    y = np.array([0, 1, 0, 1, 1, 1, 0])
+    prob = np.array([0.1, 0.9, 0.2, 0.8, 0.7, 0.6, 0.3])
+    slices = np.array(["en", "en", "en", "en", "es", "es", "fr"])
+    result = slice_metrics(y, prob, slices, partial(binary_metrics, threshold=0.5), min_size=2)
+    assert list(result) == ["en", "es", "fr"]
+    assert result["en"]["n"] == 4 and result["en"]["auroc"] == 1.0
+    assert result["es"]["n"] == 2 and math.isnan(result["es"]["auroc"])
+    assert result["fr"] == {"n": 1}
+
+
+def test_slice_metrics_multiclass_and_object_slices() -> None:
+    prob = np.array([[0.7, 0.3], [0.4, 0.6], [0.9, 0.1]])
+    result = slice_metrics(np.array([0, 1, 0]), prob, np.array([None, "a", None], dtype=object),
+                           partial(multiclass_metrics, labels=["x", "y"]), min_size=1)
+    assert set(result) == {"None", "a"} and result["None"]["n"] == 2
+
+
+def test_slice_metrics_rejects_length_mismatch() -> None:
+    with pytest.raises(ValueError, match="one value per row"):
+        slice_metrics(np.array([0, 1]), np.array([0.2, 0.8]), np.array(["a"]), partial(binary_metrics, threshold=0.5))

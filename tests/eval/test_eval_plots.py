@@ -1,0 +1,56 @@
+"""Plots write non-empty PNG files, also for degenerate samples, without touching pyplot."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from faim.eval import plot_binary, plot_multiclass
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _assert_png(path: Path) -> None:
+    data = path.read_bytes()
+    assert data.startswith(PNG_MAGIC) and len(data) > 1000
+
+
+def test_plot_binary_writes_three_pngs(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    prob = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < prob).astype(int)
+    paths = plot_binary(y, prob, tmp_path / "plots", "hate")
+    assert [p.name for p in paths] == ["hate_roc.png", "hate_pr.png", "hate_calibration.png"]
+    for path in paths:
+        _assert_png(path)
+
+
+def test_plot_binary_single_class_does_not_crash(tmp_path: Path) -> None:
+    paths = plot_binary(np.zeros(10, dtype=int), np.linspace(0, 1, 10), tmp_path, "flat")
+    for path in paths:
+        _assert_png(path)
+
+
+def test_plot_multiclass_writes_roc_and_calibration(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(200, 3))
+    prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    y = rng.integers(0, 2, size=200)  # class "hate" never occurs: its curve is marked undefined
+    paths = plot_multiclass(y, prob, ["none", "offensive", "hate"], tmp_path, "davidson")
+    assert [p.name for p in paths] == ["davidson_roc.png", "davidson_calibration.png"]
+    for path in paths:
+        _assert_png(path)
+
+
+def test_plots_do_not_use_pyplot(tmp_path: Path) -> None:
+    plot_binary(np.array([0, 1, 0, 1]), np.array([0.2, 0.8, 0.4, 0.6]), tmp_path, "t")
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    assert pyplot is None or not pyplot.get_fignums()
+
+
+def test_plot_binary_rejects_bad_inputs(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="empty"):
+        plot_binary(np.array([]), np.array([]), tmp_path, "t")

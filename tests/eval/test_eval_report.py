@@ -1,0 +1,90 @@
+"""Report files: JSON round trip with NaN as null, Markdown tables, console table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from faim.eval import Results, binary_metrics, format_table, multiclass_metrics, plot_binary, write_report
+
+
+def _results(tmp_path: Path) -> Results:
+    y = np.array([0, 1, 0, 1, 1, 0, 1, 0])
+    prob = np.array([0.1, 0.9, 0.3, 0.6, 0.8, 0.45, 0.35, 0.2])
+    plots = plot_binary(y, prob, tmp_path / "out", "hate")
+    three = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.5, 0.4, 0.1]])
+    return {
+        "model": "runs/memes",
+        "data": "dev.jsonl",
+        "split": "dev",
+        "tasks": {
+            "hate": {
+                "type": "binary",
+                "metrics": binary_metrics(y, prob, threshold=0.5),
+                "slices": {"en": binary_metrics(y[:5], prob[:5], threshold=0.5), "es|mx": {"n": 3}},
+                "ablations": {
+                    "without_image": binary_metrics(y, np.roll(prob, 1), threshold=0.5),
+                    "without_text": binary_metrics(np.zeros(8, dtype=int), prob, threshold=0.5),
+                },
+                "plots": plots,
+            },
+            "davidson": {
+                "type": "multiclass",
+                "metrics": multiclass_metrics(np.array([0, 1, 2, 1]), three, ["none", "offensive", "hate"]),
+            },
+        },
+    }
+
+
+def test_json_round_trips_with_nan_as_null(tmp_path: Path) -> None:
+    results = _results(tmp_path)
+    paths = write_report(results, tmp_path / "out")
+    loaded = json.loads(paths["json"].read_text())
+    without_text = loaded["tasks"]["hate"]["ablations"]["without_text"]
+    assert without_text["auroc"] is None  # NaN: one class only
+    assert loaded["tasks"]["hate"]["metrics"] == pytest.approx(results["tasks"]["hate"]["metrics"])
+    assert loaded["tasks"]["hate"]["plots"] == [str(p) for p in results["tasks"]["hate"]["plots"]]
+    assert (loaded["model"], loaded["data"], loaded["split"]) == ("runs/memes", "dev.jsonl", "dev")
+    # writing the loaded dict again gives the same file
+    again = write_report(loaded, tmp_path / "again")
+    assert json.loads(again["json"].read_text()) == loaded
+
+
+def test_markdown_has_tasks_metrics_slices_ablations_and_images(tmp_path: Path) -> None:
+    paths = write_report(_results(tmp_path), tmp_path / "out")
+    md = paths["markdown"].read_text()
+    for text in ("## hate (binary)", "## davidson (multiclass)", "| auroc |", "| average_precision |",
+                 "| macro_auroc |", "| f1/offensive |", "precision@recall=0.90", "### Slices", "### Ablations",
+                 "| metric | full | without_image | without_text |", "es\\|mx", "n/a",
+                 "![hate_roc.png](hate_roc.png)", "![hate_calibration.png](hate_calibration.png)"):
+        assert text in md, text
+    ablation_row = next(line for line in md.splitlines() if line.startswith("| auroc | ") and "(" in line)
+    assert "(-0." in ablation_row  # shuffled scores lose AUROC against the full model
+
+
+def test_markdown_links_plots_relative_to_report(tmp_path: Path) -> None:
+    paths = write_report(_results(tmp_path), tmp_path / "report")
+    assert "](../out/hate_pr.png)" in paths["markdown"].read_text()
+
+
+def test_format_table_lists_tasks_and_ablations(tmp_path: Path) -> None:
+    table = format_table(_results(tmp_path))
+    lines = table.splitlines()
+    assert lines[0].startswith("model: runs/memes")
+    assert "hate (binary)" in lines and "davidson (multiclass)" in lines
+    header = next(line for line in lines if line.startswith("variant") and "average_precision" in line)
+    assert header.split() == ["variant", "auroc", "average_precision", "f1", "macro_f1", "ece", "n"]
+    assert any(line.startswith("without_image") for line in lines)
+    assert any(line.startswith("without_text") and "n/a" in line for line in lines)
+
+
+def test_invalid_results_raise(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="'tasks'"):
+        write_report({"model": "m", "data": "d", "split": "s"}, tmp_path)  # type: ignore[typeddict-item]
+    task = {"type": "regression", "metrics": {}}
+    bad: Results = {"model": "m", "data": "d", "split": "s", "tasks": {"t": task}}  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="regression"):
+        format_table(bad)

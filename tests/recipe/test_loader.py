@@ -1,0 +1,46 @@
+"""base: merging, --set overrides and shipped recipes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import tiny_recipe
+
+from faim.recipe import Recipe, RecipeError
+from faim.recipe.loader import apply_overrides, shipped_recipes
+
+
+def test_overrides_parse_yaml_values() -> None:
+    result = apply_overrides({"train": {"max_epochs": 1}}, ["train.max_epochs=3", "train.lr=1e-4", "eval.slice=lang"])
+    assert result == {"train": {"max_epochs": 3, "lr": 1e-4}, "eval": {"slice": "lang"}}
+
+
+def test_override_without_equals_fails() -> None:
+    with pytest.raises(RecipeError, match="KEY.PATH=VALUE"):
+        apply_overrides({}, ["train.max_epochs"])
+
+
+def test_base_is_merged_and_type_change_replaces(tmp_path: Path) -> None:
+    base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, tmp_path)
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    child = {"base": "base.yaml", "model": {"fusion": {"type": "concat"}}, "train": {"max_epochs": 7}}
+    (tmp_path / "child.yaml").write_text(yaml.safe_dump(child))
+    recipe = Recipe.load(tmp_path / "child.yaml")
+    assert recipe.model["fusion"] == {"type": "concat"}
+    assert recipe.train.max_epochs == 7
+    assert recipe.train.batch_size == 32
+
+
+def test_two_levels_of_base_fail(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump({"base": "b.yaml"}))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({"base": "a.yaml"}))
+    with pytest.raises(RecipeError, match="only one level"):
+        Recipe.load(tmp_path / "c.yaml")
+
+
+@pytest.mark.parametrize("name", shipped_recipes())
+def test_shipped_recipes_validate(name: str) -> None:
+    recipe = Recipe.load(name)
+    assert recipe.model["heads"]

@@ -1,0 +1,100 @@
+"""Recipe errors name the file, the YAML path, the problem and the valid choices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import tiny_recipe
+
+from faim.recipe import Recipe, RecipeError
+
+
+@pytest.fixture
+def recipe(tmp_path: Path) -> dict:
+    data = {"train": tmp_path / "t.jsonl", "validation": tmp_path / "v.jsonl"}
+    return tiny_recipe(data, tmp_path / "run")
+
+
+def error_for(recipe: dict, write_recipe) -> str:
+    path = write_recipe(recipe)
+    with pytest.raises(RecipeError) as info:
+        Recipe.load(path)
+    message = str(info.value)
+    assert message.startswith(str(path)), message
+    return message
+
+
+def test_valid_recipe_loads_with_defaults(recipe: dict, write_recipe) -> None:
+    loaded = Recipe.load(write_recipe(recipe))
+    assert loaded.train.max_epochs == 3
+    assert loaded.train.seed == 0
+    assert loaded.eval.split == "validation"
+
+
+def test_unknown_fusion_key_suggests_close_match(recipe: dict, write_recipe) -> None:
+    recipe["model"]["fusion"]["dimm"] = 8
+    message = error_for(recipe, write_recipe)
+    assert "model.fusion.dimm" in message
+    assert "did you mean 'dim'" in message
+    assert "num_heads" in message
+
+
+def test_unknown_fusion_type_lists_valid_types(recipe: dict, write_recipe) -> None:
+    recipe["model"]["fusion"]["type"] = "atention"
+    message = error_for(recipe, write_recipe)
+    assert "model.fusion.type" in message
+    assert "did you mean 'attention'" in message
+    assert "concat" in message and "gated" in message
+
+
+def test_unknown_train_key(recipe: dict, write_recipe) -> None:
+    recipe["train"]["max_epoch"] = 3
+    message = error_for(recipe, write_recipe)
+    assert "train.max_epoch" in message and "did you mean 'max_epochs'" in message
+
+
+def test_unknown_top_level_section(recipe: dict, write_recipe) -> None:
+    recipe["trian"] = {}
+    assert "did you mean 'train'" in error_for(recipe, write_recipe)
+
+
+def test_derived_argument_is_rejected(recipe: dict, write_recipe) -> None:
+    recipe["model"]["heads"]["harmful"]["input_dim"] = 8
+    message = error_for(recipe, write_recipe)
+    assert "model.heads.harmful.input_dim" in message and "derived" in message
+
+
+def test_unknown_encoder_type(recipe: dict, write_recipe) -> None:
+    recipe["model"]["encoders"]["text"]["type"] = "hf_txt"
+    message = error_for(recipe, write_recipe)
+    assert "model.encoders.text.type" in message and "did you mean 'hf_text'" in message
+
+
+def test_binary_head_needs_two_labels(recipe: dict, write_recipe) -> None:
+    recipe["model"]["heads"]["harmful"]["labels"] = ["a", "b", "c"]
+    assert "model.heads.harmful.labels" in error_for(recipe, write_recipe)
+
+
+def test_unknown_element_kind(recipe: dict, write_recipe) -> None:
+    recipe["model"]["encoders"]["images"] = recipe["model"]["encoders"].pop("image")
+    message = error_for(recipe, write_recipe)
+    assert "model.encoders.images" in message and "did you mean 'image'" in message
+
+
+def test_missing_recipe_file_names_shipped_recipes() -> None:
+    with pytest.raises(RecipeError, match="no such file.*demo_multimodal"):
+        Recipe.load("does/not/exist.yaml")
+
+
+def test_invalid_yaml_names_file(write_recipe, tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("data: [unclosed", encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"bad.yaml: invalid YAML"):
+        Recipe.load(path)
+
+
+def test_wrong_value_type_in_section(recipe: dict, write_recipe) -> None:
+    recipe["train"]["max_epochs"] = "three"
+    message = error_for(recipe, write_recipe)
+    assert "train.max_epochs" in message and "expected int" in message

@@ -1,0 +1,160 @@
+"""Tests of the built-in task heads: shapes, losses with missing labels, weighting, probabilities, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from faim.registry import HEADS
+from faim.tasks import BinaryHead, Head, MulticlassHead, MultilabelHead
+
+NAN = float("nan")
+DIM, BATCH = 6, 5
+
+
+def embedding(seed: int = 0) -> Tensor:
+    return torch.randn(BATCH, DIM, generator=torch.Generator().manual_seed(seed))
+
+
+def test_registered_with_task_types() -> None:
+    assert HEADS["binary"] is BinaryHead and BinaryHead.task_type == "binary"
+    assert HEADS["multiclass"] is MulticlassHead and MulticlassHead.task_type == "multiclass"
+    assert HEADS["multilabel"] is MultilabelHead and MultilabelHead.task_type == "multilabel"
+
+
+@pytest.mark.parametrize("hidden_dim", [0, 4])
+@pytest.mark.parametrize(
+    ("head", "shape"),
+    [
+        (lambda h: BinaryHead(DIM, hidden_dim=h, dropout=0.1), (BATCH,)),
+        (lambda h: MulticlassHead(DIM, 3, hidden_dim=h, dropout=0.1), (BATCH, 3)),
+        (lambda h: MultilabelHead(DIM, 4, hidden_dim=h, dropout=0.1), (BATCH, 4)),
+    ],
+    ids=["binary", "multiclass", "multilabel"],
+)
+def test_logit_and_probability_shapes(head: Callable[[int], Head], shape: tuple[int, ...], hidden_dim: int) -> None:
+    module = head(hidden_dim)
+    logits = module(embedding())
+    assert logits.shape == shape
+    probabilities = module.probabilities(logits)
+    assert probabilities.shape == shape
+    assert ((probabilities >= 0) & (probabilities <= 1)).all()
+    assert len(module.net) == (4 if hidden_dim else 2)
+
+
+def test_binary_loss_ignores_missing_labels() -> None:
+    head = BinaryHead(DIM, pos_weight=3.0)
+    logits = torch.randn(BATCH)
+    target = torch.tensor([1.0, NAN, 0.0, 1.0, NAN])
+    labelled = ~target.isnan()
+    expected = F.binary_cross_entropy_with_logits(logits[labelled], target[labelled], pos_weight=torch.tensor(3.0))
+    torch.testing.assert_close(head.loss(logits, target), expected)
+    assert head.loss(logits, target) != BinaryHead(DIM).loss(logits, target)
+
+
+def test_multiclass_loss_ignores_missing_labels() -> None:
+    weights = [0.5, 2.0, 1.0]
+    head = MulticlassHead(DIM, 3, class_weights=weights, label_smoothing=0.1)
+    logits = torch.randn(BATCH, 3)
+    target = torch.tensor([2, -100, 0, 1, -100])
+    labelled = target != -100
+    expected = F.cross_entropy(logits[labelled], target[labelled], weight=torch.tensor(weights), label_smoothing=0.1)
+    torch.testing.assert_close(head.loss(logits, target), expected)
+
+
+def test_class_weights_change_the_loss() -> None:
+    logits = torch.randn(BATCH, 3)
+    target = torch.tensor([2, 1, 0, 1, -100])
+    plain = MulticlassHead(DIM, 3).loss(logits, target)
+    torch.testing.assert_close(plain, F.cross_entropy(logits, target))
+    assert MulticlassHead(DIM, 3, class_weights=[1.0, 5.0, 0.2]).loss(logits, target) != plain
+
+
+def test_multilabel_loss_ignores_missing_labels() -> None:
+    pos_weight = [1.0, 2.0, 0.5]
+    head = MultilabelHead(DIM, 3, pos_weight=pos_weight)
+    logits = torch.randn(BATCH, 3)
+    target = torch.tensor([[1, 0, NAN], [NAN, NAN, NAN], [0, 1, 1], [NAN, 1, 0], [1, 1, 1]])
+    labelled = ~target.isnan()
+    expected = F.binary_cross_entropy_with_logits(
+        logits[labelled], target[labelled], pos_weight=torch.tensor(pos_weight).expand(BATCH, 3)[labelled]
+    )
+    torch.testing.assert_close(head.loss(logits, target), expected)
+
+
+@pytest.mark.parametrize(
+    ("head", "target"),
+    [
+        (BinaryHead(DIM), torch.full((BATCH,), NAN)),
+        (MulticlassHead(DIM, 3, class_weights=[1.0, 2.0, 3.0]), torch.full((BATCH,), -100)),
+        (MultilabelHead(DIM, 2), torch.full((BATCH, 2), NAN)),
+    ],
+    ids=["binary", "multiclass", "multilabel"],
+)
+def test_unlabelled_batch_gives_connected_zero(head: Head, target: Tensor) -> None:
+    x = embedding().requires_grad_()
+    loss = head.loss(head(x), target)
+    assert loss.item() == 0.0 and loss.grad_fn is not None
+    loss.backward()
+    assert x.grad is not None and torch.equal(x.grad, torch.zeros_like(x))
+
+
+@pytest.mark.parametrize(
+    ("head", "target"),
+    [
+        (BinaryHead(DIM, hidden_dim=4), torch.tensor([1.0, NAN, 0.0, NAN, 1.0])),
+        (MulticlassHead(DIM, 3, hidden_dim=4), torch.tensor([0, -100, 2, 1, -100])),
+        (MultilabelHead(DIM, 2, hidden_dim=4), torch.tensor([[1, NAN], [NAN, NAN], [0, 1], [1, 1], [NAN, 0]])),
+    ],
+    ids=["binary", "multiclass", "multilabel"],
+)
+def test_gradients_are_finite_with_missing_labels(head: Head, target: Tensor) -> None:
+    head.loss(head(embedding()), target).backward()
+    for name, parameter in head.named_parameters():
+        assert parameter.grad is not None and torch.isfinite(parameter.grad).all(), name
+        assert parameter.grad.abs().sum() > 0, name
+
+
+def test_multiclass_probabilities_sum_to_one() -> None:
+    head = MulticlassHead(DIM, 4)
+    torch.testing.assert_close(head.probabilities(head(embedding())).sum(-1), torch.ones(BATCH))
+
+
+def test_binary_probability_is_of_the_positive_class() -> None:
+    logits = torch.tensor([-2.0, 0.0, 3.0])
+    torch.testing.assert_close(BinaryHead(DIM).probabilities(logits), torch.sigmoid(logits))
+
+
+def test_weights_are_not_in_the_state_dict() -> None:
+    head = MulticlassHead(DIM, 2, class_weights=[1.0, 3.0])
+    assert set(head.state_dict()) == {"net.1.weight", "net.1.bias"}
+
+
+def test_bad_class_weights_length() -> None:
+    with pytest.raises(ValueError, match=r"class_weights has 2 values but num_classes is 3"):
+        MulticlassHead(DIM, 3, class_weights=[1.0, 2.0])
+
+
+def test_bad_pos_weight_length() -> None:
+    with pytest.raises(ValueError, match=r"pos_weight has 3 values but num_labels is 2"):
+        MultilabelHead(DIM, 2, pos_weight=[1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: MulticlassHead(DIM, 1),
+        lambda: MultilabelHead(DIM, 0),
+        lambda: BinaryHead(DIM, pos_weight=0.0),
+        lambda: BinaryHead(DIM, dropout=1.0),
+        lambda: BinaryHead(DIM, hidden_dim=-1),
+        lambda: MulticlassHead(DIM, 2, label_smoothing=1.5),
+    ],
+)
+def test_invalid_arguments(build: Callable[[], Head]) -> None:
+    with pytest.raises(ValueError):
+        build()
