@@ -1,0 +1,127 @@
+"""The `faim` command line, run as a user would: train → eval → score → embed, and its errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import tiny_recipe
+
+
+def faim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = os.environ | {"PYTHONWARNINGS": "ignore"}
+    return subprocess.run(
+        [sys.executable, "-m", "faim", *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=600
+    )
+
+
+@pytest.fixture(scope="module")
+def trained(demo_data: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Train the tiny recipe once through the CLI; returns the run directory."""
+    import yaml
+
+    root = tmp_path_factory.mktemp("cli")
+    recipe = root / "tiny.yaml"
+    recipe.write_text(yaml.safe_dump(tiny_recipe(demo_data, root / "run", max_epochs=2)))
+    result = faim("train", recipe, "--set", "train.seed=3")
+    assert result.returncode == 0, result.stderr
+    assert "auroc" in result.stdout and "model:" in result.stdout
+    return root / "run"
+
+
+def test_train_writes_artifact_report_logs_and_checkpoints(trained: Path) -> None:
+    assert (trained / "model" / "faim.json").is_file()
+    assert (trained / "eval" / "metrics.json").is_file()
+    assert (trained / "eval" / "harmful_roc.png").is_file()
+    assert list((trained / "logs").rglob("metrics.csv"))
+    assert list((trained / "tensorboard").rglob("events.out.tfevents.*"))
+    assert (trained / "checkpoints" / "last.ckpt").is_file()
+    report = json.loads((trained / "eval" / "metrics.json").read_text())
+    harmful = report["tasks"]["harmful"]
+    assert set(harmful["ablations"]) == {"without_text", "without_image", "without_comments"}
+    assert set(harmful["slices"]) == {"group", "weather"}
+
+
+def test_eval_on_a_file_with_column_mapping(trained: Path, demo_data: dict[str, Path], tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    renamed = tmp_path / "renamed.jsonl"
+    renamed.write_text(
+        "\n".join(json.dumps({"pid": r["id"], "caption": r["text"], "pic": r["image"], "y": r["label"]}) for r in rows)
+    )
+    image_root = demo_data["validation"].parent
+    out = tmp_path / "report"
+    result = faim(
+        "eval", trained / "model", renamed, "--map", "id=pid", "--map", "text=caption", "--map", "image=pic",
+        "--map", "labels.harmful=y", "--image-root", image_root, "-o", out,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "auroc" in result.stdout
+    metrics = json.loads((out / "metrics.json").read_text())["tasks"]["harmful"]["metrics"]
+    assert metrics["n"] == len(rows)
+    assert "## harmful" in (out / "metrics.md").read_text() or "harmful" in (out / "metrics.md").read_text()
+
+
+def test_eval_without_data_uses_the_recipe_split(trained: Path) -> None:
+    result = faim("eval", trained / "model", "--split", "validation", "-o", trained / "eval-again")
+    assert result.returncode == 0, result.stderr
+    assert (trained / "eval-again" / "metrics.md").is_file()
+
+
+def test_score_and_embed_write_one_row_per_post_with_errors_recorded(trained: Path, demo_data, tmp_path: Path) -> None:
+    lines = demo_data["validation"].read_text().splitlines()[:30]
+    broken = json.loads(lines[0]) | {"id": "broken", "image": "images/does_not_exist.jpg"}
+    dump = demo_data["validation"].parent / "dump.jsonl"
+    dump.write_text("\n".join([json.dumps(broken), *lines[1:]]) + "\n")
+    out = tmp_path / "scores.parquet"
+    result = faim("score", trained / "model", dump, "-o", out)
+    assert result.returncode == 0, result.stderr
+    table = pq.read_table(out).to_pylist()
+    assert len(table) == 30
+    errors = {row["id"]: row["error"] for row in table if row["error"]}
+    assert list(errors) == ["broken"] and "does_not_exist.jpg" in errors["broken"]
+    scored = [row for row in table if not row["error"]]
+    assert all(0.0 <= row["harmful"] <= 1.0 and row["harmful.decision"] in ("benign", "harmful") for row in scored)
+    embedded = tmp_path / "embeddings.parquet"
+    assert faim("embed", trained / "model", dump, "-o", embedded).returncode == 0
+    rows = pq.read_table(embedded).to_pylist()
+    assert len(rows) == 30 and len(rows[1]["embedding"]) == 32
+
+
+def test_recipe_show_and_list(demo_data, tmp_path: Path) -> None:
+    shown = faim("recipe", "show", "demo_multimodal", "--set", "train.max_epochs=2")
+    assert shown.returncode == 0, shown.stderr
+    assert "max_epochs: 2" in shown.stdout and "seed: 0" in shown.stdout
+    listed = faim("recipe", "list")
+    assert listed.returncode == 0
+    for name in ("demo_multimodal", "hf_text", "timm_image", "attention", "interaction", "multilabel", "jsonl"):
+        assert name in listed.stdout
+
+
+def test_unknown_recipe_key_exits_with_the_yaml_path(demo_data, tmp_path: Path) -> None:
+    result = faim("recipe", "show", "demo_multimodal", "--set", "model.fusion.dimm=8")
+    assert result.returncode == 2
+    assert "model.fusion.dimm" in result.stderr and "did you mean 'dim'" in result.stderr
+
+
+def test_training_on_a_corrupt_image_names_file_row_and_field(demo_data, tmp_path: Path, write_recipe) -> None:
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "bad.jpg").write_bytes(b"\xff\xd8\xff\xe0 not really a jpeg")
+    (root / "train.jsonl").write_text(json.dumps({"id": "p1", "text": "hi", "image": "bad.jpg", "label": 1, "topic": "x"}) + "\n")
+    recipe = tiny_recipe({"train": root / "train.jsonl", "validation": root / "train.jsonl"}, tmp_path / "run")
+    result = faim("train", write_recipe(recipe))
+    assert result.returncode == 2
+    assert "train.jsonl:1" in result.stderr and "p1" in result.stderr and "'images'" in result.stderr
+    assert "bad.jpg" in result.stderr
+
+
+def test_help_explains_every_command() -> None:
+    for command in ("train", "eval", "score", "embed", "recipe", "demo"):
+        result = faim(command, "--help")
+        assert result.returncode == 0 and "usage: faim" in result.stdout

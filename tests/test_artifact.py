@@ -1,0 +1,93 @@
+"""Artifacts: save → load reproduces scores exactly; a modified or missing file fails by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import faim
+from conftest import tiny_recipe
+from faim.artifact import ArtifactError
+from faim.data.sources import read_posts
+
+
+@pytest.fixture
+def saved(demo_data: dict[str, Path], tmp_path: Path) -> tuple[faim.Detector, Path]:
+    torch.manual_seed(0)
+    detector = faim.build(tiny_recipe(demo_data, tmp_path / "run"))
+    detector.thresholds["harmful"] = 0.37
+    detector.temperatures["harmful"] = 1.7
+    directory = tmp_path / "model"
+    detector.save(str(directory))
+    return detector, directory
+
+
+def test_round_trip_scores_are_identical(saved, demo_data) -> None:
+    detector, directory = saved
+    posts = list(read_posts(demo_data["validation"]))[:40]
+    loaded = faim.load(directory)
+    assert loaded.score(posts) == detector.score(posts)
+    assert (loaded.embed(posts) == detector.embed(posts)).all()
+    assert loaded.thresholds["harmful"] == 0.37 and loaded.temperatures["harmful"] == 1.7
+
+
+def test_manifest_lists_versions_tasks_and_hashes(saved) -> None:
+    _, directory = saved
+    manifest = json.loads((directory / "faim.json").read_text())
+    assert manifest["faim_version"] == faim.__version__
+    assert manifest["tasks"][0] == {
+        "name": "harmful",
+        "type": "binary",
+        "labels": ["benign", "harmful"],
+        "threshold": 0.37,
+        "temperature": 1.7,
+    }
+    assert {"model.safetensors", "recipe.yaml"} <= set(manifest["files"])
+
+
+def test_tampered_weights_fail_the_hash_check(saved) -> None:
+    _, directory = saved
+    weights = directory / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ArtifactError, match=r"model.safetensors: sha256 does not match faim.json"):
+        faim.load(directory)
+
+
+def test_missing_file_is_named(saved) -> None:
+    _, directory = saved
+    (directory / "recipe.yaml").unlink()
+    with pytest.raises(ArtifactError, match=r"recipe.yaml: listed in faim.json but missing"):
+        faim.load(directory)
+
+
+def test_not_a_model_directory(tmp_path: Path) -> None:
+    with pytest.raises(ArtifactError, match="not a faim model"):
+        faim.load(tmp_path)
+
+
+def test_hf_text_artifact_carries_config_and_tokenizer(tmp_path: Path, demo_data) -> None:
+    from transformers import AutoModel, BertConfig, BertTokenizer
+
+    from faim.encoders.tiny_text import tiny_vocab
+
+    source = tmp_path / "bert"
+    vocab = tiny_vocab()
+    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2)
+    AutoModel.from_config(config).save_pretrained(source)
+    BertTokenizer(vocab=vocab).save_pretrained(source)
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["encoders"] = {"text": {"type": "hf_text", "weights": str(source), "max_length": 16}}
+    detector = faim.build(recipe)
+    detector.save(str(tmp_path / "model"))
+    for path in source.iterdir():
+        path.unlink()
+    source.rmdir()
+    loaded = faim.load(tmp_path / "model")
+    posts = [{"id": "a", "text": "some words"}, {"id": "b", "text": ""}]
+    assert loaded.score(posts) == detector.score(posts)
+    assert (tmp_path / "model" / "encoders" / "text" / "config.json").is_file()
