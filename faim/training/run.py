@@ -29,6 +29,11 @@ class TrainResult:
     best_checkpoint: str
 
 
+# Absent-element vectors and per-kind layers get no gradient in batches where every post has (or
+# lacks) that kind, so DDP must look for unused parameters.
+STRATEGY_ALIASES = {"ddp": "ddp_find_unused_parameters_true"}
+
+
 def make_trainer(recipe: Recipe, output_dir: Path) -> tuple[pl.Trainer, ModelCheckpoint]:
     cfg = recipe.train
     checkpoint = ModelCheckpoint(
@@ -38,7 +43,7 @@ def make_trainer(recipe: Recipe, output_dir: Path) -> tuple[pl.Trainer, ModelChe
         max_epochs=cfg.max_epochs,
         accelerator=cfg.accelerator,
         devices=cfg.devices,
-        strategy=cfg.strategy,
+        strategy=STRATEGY_ALIASES.get(cfg.strategy, cfg.strategy),
         precision=cfg.precision,
         callbacks=[checkpoint, EarlyStopping(monitor=cfg.monitor, mode=cfg.mode, patience=cfg.patience)],
         logger=[CSVLogger(output_dir, name="logs"), TensorBoardLogger(output_dir, name="tensorboard")],

@@ -1,0 +1,93 @@
+"""Training mechanics: cached frozen embeddings, resume after an interruption, DDP on 2 CPU processes, bf16."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from conftest import tiny_recipe
+
+import faim
+from faim.build import build_source
+from faim.training.cache import cached_embeddings
+from faim.training.loaders import CachedCollator
+from faim.training.run import train
+
+
+def frozen(recipe: dict) -> dict:
+    for spec in recipe["model"]["encoders"].values():
+        if isinstance(spec, dict):
+            spec["freeze"] = True
+    return recipe
+
+
+def test_frozen_encoders_are_embedded_once_and_cached(demo_data, tmp_path: Path) -> None:
+    recipe = frozen(tiny_recipe(demo_data, tmp_path / "run", max_epochs=1))
+    train(recipe)
+    cached = sorted((tmp_path / "run" / "cache").glob("*.safetensors"))
+    assert len(cached) == 2  # train and validation
+    stamps = [p.stat().st_mtime_ns for p in cached]
+    recipe["train"]["output_dir"] = str(tmp_path / "run2")
+    recipe["train"]["cache_dir"] = str(tmp_path / "run" / "cache")
+    train(recipe | {"model": recipe["model"] | {"fusion": {"type": "concat"}}})
+    assert [p.stat().st_mtime_ns for p in sorted((tmp_path / "run" / "cache").glob("*.safetensors"))] == stamps
+
+
+def test_cached_batches_equal_encoding_on_the_fly(demo_data, tmp_path: Path) -> None:
+    recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))
+    detector = faim.build(recipe)
+    posts = build_source(recipe["data"]).posts("validation")[:50]
+    collator = detector.collator(with_targets=True)
+    cache = cached_embeddings(detector.model, collator, posts, tmp_path / "cache", batch_size=7)
+    indices = [3, 0, 41, 17]
+    live = collator([posts[i] for i in indices])
+    cached = CachedCollator(cache, posts, detector.tasks)(indices)
+    assert cached.ids == live.ids
+    assert torch.equal(cached.targets["harmful"], live.targets["harmful"])
+    with torch.no_grad():
+        live_elements, cached_elements = detector.model.encode(live), detector.model.encode(cached)
+    for kind in detector.model.kinds:
+        assert torch.equal(live_elements[kind][1], cached_elements[kind][1]), kind
+        assert torch.allclose(live_elements[kind][0], cached_elements[kind][0], atol=1e-5), kind
+
+
+def test_resume_continues_from_the_last_checkpoint(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1, patience=10)
+    train(recipe)
+    first = torch.load(tmp_path / "run" / "checkpoints" / "last.ckpt", weights_only=True)
+    recipe["train"]["max_epochs"] = 2
+    train(recipe, resume=True)
+    second = torch.load(tmp_path / "run" / "checkpoints" / "last.ckpt", weights_only=True)
+    assert first["epoch"] == 0 and second["epoch"] == 1
+    assert second["global_step"] == 2 * first["global_step"]
+
+
+def test_resume_without_a_checkpoint_fails_clearly(demo_data, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no checkpoint to resume from"):
+        train(tiny_recipe(demo_data, tmp_path / "run"), resume=True)
+
+
+def test_bf16_autocast_trains(demo_data, tmp_path: Path) -> None:
+    result = train(tiny_recipe(demo_data, tmp_path / "run", max_epochs=1, precision="bf16-mixed"))
+    assert result.report["tasks"]["harmful"]["metrics"]["n"] == 160
+
+
+@pytest.mark.slow
+def test_ddp_on_two_cpu_processes(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1, strategy="ddp", devices=2)
+    path = tmp_path / "ddp.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    env = os.environ | {"PYTHONWARNINGS": "ignore"}
+    result = subprocess.run(
+        [sys.executable, "-m", "faim", "train", str(path)], capture_output=True, text=True, timeout=600, env=env
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "world_size=2" in result.stderr or "distributed_backend=gloo" in result.stderr
+    checkpoint = torch.load(tmp_path / "run" / "checkpoints" / "last.ckpt", weights_only=True)
+    assert checkpoint["global_step"] == 7  # 400 posts / (2 processes x 32) per epoch, rounded up
+    assert (tmp_path / "run" / "model" / "faim.json").is_file()
