@@ -41,6 +41,11 @@ class ArtifactError(ValueError):
 
 def save_artifact(detector: Detector, directory: str | Path) -> Path:
     """Write ``detector`` to ``directory`` (replaced atomically if it exists)."""
+    if detector.recipe is None:
+        raise ValueError(
+            "a model composed in code cannot be saved as an artifact: loading rebuilds the architecture from "
+            "a recipe; build it with faim.build(recipe) instead"
+        )
     target = Path(directory)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".faim-", dir=target.parent))
@@ -68,7 +73,7 @@ def save_artifact(detector: Detector, directory: str | Path) -> Path:
         ],
         "element_kinds": detector.model.kinds,
         "embedding_dim": detector.model.fusion.output_dim,
-        "preprocessing": {"max_elements": detector.recipe.train.max_elements},
+        "preprocessing": {"max_elements": detector.max_elements},
         "encoders": rebuild,
         "files": {
             str(path.relative_to(staging)): sha256_file(path) for path in sorted(staging.rglob("*")) if path.is_file()

@@ -13,6 +13,7 @@ from faim.data.post import Post, as_posts
 from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
 from faim.recipe import Recipe
+from faim.recipe.sections import EvalConfig, TrainConfig
 
 
 class Detector:
@@ -21,7 +22,9 @@ class Detector:
     Args:
         model: The network.
         tasks: Task specs, one per head.
-        recipe: The recipe it was built from (saved in artifacts).
+        recipe: The recipe it was built from (saved in artifacts). A model composed in code has none: it
+            scores, embeds and evaluates, but saving needs a recipe to rebuild the architecture from.
+        max_elements: Images and comments taken per post (default: the recipe's ``train.max_elements``).
         thresholds: Decision threshold per binary task on the calibrated probability (default 0.5).
         temperatures: Logit temperature per task, fitted on validation data (default 1.0).
     """
@@ -30,20 +33,23 @@ class Detector:
         self,
         model: WholePostModel,
         tasks: list[TaskSpec],
-        recipe: Recipe,
+        recipe: Recipe | None = None,
         thresholds: Mapping[str, float] | None = None,
         temperatures: Mapping[str, float] | None = None,
+        max_elements: int | None = None,
     ) -> None:
         self.model = model
         self.tasks = tasks
         self.recipe = recipe
+        self.eval_config = recipe.eval if recipe else EvalConfig()
+        self.max_elements = max_elements or (recipe.train.max_elements if recipe else TrainConfig.max_elements)
         self.thresholds = {t.name: 0.5 for t in tasks if t.type == "binary"} | dict(thresholds or {})
         self.temperatures = {t.name: 1.0 for t in tasks} | dict(temperatures or {})
 
     def collator(self, with_targets: bool = False, on_error: str = "raise") -> PostCollator:
         """A collator preprocessing posts for this model's encoders."""
         preprocessors = {kind: self.model.encoder_for(kind).preprocessor() for kind in self.model.kinds}
-        return PostCollator(preprocessors, self.tasks if with_targets else (), self.recipe.train.max_elements, on_error)
+        return PostCollator(preprocessors, self.tasks if with_targets else (), self.max_elements, on_error)
 
     def probabilities(self, logits: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Calibrated probabilities per task from raw logits (temperature applied)."""
@@ -108,9 +114,14 @@ class Detector:
             return probabilities.argmax(-1)
         return (probabilities >= 0.5).astype(np.int64)
 
+    @property
+    def source(self) -> str:
+        """Where the model came from, for reports: the recipe file, or ``"<python>"``."""
+        return self.recipe.source if self.recipe else "<python>"
+
     def save(self, directory: str) -> None:
-        """Write the artifact directory (see ``faim.artifact``)."""
-        from faim.artifact import save_artifact
+        """Write the artifact directory (see ``faim.artifact``); needs a recipe."""
+        from faim.artifact import save_artifact  # artifact imports Detector to load one
 
         save_artifact(self, directory)
 

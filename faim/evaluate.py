@@ -39,7 +39,7 @@ def labelled_rows(task: TaskSpec, target: np.ndarray) -> np.ndarray:
 
 def calibrate(detector: Detector, loader: DataLoader) -> None:
     """Fit each task's temperature and (binary) decision threshold on the validation loader, in place."""
-    config = detector.recipe.eval
+    config = detector.eval_config
     predictions = predict(detector.model, loader, desc="calibrating")
     for task in detector.tasks:
         target, logits = predictions.targets[task.name], predictions.logits[task.name]
@@ -58,7 +58,7 @@ def calibrate(detector: Detector, loader: DataLoader) -> None:
 
 def metric_function(detector: Detector, task: TaskSpec) -> Callable[[np.ndarray, np.ndarray], dict[str, float]]:
     """``(y_true, prob) -> metrics`` for one task, with the detector's threshold and the eval settings."""
-    config = detector.recipe.eval
+    config = detector.eval_config
     if task.type == "binary":
         return partial(
             binary_metrics,
@@ -89,7 +89,7 @@ def task_results(
     prob = probabilities(detector, predictions, task)[keep]
     metric = metric_function(detector, task)
     result: dict[str, Any] = {"type": task.type, "metrics": metric(y, prob)}
-    field = detector.recipe.eval.slice
+    field = detector.eval_config.slice
     if field:
         values = np.array([str(m.get(field)) for m, k in zip(predictions.meta, keep) if k])
         result["slices"] = slice_metrics(y, prob, values, metric)
@@ -111,14 +111,14 @@ def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path,
     predictions = predict(detector.model, loader, desc="evaluating")
     ablations = {}
     kinds = detector.model.kinds
-    if detector.recipe.eval.ablations and len(kinds) > 1:
+    if detector.eval_config.ablations and len(kinds) > 1:
         ablations = {
             f"without_{kind}": predict(detector.model, loader, drop=[kind], desc=f"without {kind}") for kind in kinds
         }
     results: dict[str, Any] = {
-        "model": detector.recipe.source,
+        "model": detector.source,
         "data": data_name,
-        "split": detector.recipe.eval.split,
+        "split": detector.eval_config.split,
         "tasks": {},
     }
     for task in detector.tasks:
@@ -135,6 +135,6 @@ def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path,
 def evaluate(detector: Detector, posts: list[Post], out_dir: str | Path, data_name: str) -> dict[str, Any]:
     """Evaluate on a list of labelled posts (see ``evaluate_loader``)."""
     loader = make_loader(
-        detector.model, detector.collator(with_targets=True), posts, detector.recipe.eval.batch_size, shuffle=False
+        detector.model, detector.collator(with_targets=True), posts, detector.eval_config.batch_size, shuffle=False
     )
     return evaluate_loader(detector, loader, out_dir, data_name)

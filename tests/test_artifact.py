@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import tiny_recipe
 
 import faim
-from conftest import tiny_recipe
 from faim.artifact import ArtifactError
 from faim.data.sources import read_posts
 

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         source = build_source(detector.recipe.data)
         posts, name = source.posts(args.split), source.describe(args.split)
     if args.slice:
-        detector.recipe.eval.slice = args.slice
+        detector.eval_config.slice = args.slice
     out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{Path(name).stem or args.split}"
     report = evaluate(detector, posts, out, name)
     print(format_table(report))

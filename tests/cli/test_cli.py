@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import tiny_recipe
 
 
@@ -113,7 +112,9 @@ def test_training_on_a_corrupt_image_names_file_row_and_field(demo_data, tmp_pat
     root = tmp_path / "data"
     root.mkdir()
     (root / "bad.jpg").write_bytes(b"\xff\xd8\xff\xe0 not really a jpeg")
-    (root / "train.jsonl").write_text(json.dumps({"id": "p1", "text": "hi", "image": "bad.jpg", "label": 1, "topic": "x"}) + "\n")
+    (root / "train.jsonl").write_text(
+        json.dumps({"id": "p1", "text": "hi", "image": "bad.jpg", "label": 1, "topic": "x"}) + "\n"
+    )
     recipe = tiny_recipe({"train": root / "train.jsonl", "validation": root / "train.jsonl"}, tmp_path / "run")
     result = faim("train", write_recipe(recipe))
     assert result.returncode == 2

@@ -144,8 +144,13 @@ def test_slice_metrics_min_size_and_single_class() -> None:
 
 def test_slice_metrics_multiclass_and_object_slices() -> None:
     prob = np.array([[0.7, 0.3], [0.4, 0.6], [0.9, 0.1]])
-    result = slice_metrics(np.array([0, 1, 0]), prob, np.array([None, "a", None], dtype=object),
-                           partial(multiclass_metrics, labels=["x", "y"]), min_size=1)
+    result = slice_metrics(
+        np.array([0, 1, 0]),
+        prob,
+        np.array([None, "a", None], dtype=object),
+        partial(multiclass_metrics, labels=["x", "y"]),
+        min_size=1,
+    )
     assert set(result) == {"None", "a"} and result["None"]["n"] == 2
 
 

@@ -56,10 +56,22 @@ def test_json_round_trips_with_nan_as_null(tmp_path: Path) -> None:
 def test_markdown_has_tasks_metrics_slices_ablations_and_images(tmp_path: Path) -> None:
     paths = write_report(_results(tmp_path), tmp_path / "out")
     md = paths["markdown"].read_text()
-    for text in ("## hate (binary)", "## davidson (multiclass)", "| auroc |", "| average_precision |",
-                 "| macro_auroc |", "| f1/offensive |", "precision@recall=0.90", "### Slices", "### Ablations",
-                 "| metric | full | without_image | without_text |", "es\\|mx", "n/a",
-                 "![hate_roc.png](hate_roc.png)", "![hate_calibration.png](hate_calibration.png)"):
+    for text in (
+        "## hate (binary)",
+        "## davidson (multiclass)",
+        "| auroc |",
+        "| average_precision |",
+        "| macro_auroc |",
+        "| f1/offensive |",
+        "precision@recall=0.90",
+        "### Slices",
+        "### Ablations",
+        "| metric | full | without_image | without_text |",
+        "es\\|mx",
+        "n/a",
+        "![hate_roc.png](hate_roc.png)",
+        "![hate_calibration.png](hate_calibration.png)",
+    ):
         assert text in md, text
     ablation_row = next(line for line in md.splitlines() if line.startswith("| auroc | ") and "(" in line)
     assert "(-0." in ablation_row  # shuffled scores lose AUROC against the full model

@@ -1,0 +1,82 @@
+"""WholePostModel composed in plain Python, with no recipe: scoring, embedding, masking, routes."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+from PIL import Image
+
+from faim import Detector, WholePostModel
+from faim.data.post import as_posts
+from faim.data.targets import TaskSpec
+from faim.encoders.tiny_image import TinyImageEncoder
+from faim.encoders.tiny_text import TinyTextEncoder
+from faim.fusion import AttentionFusion
+from faim.tasks import BinaryHead, MulticlassHead
+
+
+@pytest.fixture
+def detector() -> Detector:
+    torch.manual_seed(0)
+    text, image = TinyTextEncoder(dim=16), TinyImageEncoder(dim=8)
+    fusion = AttentionFusion({"text": 16, "image": 8, "comments": 16}, dim=16, num_heads=2)
+    model = WholePostModel(
+        {"text": text, "image": image},
+        fusion,
+        {"hate": BinaryHead(16), "topic": MulticlassHead(16, num_classes=3)},
+        routes={"comments": "text"},
+    )
+    tasks = [TaskSpec("hate", "binary", ("no", "yes")), TaskSpec("topic", "multiclass", ("a", "b", "c"))]
+    return Detector(model, tasks)
+
+
+def posts() -> list[dict]:
+    red = Image.new("RGB", (20, 20), (255, 0, 0))
+    buffer = io.BytesIO()
+    red.save(buffer, format="PNG")
+    return [
+        {"id": "full", "text": "some text", "images": [buffer.getvalue()], "comments": ["c1", "c2"]},
+        {"id": "text-only", "text": "just words"},
+        {"id": "empty", "text": ""},
+        {"id": "two-images", "images": [buffer.getvalue(), buffer.getvalue()]},
+    ]
+
+
+def test_composed_model_scores_any_mix_of_elements(detector: Detector) -> None:
+    scores = detector.score(posts())
+    assert [row["id"] for row in scores] == ["full", "text-only", "empty", "two-images"]
+    for row in scores:
+        assert 0.0 <= row["hate"] <= 1.0
+        assert set(row["topic"]) == {"a", "b", "c"} and abs(sum(row["topic"].values()) - 1) < 1e-5
+
+
+def test_embed_returns_one_vector_per_post(detector: Detector) -> None:
+    embeddings = detector.embed(posts(), batch_size=3)
+    assert embeddings.shape == (4, 16) and not (embeddings != embeddings).any()
+
+
+def test_shared_encoder_is_stored_once(detector: Detector) -> None:
+    names = [name for name, _ in detector.model.named_parameters()]
+    assert not any(name.startswith("encoders.comments") for name in names)
+    assert detector.model.encoder_for("comments") is detector.model.encoders["text"]
+
+
+def test_dropping_a_kind_equals_a_post_without_it(detector: Detector) -> None:
+    collate = detector.collator()
+    full = collate(as_posts([posts()[0] | {"images": []}]))
+    with_image = collate(as_posts([posts()[0]]))
+    detector.model.eval()
+    with torch.no_grad():
+        assert torch.allclose(detector.model.embed(full), detector.model.embed(with_image, drop=["image"]), atol=1e-6)
+
+
+def test_code_composed_model_cannot_be_saved_without_recipe(detector: Detector, tmp_path) -> None:
+    with pytest.raises(ValueError, match="composed in code"):
+        detector.save(str(tmp_path / "model"))
+
+
+def test_wrong_modality_for_a_kind_is_rejected() -> None:
+    with pytest.raises(ValueError, match="'image' needs a image encoder"):
+        WholePostModel({"image": TinyTextEncoder()}, AttentionFusion({"image": 32}), {"x": BinaryHead(256)})
