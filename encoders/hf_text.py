@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
+from transformers.utils import logging as hf_logging
 
 from faim.encoders.base import Encoder, Preprocessor
 from faim.encoders.text_preprocess import TextPreprocessor
@@ -14,6 +17,18 @@ from faim.registry import register_encoder
 from faim.weights import resolve_weights, sha256_file
 
 POOLINGS = ("mean", "cls")
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Hide transformers' per-tensor "Loading weights" bar (a local load takes milliseconds)."""
+    was_active = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_active:
+            hf_logging.enable_progress_bar()
 
 
 def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
@@ -78,7 +93,8 @@ class HFTextEncoder(TransformerTextEncoder):
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
             if pretrained:
-                backbone = AutoModel.from_pretrained(source, use_safetensors=True)
+                with quiet_loading():
+                    backbone = AutoModel.from_pretrained(source, use_safetensors=True)
             else:
                 backbone = AutoModel.from_config(AutoConfig.from_pretrained(source))
         except OSError as error:

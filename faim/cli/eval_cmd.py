@@ -37,13 +37,13 @@ def run(args: argparse.Namespace) -> int:
     detector = load_artifact(args.model)
     if args.data:
         posts = list(read_posts(args.data, parse_columns(args.columns), args.image_root))
-        name = args.data
+        name, label = args.data, Path(args.data).stem
     else:
         source = build_source(detector.recipe.data)
-        posts, name = source.posts(args.split), source.describe(args.split)
+        posts, name, label = source.posts(args.split), source.describe(args.split), args.split
     if args.slice:
         detector.eval_config.slice = args.slice
-    out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{Path(name).stem or args.split}"
+    out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"
     report = evaluate(detector, posts, out, name)
     print(format_table(report))
     print(f"report: {out}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,9 @@ def train(
     train_loader, val_loader = loader(train_posts, True, "train"), loader(val_posts, False, "validation")
     task = PostTask(model, tasks, cfg.lr, cfg.encoder_lr, cfg.weight_decay, cfg.warmup_ratio)
     trainer, checkpoint = make_trainer(recipe, output_dir)
-    trainer.fit(task, train_loader, val_loader, ckpt_path=str(last) if resume else None)
+    with warnings.catch_warnings():  # frozen encoders stay in eval mode on purpose; Lightning warns at every fit
+        warnings.filterwarnings("ignore", message=r"Found \d+ module\(s\) in eval mode")
+        trainer.fit(task, train_loader, val_loader, ckpt_path=str(last) if resume else None)
     if not trainer.is_global_zero:
         return None
     best = checkpoint.best_model_path or str(last)
