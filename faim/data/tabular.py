@@ -177,7 +177,10 @@ class FileSource(ABC):
 
     def posts(self, split: str) -> list[Post]:
         """All posts of ``split``."""
-        return list(self.iter_posts(self.location(split)))
+        path = self.location(split)
+        if not path.exists():
+            raise FileNotFoundError(f"data.{split}: {path} does not exist (resolved to {path.absolute()})")
+        return list(self.iter_posts(path))
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Stream the posts of any file in this source's format, with its mapping and image root.
@@ -188,7 +191,7 @@ class FileSource(ABC):
         """
         path = Path(path)
         if not path.exists():
-            raise FileNotFoundError(f"{type(self).__name__}: {path} does not exist")
+            raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
         root = self.image_root or path.absolute().parent
         bound, rows = self.rows(path)
         for index, (number, row) in enumerate(rows):

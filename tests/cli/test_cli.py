@@ -126,3 +126,10 @@ def test_help_explains_every_command() -> None:
     for command in ("train", "eval", "score", "embed", "recipe", "demo"):
         result = faim(command, "--help")
         assert result.returncode == 0 and "usage: faim" in result.stdout
+
+
+def test_missing_data_file_names_the_split_and_path(demo_data, tmp_path: Path, write_recipe) -> None:
+    recipe = tiny_recipe({"train": tmp_path / "absent.jsonl", "validation": demo_data["validation"]}, tmp_path / "run")
+    result = faim("train", write_recipe(recipe))
+    assert result.returncode == 2
+    assert "data.train" in result.stderr and "absent.jsonl does not exist" in result.stderr
