@@ -7,6 +7,7 @@ Python API::
     detector = faim.load("runs/hate/model")               # a saved artifact (hash-checked, no pickle)
     detector.score([{"id": "1", "text": "..."}])          # per-task probabilities
     detector.embed(posts)                                 # whole-post embeddings [N, D]
+    faim.score_dump("runs/hate/model", "dump.jsonl", "scores/")   # batch scoring, resumable
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from faim.detector import Detector
 from faim.model import WholePostModel
 from faim.recipe import Recipe, RecipeError, as_recipe
 from faim.registry import register_encoder, register_fusion, register_head, register_source
+from faim.scoring import ScoreSummary, ScoringOptions, score_dump
 
 
 def build(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Detector:
@@ -54,6 +56,8 @@ __all__ = [
     "Post",
     "Recipe",
     "RecipeError",
+    "ScoreSummary",
+    "ScoringOptions",
     "WholePostModel",
     "build",
     "load",
@@ -61,5 +65,6 @@ __all__ = [
     "register_fusion",
     "register_head",
     "register_source",
+    "score_dump",
     "train",
 ]

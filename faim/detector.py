@@ -46,10 +46,11 @@ class Detector:
         self.thresholds = {t.name: 0.5 for t in tasks if t.type == "binary"} | dict(thresholds or {})
         self.temperatures = {t.name: 1.0 for t in tasks} | dict(temperatures or {})
 
-    def collator(self, with_targets: bool = False, on_error: str = "raise") -> PostCollator:
-        """A collator preprocessing posts for this model's encoders."""
+    def collator(self, with_targets: bool = False, on_error: str = "raise", draft_images: bool = False) -> PostCollator:
+        """A collator preprocessing posts for this model's encoders (see ``PostCollator``)."""
         preprocessors = {kind: self.model.encoder_for(kind).preprocessor() for kind in self.model.kinds}
-        return PostCollator(preprocessors, self.tasks if with_targets else (), self.max_elements, on_error)
+        tasks = self.tasks if with_targets else ()
+        return PostCollator(preprocessors, tasks, self.max_elements, on_error, draft_images)
 
     def probabilities(self, logits: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Calibrated probabilities per task from raw logits (temperature applied)."""

@@ -58,3 +58,17 @@ def write_recipe(tmp_path: Path):
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(demo_data: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An untrained tiny multimodal model saved as an artifact (weights seeded)."""
+    import torch
+
+    import faim
+
+    torch.manual_seed(0)
+    root = tmp_path_factory.mktemp("tiny_model")
+    detector = faim.build(tiny_recipe(demo_data, root / "run"))
+    detector.save(str(root / "model"))
+    return root / "model"

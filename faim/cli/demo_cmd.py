@@ -24,10 +24,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from faim.data.sources import read_posts
     from faim.demo_data import make_demo_data
     from faim.eval.report import format_table
-    from faim.scoring import score_posts
+    from faim.scoring import score_dump
     from faim.training.run import train
 
     out = Path(args.out)
@@ -43,9 +42,8 @@ def run(args: argparse.Namespace) -> int:
     if result is None:
         return 0
     print(format_table(result.report))
-    scores = out / "scores.parquet"
-    summary = score_posts(result.detector, read_posts(paths["validation"]), scores)
+    summary = score_dump(result.model_dir, paths["validation"], out / "scores", overwrite=True)
+    print(summary.format())
     print(f"model:  {result.model_dir}")
     print(f"report: {out / 'run' / 'eval'}")
-    print(f"scores: {summary.format()}")
     return 0

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from faim.data import coaid, davidson, ethos, hateful_memes, liar, vmu  # noqa: F401  (registers the adapters)
 from faim.data.columns import ColumnMap
 from faim.data.hf import HfSource
 from faim.data.post import Post

@@ -89,10 +89,10 @@ def csv_rows(
         raise ValueError(f"{path}: {error}") from error
     numeric = set(bound.labels.values()) | set(bound.meta.values())
     rows = arrow_rows(reader, path, start=2)
-    return bound, ((n, {c: _number(v) if c in numeric else v for c, v in row.items()}) for n, row in rows)
+    return bound, ((n, {c: parse_number(v) if c in numeric else v for c, v in row.items()}) for n, row in rows)
 
 
-def _number(cell: str | None) -> Any:
+def parse_number(cell: str | None) -> Any:
     """A CSV cell as an int or a float when it spells one, else unchanged."""
     for kind in (int, float):
         try:

@@ -1,0 +1,69 @@
+"""Davidson et al. (2017) hate and offensive language tweets as a source: ``labeled_data.csv``.
+
+The dataset has no official split: a deterministic stratified one is drawn from the annotators' 3-way class
+(see ``faim.data.splits``), the same whichever label view is chosen, so binary and 3-way models are validated
+on the same tweets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from faim.data.native import check_choice, label_index, read_delimited
+from faim.data.post import Post
+from faim.data.splits import StratifiedFileSource
+from faim.registry import register_source
+
+CLASSES = ("0", "1", "2")
+LABELS = {"three_way": ["hate", "offensive", "neither"], "binary": ["not-hate", "hate"]}
+
+
+@register_source("davidson")
+class DavidsonSource(StratifiedFileSource):
+    """The Davidson et al. folder holding ``labeled_data.csv`` (columns ``tweet`` and ``class``).
+
+    Ids are the file's unnamed first column (the original row numbers, which have gaps); ``meta["class"]``
+    keeps the 3-way class whichever label view is chosen.
+
+    Args:
+        root: The folder holding ``labeled_data.csv``.
+        validation_fraction: Share of each class held out for validation.
+        seed: Seed of the stratified split.
+        task: Name the integer labels are stored under in ``Post.labels``.
+        labels: ``"three_way"``: the file's ``class``, 0 hate, 1 offensive, 2 neither (``LABELS["three_way"]``);
+            ``"binary"``: 1 hate, 0 offensive or neither (``LABELS["binary"]``).
+    """
+
+    FILE = "labeled_data.csv"
+
+    def __init__(
+        self, root: str, validation_fraction: float = 0.1, seed: int = 0, task: str = "hate", labels: str = "three_way"
+    ) -> None:
+        super().__init__(root, validation_fraction, seed)
+        check_choice("davidson", "labels", labels, list(LABELS))
+        self.task = task
+        self.labels = labels
+
+    def stratum(self, post: Post) -> int:
+        """The 3-way class."""
+        return post.meta["class"]
+
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        """Every post of a file in the ``labeled_data.csv`` format, in file order.
+
+        Raises:
+            FileNotFoundError: When the file does not exist.
+            ValueError: When ``tweet`` or ``class`` is missing, or a class is not 0, 1 or 2 (naming file and line).
+        """
+        path = Path(path)
+        for index, (line, row) in enumerate(read_delimited(path, required=("tweet", "class"))):
+            origin = f"{path}:{line}"
+            klass = label_index(row["class"], CLASSES, origin)
+            yield Post(
+                id=row.get("") or str(index),
+                text=row["tweet"] or None,
+                labels={self.task: klass if self.labels == "three_way" else int(klass == 0)},
+                meta={"class": klass},
+                origin=origin,
+            )

@@ -1,0 +1,98 @@
+"""Facebook's Hateful Memes layout as a source: ``{split}.jsonl`` files and an ``img/`` folder.
+
+Each line is ``{"id", "img": "img/01235.png", "text", "label"}``; the test files may lack ``label``. Phase 2
+of the challenge ships ``train``, ``dev_seen``/``dev_unseen`` and ``test_seen``/``test_unseen``; phase 1
+shipped ``train``, ``dev`` and ``test``. The test file is the one matching the chosen validation file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from faim.data.columns import ColumnMap
+from faim.data.native import check_choice
+from faim.data.post import Post
+from faim.data.tabular import jsonl_rows, sha256_files
+from faim.registry import register_source
+
+VALIDATION = ("dev_seen", "dev_unseen", "dev")
+LABELS = ["not-hateful", "hateful"]
+KEYS = ("id", "img", "text")
+
+
+@register_source("hateful_memes")
+class HatefulMemesSource:
+    """A Hateful Memes folder holding ``train.jsonl``, the dev and test files, and ``img/``.
+
+    Images stay relative (``img/01235.png``), resolved against the folder of the ``.jsonl`` file.
+
+    Args:
+        root: The dataset folder.
+        task: Name the labels (1 hateful, 0 not; ``LABELS``) are stored under in ``Post.labels``.
+        validation: The validation file's stem: ``dev_seen``, ``dev_unseen`` or ``dev``; the test split is
+            ``test_seen``, ``test_unseen`` or ``test`` accordingly.
+    """
+
+    def __init__(self, root: str, task: str = "hateful", validation: str = "dev_seen") -> None:
+        check_choice("hateful_memes", "validation", validation, VALIDATION)
+        self.root = Path(root)
+        self.task = task
+        self.validation = validation
+        self.files = {"train": "train", "validation": validation, "test": validation.replace("dev", "test")}
+
+    def splits(self) -> list[str]:
+        """Train and validation, and test when its file exists."""
+        return [split for split in self.files if split != "test" or self.location(split).is_file()]
+
+    def location(self, split: str) -> Path:
+        """The ``.jsonl`` file of ``split``.
+
+        Raises:
+            KeyError: On a split other than train, validation and test.
+        """
+        if split not in self.files:
+            raise KeyError(f"hateful_memes: no split {split!r}; found: train, validation, test")
+        return self.root / f"{self.files[split]}.jsonl"
+
+    def posts(self, split: str) -> list[Post]:
+        """All posts of ``split``, in file order."""
+        return list(self.iter_posts(self.location(split)))
+
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        """Posts of a Hateful Memes ``.jsonl`` file; a missing or null ``label`` leaves the post unlabelled.
+
+        Raises:
+            FileNotFoundError: When the file does not exist.
+            ValueError: On invalid JSON, a line without ``id``, ``img`` or ``text``, or a label other than 0 and 1
+                (naming file and line).
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
+        _, rows = jsonl_rows(path, ColumnMap())
+        for line, row in rows:
+            origin = f"{path}:{line}"
+            missing = [key for key in KEYS if key not in row]
+            if missing:
+                raise ValueError(f"{origin}: missing key(s) {', '.join(missing)}")
+            label = row.get("label")
+            if label not in (None, 0, 1):
+                raise ValueError(f"{origin}: unknown label {label!r}; valid: 0, 1")
+            yield Post(
+                id=str(row["id"]),
+                text=row["text"] or None,
+                images=[row["img"]] if row["img"] else [],
+                labels={} if label is None else {self.task: int(label)},
+                origin=origin,
+                image_root=path.absolute().parent,
+            )
+
+    def describe(self, split: str) -> str:
+        """The ``.jsonl`` file of ``split``."""
+        return str(self.location(split))
+
+    def fingerprint(self, split: str) -> str:
+        """sha256 of the split's ``.jsonl`` file and the task name (image bytes are not read)."""
+        return sha256_files([self.location(split)], extra=json.dumps({"task": self.task}))

@@ -1,0 +1,83 @@
+"""Reading helpers shared by the adapters of native public formats (Davidson, ETHOS, LIAR, CoAID, VMU).
+
+Rows are numbered by the 1-based line they start on (header = line 1), exact even when a quoted cell
+spans lines, so every ``origin`` and error message points at the right place in the file.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from faim.registry import suggest
+
+Records = Iterator[tuple[int, dict[str, str]]]
+
+
+def read_delimited(
+    path: Path,
+    delimiter: str = ",",
+    quoted: bool = True,
+    names: Sequence[str] | None = None,
+    required: Sequence[str] = (),
+) -> Records:
+    """Stream ``(line, row)`` pairs of a delimited UTF-8 text file (``row``: column → cell), skipping blank lines.
+
+    Args:
+        path: The file; a leading byte-order mark is ignored.
+        delimiter: Cell separator.
+        quoted: Whether ``"`` quotes cells (which may then hold the delimiter and newlines); ``False`` reads
+            quotes as text (pandas ``quoting=3``), as LIAR and MediaEval need.
+        names: Column names of a file without a header row; ``None``: the first line is the header.
+        required: Columns the header must have.
+
+    Raises:
+        FileNotFoundError: When ``path`` does not exist, naming it (raised at once, not on iteration).
+        ValueError: On iteration, when a required column is missing (naming the file and the columns it has),
+            or a row's cell count differs from the header's or the text cannot be parsed or decoded (naming file and line).
+    """
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
+    return _records(path, delimiter, quoted, names, required)
+
+
+def _records(path: Path, delimiter: str, quoted: bool, names: Sequence[str] | None, required: Sequence[str]) -> Records:
+    start = 1
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE)
+        try:
+            header = list(names) if names is not None else next(reader, [])
+            missing = [column for column in required if column not in header]
+            if missing:
+                raise ValueError(
+                    f"{path}: missing column(s) {', '.join(missing)}; found: {', '.join(header) or 'none'}"
+                )
+            start = reader.line_num + 1
+            for cells in reader:
+                line, start = start, reader.line_num + 1
+                if not cells:
+                    continue
+                if len(cells) != len(header):
+                    raise ValueError(f"{path}:{line}: {len(cells)} cells, expected {len(header)} ({', '.join(header)})")
+                yield line, dict(zip(header, cells, strict=True))
+        except (csv.Error, UnicodeDecodeError) as error:
+            raise ValueError(f"{path}:{start}: {error}") from error
+
+
+def label_index(value: str, names: Sequence[str], origin: str) -> int:
+    """The index of a raw label cell (surrounding spaces ignored) in ``names``.
+
+    Raises:
+        ValueError: Naming ``origin`` (``file:line``), the value and the valid ones.
+    """
+    value = value.strip()
+    if value not in names:
+        raise ValueError(f"{origin}: unknown label {value!r}{suggest(value, list(names))}; valid: {', '.join(names)}")
+    return names.index(value)
+
+
+def check_choice(owner: str, key: str, value: str, choices: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming ``owner``, ``key`` and the valid choices unless ``value`` is one of them."""
+    if value not in choices:
+        raise ValueError(f"{owner}: {key} {value!r} is not one of {', '.join(choices)}{suggest(value, list(choices))}")

@@ -1,0 +1,99 @@
+"""Deterministic train/validation splits for datasets published as one file without a split (Davidson, ETHOS)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from abc import ABC, abstractmethod
+from collections import defaultdict
+from collections.abc import Hashable, Iterator, Sequence
+from pathlib import Path
+
+from faim.data.post import Post
+from faim.data.tabular import sha256_files
+
+
+def stratified_split(labels: Sequence[Hashable], validation_fraction: float, seed: int) -> list[str]:
+    """``"train"`` or ``"validation"`` for each item, holding out ``round(n * fraction)`` items of every class.
+
+    Each class's indices are shuffled by a ``random.Random`` seeded with ``seed`` and the class (string seeds
+    hash with sha512, not Python's randomised ``hash``), so the split depends only on the labels, their order,
+    the fraction and the seed: the same in every process, and a class's held-out items do not move when
+    another class changes.
+    """
+    by_class: dict[Hashable, list[int]] = defaultdict(list)
+    for index, label in enumerate(labels):
+        by_class[label].append(index)
+    assignment = ["train"] * len(labels)
+    for label, indices in by_class.items():
+        random.Random(f"{seed}:{label}").shuffle(indices)
+        for index in indices[: math.floor(len(indices) * validation_fraction + 0.5)]:
+            assignment[index] = "validation"
+    return assignment
+
+
+class StratifiedFileSource(ABC):
+    """Base of registered sources whose data is one file in ``root``, split by ``stratified_split``.
+
+    Subclasses set ``FILE``, call this constructor from their own (whose arguments are the recipe keys) and
+    implement ``iter_posts`` and ``stratum``. The fingerprint covers every constructor argument but ``root``.
+
+    Args:
+        root: The folder holding ``FILE``.
+        validation_fraction: Share of each stratum held out for validation, strictly between 0 and 1.
+        seed: Seed of the split.
+
+    Raises:
+        ValueError: When ``validation_fraction`` is out of range.
+    """
+
+    FILE: str
+    registry_name: str  # set by ``register_source``
+
+    def __init__(self, root: str, validation_fraction: float, seed: int) -> None:
+        if not 0 < validation_fraction < 1:
+            raise ValueError(
+                f"{self.registry_name}: validation_fraction must be in (0, 1), got {validation_fraction!r}"
+            )
+        self.root = Path(root)
+        self.validation_fraction = validation_fraction
+        self.seed = seed
+
+    @abstractmethod
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        """Every post of a file in the source's format, in file order."""
+
+    @abstractmethod
+    def stratum(self, post: Post) -> Hashable:
+        """The class a post is stratified by."""
+
+    def splits(self) -> list[str]:
+        """Always ``["train", "validation"]``, drawn from the one file."""
+        return ["train", "validation"]
+
+    def location(self, split: str) -> Path:
+        """The data file, which holds every split.
+
+        Raises:
+            KeyError: On a split other than train and validation.
+        """
+        if split not in self.splits():
+            raise KeyError(f"{self.registry_name}: no split {split!r}; found: {', '.join(self.splits())}")
+        return self.root / self.FILE
+
+    def posts(self, split: str) -> list[Post]:
+        """The posts of ``split``, in file order."""
+        posts = list(self.iter_posts(self.location(split)))
+        assignment = stratified_split([self.stratum(post) for post in posts], self.validation_fraction, self.seed)
+        return [post for post, name in zip(posts, assignment, strict=True) if name == split]
+
+    def describe(self, split: str) -> str:
+        """The data file and how ``split`` is drawn from it."""
+        held_out = f"{self.validation_fraction:g} held out, seed {self.seed}"
+        return f"{self.location(split)} ({split} of a stratified split: {held_out})"
+
+    def fingerprint(self, split: str) -> str:
+        """sha256 of the file, the split name and the arguments choosing the split's posts and labels."""
+        options = {key: value for key, value in vars(self).items() if key != "root"}
+        return sha256_files([self.location(split)], extra=json.dumps({"split": split, **options}, sort_keys=True))

@@ -1,0 +1,99 @@
+"""The record of a scoring run in its output folder, so a killed run restarts where it stopped.
+
+``_run.json`` says what the run is (model, inputs with sizes and modification times, shard size,
+options); a restart with anything different is refused rather than mixing two runs' rows.
+``_manifest.jsonl`` gets one line per finished shard, appended after the shard's part file was renamed
+into place. A part file is the truth: on restart, parts missing from the manifest (killed between the
+rename and the append) are added back from their Parquet metadata, and half-written temporary files
+are deleted. Neither file name is read as data by Parquet readers (they skip names starting with ``_``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from faim.scoring.worker import ShardReport
+
+RUN_FILE = "_run.json"
+MANIFEST_FILE = "_manifest.jsonl"
+
+
+def run_identity(model_dir: Path, files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
+    """What makes two runs the same run: model hashes, inputs (path, size, mtime) and settings."""
+    model = json.loads((model_dir / "faim.json").read_text(encoding="utf-8"))["files"]
+    inputs = [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
+    return {"model": model, "inputs": inputs, "settings": settings}
+
+
+class Manifest:
+    """Done shards of a run in ``out_dir``; see the module docstring for the files."""
+
+    def __init__(self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False) -> None:
+        self.out_dir = out_dir
+        out_dir.mkdir(parents=True, exist_ok=True)
+        run_file = out_dir / RUN_FILE
+        if overwrite:
+            for path in [run_file, out_dir / MANIFEST_FILE, *out_dir.glob("part-*.parquet")]:
+                path.unlink(missing_ok=True)
+        if run_file.exists():
+            if json.loads(run_file.read_text(encoding="utf-8")) != identity:
+                raise ValueError(
+                    f"{out_dir} holds a scoring run with another model, other inputs or other settings; "
+                    "write to a new folder, or pass --overwrite (overwrite=True) to start afresh"
+                )
+        else:
+            partial = out_dir / f".{RUN_FILE}.tmp"
+            partial.write_text(json.dumps(identity, indent=1), encoding="utf-8")
+            os.replace(partial, run_file)
+        for stale in out_dir.glob(".part-*.tmp"):
+            stale.unlink()
+        self.done: dict[str, ShardReport] = self._read()
+        self._handle = open(out_dir / MANIFEST_FILE, "a", encoding="utf-8")
+        for report in self._recover():
+            self.add(report)
+
+    def _read(self) -> dict[str, ShardReport]:
+        path = self.out_dir / MANIFEST_FILE
+        done: dict[str, ShardReport] = {}
+        if not path.exists():
+            return done
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:  # a line torn by a kill: its part is recovered below
+                continue
+            if (self.out_dir / f"part-{entry['key']}.parquet").exists():
+                done[entry["key"]] = ShardReport(entry["key"], entry["rows"], Counter(entry["errors"]))
+        return done
+
+    def _recover(self) -> list[ShardReport]:
+        reports = []
+        for part in sorted(self.out_dir.glob("part-*.parquet")):
+            key = part.name[len("part-") : -len(".parquet")]
+            if key in self.done:
+                continue
+            kinds = pq.read_table(part, columns=["error_kind"]).column("error_kind")
+            counts = pc.value_counts(pc.drop_null(kinds)).to_pylist()
+            reports.append(
+                ShardReport(
+                    key, pq.ParquetFile(part).metadata.num_rows, Counter({c["values"]: c["counts"] for c in counts})
+                )
+            )
+        return reports
+
+    def add(self, report: ShardReport) -> None:
+        """Record a finished shard (its part file is already in place)."""
+        self.done[report.key] = report
+        self._handle.write(json.dumps({"key": report.key, "rows": report.rows, "errors": dict(report.errors)}) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()

@@ -1,0 +1,104 @@
+"""Turn a shard's raw rows into posts, or into one recorded error per row that cannot be a post."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from faim.data.columns import ColumnMap
+from faim.data.post import Post
+from faim.data.tabular import parse_number
+from faim.scoring.inputs import Shard
+
+
+@dataclass
+class RowError:
+    """A row that yields no scores: where it is, what kind of problem, and the message."""
+
+    source: str
+    post_id: str | None
+    kind: str
+    message: str
+
+
+def decode_cells(row: dict[str, Any], numeric: set[str]) -> dict[str, Any]:
+    """CSV cells from bytes to str (numbers for label/meta columns); raises ``UnicodeDecodeError``."""
+    out = {}
+    for column, cell in row.items():
+        value = cell.decode("utf-8") if isinstance(cell, bytes) else cell
+        out[column] = parse_number(value) if column in numeric and value is not None else value
+    return out
+
+
+def parse_row(shard: Shard, number: int, payload: Any, numeric: set[str]) -> dict[str, Any]:
+    """A raw row as a dict of column → value; raises ``ValueError`` naming the problem."""
+    if shard.format == "jsonl":
+        try:
+            row = json.loads(payload.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise ValueError(f"text_encoding: not UTF-8 (byte {error.start})") from None
+        except json.JSONDecodeError as error:
+            raise ValueError(f"json: invalid JSON ({error.msg} at column {error.colno})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"json: expected a JSON object, got {type(row).__name__}")
+        return row
+    if shard.format in ("csv", "tsv"):
+        try:
+            return decode_cells(payload, numeric)
+        except UnicodeDecodeError as error:
+            raise ValueError(f"text_encoding: not UTF-8 (byte {error.start})") from None
+    return payload
+
+
+def shard_posts(
+    shard: Shard, columns: ColumnMap, image_root: Path | None
+) -> tuple[list[tuple[int, Post]], list[RowError]]:
+    """Posts (with their row numbers) and row errors of a shard; every row lands in exactly one list.
+
+    A wrong schema (a mapped column missing from the file) is an error on every row of the shard; a
+    post with no text, no image and no comment is an ``empty`` error (nothing to score).
+    """
+    errors = [RowError(f"{shard.file}:{where}", None, kind, message) for where, kind, message in shard.errors]
+    bound = columns
+    header = shard.header
+    if header is None:
+        first = _first_object(shard)
+        header = list(first) if first is not None else None
+    if header is not None:
+        try:
+            bound = columns.bind(header, shard.file)
+        except ValueError as error:
+            errors += [RowError(f"{shard.file}:{n}", None, "schema", str(error)) for n, _ in shard.rows]
+            return [], errors
+    numeric = set(bound.labels.values()) | set(bound.meta.values())
+    posts = []
+    root = image_root if image_root is not None else Path(shard.file).parent
+    for number, payload in shard.rows:
+        source = f"{shard.file}:{number}"
+        try:
+            post = bound.to_post(parse_row(shard, number, payload, numeric), number, source, root)
+        except ValueError as error:
+            kind, _, message = str(error).partition(": ") if _tagged(error) else ("row", "", str(error))
+            errors.append(RowError(source, None, kind, message))
+            continue
+        if not (post.has_text or post.images or post.comments):
+            errors.append(RowError(source, post.id, "empty", "no text, image or comment to score"))
+            continue
+        posts.append((number, post))
+    return posts, errors
+
+
+def _tagged(error: ValueError) -> bool:
+    return str(error).split(": ", 1)[0] in ("text_encoding", "json")
+
+
+def _first_object(shard: Shard) -> dict[str, Any] | None:
+    """The first JSONL row that parses: its keys stand for the file's columns."""
+    for number, payload in shard.rows:
+        try:
+            return parse_row(shard, number, payload, set())
+        except ValueError:
+            continue
+    return None

@@ -1,0 +1,75 @@
+"""The ``hateful_memes`` adapter on a generated folder in the Hateful Memes layout (jsonl files + img/)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from faim.data.hateful_memes import LABELS, HatefulMemesSource
+from faim.data.images import load_image
+from faim.registry import SOURCES
+
+
+def write(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+
+def meme(ident: int, label: int | None = None, text: str = "a caption") -> dict:
+    row = {"id": ident, "img": f"img/{ident:05d}.png", "text": text}
+    return row if label is None else row | {"label": label}
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "img").mkdir()
+    for ident in (1, 2, 3, 4, 5):
+        Image.new("RGB", (8, 8), "blue").save(tmp_path / "img" / f"{ident:05d}.png")
+    write(tmp_path / "train.jsonl", [meme(1, 0, "love everyone"), meme(2, 1, "")])
+    write(tmp_path / "dev_seen.jsonl", [meme(3, 1)])
+    write(tmp_path / "dev_unseen.jsonl", [meme(4, 0), meme(3, 1)])
+    write(tmp_path / "test_seen.jsonl", [meme(5)])
+    return tmp_path
+
+
+def test_registered_with_recipe_arguments():
+    assert SOURCES["hateful_memes"] is HatefulMemesSource
+    assert list(inspect.signature(HatefulMemesSource).parameters) == ["root", "task", "validation"]
+    assert LABELS == ["not-hateful", "hateful"]
+
+
+def test_posts_labels_and_images(root):
+    source = HatefulMemesSource(str(root))
+    train = source.posts("train")
+    assert [(p.id, p.text, p.images, p.labels) for p in train] == [
+        ("1", "love everyone", ["img/00001.png"], {"hateful": 0}),
+        ("2", None, ["img/00002.png"], {"hateful": 1}),
+    ]
+    assert train[1].origin == f"{root / 'train.jsonl'}:2" and train[1].image_root == root.absolute()
+    assert load_image(train[0].images[0], train[0].image_root).size == (8, 8)
+    assert [p.labels for p in source.posts("test")] == [{}]
+
+
+def test_validation_choice_picks_the_matching_test_file(root):
+    assert HatefulMemesSource(str(root)).splits() == ["train", "validation", "test"]
+    unseen = HatefulMemesSource(str(root), validation="dev_unseen", task="hate")
+    assert unseen.splits() == ["train", "validation"]
+    assert [(p.id, p.labels) for p in unseen.posts("validation")] == [("4", {"hate": 0}), ("3", {"hate": 1})]
+    assert unseen.describe("test") == str(root / "test_unseen.jsonl")
+    assert unseen.fingerprint("validation") != HatefulMemesSource(str(root)).fingerprint("validation")
+
+
+def test_errors_name_the_file_row_and_value(root):
+    with pytest.raises(FileNotFoundError, match="test_unseen.jsonl does not exist"):
+        HatefulMemesSource(str(root), validation="dev_unseen").posts("test")
+    write(root / "train.jsonl", [meme(1, 0), meme(2, 2)])
+    with pytest.raises(ValueError, match=r"train.jsonl:2: unknown label 2; valid: 0, 1"):
+        HatefulMemesSource(str(root)).posts("train")
+    write(root / "train.jsonl", [{"id": 1, "text": "no image key"}])
+    with pytest.raises(ValueError, match="train.jsonl:1: missing key.* img"):
+        HatefulMemesSource(str(root)).posts("train")
+    with pytest.raises(ValueError, match=r"validation 'dev_sen' is not one of .*did you mean 'dev_seen'"):
+        HatefulMemesSource(str(root), validation="dev_sen")

@@ -1,0 +1,70 @@
+"""Every input row yields exactly one output row: scored, or with an error naming the problem."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from PIL import Image
+
+from faim.scoring import ScoringOptions, score_dump
+
+
+def make_dump(root: Path) -> Path:
+    images = root / "images"
+    images.mkdir(parents=True)
+    Image.new("RGB", (40, 40), (200, 0, 0)).save(images / "good.jpg")
+    good = (images / "good.jpg").read_bytes()
+    (images / "truncated.jpg").write_bytes(good[: len(good) // 2])
+    (images / "garbage.jpg").write_bytes(b"this is not an image at all")
+    Image.new("RGB", (300, 300)).save(images / "huge.png")
+    lines = [
+        json.dumps({"id": "ok", "text": "fine post", "image": "images/good.jpg"}),
+        json.dumps({"id": "missing", "text": "x", "image": "images/nowhere.jpg"}),
+        json.dumps({"id": "truncated", "text": "x", "image": "images/truncated.jpg"}),
+        json.dumps({"id": "garbage", "text": "x", "image": "images/garbage.jpg"}),
+        json.dumps({"id": "bomb", "text": "x", "image": "images/huge.png"}),
+        json.dumps({"id": "empty", "text": "   "}),
+        "{not json",
+        json.dumps({"id": "text-only", "text": "no picture"}),
+        json.dumps({"id": "badtype", "text": 17}),
+    ]
+    path = root / "dump.jsonl"
+    path.write_bytes(("\n".join(lines) + "\n").encode() + b'{"id": "latin1", "text": "caf\xe9"}\n')
+    return path
+
+
+def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 20_000)  # makes the 300x300 PNG a "bomb"
+    dump = make_dump(tmp_path)
+    summary = score_dump(
+        tiny_model_dir, dump, tmp_path / "out", workers=0, options=ScoringOptions.exact(), progress=False
+    )
+    rows = {row["source"].rsplit(":", 1)[1]: row for row in pq.read_table(tmp_path / "out").to_pylist()}
+    assert len(rows) == 10 == summary.rows
+    kinds = {line: row["error_kind"] for line, row in rows.items()}
+    assert kinds == {
+        "1": None,
+        "2": "image_missing",
+        "3": "image_truncated",
+        "4": "image_unreadable",
+        "5": "image_bomb",
+        "6": "empty",
+        "7": "json",
+        "8": None,
+        "9": "row",
+        "10": "text_encoding",
+    }
+    assert "nowhere.jpg" in rows["2"]["error"] and "not UTF-8" in rows["10"]["error"]
+    assert rows["1"]["harmful"] is not None and rows["2"]["harmful"] is None
+    assert summary.errors["image_missing"] == 1 and sum(summary.errors.values()) == 8
+
+
+def test_wrong_schema_is_an_error_on_every_row(tiny_model_dir: Path, tmp_path: Path) -> None:
+    dump = tmp_path / "dump.csv"
+    dump.write_text("pid,body\n1,hello\n2,world\n")
+    summary = score_dump(tiny_model_dir, dump, tmp_path / "out", columns={"text": "caption"}, workers=0, progress=False)
+    rows = pq.read_table(tmp_path / "out").to_pylist()
+    assert [row["error_kind"] for row in rows] == ["schema", "schema"]
+    assert "caption" in rows[0]["error"] and summary.errors == {"schema": 2}

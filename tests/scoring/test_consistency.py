@@ -1,0 +1,45 @@
+"""Same posts, same scores: `faim score` (exact), `Detector.score` and the optimised path within tolerance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import faim
+from faim.data.sources import read_posts
+from faim.scoring import SCORE_TOLERANCE, ScoringOptions, score_dump
+
+
+def scores_by_id(out: Path) -> dict[str, float]:
+    return {row["id"]: row["harmful"] for row in pq.read_table(out, columns=["id", "harmful"]).to_pylist()}
+
+
+@pytest.fixture(scope="module")
+def expected(tiny_model_dir: Path, demo_data: dict[str, Path]) -> dict[str, float]:
+    detector = faim.load(tiny_model_dir)
+    return {row["id"]: row["harmful"] for row in detector.score(read_posts(demo_data["validation"]))}
+
+
+def test_exact_pool_scores_equal_detector_score(tiny_model_dir, demo_data, expected, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    score_dump(tiny_model_dir, demo_data["validation"], out, workers=2, options=ScoringOptions.exact(), progress=False)
+    got = scores_by_id(out)
+    assert got.keys() == expected.keys()
+    assert max(abs(got[k] - expected[k]) for k in got) < 1e-6
+
+
+def test_optimised_scores_stay_within_tolerance(tiny_model_dir, demo_data, expected, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    score_dump(tiny_model_dir, demo_data["validation"], out, workers=0, progress=False)
+    got = scores_by_id(out)
+    worst = max(abs(got[k] - expected[k]) for k in got)
+    assert 0 < worst < SCORE_TOLERANCE  # approximations change scores, but only a little
+
+
+def test_embeddings_are_written_with_scores(tiny_model_dir, demo_data, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    score_dump(tiny_model_dir, demo_data["validation"], out, workers=0, embeddings=True, progress=False)
+    table = pq.read_table(out)
+    assert len(table.column("embedding")[0].as_py()) == 32 and "harmful.decision" in table.column_names

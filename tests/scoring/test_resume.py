@@ -1,0 +1,64 @@
+"""A scoring run killed with SIGKILL and started again completes every row exactly once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from faim.scoring import score_dump
+
+
+def text_dump(path: Path, n: int) -> Path:
+    path.write_text("".join(json.dumps({"id": f"p{i}", "text": f"post number {i}"}) + "\n" for i in range(n)))
+    return path
+
+
+def score_command(model: Path, dump: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "faim", "score", str(model), str(dump), "-o", str(out),
+            "--workers", "1", "--shard-rows", "25", "--batch-size", "5"]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_without_duplicates_or_gaps(tiny_model_dir: Path, tmp_path: Path) -> None:
+    dump, out = text_dump(tmp_path / "dump.jsonl", 1500), tmp_path / "out"
+    env = os.environ | {"PYTHONWARNINGS": "ignore"}
+    process = subprocess.Popen(score_command(tiny_model_dir, dump, out), env=env, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(list(out.glob("part-*.parquet"))) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)  # the main process and its workers, mid-run
+    process.wait()
+    parts_before = len(list(out.glob("part-*.parquet")))
+    assert 5 <= parts_before < 60, "the kill should land mid-run"
+    result = subprocess.run(score_command(tiny_model_dir, dump, out), env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "shards done by an earlier run" in result.stdout
+    ids = pq.read_table(out, columns=["id"]).column("id").to_pylist()
+    assert len(ids) == 1500 and set(ids) == {f"p{i}" for i in range(1500)}
+    assert not list(out.glob(".part-*"))
+
+
+def test_rerun_of_a_finished_run_scores_nothing(tiny_model_dir: Path, tmp_path: Path) -> None:
+    dump, out = text_dump(tmp_path / "dump.jsonl", 60), tmp_path / "out"
+    first = score_dump(tiny_model_dir, dump, out, workers=0, shard_rows=25, progress=False)
+    again = score_dump(tiny_model_dir, dump, out, workers=0, shard_rows=25, progress=False)
+    assert first.rows == again.rows == 60 and again.rows_this_run == 0 and again.resumed_shards == 3
+    assert pq.read_table(out).num_rows == 60
+
+
+def test_rerun_with_other_inputs_is_refused(tiny_model_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    score_dump(tiny_model_dir, text_dump(tmp_path / "a.jsonl", 10), out, workers=0, progress=False)
+    with pytest.raises(ValueError, match="another model, other inputs"):
+        score_dump(tiny_model_dir, text_dump(tmp_path / "b.jsonl", 10), out, workers=0, progress=False)
+    summary = score_dump(tiny_model_dir, tmp_path / "b.jsonl", out, workers=0, progress=False, overwrite=True)
+    assert summary.rows == 10
