@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -64,6 +65,12 @@ class ImagePreprocessor:
             crop_pct=config["crop_pct"],
             crop_mode=config.get("crop_mode", "center"),
         )
+
+    @property
+    def draft_size(self) -> tuple[int, int]:
+        """The smallest decoded size that loses nothing: the resize target before the centre crop."""
+        side = math.ceil(max(self.image_size) / self.crop_pct)
+        return side, side
 
     def to_dict(self) -> dict[str, Any]:
         """The constructor arguments, as plain JSON-ready data (for artifacts and cache keys)."""

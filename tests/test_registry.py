@@ -10,6 +10,8 @@ import pytest
 
 from faim import registry
 
+registry.load_builtins()
+
 
 def test_duplicate_name_raises() -> None:
     with pytest.raises(ValueError, match="already registered"):

@@ -35,7 +35,8 @@ def read_delimited(
     Raises:
         FileNotFoundError: When ``path`` does not exist, naming it (raised at once, not on iteration).
         ValueError: On iteration, when a required column is missing (naming the file and the columns it has),
-            or a row's cell count differs from the header's or the text cannot be parsed or decoded (naming file and line).
+            a row's cell count differs from the header's or a row cannot be parsed (naming file and line), or
+            the file is not UTF-8.
     """
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
@@ -61,8 +62,10 @@ def _records(path: Path, delimiter: str, quoted: bool, names: Sequence[str] | No
                 if len(cells) != len(header):
                     raise ValueError(f"{path}:{line}: {len(cells)} cells, expected {len(header)} ({', '.join(header)})")
                 yield line, dict(zip(header, cells, strict=True))
-        except (csv.Error, UnicodeDecodeError) as error:
+        except csv.Error as error:
             raise ValueError(f"{path}:{start}: {error}") from error
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{path}: not UTF-8 text ({error})") from error
 
 
 def label_index(value: str, names: Sequence[str], origin: str) -> int:

@@ -68,6 +68,9 @@ def test_errors_name_the_file_row_and_value(root, tmp_path):
     file.write_text("comment,isHate\nbad,1\n", encoding="utf-8")
     with pytest.raises(ValueError, match="missing column.*comment, isHate"):
         EthosSource(str(root)).posts("train")
+    file.write_bytes("comment;isHate\nlatin-1 caf\xe9;1\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="Ethos_Dataset_Binary.csv: not UTF-8 text"):
+        EthosSource(str(root)).posts("train")
 
 
 @pytest.mark.real_data

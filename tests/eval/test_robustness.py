@@ -35,12 +35,9 @@ def _png(color: tuple[int, int, int], size: tuple[int, int] = (40, 30)) -> bytes
 def posts(tmp_path: Path) -> list[Post]:
     gradient = np.linspace(0, 255, 64 * 48 * 3).reshape(48, 64, 3).astype(np.uint8)
     Image.fromarray(gradient).save(tmp_path / "photo.jpg")
-    return [
-        Post("a", "I hate those people", images=["photo.jpg", _png((10, 120, 250))], comments=["so true", "stop it"],
-             labels={"hate": 1}, meta={"topic": "x"}, image_root=tmp_path),
-        Post("b", None, images=["missing.png"], labels={"hate": 0}, image_root=tmp_path),
-        Post("c", "", labels={"hate": 0}),
-    ]  # fmt: skip
+    first = Post("a", "I hate those people", ["photo.jpg", _png((10, 120, 250))], ["so true", "stop it"], {"hate": 1})
+    first.meta, first.image_root = {"topic": "x"}, tmp_path
+    return [first, Post("b", None, ["missing.png"], image_root=tmp_path), Post("c", "")]
 
 
 def test_table_names_strengths_and_modalities() -> None:
@@ -102,8 +99,8 @@ def test_robustness_table_drops() -> None:
     base = {"auroc": 0.9, "macro_f1": 0.8, "n": 100}
     perturbed = {"text.leetspeak": {"auroc": 0.7, "macro_f1": 0.85}, "image.jpeg": {"auroc": 0.88}}
     table = robustness_table(base, perturbed)
-    assert table["text.leetspeak"] == pytest.approx({"auroc": 0.7, "auroc_drop": 0.2, "macro_f1": 0.85,
-                                                     "macro_f1_drop": -0.05})  # fmt: skip
+    expected = {"auroc": 0.7, "auroc_drop": 0.2, "macro_f1": 0.85, "macro_f1_drop": -0.05}
+    assert table["text.leetspeak"] == pytest.approx(expected)
     assert table["image.jpeg"]["auroc_drop"] == pytest.approx(0.02)
     assert math.isnan(table["image.jpeg"]["macro_f1"]) and math.isnan(table["image.jpeg"]["macro_f1_drop"])
     assert robustness_table(base, {"image.crop": {"n": 100}}, metrics=("n",)) == {"image.crop": {"n": 100, "n_drop": 0}}
