@@ -47,9 +47,7 @@ def as_binary_inputs(y_true: np.ndarray, prob: np.ndarray) -> tuple[np.ndarray, 
     return check_binary_labels(y), check_probabilities(p)
 
 
-def as_multiclass_inputs(
-    y_true: np.ndarray, prob: np.ndarray, labels: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray]:
+def as_multiclass_inputs(y_true: np.ndarray, prob: np.ndarray, labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Check a multiclass sample and return ``(class indices int64 [N], probabilities float64 [N, C])``.
 
     Raises:
@@ -59,8 +57,9 @@ def as_multiclass_inputs(
     y, p = np.asarray(y_true), np.asarray(prob)
     n_classes = len(labels)
     if y.ndim != 1 or p.shape != (y.shape[0], n_classes):
-        raise ValueError(f"expected y_true [N] and prob [N, {n_classes}] (one column per label), "
-                         f"got shapes {y.shape} and {p.shape}")
+        raise ValueError(
+            f"expected y_true [N] and prob [N, {n_classes}] (one column per label), got shapes {y.shape} and {p.shape}"
+        )
     if y.size == 0:
         raise ValueError("cannot evaluate an empty sample")
     if not np.isin(y, np.arange(n_classes)).all():
@@ -68,9 +67,7 @@ def as_multiclass_inputs(
     return y.astype(np.int64), check_probabilities(p)
 
 
-def as_multilabel_inputs(
-    y_true: np.ndarray, prob: np.ndarray, labels: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray]:
+def as_multilabel_inputs(y_true: np.ndarray, prob: np.ndarray, labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Check a multilabel sample and return ``(targets float64 [N, L] with NaN, probabilities float64 [N, L])``.
 
     Raises:
@@ -79,8 +76,9 @@ def as_multilabel_inputs(
     """
     y, p = np.asarray(y_true, dtype=np.float64), np.asarray(prob)
     if y.ndim != 2 or y.shape[1] != len(labels) or y.shape != p.shape:
-        raise ValueError(f"expected y_true and prob of shape [N, {len(labels)}] (one column per label), "
-                         f"got {y.shape} and {p.shape}")
+        raise ValueError(
+            f"expected y_true and prob of shape [N, {len(labels)}] (one column per label), got {y.shape} and {p.shape}"
+        )
     if y.shape[0] == 0:
         raise ValueError("cannot evaluate an empty sample")
     if not (np.isnan(y) | np.isin(y, (0.0, 1.0))).all():

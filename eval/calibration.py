@@ -58,8 +58,9 @@ def reliability_bins(confidence: np.ndarray, outcome: np.ndarray, bins: int = 15
     conf = check_probabilities(np.asarray(confidence).ravel(), "confidence")
     event = check_binary_labels(np.asarray(outcome).ravel(), "outcome")
     if conf.shape != event.shape or conf.size == 0:
-        raise ValueError(f"confidence and outcome must be non-empty and of one length, got {conf.size} "
-                         f"and {event.size}")
+        raise ValueError(
+            f"confidence and outcome must be non-empty and of one length, got {conf.size} and {event.size}"
+        )
     if bins < 1:
         raise ValueError(f"bins must be at least 1, got {bins}")
     edges = np.linspace(0.0, 1.0, bins + 1)

@@ -73,9 +73,7 @@ def binary_metrics(
     return metrics
 
 
-def multiclass_metrics(
-    y_true: np.ndarray, prob: np.ndarray, labels: Sequence[str], bins: int = 15
-) -> dict[str, float]:
+def multiclass_metrics(y_true: np.ndarray, prob: np.ndarray, labels: Sequence[str], bins: int = 15) -> dict[str, float]:
     """Metrics of one single-label multiclass task; the prediction is the arg-max class.
 
     Args:

@@ -144,8 +144,15 @@ def _reliability_figure(confidence: np.ndarray, outcome: np.ndarray, bins: int, 
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
     width = np.diff(rb.edges)
     filled = rb.counts > 0
-    top.bar(rb.edges[:-1], np.where(filled, rb.frequency, 0.0), width=width, align="edge",
-            edgecolor="black", alpha=0.7, label="observed")
+    top.bar(
+        rb.edges[:-1],
+        np.where(filled, rb.frequency, 0.0),
+        width=width,
+        align="edge",
+        edgecolor="black",
+        alpha=0.7,
+        label="observed",
+    )
     top.plot(rb.confidence[filled], rb.frequency[filled], "o", color="black", ms=3, label="bin mean confidence")
     top.plot([0, 1], [0, 1], color="grey", ls="--", lw=1, label="perfect calibration")
     top.set(ylabel=ylabel, xlim=(0, 1), ylim=(0, 1.02), title=f"Reliability: ECE {ece:.3f}")

@@ -124,8 +124,10 @@ def _markdown(results: Results, out_dir: Path) -> str:
         if task.get("slices"):
             slices = task["slices"]
             columns = [c for c in headline if any(c in m for m in slices.values())]
-            rows = [[value, format_value(m.get("n")), *(format_value(m.get(c)) for c in columns)]
-                    for value, m in slices.items()]
+            rows = [
+                [value, format_value(m.get("n")), *(format_value(m.get(c)) for c in columns)]
+                for value, m in slices.items()
+            ]
             parts.append("### Slices")
             parts.append(markdown_table(["slice", "n", *columns], rows))
         if task.get("plots"):

@@ -40,8 +40,9 @@ def slice_metrics(
     y, p = np.asarray(y_true), np.asarray(prob)
     keys = np.asarray(slices).astype(str)
     if keys.ndim != 1 or not len(keys) == len(y) == len(p):
-        raise ValueError(f"slices must be 1-D with one value per row, got {keys.shape} for {len(y)} rows "
-                         f"and prob of length {len(p)}")
+        raise ValueError(
+            f"slices must be 1-D with one value per row, got {keys.shape} for {len(y)} rows and prob of length {len(p)}"
+        )
     if min_size < 1:
         raise ValueError(f"min_size must be at least 1, got {min_size}")
     result: dict[str, dict[str, float]] = {}

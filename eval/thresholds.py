@@ -105,9 +105,7 @@ def recall_at_precision(y_true: np.ndarray, prob: np.ndarray, min_precision: flo
     return threshold_sweep(y_true, prob).recall_at_precision(min_precision)
 
 
-def choose_threshold(
-    y_true: np.ndarray, prob: np.ndarray, objective: str = "f1", target: float | None = None
-) -> float:
+def choose_threshold(y_true: np.ndarray, prob: np.ndarray, objective: str = "f1", target: float | None = None) -> float:
     """Choose a decision threshold on validation data by searching every distinct cut.
 
     Objectives:
@@ -151,7 +149,8 @@ def choose_threshold(
         return float(sweep.thresholds[np.argmax(score)])
     feasible = sweep.precision >= target - _TOL
     if not feasible.any():
-        raise ValueError(f"no threshold reaches precision {target} on this sample "
-                         f"(best is {sweep.precision.max():.4f})")
+        raise ValueError(
+            f"no threshold reaches precision {target} on this sample (best is {sweep.precision.max():.4f})"
+        )
     score = np.where(feasible, sweep.recall, -np.inf)
     return float(sweep.thresholds[len(score) - 1 - np.argmax(score[::-1])])

@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument(
         "--exact",
         action="store_true",
-        help="plain fp32 with full JPEG decoding (default: bf16 image encoder, int8 text encoder, "
+        help="plain fp32 with full JPEG decoding (default: bf16 encoders, "
         "channels-last and JPEG draft decoding, scores within 0.05 of exact)",
     )
     parser.add_argument("--compile", action="store_true", help="torch.compile the encoders (slow start)")

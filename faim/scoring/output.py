@@ -53,7 +53,7 @@ def output_table(
     embeddings: np.ndarray | None,
     errors: list[RowError],
 ) -> pa.Table:
-    """Scored rows (in input order) followed by error rows, in ``schema``."""
+    """Scored rows followed by error rows, in ``schema``, sorted back into input order (by row number)."""
     columns = {name: [] for name in schema.names}
     columns["source"] = [post.origin for _, post in scored] + [e.source for e in errors]
     columns["id"] = [post.id for _, post in scored] + [e.post_id for e in errors]
@@ -68,4 +68,11 @@ def output_table(
             columns[name] = columns[name] + [None] * len(errors)
     columns["error"] = [None] * len(scored) + [e.message for e in errors]
     columns["error_kind"] = [None] * len(scored) + [e.kind for e in errors]
-    return pa.table(columns, schema=schema)
+    order = sorted(range(len(columns["source"])), key=lambda i: row_number(columns["source"][i]))
+    return pa.table(columns, schema=schema).take(order)
+
+
+def row_number(source: str) -> tuple[int, str]:
+    """Sort key of a ``file:row`` source within one file: numbered rows first, in order."""
+    where = source.rsplit(":", 1)[-1]
+    return (int(where), "") if where.isdigit() else (1 << 62, where)

@@ -73,6 +73,7 @@ class ShardScorer:
     def table(self, shard: Shard) -> pa.Table:
         """The output rows of one shard: one per input row."""
         numbered, errors = shard_posts(shard, self.columns, self.image_root)
+        numbered.sort(key=lambda item: len(item[1].text or ""))  # similar lengths together: less padding
         scored, probs, embeddings = [], [], []
         for start in range(0, len(numbered), self.batch_size):
             chunk = [post for _, post in numbered[start : start + self.batch_size]]
