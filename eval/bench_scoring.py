@@ -111,9 +111,8 @@ def main() -> None:
         print(f"\nmax |score - naive|: exact {max_difference(exact_scores, naive_scores):.2e}, "
               f"default {max_difference(fast_scores, naive_scores):.4f} (tolerance {SCORE_TOLERANCE})")  # fmt: skip
         if args.ray:
-            print(
-                f"ray / embedded throughput: {ray_rate / fast:.2f} (scores max diff {max_difference(ray_scores, fast_scores):.4f})"
-            )
+            difference = max_difference(ray_scores, fast_scores)
+            print(f"ray / embedded throughput: {ray_rate / fast:.2f} (scores max diff {difference:.4f})")
         flops = flops_per_post(model_dir, root / "dump.jsonl")
         peak32, peak16 = matmul_peak(torch.float32), matmul_peak(torch.bfloat16)
         achieved = flops * fast / 1e9

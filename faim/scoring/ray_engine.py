@@ -1,0 +1,64 @@
+"""The Ray Data engine: the same ``ShardScorer`` as a stateful ``map_batches`` actor class.
+
+Locally (``ray.init()`` here) it runs ``workers`` actors, kept below the core count when there is more
+than one core: Ray hangs when actors take every CPU. On a cluster, connect first (``ray.init(address=...)``
+or ``RAY_ADDRESS``) and each actor loads the model once; on GPU nodes give actors ``num_gpus``
+through ``ray_remote_args`` of your own ``map_batches`` call, or run ``faim score --engine ray`` there.
+Parts, manifest and resume work as with the embedded engine: the driver records each finished shard.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from faim.scoring.inputs import Shard
+from faim.scoring.worker import ShardReport, ShardScorer
+
+
+class RayShardScorer:
+    """Ray Data actor: loads the model once, then scores pickled shards into part files."""
+
+    def __init__(self, model_dir: str, out_dir: str, threads: int, kwargs: dict[str, Any]) -> None:
+        self.scorer = ShardScorer.from_artifact(model_dir, threads=threads, **kwargs)
+        self.out_dir = Path(out_dir)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        reports = [self.scorer.write(pickle.loads(blob), self.out_dir) for blob in batch["shard"]]
+        return {
+            "key": np.array([r.key for r in reports]),
+            "rows": np.array([r.rows for r in reports]),
+            "errors": np.array([pickle.dumps(dict(r.errors)) for r in reports], dtype=object),
+        }
+
+
+def run_ray(
+    model_dir: str, shards: Iterator[Shard], out_dir: Path, workers: int, threads: int, kwargs: dict[str, Any]
+) -> Iterator[ShardReport]:
+    """Score ``shards`` on Ray Data; yields a report per finished shard."""
+    try:
+        import ray
+        import ray.data
+    except ImportError:
+        raise ImportError("--engine ray needs Ray Data: pip install 'faim-sdk[ray]'") from None
+    if not ray.is_initialized():
+        ray.init(include_dashboard=False, log_to_driver=False)
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    actors = max(1, min(workers or cpus, cpus - 1 if cpus > 1 else 1))
+    items = [{"shard": pickle.dumps(shard)} for shard in shards]
+    if not items:
+        return
+    dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
+        RayShardScorer,
+        fn_constructor_args=(model_dir, str(out_dir), threads, kwargs),
+        batch_size=1,
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=1,
+    )
+    for row in dataset.iter_rows():
+        yield ShardReport(str(row["key"]), int(row["rows"]), Counter(pickle.loads(row["errors"])))
