@@ -2,8 +2,9 @@
 
 Locally (``ray.init()`` here) it runs ``workers`` actors, kept below the core count when there is more
 than one core: Ray hangs when actors take every CPU. On a cluster, connect first (``ray.init(address=...)``
-or ``RAY_ADDRESS``) and each actor loads the model once; on GPU nodes give actors ``num_gpus``
-through ``ray_remote_args`` of your own ``map_batches`` call, or run ``faim score --engine ray`` there.
+or ``RAY_ADDRESS``) and each actor loads the model once. Actors ask for one CPU each; GPU actors
+(``num_gpus``) are not wired in yet. The shard list is built up front here (unlike the embedded engine's
+bounded stream), so very large dumps are better split into several runs.
 Parts, manifest and resume work as with the embedded engine: the driver records each finished shard.
 """
 
