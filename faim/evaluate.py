@@ -6,6 +6,7 @@ builds is the one ``faim.eval.report`` documents.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -21,6 +22,7 @@ from faim.eval.calibration import apply_temperature, fit_temperature
 from faim.eval.metrics import binary_metrics, multiclass_metrics, multilabel_metrics
 from faim.eval.plots import plot_binary, plot_multiclass
 from faim.eval.report import write_report
+from faim.eval.robustness import PERTURBATIONS, perturb_posts, robustness_table
 from faim.eval.slices import slice_metrics
 from faim.eval.thresholds import choose_threshold
 from faim.training.loaders import make_loader
@@ -138,3 +140,37 @@ def evaluate(detector: Detector, posts: list[Post], out_dir: str | Path, data_na
         detector.model, detector.collator(with_targets=True), posts, detector.eval_config.batch_size, shuffle=False
     )
     return evaluate_loader(detector, loader, out_dir, data_name)
+
+
+def robustness_report(
+    detector: Detector, posts: list[Post], clean: dict[str, Any], out_dir: str | Path, data_name: str
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Evaluate every perturbation that applies to the model's modalities; per task, each metric's drop.
+
+    Writes ``robustness.json`` in ``out_dir`` (each perturbation's full report goes to a subfolder).
+    """
+    modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
+    tables: dict[str, dict[str, dict[str, float]]] = {}
+    perturbed_reports = {}
+    for name, perturbation in PERTURBATIONS.items():
+        if perturbation.modality in modalities:
+            perturbed = perturb_posts(posts, name)
+            perturbed_reports[name] = evaluate(detector, perturbed, Path(out_dir) / "robustness" / name, data_name)
+    for task, result in clean["tasks"].items():
+        base = result["metrics"]
+        metrics = ("auroc", "macro_f1") if result["type"] == "binary" else ("macro_f1",)
+        by_name = {name: report["tasks"][task]["metrics"] for name, report in perturbed_reports.items()}
+        tables[task] = robustness_table(base, by_name, metrics)
+    (Path(out_dir) / "robustness.json").write_text(json.dumps(tables, indent=2, default=str), encoding="utf-8")
+    return tables
+
+
+def format_robustness(tables: dict[str, dict[str, dict[str, float]]]) -> str:
+    """A console table of each perturbation's metrics and drops, per task."""
+    lines = []
+    for task, table in tables.items():
+        lines.append(f"\n{task}: metric under perturbation (drop from clean)")
+        for name, values in table.items():
+            cells = [f"{k} {v:.4f} ({values[k + '_drop']:+.4f})" for k, v in values.items() if not k.endswith("_drop")]
+            lines.append(f"  {name:18s} " + "  ".join(cells))
+    return "\n".join(lines)

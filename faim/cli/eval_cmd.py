@@ -23,6 +23,12 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument(
         "--slice", help="meta field to report per-slice metrics for (e.g. --map meta=lang --slice lang)"
     )
+    parser.add_argument(
+        "--robustness",
+        action="store_true",
+        help="also evaluate under evasion-style perturbations (character swaps, leetspeak, inserted spaces, "
+        "homoglyphs; JPEG recompression, resize, crop, overlay) and report each metric's drop",
+    )
     parser.add_argument("-o", "--out", help="report directory (default: <model>/../eval-<data name>)")
     parser.set_defaults(handler=run)
 
@@ -32,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from faim.build import build_source
     from faim.data.sources import read_posts
     from faim.eval.report import format_table
-    from faim.evaluate import evaluate
+    from faim.evaluate import evaluate, format_robustness, robustness_report
 
     detector = load_artifact(args.model)
     if args.data:
@@ -46,5 +52,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"
     report = evaluate(detector, posts, out, name)
     print(format_table(report))
+    if args.robustness:
+        print(format_robustness(robustness_report(detector, posts, report, out, name)))
     print(f"report: {out}")
     return 0

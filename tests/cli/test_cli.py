@@ -133,3 +133,12 @@ def test_missing_data_file_names_the_split_and_path(demo_data, tmp_path: Path, w
     result = faim("train", write_recipe(recipe))
     assert result.returncode == 2
     assert "data.train" in result.stderr and "absent.jsonl does not exist" in result.stderr
+
+
+def test_eval_robustness_reports_a_drop_per_perturbation(trained: Path, tmp_path: Path) -> None:
+    result = faim("eval", trained / "model", "--split", "validation", "--robustness", "-o", tmp_path / "report")
+    assert result.returncode == 0, result.stderr
+    tables = json.loads((tmp_path / "report" / "robustness.json").read_text())["harmful"]
+    assert set(tables) >= {"text.leetspeak", "text.homoglyphs", "image.jpeg", "image.overlay"}
+    assert all("auroc_drop" in values for values in tables.values())
+    assert "text.leetspeak" in result.stdout
