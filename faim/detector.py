@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator, PostError
 from faim.data.post import Post, as_posts
 from faim.data.targets import TaskSpec
@@ -79,10 +80,14 @@ class Detector:
         self, collate: PostCollator, posts: list[Post], drop: Iterable[str]
     ) -> tuple[list[str], dict[str, np.ndarray], np.ndarray]:
         batch = collate(posts)
+        return (batch.ids, *self.predict_batch(batch, drop))
+
+    def predict_batch(self, batch: PostBatch, drop: Iterable[str] = ()) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Calibrated probabilities per task and whole-post embeddings of a collated batch, as numpy."""
         embedding = self.model.embed(batch, drop)
         logits = {name: head(embedding) for name, head in self.model.heads.items()}
-        probs = {name: value.cpu().numpy() for name, value in self.probabilities(logits).items()}
-        return batch.ids, probs, embedding.float().cpu().numpy()
+        probs = {name: value.float().cpu().numpy() for name, value in self.probabilities(logits).items()}
+        return probs, embedding.float().cpu().numpy()
 
     def score(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> list[dict[str, Any]]:
         """Per-post probabilities: ``{"id", task: P(positive)}`` for binary tasks, ``{label: p}`` otherwise.

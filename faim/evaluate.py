@@ -31,21 +31,13 @@ from faim.training.predict import Predictions, predict
 CONSTRAINED = ("precision@recall", "recall@precision")
 
 
-def labelled_rows(task: TaskSpec, target: np.ndarray) -> np.ndarray:
-    if task.type == "multiclass":
-        return target != -100
-    if task.type == "multilabel":
-        return ~np.isnan(target).all(-1)
-    return ~np.isnan(target)
-
-
 def calibrate(detector: Detector, loader: DataLoader) -> None:
     """Fit each task's temperature and (binary) decision threshold on the validation loader, in place."""
     config = detector.eval_config
     predictions = predict(detector.model, loader, desc="calibrating")
     for task in detector.tasks:
         target, logits = predictions.targets[task.name], predictions.logits[task.name]
-        keep = labelled_rows(task, target)
+        keep = task.labelled(target)
         target, logits = target[keep], logits[keep]
         if config.temperature and task.type != "multilabel" and len(target):
             y = target.astype(np.int64)
@@ -86,7 +78,7 @@ def task_results(
 ) -> dict[str, Any]:
     """Metrics, slices, ablations and plots of one task."""
     target = predictions.targets[task.name]
-    keep = labelled_rows(task, target)
+    keep = task.labelled(target)
     y = target[keep] if task.type == "multilabel" else target[keep].astype(np.int64)
     prob = probabilities(detector, predictions, task)[keep]
     metric = metric_function(detector, task)
@@ -124,7 +116,7 @@ def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path,
         "tasks": {},
     }
     for task in detector.tasks:
-        if task.name in predictions.targets and labelled_rows(task, predictions.targets[task.name]).any():
+        if task.name in predictions.targets and task.labelled(predictions.targets[task.name]).any():
             results["tasks"][task.name] = task_results(detector, task, predictions, ablations, out)
     if not results["tasks"]:
         raise ValueError(

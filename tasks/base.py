@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import torch
 from torch import Tensor, nn
+from torch.nn import functional as F
 
 
 class Head(nn.Module, ABC):
@@ -66,6 +67,15 @@ def labelled_mean(losses: Tensor, labelled: Tensor, weights: Tensor | None = Non
     total = torch.where(labelled, losses, losses.new_zeros(())).sum()
     normaliser = labelled.to(losses.dtype) if weights is None else torch.where(labelled, weights, 0.0)
     return total / normaliser.sum().clamp_min(torch.finfo(losses.dtype).tiny)
+
+
+def masked_bce(logits: Tensor, target: Tensor, pos_weight: Tensor | None) -> Tensor:
+    """Mean binary cross-entropy over the entries of ``target`` that are not NaN."""
+    labelled = ~torch.isnan(target)
+    losses = F.binary_cross_entropy_with_logits(
+        logits, torch.where(labelled, target, 0.0), pos_weight=pos_weight, reduction="none"
+    )
+    return labelled_mean(losses, labelled)
 
 
 def optional_buffer(values: float | list[float] | None) -> Tensor | None:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from faim.registry import register_head
 
-from .base import Head, labelled_mean, optional_buffer
+from .base import Head, masked_bce, optional_buffer
 
 
 @register_head("binary")
@@ -38,11 +37,7 @@ class BinaryHead(Head):
 
     def loss(self, logits: Tensor, target: Tensor) -> Tensor:
         """Mean binary cross-entropy over the posts whose ``[B]`` target is not NaN."""
-        labelled = ~torch.isnan(target)
-        losses = F.binary_cross_entropy_with_logits(
-            logits, torch.where(labelled, target, 0.0), pos_weight=self.pos_weight, reduction="none"
-        )
-        return labelled_mean(losses, labelled)
+        return masked_bce(logits, target, self.pos_weight)
 
     def probabilities(self, logits: Tensor) -> Tensor:
         """Return ``[B]`` probabilities of the positive class."""

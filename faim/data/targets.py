@@ -61,6 +61,16 @@ class TaskSpec:
             return -100
         return [math.nan] * len(self.labels)
 
+    def labelled(self, target: Any) -> Any:
+        """Boolean mask of the rows of a stacked target (tensor or array) that carry a label for this task.
+
+        A multilabel row counts when any of its labels is present; metrics skip the missing ones per label.
+        """
+        if self.type == "multiclass":
+            return target != -100
+        present = target == target  # NaN marks "unlabelled" in binary and multilabel targets
+        return present.any(-1) if self.type == "multilabel" else present
+
     def stack(self, targets: list[Any]) -> torch.Tensor:
         """Batch targets into the tensor the head's loss expects."""
         dtype = torch.long if self.type == "multiclass" else torch.float32

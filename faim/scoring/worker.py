@@ -83,10 +83,9 @@ class ShardScorer:
                 continue
             failed = {e.origin for e in result.errors}
             scored += [(n, p) for n, p in numbered[start : start + self.batch_size] if p.origin not in failed]
-            embedding = self.detector.model.embed(result.batch)
-            logits = {name: head(embedding) for name, head in self.detector.model.heads.items()}
-            probs.append({k: v.float().cpu().numpy() for k, v in self.detector.probabilities(logits).items()})
-            embeddings.append(embedding.float().cpu().numpy())
+            batch_probs, batch_embeddings = self.detector.predict_batch(result.batch)
+            probs.append(batch_probs)
+            embeddings.append(batch_embeddings)
         merged = {name: np.concatenate([p[name] for p in probs]) for name in probs[0]} if probs else {}
         stacked = np.concatenate(embeddings) if embeddings and self.embeddings else None
         return output_table(self.schema, self.detector, scored, merged, stacked, errors)

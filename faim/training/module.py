@@ -15,15 +15,6 @@ from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
 
 
-def labelled(task: TaskSpec, target: torch.Tensor) -> torch.Tensor:
-    """Boolean mask of rows labelled for ``task``."""
-    if task.type == "multiclass":
-        return target != -100
-    if task.type == "multilabel":
-        return ~torch.isnan(target).any(-1)
-    return ~torch.isnan(target)
-
-
 def validation_scores(task: TaskSpec, target: np.ndarray, prob: np.ndarray) -> dict[str, float]:
     """AUROC (macro over classes/labels) and macro-F1 at a 0.5 / argmax decision; NaN if undefined."""
     if len(target) == 0:
@@ -90,7 +81,7 @@ class PostTask(pl.LightningModule):
         self.log("val/loss", loss, prog_bar=True, batch_size=batch.size, sync_dist=True)
         for task in self.tasks:
             target = batch.targets[task.name]
-            keep = labelled(task, target)
+            keep = task.labelled(target)
             prob = self.model.heads[task.name].probabilities(logits[task.name].float())
             self._outputs[task.name].append((target[keep].cpu(), prob[keep].cpu()))
 
