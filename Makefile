@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch and torchvision are pinned here (not in pyproject) so a fresh machine takes the local CPU-usable wheels.
 TORCH ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup demo test test-real lint clean
+.PHONY: setup demo test test-real results lint clean
 
 setup: $(VENV)/.installed
 
@@ -25,6 +25,11 @@ test: setup
 # Opt-in: real pretrained weights and the real datasets in ../shared/data.
 test-real: setup
 	$(BIN)/python -m pytest -q -m "real_data or real_weights"
+
+# Every shipped recipe on its validation split next to reference baselines -> eval/RESULTS.md, eval/results.json.
+# Needs ../shared/data; ARGS="--reuse" reuses recorded runs of unchanged recipes, ARGS="--only NAME" picks recipes.
+results: setup
+	$(BIN)/python -m faim.eval.benchmark --out eval/RESULTS.md $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

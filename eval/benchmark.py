@@ -1,0 +1,263 @@
+"""The benchmark harness: every shipped recipe on its validation split, next to reference baselines.
+
+    python -m faim.eval.benchmark [--only NAME ...] [--reuse] [--out eval/RESULTS.md] [--workers N]
+
+For each recipe (default: every shipped recipe whose data source is a benchmark dataset, see
+``faim.eval.benchmark_datasets.DATASETS``): train it with ``faim train`` (``--reuse``: take the recorded run of
+the same resolved recipe instead), take the validation metrics of its evaluation report and the training wall
+time, and measure posts/s scoring the validation posts through ``faim score``'s engine. Once per distinct
+dataset + label view: majority class, TF-IDF + logistic regression and frozen all-MiniLM-L6-v2 + logistic
+regression on the same train/validation posts. Writes the Markdown tables (``--out``) and the same figures as
+``results.json`` next to it, with published test-split figures in their own tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import faim
+from faim.build import build_source
+from faim.data.post import Post
+from faim.eval.benchmark_baselines import Embedder, run_baselines
+from faim.eval.benchmark_datasets import DATASETS, Dataset, View, dataset_for, published_applies, recipe_views
+from faim.eval.benchmark_report import render
+from faim.eval.benchmark_runs import RecipeRun, scoring_throughput, train_or_reuse
+from faim.eval.report import _jsonable
+from faim.recipe import Recipe
+from faim.recipe.loader import shipped_recipes
+from faim.scoring.engine import available_cores
+
+Log = Callable[[str], None]
+
+
+def log_line(message: str) -> None:
+    print(message, flush=True)
+
+
+def select(names: Sequence[str] | None, log: Log) -> tuple[list[Recipe], list[dict[str, str]]]:
+    """The recipes to benchmark and the shipped ones left out (their data source is no benchmark dataset).
+
+    Raises:
+        ValueError: When a recipe named in ``names`` (a shipped name or a file) is no benchmark dataset's.
+    """
+    recipes, skipped = [], []
+    for name in names or shipped_recipes():
+        recipe = Recipe.load(name)
+        if names or recipe.data["type"] in DATASETS:
+            dataset_for(recipe)
+            recipes.append(recipe)
+            continue
+        reason = f"data source {recipe.data['type']!r} is no benchmark dataset (known: {', '.join(DATASETS)})"
+        log(f"skipping {name}: {reason}")
+        skipped.append({"recipe": name, "reason": reason})
+    return recipes, skipped
+
+
+class Posts:
+    """The train and validation posts of each data section, read once through the recipe's own source."""
+
+    def __init__(self) -> None:
+        self.loaded: dict[tuple[str, str], tuple[list[Post], str]] = {}
+
+    def get(self, data: dict[str, Any], split: str) -> tuple[list[Post], str]:
+        """``(posts, description of the split)``."""
+        key = (json.dumps(data, sort_keys=True), split)
+        if key not in self.loaded:
+            source = build_source(data)
+            self.loaded[key] = (source.posts(split), source.describe(split))
+        return self.loaded[key]
+
+
+def recipe_rows(recipe: Recipe, dataset: Dataset, run: RecipeRun, rate: float, data: str) -> list[dict[str, Any]]:
+    """One row per task of a trained recipe, from its evaluation report.
+
+    Raises:
+        ValueError: When the report lacks a task or the dataset's headline metric.
+    """
+    rows = []
+    for view in recipe_views(recipe):
+        task = run.report["tasks"].get(view.task.name)
+        if task is None or dataset.metric not in task["metrics"]:
+            raise ValueError(f"{run.model_dir}: the evaluation report has no {dataset.metric} for {view.task.name!r}")
+        metrics = task["metrics"]
+        rows.append(
+            {
+                "name": Path(recipe.source).stem,
+                "kind": "recipe",
+                "view": view.label,
+                "task": view.task.name,
+                "data": data,
+                "split": "validation",
+                "n": metrics["n"],
+                "value": metrics[dataset.metric],
+                "ece": metrics.get("ece"),
+                "train_seconds": run.train_seconds,
+                "posts_per_second": rate,
+                "reused": run.reused,
+                "trained_at": run.trained_at,
+                "metrics": metrics,
+            }
+        )
+    return rows
+
+
+def run_benchmark(
+    names: Sequence[str] | None,
+    reuse: bool = False,
+    workers: int | None = None,
+    embedder: Embedder | None = None,
+    command: str = "",
+    log: Log = log_line,
+) -> dict[str, Any]:
+    """Benchmark the named recipes (default: the shipped ones) and the baselines of their views.
+
+    Args:
+        names: Shipped recipe names or recipe files; ``None``: every shipped recipe of a benchmark dataset.
+        reuse: Reuse recorded runs of the same resolved recipes instead of training again.
+        workers: Scoring worker processes (``None``: all cores; 0: score in this process).
+        embedder: The frozen text encoder of the embedding baseline (default: all-MiniLM-L6-v2).
+        command: The command line, recorded in the results.
+
+    Returns:
+        The results dict ``faim.eval.benchmark_report`` documents.
+    """
+    embedder = embedder or Embedder()
+    recipes, skipped = select(names, log)
+    sections: dict[str, dict[str, Any]] = {}
+    views: dict[View, dict[str, Any]] = {}
+    posts = Posts()
+    for number, recipe in enumerate(recipes, 1):
+        dataset = dataset_for(recipe)
+        log(f"[{number}/{len(recipes)}] {Path(recipe.source).stem}: {dataset.title}")
+        run = train_or_reuse(recipe, reuse, log)
+        validation, data = posts.get(recipe.data, "validation")
+        summary = scoring_throughput(run.model_dir, validation, workers)
+        rate = summary.rows_per_second
+        errors = sum(summary.errors.values())
+        log(f"  scored {summary.rows} validation posts: {rate:.1f} posts/s ({errors} rows failed)")
+        section = sections.setdefault(recipe.data["type"], {"rows": [], "baselines": [], "views": []})
+        rows = recipe_rows(recipe, dataset, run, rate, data)
+        section["rows"] += rows
+        for row in rows:
+            log(f"  {row['task']}: {dataset.metric} {row['value']:.4f}, ECE {row['ece']:.4f}, trained in "
+                f"{row['train_seconds']:.1f} s{' (reused)' if row['reused'] else ''}")  # fmt: skip
+        for view in recipe_views(recipe):
+            if view not in views:
+                views[view] = recipe.data
+                section["views"].append(view)
+    for view, data_section in views.items():
+        dataset = DATASETS[view.source_type]
+        log(f"baselines: {dataset.title} [{view.label}], task {view.task.name}")
+        train, _ = posts.get(data_section, "train")
+        validation, data = posts.get(data_section, "validation")
+        for result in run_baselines(view, train, validation, embedder, log):
+            value = result.metrics[dataset.metric]
+            log(f"    {dataset.metric} {value:.4f}")
+            sections[view.source_type]["baselines"].append(
+                {
+                    "name": result.name,
+                    "kind": "baseline",
+                    "view": view.label,
+                    "task": view.task.name,
+                    "data": data,
+                    "split": "validation",
+                    "n": result.metrics["n"],
+                    "value": value,
+                    "ece": result.metrics["ece"],
+                    "train_seconds": result.fit_seconds,
+                    "posts_per_second": None,
+                    "metrics": result.metrics,
+                }
+            )
+    return {
+        "command": command,
+        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "datasets": [dataset_results(kind, section) for kind, section in sections.items()],
+        "skipped": skipped,
+    }
+
+
+def dataset_results(kind: str, section: dict[str, Any]) -> dict[str, Any]:
+    """One dataset's entry of the results: its rows and the published figures that concern its views."""
+    dataset = DATASETS[kind]
+    concerned = any(published_applies(dataset, view) for view in section["views"])
+    view = ", ".join(f"{key}={value}" for key, value in dataset.published_view.items()) or "every view"
+    return {
+        "source": kind,
+        "title": dataset.title,
+        "metric": dataset.metric,
+        "rows": section["rows"] + section["baselines"],
+        "published": [asdict(item) for item in dataset.published] if concerned else [],
+        "published_view": view,
+    }
+
+
+def machine() -> dict[str, Any]:
+    """Where the benchmark ran."""
+    return {
+        "platform": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "usable_cpus": available_cores(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "faim": faim.__version__,
+    }
+
+
+def cpu_model() -> str:
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def write_results(results: dict[str, Any], out: Path) -> tuple[Path, Path]:
+    """Write the Markdown to ``out`` and the JSON to ``results.json`` in the same folder."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    json_path = out.parent / "results.json"
+    json_path.write_text(json.dumps(_jsonable(results), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    out.write_text(render(results), encoding="utf-8")
+    return out, json_path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog="python -m faim.eval.benchmark", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="recipes to benchmark: shipped names or files")
+    parser.add_argument("--reuse", action="store_true", help="reuse recorded runs of the same resolved recipes")
+    parser.add_argument(
+        "--out", type=Path, default=Path("eval/RESULTS.md"), help="Markdown output (default: %(default)s)"
+    )
+    parser.add_argument("--workers", type=int, default=None, help="scoring worker processes (default: all cores)")
+    args = parser.parse_args(argv)
+    command = shlex.join(["python", "-m", "faim.eval.benchmark", *argv])
+    try:
+        results = run_benchmark(args.only, args.reuse, args.workers, command=command)
+    except (ValueError, KeyError, OSError) as error:
+        print(f"benchmark: error: {error}", file=sys.stderr)
+        return 2
+    markdown, json_path = write_results(results, args.out)
+    print(f"wrote {markdown} and {json_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

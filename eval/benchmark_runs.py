@@ -1,0 +1,149 @@
+"""Recipe runs for the benchmark: train (or reuse an earlier run of the same resolved recipe), and measure
+the scoring throughput of the trained model through the batch-scoring engine.
+
+Training writes ``benchmark_run.json`` next to the run (``<train.output_dir>``): the resolved recipe, the
+sha256 of the saved weights and the training wall time, so that a later ``--reuse`` can take the figures of a
+run it can prove is the same model without training again.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from faim.artifact import MANIFEST, read_manifest
+from faim.data.post import Post
+from faim.recipe import Recipe
+from faim.recipe.loader import parse_yaml
+from faim.scoring import ScoreSummary, score_dump
+from faim.training.run import train
+
+RECORD = "benchmark_run.json"
+WEIGHTS = "model.safetensors"
+
+
+@dataclass
+class RecipeRun:
+    """A trained recipe: where its model is, its evaluation report and how long training took.
+
+    Attributes:
+        model_dir: The saved artifact.
+        report: The evaluation report ``faim train`` wrote (``<output_dir>/eval/metrics.json``).
+        train_seconds: Training wall time (data loading, embedding unless cached, fitting, calibration, evaluation).
+        trained_at: When training finished (ISO 8601, UTC).
+        reused: Whether the run was taken from disk instead of trained now.
+    """
+
+    model_dir: Path
+    report: dict[str, Any]
+    train_seconds: float
+    trained_at: str
+    reused: bool
+
+
+def plain(recipe: Recipe) -> dict[str, Any]:
+    """The resolved recipe as JSON data (what the artifact's ``recipe.yaml`` and the run record hold)."""
+    return json.loads(json.dumps(recipe.to_dict()))
+
+
+def differences(old: Any, new: Any, path: str = "") -> list[str]:
+    """``key: old -> new`` for every leaf that differs between two nested mappings."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = list(old) + [key for key in new if key not in old]
+        return [line for key in keys for line in differences(old.get(key), new.get(key), f"{path}{key}.")]
+    return [] if old == new else [f"{path.rstrip('.')}: {old!r} -> {new!r}"]
+
+
+def reuse_problem(recipe: Recipe) -> str | None:
+    """Why the run in ``recipe.train.output_dir`` cannot stand for this recipe, or ``None`` when it can.
+
+    It can when the artifact's saved recipe equals the resolved recipe, the run record names the same recipe and
+    the very weights the artifact holds, and the evaluation report is of the validation split.
+    """
+    output_dir = Path(recipe.train.output_dir)
+    model_dir, record_path = output_dir / "model", output_dir / RECORD
+    report_path = output_dir / "eval" / "metrics.json"
+    for path in (model_dir / MANIFEST, record_path, report_path):
+        if not path.is_file():
+            return f"no earlier benchmark run ({path} is missing)"
+    saved = Recipe.from_dict(parse_yaml((model_dir / "recipe.yaml").read_text(encoding="utf-8")))
+    changed = differences(plain(saved), plain(recipe))
+    if changed:
+        return f"the recipe changed since {model_dir} was trained ({'; '.join(changed[:3])})"
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    if record.get("recipe") != plain(recipe) or record.get("weights_sha256") != weights_sha256(model_dir):
+        return f"{record_path} does not describe the model in {model_dir} (trained again outside the benchmark?)"
+    split = json.loads(report_path.read_text(encoding="utf-8")).get("split")
+    if split != "validation":
+        return f"{report_path} evaluates the {split!r} split, not validation"
+    return None
+
+
+def weights_sha256(model_dir: Path) -> str:
+    return read_manifest(model_dir)["files"][WEIGHTS]
+
+
+def train_or_reuse(recipe: Recipe, reuse: bool, log: Callable[[str], None] = print) -> RecipeRun:
+    """Train ``recipe`` and record the run, or, with ``reuse``, take the recorded run when it is the same model.
+
+    Raises:
+        ValueError: When the recipe evaluates a split other than validation, or trains on several processes.
+    """
+    output_dir = Path(recipe.train.output_dir)
+    if recipe.eval.split != "validation":
+        raise ValueError(f"{recipe.source}: eval.split is {recipe.eval.split!r}; the benchmark reports validation")
+    if reuse:
+        problem = reuse_problem(recipe)
+        if problem is None:
+            record = json.loads((output_dir / RECORD).read_text(encoding="utf-8"))
+            report = json.loads((output_dir / "eval" / "metrics.json").read_text(encoding="utf-8"))
+            log(f"  reusing {output_dir / 'model'} (trained {record['trained_at']})")
+            return RecipeRun(output_dir / "model", report, record["train_seconds"], record["trained_at"], True)
+        log(f"  training again: {problem}")
+    log(f"  training into {output_dir}")
+    start = time.perf_counter()
+    result = train(recipe)
+    seconds = time.perf_counter() - start
+    if result is None:
+        raise ValueError(f"{recipe.source}: multi-process training; benchmark it with train.devices=1")
+    trained_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    record = {
+        "recipe": plain(recipe),
+        "weights_sha256": weights_sha256(result.model_dir),
+        "train_seconds": seconds,
+        "trained_at": trained_at,
+    }
+    (output_dir / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return RecipeRun(result.model_dir, result.report, seconds, trained_at, False)
+
+
+def write_dump(posts: list[Post], path: Path) -> Path:
+    """Write posts as a JSONL dump ``faim score`` reads: id, text, images (absolute paths), comments.
+
+    Raises:
+        ValueError: For a post whose images are bytes (a dump holds paths).
+    """
+    with open(path, "w", encoding="utf-8") as out:
+        for post in posts:
+            images = []
+            for ref in post.images:
+                if isinstance(ref, bytes):
+                    raise ValueError(f"{post.origin or post.id}: images given as bytes cannot go into a JSONL dump")
+                images.append(str(Path(ref) if post.image_root is None else (post.image_root / ref).absolute()))
+            row = {"id": post.id, "text": post.text, "images": images, "comments": post.comments}
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+def scoring_throughput(model_dir: Path, posts: list[Post], workers: int | None) -> ScoreSummary:
+    """Score ``posts`` with ``faim score``'s engine (default speed-ups, worker start-up included) and return its
+    summary: ``rows / seconds`` is the throughput in posts per second."""
+    with tempfile.TemporaryDirectory(prefix="faim-benchmark-") as tmp:
+        dump = write_dump(posts, Path(tmp) / "validation.jsonl")
+        return score_dump(model_dir, dump, Path(tmp) / "scores", workers=workers, progress=False, overwrite=True)

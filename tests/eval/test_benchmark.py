@@ -1,0 +1,157 @@
+"""The benchmark harness on generated TweetEval-format data with a tiny recipe and a tiny sentence encoder."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+
+from faim.eval.benchmark import run_benchmark, select, write_results
+from faim.eval.benchmark_baselines import Embedder
+from faim.eval.benchmark_datasets import DATASETS, published_applies, recipe_views
+from faim.eval.benchmark_runs import RECORD
+from faim.recipe import Recipe
+
+HATEFUL = ["vermin", "scum", "filth", "parasites"]
+NEUTRAL = ["weather", "football", "coffee", "music", "garden", "train", "movie", "lunch"]
+TINY_EMBEDDER = Embedder(name="frozen tiny encoder + logistic regression", encoder={"type": "tiny_text", "dim": 16})
+
+
+def write_split(root: Path, prefix: str, n: int, rng: random.Random) -> list[int]:
+    """TweetEval-format files of ``n`` posts, about a third hateful (a hateful word decides the label)."""
+    texts, labels = [], []
+    for _ in range(n):
+        label = int(rng.random() < 0.35)
+        words = rng.choices(NEUTRAL, k=6) + ([rng.choice(HATEFUL)] if label else [])
+        rng.shuffle(words)
+        texts.append(" ".join(words))
+        labels.append(label)
+    (root / f"{prefix}_text.txt").write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+    (root / f"{prefix}_labels.txt").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+    return labels
+
+
+@pytest.fixture(scope="module")
+def benchmark_data(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("benchmark")
+    rng = random.Random(3)
+    data = root / "tweeteval_hate"
+    data.mkdir()
+    write_split(data, "train", 160, rng)
+    validation_labels = write_split(data, "val", 80, rng)
+    recipe = {
+        "data": {"type": "tweeteval", "root": str(data), "task": "hate"},
+        "model": {
+            "encoders": {"text": {"type": "tiny_text", "dim": 16, "freeze": True}},
+            "fusion": {"type": "concat"},
+            "heads": {"hate": {"type": "binary", "labels": ["not-hate", "hate"], "hidden_dim": 16}},
+        },
+        "train": {"max_epochs": 2, "batch_size": 32, "output_dir": str(root / "run"), "cache_dir": str(root / "cache")},
+        "eval": {"threshold_objective": "macro_f1"},
+    }
+    path = root / "tiny_hate.yaml"
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    embedder = Embedder(TINY_EMBEDDER.name, TINY_EMBEDDER.encoder, str(root / "cache"))
+    results = run_benchmark([str(path)], workers=0, embedder=embedder, command="test", log=lambda _: None)
+    markdown, json_path = write_results(results, root / "out" / "RESULTS.md")
+    return {
+        "root": root,
+        "recipe": recipe,
+        "path": path,
+        "embedder": embedder,
+        "results": results,
+        "markdown": markdown.read_text(encoding="utf-8"),
+        "json": json.loads(json_path.read_text(encoding="utf-8")),
+        "validation_labels": validation_labels,
+    }
+
+
+def rows_by_name(results: dict) -> dict[str, dict]:
+    (dataset,) = results["datasets"]
+    return {row["name"]: row for row in dataset["rows"]}
+
+
+def test_a_row_per_recipe_and_per_baseline_in_markdown_and_json(benchmark_data) -> None:
+    names = ["tiny_hate", "majority class", "TF-IDF + logistic regression", TINY_EMBEDDER.name]
+    assert list(rows_by_name(benchmark_data["results"])) == names
+    assert list(rows_by_name(benchmark_data["json"])) == names
+    first_cells = [line.split(" | ")[0].strip("|` ") for line in benchmark_data["markdown"].splitlines()]
+    for name in names:
+        assert first_cells.count(name) == 1, name
+    assert "Published (official test split, not comparable one-to-one)" in benchmark_data["markdown"]
+    assert "BERTweet" in benchmark_data["markdown"] and "`test`" in benchmark_data["markdown"]
+
+
+def test_recipe_row_takes_the_evaluation_report_and_measures_time_and_throughput(benchmark_data) -> None:
+    row = rows_by_name(benchmark_data["results"])["tiny_hate"]
+    report = json.loads((benchmark_data["root"] / "run" / "eval" / "metrics.json").read_text(encoding="utf-8"))
+    assert row["value"] == report["tasks"]["hate"]["metrics"]["macro_f1"]
+    assert row["ece"] == report["tasks"]["hate"]["metrics"]["ece"]
+    assert row["n"] == len(benchmark_data["validation_labels"])
+    assert row["train_seconds"] > 0 and row["posts_per_second"] > 0 and row["reused"] is False
+    record = json.loads((benchmark_data["root"] / "run" / RECORD).read_text(encoding="utf-8"))
+    assert record["train_seconds"] == row["train_seconds"]
+
+
+def test_majority_baseline_equals_the_majority_class_rate_of_validation(benchmark_data) -> None:
+    labels = benchmark_data["validation_labels"]
+    majority = rows_by_name(benchmark_data["results"])["majority class"]
+    rate = max(labels.count(0), labels.count(1)) / len(labels)
+    assert majority["metrics"]["accuracy"] == pytest.approx(rate)
+    tfidf = rows_by_name(benchmark_data["results"])["TF-IDF + logistic regression"]
+    assert tfidf["value"] > majority["value"]  # the hateful words decide the label
+
+
+def test_reuse_keeps_the_run_of_an_unchanged_recipe_and_retrains_a_changed_one(benchmark_data) -> None:
+    weights = benchmark_data["root"] / "run" / "model" / "model.safetensors"
+    stamp = weights.stat().st_mtime_ns
+    first = rows_by_name(benchmark_data["results"])["tiny_hate"]
+    quiet = {"workers": 0, "embedder": benchmark_data["embedder"], "log": lambda _: None}
+    again = rows_by_name(run_benchmark([str(benchmark_data["path"])], reuse=True, **quiet))["tiny_hate"]
+    assert again["reused"] is True and weights.stat().st_mtime_ns == stamp
+    assert again["train_seconds"] == first["train_seconds"] and again["value"] == first["value"]
+    changed = benchmark_data["recipe"] | {"train": benchmark_data["recipe"]["train"] | {"lr": 0.002}}
+    benchmark_data["path"].write_text(yaml.safe_dump(changed), encoding="utf-8")
+    retrained = rows_by_name(run_benchmark([str(benchmark_data["path"])], reuse=True, **quiet))["tiny_hate"]
+    assert retrained["reused"] is False and weights.stat().st_mtime_ns != stamp
+
+
+def test_a_named_recipe_of_an_unknown_dataset_fails_and_shipped_ones_are_skipped(tmp_path: Path) -> None:
+    recipe = {
+        "data": {"type": "jsonl", "train": "t.jsonl", "validation": "v.jsonl"},
+        "model": {
+            "encoders": {"text": {"type": "tiny_text"}},
+            "fusion": {"type": "concat"},
+            "heads": {"x": {"type": "binary", "labels": ["a", "b"]}},
+        },
+    }
+    path = tmp_path / "other.yaml"
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    with pytest.raises(ValueError, match="no benchmark dataset; known: tweeteval"):
+        select([str(path)], log=lambda _: None)
+    recipes, skipped = select(None, log=lambda _: None)
+    assert {item["recipe"] for item in skipped} >= {"demo_multimodal"}
+    assert all(recipe.data["type"] in DATASETS for recipe in recipes)
+
+
+def test_views_name_their_non_default_data_arguments_and_published_figures_follow_the_label_view() -> None:
+    def liar_recipe(**data: object) -> Recipe:
+        return Recipe.from_dict(
+            {
+                "data": {"type": "liar", "root": "liar"} | data,
+                "model": {
+                    "encoders": {"text": {"type": "tiny_text"}},
+                    "fusion": {"type": "concat"},
+                    "heads": {"truth": {"type": "multiclass", "labels": ["a", "b", "c"]}},
+                },
+            }
+        )
+
+    (six_way,) = recipe_views(liar_recipe())
+    (binary,) = recipe_views(liar_recipe(labels="binary", metadata=True))
+    assert six_way.label == "default" and binary.label == "labels=binary, metadata=True"
+    assert recipe_views(liar_recipe(labels="six_way")) == [six_way]  # a default written out is the same view
+    assert published_applies(DATASETS["liar"], six_way) and not published_applies(DATASETS["liar"], binary)
