@@ -19,7 +19,7 @@ from typing import Any
 
 from faim.artifact import MANIFEST, read_manifest
 from faim.data.post import Post
-from faim.recipe import Recipe
+from faim.recipe import Recipe, RecipeError
 from faim.recipe.loader import parse_yaml
 from faim.scoring import ScoreSummary, score_dump
 from faim.training.run import train
@@ -69,10 +69,13 @@ def reuse_problem(recipe: Recipe) -> str | None:
     output_dir = Path(recipe.train.output_dir)
     model_dir, record_path = output_dir / "model", output_dir / RECORD
     report_path = output_dir / "eval" / "metrics.json"
-    for path in (model_dir / MANIFEST, record_path, report_path):
+    for path in (model_dir / MANIFEST, model_dir / "recipe.yaml", record_path, report_path):
         if not path.is_file():
             return f"no earlier benchmark run ({path} is missing)"
-    saved = Recipe.from_dict(parse_yaml((model_dir / "recipe.yaml").read_text(encoding="utf-8")))
+    try:
+        saved = Recipe.from_dict(parse_yaml((model_dir / "recipe.yaml").read_text(encoding="utf-8")))
+    except RecipeError as error:
+        return f"the recipe saved in {model_dir} no longer validates ({error})"
     changed = differences(plain(saved), plain(recipe))
     if changed:
         return f"the recipe changed since {model_dir} was trained ({'; '.join(changed[:3])})"
