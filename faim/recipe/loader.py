@@ -61,10 +61,15 @@ def read_yaml(path: Path) -> dict[str, Any]:
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     """Recursive dict merge; mappings merge key by key, anything else replaces.
 
-    A component whose ``type:`` changes is replaced whole, so keys of the old type do not leak in.
+    A component whose ``type:`` changes is replaced whole, so keys of the old type do not leak in. A ``null``
+    value removes the key (a child recipe drops an encoder with ``image: null``; a section key falls back to
+    its default).
     """
     merged = copy.deepcopy(base)
     for key, value in override.items():
+        if value is None:
+            merged.pop(key, None)
+            continue
         old = merged.get(key)
         same_type = (
             isinstance(old, dict) and isinstance(value, dict) and old.get("type") == value.get("type", old.get("type"))

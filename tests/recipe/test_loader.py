@@ -8,6 +8,7 @@ import pytest
 import yaml
 from conftest import tiny_recipe
 
+import faim
 from faim.recipe import Recipe, RecipeError
 from faim.recipe.loader import apply_overrides, shipped_recipes
 
@@ -31,6 +32,18 @@ def test_base_is_merged_and_type_change_replaces(tmp_path: Path) -> None:
     assert recipe.model["fusion"] == {"type": "concat"}
     assert recipe.train.max_epochs == 7
     assert recipe.train.batch_size == 32
+
+
+def test_null_in_a_child_recipe_removes_the_key(tmp_path: Path) -> None:
+    base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, tmp_path)
+    base["train"]["encoder_lr"] = 0.5
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    child = {"base": "base.yaml", "model": {"encoders": {"image": None}}, "train": {"encoder_lr": None}}
+    (tmp_path / "child.yaml").write_text(yaml.safe_dump(child))
+    recipe = Recipe.load(tmp_path / "child.yaml")
+    assert sorted(recipe.model["encoders"]) == ["comments", "text"]
+    assert recipe.train.encoder_lr is None
+    assert faim.build(recipe).model.kinds == ["comments", "text"]
 
 
 def test_two_levels_of_base_fail(tmp_path: Path) -> None:
