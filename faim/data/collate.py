@@ -8,6 +8,7 @@ beside it, so a scoring run records the error for that row and goes on.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,17 +34,24 @@ class PostError(ValueError):
         self.kind = kind or field
 
 
+def element_refs(post: Post, kind: str, limit: int) -> list[Any]:
+    """What the elements of one kind in a post are read from: its text, comment strings or image references."""
+    if kind == "text":
+        return [post.text] if post.has_text else []
+    if kind == "comments":
+        return post.comments[:limit]
+    return post.images[:limit]
+
+
 def raw_elements(post: Post, kind: str, limit: int, draft_size: tuple[int, int] | None = None) -> list[Any]:
     """The raw elements of one kind in a post (strings, or decoded PIL images), at most ``limit``.
 
     ``draft_size`` lets JPEGs decode at a reduced scale no smaller than it (see ``load_image``).
     """
-    if kind == "text":
-        return [post.text] if post.has_text else []
-    if kind == "comments":
-        return post.comments[:limit]
+    if kind != "image":
+        return element_refs(post, kind, limit)
     images = []
-    for ref in post.images[:limit]:
+    for ref in element_refs(post, kind, limit):
         try:
             images.append(load_image(ref, post.image_root, draft_size))
         except ImageError as error:
@@ -109,6 +117,13 @@ class PostCollator:
             kind: getattr(preprocess, "draft_size", None) if draft_images else None
             for kind, preprocess in preprocessors.items()
         }
+
+    def only(self, kinds: list[str]) -> PostCollator:
+        """A collator like this one that reads and preprocesses only the elements of ``kinds``."""
+        collator = copy.copy(self)
+        collator.preprocessors = {kind: self.preprocessors[kind] for kind in kinds}
+        collator.draft_sizes = {kind: self.draft_sizes[kind] for kind in kinds}
+        return collator
 
     def prepare(self, post: Post) -> tuple[dict[str, list[Any]], dict[str, Any]]:
         """Raw elements per kind and targets per task for one post; raises ``PostError``."""

@@ -1,8 +1,10 @@
 """Frozen-encoder embedding cache: encode every element of a split once, reuse it across runs.
 
-The key covers each encoder's identity (class, weights and their sha256, preprocessing), the element
-cap, and a fingerprint of the posts (ids, texts, comments, image paths with size and mtime), so a
-change to any of them computes anew. Files are written atomically (safe with several DDP processes).
+One file per element kind, so models sharing an encoder share its embeddings (a text-only ablation reuses
+the text embeddings of the multimodal model). A kind's key covers the kind, its encoder's identity (class,
+weights and their sha256, preprocessing), the element cap, and a fingerprint of the posts (ids, texts,
+comments, image paths with size and mtime), so a change to any of them computes anew. Files are written
+atomically (safe with several DDP processes).
 """
 
 from __future__ import annotations
@@ -18,9 +20,16 @@ from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
 from faim.data.batch import Elements
-from faim.data.collate import PostCollator
-from faim.data.post import Post
+from faim.data.collate import PostCollator, element_refs
+from faim.data.post import ImageRef, Post
 from faim.model import WholePostModel
+
+
+def image_identity(post: Post, ref: ImageRef) -> str:
+    """The resolved path of an image reference, or the sha256 of encoded image bytes."""
+    if isinstance(ref, bytes):
+        return hashlib.sha256(ref).hexdigest()
+    return str(Path(ref) if post.image_root is None else post.image_root / ref)
 
 
 def posts_fingerprint(posts: list[Post]) -> str:
@@ -29,20 +38,23 @@ def posts_fingerprint(posts: list[Post]) -> str:
     for post in posts:
         images = []
         for ref in post.images:
-            if isinstance(ref, bytes):
-                images.append(hashlib.sha256(ref).hexdigest())
-                continue
-            path = Path(ref) if post.image_root is None else post.image_root / ref
-            stat = path.stat() if path.exists() else None
-            images.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{path}:missing")
+            identity = image_identity(post, ref)
+            stat = Path(identity).stat() if not isinstance(ref, bytes) and Path(identity).exists() else None
+            images.append(f"{identity}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{identity}:missing")
         digest.update(json.dumps([post.id, post.text, post.comments, images], default=str).encode())
     return digest.hexdigest()
 
 
-def cache_key(model: WholePostModel, posts: list[Post], max_elements: int) -> str:
-    identity = {kind: model.encoder_for(kind).identity() for kind in model.kinds}
-    payload = json.dumps({"encoders": identity, "max_elements": max_elements}, sort_keys=True)
-    return hashlib.sha256((payload + posts_fingerprint(posts)).encode()).hexdigest()[:32]
+def element_signature(post: Post, kind: str, limit: int) -> str:
+    """What a post's elements of ``kind`` are made of: posts with equal signatures get equal embeddings."""
+    refs = element_refs(post, kind, limit)
+    return json.dumps([image_identity(post, ref) for ref in refs] if kind == "image" else refs)
+
+
+def cache_key(model: WholePostModel, kind: str, fingerprint: str, max_elements: int) -> str:
+    """The file name stem of one kind's embeddings of the posts whose ``posts_fingerprint`` is given."""
+    identity = {"kind": kind, "encoder": model.encoder_for(kind).identity(), "max_elements": max_elements}
+    return hashlib.sha256((json.dumps(identity, sort_keys=True) + fingerprint).encode()).hexdigest()[:32]
 
 
 class EmbeddingCache:
@@ -70,22 +82,47 @@ class EmbeddingCache:
 
 @torch.inference_mode()
 def compute_embeddings(
-    model: WholePostModel, collator: PostCollator, posts: list[Post], batch_size: int, num_workers: int, label: str
+    model: WholePostModel,
+    collator: PostCollator,
+    posts: list[Post],
+    batch_size: int,
+    num_workers: int,
+    label: str,
+    kinds: list[str] | None = None,
 ) -> dict[str, torch.Tensor]:
-    """Run every encoder over every element of ``posts``; returns the tensors an ``EmbeddingCache`` holds."""
+    """Run the encoders of ``kinds`` (``None``: every kind) over the elements of ``posts``.
+
+    Returns the tensors an ``EmbeddingCache`` holds. Posts whose elements of a kind are the same (one picture
+    shared by many posts, a retweeted text) are encoded once and share the rows; only the elements of
+    ``kinds`` are read and preprocessed.
+    """
     model.eval()
-    loader = DataLoader(posts, batch_size=batch_size, collate_fn=collator, num_workers=num_workers)
-    values: dict[str, list[torch.Tensor]] = {kind: [] for kind in model.kinds}
-    counts: dict[str, list[torch.Tensor]] = {kind: [] for kind in model.kinds}
-    for batch in tqdm(loader, desc=f"embedding {label}", unit="batch", leave=False):
-        for kind in model.kinds:
+    tensors: dict[str, torch.Tensor] = {}
+    for kind in model.kinds if kinds is None else kinds:
+        signatures = [element_signature(post, kind, collator.max_elements) for post in posts]
+        first_post: dict[str, int] = {}  # signature → index of the first post carrying it
+        for index, signature in enumerate(signatures):
+            first_post.setdefault(signature, index)
+        number = {signature: n for n, signature in enumerate(first_post)}
+        distinct = [number[signature] for signature in signatures]
+        unique_posts = [posts[index] for index in first_post.values()]
+        loader = DataLoader(
+            unique_posts, batch_size=batch_size, collate_fn=collator.only([kind]), num_workers=num_workers
+        )
+        values, counts = [], []
+        for batch in tqdm(loader, desc=f"embedding {label} ({kind})", unit="batch", leave=False):
             elements = batch.elements[kind]
-            values[kind].append(model.encoder_for(kind)(elements.values).float())
-            counts[kind].append(torch.bincount(elements.post_index, minlength=batch.size))
-    return {
-        **{f"{k}.values": torch.cat(v) for k, v in values.items()},
-        **{f"{k}.counts": torch.cat(c) for k, c in counts.items()},
-    }
+            values.append(model.encoder_for(kind)(elements.values).float())
+            counts.append(torch.bincount(elements.post_index, minlength=batch.size))
+        unique_values, unique_counts = torch.cat(values), torch.cat(counts)
+        starts = torch.cumsum(unique_counts, 0) - unique_counts
+        post_counts = unique_counts[distinct]
+        rows = [
+            torch.arange(start, start + count) for start, count in zip(starts[distinct].tolist(), post_counts.tolist())
+        ]
+        tensors[f"{kind}.values"] = unique_values[torch.cat(rows)] if rows else unique_values
+        tensors[f"{kind}.counts"] = post_counts
+    return tensors
 
 
 def cached_embeddings(
@@ -97,13 +134,26 @@ def cached_embeddings(
     num_workers: int = 0,
     label: str = "posts",
 ) -> EmbeddingCache:
-    """Load the split's embeddings from ``cache_dir``, computing and storing them on a miss."""
-    path = Path(cache_dir).expanduser() / f"{cache_key(model, posts, collator.max_elements)}.safetensors"
-    if path.exists():
-        return EmbeddingCache(safetensors.torch.load_file(str(path)))
-    tensors = compute_embeddings(model, collator, posts, batch_size, num_workers, label)
+    """Load the split's embeddings from ``cache_dir``, computing and storing the kinds missing there."""
+    fingerprint = posts_fingerprint(posts)
+    paths = {
+        kind: Path(cache_dir).expanduser() / f"{cache_key(model, kind, fingerprint, collator.max_elements)}.safetensors"
+        for kind in model.kinds
+    }
+    tensors: dict[str, torch.Tensor] = {}
+    for path in {path for path in paths.values() if path.exists()}:
+        tensors.update(safetensors.torch.load_file(str(path)))
+    missing = [kind for kind, path in paths.items() if not path.exists()]
+    if missing:
+        computed = compute_embeddings(model, collator, posts, batch_size, num_workers, label, missing)
+        tensors.update(computed)
+        for kind in missing:
+            _save_atomically({name: computed[name] for name in (f"{kind}.values", f"{kind}.counts")}, paths[kind])
+    return EmbeddingCache(tensors)
+
+
+def _save_atomically(tensors: dict[str, torch.Tensor], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.tmp")
     safetensors.torch.save_file({k: v.contiguous() for k, v in tensors.items()}, str(partial))
     os.replace(partial, path)
-    return EmbeddingCache(tensors)

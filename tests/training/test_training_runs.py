@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ def test_frozen_encoders_are_embedded_once_and_cached(demo_data, tmp_path: Path)
     recipe = frozen(tiny_recipe(demo_data, tmp_path / "run", max_epochs=1))
     train(recipe)
     cached = sorted((tmp_path / "run" / "cache").glob("*.safetensors"))
-    assert len(cached) == 2  # train and validation
+    assert len(cached) == 6  # train and validation, each kind (comments, image, text) in its own file
     stamps = [p.stat().st_mtime_ns for p in cached]
     recipe["train"]["output_dir"] = str(tmp_path / "run2")
     recipe["train"]["cache_dir"] = str(tmp_path / "run" / "cache")
@@ -38,13 +39,29 @@ def test_frozen_encoders_are_embedded_once_and_cached(demo_data, tmp_path: Path)
     assert [p.stat().st_mtime_ns for p in sorted((tmp_path / "run" / "cache").glob("*.safetensors"))] == stamps
 
 
+def test_a_model_sharing_an_encoder_reuses_its_cached_embeddings(demo_data, tmp_path: Path) -> None:
+    recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))
+    posts = build_source(recipe["data"]).posts("validation")[:20]
+    detector = faim.build(recipe)
+    cache = cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache")
+    written = {p: p.stat().st_mtime_ns for p in (tmp_path / "cache").glob("*.safetensors")}
+    assert len(written) == 3
+    del recipe["model"]["encoders"]["image"]
+    text_only = faim.build(recipe)
+    reused = cached_embeddings(text_only.model, text_only.collator(), posts, tmp_path / "cache")
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "cache").glob("*.safetensors")} == written
+    assert reused.kinds == ["comments", "text"]
+    assert torch.equal(reused.tensors["text.values"], cache.tensors["text.values"])
+
+
 def test_cached_batches_equal_encoding_on_the_fly(demo_data, tmp_path: Path) -> None:
     recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))
     detector = faim.build(recipe)
     posts = build_source(recipe["data"]).posts("validation")[:50]
+    posts += [replace(post, id=f"{post.id}-repost") for post in posts[:5]]  # the same elements, encoded once
     collator = detector.collator(with_targets=True)
     cache = cached_embeddings(detector.model, collator, posts, tmp_path / "cache", batch_size=7)
-    indices = [3, 0, 41, 17]
+    indices = [3, 0, 41, 17, 52]
     live = collator([posts[i] for i in indices])
     cached = CachedCollator(cache, posts, detector.tasks)(indices)
     assert cached.ids == live.ids
