@@ -30,8 +30,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument(
         "--exact",
         action="store_true",
-        help="plain fp32 with full JPEG decoding (default: bf16 encoders, "
-        "channels-last and JPEG draft decoding, scores within 0.05 of exact)",
+        help="plain fp32 with full JPEG decoding (default: channels-last frozen image backbones, JPEG draft "
+        "decoding, and bf16 encoders on CPUs with native bf16; scores within 0.05 of exact)",
     )
     parser.add_argument("--compile", action="store_true", help="torch.compile the encoders (slow start)")
     parser.add_argument("--overwrite", action="store_true", help="start afresh instead of resuming a run in OUT")

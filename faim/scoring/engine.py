@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from faim.detector import Detector
 from faim.scoring.inputs import Shard, count_rows, find_inputs, read_shards
 from faim.scoring.manifest import Manifest, run_identity
-from faim.scoring.optimize import ScoringOptions
+from faim.scoring.optimize import WORKER_ENVIRONMENT, ScoringOptions
 from faim.scoring.worker import ShardReport, ShardScorer
 
 ENGINES = ("embedded", "ray")
@@ -180,13 +180,28 @@ def _run_here(
         yield scorer.write(shard, out_dir)
 
 
+@contextmanager
+def worker_environment() -> Iterator[None]:
+    """Processes started inside the block get ``WORKER_ENVIRONMENT`` (variables the user set win)."""
+    added = {name: value for name, value in WORKER_ENVIRONMENT.items() if name not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
 def _run_pool(
     model_dir: str, shards: Iterator[Shard], out_dir: Path, workers: int, threads: int, kwargs: dict[str, Any]
 ) -> Iterator[ShardReport]:
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_start_worker, initargs=(model_dir, threads, kwargs)
-    ) as pool:
+    with (
+        worker_environment(),
+        ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_start_worker, initargs=(model_dir, threads, kwargs)
+        ) as pool,
+    ):
         in_flight: set[Future] = set()
         try:
             for shard in shards:

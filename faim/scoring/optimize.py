@@ -1,14 +1,22 @@
 """Inference-only speed-ups for scoring, each optional and each within a stated tolerance of fp32.
 
 - ``channels_last``: image encoders run in NHWC memory layout (faster convolutions on CPUs); exact.
-- ``bf16``: encoders run under bf16 autocast (CPUs with AVX512-BF16/AMX, or GPUs). On MiniLM this is
-  about as fast as dynamic int8 quantisation (8.0 vs 6.9 core-ms per tweet here) and far closer to
-  fp32 (cosine similarity of embeddings ≥ 0.9999 against 0.84 for int8), so int8 is not offered.
+- ``bf16``: encoders run under bf16 autocast. On by default only where the CPU computes bf16 natively
+  (AVX512-BF16 or AMX: ``bf16_is_fast``). There, MiniLM takes 8.0 core-ms per tweet against 6.9 for
+  dynamic int8 quantisation, with embeddings far closer to fp32 (cosine ≥ 0.9999 against 0.84 for int8,
+  which is why int8 is not offered). A CPU without them emulates bf16 about 4x slower than fp32 matrix
+  multiplies (MiniLM 37 against 11 core-ms per tweet), so it stays fp32 there.
 - ``draft_jpeg``: JPEGs decode at a reduced scale no smaller than the encoder's resize target.
 - ``freeze_images``: image backbones are traced and frozen with TorchScript, which folds batch norm into
   the convolutions and fuses them with oneDNN (EfficientNet-Lite0, bf16, channels-last, one core:
-  11.7 core-ms per image against 20.7 eager); about a second per worker.
+  11.7 core-ms per image against 20.7 eager; fp32 on a CPU without bf16: 18 against 24); about a second
+  per worker.
 - ``compile``: ``torch.compile`` the encoder backbones (pays a compile on first batches).
+
+Worker processes also start with ``WORKER_ENVIRONMENT``: glibc otherwise hands the large activation
+buffers of every image batch back to the kernel and page-faults them in again at the next one, which cost
+5 to 14 core-ms of system time per image (EfficientNet-Lite0, batches of 16 to 64); keeping them in the
+heap takes that to zero.
 
 Scores of the optimised path stay within ``SCORE_TOLERANCE`` (absolute, on probabilities) of the exact
 fp32 path; the tests check it.
@@ -17,7 +25,7 @@ fp32 path; the tests check it.
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
@@ -27,13 +35,22 @@ from faim.model import WholePostModel
 
 SCORE_TOLERANCE = 0.05
 
+# Keep freed blocks in the heap instead of returning them to the kernel (see the module docstring); 4 GiB.
+WORKER_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": str(4 << 30), "MALLOC_TRIM_THRESHOLD_": str(4 << 30)}
+
+
+def bf16_is_fast() -> bool:
+    """Whether this machine's CPU has native bf16 arithmetic (AVX512-BF16 or AMX tiles)."""
+    return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+
 
 @dataclass(frozen=True)
 class ScoringOptions:
-    """Which speed-ups to apply (all but ``compile`` on by default); ``ScoringOptions.exact()`` is plain fp32."""
+    """Which speed-ups to apply (all but ``compile`` on by default, ``bf16`` where the CPU has it natively);
+    ``ScoringOptions.exact()`` is plain fp32."""
 
     channels_last: bool = True
-    bf16: bool = True
+    bf16: bool = field(default_factory=bf16_is_fast)
     draft_jpeg: bool = True
     freeze_images: bool = True
     compile: bool = False

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from faim.scoring.inputs import Shard
+from faim.scoring.optimize import WORKER_ENVIRONMENT
 from faim.scoring.worker import ShardReport, ShardScorer
 
 
@@ -60,6 +61,7 @@ def run_ray(
         batch_size=1,
         compute=ray.data.ActorPoolStrategy(size=actors),
         num_cpus=1,
+        runtime_env={"env_vars": WORKER_ENVIRONMENT},
     )
     for row in dataset.iter_rows():
         yield ShardReport(str(row["key"]), int(row["rows"]), Counter(pickle.loads(row["errors"])))
