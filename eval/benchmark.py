@@ -134,6 +134,7 @@ def run_benchmark(
         The results dict ``faim.eval.benchmark_report`` documents.
     """
     embedder = embedder or Embedder()
+    where = machine()  # before the run: the load average says how busy the machine was
     recipes, skipped = select(names, log)
     sections: dict[str, dict[str, Any]] = {}
     views: dict[View, dict[str, Any]] = {}
@@ -148,7 +149,7 @@ def run_benchmark(
         errors = sum(summary.errors.values())
         log(f"  scored {summary.rows} validation posts: {rate:.1f} posts/s ({errors} rows failed)")
         section = sections.setdefault(recipe.data["type"], {"rows": [], "baselines": [], "views": []})
-        rows = recipe_rows(recipe, dataset, run, rate, data)
+        rows = [row | {"scoring_failed_rows": errors} for row in recipe_rows(recipe, dataset, run, rate, data)]
         section["rows"] += rows
         for row in rows:
             log(f"  {row['task']}: {dataset.metric} {row['value']:.4f}, ECE {row['ece']:.4f}, trained in "
@@ -164,7 +165,7 @@ def run_benchmark(
         validation, data = posts.get(data_section, "validation")
         for result in run_baselines(view, train, validation, embedder, log):
             value = result.metrics[dataset.metric]
-            log(f"    {dataset.metric} {value:.4f}")
+            log(f"  {result.name}: {dataset.metric} {value:.4f}, ECE {result.metrics['ece']:.4f}")
             sections[view.source_type]["baselines"].append(
                 {
                     "name": result.name,
@@ -184,7 +185,7 @@ def run_benchmark(
     return {
         "command": command,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine(),
+        "machine": where,
         "datasets": [dataset_results(kind, section) for kind, section in sections.items()],
         "skipped": skipped,
     }
@@ -215,6 +216,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "faim": faim.__version__,
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     }
 
 

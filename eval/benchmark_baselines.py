@@ -88,21 +88,19 @@ def run_baselines(
     texts_train = [train[i].text or "" for i in train_index]
     texts_val = [validation[i].text or "" for i in val_index]
     results = []
-    log("  majority class")
     start = time.perf_counter()
     prior = np.bincount(y_train, minlength=len(task.labels)) / len(y_train)
     prob = np.tile(prior, (len(y_val), 1))
     results.append(
         BaselineResult("majority class", metrics(view, y_val, prob, tune=False), time.perf_counter() - start)
     )
-    log("  TF-IDF + logistic regression")
     start = time.perf_counter()
     vectorizer = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=2)
     prob = logistic_regression(vectorizer.fit_transform(texts_train), y_train, vectorizer.transform(texts_val), task)
     results.append(
         BaselineResult("TF-IDF + logistic regression", metrics(view, y_val, prob), time.perf_counter() - start)
     )
-    log(f"  {embedder.name} (embeddings cached in {embedder.cache_dir})")
+    log(f"  {embedder.name}: sentence embeddings through the cache in {embedder.cache_dir}")
     start = time.perf_counter()
     model = build_model({"encoders": {"text": embedder.spec()}, "fusion": {"type": "concat"}, "heads": {}})
     features_train = sentence_embeddings(model, train, embedder.cache_dir, "train")[train_index]
