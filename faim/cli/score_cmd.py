@@ -36,6 +36,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument("--compile", action="store_true", help="torch.compile the encoders (slow start)")
     parser.add_argument("--overwrite", action="store_true", help="start afresh instead of resuming a run in OUT")
     parser.add_argument("--engine", choices=["embedded", "ray"], default="embedded", help="embedded (default) or ray")
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="where workers run the model: cpu (default) or cuda (with --engine ray: one GPU per actor)",
+    )
     if name == "score":
         parser.add_argument("--with-embeddings", action="store_true", help="also write the whole-post embedding")
     parser.set_defaults(handler=run, embeddings_only=name == "embed")
@@ -61,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         embeddings=args.embeddings_only or getattr(args, "with_embeddings", False),
         engine=args.engine,
         overwrite=args.overwrite,
+        device=args.device,
     )
     print(summary.format())
     return 0

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
 from tqdm.auto import tqdm
 
 from faim.detector import Detector
@@ -61,6 +62,18 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def check_device(device: str) -> None:
+    """Raise ``ValueError`` unless ``device`` names a CPU or an available CUDA device."""
+    try:
+        kind = torch.device(device).type
+    except RuntimeError as error:
+        raise ValueError(f"device {device!r}: {error}") from None
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r}: no CUDA device is available to torch here")
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(f"device {device!r}: scoring runs on 'cpu' or 'cuda'")
+
+
 @contextmanager
 def model_directory(model: Detector | str | Path) -> Iterator[Path]:
     """A model directory workers can load: the path given, or the detector saved to a temporary one."""
@@ -100,6 +113,7 @@ def score_dump(
     engine: str = "embedded",
     progress: bool = True,
     overwrite: bool = False,
+    device: str = "cpu",
 ) -> ScoreSummary:
     """Score every row of a dump into Parquet parts under ``out``; rerun the same call to resume.
 
@@ -119,9 +133,12 @@ def score_dump(
         engine: ``"embedded"`` (this machine) or ``"ray"`` (Ray Data; needs ``faim-sdk[ray]``).
         progress: Show a progress bar with rows/s and ETA.
         overwrite: Delete an earlier run's parts in ``out`` instead of resuming it.
+        device: Where workers run the model: ``"cpu"`` or ``"cuda"`` (each embedded worker, or each Ray actor
+            with one GPU of its own, ``num_gpus=1``); decoding and preprocessing stay on CPU cores.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    check_device(device)
     options = options or ScoringOptions()
     cores = available_cores()
     workers = cores if workers is None else workers
@@ -133,7 +150,7 @@ def score_dump(
     settings = {"columns": columns, "image_root": image_root, "shard_rows": shard_rows, "options": options.to_dict(),
                 "scores": scores, "embeddings": embeddings}  # fmt: skip
     scorer_kwargs = {"columns": columns, "image_root": image_root, "options": options, "batch_size": batch_size,
-                     "scores": scores, "embeddings": embeddings}  # fmt: skip
+                     "scores": scores, "embeddings": embeddings, "device": device}  # fmt: skip
     with model_directory(model) as model_dir:
         manifest = Manifest(out_dir, run_identity(model_dir, files, settings), overwrite)
         summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))

@@ -1,17 +1,20 @@
 """Inference-only speed-ups for scoring, each optional and each within a stated tolerance of fp32.
 
 - ``channels_last``: image encoders run in NHWC memory layout (faster convolutions on CPUs); exact.
-- ``bf16``: encoders run under bf16 autocast. On by default only where the CPU computes bf16 natively
-  (AVX512-BF16 or AMX: ``bf16_is_fast``). There, MiniLM takes 8.0 core-ms per tweet against 6.9 for
-  dynamic int8 quantisation, with embeddings far closer to fp32 (cosine ≥ 0.9999 against 0.84 for int8,
-  which is why int8 is not offered). A CPU without them emulates bf16 about 4x slower than fp32 matrix
-  multiplies (MiniLM 37 against 11 core-ms per tweet), so it stays fp32 there.
+- ``bf16``: encoders run under bf16 autocast. By default only where the device computes bf16 natively
+  (a CPU with AVX512-BF16 or AMX, a GPU with bf16 support: ``bf16_is_fast``). On such a CPU MiniLM takes
+  8.0 core-ms per tweet against 6.9 for dynamic int8 quantisation, with embeddings far closer to fp32
+  (cosine ≥ 0.9999 against 0.84 for int8; 0.89 even with per-channel int8 weights), which is why int8 is
+  not offered. A CPU without native bf16 emulates it about 4x slower than fp32 matrix multiplies (MiniLM
+  37 against 11 core-ms per tweet), so there it stays fp32.
 - ``draft_jpeg``: JPEGs decode at a reduced scale no smaller than the encoder's resize target.
 - ``freeze_images``: image backbones are traced and frozen with TorchScript, which folds batch norm into
   the convolutions and fuses them with oneDNN (EfficientNet-Lite0, bf16, channels-last, one core:
   11.7 core-ms per image against 20.7 eager; fp32 on a CPU without bf16: 18 against 24); about a second
   per worker.
-- ``compile``: ``torch.compile`` the encoder backbones (pays a compile on first batches).
+- ``compile``: ``torch.compile`` the encoder backbones. EfficientNet-Lite0 batches run about a quarter
+  faster, but the first batches pay the compile: about 16 core-seconds per worker even with inductor's
+  on-disk cache warm, so it pays off only for dumps of several thousand images per worker.
 
 Worker processes also start with ``WORKER_ENVIRONMENT``: glibc otherwise hands the large activation
 buffers of every image batch back to the kernel and page-faults them in again at the next one, which cost
@@ -25,7 +28,7 @@ fp32 path; the tests check it.
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
@@ -39,18 +42,21 @@ SCORE_TOLERANCE = 0.05
 WORKER_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": str(4 << 30), "MALLOC_TRIM_THRESHOLD_": str(4 << 30)}
 
 
-def bf16_is_fast() -> bool:
-    """Whether this machine's CPU has native bf16 arithmetic (AVX512-BF16 or AMX tiles)."""
-    return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+def bf16_is_fast(device: str | torch.device = "cpu") -> bool:
+    """Whether ``device`` has native bf16 arithmetic (a CPU with AVX512-BF16 or AMX tiles; a bf16 GPU)."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return device.type == "cpu" and (torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
 
 
 @dataclass(frozen=True)
 class ScoringOptions:
-    """Which speed-ups to apply (all but ``compile`` on by default, ``bf16`` where the CPU has it natively);
-    ``ScoringOptions.exact()`` is plain fp32."""
+    """Which speed-ups to apply (all but ``compile`` on by default; ``bf16=None``: where the device computes
+    bf16 natively); ``ScoringOptions.exact()`` is plain fp32."""
 
     channels_last: bool = True
-    bf16: bool = field(default_factory=bf16_is_fast)
+    bf16: bool | None = None
     draft_jpeg: bool = True
     freeze_images: bool = True
     compile: bool = False
@@ -90,16 +96,18 @@ class AutocastEncoder(Encoder):
 
 
 def optimise_for_inference(model: WholePostModel, options: ScoringOptions) -> WholePostModel:
-    """Apply ``options`` to ``model`` in place (for scoring only: the result is not meant to be saved)."""
+    """Apply ``options`` to ``model`` in place, on the device it is on (for scoring only: not to be saved)."""
     model.eval()
+    device = next(model.parameters()).device
+    bf16 = bf16_is_fast(device) if options.bf16 is None else options.bf16
     for name, encoder in list(model.encoders.items()):
         if options.compile and hasattr(encoder, "backbone"):
             encoder.backbone = torch.compile(encoder.backbone, dynamic=True)
         channels_last = options.channels_last and encoder.modality == "image"
-        if options.bf16 or channels_last:
-            encoder = model.encoders[name] = AutocastEncoder(encoder, options.bf16, channels_last)
+        if bf16 or channels_last:
+            encoder = model.encoders[name] = AutocastEncoder(encoder, bf16, channels_last)
         if options.freeze_images and encoder.modality == "image":
-            freeze_backbone(encoder, options.bf16, channels_last)
+            freeze_backbone(encoder, bf16, channels_last)
     return model
 
 

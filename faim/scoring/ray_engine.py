@@ -2,9 +2,10 @@
 
 Locally (``ray.init()`` here) it runs ``workers`` actors, kept below the core count when there is more
 than one core: Ray hangs when actors take every CPU. On a cluster, connect first (``ray.init(address=...)``
-or ``RAY_ADDRESS``) and each actor loads the model once. Actors ask for one CPU each; GPU actors
-(``num_gpus``) are not wired in yet. The shard list is built up front here (unlike the embedded engine's
-bounded stream), so very large dumps are better split into several runs.
+or ``RAY_ADDRESS``) and each actor loads the model once. Actors ask for one CPU each, and with
+``device="cuda"`` one GPU each too (``num_gpus=1``), as many actors as the cluster has GPUs. The shard
+list is built up front here (unlike the embedded engine's bounded stream), so very large dumps are better
+split into several runs.
 Parts, manifest and resume work as with the embedded engine: the driver records each finished shard.
 """
 
@@ -50,8 +51,12 @@ def run_ray(
         raise ImportError("--engine ray needs Ray Data: pip install 'faim-sdk[ray]'") from None
     if not ray.is_initialized():
         ray.init(include_dashboard=False, log_to_driver=False)
-    cpus = int(ray.cluster_resources().get("CPU", 1))
+    resources = ray.cluster_resources()
+    cpus = int(resources.get("CPU", 1))
     actors = max(1, min(workers or cpus, cpus - 1 if cpus > 1 else 1))
+    gpus = 1 if kwargs.get("device", "cpu").startswith("cuda") else 0
+    if gpus:
+        actors = min(actors, int(resources.get("GPU", 0))) or 1
     items = [{"shard": pickle.dumps(shard)} for shard in shards]
     if not items:
         return
@@ -61,6 +66,7 @@ def run_ray(
         batch_size=1,
         compute=ray.data.ActorPoolStrategy(size=actors),
         num_cpus=1,
+        num_gpus=gpus,
         runtime_env={"env_vars": WORKER_ENVIRONMENT},
     )
     for row in dataset.iter_rows():

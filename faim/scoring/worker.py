@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
+from lightning_fabric.utilities.apply_func import move_data_to_device
 
 from faim.artifact import load_artifact
 from faim.data.columns import ColumnMap
@@ -41,6 +42,7 @@ class ShardScorer:
         batch_size: Posts per forward pass.
         scores: Write per-task scores and decisions.
         embeddings: Write whole-post embeddings.
+        device: Where the model runs (``"cpu"``, ``"cuda"``, ``"cuda:1"``); decoding stays on the CPU.
     """
 
     def __init__(
@@ -52,9 +54,11 @@ class ShardScorer:
         batch_size: int = 64,
         scores: bool = True,
         embeddings: bool = False,
+        device: str = "cpu",
     ) -> None:
         self.detector = detector
-        optimise_for_inference(detector.model, options)
+        self.device = torch.device(device)
+        optimise_for_inference(detector.model.to(self.device), options)
         self.collate = detector.collator(on_error="record", draft_images=options.draft_jpeg)
         self.columns = ColumnMap.from_recipe(columns)
         self.image_root = Path(image_root) if image_root else None
@@ -83,7 +87,7 @@ class ShardScorer:
                 continue
             failed = {e.origin for e in result.errors}
             scored += [(n, p) for n, p in numbered[start : start + self.batch_size] if p.origin not in failed]
-            batch_probs, batch_embeddings = self.detector.predict_batch(result.batch)
+            batch_probs, batch_embeddings = self.detector.predict_batch(move_data_to_device(result.batch, self.device))
             probs.append(batch_probs)
             embeddings.append(batch_embeddings)
         merged = {name: np.concatenate([p[name] for p in probs]) for name in probs[0]} if probs else {}
