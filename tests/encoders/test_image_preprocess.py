@@ -1,0 +1,37 @@
+"""The one-resize centre crop gives timm's eval transform within a few pixel levels, channels-last."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from faim.encoders.image_preprocess import ImagePreprocessor
+
+
+def photo(width: int, height: int, seed: int, mode: str = "RGB") -> Image.Image:
+    """A smooth random picture (photos are smooth at the scale of a pixel), in ``mode``."""
+    rng = np.random.default_rng(seed)
+    coarse = rng.integers(0, 256, (height // 8 + 1, width // 8 + 1, 3), dtype=np.uint8)
+    return Image.fromarray(coarse).resize((width, height), Image.Resampling.BILINEAR).convert(mode)
+
+
+@pytest.mark.parametrize("interpolation", ["bicubic", "bilinear"])
+def test_one_resize_crop_matches_timm_transform(interpolation: str) -> None:
+    preprocess = ImagePreprocessor((224, 224), (0.5, 0.4, 0.3), (0.2, 0.25, 0.3), interpolation, crop_pct=0.875)
+    assert preprocess.crops_in_one_resize
+    sources = [photo(1342, 702, 0), photo(470, 423, 1), photo(273, 512, 2), photo(120, 90, 3), photo(300, 300, 4, "L")]
+    fast = preprocess(sources)
+    reference = torch.stack([preprocess.transform(image.convert("RGB")) for image in sources])
+    assert fast.shape == reference.shape == (5, 3, 224, 224)
+    assert fast.is_contiguous(memory_format=torch.channels_last)
+    difference = (fast - reference).abs() * torch.tensor(preprocess.std).view(1, 3, 1, 1) * 255  # in pixel levels
+    assert difference.mean() < 0.05 and difference.max() <= 3
+
+
+def test_other_crop_modes_run_timm_transform_unchanged() -> None:
+    preprocess = ImagePreprocessor((64, 48), (0.5,) * 3, (0.5,) * 3, "bilinear", crop_pct=1.0, crop_mode="squash")
+    assert not preprocess.crops_in_one_resize
+    image = photo(100, 30, 5)
+    assert torch.equal(preprocess([image])[0], preprocess.transform(image))
