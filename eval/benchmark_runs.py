@@ -1,19 +1,18 @@
 """Recipe runs for the benchmark: train (or reuse an earlier run of the same resolved recipe), and measure
 the scoring throughput of the trained model through the batch-scoring engine.
 
-Training writes ``benchmark_run.json`` next to the run (``<train.output_dir>``): the resolved recipe, the
-sha256 of the saved weights and the training wall time, so that a later ``--reuse`` can take the figures of a
-run it can prove is the same model without training again.
+Every training run writes ``train_record.json`` next to the run (``<train.output_dir>``, see
+``faim.training.run.write_record``): the resolved recipe, the sha256 of the saved weights and the training
+wall time, so that a later ``--reuse`` can take the figures of a run it can prove is the same model without
+training again, whether the benchmark or ``faim train`` trained it.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,8 @@ from faim.data.post import Post
 from faim.recipe import Recipe, RecipeError
 from faim.recipe.loader import parse_yaml
 from faim.scoring import ScoreSummary, score_dump
-from faim.training.run import train
+from faim.training.run import RECORD, train
 
-RECORD = "benchmark_run.json"
 WEIGHTS = "model.safetensors"
 
 
@@ -81,7 +79,7 @@ def reuse_problem(recipe: Recipe) -> str | None:
         return f"the recipe changed since {model_dir} was trained ({'; '.join(changed[:3])})"
     record = json.loads(record_path.read_text(encoding="utf-8"))
     if record.get("recipe") != plain(recipe) or record.get("weights_sha256") != weights_sha256(model_dir):
-        return f"{record_path} does not describe the model in {model_dir} (trained again outside the benchmark?)"
+        return f"{record_path} does not describe the model in {model_dir} (written by another run?)"
     split = json.loads(report_path.read_text(encoding="utf-8")).get("split")
     if split != "validation":
         return f"{report_path} evaluates the {split!r} split, not validation"
@@ -110,20 +108,11 @@ def train_or_reuse(recipe: Recipe, reuse: bool, log: Callable[[str], None] = pri
             return RecipeRun(output_dir / "model", report, record["train_seconds"], record["trained_at"], True)
         log(f"  training again: {problem}")
     log(f"  training into {output_dir}")
-    start = time.perf_counter()
     result = train(recipe)
-    seconds = time.perf_counter() - start
     if result is None:
         raise ValueError(f"{recipe.source}: multi-process training; benchmark it with train.devices=1")
-    trained_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    record = {
-        "recipe": plain(recipe),
-        "weights_sha256": weights_sha256(result.model_dir),
-        "train_seconds": seconds,
-        "trained_at": trained_at,
-    }
-    (output_dir / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    return RecipeRun(result.model_dir, result.report, seconds, trained_at, False)
+    record = json.loads((output_dir / RECORD).read_text(encoding="utf-8"))
+    return RecipeRun(result.model_dir, result.report, record["train_seconds"], record["trained_at"], False)
 
 
 def write_dump(posts: list[Post], path: Path) -> Path:

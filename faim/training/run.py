@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import time
 import warnings
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ import torch
 from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint
 from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger
 
+from faim.artifact import read_manifest
 from faim.build import build_model, build_source, task_specs
 from faim.detector import Detector
 from faim.evaluate import calibrate, evaluate_loader
@@ -28,6 +32,23 @@ class TrainResult:
     model_dir: Path
     report: dict[str, Any]
     best_checkpoint: str
+
+
+RECORD = "train_record.json"
+
+
+def write_record(recipe: Recipe, output_dir: Path, model_dir: Path, seconds: float) -> dict[str, Any]:
+    """Write ``<output_dir>/train_record.json``: the resolved recipe, the sha256 of the saved weights, the
+    wall time of the whole run (data, embedding unless cached, fitting, calibration, evaluation) and when it
+    finished, so a later reader can tell whether the model there is still the one this run trained."""
+    record = {
+        "recipe": json.loads(json.dumps(recipe.to_dict())),
+        "weights_sha256": read_manifest(model_dir)["files"]["model.safetensors"],
+        "train_seconds": seconds,
+        "trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    (output_dir / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
 
 
 # Absent-element vectors and per-kind layers get no gradient in batches where every post has (or
@@ -62,8 +83,10 @@ def train(
     """Train, calibrate, save and evaluate the model a recipe describes.
 
     Returns ``None`` in the non-zero ranks of a multi-process (DDP) run; rank 0 returns the result.
-    With ``resume``, training continues from ``<output_dir>/checkpoints/last.ckpt``.
+    With ``resume``, training continues from ``<output_dir>/checkpoints/last.ckpt``. The run ends by writing
+    ``<output_dir>/train_record.json`` (see ``write_record``).
     """
+    start = time.perf_counter()
     recipe = as_recipe(recipe, overrides)
     cfg = recipe.train
     output_dir = Path(cfg.output_dir)
@@ -99,4 +122,5 @@ def train(
     split = recipe.eval.split
     eval_loader = val_loader if split == "validation" else loader(source.posts(split), False, split)
     report = evaluate_loader(detector, eval_loader, output_dir / "eval", source.describe(recipe.eval.split))
+    write_record(recipe, output_dir, model_dir, time.perf_counter() - start)
     return TrainResult(detector, model_dir, report, best)

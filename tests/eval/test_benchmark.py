@@ -12,8 +12,8 @@ import yaml
 from faim.eval.benchmark import run_benchmark, select, write_results
 from faim.eval.benchmark_baselines import Embedder
 from faim.eval.benchmark_datasets import DATASETS, published_applies, recipe_views
-from faim.eval.benchmark_runs import RECORD
 from faim.recipe import Recipe
+from faim.training.run import RECORD
 
 HATEFUL = ["vermin", "scum", "filth", "parasites"]
 NEUTRAL = ["weather", "football", "coffee", "music", "garden", "train", "movie", "lunch"]
