@@ -33,6 +33,12 @@ class Elements:
     num_slots: int
     encoded: bool = False
 
+    def to(self, device: torch.device) -> Elements:
+        """The same elements with every tensor on ``device``."""
+        values = self.values
+        values = {k: v.to(device) for k, v in values.items()} if isinstance(values, dict) else values.to(device)
+        return Elements(values, self.post_index.to(device), self.slot_index.to(device), self.num_slots, self.encoded)
+
     def scatter(self, embeddings: torch.Tensor, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Place ``[N, d]`` embeddings into ``([B, num_slots, d], mask [B, num_slots])``."""
         dim = embeddings.shape[-1]
@@ -56,6 +62,11 @@ class PostBatch:
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    def to(self, device: torch.device) -> PostBatch:
+        """The same batch with every tensor on ``device`` (ids and meta stay as they are)."""
+        elements = {kind: elements.to(device) for kind, elements in self.elements.items()}
+        return PostBatch(self.ids, elements, {k: v.to(device) for k, v in self.targets.items()}, self.meta)
 
 
 def element_layout(counts: list[int]) -> tuple[torch.Tensor, torch.Tensor, int]:

@@ -11,7 +11,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
-from lightning_fabric.utilities.apply_func import move_data_to_device
 
 from faim.artifact import load_artifact
 from faim.data.columns import ColumnMap
@@ -87,7 +86,7 @@ class ShardScorer:
                 continue
             failed = {e.origin for e in result.errors}
             scored += [(n, p) for n, p in numbered[start : start + self.batch_size] if p.origin not in failed]
-            batch_probs, batch_embeddings = self.detector.predict_batch(move_data_to_device(result.batch, self.device))
+            batch_probs, batch_embeddings = self.detector.predict_batch(result.batch.to(self.device))
             probs.append(batch_probs)
             embeddings.append(batch_embeddings)
         merged = {name: np.concatenate([p[name] for p in probs]) for name in probs[0]} if probs else {}
