@@ -89,6 +89,11 @@ class WholePostModel(nn.Module):
         return {name: head(embedding) for name, head in self.heads.items()}
 
     @property
+    def frozen_kinds(self) -> list[str]:
+        """Element kinds whose encoder is frozen (their embeddings can be computed once and cached), sorted."""
+        return [kind for kind in self.kinds if getattr(self.encoder_for(kind), "frozen", False)]
+
+    @property
     def frozen_encoders(self) -> bool:
         """Whether every encoder is frozen (their outputs can then be computed once and cached)."""
         return all(getattr(encoder, "frozen", False) for encoder in self.encoders.values())

@@ -38,6 +38,7 @@ def encoder_args(name: str, tiny_hf_dir: Path) -> dict[str, Any]:
     """Small, offline constructor arguments for each registered encoder."""
     return {
         "hf_text": {"weights": str(tiny_hf_dir), "max_length": 16},
+        "meta_numeric": {"fields": ["shares", "likes"], "shares": True, "dim": 8},
         "tiny_text": {"dim": 16},
         "timm_image": {"name": "test_efficientnet", "pretrained": False},
         "tiny_image": {"dim": 8},
@@ -45,6 +46,8 @@ def encoder_args(name: str, tiny_hf_dir: Path) -> dict[str, Any]:
 
 
 def raw_inputs(modality: str) -> list[Any]:
+    if modality == "meta":
+        return [{"shares": 3, "likes": 10.5}, {"shares": None}, {"likes": 0, "other": "x"}]
     if modality == "text":
         return ["a short post", "another, longer post with more words", "x"]
     return [Image.new("RGB", (40, 30), (200, 10, 10)), Image.new("RGB", (64, 64), (10, 10, 200))]
@@ -69,7 +72,7 @@ def test_encoder_contract(name: str, tiny_hf_dir: Path, tmp_path: Path) -> None:
     cls = ENCODERS[name]
     torch.manual_seed(0)
     encoder = cls(**encoder_args(name, tiny_hf_dir))
-    assert encoder.modality in ("text", "image") and encoder.output_dim > 0
+    assert encoder.modality in ("text", "image", "meta") and encoder.output_dim > 0
     inputs = encoder.preprocessor()(raw_inputs(encoder.modality))
     encoder.train()
     out = encoder(inputs)

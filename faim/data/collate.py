@@ -18,7 +18,7 @@ from faim.data.images import ImageError, load_image
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 
-ELEMENT_MODALITIES = {"text": "text", "comments": "text", "image": "image"}
+ELEMENT_MODALITIES = {"text": "text", "comments": "text", "image": "image", "meta": "meta"}
 
 
 class PostError(ValueError):
@@ -35,9 +35,12 @@ class PostError(ValueError):
 
 
 def element_refs(post: Post, kind: str, limit: int) -> list[Any]:
-    """What the elements of one kind in a post are read from: its text, comment strings or image references."""
+    """What the elements of one kind in a post are read from: its text, comment strings, image references,
+    or its ``meta`` mapping (one element, for encoders of numeric metadata)."""
     if kind == "text":
         return [post.text] if post.has_text else []
+    if kind == "meta":
+        return [post.meta]
     if kind == "comments":
         return post.comments[:limit]
     return post.images[:limit]
@@ -126,10 +129,21 @@ class PostCollator:
         return collator
 
     def prepare(self, post: Post) -> tuple[dict[str, list[Any]], dict[str, Any]]:
-        """Raw elements per kind and targets per task for one post; raises ``PostError``."""
+        """Raw elements per kind and targets per task for one post; raises ``PostError``.
+
+        A preprocessor with a ``check(element)`` method has each element checked here, so a bad one is
+        reported with the post it came from.
+        """
         elements = {
             kind: raw_elements(post, kind, self.max_elements, self.draft_sizes[kind]) for kind in self.preprocessors
         }
+        for kind, preprocess in self.preprocessors.items():
+            check = getattr(preprocess, "check", None)
+            for element in elements[kind] if check else ():
+                try:
+                    check(element)
+                except ValueError as error:
+                    raise PostError(post, kind, str(error)) from error
         return elements, post_targets(post, self.tasks)
 
     def collate(self, posts: list[Post]) -> CollateResult:

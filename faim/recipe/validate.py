@@ -13,6 +13,7 @@ import types
 import typing
 from typing import Any
 
+from faim.data.collate import ELEMENT_MODALITIES
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.registry import REGISTRIES, load_builtins, suggest
@@ -93,17 +94,20 @@ def check_heads(source: str, heads: Any) -> None:
             )
 
 
+ELEMENT_KINDS = tuple(ELEMENT_MODALITIES)
+
+
 def check_encoders(source: str, encoders: Any) -> None:
     if not isinstance(encoders, dict) or not encoders:
         raise RecipeError(
-            source, "model.encoders", "expected a mapping of element kind (text, image, comments) to encoder"
+            source, "model.encoders", f"expected a mapping of element kind ({', '.join(ELEMENT_KINDS)}) to encoder"
         )
     for kind, spec in encoders.items():
-        if kind not in ("text", "image", "comments"):
+        if kind not in ELEMENT_KINDS:
             raise RecipeError(
                 source,
                 f"model.encoders.{kind}",
-                f"unknown element kind{suggest(kind, ['text', 'image', 'comments'])}; valid: text, image, comments",
+                f"unknown element kind{suggest(kind, list(ELEMENT_KINDS))}; valid: {', '.join(ELEMENT_KINDS)}",
             )
         if isinstance(spec, str):
             if spec not in encoders or isinstance(encoders[spec], str):

@@ -3,7 +3,7 @@
 One file per element kind, so models sharing an encoder share its embeddings (a text-only ablation reuses
 the text embeddings of the multimodal model). A kind's key covers the kind, its encoder's identity (class,
 weights and their sha256, preprocessing), the element cap, and a fingerprint of the posts (ids, texts,
-comments, image paths with size and mtime), so a change to any of them computes anew. Files are written
+comments, image paths with size and mtime, metadata), so a change to any of them computes anew. Files are written
 atomically (safe with several DDP processes).
 """
 
@@ -41,7 +41,8 @@ def posts_fingerprint(posts: list[Post]) -> str:
             identity = image_identity(post, ref)
             stat = Path(identity).stat() if not isinstance(ref, bytes) and Path(identity).exists() else None
             images.append(f"{identity}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{identity}:missing")
-        digest.update(json.dumps([post.id, post.text, post.comments, images], default=str).encode())
+        read = [post.id, post.text, post.comments, images] + ([post.meta] if post.meta else [])
+        digest.update(json.dumps(read, default=str, sort_keys=True).encode())
     return digest.hexdigest()
 
 
@@ -133,12 +134,14 @@ def cached_embeddings(
     batch_size: int = 64,
     num_workers: int = 0,
     label: str = "posts",
+    kinds: list[str] | None = None,
 ) -> EmbeddingCache:
-    """Load the split's embeddings from ``cache_dir``, computing and storing the kinds missing there."""
+    """Load the split's embeddings of ``kinds`` (``None``: every kind) from ``cache_dir``, computing and
+    storing the kinds missing there."""
     fingerprint = posts_fingerprint(posts)
     paths = {
         kind: Path(cache_dir).expanduser() / f"{cache_key(model, kind, fingerprint, collator.max_elements)}.safetensors"
-        for kind in model.kinds
+        for kind in (model.kinds if kinds is None else kinds)
     }
     tensors: dict[str, torch.Tensor] = {}
     for path in {path for path in paths.values() if path.exists()}:

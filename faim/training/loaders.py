@@ -1,4 +1,5 @@
-"""DataLoaders for training and prediction: from raw posts, or from cached frozen-encoder embeddings."""
+"""DataLoaders for training and prediction: from raw posts, or from cached frozen-encoder embeddings (plus
+the raw elements of any kinds whose encoder trains)."""
 
 from __future__ import annotations
 
@@ -15,18 +16,29 @@ from faim.training.cache import EmbeddingCache, cached_embeddings
 
 
 class CachedCollator:
-    """Collate post indices into a batch of cached embeddings plus targets."""
+    """Collate post indices into a batch of cached embeddings plus targets.
 
-    def __init__(self, cache: EmbeddingCache, posts: list[Post], tasks: list[TaskSpec]) -> None:
+    Args:
+        cache: Embeddings of the frozen kinds.
+        posts: The posts the indices point into.
+        tasks: Tasks whose targets to attach.
+        live: Collator of the kinds not in the cache (their encoders train), or ``None``.
+    """
+
+    def __init__(
+        self, cache: EmbeddingCache, posts: list[Post], tasks: list[TaskSpec], live: PostCollator | None = None
+    ) -> None:
         self.cache = cache
         self.posts = posts
         self.tasks = tasks
+        self.live = live
         self.targets = [post_targets(post, tasks) for post in posts]
 
     def __call__(self, indices: list[int]) -> PostBatch:
         posts = [self.posts[i] for i in indices]
         targets = stack_targets(self.tasks, [self.targets[i] for i in indices])
-        return PostBatch([p.id for p in posts], self.cache.elements(indices), targets, [p.meta for p in posts])
+        elements = self.cache.elements(indices) | (self.live(posts).elements if self.live else {})
+        return PostBatch([p.id for p in posts], elements, targets, [p.meta for p in posts])
 
 
 def make_loader(
@@ -39,17 +51,20 @@ def make_loader(
     cache_dir: str | Path | None = None,
     label: str = "posts",
 ) -> DataLoader:
-    """A loader over ``posts``; with ``cache_dir`` and frozen encoders, over cached embeddings instead.
+    """A loader over ``posts``; with ``cache_dir``, the kinds of frozen encoders come from cached embeddings.
 
-    Targets are checked for every post up front, so a bad label fails before training starts.
+    Kinds whose encoder trains are collated from the posts in every batch (in the main process when some
+    kinds are cached). Targets are checked for every post up front, so a bad label fails before training starts.
     """
-    if cache_dir is not None and model.frozen_encoders:
-        cache = cached_embeddings(model, collator, posts, cache_dir, batch_size, num_workers, label)
+    frozen = model.frozen_kinds
+    if cache_dir is not None and frozen:
+        cache = cached_embeddings(model, collator, posts, cache_dir, batch_size, num_workers, label, frozen)
+        live = [kind for kind in model.kinds if kind not in frozen]
         return DataLoader(
             list(range(len(posts))),
             batch_size=batch_size,
             shuffle=shuffle,
-            collate_fn=CachedCollator(cache, posts, collator.tasks),
+            collate_fn=CachedCollator(cache, posts, collator.tasks, collator.only(live) if live else None),
         )
     for post in posts:
         post_targets(post, collator.tasks)

@@ -1,0 +1,69 @@
+"""meta_numeric: numeric ``Post.meta`` fields as features, their checks, and partly cached training batches."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+import faim
+from faim.data.collate import PostError
+from faim.data.post import Post
+from faim.encoders.meta_numeric import MetaFeatures, MetaNumericEncoder
+from faim.training.loaders import make_loader
+
+
+def test_features_are_log_counts_missing_flags_and_shares() -> None:
+    features = MetaFeatures(["a", "b"], shares=True)([{"a": 3, "b": 1}, {"a": None}])
+    assert features.shape == (2, features.shape[1]) and features.shape[1] == MetaFeatures(["a", "b"], True).num_features
+    expected = [math.log1p(3), math.log1p(1), 0, 0, 0.75, 0.25, math.log1p(4)]
+    assert torch.allclose(features[0], torch.tensor(expected))
+    assert features[1].tolist() == [0, 0, 1, 1, 0, 0, 0]
+
+
+def test_no_posts_give_an_empty_feature_matrix() -> None:
+    encoder = MetaNumericEncoder(["a"], dim=4)
+    assert encoder(encoder.preprocessor()([])).shape == (0, 4)
+
+
+def test_an_encoder_needs_fields() -> None:
+    with pytest.raises(ValueError, match="fields"):
+        MetaNumericEncoder([])
+
+
+def recipe(tmp_path: Path, freeze_text: bool) -> dict:
+    return {
+        "data": {"type": "jsonl", "train": str(tmp_path / "unused.jsonl")},
+        "model": {
+            "encoders": {
+                "text": {"type": "tiny_text", "dim": 16, "freeze": freeze_text},
+                "meta": {"type": "meta_numeric", "fields": ["count"], "dim": 8},
+            },
+            "fusion": {"type": "concat"},
+            "heads": {"fake": {"type": "binary", "labels": ["real", "fake"]}},
+        },
+        "train": {"output_dir": str(tmp_path / "run")},
+    }
+
+
+def test_a_non_numeric_field_is_reported_with_its_post(tmp_path: Path) -> None:
+    detector = faim.build(recipe(tmp_path, freeze_text=False))
+    post = Post(id="p7", text="hello", meta={"count": "many"}, origin="data.tsv:7")
+    with pytest.raises(PostError, match=r"data.tsv:7 \(post id='p7'\) field 'meta'.*'count'.*'many'"):
+        detector.collator()([post])
+
+
+def test_frozen_text_is_cached_while_the_meta_encoder_trains(tmp_path: Path) -> None:
+    detector = faim.build(recipe(tmp_path, freeze_text=True))
+    posts = [Post(id=str(i), text=f"post {i}", meta={"count": i}, labels={"fake": i % 2}) for i in range(12)]
+    collator = detector.collator(with_targets=True)
+    loader = make_loader(detector.model, collator, posts, 5, False, cache_dir=tmp_path / "cache")
+    assert len(list((tmp_path / "cache").glob("*.safetensors"))) == 1  # text only
+    cached = next(iter(loader))
+    live = collator(posts[:5])
+    assert cached.elements["text"].encoded and not cached.elements["meta"].encoded
+    assert torch.equal(cached.elements["meta"].values, live.elements["meta"].values)
+    with torch.no_grad():
+        assert torch.allclose(detector.model(cached)["fake"], detector.model(live)["fake"], atol=1e-5)
