@@ -169,7 +169,7 @@ def score_dump(
             if engine == "ray":
                 from faim.scoring.ray_engine import run_ray
 
-                reports = run_ray(str(model_dir), pending, out_dir, workers, threads, scorer_kwargs)
+                reports = run_ray(str(model_dir), pending, out_dir, workers, scorer_kwargs)
             elif workers == 0:
                 reports = _run_here(str(model_dir), pending, out_dir, threads, scorer_kwargs)
             else:

@@ -41,9 +41,13 @@ class RayShardScorer:
 
 
 def run_ray(
-    model_dir: str, shards: Iterator[Shard], out_dir: Path, workers: int, threads: int, kwargs: dict[str, Any]
+    model_dir: str, shards: Iterator[Shard], out_dir: Path, workers: int, kwargs: dict[str, Any]
 ) -> Iterator[ShardReport]:
-    """Score ``shards`` on Ray Data; yields a report per finished shard."""
+    """Score ``shards`` on Ray Data; yields a report per finished shard.
+
+    Each actor sets ``torch`` threads to the cluster's CPUs divided by the actors: locally on two cores, one
+    actor computing on both (a second actor would leave Ray no CPU to schedule reads on).
+    """
     try:
         import ray
         import ray.data
@@ -57,6 +61,7 @@ def run_ray(
     gpus = 1 if kwargs.get("device", "cpu").startswith("cuda") else 0
     if gpus:
         actors = min(actors, int(resources.get("GPU", 0))) or 1
+    threads = max(1, cpus // actors)
     items = [{"shard": pickle.dumps(shard)} for shard in shards]
     if not items:
         return
