@@ -10,6 +10,7 @@ import faim
 from faim.training.run import train
 
 TWEETEVAL = Path("../shared/data/tweeteval_hate")
+LIAR = Path("../shared/data/liar")
 
 
 @pytest.mark.real_data
@@ -23,6 +24,36 @@ def test_hate_text_frozen_on_tweeteval(tmp_path: Path) -> None:
     reloaded = faim.load(result.model_dir)
     posts = [{"id": "a", "text": "have a lovely day everyone"}]
     assert reloaded.score(posts) == result.detector.score(posts)
+
+
+@pytest.mark.real_data
+@pytest.mark.real_weights
+@pytest.mark.slow
+@pytest.mark.skipif(not TWEETEVAL.is_dir(), reason="../shared/data/tweeteval_hate is not present")
+def test_hate_text_finetune_beats_the_frozen_encoder_on_tweeteval(tmp_path: Path) -> None:
+    result = train("hate_text_finetune", [f"train.output_dir={tmp_path / 'run'}"])
+    metrics = result.report["tasks"]["hate"]["metrics"]
+    assert metrics["n"] == 1000
+    assert metrics["auroc"] > 0.835 and metrics["macro_f1"] > 0.76 and metrics["ece"] < 0.05
+
+
+@pytest.mark.real_data
+@pytest.mark.real_weights
+@pytest.mark.slow
+@pytest.mark.skipif(not LIAR.is_dir(), reason="../shared/data/liar is not present")
+@pytest.mark.parametrize(
+    ("recipe", "metric", "floor"),
+    [
+        ("misinfo_liar_text", "accuracy", 0.26),
+        ("misinfo_liar_meta", "accuracy", 0.44),
+        ("misinfo_liar_binary", "macro_f1", 0.72),
+    ],
+)
+def test_liar_recipes_on_validation(recipe: str, metric: str, floor: float, tmp_path: Path) -> None:
+    result = train(recipe, [f"train.output_dir={tmp_path / 'run'}"])
+    metrics = result.report["tasks"]["truth"]["metrics"]
+    assert metrics["n"] == 1284
+    assert metrics[metric] > floor and metrics["ece"] < 0.05
 
 
 @pytest.mark.real_weights
