@@ -43,17 +43,27 @@ class ScoreSummary:
     output: str = ""
     shards: int = 0
     resumed_shards: int = 0
+    workers: int = 0
+    scoring_seconds: float = 0.0
 
     @property
     def rows_per_second(self) -> float:
+        """Rows of this run per wall-clock second, worker start-up included."""
         return self.rows_this_run / self.seconds if self.seconds else 0.0
+
+    @property
+    def rows_per_second_scoring(self) -> float:
+        """Rows per second while the workers were scoring: start-up and idle time left out (``scoring_seconds``
+        is the time this run's ``workers`` processes spent on its shards, summed)."""
+        return self.rows_this_run * self.workers / self.scoring_seconds if self.scoring_seconds else 0.0
 
     def format(self) -> str:
         errors = ", ".join(f"{kind}: {n}" for kind, n in self.errors.most_common()) or "none"
         resumed = f" ({self.resumed_shards} shards done by an earlier run)" if self.resumed_shards else ""
         return (
             f"rows: {self.rows}  errors: {sum(self.errors.values())} ({errors})\n"
-            f"throughput: {self.rows_per_second:.1f} rows/s over {self.seconds:.1f} s{resumed}\n"
+            f"throughput: {self.rows_per_second:.1f} rows/s over {self.seconds:.1f} s{resumed}; "
+            f"{self.rows_per_second_scoring:.1f} rows/s while {self.workers} worker(s) scored\n"
             f"output: {self.output} ({self.shards} Parquet parts)"
         )
 
@@ -174,14 +184,18 @@ def score_dump(
                 reports = _run_here(str(model_dir), pending, out_dir, threads, scorer_kwargs)
             else:
                 reports = _run_pool(str(model_dir), pending, out_dir, workers, threads, scorer_kwargs)
+            processes: set[int] = set()
             for report in reports:
+                processes.add(report.worker)
                 manifest.add(report)
                 summary.rows_this_run += report.rows
+                summary.scoring_seconds += report.seconds
                 bar.update(report.rows)
         finally:
             bar.close()
             manifest.close()
         summary.seconds = time.perf_counter() - start
+        summary.workers = len(processes)
     summary.rows = sum(report.rows for report in manifest.done.values())
     summary.shards = len(manifest.done)
     for report in manifest.done.values():

@@ -37,6 +37,8 @@ class RayShardScorer:
             "key": np.array([r.key for r in reports]),
             "rows": np.array([r.rows for r in reports]),
             "errors": np.array([pickle.dumps(dict(r.errors)) for r in reports], dtype=object),
+            "seconds": np.array([r.seconds for r in reports]),
+            "worker": np.array([r.worker for r in reports]),
         }
 
 
@@ -45,8 +47,9 @@ def run_ray(
 ) -> Iterator[ShardReport]:
     """Score ``shards`` on Ray Data; yields a report per finished shard.
 
-    Each actor sets ``torch`` threads to the cluster's CPUs divided by the actors: locally on two cores, one
-    actor computing on both (a second actor would leave Ray no CPU to schedule reads on).
+    ``workers`` actors (default: one per CPU) each set ``torch`` threads to their share of the CPUs, while
+    their Ray reservations add up to less than every CPU (locally on two cores: two actors of half a CPU
+    each), so Ray always has a CPU to schedule its own tasks on.
     """
     try:
         import ray
@@ -57,10 +60,12 @@ def run_ray(
         ray.init(include_dashboard=False, log_to_driver=False)
     resources = ray.cluster_resources()
     cpus = int(resources.get("CPU", 1))
-    actors = max(1, min(workers or cpus, cpus - 1 if cpus > 1 else 1))
+    actors = max(1, min(workers or cpus, cpus))
     gpus = 1 if kwargs.get("device", "cpu").startswith("cuda") else 0
     if gpus:
         actors = min(actors, int(resources.get("GPU", 0))) or 1
+    # Actors reserve less than every CPU between them (Ray hangs otherwise), while each computes on its share.
+    cpus_per_actor = min(1.0, (cpus - 1) / actors) if cpus > 1 else 1.0
     threads = max(1, cpus // actors)
     items = [{"shard": pickle.dumps(shard)} for shard in shards]
     if not items:
@@ -70,9 +75,15 @@ def run_ray(
         fn_constructor_args=(model_dir, str(out_dir), threads, kwargs),
         batch_size=1,
         compute=ray.data.ActorPoolStrategy(size=actors),
-        num_cpus=1,
+        num_cpus=cpus_per_actor,
         num_gpus=gpus,
         runtime_env={"env_vars": WORKER_ENVIRONMENT},
     )
     for row in dataset.iter_rows():
-        yield ShardReport(str(row["key"]), int(row["rows"]), Counter(pickle.loads(row["errors"])))
+        yield ShardReport(
+            str(row["key"]),
+            int(row["rows"]),
+            Counter(pickle.loads(row["errors"])),
+            float(row["seconds"]),
+            int(row["worker"]),
+        )

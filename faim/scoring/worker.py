@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,11 +24,13 @@ from faim.scoring.rows import RowError, shard_posts
 
 @dataclass
 class ShardReport:
-    """What scoring one shard produced."""
+    """What scoring one shard produced, and which process spent how long on it (0 when read back from disk)."""
 
     key: str
     rows: int
     errors: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+    worker: int = 0
 
 
 class ShardScorer:
@@ -95,10 +98,11 @@ class ShardScorer:
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
         """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""
+        start = time.perf_counter()
         table = self.table(shard)
         final = out_dir / f"part-{shard.key}.parquet"
         partial = out_dir / f".part-{shard.key}.{os.getpid()}.tmp"
         pq.write_table(table, partial)
         os.replace(partial, final)
         kinds = Counter(kind for kind in table.column("error_kind").to_pylist() if kind)
-        return ShardReport(shard.key, table.num_rows, kinds)
+        return ShardReport(shard.key, table.num_rows, kinds, time.perf_counter() - start, os.getpid())
