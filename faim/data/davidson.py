@@ -16,7 +16,12 @@ from faim.data.splits import StratifiedFileSource
 from faim.registry import register_source
 
 CLASSES = ("0", "1", "2")
-LABELS = {"three_way": ["hate", "offensive", "neither"], "binary": ["not-hate", "hate"]}
+LABELS = {
+    "three_way": ["hate", "offensive", "neither"],
+    "binary": ["not-hate", "hate"],
+    "abusive": ["neither", "hate-or-offensive"],
+}
+POSITIVE = {"binary": {0}, "abusive": {0, 1}}  # the 3-way classes a two-label view counts as 1
 
 
 @register_source("davidson")
@@ -32,7 +37,9 @@ class DavidsonSource(StratifiedFileSource):
         seed: Seed of the stratified split.
         task: Name the integer labels are stored under in ``Post.labels``.
         labels: ``"three_way"``: the file's ``class``, 0 hate, 1 offensive, 2 neither (``LABELS["three_way"]``);
-            ``"binary"``: 1 hate, 0 offensive or neither (``LABELS["binary"]``).
+            ``"binary"``: 1 hate, 0 offensive or neither (``LABELS["binary"]``); ``"abusive"``: 1 hate or
+            offensive, 0 neither (``LABELS["abusive"]``; closer to TweetEval hate, which counts slurs against
+            women as hate where Davidson's annotators often said offensive).
     """
 
     FILE = "labeled_data.csv"
@@ -63,7 +70,7 @@ class DavidsonSource(StratifiedFileSource):
             yield Post(
                 id=row.get("") or str(index),
                 text=row["tweet"] or None,
-                labels={self.task: klass if self.labels == "three_way" else int(klass == 0)},
+                labels={self.task: klass if self.labels == "three_way" else int(klass in POSITIVE[self.labels])},
                 meta={"class": klass},
                 origin=origin,
             )

@@ -1,8 +1,8 @@
 """Data sources: files of posts → ``Post`` objects, registered under their recipe ``data.type:``.
 
-Importing this module registers every built-in source: ``jsonl``, ``csv``, ``parquet``, ``hf`` and
-the named adapters (``tweeteval``). ``read_posts`` reads any file of posts by its extension, for
-scoring and evaluating data no recipe describes.
+Importing this module registers every built-in source: ``jsonl``, ``csv``, ``parquet``, ``hf``, the
+named adapters (``tweeteval``, ``davidson``, ...) and ``concat``, which joins sources. ``read_posts``
+reads any file of posts by its extension, for scoring and evaluating data no recipe describes.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from faim.data import coaid, davidson, ethos, hateful_memes, liar, vmu  # noqa: F401  (registers the adapters)
+from faim.data import coaid, concat, davidson, ethos, hateful_memes, liar, vmu  # noqa: F401  (registers the adapters)
 from faim.data.columns import ColumnMap
 from faim.data.hf import HfSource
 from faim.data.post import Post

@@ -118,6 +118,19 @@ def check_encoders(source: str, encoders: Any) -> None:
         check_component(source, f"model.encoders.{kind}", "encoder", spec)
 
 
+def check_members(source: str, data: dict[str, Any]) -> None:
+    """Validate each member of a ``concat`` source like a ``data:`` section of its own."""
+    if data["type"] != "concat":
+        return
+    members = data.get("sources")
+    if not isinstance(members, list) or len(members) < 2:
+        raise RecipeError(source, "data.sources", "expected a list of at least two data: mappings")
+    for index, member in enumerate(members):
+        check_component(source, f"data.sources[{index}]", "source", member)
+        if member["type"] == "concat":
+            raise RecipeError(source, f"data.sources[{index}]", "a concat member cannot be a concat itself")
+
+
 def validate(recipe: dict[str, Any], source: str = "") -> None:
     """Raise ``RecipeError`` for the first problem found in a resolved recipe mapping."""
     load_builtins()
@@ -126,6 +139,7 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
         if section not in recipe:
             raise RecipeError(source, section, "missing section")
     check_component(source, "data", "source", recipe["data"])
+    check_members(source, recipe["data"])
     model = recipe["model"]
     if not isinstance(model, dict):
         raise RecipeError(source, "model", "expected a mapping with encoders, fusion and heads")

@@ -57,9 +57,11 @@ def test_rows_stay_aligned_across_a_multiline_tweet(root):
     assert posts[5].id == "6" and len(posts) == 63
 
 
-def test_binary_labels_mark_only_hate(root):
-    posts = list(DavidsonSource(str(root), labels="binary", task="h").iter_posts(root / "labeled_data.csv"))
-    assert [(p.labels["h"], p.meta["class"]) for p in posts[:3]] == [(1, 0), (0, 1), (0, 2)]
+@pytest.mark.parametrize(("labels", "expected"), [("binary", [1, 0, 0]), ("abusive", [1, 1, 0])])
+def test_two_label_views_collapse_the_classes(root, labels, expected):
+    posts = list(DavidsonSource(str(root), labels=labels, task="h").iter_posts(root / "labeled_data.csv"))
+    assert [(p.labels["h"], p.meta["class"]) for p in posts[:3]] == list(zip(expected, [0, 1, 2]))
+    assert len(LABELS[labels]) == 2
 
 
 def test_split_is_stratified_disjoint_and_deterministic(root):
@@ -106,7 +108,7 @@ def test_errors_name_the_file_row_and_value(root, tmp_path):
         DavidsonSource(str(root)).posts("train")
     with pytest.raises(KeyError, match="no split 'test'"):
         DavidsonSource(str(root)).posts("test")
-    with pytest.raises(ValueError, match="labels 'binry' is not one of three_way, binary"):
+    with pytest.raises(ValueError, match="labels 'binry' is not one of three_way, binary, abusive"):
         DavidsonSource(str(root), labels="binry")
     with pytest.raises(ValueError, match="validation_fraction"):
         DavidsonSource(str(root), validation_fraction=1.0)

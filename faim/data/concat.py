@@ -1,0 +1,99 @@
+"""Several sources as one: extra training data (Davidson beside TweetEval) without touching validation.
+
+A recipe names the member sources as it would name one::
+
+    data:
+      type: concat
+      sources:
+        - {type: tweeteval, root: ../shared/data/tweeteval_hate, task: hate}
+        - {type: davidson, root: ../shared/data/davidson2017, task: hate, labels: binary}
+
+Training posts come from every member; validation and test posts from the first member only (``evaluate_on:
+first``), so figures stay comparable with the first member's own recipes, or from every member (``all``).
+Post ids are prefixed with the member's position and type (``1-davidson/412``) so they stay unique.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from faim.data.post import Post
+from faim.registry import lookup, register_source
+
+EVALUATE_ON = ("first", "all")
+
+
+@register_source("concat")
+class ConcatSource:
+    """The training posts of several sources together.
+
+    Args:
+        sources: Member ``data:`` mappings, each with its ``type:`` and that source's arguments; at least two.
+        evaluate_on: Which members give the splits other than train: ``"first"`` or ``"all"``.
+
+    Raises:
+        ValueError: On fewer than two members, a member without ``type``, a nested ``concat`` or an unknown
+            ``evaluate_on``, naming the member.
+    """
+
+    def __init__(self, sources: list[dict[str, Any]], evaluate_on: str = "first") -> None:
+        if not isinstance(sources, list) or len(sources) < 2:
+            raise ValueError("concat: sources must be a list of at least two data: mappings")
+        if evaluate_on not in EVALUATE_ON:
+            raise ValueError(f"concat: evaluate_on must be one of {', '.join(EVALUATE_ON)}, got {evaluate_on!r}")
+        self.names: list[str] = []
+        self.members: list[Any] = []
+        for index, spec in enumerate(sources):
+            where = f"data.sources[{index}]"
+            if not isinstance(spec, dict) or "type" not in spec:
+                raise ValueError(f"concat: {where} must be a mapping with a type:")
+            if spec["type"] == "concat":
+                raise ValueError(f"concat: {where} is itself a concat; list its sources here instead")
+            arguments = {key: value for key, value in spec.items() if key != "type"}
+            self.members.append(lookup("source", spec["type"], where)(**arguments))
+            self.names.append(f"{index}-{spec['type']}")
+        self.evaluate_on = evaluate_on
+
+    def contributors(self, split: str) -> list[int]:
+        """Indices of the members that give ``split``'s posts."""
+        candidates = range(len(self.members)) if split == "train" or self.evaluate_on == "all" else [0]
+        return [index for index in candidates if split in self.members[index].splits()]
+
+    def splits(self) -> list[str]:
+        """Train when any member has it; the other splits when a contributing member has them."""
+        names = dict.fromkeys(split for member in self.members for split in member.splits())
+        return [split for split in names if self.contributors(split)]
+
+    def posts(self, split: str) -> list[Post]:
+        """The contributing members' posts of ``split``, member after member, ids prefixed.
+
+        Raises:
+            KeyError: When no contributing member has ``split``, naming the splits there are.
+        """
+        indices = self.contributors(split)
+        if not indices:
+            raise KeyError(f"concat: no split {split!r}; found: {', '.join(self.splits()) or 'none'}")
+        return [
+            replace(post, id=f"{self.names[index]}/{post.id}")
+            for index in indices
+            for post in self.members[index].posts(split)
+        ]
+
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        """Posts of a file in the first member's format (the format new data to evaluate comes in)."""
+        return self.members[0].iter_posts(path)
+
+    def describe(self, split: str) -> str:
+        """The contributing members' descriptions, joined with ``+``."""
+        return " + ".join(self.members[index].describe(split) for index in self.contributors(split))
+
+    def fingerprint(self, split: str) -> str:
+        """sha256 over the contributing members' names and fingerprints."""
+        digest = hashlib.sha256()
+        for index in self.contributors(split):
+            digest.update(f"{self.names[index]}:{self.members[index].fingerprint(split)}\n".encode())
+        return digest.hexdigest()

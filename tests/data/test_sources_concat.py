@@ -1,0 +1,115 @@
+"""The ``concat`` source: training posts of several sources, validation from the first, on generated files."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from faim.build import build_source
+from faim.data.concat import ConcatSource
+from faim.recipe.errors import RecipeError
+from faim.recipe.validate import validate
+
+
+def tweeteval(root: Path) -> Path:
+    """A TweetEval task folder: 4 train tweets (one hateful), 2 validation tweets."""
+    root.mkdir()
+    for prefix, texts, labels in (("train", ["a", "b", "c", "d"], [0, 1, 0, 0]), ("val", ["e", "f"], [1, 0])):
+        (root / f"{prefix}_text.txt").write_text("".join(f"{t}\n" for t in texts), encoding="utf-8")
+        (root / f"{prefix}_labels.txt").write_text("".join(f"{x}\n" for x in labels), encoding="utf-8")
+    return root
+
+
+def davidson(root: Path) -> Path:
+    """A Davidson ``labeled_data.csv`` with 10 tweets of each 3-way class."""
+    root.mkdir()
+    with open(root / "labeled_data.csv", "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["", "count", "hate_speech", "offensive_language", "neither", "class", "tweet"])
+        for index in range(30):
+            writer.writerow([index, 3, 0, 0, 3, index % 3, f"davidson {index}"])
+    return root
+
+
+@pytest.fixture
+def members(tmp_path: Path) -> list[dict]:
+    return [
+        {"type": "tweeteval", "root": str(tweeteval(tmp_path / "te")), "task": "hate"},
+        {"type": "davidson", "root": str(davidson(tmp_path / "dv")), "task": "hate", "labels": "binary"},
+    ]
+
+
+def test_train_joins_every_member_and_validation_stays_the_first(members):
+    source = build_source({"type": "concat", "sources": members})
+    train = source.posts("train")
+    assert [post.id for post in train[:4]] == ["0-tweeteval/0", "0-tweeteval/1", "0-tweeteval/2", "0-tweeteval/3"]
+    davidson_train = [post for post in train if post.id.startswith("1-davidson/")]
+    assert len(train) == 4 + len(davidson_train) and len(davidson_train) == 27  # 10% of each class held out
+    assert sum(post.labels["hate"] for post in davidson_train) == 9  # class 0 (hate) → 1, the rest → 0
+    assert len({post.id for post in train}) == len(train)
+    validation = source.posts("validation")
+    assert [(post.id, post.text, post.labels) for post in validation] == [
+        ("0-tweeteval/0", "e", {"hate": 1}),
+        ("0-tweeteval/1", "f", {"hate": 0}),
+    ]
+    assert source.splits() == ["train", "validation"]
+    assert source.describe("validation").endswith("val_text.txt")
+    assert " + " in source.describe("train")
+
+
+def test_evaluate_on_all_validates_on_every_member(members):
+    source = ConcatSource(members, evaluate_on="all")
+    assert len(source.posts("validation")) == 2 + 3
+
+
+def test_fingerprint_follows_the_contributing_members(members, tmp_path):
+    first = ConcatSource(members)
+    before = first.fingerprint("train")
+    assert first.fingerprint("validation") == ConcatSource(members[:1] + members[:1]).fingerprint("validation")
+    assert before != ConcatSource(members[:1] + members[:1]).fingerprint("train")
+    (tmp_path / "dv" / "labeled_data.csv").write_text(
+        (tmp_path / "dv" / "labeled_data.csv").read_text(encoding="utf-8").replace("davidson 7", "changed"),
+        encoding="utf-8",
+    )
+    assert ConcatSource(members).fingerprint("train") != before
+
+
+def test_missing_split_names_the_ones_there_are(members):
+    with pytest.raises(KeyError, match="no split 'test'; found: train, validation"):
+        ConcatSource(members).posts("test")
+
+
+@pytest.mark.parametrize(
+    ("sources", "evaluate_on", "message"),
+    [
+        ("x", "first", "at least two"),
+        ([{"type": "tweeteval", "root": "r"}], "first", "at least two"),
+        ([{"root": "r"}, {"type": "tweeteval", "root": "r"}], "first", r"data.sources\[0\] must be a mapping"),
+        ([{"type": "tweeteval", "root": "r"}] * 2, "second", "evaluate_on must be one of first, all"),
+    ],
+)
+def test_bad_arguments_are_named(sources, evaluate_on, message):
+    with pytest.raises(ValueError, match=message):
+        ConcatSource(sources, evaluate_on)
+
+
+def recipe(data: dict) -> dict:
+    return {
+        "data": data,
+        "model": {
+            "encoders": {"text": {"type": "hf_text", "weights": "w"}},
+            "fusion": {"type": "concat"},
+            "heads": {"hate": {"type": "binary", "labels": ["no", "yes"]}},
+        },
+    }
+
+
+def test_recipe_validation_checks_each_member(members):
+    validate(recipe({"type": "concat", "sources": members}))
+    bad = [members[0], {**members[1], "label": "binary"}]
+    with pytest.raises(RecipeError, match=r"data.sources\[1\].label.*did you mean 'labels'"):
+        validate(recipe({"type": "concat", "sources": bad}))
+    with pytest.raises(RecipeError, match=r"data.sources\[1\]: a concat member cannot be a concat"):
+        validate(recipe({"type": "concat", "sources": [members[0], {"type": "concat", "sources": members}]}))
