@@ -21,8 +21,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from faim.build import build_source
 from faim.data.post import Post
-from faim.registry import lookup, register_source
+from faim.registry import register_source
 
 EVALUATE_ON = ("first", "all")
 
@@ -53,8 +54,7 @@ class ConcatSource:
                 raise ValueError(f"concat: {where} must be a mapping with a type:")
             if spec["type"] == "concat":
                 raise ValueError(f"concat: {where} is itself a concat; list its sources here instead")
-            arguments = {key: value for key, value in spec.items() if key != "type"}
-            self.members.append(lookup("source", spec["type"], where)(**arguments))
+            self.members.append(build_source(spec))
             self.names.append(f"{index}-{spec['type']}")
         self.evaluate_on = evaluate_on
 

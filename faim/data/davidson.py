@@ -38,8 +38,8 @@ class DavidsonSource(StratifiedFileSource):
         task: Name the integer labels are stored under in ``Post.labels``.
         labels: ``"three_way"``: the file's ``class``, 0 hate, 1 offensive, 2 neither (``LABELS["three_way"]``);
             ``"binary"``: 1 hate, 0 offensive or neither (``LABELS["binary"]``); ``"abusive"``: 1 hate or
-            offensive, 0 neither (``LABELS["abusive"]``; closer to TweetEval hate, which counts slurs against
-            women as hate where Davidson's annotators often said offensive).
+            offensive, 0 neither (``LABELS["abusive"]``), for training beside datasets whose "hate" takes in
+            abuse Davidson's annotators called offensive.
     """
 
     FILE = "labeled_data.csv"
