@@ -31,7 +31,15 @@ import faim
 from faim.build import build_source
 from faim.data.post import Post
 from faim.eval.benchmark_baselines import Embedder, run_baselines
-from faim.eval.benchmark_datasets import DATASETS, Dataset, View, dataset_for, published_applies, recipe_views
+from faim.eval.benchmark_datasets import (
+    DATASETS,
+    Dataset,
+    View,
+    benchmark_type,
+    dataset_for,
+    published_applies,
+    recipe_views,
+)
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import RecipeRun, scoring_throughput, train_or_reuse
 from faim.eval.report import _jsonable
@@ -47,7 +55,7 @@ def log_line(message: str) -> None:
 
 
 def select(names: Sequence[str] | None, log: Log) -> tuple[list[Recipe], list[dict[str, str]]]:
-    """The recipes to benchmark and the shipped ones left out (their data source is no benchmark dataset).
+    """The recipes to benchmark and the shipped ones left out (they validate on no benchmark dataset).
 
     Raises:
         ValueError: When a recipe named in ``names`` (a shipped name or a file) is no benchmark dataset's.
@@ -55,11 +63,11 @@ def select(names: Sequence[str] | None, log: Log) -> tuple[list[Recipe], list[di
     recipes, skipped = [], []
     for name in names or shipped_recipes():
         recipe = Recipe.load(name)
-        if names or recipe.data["type"] in DATASETS:
+        if names or benchmark_type(recipe.data) is not None:
             dataset_for(recipe)
             recipes.append(recipe)
             continue
-        reason = f"data source {recipe.data['type']!r} is no benchmark dataset (known: {', '.join(DATASETS)})"
+        reason = f"data source {recipe.data['type']!r} validates on no benchmark dataset (known: {', '.join(DATASETS)})"
         log(f"skipping {name}: {reason}")
         skipped.append({"recipe": name, "reason": reason})
     return recipes, skipped
@@ -148,7 +156,7 @@ def run_benchmark(
         rate = summary.rows_per_second
         errors = sum(summary.errors.values())
         log(f"  scored {summary.rows} validation posts: {rate:.1f} posts/s ({errors} rows failed)")
-        section = sections.setdefault(recipe.data["type"], {"rows": [], "baselines": [], "views": []})
+        section = sections.setdefault(benchmark_type(recipe.data), {"rows": [], "baselines": [], "views": []})
         rows = [row | {"scoring_failed_rows": errors} for row in recipe_rows(recipe, dataset, run, rate, data)]
         section["rows"] += rows
         for row in rows:

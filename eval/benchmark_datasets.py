@@ -104,8 +104,9 @@ class View:
     Recipes sharing a view share one run of the reference baselines.
 
     Attributes:
-        source_type: The recipe's ``data.type``.
-        arguments: Canonical JSON of the data source's constructor arguments, defaults filled in.
+        source_type: The benchmark dataset: the recipe's ``data.type``, or for a ``concat`` source that validates
+            on its first member, that member's type.
+        arguments: Canonical JSON of the whole ``data:`` section (``type`` included), defaults filled in.
         task: The task the baselines predict (the recipe's head).
         threshold_objective: How binary thresholds are chosen on validation (the recipe's ``eval``).
         threshold_target: The target of a constrained objective.
@@ -119,48 +120,87 @@ class View:
 
     @property
     def label(self) -> str:
-        """The arguments that differ from the source's defaults (besides ``root`` and ``task``), or ``default``."""
-        arguments = json.loads(self.arguments)
-        defaults = source_arguments({"type": self.source_type, "root": ""})
-        changed = [
-            f"{key}={value}"
-            for key, value in arguments.items()
-            if key not in ("root", "task") and value != defaults.get(key)
+        """The arguments that differ from the source's defaults (besides ``root`` and ``task``), or ``default``;
+        a ``concat`` source adds its extra training members (``default + train on davidson (labels=binary)``)."""
+        data = json.loads(self.arguments)
+        if data["type"] != "concat":
+            return changed_arguments(data)
+        extras = [
+            member["type"] + ("" if changed_arguments(member) == "default" else f" ({changed_arguments(member)})")
+            for member in data["sources"][1:]
         ]
-        return ", ".join(changed) or "default"
+        return f"{changed_arguments(data['sources'][0])} + train on {', '.join(extras)}"
 
 
-def source_arguments(data: dict[str, Any]) -> dict[str, Any]:
-    """A ``data:`` section's constructor arguments with the source's defaults filled in (``type`` left out)."""
+def changed_arguments(data: dict[str, Any]) -> str:
+    """A canonical source section's arguments that differ from the defaults (not ``root``/``task``), or ``default``."""
+    defaults = canonical_data({"type": data["type"], "root": ""})
+    changed = [
+        f"{key}={value}"
+        for key, value in data.items()
+        if key not in ("type", "root", "task") and value != defaults.get(key)
+    ]
+    return ", ".join(changed) or "default"
+
+
+def canonical_data(data: dict[str, Any]) -> dict[str, Any]:
+    """A ``data:`` section with the source's defaults filled in, and a ``concat`` source's members likewise."""
     cls = lookup("source", data["type"], "data")
     given = {key: value for key, value in data.items() if key != "type"}
     parameters = inspect.signature(cls).parameters
-    return {
+    arguments = {
         name: given.get(name, parameter.default)
         for name, parameter in parameters.items()
         if name in given or parameter.default is not inspect.Parameter.empty
     }
+    if data["type"] == "concat":
+        arguments["sources"] = [canonical_data(member) for member in arguments["sources"]]
+    return {"type": data["type"]} | arguments
+
+
+def validated_source(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``data:`` section the validation posts come from: ``data`` itself, a ``concat`` source's first member
+    when it validates on that (``evaluate_on: first``), or ``None`` when it validates on several datasets."""
+    if data["type"] != "concat":
+        return data
+    canonical = canonical_data(data)
+    return canonical["sources"][0] if canonical["evaluate_on"] == "first" else None
+
+
+def benchmark_type(data: dict[str, Any]) -> str | None:
+    """The benchmark dataset a ``data:`` section validates on (a key of ``DATASETS``), or ``None``."""
+    validated = validated_source(data)
+    return validated["type"] if validated is not None and validated["type"] in DATASETS else None
 
 
 def recipe_views(recipe: Recipe) -> list[View]:
-    """The views of a recipe, one per task head, in head order."""
-    arguments = json.dumps(source_arguments(recipe.data), sort_keys=True)
+    """The views of a recipe, one per task head, in head order.
+
+    Raises:
+        ValueError: When the recipe validates on no benchmark dataset (``dataset_for``).
+    """
+    dataset_for(recipe)
+    kind = benchmark_type(recipe.data)
+    arguments = json.dumps(canonical_data(recipe.data), sort_keys=True)
     return [
-        View(recipe.data["type"], arguments, task, recipe.eval.threshold_objective, recipe.eval.threshold_target)
+        View(kind, arguments, task, recipe.eval.threshold_objective, recipe.eval.threshold_target)
         for task in task_specs(recipe.model)
     ]
 
 
 def dataset_for(recipe: Recipe) -> Dataset:
-    """The benchmark dataset of a recipe's data source.
+    """The benchmark dataset a recipe validates on.
 
     Raises:
-        ValueError: When the benchmark knows no dataset for the recipe's ``data.type``, naming the known ones.
+        ValueError: When the benchmark knows no dataset for the recipe's validation source (its ``data.type``,
+            or a ``concat`` source's first member), naming the known ones.
     """
-    kind = recipe.data["type"]
-    if kind not in DATASETS:
+    kind = benchmark_type(recipe.data)
+    if kind is None:
+        validated = validated_source(recipe.data)
+        what = "a concat source validating on all its members" if validated is None else repr(validated["type"])
         raise ValueError(
-            f"{recipe.source}: data.type {kind!r} is no benchmark dataset; known: {', '.join(DATASETS)} "
+            f"{recipe.source}: data validates on {what}, no benchmark dataset; known: {', '.join(DATASETS)} "
             "(faim.eval.benchmark_datasets.DATASETS)"
         )
     return DATASETS[kind]
@@ -168,5 +208,5 @@ def dataset_for(recipe: Recipe) -> Dataset:
 
 def published_applies(dataset: Dataset, view: View) -> bool:
     """Whether the dataset's published figures concern this view (its label view matches ``published_view``)."""
-    arguments = json.loads(view.arguments)
-    return all(arguments.get(key) == value for key, value in dataset.published_view.items())
+    arguments = validated_source(json.loads(view.arguments))
+    return arguments is not None and all(arguments.get(key) == value for key, value in dataset.published_view.items())

@@ -11,7 +11,7 @@ import yaml
 
 from faim.eval.benchmark import run_benchmark, select, write_results
 from faim.eval.benchmark_baselines import Embedder
-from faim.eval.benchmark_datasets import DATASETS, published_applies, recipe_views
+from faim.eval.benchmark_datasets import DATASETS, benchmark_type, published_applies, recipe_views
 from faim.recipe import Recipe
 from faim.training.run import RECORD
 
@@ -134,7 +134,8 @@ def test_a_named_recipe_of_an_unknown_dataset_fails_and_shipped_ones_are_skipped
         select([str(path)], log=lambda _: None)
     recipes, skipped = select(None, log=lambda _: None)
     assert {item["recipe"] for item in skipped} >= {"demo_multimodal"}
-    assert all(recipe.data["type"] in DATASETS for recipe in recipes)
+    assert all(benchmark_type(recipe.data) in DATASETS for recipe in recipes)
+    assert "hate_text_frozen_davidson" in {Path(recipe.source).stem for recipe in recipes}  # a concat source
 
 
 def test_views_name_their_non_default_data_arguments_and_published_figures_follow_the_label_view() -> None:
@@ -155,3 +156,32 @@ def test_views_name_their_non_default_data_arguments_and_published_figures_follo
     assert six_way.label == "default" and binary.label == "labels=binary, metadata=True"
     assert recipe_views(liar_recipe(labels="six_way")) == [six_way]  # a default written out is the same view
     assert published_applies(DATASETS["liar"], six_way) and not published_applies(DATASETS["liar"], binary)
+
+
+def concat_recipe(evaluate_on: str = "first") -> Recipe:
+    return Recipe.from_dict(
+        {
+            "data": {
+                "type": "concat",
+                "evaluate_on": evaluate_on,
+                "sources": [
+                    {"type": "liar", "root": "liar"},
+                    {"type": "davidson", "root": "davidson", "task": "truth", "labels": "binary"},
+                ],
+            },
+            "model": {
+                "encoders": {"text": {"type": "tiny_text"}},
+                "fusion": {"type": "concat"},
+                "heads": {"truth": {"type": "multiclass", "labels": ["a", "b", "c"]}},
+            },
+        }
+    )
+
+
+def test_a_concat_source_is_benchmarked_under_the_dataset_it_validates_on() -> None:
+    (view,) = recipe_views(concat_recipe())
+    assert view.source_type == "liar"
+    assert view.label == "default + train on davidson (labels=binary)"
+    assert published_applies(DATASETS["liar"], view)  # validation is LIAR's six-way split
+    with pytest.raises(ValueError, match="concat source validating on all its members, no benchmark dataset"):
+        recipe_views(concat_recipe(evaluate_on="all"))
