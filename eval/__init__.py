@@ -4,6 +4,7 @@ from faim.eval.calibration import (
     ReliabilityBins,
     apply_temperature,
     expected_calibration_error,
+    fit_platt,
     fit_temperature,
     reliability_bins,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "binary_metrics",
     "choose_threshold",
     "expected_calibration_error",
+    "fit_platt",
     "fit_temperature",
     "format_table",
     "multiclass_metrics",

@@ -12,6 +12,10 @@ Temperature scaling divides logits by one scalar ``T > 0`` fitted on validation 
 the negative log-likelihood. ``T > 1`` softens overconfident scores. In the binary case
 ``sigmoid(z / T)`` is increasing in ``z``, so the ranking, AUROC and average precision are unchanged;
 in the multiclass case the arg-max, hence accuracy, is unchanged.
+
+A binary task may also shift the scaled logit, ``sigmoid(z / T + s)`` (Platt scaling, fitted jointly by
+``fit_platt``): a temperature alone cannot move the probabilities when the share of positives differs
+between training and validation data (prior shift), a shift can. The ranking is still unchanged.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 from scipy.special import expit, logsumexp, softmax
 
 from faim.eval._checks import check_binary_labels, check_probabilities
@@ -129,21 +133,67 @@ def fit_temperature(
     return float(np.exp(result.x))
 
 
-def apply_temperature(scores: np.ndarray, temperature: float, *, from_probs: bool = False) -> np.ndarray:
-    """Return calibrated probabilities ``sigmoid(z / T)`` (``[N]``) or ``softmax(z / T)`` (``[N, C]``).
+def fit_platt(
+    scores: np.ndarray,
+    y_true: np.ndarray,
+    *,
+    from_probs: bool = False,
+    bounds: tuple[float, float] = (0.05, 20.0),
+) -> tuple[float, float]:
+    """Fit a binary task's temperature and logit shift together, minimising validation negative log-likelihood.
+
+    Args:
+        scores: logits ``[N]`` of the positive class, or probabilities with ``from_probs``.
+        y_true: 0/1 labels ``[N]``.
+        from_probs: whether ``scores`` are probabilities.
+        bounds: smallest and largest temperature searched.
+
+    Returns:
+        ``(T, s)``: calibrated probabilities are ``sigmoid(z / T + s)`` (:func:`apply_temperature` with ``shift``).
+
+    Raises:
+        ValueError: on an empty sample, multiclass scores, labels that are not 0/1 or bad ``bounds``.
+    """
+    low, high = bounds
+    if not 0 < low < high:
+        raise ValueError(f"bounds must satisfy 0 < low < high, got {bounds}")
+    logits = _to_logits(scores, from_probs)
+    if logits.ndim != 1:
+        raise ValueError(f"a logit shift is fitted for binary scores [N] only, got shape {logits.shape}")
+    y = _check_targets(y_true, logits)
+    start = fit_temperature(logits, y, bounds=bounds)
+
+    def nll(params: np.ndarray) -> float:
+        z = logits / np.exp(params[0]) + params[1]
+        return float(np.mean(np.logaddexp(0.0, z) - y * z))
+
+    result = minimize(
+        nll, np.array([np.log(start), 0.0]), method="L-BFGS-B", bounds=[(np.log(low), np.log(high)), (None, None)]
+    )
+    return float(np.exp(result.x[0])), float(result.x[1])
+
+
+def apply_temperature(
+    scores: np.ndarray, temperature: float, *, shift: float = 0.0, from_probs: bool = False
+) -> np.ndarray:
+    """Return calibrated probabilities ``sigmoid(z / T + shift)`` (``[N]``) or ``softmax(z / T)`` (``[N, C]``).
 
     Args:
         scores: logits or, with ``from_probs``, probabilities; shapes as in :func:`fit_temperature`.
-        temperature: ``T > 0`` from :func:`fit_temperature`.
+        temperature: ``T > 0`` from :func:`fit_temperature` or :func:`fit_platt`.
+        shift: Logit shift of a binary task from :func:`fit_platt`.
         from_probs: whether ``scores`` are probabilities.
 
     Raises:
-        ValueError: if ``temperature`` is not positive or ``scores`` is not 1-D or 2-D.
+        ValueError: if ``temperature`` is not positive, ``scores`` is not 1-D or 2-D, or a shift is given
+            for multiclass scores.
     """
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
     z = _to_logits(scores, from_probs) / temperature
-    return expit(z) if z.ndim == 1 else softmax(z, axis=1)
+    if z.ndim == 2 and shift:
+        raise ValueError("a logit shift applies to binary scores [N] only")
+    return expit(z + shift) if z.ndim == 1 else softmax(z, axis=1)
 
 
 def _to_logits(scores: np.ndarray, from_probs: bool) -> np.ndarray:

@@ -4,8 +4,8 @@ Layout::
 
     recipe.yaml          the resolved recipe
     model.safetensors    every weight of the WholePostModel
-    faim.json            faim and library versions, tasks, labels, thresholds, temperatures,
-                         per-encoder rebuild arguments, and the sha256 of every other file
+    faim.json            faim and library versions, tasks, labels, thresholds, temperatures, logit
+                         shifts, per-encoder rebuild arguments, and the sha256 of every other file
     encoders/<name>/     what rebuilding an encoder needs besides weights (config, tokenizer files)
 
 Loading checks every listed hash first: a modified or missing file fails with a message naming it.
@@ -68,6 +68,7 @@ def save_artifact(detector: Detector, directory: str | Path) -> Path:
                 "labels": list(task.labels),
                 "threshold": detector.thresholds.get(task.name),
                 "temperature": detector.temperatures[task.name],
+                "logit_shift": detector.logit_shifts[task.name],
             }
             for task in detector.tasks
         ],
@@ -129,4 +130,5 @@ def load_artifact(directory: str | Path) -> Detector:
         raise ArtifactError(f"{root / MANIFEST}: tasks do not match recipe.yaml")
     thresholds = {t["name"]: t["threshold"] for t in manifest["tasks"] if t["threshold"] is not None}
     temperatures = {t["name"]: t["temperature"] for t in manifest["tasks"]}
-    return Detector(model, tasks, recipe, thresholds, temperatures)
+    shifts = {t["name"]: t.get("logit_shift", 0.0) for t in manifest["tasks"]}  # absent from older artifacts
+    return Detector(model, tasks, recipe, thresholds, temperatures, logit_shifts=shifts)

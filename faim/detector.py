@@ -28,6 +28,7 @@ class Detector:
         max_elements: Images and comments taken per post (default: the recipe's ``train.max_elements``).
         thresholds: Decision threshold per binary task on the calibrated probability (default 0.5).
         temperatures: Logit temperature per task, fitted on validation data (default 1.0).
+        logit_shifts: Shift added to a binary task's tempered logit, fitted on validation data (default 0.0).
     """
 
     def __init__(
@@ -38,6 +39,7 @@ class Detector:
         thresholds: Mapping[str, float] | None = None,
         temperatures: Mapping[str, float] | None = None,
         max_elements: int | None = None,
+        logit_shifts: Mapping[str, float] | None = None,
     ) -> None:
         self.model = model
         self.tasks = tasks
@@ -46,6 +48,7 @@ class Detector:
         self.max_elements = max_elements or (recipe.train.max_elements if recipe else TrainConfig.max_elements)
         self.thresholds = {t.name: 0.5 for t in tasks if t.type == "binary"} | dict(thresholds or {})
         self.temperatures = {t.name: 1.0 for t in tasks} | dict(temperatures or {})
+        self.logit_shifts = {t.name: 0.0 for t in tasks} | dict(logit_shifts or {})
 
     def collator(self, with_targets: bool = False, on_error: str = "raise", draft_images: bool = False) -> PostCollator:
         """A collator preprocessing posts for this model's encoders (see ``PostCollator``)."""
@@ -54,9 +57,11 @@ class Detector:
         return PostCollator(preprocessors, tasks, self.max_elements, on_error, draft_images)
 
     def probabilities(self, logits: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        """Calibrated probabilities per task from raw logits (temperature applied)."""
+        """Calibrated probabilities per task from raw logits (temperature and logit shift applied)."""
         return {
-            name: self.model.heads[name].probabilities(value.float() / self.temperatures[name])
+            name: self.model.heads[name].probabilities(
+                value.float() / self.temperatures[name] + self.logit_shifts[name]
+            )
             for name, value in logits.items()
         }
 

@@ -18,7 +18,7 @@ from torch.utils.data import DataLoader
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
-from faim.eval.calibration import apply_temperature, fit_temperature
+from faim.eval.calibration import apply_temperature, fit_platt, fit_temperature
 from faim.eval.metrics import binary_metrics, multiclass_metrics, multilabel_metrics
 from faim.eval.plots import plot_binary, plot_multiclass
 from faim.eval.report import write_report
@@ -32,7 +32,8 @@ CONSTRAINED = ("precision@recall", "recall@precision")
 
 
 def calibrate(detector: Detector, loader: DataLoader) -> None:
-    """Fit each task's temperature and (binary) decision threshold on the validation loader, in place."""
+    """Fit each task's temperature (and a binary task's logit shift with ``eval.logit_shift``) and binary decision
+    threshold on the validation loader, in place."""
     config = detector.eval_config
     predictions = predict(detector.model, loader, desc="calibrating")
     for task in detector.tasks:
@@ -41,9 +42,12 @@ def calibrate(detector: Detector, loader: DataLoader) -> None:
         target, logits = target[keep], logits[keep]
         if config.temperature and task.type != "multilabel" and len(target):
             y = target.astype(np.int64)
-            detector.temperatures[task.name] = fit_temperature(logits, y)
+            if config.logit_shift and task.type == "binary" and len(np.unique(y)) == 2:
+                detector.temperatures[task.name], detector.logit_shifts[task.name] = fit_platt(logits, y)
+            else:
+                detector.temperatures[task.name] = fit_temperature(logits, y)
         if task.type == "binary" and len(np.unique(target)) == 2:
-            prob = apply_temperature(logits, detector.temperatures[task.name])
+            prob = apply_temperature(logits, detector.temperatures[task.name], shift=detector.logit_shifts[task.name])
             goal = config.threshold_target if config.threshold_objective in CONSTRAINED else None
             detector.thresholds[task.name] = choose_threshold(
                 target.astype(np.int64), prob, config.threshold_objective, goal
@@ -70,7 +74,7 @@ def probabilities(detector: Detector, predictions: Predictions, task: TaskSpec) 
     logits = predictions.logits[task.name]
     if task.type == "multilabel":
         return 1.0 / (1.0 + np.exp(-logits))
-    return apply_temperature(logits, detector.temperatures[task.name])
+    return apply_temperature(logits, detector.temperatures[task.name], shift=detector.logit_shifts[task.name])
 
 
 def task_results(

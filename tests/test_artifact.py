@@ -20,6 +20,7 @@ def saved(demo_data: dict[str, Path], tmp_path: Path) -> tuple[faim.Detector, Pa
     detector = faim.build(tiny_recipe(demo_data, tmp_path / "run"))
     detector.thresholds["harmful"] = 0.37
     detector.temperatures["harmful"] = 1.7
+    detector.logit_shifts["harmful"] = -0.4
     directory = tmp_path / "model"
     detector.save(str(directory))
     return detector, directory
@@ -32,6 +33,7 @@ def test_round_trip_scores_are_identical(saved, demo_data) -> None:
     assert loaded.score(posts) == detector.score(posts)
     assert (loaded.embed(posts) == detector.embed(posts)).all()
     assert loaded.thresholds["harmful"] == 0.37 and loaded.temperatures["harmful"] == 1.7
+    assert loaded.logit_shifts["harmful"] == -0.4
 
 
 def test_manifest_lists_versions_tasks_and_hashes(saved) -> None:
@@ -44,6 +46,7 @@ def test_manifest_lists_versions_tasks_and_hashes(saved) -> None:
         "labels": ["benign", "harmful"],
         "threshold": 0.37,
         "temperature": 1.7,
+        "logit_shift": -0.4,
     }
     assert {"model.safetensors", "recipe.yaml"} <= set(manifest["files"])
 

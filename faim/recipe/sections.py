@@ -68,6 +68,9 @@ class EvalConfig:
         fixed_precision: Precisions at which recall is reported.
         calibration_bins: Bins of the expected calibration error and reliability plot.
         temperature: Fit a temperature on validation data so probabilities are calibrated.
+        logit_shift: With ``temperature``, binary tasks also fit a shift of the logit (Platt scaling). A
+            temperature cannot correct probabilities when the share of positives differs between the training
+            and validation data; a shift can. It adds one more parameter fitted on validation data.
         slice: ``Post.meta`` field whose values define per-slice metrics (``None``: no slices).
         ablations: Also report metrics with each element kind masked out (multimodal models).
         batch_size: Posts per scoring batch.
@@ -80,6 +83,7 @@ class EvalConfig:
     fixed_precision: list[float] = field(default_factory=lambda: [0.9])
     calibration_bins: int = 15
     temperature: bool = True
+    logit_shift: bool = False
     slice: str | None = None
     ablations: bool = True
     batch_size: int = 64

@@ -1,4 +1,4 @@
-"""Expected calibration error and temperature scaling on synthetic samples with known calibration."""
+"""Expected calibration error, temperature and Platt scaling on synthetic samples with known calibration."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from scipy.special import expit, softmax
 from sklearn.metrics import roc_auc_score
 
-from faim.eval import apply_temperature, expected_calibration_error, fit_temperature, reliability_bins
+from faim.eval import apply_temperature, expected_calibration_error, fit_platt, fit_temperature, reliability_bins
 
 
 def _overconfident_binary(n: int = 5000, scale: float = 4.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -56,6 +56,25 @@ def test_binary_temperature_reduces_ece_and_keeps_auroc() -> None:
     before, after = expit(logits), apply_temperature(logits, temperature)
     assert expected_calibration_error(after, y) < 0.03 < expected_calibration_error(before, y)
     assert roc_auc_score(y, after) == pytest.approx(roc_auc_score(y, before), abs=1e-12)
+
+
+def test_platt_undoes_a_prior_shift_that_a_temperature_cannot() -> None:
+    # labels from sigmoid(z); the model saw a positive rate far higher (its logits are 3z + 2)
+    logits, y = _overconfident_binary(scale=1.0)
+    shifted = 3.0 * logits + 2.0
+    temperature, shift = fit_platt(shifted, y)
+    assert temperature == pytest.approx(3.0, rel=0.15) and shift == pytest.approx(-2.0 / 3.0, abs=0.1)
+    platt = apply_temperature(shifted, temperature, shift=shift)
+    tempered = apply_temperature(shifted, fit_temperature(shifted, y))
+    assert expected_calibration_error(platt, y) < 0.03 < expected_calibration_error(tempered, y)
+    assert roc_auc_score(y, platt) == pytest.approx(roc_auc_score(y, shifted), abs=1e-12)
+
+
+def test_platt_and_shift_are_binary_only() -> None:
+    with pytest.raises(ValueError, match=r"binary scores \[N\] only"):
+        fit_platt(np.zeros((4, 3)), np.array([0, 1, 2, 0]))
+    with pytest.raises(ValueError, match="binary scores"):
+        apply_temperature(np.zeros((4, 3)), 1.0, shift=0.5)
 
 
 def test_binary_temperature_from_probabilities() -> None:
