@@ -78,12 +78,21 @@ def reuse_problem(recipe: Recipe) -> str | None:
     if changed:
         return f"the recipe changed since {model_dir} was trained ({'; '.join(changed[:3])})"
     record = json.loads(record_path.read_text(encoding="utf-8"))
-    if record.get("recipe") != plain(recipe) or record.get("weights_sha256") != weights_sha256(model_dir):
+    if record_recipe(record) != plain(recipe) or record.get("weights_sha256") != weights_sha256(model_dir):
         return f"{record_path} does not describe the model in {model_dir} (written by another run?)"
     split = json.loads(report_path.read_text(encoding="utf-8")).get("split")
     if split != "validation":
         return f"{report_path} evaluates the {split!r} split, not validation"
     return None
+
+
+def record_recipe(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The recipe of a run record resolved again, so that an option added since, at its default (which keeps the
+    behaviour of before), does not count as a change; ``None`` when it no longer validates."""
+    try:
+        return plain(Recipe.from_dict(record.get("recipe") or {}))
+    except RecipeError:
+        return None
 
 
 def weights_sha256(model_dir: Path) -> str:

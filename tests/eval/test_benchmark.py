@@ -12,6 +12,7 @@ import yaml
 from faim.eval.benchmark import run_benchmark, select, write_results
 from faim.eval.benchmark_baselines import Embedder
 from faim.eval.benchmark_datasets import DATASETS, benchmark_type, published_applies, recipe_views
+from faim.eval.benchmark_runs import reuse_problem
 from faim.recipe import Recipe
 from faim.training.run import RECORD
 
@@ -117,6 +118,17 @@ def test_reuse_keeps_the_run_of_an_unchanged_recipe_and_retrains_a_changed_one(b
     benchmark_data["path"].write_text(yaml.safe_dump(changed), encoding="utf-8")
     retrained = rows_by_name(run_benchmark([str(benchmark_data["path"])], reuse=True, **quiet))["tiny_hate"]
     assert retrained["reused"] is False and weights.stat().st_mtime_ns != stamp
+
+
+def test_a_record_from_before_an_option_existed_still_stands_for_the_recipe(benchmark_data) -> None:
+    path = benchmark_data["root"] / "run" / RECORD
+    record = json.loads(path.read_text(encoding="utf-8"))
+    del record["recipe"]["eval"]["logit_shift"]  # written before eval.logit_shift existed, at its default
+    path.write_text(json.dumps(record), encoding="utf-8")
+    assert reuse_problem(Recipe.load(str(benchmark_data["path"]))) is None
+    record["recipe"]["eval"]["logit_shift"] = True  # a different setting is a different model
+    path.write_text(json.dumps(record), encoding="utf-8")
+    assert "does not describe the model" in reuse_problem(Recipe.load(str(benchmark_data["path"])))
 
 
 def test_a_named_recipe_of_an_unknown_dataset_fails_and_shipped_ones_are_skipped(tmp_path: Path) -> None:
