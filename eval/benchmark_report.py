@@ -56,8 +56,9 @@ def render(results: dict[str, Any]) -> str:
         "Every figure below but the published ones comes from that run (a recipe marked *reused run* keeps "
         "the metrics and training time its recorded run of the same resolved recipe measured); rerun the command "
         "to regenerate this file and `results.json` next to it.",
-        "- **Validation figures are optimistic**: `faim train` chooses each recipe's temperature and binary "
-        "decision threshold on the same validation split it reports, and the logistic-regression baselines "
+        "- **Validation figures are optimistic**: `faim train` chooses each recipe's temperature (with "
+        "`eval.logit_shift`, also a logit shift) and binary decision threshold on the same validation split it "
+        "reports, and the logistic-regression baselines "
         "choose their thresholds there too. The official test splits are withheld.\n"
         "- Training time is wall time of `faim train` (loading, embedding frozen encoders unless their "
         "embeddings were cached, fitting, calibration, evaluation); for baselines, fitting their features "
