@@ -111,16 +111,17 @@ def main() -> None:
         )
         fast, fast_busy, fast_scores = engine_run(model_dir, root / "dump.jsonl", root / "fast")
         rows = [("naive loop (1 post, fp32, eager)", naive, naive),
-                ("faim score --exact (batched workers, fp32)", exact, exact_busy),
+                ("faim score --exact (batched, fp32)", exact, exact_busy),
                 (f"faim score (default: {default_speedups()})", fast, fast_busy)]  # fmt: skip
         if args.ray:
             ray_rate, ray_busy, ray_scores = engine_run(model_dir, root / "dump.jsonl", root / "ray", engine="ray")
             rows.append(("faim score --engine ray (local)", ray_rate, ray_busy))
         print("\nend to end: worker start-up included; scoring: while workers scored (the naive loop is timed after")
         print("loading and warm-up, so its two figures are the same)")
-        print(f"\n{'path':70s} {'end to end':>10s} {'x naive':>8s} {'scoring':>8s} {'x naive':>8s}")
+        width = max(len(name) for name, _, _ in rows)
+        print(f"\n{'path':{width}s} {'end to end':>10s} {'x naive':>8s} {'scoring':>8s} {'x naive':>8s}")
         for name, rate, busy in rows:
-            print(f"{name:70s} {rate:10.1f} {rate / naive:8.2f} {busy:8.1f} {busy / naive:8.2f}")
+            print(f"{name:{width}s} {rate:10.1f} {rate / naive:8.2f} {busy:8.1f} {busy / naive:8.2f}")
         print(f"\nmax |score - naive|: exact {max_difference(exact_scores, naive_scores):.2e}, "
               f"default {max_difference(fast_scores, naive_scores):.4f} (tolerance {SCORE_TOLERANCE})")  # fmt: skip
         if args.ray:

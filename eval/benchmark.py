@@ -134,7 +134,7 @@ def run_benchmark(
     Args:
         names: Shipped recipe names or recipe files; ``None``: every shipped recipe of a benchmark dataset.
         reuse: Reuse recorded runs of the same resolved recipes instead of training again.
-        workers: Scoring worker processes (``None``: all cores; 0: score in this process).
+        workers: Scoring worker processes (``None``: all cores; 1: this process only).
         embedder: The frozen text encoder of the embedding baseline (default: all-MiniLM-L6-v2).
         command: The command line, recorded in the results.
 

@@ -22,8 +22,13 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument("dump", help="a JSONL/CSV/TSV/Parquet file, a folder of them, or a glob (quote it)")
     parser.add_argument("-o", "--out", required=True, help="output folder of Parquet parts")
     add_columns(parser)
-    parser.add_argument("--workers", type=int, help="worker processes (default: one per core; 0: in this process)")
-    parser.add_argument("--batch-size", type=int, default=64, help="posts per forward pass (default: 64)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="processes that score, this one included (default: one per core; 1: this process only); "
+        "with --engine ray: Ray actors",
+    )
+    parser.add_argument("--batch-size", type=int, default=16, help="posts per forward pass (default: 16)")
     parser.add_argument(
         "--shard-rows", type=int, help="rows per part file and restart unit (default: 1/16 of the dump, 32 to 1024)"
     )

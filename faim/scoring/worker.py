@@ -53,7 +53,7 @@ class ShardScorer:
         columns: dict | None,
         image_root: str | None,
         options: ScoringOptions,
-        batch_size: int = 64,
+        batch_size: int = 16,
         scores: bool = True,
         embeddings: bool = False,
         device: str = "cpu",

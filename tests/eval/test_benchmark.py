@@ -56,7 +56,7 @@ def benchmark_data(tmp_path_factory: pytest.TempPathFactory) -> dict:
     path = root / "tiny_hate.yaml"
     path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
     embedder = Embedder(TINY_EMBEDDER.name, TINY_EMBEDDER.encoder, str(root / "cache"))
-    results = run_benchmark([str(path)], workers=0, embedder=embedder, command="test", log=lambda _: None)
+    results = run_benchmark([str(path)], workers=1, embedder=embedder, command="test", log=lambda _: None)
     markdown, json_path = write_results(results, root / "out" / "RESULTS.md")
     return {
         "root": root,
@@ -110,7 +110,7 @@ def test_reuse_keeps_the_run_of_an_unchanged_recipe_and_retrains_a_changed_one(b
     weights = benchmark_data["root"] / "run" / "model" / "model.safetensors"
     stamp = weights.stat().st_mtime_ns
     first = rows_by_name(benchmark_data["results"])["tiny_hate"]
-    quiet = {"workers": 0, "embedder": benchmark_data["embedder"], "log": lambda _: None}
+    quiet = {"workers": 1, "embedder": benchmark_data["embedder"], "log": lambda _: None}
     again = rows_by_name(run_benchmark([str(benchmark_data["path"])], reuse=True, **quiet))["tiny_hate"]
     assert again["reused"] is True and weights.stat().st_mtime_ns == stamp
     assert again["train_seconds"] == first["train_seconds"] and again["value"] == first["value"]

@@ -39,7 +39,7 @@ def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, m
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 20_000)  # makes the 300x300 PNG a "bomb"
     dump = make_dump(tmp_path)
     summary = score_dump(
-        tiny_model_dir, dump, tmp_path / "out", workers=0, options=ScoringOptions.exact(), progress=False
+        tiny_model_dir, dump, tmp_path / "out", workers=1, options=ScoringOptions.exact(), progress=False
     )
     rows = {row["source"].rsplit(":", 1)[1]: row for row in pq.read_table(tmp_path / "out").to_pylist()}
     assert len(rows) == 10 == summary.rows
@@ -64,7 +64,7 @@ def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, m
 def test_wrong_schema_is_an_error_on_every_row(tiny_model_dir: Path, tmp_path: Path) -> None:
     dump = tmp_path / "dump.csv"
     dump.write_text("pid,body\n1,hello\n2,world\n")
-    summary = score_dump(tiny_model_dir, dump, tmp_path / "out", columns={"text": "caption"}, workers=0, progress=False)
+    summary = score_dump(tiny_model_dir, dump, tmp_path / "out", columns={"text": "caption"}, workers=1, progress=False)
     rows = pq.read_table(tmp_path / "out").to_pylist()
     assert [row["error_kind"] for row in rows] == ["schema", "schema"]
     assert "caption" in rows[0]["error"] and summary.errors == {"schema": 2}

@@ -24,7 +24,10 @@ def expected(tiny_model_dir: Path, demo_data: dict[str, Path]) -> dict[str, floa
 
 def test_exact_pool_scores_equal_detector_score(tiny_model_dir, demo_data, expected, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    score_dump(tiny_model_dir, demo_data["validation"], out, workers=2, options=ScoringOptions.exact(), progress=False)
+    summary = score_dump(
+        tiny_model_dir, demo_data["validation"], out, workers=2, options=ScoringOptions.exact(), progress=False
+    )
+    assert summary.workers == 2  # a spawned worker and this process each scored shards
     got = scores_by_id(out)
     assert got.keys() == expected.keys()
     assert max(abs(got[k] - expected[k]) for k in got) < 1e-6
@@ -32,7 +35,7 @@ def test_exact_pool_scores_equal_detector_score(tiny_model_dir, demo_data, expec
 
 def test_optimised_scores_stay_within_tolerance(tiny_model_dir, demo_data, expected, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    score_dump(tiny_model_dir, demo_data["validation"], out, workers=0, progress=False)
+    score_dump(tiny_model_dir, demo_data["validation"], out, workers=1, progress=False)
     got = scores_by_id(out)
     worst = max(abs(got[k] - expected[k]) for k in got)
     assert 0 < worst < SCORE_TOLERANCE  # approximations change scores, but only a little
@@ -40,6 +43,6 @@ def test_optimised_scores_stay_within_tolerance(tiny_model_dir, demo_data, expec
 
 def test_embeddings_are_written_with_scores(tiny_model_dir, demo_data, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    score_dump(tiny_model_dir, demo_data["validation"], out, workers=0, embeddings=True, progress=False)
+    score_dump(tiny_model_dir, demo_data["validation"], out, workers=1, embeddings=True, progress=False)
     table = pq.read_table(out)
     assert len(table.column("embedding")[0].as_py()) == 32 and "harmful.decision" in table.column_names

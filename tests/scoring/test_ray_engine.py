@@ -15,7 +15,7 @@ pytest.importorskip("ray.data", reason="Ray Data is an optional extra (faim-sdk[
 @pytest.mark.slow
 def test_ray_engine_matches_embedded_engine(tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path) -> None:
     exact = ScoringOptions.exact()
-    score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "here", workers=0, options=exact, progress=False)
+    score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "here", workers=1, options=exact, progress=False)
     summary = score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "ray", workers=1, options=exact,
                          engine="ray", progress=False)  # fmt: skip
     here = {r["id"]: r["harmful"] for r in pq.read_table(tmp_path / "here").to_pylist()}

@@ -23,7 +23,7 @@ def text_dump(path: Path, n: int) -> Path:
 
 def score_command(model: Path, dump: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "faim", "score", str(model), str(dump), "-o", str(out),
-            "--workers", "1", "--shard-rows", "25", "--batch-size", "5"]  # fmt: skip
+            "--workers", "2", "--shard-rows", "25", "--batch-size", "5"]  # fmt: skip
 
 
 @pytest.mark.slow
@@ -49,16 +49,16 @@ def test_killed_run_resumes_without_duplicates_or_gaps(tiny_model_dir: Path, tmp
 
 def test_rerun_of_a_finished_run_scores_nothing(tiny_model_dir: Path, tmp_path: Path) -> None:
     dump, out = text_dump(tmp_path / "dump.jsonl", 60), tmp_path / "out"
-    first = score_dump(tiny_model_dir, dump, out, workers=0, shard_rows=25, progress=False)
-    again = score_dump(tiny_model_dir, dump, out, workers=0, shard_rows=25, progress=False)
+    first = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=25, progress=False)
+    again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=25, progress=False)
     assert first.rows == again.rows == 60 and again.rows_this_run == 0 and again.resumed_shards == 3
     assert pq.read_table(out).num_rows == 60
 
 
 def test_rerun_with_other_inputs_is_refused(tiny_model_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    score_dump(tiny_model_dir, text_dump(tmp_path / "a.jsonl", 10), out, workers=0, progress=False)
+    score_dump(tiny_model_dir, text_dump(tmp_path / "a.jsonl", 10), out, workers=1, progress=False)
     with pytest.raises(ValueError, match="another model, other inputs"):
-        score_dump(tiny_model_dir, text_dump(tmp_path / "b.jsonl", 10), out, workers=0, progress=False)
-    summary = score_dump(tiny_model_dir, tmp_path / "b.jsonl", out, workers=0, progress=False, overwrite=True)
+        score_dump(tiny_model_dir, text_dump(tmp_path / "b.jsonl", 10), out, workers=1, progress=False)
+    summary = score_dump(tiny_model_dir, tmp_path / "b.jsonl", out, workers=1, progress=False, overwrite=True)
     assert summary.rows == 10

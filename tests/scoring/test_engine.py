@@ -1,0 +1,30 @@
+"""``score_dump``'s process layout: who scores, with how many torch threads, and what it refuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from faim.scoring import score_dump
+
+
+def test_workers_1_scores_in_this_process_and_leaves_its_torch_thread_count_alone(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
+) -> None:
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        summary = score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", workers=1, progress=False)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    assert summary.workers == 1 and summary.rows == summary.rows_this_run > 0
+
+
+@pytest.mark.parametrize("workers", [0, -2])
+def test_fewer_than_one_worker_is_refused(tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path,
+                                          workers: int) -> None:  # fmt: skip
+    with pytest.raises(ValueError, match="workers must be at least 1"):
+        score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", workers=workers, progress=False)
