@@ -222,18 +222,22 @@ def score_dump(
 
 
 class LocalScorer:
-    """The main process's own ``ShardScorer``, loaded at its first shard. Run it from one thread of its own:
-    it sets that thread's torch thread count to ``threads`` (torch keeps the count per thread, so the
-    caller's stays as it was)."""
+    """The main process's own ``ShardScorer``, loaded at its first shard, run from a thread of its own with
+    ``threads`` torch threads. Torch applies a thread count to the thread that sets it and to threads that
+    first use torch later, so ``close`` sets the caller's count back."""
 
     def __init__(self, model_dir: str, threads: int, kwargs: dict[str, Any]) -> None:
         self.model_dir, self.threads, self.kwargs = model_dir, threads, kwargs
+        self.caller_threads = torch.get_num_threads()
         self.scorer: ShardScorer | None = None
 
     def write(self, shard: Shard, out_dir: str) -> ShardReport:
         if self.scorer is None:
             self.scorer = ShardScorer.from_artifact(self.model_dir, threads=self.threads, **self.kwargs)
         return self.scorer.write(shard, Path(out_dir))
+
+    def close(self) -> None:
+        torch.set_num_threads(self.caller_threads)
 
 
 @contextmanager
@@ -255,6 +259,7 @@ def _run_embedded(
     per scorer at a time; yield each shard's report as it finishes."""
     local = LocalScorer(model_dir, threads, kwargs)
     with ExitStack() as stack:
+        stack.callback(local.close)
         lanes: list[tuple[Callable[[Shard, str], Future], int]] = []  # (submit, shards in flight at most)
         executors: list[Executor] = []
         if workers > 1:  # first, so the workers start while this process loads its own model

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import torch
 
-from faim.scoring import score_dump
+from faim.scoring import engine, score_dump
 
 
-def test_workers_1_scores_in_this_process_and_leaves_its_torch_thread_count_alone(
-    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
+def test_workers_1_scores_in_this_process_and_gives_back_the_callers_torch_thread_count(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(engine, "available_cores", lambda: 3)  # the scoring thread then runs 3 torch threads
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         summary = score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", workers=1, progress=False)
         assert torch.get_num_threads() == 1
+        assert ThreadPoolExecutor(1).submit(torch.get_num_threads).result() == 1  # a thread new to torch too
     finally:
         torch.set_num_threads(before)
     assert summary.workers == 1 and summary.rows == summary.rows_this_run > 0
