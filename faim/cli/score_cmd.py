@@ -14,9 +14,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help=f"write {what} for every row of a dump (JSONL/CSV/Parquet) to Parquet parts",
         description=f"Stream a dump of posts through a saved model and write {what} to Parquet parts in "
         "OUT: exactly one output row per input row, with `source` (file:row), the post id, and `error` / "
-        "`error_kind` naming the problem for rows that could not be scored. Worker processes share the "
-        "cores; a run that is interrupted (even killed) resumes where it stopped when the same command is "
-        "run again.",
+        "`error_kind` naming the problem for rows that could not be scored. This process and spawned "
+        "workers share the cores; a run that is interrupted (even killed) resumes where it stopped when "
+        "the same command is run again.",
     )
     parser.add_argument("model", help="model directory written by `faim train`")
     parser.add_argument("dump", help="a JSONL/CSV/TSV/Parquet file, a folder of them, or a glob (quote it)")
@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
     parser.add_argument("--batch-size", type=int, default=16, help="posts per forward pass (default: 16)")
     parser.add_argument(
-        "--shard-rows", type=int, help="rows per part file and restart unit (default: 1/16 of the dump, 32 to 1024)"
+        "--shard-rows", type=int, help="rows per part file and restart unit (default: 1/32 of the dump, 32 to 1024)"
     )
     parser.add_argument(
         "--exact",
