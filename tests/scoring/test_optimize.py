@@ -1,4 +1,5 @@
-"""Speed-up defaults follow the hardware; worker processes get the allocator settings, user settings win."""
+"""Speed-up defaults follow the hardware; image graphs fuse on CPUs in fp32; worker processes get the allocator
+settings, user settings win."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import os
 
 import pytest
 import torch
+from torch import nn
 
 from faim.scoring.engine import check_device, worker_environment
 from faim.scoring.optimize import (
     WORKER_ENVIRONMENT,
     AutocastEncoder,
+    FusedGraph,
     ScoringOptions,
     bf16_is_fast,
     optimise_for_inference,
@@ -49,3 +52,42 @@ def test_devices_are_checked_before_anything_runs(monkeypatch: pytest.MonkeyPatc
         check_device("meta")
     with pytest.raises(ValueError, match="'gpu0'"):
         check_device("gpu0")
+
+
+def frozen_convolutions() -> torch.jit.ScriptModule:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU6(), nn.Conv2d(8, 4, 1), nn.Flatten()).eval()
+    example = torch.zeros(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        return torch.jit.freeze(torch.jit.trace(model.to(memory_format=torch.channels_last), example))
+
+
+@pytest.mark.parametrize("caller_setting", [False, True])
+def test_fused_graph_returns_the_real_rows_and_restores_the_fuser_setting(caller_setting: bool) -> None:
+    graph = frozen_convolutions()
+    fused = FusedGraph(graph)
+    torch.jit.enable_onednn_fusion(caller_setting)
+    try:
+        with torch.inference_mode():
+            for rows in (1, 3, 4, 5, 0):
+                images = torch.randn(rows, 3, 8, 8).contiguous(memory_format=torch.channels_last)
+                for _ in range(3):  # the first two runs of a shape profile it, the third runs fused
+                    out = fused(images)
+                    assert out.shape == (rows, 4 * 8 * 8)
+                    torch.testing.assert_close(out, graph(images), rtol=1e-4, atol=1e-5)
+                    assert torch.jit.onednn_fusion_enabled() is caller_setting
+    finally:
+        torch.jit.enable_onednn_fusion(False)
+
+
+@pytest.mark.parametrize(
+    ("options", "fused"),
+    [(ScoringOptions(bf16=False), True), (ScoringOptions(bf16=False, fuse_images=False), False),
+     (ScoringOptions(bf16=True), False), (ScoringOptions.exact(), False)],
+)  # fmt: skip
+def test_image_graphs_fuse_on_cpu_in_fp32_only(options: ScoringOptions, fused: bool, tiny_model_dir) -> None:
+    import faim
+
+    model = optimise_for_inference(faim.load(tiny_model_dir).model, options)
+    assert isinstance(model.encoders["image"].inner.backbone if options.channels_last else
+                      model.encoders["image"].backbone, FusedGraph) is fused  # fmt: skip
