@@ -3,10 +3,11 @@
 Locally (``ray.init()`` here) it runs ``workers`` actors, kept below the core count when there is more
 than one core: Ray hangs when actors take every CPU. On a cluster, connect first (``ray.init(address=...)``
 or ``RAY_ADDRESS``) and each actor loads the model once. Actors ask for one CPU each, and with
-``device="cuda"`` one GPU each too (``num_gpus=1``), as many actors as the cluster has GPUs. The shard
-list is built up front here (unlike the embedded engine's bounded stream), so very large dumps are better
-split into several runs.
-Parts, manifest and resume work as with the embedded engine: the driver records each finished shard.
+``device="cuda"`` one GPU each too (``num_gpus=1``), as many actors as the cluster has GPUs.
+The driver reads the dump as a stream and hands Ray one window of shards at a time (``WINDOW_ROWS`` rows,
+one Ray Data dataset each, actors loading the model once per window), so its memory stays bounded however
+large the dump is. Parts, manifest and resume work as with the embedded engine: the driver records each
+finished shard.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ import numpy as np
 from faim.scoring.inputs import Shard
 from faim.scoring.optimize import WORKER_ENVIRONMENT
 from faim.scoring.worker import ShardReport, ShardScorer
+
+# Rows the driver holds at once. A window of 1,024-row shards keeps two CPU actors busy for about twenty
+# minutes, so reloading the model once per window (seconds) costs about 1 %.
+WINDOW_ROWS = 65_536
 
 
 class RayShardScorer:
@@ -42,10 +47,29 @@ class RayShardScorer:
         }
 
 
+def windows(shards: Iterator[Shard], rows: int) -> Iterator[list[Shard]]:
+    """Consecutive groups of ``shards`` of at least ``rows`` rows each (the last may hold fewer), read from
+    the stream only as each group is asked for."""
+    window: list[Shard] = []
+    held = 0
+    for shard in shards:
+        window.append(shard)
+        held += shard.size
+        if held >= rows:
+            yield window
+            window, held = [], 0
+    if window:
+        yield window
+
+
 def run_ray(
-    model_dir: str, shards: Iterator[Shard], out_dir: Path, workers: int, kwargs: dict[str, Any]
+    model_dir: str,
+    shards: Iterator[Shard],
+    out_dir: Path,
+    workers: int,
+    kwargs: dict[str, Any],
 ) -> Iterator[ShardReport]:
-    """Score ``shards`` on Ray Data; yields a report per finished shard.
+    """Score ``shards`` on Ray Data, ``WINDOW_ROWS`` rows at a time; yields a report per finished shard.
 
     ``workers`` actors (default: one per CPU) each set ``torch`` threads to their share of the CPUs, while
     their Ray reservations add up to less than every CPU (locally on two cores: two actors of half a CPU
@@ -67,23 +91,22 @@ def run_ray(
     # Actors reserve less than every CPU between them (Ray hangs otherwise), while each computes on its share.
     cpus_per_actor = min(1.0, (cpus - 1) / actors) if cpus > 1 else 1.0
     threads = max(1, cpus // actors)
-    items = [{"shard": pickle.dumps(shard)} for shard in shards]
-    if not items:
-        return
-    dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
-        RayShardScorer,
-        fn_constructor_args=(model_dir, str(out_dir), threads, kwargs),
-        batch_size=1,
-        compute=ray.data.ActorPoolStrategy(size=actors),
-        num_cpus=cpus_per_actor,
-        num_gpus=gpus,
-        runtime_env={"env_vars": WORKER_ENVIRONMENT},
-    )
-    for row in dataset.iter_rows():
-        yield ShardReport(
-            str(row["key"]),
-            int(row["rows"]),
-            Counter(pickle.loads(row["errors"])),
-            float(row["seconds"]),
-            int(row["worker"]),
+    for window in windows(shards, WINDOW_ROWS):
+        items = [{"shard": pickle.dumps(shard)} for shard in window]
+        dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
+            RayShardScorer,
+            fn_constructor_args=(model_dir, str(out_dir), threads, kwargs),
+            batch_size=1,
+            compute=ray.data.ActorPoolStrategy(size=min(actors, len(items))),
+            num_cpus=cpus_per_actor,
+            num_gpus=gpus,
+            runtime_env={"env_vars": WORKER_ENVIRONMENT},
         )
+        for row in dataset.iter_rows():
+            yield ShardReport(
+                str(row["key"]),
+                int(row["rows"]),
+                Counter(pickle.loads(row["errors"])),
+                float(row["seconds"]),
+                int(row["worker"]),
+            )

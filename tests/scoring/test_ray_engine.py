@@ -1,4 +1,4 @@
-"""The Ray Data engine writes the same rows and scores as the embedded engine."""
+"""The Ray Data engine writes the same rows and scores as the embedded engine, fed a window at a time."""
 
 from __future__ import annotations
 
@@ -7,9 +7,24 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from faim.scoring import ScoringOptions, score_dump
+from faim.scoring import ScoringOptions, ray_engine, score_dump
+from faim.scoring.inputs import Shard
 
 pytest.importorskip("ray.data", reason="Ray Data is an optional extra (faim-sdk[ray])")
+
+
+def test_windows_group_shards_by_rows_and_read_the_stream_lazily() -> None:
+    read = []
+
+    def shards():
+        for index, size in enumerate([3, 3, 3, 5, 1, 2]):
+            read.append(index)
+            yield Shard(f"00000-{index:06d}", "dump.jsonl", "jsonl", None, [(row, b"{}") for row in range(size)])
+
+    groups = ray_engine.windows(shards(), rows=6)
+    first = next(groups)
+    assert [shard.key[-1] for shard in first] == ["0", "1"] and read == [0, 1]
+    assert [[shard.size for shard in window] for window in groups] == [[3, 5], [1, 2]]
 
 
 @pytest.mark.slow
@@ -22,3 +37,14 @@ def test_ray_engine_matches_embedded_engine(tiny_model_dir: Path, demo_data: dic
     ray_rows = {r["id"]: r["harmful"] for r in pq.read_table(tmp_path / "ray").to_pylist()}
     assert summary.rows == len(here) == len(ray_rows) == 160
     assert max(abs(here[k] - ray_rows[k]) for k in here) < 1e-6
+
+
+@pytest.mark.slow
+def test_ray_engine_scores_every_row_once_across_windows(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ray_engine, "WINDOW_ROWS", 50)  # 160 rows in shards of 20: windows of 60, 60, 40
+    summary = score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "ray", workers=1, shard_rows=20,
+                         options=ScoringOptions.exact(), engine="ray", progress=False)  # fmt: skip
+    ids = [row["id"] for row in pq.read_table(tmp_path / "ray", columns=["id"]).to_pylist()]
+    assert summary.rows == len(ids) == len(set(ids)) == 160
