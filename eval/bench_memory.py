@@ -21,9 +21,11 @@ def tree_rss(process: psutil.Process) -> int:
     return total
 
 
-def peak_memory(model_dir: Path, dump: Path, out: Path, interval: float = 0.05) -> int:
-    """Run ``faim score`` on ``dump`` in a subprocess, sampling the tree's RSS; returns the peak in bytes."""
+def peak_memory(model_dir: Path, dump: Path, out: Path, engine: str = "embedded", interval: float = 0.05) -> int:
+    """Run ``faim score --engine ENGINE`` on ``dump`` in a subprocess, sampling the tree's RSS (Ray's local
+    services included, as they are the driver's children); returns the peak in bytes."""
     command = [sys.executable, "-m", "faim", "score", str(model_dir), str(dump), "-o", str(out), "--overwrite"]
+    command += ["--engine", engine]
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     process, peak = psutil.Process(child.pid), 0
     while child.poll() is None:

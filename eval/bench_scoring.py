@@ -9,7 +9,7 @@ it scores half its posts before the engine runs and half after, so that a drift 
 weighs on both sides of the ratios. Printed: throughput of each path and the ratio, the largest score
 difference from the baseline (tolerance ``SCORE_TOLERANCE``), achieved GFLOP/s against a matrix-multiply
 peak measured here, and optionally Ray Data against the embedded engine and peak memory of a 200,000-
-vs a 20,000-row dump.
+vs a 20,000-row dump (of both engines with ``--ray``).
 """
 
 from __future__ import annotations
@@ -101,7 +101,9 @@ def main() -> None:
         "--naive-posts", type=int, default=300, help="posts the naive loop scores (its rate is per post)"
     )
     parser.add_argument("--ray", action="store_true", help="also run the Ray Data engine on the same dump")
-    parser.add_argument("--memory", action="store_true", help="also compare peak memory on 20k and 200k text rows")
+    parser.add_argument(
+        "--memory", action="store_true", help="also compare peak memory on 20k and 200k text rows (--ray: both engines)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="faim-bench-") as tmp:
         root = Path(tmp)
@@ -145,20 +147,23 @@ def main() -> None:
               f"{achieved / peak32:.0%} of the fp32 matmul peak ({peak32:.0f} GFLOP/s), "
               f"{achieved / peak16:.0%} of the bf16 peak ({peak16:.0f} GFLOP/s)")  # fmt: skip
         if args.memory:
-            memory_report(root)
+            memory_report(root, ["embedded", "ray"] if args.ray else ["embedded"])
 
 
-def memory_report(root: Path) -> None:
+def memory_report(root: Path, engines: list[str]) -> None:
     """Peak memory of the whole process tree scoring 20k and 200k text rows with a small text model."""
     recipe = json.loads(json.dumps(RECIPE))
     recipe["model"]["encoders"] = {"text": {"type": "tiny_text", "dim": 64, "freeze": True}}
     faim.build(recipe).save(str(root / "text_model"))
-    peaks = {}
-    for n in (20_000, 200_000):
+    sizes = (20_000, 200_000)
+    for n in sizes:
         print(f"\nmemory dump: {text_dump(root / f'text_{n}.jsonl', n)}")
-        peaks[n] = peak_memory(root / "text_model", root / f"text_{n}.jsonl", root / f"text_out_{n}")
-        print(f"peak RSS (main + workers) for {n:,} rows: {peaks[n] / 2**20:.0f} MiB")
-    print(f"200k / 20k peak memory: {peaks[200_000] / peaks[20_000]:.2f} (target <= 1.5)")
+    for engine in engines:
+        peaks = {}
+        for n in sizes:
+            peaks[n] = peak_memory(root / "text_model", root / f"text_{n}.jsonl", root / f"text_out_{n}", engine)
+            print(f"{engine}: peak RSS (main + workers) for {n:,} rows: {peaks[n] / 2**20:.0f} MiB")
+        print(f"{engine}: 200k / 20k peak memory: {peaks[200_000] / peaks[20_000]:.2f} (target <= 1.5)")
 
 
 if __name__ == "__main__":
