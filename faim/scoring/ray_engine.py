@@ -73,15 +73,28 @@ def run_ray(
 
     ``workers`` actors (default: one per CPU) each set ``torch`` threads to their share of the CPUs, while
     their Ray reservations add up to less than every CPU (locally on two cores: two actors of half a CPU
-    each), so Ray always has a CPU to schedule its own tasks on.
+    each), so Ray always has a CPU to schedule its own tasks on. A local Ray started here is shut down at
+    the end; one the caller started (``ray.init``) stays up for the next run.
     """
     try:
         import ray
         import ray.data
     except ImportError:
         raise ImportError("--engine ray needs Ray Data: pip install 'faim-sdk[ray]'") from None
-    if not ray.is_initialized():
+    started_here = not ray.is_initialized()
+    if started_here:
         ray.init(include_dashboard=False, log_to_driver=False)
+    try:
+        yield from _score_windows(ray, model_dir, shards, out_dir, workers, kwargs)
+    finally:
+        if started_here:  # a Ray the caller started stays up; one started here would keep its CPUs busy
+            ray.shutdown()
+
+
+def _score_windows(
+    ray: Any, model_dir: str, shards: Iterator[Shard], out_dir: Path, workers: int, kwargs: dict[str, Any]
+) -> Iterator[ShardReport]:
+    """``run_ray``'s work on a running Ray (the module is passed in, as it is imported only when used)."""
     resources = ray.cluster_resources()
     cpus = int(resources.get("CPU", 1))
     actors = max(1, min(workers or cpus, cpus))

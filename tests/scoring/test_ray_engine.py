@@ -10,6 +10,7 @@ import pytest
 from faim.scoring import ScoringOptions, ray_engine, score_dump
 from faim.scoring.inputs import Shard
 
+ray = pytest.importorskip("ray", reason="Ray Data is an optional extra (faim-sdk[ray])")
 pytest.importorskip("ray.data", reason="Ray Data is an optional extra (faim-sdk[ray])")
 
 
@@ -48,3 +49,15 @@ def test_ray_engine_scores_every_row_once_across_windows(
                          options=ScoringOptions.exact(), engine="ray", progress=False)  # fmt: skip
     ids = [row["id"] for row in pq.read_table(tmp_path / "ray", columns=["id"]).to_pylist()]
     assert summary.rows == len(ids) == len(set(ids)) == 160
+    assert not ray.is_initialized()  # the Ray it started is shut down
+
+
+@pytest.mark.slow
+def test_a_ray_the_caller_started_stays_up(tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path) -> None:
+    ray.init(include_dashboard=False, log_to_driver=False)
+    try:
+        summary = score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "ray", workers=1, engine="ray",
+                             options=ScoringOptions.exact(), progress=False)  # fmt: skip
+        assert summary.rows == 160 and ray.is_initialized()
+    finally:
+        ray.shutdown()
