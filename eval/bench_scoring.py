@@ -134,6 +134,9 @@ def main() -> None:
         print(f"\n{'path':{width}s} {'end to end':>10s} {'x naive':>8s} {'scoring':>8s} {'x naive':>8s}")
         for name, rate, busy in rows:
             print(f"{name:{width}s} {rate:10.1f} {rate / naive:8.2f} {busy:8.1f} {busy / naive:8.2f}")
+        fastest = max(half / before, (args.naive_posts - half) / after)
+        print(f"default against the faster naive half alone ({fastest:.1f} posts/s): end to end "
+              f"{fast / fastest:.2f}x, scoring {fast_busy / fastest:.2f}x")  # fmt: skip
         print(f"\nmax |score - naive|: exact {max_difference(exact_scores, naive_scores):.2e}, "
               f"default {max_difference(fast_scores, naive_scores):.4f} (tolerance {SCORE_TOLERANCE})")  # fmt: skip
         if args.ray:
