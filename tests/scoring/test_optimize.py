@@ -16,6 +16,7 @@ from faim.scoring.optimize import (
     FusedGraph,
     ScoringOptions,
     bf16_is_fast,
+    freeze_backbone,
     optimise_for_inference,
 )
 
@@ -91,3 +92,19 @@ def test_image_graphs_fuse_on_cpu_in_fp32_only(options: ScoringOptions, fused: b
     model = optimise_for_inference(faim.load(tiny_model_dir).model, options)
     assert isinstance(model.encoders["image"].inner.backbone if options.channels_last else
                       model.encoders["image"].backbone, FusedGraph) is fused  # fmt: skip
+
+
+def test_efficientnet_lite0_fused_embeddings_match_eager() -> None:
+    from faim.encoders.timm_image import TimmImageEncoder
+
+    torch.manual_seed(0)
+    eager = TimmImageEncoder("tf_efficientnet_lite0", freeze=True, image_size=64).eval()
+    fused = AutocastEncoder(TimmImageEncoder("tf_efficientnet_lite0", freeze=True, image_size=64), False, True)
+    fused.inner.load_state_dict(eager.state_dict())
+    freeze_backbone(fused, bf16=False, channels_last=True, fuse=True)
+    images = torch.randn(3, 3, 64, 64)  # padded to 4 inside
+    with torch.inference_mode():
+        expected = eager(images)
+        for _ in range(3):  # profiled twice, then fused
+            torch.testing.assert_close(fused(images), expected, rtol=1e-4, atol=1e-4)
+    assert isinstance(fused.inner.backbone, FusedGraph)
