@@ -110,6 +110,7 @@ def optimise_for_inference(model: WholePostModel, options: ScoringOptions) -> Wh
     model.eval()
     device = next(model.parameters()).device
     bf16 = bf16_is_fast(device) if options.bf16 is None else options.bf16
+    fuse = options.fuse_images and device.type == "cpu" and not bf16
     for name, encoder in list(model.encoders.items()):
         if options.compile and hasattr(encoder, "backbone"):
             encoder.backbone = torch.compile(encoder.backbone, dynamic=True)
@@ -117,7 +118,6 @@ def optimise_for_inference(model: WholePostModel, options: ScoringOptions) -> Wh
         if bf16 or channels_last:
             encoder = model.encoders[name] = AutocastEncoder(encoder, bf16, channels_last)
         if options.freeze_images and encoder.modality == "image":
-            fuse = options.fuse_images and device.type == "cpu" and not bf16
             freeze_backbone(encoder, bf16, channels_last, fuse)
     return model
 
@@ -154,9 +154,9 @@ class FusedGraph(nn.Module):
         rows = images.shape[0]
         padded = 1 << (rows - 1).bit_length() if rows else 0
         if padded != rows:
-            layout = torch.channels_last if images.is_contiguous(memory_format=torch.channels_last) else None
             full = images.new_zeros((padded, *images.shape[1:]))
-            full = full.contiguous(memory_format=layout) if layout else full
+            if images.is_contiguous(memory_format=torch.channels_last):
+                full = full.contiguous(memory_format=torch.channels_last)
             full[:rows] = images
             images = full
         was_on = torch.jit.onednn_fusion_enabled()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pickle
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,8 @@ from faim.scoring.inputs import Shard
 from faim.scoring.optimize import WORKER_ENVIRONMENT
 from faim.scoring.worker import ShardReport, ShardScorer
 
-# Rows the driver holds at once. A window of 1,024-row shards keeps two CPU actors busy for about twenty
-# minutes, so reloading the model once per window (seconds) costs about 1 %.
+# Rows the driver holds at once. With the default multimodal model (about 48 posts/s on two CPUs) a window
+# is about 23 minutes of scoring, against about 20 s for a window's actors to start and load the model.
 WINDOW_ROWS = 65_536
 
 
@@ -62,12 +63,27 @@ def windows(shards: Iterator[Shard], rows: int) -> Iterator[list[Shard]]:
         yield window
 
 
+@contextmanager
+def running_ray() -> Iterator[Any]:
+    """The ``ray`` module with Ray running: the caller's Ray if one is up (left up), else a local one
+    started here and shut down at the end (left running, it keeps CPUs busy)."""
+    try:
+        import ray
+        import ray.data  # noqa: F401  (the engine's API; imported here so a missing extra fails early)
+    except ImportError:
+        raise ImportError("--engine ray needs Ray Data: pip install 'faim-sdk[ray]'") from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
 def run_ray(
-    model_dir: str,
-    shards: Iterator[Shard],
-    out_dir: Path,
-    workers: int,
-    kwargs: dict[str, Any],
+    model_dir: str, shards: Iterator[Shard], out_dir: Path, workers: int, kwargs: dict[str, Any]
 ) -> Iterator[ShardReport]:
     """Score ``shards`` on Ray Data, ``WINDOW_ROWS`` rows at a time; yields a report per finished shard.
 
@@ -76,50 +92,32 @@ def run_ray(
     each), so Ray always has a CPU to schedule its own tasks on. A local Ray started here is shut down at
     the end; one the caller started (``ray.init``) stays up for the next run.
     """
-    try:
-        import ray
-        import ray.data
-    except ImportError:
-        raise ImportError("--engine ray needs Ray Data: pip install 'faim-sdk[ray]'") from None
-    started_here = not ray.is_initialized()
-    if started_here:
-        ray.init(include_dashboard=False, log_to_driver=False)
-    try:
-        yield from _score_windows(ray, model_dir, shards, out_dir, workers, kwargs)
-    finally:
-        if started_here:  # a Ray the caller started stays up; one started here would keep its CPUs busy
-            ray.shutdown()
-
-
-def _score_windows(
-    ray: Any, model_dir: str, shards: Iterator[Shard], out_dir: Path, workers: int, kwargs: dict[str, Any]
-) -> Iterator[ShardReport]:
-    """``run_ray``'s work on a running Ray (the module is passed in, as it is imported only when used)."""
-    resources = ray.cluster_resources()
-    cpus = int(resources.get("CPU", 1))
-    actors = max(1, min(workers or cpus, cpus))
-    gpus = 1 if kwargs.get("device", "cpu").startswith("cuda") else 0
-    if gpus:
-        actors = min(actors, int(resources.get("GPU", 0))) or 1
-    # Actors reserve less than every CPU between them (Ray hangs otherwise), while each computes on its share.
-    cpus_per_actor = min(1.0, (cpus - 1) / actors) if cpus > 1 else 1.0
-    threads = max(1, cpus // actors)
-    for window in windows(shards, WINDOW_ROWS):
-        items = [{"shard": pickle.dumps(shard)} for shard in window]
-        dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
-            RayShardScorer,
-            fn_constructor_args=(model_dir, str(out_dir), threads, kwargs),
-            batch_size=1,
-            compute=ray.data.ActorPoolStrategy(size=min(actors, len(items))),
-            num_cpus=cpus_per_actor,
-            num_gpus=gpus,
-            runtime_env={"env_vars": WORKER_ENVIRONMENT},
-        )
-        for row in dataset.iter_rows():
-            yield ShardReport(
-                str(row["key"]),
-                int(row["rows"]),
-                Counter(pickle.loads(row["errors"])),
-                float(row["seconds"]),
-                int(row["worker"]),
+    with running_ray() as ray:
+        resources = ray.cluster_resources()
+        cpus = int(resources.get("CPU", 1))
+        actors = max(1, min(workers or cpus, cpus))
+        gpus = 1 if kwargs.get("device", "cpu").startswith("cuda") else 0
+        if gpus:
+            actors = min(actors, int(resources.get("GPU", 0))) or 1
+        # Actors reserve less than every CPU between them (Ray hangs otherwise), while each computes on its share.
+        cpus_per_actor = min(1.0, (cpus - 1) / actors) if cpus > 1 else 1.0
+        threads = max(1, cpus // actors)
+        for window in windows(shards, WINDOW_ROWS):
+            items = [{"shard": pickle.dumps(shard)} for shard in window]
+            dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
+                RayShardScorer,
+                fn_constructor_args=(model_dir, str(out_dir), threads, kwargs),
+                batch_size=1,
+                compute=ray.data.ActorPoolStrategy(size=min(actors, len(items))),
+                num_cpus=cpus_per_actor,
+                num_gpus=gpus,
+                runtime_env={"env_vars": WORKER_ENVIRONMENT},
             )
+            for row in dataset.iter_rows():
+                yield ShardReport(
+                    str(row["key"]),
+                    int(row["rows"]),
+                    Counter(pickle.loads(row["errors"])),
+                    float(row["seconds"]),
+                    int(row["worker"]),
+                )

@@ -8,22 +8,21 @@ convolutions around it with their activations.
 
 For a known input size the padding is a constant. Even padding becomes the convolution's own padding. Uneven
 padding (``after = before + 1``) becomes an equivalent convolution with the kernel grown by one leading zero
-tap and padding ``after`` on both sides: it reads the same input rows with the same weights, and the output
-is equal (tested to the bit on EfficientNet-Lite0).
+tap and padding ``after`` on both sides: it reads the same input rows with the same weights (EfficientNet-
+Lite0 at 224 px gave a largest difference of 0.0; the tests allow float rounding, 1e-5).
 """
 
 from __future__ import annotations
 
-import math
-
 import torch
 from timm.layers.conv2d_same import Conv2dSame
+from timm.layers.padding import get_same_padding
 from torch import nn
 
 
 def same_padding(size: int, kernel: int, stride: int, dilation: int) -> tuple[int, int]:
-    """TensorFlow's (before, after) padding of one spatial dimension."""
-    total = max((math.ceil(size / stride) - 1) * stride + (kernel - 1) * dilation + 1 - size, 0)
+    """TensorFlow's (before, after) padding of one spatial dimension (timm's total, split as timm splits it)."""
+    total = get_same_padding(size, kernel, stride, dilation)
     return total // 2, total - total // 2
 
 
