@@ -89,35 +89,41 @@ class Posts:
 
 
 def recipe_rows(recipe: Recipe, dataset: Dataset, run: RecipeRun, rate: float, data: str) -> list[dict[str, Any]]:
-    """One row per task of a trained recipe, from its evaluation report.
+    """One row per task of a trained recipe, from its evaluation report; a recipe that pools across posts sharing
+    a picture (``eval.pool_by_image``) gets a second row per task, its per-post figures (``pooled`` tells them apart).
 
     Raises:
         ValueError: When the report lacks a task or the dataset's headline metric.
     """
     rows = []
+    pooling = recipe.eval.pool_by_image is not None
     for view in recipe_views(recipe):
         task = run.report["tasks"].get(view.task.name)
         if task is None or dataset.metric not in task["metrics"]:
             raise ValueError(f"{run.model_dir}: the evaluation report has no {dataset.metric} for {view.task.name!r}")
-        metrics = task["metrics"]
-        rows.append(
-            {
-                "name": Path(recipe.source).stem,
-                "kind": "recipe",
-                "view": view.label,
-                "task": view.task.name,
-                "data": data,
-                "split": "validation",
-                "n": metrics["n"],
-                "value": metrics[dataset.metric],
-                "ece": metrics.get("ece"),
-                "train_seconds": run.train_seconds,
-                "posts_per_second": rate,
-                "reused": run.reused,
-                "trained_at": run.trained_at,
-                "metrics": metrics,
-            }
-        )
+        variants = [(view.label, task["metrics"])]
+        if pooling:
+            variants.append((f"{view.label}; per post, no pooling", task["ablations"]["without_pooling"]))
+        for label, metrics in variants:
+            rows.append(
+                {
+                    "name": Path(recipe.source).stem,
+                    "kind": "recipe",
+                    "view": label,
+                    "task": view.task.name,
+                    "data": data,
+                    "split": "validation",
+                    "n": metrics["n"],
+                    "value": metrics[dataset.metric],
+                    "ece": metrics.get("ece"),
+                    "train_seconds": run.train_seconds,
+                    "posts_per_second": rate,
+                    "reused": run.reused,
+                    "trained_at": run.trained_at,
+                    "pooled": pooling and metrics is task["metrics"],
+                    "metrics": metrics,
+                }
+            )
     return rows
 
 

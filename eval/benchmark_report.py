@@ -13,7 +13,7 @@ The results dict::
                     {"name": "hate_text_frozen", "kind": "recipe", "view": "default", "task": "hate",
                      "data": "../shared/data/tweeteval_hate/val_text.txt", "split": "validation", "n": 1000,
                      "value": 0.75, "ece": 0.03, "train_seconds": 199.0, "posts_per_second": 160.2,
-                     "reused": false, "scoring_failed_rows": 1, "metrics": {...}},
+                     "reused": false, "scoring_failed_rows": 1, "pooled": false, "metrics": {...}},
                     {"name": "majority class", "kind": "baseline", ..., "posts_per_second": null},
                 ],
                 "published": [{"model": "BERTweet", "value": 0.564, "source": "..."}],  # empty: none concern
@@ -69,6 +69,13 @@ def render(results: dict[str, Any]) -> str:
         "- The published figures are literature constants on the official test splits: not comparable "
         "one-to-one with validation figures.",
     ]
+    if any(row.get("pooled") for dataset in results["datasets"] for row in dataset["rows"]):
+        parts[-1] += (
+            "\n- A recipe with `eval.pool_by_image` pools evidence across the evaluated posts that share a picture "
+            "(each post takes the mean logits of the posts showing a near-duplicate of its picture), so its figure "
+            "depends on the other validation posts, not on the post alone. The row marked *per post, no pooling* "
+            "scores the same model's posts one by one, as `faim score` does and as the published systems do."
+        )
     for dataset in results["datasets"]:
         parts.extend(dataset_section(dataset))
     if results["skipped"]:

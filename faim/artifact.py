@@ -5,7 +5,8 @@ Layout::
     recipe.yaml          the resolved recipe
     model.safetensors    every weight of the WholePostModel
     faim.json            faim and library versions, tasks, labels, thresholds, temperatures, logit
-                         shifts, per-encoder rebuild arguments, and the sha256 of every other file
+                         shifts (and those of pooled logits, for a recipe with eval.pool_by_image),
+                         per-encoder rebuild arguments, and the sha256 of every other file
     encoders/<name>/     what rebuilding an encoder needs besides weights (config, tokenizer files)
 
 Loading checks every listed hash first: a modified or missing file fails with a message naming it.
@@ -26,7 +27,7 @@ import transformers
 import faim
 from faim.build import build_model, task_specs
 from faim.data.targets import TaskSpec
-from faim.detector import Detector
+from faim.detector import Calibration, Detector
 from faim.recipe import Recipe
 from faim.recipe.loader import parse_yaml
 from faim.weights import sha256_file
@@ -70,6 +71,7 @@ def save_artifact(detector: Detector, directory: str | Path) -> Path:
                 "temperature": detector.temperatures[task.name],
                 "logit_shift": detector.logit_shifts[task.name],
             }
+            | ({"pooled": pooled_entry(detector.pooled, task.name)} if detector.pooled else {})
             for task in detector.tasks
         ],
         "element_kinds": detector.model.kinds,
@@ -85,6 +87,27 @@ def save_artifact(detector: Detector, directory: str | Path) -> Path:
         shutil.rmtree(target)
     staging.rename(target)
     return target
+
+
+def pooled_entry(calibration: Calibration, task: str) -> dict[str, float | None]:
+    """A task's calibration of pooled logits, as ``faim.json`` holds it."""
+    return {
+        "threshold": calibration.thresholds.get(task),
+        "temperature": calibration.temperatures[task],
+        "logit_shift": calibration.logit_shifts[task],
+    }
+
+
+def pooled_calibration(tasks: list[dict[str, Any]]) -> Calibration | None:
+    """The calibration of pooled logits from ``faim.json``'s task entries; ``None`` when the model does not pool."""
+    if not any("pooled" in t for t in tasks):
+        return None
+    entries = {t["name"]: t["pooled"] for t in tasks}
+    return Calibration(
+        {name: e["threshold"] for name, e in entries.items() if e["threshold"] is not None},
+        {name: e["temperature"] for name, e in entries.items()},
+        {name: e["logit_shift"] for name, e in entries.items()},
+    )
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
@@ -131,4 +154,5 @@ def load_artifact(directory: str | Path) -> Detector:
     thresholds = {t["name"]: t["threshold"] for t in manifest["tasks"] if t["threshold"] is not None}
     temperatures = {t["name"]: t["temperature"] for t in manifest["tasks"]}
     shifts = {t["name"]: t.get("logit_shift", 0.0) for t in manifest["tasks"]}  # absent from older artifacts
-    return Detector(model, tasks, recipe, thresholds, temperatures, logit_shifts=shifts)
+    pooled = pooled_calibration(manifest["tasks"])
+    return Detector(model, tasks, recipe, thresholds, temperatures, logit_shifts=shifts, pooled=pooled)

@@ -1,6 +1,7 @@
 """Assemble a ``WholePostModel`` from a validated recipe's ``model:`` section.
 
-Sizes flow forward: each encoder's ``output_dim`` gives the fusion its ``input_dims``; the fusion's
+Sizes flow forward: each fused kind's encoder ``output_dim`` gives the fusion its ``input_dims`` (the fusion's
+``kinds:`` picks the fused kinds, default all); the fusion's
 ``output_dim`` gives each head its ``input_dim``; a head's label list gives ``num_classes`` /
 ``num_labels``. Nothing is written back into the recipe.
 """
@@ -45,9 +46,11 @@ def build_model(
         cls = lookup("encoder", spec["type"], f"model.encoders.{kind}")
         encoders[kind] = cls(**(component_args(spec) | overrides.get(kind, {})))
     all_routes = {name: name for name in encoders} | routes
-    input_dims = {kind: encoders[name].output_dim for kind, name in all_routes.items()}
     fusion_spec = model_section["fusion"]
-    fusion = lookup("fusion", fusion_spec["type"], "model.fusion")(input_dims, **component_args(fusion_spec))
+    fused = fusion_spec.get("kinds") or sorted(all_routes)
+    input_dims = {kind: encoders[all_routes[kind]].output_dim for kind in fused}
+    fusion_cls = lookup("fusion", fusion_spec["type"], "model.fusion")
+    fusion = fusion_cls(input_dims, **component_args(fusion_spec, ("type", "kinds")))
     heads = {}
     for task in task_specs(model_section):
         spec = model_section["heads"][task.name]
@@ -56,7 +59,7 @@ def build_model(
         heads[task.name] = cls(
             fusion.output_dim, **sizes.get(task.type, {}), **component_args(spec, ("type", "labels"))
         )
-    return WholePostModel(encoders, fusion, heads, routes)
+    return WholePostModel(encoders, fusion, heads, routes, fused)
 
 
 def build_source(data_section: dict[str, Any]) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,31 @@ from faim.recipe import Recipe
 from faim.recipe.sections import EvalConfig, TrainConfig
 
 
+@dataclass
+class Calibration:
+    """What turns a task's logits into calibrated probabilities and decisions, per task name.
+
+    Attributes:
+        thresholds: Decision threshold of each binary task on the calibrated probability.
+        temperatures: Logit temperature of each task.
+        logit_shifts: Shift added to a binary task's tempered logit.
+    """
+
+    thresholds: dict[str, float] = field(default_factory=dict)
+    temperatures: dict[str, float] = field(default_factory=dict)
+    logit_shifts: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def identity(cls, tasks: Iterable[TaskSpec]) -> Calibration:
+        """Threshold 0.5, temperature 1 and no shift for every task."""
+        tasks = list(tasks)
+        return cls(
+            {t.name: 0.5 for t in tasks if t.type == "binary"},
+            {t.name: 1.0 for t in tasks},
+            {t.name: 0.0 for t in tasks},
+        )
+
+
 class Detector:
     """A whole-post model ready to score posts.
 
@@ -29,6 +55,9 @@ class Detector:
         thresholds: Decision threshold per binary task on the calibrated probability (default 0.5).
         temperatures: Logit temperature per task, fitted on validation data (default 1.0).
         logit_shifts: Shift added to a binary task's tempered logit, fitted on validation data (default 0.0).
+        pooled: The calibration of logits pooled across posts that share a picture (``eval.pool_by_image``),
+            fitted on validation data; ``None`` when the recipe does not pool. Scoring post by post uses the
+            per-post calibration above.
     """
 
     def __init__(
@@ -40,15 +69,23 @@ class Detector:
         temperatures: Mapping[str, float] | None = None,
         max_elements: int | None = None,
         logit_shifts: Mapping[str, float] | None = None,
+        pooled: Calibration | None = None,
     ) -> None:
         self.model = model
         self.tasks = tasks
         self.recipe = recipe
         self.eval_config = recipe.eval if recipe else EvalConfig()
         self.max_elements = max_elements or (recipe.train.max_elements if recipe else TrainConfig.max_elements)
-        self.thresholds = {t.name: 0.5 for t in tasks if t.type == "binary"} | dict(thresholds or {})
-        self.temperatures = {t.name: 1.0 for t in tasks} | dict(temperatures or {})
-        self.logit_shifts = {t.name: 0.0 for t in tasks} | dict(logit_shifts or {})
+        identity = Calibration.identity(tasks)
+        self.thresholds = identity.thresholds | dict(thresholds or {})
+        self.temperatures = identity.temperatures | dict(temperatures or {})
+        self.logit_shifts = identity.logit_shifts | dict(logit_shifts or {})
+        self.pooled = pooled
+
+    @property
+    def calibration(self) -> Calibration:
+        """The per-post calibration, sharing this detector's dicts (changes to either show in both)."""
+        return Calibration(self.thresholds, self.temperatures, self.logit_shifts)
 
     def collator(self, with_targets: bool = False, on_error: str = "raise", draft_images: bool = False) -> PostCollator:
         """A collator preprocessing posts for this model's encoders (see ``PostCollator``)."""
@@ -137,4 +174,4 @@ class Detector:
         save_artifact(self, directory)
 
 
-__all__ = ["Detector", "PostError"]
+__all__ = ["Calibration", "Detector", "PostError"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,13 @@ from torch.utils.data import DataLoader
 
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
-from faim.detector import Detector
+from faim.detector import Calibration, Detector
 from faim.eval.calibration import apply_temperature, fit_platt, fit_temperature
 from faim.eval.metrics import binary_metrics, multiclass_metrics, multilabel_metrics
 from faim.eval.plots import plot_binary, plot_multiclass
 from faim.eval.report import write_report
 from faim.eval.robustness import PERTURBATIONS, perturb_posts, robustness_table
+from faim.eval.shared_images import pool_by_group, shared_image_groups
 from faim.eval.slices import slice_metrics
 from faim.eval.thresholds import choose_threshold
 from faim.training.loaders import make_loader
@@ -31,11 +33,26 @@ from faim.training.predict import Predictions, predict
 CONSTRAINED = ("precision@recall", "recall@precision")
 
 
-def calibrate(detector: Detector, loader: DataLoader) -> None:
+def pooling_kind(detector: Detector) -> str | None:
+    """The element kind posts are linked by (``"image"`` with ``eval.pool_by_image``), or ``None``."""
+    return "image" if detector.eval_config.pool_by_image is not None else None
+
+
+def pooled(detector: Detector, predictions: Predictions) -> Predictions:
+    """``predictions`` with every task's logits averaged over posts that share a picture (``eval.pool_by_image``)."""
+    if predictions.link_embeddings is None or predictions.link_present is None:
+        raise ValueError("pooling by shared picture needs predictions made with link_kind='image'")
+    groups = shared_image_groups(
+        predictions.link_embeddings, predictions.link_present, detector.eval_config.pool_by_image
+    )
+    logits = {name: pool_by_group(values, groups) for name, values in predictions.logits.items()}
+    return replace(predictions, logits=logits)
+
+
+def fit_calibration(detector: Detector, predictions: Predictions, calibration: Calibration) -> None:
     """Fit each task's temperature (and a binary task's logit shift with ``eval.logit_shift``) and binary decision
-    threshold on the validation loader, in place."""
+    threshold on validation predictions, into ``calibration``."""
     config = detector.eval_config
-    predictions = predict(detector.model, loader, desc="calibrating")
     for task in detector.tasks:
         target, logits = predictions.targets[task.name], predictions.logits[task.name]
         keep = task.labelled(target)
@@ -43,24 +60,40 @@ def calibrate(detector: Detector, loader: DataLoader) -> None:
         if config.temperature and task.type != "multilabel" and len(target):
             y = target.astype(np.int64)
             if config.logit_shift and task.type == "binary" and len(np.unique(y)) == 2:
-                detector.temperatures[task.name], detector.logit_shifts[task.name] = fit_platt(logits, y)
+                calibration.temperatures[task.name], calibration.logit_shifts[task.name] = fit_platt(logits, y)
             else:
-                detector.temperatures[task.name] = fit_temperature(logits, y)
+                calibration.temperatures[task.name] = fit_temperature(logits, y)
         if task.type == "binary" and len(np.unique(target)) == 2:
-            prob = apply_temperature(logits, detector.temperatures[task.name], shift=detector.logit_shifts[task.name])
+            prob = apply_temperature(
+                logits, calibration.temperatures[task.name], shift=calibration.logit_shifts[task.name]
+            )
             goal = config.threshold_target if config.threshold_objective in CONSTRAINED else None
-            detector.thresholds[task.name] = choose_threshold(
+            calibration.thresholds[task.name] = choose_threshold(
                 target.astype(np.int64), prob, config.threshold_objective, goal
             )
 
 
-def metric_function(detector: Detector, task: TaskSpec) -> Callable[[np.ndarray, np.ndarray], dict[str, float]]:
-    """``(y_true, prob) -> metrics`` for one task, with the detector's threshold and the eval settings."""
+def calibrate(detector: Detector, loader: DataLoader) -> None:
+    """Fit the detector's calibration on the validation loader, in place (see ``fit_calibration``); with
+    ``eval.pool_by_image``, also the calibration of pooled logits (``detector.pooled``)."""
+    predictions = predict(detector.model, loader, desc="calibrating", link_kind=pooling_kind(detector))
+    fit_calibration(detector, predictions, detector.calibration)
+    if pooling_kind(detector):
+        detector.pooled = Calibration.identity(detector.tasks)
+        fit_calibration(detector, pooled(detector, predictions), detector.pooled)
+
+
+def metric_function(
+    detector: Detector, task: TaskSpec, calibration: Calibration | None = None
+) -> Callable[[np.ndarray, np.ndarray], dict[str, float]]:
+    """``(y_true, prob) -> metrics`` for one task, with the threshold of ``calibration`` (default: the detector's
+    per-post one) and the eval settings."""
     config = detector.eval_config
+    calibration = calibration or detector.calibration
     if task.type == "binary":
         return partial(
             binary_metrics,
-            threshold=detector.thresholds[task.name],
+            threshold=calibration.thresholds[task.name],
             fixed_recall=config.fixed_recall,
             fixed_precision=config.fixed_precision,
             bins=config.calibration_bins,
@@ -70,30 +103,41 @@ def metric_function(detector: Detector, task: TaskSpec) -> Callable[[np.ndarray,
     return partial(multilabel_metrics, labels=task.labels, thresholds=[0.5] * len(task.labels))
 
 
-def probabilities(detector: Detector, predictions: Predictions, task: TaskSpec) -> np.ndarray:
+def probabilities(calibration: Calibration, predictions: Predictions, task: TaskSpec) -> np.ndarray:
     logits = predictions.logits[task.name]
     if task.type == "multilabel":
         return 1.0 / (1.0 + np.exp(-logits))
-    return apply_temperature(logits, detector.temperatures[task.name], shift=detector.logit_shifts[task.name])
+    return apply_temperature(logits, calibration.temperatures[task.name], shift=calibration.logit_shifts[task.name])
+
+
+@dataclass
+class Evaluated:
+    """Predictions over the evaluated posts and the calibration that turns them into probabilities."""
+
+    predictions: Predictions
+    calibration: Calibration
 
 
 def task_results(
-    detector: Detector, task: TaskSpec, predictions: Predictions, ablations: dict[str, Predictions], out_dir: Path
+    detector: Detector, task: TaskSpec, main: Evaluated, ablations: dict[str, Evaluated], out_dir: Path
 ) -> dict[str, Any]:
     """Metrics, slices, ablations and plots of one task."""
-    target = predictions.targets[task.name]
+    target = main.predictions.targets[task.name]
     keep = task.labelled(target)
     y = target[keep] if task.type == "multilabel" else target[keep].astype(np.int64)
-    prob = probabilities(detector, predictions, task)[keep]
-    metric = metric_function(detector, task)
+    prob = probabilities(main.calibration, main.predictions, task)[keep]
+    metric = metric_function(detector, task, main.calibration)
     result: dict[str, Any] = {"type": task.type, "metrics": metric(y, prob)}
     field = detector.eval_config.slice
     if field:
-        values = np.array([str(m.get(field)) for m, k in zip(predictions.meta, keep) if k])
+        values = np.array([str(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k])
         result["slices"] = slice_metrics(y, prob, values, metric)
     if ablations:
         result["ablations"] = {
-            name: metric(y, probabilities(detector, ablated, task)[keep]) for name, ablated in ablations.items()
+            name: metric_function(detector, task, ablated.calibration)(
+                y, probabilities(ablated.calibration, ablated.predictions, task)[keep]
+            )
+            for name, ablated in ablations.items()
         }
     if task.type == "binary":
         result["plots"] = [str(p) for p in plot_binary(y, prob, out_dir, task.name)]
@@ -103,16 +147,31 @@ def task_results(
 
 
 def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path, data_name: str) -> dict[str, Any]:
-    """Evaluate on every labelled post the loader yields; writes metrics.json, metrics.md and plots."""
+    """Evaluate on every labelled post the loader yields; writes metrics.json, metrics.md and plots.
+
+    With ``eval.pool_by_image`` the figures are those of pooled logits under the pooled calibration, and the
+    per-post figures are the ``without_pooling`` ablation.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    predictions = predict(detector.model, loader, desc="evaluating")
-    ablations = {}
+    link = pooling_kind(detector)
+    predictions = predict(detector.model, loader, desc="evaluating", link_kind=link)
+    ablated = {}
     kinds = detector.model.kinds
     if detector.eval_config.ablations and len(kinds) > 1:
-        ablations = {
-            f"without_{kind}": predict(detector.model, loader, drop=[kind], desc=f"without {kind}") for kind in kinds
+        ablated = {
+            f"without_{kind}": predict(detector.model, loader, drop=[kind], desc=f"without {kind}", link_kind=link)
+            for kind in kinds
         }
+    if link is None:
+        main = Evaluated(predictions, detector.calibration)
+        ablations = {name: Evaluated(p, detector.calibration) for name, p in ablated.items()}
+    else:
+        if detector.pooled is None:
+            raise ValueError(f"{detector.source}: eval.pool_by_image is set but the model has no pooled calibration")
+        main = Evaluated(pooled(detector, predictions), detector.pooled)
+        ablations = {name: Evaluated(pooled(detector, p), detector.pooled) for name, p in ablated.items()}
+        ablations["without_pooling"] = Evaluated(predictions, detector.calibration)
     results: dict[str, Any] = {
         "model": detector.source,
         "data": data_name,
@@ -121,7 +180,7 @@ def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path,
     }
     for task in detector.tasks:
         if task.name in predictions.targets and task.labelled(predictions.targets[task.name]).any():
-            results["tasks"][task.name] = task_results(detector, task, predictions, ablations, out)
+            results["tasks"][task.name] = task_results(detector, task, main, ablations, out)
     if not results["tasks"]:
         raise ValueError(
             f"{data_name}: no post carries a label for any task ({', '.join(t.name for t in detector.tasks)})"

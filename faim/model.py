@@ -9,7 +9,9 @@ Composable in plain Python (no recipe needed)::
     )
 
 ``routes`` lets one encoder embed several kinds (e.g. comments with the text encoder) without
-duplicating its weights.
+duplicating its weights. ``fused_kinds`` limits which kinds the fusion (hence the heads) sees; the others
+are still embedded on request (``encode``), e.g. to link posts that share a picture
+(``eval.pool_by_image``) without letting the heads memorise pictures.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class WholePostModel(nn.Module):
         fusion: Module mapping ``{kind: (embeddings [B, n, d], mask [B, n])}`` to ``[B, D]``.
         heads: Task heads by task name, each taking ``[B, D]``.
         routes: Element kind → encoder name, for kinds embedded by an encoder of another name.
+        fused_kinds: Element kinds passed to the fusion; ``None``: every kind. The fusion must be built for
+            exactly these kinds.
     """
 
     def __init__(
@@ -42,6 +46,7 @@ class WholePostModel(nn.Module):
         fusion: nn.Module,
         heads: Mapping[str, nn.Module],
         routes: Mapping[str, str] | None = None,
+        fused_kinds: Iterable[str] | None = None,
     ) -> None:
         super().__init__()
         self.encoders = nn.ModuleDict(dict(encoders))
@@ -56,6 +61,11 @@ class WholePostModel(nn.Module):
             modality = self.encoders[encoder_name].modality
             if modality != ELEMENT_MODALITIES[kind]:
                 raise ValueError(f"element kind {kind!r} needs a {ELEMENT_MODALITIES[kind]} encoder, got {modality}")
+        self.fused_kinds = self.kinds if fused_kinds is None else sorted(set(fused_kinds))
+        unknown = set(self.fused_kinds) - set(self.routes)
+        if not self.fused_kinds or unknown:
+            given = list(fused_kinds or [])
+            raise ValueError(f"fused_kinds must be a non-empty subset of the element kinds {self.kinds}, got {given}")
 
     @property
     def kinds(self) -> list[str]:
@@ -65,14 +75,15 @@ class WholePostModel(nn.Module):
     def encoder_for(self, kind: str) -> nn.Module:
         return self.encoders[self.routes[kind]]
 
-    def encode(self, batch: PostBatch, drop: Iterable[str] = ()) -> Elements:
+    def encode(self, batch: PostBatch, drop: Iterable[str] = (), kinds: Iterable[str] | None = None) -> Elements:
         """Embed each kind's elements and lay them out as ``(embeddings [B, n, d], mask [B, n])``.
 
-        Kinds in ``drop`` are fully masked (used for unimodal ablations), as if no post had them.
+        Kinds in ``drop`` are fully masked (used for unimodal ablations), as if no post had them. ``kinds``
+        selects the kinds embedded (default: every kind the model reads).
         """
         dropped = set(drop)
         out: Elements = {}
-        for kind in self.kinds:
+        for kind in self.kinds if kinds is None else kinds:
             elements = batch.elements[kind]
             embeddings = elements.values if elements.encoded else self.encoder_for(kind)(elements.values)
             padded, mask = elements.scatter(embeddings.float(), batch.size)
@@ -80,8 +91,8 @@ class WholePostModel(nn.Module):
         return out
 
     def embed(self, batch: PostBatch, drop: Iterable[str] = ()) -> torch.Tensor:
-        """Whole-post embeddings ``[B, D]``."""
-        return self.fusion(self.encode(batch, drop))
+        """Whole-post embeddings ``[B, D]``: the fusion of the ``fused_kinds``."""
+        return self.fusion(self.encode(batch, drop, self.fused_kinds))
 
     def forward(self, batch: PostBatch, drop: Iterable[str] = ()) -> dict[str, torch.Tensor]:
         """Logits per task."""

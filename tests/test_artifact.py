@@ -12,6 +12,7 @@ from conftest import tiny_recipe
 import faim
 from faim.artifact import ArtifactError
 from faim.data.sources import read_posts
+from faim.detector import Calibration
 
 
 @pytest.fixture
@@ -94,3 +95,19 @@ def test_hf_text_artifact_carries_config_and_tokenizer(tmp_path: Path, demo_data
     posts = [{"id": "a", "text": "some words"}, {"id": "b", "text": ""}]
     assert loaded.score(posts) == detector.score(posts)
     assert (tmp_path / "model" / "encoders" / "text" / "config.json").is_file()
+
+
+def test_pooled_calibration_round_trips(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["eval"] |= {"pool_by_image": 0.95}
+    detector = faim.build(recipe)
+    detector.pooled = Calibration({"harmful": 0.61}, {"harmful": 0.4}, {"harmful": -0.2})
+    detector.save(str(tmp_path / "model"))
+    loaded = faim.load(tmp_path / "model")
+    assert loaded.pooled == detector.pooled
+    assert faim.load(saved_without_pooling(demo_data, tmp_path)).pooled is None
+
+
+def saved_without_pooling(demo_data: dict[str, Path], tmp_path: Path) -> Path:
+    faim.build(tiny_recipe(demo_data, tmp_path / "plain")).save(str(tmp_path / "plain_model"))
+    return tmp_path / "plain_model"

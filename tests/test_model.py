@@ -80,3 +80,30 @@ def test_code_composed_model_cannot_be_saved_without_recipe(detector: Detector, 
 def test_wrong_modality_for_a_kind_is_rejected() -> None:
     with pytest.raises(ValueError, match="'image' needs a image encoder"):
         WholePostModel({"image": TinyTextEncoder()}, AttentionFusion({"image": 32}), {"x": BinaryHead(256)})
+
+
+def test_unfused_kinds_are_embedded_on_request_but_never_reach_the_heads() -> None:
+    torch.manual_seed(0)
+    model = WholePostModel(
+        {"text": TinyTextEncoder(dim=16), "image": TinyImageEncoder(dim=8)},
+        AttentionFusion({"text": 16}, dim=16, num_heads=2),
+        {"hate": BinaryHead(16)},
+        fused_kinds=["text"],
+    )
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    with_picture, without = posts()[0], dict(posts()[0], images=[])
+    collate = detector.collator()
+    scores = detector.score([with_picture, without])
+    assert scores[0]["hate"] == scores[1]["hate"]
+    embeddings, mask = model.encode(collate(as_posts([with_picture])), kinds=["image"])["image"]
+    assert embeddings.shape == (1, 1, 8) and mask.all()
+
+
+def test_fused_kinds_must_be_kinds_the_model_reads() -> None:
+    with pytest.raises(ValueError, match="fused_kinds"):
+        WholePostModel(
+            {"text": TinyTextEncoder(dim=16)},
+            AttentionFusion({"text": 16}, dim=16, num_heads=2),
+            {"hate": BinaryHead(16)},
+            fused_kinds=["image"],
+        )

@@ -71,6 +71,12 @@ class EvalConfig:
         logit_shift: With ``temperature``, binary tasks also fit a shift of the logit (Platt scaling). A
             temperature cannot correct probabilities when the share of positives differs between the training
             and validation data; a shift can. It adds one more parameter fitted on validation data.
+        pool_by_image: Pool evidence across posts that share a picture: posts whose first images' embeddings (from
+            the model's image encoder) have at least this cosine are linked, and every post takes the mean logits of
+            its linked group before calibration. Evaluation then depends on which posts are evaluated together
+            (transductive), and the per-post figures are reported as the ``without_pooling`` ablation with a
+            calibration of their own. ``faim score`` scores posts one by one with that per-post calibration.
+            ``None``: no pooling.
         slice: ``Post.meta`` field whose values define per-slice metrics (``None``: no slices).
         ablations: Also report metrics with each element kind masked out (multimodal models).
         batch_size: Posts per scoring batch.
@@ -84,6 +90,7 @@ class EvalConfig:
     calibration_bins: int = 15
     temperature: bool = True
     logit_shift: bool = False
+    pool_by_image: float | None = None
     slice: str | None = None
     ablations: bool = True
     batch_size: int = 64

@@ -26,7 +26,7 @@ DERIVED = {
     "encoder": set(),
     "source": set(),
 }
-RESERVED = {"head": {"type", "labels"}}
+RESERVED = {"head": {"type", "labels"}, "fusion": {"type", "kinds"}}
 
 
 def check_keys(source: str, path: str, given: dict[str, Any], valid: list[str]) -> None:
@@ -146,9 +146,36 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_keys(source, "model", model, list(MODEL_KEYS))
     check_encoders(source, model.get("encoders"))
     check_component(source, "model.fusion", "fusion", model.get("fusion"))
+    check_fused_kinds(source, model)
     check_heads(source, model.get("heads"))
     check_section(source, "train", recipe.get("train", {}), TrainConfig)
     check_section(source, "eval", recipe.get("eval", {}), EvalConfig)
+    check_pooling(source, model, recipe.get("eval", {}))
+
+
+def check_fused_kinds(source: str, model: dict[str, Any]) -> None:
+    """``model.fusion.kinds``, when given, is a non-empty list of the element kinds the encoders define."""
+    kinds = model["fusion"].get("kinds")
+    if kinds is None:
+        return
+    defined = sorted(model["encoders"])
+    if not isinstance(kinds, list) or not kinds or not set(kinds) <= set(defined):
+        raise RecipeError(
+            source, "model.fusion.kinds", f"expected a non-empty list of element kinds from {defined}, got {kinds!r}"
+        )
+
+
+def check_pooling(source: str, model: dict[str, Any], eval_section: dict[str, Any]) -> None:
+    """``eval.pool_by_image`` is a cosine in (0, 1] and needs an image encoder to compare pictures with."""
+    min_cosine = eval_section.get("pool_by_image")
+    if min_cosine is None:
+        return
+    if not 0 < min_cosine <= 1:
+        raise RecipeError(source, "eval.pool_by_image", f"expected a cosine in (0, 1], got {min_cosine!r}")
+    if "image" not in model["encoders"]:
+        raise RecipeError(
+            source, "eval.pool_by_image", "pooling by shared picture needs model.encoders.image; set it to null"
+        )
 
 
 def type_matches(value: Any, annotation: Any) -> bool:

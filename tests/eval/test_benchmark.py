@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from faim.eval.benchmark import run_benchmark, select, write_results
+from faim.eval.benchmark import recipe_rows, run_benchmark, select, write_results
 from faim.eval.benchmark_baselines import Embedder
 from faim.eval.benchmark_datasets import DATASETS, benchmark_type, published_applies, recipe_views
-from faim.eval.benchmark_runs import reuse_problem
+from faim.eval.benchmark_report import render
+from faim.eval.benchmark_runs import RecipeRun, reuse_problem
 from faim.recipe import Recipe
 from faim.training.run import RECORD
 
@@ -197,3 +198,20 @@ def test_a_concat_source_is_benchmarked_under_the_dataset_it_validates_on() -> N
     assert published_applies(DATASETS["liar"], view)  # validation is LIAR's six-way split
     with pytest.raises(ValueError, match="concat source validating on all its members, no benchmark dataset"):
         recipe_views(concat_recipe(evaluate_on="all"))
+
+
+def test_a_pooling_recipe_gets_a_per_post_row_and_a_note() -> None:
+    recipe = Recipe.load("misinfo_vmu_multimodal")
+    dataset = DATASETS["vmu"]
+    pooled = {"n": 10, "accuracy": 0.9, "ece": 0.1}
+    per_post = {"n": 10, "accuracy": 0.7, "ece": 0.05}
+    report = {"tasks": {"fake": {"metrics": pooled, "ablations": {"without_pooling": per_post}}}}
+    run = RecipeRun(Path("model"), report, 3.0, "2026-01-01T00:00:00+00:00", reused=False)
+    rows = recipe_rows(recipe, dataset, run, rate=5.0, data="vmu validation")
+    assert [(row["value"], row["pooled"]) for row in rows] == [(0.9, True), (0.7, False)]
+    assert rows[1]["view"].endswith("per post, no pooling")
+    machine = {"platform": "p", "cpu_model": "c", "cpu_count": 2, "usable_cpus": 2, "python": "3", "torch": "t",
+               "faim": "f", "load_average": 0.5}  # fmt: skip
+    section = {"source": "vmu", "title": "VMU", "metric": "accuracy", "rows": rows, "published": []}
+    markdown = render({"command": "c", "generated_at": "g", "machine": machine, "datasets": [section], "skipped": []})
+    assert "*per post, no pooling*" in markdown and "| 0.7000 |" in markdown

@@ -98,3 +98,21 @@ def test_wrong_value_type_in_section(recipe: dict, write_recipe) -> None:
     recipe["train"]["max_epochs"] = "three"
     message = error_for(recipe, write_recipe)
     assert "train.max_epochs" in message and "expected int" in message
+
+
+def test_fused_kinds_must_be_encoder_kinds(recipe: dict, write_recipe) -> None:
+    recipe["model"]["fusion"]["kinds"] = ["text", "video"]
+    message = error_for(recipe, write_recipe)
+    assert "model.fusion.kinds" in message and "['comments', 'image', 'text']" in message
+
+
+def test_pooling_by_picture_needs_an_image_encoder(recipe: dict, write_recipe) -> None:
+    recipe["eval"]["pool_by_image"] = 0.95
+    recipe["model"]["encoders"].pop("image")
+    message = error_for(recipe, write_recipe)
+    assert "eval.pool_by_image" in message and "model.encoders.image" in message
+
+
+def test_pooling_cosine_must_be_in_range(recipe: dict, write_recipe) -> None:
+    recipe["eval"]["pool_by_image"] = 1.5
+    assert "expected a cosine in (0, 1]" in error_for(recipe, write_recipe)

@@ -121,10 +121,21 @@ def test_vmu_recipes_are_scored_on_the_same_posts_and_text_beats_spotfake(vmu_re
 @pytest.mark.real_data
 @pytest.mark.real_weights
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True, reason="not reached yet: the image embeddings do not carry over to unseen events (see recipes/README)"
-)
-def test_vmu_fusion_beats_spotfake_and_both_ablations_calibrated(vmu_reports: dict[str, dict]) -> None:
+def test_vmu_fusion_beats_spotfake_and_both_ablations(vmu_reports: dict[str, dict]) -> None:
     fused, text, image = (vmu_reports[variant]["metrics"] for variant in ("multimodal", "text", "image"))
     assert fused["accuracy"] > max(SPOTFAKE_ACCURACY, text["accuracy"], image["accuracy"])
-    assert fused["ece"] < 0.05
+    # the same model's posts scored one by one (no pooling across posts that share a picture) fall back to text
+    per_post = vmu_reports["multimodal"]["ablations"]["without_pooling"]
+    assert fused["accuracy"] > per_post["accuracy"] and abs(per_post["auroc"] - text["auroc"]) < 0.03
+
+
+@pytest.mark.real_data
+@pytest.mark.real_weights
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="not reached yet: pooled scores are shared by whole groups of posts (48 pictures), and the temperature "
+    "and shift leave whole groups over- or under-confident (see recipes/README)",
+)
+def test_vmu_fused_model_is_calibrated(vmu_reports: dict[str, dict]) -> None:
+    assert vmu_reports["multimodal"]["metrics"]["ece"] < 0.05
