@@ -103,7 +103,10 @@ def recipe_rows(recipe: Recipe, dataset: Dataset, run: RecipeRun, rate: float, d
             raise ValueError(f"{run.model_dir}: the evaluation report has no {dataset.metric} for {view.task.name!r}")
         variants = [(view.label, task["metrics"])]
         if pooling:
-            variants.append((f"{view.label}; per post, no pooling", task["ablations"]["without_pooling"]))
+            variants = [
+                (f"{view.label}; pooled by shared picture", task["metrics"]),
+                (f"{view.label}; per post, no pooling", task["ablations"]["without_pooling"]),
+            ]
         for label, metrics in variants:
             rows.append(
                 {

@@ -167,10 +167,9 @@ def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path,
         main = Evaluated(predictions, detector.calibration)
         ablations = {name: Evaluated(p, detector.calibration) for name, p in ablated.items()}
     else:
-        if detector.pooled is None:
-            raise ValueError(f"{detector.source}: eval.pool_by_image is set but the model has no pooled calibration")
-        main = Evaluated(pooled(detector, predictions), detector.pooled)
-        ablations = {name: Evaluated(pooled(detector, p), detector.pooled) for name, p in ablated.items()}
+        calibration = detector.pooled or Calibration.identity(detector.tasks)  # not calibrated yet: as per post
+        main = Evaluated(pooled(detector, predictions), calibration)
+        ablations = {name: Evaluated(pooled(detector, p), calibration) for name, p in ablated.items()}
         ablations["without_pooling"] = Evaluated(predictions, detector.calibration)
     results: dict[str, Any] = {
         "model": detector.source,
