@@ -35,8 +35,8 @@ def test_hate_text_finetune_beats_the_frozen_encoder_on_tweeteval(tmp_path: Path
     result = train("hate_text_finetune", [f"train.output_dir={tmp_path / 'run'}"])
     metrics = result.report["tasks"]["hate"]["metrics"]
     assert metrics["n"] == 1000
-    # measured: AUROC 0.870, macro-F1 0.792, ECE 0.0503 (the 0.05 calibration target is missed by a hair)
-    assert metrics["auroc"] > 0.85 and metrics["macro_f1"] > 0.77 and metrics["ece"] < 0.06
+    # measured: AUROC 0.870, macro-F1 0.792, ECE 0.038 with the logit shift (0.0503 with a temperature alone)
+    assert metrics["auroc"] > 0.85 and metrics["macro_f1"] > 0.77 and metrics["ece"] < 0.05
 
 
 @pytest.mark.real_data
@@ -47,8 +47,9 @@ def test_hate_text_frozen_davidson_trains_on_both_and_validates_on_tweeteval(tmp
     result = train("hate_text_frozen_davidson", [f"train.output_dir={tmp_path / 'run'}"])
     metrics = result.report["tasks"]["hate"]["metrics"]
     assert metrics["n"] == 1000  # TweetEval's validation split only
-    # measured: AUROC 0.786 / 0.792, macro-F1 0.713 / 0.724 in two runs, below TweetEval alone
-    assert metrics["auroc"] > 0.76 and metrics["macro_f1"] > 0.69
+    # measured: AUROC 0.786 / 0.792, macro-F1 0.713 / 0.724 in two runs, below TweetEval alone; ECE 0.033 with the
+    # logit shift that undoes Davidson's lower share of hate
+    assert metrics["auroc"] > 0.76 and metrics["macro_f1"] > 0.69 and metrics["ece"] < 0.05
 
 
 @pytest.mark.real_data
