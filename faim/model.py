@@ -96,7 +96,11 @@ class WholePostModel(nn.Module):
 
     def forward(self, batch: PostBatch, drop: Iterable[str] = ()) -> dict[str, torch.Tensor]:
         """Logits per task."""
-        embedding = self.embed(batch, drop)
+        return self.logits(self.encode(batch, drop, self.fused_kinds))
+
+    def logits(self, elements: Elements) -> dict[str, torch.Tensor]:
+        """Logits per task from encoded elements (``encode``); kinds that are not fused are ignored."""
+        embedding = self.fusion({kind: elements[kind] for kind in self.fused_kinds})
         return {name: head(embedding) for name, head in self.heads.items()}
 
     @property

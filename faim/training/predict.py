@@ -57,8 +57,10 @@ def predict(
     targets: dict[str, list[torch.Tensor]] = {name: [] for name in model.heads}
     links: list[torch.Tensor] = []
     present: list[torch.Tensor] = []
+    kinds = sorted(set(model.fused_kinds) | ({link_kind} if link_kind else set()))
     for batch in tqdm(loader, desc=desc, unit="batch", leave=False):
-        out = model(batch, drop)
+        elements = model.encode(batch, drop, kinds)  # each kind encoded once, fused or linking or both
+        out = model.logits(elements)
         ids.extend(batch.ids)
         meta.extend(batch.meta)
         for name in model.heads:
@@ -66,7 +68,7 @@ def predict(
             if name in batch.targets:
                 targets[name].append(batch.targets[name].cpu())
         if link_kind is not None:
-            embeddings, mask = model.encode(batch, drop, [link_kind])[link_kind]
+            embeddings, mask = elements[link_kind]
             first = mask[:, 0] if mask.shape[1] else torch.zeros(batch.size, dtype=torch.bool)
             vectors = embeddings[:, 0] if mask.shape[1] else embeddings.new_zeros(batch.size, embeddings.shape[-1])
             links.append(torch.where(first.unsqueeze(-1), vectors, 0.0).float().cpu())
