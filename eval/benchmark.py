@@ -96,18 +96,17 @@ def recipe_rows(recipe: Recipe, dataset: Dataset, run: RecipeRun, rate: float, d
         ValueError: When the report lacks a task or the dataset's headline metric.
     """
     rows = []
-    pooling = recipe.eval.pool_by_image is not None
     for view in recipe_views(recipe):
         task = run.report["tasks"].get(view.task.name)
         if task is None or dataset.metric not in task["metrics"]:
             raise ValueError(f"{run.model_dir}: the evaluation report has no {dataset.metric} for {view.task.name!r}")
-        variants = [(view.label, task["metrics"])]
-        if pooling:
+        variants = [(view.label, task["metrics"], False)]
+        if recipe.eval.pool_by_image is not None:
             variants = [
-                (f"{view.label}; pooled by shared picture", task["metrics"]),
-                (f"{view.label}; per post, no pooling", task["ablations"]["without_pooling"]),
+                (f"{view.label}; pooled by shared picture", task["metrics"], True),
+                (f"{view.label}; per post, no pooling", task["ablations"]["without_pooling"], False),
             ]
-        for label, metrics in variants:
+        for label, metrics, pooled in variants:
             rows.append(
                 {
                     "name": Path(recipe.source).stem,
@@ -123,7 +122,7 @@ def recipe_rows(recipe: Recipe, dataset: Dataset, run: RecipeRun, rate: float, d
                     "posts_per_second": rate,
                     "reused": run.reused,
                     "trained_at": run.trained_at,
-                    "pooled": pooling and metrics is task["metrics"],
+                    "pooled": pooled,
                     "metrics": metrics,
                 }
             )

@@ -63,15 +63,9 @@ def save_artifact(detector: Detector, directory: str | Path) -> Path:
         "torch_version": torch.__version__,
         "transformers_version": transformers.__version__,
         "tasks": [
-            {
-                "name": task.name,
-                "type": task.type,
-                "labels": list(task.labels),
-                "threshold": detector.thresholds.get(task.name),
-                "temperature": detector.temperatures[task.name],
-                "logit_shift": detector.logit_shifts[task.name],
-            }
-            | ({"pooled": pooled_entry(detector.pooled, task.name)} if detector.pooled else {})
+            {"name": task.name, "type": task.type, "labels": list(task.labels)}
+            | calibration_entry(detector.calibration, task.name)
+            | ({"pooled": calibration_entry(detector.pooled, task.name)} if detector.pooled else {})
             for task in detector.tasks
         ],
         "element_kinds": detector.model.kinds,
@@ -89,8 +83,8 @@ def save_artifact(detector: Detector, directory: str | Path) -> Path:
     return target
 
 
-def pooled_entry(calibration: Calibration, task: str) -> dict[str, float | None]:
-    """A task's calibration of pooled logits, as ``faim.json`` holds it."""
+def calibration_entry(calibration: Calibration, task: str) -> dict[str, float | None]:
+    """A task's threshold (``None`` unless binary), temperature and logit shift, as ``faim.json`` holds them."""
     return {
         "threshold": calibration.thresholds.get(task),
         "temperature": calibration.temperatures[task],
@@ -98,15 +92,12 @@ def pooled_entry(calibration: Calibration, task: str) -> dict[str, float | None]
     }
 
 
-def pooled_calibration(tasks: list[dict[str, Any]]) -> Calibration | None:
-    """The calibration of pooled logits from ``faim.json``'s task entries; ``None`` when the model does not pool."""
-    if not any("pooled" in t for t in tasks):
-        return None
-    entries = {t["name"]: t["pooled"] for t in tasks}
+def read_calibration(entries: dict[str, dict[str, Any]]) -> Calibration:
+    """The calibration in ``faim.json`` entries by task name (a logit shift absent from older artifacts is 0)."""
     return Calibration(
         {name: e["threshold"] for name, e in entries.items() if e["threshold"] is not None},
         {name: e["temperature"] for name, e in entries.items()},
-        {name: e["logit_shift"] for name, e in entries.items()},
+        {name: e.get("logit_shift", 0.0) for name, e in entries.items()},
     )
 
 
@@ -151,8 +142,15 @@ def load_artifact(directory: str | Path) -> Detector:
     tasks = [TaskSpec(t["name"], t["type"], tuple(t["labels"])) for t in manifest["tasks"]]
     if [t.name for t in tasks] != [t.name for t in task_specs(recipe.model)]:
         raise ArtifactError(f"{root / MANIFEST}: tasks do not match recipe.yaml")
-    thresholds = {t["name"]: t["threshold"] for t in manifest["tasks"] if t["threshold"] is not None}
-    temperatures = {t["name"]: t["temperature"] for t in manifest["tasks"]}
-    shifts = {t["name"]: t.get("logit_shift", 0.0) for t in manifest["tasks"]}  # absent from older artifacts
-    pooled = pooled_calibration(manifest["tasks"])
-    return Detector(model, tasks, recipe, thresholds, temperatures, logit_shifts=shifts, pooled=pooled)
+    per_post = read_calibration({t["name"]: t for t in manifest["tasks"]})
+    pooling = any("pooled" in t for t in manifest["tasks"])
+    pooled = read_calibration({t["name"]: t["pooled"] for t in manifest["tasks"]}) if pooling else None
+    return Detector(
+        model,
+        tasks,
+        recipe,
+        per_post.thresholds,
+        per_post.temperatures,
+        logit_shifts=per_post.logit_shifts,
+        pooled=pooled,
+    )

@@ -76,9 +76,10 @@ def fit_calibration(detector: Detector, predictions: Predictions, calibration: C
 def calibrate(detector: Detector, loader: DataLoader) -> None:
     """Fit the detector's calibration on the validation loader, in place (see ``fit_calibration``); with
     ``eval.pool_by_image``, also the calibration of pooled logits (``detector.pooled``)."""
-    predictions = predict(detector.model, loader, desc="calibrating", link_kind=pooling_kind(detector))
+    link = pooling_kind(detector)
+    predictions = predict(detector.model, loader, desc="calibrating", link_kind=link)
     fit_calibration(detector, predictions, detector.calibration)
-    if pooling_kind(detector):
+    if link:
         detector.pooled = Calibration.identity(detector.tasks)
         fit_calibration(detector, pooled(detector, predictions), detector.pooled)
 

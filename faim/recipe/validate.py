@@ -174,7 +174,9 @@ def check_pooling(source: str, model: dict[str, Any], eval_section: dict[str, An
         raise RecipeError(source, "eval.pool_by_image", f"expected a cosine in (0, 1], got {min_cosine!r}")
     if "image" not in model["encoders"]:
         raise RecipeError(
-            source, "eval.pool_by_image", "pooling by shared picture needs model.encoders.image; set it to null"
+            source,
+            "eval.pool_by_image",
+            "pooling by shared picture needs model.encoders.image; without one, set eval.pool_by_image to null",
         )
 
 
