@@ -3,6 +3,7 @@
 from faim.eval.calibration import (
     ReliabilityBins,
     apply_temperature,
+    ece_if_calibrated,
     expected_calibration_error,
     fit_platt,
     fit_temperature,
@@ -28,6 +29,7 @@ __all__ = [
     "apply_temperature",
     "binary_metrics",
     "choose_threshold",
+    "ece_if_calibrated",
     "expected_calibration_error",
     "fit_platt",
     "fit_temperature",

@@ -24,7 +24,7 @@ from faim.data.collate import PostCollator
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.eval.benchmark_datasets import View
-from faim.eval.metrics import binary_metrics, multiclass_metrics
+from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics
 from faim.eval.thresholds import choose_threshold
 from faim.model import WholePostModel
 from faim.recipe.sections import EvalConfig, TrainConfig
@@ -132,14 +132,15 @@ def sentence_embeddings(model: WholePostModel, posts: list[Post], cache_dir: str
 
 
 def metrics(view: View, y: np.ndarray, prob: np.ndarray, tune: bool = True) -> dict[str, float]:
-    """The task's metrics of class probabilities ``[N, C]``: ``binary_metrics`` or ``multiclass_metrics``.
+    """The task's metrics of class probabilities ``[N, C]``: ``binary_metrics`` or ``multiclass_metrics``, and the
+    ECE range of a calibrated model (``ece_range``, posts drawn on their own).
 
     A binary threshold is chosen on these posts with the view's objective when ``tune`` is set (and both classes
     occur), else 0.5 — the arg-max, which a constant prediction needs to stay the majority class.
     """
-    config = EvalConfig()
+    bins = EvalConfig().calibration_bins
     if view.task.type == "multiclass":
-        return multiclass_metrics(y, prob, view.task.labels, bins=config.calibration_bins)
+        return multiclass_metrics(y, prob, view.task.labels, bins=bins) | ece_range(prob, bins=bins)
     positive = prob[:, 1]
     threshold = 0.5
     if tune and len(np.unique(y)) == 2:
@@ -147,4 +148,4 @@ def metrics(view: View, y: np.ndarray, prob: np.ndarray, tune: bool = True) -> d
         threshold = choose_threshold(
             y, positive, view.threshold_objective, view.threshold_target if constrained else None
         )
-    return binary_metrics(y, positive, threshold, bins=config.calibration_bins)
+    return binary_metrics(y, positive, threshold, bins=bins) | ece_range(positive, bins=bins)

@@ -44,6 +44,12 @@ def duration(seconds: float | None) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min {rest} s"
 
 
+def calibrated_range(metrics: dict[str, Any]) -> str:
+    """``"0.127–0.214"``: a report's ECE range of a calibrated model, ``"n/a"`` when it has none."""
+    low, high = metrics.get("ece_if_calibrated_low"), metrics.get("ece_if_calibrated_high")
+    return "n/a" if low is None or high is None else f"{format_value(low, digits=3)}–{format_value(high, digits=3)}"
+
+
 def render(results: dict[str, Any]) -> str:
     """The whole ``RESULTS.md``: provenance, caveats, then per dataset the measured and the published tables."""
     machine = results["machine"]
@@ -53,9 +59,9 @@ def render(results: dict[str, Any]) -> str:
         f"({machine['cpu_model']}, {machine['cpu_count']} CPUs, {machine['usable_cpus']} usable; "
         f"Python {machine['python']}, torch {machine['torch']}, faim {machine['faim']}; 1-minute load average "
         f"{format_value(machine['load_average'], digits=1)} when it started). "
-        "Every figure below but the published ones comes from that run (a recipe marked *reused run* keeps "
-        "the metrics and training time its recorded run of the same resolved recipe measured); rerun the command "
-        "to regenerate this file and `results.json` next to it.",
+        "Every figure below but the published ones comes from that run (a recipe marked *reused run* was not "
+        "trained again: its recorded run of the same resolved recipe gives the training time, and its saved model "
+        "was evaluated again); rerun the command to regenerate this file and `results.json` next to it.",
         "- **Validation figures are optimistic**: `faim train` chooses each recipe's temperature (with "
         "`eval.logit_shift`, also a logit shift) and binary decision threshold on the same validation split it "
         "reports, and the logistic-regression baselines "
@@ -66,6 +72,10 @@ def render(results: dict[str, Any]) -> str:
         "- posts/s: the validation posts scored by the trained model through `faim score`'s engine "
         "(default speed-ups, worker start-up included; timings depend on what else the machine runs); "
         "not measured for baselines.\n"
+        "- ECE if calibrated: the central 95 % range of the ECE a perfectly calibrated model with the same "
+        "probabilities would show on these posts (outcomes drawn from the probabilities; posts pooled by a shared "
+        "picture share one draw). An ECE inside it is as low as this sample can show; the fewer independent "
+        "outcomes, the higher the range.\n"
         "- The published figures are literature constants on the official test splits: not comparable "
         "one-to-one with validation figures.",
     ]
@@ -88,7 +98,18 @@ def render(results: dict[str, Any]) -> str:
 def dataset_section(dataset: dict[str, Any]) -> list[str]:
     """The heading, the measured table and the published table of one dataset."""
     metric = METRIC_NAMES.get(dataset["metric"], dataset["metric"])
-    header = ["model", "kind", "data view", "split", "n", metric, "ECE", "training time", "posts/s"]
+    header = [
+        "model",
+        "kind",
+        "data view",
+        "split",
+        "n",
+        metric,
+        "ECE",
+        "ECE if calibrated",
+        "training time",
+        "posts/s",
+    ]
     rows = [
         [
             f"`{row['name']}`" if row["kind"] == "recipe" else row["name"],
@@ -98,6 +119,7 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
             format_value(row["n"]),
             format_value(row["value"]),
             format_value(row["ece"]),
+            calibrated_range(row["metrics"]),
             duration(row["train_seconds"]),
             format_value(row["posts_per_second"], digits=1),
         ]

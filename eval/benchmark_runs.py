@@ -3,8 +3,9 @@ the scoring throughput of the trained model through the batch-scoring engine.
 
 Every training run writes ``train_record.json`` next to the run (``<train.output_dir>``, see
 ``faim.training.run.write_record``): the resolved recipe, the sha256 of the saved weights and the training
-wall time, so that a later ``--reuse`` can take the figures of a run it can prove is the same model without
-training again, whether the benchmark or ``faim train`` trained it.
+wall time, so that a later ``--reuse`` can take a run it can prove is the same model without training again,
+whether the benchmark or ``faim train`` trained it: the saved model is evaluated again (the figures come from the
+evaluation code of now), and the training time is the recorded one.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from faim.data.post import Post
 from faim.recipe import Recipe, RecipeError
 from faim.recipe.loader import parse_yaml
 from faim.scoring import ScoreSummary, score_dump
-from faim.training.run import RECORD, train
+from faim.training.run import RECORD, evaluate_run, train
 
 WEIGHTS = "model.safetensors"
 
@@ -32,7 +33,8 @@ class RecipeRun:
 
     Attributes:
         model_dir: The saved artifact.
-        report: The evaluation report ``faim train`` wrote (``<output_dir>/eval/metrics.json``).
+        report: The evaluation report (``<output_dir>/eval/metrics.json``): ``faim train``'s, or of a reused run,
+            the saved model's evaluated again.
         train_seconds: Training wall time (data loading, embedding unless cached, fitting, calibration, evaluation).
         trained_at: When training finished (ISO 8601, UTC).
         reused: Whether the run was taken from disk instead of trained now.
@@ -100,7 +102,8 @@ def weights_sha256(model_dir: Path) -> str:
 
 
 def train_or_reuse(recipe: Recipe, reuse: bool, log: Callable[[str], None] = print) -> RecipeRun:
-    """Train ``recipe`` and record the run, or, with ``reuse``, take the recorded run when it is the same model.
+    """Train ``recipe`` and record the run, or, with ``reuse``, take the recorded run when it is the same model and
+    evaluate its saved model again.
 
     Raises:
         ValueError: When the recipe evaluates a split other than validation, or trains on several processes.
@@ -112,8 +115,8 @@ def train_or_reuse(recipe: Recipe, reuse: bool, log: Callable[[str], None] = pri
         problem = reuse_problem(recipe)
         if problem is None:
             record = json.loads((output_dir / RECORD).read_text(encoding="utf-8"))
-            report = json.loads((output_dir / "eval" / "metrics.json").read_text(encoding="utf-8"))
-            log(f"  reusing {output_dir / 'model'} (trained {record['trained_at']})")
+            log(f"  reusing {output_dir / 'model'} (trained {record['trained_at']}), evaluating it again")
+            report = evaluate_run(recipe, output_dir / "model")
             return RecipeRun(output_dir / "model", report, record["train_seconds"], record["trained_at"], True)
         log(f"  training again: {problem}")
     log(f"  training into {output_dir}")

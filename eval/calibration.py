@@ -7,6 +7,7 @@ Calibration compares a confidence with how often the event it predicts happens:
 
 Bins are ``bins`` equal-width intervals over [0, 1], closed on the left (the last one also on the
 right). ECE is the sample-weighted mean, over non-empty bins, of ``|event frequency - mean confidence|``.
+It is biased upwards on a finite sample: :func:`ece_if_calibrated` gives the range a calibrated model would show.
 
 Temperature scaling divides logits by one scalar ``T > 0`` fitted on validation data by minimising
 the negative log-likelihood. ``T > 1`` softens overconfident scores. In the binary case
@@ -89,6 +90,71 @@ def expected_calibration_error(confidence: np.ndarray, outcome: np.ndarray, bins
     filled = rb.counts > 0
     gaps = np.abs(rb.frequency[filled] - rb.confidence[filled])
     return float(np.sum(rb.counts[filled] * gaps) / rb.counts.sum())
+
+
+def ece_if_calibrated(
+    prob: np.ndarray,
+    groups: np.ndarray | None = None,
+    bins: int = 15,
+    draws: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """The range of ECE a perfectly calibrated model would show on this sample (consistency resampling).
+
+    An observed ECE reads against this range, not against 0: with few independent outcomes even a calibrated
+    model's ECE is far above 0. Outcomes are drawn from the probabilities themselves (a model calibrated by
+    construction) and each draw's ECE is computed with the same bins (Bröcker and Smith, 2007, "Increasing the
+    reliability of reliability diagrams").
+
+    Args:
+        prob: binary positive-class probabilities ``[N]``, or class probabilities ``[N, C]`` (the confidence is
+            the max probability and the event is "the arg-max class is right", as in
+            :func:`expected_calibration_error`).
+        groups: optional group id per row ``[N]``: rows of one group share one outcome draw (one uniform number
+            per group, so rows of a group with equal probabilities get the same outcome), as posts pooled by a
+            shared picture do. ``None``: every row is drawn on its own.
+        bins: number of equal-width bins.
+        draws: number of simulated samples.
+        level: central share of the simulated ECEs the range covers.
+        seed: seed of the draws (the range is reproducible).
+
+    Returns:
+        ``(low, high)``: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the simulated ECEs.
+
+    Raises:
+        ValueError: on an empty sample, probabilities outside [0, 1], groups of another length, ``bins < 1``,
+            ``draws < 1`` or ``level`` outside (0, 1).
+    """
+    p = check_probabilities(prob, "prob")
+    if p.ndim not in (1, 2) or p.shape[0] == 0:
+        raise ValueError(f"prob must be a non-empty [N] or [N, C] array, got shape {p.shape}")
+    confidence = p if p.ndim == 1 else p.max(axis=1)
+    n = confidence.size
+    if groups is None:
+        group_index = np.arange(n)
+    else:
+        ids = np.asarray(groups)
+        if ids.shape != (n,):
+            raise ValueError(f"groups must have one id per row, shape ({n},), got {ids.shape}")
+        group_index = np.unique(ids, return_inverse=True)[1].ravel()
+    if bins < 1 or draws < 1 or not 0 < level < 1:
+        raise ValueError(f"need bins >= 1, draws >= 1 and 0 < level < 1, got {bins}, {draws} and {level}")
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    bin_index = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, bins - 1)
+    confidence_sums = np.bincount(bin_index, weights=confidence, minlength=bins)
+    rng = np.random.default_rng(seed)
+    n_groups = int(group_index.max()) + 1
+    eces = np.empty(draws)
+    chunk = max(1, 2**22 // n)  # draws simulated together: about 4M rows at a time
+    for start in range(0, draws, chunk):
+        count = min(chunk, draws - start)
+        outcomes = rng.random((count, n_groups))[:, group_index] < confidence  # [count, N]
+        outcome_sums = np.stack([np.bincount(bin_index, weights=row, minlength=bins) for row in outcomes])
+        # per bin, n_b * |frequency_b - confidence_b| = |outcome sum - confidence sum|
+        eces[start : start + count] = np.abs(outcome_sums - confidence_sums).sum(axis=1) / n
+    low, high = np.quantile(eces, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
 
 
 def fit_temperature(

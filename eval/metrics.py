@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from faim.eval._checks import as_binary_inputs, as_multiclass_inputs, as_multilabel_inputs
-from faim.eval.calibration import expected_calibration_error
+from faim.eval.calibration import ece_if_calibrated, expected_calibration_error
 from faim.eval.thresholds import threshold_sweep
 
 NAN = float("nan")
@@ -111,6 +111,14 @@ def multiclass_metrics(y_true: np.ndarray, prob: np.ndarray, labels: Sequence[st
     }
     metrics.update({f"f1/{label}": value for label, value in zip(labels, f1, strict=True)})
     return metrics
+
+
+def ece_range(prob: np.ndarray, groups: np.ndarray | None = None, bins: int = 15) -> dict[str, float]:
+    """``ece_if_calibrated_low`` and ``ece_if_calibrated_high``: the central 95 % range of the ECE a calibrated model
+    would show on these probabilities (``[N]`` binary, ``[N, C]`` multiclass; see
+    :func:`faim.eval.calibration.ece_if_calibrated`, which ``groups`` is passed to)."""
+    low, high = ece_if_calibrated(prob, groups, bins=bins)
+    return {"ece_if_calibrated_low": low, "ece_if_calibrated_high": high}
 
 
 def multilabel_metrics(

@@ -20,7 +20,7 @@ from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.detector import Calibration, Detector
 from faim.eval.calibration import apply_temperature, fit_platt, fit_temperature
-from faim.eval.metrics import binary_metrics, multiclass_metrics, multilabel_metrics
+from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics, multilabel_metrics
 from faim.eval.plots import plot_binary, plot_multiclass
 from faim.eval.report import write_report
 from faim.eval.robustness import PERTURBATIONS, perturb_posts, robustness_table
@@ -38,13 +38,17 @@ def pooling_kind(detector: Detector) -> str | None:
     return "image" if detector.eval_config.pool_by_image is not None else None
 
 
-def pooled(detector: Detector, predictions: Predictions) -> Predictions:
-    """``predictions`` with every task's logits averaged over posts that share a picture (``eval.pool_by_image``)."""
+def picture_groups(detector: Detector, predictions: Predictions) -> np.ndarray:
+    """Group id per post: posts whose pictures are near-duplicates (``eval.pool_by_image``) share one."""
     if predictions.link_embeddings is None or predictions.link_present is None:
         raise ValueError("pooling by shared picture needs predictions made with link_kind='image'")
-    groups = shared_image_groups(
+    return shared_image_groups(
         predictions.link_embeddings, predictions.link_present, detector.eval_config.pool_by_image
     )
+
+
+def pooled(predictions: Predictions, groups: np.ndarray) -> Predictions:
+    """``predictions`` with every task's logits averaged over the posts of each group."""
     logits = {name: pool_by_group(values, groups) for name, values in predictions.logits.items()}
     return replace(predictions, logits=logits)
 
@@ -81,7 +85,7 @@ def calibrate(detector: Detector, loader: DataLoader) -> None:
     fit_calibration(detector, predictions, detector.calibration)
     if link:
         detector.pooled = Calibration.identity(detector.tasks)
-        fit_calibration(detector, pooled(detector, predictions), detector.pooled)
+        fit_calibration(detector, pooled(predictions, picture_groups(detector, predictions)), detector.pooled)
 
 
 def metric_function(
@@ -113,10 +117,34 @@ def probabilities(calibration: Calibration, predictions: Predictions, task: Task
 
 @dataclass
 class Evaluated:
-    """Predictions over the evaluated posts and the calibration that turns them into probabilities."""
+    """Predictions over the evaluated posts and the calibration that turns them into probabilities.
+
+    ``groups`` (one id per post), when set, are the posts pooled together: they share one verdict, so the ECE
+    range a calibrated model would show draws one outcome per group.
+    """
 
     predictions: Predictions
     calibration: Calibration
+    groups: np.ndarray | None = None
+
+    @classmethod
+    def pooled(cls, detector: Detector, predictions: Predictions, calibration: Calibration) -> Evaluated:
+        """The predictions pooled by shared picture, with the calibration of pooled logits."""
+        groups = picture_groups(detector, predictions)
+        return cls(pooled(predictions, groups), calibration, groups)
+
+
+def task_metrics(detector: Detector, task: TaskSpec, evaluated: Evaluated, keep: np.ndarray) -> dict[str, float]:
+    """One task's metrics over the labelled posts ``keep``; binary and multiclass tasks also get the ECE range a
+    calibrated model would show on them (``faim.eval.metrics.ece_range``)."""
+    target = evaluated.predictions.targets[task.name][keep]
+    y = target if task.type == "multilabel" else target.astype(np.int64)
+    prob = probabilities(evaluated.calibration, evaluated.predictions, task)[keep]
+    metrics = metric_function(detector, task, evaluated.calibration)(y, prob)
+    if task.type != "multilabel":
+        groups = None if evaluated.groups is None else evaluated.groups[keep]
+        metrics.update(ece_range(prob, groups, bins=detector.eval_config.calibration_bins))
+    return metrics
 
 
 def task_results(
@@ -128,18 +156,13 @@ def task_results(
     y = target[keep] if task.type == "multilabel" else target[keep].astype(np.int64)
     prob = probabilities(main.calibration, main.predictions, task)[keep]
     metric = metric_function(detector, task, main.calibration)
-    result: dict[str, Any] = {"type": task.type, "metrics": metric(y, prob)}
+    result: dict[str, Any] = {"type": task.type, "metrics": task_metrics(detector, task, main, keep)}
     field = detector.eval_config.slice
     if field:
         values = np.array([str(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k])
         result["slices"] = slice_metrics(y, prob, values, metric)
     if ablations:
-        result["ablations"] = {
-            name: metric_function(detector, task, ablated.calibration)(
-                y, probabilities(ablated.calibration, ablated.predictions, task)[keep]
-            )
-            for name, ablated in ablations.items()
-        }
+        result["ablations"] = {name: task_metrics(detector, task, ablated, keep) for name, ablated in ablations.items()}
     if task.type == "binary":
         result["plots"] = [str(p) for p in plot_binary(y, prob, out_dir, task.name)]
     elif task.type == "multiclass":
@@ -169,8 +192,8 @@ def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path,
         ablations = {name: Evaluated(p, detector.calibration) for name, p in ablated.items()}
     else:
         calibration = detector.pooled or Calibration.identity(detector.tasks)  # not calibrated yet: as per post
-        main = Evaluated(pooled(detector, predictions), calibration)
-        ablations = {name: Evaluated(pooled(detector, p), calibration) for name, p in ablated.items()}
+        main = Evaluated.pooled(detector, predictions, calibration)
+        ablations = {name: Evaluated.pooled(detector, p, calibration) for name, p in ablated.items()}
         ablations["without_pooling"] = Evaluated(predictions, detector.calibration)
     results: dict[str, Any] = {
         "model": detector.source,

@@ -13,7 +13,8 @@ from scipy.special import expit, logit
 
 import faim
 from faim.data.sources import read_posts
-from faim.evaluate import calibrate, evaluate, pooled
+from faim.eval.calibration import ece_if_calibrated
+from faim.evaluate import Evaluated, calibrate, evaluate, picture_groups, pooled, probabilities
 from faim.training.loaders import make_loader
 from faim.training.predict import predict
 
@@ -68,7 +69,7 @@ def test_pooling_gives_posts_sharing_a_picture_the_group_mean(demo_data, tmp_pat
     detector, posts = pooling_detector(demo_data, tmp_path)
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
     per_post = predict(detector.model, loader, link_kind="image")
-    together = pooled(detector, per_post).logits["harmful"]
+    together = pooled(per_post, picture_groups(detector, per_post)).logits["harmful"]
     alone = per_post.logits["harmful"]
     for start in range(0, len(posts) - 3, 4):
         members = [i for i in range(start, start + 4) if posts[i].images]
@@ -86,3 +87,21 @@ def test_pooling_fits_a_calibration_of_its_own_and_reports_per_post_figures(demo
     assert report["ablations"]["without_pooling"]["threshold"] == pytest.approx(detector.thresholds["harmful"])
     assert report["metrics"]["threshold"] == pytest.approx(detector.pooled.thresholds["harmful"])
     assert report["metrics"]["auroc"] != report["ablations"]["without_pooling"]["auroc"]
+
+
+def test_evaluation_reports_the_ece_range_of_a_calibrated_model(demo_data, tmp_path: Path) -> None:
+    detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
+    report = evaluate(detector, posts, tmp_path / "eval", "validation")["tasks"]["harmful"]
+    for metrics in [report["metrics"], *report["ablations"].values()]:
+        assert 0.0 <= metrics["ece_if_calibrated_low"] < metrics["ece_if_calibrated_high"] <= 1.0
+
+
+def test_ece_range_of_a_pooled_evaluation_draws_one_outcome_per_picture(demo_data, tmp_path: Path) -> None:
+    detector, posts = pooling_detector(demo_data, tmp_path)
+    metrics = evaluate(detector, posts, tmp_path / "eval", "shared pictures")["tasks"]["harmful"]["metrics"]
+    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
+    main = Evaluated.pooled(detector, predict(detector.model, loader, link_kind="image"), detector.pooled)
+    prob = probabilities(main.calibration, main.predictions, detector.tasks[0])
+    reported = (metrics["ece_if_calibrated_low"], metrics["ece_if_calibrated_high"])
+    assert reported == pytest.approx(ece_if_calibrated(prob, main.groups))
+    assert reported != pytest.approx(ece_if_calibrated(prob))

@@ -14,9 +14,11 @@ import pytorch_lightning as pl
 import torch
 from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint
 from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger
+from torch.utils.data import DataLoader
 
-from faim.artifact import read_manifest
+from faim.artifact import load_artifact, read_manifest
 from faim.build import build_model, build_source, task_specs
+from faim.data.post import Post
 from faim.detector import Detector
 from faim.evaluate import calibrate, evaluate_loader
 from faim.recipe import Recipe, as_recipe
@@ -77,6 +79,26 @@ def make_trainer(recipe: Recipe, output_dir: Path) -> tuple[pl.Trainer, ModelChe
     return trainer, checkpoint
 
 
+def recipe_loader(recipe: Recipe, detector: Detector, posts: list[Post], shuffle: bool, label: str) -> DataLoader:
+    """A loader over labelled ``posts`` with the recipe's batch size and workers; frozen encoders' embeddings come
+    from the recipe's embedding cache unless ``train.cache_embeddings`` is off."""
+    cfg = recipe.train
+    cache_dir = cfg.cache_dir if cfg.cache_embeddings else None
+    collator = detector.collator(with_targets=True)
+    return make_loader(detector.model, collator, posts, cfg.batch_size, shuffle, cfg.num_workers, cache_dir, label)
+
+
+def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | Path) -> dict[str, Any]:
+    """Evaluate the model a run of ``recipe`` saved in ``model_dir`` again, as ``train`` does at its end: on the
+    recipe's eval split, with its saved calibration; rewrites ``<train.output_dir>/eval`` and returns the report."""
+    recipe = as_recipe(recipe)
+    detector = load_artifact(model_dir)
+    source = build_source(recipe.data)
+    split = recipe.eval.split
+    loader = recipe_loader(recipe, detector, source.posts(split), False, split)
+    return evaluate_loader(detector, loader, Path(recipe.train.output_dir) / "eval", source.describe(split))
+
+
 def train(
     recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None, resume: bool = False
 ) -> TrainResult | None:
@@ -99,13 +121,8 @@ def train(
     model = build_model(recipe.model)
     tasks = task_specs(recipe.model)
     detector = Detector(model, tasks, recipe)
-    collator = detector.collator(with_targets=True)
-    cache_dir = cfg.cache_dir if cfg.cache_embeddings else None
-
-    def loader(posts: list, shuffle: bool, label: str) -> Any:
-        return make_loader(model, collator, posts, cfg.batch_size, shuffle, cfg.num_workers, cache_dir, label)
-
-    train_loader, val_loader = loader(train_posts, True, "train"), loader(val_posts, False, "validation")
+    train_loader = recipe_loader(recipe, detector, train_posts, True, "train")
+    val_loader = recipe_loader(recipe, detector, val_posts, False, "validation")
     task = PostTask(model, tasks, cfg.lr, cfg.encoder_lr, cfg.weight_decay, cfg.warmup_ratio)
     trainer, checkpoint = make_trainer(recipe, output_dir)
     with warnings.catch_warnings():  # frozen encoders stay in eval mode on purpose; Lightning warns at every fit
@@ -120,7 +137,9 @@ def train(
     model_dir = output_dir / "model"
     detector.save(str(model_dir))
     split = recipe.eval.split
-    eval_loader = val_loader if split == "validation" else loader(source.posts(split), False, split)
-    report = evaluate_loader(detector, eval_loader, output_dir / "eval", source.describe(recipe.eval.split))
+    eval_loader = val_loader
+    if split != "validation":
+        eval_loader = recipe_loader(recipe, detector, source.posts(split), False, split)
+    report = evaluate_loader(detector, eval_loader, output_dir / "eval", source.describe(split))
     write_record(recipe, output_dir, model_dir, time.perf_counter() - start)
     return TrainResult(detector, model_dir, report, best)

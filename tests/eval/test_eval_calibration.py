@@ -7,7 +7,14 @@ import pytest
 from scipy.special import expit, softmax
 from sklearn.metrics import roc_auc_score
 
-from faim.eval import apply_temperature, expected_calibration_error, fit_platt, fit_temperature, reliability_bins
+from faim.eval import (
+    apply_temperature,
+    ece_if_calibrated,
+    expected_calibration_error,
+    fit_platt,
+    fit_temperature,
+    reliability_bins,
+)
 
 
 def _overconfident_binary(n: int = 5000, scale: float = 4.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -47,6 +54,40 @@ def test_ece_rejects_empty_and_bad_bins() -> None:
         expected_calibration_error(np.array([]), np.array([]))
     with pytest.raises(ValueError, match="bins"):
         expected_calibration_error(np.array([0.5]), np.array([1]), bins=0)
+
+
+def test_ece_of_calibrated_samples_falls_in_the_calibrated_range() -> None:
+    rng = np.random.default_rng(1)
+    prob = rng.uniform(size=300)
+    low, high = ece_if_calibrated(prob)
+    eces = [expected_calibration_error(prob, rng.uniform(size=300) < prob) for _ in range(200)]
+    inside = np.mean([low <= ece <= high for ece in eces])
+    assert 0.9 <= inside <= 0.99 and low > 0.02  # 300 outcomes: a calibrated model's ECE is well above 0
+
+
+def test_shared_outcomes_widen_the_calibrated_range() -> None:
+    prob = np.repeat(np.random.default_rng(2).uniform(size=20), 50)  # 20 groups of 50 rows with one probability
+    alone, shared = ece_if_calibrated(prob), ece_if_calibrated(prob, groups=np.repeat(np.arange(20), 50))
+    assert shared[1] > 2 * alone[1]
+    assert ece_if_calibrated(prob, groups=np.arange(1000)) == alone  # groups of one: rows drawn on their own
+
+
+def test_calibrated_range_is_reproducible_and_zero_for_certain_forecasts() -> None:
+    prob = np.random.default_rng(3).uniform(size=(100, 3))
+    prob /= prob.sum(axis=1, keepdims=True)
+    assert ece_if_calibrated(prob, seed=5) == ece_if_calibrated(prob, seed=5) != ece_if_calibrated(prob, seed=6)
+    assert ece_if_calibrated(np.array([0.0, 1.0, 1.0])) == (0.0, 0.0)
+
+
+def test_calibrated_range_errors() -> None:
+    with pytest.raises(ValueError, match="non-empty"):
+        ece_if_calibrated(np.array([]))
+    with pytest.raises(ValueError, match="one id per row"):
+        ece_if_calibrated(np.array([0.2, 0.4]), groups=np.array([0]))
+    with pytest.raises(ValueError, match="level"):
+        ece_if_calibrated(np.array([0.2, 0.4]), level=1.0)
+    with pytest.raises(ValueError, match="probabilities"):
+        ece_if_calibrated(np.array([0.2, 1.4]))
 
 
 def test_binary_temperature_reduces_ece_and_keeps_auroc() -> None:
