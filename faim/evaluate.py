@@ -119,8 +119,8 @@ def probabilities(calibration: Calibration, predictions: Predictions, task: Task
 class Evaluated:
     """Predictions over the evaluated posts and the calibration that turns them into probabilities.
 
-    ``groups`` (one id per post), when set, are the posts pooled together: they share one verdict, so the ECE
-    range a calibrated model would show draws one outcome per group.
+    ``groups`` (one id per post), when set, are the posts that show one picture: they share one verdict, so the ECE
+    range a calibrated model would show draws their outcomes together (see ``ece_if_calibrated``).
     """
 
     predictions: Predictions
@@ -194,7 +194,7 @@ def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path,
         calibration = detector.pooled or Calibration.identity(detector.tasks)  # not calibrated yet: as per post
         main = Evaluated.pooled(detector, predictions, calibration)
         ablations = {name: Evaluated.pooled(detector, p, calibration) for name, p in ablated.items()}
-        ablations["without_pooling"] = Evaluated(predictions, detector.calibration)
+        ablations["without_pooling"] = Evaluated(predictions, detector.calibration, main.groups)
     results: dict[str, Any] = {
         "model": detector.source,
         "data": data_name,

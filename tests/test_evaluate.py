@@ -96,12 +96,19 @@ def test_evaluation_reports_the_ece_range_of_a_calibrated_model(demo_data, tmp_p
         assert 0.0 <= metrics["ece_if_calibrated_low"] < metrics["ece_if_calibrated_high"] <= 1.0
 
 
-def test_ece_range_of_a_pooled_evaluation_draws_one_outcome_per_picture(demo_data, tmp_path: Path) -> None:
+def test_ece_ranges_of_a_pooled_evaluation_draw_posts_showing_one_picture_together(demo_data, tmp_path: Path) -> None:
     detector, posts = pooling_detector(demo_data, tmp_path)
-    metrics = evaluate(detector, posts, tmp_path / "eval", "shared pictures")["tasks"]["harmful"]["metrics"]
+    report = evaluate(detector, posts, tmp_path / "eval", "shared pictures")["tasks"]["harmful"]
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
-    main = Evaluated.pooled(detector, predict(detector.model, loader, link_kind="image"), detector.pooled)
-    prob = probabilities(main.calibration, main.predictions, detector.tasks[0])
-    reported = (metrics["ece_if_calibrated_low"], metrics["ece_if_calibrated_high"])
-    assert reported == pytest.approx(ece_if_calibrated(prob, main.groups))
-    assert reported != pytest.approx(ece_if_calibrated(prob))
+    per_post = predict(detector.model, loader, link_kind="image")
+    main = Evaluated.pooled(detector, per_post, detector.pooled)
+    pooled_prob = probabilities(main.calibration, main.predictions, detector.tasks[0])
+    per_post_prob = probabilities(detector.calibration, per_post, detector.tasks[0])
+
+    def reported(metrics: dict) -> tuple[float, float]:
+        return metrics["ece_if_calibrated_low"], metrics["ece_if_calibrated_high"]
+
+    assert reported(report["metrics"]) == pytest.approx(ece_if_calibrated(pooled_prob, main.groups))
+    assert reported(report["metrics"]) != pytest.approx(ece_if_calibrated(pooled_prob))
+    without = reported(report["ablations"]["without_pooling"])
+    assert without == pytest.approx(ece_if_calibrated(per_post_prob, main.groups))
