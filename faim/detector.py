@@ -87,9 +87,17 @@ class Detector:
         """The per-post calibration, sharing this detector's dicts (changes to either show in both)."""
         return Calibration(self.thresholds, self.temperatures, self.logit_shifts)
 
-    def collator(self, with_targets: bool = False, on_error: str = "raise", draft_images: bool = False) -> PostCollator:
-        """A collator preprocessing posts for this model's encoders (see ``PostCollator``)."""
-        preprocessors = {kind: self.model.encoder_for(kind).preprocessor() for kind in self.model.kinds}
+    def collator(
+        self,
+        with_targets: bool = False,
+        on_error: str = "raise",
+        draft_images: bool = False,
+        kinds: Iterable[str] | None = None,
+    ) -> PostCollator:
+        """A collator preprocessing posts for this model's encoders (see ``PostCollator``); ``kinds`` limits the
+        element kinds it reads (default: every kind the model reads; scoring reads only the fused ones)."""
+        read = self.model.kinds if kinds is None else list(kinds)
+        preprocessors = {kind: self.model.encoder_for(kind).preprocessor() for kind in read}
         tasks = self.tasks if with_targets else ()
         return PostCollator(preprocessors, tasks, self.max_elements, on_error, draft_images)
 
@@ -108,7 +116,7 @@ class Detector:
     ) -> Iterator[tuple[list[str], dict[str, np.ndarray], np.ndarray]]:
         """Yield ``(ids, probabilities per task, embeddings)`` per batch; raises ``PostError`` on a bad post."""
         self.model.eval()
-        collate = self.collator()
+        collate = self.collator(kinds=self.model.fused_kinds)
         buffer: list[Post] = []
         for post in as_posts(list(posts)):
             buffer.append(post)

@@ -111,7 +111,10 @@ def optimise_for_inference(model: WholePostModel, options: ScoringOptions) -> Wh
     device = next(model.parameters()).device
     bf16 = bf16_is_fast(device) if options.bf16 is None else options.bf16
     fuse = options.fuse_images and device.type == "cpu" and not bf16
+    scoring = {model.routes[kind] for kind in model.fused_kinds}  # the other encoders never run when scoring
     for name, encoder in list(model.encoders.items()):
+        if name not in scoring:
+            continue
         if options.compile and hasattr(encoder, "backbone"):
             encoder.backbone = torch.compile(encoder.backbone, dynamic=True)
         channels_last = options.channels_last and encoder.modality == "image"

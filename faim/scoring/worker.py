@@ -61,7 +61,9 @@ class ShardScorer:
         self.detector = detector
         self.device = torch.device(device)
         optimise_for_inference(detector.model.to(self.device), options)
-        self.collate = detector.collator(on_error="record", draft_images=options.draft_jpeg)
+        self.collate = detector.collator(
+            on_error="record", draft_images=options.draft_jpeg, kinds=detector.model.fused_kinds
+        )  # kinds the heads do not see (a picture that only links posts in evaluation) are not read
         self.columns = ColumnMap.from_recipe(columns)
         self.image_root = Path(image_root) if image_root else None
         self.batch_size = batch_size

@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from conftest import tiny_recipe
 from PIL import Image
 
+import faim
 from faim.scoring import ScoringOptions, score_dump
 
 
@@ -33,6 +35,17 @@ def make_dump(root: Path) -> Path:
     path = root / "dump.jsonl"
     path.write_bytes(("\n".join(lines) + "\n").encode() + b'{"id": "latin1", "text": "caf\xe9"}\n')
     return path
+
+
+def test_a_model_whose_heads_see_no_picture_does_not_read_pictures(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["fusion"] = {"type": "concat", "kinds": ["text"]}  # the picture would only link posts
+    faim.build(recipe).save(str(tmp_path / "model"))
+    dump = make_dump(tmp_path)
+    summary = score_dump(tmp_path / "model", dump, tmp_path / "out", workers=1, progress=False)
+    rows = {row["source"].rsplit(":", 1)[1]: row for row in pq.read_table(tmp_path / "out").to_pylist()}
+    assert summary.rows == 10 and summary.errors == {"empty": 1, "json": 1, "row": 1, "text_encoding": 1}
+    assert all(rows[line]["error_kind"] is None and rows[line]["harmful"] is not None for line in "2345")
 
 
 def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
