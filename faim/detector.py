@@ -101,11 +101,15 @@ class Detector:
         tasks = self.tasks if with_targets else ()
         return PostCollator(preprocessors, tasks, self.max_elements, on_error, draft_images)
 
-    def probabilities(self, logits: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        """Calibrated probabilities per task from raw logits (temperature and logit shift applied)."""
+    def probabilities(
+        self, logits: Mapping[str, torch.Tensor], calibration: Calibration | None = None
+    ) -> dict[str, torch.Tensor]:
+        """Calibrated probabilities per task from raw logits (temperature and logit shift of ``calibration``,
+        default the per-post one, applied)."""
+        calibration = calibration or self.calibration
         return {
             name: self.model.heads[name].probabilities(
-                value.float() / self.temperatures[name] + self.logit_shifts[name]
+                value.float() / calibration.temperatures[name] + calibration.logit_shifts[name]
             )
             for name, value in logits.items()
         }
@@ -139,21 +143,31 @@ class Detector:
         probs = {name: value.float().cpu().numpy() for name, value in self.probabilities(logits).items()}
         return probs, embedding.float().cpu().numpy()
 
-    def score(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> list[dict[str, Any]]:
+    def score(
+        self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, pool_by_image: bool = False
+    ) -> list[dict[str, Any]]:
         """Per-post probabilities: ``{"id", task: P(positive)}`` for binary tasks, ``{label: p}`` otherwise.
 
-        Posts may be ``Post`` objects or plain dicts (``{"id", "text", "images", "comments"}``).
+        Posts may be ``Post`` objects or plain dicts (``{"id", "text", "images", "comments"}``). With
+        ``pool_by_image`` (a recipe with ``eval.pool_by_image``), the posts are scored together: each takes the mean
+        logits of the given posts showing a near-duplicate of its first picture, under the pooled calibration (as
+        evaluation reports it), and its row gains ``picture_group``, the id its group's posts share.
         """
+        if pool_by_image:
+            from faim.pooling import score_pooled  # imported here: it loads the evaluation package (plots too)
+
+            ids, probs, groups = score_pooled(self, posts, batch_size)
+            return [row | {"picture_group": int(group)} for row, group in zip(self._rows(ids, probs), groups)]
+        return [row for ids, probs, _ in self.run(posts, batch_size) for row in self._rows(ids, probs)]
+
+    def _rows(self, ids: list[str], probs: dict[str, np.ndarray]) -> list[dict[str, Any]]:
         rows = []
-        for ids, probs, _ in self.run(posts, batch_size):
-            for i, post_id in enumerate(ids):
-                row: dict[str, Any] = {"id": post_id}
-                for task in self.tasks:
-                    value = probs[task.name][i]
-                    row[task.name] = (
-                        float(value) if task.type == "binary" else dict(zip(task.labels, map(float, value)))
-                    )
-                rows.append(row)
+        for i, post_id in enumerate(ids):
+            row: dict[str, Any] = {"id": post_id}
+            for task in self.tasks:
+                value = probs[task.name][i]
+                row[task.name] = float(value) if task.type == "binary" else dict(zip(task.labels, map(float, value)))
+            rows.append(row)
         return rows
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
@@ -161,11 +175,17 @@ class Detector:
         parts = [embedding for _, _, embedding in self.run(posts, batch_size)]
         return np.concatenate(parts) if parts else np.zeros((0, self.model.fusion.output_dim), np.float32)
 
-    def decisions(self, task: str, probabilities: np.ndarray) -> np.ndarray:
-        """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel."""
+    def decisions(self, task: str, probabilities: np.ndarray, pooled: bool = False) -> np.ndarray:
+        """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel.
+
+        ``pooled``: the probabilities come from ``score(..., pool_by_image=True)``; the pooled threshold applies.
+        """
         spec = next(t for t in self.tasks if t.name == task)
         if spec.type == "binary":
-            return (probabilities >= self.thresholds[task]).astype(np.int64)
+            if pooled and self.pooled is None:
+                raise ValueError(f"{self.source}: no pooled calibration (the recipe has no eval.pool_by_image)")
+            calibration = self.pooled if pooled else self.calibration
+            return (probabilities >= calibration.thresholds[task]).astype(np.int64)
         if spec.type == "multiclass":
             return probabilities.argmax(-1)
         return (probabilities >= 0.5).astype(np.int64)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -24,33 +24,13 @@ from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics, mul
 from faim.eval.plots import plot_binary, plot_multiclass
 from faim.eval.report import write_report
 from faim.eval.robustness import PERTURBATIONS, perturb_posts, robustness_table
-from faim.eval.shared_images import pool_by_group, shared_image_groups
 from faim.eval.slices import slice_metrics
 from faim.eval.thresholds import choose_threshold
+from faim.pooling import picture_groups, pooled, pooling_kind
 from faim.training.loaders import make_loader
 from faim.training.predict import Predictions, predict
 
 CONSTRAINED = ("precision@recall", "recall@precision")
-
-
-def pooling_kind(detector: Detector) -> str | None:
-    """The element kind posts are linked by (``"image"`` with ``eval.pool_by_image``), or ``None``."""
-    return "image" if detector.eval_config.pool_by_image is not None else None
-
-
-def picture_groups(detector: Detector, predictions: Predictions) -> np.ndarray:
-    """Group id per post: posts whose pictures are near-duplicates (``eval.pool_by_image``) share one."""
-    if predictions.link_embeddings is None or predictions.link_present is None:
-        raise ValueError("pooling by shared picture needs predictions made with link_kind='image'")
-    return shared_image_groups(
-        predictions.link_embeddings, predictions.link_present, detector.eval_config.pool_by_image
-    )
-
-
-def pooled(predictions: Predictions, groups: np.ndarray) -> Predictions:
-    """``predictions`` with every task's logits averaged over the posts of each group."""
-    logits = {name: pool_by_group(values, groups) for name, values in predictions.logits.items()}
-    return replace(predictions, logits=logits)
 
 
 def fit_calibration(detector: Detector, predictions: Predictions, calibration: Calibration) -> None:

@@ -72,3 +72,32 @@ def tiny_model_dir(demo_data: dict[str, Path], tmp_path_factory: pytest.TempPath
     detector = faim.build(tiny_recipe(demo_data, root / "run"))
     detector.save(str(root / "model"))
     return root / "model"
+
+
+def shared_picture_posts(demo_data: dict[str, Path]) -> list:
+    """Validation posts in groups of four that show one picture (the group's first); every fifth has none."""
+    from faim.data.sources import read_posts
+
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))
+    pictures = [list(post.images) for post in posts]
+    for index, post in enumerate(posts):
+        post.images = [] if index % 5 == 4 else pictures[index - index % 4]
+    return posts
+
+
+def pooling_detector(demo_data: dict[str, Path], tmp_path: Path) -> tuple[Any, list]:
+    """A tiny detector pooling posts that show the same picture, calibrated on ``shared_picture_posts``."""
+    import torch
+
+    import faim
+    from faim.evaluate import calibrate
+    from faim.training.loaders import make_loader
+
+    torch.manual_seed(0)
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["eval"] |= {"pool_by_image": 1.0, "logit_shift": True}  # the same picture only
+    detector = faim.build(recipe)
+    posts = shared_picture_posts(demo_data)
+    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
+    calibrate(detector, loader)
+    return detector, posts

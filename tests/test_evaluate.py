@@ -1,5 +1,5 @@
-"""Calibration of a detector on validation posts (temperature, optional logit shift, threshold), and pooling
-across posts that share a picture."""
+"""Calibration of a detector on validation posts (temperature, optional logit shift, threshold), and evaluation
+with and without pooling across posts that share a picture."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import tiny_recipe
+from conftest import pooling_detector, tiny_recipe
 from scipy.special import expit, logit
 
 import faim
 from faim.data.sources import read_posts
 from faim.eval.calibration import ece_if_calibrated
-from faim.evaluate import Evaluated, calibrate, evaluate, picture_groups, pooled, probabilities
+from faim.evaluate import Evaluated, calibrate, evaluate, probabilities
 from faim.training.loaders import make_loader
 from faim.training.predict import predict
 
@@ -43,39 +43,6 @@ def test_logit_shift_is_fitted_and_moves_every_score_by_it(demo_data, tmp_path: 
     detector.logit_shifts["harmful"] = 0.0
     plain = np.array([row["harmful"] for row in detector.score(posts)])
     assert shifted == pytest.approx(expit(logit(plain) + shift), abs=1e-5)
-
-
-def shared_picture_posts(demo_data: dict[str, Path]) -> list:
-    """Validation posts in groups of four that show one picture (the group's first); every fifth has none."""
-    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))
-    pictures = [list(post.images) for post in posts]
-    for index, post in enumerate(posts):
-        post.images = [] if index % 5 == 4 else pictures[index - index % 4]
-    return posts
-
-
-def pooling_detector(demo_data: dict[str, Path], tmp_path: Path) -> tuple[faim.Detector, list]:
-    torch.manual_seed(0)
-    recipe = tiny_recipe(demo_data, tmp_path / "run")
-    recipe["eval"] |= {"pool_by_image": 1.0, "logit_shift": True}  # the same picture only
-    detector = faim.build(recipe)
-    posts = shared_picture_posts(demo_data)
-    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
-    calibrate(detector, loader)
-    return detector, posts
-
-
-def test_pooling_gives_posts_sharing_a_picture_the_group_mean(demo_data, tmp_path: Path) -> None:
-    detector, posts = pooling_detector(demo_data, tmp_path)
-    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
-    per_post = predict(detector.model, loader, link_kind="image")
-    together = pooled(per_post, picture_groups(detector, per_post)).logits["harmful"]
-    alone = per_post.logits["harmful"]
-    for start in range(0, len(posts) - 3, 4):
-        members = [i for i in range(start, start + 4) if posts[i].images]
-        assert members and np.allclose(together[members], alone[members].mean(), atol=1e-6)
-    pictureless = [i for i, post in enumerate(posts) if not post.images]
-    assert np.array_equal(together[pictureless], alone[pictureless])
 
 
 def test_pooling_fits_a_calibration_of_its_own_and_reports_per_post_figures(demo_data, tmp_path: Path) -> None:
