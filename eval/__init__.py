@@ -3,6 +3,7 @@
 from faim.eval.calibration import (
     ReliabilityBins,
     apply_temperature,
+    consistency_bars,
     ece_if_calibrated,
     expected_calibration_error,
     fit_platt,
@@ -29,6 +30,7 @@ __all__ = [
     "apply_temperature",
     "binary_metrics",
     "choose_threshold",
+    "consistency_bars",
     "ece_if_calibrated",
     "expected_calibration_error",
     "fit_platt",

@@ -92,39 +92,42 @@ def expected_calibration_error(confidence: np.ndarray, outcome: np.ndarray, bins
     return float(np.sum(rb.counts[filled] * gaps) / rb.counts.sum())
 
 
-def ece_if_calibrated(
-    prob: np.ndarray,
-    groups: np.ndarray | None = None,
-    bins: int = 15,
-    draws: int = 1000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float]:
-    """The range of ECE a perfectly calibrated model would show on this sample (consistency resampling).
+@dataclass(frozen=True)
+class CalibratedDraws:
+    """Outcomes drawn from the probabilities themselves, binned as a reliability diagram bins them.
 
-    An observed ECE reads against this range, not against 0: with few independent outcomes even a calibrated
-    model's ECE is far above 0. Outcomes are drawn from the probabilities themselves (a model calibrated by
-    construction) and each draw's ECE is computed with the same bins (Bröcker and Smith, 2007, "Increasing the
-    reliability of reliability diagrams").
+    Attributes:
+        bin_index: the bin of each row ``[N]``.
+        counts: rows per bin ``[bins]``.
+        confidence_sums: sum of the confidences per bin ``[bins]``.
+        outcome_sums: sum of the drawn outcomes per draw and bin ``[draws, bins]``.
+    """
+
+    bin_index: np.ndarray
+    counts: np.ndarray
+    confidence_sums: np.ndarray
+    outcome_sums: np.ndarray
+
+
+def draw_calibrated(
+    prob: np.ndarray, groups: np.ndarray | None = None, bins: int = 15, draws: int = 1000, seed: int = 0
+) -> CalibratedDraws:
+    """Draw outcomes from the probabilities themselves: samples of a model calibrated by construction.
 
     Args:
         prob: binary positive-class probabilities ``[N]``, or class probabilities ``[N, C]`` (the confidence is
             the max probability and the event is "the arg-max class is right", as in
             :func:`expected_calibration_error`).
-        groups: optional group id per row ``[N]``: rows of one group share one outcome draw (one uniform number
-            per group, so rows of a group with equal probabilities get the same outcome), as posts pooled by a
-            shared picture do. ``None``: every row is drawn on its own.
+        groups: optional group id per row ``[N]``: rows of one group share one uniform number (a row's outcome is
+            whether it falls below the row's confidence), so rows of a group with equal probabilities get the same
+            outcome, as posts pooled by a shared picture do. ``None``: every row is drawn on its own.
         bins: number of equal-width bins.
         draws: number of simulated samples.
-        level: central share of the simulated ECEs the range covers.
-        seed: seed of the draws (the range is reproducible).
-
-    Returns:
-        ``(low, high)``: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the simulated ECEs.
+        seed: seed of the draws (results are reproducible).
 
     Raises:
-        ValueError: on an empty sample, probabilities outside [0, 1], groups of another length, ``bins < 1``,
-            ``draws < 1`` or ``level`` outside (0, 1).
+        ValueError: on an empty sample, probabilities outside [0, 1], groups of another length, ``bins < 1`` or
+            ``draws < 1``.
     """
     p = check_probabilities(prob, "prob")
     if p.ndim not in (1, 2) or p.shape[0] == 0:
@@ -138,23 +141,71 @@ def ece_if_calibrated(
         if ids.shape != (n,):
             raise ValueError(f"groups must have one id per row, shape ({n},), got {ids.shape}")
         group_index = np.unique(ids, return_inverse=True)[1].ravel()
-    if bins < 1 or draws < 1 or not 0 < level < 1:
-        raise ValueError(f"need bins >= 1, draws >= 1 and 0 < level < 1, got {bins}, {draws} and {level}")
+    if bins < 1 or draws < 1:
+        raise ValueError(f"need bins >= 1 and draws >= 1, got {bins} and {draws}")
     edges = np.linspace(0.0, 1.0, bins + 1)
     bin_index = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, bins - 1)
-    confidence_sums = np.bincount(bin_index, weights=confidence, minlength=bins)
     rng = np.random.default_rng(seed)
     n_groups = int(group_index.max()) + 1
-    eces = np.empty(draws)
+    outcome_sums = np.empty((draws, bins))
     chunk = max(1, 2**22 // n)  # draws simulated together: about 4M rows at a time
     for start in range(0, draws, chunk):
         count = min(chunk, draws - start)
         outcomes = rng.random((count, n_groups))[:, group_index] < confidence  # [count, N]
-        outcome_sums = np.stack([np.bincount(bin_index, weights=row, minlength=bins) for row in outcomes])
-        # per bin, n_b * |frequency_b - confidence_b| = |outcome sum - confidence sum|
-        eces[start : start + count] = np.abs(outcome_sums - confidence_sums).sum(axis=1) / n
+        outcome_sums[start : start + count] = [np.bincount(bin_index, weights=row, minlength=bins) for row in outcomes]
+    return CalibratedDraws(
+        bin_index=bin_index,
+        counts=np.bincount(bin_index, minlength=bins),
+        confidence_sums=np.bincount(bin_index, weights=confidence, minlength=bins),
+        outcome_sums=outcome_sums,
+    )
+
+
+def ece_if_calibrated(
+    prob: np.ndarray,
+    groups: np.ndarray | None = None,
+    bins: int = 15,
+    draws: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """The range of ECE a perfectly calibrated model would show on this sample (consistency resampling).
+
+    An observed ECE reads against this range, not against 0: with few independent outcomes even a calibrated
+    model's ECE is far above 0. Outcomes are drawn from the probabilities themselves (:func:`draw_calibrated`,
+    which ``prob``, ``groups``, ``bins``, ``draws`` and ``seed`` go to) and each draw's ECE is computed with the same
+    bins (Bröcker and Smith, 2007, "Increasing the reliability of reliability diagrams").
+
+    Returns:
+        ``(low, high)``: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the simulated ECEs.
+
+    Raises:
+        ValueError: as :func:`draw_calibrated`, and on ``level`` outside (0, 1).
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    drawn = draw_calibrated(prob, groups, bins, draws, seed)
+    # per bin, n_b * |frequency_b - confidence_b| = |outcome sum - confidence sum|
+    eces = np.abs(drawn.outcome_sums - drawn.confidence_sums).sum(axis=1) / drawn.bin_index.size
     low, high = np.quantile(eces, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
+
+
+def consistency_bars(
+    prob: np.ndarray, groups: np.ndarray | None = None, bins: int = 15, draws: int = 1000, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per reliability bin, the range of observed frequency a perfectly calibrated model would show here.
+
+    Arguments as :func:`ece_if_calibrated`. Returns ``(low [bins], high [bins])``, NaN for empty bins: a bar of the
+    reliability diagram outside its range is miscalibration this sample can show.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    drawn = draw_calibrated(prob, groups, bins, draws)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frequency = drawn.outcome_sums / drawn.counts  # [draws, bins]; NaN where a bin is empty
+    low, high = np.quantile(frequency, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return low, high
 
 
 def fit_temperature(

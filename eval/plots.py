@@ -18,12 +18,19 @@ from matplotlib.figure import Figure
 from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
 
 from faim.eval._checks import as_binary_inputs, as_multiclass_inputs
-from faim.eval.calibration import expected_calibration_error, reliability_bins
+from faim.eval.calibration import consistency_bars, ece_if_calibrated, expected_calibration_error, reliability_bins
 
 _DPI = 120
 
 
-def plot_binary(y_true: np.ndarray, prob: np.ndarray, out_dir: Path, prefix: str, bins: int = 15) -> list[Path]:
+def plot_binary(
+    y_true: np.ndarray,
+    prob: np.ndarray,
+    out_dir: Path,
+    prefix: str,
+    bins: int = 15,
+    groups: np.ndarray | None = None,
+) -> list[Path]:
     """Write the ROC curve, the precision-recall curve and the reliability diagram of a binary task.
 
     Args:
@@ -32,6 +39,8 @@ def plot_binary(y_true: np.ndarray, prob: np.ndarray, out_dir: Path, prefix: str
         out_dir: folder for the images, created if missing.
         prefix: file-name prefix, typically the task name.
         bins: number of equal-width bins of the reliability diagram.
+        groups: optional group id per row of posts that share their outcome (see
+            :func:`faim.eval.calibration.draw_calibrated`), for the reliability diagram's consistency bars.
 
     Returns:
         Paths of ``<prefix>_roc.png``, ``<prefix>_pr.png`` and ``<prefix>_calibration.png``.
@@ -65,7 +74,7 @@ def plot_binary(y_true: np.ndarray, prob: np.ndarray, out_dir: Path, prefix: str
     else:
         _undefined(ax, "Precision-recall")
 
-    cal_fig = _reliability_figure(p, y, bins, "predicted probability (positive class)", "fraction positive")
+    cal_fig = _reliability_figure(p, y, bins, groups, "predicted probability (positive class)", "fraction positive")
     paths = [out_dir / f"{prefix}_{kind}.png" for kind in ("roc", "pr", "calibration")]
     for fig, path in zip((roc_fig, pr_fig, cal_fig), paths, strict=True):
         fig.savefig(path, dpi=_DPI)
@@ -73,7 +82,13 @@ def plot_binary(y_true: np.ndarray, prob: np.ndarray, out_dir: Path, prefix: str
 
 
 def plot_multiclass(
-    y_true: np.ndarray, prob: np.ndarray, labels: Sequence[str], out_dir: Path, prefix: str, bins: int = 15
+    y_true: np.ndarray,
+    prob: np.ndarray,
+    labels: Sequence[str],
+    out_dir: Path,
+    prefix: str,
+    bins: int = 15,
+    groups: np.ndarray | None = None,
 ) -> list[Path]:
     """Write one-vs-rest ROC curves of every class in one figure and the max-prob reliability diagram.
 
@@ -84,6 +99,7 @@ def plot_multiclass(
         out_dir: folder for the images, created if missing.
         prefix: file-name prefix, typically the task name.
         bins: number of equal-width bins of the reliability diagram.
+        groups: as in :func:`plot_binary`.
 
     Returns:
         Paths of ``<prefix>_roc.png`` and ``<prefix>_calibration.png``.
@@ -109,7 +125,7 @@ def plot_multiclass(
     ax.legend(loc="lower right", fontsize="small")
 
     pred = p.argmax(axis=1)
-    cal_fig = _reliability_figure(p.max(axis=1), pred == y, bins, "confidence (max probability)", "accuracy")
+    cal_fig = _reliability_figure(p, pred == y, bins, groups, "confidence (max probability)", "accuracy")
     paths = [out_dir / f"{prefix}_{kind}.png" for kind in ("roc", "calibration")]
     for fig, path in zip((roc_fig, cal_fig), paths, strict=True):
         fig.savefig(path, dpi=_DPI)
@@ -135,10 +151,17 @@ def _undefined(ax: Axes, title: str) -> None:
     ax.text(0.5, 0.5, "only one class present", ha="center", va="center", transform=ax.transAxes)
 
 
-def _reliability_figure(confidence: np.ndarray, outcome: np.ndarray, bins: int, xlabel: str, ylabel: str) -> Figure:
-    """Reliability diagram (observed frequency per confidence bin) above a histogram of confidences."""
+def _reliability_figure(
+    prob: np.ndarray, outcome: np.ndarray, bins: int, groups: np.ndarray | None, xlabel: str, ylabel: str
+) -> Figure:
+    """Reliability diagram (observed frequency per confidence bin, with the range a calibrated model would show in
+    each bin) above a histogram of confidences; ``prob`` is ``[N]`` (binary) or ``[N, C]`` (the max is the
+    confidence)."""
+    confidence = prob if prob.ndim == 1 else prob.max(axis=1)
     rb = reliability_bins(confidence, outcome, bins)
     ece = expected_calibration_error(confidence, outcome, bins)
+    bar_low, bar_high = consistency_bars(prob, groups, bins)
+    ece_low, ece_high = ece_if_calibrated(prob, groups, bins)
     fig = Figure(figsize=(5, 6), layout="constrained")
     FigureCanvasAgg(fig)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
@@ -154,8 +177,17 @@ def _reliability_figure(confidence: np.ndarray, outcome: np.ndarray, bins: int, 
         label="observed",
     )
     top.plot(rb.confidence[filled], rb.frequency[filled], "o", color="black", ms=3, label="bin mean confidence")
+    top.vlines(
+        rb.confidence[filled],
+        bar_low[filled],
+        bar_high[filled],
+        color="tab:red",
+        lw=2,
+        label="95 % range if calibrated",
+    )
     top.plot([0, 1], [0, 1], color="grey", ls="--", lw=1, label="perfect calibration")
-    top.set(ylabel=ylabel, xlim=(0, 1), ylim=(0, 1.02), title=f"Reliability: ECE {ece:.3f}")
+    title = f"Reliability: ECE {ece:.3f}\n(a calibrated model here: {ece_low:.3f}–{ece_high:.3f})"
+    top.set(ylabel=ylabel, xlim=(0, 1), ylim=(0, 1.02), title=title)
     top.legend(loc="upper left", fontsize="small")
     bottom.bar(rb.edges[:-1], rb.counts, width=width, align="edge", edgecolor="black", color="tab:grey")
     bottom.set(xlabel=xlabel, ylabel="count")

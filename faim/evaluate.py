@@ -143,10 +143,12 @@ def task_results(
         result["slices"] = slice_metrics(y, prob, values, metric)
     if ablations:
         result["ablations"] = {name: task_metrics(detector, task, ablated, keep) for name, ablated in ablations.items()}
+    groups = None if main.groups is None else main.groups[keep]
+    bins = detector.eval_config.calibration_bins
     if task.type == "binary":
-        result["plots"] = [str(p) for p in plot_binary(y, prob, out_dir, task.name)]
+        result["plots"] = [str(p) for p in plot_binary(y, prob, out_dir, task.name, bins, groups)]
     elif task.type == "multiclass":
-        result["plots"] = [str(p) for p in plot_multiclass(y, prob, task.labels, out_dir, task.name)]
+        result["plots"] = [str(p) for p in plot_multiclass(y, prob, task.labels, out_dir, task.name, bins, groups)]
     return result
 
 

@@ -9,6 +9,7 @@ from sklearn.metrics import roc_auc_score
 
 from faim.eval import (
     apply_temperature,
+    consistency_bars,
     ece_if_calibrated,
     expected_calibration_error,
     fit_platt,
@@ -77,6 +78,28 @@ def test_calibrated_range_is_reproducible_and_zero_for_certain_forecasts() -> No
     prob /= prob.sum(axis=1, keepdims=True)
     assert ece_if_calibrated(prob, seed=5) == ece_if_calibrated(prob, seed=5) != ece_if_calibrated(prob, seed=6)
     assert ece_if_calibrated(np.array([0.0, 1.0, 1.0])) == (0.0, 0.0)
+
+
+def test_consistency_bars_hold_a_calibrated_samples_bin_frequencies() -> None:
+    rng = np.random.default_rng(4)
+    prob = rng.uniform(size=3000)
+    low, high = consistency_bars(prob, bins=10)
+    assert np.all(low <= high) and np.all((low >= 0) & (high <= 1))
+    inside = []
+    for _ in range(50):
+        frequency = reliability_bins(prob, rng.uniform(size=3000) < prob, bins=10).frequency
+        inside.append(np.mean((low <= frequency) & (frequency <= high)))
+    assert np.mean(inside) > 0.9
+    overconfident = reliability_bins(prob, rng.uniform(size=3000) < 0.5 + (prob - 0.5) / 2, bins=10).frequency
+    assert np.mean((low <= overconfident) & (overconfident <= high)) < 0.5
+    grouped_low, grouped_high = consistency_bars(prob, groups=np.arange(3000) // 300, bins=10)
+    assert np.all(grouped_high - grouped_low > high - low)  # ten groups share their outcomes: wider bars
+
+
+def test_consistency_bars_of_an_empty_bin_are_nan() -> None:
+    low, high = consistency_bars(np.array([0.05, 0.95]), bins=2)
+    low_three, _ = consistency_bars(np.array([0.05, 0.95]), bins=3)
+    assert not np.isnan(low).any() and not np.isnan(high).any() and np.isnan(low_three[1])
 
 
 def test_calibrated_range_errors() -> None:

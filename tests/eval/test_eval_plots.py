@@ -28,6 +28,16 @@ def test_plot_binary_writes_three_pngs(tmp_path: Path) -> None:
         _assert_png(path)
 
 
+def test_reliability_diagram_takes_the_groups_that_share_outcomes(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    prob = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < prob).astype(int)
+    alone = plot_binary(y, prob, tmp_path / "alone", "t")[2]
+    grouped = plot_binary(y, prob, tmp_path / "grouped", "t", groups=np.arange(300) // 30)[2]
+    _assert_png(grouped)
+    assert grouped.read_bytes() != alone.read_bytes()  # wider bars and range when ten groups share outcomes
+
+
 def test_plot_binary_single_class_does_not_crash(tmp_path: Path) -> None:
     paths = plot_binary(np.zeros(10, dtype=int), np.linspace(0, 1, 10), tmp_path, "flat")
     for path in paths:
