@@ -104,8 +104,18 @@ def format_table(results: Results) -> str:
         columns = HEADLINE[task["type"]]
         variants = {"full": task["metrics"], **task.get("ablations", {})}
         rows = [[variant, *(format_value(m.get(c)) for c in columns)] for variant, m in variants.items()]
-        blocks.append(f"{name} ({task['type']})\n" + text_table(["variant", *columns], rows))
+        blocks.append(
+            f"{name} ({task['type']})\n" + text_table(["variant", *columns], rows) + _ece_note(task["metrics"])
+        )
     return "\n\n".join(blocks)
+
+
+def _ece_note(metrics: Mapping[str, float]) -> str:
+    """A line putting the ECE next to the range a calibrated model would show (empty without one)."""
+    if "ece_if_calibrated_low" not in metrics or "ece" not in metrics:
+        return ""
+    low, high = metrics["ece_if_calibrated_low"], metrics["ece_if_calibrated_high"]
+    return f"\nECE {format_value(metrics['ece'])}: a calibrated model would show {low:.3f}–{high:.3f} on these posts"
 
 
 def _markdown(results: Results, out_dir: Path) -> str:

@@ -93,6 +93,15 @@ def test_format_table_lists_tasks_and_ablations(tmp_path: Path) -> None:
     assert any(line.startswith("without_text") and "n/a" in line for line in lines)
 
 
+def test_format_table_puts_the_ece_next_to_a_calibrated_models_range(tmp_path: Path) -> None:
+    results = _results(tmp_path)
+    metrics = results["tasks"]["hate"]["metrics"]
+    assert "calibrated model" not in format_table(results)  # no range in the report: no line
+    metrics |= {"ece_if_calibrated_low": 0.0312, "ece_if_calibrated_high": 0.0891}
+    expected = f"ECE {metrics['ece']:.4f}: a calibrated model would show 0.031–0.089 on these posts"
+    assert expected in format_table(results).splitlines()
+
+
 def test_invalid_results_raise(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="'tasks'"):
         write_report({"model": "m", "data": "d", "split": "s"}, tmp_path)  # type: ignore[typeddict-item]
