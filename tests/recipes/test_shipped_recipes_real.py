@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import faim
-from faim.training.run import train
+from faim.build import build_source
+from faim.recipe import Recipe
+from faim.training.run import TrainResult, train
 
 TWEETEVAL = Path("../shared/data/tweeteval_hate")
 LIAR = Path("../shared/data/liar")
@@ -91,15 +94,21 @@ SPOTFAKE_ACCURACY = 0.777  # published MediaEval "Twitter" accuracy (../shared/d
 
 
 @pytest.fixture(scope="module")
-def vmu_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
-    """The fake task's evaluation of the multimodal recipe and its text-only and image-only ablations."""
+def vmu_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, TrainResult]:
+    """The multimodal recipe and its text-only and image-only ablations, trained."""
     if not VMU.is_dir():
         pytest.skip("../shared/data/mediaeval2016_vmu is not present")
     out = tmp_path_factory.mktemp("vmu")
     return {
-        variant: train(f"misinfo_vmu_{variant}", [f"train.output_dir={out / variant}"]).report["tasks"]["fake"]
+        variant: train(f"misinfo_vmu_{variant}", [f"train.output_dir={out / variant}"])
         for variant in ("multimodal", "text", "image")
     }
+
+
+@pytest.fixture(scope="module")
+def vmu_reports(vmu_runs: dict[str, TrainResult]) -> dict[str, dict]:
+    """The fake task's evaluation of each VMU recipe."""
+    return {variant: result.report["tasks"]["fake"] for variant, result in vmu_runs.items()}
 
 
 @pytest.mark.real_data
@@ -149,3 +158,19 @@ def test_vmu_fused_ece_is_within_what_a_calibrated_model_shows_on_48_pictures(vm
     metrics = vmu_reports["multimodal"]["metrics"]
     assert metrics["ece_if_calibrated_low"] > 0.05  # the target is out of reach of any calibrated model here
     assert metrics["ece_if_calibrated_low"] <= metrics["ece"] <= metrics["ece_if_calibrated_high"]
+
+
+@pytest.mark.real_data
+@pytest.mark.real_weights
+@pytest.mark.slow
+def test_vmu_posts_scored_together_get_the_pooled_verdicts_evaluation_reports(
+    vmu_runs: dict[str, TrainResult],
+) -> None:
+    detector = vmu_runs["multimodal"].detector
+    posts = build_source(Recipe.load("misinfo_vmu_multimodal").data).posts("validation")
+    rows = detector.score(posts, pool_by_image=True)
+    decided = detector.decisions("fake", np.array([row["fake"] for row in rows]), pooled=True)
+    labels = np.array([post.labels["fake"] for post in posts])  # 1 = fake
+    accuracy = float(np.mean(decided == labels))
+    assert accuracy == pytest.approx(vmu_runs["multimodal"].report["tasks"]["fake"]["metrics"]["accuracy"])
+    assert len({row["picture_group"] for row in rows}) == 48
