@@ -114,12 +114,17 @@ class Evaluated:
         return cls(pooled(predictions, groups), calibration, groups)
 
 
+def labelled(task: TaskSpec, evaluated: Evaluated, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(targets, calibrated probabilities)`` of one task over the labelled posts ``keep``."""
+    target = evaluated.predictions.targets[task.name][keep]
+    y = target if task.type == "multilabel" else target.astype(np.int64)
+    return y, probabilities(evaluated.calibration, evaluated.predictions, task)[keep]
+
+
 def task_metrics(detector: Detector, task: TaskSpec, evaluated: Evaluated, keep: np.ndarray) -> dict[str, float]:
     """One task's metrics over the labelled posts ``keep``; binary and multiclass tasks also get the ECE range a
     calibrated model would show on them (``faim.eval.metrics.ece_range``)."""
-    target = evaluated.predictions.targets[task.name][keep]
-    y = target if task.type == "multilabel" else target.astype(np.int64)
-    prob = probabilities(evaluated.calibration, evaluated.predictions, task)[keep]
+    y, prob = labelled(task, evaluated, keep)
     metrics = metric_function(detector, task, evaluated.calibration)(y, prob)
     if task.type != "multilabel":
         groups = None if evaluated.groups is None else evaluated.groups[keep]
@@ -131,10 +136,8 @@ def task_results(
     detector: Detector, task: TaskSpec, main: Evaluated, ablations: dict[str, Evaluated], out_dir: Path
 ) -> dict[str, Any]:
     """Metrics, slices, ablations and plots of one task."""
-    target = main.predictions.targets[task.name]
-    keep = task.labelled(target)
-    y = target[keep] if task.type == "multilabel" else target[keep].astype(np.int64)
-    prob = probabilities(main.calibration, main.predictions, task)[keep]
+    keep = task.labelled(main.predictions.targets[task.name])
+    y, prob = labelled(task, main, keep)
     metric = metric_function(detector, task, main.calibration)
     result: dict[str, Any] = {"type": task.type, "metrics": task_metrics(detector, task, main, keep)}
     field = detector.eval_config.slice
