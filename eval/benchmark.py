@@ -3,12 +3,12 @@
     python -m faim.eval.benchmark [--only NAME ...] [--reuse] [--out eval/RESULTS.md] [--workers N]
 
 For each recipe (default: every shipped recipe whose data source is a benchmark dataset, see
-``faim.eval.benchmark_datasets.DATASETS``): train it with ``faim train`` (``--reuse``: take the recorded run of
-the same resolved recipe instead), take the validation metrics of its evaluation report and the training wall
-time, and measure posts/s scoring the validation posts through ``faim score``'s engine. Once per distinct
-dataset + label view: majority class, TF-IDF + logistic regression and frozen all-MiniLM-L6-v2 + logistic
-regression on the same train/validation posts. Writes the Markdown tables (``--out``) and the same figures as
-``results.json`` next to it, with published test-split figures in their own tables.
+``faim.eval.benchmark_datasets.DATASETS``): train it with ``faim train`` (``--reuse``: take the recorded run of the
+same resolved recipe instead and evaluate its saved model again), take the validation metrics of its evaluation
+report and the training wall time, and measure posts/s scoring the validation posts through ``faim score``'s engine.
+Once per distinct dataset + label view: majority class, TF-IDF + logistic regression and frozen all-MiniLM-L6-v2 +
+logistic regression on the same train/validation posts. Writes the Markdown tables (``--out``) and the same figures
+as ``results.json`` next to it, with published test-split figures in their own tables.
 """
 
 from __future__ import annotations
@@ -260,7 +260,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m faim.eval.benchmark", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--only", nargs="+", metavar="NAME", help="recipes to benchmark: shipped names or files")
-    parser.add_argument("--reuse", action="store_true", help="reuse recorded runs of the same resolved recipes")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="reuse recorded runs of the same resolved recipes (their models are evaluated again, not retrained)",
+    )
     parser.add_argument(
         "--out", type=Path, default=Path("eval/RESULTS.md"), help="Markdown output (default: %(default)s)"
     )
