@@ -49,6 +49,19 @@ class ReliabilityBins:
     frequency: np.ndarray
 
 
+def bin_index(confidence: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(edges [bins + 1], bin of each confidence [N])`` for ``bins`` equal-width bins over [0, 1], closed on the
+    left (the last one also on the right).
+
+    Raises:
+        ValueError: if ``bins < 1``.
+    """
+    if bins < 1:
+        raise ValueError(f"bins must be at least 1, got {bins}")
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    return edges, np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, bins - 1)
+
+
 def reliability_bins(confidence: np.ndarray, outcome: np.ndarray, bins: int = 15) -> ReliabilityBins:
     """Bin confidences into equal-width bins and average confidence and outcome in each.
 
@@ -66,10 +79,7 @@ def reliability_bins(confidence: np.ndarray, outcome: np.ndarray, bins: int = 15
         raise ValueError(
             f"confidence and outcome must be non-empty and of one length, got {conf.size} and {event.size}"
         )
-    if bins < 1:
-        raise ValueError(f"bins must be at least 1, got {bins}")
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    index = np.clip(np.searchsorted(edges, conf, side="right") - 1, 0, bins - 1)
+    edges, index = bin_index(conf, bins)
     counts = np.bincount(index, minlength=bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_conf = np.bincount(index, weights=conf, minlength=bins) / counts
@@ -97,22 +107,42 @@ class CalibratedDraws:
     """Outcomes drawn from the probabilities themselves, binned as a reliability diagram bins them.
 
     Attributes:
-        bin_index: the bin of each row ``[N]``.
         counts: rows per bin ``[bins]``.
         confidence_sums: sum of the confidences per bin ``[bins]``.
         outcome_sums: sum of the drawn outcomes per draw and bin ``[draws, bins]``.
     """
 
-    bin_index: np.ndarray
     counts: np.ndarray
     confidence_sums: np.ndarray
     outcome_sums: np.ndarray
+
+    def ece_range(self, level: float = 0.95) -> tuple[float, float]:
+        """The ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the draws' ECEs."""
+        # per bin, n_b * |frequency_b - confidence_b| = |outcome sum - confidence sum|
+        eces = np.abs(self.outcome_sums - self.confidence_sums).sum(axis=1) / self.counts.sum()
+        low, high = np.quantile(eces, _quantiles(level))
+        return float(low), float(high)
+
+    def frequency_range(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Per bin, the same quantiles of the draws' event frequencies, ``(low [bins], high [bins])``; NaN for an
+        empty bin."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            frequency = self.outcome_sums / self.counts  # [draws, bins]; NaN where a bin is empty
+        low, high = np.quantile(frequency, _quantiles(level), axis=0)
+        return low, high
+
+
+def _quantiles(level: float) -> list[float]:
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    return [(1 - level) / 2, (1 + level) / 2]
 
 
 def draw_calibrated(
     prob: np.ndarray, groups: np.ndarray | None = None, bins: int = 15, draws: int = 1000, seed: int = 0
 ) -> CalibratedDraws:
-    """Draw outcomes from the probabilities themselves: samples of a model calibrated by construction.
+    """Draw outcomes from the probabilities themselves: samples of a model calibrated by construction
+    (consistency resampling, Bröcker and Smith, 2007, "Increasing the reliability of reliability diagrams").
 
     Args:
         prob: binary positive-class probabilities ``[N]``, or class probabilities ``[N, C]`` (the confidence is
@@ -141,10 +171,9 @@ def draw_calibrated(
         if ids.shape != (n,):
             raise ValueError(f"groups must have one id per row, shape ({n},), got {ids.shape}")
         group_index = np.unique(ids, return_inverse=True)[1].ravel()
-    if bins < 1 or draws < 1:
-        raise ValueError(f"need bins >= 1 and draws >= 1, got {bins} and {draws}")
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    bin_index = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, bins - 1)
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, got {draws}")
+    _, index = bin_index(confidence, bins)
     rng = np.random.default_rng(seed)
     n_groups = int(group_index.max()) + 1
     outcome_sums = np.empty((draws, bins))
@@ -152,11 +181,10 @@ def draw_calibrated(
     for start in range(0, draws, chunk):
         count = min(chunk, draws - start)
         outcomes = rng.random((count, n_groups))[:, group_index] < confidence  # [count, N]
-        outcome_sums[start : start + count] = [np.bincount(bin_index, weights=row, minlength=bins) for row in outcomes]
+        outcome_sums[start : start + count] = [np.bincount(index, weights=row, minlength=bins) for row in outcomes]
     return CalibratedDraws(
-        bin_index=bin_index,
-        counts=np.bincount(bin_index, minlength=bins),
-        confidence_sums=np.bincount(bin_index, weights=confidence, minlength=bins),
+        counts=np.bincount(index, minlength=bins),
+        confidence_sums=np.bincount(index, weights=confidence, minlength=bins),
         outcome_sums=outcome_sums,
     )
 
@@ -169,26 +197,17 @@ def ece_if_calibrated(
     level: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float]:
-    """The range of ECE a perfectly calibrated model would show on this sample (consistency resampling).
+    """The range of ECE a perfectly calibrated model would show on this sample: ``(low, high)``, the central
+    ``level`` share of the ECEs of :func:`draw_calibrated` (which the other arguments go to).
 
     An observed ECE reads against this range, not against 0: with few independent outcomes even a calibrated
-    model's ECE is far above 0. Outcomes are drawn from the probabilities themselves (:func:`draw_calibrated`,
-    which ``prob``, ``groups``, ``bins``, ``draws`` and ``seed`` go to) and each draw's ECE is computed with the same
-    bins (Bröcker and Smith, 2007, "Increasing the reliability of reliability diagrams").
-
-    Returns:
-        ``(low, high)``: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the simulated ECEs.
+    model's ECE is far above 0.
 
     Raises:
         ValueError: as :func:`draw_calibrated`, and on ``level`` outside (0, 1).
     """
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level}")
-    drawn = draw_calibrated(prob, groups, bins, draws, seed)
-    # per bin, n_b * |frequency_b - confidence_b| = |outcome sum - confidence sum|
-    eces = np.abs(drawn.outcome_sums - drawn.confidence_sums).sum(axis=1) / drawn.bin_index.size
-    low, high = np.quantile(eces, [(1 - level) / 2, (1 + level) / 2])
-    return float(low), float(high)
+    _quantiles(level)  # a bad level fails before the draws
+    return draw_calibrated(prob, groups, bins, draws, seed).ece_range(level)
 
 
 def consistency_bars(
@@ -199,13 +218,8 @@ def consistency_bars(
     Arguments as :func:`ece_if_calibrated`. Returns ``(low [bins], high [bins])``, NaN for empty bins: a bar of the
     reliability diagram outside its range is miscalibration this sample can show.
     """
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level}")
-    drawn = draw_calibrated(prob, groups, bins, draws)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        frequency = drawn.outcome_sums / drawn.counts  # [draws, bins]; NaN where a bin is empty
-    low, high = np.quantile(frequency, [(1 - level) / 2, (1 + level) / 2], axis=0)
-    return low, high
+    _quantiles(level)
+    return draw_calibrated(prob, groups, bins, draws).frequency_range(level)
 
 
 def fit_temperature(

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
 
 from faim.eval._checks import as_binary_inputs, as_multiclass_inputs
-from faim.eval.calibration import consistency_bars, ece_if_calibrated, expected_calibration_error, reliability_bins
+from faim.eval.calibration import draw_calibrated, expected_calibration_error, reliability_bins
 
 _DPI = 120
 
@@ -160,8 +160,9 @@ def _reliability_figure(
     confidence = prob if prob.ndim == 1 else prob.max(axis=1)
     rb = reliability_bins(confidence, outcome, bins)
     ece = expected_calibration_error(confidence, outcome, bins)
-    bar_low, bar_high = consistency_bars(prob, groups, bins)
-    ece_low, ece_high = ece_if_calibrated(prob, groups, bins)
+    drawn = draw_calibrated(prob, groups, bins)  # the same draws as the report's ece_if_calibrated range
+    bar_low, bar_high = drawn.frequency_range()
+    ece_low, ece_high = drawn.ece_range()
     fig = Figure(figsize=(5, 6), layout="constrained")
     FigureCanvasAgg(fig)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
