@@ -84,8 +84,8 @@ def render(results: dict[str, Any]) -> str:
             "\n- A recipe with `eval.pool_by_image` pools evidence across the evaluated posts that share a picture "
             "(each post takes the mean logits of the posts showing a near-duplicate of its picture), so its figure "
             "(*pooled by shared picture*) depends on the other validation posts, not on the post alone. The row "
-            "marked *per post, no pooling* scores the same model's posts one by one, as `faim score` does and as the "
-            "published systems do."
+            "marked *per post, no pooling* scores the same model's posts one by one, as `faim score` does by "
+            "default and as the published systems do."
         )
     for dataset in results["datasets"]:
         parts.extend(dataset_section(dataset))

@@ -7,8 +7,9 @@ stronger. Here posts are linked when the embeddings of their pictures are near-d
 ``min_cosine``), groups are the connected components of those links, and each post takes its group's mean
 logits. Posts without a picture stay alone.
 
-The comparison is all pairs of distinct pictures, in blocks: fine for evaluation sets (tens of thousands of
-distinct pictures), not for a whole dump, which needs an approximate nearest-neighbour index instead.
+The comparison is all pairs of distinct pictures, in blocks, so its time grows with their square: fine for
+evaluation sets and for dumps with tens of thousands of distinct pictures (``faim score --pool-by-image``);
+far more need an approximate nearest-neighbour index instead.
 """
 
 from __future__ import annotations

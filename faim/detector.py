@@ -16,6 +16,26 @@ from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
 from faim.recipe import Recipe
 from faim.recipe.sections import EvalConfig, TrainConfig
+from faim.training.predict import first_elements
+
+
+@dataclass
+class BatchScores:
+    """One forward pass over a batch, as numpy, one row per post.
+
+    Attributes:
+        probabilities: Task → calibrated probabilities (per-post calibration).
+        embeddings: Whole-post embeddings, ``[B, D]``.
+        logits: Task → raw logits, before calibration (what pooling averages).
+        links: With a link kind, each post's first element of it embedded, ``[B, d]`` (zeros where absent).
+        link_present: With a link kind, whether each post has one, ``[B]`` bool.
+    """
+
+    probabilities: dict[str, np.ndarray]
+    embeddings: np.ndarray
+    logits: dict[str, np.ndarray]
+    links: np.ndarray | None = None
+    link_present: np.ndarray | None = None
 
 
 @dataclass
@@ -134,14 +154,25 @@ class Detector:
         self, collate: PostCollator, posts: list[Post], drop: Iterable[str]
     ) -> tuple[list[str], dict[str, np.ndarray], np.ndarray]:
         batch = collate(posts)
-        return (batch.ids, *self.predict_batch(batch, drop))
+        scores = self.predict_batch(batch, drop)
+        return batch.ids, scores.probabilities, scores.embeddings
 
-    def predict_batch(self, batch: PostBatch, drop: Iterable[str] = ()) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """Calibrated probabilities per task and whole-post embeddings of a collated batch, as numpy."""
-        embedding = self.model.embed(batch, drop)
+    def predict_batch(self, batch: PostBatch, drop: Iterable[str] = (), link_kind: str | None = None) -> BatchScores:
+        """Everything one forward pass over a collated batch gives (see ``BatchScores``); ``link_kind`` also
+        embeds each post's first element of that kind (the batch must hold that kind)."""
+        kinds = sorted(set(self.model.fused_kinds) | ({link_kind} if link_kind else set()))
+        elements = self.model.encode(batch, drop, kinds)
+        embedding = self.model.fuse(elements)
         logits = {name: head(embedding) for name, head in self.model.heads.items()}
-        probs = {name: value.float().cpu().numpy() for name, value in self.probabilities(logits).items()}
-        return probs, embedding.float().cpu().numpy()
+        scores = BatchScores(
+            {name: value.float().cpu().numpy() for name, value in self.probabilities(logits).items()},
+            embedding.float().cpu().numpy(),
+            {name: value.float().cpu().numpy() for name, value in logits.items()},
+        )
+        if link_kind is not None:
+            links, present = first_elements(elements, link_kind, batch.size)
+            scores.links, scores.link_present = links.cpu().numpy(), present.cpu().numpy()
+        return scores
 
     def score(
         self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, pool_by_image: bool = False
@@ -189,6 +220,11 @@ class Detector:
         if spec.type == "multiclass":
             return probabilities.argmax(-1)
         return (probabilities >= 0.5).astype(np.int64)
+
+    @property
+    def pooling_kind(self) -> str | None:
+        """The element kind posts are pooled by (``"image"`` with ``eval.pool_by_image``), or ``None``."""
+        return "image" if self.eval_config.pool_by_image is not None else None
 
     @property
     def source(self) -> str:

@@ -26,7 +26,7 @@ from faim.eval.report import write_report
 from faim.eval.robustness import PERTURBATIONS, perturb_posts, robustness_table
 from faim.eval.slices import slice_metrics
 from faim.eval.thresholds import choose_threshold
-from faim.pooling import picture_groups, pooled, pooling_kind
+from faim.pooling import picture_groups, pooled
 from faim.training.loaders import make_loader
 from faim.training.predict import Predictions, predict
 
@@ -60,7 +60,7 @@ def fit_calibration(detector: Detector, predictions: Predictions, calibration: C
 def calibrate(detector: Detector, loader: DataLoader) -> None:
     """Fit the detector's calibration on the validation loader, in place (see ``fit_calibration``); with
     ``eval.pool_by_image``, also the calibration of pooled logits (``detector.pooled``)."""
-    link = pooling_kind(detector)
+    link = detector.pooling_kind
     predictions = predict(detector.model, loader, desc="calibrating", link_kind=link)
     fit_calibration(detector, predictions, detector.calibration)
     if link:
@@ -163,7 +163,7 @@ def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path,
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    link = pooling_kind(detector)
+    link = detector.pooling_kind
     predictions = predict(detector.model, loader, desc="evaluating", link_kind=link)
     ablated = {}
     kinds = detector.model.kinds

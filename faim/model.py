@@ -92,7 +92,11 @@ class WholePostModel(nn.Module):
 
     def embed(self, batch: PostBatch, drop: Iterable[str] = ()) -> torch.Tensor:
         """Whole-post embeddings ``[B, D]``: the fusion of the ``fused_kinds``."""
-        return self.fusion(self.encode(batch, drop, self.fused_kinds))
+        return self.fuse(self.encode(batch, drop, self.fused_kinds))
+
+    def fuse(self, elements: Elements) -> torch.Tensor:
+        """Whole-post embeddings ``[B, D]`` from encoded elements (``encode``); kinds that are not fused are ignored."""
+        return self.fusion({kind: elements[kind] for kind in self.fused_kinds})
 
     def forward(self, batch: PostBatch, drop: Iterable[str] = ()) -> dict[str, torch.Tensor]:
         """Logits per task."""
@@ -100,7 +104,7 @@ class WholePostModel(nn.Module):
 
     def logits(self, elements: Elements) -> dict[str, torch.Tensor]:
         """Logits per task from encoded elements (``encode``); kinds that are not fused are ignored."""
-        embedding = self.fusion({kind: elements[kind] for kind in self.fused_kinds})
+        embedding = self.fuse(elements)
         return {name: head(embedding) for name, head in self.heads.items()}
 
     @property

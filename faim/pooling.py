@@ -3,7 +3,8 @@
 Posts whose first pictures embed as near-duplicates (the model's image encoder, cosine at least the recipe's
 ``eval.pool_by_image``) form a group, and each post takes its group's mean logits before calibration. Evaluation
 pools this way when the recipe says so (``faim.evaluate``); ``Detector.score(posts, pool_by_image=True)`` scores a
-set of posts the same way, so a post's score depends on the other posts given with it.
+set of posts the same way, so a post's score depends on the other posts given with it, and
+``score_dump(..., pool_by_image=True)`` a whole dump (``faim.scoring.pool_parts``).
 """
 
 from __future__ import annotations
@@ -24,11 +25,6 @@ if TYPE_CHECKING:
     from faim.detector import Detector
 
 
-def pooling_kind(detector: Detector) -> str | None:
-    """The element kind posts are linked by (``"image"`` with ``eval.pool_by_image``), or ``None``."""
-    return "image" if detector.eval_config.pool_by_image is not None else None
-
-
 def picture_groups(detector: Detector, predictions: Predictions) -> np.ndarray:
     """Group id per post: posts whose pictures are near-duplicates (``eval.pool_by_image``) share one."""
     if predictions.link_embeddings is None or predictions.link_present is None:
@@ -44,6 +40,15 @@ def pooled(predictions: Predictions, groups: np.ndarray) -> Predictions:
     return replace(predictions, logits=logits)
 
 
+def check_pooling(detector: Detector) -> None:
+    """Raise ``ValueError`` unless ``detector`` can score posts pooled by picture (``eval.pool_by_image`` and a
+    pooled calibration)."""
+    if detector.pooling_kind is None:
+        raise ValueError(f"{detector.source}: the recipe has no eval.pool_by_image; score its posts one by one")
+    if detector.pooled is None:
+        raise ValueError(f"{detector.source}: no calibration of pooled scores yet; train or calibrate the model first")
+
+
 def score_pooled(
     detector: Detector, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64
 ) -> tuple[list[str], dict[str, np.ndarray], np.ndarray]:
@@ -54,12 +59,9 @@ def score_pooled(
         ValueError: When the recipe has no ``eval.pool_by_image``, or the detector has no pooled calibration yet.
         PostError: On a post that cannot be read.
     """
-    if pooling_kind(detector) is None:
-        raise ValueError(f"{detector.source}: the recipe has no eval.pool_by_image; score its posts one by one")
-    if detector.pooled is None:
-        raise ValueError(f"{detector.source}: no calibration of pooled scores yet; train or calibrate the model first")
+    check_pooling(detector)
     loader = make_loader(detector.model, detector.collator(), as_posts(list(posts)), batch_size, shuffle=False)
-    predictions = predict(detector.model, loader, desc="scoring", link_kind=pooling_kind(detector))
+    predictions = predict(detector.model, loader, desc="scoring", link_kind=detector.pooling_kind)
     groups = picture_groups(detector, predictions)
     logits = {name: torch.from_numpy(values) for name, values in pooled(predictions, groups).logits.items()}
     probabilities = detector.probabilities(logits, detector.pooled)

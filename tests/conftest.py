@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +86,19 @@ def shared_picture_posts(demo_data: dict[str, Path]) -> list:
     return posts
 
 
-def pooling_detector(demo_data: dict[str, Path], tmp_path: Path) -> tuple[Any, list]:
-    """A tiny detector pooling posts that show the same picture, calibrated on ``shared_picture_posts``."""
+def write_dump(posts: list, path: Path, extra_lines: tuple[str, ...] = ()) -> Path:
+    """The posts as a JSONL dump in the generic format (absolute picture paths), then ``extra_lines`` as they are."""
+    lines = []
+    for post in posts:
+        images = [str(Path(post.image_root or ".") / image) for image in post.images]
+        lines.append(json.dumps({"id": post.id, "text": post.text, "images": images, "comments": post.comments}))
+    path.write_text("\n".join([*lines, *extra_lines]) + "\n", encoding="utf-8")
+    return path
+
+
+def pooling_detector(demo_data: dict[str, Path], tmp_path: Path, head: str = "binary") -> tuple[Any, list]:
+    """A tiny detector (its head of type ``head``) pooling posts that show the same picture, calibrated on
+    ``shared_picture_posts``."""
     import torch
 
     import faim
@@ -96,6 +108,7 @@ def pooling_detector(demo_data: dict[str, Path], tmp_path: Path) -> tuple[Any, l
     torch.manual_seed(0)
     recipe = tiny_recipe(demo_data, tmp_path / "run")
     recipe["eval"] |= {"pool_by_image": 1.0, "logit_shift": True}  # the same picture only
+    recipe["model"]["heads"]["harmful"]["type"] = head
     detector = faim.build(recipe)
     posts = shared_picture_posts(demo_data)
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)

@@ -49,6 +49,15 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
     if name == "score":
         parser.add_argument("--with-embeddings", action="store_true", help="also write the whole-post embedding")
+        parser.add_argument(
+            "--pool-by-image",
+            action="store_true",
+            help="score the dump's posts together, as evaluation pools them (models whose recipe sets "
+            "eval.pool_by_image): each post takes the mean logits of every post in the dump whose picture is a "
+            "near-duplicate of its own, and gains picture_group. A second pass once all rows are scored; it "
+            "compares every pair of distinct pictures (about 15 s for 20,000 on two cores). Each post's own "
+            "scores stay in OUT/_per_post",
+        )
     parser.set_defaults(handler=run, embeddings_only=name == "embed")
 
 
@@ -73,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         engine=args.engine,
         overwrite=args.overwrite,
         device=args.device,
+        pool_by_image=getattr(args, "pool_by_image", False),
     )
     print(summary.format())
     return 0

@@ -76,7 +76,8 @@ class EvalConfig:
             its linked group before calibration. Evaluation then depends on which posts are evaluated together
             (transductive), and the per-post figures are reported as the ``without_pooling`` ablation with a
             calibration of their own. ``faim score`` scores posts one by one with that per-post calibration;
-            ``Detector.score(posts, pool_by_image=True)`` scores a list of posts pooled. ``None``: no pooling.
+            ``faim score --pool-by-image`` scores a dump pooled, ``Detector.score(posts, pool_by_image=True)`` a
+            list of posts. ``None``: no pooling.
         slice: ``Post.meta`` field whose values define per-slice metrics (``None``: no slices).
         ablations: Also report metrics with each element kind masked out (multimodal models).
         batch_size: Posts per scoring batch.

@@ -25,16 +25,20 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from tqdm.auto import tqdm
 
+from faim.artifact import load_artifact
 from faim.detector import Detector
 from faim.scoring.inputs import Shard, count_rows, find_inputs, read_shards
 from faim.scoring.manifest import Manifest, run_identity
 from faim.scoring.optimize import WORKER_ENVIRONMENT, ScoringOptions
 from faim.scoring.worker import ShardReport, ShardScorer
+
+if TYPE_CHECKING:
+    from faim.scoring.pool_parts import PoolingReport
 
 ENGINES = ("embedded", "ray")
 
@@ -52,6 +56,7 @@ class ScoreSummary:
     resumed_shards: int = 0
     workers: int = 0
     scoring_seconds: float = 0.0
+    pooling: PoolingReport | None = None
 
     @property
     def rows_per_second(self) -> float:
@@ -72,6 +77,7 @@ class ScoreSummary:
             f"throughput: {self.rows_per_second:.1f} rows/s over {self.seconds:.1f} s{resumed}; "
             f"{self.rows_per_second_scoring:.1f} rows/s while {self.workers} worker(s) scored\n"
             f"output: {self.output} ({self.shards} Parquet parts)"
+            + (f"\n{self.pooling.format()}" if self.pooling else "")
         )
 
 
@@ -140,6 +146,7 @@ def score_dump(
     progress: bool = True,
     overwrite: bool = False,
     device: str = "cpu",
+    pool_by_image: bool = False,
 ) -> ScoreSummary:
     """Score every row of a dump into Parquet parts under ``out``; rerun the same call to resume.
 
@@ -164,12 +171,22 @@ def score_dump(
         overwrite: Delete an earlier run's parts in ``out`` instead of resuming it.
         device: Where workers run the model: ``"cpu"`` or ``"cuda"`` (each embedded worker, or each Ray actor
             with one GPU of its own, ``num_gpus=1``); decoding and preprocessing stay on CPU cores.
+        pool_by_image: Score the dump's posts together, as evaluation pools them (a recipe with
+            ``eval.pool_by_image``): each post takes the mean logits of every post in the dump whose picture is a
+            near-duplicate of its own, under the pooled calibration, and gains ``picture_group``. A second pass
+            once every row is scored (``faim.scoring.pool_parts``); each post's own scores, logits and picture
+            embedding stay in ``out/_per_post``. Pictures are read even when the heads do not see them.
+
+    Raises:
+        ValueError: On bad arguments, a model that cannot pool, or ``out`` holding another run.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     check_device(device)
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be at least 1 (this process alone), got {workers}")
+    if pool_by_image and not scores:
+        raise ValueError("pool_by_image pools scores: it cannot be used when only embeddings are written")
     options = options or ScoringOptions()
     cores = available_cores()
     threads = max(1, cores // (workers or cores))
@@ -179,10 +196,22 @@ def score_dump(
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
     settings = {"columns": columns, "image_root": image_root, "shard_rows": shard_rows, "options": options.to_dict(),
                 "scores": scores, "embeddings": embeddings}  # fmt: skip
+    if pool_by_image:  # named only when set: a run without it resumes under the same identity as before
+        settings["pool_by_image"] = True
     scorer_kwargs = {"columns": columns, "image_root": image_root, "options": options, "batch_size": batch_size,
-                     "scores": scores, "embeddings": embeddings, "device": device}  # fmt: skip
+                     "scores": scores, "embeddings": embeddings, "device": device,
+                     "pool_by_image": pool_by_image}  # fmt: skip
+    parts_dir = out_dir
     with model_directory(model) as model_dir:
-        manifest = Manifest(out_dir, run_identity(model_dir, files, settings), overwrite)
+        detector = None
+        if pool_by_image:  # imported here: it loads the evaluation package (plots too)
+            from faim.pooling import check_pooling
+            from faim.scoring.pool_parts import PER_POST_DIR, pool_parts
+
+            parts_dir = out_dir / PER_POST_DIR
+            detector = model if isinstance(model, Detector) else load_artifact(str(model_dir))
+            check_pooling(detector)  # refused before any row is scored
+        manifest = Manifest(out_dir, run_identity(model_dir, files, settings), overwrite, parts_dir)
         summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
         already = sum(report.rows for report in manifest.done.values())
         bar = tqdm(
@@ -199,9 +228,9 @@ def score_dump(
             if engine == "ray":
                 from faim.scoring.ray_engine import run_ray
 
-                reports = run_ray(str(model_dir), pending, out_dir, workers, scorer_kwargs)
+                reports = run_ray(str(model_dir), pending, parts_dir, workers, scorer_kwargs)
             else:
-                reports = _run_embedded(str(model_dir), pending, out_dir, workers or cores, threads, scorer_kwargs)
+                reports = _run_embedded(str(model_dir), pending, parts_dir, workers or cores, threads, scorer_kwargs)
             processes: set[int] = set()
             for report in reports:
                 processes.add(report.worker)
@@ -212,6 +241,8 @@ def score_dump(
         finally:
             bar.close()
             manifest.close()
+        if detector is not None:
+            summary.pooling = pool_parts(detector, parts_dir, out_dir, progress)
         summary.seconds = time.perf_counter() - start
         summary.workers = len(processes)
     summary.rows = sum(report.rows for report in manifest.done.values())

@@ -33,14 +33,21 @@ def run_identity(model_dir: Path, files: list[Path], settings: dict[str, Any]) -
 
 
 class Manifest:
-    """Done shards of a run in ``out_dir``; see the module docstring for the files."""
+    """Done shards of a run in ``out_dir``, whose part files are in ``parts_dir`` (default ``out_dir``; a run
+    pooling by picture keeps its per-post parts in a folder of their own); see the module docstring for the files.
+    """
 
-    def __init__(self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False) -> None:
+    def __init__(
+        self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False, parts_dir: Path | None = None
+    ) -> None:
         self.out_dir = out_dir
-        out_dir.mkdir(parents=True, exist_ok=True)
+        self.parts_dir = parts_dir or out_dir
+        self.parts_dir.mkdir(parents=True, exist_ok=True)
         run_file = out_dir / RUN_FILE
+        folders = {out_dir, self.parts_dir}
         if overwrite:
-            for path in [run_file, out_dir / MANIFEST_FILE, *out_dir.glob("part-*.parquet")]:
+            parts = [part for folder in folders for part in folder.glob("part-*.parquet")]
+            for path in [run_file, out_dir / MANIFEST_FILE, *parts]:
                 path.unlink(missing_ok=True)
         if run_file.exists():
             if json.loads(run_file.read_text(encoding="utf-8")) != identity:
@@ -52,7 +59,7 @@ class Manifest:
             partial = out_dir / f".{RUN_FILE}.tmp"
             partial.write_text(json.dumps(identity, indent=1), encoding="utf-8")
             os.replace(partial, run_file)
-        for stale in out_dir.glob(".part-*.tmp"):
+        for stale in [stale for folder in folders for stale in folder.glob(".part-*.tmp")]:
             stale.unlink()
         self.done: dict[str, ShardReport] = self._read()
         self._handle = open(out_dir / MANIFEST_FILE, "a", encoding="utf-8")
@@ -69,13 +76,13 @@ class Manifest:
                 entry = json.loads(line)
             except json.JSONDecodeError:  # a line torn by a kill: its part is recovered below
                 continue
-            if (self.out_dir / f"part-{entry['key']}.parquet").exists():
+            if (self.parts_dir / f"part-{entry['key']}.parquet").exists():
                 done[entry["key"]] = ShardReport(entry["key"], entry["rows"], Counter(entry["errors"]))
         return done
 
     def _recover(self) -> list[ShardReport]:
         reports = []
-        for part in sorted(self.out_dir.glob("part-*.parquet")):
+        for part in sorted(self.parts_dir.glob("part-*.parquet")):
             key = part.name[len("part-") : -len(".parquet")]
             if key in self.done:
                 continue

@@ -33,6 +33,7 @@ fp32 path; the tests check it.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -105,13 +106,16 @@ class AutocastEncoder(Encoder):
             return self.inner(inputs).float()
 
 
-def optimise_for_inference(model: WholePostModel, options: ScoringOptions) -> WholePostModel:
-    """Apply ``options`` to ``model`` in place, on the device it is on (for scoring only: not to be saved)."""
+def optimise_for_inference(
+    model: WholePostModel, options: ScoringOptions, kinds: Iterable[str] | None = None
+) -> WholePostModel:
+    """Apply ``options`` to ``model`` in place, on the device it is on (for scoring only: not to be saved), to the
+    encoders of the element ``kinds`` scoring encodes (default: the fused ones; the others never run)."""
     model.eval()
     device = next(model.parameters()).device
     bf16 = bf16_is_fast(device) if options.bf16 is None else options.bf16
     fuse = options.fuse_images and device.type == "cpu" and not bf16
-    scoring = {model.routes[kind] for kind in model.fused_kinds}  # the other encoders never run when scoring
+    scoring = {model.routes[kind] for kind in (model.fused_kinds if kinds is None else kinds)}
     for name, encoder in list(model.encoders.items()):
         if name not in scoring:
             continue

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -11,10 +11,23 @@ from faim.data.post import Post
 from faim.detector import Detector
 from faim.scoring.rows import RowError
 
+Pooling = Literal["inputs", "groups"] | None
+"""What a run pooling by picture adds: ``"inputs"`` (its per-post parts) each task's raw logits and the picture
+embedding the pooling reads; ``"groups"`` (its pooled parts) the picture group."""
 
-def output_schema(detector: Detector, scores: bool, embeddings: bool) -> pa.Schema:
+PICTURE = "picture"
+PICTURE_GROUP = "picture_group"
+
+
+def logits_column(task: str) -> str:
+    """Column of a task's raw logits in the per-post parts of a pooled run."""
+    return f"{task}.logits"
+
+
+def output_schema(detector: Detector, scores: bool, embeddings: bool, pooling: Pooling = None) -> pa.Schema:
     """Columns: ``source`` (``file:row``), ``id``, per task ``<task>`` (P(positive)) or ``<task>.<label>``,
-    ``<task>.decision``, optionally ``embedding``, then ``error`` and ``error_kind`` (null when scored)."""
+    ``<task>.decision``, optionally ``embedding``, with ``pooling`` its columns (see ``Pooling``), then ``error``
+    and ``error_kind`` (null when scored)."""
     fields = [pa.field("source", pa.string()), pa.field("id", pa.string())]
     if scores:
         for task in detector.tasks:
@@ -24,12 +37,20 @@ def output_schema(detector: Detector, scores: bool, embeddings: bool) -> pa.Sche
             fields.append(pa.field(f"{task.name}.decision", decision))
     if embeddings:
         fields.append(pa.field("embedding", pa.list_(pa.float32())))
+    if pooling == "inputs":
+        for task in detector.tasks:
+            logits = pa.float32() if task.type == "binary" else pa.list_(pa.float32())
+            fields.append(pa.field(logits_column(task.name), logits))
+        fields.append(pa.field(PICTURE, pa.list_(pa.float32())))
+    elif pooling == "groups":
+        fields.append(pa.field(PICTURE_GROUP, pa.int64()))
     fields += [pa.field("error", pa.string()), pa.field("error_kind", pa.string())]
     return pa.schema(fields)
 
 
-def score_columns(detector: Detector, probs: dict[str, np.ndarray]) -> dict[str, list[Any]]:
-    """Score and decision columns for scored posts, named as in ``output_schema``."""
+def score_columns(detector: Detector, probs: dict[str, np.ndarray], pooled: bool = False) -> dict[str, list[Any]]:
+    """Score and decision columns for scored posts, named as in ``output_schema`` (``pooled``: the probabilities
+    are pooled ones, decided by the pooled thresholds)."""
     columns: dict[str, list[Any]] = {}
     for task in detector.tasks:
         value = probs[task.name]
@@ -38,7 +59,7 @@ def score_columns(detector: Detector, probs: dict[str, np.ndarray]) -> dict[str,
         else:
             for j, label in enumerate(task.labels):
                 columns[f"{task.name}.{label}"] = value[:, j].tolist()
-        decision = detector.decisions(task.name, value)
+        decision = detector.decisions(task.name, value, pooled=pooled)
         columns[f"{task.name}.decision"] = (
             [task.labels[d] for d in decision] if task.type != "multilabel" else decision.tolist()
         )
@@ -46,30 +67,20 @@ def score_columns(detector: Detector, probs: dict[str, np.ndarray]) -> dict[str,
 
 
 def output_table(
-    schema: pa.Schema,
-    detector: Detector,
-    scored: list[tuple[int, Post]],
-    probs: dict[str, np.ndarray],
-    embeddings: np.ndarray | None,
-    errors: list[RowError],
+    schema: pa.Schema, scored: list[tuple[int, Post]], columns: dict[str, list[Any]], errors: list[RowError]
 ) -> pa.Table:
-    """Scored rows followed by error rows, in ``schema``, sorted back into input order (by row number)."""
-    columns = {name: [] for name in schema.names}
-    columns["source"] = [post.origin for _, post in scored] + [e.source for e in errors]
-    columns["id"] = [post.id for _, post in scored] + [e.post_id for e in errors]
-    if scored:
-        if "embedding" in columns and embeddings is not None:
-            columns["embedding"] = embeddings.tolist()
-        for name, values in score_columns(detector, probs).items():
-            if name in columns:
-                columns[name] = values
+    """Scored rows (``columns``: values of the scored posts, by column name) followed by error rows, in
+    ``schema``, sorted back into input order (by row number); columns not given are null."""
+    table = {name: [None] * len(scored) for name in schema.names}
+    table |= {name: values for name, values in columns.items() if name in table}
     for name in schema.names:
-        if name not in ("source", "id", "error", "error_kind"):
-            columns[name] = columns[name] + [None] * len(errors)
-    columns["error"] = [None] * len(scored) + [e.message for e in errors]
-    columns["error_kind"] = [None] * len(scored) + [e.kind for e in errors]
-    order = sorted(range(len(columns["source"])), key=lambda i: row_number(columns["source"][i]))
-    return pa.table(columns, schema=schema).take(order)
+        table[name] = table[name] + [None] * len(errors)
+    table["source"] = [post.origin for _, post in scored] + [e.source for e in errors]
+    table["id"] = [post.id for _, post in scored] + [e.post_id for e in errors]
+    table["error"] = [None] * len(scored) + [e.message for e in errors]
+    table["error_kind"] = [None] * len(scored) + [e.kind for e in errors]
+    order = sorted(range(len(table["source"])), key=lambda i: row_number(table["source"][i]))
+    return pa.table(table, schema=schema).take(order)
 
 
 def row_number(source: str) -> tuple[int, str]:

@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -15,10 +16,11 @@ import torch
 
 from faim.artifact import load_artifact
 from faim.data.columns import ColumnMap
-from faim.detector import Detector
+from faim.data.post import Post
+from faim.detector import BatchScores, Detector
 from faim.scoring.inputs import Shard
 from faim.scoring.optimize import ScoringOptions, optimise_for_inference
-from faim.scoring.output import output_schema, output_table
+from faim.scoring.output import PICTURE, logits_column, output_schema, output_table, score_columns
 from faim.scoring.rows import RowError, shard_posts
 
 
@@ -45,6 +47,8 @@ class ShardScorer:
         scores: Write per-task scores and decisions.
         embeddings: Write whole-post embeddings.
         device: Where the model runs (``"cpu"``, ``"cuda"``, ``"cuda:1"``); decoding stays on the CPU.
+        pool_by_image: Also write what pooling by picture reads (``faim.scoring.pool_parts``): each task's raw
+            logits and the post's picture embedded; pictures are then read even when the heads do not see them.
     """
 
     def __init__(
@@ -57,17 +61,19 @@ class ShardScorer:
         scores: bool = True,
         embeddings: bool = False,
         device: str = "cpu",
+        pool_by_image: bool = False,
     ) -> None:
         self.detector = detector
         self.device = torch.device(device)
-        optimise_for_inference(detector.model.to(self.device), options)
-        self.collate = detector.collator(
-            on_error="record", draft_images=options.draft_jpeg, kinds=detector.model.fused_kinds
-        )  # kinds the heads do not see (a picture that only links posts in evaluation) are not read
+        self.link_kind = detector.pooling_kind if pool_by_image else None
+        # kinds neither fused nor linking (a picture that only links posts in evaluation) are not read
+        kinds = sorted(set(detector.model.fused_kinds) | ({self.link_kind} if self.link_kind else set()))
+        optimise_for_inference(detector.model.to(self.device), options, kinds)
+        self.collate = detector.collator(on_error="record", draft_images=options.draft_jpeg, kinds=kinds)
         self.columns = ColumnMap.from_recipe(columns)
         self.image_root = Path(image_root) if image_root else None
         self.batch_size = batch_size
-        self.schema = output_schema(detector, scores, embeddings)
+        self.schema = output_schema(detector, scores, embeddings, "inputs" if pool_by_image else None)
         self.embeddings = embeddings
 
     @classmethod
@@ -82,7 +88,8 @@ class ShardScorer:
         """The output rows of one shard: one per input row."""
         numbered, errors = shard_posts(shard, self.columns, self.image_root)
         numbered.sort(key=lambda item: len(item[1].text or ""))  # similar lengths together: less padding
-        scored, probs, embeddings = [], [], []
+        scored: list[tuple[int, Post]] = []
+        outputs: list[BatchScores] = []
         for start in range(0, len(numbered), self.batch_size):
             chunk = [post for _, post in numbered[start : start + self.batch_size]]
             result = self.collate.collate(chunk)
@@ -91,12 +98,23 @@ class ShardScorer:
                 continue
             failed = {e.origin for e in result.errors}
             scored += [(n, p) for n, p in numbered[start : start + self.batch_size] if p.origin not in failed]
-            batch_probs, batch_embeddings = self.detector.predict_batch(result.batch.to(self.device))
-            probs.append(batch_probs)
-            embeddings.append(batch_embeddings)
-        merged = {name: np.concatenate([p[name] for p in probs]) for name in probs[0]} if probs else {}
-        stacked = np.concatenate(embeddings) if embeddings and self.embeddings else None
-        return output_table(self.schema, self.detector, scored, merged, stacked, errors)
+            outputs.append(self.detector.predict_batch(result.batch.to(self.device), link_kind=self.link_kind))
+        return output_table(self.schema, scored, self.scored_columns(outputs) if outputs else {}, errors)
+
+    def scored_columns(self, outputs: list[BatchScores]) -> dict[str, list[Any]]:
+        """Output columns of the scored posts, from their batches' forward passes (in order)."""
+        tasks = [task.name for task in self.detector.tasks]
+        probs = {name: np.concatenate([o.probabilities[name] for o in outputs]) for name in tasks}
+        columns = score_columns(self.detector, probs)
+        if self.embeddings:
+            columns["embedding"] = np.concatenate([o.embeddings for o in outputs]).tolist()
+        if self.link_kind is not None:
+            for name in tasks:
+                columns[logits_column(name)] = np.concatenate([o.logits[name] for o in outputs]).tolist()
+            links = np.concatenate([o.links for o in outputs])
+            present = np.concatenate([o.link_present for o in outputs])
+            columns[PICTURE] = [vector.tolist() if has else None for vector, has in zip(links, present)]
+        return columns
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
         """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""

@@ -11,7 +11,7 @@ import torch
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
-from faim.model import WholePostModel
+from faim.model import Elements, WholePostModel
 
 
 @dataclass
@@ -68,10 +68,8 @@ def predict(
             if name in batch.targets:
                 targets[name].append(batch.targets[name].cpu())
         if link_kind is not None:
-            embeddings, mask = elements[link_kind]
-            first = mask[:, 0] if mask.shape[1] else torch.zeros(batch.size, dtype=torch.bool)
-            vectors = embeddings[:, 0] if mask.shape[1] else embeddings.new_zeros(batch.size, embeddings.shape[-1])
-            links.append(torch.where(first.unsqueeze(-1), vectors, 0.0).float().cpu())
+            vectors, first = first_elements(elements, link_kind, batch.size)
+            links.append(vectors.cpu())
             present.append(first.cpu())
     return Predictions(
         ids,
@@ -81,3 +79,12 @@ def predict(
         torch.cat(links).numpy() if links else None,
         torch.cat(present).numpy() if present else None,
     )
+
+
+def first_elements(elements: Elements, kind: str, size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each post's first element of ``kind`` embedded, ``[B, d]`` float32 (zeros where it has none), and whether
+    it has one (unmasked), ``[B]`` bool."""
+    embeddings, mask = elements[kind]
+    first = mask[:, 0] if mask.shape[1] else torch.zeros(size, dtype=torch.bool, device=mask.device)
+    vectors = embeddings[:, 0] if mask.shape[1] else embeddings.new_zeros(size, embeddings.shape[-1])
+    return torch.where(first.unsqueeze(-1), vectors, 0.0).float(), first

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import tiny_recipe
+from conftest import pooling_detector, tiny_recipe, write_dump
 
 
 def faim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -90,6 +90,17 @@ def test_score_and_embed_write_one_row_per_post_with_errors_recorded(trained: Pa
     assert faim("embed", trained / "model", dump, "-o", embedded).returncode == 0
     rows = pq.read_table(embedded).to_pylist()
     assert len(rows) == 30 and len(rows[1]["embedding"]) == 32
+
+
+def test_score_pooled_by_picture_reports_the_groups(demo_data, tmp_path: Path) -> None:
+    detector, posts = pooling_detector(demo_data, tmp_path)
+    detector.save(str(tmp_path / "model"))
+    dump = write_dump(posts, tmp_path / "dump.jsonl")
+    result = faim("score", tmp_path / "model", dump, "-o", tmp_path / "out", "--pool-by-image", "--workers", "1")
+    assert result.returncode == 0, result.stderr
+    assert "pooled by picture: 128 of 160 posts share a picture, in 40 groups" in result.stdout
+    table = pq.read_table(tmp_path / "out").to_pylist()
+    assert len(table) == 160 and sum(row["picture_group"] is None for row in table) == 32
 
 
 def test_recipe_show_and_list(demo_data, tmp_path: Path) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
+from conftest import write_dump
 
 import faim
 from faim.build import build_source
 from faim.recipe import Recipe
+from faim.scoring import ScoringOptions, score_dump
 from faim.training.run import TrainResult, train
 
 TWEETEVAL = Path("../shared/data/tweeteval_hate")
@@ -174,3 +177,23 @@ def test_vmu_posts_scored_together_get_the_pooled_verdicts_evaluation_reports(
     accuracy = float(np.mean(decided == labels))
     assert accuracy == pytest.approx(vmu_runs["multimodal"].report["tasks"]["fake"]["metrics"]["accuracy"])
     assert len({row["picture_group"] for row in rows}) == 48
+
+
+@pytest.mark.real_data
+@pytest.mark.real_weights
+@pytest.mark.slow
+def test_vmu_dump_scored_pooled_gets_the_pooled_verdicts_evaluation_reports(
+    vmu_runs: dict[str, TrainResult], tmp_path: Path
+) -> None:
+    detector = vmu_runs["multimodal"].detector
+    posts = build_source(Recipe.load("misinfo_vmu_multimodal").data).posts("validation")
+    dump = write_dump(posts, tmp_path / "validation.jsonl")
+    summary = score_dump(detector, dump, tmp_path / "out", options=ScoringOptions.exact(), pool_by_image=True)
+    rows = {row["id"]: row for row in pq.read_table(tmp_path / "out").to_pylist()}
+    assert summary.errors.total() == 0 and len(rows) == len(posts)
+    decided = np.array([rows[post.id]["fake.decision"] == "fake" for post in posts])
+    labels = np.array([post.labels["fake"] for post in posts])  # 1 = fake
+    accuracy = float(np.mean(decided == labels))
+    assert accuracy == pytest.approx(vmu_runs["multimodal"].report["tasks"]["fake"]["metrics"]["accuracy"])
+    assert len({row["picture_group"] for row in rows.values()}) == 48
+    assert summary.pooling.groups == 39 and summary.pooling.grouped_posts == 1923  # and 9 pictures shown once

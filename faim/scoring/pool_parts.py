@@ -1,0 +1,167 @@
+"""The second pass of a scoring run that pools by picture (``score_dump(pool_by_image=True)``).
+
+The first pass writes per-post parts (``_per_post/part-*.parquet``): each post's own scores, each task's raw
+logits and the post's picture embedded. This pass reads every part's pictures, groups the posts whose pictures
+are near-duplicates (cosine at least the recipe's ``eval.pool_by_image``, as evaluation groups them), gives each
+post its group's mean logits, and writes the pooled parts (``part-*.parquet``, one per per-post part, same rows
+in the same order): scores and decisions under the pooled calibration, and ``picture_group``, the id the posts
+of a group share (null for a post without a picture, which is scored alone, and for a row that failed).
+
+Memory: each distinct picture once (identical embeddings are stored once), 4 bytes per dimension, plus every
+row's logits. Time: all pairs of distinct pictures are compared, so it grows with their square (20,000
+distinct 1,280-dimensional pictures take about 15 s on two cores); far more distinct pictures need an
+approximate nearest-neighbour index instead.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+from tqdm.auto import tqdm
+
+from faim.detector import Detector
+from faim.eval.shared_images import pool_by_group, shared_image_groups
+from faim.pooling import check_pooling
+from faim.scoring.output import PICTURE, PICTURE_GROUP, logits_column, output_schema, score_columns
+
+PER_POST_DIR = "_per_post"
+"""Folder, inside a pooled run's output, of its per-post parts (Parquet readers skip names starting with ``_``)."""
+
+
+@dataclass
+class PoolingReport:
+    """What the pooling pass did: ``posts`` scored posts pooled, of which ``grouped_posts`` share a picture with
+    another post, in ``groups`` groups."""
+
+    posts: int = 0
+    groups: int = 0
+    grouped_posts: int = 0
+    seconds: float = 0.0
+
+    def format(self) -> str:
+        return (
+            f"pooled by picture: {self.grouped_posts} of {self.posts} posts share a picture, in {self.groups} "
+            f"groups ({self.seconds:.1f} s)"
+        )
+
+
+class DistinctPictures:
+    """Picture embeddings, each distinct one stored once, and the index of each row's picture among them."""
+
+    def __init__(self) -> None:
+        self.index: dict[bytes, int] = {}
+        self.vectors: list[np.ndarray] = []
+
+    def add(self, column: pa.ChunkedArray) -> np.ndarray:
+        """Index per row of a ``picture`` column into the distinct pictures (-1 where null)."""
+        column = column.combine_chunks()
+        present = column.is_valid().to_numpy(zero_copy_only=False)
+        rows = np.full(len(column), -1, dtype=np.int64)
+        if present.any():
+            vectors = np.asarray(column.drop_null().flatten(), dtype=np.float32).reshape(int(present.sum()), -1)
+            rows[present] = [self._index_of(vector) for vector in vectors]
+        return rows
+
+    def _index_of(self, vector: np.ndarray) -> int:
+        key = vector.tobytes()
+        if key not in self.index:
+            self.index[key] = len(self.vectors)
+            self.vectors.append(vector.copy())  # not a view: the part's other rows are not kept
+        return self.index[key]
+
+    def groups(self, min_cosine: float) -> np.ndarray:
+        """Group id per distinct picture: near-duplicates (cosine at least ``min_cosine``) share one."""
+        if not self.vectors:
+            return np.zeros(0, dtype=np.int64)
+        return shared_image_groups(np.stack(self.vectors), np.ones(len(self.vectors), dtype=bool), min_cosine)
+
+
+def read_logits(table: pa.Table, detector: Detector) -> dict[str, np.ndarray]:
+    """Task → raw logits of a per-post part's scored rows (``[n]`` or ``[n, C]``)."""
+    scored = table.filter(table.column("error").is_null())
+    logits = {}
+    for task in detector.tasks:
+        column = scored.column(logits_column(task.name)).combine_chunks()
+        if task.type == "binary":
+            logits[task.name] = np.asarray(column, dtype=np.float32)
+        else:
+            logits[task.name] = np.asarray(column.flatten(), dtype=np.float32).reshape(len(column), len(task.labels))
+    return logits
+
+
+def pool_parts(detector: Detector, per_post_dir: Path, out_dir: Path, progress: bool = True) -> PoolingReport:
+    """Pool the per-post parts in ``per_post_dir`` by picture into pooled parts in ``out_dir`` (see the module
+    docstring); each pooled part is written atomically, so a rerun rewrites them whole."""
+    check_pooling(detector)
+    start = time.perf_counter()
+    parts = sorted(per_post_dir.glob("part-*.parquet"))
+    if not parts:
+        return PoolingReport(seconds=time.perf_counter() - start)
+    pictures = DistinctPictures()
+    rows_picture, scored_masks, logits = [], [], []
+    for part in tqdm(parts, desc="reading pictures", unit="part", disable=not progress):
+        table = pq.read_table(part, columns=[PICTURE, "error", *[logits_column(t.name) for t in detector.tasks]])
+        scored = table.column("error").is_null().to_numpy(zero_copy_only=False)
+        rows_picture.append(pictures.add(table.column(PICTURE))[scored])
+        scored_masks.append(scored)
+        logits.append(read_logits(table, detector))
+    picture = np.concatenate(rows_picture)
+    has = picture >= 0
+    distinct_group = pictures.groups(detector.eval_config.pool_by_image)
+    groups = np.arange(len(picture)) + len(distinct_group)  # a post without a picture is a group of its own
+    groups[has] = distinct_group[picture[has]]
+    pooled_logits = {
+        task.name: torch.from_numpy(pool_by_group(np.concatenate([part[task.name] for part in logits]), groups))
+        for task in detector.tasks
+    }
+    probs = {name: value.numpy() for name, value in detector.probabilities(pooled_logits, detector.pooled).items()}
+    offset = 0
+    for part, scored in tqdm(list(zip(parts, scored_masks)), desc="writing pooled", unit="part", disable=not progress):
+        rows = slice(offset, offset + int(scored.sum()))
+        offset = rows.stop
+        part_groups = np.where(has[rows], groups[rows], -1)
+        write_pooled(detector, part, out_dir, scored, {name: value[rows] for name, value in probs.items()}, part_groups)
+    sizes = np.bincount(groups[has], minlength=len(distinct_group))
+    return PoolingReport(
+        posts=len(picture),
+        groups=int((sizes >= 2).sum()),
+        grouped_posts=int(sizes[sizes >= 2].sum()),
+        seconds=time.perf_counter() - start,
+    )
+
+
+def write_pooled(
+    detector: Detector,
+    part: Path,
+    out_dir: Path,
+    scored: np.ndarray,
+    probs: dict[str, np.ndarray],
+    groups: np.ndarray,
+) -> None:
+    """Write the pooled part of a per-post ``part``: its scored rows (``scored``) get ``probs`` and their picture
+    group (``groups``, -1: none); error rows keep their error."""
+    table = pq.read_table(part)
+    embeddings = "embedding" in table.column_names
+    schema = output_schema(detector, scores=True, embeddings=embeddings, pooling="groups")
+    where = np.flatnonzero(scored)
+    columns = {name: [None] * table.num_rows for name in schema.names}
+    for name in ("source", "id", "error", "error_kind") + (("embedding",) if embeddings else ()):
+        columns[name] = table.column(name).to_pylist()
+    if len(where):
+        pooled = score_columns(detector, probs, pooled=True) | {
+            PICTURE_GROUP: [int(group) if group >= 0 else None for group in groups]
+        }
+        for name, values in pooled.items():
+            for row, value in zip(where, values):
+                columns[name][row] = value
+    final = out_dir / part.name
+    partial = out_dir / f".{part.stem}.{os.getpid()}.tmp"
+    pq.write_table(pa.table(columns, schema=schema), partial)
+    os.replace(partial, final)
