@@ -88,9 +88,12 @@ class Posts:
         return self.loaded[key]
 
 
-def recipe_rows(recipe: Recipe, dataset: Dataset, run: RecipeRun, rate: float, data: str) -> list[dict[str, Any]]:
+def recipe_rows(
+    recipe: Recipe, dataset: Dataset, run: RecipeRun, rates: dict[bool, float], data: str
+) -> list[dict[str, Any]]:
     """One row per task of a trained recipe, from its evaluation report; a recipe that pools across posts sharing
     a picture (``eval.pool_by_image``) gets a second row per task, its per-post figures (``pooled`` tells them apart).
+    ``rates``: posts per second scoring per post (``False``) and, for a pooling recipe, pooled (``True``).
 
     Raises:
         ValueError: When the report lacks a task or the dataset's headline metric.
@@ -119,7 +122,7 @@ def recipe_rows(recipe: Recipe, dataset: Dataset, run: RecipeRun, rate: float, d
                     "value": metrics[dataset.metric],
                     "ece": metrics.get("ece"),
                     "train_seconds": run.train_seconds,
-                    "posts_per_second": rate,
+                    "posts_per_second": rates[pooled],
                     "reused": run.reused,
                     "trained_at": run.trained_at,
                     "pooled": pooled,
@@ -160,12 +163,16 @@ def run_benchmark(
         log(f"[{number}/{len(recipes)}] {Path(recipe.source).stem}: {dataset.title}")
         run = train_or_reuse(recipe, reuse, log)
         validation, data = posts.get(recipe.data, "validation")
-        summary = scoring_throughput(run.model_dir, validation, workers)
-        rate = summary.rows_per_second
-        errors = sum(summary.errors.values())
-        log(f"  scored {summary.rows} validation posts: {rate:.1f} posts/s ({errors} rows failed)")
+        rates, errors = {}, 0
+        for pooled in (False, True) if recipe.eval.pool_by_image is not None else (False,):
+            summary = scoring_throughput(run.model_dir, validation, workers, pool_by_image=pooled)
+            rates[pooled] = summary.rows_per_second
+            errors = max(errors, sum(summary.errors.values()))
+            how = "pooled by shared picture" if pooled else "per post"
+            log(f"  scored {summary.rows} validation posts {how}: {rates[pooled]:.1f} posts/s "
+                f"({sum(summary.errors.values())} rows failed)")  # fmt: skip
         section = sections.setdefault(benchmark_type(recipe.data), {"rows": [], "baselines": [], "views": []})
-        rows = [row | {"scoring_failed_rows": errors} for row in recipe_rows(recipe, dataset, run, rate, data)]
+        rows = [row | {"scoring_failed_rows": errors} for row in recipe_rows(recipe, dataset, run, rates, data)]
         section["rows"] += rows
         for row in rows:
             log(f"  {row['task']}: {dataset.metric} {row['value']:.4f}, ECE {row['ece']:.4f}, trained in "

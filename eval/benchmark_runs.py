@@ -145,9 +145,13 @@ def write_dump(posts: list[Post], path: Path) -> Path:
     return path
 
 
-def scoring_throughput(model_dir: Path, posts: list[Post], workers: int | None) -> ScoreSummary:
-    """Score ``posts`` with ``faim score``'s engine (default speed-ups, worker start-up included) and return its
-    summary: ``rows / seconds`` is the throughput in posts per second."""
+def scoring_throughput(
+    model_dir: Path, posts: list[Post], workers: int | None, pool_by_image: bool = False
+) -> ScoreSummary:
+    """Score ``posts`` with ``faim score``'s engine (default speed-ups, worker start-up included; ``pool_by_image``:
+    pooled by shared picture, the second pass included) and return its summary: ``rows / seconds`` is the
+    throughput in posts per second."""
     with tempfile.TemporaryDirectory(prefix="faim-benchmark-") as tmp:
         dump = write_dump(posts, Path(tmp) / "validation.jsonl")
-        return score_dump(model_dir, dump, Path(tmp) / "scores", workers=workers, progress=False, overwrite=True)
+        out = Path(tmp) / "scores"
+        return score_dump(model_dir, dump, out, workers=workers, progress=False, pool_by_image=pool_by_image)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -84,16 +83,6 @@ def shared_picture_posts(demo_data: dict[str, Path]) -> list:
     for index, post in enumerate(posts):
         post.images = [] if index % 5 == 4 else pictures[index - index % 4]
     return posts
-
-
-def write_dump(posts: list, path: Path, extra_lines: tuple[str, ...] = ()) -> Path:
-    """The posts as a JSONL dump in the generic format (absolute picture paths), then ``extra_lines`` as they are."""
-    lines = []
-    for post in posts:
-        images = [str(Path(post.image_root or ".") / image) for image in post.images]
-        lines.append(json.dumps({"id": post.id, "text": post.text, "images": images, "comments": post.comments}))
-    path.write_text("\n".join([*lines, *extra_lines]) + "\n", encoding="utf-8")
-    return path
 
 
 def pooling_detector(demo_data: dict[str, Path], tmp_path: Path, head: str = "binary") -> tuple[Any, list]:

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import pooling_detector, tiny_recipe, write_dump
+from conftest import pooling_detector, tiny_recipe
+
+from faim.eval.benchmark_runs import write_dump
 
 
 def faim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -222,8 +222,9 @@ def test_a_pooling_recipe_gets_a_per_post_row_and_a_note() -> None:
     per_post = {"n": 10, "accuracy": 0.7, "ece": 0.05}
     report = {"tasks": {"fake": {"metrics": pooled, "ablations": {"without_pooling": per_post}}}}
     run = RecipeRun(Path("model"), report, 3.0, "2026-01-01T00:00:00+00:00", reused=False)
-    rows = recipe_rows(recipe, dataset, run, rate=5.0, data="vmu validation")
-    assert [(row["value"], row["pooled"]) for row in rows] == [(0.9, True), (0.7, False)]
+    rows = recipe_rows(recipe, dataset, run, rates={True: 2.0, False: 5.0}, data="vmu validation")
+    got = [(row["value"], row["pooled"], row["posts_per_second"]) for row in rows]
+    assert got == [(0.9, True, 2.0), (0.7, False, 5.0)]  # the pooled row is timed scoring pooled
     assert [row["view"].split("; ")[1] for row in rows] == ["pooled by shared picture", "per post, no pooling"]
     machine = {"platform": "p", "cpu_model": "c", "cpu_count": 2, "usable_cpus": 2, "python": "3", "torch": "t",
                "faim": "f", "load_average": 0.5}  # fmt: skip

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import write_dump
 
 import faim
 from faim.build import build_source
+from faim.eval.benchmark_runs import write_dump
 from faim.recipe import Recipe
 from faim.scoring import ScoringOptions, score_dump
 from faim.training.run import TrainResult, train

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import pooling_detector, write_dump
+from conftest import pooling_detector
 
+from faim.eval.benchmark_runs import write_dump
 from faim.scoring import ScoringOptions, score_dump
 from faim.scoring.pool_parts import PER_POST_DIR
 
@@ -25,7 +26,9 @@ def pooled_run(request, demo_data, tmp_path: Path) -> tuple:
     """A pooling detector, its posts, and their dump scored pooled in parts of 10 rows (groups span parts)."""
     detector, posts = pooling_detector(demo_data, tmp_path, request.param)
     lost = json.dumps({"id": "lost-picture", "text": "look at this", "images": [str(tmp_path / "none.jpg")]})
-    dump = write_dump(posts, tmp_path / "dump.jsonl", ("{not json", lost))  # then two rows that fail
+    dump = write_dump(posts, tmp_path / "dump.jsonl")
+    with dump.open("a", encoding="utf-8") as file:
+        file.write("{not json\n" + lost + "\n")  # two rows that fail
     out = tmp_path / "out"
     summary = score_dump(
         detector, dump, out, workers=1, shard_rows=10, options=ScoringOptions.exact(), progress=False,
