@@ -160,8 +160,7 @@ class Detector:
     def predict_batch(self, batch: PostBatch, drop: Iterable[str] = (), link_kind: str | None = None) -> BatchScores:
         """Everything one forward pass over a collated batch gives (see ``BatchScores``); ``link_kind`` also
         embeds each post's first element of that kind (the batch must hold that kind)."""
-        kinds = sorted(set(self.model.fused_kinds) | ({link_kind} if link_kind else set()))
-        elements = self.model.encode(batch, drop, kinds)
+        elements = self.model.encode(batch, drop, self.model.kinds_with(link_kind))
         embedding = self.model.fuse(elements)
         logits = {name: head(embedding) for name, head in self.model.heads.items()}
         scores = BatchScores(

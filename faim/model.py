@@ -90,6 +90,10 @@ class WholePostModel(nn.Module):
             out[kind] = (padded, mask & (kind not in dropped))
         return out
 
+    def kinds_with(self, link_kind: str | None) -> list[str]:
+        """The fused kinds, plus ``link_kind`` (the kind posts are linked by for pooling) when given."""
+        return sorted(set(self.fused_kinds) | ({link_kind} if link_kind else set()))
+
     def embed(self, batch: PostBatch, drop: Iterable[str] = ()) -> torch.Tensor:
         """Whole-post embeddings ``[B, D]``: the fusion of the ``fused_kinds``."""
         return self.fuse(self.encode(batch, drop, self.fused_kinds))

@@ -196,7 +196,7 @@ def score_dump(
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
     settings = {"columns": columns, "image_root": image_root, "shard_rows": shard_rows, "options": options.to_dict(),
                 "scores": scores, "embeddings": embeddings}  # fmt: skip
-    if pool_by_image:  # named only when set: a run without it resumes under the same identity as before
+    if pool_by_image:  # named only when set: the identity of a run that does not pool stays what it was
         settings["pool_by_image"] = True
     scorer_kwargs = {"columns": columns, "image_root": image_root, "options": options, "batch_size": batch_size,
                      "scores": scores, "embeddings": embeddings, "device": device,

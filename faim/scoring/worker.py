@@ -67,7 +67,7 @@ class ShardScorer:
         self.device = torch.device(device)
         self.link_kind = detector.pooling_kind if pool_by_image else None
         # kinds neither fused nor linking (a picture that only links posts in evaluation) are not read
-        kinds = sorted(set(detector.model.fused_kinds) | ({self.link_kind} if self.link_kind else set()))
+        kinds = detector.model.kinds_with(self.link_kind)
         optimise_for_inference(detector.model.to(self.device), options, kinds)
         self.collate = detector.collator(on_error="record", draft_images=options.draft_jpeg, kinds=kinds)
         self.columns = ColumnMap.from_recipe(columns)

@@ -57,7 +57,7 @@ def predict(
     targets: dict[str, list[torch.Tensor]] = {name: [] for name in model.heads}
     links: list[torch.Tensor] = []
     present: list[torch.Tensor] = []
-    kinds = sorted(set(model.fused_kinds) | ({link_kind} if link_kind else set()))
+    kinds = model.kinds_with(link_kind)
     for batch in tqdm(loader, desc=desc, unit="batch", leave=False):
         elements = model.encode(batch, drop, kinds)  # each kind encoded once, fused or linking or both
         out = model.logits(elements)
