@@ -201,17 +201,16 @@ def score_dump(
     scorer_kwargs = {"columns": columns, "image_root": image_root, "options": options, "batch_size": batch_size,
                      "scores": scores, "embeddings": embeddings, "device": device,
                      "pool_by_image": pool_by_image}  # fmt: skip
-    parts_dir = out_dir
     with model_directory(model) as model_dir:
         detector = None
         if pool_by_image:  # imported here: it loads the evaluation package (plots too)
             from faim.pooling import check_pooling
-            from faim.scoring.pool_parts import PER_POST_DIR, pool_parts
+            from faim.scoring.pool_parts import pool_parts
 
-            parts_dir = out_dir / PER_POST_DIR
             detector = model if isinstance(model, Detector) else load_artifact(str(model_dir))
             check_pooling(detector)  # refused before any row is scored
-        manifest = Manifest(out_dir, run_identity(model_dir, files, settings), overwrite, parts_dir)
+        manifest = Manifest(out_dir, run_identity(model_dir, files, settings), overwrite, per_post=pool_by_image)
+        parts_dir = manifest.parts_dir
         summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
         already = sum(report.rows for report in manifest.done.values())
         bar = tqdm(

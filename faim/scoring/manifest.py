@@ -6,6 +6,8 @@ options); a restart with anything different is refused rather than mixing two ru
 into place. A part file is the truth: on restart, parts missing from the manifest (killed between the
 rename and the append) are added back from their Parquet metadata, and half-written temporary files
 are deleted. Neither file name is read as data by Parquet readers (they skip names starting with ``_``).
+A run that pools by picture keeps its shards' per-post parts in ``_per_post/`` and writes its pooled parts,
+one per shard, once all shards are done (``faim.scoring.pool_parts``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from faim.scoring.worker import ShardReport
 
 RUN_FILE = "_run.json"
 MANIFEST_FILE = "_manifest.jsonl"
+PER_POST_DIR = "_per_post"
+"""Folder, inside the output of a run pooling by picture, of its per-post parts."""
 
 
 def run_identity(model_dir: Path, files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
@@ -33,18 +37,17 @@ def run_identity(model_dir: Path, files: list[Path], settings: dict[str, Any]) -
 
 
 class Manifest:
-    """Done shards of a run in ``out_dir``, whose part files are in ``parts_dir`` (default ``out_dir``; a run
-    pooling by picture keeps its per-post parts in a folder of their own); see the module docstring for the files.
-    """
+    """Done shards of a run in ``out_dir``, whose shards' part files are in ``out_dir`` or, with ``per_post``
+    (a run pooling by picture), in ``out_dir/_per_post``; see the module docstring for the files."""
 
     def __init__(
-        self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False, parts_dir: Path | None = None
+        self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False, per_post: bool = False
     ) -> None:
         self.out_dir = out_dir
-        self.parts_dir = parts_dir or out_dir
+        self.parts_dir = out_dir / PER_POST_DIR if per_post else out_dir
         self.parts_dir.mkdir(parents=True, exist_ok=True)
         run_file = out_dir / RUN_FILE
-        folders = {out_dir, self.parts_dir}
+        folders = {out_dir, out_dir / PER_POST_DIR}  # an overwritten run may have pooled or not
         if overwrite:
             parts = [part for folder in folders for part in folder.glob("part-*.parquet")]
             for path in [run_file, out_dir / MANIFEST_FILE, *parts]:

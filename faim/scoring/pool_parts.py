@@ -31,9 +31,6 @@ from faim.eval.shared_images import pool_by_group, shared_image_groups
 from faim.pooling import check_pooling
 from faim.scoring.output import PICTURE, PICTURE_GROUP, logits_column, output_schema, score_columns
 
-PER_POST_DIR = "_per_post"
-"""Folder, inside a pooled run's output, of its per-post parts (Parquet readers skip names starting with ``_``)."""
-
 
 @dataclass
 class PoolingReport:
@@ -147,12 +144,13 @@ def write_pooled(
 ) -> None:
     """Write the pooled part of a per-post ``part``: its scored rows (``scored``) get ``probs`` and their picture
     group (``groups``, -1: none); error rows keep their error."""
-    table = pq.read_table(part)
-    embeddings = "embedding" in table.column_names
+    embeddings = "embedding" in pq.read_schema(part).names
+    kept = ["source", "id", "error", "error_kind"] + (["embedding"] if embeddings else [])
+    table = pq.read_table(part, columns=kept)  # not the pictures: they are the bulk of a per-post part
     schema = output_schema(detector, scores=True, embeddings=embeddings, pooling="groups")
     where = np.flatnonzero(scored)
     columns = {name: [None] * table.num_rows for name in schema.names}
-    for name in ("source", "id", "error", "error_kind") + (("embedding",) if embeddings else ()):
+    for name in kept:
         columns[name] = table.column(name).to_pylist()
     if len(where):
         pooled = score_columns(detector, probs, pooled=True) | {

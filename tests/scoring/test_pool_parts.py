@@ -12,7 +12,7 @@ from conftest import pooling_detector
 
 from faim.eval.benchmark_runs import write_dump
 from faim.scoring import ScoringOptions, score_dump
-from faim.scoring.pool_parts import PER_POST_DIR
+from faim.scoring.manifest import PER_POST_DIR
 
 
 def harmful(row: dict) -> float:
@@ -73,7 +73,7 @@ def test_a_pooled_run_keeps_each_posts_own_scores_and_its_failed_rows(pooled_run
     assert all(harmful(row) is None and row["picture_group"] is None for row in failed)
 
 
-def test_rerunning_a_pooled_run_resumes_and_pools_again(pooled_run) -> None:
+def test_rerunning_a_pooled_run_resumes_and_pools_again_and_overwriting_it_leaves_nothing(pooled_run) -> None:
     detector, _, dump, out, summary = pooled_run
     before = pq.read_table(out)
     again = score_dump(
@@ -84,6 +84,9 @@ def test_rerunning_a_pooled_run_resumes_and_pools_again(pooled_run) -> None:
     assert pq.read_table(out).equals(before)
     with pytest.raises(ValueError, match="other settings"):
         score_dump(detector, dump, out, workers=1, shard_rows=10, options=ScoringOptions.exact(), progress=False)
+    score_dump(detector, dump, out, workers=1, shard_rows=10, progress=False, overwrite=True)  # starts afresh
+    assert "picture_group" not in pq.read_table(out).column_names
+    assert not list((out / PER_POST_DIR).glob("part-*.parquet"))  # no part of the pooled run is left
 
 
 def test_pooling_needs_a_pooling_model_and_scores(demo_data, tiny_model_dir, tmp_path: Path) -> None:
