@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from conftest import pooling_detector
 
+from faim.eval.benchmark_runs import write_dump
 from faim.scoring import ScoringOptions, ray_engine, score_dump
 from faim.scoring.inputs import Shard
 
@@ -61,3 +63,17 @@ def test_a_ray_the_caller_started_stays_up(tiny_model_dir: Path, demo_data: dict
         assert summary.rows == 160 and ray.is_initialized()
     finally:
         ray.shutdown()
+
+
+@pytest.mark.slow
+def test_ray_engine_pools_by_picture_as_the_embedded_engine(demo_data: dict[str, Path], tmp_path: Path) -> None:
+    detector, posts = pooling_detector(demo_data, tmp_path)
+    dump = write_dump(posts, tmp_path / "dump.jsonl")
+    exact = ScoringOptions.exact()
+    for engine in ("embedded", "ray"):
+        score_dump(detector, dump, tmp_path / engine, workers=1, options=exact, engine=engine, progress=False,
+                   pool_by_image=True)  # fmt: skip
+    here, ray_rows = (pq.read_table(tmp_path / engine).to_pylist() for engine in ("embedded", "ray"))
+    assert [row["id"] for row in here] == [row["id"] for row in ray_rows] and len(here) == 160
+    assert max(abs(a["harmful"] - b["harmful"]) for a, b in zip(here, ray_rows)) < 1e-6
+    assert [row["picture_group"] for row in here] == [row["picture_group"] for row in ray_rows]
