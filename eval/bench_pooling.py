@@ -3,8 +3,9 @@
 The pooling pass compares every pair of distinct picture embeddings (``faim.eval.shared_images``). This times
 that comparison on generated 1,280-dimensional embeddings (EfficientNet-Lite0's size) at growing counts, half of
 them near-duplicate copies of the other half (cosine above 0.99), checks that exactly those pairs are grouped,
-and prints each count's time and its ratio to the smallest count's. Once the pair comparisons dominate, each
-doubling takes about 4 times as long, the square (on two cores: 13 s for 20,000, 51 s for 40,000).
+and prints each count's time, its ratio to the smallest count's and the peak memory numpy allocated for the
+comparison (traced by ``tracemalloc``). Once the pair comparisons dominate, each doubling takes about 4 times as
+long, the square (on two cores: 13 s for 20,000, 51 s for 40,000).
 
     python -m faim.eval.bench_pooling [--sizes 5000 10000 20000]
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import tracemalloc
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,15 +34,19 @@ def pictures_with_copies(distinct: int, seed: int = 0) -> np.ndarray:
     return np.concatenate([originals, copies])
 
 
-def time_grouping(distinct: int) -> float:
-    """Seconds to group ``distinct`` pictures; raises ``AssertionError`` unless each copy joins its original."""
+def time_grouping(distinct: int) -> tuple[float, int]:
+    """``(seconds, peak bytes allocated)`` grouping ``distinct`` pictures (the embeddings themselves not counted);
+    raises ``AssertionError`` unless each copy joins its original."""
     vectors = pictures_with_copies(distinct)
+    tracemalloc.start()
     start = time.perf_counter()
     groups = shared_image_groups(vectors, np.ones(len(vectors), dtype=bool), MIN_COSINE)
     seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
     half = len(vectors) // 2
     assert np.array_equal(groups[:half], groups[half:]) and len(np.unique(groups)) == half, "wrong groups"
-    return seconds
+    return seconds, peak
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,12 +57,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 10000, 20000], help="distinct picture counts")
     args = parser.parse_args(argv)
-    print(f"{'distinct pictures':>18} {'seconds':>9} {'x smallest':>11} {'x if quadratic':>15}")
+    print(f"{'distinct pictures':>18} {'seconds':>9} {'x smallest':>11} {'x if quadratic':>15} {'peak GB':>8}")
     first = None
     for size in sorted(args.sizes):
-        seconds = time_grouping(size)
+        seconds, peak = time_grouping(size)
         first = first or (size, seconds)
-        print(f"{size:>18,} {seconds:>9.1f} {seconds / first[1]:>11.1f} {(size / first[0]) ** 2:>15.1f}")
+        ratio, quadratic = seconds / first[1], (size / first[0]) ** 2
+        print(f"{size:>18,} {seconds:>9.1f} {ratio:>11.1f} {quadratic:>15.1f} {peak / 1e9:>8.2f}")
     return 0
 
 

@@ -166,11 +166,10 @@ def run_benchmark(
         rates, errors = {}, 0
         for pooled in (False, True) if recipe.eval.pool_by_image is not None else (False,):
             summary = scoring_throughput(run.model_dir, validation, workers, pool_by_image=pooled)
-            rates[pooled] = summary.rows_per_second
-            errors = max(errors, sum(summary.errors.values()))
+            rates[pooled], failed = summary.rows_per_second, sum(summary.errors.values())
+            errors = max(errors, failed)
             how = "pooled by shared picture" if pooled else "per post"
-            log(f"  scored {summary.rows} validation posts {how}: {rates[pooled]:.1f} posts/s "
-                f"({sum(summary.errors.values())} rows failed)")  # fmt: skip
+            log(f"  scored {summary.rows} validation posts {how}: {rates[pooled]:.1f} posts/s ({failed} rows failed)")
         section = sections.setdefault(benchmark_type(recipe.data), {"rows": [], "baselines": [], "views": []})
         rows = [row | {"scoring_failed_rows": errors} for row in recipe_rows(recipe, dataset, run, rates, data)]
         section["rows"] += rows

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faim.eval.tables import format_value, markdown_table
+from faim.eval.tables import format_ece_range, format_value, markdown_table
 
 METRIC_NAMES = {"macro_f1": "macro-F1", "accuracy": "accuracy"}
 
@@ -42,12 +42,6 @@ def duration(seconds: float | None) -> str:
     minutes, rest = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min" if hours else f"{minutes} min {rest} s"
-
-
-def calibrated_range(metrics: dict[str, Any]) -> str:
-    """``"0.127–0.214"``: a report's ECE range of a calibrated model, ``"n/a"`` when it has none."""
-    low, high = metrics.get("ece_if_calibrated_low"), metrics.get("ece_if_calibrated_high")
-    return "n/a" if low is None or high is None else f"{format_value(low, digits=3)}–{format_value(high, digits=3)}"
 
 
 def render(results: dict[str, Any]) -> str:
@@ -120,7 +114,7 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
             format_value(row["n"]),
             format_value(row["value"]),
             format_value(row["ece"]),
-            calibrated_range(row["metrics"]),
+            format_ece_range(row["metrics"]),
             duration(row["train_seconds"]),
             format_value(row["posts_per_second"], digits=1),
         ]

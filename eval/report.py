@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from faim.eval.tables import format_value, markdown_table, text_table
+from faim.eval.tables import format_ece_range, format_value, markdown_table, text_table
 
 TaskType = Literal["binary", "multiclass", "multilabel"]
 
@@ -114,8 +114,8 @@ def _ece_note(metrics: Mapping[str, float]) -> str:
     """A line putting the ECE next to the range a calibrated model would show (empty without one)."""
     if "ece_if_calibrated_low" not in metrics or "ece" not in metrics:
         return ""
-    low, high = metrics["ece_if_calibrated_low"], metrics["ece_if_calibrated_high"]
-    return f"\nECE {format_value(metrics['ece'])}: a calibrated model would show {low:.3f}–{high:.3f} on these posts"
+    ece = format_value(metrics["ece"])
+    return f"\nECE {ece}: a calibrated model would show {format_ece_range(metrics)} on these posts"
 
 
 def _markdown(results: Results, out_dir: Path) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 MISSING = "n/a"
 
@@ -15,6 +16,13 @@ def format_value(value: object, digits: int = 4) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
+
+
+def format_ece_range(metrics: Mapping[str, Any]) -> str:
+    """``"0.126–0.210"``: the ECE range a calibrated model would show, from a metrics dict's
+    ``ece_if_calibrated_low`` / ``_high``; ``"n/a"`` when it has none."""
+    low, high = metrics.get("ece_if_calibrated_low"), metrics.get("ece_if_calibrated_high")
+    return MISSING if low is None or high is None else f"{format_value(low, digits=3)}–{format_value(high, digits=3)}"
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -40,6 +40,14 @@ def pooled(predictions: Predictions, groups: np.ndarray) -> Predictions:
     return replace(predictions, logits=logits)
 
 
+def pooled_probabilities(
+    detector: Detector, logits: Mapping[str, np.ndarray], groups: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Task → probabilities of the raw ``logits`` averaged over each group, under the pooled calibration."""
+    means = {name: torch.from_numpy(pool_by_group(values, groups)) for name, values in logits.items()}
+    return {name: value.numpy() for name, value in detector.probabilities(means, detector.pooled).items()}
+
+
 def check_pooling(detector: Detector) -> None:
     """Raise ``ValueError`` unless ``detector`` can score posts pooled by picture (``eval.pool_by_image`` and a
     pooled calibration)."""
@@ -63,6 +71,4 @@ def score_pooled(
     loader = make_loader(detector.model, detector.collator(), as_posts(list(posts)), batch_size, shuffle=False)
     predictions = predict(detector.model, loader, desc="scoring", link_kind=detector.pooling_kind)
     groups = picture_groups(detector, predictions)
-    logits = {name: torch.from_numpy(values) for name, values in pooled(predictions, groups).logits.items()}
-    probabilities = detector.probabilities(logits, detector.pooled)
-    return predictions.ids, {name: value.numpy() for name, value in probabilities.items()}, groups
+    return predictions.ids, pooled_probabilities(detector, predictions.logits, groups), groups

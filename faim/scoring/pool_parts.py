@@ -8,7 +8,7 @@ in the same order): scores and decisions under the pooled calibration, and ``pic
 of a group share (null for a post without a picture, which is scored alone, and for a row that failed).
 
 Memory: each distinct picture is held once (identical embeddings are stored once), plus every row's logits; the
-comparison's float64 working copies and blocks of 2,048 rows of cosines added 2.2 GB at their peak for 40,000
+comparison's float64 working copies and blocks of 2,048 rows of cosines take 2.5 GB at their peak for 40,000
 distinct 1,280-dimensional pictures. Time: all pairs of distinct pictures are compared, so it grows with their
 square: 20,000 such pictures take about 13 s on two cores, 40,000 about 51 s (``python -m
 faim.eval.bench_pooling``). Far more distinct pictures need an approximate nearest-neighbour index.
@@ -24,12 +24,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-import torch
 from tqdm.auto import tqdm
 
 from faim.detector import Detector
-from faim.eval.shared_images import pool_by_group, shared_image_groups
-from faim.pooling import check_pooling
+from faim.eval.shared_images import shared_image_groups
+from faim.pooling import check_pooling, pooled_probabilities
 from faim.scoring.output import PICTURE, PICTURE_GROUP, logits_column, output_schema, score_columns
 
 
@@ -115,11 +114,8 @@ def pool_parts(detector: Detector, per_post_dir: Path, out_dir: Path, progress: 
     distinct_group = pictures.groups(detector.eval_config.pool_by_image)
     groups = np.arange(len(picture)) + len(distinct_group)  # a post without a picture is a group of its own
     groups[has] = distinct_group[picture[has]]
-    pooled_logits = {
-        task.name: torch.from_numpy(pool_by_group(np.concatenate([part[task.name] for part in logits]), groups))
-        for task in detector.tasks
-    }
-    probs = {name: value.numpy() for name, value in detector.probabilities(pooled_logits, detector.pooled).items()}
+    every_row = {task.name: np.concatenate([part[task.name] for part in logits]) for task in detector.tasks}
+    probs = pooled_probabilities(detector, every_row, groups)
     offset = 0
     for part, scored in tqdm(list(zip(parts, scored_masks)), desc="writing pooled", unit="part", disable=not progress):
         rows = slice(offset, offset + int(scored.sum()))
