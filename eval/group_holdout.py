@@ -1,0 +1,252 @@
+"""How well what a recipe's frozen encoders see carries over to groups no training post came from.
+
+A recipe's validation split holds out some groups (VMU holds out six events), and its figures rest on those
+alone: a few groups can flatter a model or sink it. This probe measures one and the same simple classifier, a
+logistic regression on the recipe's frozen embeddings of its fused kinds (each kind's elements averaged, kinds
+side by side), under two protocols over the recipe's labelled posts:
+
+- **recipe split**: trained on the train split, measured on the validation split;
+- **leave one group out**: for each value of a ``Post.meta`` field (default: the recipe's ``eval.slice``), trained
+  on every other group's posts and measured on that group's; the figures are over all held-out predictions
+  together, and per group.
+
+With ``eval.pool_by_image``, held-out posts that show a near-duplicate picture (the recipe's cut) take their
+mean logits, as evaluation pools them. Decisions are the probe's arg-max (0.5 for a binary task): a threshold
+chosen on the held-out posts would flatter both protocols. The gap between the two rows tells how far the recipe
+split's figure is to be trusted for groups not seen yet; it is the probe's gap, not the trained recipe's.
+
+    python -m faim.eval.group_holdout recipes/misinfo_vmu_multimodal.yaml [--group-by event]
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from faim.build import build_model, build_source, task_specs
+from faim.data.post import Post
+from faim.data.targets import TaskSpec
+from faim.detector import Detector
+from faim.eval.benchmark_baselines import labelled, logistic_regression
+from faim.eval.metrics import binary_metrics, multiclass_metrics
+from faim.eval.shared_images import pool_by_group, shared_image_groups
+from faim.recipe import Recipe, as_recipe
+from faim.training.cache import cached_embeddings
+
+COLUMNS = ("accuracy", "macro_f1", "auroc")
+
+
+@dataclass(frozen=True)
+class ProbeInputs:
+    """The labelled posts of a recipe as the probe reads them, train split first.
+
+    Attributes:
+        features: per post, each fused kind's mean element embedding side by side ``[N, d]`` (zeros for a kind the
+            post lacks).
+        targets: class index per post ``[N]``.
+        groups: per post, the value of the grouping field ``[N]``.
+        in_train: whether the post is in the recipe's train split ``[N]`` (else in its validation split).
+        pictures: per post, its first picture embedded ``[N, d_image]``, with ``has_picture [N]``; ``None`` unless
+            the recipe pools by shared picture.
+        has_picture: see ``pictures``.
+        fused_kinds: the kinds whose embeddings are the features, in order.
+    """
+
+    features: np.ndarray
+    targets: np.ndarray
+    groups: np.ndarray
+    in_train: np.ndarray
+    pictures: np.ndarray | None = None
+    has_picture: np.ndarray | None = None
+    fused_kinds: tuple[str, ...] = ()
+
+
+def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) -> ProbeInputs:
+    """Embed the recipe's labelled train and validation posts through the embedding cache.
+
+    Raises:
+        ValueError: When an encoder the probe reads trains in the recipe (its frozen embeddings are not what the
+            recipe's head sees), or a labelled post has no ``meta[group_by]`` (naming the post).
+    """
+    model = build_model(recipe.model)
+    detector = Detector(model, task_specs(recipe.model), recipe)
+    link = detector.pooling_kind
+    kinds = model.kinds_with(link)
+    trained = [kind for kind in kinds if kind not in model.frozen_kinds]
+    if trained:
+        raise ValueError(
+            f"{recipe.source}: the probe reads frozen embeddings, but the recipe trains the encoder of "
+            f"{', '.join(trained)}"
+        )
+    source = build_source(recipe.data)
+    split_posts = {split: source.posts(split) for split in ("train", "validation")}
+    posts: list[Post] = []
+    targets, in_train = [], []
+    for split, candidates in split_posts.items():
+        keep, y = labelled(candidates, task)
+        posts += [candidates[i] for i in keep]
+        targets.append(y)
+        in_train.append(np.full(len(keep), split == "train"))
+    groups = []
+    for post in posts:
+        if post.meta.get(group_by) is None:
+            raise ValueError(f"{post.origin or post.id}: meta.{group_by} is missing; every post needs a group")
+        groups.append(str(post.meta[group_by]))
+    cache = cached_embeddings(model, detector.collator(), posts, cache_dir, label="labelled posts", kinds=kinds)
+    features = np.concatenate([element_means(cache.tensors, kind, len(posts)) for kind in model.fused_kinds], 1)
+    pictures = has_picture = None
+    if link is not None:
+        pictures, has_picture = first_elements(cache.tensors, link, len(posts))
+    return ProbeInputs(
+        features,
+        np.concatenate(targets),
+        np.array(groups),
+        np.concatenate(in_train),
+        pictures,
+        has_picture,
+        tuple(model.fused_kinds),
+    )
+
+
+def element_means(tensors: dict[str, torch.Tensor], kind: str, n: int) -> np.ndarray:
+    """Per post, the mean of its ``kind`` element embeddings (an ``EmbeddingCache``'s tensors) ``[n, d]``."""
+    values, counts = tensors[f"{kind}.values"].float().numpy(), tensors[f"{kind}.counts"].numpy()
+    owner = np.repeat(np.arange(n), counts)
+    sums = np.zeros((n, values.shape[1]))
+    np.add.at(sums, owner, values)
+    return sums / np.maximum(counts, 1)[:, None]
+
+
+def first_elements(tensors: dict[str, torch.Tensor], kind: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(embedding of each post's first ``kind`` element [n, d], whether it has one [n])``."""
+    values, counts = tensors[f"{kind}.values"].float().numpy(), tensors[f"{kind}.counts"].numpy()
+    starts = np.cumsum(counts) - counts
+    present = counts > 0
+    first = np.zeros((n, values.shape[1]), dtype=np.float32)
+    first[present] = values[starts[present]]
+    return first, present
+
+
+def held_out_probabilities(
+    inputs: ProbeInputs, task: TaskSpec, train: np.ndarray, test: np.ndarray, min_cosine: float | None
+) -> np.ndarray:
+    """Class probabilities ``[n_test, C]`` of the probe fitted on the posts ``train`` (a mask), for the posts
+    ``test``; pooled over the test posts that share a picture when ``min_cosine`` is set. Training posts of one
+    class only (a group held out may take every post of the other) make a probe that predicts that class."""
+    classes = np.unique(inputs.targets[train])
+    if len(classes) == 1:
+        prob = np.zeros((int(test.sum()), len(task.labels)))
+        prob[:, classes[0]] = 1.0
+    else:
+        prob = logistic_regression(inputs.features[train], inputs.targets[train], inputs.features[test], task)
+    if min_cosine is None or inputs.pictures is None or inputs.has_picture is None:
+        return prob
+    pictures = shared_image_groups(inputs.pictures[test], inputs.has_picture[test], min_cosine)
+    mean_log = pool_by_group(np.log(np.clip(prob, 1e-12, 1.0)), pictures)  # a softmax of mean logits
+    pooled = np.exp(mean_log - mean_log.max(axis=1, keepdims=True))
+    return pooled / pooled.sum(axis=1, keepdims=True)
+
+
+def probe_metrics(task: TaskSpec, y: np.ndarray, prob: np.ndarray) -> dict[str, float]:
+    """``accuracy`` of arg-max decisions, ``macro_f1`` and ``auroc`` (NaN when the posts hold one class: both
+    would score a perfect one-class group 0.5 or not at all), and ``n``."""
+    if task.type == "binary":
+        found = binary_metrics(y, prob[:, 1], threshold=0.5)
+    else:
+        found = multiclass_metrics(y, prob, task.labels)
+    if len(np.unique(y)) < 2:
+        found = {"accuracy": found["accuracy"]}
+    return {name: float(found.get(name, np.nan)) for name in COLUMNS} | {"n": len(y)}
+
+
+@dataclass
+class HoldoutResult:
+    """The probe's figures: over the recipe split, over every group held out in turn, and per held-out group."""
+
+    recipe_split: dict[str, float]
+    leave_one_out: dict[str, float]
+    per_group: dict[str, dict[str, float]]
+
+
+def group_holdout(
+    inputs: ProbeInputs, task: TaskSpec, min_cosine: float | None, progress: Callable = tqdm
+) -> HoldoutResult:
+    """Fit and measure the probe under both protocols (see the module docstring).
+
+    Raises:
+        ValueError: With fewer than two groups, or a validation split without posts.
+    """
+    names = np.unique(inputs.groups)
+    if len(names) < 2:
+        raise ValueError(f"leaving one group out needs at least two groups, found {len(names)}")
+    test = ~inputs.in_train
+    if not test.any():
+        raise ValueError("the recipe's validation split has no labelled post")
+    split_prob = held_out_probabilities(inputs, task, inputs.in_train, test, min_cosine)
+    held_out = np.zeros((len(inputs.targets), len(task.labels)))
+    per_group = {}
+    for name in progress(names, desc="leaving one group out", unit="group"):
+        fold = inputs.groups == name
+        held_out[fold] = held_out_probabilities(inputs, task, ~fold, fold, min_cosine)
+        per_group[str(name)] = probe_metrics(task, inputs.targets[fold], held_out[fold])
+    return HoldoutResult(
+        probe_metrics(task, inputs.targets[test], split_prob),
+        probe_metrics(task, inputs.targets, held_out),
+        per_group,
+    )
+
+
+def format_result(result: HoldoutResult, group_by: str, split_groups: int, groups: int) -> str:
+    """Markdown tables: both protocols, then each held-out group."""
+    header = f"| protocol | {group_by}s | n | " + " | ".join(COLUMNS) + " |"
+    rule = "|:---|---:|---:|" + "---:|" * len(COLUMNS)
+    rows = [
+        ("recipe split (validation)", split_groups, result.recipe_split),
+        (f"leave one {group_by} out", groups, result.leave_one_out),
+    ]
+    lines = [header, rule] + [f"| {name} | {count} | {m['n']} | {cells(m)} |" for name, count, m in rows]
+    lines += ["", f"| held-out {group_by} | n | " + " | ".join(COLUMNS) + " |", "|:---|---:|" + "---:|" * len(COLUMNS)]
+    lines += [f"| {name} | {m['n']} | {cells(m)} |" for name, m in result.per_group.items()]
+    return "\n".join(lines)
+
+
+def cells(metrics: dict[str, float]) -> str:
+    return " | ".join("n/a" if np.isnan(metrics[name]) else f"{metrics[name]:.4f}" for name in COLUMNS)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m faim.eval.group_holdout",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("recipe", help="recipe file or shipped recipe name")
+    parser.add_argument("--group-by", help="Post.meta field whose values are the groups (default: eval.slice)")
+    parser.add_argument("--task", help="task to probe (default: the recipe's first)")
+    args = parser.parse_args(argv)
+    recipe = as_recipe(args.recipe)
+    group_by = args.group_by or recipe.eval.slice
+    if not group_by:
+        parser.error(f"{recipe.source} has no eval.slice; name the grouping field with --group-by")
+    tasks = {task.name: task for task in task_specs(recipe.model)}
+    if args.task and args.task not in tasks:
+        parser.error(f"unknown task {args.task!r}; the recipe's tasks: {', '.join(tasks)}")
+    task = tasks[args.task] if args.task else next(iter(tasks.values()))
+    if task.type not in ("binary", "multiclass"):
+        parser.error(f"task {task.name!r} is {task.type}; the probe predicts one class per post")
+    inputs = probe_inputs(recipe, task, group_by, recipe.train.cache_dir)
+    result = group_holdout(inputs, task, recipe.eval.pool_by_image)
+    pooled = f"; pooled by shared picture (cosine >= {recipe.eval.pool_by_image})" if recipe.eval.pool_by_image else ""
+    print(f"recipe: {recipe.source}  task: {task.name}  groups: meta.{group_by}{pooled}")
+    print(f"probe: logistic regression on the frozen embeddings of {', '.join(inputs.fused_kinds)}")
+    print(format_result(result, group_by, len(np.unique(inputs.groups[~inputs.in_train])), len(result.per_group)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from faim.data.targets import TaskSpec
+from faim.eval.group_holdout import ProbeInputs, group_holdout, held_out_probabilities, main, probe_inputs
+from faim.recipe import as_recipe
+from tests.conftest import tiny_recipe
+
+TASK = TaskSpec("fake", "binary", ["real", "fake"])
+
+
+def grouped_posts(carries_over: bool, groups: int = 6, per_group: int = 40, seed: int = 0) -> ProbeInputs:
+    """Posts in ``groups`` groups, both labels in each. With ``carries_over`` the first feature tells the label in
+    every group; otherwise each group codes its labels along a direction of its own, which no other group shares.
+    The first two groups are the validation split."""
+    rng = np.random.default_rng(seed)
+    features, targets, names = [], [], []
+    for group in range(groups):
+        y = np.arange(per_group) % 2
+        x = rng.normal(size=(per_group, 8)) * 0.3
+        if carries_over:
+            x[:, 0] += 2 * y - 1
+        else:
+            direction = rng.normal(size=8)
+            x += np.outer(2 * y - 1, direction / np.linalg.norm(direction)) * 2
+        features.append(x)
+        targets.append(y)
+        names += [f"g{group}"] * per_group
+    groups_array = np.array(names)
+    return ProbeInputs(
+        np.concatenate(features), np.concatenate(targets), groups_array, ~np.isin(groups_array, ["g0", "g1"])
+    )
+
+
+def test_a_signal_every_group_shares_holds_when_its_group_is_left_out():
+    result = group_holdout(grouped_posts(carries_over=True), TASK, None, progress=lambda items, **_: items)
+    assert result.leave_one_out["accuracy"] > 0.95
+    assert result.recipe_split["accuracy"] > 0.95
+    assert result.leave_one_out["n"] == 240 and result.recipe_split["n"] == 80
+    assert sorted(result.per_group) == [f"g{g}" for g in range(6)]
+    assert all(m["n"] == 40 for m in result.per_group.values())
+
+
+def test_a_signal_of_the_group_alone_falls_to_chance_when_its_group_is_left_out():
+    result = group_holdout(grouped_posts(carries_over=False), TASK, None, progress=lambda items, **_: items)
+    assert result.leave_one_out["auroc"] < 0.75
+    assert result.leave_one_out["accuracy"] < 0.75
+
+
+def test_a_group_of_one_class_reports_accuracy_only():
+    inputs = grouped_posts(carries_over=True)
+    one_class = (inputs.groups == "g5") & (inputs.targets == 0)
+    inputs = ProbeInputs(
+        inputs.features, inputs.targets, np.where(one_class, "only_real", inputs.groups), inputs.in_train
+    )
+    result = group_holdout(inputs, TASK, None, progress=lambda items, **_: items)
+    only = result.per_group["only_real"]
+    assert only["accuracy"] > 0.9 and np.isnan(only["auroc"]) and np.isnan(only["macro_f1"])
+
+
+def test_training_posts_of_one_class_make_a_probe_that_predicts_that_class():
+    inputs = grouped_posts(carries_over=True)
+    train = (inputs.groups != "g0") & (inputs.targets == 1)
+    prob = held_out_probabilities(inputs, TASK, train, inputs.groups == "g0", None)
+    assert np.array_equal(prob, np.tile([0.0, 1.0], (40, 1)))
+
+
+def test_held_out_posts_showing_one_picture_share_their_probabilities():
+    inputs = grouped_posts(carries_over=True)
+    n = len(inputs.targets)
+    pictures = np.eye(n, 4, dtype=np.float32)  # post i shows picture i (its own) for i < 4, else nothing
+    pictures[4:12] = pictures[0]  # posts 4-11 show the same picture as post 0
+    has_picture = np.zeros(n, dtype=bool)
+    has_picture[:12] = True
+    inputs = ProbeInputs(inputs.features, inputs.targets, inputs.groups, inputs.in_train, pictures, has_picture)
+    test = inputs.groups == "g0"  # posts 0-39
+    pooled = held_out_probabilities(inputs, TASK, ~test, test, min_cosine=0.95)
+    alone = held_out_probabilities(inputs, TASK, ~test, test, min_cosine=None)
+    shared = [0] + list(range(4, 12))
+    assert np.allclose(pooled[shared], pooled[0])
+    assert not np.allclose(alone[shared], alone[0])
+    assert np.allclose(pooled[12:], alone[12:])  # posts without a picture are scored alone
+    assert np.allclose(pooled.sum(axis=1), 1)
+
+
+def test_one_group_or_no_validation_post_is_refused():
+    inputs = grouped_posts(carries_over=True)
+    single = ProbeInputs(inputs.features, inputs.targets, np.full(len(inputs.groups), "g"), inputs.in_train)
+    with pytest.raises(ValueError, match="at least two groups"):
+        group_holdout(single, TASK, None)
+    all_train = ProbeInputs(inputs.features, inputs.targets, inputs.groups, np.ones(len(inputs.groups), dtype=bool))
+    with pytest.raises(ValueError, match="validation split has no labelled post"):
+        group_holdout(all_train, TASK, None)
+
+
+def frozen_tiny_recipe(demo_data: dict[str, Path], tmp_path: Path) -> dict:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["encoders"]["text"]["freeze"] = True
+    recipe["model"]["encoders"]["image"]["freeze"] = True
+    return recipe
+
+
+def test_probe_inputs_are_the_labelled_posts_of_both_splits_with_their_groups(demo_data, tmp_path):
+    torch.manual_seed(0)
+    recipe = as_recipe(frozen_tiny_recipe(demo_data, tmp_path))
+    inputs = probe_inputs(recipe, TaskSpec("harmful", "binary", ["benign", "harmful"]), "topic", str(tmp_path))
+    assert inputs.in_train.sum() == 400 and (~inputs.in_train).sum() == 160
+    assert set(inputs.groups) == {"group", "weather"}
+    assert inputs.fused_kinds == ("comments", "image", "text")
+    assert inputs.features.shape == (560, 32 + 16 + 32)
+    assert inputs.pictures is None
+
+
+def test_probe_inputs_refuse_a_trained_encoder_and_a_post_without_group(demo_data, tmp_path):
+    task = TaskSpec("harmful", "binary", ["benign", "harmful"])
+    with pytest.raises(ValueError, match="trains the encoder of comments, image, text"):
+        probe_inputs(as_recipe(tiny_recipe(demo_data, tmp_path / "run")), task, "topic", str(tmp_path))
+    recipe = as_recipe(frozen_tiny_recipe(demo_data, tmp_path))
+    with pytest.raises(ValueError, match=r"train\.jsonl:1.*meta\.region is missing"):
+        probe_inputs(recipe, task, "region", str(tmp_path))
+
+
+def test_command_prints_both_protocols_and_each_group(demo_data, tmp_path, write_recipe, capsys):
+    recipe = frozen_tiny_recipe(demo_data, tmp_path)
+    recipe["eval"]["pool_by_image"] = 0.99
+    assert main([str(write_recipe(recipe))]) == 0
+    out = capsys.readouterr().out
+    assert "groups: meta.topic; pooled by shared picture (cosine >= 0.99)" in out
+    assert "| recipe split (validation) | 2 | 160 |" in out
+    assert "| leave one topic out | 2 | 560 |" in out
+    assert "| group |" in out and "| weather |" in out
