@@ -7,8 +7,10 @@ For each recipe (default: every shipped recipe whose data source is a benchmark 
 same resolved recipe instead and evaluate its saved model again), take the validation metrics of its evaluation
 report and the training wall time, and measure posts/s scoring the validation posts through ``faim score``'s engine.
 Once per distinct dataset + label view: majority class, TF-IDF + logistic regression and frozen all-MiniLM-L6-v2 +
-logistic regression on the same train/validation posts. Writes the Markdown tables (``--out``) and the same figures
-as ``results.json`` next to it, with published test-split figures in their own tables.
+logistic regression on the same train/validation posts. For a dataset whose validation split holds out groups
+(``Dataset.holdout_by``: VMU's events), each recipe's frozen embeddings are also probed with each group held out in
+turn (``faim.eval.group_holdout``). Writes the Markdown tables (``--out``) and the same figures as ``results.json``
+next to it, with published test-split figures in their own tables.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 import torch
 
 import faim
-from faim.build import build_source
+from faim.build import build_source, task_specs
 from faim.data.post import Post
 from faim.eval.benchmark_baselines import Embedder, run_baselines
 from faim.eval.benchmark_datasets import (
@@ -42,6 +44,7 @@ from faim.eval.benchmark_datasets import (
 )
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import RecipeRun, scoring_throughput, train_or_reuse
+from faim.eval.group_holdout import probe_recipe
 from faim.eval.report import _jsonable
 from faim.recipe import Recipe
 from faim.recipe.loader import shipped_recipes
@@ -170,12 +173,16 @@ def run_benchmark(
             errors = max(errors, failed)
             how = "pooled by shared picture" if pooled else "per post"
             log(f"  scored {summary.rows} validation posts {how}: {rates[pooled]:.1f} posts/s ({failed} rows failed)")
-        section = sections.setdefault(benchmark_type(recipe.data), {"rows": [], "baselines": [], "views": []})
+        section = sections.setdefault(
+            benchmark_type(recipe.data), {"rows": [], "baselines": [], "views": [], "holdouts": []}
+        )
         rows = [row | {"scoring_failed_rows": errors} for row in recipe_rows(recipe, dataset, run, rates, data)]
         section["rows"] += rows
         for row in rows:
             log(f"  {row['task']}: {dataset.metric} {row['value']:.4f}, ECE {row['ece']:.4f}, trained in "
                 f"{row['train_seconds']:.1f} s{' (reused)' if row['reused'] else ''}")  # fmt: skip
+        if dataset.holdout_by:
+            section["holdouts"].append(holdout_entry(recipe, dataset, log))
         for view in recipe_views(recipe):
             if view not in views:
                 views[view] = recipe.data
@@ -213,6 +220,31 @@ def run_benchmark(
     }
 
 
+def holdout_entry(recipe: Recipe, dataset: Dataset, log: Log) -> dict[str, Any]:
+    """The group-holdout probe of the recipe's first task over ``dataset.holdout_by`` (``faim.eval.group_holdout``)
+    as a results entry.
+
+    Raises:
+        ValueError: As ``faim.eval.group_holdout.probe_inputs`` (an encoder that trains, a post without a group).
+    """
+    group_by = dataset.holdout_by or ""
+    task = task_specs(recipe.model)[0]
+    kinds, result = probe_recipe(recipe, task, group_by)
+    metric = dataset.metric
+    log(f"  probe of frozen {', '.join(kinds)} embeddings: {metric} {result.recipe_split[metric]:.4f} on the recipe "
+        f"split, {result.leave_one_out[metric]:.4f} with each {group_by} held out")  # fmt: skip
+    return {
+        "name": Path(recipe.source).stem,
+        "task": task.name,
+        "group_by": group_by,
+        "reads": list(kinds),
+        "pooled": recipe.eval.pool_by_image is not None,
+        "recipe_split": result.recipe_split,
+        "leave_one_out": result.leave_one_out,
+        "per_group": result.per_group,
+    }
+
+
 def dataset_results(kind: str, section: dict[str, Any]) -> dict[str, Any]:
     """One dataset's entry of the results: its rows and the published figures that concern its views."""
     dataset = DATASETS[kind]
@@ -223,6 +255,7 @@ def dataset_results(kind: str, section: dict[str, Any]) -> dict[str, Any]:
         "title": dataset.title,
         "metric": dataset.metric,
         "rows": section["rows"] + section["baselines"],
+        "holdouts": section["holdouts"],
         "published": [asdict(item) for item in dataset.published] if concerned else [],
         "published_view": view,
     }

@@ -43,12 +43,16 @@ class Dataset:
         published: Published test-split figures of the headline metric.
         published_view: Data arguments a recipe's source must have for the published figures to concern it
             (e.g. LIAR's six-way labels); empty: every view.
+        holdout_by: A ``Post.meta`` field whose groups the validation split holds out (VMU's events): each recipe's
+            frozen embeddings are also probed with every group held out in turn (``faim.eval.group_holdout``);
+            ``None``: not probed.
     """
 
     title: str
     metric: str
     published: tuple[Published, ...] = ()
     published_view: dict[str, Any] = field(default_factory=dict)
+    holdout_by: str | None = None
 
 
 TWEETEVAL = "TweetEval (Barbieri et al., 2020, Findings of EMNLP) and its leaderboard"
@@ -93,6 +97,7 @@ DATASETS: dict[str, Dataset] = {
             Published("CAFE", 0.806, CITED),
             Published("MCAN", 0.809, CITED),
         ),
+        holdout_by="event",
     ),
 }
 

@@ -18,6 +18,11 @@ The results dict::
                 ],
                 "published": [{"model": "BERTweet", "value": 0.564, "source": "..."}],  # empty: none concern
                 "published_view": "every view",                                  # these rows' views
+                "holdouts": [   # datasets with holdout_by (VMU): the group-holdout probe of each recipe
+                    {"name": "misinfo_vmu_text", "task": "fake", "group_by": "event", "reads": ["text"],
+                     "pooled": false, "recipe_split": {"accuracy": 0.8, "auroc": 0.9, "n": 1932, "groups": 4, ...},
+                     "leave_one_out": {...}, "per_group": {"BostonMarathon": {...}, ...}},
+                ],
             },
         ],
         "skipped": [{"recipe": "demo_multimodal", "reason": "..."}],
@@ -126,6 +131,8 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
         "Validation data: " + "; ".join(f"`{item}`" for item in data),
         markdown_table(header, rows),
     ]
+    if dataset.get("holdouts"):
+        parts.extend(holdout_section(dataset["holdouts"], dataset["metric"], metric))
     if dataset["published"]:
         view = dataset["published_view"]
         parts.append(f"### Published (official test split, not comparable one-to-one) — {metric}, view: {view}")
@@ -139,3 +146,27 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
             )
         )
     return parts
+
+
+def holdout_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> list[str]:
+    """The heading, note and table of the group-holdout probes of one dataset's recipes."""
+    group = holdouts[0]["group_by"]
+    note = (
+        f"One logistic regression on the frozen embeddings each recipe's head reads (`python -m "
+        f"faim.eval.group_holdout`; pooled by shared picture where the recipe pools), measured on the recipe's split "
+        f"and with each {group} held out in turn over every labelled post; decisions are its arg-max, no threshold "
+        f"chosen. The recipe split rests on its few {group}s; the held-out figures tell how the same evidence does on "
+        f"{group}s not seen in training. They are the probe's, not the trained recipe's; `results.json` has each "
+        f"{group}'s."
+    )
+    header = ["recipe", "probe reads", f"recipe split: {group}s", "n", metric, "AUROC"]
+    header += [f"each {group} held out: {group}s", "n", metric, "AUROC"]
+    rows = []
+    for entry in holdouts:
+        reads = ", ".join(entry["reads"]) + (", pooled by shared picture" if entry["pooled"] else "")
+        row = [f"`{entry['name']}`", reads]
+        for figures in (entry["recipe_split"], entry["leave_one_out"]):
+            row += [str(figures["groups"]), format_value(figures["n"]), format_value(figures[key])]
+            row.append(format_value(figures["auroc"]))
+        rows.append(row)
+    return [f"### Held out by {group}: a probe of each recipe's frozen embeddings", note, markdown_table(header, rows)]

@@ -166,7 +166,8 @@ def probe_metrics(task: TaskSpec, y: np.ndarray, prob: np.ndarray) -> dict[str, 
 
 @dataclass
 class HoldoutResult:
-    """The probe's figures: over the recipe split, over every group held out in turn, and per held-out group."""
+    """The probe's figures (``probe_metrics``, with ``groups``: how many groups the posts come from): over the recipe
+    split, over every group held out in turn, and per held-out group."""
 
     recipe_split: dict[str, float]
     leave_one_out: dict[str, float]
@@ -195,21 +196,27 @@ def group_holdout(
         held_out[fold] = held_out_probabilities(inputs, task, ~fold, fold, min_cosine)
         per_group[str(name)] = probe_metrics(task, inputs.targets[fold], held_out[fold])
     return HoldoutResult(
-        probe_metrics(task, inputs.targets[test], split_prob),
-        probe_metrics(task, inputs.targets, held_out),
+        probe_metrics(task, inputs.targets[test], split_prob) | {"groups": len(np.unique(inputs.groups[test]))},
+        probe_metrics(task, inputs.targets, held_out) | {"groups": len(names)},
         per_group,
     )
 
 
-def format_result(result: HoldoutResult, group_by: str, split_groups: int, groups: int) -> str:
+def probe_recipe(
+    recipe: Recipe, task: TaskSpec, group_by: str, progress: Callable = tqdm
+) -> tuple[tuple[str, ...], HoldoutResult]:
+    """``(the kinds the probe reads, its figures)`` for ``recipe``'s ``task``, grouped by ``meta[group_by]``, with
+    the recipe's embedding cache and picture pooling (see ``probe_inputs`` for the errors raised)."""
+    inputs = probe_inputs(recipe, task, group_by, recipe.train.cache_dir)
+    return inputs.fused_kinds, group_holdout(inputs, task, recipe.eval.pool_by_image, progress)
+
+
+def format_result(result: HoldoutResult, group_by: str) -> str:
     """Markdown tables: both protocols, then each held-out group."""
     header = f"| protocol | {group_by}s | n | " + " | ".join(COLUMNS) + " |"
     rule = "|:---|---:|---:|" + "---:|" * len(COLUMNS)
-    rows = [
-        ("recipe split (validation)", split_groups, result.recipe_split),
-        (f"leave one {group_by} out", groups, result.leave_one_out),
-    ]
-    lines = [header, rule] + [f"| {name} | {count} | {m['n']} | {cells(m)} |" for name, count, m in rows]
+    rows = [("recipe split (validation)", result.recipe_split), (f"leave one {group_by} out", result.leave_one_out)]
+    lines = [header, rule] + [f"| {name} | {m['groups']} | {m['n']} | {cells(m)} |" for name, m in rows]
     lines += ["", f"| held-out {group_by} | n | " + " | ".join(COLUMNS) + " |", "|:---|---:|" + "---:|" * len(COLUMNS)]
     lines += [f"| {name} | {m['n']} | {cells(m)} |" for name, m in result.per_group.items()]
     return "\n".join(lines)
@@ -239,12 +246,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     task = tasks[args.task] if args.task else next(iter(tasks.values()))
     if task.type not in ("binary", "multiclass"):
         parser.error(f"task {task.name!r} is {task.type}; the probe predicts one class per post")
-    inputs = probe_inputs(recipe, task, group_by, recipe.train.cache_dir)
-    result = group_holdout(inputs, task, recipe.eval.pool_by_image)
+    kinds, result = probe_recipe(recipe, task, group_by)
     pooled = f"; pooled by shared picture (cosine >= {recipe.eval.pool_by_image})" if recipe.eval.pool_by_image else ""
     print(f"recipe: {recipe.source}  task: {task.name}  groups: meta.{group_by}{pooled}")
-    print(f"probe: logistic regression on the frozen embeddings of {', '.join(inputs.fused_kinds)}")
-    print(format_result(result, group_by, len(np.unique(inputs.groups[~inputs.in_train])), len(result.per_group)))
+    print(f"probe: logistic regression on the frozen embeddings of {', '.join(kinds)}")
+    print(format_result(result, group_by))
     return 0
 
 

@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from faim.eval.benchmark import recipe_rows, run_benchmark, select, write_results
+from faim.eval.benchmark import holdout_entry, recipe_rows, run_benchmark, select, write_results
 from faim.eval.benchmark_baselines import Embedder
-from faim.eval.benchmark_datasets import DATASETS, benchmark_type, published_applies, recipe_views
+from faim.eval.benchmark_datasets import DATASETS, Dataset, benchmark_type, published_applies, recipe_views
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import RecipeRun, reuse_problem
 from faim.recipe import Recipe
 from faim.training.run import RECORD
+from tests.conftest import tiny_recipe
 
 HATEFUL = ["vermin", "scum", "filth", "parasites"]
 NEUTRAL = ["weather", "football", "coffee", "music", "garden", "train", "movie", "lunch"]
@@ -231,3 +232,25 @@ def test_a_pooling_recipe_gets_a_per_post_row_and_a_note() -> None:
     section = {"source": "vmu", "title": "VMU", "metric": "accuracy", "rows": rows, "published": []}
     markdown = render({"command": "c", "generated_at": "g", "machine": machine, "datasets": [section], "skipped": []})
     assert "*per post, no pooling*" in markdown and "| 0.7000 |" in markdown
+
+
+def test_a_dataset_with_held_out_groups_gets_each_recipes_probe(demo_data, tmp_path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    for kind in ("text", "image"):
+        recipe["model"]["encoders"][kind]["freeze"] = True
+    dataset = Dataset("generated", "accuracy", holdout_by="topic")
+    entry = holdout_entry(Recipe.from_dict(recipe), dataset, log=lambda _: None)
+    assert entry["group_by"] == "topic" and entry["reads"] == ["comments", "image", "text"]
+    assert entry["recipe_split"]["n"] == 160 and entry["leave_one_out"]["n"] == 560
+    assert entry["leave_one_out"]["groups"] == 2 and sorted(entry["per_group"]) == ["group", "weather"]
+    machine = {"platform": "p", "cpu_model": "c", "cpu_count": 2, "usable_cpus": 2, "python": "3", "torch": "t",
+               "faim": "f", "load_average": 0.5}  # fmt: skip
+    section = {"source": "x", "title": "X", "metric": "accuracy", "rows": [], "published": [], "holdouts": [entry]}
+    markdown = render({"command": "c", "generated_at": "g", "machine": machine, "datasets": [section], "skipped": []})
+    assert "### Held out by topic: a probe of each recipe's frozen embeddings" in markdown
+    split, held_out = entry["recipe_split"], entry["leave_one_out"]
+    row = (
+        f"| `{entry['name']}` | comments, image, text | 2 | 160 | {split['accuracy']:.4f} | {split['auroc']:.4f} | "
+        f"2 | 560 | {held_out['accuracy']:.4f} |"
+    )
+    assert row in markdown

@@ -42,6 +42,7 @@ def test_a_signal_every_group_shares_holds_when_its_group_is_left_out():
     assert result.leave_one_out["accuracy"] > 0.95
     assert result.recipe_split["accuracy"] > 0.95
     assert result.leave_one_out["n"] == 240 and result.recipe_split["n"] == 80
+    assert result.leave_one_out["groups"] == 6 and result.recipe_split["groups"] == 2
     assert sorted(result.per_group) == [f"g{g}" for g in range(6)]
     assert all(m["n"] == 40 for m in result.per_group.values())
 
