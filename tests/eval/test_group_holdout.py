@@ -7,7 +7,14 @@ import pytest
 import torch
 
 from faim.data.targets import TaskSpec
-from faim.eval.group_holdout import ProbeInputs, group_holdout, held_out_probabilities, main, probe_inputs
+from faim.eval.group_holdout import (
+    ProbeInputs,
+    group_holdout,
+    held_out_probabilities,
+    main,
+    probe_inputs,
+    probe_recipe,
+)
 from faim.recipe import as_recipe
 from tests.conftest import tiny_recipe
 
@@ -135,3 +142,21 @@ def test_command_prints_both_protocols_and_each_group(demo_data, tmp_path, write
     assert "| recipe split (validation) | 2 | 160 |" in out
     assert "| leave one topic out | 2 | 560 |" in out
     assert "| group |" in out and "| weather |" in out
+
+
+VMU = Path("../shared/data/mediaeval2016_vmu")
+
+
+@pytest.mark.real_data
+@pytest.mark.real_weights
+@pytest.mark.skipif(not VMU.is_dir(), reason="../shared/data/mediaeval2016_vmu is not present")
+def test_vmu_text_evidence_carries_over_to_held_out_events_far_worse_than_the_recipe_split_shows():
+    recipe = as_recipe("misinfo_vmu_multimodal")
+    kinds, result = probe_recipe(recipe, TASK, "event")
+    assert kinds == ("text",)
+    assert result.recipe_split["n"] == 1932 and result.recipe_split["groups"] == 4
+    assert result.leave_one_out["n"] == 13416 and result.leave_one_out["groups"] == 15
+    assert result.leave_one_out["accuracy"] < result.recipe_split["accuracy"] - 0.1
+    assert result.leave_one_out["auroc"] < result.recipe_split["auroc"] - 0.2
+    sandy = result.per_group["Hurricane Sandy"]
+    assert sandy["n"] == 9859 and sandy["accuracy"] < 0.6
