@@ -101,7 +101,7 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
     features = np.concatenate([element_means(cache.tensors, kind, len(posts)) for kind in model.fused_kinds], 1)
     pictures = has_picture = None
     if link is not None:
-        pictures, has_picture = first_elements(cache.tensors, link, len(posts))
+        pictures, has_picture = first_element_embeddings(cache.tensors, link, len(posts))
     return ProbeInputs(
         features,
         np.concatenate(targets),
@@ -122,7 +122,7 @@ def element_means(tensors: dict[str, torch.Tensor], kind: str, n: int) -> np.nda
     return sums / np.maximum(counts, 1)[:, None]
 
 
-def first_elements(tensors: dict[str, torch.Tensor], kind: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+def first_element_embeddings(tensors: dict[str, torch.Tensor], kind: str, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``(embedding of each post's first ``kind`` element [n, d], whether it has one [n])``."""
     values, counts = tensors[f"{kind}.values"].float().numpy(), tensors[f"{kind}.counts"].numpy()
     starts = np.cumsum(counts) - counts
@@ -246,7 +246,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     task = tasks[args.task] if args.task else next(iter(tasks.values()))
     if task.type not in ("binary", "multiclass"):
         parser.error(f"task {task.name!r} is {task.type}; the probe predicts one class per post")
-    kinds, result = probe_recipe(recipe, task, group_by)
+    try:
+        kinds, result = probe_recipe(recipe, task, group_by)
+    except ValueError as error:  # a trained encoder, a post without a group, too few groups
+        parser.error(str(error))
     pooled = f"; pooled by shared picture (cosine >= {recipe.eval.pool_by_image})" if recipe.eval.pool_by_image else ""
     print(f"recipe: {recipe.source}  task: {task.name}  groups: meta.{group_by}{pooled}")
     print(f"probe: logistic regression on the frozen embeddings of {', '.join(kinds)}")

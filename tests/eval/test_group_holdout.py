@@ -142,6 +142,10 @@ def test_command_prints_both_protocols_and_each_group(demo_data, tmp_path, write
     assert "| recipe split (validation) | 2 | 160 |" in out
     assert "| leave one topic out | 2 | 560 |" in out
     assert "| group |" in out and "| weather |" in out
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(write_recipe(recipe)), "--group-by", "region"])
+    assert exit_info.value.code == 2
+    assert "meta.region is missing" in capsys.readouterr().err
 
 
 VMU = Path("../shared/data/mediaeval2016_vmu")
