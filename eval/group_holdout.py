@@ -35,8 +35,10 @@ from faim.detector import Detector
 from faim.eval.benchmark_baselines import labelled, logistic_regression
 from faim.eval.metrics import binary_metrics, multiclass_metrics
 from faim.eval.shared_images import pool_by_group, shared_image_groups
+from faim.fusion.pooling import masked_mean
 from faim.recipe import Recipe, as_recipe
-from faim.training.cache import cached_embeddings
+from faim.training.loaders import make_loader
+from faim.training.predict import first_elements
 
 COLUMNS = ("accuracy", "macro_f1", "auroc")
 
@@ -97,11 +99,7 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
         if post.meta.get(group_by) is None:
             raise ValueError(f"{post.origin or post.id}: meta.{group_by} is missing; every post needs a group")
         groups.append(str(post.meta[group_by]))
-    cache = cached_embeddings(model, detector.collator(), posts, cache_dir, label="labelled posts", kinds=kinds)
-    features = np.concatenate([element_means(cache.tensors, kind, len(posts)) for kind in model.fused_kinds], 1)
-    pictures = has_picture = None
-    if link is not None:
-        pictures, has_picture = first_element_embeddings(cache.tensors, link, len(posts))
+    features, pictures, has_picture = post_vectors(detector, posts, cache_dir, link)
     return ProbeInputs(
         features,
         np.concatenate(targets),
@@ -113,23 +111,27 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
     )
 
 
-def element_means(tensors: dict[str, torch.Tensor], kind: str, n: int) -> np.ndarray:
-    """Per post, the mean of its ``kind`` element embeddings (an ``EmbeddingCache``'s tensors) ``[n, d]``."""
-    values, counts = tensors[f"{kind}.values"].float().numpy(), tensors[f"{kind}.counts"].numpy()
-    owner = np.repeat(np.arange(n), counts)
-    sums = np.zeros((n, values.shape[1]))
-    np.add.at(sums, owner, values)
-    return sums / np.maximum(counts, 1)[:, None]
-
-
-def first_element_embeddings(tensors: dict[str, torch.Tensor], kind: str, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(embedding of each post's first ``kind`` element [n, d], whether it has one [n])``."""
-    values, counts = tensors[f"{kind}.values"].float().numpy(), tensors[f"{kind}.counts"].numpy()
-    starts = np.cumsum(counts) - counts
-    present = counts > 0
-    first = np.zeros((n, values.shape[1]), dtype=np.float32)
-    first[present] = values[starts[present]]
-    return first, present
+@torch.inference_mode()
+def post_vectors(
+    detector: Detector, posts: list[Post], cache_dir: str, link: str | None
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``(features [N, d], pictures [N, d_image] or None, has_picture [N] or None)`` of ``posts``, through the
+    embedding cache: each fused kind's masked mean element embedding, in float64, side by side (zeros for a kind the
+    post lacks) and, with ``link``, each post's first element of that kind."""
+    model = detector.model
+    loader = make_loader(model, detector.collator(), posts, 256, False, cache_dir=cache_dir, label="labelled posts")
+    features, pictures, present = [], [], []
+    for batch in loader:
+        elements = model.encode(batch, (), model.kinds_with(link))
+        means = [masked_mean(vectors.double(), mask) for vectors, mask in (elements[k] for k in model.fused_kinds)]
+        features.append(torch.cat(means, dim=-1))  # the regression's fit moves with float32 rounding
+        if link is not None:
+            vectors, first = first_elements(elements, link, batch.size)
+            pictures.append(vectors)
+            present.append(first)
+    if link is None:
+        return torch.cat(features).numpy(), None, None
+    return torch.cat(features).numpy(), torch.cat(pictures).numpy(), torch.cat(present).numpy()
 
 
 def held_out_probabilities(

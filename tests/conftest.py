@@ -48,6 +48,14 @@ def tiny_recipe(data: dict[str, Path], output_dir: Path, **train: Any) -> dict[s
     }
 
 
+def frozen_tiny_recipe(data: dict[str, Path], output_dir: Path) -> dict[str, Any]:
+    """``tiny_recipe`` with its text and image encoders frozen (their embeddings cached, as the probes read them)."""
+    recipe = tiny_recipe(data, output_dir)
+    for kind in ("text", "image"):
+        recipe["model"]["encoders"][kind]["freeze"] = True
+    return recipe
+
+
 @pytest.fixture
 def write_recipe(tmp_path: Path):
     """Write a recipe mapping to a YAML file and return its path."""

@@ -16,7 +16,7 @@ from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import RecipeRun, reuse_problem
 from faim.recipe import Recipe
 from faim.training.run import RECORD
-from tests.conftest import tiny_recipe
+from tests.conftest import frozen_tiny_recipe
 
 HATEFUL = ["vermin", "scum", "filth", "parasites"]
 NEUTRAL = ["weather", "football", "coffee", "music", "garden", "train", "movie", "lunch"]
@@ -235,9 +235,7 @@ def test_a_pooling_recipe_gets_a_per_post_row_and_a_note() -> None:
 
 
 def test_a_dataset_with_held_out_groups_gets_each_recipes_probe(demo_data, tmp_path) -> None:
-    recipe = tiny_recipe(demo_data, tmp_path / "run")
-    for kind in ("text", "image"):
-        recipe["model"]["encoders"][kind]["freeze"] = True
+    recipe = frozen_tiny_recipe(demo_data, tmp_path / "run")
     dataset = Dataset("generated", "accuracy", holdout_by="topic")
     entry = holdout_entry(Recipe.from_dict(recipe), dataset, log=lambda _: None)
     assert entry["group_by"] == "topic" and entry["reads"] == ["comments", "image", "text"]

@@ -16,7 +16,7 @@ from faim.eval.group_holdout import (
     probe_recipe,
 )
 from faim.recipe import as_recipe
-from tests.conftest import tiny_recipe
+from tests.conftest import frozen_tiny_recipe, tiny_recipe
 
 TASK = TaskSpec("fake", "binary", ["real", "fake"])
 
@@ -106,16 +106,9 @@ def test_one_group_or_no_validation_post_is_refused():
         group_holdout(all_train, TASK, None)
 
 
-def frozen_tiny_recipe(demo_data: dict[str, Path], tmp_path: Path) -> dict:
-    recipe = tiny_recipe(demo_data, tmp_path / "run")
-    recipe["model"]["encoders"]["text"]["freeze"] = True
-    recipe["model"]["encoders"]["image"]["freeze"] = True
-    return recipe
-
-
 def test_probe_inputs_are_the_labelled_posts_of_both_splits_with_their_groups(demo_data, tmp_path):
     torch.manual_seed(0)
-    recipe = as_recipe(frozen_tiny_recipe(demo_data, tmp_path))
+    recipe = as_recipe(frozen_tiny_recipe(demo_data, tmp_path / "run"))
     inputs = probe_inputs(recipe, TaskSpec("harmful", "binary", ["benign", "harmful"]), "topic", str(tmp_path))
     assert inputs.in_train.sum() == 400 and (~inputs.in_train).sum() == 160
     assert set(inputs.groups) == {"group", "weather"}
@@ -128,13 +121,13 @@ def test_probe_inputs_refuse_a_trained_encoder_and_a_post_without_group(demo_dat
     task = TaskSpec("harmful", "binary", ["benign", "harmful"])
     with pytest.raises(ValueError, match="trains the encoder of comments, image, text"):
         probe_inputs(as_recipe(tiny_recipe(demo_data, tmp_path / "run")), task, "topic", str(tmp_path))
-    recipe = as_recipe(frozen_tiny_recipe(demo_data, tmp_path))
+    recipe = as_recipe(frozen_tiny_recipe(demo_data, tmp_path / "run"))
     with pytest.raises(ValueError, match=r"train\.jsonl:1.*meta\.region is missing"):
         probe_inputs(recipe, task, "region", str(tmp_path))
 
 
 def test_command_prints_both_protocols_and_each_group(demo_data, tmp_path, write_recipe, capsys):
-    recipe = frozen_tiny_recipe(demo_data, tmp_path)
+    recipe = frozen_tiny_recipe(demo_data, tmp_path / "run")
     recipe["eval"]["pool_by_image"] = 0.99
     assert main([str(write_recipe(recipe))]) == 0
     out = capsys.readouterr().out
