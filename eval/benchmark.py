@@ -43,14 +43,18 @@ from faim.eval.benchmark_datasets import (
     recipe_views,
 )
 from faim.eval.benchmark_report import render
-from faim.eval.benchmark_runs import RecipeRun, scoring_throughput, train_or_reuse
+from faim.eval.benchmark_runs import RecipeRun, perturbed_evaluations, scoring_throughput, train_or_reuse
 from faim.eval.group_holdout import probe_recipe
 from faim.eval.report import _jsonable
+from faim.eval.robustness import PERTURBATIONS
 from faim.recipe import Recipe
 from faim.recipe.loader import shipped_recipes
 from faim.scoring.engine import available_cores
 
 Log = Callable[[str], None]
+
+TEXT_PERTURBATIONS = [name for name, perturbation in PERTURBATIONS.items() if perturbation.modality == "text"]
+"""The perturbations the text baselines are measured under."""
 
 
 def log_line(message: str) -> None:
@@ -92,27 +96,26 @@ class Posts:
 
 
 def recipe_rows(
-    recipe: Recipe, dataset: Dataset, run: RecipeRun, rates: dict[bool, float], data: str
+    recipe: Recipe,
+    dataset: Dataset,
+    run: RecipeRun,
+    rates: dict[bool, float],
+    data: str,
+    perturbed: dict[str, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per task of a trained recipe, from its evaluation report; a recipe that pools across posts sharing
     a picture (``eval.pool_by_image``) gets a second row per task, its per-post figures (``pooled`` tells them apart).
     ``rates``: posts per second scoring per post (``False``) and, for a pooling recipe, pooled (``True``).
+    ``perturbed``: perturbation name → the report of the same model on the perturbed validation posts; each row's
+    ``robustness`` holds its metrics under each.
 
     Raises:
-        ValueError: When the report lacks a task or the dataset's headline metric.
+        ValueError: When a report lacks a task or the dataset's headline metric.
     """
     rows = []
     for view in recipe_views(recipe):
-        task = run.report["tasks"].get(view.task.name)
-        if task is None or dataset.metric not in task["metrics"]:
-            raise ValueError(f"{run.model_dir}: the evaluation report has no {dataset.metric} for {view.task.name!r}")
-        variants = [(view.label, task["metrics"], False)]
-        if recipe.eval.pool_by_image is not None:
-            variants = [
-                (f"{view.label}; pooled by shared picture", task["metrics"], True),
-                (f"{view.label}; per post, no pooling", task["ablations"]["without_pooling"], False),
-            ]
-        for label, metrics, pooled in variants:
+        under = {name: report_variants(recipe, dataset, view, report) for name, report in (perturbed or {}).items()}
+        for number, (label, metrics, pooled) in enumerate(report_variants(recipe, dataset, view, run.report)):
             rows.append(
                 {
                     "name": Path(recipe.source).stem,
@@ -130,9 +133,30 @@ def recipe_rows(
                     "trained_at": run.trained_at,
                     "pooled": pooled,
                     "metrics": metrics,
+                    "robustness": {name: variants[number][1] for name, variants in under.items()},
                 }
             )
     return rows
+
+
+def report_variants(
+    recipe: Recipe, dataset: Dataset, view: View, report: dict[str, Any]
+) -> list[tuple[str, dict[str, Any], bool]]:
+    """``(data view label, metrics, pooled)`` of one view's task in an evaluation report: its metrics, or for a
+    recipe that pools by picture, the pooled metrics and then the per-post ones (``without_pooling``).
+
+    Raises:
+        ValueError: When the report lacks the task or the dataset's headline metric.
+    """
+    task = report["tasks"].get(view.task.name)
+    if task is None or dataset.metric not in task["metrics"]:
+        raise ValueError(f"{report.get('model')}: the evaluation report has no {dataset.metric} for {view.task.name!r}")
+    if recipe.eval.pool_by_image is None:
+        return [(view.label, task["metrics"], False)]
+    return [
+        (f"{view.label}; pooled by shared picture", task["metrics"], True),
+        (f"{view.label}; per post, no pooling", task["ablations"]["without_pooling"], False),
+    ]
 
 
 def run_benchmark(
@@ -142,6 +166,7 @@ def run_benchmark(
     embedder: Embedder | None = None,
     command: str = "",
     log: Log = log_line,
+    robustness: bool = True,
 ) -> dict[str, Any]:
     """Benchmark the named recipes (default: the shipped ones) and the baselines of their views.
 
@@ -151,6 +176,9 @@ def run_benchmark(
         workers: Scoring worker processes (``None``: all cores; 1: this process only).
         embedder: The frozen text encoder of the embedding baseline (default: all-MiniLM-L6-v2).
         command: The command line, recorded in the results.
+        log: Told each step as it starts or ends.
+        robustness: Also measure each recipe under every evasion-style perturbation of a modality it reads, and
+            the text-reading baselines under the text ones (``faim.eval.robustness.PERTURBATIONS``).
 
     Returns:
         The results dict ``faim.eval.benchmark_report`` documents.
@@ -176,7 +204,9 @@ def run_benchmark(
         section = sections.setdefault(
             benchmark_type(recipe.data), {"rows": [], "baselines": [], "views": [], "holdouts": []}
         )
-        rows = [row | {"scoring_failed_rows": errors} for row in recipe_rows(recipe, dataset, run, rates, data)]
+        perturbed = perturbed_evaluations(run, validation, data, log) if robustness else {}
+        rows = recipe_rows(recipe, dataset, run, rates, data, perturbed)
+        rows = [row | {"scoring_failed_rows": errors} for row in rows]
         section["rows"] += rows
         for row in rows:
             log(f"  {row['task']}: {dataset.metric} {row['value']:.4f}, ECE {row['ece']:.4f}, trained in "
@@ -192,7 +222,8 @@ def run_benchmark(
         log(f"baselines: {dataset.title} [{view.label}], task {view.task.name}")
         train, _ = posts.get(data_section, "train")
         validation, data = posts.get(data_section, "validation")
-        for result in run_baselines(view, train, validation, embedder, log):
+        perturbations = TEXT_PERTURBATIONS if robustness else ()
+        for result in run_baselines(view, train, validation, embedder, log, perturbations):
             value = result.metrics[dataset.metric]
             log(f"  {result.name}: {dataset.metric} {value:.4f}, ECE {result.metrics['ece']:.4f}")
             sections[view.source_type]["baselines"].append(
@@ -209,6 +240,7 @@ def run_benchmark(
                     "train_seconds": result.fit_seconds,
                     "posts_per_second": None,
                     "metrics": result.metrics,
+                    "robustness": result.robustness,
                 }
             )
     return {
@@ -308,10 +340,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out", type=Path, default=Path("eval/RESULTS.md"), help="Markdown output (default: %(default)s)"
     )
     parser.add_argument("--workers", type=int, default=None, help="scoring worker processes (default: all cores)")
+    parser.add_argument(
+        "--no-robustness",
+        dest="robustness",
+        action="store_false",
+        help="skip the evaluations under evasion-style perturbations (each recipe and text baseline is otherwise "
+        "measured again on the validation posts under each perturbation of a modality it reads)",
+    )
     args = parser.parse_args(argv)
     command = shlex.join(["python", "-m", "faim.eval.benchmark", *argv])
     try:
-        results = run_benchmark(args.only, args.reuse, args.workers, command=command)
+        results = run_benchmark(args.only, args.reuse, args.workers, command=command, robustness=args.robustness)
     except (ValueError, KeyError, OSError) as error:
         print(f"benchmark: error: {error}", file=sys.stderr)
         return 2

@@ -10,8 +10,8 @@ baselines read the post text (posts without text count as empty strings).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.eval.benchmark_datasets import View
 from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics
+from faim.eval.robustness import get_perturbation, perturb_posts
 from faim.eval.thresholds import choose_threshold
 from faim.model import WholePostModel
 from faim.recipe.sections import EvalConfig, TrainConfig
@@ -55,11 +56,17 @@ class Embedder:
 
 @dataclass
 class BaselineResult:
-    """One baseline on one view: its metrics on the validation posts and its fit time (features included)."""
+    """One baseline on one view: its metrics on the validation posts and its fit time (features included).
+
+    ``robustness``: perturbation name → its metrics on the validation posts perturbed that way (text
+    perturbations only, the baselines read text; none for the majority class, which reads nothing), with the
+    threshold chosen on the clean posts.
+    """
 
     name: str
     metrics: dict[str, float]
     fit_seconds: float
+    robustness: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def labelled(posts: list[Post], task: TaskSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -70,52 +77,91 @@ def labelled(posts: list[Post], task: TaskSpec) -> tuple[np.ndarray, np.ndarray]
 
 
 def run_baselines(
-    view: View, train: list[Post], validation: list[Post], embedder: Embedder, log: Callable[[str], None] = print
+    view: View,
+    train: list[Post],
+    validation: list[Post],
+    embedder: Embedder,
+    log: Callable[[str], None] = print,
+    perturbations: Sequence[str] = (),
 ) -> list[BaselineResult]:
-    """Fit every baseline on ``train`` and measure it on ``validation``.
+    """Fit every baseline on ``train`` and measure it on ``validation``, and on ``validation`` under each of the
+    text ``perturbations`` (names of ``faim.eval.robustness.PERTURBATIONS``) for the two that read text.
 
     Raises:
-        ValueError: For a multilabel task (the baselines predict one class per post) or a split without labels.
+        ValueError: For a multilabel task (the baselines predict one class per post), a split without labels or
+            a perturbation that is not a text one.
     """
     task = view.task
     if task.type not in ("binary", "multiclass"):
         raise ValueError(f"task {task.name!r}: baselines support binary and multiclass tasks, not {task.type}")
+    for name in perturbations:
+        if get_perturbation(name).modality != "text":
+            raise ValueError(f"{name}: the baselines read text only, so only text perturbations apply")
     train_index, y_train = labelled(train, task)
     val_index, y_val = labelled(validation, task)
     for split, y in (("train", y_train), ("validation", y_val)):
         if not len(y):
             raise ValueError(f"{view.source_type}: no {split} post carries a label for task {task.name!r}")
-    texts_train = [train[i].text or "" for i in train_index]
-    texts_val = [validation[i].text or "" for i in val_index]
-    results = []
+    evaluated = [validation[i] for i in val_index]
+    perturbed = {name: perturb_posts(evaluated, name) for name in perturbations}
     start = time.perf_counter()
     prior = np.bincount(y_train, minlength=len(task.labels)) / len(y_train)
     prob = np.tile(prior, (len(y_val), 1))
-    results.append(
-        BaselineResult("majority class", metrics(view, y_val, prob, tune=False), time.perf_counter() - start)
-    )
+    results = [BaselineResult("majority class", metrics(view, y_val, prob), time.perf_counter() - start)]
+
     start = time.perf_counter()
     vectorizer = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=2)
-    prob = logistic_regression(vectorizer.fit_transform(texts_train), y_train, vectorizer.transform(texts_val), task)
-    results.append(
-        BaselineResult("TF-IDF + logistic regression", metrics(view, y_val, prob), time.perf_counter() - start)
-    )
+    tfidf = fit_logistic_regression(vectorizer.fit_transform([train[i].text or "" for i in train_index]), y_train)
+
+    def tfidf_probabilities(posts: list[Post]) -> np.ndarray:
+        return class_probabilities(tfidf, vectorizer.transform([post.text or "" for post in posts]), task)
+
+    prob = tfidf_probabilities(evaluated)
+    results.append(measured("TF-IDF + logistic regression", view, y_val, prob, start, tfidf_probabilities, perturbed))
+
     log(f"  {embedder.name}: sentence embeddings through the cache in {embedder.cache_dir}")
     start = time.perf_counter()
     model = build_model({"encoders": {"text": embedder.spec()}, "fusion": {"type": "concat"}, "heads": {}})
     features_train = sentence_embeddings(model, train, embedder.cache_dir, "train")[train_index]
+    embedded = fit_logistic_regression(features_train, y_train)
+
+    def embedding_probabilities(posts: list[Post]) -> np.ndarray:
+        features = sentence_embeddings(model, posts, embedder.cache_dir, "perturbed validation")
+        return class_probabilities(embedded, features, task)
+
     features_val = sentence_embeddings(model, validation, embedder.cache_dir, "validation")[val_index]
-    prob = logistic_regression(features_train, y_train, features_val, task)
-    results.append(BaselineResult(embedder.name, metrics(view, y_val, prob), time.perf_counter() - start))
+    prob = class_probabilities(embedded, features_val, task)
+    results.append(measured(embedder.name, view, y_val, prob, start, embedding_probabilities, perturbed))
     return results
 
 
-def logistic_regression(x_train: Any, y_train: np.ndarray, x_val: Any, task: TaskSpec) -> np.ndarray:
-    """Validation class probabilities ``[N, C]`` of an L2 logistic regression (classes absent from train get 0)."""
-    model = LogisticRegression(max_iter=2000)
-    model.fit(x_train, y_train)
-    prob = np.zeros((x_val.shape[0], len(task.labels)))
-    prob[:, model.classes_] = model.predict_proba(x_val)
+def measured(
+    name: str,
+    view: View,
+    y: np.ndarray,
+    prob: np.ndarray,
+    start: float,
+    predict: Callable[[list[Post]], np.ndarray],
+    perturbed: dict[str, list[Post]],
+) -> BaselineResult:
+    """A fitted baseline's result: metrics of its validation probabilities ``prob`` at the threshold tuned on them,
+    fit time since ``start``, and the metrics of ``predict`` on each perturbed copy of the validation posts at that
+    same threshold."""
+    threshold = tuned_threshold(view, y, prob)
+    result = BaselineResult(name, metrics(view, y, prob, threshold), time.perf_counter() - start)
+    result.robustness = {key: metrics(view, y, predict(posts), threshold) for key, posts in perturbed.items()}
+    return result
+
+
+def fit_logistic_regression(x: Any, y: np.ndarray) -> LogisticRegression:
+    """An L2 logistic regression fitted on features ``x`` and class indices ``y``."""
+    return LogisticRegression(max_iter=2000).fit(x, y)
+
+
+def class_probabilities(model: LogisticRegression, x: Any, task: TaskSpec) -> np.ndarray:
+    """Class probabilities ``[N, C]`` of features ``x`` (classes absent from the training data get 0)."""
+    prob = np.zeros((x.shape[0], len(task.labels)))
+    prob[:, model.classes_] = model.predict_proba(x)
     return prob
 
 
@@ -131,21 +177,21 @@ def sentence_embeddings(model: WholePostModel, posts: list[Post], cache_dir: str
     return vectors.numpy()
 
 
-def metrics(view: View, y: np.ndarray, prob: np.ndarray, tune: bool = True) -> dict[str, float]:
-    """The task's metrics of class probabilities ``[N, C]``: ``binary_metrics`` or ``multiclass_metrics``, and the
-    ECE range of a calibrated model (``ece_range``, posts drawn on their own).
+def tuned_threshold(view: View, y: np.ndarray, prob: np.ndarray) -> float:
+    """The binary decision threshold chosen on these posts with the view's objective (0.5 for a multiclass task or
+    a single class)."""
+    if view.task.type != "binary" or len(np.unique(y)) < 2:
+        return 0.5
+    constrained = view.threshold_objective in ("precision@recall", "recall@precision")
+    return choose_threshold(y, prob[:, 1], view.threshold_objective, view.threshold_target if constrained else None)
 
-    A binary threshold is chosen on these posts with the view's objective when ``tune`` is set (and both classes
-    occur), else 0.5 — the arg-max, which a constant prediction needs to stay the majority class.
-    """
+
+def metrics(view: View, y: np.ndarray, prob: np.ndarray, threshold: float = 0.5) -> dict[str, float]:
+    """The task's metrics of class probabilities ``[N, C]``: ``binary_metrics`` (deciding at ``threshold``; 0.5 is
+    the arg-max, which a constant prediction needs to stay the majority class) or ``multiclass_metrics``, and the
+    ECE range of a calibrated model (``ece_range``, posts drawn on their own)."""
     bins = EvalConfig().calibration_bins
     if view.task.type == "multiclass":
         return multiclass_metrics(y, prob, view.task.labels, bins=bins) | ece_range(prob, bins=bins)
     positive = prob[:, 1]
-    threshold = 0.5
-    if tune and len(np.unique(y)) == 2:
-        constrained = view.threshold_objective in ("precision@recall", "recall@precision")
-        threshold = choose_threshold(
-            y, positive, view.threshold_objective, view.threshold_target if constrained else None
-        )
     return binary_metrics(y, positive, threshold, bins=bins) | ece_range(positive, bins=bins)

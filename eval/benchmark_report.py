@@ -13,8 +13,10 @@ The results dict::
                     {"name": "hate_text_frozen", "kind": "recipe", "view": "default", "task": "hate",
                      "data": "../shared/data/tweeteval_hate/val_text.txt", "split": "validation", "n": 1000,
                      "value": 0.75, "ece": 0.03, "train_seconds": 199.0, "posts_per_second": 160.2,
-                     "reused": false, "scoring_failed_rows": 1, "pooled": false, "metrics": {...}},
-                    {"name": "majority class", "kind": "baseline", ..., "posts_per_second": null},
+                     "reused": false, "scoring_failed_rows": 1, "pooled": false, "metrics": {...},
+                     "robustness": {"text.leetspeak": {...metrics on the perturbed posts...}, ...}},
+                    {"name": "majority class", "kind": "baseline", ..., "posts_per_second": null,
+                     "robustness": {}},                               # empty: not measured under perturbations
                 ],
                 "published": [{"model": "BERTweet", "value": 0.564, "source": "..."}],  # empty: none concern
                 "published_view": "every view",                                  # these rows' views
@@ -33,7 +35,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from faim.eval.tables import format_ece_range, format_value, markdown_table
+from faim.eval.robustness import PERTURBATIONS
+from faim.eval.tables import MISSING, format_ece_range, format_value, markdown_table
 
 METRIC_NAMES = {"macro_f1": "macro-F1", "accuracy": "accuracy"}
 
@@ -131,6 +134,8 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
         "Validation data: " + "; ".join(f"`{item}`" for item in data),
         markdown_table(header, rows),
     ]
+    if any(row.get("robustness") for row in dataset["rows"]):
+        parts.extend(robustness_section(dataset["rows"], dataset["metric"], metric))
     if dataset.get("holdouts"):
         parts.extend(holdout_section(dataset["holdouts"], dataset["metric"], metric))
     if dataset["published"]:
@@ -170,3 +175,32 @@ def holdout_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> li
             row.append(format_value(figures["auroc"]))
         rows.append(row)
     return [f"### Held out by {group}: a probe of each recipe's frozen embeddings", note, markdown_table(header, rows)]
+
+
+def robustness_section(rows: list[dict[str, Any]], key: str, metric: str) -> list[str]:
+    """The heading, note and table of one dataset's figures under evasion-style perturbations: for each row measured
+    under them, the clean figure and each perturbation's with its change from the clean one."""
+    measured = [row for row in rows if row.get("robustness")]
+    names = [name for name in PERTURBATIONS if any(name in row["robustness"] for row in measured)]
+    note = (
+        "The same validation posts perturbed the way evaders do (`faim eval --robustness`; strengths in "
+        "`faim.eval.robustness.PERTURBATIONS`), each model keeping the temperature and threshold it chose on the "
+        f"clean posts; in brackets, the change from the clean {metric}. A model is measured under the "
+        f"perturbations of the modalities it reads ({MISSING}: it reads none of that kind). A recipe pooling by "
+        "shared picture also reads the pictures to group posts, so picture perturbations move its pooled row "
+        "through those groups too."
+    )
+    table = []
+    for row in measured:
+        clean = row["value"]
+        cells = [f"`{row['name']}`" if row["kind"] == "recipe" else row["name"], row["view"], format_value(clean)]
+        for name in names:
+            perturbed = row["robustness"].get(name)
+            if perturbed is None:
+                cells.append(MISSING)
+                continue
+            value = perturbed[key]
+            cells.append(f"{format_value(value)} ({value - clean:+.4f})")
+        table.append(cells)
+    header = ["model", "data view", f"clean {metric}", *names]
+    return [f"### Under evasion-style perturbations — {metric}", note, markdown_table(header, table)]

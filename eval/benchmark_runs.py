@@ -1,5 +1,5 @@
-"""Recipe runs for the benchmark: train (or reuse an earlier run of the same resolved recipe), and measure
-the scoring throughput of the trained model through the batch-scoring engine.
+"""Recipe runs for the benchmark: train (or reuse an earlier run of the same resolved recipe), measure the scoring
+throughput of the trained model through the batch-scoring engine, and evaluate it under evasion-style perturbations.
 
 Every training run writes ``train_record.json`` next to the run (``<train.output_dir>``, see
 ``faim.training.run.write_record``): the resolved recipe, the sha256 of the saved weights and the training
@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faim.artifact import MANIFEST, read_manifest
+from faim.artifact import MANIFEST, load_artifact, read_manifest
 from faim.data.post import Post
+from faim.evaluate import perturbed_reports
 from faim.recipe import Recipe, RecipeError
 from faim.recipe.loader import parse_yaml
 from faim.scoring import ScoreSummary, score_dump
@@ -155,3 +156,13 @@ def scoring_throughput(
         dump = write_dump(posts, Path(tmp) / "validation.jsonl")
         out = Path(tmp) / "scores"
         return score_dump(model_dir, dump, out, workers=workers, progress=False, pool_by_image=pool_by_image)
+
+
+def perturbed_evaluations(
+    run: RecipeRun, posts: list[Post], data: str, log: Callable[[str], None] = print
+) -> dict[str, dict[str, Any]]:
+    """Perturbation name → evaluation report of the run's saved model on ``posts`` perturbed that way, for every
+    perturbation of a modality the model reads (``faim.evaluate.perturbed_reports``); the reports go to the run's
+    ``eval/robustness/<name>``."""
+    detector = load_artifact(run.model_dir)
+    return perturbed_reports(detector, posts, run.model_dir.parent / "eval", data, log=lambda line: log(f"  {line}"))

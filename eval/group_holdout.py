@@ -32,7 +32,7 @@ from faim.build import build_model, build_source, task_specs
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
-from faim.eval.benchmark_baselines import labelled, logistic_regression
+from faim.eval.benchmark_baselines import class_probabilities, fit_logistic_regression, labelled
 from faim.eval.metrics import binary_metrics, multiclass_metrics
 from faim.eval.shared_images import pool_by_group, shared_image_groups
 from faim.fusion.pooling import masked_mean
@@ -145,7 +145,8 @@ def held_out_probabilities(
         prob = np.zeros((int(test.sum()), len(task.labels)))
         prob[:, classes[0]] = 1.0
     else:
-        prob = logistic_regression(inputs.features[train], inputs.targets[train], inputs.features[test], task)
+        probe = fit_logistic_regression(inputs.features[train], inputs.targets[train])
+        prob = class_probabilities(probe, inputs.features[test], task)
     if min_cosine is None or inputs.pictures is None or inputs.has_picture is None:
         return prob
     pictures = shared_image_groups(inputs.pictures[test], inputs.has_picture[test], min_cosine)

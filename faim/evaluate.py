@@ -155,11 +155,14 @@ def task_results(
     return result
 
 
-def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path, data_name: str) -> dict[str, Any]:
+def evaluate_loader(
+    detector: Detector, loader: DataLoader, out_dir: str | Path, data_name: str, ablations: bool = True
+) -> dict[str, Any]:
     """Evaluate on every labelled post the loader yields; writes metrics.json, metrics.md and plots.
 
     With ``eval.pool_by_image`` the figures are those of pooled logits under the pooled calibration, and the
-    per-post figures are the ``without_pooling`` ablation.
+    per-post figures are the ``without_pooling`` ablation. ``ablations=False`` skips the modality ablations
+    (``eval.ablations``), one more pass over the posts each; ``without_pooling`` stays.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -167,7 +170,7 @@ def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path,
     predictions = predict(detector.model, loader, desc="evaluating", link_kind=link)
     ablated = {}
     kinds = detector.model.kinds
-    if detector.eval_config.ablations and len(kinds) > 1:
+    if ablations and detector.eval_config.ablations and len(kinds) > 1:
         ablated = {
             f"without_{kind}": predict(detector.model, loader, drop=[kind], desc=f"without {kind}", link_kind=link)
             for kind in kinds
@@ -197,32 +200,47 @@ def evaluate_loader(detector: Detector, loader: DataLoader, out_dir: str | Path,
     return results
 
 
-def evaluate(detector: Detector, posts: list[Post], out_dir: str | Path, data_name: str) -> dict[str, Any]:
+def evaluate(
+    detector: Detector, posts: list[Post], out_dir: str | Path, data_name: str, ablations: bool = True
+) -> dict[str, Any]:
     """Evaluate on a list of labelled posts (see ``evaluate_loader``)."""
     loader = make_loader(
         detector.model, detector.collator(with_targets=True), posts, detector.eval_config.batch_size, shuffle=False
     )
-    return evaluate_loader(detector, loader, out_dir, data_name)
+    return evaluate_loader(detector, loader, out_dir, data_name, ablations)
+
+
+def perturbed_reports(
+    detector: Detector, posts: list[Post], out_dir: str | Path, data_name: str, log: Callable[[str], None] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Perturbation name → evaluation report of ``posts`` under it (``faim.eval.robustness.PERTURBATIONS``), for
+    every perturbation of a modality one of the model's encoders reads; each report (without the modality
+    ablations) is written to ``out_dir/robustness/<name>``. ``log`` is told each perturbation as it starts."""
+    modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
+    reports = {}
+    for name, perturbation in PERTURBATIONS.items():
+        if perturbation.modality in modalities:
+            if log is not None:
+                log(f"evaluating under {name}")
+            out = Path(out_dir) / "robustness" / name
+            reports[name] = evaluate(detector, perturb_posts(posts, name), out, data_name, ablations=False)
+    return reports
 
 
 def robustness_report(
     detector: Detector, posts: list[Post], clean: dict[str, Any], out_dir: str | Path, data_name: str
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """Evaluate every perturbation that applies to the model's modalities; per task, each metric's drop.
+    """Evaluate every perturbation that applies to the model's modalities (``perturbed_reports``); per task, each
+    metric's drop from ``clean`` (the report of the same posts unperturbed).
 
     Writes ``robustness.json`` in ``out_dir`` (each perturbation's full report goes to a subfolder).
     """
-    modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
+    reports = perturbed_reports(detector, posts, out_dir, data_name)
     tables: dict[str, dict[str, dict[str, float]]] = {}
-    perturbed_reports = {}
-    for name, perturbation in PERTURBATIONS.items():
-        if perturbation.modality in modalities:
-            perturbed = perturb_posts(posts, name)
-            perturbed_reports[name] = evaluate(detector, perturbed, Path(out_dir) / "robustness" / name, data_name)
     for task, result in clean["tasks"].items():
         base = result["metrics"]
-        metrics = ("auroc", "macro_f1") if result["type"] == "binary" else ("macro_f1",)
-        by_name = {name: report["tasks"][task]["metrics"] for name, report in perturbed_reports.items()}
+        metrics = ("auroc", "macro_f1", "accuracy") if result["type"] == "binary" else ("macro_f1", "accuracy")
+        by_name = {name: report["tasks"][task]["metrics"] for name, report in reports.items()}
         tables[task] = robustness_table(base, by_name, metrics)
     (Path(out_dir) / "robustness.json").write_text(json.dumps(tables, indent=2, default=str), encoding="utf-8")
     return tables

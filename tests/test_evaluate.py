@@ -3,6 +3,7 @@ with and without pooling across posts that share a picture."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,8 @@ from scipy.special import expit, logit
 import faim
 from faim.data.sources import read_posts
 from faim.eval.calibration import ece_if_calibrated
-from faim.evaluate import Evaluated, calibrate, evaluate, probabilities
+from faim.eval.robustness import PERTURBATIONS
+from faim.evaluate import Evaluated, calibrate, evaluate, perturbed_reports, probabilities
 from faim.training.loaders import make_loader
 from faim.training.predict import predict
 
@@ -79,3 +81,15 @@ def test_ece_ranges_of_a_pooled_evaluation_draw_posts_showing_one_picture_togeth
     assert reported(report["metrics"]) != pytest.approx(ece_if_calibrated(pooled_prob))
     without = reported(report["ablations"]["without_pooling"])
     assert without == pytest.approx(ece_if_calibrated(per_post_prob, main.groups))
+
+
+def test_perturbed_reports_cover_every_modality_read_and_skip_the_modality_ablations(demo_data, tmp_path: Path) -> None:
+    detector, posts = pooling_detector(demo_data, tmp_path)
+    reports = perturbed_reports(detector, posts, tmp_path / "eval", "shared pictures")
+    assert list(reports) == list(PERTURBATIONS)  # the model reads text and pictures
+    for name, report in reports.items():
+        assert set(report["tasks"]["harmful"]["ablations"]) == {"without_pooling"}
+        saved = json.loads((tmp_path / "eval" / "robustness" / name / "metrics.json").read_text(encoding="utf-8"))
+        assert saved["tasks"]["harmful"]["metrics"] == pytest.approx(report["tasks"]["harmful"]["metrics"])
+    clean = evaluate(detector, posts, tmp_path / "clean", "shared pictures")["tasks"]["harmful"]["metrics"]
+    assert reports["text.leetspeak"]["tasks"]["harmful"]["metrics"]["auroc"] != clean["auroc"]

@@ -6,11 +6,12 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
-from faim.eval.benchmark import holdout_entry, recipe_rows, run_benchmark, select, write_results
-from faim.eval.benchmark_baselines import Embedder
+from faim.eval.benchmark import TEXT_PERTURBATIONS, holdout_entry, recipe_rows, run_benchmark, select, write_results
+from faim.eval.benchmark_baselines import Embedder, measured
 from faim.eval.benchmark_datasets import DATASETS, Dataset, benchmark_type, published_applies, recipe_views
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import RecipeRun, reuse_problem
@@ -77,11 +78,16 @@ def rows_by_name(results: dict) -> dict[str, dict]:
     return {row["name"]: row for row in dataset["rows"]}
 
 
+def main_table(markdown: str) -> list[str]:
+    """The lines of a dataset's measured table and what comes before it (its subsections follow)."""
+    return markdown.split("\n### ")[0].splitlines()
+
+
 def test_a_row_per_recipe_and_per_baseline_in_markdown_and_json(benchmark_data) -> None:
     names = ["tiny_hate", "majority class", "TF-IDF + logistic regression", TINY_EMBEDDER.name]
     assert list(rows_by_name(benchmark_data["results"])) == names
     assert list(rows_by_name(benchmark_data["json"])) == names
-    first_cells = [line.split(" | ")[0].strip("|` ") for line in benchmark_data["markdown"].splitlines()]
+    first_cells = [line.split(" | ")[0].strip("|` ") for line in main_table(benchmark_data["markdown"])]
     for name in names:
         assert first_cells.count(name) == 1, name
     assert "Published (official test split, not comparable one-to-one)" in benchmark_data["markdown"]
@@ -100,13 +106,40 @@ def test_recipe_row_takes_the_evaluation_report_and_measures_time_and_throughput
 
 
 def test_every_row_shows_the_ece_range_of_a_calibrated_model(benchmark_data) -> None:
-    lines = benchmark_data["markdown"].splitlines()
+    lines = main_table(benchmark_data["markdown"])
     assert any("ECE if calibrated" in line for line in lines)
     for name, row in rows_by_name(benchmark_data["results"]).items():
         low, high = row["metrics"]["ece_if_calibrated_low"], row["metrics"]["ece_if_calibrated_high"]
         assert 0.0 <= low <= high
         (line,) = [line for line in lines if line.split(" | ")[0].strip("|` ") == name]
         assert f"| {low:.3f}–{high:.3f} |" in line
+
+
+def test_the_recipe_and_the_text_baselines_are_measured_under_each_text_perturbation(benchmark_data) -> None:
+    rows = rows_by_name(benchmark_data["results"])
+    assert rows["majority class"]["robustness"] == {}
+    for name in ("tiny_hate", "TF-IDF + logistic regression", TINY_EMBEDDER.name):
+        assert list(rows[name]["robustness"]) == TEXT_PERTURBATIONS, name  # the tiny encoder reads text only
+    report = benchmark_data["root"] / "run" / "eval" / "robustness" / "text.leetspeak" / "metrics.json"
+    recipe = rows["tiny_hate"]["robustness"]["text.leetspeak"]
+    assert recipe == json.loads(report.read_text(encoding="utf-8"))["tasks"]["hate"]["metrics"]
+    tfidf = rows["TF-IDF + logistic regression"]
+    assert tfidf["robustness"]["text.leetspeak"]["macro_f1"] < tfidf["value"]  # l33t hateful words are unseen
+    assert tfidf["robustness"]["text.leetspeak"]["threshold"] == tfidf["metrics"]["threshold"]
+    section = benchmark_data["markdown"].split("### Under evasion-style perturbations — macro-F1")[1]
+    change = recipe["macro_f1"] - rows["tiny_hate"]["value"]
+    assert f"| {recipe['macro_f1']:.4f} ({change:+.4f}) |" in section.split("`tiny_hate`")[1].splitlines()[0]
+
+
+def test_a_baseline_keeps_its_clean_threshold_under_a_perturbation() -> None:
+    view = recipe_views(Recipe.load("hate_text_frozen"))[0]  # decides at the macro-F1 threshold
+    y = np.array([0, 0, 1, 1])
+    clean = np.array([[0.9, 0.1], [0.8, 0.2], [0.2, 0.8], [0.1, 0.9]])
+    shifted = np.array([[0.4, 0.6], [0.3, 0.7], [0.05, 0.95], [0.01, 0.99]])  # ranked as well, every score higher
+    result = measured("probe", view, y, clean, 0.0, lambda posts: shifted, {"text.spaces": []})
+    assert result.metrics["macro_f1"] == 1.0
+    under = result.robustness["text.spaces"]
+    assert under["auroc"] == 1.0 and under["macro_f1"] < 1.0  # a threshold chosen again would separate them
 
 
 def test_majority_baseline_equals_the_majority_class_rate_of_validation(benchmark_data) -> None:
