@@ -44,7 +44,15 @@ class TransformerTextEncoder(Encoder):
 
     modality = "text"
 
-    def __init__(self, backbone: PreTrainedModel, tokenizer: Any, pooling: str, max_length: int, freeze: bool) -> None:
+    def __init__(
+        self,
+        backbone: PreTrainedModel,
+        tokenizer: Any,
+        pooling: str,
+        max_length: int,
+        freeze: bool,
+        fold_confusables: bool = False,
+    ) -> None:
         super().__init__()
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
@@ -52,11 +60,17 @@ class TransformerTextEncoder(Encoder):
         self.tokenizer = tokenizer
         self.pooling = pooling
         self.max_length = max_length
+        self.fold_confusables = fold_confusables
         self.output_dim = int(backbone.config.hidden_size)
         self.apply_freeze(freeze)
 
     def preprocessor(self) -> Preprocessor:
-        return TextPreprocessor(self.tokenizer, self.max_length)
+        return TextPreprocessor(self.tokenizer, self.max_length, self.fold_confusables)
+
+    def folding_identity(self) -> dict[str, Any]:
+        """What ``identity`` adds for homoglyph folding: nothing for a plain encoder, whose embedding-cache keys stay
+        those of encoders that predate the option."""
+        return {"fold_confusables": True} if self.fold_confusables else {}
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Embed tokenised texts: ``{"input_ids", "attention_mask"}`` of ``[N, T]`` → ``[N, output_dim]``."""
@@ -79,6 +93,9 @@ class HFTextEncoder(TransformerTextEncoder):
         pooling: ``"mean"`` over real tokens (sentence-transformers style) or ``"cls"``.
         max_length: Truncate texts to this many tokens.
         freeze: Keep the backbone fixed; its embeddings can then be cached.
+        fold_confusables: Before tokenising, turn letters of other scripts drawn like Latin ones, inside words that
+            also hold Latin letters, into those Latin letters (``hаte`` with a Cyrillic ``а`` → ``hate``; see
+            ``faim.encoders.text_normalize``), so that homoglyph evasion reads as the word it imitates.
     """
 
     def __init__(
@@ -88,6 +105,7 @@ class HFTextEncoder(TransformerTextEncoder):
         pooling: str = "mean",
         max_length: int = 128,
         freeze: bool = False,
+        fold_confusables: bool = False,
     ) -> None:
         source = resolve_weights(weights)
         try:
@@ -101,7 +119,7 @@ class HFTextEncoder(TransformerTextEncoder):
             raise OSError(f"hf_text: cannot load weights {weights!r} (resolved to {source}): {error}") from error
         self.weights = weights
         self._source = source
-        super().__init__(backbone, tokenizer, pooling, max_length, freeze)
+        super().__init__(backbone, tokenizer, pooling, max_length, freeze, fold_confusables)
 
     def identity(self) -> dict[str, Any]:
         files = sorted(Path(self._source).glob("*.safetensors")) if isinstance(self._source, Path) else []
@@ -111,7 +129,7 @@ class HFTextEncoder(TransformerTextEncoder):
             "sha256": [sha256_file(f) for f in files],
             "pooling": self.pooling,
             "max_length": self.max_length,
-        }
+        } | self.folding_identity()
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         directory.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,8 @@ from typing import Any
 
 import torch
 
+from faim.encoders.text_normalize import fold_confusables
+
 
 class TextPreprocessor:
     """Tokenise a list of strings into padded ``input_ids`` / ``attention_mask`` tensors.
@@ -13,15 +15,19 @@ class TextPreprocessor:
     Args:
         tokenizer: A transformers tokenizer (picklable).
         max_length: Texts are truncated to this many tokens, special tokens included.
+        fold: Fold homoglyphs to the Latin letters they imitate first (``faim.encoders.text_normalize``).
     """
 
-    def __init__(self, tokenizer: Any, max_length: int) -> None:
+    def __init__(self, tokenizer: Any, max_length: int, fold: bool = False) -> None:
         self.tokenizer = tokenizer
         self.max_length = max_length
+        self.fold = fold
 
     def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
         if not texts:
             empty = torch.zeros(0, 1, dtype=torch.long)
             return {"input_ids": empty, "attention_mask": empty.clone()}
+        if self.fold:
+            texts = [fold_confusables(text) for text in texts]
         encoded = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
         return {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}

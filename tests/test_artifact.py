@@ -85,15 +85,18 @@ def test_hf_text_artifact_carries_config_and_tokenizer(tmp_path: Path, demo_data
     AutoModel.from_config(config).save_pretrained(source)
     BertTokenizer(vocab=vocab).save_pretrained(source)
     recipe = tiny_recipe(demo_data, tmp_path / "run")
-    recipe["model"]["encoders"] = {"text": {"type": "hf_text", "weights": str(source), "max_length": 16}}
+    text = {"type": "hf_text", "weights": str(source), "max_length": 16, "fold_confusables": True}
+    recipe["model"]["encoders"] = {"text": text}
     detector = faim.build(recipe)
     detector.save(str(tmp_path / "model"))
     for path in source.iterdir():
         path.unlink()
     source.rmdir()
     loaded = faim.load(tmp_path / "model")
-    posts = [{"id": "a", "text": "some words"}, {"id": "b", "text": ""}]
-    assert loaded.score(posts) == detector.score(posts)
+    posts = [{"id": "a", "text": "some words"}, {"id": "b", "text": ""}, {"id": "c", "text": "s\u043eme w\u043erds"}]
+    scores = loaded.score(posts)
+    assert scores == detector.score(posts)
+    assert scores[2]["harmful"] == scores[0]["harmful"]  # the Cyrillic о still folds after loading
     assert (tmp_path / "model" / "encoders" / "text" / "config.json").is_file()
 
 

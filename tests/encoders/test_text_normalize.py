@@ -1,0 +1,53 @@
+"""Folding homoglyphs to the Latin letters they imitate: mixed-script words only, NFKC first, and through the text
+encoders' preprocessing (tokens and embedding-cache identity)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from faim.encoders.text_normalize import fold_confusables, latin_lookalikes
+from faim.encoders.tiny_text import TinyTextEncoder
+from faim.eval.perturb_text import HOMOGLYPHS, homoglyphs
+
+
+def test_a_latin_word_with_cyrillic_and_greek_lookalikes_reads_as_latin() -> None:
+    assert fold_confusables("I h\u0430te th\u043ese \u0440e\u043eple") == "I hate those people"
+    assert fold_confusables("\u039aILL \u0396ONE") == "KILL ZONE"  # Greek capital kappa and zeta
+
+
+def test_words_wholly_in_another_script_are_kept() -> None:
+    text = "Привет мир, \u0441\u043e\u0440 and καλημέρα"  # "сор" is all look-alikes, but wholly Cyrillic
+    assert fold_confusables(text) == text
+
+
+def test_compatibility_forms_fold_to_ascii() -> None:
+    assert fold_confusables("ｈａｔｅ 𝐡𝐚𝐭𝐞 café") == "hate hate café"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_homoglyph_perturbation_is_undone_where_a_word_keeps_a_latin_letter(seed: int) -> None:
+    text = "Those people are vermin and should leave our country now"
+    perturbed = homoglyphs(text, random.Random(seed), 0.5)
+    assert perturbed != text
+    for original, word in zip(text.split(), fold_confusables(perturbed).split()):
+        if any(char.isascii() for char in word):  # a word whose every letter was replaced is wholly Cyrillic
+            assert word == original
+
+
+def test_every_homoglyph_of_the_perturbation_has_its_latin_letter_in_the_table() -> None:
+    table = latin_lookalikes()
+    expected = {letter: "l" if letter == "I" else letter for letter in HOMOGLYPHS}
+    assert {letter: table[glyph] for letter, glyph in HOMOGLYPHS.items()} == expected
+    assert all(len(value) == 1 and value.isascii() and value.isalpha() for value in table.values())
+
+
+def test_a_folding_encoder_tokenises_the_evasion_as_the_plain_text_and_keys_its_cache_apart() -> None:
+    torch.manual_seed(0)
+    folding, plain = TinyTextEncoder(fold_confusables=True), TinyTextEncoder()
+    evasion, text = ["I h\u0430te th\u043ese people"], ["I hate those people"]
+    assert torch.equal(folding.preprocessor()(evasion)["input_ids"], plain.preprocessor()(text)["input_ids"])
+    assert not torch.equal(plain.preprocessor()(evasion)["input_ids"], plain.preprocessor()(text)["input_ids"])
+    assert folding.identity() != plain.identity()
