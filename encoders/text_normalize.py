@@ -29,8 +29,7 @@ def latin_lookalikes() -> dict[str, str]:
     for char, glyphs in confusables_data.items():
         if len(char) != 1 or not char.isalpha() or alias(char) == "LATIN":
             continue
-        ascii_letters = [glyph["c"] for glyph in glyphs if len(glyph["c"]) == 1 and glyph["c"].isascii()]
-        letters = [letter for letter in ascii_letters if letter.isalpha()]
+        letters = [g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii() and g["c"].isalpha()]
         if letters:
             table[char] = letters[0]
     return table

@@ -46,14 +46,14 @@ from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import RecipeRun, perturbed_evaluations, scoring_throughput, train_or_reuse
 from faim.eval.group_holdout import probe_recipe
 from faim.eval.report import _jsonable
-from faim.eval.robustness import PERTURBATIONS
+from faim.eval.robustness import perturbations_of
 from faim.recipe import Recipe
 from faim.recipe.loader import shipped_recipes
 from faim.scoring.engine import available_cores
 
 Log = Callable[[str], None]
 
-TEXT_PERTURBATIONS = [name for name, perturbation in PERTURBATIONS.items() if perturbation.modality == "text"]
+TEXT_PERTURBATIONS = perturbations_of({"text"})
 """The perturbations the text baselines are measured under."""
 
 

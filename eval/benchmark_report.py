@@ -98,6 +98,11 @@ def render(results: dict[str, Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def model_cell(row: dict[str, Any]) -> str:
+    """A row's model as a table cell: a recipe's name as code, a baseline's as words."""
+    return f"`{row['name']}`" if row["kind"] == "recipe" else row["name"]
+
+
 def dataset_section(dataset: dict[str, Any]) -> list[str]:
     """The heading, the measured table and the published table of one dataset."""
     metric = METRIC_NAMES.get(dataset["metric"], dataset["metric"])
@@ -115,7 +120,7 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
     ]
     rows = [
         [
-            f"`{row['name']}`" if row["kind"] == "recipe" else row["name"],
+            model_cell(row),
             row["kind"] + (" (reused run)" if row.get("reused") else ""),
             row["view"],
             row["split"],
@@ -193,7 +198,7 @@ def robustness_section(rows: list[dict[str, Any]], key: str, metric: str) -> lis
     table = []
     for row in measured:
         clean = row["value"]
-        cells = [f"`{row['name']}`" if row["kind"] == "recipe" else row["name"], row["view"], format_value(clean)]
+        cells = [model_cell(row), row["view"], format_value(clean)]
         for name in names:
             perturbed = row["robustness"].get(name)
             if perturbed is None:

@@ -18,7 +18,7 @@ import difflib
 import io
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -54,6 +54,11 @@ PERTURBATIONS: dict[str, Perturbation] = {
     "image.overlay": Perturbation(perturb_image.overlay, 0.05, "image"),
 }
 """Every perturbation by name, with its default strength."""
+
+
+def perturbations_of(modalities: Collection[str]) -> list[str]:
+    """The names of the perturbations of ``modalities`` (``"text"``, ``"image"``), in ``PERTURBATIONS`` order."""
+    return [name for name, perturbation in PERTURBATIONS.items() if perturbation.modality in modalities]
 
 
 def perturb_posts(posts: list[Post], name: str, seed: int = 0, strength: float | None = None) -> list[Post]:

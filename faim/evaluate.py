@@ -23,7 +23,7 @@ from faim.eval.calibration import apply_temperature, fit_platt, fit_temperature
 from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics, multilabel_metrics
 from faim.eval.plots import plot_binary, plot_multiclass
 from faim.eval.report import write_report
-from faim.eval.robustness import PERTURBATIONS, perturb_posts, robustness_table
+from faim.eval.robustness import perturb_posts, perturbations_of, robustness_table
 from faim.eval.slices import slice_metrics
 from faim.eval.thresholds import choose_threshold
 from faim.pooling import picture_groups, pooled
@@ -218,12 +218,11 @@ def perturbed_reports(
     ablations) is written to ``out_dir/robustness/<name>``. ``log`` is told each perturbation as it starts."""
     modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
     reports = {}
-    for name, perturbation in PERTURBATIONS.items():
-        if perturbation.modality in modalities:
-            if log is not None:
-                log(f"evaluating under {name}")
-            out = Path(out_dir) / "robustness" / name
-            reports[name] = evaluate(detector, perturb_posts(posts, name), out, data_name, ablations=False)
+    for name in perturbations_of(modalities):
+        if log is not None:
+            log(f"evaluating under {name}")
+        out = Path(out_dir) / "robustness" / name
+        reports[name] = evaluate(detector, perturb_posts(posts, name), out, data_name, ablations=False)
     return reports
 
 
