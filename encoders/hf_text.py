@@ -52,6 +52,7 @@ class TransformerTextEncoder(Encoder):
         max_length: int,
         freeze: bool,
         fold_confusables: bool = False,
+        fold_leetspeak: bool = False,
     ) -> None:
         super().__init__()
         if pooling not in POOLINGS:
@@ -61,16 +62,18 @@ class TransformerTextEncoder(Encoder):
         self.pooling = pooling
         self.max_length = max_length
         self.fold_confusables = fold_confusables
+        self.fold_leetspeak = fold_leetspeak
         self.output_dim = int(backbone.config.hidden_size)
         self.apply_freeze(freeze)
 
     def preprocessor(self) -> Preprocessor:
-        return TextPreprocessor(self.tokenizer, self.max_length, self.fold_confusables)
+        return TextPreprocessor(self.tokenizer, self.max_length, self.fold_confusables, self.fold_leetspeak)
 
     def folding_identity(self) -> dict[str, Any]:
-        """What ``identity`` adds for homoglyph folding: nothing for a plain encoder, whose embedding-cache keys stay
-        those of encoders that predate the option."""
-        return {"fold_confusables": True} if self.fold_confusables else {}
+        """What ``identity`` adds for each folding that is on: nothing for a plain encoder, whose embedding-cache keys
+        stay those of encoders that predate the options."""
+        folding = {"fold_confusables": self.fold_confusables, "fold_leetspeak": self.fold_leetspeak}
+        return {name: True for name, on in folding.items() if on}
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Embed tokenised texts: ``{"input_ids", "attention_mask"}`` of ``[N, T]`` → ``[N, output_dim]``."""
@@ -96,6 +99,9 @@ class HFTextEncoder(TransformerTextEncoder):
         fold_confusables: Before tokenising, turn letters of other scripts drawn like Latin ones, inside words that
             also hold Latin letters, into those Latin letters (``hаte`` with a Cyrillic ``а`` → ``hate``; see
             ``faim.encoders.text_normalize``), so that homoglyph evasion reads as the word it imitates.
+        fold_leetspeak: Then read look-alike digits inside words as letters where the tokenizer knows the word so
+            read (``h4t3`` → ``hate``, ``k1ll`` → ``kill``, while ``covid19`` and ``10am`` stay; see
+            ``faim.encoders.leetspeak``).
     """
 
     def __init__(
@@ -106,6 +112,7 @@ class HFTextEncoder(TransformerTextEncoder):
         max_length: int = 128,
         freeze: bool = False,
         fold_confusables: bool = False,
+        fold_leetspeak: bool = False,
     ) -> None:
         source = resolve_weights(weights)
         try:
@@ -119,7 +126,7 @@ class HFTextEncoder(TransformerTextEncoder):
             raise OSError(f"hf_text: cannot load weights {weights!r} (resolved to {source}): {error}") from error
         self.weights = weights
         self._source = source
-        super().__init__(backbone, tokenizer, pooling, max_length, freeze, fold_confusables)
+        super().__init__(backbone, tokenizer, pooling, max_length, freeze, fold_confusables, fold_leetspeak)
 
     def identity(self) -> dict[str, Any]:
         files = sorted(Path(self._source).glob("*.safetensors")) if isinstance(self._source, Path) else []

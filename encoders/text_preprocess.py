@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from faim.encoders.leetspeak import LeetspeakFolder
 from faim.encoders.text_normalize import fold_confusables
 
 
@@ -16,12 +17,15 @@ class TextPreprocessor:
         tokenizer: A transformers tokenizer (picklable).
         max_length: Texts are truncated to this many tokens, special tokens included.
         fold: Fold homoglyphs to the Latin letters they imitate first (``faim.encoders.text_normalize``).
+        fold_leetspeak: Then fold look-alike digits inside words to letters where ``tokenizer`` reads them better
+            so (``faim.encoders.leetspeak``).
     """
 
-    def __init__(self, tokenizer: Any, max_length: int, fold: bool = False) -> None:
+    def __init__(self, tokenizer: Any, max_length: int, fold: bool = False, fold_leetspeak: bool = False) -> None:
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.fold = fold
+        self.leetspeak = LeetspeakFolder(tokenizer) if fold_leetspeak else None
 
     def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
         if not texts:
@@ -29,5 +33,7 @@ class TextPreprocessor:
             return {"input_ids": empty, "attention_mask": empty.clone()}
         if self.fold:
             texts = [fold_confusables(text) for text in texts]
+        if self.leetspeak:
+            texts = [self.leetspeak(text) for text in texts]
         encoded = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
         return {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}

@@ -30,6 +30,8 @@ class TinyTextEncoder(TransformerTextEncoder):
         pooling: ``"mean"`` or ``"cls"``.
         freeze: Keep the weights fixed.
         fold_confusables: Fold homoglyphs before tokenising, as ``hf_text`` does.
+        fold_leetspeak: Fold leetspeak before tokenising, as ``hf_text`` does (its tokenizer reads single characters,
+            so no reading has fewer pieces and the text stays as it is).
     """
 
     def __init__(
@@ -39,6 +41,7 @@ class TinyTextEncoder(TransformerTextEncoder):
         pooling: str = "mean",
         freeze: bool = False,
         fold_confusables: bool = False,
+        fold_leetspeak: bool = False,
     ) -> None:
         vocab = tiny_vocab()
         config = BertConfig(
@@ -50,7 +53,9 @@ class TinyTextEncoder(TransformerTextEncoder):
             max_position_embeddings=max(64, max_length),
         )
         tokenizer = BertTokenizer(vocab=vocab)
-        super().__init__(AutoModel.from_config(config), tokenizer, pooling, max_length, freeze, fold_confusables)
+        super().__init__(
+            AutoModel.from_config(config), tokenizer, pooling, max_length, freeze, fold_confusables, fold_leetspeak
+        )
         self.dim = dim
 
     def identity(self) -> dict[str, Any]:

@@ -5,9 +5,10 @@ Every function has the signature ``(text, rng, rate) -> text``: it is pure, draw
 that each eligible word (swaps, spaces) or character (leetspeak, homoglyphs) is touched: ``0`` returns the text
 unchanged, ``1`` touches every eligible one.
 
-@mentions and URLs (``http://…``, ``https://…``, ``www.…``) are never changed: they name accounts and links rather
-than carry wording, and breaking them would test a different thing (a changed target) than evasion. Hashtags are
-ordinary words here. A word is a run of two or more letters, so digits and punctuation are kept as they are.
+@mentions and URLs (``http://…``, ``https://…``, ``www.…``; ``NAMES_AND_LINKS``) are never changed: they name
+accounts and links rather than carry wording, and breaking them would test a different thing (a changed target)
+than evasion. Hashtags are ordinary words here. A word is a run of two or more letters, so digits and punctuation
+are kept as they are.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 
-PROTECTED = re.compile(r"((?:https?://|www\.)\S+|@\w+)")
-"""URLs and @mentions, left untouched by every perturbation (one capturing group, for ``re.split``)."""
+from faim.encoders.leetspeak import NAMES_AND_LINKS
 
 WORD = re.compile(r"[^\W\d_]{2,}")
 """A run of two or more letters: the unit of the word-level perturbations."""
@@ -100,5 +100,5 @@ def _outside_protected(text: str, rate: float, edit: Callable[[str], str]) -> st
     """Apply ``edit`` to the pieces of ``text`` between mentions and URLs, in order, after checking ``rate``."""
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"rate must be between 0 and 1, got {rate}")
-    pieces = PROTECTED.split(text)  # even indices: free text; odd indices: the protected matches
+    pieces = NAMES_AND_LINKS.split(text)  # even indices: free text; odd indices: URLs and mentions
     return "".join(edit(piece) if i % 2 == 0 else piece for i, piece in enumerate(pieces))

@@ -80,12 +80,13 @@ def test_hf_text_artifact_carries_config_and_tokenizer(tmp_path: Path, demo_data
     from faim.encoders.tiny_text import tiny_vocab
 
     source = tmp_path / "bert"
-    vocab = tiny_vocab()
+    vocab = tiny_vocab() | {word: len(tiny_vocab()) + i for i, word in enumerate(["some", "words"])}
     config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2)
     AutoModel.from_config(config).save_pretrained(source)
     BertTokenizer(vocab=vocab).save_pretrained(source)
     recipe = tiny_recipe(demo_data, tmp_path / "run")
-    text = {"type": "hf_text", "weights": str(source), "max_length": 16, "fold_confusables": True}
+    folding = {"fold_confusables": True, "fold_leetspeak": True}
+    text = {"type": "hf_text", "weights": str(source), "max_length": 16} | folding
     recipe["model"]["encoders"] = {"text": text}
     detector = faim.build(recipe)
     detector.save(str(tmp_path / "model"))
@@ -93,10 +94,16 @@ def test_hf_text_artifact_carries_config_and_tokenizer(tmp_path: Path, demo_data
         path.unlink()
     source.rmdir()
     loaded = faim.load(tmp_path / "model")
-    posts = [{"id": "a", "text": "some words"}, {"id": "b", "text": ""}, {"id": "c", "text": "s\u043eme w\u043erds"}]
+    posts = [
+        {"id": "a", "text": "some words"},
+        {"id": "b", "text": ""},
+        {"id": "c", "text": "s\u043eme w\u043erds"},
+        {"id": "d", "text": "s0me w0rds"},
+    ]
     scores = loaded.score(posts)
     assert scores == detector.score(posts)
     assert scores[2]["harmful"] == scores[0]["harmful"]  # the Cyrillic о still folds after loading
+    assert scores[3]["harmful"] == scores[0]["harmful"]  # and so does the leetspeak
     assert (tmp_path / "model" / "encoders" / "text" / "config.json").is_file()
 
 

@@ -1,0 +1,82 @@
+"""Undo leetspeak before tokenising: digits drawn like letters, inside a word, become the letters they imitate when
+the tokenizer then reads a word it knows.
+
+Evaders write ``h4t3`` or ``k1ll``: people read the word, but the tokenizer splits it into pieces the model
+rarely saw. Digits also carry meaning in ordinary text (``covid19``, ``mp3``, ``MH370``), so a token of ASCII
+letters and digits is folded only when its tokenizer reads the folded token as one piece, a word of its
+vocabulary, where it read the token as several: the folding follows each text encoder's vocabulary. Kept as they
+are: tokens without a letter (``2019``, ``411``), numbers with a unit or an ordinal (``10am``, ``5m``, ``14st``),
+capital codes of one or two letters (``3M``, ``B4``, ``ID4``), and URLs and @mentions. Digits that stand for
+whole words (``pray4NYC``) are not read as letters, since no single word results.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from typing import Any
+
+DIGIT_LETTERS: dict[str, str] = {"0": "o", "1": "il", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"}
+"""Digit to the letters it is drawn like, the likelier first (``1`` reads as ``i`` or ``l``)."""
+
+TOKEN = re.compile(r"[A-Za-z0-9]+")
+"""A run of ASCII letters and digits: the unit that is folded as a whole (leetspeak imitates Latin letters)."""
+
+QUANTITY = re.compile(r"\d+(?:am|pm|st|nd|rd|th|[kmgx])$", re.IGNORECASE)
+"""A token starting like a number with a unit or an ordinal (``14st``, ``10am``, ``8am``, ``5m``, ``4g``): kept."""
+
+NAMES_AND_LINKS = re.compile(r"((?:https?://|www\.)\S+|@\w+)")
+"""URLs and @mentions: they name accounts and links rather than carry wording (one capturing group, for
+``re.split``)."""
+
+MAX_READINGS = 16
+"""A token with more readings than this (many ``1``\\ s) is read with each digit's likelier letter only."""
+
+MEMO_SIZE = 65536
+"""Tokens whose folding is remembered; the memory is cleared when full, so scoring a dump stays bounded."""
+
+
+class LeetspeakFolder:
+    """A picklable callable ``text -> text`` folding leetspeak for one tokenizer (see the module docstring).
+
+    Args:
+        tokenizer: The text encoder's tokenizer; its ``tokenize`` counts the pieces of each reading.
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self._memo: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        pieces = NAMES_AND_LINKS.split(text)  # even indices: free text; odd indices: URLs and mentions
+        return "".join(TOKEN.sub(self._fold_match, piece) if i % 2 == 0 else piece for i, piece in enumerate(pieces))
+
+    def fold(self, token: str) -> str:
+        """``token`` with its look-alike digits read as letters, when the tokenizer reads it better so."""
+        if token not in self._memo:
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self._memo[token] = self._fold(token)
+        return self._memo[token]
+
+    def _fold_match(self, match: re.Match[str]) -> str:
+        return self.fold(match.group())
+
+    def _fold(self, token: str) -> str:
+        letters = [char for char in token if char.isalpha()]
+        if len(token) < 2 or not letters or not any(char in DIGIT_LETTERS for char in token):
+            return token
+        shout = all(char.isupper() for char in letters)  # H4TE reads as HATE
+        if QUANTITY.match(token) or (shout and len(letters) < 3):  # capital codes: 3M, B4, ID4, Q8, MH370
+            return token
+        choices = [DIGIT_LETTERS.get(char, char) for char in token]
+        choices = [choice.upper() if shout else choice for choice in choices]
+        if math.prod(map(len, choices)) > MAX_READINGS:
+            choices = [choice[0] for choice in choices]
+        counted = [(self._pieces(reading), reading) for reading in map("".join, itertools.product(*choices))]
+        count, reading = min(counted, key=lambda pair: pair[0])  # the first fewest: likelier letters win ties
+        return reading if count == 1 < self._pieces(token) else token
+
+    def _pieces(self, word: str) -> int:
+        return len(self.tokenizer.tokenize(word))

@@ -1,0 +1,84 @@
+"""Folding leetspeak to the words it imitates, as a word-level tokenizer reads them: a token becomes a whole word of
+the vocabulary or stays; names, links, numbers, units and capital codes are kept; and through the text encoders'
+preprocessing (tokens, pickling for DataLoader workers, embedding-cache identity)."""
+
+from __future__ import annotations
+
+import pickle
+import random
+
+import pytest
+import torch
+from transformers import BertTokenizer
+
+from faim.encoders import leetspeak
+from faim.encoders.leetspeak import DIGIT_LETTERS, LeetspeakFolder
+from faim.encoders.text_preprocess import TextPreprocessor
+from faim.encoders.tiny_text import TinyTextEncoder, tiny_vocab
+from faim.eval.perturb_text import LEET
+
+WORDS = "hate kill them to if not the people should leave our country now covid am".split()
+SUBWORDS = ["immigr", "##ants", "hat", "##es", "id", "ida", "be", "ba", "bam", "pray", "##a", "##nyc"]
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> BertTokenizer:
+    """A word-level uncased BERT tokenizer: single characters and their continuations, plus a few words."""
+    tokens = list(tiny_vocab()) + WORDS + SUBWORDS
+    return BertTokenizer(vocab={token: index for index, token in enumerate(tokens)})
+
+
+@pytest.fixture
+def fold(tokenizer: BertTokenizer) -> LeetspeakFolder:
+    return LeetspeakFolder(tokenizer)
+
+
+def test_digits_inside_a_word_read_as_the_letters_the_vocabulary_knows(fold: LeetspeakFolder) -> None:
+    assert fold("I h4t3 them, k1ll 7hem") == "I hate them, kill them"  # 1 reads as i or l: the word decides
+    assert fold("7o, 1f n0t") == "to, if not"
+    assert fold("H4TE") == "HATE"  # a shouted word folds to capitals
+
+
+def test_a_token_folds_only_to_a_whole_word(fold: LeetspeakFolder) -> None:
+    assert fold("immigr4nts hat35") == "immigr4nts hat35"  # immigr ##ants, hat ##es: fewer pieces, no word
+
+
+def test_numbers_units_codes_names_and_links_are_kept(fold: LeetspeakFolder) -> None:
+    text = "covid19 at 10am, 8am and 14st in 2019, 411 @h4t3r https://t.co/h4t3 www.k1ll.org 3M ID4 B4 pray4NYC"
+    assert fold(text) == text
+    assert fold("4M") == "4M" and fold("4m") == "4m"  # "am" is a word, but 4m is four metres
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_leetspeak_perturbation_is_undone_for_words_of_the_vocabulary(fold: LeetspeakFolder, seed: int) -> None:
+    from faim.eval.perturb_text import leetspeak as perturb
+
+    text = "hate the people kill the people should leave our country now"
+    perturbed = perturb(text, random.Random(seed), 0.5)
+    assert perturbed != text
+    assert fold(perturbed) == text
+
+
+def test_every_digit_of_the_perturbation_reads_back_as_its_letter() -> None:
+    assert all(letter in DIGIT_LETTERS[digit] for letter, digit in LEET.items())
+
+
+def test_the_memory_of_folded_tokens_stays_bounded(fold: LeetspeakFolder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(leetspeak, "MEMO_SIZE", 2)
+    assert fold("h4te k1ll n0w") == "hate kill now"
+    assert len(fold._memo) <= 2
+
+
+def test_the_preprocessor_tokenises_leetspeak_as_the_word_and_survives_pickling(tokenizer: BertTokenizer) -> None:
+    folding = TextPreprocessor(tokenizer, 16, fold_leetspeak=True)
+    plain = TextPreprocessor(tokenizer, 16)
+    evasion, text = ["h4t3 th3 p3opl3"], ["hate the people"]
+    assert torch.equal(folding(evasion)["input_ids"], plain(text)["input_ids"])
+    assert not torch.equal(plain(evasion)["input_ids"], plain(text)["input_ids"])
+    assert torch.equal(pickle.loads(pickle.dumps(folding))(evasion)["input_ids"], plain(text)["input_ids"])
+
+
+def test_a_folding_encoder_keys_its_cache_apart() -> None:
+    folding, plain = TinyTextEncoder(fold_leetspeak=True), TinyTextEncoder()
+    assert folding.identity() == plain.identity() | {"fold_leetspeak": True}
+    assert folding.preprocessor().leetspeak is not None
