@@ -31,6 +31,11 @@ class TrainConfig:
         output_dir: Run directory (checkpoints, logs, the exported model under ``model/``).
         max_elements: Images and comments taken per post.
         log_every_n_steps: Logging interval.
+        augment: Perturbation name (``faim.eval.robustness.PERTURBATIONS``, e.g. ``text.char_swap``) to the
+            probability that a training post gets it, drawn afresh for every post in every epoch, at the
+            perturbation's default strength. Validation and evaluation posts are never augmented. The perturbed
+            inputs must reach an encoder that reads them live: one that trains, or any with ``cache_embeddings``
+            off.
     """
 
     max_epochs: int = 10
@@ -53,6 +58,7 @@ class TrainConfig:
     output_dir: str = "runs/faim"
     max_elements: int = 8
     log_every_n_steps: int = 10
+    augment: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

@@ -149,8 +149,19 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_fused_kinds(source, model)
     check_heads(source, model.get("heads"))
     check_section(source, "train", recipe.get("train", {}), TrainConfig)
+    check_augment(source, recipe.get("train", {}).get("augment", {}))
     check_section(source, "eval", recipe.get("eval", {}), EvalConfig)
     check_pooling(source, model, recipe.get("eval", {}))
+
+
+def check_augment(source: str, augment: dict[str, float]) -> None:
+    """``train.augment`` names known perturbations, each with a probability in [0, 1]."""
+    from faim.training.augment import PostAugmenter  # imported here: it loads the evaluation package
+
+    try:
+        PostAugmenter(augment)
+    except ValueError as error:
+        raise RecipeError(source, "train.augment", str(error)) from None
 
 
 def check_fused_kinds(source: str, model: dict[str, Any]) -> None:
@@ -182,7 +193,7 @@ def check_pooling(source: str, model: dict[str, Any], eval_section: dict[str, An
 
 def type_matches(value: Any, annotation: Any) -> bool:
     """Whether a YAML value fits a section field's annotation (``int``, ``float``, ``str``, ``bool``,
-    ``X | None``, ``list[X]``); ints are accepted for floats."""
+    ``X | None``, ``list[X]``, ``dict[K, V]``); ints are accepted for floats."""
     if annotation is Any:
         return True
     origin = typing.get_origin(annotation)
@@ -191,6 +202,9 @@ def type_matches(value: Any, annotation: Any) -> bool:
     if origin is list:
         (item,) = typing.get_args(annotation)
         return isinstance(value, list) and all(type_matches(v, item) for v in value)
+    if origin is dict:
+        key, item = typing.get_args(annotation)
+        return isinstance(value, dict) and all(type_matches(k, key) and type_matches(v, item) for k, v in value.items())
     if annotation is type(None):
         return value is None
     if annotation is float:

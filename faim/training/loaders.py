@@ -3,6 +3,7 @@ the raw elements of any kinds whose encoder trains)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from torch.utils.data import DataLoader
@@ -12,6 +13,7 @@ from faim.data.collate import PostCollator, post_targets, stack_targets
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
+from faim.training.augment import AugmentingCollator, PostAugmenter
 from faim.training.cache import EmbeddingCache, cached_embeddings
 
 
@@ -26,7 +28,11 @@ class CachedCollator:
     """
 
     def __init__(
-        self, cache: EmbeddingCache, posts: list[Post], tasks: list[TaskSpec], live: PostCollator | None = None
+        self,
+        cache: EmbeddingCache,
+        posts: list[Post],
+        tasks: list[TaskSpec],
+        live: Callable[[list[Post]], PostBatch] | None = None,
     ) -> None:
         self.cache = cache
         self.posts = posts
@@ -50,21 +56,27 @@ def make_loader(
     num_workers: int = 0,
     cache_dir: str | Path | None = None,
     label: str = "posts",
+    augment: PostAugmenter | None = None,
 ) -> DataLoader:
     """A loader over ``posts``; with ``cache_dir``, the kinds of frozen encoders come from cached embeddings.
 
     Kinds whose encoder trains are collated from the posts in every batch (in the main process when some
-    kinds are cached). Targets are checked for every post up front, so a bad label fails before training starts.
+    kinds are cached); ``augment`` perturbs the posts of each batch before they are (cached kinds keep their
+    cached embeddings: check with ``augmented_kinds`` first). Targets are checked for every post up front, so a
+    bad label fails before training starts.
     """
     frozen = model.frozen_kinds
     if cache_dir is not None and frozen:
         cache = cached_embeddings(model, collator, posts, cache_dir, batch_size, num_workers, label, frozen)
         live = [kind for kind in model.kinds if kind not in frozen]
+        live_collator = collator.only(live) if live else None
+        if live_collator is not None and augment is not None:
+            live_collator = AugmentingCollator(live_collator, augment)
         return DataLoader(
             list(range(len(posts))),
             batch_size=batch_size,
             shuffle=shuffle,
-            collate_fn=CachedCollator(cache, posts, collator.tasks, collator.only(live) if live else None),
+            collate_fn=CachedCollator(cache, posts, collator.tasks, live_collator),
         )
     for post in posts:
         post_targets(post, collator.tasks)
@@ -72,7 +84,7 @@ def make_loader(
         posts,
         batch_size=batch_size,
         shuffle=shuffle,
-        collate_fn=collator,
+        collate_fn=collator if augment is None else AugmentingCollator(collator, augment),
         num_workers=num_workers,
         persistent_workers=num_workers > 0,
         multiprocessing_context="spawn" if num_workers > 0 else None,

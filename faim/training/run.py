@@ -22,6 +22,8 @@ from faim.data.post import Post
 from faim.detector import Detector
 from faim.evaluate import calibrate, evaluate_loader
 from faim.recipe import Recipe, as_recipe
+from faim.recipe.errors import RecipeError
+from faim.training.augment import PostAugmenter, augmented_kinds
 from faim.training.loaders import make_loader
 from faim.training.module import PostTask
 
@@ -79,13 +81,34 @@ def make_trainer(recipe: Recipe, output_dir: Path) -> tuple[pl.Trainer, ModelChe
     return trainer, checkpoint
 
 
-def recipe_loader(recipe: Recipe, detector: Detector, posts: list[Post], shuffle: bool, label: str) -> DataLoader:
+def recipe_loader(
+    recipe: Recipe, detector: Detector, posts: list[Post], shuffle: bool, label: str, augment: bool = False
+) -> DataLoader:
     """A loader over labelled ``posts`` with the recipe's batch size and workers; frozen encoders' embeddings come
-    from the recipe's embedding cache unless ``train.cache_embeddings`` is off."""
+    from the recipe's embedding cache unless ``train.cache_embeddings`` is off. With ``augment`` (the training
+    loader), posts are perturbed as ``train.augment`` says.
+
+    Raises:
+        RecipeError: When ``train.augment`` perturbs the input of a kind whose embeddings are cached (the
+            perturbed posts would never reach its encoder).
+    """
     cfg = recipe.train
     cache_dir = cfg.cache_dir if cfg.cache_embeddings else None
+    augmenter = PostAugmenter(cfg.augment, cfg.seed) if augment and cfg.augment else None
+    if augmenter is not None and cache_dir is not None:
+        cached = augmented_kinds(augmenter, detector.model.frozen_kinds)
+        if cached:
+            raise RecipeError(
+                recipe.source,
+                "train.augment",
+                f"it perturbs the {', '.join(cached)} input, whose encoder is frozen with its embeddings cached, so "
+                "the perturbed posts would never reach it: set freeze: false on that encoder, or "
+                "train.cache_embeddings: false",
+            )
     collator = detector.collator(with_targets=True)
-    return make_loader(detector.model, collator, posts, cfg.batch_size, shuffle, cfg.num_workers, cache_dir, label)
+    return make_loader(
+        detector.model, collator, posts, cfg.batch_size, shuffle, cfg.num_workers, cache_dir, label, augmenter
+    )
 
 
 def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | Path) -> dict[str, Any]:
@@ -121,7 +144,7 @@ def train(
     model = build_model(recipe.model)
     tasks = task_specs(recipe.model)
     detector = Detector(model, tasks, recipe)
-    train_loader = recipe_loader(recipe, detector, train_posts, True, "train")
+    train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)
     val_loader = recipe_loader(recipe, detector, val_posts, False, "validation")
     task = PostTask(model, tasks, cfg.lr, cfg.encoder_lr, cfg.weight_decay, cfg.warmup_ratio)
     trainer, checkpoint = make_trainer(recipe, output_dir)

@@ -1,0 +1,75 @@
+"""Training-time augmentation with evasion-style perturbations (``train.augment``): each training post, in every
+epoch, gets each listed perturbation with its probability, so the model learns from text written the way evaders
+write it. Validation and evaluation posts are never augmented."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+
+from torch.utils.data import get_worker_info
+
+from faim.data.batch import PostBatch
+from faim.data.collate import ELEMENT_MODALITIES
+from faim.data.post import Post
+from faim.eval.robustness import get_perturbation, perturb_posts
+
+
+class PostAugmenter:
+    """A picklable callable ``posts -> posts`` returning perturbed copies (inputs are never modified).
+
+    Args:
+        probabilities: Perturbation name (``faim.eval.robustness.PERTURBATIONS``) to the probability that a post
+            gets it, at the perturbation's default strength; a post may get several, applied in this order.
+        seed: Seed of the draws. In a DataLoader worker, the worker's own seed is mixed in, so workers differ.
+
+    Raises:
+        ValueError: For an unknown perturbation name or a probability outside ``[0, 1]``.
+    """
+
+    def __init__(self, probabilities: Mapping[str, float], seed: int = 0) -> None:
+        for name, probability in probabilities.items():
+            get_perturbation(name)
+            if not 0.0 <= probability <= 1.0:
+                raise ValueError(f"augmentation {name!r}: probability must be between 0 and 1, got {probability}")
+        self.probabilities = dict(probabilities)
+        self.seed = seed
+        self._rng: random.Random | None = None
+
+    @property
+    def modalities(self) -> set[str]:
+        """The modalities the perturbations change (``"text"``, ``"image"``)."""
+        return {get_perturbation(name).modality for name in self.probabilities}
+
+    def __call__(self, posts: list[Post]) -> list[Post]:
+        rng = self._generator()
+        augmented = []
+        for post in posts:
+            for name, probability in self.probabilities.items():
+                if rng.random() < probability:
+                    (post,) = perturb_posts([post], name, seed=rng.getrandbits(64))
+            augmented.append(post)
+        return augmented
+
+    def _generator(self) -> random.Random:
+        if self._rng is None:
+            worker = get_worker_info()
+            self._rng = random.Random(f"{self.seed}:{worker.seed if worker else 'main'}")
+        return self._rng
+
+
+class AugmentingCollator:
+    """``collate(augment(posts))``: a DataLoader ``collate_fn`` that augments the posts of each batch first."""
+
+    def __init__(self, collate: Callable[[list[Post]], PostBatch], augment: PostAugmenter) -> None:
+        self.collate = collate
+        self.augment = augment
+
+    def __call__(self, posts: list[Post]) -> PostBatch:
+        return self.collate(self.augment(posts))
+
+
+def augmented_kinds(augment: PostAugmenter, kinds: list[str]) -> list[str]:
+    """The element kinds among ``kinds`` whose inputs the augmentation changes (``text`` and ``comments`` for text
+    perturbations, ``image`` for picture ones)."""
+    return [kind for kind in kinds if ELEMENT_MODALITIES.get(kind) in augment.modalities]

@@ -1,0 +1,86 @@
+"""Training-time augmentation (``train.augment``): fresh, seeded perturbations of training posts only, checked in
+the recipe, refused where cached embeddings would hide them, and a run that trains with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import tiny_recipe
+
+import faim
+from faim.build import build_source
+from faim.data.post import Post
+from faim.recipe import as_recipe
+from faim.recipe.errors import RecipeError
+from faim.training.augment import PostAugmenter, augmented_kinds
+from faim.training.run import recipe_loader, train
+
+POSTS = [Post(id=str(i), text=f"those people should leave {i}", comments=["go home now"]) for i in range(40)]
+
+
+def test_every_post_gets_a_perturbation_of_probability_one_and_the_inputs_stay() -> None:
+    augmented = PostAugmenter({"text.leetspeak": 1.0})(POSTS)
+    assert all(new.text != old.text for new, old in zip(augmented, POSTS))  # 15 letters with a digit each
+    assert sum(new.comments != old.comments for new, old in zip(augmented, POSTS)) > 20  # comments change too
+    assert POSTS[0].text == "those people should leave 0"
+    assert PostAugmenter({"text.leetspeak": 0.0})(POSTS) == POSTS
+
+
+def test_draws_are_seeded_and_fresh_in_every_call() -> None:
+    first, again = PostAugmenter({"text.char_swap": 0.5}, seed=3), PostAugmenter({"text.char_swap": 0.5}, seed=3)
+    epoch_one = first(POSTS)
+    assert epoch_one == again(POSTS)
+    assert 5 < sum(new.text != old.text for new, old in zip(epoch_one, POSTS)) < 35
+    assert first(POSTS) != epoch_one  # the next epoch draws again
+
+
+def test_bad_names_and_probabilities_are_explained() -> None:
+    with pytest.raises(ValueError, match=r"unknown perturbation 'text.leet' \(did you mean 'text.leetspeak'\?\)"):
+        PostAugmenter({"text.leet": 0.5})
+    with pytest.raises(ValueError, match=r"'text.spaces': probability must be between 0 and 1, got 1.5"):
+        PostAugmenter({"text.spaces": 1.5})
+
+
+def test_the_recipe_checks_its_augment_section(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", augment={"text.leet": 0.5})
+    with pytest.raises(RecipeError, match=r"train.augment: unknown perturbation 'text.leet'"):
+        as_recipe(recipe)
+    recipe["train"]["augment"] = ["text.leetspeak"]
+    with pytest.raises(RecipeError, match=r"train.augment: expected dict"):
+        as_recipe(recipe)
+
+
+def test_perturbations_map_to_the_kinds_they_change() -> None:
+    kinds = ["comments", "image", "meta", "text"]
+    assert augmented_kinds(PostAugmenter({"text.spaces": 0.1}), kinds) == ["comments", "text"]
+    assert augmented_kinds(PostAugmenter({"image.crop": 0.1}), kinds) == ["image"]
+
+
+def test_augmenting_a_cached_frozen_kind_is_refused(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", augment={"text.spaces": 0.3})
+    recipe["model"]["encoders"]["text"]["freeze"] = True
+    recipe = as_recipe(recipe)
+    detector = faim.build(recipe)
+    posts = build_source(recipe.data).posts("train")[:8]
+    with pytest.raises(RecipeError, match=r"train.augment: it perturbs the comments, text input, whose encoder"):
+        recipe_loader(recipe, detector, posts, True, "train", augment=True)
+    recipe_loader(recipe, detector, posts, False, "validation")  # evaluation loaders never augment
+
+
+def test_only_the_training_loader_perturbs_live_inputs(demo_data, tmp_path: Path) -> None:
+    recipe = as_recipe(tiny_recipe(demo_data, tmp_path / "run", augment={"text.leetspeak": 1.0}))
+    detector = faim.build(recipe)
+    posts = [post for post in build_source(recipe.data).posts("train") if post.text][:8]
+    plain = next(iter(recipe_loader(recipe, detector, posts, False, "train")))
+    augmented = next(iter(recipe_loader(recipe, detector, posts, False, "train", augment=True)))
+    assert not torch.equal(plain.elements["text"].values["input_ids"], augmented.elements["text"].values["input_ids"])
+    assert torch.equal(plain.targets["harmful"], augmented.targets["harmful"])
+
+
+def test_a_run_trains_with_augmentation(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1, augment={"text.char_swap": 0.5})
+    result = train(recipe)
+    assert result is not None
+    assert faim.load(result.model_dir).recipe.train.augment == {"text.char_swap": 0.5}
