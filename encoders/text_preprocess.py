@@ -16,22 +16,24 @@ class TextPreprocessor:
     Args:
         tokenizer: A transformers tokenizer (picklable).
         max_length: Texts are truncated to this many tokens, special tokens included.
-        fold: Fold homoglyphs to the Latin letters they imitate first (``faim.encoders.text_normalize``).
+        fold_confusables: Fold homoglyphs to the Latin letters they imitate first (``faim.encoders.text_normalize``).
         fold_leetspeak: Then fold look-alike digits inside words to letters where ``tokenizer`` reads them better
             so (``faim.encoders.leetspeak``).
     """
 
-    def __init__(self, tokenizer: Any, max_length: int, fold: bool = False, fold_leetspeak: bool = False) -> None:
+    def __init__(
+        self, tokenizer: Any, max_length: int, fold_confusables: bool = False, fold_leetspeak: bool = False
+    ) -> None:
         self.tokenizer = tokenizer
         self.max_length = max_length
-        self.fold = fold
+        self.fold_confusables = fold_confusables
         self.leetspeak = LeetspeakFolder(tokenizer) if fold_leetspeak else None
 
     def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
         if not texts:
             empty = torch.zeros(0, 1, dtype=torch.long)
             return {"input_ids": empty, "attention_mask": empty.clone()}
-        if self.fold:
+        if self.fold_confusables:
             texts = [fold_confusables(text) for text in texts]
         if self.leetspeak:
             texts = [self.leetspeak(text) for text in texts]
