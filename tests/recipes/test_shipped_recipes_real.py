@@ -41,7 +41,8 @@ def test_hate_text_finetune_beats_the_frozen_encoder_on_tweeteval(tmp_path: Path
     result = train("hate_text_finetune", [f"train.output_dir={tmp_path / 'run'}"])
     metrics = result.report["tasks"]["hate"]["metrics"]
     assert metrics["n"] == 1000
-    # measured: AUROC 0.870, macro-F1 0.792, ECE 0.038 with the logit shift (0.0503 with a temperature alone)
+    # measured: AUROC 0.866, macro-F1 0.787, ECE 0.030 with the logit shift (trained on clean text only: 0.869, 0.788,
+    # 0.035; with a temperature alone, ECE 0.050)
     assert metrics["auroc"] > 0.85 and metrics["macro_f1"] > 0.77 and metrics["ece"] < 0.05
 
 
