@@ -69,6 +69,21 @@ class AugmentingCollator:
         return self.collate(self.augment(posts))
 
 
+class HiddenAugmentationError(ValueError):
+    """Augmentation that perturbs the input of a frozen encoder whose embeddings come from a cache: the perturbed
+    posts would never reach that encoder, so training would silently run without them."""
+
+
+def refuse_hidden_augmentation(augment: PostAugmenter, cached_kinds: list[str]) -> None:
+    """Raise ``HiddenAugmentationError`` when ``augment`` changes the input of any of ``cached_kinds``."""
+    hidden = augmented_kinds(augment, cached_kinds)
+    if hidden:
+        raise HiddenAugmentationError(
+            f"it perturbs the {', '.join(hidden)} input, whose encoder is frozen with its embeddings cached, so the "
+            "perturbed posts would never reach it: set freeze: false on that encoder, or train.cache_embeddings: false"
+        )
+
+
 def augmented_kinds(augment: PostAugmenter, kinds: list[str]) -> list[str]:
     """The element kinds among ``kinds`` whose inputs the augmentation changes (``text`` and ``comments`` for text
     perturbations, ``image`` for picture ones)."""

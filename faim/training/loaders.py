@@ -13,7 +13,7 @@ from faim.data.collate import PostCollator, post_targets, stack_targets
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
-from faim.training.augment import AugmentingCollator, PostAugmenter
+from faim.training.augment import AugmentingCollator, PostAugmenter, refuse_hidden_augmentation
 from faim.training.cache import EmbeddingCache, cached_embeddings
 
 
@@ -61,12 +61,17 @@ def make_loader(
     """A loader over ``posts``; with ``cache_dir``, the kinds of frozen encoders come from cached embeddings.
 
     Kinds whose encoder trains are collated from the posts in every batch (in the main process when some
-    kinds are cached); ``augment`` perturbs the posts of each batch before they are (cached kinds keep their
-    cached embeddings: check with ``augmented_kinds`` first). Targets are checked for every post up front, so a
-    bad label fails before training starts.
+    kinds are cached); ``augment`` perturbs the posts of each batch before they are. Targets are checked for
+    every post up front, so a bad label fails before training starts.
+
+    Raises:
+        HiddenAugmentationError: When ``augment`` perturbs the input of a kind whose embeddings are cached,
+            before anything is embedded.
     """
     frozen = model.frozen_kinds
     if cache_dir is not None and frozen:
+        if augment is not None:
+            refuse_hidden_augmentation(augment, frozen)
         cache = cached_embeddings(model, collator, posts, cache_dir, batch_size, num_workers, label, frozen)
         live = [kind for kind in model.kinds if kind not in frozen]
         live_collator = collator.only(live) if live else None

@@ -23,7 +23,7 @@ from faim.detector import Detector
 from faim.evaluate import calibrate, evaluate_loader
 from faim.recipe import Recipe, as_recipe
 from faim.recipe.errors import RecipeError
-from faim.training.augment import PostAugmenter, augmented_kinds
+from faim.training.augment import HiddenAugmentationError, PostAugmenter
 from faim.training.loaders import make_loader
 from faim.training.module import PostTask
 
@@ -95,20 +95,13 @@ def recipe_loader(
     cfg = recipe.train
     cache_dir = cfg.cache_dir if cfg.cache_embeddings else None
     augmenter = PostAugmenter(cfg.augment, cfg.seed) if augment and cfg.augment else None
-    if augmenter is not None and cache_dir is not None:
-        cached = augmented_kinds(augmenter, detector.model.frozen_kinds)
-        if cached:
-            raise RecipeError(
-                recipe.source,
-                "train.augment",
-                f"it perturbs the {', '.join(cached)} input, whose encoder is frozen with its embeddings cached, so "
-                "the perturbed posts would never reach it: set freeze: false on that encoder, or "
-                "train.cache_embeddings: false",
-            )
     collator = detector.collator(with_targets=True)
-    return make_loader(
-        detector.model, collator, posts, cfg.batch_size, shuffle, cfg.num_workers, cache_dir, label, augmenter
-    )
+    try:
+        return make_loader(
+            detector.model, collator, posts, cfg.batch_size, shuffle, cfg.num_workers, cache_dir, label, augmenter
+        )
+    except HiddenAugmentationError as error:
+        raise RecipeError(recipe.source, "train.augment", str(error)) from None
 
 
 def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | Path) -> dict[str, Any]:

@@ -14,7 +14,8 @@ from faim.build import build_source
 from faim.data.post import Post
 from faim.recipe import as_recipe
 from faim.recipe.errors import RecipeError
-from faim.training.augment import PostAugmenter, augmented_kinds
+from faim.training.augment import HiddenAugmentationError, PostAugmenter, augmented_kinds
+from faim.training.loaders import make_loader
 from faim.training.run import recipe_loader, train
 
 POSTS = [Post(id=str(i), text=f"those people should leave {i}", comments=["go home now"]) for i in range(40)]
@@ -67,6 +68,22 @@ def test_augmenting_a_cached_frozen_kind_is_refused(demo_data, tmp_path: Path) -
     with pytest.raises(RecipeError, match=r"train.augment: it perturbs the comments, text input, whose encoder"):
         recipe_loader(recipe, detector, posts, True, "train", augment=True)
     recipe_loader(recipe, detector, posts, False, "validation")  # evaluation loaders never augment
+
+
+def test_make_loader_refuses_augmenting_a_cached_kind_before_embedding(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["encoders"]["text"]["freeze"] = True
+    recipe = as_recipe(recipe)
+    detector = faim.build(recipe)
+    posts = build_source(recipe.data).posts("train")[:8]
+    collator = detector.collator(with_targets=True)
+    cache = tmp_path / "cache"
+    spaces = PostAugmenter({"text.spaces": 1.0})
+    with pytest.raises(HiddenAugmentationError, match="comments, text input"):
+        make_loader(detector.model, collator, posts, 4, False, cache_dir=cache, augment=spaces)
+    assert not cache.exists()  # refused before anything was embedded
+    images_only = PostAugmenter({"image.crop": 1.0})  # the image encoder trains, so its input may be perturbed
+    assert next(iter(make_loader(detector.model, collator, posts, 4, False, cache_dir=cache, augment=images_only)))
 
 
 def test_only_the_training_loader_perturbs_live_inputs(demo_data, tmp_path: Path) -> None:
