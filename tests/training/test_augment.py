@@ -12,7 +12,7 @@ from conftest import tiny_recipe
 import faim
 from faim.build import build_source
 from faim.data.post import Post
-from faim.recipe import as_recipe
+from faim.recipe import Recipe, as_recipe
 from faim.recipe.errors import RecipeError
 from faim.training.augment import HiddenAugmentationError, PostAugmenter, augmented_kinds
 from faim.training.loaders import make_loader
@@ -59,31 +59,34 @@ def test_perturbations_map_to_the_kinds_they_change() -> None:
     assert augmented_kinds(PostAugmenter({"image.crop": 0.1}), kinds) == ["image"]
 
 
-def test_augmenting_a_cached_frozen_kind_is_refused(demo_data, tmp_path: Path) -> None:
-    recipe = tiny_recipe(demo_data, tmp_path / "run", augment={"text.spaces": 0.3})
+def frozen_text_run(demo_data, tmp_path: Path, **train: object) -> tuple[Recipe, faim.Detector, list[Post]]:
+    """The tiny recipe with its text encoder frozen (so its embeddings are cached), its detector and 8 posts."""
+    recipe = tiny_recipe(demo_data, tmp_path / "run", **train)
     recipe["model"]["encoders"]["text"]["freeze"] = True
     recipe = as_recipe(recipe)
-    detector = faim.build(recipe)
-    posts = build_source(recipe.data).posts("train")[:8]
+    return recipe, faim.build(recipe), build_source(recipe.data).posts("train")[:8]
+
+
+def test_augmenting_a_cached_frozen_kind_is_refused(demo_data, tmp_path: Path) -> None:
+    recipe, detector, posts = frozen_text_run(demo_data, tmp_path, augment={"text.spaces": 0.3})
     with pytest.raises(RecipeError, match=r"train.augment: it perturbs the comments, text input, whose encoder"):
         recipe_loader(recipe, detector, posts, True, "train", augment=True)
     recipe_loader(recipe, detector, posts, False, "validation")  # evaluation loaders never augment
 
 
 def test_make_loader_refuses_augmenting_a_cached_kind_before_embedding(demo_data, tmp_path: Path) -> None:
-    recipe = tiny_recipe(demo_data, tmp_path / "run")
-    recipe["model"]["encoders"]["text"]["freeze"] = True
-    recipe = as_recipe(recipe)
-    detector = faim.build(recipe)
-    posts = build_source(recipe.data).posts("train")[:8]
+    _, detector, posts = frozen_text_run(demo_data, tmp_path)
     collator = detector.collator(with_targets=True)
     cache = tmp_path / "cache"
     spaces = PostAugmenter({"text.spaces": 1.0})
     with pytest.raises(HiddenAugmentationError, match="comments, text input"):
-        make_loader(detector.model, collator, posts, 4, False, cache_dir=cache, augment=spaces)
+        make_loader(detector.model, collator, posts, 8, False, cache_dir=cache, augment=spaces)
     assert not cache.exists()  # refused before anything was embedded
-    images_only = PostAugmenter({"image.crop": 1.0})  # the image encoder trains, so its input may be perturbed
-    assert next(iter(make_loader(detector.model, collator, posts, 4, False, cache_dir=cache, augment=images_only)))
+    crop = PostAugmenter({"image.crop": 1.0})  # the image encoder trains, so its input may be perturbed
+    plain = next(iter(make_loader(detector.model, collator, posts, 8, False, cache_dir=cache)))
+    cropped = next(iter(make_loader(detector.model, collator, posts, 8, False, cache_dir=cache, augment=crop)))
+    assert torch.equal(plain.elements["text"].values, cropped.elements["text"].values)  # cached, untouched
+    assert not torch.equal(plain.elements["image"].values, cropped.elements["image"].values)
 
 
 def test_only_the_training_loader_perturbs_live_inputs(demo_data, tmp_path: Path) -> None:
