@@ -70,12 +70,20 @@ class AugmentingCollator:
 
 
 class HiddenAugmentationError(ValueError):
-    """Augmentation that perturbs the input of a frozen encoder whose embeddings come from a cache: the perturbed
-    posts would never reach that encoder, so training would silently run without them."""
+    """Augmentation the model would never see, so training would silently run without it: a perturbation of an
+    input no encoder of the model reads, or of the input of a frozen encoder whose embeddings come from a cache."""
 
 
-def refuse_hidden_augmentation(augment: PostAugmenter, cached_kinds: list[str]) -> None:
-    """Raise ``HiddenAugmentationError`` when ``augment`` changes the input of any of ``cached_kinds``."""
+def refuse_hidden_augmentation(augment: PostAugmenter, kinds: list[str], cached_kinds: list[str]) -> None:
+    """Raise ``HiddenAugmentationError`` when a perturbation of ``augment`` changes an input none of the model's
+    ``kinds`` reads, or the input of any of ``cached_kinds``."""
+    read = {ELEMENT_MODALITIES[kind] for kind in kinds}
+    unread = [name for name in augment.probabilities if get_perturbation(name).modality not in read]
+    if unread:
+        raise HiddenAugmentationError(
+            f"{', '.join(unread)} perturb{'s' if len(unread) == 1 else ''} an input this model does not read (it "
+            f"reads {', '.join(kinds)}): remove {'it' if len(unread) == 1 else 'them'}"
+        )
     hidden = augmented_kinds(augment, cached_kinds)
     if hidden:
         raise HiddenAugmentationError(

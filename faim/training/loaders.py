@@ -65,13 +65,14 @@ def make_loader(
     every post up front, so a bad label fails before training starts.
 
     Raises:
-        HiddenAugmentationError: When ``augment`` perturbs the input of a kind whose embeddings are cached,
-            before anything is embedded.
+        HiddenAugmentationError: When ``augment`` perturbs an input the model does not read, or the input of a kind
+            whose embeddings are cached; before anything is embedded.
     """
     frozen = model.frozen_kinds
-    if cache_dir is not None and frozen:
-        if augment is not None:
-            refuse_hidden_augmentation(augment, frozen)
+    cached = frozen if cache_dir is not None else []
+    if augment is not None:
+        refuse_hidden_augmentation(augment, model.kinds, cached)
+    if cached:
         cache = cached_embeddings(model, collator, posts, cache_dir, batch_size, num_workers, label, frozen)
         live = [kind for kind in model.kinds if kind not in frozen]
         live_collator = collator.only(live) if live else None

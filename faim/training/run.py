@@ -89,8 +89,8 @@ def recipe_loader(
     loader), posts are perturbed as ``train.augment`` says.
 
     Raises:
-        RecipeError: When ``train.augment`` perturbs the input of a kind whose embeddings are cached (the
-            perturbed posts would never reach its encoder).
+        RecipeError: When ``train.augment`` perturbs an input the model does not read, or the input of a kind
+            whose embeddings are cached (the perturbed posts would never reach its encoder).
     """
     cfg = recipe.train
     cache_dir = cfg.cache_dir if cfg.cache_embeddings else None

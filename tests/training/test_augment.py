@@ -1,5 +1,6 @@
 """Training-time augmentation (``train.augment``): fresh, seeded perturbations of training posts only, checked in
-the recipe, refused where cached embeddings would hide them, and a run that trains with it."""
+the recipe, refused where the model would never see them (an input it does not read, or cached embeddings), and a
+run that trains with it."""
 
 from __future__ import annotations
 
@@ -104,3 +105,16 @@ def test_a_run_trains_with_augmentation(demo_data, tmp_path: Path) -> None:
     result = train(recipe)
     assert result is not None
     assert faim.load(result.model_dir).recipe.train.augment == {"text.char_swap": 0.5}
+
+
+def test_perturbing_an_input_the_model_does_not_read_is_refused(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", augment={"text.spaces": 0.3, "image.crop": 0.5})
+    recipe["model"]["encoders"] = {"text": recipe["model"]["encoders"]["text"]}
+    recipe = as_recipe(recipe)
+    detector = faim.build(recipe)
+    posts = build_source(recipe.data).posts("train")[:8]
+    with pytest.raises(RecipeError, match=r"train.augment: image.crop perturbs an input this model does not read"):
+        recipe_loader(recipe, detector, posts, True, "train", augment=True)
+    text_only = make_loader(detector.model, detector.collator(with_targets=True), posts, 8, False,
+                            augment=PostAugmenter({"text.spaces": 0.3}))  # fmt: skip
+    assert next(iter(text_only)).elements["text"].values["input_ids"].shape[0] == 8
