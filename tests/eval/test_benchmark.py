@@ -14,7 +14,7 @@ from faim.eval.benchmark import TEXT_PERTURBATIONS, holdout_entry, recipe_rows, 
 from faim.eval.benchmark_baselines import Embedder, measured
 from faim.eval.benchmark_datasets import DATASETS, Dataset, benchmark_type, published_applies, recipe_views
 from faim.eval.benchmark_report import render
-from faim.eval.benchmark_runs import RecipeRun, reuse_problem
+from faim.eval.benchmark_runs import SCORING_RUNS, RecipeRun, reuse_problem
 from faim.recipe import Recipe
 from faim.training.run import RECORD
 from tests.conftest import frozen_tiny_recipe
@@ -101,6 +101,8 @@ def test_recipe_row_takes_the_evaluation_report_and_measures_time_and_throughput
     assert row["ece"] == report["tasks"]["hate"]["metrics"]["ece"]
     assert row["n"] == len(benchmark_data["validation_labels"])
     assert row["train_seconds"] > 0 and row["posts_per_second"] > 0 and row["reused"] is False
+    runs = row["posts_per_second_runs"]
+    assert len(runs) == SCORING_RUNS and min(runs) > 0 and row["posts_per_second"] == max(runs)  # none resumed
     record = json.loads((benchmark_data["root"] / "run" / RECORD).read_text(encoding="utf-8"))
     assert record["train_seconds"] == row["train_seconds"]
 
@@ -256,9 +258,10 @@ def test_a_pooling_recipe_gets_a_per_post_row_and_a_note() -> None:
     per_post = {"n": 10, "accuracy": 0.7, "ece": 0.05}
     report = {"tasks": {"fake": {"metrics": pooled, "ablations": {"without_pooling": per_post}}}}
     run = RecipeRun(Path("model"), report, 3.0, "2026-01-01T00:00:00+00:00", reused=False)
-    rows = recipe_rows(recipe, dataset, run, rates={True: 2.0, False: 5.0}, data="vmu validation")
+    rows = recipe_rows(recipe, dataset, run, rates={True: [2.0, 1.5], False: [4.0, 5.0]}, data="vmu validation")
     got = [(row["value"], row["pooled"], row["posts_per_second"]) for row in rows]
-    assert got == [(0.9, True, 2.0), (0.7, False, 5.0)]  # the pooled row is timed scoring pooled
+    assert got == [(0.9, True, 2.0), (0.7, False, 5.0)]  # the pooled row is timed scoring pooled; the fastest run
+    assert [row["posts_per_second_runs"] for row in rows] == [[2.0, 1.5], [4.0, 5.0]]
     assert [row["view"].split("; ")[1] for row in rows] == ["pooled by shared picture", "per post, no pooling"]
     machine = {"platform": "p", "cpu_model": "c", "cpu_count": 2, "usable_cpus": 2, "python": "3", "torch": "t",
                "faim": "f", "load_average": 0.5}  # fmt: skip
