@@ -33,9 +33,9 @@ class TrainConfig:
         log_every_n_steps: Logging interval.
         augment: Perturbation name (``faim.eval.robustness.PERTURBATIONS``, e.g. ``text.char_swap``) to the
             probability that a training post gets it, drawn afresh for every post in every epoch, at the
-            perturbation's default strength. Validation and evaluation posts are never augmented. The perturbed
-            inputs must reach an encoder that reads them live: one that trains, or any with ``cache_embeddings``
-            off.
+            perturbation's default strength. Validation and evaluation posts are never augmented. Each perturbed
+            input must reach an encoder of the model that reads it live: one that trains, or any with
+            ``cache_embeddings`` off.
     """
 
     max_epochs: int = 10
