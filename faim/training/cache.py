@@ -12,10 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import safetensors.torch
 import torch
+from torch import nn
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
@@ -97,9 +100,38 @@ def compute_embeddings(
     shared by many posts, a retweeted text) are encoded once and share the rows; only the elements of
     ``kinds`` are read and preprocessed.
     """
-    model.eval()
+    kinds = model.kinds if kinds is None else kinds
+    with encoding_in_isolation([model.encoder_for(kind) for kind in kinds]):
+        return _encode_kinds(model, collator, posts, batch_size, num_workers, label, kinds)
+
+
+@contextmanager
+def encoding_in_isolation(encoders: list[nn.Module]) -> Iterator[None]:
+    """Run the block with ``encoders`` in eval mode, without gradients and on a forked random state; afterwards
+    every module's train/eval mode and torch's random state are as they were. So a run that embeds its posts for
+    the cache trains exactly as a run that reads them from it: same dropout, same shuffling."""
+    modes = {module: module.training for encoder in encoders for module in encoder.modules()}
+    try:
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            for encoder in encoders:
+                encoder.eval()
+            yield
+    finally:
+        for module, training in modes.items():
+            module.training = training
+
+
+def _encode_kinds(
+    model: WholePostModel,
+    collator: PostCollator,
+    posts: list[Post],
+    batch_size: int,
+    num_workers: int,
+    label: str,
+    kinds: list[str],
+) -> dict[str, torch.Tensor]:
     tensors: dict[str, torch.Tensor] = {}
-    for kind in model.kinds if kinds is None else kinds:
+    for kind in kinds:
         signatures = [element_signature(post, kind, collator.max_elements) for post in posts]
         first_post: dict[str, int] = {}  # signature → index of the first post carrying it
         for index, signature in enumerate(signatures):

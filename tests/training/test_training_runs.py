@@ -39,6 +39,32 @@ def test_frozen_encoders_are_embedded_once_and_cached(demo_data, tmp_path: Path)
     assert [p.stat().st_mtime_ns for p in sorted((tmp_path / "run" / "cache").glob("*.safetensors"))] == stamps
 
 
+def test_a_seeded_run_trains_the_same_model_whether_or_not_its_embeddings_were_cached(
+    demo_data, tmp_path: Path
+) -> None:
+    recipe = frozen(tiny_recipe(demo_data, tmp_path / "cold", max_epochs=2))
+    recipe["train"]["cache_dir"] = str(tmp_path / "cache")
+    cold = train(recipe)  # embeds the posts and writes the cache
+    recipe["train"]["output_dir"] = str(tmp_path / "warm")
+    warm = train(recipe)  # reads the cache
+    assert cold is not None and warm is not None
+    cold_state, warm_state = cold.detector.model.state_dict(), warm.detector.model.state_dict()
+    assert all(torch.equal(cold_state[name], warm_state[name]) for name in cold_state)
+
+
+def test_embedding_for_the_cache_leaves_every_modules_mode_and_the_random_state_as_they_were(
+    demo_data, tmp_path: Path
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")  # encoders that train: embedding puts them in eval mode
+    detector = faim.build(recipe)
+    detector.model.train()
+    posts = build_source(recipe["data"]).posts("validation")[:20]
+    state = torch.random.get_rng_state()
+    cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache")
+    assert all(module.training for module in detector.model.modules())
+    assert torch.equal(torch.random.get_rng_state(), state)
+
+
 def test_a_model_sharing_an_encoder_reuses_its_cached_embeddings(demo_data, tmp_path: Path) -> None:
     recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))
     posts = build_source(recipe["data"]).posts("validation")[:20]
