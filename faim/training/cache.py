@@ -101,8 +101,34 @@ def compute_embeddings(
     ``kinds`` are read and preprocessed.
     """
     kinds = model.kinds if kinds is None else kinds
+    tensors: dict[str, torch.Tensor] = {}
     with encoding_in_isolation([model.encoder_for(kind) for kind in kinds]):
-        return _encode_kinds(model, collator, posts, batch_size, num_workers, label, kinds)
+        for kind in kinds:
+            signatures = [element_signature(post, kind, collator.max_elements) for post in posts]
+            first_post: dict[str, int] = {}  # signature → index of the first post carrying it
+            for index, signature in enumerate(signatures):
+                first_post.setdefault(signature, index)
+            number = {signature: n for n, signature in enumerate(first_post)}
+            distinct = [number[signature] for signature in signatures]
+            unique_posts = [posts[index] for index in first_post.values()]
+            loader = DataLoader(
+                unique_posts, batch_size=batch_size, collate_fn=collator.only([kind]), num_workers=num_workers
+            )
+            values, counts = [], []
+            for batch in tqdm(loader, desc=f"embedding {label} ({kind})", unit="batch", leave=False):
+                elements = batch.elements[kind]
+                values.append(model.encoder_for(kind)(elements.values).float())
+                counts.append(torch.bincount(elements.post_index, minlength=batch.size))
+            unique_values, unique_counts = torch.cat(values), torch.cat(counts)
+            starts = torch.cumsum(unique_counts, 0) - unique_counts
+            post_counts = unique_counts[distinct]
+            rows = [
+                torch.arange(start, start + count)
+                for start, count in zip(starts[distinct].tolist(), post_counts.tolist())
+            ]
+            tensors[f"{kind}.values"] = unique_values[torch.cat(rows)] if rows else unique_values
+            tensors[f"{kind}.counts"] = post_counts
+    return tensors
 
 
 @contextmanager
@@ -119,43 +145,6 @@ def encoding_in_isolation(encoders: list[nn.Module]) -> Iterator[None]:
     finally:
         for module, training in modes.items():
             module.training = training
-
-
-def _encode_kinds(
-    model: WholePostModel,
-    collator: PostCollator,
-    posts: list[Post],
-    batch_size: int,
-    num_workers: int,
-    label: str,
-    kinds: list[str],
-) -> dict[str, torch.Tensor]:
-    tensors: dict[str, torch.Tensor] = {}
-    for kind in kinds:
-        signatures = [element_signature(post, kind, collator.max_elements) for post in posts]
-        first_post: dict[str, int] = {}  # signature → index of the first post carrying it
-        for index, signature in enumerate(signatures):
-            first_post.setdefault(signature, index)
-        number = {signature: n for n, signature in enumerate(first_post)}
-        distinct = [number[signature] for signature in signatures]
-        unique_posts = [posts[index] for index in first_post.values()]
-        loader = DataLoader(
-            unique_posts, batch_size=batch_size, collate_fn=collator.only([kind]), num_workers=num_workers
-        )
-        values, counts = [], []
-        for batch in tqdm(loader, desc=f"embedding {label} ({kind})", unit="batch", leave=False):
-            elements = batch.elements[kind]
-            values.append(model.encoder_for(kind)(elements.values).float())
-            counts.append(torch.bincount(elements.post_index, minlength=batch.size))
-        unique_values, unique_counts = torch.cat(values), torch.cat(counts)
-        starts = torch.cumsum(unique_counts, 0) - unique_counts
-        post_counts = unique_counts[distinct]
-        rows = [
-            torch.arange(start, start + count) for start, count in zip(starts[distinct].tolist(), post_counts.tolist())
-        ]
-        tensors[f"{kind}.values"] = unique_values[torch.cat(rows)] if rows else unique_values
-        tensors[f"{kind}.counts"] = post_counts
-    return tensors
 
 
 def cached_embeddings(
