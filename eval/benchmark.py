@@ -204,7 +204,8 @@ def run_benchmark(
             errors = max(errors, failed)
             how = "pooled by shared picture" if pooled else "per post"
             log(f"  scored {timed[0].rows} validation posts {how}, {len(timed)} times: "
-                f"{', '.join(f'{rate:.1f}' for rate in rates[pooled])} posts/s ({failed} rows failed)")  # fmt: skip
+                f"{', '.join(f'{rate:.1f}' for rate in rates[pooled])} posts/s "
+                f"({failed} row{'' if failed == 1 else 's'} failed)")  # fmt: skip
         section = sections.setdefault(
             benchmark_type(recipe.data), {"rows": [], "baselines": [], "views": [], "holdouts": []}
         )
