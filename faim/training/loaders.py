@@ -68,13 +68,12 @@ def make_loader(
         HiddenAugmentationError: When ``augment`` perturbs an input the model does not read, or the input of a kind
             whose embeddings are cached; before anything is embedded.
     """
-    frozen = model.frozen_kinds
-    cached = frozen if cache_dir is not None else []
+    cached = model.frozen_kinds if cache_dir is not None else []
     if augment is not None:
         refuse_hidden_augmentation(augment, model.kinds, cached)
     if cached:
-        cache = cached_embeddings(model, collator, posts, cache_dir, batch_size, num_workers, label, frozen)
-        live = [kind for kind in model.kinds if kind not in frozen]
+        cache = cached_embeddings(model, collator, posts, cache_dir, batch_size, num_workers, label, cached)
+        live = [kind for kind in model.kinds if kind not in cached]
         live_collator = collator.only(live) if live else None
         if live_collator is not None and augment is not None:
             live_collator = AugmentingCollator(live_collator, augment)
