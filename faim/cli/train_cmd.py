@@ -13,11 +13,18 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="train, calibrate, save and evaluate the model a recipe describes",
         description="Train the model a recipe describes (PyTorch Lightning), pick decision thresholds and "
         "temperatures on the validation split, save the artifact to <train.output_dir>/model and write "
-        "the evaluation report to <train.output_dir>/eval.",
+        "the evaluation report to <train.output_dir>/eval. Each run's checkpoints go to "
+        "<train.output_dir>/checkpoints/version_N and its logs to logs/version_N and tensorboard/version_N, N "
+        "numbering the runs in that directory.",
     )
     parser.add_argument("recipe", help="recipe file, or the name of a shipped recipe (see `faim recipe list`)")
     add_overrides(parser)
-    parser.add_argument("--resume", action="store_true", help="continue from <output_dir>/checkpoints/last.ckpt")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the latest run in the output directory after an interruption, from "
+        "<output_dir>/checkpoints/version_N/last.ckpt of the highest N that saved one",
+    )
     parser.add_argument("--output-dir", help="run directory (shorthand for --set train.output_dir=DIR)")
     parser.set_defaults(handler=run)
 

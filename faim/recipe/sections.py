@@ -28,7 +28,8 @@ class TrainConfig:
         patience: Epochs without improvement before stopping.
         cache_embeddings: With every encoder frozen, compute element embeddings once and cache them.
         cache_dir: Where cached embeddings live.
-        output_dir: Run directory (checkpoints, logs, the exported model under ``model/``).
+        output_dir: Run directory: each run's checkpoints and logs under ``version_N`` folders (see
+            ``faim.training.versions``), the latest run's exported model under ``model/``.
         max_elements: Images and comments taken per post.
         log_every_n_steps: Logging interval.
         augment: Perturbation name (``faim.eval.robustness.PERTURBATIONS``, e.g. ``text.char_swap``) to the

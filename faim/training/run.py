@@ -26,6 +26,7 @@ from faim.recipe.errors import RecipeError
 from faim.training.augment import HiddenAugmentationError, PostAugmenter
 from faim.training.loaders import make_loader
 from faim.training.module import PostTask
+from faim.training.versions import latest_checkpoint, next_version
 
 
 @dataclass
@@ -60,10 +61,14 @@ def write_record(recipe: Recipe, output_dir: Path, model_dir: Path, seconds: flo
 STRATEGY_ALIASES = {"ddp": "ddp_find_unused_parameters_true"}
 
 
-def make_trainer(recipe: Recipe, output_dir: Path) -> tuple[pl.Trainer, ModelCheckpoint]:
+def make_trainer(
+    recipe: Recipe, output_dir: Path, version: int, checkpoint_dir: Path
+) -> tuple[pl.Trainer, ModelCheckpoint]:
+    """A Trainer saving the best and last checkpoints to ``checkpoint_dir`` and logging to ``logs/version_<version>``
+    and ``tensorboard/version_<version>`` under ``output_dir``."""
     cfg = recipe.train
     checkpoint = ModelCheckpoint(
-        dirpath=output_dir / "checkpoints", monitor=cfg.monitor, mode=cfg.mode, save_last=True, save_top_k=1
+        dirpath=checkpoint_dir, monitor=cfg.monitor, mode=cfg.mode, save_last=True, save_top_k=1
     )
     trainer = pl.Trainer(
         max_epochs=cfg.max_epochs,
@@ -72,7 +77,10 @@ def make_trainer(recipe: Recipe, output_dir: Path) -> tuple[pl.Trainer, ModelChe
         strategy=STRATEGY_ALIASES.get(cfg.strategy, cfg.strategy),
         precision=cfg.precision,
         callbacks=[checkpoint, EarlyStopping(monitor=cfg.monitor, mode=cfg.mode, patience=cfg.patience)],
-        logger=[CSVLogger(output_dir, name="logs"), TensorBoardLogger(output_dir, name="tensorboard")],
+        logger=[
+            CSVLogger(output_dir, name="logs", version=version),
+            TensorBoardLogger(output_dir, name="tensorboard", version=version),
+        ],
         log_every_n_steps=cfg.log_every_n_steps,
         default_root_dir=output_dir,
         deterministic=True,
@@ -121,16 +129,23 @@ def train(
     """Train, calibrate, save and evaluate the model a recipe describes.
 
     Returns ``None`` in the non-zero ranks of a multi-process (DDP) run; rank 0 returns the result.
-    With ``resume``, training continues from ``<output_dir>/checkpoints/last.ckpt``. The run ends by writing
-    ``<output_dir>/train_record.json`` (see ``write_record``).
+    Each run takes the next number ``N`` in ``output_dir`` (see ``faim.training.versions``): checkpoints go to
+    ``<output_dir>/checkpoints/version_N``, logs to ``logs/version_N`` and ``tensorboard/version_N``. With
+    ``resume``, training continues from the ``last.ckpt`` of the latest run that saved one, writing its
+    checkpoints beside it (so its best checkpoint is still chosen among all of that run's epochs) and its logs to
+    a new number (Lightning's CSV logger would erase the metrics logged before the interruption). The run ends
+    by writing ``<output_dir>/train_record.json`` (see ``write_record``).
+
+    Raises:
+        FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
     """
     start = time.perf_counter()
     recipe = as_recipe(recipe, overrides)
     cfg = recipe.train
     output_dir = Path(cfg.output_dir)
-    last = output_dir / "checkpoints" / "last.ckpt"
-    if resume and not last.exists():
-        raise FileNotFoundError(f"--resume: no checkpoint to resume from at {last}")
+    resume_from = latest_checkpoint(output_dir) if resume else None
+    version = next_version(output_dir)
+    checkpoint_dir = resume_from.parent if resume_from else output_dir / "checkpoints" / f"version_{version}"
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = build_source(recipe.data)
     train_posts, val_posts = source.posts("train"), source.posts("validation")
@@ -140,13 +155,15 @@ def train(
     train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)
     val_loader = recipe_loader(recipe, detector, val_posts, False, "validation")
     task = PostTask(model, tasks, cfg.lr, cfg.encoder_lr, cfg.weight_decay, cfg.warmup_ratio)
-    trainer, checkpoint = make_trainer(recipe, output_dir)
-    with warnings.catch_warnings():  # frozen encoders stay in eval mode on purpose; Lightning warns at every fit
+    trainer, checkpoint = make_trainer(recipe, output_dir, version, checkpoint_dir)
+    with warnings.catch_warnings():  # Lightning warns of what this run does on purpose:
+        # frozen encoders stay in eval mode (at every fit), and a resumed run saves beside its earlier checkpoints
         warnings.filterwarnings("ignore", message=r"Found \d+ module\(s\) in eval mode")
-        trainer.fit(task, train_loader, val_loader, ckpt_path=str(last) if resume else None)
+        warnings.filterwarnings("ignore", message="Checkpoint directory .* is not empty")
+        trainer.fit(task, train_loader, val_loader, ckpt_path=resume_from)
     if not trainer.is_global_zero:
         return None
-    best = checkpoint.best_model_path or str(last)
+    best = checkpoint.best_model_path or str(checkpoint_dir / "last.ckpt")
     state = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
     task.load_state_dict(state)
     calibrate(detector, val_loader)

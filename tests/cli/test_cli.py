@@ -42,7 +42,7 @@ def test_train_writes_artifact_report_logs_and_checkpoints(trained: Path) -> Non
     assert (trained / "eval" / "harmful_roc.png").is_file()
     assert list((trained / "logs").rglob("metrics.csv"))
     assert list((trained / "tensorboard").rglob("events.out.tfevents.*"))
-    assert (trained / "checkpoints" / "last.ckpt").is_file()
+    assert (trained / "checkpoints" / "version_0" / "last.ckpt").is_file()
     report = json.loads((trained / "eval" / "metrics.json").read_text())
     harmful = report["tasks"]["harmful"]
     assert set(harmful["ablations"]) == {"without_text", "without_image", "without_comments"}

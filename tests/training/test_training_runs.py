@@ -102,12 +102,29 @@ def test_cached_batches_equal_encoding_on_the_fly(demo_data, tmp_path: Path) -> 
 def test_resume_continues_from_the_last_checkpoint(demo_data, tmp_path: Path) -> None:
     recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1, patience=10)
     train(recipe)
-    first = torch.load(tmp_path / "run" / "checkpoints" / "last.ckpt", weights_only=True)
+    last = tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt"
+    first = torch.load(last, weights_only=True)
     recipe["train"]["max_epochs"] = 2
     train(recipe, resume=True)
-    second = torch.load(tmp_path / "run" / "checkpoints" / "last.ckpt", weights_only=True)
+    second = torch.load(last, weights_only=True)
     assert first["epoch"] == 0 and second["epoch"] == 1
     assert second["global_step"] == 2 * first["global_step"]
+    assert sorted(p.name for p in (tmp_path / "run" / "logs").iterdir()) == ["version_0", "version_1"]
+
+
+def model_weights(result) -> dict[str, torch.Tensor]:
+    return {name: tensor.clone() for name, tensor in result.detector.model.state_dict().items()}
+
+
+def test_resume_continues_the_latest_run_in_the_output_dir(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1, patience=10)
+    earlier = model_weights(train(recipe | {"train": recipe["train"] | {"seed": 0}}))
+    latest_recipe = recipe | {"train": recipe["train"] | {"seed": 1}}
+    latest = model_weights(train(latest_recipe))
+    resumed = model_weights(train(latest_recipe, resume=True))  # max_epochs reached: nothing left to train
+    assert all(torch.equal(resumed[name], latest[name]) for name in latest)
+    assert not all(torch.equal(resumed[name], earlier[name]) for name in earlier)
+    assert sorted(p.name for p in (tmp_path / "run" / "checkpoints").iterdir()) == ["version_0", "version_1"]
 
 
 def test_resume_without_a_checkpoint_fails_clearly(demo_data, tmp_path: Path) -> None:
@@ -131,6 +148,6 @@ def test_ddp_on_two_cpu_processes(demo_data, tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "world_size=2" in result.stderr or "distributed_backend=gloo" in result.stderr
-    checkpoint = torch.load(tmp_path / "run" / "checkpoints" / "last.ckpt", weights_only=True)
+    checkpoint = torch.load(tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt", weights_only=True)
     assert checkpoint["global_step"] == 7  # 400 posts / (2 processes x 32) per epoch, rounded up
     assert (tmp_path / "run" / "model" / "faim.json").is_file()
