@@ -65,18 +65,22 @@ def make_trainer(
     recipe: Recipe, output_dir: Path, version: int, checkpoint_dir: Path
 ) -> tuple[pl.Trainer, ModelCheckpoint]:
     """A Trainer saving the best and last checkpoints to ``checkpoint_dir`` and logging to ``logs/version_<version>``
-    and ``tensorboard/version_<version>`` under ``output_dir``."""
+    and ``tensorboard/version_<version>`` under ``output_dir``; returns it with the best-checkpoint callback.
+
+    ``last.ckpt`` is written by a callback of its own after every epoch: Lightning's ``save_last`` writes it only
+    when a best checkpoint is saved, so it would keep the last improvement, not the last epoch, for ``--resume``.
+    It comes after the best-checkpoint callback, so it holds that callback's state from the same epoch.
+    """
     cfg = recipe.train
-    checkpoint = ModelCheckpoint(
-        dirpath=checkpoint_dir, monitor=cfg.monitor, mode=cfg.mode, save_last=True, save_top_k=1
-    )
+    checkpoint = ModelCheckpoint(dirpath=checkpoint_dir, monitor=cfg.monitor, mode=cfg.mode, save_top_k=1)
+    last = ModelCheckpoint(dirpath=checkpoint_dir, filename="last", enable_version_counter=False)
     trainer = pl.Trainer(
         max_epochs=cfg.max_epochs,
         accelerator=cfg.accelerator,
         devices=cfg.devices,
         strategy=STRATEGY_ALIASES.get(cfg.strategy, cfg.strategy),
         precision=cfg.precision,
-        callbacks=[checkpoint, EarlyStopping(monitor=cfg.monitor, mode=cfg.mode, patience=cfg.patience)],
+        callbacks=[checkpoint, last, EarlyStopping(monitor=cfg.monitor, mode=cfg.mode, patience=cfg.patience)],
         logger=[
             CSVLogger(output_dir, name="logs", version=version),
             TensorBoardLogger(output_dir, name="tensorboard", version=version),

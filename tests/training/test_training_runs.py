@@ -112,6 +112,15 @@ def test_resume_continues_from_the_last_checkpoint(demo_data, tmp_path: Path) ->
     assert sorted(p.name for p in (tmp_path / "run" / "logs").iterdir()) == ["version_0", "version_1"]
 
 
+def test_the_last_checkpoint_holds_the_last_epoch_when_an_earlier_one_was_best(demo_data, tmp_path: Path) -> None:
+    # validation loss falls after the first epoch, so with mode "max" the first epoch stays the best
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=3, patience=10, monitor="val/loss", mode="max")
+    result = train(recipe)
+    assert Path(result.best_checkpoint).name.startswith("epoch=0-")
+    last = torch.load(tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt", weights_only=True)
+    assert last["epoch"] == 2
+
+
 def model_weights(result) -> dict[str, torch.Tensor]:
     return {name: tensor.clone() for name, tensor in result.detector.model.state_dict().items()}
 
