@@ -9,8 +9,9 @@ report and the training wall time, and measure posts/s scoring the validation po
 Once per distinct dataset + label view: majority class, TF-IDF + logistic regression and frozen all-MiniLM-L6-v2 +
 logistic regression on the same train/validation posts. For a dataset whose validation split holds out groups
 (``Dataset.holdout_by``: VMU's events), each recipe's frozen embeddings are also probed with each group held out in
-turn (``faim.eval.group_holdout``). Writes the Markdown tables (``--out``) and the same figures as ``results.json``
-next to it, with published test-split figures in their own tables.
+turn (``faim.eval.group_holdout``). For a dataset with shifts (``Dataset.shifts``: TweetEval's ETHOS), each recipe
+and baseline is also measured, as trained, on every post of the other dataset. Writes the Markdown tables (``--out``)
+and the same figures as ``results.json`` next to it, with published test-split figures in their own tables.
 """
 
 from __future__ import annotations
@@ -43,7 +44,13 @@ from faim.eval.benchmark_datasets import (
     recipe_views,
 )
 from faim.eval.benchmark_report import render
-from faim.eval.benchmark_runs import RecipeRun, perturbed_evaluations, scoring_throughput, train_or_reuse
+from faim.eval.benchmark_runs import (
+    RecipeRun,
+    perturbed_evaluations,
+    scoring_throughput,
+    shifted_evaluations,
+    train_or_reuse,
+)
 from faim.eval.group_holdout import probe_recipe
 from faim.eval.report import _jsonable
 from faim.eval.robustness import perturbations_of
@@ -94,6 +101,16 @@ class Posts:
             self.loaded[key] = (source.posts(split), source.describe(split))
         return self.loaded[key]
 
+    def every(self, data: dict[str, Any]) -> tuple[list[Post], str]:
+        """``(posts of every split, descriptions of the splits)``."""
+        splits = build_source(data).splits()
+        parts = [self.get(data, split) for split in splits]
+        return [post for posts, _ in parts for post in posts], "; ".join(description for _, description in parts)
+
+    def shifted(self, dataset: Dataset, task: str) -> dict[str, tuple[list[Post], str]]:
+        """Shift name → ``(posts, description)`` of each of the dataset's shifts, labelled under ``task``."""
+        return {shift.name: self.every(shift.data | {"task": task}) for shift in dataset.shifts}
+
 
 def recipe_rows(
     recipe: Recipe,
@@ -102,13 +119,15 @@ def recipe_rows(
     rates: dict[bool, list[float]],
     data: str,
     perturbed: dict[str, dict[str, Any]] | None = None,
+    shifted: dict[str, dict[str, dict[str, Any]]] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per task of a trained recipe, from its evaluation report; a recipe that pools across posts sharing
     a picture (``eval.pool_by_image``) gets a second row per task, its per-post figures (``pooled`` tells them apart).
     ``rates``: posts per second of each timed scoring run per post (``False``) and, for a pooling recipe, pooled
     (``True``); a row's ``posts_per_second`` is the fastest, ``posts_per_second_runs`` lists them all.
     ``perturbed``: perturbation name → the report of the same model on the perturbed validation posts; each row's
-    ``robustness`` holds its metrics under each.
+    ``robustness`` holds its metrics under each. ``shifted``: task name → shift name → the report of the same model
+    on that other dataset (``Dataset.shifts``); each row's ``shifted`` holds its metrics there.
 
     Raises:
         ValueError: When a report lacks a task or the dataset's headline metric.
@@ -116,6 +135,10 @@ def recipe_rows(
     rows = []
     for view in recipe_views(recipe):
         under = {name: report_variants(recipe, dataset, view, report) for name, report in (perturbed or {}).items()}
+        elsewhere = {
+            name: report_variants(recipe, dataset, view, report)
+            for name, report in (shifted or {}).get(view.task.name, {}).items()
+        }
         for number, (label, metrics, pooled) in enumerate(report_variants(recipe, dataset, view, run.report)):
             rows.append(
                 {
@@ -136,6 +159,7 @@ def recipe_rows(
                     "pooled": pooled,
                     "metrics": metrics,
                     "robustness": {name: variants[number][1] for name, variants in under.items()},
+                    "shifted": {name: variants[number][1] for name, variants in elsewhere.items()},
                 }
             )
     return rows
@@ -191,6 +215,9 @@ def run_benchmark(
     sections: dict[str, dict[str, Any]] = {}
     views: dict[View, dict[str, Any]] = {}
     posts = Posts()
+    for recipe in recipes:  # read the other datasets now, so that a missing one fails before any training
+        for view in recipe_views(recipe):
+            posts.shifted(dataset_for(recipe), view.task.name)
     for number, recipe in enumerate(recipes, 1):
         dataset = dataset_for(recipe)
         log(f"[{number}/{len(recipes)}] {Path(recipe.source).stem}: {dataset.title}")
@@ -210,7 +237,12 @@ def run_benchmark(
             benchmark_type(recipe.data), {"rows": [], "baselines": [], "views": [], "holdouts": []}
         )
         perturbed = perturbed_evaluations(run, validation, data, log) if robustness else {}
-        rows = recipe_rows(recipe, dataset, run, rates, data, perturbed)
+        shifted = {
+            view.task.name: shifted_evaluations(run, posts.shifted(dataset, view.task.name), log)
+            for view in recipe_views(recipe)
+            if dataset.shifts
+        }
+        rows = recipe_rows(recipe, dataset, run, rates, data, perturbed, shifted)
         rows = [row | {"scoring_failed_rows": errors} for row in rows]
         section["rows"] += rows
         for row in rows:
@@ -228,7 +260,8 @@ def run_benchmark(
         train, _ = posts.get(data_section, "train")
         validation, data = posts.get(data_section, "validation")
         perturbations = TEXT_PERTURBATIONS if robustness else ()
-        for result in run_baselines(view, train, validation, embedder, log, perturbations):
+        shifted = {name: shift_posts for name, (shift_posts, _) in posts.shifted(dataset, view.task.name).items()}
+        for result in run_baselines(view, train, validation, embedder, log, perturbations, shifted):
             value = result.metrics[dataset.metric]
             log(f"  {result.name}: {dataset.metric} {value:.4f}, ECE {result.metrics['ece']:.4f}")
             sections[view.source_type]["baselines"].append(
@@ -246,6 +279,7 @@ def run_benchmark(
                     "posts_per_second": None,
                     "metrics": result.metrics,
                     "robustness": result.robustness,
+                    "shifted": result.shifted,
                 }
             )
     return {
@@ -283,7 +317,8 @@ def holdout_entry(recipe: Recipe, dataset: Dataset, log: Log) -> dict[str, Any]:
 
 
 def dataset_results(kind: str, section: dict[str, Any]) -> dict[str, Any]:
-    """One dataset's entry of the results: its rows and the published figures that concern its views."""
+    """One dataset's entry of the results: its rows, the published figures that concern its views and the other
+    datasets its rows were also measured on."""
     dataset = DATASETS[kind]
     concerned = any(published_applies(dataset, view) for view in section["views"])
     view = ", ".join(f"{key}={value}" for key, value in dataset.published_view.items()) or "every view"
@@ -295,6 +330,7 @@ def dataset_results(kind: str, section: dict[str, Any]) -> dict[str, Any]:
         "holdouts": section["holdouts"],
         "published": [asdict(item) for item in dataset.published] if concerned else [],
         "published_view": view,
+        "shifts": [asdict(shift) for shift in dataset.shifts],
     }
 
 

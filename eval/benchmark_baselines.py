@@ -60,13 +60,15 @@ class BaselineResult:
 
     ``robustness``: perturbation name → its metrics on the validation posts perturbed that way (text
     perturbations only, the baselines read text; none for the majority class, which reads nothing), with the
-    threshold chosen on the clean posts.
+    threshold chosen on the clean posts. ``shifted``: name of another dataset of the task → its metrics on that
+    dataset's posts, with the same threshold.
     """
 
     name: str
     metrics: dict[str, float]
     fit_seconds: float
     robustness: dict[str, dict[str, float]] = field(default_factory=dict)
+    shifted: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def labelled(posts: list[Post], task: TaskSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -83,13 +85,15 @@ def run_baselines(
     embedder: Embedder,
     log: Callable[[str], None] = print,
     perturbations: Sequence[str] = (),
+    shifted: dict[str, list[Post]] | None = None,
 ) -> list[BaselineResult]:
-    """Fit every baseline on ``train`` and measure it on ``validation``, and on ``validation`` under each of the
-    text ``perturbations`` (names of ``faim.eval.robustness.PERTURBATIONS``) for the two that read text.
+    """Fit every baseline on ``train`` and measure it on ``validation``, on ``validation`` under each of the
+    text ``perturbations`` (names of ``faim.eval.robustness.PERTURBATIONS``) for the two that read text, and on
+    the posts of each other dataset of the task in ``shifted`` (name → posts labelled for the task).
 
     Raises:
-        ValueError: For a multilabel task (the baselines predict one class per post), a split without labels or
-            a perturbation that is not a text one.
+        ValueError: For a multilabel task (the baselines predict one class per post), a split or other dataset
+            without labels, or a perturbation that is not a text one.
     """
     task = view.task
     if task.type not in ("binary", "multiclass"):
@@ -99,15 +103,21 @@ def run_baselines(
             raise ValueError(f"{name}: the baselines read text only, so only text perturbations apply")
     train_index, y_train = labelled(train, task)
     val_index, y_val = labelled(validation, task)
-    for split, y in (("train", y_train), ("validation", y_val)):
+    other = {}
+    for name, posts in (shifted or {}).items():
+        index, y = labelled(posts, task)
+        other[name] = ([posts[i] for i in index], y)
+    for split, y in (("train", y_train), ("validation", y_val), *((name, y) for name, (_, y) in other.items())):
         if not len(y):
             raise ValueError(f"{view.source_type}: no {split} post carries a label for task {task.name!r}")
     evaluated = [validation[i] for i in val_index]
     perturbed = {name: perturb_posts(evaluated, name) for name in perturbations}
     start = time.perf_counter()
     prior = np.bincount(y_train, minlength=len(task.labels)) / len(y_train)
-    prob = np.tile(prior, (len(y_val), 1))
-    results = [BaselineResult("majority class", metrics(view, y_val, prob), time.perf_counter() - start)]
+    majority = BaselineResult("majority class", metrics(view, y_val, np.tile(prior, (len(y_val), 1))), 0.0)
+    majority.fit_seconds = time.perf_counter() - start
+    majority.shifted = {key: metrics(view, y, np.tile(prior, (len(y), 1))) for key, (_, y) in other.items()}
+    results = [majority]
 
     start = time.perf_counter()
     vectorizer = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=2)
@@ -117,7 +127,8 @@ def run_baselines(
         return class_probabilities(tfidf, vectorizer.transform([post.text or "" for post in posts]), task)
 
     prob = tfidf_probabilities(evaluated)
-    results.append(measured("TF-IDF + logistic regression", view, y_val, prob, start, tfidf_probabilities, perturbed))
+    tfidf_name = "TF-IDF + logistic regression"
+    results.append(measured(tfidf_name, view, y_val, prob, start, tfidf_probabilities, perturbed, other))
 
     log(f"  {embedder.name}: sentence embeddings through the cache in {embedder.cache_dir}")
     start = time.perf_counter()
@@ -126,12 +137,12 @@ def run_baselines(
     embedded = fit_logistic_regression(features_train, y_train)
 
     def embedding_probabilities(posts: list[Post]) -> np.ndarray:
-        features = sentence_embeddings(model, posts, embedder.cache_dir, "perturbed validation")
+        features = sentence_embeddings(model, posts, embedder.cache_dir, "perturbed or other posts")
         return class_probabilities(embedded, features, task)
 
     features_val = sentence_embeddings(model, validation, embedder.cache_dir, "validation")[val_index]
     prob = class_probabilities(embedded, features_val, task)
-    results.append(measured(embedder.name, view, y_val, prob, start, embedding_probabilities, perturbed))
+    results.append(measured(embedder.name, view, y_val, prob, start, embedding_probabilities, perturbed, other))
     return results
 
 
@@ -143,13 +154,17 @@ def measured(
     start: float,
     predict: Callable[[list[Post]], np.ndarray],
     perturbed: dict[str, list[Post]],
+    shifted: dict[str, tuple[list[Post], np.ndarray]] | None = None,
 ) -> BaselineResult:
     """A fitted baseline's result: metrics of its validation probabilities ``prob`` at the threshold tuned on them,
-    fit time since ``start``, and the metrics of ``predict`` on each perturbed copy of the validation posts at that
-    same threshold."""
+    fit time since ``start``, and the metrics of ``predict`` at that same threshold on each perturbed copy of the
+    validation posts and on each other dataset's ``(posts, class indices)`` in ``shifted``."""
     threshold = tuned_threshold(view, y, prob)
     result = BaselineResult(name, metrics(view, y, prob, threshold), time.perf_counter() - start)
     result.robustness = {key: metrics(view, y, predict(posts), threshold) for key, posts in perturbed.items()}
+    result.shifted = {
+        key: metrics(view, y_other, predict(posts), threshold) for key, (posts, y_other) in (shifted or {}).items()
+    }
     return result
 
 

@@ -34,6 +34,24 @@ class Published:
 
 
 @dataclass(frozen=True)
+class Shift:
+    """Another dataset of the same task, on which models trained on a benchmark dataset are also measured as they
+    are: the temperature and threshold stay the ones chosen on the benchmark's validation split. It shows how a
+    model carries over to posts from other platforms, periods, targets and annotators.
+
+    Attributes:
+        name: Short name, heading its columns (``"ETHOS"``).
+        description: What its posts are, for the note above the table.
+        data: The ``data:`` section of its source, without ``task`` (the benchmark's task name is added). Every
+            split the source has is read: none of its posts is trained on.
+    """
+
+    name: str
+    description: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Dataset:
     """A benchmark dataset.
 
@@ -46,6 +64,7 @@ class Dataset:
         holdout_by: A ``Post.meta`` field whose groups the validation split holds out (VMU's events): each recipe's
             frozen embeddings are also probed with every group held out in turn (``faim.eval.group_holdout``);
             ``None``: not probed.
+        shifts: Other datasets of the same task every recipe and baseline is also measured on (``Shift``).
     """
 
     title: str
@@ -53,6 +72,7 @@ class Dataset:
     published: tuple[Published, ...] = ()
     published_view: dict[str, Any] = field(default_factory=dict)
     holdout_by: str | None = None
+    shifts: tuple[Shift, ...] = ()
 
 
 TWEETEVAL = "TweetEval (Barbieri et al., 2020, Findings of EMNLP) and its leaderboard"
@@ -74,6 +94,16 @@ DATASETS: dict[str, Dataset] = {
             Published("RoBERTa-retrained", 0.523, TWEETEVAL),
             Published("TimeLMs-2021", 0.551, TIMELMS),
             Published("BERTweet", 0.564, TWEETEVAL),
+        ),
+        shifts=(
+            Shift(
+                "ETHOS",
+                "ETHOS binary (Mollas et al., 2022): social-media comments, not tweets, with hate against any "
+                "target (its categories: gender, race, national origin, disability, religion, sexual orientation), "
+                "where TweetEval's is against immigrants and women; a comment is hate when at least half its "
+                "annotators said so",
+                {"type": "ethos", "root": "../shared/data/ethos"},
+            ),
         ),
     ),
     "liar": Dataset(

@@ -15,12 +15,14 @@ The results dict::
                      "value": 0.75, "ece": 0.03, "train_seconds": 199.0, "posts_per_second": 160.2,
                      "posts_per_second_runs": [131.5, 160.2],   # every timed scoring run; the fastest above
                      "reused": false, "scoring_failed_rows": 1, "pooled": false, "metrics": {...},
-                     "robustness": {"text.leetspeak": {...metrics on the perturbed posts...}, ...}},
+                     "robustness": {"text.leetspeak": {...metrics on the perturbed posts...}, ...},
+                     "shifted": {"ETHOS": {...metrics on the other dataset's posts...}}},
                     {"name": "majority class", "kind": "baseline", ..., "posts_per_second": null,
-                     "robustness": {}},                               # empty: not measured under perturbations
+                     "robustness": {}, "shifted": {...}},             # empty: not measured under perturbations
                 ],
                 "published": [{"model": "BERTweet", "value": 0.564, "source": "..."}],  # empty: none concern
                 "published_view": "every view",                                  # these rows' views
+                "shifts": [{"name": "ETHOS", "description": "...", "data": {"type": "ethos", "root": "..."}}],
                 "holdouts": [   # datasets with holdout_by (VMU): the group-holdout probe of each recipe
                     {"name": "misinfo_vmu_text", "task": "fake", "group_by": "event", "reads": ["text"],
                      "pooled": false, "recipe_split": {"accuracy": 0.8, "auroc": 0.9, "n": 1932, "groups": 4, ...},
@@ -144,6 +146,8 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
     ]
     if any(row.get("robustness") for row in dataset["rows"]):
         parts.extend(robustness_section(dataset["rows"], dataset["metric"], metric))
+    if any(row.get("shifted") for row in dataset["rows"]):
+        parts.extend(shift_section(dataset, metric))
     if dataset.get("holdouts"):
         parts.extend(holdout_section(dataset["holdouts"], dataset["metric"], metric))
     if dataset["published"]:
@@ -159,6 +163,42 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
             )
         )
     return parts
+
+
+def shift_section(dataset: dict[str, Any], metric: str) -> list[str]:
+    """The heading, note and table of one dataset's rows measured, as trained, on other datasets of the task: for
+    each row, the validation figure and AUROC, and on each other dataset the figure with its change, AUROC and ECE."""
+    key = dataset["metric"]
+    measured = [row for row in dataset["rows"] if row.get("shifted")]
+    shifts = [shift for shift in dataset["shifts"] if any(shift["name"] in row["shifted"] for row in measured)]
+    described = []
+    for shift in shifts:
+        name = shift["name"]
+        n = next(row["shifted"][name]["n"] for row in measured if name in row["shifted"])
+        described.append(f"**{name}**: {shift['description']} (`{shift['data']['root']}`, every split, {n} posts)")
+    note = (
+        f"Each model as trained on {dataset['title']}, keeping the temperature and threshold it chose on that "
+        f"validation split, measured on every post of another dataset of the task, none of which it trained on; in "
+        f"brackets, the change from its validation {metric}. The official test split is withheld; posts from "
+        f"elsewhere show how far each choice carries beyond the data it was tuned on. {'; '.join(described)}."
+    )
+    header = ["model", "data view", f"validation {metric}", "validation AUROC"]
+    for shift in shifts:
+        header += [f"{shift['name']} {metric}", f"{shift['name']} AUROC", f"{shift['name']} ECE"]
+    table = []
+    for row in measured:
+        cells = [model_cell(row), row["view"], format_value(row["value"]), format_value(row["metrics"].get("auroc"))]
+        for shift in shifts:
+            figures = row["shifted"].get(shift["name"])
+            if figures is None:
+                cells += [MISSING] * 3
+                continue
+            value = figures[key]
+            cells += [f"{format_value(value)} ({value - row['value']:+.4f})", format_value(figures.get("auroc"))]
+            cells.append(format_value(figures.get("ece")))
+        table.append(cells)
+    names = " and ".join(shift["name"] for shift in shifts)
+    return [f"### On {names}, as trained — {metric}", note, markdown_table(header, table)]
 
 
 def holdout_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> list[str]:

@@ -1,5 +1,6 @@
 """Recipe runs for the benchmark: train (or reuse an earlier run of the same resolved recipe), measure the scoring
-throughput of the trained model through the batch-scoring engine, and evaluate it under evasion-style perturbations.
+throughput of the trained model through the batch-scoring engine, and evaluate it under evasion-style perturbations
+and on other datasets of its task.
 
 Every training run writes ``train_record.json`` next to the run (``<train.output_dir>``, see
 ``faim.training.run.write_record``): the resolved recipe, the sha256 of the saved weights and the training
@@ -20,7 +21,7 @@ from typing import Any
 
 from faim.artifact import MANIFEST, load_artifact, read_manifest
 from faim.data.post import Post
-from faim.evaluate import perturbed_reports
+from faim.evaluate import evaluate, perturbed_reports
 from faim.recipe import Recipe, RecipeError
 from faim.recipe.loader import parse_yaml
 from faim.scoring import ScoreSummary, score_dump
@@ -171,3 +172,17 @@ def perturbed_evaluations(
     ``eval/robustness/<name>``."""
     detector = load_artifact(run.model_dir)
     return perturbed_reports(detector, posts, run.model_dir.parent / "eval", data, log=lambda line: log(f"  {line}"))
+
+
+def shifted_evaluations(
+    run: RecipeRun, shifted: dict[str, tuple[list[Post], str]], log: Callable[[str], None] = print
+) -> dict[str, dict[str, Any]]:
+    """Shift name → evaluation report of the run's saved model, as it is (the temperature and threshold chosen on
+    validation), on that dataset's posts (``shifted``: name → ``(posts, description)``); the reports go to the
+    run's ``eval/shift/<name>``."""
+    detector = load_artifact(run.model_dir)
+    reports = {}
+    for name, (posts, data) in shifted.items():
+        log(f"  evaluating on {name} ({len(posts)} posts)")
+        reports[name] = evaluate(detector, posts, run.model_dir.parent / "eval" / "shift" / name, data, ablations=False)
+    return reports

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ import yaml
 
 from faim.eval.benchmark import TEXT_PERTURBATIONS, holdout_entry, recipe_rows, run_benchmark, select, write_results
 from faim.eval.benchmark_baselines import Embedder, measured
-from faim.eval.benchmark_datasets import DATASETS, Dataset, benchmark_type, published_applies, recipe_views
+from faim.eval.benchmark_datasets import DATASETS, Dataset, Shift, benchmark_type, published_applies, recipe_views
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import SCORING_RUNS, RecipeRun, reuse_problem
 from faim.recipe import Recipe
@@ -36,6 +37,28 @@ def write_split(root: Path, prefix: str, n: int, rng: random.Random) -> list[int
     (root / f"{prefix}_text.txt").write_text("".join(t + "\n" for t in texts), encoding="utf-8")
     (root / f"{prefix}_labels.txt").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
     return labels
+
+
+OTHER_NEUTRAL = ["holiday", "recipe", "concert", "homework", "bicycle", "painting"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def generated_ethos(tmp_path_factory: pytest.TempPathFactory):
+    """An ETHOS-format file of 60 comments (other neutral words, the same hateful ones), standing in for
+    ``../shared/data/ethos`` as TweetEval's other dataset in this module; yields its labels."""
+    root = tmp_path_factory.mktemp("ethos")
+    rng = random.Random(5)
+    lines, labels = ["comment;isHate"], []
+    for _ in range(60):
+        label = int(rng.random() < 0.45)
+        words = rng.choices(OTHER_NEUTRAL, k=5) + ([rng.choice(HATEFUL)] if label else [])
+        lines.append(f"{' '.join(words)};{rng.choice([0.6, 0.8, 1.0]) if label else rng.choice([0.0, 0.2])}")
+        labels.append(label)
+    (root / "Ethos_Dataset_Binary.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    shift = Shift("ETHOS", "generated comments", {"type": "ethos", "root": str(root)})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(DATASETS, "tweeteval", replace(DATASETS["tweeteval"], shifts=(shift,)))
+        yield labels
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +154,40 @@ def test_the_recipe_and_the_text_baselines_are_measured_under_each_text_perturba
     section = benchmark_data["markdown"].split("### Under evasion-style perturbations — macro-F1")[1]
     change = recipe["macro_f1"] - rows["tiny_hate"]["value"]
     assert f"| {recipe['macro_f1']:.4f} ({change:+.4f}) |" in section.split("`tiny_hate`")[1].splitlines()[0]
+
+
+def test_the_recipe_and_the_baselines_are_measured_as_trained_on_the_other_dataset(
+    benchmark_data, generated_ethos
+) -> None:
+    rows = rows_by_name(benchmark_data["results"])
+    for name, row in rows.items():
+        assert list(row["shifted"]) == ["ETHOS"] and row["shifted"]["ETHOS"]["n"] == len(generated_ethos), name
+    report = benchmark_data["root"] / "run" / "eval" / "shift" / "ETHOS" / "metrics.json"
+    recipe = rows["tiny_hate"]["shifted"]["ETHOS"]
+    assert recipe == json.loads(report.read_text(encoding="utf-8"))["tasks"]["hate"]["metrics"]
+    assert recipe["threshold"] == rows["tiny_hate"]["metrics"]["threshold"]  # as trained: not chosen again
+    tfidf = rows["TF-IDF + logistic regression"]
+    assert tfidf["shifted"]["ETHOS"]["threshold"] == tfidf["metrics"]["threshold"]
+    assert tfidf["shifted"]["ETHOS"]["auroc"] > 0.9  # the hateful words carry over; the neutral ones are new
+    majority = rows["majority class"]["shifted"]["ETHOS"]
+    assert majority["accuracy"] == pytest.approx(generated_ethos.count(0) / len(generated_ethos))  # "not-hate"
+    section = benchmark_data["markdown"].split("### On ETHOS, as trained — macro-F1")[1].split("\n### ")[0]
+    assert "**ETHOS**: generated comments" in section and "every split, 60 posts" in section
+    change = recipe["macro_f1"] - rows["tiny_hate"]["value"]
+    line = section.split("`tiny_hate`")[1].splitlines()[0]
+    assert f"| {recipe['macro_f1']:.4f} ({change:+.4f}) | {recipe['auroc']:.4f} | {recipe['ece']:.4f} |" in line
+
+
+def test_a_missing_other_dataset_fails_before_any_training(benchmark_data, tmp_path: Path) -> None:
+    recipe = benchmark_data["recipe"] | {"train": benchmark_data["recipe"]["train"] | {"output_dir": str(tmp_path)}}
+    path = tmp_path / "tiny_hate.yaml"
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    missing = Shift("ETHOS", "absent", {"type": "ethos", "root": str(tmp_path / "ethos")})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(DATASETS, "tweeteval", replace(DATASETS["tweeteval"], shifts=(missing,)))
+        with pytest.raises(FileNotFoundError, match="Ethos_Dataset_Binary.csv"):
+            run_benchmark([str(path)], workers=1, embedder=benchmark_data["embedder"], log=lambda _: None)
+    assert not (tmp_path / "model").exists() and not (tmp_path / "checkpoints").exists()
 
 
 def test_a_baseline_keeps_its_clean_threshold_under_a_perturbation() -> None:
