@@ -237,11 +237,10 @@ def run_benchmark(
             benchmark_type(recipe.data), {"rows": [], "baselines": [], "views": [], "holdouts": []}
         )
         perturbed = perturbed_evaluations(run, validation, data, log) if robustness else {}
-        shifted = {
-            view.task.name: shifted_evaluations(run, posts.shifted(dataset, view.task.name), log)
-            for view in recipe_views(recipe)
-            if dataset.shifts
-        }
+        shifted = {}
+        if dataset.shifts:
+            for view in recipe_views(recipe):
+                shifted[view.task.name] = shifted_evaluations(run, posts.shifted(dataset, view.task.name), log)
         rows = recipe_rows(recipe, dataset, run, rates, data, perturbed, shifted)
         rows = [row | {"scoring_failed_rows": errors} for row in rows]
         section["rows"] += rows
