@@ -2,8 +2,9 @@
 
 One file per element kind, so models sharing an encoder share its embeddings (a text-only ablation reuses
 the text embeddings of the multimodal model). A kind's key covers the kind, its encoder's identity (class,
-weights and their sha256, preprocessing), the element cap, and a fingerprint of the posts (ids, texts,
-comments, image paths with size and mtime, metadata), so a change to any of them computes anew. Files are written
+weights and their sha256, preprocessing), the element cap, and a fingerprint of what that encoder reads from the
+posts (texts, comments or metadata; image paths with size and mtime), so a change to any of them computes that
+kind anew, and a change to another kind's inputs does not. Files are written
 atomically (safe with several DDP processes).
 """
 
@@ -35,17 +36,29 @@ def image_identity(post: Post, ref: ImageRef) -> str:
     return str(Path(ref) if post.image_root is None else post.image_root / ref)
 
 
-def posts_fingerprint(posts: list[Post]) -> str:
-    """sha256 over what the encoders read from each post."""
+def image_stamp(post: Post, ref: ImageRef) -> str:
+    """A picture's identity (``image_identity``) with its file's size and modification time, or ``missing``."""
+    identity = image_identity(post, ref)
+    if isinstance(ref, bytes):
+        return identity
+    path = Path(identity)
+    if not path.exists():
+        return f"{identity}:missing"
+    stat = path.stat()
+    return f"{identity}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def kind_fingerprint(posts: list[Post], kind: str, limit: int) -> str:
+    """sha256 over what the encoder of ``kind`` reads from each post, in order: its ``element_signature`` (the
+    text, the comments or the metadata), for pictures each one's ``image_stamp``. Another kind's inputs do not
+    count, so pictures put in place again (new modification times) leave the text embeddings cached."""
     digest = hashlib.sha256()
     for post in posts:
-        images = []
-        for ref in post.images:
-            identity = image_identity(post, ref)
-            stat = Path(identity).stat() if not isinstance(ref, bytes) and Path(identity).exists() else None
-            images.append(f"{identity}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{identity}:missing")
-        read = [post.id, post.text, post.comments, images] + ([post.meta] if post.meta else [])
-        digest.update(json.dumps(read, default=str, sort_keys=True).encode())
+        if kind == "image":
+            read = json.dumps([image_stamp(post, ref) for ref in element_refs(post, kind, limit)])
+        else:
+            read = element_signature(post, kind, limit)
+        digest.update(read.encode() + b"\n")
     return digest.hexdigest()
 
 
@@ -55,9 +68,11 @@ def element_signature(post: Post, kind: str, limit: int) -> str:
     return json.dumps([image_identity(post, ref) for ref in refs] if kind == "image" else refs)
 
 
-def cache_key(model: WholePostModel, kind: str, fingerprint: str, max_elements: int) -> str:
-    """The file name stem of one kind's embeddings of the posts whose ``posts_fingerprint`` is given."""
+def cache_key(model: WholePostModel, kind: str, posts: list[Post], max_elements: int) -> str:
+    """The file name stem of one kind's embeddings of ``posts``: its encoder's identity, the element cap and the
+    ``kind_fingerprint`` of the posts."""
     identity = {"kind": kind, "encoder": model.encoder_for(kind).identity(), "max_elements": max_elements}
+    fingerprint = kind_fingerprint(posts, kind, max_elements)
     return hashlib.sha256((json.dumps(identity, sort_keys=True) + fingerprint).encode()).hexdigest()[:32]
 
 
@@ -159,9 +174,8 @@ def cached_embeddings(
 ) -> EmbeddingCache:
     """Load the split's embeddings of ``kinds`` (``None``: every kind) from ``cache_dir``, computing and
     storing the kinds missing there."""
-    fingerprint = posts_fingerprint(posts)
     paths = {
-        kind: Path(cache_dir).expanduser() / f"{cache_key(model, kind, fingerprint, collator.max_elements)}.safetensors"
+        kind: Path(cache_dir).expanduser() / f"{cache_key(model, kind, posts, collator.max_elements)}.safetensors"
         for kind in (model.kinds if kinds is None else kinds)
     }
     tensors: dict[str, torch.Tensor] = {}

@@ -80,6 +80,23 @@ def test_a_model_sharing_an_encoder_reuses_its_cached_embeddings(demo_data, tmp_
     assert torch.equal(reused.tensors["text.values"], cache.tensors["text.values"])
 
 
+def test_pictures_put_in_place_again_recompute_their_embeddings_and_no_others(demo_data, tmp_path: Path) -> None:
+    recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))
+    posts = build_source(recipe["data"]).posts("validation")[:20]
+    detector = faim.build(recipe)
+    cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache")
+    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "cache").glob("*.safetensors")}
+    for post in posts:  # the same pictures, copied in again: new modification times
+        for ref in post.images:
+            path = Path(ref) if post.image_root is None else post.image_root / ref
+            os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000_000))
+    cache = cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache")
+    after = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "cache").glob("*.safetensors")}
+    assert len(after) == len(before) + 1  # the pictures' embeddings under a new key
+    assert {name: stamp for name, stamp in after.items() if name in before} == before  # text, comments kept
+    assert cache.kinds == ["comments", "image", "text"]
+
+
 def test_cached_batches_equal_encoding_on_the_fly(demo_data, tmp_path: Path) -> None:
     recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))
     detector = faim.build(recipe)
