@@ -114,8 +114,8 @@ def run_baselines(
     perturbed = {name: perturb_posts(evaluated, name) for name in perturbations}
     start = time.perf_counter()
     prior = np.bincount(y_train, minlength=len(task.labels)) / len(y_train)
-    majority = BaselineResult("majority class", metrics(view, y_val, np.tile(prior, (len(y_val), 1))), 0.0)
-    majority.fit_seconds = time.perf_counter() - start
+    prob = np.tile(prior, (len(y_val), 1))
+    majority = BaselineResult("majority class", metrics(view, y_val, prob), time.perf_counter() - start)
     majority.shifted = {key: metrics(view, y, np.tile(prior, (len(y), 1))) for key, (_, y) in other.items()}
     results = [majority]
 

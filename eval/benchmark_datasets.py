@@ -37,7 +37,7 @@ class Published:
 class Shift:
     """Another dataset of the same task, on which models trained on a benchmark dataset are also measured as they
     are: the temperature and threshold stay the ones chosen on the benchmark's validation split. It shows how a
-    model carries over to posts from other platforms, periods, targets and annotators.
+    model carries over to posts from other sources, periods, targets and annotators.
 
     Attributes:
         name: Short name, heading its columns (``"ETHOS"``).
@@ -98,10 +98,10 @@ DATASETS: dict[str, Dataset] = {
         shifts=(
             Shift(
                 "ETHOS",
-                "ETHOS binary (Mollas et al., 2022): social-media comments, not tweets, with hate against any "
-                "target (its categories: gender, race, national origin, disability, religion, sexual orientation), "
-                "where TweetEval's is against immigrants and women; a comment is hate when at least half its "
-                "annotators said so",
+                "ETHOS binary (Mollas et al., 2022): comments from social media platforms, as its README says, "
+                "with hate against any target (its categories: gender, race, national origin, disability, "
+                "religion, sexual orientation), where TweetEval's is against immigrants and women; a comment is "
+                "hate when at least half its annotators said so",
                 {"type": "ethos", "root": "../shared/data/ethos"},
             ),
         ),
