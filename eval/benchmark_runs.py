@@ -23,6 +23,7 @@ from faim.artifact import MANIFEST, load_artifact, read_manifest
 from faim.data.post import Post
 from faim.evaluate import evaluate, perturbed_reports
 from faim.recipe import Recipe, RecipeError
+from faim.recipe.compare import changed_fields, describe_changes, plain
 from faim.recipe.loader import parse_yaml
 from faim.scoring import ScoreSummary, score_dump
 from faim.training.run import RECORD, evaluate_run, train
@@ -51,19 +52,6 @@ class RecipeRun:
     reused: bool
 
 
-def plain(recipe: Recipe) -> dict[str, Any]:
-    """The resolved recipe as JSON data (what the artifact's ``recipe.yaml`` and the run record hold)."""
-    return json.loads(json.dumps(recipe.to_dict()))
-
-
-def differences(old: Any, new: Any, path: str = "") -> list[str]:
-    """``key: old -> new`` for every leaf that differs between two nested mappings."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        keys = list(old) + [key for key in new if key not in old]
-        return [line for key in keys for line in differences(old.get(key), new.get(key), f"{path}{key}.")]
-    return [] if old == new else [f"{path.rstrip('.')}: {old!r} -> {new!r}"]
-
-
 def reuse_problem(recipe: Recipe) -> str | None:
     """Why the run in ``recipe.train.output_dir`` cannot stand for this recipe, or ``None`` when it can.
 
@@ -80,9 +68,9 @@ def reuse_problem(recipe: Recipe) -> str | None:
         saved = Recipe.from_dict(parse_yaml((model_dir / "recipe.yaml").read_text(encoding="utf-8")))
     except RecipeError as error:
         return f"the recipe saved in {model_dir} no longer validates ({error})"
-    changed = differences(plain(saved), plain(recipe))
+    changed = changed_fields(plain(saved), plain(recipe))
     if changed:
-        return f"the recipe changed since {model_dir} was trained ({'; '.join(changed[:3])})"
+        return f"the recipe changed since {model_dir} was trained ({describe_changes(changed)})"
     record = json.loads(record_path.read_text(encoding="utf-8"))
     if record_recipe(record) != plain(recipe) or record.get("weights_sha256") != weights_sha256(model_dir):
         return f"{record_path} does not describe the model in {model_dir} (written by another run?)"

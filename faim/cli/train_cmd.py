@@ -23,7 +23,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "--resume",
         action="store_true",
         help="continue the latest run in the output directory after an interruption, from "
-        "<output_dir>/checkpoints/version_N/last.ckpt of the highest N that saved one",
+        "<output_dir>/checkpoints/version_N/last.ckpt of the highest N that saved one; the recipe must be the run's "
+        "(its recipe.yaml there) but for train.max_epochs, where it runs and the eval section",
     )
     parser.add_argument("--output-dir", help="run directory (shorthand for --set train.output_dir=DIR)")
     parser.set_defaults(handler=run)

@@ -26,6 +26,7 @@ from faim.recipe.errors import RecipeError
 from faim.training.augment import HiddenAugmentationError, PostAugmenter
 from faim.training.loaders import make_loader
 from faim.training.module import PostTask
+from faim.training.run_recipe import check_resumable, save_run_recipe
 from faim.training.versions import latest_checkpoint, next_version
 
 
@@ -137,11 +138,14 @@ def train(
     ``<output_dir>/checkpoints/version_N``, logs to ``logs/version_N`` and ``tensorboard/version_N``. With
     ``resume``, training continues from the ``last.ckpt`` of the latest run that saved one, writing its
     checkpoints beside it (so its best checkpoint is still chosen among all of that run's epochs) and its logs to
-    a new number (Lightning's CSV logger would erase the metrics logged before the interruption). The run ends
-    by writing ``<output_dir>/train_record.json`` (see ``write_record``).
+    a new number (Lightning's CSV logger would erase the metrics logged before the interruption). Each run saves
+    its resolved recipe beside its checkpoints, and a resumed run must match it but for how long it trains, where
+    it runs and the ``eval`` section (``faim.training.run_recipe``). The run ends by writing
+    ``<output_dir>/train_record.json`` (see ``write_record``).
 
     Raises:
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
+        ValueError: With ``resume``, when the recipe differs from the run's in anything else.
     """
     start = time.perf_counter()
     recipe = as_recipe(recipe, overrides)
@@ -150,6 +154,10 @@ def train(
     resume_from = latest_checkpoint(output_dir) if resume else None
     version = next_version(output_dir)
     checkpoint_dir = resume_from.parent if resume_from else output_dir / "checkpoints" / f"version_{version}"
+    if resume_from:
+        check_resumable(recipe, checkpoint_dir)
+    else:
+        save_run_recipe(recipe, checkpoint_dir)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = build_source(recipe.data)
     train_posts, val_posts = source.posts("train"), source.posts("validation")

@@ -153,6 +153,16 @@ def test_resume_continues_the_latest_run_in_the_output_dir(demo_data, tmp_path: 
     assert sorted(p.name for p in (tmp_path / "run" / "checkpoints").iterdir()) == ["version_0", "version_1"]
 
 
+def test_resume_with_another_model_fails_before_training(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1)
+    train(recipe)
+    assert (tmp_path / "run" / "checkpoints" / "version_0" / "recipe.yaml").is_file()
+    recipe["model"]["heads"]["harmful"]["hidden_dim"] = 64
+    with pytest.raises(ValueError, match="model.heads.harmful.hidden_dim: 32 -> 64"):
+        train(recipe, resume=True)
+    assert sorted(p.name for p in (tmp_path / "run" / "logs").iterdir()) == ["version_0"]
+
+
 def test_resume_without_a_checkpoint_fails_clearly(demo_data, tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no checkpoint to resume from"):
         train(tiny_recipe(demo_data, tmp_path / "run"), resume=True)

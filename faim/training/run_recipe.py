@@ -1,0 +1,59 @@
+"""The recipe each run trains with, saved beside its checkpoints, so that ``--resume`` continues only the run it
+was: a checkpoint restores the weights, the optimizer and the learning-rate schedule, the early-stopping state and
+the epoch, so a recipe changed in anything else those depend on would be ignored or would not fit the weights.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+from faim.recipe import Recipe
+from faim.recipe.compare import changed_fields, describe_changes, plain
+from faim.recipe.loader import parse_yaml
+
+RUN_RECIPE = "recipe.yaml"
+# What a resumed run may change: how long it goes on, where and how fast it runs, and what happens after training
+RESUMABLE_FIELDS = (
+    "train.max_epochs",
+    "train.accelerator",
+    "train.strategy",
+    "train.devices",
+    "train.num_workers",
+    "train.precision",
+    "train.log_every_n_steps",
+    "train.cache_dir",
+)
+RESUMABLE_SECTIONS = ("eval",)
+
+
+def save_run_recipe(recipe: Recipe, checkpoint_dir: Path) -> None:
+    """Write the resolved recipe to ``checkpoint_dir/recipe.yaml``."""
+    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    (checkpoint_dir / RUN_RECIPE).write_text(recipe.to_yaml(), encoding="utf-8")
+
+
+def check_resumable(recipe: Recipe, checkpoint_dir: Path) -> None:
+    """Check that ``recipe`` may continue the run whose checkpoints are in ``checkpoint_dir``: it may differ from the
+    run's saved recipe only in ``RESUMABLE_FIELDS`` and ``RESUMABLE_SECTIONS``. A run saved without its recipe (by an
+    earlier faim) cannot be checked, and a warning says so.
+
+    Raises:
+        ValueError: Naming the fields that changed, when another one did.
+    """
+    path = checkpoint_dir / RUN_RECIPE
+    if not path.is_file():
+        warnings.warn(f"--resume: {path} is missing, so the recipe cannot be checked against the run", stacklevel=2)
+        return
+    saved = Recipe.from_dict(parse_yaml(path.read_text(encoding="utf-8")), str(path))
+    changed = {
+        field: values
+        for field, values in changed_fields(plain(saved), plain(recipe)).items()
+        if field not in RESUMABLE_FIELDS and field.split(".")[0] not in RESUMABLE_SECTIONS
+    }
+    if changed:
+        raise ValueError(
+            f"--resume: the recipe differs from the one the run in {checkpoint_dir} trained with "
+            f"({describe_changes(changed)}; see {path}). A resumed run may change only "
+            f"{', '.join(RESUMABLE_FIELDS + RESUMABLE_SECTIONS)}; train without --resume to start a new run"
+        )

@@ -1,0 +1,56 @@
+"""The recipe saved beside a run's checkpoints, and what ``--resume`` lets change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import tiny_recipe
+
+from faim.recipe import as_recipe
+from faim.training.run_recipe import check_resumable, save_run_recipe
+
+
+@pytest.fixture
+def saved(tmp_path: Path) -> tuple[dict, Path]:
+    """A tiny recipe and the checkpoint folder it was saved to."""
+    recipe = tiny_recipe({"train": tmp_path / "train.jsonl", "validation": tmp_path / "val.jsonl"}, tmp_path / "run")
+    folder = tmp_path / "run" / "checkpoints" / "version_0"
+    save_run_recipe(as_recipe(recipe), folder)
+    return recipe, folder
+
+
+def test_the_same_recipe_resumes(saved: tuple[dict, Path]) -> None:
+    recipe, folder = saved
+    check_resumable(as_recipe(recipe), folder)
+
+
+def test_a_resumed_run_may_train_longer_elsewhere_and_evaluate_differently(saved: tuple[dict, Path]) -> None:
+    recipe, folder = saved
+    overrides = ["train.max_epochs=9", "train.num_workers=2", "train.precision=bf16-mixed", "eval.split=train"]
+    check_resumable(as_recipe(recipe, overrides), folder)
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ("train.lr=0.1", "train.lr: 0.003 -> 0.1"),  # the checkpoint's optimizer state would set it back
+        ("train.patience=9", "train.patience: 3 -> 9"),  # so would the early-stopping state
+        ("model.heads.harmful.hidden_dim=64", "model.heads.harmful.hidden_dim: 32 -> 64"),  # weights would not fit
+        ("data.columns.meta=[]", "data.columns.meta: ['topic'] -> []"),
+    ],
+)
+def test_a_resumed_run_may_not_change_what_the_checkpoint_restores(
+    saved: tuple[dict, Path], override: str, named: str
+) -> None:
+    recipe, folder = saved
+    with pytest.raises(ValueError, match="--resume: the recipe differs") as error:
+        check_resumable(as_recipe(recipe, [override]), folder)
+    assert named in str(error.value) and str(folder / "recipe.yaml") in str(error.value)
+
+
+def test_a_run_saved_without_its_recipe_resumes_with_a_warning(saved: tuple[dict, Path]) -> None:
+    recipe, folder = saved
+    (folder / "recipe.yaml").unlink()
+    with pytest.warns(UserWarning, match="cannot be checked"):
+        check_resumable(as_recipe(recipe, ["train.lr=0.1"]), folder)
