@@ -12,7 +12,7 @@ from typing import Any
 
 import pytorch_lightning as pl
 import torch
-from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint
+from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint, Timer
 from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger
 from torch.utils.data import DataLoader
 
@@ -43,18 +43,33 @@ class TrainResult:
 RECORD = "train_record.json"
 
 
-def write_record(recipe: Recipe, output_dir: Path, model_dir: Path, seconds: float) -> dict[str, Any]:
+def write_record(
+    recipe: Recipe, output_dir: Path, model_dir: Path, seconds: float, resumed_from: Path | None, earlier: float
+) -> dict[str, Any]:
     """Write ``<output_dir>/train_record.json``: the resolved recipe, the sha256 of the saved weights, the
-    wall time of the whole run (data, embedding unless cached, fitting, calibration, evaluation) and when it
-    finished, so a later reader can tell whether the model there is still the one this run trained."""
+    training wall time and when it finished, so a later reader can tell whether the model there is still the one
+    this run trained.
+
+    ``train_seconds`` is ``seconds``, this run's wall time (data, embedding unless cached, fitting, calibration,
+    evaluation), plus ``earlier``: for a run resumed from the checkpoint ``resumed_from``, the fitting time that
+    checkpoint carried from the run it continues (its data loading and the epoch cut short are not counted).
+    """
     record = {
         "recipe": json.loads(json.dumps(recipe.to_dict())),
         "weights_sha256": read_manifest(model_dir)["files"]["model.safetensors"],
-        "train_seconds": seconds,
+        "train_seconds": seconds + earlier,
+        "resumed_from": str(resumed_from) if resumed_from else None,
+        "fit_seconds_before_resume": earlier,
         "trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     (output_dir / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
+
+
+def fit_seconds_before(timer: Timer) -> float:
+    """The fitting time ``timer`` took over from the checkpoint a resumed fit started from (0 for a new run)."""
+    start, end = timer.start_time(), timer.end_time()
+    return timer.time_elapsed() - (end - start if start is not None and end is not None else 0.0)
 
 
 # Absent-element vectors and per-kind layers get no gradient in batches where every post has (or
@@ -64,9 +79,10 @@ STRATEGY_ALIASES = {"ddp": "ddp_find_unused_parameters_true"}
 
 def make_trainer(
     recipe: Recipe, output_dir: Path, version: int, checkpoint_dir: Path
-) -> tuple[pl.Trainer, ModelCheckpoint]:
+) -> tuple[pl.Trainer, ModelCheckpoint, Timer]:
     """A Trainer saving the best and last checkpoints to ``checkpoint_dir`` and logging to ``logs/version_<version>``
-    and ``tensorboard/version_<version>`` under ``output_dir``; returns it with the best-checkpoint callback.
+    and ``tensorboard/version_<version>`` under ``output_dir``; returns it with the best-checkpoint callback and a
+    ``Timer``, whose fitting time the checkpoints carry, so that a resumed run counts the time before it.
 
     ``last.ckpt`` is written by a callback of its own after every epoch: Lightning's ``save_last`` writes it only
     when a best checkpoint is saved, so it would keep the last improvement, not the last epoch, for ``--resume``.
@@ -75,13 +91,14 @@ def make_trainer(
     cfg = recipe.train
     checkpoint = ModelCheckpoint(dirpath=checkpoint_dir, monitor=cfg.monitor, mode=cfg.mode, save_top_k=1)
     last = ModelCheckpoint(dirpath=checkpoint_dir, filename="last", enable_version_counter=False)
+    timer = Timer()
     trainer = pl.Trainer(
         max_epochs=cfg.max_epochs,
         accelerator=cfg.accelerator,
         devices=cfg.devices,
         strategy=STRATEGY_ALIASES.get(cfg.strategy, cfg.strategy),
         precision=cfg.precision,
-        callbacks=[checkpoint, last, EarlyStopping(monitor=cfg.monitor, mode=cfg.mode, patience=cfg.patience)],
+        callbacks=[timer, checkpoint, last, EarlyStopping(monitor=cfg.monitor, mode=cfg.mode, patience=cfg.patience)],
         logger=[
             CSVLogger(output_dir, name="logs", version=version),
             TensorBoardLogger(output_dir, name="tensorboard", version=version),
@@ -91,7 +108,7 @@ def make_trainer(
         deterministic=True,
         enable_model_summary=False,
     )
-    return trainer, checkpoint
+    return trainer, checkpoint, timer
 
 
 def recipe_loader(
@@ -167,7 +184,7 @@ def train(
     train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)
     val_loader = recipe_loader(recipe, detector, val_posts, False, "validation")
     task = PostTask(model, tasks, cfg.lr, cfg.encoder_lr, cfg.weight_decay, cfg.warmup_ratio)
-    trainer, checkpoint = make_trainer(recipe, output_dir, version, checkpoint_dir)
+    trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir)
     with warnings.catch_warnings():  # Lightning warns of what this run does on purpose:
         # frozen encoders stay in eval mode (at every fit), and a resumed run saves beside its earlier checkpoints
         warnings.filterwarnings("ignore", message=r"Found \d+ module\(s\) in eval mode")
@@ -186,5 +203,5 @@ def train(
     if split != "validation":
         eval_loader = recipe_loader(recipe, detector, source.posts(split), False, split)
     report = evaluate_loader(detector, eval_loader, output_dir / "eval", source.describe(split))
-    write_record(recipe, output_dir, model_dir, time.perf_counter() - start)
+    write_record(recipe, output_dir, model_dir, time.perf_counter() - start, resume_from, fit_seconds_before(timer))
     return TrainResult(detector, model_dir, report, best)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import faim
 from faim.build import build_source
 from faim.training.cache import cached_embeddings
 from faim.training.loaders import CachedCollator
-from faim.training.run import train
+from faim.training.run import RECORD, train
 
 
 def frozen(recipe: dict) -> dict:
@@ -121,12 +122,19 @@ def test_resume_continues_from_the_last_checkpoint(demo_data, tmp_path: Path) ->
     train(recipe)
     last = tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt"
     first = torch.load(last, weights_only=True)
+    first_record = json.loads((tmp_path / "run" / RECORD).read_text(encoding="utf-8"))
     recipe["train"]["max_epochs"] = 2
     train(recipe, resume=True)
     second = torch.load(last, weights_only=True)
     assert first["epoch"] == 0 and second["epoch"] == 1
     assert second["global_step"] == 2 * first["global_step"]
     assert sorted(p.name for p in (tmp_path / "run" / "logs").iterdir()) == ["version_0", "version_1"]
+    # the training time counts the fit before the interruption too
+    record = json.loads((tmp_path / "run" / RECORD).read_text(encoding="utf-8"))
+    assert first_record["resumed_from"] is None and first_record["fit_seconds_before_resume"] == 0
+    assert record["resumed_from"] == str(last)
+    assert 0 < record["fit_seconds_before_resume"] < first_record["train_seconds"]
+    assert record["train_seconds"] > record["fit_seconds_before_resume"]
 
 
 def test_the_last_checkpoint_holds_the_last_epoch_when_an_earlier_one_was_best(demo_data, tmp_path: Path) -> None:
