@@ -1,7 +1,7 @@
-"""The recipe each run trains with, saved beside its checkpoints, so that ``--resume`` continues only the run it
-was: a checkpoint restores the weights, the optimizer and the learning-rate schedule, the early-stopping state and
-the epoch, so a recipe changed in anything else those depend on would be ignored or would not fit the weights.
-"""
+"""The recipe each run trains with, saved beside its checkpoints, so that ``--resume`` continues a run only with
+the recipe it trained with. A checkpoint restores the weights, the optimizer and learning-rate schedule, the
+early-stopping state and the epoch; a recipe changed in anything else would be ignored without a word (learning
+rates, patience), fail on the weights (the model) or quietly go on with other data."""
 
 from __future__ import annotations
 
