@@ -22,6 +22,7 @@ from faim.data.post import Post
 from faim.detector import Detector
 from faim.evaluate import calibrate, evaluate_loader
 from faim.recipe import Recipe, as_recipe
+from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
 from faim.training.augment import HiddenAugmentationError, PostAugmenter
 from faim.training.loaders import make_loader
@@ -55,7 +56,7 @@ def write_record(
     checkpoint carried from the run it continues (its data loading and the epoch cut short are not counted).
     """
     record = {
-        "recipe": json.loads(json.dumps(recipe.to_dict())),
+        "recipe": plain(recipe),
         "weights_sha256": read_manifest(model_dir)["files"]["model.safetensors"],
         "train_seconds": seconds + earlier,
         "resumed_from": str(resumed_from) if resumed_from else None,
