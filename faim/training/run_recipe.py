@@ -10,7 +10,6 @@ from pathlib import Path
 
 from faim.recipe import Recipe
 from faim.recipe.compare import changed_fields, describe_changes, plain
-from faim.recipe.loader import parse_yaml
 
 RUN_RECIPE = "recipe.yaml"
 # What a resumed run may change: how long it goes on, where and how fast it runs, and what happens after training
@@ -45,10 +44,9 @@ def check_resumable(recipe: Recipe, checkpoint_dir: Path) -> None:
     if not path.is_file():
         warnings.warn(f"--resume: {path} is missing, so the recipe cannot be checked against the run", stacklevel=2)
         return
-    saved = Recipe.from_dict(parse_yaml(path.read_text(encoding="utf-8")), str(path))
     changed = {
         field: values
-        for field, values in changed_fields(plain(saved), plain(recipe)).items()
+        for field, values in changed_fields(plain(Recipe.load(path)), plain(recipe)).items()
         if field not in RESUMABLE_FIELDS and field.split(".")[0] not in RESUMABLE_SECTIONS
     }
     if changed:
