@@ -7,6 +7,7 @@ from faim.eval.calibration import (
     ece_if_calibrated,
     expected_calibration_error,
     fit_platt,
+    fit_scaling,
     fit_temperature,
     reliability_bins,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "ece_if_calibrated",
     "expected_calibration_error",
     "fit_platt",
+    "fit_scaling",
     "fit_temperature",
     "format_table",
     "multiclass_metrics",

@@ -25,8 +25,9 @@ The results dict::
                 "shifts": [{"name": "ETHOS", "description": "...", "data": {"type": "ethos", "root": "..."}}],
                 "holdouts": [   # datasets with holdout_by (VMU): the group-holdout probe of each recipe
                     {"name": "misinfo_vmu_text", "task": "fake", "group_by": "event", "reads": ["text"],
-                     "pooled": false, "recipe_split": {"accuracy": 0.8, "auroc": 0.9, "n": 1932, "groups": 4, ...},
-                     "leave_one_out": {...}, "per_group": {"BostonMarathon": {...}, ...}},
+                     "pooled": false,
+                     "recipe_split": {"accuracy": 0.8, "auroc": 0.9, "ece": 0.1, "n": 1932, "groups": 4, ...},
+                     "leave_one_out": {..., "ece_transferred": 0.3}, "per_group": {"BostonMarathon": {...}, ...}},
                 ],
             },
         ],
@@ -210,17 +211,21 @@ def holdout_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> li
         f"and with each {group} held out in turn over every labelled post; decisions are its arg-max, no threshold "
         f"chosen. The recipe split rests on its few {group}s; the held-out figures tell how the same evidence does on "
         f"{group}s not seen in training. They are the probe's, not the trained recipe's; `results.json` has each "
-        f"{group}'s."
+        f"{group}'s. ECE is after the temperature (and shift) step of the evaluation, fitted on the posts measured; "
+        f"calibrated on the other {group}s, each {group}'s posts take the fit on every other {group}'s held-out "
+        f"posts instead: the error a calibration brings to a {group} it was not fitted on."
     )
-    header = ["recipe", "probe reads", f"recipe split: {group}s", "n", metric, "AUROC"]
-    header += [f"each {group} held out: {group}s", "n", metric, "AUROC"]
+    header = ["recipe", "probe reads", f"recipe split: {group}s", "n", metric, "AUROC", "ECE"]
+    header += [f"each {group} held out: {group}s", "n", metric, "AUROC", "ECE"]
+    header.append(f"ECE, calibrated on the other {group}s")
     rows = []
     for entry in holdouts:
         reads = ", ".join(entry["reads"]) + (", pooled by shared picture" if entry["pooled"] else "")
         row = [f"`{entry['name']}`", reads]
         for figures in (entry["recipe_split"], entry["leave_one_out"]):
             row += [str(figures["groups"]), format_value(figures["n"]), format_value(figures[key])]
-            row.append(format_value(figures["auroc"]))
+            row += [format_value(figures["auroc"]), format_value(figures["ece"])]
+        row.append(format_value(entry["leave_one_out"]["ece_transferred"]))
         rows.append(row)
     return [f"### Held out by {group}: a probe of each recipe's frozen embeddings", note, markdown_table(header, rows)]
 

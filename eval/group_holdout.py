@@ -15,6 +15,12 @@ mean logits, as evaluation pools them. Decisions are the probe's arg-max (0.5 fo
 chosen on the held-out posts would flatter both protocols. The gap between the two rows tells how far the recipe
 split's figure is to be trusted for groups not seen yet; it is the probe's gap, not the trained recipe's.
 
+Calibration is measured the same two ways. ``ece`` is the expected calibration error after a temperature (and,
+with the recipe's ``eval.logit_shift``, a shift) fitted on the very posts measured, as ``faim eval`` fits it on
+validation. ``ece_transferred`` (leave one group out) calibrates each group's posts with the fit on every other
+group's held-out posts: the error a calibration brings to a group it was not fitted on, such as a new event whose
+share of positives differs.
+
     python -m faim.eval.group_holdout recipes/misinfo_vmu_multimodal.yaml [--group-by event]
 """
 
@@ -33,6 +39,7 @@ from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.benchmark_baselines import class_probabilities, fit_logistic_regression, labelled
+from faim.eval.calibration import apply_temperature, expected_calibration_error, fit_scaling
 from faim.eval.metrics import binary_metrics, multiclass_metrics
 from faim.eval.shared_images import pool_by_group, shared_image_groups
 from faim.fusion.pooling import masked_mean
@@ -155,6 +162,32 @@ def held_out_probabilities(
     return pooled / pooled.sum(axis=1, keepdims=True)
 
 
+def calibrated(
+    task: TaskSpec, fit_targets: np.ndarray, fit_prob: np.ndarray, prob: np.ndarray, logit_shift: bool
+) -> np.ndarray:
+    """Class probabilities ``prob`` ``[n, C]`` under the temperature (and binary shift, with ``logit_shift``) fitted
+    on ``fit_prob`` ``[m, C]`` against ``fit_targets`` ``[m]`` as evaluation fits it (``fit_scaling``)."""
+    if task.type == "binary":
+        temperature, shift = fit_scaling(logits_of(fit_prob[:, 1]), fit_targets, logit_shift=logit_shift)
+        positive = apply_temperature(logits_of(prob[:, 1]), temperature, shift=shift)
+        return np.stack([1.0 - positive, positive], axis=1)
+    temperature, _ = fit_scaling(np.log(np.clip(fit_prob, 1e-12, 1.0)), fit_targets)
+    return apply_temperature(np.log(np.clip(prob, 1e-12, 1.0)), temperature)
+
+
+def logits_of(positive: np.ndarray) -> np.ndarray:
+    """Log-odds of positive-class probabilities, kept finite (a probe fitted on one class says exactly 0 or 1)."""
+    p = np.clip(positive, 1e-12, 1.0 - 1e-12)
+    return np.log(p) - np.log1p(-p)
+
+
+def calibration_error(task: TaskSpec, y: np.ndarray, prob: np.ndarray, bins: int) -> float:
+    """ECE of class probabilities ``[n, C]``: of the positive class for a binary task, else of the arg-max."""
+    if task.type == "binary":
+        return expected_calibration_error(prob[:, 1], y, bins)
+    return expected_calibration_error(prob.max(axis=1), prob.argmax(axis=1) == y, bins)
+
+
 def probe_metrics(task: TaskSpec, y: np.ndarray, prob: np.ndarray) -> dict[str, float]:
     """``accuracy`` of arg-max decisions, ``macro_f1`` and ``auroc`` (NaN when the posts hold one class: both
     would score a perfect one-class group 0.5 or not at all), and ``n``."""
@@ -169,8 +202,9 @@ def probe_metrics(task: TaskSpec, y: np.ndarray, prob: np.ndarray) -> dict[str, 
 
 @dataclass
 class HoldoutResult:
-    """The probe's figures (``probe_metrics``, with ``groups``: how many groups the posts come from): over the recipe
-    split, over every group held out in turn, and per held-out group."""
+    """The probe's figures (``probe_metrics``, with ``groups``: how many groups the posts come from, and the
+    calibration errors of the module docstring): over the recipe split (``ece``), over every group held out in turn
+    (``ece`` and ``ece_transferred``), and per held-out group (``ece_transferred``)."""
 
     recipe_split: dict[str, float]
     leave_one_out: dict[str, float]
@@ -178,9 +212,15 @@ class HoldoutResult:
 
 
 def group_holdout(
-    inputs: ProbeInputs, task: TaskSpec, min_cosine: float | None, progress: Callable = tqdm
+    inputs: ProbeInputs,
+    task: TaskSpec,
+    min_cosine: float | None,
+    progress: Callable = tqdm,
+    logit_shift: bool = False,
+    bins: int = 15,
 ) -> HoldoutResult:
-    """Fit and measure the probe under both protocols (see the module docstring).
+    """Fit and measure the probe under both protocols (see the module docstring); ``logit_shift`` and ``bins`` are the
+    recipe's ``eval`` settings of the same names (``calibration_bins``).
 
     Raises:
         ValueError: With fewer than two groups, or a validation split without posts.
@@ -191,16 +231,29 @@ def group_holdout(
     test = ~inputs.in_train
     if not test.any():
         raise ValueError("the recipe's validation split has no labelled post")
+    y = inputs.targets
     split_prob = held_out_probabilities(inputs, task, inputs.in_train, test, min_cosine)
-    held_out = np.zeros((len(inputs.targets), len(task.labels)))
-    per_group = {}
+    split_ece = calibration_error(task, y[test], calibrated(task, y[test], split_prob, split_prob, logit_shift), bins)
+    held_out = np.zeros((len(y), len(task.labels)))
     for name in progress(names, desc="leaving one group out", unit="group"):
         fold = inputs.groups == name
         held_out[fold] = held_out_probabilities(inputs, task, ~fold, fold, min_cosine)
-        per_group[str(name)] = probe_metrics(task, inputs.targets[fold], held_out[fold])
+    transferred = np.zeros_like(held_out)
+    per_group = {}
+    for name in names:
+        fold = inputs.groups == name
+        transferred[fold] = calibrated(task, y[~fold], held_out[~fold], held_out[fold], logit_shift)
+        per_group[str(name)] = probe_metrics(task, y[fold], held_out[fold]) | {
+            "ece_transferred": calibration_error(task, y[fold], transferred[fold], bins)
+        }
     return HoldoutResult(
-        probe_metrics(task, inputs.targets[test], split_prob) | {"groups": len(np.unique(inputs.groups[test]))},
-        probe_metrics(task, inputs.targets, held_out) | {"groups": len(names)},
+        probe_metrics(task, y[test], split_prob) | {"groups": len(np.unique(inputs.groups[test])), "ece": split_ece},
+        probe_metrics(task, y, held_out)
+        | {
+            "groups": len(names),
+            "ece": calibration_error(task, y, calibrated(task, y, held_out, held_out, logit_shift), bins),
+            "ece_transferred": calibration_error(task, y, transferred, bins),
+        },
         per_group,
     )
 
@@ -211,22 +264,31 @@ def probe_recipe(
     """``(the kinds the probe reads, its figures)`` for ``recipe``'s ``task``, grouped by ``meta[group_by]``, with
     the recipe's embedding cache and picture pooling (see ``probe_inputs`` for the errors raised)."""
     inputs = probe_inputs(recipe, task, group_by, recipe.train.cache_dir)
-    return inputs.fused_kinds, group_holdout(inputs, task, recipe.eval.pool_by_image, progress)
+    settings = recipe.eval
+    result = group_holdout(
+        inputs, task, settings.pool_by_image, progress, settings.logit_shift, settings.calibration_bins
+    )
+    return inputs.fused_kinds, result
 
 
 def format_result(result: HoldoutResult, group_by: str) -> str:
     """Markdown tables: both protocols, then each held-out group."""
-    header = f"| protocol | {group_by}s | n | " + " | ".join(COLUMNS) + " |"
-    rule = "|:---|---:|---:|" + "---:|" * len(COLUMNS)
+    both, each = (*COLUMNS, "ece", "ece_transferred"), (*COLUMNS, "ece_transferred")
+    names = " | ".join(COLUMNS)
+    elsewhere = f"ECE, calibrated on the other {group_by}s"
+    header = f"| protocol | {group_by}s | n | {names} | ECE, calibrated on these posts | {elsewhere} |"
+    rule = "|:---|---:|---:|" + "---:|" * len(both)
     rows = [("recipe split (validation)", result.recipe_split), (f"leave one {group_by} out", result.leave_one_out)]
-    lines = [header, rule] + [f"| {name} | {m['groups']} | {m['n']} | {cells(m)} |" for name, m in rows]
-    lines += ["", f"| held-out {group_by} | n | " + " | ".join(COLUMNS) + " |", "|:---|---:|" + "---:|" * len(COLUMNS)]
-    lines += [f"| {name} | {m['n']} | {cells(m)} |" for name, m in result.per_group.items()]
+    lines = [header, rule] + [f"| {name} | {m['groups']} | {m['n']} | {cells(m, both)} |" for name, m in rows]
+    lines += ["", f"| held-out {group_by} | n | {names} | {elsewhere} |", "|:---|---:|" + "---:|" * len(each)]
+    lines += [f"| {name} | {m['n']} | {cells(m, each)} |" for name, m in result.per_group.items()]
     return "\n".join(lines)
 
 
-def cells(metrics: dict[str, float]) -> str:
-    return " | ".join("n/a" if np.isnan(metrics[name]) else f"{metrics[name]:.4f}" for name in COLUMNS)
+def cells(metrics: dict[str, float], names: Sequence[str]) -> str:
+    """The figures ``names`` of ``metrics`` to four places; n/a where NaN or not measured."""
+    values = [metrics.get(name, np.nan) for name in names]
+    return " | ".join("n/a" if np.isnan(value) else f"{value:.4f}" for value in values)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

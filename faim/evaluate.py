@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.detector import Calibration, Detector
-from faim.eval.calibration import apply_temperature, fit_platt, fit_temperature
+from faim.eval.calibration import apply_temperature, fit_scaling
 from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics, multilabel_metrics
 from faim.eval.plots import plot_binary, plot_multiclass
 from faim.eval.report import write_report
@@ -42,11 +42,9 @@ def fit_calibration(detector: Detector, predictions: Predictions, calibration: C
         keep = task.labelled(target)
         target, logits = target[keep], logits[keep]
         if config.temperature and task.type != "multilabel" and len(target):
-            y = target.astype(np.int64)
-            if config.logit_shift and task.type == "binary" and len(np.unique(y)) == 2:
-                calibration.temperatures[task.name], calibration.logit_shifts[task.name] = fit_platt(logits, y)
-            else:
-                calibration.temperatures[task.name] = fit_temperature(logits, y)
+            calibration.temperatures[task.name], calibration.logit_shifts[task.name] = fit_scaling(
+                logits, target.astype(np.int64), logit_shift=config.logit_shift
+            )
         if task.type == "binary" and len(np.unique(target)) == 2:
             prob = apply_temperature(
                 logits, calibration.temperatures[task.name], shift=calibration.logit_shifts[task.name]

@@ -342,6 +342,7 @@ def test_a_dataset_with_held_out_groups_gets_each_recipes_probe(demo_data, tmp_p
     split, held_out = entry["recipe_split"], entry["leave_one_out"]
     row = (
         f"| `{entry['name']}` | comments, image, text | 2 | 160 | {split['accuracy']:.4f} | {split['auroc']:.4f} | "
-        f"2 | 560 | {held_out['accuracy']:.4f} |"
+        f"{split['ece']:.4f} | 2 | 560 | {held_out['accuracy']:.4f} | {held_out['auroc']:.4f} | "
+        f"{held_out['ece']:.4f} | {held_out['ece_transferred']:.4f} |"
     )
     assert row in markdown

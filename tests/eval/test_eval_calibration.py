@@ -13,6 +13,7 @@ from faim.eval import (
     ece_if_calibrated,
     expected_calibration_error,
     fit_platt,
+    fit_scaling,
     fit_temperature,
     reliability_bins,
 )
@@ -139,6 +140,18 @@ def test_platt_and_shift_are_binary_only() -> None:
         fit_platt(np.zeros((4, 3)), np.array([0, 1, 2, 0]))
     with pytest.raises(ValueError, match="binary scores"):
         apply_temperature(np.zeros((4, 3)), 1.0, shift=0.5)
+
+
+def test_scaling_shifts_binary_logits_of_both_classes_only_when_asked() -> None:
+    logits, y = _overconfident_binary(scale=1.0)
+    shifted = 3.0 * logits + 2.0
+    assert fit_scaling(shifted, y, logit_shift=True) == fit_platt(shifted, y)
+    assert fit_scaling(shifted, y) == (fit_temperature(shifted, y), 0.0)
+    one_class = np.ones_like(y)  # a shift fitted on positives alone would grow without bound
+    assert fit_scaling(shifted, one_class, logit_shift=True) == (fit_temperature(shifted, one_class), 0.0)
+    multiclass = np.random.default_rng(0).normal(size=(50, 3))
+    labels = np.arange(50) % 3
+    assert fit_scaling(multiclass, labels, logit_shift=True) == (fit_temperature(multiclass, labels), 0.0)
 
 
 def test_binary_temperature_from_probabilities() -> None:

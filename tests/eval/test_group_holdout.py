@@ -60,6 +60,25 @@ def test_a_signal_of_the_group_alone_falls_to_chance_when_its_group_is_left_out(
     assert result.leave_one_out["accuracy"] < 0.75
 
 
+def test_a_calibration_fitted_on_the_other_groups_misses_a_group_whose_share_of_positives_differs():
+    # features carry no signal; half the groups are 10 % positive, half 90 %: a probe fitted on the other groups leans
+    # the wrong way, which a calibration fitted on all held-out posts together flattens, and one fitted elsewhere keeps
+    rng = np.random.default_rng(0)
+    names = np.repeat([f"g{g}" for g in range(6)], 100)
+    targets = (rng.uniform(size=600) < np.repeat([0.1, 0.9] * 3, 100)).astype(int)
+    inputs = ProbeInputs(rng.normal(size=(600, 4)), targets, names, ~np.isin(names, ["g0", "g1"]))
+    result = group_holdout(inputs, TASK, None, progress=lambda items, **_: items, logit_shift=True)
+    assert result.leave_one_out["ece"] < 0.1 < 0.3 < result.leave_one_out["ece_transferred"]
+    assert all(m["ece_transferred"] > 0.3 for m in result.per_group.values())
+    assert result.recipe_split["ece"] < 0.1
+
+
+def test_a_calibration_carries_over_between_groups_alike():
+    result = group_holdout(grouped_posts(carries_over=True), TASK, None, progress=lambda items, **_: items)
+    assert result.leave_one_out["ece"] < 0.1 and result.leave_one_out["ece_transferred"] < 0.1
+    assert all(m["ece_transferred"] < 0.1 for m in result.per_group.values())
+
+
 def test_a_group_of_one_class_reports_accuracy_only():
     inputs = grouped_posts(carries_over=True)
     one_class = (inputs.groups == "g5") & (inputs.targets == 0)
@@ -132,7 +151,7 @@ def test_command_prints_both_protocols_and_each_group(demo_data, tmp_path, write
     assert main([str(write_recipe(recipe))]) == 0
     out = capsys.readouterr().out
     assert "groups: meta.topic; pooled by shared picture (cosine >= 0.99)" in out
-    assert "| recipe split (validation) | 2 | 160 |" in out
+    assert "| recipe split (validation) | 2 | 160 |" in out and "| ECE, calibrated on the other topics |" in out
     assert "| leave one topic out | 2 | 560 |" in out
     assert "| group |" in out and "| weather |" in out
     with pytest.raises(SystemExit) as exit_info:
@@ -157,3 +176,5 @@ def test_vmu_text_evidence_carries_over_to_held_out_events_far_worse_than_the_re
     assert result.leave_one_out["auroc"] < result.recipe_split["auroc"] - 0.2
     sandy = result.per_group["Hurricane Sandy"]
     assert sandy["n"] == 9859 and sandy["accuracy"] < 0.6
+    # a calibration fitted on the other events errs far more than one fitted on the posts it is measured on
+    assert result.leave_one_out["ece_transferred"] > result.leave_one_out["ece"] + 0.15
