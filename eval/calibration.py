@@ -304,17 +304,20 @@ def fit_platt(
     return float(np.exp(result.x[0])), float(result.x[1])
 
 
-def fit_scaling(scores: np.ndarray, y_true: np.ndarray, *, logit_shift: bool = False) -> tuple[float, float]:
-    """``(T, s)`` as evaluation fits a task's calibration: with ``logit_shift``, binary logits ``[N]`` whose labels
+def fit_scaling(
+    scores: np.ndarray, y_true: np.ndarray, *, logit_shift: bool = False, from_probs: bool = False
+) -> tuple[float, float]:
+    """``(T, s)`` as evaluation fits a task's calibration: with ``logit_shift``, binary scores ``[N]`` whose labels
     hold both classes get a temperature and a shift (:func:`fit_platt`); any other scores a temperature alone
     (:func:`fit_temperature`) and shift 0, since a shift fitted on one class runs off without bound.
+    ``from_probs``: the scores are probabilities, as in :func:`fit_temperature`.
 
     Raises:
         ValueError: As :func:`fit_temperature`.
     """
     if logit_shift and np.ndim(scores) == 1 and len(np.unique(y_true)) == 2:
-        return fit_platt(scores, y_true)
-    return fit_temperature(scores, y_true), 0.0
+        return fit_platt(scores, y_true, from_probs=from_probs)
+    return fit_temperature(scores, y_true, from_probs=from_probs), 0.0
 
 
 def apply_temperature(

@@ -168,17 +168,11 @@ def calibrated(
     """Class probabilities ``prob`` ``[n, C]`` under the temperature (and binary shift, with ``logit_shift``) fitted
     on ``fit_prob`` ``[m, C]`` against ``fit_targets`` ``[m]`` as evaluation fits it (``fit_scaling``)."""
     if task.type == "binary":
-        temperature, shift = fit_scaling(logits_of(fit_prob[:, 1]), fit_targets, logit_shift=logit_shift)
-        positive = apply_temperature(logits_of(prob[:, 1]), temperature, shift=shift)
+        temperature, shift = fit_scaling(fit_prob[:, 1], fit_targets, logit_shift=logit_shift, from_probs=True)
+        positive = apply_temperature(prob[:, 1], temperature, shift=shift, from_probs=True)
         return np.stack([1.0 - positive, positive], axis=1)
-    temperature, _ = fit_scaling(np.log(np.clip(fit_prob, 1e-12, 1.0)), fit_targets)
-    return apply_temperature(np.log(np.clip(prob, 1e-12, 1.0)), temperature)
-
-
-def logits_of(positive: np.ndarray) -> np.ndarray:
-    """Log-odds of positive-class probabilities, kept finite (a probe fitted on one class says exactly 0 or 1)."""
-    p = np.clip(positive, 1e-12, 1.0 - 1e-12)
-    return np.log(p) - np.log1p(-p)
+    temperature, _ = fit_scaling(fit_prob, fit_targets, from_probs=True)
+    return apply_temperature(prob, temperature, from_probs=True)
 
 
 def calibration_error(task: TaskSpec, y: np.ndarray, prob: np.ndarray, bins: int) -> float:

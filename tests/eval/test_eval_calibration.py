@@ -152,6 +152,9 @@ def test_scaling_shifts_binary_logits_of_both_classes_only_when_asked() -> None:
     multiclass = np.random.default_rng(0).normal(size=(50, 3))
     labels = np.arange(50) % 3
     assert fit_scaling(multiclass, labels, logit_shift=True) == (fit_temperature(multiclass, labels), 0.0)
+    assert fit_scaling(expit(shifted), y, logit_shift=True, from_probs=True) == pytest.approx(
+        fit_platt(shifted, y), rel=1e-3
+    )
 
 
 def test_binary_temperature_from_probabilities() -> None:
