@@ -11,7 +11,7 @@ import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import logging as hf_logging
 
-from faim.encoders.base import Encoder, Preprocessor
+from faim.encoder import Encoder, Preprocessor
 from faim.encoders.text_preprocess import TextPreprocessor
 from faim.registry import register_encoder
 from faim.weights import resolve_weights, sha256_file

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from faim.encoders.base import Encoder, Preprocessor
+from faim.encoder import Encoder, Preprocessor
 from faim.registry import register_encoder
 
 

@@ -11,7 +11,7 @@ import torch
 from timm.models import clean_state_dict
 from torch import nn
 
-from faim.encoders.base import Encoder, Preprocessor, load_checked_state
+from faim.encoder import Encoder, Preprocessor, load_checked_state
 from faim.encoders.efficientnet_lite_keys import is_efficientnet_pytorch_state, remap_efficientnet_lite
 from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.registry import register_encoder, suggest

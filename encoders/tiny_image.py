@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from faim.encoders.base import Encoder, Preprocessor
+from faim.encoder import Encoder, Preprocessor
 from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.registry import register_encoder
 

@@ -1,6 +1,6 @@
 """How the picture comparison of pooled scoring (``faim score --pool-by-image``) grows with distinct pictures.
 
-The pooling pass compares every pair of distinct picture embeddings (``faim.eval.shared_images``). This times
+The pooling pass compares every pair of distinct picture embeddings (``faim.shared_images``). This times
 that comparison on generated 1,280-dimensional embeddings (EfficientNet-Lite0's size) at growing counts, half of
 them near-duplicate copies of the other half (cosine above 0.99), checks that exactly those pairs are grouped,
 and prints each count's time, its ratio to the smallest count's and the peak memory numpy allocated for the
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from faim.eval.shared_images import shared_image_groups
+from faim.shared_images import shared_image_groups
 
 DIM = 1280
 MIN_COSINE = 0.95  # the cut of the shipped pooling recipe

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 import faim
-from faim.build import build_source, task_specs
+from faim.assembly import build_source, task_specs
 from faim.data.post import Post
 from faim.eval.benchmark_baselines import Embedder, run_baselines
 from faim.eval.benchmark_datasets import (
@@ -53,7 +53,7 @@ from faim.eval.benchmark_runs import (
 )
 from faim.eval.group_holdout import probe_recipe
 from faim.eval.report import _jsonable
-from faim.eval.robustness import perturbations_of
+from faim.perturb import perturbations_of
 from faim.recipe import Recipe
 from faim.recipe.loader import shipped_recipes
 from faim.scoring.engine import available_cores
@@ -204,7 +204,7 @@ def run_benchmark(
         command: The command line, recorded in the results.
         log: Told each step as it starts or ends.
         robustness: Also measure each recipe under every evasion-style perturbation of a modality it reads, and
-            the text-reading baselines under the text ones (``faim.eval.robustness.PERTURBATIONS``).
+            the text-reading baselines under the text ones (``faim.perturb.PERTURBATIONS``).
 
     Returns:
         The results dict ``faim.eval.benchmark_report`` documents.

@@ -19,15 +19,15 @@ import torch
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from faim.build import build_model
+from faim.assembly import build_model
+from faim.calibration.thresholds import choose_threshold
 from faim.data.collate import PostCollator
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.eval.benchmark_datasets import View
 from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics
-from faim.eval.robustness import get_perturbation, perturb_posts
-from faim.eval.thresholds import choose_threshold
 from faim.model import WholePostModel
+from faim.perturb import get_perturbation, perturb_posts
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.training.cache import cached_embeddings
 
@@ -88,7 +88,7 @@ def run_baselines(
     shifted: dict[str, list[Post]] | None = None,
 ) -> list[BaselineResult]:
     """Fit every baseline on ``train`` and measure it on ``validation``, on ``validation`` under each of the
-    text ``perturbations`` (names of ``faim.eval.robustness.PERTURBATIONS``) for the two that read text, and on
+    text ``perturbations`` (names of ``faim.perturb.PERTURBATIONS``) for the two that read text, and on
     the posts of each other dataset of the task in ``shifted`` (name → posts labelled for the task).
 
     Raises:

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from faim.build import task_specs
+from faim.assembly import task_specs
 from faim.data.targets import TaskSpec
 from faim.recipe import Recipe
 from faim.registry import lookup

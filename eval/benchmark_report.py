@@ -40,8 +40,8 @@ from __future__ import annotations
 from typing import Any
 
 from faim.eval.benchmark_runs import SCORING_RUNS
-from faim.eval.robustness import PERTURBATIONS
 from faim.eval.tables import MISSING, format_ece_range, format_value, markdown_table
+from faim.perturb import PERTURBATIONS
 
 METRIC_NAMES = {"macro_f1": "macro-F1", "accuracy": "accuracy"}
 
@@ -237,7 +237,7 @@ def robustness_section(rows: list[dict[str, Any]], key: str, metric: str) -> lis
     names = [name for name in PERTURBATIONS if any(name in row["robustness"] for row in measured)]
     note = (
         "The same validation posts perturbed the way evaders do (`faim eval --robustness`; strengths in "
-        "`faim.eval.robustness.PERTURBATIONS`), each model keeping the temperature and threshold it chose on the "
+        "`faim.perturb.PERTURBATIONS`), each model keeping the temperature and threshold it chose on the "
         f"clean posts; in brackets, the change from the clean {metric}. A model is measured under the "
         f"perturbations of the modalities it reads ({MISSING}: it reads none of that kind). A recipe pooling by "
         "shared picture also reads the pictures to group posts, so picture perturbations move its pooled row "

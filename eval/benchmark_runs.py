@@ -19,14 +19,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from faim.artifact import MANIFEST, load_artifact, read_manifest
+from faim.api import evaluate_run, train_recipe
+from faim.artifact import MANIFEST, read_manifest, read_recipe
 from faim.data.post import Post
-from faim.evaluate import evaluate, perturbed_reports
+from faim.detector import Detector
+from faim.eval.evaluate import evaluate
+from faim.eval.robustness import perturbed_reports
 from faim.recipe import Recipe, RecipeError
 from faim.recipe.compare import changed_fields, describe_changes, plain
-from faim.recipe.loader import parse_yaml
 from faim.scoring import ScoreSummary, score_dump
-from faim.training.run import RECORD, evaluate_run, train
+from faim.training.run import RECORD
 
 WEIGHTS = "model.safetensors"
 SCORING_RUNS = 2  # timed scoring runs per model and way of scoring; the fastest is reported
@@ -65,7 +67,7 @@ def reuse_problem(recipe: Recipe) -> str | None:
         if not path.is_file():
             return f"no earlier benchmark run ({path} is missing)"
     try:
-        saved = Recipe.from_dict(parse_yaml((model_dir / "recipe.yaml").read_text(encoding="utf-8")))
+        saved = Recipe.load(model_dir / "recipe.yaml")
     except RecipeError as error:
         return f"the recipe saved in {model_dir} no longer validates ({error})"
     changed = changed_fields(plain(saved), plain(recipe))
@@ -112,7 +114,7 @@ def train_or_reuse(recipe: Recipe, reuse: bool, log: Callable[[str], None] = pri
             return RecipeRun(output_dir / "model", report, record["train_seconds"], record["trained_at"], True)
         log(f"  training again: {problem}")
     log(f"  training into {output_dir}")
-    result = train(recipe)
+    result = train_recipe(recipe)
     if result is None:
         raise ValueError(f"{recipe.source}: multi-process training; benchmark it with train.devices=1")
     record = json.loads((output_dir / RECORD).read_text(encoding="utf-8"))
@@ -156,10 +158,11 @@ def perturbed_evaluations(
     run: RecipeRun, posts: list[Post], data: str, log: Callable[[str], None] = print
 ) -> dict[str, dict[str, Any]]:
     """Perturbation name → evaluation report of the run's saved model on ``posts`` perturbed that way, for every
-    perturbation of a modality the model reads (``faim.evaluate.perturbed_reports``); the reports go to the run's
-    ``eval/robustness/<name>``."""
-    detector = load_artifact(run.model_dir)
-    return perturbed_reports(detector, posts, run.model_dir.parent / "eval", data, log=lambda line: log(f"  {line}"))
+    perturbation of a modality the model reads (``faim.eval.robustness.perturbed_reports``), with its recipe's eval
+    settings; the reports go to the run's ``eval/robustness/<name>``."""
+    detector, config = Detector.load(run.model_dir), read_recipe(run.model_dir).eval
+    out = run.model_dir.parent / "eval"
+    return perturbed_reports(detector, posts, out, data, config, log=lambda line: log(f"  {line}"))
 
 
 def shifted_evaluations(
@@ -168,9 +171,10 @@ def shifted_evaluations(
     """Shift name → evaluation report of the run's saved model, as it is (the temperature and threshold chosen on
     validation), on that dataset's posts (``shifted``: name → ``(posts, description)``); the reports go to the
     run's ``eval/shift/<name>``."""
-    detector = load_artifact(run.model_dir)
+    detector, config = Detector.load(run.model_dir), read_recipe(run.model_dir).eval
     reports = {}
     for name, (posts, data) in shifted.items():
         log(f"  evaluating on {name} ({len(posts)} posts)")
-        reports[name] = evaluate(detector, posts, run.model_dir.parent / "eval" / "shift" / name, data, ablations=False)
+        out = run.model_dir.parent / "eval" / "shift" / name
+        reports[name] = evaluate(detector, posts, out, data, config, ablations=False)
     return reports

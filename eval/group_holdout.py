@@ -34,18 +34,20 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from faim.build import build_model, build_source, task_specs
+from faim.api import build
+from faim.assembly import build_source, task_specs
+from faim.calibration.scaling import apply_temperature, fit_scaling
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.benchmark_baselines import class_probabilities, fit_logistic_regression, labelled
-from faim.eval.calibration import apply_temperature, expected_calibration_error, fit_scaling
+from faim.eval.calibration import expected_calibration_error
 from faim.eval.metrics import binary_metrics, multiclass_metrics
-from faim.eval.shared_images import pool_by_group, shared_image_groups
 from faim.fusion.pooling import masked_mean
+from faim.inference import first_elements
 from faim.recipe import Recipe, as_recipe
+from faim.shared_images import pool_by_group, shared_image_groups
 from faim.training.loaders import make_loader
-from faim.training.predict import first_elements
 
 COLUMNS = ("accuracy", "macro_f1", "auroc")
 
@@ -82,8 +84,8 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
         ValueError: When an encoder the probe reads trains in the recipe (its frozen embeddings are not what the
             recipe's head sees), or a labelled post has no ``meta[group_by]`` (naming the post).
     """
-    model = build_model(recipe.model)
-    detector = Detector(model, task_specs(recipe.model), recipe)
+    detector = build(recipe)
+    model = detector.model
     link = detector.pooling_kind
     kinds = model.kinds_with(link)
     trained = [kind for kind in kinds if kind not in model.frozen_kinds]
@@ -92,7 +94,7 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
             f"{recipe.source}: the probe reads frozen embeddings, but the recipe trains the encoder of "
             f"{', '.join(trained)}"
         )
-    source = build_source(recipe.data)
+    source = build_source(recipe.data_section)
     split_posts = {split: source.posts(split) for split in ("train", "validation")}
     posts: list[Post] = []
     targets, in_train = [], []

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from faim.eval._checks import as_binary_inputs, as_multiclass_inputs, as_multilabel_inputs
+from faim.calibration.checks import as_binary_inputs, as_multiclass_inputs, as_multilabel_inputs
+from faim.calibration.thresholds import threshold_sweep
 from faim.eval.calibration import ece_if_calibrated, expected_calibration_error
-from faim.eval.thresholds import threshold_sweep
 
 NAN = float("nan")
 
@@ -34,7 +34,7 @@ def binary_metrics(
         y_true: labels, 0/1 (or bool) ``[N]``.
         prob: positive-class probabilities ``[N]``.
         threshold: decision threshold (predict positive when ``prob >= threshold``), normally chosen on
-            validation data with :func:`faim.eval.thresholds.choose_threshold`.
+            validation data with :func:`faim.calibration.thresholds.choose_threshold`.
         fixed_recall: recalls ``r`` for which ``"precision@recall=<r>"`` (best precision with recall
             >= r over all thresholds) is reported; keys use two decimals.
         fixed_precision: precisions for ``"recall@precision=<p>"`` likewise (0 when unreachable).

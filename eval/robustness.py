@@ -1,106 +1,25 @@
-"""Robustness evaluation: perturb posts the way evaders do, then compare metrics against the clean data.
+"""Robustness reports: evaluate a detector on its posts perturbed the way evaders do (``faim.perturb``), and each
+metric's drop from the clean posts.
 
-Typical use: evaluate the clean posts, then each ``perturb_posts(posts, name)`` with the same model, and pass the
-metric dicts to :func:`robustness_table`::
+Typical use::
 
-    base = evaluate(detector, posts, "out/clean", "dev")["tasks"]["hate"]["metrics"]
-    perturbed = {
-        name: evaluate(detector, perturb_posts(posts, name), f"out/{name}", "dev")["tasks"]["hate"]["metrics"]
-        for name in PERTURBATIONS
-    }
-    table = robustness_table(base, perturbed)
+    clean = evaluate(detector, posts, "out", "dev", config)
+    tables = robustness_report(detector, posts, clean, "out", "dev", config)   # per task: metrics and drops
 """
 
 from __future__ import annotations
 
-import copy
-import difflib
-import io
+import json
 import math
-import random
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
-from faim.data.images import ImageError, ImageRef, load_image
 from faim.data.post import Post
-from faim.eval import perturb_image, perturb_text
-
-
-@dataclass(frozen=True)
-class Perturbation:
-    """One perturbation: ``fn(value, rng, strength)`` over a text (``str``) or an image (``PIL.Image``).
-
-    Attributes:
-        fn: The pure, seeded function from :mod:`faim.eval.perturb_text` or :mod:`faim.eval.perturb_image`.
-        strength: Default strength: the rate of touched words/characters for text, the JPEG quality, the resize
-            scale, the crop's kept side fraction or the overlay's area fraction for images.
-        modality: ``"text"`` (applied to the text and every comment) or ``"image"`` (applied to every image).
-    """
-
-    fn: Callable[[Any, random.Random, float], Any]
-    strength: float
-    modality: Literal["text", "image"]
-
-
-PERTURBATIONS: dict[str, Perturbation] = {
-    "text.char_swap": Perturbation(perturb_text.char_swap, 0.3, "text"),
-    "text.leetspeak": Perturbation(perturb_text.leetspeak, 0.3, "text"),
-    "text.spaces": Perturbation(perturb_text.insert_spaces, 0.3, "text"),
-    "text.homoglyphs": Perturbation(perturb_text.homoglyphs, 0.3, "text"),
-    "image.jpeg": Perturbation(perturb_image.jpeg, 20, "image"),
-    "image.resize": Perturbation(perturb_image.resize, 0.5, "image"),
-    "image.crop": Perturbation(perturb_image.crop, 0.8, "image"),
-    "image.overlay": Perturbation(perturb_image.overlay, 0.05, "image"),
-}
-"""Every perturbation by name, with its default strength."""
-
-
-def perturbations_of(modalities: Collection[str]) -> list[str]:
-    """The names of the perturbations of ``modalities`` (``"text"``, ``"image"``), in ``PERTURBATIONS`` order."""
-    return [name for name, perturbation in PERTURBATIONS.items() if perturbation.modality in modalities]
-
-
-def perturb_posts(posts: list[Post], name: str, seed: int = 0, strength: float | None = None) -> list[Post]:
-    """Return perturbed copies of ``posts``; the inputs are never modified.
-
-    A text perturbation changes the text and every comment; an image perturbation changes every image, which
-    is stored in the copy as PNG bytes (lossless, so only the perturbation changes pixels). An image that cannot
-    be loaded keeps its original reference, so evaluation reports its error as usual. Each post draws from its
-    own generator seeded by ``seed`` and its ``id``: its perturbation does not depend on the other posts.
-
-    Args:
-        posts: The posts to perturb.
-        name: A key of ``PERTURBATIONS``.
-        seed: Seed of the random choices; the same seed gives the same output.
-        strength: Overrides the perturbation's default strength.
-
-    Raises:
-        ValueError: For an unknown name (listing the valid ones), or a strength outside the function's range (raised
-            when the function first runs, so not for posts that have nothing to perturb).
-    """
-    perturbation = get_perturbation(name)
-    level = perturbation.strength if strength is None else strength
-    result: list[Post] = []
-    for post in posts:
-        rng = random.Random(f"{seed}:{post.id}")
-        new = copy.deepcopy(post)
-        if perturbation.modality == "text":
-            new.text = perturbation.fn(post.text, rng, level) if post.text else post.text
-            new.comments = [perturbation.fn(comment, rng, level) for comment in post.comments]
-        else:
-            new.images = [_perturb_image(ref, post, perturbation.fn, rng, level) for ref in post.images]
-        result.append(new)
-    return result
-
-
-def get_perturbation(name: str) -> Perturbation:
-    """The perturbation called ``name``; raises ``ValueError`` naming the valid ones (and the closest match)."""
-    if name in PERTURBATIONS:
-        return PERTURBATIONS[name]
-    close = difflib.get_close_matches(name, PERTURBATIONS, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise ValueError(f"unknown perturbation {name!r}{hint}; valid: {', '.join(PERTURBATIONS)}")
+from faim.detector import Detector
+from faim.eval.evaluate import evaluate
+from faim.perturb import perturb_posts, perturbations_of
+from faim.recipe.sections import EvalConfig
 
 
 def robustness_table(
@@ -128,14 +47,57 @@ def robustness_table(
     return table
 
 
-def _perturb_image(
-    ref: ImageRef, post: Post, fn: Callable[[Any, random.Random, float], Any], rng: random.Random, strength: float
-) -> ImageRef:
-    """The perturbed image as PNG bytes, or ``ref`` unchanged when it cannot be loaded."""
-    try:
-        image = load_image(ref, post.image_root)
-    except ImageError:
-        return ref
-    buffer = io.BytesIO()
-    fn(image, rng, strength).save(buffer, format="PNG", compress_level=1)
-    return buffer.getvalue()
+def perturbed_reports(
+    detector: Detector,
+    posts: list[Post],
+    out_dir: str | Path,
+    data_name: str,
+    config: EvalConfig | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Perturbation name → evaluation report of ``posts`` under it (``faim.perturb.PERTURBATIONS``), for every
+    perturbation of a modality one of the model's encoders reads; each report (without the modality ablations)
+    is written to ``out_dir/robustness/<name>``. ``log`` is told each perturbation as it starts."""
+    modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
+    reports = {}
+    for name in perturbations_of(modalities):
+        if log is not None:
+            log(f"evaluating under {name}")
+        out = Path(out_dir) / "robustness" / name
+        reports[name] = evaluate(detector, perturb_posts(posts, name), out, data_name, config, ablations=False)
+    return reports
+
+
+def robustness_report(
+    detector: Detector,
+    posts: list[Post],
+    clean: dict[str, Any],
+    out_dir: str | Path,
+    data_name: str,
+    config: EvalConfig | None = None,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Evaluate every perturbation that applies to the model's modalities (``perturbed_reports``); per task, each
+    metric's drop from ``clean`` (the report of the same posts unperturbed).
+
+    Writes ``robustness.json`` in ``out_dir`` (each perturbation's full report goes to a subfolder).
+    """
+    reports = perturbed_reports(detector, posts, out_dir, data_name, config)
+    tables: dict[str, dict[str, dict[str, float]]] = {}
+    for task, result in clean["tasks"].items():
+        base = result["metrics"]
+        metrics = ("auroc", "macro_f1", "accuracy") if result["type"] == "binary" else ("macro_f1", "accuracy")
+        by_name = {name: report["tasks"][task]["metrics"] for name, report in reports.items()}
+        tables[task] = robustness_table(base, by_name, metrics)
+    (Path(out_dir) / "robustness.json").write_text(json.dumps(tables, indent=2, default=str), encoding="utf-8")
+    return tables
+
+
+def format_robustness(tables: dict[str, dict[str, dict[str, float]]]) -> str:
+    """A console table of each perturbation's metrics and drops, per task."""
+    lines = []
+    for task, table in tables.items():
+        lines.append(f"\n{task}: metric under perturbation (drop from clean)")
+        for name, values in table.items():
+            cells = [f"{k} {v:.4f} ({values[k + '_drop']:+.4f})" for k, v in values.items() if not k.endswith("_drop")]
+            lines.append(f"  {name:18s} " + "  ".join(cells))
+    return "\n".join(lines)

@@ -8,63 +8,49 @@ Python API::
     detector.score([{"id": "1", "text": "..."}])          # per-task probabilities
     detector.embed(posts)                                 # whole-post embeddings [N, D]
     faim.score_dump("runs/hate/model", "dump.jsonl", "scores/")   # batch scoring, resumable
+
+Every module of faim lives inside this package, from the ground floor (``faim.registry``, ``faim.data.post``)
+up, and Python runs this file before any of them. So the names above are looked up when first used (PEP 562):
+importing one component, ``faim.fusion.concat`` say, loads that component and the ground floor, not the
+training stack, the scoring engines and the evaluation package these names come from.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from pathlib import Path
+import importlib
 from typing import Any
 
-from faim.artifact import load_artifact
-from faim.build import build_model, task_specs
-from faim.data.post import Post
-from faim.detector import Detector
-from faim.model import WholePostModel
-from faim.recipe import Recipe, RecipeError, as_recipe
-from faim.registry import register_encoder, register_fusion, register_head, register_source
-from faim.scoring import ScoreSummary, ScoringOptions, score_dump
+from faim.version import __version__
+
+EXPORTS = {
+    "Detector": "faim.detector",
+    "Post": "faim.data.post",
+    "Recipe": "faim.recipe",
+    "RecipeError": "faim.recipe",
+    "ScoreSummary": "faim.scoring",
+    "ScoringOptions": "faim.scoring",
+    "WholePostModel": "faim.model",
+    "build": "faim.api",
+    "load": "faim.api",
+    "register_encoder": "faim.registry",
+    "register_fusion": "faim.registry",
+    "register_head": "faim.registry",
+    "register_source": "faim.registry",
+    "score_dump": "faim.scoring",
+    "train": "faim.api",
+}
+"""Each name of the Python API and the module that defines it."""
+
+__all__ = [*EXPORTS, "__version__"]
 
 
-def build(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Detector:
-    """An untrained ``Detector`` from a recipe (file, shipped name, mapping or ``Recipe``)."""
-    resolved = as_recipe(recipe, overrides)
-    return Detector(build_model(resolved.model), task_specs(resolved.model), resolved)
+def __getattr__(name: str) -> Any:
+    if name not in EXPORTS:
+        raise AttributeError(f"module 'faim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(EXPORTS[name]), name)
+    globals()[name] = value
+    return value
 
 
-def train(
-    recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None, resume: bool = False
-) -> Detector | None:
-    """Train, calibrate, save (to ``<train.output_dir>/model``) and evaluate; returns the trained detector.
-
-    Returns ``None`` in the non-zero ranks of a multi-process run.
-    """
-    from faim.training.run import train as run_training  # Lightning loads only when training
-
-    result = run_training(recipe, overrides, resume)
-    return result.detector if result else None
-
-
-def load(path: str | Path) -> Detector:
-    """Load a saved model directory; every file's sha256 is checked and nothing is unpickled."""
-    return load_artifact(path)
-
-
-__all__ = [
-    "Detector",
-    "Post",
-    "Recipe",
-    "RecipeError",
-    "ScoreSummary",
-    "ScoringOptions",
-    "WholePostModel",
-    "build",
-    "load",
-    "register_encoder",
-    "register_fusion",
-    "register_head",
-    "register_source",
-    "score_dump",
-    "train",
-]
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(EXPORTS))

@@ -2,14 +2,17 @@
 
 Layout::
 
-    recipe.yaml          the resolved recipe
+    recipe.yaml          the recipe: the training recipe of a trained model, or, for a model composed in code, the
+                         ``model:`` section written out from its modules' constructor arguments
     model.safetensors    every weight of the WholePostModel
     faim.json            faim and library versions, tasks, labels, thresholds, temperatures, logit
                          shifts (and those of pooled logits, for a recipe with eval.pool_by_image),
-                         per-encoder rebuild arguments, and the sha256 of every other file
+                         preprocessing, per-encoder rebuild arguments, and the sha256 of every other file
     encoders/<name>/     what rebuilding an encoder needs besides weights (config, tokenizer files)
 
-Loading checks every listed hash first: a modified or missing file fails with a message naming it.
+Loading checks every listed hash first: a modified or missing file fails with a message naming it. The
+architecture is rebuilt from ``recipe.yaml``'s ``model:`` section and the weights loaded from safetensors.
+``Detector.save`` and ``Detector.load`` (``faim.load``) go through here.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,53 +28,82 @@ import safetensors.torch
 import torch
 import transformers
 
-import faim
-from faim.build import build_model, task_specs
+from faim.assembly import build_model, model_section, task_specs
+from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
-from faim.detector import Calibration, Detector
+from faim.model import WholePostModel
 from faim.recipe import Recipe
-from faim.recipe.loader import parse_yaml
+from faim.version import __version__
 from faim.weights import sha256_file
 
 MANIFEST = "faim.json"
 FORMAT_VERSION = 1
+RECIPE = "recipe.yaml"
 
 
 class ArtifactError(ValueError):
     """An artifact directory that is incomplete, modified, or from an incompatible version."""
 
 
-def save_artifact(detector: Detector, directory: str | Path) -> Path:
-    """Write ``detector`` to ``directory`` (replaced atomically if it exists)."""
-    if detector.recipe is None:
-        raise ValueError(
-            "a model composed in code cannot be saved as an artifact: loading rebuilds the architecture from "
-            "a recipe; build it with faim.build(recipe) instead"
-        )
+@dataclass
+class Artifact:
+    """What a saved model holds.
+
+    Attributes:
+        model: The network.
+        tasks: Task specs, one per head.
+        calibration: The per-post calibration.
+        pooled: The calibration of logits pooled by shared picture, or ``None``.
+        max_elements: Images and comments taken per post.
+        pool_by_image: The cosine linking posts that share a picture, or ``None``.
+        recipe: The recipe (only its ``model:`` section for a model composed in code).
+    """
+
+    model: WholePostModel
+    tasks: list[TaskSpec]
+    calibration: Calibration
+    pooled: Calibration | None
+    max_elements: int
+    pool_by_image: float | None
+    recipe: Recipe
+
+
+def architecture_recipe(model: WholePostModel, tasks: list[TaskSpec]) -> Recipe:
+    """A recipe of ``model``'s architecture alone: its ``model:`` section written out from the arguments its
+    components were built with (``faim.assembly.model_section``); the other sections are left out.
+
+    Raises:
+        ValueError: As ``model_section``, naming what cannot be written.
+    """
+    return Recipe.from_dict({"model": model_section(model, tasks)}, "<python>")
+
+
+def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
+    """Write ``artifact`` to ``directory`` (replaced atomically if it exists)."""
     target = Path(directory)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".faim-", dir=target.parent))
     rebuild = {}
-    for name, encoder in detector.model.encoders.items():
+    for name, encoder in artifact.model.encoders.items():
         asset_dir = staging / "encoders" / name
         overrides = encoder.export_assets(asset_dir)
         rebuild[name] = {k: (str(Path(v).relative_to(staging)) if k == "weights" else v) for k, v in overrides.items()}
-    safetensors.torch.save_model(detector.model, str(staging / "model.safetensors"))
-    (staging / "recipe.yaml").write_text(detector.recipe.to_yaml(), encoding="utf-8")
+    safetensors.torch.save_model(artifact.model, str(staging / "model.safetensors"))
+    (staging / RECIPE).write_text(artifact.recipe.to_yaml(), encoding="utf-8")
     manifest = {
         "format": FORMAT_VERSION,
-        "faim_version": faim.__version__,
+        "faim_version": __version__,
         "torch_version": torch.__version__,
         "transformers_version": transformers.__version__,
         "tasks": [
             {"name": task.name, "type": task.type, "labels": list(task.labels)}
-            | calibration_entry(detector.calibration, task.name)
-            | ({"pooled": calibration_entry(detector.pooled, task.name)} if detector.pooled else {})
-            for task in detector.tasks
+            | calibration_entry(artifact.calibration, task.name)
+            | ({"pooled": calibration_entry(artifact.pooled, task.name)} if artifact.pooled else {})
+            for task in artifact.tasks
         ],
-        "element_kinds": detector.model.kinds,
-        "embedding_dim": detector.model.fusion.output_dim,
-        "preprocessing": {"max_elements": detector.max_elements},
+        "element_kinds": artifact.model.kinds,
+        "embedding_dim": artifact.model.fusion.output_dim,
+        "preprocessing": {"max_elements": artifact.max_elements, "pool_by_image": artifact.pool_by_image},
         "encoders": rebuild,
         "files": {
             str(path.relative_to(staging)): sha256_file(path) for path in sorted(staging.rglob("*")) if path.is_file()
@@ -123,12 +156,19 @@ def verify_files(directory: Path, manifest: dict[str, Any]) -> None:
             raise ArtifactError(f"{path}: sha256 does not match {MANIFEST}; the file was modified or corrupted")
 
 
-def load_artifact(directory: str | Path) -> Detector:
+def read_recipe(directory: str | Path) -> Recipe:
+    """The recipe saved in an artifact, after checking every file's hash."""
+    root = Path(directory)
+    verify_files(root, read_manifest(root))
+    return Recipe.load(root / RECIPE)
+
+
+def load_artifact(directory: str | Path) -> Artifact:
     """Load a saved model: verify hashes, rebuild the architecture from the recipe, load safetensors."""
     root = Path(directory)
     manifest = read_manifest(root)
     verify_files(root, manifest)
-    recipe = Recipe.from_dict(parse_yaml((root / "recipe.yaml").read_text(encoding="utf-8")), str(root / "recipe.yaml"))
+    recipe = Recipe.load(root / RECIPE)
     overrides = {
         name: {k: (str(root / v) if k == "weights" else v) for k, v in args.items()}
         for name, args in manifest["encoders"].items()
@@ -141,16 +181,16 @@ def load_artifact(directory: str | Path) -> Detector:
     model.eval()
     tasks = [TaskSpec(t["name"], t["type"], tuple(t["labels"])) for t in manifest["tasks"]]
     if [t.name for t in tasks] != [t.name for t in task_specs(recipe.model)]:
-        raise ArtifactError(f"{root / MANIFEST}: tasks do not match recipe.yaml")
-    per_post = read_calibration({t["name"]: t for t in manifest["tasks"]})
+        raise ArtifactError(f"{root / MANIFEST}: tasks do not match {RECIPE}")
     pooling = any("pooled" in t for t in manifest["tasks"])
-    pooled = read_calibration({t["name"]: t["pooled"] for t in manifest["tasks"]}) if pooling else None
-    return Detector(
+    preprocessing = manifest["preprocessing"]
+    return Artifact(
         model,
         tasks,
+        read_calibration({t["name"]: t for t in manifest["tasks"]}),
+        read_calibration({t["name"]: t["pooled"] for t in manifest["tasks"]}) if pooling else None,
+        preprocessing["max_elements"],
+        # artifacts written before the preprocessing held it: the recipe's setting
+        preprocessing.get("pool_by_image", recipe.eval.pool_by_image),
         recipe,
-        per_post.thresholds,
-        per_post.temperatures,
-        logit_shifts=per_post.logit_shifts,
-        pooled=pooled,
     )

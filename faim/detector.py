@@ -1,66 +1,31 @@
-"""``Detector``: a model plus its tasks, thresholds and temperatures — what users score posts with."""
+"""``Detector``: a model plus its tasks, calibration and preprocessing — what users score posts with.
+
+A detector holds no recipe: a saved artifact does (``faim.artifact``), and a model composed in code is written
+out as one when it is saved.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
+from faim.artifact import Artifact, architecture_recipe, load_artifact, save_artifact
+from faim.calibration.fit import Calibration, fit_calibration
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator, PostError
 from faim.data.post import Post, as_posts
 from faim.data.targets import TaskSpec
+from faim.inference import Predictions, predict
 from faim.model import WholePostModel
+from faim.pooling import picture_groups, pooled, pooled_probabilities
 from faim.recipe import Recipe
 from faim.recipe.sections import EvalConfig, TrainConfig
-from faim.training.predict import first_elements
 
-
-@dataclass
-class BatchScores:
-    """One forward pass over a batch, as numpy, one row per post.
-
-    Attributes:
-        probabilities: Task → calibrated probabilities (per-post calibration).
-        embeddings: Whole-post embeddings, ``[B, D]``.
-        logits: Task → raw logits, before calibration (what pooling averages).
-        links: With a link kind, each post's first element of it embedded, ``[B, d]`` (zeros where absent).
-        link_present: With a link kind, whether each post has one, ``[B]`` bool.
-    """
-
-    probabilities: dict[str, np.ndarray]
-    embeddings: np.ndarray
-    logits: dict[str, np.ndarray]
-    links: np.ndarray | None = None
-    link_present: np.ndarray | None = None
-
-
-@dataclass
-class Calibration:
-    """What turns a task's logits into calibrated probabilities and decisions, per task name.
-
-    Attributes:
-        thresholds: Decision threshold of each binary task on the calibrated probability.
-        temperatures: Logit temperature of each task.
-        logit_shifts: Shift added to a binary task's tempered logit.
-    """
-
-    thresholds: dict[str, float] = field(default_factory=dict)
-    temperatures: dict[str, float] = field(default_factory=dict)
-    logit_shifts: dict[str, float] = field(default_factory=dict)
-
-    @classmethod
-    def identity(cls, tasks: Iterable[TaskSpec]) -> Calibration:
-        """Threshold 0.5, temperature 1 and no shift for every task."""
-        tasks = list(tasks)
-        return cls(
-            {t.name: 0.5 for t in tasks if t.type == "binary"},
-            {t.name: 1.0 for t in tasks},
-            {t.name: 0.0 for t in tasks},
-        )
+POOLING_KIND = "image"
+"""The element kind posts are pooled by."""
 
 
 class Detector:
@@ -69,43 +34,54 @@ class Detector:
     Args:
         model: The network.
         tasks: Task specs, one per head.
-        recipe: The recipe it was built from (saved in artifacts). A model composed in code has none: it
-            scores, embeds and evaluates, but saving needs a recipe to rebuild the architecture from.
-        max_elements: Images and comments taken per post (default: the recipe's ``train.max_elements``).
         thresholds: Decision threshold per binary task on the calibrated probability (default 0.5).
         temperatures: Logit temperature per task, fitted on validation data (default 1.0).
+        max_elements: Images and comments taken per post.
         logit_shifts: Shift added to a binary task's tempered logit, fitted on validation data (default 0.0).
-        pooled: The calibration of logits pooled across posts that share a picture (``eval.pool_by_image``),
-            fitted on validation data; ``None`` when the recipe does not pool. Scoring post by post uses the
+        pooled: The calibration of logits pooled across posts that share a picture, fitted on validation data;
+            ``None`` until calibrated, or when the detector does not pool. Scoring post by post uses the
             per-post calibration above.
+        pool_by_image: The cosine at which two posts' first pictures count as one (``eval.pool_by_image``), for
+            scoring posts together pooled by picture; ``None``: the detector scores posts one by one only.
+        source: Where the model came from, for messages: an artifact directory, or ``"<python>"``.
+
+    ``Detector.load(directory)`` (``faim.load``) reads a saved one; ``save`` writes one.
     """
 
     def __init__(
         self,
         model: WholePostModel,
         tasks: list[TaskSpec],
-        recipe: Recipe | None = None,
         thresholds: Mapping[str, float] | None = None,
         temperatures: Mapping[str, float] | None = None,
-        max_elements: int | None = None,
+        max_elements: int = TrainConfig.max_elements,
         logit_shifts: Mapping[str, float] | None = None,
         pooled: Calibration | None = None,
+        pool_by_image: float | None = None,
+        source: str = "<python>",
     ) -> None:
+        if pool_by_image is not None and POOLING_KIND not in model.kinds:
+            raise ValueError(f"pool_by_image needs a model that embeds pictures; it reads {', '.join(model.kinds)}")
         self.model = model
         self.tasks = tasks
-        self.recipe = recipe
-        self.eval_config = recipe.eval if recipe else EvalConfig()
-        self.max_elements = max_elements or (recipe.train.max_elements if recipe else TrainConfig.max_elements)
+        self.max_elements = max_elements
         identity = Calibration.identity(tasks)
         self.thresholds = identity.thresholds | dict(thresholds or {})
         self.temperatures = identity.temperatures | dict(temperatures or {})
         self.logit_shifts = identity.logit_shifts | dict(logit_shifts or {})
         self.pooled = pooled
+        self.pool_by_image = pool_by_image
+        self.source = source
 
     @property
     def calibration(self) -> Calibration:
         """The per-post calibration, sharing this detector's dicts (changes to either show in both)."""
         return Calibration(self.thresholds, self.temperatures, self.logit_shifts)
+
+    @property
+    def pooling_kind(self) -> str | None:
+        """The element kind posts are pooled by (``"image"`` with ``pool_by_image``), or ``None``."""
+        return POOLING_KIND if self.pool_by_image is not None else None
 
     def collator(
         self,
@@ -121,57 +97,27 @@ class Detector:
         tasks = self.tasks if with_targets else ()
         return PostCollator(preprocessors, tasks, self.max_elements, on_error, draft_images)
 
-    def probabilities(
-        self, logits: Mapping[str, torch.Tensor], calibration: Calibration | None = None
-    ) -> dict[str, torch.Tensor]:
-        """Calibrated probabilities per task from raw logits (temperature and logit shift of ``calibration``,
-        default the per-post one, applied)."""
+    def probabilities(self, logits: Mapping[str, np.ndarray], calibration: Calibration | None = None) -> dict:
+        """Task → calibrated probabilities from raw logits, under ``calibration`` (default: the per-post one)."""
         calibration = calibration or self.calibration
-        return {
-            name: self.model.heads[name].probabilities(
-                value.float() / calibration.temperatures[name] + calibration.logit_shifts[name]
-            )
-            for name, value in logits.items()
-        }
+        return {task.name: calibration.probabilities(task, logits[task.name]) for task in self.tasks}
 
-    @torch.inference_mode()
-    def run(
-        self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, drop: Iterable[str] = ()
-    ) -> Iterator[tuple[list[str], dict[str, np.ndarray], np.ndarray]]:
-        """Yield ``(ids, probabilities per task, embeddings)`` per batch; raises ``PostError`` on a bad post."""
-        self.model.eval()
-        collate = self.collator(kinds=self.model.fused_kinds)
-        buffer: list[Post] = []
-        for post in as_posts(list(posts)):
-            buffer.append(post)
-            if len(buffer) == batch_size:
-                yield self._run_batch(collate, buffer, drop)
-                buffer = []
-        if buffer:
-            yield self._run_batch(collate, buffer, drop)
+    def predict(
+        self,
+        posts: Iterable[Post | Mapping[str, Any]],
+        batch_size: int = 64,
+        link_kind: str | None = None,
+        embeddings: bool = False,
+    ) -> Predictions:
+        """Run the model over posts (``faim.inference.predict``), collated ``batch_size`` at a time in this process.
 
-    def _run_batch(
-        self, collate: PostCollator, posts: list[Post], drop: Iterable[str]
-    ) -> tuple[list[str], dict[str, np.ndarray], np.ndarray]:
-        batch = collate(posts)
-        scores = self.predict_batch(batch, drop)
-        return batch.ids, scores.probabilities, scores.embeddings
-
-    def predict_batch(self, batch: PostBatch, drop: Iterable[str] = (), link_kind: str | None = None) -> BatchScores:
-        """Everything one forward pass over a collated batch gives (see ``BatchScores``); ``link_kind`` also
-        embeds each post's first element of that kind (the batch must hold that kind)."""
-        elements = self.model.encode(batch, drop, self.model.kinds_with(link_kind))
-        embedding = self.model.fuse(elements)
-        logits = {name: head(embedding) for name, head in self.model.heads.items()}
-        scores = BatchScores(
-            {name: value.float().cpu().numpy() for name, value in self.probabilities(logits).items()},
-            embedding.float().cpu().numpy(),
-            {name: value.float().cpu().numpy() for name, value in logits.items()},
-        )
-        if link_kind is not None:
-            links, present = first_elements(elements, link_kind, batch.size)
-            scores.links, scores.link_present = links.cpu().numpy(), present.cpu().numpy()
-        return scores
+        Raises:
+            PostError: On a post that cannot be read.
+        """
+        collate = self.collator(kinds=self.model.kinds_with(link_kind))
+        items = as_posts(list(posts))
+        batches = (collate(items[start : start + batch_size]) for start in range(0, len(items), batch_size))
+        return predict(self.model, batches, desc=None, link_kind=link_kind, embeddings=embeddings)
 
     def score(
         self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, pool_by_image: bool = False
@@ -179,16 +125,23 @@ class Detector:
         """Per-post probabilities: ``{"id", task: P(positive)}`` for binary tasks, ``{label: p}`` otherwise.
 
         Posts may be ``Post`` objects or plain dicts (``{"id", "text", "images", "comments"}``). With
-        ``pool_by_image`` (a recipe with ``eval.pool_by_image``), the posts are scored together: each takes the mean
+        ``pool_by_image`` (a detector with ``pool_by_image``), the posts are scored together: each takes the mean
         logits of the given posts showing a near-duplicate of its first picture, under the pooled calibration (as
-        evaluation reports it), and its row gains ``picture_group``, the id its group's posts share.
-        """
-        if pool_by_image:
-            from faim.pooling import score_pooled  # imported here: it loads the evaluation package (plots too)
+        evaluation reports it), and its row gains ``picture_group``, the id its group's posts share; a post without
+        a picture is a group of its own.
 
-            ids, probs, groups = score_pooled(self, posts, batch_size)
-            return [row | {"picture_group": int(group)} for row, group in zip(self._rows(ids, probs), groups)]
-        return [row for ids, probs, _ in self.run(posts, batch_size) for row in self._rows(ids, probs)]
+        Raises:
+            ValueError: With ``pool_by_image``, when the detector does not pool or has no pooled calibration yet.
+            PostError: On a post that cannot be read.
+        """
+        if not pool_by_image:
+            predictions = self.predict(posts, batch_size)
+            return self._rows(predictions.ids, self.probabilities(predictions.logits))
+        self.check_pooling()
+        predictions = self.predict(posts, batch_size, link_kind=self.pooling_kind)
+        groups = picture_groups(predictions, self.pool_by_image)
+        probs = pooled_probabilities(self.tasks, self.pooled, predictions.logits, groups)
+        return [row | {"picture_group": int(group)} for row, group in zip(self._rows(predictions.ids, probs), groups)]
 
     def _rows(self, ids: list[str], probs: dict[str, np.ndarray]) -> list[dict[str, Any]]:
         rows = []
@@ -202,8 +155,7 @@ class Detector:
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
         """Whole-post embeddings ``[N, D]`` (float32), in input order."""
-        parts = [embedding for _, _, embedding in self.run(posts, batch_size)]
-        return np.concatenate(parts) if parts else np.zeros((0, self.model.fusion.output_dim), np.float32)
+        return self.predict(posts, batch_size, embeddings=True).embeddings
 
     def decisions(self, task: str, probabilities: np.ndarray, pooled: bool = False) -> np.ndarray:
         """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel.
@@ -213,28 +165,72 @@ class Detector:
         spec = next(t for t in self.tasks if t.name == task)
         if spec.type == "binary":
             if pooled and self.pooled is None:
-                raise ValueError(f"{self.source}: no pooled calibration (the recipe has no eval.pool_by_image)")
+                raise ValueError(f"{self.source}: no pooled calibration (the detector does not pool by picture)")
             calibration = self.pooled if pooled else self.calibration
             return (probabilities >= calibration.thresholds[task]).astype(np.int64)
         if spec.type == "multiclass":
             return probabilities.argmax(-1)
         return (probabilities >= 0.5).astype(np.int64)
 
-    @property
-    def pooling_kind(self) -> str | None:
-        """The element kind posts are pooled by (``"image"`` with ``eval.pool_by_image``), or ``None``."""
-        return "image" if self.eval_config.pool_by_image is not None else None
+    def check_pooling(self) -> None:
+        """Raise ``ValueError`` unless this detector can score posts pooled by picture (``pool_by_image`` and a
+        pooled calibration)."""
+        if self.pooling_kind is None:
+            raise ValueError(f"{self.source}: the recipe has no eval.pool_by_image; score its posts one by one")
+        if self.pooled is None:
+            raise ValueError(f"{self.source}: no calibration of pooled scores yet; train or calibrate the model first")
 
-    @property
-    def source(self) -> str:
-        """Where the model came from, for reports: the recipe file, or ``"<python>"``."""
-        return self.recipe.source if self.recipe else "<python>"
+    def calibrate(self, batches: Iterable[PostBatch], config: EvalConfig) -> None:
+        """Fit the per-post calibration on labelled batches (a validation loader), in place, as ``config`` (the
+        recipe's ``eval:`` section) says (``faim.calibration.fit``); a pooling detector also fits the calibration of
+        pooled logits (``pooled``)."""
+        link = self.pooling_kind
+        predictions = predict(self.model, batches, desc="calibrating", link_kind=link)
+        fit_calibration(self.tasks, predictions.logits, predictions.targets, config, self.calibration)
+        if link:
+            groups = picture_groups(predictions, self.pool_by_image)
+            self.pooled = Calibration.identity(self.tasks)
+            fit_calibration(self.tasks, pooled(predictions, groups).logits, predictions.targets, config, self.pooled)
 
-    def save(self, directory: str) -> None:
-        """Write the artifact directory (see ``faim.artifact``); needs a recipe."""
-        from faim.artifact import save_artifact  # artifact imports Detector to load one
+    def save(self, directory: str | Path, recipe: Recipe | None = None) -> Path:
+        """Write the model as an artifact directory (``faim.artifact``), replaced atomically if it exists.
 
-        save_artifact(self, directory)
+        Args:
+            directory: Where to write it.
+            recipe: The recipe it was trained from, saved with it (evaluation and resumed runs read its data and
+                eval settings). ``None``: the architecture alone, written out as a recipe's ``model:`` section from
+                the arguments its components were built with, which is how a model composed in code is saved.
+
+        Raises:
+            ValueError: Without a recipe, when a component cannot be written out (see
+                ``faim.artifact.architecture_recipe``).
+        """
+        artifact = Artifact(
+            self.model,
+            self.tasks,
+            self.calibration,
+            self.pooled,
+            self.max_elements,
+            self.pool_by_image,
+            recipe or architecture_recipe(self.model, self.tasks),
+        )
+        return save_artifact(artifact, directory)
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Detector:
+        """Load a saved model directory; every file's sha256 is checked and nothing is unpickled."""
+        artifact = load_artifact(directory)
+        return cls(
+            artifact.model,
+            artifact.tasks,
+            artifact.calibration.thresholds,
+            artifact.calibration.temperatures,
+            artifact.max_elements,
+            artifact.calibration.logit_shifts,
+            artifact.pooled,
+            artifact.pool_by_image,
+            str(directory),
+        )
 
 
 __all__ = ["Calibration", "Detector", "PostError"]

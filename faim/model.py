@@ -108,7 +108,10 @@ class WholePostModel(nn.Module):
 
     def logits(self, elements: Elements) -> dict[str, torch.Tensor]:
         """Logits per task from encoded elements (``encode``); kinds that are not fused are ignored."""
-        embedding = self.fuse(elements)
+        return self.head_logits(self.fuse(elements))
+
+    def head_logits(self, embedding: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Logits per task from whole-post embeddings ``[B, D]``."""
         return {name: head(embedding) for name, head in self.heads.items()}
 
     @property

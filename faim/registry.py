@@ -1,18 +1,23 @@
 """Component registries: one plain dict per kind, filled by decorators.
 
-Each kind (encoders, fusions, heads, sources) maps a recipe ``type:`` name to a class. Built-in
-components register themselves when their package is imported; third-party packages add theirs
-through the ``faim.plugins`` entry-point group, whose entries are modules that register on import.
+Each kind (encoders, fusions, heads, sources) maps a recipe ``type:`` name to a class. A built-in component
+registers itself when its package is imported (``faim.encoders``, ``faim.fusion``, ``faim.tasks``,
+``faim.data.sources``); ``faim.components`` imports them all and loads the plug-ins of other packages, which
+register through the ``faim.plugins`` entry-point group (modules that register on import).
+
+A registered class also records the arguments each of its instances was built with
+(``constructor_arguments``), so a model composed in code can be written out as a recipe and built again.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
 from collections.abc import Callable
-from importlib.metadata import entry_points
-from typing import TypeVar
+from typing import Any, TypeVar
 
-T = TypeVar("T")
+T = TypeVar("T", bound=type)
 
 ENCODERS: dict[str, type] = {}
 FUSIONS: dict[str, type] = {}
@@ -35,11 +40,45 @@ def _register(kind: str, name: str) -> Callable[[T], T]:
     def decorator(cls: T) -> T:
         if name in table:
             raise ValueError(f"{kind} {name!r} is already registered (by {table[name].__module__})")
-        table[name] = cls  # type: ignore[assignment]
+        table[name] = cls
         cls.registry_name = name  # type: ignore[attr-defined]
+        _record_arguments(cls)
         return cls
 
     return decorator
+
+
+def _record_arguments(cls: type) -> None:
+    """Make ``cls`` keep, on each instance of exactly ``cls``, the arguments its constructor was called with."""
+    init = cls.__init__
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        if type(self) is cls:  # a subclass records its own arguments when it is registered itself
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
+            arguments.pop(next(iter(signature.parameters)))
+            self.__dict__["_faim_arguments"] = arguments
+
+    cls.__init__ = __init__  # type: ignore[misc]
+
+
+def constructor_arguments(component: object) -> dict[str, Any]:
+    """The arguments ``component`` was built with (defaults filled in), by parameter name.
+
+    Raises:
+        ValueError: When its class is not itself registered, so the arguments were not recorded.
+    """
+    arguments = getattr(component, "__dict__", {}).get("_faim_arguments")
+    if arguments is None or "registry_name" not in type(component).__dict__:
+        raise ValueError(
+            f"{type(component).__name__} is not a registered component (register it with faim.register_encoder, "
+            "register_fusion or register_head), so the arguments it was built with are unknown"
+        )
+    return dict(arguments)
 
 
 def register_encoder(name: str) -> Callable[[T], T]:
@@ -69,29 +108,13 @@ def suggest(name: str, choices: list[str]) -> str:
 
 
 def lookup(kind: str, name: str, where: str = "") -> type:
-    """Return the class registered as ``name``; raise KeyError naming the valid choices."""
-    load_builtins()
+    """Return the class registered as ``name``; raise KeyError naming the valid choices.
+
+    Only what is registered so far is found: ``faim.components.lookup`` registers the built-ins and plug-ins first.
+    """
     table = REGISTRIES[kind]
     if name not in table:
         choices = sorted(table)
         prefix = f"{where}: " if where else ""
         raise KeyError(f"{prefix}unknown {kind} type {name!r}{suggest(name, choices)}; valid: {', '.join(choices)}")
     return table[name]
-
-
-_loaded = False
-
-
-def load_builtins() -> None:
-    """Import the built-in component packages and every installed plug-in (once)."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import faim.data.sources  # noqa: F401
-    import faim.encoders  # noqa: F401
-    import faim.fusion  # noqa: F401
-    import faim.tasks  # noqa: F401
-
-    for entry in entry_points(group=PLUGIN_GROUP):
-        entry.load()

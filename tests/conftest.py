@@ -99,7 +99,6 @@ def pooling_detector(demo_data: dict[str, Path], tmp_path: Path, head: str = "bi
     import torch
 
     import faim
-    from faim.evaluate import calibrate
     from faim.training.loaders import make_loader
 
     torch.manual_seed(0)
@@ -109,5 +108,23 @@ def pooling_detector(demo_data: dict[str, Path], tmp_path: Path, head: str = "bi
     detector = faim.build(recipe)
     posts = shared_picture_posts(demo_data)
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
-    calibrate(detector, loader)
+    detector.calibrate(loader, faim.Recipe.from_dict(recipe).eval)
+    return detector, posts
+
+
+def calibrated(demo_data: dict[str, Path], tmp_path: Path, logit_shift: bool) -> tuple[Any, list]:
+    """A tiny detector calibrated on the validation posts (with a logit shift when ``logit_shift``), and them."""
+    import torch
+
+    import faim
+    from faim.data.sources import read_posts
+    from faim.training.loaders import make_loader
+
+    torch.manual_seed(0)
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["eval"] |= {"logit_shift": logit_shift}
+    detector = faim.build(recipe)
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))
+    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
+    detector.calibrate(loader, faim.Recipe.from_dict(recipe).eval)
     return detector, posts

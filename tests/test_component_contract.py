@@ -12,10 +12,9 @@ import torch
 from PIL import Image
 from transformers import AutoModel, BertConfig
 
+import faim.components  # noqa: F401  (registers every built-in component)
 from faim.encoders.tiny_text import tiny_vocab
-from faim.registry import ENCODERS, FUSIONS, HEADS, load_builtins
-
-load_builtins()
+from faim.registry import ENCODERS, FUSIONS, HEADS
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,9 @@ import pytest
 import torch
 from PIL import Image
 
+import faim
 from faim import Detector, WholePostModel
+from faim.artifact import read_recipe
 from faim.data.post import as_posts
 from faim.data.targets import TaskSpec
 from faim.encoders.tiny_image import TinyImageEncoder
@@ -72,9 +74,35 @@ def test_dropping_a_kind_equals_a_post_without_it(detector: Detector) -> None:
         assert torch.allclose(detector.model.embed(full), detector.model.embed(with_image, drop=["image"]), atol=1e-6)
 
 
-def test_code_composed_model_cannot_be_saved_without_recipe(detector: Detector, tmp_path) -> None:
-    with pytest.raises(ValueError, match="composed in code"):
-        detector.save(str(tmp_path / "model"))
+def test_code_composed_model_is_saved_as_a_recipe_of_its_modules_and_loads_back(detector: Detector, tmp_path) -> None:
+    detector.thresholds["hate"] = 0.3
+    detector.save(tmp_path / "model")
+    recipe = read_recipe(tmp_path / "model")
+    assert recipe.data is None
+    text = {"max_length": 32, "pooling": "mean", "freeze": False, "fold_confusables": False, "fold_leetspeak": False}
+    assert recipe.model["encoders"] == {
+        "text": {"type": "tiny_text", "dim": 16} | text,
+        "image": {"type": "tiny_image", "dim": 8, "freeze": False},
+        "comments": "text",
+    }
+    attention = {"type": "attention", "dim": 16, "num_heads": 2, "num_layers": 1, "dropout": 0.1, "max_elements": 64}
+    assert recipe.model["fusion"] == attention
+    assert recipe.model["heads"]["topic"] == {"type": "multiclass", "hidden_dim": 0, "dropout": 0.0,
+                                              "class_weights": None, "label_smoothing": 0.0,
+                                              "labels": ["a", "b", "c"]}  # fmt: skip
+    loaded = faim.load(tmp_path / "model")
+    assert loaded.score(posts()) == detector.score(posts())
+    assert loaded.thresholds["hate"] == 0.3
+
+
+def test_a_module_that_is_not_registered_cannot_be_written_out(detector: Detector, tmp_path) -> None:
+    class Unregistered(BinaryHead):
+        pass
+
+    detector.model.heads["hate"] = Unregistered(16)
+    with pytest.raises(ValueError, match="Unregistered is not a registered component"):
+        detector.save(tmp_path / "model")
+    assert not (tmp_path / "model").exists()
 
 
 def test_wrong_modality_for_a_kind_is_rejected() -> None:

@@ -9,17 +9,17 @@ import pytest
 from conftest import pooling_detector
 
 import faim
-from faim.evaluate import evaluate
+from faim.eval.evaluate import evaluate
+from faim.inference import predict
 from faim.pooling import picture_groups, pooled
 from faim.training.loaders import make_loader
-from faim.training.predict import predict
 
 
 def test_pooling_gives_posts_sharing_a_picture_the_group_mean(demo_data, tmp_path: Path) -> None:
     detector, posts = pooling_detector(demo_data, tmp_path)
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
     per_post = predict(detector.model, loader, link_kind="image")
-    together = pooled(per_post, picture_groups(detector, per_post)).logits["harmful"]
+    together = pooled(per_post, picture_groups(per_post, detector.pool_by_image)).logits["harmful"]
     alone = per_post.logits["harmful"]
     for start in range(0, len(posts) - 3, 4):
         members = [i for i in range(start, start + 4) if posts[i].images]

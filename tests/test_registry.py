@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from faim import registry
-
-registry.load_builtins()
+from faim import components, registry
 
 
 def test_duplicate_name_raises() -> None:
@@ -38,11 +36,11 @@ def test_plugin_entry_point_registers_its_components(tmp_path: Path, monkeypatch
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     plugin = EntryPoint(name="mine", value="my_faim_plugin", group=registry.PLUGIN_GROUP)
-    monkeypatch.setattr(registry, "entry_points", lambda group: [plugin] if group == registry.PLUGIN_GROUP else [])
-    monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(components, "entry_points", lambda group: [plugin] if group == registry.PLUGIN_GROUP else [])
+    monkeypatch.setattr(components, "_plugins_loaded", False)
     monkeypatch.delitem(registry.HEADS, "plugin_head", raising=False)
     try:
-        assert registry.lookup("head", "plugin_head").__name__ == "PluginHead"
+        assert components.lookup("head", "plugin_head").__name__ == "PluginHead"
     finally:
         registry.HEADS.pop("plugin_head", None)
         sys.modules.pop("my_faim_plugin", None)

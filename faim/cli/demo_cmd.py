@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from faim.api import train_recipe
 from faim.cli.common import add_overrides
+from faim.demo_data import make_demo_data
+from faim.eval.report import format_table
+from faim.scoring import score_dump
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -24,11 +28,6 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from faim.demo_data import make_demo_data
-    from faim.eval.report import format_table
-    from faim.scoring import score_dump
-    from faim.training.run import train
-
     out = Path(args.out)
     paths = make_demo_data(out / "data")
     print(f"data:   {out / 'data'} (train {paths['train']}, validation {paths['validation']})")
@@ -38,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         f"train.output_dir={out / 'run'}",
         *args.overrides,
     ]
-    result = train(args.recipe, overrides)
+    result = train_recipe(args.recipe, overrides)
     if result is None:
         return 0
     print(format_table(result.report))

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
+from faim.artifact import read_recipe
+from faim.assembly import build_source
 from faim.cli.common import add_columns, parse_columns
+from faim.data.sources import read_posts
+from faim.detector import Detector
+from faim.eval.evaluate import evaluate
+from faim.eval.report import format_table
+from faim.eval.robustness import format_robustness, robustness_report
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -34,25 +42,19 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from faim.artifact import load_artifact
-    from faim.build import build_source
-    from faim.data.sources import read_posts
-    from faim.eval.report import format_table
-    from faim.evaluate import evaluate, format_robustness, robustness_report
-
-    detector = load_artifact(args.model)
+    detector = Detector.load(args.model)
+    recipe = read_recipe(args.model)
     if args.data:
         posts = list(read_posts(args.data, parse_columns(args.columns), args.image_root))
         name, label = args.data, Path(args.data).stem
     else:
-        source = build_source(detector.recipe.data)
+        source = build_source(recipe.data_section)
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
-    if args.slice:
-        detector.eval_config.slice = args.slice
+    config = replace(recipe.eval, slice=args.slice) if args.slice else recipe.eval
     out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"
-    report = evaluate(detector, posts, out, name)
+    report = evaluate(detector, posts, out, name, config)
     print(format_table(report))
     if args.robustness:
-        print(format_robustness(robustness_report(detector, posts, report, out, name)))
+        print(format_robustness(robustness_report(detector, posts, report, out, name, config)))
     print(f"report: {out}")
     return 0

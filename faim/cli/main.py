@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from faim.cli import demo_cmd, eval_cmd, recipe_cmd, score_cmd, train_cmd
+from faim.version import __version__
 
 EPILOG = """examples:
   faim demo                                   generate data, train, evaluate and score, end to end
@@ -33,8 +34,6 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from faim import __version__
-
     parser.add_argument("--version", action="version", version=f"faim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():

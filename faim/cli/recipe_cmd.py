@@ -6,10 +6,9 @@ import argparse
 import inspect
 
 from faim.cli.common import add_overrides
+from faim.components import DERIVED, registries, settable_arguments
 from faim.recipe import Recipe
 from faim.recipe.loader import locate, shipped_recipes
-from faim.recipe.validate import DERIVED, component_arguments
-from faim.registry import REGISTRIES, load_builtins
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -35,7 +34,7 @@ def run_show(args: argparse.Namespace) -> int:
 def describe(kind: str, cls: type) -> str:
     params = inspect.signature(cls).parameters
     args = []
-    for name in component_arguments(kind, cls):
+    for name in settable_arguments(kind, cls):
         default = params[name].default
         args.append(name if default is inspect.Parameter.empty else f"{name}={default!r}")
     summary = (inspect.getdoc(cls) or "").split("\n")[0]
@@ -43,11 +42,10 @@ def describe(kind: str, cls: type) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    load_builtins()
     print("shipped recipes:")
     for name in shipped_recipes():
         print(f"  {name:28s} {locate(name)}")
-    for kind, table in REGISTRIES.items():
+    for kind, table in registries().items():
         derived = ", ".join(sorted(DERIVED[kind])) or "none"
         print(f"\n{kind}s (derived arguments: {derived}):")
         for name, cls in sorted(table.items()):

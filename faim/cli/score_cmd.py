@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from faim.cli.common import add_columns, parse_columns
+from faim.scoring import ScoringOptions, score_dump
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -62,8 +63,6 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from faim.scoring import ScoringOptions, score_dump
-
     options = ScoringOptions.exact() if args.exact else ScoringOptions()
     if args.compile:
         options = ScoringOptions(**(options.to_dict() | {"compile": True}))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from faim.api import train_recipe
 from faim.cli.common import add_overrides
+from faim.eval.report import format_table
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -31,11 +33,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from faim.eval.report import format_table
-    from faim.training.run import train
-
     overrides = args.overrides + ([f"train.output_dir={args.output_dir}"] if args.output_dir else [])
-    result = train(args.recipe, overrides, resume=args.resume)
+    result = train_recipe(args.recipe, overrides, resume=args.resume)
     if result is None:
         return 0
     print(format_table(result.report))

@@ -21,9 +21,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from faim.build import build_source
+import faim.data.sources  # noqa: F401  (registers every source a member may name)
 from faim.data.post import Post
-from faim.registry import register_source
+from faim.registry import lookup, register_source
 
 EVALUATE_ON = ("first", "all")
 
@@ -54,7 +54,8 @@ class ConcatSource:
                 raise ValueError(f"concat: {where} must be a mapping with a type:")
             if spec["type"] == "concat":
                 raise ValueError(f"concat: {where} is itself a concat; list its sources here instead")
-            self.members.append(build_source(spec))
+            member = lookup("source", spec["type"], where)
+            self.members.append(member(**{key: value for key, value in spec.items() if key != "type"}))
             self.names.append(f"{index}-{spec['type']}")
         self.evaluate_on = evaluate_on
 

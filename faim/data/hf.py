@@ -75,15 +75,22 @@ class HfSource(FileSource):
 
     def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
         """Bind the mapping to the dataset at ``path`` and stream its mapped columns as Arrow batches."""
-        dataset = _load(path)
+        dataset = load_dataset(path)
         bound = self.columns.bind(dataset.column_names, str(path))
         batches = dataset.select_columns(bound.wanted(dataset.column_names)).with_format("arrow").iter(BATCH_ROWS)
         return bound, arrow_rows(batches, path)
 
 
-def _load(path: Path) -> Any:
-    """A ``datasets.Dataset`` from a saved folder or a local data file (which must exist)."""
-    import datasets
+def load_dataset(path: Path) -> Any:
+    """A ``datasets.Dataset`` from a saved folder or a local data file (which must exist).
+
+    Raises:
+        ImportError: Without the optional Hugging Face ``datasets`` package, saying how to install it.
+    """
+    try:
+        import datasets  # optional heavy dependency (faim-sdk[hf]): imported when a dataset is read
+    except ImportError:
+        raise ImportError(f"reading {path} needs Hugging Face datasets: pip install 'faim-sdk[hf]'") from None
 
     if path.is_dir():
         dataset = datasets.load_from_disk(str(path))

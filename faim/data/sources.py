@@ -1,19 +1,22 @@
 """Data sources: files of posts → ``Post`` objects, registered under their recipe ``data.type:``.
 
-Importing this module registers every built-in source: ``jsonl``, ``csv``, ``parquet``, ``hf``, the
-named adapters (``tweeteval``, ``davidson``, ...) and ``concat``, which joins sources. ``read_posts``
-reads any file of posts by its extension, for scoring and evaluating data no recipe describes.
+Importing this module registers every built-in source but ``concat``: ``jsonl``, ``csv``, ``parquet``, ``hf``
+and the named adapters (``tweeteval``, ``davidson``, ...). ``concat``, a source made of these, sits on top of
+them (``faim.data.concat``). ``read_posts`` reads any file, folder, glob or saved dataset of posts
+(``faim.data.inputs``), for evaluating data no recipe describes.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from faim.data import coaid, concat, davidson, ethos, hateful_memes, liar, vmu  # noqa: F401  (registers the adapters)
+from faim.data import coaid, davidson, ethos, hateful_memes, liar, vmu  # noqa: F401  (registers the adapters)
 from faim.data.columns import ColumnMap
 from faim.data.hf import HfSource
+from faim.data.inputs import DATASET, find_inputs, input_format
 from faim.data.post import Post
 from faim.data.tabular import FileSource, Rows, csv_rows, jsonl_rows, parquet_rows
 from faim.data.tweeteval import TweetEvalSource
@@ -46,6 +49,8 @@ class Source(Protocol):
 class JsonlSource(FileSource):
     """JSON Lines files, one post object per line; see ``FileSource`` for the arguments."""
 
+    formats = ("jsonl",)
+
     def __init__(
         self,
         train: str | None = None,
@@ -70,6 +75,8 @@ class CsvSource(FileSource):
         quote_char: Quote character around cells holding the delimiter or newlines; ``None`` reads
             quotes literally (files such as LIAR, read elsewhere with ``quoting=3``).
     """
+
+    formats = ("csv", "tsv")
 
     def __init__(
         self,
@@ -96,6 +103,8 @@ class CsvSource(FileSource):
 class ParquetSource(FileSource):
     """Parquet files; see ``FileSource`` for the arguments."""
 
+    formats = ("parquet",)
+
     def __init__(
         self,
         train: str | None = None,
@@ -112,36 +121,30 @@ class ParquetSource(FileSource):
 
 
 READERS: dict[str, tuple[type[FileSource], dict[str, str]]] = {
-    ".jsonl": (JsonlSource, {}),
-    ".ndjson": (JsonlSource, {}),
-    ".json": (JsonlSource, {}),
-    ".csv": (CsvSource, {}),
-    ".tsv": (CsvSource, {"delimiter": "\t"}),
-    ".parquet": (ParquetSource, {}),
+    "jsonl": (JsonlSource, {}),
+    "csv": (CsvSource, {}),
+    "tsv": (CsvSource, {"delimiter": "\t"}),
+    "parquet": (ParquetSource, {}),
+    DATASET: (HfSource, {}),
 }
+"""Format (``faim.data.inputs.input_format``) → the source reading it, and its options."""
 
 
-def read_posts(path: str | Path, columns: dict | None = None, image_root: str | None = None) -> Iterator[Post]:
-    """Stream the posts of any file, its format chosen by extension.
-
-    ``.jsonl``/``.ndjson``/``.json`` (JSON Lines), ``.csv``, ``.tsv`` and ``.parquet`` files are
-    read by the matching source; a folder is read as a dataset saved with ``Dataset.save_to_disk``.
+def read_posts(spec: str | Path, columns: dict | None = None, image_root: str | None = None) -> Iterator[Post]:
+    """Stream the posts of a file, a folder, a glob or a saved dataset, one input after another
+    (``faim.data.inputs.find_inputs`` says what a spec stands for), each read by the source of its format.
 
     Args:
-        path: The file or folder.
+        spec: The file, folder or glob.
         columns: Column mapping, as in a recipe's ``data.columns``.
-        image_root: Directory relative image paths resolve against; ``None`` uses the file's directory.
+        image_root: Directory relative image paths resolve against; ``None`` uses each input's directory.
 
     Raises:
-        ValueError: On an unknown extension, naming the known ones.
+        FileNotFoundError: When the spec stands for nothing.
+        ValueError: On an unknown extension, naming the known ones; on a malformed row, naming file and row.
     """
-    path = Path(path)
-    if path.is_dir():
-        return HfSource(columns=columns, image_root=image_root).iter_posts(path)
-    suffix = path.suffix.lower()
-    if suffix not in READERS:
-        raise ValueError(
-            f"cannot read {path}: unknown extension; known: {', '.join(READERS)}, or a saved dataset folder"
-        )
-    source, options = READERS[suffix]
-    return source(columns=columns, image_root=image_root, **options).iter_posts(path)
+    readers = []
+    for path in find_inputs(spec):
+        source, options = READERS[input_format(path)]
+        readers.append(source(columns=columns, image_root=image_root, **options).iter_posts(path))
+    return itertools.chain.from_iterable(readers)

@@ -22,6 +22,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from faim.data.columns import ColumnMap
+from faim.data.inputs import expand, input_format
 from faim.data.post import Post
 
 Rows = Iterator[tuple[int, dict[str, Any]]]
@@ -110,9 +111,10 @@ def parquet_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
     return bound, arrow_rows(table.iter_batches(batch_size=BATCH_ROWS, columns=bound.wanted(names)), path)
 
 
-def data_files(path: Path) -> list[Path]:
-    """The files whose bytes identify a split: the file itself, or a saved dataset folder's Arrow files."""
-    return sorted(path.rglob("*.arrow")) if path.is_dir() else [path]
+def data_files(spec: Path) -> list[Path]:
+    """The files whose bytes identify a split: its files (``faim.data.inputs.expand``), a saved dataset folder by its
+    Arrow files."""
+    return [file for path in expand(spec) for file in (sorted(path.rglob("*.arrow")) if path.is_dir() else [path])]
 
 
 def sha256_files(files: Iterable[Path], extra: str = "") -> str:
@@ -157,6 +159,9 @@ class FileSource(ABC):
         self.image_root = Path(image_root).absolute() if image_root is not None else None
         self.options = options or {}
 
+    formats: tuple[str, ...] = ()
+    """The formats (``faim.data.inputs.FORMATS``) this source reads from a folder or glob; empty: any."""
+
     @abstractmethod
     def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
         """The mapping bound to the file at ``path`` and a stream of its ``(number, row)`` pairs."""
@@ -176,26 +181,38 @@ class FileSource(ABC):
         return self.files[split]
 
     def posts(self, split: str) -> list[Post]:
-        """All posts of ``split``."""
-        path = self.location(split)
-        if not path.exists():
-            raise FileNotFoundError(f"data.{split}: {path} does not exist (resolved to {path.absolute()})")
-        return list(self.iter_posts(path))
-
-    def iter_posts(self, path: str | Path) -> Iterator[Post]:
-        """Stream the posts of any file in this source's format, with its mapping and image root.
+        """All posts of ``split``.
 
         Raises:
-            FileNotFoundError: When ``path`` does not exist.
-            ValueError: On a malformed file, a missing mapped column, or a cell of the wrong type.
+            FileNotFoundError: When the split's location stands for nothing, naming the split.
         """
-        path = Path(path)
-        if not path.exists():
-            raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
-        root = self.image_root or path.absolute().parent
-        bound, rows = self.rows(path)
-        for index, (number, row) in enumerate(rows):
-            yield bound.to_post(row, index, f"{path}:{number}", root)
+        path = self.location(split)
+        try:
+            return list(self.iter_posts(path))
+        except FileNotFoundError as error:
+            raise FileNotFoundError(f"data.{split}: {error}") from None
+
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        """Stream the posts of a file in this source's format, or of every one a folder or glob stands for
+        (``faim.data.inputs``), with its mapping and image root (default: each file's folder).
+
+        Raises:
+            FileNotFoundError: When ``path`` stands for nothing.
+            ValueError: On a file a folder or glob holds in another format, a malformed file, a missing mapped
+                column, or a cell of the wrong type.
+        """
+        files = expand(path)
+        if len(files) > 1 or files[0] != Path(path):
+            wrong = [f for f in files if self.formats and input_format(f) not in self.formats]
+            if wrong:
+                raise ValueError(f"{path}: {wrong[0]} is not {' or '.join(self.formats)}, which this source reads")
+        index = 0  # a post without an id takes its place among all the files' posts
+        for file in files:
+            root = self.image_root or file.absolute().parent
+            bound, rows = self.rows(file)
+            for number, row in rows:
+                yield bound.to_post(row, index, f"{file}:{number}", root)
+                index += 1
 
     def describe(self, split: str) -> str:
         """The data file of ``split``, as reports and cache keys show it."""

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from faim.recipe.errors import RecipeError
 from faim.recipe.loader import apply_overrides, load_recipe_dict
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
@@ -19,14 +20,15 @@ class Recipe:
     """A resolved, validated recipe.
 
     Attributes:
-        data: The ``data:`` section (a source ``type:`` and its arguments).
+        data: The ``data:`` section (a source ``type:`` and its arguments); ``None`` in the recipe a model
+            composed in code is saved with, which describes its architecture alone.
         model: The ``model:`` section (``encoders``, ``fusion``, ``heads``).
         train: The ``train:`` section.
         eval: The ``eval:`` section.
         source: The file it came from (or ``"<dict>"``), for messages.
     """
 
-    data: dict[str, Any]
+    data: dict[str, Any] | None
     model: dict[str, Any]
     train: TrainConfig
     eval: EvalConfig
@@ -37,7 +39,7 @@ class Recipe:
         """Validate a recipe mapping (base and overrides already applied)."""
         validate(mapping, source)
         return cls(
-            data=copy.deepcopy(mapping["data"]),
+            data=copy.deepcopy(mapping.get("data")),
             model=copy.deepcopy(mapping["model"]),
             train=TrainConfig(**mapping.get("train", {})),
             eval=EvalConfig(**mapping.get("eval", {})),
@@ -52,12 +54,23 @@ class Recipe:
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved recipe as plain data, every default written out."""
-        return {
-            "data": copy.deepcopy(self.data),
+        sections = {"data": copy.deepcopy(self.data)} if self.data is not None else {}
+        return sections | {
             "model": copy.deepcopy(self.model),
             "train": vars(self.train).copy(),
             "eval": vars(self.eval).copy(),
         }
+
+    @property
+    def data_section(self) -> dict[str, Any]:
+        """The ``data:`` section, which training and evaluating on the recipe's splits need.
+
+        Raises:
+            RecipeError: When the recipe has none (it describes an architecture alone).
+        """
+        if self.data is None:
+            raise RecipeError(self.source, "data", "missing section: this recipe describes a model alone; give data")
+        return self.data
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)

@@ -32,7 +32,7 @@ class TrainConfig:
             ``faim.training.versions``), the latest run's exported model under ``model/``.
         max_elements: Images and comments taken per post.
         log_every_n_steps: Logging interval.
-        augment: Perturbation name (``faim.eval.robustness.PERTURBATIONS``, e.g. ``text.char_swap``) to the
+        augment: Perturbation name (``faim.perturb.PERTURBATIONS``, e.g. ``text.char_swap``) to the
             probability that a training post gets it, drawn afresh for every post in every epoch, at the
             perturbation's default strength. Validation and evaluation posts are never augmented. Each perturbed
             input must reach an encoder of the model that reads it live: one that trains, or any with

@@ -13,20 +13,15 @@ import types
 import typing
 from typing import Any
 
+from faim.components import DERIVED, RESERVED, component_args, registries, settable_arguments
 from faim.data.collate import ELEMENT_MODALITIES
+from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import EvalConfig, TrainConfig
-from faim.registry import REGISTRIES, load_builtins, suggest
+from faim.registry import suggest
 
 TOP_LEVEL = ("data", "model", "train", "eval")
 MODEL_KEYS = ("encoders", "fusion", "heads")
-DERIVED = {
-    "fusion": {"input_dims"},
-    "head": {"input_dim", "num_classes", "num_labels"},
-    "encoder": set(),
-    "source": set(),
-}
-RESERVED = {"head": {"type", "labels"}, "fusion": {"type", "kinds"}}
 
 
 def check_keys(source: str, path: str, given: dict[str, Any], valid: list[str]) -> None:
@@ -37,29 +32,21 @@ def check_keys(source: str, path: str, given: dict[str, Any], valid: list[str]) 
             )
 
 
-def component_arguments(kind: str, cls: type) -> list[str]:
-    """Recipe-settable constructor arguments of a registered class (derived ones excluded)."""
-    params = inspect.signature(cls).parameters.values()
-    return [p.name for p in params if p.name not in DERIVED[kind] and p.kind is not p.VAR_KEYWORD]
-
-
 def check_component(source: str, path: str, kind: str, spec: Any) -> None:
     """Validate one ``{type: NAME, ...args}`` mapping against the class registered as NAME."""
+    table = registries()[kind]
     if not isinstance(spec, dict) or "type" not in spec:
-        raise RecipeError(
-            source, path, f"expected a mapping with 'type:' (one of {', '.join(sorted(REGISTRIES[kind]))})"
-        )
+        raise RecipeError(source, path, f"expected a mapping with 'type:' (one of {', '.join(sorted(table))})")
     name = spec["type"]
-    table = REGISTRIES[kind]
     if name not in table:
         choices = sorted(table)
         raise RecipeError(
             source, f"{path}.type", f"unknown {kind} {name!r}{suggest(str(name), choices)}; valid: {', '.join(choices)}"
         )
     cls = table[name]
-    reserved = RESERVED.get(kind, {"type"})
-    args = {k: v for k, v in spec.items() if k not in reserved}
-    valid = component_arguments(kind, cls)
+    reserved = RESERVED[kind]
+    args = component_args(kind, spec)
+    valid = settable_arguments(kind, cls)
     for key in args:
         if key in DERIVED[kind]:
             raise RecipeError(source, f"{path}.{key}", "is derived from the encoders; remove it")
@@ -133,13 +120,12 @@ def check_members(source: str, data: dict[str, Any]) -> None:
 
 def validate(recipe: dict[str, Any], source: str = "") -> None:
     """Raise ``RecipeError`` for the first problem found in a resolved recipe mapping."""
-    load_builtins()
     check_keys(source, "", recipe, list(TOP_LEVEL))
-    for section in ("data", "model"):
-        if section not in recipe:
-            raise RecipeError(source, section, "missing section")
-    check_component(source, "data", "source", recipe["data"])
-    check_members(source, recipe["data"])
+    if "model" not in recipe:
+        raise RecipeError(source, "model", "missing section")
+    if "data" in recipe:  # a recipe without one describes a model alone (see Recipe.data)
+        check_component(source, "data", "source", recipe["data"])
+        check_members(source, recipe["data"])
     model = recipe["model"]
     if not isinstance(model, dict):
         raise RecipeError(source, "model", "expected a mapping with encoders, fusion and heads")
@@ -156,10 +142,8 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
 
 def check_augment(source: str, augment: dict[str, float]) -> None:
     """``train.augment`` names known perturbations, each with a probability in [0, 1]."""
-    from faim.training.augment import PostAugmenter  # imported here: it loads the evaluation package
-
     try:
-        PostAugmenter(augment)
+        check_augmentation(augment)
     except ValueError as error:
         raise RecipeError(source, "train.augment", str(error)) from None
 

@@ -25,20 +25,19 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from tqdm.auto import tqdm
 
-from faim.artifact import load_artifact
+from faim.data.inputs import find_inputs
 from faim.detector import Detector
-from faim.scoring.inputs import Shard, count_rows, find_inputs, read_shards
+from faim.scoring.inputs import Shard, count_rows, read_shards
 from faim.scoring.manifest import Manifest, run_identity
 from faim.scoring.optimize import WORKER_ENVIRONMENT, ScoringOptions
+from faim.scoring.pool_parts import PoolingReport, pool_parts
+from faim.scoring.ray_engine import run_ray
 from faim.scoring.worker import ShardReport, ShardScorer
-
-if TYPE_CHECKING:
-    from faim.scoring.pool_parts import PoolingReport
 
 ENGINES = ("embedded", "ray")
 
@@ -152,7 +151,8 @@ def score_dump(
 
     Args:
         model: A model directory, or a ``Detector`` built from a recipe (saved to a temporary directory).
-        source: A JSONL/CSV/TSV/Parquet file, a folder of them, or a glob.
+        source: A JSONL/CSV/TSV/Parquet file, a saved Hugging Face dataset folder, a folder of them, or a glob
+            (``faim.data.inputs``).
         out: Output folder: ``part-*.parquet`` (read it whole with ``pyarrow.parquet.read_table(out)``).
         columns: Column mapping, as in a recipe's ``data.columns``.
         image_root: Directory relative image paths resolve against (default: each file's folder).
@@ -203,12 +203,9 @@ def score_dump(
                      "pool_by_image": pool_by_image}  # fmt: skip
     with model_directory(model) as model_dir:
         detector = None
-        if pool_by_image:  # imported here: it loads the evaluation package (plots too)
-            from faim.pooling import check_pooling
-            from faim.scoring.pool_parts import pool_parts
-
-            detector = model if isinstance(model, Detector) else load_artifact(str(model_dir))
-            check_pooling(detector)  # refused before any row is scored
+        if pool_by_image:
+            detector = model if isinstance(model, Detector) else Detector.load(model_dir)
+            detector.check_pooling()  # refused before any row is scored
         manifest = Manifest(out_dir, run_identity(model_dir, files, settings), overwrite, per_post=pool_by_image)
         parts_dir = manifest.parts_dir
         summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
@@ -225,8 +222,6 @@ def score_dump(
         start = time.perf_counter()
         try:
             if engine == "ray":
-                from faim.scoring.ray_engine import run_ray
-
                 reports = run_ray(str(model_dir), pending, parts_dir, workers, scorer_kwargs)
             else:
                 reports = _run_embedded(str(model_dir), pending, parts_dir, workers or cores, threads, scorer_kwargs)

@@ -1,4 +1,4 @@
-"""Find a dump's files and cut them into shards of raw rows, in a deterministic order.
+"""Cut a dump's inputs (``faim.data.inputs.find_inputs``) into shards of raw rows, in a deterministic order.
 
 The reader does as little as possible: JSONL lines stay undecoded bytes, CSV cells stay bytes, so a
 non-UTF-8 or malformed row becomes that row's error in the worker instead of stopping the read.
@@ -8,7 +8,6 @@ inputs, which is what lets a restarted run skip the shards already written.
 
 from __future__ import annotations
 
-import glob
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,8 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
-FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
+from faim.data.hf import load_dataset
+from faim.data.inputs import DATASET, input_format
 
 
 @dataclass
@@ -28,8 +28,8 @@ class Shard:
     Attributes:
         key: ``FFFFF-SSSSSS``, stable across runs.
         file: The input file.
-        format: ``jsonl``, ``csv``, ``tsv`` or ``parquet``.
-        header: Column names (CSV/TSV/Parquet); ``None`` for JSONL.
+        format: ``jsonl``, ``csv``, ``tsv``, ``parquet`` or ``dataset`` (a saved Hugging Face dataset).
+        header: Column names (CSV/TSV/Parquet/dataset); ``None`` for JSONL.
         rows: ``(row number, payload)``: a JSONL line's bytes, or a dict of column → cell.
         errors: ``(where, kind, message)`` for rows the reader itself could not split into cells
             (``where`` is e.g. ``"line 17"``).
@@ -47,35 +47,13 @@ class Shard:
         return len(self.rows) + len(self.errors)
 
 
-def find_inputs(spec: str | Path) -> list[Path]:
-    """The files of a dump: one file, every supported file in a folder (recursively), or a glob.
-
-    In folders and globs, names starting with ``.`` or ``_`` are skipped (hidden files, run manifests).
-    """
-    path = Path(spec)
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.suffix.lower() in FORMATS and not p.name.startswith((".", "_")))
-    elif path.exists():
-        files = [path]
-    else:
-        files = sorted(
-            Path(p)
-            for p in glob.glob(str(spec), recursive=True)
-            if Path(p).is_file() and not Path(p).name.startswith((".", "_"))
-        )
-    if not files:
-        raise FileNotFoundError(f"{spec}: no input files (expected a file, a folder or a glob of {', '.join(FORMATS)})")
-    unknown = [str(f) for f in files if f.suffix.lower() not in FORMATS]
-    if unknown:
-        raise ValueError(f"cannot read {unknown[0]}: unknown extension; known: {', '.join(FORMATS)}")
-    return files
-
-
 def count_rows(path: Path) -> int:
-    """Rows in a file: Parquet metadata, or newline count for text formats (minus the header)."""
-    kind = FORMATS[path.suffix.lower()]
+    """Rows in an input: Parquet or dataset metadata, or newline count for text formats (minus the header)."""
+    kind = input_format(path)
     if kind == "parquet":
         return pq.ParquetFile(path).metadata.num_rows
+    if kind == DATASET:
+        return load_dataset(path).num_rows
     lines = 0
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 22), b""):
@@ -85,9 +63,10 @@ def count_rows(path: Path) -> int:
 
 def read_shards(files: list[Path], shard_rows: int) -> Iterator[Shard]:
     """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter)."""
+    readers = {"jsonl": _jsonl_shards, "csv": _csv_shards, "tsv": _csv_shards, "parquet": _parquet_shards}
     for file_index, path in enumerate(files):
-        kind = FORMATS[path.suffix.lower()]
-        reader = {"jsonl": _jsonl_shards, "csv": _csv_shards, "tsv": _csv_shards, "parquet": _parquet_shards}[kind]
+        kind = input_format(path)
+        reader = readers.get(kind, _dataset_shards)
         for shard_index, shard in enumerate(reader(path, kind, shard_rows)):
             shard.key = f"{file_index:05d}-{shard_index:06d}"
             yield shard
@@ -154,6 +133,17 @@ def _parquet_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
     names = file.schema_arrow.names
     number = 0
     for batch in file.iter_batches(batch_size=shard_rows):
+        rows = batch.to_pylist()
+        yield Shard("", str(path), kind, names, list(enumerate(rows, start=number)))
+        number += len(rows)
+
+
+def _dataset_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
+    """A saved dataset's rows as Arrow batches, numbered from 0 (``Image`` columns arrive as ``{bytes, path}``)."""
+    dataset = load_dataset(path)
+    names = dataset.column_names
+    number = 0
+    for batch in dataset.with_format("arrow").iter(shard_rows):
         rows = batch.to_pylist()
         yield Shard("", str(path), kind, names, list(enumerate(rows, start=number)))
         number += len(rows)

@@ -40,7 +40,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from faim.encoders.base import Encoder, Preprocessor
+from faim.encoder import Encoder, Preprocessor
 from faim.model import WholePostModel
 from faim.scoring.static_padding import make_padding_static
 

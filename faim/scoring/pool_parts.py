@@ -2,7 +2,7 @@
 
 The first pass writes per-post parts (``_per_post/part-*.parquet``): each post's own scores, each task's raw
 logits and the post's picture embedded. This pass reads every part's pictures, groups the posts whose pictures
-are near-duplicates (cosine at least the recipe's ``eval.pool_by_image``, as evaluation groups them), gives each
+are near-duplicates (cosine at least the detector's ``pool_by_image``, as evaluation groups them), gives each
 post its group's mean logits, and writes the pooled parts (``part-*.parquet``, one per per-post part, same rows
 in the same order): scores and decisions under the pooled calibration, and ``picture_group``, the id the posts
 of a group share (null for a post without a picture, which is scored alone, and for a row that failed).
@@ -27,9 +27,9 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from faim.detector import Detector
-from faim.eval.shared_images import shared_image_groups
-from faim.pooling import check_pooling, pooled_probabilities
+from faim.pooling import pooled_probabilities
 from faim.scoring.output import PICTURE, PICTURE_GROUP, logits_column, output_schema, score_columns
+from faim.shared_images import shared_image_groups
 
 
 @dataclass
@@ -96,7 +96,7 @@ def read_logits(table: pa.Table, detector: Detector) -> dict[str, np.ndarray]:
 def pool_parts(detector: Detector, per_post_dir: Path, out_dir: Path, progress: bool = True) -> PoolingReport:
     """Pool the per-post parts in ``per_post_dir`` by picture into pooled parts in ``out_dir`` (see the module
     docstring); each pooled part is written atomically, so a rerun rewrites them whole."""
-    check_pooling(detector)
+    detector.check_pooling()
     start = time.perf_counter()
     parts = sorted(per_post_dir.glob("part-*.parquet"))
     if not parts:
@@ -111,11 +111,11 @@ def pool_parts(detector: Detector, per_post_dir: Path, out_dir: Path, progress: 
         logits.append(read_logits(table, detector))
     picture = np.concatenate(rows_picture)
     has = picture >= 0
-    distinct_group = pictures.groups(detector.eval_config.pool_by_image)
+    distinct_group = pictures.groups(detector.pool_by_image)
     groups = np.arange(len(picture)) + len(distinct_group)  # a post without a picture is a group of its own
     groups[has] = distinct_group[picture[has]]
     every_row = {task.name: np.concatenate([part[task.name] for part in logits]) for task in detector.tasks}
-    probs = pooled_probabilities(detector, every_row, groups)
+    probs = pooled_probabilities(detector.tasks, detector.pooled, every_row, groups)
     offset = 0
     for part, scored in tqdm(list(zip(parts, scored_masks)), desc="writing pooled", unit="part", disable=not progress):
         rows = slice(offset, offset + int(scored.sum()))

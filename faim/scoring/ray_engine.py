@@ -68,8 +68,9 @@ def running_ray() -> Iterator[Any]:
     """The ``ray`` module with Ray running: the caller's Ray if one is up (left up), else a local one
     started here and shut down at the end (left running, it keeps CPUs busy)."""
     try:
+        # optional heavy dependency (faim-sdk[ray]), imported when the engine runs, so a missing extra fails here
         import ray
-        import ray.data  # noqa: F401  (the engine's API; imported here so a missing extra fails early)
+        import ray.data  # noqa: F401  (the engine's API)
     except ImportError:
         raise ImportError("--engine ray needs Ray Data: pip install 'faim-sdk[ray]'") from None
     started_here = not ray.is_initialized()

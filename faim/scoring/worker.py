@@ -5,19 +5,20 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from faim.artifact import load_artifact
+from faim.data.batch import PostBatch
 from faim.data.columns import ColumnMap
 from faim.data.post import Post
-from faim.detector import BatchScores, Detector
+from faim.detector import Detector
+from faim.inference import Predictions, predict
 from faim.scoring.inputs import Shard
 from faim.scoring.optimize import ScoringOptions, optimise_for_inference
 from faim.scoring.output import PICTURE, logits_column, output_schema, output_table, score_columns
@@ -81,39 +82,46 @@ class ShardScorer:
         """Load the model (once per process) and set torch's thread count."""
         if threads:
             torch.set_num_threads(threads)
-        return cls(load_artifact(model_dir), **kwargs)  # type: ignore[arg-type]
+        return cls(Detector.load(model_dir), **kwargs)  # type: ignore[arg-type]
 
-    @torch.inference_mode()
     def table(self, shard: Shard) -> pa.Table:
         """The output rows of one shard: one per input row."""
         numbered, errors = shard_posts(shard, self.columns, self.image_root)
         numbered.sort(key=lambda item: len(item[1].text or ""))  # similar lengths together: less padding
         scored: list[tuple[int, Post]] = []
-        outputs: list[BatchScores] = []
-        for start in range(0, len(numbered), self.batch_size):
-            chunk = [post for _, post in numbered[start : start + self.batch_size]]
-            result = self.collate.collate(chunk)
-            errors += [RowError(e.origin, e.post_id, e.kind, str(e)) for e in result.errors]
-            if not result.batch.size:
-                continue
-            failed = {e.origin for e in result.errors}
-            scored += [(n, p) for n, p in numbered[start : start + self.batch_size] if p.origin not in failed]
-            outputs.append(self.detector.predict_batch(result.batch.to(self.device), link_kind=self.link_kind))
-        return output_table(self.schema, scored, self.scored_columns(outputs) if outputs else {}, errors)
 
-    def scored_columns(self, outputs: list[BatchScores]) -> dict[str, list[Any]]:
-        """Output columns of the scored posts, from their batches' forward passes (in order)."""
-        tasks = [task.name for task in self.detector.tasks]
-        probs = {name: np.concatenate([o.probabilities[name] for o in outputs]) for name in tasks}
-        columns = score_columns(self.detector, probs)
+        def batches() -> Iterator[PostBatch]:
+            """The shard's posts collated ``batch_size`` at a time; a post that cannot be read becomes its row's
+            error, the others ``scored``, in batch order."""
+            for start in range(0, len(numbered), self.batch_size):
+                chunk = numbered[start : start + self.batch_size]
+                result = self.collate.collate([post for _, post in chunk])
+                errors.extend(RowError(e.origin, e.post_id, e.kind, str(e)) for e in result.errors)
+                failed = {e.origin for e in result.errors}
+                scored.extend((n, p) for n, p in chunk if p.origin not in failed)
+                if result.batch.size:
+                    yield result.batch
+
+        predictions = predict(
+            self.detector.model,
+            batches(),
+            desc=None,
+            link_kind=self.link_kind,
+            embeddings=self.embeddings,
+            device=self.device,
+        )
+        return output_table(self.schema, scored, self.scored_columns(predictions) if scored else {}, errors)
+
+    def scored_columns(self, predictions: Predictions) -> dict[str, list[Any]]:
+        """Output columns of the scored posts, from their predictions (in order)."""
+        columns = score_columns(self.detector, self.detector.probabilities(predictions.logits))
         if self.embeddings:
-            columns["embedding"] = np.concatenate([o.embeddings for o in outputs]).tolist()
+            columns["embedding"] = predictions.embeddings.tolist()
         if self.link_kind is not None:
-            for name in tasks:
-                columns[logits_column(name)] = np.concatenate([o.logits[name] for o in outputs]).tolist()
-            links = np.concatenate([o.links for o in outputs])
-            present = np.concatenate([o.link_present for o in outputs])
-            columns[PICTURE] = [vector.tolist() if has else None for vector, has in zip(links, present)]
+            for task in self.detector.tasks:
+                columns[logits_column(task.name)] = predictions.logits[task.name].tolist()
+            pictures = zip(predictions.link_embeddings, predictions.link_present)
+            columns[PICTURE] = [vector.tolist() if has else None for vector, has in pictures]
         return columns
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:

@@ -12,14 +12,14 @@ from torch.utils.data import get_worker_info
 from faim.data.batch import PostBatch
 from faim.data.collate import ELEMENT_MODALITIES
 from faim.data.post import Post
-from faim.eval.robustness import get_perturbation, perturb_posts
+from faim.perturb import check_augmentation, get_perturbation, perturb_posts
 
 
 class PostAugmenter:
     """A picklable callable ``posts -> posts`` returning perturbed copies (inputs are never modified).
 
     Args:
-        probabilities: Perturbation name (``faim.eval.robustness.PERTURBATIONS``) to the probability that a post
+        probabilities: Perturbation name (``faim.perturb.PERTURBATIONS``) to the probability that a post
             gets it, at the perturbation's default strength; a post may get several, applied in this order.
         seed: Seed of the draws. In a DataLoader worker, the worker's own seed is mixed in, so workers differ.
 
@@ -28,10 +28,7 @@ class PostAugmenter:
     """
 
     def __init__(self, probabilities: Mapping[str, float], seed: int = 0) -> None:
-        for name, probability in probabilities.items():
-            get_perturbation(name)
-            if not 0.0 <= probability <= 1.0:
-                raise ValueError(f"augmentation {name!r}: probability must be between 0 and 1, got {probability}")
+        check_augmentation(probabilities)
         self.probabilities = dict(probabilities)
         self.seed = seed
         self._rng: random.Random | None = None

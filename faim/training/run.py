@@ -1,9 +1,12 @@
-"""``train(recipe)``: data → model → Lightning fit → calibration → saved artifact → evaluation report."""
+"""``fit(recipe)``: data → model → Lightning fit → calibration → saved artifact.
+
+Evaluating the saved model and writing the run's ``train_record.json`` come after (``faim.api.train``, which
+``faim train`` and ``faim.train`` run): evaluation sits above the core.
+"""
 
 from __future__ import annotations
 
 import json
-import time
 import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -16,12 +19,11 @@ from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint, Timer
 from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger
 from torch.utils.data import DataLoader
 
-from faim.artifact import load_artifact, read_manifest
-from faim.build import build_model, build_source, task_specs
+from faim.artifact import read_manifest
+from faim.assembly import build_model, build_source, task_specs
 from faim.data.post import Post
 from faim.detector import Detector
-from faim.evaluate import calibrate, evaluate_loader
-from faim.recipe import Recipe, as_recipe
+from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
 from faim.training.augment import HiddenAugmentationError, PostAugmenter
@@ -32,13 +34,29 @@ from faim.training.versions import latest_checkpoint, next_version
 
 
 @dataclass
-class TrainResult:
-    """What a training run produced."""
+class FittedRun:
+    """What fitting a recipe produced, and what evaluating it needs.
+
+    Attributes:
+        detector: The trained, calibrated model (saved to ``model_dir``).
+        recipe: The resolved recipe it trained with.
+        model_dir: Where it was saved.
+        best_checkpoint: The checkpoint its weights come from.
+        eval_loader: A loader over the recipe's ``eval.split`` (the validation loader when that split is
+            validation, so its cached embeddings are read once).
+        eval_data: Where that split comes from, for reports.
+        resumed_from: The checkpoint a resumed run started from, or ``None``.
+        fit_seconds_before: The fitting time that checkpoint carried from before the interruption.
+    """
 
     detector: Detector
+    recipe: Recipe
     model_dir: Path
-    report: dict[str, Any]
     best_checkpoint: str
+    eval_loader: DataLoader
+    eval_data: str
+    resumed_from: Path | None
+    fit_seconds_before: float
 
 
 RECORD = "train_record.json"
@@ -51,9 +69,10 @@ def write_record(
     training wall time and when it finished, so a later reader can tell whether the model there is still the one
     this run trained.
 
-    ``train_seconds`` is ``seconds``, this run's wall time (data, embedding unless cached, fitting, calibration,
-    evaluation), plus ``earlier``: for a run resumed from the checkpoint ``resumed_from``, the fitting time that
-    checkpoint carried from the run it continues (its data loading and the epoch cut short are not counted).
+    ``train_seconds`` is ``seconds``, the run's wall time (data, embedding unless cached, fitting, calibration,
+    evaluation: ``faim.api.train`` measures it), plus ``earlier``: for a run resumed from the checkpoint
+    ``resumed_from``, the fitting time that checkpoint carried from the run it continues (its data loading and the
+    epoch cut short are not counted).
     """
     record = {
         "recipe": plain(recipe),
@@ -135,39 +154,27 @@ def recipe_loader(
         raise RecipeError(recipe.source, "train.augment", str(error)) from None
 
 
-def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | Path) -> dict[str, Any]:
-    """Evaluate the model a run of ``recipe`` saved in ``model_dir`` again, as ``train`` does at its end: on the
-    recipe's eval split, with its saved calibration; rewrites ``<train.output_dir>/eval`` and returns the report."""
-    recipe = as_recipe(recipe)
-    detector = load_artifact(model_dir)
-    source = build_source(recipe.data)
-    split = recipe.eval.split
-    loader = recipe_loader(recipe, detector, source.posts(split), False, split)
-    return evaluate_loader(detector, loader, Path(recipe.train.output_dir) / "eval", source.describe(split))
+def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
+    """Train the model a recipe describes, calibrate it on the validation split and save it to
+    ``<train.output_dir>/model`` with its recipe.
 
-
-def train(
-    recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None, resume: bool = False
-) -> TrainResult | None:
-    """Train, calibrate, save and evaluate the model a recipe describes.
-
-    Returns ``None`` in the non-zero ranks of a multi-process (DDP) run; rank 0 returns the result.
+    Returns ``None`` in the non-zero ranks of a multi-process (DDP) run; rank 0 returns the run.
     Each run takes the next number ``N`` in ``output_dir`` (see ``faim.training.versions``): checkpoints go to
     ``<output_dir>/checkpoints/version_N``, logs to ``logs/version_N`` and ``tensorboard/version_N``. With
     ``resume``, training continues from the ``last.ckpt`` of the latest run that saved one, writing its
     checkpoints beside it (so its best checkpoint is still chosen among all of that run's epochs) and its logs to
     a new number (Lightning's CSV logger would erase the metrics logged before the interruption). Each run saves
     its resolved recipe beside its checkpoints, and a resumed run must match it but for how long it trains, where
-    it runs and the ``eval`` section (``faim.training.run_recipe``). The run ends by writing
-    ``<output_dir>/train_record.json`` (see ``write_record``).
+    it runs and the ``eval`` section (``faim.training.run_recipe``).
 
     Raises:
+        RecipeError: When the recipe has no ``data:`` section, or ``train.augment`` perturbs an input that never
+            reaches a live encoder.
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
         ValueError: With ``resume``, when the recipe differs from the run's in anything else.
     """
-    start = time.perf_counter()
-    recipe = as_recipe(recipe, overrides)
     cfg = recipe.train
+    data = recipe.data_section
     output_dir = Path(cfg.output_dir)
     resume_from = latest_checkpoint(output_dir) if resume else None
     version = next_version(output_dir)
@@ -177,11 +184,13 @@ def train(
     else:
         save_run_recipe(recipe, checkpoint_dir)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
-    source = build_source(recipe.data)
+    source = build_source(data)
     train_posts, val_posts = source.posts("train"), source.posts("validation")
     model = build_model(recipe.model)
     tasks = task_specs(recipe.model)
-    detector = Detector(model, tasks, recipe)
+    detector = Detector(
+        model, tasks, max_elements=cfg.max_elements, pool_by_image=recipe.eval.pool_by_image, source=recipe.source
+    )
     train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)
     val_loader = recipe_loader(recipe, detector, val_posts, False, "validation")
     task = PostTask(model, tasks, cfg.lr, cfg.encoder_lr, cfg.weight_decay, cfg.warmup_ratio)
@@ -196,13 +205,12 @@ def train(
     best = checkpoint.best_model_path or str(checkpoint_dir / "last.ckpt")
     state = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
     task.load_state_dict(state)
-    calibrate(detector, val_loader)
-    model_dir = output_dir / "model"
-    detector.save(str(model_dir))
+    detector.calibrate(val_loader, recipe.eval)
+    model_dir = detector.save(output_dir / "model", recipe)
     split = recipe.eval.split
-    eval_loader = val_loader
-    if split != "validation":
-        eval_loader = recipe_loader(recipe, detector, source.posts(split), False, split)
-    report = evaluate_loader(detector, eval_loader, output_dir / "eval", source.describe(split))
-    write_record(recipe, output_dir, model_dir, time.perf_counter() - start, resume_from, fit_seconds_before(timer))
-    return TrainResult(detector, model_dir, report, best)
+    eval_loader = (
+        val_loader if split == "validation" else recipe_loader(recipe, detector, source.posts(split), False, split)
+    )
+    return FittedRun(
+        detector, recipe, model_dir, best, eval_loader, source.describe(split), resume_from, fit_seconds_before(timer)
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.build import build_source
+from faim.assembly import build_source
 from faim.data.concat import ConcatSource
 from faim.recipe.errors import RecipeError
 from faim.recipe.validate import validate

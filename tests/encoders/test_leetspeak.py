@@ -15,7 +15,7 @@ from faim.encoders import leetspeak
 from faim.encoders.leetspeak import DIGIT_LETTERS, LeetspeakFolder
 from faim.encoders.text_preprocess import TextPreprocessor
 from faim.encoders.tiny_text import TinyTextEncoder, tiny_vocab
-from faim.eval.perturb_text import LEET
+from faim.perturb.text import LEET
 
 WORDS = "hate kill them to if not the people should leave our country now covid am".split()
 SUBWORDS = ["immigr", "##ants", "hat", "##es", "id", "ida", "be", "ba", "bam", "pray", "##a", "##nyc"]
@@ -51,7 +51,7 @@ def test_numbers_units_codes_names_and_links_are_kept(fold: LeetspeakFolder) -> 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_the_leetspeak_perturbation_is_undone_for_words_of_the_vocabulary(fold: LeetspeakFolder, seed: int) -> None:
-    from faim.eval.perturb_text import leetspeak as perturb
+    from faim.perturb.text import leetspeak as perturb
 
     text = "hate the people kill the people should leave our country now"
     perturbed = perturb(text, random.Random(seed), 0.5)

@@ -10,7 +10,7 @@ import torch
 
 from faim.encoders.text_normalize import fold_confusables, latin_lookalikes
 from faim.encoders.tiny_text import TinyTextEncoder
-from faim.eval.perturb_text import HOMOGLYPHS, homoglyphs
+from faim.perturb.text import HOMOGLYPHS, homoglyphs
 
 
 def test_a_latin_word_with_cyrillic_and_greek_lookalikes_reads_as_latin() -> None:

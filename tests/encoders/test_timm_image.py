@@ -16,7 +16,7 @@ import timm
 import torch
 from PIL import Image
 
-from faim.encoders.base import Encoder
+from faim.encoder import Encoder
 from faim.encoders.efficientnet_lite_keys import (
     DEPTHWISE_SEPARABLE,
     INVERTED_RESIDUAL,

@@ -9,11 +9,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import faim
-from faim.build import build_source
+from faim.api import TrainResult
+from faim.api import train_recipe as train
+from faim.assembly import build_source
 from faim.eval.benchmark_runs import write_dump
 from faim.recipe import Recipe
 from faim.scoring import ScoringOptions, score_dump
-from faim.training.run import TrainResult, train
 
 TWEETEVAL = Path("../shared/data/tweeteval_hate")
 LIAR = Path("../shared/data/liar")

@@ -11,13 +11,15 @@ import torch
 from conftest import tiny_recipe
 
 import faim
-from faim.build import build_source
+from faim.api import train_recipe as train
+from faim.artifact import read_recipe
+from faim.assembly import build_source
 from faim.data.post import Post
 from faim.recipe import Recipe, as_recipe
 from faim.recipe.errors import RecipeError
 from faim.training.augment import HiddenAugmentationError, PostAugmenter, augmented_kinds
 from faim.training.loaders import make_loader
-from faim.training.run import recipe_loader, train
+from faim.training.run import recipe_loader
 
 POSTS = [Post(id=str(i), text=f"those people should leave {i}", comments=["go home now"]) for i in range(40)]
 
@@ -104,7 +106,7 @@ def test_a_run_trains_with_augmentation(demo_data, tmp_path: Path) -> None:
     recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1, augment={"text.char_swap": 0.5})
     result = train(recipe)
     assert result is not None
-    assert faim.load(result.model_dir).recipe.train.augment == {"text.char_swap": 0.5}
+    assert read_recipe(result.model_dir).train.augment == {"text.char_swap": 0.5}
 
 
 def test_perturbing_an_input_the_model_does_not_read_is_refused(demo_data, tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import tiny_recipe
 
-from faim.training.run import train
+from faim.api import train_recipe as train
 
 
 @pytest.mark.slow

@@ -15,10 +15,11 @@ import yaml
 from conftest import tiny_recipe
 
 import faim
-from faim.build import build_source
+from faim.api import train_recipe as train
+from faim.assembly import build_source
 from faim.training.cache import cached_embeddings
 from faim.training.loaders import CachedCollator
-from faim.training.run import RECORD, train
+from faim.training.run import RECORD
 
 
 def frozen(recipe: dict) -> dict:

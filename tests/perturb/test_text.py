@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from faim.eval.perturb_text import HOMOGLYPHS, char_swap, homoglyphs, insert_spaces, leetspeak
+from faim.perturb.text import HOMOGLYPHS, char_swap, homoglyphs, insert_spaces, leetspeak
 
 TEXT = "I hate those people so much, they should all go back where they came from #sick"
 PROTECTED = "@user_42 said https://example.com/post?id=7 and www.site.org"

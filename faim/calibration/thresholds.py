@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from faim.eval._checks import as_binary_inputs
+from faim.calibration.checks import as_binary_inputs
 
 OBJECTIVES = ("f1", "macro_f1", "precision@recall", "recall@precision")
 _TOL = 1e-12

@@ -1,4 +1,9 @@
-"""Run a model over a loader and collect ids, logits, targets and metadata (for calibration and evaluation)."""
+"""The one inference loop: batches of posts through a model, collecting each head's logits and, on request, the
+whole-post embeddings and each post's first element of a kind posts are linked by (their picture).
+
+``Detector.score`` and ``.embed``, the scoring workers, calibration and evaluation all run ``predict``; what they
+do with its ``Predictions`` (probabilities, decisions, metrics, Parquet rows) is theirs.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +13,23 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
+from faim.data.batch import PostBatch
 from faim.model import Elements, WholePostModel
 
 
 @dataclass
 class Predictions:
-    """Outputs over a split, in loader order.
+    """Outputs over a sequence of batches, one row per post, in batch order.
 
     Attributes:
         ids: Post ids.
         logits: Task → raw logits (``[N]`` binary, ``[N, C]`` multiclass, ``[N, L]`` multilabel).
-        targets: Task → targets as the heads' losses take them (NaN / -100 = unlabelled).
+        targets: Task → targets as the heads' losses take them (NaN / -100 = unlabelled); only for tasks the
+            batches carry targets of.
         meta: Per-post metadata dicts (for slices).
+        embeddings: With ``predict(embeddings=True)``, whole-post embeddings ``[N, D]``; otherwise ``None``.
         link_embeddings: With ``predict(link_kind=...)``, each post's first element of that kind embedded,
             ``[N, d]`` (zeros where ``link_present`` is False); otherwise ``None``.
         link_present: Whether each post has (an unmasked) element of the link kind, ``[N]`` bool, or ``None``.
@@ -32,6 +39,7 @@ class Predictions:
     logits: dict[str, np.ndarray] = field(default_factory=dict)
     targets: dict[str, np.ndarray] = field(default_factory=dict)
     meta: list[dict[str, Any]] = field(default_factory=list)
+    embeddings: np.ndarray | None = None
     link_embeddings: np.ndarray | None = None
     link_present: np.ndarray | None = None
 
@@ -39,34 +47,49 @@ class Predictions:
 @torch.inference_mode()
 def predict(
     model: WholePostModel,
-    loader: DataLoader,
+    batches: Iterable[PostBatch],
     drop: Iterable[str] = (),
-    desc: str = "predicting",
+    desc: str | None = "predicting",
     link_kind: str | None = None,
+    embeddings: bool = False,
+    device: torch.device | None = None,
 ) -> Predictions:
-    """Logits of every head for every post the loader yields; ``drop`` masks element kinds out.
+    """Run ``model`` over every batch (a DataLoader, or any iterable of collated batches), in eval mode.
 
-    With ``link_kind`` (e.g. ``"image"``), also each post's first element of that kind embedded, for linking
-    posts that share it; a dropped kind links nothing.
+    Args:
+        model: The network.
+        batches: Collated batches; each must hold the fused kinds (and ``link_kind``).
+        drop: Element kinds masked out, as if no post had them (unimodal ablations).
+        desc: Label of the progress bar; ``None`` shows none.
+        link_kind: Also embed each post's first element of this kind (e.g. ``"image"``), for linking posts that
+            share it; a dropped kind links nothing.
+        embeddings: Also keep the whole-post embeddings.
+        device: Move each batch there first (``None``: as it comes).
     """
     model.eval()
     drop = tuple(drop)
+    kinds = model.kinds_with(link_kind)
     ids: list[str] = []
     meta: list[dict[str, Any]] = []
     logits: dict[str, list[torch.Tensor]] = {name: [] for name in model.heads}
     targets: dict[str, list[torch.Tensor]] = {name: [] for name in model.heads}
+    fused: list[torch.Tensor] = []
     links: list[torch.Tensor] = []
     present: list[torch.Tensor] = []
-    kinds = model.kinds_with(link_kind)
-    for batch in tqdm(loader, desc=desc, unit="batch", leave=False):
+    for batch in tqdm(batches, desc=desc, unit="batch", leave=False, disable=desc is None):
+        if device is not None:
+            batch = batch.to(device)
         elements = model.encode(batch, drop, kinds)  # each kind encoded once, fused or linking or both
-        out = model.logits(elements)
+        embedding = model.fuse(elements)
+        out = model.head_logits(embedding)
         ids.extend(batch.ids)
         meta.extend(batch.meta)
         for name in model.heads:
             logits[name].append(out[name].float().cpu())
             if name in batch.targets:
                 targets[name].append(batch.targets[name].cpu())
+        if embeddings:
+            fused.append(embedding.float().cpu())
         if link_kind is not None:
             vectors, first = first_elements(elements, link_kind, batch.size)
             links.append(vectors.cpu())
@@ -76,9 +99,18 @@ def predict(
         {name: torch.cat(parts).numpy() for name, parts in logits.items() if parts},
         {name: torch.cat(parts).numpy() for name, parts in targets.items() if parts},
         meta,
+        _stack(fused, embeddings, (0, model.fusion.output_dim)),
         torch.cat(links).numpy() if links else None,
         torch.cat(present).numpy() if present else None,
     )
+
+
+def _stack(parts: list[torch.Tensor], wanted: bool, empty: tuple[int, int]) -> np.ndarray | None:
+    """The rows of ``parts`` as one float32 array (``empty``-shaped when there are none), or ``None`` unless
+    ``wanted``."""
+    if not wanted:
+        return None
+    return torch.cat(parts).numpy() if parts else np.zeros(empty, np.float32)
 
 
 def first_elements(elements: Elements, kind: str, size: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from faim.eval.perturb_image import crop, jpeg, overlay, resize
+from faim.perturb.image import crop, jpeg, overlay, resize
 
 ImageFn = Callable[[Image.Image, random.Random, float], Image.Image]
 CASES = [(jpeg, 20), (resize, 0.5), (crop, 0.8), (overlay, 0.05)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from faim.eval.shared_images import pool_by_group, shared_image_groups
+from faim.shared_images import pool_by_group, shared_image_groups
 
 
 def unit(angle_degrees: float) -> list[float]:

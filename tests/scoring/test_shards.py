@@ -1,4 +1,4 @@
-"""Dump discovery and sharding: files, folders, globs; deterministic shard keys; raw rows kept raw."""
+"""Sharding a dump: deterministic shard keys; raw rows kept raw."""
 
 from __future__ import annotations
 
@@ -7,24 +7,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
-from faim.scoring.inputs import count_rows, find_inputs, read_shards
+from faim.scoring.inputs import count_rows, read_shards
 
 
 def write_jsonl(path: Path, n: int) -> Path:
     path.write_text("".join(json.dumps({"id": f"{path.stem}-{i}", "text": f"post {i}"}) + "\n" for i in range(n)))
     return path
-
-
-def test_find_inputs_file_folder_and_glob(tmp_path: Path) -> None:
-    a, b = write_jsonl(tmp_path / "a.jsonl", 3), write_jsonl(tmp_path / "b.jsonl", 2)
-    (tmp_path / "_manifest.jsonl").write_text("{}\n")
-    assert find_inputs(a) == [a]
-    assert find_inputs(tmp_path) == [a, b]
-    assert find_inputs(str(tmp_path / "*.jsonl")) == [a, b]
-    with pytest.raises(FileNotFoundError, match="no input files"):
-        find_inputs(tmp_path / "none-*.jsonl")
 
 
 def test_shard_keys_are_stable_and_cover_every_row(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score, precision_score, recall_score
 
-from faim.eval import choose_threshold, precision_at_recall, recall_at_precision, threshold_sweep
+from faim.calibration.thresholds import choose_threshold, precision_at_recall, recall_at_precision, threshold_sweep
 
 Y = np.array([0, 1, 0, 1, 1, 0, 1, 0, 0, 1])
 P = np.array([0.05, 0.3, 0.35, 0.4, 0.55, 0.6, 0.7, 0.2, 0.65, 0.9])

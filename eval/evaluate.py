@@ -1,0 +1,179 @@
+"""Evaluate a detector on labelled posts: metrics, slices, unimodal ablations, plots, reports.
+
+This module connects detectors to the pure metric functions of ``faim.eval``; the results dictionary it
+builds is the one ``faim.eval.report`` documents. What to measure comes from a recipe's ``eval:`` section
+(``EvalConfig``); the calibration evaluated is the detector's own (``Detector.calibrate`` fits it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from torch.utils.data import DataLoader
+
+from faim.calibration.fit import Calibration
+from faim.data.post import Post
+from faim.data.targets import TaskSpec
+from faim.detector import Detector
+from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics, multilabel_metrics
+from faim.eval.plots import plot_binary, plot_multiclass
+from faim.eval.report import write_report
+from faim.eval.slices import slice_metrics
+from faim.inference import Predictions, predict
+from faim.pooling import picture_groups, pooled
+from faim.recipe.sections import EvalConfig
+from faim.training.loaders import make_loader
+
+
+def metric_function(
+    task: TaskSpec, calibration: Calibration, config: EvalConfig
+) -> Callable[[np.ndarray, np.ndarray], dict[str, float]]:
+    """``(y_true, prob) -> metrics`` for one task, with the threshold of ``calibration`` and the eval settings."""
+    if task.type == "binary":
+        return partial(
+            binary_metrics,
+            threshold=calibration.thresholds[task.name],
+            fixed_recall=config.fixed_recall,
+            fixed_precision=config.fixed_precision,
+            bins=config.calibration_bins,
+        )
+    if task.type == "multiclass":
+        return partial(multiclass_metrics, labels=task.labels, bins=config.calibration_bins)
+    return partial(multilabel_metrics, labels=task.labels, thresholds=[0.5] * len(task.labels))
+
+
+def probabilities(calibration: Calibration, predictions: Predictions, task: TaskSpec) -> np.ndarray:
+    """One task's calibrated probabilities over the predicted posts."""
+    return calibration.probabilities(task, predictions.logits[task.name])
+
+
+@dataclass
+class Evaluated:
+    """Predictions over the evaluated posts and the calibration that turns them into probabilities.
+
+    ``groups`` (one id per post), when set, are the posts that show one picture: they share one verdict, so the ECE
+    range a calibrated model would show draws their outcomes together (see ``ece_if_calibrated``).
+    """
+
+    predictions: Predictions
+    calibration: Calibration
+    groups: np.ndarray | None = None
+
+    @classmethod
+    def pooled(cls, detector: Detector, predictions: Predictions, calibration: Calibration) -> Evaluated:
+        """The predictions pooled by shared picture, with the calibration of pooled logits."""
+        groups = picture_groups(predictions, detector.pool_by_image)
+        return cls(pooled(predictions, groups), calibration, groups)
+
+
+def labelled(task: TaskSpec, evaluated: Evaluated, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(targets, calibrated probabilities)`` of one task over the labelled posts ``keep``."""
+    target = evaluated.predictions.targets[task.name][keep]
+    y = target if task.type == "multilabel" else target.astype(np.int64)
+    return y, probabilities(evaluated.calibration, evaluated.predictions, task)[keep]
+
+
+def task_metrics(task: TaskSpec, evaluated: Evaluated, keep: np.ndarray, config: EvalConfig) -> dict[str, float]:
+    """One task's metrics over the labelled posts ``keep``; binary and multiclass tasks also get the ECE range a
+    calibrated model would show on them (``faim.eval.metrics.ece_range``)."""
+    y, prob = labelled(task, evaluated, keep)
+    metrics = metric_function(task, evaluated.calibration, config)(y, prob)
+    if task.type != "multilabel":
+        groups = None if evaluated.groups is None else evaluated.groups[keep]
+        metrics.update(ece_range(prob, groups, bins=config.calibration_bins))
+    return metrics
+
+
+def task_results(
+    task: TaskSpec, main: Evaluated, ablations: dict[str, Evaluated], out_dir: Path, config: EvalConfig
+) -> dict[str, Any]:
+    """Metrics, slices, ablations and plots of one task."""
+    keep = task.labelled(main.predictions.targets[task.name])
+    y, prob = labelled(task, main, keep)
+    metric = metric_function(task, main.calibration, config)
+    result: dict[str, Any] = {"type": task.type, "metrics": task_metrics(task, main, keep, config)}
+    field = config.slice
+    if field:
+        values = np.array([str(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k])
+        result["slices"] = slice_metrics(y, prob, values, metric)
+    if ablations:
+        result["ablations"] = {name: task_metrics(task, ablated, keep, config) for name, ablated in ablations.items()}
+    groups = None if main.groups is None else main.groups[keep]
+    bins = config.calibration_bins
+    if task.type == "binary":
+        result["plots"] = [str(p) for p in plot_binary(y, prob, out_dir, task.name, bins, groups)]
+    elif task.type == "multiclass":
+        result["plots"] = [str(p) for p in plot_multiclass(y, prob, task.labels, out_dir, task.name, bins, groups)]
+    return result
+
+
+def evaluate_loader(
+    detector: Detector,
+    loader: DataLoader,
+    out_dir: str | Path,
+    data_name: str,
+    config: EvalConfig | None = None,
+    ablations: bool = True,
+) -> dict[str, Any]:
+    """Evaluate on every labelled post the loader yields; writes metrics.json, metrics.md and plots.
+
+    ``config`` (default ``EvalConfig()``) is the recipe's ``eval:`` section: metrics at fixed recall and
+    precision, calibration bins, the slice field, the modality ablations. A detector that pools by picture is
+    measured on pooled logits under the pooled calibration, and its per-post figures are the ``without_pooling``
+    ablation. ``ablations=False`` skips the modality ablations (``eval.ablations``), one more pass over the posts
+    each; ``without_pooling`` stays.
+    """
+    config = config or EvalConfig()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    link = detector.pooling_kind
+    predictions = predict(detector.model, loader, desc="evaluating", link_kind=link)
+    ablated = {}
+    kinds = detector.model.kinds
+    if ablations and config.ablations and len(kinds) > 1:
+        ablated = {
+            f"without_{kind}": predict(detector.model, loader, drop=[kind], desc=f"without {kind}", link_kind=link)
+            for kind in kinds
+        }
+    if link is None:
+        main = Evaluated(predictions, detector.calibration)
+        ablations = {name: Evaluated(p, detector.calibration) for name, p in ablated.items()}
+    else:
+        calibration = detector.pooled or Calibration.identity(detector.tasks)  # not calibrated yet: as per post
+        main = Evaluated.pooled(detector, predictions, calibration)
+        ablations = {name: Evaluated.pooled(detector, p, calibration) for name, p in ablated.items()}
+        ablations["without_pooling"] = Evaluated(predictions, detector.calibration, main.groups)
+    results: dict[str, Any] = {
+        "model": detector.source,
+        "data": data_name,
+        "split": config.split,
+        "tasks": {},
+    }
+    for task in detector.tasks:
+        if task.name in predictions.targets and task.labelled(predictions.targets[task.name]).any():
+            results["tasks"][task.name] = task_results(task, main, ablations, out, config)
+    if not results["tasks"]:
+        raise ValueError(
+            f"{data_name}: no post carries a label for any task ({', '.join(t.name for t in detector.tasks)})"
+        )
+    write_report(results, out)
+    return results
+
+
+def evaluate(
+    detector: Detector,
+    posts: list[Post],
+    out_dir: str | Path,
+    data_name: str,
+    config: EvalConfig | None = None,
+    ablations: bool = True,
+) -> dict[str, Any]:
+    """Evaluate on a list of labelled posts (see ``evaluate_loader``)."""
+    config = config or EvalConfig()
+    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)
+    return evaluate_loader(detector, loader, out_dir, data_name, config, ablations)

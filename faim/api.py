@@ -1,0 +1,88 @@
+"""The Python API's entry points: build a detector from a recipe, train one and evaluate it, load a saved one.
+
+``faim.build``, ``faim.train`` and ``faim.load`` are these; ``faim train`` and the benchmark harness train
+through ``train_recipe``, as ``faim.train`` does, so every run ends the same way: calibrated, saved, evaluated,
+recorded.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from faim.assembly import build_model, build_source, task_specs
+from faim.detector import Detector
+from faim.eval.evaluate import evaluate_loader
+from faim.recipe import Recipe, as_recipe
+from faim.training.run import fit, recipe_loader, write_record
+
+
+@dataclass
+class TrainResult:
+    """What a training run produced: the detector, where it was saved, its evaluation report and the checkpoint
+    its weights come from."""
+
+    detector: Detector
+    model_dir: Path
+    report: dict[str, Any]
+    best_checkpoint: str
+
+
+def build(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Detector:
+    """An untrained ``Detector`` from a recipe (file, shipped name, mapping or ``Recipe``)."""
+    resolved = as_recipe(recipe, overrides)
+    return Detector(
+        build_model(resolved.model),
+        task_specs(resolved.model),
+        max_elements=resolved.train.max_elements,
+        pool_by_image=resolved.eval.pool_by_image,
+        source=resolved.source,
+    )
+
+
+def train(
+    recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None, resume: bool = False
+) -> Detector | None:
+    """Train, calibrate, save and evaluate (``train_recipe``); returns the trained detector, or ``None`` in the
+    non-zero ranks of a multi-process run."""
+    result = train_recipe(recipe, overrides, resume)
+    return result.detector if result else None
+
+
+def train_recipe(
+    recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None, resume: bool = False
+) -> TrainResult | None:
+    """Train, calibrate, save (to ``<train.output_dir>/model``) and evaluate (to ``<train.output_dir>/eval``) the
+    model a recipe describes, then write ``<train.output_dir>/train_record.json``.
+
+    Returns ``None`` in the non-zero ranks of a multi-process run. ``resume``: see ``faim.training.run.fit``.
+    """
+    start = time.perf_counter()
+    resolved = as_recipe(recipe, overrides)
+    run = fit(resolved, resume)
+    if run is None:
+        return None
+    output_dir = Path(resolved.train.output_dir)
+    report = evaluate_loader(run.detector, run.eval_loader, output_dir / "eval", run.eval_data, resolved.eval)
+    seconds = time.perf_counter() - start
+    write_record(resolved, output_dir, run.model_dir, seconds, run.resumed_from, run.fit_seconds_before)
+    return TrainResult(run.detector, run.model_dir, report, run.best_checkpoint)
+
+
+def load(path: str | Path) -> Detector:
+    """Load a saved model directory; every file's sha256 is checked and nothing is unpickled."""
+    return Detector.load(path)
+
+
+def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | Path) -> dict[str, Any]:
+    """Evaluate the model a run of ``recipe`` saved in ``model_dir`` again, as ``train`` does at its end: on the
+    recipe's eval split, with its saved calibration; rewrites ``<train.output_dir>/eval`` and returns the report."""
+    recipe = as_recipe(recipe)
+    detector = Detector.load(model_dir)
+    source = build_source(recipe.data_section)
+    split = recipe.eval.split
+    loader = recipe_loader(recipe, detector, source.posts(split), False, split)
+    out = Path(recipe.train.output_dir) / "eval"
+    return evaluate_loader(detector, loader, out, source.describe(split), recipe.eval)

@@ -1,0 +1,79 @@
+"""Recipe sections to modules and back: assemble a ``WholePostModel`` from a validated ``model:`` section, and
+write the ``model:`` section that assembles a given model again.
+
+Sizes flow forward (``faim.components``): each fused kind's encoder ``output_dim`` gives the fusion its
+``input_dims`` (the fusion's ``kinds:`` picks the fused kinds, default all); the fusion's ``output_dim`` gives
+each head its ``input_dim``; a head's label list gives ``num_classes`` / ``num_labels``. Nothing is written back
+into the recipe.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from faim.components import component_args, component_spec, head_sizes, lookup
+from faim.data.targets import TaskSpec
+from faim.model import WholePostModel
+
+
+def task_specs(model_section: dict[str, Any]) -> list[TaskSpec]:
+    """The tasks a recipe's heads define, in recipe order."""
+    return [
+        TaskSpec(name, lookup("head", spec["type"]).task_type, tuple(str(label) for label in spec["labels"]))
+        for name, spec in model_section["heads"].items()
+    ]
+
+
+def build_model(
+    model_section: dict[str, Any], encoder_overrides: dict[str, dict[str, Any]] | None = None
+) -> WholePostModel:
+    """Build the model a ``model:`` section describes.
+
+    Args:
+        model_section: ``{"encoders": ..., "fusion": ..., "heads": ...}`` from a validated recipe.
+        encoder_overrides: Per-encoder constructor arguments replacing the recipe's (used when loading
+            an artifact: build from its saved configs instead of fetching pretrained weights).
+    """
+    overrides = encoder_overrides or {}
+    encoders, routes = {}, {}
+    for kind, spec in model_section["encoders"].items():
+        if isinstance(spec, str):
+            routes[kind] = spec
+            continue
+        cls = lookup("encoder", spec["type"], f"model.encoders.{kind}")
+        encoders[kind] = cls(**(component_args("encoder", spec) | overrides.get(kind, {})))
+    all_routes = {name: name for name in encoders} | routes
+    fusion_spec = model_section["fusion"]
+    fused = fusion_spec.get("kinds") or sorted(all_routes)
+    input_dims = {kind: encoders[all_routes[kind]].output_dim for kind in fused}
+    fusion_cls = lookup("fusion", fusion_spec["type"], "model.fusion")
+    fusion = fusion_cls(input_dims, **component_args("fusion", fusion_spec))
+    heads = {}
+    for task in task_specs(model_section):
+        spec = model_section["heads"][task.name]
+        cls = lookup("head", spec["type"], f"model.heads.{task.name}")
+        heads[task.name] = cls(fusion.output_dim, **head_sizes(task.type, task.labels), **component_args("head", spec))
+    return WholePostModel(encoders, fusion, heads, routes, fused)
+
+
+def model_section(model: WholePostModel, tasks: list[TaskSpec]) -> dict[str, Any]:
+    """The ``model:`` section ``build_model`` builds ``model`` from again: each component's type and the arguments
+    it was built with (sizes left out: they are derived), kinds embedded by another kind's encoder as routes, and
+    the fused kinds when not every kind is fused.
+
+    Raises:
+        ValueError: When a component's class is not registered or an argument is not plain data.
+    """
+    encoders: dict[str, Any] = {name: component_spec("encoder", encoder) for name, encoder in model.encoders.items()}
+    encoders |= {kind: name for kind, name in model.routes.items() if kind != name}
+    fusion = component_spec("fusion", model.fusion)
+    if model.fused_kinds != model.kinds:
+        fusion["kinds"] = list(model.fused_kinds)
+    labels = {task.name: list(task.labels) for task in tasks}
+    heads = {name: component_spec("head", head) | {"labels": labels[name]} for name, head in model.heads.items()}
+    return {"encoders": encoders, "fusion": fusion, "heads": heads}
+
+
+def build_source(data_section: dict[str, Any]) -> Any:
+    """Instantiate the data source a recipe's ``data:`` section names."""
+    return lookup("source", data_section["type"], "data")(**component_args("source", data_section))

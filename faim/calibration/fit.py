@@ -1,0 +1,87 @@
+"""A detector's calibration per task (temperature, logit shift, decision threshold), how it turns logits into
+probabilities, and how it is fitted on labelled logits (a validation split)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+from scipy.special import expit
+
+from faim.calibration.scaling import apply_temperature, fit_scaling
+from faim.calibration.thresholds import choose_threshold
+from faim.data.targets import TaskSpec
+
+if TYPE_CHECKING:  # the recipe package validates against every component; only its type is needed here
+    from faim.recipe.sections import EvalConfig
+
+CONSTRAINED = ("precision@recall", "recall@precision")
+"""Threshold objectives that take a target (``eval.threshold_target``)."""
+
+
+@dataclass
+class Calibration:
+    """What turns a task's logits into calibrated probabilities and decisions, per task name.
+
+    Attributes:
+        thresholds: Decision threshold of each binary task on the calibrated probability.
+        temperatures: Logit temperature of each task.
+        logit_shifts: Shift added to a binary task's tempered logit.
+    """
+
+    thresholds: dict[str, float] = field(default_factory=dict)
+    temperatures: dict[str, float] = field(default_factory=dict)
+    logit_shifts: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def identity(cls, tasks: Iterable[TaskSpec]) -> Calibration:
+        """Threshold 0.5, temperature 1 and no shift for every task."""
+        tasks = list(tasks)
+        return cls(
+            {t.name: 0.5 for t in tasks if t.type == "binary"},
+            {t.name: 1.0 for t in tasks},
+            {t.name: 0.0 for t in tasks},
+        )
+
+    def probabilities(self, task: TaskSpec, logits: np.ndarray) -> np.ndarray:
+        """Calibrated probabilities of ``task`` from its raw logits: ``sigmoid(z / T + s)`` for a binary task
+        (``[N]``), ``softmax(z / T)`` for a multiclass one (``[N, C]``), and each label's ``sigmoid(z)`` for a
+        multilabel one (``[N, L]``, not calibrated)."""
+        if task.type == "multilabel":
+            return expit(np.asarray(logits, dtype=np.float64))
+        return apply_temperature(logits, self.temperatures[task.name], shift=self.logit_shifts[task.name])
+
+
+def fit_calibration(
+    tasks: Iterable[TaskSpec],
+    logits: Mapping[str, np.ndarray],
+    targets: Mapping[str, np.ndarray],
+    config: EvalConfig,
+    calibration: Calibration,
+) -> None:
+    """Fit, into ``calibration``, each task's temperature (and a binary task's logit shift with
+    ``eval.logit_shift``) and binary decision threshold (``eval.threshold_objective``) on labelled logits.
+
+    Args:
+        tasks: The tasks to fit.
+        logits: Task → raw logits of the posts.
+        targets: Task → targets of the same posts, as the heads' losses take them (unlabelled posts are skipped).
+        config: The recipe's ``eval:`` settings.
+        calibration: Updated in place; a task without labels keeps what it has.
+    """
+    for task in tasks:
+        target, values = targets[task.name], logits[task.name]
+        keep = task.labelled(target)
+        target, values = target[keep], values[keep]
+        if config.temperature and task.type != "multilabel" and len(target):
+            calibration.temperatures[task.name], calibration.logit_shifts[task.name] = fit_scaling(
+                values, target.astype(np.int64), logit_shift=config.logit_shift
+            )
+        if task.type == "binary" and len(np.unique(target)) == 2:
+            prob = calibration.probabilities(task, values)
+            goal = config.threshold_target if config.threshold_objective in CONSTRAINED else None
+            calibration.thresholds[task.name] = choose_threshold(
+                target.astype(np.int64), prob, config.threshold_objective, goal
+            )

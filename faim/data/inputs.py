@@ -1,0 +1,118 @@
+"""Where posts are read from: a file, a folder, a glob, or a saved Hugging Face dataset, resolved one way for
+evaluation (``read_posts``), training (a recipe source's split) and batch scoring (``score_dump``) alike.
+
+The rule, in order:
+
+1. A folder saved with ``Dataset.save_to_disk`` (it holds ``state.json`` and ``dataset_info.json``) is one input,
+   read as that dataset (``faim-sdk[hf]``). A folder saved with ``DatasetDict.save_to_disk`` is refused: name one
+   of its splits' folders, or use the ``hf`` source with ``path:``.
+2. Any other folder stands for every input inside it, recursively, in sorted order: files with a known extension
+   and saved datasets (a saved dataset's own files are not read one by one).
+3. A path with ``*``, ``?`` or ``[`` that does not exist is a glob (``dumps/2026-*/*.jsonl``), matched
+   recursively with ``**``.
+
+Inside folders and globs, names starting with ``.`` or ``_`` are skipped: hidden files and a scoring run's own
+manifest and per-post parts. Known extensions: ``.jsonl``, ``.ndjson`` and ``.json`` (JSON Lines), ``.csv``,
+``.tsv``, ``.parquet``.
+"""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
+"""File extension → format."""
+
+DATASET = "dataset"
+"""The format of a saved Hugging Face dataset folder."""
+
+
+def is_saved_dataset(path: Path) -> bool:
+    """Whether ``path`` is a folder ``Dataset.save_to_disk`` wrote."""
+    return path.is_dir() and (path / "state.json").is_file() and (path / "dataset_info.json").is_file()
+
+
+def is_saved(path: Path) -> bool:
+    """Whether ``path`` is a folder ``Dataset.save_to_disk`` or ``DatasetDict.save_to_disk`` wrote: one input,
+    never read file by file."""
+    return is_saved_dataset(path) or (path.is_dir() and (path / "dataset_dict.json").is_file())
+
+
+def input_format(path: Path) -> str:
+    """``jsonl``, ``csv``, ``tsv``, ``parquet``, or ``dataset`` for a saved dataset folder.
+
+    Raises:
+        ValueError: For a saved ``DatasetDict`` or an unknown extension, naming the known ones.
+    """
+    if is_saved_dataset(path):
+        return DATASET
+    if path.is_dir() and (path / "dataset_dict.json").is_file():
+        raise ValueError(
+            f"{path} holds a DatasetDict: point at one of its splits' folders, or read it with the hf source's path:"
+        )
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(
+            f"cannot read {path}: unknown extension; known: {', '.join(FORMATS)}, or a saved dataset folder"
+        )
+    return FORMATS[suffix]
+
+
+def find_inputs(spec: str | Path) -> list[Path]:
+    """The inputs a file, folder or glob stands for (see the module docstring), in a stable order, each of a known
+    format.
+
+    Raises:
+        FileNotFoundError: When it stands for nothing.
+        ValueError: For a file of an unknown extension or a saved ``DatasetDict`` (``input_format``).
+    """
+    found = expand(spec)
+    for item in found:
+        input_format(item)
+    return found
+
+
+def expand(spec: str | Path) -> list[Path]:
+    """What a file, folder or glob stands for (see the module docstring): a file or saved dataset folder itself,
+    whatever its name; the inputs inside another folder; the inputs a glob matches.
+
+    Raises:
+        FileNotFoundError: When it stands for nothing (a missing file of an unknown extension is a ``ValueError``).
+    """
+    path = Path(spec)
+    if path.is_dir() and not is_saved(path):
+        found = _inside(path)
+    elif path.exists():
+        found = [path]
+    elif not glob.has_magic(str(spec)):
+        input_format(path)  # an unknown extension is named before the missing file
+        raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
+    else:
+        matches = sorted(Path(p) for p in glob.glob(str(spec), recursive=True))
+        found = [p for p in matches if not _hidden(p) and (p.is_file() or is_saved(p))]
+    if not found:
+        raise FileNotFoundError(
+            f"{spec}: no input files (expected a file, a folder or a glob of {', '.join(FORMATS)} files, or a "
+            "saved dataset folder)"
+        )
+    return found
+
+
+def _inside(folder: Path) -> list[Path]:
+    """Every input in ``folder``, recursively: known files and saved datasets, hidden names skipped."""
+    found = []
+    for child in sorted(folder.iterdir()):
+        if _hidden(child):
+            continue
+        if is_saved(child):
+            found.append(child)
+        elif child.is_dir():
+            found += _inside(child)
+        elif child.suffix.lower() in FORMATS:
+            found.append(child)
+    return found
+
+
+def _hidden(path: Path) -> bool:
+    return path.name.startswith((".", "_"))

@@ -1,0 +1,73 @@
+"""What a file, folder or glob stands for, read the same way by evaluation, training and batch scoring."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from faim.data.inputs import find_inputs
+from faim.data.sources import JsonlSource, read_posts
+from faim.scoring import score_dump
+
+
+def write_jsonl(path: Path, n: int) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({"id": f"{path.stem}-{i}", "text": f"post {i}"}) + "\n" for i in range(n)))
+    return path
+
+
+def test_find_inputs_file_folder_and_glob(tmp_path: Path) -> None:
+    a, b = write_jsonl(tmp_path / "a.jsonl", 3), write_jsonl(tmp_path / "b.jsonl", 2)
+    (tmp_path / "_manifest.jsonl").write_text("{}\n")
+    assert find_inputs(a) == [a]
+    assert find_inputs(tmp_path) == [a, b]
+    assert find_inputs(str(tmp_path / "*.jsonl")) == [a, b]
+    with pytest.raises(FileNotFoundError, match="no input files"):
+        find_inputs(tmp_path / "none-*.jsonl")
+
+
+def test_a_folder_stands_for_its_inputs_recursively_and_skips_hidden_names(tmp_path: Path) -> None:
+    a, b = write_jsonl(tmp_path / "a.jsonl", 1), write_jsonl(tmp_path / "sub" / "b.jsonl", 1)
+    write_jsonl(tmp_path / ".cache" / "c.jsonl", 1)
+    write_jsonl(tmp_path / "_per_post" / "d.jsonl", 1)
+    (tmp_path / "notes.txt").write_text("not posts")
+    assert find_inputs(tmp_path) == [a, b]
+
+
+def test_a_missing_file_and_an_unknown_extension_are_named(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"posts.xlsx: unknown extension; known: \.jsonl"):
+        find_inputs(tmp_path / "posts.xlsx")
+    with pytest.raises(FileNotFoundError, match=r"posts.jsonl does not exist"):
+        find_inputs(tmp_path / "posts.jsonl")
+
+
+def test_a_saved_dataset_folder_is_one_input_for_eval_training_and_scoring(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    datasets = pytest.importorskip("datasets")
+    folder = tmp_path / "saved"
+    datasets.Dataset.from_dict({"id": ["a", "b"], "text": ["first", "second"]}).save_to_disk(folder)
+    assert find_inputs(folder) == [folder]
+    assert find_inputs(tmp_path) == [folder]  # inside a folder too, and its own files are not read one by one
+    assert [p.text for p in read_posts(folder)] == ["first", "second"]
+    score_dump(tiny_model_dir, folder, tmp_path / "out", workers=1, progress=False)
+    rows = pq.read_table(tmp_path / "out").to_pylist()
+    assert [(row["id"], row["error"]) for row in rows] == [("a", None), ("b", None)]
+
+
+def test_a_recipe_split_may_be_a_folder_or_a_glob_of_its_format(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "train" / "part-1.jsonl", 2)
+    write_jsonl(tmp_path / "train" / "part-2.jsonl", 3)
+    folder = JsonlSource(train=str(tmp_path / "train")).posts("train")
+    glob = JsonlSource(train=str(tmp_path / "train" / "*.jsonl")).posts("train")
+    assert (
+        [p.id for p in folder]
+        == [p.id for p in glob]
+        == [f"part-1-{i}" for i in range(2)] + [f"part-2-{i}" for i in range(3)]
+    )
+    (tmp_path / "train" / "more.csv").write_text("id,text\nx,y\n")
+    with pytest.raises(ValueError, match=r"more.csv is not jsonl, which this source reads"):
+        JsonlSource(train=str(tmp_path / "train")).posts("train")

@@ -1,0 +1,266 @@
+"""The package's floors: dependencies run one way, read from the import graph with ``ast`` (nothing imported);
+and what importing one piece loads, checked in a fresh interpreter.
+
+Floors, lowest first: the ground floor (registry, Post and batch types, weights, the encoder contract); the
+components (encoders, fusion, tasks, side by side); the core (everything else in ``faim/``); evaluation
+(``eval/``); the entry points (the CLI, the Python API, the benchmark harness). A module may import its own floor
+and those below; no import, at module level or inside a function, points up, and no loop runs through module-level
+imports.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FLOORS: list[tuple[str, tuple[str, ...]]] = [  # checked in this order; the first floor a module matches is its own
+    (
+        "entry",
+        (
+            "faim",
+            "faim.__main__",
+            "faim.api",
+            "faim.cli",
+            "faim.cli.*",
+            "faim.eval.bench_*",
+            "faim.eval.benchmark",
+            "faim.eval.benchmark_*",
+            "faim.eval.group_holdout",
+        ),
+    ),
+    ("evaluation", ("faim.eval", "faim.eval.*")),
+    ("components", ("faim.encoders", "faim.encoders.*", "faim.fusion", "faim.fusion.*", "faim.tasks", "faim.tasks.*")),
+    (
+        "ground",
+        (
+            "faim.version",
+            "faim.registry",
+            "faim.weights",
+            "faim.encoder",
+            "faim.data",
+            "faim.data.post",
+            "faim.data.batch",
+        ),
+    ),
+    ("core", ("faim.*",)),
+]
+ORDER = ["ground", "components", "core", "evaluation", "entry"]
+
+OPTIONAL = {"ray", "ray.data", "datasets"}
+"""Third-party modules a function may import when it runs: optional extras (faim-sdk[ray], faim-sdk[hf])."""
+
+
+def package_dirs() -> dict[str, Path]:
+    """Package name → folder, as pyproject's ``package-dir`` maps them (``faim.encoders`` → ``encoders/``)."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    line = next(line for line in text.splitlines() if line.startswith("package-dir"))
+    pairs = line.split("{", 1)[1].rsplit("}", 1)[0].split(",")
+    return {key.strip().strip('"'): ROOT / value.strip().strip('"') for key, value in (p.split("=") for p in pairs)}
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name, from the mapped folders (a package is its ``__init__``)."""
+    found: dict[str, Path] = {}
+    dirs = package_dirs()
+    for package, folder in dirs.items():
+        for path in folder.rglob("*.py"):
+            parts = list(path.relative_to(folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join([package, *parts])] = path
+    return found
+
+
+MODULES = modules()
+
+
+def floor(module: str) -> str:
+    return next(name for name, patterns in FLOORS if any(fnmatch.fnmatchcase(module, p) for p in patterns))
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement of a module: what it names, where, and how it runs."""
+
+    source: str
+    target: str
+    line: int
+    in_function: bool
+    commented: bool
+
+
+def resolve(name: str) -> str | None:
+    """The deepest module of the package ``name`` lies in (``faim.data.post.Post`` → ``faim.data.post``)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+class ImportReader(ast.NodeVisitor):
+    """Every import statement of one module, including those inside functions and ``if TYPE_CHECKING:``."""
+
+    def __init__(self, module: str, path: Path) -> None:
+        self.module, self.path = module, path
+        self.lines = path.read_text(encoding="utf-8").splitlines()
+        self.depth = 0
+        self.found: list[Import] = []
+
+    def visit_FunctionDef(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def add(self, name: str, node: ast.stmt) -> None:
+        commented = any("#" in self.lines[i - 1] for i in (node.lineno, node.lineno - 1) if i >= 1)
+        self.found.append(Import(self.module, name, node.lineno, self.depth > 0, commented))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.add(alias.name, node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            package = self.module if self.path.name == "__init__.py" else self.module.rpartition(".")[0]
+            for _ in range(node.level - 1):
+                package = package.rpartition(".")[0]
+            base = f"{package}.{base}".rstrip(".")
+        for alias in node.names:
+            full = f"{base}.{alias.name}"
+            self.add(full if full in MODULES else base, node)
+
+
+def imports() -> list[Import]:
+    found = []
+    for module, path in sorted(MODULES.items()):
+        reader = ImportReader(module, path)
+        reader.visit(ast.parse(path.read_text(encoding="utf-8")))
+        found += reader.found
+    return found
+
+
+IMPORTS = imports()
+INTERNAL = [(i, resolve(i.target)) for i in IMPORTS if i.target.split(".")[0] == "faim"]
+
+
+def where(module: str) -> str:
+    return str(MODULES[module].relative_to(ROOT))
+
+
+def test_the_graph_covers_every_folder_and_the_floors_every_module() -> None:
+    assert {"faim.registry", "faim.encoders.hf_text", "faim.fusion.concat", "faim.eval.metrics"} <= set(MODULES)
+    assert {floor(module) for module in MODULES} == set(ORDER)
+    assert all(target is not None for _, target in INTERNAL), [i for i, t in INTERNAL if t is None]
+
+
+def test_no_import_points_up() -> None:
+    upward = [
+        f"{where(i.source)}:{i.line} ({floor(i.source)}) imports {where(target)} ({floor(target)})"
+        for i, target in INTERNAL
+        if target and ORDER.index(floor(target)) > ORDER.index(floor(i.source))
+    ]
+    assert not upward, "\n".join(upward)
+
+
+def test_no_loop_runs_through_module_level_imports() -> None:
+    graph: dict[str, set[str]] = {module: set() for module in MODULES}
+    for i, target in INTERNAL:
+        if target and target != i.source and not i.in_function:
+            graph[i.source].add(target)
+    loops = []
+    for start in sorted(graph):
+        path = find_path(graph, start, start)
+        if path:
+            loops.append(" -> ".join(where(module) for module in path))
+    assert not loops, "module-level import loops:\n" + "\n".join(loops)
+
+
+def find_path(graph: dict[str, set[str]], start: str, goal: str) -> list[str] | None:
+    """A path of imports from ``start`` back to ``goal`` (depth-first), or ``None``."""
+    stack, seen = [(start, [start])], set()
+    while stack:
+        node, path = stack.pop()
+        for nxt in sorted(graph[node]):
+            if nxt == goal:
+                return [*path, goal]
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, [*path, nxt]))
+    return None
+
+
+def test_a_function_imports_only_an_optional_dependency_and_says_so() -> None:
+    deferred = [i for i in IMPORTS if i.in_function]
+    wrong = [f"{where(i.source)}:{i.line} imports {i.target}" for i in deferred if i.target not in OPTIONAL]
+    silent = [f"{where(i.source)}:{i.line} imports {i.target} without a comment" for i in deferred if not i.commented]
+    assert not wrong + silent, "\n".join(wrong + silent)
+
+
+def test_the_api_names_are_not_modules_of_the_package() -> None:
+    """``faim.<name>`` is looked up lazily; a module of the same name would shadow it once imported."""
+    import faim
+
+    assert not [name for name in faim.EXPORTS if f"faim.{name}" in MODULES]
+
+
+def loaded_after(statement: str) -> tuple[list[str], list[str]]:
+    """The faim modules and the heavy third-party packages a fresh interpreter holds after ``statement``."""
+    heavy = ["transformers", "timm", "pyarrow", "safetensors", "pytorch_lightning", "sklearn", "matplotlib", "scipy"]
+    code = (
+        f"import json, sys\n{statement}\n"
+        f"print(json.dumps([sorted(m for m in sys.modules if m.split('.')[0] == 'faim'), "
+        f"[m for m in {heavy!r} if m in sys.modules]]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    faim_modules, third_party = json.loads(out.splitlines()[-1])
+    return faim_modules, third_party
+
+
+GROUND = ["faim"] + [module for module in MODULES if floor(module) == "ground"]  # with the lazy package itself
+
+
+@pytest.mark.slow
+def test_importing_faim_loads_only_its_version() -> None:
+    assert loaded_after("import faim") == (["faim", "faim.version"], [])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", ["faim.fusion.concat", "faim.tasks.binary"])
+def test_a_fusion_or_head_module_loads_torch_and_the_ground_floor_only(module: str) -> None:
+    faim_modules, third_party = loaded_after(f"import {module}")
+    package = module.rpartition(".")[0]
+    assert [m for m in faim_modules if m not in GROUND and not m.startswith(package)] == []
+    assert third_party == []
+
+
+@pytest.mark.slow
+def test_an_encoder_module_loads_the_encoders_and_the_ground_floor_only() -> None:
+    faim_modules, third_party = loaded_after("import faim.encoders.tiny_image")
+    assert [m for m in faim_modules if m not in GROUND and not m.startswith("faim.encoders")] == []
+    assert not {"pyarrow", "pytorch_lightning", "matplotlib", "sklearn"} & set(third_party)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("package", "table", "expected"),
+    [
+        ("faim.fusion", "FUSIONS", {"attention", "concat", "gated", "interaction"}),
+        ("faim.tasks", "HEADS", {"binary", "multiclass", "multilabel"}),
+        ("faim.encoders", "ENCODERS", {"hf_text", "timm_image", "meta_numeric", "tiny_text", "tiny_image"}),
+    ],
+)
+def test_built_in_components_register_when_their_package_is_imported(package: str, table: str, expected: set) -> None:
+    code = f"import {package}, json\nfrom faim.registry import {table}\nprint(json.dumps(sorted({table})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert expected <= set(json.loads(out.splitlines()[-1]))
