@@ -128,3 +128,14 @@ def calibrated(demo_data: dict[str, Path], tmp_path: Path, logit_shift: bool) ->
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
     detector.calibrate(loader, faim.Recipe.from_dict(recipe).eval)
     return detector, posts
+
+
+def overconfident_binary(n: int = 5000, scale: float = 4.0, seed: int = 0) -> tuple[Any, Any]:
+    """Labels drawn from ``sigmoid(z)`` and logits reported as ``scale * z`` (overconfident for scale > 1)."""
+    import numpy as np
+    from scipy.special import expit
+
+    rng = np.random.default_rng(seed)
+    z = rng.normal(0.0, 1.5, size=n)
+    y = (rng.uniform(size=n) < expit(z)).astype(int)
+    return scale * z, y

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import overconfident_binary
 from scipy.special import expit, softmax
 from sklearn.metrics import roc_auc_score
 
@@ -11,16 +12,8 @@ from faim.calibration.scaling import apply_temperature, fit_platt, fit_scaling, 
 from faim.eval import expected_calibration_error
 
 
-def _overconfident_binary(n: int = 5000, scale: float = 4.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Labels drawn from ``sigmoid(z)`` and logits reported as ``scale * z`` (overconfident for scale > 1)."""
-    rng = np.random.default_rng(seed)
-    z = rng.normal(0.0, 1.5, size=n)
-    y = (rng.uniform(size=n) < expit(z)).astype(int)
-    return scale * z, y
-
-
 def test_binary_temperature_reduces_ece_and_keeps_auroc() -> None:
-    logits, y = _overconfident_binary()
+    logits, y = overconfident_binary()
     temperature = fit_temperature(logits, y)
     assert temperature == pytest.approx(4.0, rel=0.15)
     before, after = expit(logits), apply_temperature(logits, temperature)
@@ -30,7 +23,7 @@ def test_binary_temperature_reduces_ece_and_keeps_auroc() -> None:
 
 def test_platt_undoes_a_prior_shift_that_a_temperature_cannot() -> None:
     # labels from sigmoid(z); the model saw a positive rate far higher (its logits are 3z + 2)
-    logits, y = _overconfident_binary(scale=1.0)
+    logits, y = overconfident_binary(scale=1.0)
     shifted = 3.0 * logits + 2.0
     temperature, shift = fit_platt(shifted, y)
     assert temperature == pytest.approx(3.0, rel=0.15) and shift == pytest.approx(-2.0 / 3.0, abs=0.1)
@@ -48,7 +41,7 @@ def test_platt_and_shift_are_binary_only() -> None:
 
 
 def test_scaling_shifts_binary_logits_of_both_classes_only_when_asked() -> None:
-    logits, y = _overconfident_binary(scale=1.0)
+    logits, y = overconfident_binary(scale=1.0)
     shifted = 3.0 * logits + 2.0
     assert fit_scaling(shifted, y, logit_shift=True) == fit_platt(shifted, y)
     assert fit_scaling(shifted, y) == (fit_temperature(shifted, y), 0.0)
@@ -63,7 +56,7 @@ def test_scaling_shifts_binary_logits_of_both_classes_only_when_asked() -> None:
 
 
 def test_binary_temperature_from_probabilities() -> None:
-    logits, y = _overconfident_binary(seed=1)
+    logits, y = overconfident_binary(seed=1)
     temperature = fit_temperature(expit(logits), y, from_probs=True)
     assert temperature == pytest.approx(fit_temperature(logits, y), rel=1e-3)
     calibrated = apply_temperature(expit(logits), temperature, from_probs=True)

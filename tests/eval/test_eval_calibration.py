@@ -5,17 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import overconfident_binary
 from scipy.special import expit
 
 from faim.eval import consistency_bars, ece_if_calibrated, expected_calibration_error, reliability_bins
-
-
-def _overconfident_binary(n: int = 5000, scale: float = 4.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Labels drawn from ``sigmoid(z)`` and logits reported as ``scale * z`` (overconfident for scale > 1)."""
-    rng = np.random.default_rng(seed)
-    z = rng.normal(0.0, 1.5, size=n)
-    y = (rng.uniform(size=n) < expit(z)).astype(int)
-    return scale * z, y
 
 
 def test_ece_hand_computed() -> None:
@@ -38,7 +31,7 @@ def test_ece_of_calibrated_sample_is_small() -> None:
 
 
 def test_ece_of_overconfident_sample_is_large() -> None:
-    logits, y = _overconfident_binary()
+    logits, y = overconfident_binary()
     assert expected_calibration_error(expit(logits), y) > 0.1
 
 
