@@ -1,3 +1,12 @@
 """Built-in encoders; importing this package registers them."""
 
-from faim.encoders import hf_text, meta_numeric, timm_image, tiny_image, tiny_text  # noqa: F401
+from faim.encoders import (  # noqa: F401
+    hf_text,
+    meta_numeric,
+    ngram_text,
+    timm_image,
+    tiny_image,
+    tiny_text,
+    tiny_use,
+    use_text,
+)

@@ -17,6 +17,8 @@ import numpy as np
 from torch.utils.data import DataLoader
 
 from faim.calibration.fit import Calibration
+from faim.data.language import FIELD as LANGUAGE
+from faim.data.language import UNDETERMINED, with_languages
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -101,6 +103,9 @@ def task_results(
     if field:
         values = np.array([str(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k])
         result["slices"] = slice_metrics(y, prob, values, metric)
+    languages = np.array([str(m.get(LANGUAGE)) for m, k in zip(main.predictions.meta, keep) if k])
+    if config.languages and len(set(languages) - {UNDETERMINED, "None"}) > 1:
+        result["languages"] = slice_metrics(y, prob, languages, metric)
     if ablations:
         result["ablations"] = {name: task_metrics(task, ablated, keep, config) for name, ablated in ablations.items()}
     groups = None if main.groups is None else main.groups[keep]
@@ -173,7 +178,9 @@ def evaluate(
     config: EvalConfig | None = None,
     ablations: bool = True,
 ) -> dict[str, Any]:
-    """Evaluate on a list of labelled posts (see ``evaluate_loader``)."""
+    """Evaluate on a list of labelled posts (see ``evaluate_loader``); with ``eval.languages``, posts without
+    ``meta.lang`` are given the language they are written in first (``faim.data.language``)."""
     config = config or EvalConfig()
+    posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)
     return evaluate_loader(detector, loader, out_dir, data_name, config, ablations)

@@ -11,8 +11,12 @@ The ``results`` dict every function here takes (``faim eval`` builds it)::
                 "type": "binary",                   # "binary" | "multiclass" | "multilabel"
                 "metrics": {"auroc": 0.81, ...},    # flat dict from faim.eval.metrics
                 "slices": {                         # optional: faim.eval.slices.slice_metrics
-                    "en": {"n": 412, "auroc": 0.83, ...},
-                    "es": {"n": 12},                # below the minimum size: n only
+                    "news": {"n": 412, "auroc": 0.83, ...},
+                    "sports": {"n": 12},            # below the minimum size: n only
+                },
+                "languages": {                      # optional: the same, per language (meta.lang)
+                    "en": {"n": 902, "auroc": 0.84, ...},
+                    "es": {"n": 98, "auroc": 0.71, ...},
                 },
                 "ablations": {                      # optional: same metrics with a modality masked
                     "without_image": {"auroc": 0.74, ...},
@@ -54,9 +58,10 @@ class _TaskRequired(TypedDict):
 
 
 class TaskResult(_TaskRequired, total=False):
-    """One task's results; ``slices``, ``ablations`` and ``plots`` are optional."""
+    """One task's results; ``slices``, ``languages``, ``ablations`` and ``plots`` are optional."""
 
     slices: dict[str, dict[str, float]]
+    languages: dict[str, dict[str, float]]
     ablations: dict[str, dict[str, float]]
     plots: Sequence[str | os.PathLike[str]]
 
@@ -74,8 +79,8 @@ def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
     """Write ``metrics.json`` (NaN as ``null``) and ``metrics.md`` into ``out_dir``.
 
     The Markdown has, per task, a metrics table, an ablation table (headline metrics of the full model
-    and of each ablation, with the change from the full model) and a slices table when present, then
-    the task's images.
+    and of each ablation, with the change from the full model), a slices and a languages table when present,
+    then the task's images.
 
     Returns:
         ``{"json": path, "markdown": path}``.
@@ -131,19 +136,23 @@ def _markdown(results: Results, out_dir: Path) -> str:
         if task.get("ablations"):
             parts.append("### Ablations")
             parts.append(_ablation_table(task["metrics"], task["ablations"], headline))
-        if task.get("slices"):
-            slices = task["slices"]
-            columns = [c for c in headline if any(c in m for m in slices.values())]
-            rows = [
-                [value, format_value(m.get("n")), *(format_value(m.get(c)) for c in columns)]
-                for value, m in slices.items()
-            ]
-            parts.append("### Slices")
-            parts.append(markdown_table(["slice", "n", *columns], rows))
+        for key, title, column in (("slices", "Slices", "slice"), ("languages", "Languages", "language")):
+            if task.get(key):
+                parts.append(f"### {title}")
+                parts.append(_slice_table(task[key], headline, column))
         if task.get("plots"):
             parts.append("### Plots")
             parts.append("\n\n".join(f"![{Path(p).name}]({_link(p, out_dir)})" for p in task["plots"]))
     return "\n\n".join(parts) + "\n"
+
+
+def _slice_table(slices: Mapping[str, Mapping[str, float]], headline: list[str], column: str) -> str:
+    """One row per slice: its size and the headline metrics it reports."""
+    columns = [c for c in headline if any(c in m for m in slices.values())]
+    rows = [
+        [value, format_value(m.get("n")), *(format_value(m.get(c)) for c in columns)] for value, m in slices.items()
+    ]
+    return markdown_table([column, "n", *columns], rows)
 
 
 def _ablation_table(full: Mapping[str, float], ablations: Mapping[str, Mapping[str, float]], columns: list[str]) -> str:

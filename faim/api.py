@@ -16,7 +16,7 @@ from faim.assembly import build_model, build_source, task_specs
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
 from faim.recipe import Recipe, as_recipe
-from faim.training.run import fit, recipe_loader, write_record
+from faim.training.run import fit, recipe_loader, split_posts, write_record
 
 
 @dataclass
@@ -83,6 +83,6 @@ def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | 
     detector = Detector.load(model_dir)
     source = build_source(recipe.data_section)
     split = recipe.eval.split
-    loader = recipe_loader(recipe, detector, source.posts(split), False, split)
+    loader = recipe_loader(recipe, detector, split_posts(recipe, source, split), False, split)
     out = Path(recipe.train.output_dir) / "eval"
     return evaluate_loader(detector, loader, out, source.describe(split), recipe.eval)

@@ -83,11 +83,10 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
     target = Path(directory)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".faim-", dir=target.parent))
-    rebuild = {}
-    for name, encoder in artifact.model.encoders.items():
-        asset_dir = staging / "encoders" / name
-        overrides = encoder.export_assets(asset_dir)
-        rebuild[name] = {k: (str(Path(v).relative_to(staging)) if k == "weights" else v) for k, v in overrides.items()}
+    rebuild = {
+        name: relative_paths(encoder.export_assets(staging / "encoders" / name), staging)
+        for name, encoder in artifact.model.encoders.items()
+    }
     safetensors.torch.save_model(artifact.model, str(staging / "model.safetensors"))
     (staging / RECIPE).write_text(artifact.recipe.to_yaml(), encoding="utf-8")
     manifest = {
@@ -114,6 +113,29 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
         shutil.rmtree(target)
     staging.rename(target)
     return target
+
+
+def relative_paths(value: Any, staging: Path) -> Any:
+    """An encoder's rebuild arguments with every path into the artifact written relative to it."""
+    if isinstance(value, dict):
+        return {key: relative_paths(item, staging) for key, item in value.items()}
+    if isinstance(value, list):
+        return [relative_paths(item, staging) for item in value]
+    if isinstance(value, str) and Path(value).is_relative_to(staging):
+        return str(Path(value).relative_to(staging))
+    return value
+
+
+def inside(value: Any, root: Path, files: dict[str, str]) -> Any:
+    """Rebuild arguments read back: each string naming a file the manifest lists, or a folder holding some, becomes
+    that path inside the artifact at ``root``."""
+    if isinstance(value, dict):
+        return {key: inside(item, root, files) for key, item in value.items()}
+    if isinstance(value, list):
+        return [inside(item, root, files) for item in value]
+    if isinstance(value, str) and any(name == value or name.startswith(f"{value}/") for name in files):
+        return str(root / value)
+    return value
 
 
 def calibration_entry(calibration: Calibration, task: str) -> dict[str, float | None]:
@@ -169,10 +191,7 @@ def load_artifact(directory: str | Path) -> Artifact:
     manifest = read_manifest(root)
     verify_files(root, manifest)
     recipe = Recipe.load(root / RECIPE)
-    overrides = {
-        name: {k: (str(root / v) if k == "weights" else v) for k, v in args.items()}
-        for name, args in manifest["encoders"].items()
-    }
+    overrides = {name: inside(args, root, manifest["files"]) for name, args in manifest["encoders"].items()}
     model = build_model(recipe.model, overrides)
     missing, unexpected = safetensors.torch.load_model(model, str(root / "model.safetensors"), strict=False)
     if missing or unexpected:

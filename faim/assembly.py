@@ -1,6 +1,9 @@
 """Recipe sections to modules and back: assemble a ``WholePostModel`` from a validated ``model:`` section, and
 write the ``model:`` section that assembles a given model again.
 
+An element kind's encoder is a mapping (``{type: hf_text, ...}``), a list of mappings (encoders stacked on the kind,
+their embeddings side by side: ``faim.encoders.stack``), or the name of another kind whose encoder it shares.
+
 Sizes flow forward (``faim.components``): each fused kind's encoder ``output_dim`` gives the fusion its
 ``input_dims`` (the fusion's ``kinds:`` picks the fused kinds, default all); the fusion's ``output_dim`` gives
 each head its ``input_dim``; a head's label list gives ``num_classes`` / ``num_labels``. Nothing is written back
@@ -13,6 +16,8 @@ from typing import Any
 
 from faim.components import component_args, component_spec, head_sizes, lookup
 from faim.data.targets import TaskSpec
+from faim.encoder import Encoder
+from faim.encoders.stack import StackedEncoder
 from faim.model import WholePostModel
 
 
@@ -39,9 +44,13 @@ def build_model(
     for kind, spec in model_section["encoders"].items():
         if isinstance(spec, str):
             routes[kind] = spec
-            continue
-        cls = lookup("encoder", spec["type"], f"model.encoders.{kind}")
-        encoders[kind] = cls(**(component_args("encoder", spec) | overrides.get(kind, {})))
+        elif isinstance(spec, list):
+            members = overrides.get(kind, {}).get("members") or [{}] * len(spec)
+            encoders[kind] = StackedEncoder(
+                [build_encoder(member, f"model.encoders.{kind}[{i}]", members[i]) for i, member in enumerate(spec)]
+            )
+        else:
+            encoders[kind] = build_encoder(spec, f"model.encoders.{kind}", overrides.get(kind, {}))
     all_routes = {name: name for name in encoders} | routes
     fusion_spec = model_section["fusion"]
     fused = fusion_spec.get("kinds") or sorted(all_routes)
@@ -56,6 +65,18 @@ def build_model(
     return WholePostModel(encoders, fusion, heads, routes, fused)
 
 
+def build_encoder(spec: dict[str, Any], where: str, overrides: dict[str, Any]) -> Encoder:
+    """The encoder a ``{type: NAME, ...}`` mapping describes, ``overrides`` replacing its arguments."""
+    return lookup("encoder", spec["type"], where)(**(component_args("encoder", spec) | overrides))
+
+
+def encoder_spec(encoder: Encoder) -> dict[str, Any] | list[dict[str, Any]]:
+    """The recipe entry that builds ``encoder`` again: a mapping, or a list of them for a stack."""
+    if isinstance(encoder, StackedEncoder):
+        return [component_spec("encoder", member) for member in encoder.members]
+    return component_spec("encoder", encoder)
+
+
 def model_section(model: WholePostModel, tasks: list[TaskSpec]) -> dict[str, Any]:
     """The ``model:`` section ``build_model`` builds ``model`` from again: each component's type and the arguments
     it was built with (sizes left out: they are derived), kinds embedded by another kind's encoder as routes, and
@@ -64,7 +85,7 @@ def model_section(model: WholePostModel, tasks: list[TaskSpec]) -> dict[str, Any
     Raises:
         ValueError: When a component's class is not registered or an argument is not plain data.
     """
-    encoders: dict[str, Any] = {name: component_spec("encoder", encoder) for name, encoder in model.encoders.items()}
+    encoders: dict[str, Any] = {name: encoder_spec(encoder) for name, encoder in model.encoders.items()}
     encoders |= {kind: name for kind, name in model.routes.items() if kind != name}
     fusion = component_spec("fusion", model.fusion)
     if model.fused_kinds != model.kinds:

@@ -28,10 +28,18 @@ class Encoder(nn.Module, ABC):
     modality: ClassVar[str]
     output_dim: int
     frozen: bool = False
+    needs_fit: ClassVar[bool] = False
+    """Whether the encoder learns from the training elements before training (``fit``)."""
 
     @abstractmethod
     def preprocessor(self) -> Preprocessor:
         """Return a picklable callable turning raw elements (``str`` or ``PIL.Image``) into model inputs."""
+
+    def fit(self, elements: list[Any]) -> None:
+        """Learn what the encoder derives from the training data before anything is embedded or trained: every
+        training element of the kinds it embeds (texts, or picture references). Training calls it for an encoder
+        with ``needs_fit``; the default learns nothing.
+        """
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         """Write what rebuilding this encoder needs besides its weights (configs, tokenizer files) to

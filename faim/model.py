@@ -22,7 +22,8 @@ import torch
 from torch import nn
 
 from faim.data.batch import PostBatch
-from faim.data.collate import ELEMENT_MODALITIES
+from faim.data.collate import ELEMENT_MODALITIES, element_refs
+from faim.data.post import Post
 
 Elements = dict[str, tuple[torch.Tensor, torch.Tensor]]
 
@@ -113,6 +114,17 @@ class WholePostModel(nn.Module):
     def head_logits(self, embedding: torch.Tensor) -> dict[str, torch.Tensor]:
         """Logits per task from whole-post embeddings ``[B, D]``."""
         return {name: head(embedding) for name, head in self.heads.items()}
+
+    def fit_encoders(self, posts: Iterable[Post], max_elements: int) -> None:
+        """Fit every encoder that learns from the training data (``Encoder.needs_fit``) on the elements of
+        ``posts`` (the training posts) of every kind it embeds, at most ``max_elements`` per post and kind."""
+        posts = list(posts)
+        for name, encoder in self.encoders.items():
+            if getattr(encoder, "needs_fit", False):
+                kinds = [kind for kind, routed in self.routes.items() if routed == name]
+                encoder.fit(
+                    [element for post in posts for kind in kinds for element in element_refs(post, kind, max_elements)]
+                )
 
     @property
     def frozen_kinds(self) -> list[str]:

@@ -19,8 +19,8 @@ class Elements:
     """One kind's elements across a batch.
 
     Attributes:
-        values: Preprocessed inputs (a tensor or a dict of tensors with leading dim N), or ``[N, d]``
-            embeddings when ``encoded`` is true.
+        values: Preprocessed inputs (a tensor, a dict of tensors with leading dim N, or a list of those for
+            encoders stacked on one kind), or ``[N, d]`` embeddings when ``encoded`` is true.
         post_index: ``[N]`` index of the post each element belongs to.
         slot_index: ``[N]`` position of the element within its post.
         num_slots: Width of the padded ``[B, num_slots, d]`` layout (0 when no post has this kind).
@@ -35,8 +35,7 @@ class Elements:
 
     def to(self, device: torch.device) -> Elements:
         """The same elements with every tensor on ``device``."""
-        values = self.values
-        values = {k: v.to(device) for k, v in values.items()} if isinstance(values, dict) else values.to(device)
+        values = moved(self.values, device)
         return Elements(values, self.post_index.to(device), self.slot_index.to(device), self.num_slots, self.encoded)
 
     def scatter(self, embeddings: torch.Tensor, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -78,3 +77,12 @@ def element_layout(counts: list[int]) -> tuple[torch.Tensor, torch.Tensor, int]:
         torch.tensor(slot_index, dtype=torch.long),
         max(counts, default=0),
     )
+
+
+def moved(values: Any, device: torch.device) -> Any:
+    """``values`` (a tensor, or a dict or list of such values) with every tensor on ``device``."""
+    if isinstance(values, dict):
+        return {key: moved(value, device) for key, value in values.items()}
+    if isinstance(values, list):
+        return [moved(value, device) for value in values]
+    return values.to(device)

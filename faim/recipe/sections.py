@@ -86,6 +86,9 @@ class EvalConfig:
             ``faim score --pool-by-image`` scores a dump pooled, ``Detector.score(posts, pool_by_image=True)`` a
             list of posts. ``None``: no pooling.
         slice: ``Post.meta`` field whose values define per-slice metrics (``None``: no slices).
+        languages: Give each evaluated post without ``meta.lang`` the language it is written in
+            (``faim.data.language``) and, when more than one language appears, report every task's metrics per
+            language too (``languages`` in its results).
         ablations: Also report metrics with each element kind masked out (multimodal models).
         batch_size: Posts per scoring batch.
     """
@@ -100,5 +103,6 @@ class EvalConfig:
     logit_shift: bool = False
     pool_by_image: float | None = None
     slice: str | None = None
+    languages: bool = True
     ablations: bool = True
     batch_size: int = 64

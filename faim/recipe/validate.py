@@ -101,8 +101,15 @@ def check_encoders(source: str, encoders: Any) -> None:
                 raise RecipeError(
                     source, f"model.encoders.{kind}", f"shares encoder {spec!r}, which is not defined here"
                 )
-            continue
-        check_component(source, f"model.encoders.{kind}", "encoder", spec)
+        elif isinstance(spec, list):
+            if len(spec) < 2:
+                raise RecipeError(
+                    source, f"model.encoders.{kind}", "a list stacks two or more encoders; give one as a mapping"
+                )
+            for index, member in enumerate(spec):
+                check_component(source, f"model.encoders.{kind}[{index}]", "encoder", member)
+        else:
+            check_component(source, f"model.encoders.{kind}", "encoder", spec)
 
 
 def check_members(source: str, data: dict[str, Any]) -> None:

