@@ -54,7 +54,7 @@ def plot_binary(
     out_dir.mkdir(parents=True, exist_ok=True)
     both_classes = 0 < y.sum() < y.size
 
-    roc_fig, ax = _figure()
+    roc_fig, ax = square_figure()
     _roc_axes(ax)
     if both_classes:
         fpr, tpr, _ = roc_curve(y, p)
@@ -63,7 +63,7 @@ def plot_binary(
     else:
         _undefined(ax, "ROC")
 
-    pr_fig, ax = _figure()
+    pr_fig, ax = square_figure()
     ax.set(xlabel="recall", ylabel="precision", xlim=(0, 1), ylim=(0, 1.02))
     if both_classes:
         precision, recall, _ = precision_recall_curve(y, p)
@@ -112,7 +112,7 @@ def plot_multiclass(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    roc_fig, ax = _figure()
+    roc_fig, ax = square_figure()
     _roc_axes(ax)
     ax.set_title("One-vs-rest ROC")
     for c, label in enumerate(labels):
@@ -132,7 +132,7 @@ def plot_multiclass(
     return paths
 
 
-def _figure() -> tuple[Figure, Axes]:
+def square_figure() -> tuple[Figure, Axes]:
     """A square single-axes figure on an Agg canvas."""
     fig = Figure(figsize=(5, 5), layout="constrained")
     FigureCanvasAgg(fig)
@@ -193,3 +193,21 @@ def _reliability_figure(
     bottom.bar(rb.edges[:-1], rb.counts, width=width, align="edge", edgecolor="black", color="tab:grey")
     bottom.set(xlabel=xlabel, ylabel="count")
     return fig
+
+
+def plot_learning_curve(task: str, curve: Sequence[dict[str, float]], as_is: dict[str, float], out_dir: Path) -> Path:
+    """ECE and macro-F1 (mean ± standard deviation over draws) against the labelled posts a calibration was fitted
+    on (``faim.eval.recalibration.learning_curve``), the calibration as it was as dashed lines; written to
+    ``calibration_<task>.png``."""
+    fig, ax = square_figure()
+    sizes = [row["labels"] for row in curve]
+    for metric, color in (("ece", "tab:red"), ("macro_f1", "tab:blue")):
+        means = [row[f"{metric}_mean"] for row in curve]
+        errors = [row[f"{metric}_sd"] for row in curve]
+        ax.errorbar(sizes, means, yerr=errors, marker="o", color=color, capsize=3, label=f"{metric}, fitted")
+        ax.axhline(as_is[metric], color=color, ls="--", lw=1, label=f"{metric}, as it was")
+    ax.set(xscale="log", xlabel="labelled posts the calibration is fitted on", title=f"{task}: recalibration")
+    ax.legend(fontsize=8)
+    path = Path(out_dir) / f"calibration_{task}.png"
+    fig.savefig(path, dpi=_DPI)
+    return path

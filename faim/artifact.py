@@ -139,20 +139,24 @@ def inside(value: Any, root: Path, files: dict[str, str]) -> Any:
 
 
 def calibration_entry(calibration: Calibration, task: str) -> dict[str, float | None]:
-    """A task's threshold (``None`` unless binary), temperature and logit shift, as ``faim.json`` holds them."""
+    """A task's threshold (``None`` unless binary), temperature, logit shift and prior (``None`` until calibrated on
+    labelled posts), as ``faim.json`` holds them."""
     return {
         "threshold": calibration.thresholds.get(task),
         "temperature": calibration.temperatures[task],
         "logit_shift": calibration.logit_shifts[task],
+        "prior": calibration.priors.get(task),
     }
 
 
 def read_calibration(entries: dict[str, dict[str, Any]]) -> Calibration:
-    """The calibration in ``faim.json`` entries by task name (a logit shift absent from older artifacts is 0)."""
+    """The calibration in ``faim.json`` entries by task name (a logit shift absent from older artifacts is 0, a prior
+    absent unknown)."""
     return Calibration(
         {name: e["threshold"] for name, e in entries.items() if e["threshold"] is not None},
         {name: e["temperature"] for name, e in entries.items()},
         {name: e.get("logit_shift", 0.0) for name, e in entries.items()},
+        {name: e["prior"] for name, e in entries.items() if e.get("prior") is not None},
     )
 
 

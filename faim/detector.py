@@ -14,6 +14,7 @@ import numpy as np
 
 from faim.artifact import Artifact, architecture_recipe, load_artifact, save_artifact
 from faim.calibration.fit import Calibration, fit_calibration
+from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator, PostError
 from faim.data.post import Post, as_posts
@@ -34,13 +35,12 @@ class Detector:
     Args:
         model: The network.
         tasks: Task specs, one per head.
-        thresholds: Decision threshold per binary task on the calibrated probability (default 0.5).
-        temperatures: Logit temperature per task, fitted on validation data (default 1.0).
-        max_elements: Images and comments taken per post.
-        logit_shifts: Shift added to a binary task's tempered logit, fitted on validation data (default 0.0).
+        calibration: The per-post calibration (thresholds, temperatures, logit shifts, priors), fitted on validation
+            data (``calibrate``); a task it leaves out has threshold 0.5, temperature 1 and no shift.
         pooled: The calibration of logits pooled across posts that share a picture, fitted on validation data;
             ``None`` until calibrated, or when the detector does not pool. Scoring post by post uses the
-            per-post calibration above.
+            per-post calibration.
+        max_elements: Images and comments taken per post.
         pool_by_image: The cosine at which two posts' first pictures count as one (``eval.pool_by_image``), for
             scoring posts together pooled by picture; ``None``: the detector scores posts one by one only.
         source: Where the model came from, for messages: an artifact directory, or ``"<python>"``.
@@ -52,11 +52,9 @@ class Detector:
         self,
         model: WholePostModel,
         tasks: list[TaskSpec],
-        thresholds: Mapping[str, float] | None = None,
-        temperatures: Mapping[str, float] | None = None,
-        max_elements: int = TrainConfig.max_elements,
-        logit_shifts: Mapping[str, float] | None = None,
+        calibration: Calibration | None = None,
         pooled: Calibration | None = None,
+        max_elements: int = TrainConfig.max_elements,
         pool_by_image: float | None = None,
         source: str = "<python>",
     ) -> None:
@@ -65,18 +63,31 @@ class Detector:
         self.model = model
         self.tasks = tasks
         self.max_elements = max_elements
-        identity = Calibration.identity(tasks)
-        self.thresholds = identity.thresholds | dict(thresholds or {})
-        self.temperatures = identity.temperatures | dict(temperatures or {})
-        self.logit_shifts = identity.logit_shifts | dict(logit_shifts or {})
+        identity, given = Calibration.identity(tasks), calibration or Calibration()
+        self.calibration = Calibration(
+            identity.thresholds | given.thresholds,
+            identity.temperatures | given.temperatures,
+            identity.logit_shifts | given.logit_shifts,
+            dict(given.priors),
+        )
         self.pooled = pooled
         self.pool_by_image = pool_by_image
         self.source = source
 
     @property
-    def calibration(self) -> Calibration:
-        """The per-post calibration, sharing this detector's dicts (changes to either show in both)."""
-        return Calibration(self.thresholds, self.temperatures, self.logit_shifts)
+    def thresholds(self) -> dict[str, float]:
+        """Decision threshold per binary task (the per-post calibration's)."""
+        return self.calibration.thresholds
+
+    @property
+    def temperatures(self) -> dict[str, float]:
+        """Logit temperature per task (the per-post calibration's)."""
+        return self.calibration.temperatures
+
+    @property
+    def logit_shifts(self) -> dict[str, float]:
+        """Logit shift per binary task (the per-post calibration's)."""
+        return self.calibration.logit_shifts
 
     @property
     def pooling_kind(self) -> str | None:
@@ -180,17 +191,43 @@ class Detector:
         if self.pooled is None:
             raise ValueError(f"{self.source}: no calibration of pooled scores yet; train or calibrate the model first")
 
-    def calibrate(self, batches: Iterable[PostBatch], config: EvalConfig) -> None:
+    def calibrate(self, batches: Iterable[PostBatch], config: EvalConfig) -> Predictions:
         """Fit the per-post calibration on labelled batches (a validation loader), in place, as ``config`` (the
-        recipe's ``eval:`` section) says (``faim.calibration.fit``); a pooling detector also fits the calibration of
-        pooled logits (``pooled``)."""
-        link = self.pooling_kind
-        predictions = predict(self.model, batches, desc="calibrating", link_kind=link)
+        recipe's ``eval:`` section) says (``calibrate_predictions``); returns the predictions it was fitted on."""
+        predictions = predict(self.model, batches, desc="calibrating", link_kind=self.pooling_kind)
+        self.calibrate_predictions(predictions, config)
+        return predictions
+
+    def calibrate_predictions(self, predictions: Predictions, config: EvalConfig) -> None:
+        """Fit the per-post calibration on labelled predictions, in place (``faim.calibration.fit``); a pooling
+        detector also fits the calibration of pooled logits (``pooled``; the predictions must hold the pictures)."""
         fit_calibration(self.tasks, predictions.logits, predictions.targets, config, self.calibration)
-        if link:
+        if self.pooling_kind:
             groups = picture_groups(predictions, self.pool_by_image)
             self.pooled = Calibration.identity(self.tasks)
             fit_calibration(self.tasks, pooled(predictions, groups).logits, predictions.targets, config, self.pooled)
+
+    def adapt_to_prior(self, predictions: Predictions) -> dict[str, tuple[float, float]]:
+        """Move each binary task's calibration (the pooled one too) to the share of positives EM estimates among
+        the predicted posts, unlabelled (``faim.calibration.prior``); returns task → ``(old prior, new prior)``.
+
+        Raises:
+            ValueError: For a binary task whose calibration records no prior (never calibrated on labelled posts).
+        """
+        moved = {}
+        for task in (t for t in self.tasks if t.type == "binary"):
+            old = self.calibration.priors.get(task.name)
+            if old is None:
+                raise ValueError(
+                    f"{self.source}: task {task.name!r} records no calibration prior; calibrate it on labelled posts "
+                    "first (faim calibrate MODEL DATA without --unlabelled)"
+                )
+            new = estimate_prior(self.calibration.probabilities(task, predictions.logits[task.name]), old)
+            for calibration in (self.calibration, self.pooled) if self.pooled else (self.calibration,):
+                calibration.logit_shifts[task.name] += prior_shift(old, new)
+                calibration.priors[task.name] = new
+            moved[task.name] = (old, new)
+        return moved
 
     def save(self, directory: str | Path, recipe: Recipe | None = None) -> Path:
         """Write the model as an artifact directory (``faim.artifact``), replaced atomically if it exists.
@@ -223,11 +260,9 @@ class Detector:
         return cls(
             artifact.model,
             artifact.tasks,
-            artifact.calibration.thresholds,
-            artifact.calibration.temperatures,
-            artifact.max_elements,
-            artifact.calibration.logit_shifts,
+            artifact.calibration,
             artifact.pooled,
+            artifact.max_elements,
             artifact.pool_by_image,
             str(directory),
         )

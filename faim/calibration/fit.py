@@ -29,11 +29,14 @@ class Calibration:
         thresholds: Decision threshold of each binary task on the calibrated probability.
         temperatures: Logit temperature of each task.
         logit_shifts: Shift added to a binary task's tempered logit.
+        priors: Share of positives among the posts a binary task was calibrated on: the class prior its
+            probabilities are calibrated to (``faim.calibration.prior`` moves them to another one).
     """
 
     thresholds: dict[str, float] = field(default_factory=dict)
     temperatures: dict[str, float] = field(default_factory=dict)
     logit_shifts: dict[str, float] = field(default_factory=dict)
+    priors: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def identity(cls, tasks: Iterable[TaskSpec]) -> Calibration:
@@ -62,7 +65,8 @@ def fit_calibration(
     calibration: Calibration,
 ) -> None:
     """Fit, into ``calibration``, each task's temperature (and a binary task's logit shift with
-    ``eval.logit_shift``) and binary decision threshold (``eval.threshold_objective``) on labelled logits.
+    ``eval.logit_shift``) and binary decision threshold (``eval.threshold_objective``) on labelled logits, and
+    record a binary task's share of positives there (its prior).
 
     Args:
         tasks: The tasks to fit.
@@ -80,6 +84,7 @@ def fit_calibration(
                 values, target.astype(np.int64), logit_shift=config.logit_shift
             )
         if task.type == "binary" and len(np.unique(target)) == 2:
+            calibration.priors[task.name] = float(target.mean())
             prob = calibration.probabilities(task, values)
             goal = config.threshold_target if config.threshold_objective in CONSTRAINED else None
             calibration.thresholds[task.name] = choose_threshold(

@@ -1,4 +1,4 @@
-"""The ``faim`` command line: train, eval, score, embed, recipe, demo."""
+"""The ``faim`` command line: train, eval, calibrate, score, embed, recipe, demo."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from faim.cli import demo_cmd, eval_cmd, recipe_cmd, score_cmd, train_cmd
+from faim.cli import calibrate_cmd, demo_cmd, eval_cmd, recipe_cmd, score_cmd, train_cmd
 from faim.version import __version__
 
 EPILOG = """examples:
@@ -14,12 +14,14 @@ EPILOG = """examples:
   faim recipe list                            shipped recipes and registered components
   faim train recipes/hate_text_frozen.yaml --set train.max_epochs=3
   faim eval runs/hate/model data.jsonl --map text=tweet --map labels.hate=label
+  faim calibrate runs/hate/model ours.jsonl --map labels.hate=label -o runs/hate/model-ours
   faim score runs/hate/model dump.parquet -o scores.parquet
 """
 
 COMMANDS = {
     "train": train_cmd,
     "eval": eval_cmd,
+    "calibrate": calibrate_cmd,
     "score": score_cmd,
     "embed": score_cmd,
     "recipe": recipe_cmd,

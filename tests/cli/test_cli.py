@@ -136,7 +136,7 @@ def test_training_on_a_corrupt_image_names_file_row_and_field(demo_data, tmp_pat
 
 
 def test_help_explains_every_command() -> None:
-    for command in ("train", "eval", "score", "embed", "recipe", "demo"):
+    for command in ("train", "eval", "calibrate", "score", "embed", "recipe", "demo"):
         result = faim(command, "--help")
         assert result.returncode == 0 and "usage: faim" in result.stdout
 
@@ -155,3 +155,49 @@ def test_eval_robustness_reports_a_drop_per_perturbation(trained: Path, tmp_path
     assert set(tables) >= {"text.leetspeak", "text.homoglyphs", "image.jpeg", "image.overlay"}
     assert all("auroc_drop" in values for values in tables.values())
     assert "text.leetspeak" in result.stdout
+
+
+def shifted_validation(demo_data: dict[str, Path], path: Path) -> Path:
+    """The validation posts with five of every six positives left out: a platform where harm is rarer."""
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    positives = [row for row in rows if row["label"] == 1]
+    kept = [row for row in rows if row["label"] == 0] + positives[::6]
+    path.write_text("\n".join(json.dumps(row) for row in kept) + "\n")
+    return path
+
+
+def test_calibrate_refits_on_labelled_posts_into_a_new_model(trained: Path, demo_data, tmp_path: Path) -> None:
+    shifted = shifted_validation(demo_data, tmp_path / "ours.jsonl")
+    root = demo_data["validation"].parent
+    before = {p.name: p.read_bytes() for p in (trained / "model").iterdir() if p.is_file()}
+    common = ["--map", "labels.harmful=label", "--image-root", root, "--sizes", "20,40", "--draws", "5"]
+    result = faim("calibrate", trained / "model", shifted, "-o", tmp_path / "ours", *common)
+    assert result.returncode == 0, result.stderr
+    assert "40 labels" in result.stdout and "unlabelled (EM)" in result.stdout
+    assert {p.name: p.read_bytes() for p in (trained / "model").iterdir() if p.is_file()} == before
+    report = json.loads((tmp_path / "ours-calibration" / "calibration.json").read_text())["tasks"]["harmful"]
+    assert [row["labels"] for row in report["learning_curve"]] == [20, 40]
+    assert (tmp_path / "ours-calibration" / "calibration_harmful.png").is_file()
+    evaluated = faim("eval", tmp_path / "ours", shifted, "--map", "labels.harmful=label", "--image-root", root,
+                     "-o", tmp_path / "eval")  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr
+    after = json.loads((tmp_path / "eval" / "metrics.json").read_text())["tasks"]["harmful"]["metrics"]["ece"]
+    assert after < report["as_is"]["ece"]
+
+
+def test_calibrate_unlabelled_moves_the_prior_towards_the_posts_share(trained: Path, demo_data, tmp_path: Path) -> None:
+    shifted = shifted_validation(demo_data, tmp_path / "ours.jsonl")
+    root = demo_data["validation"].parent
+    result = faim("calibrate", trained / "model", shifted, "--unlabelled", "--image-root", root, "-o", tmp_path / "em")
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "em" / "faim.json").read_text())
+    (task,) = manifest["tasks"]
+    rows = [json.loads(line) for line in shifted.read_text().splitlines()]
+    share = sum(row["label"] for row in rows) / len(rows)
+    old = json.loads((trained / "model" / "faim.json").read_text())["tasks"][0]["prior"]
+    assert abs(task["prior"] - share) < abs(old - share)
+
+
+def test_calibrate_without_labels_says_how_to_give_them(trained: Path, demo_data, tmp_path: Path) -> None:
+    result = faim("calibrate", trained / "model", demo_data["validation"], "-o", tmp_path / "x")
+    assert result.returncode == 2 and "--map labels.TASK=COLUMN" in result.stderr

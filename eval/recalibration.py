@@ -1,0 +1,137 @@
+"""How much a calibration fitted on a platform's own posts is worth, and how many labels it needs.
+
+``learning_curve`` draws ``n`` labelled posts at random, fits the calibration on them as ``faim calibrate`` does
+(``faim.calibration.fit``), and measures ECE and macro-F1 on the posts not drawn; repeated over draws, per ``n``.
+``prior_adaptation`` measures the calibration moved to the prior EM estimates from the same posts, unlabelled.
+Both start from the detector's calibration as it is, which ``as_is`` measures on every post.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from faim.calibration.fit import Calibration, fit_calibration
+from faim.calibration.prior import estimate_prior, prior_shift
+from faim.data.targets import TaskSpec
+from faim.eval.evaluate import metric_function
+from faim.eval.plots import plot_learning_curve
+from faim.eval.tables import format_value, markdown_table
+from faim.inference import Predictions
+from faim.recipe.sections import EvalConfig
+
+SIZES = (50, 100, 200, 500)
+"""Labelled posts drawn, by default."""
+MEASURED = ("ece", "macro_f1")
+
+
+def measure(task: TaskSpec, calibration: Calibration, logits: np.ndarray, y: np.ndarray, config: EvalConfig) -> dict:
+    """ECE and macro-F1 of one task's labelled logits under ``calibration``."""
+    metrics = metric_function(task, calibration, config)(y, calibration.probabilities(task, logits))
+    return {name: float(metrics[name]) for name in MEASURED}
+
+
+def labelled(task: TaskSpec, predictions: Predictions) -> tuple[np.ndarray, np.ndarray]:
+    """``(logits, targets)`` of the posts labelled for ``task``."""
+    target = predictions.targets[task.name]
+    keep = task.labelled(target)
+    return predictions.logits[task.name][keep], target[keep].astype(np.int64)
+
+
+def learning_curve(
+    task: TaskSpec,
+    start: Calibration,
+    predictions: Predictions,
+    config: EvalConfig,
+    sizes: Sequence[int] = SIZES,
+    draws: int = 20,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Per number of labels (those of ``sizes`` that leave posts to measure on), the mean and standard deviation
+    over ``draws`` of ECE and macro-F1 on the posts not drawn, after fitting on the drawn ones from ``start``.
+
+    Raises:
+        ValueError: For a task that is not binary or multiclass.
+    """
+    if task.type not in ("binary", "multiclass"):
+        raise ValueError(f"task {task.name!r}: a {task.type} task has no calibration to refit")
+    logits, y = labelled(task, predictions)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for size in (n for n in sizes if 0 < n < len(y)):
+        values: dict[str, list[float]] = {name: [] for name in MEASURED}
+        for _ in range(draws):
+            drawn = np.zeros(len(y), dtype=bool)
+            drawn[rng.choice(len(y), size, replace=False)] = True
+            fitted = refit(task, start, logits[drawn], y[drawn], config)
+            for name, value in measure(task, fitted, logits[~drawn], y[~drawn], config).items():
+                values[name].append(value)
+        rows.append(
+            {"labels": size, "draws": draws}
+            | {f"{name}_mean": float(np.nanmean(v)) for name, v in values.items()}
+            | {f"{name}_sd": float(np.nanstd(v)) for name, v in values.items()}
+        )
+    return rows
+
+
+def refit(task: TaskSpec, start: Calibration, logits: np.ndarray, y: np.ndarray, config: EvalConfig) -> Calibration:
+    """A copy of ``start`` with ``task`` fitted on labelled logits; a binary task always fits a logit shift (a new
+    platform's share of positives is what it is for), when both classes are among the labels."""
+    fitted = Calibration(*(dict(part) for part in (start.thresholds, start.temperatures, start.logit_shifts)),
+                         dict(start.priors))  # fmt: skip
+    settings = EvalConfig(**(vars(config) | {"logit_shift": True}))
+    fit_calibration([task], {task.name: logits}, {task.name: y}, settings, fitted)
+    return fitted
+
+
+def prior_adaptation(task: TaskSpec, start: Calibration, predictions: Predictions, config: EvalConfig) -> dict:
+    """The prior EM estimates from every predicted post (labels unread) and ECE and macro-F1 on the labelled ones
+    once the calibration is moved to it; ``None`` values when ``start`` records no prior for the task."""
+    if task.type != "binary" or task.name not in start.priors:
+        return {"prior": None, "estimated_prior": None, "ece": None, "macro_f1": None}
+    old = start.priors[task.name]
+    new = estimate_prior(start.probabilities(task, predictions.logits[task.name]), old)
+    moved = Calibration(dict(start.thresholds), dict(start.temperatures), dict(start.logit_shifts), dict(start.priors))
+    moved.logit_shifts[task.name] += prior_shift(old, new)
+    logits, y = labelled(task, predictions)
+    return {"prior": old, "estimated_prior": new} | measure(task, moved, logits, y, config)
+
+
+def as_is(task: TaskSpec, calibration: Calibration, predictions: Predictions, config: EvalConfig) -> dict:
+    """ECE and macro-F1 of the calibration as it is, over every labelled post, and their share of positives."""
+    logits, y = labelled(task, predictions)
+    return {"posts": len(y), "positives": float(y.mean()) if task.type == "binary" else None} | measure(
+        task, calibration, logits, y, config
+    )
+
+
+def write_report(report: dict[str, Any], out_dir: Path) -> Path:
+    """Write ``calibration.json``, ``calibration.md`` and, per task, a plot of ECE and macro-F1 against the
+    number of labels (``calibration_<task>.png``) into ``out_dir``; returns the Markdown file."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "calibration.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    parts = [f"# Calibration of `{report['model']}` on `{report['data']}`"]
+    for name, task in report["tasks"].items():
+        plot = plot_learning_curve(name, task["learning_curve"], task["as_is"], out_dir)
+        rows = [["as it was", "all", format_value(task["as_is"]["ece"]), format_value(task["as_is"]["macro_f1"])]]
+        rows += [
+            [f"fitted on {row['labels']} labels", f"{row['draws']} draws",
+             f"{row['ece_mean']:.4f} ± {row['ece_sd']:.4f}", f"{row['macro_f1_mean']:.4f} ± {row['macro_f1_sd']:.4f}"]
+            for row in task["learning_curve"]
+        ]  # fmt: skip
+        if task.get("unlabelled", {}).get("ece") is not None:
+            unlabelled = task["unlabelled"]
+            prior = f"prior {unlabelled['prior']:.3f} → {unlabelled['estimated_prior']:.3f} (EM, unlabelled)"
+            rows.append([prior, "all", format_value(unlabelled["ece"]), format_value(unlabelled["macro_f1"])])
+        parts += [
+            f"## {name}",
+            markdown_table(["calibration", "posts", "ECE", "macro-F1"], rows),
+            f"![{name}]({plot.name})",
+        ]
+    path = out_dir / "calibration.md"
+    path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,40 @@
+"""EM for a new class prior (Saerens et al., 2002) on generated, calibrated scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit, logit
+
+from faim.calibration.prior import estimate_prior, prior_shift
+from faim.eval import expected_calibration_error
+
+
+def calibrated_scores(prior: float, n: int = 20000, separation: float = 2.0, seed: int = 0) -> tuple:
+    """Labels drawn with ``prior`` and the exact posterior of each post under that prior (two Gaussian classes)."""
+    rng = np.random.default_rng(seed)
+    y = (rng.uniform(size=n) < prior).astype(int)
+    x = rng.normal(np.where(y == 1, separation / 2, -separation / 2), 1.0)
+    return expit(separation * x + logit(prior)), y
+
+
+@pytest.mark.parametrize("new_prior", [0.05, 0.15, 0.4, 0.7])
+def test_em_recovers_a_shifted_prior_within_five_points(new_prior: float) -> None:
+    shifted, y = calibrated_scores(new_prior, seed=1)
+    as_calibrated = expit(logit(shifted) - logit(new_prior) + logit(0.4))  # a model calibrated on 40 % positives
+    estimate = estimate_prior(as_calibrated, 0.4)
+    assert abs(estimate - y.mean()) < 0.05
+
+
+def test_the_shift_to_the_estimated_prior_lowers_the_calibration_error() -> None:
+    shifted, y = calibrated_scores(0.1, seed=2)
+    as_calibrated = expit(logit(shifted) - logit(0.1) + logit(0.5))
+    moved = expit(logit(as_calibrated) + prior_shift(0.5, estimate_prior(as_calibrated, 0.5)))
+    assert expected_calibration_error(moved, y) < 0.02 < 0.1 < expected_calibration_error(as_calibrated, y)
+
+
+def test_bad_inputs_are_named() -> None:
+    with pytest.raises(ValueError, match="prior must be in"):
+        estimate_prior(np.array([0.2]), 1.0)
+    with pytest.raises(ValueError, match="at least one"):
+        estimate_prior(np.array([]), 0.3)
