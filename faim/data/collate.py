@@ -128,6 +128,15 @@ class PostCollator:
         collator.draft_sizes = {kind: self.draft_sizes[kind] for kind in kinds}
         return collator
 
+    def using(self, kind: str, preprocessor: Callable[[list[Any]], Any]) -> PostCollator:
+        """A collator like this one that preprocesses the elements of ``kind`` with ``preprocessor``."""
+        collator = copy.copy(self)
+        collator.preprocessors = self.preprocessors | {kind: preprocessor}
+        collator.draft_sizes = self.draft_sizes | {
+            kind: getattr(preprocessor, "draft_size", None) if self.draft_sizes[kind] else None
+        }
+        return collator
+
     def prepare(self, post: Post) -> tuple[dict[str, list[Any]], dict[str, Any]]:
         """Raw elements per kind and targets per task for one post; raises ``PostError``.
 

@@ -1,11 +1,12 @@
 """Frozen-encoder embedding cache: encode every element of a split once, reuse it across runs.
 
-One file per element kind, so models sharing an encoder share its embeddings (a text-only ablation reuses
-the text embeddings of the multimodal model). A kind's key covers the kind, its encoder's identity (class,
+One file per element kind and encoder, so models sharing an encoder share its embeddings (a text-only ablation
+reuses the text embeddings of the multimodal model; encoders stacked on one kind are cached one by one, so a stack
+that changes one member recomputes that member only). A file's key covers the kind, its encoder's identity (class,
 weights and their sha256, preprocessing), the element cap, and a fingerprint of what that encoder reads from the
 posts (texts, comments or metadata; image paths with size and mtime), so a change to any of them computes that
-kind anew, and a change to another kind's inputs does not. Files are written
-atomically (safe with several DDP processes).
+kind anew, and a change to another kind's inputs does not. Files are written atomically (safe with several DDP
+processes).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from tqdm.auto import tqdm
 from faim.data.batch import Elements
 from faim.data.collate import PostCollator, element_refs
 from faim.data.post import ImageRef, Post
+from faim.encoders.stack import StackedEncoder
 from faim.model import WholePostModel
 
 
@@ -68,10 +70,10 @@ def element_signature(post: Post, kind: str, limit: int) -> str:
     return json.dumps([image_identity(post, ref) for ref in refs] if kind == "image" else refs)
 
 
-def cache_key(model: WholePostModel, kind: str, posts: list[Post], max_elements: int) -> str:
-    """The file name stem of one kind's embeddings of ``posts``: its encoder's identity, the element cap and the
-    ``kind_fingerprint`` of the posts."""
-    identity = {"kind": kind, "encoder": model.encoder_for(kind).identity(), "max_elements": max_elements}
+def cache_key(encoder: nn.Module, kind: str, posts: list[Post], max_elements: int) -> str:
+    """The file name stem of one encoder's embeddings of a kind's elements of ``posts``: the encoder's identity, the
+    element cap and the ``kind_fingerprint`` of the posts."""
+    identity = {"kind": kind, "encoder": encoder.identity(), "max_elements": max_elements}
     fingerprint = kind_fingerprint(posts, kind, max_elements)
     return hashlib.sha256((json.dumps(identity, sort_keys=True) + fingerprint).encode()).hexdigest()[:32]
 
@@ -100,25 +102,30 @@ class EmbeddingCache:
 
 
 @torch.inference_mode()
+def encoder_parts(encoder: nn.Module) -> list[nn.Module]:
+    """The encoders cached one by one for a kind: the members of a stack, or the encoder itself."""
+    return list(encoder.members) if isinstance(encoder, StackedEncoder) else [encoder]
+
+
 def compute_embeddings(
-    model: WholePostModel,
+    parts: list[tuple[str, nn.Module]],
     collator: PostCollator,
     posts: list[Post],
     batch_size: int,
     num_workers: int,
     label: str,
-    kinds: list[str] | None = None,
-) -> dict[str, torch.Tensor]:
-    """Run the encoders of ``kinds`` (``None``: every kind) over the elements of ``posts``.
+) -> list[dict[str, torch.Tensor]]:
+    """Run each ``(kind, encoder)`` of ``parts`` over the elements of that kind of ``posts``; one dict of the tensors
+    an ``EmbeddingCache`` holds (``<kind>.values``, ``<kind>.counts``) per part.
 
-    Returns the tensors an ``EmbeddingCache`` holds. Posts whose elements of a kind are the same (one picture
-    shared by many posts, a retweeted text) are encoded once and share the rows; only the elements of
-    ``kinds`` are read and preprocessed.
+    Posts whose elements of a kind are the same (one picture shared by many posts, a retweeted text) are encoded
+    once and share the rows; only the elements of the parts' kinds are read and preprocessed, each with its own
+    encoder's preprocessor.
     """
-    kinds = model.kinds if kinds is None else kinds
-    tensors: dict[str, torch.Tensor] = {}
-    with encoding_in_isolation([model.encoder_for(kind) for kind in kinds]):
-        for kind in kinds:
+    computed = []
+    with encoding_in_isolation([encoder for _, encoder in parts]):
+        for kind, encoder in parts:
+            tensors: dict[str, torch.Tensor] = {}
             signatures = [element_signature(post, kind, collator.max_elements) for post in posts]
             first_post: dict[str, int] = {}  # signature → index of the first post carrying it
             for index, signature in enumerate(signatures):
@@ -126,13 +133,12 @@ def compute_embeddings(
             number = {signature: n for n, signature in enumerate(first_post)}
             distinct = [number[signature] for signature in signatures]
             unique_posts = [posts[index] for index in first_post.values()]
-            loader = DataLoader(
-                unique_posts, batch_size=batch_size, collate_fn=collator.only([kind]), num_workers=num_workers
-            )
+            collate = collator.only([kind]).using(kind, encoder.preprocessor())
+            loader = DataLoader(unique_posts, batch_size=batch_size, collate_fn=collate, num_workers=num_workers)
             values, counts = [], []
             for batch in tqdm(loader, desc=f"embedding {label} ({kind})", unit="batch", leave=False):
                 elements = batch.elements[kind]
-                values.append(model.encoder_for(kind)(elements.values).float())
+                values.append(encoder(elements.values).float())
                 counts.append(torch.bincount(elements.post_index, minlength=batch.size))
             unique_values, unique_counts = torch.cat(values), torch.cat(counts)
             starts = torch.cumsum(unique_counts, 0) - unique_counts
@@ -143,7 +149,8 @@ def compute_embeddings(
             ]
             tensors[f"{kind}.values"] = unique_values[torch.cat(rows)] if rows else unique_values
             tensors[f"{kind}.counts"] = post_counts
-    return tensors
+            computed.append(tensors)
+    return computed
 
 
 @contextmanager
@@ -173,20 +180,27 @@ def cached_embeddings(
     kinds: list[str] | None = None,
 ) -> EmbeddingCache:
     """Load the split's embeddings of ``kinds`` (``None``: every kind) from ``cache_dir``, computing and
-    storing the kinds missing there."""
-    paths = {
-        kind: Path(cache_dir).expanduser() / f"{cache_key(model, kind, posts, collator.max_elements)}.safetensors"
+    storing those missing there; a stack's members are read, computed and stored one by one and side by side."""
+    folder = Path(cache_dir).expanduser()
+    parts = {
+        (kind, index): (encoder, folder / f"{cache_key(encoder, kind, posts, collator.max_elements)}.safetensors")
         for kind in (model.kinds if kinds is None else kinds)
+        for index, encoder in enumerate(encoder_parts(model.encoder_for(kind)))
     }
-    tensors: dict[str, torch.Tensor] = {}
-    for path in {path for path in paths.values() if path.exists()}:
-        tensors.update(safetensors.torch.load_file(str(path)))
-    missing = [kind for kind, path in paths.items() if not path.exists()]
+    stored = {part: safetensors.torch.load_file(str(path)) for part, (_, path) in parts.items() if path.exists()}
+    missing = [part for part in parts if part not in stored]
     if missing:
-        computed = compute_embeddings(model, collator, posts, batch_size, num_workers, label, missing)
-        tensors.update(computed)
-        for kind in missing:
-            _save_atomically({name: computed[name] for name in (f"{kind}.values", f"{kind}.counts")}, paths[kind])
+        computed = [(kind, parts[kind, index][0]) for kind, index in missing]
+        for part, tensors in zip(
+            missing, compute_embeddings(computed, collator, posts, batch_size, num_workers, label)
+        ):
+            _save_atomically(tensors, parts[part][1])
+            stored[part] = tensors
+    tensors: dict[str, torch.Tensor] = {}
+    for kind in dict.fromkeys(kind for kind, _ in parts):
+        pieces = [stored[kind, index] for index in range(len({i for k, i in parts if k == kind}))]
+        tensors[f"{kind}.values"] = torch.cat([piece[f"{kind}.values"] for piece in pieces], dim=-1)
+        tensors[f"{kind}.counts"] = pieces[0][f"{kind}.counts"]
     return EmbeddingCache(tensors)
 
 

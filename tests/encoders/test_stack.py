@@ -69,3 +69,22 @@ def test_a_one_member_list_and_a_bad_member_are_named(demo_data, tmp_path: Path)
     recipe["model"]["encoders"]["text"] = [STACK[0], {"type": "ngram_txt"}]
     with pytest.raises(RecipeError, match=r"model.encoders.text\[1\].type: unknown encoder 'ngram_txt'"):
         faim.build(recipe)
+
+
+def test_each_member_of_a_frozen_stack_is_cached_on_its_own(demo_data, tmp_path: Path) -> None:
+    from faim.training.cache import cached_embeddings
+
+    recipe = stacked_recipe(demo_data, tmp_path / "run")
+    posts = list(read_posts(demo_data["train"]))[:30]
+    detector = faim.build(recipe)
+    detector.model.fit_encoders(posts, 8)
+    cache = tmp_path / "cache"
+    first = cached_embeddings(detector.model, detector.collator(), posts, cache, kinds=["text"])
+    stamps = {p: p.stat().st_mtime_ns for p in cache.glob("*.safetensors")}
+    assert len(stamps) == 3 and first.tensors["text.values"].shape[1] == 40
+    recipe["model"]["encoders"]["text"][2]["dim"] = 4  # only the n-gram member changes
+    changed = faim.build(recipe)
+    changed.model.fit_encoders(posts, 8)
+    second = cached_embeddings(changed.model, changed.collator(), posts, cache, kinds=["text"])
+    assert second.tensors["text.values"].shape[1] == 36
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps and len(list(cache.glob("*.safetensors"))) == 4
