@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch and torchvision are pinned here (not in pyproject) so a fresh machine takes the local CPU-usable wheels.
 TORCH ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup demo test test-real results lint clean
+.PHONY: setup demo test test-real results lint clean emoji-data
 
 setup: $(VENV)/.installed
 
@@ -23,12 +23,20 @@ test: setup
 	$(BIN)/python -m pytest -q
 
 # Opt-in: real pretrained weights and the real datasets in ../shared/data.
-test-real: setup
+test-real: setup emoji-data
 	$(BIN)/python -m pytest -q -m "real_data or real_weights"
+
+# The picture-caption mismatch benchmark's pictures (Debian package ruby-gemojione), unpacked into .cache/emoji.
+emoji-data: .cache/emoji/.unpacked
+
+.cache/emoji/.unpacked:
+	mkdir -p .cache/emoji
+	cd .cache/emoji && apt-get download ruby-gemojione && dpkg -x ruby-gemojione_*.deb .
+	touch $@
 
 # Every shipped recipe on its validation split next to reference baselines -> eval/RESULTS.md, eval/results.json.
 # Needs ../shared/data; ARGS="--reuse" reuses recorded runs of unchanged recipes, ARGS="--only NAME" picks recipes.
-results: setup
+results: setup emoji-data
 	$(BIN)/python -m faim.eval.benchmark --out eval/RESULTS.md $(ARGS)
 
 lint: setup

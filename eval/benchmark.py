@@ -51,6 +51,7 @@ from faim.eval.benchmark_runs import (
     shifted_evaluations,
     train_or_reuse,
 )
+from faim.eval.benchmark_transfer import is_hate_recipe, run_transfer
 from faim.eval.group_holdout import probe_recipe
 from faim.eval.report import _jsonable
 from faim.perturb import perturbations_of
@@ -193,6 +194,7 @@ def run_benchmark(
     command: str = "",
     log: Log = log_line,
     robustness: bool = True,
+    transfer: bool = True,
 ) -> dict[str, Any]:
     """Benchmark the named recipes (default: the shipped ones) and the baselines of their views.
 
@@ -205,6 +207,8 @@ def run_benchmark(
         log: Told each step as it starts or ends.
         robustness: Also measure each recipe under every evasion-style perturbation of a modality it reads, and
             the text-reading baselines under the text ones (``faim.perturb.PERTURBATIONS``).
+        transfer: Also train the hate recipes on each dataset of the task alone and on all but one, and measure
+            them on the datasets they left out (``faim.eval.benchmark_transfer``).
 
     Returns:
         The results dict ``faim.eval.benchmark_report`` documents.
@@ -281,10 +285,12 @@ def run_benchmark(
                     "shifted": result.shifted,
                 }
             )
+    hate = [recipe for recipe in recipes if is_hate_recipe(recipe)]
     return {
         "command": command,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": where,
+        "transfer": run_transfer(hate, reuse, embedder, log) if transfer and hate else None,
         "datasets": [dataset_results(kind, section) for kind, section in sections.items()],
         "skipped": skipped,
     }
@@ -387,10 +393,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="skip the evaluations under evasion-style perturbations (each recipe and text baseline is otherwise "
         "measured again on the validation posts under each perturbation of a modality it reads)",
     )
+    parser.add_argument(
+        "--no-transfer",
+        dest="transfer",
+        action="store_false",
+        help="skip training the hate recipes on each other dataset of the task (faim.eval.benchmark_transfer)",
+    )
     args = parser.parse_args(argv)
     command = shlex.join(["python", "-m", "faim.eval.benchmark", *argv])
     try:
-        results = run_benchmark(args.only, args.reuse, args.workers, command=command, robustness=args.robustness)
+        results = run_benchmark(
+            args.only, args.reuse, args.workers, command=command, robustness=args.robustness, transfer=args.transfer
+        )
     except (ValueError, KeyError, OSError) as error:
         print(f"benchmark: error: {error}", file=sys.stderr)
         return 2

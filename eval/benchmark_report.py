@@ -40,6 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 from faim.eval.benchmark_runs import SCORING_RUNS
+from faim.eval.benchmark_transfer_report import transfer_sections
 from faim.eval.tables import MISSING, format_ece_range, format_value, markdown_table
 from faim.perturb import PERTURBATIONS
 
@@ -58,7 +59,8 @@ def duration(seconds: float | None) -> str:
 
 
 def render(results: dict[str, Any]) -> str:
-    """The whole ``RESULTS.md``: provenance, caveats, then per dataset the measured and the published tables."""
+    """The whole ``RESULTS.md``: provenance, caveats, the transfer tables (hate speech across datasets, each VMU
+    event held out), then per dataset the validation figures and the published ones."""
     machine = results["machine"]
     parts = [
         "# Benchmark results",
@@ -96,6 +98,13 @@ def render(results: dict[str, Any]) -> str:
             "marked *per post, no pooling* scores the same model's posts one by one, as `faim score` does by "
             "default and as the published systems do."
         )
+    if results.get("transfer"):
+        parts.extend(transfer_sections(results["transfer"]))
+    for dataset in results["datasets"]:
+        if dataset.get("holdouts"):
+            metric = METRIC_NAMES.get(dataset["metric"], dataset["metric"])
+            parts.append(f"## Selection by transfer: {dataset['title']}, each group held out")
+            parts.extend(holdout_section(dataset["holdouts"], dataset["metric"], metric))
     for dataset in results["datasets"]:
         parts.extend(dataset_section(dataset))
     if results["skipped"]:
@@ -149,8 +158,6 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
         parts.extend(robustness_section(dataset["rows"], dataset["metric"], metric))
     if any(row.get("shifted") for row in dataset["rows"]):
         parts.extend(shift_section(dataset, metric))
-    if dataset.get("holdouts"):
-        parts.extend(holdout_section(dataset["holdouts"], dataset["metric"], metric))
     if dataset["published"]:
         view = dataset["published_view"]
         parts.append(f"### Published (official test split, not comparable one-to-one) — {metric}, view: {view}")

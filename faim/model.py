@@ -126,6 +126,13 @@ class WholePostModel(nn.Module):
                     [element for post in posts for kind in kinds for element in element_refs(post, kind, max_elements)]
                 )
 
+    @torch.no_grad()
+    def fit_fusion(self, batches: Iterable[PostBatch]) -> None:
+        """Fit a fusion that learns from the training posts before training (``needs_fit``, such as ``align``) on
+        the encoded fused elements of ``batches`` (the training loader); any other fusion is left as it is."""
+        if getattr(self.fusion, "needs_fit", False):
+            self.fusion.fit(self.encode(batch, kinds=self.fused_kinds) for batch in batches)
+
     @property
     def frozen_kinds(self) -> list[str]:
         """Element kinds whose encoder is frozen (their embeddings can be computed once and cached), sorted."""

@@ -76,8 +76,15 @@ def _decode(source: Path | io.BytesIO, label: str, draft_size: tuple[int, int] |
 
 
 def _to_rgb(image: Image.Image) -> Image.Image:
+    """The picture in RGB; a transparent one (an alpha channel, or a palette or grey one with a transparent
+    colour, as stickers and emoji are) laid on white, as a viewer shows it, rather than on whatever colour its
+    transparent pixels happen to hold."""
     if image.mode == "RGB":
         return image
-    if image.mode == "P" and "transparency" in image.info:
+    if image.mode in ("P", "L") and "transparency" in image.info:
         image = image.convert("RGBA")
+    if image.mode in ("RGBA", "LA", "PA"):
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB")
     return image.convert("RGB")

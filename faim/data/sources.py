@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from faim.data import coaid, davidson, ethos, hateful_memes, liar, vmu  # noqa: F401  (registers the adapters)
+from faim.data import coaid, davidson, emoji_pairs, ethos, hateful_memes, liar, vmu  # noqa: F401  (registers them)
 from faim.data.columns import ColumnMap
 from faim.data.hf import HfSource
 from faim.data.inputs import DATASET, find_inputs, input_format

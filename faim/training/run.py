@@ -28,6 +28,7 @@ from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
 from faim.training.augment import HiddenAugmentationError, PostAugmenter
+from faim.training.cache import encoding_in_isolation
 from faim.training.loaders import make_loader
 from faim.training.module import PostTask
 from faim.training.run_recipe import check_resumable, save_run_recipe
@@ -202,6 +203,8 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
     )
     train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)
     val_loader = recipe_loader(recipe, detector, val_posts, False, "validation")
+    with encoding_in_isolation([model]):  # the same random stream and modes whether or not the fusion fits
+        model.fit_fusion(train_loader)
     task = PostTask(model, tasks, cfg.lr, cfg.encoder_lr, cfg.weight_decay, cfg.warmup_ratio)
     trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir)
     with warnings.catch_warnings():  # Lightning warns of what this run does on purpose:

@@ -42,6 +42,15 @@ def test_palette_with_transparency() -> None:
     assert load_image(buffer.getvalue(), None).mode == "RGB"
 
 
+def test_transparent_pixels_are_laid_on_white() -> None:
+    pixels = np.zeros((4, 4, 4), dtype=np.uint8)  # black, and transparent but for one red opaque pixel
+    pixels[0, 0] = (255, 0, 0, 255)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels, "RGBA").save(buffer, "PNG")
+    rgb = np.asarray(load_image(buffer.getvalue(), None))
+    assert rgb[0, 0].tolist() == [255, 0, 0] and rgb[3, 3].tolist() == [255, 255, 255]
+
+
 def test_relative_path_resolves_against_root(tmp_path: Path) -> None:
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "x.png").write_bytes(encoded())

@@ -82,7 +82,9 @@ def benchmark_data(tmp_path_factory: pytest.TempPathFactory) -> dict:
     path = root / "tiny_hate.yaml"
     path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
     embedder = Embedder(TINY_EMBEDDER.name, TINY_EMBEDDER.encoder, str(root / "cache"))
-    results = run_benchmark([str(path)], workers=1, embedder=embedder, command="test", log=lambda _: None)
+    results = run_benchmark(
+        [str(path)], workers=1, embedder=embedder, command="test", log=lambda _: None, transfer=False
+    )
     markdown, json_path = write_results(results, root / "out" / "RESULTS.md")
     return {
         "root": root,
@@ -186,7 +188,8 @@ def test_a_missing_other_dataset_fails_before_any_training(benchmark_data, tmp_p
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(DATASETS, "tweeteval", replace(DATASETS["tweeteval"], shifts=(missing,)))
         with pytest.raises(FileNotFoundError, match="Ethos_Dataset_Binary.csv"):
-            run_benchmark([str(path)], workers=1, embedder=benchmark_data["embedder"], log=lambda _: None)
+            quiet = {"embedder": benchmark_data["embedder"], "log": lambda _: None, "transfer": False}
+            run_benchmark([str(path)], workers=1, **quiet)
     assert not (tmp_path / "model").exists() and not (tmp_path / "checkpoints").exists()
 
 
@@ -214,7 +217,7 @@ def test_reuse_keeps_the_run_of_an_unchanged_recipe_and_retrains_a_changed_one(b
     weights = benchmark_data["root"] / "run" / "model" / "model.safetensors"
     stamp = weights.stat().st_mtime_ns
     first = rows_by_name(benchmark_data["results"])["tiny_hate"]
-    quiet = {"workers": 1, "embedder": benchmark_data["embedder"], "log": lambda _: None}
+    quiet = {"workers": 1, "embedder": benchmark_data["embedder"], "log": lambda _: None, "transfer": False}
     report_path = benchmark_data["root"] / "run" / "eval" / "metrics.json"
     report = json.loads(report_path.read_text(encoding="utf-8"))
     report["tasks"]["hate"]["metrics"]["macro_f1"] = -1.0  # a stale figure: the reused model is evaluated again

@@ -1,0 +1,236 @@
+"""Selection by transfer: each hate-speech recipe trained on some of the English hate datasets here and measured on
+every post of another one it never saw, trained nor tuned on.
+
+The datasets (``HATE``): TweetEval hate (HatEval: hate against immigrants and women, tweets), Davidson et al. 2017
+(tweets; hate against any group, offensive language not hate), ETHOS (comments from social media platforms, hate
+against any target), each read as hate / not hate. For a recipe, its ``model``, ``train`` and ``eval`` sections
+are kept and its ``data`` replaced: trained on each dataset alone, and on every pair (leave one dataset out:
+validated, early-stopped, calibrated and thresholded on the pair's validation posts), then measured as trained on
+every post of each dataset left out. Each leave-one-out pair is also recalibrated on the held-out dataset's own
+posts, as ``faim calibrate`` would: fitted on 200 of them (``DRAWS`` draws, measured on the rest), and moved to the
+share of positives EM estimates from them unlabelled. The reference baselines (TF-IDF and frozen MiniLM with
+logistic regression) go through the same folds.
+
+Only recipes whose encoders are all frozen are trained here (six fits each, embeddings cached); a fine-tuning
+recipe would take hours per fit on two cores and is left out, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from faim.api import build
+from faim.assembly import build_source
+from faim.data.post import Post
+from faim.data.targets import TaskSpec
+from faim.detector import Detector
+from faim.eval.benchmark_baselines import Embedder, run_baselines
+from faim.eval.benchmark_datasets import View
+from faim.eval.benchmark_runs import train_or_reuse
+from faim.eval.evaluate import metric_function
+from faim.eval.recalibration import learning_curve, prior_adaptation
+from faim.inference import predict
+from faim.recipe import Recipe
+from faim.training.loaders import make_loader
+
+Log = Callable[[str], None]
+
+LABELLED_FOR_CALIBRATION = 200
+"""Labelled posts of the held-out dataset the recalibration is fitted on."""
+DRAWS = 20
+MEASURED = ("macro_f1", "auroc", "ece", "accuracy")
+
+
+@dataclass(frozen=True)
+class TransferDataset:
+    """A dataset of the task, as every fold reads it.
+
+    Attributes:
+        name: Short name (``"TweetEval"``).
+        data: Its ``data:`` section, the task named.
+        description: What its posts are.
+    """
+
+    name: str
+    data: dict[str, Any]
+    description: str
+
+
+ROOT = "../shared/data"
+HATE = (
+    TransferDataset(
+        "TweetEval",
+        {"type": "tweeteval", "root": f"{ROOT}/tweeteval_hate", "task": "hate"},
+        "tweets; hate against immigrants and women (SemEval-2019 HatEval)",
+    ),
+    TransferDataset(
+        "Davidson",
+        {"type": "davidson", "root": f"{ROOT}/davidson2017", "task": "hate", "labels": "binary"},
+        "tweets with hate-speech lexicon terms; hate against any group, offensive but not hateful counted not hate",
+    ),
+    TransferDataset(
+        "ETHOS",
+        {"type": "ethos", "root": f"{ROOT}/ethos", "task": "hate"},
+        "comments from social media platforms; hate against any target, by at least half the annotators",
+    ),
+)
+
+
+def member_types(data: dict[str, Any] | None) -> list[str]:
+    """The source types a ``data:`` section reads (a ``concat`` source's members)."""
+    if data is None:
+        return []
+    return [member["type"] for member in data["sources"]] if data["type"] == "concat" else [data["type"]]
+
+
+def is_hate_recipe(recipe: Recipe) -> bool:
+    """Whether a recipe trains on the hate datasets here (and nothing else) with one binary hate head."""
+    types = member_types(recipe.data)
+    heads = recipe.model["heads"]
+    return bool(types) and set(types) <= {d.data["type"] for d in HATE} and list(heads) == ["hate"]
+
+
+def trains_an_encoder(recipe: Recipe) -> bool:
+    return any(not getattr(encoder, "frozen", False) for encoder in build(recipe).model.encoders.values())
+
+
+def fold_recipe(recipe: Recipe, train_on: tuple[TransferDataset, ...], runs: Path) -> Recipe:
+    """``recipe`` trained on ``train_on`` (validated on each of them), into ``runs/<recipe>/<datasets>``."""
+    data = (
+        train_on[0].data
+        if len(train_on) == 1
+        else {"type": "concat", "sources": [d.data for d in train_on], "evaluate_on": "all"}
+    )
+    output = runs / Path(recipe.source).stem / "+".join(d.name for d in train_on)
+    mapping = recipe.to_dict() | {"data": data}
+    mapping["train"] = mapping["train"] | {"output_dir": str(output)}
+    return Recipe.from_dict(mapping, recipe.source)
+
+
+def folds(datasets: tuple[TransferDataset, ...]) -> list[tuple[TransferDataset, ...]]:
+    """Training sets: each dataset alone, then every set leaving exactly one out."""
+    singles = [(d,) for d in datasets]
+    return singles + [c for c in combinations(datasets, len(datasets) - 1) if len(datasets) > 2]
+
+
+class EveryPost:
+    """Every post of each dataset (all its splits), read once."""
+
+    def __init__(self) -> None:
+        self.read: dict[str, list[Post]] = {}
+
+    def __call__(self, dataset: TransferDataset) -> list[Post]:
+        if dataset.name not in self.read:
+            source = build_source(dataset.data)
+            self.read[dataset.name] = [post for split in source.splits() for post in source.posts(split)]
+        return self.read[dataset.name]
+
+
+def measure_recipe(
+    recipe: Recipe, model_dir: Path, posts: list[Post], recalibrate: bool, seed: int = 0
+) -> dict[str, Any]:
+    """A trained fold's figures on held-out posts as trained; with ``recalibrate``, also after fitting its
+    calibration on ``LABELLED_FOR_CALIBRATION`` of them and after moving it to the EM prior (unlabelled)."""
+    detector = Detector.load(model_dir)
+    (task,) = detector.tasks
+    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 256, shuffle=False)
+    predictions = predict(detector.model, loader, desc="held-out posts")
+    target = predictions.targets[task.name]
+    keep = task.labelled(target)
+    y = target[keep].astype(np.int64)
+    prob = detector.calibration.probabilities(task, predictions.logits[task.name][keep])
+    metrics = metric_function(task, detector.calibration, recipe.eval)(y, prob)
+    result: dict[str, Any] = {"as_trained": {name: float(metrics[name]) for name in MEASURED}, "n": int(keep.sum())}
+    if recalibrate:
+        curve = learning_curve(
+            task, detector.calibration, predictions, recipe.eval, [LABELLED_FOR_CALIBRATION], DRAWS, seed
+        )
+        result["recalibrated"] = {key: value for key, value in curve[0].items()} if curve else None
+        result["unlabelled"] = prior_adaptation(task, detector.calibration, predictions, recipe.eval)
+    return result
+
+
+def run_transfer(
+    recipes: list[Recipe],
+    reuse: bool,
+    embedder: Embedder,
+    log: Log,
+    runs: Path = Path("runs/transfer"),
+    datasets: tuple[TransferDataset, ...] = HATE,
+) -> dict[str, Any]:
+    """Every fold of every hate recipe (frozen encoders) and of the baselines; the results the report renders.
+
+    Returns:
+        ``{"datasets": [...], "rows": [{"name", "kind", "train_on": [...], "held_out", "n", "as_trained": {...},
+        "recalibrated": {...} | None, "unlabelled": {...} | None}], "skipped": [{"recipe", "reason"}]}``.
+    """
+    every = EveryPost()
+    rows: list[dict[str, Any]] = []
+    skipped = []
+    chosen = []
+    for recipe in recipes:
+        name = Path(recipe.source).stem
+        if trains_an_encoder(recipe):
+            reason = "fine-tunes an encoder: six fits would take hours on two cores"
+            log(f"transfer: skipping {name}: {reason}")
+            skipped.append({"recipe": name, "reason": reason})
+        else:
+            chosen.append(recipe)
+    for dataset in datasets:
+        every(dataset)  # a missing dataset fails before any training
+    for recipe in chosen:
+        name = Path(recipe.source).stem
+        for train_on in folds(datasets):
+            fold = fold_recipe(recipe, train_on, runs)
+            log(f"transfer: {name} trained on {' + '.join(d.name for d in train_on)}")
+            run = train_or_reuse(fold, reuse, log)
+            leave_one_out = len(train_on) == len(datasets) - 1
+            for held in (d for d in datasets if d not in train_on):
+                measured = measure_recipe(fold, run.model_dir, every(held), leave_one_out)
+                rows.append(row(name, "recipe", train_on, held, measured))
+                log(f"  on {held.name}: macro-F1 {measured['as_trained']['macro_f1']:.4f}")
+    for train_on in folds(datasets):
+        rows += baseline_rows(train_on, datasets, embedder, every, log)
+    return {
+        "datasets": [{"name": d.name, "description": d.description, "data": d.data} for d in datasets],
+        "rows": rows,
+        "skipped": skipped,
+    }
+
+
+def row(name: str, kind: str, train_on: tuple[TransferDataset, ...], held: TransferDataset, measured: dict) -> dict:
+    return {"name": name, "kind": kind, "train_on": [d.name for d in train_on], "held_out": held.name} | measured
+
+
+def baseline_rows(
+    train_on: tuple[TransferDataset, ...],
+    datasets: tuple[TransferDataset, ...],
+    embedder: Embedder,
+    every: EveryPost,
+    log: Log,
+) -> list[dict[str, Any]]:
+    """The baselines fitted on a fold's training posts, thresholds on its validation posts, measured on each
+    dataset it leaves out (as trained; baselines are not recalibrated)."""
+    train, validation = [], []
+    for dataset in train_on:
+        source = build_source(dataset.data)
+        train += source.posts("train")
+        validation += source.posts("validation")
+    held = [d for d in datasets if d not in train_on]
+    view = View("transfer", json.dumps([d.data for d in train_on]), TaskSpec("hate", "binary", ("not-hate", "hate")),
+                "macro_f1", 0.9)  # fmt: skip
+    log(f"transfer: baselines trained on {' + '.join(d.name for d in train_on)}")
+    results = run_baselines(view, train, validation, embedder, log, (), {d.name: every(d) for d in held})
+    return [
+        row(result.name, "baseline", train_on, dataset,
+            {"as_trained": {name: float(result.shifted[dataset.name][name]) for name in MEASURED},
+             "n": int(result.shifted[dataset.name]["n"])})
+        for result in results for dataset in held
+    ]  # fmt: skip

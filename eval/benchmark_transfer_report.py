@@ -1,0 +1,133 @@
+"""Render the transfer results (``faim.eval.benchmark_transfer.run_transfer``) as the Markdown that leads
+``RESULTS.md``: leave one dataset out (the ranking), each dataset alone, and what recalibrating for the held-out
+dataset buys."""
+
+from __future__ import annotations
+
+from statistics import mean
+from typing import Any
+
+from faim.eval.tables import format_value, markdown_table
+
+RECOMMENDED = "hate_text_general"
+"""The recipe recipes/README.md recommends; its leave-one-out figures are set against the single-dataset ones."""
+
+
+def model_cell(row: dict[str, Any]) -> str:
+    return f"`{row['name']}`" if row["kind"] == "recipe" else row["name"]
+
+
+def transfer_sections(transfer: dict[str, Any]) -> list[str]:
+    """The headings, notes and tables of the hate-speech transfer results."""
+    names = [d["name"] for d in transfer["datasets"]]
+    rows = transfer["rows"]
+    loo = [row for row in rows if len(row["train_on"]) == len(names) - 1]
+    single = [row for row in rows if len(row["train_on"]) == 1]
+    datasets = "; ".join(f"**{d['name']}**: {d['description']}" for d in transfer["datasets"])
+    parts = [
+        "## Selection by transfer: hate speech on data neither trained nor tuned on",
+        "Each hate recipe keeps its model, training and evaluation settings and is trained on one dataset, or on "
+        "all but one (validated, early-stopped and thresholded on those datasets' validation posts), then measured "
+        "as trained on every post of each dataset it never saw. The baselines go through the same folds. "
+        f"Datasets, each read as hate / not hate: {datasets}. The ranking is by the mean leave-one-out macro-F1.",
+    ]
+    parts += leave_one_out_tables(loo, names)
+    parts += single_dataset_table(single, names)
+    parts += recommended_table(loo, single, names)
+    parts += recalibration_table(loo)
+    if transfer["skipped"]:
+        parts.append(
+            "Not in these tables: " + "; ".join(f"`{s['recipe']}` ({s['reason']})" for s in transfer["skipped"])
+        )
+    return parts
+
+
+def leave_one_out_tables(loo: list[dict[str, Any]], names: list[str]) -> list[str]:
+    """macro-F1 (the ranking), then AUROC and ECE, per held-out dataset and on average."""
+    models = sorted({(row["name"], row["kind"]) for row in loo})
+    figures = {(row["name"], row["held_out"]): row["as_trained"] for row in loo}
+
+    def score(model: tuple[str, str], metric: str) -> float:
+        return mean(figures[model[0], name][metric] for name in names if (model[0], name) in figures)
+
+    ranked = sorted(models, key=lambda model: -score(model, "macro_f1"))
+    parts = []
+    for metric, title in (("macro_f1", "macro-F1"), ("auroc", "AUROC"), ("ece", "ECE")):
+        header = ["rank", "model", *(f"{name} (trained on the others)" for name in names), "mean"]
+        table = [
+            [str(rank), model_cell({"name": model[0], "kind": model[1]}),
+             *(format_value(figures.get((model[0], name), {}).get(metric)) for name in names),
+             format_value(score(model, metric))]
+            for rank, model in enumerate(ranked, 1)
+        ]  # fmt: skip
+        parts += [f"### Leave one dataset out — {title}", markdown_table(header, table)]
+    return parts
+
+
+def single_dataset_table(single: list[dict[str, Any]], names: list[str]) -> list[str]:
+    """macro-F1 of each model trained on one dataset, on each other one."""
+    keys = sorted({(row["name"], row["kind"], row["train_on"][0]) for row in single})
+    figures = {(row["name"], row["train_on"][0], row["held_out"]): row["as_trained"]["macro_f1"] for row in single}
+    table = [
+        [model_cell({"name": name, "kind": kind}), trained, *(format_value(figures.get((name, trained, held)))
+                                                             if held != trained else "(trained on)" for held in names)]
+        for name, kind, trained in keys
+    ]  # fmt: skip
+    return [
+        "### Trained on one dataset — macro-F1 on each other one",
+        markdown_table(["model", "trained on", *names], table),
+    ]
+
+
+def recommended_table(loo: list[dict[str, Any]], single: list[dict[str, Any]], names: list[str]) -> list[str]:
+    """Per held-out dataset: the best recipe trained on one other dataset against the recommended recipe trained
+    on all the others."""
+    table = []
+    for held in names:
+        candidates = [r for r in single if r["held_out"] == held and r["kind"] == "recipe"]
+        general = next((r for r in loo if r["held_out"] == held and r["name"] == RECOMMENDED), None)
+        if not candidates or general is None:
+            continue
+        best = max(candidates, key=lambda r: r["as_trained"]["macro_f1"])
+        value = general["as_trained"]["macro_f1"]
+        table.append([held, f"`{best['name']}` on {best['train_on'][0]}", format_value(best["as_trained"]["macro_f1"]),
+                      format_value(value), "yes" if value > best["as_trained"]["macro_f1"] else "no"])  # fmt: skip
+    if not table:
+        return []
+    header = ["held out", "best recipe trained on one dataset", "its macro-F1",
+              f"`{RECOMMENDED}` trained on the others", "above"]  # fmt: skip
+    return [f"### `{RECOMMENDED}` against the best single-dataset recipe", markdown_table(header, table)]
+
+
+def recalibration_table(loo: list[dict[str, Any]]) -> list[str]:
+    """ECE on each leave-one-out pair as trained, after fitting on 200 of the held-out posts, and after moving to
+    the EM prior; the share of the error each closes."""
+    measured = sorted((r for r in loo if r.get("recalibrated")), key=lambda r: (r["name"], r["held_out"]))
+    if not measured:
+        return []
+    table = []
+    for row in measured:
+        before, fitted, unlabelled = row["as_trained"]["ece"], row["recalibrated"], row["unlabelled"]
+        table.append(
+            [model_cell(row), row["held_out"], format_value(before),
+             f"{fitted['ece_mean']:.4f} ± {fitted['ece_sd']:.4f}", closed(before, fitted["ece_mean"]),
+             format_value(unlabelled.get("ece")), closed(before, unlabelled.get("ece")),
+             format_value(unlabelled.get("prior")), format_value(unlabelled.get("estimated_prior"))]
+        )  # fmt: skip
+    labels, draws = measured[0]["recalibrated"]["labels"], measured[0]["recalibrated"]["draws"]
+    header = ["model", "held out", "ECE as trained", f"fitted on {labels} labels", "error closed",
+              "moved to the EM prior (unlabelled)", "error closed", "prior trained on", "prior estimated"]  # fmt: skip
+    note = (
+        "`faim calibrate` on the held-out dataset's own posts: fitted on a labelled sample (temperature, logit "
+        f"shift and threshold; mean ± sd over {draws} draws, measured on the posts not drawn), or moved without "
+        "labels to the share of positives EM estimates from the model's scores (Saerens et al., 2002), measured on "
+        "every post."
+    )
+    return ["### Recalibrated for the held-out dataset — ECE", note, markdown_table(header, table)]
+
+
+def closed(before: float, after: float | None) -> str:
+    """The share of ``before`` an ``after`` closes, as a percentage (negative: it grew)."""
+    if after is None or not before:
+        return "n/a"
+    return f"{100 * (before - after) / before:.0f} %"

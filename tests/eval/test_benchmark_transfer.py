@@ -1,0 +1,105 @@
+"""Selection by transfer on three generated hate datasets: the folds, the held-out figures, recalibration, and
+the tables that lead RESULTS.md."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+
+from faim.eval.benchmark_baselines import Embedder
+from faim.eval.benchmark_transfer import TransferDataset, fold_recipe, folds, is_hate_recipe, run_transfer
+from faim.eval.benchmark_transfer_report import transfer_sections
+from faim.recipe import Recipe
+
+HATEFUL = ["vermin", "scum", "filth", "parasites"]
+
+
+def write_dataset(root: Path, name: str, neutral: list[str], n: int, rng: random.Random) -> TransferDataset:
+    """A JSONL dataset of ``n`` posts, about a third hateful (a hateful word decides), with its own vocabulary."""
+    folder = root / name
+    folder.mkdir()
+    for split, size in (("train", n), ("validation", n // 2)):
+        lines = []
+        for i in range(size):
+            label = int(rng.random() < 0.35)
+            words = rng.choices(neutral, k=5) + ([rng.choice(HATEFUL)] if label else [])
+            rng.shuffle(words)
+            lines.append(json.dumps({"id": f"{name}-{split}-{i}", "text": " ".join(words), "hate": label}))
+        (folder / f"{split}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = {"type": "jsonl", "train": str(folder / "train.jsonl"), "validation": str(folder / "validation.jsonl"),
+            "columns": {"labels": {"hate": "hate"}}}  # fmt: skip
+    return TransferDataset(name, data, f"generated {name}")
+
+
+@pytest.fixture(scope="module")
+def transfer(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("transfer")
+    rng = random.Random(0)
+    vocabularies = [["weather", "coffee", "music"], ["football", "garden", "train"], ["holiday", "recipe", "movie"]]
+    datasets = tuple(write_dataset(root, name, words, 150, rng) for name, words in zip("ABC", vocabularies))
+    recipe = {
+        "data": datasets[0].data,
+        "model": {
+            "encoders": {"text": {"type": "tiny_text", "dim": 16, "freeze": True}},
+            "fusion": {"type": "concat"},
+            "heads": {"hate": {"type": "binary", "labels": ["not-hate", "hate"], "hidden_dim": 16}},
+        },
+        "train": {"max_epochs": 2, "batch_size": 32, "output_dir": str(root / "run"), "cache_dir": str(root / "cache")},
+        "eval": {"threshold_objective": "macro_f1", "languages": False},
+    }
+    path = root / "tiny_hate.yaml"
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    embedder = Embedder("tiny + LR", {"type": "tiny_text", "dim": 16}, str(root / "cache"))
+    recipes = [Recipe.load(path)]
+    results = run_transfer(recipes, False, embedder, lambda _: None, root / "runs", datasets)
+    return {"root": root, "datasets": datasets, "results": results, "recipe": recipes[0]}
+
+
+def test_each_dataset_alone_and_every_set_leaving_one_out(transfer) -> None:
+    datasets = transfer["datasets"]
+    assert [tuple(d.name for d in fold) for fold in folds(datasets)] == [
+        ("A",),
+        ("B",),
+        ("C",),
+        ("A", "B"),
+        ("A", "C"),
+        ("B", "C"),
+    ]
+    fold = fold_recipe(transfer["recipe"], datasets[1:], transfer["root"] / "runs")
+    assert fold.data == {"type": "concat", "sources": [datasets[1].data, datasets[2].data], "evaluate_on": "all"}
+    assert fold.train.output_dir.endswith("runs/tiny_hate/B+C") and fold.model == transfer["recipe"].model
+
+
+def test_every_fold_is_measured_on_each_dataset_it_left_out(transfer) -> None:
+    rows = transfer["results"]["rows"]
+    recipe_rows = [row for row in rows if row["kind"] == "recipe"]
+    assert len(recipe_rows) == 3 * 2 + 3 * 1
+    assert all(row["held_out"] not in row["train_on"] for row in rows)
+    assert {row["name"] for row in rows if row["kind"] == "baseline"} == {
+        "majority class",
+        "TF-IDF + logistic regression",
+        "tiny + LR",
+    }
+    for row in recipe_rows:
+        assert row["n"] == 225 and 0 <= row["as_trained"]["macro_f1"] <= 1
+        left_one_out = len(row["train_on"]) == 2
+        assert (row.get("recalibrated") is not None) == left_one_out
+        if left_one_out:
+            assert row["recalibrated"]["labels"] == 200 and row["recalibrated"]["draws"] == 20
+            assert row["unlabelled"]["estimated_prior"] is not None
+
+
+def test_the_tables_rank_by_leave_one_out_macro_f1(transfer) -> None:
+    markdown = "\n\n".join(transfer_sections(transfer["results"]))
+    assert "### Leave one dataset out — macro-F1" in markdown
+    assert "A (trained on the others)" in markdown and "### Recalibrated for the held-out dataset — ECE" in markdown
+    assert "### Trained on one dataset — macro-F1 on each other one" in markdown
+
+
+def test_a_hate_recipe_reads_the_hate_datasets_only(transfer) -> None:
+    assert is_hate_recipe(Recipe.load("hate_text_frozen")) and is_hate_recipe(Recipe.load("hate_text_frozen_davidson"))
+    assert not is_hate_recipe(Recipe.load("misinfo_liar_meta")) and not is_hate_recipe(transfer["recipe"])
