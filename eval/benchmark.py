@@ -161,9 +161,20 @@ def recipe_rows(
                     "metrics": metrics,
                     "robustness": {name: variants[number][1] for name, variants in under.items()},
                     "shifted": {name: variants[number][1] for name, variants in elsewhere.items()},
+                    "ablations": {} if recipe.eval.pool_by_image else modality_ablations(run.report, view.task.name),
                 }
             )
     return rows
+
+
+def modality_ablations(report: dict[str, Any], task: str) -> dict[str, dict[str, Any]]:
+    """A task's figures with each element kind masked out (``without_<kind>``) in an evaluation report."""
+    ablations = report["tasks"][task].get("ablations", {})
+    return {
+        name: metrics
+        for name, metrics in ablations.items()
+        if name.startswith("without_") and name != "without_pooling"
+    }
 
 
 def report_variants(

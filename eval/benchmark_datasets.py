@@ -129,6 +129,10 @@ DATASETS: dict[str, Dataset] = {
         ),
         holdout_by="event",
     ),
+    "emoji_pairs": Dataset(
+        "Caption/picture mismatch (EmojiOne pictures and captions, Debian package ruby-gemojione)",
+        "auroc",
+    ),
 }
 
 

@@ -44,7 +44,7 @@ from faim.eval.benchmark_transfer_report import transfer_sections
 from faim.eval.tables import MISSING, format_ece_range, format_value, markdown_table
 from faim.perturb import PERTURBATIONS
 
-METRIC_NAMES = {"macro_f1": "macro-F1", "accuracy": "accuracy"}
+METRIC_NAMES = {"macro_f1": "macro-F1", "accuracy": "accuracy", "auroc": "AUROC"}
 
 
 def duration(seconds: float | None) -> str:
@@ -154,6 +154,8 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
         "Validation data: " + "; ".join(f"`{item}`" for item in data),
         markdown_table(header, rows),
     ]
+    if any(row.get("ablations") for row in dataset["rows"]):
+        parts.extend(ablation_section(dataset["rows"], dataset["metric"], metric))
     if any(row.get("robustness") for row in dataset["rows"]):
         parts.extend(robustness_section(dataset["rows"], dataset["metric"], metric))
     if any(row.get("shifted") for row in dataset["rows"]):
@@ -171,6 +173,24 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
             )
         )
     return parts
+
+
+def ablation_section(rows: list[dict[str, Any]], key: str, metric: str) -> list[str]:
+    """The heading, note and table of each recipe row's figure with every element kind masked out in turn (what
+    each modality alone gives the fused model), beside the fused figure."""
+    measured = [row for row in rows if row.get("ablations")]
+    masked = sorted({name for row in measured for name in row["ablations"] if name.startswith("without_")})
+    header = ["model", "data view", "fused", *(name.replace("_", " ") for name in masked)]
+    table = [
+        [model_cell(row), row["view"], format_value(row["value"]),
+         *(format_value(row["ablations"].get(name, {}).get(key)) for name in masked)]
+        for row in measured
+    ]  # fmt: skip
+    note = (
+        "The same trained model and validation posts with one element kind masked out (as if no post had it): "
+        "without the text, the picture alone; without the picture, the text alone."
+    )
+    return [f"### Fused against each modality alone — {metric}", note, markdown_table(header, table)]
 
 
 def shift_section(dataset: dict[str, Any], metric: str) -> list[str]:
@@ -220,11 +240,12 @@ def holdout_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> li
         f"{group}s not seen in training. They are the probe's, not the trained recipe's; `results.json` has each "
         f"{group}'s. ECE is after the temperature (and shift) step of the evaluation, fitted on the posts measured; "
         f"calibrated on the other {group}s, each {group}'s posts take the fit on every other {group}'s held-out "
-        f"posts instead: the error a calibration brings to a {group} it was not fitted on."
+        f"posts instead: the error a calibration brings to a {group} it was not fitted on; then moved to the share of "
+        f"positives EM estimates from the {group}'s posts, unlabelled (`faim calibrate --unlabelled`)."
     )
     header = ["recipe", "probe reads", f"recipe split: {group}s", "n", metric, "AUROC", "ECE"]
     header += [f"each {group} held out: {group}s", "n", metric, "AUROC", "ECE"]
-    header.append(f"ECE, calibrated on the other {group}s")
+    header += [f"ECE, calibrated on the other {group}s", "ECE, then moved to the EM prior"]
     rows = []
     for entry in holdouts:
         reads = ", ".join(entry["reads"]) + (", pooled by shared picture" if entry["pooled"] else "")
@@ -232,7 +253,10 @@ def holdout_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> li
         for figures in (entry["recipe_split"], entry["leave_one_out"]):
             row += [str(figures["groups"]), format_value(figures["n"]), format_value(figures[key])]
             row += [format_value(figures["auroc"]), format_value(figures["ece"])]
-        row.append(format_value(entry["leave_one_out"]["ece_transferred"]))
+        row += [
+            format_value(entry["leave_one_out"]["ece_transferred"]),
+            format_value(entry["leave_one_out"].get("ece_em")),
+        ]
         rows.append(row)
     return [f"### Held out by {group}: a probe of each recipe's frozen embeddings", note, markdown_table(header, rows)]
 

@@ -19,7 +19,8 @@ Calibration is measured the same two ways. ``ece`` is the expected calibration e
 with the recipe's ``eval.logit_shift``, a shift) fitted on the very posts measured, as ``faim eval`` fits it on
 validation. ``ece_transferred`` (leave one group out) calibrates each group's posts with the fit on every other
 group's held-out posts: the error a calibration brings to a group it was not fitted on, such as a new event whose
-share of positives differs.
+share of positives differs. ``ece_em`` then moves that calibration to the share of positives EM estimates from the
+group's own posts, unlabelled (Saerens et al., 2002), as ``faim calibrate --unlabelled`` would for a new event.
 
     python -m faim.eval.group_holdout recipes/misinfo_vmu_multimodal.yaml [--group-by event]
 """
@@ -32,10 +33,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from scipy.special import expit, logit
 from tqdm.auto import tqdm
 
 from faim.api import build
 from faim.assembly import build_source, task_specs
+from faim.calibration.prior import estimate_prior, prior_shift
 from faim.calibration.scaling import apply_temperature, fit_scaling
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
@@ -96,6 +99,7 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
         )
     source = build_source(recipe.data_section)
     split_posts = {split: source.posts(split) for split in ("train", "validation")}
+    model.fit_encoders(split_posts["train"], recipe.train.max_elements)  # an n-gram encoder learns its vocabulary
     posts: list[Post] = []
     targets, in_train = [], []
     for split, candidates in split_posts.items():
@@ -177,6 +181,18 @@ def calibrated(
     return apply_temperature(prob, temperature, from_probs=True)
 
 
+def to_estimated_prior(task: TaskSpec, fit_targets: np.ndarray, prob: np.ndarray) -> np.ndarray:
+    """Binary probabilities ``prob`` ``[n, 2]``, calibrated on posts whose share of positives is that of
+    ``fit_targets``, moved to the share EM estimates from ``prob`` itself, labels unread (``faim.calibration.prior``,
+    what ``faim calibrate --unlabelled`` does for a new event); multiclass probabilities are returned unchanged."""
+    if task.type != "binary" or len(np.unique(fit_targets)) < 2:
+        return prob
+    prior = float(fit_targets.mean())
+    shift = prior_shift(prior, estimate_prior(prob[:, 1], prior))
+    positive = expit(logit(np.clip(prob[:, 1], 1e-12, 1 - 1e-12)) + shift)
+    return np.stack([1.0 - positive, positive], axis=1)
+
+
 def calibration_error(task: TaskSpec, y: np.ndarray, prob: np.ndarray, bins: int) -> float:
     """ECE of class probabilities ``[n, C]``: of the positive class for a binary task, else of the arg-max."""
     if task.type == "binary":
@@ -200,7 +216,7 @@ def probe_metrics(task: TaskSpec, y: np.ndarray, prob: np.ndarray) -> dict[str, 
 class HoldoutResult:
     """The probe's figures (``probe_metrics``, with ``groups``: how many groups the posts come from, and the
     calibration errors of the module docstring): over the recipe split (``ece``), over every group held out in turn
-    (``ece`` and ``ece_transferred``), and per held-out group (``ece_transferred``)."""
+    (``ece``, ``ece_transferred`` and ``ece_em``), and per held-out group (``ece_transferred``, ``ece_em``)."""
 
     recipe_split: dict[str, float]
     leave_one_out: dict[str, float]
@@ -235,12 +251,15 @@ def group_holdout(
         fold = inputs.groups == name
         held_out[fold] = held_out_probabilities(inputs, task, ~fold, fold, min_cosine)
     transferred = np.zeros_like(held_out)
+    adapted = np.zeros_like(held_out)
     per_group = {}
     for name in names:
         fold = inputs.groups == name
         transferred[fold] = calibrated(task, y[~fold], held_out[~fold], held_out[fold], logit_shift)
+        adapted[fold] = to_estimated_prior(task, y[~fold], transferred[fold])
         per_group[str(name)] = probe_metrics(task, y[fold], held_out[fold]) | {
-            "ece_transferred": calibration_error(task, y[fold], transferred[fold], bins)
+            "ece_transferred": calibration_error(task, y[fold], transferred[fold], bins),
+            "ece_em": calibration_error(task, y[fold], adapted[fold], bins),
         }
     return HoldoutResult(
         probe_metrics(task, y[test], split_prob) | {"groups": len(np.unique(inputs.groups[test])), "ece": split_ece},
@@ -249,6 +268,7 @@ def group_holdout(
             "groups": len(names),
             "ece": calibration_error(task, y, calibrated(task, y, held_out, held_out, logit_shift), bins),
             "ece_transferred": calibration_error(task, y, transferred, bins),
+            "ece_em": calibration_error(task, y, adapted, bins),
         },
         per_group,
     )
@@ -269,9 +289,9 @@ def probe_recipe(
 
 def format_result(result: HoldoutResult, group_by: str) -> str:
     """Markdown tables: both protocols, then each held-out group."""
-    both, each = (*COLUMNS, "ece", "ece_transferred"), (*COLUMNS, "ece_transferred")
+    both, each = (*COLUMNS, "ece", "ece_transferred", "ece_em"), (*COLUMNS, "ece_transferred", "ece_em")
     names = " | ".join(COLUMNS)
-    elsewhere = f"ECE, calibrated on the other {group_by}s"
+    elsewhere = f"ECE, calibrated on the other {group_by}s | ECE, then moved to the EM prior"
     header = f"| protocol | {group_by}s | n | {names} | ECE, calibrated on these posts | {elsewhere} |"
     rule = "|:---|---:|---:|" + "---:|" * len(both)
     rows = [("recipe split (validation)", result.recipe_split), (f"leave one {group_by} out", result.leave_one_out)]

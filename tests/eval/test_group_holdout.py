@@ -73,6 +73,21 @@ def test_a_calibration_fitted_on_the_other_groups_misses_a_group_whose_share_of_
     assert result.recipe_split["ece"] < 0.1
 
 
+def test_moving_to_the_em_prior_repairs_most_of_a_calibration_carried_to_a_group_with_another_share():
+    # a weak signal every group shares; groups 10 % or 60 % positive: the calibration of the other groups is off for
+    # each, and the share EM reads from the group's own (unlabelled) scores brings it back
+    rng = np.random.default_rng(0)
+    names = np.repeat([f"g{g}" for g in range(6)], 300)
+    targets = (rng.uniform(size=1800) < np.repeat([0.1, 0.6] * 3, 300)).astype(int)
+    features = rng.normal(size=(1800, 4))
+    features[:, 0] += 1.5 * (2 * targets - 1)
+    inputs = ProbeInputs(features, targets, names, ~np.isin(names, ["g0", "g1"]))
+    result = group_holdout(inputs, TASK, None, progress=lambda items, **_: items, logit_shift=True)
+    transferred, moved = zip(*((m["ece_transferred"], m["ece_em"]) for m in result.per_group.values()))
+    assert all(after < before for before, after in zip(transferred, moved))
+    assert np.mean(moved) < 0.6 * np.mean(transferred)
+
+
 def test_a_calibration_carries_over_between_groups_alike():
     result = group_holdout(grouped_posts(carries_over=True), TASK, None, progress=lambda items, **_: items)
     assert result.leave_one_out["ece"] < 0.1 and result.leave_one_out["ece_transferred"] < 0.1
