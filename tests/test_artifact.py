@@ -48,6 +48,7 @@ def test_manifest_lists_versions_tasks_and_hashes(saved) -> None:
         "threshold": 0.37,
         "temperature": 1.7,
         "logit_shift": -0.4,
+        "prior": None,
     }
     assert {"model.safetensors", "recipe.yaml"} <= set(manifest["files"])
 
