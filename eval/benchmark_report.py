@@ -31,6 +31,8 @@ The results dict::
                 ],
             },
         ],
+        "transfer": {...},   # faim.eval.benchmark_transfer.run_transfer, or null
+        "languages": {...},  # faim.eval.benchmark_languages.run_languages, or null
         "skipped": [{"recipe": "demo_multimodal", "reason": "..."}],
     }
 """
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from faim.eval.benchmark_languages_report import language_sections
 from faim.eval.benchmark_runs import SCORING_RUNS
 from faim.eval.benchmark_transfer_report import transfer_sections
 from faim.eval.tables import MISSING, format_ece_range, format_value, markdown_table
@@ -105,6 +108,8 @@ def render(results: dict[str, Any]) -> str:
             metric = METRIC_NAMES.get(dataset["metric"], dataset["metric"])
             parts.append(f"## Selection by transfer: {dataset['title']}, each group held out")
             parts.extend(holdout_section(dataset["holdouts"], dataset["metric"], metric))
+    if results.get("languages"):
+        parts.extend(language_sections(results["languages"]))
     for dataset in results["datasets"]:
         parts.extend(dataset_section(dataset))
     if results["skipped"]:

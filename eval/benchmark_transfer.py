@@ -140,7 +140,10 @@ def measure_recipe(
     calibration on ``LABELLED_FOR_CALIBRATION`` of them and after moving it to the EM prior (unlabelled)."""
     detector = Detector.load(model_dir)
     (task,) = detector.tasks
-    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 256, shuffle=False)
+    cache_dir = recipe.train.cache_dir if recipe.train.cache_embeddings else None  # every post, read once per encoder
+    loader = make_loader(
+        detector.model, detector.collator(with_targets=True), posts, 256, shuffle=False, cache_dir=cache_dir
+    )
     predictions = predict(detector.model, loader, desc="held-out posts")
     target = predictions.targets[task.name]
     keep = task.labelled(target)

@@ -7,6 +7,10 @@ weights and their sha256, preprocessing), the element cap, and a fingerprint of 
 posts (texts, comments or metadata; image paths with size and mtime), so a change to any of them computes that
 kind anew, and a change to another kind's inputs does not. Files are written atomically (safe with several DDP
 processes).
+
+Each file also records, in its metadata, its encoder's identity and a digest of what each post gave it. A list of
+posts with no file of its own takes the rows of posts it shares with other files of the same encoder (a dataset
+concatenated with another, a split read whole, posts added to a dump) and encodes only the rest.
 """
 
 from __future__ import annotations
@@ -56,11 +60,7 @@ def kind_fingerprint(posts: list[Post], kind: str, limit: int) -> str:
     count, so pictures put in place again (new modification times) leave the text embeddings cached."""
     digest = hashlib.sha256()
     for post in posts:
-        if kind == "image":
-            read = json.dumps([image_stamp(post, ref) for ref in element_refs(post, kind, limit)])
-        else:
-            read = element_signature(post, kind, limit)
-        digest.update(read.encode() + b"\n")
+        digest.update(element_stamp(post, kind, limit).encode() + b"\n")
     return digest.hexdigest()
 
 
@@ -70,12 +70,82 @@ def element_signature(post: Post, kind: str, limit: int) -> str:
     return json.dumps([image_identity(post, ref) for ref in refs] if kind == "image" else refs)
 
 
+def element_stamp(post: Post, kind: str, limit: int) -> str:
+    """What a post gives the encoder of ``kind``, as ``kind_fingerprint`` reads it: pictures with their files' size
+    and modification time, other kinds as their ``element_signature``."""
+    if kind == "image":
+        return json.dumps([image_stamp(post, ref) for ref in element_refs(post, kind, limit)])
+    return element_signature(post, kind, limit)
+
+
+def part_identity(encoder: nn.Module, kind: str, max_elements: int) -> str:
+    """sha256 of what makes one encoder's embeddings of a kind comparable: the kind, the encoder's identity and the
+    element cap."""
+    identity = {"kind": kind, "encoder": encoder.identity(), "max_elements": max_elements}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
 def cache_key(encoder: nn.Module, kind: str, posts: list[Post], max_elements: int) -> str:
     """The file name stem of one encoder's embeddings of a kind's elements of ``posts``: the encoder's identity, the
     element cap and the ``kind_fingerprint`` of the posts."""
-    identity = {"kind": kind, "encoder": encoder.identity(), "max_elements": max_elements}
     fingerprint = kind_fingerprint(posts, kind, max_elements)
-    return hashlib.sha256((json.dumps(identity, sort_keys=True) + fingerprint).encode()).hexdigest()[:32]
+    return hashlib.sha256((part_identity(encoder, kind, max_elements) + fingerprint).encode()).hexdigest()[:32]
+
+
+def stamp_digests(posts: list[Post], kind: str, limit: int) -> list[str]:
+    """A short digest of each post's ``element_stamp``: posts with equal digests get equal rows."""
+    return [hashlib.sha256(element_stamp(post, kind, limit).encode()).hexdigest()[:20] for post in posts]
+
+
+def rows_of(tensors: dict[str, torch.Tensor], kind: str, index: int, offsets: torch.Tensor) -> torch.Tensor:
+    """The embedding rows of the post at ``index`` of a cached part."""
+    start = int(offsets[index])
+    return tensors[f"{kind}.values"][start : start + int(tensors[f"{kind}.counts"][index])]
+
+
+def reuse_and_compute(
+    kind: str,
+    encoder: nn.Module,
+    collator: PostCollator,
+    posts: list[Post],
+    folder: Path,
+    batch_size: int,
+    num_workers: int,
+    label: str,
+) -> dict[str, torch.Tensor]:
+    """One part's tensors for ``posts``: the rows other files of the same encoder hold for the same elements, and
+    the rest encoded now (nothing at all when every post is found)."""
+    identity = part_identity(encoder, kind, collator.max_elements)
+    digests = stamp_digests(posts, kind, collator.max_elements)
+    wanted = set(digests)
+    found: dict[str, torch.Tensor] = {}
+    for path in sorted(folder.glob("*.safetensors")) if folder.is_dir() else []:
+        with safetensors.safe_open(str(path), framework="pt") as stored:
+            metadata = stored.metadata() or {}
+        if metadata.get("identity") != identity or not wanted.difference(found):
+            continue
+        known = json.loads(metadata["digests"])
+        if not wanted.intersection(known):
+            continue
+        tensors = safetensors.torch.load_file(str(path))
+        offsets = torch.cumsum(tensors[f"{kind}.counts"], 0) - tensors[f"{kind}.counts"]
+        for index, digest in enumerate(known):
+            if digest in wanted and digest not in found:
+                found[digest] = rows_of(tensors, kind, index, offsets)
+    missing = [index for index, digest in enumerate(digests) if digest not in found]
+    if missing:
+        (computed,) = compute_embeddings(
+            [(kind, encoder)], collator, [posts[i] for i in missing], batch_size, num_workers, label
+        )
+        offsets = torch.cumsum(computed[f"{kind}.counts"], 0) - computed[f"{kind}.counts"]
+        for n, index in enumerate(missing):
+            found.setdefault(digests[index], rows_of(computed, kind, n, offsets))
+    rows = [found[digest] for digest in digests]
+    dim = next((r.shape[-1] for r in rows if r.shape[0]), encoder.output_dim)
+    return {
+        f"{kind}.values": torch.cat(rows) if rows else torch.zeros(0, dim),
+        f"{kind}.counts": torch.tensor([r.shape[0] for r in rows], dtype=torch.long),
+    }
 
 
 class EmbeddingCache:
@@ -188,14 +258,16 @@ def cached_embeddings(
         for index, encoder in enumerate(encoder_parts(model.encoder_for(kind)))
     }
     stored = {part: safetensors.torch.load_file(str(path)) for part, (_, path) in parts.items() if path.exists()}
-    missing = [part for part in parts if part not in stored]
-    if missing:
-        computed = [(kind, parts[kind, index][0]) for kind, index in missing]
-        for part, tensors in zip(
-            missing, compute_embeddings(computed, collator, posts, batch_size, num_workers, label)
-        ):
-            _save_atomically(tensors, parts[part][1])
-            stored[part] = tensors
+    for part in [part for part in parts if part not in stored]:
+        kind = part[0]
+        encoder, path = parts[part]
+        tensors = reuse_and_compute(kind, encoder, collator, posts, folder, batch_size, num_workers, label)
+        metadata = {
+            "identity": part_identity(encoder, kind, collator.max_elements),
+            "digests": json.dumps(stamp_digests(posts, kind, collator.max_elements)),
+        }
+        _save_atomically(tensors, path, metadata)
+        stored[part] = tensors
     tensors: dict[str, torch.Tensor] = {}
     for kind in dict.fromkeys(kind for kind, _ in parts):
         pieces = [stored[kind, index] for index in range(len({i for k, i in parts if k == kind}))]
@@ -204,8 +276,8 @@ def cached_embeddings(
     return EmbeddingCache(tensors)
 
 
-def _save_atomically(tensors: dict[str, torch.Tensor], path: Path) -> None:
+def _save_atomically(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.tmp")
-    safetensors.torch.save_file({k: v.contiguous() for k, v in tensors.items()}, str(partial))
+    safetensors.torch.save_file({k: v.contiguous() for k, v in tensors.items()}, str(partial), metadata=metadata)
     os.replace(partial, path)

@@ -82,6 +82,35 @@ def test_a_model_sharing_an_encoder_reuses_its_cached_embeddings(demo_data, tmp_
     assert torch.equal(reused.tensors["text.values"], cache.tensors["text.values"])
 
 
+def test_posts_cached_in_other_lists_are_taken_from_them_and_only_the_rest_encoded(
+    demo_data, tmp_path: Path, monkeypatch
+) -> None:
+    import faim.training.cache as cache_module
+
+    recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))
+    del recipe["model"]["encoders"]["image"], recipe["model"]["encoders"]["comments"]
+    detector = faim.build(recipe)
+    posts = [  # distinct texts: posts with the same text share their rows
+        replace(post, text=f"{post.text} {n}")
+        for n, post in enumerate(build_source(recipe["data"]).posts("validation")[:30])
+    ]
+    first = cached_embeddings(detector.model, detector.collator(), posts[:12], tmp_path / "cache")
+    second = cached_embeddings(detector.model, detector.collator(), posts[12:20], tmp_path / "cache")
+    encoded = []
+    compute = cache_module.compute_embeddings
+    monkeypatch.setattr(
+        cache_module, "compute_embeddings", lambda parts, c, ps, *a: encoded.extend(ps) or compute(parts, c, ps, *a)
+    )
+    together = posts[15:30] + posts[:5]  # rows from both files, in a new order, and ten posts never encoded
+    joined = cached_embeddings(detector.model, detector.collator(), together, tmp_path / "cache")
+    assert [post.id for post in encoded] == [post.id for post in posts[20:30]]
+    fresh = cached_embeddings(detector.model, detector.collator(), together, tmp_path / "fresh")
+    assert torch.equal(joined.tensors["text.counts"], fresh.tensors["text.counts"])
+    assert torch.allclose(joined.tensors["text.values"], fresh.tensors["text.values"], atol=1e-6)
+    assert torch.equal(joined.tensors["text.values"][:5], second.tensors["text.values"][3:8])
+    assert torch.equal(joined.tensors["text.values"][15:], first.tensors["text.values"][:5])
+
+
 def test_pictures_put_in_place_again_recompute_their_embeddings_and_no_others(demo_data, tmp_path: Path) -> None:
     recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))
     posts = build_source(recipe["data"]).posts("validation")[:20]

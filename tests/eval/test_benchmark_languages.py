@@ -1,0 +1,87 @@
+"""Hate recipes beyond English: the labelled posts in another language, the figures measured on them, the table."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+
+from faim.eval.benchmark_languages import LanguageSet, indonesian_posts, run_languages
+from faim.eval.benchmark_languages_report import language_sections
+from faim.recipe import Recipe
+
+HATEFUL = ["vermin", "scum", "parasites"]
+
+
+def write_csv(path: Path, rows: list[tuple[str, str]]) -> Path:
+    lines = ["Nomor,Label,Teks"] + [f'{n},{label},"{text}"' for n, (label, text) in enumerate(rows, 1)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("languages")
+    rng = random.Random(0)
+    for split, size in (("train", 200), ("validation", 100)):
+        lines = []
+        for i in range(size):
+            label = int(rng.random() < 0.4)
+            words = rng.choices(["weather", "coffee", "music", "garden"], k=4) + (
+                [rng.choice(HATEFUL)] if label else []
+            )
+            lines.append(json.dumps({"id": f"{split}-{i}", "text": " ".join(words), "hate": label}))
+        (root / f"{split}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    recipe = {
+        "data": {"type": "jsonl", "train": str(root / "train.jsonl"), "validation": str(root / "validation.jsonl"),
+                 "columns": {"labels": {"hate": "hate"}}},
+        "model": {
+            "encoders": {"text": {"type": "tiny_text", "dim": 16, "freeze": True}},
+            "fusion": {"type": "concat"},
+            "heads": {"hate": {"type": "binary", "labels": ["not-hate", "hate"], "hidden_dim": 16}},
+        },
+        "train": {"max_epochs": 2, "batch_size": 32, "output_dir": str(root / "run"), "cache_dir": str(root / "cache")},
+        "eval": {"threshold_objective": "macro_f1", "languages": False},
+    }  # fmt: skip
+    path = root / "tiny_hate.yaml"
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    rows = [("HS", f"dasar {rng.choice(HATEFUL)} kalian") for _ in range(12)] + [
+        ("NHS", "selamat pagi") for _ in range(18)
+    ]
+    present = LanguageSet("id", "Indonesian", write_csv(root / "id.csv", rows), "30 generated posts")
+    absent = LanguageSet("xx", "Elsewhere", root / "missing.csv", "not here")
+    results = run_languages([Recipe.load(path)], False, lambda _: None, (present, absent))
+    return {"results": results, "present": present}
+
+
+def test_each_recipe_is_measured_on_each_set_present_and_a_missing_set_is_named(measured) -> None:
+    results = measured["results"]
+    assert results["missing"] == [{"name": "Elsewhere", "path": str(measured["present"].path.parent / "missing.csv")}]
+    (row,) = results["rows"]
+    assert row["name"] == "tiny_hate"
+    figures = row["sets"]["Indonesian"]
+    assert figures["n"] == 30 and 0 <= figures["auroc"] <= 1 and 0 <= figures["macro_f1"] <= 1
+    assert row["validation"]["all"]["n"] == 100
+
+
+def test_the_table_gives_each_set_s_figures_and_says_how_to_get_a_missing_one(measured) -> None:
+    text = "\n".join(language_sections(measured["results"]))
+    figures = measured["results"]["rows"][0]["sets"]["Indonesian"]
+    assert "## Hate speech beyond English" in text
+    assert f"| `tiny_hate` | {measured['results']['rows'][0]['validation']['all']['macro_f1']:.4f} |" in text
+    assert f"{figures['macro_f1']:.4f} | {figures['auroc']:.4f} | {figures['ece']:.4f} |" in text
+    assert "Elsewhere" in text and "make languages-data" in text
+
+
+def test_a_label_other_than_hs_or_nhs_names_its_row(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "bad.csv", [("HS", "a"), ("maybe", "b")])
+    with pytest.raises(ValueError, match=r"bad.csv:3: Label 'maybe' is neither HS nor NHS"):
+        indonesian_posts(path)
+    with pytest.raises(FileNotFoundError, match="make languages-data"):
+        indonesian_posts(tmp_path / "absent.csv")
+    assert [
+        post.labels["hate"] for post in indonesian_posts(write_csv(tmp_path / "ok.csv", [("HS", "a"), ("NHS", "b")]))
+    ] == [1, 0]
