@@ -139,3 +139,17 @@ def overconfident_binary(n: int = 5000, scale: float = 4.0, seed: int = 0) -> tu
     z = rng.normal(0.0, 1.5, size=n)
     y = (rng.uniform(size=n) < expit(z)).astype(int)
     return scale * z, y
+
+
+def tiny_hate_recipe(data: dict[str, Any], root: Path) -> dict[str, Any]:
+    """A tiny frozen text recipe with one binary ``hate`` head over ``data``, its run and cache under ``root``."""
+    return {
+        "data": data,
+        "model": {
+            "encoders": {"text": {"type": "tiny_text", "dim": 16, "freeze": True}},
+            "fusion": {"type": "concat"},
+            "heads": {"hate": {"type": "binary", "labels": ["not-hate", "hate"], "hidden_dim": 16}},
+        },
+        "train": {"max_epochs": 2, "batch_size": 32, "output_dir": str(root / "run"), "cache_dir": str(root / "cache")},
+        "eval": {"threshold_objective": "macro_f1", "languages": False},
+    }

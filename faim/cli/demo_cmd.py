@@ -18,7 +18,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="run the whole pipeline on generated data (train → evaluate → score), a few minutes on a CPU",
         description="Generate posts whose label depends on caption and picture together, train the shipped "
         "`demo_multimodal` recipe on them (frozen MiniLM text and EfficientNet-Lite0 image encoders, "
-        "attention fusion), print its metrics with each modality masked out, and score the validation "
+        "align fusion), print its metrics with each modality masked out, and score the validation "
         "posts to Parquet.",
     )
     parser.add_argument("--out", default="demo_out", help="output directory (default: demo_out)")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import tiny_hate_recipe
 
 from faim.eval.benchmark_languages import LanguageSet, indonesian_posts, run_languages
 from faim.eval.benchmark_languages_report import language_sections
@@ -35,17 +36,9 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict:
             )
             lines.append(json.dumps({"id": f"{split}-{i}", "text": " ".join(words), "hate": label}))
         (root / f"{split}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    recipe = {
-        "data": {"type": "jsonl", "train": str(root / "train.jsonl"), "validation": str(root / "validation.jsonl"),
-                 "columns": {"labels": {"hate": "hate"}}},
-        "model": {
-            "encoders": {"text": {"type": "tiny_text", "dim": 16, "freeze": True}},
-            "fusion": {"type": "concat"},
-            "heads": {"hate": {"type": "binary", "labels": ["not-hate", "hate"], "hidden_dim": 16}},
-        },
-        "train": {"max_epochs": 2, "batch_size": 32, "output_dir": str(root / "run"), "cache_dir": str(root / "cache")},
-        "eval": {"threshold_objective": "macro_f1", "languages": False},
-    }  # fmt: skip
+    data = {"type": "jsonl", "train": str(root / "train.jsonl"), "validation": str(root / "validation.jsonl"),
+            "columns": {"labels": {"hate": "hate"}}}  # fmt: skip
+    recipe = tiny_hate_recipe(data, root)
     path = root / "tiny_hate.yaml"
     path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
     rows = [("HS", f"dasar {rng.choice(HATEFUL)} kalian") for _ in range(12)] + [

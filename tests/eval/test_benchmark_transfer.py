@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import tiny_hate_recipe
 
 from faim.eval.benchmark_baselines import Embedder
 from faim.eval.benchmark_transfer import TransferDataset, fold_recipe, folds, is_hate_recipe, run_transfer
@@ -41,16 +42,7 @@ def transfer(tmp_path_factory: pytest.TempPathFactory) -> dict:
     rng = random.Random(0)
     vocabularies = [["weather", "coffee", "music"], ["football", "garden", "train"], ["holiday", "recipe", "movie"]]
     datasets = tuple(write_dataset(root, name, words, 150, rng) for name, words in zip("ABC", vocabularies))
-    recipe = {
-        "data": datasets[0].data,
-        "model": {
-            "encoders": {"text": {"type": "tiny_text", "dim": 16, "freeze": True}},
-            "fusion": {"type": "concat"},
-            "heads": {"hate": {"type": "binary", "labels": ["not-hate", "hate"], "hidden_dim": 16}},
-        },
-        "train": {"max_epochs": 2, "batch_size": 32, "output_dir": str(root / "run"), "cache_dir": str(root / "cache")},
-        "eval": {"threshold_objective": "macro_f1", "languages": False},
-    }
+    recipe = tiny_hate_recipe(datasets[0].data, root)
     path = root / "tiny_hate.yaml"
     path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
     embedder = Embedder("tiny + LR", {"type": "tiny_text", "dim": 16}, str(root / "cache"))

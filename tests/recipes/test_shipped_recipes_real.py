@@ -212,3 +212,38 @@ def test_vmu_dump_scored_pooled_gets_the_pooled_verdicts_evaluation_reports(
     assert accuracy == pytest.approx(vmu_runs["multimodal"].report["tasks"]["fake"]["metrics"]["accuracy"])
     assert len({row["picture_group"] for row in rows.values()}) == 48
     assert summary.pooling.groups == 39 and summary.pooling.grouped_posts == 1923  # and 9 pictures shown once
+
+
+EMOJI = Path(".cache/emoji/usr/share/rubygems-integration/all/gems")
+
+
+@pytest.mark.real_data
+@pytest.mark.real_weights
+@pytest.mark.skipif(not EMOJI.is_dir(), reason="the emoji pictures are not unpacked: make emoji-data")
+def test_mismatch_emoji_needs_caption_and_picture_together(tmp_path: Path) -> None:
+    result = train("mismatch_emoji", [f"train.output_dir={tmp_path / 'run'}"])
+    task = result.report["tasks"]["mismatch"]
+    # measured: fused AUROC 0.904 on 1,074 pairs of pictures never trained on; each modality alone 0.500
+    assert task["metrics"]["auroc"] >= 0.80
+    assert task["ablations"]["without_image"]["auroc"] <= 0.60
+    assert task["ablations"]["without_text"]["auroc"] <= 0.60
+
+
+INDONESIAN = Path(".cache/languages/thesis_classifier-0.7.5/thesis_classifier/data/hatespeech_preprocessed_details.csv")
+
+
+@pytest.mark.real_data
+@pytest.mark.real_weights
+@pytest.mark.slow
+@pytest.mark.skipif(not (TWEETEVAL.is_dir() and DAVIDSON.is_dir()), reason="TweetEval or Davidson data absent")
+@pytest.mark.skipif(not INDONESIAN.is_file(), reason="the Indonesian tweets are not unpacked: make languages-data")
+def test_hate_text_multilingual_is_reported_per_language_and_carries_to_indonesian(tmp_path: Path) -> None:
+    from faim.eval.benchmark_languages import INDONESIAN as SET
+    from faim.eval.benchmark_languages import indonesian_posts, measured
+
+    result = train("hate_text_multilingual", [f"train.output_dir={tmp_path / 'run'}"])
+    task = result.report["tasks"]["hate"]
+    assert "en" in task["languages"] and len(task["languages"]) > 1  # English and what the identifier calls other
+    assert task["languages"]["en"]["n"] > 0.8 * task["metrics"]["n"]
+    figures = measured(Recipe.load("hate_text_multilingual"), result.model_dir, indonesian_posts(SET.path))
+    assert figures["n"] == 778 and figures["auroc"] > 0.55  # above chance in a language it was never trained on
