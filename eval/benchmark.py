@@ -1,6 +1,6 @@
 """The benchmark harness: every shipped recipe on its validation split, next to reference baselines.
 
-    python -m faim.eval.benchmark [--only NAME ...] [--reuse] [--out eval/RESULTS.md] [--workers N]
+    python -m faim.eval.benchmark [--only NAME ...] [--reuse] [--merge] [--out eval/RESULTS.md] [--workers N]
 
 For each recipe (default: every shipped recipe whose data source is a benchmark dataset, see
 ``faim.eval.benchmark_datasets.DATASETS``): train it with ``faim train`` (``--reuse``: take the recorded run of the
@@ -44,6 +44,7 @@ from faim.eval.benchmark_datasets import (
     recipe_views,
 )
 from faim.eval.benchmark_languages import run_languages
+from faim.eval.benchmark_merge import merge_results
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import (
     RecipeRun,
@@ -420,8 +421,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="skip training the hate recipes on each other dataset of the task (faim.eval.benchmark_transfer) and "
         "measuring them in other languages (faim.eval.benchmark_languages)",
     )
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep what the results.json beside --out holds and this run does not measure (other recipes, datasets "
+        "and sections), marked with that run's time; with --only, updates the file instead of replacing it",
+    )
     args = parser.parse_args(argv)
     command = shlex.join(["python", "-m", "faim.eval.benchmark", *argv])
+    earlier_path = args.out.parent / "results.json"
+    if args.merge and not earlier_path.is_file():
+        print(f"benchmark: error: --merge: {earlier_path} does not exist", file=sys.stderr)
+        return 2
     try:
         results = run_benchmark(
             args.only, args.reuse, args.workers, command=command, robustness=args.robustness, transfer=args.transfer
@@ -429,6 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, KeyError, OSError) as error:
         print(f"benchmark: error: {error}", file=sys.stderr)
         return 2
+    if args.merge:
+        results = merge_results(results, json.loads(earlier_path.read_text(encoding="utf-8")))
     markdown, json_path = write_results(results, args.out)
     print(f"wrote {markdown} and {json_path}")
     return 0

@@ -101,8 +101,14 @@ def render(results: dict[str, Any]) -> str:
             "marked *per post, no pooling* scores the same model's posts one by one, as `faim score` does by "
             "default and as the published systems do."
         )
+    for run in results.get("earlier_runs", []):
+        parts.append(
+            f"- **Kept from an earlier run**: what is marked *earlier run, {run['generated_at'][:10]}* was not "
+            f"measured by this run; it comes from `{run['command']}` at {run['generated_at']}, kept by `--merge`."
+        )
     if results.get("transfer"):
         parts.extend(transfer_sections(results["transfer"]))
+        parts.extend(earlier_note(results["transfer"]))
     for dataset in results["datasets"]:
         if dataset.get("holdouts"):
             metric = METRIC_NAMES.get(dataset["metric"], dataset["metric"])
@@ -110,6 +116,7 @@ def render(results: dict[str, Any]) -> str:
             parts.extend(holdout_section(dataset["holdouts"], dataset["metric"], metric))
     if results.get("languages"):
         parts.extend(language_sections(results["languages"]))
+        parts.extend(earlier_note(results["languages"]))
     for dataset in results["datasets"]:
         parts.extend(dataset_section(dataset))
     if results["skipped"]:
@@ -121,6 +128,20 @@ def render(results: dict[str, Any]) -> str:
 def model_cell(row: dict[str, Any]) -> str:
     """A row's model as a table cell: a recipe's name as code, a baseline's as words."""
     return f"`{row['name']}`" if row["kind"] == "recipe" else row["name"]
+
+
+def earlier_mark(entry: dict[str, Any]) -> str:
+    """`` (earlier run, DATE)`` for an entry a ``--merge`` kept from an earlier run, else nothing."""
+    return f" (earlier run, {entry['earlier_run'][:10]})" if entry.get("earlier_run") else ""
+
+
+def earlier_note(section: dict[str, Any]) -> list[str]:
+    """A line under a section a ``--merge`` kept whole from an earlier run."""
+    return (
+        [f"*The tables of this section come from the earlier run of {section['earlier_run']}.*"]
+        if section.get("earlier_run")
+        else []
+    )
 
 
 def dataset_section(dataset: dict[str, Any]) -> list[str]:
@@ -141,7 +162,7 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
     rows = [
         [
             model_cell(row),
-            row["kind"] + (" (reused run)" if row.get("reused") else ""),
+            row["kind"] + (" (reused run)" if row.get("reused") else "") + earlier_mark(row),
             row["view"],
             row["split"],
             format_value(row["n"]),
@@ -254,7 +275,7 @@ def holdout_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> li
     rows = []
     for entry in holdouts:
         reads = ", ".join(entry["reads"]) + (", pooled by shared picture" if entry["pooled"] else "")
-        row = [f"`{entry['name']}`", reads]
+        row = [f"`{entry['name']}`" + earlier_mark(entry), reads]
         for figures in (entry["recipe_split"], entry["leave_one_out"]):
             row += [str(figures["groups"]), format_value(figures["n"]), format_value(figures[key])]
             row += [format_value(figures["auroc"]), format_value(figures["ece"])]

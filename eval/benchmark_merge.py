@@ -1,0 +1,48 @@
+"""Keeping what an earlier benchmark run measured and this one did not (``python -m faim.eval.benchmark
+--merge``), so that a run of a few recipes (``--only``) updates ``RESULTS.md`` instead of replacing it.
+
+Whatever this run measured replaces the earlier figures of the same recipe; a recipe row, a group-holdout entry, a
+whole dataset, or the transfer and language sections that only the earlier run has are kept as they were and marked
+with the time that run was generated (``earlier_run``), which the Markdown shows beside them.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+
+def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any]:
+    """``new`` with what only ``earlier`` holds, each kept entry marked ``earlier_run``: its ``generated_at``."""
+    merged = copy.deepcopy(new)
+    stamp = earlier["generated_at"]
+    runs = earlier.get("earlier_runs", []) + [{"command": earlier["command"], "generated_at": stamp}]
+    merged["earlier_runs"] = list({run["generated_at"]: run for run in runs}.values())
+    for section in ("transfer", "languages"):
+        if merged.get(section) is None and earlier.get(section) is not None:
+            merged[section] = earlier[section] | {"earlier_run": stamp}
+    datasets = {dataset["source"]: dataset for dataset in merged["datasets"]}
+    for dataset in earlier["datasets"]:
+        if dataset["source"] not in datasets:
+            kept = copy.deepcopy(dataset)
+            kept["rows"] = [row | {"earlier_run": row.get("earlier_run", stamp)} for row in kept["rows"]]
+            kept["holdouts"] = [entry | {"earlier_run": entry.get("earlier_run", stamp)} for entry in kept["holdouts"]]
+            merged["datasets"].append(kept)
+            continue
+        target = datasets[dataset["source"]]
+        measured = {row["name"] for row in target["rows"] if row["kind"] == "recipe"}
+        kept_rows = [
+            row | {"earlier_run": row.get("earlier_run", stamp)}
+            for row in dataset["rows"]
+            if row["kind"] == "recipe" and row["name"] not in measured
+        ]
+        recipes = [row for row in target["rows"] if row["kind"] == "recipe"]
+        others = [row for row in target["rows"] if row["kind"] != "recipe"]
+        target["rows"] = recipes + kept_rows + others
+        probed = {entry["name"] for entry in target["holdouts"]}
+        target["holdouts"] += [
+            entry | {"earlier_run": entry.get("earlier_run", stamp)}
+            for entry in dataset["holdouts"]
+            if entry["name"] not in probed
+        ]
+    return merged

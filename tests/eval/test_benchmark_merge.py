@@ -1,0 +1,55 @@
+"""--merge: what an earlier run measured and this one did not is kept, marked; what this run measured replaces it."""
+
+from __future__ import annotations
+
+from faim.eval.benchmark_merge import merge_results
+from faim.eval.benchmark_report import earlier_mark
+
+
+def dataset(source: str, recipes: dict[str, float], holdouts: tuple[str, ...] = ()) -> dict:
+    rows = [{"name": name, "kind": "recipe", "value": value} for name, value in recipes.items()]
+    rows.append({"name": "majority class", "kind": "baseline", "value": 0.3})
+    return {"source": source, "rows": rows, "holdouts": [{"name": name} for name in holdouts]}
+
+
+def test_a_run_of_some_recipes_keeps_the_others_and_marks_them() -> None:
+    earlier = {
+        "command": "python -m faim.eval.benchmark",
+        "generated_at": "2026-11-24T19:55:43+00:00",
+        "transfer": None,
+        "languages": {"rows": ["earlier"]},
+        "datasets": [
+            dataset("tweeteval", {"frozen": 0.70, "finetune": 0.79}),
+            dataset("vmu", {"vmu_text": 0.83}, holdouts=("vmu_text",)),
+        ],
+    }
+    new = {
+        "command": "python -m faim.eval.benchmark --only frozen --merge",
+        "generated_at": "2026-11-25T10:00:00+00:00",
+        "transfer": {"rows": ["new"]},
+        "languages": None,
+        "datasets": [dataset("tweeteval", {"frozen": 0.75})],
+    }
+    merged = merge_results(new, earlier)
+    tweeteval, vmu = merged["datasets"]
+    assert [(row["name"], row["value"], row.get("earlier_run")) for row in tweeteval["rows"]] == [
+        ("frozen", 0.75, None),  # measured again: the new figure, unmarked
+        ("finetune", 0.79, "2026-11-24T19:55:43+00:00"),  # kept, marked
+        ("majority class", 0.3, None),  # the baselines this run measured
+    ]
+    assert vmu["rows"][0]["earlier_run"] == vmu["holdouts"][0]["earlier_run"] == "2026-11-24T19:55:43+00:00"
+    assert merged["transfer"] == {"rows": ["new"]}
+    assert merged["languages"] == {"rows": ["earlier"], "earlier_run": "2026-11-24T19:55:43+00:00"}
+    assert merged["earlier_runs"] == [{"command": earlier["command"], "generated_at": earlier["generated_at"]}]
+    assert (
+        earlier_mark(tweeteval["rows"][1]) == " (earlier run, 2026-11-24)" and earlier_mark(tweeteval["rows"][0]) == ""
+    )
+    assert new["datasets"][0]["rows"][0].get("earlier_run") is None and len(new["datasets"]) == 1  # left as it was
+
+
+def test_an_entry_kept_twice_keeps_the_time_it_was_measured() -> None:
+    first = {"command": "a", "generated_at": "2026-11-01T00:00:00+00:00", "datasets": [dataset("liar", {"x": 0.5})]}
+    second = merge_results({"command": "b", "generated_at": "2026-11-10T00:00:00+00:00", "datasets": []}, first)
+    third = merge_results({"command": "c", "generated_at": "2026-11-20T00:00:00+00:00", "datasets": []}, second)
+    assert third["datasets"][0]["rows"][0]["earlier_run"] == "2026-11-01T00:00:00+00:00"
+    assert [run["command"] for run in third["earlier_runs"]] == ["a", "b"]  # every run something was kept from
