@@ -21,12 +21,10 @@ import numpy as np
 
 from faim.data.language import with_languages
 from faim.data.post import Post
-from faim.detector import Detector
 from faim.eval.benchmark_runs import train_or_reuse
+from faim.eval.benchmark_transfer import held_out_predictions
 from faim.eval.evaluate import metric_function
-from faim.inference import predict
 from faim.recipe import Recipe
-from faim.training.loaders import make_loader
 
 MEASURED = ("macro_f1", "auroc", "ece", "n")
 
@@ -72,13 +70,7 @@ def indonesian_posts(path: Path) -> list[Post]:
 
 def measured(recipe: Recipe, model_dir: Path, posts: list[Post]) -> dict[str, float]:
     """The trained model's figures, as trained, on ``posts``."""
-    detector = Detector.load(model_dir)
-    (task,) = detector.tasks
-    cache_dir = recipe.train.cache_dir if recipe.train.cache_embeddings else None
-    loader = make_loader(
-        detector.model, detector.collator(with_targets=True), posts, 256, shuffle=False, cache_dir=cache_dir
-    )
-    predictions = predict(detector.model, loader, desc="posts in another language")
+    detector, task, predictions = held_out_predictions(recipe, model_dir, posts, "posts in another language")
     y = predictions.targets[task.name].astype(np.int64)
     prob = detector.calibration.probabilities(task, predictions.logits[task.name])
     metrics = metric_function(task, detector.calibration, recipe.eval)(y, prob)

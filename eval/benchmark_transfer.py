@@ -36,7 +36,7 @@ from faim.eval.benchmark_datasets import View
 from faim.eval.benchmark_runs import train_or_reuse
 from faim.eval.evaluate import metric_function
 from faim.eval.recalibration import learning_curve, prior_adaptation
-from faim.inference import predict
+from faim.inference import Predictions, predict
 from faim.recipe import Recipe
 from faim.training.loaders import make_loader
 
@@ -133,18 +133,26 @@ class EveryPost:
         return self.read[dataset.name]
 
 
+def held_out_predictions(
+    recipe: Recipe, model_dir: Path, posts: list[Post], desc: str
+) -> tuple[Detector, TaskSpec, Predictions]:
+    """The saved single-task model of ``recipe``, its task and its predictions of ``posts``, the embeddings of its
+    frozen encoders read from the recipe's cache (every post of a dataset is encoded once per encoder)."""
+    detector = Detector.load(model_dir)
+    (task,) = detector.tasks
+    cache_dir = recipe.train.cache_dir if recipe.train.cache_embeddings else None
+    loader = make_loader(
+        detector.model, detector.collator(with_targets=True), posts, 256, shuffle=False, cache_dir=cache_dir
+    )
+    return detector, task, predict(detector.model, loader, desc=desc)
+
+
 def measure_recipe(
     recipe: Recipe, model_dir: Path, posts: list[Post], recalibrate: bool, seed: int = 0
 ) -> dict[str, Any]:
     """A trained fold's figures on held-out posts as trained; with ``recalibrate``, also after fitting its
     calibration on ``LABELLED_FOR_CALIBRATION`` of them and after moving it to the EM prior (unlabelled)."""
-    detector = Detector.load(model_dir)
-    (task,) = detector.tasks
-    cache_dir = recipe.train.cache_dir if recipe.train.cache_embeddings else None  # every post, read once per encoder
-    loader = make_loader(
-        detector.model, detector.collator(with_targets=True), posts, 256, shuffle=False, cache_dir=cache_dir
-    )
-    predictions = predict(detector.model, loader, desc="held-out posts")
+    detector, task, predictions = held_out_predictions(recipe, model_dir, posts, "held-out posts")
     target = predictions.targets[task.name]
     keep = task.labelled(target)
     y = target[keep].astype(np.int64)
