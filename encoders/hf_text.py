@@ -101,7 +101,7 @@ class HFTextEncoder(TransformerTextEncoder):
             ``faim.encoders.text_normalize``), so that homoglyph evasion reads as the word it imitates.
         fold_leetspeak: Then read look-alike digits inside words as letters where the tokenizer knows the word so
             read (``h4t3`` → ``hate``, ``k1ll`` → ``kill``, while ``covid19`` and ``10am`` stay; see
-            ``faim.encoders.leetspeak``).
+            ``faim.preprocess.leetspeak``).
     """
 
     def __init__(

@@ -1,24 +1,14 @@
-"""Undo homoglyph evasion before tokenising: a letter of another script drawn like a Latin letter, inside a word
-that also holds Latin letters, becomes that Latin letter.
-
-Evaders write ``hаte`` with a Cyrillic ``а``: it looks the same, but tokenisers and keyword lists no longer match
-it. Unicode's confusables table (UTS #39, as bundled by the ``confusable-homoglyphs`` package) says which letters
-are drawn like which; a word mixing Latin letters with look-alikes of other scripts is the mixed-script confusable
-UTS #39 warns of. Words wholly in one script are kept as they are (Russian stays Russian), and NFKC folds
-compatibility forms first (full-width ``ｈａｔｅ``, mathematical ``𝐡𝐚𝐭𝐞``).
-"""
+"""The confusables folding of text encoders (``faim.preprocess.confusables``), with its tables built from Unicode's
+confusables data as bundled by the ``confusable-homoglyphs`` package."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from functools import cache
 
-from confusable_homoglyphs.categories import alias
+from confusable_homoglyphs.categories import alias, categories_data
 from confusable_homoglyphs.confusables import confusables_data
 
-WORD = re.compile(r"[^\W\d_]+")
-"""A run of letters (any script): the unit whose scripts are compared."""
+from faim.preprocess.confusables import ConfusableFolder
 
 
 @cache
@@ -35,15 +25,22 @@ def latin_lookalikes() -> dict[str, str]:
     return table
 
 
+@cache
+def latin_ranges() -> list[tuple[int, int]]:
+    """The code point ranges the package's script data assigns to Latin, sorted."""
+    aliases = categories_data["iso_15924_aliases"]
+    return sorted(
+        (first, last) for first, last, script, _ in categories_data["code_points_ranges"] if aliases[script] == "LATIN"
+    )
+
+
+@cache
+def confusable_folder() -> ConfusableFolder:
+    """The folder with this package's tables."""
+    return ConfusableFolder(latin_lookalikes(), latin_ranges())
+
+
 def fold_confusables(text: str) -> str:
     """``text`` in NFKC with the look-alike letters of every mixed-script word (Latin letters next to letters of
     another script drawn like Latin ones) replaced by the Latin letters they imitate."""
-    table = latin_lookalikes()
-
-    def fold(match: re.Match[str]) -> str:
-        word = match.group()
-        if not any(char in table for char in word) or not any(alias(char) == "LATIN" for char in word):
-            return word
-        return "".join(table.get(char, char) for char in word)
-
-    return WORD.sub(fold, unicodedata.normalize("NFKC", text))
+    return confusable_folder()(text)

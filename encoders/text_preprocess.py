@@ -6,8 +6,8 @@ from typing import Any
 
 import torch
 
-from faim.encoders.leetspeak import LeetspeakFolder
 from faim.encoders.text_normalize import fold_confusables
+from faim.preprocess.leetspeak import LeetspeakFolder
 
 
 class TextPreprocessor:
@@ -18,7 +18,7 @@ class TextPreprocessor:
         max_length: Texts are truncated to this many tokens, special tokens included.
         fold_confusables: Fold homoglyphs to the Latin letters they imitate first (``faim.encoders.text_normalize``).
         fold_leetspeak: Then fold look-alike digits inside words to letters where ``tokenizer`` reads them better
-            so (``faim.encoders.leetspeak``).
+            so (``faim.preprocess.leetspeak``).
     """
 
     def __init__(

@@ -31,10 +31,10 @@ import transformers
 from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
+from faim.file_digests import check_digests, file_digests
 from faim.model import WholePostModel
 from faim.recipe import Recipe
 from faim.version import __version__
-from faim.weights import sha256_file
 
 MANIFEST = "faim.json"
 FORMAT_VERSION = 1
@@ -104,9 +104,7 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
         "embedding_dim": artifact.model.fusion.output_dim,
         "preprocessing": {"max_elements": artifact.max_elements, "pool_by_image": artifact.pool_by_image},
         "encoders": rebuild,
-        "files": {
-            str(path.relative_to(staging)): sha256_file(path) for path in sorted(staging.rglob("*")) if path.is_file()
-        },
+        "files": file_digests(staging),
     }
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     if target.exists():
@@ -174,12 +172,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
 
 def verify_files(directory: Path, manifest: dict[str, Any]) -> None:
     """Check the sha256 of every file the manifest lists."""
-    for relative, expected in manifest["files"].items():
-        path = directory / relative
-        if not path.is_file():
-            raise ArtifactError(f"{path}: listed in {MANIFEST} but missing")
-        if sha256_file(path) != expected:
-            raise ArtifactError(f"{path}: sha256 does not match {MANIFEST}; the file was modified or corrupted")
+    check_digests(directory, manifest["files"], MANIFEST, ArtifactError)
 
 
 def read_recipe(directory: str | Path) -> Recipe:

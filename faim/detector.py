@@ -16,7 +16,8 @@ from faim.artifact import Artifact, architecture_recipe, load_artifact, save_art
 from faim.calibration.fit import Calibration, fit_calibration
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.batch import PostBatch
-from faim.data.collate import PostCollator, PostError
+from faim.data.collate import PostCollator
+from faim.data.elements import PostError
 from faim.data.post import Post, as_posts
 from faim.data.targets import TaskSpec
 from faim.inference import Predictions, predict

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from faim.data.batch import PostBatch
-from faim.data.collate import ELEMENT_MODALITIES, element_refs
+from faim.data.elements import ELEMENT_MODALITIES, element_refs
 from faim.data.post import Post
 
 Elements = dict[str, tuple[torch.Tensor, torch.Tensor]]

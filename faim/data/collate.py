@@ -14,52 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from faim.data.batch import Elements, PostBatch, element_layout
-from faim.data.images import ImageError, load_image
+from faim.data.elements import ELEMENT_MODALITIES, PostError, checked_elements
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
-
-ELEMENT_MODALITIES = {"text": "text", "comments": "text", "image": "image", "meta": "meta"}
-
-
-class PostError(ValueError):
-    """A post that cannot be used, with where it came from and which field is wrong."""
-
-    def __init__(self, post: Post, field: str, problem: str, kind: str | None = None) -> None:
-        where = f"{post.origin} " if post.origin else ""
-        super().__init__(f"{where}(post id={post.id!r}) field {field!r}: {problem}")
-        self.post_id = post.id
-        self.origin = post.origin
-        self.field = field
-        self.problem = problem
-        self.kind = kind or field
-
-
-def element_refs(post: Post, kind: str, limit: int) -> list[Any]:
-    """What the elements of one kind in a post are read from: its text, comment strings, image references,
-    or its ``meta`` mapping (one element, for encoders of numeric metadata)."""
-    if kind == "text":
-        return [post.text] if post.has_text else []
-    if kind == "meta":
-        return [post.meta]
-    if kind == "comments":
-        return post.comments[:limit]
-    return post.images[:limit]
-
-
-def raw_elements(post: Post, kind: str, limit: int, draft_size: tuple[int, int] | None = None) -> list[Any]:
-    """The raw elements of one kind in a post (strings, or decoded PIL images), at most ``limit``.
-
-    ``draft_size`` lets JPEGs decode at a reduced scale no smaller than it (see ``load_image``).
-    """
-    if kind != "image":
-        return element_refs(post, kind, limit)
-    images = []
-    for ref in element_refs(post, kind, limit):
-        try:
-            images.append(load_image(ref, post.image_root, draft_size))
-        except ImageError as error:
-            raise PostError(post, "images", str(error), f"image_{error.kind}") from error
-    return images
 
 
 def post_targets(post: Post, tasks: list[TaskSpec]) -> dict[str, Any]:
@@ -143,16 +100,7 @@ class PostCollator:
         A preprocessor with a ``check(element)`` method has each element checked here, so a bad one is
         reported with the post it came from.
         """
-        elements = {
-            kind: raw_elements(post, kind, self.max_elements, self.draft_sizes[kind]) for kind in self.preprocessors
-        }
-        for kind, preprocess in self.preprocessors.items():
-            check = getattr(preprocess, "check", None)
-            for element in elements[kind] if check else ():
-                try:
-                    check(element)
-                except ValueError as error:
-                    raise PostError(post, kind, str(error)) from error
+        elements = checked_elements(post, self.preprocessors, self.max_elements, self.draft_sizes)
         return elements, post_targets(post, self.tasks)
 
     def collate(self, posts: list[Post]) -> CollateResult:

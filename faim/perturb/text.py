@@ -17,7 +17,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 
-from faim.encoders.leetspeak import NAMES_AND_LINKS
+from faim.preprocess.leetspeak import NAMES_AND_LINKS
 
 WORD = re.compile(r"[^\W\d_]{2,}")
 """A run of two or more letters: the unit of the word-level perturbations."""

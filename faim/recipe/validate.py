@@ -14,7 +14,7 @@ import typing
 from typing import Any
 
 from faim.components import DERIVED, RESERVED, component_args, registries, settable_arguments
-from faim.data.collate import ELEMENT_MODALITIES
+from faim.data.elements import ELEMENT_MODALITIES
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import EvalConfig, TrainConfig

@@ -29,7 +29,8 @@ from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
 from faim.data.batch import Elements
-from faim.data.collate import PostCollator, element_refs
+from faim.data.collate import PostCollator
+from faim.data.elements import element_refs
 from faim.data.post import ImageRef, Post
 from faim.encoders.stack import StackedEncoder
 from faim.model import WholePostModel

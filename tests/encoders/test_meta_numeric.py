@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import faim
-from faim.data.collate import PostError
+from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.encoders.meta_numeric import MetaFeatures, MetaNumericEncoder
 from faim.training.loaders import make_loader

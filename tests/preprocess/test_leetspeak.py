@@ -11,11 +11,11 @@ import pytest
 import torch
 from transformers import BertTokenizer
 
-from faim.encoders import leetspeak
-from faim.encoders.leetspeak import DIGIT_LETTERS, LeetspeakFolder
 from faim.encoders.text_preprocess import TextPreprocessor
 from faim.encoders.tiny_text import TinyTextEncoder, tiny_vocab
 from faim.perturb.text import LEET
+from faim.preprocess import leetspeak
+from faim.preprocess.leetspeak import DIGIT_LETTERS, LeetspeakFolder
 
 WORDS = "hate kill them to if not the people should leave our country now covid am".split()
 SUBWORDS = ["immigr", "##ants", "hat", "##es", "id", "ida", "be", "ba", "bam", "pray", "##a", "##nyc"]

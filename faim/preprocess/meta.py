@@ -1,0 +1,53 @@
+"""Numeric ``Post.meta`` fields (counts, scores) as a row of features.
+
+Each field becomes ``log1p(max(value, 0))``; with ``shares`` the fields' shares of their sum are added (for
+counts that make up a whole, such as a speaker's history of verdicts) and ``log1p`` of the sum. A missing
+field (absent, ``None`` or NaN) counts as 0 and sets its own missing-indicator feature.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+
+class MetaRows:
+    """Turn a list of ``Post.meta`` mappings into ``[N, num_features]`` float32 features (picklable).
+
+    ``check`` (called per post by the collator, which names the post) raises ``ValueError`` when a listed
+    field holds something that is not a number.
+    """
+
+    def __init__(self, fields: list[str], shares: bool) -> None:
+        self.fields = list(fields)
+        self.shares = shares
+
+    @property
+    def num_features(self) -> int:
+        return 2 * len(self.fields) + (len(self.fields) + 1 if self.shares else 0)
+
+    def check(self, meta: Mapping[str, Any]) -> None:
+        """Raise ``ValueError`` naming the first listed field that is neither a number nor missing."""
+        for name in self.fields:
+            value = meta.get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ValueError(f"meta field {name!r} must be a number or missing, got {value!r}")
+
+    def row(self, meta: Mapping[str, Any]) -> list[float]:
+        self.check(meta)
+        values, missing = [], []
+        for name in self.fields:
+            value = meta.get(name)
+            missing.append(float(value is None or math.isnan(value)))
+            values.append(0.0 if missing[-1] else max(float(value), 0.0))
+        features = [math.log1p(v) for v in values] + missing
+        if self.shares:
+            total = sum(values)
+            features += [v / total if total else 0.0 for v in values] + [math.log1p(total)]
+        return features
+
+    def __call__(self, metas: list[Mapping[str, Any]]) -> np.ndarray:
+        return np.array([self.row(meta) for meta in metas], dtype=np.float32).reshape(-1, self.num_features)
