@@ -153,3 +153,69 @@ def tiny_hate_recipe(data: dict[str, Any], root: Path) -> dict[str, Any]:
         "train": {"max_epochs": 2, "batch_size": 32, "output_dir": str(root / "run"), "cache_dir": str(root / "cache")},
         "eval": {"threshold_objective": "macro_f1", "languages": False},
     }
+
+
+def export_posts() -> list[dict[str, Any]]:
+    """Posts with every element kind, and without some: several pictures, comments, metadata with a field missing,
+    no text, nothing at all, leetspeak and a homoglyph."""
+    import io
+
+    from PIL import Image
+
+    def picture(colour: tuple[int, int, int], size: tuple[int, int]) -> bytes:
+        buffer = io.BytesIO()
+        Image.new("RGB", size, colour).save(buffer, format="PNG")
+        return buffer.getvalue()
+
+    red, blue = picture((220, 30, 30), (40, 24)), picture((20, 40, 200), (24, 40))
+    return [
+        {
+            "id": "full",
+            "text": "those people h4t3 us",
+            "images": [red],
+            "comments": ["so true", "no"],
+            "meta": {"likes": 3, "shares": 1},
+        },
+        {"id": "text-only", "text": "just words, with a Cyrillic h\u0430te", "meta": {"likes": 0}},
+        {"id": "empty", "text": ""},
+        {"id": "pictures", "images": [red, blue, red], "meta": {"shares": 40}},
+        {"id": "comments", "text": "a caption", "comments": ["one", "two", "three"]},
+    ]
+
+
+@pytest.fixture(scope="session")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A tiny detector with every element kind (text folding homoglyphs and leetspeak, pictures, comments read by the
+    text encoder, numeric metadata), attention fusion, a binary, a multiclass and a multilabel head and a calibration
+    that is not the identity, saved, and exported with ``faim export``: ``(saved model, export)``."""
+    import torch
+
+    from faim import Detector, WholePostModel
+    from faim.calibration.fit import Calibration
+    from faim.cli.main import main
+    from faim.data.targets import TaskSpec
+    from faim.encoders.meta_numeric import MetaNumericEncoder
+    from faim.encoders.tiny_image import TinyImageEncoder
+    from faim.encoders.tiny_text import TinyTextEncoder
+    from faim.fusion import AttentionFusion
+    from faim.tasks import BinaryHead, MulticlassHead, MultilabelHead
+
+    torch.manual_seed(0)
+    encoders = {
+        "text": TinyTextEncoder(dim=16, fold_confusables=True, fold_leetspeak=True),
+        "image": TinyImageEncoder(dim=8),
+        "meta": MetaNumericEncoder(["likes", "shares"], shares=True, dim=8),
+    }
+    fusion = AttentionFusion({"text": 16, "image": 8, "comments": 16, "meta": 8}, dim=16, num_heads=2)
+    heads = {"harm": BinaryHead(16), "topic": MulticlassHead(16, num_classes=3), "flags": MultilabelHead(16, 2)}
+    model = WholePostModel(encoders, fusion, heads, routes={"comments": "text"})
+    tasks = [
+        TaskSpec("harm", "binary", ("no", "yes")),
+        TaskSpec("topic", "multiclass", ("a", "b", "c")),
+        TaskSpec("flags", "multilabel", ("spam", "abuse")),
+    ]
+    calibration = Calibration({"harm": 0.4}, {"harm": 1.7, "topic": 0.8, "flags": 1.0}, {"harm": 0.3})
+    root = tmp_path_factory.mktemp("exported")
+    Detector(model, tasks, calibration).save(root / "model")
+    assert main(["export", str(root / "model"), "-o", str(root / "export")]) == 0
+    return root / "model", root / "export"

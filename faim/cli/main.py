@@ -1,4 +1,4 @@
-"""The ``faim`` command line: train, eval, calibrate, score, embed, recipe, demo."""
+"""The ``faim`` command line: train, eval, calibrate, score, embed, export, recipe, demo."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from faim.cli import calibrate_cmd, demo_cmd, eval_cmd, recipe_cmd, score_cmd, train_cmd
+from faim.cli import calibrate_cmd, demo_cmd, eval_cmd, export_cmd, recipe_cmd, score_cmd, train_cmd
 from faim.version import __version__
 
 EPILOG = """examples:
@@ -16,6 +16,7 @@ EPILOG = """examples:
   faim eval runs/hate/model data.jsonl --map text=tweet --map labels.hate=label
   faim calibrate runs/hate/model ours.jsonl --map labels.hate=label -o runs/hate/model-ours
   faim score runs/hate/model dump.parquet -o scores.parquet
+  faim export runs/hate/model -o exports/hate  ONNX graphs that faim.runtime scores without torch
 """
 
 COMMANDS = {
@@ -24,6 +25,7 @@ COMMANDS = {
     "calibrate": calibrate_cmd,
     "score": score_cmd,
     "embed": score_cmd,
+    "export": export_cmd,
     "recipe": recipe_cmd,
     "demo": demo_cmd,
 }

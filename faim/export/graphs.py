@@ -1,0 +1,121 @@
+"""The modules written as graphs, and writing them through torch.onnx's dynamo exporter (torch.export).
+
+A model is exported as one graph per encoder part plus one for fusion and heads, because the shapes demand it
+there: an encoder embeds a flat batch of elements (``[N, ...]``: every text, picture or comment of the posts,
+however many each post has), and the fusion reads them laid out per post (``[B, n, d]`` and a mask), which is
+a scatter by data-dependent indices that the runtime does in numpy between the two. The split also keeps an
+encoder that embeds several kinds (comments with the text encoder) one graph.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from faim.calibration.fit import Calibration
+from faim.data.targets import TaskSpec
+from faim.model import WholePostModel
+from faim.runtime.bundle import EMBEDDING, elements_names, logits_name, probabilities_name
+
+
+class TextGraph(nn.Module):
+    """A text encoder taking ``input_ids`` and ``attention_mask`` (``[N, T]`` int64) as two inputs."""
+
+    def __init__(self, encoder: nn.Module) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.encoder({"input_ids": input_ids, "attention_mask": attention_mask}).float()
+
+
+class TensorGraph(nn.Module):
+    """An encoder taking one tensor (pixels ``[N, 3, H, W]`` or metadata features ``[N, F]``)."""
+
+    def __init__(self, encoder: nn.Module) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        return self.encoder(inputs).float()
+
+
+class FusionGraph(nn.Module):
+    """Fusion and heads: for each fused kind, in order, ``embeddings [B, n, d]`` and ``mask [B, n]`` in; the
+    whole-post embedding, then each task's raw logits and calibrated probabilities out.
+
+    Calibration is part of the graph: ``sigmoid(z / T + s)`` for a binary task, ``softmax(z / T)`` for a
+    multiclass one, each label's ``sigmoid(z)`` for a multilabel one (as ``Calibration.probabilities``).
+    """
+
+    def __init__(self, model: WholePostModel, tasks: list[TaskSpec], calibration: Calibration) -> None:
+        super().__init__()
+        self.model = model
+        self.kinds = list(model.fused_kinds)
+        self.tasks = tasks
+        self.temperatures = {task.name: float(calibration.temperatures[task.name]) for task in tasks}
+        self.shifts = {task.name: float(calibration.logit_shifts[task.name]) for task in tasks}
+
+    def forward(self, *elements: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        pairs = {kind: (elements[2 * i], elements[2 * i + 1]) for i, kind in enumerate(self.kinds)}
+        embedding = self.model.fuse(pairs).float()
+        outputs = [embedding]
+        for task in self.tasks:
+            logits = self.model.heads[task.name](embedding).float()
+            outputs += [logits, self.calibrated(task, logits)]
+        return tuple(outputs)
+
+    def calibrated(self, task: TaskSpec, logits: torch.Tensor) -> torch.Tensor:
+        if task.type == "multilabel":
+            return torch.sigmoid(logits)
+        scaled = logits / self.temperatures[task.name]
+        if task.type == "binary":
+            return torch.sigmoid(scaled + self.shifts[task.name])
+        return torch.softmax(scaled, dim=-1)
+
+    def input_names(self) -> list[str]:
+        return [name for kind in self.kinds for name in elements_names(kind)]
+
+    def output_names(self) -> list[str]:
+        return [EMBEDDING] + [name for t in self.tasks for name in (logits_name(t.name), probabilities_name(t.name))]
+
+
+def write_onnx(
+    module: nn.Module,
+    inputs: tuple[torch.Tensor, ...],
+    input_names: list[str],
+    output_names: list[str],
+    dynamic_axes: list[dict[int, str]],
+    path: Path,
+) -> None:
+    """Export ``module`` on example ``inputs`` to ``path`` with torch.onnx's dynamo exporter, one ``torch.export.Dim``
+    per axis name in ``dynamic_axes`` (axes sharing a name share a size), weights inside the file.
+
+    Raises:
+        torch.export and ONNX errors as they come; the caller names the module.
+    """
+    dims: dict[str, Any] = {}
+    shapes = tuple(
+        {axis: dims.setdefault(name, torch.export.Dim(name)) for axis, name in axes.items()} for axes in dynamic_axes
+    )
+    if any(p.kind is p.VAR_POSITIONAL for p in inspect.signature(module.forward).parameters.values()):
+        shapes = (shapes,)  # torch.export reads ``*args`` as one argument
+    module.eval()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the exporter's notes on its own internals, not on this model
+        torch.onnx.export(
+            module,
+            inputs,
+            str(path),
+            input_names=input_names,
+            output_names=output_names,
+            dynamic_shapes=shapes,
+            dynamo=True,
+            external_data=False,
+            verbose=False,
+        )

@@ -1,0 +1,169 @@
+"""``export_model``: a detector written as ONNX graphs plus everything its preprocessing and calibration need, for
+``faim.runtime`` (see ``faim.runtime.bundle`` for the layout).
+
+After writing, each graph is run with onnxruntime on the example inputs it was traced on and compared with the
+eager module; a graph that computes something else (a branch dropped or specialised away in tracing) fails the
+export, naming it, instead of being written.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime
+import torch
+from PIL import Image
+from torch import nn
+
+from faim.artifact import relative_paths
+from faim.detector import Detector
+from faim.encoders.stack import StackedEncoder
+from faim.export.graphs import FusionGraph, TensorGraph, TextGraph, write_onnx
+from faim.export.preprocessing import preprocessing_spec
+from faim.file_digests import file_digests
+from faim.runtime.bundle import FORMAT_VERSION, FUSION_GRAPH, MANIFEST, ExportError
+from faim.version import __version__
+
+EXAMPLE_ELEMENTS = 3
+"""Elements (and posts) in the example inputs graphs are traced on: more than one, so no axis is specialised to 1."""
+
+TOLERANCE = 1e-4
+"""Largest difference between a graph's outputs and the eager module's on the example inputs."""
+
+
+def export_model(detector: Detector, directory: str | Path) -> Path:
+    """Write ``detector`` as an exported model to ``directory`` (replaced atomically if it exists).
+
+    Raises:
+        ExportError: For a model or a preprocessing the runtime cannot repeat, or a graph whose outputs differ from
+            the eager module's, naming the encoder or the graph.
+    """
+    model = detector.model.eval()
+    target = Path(directory)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".faim-export-", dir=target.parent))
+    try:
+        kinds = {kind: model.routes[kind] for kind in model.fused_kinds}
+        encoders = {name: export_encoder(name, model.encoders[name], staging) for name in sorted(set(kinds.values()))}
+        export_fusion(detector, encoders, staging / FUSION_GRAPH)
+        manifest = {
+            "format": FORMAT_VERSION,
+            "faim_version": __version__,
+            "torch_version": torch.__version__,
+            "source": detector.source,
+            "graph_format": "onnx",
+            "max_elements": detector.max_elements,
+            "kinds": kinds,
+            "encoders": {name: relative_paths(entry, staging) for name, entry in encoders.items()},
+            "fusion": {"graph": FUSION_GRAPH, "kinds": list(model.fused_kinds), "dim": model.fusion.output_dim},
+            "tasks": [
+                {
+                    "name": task.name,
+                    "type": task.type,
+                    "labels": list(task.labels),
+                    "threshold": detector.calibration.thresholds.get(task.name),
+                    "temperature": detector.calibration.temperatures[task.name],
+                    "logit_shift": detector.calibration.logit_shifts[task.name],
+                }
+                for task in detector.tasks
+            ],
+            "pool_by_image": detector.pool_by_image,
+            "files": file_digests(staging),
+        }
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+    return target
+
+
+def export_encoder(name: str, encoder: nn.Module, staging: Path) -> dict[str, Any]:
+    """Write one encoder's graphs (one per member of a stack: the runtime sets their embeddings side by side) and
+    preprocessing; returns its manifest entry."""
+    members = list(encoder.members) if isinstance(encoder, StackedEncoder) else [encoder]
+    parts = []
+    for index, member in enumerate(members):
+        label = f"encoder {name!r} ({type(member).__name__})"
+        folder = staging / "encoders" / name / (str(index) if len(members) > 1 else "")
+        spec = preprocessing_spec(member.preprocessor(), folder, label)
+        inputs = example_inputs(member.preprocessor(), spec["type"])
+        graph = folder / "encoder.onnx"
+        if spec["type"] == "text":
+            module, names, axes = TextGraph(member), ["input_ids", "attention_mask"], [{0: "N", 1: "T"}] * 2
+        else:
+            module, names, axes = TensorGraph(member), ["inputs"], [{0: "N"}]
+        traced(label, module, inputs, names, ["embeddings"], axes, graph)
+        parts.append({"graph": str(graph), "inputs": names, "preprocess": spec, "dim": int(member.output_dim)})
+    return {"parts": parts, "dim": int(encoder.output_dim)}
+
+
+def export_fusion(detector: Detector, encoders: dict[str, dict[str, Any]], path: Path) -> None:
+    """Write the fusion-and-heads graph, traced on random element embeddings of every fused kind."""
+    model = detector.model
+    module = FusionGraph(model, detector.tasks, detector.calibration)
+    generator = torch.Generator().manual_seed(0)
+    inputs: list[torch.Tensor] = []
+    for kind in module.kinds:
+        dim = encoders[model.routes[kind]]["dim"]
+        inputs.append(torch.randn(EXAMPLE_ELEMENTS, EXAMPLE_ELEMENTS, dim, generator=generator))
+        mask = torch.ones(EXAMPLE_ELEMENTS, EXAMPLE_ELEMENTS, dtype=torch.bool)
+        mask[0, 1:] = False  # a post with one element, one with none of this kind
+        mask[1] = False
+        inputs.append(mask)
+    axes = [axes for kind in module.kinds for axes in ({0: "B", 1: f"n_{kind}"}, {0: "B", 1: f"n_{kind}"})]
+    traced("the fusion and heads", module, tuple(inputs), module.input_names(), module.output_names(), axes, path)
+
+
+def traced(
+    label: str,
+    module: nn.Module,
+    inputs: tuple[torch.Tensor, ...] | dict[str, torch.Tensor],
+    input_names: list[str],
+    output_names: list[str],
+    axes: list[dict[int, str]],
+    path: Path,
+) -> None:
+    """Export ``module`` to ``path`` and check onnxruntime's outputs on ``inputs`` against the eager module's."""
+    args = tuple(inputs[name] for name in input_names) if isinstance(inputs, dict) else tuple(inputs)
+    try:
+        write_onnx(module, args, input_names, output_names, axes, path)
+    except Exception as error:
+        raise ExportError(f"{label}: torch.export could not trace it to ONNX: {error}") from error
+    with torch.no_grad():
+        expected = module(*args)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    got = session.run(output_names, {name: value.numpy() for name, value in zip(input_names, args)})
+    for name, want, have in zip(output_names, expected, got):
+        gap = float(np.max(np.abs(want.numpy() - have))) if have.size else 0.0
+        if want.shape != have.shape or gap > TOLERANCE:
+            raise ExportError(
+                f"{label}: the exported graph's {name!r} differs from the model's ({tuple(have.shape)} against "
+                f"{tuple(want.shape)}, largest difference {gap:.2g}); nothing was exported"
+            )
+
+
+def example_inputs(preprocess: Any, kind: str) -> dict[str, torch.Tensor] | tuple[torch.Tensor, ...]:
+    """Example inputs of an encoder part, made by its own preprocessor: texts of different lengths, pictures of
+    different shapes, metadata with a field missing."""
+    if kind == "text":
+        texts = ["an example", "a longer example of a post's text", "one more"][:EXAMPLE_ELEMENTS]
+        return dict(preprocess(texts))
+    if kind == "image":
+        sizes = [(48, 32), (32, 48), (40, 40)][:EXAMPLE_ELEMENTS]
+        pictures = [Image.new("RGB", size, (40 * i, 90, 200 - 40 * i)) for i, size in enumerate(sizes)]
+        return (preprocess(pictures),)
+    fields = preprocess.fields
+    return (
+        preprocess(
+            [{field: float(i + j) for j, field in enumerate(fields)} for i in range(EXAMPLE_ELEMENTS - 1)] + [{}]
+        ),
+    )

@@ -1,0 +1,79 @@
+"""Each encoder's preprocessing written out for ``faim.runtime``: a tokenizer file and folding tables for text, the
+centre crop's numbers for pictures, the fields of numeric metadata. A preprocessing the runtime cannot repeat
+exactly fails the export, naming the encoder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tokenizers import Tokenizer
+from transformers.convert_slow_tokenizer import convert_slow_tokenizer
+
+from faim.encoders.image_preprocess import ImagePreprocessor
+from faim.encoders.text_normalize import confusable_folder
+from faim.encoders.text_preprocess import TextPreprocessor
+from faim.preprocess.meta import MetaRows
+from faim.runtime.bundle import ExportError
+
+TOKENIZER = "tokenizer.json"
+CONFUSABLES = "confusables.json"
+
+
+def preprocessing_spec(preprocess: Any, directory: Path, label: str) -> dict[str, Any]:
+    """Write what ``preprocess`` needs to ``directory`` and return its description (paths relative to
+    ``directory``'s export root are made by the caller).
+
+    Args:
+        preprocess: An encoder's preprocessor.
+        directory: The encoder part's folder in the export.
+        label: The encoder, for messages (``"text (hf_text)"``).
+
+    Raises:
+        ExportError: For a preprocessing the runtime cannot repeat.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    if isinstance(preprocess, TextPreprocessor):
+        return text_spec(preprocess, directory)
+    if isinstance(preprocess, ImagePreprocessor):
+        if not preprocess.crops_in_one_resize:
+            raise ExportError(
+                f"{label}: its picture preprocessing (crop_mode={preprocess.crop_mode!r}, size "
+                f"{preprocess.image_size}) has no export; the runtime repeats square centre crops only"
+            )
+        crop = preprocess.centre_crop()
+        return {
+            "type": "image",
+            "size": crop.size,
+            "mean": list(crop.mean),
+            "std": list(crop.std),
+            "interpolation": crop.interpolation,
+            "crop_pct": crop.crop_pct,
+            "draft_size": list(preprocess.draft_size),
+        }
+    if isinstance(preprocess, MetaRows):
+        return {"type": "meta", "fields": preprocess.fields, "shares": preprocess.shares}
+    raise ExportError(
+        f"{label}: its preprocessing ({type(preprocess).__name__}) has no export; the runtime reads "
+        "transformers-tokenised text, centre-cropped pictures and numeric metadata"
+    )
+
+
+def text_spec(preprocess: TextPreprocessor, directory: Path) -> dict[str, Any]:
+    """Write the tokenizer (truncating and padding as the encoder does) and, when the encoder folds homoglyphs, the
+    confusables tables; the description names them."""
+    source = preprocess.tokenizer
+    if getattr(source, "is_fast", False):
+        tokenizer = Tokenizer.from_str(source.backend_tokenizer.to_str())
+    else:
+        tokenizer = convert_slow_tokenizer(source)
+    tokenizer.enable_truncation(preprocess.max_length)
+    tokenizer.enable_padding(pad_id=source.pad_token_id, pad_token=source.pad_token)
+    tokenizer.save(str(directory / TOKENIZER))
+    spec: dict[str, Any] = {"type": "text", "tokenizer": str(directory / TOKENIZER), "confusables": None}
+    if preprocess.fold_confusables:
+        (directory / CONFUSABLES).write_text(json.dumps(confusable_folder().to_dict()), encoding="utf-8")
+        spec["confusables"] = str(directory / CONFUSABLES)
+    spec["leetspeak"] = preprocess.leetspeak is not None
+    return spec

@@ -1,0 +1,68 @@
+"""What an exported model directory holds, read back and checked without torch.
+
+Layout (written by ``faim.export``)::
+
+    faim-export.json     format, faim version, element kinds and the encoder reading each, every encoder's graphs
+                         and preprocessing, the fusion graph's inputs, tasks with labels, temperatures, logit
+                         shifts and thresholds, and the sha256 of every other file
+    encoders/<name>/     one graph per encoder part (a stack of encoders has several), tokenizer.json and the
+                         text-folding tables its preprocessing reads
+    fusion.onnx          fusion and heads: per-kind element embeddings and masks in, the whole-post embedding and
+                         each task's logits and calibrated probabilities out
+
+Every listed file's hash is checked before anything is read; nothing is unpickled.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from faim.file_digests import check_digests
+
+MANIFEST = "faim-export.json"
+FORMAT_VERSION = 1
+FUSION_GRAPH = "fusion.onnx"
+EMBEDDING = "embedding"
+"""Name of the fusion graph's whole-post embedding output."""
+
+
+class ExportError(ValueError):
+    """A model that cannot be exported as it is, or an export directory that is incomplete, modified or of another
+    format."""
+
+
+def logits_name(task: str) -> str:
+    """Name of the fusion graph's output holding ``task``'s raw logits."""
+    return f"{task}.logits"
+
+
+def probabilities_name(task: str) -> str:
+    """Name of the fusion graph's output holding ``task``'s calibrated probabilities."""
+    return f"{task}.probabilities"
+
+
+def elements_names(kind: str) -> tuple[str, str]:
+    """Names of the fusion graph's inputs for ``kind``: embeddings ``[B, n, d]`` and mask ``[B, n]``."""
+    return f"{kind}.embeddings", f"{kind}.mask"
+
+
+def read_bundle(directory: str | Path) -> dict[str, Any]:
+    """The manifest of an exported model, after checking every file it lists.
+
+    Raises:
+        ExportError: When ``directory`` holds no export of this format, or a file is missing or modified.
+    """
+    root = Path(directory)
+    path = root / MANIFEST
+    if not path.is_file():
+        hint = " (a saved model: export it first with faim export)" if (root / "faim.json").is_file() else ""
+        raise ExportError(f"{root}: not an exported faim model (no {MANIFEST}){hint}")
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if manifest.get("format") != FORMAT_VERSION:
+        raise ExportError(
+            f"{path}: export format {manifest.get('format')} is not supported (expected {FORMAT_VERSION})"
+        )
+    check_digests(root, manifest["files"], MANIFEST, ExportError)
+    return manifest

@@ -1,0 +1,149 @@
+"""``ExportedModel``: an exported detector scored with onnxruntime, ``tokenizers``, Pillow and numpy, no torch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime
+
+from faim.data.elements import PostError, checked_elements
+from faim.data.post import Post, as_posts
+from faim.runtime.bundle import EMBEDDING, elements_names, probabilities_name, read_bundle
+from faim.runtime.preprocess import part_preprocessor
+
+
+def session(path: Path) -> onnxruntime.InferenceSession:
+    """An onnxruntime session on the CPU for one graph."""
+    return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+class ExportedEncoder:
+    """One exported encoder: each part preprocesses the elements and runs its graph; the parts' embeddings side by
+    side make the encoder's ``[N, dim]``. Called by the collation step like an encoder's preprocessor (``check``
+    names a bad element)."""
+
+    def __init__(self, entry: dict[str, Any], root: Path) -> None:
+        self.dim = int(entry["dim"])
+        self.parts = [
+            (part_preprocessor(part["preprocess"], root), part["inputs"], session(root / part["graph"]))
+            for part in entry["parts"]
+        ]
+
+    def check(self, element: Any) -> None:
+        for preprocess, _, _ in self.parts:
+            check = getattr(preprocess, "check", None)
+            if check is not None:
+                check(element)
+
+    def __call__(self, elements: list[Any]) -> np.ndarray:
+        if not elements:
+            return np.zeros((0, self.dim), np.float32)
+        embedded = []
+        for preprocess, names, graph in self.parts:
+            embedded.append(graph.run(None, dict(zip(names, preprocess(elements))))[0])
+        return np.concatenate(embedded, axis=-1)
+
+
+class ExportedModel:
+    """An exported detector (``faim export``): ``score`` and ``embed`` as ``Detector.score`` and ``.embed`` give them,
+    from the same posts.
+
+    Args:
+        directory: The export; every file's sha256 is checked first.
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.root = Path(directory)
+        manifest = read_bundle(self.root)
+        self.source = str(directory)
+        self.max_elements = int(manifest["max_elements"])
+        self.pool_by_image = manifest["pool_by_image"]
+        self.tasks = manifest["tasks"]
+        self.kinds = list(manifest["fusion"]["kinds"])
+        self.embedding_dim = int(manifest["fusion"]["dim"])
+        encoders = {name: ExportedEncoder(entry, self.root) for name, entry in manifest["encoders"].items()}
+        self.encoders = {kind: encoders[manifest["kinds"][kind]] for kind in self.kinds}
+        self.fusion = session(self.root / manifest["fusion"]["graph"])
+
+    @property
+    def thresholds(self) -> dict[str, float]:
+        """Decision threshold per binary task."""
+        return {task["name"]: task["threshold"] for task in self.tasks if task["type"] == "binary"}
+
+    def outputs(self, posts: list[Post]) -> dict[str, np.ndarray]:
+        """The fusion graph's outputs (embedding, each task's logits and probabilities) for one batch of posts.
+
+        Raises:
+            PostError: On a post that cannot be read.
+        """
+        prepared = [checked_elements(post, self.encoders, self.max_elements, {}) for post in posts]
+        feeds = {}
+        for kind, encoder in self.encoders.items():
+            counts = [len(elements[kind]) for elements in prepared]
+            embedded = encoder([element for elements in prepared for element in elements[kind]])
+            padded = np.zeros((len(posts), max(counts, default=0), encoder.dim), np.float32)
+            mask = np.zeros(padded.shape[:2], bool)
+            post_index = np.repeat(np.arange(len(posts)), counts)
+            slot_index = np.concatenate([np.arange(count) for count in counts]) if posts else np.zeros(0, int)
+            padded[post_index, slot_index] = embedded
+            mask[post_index, slot_index] = True
+            embeddings_name, mask_name = elements_names(kind)
+            feeds[embeddings_name], feeds[mask_name] = padded, mask
+        names = [output.name for output in self.fusion.get_outputs()]
+        return dict(zip(names, self.fusion.run(names, feeds)))
+
+    def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
+        """Post ids and the fusion graph's outputs over every post, ``batch_size`` at a time."""
+        items = as_posts(list(posts))
+        ids = [post.id for post in items]
+        batches = [self.outputs(items[start : start + batch_size]) for start in range(0, len(items), batch_size)]
+        if not batches:
+            return ids, {}
+        return ids, {name: np.concatenate([batch[name] for batch in batches]) for name in batches[0]}
+
+    def score(
+        self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, pool_by_image: bool = False
+    ) -> list[dict[str, Any]]:
+        """Per-post probabilities: ``{"id", task: P(positive)}`` for binary tasks, ``{label: p}`` otherwise.
+
+        Raises:
+            ValueError: With ``pool_by_image``: the runtime scores posts one by one.
+            PostError: On a post that cannot be read.
+        """
+        if pool_by_image:
+            raise ValueError(
+                f"{self.source}: scoring pooled by picture is not available on the exported runtime; "
+                "score these posts with the saved model (faim.load, or faim score without --runtime onnx)"
+            )
+        ids, outputs = self.predict(posts, batch_size)
+        rows = []
+        for i, post_id in enumerate(ids):
+            row: dict[str, Any] = {"id": post_id}
+            for task in self.tasks:
+                value = outputs[probabilities_name(task["name"])][i]
+                row[task["name"]] = (
+                    float(value) if task["type"] == "binary" else dict(zip(task["labels"], map(float, value)))
+                )
+            rows.append(row)
+        return rows
+
+    def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
+        """Whole-post embeddings ``[N, D]`` (float32), in input order."""
+        _, outputs = self.predict(posts, batch_size)
+        return outputs.get(EMBEDDING, np.zeros((0, self.embedding_dim), np.float32))
+
+    def decisions(self, task: str, probabilities: np.ndarray) -> np.ndarray:
+        """Thresholded decisions for a task, as ``Detector.decisions``: 0/1 for binary, argmax for multiclass,
+        per-label 0.5 for multilabel."""
+        spec = next(t for t in self.tasks if t["name"] == task)
+        if spec["type"] == "binary":
+            return (np.asarray(probabilities) >= spec["threshold"]).astype(np.int64)
+        if spec["type"] == "multiclass":
+            return np.asarray(probabilities).argmax(-1)
+        return (np.asarray(probabilities) >= 0.5).astype(np.int64)
+
+
+__all__ = ["ExportedModel", "PostError"]

@@ -1,0 +1,88 @@
+"""An exported encoder part's preprocessing, with ``tokenizers``, Pillow and numpy: the same inputs the encoder's
+own preprocessor gives the eager model, as numpy arrays in the graph's input order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+from tokenizers import Tokenizer
+
+from faim.preprocess.confusables import ConfusableFolder
+from faim.preprocess.leetspeak import LeetspeakFolder
+from faim.preprocess.meta import MetaRows
+from faim.preprocess.pixels import CentreCrop
+
+
+class PieceCounter:
+    """What ``LeetspeakFolder`` asks of a tokenizer (``tokenize``), answered by a ``tokenizers.Tokenizer``."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+
+    def tokenize(self, word: str) -> list[str]:
+        return self.tokenizer.encode(word, add_special_tokens=False).tokens
+
+
+class TokenizedText:
+    """Texts → ``(input_ids, attention_mask)``, int64 ``[N, T]``, padded to the longest, after the encoder's
+    foldings (homoglyphs, then leetspeak).
+
+    Args:
+        tokenizer: ``tokenizer.json``, truncating and padding as the encoder does.
+        confusables: The homoglyph tables (``ConfusableFolder.to_dict`` as JSON), or ``None`` not to fold them.
+        leetspeak: Fold leetspeak as this tokenizer reads it.
+    """
+
+    def __init__(self, tokenizer: Path, confusables: Path | None, leetspeak: bool) -> None:
+        self.tokenizer = Tokenizer.from_file(str(tokenizer))
+        tables = json.loads(confusables.read_text(encoding="utf-8")) if confusables else None
+        self.confusables = ConfusableFolder.from_dict(tables) if tables else None
+        self.leetspeak = LeetspeakFolder(PieceCounter(self.tokenizer)) if leetspeak else None
+
+    def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        if self.confusables:
+            texts = [self.confusables(text) for text in texts]
+        if self.leetspeak:
+            texts = [self.leetspeak(text) for text in texts]
+        encoded = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        return ids, mask
+
+
+class CroppedPictures:
+    """Pictures → normalised pixels ``[N, 3, size, size]`` float32 (``faim.preprocess.pixels``)."""
+
+    def __init__(self, crop: CentreCrop) -> None:
+        self.crop = crop
+
+    def __call__(self, images: list[Image.Image]) -> tuple[np.ndarray]:
+        return (np.ascontiguousarray(self.crop(images)),)
+
+
+class MetaFeatures:
+    """``Post.meta`` mappings → ``[N, F]`` float32 features (``faim.preprocess.meta``); ``check`` names a bad field."""
+
+    def __init__(self, rows: MetaRows) -> None:
+        self.rows = rows
+        self.check = rows.check
+
+    def __call__(self, metas: list[Any]) -> tuple[np.ndarray]:
+        return (self.rows(metas),)
+
+
+def part_preprocessor(spec: dict[str, Any], root: Path) -> TokenizedText | CroppedPictures | MetaFeatures:
+    """The preprocessing an exported encoder part's manifest entry describes (paths relative to ``root``)."""
+    if spec["type"] == "text":
+        confusables = root / spec["confusables"] if spec["confusables"] else None
+        return TokenizedText(root / spec["tokenizer"], confusables, spec["leetspeak"])
+    if spec["type"] == "image":
+        crop = CentreCrop(
+            spec["size"], tuple(spec["mean"]), tuple(spec["std"]), spec["interpolation"], spec["crop_pct"]
+        )
+        return CroppedPictures(crop)
+    return MetaFeatures(MetaRows(spec["fields"], spec["shares"]))

@@ -1,0 +1,121 @@
+"""Exporting a detector as ONNX graphs: the runtime's scores equal the eager model's within 1e-4 for every element
+kind, fusion and head type; what the runtime cannot repeat, and a graph that computes something else, fail the
+export naming them and leave nothing behind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import export_posts
+
+import faim.runtime
+from faim import Detector, WholePostModel
+from faim.data.targets import TaskSpec
+from faim.encoders.meta_numeric import MetaNumericEncoder
+from faim.encoders.ngram_text import NgramTextEncoder
+from faim.encoders.stack import StackedEncoder
+from faim.encoders.tiny_image import TinyImageEncoder
+from faim.export import model as export
+from faim.export.model import export_model
+from faim.fusion import AlignFusion, ConcatFusion, GatedFusion, InteractionFusion
+from faim.runtime import ExportError
+from faim.tasks import BinaryHead
+
+TOLERANCE = 1e-4
+
+
+def flat_scores(rows: list[dict]) -> np.ndarray:
+    """Every probability of every row, in order."""
+    values = []
+    for row in rows:
+        for key, value in row.items():
+            if key != "id":
+                values.extend(value.values() if isinstance(value, dict) else [value])
+    return np.array(values)
+
+
+def test_exported_scores_equal_the_models_for_every_kind_and_head(exported: tuple[Path, Path]) -> None:
+    model_dir, export_dir = exported
+    detector, runtime = Detector.load(model_dir), faim.runtime.load(export_dir)
+    eager, served = detector.score(export_posts(), batch_size=2), runtime.score(export_posts(), batch_size=2)
+    assert [row["id"] for row in served] == [row["id"] for row in eager]
+    assert [set(row) for row in served] == [set(row) for row in eager]
+    assert np.abs(flat_scores(served) - flat_scores(eager)).max() <= TOLERANCE
+    for task in ("harm", "topic", "flags"):
+        probs = np.array([list(r[task].values()) if isinstance(r[task], dict) else r[task] for r in eager])
+        assert (runtime.decisions(task, probs) == detector.decisions(task, probs)).all()
+    assert np.abs(runtime.embed(export_posts()) - detector.embed(export_posts())).max() <= TOLERANCE
+
+
+def test_the_export_lists_every_file_with_its_hash_and_the_calibration(exported: tuple[Path, Path]) -> None:
+    _, export_dir = exported
+    manifest = json.loads((export_dir / "faim-export.json").read_text())
+    files = {str(p.relative_to(export_dir)) for p in export_dir.rglob("*") if p.is_file()} - {"faim-export.json"}
+    assert set(manifest["files"]) == files
+    assert {"encoders/text/tokenizer.json", "encoders/text/confusables.json", "fusion.onnx"} <= files
+    assert manifest["kinds"] == {"comments": "text", "image": "image", "meta": "meta", "text": "text"}
+    harm = next(task for task in manifest["tasks"] if task["name"] == "harm")
+    assert (harm["threshold"], harm["temperature"], harm["logit_shift"]) == (0.4, 1.7, 0.3)
+
+
+def picture_and_meta_detector(fusion_type: type, **options) -> Detector:
+    """A tiny detector over pictures and metadata (no text encoder: it exports in a second) with ``fusion_type``."""
+    torch.manual_seed(1)
+    encoders = {"image": TinyImageEncoder(dim=8), "meta": MetaNumericEncoder(["likes", "shares"], dim=6)}
+    fusion = fusion_type({"image": 8, "meta": 6}, **options)
+    model = WholePostModel(encoders, fusion, {"harm": BinaryHead(fusion.output_dim)})
+    return Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+
+
+@pytest.mark.parametrize(
+    ("fusion_type", "options"),
+    [
+        (ConcatFusion, {}),
+        (GatedFusion, {"dim": 12}),
+        (InteractionFusion, {"dim": 8, "text": "meta", "image": "image"}),
+        (AlignFusion, {"dim": 4}),
+    ],
+)
+def test_every_fusion_exports_with_the_models_scores(fusion_type: type, options: dict, tmp_path: Path) -> None:
+    detector = picture_and_meta_detector(fusion_type, **options)
+    runtime = faim.runtime.load(export_model(detector, tmp_path / "export"))
+    gap = np.abs(flat_scores(runtime.score(export_posts())) - flat_scores(detector.score(export_posts())))
+    assert gap.max() <= TOLERANCE
+
+
+def test_a_stack_of_encoders_exports_one_graph_per_member(tmp_path: Path) -> None:
+    torch.manual_seed(2)
+    stack = StackedEncoder([TinyImageEncoder(dim=4), TinyImageEncoder(dim=6)])
+    model = WholePostModel({"image": stack}, ConcatFusion({"image": 10}), {"harm": BinaryHead(10)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    out = export_model(detector, tmp_path / "export")
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.onnx")) == [
+        "encoders/image/0/encoder.onnx",
+        "encoders/image/1/encoder.onnx",
+        "fusion.onnx",
+    ]
+    gap = np.abs(
+        flat_scores(faim.runtime.load(out).score(export_posts())) - flat_scores(detector.score(export_posts()))
+    )
+    assert gap.max() <= TOLERANCE
+
+
+def test_an_encoder_the_runtime_cannot_repeat_fails_the_export_naming_it(tmp_path: Path) -> None:
+    ngrams = NgramTextEncoder(dim=4)
+    ngrams.fit(["some words here", "other words there", "and more words", "a few texts to fit on"])
+    model = WholePostModel({"text": ngrams}, ConcatFusion({"text": 4}), {"harm": BinaryHead(4)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    with pytest.raises(ExportError, match="encoder 'text' \\(NgramTextEncoder\\).*has no export"):
+        export_model(detector, tmp_path / "export")
+    assert list(tmp_path.iterdir()) == []  # nothing half-written is left
+
+
+def test_a_graph_that_differs_from_the_model_fails_the_export_naming_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(export, "TOLERANCE", -1.0)  # every graph now counts as computing something else
+    with pytest.raises(ExportError, match="encoder 'image' \\(TinyImageEncoder\\).*differs from the model's"):
+        export_model(picture_and_meta_detector(ConcatFusion), tmp_path / "export")
+    assert list(tmp_path.iterdir()) == []

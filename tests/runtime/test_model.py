@@ -1,0 +1,91 @@
+"""The runtime scores an export without torch, transformers or timm, checks every file's hash, names a bad post
+and refuses what it does not do."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import export_posts
+
+import faim.runtime
+from faim import Detector
+from faim.runtime import ExportError, PostError
+
+BLOCKED = ("torch", "transformers", "timm", "torchvision", "lightning", "pytorch_lightning", "sklearn")
+
+SCRIPT = """
+import json, sys
+
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ImportError(f"{{name}} is blocked")
+
+sys.meta_path.insert(0, Blocker())
+import faim.runtime
+rows = faim.runtime.load(sys.argv[1]).score(json.loads(sys.stdin.read()))
+print(json.dumps(rows))
+"""
+
+
+def test_the_runtime_scores_with_torch_transformers_and_timm_blocked(exported: tuple[Path, Path], tmp_path) -> None:
+    model_dir, export_dir = exported
+    posts = export_posts()
+    images = tmp_path / "images"
+    images.mkdir()
+    for post in posts:  # pictures as files, as a dump holds them
+        names = []
+        for index, image in enumerate(post.get("images", [])):
+            (images / f"{post['id']}-{index}.png").write_bytes(image)
+            names.append(str(images / f"{post['id']}-{index}.png"))
+        post["images"] = names
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT.format(blocked=BLOCKED), str(export_dir)],
+        input=json.dumps(posts),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    served = json.loads(result.stdout)
+    eager = Detector.load(model_dir).score(posts)
+    assert [row["id"] for row in served] == [row["id"] for row in eager]
+    assert all(abs(a["harm"] - b["harm"]) <= 1e-4 for a, b in zip(served, eager))
+
+
+def test_a_modified_file_fails_loading_naming_it(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    copy = shutil.copytree(exported[1], tmp_path / "export")
+    graph = copy / "fusion.onnx"
+    graph.write_bytes(graph.read_bytes()[:-1] + b"\0")
+    with pytest.raises(ExportError, match="fusion.onnx: sha256 does not match"):
+        faim.runtime.load(copy)
+
+
+def test_a_saved_model_is_not_an_export_and_the_message_says_what_to_do(exported: tuple[Path, Path]) -> None:
+    with pytest.raises(ExportError, match="export it first with faim export"):
+        faim.runtime.load(exported[0])
+
+
+def test_a_bad_post_is_named_with_its_field(exported: tuple[Path, Path]) -> None:
+    runtime = faim.runtime.load(exported[1])
+    with pytest.raises(PostError, match="post id='bad'.*'meta'.*'likes' must be a number"):
+        runtime.score([{"id": "good", "text": "fine"}, {"id": "bad", "text": "x", "meta": {"likes": "many"}}])
+    with pytest.raises(PostError, match="post id='broken'.*'images'"):
+        runtime.score([{"id": "broken", "images": [b"not a picture"]}])
+
+
+def test_scoring_pooled_by_picture_is_refused_with_what_to_use(exported: tuple[Path, Path]) -> None:
+    with pytest.raises(ValueError, match="pooled by picture is not available on the exported runtime"):
+        faim.runtime.load(exported[1]).score(export_posts(), pool_by_image=True)
+
+
+def test_no_posts_give_no_rows_and_an_empty_embedding(exported: tuple[Path, Path]) -> None:
+    runtime = faim.runtime.load(exported[1])
+    assert runtime.score([]) == []
+    assert runtime.embed([]).shape == (0, 16) and runtime.embed([]).dtype == np.float32
