@@ -119,3 +119,21 @@ def test_a_graph_that_differs_from_the_model_fails_the_export_naming_it(tmp_path
     with pytest.raises(ExportError, match="encoder 'image' \\(TinyImageEncoder\\).*differs from the model's"):
         export_model(picture_and_meta_detector(ConcatFusion), tmp_path / "export")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.real_weights
+@pytest.mark.slow
+def test_the_bundled_text_and_picture_encoders_export_with_the_models_scores(tmp_path: Path) -> None:
+    import faim
+    from faim.eval.bench_scoring import RECIPE
+
+    torch.manual_seed(0)
+    recipe = json.loads(json.dumps(RECIPE))
+    recipe["model"]["encoders"]["text"] |= {"fold_confusables": True, "fold_leetspeak": True}
+    recipe["model"]["encoders"]["comments"] = "text"
+    recipe["model"]["fusion"] = {"type": "align", "dim": 16}
+    detector = faim.build(recipe)
+    runtime = faim.runtime.load(export_model(detector, tmp_path / "export"))
+    gap = np.abs(flat_scores(runtime.score(export_posts())) - flat_scores(detector.score(export_posts())))
+    assert gap.max() <= TOLERANCE
+    assert np.abs(runtime.embed(export_posts()) - detector.embed(export_posts())).max() <= TOLERANCE
