@@ -122,7 +122,8 @@ def train_or_reuse(recipe: Recipe, reuse: bool, log: Callable[[str], None] = pri
 
 
 def write_dump(posts: list[Post], path: Path) -> Path:
-    """Write posts as a JSONL dump ``faim score`` reads: id, text, images (absolute paths), comments.
+    """Write posts as a JSONL dump ``faim score`` reads: id, text, images (absolute paths, so they resolve wherever
+    the dump is written), comments.
 
     Raises:
         ValueError: For a post whose images are bytes (a dump holds paths).
@@ -133,7 +134,7 @@ def write_dump(posts: list[Post], path: Path) -> Path:
             for ref in post.images:
                 if isinstance(ref, bytes):
                     raise ValueError(f"{post.origin or post.id}: images given as bytes cannot go into a JSONL dump")
-                images.append(str(Path(ref) if post.image_root is None else (post.image_root / ref).absolute()))
+                images.append(str((Path(ref) if post.image_root is None else post.image_root / ref).absolute()))
             row = {"id": post.id, "text": post.text, "images": images, "comments": post.comments}
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
     return path
