@@ -1,12 +1,23 @@
-"""``faim export MODEL -o OUT``: write a saved model as ONNX graphs that ``faim.runtime`` scores without torch."""
+"""``faim export MODEL -o OUT [--quantize int8]``: write a saved model as ONNX graphs that ``faim.runtime`` scores
+without torch."""
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import tempfile
 from pathlib import Path
 
+from faim.artifact import read_recipe
+from faim.assembly import build_source
+from faim.cli.common import add_columns, parse_columns
+from faim.data.post import Post
+from faim.data.sources import read_posts
 from faim.detector import Detector
+from faim.eval.quantization import QuantizationCheck, compare_exports
 from faim.export.model import export_model
+from faim.export.quantize import quantize_export
+from faim.runtime import ExportedModel
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -18,19 +29,75 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "sequence axes, next to what preprocessing needs (tokenizer.json, the text-folding tables, the picture "
         "crop's numbers, the metadata fields), the tasks, labels and thresholds, and the sha256 of every file. Each "
         "graph is checked against the model on example inputs before it is kept. Score the export with "
-        "faim.runtime.load(OUT), which needs onnxruntime, tokenizers, Pillow and numpy only.",
+        "faim.runtime.load(OUT), which needs onnxruntime, tokenizers, Pillow and numpy only. With --quantize int8 "
+        "the encoder graphs' weights are quantized to int8 (onnxruntime dynamic quantization), both versions score "
+        "labelled posts (the recipe's validation split, or DATA), and the export is refused, naming both figures, "
+        "when a task's macro-F1 drops by more than --max-drop.",
     )
     parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
     parser.add_argument("-o", "--out", required=True, help="the export directory (replaced if it exists)")
     parser.add_argument("--format", default="onnx", choices=["onnx"], help="graph format (default: %(default)s)")
+    parser.add_argument("--quantize", choices=["int8"], help="quantize the encoder graphs' weights")
+    parser.add_argument(
+        "--max-drop",
+        type=float,
+        default=0.01,
+        help="with --quantize: the largest fall of a task's macro-F1 accepted (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--data", help="with --quantize: labelled posts to measure on (default: the recipe's validation split)"
+    )
+    add_columns(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    out = export_model(Detector.load(args.model), args.out)
-    files = [path for path in Path(out).rglob("*") if path.is_file()]
+    detector = Detector.load(args.model)
+    out = Path(args.out)
+    if not args.quantize:
+        export_model(detector, out)
+        summary(args.model, out)
+        return 0
+    posts = labelled_posts(args)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".faim-export-", dir=out.parent) as tmp:
+        fp32 = export_model(detector, Path(tmp) / "fp32")
+        int8 = quantize_export(fp32, Path(tmp) / "int8")
+        check = compare_exports(ExportedModel(fp32), ExportedModel(int8), posts)
+        print(report(check))
+        if check.drop > args.max_drop:
+            worst = max(check.macro_f1, key=lambda task: check.macro_f1[task][0] - check.macro_f1[task][1])
+            before, after = check.macro_f1[worst]
+            raise ValueError(
+                f"int8 lowers {worst!r} macro-F1 from {before:.4f} to {after:.4f} on {check.posts} posts, a drop of "
+                f"{check.drop:.4f} > --max-drop {args.max_drop}; nothing was written (export without --quantize)"
+            )
+        if out.exists():
+            shutil.rmtree(out)
+        int8.rename(out)
+    summary(args.model, out)
+    return 0
+
+
+def labelled_posts(args: argparse.Namespace) -> list[Post]:
+    """The posts ``--quantize`` measures on: ``--data``, or the validation split of the model's recipe."""
+    if args.data:
+        return list(read_posts(args.data, parse_columns(args.columns), args.image_root))
+    return build_source(read_recipe(args.model).data_section).posts("validation")
+
+
+def report(check: QuantizationCheck) -> str:
+    """The int8 check as lines of text."""
+    lines = [f"int8 against fp32 on {check.posts} labelled posts ({check.unreadable} unreadable left out):"]
+    lines += [f"  {task}: macro-F1 {fp32:.4f} -> {int8:.4f}" for task, (fp32, int8) in check.macro_f1.items()]
+    fp32_rate, int8_rate = check.posts_per_second
+    lines.append(f"  posts/s: {fp32_rate:.1f} -> {int8_rate:.1f} ({check.speedup:.2f}x)")
+    return "\n".join(lines)
+
+
+def summary(model: str, out: Path) -> None:
+    files = [path for path in out.rglob("*") if path.is_file()]
     graphs = [path for path in files if path.suffix == ".onnx"]
     size = sum(path.stat().st_size for path in files) / 2**20
-    print(f"exported {args.model} to {out}: {len(graphs)} graphs, {len(files)} files, {size:.1f} MiB")
+    print(f"exported {model} to {out}: {len(graphs)} graphs, {len(files)} files, {size:.1f} MiB")
     print(f"score it without torch: faim.runtime.load({str(out)!r}).score(posts)")
-    return 0

@@ -95,6 +95,17 @@ class ExportedModel:
         names = [output.name for output in self.fusion.get_outputs()]
         return dict(zip(names, self.fusion.run(names, feeds)))
 
+    def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
+        """The posts whose elements can be read (pictures decoded, metadata numeric), and the errors of the others."""
+        kept, errors = [], []
+        for post in as_posts(list(posts)):
+            try:
+                checked_elements(post, self.encoders, self.max_elements, {})
+                kept.append(post)
+            except PostError as error:
+                errors.append(error)
+        return kept, errors
+
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
         """Post ids and the fusion graph's outputs over every post, ``batch_size`` at a time."""
         items = as_posts(list(posts))

@@ -1,0 +1,34 @@
+"""``faim export --quantize int8``: the int8 export is measured against fp32 on labelled posts, kept
+when its macro-F1 holds, refused naming both figures when it drops more than ``--max-drop``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import onnx
+
+from faim.cli.main import main
+
+
+def test_an_int8_export_is_measured_and_kept_when_it_holds(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    data = ["--data", str(demo_data["validation"]), "--map", "labels.harmful=label"]
+    out = tmp_path / "int8"
+    assert main(["export", str(tiny_model_dir), "-o", str(out), "--quantize", "int8", "--max-drop", "1", *data]) == 0
+    printed = capsys.readouterr().out
+    assert "int8 against fp32 on 160 labelled posts" in printed and "harmful: macro-F1" in printed
+    manifest = json.loads((out / "faim-export.json").read_text())
+    assert manifest["quantized"] == "int8"
+    text_graph = onnx.load(str(out / "encoders" / "text" / "encoder.onnx"))
+    assert any(init.data_type == onnx.TensorProto.INT8 for init in text_graph.graph.initializer)
+    assert "int8 against fp32" not in capsys.readouterr().out
+
+    refused = tmp_path / "refused"
+    assert (
+        main(["export", str(tiny_model_dir), "-o", str(refused), "--quantize", "int8", "--max-drop", "-1", *data]) == 2
+    )
+    error = capsys.readouterr().err
+    assert "int8 lowers 'harmful' macro-F1 from" in error and "> --max-drop -1.0; nothing was written" in error
+    assert not refused.exists() and [p.name for p in tmp_path.iterdir()] == ["int8"]
