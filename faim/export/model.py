@@ -8,9 +8,6 @@ export, naming it, instead of being written.
 
 from __future__ import annotations
 
-import json
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +22,8 @@ from faim.detector import Detector
 from faim.encoders.stack import StackedEncoder
 from faim.export.graphs import FusionGraph, TensorGraph, TextGraph, write_onnx
 from faim.export.preprocessing import preprocessing_spec
-from faim.file_digests import file_digests
-from faim.runtime.bundle import FORMAT_VERSION, FUSION_GRAPH, MANIFEST, ExportError
+from faim.export.staging import staged, write_manifest
+from faim.runtime.bundle import FORMAT_VERSION, FUSION_GRAPH, ExportError
 from faim.version import __version__
 
 EXAMPLE_ELEMENTS = 3
@@ -45,9 +42,7 @@ def export_model(detector: Detector, directory: str | Path) -> Path:
     """
     model = detector.model.eval()
     target = Path(directory)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".faim-export-", dir=target.parent))
-    try:
+    with staged(target) as staging:
         kinds = {kind: model.routes[kind] for kind in model.fused_kinds}
         encoders = {name: export_encoder(name, model.encoders[name], staging) for name in sorted(set(kinds.values()))}
         export_fusion(detector, encoders, staging / FUSION_GRAPH)
@@ -73,15 +68,8 @@ def export_model(detector: Detector, directory: str | Path) -> Path:
                 for task in detector.tasks
             ],
             "pool_by_image": detector.pool_by_image,
-            "files": file_digests(staging),
         }
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    if target.exists():
-        shutil.rmtree(target)
-    staging.rename(target)
+        write_manifest(staging, manifest)
     return target
 
 

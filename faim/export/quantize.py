@@ -5,15 +5,13 @@ calibration). Whether the quantized model is good enough is measured on labelled
 
 from __future__ import annotations
 
-import json
 import shutil
-import tempfile
 from pathlib import Path
 
 from onnxruntime.quantization import QuantType, quantize_dynamic
 
-from faim.file_digests import file_digests
-from faim.runtime.bundle import MANIFEST, read_bundle
+from faim.export.staging import staged, write_manifest
+from faim.runtime.bundle import read_bundle
 
 
 def quantize_export(source: str | Path, target: str | Path) -> Path:
@@ -21,20 +19,10 @@ def quantize_export(source: str | Path, target: str | Path) -> Path:
     replaced atomically if it exists, ``source`` is left as it is."""
     source, target = Path(source), Path(target)
     manifest = read_bundle(source)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".faim-int8-", dir=target.parent))
-    try:
+    with staged(target) as staging:
         shutil.copytree(source, staging, dirs_exist_ok=True)
         for entry in manifest["encoders"].values():
             for part in entry["parts"]:
                 quantize_dynamic(source / part["graph"], staging / part["graph"], weight_type=QuantType.QInt8)
-        (staging / MANIFEST).unlink()
-        manifest |= {"quantized": "int8", "files": file_digests(staging)}
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    if target.exists():
-        shutil.rmtree(target)
-    staging.rename(target)
+        write_manifest(staging, manifest | {"quantized": "int8"})
     return target

@@ -1,0 +1,38 @@
+"""Writing an export all or nothing: into a fresh folder beside the target, which replaces the target only once
+everything is written, and is removed when anything fails."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from faim.file_digests import file_digests
+from faim.runtime.bundle import MANIFEST
+
+
+@contextmanager
+def staged(target: Path) -> Iterator[Path]:
+    """Yield a fresh folder beside ``target`` to write into; on success it replaces ``target`` atomically, on an
+    error it is removed and ``target`` is left as it was."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".faim-export-", dir=target.parent))
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+
+
+def write_manifest(staging: Path, manifest: dict[str, Any]) -> None:
+    """Write ``manifest`` with the sha256 of every other file in ``staging`` under ``"files"``."""
+    (staging / MANIFEST).unlink(missing_ok=True)
+    manifest = manifest | {"files": file_digests(staging)}
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
