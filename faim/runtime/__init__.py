@@ -1,5 +1,6 @@
 """Scoring exported models (``faim export``) with onnxruntime, ``tokenizers``, Pillow and numpy: no torch,
-transformers or timm is imported, so it installs small and starts fast (``pip install faim-sdk[runtime]``)::
+transformers or timm is imported, so it starts fast and runs where only the ``runtime`` extra's libraries are
+installed (``pip install --no-deps faim-sdk`` then ``pip install onnxruntime tokenizers pillow numpy``)::
 
     import faim.runtime
     model = faim.runtime.load("exports/hate")
