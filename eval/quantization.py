@@ -61,14 +61,14 @@ def compare_exports(
     merged = [{name: np.concatenate([o[name] for o in parts if o]) for name in parts[-1]} for parts in outputs]
     scores = {}
     for entry in fp32.tasks:
-        task = TaskSpec(entry["name"], entry["type"], tuple(entry["labels"]))
+        task = TaskSpec(entry.name, entry.type, entry.labels)
         labelled = [i for i, post in enumerate(readable) if post.labels.get(task.name) is not None]
         if not labelled:
             continue
         where = [f"{readable[i].origin or readable[i].id}" for i in labelled]
         targets = np.array([task.target(readable[i].labels[task.name], at) for i, at in zip(labelled, where)])
         scores[task.name] = tuple(
-            macro_f1(task, entry["threshold"], targets, out[probabilities_name(task.name)][labelled]) for out in merged
+            macro_f1(task, entry.threshold, targets, out[probabilities_name(task.name)][labelled]) for out in merged
         )
     if not scores:
         raise ValueError("no post is labelled for any task of the model; the int8 check needs labelled posts")

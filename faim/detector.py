@@ -20,6 +20,7 @@ from faim.data.collate import PostCollator
 from faim.data.elements import PostError
 from faim.data.post import Post, as_posts
 from faim.data.targets import TaskSpec
+from faim.decisions import decide, score_rows
 from faim.inference import Predictions, predict
 from faim.model import WholePostModel
 from faim.pooling import picture_groups, pooled, pooled_probabilities
@@ -148,22 +149,15 @@ class Detector:
         """
         if not pool_by_image:
             predictions = self.predict(posts, batch_size)
-            return self._rows(predictions.ids, self.probabilities(predictions.logits))
+            return score_rows(predictions.ids, self.tasks, self.probabilities(predictions.logits))
         self.check_pooling()
         predictions = self.predict(posts, batch_size, link_kind=self.pooling_kind)
         groups = picture_groups(predictions, self.pool_by_image)
         probs = pooled_probabilities(self.tasks, self.pooled, predictions.logits, groups)
-        return [row | {"picture_group": int(group)} for row, group in zip(self._rows(predictions.ids, probs), groups)]
-
-    def _rows(self, ids: list[str], probs: dict[str, np.ndarray]) -> list[dict[str, Any]]:
-        rows = []
-        for i, post_id in enumerate(ids):
-            row: dict[str, Any] = {"id": post_id}
-            for task in self.tasks:
-                value = probs[task.name][i]
-                row[task.name] = float(value) if task.type == "binary" else dict(zip(task.labels, map(float, value)))
-            rows.append(row)
-        return rows
+        return [
+            row | {"picture_group": int(group)}
+            for row, group in zip(score_rows(predictions.ids, self.tasks, probs), groups)
+        ]
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
         """Whole-post embeddings ``[N, D]`` (float32), in input order."""
@@ -175,14 +169,12 @@ class Detector:
         ``pooled``: the probabilities come from ``score(..., pool_by_image=True)``; the pooled threshold applies.
         """
         spec = next(t for t in self.tasks if t.name == task)
+        threshold = None
         if spec.type == "binary":
             if pooled and self.pooled is None:
                 raise ValueError(f"{self.source}: no pooled calibration (the detector does not pool by picture)")
-            calibration = self.pooled if pooled else self.calibration
-            return (probabilities >= calibration.thresholds[task]).astype(np.int64)
-        if spec.type == "multiclass":
-            return probabilities.argmax(-1)
-        return (probabilities >= 0.5).astype(np.int64)
+            threshold = (self.pooled if pooled else self.calibration).thresholds[task]
+        return decide(spec.type, probabilities, threshold)
 
     def check_pooling(self) -> None:
         """Raise ``ValueError`` unless this detector can score posts pooled by picture (``pool_by_image`` and a

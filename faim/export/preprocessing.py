@@ -50,7 +50,6 @@ def preprocessing_spec(preprocess: Any, directory: Path, label: str) -> dict[str
             "std": list(crop.std),
             "interpolation": crop.interpolation,
             "crop_pct": crop.crop_pct,
-            "draft_size": list(preprocess.draft_size),
         }
     if isinstance(preprocess, MetaRows):
         return {"type": "meta", "fields": preprocess.fields, "shares": preprocess.shares}

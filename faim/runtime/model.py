@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import onnxruntime
 
 from faim.data.elements import PostError, checked_elements
 from faim.data.post import Post, as_posts
+from faim.decisions import decide, score_rows
 from faim.runtime.bundle import EMBEDDING, elements_names, probabilities_name, read_bundle
 from faim.runtime.preprocess import part_preprocessor
 
@@ -18,6 +20,16 @@ from faim.runtime.preprocess import part_preprocessor
 def session(path: Path) -> onnxruntime.InferenceSession:
     """An onnxruntime session on the CPU for one graph."""
     return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+@dataclass(frozen=True)
+class ExportedTask:
+    """A task of an exported model: its head type, label names and (binary) decision threshold."""
+
+    name: str
+    type: str
+    labels: tuple[str, ...]
+    threshold: float | None
 
 
 class ExportedEncoder:
@@ -60,18 +72,11 @@ class ExportedModel:
         manifest = read_bundle(self.root)
         self.source = str(directory)
         self.max_elements = int(manifest["max_elements"])
-        self.pool_by_image = manifest["pool_by_image"]
-        self.tasks = manifest["tasks"]
-        self.kinds = list(manifest["fusion"]["kinds"])
+        self.tasks = [ExportedTask(t["name"], t["type"], tuple(t["labels"]), t["threshold"]) for t in manifest["tasks"]]
         self.embedding_dim = int(manifest["fusion"]["dim"])
         encoders = {name: ExportedEncoder(entry, self.root) for name, entry in manifest["encoders"].items()}
-        self.encoders = {kind: encoders[manifest["kinds"][kind]] for kind in self.kinds}
+        self.encoders = {kind: encoders[manifest["kinds"][kind]] for kind in manifest["fusion"]["kinds"]}
         self.fusion = session(self.root / manifest["fusion"]["graph"])
-
-    @property
-    def thresholds(self) -> dict[str, float]:
-        """Decision threshold per binary task."""
-        return {task["name"]: task["threshold"] for task in self.tasks if task["type"] == "binary"}
 
     def outputs(self, posts: list[Post]) -> dict[str, np.ndarray]:
         """The fusion graph's outputs (embedding, each task's logits and probabilities) for one batch of posts.
@@ -127,19 +132,11 @@ class ExportedModel:
         if pool_by_image:
             raise ValueError(
                 f"{self.source}: scoring pooled by picture is not available on the exported runtime; "
-                "score these posts with the saved model (faim.load, or faim score without --runtime onnx)"
+                "score these posts with the saved model (faim.load, or faim score --pool-by-image)"
             )
         ids, outputs = self.predict(posts, batch_size)
-        rows = []
-        for i, post_id in enumerate(ids):
-            row: dict[str, Any] = {"id": post_id}
-            for task in self.tasks:
-                value = outputs[probabilities_name(task["name"])][i]
-                row[task["name"]] = (
-                    float(value) if task["type"] == "binary" else dict(zip(task["labels"], map(float, value)))
-                )
-            rows.append(row)
-        return rows
+        probabilities = {task.name: outputs[probabilities_name(task.name)] for task in self.tasks} if ids else {}
+        return score_rows(ids, self.tasks, probabilities)
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
         """Whole-post embeddings ``[N, D]`` (float32), in input order."""
@@ -149,12 +146,8 @@ class ExportedModel:
     def decisions(self, task: str, probabilities: np.ndarray) -> np.ndarray:
         """Thresholded decisions for a task, as ``Detector.decisions``: 0/1 for binary, argmax for multiclass,
         per-label 0.5 for multilabel."""
-        spec = next(t for t in self.tasks if t["name"] == task)
-        if spec["type"] == "binary":
-            return (np.asarray(probabilities) >= spec["threshold"]).astype(np.int64)
-        if spec["type"] == "multiclass":
-            return np.asarray(probabilities).argmax(-1)
-        return (np.asarray(probabilities) >= 0.5).astype(np.int64)
+        spec = next(t for t in self.tasks if t.name == task)
+        return decide(spec.type, probabilities, spec.threshold)
 
 
 __all__ = ["ExportedModel", "PostError"]
