@@ -28,8 +28,9 @@ import faim
 from faim.data.sources import read_posts
 from faim.eval.bench_dumps import multimodal_dump, text_dump
 from faim.eval.bench_memory import peak_memory
-from faim.scoring import SCORE_TOLERANCE, ScoringOptions, score_dump
-from faim.scoring.optimize import bf16_is_fast
+from faim.scoring.engine import score_dump
+from faim.scoring.optimize import SCORE_TOLERANCE, bf16_is_fast
+from faim.scoring.options import ScoringOptions
 
 RECIPE = {
     "data": {"type": "jsonl"},

@@ -27,7 +27,8 @@ from faim.eval.evaluate import evaluate
 from faim.eval.robustness import perturbed_reports
 from faim.recipe import Recipe, RecipeError
 from faim.recipe.compare import changed_fields, describe_changes, plain
-from faim.scoring import ScoreSummary, score_dump
+from faim.scoring.engine import score_dump
+from faim.scoring.runner import ScoreSummary
 from faim.training.run import RECORD
 
 WEIGHTS = "model.safetensors"

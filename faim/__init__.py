@@ -27,8 +27,8 @@ EXPORTS = {
     "Post": "faim.data.post",
     "Recipe": "faim.recipe",
     "RecipeError": "faim.recipe",
-    "ScoreSummary": "faim.scoring",
-    "ScoringOptions": "faim.scoring",
+    "ScoreSummary": "faim.scoring.runner",
+    "ScoringOptions": "faim.scoring.options",
     "WholePostModel": "faim.model",
     "build": "faim.api",
     "load": "faim.api",
@@ -36,7 +36,7 @@ EXPORTS = {
     "register_fusion": "faim.registry",
     "register_head": "faim.registry",
     "register_source": "faim.registry",
-    "score_dump": "faim.scoring",
+    "score_dump": "faim.scoring.engine",
     "train": "faim.api",
 }
 """Each name of the Python API and the module that defines it."""

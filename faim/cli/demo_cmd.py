@@ -9,7 +9,7 @@ from faim.api import train_recipe
 from faim.cli.common import add_overrides
 from faim.demo_data import make_demo_data
 from faim.eval.report import format_table
-from faim.scoring import score_dump
+from faim.scoring.engine import score_dump
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
-from faim.cli import calibrate_cmd, demo_cmd, eval_cmd, export_cmd, recipe_cmd, score_cmd, train_cmd
 from faim.version import __version__
 
 EPILOG = """examples:
@@ -20,18 +20,22 @@ EPILOG = """examples:
 """
 
 COMMANDS = {
-    "train": train_cmd,
-    "eval": eval_cmd,
-    "calibrate": calibrate_cmd,
-    "score": score_cmd,
-    "embed": score_cmd,
-    "export": export_cmd,
-    "recipe": recipe_cmd,
-    "demo": demo_cmd,
+    "train": "faim.cli.train_cmd",
+    "eval": "faim.cli.eval_cmd",
+    "calibrate": "faim.cli.calibrate_cmd",
+    "score": "faim.cli.score_cmd",
+    "embed": "faim.cli.score_cmd",
+    "export": "faim.cli.export_cmd",
+    "recipe": "faim.cli.recipe_cmd",
+    "demo": "faim.cli.demo_cmd",
 }
+"""Each command and the module that defines its arguments (``add_parser``) and runs it. A command's module is
+imported only when that command runs (or for ``faim --help``): ``faim score --runtime onnx`` then starts without
+the training stack, torch included."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command's, or ``command``'s alone."""
     parser = argparse.ArgumentParser(
         prog="faim",
         description="faim: whole-post integrity models from pluggable encoders, fusion and task heads.",
@@ -41,13 +45,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"faim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():
-        module.add_parser(sub, name)
+        if command in (None, name):
+            importlib.import_module(module).add_parser(sub, name)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``faim`` script; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((word for word in argv if not word.startswith("-")), None)
+    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

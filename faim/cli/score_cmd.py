@@ -1,11 +1,17 @@
-"""``faim score|embed MODEL DUMP -o OUT``."""
+"""``faim score|embed MODEL DUMP -o OUT [--runtime torch|onnx]``."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+from typing import Any
 
 from faim.cli.common import add_columns, parse_columns
-from faim.scoring import ScoringOptions, score_dump
+from faim.scoring.options import ScoringOptions
+
+RUNTIMES = {"torch": ("faim.scoring.engine", "score_dump"), "onnx": ("faim.scoring.exported", "score_exported")}
+"""The module and function each ``--runtime`` scores with, imported once chosen: with ``onnx`` this process and its
+workers never import torch."""
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -19,7 +25,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "workers share the cores; a run that is interrupted (even killed) resumes where it stopped when "
         "the same command is run again.",
     )
-    parser.add_argument("model", help="model directory written by `faim train`")
+    parser.add_argument(
+        "model",
+        help="model directory written by `faim train`; with --runtime onnx, an export written by `faim export` "
+        "too (a saved model is exported first, once, into OUT/_export)",
+    )
     parser.add_argument("dump", help="a JSONL/CSV/TSV/Parquet file, a folder of them, or a glob (quote it)")
     parser.add_argument("-o", "--out", required=True, help="output folder of Parquet parts")
     add_columns(parser)
@@ -41,6 +51,14 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "decoding, and bf16 encoders on CPUs with native bf16; scores within 0.05 of exact)",
     )
     parser.add_argument("--compile", action="store_true", help="torch.compile the encoders (slow start)")
+    parser.add_argument(
+        "--runtime",
+        choices=list(RUNTIMES),
+        default="torch",
+        help="torch (default): the saved model as trained; onnx: its export on onnxruntime (faim.runtime), exact "
+        "fp32, in processes that import neither torch nor transformers (faster start and scoring on CPUs); "
+        "--compile, --device cuda and --pool-by-image are torch's",
+    )
     parser.add_argument("--overwrite", action="store_true", help="start afresh instead of resuming a run in OUT")
     parser.add_argument("--engine", choices=["embedded", "ray"], default="embedded", help="embedded (default) or ray")
     parser.add_argument(
@@ -63,25 +81,30 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = ScoringOptions.exact() if args.exact else ScoringOptions()
-    if args.compile:
-        options = ScoringOptions(**(options.to_dict() | {"compile": True}))
-    summary = score_dump(
-        args.model,
-        args.dump,
-        args.out,
-        columns=parse_columns(args.columns),
-        image_root=args.image_root,
-        workers=args.workers,
-        batch_size=args.batch_size,
-        shard_rows=args.shard_rows,
-        options=options,
-        scores=not args.embeddings_only,
-        embeddings=args.embeddings_only or getattr(args, "with_embeddings", False),
-        engine=args.engine,
-        overwrite=args.overwrite,
-        device=args.device,
-        pool_by_image=getattr(args, "pool_by_image", False),
-    )
-    print(summary.format())
+    common: dict[str, Any] = {
+        "columns": parse_columns(args.columns),
+        "image_root": args.image_root,
+        "workers": args.workers,
+        "batch_size": args.batch_size,
+        "shard_rows": args.shard_rows,
+        "scores": not args.embeddings_only,
+        "embeddings": args.embeddings_only or getattr(args, "with_embeddings", False),
+        "engine": args.engine,
+        "overwrite": args.overwrite,
+    }
+    pool_by_image = getattr(args, "pool_by_image", False)
+    if args.runtime == "torch":
+        options = ScoringOptions.exact() if args.exact else ScoringOptions()
+        if args.compile:
+            options = ScoringOptions(**(options.to_dict() | {"compile": True}))
+        common |= {"options": options, "device": args.device, "pool_by_image": pool_by_image}
+    else:
+        torch_only = {"--compile": args.compile, "--device": args.device != "cpu", "--pool-by-image": pool_by_image}
+        if wrong := [flag for flag, given in torch_only.items() if given]:
+            raise ValueError(
+                f"{', '.join(wrong)}: only with --runtime torch (the onnx runtime scores on CPUs, post by post)"
+            )
+    module, function = RUNTIMES[args.runtime]
+    score = getattr(importlib.import_module(module), function)
+    print(score(args.model, args.dump, args.out, **common).format())
     return 0

@@ -22,6 +22,8 @@ from typing import Any
 from faim.file_digests import check_digests
 
 MANIFEST = "faim-export.json"
+SAVED_MODEL = "faim.json"
+"""The manifest a saved model (``faim train``) has instead, named when one is given where an export is read."""
 FORMAT_VERSION = 1
 FUSION_GRAPH = "fusion.onnx"
 EMBEDDING = "embedding"
@@ -57,7 +59,7 @@ def read_bundle(directory: str | Path) -> dict[str, Any]:
     root = Path(directory)
     path = root / MANIFEST
     if not path.is_file():
-        hint = " (a saved model: export it first with faim export)" if (root / "faim.json").is_file() else ""
+        hint = " (a saved model: export it first with faim export)" if (root / SAVED_MODEL).is_file() else ""
         raise ExportError(f"{root}: not an exported faim model (no {MANIFEST}){hint}")
     manifest = json.loads(path.read_text(encoding="utf-8"))
     if manifest.get("format") != FORMAT_VERSION:

@@ -17,9 +17,12 @@ from faim.runtime.bundle import EMBEDDING, elements_names, probabilities_name, r
 from faim.runtime.preprocess import part_preprocessor
 
 
-def session(path: Path) -> onnxruntime.InferenceSession:
-    """An onnxruntime session on the CPU for one graph."""
-    return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+def session(path: Path, threads: int | None = None) -> onnxruntime.InferenceSession:
+    """An onnxruntime session on the CPU for one graph (``threads``: its intra-op threads; default: one per core)."""
+    options = onnxruntime.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 @dataclass(frozen=True)
@@ -37,10 +40,10 @@ class ExportedEncoder:
     side make the encoder's ``[N, dim]``. Called by the collation step like an encoder's preprocessor (``check``
     names a bad element)."""
 
-    def __init__(self, entry: dict[str, Any], root: Path) -> None:
+    def __init__(self, entry: dict[str, Any], root: Path, threads: int | None = None) -> None:
         self.dim = int(entry["dim"])
         self.parts = [
-            (part_preprocessor(part["preprocess"], root), part["inputs"], session(root / part["graph"]))
+            (part_preprocessor(part["preprocess"], root), part["inputs"], session(root / part["graph"], threads))
             for part in entry["parts"]
         ]
 
@@ -65,18 +68,31 @@ class ExportedModel:
 
     Args:
         directory: The export; every file's sha256 is checked first.
+        threads: Threads each graph computes with (default: one per core).
     """
 
-    def __init__(self, directory: str | Path) -> None:
+    def __init__(self, directory: str | Path, threads: int | None = None) -> None:
         self.root = Path(directory)
         manifest = read_bundle(self.root)
         self.source = str(directory)
         self.max_elements = int(manifest["max_elements"])
         self.tasks = [ExportedTask(t["name"], t["type"], tuple(t["labels"]), t["threshold"]) for t in manifest["tasks"]]
         self.embedding_dim = int(manifest["fusion"]["dim"])
-        encoders = {name: ExportedEncoder(entry, self.root) for name, entry in manifest["encoders"].items()}
+        self.files = dict(manifest["files"])
+        encoders = {name: ExportedEncoder(entry, self.root, threads) for name, entry in manifest["encoders"].items()}
         self.encoders = {kind: encoders[manifest["kinds"][kind]] for kind in manifest["fusion"]["kinds"]}
-        self.fusion = session(self.root / manifest["fusion"]["graph"])
+        self.fusion = session(self.root / manifest["fusion"]["graph"], threads)
+
+    def read(self, posts: Iterable[Post]) -> tuple[list[tuple[Post, dict[str, list[Any]]]], list[PostError]]:
+        """Each post whose elements can be read (pictures decoded, metadata numeric) with its elements, and the
+        errors of the others; every post is read once."""
+        kept, errors = [], []
+        for post in posts:
+            try:
+                kept.append((post, checked_elements(post, self.encoders, self.max_elements, {})))
+            except PostError as error:
+                errors.append(error)
+        return kept, errors
 
     def outputs(self, posts: list[Post]) -> dict[str, np.ndarray]:
         """The fusion graph's outputs (embedding, each task's logits and probabilities) for one batch of posts.
@@ -84,15 +100,21 @@ class ExportedModel:
         Raises:
             PostError: On a post that cannot be read.
         """
-        prepared = [checked_elements(post, self.encoders, self.max_elements, {}) for post in posts]
+        read, errors = self.read(posts)
+        if errors:
+            raise errors[0]
+        return self.run([elements for _, elements in read])
+
+    def run(self, prepared: list[dict[str, list[Any]]]) -> dict[str, np.ndarray]:
+        """The fusion graph's outputs for posts read by ``read`` (their elements, one mapping per post)."""
         feeds = {}
         for kind, encoder in self.encoders.items():
             counts = [len(elements[kind]) for elements in prepared]
             embedded = encoder([element for elements in prepared for element in elements[kind]])
-            padded = np.zeros((len(posts), max(counts, default=0), encoder.dim), np.float32)
+            padded = np.zeros((len(prepared), max(counts, default=0), encoder.dim), np.float32)
             mask = np.zeros(padded.shape[:2], bool)
-            post_index = np.repeat(np.arange(len(posts)), counts)
-            slot_index = np.concatenate([np.arange(count) for count in counts]) if posts else np.zeros(0, int)
+            post_index = np.repeat(np.arange(len(prepared)), counts)
+            slot_index = np.concatenate([np.arange(count) for count in counts]) if prepared else np.zeros(0, int)
             padded[post_index, slot_index] = embedded
             mask[post_index, slot_index] = True
             embeddings_name, mask_name = elements_names(kind)
@@ -102,14 +124,8 @@ class ExportedModel:
 
     def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
         """The posts whose elements can be read (pictures decoded, metadata numeric), and the errors of the others."""
-        kept, errors = [], []
-        for post in as_posts(list(posts)):
-            try:
-                checked_elements(post, self.encoders, self.max_elements, {})
-                kept.append(post)
-            except PostError as error:
-                errors.append(error)
-        return kept, errors
+        read, errors = self.read(as_posts(list(posts)))
+        return [post for post, _ in read], errors
 
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
         """Post ids and the fusion graph's outputs over every post, ``batch_size`` at a time."""

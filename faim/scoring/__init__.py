@@ -1,6 +1,6 @@
-"""Batch scoring of content dumps: streaming, parallel, resumable; embedded engine or Ray Data."""
+"""Batch scoring of content dumps: streaming, parallel, resumable; embedded engine or Ray Data.
 
-from faim.scoring.engine import ScoreSummary, score_dump
-from faim.scoring.optimize import SCORE_TOLERANCE, ScoringOptions
-
-__all__ = ["SCORE_TOLERANCE", "ScoreSummary", "ScoringOptions", "score_dump"]
+``faim.scoring.engine.score_dump`` scores with a saved model under torch; ``faim.scoring.exported.score_exported``
+with its export under onnxruntime, in processes that import no torch. Both run shards through
+``faim.scoring.runner``. This package imports none of them, so the torch-free path stays torch-free.
+"""

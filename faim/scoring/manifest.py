@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from faim.scoring.worker import ShardReport
+from faim.scoring.report import ShardReport
 
 RUN_FILE = "_run.json"
 MANIFEST_FILE = "_manifest.jsonl"
@@ -29,9 +29,9 @@ PER_POST_DIR = "_per_post"
 """Folder, inside the output of a run pooling by picture, of its per-post parts."""
 
 
-def run_identity(model_dir: Path, files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
-    """What makes two runs the same run: model hashes, inputs (path, size, mtime) and settings."""
-    model = json.loads((model_dir / "faim.json").read_text(encoding="utf-8"))["files"]
+def run_identity(model: dict[str, str], files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
+    """What makes two runs the same run: the model's file hashes (a saved model's or an export's, by name),
+    inputs (path, size, mtime) and settings."""
     inputs = [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
     return {"model": model, "inputs": inputs, "settings": settings}
 

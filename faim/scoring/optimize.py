@@ -21,10 +21,8 @@
   faster, but the first batches pay the compile: about 16 core-seconds per worker even with inductor's
   on-disk cache warm, so it pays off only for dumps of several thousand images per worker.
 
-Worker processes also start with ``WORKER_ENVIRONMENT``: glibc otherwise hands the large activation
-buffers of every image batch back to the kernel and page-faults them in again at the next one, which cost
-5 to 14 core-ms of system time per image (EfficientNet-Lite0, batches of 16 to 64); keeping them in the
-heap takes that to zero.
+Worker processes also start with ``faim.scoring.runner.WORKER_ENVIRONMENT``, which keeps glibc from handing image
+batches' activation buffers back to the kernel between batches.
 
 Scores of the optimised path stay within ``SCORE_TOLERANCE`` (absolute, on probabilities) of the exact
 fp32 path; the tests check it.
@@ -34,7 +32,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
@@ -42,43 +39,19 @@ from torch import nn
 
 from faim.encoder import Encoder, Preprocessor
 from faim.model import WholePostModel
+from faim.scoring.options import ScoringOptions
 from faim.scoring.static_padding import make_padding_static
 
 SCORE_TOLERANCE = 0.05
 
+
 # Keep freed blocks in the heap instead of returning them to the kernel (see the module docstring); 4 GiB.
-WORKER_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": str(4 << 30), "MALLOC_TRIM_THRESHOLD_": str(4 << 30)}
-
-
 def bf16_is_fast(device: str | torch.device = "cpu") -> bool:
     """Whether ``device`` has native bf16 arithmetic (a CPU with AVX512-BF16 or AMX tiles; a bf16 GPU)."""
     device = torch.device(device)
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
     return device.type == "cpu" and (torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
-
-
-@dataclass(frozen=True)
-class ScoringOptions:
-    """Which speed-ups to apply (all but ``compile`` on by default; ``bf16=None``: where the device computes
-    bf16 natively); ``ScoringOptions.exact()`` is plain fp32."""
-
-    channels_last: bool = True
-    bf16: bool | None = None
-    draft_jpeg: bool = True
-    freeze_images: bool = True
-    fuse_images: bool = True
-    compile: bool = False
-
-    @classmethod
-    def exact(cls) -> ScoringOptions:
-        """No approximation: the same computation as ``Detector.score``."""
-        return cls(
-            channels_last=False, bf16=False, draft_jpeg=False, freeze_images=False, fuse_images=False, compile=False
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class AutocastEncoder(Encoder):

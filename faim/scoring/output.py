@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from faim.data.post import Post
-from faim.detector import Detector
+from faim.decisions import Task
+from faim.scoring.report import ShardReport
 from faim.scoring.rows import RowError
 
 Pooling = Literal["inputs", "groups"] | None
@@ -24,13 +31,17 @@ def logits_column(task: str) -> str:
     return f"{task}.logits"
 
 
-def output_schema(detector: Detector, scores: bool, embeddings: bool, pooling: Pooling = None) -> pa.Schema:
+Decide = Callable[[str, np.ndarray], np.ndarray]
+"""A model's decisions for one task from its probabilities (``Detector.decisions``, ``ExportedModel.decisions``)."""
+
+
+def output_schema(tasks: Sequence[Task], scores: bool, embeddings: bool, pooling: Pooling = None) -> pa.Schema:
     """Columns: ``source`` (``file:row``), ``id``, per task ``<task>`` (P(positive)) or ``<task>.<label>``,
     ``<task>.decision``, optionally ``embedding``, with ``pooling`` its columns (see ``Pooling``), then ``error``
     and ``error_kind`` (null when scored)."""
     fields = [pa.field("source", pa.string()), pa.field("id", pa.string())]
     if scores:
-        for task in detector.tasks:
+        for task in tasks:
             names = [task.name] if task.type == "binary" else [f"{task.name}.{label}" for label in task.labels]
             fields += [pa.field(name, pa.float32()) for name in names]
             decision = pa.list_(pa.int64()) if task.type == "multilabel" else pa.string()
@@ -38,7 +49,7 @@ def output_schema(detector: Detector, scores: bool, embeddings: bool, pooling: P
     if embeddings:
         fields.append(pa.field("embedding", pa.list_(pa.float32())))
     if pooling == "inputs":
-        for task in detector.tasks:
+        for task in tasks:
             logits = pa.float32() if task.type == "binary" else pa.list_(pa.float32())
             fields.append(pa.field(logits_column(task.name), logits))
         fields.append(pa.field(PICTURE, pa.list_(pa.float32())))
@@ -48,18 +59,17 @@ def output_schema(detector: Detector, scores: bool, embeddings: bool, pooling: P
     return pa.schema(fields)
 
 
-def score_columns(detector: Detector, probs: dict[str, np.ndarray], pooled: bool = False) -> dict[str, list[Any]]:
-    """Score and decision columns for scored posts, named as in ``output_schema`` (``pooled``: the probabilities
-    are pooled ones, decided by the pooled thresholds)."""
+def score_columns(tasks: Sequence[Task], decide: Decide, probs: dict[str, np.ndarray]) -> dict[str, list[Any]]:
+    """Score and decision columns for scored posts, named as in ``output_schema``, decided by ``decide``."""
     columns: dict[str, list[Any]] = {}
-    for task in detector.tasks:
+    for task in tasks:
         value = probs[task.name]
         if task.type == "binary":
             columns[task.name] = value.tolist()
         else:
             for j, label in enumerate(task.labels):
                 columns[f"{task.name}.{label}"] = value[:, j].tolist()
-        decision = detector.decisions(task.name, value, pooled=pooled)
+        decision = decide(task.name, value)
         columns[f"{task.name}.decision"] = (
             [task.labels[d] for d in decision] if task.type != "multilabel" else decision.tolist()
         )
@@ -87,3 +97,14 @@ def row_number(source: str) -> tuple[int, str]:
     """Sort key of a ``file:row`` source within one file: numbered rows first, in order."""
     where = source.rsplit(":", 1)[-1]
     return (int(where), "") if where.isdigit() else (1 << 62, where)
+
+
+def write_part(table: pa.Table, out_dir: Path, key: str, started: float) -> ShardReport:
+    """Write one shard's rows to ``out_dir/part-<key>.parquet`` atomically (all rows or none) and report them
+    (``started``: when scoring the shard began, by ``time.perf_counter``)."""
+    final = out_dir / f"part-{key}.parquet"
+    partial = out_dir / f".part-{key}.{os.getpid()}.tmp"
+    pq.write_table(table, partial)
+    os.replace(partial, final)
+    kinds = Counter(kind for kind in table.column("error_kind").to_pylist() if kind)
+    return ShardReport(key, table.num_rows, kinds, time.perf_counter() - started, os.getpid())

@@ -144,13 +144,13 @@ def write_pooled(
     embeddings = "embedding" in pq.read_schema(part).names
     kept = ["source", "id", "error", "error_kind"] + (["embedding"] if embeddings else [])
     table = pq.read_table(part, columns=kept)  # not the pictures: they are the bulk of a per-post part
-    schema = output_schema(detector, scores=True, embeddings=embeddings, pooling="groups")
+    schema = output_schema(detector.tasks, scores=True, embeddings=embeddings, pooling="groups")
     where = np.flatnonzero(scored)
     columns = {name: [None] * table.num_rows for name in schema.names}
     for name in kept:
         columns[name] = table.column(name).to_pylist()
     if len(where):
-        pooled = score_columns(detector, probs, pooled=True) | {
+        pooled = score_columns(detector.tasks, lambda task, p: detector.decisions(task, p, pooled=True), probs) | {
             PICTURE_GROUP: [int(group) if group >= 0 else None for group in groups]
         }
         for name, values in pooled.items():

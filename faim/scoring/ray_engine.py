@@ -1,4 +1,4 @@
-"""The Ray Data engine: the same ``ShardScorer`` as a stateful ``map_batches`` actor class.
+"""The Ray Data engine: the same scorers (``faim.scoring.runner.Scorers``) as a stateful ``map_batches`` actor class.
 
 Locally (``ray.init()`` here) it runs ``workers`` actors, kept below the core count when there is more
 than one core: Ray hangs when actors take every CPU. On a cluster, connect first (``ray.init(address=...)``
@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from faim.scoring.inputs import Shard
-from faim.scoring.optimize import WORKER_ENVIRONMENT
-from faim.scoring.worker import ShardReport, ShardScorer
+from faim.scoring.report import ShardReport
 
 # Rows the driver holds at once. With the default multimodal model (about 48 posts/s on two CPUs) a window
 # is about 23 minutes of scoring, against about 20 s for a window's actors to start and load the model.
@@ -33,8 +32,8 @@ WINDOW_ROWS = 65_536
 class RayShardScorer:
     """Ray Data actor: loads the model once, then scores pickled shards into part files."""
 
-    def __init__(self, model_dir: str, out_dir: str, threads: int, kwargs: dict[str, Any]) -> None:
-        self.scorer = ShardScorer.from_artifact(model_dir, threads=threads, **kwargs)
+    def __init__(self, scorers: Any, out_dir: str, threads: int) -> None:
+        self.scorer = scorers(threads)
         self.out_dir = Path(out_dir)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -84,11 +83,12 @@ def running_ray() -> Iterator[Any]:
 
 
 def run_ray(
-    model_dir: str, shards: Iterator[Shard], out_dir: Path, workers: int, kwargs: dict[str, Any]
+    scorers: Any, shards: Iterator[Shard], out_dir: Path, workers: int | None, environment: dict[str, str]
 ) -> Iterator[ShardReport]:
     """Score ``shards`` on Ray Data, ``WINDOW_ROWS`` rows at a time; yields a report per finished shard.
 
-    ``workers`` actors (default: one per CPU) each set ``torch`` threads to their share of the CPUs, while
+    ``workers`` actors (default: one per CPU) each make a scorer of ``scorers`` (``faim.scoring.runner.Scorers``)
+    computing with their share of the CPUs, and start with ``environment``, while
     their Ray reservations add up to less than every CPU (locally on two cores: two actors of half a CPU
     each), so Ray always has a CPU to schedule its own tasks on. A local Ray started here is shut down at
     the end; one the caller started (``ray.init``) stays up for the next run.
@@ -97,7 +97,7 @@ def run_ray(
         resources = ray.cluster_resources()
         cpus = int(resources.get("CPU", 1))
         actors = max(1, min(workers or cpus, cpus))
-        gpus = 1 if kwargs.get("device", "cpu").startswith("cuda") else 0
+        gpus = 1 if scorers.device.startswith("cuda") else 0
         if gpus:
             actors = min(actors, int(resources.get("GPU", 0))) or 1
         # Actors reserve less than every CPU between them (Ray hangs otherwise), while each computes on its share.
@@ -107,12 +107,12 @@ def run_ray(
             items = [{"shard": pickle.dumps(shard)} for shard in window]
             dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
                 RayShardScorer,
-                fn_constructor_args=(model_dir, str(out_dir), threads, kwargs),
+                fn_constructor_args=(scorers, str(out_dir), threads),
                 batch_size=1,
                 compute=ray.data.ActorPoolStrategy(size=min(actors, len(items))),
                 num_cpus=cpus_per_actor,
                 num_gpus=gpus,
-                runtime_env={"env_vars": WORKER_ENVIRONMENT},
+                runtime_env={"env_vars": environment},
             )
             for row in dataset.iter_rows():
                 yield ShardReport(

@@ -1,17 +1,15 @@
-"""``ShardScorer``: the stateful scorer both engines run — model loaded once, shards in, Parquet tables out."""
+"""``ShardScorer``: a saved model scored with torch — model loaded once, shards in, Parquet tables out — and
+``TorchScorers``, what each scoring process makes it from."""
 
 from __future__ import annotations
 
-import os
 import time
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 
 from faim.data.batch import PostBatch
@@ -20,20 +18,11 @@ from faim.data.post import Post
 from faim.detector import Detector
 from faim.inference import Predictions, predict
 from faim.scoring.inputs import Shard
-from faim.scoring.optimize import ScoringOptions, optimise_for_inference
-from faim.scoring.output import PICTURE, logits_column, output_schema, output_table, score_columns
+from faim.scoring.optimize import optimise_for_inference
+from faim.scoring.options import ScoringOptions
+from faim.scoring.output import PICTURE, logits_column, output_schema, output_table, score_columns, write_part
+from faim.scoring.report import ShardReport
 from faim.scoring.rows import RowError, shard_posts
-
-
-@dataclass
-class ShardReport:
-    """What scoring one shard produced, and which process spent how long on it (0 when read back from disk)."""
-
-    key: str
-    rows: int
-    errors: Counter = field(default_factory=Counter)
-    seconds: float = 0.0
-    worker: int = 0
 
 
 class ShardScorer:
@@ -74,15 +63,24 @@ class ShardScorer:
         self.columns = ColumnMap.from_recipe(columns)
         self.image_root = Path(image_root) if image_root else None
         self.batch_size = batch_size
-        self.schema = output_schema(detector, scores, embeddings, "inputs" if pool_by_image else None)
+        self.schema = output_schema(detector.tasks, scores, embeddings, "inputs" if pool_by_image else None)
         self.embeddings = embeddings
+        self.caller_threads = torch.get_num_threads()
 
     @classmethod
     def from_artifact(cls, model_dir: str, threads: int | None = None, **kwargs: object) -> ShardScorer:
-        """Load the model (once per process) and set torch's thread count."""
+        """Load the model (once per process) and set torch's thread count (``close`` sets the caller's back)."""
+        caller_threads = torch.get_num_threads()
         if threads:
             torch.set_num_threads(threads)
-        return cls(Detector.load(model_dir), **kwargs)  # type: ignore[arg-type]
+        scorer = cls(Detector.load(model_dir), **kwargs)  # type: ignore[arg-type]
+        scorer.caller_threads = caller_threads
+        return scorer
+
+    def close(self) -> None:
+        """Set torch's thread count back to the caller's. Torch applies a count to the thread that sets it and to
+        threads that first use torch later, so a scorer run from a thread of the main process changes it there."""
+        torch.set_num_threads(self.caller_threads)
 
     def table(self, shard: Shard) -> pa.Table:
         """The output rows of one shard: one per input row."""
@@ -114,7 +112,9 @@ class ShardScorer:
 
     def scored_columns(self, predictions: Predictions) -> dict[str, list[Any]]:
         """Output columns of the scored posts, from their predictions (in order)."""
-        columns = score_columns(self.detector, self.detector.probabilities(predictions.logits))
+        columns = score_columns(
+            self.detector.tasks, self.detector.decisions, self.detector.probabilities(predictions.logits)
+        )
         if self.embeddings:
             columns["embedding"] = predictions.embeddings.tolist()
         if self.link_kind is not None:
@@ -126,11 +126,22 @@ class ShardScorer:
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
         """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""
-        start = time.perf_counter()
-        table = self.table(shard)
-        final = out_dir / f"part-{shard.key}.parquet"
-        partial = out_dir / f".part-{shard.key}.{os.getpid()}.tmp"
-        pq.write_table(table, partial)
-        os.replace(partial, final)
-        kinds = Counter(kind for kind in table.column("error_kind").to_pylist() if kind)
-        return ShardReport(shard.key, table.num_rows, kinds, time.perf_counter() - start, os.getpid())
+        return write_part(self.table(shard), out_dir, shard.key, time.perf_counter())
+
+
+@dataclass(frozen=True)
+class TorchScorers:
+    """What each scoring process makes its ``ShardScorer`` from (picklable; see ``faim.scoring.runner.Scorers``).
+
+    Attributes:
+        model_dir: The saved model.
+        device: Where the model runs.
+        kwargs: ``ShardScorer``'s other arguments.
+    """
+
+    model_dir: str
+    device: str
+    kwargs: dict[str, Any]
+
+    def __call__(self, threads: int) -> ShardScorer:
+        return ShardScorer.from_artifact(self.model_dir, threads=threads, device=self.device, **self.kwargs)

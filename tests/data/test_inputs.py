@@ -10,7 +10,7 @@ import pytest
 
 from faim.data.inputs import find_inputs
 from faim.data.sources import JsonlSource, read_posts
-from faim.scoring import score_dump
+from faim.scoring.engine import score_dump
 
 
 def write_jsonl(path: Path, n: int) -> Path:

@@ -14,7 +14,8 @@ from faim.api import train_recipe as train
 from faim.assembly import build_source
 from faim.eval.benchmark_runs import write_dump
 from faim.recipe import Recipe
-from faim.scoring import ScoringOptions, score_dump
+from faim.scoring.engine import score_dump
+from faim.scoring.options import ScoringOptions
 
 TWEETEVAL = Path("../shared/data/tweeteval_hate")
 LIAR = Path("../shared/data/liar")

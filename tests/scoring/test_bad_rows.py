@@ -10,7 +10,8 @@ from conftest import tiny_recipe
 from PIL import Image
 
 import faim
-from faim.scoring import ScoringOptions, score_dump
+from faim.scoring.engine import score_dump
+from faim.scoring.options import ScoringOptions
 
 
 def make_dump(root: Path) -> Path:

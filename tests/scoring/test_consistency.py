@@ -9,7 +9,9 @@ import pytest
 
 import faim
 from faim.data.sources import read_posts
-from faim.scoring import SCORE_TOLERANCE, ScoringOptions, score_dump
+from faim.scoring.engine import score_dump
+from faim.scoring.optimize import SCORE_TOLERANCE
+from faim.scoring.options import ScoringOptions
 
 
 def scores_by_id(out: Path) -> dict[str, float]:

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from faim.scoring import engine, score_dump
+from faim.scoring import runner
+from faim.scoring.engine import score_dump
 
 
 def test_workers_1_scores_in_this_process_and_gives_back_the_callers_torch_thread_count(
     tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(engine, "available_cores", lambda: 3)  # the scoring thread then runs 3 torch threads
+    monkeypatch.setattr(runner, "available_cores", lambda: 3)  # the scoring thread then runs 3 torch threads
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

@@ -1,24 +1,20 @@
-"""Speed-up defaults follow the hardware; image graphs fuse on CPUs in fp32; worker processes get the allocator
-settings, user settings win."""
+"""Speed-up defaults follow the hardware; image graphs fuse on CPUs in fp32; devices are checked before scoring."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 import torch
 from torch import nn
 
-from faim.scoring.engine import check_device, worker_environment
+from faim.scoring.engine import check_device
 from faim.scoring.optimize import (
-    WORKER_ENVIRONMENT,
     AutocastEncoder,
     FusedGraph,
-    ScoringOptions,
     bf16_is_fast,
     freeze_backbone,
     optimise_for_inference,
 )
+from faim.scoring.options import ScoringOptions
 
 
 @pytest.mark.parametrize("native", [False, True])
@@ -32,16 +28,6 @@ def test_bf16_by_default_only_where_the_cpu_has_it(native: bool, tiny_model_dir,
     text = model.encoders["text"]
     assert isinstance(text, AutocastEncoder) is native and (not native or text.bf16)
     assert model.encoders["image"].bf16 is native  # image encoders are wrapped for channels-last anyway
-
-
-def test_worker_environment_is_set_inside_and_restored_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    first, second = list(WORKER_ENVIRONMENT)
-    monkeypatch.delenv(first, raising=False)
-    monkeypatch.setenv(second, "12345")
-    with worker_environment():
-        assert os.environ[first] == WORKER_ENVIRONMENT[first]
-        assert os.environ[second] == "12345"
-    assert first not in os.environ and os.environ[second] == "12345"
 
 
 def test_devices_are_checked_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:

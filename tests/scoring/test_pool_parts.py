@@ -11,8 +11,9 @@ import pytest
 from conftest import pooling_detector
 
 from faim.eval.benchmark_runs import write_dump
-from faim.scoring import ScoringOptions, score_dump
+from faim.scoring.engine import score_dump
 from faim.scoring.manifest import PER_POST_DIR
+from faim.scoring.options import ScoringOptions
 
 
 def harmful(row: dict) -> float:

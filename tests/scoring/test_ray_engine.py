@@ -9,8 +9,10 @@ import pytest
 from conftest import pooling_detector
 
 from faim.eval.benchmark_runs import write_dump
-from faim.scoring import ScoringOptions, ray_engine, score_dump
+from faim.scoring import ray_engine
+from faim.scoring.engine import score_dump
 from faim.scoring.inputs import Shard
+from faim.scoring.options import ScoringOptions
 
 ray = pytest.importorskip("ray", reason="Ray Data is an optional extra (faim-sdk[ray])")
 pytest.importorskip("ray.data", reason="Ray Data is an optional extra (faim-sdk[ray])")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from faim.scoring import score_dump
+from faim.scoring.engine import score_dump
 
 
 def text_dump(path: Path, n: int) -> Path:

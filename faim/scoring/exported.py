@@ -1,0 +1,172 @@
+"""``score_exported``: a dump scored with an exported model (``faim export``) on ``faim.runtime``: the same parts,
+manifest, resume and error rows as ``score_dump``, from processes that import neither torch nor transformers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from faim.data.columns import ColumnMap
+from faim.data.post import Post
+from faim.runtime.bundle import EMBEDDING, MANIFEST, SAVED_MODEL, ExportError, probabilities_name, read_bundle
+from faim.runtime.model import ExportedModel
+from faim.scoring.inputs import Shard
+from faim.scoring.output import output_schema, output_table, score_columns, write_part
+from faim.scoring.report import ShardReport
+from faim.scoring.rows import RowError, shard_posts
+from faim.scoring.runner import ScoreSummary, run_shards
+
+EXPORT_DIR = "_export"
+"""Folder, inside the output of a run given a saved model, of the model's export (skipped by Parquet readers)."""
+
+
+class ExportedShardScorer:
+    """Scores shards with one exported model.
+
+    Args:
+        model: The export, loaded.
+        columns: The dump's column mapping (recipe-style dict; ``None``: identity).
+        image_root: Directory relative image paths resolve against (``None``: each file's folder).
+        batch_size: Posts per run of the graphs.
+        scores: Write per-task scores and decisions.
+        embeddings: Write whole-post embeddings.
+    """
+
+    def __init__(
+        self,
+        model: ExportedModel,
+        columns: dict | None,
+        image_root: str | None,
+        batch_size: int = 16,
+        scores: bool = True,
+        embeddings: bool = False,
+    ) -> None:
+        self.model = model
+        self.columns = ColumnMap.from_recipe(columns)
+        self.image_root = Path(image_root) if image_root else None
+        self.batch_size = batch_size
+        self.scores, self.embeddings = scores, embeddings
+        self.schema = output_schema(model.tasks, scores, embeddings)
+
+    def table(self, shard: Shard) -> pa.Table:
+        """The output rows of one shard: one per input row."""
+        numbered, errors = shard_posts(shard, self.columns, self.image_root)
+        numbered.sort(key=lambda item: len(item[1].text or ""))  # similar lengths together: less padding
+        scored: list[tuple[int, Post]] = []
+        outputs: list[dict[str, np.ndarray]] = []
+        for start in range(0, len(numbered), self.batch_size):
+            chunk = numbered[start : start + self.batch_size]
+            read, failed = self.model.read([post for _, post in chunk])
+            errors.extend(RowError(e.origin, e.post_id, e.kind, str(e)) for e in failed)
+            lost = {e.origin for e in failed}
+            scored.extend((n, p) for n, p in chunk if p.origin not in lost)
+            if read:
+                outputs.append(self.model.run([elements for _, elements in read]))
+        columns: dict[str, list[Any]] = {}
+        if outputs:
+            merged = {name: np.concatenate([batch[name] for batch in outputs]) for name in outputs[0]}
+            if self.scores:
+                probabilities = {task.name: merged[probabilities_name(task.name)] for task in self.model.tasks}
+                columns = score_columns(self.model.tasks, self.model.decisions, probabilities)
+            if self.embeddings:
+                columns["embedding"] = merged[EMBEDDING].tolist()
+        return output_table(self.schema, scored, columns, errors)
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
+        """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""
+        return write_part(self.table(shard), out_dir, shard.key, time.perf_counter())
+
+    def close(self) -> None:
+        """Nothing to give back: onnxruntime's threads belong to the sessions."""
+
+
+@dataclass(frozen=True)
+class ExportedScorers:
+    """What each scoring process makes its ``ExportedShardScorer`` from (picklable; see
+    ``faim.scoring.runner.Scorers``): the export loaded with the process's share of the cores as graph threads."""
+
+    export_dir: str
+    kwargs: dict[str, Any]
+    device: str = "cpu"
+
+    def __call__(self, threads: int) -> ExportedShardScorer:
+        return ExportedShardScorer(ExportedModel(self.export_dir, threads=threads), **self.kwargs)
+
+
+def score_exported(
+    model: str | Path,
+    source: str | Path,
+    out: str | Path,
+    columns: dict | None = None,
+    image_root: str | None = None,
+    workers: int | None = None,
+    batch_size: int = 16,
+    shard_rows: int | None = None,
+    scores: bool = True,
+    embeddings: bool = False,
+    engine: str = "embedded",
+    progress: bool = True,
+    overwrite: bool = False,
+) -> ScoreSummary:
+    """Score every row of a dump with an exported model into Parquet parts under ``out``, as ``score_dump`` does
+    with the saved model (same columns, decisions, error rows; rerun the same call to resume).
+
+    Args:
+        model: A folder written by ``faim export`` (its files' hashes are checked here and in every worker), or a
+            saved model, exported first into ``out/_export`` (see ``export_once``).
+        source, out, columns, image_root, workers, batch_size, shard_rows, scores, embeddings, engine, progress,
+            overwrite: As for ``faim.scoring.engine.score_dump``.
+
+    Raises:
+        faim.runtime.ExportError: When ``model`` is neither a complete export nor a saved model that exports.
+        ValueError: On bad arguments, or ``out`` holding another run.
+    """
+    given = Path(model)
+    export_dir = export_once(given, Path(out), overwrite)
+    identity = read_bundle(export_dir)["files"]
+    if export_dir != given:  # the saved model is what the run is, so another one in the same folder is refused
+        identity = json.loads((given / SAVED_MODEL).read_text(encoding="utf-8"))["files"]
+    settings = {"columns": columns, "image_root": image_root, "scores": scores, "embeddings": embeddings,
+                "runtime": "onnx"}  # fmt: skip
+    kwargs = {"columns": columns, "image_root": image_root, "batch_size": batch_size, "scores": scores,
+              "embeddings": embeddings}  # fmt: skip
+    return run_shards(
+        ExportedScorers(str(export_dir), kwargs),
+        identity,
+        source,
+        out,
+        settings,
+        workers=workers,
+        shard_rows=shard_rows,
+        engine=engine,
+        progress=progress,
+        overwrite=overwrite,
+    )
+
+
+def export_once(model: Path, out: Path, overwrite: bool = False) -> Path:
+    """The export to score: ``model`` itself, or, for a saved model, its export in ``out/_export``, written by
+    ``faim export`` in a process of its own (exporting needs torch; this process stays without it) unless an
+    earlier run of the same command wrote it (``overwrite``: written again).
+
+    Raises:
+        ExportError: When exporting fails, with the exporter's last words.
+    """
+    if (model / MANIFEST).is_file() or not (model / SAVED_MODEL).is_file():
+        return model  # an export, or neither: read_bundle says what is wrong
+    target = out / EXPORT_DIR
+    if overwrite or not (target / MANIFEST).is_file():
+        command = [sys.executable, "-m", "faim", "export", str(model), "-o", str(target)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode:
+            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise ExportError(f"{model}: exporting it for the onnx runtime failed: {last}")
+    return target

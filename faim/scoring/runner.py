@@ -1,0 +1,279 @@
+"""``run_shards``: stream a dump's shards through scorers into Parquet parts, in parallel, resumably.
+
+What scores a shard is given as a ``Scorers``: a picklable recipe for one process's scorer (the saved model under
+torch, ``faim.scoring.worker``; or an export under onnxruntime, ``faim.scoring.exported_worker``). This module
+needs neither: a worker process imports only the module its ``Scorers`` comes from.
+
+The main process reads raw rows and cuts shards; worker processes (started with ``spawn``, the model loaded once per
+worker) and a scoring thread of the main process itself parse, decode images, tokenise and run the model, each
+writing one Parquet part per shard, with threads set so scoring processes × threads = cores. The main process scores
+too because a spawned torch worker spends several core-seconds importing torch and transformers before its first
+shard (seven on a 2.8 GHz Xeon) while the main process has them already: it scores from its first second, and one
+core less goes to start-up. Each scorer has one shard at a time, so memory stays flat however large the dump and no
+scorer idles at the end while another still has shards queued.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol
+
+from tqdm.auto import tqdm
+
+from faim.data.inputs import find_inputs
+from faim.scoring.inputs import Shard, count_rows, read_shards
+from faim.scoring.manifest import Manifest, run_identity
+from faim.scoring.ray_engine import run_ray
+from faim.scoring.report import ShardReport
+
+ENGINES = ("embedded", "ray")
+
+WORKER_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": str(4 << 30), "MALLOC_TRIM_THRESHOLD_": str(4 << 30)}
+"""Variables worker processes start with: glibc otherwise hands the large activation buffers of every image batch
+back to the kernel and page-faults them in again at the next one, which cost 5 to 14 core-ms of system time per
+image (EfficientNet-Lite0, batches of 16 to 64); keeping them in the heap takes that to zero."""
+
+
+class ShardWriter(Protocol):
+    """One process's scorer: writes a shard's part file and reports it."""
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport: ...
+
+    def close(self) -> None:
+        """Give back what loading changed in the calling process (called on the main process's scorer only)."""
+
+
+class Scorers(Protocol):
+    """A picklable recipe for a process's scorer, made once per process with its share of the cores; ``device``
+    says where it computes (``"cpu"``, ``"cuda"``: a Ray actor then asks for a GPU)."""
+
+    device: str
+
+    def __call__(self, threads: int) -> ShardWriter: ...
+
+
+class Reported(Protocol):
+    def format(self) -> str: ...
+
+
+@dataclass
+class ScoreSummary:
+    """What a scoring run did (counting shards finished by earlier, interrupted runs too)."""
+
+    rows: int = 0
+    errors: Counter = field(default_factory=Counter)
+    rows_this_run: int = 0
+    seconds: float = 0.0
+    output: str = ""
+    shards: int = 0
+    resumed_shards: int = 0
+    workers: int = 0
+    scoring_seconds: float = 0.0
+    pooling: Reported | None = None
+
+    @property
+    def rows_per_second(self) -> float:
+        """Rows of this run per wall-clock second, worker start-up included."""
+        return self.rows_this_run / self.seconds if self.seconds else 0.0
+
+    @property
+    def rows_per_second_scoring(self) -> float:
+        """Rows per second while the workers were scoring: start-up and idle time left out (``scoring_seconds``
+        is the time this run's ``workers`` processes spent on its shards, summed)."""
+        return self.rows_this_run * self.workers / self.scoring_seconds if self.scoring_seconds else 0.0
+
+    def format(self) -> str:
+        errors = ", ".join(f"{kind}: {n}" for kind, n in self.errors.most_common()) or "none"
+        resumed = f" ({self.resumed_shards} shards done by an earlier run)" if self.resumed_shards else ""
+        return (
+            f"rows: {self.rows}  errors: {sum(self.errors.values())} ({errors})\n"
+            f"throughput: {self.rows_per_second:.1f} rows/s over {self.seconds:.1f} s{resumed}; "
+            f"{self.rows_per_second_scoring:.1f} rows/s while {self.workers} worker(s) scored\n"
+            f"output: {self.output} ({self.shards} Parquet parts)"
+            + (f"\n{self.pooling.format()}" if self.pooling else "")
+        )
+
+
+def available_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def run_shards(
+    scorers: Scorers,
+    model_files: dict[str, str],
+    source: str | Path,
+    out: str | Path,
+    settings: dict[str, Any],
+    workers: int | None = None,
+    shard_rows: int | None = None,
+    engine: str = "embedded",
+    progress: bool = True,
+    overwrite: bool = False,
+    per_post: bool = False,
+) -> ScoreSummary:
+    """Score every row of ``source`` into Parquet parts under ``out`` (see ``faim.scoring.engine.score_dump``);
+    rerun the same call to resume.
+
+    Args:
+        scorers: What each scoring process scores with.
+        model_files: The model's file hashes, by name: a run is resumed only with the same model.
+        settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match).
+        per_post: Write the parts to ``out/_per_post`` (a run pooling by picture pools them afterwards).
+
+    Raises:
+        ValueError: On bad arguments, or ``out`` holding another run.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be at least 1 (this process alone), got {workers}")
+    cores = available_cores()
+    threads = max(1, cores // (workers or cores))
+    out_dir = Path(out)
+    files = find_inputs(source)
+    total = sum(count_rows(f) for f in files)
+    shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
+    identity = run_identity(model_files, files, settings | {"shard_rows": shard_rows})
+    manifest = Manifest(out_dir, identity, overwrite, per_post=per_post)
+    summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
+    already = sum(report.rows for report in manifest.done.values())
+    bar = tqdm(total=total, initial=already, unit="row", desc="scoring", disable=not progress, smoothing=0.05)
+    pending = (shard for shard in read_shards(files, shard_rows) if shard.key not in manifest.done)
+    start = time.perf_counter()
+    try:
+        if engine == "ray":
+            reports = run_ray(scorers, pending, manifest.parts_dir, workers, WORKER_ENVIRONMENT)
+        else:
+            reports = _run_embedded(scorers, pending, manifest.parts_dir, workers or cores, threads)
+        processes: set[int] = set()
+        for report in reports:
+            processes.add(report.worker)
+            manifest.add(report)
+            summary.rows_this_run += report.rows
+            summary.scoring_seconds += report.seconds
+            bar.update(report.rows)
+    finally:
+        bar.close()
+        manifest.close()
+    summary.seconds = time.perf_counter() - start
+    summary.workers = len(processes)
+    summary.rows = sum(report.rows for report in manifest.done.values())
+    summary.shards = len(manifest.done)
+    for report in manifest.done.values():
+        summary.errors.update(report.errors)
+    return summary
+
+
+_scorer: ShardWriter | None = None
+
+
+def _start_worker(scorers: Scorers, threads: int) -> None:
+    global _scorer
+    atexit.register(_exit_without_teardown)
+    _scorer = scorers(threads)
+
+
+def _exit_without_teardown() -> None:
+    """End a worker at once when the pool shuts down: every part it wrote is already on disk, and tearing down an
+    interpreter holding torch, transformers and timm takes over a second, which the pool waits for."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _score_in_worker(shard: Shard, out_dir: str) -> ShardReport:
+    assert _scorer is not None, "worker was not initialised"
+    return _scorer.write(shard, Path(out_dir))
+
+
+class LocalScorer:
+    """The main process's own scorer, made at its first shard and run from a thread of its own; ``close`` gives
+    back what making it changed in this process (torch's thread count)."""
+
+    def __init__(self, scorers: Scorers, threads: int) -> None:
+        self.scorers, self.threads = scorers, threads
+        self.scorer: ShardWriter | None = None
+
+    def write(self, shard: Shard, out_dir: str) -> ShardReport:
+        if self.scorer is None:
+            self.scorer = self.scorers(self.threads)
+        return self.scorer.write(shard, Path(out_dir))
+
+    def close(self) -> None:
+        if self.scorer is not None:
+            self.scorer.close()
+
+
+@contextmanager
+def worker_environment() -> Iterator[None]:
+    """Processes started inside the block get ``WORKER_ENVIRONMENT`` (variables the user set win)."""
+    added = {name: value for name, value in WORKER_ENVIRONMENT.items() if name not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+def _run_embedded(
+    scorers: Scorers, shards: Iterator[Shard], out_dir: Path, workers: int, threads: int
+) -> Iterator[ShardReport]:
+    """Score ``shards`` in ``workers - 1`` spawned worker processes and a thread of this process, one shard
+    per scorer at a time; yield each shard's report as it finishes."""
+    local = LocalScorer(scorers, threads)
+    with ExitStack() as stack:
+        stack.callback(local.close)
+        lanes: list[tuple[Callable[[Shard, str], Future], int]] = []  # (submit, shards in flight at most)
+        executors: list[Executor] = []
+        if workers > 1:  # first, so the workers start while this process loads its own model
+            stack.enter_context(worker_environment())
+            pool = ProcessPoolExecutor(
+                workers - 1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start_worker,
+                initargs=(scorers, threads),
+            )
+            executors.append(stack.enter_context(pool))
+            lanes.append((partial(pool.submit, _score_in_worker), workers - 1))
+        here = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="faim-scorer"))
+        executors.append(here)
+        lanes.append((partial(here.submit, local.write), 1))
+        in_flight: dict[Future, int] = {}  # each shard's future -> index of the lane scoring it
+        try:
+            for shard in shards:
+                while not (free := _free_lanes(lanes, in_flight)):
+                    yield from _finished(in_flight, block=True)
+                submit, _ = lanes[free[0]]
+                in_flight[submit(shard, str(out_dir))] = free[0]
+                yield from _finished(in_flight, block=False)
+            while in_flight:
+                yield from _finished(in_flight, block=True)
+        except BaseException:
+            for executor in executors:
+                executor.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _free_lanes(lanes: list[tuple[Callable, int]], in_flight: dict[Future, int]) -> list[int]:
+    busy = Counter(in_flight.values())
+    return [index for index, (_, capacity) in enumerate(lanes) if busy[index] < capacity]
+
+
+def _finished(in_flight: dict[Future, int], block: bool) -> Iterator[ShardReport]:
+    """Reports of the shards that have finished (``block``: waiting for at least one)."""
+    done, _ = wait(in_flight, timeout=None if block else 0, return_when=FIRST_COMPLETED)
+    for future in done:
+        del in_flight[future]
+        yield future.result()

@@ -1,0 +1,109 @@
+"""Scoring a dump on the exported runtime: the rows the torch path writes (scores within 1e-4, same decisions and
+error rows), from processes where torch, transformers and timm cannot be imported; a saved model is exported once
+into the output folder; torch's own options are refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import export_posts
+
+from faim.cli.main import main
+from faim.scoring.engine import score_dump
+from faim.scoring.exported import EXPORT_DIR, score_exported
+from faim.scoring.options import ScoringOptions
+
+BLOCKED = ("torch", "transformers", "timm", "torchvision", "lightning", "pytorch_lightning", "sklearn")
+
+SITECUSTOMIZE = """
+import sys
+
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ImportError(f"{{name}} is blocked")
+
+sys.meta_path.insert(0, Blocker())
+"""
+
+
+def write_dump(root: Path) -> Path:
+    """The export test posts as JSONL rows with their pictures as files, and rows that cannot be scored."""
+    root.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for post in export_posts():
+        names = []
+        for index, image in enumerate(post.pop("images", [])):
+            (root / f"{post['id']}-{index}.png").write_bytes(image)
+            names.append(f"{post['id']}-{index}.png")
+        lines.append(json.dumps(post | ({"images": names} if names else {})))
+    lines += ["{not json", json.dumps({"id": "lost", "text": "x", "images": ["nowhere.png"]})]
+    path = root / "dump.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def rows(out: Path) -> list[dict]:
+    return sorted(pq.read_table(out).to_pylist(), key=lambda row: row["source"])
+
+
+def test_an_export_scores_a_dump_as_the_saved_model_does_with_torch_blocked_in_every_process(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    model_dir, export_dir = exported
+    dump = write_dump(tmp_path / "dump")
+    (tmp_path / "blocker").mkdir()
+    (tmp_path / "blocker" / "sitecustomize.py").write_text(SITECUSTOMIZE.format(blocked=BLOCKED), encoding="utf-8")
+    environment = os.environ | {"PYTHONPATH": str(tmp_path / "blocker")}
+    command = [sys.executable, "-m", "faim", "score", str(export_dir), str(dump), "-o", str(tmp_path / "onnx")]
+    done = subprocess.run(
+        [*command, "--runtime", "onnx", "--workers", "2", "--shard-rows", "3"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "is blocked" not in done.stderr
+
+    score_dump(model_dir, dump, tmp_path / "torch", options=ScoringOptions.exact(), workers=1, progress=False)
+    served, eager = rows(tmp_path / "onnx"), rows(tmp_path / "torch")
+    assert [(r["source"], r["id"], r["error_kind"]) for r in served] == [
+        (r["source"], r["id"], r["error_kind"]) for r in eager
+    ]
+    assert {r["id"] for r in served if r["error"]} == {None, "lost", "empty"}  # bad JSON, no picture, nothing
+    for ours, theirs in zip(served, eager):
+        for name, value in theirs.items():
+            if isinstance(value, float):
+                assert ours[name] == pytest.approx(value, abs=1e-4), (ours["id"], name)
+            elif name != "error":
+                assert ours[name] == value, (ours["id"], name)
+
+
+def test_a_saved_model_is_exported_once_into_the_output_and_a_run_resumes_on_it(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    model_dir, _ = exported
+    dump = write_dump(tmp_path / "dump")
+    first = score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
+    written = (tmp_path / "out" / EXPORT_DIR / "faim-export.json").stat().st_mtime_ns
+    again = score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
+    assert first.rows == again.rows == 7 and again.rows_this_run == 0 and again.resumed_shards == first.shards
+    assert (tmp_path / "out" / EXPORT_DIR / "faim-export.json").stat().st_mtime_ns == written
+    assert len(pq.read_table(tmp_path / "out")) == 7  # the export's files are not read as rows
+
+
+def test_options_of_the_torch_runtime_are_refused_naming_them(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    _, export_dir = exported
+    dump = write_dump(tmp_path / "dump")
+    status = main(["score", str(export_dir), str(dump), "-o", str(tmp_path / "out"), "--runtime", "onnx", "--compile"])
+    assert status == 2
+    assert "--compile: only with --runtime torch" in capsys.readouterr().err
