@@ -1,5 +1,6 @@
-"""Exported runtime benchmark: ``faim.runtime`` (onnxruntime, no torch) against the eager torch ``Detector``, on the
-scoring benchmark's model and multimodal dump, in one run.
+"""Exported runtime benchmark: ``faim.runtime`` (onnxruntime, no torch) against the eager torch ``Detector``, and
+``faim score --runtime onnx`` against ``faim score``'s default torch path, on the scoring benchmark's model and
+multimodal dump, in one run.
 
     python -m faim.eval.bench_runtime [--posts 400] [--batch-size 16] [--starts 3]
 
@@ -8,7 +9,10 @@ untrained binary head), saved, then exported with ``faim export``. Both paths sc
 at a time in this process, each in two halves interleaved (torch, runtime, torch, runtime) so that a drift in the
 machine's speed weighs on both; printed: posts/s of each, their ratio, and the largest score difference. Cold
 start: a fresh Python process from its start to the first post's score (imports, loading, one post), median of
-``--starts`` runs of each, alternated.
+``--starts`` runs of each, alternated. End to end: the ``faim score`` command run on the whole dump (all cores, its
+default workers) with the saved model, then with ``--runtime onnx`` on the export, each as a new process timed from
+its start to its exit, and on a dump of one post (the command's cold start); printed: rows/s, ratios, and the
+largest difference between the two runs' scores.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import torch
 
 import faim
@@ -59,6 +64,39 @@ def cold_start(path: str, directory: Path, dump: Path) -> float:
     command = [sys.executable, "-c", COLD_START, path, str(directory), str(started), str(dump)]
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     return float(result.stdout.strip().splitlines()[-1])
+
+
+def command_seconds(model: Path, dump: Path, out: Path, runtime: str) -> float:
+    """Wall seconds of ``faim score MODEL DUMP -o OUT --runtime RUNTIME`` in a new process, start to exit."""
+    command = [sys.executable, "-m", "faim", "score", str(model), str(dump), "-o", str(out), "--runtime", runtime]
+    start = time.perf_counter()
+    subprocess.run(command, capture_output=True, text=True, check=True)
+    return time.perf_counter() - start
+
+
+def scored(out: Path) -> dict[str, float]:
+    table = pq.read_table(out, columns=["id", "harmful"]).to_pylist()
+    return {row["id"]: row["harmful"] for row in table}
+
+
+def end_to_end(root: Path, posts: int) -> dict[str, float]:
+    """``faim score`` on the whole dump and on one post, torch then onnx; prints and returns the figures."""
+    (root / "one.jsonl").write_text((root / "dump.jsonl").read_text(encoding="utf-8").splitlines()[0] + "\n")
+    paths = {"torch": root / "model", "onnx": root / "export"}
+    whole = {
+        name: command_seconds(path, root / "dump.jsonl", root / f"out-{name}", name) for name, path in paths.items()
+    }
+    one = {name: command_seconds(path, root / "one.jsonl", root / f"one-{name}", name) for name, path in paths.items()}
+    torch_scores, onnx_scores = scored(root / "out-torch"), scored(root / "out-onnx")
+    gap = max(abs(torch_scores[key] - onnx_scores[key]) for key in torch_scores)
+    print(f"\nfaim score end to end, {posts} posts, new process to exit, default workers:")
+    print(f"  --runtime torch (default options):  {posts / whole['torch']:7.1f} rows/s  ({whole['torch']:.1f} s)")
+    speedup = whole["torch"] / whole["onnx"]
+    print(f"  --runtime onnx:                     {posts / whole['onnx']:7.1f} rows/s  = {speedup:.2f}x")
+    print(f"  largest score difference: {gap:.2e} (the torch path's default speed-ups approximate)")
+    print(f"faim score on one post (cold start): torch {one['torch']:.2f} s, onnx {one['onnx']:.2f} s "
+          f"= {one['onnx'] / one['torch']:.2f} of it")  # fmt: skip
+    return {"end_to_end_speedup": speedup, "command_cold_start_share": one["onnx"] / one["torch"]}
 
 
 def main() -> None:
@@ -104,7 +142,8 @@ def main() -> None:
         print(f"  faim.load + score:          {median['torch']:6.2f} s")
         share = median["runtime"] / median["torch"]
         print(f"  faim.runtime.load + score:  {median['runtime']:6.2f} s  = {share:.2f} of it")
-        print(json.dumps({"posts_per_s": rate, "cold_start_s": median, "max_score_difference": gap}))
+        figures = end_to_end(root, len(posts))
+        print(json.dumps({"posts_per_s": rate, "cold_start_s": median, "max_score_difference": gap} | figures))
 
 
 if __name__ == "__main__":
