@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from faim.artifact import Artifact, architecture_recipe, load_artifact, save_artifact
 from faim.calibration.fit import Calibration, fit_calibration
@@ -21,6 +22,7 @@ from faim.data.elements import PostError
 from faim.data.post import Post, as_posts
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows
+from faim.explain.attribute import Explanation, explain_post
 from faim.inference import Predictions, predict
 from faim.model import WholePostModel
 from faim.pooling import picture_groups, pooled, pooled_probabilities
@@ -162,6 +164,22 @@ class Detector:
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
         """Whole-post embeddings ``[N, D]`` (float32), in input order."""
         return self.predict(posts, batch_size, embeddings=True).embeddings
+
+    def explain(self, posts: Iterable[Post | Mapping[str, Any]]) -> list[Explanation]:
+        """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,
+        token attributions for the text, an occlusion heat map per picture; one post at a time.
+
+        Raises:
+            PostError: On a post that cannot be read.
+        """
+        collate = self.collator(kinds=self.model.fused_kinds)
+        explained = []
+        for post in as_posts(list(posts)):
+            batch = collate([post])
+            with torch.no_grad():
+                logits = {name: value.numpy() for name, value in self.model.eval()(batch).items()}
+            explained.append(explain_post(self.model, batch, self.tasks, self.probabilities(logits), post.id))
+        return explained
 
     def decisions(self, task: str, probabilities: np.ndarray, pooled: bool = False) -> np.ndarray:
         """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel.

@@ -1,4 +1,4 @@
-"""The ``faim`` command line: train, eval, calibrate, score, embed, export, recipe, demo."""
+"""The ``faim`` command line: train, eval, calibrate, score, embed, export, explain, recipe, demo."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ EPILOG = """examples:
   faim calibrate runs/hate/model ours.jsonl --map labels.hate=label -o runs/hate/model-ours
   faim score runs/hate/model dump.parquet -o scores.parquet
   faim export runs/hate/model -o exports/hate  ONNX graphs that faim.runtime scores without torch
+  faim explain runs/hate/model posts.jsonl -o why/   element shares, token and picture attributions, index.html
 """
 
 COMMANDS = {
@@ -26,6 +27,7 @@ COMMANDS = {
     "score": "faim.cli.score_cmd",
     "embed": "faim.cli.score_cmd",
     "export": "faim.cli.export_cmd",
+    "explain": "faim.cli.explain_cmd",
     "recipe": "faim.cli.recipe_cmd",
     "demo": "faim.cli.demo_cmd",
 }

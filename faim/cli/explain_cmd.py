@@ -1,0 +1,49 @@
+"""``faim explain MODEL POSTS -o OUT``."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+
+from tqdm.auto import tqdm
+
+from faim.cli.common import add_columns, parse_columns
+from faim.data.sources import read_posts
+from faim.detector import Detector
+from faim.explain.report import write_report
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
+    parser = sub.add_parser(
+        name,
+        help="explain a saved model's scores of some posts: element shares, token and picture attributions",
+        description="Explain why a saved model scores posts as it does, with Captum: each element's share of each "
+        "task's logit (the text, each picture, each comment, the metadata; integrated gradients), each token's "
+        "attribution (integrated gradients at the token embeddings of transformers text encoders) and a heat map "
+        "over each picture (occlusion). OUT gets one JSON per post, the heat maps as PNGs and index.html to look "
+        "at. A post that cannot be read stops the command, naming it.",
+    )
+    parser.add_argument("model", help="model directory written by `faim train`")
+    parser.add_argument("posts", help="a JSONL/CSV/Parquet file of posts, a folder of them, or a glob (quote it)")
+    parser.add_argument("-o", "--out", required=True, help="output folder (JSON per post, PNG heat maps, index.html)")
+    add_columns(parser)
+    parser.add_argument(
+        "--limit", type=int, default=20, help="explain the first N posts only (default: 20; 0: every post)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.limit < 0:
+        raise ValueError(f"--limit must be 0 (every post) or more, got {args.limit}")
+    detector = Detector.load(args.model)
+    posts = read_posts(args.posts, parse_columns(args.columns), args.image_root)
+    chosen = list(itertools.islice(posts, args.limit or None))
+    start = time.perf_counter()
+    explanations = [explanation for post in tqdm(chosen, desc="explaining", unit="post")
+                    for explanation in detector.explain([post])]  # fmt: skip
+    page = write_report(explanations, args.out)
+    seconds = (time.perf_counter() - start) / max(1, len(chosen))
+    print(f"explained {len(explanations)} posts ({seconds:.2f} s each); open {page}")
+    return 0

@@ -1,0 +1,246 @@
+"""Why a post got its scores, with Captum: each element's share of each task's logit, token attributions for the
+text, and a heat map over each picture.
+
+- **Element shares**: integrated gradients (Captum ``IntegratedGradients``) over the element embeddings the fusion
+  reads, from all-zero embeddings; an element's contribution is the sum of its attributions (they add up to the
+  logit's change from that baseline), its share that contribution's magnitude over all of them.
+- **Tokens**: integrated gradients at the text encoder's token-embedding layer (``LayerIntegratedGradients``), from
+  the same text with every token but the special ones replaced by padding; for encoders whose backbone is a
+  transformers model (``hf_text``, ``tiny_text``). Encoders that are not differentiable from token ids (USE,
+  n-grams, stacks) get no token attributions, and the explanation says so.
+- **Pictures**: occlusion (Captum ``Occlusion``): each square of a 7 × 7 grid over the picture, as the encoder sees
+  it after cropping and normalising, set to zero in turn; the change in the logit is the heat of the pixels it covered
+  (49 runs of the image encoder per picture and task).
+
+What is explained is the logit of each task's leading label (binary: the positive class; multiclass and multilabel:
+the most probable label), before calibration, which is monotone and so changes no ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from captum.attr import IntegratedGradients, LayerIntegratedGradients, Occlusion
+
+from faim.data.batch import PostBatch
+from faim.data.targets import TaskSpec
+from faim.model import Elements, WholePostModel
+
+STEPS = 32
+"""Integration steps of the integrated gradients (element shares and tokens)."""
+
+ELEMENT_NAMES = {"text": "text", "image": "picture", "comments": "comment", "meta": "metadata"}
+
+
+@dataclass
+class ElementShare:
+    """One element's part in a task's logit: ``contribution`` (signed, in logit units), ``share`` (its magnitude
+    over all elements'); ``label`` names it for people (``"picture 2"``)."""
+
+    kind: str
+    index: int
+    label: str
+    contribution: float
+    share: float
+
+
+@dataclass
+class TaskExplanation:
+    """One task's explanation of one post.
+
+    Attributes:
+        task: The task's name.
+        label: The label whose logit is explained.
+        probability: The post's calibrated probability of ``label``.
+        shares: Every element the fusion read, largest share first.
+        tokens: ``(token, attribution)`` for the text's tokens in order (``None``: the text encoder has no token
+            embeddings to attribute to, or the post has no text).
+        pictures: A heat map ``[H, W]`` per picture (logit change when that region is hidden; positive: the region
+            raises the score), in the post's picture order.
+    """
+
+    task: str
+    label: str
+    probability: float
+    shares: list[ElementShare]
+    tokens: list[tuple[str, float]] | None
+    pictures: list[np.ndarray] = field(default_factory=list)
+
+
+@dataclass
+class Explanation:
+    """Why one post got its scores: ``tasks`` one per task; ``pictures`` the post's pictures as the encoder saw
+    them (``[H, W, 3]`` uint8, cropped, rescaled for display) for drawing the heat maps on; ``notes`` what could
+    not be explained and why."""
+
+    post_id: str
+    tasks: list[TaskExplanation]
+    pictures: list[np.ndarray]
+    notes: list[str]
+
+
+def leading_label(task: TaskSpec, probabilities: np.ndarray) -> int:
+    """Index of the label explained: the positive class of a binary task, else the most probable label."""
+    return 1 if task.type == "binary" else int(np.argmax(probabilities))
+
+
+def task_logit(logits: torch.Tensor, task: TaskSpec, label: int) -> torch.Tensor:
+    """``[B]`` logits of ``label`` from a head's output (``[B]`` for a binary task, ``[B, C]`` otherwise)."""
+    return logits if task.type == "binary" else logits[:, label]
+
+
+class PostExplainer:
+    """Explains posts one at a time with a model's fused element embeddings as the common ground.
+
+    Args:
+        model: The model (left in eval mode; gradients flow through frozen weights too, which are not changed).
+        batch: One post, collated by the detector's collator (not cached embeddings: encoders run here).
+    """
+
+    def __init__(self, model: WholePostModel, batch: PostBatch) -> None:
+        if batch.size != 1:
+            raise ValueError(f"explanations are computed one post at a time, got a batch of {batch.size}")
+        self.model = model.eval()
+        self.batch = batch
+        with torch.no_grad():
+            self.elements = model.encode(batch, kinds=model.fused_kinds)
+
+    def logit(self, elements: Elements, task: TaskSpec, label: int) -> torch.Tensor:
+        return task_logit(self.model.logits(elements)[task.name], task, label)
+
+    def repeated(self, size: int, replace: dict[str, torch.Tensor] | None = None) -> Elements:
+        """The post's elements repeated ``size`` times, with the embeddings of the kinds in ``replace`` swapped."""
+        out = {}
+        for kind, (embeddings, mask) in self.elements.items():
+            values = (replace or {}).get(kind, embeddings.expand(size, -1, -1))
+            out[kind] = (values, mask.expand(size, -1))
+        return out
+
+    def shares(self, task: TaskSpec, label: int) -> list[ElementShare]:
+        """Integrated gradients over every element embedding the post has (see the module docstring)."""
+        present = [kind for kind, (_, mask) in self.elements.items() if bool(mask.any())]
+        if not present:
+            return []
+
+        def forward(*embeddings: torch.Tensor) -> torch.Tensor:
+            return self.logit(self.repeated(embeddings[0].shape[0], dict(zip(present, embeddings))), task, label)
+
+        inputs = tuple(self.elements[kind][0] for kind in present)
+        attributions = IntegratedGradients(forward).attribute(
+            inputs, baselines=tuple(torch.zeros_like(x) for x in inputs), n_steps=STEPS
+        )
+        found = []
+        for kind, values in zip(present, attributions):
+            mask = self.elements[kind][1][0]
+            per_slot = values[0].sum(-1)
+            count = int(mask.sum())
+            for slot in range(values.shape[1]):
+                if mask[slot]:
+                    label_text = ELEMENT_NAMES[kind] if count == 1 else f"{ELEMENT_NAMES[kind]} {slot + 1}"
+                    found.append((kind, slot, label_text, float(per_slot[slot])))
+        total = sum(abs(value) for *_, value in found) or 1.0
+        shares = [ElementShare(k, s, name, value, abs(value) / total) for k, s, name, value in found]
+        return sorted(shares, key=lambda share: -share.share)
+
+    def tokens(self, task: TaskSpec, label: int) -> tuple[list[tuple[str, float]] | None, str | None]:
+        """Token attributions of the text, or ``None`` and why there are none."""
+        if "text" not in self.elements or not bool(self.elements["text"][1].any()):
+            return None, None
+        encoder = self.model.encoder_for("text")
+        inputs = self.batch.elements["text"].values
+        backbone = getattr(encoder, "backbone", None)
+        if backbone is None or not isinstance(inputs, dict) or "input_ids" not in inputs:
+            return None, f"{type(encoder).__name__} has no token embeddings to attribute to; element shares only"
+        ids, attention = inputs["input_ids"], inputs["attention_mask"]
+        tokenizer = encoder.tokenizer
+        special = torch.tensor(sorted(set(tokenizer.all_special_ids) - {tokenizer.pad_token_id}))
+        baseline = torch.where(torch.isin(ids, special), ids, torch.full_like(ids, tokenizer.pad_token_id or 0))
+
+        def forward(token_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            embedded = encoder({"input_ids": token_ids, "attention_mask": mask})[:, None, :]
+            return self.logit(self.repeated(token_ids.shape[0], {"text": embedded}), task, label)
+
+        layer = LayerIntegratedGradients(forward, backbone.get_input_embeddings())
+        attributions = layer.attribute(ids, baselines=baseline, additional_forward_args=(attention,), n_steps=STEPS)
+        scores = attributions.sum(-1)[0]
+        kept = attention[0].bool() & ~torch.isin(ids[0], special)
+        names = tokenizer.convert_ids_to_tokens(ids[0].tolist())
+        return [(names[i], float(scores[i])) for i in range(len(names)) if kept[i]], None
+
+    def pictures(self, task: TaskSpec, label: int) -> list[np.ndarray]:
+        """An occlusion heat map per picture of the post."""
+        if "image" not in self.elements or not bool(self.elements["image"][1].any()):
+            return []
+        encoder = self.model.encoder_for("image")
+        pixels = self.batch.elements["image"].values
+        slots = self.batch.elements["image"].slot_index.tolist()
+        maps = []
+        for index, slot in enumerate(slots):
+            forward = self.picture_forward(encoder, slot, task, label)
+            height, width = pixels.shape[-2:]
+            window = max(1, -(-min(height, width) // 7))
+            heat = Occlusion(forward).attribute(
+                pixels[index : index + 1],
+                sliding_window_shapes=(pixels.shape[1], window, window),
+                strides=(pixels.shape[1], window, window),
+                baselines=0.0,
+                perturbations_per_eval=16,
+            )
+            maps.append(heat[0].sum(0).detach().numpy())
+        return maps
+
+    def picture_forward(
+        self, encoder: torch.nn.Module, slot: int, task: TaskSpec, label: int
+    ) -> Callable[[torch.Tensor], torch.Tensor]:
+        """The task's logit as a function of one picture's pixels ``[k, C, H, W]``, the rest of the post fixed."""
+
+        def forward(images: torch.Tensor) -> torch.Tensor:
+            embeddings = self.elements["image"][0].expand(images.shape[0], -1, -1).clone()
+            embeddings[:, slot] = encoder(images)
+            return self.logit(self.repeated(images.shape[0], {"image": embeddings}), task, label)
+
+        return forward
+
+    def displayed_pictures(self) -> list[np.ndarray]:
+        """The post's pictures as the encoder saw them, rescaled to 0–255 for display."""
+        if "image" not in self.batch.elements or not self.batch.elements["image"].post_index.numel():
+            return []
+        shown = []
+        for picture in self.batch.elements["image"].values:
+            values = picture.permute(1, 2, 0).float().numpy()
+            low, high = values.min(), values.max()
+            shown.append(((values - low) / ((high - low) or 1.0) * 255).astype(np.uint8))
+        return shown
+
+
+def explain_post(
+    model: WholePostModel,
+    batch: PostBatch,
+    tasks: list[TaskSpec],
+    probabilities: dict[str, np.ndarray],
+    post_id: str,
+) -> Explanation:
+    """Explain one collated post for every task (``probabilities``: its calibrated probabilities per task)."""
+    explainer = PostExplainer(model, batch)
+    explained, notes = [], []
+    for task in tasks:
+        value = np.atleast_1d(probabilities[task.name][0])
+        label = leading_label(task, value)
+        probability = float(value[0] if task.type == "binary" else value[label])
+        tokens, note = explainer.tokens(task, label)
+        if note and note not in notes:
+            notes.append(note)
+        explained.append(
+            TaskExplanation(
+                task.name,
+                task.labels[label],
+                probability,
+                explainer.shares(task, label),
+                tokens,
+                explainer.pictures(task, label),
+            )
+        )
+    return Explanation(post_id, explained, explainer.displayed_pictures(), notes)

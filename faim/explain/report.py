@@ -1,0 +1,142 @@
+"""Explanations written for people and programs: one JSON per post, a PNG heat map per picture and task, and an
+``index.html`` showing each post's element shares as bars, its tokens highlighted and its pictures under their heat
+maps (red: raises the task's score; blue: lowers it)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from faim.explain.attribute import Explanation, TaskExplanation
+
+DISPLAY = 224
+"""Side, in CSS pixels, pictures are shown at."""
+
+
+def file_stem(number: int, post_id: str) -> str:
+    """A file name for a post: its position and its id with anything but letters, digits, ``-`` and ``_`` dropped."""
+    return f"{number:04d}-{re.sub(r'[^A-Za-z0-9_-]+', '', post_id)[:40] or 'post'}"
+
+
+def heat_overlay(picture: np.ndarray, heat: np.ndarray) -> Image.Image:
+    """``picture`` ``[H, W, 3]``, in grey so its own colours do not read as heat, with ``heat`` ``[H, W]`` laid over
+    it: red where positive, blue where negative, opaque in proportion to the magnitude (scaled by the largest)."""
+    picture = np.repeat(picture.astype(np.float32).mean(-1, keepdims=True), 3, axis=-1)
+    scale = float(np.abs(heat).max()) or 1.0
+    strength = np.clip(np.abs(heat) / scale, 0, 1)[..., None] * 0.7
+    colour = np.where(heat[..., None] >= 0, np.array([220, 20, 20]), np.array([20, 60, 220]))
+    blended = picture.astype(np.float32) * (1 - strength) + colour * strength
+    return Image.fromarray(blended.astype(np.uint8))
+
+
+def to_json(explanation: Explanation, heat_maps: dict[str, list[str]]) -> dict[str, Any]:
+    """The JSON record of one post (``heat_maps``: task → file names of its pictures' heat maps)."""
+    return {
+        "id": explanation.post_id,
+        "notes": explanation.notes,
+        "tasks": [
+            {
+                "task": task.task,
+                "label": task.label,
+                "probability": task.probability,
+                "shares": [vars(share) for share in task.shares],
+                "tokens": None if task.tokens is None else [{"token": t, "attribution": a} for t, a in task.tokens],
+                "pictures": [
+                    {"index": i, "heat_map": name, "heat": heat.round(6).tolist()}
+                    for i, (name, heat) in enumerate(zip(heat_maps[task.task], task.pictures))
+                ],
+            }
+            for task in explanation.tasks
+        ],
+    }
+
+
+def token_html(tokens: list[tuple[str, float]]) -> str:
+    """Tokens as spans shaded by their attribution (red positive, blue negative); word pieces (``##``) joined."""
+    scale = max((abs(a) for _, a in tokens), default=0.0) or 1.0
+    spans = []
+    for token, attribution in tokens:
+        alpha = min(1.0, abs(attribution) / scale) * 0.8
+        colour = f"rgba(220,20,20,{alpha:.2f})" if attribution >= 0 else f"rgba(20,60,220,{alpha:.2f})"
+        piece = token[2:] if token.startswith("##") else token
+        gap = "" if token.startswith("##") else " "
+        spans.append(
+            f'{gap}<span class="tok" style="background:{colour}" title="{attribution:+.4f}">{html.escape(piece)}</span>'
+        )
+    return "".join(spans).strip()
+
+
+def task_html(task: TaskExplanation, heat_maps: list[str]) -> str:
+    bars = "".join(
+        f'<div class="row"><span class="name">{html.escape(share.label)}</span>'
+        f'<span class="bar {"pos" if share.contribution >= 0 else "neg"}" '
+        f'style="width:{share.share * 100:.1f}%"></span>'
+        f'<span class="val">{share.share:.0%} ({share.contribution:+.3f})</span></div>'
+        for share in task.shares
+    )
+    tokens = f'<p class="text">{token_html(task.tokens)}</p>' if task.tokens else ""
+    pictures = "".join(f'<img src="{name}" width="{DISPLAY}" alt="heat map">' for name in heat_maps)
+    return (
+        f'<div class="task"><h3>{html.escape(task.task)}: {html.escape(task.label)} '
+        f"<small>p = {task.probability:.3f}</small></h3>"
+        f'<div class="shares">{bars}</div>{tokens}<div class="pictures">{pictures}</div></div>'
+    )
+
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1100px; }
+.post { border: 1px solid #ccc; border-radius: 6px; padding: 1em 1.5em; margin-bottom: 1.5em; }
+.row { display: flex; align-items: center; gap: 0.6em; margin: 0.2em 0; }
+.name { width: 8em; } .val { color: #555; font-size: 0.9em; }
+.bar { height: 0.9em; display: inline-block; min-width: 2px; max-width: 50%; }
+.bar.pos { background: #d33; } .bar.neg { background: #36c; }
+.shares { width: 100%; } .text { font-size: 1.15em; line-height: 1.8; }
+.tok { padding: 0.1em 0.15em; border-radius: 3px; }
+.pictures img, .originals img { margin: 0.3em 0.5em 0.3em 0; image-rendering: pixelated; border: 1px solid #ddd; }
+.notes { color: #a60; font-size: 0.9em; }
+"""
+
+
+def write_report(explanations: list[Explanation], out: str | Path) -> Path:
+    """Write every post's JSON and heat maps and ``index.html`` into ``out``; returns the page's path."""
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    sections = []
+    for number, explanation in enumerate(explanations):
+        stem = file_stem(number, explanation.post_id)
+        originals = []
+        for index, picture in enumerate(explanation.pictures):
+            name = f"{stem}-picture{index}.png"
+            Image.fromarray(picture).save(root / name)
+            originals.append(name)
+        heat_maps: dict[str, list[str]] = {}
+        for task in explanation.tasks:
+            heat_maps[task.task] = []
+            for index, heat in enumerate(task.pictures):
+                name = f"{stem}-{re.sub(r'[^A-Za-z0-9_-]+', '', task.task)}-picture{index}-heat.png"
+                heat_overlay(explanation.pictures[index], heat).save(root / name)
+                heat_maps[task.task].append(name)
+        record = to_json(explanation, heat_maps)
+        (root / f"{stem}.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
+        notes = "".join(f'<p class="notes">{html.escape(note)}</p>' for note in explanation.notes)
+        shown = "".join(f'<img src="{name}" width="{DISPLAY}" alt="picture">' for name in originals)
+        tasks = "".join(task_html(task, heat_maps[task.task]) for task in explanation.tasks)
+        sections.append(
+            f'<div class="post"><h2>post {html.escape(explanation.post_id)}</h2>{notes}'
+            f'<div class="originals">{shown}</div>{tasks}</div>'
+        )
+    page = (
+        '<!doctype html><html><head><meta charset="utf-8"><title>faim explanations</title>'
+        f"<style>{STYLE}</style></head><body><h1>Why each post got its scores</h1>"
+        "<p>Bars: each element's share of the task's logit (integrated gradients; red raises the score, blue "
+        "lowers it). Text: each token's attribution. Pictures: the picture as the model saw it, then per task the "
+        f"change in the logit when each region is hidden.</p>{''.join(sections)}</body></html>"
+    )
+    (root / "index.html").write_text(page, encoding="utf-8")
+    return root / "index.html"

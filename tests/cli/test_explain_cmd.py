@@ -1,0 +1,51 @@
+"""``faim explain`` writes a JSON per post, heat maps and a page for every task of a model reading every element
+kind, and names a post it cannot read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import export_posts
+
+from faim.cli.main import main
+
+
+def write_posts(root: Path, posts: list[dict]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for post in posts:
+        names = []
+        for index, image in enumerate(post.pop("images", [])):
+            (root / f"{post['id']}-{index}.png").write_bytes(image)
+            names.append(f"{post['id']}-{index}.png")
+        lines.append(json.dumps(post | ({"images": names} if names else {})))
+    (root / "posts.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root / "posts.jsonl"
+
+
+def test_every_element_of_every_post_is_explained_for_every_task(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    model_dir, _ = exported
+    posts = [post for post in export_posts() if post["id"] in ("full", "pictures")]
+    assert main(["explain", str(model_dir), str(write_posts(tmp_path / "in", posts)), "-o", str(tmp_path / "out")]) == 0
+    full = json.loads((tmp_path / "out" / "0000-full.json").read_text(encoding="utf-8"))
+    assert [task["task"] for task in full["tasks"]] == ["harm", "topic", "flags"]
+    harm = full["tasks"][0]
+    assert {share["label"] for share in harm["shares"]} == {"text", "picture", "comment 1", "comment 2", "metadata"}
+    assert sum(share["share"] for share in harm["shares"]) == pytest.approx(1.0)
+    assert [token["token"] for token in harm["tokens"]][:2] == ["t", "##h"]  # the tiny tokenizer reads characters
+    assert (tmp_path / "out" / harm["pictures"][0]["heat_map"]).is_file()
+    pictures = json.loads((tmp_path / "out" / "0001-pictures.json").read_text(encoding="utf-8"))
+    assert len(pictures["tasks"][1]["pictures"]) == 3 and pictures["tasks"][1]["tokens"] is None
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "post full" in page and "comment 2" in page and "0001-pictures-topic-picture2-heat.png" in page
+
+
+def test_a_post_that_cannot_be_read_is_named(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    model_dir, _ = exported
+    (tmp_path / "posts.jsonl").write_text(json.dumps({"id": "lost", "text": "x", "images": ["nowhere.png"]}) + "\n")
+    assert main(["explain", str(model_dir), str(tmp_path / "posts.jsonl"), "-o", str(tmp_path / "out")]) == 2
+    assert "post id='lost'" in capsys.readouterr().err

@@ -1,0 +1,124 @@
+"""Explanations pass the sanity checks: a model that ignores pictures gives them no share; element contributions add
+up to the logit's change from the baseline; a planted trigger token gets the top attribution; and a trained model's
+attributions differ from those of the same architecture with re-initialised weights (Adebayo et al., 2018)."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from faim import Detector, WholePostModel
+from faim.calibration.fit import Calibration
+from faim.data.post import as_posts
+from faim.data.targets import TaskSpec
+from faim.encoders.tiny_image import TinyImageEncoder
+from faim.encoders.tiny_text import TinyTextEncoder
+from faim.explain.attribute import PostExplainer
+from faim.fusion import ConcatFusion
+from faim.tasks import BinaryHead
+
+TASK = TaskSpec("harm", "binary", ("no", "yes"))
+TRIGGER = "z"
+
+
+def picture() -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (32, 32), (200, 40, 40)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def detector(model: WholePostModel) -> Detector:
+    return Detector(model, [TASK], Calibration({"harm": 0.5}, {"harm": 1.0}, {"harm": 0.0}))
+
+
+def text_and_picture_model(picture_weight: float) -> WholePostModel:
+    """Concat fusion of a text and a picture encoder under a linear head whose weights on the picture's part of the
+    embedding (the first 8 dimensions: kinds are concatenated in sorted order) are ``picture_weight``."""
+    torch.manual_seed(0)
+    model = WholePostModel(
+        {"text": TinyTextEncoder(dim=16), "image": TinyImageEncoder(dim=8)},
+        ConcatFusion({"image": 8, "text": 16}),
+        {"harm": BinaryHead(24)},
+    )
+    with torch.no_grad():
+        head = next(module for module in model.heads["harm"].modules() if isinstance(module, torch.nn.Linear))
+        head.weight[:, :8] = picture_weight
+    return model
+
+
+def test_a_model_that_ignores_pictures_gives_them_no_share_and_contributions_add_up() -> None:
+    post = {"id": "p", "text": "a caption", "images": [picture(), picture()]}
+    ignoring = detector(text_and_picture_model(0.0))
+    explained = ignoring.explain([post])[0].tasks[0]
+    shares = {share.label: share.share for share in explained.shares}
+    assert set(shares) == {"text", "picture 1", "picture 2"}
+    assert shares["picture 1"] < 1e-6 and shares["picture 2"] < 1e-6 and shares["text"] > 0.999
+    assert all(np.abs(heat).max() < 1e-6 for heat in explained.pictures)
+
+    reading = detector(text_and_picture_model(0.5))
+    batch = reading.collator()(as_posts([post]))
+    explainer = PostExplainer(reading.model, batch)
+    with torch.no_grad():
+        logit = explainer.logit(explainer.elements, TASK, 1).item()
+        zeros = {kind: (torch.zeros_like(e), m) for kind, (e, m) in explainer.elements.items()}
+        baseline = explainer.logit(zeros, TASK, 1).item()
+    contributions = [share.contribution for share in explainer.shares(TASK, 1)]
+    assert sum(contributions) == pytest.approx(logit - baseline, abs=0.02)
+    assert min(share.share for share in reading.explain([post])[0].tasks[0].shares) > 0.01
+
+
+def trigger_posts(count: int, seed: int) -> list[dict]:
+    """Three words of letters a–h each; the positive posts also hold the word ``z`` somewhere."""
+    draw = random.Random(seed)
+    posts = []
+    for index in range(count):
+        words = ["".join(draw.choice("abcdefgh") for _ in range(draw.randint(2, 3))) for _ in range(3)]
+        positive = index % 2 == 0
+        if positive:
+            words.insert(draw.randint(0, 3), TRIGGER)
+        posts.append({"id": str(index), "text": " ".join(words), "labels": {"harm": int(positive)}})
+    return posts
+
+
+def text_model(seed: int) -> WholePostModel:
+    torch.manual_seed(seed)
+    return WholePostModel({"text": TinyTextEncoder(dim=16)}, ConcatFusion({"text": 16}), {"harm": BinaryHead(16)})
+
+
+def trained_on_trigger() -> Detector:
+    trained = detector(text_model(0))
+    collate = trained.collator(with_targets=True)
+    optimiser = torch.optim.Adam(trained.model.parameters(), lr=3e-3)
+    posts = trigger_posts(256, seed=1)
+    trained.model.train()
+    for step in range(120):
+        chunk = posts[(step * 32) % 256 : (step * 32) % 256 + 32]
+        batch = collate(as_posts(chunk))
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(
+            trained.model(batch)["harm"], batch.targets["harm"].float()
+        )
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    return trained
+
+
+def test_a_planted_trigger_gets_the_top_attribution_and_a_re_initialised_model_attributes_otherwise() -> None:
+    trained = trained_on_trigger()
+    posts = [post for post in trigger_posts(40, seed=7) if post["labels"]["harm"]][:8]
+    attributions = [task.tokens for explanation in trained.explain(posts) for task in explanation.tasks]
+    tops = [max(tokens, key=lambda item: item[1])[0] for tokens in attributions]
+    assert tops.count(TRIGGER) >= 7, tops
+
+    randomised = detector(text_model(seed=123))
+    random_tokens = [task.tokens for explanation in randomised.explain(posts) for task in explanation.tasks]
+    similarities = []
+    for ours, theirs in zip(attributions, random_tokens):
+        a, b = np.array([value for _, value in ours]), np.array([value for _, value in theirs])
+        similarities.append(float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-12)))
+    assert np.mean(similarities) < 0.5, similarities
