@@ -2,8 +2,8 @@
 by onnxruntime's dynamic quantization (activations are quantized per batch as the graph runs), the fusion-and-heads
 graph kept in fp32 (small, and it holds the calibration). Per-channel scales on the matrix products alone, against
 onnxruntime's default (one scale per tensor, every supported op): on ``hate_text_frozen``'s 1,000 validation posts
-the macro-F1 drop was 0.015 against 0.027 at 1.33x against 1.39x the fp32 posts/s. Whether the quantized model is good enough is measured on labelled posts by the caller
-(``faim.eval.quantization``)."""
+the macro-F1 drop was 0.015 against 0.027 at 1.33x against 1.39x the fp32 posts/s. Whether the quantized model is
+good enough is measured on labelled posts by the caller (``faim.eval.quantization``)."""
 
 from __future__ import annotations
 
