@@ -59,7 +59,7 @@ from faim.eval.report import _jsonable
 from faim.perturb import perturbations_of
 from faim.recipe import Recipe
 from faim.recipe.loader import shipped_recipes
-from faim.scoring.engine import available_cores
+from faim.scoring.runner import available_cores
 
 Log = Callable[[str], None]
 
