@@ -126,7 +126,8 @@ class ShardScorer:
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
         """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""
-        return write_part(self.table(shard), out_dir, shard.key, time.perf_counter())
+        start = time.perf_counter()
+        return write_part(self.table(shard), out_dir, shard.key, start)
 
 
 @dataclass(frozen=True)

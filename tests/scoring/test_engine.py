@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import torch
 
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
+from faim.scoring.worker import ShardScorer
 
 
 def test_workers_1_scores_in_this_process_and_gives_back_the_callers_torch_thread_count(
@@ -32,3 +34,17 @@ def test_fewer_than_one_worker_is_refused(tiny_model_dir: Path, demo_data: dict[
                                           workers: int) -> None:  # fmt: skip
     with pytest.raises(ValueError, match="workers must be at least 1"):
         score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", workers=workers, progress=False)
+
+
+def test_a_shards_scoring_time_counts_its_scoring_not_only_its_writing(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = ShardScorer.table
+
+    def slow_table(self: ShardScorer, shard: object) -> object:
+        time.sleep(0.3)
+        return table(self, shard)
+
+    monkeypatch.setattr(ShardScorer, "table", slow_table)
+    summary = score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", workers=1, progress=False)
+    assert summary.scoring_seconds >= 0.3 * summary.shards
