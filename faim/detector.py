@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
+from tqdm.auto import tqdm
 
 from faim.artifact import Artifact, architecture_recipe, load_artifact, save_artifact
 from faim.calibration.fit import Calibration, fit_calibration
@@ -165,21 +165,20 @@ class Detector:
         """Whole-post embeddings ``[N, D]`` (float32), in input order."""
         return self.predict(posts, batch_size, embeddings=True).embeddings
 
-    def explain(self, posts: Iterable[Post | Mapping[str, Any]]) -> list[Explanation]:
+    def explain(self, posts: Iterable[Post | Mapping[str, Any]], progress: bool = False) -> list[Explanation]:
         """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,
-        token attributions for the text, an occlusion heat map per picture; one post at a time.
+        token attributions for the text, an occlusion heat map per picture; one post at a time (``progress``: with a
+        progress bar).
 
         Raises:
             PostError: On a post that cannot be read.
         """
         collate = self.collator(kinds=self.model.fused_kinds)
-        explained = []
-        for post in as_posts(list(posts)):
-            batch = collate([post])
-            with torch.no_grad():
-                logits = {name: value.numpy() for name, value in self.model.eval()(batch).items()}
-            explained.append(explain_post(self.model, batch, self.tasks, self.probabilities(logits), post.id))
-        return explained
+        items = as_posts(list(posts))
+        return [
+            explain_post(self.model, collate([post]), self.tasks, self.probabilities, post.id)
+            for post in tqdm(items, desc="explaining", unit="post", disable=not progress)
+        ]
 
     def decisions(self, task: str, probabilities: np.ndarray, pooled: bool = False) -> np.ndarray:
         """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel.

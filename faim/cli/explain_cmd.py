@@ -6,8 +6,6 @@ import argparse
 import itertools
 import time
 
-from tqdm.auto import tqdm
-
 from faim.cli.common import add_columns, parse_columns
 from faim.data.sources import read_posts
 from faim.detector import Detector
@@ -41,8 +39,7 @@ def run(args: argparse.Namespace) -> int:
     posts = read_posts(args.posts, parse_columns(args.columns), args.image_root)
     chosen = list(itertools.islice(posts, args.limit or None))
     start = time.perf_counter()
-    explanations = [explanation for post in tqdm(chosen, desc="explaining", unit="post")
-                    for explanation in detector.explain([post])]  # fmt: skip
+    explanations = detector.explain(chosen, progress=True)
     page = write_report(explanations, args.out)
     seconds = (time.perf_counter() - start) / max(1, len(chosen))
     print(f"explained {len(explanations)} posts ({seconds:.2f} s each); open {page}")

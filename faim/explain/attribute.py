@@ -220,11 +220,15 @@ def explain_post(
     model: WholePostModel,
     batch: PostBatch,
     tasks: list[TaskSpec],
-    probabilities: dict[str, np.ndarray],
+    calibrated: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]],
     post_id: str,
 ) -> Explanation:
-    """Explain one collated post for every task (``probabilities``: its calibrated probabilities per task)."""
+    """Explain one collated post for every task (``calibrated``: raw logits per task → calibrated probabilities, as
+    ``Detector.probabilities``)."""
     explainer = PostExplainer(model, batch)
+    with torch.no_grad():
+        logits = {name: value.numpy() for name, value in model.logits(explainer.elements).items()}
+    probabilities = calibrated(logits)
     explained, notes = [], []
     for task in tasks:
         value = np.atleast_1d(probabilities[task.name][0])

@@ -19,9 +19,14 @@ DISPLAY = 224
 """Side, in CSS pixels, pictures are shown at."""
 
 
+def safe_name(text: str) -> str:
+    """``text`` with anything but letters, digits, ``-`` and ``_`` dropped, for a file name."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "", text)
+
+
 def file_stem(number: int, post_id: str) -> str:
-    """A file name for a post: its position and its id with anything but letters, digits, ``-`` and ``_`` dropped."""
-    return f"{number:04d}-{re.sub(r'[^A-Za-z0-9_-]+', '', post_id)[:40] or 'post'}"
+    """A file name for a post: its position and its id made safe (``safe_name``)."""
+    return f"{number:04d}-{safe_name(post_id)[:40] or 'post'}"
 
 
 def heat_overlay(picture: np.ndarray, heat: np.ndarray) -> Image.Image:
@@ -119,7 +124,7 @@ def write_report(explanations: list[Explanation], out: str | Path) -> Path:
         for task in explanation.tasks:
             heat_maps[task.task] = []
             for index, heat in enumerate(task.pictures):
-                name = f"{stem}-{re.sub(r'[^A-Za-z0-9_-]+', '', task.task)}-picture{index}-heat.png"
+                name = f"{stem}-{safe_name(task.task)}-picture{index}-heat.png"
                 heat_overlay(explanation.pictures[index], heat).save(root / name)
                 heat_maps[task.task].append(name)
         record = to_json(explanation, heat_maps)

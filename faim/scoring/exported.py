@@ -21,7 +21,7 @@ from faim.runtime.model import ExportedModel
 from faim.scoring.inputs import Shard
 from faim.scoring.output import output_schema, output_table, score_columns, write_part
 from faim.scoring.report import ShardReport
-from faim.scoring.rows import RowError, shard_posts
+from faim.scoring.rows import readable_batches, shard_posts
 from faim.scoring.runner import ScoreSummary, run_shards
 
 EXPORT_DIR = "_export"
@@ -59,17 +59,11 @@ class ExportedShardScorer:
     def table(self, shard: Shard) -> pa.Table:
         """The output rows of one shard: one per input row."""
         numbered, errors = shard_posts(shard, self.columns, self.image_root)
-        numbered.sort(key=lambda item: len(item[1].text or ""))  # similar lengths together: less padding
         scored: list[tuple[int, Post]] = []
-        outputs: list[dict[str, np.ndarray]] = []
-        for start in range(0, len(numbered), self.batch_size):
-            chunk = numbered[start : start + self.batch_size]
-            read, failed = self.model.read([post for _, post in chunk])
-            errors.extend(RowError(e.origin, e.post_id, e.kind, str(e)) for e in failed)
-            lost = {e.origin for e in failed}
-            scored.extend((n, p) for n, p in chunk if p.origin not in lost)
-            if read:
-                outputs.append(self.model.run([elements for _, elements in read]))
+        outputs = [
+            self.model.run([elements for _, elements in read])
+            for read in readable_batches(numbered, self.batch_size, self.model.read, errors, scored)
+        ]
         columns: dict[str, list[Any]] = {}
         if outputs:
             merged = {name: np.concatenate([batch[name] for batch in outputs]) for name in outputs[0]}

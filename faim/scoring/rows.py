@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from faim.data.columns import ColumnMap
+from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.tabular import parse_number
 from faim.scoring.inputs import Shard
@@ -21,6 +23,37 @@ class RowError:
     post_id: str | None
     kind: str
     message: str
+
+    @classmethod
+    def of(cls, error: PostError) -> RowError:
+        """The row error of a post that could not be read."""
+        return cls(error.origin, error.post_id, error.kind, str(error))
+
+
+Read = TypeVar("Read")
+
+
+def readable_batches(
+    numbered: list[tuple[int, Post]],
+    batch_size: int,
+    read: Callable[[list[Post]], tuple[Read, Sequence[PostError]]],
+    errors: list[RowError],
+    scored: list[tuple[int, Post]],
+) -> Iterator[Read]:
+    """A shard's posts (``shard_posts``), shortest text first so a batch pads little, read ``batch_size`` at a time
+    by ``read`` (posts → what is scored of them, and the errors of those it could not read): each failed post becomes
+    its row's error in ``errors``, the others go to ``scored`` in batch order, and what ``read`` gave is yielded for
+    every batch that kept a post."""
+    numbered.sort(key=lambda item: len(item[1].text or ""))
+    for start in range(0, len(numbered), batch_size):
+        chunk = numbered[start : start + batch_size]
+        batch, failed = read([post for _, post in chunk])
+        errors.extend(RowError.of(error) for error in failed)
+        lost = {error.origin for error in failed}
+        kept = [(number, post) for number, post in chunk if post.origin not in lost]
+        scored.extend(kept)
+        if kept:
+            yield batch
 
 
 def decode_cells(row: dict[str, Any], numeric: set[str]) -> dict[str, Any]:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from faim.scoring.optimize import optimise_for_inference
 from faim.scoring.options import ScoringOptions
 from faim.scoring.output import PICTURE, logits_column, output_schema, output_table, score_columns, write_part
 from faim.scoring.report import ShardReport
-from faim.scoring.rows import RowError, shard_posts
+from faim.scoring.rows import readable_batches, shard_posts
 
 
 class ShardScorer:
@@ -85,30 +84,22 @@ class ShardScorer:
     def table(self, shard: Shard) -> pa.Table:
         """The output rows of one shard: one per input row."""
         numbered, errors = shard_posts(shard, self.columns, self.image_root)
-        numbered.sort(key=lambda item: len(item[1].text or ""))  # similar lengths together: less padding
         scored: list[tuple[int, Post]] = []
-
-        def batches() -> Iterator[PostBatch]:
-            """The shard's posts collated ``batch_size`` at a time; a post that cannot be read becomes its row's
-            error, the others ``scored``, in batch order."""
-            for start in range(0, len(numbered), self.batch_size):
-                chunk = numbered[start : start + self.batch_size]
-                result = self.collate.collate([post for _, post in chunk])
-                errors.extend(RowError(e.origin, e.post_id, e.kind, str(e)) for e in result.errors)
-                failed = {e.origin for e in result.errors}
-                scored.extend((n, p) for n, p in chunk if p.origin not in failed)
-                if result.batch.size:
-                    yield result.batch
-
+        batches = readable_batches(numbered, self.batch_size, self.collated, errors, scored)
         predictions = predict(
             self.detector.model,
-            batches(),
+            batches,
             desc=None,
             link_kind=self.link_kind,
             embeddings=self.embeddings,
             device=self.device,
         )
         return output_table(self.schema, scored, self.scored_columns(predictions) if scored else {}, errors)
+
+    def collated(self, posts: list[Post]) -> tuple[PostBatch, list]:
+        """``posts`` preprocessed into one batch, and the errors of those that could not be read."""
+        result = self.collate.collate(posts)
+        return result.batch, result.errors
 
     def scored_columns(self, predictions: Predictions) -> dict[str, list[Any]]:
         """Output columns of the scored posts, from their predictions (in order)."""
