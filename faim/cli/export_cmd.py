@@ -1,5 +1,5 @@
-"""``faim export MODEL -o OUT [--quantize int8]``: write a saved model as ONNX graphs that ``faim.runtime`` scores
-without torch."""
+"""``faim export MODEL -o OUT [--format onnx|pt2] [--quantize int8]``: write a saved model as ONNX graphs that
+``faim.runtime`` scores without torch, or as torch.export programs."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from faim.data.post import Post
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.eval.quantization import QuantizationCheck, compare_exports
-from faim.export.model import export_model
+from faim.export.model import GRAPH_FORMATS, export_model
 from faim.export.quantize import quantize_export
 from faim.runtime import ExportedModel
 
@@ -23,7 +23,7 @@ from faim.runtime import ExportedModel
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser = sub.add_parser(
         name,
-        help="write a saved model as ONNX graphs for faim.runtime (scoring without torch)",
+        help="write a saved model as ONNX graphs for faim.runtime (scoring without torch) or torch.export programs",
         description="Export a saved model for deployment: one ONNX graph per encoder (per member of a stack) and one "
         "for fusion and heads with the calibration inside, traced by torch.export with dynamic batch, element and "
         "sequence axes, next to what preprocessing needs (tokenizer.json, the text-folding tables, the picture "
@@ -32,12 +32,19 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "faim.runtime.load(OUT), which needs onnxruntime, tokenizers, Pillow and numpy only. With --quantize int8 "
         "the encoder graphs' weights are quantized to int8 (onnxruntime dynamic quantization), both versions score "
         "labelled posts (the recipe's validation split, or DATA), and the export is refused, naming both figures, "
-        "when a task's macro-F1 drops by more than --max-drop.",
+        "when a task's macro-F1 drops by more than --max-drop. With --format pt2 each graph is a torch.export "
+        "ExportedProgram archive instead (no example inputs, nothing pickled), scored with torch by "
+        "faim.export.programs.load_export(OUT), which refuses any archive entry that would be unpickled.",
     )
     parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
     parser.add_argument("-o", "--out", required=True, help="the export directory (replaced if it exists)")
-    parser.add_argument("--format", default="onnx", choices=["onnx"], help="graph format (default: %(default)s)")
-    parser.add_argument("--quantize", choices=["int8"], help="quantize the encoder graphs' weights")
+    parser.add_argument(
+        "--format",
+        default="onnx",
+        choices=GRAPH_FORMATS,
+        help="onnx: for faim.runtime and faim score --runtime onnx; pt2: torch.export programs (default: %(default)s)",
+    )
+    parser.add_argument("--quantize", choices=["int8"], help="quantize the encoder graphs' weights (onnx only)")
     parser.add_argument(
         "--max-drop",
         type=float,
@@ -52,11 +59,13 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.quantize and args.format != "onnx":
+        raise ValueError(f"--quantize quantizes ONNX graphs; it cannot be used with --format {args.format}")
     detector = Detector.load(args.model)
     out = Path(args.out)
     if not args.quantize:
-        export_model(detector, out)
-        summary(args.model, out)
+        export_model(detector, out, args.format)
+        summary(args.model, out, args.format)
         return 0
     posts = labelled_posts(args)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         if out.exists():
             shutil.rmtree(out)
         int8.rename(out)
-    summary(args.model, out)
+    summary(args.model, out, "onnx")
     return 0
 
 
@@ -95,9 +104,12 @@ def report(check: QuantizationCheck) -> str:
     return "\n".join(lines)
 
 
-def summary(model: str, out: Path) -> None:
+def summary(model: str, out: Path, graph_format: str) -> None:
     files = [path for path in out.rglob("*") if path.is_file()]
-    graphs = [path for path in files if path.suffix == ".onnx"]
+    graphs = [path for path in files if path.suffix == f".{graph_format}"]
     size = sum(path.stat().st_size for path in files) / 2**20
-    print(f"exported {model} to {out}: {len(graphs)} graphs, {len(files)} files, {size:.1f} MiB")
-    print(f"score it without torch: faim.runtime.load({str(out)!r}).score(posts)")
+    print(f"exported {model} to {out}: {len(graphs)} {graph_format} graphs, {len(files)} files, {size:.1f} MiB")
+    if graph_format == "onnx":
+        print(f"score it without torch: faim.runtime.load({str(out)!r}).score(posts)")
+    else:
+        print(f"score it with torch: faim.export.programs.load_export({str(out)!r}).score(posts)")

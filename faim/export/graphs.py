@@ -20,7 +20,7 @@ from torch import nn
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
-from faim.runtime.bundle import EMBEDDING, elements_names, logits_name, probabilities_name
+from faim.runtime.bundle import elements_names, fusion_outputs
 
 
 class TextGraph(nn.Module):
@@ -82,7 +82,21 @@ class FusionGraph(nn.Module):
         return [name for kind in self.kinds for name in elements_names(kind)]
 
     def output_names(self) -> list[str]:
-        return [EMBEDDING] + [name for t in self.tasks for name in (logits_name(t.name), probabilities_name(t.name))]
+        return fusion_outputs([task.name for task in self.tasks])
+
+
+def dynamic_shapes(module: nn.Module, dynamic_axes: list[dict[int, str]], bounded: bool = False) -> tuple[Any, ...]:
+    """torch.export's ``dynamic_shapes`` for ``module``'s inputs: one ``torch.export.Dim`` per axis name (axes sharing a
+    name share a size), or with ``bounded`` ``Dim.DYNAMIC`` on each, which lets tracing set the axis's range."""
+    dims: dict[str, Any] = {}
+
+    def dim(name: str) -> Any:
+        return torch.export.Dim.DYNAMIC if bounded else dims.setdefault(name, torch.export.Dim(name))
+
+    shapes = tuple({axis: dim(name) for axis, name in axes.items()} for axes in dynamic_axes)
+    if any(p.kind is p.VAR_POSITIONAL for p in inspect.signature(module.forward).parameters.values()):
+        shapes = (shapes,)  # torch.export reads ``*args`` as one argument
+    return shapes
 
 
 def write_onnx(
@@ -93,18 +107,12 @@ def write_onnx(
     dynamic_axes: list[dict[int, str]],
     path: Path,
 ) -> None:
-    """Export ``module`` on example ``inputs`` to ``path`` with torch.onnx's dynamo exporter, one ``torch.export.Dim``
-    per axis name in ``dynamic_axes`` (axes sharing a name share a size), weights inside the file.
+    """Export ``module`` on example ``inputs`` to ``path`` with torch.onnx's dynamo exporter, dynamic along
+    ``dynamic_axes`` (see ``dynamic_shapes``), weights inside the file.
 
     Raises:
         torch.export and ONNX errors as they come; the caller names the module.
     """
-    dims: dict[str, Any] = {}
-    shapes = tuple(
-        {axis: dims.setdefault(name, torch.export.Dim(name)) for axis, name in axes.items()} for axes in dynamic_axes
-    )
-    if any(p.kind is p.VAR_POSITIONAL for p in inspect.signature(module.forward).parameters.values()):
-        shapes = (shapes,)  # torch.export reads ``*args`` as one argument
     module.eval()
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the exporter's notes on its own internals, not on this model
@@ -114,7 +122,7 @@ def write_onnx(
             str(path),
             input_names=input_names,
             output_names=output_names,
-            dynamic_shapes=shapes,
+            dynamic_shapes=dynamic_shapes(module, dynamic_axes),
             dynamo=True,
             external_data=False,
             verbose=False,

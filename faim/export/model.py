@@ -1,9 +1,10 @@
-"""``export_model``: a detector written as ONNX graphs plus everything its preprocessing and calibration need, for
-``faim.runtime`` (see ``faim.runtime.bundle`` for the layout).
+"""``export_model``: a detector written as graphs plus everything its preprocessing and calibration need: ONNX
+graphs for ``faim.runtime``, or torch.export programs (pt2) for ``faim.export.programs.load_export`` (see
+``faim.runtime.bundle`` for the layout).
 
-After writing, each graph is run with onnxruntime on the example inputs it was traced on and compared with the
-eager module; a graph that computes something else (a branch dropped or specialised away in tracing) fails the
-export, naming it, instead of being written.
+After writing, each graph is read back, run (by onnxruntime, or as the loaded program) on the example inputs it was
+traced on and compared with the eager module; a graph that computes something else (a branch dropped or
+specialised away in tracing) fails the export, naming it, instead of being written.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnxruntime
 import torch
 from PIL import Image
 from torch import nn
@@ -22,8 +22,10 @@ from faim.detector import Detector
 from faim.encoders.stack import StackedEncoder
 from faim.export.graphs import FusionGraph, TensorGraph, TextGraph, write_onnx
 from faim.export.preprocessing import preprocessing_spec
+from faim.export.programs import ProgramGraph, write_program
 from faim.export.staging import staged, write_manifest
-from faim.runtime.bundle import FORMAT_VERSION, FUSION_GRAPH, ExportError
+from faim.runtime.bundle import FORMAT_VERSION, ExportError
+from faim.runtime.model import session
 from faim.version import __version__
 
 EXAMPLE_ELEMENTS = 3
@@ -32,30 +34,40 @@ EXAMPLE_ELEMENTS = 3
 TOLERANCE = 1e-4
 """Largest difference between a graph's outputs and the eager module's on the example inputs."""
 
+GRAPH_FORMATS = ("onnx", "pt2")
+"""ONNX graphs (torch.onnx's dynamo exporter) for onnxruntime, or torch.export's ExportedPrograms for torch."""
 
-def export_model(detector: Detector, directory: str | Path) -> Path:
-    """Write ``detector`` as an exported model to ``directory`` (replaced atomically if it exists).
+
+def export_model(detector: Detector, directory: str | Path, graph_format: str = "onnx") -> Path:
+    """Write ``detector`` as an exported model to ``directory`` (replaced atomically if it exists), its graphs in
+    ``graph_format`` (one of ``GRAPH_FORMATS``).
 
     Raises:
         ExportError: For a model or a preprocessing the runtime cannot repeat, or a graph whose outputs differ from
             the eager module's, naming the encoder or the graph.
     """
+    if graph_format not in GRAPH_FORMATS:
+        raise ExportError(f"graph format {graph_format!r} is not one of {', '.join(GRAPH_FORMATS)}")
     model = detector.model.eval()
     target = Path(directory)
+    fusion_graph = f"fusion.{graph_format}"
     with staged(target) as staging:
         kinds = {kind: model.routes[kind] for kind in model.fused_kinds}
-        encoders = {name: export_encoder(name, model.encoders[name], staging) for name in sorted(set(kinds.values()))}
-        export_fusion(detector, encoders, staging / FUSION_GRAPH)
+        encoders = {
+            name: export_encoder(name, model.encoders[name], staging, graph_format)
+            for name in sorted(set(kinds.values()))
+        }
+        export_fusion(detector, encoders, staging / fusion_graph)
         manifest = {
             "format": FORMAT_VERSION,
             "faim_version": __version__,
             "torch_version": torch.__version__,
             "source": detector.source,
-            "graph_format": "onnx",
+            "graph_format": graph_format,
             "max_elements": detector.max_elements,
             "kinds": kinds,
             "encoders": {name: relative_paths(entry, staging) for name, entry in encoders.items()},
-            "fusion": {"graph": FUSION_GRAPH, "kinds": list(model.fused_kinds), "dim": model.fusion.output_dim},
+            "fusion": {"graph": fusion_graph, "kinds": list(model.fused_kinds), "dim": model.fusion.output_dim},
             "tasks": [
                 {
                     "name": task.name,
@@ -73,7 +85,7 @@ def export_model(detector: Detector, directory: str | Path) -> Path:
     return target
 
 
-def export_encoder(name: str, encoder: nn.Module, staging: Path) -> dict[str, Any]:
+def export_encoder(name: str, encoder: nn.Module, staging: Path, graph_format: str) -> dict[str, Any]:
     """Write one encoder's graphs (one per member of a stack: the runtime sets their embeddings side by side) and
     preprocessing; returns its manifest entry."""
     members = list(encoder.members) if isinstance(encoder, StackedEncoder) else [encoder]
@@ -83,7 +95,7 @@ def export_encoder(name: str, encoder: nn.Module, staging: Path) -> dict[str, An
         folder = staging / "encoders" / name / (str(index) if len(members) > 1 else "")
         spec = preprocessing_spec(member.preprocessor(), folder, label)
         inputs = example_inputs(member.preprocessor(), spec["type"])
-        graph = folder / "encoder.onnx"
+        graph = folder / f"encoder.{graph_format}"
         if spec["type"] == "text":
             module, names, axes = TextGraph(member), ["input_ids", "attention_mask"], [{0: "N", 1: "T"}] * 2
         else:
@@ -119,17 +131,21 @@ def traced(
     axes: list[dict[int, str]],
     path: Path,
 ) -> None:
-    """Export ``module`` to ``path`` and check onnxruntime's outputs on ``inputs`` against the eager module's."""
+    """Export ``module`` to ``path`` in the format its suffix names (``.onnx`` or ``.pt2``), read the graph back and
+    check its outputs on ``inputs`` against the eager module's."""
     args = tuple(inputs[name] for name in input_names) if isinstance(inputs, dict) else tuple(inputs)
     try:
-        write_onnx(module, args, input_names, output_names, axes, path)
+        if path.suffix == ".pt2":
+            write_program(module, args, axes, path)
+        else:
+            write_onnx(module, args, input_names, output_names, axes, path)
     except Exception as error:
-        raise ExportError(f"{label}: torch.export could not trace it to ONNX: {error}") from error
+        raise ExportError(f"{label}: torch.export could not trace it to {path.suffix[1:]}: {error}") from error
     with torch.no_grad():
         expected = module(*args)
     expected = expected if isinstance(expected, tuple) else (expected,)
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    got = session.run(output_names, {name: value.numpy() for name, value in zip(input_names, args)})
+    graph = ProgramGraph(path) if path.suffix == ".pt2" else session(path)
+    got = graph.run(output_names, {name: value.numpy() for name, value in zip(input_names, args)})
     for name, want, have in zip(output_names, expected, got):
         gap = float(np.max(np.abs(want.numpy() - have))) if have.size else 0.0
         if want.shape != have.shape or gap > TOLERANCE:

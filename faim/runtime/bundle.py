@@ -10,6 +10,9 @@ Layout (written by ``faim.export``)::
     fusion.onnx          fusion and heads: per-kind element embeddings and masks in, the whole-post embedding and
                          each task's logits and calibrated probabilities out
 
+The graphs are ONNX (``encoder.onnx``, ``fusion.onnx``; ``graph_format`` "onnx") or torch.export programs
+(``encoder.pt2``, ``fusion.pt2``; "pt2", read by ``faim.export.programs``).
+
 Every listed file's hash is checked before anything is read; nothing is unpickled.
 """
 
@@ -25,7 +28,6 @@ MANIFEST = "faim-export.json"
 SAVED_MODEL = "faim.json"
 """The manifest a saved model (``faim train``) has instead, named when one is given where an export is read."""
 FORMAT_VERSION = 1
-FUSION_GRAPH = "fusion.onnx"
 EMBEDDING = "embedding"
 """Name of the fusion graph's whole-post embedding output."""
 
@@ -43,6 +45,11 @@ def logits_name(task: str) -> str:
 def probabilities_name(task: str) -> str:
     """Name of the fusion graph's output holding ``task``'s calibrated probabilities."""
     return f"{task}.probabilities"
+
+
+def fusion_outputs(tasks: list[str]) -> list[str]:
+    """The fusion graph's outputs in order: the whole-post embedding, then each task's logits and probabilities."""
+    return [EMBEDDING] + [name for task in tasks for name in (logits_name(task), probabilities_name(task))]
 
 
 def elements_names(kind: str) -> tuple[str, str]:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import onnxruntime
@@ -13,8 +14,15 @@ import onnxruntime
 from faim.data.elements import PostError, checked_elements
 from faim.data.post import Post, as_posts
 from faim.decisions import decide, score_rows
-from faim.runtime.bundle import EMBEDDING, elements_names, probabilities_name, read_bundle
+from faim.runtime.bundle import EMBEDDING, ExportError, elements_names, fusion_outputs, probabilities_name, read_bundle
 from faim.runtime.preprocess import part_preprocessor
+
+
+class Graph(Protocol):
+    """A graph of an export ready to run: ``run(output_names, feeds)`` returns the outputs as arrays, in order
+    (an onnxruntime session, or ``faim.export.programs.ProgramGraph`` for a pt2 export)."""
+
+    def run(self, output_names: list[str] | None, input_feed: dict[str, Any]) -> list[Any]: ...
 
 
 def session(path: Path, threads: int | None = None) -> onnxruntime.InferenceSession:
@@ -40,10 +48,10 @@ class ExportedEncoder:
     side make the encoder's ``[N, dim]``. Called by the collation step like an encoder's preprocessor (``check``
     names a bad element)."""
 
-    def __init__(self, entry: dict[str, Any], root: Path, threads: int | None = None) -> None:
+    def __init__(self, entry: dict[str, Any], root: Path, open_graph: Callable[[Path], Graph]) -> None:
         self.dim = int(entry["dim"])
         self.parts = [
-            (part_preprocessor(part["preprocess"], root), part["inputs"], session(root / part["graph"], threads))
+            (part_preprocessor(part["preprocess"], root), part["inputs"], open_graph(root / part["graph"]))
             for part in entry["parts"]
         ]
 
@@ -68,20 +76,37 @@ class ExportedModel:
 
     Args:
         directory: The export; every file's sha256 is checked first.
-        threads: Threads each graph computes with (default: one per core).
+        threads: Threads each onnxruntime graph computes with (default: one per core).
+        open_graph: What makes a graph file runnable (default: an onnxruntime session on the CPU).
+        graph_format: The ``graph_format`` the export must have for ``open_graph`` to read it.
+
+    Raises:
+        ExportError: When ``directory`` is not an export of this format, a file is missing or modified, or its
+            graphs are of another format.
     """
 
-    def __init__(self, directory: str | Path, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        directory: str | Path,
+        threads: int | None = None,
+        open_graph: Callable[[Path], Graph] | None = None,
+        graph_format: str = "onnx",
+    ) -> None:
         self.root = Path(directory)
         manifest = read_bundle(self.root)
+        found = manifest.get("graph_format", "onnx")
+        if found != graph_format:
+            hint = " (load it with faim.export.programs.load_export, which needs torch)" if found == "pt2" else ""
+            raise ExportError(f"{directory}: its graphs are {found}, not {graph_format}{hint}")
+        open_graph = open_graph or partial(session, threads=threads)
         self.source = str(directory)
         self.max_elements = int(manifest["max_elements"])
         self.tasks = [ExportedTask(t["name"], t["type"], tuple(t["labels"]), t["threshold"]) for t in manifest["tasks"]]
         self.embedding_dim = int(manifest["fusion"]["dim"])
         self.files = dict(manifest["files"])
-        encoders = {name: ExportedEncoder(entry, self.root, threads) for name, entry in manifest["encoders"].items()}
+        encoders = {name: ExportedEncoder(entry, self.root, open_graph) for name, entry in manifest["encoders"].items()}
         self.encoders = {kind: encoders[manifest["kinds"][kind]] for kind in manifest["fusion"]["kinds"]}
-        self.fusion = session(self.root / manifest["fusion"]["graph"], threads)
+        self.fusion = open_graph(self.root / manifest["fusion"]["graph"])
 
     def read(self, posts: Iterable[Post]) -> tuple[list[tuple[Post, dict[str, list[Any]]]], list[PostError]]:
         """Each post whose elements can be read (pictures decoded, metadata numeric) with its elements, and the
@@ -119,7 +144,7 @@ class ExportedModel:
             mask[post_index, slot_index] = True
             embeddings_name, mask_name = elements_names(kind)
             feeds[embeddings_name], feeds[mask_name] = padded, mask
-        names = [output.name for output in self.fusion.get_outputs()]
+        names = fusion_outputs([task.name for task in self.tasks])
         return dict(zip(names, self.fusion.run(names, feeds)))
 
     def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:

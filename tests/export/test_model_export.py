@@ -123,8 +123,10 @@ def test_a_graph_that_differs_from_the_model_fails_the_export_naming_it(tmp_path
 
 @pytest.mark.real_weights
 @pytest.mark.slow
-def test_the_bundled_text_and_picture_encoders_export_with_the_models_scores(tmp_path: Path) -> None:
+@pytest.mark.parametrize("graph_format", ["onnx", "pt2"])
+def test_the_bundled_text_and_picture_encoders_export_with_the_models_scores(graph_format: str, tmp_path: Path) -> None:
     import faim
+    from faim.export.programs import load_export
     from faim.eval.bench_scoring import RECIPE
 
     torch.manual_seed(0)
@@ -133,7 +135,8 @@ def test_the_bundled_text_and_picture_encoders_export_with_the_models_scores(tmp
     recipe["model"]["encoders"]["comments"] = "text"
     recipe["model"]["fusion"] = {"type": "align", "dim": 16}
     detector = faim.build(recipe)
-    runtime = faim.runtime.load(export_model(detector, tmp_path / "export"))
+    out = export_model(detector, tmp_path / "export", graph_format)
+    runtime = faim.runtime.load(out) if graph_format == "onnx" else load_export(out)
     gap = np.abs(flat_scores(runtime.score(export_posts())) - flat_scores(detector.score(export_posts())))
     assert gap.max() <= TOLERANCE
     assert np.abs(runtime.embed(export_posts()) - detector.embed(export_posts())).max() <= TOLERANCE
