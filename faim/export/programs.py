@@ -52,7 +52,9 @@ def write_program(module: nn.Module, inputs: tuple[torch.Tensor, ...], axes: lis
     module.eval()
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # torch.export's notes on its own internals, not on this model
-        program = torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes(module, axes, bounded=True), strict=False)
+        program = torch.export.export(
+            module, inputs, dynamic_shapes=dynamic_shapes(module, axes, bounded=True), strict=False
+        )
     program.example_inputs = None
     torch.export.save(program, str(path))
 

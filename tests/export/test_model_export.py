@@ -126,8 +126,8 @@ def test_a_graph_that_differs_from_the_model_fails_the_export_naming_it(tmp_path
 @pytest.mark.parametrize("graph_format", ["onnx", "pt2"])
 def test_the_bundled_text_and_picture_encoders_export_with_the_models_scores(graph_format: str, tmp_path: Path) -> None:
     import faim
-    from faim.export.programs import load_export
     from faim.eval.bench_scoring import RECIPE
+    from faim.export.programs import load_export
 
     torch.manual_seed(0)
     recipe = json.loads(json.dumps(RECIPE))
