@@ -3,7 +3,9 @@
 
 Whatever this run measured replaces the earlier figures of the same recipe; a recipe row, a group-holdout entry, a
 whole dataset, or the transfer and language sections that only the earlier run has are kept as they were and marked
-with the time that run was generated (``earlier_run``), which the Markdown shows beside them.
+with the time that run was generated (``earlier_run``), which the Markdown shows beside them. A row measured again
+without perturbations (``--no-robustness``) keeps the earlier run's figures under them, with that run's clean figure
+they are compared with (``robustness_kept``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any
             merged["datasets"].append(kept)
             continue
         target = datasets[dataset["source"]]
+        keep_robustness(target["rows"], dataset["rows"], stamp)
         measured = {row["name"] for row in target["rows"] if row["kind"] == "recipe"}
         kept_rows = [
             row | {"earlier_run": row.get("earlier_run", stamp)}
@@ -46,3 +49,19 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any
             if entry["name"] not in probed
         ]
     return merged
+
+
+def keep_robustness(rows: list[dict[str, Any]], earlier_rows: list[dict[str, Any]], stamp: str) -> None:
+    """Give each row of ``rows`` measured without perturbations the earlier figures under them of the row with the
+    same kind, name and view, marked ``robustness_kept``: the earlier run's time and the clean figure they go with."""
+    earlier = {(row["kind"], row["name"], row.get("view")): row for row in earlier_rows if row.get("robustness")}
+    for row in rows:
+        before = earlier.get((row["kind"], row["name"], row.get("view")))
+        if row.get("robustness") or before is None:
+            continue
+        row["robustness"] = copy.deepcopy(before["robustness"])
+        kept = before.get("robustness_kept") or {
+            "earlier_run": before.get("earlier_run", stamp),
+            "value": before["value"],
+        }
+        row["robustness_kept"] = dict(kept)

@@ -302,8 +302,9 @@ def robustness_section(rows: list[dict[str, Any]], key: str, metric: str) -> lis
     )
     table = []
     for row in measured:
-        clean = row["value"]
-        cells = [model_cell(row), row["view"], format_value(clean)]
+        kept = row.get("robustness_kept")
+        clean = kept["value"] if kept else row["value"]
+        cells = [model_cell(row) + (earlier_mark(kept) if kept else ""), row["view"], format_value(clean)]
         for name in names:
             perturbed = row["robustness"].get(name)
             if perturbed is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from faim.eval.benchmark_merge import merge_results
-from faim.eval.benchmark_report import earlier_mark
+from faim.eval.benchmark_report import earlier_mark, robustness_section
 
 
 def dataset(source: str, recipes: dict[str, float], holdouts: tuple[str, ...] = ()) -> dict:
@@ -53,3 +53,24 @@ def test_an_entry_kept_twice_keeps_the_time_it_was_measured() -> None:
     third = merge_results({"command": "c", "generated_at": "2026-11-20T00:00:00+00:00", "datasets": []}, second)
     assert third["datasets"][0]["rows"][0]["earlier_run"] == "2026-11-01T00:00:00+00:00"
     assert [run["command"] for run in third["earlier_runs"]] == ["a", "b"]  # every run something was kept from
+
+
+def vmu(rows: list[dict]) -> dict:
+    return {"source": "vmu", "rows": rows, "holdouts": []}
+
+
+def test_a_row_measured_again_without_perturbations_keeps_the_earlier_figures_under_them() -> None:
+    perturbed = {"text.leetspeak": {"accuracy": 0.70}}
+    earlier_rows = [{"name": "vmu_text", "kind": "recipe", "view": "v", "value": 0.83, "robustness": perturbed}]
+    earlier = {"command": "a", "generated_at": "2026-11-24T00:00:00+00:00", "datasets": [vmu(earlier_rows)]}
+    rows = [
+        {"name": "vmu_text", "kind": "recipe", "view": "v", "value": 0.84, "robustness": {}},
+        {"name": "vmu_text", "kind": "recipe", "view": "other view", "value": 0.5, "robustness": {}},
+    ]
+    new = {"command": "b", "generated_at": "2026-11-25T00:00:00+00:00", "datasets": [vmu(rows)]}
+    same_view, other_view = merge_results(new, earlier)["datasets"][0]["rows"]
+    assert same_view["value"] == 0.84 and same_view["robustness"] == perturbed
+    assert same_view["robustness_kept"] == {"earlier_run": "2026-11-24T00:00:00+00:00", "value": 0.83}
+    assert other_view["robustness"] == {} and "robustness_kept" not in other_view
+    table = robustness_section([same_view], "accuracy", "accuracy")[-1]
+    assert "| `vmu_text` (earlier run, 2026-11-24) | v | 0.8300 | 0.7000 (-0.1300) |" in table
