@@ -7,6 +7,7 @@ good enough is measured on labelled posts by the caller (``faim.eval.quantizatio
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
@@ -25,12 +26,16 @@ def quantize_export(source: str | Path, target: str | Path) -> Path:
         shutil.copytree(source, staging, dirs_exist_ok=True)
         for entry in manifest["encoders"].values():
             for part in entry["parts"]:
-                quantize_dynamic(
-                    source / part["graph"],
-                    staging / part["graph"],
-                    weight_type=QuantType.QInt8,
-                    per_channel=True,
-                    op_types_to_quantize=["MatMul"],
-                )
+                logging.disable(logging.WARNING)  # onnxruntime advises its pre-processing on the root logger
+                try:
+                    quantize_dynamic(
+                        source / part["graph"],
+                        staging / part["graph"],
+                        weight_type=QuantType.QInt8,
+                        per_channel=True,
+                        op_types_to_quantize=["MatMul"],
+                    )
+                finally:
+                    logging.disable(logging.NOTSET)
         write_manifest(staging, manifest | {"quantized": "int8"})
     return target
