@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,29 @@ import pytest
 import yaml
 
 from faim.demo_data import make_demo_data
+
+TORCH_STACK = ("torch", "transformers", "timm", "torchvision", "lightning", "pytorch_lightning", "sklearn")
+"""What an install without the ``torch`` extra lacks, as far as the runtime's tests are concerned."""
+
+BLOCKER = """
+import sys
+
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {packages!r}:
+            raise ModuleNotFoundError(f"{{name}} is blocked", name=name)
+
+sys.meta_path.insert(0, Blocker())
+"""
+
+
+def without_packages(folder: Path, packages: tuple[str, ...] = TORCH_STACK) -> dict[str, str]:
+    """An environment in which every Python process, spawned workers included, fails to import ``packages`` as if
+    they were not installed (``ModuleNotFoundError`` saying "is blocked"): a ``sitecustomize`` written to ``folder``
+    and put on ``PYTHONPATH``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(BLOCKER.format(packages=packages), encoding="utf-8")
+    return os.environ | {"PYTHONPATH": str(folder)}
 
 
 @pytest.fixture(scope="session")

@@ -36,8 +36,31 @@ imported only when that command runs (or for ``faim --help``): ``faim score --ru
 the training stack, torch included."""
 
 
+EXTRAS = (
+    "`pip install 'faim-sdk[torch]'` installs what training, evaluation, export, explanations and torch scoring "
+    "need; `faim score --runtime onnx` needs only `pip install 'faim-sdk[runtime]'`"
+)
+
+
+def missing_package(error: ModuleNotFoundError) -> str | None:
+    """The third-party package whose absence raised ``error``; ``None`` when a module of faim itself is missing
+    (a broken install, not an extra left out)."""
+    name = (error.name or "").split(".")[0]
+    return None if name in ("", "faim") else name
+
+
+def add_unavailable(sub: argparse._SubParsersAction, name: str, package: str) -> None:
+    """List ``name`` in ``faim --help`` although its module cannot be imported, saying what it needs."""
+    sub.add_parser(name, help=f"(needs {package}, not installed: pip install 'faim-sdk[torch]')")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser: every command's, or ``command``'s alone."""
+    """The command line's parser: every command's, or ``command``'s alone.
+
+    Raises:
+        ModuleNotFoundError: When ``command``'s module needs a package this install lacks (the whole listing,
+            ``command`` ``None``, names such commands instead).
+    """
     parser = argparse.ArgumentParser(
         prog="faim",
         description="faim: whole-post integrity models from pluggable encoders, fusion and task heads.",
@@ -48,7 +71,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():
         if command in (None, name):
-            importlib.import_module(module).add_parser(sub, name)
+            try:
+                importlib.import_module(module).add_parser(sub, name)
+            except ModuleNotFoundError as error:
+                package = missing_package(error)
+                if command is not None or package is None:
+                    raise
+                add_unavailable(sub, name, package)
     return parser
 
 
@@ -56,7 +85,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``faim`` script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((word for word in argv if not word.startswith("-")), None)
-    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+    try:
+        args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+        return run(args)
+    except ModuleNotFoundError as error:
+        package = missing_package(error)
+        if package is None:
+            raise
+        print(f"faim {command}: error: needs the Python package {package!r}, not installed: {EXTRAS}", file=sys.stderr)
+        return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a parsed command; bad input is one line on stderr and exit status 2."""
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

@@ -1,6 +1,6 @@
 """Scoring exported models (``faim export``) with onnxruntime, ``tokenizers``, Pillow and numpy: no torch,
-transformers or timm is imported, so it starts fast and runs where only the ``runtime`` extra's libraries are
-installed (``pip install --no-deps faim-sdk`` then ``pip install onnxruntime tokenizers pillow numpy``)::
+transformers or timm is imported, so it starts fast and runs where torch is not installed
+(``pip install 'faim-sdk[runtime]'``)::
 
     import faim.runtime
     model = faim.runtime.load("exports/hate")

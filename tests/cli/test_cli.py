@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import pooling_detector, tiny_recipe
+from conftest import pooling_detector, tiny_recipe, without_packages
 
 from faim.eval.benchmark_runs import write_dump
 
@@ -201,3 +201,25 @@ def test_calibrate_unlabelled_moves_the_prior_towards_the_posts_share(trained: P
 def test_calibrate_without_labels_says_how_to_give_them(trained: Path, demo_data, tmp_path: Path) -> None:
     result = faim("calibrate", trained / "model", demo_data["validation"], "-o", tmp_path / "x")
     assert result.returncode == 2 and "--map labels.TASK=COLUMN" in result.stderr
+
+
+def test_without_the_torch_extra_help_lists_every_command_and_a_torch_command_says_what_to_install(
+    tmp_path: Path,
+) -> None:
+    environment = without_packages(tmp_path / "blocker") | {"PYTHONWARNINGS": "ignore"}
+    run = [sys.executable, "-m", "faim"]
+    listing = subprocess.run([*run, "--help"], capture_output=True, text=True, env=environment, check=False)
+    assert listing.returncode == 0, listing.stderr
+    for command in ("train", "eval", "score", "export", "explain"):
+        assert command in listing.stdout
+    assert "(needs torch, not installed: pip install 'faim-sdk[torch]')" in listing.stdout
+
+    train = subprocess.run([*run, "train", "recipe.yaml"], capture_output=True, text=True, env=environment, check=False)
+    assert train.returncode == 2
+    assert "faim train: error: needs the Python package 'torch', not installed" in train.stderr
+    assert "pip install 'faim-sdk[torch]'" in train.stderr
+    assert "Traceback" not in train.stderr
+
+    score = subprocess.run([*run, "score", "--help"], capture_output=True, text=True, env=environment, check=False)
+    assert score.returncode == 0, score.stderr
+    assert "--runtime" in score.stdout

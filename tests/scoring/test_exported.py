@@ -5,32 +5,18 @@ into the output folder; torch's own options are refused."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import export_posts
+from conftest import export_posts, without_packages
 
 from faim.cli.main import main
 from faim.scoring.engine import score_dump
 from faim.scoring.exported import EXPORT_DIR, score_exported
 from faim.scoring.options import ScoringOptions
-
-BLOCKED = ("torch", "transformers", "timm", "torchvision", "lightning", "pytorch_lightning", "sklearn")
-
-SITECUSTOMIZE = """
-import sys
-
-class Blocker:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {blocked!r}:
-            raise ImportError(f"{{name}} is blocked")
-
-sys.meta_path.insert(0, Blocker())
-"""
 
 
 def write_dump(root: Path) -> Path:
@@ -58,9 +44,7 @@ def test_an_export_scores_a_dump_as_the_saved_model_does_with_torch_blocked_in_e
 ) -> None:
     model_dir, export_dir = exported
     dump = write_dump(tmp_path / "dump")
-    (tmp_path / "blocker").mkdir()
-    (tmp_path / "blocker" / "sitecustomize.py").write_text(SITECUSTOMIZE.format(blocked=BLOCKED), encoding="utf-8")
-    environment = os.environ | {"PYTHONPATH": str(tmp_path / "blocker")}
+    environment = without_packages(tmp_path / "blocker")
     command = [sys.executable, "-m", "faim", "score", str(export_dir), str(dump), "-o", str(tmp_path / "onnx")]
     done = subprocess.run(
         [*command, "--runtime", "onnx", "--workers", "2", "--shard-rows", "3"],
