@@ -21,55 +21,41 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.sparse import hstack
+from scipy.sparse import csr_matrix
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 from torch import nn
 
 from faim.encoder import Encoder, Preprocessor
-from faim.encoders.text_normalize import fold_confusables
+from faim.encoders.text_normalize import confusable_folder
+from faim.preprocess.ngrams import Family, NgramBags, analyzer, read_vocabulary, write_vocabulary
 from faim.registry import register_encoder
 
 VOCABULARY = "ngrams.json"
 
 
 class NgramFeatures:
-    """Texts → TF-IDF weights of their n-grams as flat ``{"indices", "offsets", "weights"}`` (one bag per text, for
-    ``nn.EmbeddingBag``); picklable.
+    """Texts → TF-IDF weights of their n-grams as flat ``{"indices", "offsets", "weights"}`` tensors (one bag per text,
+    for ``nn.EmbeddingBag``); picklable.
 
     Args:
-        families: Per n-gram family, ``(analyzer, (low, high), vocabulary, idf)``: ``"char_wb"`` or ``"word"``, the
-            n-gram lengths, term → column and the IDF weight of each column; the families' columns follow each other.
-        fold: Fold homoglyphs to the Latin letters they imitate first (``faim.encoders.text_normalize``).
+        bags: The fitted families' bags (``faim.preprocess.ngrams``), homoglyphs folded first where the encoder folds.
     """
 
-    def __init__(self, families: list[tuple[str, tuple[int, int], dict[str, int], list[float]]], fold: bool) -> None:
-        self.families = families
-        self.fold = fold
-        self.counters = [
-            CountVectorizer(analyzer=analyzer, ngram_range=tuple(span), vocabulary=vocabulary, lowercase=True)
-            for analyzer, span, vocabulary, _ in families
-        ]
-        self.transformers = [TfidfTransformer(sublinear_tf=True) for _ in families]
-        for transformer, (_, _, _, idf) in zip(self.transformers, families):
-            transformer.idf_ = np.asarray(idf)
+    def __init__(self, bags: NgramBags) -> None:
+        self.bags = bags
 
-    def matrix(self, texts: list[str]) -> Any:
-        """The TF-IDF matrix ``[N, columns]`` (scipy CSR)."""
-        if self.fold:
-            texts = [fold_confusables(text) for text in texts]
-        parts = [tfidf.transform(count.transform(texts)) for count, tfidf in zip(self.counters, self.transformers)]
-        return hstack(parts).tocsr()
+    def matrix(self, texts: list[str]) -> csr_matrix:
+        """The TF-IDF matrix ``[N, columns]``."""
+        indices, offsets, weights = self.bags(texts)
+        return csr_matrix((weights, indices, [*offsets, len(indices)]), shape=(len(texts), self.bags.columns))
 
     def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
-        if not texts:
-            nothing = torch.zeros(0, dtype=torch.long)
-            return {"indices": nothing, "offsets": nothing.clone(), "weights": torch.zeros(0)}
-        matrix = self.matrix(texts)
+        indices, offsets, weights = self.bags(texts)
         return {
-            "indices": torch.from_numpy(matrix.indices.astype(np.int64)),
-            "offsets": torch.from_numpy(matrix.indptr[:-1].astype(np.int64)),
-            "weights": torch.from_numpy(matrix.data.astype(np.float32)),
+            "indices": torch.from_numpy(indices),
+            "offsets": torch.from_numpy(offsets),
+            "weights": torch.from_numpy(weights),
         }
 
 
@@ -111,7 +97,7 @@ class NgramTextEncoder(Encoder):
         self.dim, self.max_features, self.min_df = dim, max_features, min_df
         self.fold_confusables = fold_confusables
         self.output_dim = dim
-        self.families: list[tuple[str, tuple[int, int], dict[str, int], list[float]]] = []
+        self.families: list[Family] = []
         self.projection = nn.EmbeddingBag(1, dim, mode="sum")
         if vocabulary is not None:
             self.load_vocabulary(Path(vocabulary))
@@ -123,29 +109,32 @@ class NgramTextEncoder(Encoder):
 
     def fit(self, elements: list[Any]) -> None:
         """Fit the vocabularies, IDF weights and SVD projection on the training texts (deterministic)."""
-        texts = [fold_confusables(t) for t in elements] if self.fold_confusables else list(elements)
+        fold = self.folder()
+        texts = [fold(t) for t in elements] if fold else list(elements)
         if len(texts) < 2:
             raise ValueError(f"ngram_text: fitting needs at least two training texts, got {len(texts)}")
         families = []
-        for analyzer, span in self.spans:
-            counter = CountVectorizer(
-                analyzer=analyzer, ngram_range=span, max_features=self.max_features, min_df=self.min_df
-            )
+        for name, span in self.spans:
+            counter = CountVectorizer(analyzer=analyzer(name, span), max_features=self.max_features, min_df=self.min_df)
             idf = TfidfTransformer(sublinear_tf=True).fit(counter.fit_transform(texts)).idf_
             vocabulary = {term: int(column) for term, column in counter.vocabulary_.items()}
-            families.append((analyzer, span, vocabulary, idf.tolist()))
+            families.append((name, span, vocabulary, idf.tolist()))
         self.families = families
-        matrix = NgramFeatures(self.families, False).matrix(texts)
+        matrix = NgramFeatures(NgramBags(self.families)).matrix(texts)
         components = min(self.dim, matrix.shape[1] - 1, matrix.shape[0] - 1)
         svd = TruncatedSVD(components, algorithm="randomized", random_state=0).fit(matrix)
         weight = np.zeros((matrix.shape[1], self.dim), dtype=np.float32)
         weight[:, :components] = svd.components_.T
         self.projection = nn.EmbeddingBag.from_pretrained(torch.from_numpy(weight), mode="sum", freeze=self.frozen)
 
+    def folder(self) -> Any:
+        """The homoglyph folding applied before counting (``None``: none)."""
+        return confusable_folder() if self.fold_confusables else None
+
     def preprocessor(self) -> Preprocessor:
         if not self.fitted:
             raise RuntimeError("ngram_text is not fitted: training fits it on the training texts (call fit first)")
-        return NgramFeatures(self.families, self.fold_confusables)
+        return NgramFeatures(NgramBags(self.families, self.folder()))
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Project TF-IDF bags (``NgramFeatures``) to ``[N, dim]`` unit vectors."""
@@ -169,19 +158,10 @@ class NgramTextEncoder(Encoder):
         if not self.fitted:
             raise RuntimeError("ngram_text is not fitted; there is nothing to save")
         directory.mkdir(parents=True, exist_ok=True)
-        families = [
-            {"analyzer": a, "ngrams": list(span), "terms": sorted(vocab, key=vocab.get), "idf": idf}
-            for a, span, vocab, idf in self.families
-        ]
-        (directory / VOCABULARY).write_text(json.dumps({"families": families}, ensure_ascii=False), encoding="utf-8")
+        write_vocabulary(self.families, directory / VOCABULARY)
         return {"vocabulary": str(directory / VOCABULARY)}
 
     def load_vocabulary(self, path: Path) -> None:
         """Read a saved vocabulary (``export_assets``) and size the projection for it (its weights come after)."""
-        stored = json.loads(path.read_text(encoding="utf-8"))["families"]
-        self.families = [
-            (f["analyzer"], tuple(f["ngrams"]), {term: i for i, term in enumerate(f["terms"])}, f["idf"])
-            for f in stored
-        ]
-        columns = sum(len(f["terms"]) for f in stored)
-        self.projection = nn.EmbeddingBag(columns, self.dim, mode="sum")
+        self.families = read_vocabulary(path)
+        self.projection = nn.EmbeddingBag(NgramBags(self.families).columns, self.dim, mode="sum")

@@ -34,6 +34,18 @@ class TextGraph(nn.Module):
         return self.encoder({"input_ids": input_ids, "attention_mask": attention_mask}).float()
 
 
+class BagGraph(nn.Module):
+    """An encoder of bags (``ngram_text``): ``indices`` and ``weights`` ``[M]`` of every text's n-grams one after
+    another, ``offsets`` ``[N]`` where each text's start."""
+
+    def __init__(self, encoder: nn.Module) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, indices: torch.Tensor, offsets: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        return self.encoder({"indices": indices, "offsets": offsets, "weights": weights}).float()
+
+
 class TensorGraph(nn.Module):
     """An encoder taking one tensor (pixels ``[N, 3, H, W]`` or metadata features ``[N, F]``)."""
 

@@ -20,7 +20,7 @@ from torch import nn
 from faim.artifact import relative_paths
 from faim.detector import Detector
 from faim.encoders.stack import StackedEncoder
-from faim.export.graphs import FusionGraph, TensorGraph, TextGraph, write_onnx
+from faim.export.graphs import BagGraph, FusionGraph, TensorGraph, TextGraph, write_onnx
 from faim.export.preprocessing import preprocessing_spec
 from faim.export.programs import ProgramGraph, write_program
 from faim.export.staging import staged, write_manifest
@@ -98,6 +98,8 @@ def export_encoder(name: str, encoder: nn.Module, staging: Path, graph_format: s
         graph = folder / f"encoder.{graph_format}"
         if spec["type"] == "text":
             module, names, axes = TextGraph(member), ["input_ids", "attention_mask"], [{0: "N", 1: "T"}] * 2
+        elif spec["type"] == "ngrams":
+            module, names, axes = BagGraph(member), ["indices", "offsets", "weights"], [{0: "M"}, {0: "N"}, {0: "M"}]
         else:
             module, names, axes = TensorGraph(member), ["inputs"], [{0: "N"}]
         traced(label, module, inputs, names, ["embeddings"], axes, graph)
@@ -158,7 +160,7 @@ def traced(
 def example_inputs(preprocess: Any, kind: str) -> dict[str, torch.Tensor] | tuple[torch.Tensor, ...]:
     """Example inputs of an encoder part, made by its own preprocessor: texts of different lengths, pictures of
     different shapes, metadata with a field missing."""
-    if kind == "text":
+    if kind in ("text", "ngrams"):
         texts = ["an example", "a longer example of a post's text", "one more"][:EXAMPLE_ELEMENTS]
         return dict(preprocess(texts))
     if kind == "image":

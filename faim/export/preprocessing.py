@@ -1,6 +1,6 @@
 """Each encoder's preprocessing written out for ``faim.runtime``: a tokenizer file and folding tables for text, the
-centre crop's numbers for pictures, the fields of numeric metadata. A preprocessing the runtime cannot repeat
-exactly fails the export, naming the encoder."""
+n-gram vocabulary and its IDF weights for ``ngram_text``, the centre crop's numbers for pictures, the fields of
+numeric metadata. A preprocessing the runtime cannot repeat exactly fails the export, naming the encoder."""
 
 from __future__ import annotations
 
@@ -12,13 +12,16 @@ from tokenizers import Tokenizer
 from transformers.convert_slow_tokenizer import convert_slow_tokenizer
 
 from faim.encoders.image_preprocess import ImagePreprocessor
+from faim.encoders.ngram_text import NgramFeatures
 from faim.encoders.text_normalize import confusable_folder
 from faim.encoders.text_preprocess import TextPreprocessor
 from faim.preprocess.meta import MetaRows
+from faim.preprocess.ngrams import write_vocabulary
 from faim.runtime.bundle import ExportError
 
 TOKENIZER = "tokenizer.json"
 CONFUSABLES = "confusables.json"
+NGRAMS = "ngrams.json"
 
 
 def preprocessing_spec(preprocess: Any, directory: Path, label: str) -> dict[str, Any]:
@@ -36,6 +39,11 @@ def preprocessing_spec(preprocess: Any, directory: Path, label: str) -> dict[str
     directory.mkdir(parents=True, exist_ok=True)
     if isinstance(preprocess, TextPreprocessor):
         return text_spec(preprocess, directory)
+    if isinstance(preprocess, NgramFeatures):
+        write_vocabulary(preprocess.bags.families, directory / NGRAMS)
+        return {"type": "ngrams", "vocabulary": str(directory / NGRAMS)} | confusables_spec(
+            preprocess.bags.fold is not None, directory
+        )
     if isinstance(preprocess, ImagePreprocessor):
         if not preprocess.crops_in_one_resize:
             raise ExportError(
@@ -55,7 +63,7 @@ def preprocessing_spec(preprocess: Any, directory: Path, label: str) -> dict[str
         return {"type": "meta", "fields": preprocess.fields, "shares": preprocess.shares}
     raise ExportError(
         f"{label}: its preprocessing ({type(preprocess).__name__}) has no export; the runtime reads "
-        "transformers-tokenised text, centre-cropped pictures and numeric metadata"
+        "transformers-tokenised text, n-grams, centre-cropped pictures and numeric metadata"
     )
 
 
@@ -70,9 +78,14 @@ def text_spec(preprocess: TextPreprocessor, directory: Path) -> dict[str, Any]:
     tokenizer.enable_truncation(preprocess.max_length)
     tokenizer.enable_padding(pad_id=source.pad_token_id, pad_token=source.pad_token)
     tokenizer.save(str(directory / TOKENIZER))
-    spec: dict[str, Any] = {"type": "text", "tokenizer": str(directory / TOKENIZER), "confusables": None}
-    if preprocess.fold_confusables:
-        (directory / CONFUSABLES).write_text(json.dumps(confusable_folder().to_dict()), encoding="utf-8")
-        spec["confusables"] = str(directory / CONFUSABLES)
-    spec["leetspeak"] = preprocess.leetspeak is not None
-    return spec
+    spec = {"type": "text", "tokenizer": str(directory / TOKENIZER), "leetspeak": preprocess.leetspeak is not None}
+    return spec | confusables_spec(preprocess.fold_confusables, directory)
+
+
+def confusables_spec(fold: bool, directory: Path) -> dict[str, str | None]:
+    """``{"confusables": path}`` of the homoglyph tables, written to ``directory`` when the encoder ``fold``s them,
+    ``{"confusables": None}`` otherwise."""
+    if not fold:
+        return {"confusables": None}
+    (directory / CONFUSABLES).write_text(json.dumps(confusable_folder().to_dict()), encoding="utf-8")
+    return {"confusables": str(directory / CONFUSABLES)}

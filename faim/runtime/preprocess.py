@@ -14,6 +14,7 @@ from tokenizers import Tokenizer
 from faim.preprocess.confusables import ConfusableFolder
 from faim.preprocess.leetspeak import LeetspeakFolder
 from faim.preprocess.meta import MetaRows
+from faim.preprocess.ngrams import NgramBags, read_vocabulary
 from faim.preprocess.pixels import CentreCrop
 
 
@@ -39,8 +40,7 @@ class TokenizedText:
 
     def __init__(self, tokenizer: Path, confusables: Path | None, leetspeak: bool) -> None:
         self.tokenizer = Tokenizer.from_file(str(tokenizer))
-        tables = json.loads(confusables.read_text(encoding="utf-8")) if confusables else None
-        self.confusables = ConfusableFolder.from_dict(tables) if tables else None
+        self.confusables = read_folder(confusables)
         self.leetspeak = LeetspeakFolder(PieceCounter(self.tokenizer)) if leetspeak else None
 
     def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -52,6 +52,23 @@ class TokenizedText:
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         return ids, mask
+
+
+class NgramText:
+    """Texts → their TF-IDF n-gram bags ``(indices, offsets, weights)`` (``faim.preprocess.ngrams``), homoglyphs
+    folded first when ``confusables`` names the tables."""
+
+    def __init__(self, vocabulary: Path, confusables: Path | None) -> None:
+        self.bags = NgramBags(read_vocabulary(vocabulary), read_folder(confusables))
+
+    def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.bags(texts)
+
+
+def read_folder(confusables: Path | None) -> ConfusableFolder | None:
+    """The homoglyph folding whose tables ``confusables`` holds (``ConfusableFolder.to_dict`` as JSON), if any."""
+    tables = json.loads(confusables.read_text(encoding="utf-8")) if confusables else None
+    return ConfusableFolder.from_dict(tables) if tables else None
 
 
 class CroppedPictures:
@@ -75,11 +92,13 @@ class MetaFeatures:
         return (self.rows(metas),)
 
 
-def part_preprocessor(spec: dict[str, Any], root: Path) -> TokenizedText | CroppedPictures | MetaFeatures:
+def part_preprocessor(spec: dict[str, Any], root: Path) -> TokenizedText | NgramText | CroppedPictures | MetaFeatures:
     """The preprocessing an exported encoder part's manifest entry describes (paths relative to ``root``)."""
+    confusables = root / spec["confusables"] if spec.get("confusables") else None
     if spec["type"] == "text":
-        confusables = root / spec["confusables"] if spec["confusables"] else None
         return TokenizedText(root / spec["tokenizer"], confusables, spec["leetspeak"])
+    if spec["type"] == "ngrams":
+        return NgramText(root / spec["vocabulary"], confusables)
     if spec["type"] == "image":
         crop = CentreCrop(
             spec["size"], tuple(spec["mean"]), tuple(spec["std"]), spec["interpolation"], spec["crop_pct"]

@@ -15,10 +15,12 @@ from conftest import export_posts
 import faim.runtime
 from faim import Detector, WholePostModel
 from faim.data.targets import TaskSpec
+from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.encoders.meta_numeric import MetaNumericEncoder
 from faim.encoders.ngram_text import NgramTextEncoder
 from faim.encoders.stack import StackedEncoder
 from faim.encoders.tiny_image import TinyImageEncoder
+from faim.encoders.tiny_text import TinyTextEncoder
 from faim.export import model as export
 from faim.export.model import export_model
 from faim.fusion import AlignFusion, ConcatFusion, GatedFusion, InteractionFusion
@@ -104,12 +106,28 @@ def test_a_stack_of_encoders_exports_one_graph_per_member(tmp_path: Path) -> Non
     assert gap.max() <= TOLERANCE
 
 
-def test_an_encoder_the_runtime_cannot_repeat_fails_the_export_naming_it(tmp_path: Path) -> None:
-    ngrams = NgramTextEncoder(dim=4)
-    ngrams.fit(["some words here", "other words there", "and more words", "a few texts to fit on"])
-    model = WholePostModel({"text": ngrams}, ConcatFusion({"text": 4}), {"harm": BinaryHead(4)})
+def test_ngram_text_stacked_with_a_transformer_exports_with_the_models_scores(tmp_path: Path) -> None:
+    torch.manual_seed(3)
+    ngrams = NgramTextEncoder(dim=6, char_ngrams=(2, 4), word_ngrams=(1, 2), min_df=1, fold_confusables=True)
+    ngrams.fit(["those people hate us", "just words here", "a caption for one", "so true, no", "three more texts"])
+    stack = StackedEncoder([TinyTextEncoder(dim=8, fold_confusables=True), ngrams])
+    fusion = ConcatFusion({"text": 14, "comments": 14})
+    model = WholePostModel({"text": stack}, fusion, {"harm": BinaryHead(28)}, routes={"comments": "text"})
     detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
-    with pytest.raises(ExportError, match="encoder 'text' \\(NgramTextEncoder\\).*has no export"):
+    out = export_model(detector, tmp_path / "export")
+    assert (out / "encoders/text/1/ngrams.json").is_file() and (out / "encoders/text/1/confusables.json").is_file()
+    posts = [*export_posts(), {"id": "unseen", "text": "zzz qqq"}]  # no n-gram of the vocabulary: an empty bag
+    runtime = faim.runtime.load(out)
+    assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
+    assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
+
+
+def test_a_preprocessing_the_runtime_cannot_repeat_fails_the_export_naming_it(tmp_path: Path) -> None:
+    image = TinyImageEncoder(dim=4)
+    image.image_preprocessor = ImagePreprocessor((32, 32), mean=(0.5,) * 3, std=(0.5,) * 3, crop_mode="squash")
+    model = WholePostModel({"image": image}, ConcatFusion({"image": 4}), {"harm": BinaryHead(4)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    with pytest.raises(ExportError, match="encoder 'image' \\(TinyImageEncoder\\).*'squash'.*has no export"):
         export_model(detector, tmp_path / "export")
     assert list(tmp_path.iterdir()) == []  # nothing half-written is left
 
