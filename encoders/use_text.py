@@ -140,12 +140,17 @@ class PieceTokenizer:
         tokenizer: Has ``encode(text, out_type=int, add_bos=True, add_eos=True) -> list[int]``.
         max_length: Pieces kept per text, the sentence markers included.
         fold_confusables: Fold homoglyphs to the Latin letters they imitate first (``faim.encoders.text_normalize``).
+        model_file: The SentencePiece model ``tokenizer`` reads, which an export carries (``None``: a tokenizer of
+            another kind, which has no export).
     """
 
-    def __init__(self, tokenizer: Any, max_length: int, fold_confusables: bool = False) -> None:
+    def __init__(
+        self, tokenizer: Any, max_length: int, fold_confusables: bool = False, model_file: Path | None = None
+    ) -> None:
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.fold_confusables = fold_confusables
+        self.model_file = model_file
 
     def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
         if self.fold_confusables:
@@ -162,21 +167,31 @@ class PieceTokenizer:
 
 
 class UseEncoderBase(Encoder):
-    """Shared body of the USE encoders: a ``UseNetwork`` and a piece tokenizer."""
+    """Shared body of the USE encoders: a ``UseNetwork`` and a piece tokenizer (reading the SentencePiece model
+    ``model_file``, if it reads one)."""
 
     modality = "text"
 
-    def __init__(self, network: UseNetwork, tokenizer: Any, max_length: int, freeze: bool, fold: bool) -> None:
+    def __init__(
+        self,
+        network: UseNetwork,
+        tokenizer: Any,
+        max_length: int,
+        freeze: bool,
+        fold: bool,
+        model_file: Path | None = None,
+    ) -> None:
         super().__init__()
         self.network = network
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.fold_confusables = fold
+        self.model_file = model_file
         self.output_dim = network.d3.out_features
         self.apply_freeze(freeze)
 
     def preprocessor(self) -> Preprocessor:
-        return PieceTokenizer(self.tokenizer, self.max_length, self.fold_confusables)
+        return PieceTokenizer(self.tokenizer, self.max_length, self.fold_confusables, self.model_file)
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Embed tokenised texts: ``{"input_ids", "attention_mask"}`` of ``[N, T]`` → ``[N, output_dim]``."""
@@ -214,7 +229,8 @@ class UseTextEncoder(UseEncoderBase):
             network.load_npz(folder / WEIGHTS)
         self.weights = weights
         self._folder = folder
-        super().__init__(network, UsePureTokenizer(str(folder / TOKENIZER)), max_length, freeze, fold_confusables)
+        tokenizer = UsePureTokenizer(str(folder / TOKENIZER))
+        super().__init__(network, tokenizer, max_length, freeze, fold_confusables, folder / TOKENIZER)
 
     def identity(self) -> dict[str, Any]:
         files = [self._folder / WEIGHTS] if (self._folder / WEIGHTS).is_file() else []

@@ -26,6 +26,7 @@ from faim.export.programs import ProgramGraph, write_program
 from faim.export.staging import staged, write_manifest
 from faim.runtime.bundle import FORMAT_VERSION, ExportError
 from faim.runtime.model import session
+from faim.runtime.preprocess import part_preprocessor
 from faim.version import __version__
 
 EXAMPLE_ELEMENTS = 3
@@ -35,6 +36,28 @@ TOLERANCE = 1e-4
 """Largest difference between a graph's outputs and the eager module's on the example inputs."""
 
 GRAPH_FORMATS = ("onnx", "pt2")
+"""ONNX graphs (torch.onnx's dynamo exporter) for onnxruntime, or torch.export's ExportedPrograms for torch."""
+
+TOKENS = ["input_ids", "attention_mask"], [{0: "N", 1: "T"}] * 2
+GRAPHS: dict[str, tuple[type[nn.Module], list[str], list[dict[int, str]]]] = {
+    "text": (TextGraph, *TOKENS),
+    "pieces": (TextGraph, *TOKENS),
+    "ngrams": (BagGraph, ["indices", "offsets", "weights"], [{0: "M"}, {0: "N"}, {0: "M"}]),
+    "image": (TensorGraph, ["inputs"], [{0: "N"}]),
+    "meta": (TensorGraph, ["inputs"], [{0: "N"}]),
+}
+"""Per kind of preprocessing: the module an encoder part is traced in, its graph's inputs and their dynamic axes."""
+
+TEXTS = ("text", "pieces", "ngrams")
+"""Kinds of preprocessing that read text."""
+
+SAMPLE_TEXTS = [
+    "Those people h4t3 us!! all of them",
+    "  spaces\tand   tabs ",
+    "ça va? Привет мир, 東京 2024 😀😀 🤬",
+    "a Cyrillic h\u0430te, ｆｕｌｌ width",
+]
+"""Texts the runtime's preprocessing must turn into the encoder's own inputs before an export is kept."""
 """ONNX graphs (torch.onnx's dynamo exporter) for onnxruntime, or torch.export's ExportedPrograms for torch."""
 
 
@@ -94,15 +117,11 @@ def export_encoder(name: str, encoder: nn.Module, staging: Path, graph_format: s
         label = f"encoder {name!r} ({type(member).__name__})"
         folder = staging / "encoders" / name / (str(index) if len(members) > 1 else "")
         spec = preprocessing_spec(member.preprocessor(), folder, label)
+        wrapper, names, axes = GRAPHS[spec["type"]]
+        same_preprocessing(label, member.preprocessor(), spec, names)
         inputs = example_inputs(member.preprocessor(), spec["type"])
         graph = folder / f"encoder.{graph_format}"
-        if spec["type"] == "text":
-            module, names, axes = TextGraph(member), ["input_ids", "attention_mask"], [{0: "N", 1: "T"}] * 2
-        elif spec["type"] == "ngrams":
-            module, names, axes = BagGraph(member), ["indices", "offsets", "weights"], [{0: "M"}, {0: "N"}, {0: "M"}]
-        else:
-            module, names, axes = TensorGraph(member), ["inputs"], [{0: "N"}]
-        traced(label, module, inputs, names, ["embeddings"], axes, graph)
+        traced(label, wrapper(member), inputs, names, ["embeddings"], axes, graph)
         parts.append({"graph": str(graph), "inputs": names, "preprocess": spec, "dim": int(member.output_dim)})
     return {"parts": parts, "dim": int(encoder.output_dim)}
 
@@ -122,6 +141,26 @@ def export_fusion(detector: Detector, encoders: dict[str, dict[str, Any]], path:
         inputs.append(mask)
     axes = [axes for kind in module.kinds for axes in ({0: "B", 1: f"n_{kind}"}, {0: "B", 1: f"n_{kind}"})]
     traced("the fusion and heads", module, tuple(inputs), module.input_names(), module.output_names(), axes, path)
+
+
+def same_preprocessing(label: str, preprocess: Any, spec: dict[str, Any], names: list[str]) -> None:
+    """Check that ``faim.runtime``'s preprocessing of ``SAMPLE_TEXTS`` (read from what ``spec`` names) gives the
+    encoder's own inputs (``names``) for a part that reads text.
+
+    Raises:
+        ExportError: Naming the encoder and the first input that differs.
+    """
+    if spec["type"] not in TEXTS:
+        return
+    expected = preprocess(SAMPLE_TEXTS)
+    got = part_preprocessor(spec, Path())(SAMPLE_TEXTS)
+    for name, have in zip(names, got):
+        want = expected[name].numpy()
+        if want.shape != have.shape or not np.allclose(want, have, atol=1e-6):
+            raise ExportError(
+                f"{label}: faim.runtime's preprocessing gives another {name!r} than the encoder's for the same "
+                "texts; nothing was exported"
+            )
 
 
 def traced(
@@ -160,7 +199,7 @@ def traced(
 def example_inputs(preprocess: Any, kind: str) -> dict[str, torch.Tensor] | tuple[torch.Tensor, ...]:
     """Example inputs of an encoder part, made by its own preprocessor: texts of different lengths, pictures of
     different shapes, metadata with a field missing."""
-    if kind in ("text", "ngrams"):
+    if kind in TEXTS:
         texts = ["an example", "a longer example of a post's text", "one more"][:EXAMPLE_ELEMENTS]
         return dict(preprocess(texts))
     if kind == "image":

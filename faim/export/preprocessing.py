@@ -1,6 +1,7 @@
 """Each encoder's preprocessing written out for ``faim.runtime``: a tokenizer file and folding tables for text, the
-n-gram vocabulary and its IDF weights for ``ngram_text``, the centre crop's numbers for pictures, the fields of
-numeric metadata. A preprocessing the runtime cannot repeat exactly fails the export, naming the encoder."""
+unigram pieces of ``use_text``'s SentencePiece model, the n-gram vocabulary and its IDF weights for ``ngram_text``,
+the centre crop's numbers for pictures, the fields of numeric metadata. A preprocessing the runtime cannot repeat
+exactly fails the export, naming the encoder."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from tokenizers import Tokenizer
-from transformers.convert_slow_tokenizer import convert_slow_tokenizer
+from transformers.convert_slow_tokenizer import convert_slow_tokenizer, import_protobuf
 
 from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.encoders.ngram_text import NgramFeatures
 from faim.encoders.text_normalize import confusable_folder
 from faim.encoders.text_preprocess import TextPreprocessor
+from faim.encoders.use_text import BOS, EOS, UNK, PieceTokenizer
 from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import write_vocabulary
 from faim.runtime.bundle import ExportError
+from faim.runtime.pieces import PIECES, write_pieces
 
 TOKENIZER = "tokenizer.json"
 CONFUSABLES = "confusables.json"
@@ -39,6 +42,8 @@ def preprocessing_spec(preprocess: Any, directory: Path, label: str) -> dict[str
     directory.mkdir(parents=True, exist_ok=True)
     if isinstance(preprocess, TextPreprocessor):
         return text_spec(preprocess, directory)
+    if isinstance(preprocess, PieceTokenizer):
+        return pieces_spec(preprocess, directory, label)
     if isinstance(preprocess, NgramFeatures):
         write_vocabulary(preprocess.bags.families, directory / NGRAMS)
         return {"type": "ngrams", "vocabulary": str(directory / NGRAMS)} | confusables_spec(
@@ -79,6 +84,20 @@ def text_spec(preprocess: TextPreprocessor, directory: Path) -> dict[str, Any]:
     tokenizer.enable_padding(pad_id=source.pad_token_id, pad_token=source.pad_token)
     tokenizer.save(str(directory / TOKENIZER))
     spec = {"type": "text", "tokenizer": str(directory / TOKENIZER), "leetspeak": preprocess.leetspeak is not None}
+    return spec | confusables_spec(preprocess.fold_confusables, directory)
+
+
+def pieces_spec(preprocess: PieceTokenizer, directory: Path, label: str) -> dict[str, Any]:
+    """Write the SentencePiece model's pieces, scores and normalisation map (``faim.runtime.pieces``); the
+    description names them and the length texts are cut to."""
+    if preprocess.model_file is None:
+        raise ExportError(f"{label}: its tokenizer reads no SentencePiece model, so it has no export")
+    model = import_protobuf().ModelProto()
+    model.ParseFromString(Path(preprocess.model_file).read_bytes())
+    pieces = [(piece.piece, piece.score) for piece in model.pieces]
+    markers = {"bos": BOS, "eos": EOS, "unk": UNK}
+    write_pieces(pieces, model.normalizer_spec.precompiled_charsmap, markers, directory / PIECES)
+    spec = {"type": "pieces", "pieces": str(directory / PIECES), "max_length": preprocess.max_length}
     return spec | confusables_spec(preprocess.fold_confusables, directory)
 
 

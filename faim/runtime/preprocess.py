@@ -16,6 +16,7 @@ from faim.preprocess.leetspeak import LeetspeakFolder
 from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import NgramBags, read_vocabulary
 from faim.preprocess.pixels import CentreCrop
+from faim.runtime.pieces import UnigramPieces
 
 
 class PieceCounter:
@@ -51,6 +52,31 @@ class TokenizedText:
         encoded = self.tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        return ids, mask
+
+
+class PieceText:
+    """Texts → ``(input_ids, attention_mask)``, int64 ``[N, T]`` padded with 0 to the longest, as the ``use_text``
+    encoder gives them: homoglyphs folded first when ``confusables`` names the tables, then the sentence markers
+    around the text's pieces (``faim.runtime.pieces``), cut to ``max_length`` keeping the closing marker."""
+
+    def __init__(self, pieces: Path, max_length: int, confusables: Path | None) -> None:
+        self.pieces = UnigramPieces(pieces)
+        self.max_length = max_length
+        self.confusables = read_folder(confusables)
+
+    def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        if self.confusables:
+            texts = [self.confusables(text) for text in texts]
+        bos, eos = self.pieces.bos, self.pieces.eos
+        rows = [[bos, *self.pieces.encode(text), eos] for text in texts]
+        rows = [row[: self.max_length - 1] + [eos] if len(row) > self.max_length else row for row in rows]
+        width = max((len(row) for row in rows), default=1)
+        ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for index, row in enumerate(rows):
+            ids[index, : len(row)] = row
+            mask[index, : len(row)] = 1
         return ids, mask
 
 
@@ -97,6 +123,8 @@ def part_preprocessor(spec: dict[str, Any], root: Path) -> TokenizedText | Ngram
     confusables = root / spec["confusables"] if spec.get("confusables") else None
     if spec["type"] == "text":
         return TokenizedText(root / spec["tokenizer"], confusables, spec["leetspeak"])
+    if spec["type"] == "pieces":
+        return PieceText(root / spec["pieces"], spec["max_length"], confusables)
     if spec["type"] == "ngrams":
         return NgramText(root / spec["vocabulary"], confusables)
     if spec["type"] == "image":

