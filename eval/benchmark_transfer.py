@@ -5,8 +5,9 @@ The datasets (``HATE``): TweetEval hate (HatEval: hate against immigrants and wo
 (tweets; hate against any group, offensive language not hate), ETHOS (comments from social media platforms, hate
 against any target), each read as hate / not hate. For a recipe, its ``model``, ``train`` and ``eval`` sections
 are kept and its ``data`` replaced: trained on each dataset alone, and on every pair (leave one dataset out:
-validated, early-stopped, calibrated and thresholded on the pair's validation posts), then measured as trained on
-every post of each dataset left out. Each leave-one-out pair is also recalibrated on the held-out dataset's own
+validated, early-stopped, calibrated and thresholded on the pair's validation posts), each dataset read for training
+as the recipe reads it (a label view of its own), then measured as trained on every post of each dataset left out,
+read as above. Each leave-one-out pair is also recalibrated on the held-out dataset's own
 posts, as ``faim calibrate`` would: fitted on 200 of them (``DRAWS`` draws, measured on the rest), and moved to the
 share of positives EM estimates from them unlabelled. The reference baselines (TF-IDF and frozen MiniLM with
 logistic regression) go through the same folds.
@@ -101,16 +102,27 @@ def trains_an_encoder(recipe: Recipe) -> bool:
     return any(not getattr(encoder, "frozen", False) for encoder in build(recipe).model.encoders.values())
 
 
+def member_data(recipe: Recipe, dataset: TransferDataset) -> dict[str, Any]:
+    """How ``recipe`` reads ``dataset`` for training: its own member of the dataset's type (a label view of its
+    choosing, such as Davidson's ``hate_vs_neither``) where it has exactly one, else the dataset as every fold
+    reads it."""
+    data = recipe.data or {}
+    members = data["sources"] if data.get("type") == "concat" else [data]
+    same_type = [member for member in members if member.get("type") == dataset.data["type"]]
+    return same_type[0] if len(same_type) == 1 else dataset.data
+
+
 def fold_recipe(recipe: Recipe, train_on: tuple[TransferDataset, ...], runs: Path) -> Recipe:
-    """``recipe`` trained on ``train_on`` (validated on each of them), into ``runs/<recipe>/<datasets>``."""
-    data = (
-        train_on[0].data
-        if len(train_on) == 1
-        else {"type": "concat", "sources": [d.data for d in train_on], "evaluate_on": "all"}
-    )
+    """``recipe`` trained on ``train_on`` (validated on each of them; each read as the recipe reads it,
+    ``member_data``), into ``runs/<recipe>/<datasets>``; balancing over datasets only where there are several."""
+    types = [d.data["type"] for d in train_on]
+    sources = [member_data(recipe, d) if types.count(d.data["type"]) == 1 else d.data for d in train_on]
+    data = sources[0] if len(train_on) == 1 else {"type": "concat", "sources": sources, "evaluate_on": "all"}
     output = runs / Path(recipe.source).stem / "+".join(d.name for d in train_on)
     mapping = recipe.to_dict() | {"data": data}
     mapping["train"] = mapping["train"] | {"output_dir": str(output)}
+    if len(train_on) == 1:
+        mapping["train"]["balance"] = None
     return Recipe.from_dict(mapping, recipe.source)
 
 

@@ -19,7 +19,7 @@ from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
 from faim.data.elements import PostError
-from faim.data.post import Post, as_posts
+from faim.data.post import SOURCE, Post, as_posts
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows
 from faim.explain.attribute import Explanation, explain_post
@@ -211,11 +211,13 @@ class Detector:
     def calibrate_predictions(self, predictions: Predictions, config: EvalConfig) -> None:
         """Fit the per-post calibration on labelled predictions, in place (``faim.calibration.fit``); a pooling
         detector also fits the calibration of pooled logits (``pooled``; the predictions must hold the pictures)."""
-        fit_calibration(self.tasks, predictions.logits, predictions.targets, config, self.calibration)
+        sources = [meta.get(SOURCE) for meta in predictions.meta] if predictions.meta else None
+        fit_calibration(self.tasks, predictions.logits, predictions.targets, config, self.calibration, sources)
         if self.pooling_kind:
             groups = picture_groups(predictions, self.pool_by_image)
             self.pooled = Calibration.identity(self.tasks)
-            fit_calibration(self.tasks, pooled(predictions, groups).logits, predictions.targets, config, self.pooled)
+            pooled_logits = pooled(predictions, groups).logits
+            fit_calibration(self.tasks, pooled_logits, predictions.targets, config, self.pooled, sources)
 
     def adapt_to_prior(self, predictions: Predictions) -> dict[str, tuple[float, float]]:
         """Move each binary task's calibration (the pooled one too) to the share of positives EM estimates among

@@ -3,7 +3,8 @@ probabilities, and how it is fitted on labelled logits (a validation split)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -57,12 +58,21 @@ class Calibration:
         return apply_temperature(logits, self.temperatures[task.name], shift=self.logit_shifts[task.name])
 
 
+def source_class_weights(sources: Sequence[Hashable], y: np.ndarray) -> np.ndarray:
+    """Per post, the weight under which every pair of source and class present counts as much in all (mean 1)."""
+    cells = list(zip(sources, y.tolist()))
+    counts = Counter(cells)
+    weights = np.array([1.0 / counts[cell] for cell in cells])
+    return weights / weights.mean()
+
+
 def fit_calibration(
     tasks: Iterable[TaskSpec],
     logits: Mapping[str, np.ndarray],
     targets: Mapping[str, np.ndarray],
     config: EvalConfig,
     calibration: Calibration,
+    sources: Sequence[Hashable] | None = None,
 ) -> None:
     """Fit, into ``calibration``, each task's temperature (and a binary task's logit shift with
     ``eval.logit_shift``) and binary decision threshold (``eval.threshold_objective``) on labelled logits, and
@@ -74,11 +84,15 @@ def fit_calibration(
         targets: Task → targets of the same posts, as the heads' losses take them (unlabelled posts are skipped).
         config: The recipe's ``eval:`` settings.
         calibration: Updated in place; a task without labels keeps what it has.
+        sources: The source each post comes from (``meta["source"]``), for ``eval.threshold_balance: sources``:
+            when the labelled posts come from more than one, the threshold is chosen with each source's posts of
+            each class counting as much in all (``source_class_weights``); otherwise every post counts one.
     """
     for task in tasks:
         target, values = targets[task.name], logits[task.name]
         keep = task.labelled(target)
         target, values = target[keep], values[keep]
+        kept_sources = None if sources is None else [s for s, k in zip(sources, keep) if k]
         if config.temperature and task.type != "multilabel" and len(target):
             calibration.temperatures[task.name], calibration.logit_shifts[task.name] = fit_scaling(
                 values, target.astype(np.int64), logit_shift=config.logit_shift
@@ -87,6 +101,9 @@ def fit_calibration(
             calibration.priors[task.name] = float(target.mean())
             prob = calibration.probabilities(task, values)
             goal = config.threshold_target if config.threshold_objective in CONSTRAINED else None
+            weights = None
+            if config.threshold_balance == "sources" and kept_sources and len(set(kept_sources)) > 1:
+                weights = source_class_weights(kept_sources, target.astype(np.int64))
             calibration.thresholds[task.name] = choose_threshold(
-                target.astype(np.int64), prob, config.threshold_objective, goal
+                target.astype(np.int64), prob, config.threshold_objective, goal, weights
             )

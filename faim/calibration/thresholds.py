@@ -26,7 +26,8 @@ class ThresholdSweep:
 
     Attributes:
         thresholds: candidate thresholds (see the module docstring).
-        tp: true positives at each threshold; ``fp``, ``fn``, ``tn`` likewise.
+        tp: true positives at each threshold; ``fp``, ``fn``, ``tn`` likewise (sums of the posts' weights when
+            the sweep is weighted).
     """
 
     thresholds: np.ndarray
@@ -36,9 +37,9 @@ class ThresholdSweep:
     tn: np.ndarray
 
     @property
-    def positives(self) -> int:
-        """Number of positive labels in the sample."""
-        return int(self.tp[0] + self.fn[0])
+    def positives(self) -> float:
+        """Number (or weight) of positive labels in the sample."""
+        return float(self.tp[0] + self.fn[0])
 
     @property
     def precision(self) -> np.ndarray:
@@ -76,17 +77,21 @@ class ThresholdSweep:
         return float(np.max(self.recall[self.precision >= min_precision - _TOL], initial=0.0))
 
 
-def threshold_sweep(y_true: np.ndarray, prob: np.ndarray) -> ThresholdSweep:
-    """Count TP/FP/FN/TN at every distinct cut of ``prob`` in O(N log N).
+def threshold_sweep(y_true: np.ndarray, prob: np.ndarray, weights: np.ndarray | None = None) -> ThresholdSweep:
+    """Count TP/FP/FN/TN at every distinct cut of ``prob`` in O(N log N); with ``weights`` (``[N]``, positive),
+    each post counts its weight instead of one.
 
     Raises:
-        ValueError: on an empty sample, mismatched shapes, labels other than 0/1 or probabilities outside
-            [0, 1].
+        ValueError: on an empty sample, mismatched shapes, labels other than 0/1, probabilities outside [0, 1]
+            or weights that are not positive.
     """
     y, p = as_binary_inputs(y_true, prob)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != y.shape or not (w > 0).all():
+        raise ValueError(f"weights must be {len(y)} positive numbers, one per post")
     values, inverse = np.unique(p, return_inverse=True)
-    pos = np.bincount(inverse, weights=y, minlength=len(values))
-    neg = np.bincount(inverse, weights=1 - y, minlength=len(values))
+    pos = np.bincount(inverse, weights=y * w, minlength=len(values))
+    neg = np.bincount(inverse, weights=(1 - y) * w, minlength=len(values))
     tp = np.cumsum(pos[::-1])[::-1]
     fp = np.cumsum(neg[::-1])[::-1]
     mid = (values[:-1] + values[1:]) / 2
@@ -105,7 +110,13 @@ def recall_at_precision(y_true: np.ndarray, prob: np.ndarray, min_precision: flo
     return threshold_sweep(y_true, prob).recall_at_precision(min_precision)
 
 
-def choose_threshold(y_true: np.ndarray, prob: np.ndarray, objective: str = "f1", target: float | None = None) -> float:
+def choose_threshold(
+    y_true: np.ndarray,
+    prob: np.ndarray,
+    objective: str = "f1",
+    target: float | None = None,
+    weights: np.ndarray | None = None,
+) -> float:
     """Choose a decision threshold on validation data by searching every distinct cut.
 
     Objectives:
@@ -122,6 +133,7 @@ def choose_threshold(y_true: np.ndarray, prob: np.ndarray, objective: str = "f1"
         objective: one of :data:`OBJECTIVES`.
         target: the recall or precision constraint in [0, 1]; required by the constrained objectives
             and rejected by the others.
+        weights: what each post counts for (``[N]``, positive; ``None``: one each), as ``threshold_sweep``.
 
     Returns:
         The threshold; predict positive when ``prob >= threshold``.
@@ -137,7 +149,7 @@ def choose_threshold(y_true: np.ndarray, prob: np.ndarray, objective: str = "f1"
         raise ValueError(f"objective {objective!r} needs a target in [0, 1], got {target}")
     if not constrained and target is not None:
         raise ValueError(f"objective {objective!r} takes no target, got {target}")
-    sweep = threshold_sweep(y_true, prob)
+    sweep = threshold_sweep(y_true, prob, weights)
     if not 0 < sweep.positives < sweep.tp[0] + sweep.fp[0]:  # the lowest cut predicts all N rows positive
         raise ValueError("choosing a threshold needs validation labels of both classes")
     if objective == "f1":

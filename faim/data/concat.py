@@ -10,7 +10,9 @@ A recipe names the member sources as it would name one::
 
 Training posts come from every member; validation and test posts from the first member only (``evaluate_on:
 first``), so figures stay comparable with the first member's own recipes, or from every member (``all``).
-Post ids are prefixed with the member's position and type (``1-davidson/412``) so they stay unique.
+Post ids are prefixed with the member's position and type (``1-davidson/412``) so they stay unique, and
+``meta["source"]`` names the member (``1-davidson``): ``eval.slice: source`` reports each member apart, and
+``train.balance: sources`` draws each member's training posts equally often.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source a member may name)
-from faim.data.post import Post
+from faim.data.post import SOURCE, Post
 from faim.registry import lookup, register_source
 
 EVALUATE_ON = ("first", "all")
@@ -70,7 +72,7 @@ class ConcatSource:
         return [split for split in names if self.contributors(split)]
 
     def posts(self, split: str) -> list[Post]:
-        """The contributing members' posts of ``split``, member after member, ids prefixed.
+        """The contributing members' posts of ``split``, member after member, ids prefixed, ``meta["source"]`` set.
 
         Raises:
             KeyError: When no contributing member has ``split``, naming the splits there are.
@@ -79,7 +81,7 @@ class ConcatSource:
         if not indices:
             raise KeyError(f"concat: no split {split!r}; found: {', '.join(self.splits()) or 'none'}")
         return [
-            replace(post, id=f"{self.names[index]}/{post.id}")
+            replace(post, id=f"{self.names[index]}/{post.id}", meta=post.meta | {SOURCE: self.names[index]})
             for index in indices
             for post in self.members[index].posts(split)
         ]

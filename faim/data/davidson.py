@@ -20,8 +20,10 @@ LABELS = {
     "three_way": ["hate", "offensive", "neither"],
     "binary": ["not-hate", "hate"],
     "abusive": ["neither", "hate-or-offensive"],
+    "hate_vs_neither": ["not-hate", "hate"],
 }
-POSITIVE = {"binary": {0}, "abusive": {0, 1}}  # the 3-way classes a two-label view counts as 1
+POSITIVE = {"binary": {0}, "hate_vs_neither": {0}, "abusive": {0, 1}}  # the 3-way classes a two-label view counts as 1
+OFFENSIVE = 1
 
 
 @register_source("davidson")
@@ -39,7 +41,9 @@ class DavidsonSource(StratifiedFileSource):
         labels: ``"three_way"``: the file's ``class``, 0 hate, 1 offensive, 2 neither (``LABELS["three_way"]``);
             ``"binary"``: 1 hate, 0 offensive or neither (``LABELS["binary"]``); ``"abusive"``: 1 hate or
             offensive, 0 neither (``LABELS["abusive"]``), for training beside datasets whose "hate" takes in
-            abuse Davidson's annotators called offensive.
+            abuse Davidson's annotators called offensive; ``"hate_vs_neither"``: 1 hate, 0 neither, and the
+            offensive tweets left out of every split (the splits are the other views' otherwise), for training
+            beside such datasets without teaching that abuse they call hate is not.
     """
 
     FILE = "labeled_data.csv"
@@ -51,6 +55,17 @@ class DavidsonSource(StratifiedFileSource):
         check_choice("davidson", "labels", labels, list(LABELS))
         self.task = task
         self.labels = labels
+
+    def posts(self, split: str) -> list[Post]:
+        """The posts of ``split``, in file order; the offensive tweets left out under ``hate_vs_neither``."""
+        posts = super().posts(split)
+        if self.labels == "hate_vs_neither":
+            return [post for post in posts if post.meta["class"] != OFFENSIVE]
+        return posts
+
+    def describe(self, split: str) -> str:
+        left_out = "; offensive tweets left out" if self.labels == "hate_vs_neither" else ""
+        return super().describe(split) + left_out
 
     def stratum(self, post: Post) -> int:
         """The 3-way class."""

@@ -10,6 +10,11 @@ from typing import Any
 ImageRef = str | bytes | Path
 
 
+SOURCE = "source"
+"""The ``meta`` field naming the dataset a post comes from where several are read together (``faim.data.concat``
+sets it): ``train.balance`` and ``eval.threshold_balance`` read it, ``eval.slice: source`` reports each apart."""
+
+
 @dataclass
 class Post:
     """One post.

@@ -37,6 +37,10 @@ class TrainConfig:
             perturbation's default strength. Validation and evaluation posts are never augmented. Each perturbed
             input must reach an encoder of the model that reads it live: one that trains, or any with
             ``cache_embeddings`` off.
+        balance: ``None``: every training post is drawn once an epoch, in a shuffled order. ``"sources"``: with a
+            ``concat`` data section, each member's training posts are drawn equally often in all (with
+            replacement, as many draws an epoch as there are posts), so the largest dataset does not decide what
+            the model learns.
     """
 
     max_epochs: int = 10
@@ -60,6 +64,7 @@ class TrainConfig:
     max_elements: int = 8
     log_every_n_steps: int = 10
     augment: dict[str, float] = field(default_factory=dict)
+    balance: str | None = None
 
 
 @dataclass
@@ -71,6 +76,10 @@ class EvalConfig:
         threshold_objective: How the decision threshold is chosen on validation data: ``"f1"``,
             ``"macro_f1"``, ``"precision@recall"`` or ``"recall@precision"``.
         threshold_target: The recall or precision target of the last two objectives.
+        threshold_balance: ``None``: every validation post counts one in the threshold's objective. ``"sources"``:
+            where the validation posts come from several sources (a ``concat`` with ``evaluate_on: all``), each
+            source's posts of each class count as much in all, so the threshold does not follow the largest
+            source's share of positives but holds for a new one whose share is not known.
         fixed_recall: Recalls at which precision is reported.
         fixed_precision: Precisions at which recall is reported.
         calibration_bins: Bins of the expected calibration error and reliability plot.
@@ -95,6 +104,7 @@ class EvalConfig:
 
     split: str = "validation"
     threshold_objective: str = "f1"
+    threshold_balance: str | None = None
     threshold_target: float = 0.9
     fixed_recall: list[float] = field(default_factory=lambda: [0.9])
     fixed_precision: list[float] = field(default_factory=lambda: [0.9])

@@ -143,6 +143,8 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_heads(source, model.get("heads"))
     check_section(source, "train", recipe.get("train", {}), TrainConfig)
     check_augment(source, recipe.get("train", {}).get("augment", {}))
+    check_balance(source, recipe.get("train", {}).get("balance"), recipe.get("data"))
+    check_balance(source, recipe.get("eval", {}).get("threshold_balance"), None, "eval.threshold_balance")
     check_section(source, "eval", recipe.get("eval", {}), EvalConfig)
     check_pooling(source, model, recipe.get("eval", {}))
 
@@ -153,6 +155,26 @@ def check_augment(source: str, augment: dict[str, float]) -> None:
         check_augmentation(augment)
     except ValueError as error:
         raise RecipeError(source, "train.augment", str(error)) from None
+
+
+BALANCE = ("sources",)
+"""What ``train.balance`` may name (``None``: no balancing)."""
+
+
+def check_balance(source: str, balance: Any, data: dict[str, Any] | None, path: str = "train.balance") -> None:
+    """``train.balance`` (or ``eval.threshold_balance``, ``path``) is ``None`` or one of ``BALANCE``; balancing over
+    sources needs a ``concat`` ``data`` section, where ``data`` is given."""
+    if balance is None:
+        return
+    if balance not in BALANCE:
+        valid = f"{', '.join(BALANCE)} (or null)"
+        raise RecipeError(
+            source, path, f"unknown balance {balance!r}{suggest(str(balance), list(BALANCE))}; valid: {valid}"
+        )
+    if data is not None and data.get("type") != "concat":
+        raise RecipeError(
+            source, path, "sources balances the members of a concat data: section; this data is one source"
+        )
 
 
 def check_fused_kinds(source: str, model: dict[str, Any]) -> None:

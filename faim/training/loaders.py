@@ -3,14 +3,16 @@ the raw elements of any kinds whose encoder trains)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from torch.utils.data import DataLoader
+import torch
+from torch.utils.data import DataLoader, Sampler, WeightedRandomSampler
 
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator, post_targets, stack_targets
-from faim.data.post import Post
+from faim.data.post import SOURCE, Post
 from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
 from faim.training.augment import AugmentingCollator, PostAugmenter, refuse_hidden_augmentation
@@ -47,6 +49,21 @@ class CachedCollator:
         return PostBatch([p.id for p in posts], elements, targets, [p.meta for p in posts])
 
 
+def sources_balanced(posts: list[Post], seed: int) -> WeightedRandomSampler:
+    """Draws of ``posts`` (with replacement, ``len(posts)`` an epoch) under which the posts of each ``meta["source"]``
+    are drawn equally often in all, whatever their numbers; seeded, so a run draws the same posts each time.
+
+    Raises:
+        ValueError: When a post names no source (only a ``concat`` source sets it), naming the post.
+    """
+    missing = next((post for post in posts if SOURCE not in post.meta), None)
+    if missing is not None:
+        raise ValueError(f"{missing.origin or missing.id}: no meta.source to balance on (a concat source sets it)")
+    counts = Counter(post.meta[SOURCE] for post in posts)
+    weights = [1.0 / counts[post.meta[SOURCE]] for post in posts]
+    return WeightedRandomSampler(weights, len(posts), replacement=True, generator=torch.Generator().manual_seed(seed))
+
+
 def make_loader(
     model: WholePostModel,
     collator: PostCollator,
@@ -57,12 +74,14 @@ def make_loader(
     cache_dir: str | Path | None = None,
     label: str = "posts",
     augment: PostAugmenter | None = None,
+    sampler: Sampler | None = None,
 ) -> DataLoader:
     """A loader over ``posts``; with ``cache_dir``, the kinds of frozen encoders come from cached embeddings.
 
     Kinds whose encoder trains are collated from the posts in every batch (in the main process when some
-    kinds are cached); ``augment`` perturbs the posts of each batch before they are. Targets are checked for
-    every post up front, so a bad label fails before training starts.
+    kinds are cached); ``augment`` perturbs the posts of each batch before they are; ``sampler`` (over post
+    indices) draws the posts instead of ``shuffle``. Targets are checked for every post up front, so a bad label
+    fails before training starts.
 
     Raises:
         HiddenAugmentationError: When ``augment`` perturbs an input the model does not read, or the input of a kind
@@ -80,7 +99,8 @@ def make_loader(
         return DataLoader(
             list(range(len(posts))),
             batch_size=batch_size,
-            shuffle=shuffle,
+            shuffle=shuffle and sampler is None,
+            sampler=sampler,
             collate_fn=CachedCollator(cache, posts, collator.tasks, live_collator),
         )
     for post in posts:
@@ -88,7 +108,8 @@ def make_loader(
     return DataLoader(
         posts,
         batch_size=batch_size,
-        shuffle=shuffle,
+        shuffle=shuffle and sampler is None,
+        sampler=sampler,
         collate_fn=collator if augment is None else AugmentingCollator(collator, augment),
         num_workers=num_workers,
         persistent_workers=num_workers > 0,

@@ -29,7 +29,7 @@ from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
 from faim.training.augment import HiddenAugmentationError, PostAugmenter
 from faim.training.cache import encoding_in_isolation
-from faim.training.loaders import make_loader
+from faim.training.loaders import make_loader, sources_balanced
 from faim.training.module import PostTask
 from faim.training.run_recipe import check_resumable, save_run_recipe
 from faim.training.versions import latest_checkpoint, next_version
@@ -145,7 +145,8 @@ def recipe_loader(
 ) -> DataLoader:
     """A loader over labelled ``posts`` with the recipe's batch size and workers; frozen encoders' embeddings come
     from the recipe's embedding cache unless ``train.cache_embeddings`` is off. With ``augment`` (the training
-    loader), posts are perturbed as ``train.augment`` says.
+    loader), posts are perturbed as ``train.augment`` says; with ``shuffle`` (the training loader), drawn as
+    ``train.balance`` says.
 
     Raises:
         RecipeError: When ``train.augment`` perturbs an input the model does not read, or the input of a kind
@@ -154,10 +155,20 @@ def recipe_loader(
     cfg = recipe.train
     cache_dir = cfg.cache_dir if cfg.cache_embeddings else None
     augmenter = PostAugmenter(cfg.augment, cfg.seed) if augment and cfg.augment else None
+    sampler = sources_balanced(posts, cfg.seed) if shuffle and cfg.balance == "sources" else None
     collator = detector.collator(with_targets=True)
     try:
         return make_loader(
-            detector.model, collator, posts, cfg.batch_size, shuffle, cfg.num_workers, cache_dir, label, augmenter
+            detector.model,
+            collator,
+            posts,
+            cfg.batch_size,
+            shuffle,
+            cfg.num_workers,
+            cache_dir,
+            label,
+            augmenter,
+            sampler,
         )
     except HiddenAugmentationError as error:
         raise RecipeError(recipe.source, "train.augment", str(error)) from None

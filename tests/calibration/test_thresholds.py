@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score, precision_score, recall_score
 
+from faim.calibration.fit import source_class_weights
 from faim.calibration.thresholds import choose_threshold, precision_at_recall, recall_at_precision, threshold_sweep
 
 Y = np.array([0, 1, 0, 1, 1, 0, 1, 0, 0, 1])
@@ -82,3 +83,26 @@ def test_choose_threshold_errors() -> None:
         choose_threshold(np.ones(3, dtype=int), np.array([0.2, 0.5, 0.9]))
     with pytest.raises(ValueError, match="no threshold reaches precision"):
         choose_threshold(np.array([1, 0, 1]), np.array([0.2, 0.9, 0.1]), "recall@precision", target=0.9)
+
+
+def test_weighted_choice_equals_the_choice_on_repeated_posts() -> None:
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 300)
+    prob = np.clip(0.3 * y + rng.random(300) * 0.7, 0, 1)
+    times = rng.integers(1, 5, 300)
+    for objective in ("f1", "macro_f1"):
+        weighted = choose_threshold(y, prob, objective, weights=times.astype(float))
+        assert weighted == choose_threshold(np.repeat(y, times), np.repeat(prob, times), objective)
+    assert choose_threshold(y, prob, "macro_f1", weights=np.ones(300)) == choose_threshold(y, prob, "macro_f1")
+    with pytest.raises(ValueError, match="weights must be 300 positive numbers"):
+        choose_threshold(y, prob, weights=np.zeros(300))
+
+
+def test_source_class_weights_make_each_cell_count_as_much() -> None:
+    sources = ["a"] * 8 + ["b"] * 2
+    y = np.array([1, 0, 0, 0, 0, 0, 0, 0, 1, 0])
+    weights = source_class_weights(sources, y)
+    cells = {
+        (s, c): weights[[i for i in range(10) if sources[i] == s and y[i] == c]].sum() for s in "ab" for c in (0, 1)
+    }
+    assert np.allclose(list(cells.values()), 2.5) and np.isclose(weights.mean(), 1.0)

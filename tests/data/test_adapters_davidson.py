@@ -64,6 +64,17 @@ def test_two_label_views_collapse_the_classes(root, labels, expected):
     assert len(LABELS[labels]) == 2
 
 
+def test_hate_vs_neither_leaves_the_offensive_tweets_out_of_the_same_splits(root):
+    binary = DavidsonSource(str(root), validation_fraction=0.2, labels="binary", task="h")
+    narrowed = DavidsonSource(str(root), validation_fraction=0.2, labels="hate_vs_neither", task="h")
+    for split in ("train", "validation"):
+        kept = [p for p in binary.posts(split) if p.meta["class"] != 1]
+        assert [(p.id, p.labels) for p in narrowed.posts(split)] == [(p.id, p.labels) for p in kept]
+        assert {p.meta["class"] for p in narrowed.posts(split)} == {0, 2}
+    assert narrowed.describe("train").endswith("offensive tweets left out")
+    assert narrowed.fingerprint("train") != binary.fingerprint("train")
+
+
 def test_split_is_stratified_disjoint_and_deterministic(root):
     source = DavidsonSource(str(root), validation_fraction=0.2)
     train, validation = source.posts("train"), source.posts("validation")

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from faim.assembly import build_source
 from faim.data.concat import ConcatSource
+from faim.data.post import Post
 from faim.recipe.errors import RecipeError
 from faim.recipe.validate import validate
+from faim.training.loaders import sources_balanced
 
 
 def tweeteval(root: Path) -> Path:
@@ -62,6 +65,31 @@ def test_train_joins_every_member_and_validation_stays_the_first(members):
 def test_evaluate_on_all_validates_on_every_member(members):
     source = ConcatSource(members, evaluate_on="all")
     assert len(source.posts("validation")) == 2 + 3
+    assert [post.meta["source"] for post in source.posts("validation")] == ["0-tweeteval"] * 2 + ["1-davidson"] * 3
+
+
+def test_balanced_draws_take_each_member_equally_often(members):
+    train = build_source({"type": "concat", "sources": members}).posts("train")  # 4 tweets against 27
+    sampler = sources_balanced(train, seed=0)
+    drawn = Counter(train[index].meta["source"] for _ in range(200) for index in sampler)
+    assert len(list(sampler)) == len(train)
+    assert 0.45 < drawn["0-tweeteval"] / sum(drawn.values()) < 0.55
+    assert list(sources_balanced(train, seed=0)) == list(sources_balanced(train, seed=0))
+    with pytest.raises(ValueError, match="lone: no meta.source to balance on"):
+        sources_balanced([Post(id="lone", text="x")], seed=0)
+
+
+def test_balancing_over_sources_needs_several(members, tmp_path):
+    heads = {"hate": {"type": "binary", "labels": ["no", "yes"]}}
+    model = {"encoders": {"text": {"type": "tiny_text"}}, "fusion": {"type": "concat"}, "heads": heads}
+    recipe = {"data": members[0], "model": model, "train": {"balance": "sources"}}
+    with pytest.raises(RecipeError, match="train.balance: sources balances the members of a concat"):
+        validate(recipe, "r.yaml")
+    recipe["data"] = {"type": "concat", "sources": members}
+    validate(recipe, "r.yaml")
+    recipe["eval"] = {"threshold_balance": "source"}
+    with pytest.raises(RecipeError, match="eval.threshold_balance: unknown balance 'source'.*did you mean 'sources'"):
+        validate(recipe, "r.yaml")
 
 
 def test_fingerprint_follows_the_contributing_members(members, tmp_path):

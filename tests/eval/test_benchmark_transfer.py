@@ -66,6 +66,20 @@ def test_each_dataset_alone_and_every_set_leaving_one_out(transfer) -> None:
     assert fold.train.output_dir.endswith("runs/tiny_hate/B+C") and fold.model == transfer["recipe"].model
 
 
+def test_a_fold_reads_a_dataset_as_the_recipe_does_and_balances_only_several(transfer) -> None:
+    hate = {"type": "davidson", "root": "d", "task": "hate", "labels": "binary"}
+    datasets = (TransferDataset("D", hate, "davidson"), transfer["datasets"][0])
+    narrowed = hate | {"labels": "hate_vs_neither"}
+    mapping = transfer["recipe"].to_dict()
+    mapping["data"] = {"type": "concat", "sources": [narrowed, datasets[1].data], "evaluate_on": "all"}
+    mapping["train"] = mapping["train"] | {"balance": "sources"}
+    recipe = Recipe.from_dict(mapping, transfer["recipe"].source)
+    pair = fold_recipe(recipe, datasets, transfer["root"] / "runs")
+    assert pair.data["sources"] == [narrowed, datasets[1].data] and pair.train.balance == "sources"
+    alone = fold_recipe(recipe, datasets[:1], transfer["root"] / "runs")
+    assert alone.data == narrowed and alone.train.balance is None
+
+
 def test_every_fold_is_measured_on_each_dataset_it_left_out(transfer) -> None:
     rows = transfer["results"]["rows"]
     recipe_rows = [row for row in rows if row["kind"] == "recipe"]

@@ -1,0 +1,37 @@
+"""Fitting a calibration on labelled logits: with ``eval.threshold_balance: sources``, the threshold of posts from
+several sources is chosen with each source's posts of each class counting as much."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from faim.calibration.fit import Calibration, fit_calibration, source_class_weights
+from faim.calibration.thresholds import choose_threshold
+from faim.data.targets import TaskSpec
+from faim.recipe.sections import EvalConfig
+
+TASK = TaskSpec("hate", "binary", ("no", "yes"))
+
+
+def fitted(config: EvalConfig, logits: np.ndarray, y: np.ndarray, sources: list[str] | None) -> Calibration:
+    calibration = Calibration.identity([TASK])
+    fit_calibration([TASK], {"hate": logits}, {"hate": y.astype(np.float32)}, config, calibration, sources)
+    return calibration
+
+
+def test_the_threshold_counts_each_source_and_class_alike_only_when_asked_and_several() -> None:
+    rng = np.random.default_rng(0)
+    y = np.concatenate([rng.random(900) < 0.45, rng.random(300) < 0.06]).astype(int)  # two shares of positives
+    logits = rng.normal(1.5 * y - 0.5, 1.0)
+    sources = ["0-tweeteval"] * 900 + ["1-davidson"] * 300
+    plain = EvalConfig(threshold_objective="macro_f1", temperature=False)
+    balanced = EvalConfig(threshold_objective="macro_f1", temperature=False, threshold_balance="sources")
+
+    prob = 1 / (1 + np.exp(-logits))
+    expected = choose_threshold(y, prob, "macro_f1", weights=source_class_weights(sources, y))
+    assert fitted(balanced, logits, y, sources).thresholds["hate"] == expected
+    unweighted = choose_threshold(y, prob, "macro_f1")
+    assert expected != unweighted
+    assert fitted(plain, logits, y, sources).thresholds["hate"] == unweighted
+    assert fitted(balanced, logits, y, ["one"] * 1200).thresholds["hate"] == unweighted
+    assert fitted(balanced, logits, y, None).thresholds["hate"] == unweighted
