@@ -80,17 +80,6 @@ class PieceText:
         return ids, mask
 
 
-class NgramText:
-    """Texts → their TF-IDF n-gram bags ``(indices, offsets, weights)`` (``faim.preprocess.ngrams``), homoglyphs
-    folded first when ``confusables`` names the tables."""
-
-    def __init__(self, vocabulary: Path, confusables: Path | None) -> None:
-        self.bags = NgramBags(read_vocabulary(vocabulary), read_folder(confusables))
-
-    def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self.bags(texts)
-
-
 def read_folder(confusables: Path | None) -> ConfusableFolder | None:
     """The homoglyph folding whose tables ``confusables`` holds (``ConfusableFolder.to_dict`` as JSON), if any."""
     tables = json.loads(confusables.read_text(encoding="utf-8")) if confusables else None
@@ -118,7 +107,9 @@ class MetaFeatures:
         return (self.rows(metas),)
 
 
-def part_preprocessor(spec: dict[str, Any], root: Path) -> TokenizedText | NgramText | CroppedPictures | MetaFeatures:
+def part_preprocessor(
+    spec: dict[str, Any], root: Path
+) -> TokenizedText | PieceText | NgramBags | CroppedPictures | MetaFeatures:
     """The preprocessing an exported encoder part's manifest entry describes (paths relative to ``root``)."""
     confusables = root / spec["confusables"] if spec.get("confusables") else None
     if spec["type"] == "text":
@@ -126,7 +117,7 @@ def part_preprocessor(spec: dict[str, Any], root: Path) -> TokenizedText | Ngram
     if spec["type"] == "pieces":
         return PieceText(root / spec["pieces"], spec["max_length"], confusables)
     if spec["type"] == "ngrams":
-        return NgramText(root / spec["vocabulary"], confusables)
+        return NgramBags(read_vocabulary(root / spec["vocabulary"]), read_folder(confusables))
     if spec["type"] == "image":
         crop = CentreCrop(
             spec["size"], tuple(spec["mean"]), tuple(spec["std"]), spec["interpolation"], spec["crop_pct"]

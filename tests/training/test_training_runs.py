@@ -13,13 +13,18 @@ import pytest
 import torch
 import yaml
 from conftest import tiny_recipe
+from torch.utils.data import WeightedRandomSampler
 
 import faim
 from faim.api import train_recipe as train
 from faim.assembly import build_source
+from faim.calibration.fit import source_class_weights
+from faim.calibration.thresholds import choose_threshold
+from faim.inference import predict
+from faim.recipe import as_recipe
 from faim.training.cache import cached_embeddings
 from faim.training.loaders import CachedCollator
-from faim.training.run import RECORD
+from faim.training.run import RECORD, recipe_loader
 
 
 def frozen(recipe: dict) -> dict:
@@ -225,3 +230,33 @@ def test_ddp_on_two_cpu_processes(demo_data, tmp_path: Path) -> None:
     checkpoint = torch.load(tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt", weights_only=True)
     assert checkpoint["global_step"] == 7  # 400 posts / (2 processes x 32) per epoch, rounded up
     assert (tmp_path / "run" / "model" / "faim.json").is_file()
+
+
+def test_balanced_sources_are_drawn_alike_and_set_the_threshold_of_the_saved_model(demo_data, tmp_path: Path) -> None:
+    """Two copies of the demo data as a concat, the second kept to a tenth of its training posts."""
+    small = demo_data["train"].with_name("train_first_40.jsonl")  # beside the pictures its rows name
+    small.write_text("".join(demo_data["train"].read_text(encoding="utf-8").splitlines(True)[:40]), encoding="utf-8")
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1)
+    other = recipe["data"] | {"train": str(small)}
+    recipe["data"] = {"type": "concat", "sources": [recipe["data"], other], "evaluate_on": "all"}
+    recipe["train"] |= {"balance": "sources"}
+    recipe["eval"] = recipe.get("eval", {}) | {"threshold_objective": "macro_f1", "threshold_balance": "sources"}
+    result = train(recipe)
+    resolved = as_recipe(recipe)
+
+    source = build_source(resolved.data)
+    loader = recipe_loader(resolved, result.detector, source.posts("train"), True, "train")
+    assert isinstance(loader.sampler, WeightedRandomSampler)
+    assert sorted(set(loader.sampler.weights.tolist())) == pytest.approx([1 / 400, 1 / 40])
+
+    saved = faim.load(result.model_dir)
+    validation = recipe_loader(resolved, saved, source.posts("validation"), False, "validation")
+    predictions = predict(saved.model, validation)
+    (task,) = saved.tasks
+    y = predictions.targets[task.name].astype(int)
+    prob = saved.calibration.probabilities(task, predictions.logits[task.name])
+    sources = [meta["source"] for meta in predictions.meta]
+    assert set(sources) == {"0-jsonl", "1-jsonl"}
+    expected = choose_threshold(y, prob, "macro_f1", weights=source_class_weights(sources, y))
+    assert saved.calibration.thresholds[task.name] == pytest.approx(expected)
+    assert expected != pytest.approx(choose_threshold(y, prob, "macro_f1"))
