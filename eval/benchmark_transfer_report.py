@@ -27,8 +27,10 @@ def transfer_sections(transfer: dict[str, Any]) -> list[str]:
     parts = [
         "## Selection by transfer: hate speech on data neither trained nor tuned on",
         "Each hate recipe keeps its model, training and evaluation settings and is trained on one dataset, or on "
-        "all but one (validated, early-stopped and thresholded on those datasets' validation posts), then measured "
-        "as trained on every post of each dataset it never saw. The baselines go through the same folds. "
+        "all but one (validated, early-stopped and thresholded on those datasets' validation posts; each dataset read "
+        "for training as the recipe reads it, such as Davidson without its offensive tweets where the recipe says "
+        "so), then measured as trained on every post of each dataset it never saw, read as below. The baselines go "
+        "through the same folds. "
         f"Datasets, each read as hate / not hate: {datasets}. The ranking is by the mean leave-one-out macro-F1.",
     ]
     parts += leave_one_out_tables(loo, names)

@@ -247,4 +247,4 @@ def test_hate_text_multilingual_is_reported_per_language_and_carries_to_indonesi
     assert "en" in task["languages"] and len(task["languages"]) > 1  # English and what the identifier calls other
     assert task["languages"]["en"]["n"] > 0.8 * task["metrics"]["n"]
     figures = measured(Recipe.load("hate_text_multilingual"), result.model_dir, indonesian_posts(SET.path))
-    assert figures["n"] == 778 and figures["auroc"] > 0.70  # measured 0.748, in a language never trained on
+    assert figures["n"] == 778 and figures["auroc"] > 0.70  # measured 0.742, in a language never trained on
