@@ -7,6 +7,7 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any
 
+from faim.eval.recalibration import calibrated_range
 from faim.eval.tables import format_value, markdown_table
 
 RECOMMENDED = "hate_text_general"
@@ -112,18 +113,22 @@ def recalibration_table(loo: list[dict[str, Any]]) -> list[str]:
         before, fitted, unlabelled = row["as_trained"]["ece"], row["recalibrated"], row["unlabelled"]
         table.append(
             [model_cell(row), row["held_out"], format_value(before),
-             f"{fitted['ece_mean']:.4f} ± {fitted['ece_sd']:.4f}", closed(before, fitted["ece_mean"]),
+             f"{fitted['ece_mean']:.4f} ± {fitted['ece_sd']:.4f}", calibrated_range(fitted),
+             closed(before, fitted["ece_mean"]),
              format_value(unlabelled.get("ece")), closed(before, unlabelled.get("ece")),
              format_value(unlabelled.get("prior")), format_value(unlabelled.get("estimated_prior"))]
         )  # fmt: skip
     labels, draws = measured[0]["recalibrated"]["labels"], measured[0]["recalibrated"]["draws"]
-    header = ["model", "held out", "ECE as trained", f"fitted on {labels} labels", "error closed",
+    header = ["model", "held out", "ECE as trained", f"fitted on {labels} labels", "a calibrated model's ECE there",
+              "error closed",
               "moved to the EM prior (unlabelled)", "error closed", "prior trained on", "prior estimated"]  # fmt: skip
     note = (
         "`faim calibrate` on the held-out dataset's own posts: fitted on a labelled sample (temperature, logit "
         f"shift and threshold; mean ± sd over {draws} draws, measured on the posts not drawn), or moved without "
         "labels to the share of positives EM estimates from the model's scores (Saerens et al., 2002), measured on "
-        "every post."
+        "every post. Next to the fitted ECE, the central 95 % of the ECEs a perfectly calibrated model would show on "
+        "the same posts (outcomes drawn from the fitted probabilities, averaged over the draws): on a few hundred "
+        "posts an ECE this far above 0 is the sample's, not the calibration's."
     )
     return ["### Recalibrated for the held-out dataset — ECE", note, markdown_table(header, table)]
 

@@ -1,7 +1,9 @@
 """How much a calibration fitted on a platform's own posts is worth, and how many labels it needs.
 
 ``learning_curve`` draws ``n`` labelled posts at random, fits the calibration on them as ``faim calibrate`` does
-(``faim.calibration.fit``), and measures ECE and macro-F1 on the posts not drawn; repeated over draws, per ``n``.
+(``faim.calibration.fit``), and measures ECE and macro-F1 on the posts not drawn, next to the range of ECE a
+perfectly calibrated model would show on those posts (on a few hundred posts that range lies far above 0, so an
+ECE reads against it); repeated over draws, per ``n``.
 ``prior_adaptation`` measures the calibration moved to the prior EM estimates from the same posts, unlabelled.
 Both start from the detector's calibration as it is, which ``as_is`` measures on every post.
 """
@@ -18,6 +20,7 @@ import numpy as np
 from faim.calibration.fit import Calibration, fit_calibration
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.targets import TaskSpec
+from faim.eval.calibration import ece_if_calibrated
 from faim.eval.evaluate import metric_function
 from faim.eval.plots import plot_learning_curve
 from faim.eval.tables import format_value, markdown_table
@@ -27,6 +30,10 @@ from faim.recipe.sections import EvalConfig
 SIZES = (50, 100, 200, 500)
 """Labelled posts drawn, by default."""
 MEASURED = ("ece", "macro_f1")
+CALIBRATED_RANGE = ("ece_if_calibrated_low", "ece_if_calibrated_high")
+"""The central 95 % of the ECEs a calibrated model would show on the measured posts."""
+SIMULATED = 200
+"""Samples drawn from the fitted probabilities per labelled draw, for ``CALIBRATED_RANGE``."""
 
 
 def measure(task: TaskSpec, calibration: Calibration, logits: np.ndarray, y: np.ndarray, config: EvalConfig) -> dict:
@@ -52,7 +59,8 @@ def learning_curve(
     seed: int = 0,
 ) -> list[dict[str, Any]]:
     """Per number of labels (those of ``sizes`` that leave posts to measure on), the mean and standard deviation
-    over ``draws`` of ECE and macro-F1 on the posts not drawn, after fitting on the drawn ones from ``start``.
+    over ``draws`` of ECE and macro-F1 on the posts not drawn, after fitting on the drawn ones from ``start``, and
+    the mean over draws of ``CALIBRATED_RANGE`` on those posts under the fitted probabilities.
 
     Raises:
         ValueError: For a task that is not binary or multiclass.
@@ -64,16 +72,20 @@ def learning_curve(
     rows = []
     for size in (n for n in sizes if 0 < n < len(y)):
         values: dict[str, list[float]] = {name: [] for name in MEASURED}
+        ranges = []
         for _ in range(draws):
             drawn = np.zeros(len(y), dtype=bool)
             drawn[rng.choice(len(y), size, replace=False)] = True
             fitted = refit(task, start, logits[drawn], y[drawn], config)
             for name, value in measure(task, fitted, logits[~drawn], y[~drawn], config).items():
                 values[name].append(value)
+            prob = fitted.probabilities(task, logits[~drawn])
+            ranges.append(ece_if_calibrated(prob, bins=config.calibration_bins, draws=SIMULATED, seed=len(ranges)))
         rows.append(
             {"labels": size, "draws": draws}
             | {f"{name}_mean": float(np.nanmean(v)) for name, v in values.items()}
             | {f"{name}_sd": float(np.nanstd(v)) for name, v in values.items()}
+            | dict(zip(CALIBRATED_RANGE, np.mean(ranges, axis=0).tolist()))
         )
     return rows
 
@@ -109,6 +121,12 @@ def as_is(task: TaskSpec, calibration: Calibration, predictions: Predictions, co
     )
 
 
+def calibrated_range(row: dict[str, Any]) -> str:
+    """A learning-curve row's ``CALIBRATED_RANGE`` as ``low–high``."""
+    low, high = (row[name] for name in CALIBRATED_RANGE)
+    return f"{low:.3f}–{high:.3f}"
+
+
 def write_report(report: dict[str, Any], out_dir: Path) -> Path:
     """Write ``calibration.json``, ``calibration.md`` and, per task, a plot of ECE and macro-F1 against the
     number of labels (``calibration_<task>.png``) into ``out_dir``; returns the Markdown file."""
@@ -118,18 +136,20 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
     for name, task in report["tasks"].items():
         plot = plot_learning_curve(name, task["learning_curve"], task["as_is"], out_dir)
         rows = [["as it was", "all", format_value(task["as_is"]["ece"]), format_value(task["as_is"]["macro_f1"])]]
+        rows[0].insert(3, "")
         rows += [
             [f"fitted on {row['labels']} labels", f"{row['draws']} draws",
-             f"{row['ece_mean']:.4f} ± {row['ece_sd']:.4f}", f"{row['macro_f1_mean']:.4f} ± {row['macro_f1_sd']:.4f}"]
+             f"{row['ece_mean']:.4f} ± {row['ece_sd']:.4f}", calibrated_range(row),
+             f"{row['macro_f1_mean']:.4f} ± {row['macro_f1_sd']:.4f}"]
             for row in task["learning_curve"]
         ]  # fmt: skip
         if task.get("unlabelled", {}).get("ece") is not None:
             unlabelled = task["unlabelled"]
             prior = f"prior {unlabelled['prior']:.3f} → {unlabelled['estimated_prior']:.3f} (EM, unlabelled)"
-            rows.append([prior, "all", format_value(unlabelled["ece"]), format_value(unlabelled["macro_f1"])])
+            rows.append([prior, "all", format_value(unlabelled["ece"]), "", format_value(unlabelled["macro_f1"])])
         parts += [
             f"## {name}",
-            markdown_table(["calibration", "posts", "ECE", "macro-F1"], rows),
+            markdown_table(["calibration", "posts", "ECE", "a calibrated model's ECE there", "macro-F1"], rows),
             f"![{name}]({plot.name})",
         ]
     path = out_dir / "calibration.md"

@@ -11,7 +11,7 @@ from faim.artifact import read_recipe
 from faim.cli.common import add_columns, parse_columns
 from faim.data.sources import read_posts
 from faim.detector import Detector
-from faim.eval.recalibration import SIZES, as_is, learning_curve, prior_adaptation, write_report
+from faim.eval.recalibration import SIZES, as_is, calibrated_range, learning_curve, prior_adaptation, write_report
 from faim.eval.tables import format_value, text_table
 from faim.inference import predict
 from faim.training.loaders import make_loader
@@ -93,9 +93,9 @@ def summary(report: dict[str, Any]) -> str:
     the EM prior."""
     blocks = []
     for name, task in report["tasks"].items():
-        rows = [["as it was", format_value(task["as_is"]["ece"]), format_value(task["as_is"]["macro_f1"])]]
+        rows = [["as it was", format_value(task["as_is"]["ece"]), "", format_value(task["as_is"]["macro_f1"])]]
         rows += [
-            [f"{row['labels']} labels", f"{row['ece_mean']:.4f} ± {row['ece_sd']:.4f}",
+            [f"{row['labels']} labels", f"{row['ece_mean']:.4f} ± {row['ece_sd']:.4f}", calibrated_range(row),
              f"{row['macro_f1_mean']:.4f} ± {row['macro_f1_sd']:.4f}"]
             for row in task["learning_curve"]
         ]  # fmt: skip
@@ -104,8 +104,10 @@ def summary(report: dict[str, Any]) -> str:
                 [
                     "unlabelled (EM)",
                     format_value(task["unlabelled"]["ece"]),
+                    "",
                     format_value(task["unlabelled"]["macro_f1"]),
                 ]
             )
-        blocks.append(f"{name}\n" + text_table(["calibration", "ECE", "macro-F1"], rows))
+        header = ["calibration", "ECE", "a calibrated model's ECE", "macro-F1"]
+        blocks.append(f"{name}\n" + text_table(header, rows))
     return "\n\n".join(blocks)

@@ -1,0 +1,51 @@
+"""The recalibration learning curve: fitted on labelled draws, read against what a calibrated model would show."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from faim.calibration.fit import Calibration
+from faim.data.targets import TaskSpec
+from faim.eval.calibration import expected_calibration_error
+from faim.eval.recalibration import calibrated_range, learning_curve
+from faim.inference import Predictions
+from faim.recipe.sections import EvalConfig
+
+TASK = TaskSpec("hate", "binary", ("not-hate", "hate"))
+
+
+def predictions(n: int, temperature: float, seed: int = 0) -> Predictions:
+    """Posts whose labels follow ``sigmoid(z / temperature)``: calibrated at that temperature, not at 1."""
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0.0, 3.0, n)
+    labels = (rng.random(n) < expit(logits / temperature)).astype(np.float32)
+    return Predictions(ids=[str(i) for i in range(n)], logits={"hate": logits}, targets={"hate": labels})
+
+
+def test_fitted_ece_reads_against_the_range_of_a_calibrated_model_on_as_many_posts() -> None:
+    start = Calibration.identity([TASK])  # temperature 1 where the labels follow temperature 3
+    curve = learning_curve(TASK, start, predictions(800, 3.0), EvalConfig(), sizes=[200, 500], draws=10)
+    small, large = curve
+    for row in curve:
+        assert 0 < row["ece_if_calibrated_low"] < row["ece_if_calibrated_high"]
+        # refitted on labels the model is calibrated again: its ECE lies in the range a calibrated model shows
+        assert row["ece_if_calibrated_low"] < row["ece_mean"] < row["ece_if_calibrated_high"]
+    # 300 posts left to measure on instead of 600: a calibrated model's ECE is larger on fewer posts
+    assert large["ece_if_calibrated_high"] > small["ece_if_calibrated_high"]
+    assert calibrated_range(small) == f"{small['ece_if_calibrated_low']:.3f}–{small['ece_if_calibrated_high']:.3f}"
+
+
+def test_as_trained_ece_of_a_miscalibrated_model_lies_above_that_range() -> None:
+    start = Calibration.identity([TASK])
+    posts = predictions(800, 3.0)
+    (refit,) = learning_curve(TASK, start, posts, EvalConfig(), sizes=[200], draws=5)
+    as_trained = expected_calibration_error(start.probabilities(TASK, posts.logits["hate"]), posts.targets["hate"])
+    assert as_trained > refit["ece_if_calibrated_high"] > refit["ece_mean"]
+
+
+def test_a_multilabel_task_has_no_calibration_to_refit() -> None:
+    task = TaskSpec("flags", "multilabel", ("a", "b"))
+    with pytest.raises(ValueError, match="multilabel task has no calibration"):
+        learning_curve(task, Calibration.identity([task]), predictions(10, 1.0), EvalConfig(), sizes=[5])
