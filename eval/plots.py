@@ -197,7 +197,8 @@ def _reliability_figure(
 
 def plot_learning_curve(task: str, curve: Sequence[dict[str, float]], as_is: dict[str, float], out_dir: Path) -> Path:
     """ECE and macro-F1 (mean ± standard deviation over draws) against the labelled posts a calibration was fitted
-    on (``faim.eval.recalibration.learning_curve``), the calibration as it was as dashed lines; written to
+    on (``faim.eval.recalibration.learning_curve``), the ECE range of a calibrated model on the same posts as a
+    band, the calibration as it was as dashed lines; written to
     ``calibration_<task>.png``."""
     fig, ax = square_figure()
     sizes = [row["labels"] for row in curve]
@@ -206,6 +207,8 @@ def plot_learning_curve(task: str, curve: Sequence[dict[str, float]], as_is: dic
         errors = [row[f"{metric}_sd"] for row in curve]
         ax.errorbar(sizes, means, yerr=errors, marker="o", color=color, capsize=3, label=f"{metric}, fitted")
         ax.axhline(as_is[metric], color=color, ls="--", lw=1, label=f"{metric}, as it was")
+    lows, highs = ([row[name] for row in curve] for name in ("ece_if_calibrated_low", "ece_if_calibrated_high"))
+    ax.fill_between(sizes, lows, highs, color="tab:red", alpha=0.15, label="ECE of a calibrated model there")
     ax.set(xscale="log", xlabel="labelled posts the calibration is fitted on", title=f"{task}: recalibration")
     ax.legend(fontsize=8)
     path = Path(out_dir) / f"calibration_{task}.png"
