@@ -101,9 +101,10 @@ def render(results: dict[str, Any]) -> str:
             "marked *per post, no pooling* scores the same model's posts one by one, as `faim score` does by "
             "default and as the published systems do."
         )
-    for run in results.get("earlier_runs", []):
+    kept = kept_times(results)
+    for run in (r for r in results.get("earlier_runs", []) if r["generated_at"] in kept):
         parts.append(
-            f"- **Kept from an earlier run**: what is marked *earlier run, {run['generated_at'][:10]}* was not "
+            f"- **Kept from an earlier run**: what is marked *earlier run, {run_time(run['generated_at'])}* was not "
             f"measured by this run; it comes from `{run['command']}` at {run['generated_at']}, kept by `--merge`."
         )
     if results.get("transfer"):
@@ -130,9 +131,25 @@ def model_cell(row: dict[str, Any]) -> str:
     return f"`{row['name']}`" if row["kind"] == "recipe" else row["name"]
 
 
+def kept_times(value: Any) -> set[str]:
+    """The times of the earlier runs that entries anywhere in ``value`` (results, or a part of them) were kept
+    from: a run none of whose figures is left is not named."""
+    if isinstance(value, dict):
+        found = {value["earlier_run"]} if isinstance(value.get("earlier_run"), str) else set()
+        return found.union(*(kept_times(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(kept_times(v) for v in value))
+    return set()
+
+
+def run_time(generated_at: str) -> str:
+    """A run's ISO time to the minute (``2026-11-24 19:55``): what tells two runs of one day apart in a mark."""
+    return generated_at[:16].replace("T", " ")
+
+
 def earlier_mark(entry: dict[str, Any]) -> str:
-    """`` (earlier run, DATE)`` for an entry a ``--merge`` kept from an earlier run, else nothing."""
-    return f" (earlier run, {entry['earlier_run'][:10]})" if entry.get("earlier_run") else ""
+    """`` (earlier run, DATE TIME)`` for an entry a ``--merge`` kept from an earlier run, else nothing."""
+    return f" (earlier run, {run_time(entry['earlier_run'])})" if entry.get("earlier_run") else ""
 
 
 def earlier_note(section: dict[str, Any]) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from faim.eval.benchmark_merge import merge_results
-from faim.eval.benchmark_report import earlier_mark, robustness_section
+from faim.eval.benchmark_report import earlier_mark, kept_times, robustness_section
 
 
 def dataset(source: str, recipes: dict[str, float], holdouts: tuple[str, ...] = ()) -> dict:
@@ -41,9 +41,8 @@ def test_a_run_of_some_recipes_keeps_the_others_and_marks_them() -> None:
     assert merged["transfer"] == {"rows": ["new"]}
     assert merged["languages"] == {"rows": ["earlier"], "earlier_run": "2026-11-24T19:55:43+00:00"}
     assert merged["earlier_runs"] == [{"command": earlier["command"], "generated_at": earlier["generated_at"]}]
-    assert (
-        earlier_mark(tweeteval["rows"][1]) == " (earlier run, 2026-11-24)" and earlier_mark(tweeteval["rows"][0]) == ""
-    )
+    assert earlier_mark(tweeteval["rows"][1]) == " (earlier run, 2026-11-24 19:55)"
+    assert earlier_mark(tweeteval["rows"][0]) == ""
     assert new["datasets"][0]["rows"][0].get("earlier_run") is None and len(new["datasets"]) == 1  # left as it was
 
 
@@ -53,6 +52,7 @@ def test_an_entry_kept_twice_keeps_the_time_it_was_measured() -> None:
     third = merge_results({"command": "c", "generated_at": "2026-11-20T00:00:00+00:00", "datasets": []}, second)
     assert third["datasets"][0]["rows"][0]["earlier_run"] == "2026-11-01T00:00:00+00:00"
     assert [run["command"] for run in third["earlier_runs"]] == ["a", "b"]  # every run something was kept from
+    assert kept_times(third) == {"2026-11-01T00:00:00+00:00"}  # only a's figures are left: RESULTS.md names a alone
 
 
 def vmu(rows: list[dict]) -> dict:
@@ -73,4 +73,4 @@ def test_a_row_measured_again_without_perturbations_keeps_the_earlier_figures_un
     assert same_view["robustness_kept"] == {"earlier_run": "2026-11-24T00:00:00+00:00", "value": 0.83}
     assert other_view["robustness"] == {} and "robustness_kept" not in other_view
     table = robustness_section([same_view], "accuracy", "accuracy")[-1]
-    assert "| `vmu_text` (earlier run, 2026-11-24) | v | 0.8300 | 0.7000 (-0.1300) |" in table
+    assert "| `vmu_text` (earlier run, 2026-11-24 00:00) | v | 0.8300 | 0.7000 (-0.1300) |" in table
