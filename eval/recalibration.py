@@ -36,9 +36,10 @@ SIMULATED = 200
 """Samples drawn from the fitted probabilities per labelled draw, for ``CALIBRATED_RANGE``."""
 
 
-def measure(task: TaskSpec, calibration: Calibration, logits: np.ndarray, y: np.ndarray, config: EvalConfig) -> dict:
-    """ECE and macro-F1 of one task's labelled logits under ``calibration``."""
-    metrics = metric_function(task, calibration, config)(y, calibration.probabilities(task, logits))
+def measure(task: TaskSpec, calibration: Calibration, prob: np.ndarray, y: np.ndarray, config: EvalConfig) -> dict:
+    """ECE and macro-F1 of one task's labelled posts, given their probabilities under ``calibration`` (whose
+    threshold decides)."""
+    metrics = metric_function(task, calibration, config)(y, prob)
     return {name: float(metrics[name]) for name in MEASURED}
 
 
@@ -73,14 +74,14 @@ def learning_curve(
     for size in (n for n in sizes if 0 < n < len(y)):
         values: dict[str, list[float]] = {name: [] for name in MEASURED}
         ranges = []
-        for _ in range(draws):
+        for draw in range(draws):
             drawn = np.zeros(len(y), dtype=bool)
             drawn[rng.choice(len(y), size, replace=False)] = True
             fitted = refit(task, start, logits[drawn], y[drawn], config)
-            for name, value in measure(task, fitted, logits[~drawn], y[~drawn], config).items():
-                values[name].append(value)
             prob = fitted.probabilities(task, logits[~drawn])
-            ranges.append(ece_if_calibrated(prob, bins=config.calibration_bins, draws=SIMULATED, seed=len(ranges)))
+            for name, value in measure(task, fitted, prob, y[~drawn], config).items():
+                values[name].append(value)
+            ranges.append(ece_if_calibrated(prob, bins=config.calibration_bins, draws=SIMULATED, seed=draw))
         rows.append(
             {"labels": size, "draws": draws}
             | {f"{name}_mean": float(np.nanmean(v)) for name, v in values.items()}
@@ -110,14 +111,15 @@ def prior_adaptation(task: TaskSpec, start: Calibration, predictions: Prediction
     moved = Calibration(dict(start.thresholds), dict(start.temperatures), dict(start.logit_shifts), dict(start.priors))
     moved.logit_shifts[task.name] += prior_shift(old, new)
     logits, y = labelled(task, predictions)
-    return {"prior": old, "estimated_prior": new} | measure(task, moved, logits, y, config)
+    return {"prior": old, "estimated_prior": new} | measure(task, moved, moved.probabilities(task, logits), y, config)
 
 
 def as_is(task: TaskSpec, calibration: Calibration, predictions: Predictions, config: EvalConfig) -> dict:
     """ECE and macro-F1 of the calibration as it is, over every labelled post, and their share of positives."""
     logits, y = labelled(task, predictions)
-    return {"posts": len(y), "positives": float(y.mean()) if task.type == "binary" else None} | measure(
-        task, calibration, logits, y, config
+    positives = float(y.mean()) if task.type == "binary" else None
+    return {"posts": len(y), "positives": positives} | measure(
+        task, calibration, calibration.probabilities(task, logits), y, config
     )
 
 
