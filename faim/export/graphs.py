@@ -19,6 +19,7 @@ from torch import nn
 
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
+from faim.export.fusions import write_fused
 from faim.model import WholePostModel
 from faim.runtime.bundle import elements_names, fusion_outputs
 
@@ -120,7 +121,8 @@ def write_onnx(
     path: Path,
 ) -> None:
     """Export ``module`` on example ``inputs`` to ``path`` with torch.onnx's dynamo exporter, dynamic along
-    ``dynamic_axes`` (see ``dynamic_shapes``), weights inside the file.
+    ``dynamic_axes`` (see ``dynamic_shapes``), weights inside the file; a text encoder's graph (the transformers)
+    fused for onnxruntime (``faim.export.fusions``).
 
     Raises:
         torch.export and ONNX errors as they come; the caller names the module.
@@ -128,14 +130,16 @@ def write_onnx(
     module.eval()
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the exporter's notes on its own internals, not on this model
-        torch.onnx.export(
+        program = torch.onnx.export(
             module,
             inputs,
-            str(path),
             input_names=input_names,
             output_names=output_names,
             dynamic_shapes=dynamic_shapes(module, dynamic_axes),
             dynamo=True,
-            external_data=False,
             verbose=False,
         )
+    if isinstance(module, TextGraph):
+        write_fused(program.model, path)
+    else:
+        program.save(str(path), external_data=False)

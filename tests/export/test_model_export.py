@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 import torch
 from conftest import export_posts
@@ -221,3 +222,14 @@ def test_the_general_hate_recipes_stack_exports_with_the_models_scores(tmp_path:
     runtime = faim.runtime.load(out)
     assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
     assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
+
+
+def test_a_text_encoder_graph_is_written_with_onnxruntimes_fused_operators(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    out = export_model(Detector.load(tiny_model_dir), tmp_path / "export")
+    graph = onnx.load(str(out / "encoders" / "text" / "encoder.onnx")).graph
+    ops = {node.op_type for node in graph.node}
+    assert {"Attention", "SkipLayerNormalization"} <= ops and "Softmax" not in ops
+    stored = {initializer.name for initializer in graph.initializer}
+    assert all(node.input[1] in stored for node in graph.node if node.op_type == "Attention")
