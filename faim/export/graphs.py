@@ -121,8 +121,8 @@ def write_onnx(
     path: Path,
 ) -> None:
     """Export ``module`` on example ``inputs`` to ``path`` with torch.onnx's dynamo exporter, dynamic along
-    ``dynamic_axes`` (see ``dynamic_shapes``), weights inside the file; a text encoder's graph (the transformers)
-    fused for onnxruntime (``faim.export.fusions``).
+    ``dynamic_axes`` (see ``dynamic_shapes``), weights inside the file; the graph of an encoder reading token ids
+    (``TextGraph``) is fused for onnxruntime (``faim.export.fusions``).
 
     Raises:
         torch.export and ONNX errors as they come; the caller names the module.
