@@ -49,27 +49,26 @@ class ProfiledGraphs:
         self.sessions.append((path, session))
         return session
 
-    def microseconds(self, graphs: set[str]) -> Counter:
-        """Operator type → microseconds spent in it, over the sessions of ``graphs`` (file names)."""
+    def microseconds(self, graphs: set[Path]) -> Counter:
+        """Operator type → microseconds spent in it, over the sessions of ``graphs``."""
         spent: Counter = Counter()
         for path, session in self.sessions:
-            trace = json.loads(Path(session.end_profiling()).read_text())
-            if path.name not in graphs:
+            trace = Path(session.end_profiling())
+            if path not in graphs:
                 continue
-            for event in trace:
+            for event in json.loads(trace.read_text()):
                 if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
                     spent[event["args"]["op_name"]] += event["dur"]
         return spent
 
 
 def profile(export: Path, posts: list, scratch: Path) -> Counter:
-    """Microseconds by operator type in ``export``'s encoder graphs while it scores ``posts``."""
+    """Microseconds by operator type in ``export``'s encoder graphs while it scores the readable ``posts``."""
     graphs = ProfiledGraphs(scratch)
     model = ExportedModel(export, open_graph=graphs)
-    model.predict(posts, 16)
-    encoder_graphs = {Path(part["graph"]).name for entry in read_bundle(export)["encoders"].values()
-                      for part in entry["parts"]}  # fmt: skip
-    return graphs.microseconds(encoder_graphs)
+    model.predict(model.readable(posts)[0], 16)
+    encoders = read_bundle(export)["encoders"].values()
+    return graphs.microseconds({export / part["graph"] for entry in encoders for part in entry["parts"]})
 
 
 def where_time_goes(fp32: Counter, int8: Counter) -> dict[str, float]:
@@ -93,8 +92,7 @@ def measure(model: str, repeats: int) -> dict:
         fp32 = export_model(detector, Path(tmp) / "fp32")
         int8 = quantize_export(fp32, Path(tmp) / "int8")
         checks = [compare_exports(ExportedModel(fp32), ExportedModel(int8), posts) for _ in range(repeats)]
-        readable, _ = ExportedModel(fp32).readable(posts)
-        spent = [profile(export, readable, Path(tmp)) for export in (fp32, int8)]
+        spent = [profile(export, posts, Path(tmp)) for export in (fp32, int8)]
     rates = [statistics.median(check.posts_per_second[i] for check in checks) for i in (0, 1)]
     return {
         "model": model,
