@@ -5,7 +5,7 @@ fp32 inside its fused ``Attention`` (``faim.export.fusions``). On ``hate_text_fr
 these settings lose 0.004 macro-F1 at 1.1x-1.3x the fp32 posts/s (``python -m faim.eval.bench_quantization``); in
 scripts of their own beside them, one scale per tensor lost 0.028 at 1.3x-1.4x, and quantizing the query, key and
 value products too (on the graph before fusion) 0.015 at 1.4x, static quantization (activation scales fixed from
-256 training posts) 0.024-0.027 at no higher speed. On two AVX2 cores without VNNI the int8 products run
+256 training posts) 0.024-0.027, no faster in one pass. On two AVX2 cores without VNNI the int8 products run
 about 1.6x as fast as in fp32 and take 58 % of the text graph's fp32 time, which bounds the whole at about 1.3x.
 Whether the quantized model is good enough is measured on labelled posts by the caller (``faim.eval.quantization``)."""
 
