@@ -283,7 +283,7 @@ def holdout_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> li
         f"{group}s not seen in training. They are the probe's, not the trained recipe's; `results.json` has each "
         f"{group}'s. ECE is after the temperature (and shift) step of the evaluation, fitted on the posts measured; "
         f"calibrated on the other {group}s, each {group}'s posts take the fit on every other {group}'s held-out "
-        f"posts instead: the error a calibration brings to a {group} it was not fitted on; then moved to the share of "
+        f"posts instead: the error a calibration brings to {group}s it was not fitted on; then moved to the share of "
         f"positives EM estimates from the {group}'s posts, unlabelled (`faim calibrate --unlabelled`)."
     )
     header = ["recipe", "probe reads", f"recipe split: {group}s", "n", metric, "AUROC", "ECE"]
