@@ -14,7 +14,7 @@ from transformers.utils import logging as hf_logging
 from faim.encoder import Encoder, Preprocessor
 from faim.encoders.text_preprocess import TextPreprocessor
 from faim.registry import register_encoder
-from faim.weights import resolve_weights, sha256_file
+from faim.weights import resolve_weights
 
 POOLINGS = ("mean", "cls")
 
@@ -125,15 +125,12 @@ class HFTextEncoder(TransformerTextEncoder):
         except OSError as error:
             raise OSError(f"hf_text: cannot load weights {weights!r} (resolved to {source}): {error}") from error
         self.weights = weights
-        self._source = source
         super().__init__(backbone, tokenizer, pooling, max_length, freeze, fold_confusables, fold_leetspeak)
 
     def identity(self) -> dict[str, Any]:
-        files = sorted(Path(self._source).glob("*.safetensors")) if isinstance(self._source, Path) else []
         return {
             "class": type(self).__name__,
-            "weights": self.weights,
-            "sha256": [sha256_file(f) for f in files],
+            "state": self.state_digest(),
             "pooling": self.pooling,
             "max_length": self.max_length,
         } | self.folding_identity()

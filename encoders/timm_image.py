@@ -15,7 +15,7 @@ from faim.encoder import Encoder, Preprocessor, load_checked_state
 from faim.encoders.efficientnet_lite_keys import is_efficientnet_pytorch_state, remap_efficientnet_lite
 from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.registry import register_encoder, suggest
-from faim.weights import resolve_weights, sha256_file
+from faim.weights import resolve_weights
 
 TORCH_SUFFIXES = (".pth", ".pt")
 SAFETENSORS_SUFFIX = ".safetensors"
@@ -52,15 +52,14 @@ class TimmImageEncoder(Encoder):
         super().__init__()
         self.name = name
         self.weights = weights
-        self.weights_file: Path | None = None
         source = resolve_weights(weights) if weights is not None and pretrained else None
         if isinstance(source, str):
             self.backbone = create_from_hub(name, source)
         else:
             self.backbone = create(name)
             if source is not None:
-                self.weights_file = find_weights_file(source)
-                load_into(self.backbone, read_state(self.weights_file), f"timm_image {name!r}: {self.weights_file}")
+                weights_file = find_weights_file(source)
+                load_into(self.backbone, read_state(weights_file), f"timm_image {name!r}: {weights_file}")
         self.output_dim = int(getattr(self.backbone, "head_hidden_size", self.backbone.num_features))
         self.image_preprocessor = ImagePreprocessor.for_model(self.backbone, image_size)
         self.apply_freeze(freeze)
@@ -78,8 +77,7 @@ class TimmImageEncoder(Encoder):
         return {
             "class": type(self).__name__,
             "name": self.name,
-            "weights": self.weights,
-            "sha256": sha256_file(self.weights_file) if self.weights_file else None,
+            "state": self.state_digest(),
             "preprocess": self.image_preprocessor.to_dict(),
         }
 

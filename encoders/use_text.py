@@ -233,11 +233,10 @@ class UseTextEncoder(UseEncoderBase):
         super().__init__(network, tokenizer, max_length, freeze, fold_confusables, folder / TOKENIZER)
 
     def identity(self) -> dict[str, Any]:
-        files = [self._folder / WEIGHTS] if (self._folder / WEIGHTS).is_file() else []
         return {
             "class": type(self).__name__,
-            "weights": self.weights,
-            "sha256": [sha256_file(f) for f in files] + [sha256_file(self._folder / TOKENIZER)],
+            "state": self.state_digest(),
+            "tokenizer": sha256_file(self._folder / TOKENIZER),
             "max_length": self.max_length,
         } | ({"fold_confusables": True} if self.fold_confusables else {})
 

@@ -75,16 +75,22 @@ def test_not_a_model_directory(tmp_path: Path) -> None:
         faim.load(tmp_path)
 
 
-def test_hf_text_artifact_carries_config_and_tokenizer(tmp_path: Path, demo_data) -> None:
+def write_tiny_bert(directory: Path, seed: int = 0) -> None:
+    """A one-layer BERT with random weights (drawn from ``seed``) and its tokenizer, as hf_text reads them."""
     from transformers import AutoModel, BertConfig, BertTokenizer
 
     from faim.encoders.tiny_text import tiny_vocab
 
-    source = tmp_path / "bert"
     vocab = tiny_vocab() | {word: len(tiny_vocab()) + i for i, word in enumerate(["some", "words"])}
     config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2)
-    AutoModel.from_config(config).save_pretrained(source)
-    BertTokenizer(vocab=vocab).save_pretrained(source)
+    torch.manual_seed(seed)
+    AutoModel.from_config(config).save_pretrained(directory)
+    BertTokenizer(vocab=vocab).save_pretrained(directory)
+
+
+def test_hf_text_artifact_carries_config_and_tokenizer(tmp_path: Path, demo_data) -> None:
+    source = tmp_path / "bert"
+    write_tiny_bert(source)
     recipe = tiny_recipe(demo_data, tmp_path / "run")
     folding = {"fold_confusables": True, "fold_leetspeak": True}
     text = {"type": "hf_text", "weights": str(source), "max_length": 16} | folding
@@ -106,6 +112,20 @@ def test_hf_text_artifact_carries_config_and_tokenizer(tmp_path: Path, demo_data
     assert scores[2]["harmful"] == scores[0]["harmful"]  # the Cyrillic о still folds after loading
     assert scores[3]["harmful"] == scores[0]["harmful"]  # and so does the leetspeak
     assert (tmp_path / "model" / "encoders" / "text" / "config.json").is_file()
+
+
+def test_a_saved_encoder_keeps_the_cache_identity_of_its_weights_not_of_its_path(tmp_path: Path, demo_data) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["encoders"] = {"text": {"type": "hf_text", "weights": str(tmp_path / "bert"), "freeze": True}}
+    identities = []
+    for seed in (0, 1):  # other weights at the same paths: the source, then the saved model
+        write_tiny_bert(tmp_path / "bert", seed)
+        built = faim.build(recipe)
+        built.save(str(tmp_path / "model"))
+        loaded = faim.load(tmp_path / "model")
+        identities.append(loaded.model.encoder_for("text").identity())
+        assert identities[-1] == built.model.encoder_for("text").identity()  # reads what its training cached
+    assert identities[0] != identities[1]
 
 
 def test_pooled_calibration_round_trips(demo_data, tmp_path: Path) -> None:
