@@ -130,7 +130,6 @@ class HFTextEncoder(TransformerTextEncoder):
     def identity(self) -> dict[str, Any]:
         return {
             "class": type(self).__name__,
-            "state": self.state_digest(),
             "pooling": self.pooling,
             "max_length": self.max_length,
         } | self.folding_identity()

@@ -146,12 +146,11 @@ class NgramTextEncoder(Encoder):
 
     def identity(self) -> dict[str, Any]:
         state = json.dumps(self.families, sort_keys=True).encode() if self.fitted else b""
-        weight = self.projection.weight.detach().numpy().tobytes() if self.fitted else b""
-        return {
+        return {  # the fitted projection is a weight: the cache keys it with the others (weights_digest)
             "class": type(self).__name__,
             "dim": self.dim,
             "spans": self.spans,
-            "fitted": hashlib.sha256(state + weight).hexdigest(),
+            "fitted": hashlib.sha256(state).hexdigest(),
         } | ({"fold_confusables": True} if self.fold_confusables else {})
 
     def export_assets(self, directory: Path) -> dict[str, Any]:

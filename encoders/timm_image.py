@@ -77,7 +77,6 @@ class TimmImageEncoder(Encoder):
         return {
             "class": type(self).__name__,
             "name": self.name,
-            "state": self.state_digest(),
             "preprocess": self.image_preprocessor.to_dict(),
         }
 

@@ -235,7 +235,6 @@ class UseTextEncoder(UseEncoderBase):
     def identity(self) -> dict[str, Any]:
         return {
             "class": type(self).__name__,
-            "state": self.state_digest(),
             "tokenizer": sha256_file(self._folder / TOKENIZER),
             "max_length": self.max_length,
         } | ({"fold_confusables": True} if self.fold_confusables else {})

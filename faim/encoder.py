@@ -7,7 +7,6 @@ into a small picklable callable so it runs in DataLoader workers, apart from the
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
@@ -55,16 +54,6 @@ class Encoder(nn.Module, ABC):
     def identity(self) -> dict[str, Any]:
         """Describe this encoder's weights and preprocessing for embedding-cache keys."""
         return {"class": type(self).__name__}
-
-    def state_digest(self) -> str:
-        """sha256 of every parameter and buffer (name, dtype, shape and values): what the encoder computes with,
-        wherever its weights were read from. An encoder built from bundled weights and the same encoder loaded
-        from a saved model share it; weights saved anew under the same path do not."""
-        digest = hashlib.sha256()
-        for name, tensor in sorted(self.state_dict().items()):
-            digest.update(f"{name} {tensor.dtype} {tuple(tensor.shape)}\n".encode())
-            digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
-        return digest.hexdigest()
 
     def apply_freeze(self, freeze: bool) -> None:
         """Freeze all parameters (and keep the encoder in eval mode) when ``freeze`` is true."""

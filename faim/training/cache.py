@@ -79,18 +79,34 @@ def element_stamp(post: Post, kind: str, limit: int) -> str:
     return element_signature(post, kind, limit)
 
 
+def weights_digest(encoder: nn.Module) -> str:
+    """sha256 of every parameter and buffer of ``encoder`` (name, dtype, shape and values): what it computes with,
+    wherever its weights were read from. An encoder built from bundled weights and the same encoder loaded from a
+    saved model share it; other weights saved under the same path do not."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(encoder.state_dict().items()):
+        digest.update(f"{name} {tensor.dtype} {tuple(tensor.shape)}\n".encode())
+        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
 def part_identity(encoder: nn.Module, kind: str, max_elements: int) -> str:
-    """sha256 of what makes one encoder's embeddings of a kind comparable: the kind, the encoder's identity and the
-    element cap."""
-    identity = {"kind": kind, "encoder": encoder.identity(), "max_elements": max_elements}
+    """sha256 of what makes one encoder's embeddings of a kind comparable: the kind, the encoder's identity (its
+    preprocessing and settings), its ``weights_digest`` and the element cap."""
+    identity = {
+        "kind": kind,
+        "encoder": encoder.identity(),
+        "weights": weights_digest(encoder),
+        "max_elements": max_elements,
+    }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
 
-def cache_key(encoder: nn.Module, kind: str, posts: list[Post], max_elements: int) -> str:
-    """The file name stem of one encoder's embeddings of a kind's elements of ``posts``: the encoder's identity, the
-    element cap and the ``kind_fingerprint`` of the posts."""
+def cache_key(identity: str, kind: str, posts: list[Post], max_elements: int) -> str:
+    """The file name stem of one encoder's embeddings of a kind's elements of ``posts``: its ``part_identity``
+    and the ``kind_fingerprint`` of the posts."""
     fingerprint = kind_fingerprint(posts, kind, max_elements)
-    return hashlib.sha256((part_identity(encoder, kind, max_elements) + fingerprint).encode()).hexdigest()[:32]
+    return hashlib.sha256((identity + fingerprint).encode()).hexdigest()[:32]
 
 
 def stamp_digests(posts: list[Post], kind: str, limit: int) -> list[str]:
@@ -107,6 +123,7 @@ def rows_of(tensors: dict[str, torch.Tensor], kind: str, index: int, offsets: to
 def reuse_and_compute(
     kind: str,
     encoder: nn.Module,
+    identity: str,
     collator: PostCollator,
     posts: list[Post],
     folder: Path,
@@ -115,8 +132,8 @@ def reuse_and_compute(
     label: str,
 ) -> dict[str, torch.Tensor]:
     """One part's tensors for ``posts``: the rows other files of the same encoder hold for the same elements, and
-    the rest encoded now (nothing at all when every post is found)."""
-    identity = part_identity(encoder, kind, collator.max_elements)
+    the rest encoded now (nothing at all when every post is found); ``identity`` is the encoder's
+    ``part_identity``."""
     digests = stamp_digests(posts, kind, collator.max_elements)
     wanted = set(digests)
     found: dict[str, torch.Tensor] = {}
@@ -253,20 +270,18 @@ def cached_embeddings(
     """Load the split's embeddings of ``kinds`` (``None``: every kind) from ``cache_dir``, computing and
     storing those missing there; a stack's members are read, computed and stored one by one and side by side."""
     folder = Path(cache_dir).expanduser()
-    parts = {
-        (kind, index): (encoder, folder / f"{cache_key(encoder, kind, posts, collator.max_elements)}.safetensors")
-        for kind in (model.kinds if kinds is None else kinds)
-        for index, encoder in enumerate(encoder_parts(model.encoder_for(kind)))
-    }
-    stored = {part: safetensors.torch.load_file(str(path)) for part, (_, path) in parts.items() if path.exists()}
+    parts = {}
+    for kind in model.kinds if kinds is None else kinds:
+        for index, encoder in enumerate(encoder_parts(model.encoder_for(kind))):
+            identity = part_identity(encoder, kind, collator.max_elements)
+            key = cache_key(identity, kind, posts, collator.max_elements)
+            parts[kind, index] = (encoder, identity, folder / f"{key}.safetensors")
+    stored = {part: safetensors.torch.load_file(str(path)) for part, (*_, path) in parts.items() if path.exists()}
     for part in [part for part in parts if part not in stored]:
         kind = part[0]
-        encoder, path = parts[part]
-        tensors = reuse_and_compute(kind, encoder, collator, posts, folder, batch_size, num_workers, label)
-        metadata = {
-            "identity": part_identity(encoder, kind, collator.max_elements),
-            "digests": json.dumps(stamp_digests(posts, kind, collator.max_elements)),
-        }
+        encoder, identity, path = parts[part]
+        tensors = reuse_and_compute(kind, encoder, identity, collator, posts, folder, batch_size, num_workers, label)
+        metadata = {"identity": identity, "digests": json.dumps(stamp_digests(posts, kind, collator.max_elements))}
         _save_atomically(tensors, path, metadata)
         stored[part] = tensors
     tensors: dict[str, torch.Tensor] = {}
