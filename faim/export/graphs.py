@@ -119,10 +119,11 @@ def write_onnx(
     output_names: list[str],
     dynamic_axes: list[dict[int, str]],
     path: Path,
+    fuse: bool = False,
 ) -> None:
     """Export ``module`` on example ``inputs`` to ``path`` with torch.onnx's dynamo exporter, dynamic along
-    ``dynamic_axes`` (see ``dynamic_shapes``), weights inside the file; the graph of an encoder reading token ids
-    (``TextGraph``) is fused for onnxruntime (``faim.export.fusions``).
+    ``dynamic_axes`` (see ``dynamic_shapes``), weights inside the file; with ``fuse``, rewritten into
+    onnxruntime's fused operators first (``faim.export.fusions``: for a transformer reading token ids).
 
     Raises:
         torch.export and ONNX errors as they come; the caller names the module.
@@ -139,7 +140,7 @@ def write_onnx(
             dynamo=True,
             verbose=False,
         )
-    if isinstance(module, TextGraph):
+    if fuse:
         write_fused(program.model, path)
     else:
         program.save(str(path), external_data=False)

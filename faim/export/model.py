@@ -48,6 +48,10 @@ GRAPHS: dict[str, tuple[type[nn.Module], list[str], list[dict[int, str]]]] = {
 }
 """Per kind of preprocessing: the module an encoder part is traced in, its graph's inputs and their dynamic axes."""
 
+FUSED_KINDS = ("text", "pieces")
+"""Kinds of preprocessing whose encoders are transformers reading token ids: their ONNX graphs are rewritten into
+onnxruntime's fused operators (``faim.export.fusions``)."""
+
 TEXTS = ("text", "pieces", "ngrams")
 """Kinds of preprocessing that read text."""
 
@@ -121,7 +125,7 @@ def export_encoder(name: str, encoder: nn.Module, staging: Path, graph_format: s
         same_preprocessing(label, member.preprocessor(), spec, names)
         inputs = example_inputs(member.preprocessor(), spec["type"])
         graph = folder / f"encoder.{graph_format}"
-        traced(label, wrapper(member), inputs, names, ["embeddings"], axes, graph)
+        traced(label, wrapper(member), inputs, names, ["embeddings"], axes, graph, spec["type"] in FUSED_KINDS)
         parts.append({"graph": str(graph), "inputs": names, "preprocess": spec, "dim": int(member.output_dim)})
     return {"parts": parts, "dim": int(encoder.output_dim)}
 
@@ -171,15 +175,17 @@ def traced(
     output_names: list[str],
     axes: list[dict[int, str]],
     path: Path,
+    fuse: bool = False,
 ) -> None:
-    """Export ``module`` to ``path`` in the format its suffix names (``.onnx`` or ``.pt2``), read the graph back and
-    check its outputs on ``inputs`` against the eager module's."""
+    """Export ``module`` to ``path`` in the format its suffix names (``.onnx`` or ``.pt2``; an ONNX graph with
+    onnxruntime's fused operators when ``fuse``), read the graph back and check its outputs on ``inputs`` against
+    the eager module's."""
     args = tuple(inputs[name] for name in input_names) if isinstance(inputs, dict) else tuple(inputs)
     try:
         if path.suffix == ".pt2":
             write_program(module, args, axes, path)
         else:
-            write_onnx(module, args, input_names, output_names, axes, path)
+            write_onnx(module, args, input_names, output_names, axes, path, fuse)
     except Exception as error:
         raise ExportError(f"{label}: torch.export could not trace it to {path.suffix[1:]}: {error}") from error
     with torch.no_grad():
