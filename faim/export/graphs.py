@@ -10,7 +10,10 @@ encoder that embeds several kinds (comments with the text encoder) one graph.
 from __future__ import annotations
 
 import inspect
+import logging
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +115,29 @@ def dynamic_shapes(module: nn.Module, dynamic_axes: list[dict[int, str]], bounde
     return shapes
 
 
+EXPORTER_LOGGERS = ("onnxscript", "onnx_ir")
+"""Loggers of the ONNX exporter's passes (optimizer, initializer deduplication)."""
+
+
+@contextmanager
+def exporter_notes_silenced() -> Iterator[None]:
+    """Silence, while a graph is written, the exporters' warnings and their passes' logged ones (``EXPORTER_LOGGERS``
+    below ``ERROR``): notes on their own internals (a constant the optimizer leaves unfolded in the n-gram graph's
+    loop, an initializer left undeduplicated), not on the model. What an export gets wrong shows in its outputs,
+    which ``faim.export.model.traced`` checks against the model's; the loggers' levels are restored after."""
+    loggers = [logging.getLogger(name) for name in EXPORTER_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for logger in loggers:
+            logger.setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            for logger, level in zip(loggers, levels):
+                logger.setLevel(level)
+
+
 def write_onnx(
     module: nn.Module,
     inputs: tuple[torch.Tensor, ...],
@@ -129,8 +155,7 @@ def write_onnx(
         torch.export and ONNX errors as they come; the caller names the module.
     """
     module.eval()
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")  # the exporter's notes on its own internals, not on this model
+    with exporter_notes_silenced(), torch.no_grad():
         program = torch.onnx.export(
             module,
             inputs,
@@ -140,7 +165,7 @@ def write_onnx(
             dynamo=True,
             verbose=False,
         )
-    if fuse:
-        write_fused(program.model, path)
-    else:
-        program.save(str(path), external_data=False)
+        if fuse:
+            write_fused(program.model, path)
+        else:
+            program.save(str(path), external_data=False)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from faim.export.graphs import dynamic_shapes
+from faim.export.graphs import dynamic_shapes, exporter_notes_silenced
 from faim.runtime.bundle import ExportError
 from faim.runtime.model import ExportedModel
 
@@ -50,8 +49,7 @@ def write_program(module: nn.Module, inputs: tuple[torch.Tensor, ...], axes: lis
         torch.export errors as they come; the caller names the module.
     """
     module.eval()
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")  # torch.export's notes on its own internals, not on this model
+    with exporter_notes_silenced(), torch.no_grad():
         program = torch.export.export(
             module, inputs, dynamic_shapes=dynamic_shapes(module, axes, bounded=True), strict=False
         )

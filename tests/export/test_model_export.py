@@ -5,6 +5,7 @@ export naming them and leave nothing behind."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ from faim.encoders.tiny_text import TinyTextEncoder
 from faim.encoders.tiny_use import TinyUseEncoder
 from faim.encoders.use_text import UseEncoderBase, UseNetwork
 from faim.export import model as export
+from faim.export.graphs import EXPORTER_LOGGERS
 from faim.export.model import export_model
 from faim.fusion import AlignFusion, ConcatFusion, GatedFusion, InteractionFusion
 from faim.runtime import ExportError
@@ -125,6 +127,21 @@ def test_ngram_text_stacked_with_a_transformer_exports_with_the_models_scores(tm
     runtime = faim.runtime.load(out)
     assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
     assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
+
+
+def test_an_export_logs_none_of_the_exporters_notes_on_its_internals_and_leaves_their_loggers_as_they_were(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    torch.manual_seed(3)
+    ngrams = NgramTextEncoder(dim=6, char_ngrams=(2, 4), word_ngrams=(1, 2), min_df=1)
+    ngrams.fit(["those people hate us", "just words here", "a caption for one", "so true, no", "three more texts"])
+    model = WholePostModel({"text": ngrams}, ConcatFusion({"text": 6}), {"harm": BinaryHead(6)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    levels = {name: logging.getLogger(name).level for name in EXPORTER_LOGGERS}
+    with caplog.at_level(logging.WARNING):
+        export_model(detector, tmp_path / "export")  # the n-gram graph's loop is what the exporter's passes note
+    assert [record.getMessage() for record in caplog.records] == []
+    assert {name: logging.getLogger(name).level for name in EXPORTER_LOGGERS} == levels
 
 
 def test_use_text_exports_its_sentencepiece_pieces_with_the_models_scores(tmp_path: Path) -> None:
