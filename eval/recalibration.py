@@ -92,11 +92,11 @@ def learning_curve(
 
 
 def refit(task: TaskSpec, start: Calibration, logits: np.ndarray, y: np.ndarray, config: EvalConfig) -> Calibration:
-    """A copy of ``start`` with ``task`` fitted on labelled logits; a binary task always fits a logit shift (a new
-    platform's share of positives is what it is for), when both classes are among the labels."""
-    fitted = Calibration(*(dict(part) for part in (start.thresholds, start.temperatures, start.logit_shifts)),
-                         dict(start.priors))  # fmt: skip
-    settings = EvalConfig(**(vars(config) | {"logit_shift": True}))
+    """A copy of ``start`` with ``task`` fitted on labelled logits: always a temperature, and for a binary task a
+    logit shift (a new platform's share of positives is what it is for), when both classes are among the labels
+    (otherwise ``task`` keeps ``start``'s calibration)."""
+    fitted = start.copy()
+    settings = EvalConfig(**(vars(config) | {"logit_shift": True, "temperature": True}))
     fit_calibration([task], {task.name: logits}, {task.name: y}, settings, fitted)
     return fitted
 
@@ -108,7 +108,7 @@ def prior_adaptation(task: TaskSpec, start: Calibration, predictions: Prediction
         return {"prior": None, "estimated_prior": None, "ece": None, "macro_f1": None}
     old = start.priors[task.name]
     new = estimate_prior(start.probabilities(task, predictions.logits[task.name]), old)
-    moved = Calibration(dict(start.thresholds), dict(start.temperatures), dict(start.logit_shifts), dict(start.priors))
+    moved = start.copy()
     moved.logit_shifts[task.name] += prior_shift(old, new)
     logits, y = labelled(task, predictions)
     return {"prior": old, "estimated_prior": new} | measure(task, moved, moved.probabilities(task, logits), y, config)
@@ -130,13 +130,13 @@ def calibrated_range(row: dict[str, Any]) -> str:
 
 
 def write_report(report: dict[str, Any], out_dir: Path) -> Path:
-    """Write ``calibration.json``, ``calibration.md`` and, per task, a plot of ECE and macro-F1 against the
-    number of labels (``calibration_<task>.png``) into ``out_dir``; returns the Markdown file."""
+    """Write ``calibration.json``, ``calibration.md`` and, per task with a learning curve (labels enough for one of
+    its sizes), a plot of ECE and macro-F1 against the number of labels (``calibration_<task>.png``) into
+    ``out_dir``; returns the Markdown file."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "calibration.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     parts = [f"# Calibration of `{report['model']}` on `{report['data']}`"]
     for name, task in report["tasks"].items():
-        plot = plot_learning_curve(name, task["learning_curve"], task["as_is"], out_dir)
         rows = [["as it was", "all", format_value(task["as_is"]["ece"]), "", format_value(task["as_is"]["macro_f1"])]]
         rows += [
             [f"fitted on {row['labels']} labels", f"{row['draws']} draws",
@@ -151,8 +151,11 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
         parts += [
             f"## {name}",
             markdown_table(["calibration", "posts", "ECE", "a calibrated model's ECE there", "macro-F1"], rows),
-            f"![{name}]({plot.name})",
         ]
+        if task["learning_curve"]:
+            parts.append(f"![{name}]({plot_learning_curve(name, task['learning_curve'], task['as_is'], out_dir).name})")
+        else:
+            parts.append(f"No learning curve: {task['as_is']['posts']} labelled posts leave none to measure on.")
     path = out_dir / "calibration.md"
     path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
     return path

@@ -18,7 +18,6 @@ architecture is rebuilt from ``recipe.yaml``'s ``model:`` section and the weight
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
 from faim.file_digests import check_digests, file_digests
+from faim.folders import check_replaceable, replace_folder
 from faim.model import WholePostModel
 from faim.recipe import Recipe
 from faim.version import __version__
@@ -79,8 +79,13 @@ def architecture_recipe(model: WholePostModel, tasks: list[TaskSpec]) -> Recipe:
 
 
 def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
-    """Write ``artifact`` to ``directory`` (replaced atomically if it exists)."""
+    """Write ``artifact`` to ``directory``, replacing the model there if there is one.
+
+    Raises:
+        FileExistsError: If ``directory`` holds anything but a model (``faim.folders.check_replaceable``).
+    """
     target = Path(directory)
+    check_replaceable(target, MANIFEST)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".faim-", dir=target.parent))
     rebuild = {
@@ -107,9 +112,7 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
         "files": file_digests(staging),
     }
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    if target.exists():
-        shutil.rmtree(target)
-    staging.rename(target)
+    replace_folder(staging, target)
     return target
 
 

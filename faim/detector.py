@@ -210,12 +210,13 @@ class Detector:
 
     def calibrate_predictions(self, predictions: Predictions, config: EvalConfig) -> None:
         """Fit the per-post calibration on labelled predictions, in place (``faim.calibration.fit``); a pooling
-        detector also fits the calibration of pooled logits (``pooled``; the predictions must hold the pictures)."""
+        detector also fits the calibration of pooled logits (``pooled``; the predictions must hold the pictures).
+        A task the predictions hold no labels for keeps both calibrations as they were."""
         sources = [meta.get(SOURCE) for meta in predictions.meta] if predictions.meta else None
         fit_calibration(self.tasks, predictions.logits, predictions.targets, config, self.calibration, sources)
         if self.pooling_kind:
             groups = picture_groups(predictions, self.pool_by_image)
-            self.pooled = Calibration.identity(self.tasks)
+            self.pooled = self.pooled.copy() if self.pooled else Calibration.identity(self.tasks)
             pooled_logits = pooled(predictions, groups).logits
             fit_calibration(self.tasks, pooled_logits, predictions.targets, config, self.pooled, sources)
 

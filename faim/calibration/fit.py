@@ -49,6 +49,10 @@ class Calibration:
             {t.name: 0.0 for t in tasks},
         )
 
+    def copy(self) -> Calibration:
+        """A calibration with the same values that fitting or moving it leaves this one as it is."""
+        return Calibration(dict(self.thresholds), dict(self.temperatures), dict(self.logit_shifts), dict(self.priors))
+
     def probabilities(self, task: TaskSpec, logits: np.ndarray) -> np.ndarray:
         """Calibrated probabilities of ``task`` from its raw logits: ``sigmoid(z / T + s)`` for a binary task
         (``[N]``), ``softmax(z / T)`` for a multiclass one (``[N, C]``), and each label's ``sigmoid(z)`` for a
@@ -83,7 +87,8 @@ def fit_calibration(
         logits: Task → raw logits of the posts.
         targets: Task → targets of the same posts, as the heads' losses take them (unlabelled posts are skipped).
         config: The recipe's ``eval:`` settings.
-        calibration: Updated in place; a task without labels keeps what it has.
+        calibration: Updated in place; a task without labels keeps what it has, and so does a binary task whose
+            labelled posts hold one class only (no temperature, shift or threshold can be told from them).
         sources: The source each post comes from (``meta["source"]``), for ``eval.threshold_balance: sources``:
             when the labelled posts come from more than one, the threshold is chosen with each source's posts of
             each class counting as much in all (``source_class_weights``); otherwise every post counts one.
@@ -92,12 +97,14 @@ def fit_calibration(
         target, values = targets[task.name], logits[task.name]
         keep = task.labelled(target)
         target, values = target[keep], values[keep]
+        if task.type == "binary" and len(np.unique(target)) < 2:
+            continue
         kept_sources = None if sources is None else [s for s, k in zip(sources, keep) if k]
         if config.temperature and task.type != "multilabel" and len(target):
             calibration.temperatures[task.name], calibration.logit_shifts[task.name] = fit_scaling(
                 values, target.astype(np.int64), logit_shift=config.logit_shift
             )
-        if task.type == "binary" and len(np.unique(target)) == 2:
+        if task.type == "binary":
             calibration.priors[task.name] = float(target.mean())
             prob = calibration.probabilities(task, values)
             goal = config.threshold_target if config.threshold_objective in CONSTRAINED else None

@@ -7,13 +7,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from faim.artifact import read_recipe
+from faim.artifact import MANIFEST, read_recipe
 from faim.cli.common import add_columns, parse_columns
 from faim.data.sources import read_posts
+from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.recalibration import SIZES, as_is, calibrated_range, learning_curve, prior_adaptation, write_report
 from faim.eval.tables import format_value, text_table
-from faim.inference import predict
+from faim.folders import check_replaceable
+from faim.inference import Predictions, predict
 from faim.training.loaders import make_loader
 
 
@@ -30,26 +32,49 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
     parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
     parser.add_argument("data", help="posts: a JSONL/CSV/Parquet file, a folder, a glob or a saved dataset")
-    parser.add_argument("-o", "--out", required=True, help="the new model directory")
+    parser.add_argument(
+        "-o", "--out", required=True, help="the new model directory (new, empty, or a model to replace)"
+    )
     add_columns(parser)
     parser.add_argument(
         "--unlabelled", action="store_true", help="estimate the new share of positives from unlabelled posts by EM"
     )
     parser.add_argument(
         "--sizes",
-        default=",".join(map(str, SIZES)),
-        help="labels drawn for the learning curve, comma-separated (default: %(default)s)",
+        type=positive_integers,
+        default=list(SIZES),
+        help=f"labels drawn for the learning curve, comma-separated (default: {','.join(map(str, SIZES))}); sizes "
+        "that leave no post to measure on are left out",
     )
-    parser.add_argument("--draws", type=int, default=20, help="random draws per number of labels (default: 20)")
+    parser.add_argument(
+        "--draws", type=positive_integer, default=20, help="random draws per number of labels (default: 20)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the draws (default: 0)")
     parser.add_argument("--report", help="report directory (default: NEW_MODEL-calibration beside it)")
     parser.set_defaults(handler=run)
 
 
+def positive_integer(text: str) -> int:
+    """A whole number of at least 1, for ``--draws`` and each of ``--sizes``."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def positive_integers(text: str) -> list[int]:
+    """Comma-separated ``positive_integer`` values, for ``--sizes``."""
+    return [positive_integer(part) for part in text.split(",")]
+
+
 def run(args: argparse.Namespace) -> int:
     model, out = Path(args.model), Path(args.out)
-    if out.resolve() == model.resolve():
-        raise ValueError(f"-o {out}: that is the model itself; the calibrated model goes to a new directory")
+    if model.resolve() in (out.resolve(), *out.resolve().parents):
+        raise ValueError(f"-o {out}: that is the model or a folder inside it; the calibrated model goes elsewhere")
+    check_replaceable(out, MANIFEST)
     detector, recipe = Detector.load(model), read_recipe(model)
     posts = list(read_posts(args.data, parse_columns(args.columns), args.image_root))
     collator = detector.collator(with_targets=True)
@@ -63,14 +88,18 @@ def run(args: argparse.Namespace) -> int:
             f"{args.data}: no post carries a label for any task ({', '.join(t.name for t in detector.tasks)}); map "
             "the labels with --map labels.TASK=COLUMN, or estimate the share of positives with --unlabelled"
         )
-    config = replace(recipe.eval, logit_shift=True)
-    sizes = [int(size) for size in args.sizes.split(",")]
+    one_class = [t for t in labelled if t.type == "binary" and len(set(labels_of(t, predictions))) < 2]
+    if not args.unlabelled:
+        for task in one_class:
+            print(f"{task.name}: every labelled post is {task.labels[int(labels_of(task, predictions)[0])]!r}; its "
+                  "calibration is kept as it was (a refit needs posts of both classes)")  # fmt: skip
+    config = replace(recipe.eval, logit_shift=True, temperature=True)
     report: dict[str, Any] = {"model": str(model), "data": str(args.data), "unlabelled": args.unlabelled, "tasks": {}}
-    for task in (t for t in labelled if t.type in ("binary", "multiclass")):
+    for task in (t for t in labelled if t.type in ("binary", "multiclass") and t not in one_class):
         report["tasks"][task.name] = {
             "as_is": as_is(task, detector.calibration, predictions, config),
             "learning_curve": learning_curve(
-                task, detector.calibration, predictions, config, sizes, args.draws, args.seed
+                task, detector.calibration, predictions, config, args.sizes, args.draws, args.seed
             ),
             "unlabelled": prior_adaptation(task, detector.calibration, predictions, config),
         }
@@ -86,6 +115,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"report: {write_report(report, directory)}")
     print(f"model:  {out}")
     return 0
+
+
+def labels_of(task: TaskSpec, predictions: Predictions) -> list[float]:
+    """The targets of ``task`` on the posts labelled for it."""
+    target = predictions.targets[task.name]
+    return target[task.labelled(target)].tolist()
 
 
 def summary(report: dict[str, Any]) -> str:

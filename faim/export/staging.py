@@ -12,13 +12,19 @@ from pathlib import Path
 from typing import Any
 
 from faim.file_digests import file_digests
+from faim.folders import check_replaceable, replace_folder
 from faim.runtime.bundle import MANIFEST
 
 
 @contextmanager
 def staged(target: Path) -> Iterator[Path]:
-    """Yield a fresh folder beside ``target`` to write into; on success it replaces ``target`` atomically, on an
-    error it is removed and ``target`` is left as it was."""
+    """Yield a fresh folder beside ``target`` to write into; on success it replaces ``target`` (an export, if
+    anything), on an error it is removed and ``target`` is left as it was.
+
+    Raises:
+        FileExistsError: If ``target`` holds anything but an export (``faim.folders.check_replaceable``).
+    """
+    check_replaceable(target, MANIFEST)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".faim-export-", dir=target.parent))
     try:
@@ -26,9 +32,7 @@ def staged(target: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    if target.exists():
-        shutil.rmtree(target)
-    staging.rename(target)
+    replace_folder(staging, target)
 
 
 def write_manifest(staging: Path, manifest: dict[str, Any]) -> None:

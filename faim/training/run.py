@@ -19,11 +19,12 @@ from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint, Timer
 from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger
 from torch.utils.data import DataLoader
 
-from faim.artifact import read_manifest
+from faim.artifact import MANIFEST, read_manifest
 from faim.assembly import build_model, build_source, task_specs
 from faim.data.language import with_languages
 from faim.data.post import Post
 from faim.detector import Detector
+from faim.folders import check_replaceable
 from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
@@ -192,10 +193,12 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
             reaches a live encoder.
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
         ValueError: With ``resume``, when the recipe differs from the run's in anything else.
+        FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
     """
     cfg = recipe.train
     data = recipe.data_section
     output_dir = Path(cfg.output_dir)
+    check_replaceable(output_dir / "model", MANIFEST)
     resume_from = latest_checkpoint(output_dir) if resume else None
     version = next_version(output_dir)
     checkpoint_dir = resume_from.parent if resume_from else output_dir / "checkpoints" / f"version_{version}"

@@ -35,3 +35,13 @@ def test_the_threshold_counts_each_source_and_class_alike_only_when_asked_and_se
     assert fitted(plain, logits, y, sources).thresholds["hate"] == unweighted
     assert fitted(balanced, logits, y, ["one"] * 1200).thresholds["hate"] == unweighted
     assert fitted(balanced, logits, y, None).thresholds["hate"] == unweighted
+
+
+def test_labels_of_one_class_leave_a_binary_tasks_calibration_as_it_was() -> None:
+    def start() -> Calibration:
+        return Calibration({"hate": 0.7}, {"hate": 2.0}, {"hate": -1.5}, {"hate": 0.1})
+
+    calibration, logits = start(), np.random.default_rng(0).normal(size=300)
+    negatives = {"hate": np.zeros(300, np.float32)}
+    fit_calibration([TASK], {"hate": logits}, negatives, EvalConfig(logit_shift=True), calibration)
+    assert calibration == start()

@@ -198,6 +198,40 @@ def test_calibrate_unlabelled_moves_the_prior_towards_the_posts_share(trained: P
     assert abs(task["prior"] - share) < abs(old - share)
 
 
+def test_calibrate_on_one_class_keeps_the_calibration_and_without_enough_labels_writes_no_curve(
+    trained: Path, demo_data, tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    negatives = tmp_path / "negatives.jsonl"
+    negatives.write_text("\n".join(json.dumps(row) for row in rows if row["label"] == 0) + "\n")
+    common = ["--map", "labels.harmful=label", "--image-root", demo_data["validation"].parent]
+    result = faim("calibrate", trained / "model", negatives, "-o", tmp_path / "one", *common)
+    assert result.returncode == 0, result.stderr
+    assert "harmful: every labelled post is 'benign'; its calibration is kept as it was" in result.stdout
+    tasks = [json.loads((model / "faim.json").read_text())["tasks"] for model in (trained / "model", tmp_path / "one")]
+    assert tasks[1] == tasks[0]
+    few = faim("calibrate", trained / "model", demo_data["validation"], "-o", tmp_path / "few", *common, "--sizes=500")
+    assert few.returncode == 0, few.stderr
+    assert (
+        f"No learning curve: {len(rows)} labelled posts leave none to measure on."
+        in (tmp_path / "few-calibration" / "calibration.md").read_text()
+    )
+
+
+def test_calibrate_refuses_an_output_that_would_remove_the_users_files_and_draws_below_one(
+    trained: Path, demo_data, tmp_path: Path
+) -> None:
+    before = sorted(p.relative_to(trained) for p in trained.rglob("*"))
+    common = ["--map", "labels.harmful=label", "--image-root", demo_data["validation"].parent]
+    around = faim("calibrate", trained / "model", demo_data["validation"], "-o", trained, *common)
+    assert around.returncode == 2 and f"{trained}: exists and is not one faim wrote" in around.stderr
+    inside = faim("calibrate", trained / "model", demo_data["validation"], "-o", trained / "model" / "new", *common)
+    assert inside.returncode == 2 and "that is the model or a folder inside it" in inside.stderr
+    assert sorted(p.relative_to(trained) for p in trained.rglob("*")) == before
+    draws = faim("calibrate", trained / "model", demo_data["validation"], "-o", tmp_path / "x", "--draws", "0")
+    assert draws.returncode == 2 and "expected a whole number of at least 1, got '0'" in draws.stderr
+
+
 def test_calibrate_without_labels_says_how_to_give_them(trained: Path, demo_data, tmp_path: Path) -> None:
     result = faim("calibrate", trained / "model", demo_data["validation"], "-o", tmp_path / "x")
     assert result.returncode == 2 and "--map labels.TASK=COLUMN" in result.stderr

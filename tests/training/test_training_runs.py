@@ -262,3 +262,15 @@ def test_balanced_sources_are_drawn_alike_and_set_the_threshold_of_the_saved_mod
     expected = choose_threshold(y, prob, "macro_f1", weights=source_class_weights(sources, y))
     assert saved.calibration.thresholds[task.name] == pytest.approx(expected)
     assert expected != pytest.approx(choose_threshold(y, prob, "macro_f1"))
+
+
+def test_a_model_folder_holding_other_files_is_refused_before_training_and_left_as_it_was(
+    demo_data, tmp_path: Path
+) -> None:
+    mine = tmp_path / "run" / "model"
+    mine.mkdir(parents=True)
+    (mine / "notes.txt").write_text("keep", encoding="utf-8")
+    with pytest.raises(FileExistsError, match="is not one faim wrote"):
+        train(tiny_recipe(demo_data, tmp_path / "run"))
+    assert [path.name for path in (tmp_path / "run").iterdir()] == ["model"]
+    assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep"

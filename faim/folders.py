@@ -1,0 +1,33 @@
+"""Replacing a folder faim wrote (a model, an export) with one freshly written beside it, and never a folder it
+did not write."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+
+def check_replaceable(target: Path, manifest: str) -> None:
+    """Refuse a ``target`` that ``replace_folder`` must not remove: anything there but an empty folder or a folder
+    holding ``manifest`` (the file faim writes last into what it writes), so that a mistyped output path never
+    deletes a user's files.
+
+    Raises:
+        FileExistsError: Naming ``target`` and ``manifest``.
+    """
+    if not target.exists() and not target.is_symlink():
+        return
+    if target.is_dir() and not target.is_symlink() and ((target / manifest).is_file() or not any(target.iterdir())):
+        return
+    raise FileExistsError(
+        f"{target}: exists and is not one faim wrote (no {manifest} in it); nothing was written or removed, "
+        "name a new or empty directory"
+    )
+
+
+def replace_folder(staging: Path, target: Path) -> None:
+    """Put the written folder ``staging`` in the place of ``target`` (removed first if it exists; see
+    ``check_replaceable``)."""
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
