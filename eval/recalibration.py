@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -91,13 +92,17 @@ def learning_curve(
     return rows
 
 
+def refit_settings(config: EvalConfig) -> EvalConfig:
+    """``config`` as a calibration is refitted on a platform's own posts: always a temperature, and for a binary
+    task a logit shift (a new platform's share of positives is what it is for)."""
+    return replace(config, logit_shift=True, temperature=True)
+
+
 def refit(task: TaskSpec, start: Calibration, logits: np.ndarray, y: np.ndarray, config: EvalConfig) -> Calibration:
-    """A copy of ``start`` with ``task`` fitted on labelled logits: always a temperature, and for a binary task a
-    logit shift (a new platform's share of positives is what it is for), when both classes are among the labels
-    (otherwise ``task`` keeps ``start``'s calibration)."""
+    """A copy of ``start`` with ``task`` fitted on labelled logits under ``refit_settings``, when both classes are
+    among a binary task's labels (otherwise ``task`` keeps ``start``'s calibration)."""
     fitted = start.copy()
-    settings = EvalConfig(**(vars(config) | {"logit_shift": True, "temperature": True}))
-    fit_calibration([task], {task.name: logits}, {task.name: y}, settings, fitted)
+    fit_calibration([task], {task.name: logits}, {task.name: y}, refit_settings(config), fitted)
     return fitted
 
 

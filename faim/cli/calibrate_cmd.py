@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from faim.artifact import MANIFEST, read_recipe
 from faim.cli.common import add_columns, parse_columns
 from faim.data.sources import read_posts
-from faim.data.targets import TaskSpec
 from faim.detector import Detector
-from faim.eval.recalibration import SIZES, as_is, calibrated_range, learning_curve, prior_adaptation, write_report
+from faim.eval.recalibration import (
+    SIZES,
+    as_is,
+    calibrated_range,
+    labelled,
+    learning_curve,
+    prior_adaptation,
+    refit_settings,
+    write_report,
+)
 from faim.eval.tables import format_value, text_table
 from faim.folders import check_replaceable
-from faim.inference import Predictions, predict
+from faim.inference import predict
 from faim.training.loaders import make_loader
 
 
@@ -80,22 +89,26 @@ def run(args: argparse.Namespace) -> int:
     collator = detector.collator(with_targets=True)
     loader = make_loader(detector.model, collator, posts, recipe.eval.batch_size, shuffle=False)
     predictions = predict(detector.model, loader, desc="predicting", link_kind=detector.pooling_kind)
-    labelled = [
+    with_labels = [
         t for t in detector.tasks if t.name in predictions.targets and t.labelled(predictions.targets[t.name]).any()
     ]
-    if not args.unlabelled and not labelled:
+    if not args.unlabelled and not with_labels:
         raise ValueError(
             f"{args.data}: no post carries a label for any task ({', '.join(t.name for t in detector.tasks)}); map "
             "the labels with --map labels.TASK=COLUMN, or estimate the share of positives with --unlabelled"
         )
-    one_class = [t for t in labelled if t.type == "binary" and len(set(labels_of(t, predictions))) < 2]
+    one_class = {}  # binary task → the one label all its labelled posts carry
+    for task in (t for t in with_labels if t.type == "binary"):
+        y = labelled(task, predictions)[1]
+        if len(np.unique(y)) < 2:
+            one_class[task.name] = task.labels[int(y[0])]
     if not args.unlabelled:
-        for task in one_class:
-            print(f"{task.name}: every labelled post is {task.labels[int(labels_of(task, predictions)[0])]!r}; its "
-                  "calibration is kept as it was (a refit needs posts of both classes)")  # fmt: skip
-    config = replace(recipe.eval, logit_shift=True, temperature=True)
+        for name, label in one_class.items():
+            print(f"{name}: every labelled post is {label!r}; its calibration is kept as it was (a refit needs "
+                  "posts of both classes)")  # fmt: skip
+    config = refit_settings(recipe.eval)
     report: dict[str, Any] = {"model": str(model), "data": str(args.data), "unlabelled": args.unlabelled, "tasks": {}}
-    for task in (t for t in labelled if t.type in ("binary", "multiclass") and t not in one_class):
+    for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
         report["tasks"][task.name] = {
             "as_is": as_is(task, detector.calibration, predictions, config),
             "learning_curve": learning_curve(
@@ -115,12 +128,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"report: {write_report(report, directory)}")
     print(f"model:  {out}")
     return 0
-
-
-def labels_of(task: TaskSpec, predictions: Predictions) -> list[float]:
-    """The targets of ``task`` on the posts labelled for it."""
-    target = predictions.targets[task.name]
-    return target[task.labelled(target)].tolist()
 
 
 def summary(report: dict[str, Any]) -> str:
