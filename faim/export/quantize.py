@@ -1,13 +1,15 @@
 """int8 exports: the weights of every encoder graph's matrix products quantized to int8, one scale per output channel,
-by onnxruntime's dynamic quantization (activations are quantized per batch as the graph runs), the fusion-and-heads
-graph kept in fp32 (small, and it holds the calibration). A transformer's query, key and value products stay in
-fp32 inside its fused ``Attention`` (``faim.export.fusions``). On ``hate_text_frozen``'s 1,000 validation posts
-these settings lose 0.004 macro-F1 at 1.1x-1.3x the fp32 posts/s (``python -m faim.eval.bench_quantization``); in
-scripts of their own beside them, one scale per tensor lost 0.028 at 1.3x-1.4x, and quantizing the query, key and
-value products too (on the graph before fusion) 0.015 at 1.4x, static quantization (activation scales fixed from
-256 training posts) 0.024-0.027, no faster in one pass. On two AVX2 cores without VNNI the int8 products run
-about 1.6x as fast as in fp32 and take 58 % of the text graph's fp32 time, which bounds the whole at about 1.3x.
-Whether the quantized model is good enough is measured on labelled posts by the caller (``faim.eval.quantization``)."""
+by onnxruntime's dynamic quantization (activations are quantized per batch as the graph runs), a transformer's
+fused ``Attention`` included (``QAttention``: its query, key and value products in int8, the attention itself in
+fp32), the fusion-and-heads graph kept in fp32 (small, and it holds the calibration). Whether the quantized model
+is good enough is measured on labelled posts by the caller (``faim.eval.quantization``).
+
+The figures that chose these settings (``python -m faim.eval.bench_quantization``, validation posts, two cores):
+with AVX-512 VNNI, ``hate_text_frozen`` loses 0.006 macro-F1 at 1.8x the fp32 posts/s; keeping ``Attention`` in
+fp32 loses 0.012 at 1.45x there (the products left in fp32 take a third of the time); one scale per tensor
+instead of per channel lost 0.028, static quantization (activation scales fixed from 256 training posts)
+0.024-0.027 and ran no faster. On AVX2 cores without VNNI the int8 products run only about 1.6x as fast as in
+fp32, so the whole gains far less there."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def quantize_export(source: str | Path, target: str | Path) -> Path:
                         staging / part["graph"],
                         weight_type=QuantType.QInt8,
                         per_channel=True,
-                        op_types_to_quantize=["MatMul"],
+                        op_types_to_quantize=["MatMul", "Attention"],
                     )
                 finally:
                     logging.disable(logging.NOTSET)

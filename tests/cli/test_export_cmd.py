@@ -23,6 +23,8 @@ def test_an_int8_export_is_measured_and_kept_when_it_holds(
     assert manifest["quantized"] == "int8"
     text_graph = onnx.load(str(out / "encoders" / "text" / "encoder.onnx"))
     assert any(init.data_type == onnx.TensorProto.INT8 for init in text_graph.graph.initializer)
+    ops = {node.op_type for node in text_graph.graph.node}
+    assert "QAttention" in ops and "Attention" not in ops  # the query, key and value products are int8 too
     assert "int8 against fp32" not in capsys.readouterr().out
 
     refused = tmp_path / "refused"

@@ -61,3 +61,13 @@ def test_padding_does_not_change_a_sentences_embedding() -> None:
     encoder = TinyUseEncoder().eval()
     alone, padded = embed(encoder, ["short"]), embed(encoder, ["short", "a much longer sentence than the first"])
     assert np.allclose(alone[0], padded[0], atol=1e-6)
+
+
+@pytest.mark.parametrize(("order", "left"), [(2, 0), (3, 1), (5, 2)])
+def test_an_ngram_window_is_the_convolution_over_its_zero_padded_tokens(order: int, left: int) -> None:
+    from faim.encoders.use_text import UseNetwork
+
+    torch.manual_seed(order)
+    conv, tokens = torch.nn.Conv1d(6, 5, order), torch.randn(3, 7, 6)
+    expected = conv(torch.nn.functional.pad(tokens.transpose(1, 2), (left, order - 1 - left))).transpose(1, 2)
+    assert torch.allclose(UseNetwork.window(conv, tokens, order, left), expected, atol=1e-5)

@@ -249,4 +249,11 @@ def test_a_text_encoder_graph_is_written_with_onnxruntimes_fused_operators(
     ops = {node.op_type for node in graph.node}
     assert {"Attention", "SkipLayerNormalization"} <= ops and "Softmax" not in ops
     stored = {initializer.name for initializer in graph.initializer}
-    assert all(node.input[1] in stored for node in graph.node if node.op_type == "Attention")
+    attention = [node for node in graph.node if node.op_type == "Attention"]
+    assert all(node.input[1] in stored for node in attention)
+    # each reads the padding mask itself, as int32, instead of a bias the graph computes from it
+    producers = {output: node for node in graph.node for output in node.output}
+    for node in attention:
+        mask_index = producers[node.input[3]]
+        assert (mask_index.op_type, list(mask_index.input)) == ("Cast", ["attention_mask"])
+        assert len(node.input) <= 5 and "qkv_hidden_sizes" not in {attribute.name for attribute in node.attribute}
