@@ -9,7 +9,8 @@ model: each task's macro-F1 under fp32 and int8 and the posts/s of each, the med
 while scoring the same posts: the share of the fp32 time spent in the operators int8 replaces (the matrix products
 with weights) and how much faster their int8 replacements run. Those two figures bound what this quantization can
 give (Amdahl's law): with a share ``p`` sped up ``r`` times, the whole runs at most ``1 / (1 - p + p / r)`` times
-faster, and never more than ``r`` even were every operator quantized.
+faster, and never more than ``r`` even were every operator quantized. The CPU is named first, with whether it has
+int8 dot-product instructions (VNNI), on which the int8 products' speed-up depends most.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import onnxruntime
 from faim.artifact import read_recipe
 from faim.assembly import build_source
 from faim.detector import Detector
+from faim.eval.benchmark import cpu_flags, cpu_model
 from faim.eval.quantization import compare_exports
 from faim.export.model import export_model
 from faim.export.quantize import quantize_export
@@ -110,6 +112,8 @@ def main() -> None:
     parser.add_argument("models", nargs="+", metavar="MODEL", help="saved models (faim train's <output_dir>/model)")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes over the posts (default: %(default)s)")
     args = parser.parse_args()
+    vnni = sorted(flag for flag in cpu_flags() if "vnni" in flag) or ["none"]
+    print(f"CPU: {cpu_model()}, int8 dot-product instructions: {', '.join(vnni)}")
     rows = []
     for model in args.models:
         row = measure(model, args.repeats)

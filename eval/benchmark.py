@@ -375,12 +375,22 @@ def machine() -> dict[str, Any]:
 
 
 def cpu_model() -> str:
-    cpuinfo = Path("/proc/cpuinfo")
+    return cpuinfo_field("model name") or platform.processor() or "unknown CPU"
+
+
+def cpu_flags() -> set[str]:
+    """The instruction-set flags the CPU reports (Linux's ``/proc/cpuinfo``; empty elsewhere)."""
+    return set(cpuinfo_field("flags").split())
+
+
+def cpuinfo_field(name: str, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The first CPU's ``name`` field in ``cpuinfo``, or ``""`` where there is none."""
     if cpuinfo.is_file():
         for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    return platform.processor() or "unknown CPU"
+            key, _, value = line.partition(":")
+            if key.strip() == name:
+                return value.strip()
+    return ""
 
 
 def write_results(results: dict[str, Any], out: Path) -> tuple[Path, Path]:

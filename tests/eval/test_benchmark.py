@@ -11,7 +11,15 @@ import numpy as np
 import pytest
 import yaml
 
-from faim.eval.benchmark import TEXT_PERTURBATIONS, holdout_entry, recipe_rows, run_benchmark, select, write_results
+from faim.eval.benchmark import (
+    TEXT_PERTURBATIONS,
+    cpuinfo_field,
+    holdout_entry,
+    recipe_rows,
+    run_benchmark,
+    select,
+    write_results,
+)
 from faim.eval.benchmark_baselines import Embedder, measured
 from faim.eval.benchmark_datasets import DATASETS, Dataset, Shift, benchmark_type, published_applies, recipe_views
 from faim.eval.benchmark_report import render
@@ -352,3 +360,14 @@ def test_a_dataset_with_held_out_groups_gets_each_recipes_probe(demo_data, tmp_p
         f"{held_out['ece']:.4f} | {held_out['ece_transferred']:.4f} |"
     )
     assert row in markdown
+
+
+def test_a_cpuinfo_field_is_the_first_processors_and_empty_where_absent(tmp_path: Path) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: fpu avx2 avx512_vnni\n\n"
+        "processor\t: 1\nmodel name\t: Other CPU\nflags\t\t: fpu\n"
+    )
+    assert cpuinfo_field("model name", cpuinfo) == "Some CPU"
+    assert cpuinfo_field("flags", cpuinfo).split() == ["fpu", "avx2", "avx512_vnni"]
+    assert cpuinfo_field("microcode", cpuinfo) == "" and cpuinfo_field("flags", tmp_path / "absent") == ""
