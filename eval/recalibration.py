@@ -11,6 +11,7 @@ Both start from the detector's calibration as it is, which ``as_is`` measures on
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from faim.calibration.fit import Calibration, fit_calibration
+from faim.calibration.fit import Calibration, TargetUnreachableWarning, fit_calibration
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import ece_if_calibrated
@@ -62,7 +63,9 @@ def learning_curve(
 ) -> list[dict[str, Any]]:
     """Per number of labels (those of ``sizes`` that leave posts to measure on), the mean and standard deviation
     over ``draws`` of ECE and macro-F1 on the posts not drawn, after fitting on the drawn ones from ``start``, and
-    the mean over draws of ``CALIBRATED_RANGE`` on those posts under the fitted probabilities.
+    the mean over draws of ``CALIBRATED_RANGE`` on those posts under the fitted probabilities; ``unreachable``
+    counts the draws whose labels held no threshold with the precision ``recall@precision`` asks for (their most
+    precise cut was chosen, ``faim.calibration.fit.chosen_threshold``).
 
     Raises:
         ValueError: For a task that is not binary or multiclass.
@@ -74,17 +77,24 @@ def learning_curve(
     rows = []
     for size in (n for n in sizes if 0 < n < len(y)):
         values: dict[str, list[float]] = {name: [] for name in MEASURED}
-        ranges = []
+        ranges, unreachable = [], 0
         for draw in range(draws):
             drawn = np.zeros(len(y), dtype=bool)
             drawn[rng.choice(len(y), size, replace=False)] = True
-            fitted = refit(task, start, logits[drawn], y[drawn], config)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", TargetUnreachableWarning)
+                fitted = refit(task, start, logits[drawn], y[drawn], config)
+            for warning in caught:
+                if issubclass(warning.category, TargetUnreachableWarning):
+                    unreachable += 1
+                else:
+                    warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
             prob = fitted.probabilities(task, logits[~drawn])
             for name, value in measure(task, fitted, prob, y[~drawn], config).items():
                 values[name].append(value)
             ranges.append(ece_if_calibrated(prob, bins=config.calibration_bins, draws=SIMULATED, seed=draw))
         rows.append(
-            {"labels": size, "draws": draws}
+            {"labels": size, "draws": draws, "unreachable": unreachable}
             | {f"{name}_mean": float(np.nanmean(v)) for name, v in values.items()}
             | {f"{name}_sd": float(np.nanstd(v)) for name, v in values.items()}
             | dict(zip(CALIBRATED_RANGE, np.mean(ranges, axis=0).tolist()))
@@ -128,6 +138,18 @@ def as_is(task: TaskSpec, calibration: Calibration, predictions: Predictions, co
     )
 
 
+def unreachable_note(curve: Sequence[dict[str, Any]]) -> str | None:
+    """A sentence on the learning-curve draws whose labels held no threshold with the precision the objective asks
+    for, or ``None`` where there were none."""
+    counts = [f"{row['unreachable']} of {row['draws']} at {row['labels']}" for row in curve if row.get("unreachable")]
+    if not counts:
+        return None
+    return (
+        f"Draws whose labels held no threshold with the precision eval.threshold_target asks for: {', '.join(counts)} "
+        "labels; the most precise cut was chosen in those."
+    )
+
+
 def calibrated_range(row: dict[str, Any]) -> str:
     """A learning-curve row's ``CALIBRATED_RANGE`` as ``low–high``."""
     low, high = (row[name] for name in CALIBRATED_RANGE)
@@ -157,6 +179,9 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
             f"## {name}",
             markdown_table(["calibration", "posts", "ECE", "a calibrated model's ECE there", "macro-F1"], rows),
         ]
+        note = unreachable_note(task["learning_curve"])
+        if note:
+            parts.append(note)
         if task["learning_curve"]:
             parts.append(f"![{name}]({plot_learning_curve(name, task['learning_curve'], task['as_is'], out_dir).name})")
         else:

@@ -3,6 +3,7 @@ probabilities, and how it is fitted on labelled logits (a validation split)."""
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ import numpy as np
 from scipy.special import expit
 
 from faim.calibration.scaling import apply_temperature, fit_scaling
-from faim.calibration.thresholds import choose_threshold
+from faim.calibration.thresholds import PrecisionUnreachable, choose_threshold
 from faim.data.targets import TaskSpec
 
 if TYPE_CHECKING:  # the recipe package validates against every component; only its type is needed here
@@ -92,6 +93,10 @@ def fit_calibration(
         sources: The source each post comes from (``meta["source"]``), for ``eval.threshold_balance: sources``:
             when the labelled posts come from more than one, the threshold is chosen with each source's posts of
             each class counting as much in all (``source_class_weights``); otherwise every post counts one.
+
+    Warns:
+        TargetUnreachableWarning: For a task whose labelled posts hold no threshold with the precision
+            ``recall@precision`` asks for; its most precise cut is chosen (``chosen_threshold``).
     """
     for task in tasks:
         target, values = targets[task.name], logits[task.name]
@@ -111,6 +116,29 @@ def fit_calibration(
             weights = None
             if config.threshold_balance == "sources" and kept_sources and len(set(kept_sources)) > 1:
                 weights = source_class_weights(kept_sources, target.astype(np.int64))
-            calibration.thresholds[task.name] = choose_threshold(
-                target.astype(np.int64), prob, config.threshold_objective, goal, weights
+            calibration.thresholds[task.name] = chosen_threshold(
+                task, target.astype(np.int64), prob, config, goal, weights
             )
+
+
+class TargetUnreachableWarning(UserWarning):
+    """A task's labelled posts hold no threshold with the precision its ``recall@precision`` objective asks for:
+    the most precise cut was chosen instead."""
+
+
+def chosen_threshold(
+    task: TaskSpec, y: np.ndarray, prob: np.ndarray, config: EvalConfig, goal: float | None, weights: np.ndarray | None
+) -> float:
+    """``task``'s threshold by ``config.threshold_objective``; where no cut reaches the precision
+    ``recall@precision`` asks for, the most precise cut, with a ``TargetUnreachableWarning`` naming the task and
+    both precisions (a fit is not lost to a sample that cannot show the target)."""
+    try:
+        return choose_threshold(y, prob, config.threshold_objective, goal, weights)
+    except PrecisionUnreachable as unreachable:
+        warnings.warn(
+            f"task {task.name!r}: no threshold reaches precision {goal} on these {len(y)} labelled posts; the most "
+            f"precise cut (precision {unreachable.best:.4f}) was chosen",
+            TargetUnreachableWarning,
+            stacklevel=3,
+        )
+        return choose_threshold(y, prob, config.threshold_objective, unreachable.best, weights)

@@ -20,6 +20,18 @@ OBJECTIVES = ("f1", "macro_f1", "precision@recall", "recall@precision")
 _TOL = 1e-12
 
 
+class PrecisionUnreachable(ValueError):
+    """No cut of a sample reaches the precision a ``recall@precision`` threshold asks for.
+
+    Attributes:
+        best: The highest precision a cut of the sample reaches (asking for it chooses the most precise cut).
+    """
+
+    def __init__(self, message: str, best: float) -> None:
+        super().__init__(message)
+        self.best = best
+
+
 @dataclass(frozen=True)
 class ThresholdSweep:
     """Confusion counts at every distinct cut of one binary sample, in increasing threshold order.
@@ -139,8 +151,9 @@ def choose_threshold(
         The threshold; predict positive when ``prob >= threshold``.
 
     Raises:
-        ValueError: on an unknown objective, a missing or misplaced ``target``, a sample without both
-            classes, or when no threshold reaches the precision target.
+        ValueError: on an unknown objective, a missing or misplaced ``target``, or a sample without both
+            classes.
+        PrecisionUnreachable: when no threshold reaches the precision target.
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; valid objectives: {', '.join(OBJECTIVES)}")
@@ -161,8 +174,7 @@ def choose_threshold(
         return float(sweep.thresholds[np.argmax(score)])
     feasible = sweep.precision >= target - _TOL
     if not feasible.any():
-        raise ValueError(
-            f"no threshold reaches precision {target} on this sample (best is {sweep.precision.max():.4f})"
-        )
+        best = float(sweep.precision.max())
+        raise PrecisionUnreachable(f"no threshold reaches precision {target} on this sample (best is {best:.4f})", best)
     score = np.where(feasible, sweep.recall, -np.inf)
     return float(sweep.thresholds[len(score) - 1 - np.argmax(score[::-1])])

@@ -20,6 +20,7 @@ from faim.eval.recalibration import (
     learning_curve,
     prior_adaptation,
     refit_settings,
+    unreachable_note,
     write_report,
 )
 from faim.eval.tables import format_value, text_table
@@ -151,5 +152,6 @@ def summary(report: dict[str, Any]) -> str:
                 ]
             )
         header = ["calibration", "ECE", "a calibrated model's ECE", "macro-F1"]
-        blocks.append(f"{name}\n" + text_table(header, rows))
+        note = unreachable_note(task["learning_curve"])
+        blocks.append(f"{name}\n" + text_table(header, rows) + (f"\n{note}" if note else ""))
     return "\n\n".join(blocks)

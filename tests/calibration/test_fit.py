@@ -1,12 +1,16 @@
 """Fitting a calibration on labelled logits: with ``eval.threshold_balance: sources``, the threshold of posts from
-several sources is chosen with each source's posts of each class counting as much."""
+several sources is chosen with each source's posts of each class counting as much; a precision target the posts
+cannot reach gives their most precise cut, with a warning naming the task."""
 
 from __future__ import annotations
 
-import numpy as np
+import warnings
 
-from faim.calibration.fit import Calibration, fit_calibration, source_class_weights
-from faim.calibration.thresholds import choose_threshold
+import numpy as np
+import pytest
+
+from faim.calibration.fit import Calibration, TargetUnreachableWarning, fit_calibration, source_class_weights
+from faim.calibration.thresholds import choose_threshold, threshold_sweep
 from faim.data.targets import TaskSpec
 from faim.recipe.sections import EvalConfig
 
@@ -45,3 +49,19 @@ def test_labels_of_one_class_leave_a_binary_tasks_calibration_as_it_was() -> Non
     negatives = {"hate": np.zeros(300, np.float32)}
     fit_calibration([TASK], {"hate": logits}, negatives, EvalConfig(logit_shift=True), calibration)
     assert calibration == start()
+
+
+def test_a_precision_no_cut_reaches_gives_the_most_precise_cut_and_a_warning_naming_the_task() -> None:
+    rng = np.random.default_rng(1)
+    y = np.append((rng.random(399) < 0.3).astype(int), 0)
+    logits = np.append(rng.normal(0.8 * y[:-1], 1.0), 10.0)  # the top score a negative: no cut is 0.99 precise
+    config = EvalConfig(threshold_objective="recall@precision", threshold_target=0.99, temperature=False)
+    with pytest.warns(TargetUnreachableWarning, match=r"task 'hate': no threshold reaches precision 0.99 on these 400"):
+        calibration = fitted(config, logits, y, None)
+    sweep = threshold_sweep(y, 1 / (1 + np.exp(-logits)))
+    chosen = np.flatnonzero(sweep.thresholds == calibration.thresholds["hate"])
+    assert sweep.precision[chosen] == pytest.approx(sweep.precision.max())
+    reachable = EvalConfig(threshold_objective="recall@precision", threshold_target=0.5, temperature=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fitted(reachable, logits, y, None)

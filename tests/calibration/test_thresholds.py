@@ -10,7 +10,13 @@ import pytest
 from sklearn.metrics import f1_score, precision_score, recall_score
 
 from faim.calibration.fit import source_class_weights
-from faim.calibration.thresholds import choose_threshold, precision_at_recall, recall_at_precision, threshold_sweep
+from faim.calibration.thresholds import (
+    PrecisionUnreachable,
+    choose_threshold,
+    precision_at_recall,
+    recall_at_precision,
+    threshold_sweep,
+)
 
 Y = np.array([0, 1, 0, 1, 1, 0, 1, 0, 0, 1])
 P = np.array([0.05, 0.3, 0.35, 0.4, 0.55, 0.6, 0.7, 0.2, 0.65, 0.9])
@@ -81,8 +87,9 @@ def test_choose_threshold_errors() -> None:
         choose_threshold(Y, P, "f1", target=0.5)
     with pytest.raises(ValueError, match="both classes"):
         choose_threshold(np.ones(3, dtype=int), np.array([0.2, 0.5, 0.9]))
-    with pytest.raises(ValueError, match="no threshold reaches precision"):
+    with pytest.raises(PrecisionUnreachable, match="no threshold reaches precision 0.9") as unreachable:
         choose_threshold(np.array([1, 0, 1]), np.array([0.2, 0.9, 0.1]), "recall@precision", target=0.9)
+    assert unreachable.value.best == pytest.approx(2 / 3)  # every post positive: 2 of 3
 
 
 def test_weighted_choice_equals_the_choice_on_repeated_posts() -> None:

@@ -9,7 +9,7 @@ from scipy.special import expit
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import expected_calibration_error
-from faim.eval.recalibration import calibrated_range, learning_curve
+from faim.eval.recalibration import calibrated_range, learning_curve, unreachable_note, write_report
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
 
@@ -49,3 +49,18 @@ def test_a_multilabel_task_has_no_calibration_to_refit() -> None:
     task = TaskSpec("flags", "multilabel", ("a", "b"))
     with pytest.raises(ValueError, match="multilabel task has no calibration"):
         learning_curve(task, Calibration.identity([task]), predictions(10, 1.0), EvalConfig(), sizes=[5])
+
+
+def test_draws_whose_labels_reach_no_precision_target_are_counted_not_fatal(tmp_path) -> None:
+    posts = predictions(600, 3.0)  # weak scores: a few labels rarely show precision 0.97
+    config = EvalConfig(threshold_objective="recall@precision", threshold_target=0.97)
+    curve = learning_curve(TASK, Calibration.identity([TASK]), posts, config, sizes=[20, 400], draws=8)
+    assert [row["labels"] for row in curve] == [20, 400] and all(row["draws"] == 8 for row in curve)
+    assert 0 < curve[0]["unreachable"] <= 8 and np.isfinite(curve[0]["ece_mean"])
+    note = unreachable_note(curve)
+    assert note is not None and f"{curve[0]['unreachable']} of 8 at 20" in note
+    report = {"model": "m", "data": "d", "tasks": {"hate": {"as_is": {"ece": 0.1, "macro_f1": 0.5, "posts": 600},
+                                                           "learning_curve": curve}}}  # fmt: skip
+    assert note in write_report(report, tmp_path).read_text()
+    plain = learning_curve(TASK, Calibration.identity([TASK]), posts, EvalConfig(), sizes=[20], draws=3)
+    assert plain[0]["unreachable"] == 0 and unreachable_note(plain) is None
