@@ -106,11 +106,11 @@ class UseNetwork(nn.Module):
         """An n-gram convolution over ``[N, T, C]``: each position sees ``left`` tokens before it and
         ``order - 1 - left`` after, zeros past either end.
 
-        Computed as one matrix product of the ``order`` shifted copies side by side with the kernel laid out to
-        match (``[out, order * C]``), which is the convolution's arithmetic: in an export it is a ``MatMul``,
-        which int8 quantization speeds up (``faim.export.quantize``), where a ``Conv`` would not be. The kernel is
-        laid out ``[order * C, out]`` so the product reads it as it is stored, not transposed (onnxruntime's
-        quantization passes over a product whose weight is transposed as it runs)."""
+        Computed as one matrix product of the ``order`` shifted copies side by side (``[N, T, order * C]``) with
+        the kernel laid out to match (``[order * C, out]``), which is the convolution's arithmetic: in an export it
+        is a ``MatMul``, which int8 quantization speeds up (``faim.export.quantize``), where a ``Conv`` would not
+        be. The kernel is stored in that layout, not transposed as the graph runs, because onnxruntime's
+        quantization passes over a product whose weight is transposed."""
         length = x.shape[1]
         padded = F.pad(x, (0, 0, left, order - 1 - left))
         shifted = torch.cat([padded[:, slot : slot + length] for slot in range(order)], dim=-1)

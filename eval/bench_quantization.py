@@ -7,7 +7,8 @@ MODEL is a saved model (``faim train``'s ``<output_dir>/model``), e.g. ``runs/ha
 model: each task's macro-F1 under fp32 and int8 and the posts/s of each, the median over ``--repeats`` passes of
 ``faim.eval.quantization.compare_exports`` (halves interleaved). Then the encoder graphs profiled by onnxruntime
 while scoring the same posts: the share of the fp32 time spent in the operators int8 replaces (the matrix products
-with weights) and how much faster their int8 replacements run. Those two figures bound what this quantization can
+with weights, and a transformer's ``Attention`` whole, attention itself included, which ``QAttention`` still
+computes in fp32) and how much faster their int8 replacements run. Those two figures bound what this quantization can
 give (Amdahl's law): with a share ``p`` sped up ``r`` times, the whole runs at most ``1 / (1 - p + p / r)`` times
 faster, and never more than ``r`` even were every operator quantized. The CPU is named first, with whether it has
 int8 dot-product instructions (VNNI), on which the int8 products' speed-up depends most.
@@ -112,7 +113,8 @@ def main() -> None:
     parser.add_argument("models", nargs="+", metavar="MODEL", help="saved models (faim train's <output_dir>/model)")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes over the posts (default: %(default)s)")
     args = parser.parse_args()
-    vnni = sorted(flag for flag in cpu_flags() if "vnni" in flag) or ["none"]
+    flags = cpu_flags()
+    vnni = sorted(flag for flag in flags if "vnni" in flag) or (["none"] if flags else ["unknown"])
     print(f"CPU: {cpu_model()}, int8 dot-product instructions: {', '.join(vnni)}")
     rows = []
     for model in args.models:
@@ -126,7 +128,7 @@ def main() -> None:
         print(f"  posts/s: fp32 {fp32_rate:.1f}, int8 {int8_rate:.1f}: {row['speedup']:.2f}x (passes {passes}; "
               "target >= 1.5x)")  # fmt: skip
         print(
-            f"  encoder graphs: {row['quantized_share']:.0%} of fp32 time in the quantized products, which run "
+            f"  encoder graphs: {row['quantized_share']:.0%} of fp32 time in the operators int8 replaces, which run "
             f"{row['quantized_ops_speedup']:.2f}x faster in int8; so at most {row['bound']:.2f}x for the graphs "
             f"(profiled: {row['profiled_speedup']:.2f}x)"
         )

@@ -81,14 +81,10 @@ def learning_curve(
         for draw in range(draws):
             drawn = np.zeros(len(y), dtype=bool)
             drawn[rng.choice(len(y), size, replace=False)] = True
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", TargetUnreachableWarning)
-                fitted = refit(task, start, logits[drawn], y[drawn], config)
-            for warning in caught:
-                if issubclass(warning.category, TargetUnreachableWarning):
-                    unreachable += 1
-                else:
-                    warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TargetUnreachableWarning)  # counted in the row, not said per draw
+                fitted, reached = refit(task, start, logits[drawn], y[drawn], config)
+            unreachable += not reached
             prob = fitted.probabilities(task, logits[~drawn])
             for name, value in measure(task, fitted, prob, y[~drawn], config).items():
                 values[name].append(value)
@@ -108,12 +104,15 @@ def refit_settings(config: EvalConfig) -> EvalConfig:
     return replace(config, logit_shift=True, temperature=True)
 
 
-def refit(task: TaskSpec, start: Calibration, logits: np.ndarray, y: np.ndarray, config: EvalConfig) -> Calibration:
+def refit(
+    task: TaskSpec, start: Calibration, logits: np.ndarray, y: np.ndarray, config: EvalConfig
+) -> tuple[Calibration, bool]:
     """A copy of ``start`` with ``task`` fitted on labelled logits under ``refit_settings``, when both classes are
-    among a binary task's labels (otherwise ``task`` keeps ``start``'s calibration)."""
+    among a binary task's labels (otherwise ``task`` keeps ``start``'s calibration), and whether its threshold
+    meets the objective's target (``fit_calibration``)."""
     fitted = start.copy()
-    fit_calibration([task], {task.name: logits}, {task.name: y}, refit_settings(config), fitted)
-    return fitted
+    unreachable = fit_calibration([task], {task.name: logits}, {task.name: y}, refit_settings(config), fitted)
+    return fitted, not unreachable
 
 
 def prior_adaptation(task: TaskSpec, start: Calibration, predictions: Predictions, config: EvalConfig) -> dict:

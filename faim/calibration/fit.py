@@ -78,7 +78,7 @@ def fit_calibration(
     config: EvalConfig,
     calibration: Calibration,
     sources: Sequence[Hashable] | None = None,
-) -> None:
+) -> list[str]:
     """Fit, into ``calibration``, each task's temperature (and a binary task's logit shift with
     ``eval.logit_shift``) and binary decision threshold (``eval.threshold_objective``) on labelled logits, and
     record a binary task's share of positives there (its prior).
@@ -94,10 +94,14 @@ def fit_calibration(
             when the labelled posts come from more than one, the threshold is chosen with each source's posts of
             each class counting as much in all (``source_class_weights``); otherwise every post counts one.
 
+    Returns:
+        The tasks whose labelled posts hold no threshold with the precision ``recall@precision`` asks for: their
+        most precise cut is chosen (``chosen_threshold``).
+
     Warns:
-        TargetUnreachableWarning: For a task whose labelled posts hold no threshold with the precision
-            ``recall@precision`` asks for; its most precise cut is chosen (``chosen_threshold``).
+        TargetUnreachableWarning: For each of those tasks, naming it.
     """
+    unreachable = []
     for task in tasks:
         target, values = targets[task.name], logits[task.name]
         keep = task.labelled(target)
@@ -116,9 +120,11 @@ def fit_calibration(
             weights = None
             if config.threshold_balance == "sources" and kept_sources and len(set(kept_sources)) > 1:
                 weights = source_class_weights(kept_sources, target.astype(np.int64))
-            calibration.thresholds[task.name] = chosen_threshold(
-                task, target.astype(np.int64), prob, config, goal, weights
-            )
+            y = target.astype(np.int64)
+            calibration.thresholds[task.name], reached = chosen_threshold(task, y, prob, config, goal, weights)
+            if not reached:
+                unreachable.append(task.name)
+    return unreachable
 
 
 class TargetUnreachableWarning(UserWarning):
@@ -128,12 +134,13 @@ class TargetUnreachableWarning(UserWarning):
 
 def chosen_threshold(
     task: TaskSpec, y: np.ndarray, prob: np.ndarray, config: EvalConfig, goal: float | None, weights: np.ndarray | None
-) -> float:
-    """``task``'s threshold by ``config.threshold_objective``; where no cut reaches the precision
-    ``recall@precision`` asks for, the most precise cut, with a ``TargetUnreachableWarning`` naming the task and
-    both precisions (a fit is not lost to a sample that cannot show the target)."""
+) -> tuple[float, bool]:
+    """``task``'s threshold by ``config.threshold_objective`` and whether it meets the objective's target; where no
+    cut reaches the precision ``recall@precision`` asks for, the most precise cut, with a
+    ``TargetUnreachableWarning`` naming the task and both precisions (a fit is not lost to a sample that cannot
+    show the target)."""
     try:
-        return choose_threshold(y, prob, config.threshold_objective, goal, weights)
+        return choose_threshold(y, prob, config.threshold_objective, goal, weights), True
     except PrecisionUnreachable as unreachable:
         warnings.warn(
             f"task {task.name!r}: no threshold reaches precision {goal} on these {len(y)} labelled posts; the most "
@@ -141,4 +148,4 @@ def chosen_threshold(
             TargetUnreachableWarning,
             stacklevel=3,
         )
-        return choose_threshold(y, prob, config.threshold_objective, unreachable.best, weights)
+        return choose_threshold(y, prob, config.threshold_objective, unreachable.best, weights), False

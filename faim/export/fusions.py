@@ -27,12 +27,13 @@ MASK_INPUT = "attention_mask"
 """The graph input holding a text batch's padding mask (``[N, T]``, 1 for a token, 0 for padding)."""
 
 
-def write_fused(model: ir.Model, path: Path) -> None:
+def write_fused(model: ir.Model, path: Path, attention_reads_mask: bool = True) -> None:
     """Write ``model`` (an exported program's ONNX model, changed in place) to ``path`` with onnxruntime's fusions
-    applied, attention reading the padding mask and constants folded (which drops the bias no longer read),
-    weights inside the file."""
+    applied, attention reading the padding mask (unless ``attention_reads_mask`` is false) and constants folded
+    (which drops a bias no longer read), weights inside the file."""
     optimize_for_ort(model)
-    padding_mask_read_by_attention(model.graph)
+    if attention_reads_mask:
+        padding_mask_read_by_attention(model.graph)
     onnxscript.optimizer.optimize(model, input_size_limit=FOLDED_ELEMENTS, output_size_limit=FOLDED_ELEMENTS)
     ir.save(model, path)
 
@@ -41,9 +42,10 @@ def padding_mask_read_by_attention(graph: ir.Graph) -> int:
     """Give each fused ``Attention`` whose additive bias is computed from the ``attention_mask`` input alone that
     mask (as int32, onnxruntime's 2-D ``mask_index``: 1 attend, 0 skip) in place of the bias, and drop the
     ``qkv_hidden_sizes`` it carries when the query, key and value are equally wide (the operator's default then).
-    An attention that also reads a mask index or past state, or whose bias comes from anything else, is left as
-    it is. Whether the result scores as the model does is checked on padded texts by the export
-    (``faim.export.model.traced``). Returns how many were rewritten."""
+    An attention that also reads a mask index or past state, or whose bias comes from any other input, is left as
+    it is. A bias computed from the mask and constants may hold more than the padding (a causal mask): whether the
+    result scores as the model does is checked on padded texts by the export (``faim.export.model.traced``), which
+    writes the graph again without this step where it does not. Returns how many were rewritten."""
     mask = next((value for value in graph.inputs if value.name == MASK_INPUT), None)
     if mask is None:
         return 0
@@ -53,7 +55,8 @@ def padding_mask_read_by_attention(graph: ir.Graph) -> int:
         if node.op_type != "Attention" or node.domain != "com.microsoft" or len(node.inputs) < 6:
             continue
         mask_index, past, bias = node.inputs[3], node.inputs[4], node.inputs[5]
-        if mask_index is not None or past is not None or bias is None or graph_inputs_of(bias) != {mask}:
+        later = [value for value in node.inputs[6:] if value is not None]  # past sequence length and the like
+        if mask_index is not None or past is not None or later or bias is None or graph_inputs_of(bias) != {mask}:
             continue
         if as_int32 is None:
             cast = ir.node("Cast", inputs=[mask], attributes={"to": ir.DataType.INT32}, name="attention_mask_int32")

@@ -146,10 +146,12 @@ def write_onnx(
     dynamic_axes: list[dict[int, str]],
     path: Path,
     fuse: bool = False,
+    attention_reads_mask: bool = True,
 ) -> None:
     """Export ``module`` on example ``inputs`` to ``path`` with torch.onnx's dynamo exporter, dynamic along
     ``dynamic_axes`` (see ``dynamic_shapes``), weights inside the file; with ``fuse``, rewritten into
-    onnxruntime's fused operators first (``faim.export.fusions``: for a transformer reading token ids).
+    onnxruntime's fused operators first (``faim.export.fusions``: for a transformer reading token ids), each
+    attention reading the padding mask itself unless ``attention_reads_mask`` is false.
 
     Raises:
         torch.export and ONNX errors as they come; the caller names the module.
@@ -166,6 +168,6 @@ def write_onnx(
             verbose=False,
         )
         if fuse:
-            write_fused(program.model, path)
+            write_fused(program.model, path, attention_reads_mask)
         else:
             program.save(str(path), external_data=False)

@@ -60,6 +60,7 @@ def test_a_precision_no_cut_reaches_gives_the_most_precise_cut_and_a_warning_nam
         calibration = fitted(config, logits, y, None)
     sweep = threshold_sweep(y, 1 / (1 + np.exp(-logits)))
     chosen = np.flatnonzero(sweep.thresholds == calibration.thresholds["hate"])
+    assert chosen.size == 1
     assert sweep.precision[chosen] == pytest.approx(sweep.precision.max())
     reachable = EvalConfig(threshold_objective="recall@precision", threshold_target=0.5, temperature=False)
     with warnings.catch_warnings():

@@ -26,6 +26,7 @@ from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.encoders.tiny_use import TinyUseEncoder
 from faim.encoders.use_text import UseEncoderBase, UseNetwork
+from faim.export import fusions
 from faim.export import model as export
 from faim.export.graphs import EXPORTER_LOGGERS
 from faim.export.model import export_model
@@ -257,3 +258,26 @@ def test_a_text_encoder_graph_is_written_with_onnxruntimes_fused_operators(
         mask_index = producers[node.input[3]]
         assert (mask_index.op_type, list(mask_index.input)) == ("Cast", ["attention_mask"])
         assert len(node.input) <= 5 and "qkv_hidden_sizes" not in {attribute.name for attribute in node.attribute}
+
+
+def test_attention_that_scores_otherwise_reading_the_mask_is_written_again_reading_its_bias(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    rewrite = fusions.padding_mask_read_by_attention
+
+    def attending_to_padding(graph) -> int:  # a rewrite that loses the padding: the graph no longer scores alike
+        rewritten = rewrite(graph)
+        for node in graph:
+            if node.op_type == "Attention":
+                node.replace_input_with(3, None)
+        return rewritten
+
+    monkeypatch.setattr(fusions, "padding_mask_read_by_attention", attending_to_padding)
+    detector = Detector.load(tiny_model_dir)
+    out = export_model(detector, tmp_path / "export")
+    graph = onnx.load(str(out / "encoders" / "text" / "encoder.onnx")).graph
+    attention = [node for node in graph.node if node.op_type == "Attention"]
+    assert attention and all(len(node.input) == 6 and node.input[5] for node in attention)  # the bias, as exported
+    posts = [*export_posts(), {"id": "long", "text": "a much longer text than the others " * 3}]
+    served = faim.runtime.load(out).score(posts)
+    assert np.abs(flat_scores(served) - flat_scores(detector.score(posts))).max() <= TOLERANCE
