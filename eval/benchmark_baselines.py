@@ -20,7 +20,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from faim.assembly import build_model
-from faim.calibration.thresholds import choose_threshold
+from faim.calibration.fit import CONSTRAINED, chosen_threshold
 from faim.data.collate import PostCollator
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
@@ -193,12 +193,14 @@ def sentence_embeddings(model: WholePostModel, posts: list[Post], cache_dir: str
 
 
 def tuned_threshold(view: View, y: np.ndarray, prob: np.ndarray) -> float:
-    """The binary decision threshold chosen on these posts with the view's objective (0.5 for a multiclass task or
-    a single class)."""
+    """The binary decision threshold chosen on these posts with the view's objective as a recipe's calibration
+    chooses it (``chosen_threshold``: an unreachable precision target gives the most precise cut); 0.5 for a
+    multiclass task or a single class."""
     if view.task.type != "binary" or len(np.unique(y)) < 2:
         return 0.5
-    constrained = view.threshold_objective in ("precision@recall", "recall@precision")
-    return choose_threshold(y, prob[:, 1], view.threshold_objective, view.threshold_target if constrained else None)
+    config = EvalConfig(threshold_objective=view.threshold_objective, threshold_target=view.threshold_target)
+    goal = view.threshold_target if view.threshold_objective in CONSTRAINED else None
+    return chosen_threshold(view.task, y, prob[:, 1], config, goal, None)[0]
 
 
 def metrics(view: View, y: np.ndarray, prob: np.ndarray, threshold: float = 0.5) -> dict[str, float]:

@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 import yaml
 
+from faim.calibration.fit import TargetUnreachableWarning
+from faim.calibration.thresholds import threshold_sweep
+from faim.data.targets import TaskSpec
 from faim.eval.benchmark import (
     TEXT_PERTURBATIONS,
     cpuinfo_field,
@@ -20,8 +23,16 @@ from faim.eval.benchmark import (
     select,
     write_results,
 )
-from faim.eval.benchmark_baselines import Embedder, measured
-from faim.eval.benchmark_datasets import DATASETS, Dataset, Shift, benchmark_type, published_applies, recipe_views
+from faim.eval.benchmark_baselines import Embedder, measured, tuned_threshold
+from faim.eval.benchmark_datasets import (
+    DATASETS,
+    Dataset,
+    Shift,
+    View,
+    benchmark_type,
+    published_applies,
+    recipe_views,
+)
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import SCORING_RUNS, RecipeRun, reuse_problem
 from faim.recipe import Recipe
@@ -371,3 +382,13 @@ def test_a_cpuinfo_field_is_the_first_processors_and_empty_where_absent(tmp_path
     assert cpuinfo_field("model name", cpuinfo) == "Some CPU"
     assert cpuinfo_field("flags", cpuinfo).split() == ["fpu", "avx2", "avx512_vnni"]
     assert cpuinfo_field("microcode", cpuinfo) == "" and cpuinfo_field("flags", tmp_path / "absent") == ""
+
+
+def test_a_baselines_threshold_falls_back_as_a_recipes_does_where_the_precision_target_is_unreachable() -> None:
+    view = View("default", "{}", TaskSpec("hate", "binary", ("no", "yes")), "recall@precision", 0.99)
+    y = np.array([0, 1, 0, 1, 1, 0])
+    positive = np.array([0.9, 0.8, 0.7, 0.6, 0.3, 0.2])  # the top score a negative: no cut is 0.99 precise
+    with pytest.warns(TargetUnreachableWarning, match="task 'hate': no threshold reaches precision 0.99"):
+        threshold = tuned_threshold(view, y, np.stack([1 - positive, positive], axis=1))
+    sweep = threshold_sweep(y, positive)
+    assert sweep.precision[sweep.thresholds == threshold].item() == pytest.approx(sweep.precision.max())
