@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,22 @@ def without_packages(folder: Path, packages: tuple[str, ...] = TORCH_STACK) -> d
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "sitecustomize.py").write_text(BLOCKER.format(packages=packages), encoding="utf-8")
     return os.environ | {"PYTHONPATH": str(folder)}
+
+
+@pytest.fixture(autouse=True)
+def global_random_state_restored() -> Iterator[None]:
+    """Each test leaves Python's, numpy's and torch's global random generators as it found them, so a test that
+    seeds them for its own data does not decide what the tests after it draw (nor does the order they run in)."""
+    import random
+
+    import numpy as np
+    import torch
+
+    states = random.getstate(), np.random.get_state(), torch.random.get_rng_state()
+    yield
+    random.setstate(states[0])
+    np.random.set_state(states[1])
+    torch.random.set_rng_state(states[2])
 
 
 @pytest.fixture(scope="session")
