@@ -20,7 +20,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from faim.assembly import build_model
-from faim.calibration.fit import CONSTRAINED, chosen_threshold
+from faim.calibration.fit import chosen_threshold
 from faim.data.collate import PostCollator
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
@@ -199,8 +199,7 @@ def tuned_threshold(view: View, y: np.ndarray, prob: np.ndarray) -> float:
     if view.task.type != "binary" or len(np.unique(y)) < 2:
         return 0.5
     config = EvalConfig(threshold_objective=view.threshold_objective, threshold_target=view.threshold_target)
-    goal = view.threshold_target if view.threshold_objective in CONSTRAINED else None
-    return chosen_threshold(view.task, y, prob[:, 1], config, goal, None)[0]
+    return chosen_threshold(view.task, y, prob[:, 1], config)[0]
 
 
 def metrics(view: View, y: np.ndarray, prob: np.ndarray, threshold: float = 0.5) -> dict[str, float]:

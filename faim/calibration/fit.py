@@ -116,12 +116,11 @@ def fit_calibration(
         if task.type == "binary":
             calibration.priors[task.name] = float(target.mean())
             prob = calibration.probabilities(task, values)
-            goal = config.threshold_target if config.threshold_objective in CONSTRAINED else None
             weights = None
             if config.threshold_balance == "sources" and kept_sources and len(set(kept_sources)) > 1:
                 weights = source_class_weights(kept_sources, target.astype(np.int64))
             y = target.astype(np.int64)
-            calibration.thresholds[task.name], reached = chosen_threshold(task, y, prob, config, goal, weights)
+            calibration.thresholds[task.name], reached = chosen_threshold(task, y, prob, config, weights)
             if not reached:
                 unreachable.append(task.name)
     return unreachable
@@ -133,12 +132,13 @@ class TargetUnreachableWarning(UserWarning):
 
 
 def chosen_threshold(
-    task: TaskSpec, y: np.ndarray, prob: np.ndarray, config: EvalConfig, goal: float | None, weights: np.ndarray | None
+    task: TaskSpec, y: np.ndarray, prob: np.ndarray, config: EvalConfig, weights: np.ndarray | None = None
 ) -> tuple[float, bool]:
     """``task``'s threshold by ``config.threshold_objective`` and whether it meets the objective's target; where no
     cut reaches the precision ``recall@precision`` asks for, the most precise cut, with a
     ``TargetUnreachableWarning`` naming the task and both precisions (a fit is not lost to a sample that cannot
-    show the target)."""
+    show the target). ``weights``: what each post counts for, as ``choose_threshold`` takes them."""
+    goal = config.threshold_target if config.threshold_objective in CONSTRAINED else None
     try:
         return choose_threshold(y, prob, config.threshold_objective, goal, weights), True
     except PrecisionUnreachable as unreachable:

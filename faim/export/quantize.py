@@ -6,10 +6,10 @@ is good enough is measured on labelled posts by the caller (``faim.eval.quantiza
 
 The figures that chose these settings (``python -m faim.eval.bench_quantization``, validation posts, two cores):
 with AVX-512 VNNI, ``hate_text_frozen`` loses 0.006 macro-F1 at 1.8x the fp32 posts/s; keeping ``Attention`` in
-fp32 loses 0.012 at 1.45x there (that ``Attention`` is then half the int8 graph's time); one scale per tensor
-instead of per channel lost 0.028, static quantization (activation scales fixed from 256 training posts)
-0.024-0.027 and ran no faster. On AVX2 cores without VNNI the int8 products run only about 1.6x as fast as in
-fp32, so the whole gains far less there."""
+fp32 loses 0.012 at 1.45x there (that ``Attention`` is then half the int8 graph's time). Measured earlier on AVX2
+cores without VNNI, where the int8 products run only about 1.6x as fast as in fp32 and the whole gains far less:
+one scale per tensor instead of per channel lost 0.028, static quantization (activation scales fixed from 256
+training posts) 0.024-0.027 and ran no faster."""
 
 from __future__ import annotations
 
