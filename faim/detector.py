@@ -19,7 +19,7 @@ from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
 from faim.data.elements import PostError
-from faim.data.post import SOURCE, Post, as_posts
+from faim.data.post import SOURCE, Post, as_posts, shortest_text_first
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows
 from faim.explain.attribute import Explanation, explain_post
@@ -124,15 +124,21 @@ class Detector:
         link_kind: str | None = None,
         embeddings: bool = False,
     ) -> Predictions:
-        """Run the model over posts (``faim.inference.predict``), collated ``batch_size`` at a time in this process.
+        """Run the model over posts (``faim.inference.predict``), collated ``batch_size`` at a time in this process,
+        shortest text first (``shortest_text_first``); the rows come back in input order.
 
         Raises:
             PostError: On a post that cannot be read.
         """
         collate = self.collator(kinds=self.model.kinds_with(link_kind))
         items = as_posts(list(posts))
-        batches = (collate(items[start : start + batch_size]) for start in range(0, len(items), batch_size))
-        return predict(self.model, batches, desc=None, link_kind=link_kind, embeddings=embeddings)
+        order = shortest_text_first(items)
+        batches = (
+            collate([items[index] for index in order[start : start + batch_size]])
+            for start in range(0, len(items), batch_size)
+        )
+        predictions = predict(self.model, batches, desc=None, link_kind=link_kind, embeddings=embeddings)
+        return predictions.rows(np.argsort(order))
 
     def score(
         self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, pool_by_image: bool = False

@@ -43,6 +43,22 @@ class Predictions:
     link_embeddings: np.ndarray | None = None
     link_present: np.ndarray | None = None
 
+    def rows(self, indices: np.ndarray) -> Predictions:
+        """These predictions' rows at ``indices`` (int ``[M]``), in that order."""
+
+        def pick(array: np.ndarray | None) -> np.ndarray | None:
+            return None if array is None else array[indices]
+
+        return Predictions(
+            [self.ids[index] for index in indices],
+            {name: array[indices] for name, array in self.logits.items()},
+            {name: array[indices] for name, array in self.targets.items()},
+            [self.meta[index] for index in indices],
+            pick(self.embeddings),
+            pick(self.link_embeddings),
+            pick(self.link_present),
+        )
+
 
 @torch.inference_mode()
 def predict(

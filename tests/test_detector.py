@@ -1,5 +1,5 @@
 """Calibration of a detector on validation posts: temperature, optional logit shift, threshold; tasks without labels
-keep theirs."""
+keep theirs. Scores and embeddings come back in input order whatever order the posts are batched in."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import calibrated, pooling_detector
+from conftest import calibrated, export_posts, pooling_detector
 from scipy.special import expit, logit
 
+from faim import Detector
 from faim.inference import predict
 from faim.recipe.sections import EvalConfig
 from faim.training.loaders import make_loader
@@ -40,3 +41,15 @@ def test_calibrating_on_posts_without_a_tasks_labels_keeps_both_its_calibrations
     detector.calibrate_predictions(predictions, EvalConfig(pool_by_image=1.0, logit_shift=True))
     assert detector.calibration == per_post and detector.pooled == pooled
     assert pooled.temperatures["harmful"] != 1.0  # a fitted calibration, not the identity
+
+
+def test_posts_batched_shortest_text_first_come_back_in_input_order(exported: tuple[Path, Path]) -> None:
+    detector = Detector.load(exported[0])
+    posts = export_posts()
+    rows, embeddings = detector.score(posts, batch_size=2), detector.embed(posts, batch_size=2)
+    assert [row["id"] for row in rows] == [post["id"] for post in posts]
+    for post, row, embedding in zip(posts, rows, embeddings):
+        alone = detector.score([post])[0]
+        assert row["harm"] == pytest.approx(alone["harm"], abs=1e-5)
+        assert row["topic"] == pytest.approx(alone["topic"], abs=1e-5)
+        assert embedding == pytest.approx(detector.embed([post])[0], abs=1e-5)

@@ -77,3 +77,10 @@ class Post:
 def as_posts(items: list[Post | Mapping[str, Any]]) -> list[Post]:
     """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``) and return posts."""
     return [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
+
+
+def shortest_text_first(posts: list[Post]) -> list[int]:
+    """The indices of ``posts``, shortest text first (ties in input order): batches taken in this order pad their
+    texts to nearly their own length instead of the longest text of a random few, which in a transformer is time
+    spent on nothing."""
+    return sorted(range(len(posts)), key=lambda index: len(posts[index].text or ""))

@@ -12,7 +12,7 @@ import numpy as np
 import onnxruntime
 
 from faim.data.elements import PostError, checked_elements
-from faim.data.post import Post, as_posts
+from faim.data.post import Post, as_posts, shortest_text_first
 from faim.decisions import decide, score_rows
 from faim.runtime.bundle import EMBEDDING, ExportError, elements_names, fusion_outputs, probabilities_name, read_bundle
 from faim.runtime.preprocess import part_preprocessor
@@ -153,13 +153,19 @@ class ExportedModel:
         return [post for post, _ in read], errors
 
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
-        """Post ids and the fusion graph's outputs over every post, ``batch_size`` at a time."""
+        """Post ids and the fusion graph's outputs over every post (rows in input order), ``batch_size`` at a time,
+        shortest text first (``shortest_text_first``)."""
         items = as_posts(list(posts))
+        order = shortest_text_first(items)
+        batches = [
+            self.outputs([items[index] for index in order[start : start + batch_size]])
+            for start in range(0, len(items), batch_size)
+        ]
         ids = [post.id for post in items]
-        batches = [self.outputs(items[start : start + batch_size]) for start in range(0, len(items), batch_size)]
         if not batches:
             return ids, {}
-        return ids, {name: np.concatenate([batch[name] for batch in batches]) for name in batches[0]}
+        rows = np.argsort(order)
+        return ids, {name: np.concatenate([batch[name] for batch in batches])[rows] for name in batches[0]}
 
     def score(
         self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, pool_by_image: bool = False

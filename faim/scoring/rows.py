@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from faim.data.columns import ColumnMap
 from faim.data.elements import PostError
-from faim.data.post import Post
+from faim.data.post import Post, shortest_text_first
 from faim.data.tabular import parse_number
 from faim.scoring.inputs import Shard
 
@@ -44,7 +44,7 @@ def readable_batches(
     by ``read`` (posts → what is scored of them, and the errors of those it could not read): each failed post becomes
     its row's error in ``errors``, the others go to ``scored`` in batch order, and what ``read`` gave is yielded for
     every batch that kept a post."""
-    numbered.sort(key=lambda item: len(item[1].text or ""))
+    numbered[:] = [numbered[index] for index in shortest_text_first([post for _, post in numbered])]
     for start in range(0, len(numbered), batch_size):
         chunk = numbered[start : start + batch_size]
         batch, failed = read([post for _, post in chunk])

@@ -81,3 +81,15 @@ def test_no_posts_give_no_rows_and_an_empty_embedding(exported: tuple[Path, Path
     runtime = faim.runtime.load(exported[1])
     assert runtime.score([]) == []
     assert runtime.embed([]).shape == (0, 16) and runtime.embed([]).dtype == np.float32
+
+
+def test_posts_batched_shortest_text_first_come_back_in_input_order(exported: tuple[Path, Path]) -> None:
+    runtime = faim.runtime.load(exported[1])
+    posts = export_posts()
+    rows, embeddings = runtime.score(posts, batch_size=2), runtime.embed(posts, batch_size=2)
+    assert [row["id"] for row in rows] == [post["id"] for post in posts]
+    for post, row, embedding in zip(posts, rows, embeddings):
+        alone = runtime.score([post])[0]
+        assert row["harm"] == pytest.approx(alone["harm"], abs=1e-5)
+        assert row["topic"] == pytest.approx(alone["topic"], abs=1e-5)
+        assert embedding == pytest.approx(runtime.embed([post])[0], abs=1e-5)
