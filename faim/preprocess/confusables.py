@@ -44,7 +44,9 @@ class ConfusableFolder:
 
     def __call__(self, text: str) -> str:
         """``text`` in NFKC with the look-alike letters of every mixed-script word replaced by the Latin letters
-        they imitate."""
+        they imitate (an ASCII text, common and already both, as it is)."""
+        if text.isascii():
+            return text
         return WORD.sub(self._fold, unicodedata.normalize("NFKC", text))
 
     def _fold(self, match: re.Match[str]) -> str:
