@@ -5,8 +5,8 @@ fp32), the fusion-and-heads graph kept in fp32 (small, and it holds the calibrat
 is good enough is measured on labelled posts by the caller (``faim.eval.quantization``).
 
 The figures that chose these settings (``python -m faim.eval.bench_quantization``, validation posts, two cores):
-with AVX-512 VNNI, ``hate_text_frozen`` loses 0.006 macro-F1 at 1.8x the fp32 posts/s; keeping ``Attention`` in
-fp32 loses 0.012 at 1.45x there (that ``Attention`` is then half the int8 graph's time). Measured earlier on AVX2
+with AVX-512 VNNI, ``hate_text_frozen`` loses 0.009 macro-F1 at 1.8x the fp32 posts/s (0.006 with its posts
+batched in input order rather than shortest text first); keeping ``Attention`` in fp32 loses 0.012 at 1.45x there (that ``Attention`` is then half the int8 graph's time). Measured earlier on AVX2
 cores without VNNI, where the int8 products run only about 1.6x as fast as in fp32 and the whole gains far less:
 one scale per tensor instead of per channel lost 0.028, static quantization (activation scales fixed from 256
 training posts) 0.024-0.027 and ran no faster."""
