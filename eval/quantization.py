@@ -14,6 +14,9 @@ from faim.eval.metrics import binary_metrics, multiclass_metrics, multilabel_met
 from faim.runtime import ExportedModel
 from faim.runtime.bundle import probabilities_name
 
+MAX_DROP = 0.01
+"""The largest fall of a task's macro-F1 an int8 export may show by default (``faim export --max-drop``)."""
+
 
 @dataclass
 class QuantizationCheck:

@@ -1,5 +1,6 @@
 """``faim export --quantize int8``: the int8 export is measured against fp32 on labelled posts, kept
-when its macro-F1 holds, refused naming both figures when it drops more than ``--max-drop``."""
+when its macro-F1 holds, quantized again smoothed and measured again when it drops more than ``--max-drop``, and
+refused naming both figures when that drops too much as well."""
 
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ def test_an_int8_export_is_measured_and_kept_when_it_holds(
     assert "int8 against fp32 on 160 labelled posts" in printed and "harmful: macro-F1" in printed
     manifest = json.loads((out / "faim-export.json").read_text())
     assert manifest["quantized"] == "int8"
+    graphs = {part["graph"] for entry in manifest["encoders"].values() for part in entry["parts"]}
+    assert manifest["smoothing"] == dict.fromkeys(graphs)  # it held, so it was not quantized again smoothed
+    assert "quantizing again" not in printed
     text_graph = onnx.load(str(out / "encoders" / "text" / "encoder.onnx"))
     assert any(init.data_type == onnx.TensorProto.INT8 for init in text_graph.graph.initializer)
     ops = {node.op_type for node in text_graph.graph.node}
@@ -31,6 +35,9 @@ def test_an_int8_export_is_measured_and_kept_when_it_holds(
     assert (
         main(["export", str(tiny_model_dir), "-o", str(refused), "--quantize", "int8", "--max-drop", "-1", *data]) == 2
     )
-    error = capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "drop" in captured.out and "> --max-drop -1.0: quantizing again, smoothed on 160 posts" in captured.out
+    assert captured.out.count("int8 against fp32 on 160 labelled posts") == 2  # plain, then smoothed
+    error = captured.err
     assert "int8 lowers 'harmful' macro-F1 from" in error and "> --max-drop -1.0; nothing was written" in error
     assert not refused.exists() and [p.name for p in tmp_path.iterdir()] == ["int8"]
