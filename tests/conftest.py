@@ -224,6 +224,19 @@ def export_posts() -> list[dict[str, Any]]:
     ]
 
 
+def check_rows_in_input_order(scorer: Any) -> None:
+    """``scorer`` (a ``Detector``, or an export loaded by ``faim.runtime``) scores and embeds ``export_posts()`` two at
+    a time, batched shortest text first, and gives each row back in input order, equal to the post scored alone."""
+    posts = export_posts()
+    rows, embeddings = scorer.score(posts, batch_size=2), scorer.embed(posts, batch_size=2)
+    assert [row["id"] for row in rows] == [post["id"] for post in posts]
+    for post, row, embedding in zip(posts, rows, embeddings):
+        alone = scorer.score([post])[0]
+        assert row["harm"] == pytest.approx(alone["harm"], abs=1e-5)
+        assert row["topic"] == pytest.approx(alone["topic"], abs=1e-5)
+        assert embedding == pytest.approx(scorer.embed([post])[0], abs=1e-5)
+
+
 @pytest.fixture(scope="session")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A tiny detector with every element kind (text folding homoglyphs and leetspeak, pictures, comments read by the

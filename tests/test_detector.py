@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import calibrated, export_posts, pooling_detector
+from conftest import calibrated, check_rows_in_input_order, pooling_detector
 from scipy.special import expit, logit
 
 from faim import Detector
@@ -44,12 +44,4 @@ def test_calibrating_on_posts_without_a_tasks_labels_keeps_both_its_calibrations
 
 
 def test_posts_batched_shortest_text_first_come_back_in_input_order(exported: tuple[Path, Path]) -> None:
-    detector = Detector.load(exported[0])
-    posts = export_posts()
-    rows, embeddings = detector.score(posts, batch_size=2), detector.embed(posts, batch_size=2)
-    assert [row["id"] for row in rows] == [post["id"] for post in posts]
-    for post, row, embedding in zip(posts, rows, embeddings):
-        alone = detector.score([post])[0]
-        assert row["harm"] == pytest.approx(alone["harm"], abs=1e-5)
-        assert row["topic"] == pytest.approx(alone["topic"], abs=1e-5)
-        assert embedding == pytest.approx(detector.embed([post])[0], abs=1e-5)
+    check_rows_in_input_order(Detector.load(exported[0]))

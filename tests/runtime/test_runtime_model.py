@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import export_posts, without_packages
+from conftest import check_rows_in_input_order, export_posts, without_packages
 
 import faim.runtime
 from faim import Detector
@@ -84,12 +84,4 @@ def test_no_posts_give_no_rows_and_an_empty_embedding(exported: tuple[Path, Path
 
 
 def test_posts_batched_shortest_text_first_come_back_in_input_order(exported: tuple[Path, Path]) -> None:
-    runtime = faim.runtime.load(exported[1])
-    posts = export_posts()
-    rows, embeddings = runtime.score(posts, batch_size=2), runtime.embed(posts, batch_size=2)
-    assert [row["id"] for row in rows] == [post["id"] for post in posts]
-    for post, row, embedding in zip(posts, rows, embeddings):
-        alone = runtime.score([post])[0]
-        assert row["harm"] == pytest.approx(alone["harm"], abs=1e-5)
-        assert row["topic"] == pytest.approx(alone["topic"], abs=1e-5)
-        assert embedding == pytest.approx(runtime.embed([post])[0], abs=1e-5)
+    check_rows_in_input_order(faim.runtime.load(exported[1]))
