@@ -109,8 +109,8 @@ class UseNetwork(nn.Module):
         Computed as one matrix product of the ``order`` shifted copies side by side (``[N, T, order * C]``) with
         the kernel laid out to match (``[order * C, out]``), which is the convolution's arithmetic: in an export it
         is a ``MatMul``, which int8 quantization speeds up (``faim.export.quantize``), where a ``Conv`` would not
-        be. The kernel is stored in that layout, not transposed as the graph runs, because onnxruntime's
-        quantization passes over a product whose weight is transposed."""
+        be. The kernel's layout is a constant the export folds, so the graph stores the kernel that way rather than
+        transposing it as it runs, which onnxruntime's quantization would pass over."""
         length = x.shape[1]
         padded = F.pad(x, (0, 0, left, order - 1 - left))
         shifted = torch.cat([padded[:, slot : slot + length] for slot in range(order)], dim=-1)

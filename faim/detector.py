@@ -19,7 +19,7 @@ from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
 from faim.data.elements import PostError
-from faim.data.post import SOURCE, Post, as_posts, shortest_text_first
+from faim.data.post import SOURCE, Post, as_posts, length_batches
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows
 from faim.explain.attribute import Explanation, explain_post
@@ -125,20 +125,16 @@ class Detector:
         embeddings: bool = False,
     ) -> Predictions:
         """Run the model over posts (``faim.inference.predict``), collated ``batch_size`` at a time in this process,
-        shortest text first (``shortest_text_first``); the rows come back in input order.
+        shortest text first (``length_batches``); the rows come back in input order.
 
         Raises:
             PostError: On a post that cannot be read.
         """
         collate = self.collator(kinds=self.model.kinds_with(link_kind))
         items = as_posts(list(posts))
-        order = shortest_text_first(items)
-        batches = (
-            collate([items[index] for index in order[start : start + batch_size]])
-            for start in range(0, len(items), batch_size)
-        )
-        predictions = predict(self.model, batches, desc=None, link_kind=link_kind, embeddings=embeddings)
-        return predictions.rows(np.argsort(order))
+        batches, positions = length_batches(items, batch_size)
+        collated = (collate(batch) for batch in batches)
+        return predict(self.model, collated, desc=None, link_kind=link_kind, embeddings=embeddings).rows(positions)
 
     def score(
         self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, pool_by_image: bool = False

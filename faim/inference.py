@@ -7,7 +7,7 @@ do with its ``Predictions`` (probabilities, decisions, metrics, Parquet rows) is
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,8 +43,9 @@ class Predictions:
     link_embeddings: np.ndarray | None = None
     link_present: np.ndarray | None = None
 
-    def rows(self, indices: np.ndarray) -> Predictions:
-        """These predictions' rows at ``indices`` (int ``[M]``), in that order."""
+    def rows(self, indices: Sequence[int] | np.ndarray) -> Predictions:
+        """These predictions' rows at ``indices``, in that order."""
+        indices = np.asarray(indices, dtype=np.int64)
 
         def pick(array: np.ndarray | None) -> np.ndarray | None:
             return None if array is None else array[indices]

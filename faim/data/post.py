@@ -84,3 +84,14 @@ def shortest_text_first(posts: list[Post]) -> list[int]:
     texts to nearly their own length instead of the longest text of a random few, which in a transformer is time
     spent on nothing."""
     return sorted(range(len(posts)), key=lambda index: len(posts[index].text or ""))
+
+
+def length_batches(posts: list[Post], batch_size: int) -> tuple[list[list[Post]], list[int]]:
+    """``posts`` in batches of ``batch_size``, shortest text first (``shortest_text_first``), and where each post's
+    row lands in the batches' rows laid end to end: ``rows[positions]`` puts them back in input order."""
+    order = shortest_text_first(posts)
+    positions = [0] * len(order)
+    for rank, index in enumerate(order):
+        positions[index] = rank
+    ordered = [posts[index] for index in order]
+    return [ordered[start : start + batch_size] for start in range(0, len(ordered), batch_size)], positions

@@ -12,7 +12,7 @@ import numpy as np
 import onnxruntime
 
 from faim.data.elements import PostError, checked_elements
-from faim.data.post import Post, as_posts, shortest_text_first
+from faim.data.post import Post, as_posts, length_batches
 from faim.decisions import decide, score_rows
 from faim.runtime.bundle import EMBEDDING, ExportError, elements_names, fusion_outputs, probabilities_name, read_bundle
 from faim.runtime.preprocess import part_preprocessor
@@ -154,18 +154,14 @@ class ExportedModel:
 
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
         """Post ids and the fusion graph's outputs over every post (rows in input order), ``batch_size`` at a time,
-        shortest text first (``shortest_text_first``)."""
+        shortest text first (``length_batches``)."""
         items = as_posts(list(posts))
-        order = shortest_text_first(items)
-        batches = [
-            self.outputs([items[index] for index in order[start : start + batch_size]])
-            for start in range(0, len(items), batch_size)
-        ]
+        batches, positions = length_batches(items, batch_size)
+        outputs = [self.outputs(batch) for batch in batches]
         ids = [post.id for post in items]
-        if not batches:
+        if not outputs:
             return ids, {}
-        rows = np.argsort(order)
-        return ids, {name: np.concatenate([batch[name] for batch in batches])[rows] for name in batches[0]}
+        return ids, {name: np.concatenate([batch[name] for batch in outputs])[positions] for name in outputs[0]}
 
     def score(
         self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, pool_by_image: bool = False
