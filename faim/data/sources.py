@@ -71,7 +71,8 @@ class CsvSource(FileSource):
     """Delimited text files with a header row; see ``FileSource`` for the shared arguments.
 
     Args:
-        delimiter: Cell separator (``"\\t"`` for TSV).
+        delimiter: Cell separator (``"\\t"`` for TSV); ``None`` takes the one the header shows
+            (``faim.data.tabular.csv_rows``), as files given to the command line are read.
         quote_char: Quote character around cells holding the delimiter or newlines; ``None`` reads
             quotes literally (files such as LIAR, read elsewhere with ``quoting=3``).
     """
@@ -85,7 +86,7 @@ class CsvSource(FileSource):
         test: str | None = None,
         columns: dict | None = None,
         image_root: str | None = None,
-        delimiter: str = ",",
+        delimiter: str | None = ",",
         quote_char: str | None = '"',
     ) -> None:
         super().__init__(
@@ -122,7 +123,7 @@ class ParquetSource(FileSource):
 
 READERS: dict[str, tuple[type[FileSource], dict[str, str]]] = {
     "jsonl": (JsonlSource, {}),
-    "csv": (CsvSource, {}),
+    "csv": (CsvSource, {"delimiter": None}),
     "tsv": (CsvSource, {"delimiter": "\t"}),
     "parquet": (ParquetSource, {}),
     DATASET: (HfSource, {}),

@@ -69,18 +69,32 @@ def _jsonl_objects(path: Path) -> Rows:
             yield number, row
 
 
+DELIMITERS = (",", ";", "\t", "|")
+"""The cell separators ``sniffed_delimiter`` tells apart, the first winning ties."""
+
+
+def sniffed_delimiter(header_line: str, quote_char: str | None = '"') -> str:
+    """The one of ``DELIMITERS`` that splits a CSV file's header line into the most columns, so a ``;``-separated
+    export (as spreadsheets write where the decimal mark is a comma) reads as it was meant."""
+    quoting = {"quotechar": quote_char} if quote_char else {"quoting": csv.QUOTE_NONE}
+    return max(DELIMITERS, key=lambda d: len(next(csv.reader([header_line], delimiter=d, **quoting), [])))
+
+
 def csv_rows(
-    path: Path, columns: ColumnMap, delimiter: str = ",", quote_char: str | None = '"'
+    path: Path, columns: ColumnMap, delimiter: str | None = ",", quote_char: str | None = '"'
 ) -> tuple[ColumnMap, Rows]:
     """Bind ``columns`` to a CSV file's header and stream its rows in pyarrow batches.
 
     Quoted cells may hold the delimiter and newlines. Every cell is read as text, so no column's type
     is guessed from the first rows and then contradicted by later ones; label and meta cells that
     spell a number become an int or a float (``"1"`` → 1, ``"nan"`` → NaN, i.e. missing).
+    ``delimiter=None`` takes the one the header shows (``sniffed_delimiter``).
     """
     with open(path, encoding="utf-8-sig", newline="") as handle:
-        quoting = {"quotechar": quote_char} if quote_char else {"quoting": csv.QUOTE_NONE}
-        header = next(csv.reader(handle, delimiter=delimiter, **quoting), [])
+        header_line = handle.readline()
+    delimiter = delimiter or sniffed_delimiter(header_line, quote_char)
+    quoting = {"quotechar": quote_char} if quote_char else {"quoting": csv.QUOTE_NONE}
+    header = next(csv.reader([header_line], delimiter=delimiter, **quoting), [])
     bound = columns.bind(header, str(path))
     parse = pcsv.ParseOptions(delimiter=delimiter, quote_char=quote_char or False, newlines_in_values=True)
     convert = pcsv.ConvertOptions(include_columns=bound.wanted(header), column_types=dict.fromkeys(header, pa.string()))

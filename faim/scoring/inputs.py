@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format
+from faim.data.tabular import sniffed_delimiter
 
 
 @dataclass
@@ -87,10 +88,10 @@ def _jsonl_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
 
 
 def _csv_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
-    """CSV/TSV in pyarrow batches with every cell as raw bytes. Rows are numbered 1, 2, … after the
-    header; a line with the wrong number of cells comes through pyarrow's invalid-row handler and becomes
-    an error row (labelled by its line, or its order among invalid rows when pyarrow cannot tell the line) of
-    the shard being read."""
+    """CSV (cells separated as its header shows, ``sniffed_delimiter``) or TSV in pyarrow batches with every cell
+    as raw bytes. Rows are numbered 1, 2, … after the header; a line with the wrong number of cells comes through
+    pyarrow's invalid-row handler and becomes an error row (labelled by its line, or its order among invalid rows
+    when pyarrow cannot tell the line) of the shard being read."""
     invalid: list[tuple[str, str, str]] = []
     seen_invalid = 0
 
@@ -102,9 +103,9 @@ def _csv_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
         invalid.append((where, "csv_row", message))
         return "skip"
 
-    delimiter = "\t" if kind == "tsv" else ","
     with open(path, "rb") as handle:
         header_line = handle.readline()
+    delimiter = "\t" if kind == "tsv" else sniffed_delimiter(header_line.decode("utf-8-sig", errors="replace"))
     names = pcsv.read_csv(pa.py_buffer(header_line), parse_options=pcsv.ParseOptions(delimiter=delimiter)).column_names
     names = [name.lstrip("\ufeff") for name in names]
     reader = pcsv.open_csv(

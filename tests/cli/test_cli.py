@@ -196,6 +196,12 @@ def test_calibrate_unlabelled_moves_the_prior_towards_the_posts_share(trained: P
     share = sum(row["label"] for row in rows) / len(rows)
     old = json.loads((trained / "model" / "faim.json").read_text())["tasks"][0]["prior"]
     assert abs(task["prior"] - share) < abs(old - share)
+    labels = ["--map", "labels.harmful=label", "--sizes", "20", "--draws", "2"]
+    labelled = faim("calibrate", trained / "model", shifted, "--unlabelled", "--image-root", root, *labels,
+                    "-o", tmp_path / "em_labelled")  # fmt: skip
+    assert labelled.returncode == 0, labelled.stderr
+    assert json.loads((tmp_path / "em_labelled" / "faim.json").read_text())["tasks"] == manifest["tasks"]
+    assert "unlabelled (EM)" in labelled.stdout  # the labels given are read for the report alone
 
 
 def test_calibrate_on_one_class_keeps_the_calibration_and_without_enough_labels_writes_no_curve(

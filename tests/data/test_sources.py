@@ -161,6 +161,22 @@ def test_csv_without_quoting(tmp_path):
     assert [p.text for p in posts] == ['says "hi']
 
 
+@pytest.mark.parametrize("delimiter", [";", "\t", "|"])
+def test_a_csv_file_given_without_a_delimiter_is_read_with_the_one_its_header_shows(tmp_path, delimiter):
+    path = write_csv(tmp_path / "export.csv", ROWS, delimiter)
+    assert fields(read_posts(path, columns=COLUMNS)) == EXPECTED
+    assert fields(read_posts(write_csv(tmp_path / "commas.csv", ROWS), columns=COLUMNS)) == EXPECTED
+
+
+def test_a_delimiter_given_is_kept_even_where_the_header_suggests_another(tmp_path):
+    path = tmp_path / "one_column.csv"
+    path.write_text("comment;isHate\nfine;0\n", encoding="utf-8")
+    assert [p.text for p in CsvSource(columns={"text": "comment;isHate"}).iter_posts(path)] == ["fine;0"]
+    assert [(p.text, p.labels) for p in read_posts(path, columns={"text": "comment", "labels": ["isHate"]})] == [
+        ("fine", {"isHate": 0})
+    ]
+
+
 def test_streaming_parquet_in_row_groups(tmp_path):
     path = tmp_path / "dump.parquet"
     ids = [f"post-{i}" for i in range(10_000)]

@@ -34,6 +34,14 @@ def test_csv_cells_stay_bytes_and_bad_rows_become_errors(tmp_path: Path) -> None
     assert len(shard.errors) == 1 and shard.errors[0][1] == "csv_row"
 
 
+def test_a_semicolon_separated_csv_is_cut_at_its_semicolons(tmp_path: Path) -> None:
+    path = tmp_path / "export.csv"
+    path.write_bytes(b'\xef\xbb\xbfid;text\n1;hello, world\n2;"a; b"\n')
+    (shard,) = read_shards([path], 100)
+    assert shard.header == ["id", "text"] and not shard.errors
+    assert [row for _, row in shard.rows] == [{"id": b"1", "text": b"hello, world"}, {"id": b"2", "text": b"a; b"}]
+
+
 def test_parquet_rows_are_numbered_from_zero(tmp_path: Path) -> None:
     path = tmp_path / "d.parquet"
     pq.write_table(pa.table({"id": [str(i) for i in range(5)], "text": ["t"] * 5}), path)
