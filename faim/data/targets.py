@@ -39,7 +39,10 @@ class TaskSpec:
             return int(text)
         if self.type == "binary" and text.lower() in TRUE_WORDS | FALSE_WORDS:
             return int(text.lower() in TRUE_WORDS)
-        raise ValueError(f"{where}: label {value!r} for task {self.name!r} is not one of {list(self.labels)}")
+        forms = f"one of {list(self.labels)} or a class index from 0 to {len(self.labels) - 1}"
+        if self.type == "binary":
+            forms += " or true/false, yes/no (a share of annotators, say, is decided into one of them first)"
+        raise ValueError(f"{where}: label {value!r} for task {self.name!r} is not {forms}")
 
     def target(self, value: Any, where: str) -> Any:
         """The target for one post: float 0/1 (binary), class index (multiclass) or multi-hot list."""

@@ -1,0 +1,33 @@
+"""Raw label values into class indices and targets, per task type."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from faim.data.targets import TaskSpec
+
+BINARY = TaskSpec("hate", "binary", ("not-hate", "hate"))
+MULTICLASS = TaskSpec("truth", "multiclass", ("false", "half", "true"))
+
+
+@pytest.mark.parametrize("value", [1, 1.0, True, "1", "hate", " hate ", "yes", "TRUE"])
+def test_a_binary_label_is_read_in_each_of_its_forms(value) -> None:
+    assert BINARY.target(value, "x") == 1.0
+
+
+def test_a_multiclass_label_is_a_name_or_an_index_and_an_unlabelled_post_is_marked() -> None:
+    assert [MULTICLASS.index(v, "x") for v in ("half", 2, "0")] == [1, 2, 0]
+    assert MULTICLASS.missing() == -100 and math.isnan(BINARY.missing())
+
+
+def test_a_value_that_is_no_label_names_the_place_and_the_forms_a_label_takes() -> None:
+    with pytest.raises(ValueError) as raised:
+        BINARY.target(0.98, "ethos.csv:165 (post id='163') field 'labels.hate'")
+    message = str(raised.value)
+    assert message.startswith("ethos.csv:165 (post id='163') field 'labels.hate': label 0.98 for task 'hate' is not")
+    assert "['not-hate', 'hate']" in message and "0 to 1" in message and "true/false" in message
+    expected = r"label 3 for task 'truth' is not one of \['false', 'half', 'true'\] or a class index from 0 to 2$"
+    with pytest.raises(ValueError, match=expected):
+        MULTICLASS.index(3, "row 2")
