@@ -72,7 +72,7 @@ class CsvSource(FileSource):
 
     Args:
         delimiter: Cell separator (``"\\t"`` for TSV); ``None`` takes the one the header shows
-            (``faim.data.tabular.csv_rows``), as files given to the command line are read.
+            (``faim.data.tabular.sniffed_delimiter``), as files given to the command line are read.
         quote_char: Quote character around cells holding the delimiter or newlines; ``None`` reads
             quotes literally (files such as LIAR, read elsewhere with ``quoting=3``).
     """
