@@ -80,8 +80,9 @@ def fit_calibration(
     sources: Sequence[Hashable] | None = None,
 ) -> list[str]:
     """Fit, into ``calibration``, each task's temperature (and a binary task's logit shift with
-    ``eval.logit_shift``) and binary decision threshold (``eval.threshold_objective``) on labelled logits, and
-    record a binary task's share of positives there (its prior).
+    ``eval.logit_shift``, where ``eval.logit_shift_level`` finds one) and binary decision threshold
+    (``eval.threshold_objective``) on labelled logits, and record a binary task's share of positives there (its
+    prior).
 
     Args:
         tasks: The tasks to fit.
@@ -111,7 +112,7 @@ def fit_calibration(
         kept_sources = None if sources is None else [s for s, k in zip(sources, keep) if k]
         if config.temperature and task.type != "multilabel" and len(target):
             calibration.temperatures[task.name], calibration.logit_shifts[task.name] = fit_scaling(
-                values, target.astype(np.int64), logit_shift=config.logit_shift
+                values, target.astype(np.int64), logit_shift=config.logit_shift, shift_level=config.logit_shift_level
             )
         if task.type == "binary":
             calibration.priors[task.name] = float(target.mean())

@@ -7,7 +7,9 @@ in the multiclass case the arg-max, hence accuracy, is unchanged.
 
 A binary task may also shift the scaled logit, ``sigmoid(z / T + s)`` (Platt scaling, fitted jointly by
 ``fit_platt``): a temperature alone cannot move the probabilities when the share of positives differs
-between training and validation data (prior shift), a shift can. The ranking is still unchanged.
+between training and validation data (prior shift), a shift can. The ranking is still unchanged. On a few hundred
+labels a shift that is not there costs more than it brings (its fitted value is noise), so ``fit_scaling`` can keep
+it only where a likelihood-ratio test finds one (``shift_level``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 from scipy.special import expit, logsumexp, softmax
+from scipy.stats import chi2
 
 from faim.calibration.checks import check_binary_labels, check_probabilities
 
@@ -104,19 +107,41 @@ def fit_platt(
 
 
 def fit_scaling(
-    scores: np.ndarray, y_true: np.ndarray, *, logit_shift: bool = False, from_probs: bool = False
+    scores: np.ndarray,
+    y_true: np.ndarray,
+    *,
+    logit_shift: bool = False,
+    from_probs: bool = False,
+    shift_level: float | None = None,
 ) -> tuple[float, float]:
     """``(T, s)`` as evaluation fits a task's calibration: with ``logit_shift``, binary scores ``[N]`` whose labels
     hold both classes get a temperature and a shift (:func:`fit_platt`); any other scores a temperature alone
     (:func:`fit_temperature`) and shift 0, since a shift fitted on one class runs off without bound.
-    ``from_probs``: the scores are probabilities, as in :func:`fit_temperature`.
+    ``from_probs``: the scores are probabilities, as in :func:`fit_temperature`. ``shift_level``: keep the shift
+    only where the likelihood-ratio test of temperature and shift against the temperature alone rejects "no
+    shift" at this significance level (twice the gain in log-likelihood above the chi-squared quantile, one degree
+    of freedom); otherwise the temperature alone. ``None``: always keep it.
 
     Raises:
-        ValueError: As :func:`fit_temperature`.
+        ValueError: As :func:`fit_temperature`, or for a ``shift_level`` outside (0, 1).
     """
-    if logit_shift and np.ndim(scores) == 1 and len(np.unique(y_true)) == 2:
-        return fit_platt(scores, y_true, from_probs=from_probs)
-    return fit_temperature(scores, y_true, from_probs=from_probs), 0.0
+    if shift_level is not None and not 0 < shift_level < 1:
+        raise ValueError(f"shift_level must be a significance level in (0, 1), got {shift_level}")
+    if not (logit_shift and np.ndim(scores) == 1 and len(np.unique(y_true)) == 2):
+        return fit_temperature(scores, y_true, from_probs=from_probs), 0.0
+    temperature, shift = fit_platt(scores, y_true, from_probs=from_probs)
+    if shift_level is None:
+        return temperature, shift
+    alone = fit_temperature(scores, y_true, from_probs=from_probs)
+    logits, y = _to_logits(scores, from_probs), np.asarray(y_true, dtype=np.float64)
+    gain = _binary_nll(logits, y, alone, 0.0) - _binary_nll(logits, y, temperature, shift)
+    return (temperature, shift) if 2 * gain > chi2.ppf(1 - shift_level, df=1) else (alone, 0.0)
+
+
+def _binary_nll(logits: np.ndarray, y: np.ndarray, temperature: float, shift: float) -> float:
+    """Summed negative log-likelihood of 0/1 labels under ``sigmoid(logits / T + shift)``."""
+    z = logits / temperature + shift
+    return float(np.sum(np.logaddexp(0.0, z) - y * z))
 
 
 def apply_temperature(

@@ -34,11 +34,12 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         name,
         help="refit a saved model's temperatures, logit shifts and thresholds on posts of a new platform",
         description="Fit a saved model's calibration to a sample of your own posts and write it as a new model "
-        "directory (the model given is left as it was): with labels, each task's temperature, logit shift and "
-        "decision threshold are refitted on them, and a report shows what that is worth after 50, 100, 200 and 500 "
-        "labels (ECE and macro-F1 on the posts not drawn, over repeated draws). With --unlabelled, each binary "
-        "task's share of positives among the posts is estimated by EM on the model's scores (Saerens et al., 2002) "
-        "and its probabilities are shifted to it; no label is read.",
+        "directory (the model given is left as it was): with labels, each task's temperature, logit shift (where a "
+        "likelihood-ratio test on the labels finds one at 5 %) and decision threshold are refitted on them, and a "
+        "report shows what that is worth after 50, 100, 200 and 500 labels (ECE and macro-F1 on the posts not "
+        "drawn, over repeated draws). With --unlabelled, each binary task's share of positives among the posts is "
+        "estimated by EM on the model's scores (Saerens et al., 2002) and its probabilities are shifted to it; no "
+        "label is needed (labels mapped are read for the report alone).",
     )
     parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
     parser.add_argument("data", help="posts: a JSONL/CSV/Parquet file, a folder, a glob or a saved dataset")

@@ -87,6 +87,9 @@ class EvalConfig:
         logit_shift: With ``temperature``, binary tasks also fit a shift of the logit (Platt scaling). A
             temperature cannot correct probabilities when the share of positives differs between the training
             and validation data; a shift can. It adds one more parameter fitted on validation data.
+        logit_shift_level: With ``logit_shift``, keep the shift only where a likelihood-ratio test on the labelled
+            posts finds one at this significance level, else fit the temperature alone (``None``: always keep it).
+            On a few hundred labels a shift that is not there adds noise; ``faim calibrate`` refits with 0.05.
         pool_by_image: Pool evidence across posts that share a picture: posts whose first images' embeddings (from
             the model's image encoder) have at least this cosine are linked, and every post takes the mean logits of
             its linked group before calibration. Evaluation then depends on which posts are evaluated together
@@ -111,6 +114,7 @@ class EvalConfig:
     calibration_bins: int = 15
     temperature: bool = True
     logit_shift: bool = False
+    logit_shift_level: float | None = None
     pool_by_image: float | None = None
     slice: str | None = None
     languages: bool = True

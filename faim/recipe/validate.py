@@ -147,6 +147,7 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_balance(source, recipe.get("eval", {}).get("threshold_balance"), None, "eval.threshold_balance")
     check_section(source, "eval", recipe.get("eval", {}), EvalConfig)
     check_pooling(source, model, recipe.get("eval", {}))
+    check_shift_level(source, recipe.get("eval", {}).get("logit_shift_level"))
 
 
 def check_augment(source: str, augment: dict[str, float]) -> None:
@@ -202,6 +203,12 @@ def check_pooling(source: str, model: dict[str, Any], eval_section: dict[str, An
             "eval.pool_by_image",
             "pooling by shared picture needs model.encoders.image; without one, set eval.pool_by_image to null",
         )
+
+
+def check_shift_level(source: str, level: Any) -> None:
+    """``eval.logit_shift_level`` is ``None`` or a significance level in (0, 1)."""
+    if level is not None and not 0 < level < 1:
+        raise RecipeError(source, "eval.logit_shift_level", f"expected a significance level in (0, 1), got {level!r}")
 
 
 def type_matches(value: Any, annotation: Any) -> bool:

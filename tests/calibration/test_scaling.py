@@ -55,6 +55,21 @@ def test_scaling_shifts_binary_logits_of_both_classes_only_when_asked() -> None:
     )
 
 
+def test_a_shift_level_keeps_a_shift_the_labels_show_and_drops_one_they_do_not() -> None:
+    kept, dropped = 0, 0
+    for seed in range(40):
+        logits, y = overconfident_binary(n=200, seed=seed)  # labels from sigmoid(logits / 4): no shift to find
+        dropped += fit_scaling(logits, y, logit_shift=True, shift_level=0.05)[1] == 0.0
+        shifted = logits + 4.0  # the same labels, the model's share of positives far higher
+        temperature, shift = fit_scaling(shifted, y, logit_shift=True, shift_level=0.05)
+        kept += (temperature, shift) == fit_platt(shifted, y)
+    assert kept == 40 and dropped >= 34  # a 5 % test keeps a shift that is not there on about 2 draws in 40
+    logits, y = overconfident_binary(n=200)
+    assert fit_scaling(logits, y, logit_shift=True, shift_level=0.05) == (fit_temperature(logits, y), 0.0)
+    with pytest.raises(ValueError, match=r"shift_level must be a significance level in \(0, 1\), got 1.5"):
+        fit_scaling(logits, y, logit_shift=True, shift_level=1.5)
+
+
 def test_binary_temperature_from_probabilities() -> None:
     logits, y = overconfident_binary(seed=1)
     temperature = fit_temperature(expit(logits), y, from_probs=True)

@@ -9,7 +9,7 @@ from scipy.special import expit
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import expected_calibration_error
-from faim.eval.recalibration import calibrated_range, learning_curve, unreachable_note, write_report
+from faim.eval.recalibration import calibrated_range, learning_curve, refit, unreachable_note, write_report
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
 
@@ -35,6 +35,16 @@ def test_fitted_ece_reads_against_the_range_of_a_calibrated_model_on_as_many_pos
     # 300 posts left to measure on instead of 600: a calibrated model's ECE is larger on fewer posts
     assert large["ece_if_calibrated_high"] > small["ece_if_calibrated_high"]
     assert calibrated_range(small) == f"{small['ece_if_calibrated_low']:.3f}–{small['ece_if_calibrated_high']:.3f}"
+
+
+def test_a_refit_shifts_the_logits_where_the_platforms_share_of_positives_moved_and_only_there() -> None:
+    start = Calibration.identity([TASK])
+    posts = predictions(300, 3.0)
+    logits, labels = posts.logits["hate"], posts.targets["hate"]
+    same, _ = refit(TASK, start, logits, labels, EvalConfig())
+    assert same.logit_shifts["hate"] == 0.0 and same.temperatures["hate"] == pytest.approx(3.0, rel=0.25)
+    moved, _ = refit(TASK, start, logits + 3.0, labels, EvalConfig())  # the model's share of positives far higher
+    assert moved.logit_shifts["hate"] < -0.5
 
 
 def test_as_trained_ece_of_a_miscalibrated_model_lies_above_that_range() -> None:

@@ -116,3 +116,8 @@ def test_pooling_by_picture_needs_an_image_encoder(recipe: dict, write_recipe) -
 def test_pooling_cosine_must_be_in_range(recipe: dict, write_recipe) -> None:
     recipe["eval"]["pool_by_image"] = 1.5
     assert "expected a cosine in (0, 1]" in error_for(recipe, write_recipe)
+
+
+def test_logit_shift_level_must_be_a_significance_level(recipe: dict, write_recipe) -> None:
+    recipe["eval"]["logit_shift_level"] = 5
+    assert "eval.logit_shift_level: expected a significance level in (0, 1), got 5" in error_for(recipe, write_recipe)
