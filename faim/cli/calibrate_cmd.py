@@ -9,8 +9,10 @@ from typing import Any
 import numpy as np
 
 from faim.artifact import MANIFEST, read_recipe
+from faim.calibration.fit import Calibration
 from faim.cli.common import add_columns, parse_columns
 from faim.data.sources import read_posts
+from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.recalibration import (
     SIZES,
@@ -26,6 +28,7 @@ from faim.eval.recalibration import (
 from faim.eval.tables import format_value, text_table
 from faim.folders import check_replaceable
 from faim.inference import predict
+from faim.recipe.sections import EvalConfig
 from faim.training.loaders import make_loader
 
 
@@ -123,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{task}: share of positives {old:.3f} when calibrated, {new:.3f} estimated here (EM)")
     else:
         detector.calibrate_predictions(predictions, config)
+        for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
+            print(fitted(task, detector.calibration, config))
     detector.save(out, recipe)
     if report["tasks"]:
         print(summary(report))
@@ -130,6 +135,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"report: {write_report(report, directory)}")
     print(f"model:  {out}")
     return 0
+
+
+def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:
+    """One line saying what was refitted for ``task``: its temperature and, for a binary task, its logit shift (or
+    that the labels show none at ``eval.logit_shift_level``) and decision threshold."""
+    parts = [f"temperature {calibration.temperatures[task.name]:.3f}"]
+    if task.type == "binary":
+        shift = calibration.logit_shifts[task.name]
+        level = config.logit_shift_level
+        parts.append(f"logit shift {shift:+.3f}" if shift else f"no logit shift (the labels show none at {level:.0%})")
+        parts.append(f"threshold {calibration.thresholds[task.name]:.3f}")
+    return f"{task.name}: refitted " + ", ".join(parts)
 
 
 def summary(report: dict[str, Any]) -> str:

@@ -174,6 +174,9 @@ def test_calibrate_refits_on_labelled_posts_into_a_new_model(trained: Path, demo
     result = faim("calibrate", trained / "model", shifted, "-o", tmp_path / "ours", *common)
     assert result.returncode == 0, result.stderr
     assert "40 labels" in result.stdout and "unlabelled (EM)" in result.stdout
+    written = json.loads((tmp_path / "ours" / "faim.json").read_text())["tasks"][0]
+    assert f"harmful: refitted temperature {written['temperature']:.3f}, " in result.stdout
+    assert f"threshold {written['threshold']:.3f}" in result.stdout
     assert {p.name: p.read_bytes() for p in (trained / "model").iterdir() if p.is_file()} == before
     report = json.loads((tmp_path / "ours-calibration" / "calibration.json").read_text())["tasks"]["harmful"]
     assert [row["labels"] for row in report["learning_curve"]] == [20, 40]
