@@ -91,10 +91,10 @@ def csv_rows(
     ``delimiter=None`` takes the one the header shows (``sniffed_delimiter``).
     """
     with open(path, encoding="utf-8-sig", newline="") as handle:
-        header_line = handle.readline()
-    delimiter = delimiter or sniffed_delimiter(header_line, quote_char)
-    quoting = {"quotechar": quote_char} if quote_char else {"quoting": csv.QUOTE_NONE}
-    header = next(csv.reader([header_line], delimiter=delimiter, **quoting), [])
+        delimiter = delimiter or sniffed_delimiter(handle.readline(), quote_char)
+        handle.seek(0)
+        quoting = {"quotechar": quote_char} if quote_char else {"quoting": csv.QUOTE_NONE}
+        header = next(csv.reader(handle, delimiter=delimiter, **quoting), [])  # a quoted name may span lines
     bound = columns.bind(header, str(path))
     parse = pcsv.ParseOptions(delimiter=delimiter, quote_char=quote_char or False, newlines_in_values=True)
     convert = pcsv.ConvertOptions(include_columns=bound.wanted(header), column_types=dict.fromkeys(header, pa.string()))
