@@ -144,7 +144,8 @@ def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:
     if task.type == "binary":
         shift = calibration.logit_shifts[task.name]
         level = config.logit_shift_level
-        parts.append(f"logit shift {shift:+.3f}" if shift else f"no logit shift (the labels show none at {level:.0%})")
+        none = f"no logit shift (the labels show none at {level:.0%})" if level else "no logit shift"
+        parts.append(f"logit shift {shift:+.3f}" if shift else none)
         parts.append(f"threshold {calibration.thresholds[task.name]:.3f}")
     return f"{task.name}: refitted " + ", ".join(parts)
 
