@@ -65,7 +65,8 @@ def learning_curve(
     over ``draws`` of ECE and macro-F1 on the posts not drawn, after fitting on the drawn ones from ``start``, and
     the mean over draws of ``CALIBRATED_RANGE`` on those posts under the fitted probabilities; ``unreachable``
     counts the draws whose labels held no threshold with the precision ``recall@precision`` asks for (their most
-    precise cut was chosen, ``faim.calibration.fit.chosen_threshold``).
+    precise cut was chosen, ``faim.calibration.fit.chosen_threshold``); for a binary task, ``shift_kept`` counts the
+    draws whose labels showed a logit shift at ``REFIT_SHIFT_LEVEL`` (``None`` for a multiclass task).
 
     Raises:
         ValueError: For a task that is not binary or multiclass.
@@ -77,7 +78,7 @@ def learning_curve(
     rows = []
     for size in (n for n in sizes if 0 < n < len(y)):
         values: dict[str, list[float]] = {name: [] for name in MEASURED}
-        ranges, unreachable = [], 0
+        ranges, unreachable, shift_kept = [], 0, 0
         for draw in range(draws):
             drawn = np.zeros(len(y), dtype=bool)
             drawn[rng.choice(len(y), size, replace=False)] = True
@@ -85,12 +86,15 @@ def learning_curve(
                 warnings.simplefilter("ignore", TargetUnreachableWarning)  # counted in the row, not said per draw
                 fitted, reached = refit(task, start, logits[drawn], y[drawn], config)
             unreachable += not reached
+            refitted = len(np.unique(y[drawn])) == 2  # one class drawn: the task kept its calibration
+            shift_kept += refitted and task.type == "binary" and fitted.logit_shifts[task.name] != 0.0
             prob = fitted.probabilities(task, logits[~drawn])
             for name, value in measure(task, fitted, prob, y[~drawn], config).items():
                 values[name].append(value)
             ranges.append(ece_if_calibrated(prob, bins=config.calibration_bins, draws=SIMULATED, seed=draw))
         rows.append(
             {"labels": size, "draws": draws, "unreachable": unreachable}
+            | {"shift_kept": shift_kept if task.type == "binary" else None}
             | {f"{name}_mean": float(np.nanmean(v)) for name, v in values.items()}
             | {f"{name}_sd": float(np.nanstd(v)) for name, v in values.items()}
             | dict(zip(CALIBRATED_RANGE, np.mean(ranges, axis=0).tolist()))
@@ -158,6 +162,22 @@ def unreachable_note(curve: Sequence[dict[str, Any]]) -> str | None:
     )
 
 
+def shift_note(curve: Sequence[dict[str, Any]]) -> str | None:
+    """A sentence on how many learning-curve draws kept a logit shift, or ``None`` for a multiclass task's curve."""
+    counts = [f"{r['shift_kept']} of {r['draws']} at {r['labels']}" for r in curve if r["shift_kept"] is not None]
+    if not counts:
+        return None
+    return (
+        f"Draws whose labels showed a logit shift (likelihood-ratio test at {REFIT_SHIFT_LEVEL:.0%}): "
+        f"{', '.join(counts)} labels; the others were fitted a temperature alone."
+    )
+
+
+def curve_notes(curve: Sequence[dict[str, Any]]) -> list[str]:
+    """What a learning curve's table leaves unsaid: ``shift_note`` and ``unreachable_note``, those that apply."""
+    return [note for note in (shift_note(curve), unreachable_note(curve)) if note]
+
+
 def calibrated_range(row: dict[str, Any]) -> str:
     """A learning-curve row's ``CALIBRATED_RANGE`` as ``low–high``."""
     low, high = (row[name] for name in CALIBRATED_RANGE)
@@ -187,9 +207,7 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
             f"## {name}",
             markdown_table(["calibration", "posts", "ECE", "a calibrated model's ECE there", "macro-F1"], rows),
         ]
-        note = unreachable_note(task["learning_curve"])
-        if note:
-            parts.append(note)
+        parts += curve_notes(task["learning_curve"])
         if task["learning_curve"]:
             parts.append(f"![{name}]({plot_learning_curve(name, task['learning_curve'], task['as_is'], out_dir).name})")
         else:

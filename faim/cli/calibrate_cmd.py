@@ -18,11 +18,11 @@ from faim.eval.recalibration import (
     SIZES,
     as_is,
     calibrated_range,
+    curve_notes,
     labelled,
     learning_curve,
     prior_adaptation,
     refit_settings,
-    unreachable_note,
     write_report,
 )
 from faim.eval.tables import format_value, text_table
@@ -171,6 +171,5 @@ def summary(report: dict[str, Any]) -> str:
                 ]
             )
         header = ["calibration", "ECE", "a calibrated model's ECE", "macro-F1"]
-        note = unreachable_note(task["learning_curve"])
-        blocks.append(f"{name}\n" + text_table(header, rows) + (f"\n{note}" if note else ""))
+        blocks.append("\n".join([name, text_table(header, rows), *curve_notes(task["learning_curve"])]))
     return "\n\n".join(blocks)

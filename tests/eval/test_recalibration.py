@@ -9,7 +9,14 @@ from scipy.special import expit
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import expected_calibration_error
-from faim.eval.recalibration import calibrated_range, learning_curve, refit, unreachable_note, write_report
+from faim.eval.recalibration import (
+    calibrated_range,
+    learning_curve,
+    refit,
+    shift_note,
+    unreachable_note,
+    write_report,
+)
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
 
@@ -45,6 +52,30 @@ def test_a_refit_shifts_the_logits_where_the_platforms_share_of_positives_moved_
     assert same.logit_shifts["hate"] == 0.0 and same.temperatures["hate"] == pytest.approx(3.0, rel=0.25)
     moved, _ = refit(TASK, start, logits + 3.0, labels, EvalConfig())  # the model's share of positives far higher
     assert moved.logit_shifts["hate"] < -0.5
+
+
+def test_the_curve_counts_the_draws_that_kept_a_shift_and_the_report_says_so(tmp_path) -> None:
+    start = Calibration.identity([TASK])
+    posts = predictions(800, 3.0)
+    moved = Predictions(ids=posts.ids, logits={"hate": posts.logits["hate"] + 3.0}, targets=posts.targets)
+    (calibrated,) = learning_curve(TASK, start, posts, EvalConfig(), sizes=[200], draws=10)
+    (shifted,) = learning_curve(TASK, start, moved, EvalConfig(), sizes=[200], draws=10)
+    assert calibrated["shift_kept"] <= 3 and shifted["shift_kept"] == 10
+    note = shift_note([calibrated, shifted])
+    assert note == (
+        f"Draws whose labels showed a logit shift (likelihood-ratio test at 5%): {calibrated['shift_kept']} of 10 at "
+        "200, 10 of 10 at 200 labels; the others were fitted a temperature alone."
+    )
+    report = {"model": "m", "data": "d", "tasks": {"hate": {"as_is": {"ece": 0.1, "macro_f1": 0.5, "posts": 800},
+                                                           "learning_curve": [shifted]}}}  # fmt: skip
+    assert "10 of 10 at 200 labels" in write_report(report, tmp_path).read_text()
+    multiclass = TaskSpec("truth", "multiclass", ("a", "b", "c"))
+    logits = np.random.default_rng(0).normal(size=(300, 3))
+    three = Predictions(
+        ids=[str(i) for i in range(300)], logits={"truth": logits}, targets={"truth": np.arange(300) % 3}
+    )
+    (row,) = learning_curve(multiclass, Calibration.identity([multiclass]), three, EvalConfig(), sizes=[100], draws=2)
+    assert row["shift_kept"] is None and shift_note([row]) is None
 
 
 def test_as_trained_ece_of_a_miscalibrated_model_lies_above_that_range() -> None:
