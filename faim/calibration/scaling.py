@@ -57,9 +57,9 @@ def fit_temperature(
     y = _check_targets(y_true, logits)
 
     def nll(log_t: float) -> float:
+        if logits.ndim == 1:
+            return _binary_nll(logits, y, np.exp(log_t), 0.0) / len(y)
         z = logits / np.exp(log_t)
-        if z.ndim == 1:
-            return float(np.mean(np.logaddexp(0.0, z) - y * z))
         return float(np.mean(logsumexp(z, axis=1) - z[np.arange(len(y)), y]))
 
     result = minimize_scalar(nll, bounds=(np.log(low), np.log(high)), method="bounded", options={"xatol": 1e-6})
@@ -97,8 +97,7 @@ def fit_platt(
     start = fit_temperature(logits, y, bounds=bounds)
 
     def nll(params: np.ndarray) -> float:
-        z = logits / np.exp(params[0]) + params[1]
-        return float(np.mean(np.logaddexp(0.0, z) - y * z))
+        return _binary_nll(logits, y, np.exp(params[0]), params[1]) / len(y)
 
     result = minimize(
         nll, np.array([np.log(start), 0.0]), method="L-BFGS-B", bounds=[(np.log(low), np.log(high)), (None, None)]
@@ -133,7 +132,7 @@ def fit_scaling(
     if shift_level is None:
         return temperature, shift
     alone = fit_temperature(scores, y_true, from_probs=from_probs)
-    logits, y = _to_logits(scores, from_probs), np.asarray(y_true, dtype=np.float64)
+    logits, y = _to_logits(scores, from_probs), np.asarray(y_true)
     gain = _binary_nll(logits, y, alone, 0.0) - _binary_nll(logits, y, temperature, shift)
     return (temperature, shift) if 2 * gain > chi2.ppf(1 - shift_level, df=1) else (alone, 0.0)
 

@@ -25,7 +25,7 @@ def post_targets(post: Post, tasks: list[TaskSpec]) -> dict[str, Any]:
     for task in tasks:
         value = post.labels.get(task.name)
         try:
-            targets[task.name] = task.missing() if value is None else task.target(value, "label")
+            targets[task.name] = task.missing() if value is None else task.target(value)
         except ValueError as error:
             raise PostError(post, f"labels.{task.name}", str(error)) from error
     return targets

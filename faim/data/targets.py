@@ -24,8 +24,9 @@ class TaskSpec:
     type: str
     labels: tuple[str, ...]
 
-    def index(self, value: Any, where: str) -> int:
-        """Map one label value (index, label name, or bool-like) to a class index; raise naming ``where``."""
+    def index(self, value: Any, where: str | None = None) -> int:
+        """Map one label value (index, label name, or bool-like) to a class index; raise naming ``where`` (``None``:
+        the caller names the place, as ``PostError`` does)."""
         if isinstance(value, bool):
             return int(value)
         if isinstance(value, float) and value.is_integer():
@@ -42,9 +43,10 @@ class TaskSpec:
         forms = f"one of {list(self.labels)} or a class index from 0 to {len(self.labels) - 1}"
         if self.type == "binary":
             forms += " or true/false, yes/no (a share of annotators, say, is decided into one of them first)"
-        raise ValueError(f"{where}: label {value!r} for task {self.name!r} is not {forms}")
+        problem = f"label {value!r} for task {self.name!r} is not {forms}"
+        raise ValueError(f"{where}: {problem}" if where else problem)
 
-    def target(self, value: Any, where: str) -> Any:
+    def target(self, value: Any, where: str | None = None) -> Any:
         """The target for one post: float 0/1 (binary), class index (multiclass) or multi-hot list."""
         if self.type == "binary":
             return float(self.index(value, where))

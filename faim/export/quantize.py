@@ -32,7 +32,7 @@ import onnxruntime
 from onnxruntime.quantization import QuantType, quantize_dynamic
 
 from faim.data.post import Post
-from faim.export.smoothing import Feeds, activation_peaks, smoothed
+from faim.export.smoothing import Feeds, outputs_and_peaks, smoothed
 from faim.export.staging import staged, write_manifest
 from faim.runtime import ExportedModel
 from faim.runtime.bundle import read_bundle
@@ -73,8 +73,7 @@ def quantize_graph(source: Path, target: Path, feeds: list[Feeds]) -> float | No
         quantized(source, target)
         return None
     model = onnx.load(str(source))
-    reference = run_graph(source, feeds)
-    peaks = activation_peaks(model, feeds)
+    reference, peaks = outputs_and_peaks(model, feeds)
     candidate = target.with_name(f"{target.stem}.smoothed.onnx")
     best, best_error = None, np.inf
     for strength in (None, *STRENGTHS):

@@ -43,22 +43,24 @@ def smoothable(model: onnx.ModelProto) -> list[int]:
     ]
 
 
-def activation_peaks(model: onnx.ModelProto, feeds: Sequence[Feeds]) -> dict[str, np.ndarray]:
-    """Each smoothable product's activation input → the largest magnitude of each of its channels (last axis) over
-    the graph run on ``feeds``."""
+def outputs_and_peaks(model: onnx.ModelProto, feeds: Sequence[Feeds]) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+    """The graph run once over ``feeds``: each of its outputs (batches concatenated), and each smoothable product's
+    activation input → the largest magnitude of each of its channels (last axis)."""
     names = sorted({model.graph.node[index].input[0] for index in smoothable(model)})
     probe = onnx.ModelProto.FromString(model.SerializeToString())
-    known = {output.name for output in probe.graph.output}
+    outputs = [output.name for output in probe.graph.output]
     probe.graph.output.extend(
-        helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None) for name in names if name not in known
+        helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None) for name in names if name not in outputs
     )
     session = onnxruntime.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
-    peaks: dict[str, np.ndarray] = {}
+    runs, peaks = [], {}
     for feed in feeds:
-        for name, value in zip(names, session.run(names, feed)):
+        values = session.run(outputs + names, feed)
+        runs.append(values[: len(outputs)])
+        for name, value in zip(names, values[len(outputs) :]):
             peak = np.abs(value).reshape(-1, value.shape[-1]).max(axis=0)
             peaks[name] = np.maximum(peaks[name], peak) if name in peaks else peak
-    return peaks
+    return [np.concatenate([run[index] for run in runs]) for index in range(len(outputs))], peaks
 
 
 def smoothed(model: onnx.ModelProto, peaks: dict[str, np.ndarray], strength: float) -> onnx.ModelProto:

@@ -6,6 +6,9 @@ import math
 
 import pytest
 
+from faim.data.collate import post_targets
+from faim.data.elements import PostError
+from faim.data.post import Post
 from faim.data.targets import TaskSpec
 
 BINARY = TaskSpec("hate", "binary", ("not-hate", "hate"))
@@ -31,3 +34,10 @@ def test_a_value_that_is_no_label_names_the_place_and_the_forms_a_label_takes() 
     expected = r"label 3 for task 'truth' is not one of \['false', 'half', 'true'\] or a class index from 0 to 2$"
     with pytest.raises(ValueError, match=expected):
         MULTICLASS.index(3, "row 2")
+
+
+def test_a_post_whose_label_is_no_label_is_named_once_by_the_post_error() -> None:
+    post = Post.from_dict({"id": "163", "text": "t", "labels": {"hate": 0.98}}, 0)
+    with pytest.raises(PostError) as raised:
+        post_targets(post, [BINARY])
+    assert "field 'labels.hate': label 0.98 for task 'hate' is not one of" in str(raised.value)

@@ -11,7 +11,7 @@ import onnxruntime
 from onnx import helper, numpy_helper
 
 from faim.export.quantize import STRENGTHS, quantize_graph, quantized, run_graph
-from faim.export.smoothing import activation_peaks, smoothable, smoothed
+from faim.export.smoothing import outputs_and_peaks, smoothable, smoothed
 
 
 def two_products(shared: bool = False) -> onnx.ModelProto:
@@ -50,12 +50,13 @@ def run(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]]) -> np.ndarra
 
 def test_smoothing_leaves_the_fp32_graph_computing_what_it_did_and_flattens_the_outlier() -> None:
     model, feeds = two_products(), outlier_feeds()
-    peaks = activation_peaks(model, feeds)
+    outputs, peaks = outputs_and_peaks(model, feeds)
+    np.testing.assert_array_equal(outputs[0], run(model, feeds))
     assert set(peaks) == {"x", "active"} and peaks["x"].shape == (32,)
     assert peaks["x"][3] > 20 * np.median(peaks["x"])
     smooth = smoothed(model, peaks, 0.8)
     np.testing.assert_allclose(run(smooth, feeds), run(model, feeds), rtol=1e-4, atol=1e-3)
-    flattened = activation_peaks(smooth, feeds)["smoothed_0"]
+    flattened = outputs_and_peaks(smooth, feeds)[1]["smoothed_0"]
     assert flattened[3] < 3 * np.median(flattened)
     assert [node.op_type for node in smooth.graph.node] == ["Mul", "MatMul", "Relu", "Mul", "MatMul"]
 
