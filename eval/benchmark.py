@@ -181,7 +181,7 @@ def modality_ablations(report: dict[str, Any], task: str) -> dict[str, dict[str,
     return {
         name: metrics
         for name, metrics in ablations.items()
-        if name.startswith("without_") and name != "without_pooling"
+        if name.startswith("without_") and name not in ("without_pooling", "without_crowd_corrections")
     }
 
 
@@ -336,6 +336,7 @@ def holdout_entry(recipe: Recipe, dataset: Dataset, log: Log) -> dict[str, Any]:
         "group_by": group_by,
         "reads": list(kinds),
         "pooled": recipe.eval.pool_by_image is not None,
+        "crowd_corrections": recipe.eval.crowd_corrections is not None,
         "recipe_split": result.recipe_split,
         "leave_one_out": result.leave_one_out,
         "per_group": result.per_group,

@@ -277,7 +277,8 @@ def holdout_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> li
     group = holdouts[0]["group_by"]
     note = (
         f"One logistic regression on the frozen embeddings each recipe's head reads (`python -m "
-        f"faim.eval.group_holdout`; pooled by shared picture where the recipe pools), measured on the recipe's split "
+        f"faim.eval.group_holdout`; pooled by shared picture where the recipe pools, with the crowd's corrections "
+        f"weighed by cross-validation over the training {group}s where it weighs them), measured on the recipe's split "
         f"and with each {group} held out in turn over every labelled post; decisions are its arg-max, no threshold "
         f"chosen. The recipe split rests on its few {group}s; the held-out figures tell how the same evidence does on "
         f"{group}s not seen in training. They are the probe's, not the trained recipe's; `results.json` has each "
@@ -292,6 +293,7 @@ def holdout_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> li
     rows = []
     for entry in holdouts:
         reads = ", ".join(entry["reads"]) + (", pooled by shared picture" if entry["pooled"] else "")
+        reads += " and the crowd's corrections" if entry.get("crowd_corrections") else ""
         row = [f"`{entry['name']}`" + earlier_mark(entry), reads]
         for figures in (entry["recipe_split"], entry["leave_one_out"]):
             row += [str(figures["groups"]), format_value(figures["n"]), format_value(figures[key])]

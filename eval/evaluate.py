@@ -67,10 +67,14 @@ class Evaluated:
     groups: np.ndarray | None = None
 
     @classmethod
-    def pooled(cls, detector: Detector, predictions: Predictions, calibration: Calibration) -> Evaluated:
-        """The predictions pooled by shared picture, with the calibration of pooled logits."""
+    def pooled(
+        cls, detector: Detector, predictions: Predictions, calibration: Calibration, corrections: bool = True
+    ) -> Evaluated:
+        """The predictions pooled by shared picture, with the calibration of pooled logits (and its weights of the
+        crowd's corrections unless ``corrections`` is False)."""
         groups = picture_groups(predictions, detector.pool_by_image)
-        return cls(pooled(predictions, groups), calibration, groups)
+        weights = calibration.correction_weights if corrections else {}
+        return cls(pooled(predictions, groups, weights), calibration, groups)
 
 
 def labelled(task: TaskSpec, evaluated: Evaluated, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -130,8 +134,9 @@ def evaluate_loader(
     ``config`` (default ``EvalConfig()``) is the recipe's ``eval:`` section: metrics at fixed recall and
     precision, calibration bins, the slice field, the modality ablations. A detector that pools by picture is
     measured on pooled logits under the pooled calibration, and its per-post figures are the ``without_pooling``
-    ablation. ``ablations=False`` skips the modality ablations (``eval.ablations``), one more pass over the posts
-    each; ``without_pooling`` stays.
+    ablation; where the pooled calibration weighs the crowd's corrections, ``without_crowd_corrections`` pools
+    without them (under the same calibration). ``ablations=False`` skips the modality ablations
+    (``eval.ablations``), one more pass over the posts each; the other two stay.
     """
     config = config or EvalConfig()
     out = Path(out_dir)
@@ -153,6 +158,8 @@ def evaluate_loader(
         main = Evaluated.pooled(detector, predictions, calibration)
         ablations = {name: Evaluated.pooled(detector, p, calibration) for name, p in ablated.items()}
         ablations["without_pooling"] = Evaluated(predictions, detector.calibration, main.groups)
+        if any(calibration.correction_weights.values()):
+            ablations["without_crowd_corrections"] = Evaluated.pooled(detector, predictions, calibration, False)
     results: dict[str, Any] = {
         "model": detector.source,
         "data": data_name,

@@ -11,9 +11,13 @@ side by side), under two protocols over the recipe's labelled posts:
   together, and per group.
 
 With ``eval.pool_by_image``, held-out posts that show a near-duplicate picture (the recipe's cut) take their
-mean logits, as evaluation pools them. Decisions are the probe's arg-max (0.5 for a binary task): a threshold
-chosen on the held-out posts would flatter both protocols. The gap between the two rows tells how far the recipe
-split's figure is to be trusted for groups not seen yet; it is the probe's gap, not the trained recipe's.
+mean logits, as evaluation pools them; with ``eval.crowd_corrections`` too, a binary task's pooled logit gains the
+group's share of posts that question or correct the picture, weighted as training weighs it
+(``faim.calibration.crowd``): fitted by cross-validation over the ``eval.crowd_corrections`` groups of the
+posts the probe is fitted on, never on the posts measured. Decisions are the probe's arg-max (0.5 for a binary
+task): a threshold chosen on the held-out posts would flatter both protocols. The gap between the two rows tells
+how far the recipe split's figure is to be trusted for groups not seen yet; it is the probe's gap, not the trained
+recipe's.
 
 Calibration is measured the same two ways. ``ece`` is the expected calibration error after a temperature (and,
 with the recipe's ``eval.logit_shift``, a shift) fitted on the very posts measured, as ``faim eval`` fits it on
@@ -38,6 +42,8 @@ from tqdm.auto import tqdm
 
 from faim.api import build
 from faim.assembly import build_source, task_specs
+from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
+from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.calibration.scaling import apply_temperature, fit_scaling
 from faim.data.post import Post
@@ -48,8 +54,9 @@ from faim.eval.calibration import expected_calibration_error
 from faim.eval.metrics import binary_metrics, multiclass_metrics
 from faim.fusion.pooling import masked_mean
 from faim.inference import first_elements
+from faim.preprocess.corrections import questions_or_corrects
 from faim.recipe import Recipe, as_recipe
-from faim.shared_images import pool_by_group, shared_image_groups
+from faim.shared_images import correction_evidence, pool_by_group, shared_image_groups
 from faim.training.loaders import make_loader
 
 COLUMNS = ("accuracy", "macro_f1", "auroc")
@@ -69,6 +76,9 @@ class ProbeInputs:
             the recipe pools by shared picture.
         has_picture: see ``pictures``.
         fused_kinds: the kinds whose embeddings are the features, in order.
+        corrections: per post, whether it questions or corrects what it shares ``[N]``, with ``folds``, per post, its
+            ``eval.crowd_corrections`` group; both ``None`` unless the recipe weighs the crowd's corrections.
+        folds: see ``corrections``.
     """
 
     features: np.ndarray
@@ -78,6 +88,8 @@ class ProbeInputs:
     pictures: np.ndarray | None = None
     has_picture: np.ndarray | None = None
     fused_kinds: tuple[str, ...] = ()
+    corrections: np.ndarray | None = None
+    folds: np.ndarray | None = None
 
 
 def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) -> ProbeInputs:
@@ -85,7 +97,8 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
 
     Raises:
         ValueError: When an encoder the probe reads trains in the recipe (its frozen embeddings are not what the
-            recipe's head sees), or a labelled post has no ``meta[group_by]`` (naming the post).
+            recipe's head sees), or a labelled post has no ``meta[group_by]`` (or no value of the field
+            ``eval.crowd_corrections`` names, where the recipe weighs the crowd's corrections), naming the post.
     """
     detector = build(recipe)
     model = detector.model
@@ -107,11 +120,11 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
         posts += [candidates[i] for i in keep]
         targets.append(y)
         in_train.append(np.full(len(keep), split == "train"))
-    groups = []
-    for post in posts:
-        if post.meta.get(group_by) is None:
-            raise ValueError(f"{post.origin or post.id}: meta.{group_by} is missing; every post needs a group")
-        groups.append(str(post.meta[group_by]))
+    groups = [str(group_of(post, group_by)) for post in posts]
+    corrections, folds = None, None
+    if recipe.eval.crowd_corrections and link is not None:
+        corrections = np.array([questions_or_corrects(post) for post in posts])
+        folds = np.array([str(group_of(post, recipe.eval.crowd_corrections)) for post in posts])
     features, pictures, has_picture = post_vectors(detector, posts, cache_dir, link)
     return ProbeInputs(
         features,
@@ -121,7 +134,20 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
         pictures,
         has_picture,
         tuple(model.fused_kinds),
+        corrections,
+        folds,
     )
+
+
+def group_of(post: Post, field_name: str) -> object:
+    """The post's ``meta[field_name]``.
+
+    Raises:
+        ValueError: When the post has none, naming it.
+    """
+    if post.meta.get(field_name) is None:
+        raise ValueError(f"{post.origin or post.id}: meta.{field_name} is missing; every post needs a group")
+    return post.meta[field_name]
 
 
 @torch.inference_mode()
@@ -164,8 +190,31 @@ def held_out_probabilities(
         return prob
     pictures = shared_image_groups(inputs.pictures[test], inputs.has_picture[test], min_cosine)
     mean_log = pool_by_group(np.log(np.clip(prob, 1e-12, 1.0)), pictures)  # a softmax of mean logits
+    if inputs.corrections is not None and inputs.corrections[test].any() and task.type == "binary" and len(classes) > 1:
+        weight = probe_correction_weight(inputs, train, min_cosine)
+        mean_log[:, 1] += weight * correction_evidence(inputs.corrections[test], pictures, inputs.has_picture[test])
     pooled = np.exp(mean_log - mean_log.max(axis=1, keepdims=True))
     return pooled / pooled.sum(axis=1, keepdims=True)
+
+
+def probe_correction_weight(inputs: ProbeInputs, train: np.ndarray, min_cosine: float) -> float:
+    """The weight of the crowd's corrections on the probe's pooled logits, fitted on the posts ``train`` (a mask) by
+    cross-validation over their ``eval.crowd_corrections`` groups (``crowd_correction_weight``) and turned from
+    calibrated logits into the probe's own through the temperature that calibrated the held-out pooled logits; 0 where
+    those posts come from one group only."""
+    if len(np.unique(inputs.folds[train])) < 2:
+        return 0.0
+    pictures = shared_image_groups(inputs.pictures[train], inputs.has_picture[train], min_cosine)
+    fit = crowd_correction_weight(
+        inputs.features[train],
+        inputs.targets[train],
+        inputs.folds[train],
+        pictures,
+        inputs.corrections[train],
+        inputs.has_picture[train],
+        CORRECTION_LEVEL,
+    )
+    return fit.weight * fit.temperature
 
 
 def calibrated(
@@ -332,6 +381,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:  # a trained encoder, a post without a group, too few groups
         parser.error(str(error))
     pooled = f"; pooled by shared picture (cosine >= {recipe.eval.pool_by_image})" if recipe.eval.pool_by_image else ""
+    if recipe.eval.pool_by_image and recipe.eval.crowd_corrections:
+        pooled += f", with the crowd's corrections weighed across meta.{recipe.eval.crowd_corrections}"
     print(f"recipe: {recipe.source}  task: {task.name}  groups: meta.{group_by}{pooled}")
     print(f"probe: logistic regression on the frozen embeddings of {', '.join(kinds)}")
     print(format_result(result, group_by))

@@ -6,7 +6,8 @@ Layout::
                          ``model:`` section written out from its modules' constructor arguments
     model.safetensors    every weight of the WholePostModel
     faim.json            faim and library versions, tasks, labels, thresholds, temperatures, logit
-                         shifts (and those of pooled logits, for a recipe with eval.pool_by_image),
+                         shifts (and those of pooled logits, for a recipe with eval.pool_by_image, with the
+                         weight of the crowd's corrections where eval.crowd_corrections fitted one),
                          preprocessing, per-encoder rebuild arguments, and the sha256 of every other file
     encoders/<name>/     what rebuilding an encoder needs besides weights (config, tokenizer files)
 
@@ -140,24 +141,26 @@ def inside(value: Any, root: Path, files: dict[str, str]) -> Any:
 
 
 def calibration_entry(calibration: Calibration, task: str) -> dict[str, float | None]:
-    """A task's threshold (``None`` unless binary), temperature, logit shift and prior (``None`` until calibrated on
-    labelled posts), as ``faim.json`` holds them."""
+    """A task's threshold (``None`` unless binary), temperature, logit shift, prior (``None`` until calibrated on
+    labelled posts) and, where it has one, correction weight, as ``faim.json`` holds them."""
+    weight = calibration.correction_weights.get(task)
     return {
         "threshold": calibration.thresholds.get(task),
         "temperature": calibration.temperatures[task],
         "logit_shift": calibration.logit_shifts[task],
         "prior": calibration.priors.get(task),
-    }
+    } | ({} if weight is None else {"correction_weight": weight})
 
 
 def read_calibration(entries: dict[str, dict[str, Any]]) -> Calibration:
     """The calibration in ``faim.json`` entries by task name (a logit shift absent from older artifacts is 0, a prior
-    absent unknown)."""
+    absent unknown, a correction weight absent none)."""
     return Calibration(
         {name: e["threshold"] for name, e in entries.items() if e["threshold"] is not None},
         {name: e["temperature"] for name, e in entries.items()},
         {name: e.get("logit_shift", 0.0) for name, e in entries.items()},
         {name: e["prior"] for name, e in entries.items() if e.get("prior") is not None},
+        {name: e["correction_weight"] for name, e in entries.items() if "correction_weight" in e},
     )
 
 

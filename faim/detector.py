@@ -6,7 +6,7 @@ out as one when it is saved.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from faim.artifact import Artifact, architecture_recipe, load_artifact, save_artifact
+from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.fit import Calibration, fit_calibration
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.batch import PostBatch
@@ -143,7 +144,8 @@ class Detector:
 
         Posts may be ``Post`` objects or plain dicts (``{"id", "text", "images", "comments"}``). With
         ``pool_by_image`` (a detector with ``pool_by_image``), the posts are scored together: each takes the mean
-        logits of the given posts showing a near-duplicate of its first picture, under the pooled calibration (as
+        logits of the given posts showing a near-duplicate of its first picture (with the weight of the share of them
+        that question or correct it, where the pooled calibration has one), under the pooled calibration (as
         evaluation reports it), and its row gains ``picture_group``, the id its group's posts share; a post without
         a picture is a group of its own.
 
@@ -157,7 +159,8 @@ class Detector:
         self.check_pooling()
         predictions = self.predict(posts, batch_size, link_kind=self.pooling_kind)
         groups = picture_groups(predictions, self.pool_by_image)
-        probs = pooled_probabilities(self.tasks, self.pooled, predictions.logits, groups)
+        crowd = predictions.corrections, predictions.link_present
+        probs = pooled_probabilities(self.tasks, self.pooled, predictions.logits, groups, *crowd)
         return [
             row | {"picture_group": int(group)}
             for row, group in zip(score_rows(predictions.ids, self.tasks, probs), groups)
@@ -203,24 +206,89 @@ class Detector:
         if self.pooled is None:
             raise ValueError(f"{self.source}: no calibration of pooled scores yet; train or calibrate the model first")
 
-    def calibrate(self, batches: Iterable[PostBatch], config: EvalConfig) -> Predictions:
+    def calibrate(
+        self, batches: Iterable[PostBatch], config: EvalConfig, correction_weights: Mapping[str, float] | None = None
+    ) -> Predictions:
         """Fit the per-post calibration on labelled batches (a validation loader), in place, as ``config`` (the
         recipe's ``eval:`` section) says (``calibrate_predictions``); returns the predictions it was fitted on."""
         predictions = predict(self.model, batches, desc="calibrating", link_kind=self.pooling_kind)
-        self.calibrate_predictions(predictions, config)
+        self.calibrate_predictions(predictions, config, correction_weights)
         return predictions
 
-    def calibrate_predictions(self, predictions: Predictions, config: EvalConfig) -> None:
+    def calibrate_predictions(
+        self, predictions: Predictions, config: EvalConfig, correction_weights: Mapping[str, float] | None = None
+    ) -> None:
         """Fit the per-post calibration on labelled predictions, in place (``faim.calibration.fit``); a pooling
         detector also fits the calibration of pooled logits (``pooled``; the predictions must hold the pictures).
-        A task the predictions hold no labels for keeps both calibrations as they were."""
+        A task the predictions hold no labels for keeps both calibrations as they were.
+
+        ``correction_weights``: task → weight of the crowd's corrections in calibrated logits
+        (``correction_weights``). The pooled calibration is fitted without them first, each becomes raw pooled
+        logits through that fit's temperature, and the pooled calibration is fitted again with them. ``None``
+        keeps the pooled calibration's own weights, in raw logits (a refit on another platform's posts scales
+        the crowd's evidence with the text's).
+        """
         sources = [meta.get(SOURCE) for meta in predictions.meta] if predictions.meta else None
         fit_calibration(self.tasks, predictions.logits, predictions.targets, config, self.calibration, sources)
         if self.pooling_kind:
             groups = picture_groups(predictions, self.pool_by_image)
             self.pooled = self.pooled.copy() if self.pooled else Calibration.identity(self.tasks)
-            pooled_logits = pooled(predictions, groups).logits
-            fit_calibration(self.tasks, pooled_logits, predictions.targets, config, self.pooled, sources)
+            if correction_weights is not None:
+                self.pooled.correction_weights = {}
+                self.fit_pooled(predictions, groups, config, sources)
+                raw = {task: weight * self.pooled.temperatures[task] for task, weight in correction_weights.items()}
+                self.pooled.correction_weights = raw
+            self.fit_pooled(predictions, groups, config, sources)
+
+    def fit_pooled(
+        self, predictions: Predictions, groups: np.ndarray, config: EvalConfig, sources: list[Any] | None
+    ) -> None:
+        """Fit the pooled calibration, in place, on ``predictions`` pooled over ``groups`` with its own correction
+        weights."""
+        pooled_logits = pooled(predictions, groups, self.pooled.correction_weights).logits
+        fit_calibration(self.tasks, pooled_logits, predictions.targets, config, self.pooled, sources)
+
+    def correction_weights(self, predictions: Predictions, folds: Sequence[Hashable], level: float) -> dict[str, float]:
+        """Each binary task's weight of the crowd's corrections, in calibrated pooled logits, fitted on its labelled
+        posts among ``predictions`` by cross-validation over ``folds`` (``faim.calibration.crowd``): 0 where
+        the test at ``level`` finds none, and where the labelled posts come from one group or hold one class.
+
+        The held-out evidence is read from the whole-post embeddings: with frozen encoders and a fusion that learns
+        nothing on top of them (``concat`` without ``dim``), those are the encoders' own; a fusion or an encoder
+        that trains has seen every fold's labels, which flatters the held-out text evidence and makes the weight
+        smaller than it should be.
+
+        Args:
+            predictions: Training posts predicted with whole-post embeddings, pictures (``link_kind``) and
+                corrections.
+            folds: Per post, the group it belongs to (its event, say).
+            level: Significance level of the test that keeps a weight.
+
+        Raises:
+            ValueError: When the detector does not pool by picture, or the predictions lack what the fit reads.
+        """
+        if self.pooling_kind is None:
+            raise ValueError(f"{self.source}: weighing the crowd's corrections needs eval.pool_by_image")
+        if predictions.embeddings is None or predictions.corrections is None:
+            raise ValueError("weighing the crowd's corrections needs predictions with embeddings and corrections")
+        groups = picture_groups(predictions, self.pool_by_image)
+        weights = {}
+        for task in (t for t in self.tasks if t.type == "binary" and t.name in predictions.targets):
+            keep = np.flatnonzero(task.labelled(predictions.targets[task.name]))
+            y = predictions.targets[task.name][keep]
+            if len({folds[i] for i in keep}) < 2 or len(np.unique(y)) < 2:
+                weights[task.name] = 0.0  # no groups to cross-validate over, or no second class to tell apart
+                continue
+            weights[task.name] = crowd_correction_weight(
+                predictions.embeddings[keep],
+                y,
+                [folds[i] for i in keep],
+                groups[keep],
+                predictions.corrections[keep],
+                predictions.link_present[keep],
+                level,
+            ).weight
+        return weights
 
     def adapt_to_prior(self, predictions: Predictions) -> dict[str, tuple[float, float]]:
         """Move each binary task's calibration (the pooled one too) to the share of positives EM estimates among

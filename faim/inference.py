@@ -33,6 +33,8 @@ class Predictions:
         link_embeddings: With ``predict(link_kind=...)``, each post's first element of that kind embedded,
             ``[N, d]`` (zeros where ``link_present`` is False); otherwise ``None``.
         link_present: Whether each post has (an unmasked) element of the link kind, ``[N]`` bool, or ``None``.
+        corrections: Whether each post questions or corrects what it shares (``faim.preprocess.corrections``),
+            ``[N]`` bool, or ``None`` where the batches did not tell.
     """
 
     ids: list[str] = field(default_factory=list)
@@ -42,6 +44,7 @@ class Predictions:
     embeddings: np.ndarray | None = None
     link_embeddings: np.ndarray | None = None
     link_present: np.ndarray | None = None
+    corrections: np.ndarray | None = None
 
     def rows(self, indices: Sequence[int] | np.ndarray) -> Predictions:
         """These predictions' rows at ``indices``, in that order."""
@@ -58,7 +61,12 @@ class Predictions:
             pick(self.embeddings),
             pick(self.link_embeddings),
             pick(self.link_present),
+            pick(self.corrections),
         )
+
+
+CROWD_KINDS = {"text", "comments"}
+"""The element kinds ``faim.preprocess.corrections`` reads."""
 
 
 @torch.inference_mode()
@@ -76,7 +84,9 @@ def predict(
     Args:
         model: The network.
         batches: Collated batches; each must hold the fused kinds (and ``link_kind``).
-        drop: Element kinds masked out, as if no post had them (unimodal ablations).
+        drop: Element kinds masked out, as if no post had them (unimodal ablations). With the text or the
+            comments masked, no post is read as questioning or correcting what it shares (``corrections``): the
+            crowd's words are text.
         desc: Label of the progress bar; ``None`` shows none.
         link_kind: Also embed each post's first element of this kind (e.g. ``"image"``), for linking posts that
             share it; a dropped kind links nothing.
@@ -93,6 +103,8 @@ def predict(
     fused: list[torch.Tensor] = []
     links: list[torch.Tensor] = []
     present: list[torch.Tensor] = []
+    corrections: list[bool] = []
+    told, crowd_read = True, not set(drop) & CROWD_KINDS
     for batch in tqdm(batches, desc=desc, unit="batch", leave=False, disable=desc is None):
         if device is not None:
             batch = batch.to(device)
@@ -101,6 +113,8 @@ def predict(
         out = model.head_logits(embedding)
         ids.extend(batch.ids)
         meta.extend(batch.meta)
+        corrections.extend(batch.corrections)
+        told &= len(batch.corrections) == batch.size
         for name in model.heads:
             logits[name].append(out[name].float().cpu())
             if name in batch.targets:
@@ -119,6 +133,7 @@ def predict(
         _stack(fused, embeddings, (0, model.fusion.output_dim)),
         torch.cat(links).numpy() if links else None,
         torch.cat(present).numpy() if present else None,
+        np.array(corrections, dtype=bool) & crowd_read if told else None,
     )
 
 

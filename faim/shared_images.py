@@ -5,7 +5,8 @@ set the label belongs to the image, and in a content dump a meme or a doctored p
 captions. One caption is weak evidence about the picture; the mean over every post that shows it is much
 stronger. Here posts are linked when the embeddings of their pictures are near-duplicates (cosine at least
 ``min_cosine``), groups are the connected components of those links, and each post takes its group's mean
-logits. Posts without a picture stay alone.
+logits. Posts without a picture stay alone. A group's share of posts that question or correct its picture
+(``correction_evidence``) is the crowd's own verdict on it.
 
 The comparison is all pairs of distinct pictures, in blocks, so its time grows with their square: fine for
 evaluation sets and for dumps with tens of thousands of distinct pictures (``faim score --pool-by-image``);
@@ -76,3 +77,21 @@ def pool_by_group(logits: np.ndarray, groups: np.ndarray) -> np.ndarray:
     flat = values.reshape(len(values), -1)
     sums = np.stack([np.bincount(index, weights=flat[:, c]) for c in range(flat.shape[1])], axis=1)
     return (sums / counts[:, None])[index].reshape(values.shape)
+
+
+def correction_evidence(corrections: np.ndarray, groups: np.ndarray, has_picture: np.ndarray) -> np.ndarray:
+    """Per post, ``log(1 + the percentage of its group's posts that question or correct what they share)``
+    (``faim.preprocess.corrections``): 0 where none does, 0.69 where one in a hundred does, 2.4 where one in ten
+    does, 4.6 where all do; 0 for a post without a picture (``has_picture`` False), which no crowd shares. The
+    logarithm lets a few such posts among many count: a crowd rarely corrects a picture in more than a few of the
+    posts that share it."""
+    flags = np.asarray(corrections, dtype=np.float64)
+    has = np.asarray(has_picture, dtype=bool)
+    index = np.unique(np.asarray(groups), return_inverse=True)[1].ravel()
+    if not index.shape == flags.shape == has.shape:
+        raise ValueError(
+            f"corrections, groups and has_picture must have one row per post, got {flags.shape}, {index.shape} "
+            f"and {has.shape}"
+        )
+    share = np.bincount(index, weights=flags * has) / np.bincount(index)
+    return np.where(has, np.log1p(100.0 * share)[index], 0.0)

@@ -144,3 +144,15 @@ def test_pooled_calibration_round_trips(demo_data, tmp_path: Path) -> None:
 def saved_without_pooling(demo_data: dict[str, Path], tmp_path: Path) -> Path:
     faim.build(tiny_recipe(demo_data, tmp_path / "plain")).save(str(tmp_path / "plain_model"))
     return tmp_path / "plain_model"
+
+
+def test_a_pooled_calibrations_correction_weight_round_trips(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["eval"] |= {"pool_by_image": 0.95, "crowd_corrections": "topic"}
+    detector = faim.build(recipe)
+    detector.pooled = Calibration({"harmful": 0.6}, {"harmful": 0.4}, {"harmful": 0.1}, {}, {"harmful": 0.8})
+    detector.save(str(tmp_path / "model"))
+    manifest = json.loads((tmp_path / "model" / "faim.json").read_text())
+    (task,) = manifest["tasks"]
+    assert task["pooled"]["correction_weight"] == 0.8 and "correction_weight" not in task
+    assert faim.load(tmp_path / "model").pooled == detector.pooled

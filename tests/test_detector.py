@@ -45,3 +45,30 @@ def test_calibrating_on_posts_without_a_tasks_labels_keeps_both_its_calibrations
 
 def test_posts_batched_shortest_text_first_come_back_in_input_order(exported: tuple[Path, Path]) -> None:
     check_rows_in_input_order(Detector.load(exported[0]))
+
+
+def test_a_correction_weight_in_calibrated_logits_becomes_raw_pooled_logits_and_then_stays(
+    demo_data, tmp_path: Path
+) -> None:
+    detector, posts = pooling_detector(demo_data, tmp_path)
+    for post in posts[::8]:
+        post.text = f"{post.text} this is fake"
+    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
+    predictions = predict(detector.model, loader, link_kind=detector.pooling_kind)
+    assert predictions.corrections.sum() == len(posts[::8])
+    config = EvalConfig(pool_by_image=1.0, logit_shift=True)
+    detector.calibrate_predictions(predictions, config)
+    temperature = detector.pooled.temperatures["harmful"]  # pooled without the crowd's corrections
+    detector.calibrate_predictions(predictions, config, {"harmful": 1.5})
+    raw = detector.pooled.correction_weights["harmful"]
+    assert raw == pytest.approx(1.5 * temperature)
+    detector.calibrate_predictions(predictions, config)  # a refit (faim calibrate) keeps the raw weight
+    assert detector.pooled.correction_weights == {"harmful": raw}
+
+
+def test_weighing_the_crowds_corrections_needs_a_detector_that_pools(demo_data, tmp_path: Path) -> None:
+    detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
+    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
+    predictions = predict(detector.model, loader, embeddings=True)
+    with pytest.raises(ValueError, match="needs eval.pool_by_image"):
+        detector.correction_weights(predictions, ["a"] * len(posts), 0.05)

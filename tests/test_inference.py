@@ -1,10 +1,12 @@
-"""Predictions: picking rows keeps every field of each row together."""
+"""Predictions: picking rows keeps every field of each row together; which posts the crowd's words are read in."""
 
 from __future__ import annotations
 
 import numpy as np
+from conftest import pooling_detector
 
-from faim.inference import Predictions
+from faim.inference import Predictions, predict
+from faim.training.loaders import make_loader
 
 
 def test_rows_picks_every_field_of_the_rows_asked_for_in_that_order() -> None:
@@ -16,6 +18,7 @@ def test_rows_picks_every_field_of_the_rows_asked_for_in_that_order() -> None:
         np.arange(6.0).reshape(3, 2),
         np.arange(3.0).reshape(3, 1),
         np.array([True, False, True]),
+        np.array([True, False, False]),
     )
     picked = predictions.rows(np.array([2, 0]))
     assert picked.ids == ["c", "a"] and picked.meta == [{"n": 2}, {"n": 0}]
@@ -23,8 +26,21 @@ def test_rows_picks_every_field_of_the_rows_asked_for_in_that_order() -> None:
     assert np.isnan(picked.targets["harm"][0]) and picked.targets["harm"][1] == 0.0
     assert picked.embeddings.tolist() == [[4.0, 5.0], [0.0, 1.0]]
     assert picked.link_embeddings.tolist() == [[2.0], [0.0]] and picked.link_present.tolist() == [True, True]
+    assert picked.corrections.tolist() == [False, True]
 
 
 def test_rows_keeps_absent_fields_absent() -> None:
     picked = Predictions(["a"], {"harm": np.array([0.5])}, meta=[{}]).rows(np.array([0]))
     assert picked.embeddings is None and picked.link_embeddings is None and picked.link_present is None
+    assert picked.corrections is None
+
+
+def test_posts_that_question_their_picture_are_told_unless_the_text_is_masked(demo_data, tmp_path) -> None:
+    detector, posts = pooling_detector(demo_data, tmp_path)
+    posts[3].text = "is this real?"
+    posts[5].comments = ["photoshopped, obviously"]
+    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
+    told = predict(detector.model, loader).corrections
+    assert np.flatnonzero(told).tolist() == [3, 5]
+    assert not predict(detector.model, loader, drop=["text"]).corrections.any()
+    assert np.array_equal(predict(detector.model, loader, drop=["image"]).corrections, told)

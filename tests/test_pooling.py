@@ -11,7 +11,7 @@ from conftest import pooling_detector
 import faim
 from faim.eval.evaluate import evaluate
 from faim.inference import predict
-from faim.pooling import picture_groups, pooled
+from faim.pooling import picture_groups, pooled, pooled_logits
 from faim.training.loaders import make_loader
 
 
@@ -55,3 +55,31 @@ def test_scoring_pooled_needs_a_pooling_recipe_and_its_calibration(demo_data, ti
         detector.decisions("harmful", np.array([0.5]), pooled=True)
     with pytest.raises(ValueError, match="has no eval.pool_by_image"):
         faim.load(tiny_model_dir).score(posts, pool_by_image=True)
+
+
+def test_pooled_logits_gain_the_weighted_share_of_posts_that_question_or_correct_their_picture() -> None:
+    logits = {"fake": np.array([1.0, 3.0, -1.0, 0.5, 0.2]), "topic": np.zeros((5, 3))}
+    groups = np.array([0, 0, 1, 1, 2])
+    corrections = np.array([True, False, False, False, True])
+    has_picture = np.array([True, True, True, True, False])  # the last post shows no picture
+    together = pooled_logits(logits, groups, {"fake": 2.0}, corrections, has_picture)
+    assert np.allclose(together["fake"], [2.0 + 2.0 * np.log1p(50.0)] * 2 + [-0.25] * 2 + [0.2])
+    assert np.array_equal(together["topic"], logits["topic"])
+    assert np.allclose(pooled_logits(logits, groups, {}, None, None)["fake"], [2.0, 2.0, -0.25, -0.25, 0.2])
+    with pytest.raises(ValueError, match="weighs the crowd's corrections for fake"):
+        pooled_logits(logits, groups, {"fake": 2.0}, None, None)
+
+
+def test_scoring_pooled_raises_the_groups_whose_posts_question_their_picture(demo_data, tmp_path: Path) -> None:
+    detector, posts = pooling_detector(demo_data, tmp_path)
+    for post in posts[::8]:
+        post.text = f"{post.text} is this real?"
+    before = detector.score(posts, pool_by_image=True)
+    detector.pooled.correction_weights = {"harmful": 1.0}
+    after = detector.score(posts, pool_by_image=True)
+    asking = [post.text.endswith("is this real?") for post in posts]
+    marked = {row["picture_group"] for row, post, asks in zip(after, posts, asking) if asks and post.images}
+    assert marked and any(asks and not post.images for post, asks in zip(posts, asking))
+    moved = [a["harmful"] - b["harmful"] for a, b in zip(after, before)]
+    assert all(m > 0.01 for m, row in zip(moved, after) if row["picture_group"] in marked)
+    assert all(abs(m) < 1e-9 for m, row in zip(moved, after) if row["picture_group"] not in marked)  # no picture: none

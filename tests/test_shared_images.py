@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from faim.shared_images import pool_by_group, shared_image_groups
+from faim.shared_images import correction_evidence, pool_by_group, shared_image_groups
 
 
 def unit(angle_degrees: float) -> list[float]:
@@ -50,3 +50,16 @@ def test_pooling_takes_the_group_mean_of_binary_and_multiclass_logits() -> None:
     assert pooled.tolist() == [[2.0, 1.0], [0.0, 0.0], [2.0, 1.0], [1.0, 1.0]]
     with pytest.raises(ValueError, match="one row per post"):
         pool_by_group(np.zeros(3), groups)
+
+
+def test_correction_evidence_is_the_log_of_one_plus_a_groups_percentage_of_correcting_posts() -> None:
+    groups = np.array([0, 0, 0, 0, 1, 1, 2, 3])
+    corrections = np.array([True, False, False, False, False, False, True, True])
+    has_picture = np.array([True] * 7 + [False])
+    evidence = correction_evidence(corrections, groups, has_picture)
+    assert np.allclose(evidence[:4], np.log1p(25.0))
+    assert np.allclose(evidence[4:6], 0.0)
+    assert evidence[6] == pytest.approx(np.log1p(100.0))  # the one post showing its picture
+    assert evidence[7] == 0.0  # a post without a picture: no crowd shares it
+    with pytest.raises(ValueError, match="one row per post"):
+        correction_evidence(corrections[:3], groups, has_picture)

@@ -33,12 +33,16 @@ class Calibration:
         logit_shifts: Shift added to a binary task's tempered logit.
         priors: Share of positives among the posts a binary task was calibrated on: the class prior its
             probabilities are calibrated to (``faim.calibration.prior`` moves them to another one).
+        correction_weights: A pooled calibration's only (``faim.pooling``): what each binary task's pooled logit
+            gains per unit of its group's correction evidence (``faim.shared_images.correction_evidence``), in
+            raw logits; a task without one gains nothing.
     """
 
     thresholds: dict[str, float] = field(default_factory=dict)
     temperatures: dict[str, float] = field(default_factory=dict)
     logit_shifts: dict[str, float] = field(default_factory=dict)
     priors: dict[str, float] = field(default_factory=dict)
+    correction_weights: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def identity(cls, tasks: Iterable[TaskSpec]) -> Calibration:
@@ -52,7 +56,13 @@ class Calibration:
 
     def copy(self) -> Calibration:
         """A calibration with the same values that fitting or moving it leaves this one as it is."""
-        return Calibration(dict(self.thresholds), dict(self.temperatures), dict(self.logit_shifts), dict(self.priors))
+        return Calibration(
+            dict(self.thresholds),
+            dict(self.temperatures),
+            dict(self.logit_shifts),
+            dict(self.priors),
+            dict(self.correction_weights),
+        )
 
     def probabilities(self, task: TaskSpec, logits: np.ndarray) -> np.ndarray:
         """Calibrated probabilities of ``task`` from its raw logits: ``sigmoid(z / T + s)`` for a binary task

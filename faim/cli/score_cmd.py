@@ -73,9 +73,10 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
             action="store_true",
             help="score the dump's posts together, as evaluation pools them (models whose recipe sets "
             "eval.pool_by_image): each post takes the mean logits of every post in the dump whose picture is a "
-            "near-duplicate of its own, and gains picture_group. A second pass once all rows are scored; it "
-            "compares every pair of distinct pictures (about 13 s for 20,000 on two cores). Each post's own "
-            "scores stay in OUT/_per_post",
+            "near-duplicate of its own (plus the weighed share of them that question or correct the picture, where "
+            "the recipe sets eval.crowd_corrections), and gains picture_group. A second pass once all rows are "
+            "scored; it compares every pair of distinct pictures (about 13 s for 20,000 on two cores). Each "
+            "post's own scores stay in OUT/_per_post",
         )
     parser.set_defaults(handler=run, embeddings_only=name == "embed")
 

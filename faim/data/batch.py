@@ -13,6 +13,9 @@ from typing import Any
 
 import torch
 
+from faim.data.post import Post
+from faim.preprocess.corrections import questions_or_corrects
+
 
 @dataclass
 class Elements:
@@ -51,21 +54,30 @@ class Elements:
 
 @dataclass
 class PostBatch:
-    """A collated batch: post ids, per-kind elements, per-task targets, and per-post metadata."""
+    """A collated batch: post ids, per-kind elements, per-task targets, per-post metadata, and whether each post
+    questions or corrects what it shares (``faim.preprocess.corrections``; empty when not told)."""
 
     ids: list[str]
     elements: dict[str, Elements]
     targets: dict[str, torch.Tensor] = field(default_factory=dict)
     meta: list[dict[str, Any]] = field(default_factory=list)
+    corrections: list[bool] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, posts: list[Post], elements: dict[str, Elements], targets: dict[str, torch.Tensor]) -> PostBatch:
+        """The batch of ``posts``: their ids, metadata and corrections, with their collated elements and targets."""
+        corrections = [questions_or_corrects(post) for post in posts]
+        return cls([post.id for post in posts], elements, targets, [post.meta for post in posts], corrections)
 
     @property
     def size(self) -> int:
         return len(self.ids)
 
     def to(self, device: torch.device) -> PostBatch:
-        """The same batch with every tensor on ``device`` (ids and meta stay as they are)."""
+        """The same batch with every tensor on ``device`` (ids, meta and corrections stay as they are)."""
         elements = {kind: elements.to(device) for kind, elements in self.elements.items()}
-        return PostBatch(self.ids, elements, {k: v.to(device) for k, v in self.targets.items()}, self.meta)
+        targets = {k: v.to(device) for k, v in self.targets.items()}
+        return PostBatch(self.ids, elements, targets, self.meta, self.corrections)
 
 
 def element_layout(counts: list[int]) -> tuple[torch.Tensor, torch.Tensor, int]:

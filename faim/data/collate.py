@@ -121,7 +121,7 @@ class PostCollator:
             flat = [element for items in per_post for element in items]
             elements[kind] = Elements(preprocess(flat), post_index, slot_index, num_slots)
         targets = stack_targets(self.tasks, [item[1] for item in prepared])
-        batch = PostBatch([p.id for p in kept], elements, targets, [p.meta for p in kept])
+        batch = PostBatch.of(kept, elements, targets)
         return CollateResult(batch, errors)
 
     def __call__(self, posts: list[Post]) -> PostBatch:

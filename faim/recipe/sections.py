@@ -97,6 +97,11 @@ class EvalConfig:
             calibration of their own. ``faim score`` scores posts one by one with that per-post calibration;
             ``faim score --pool-by-image`` scores a dump pooled, ``Detector.score(posts, pool_by_image=True)`` a
             list of posts. ``None``: no pooling.
+        crowd_corrections: With ``pool_by_image``, a ``Post.meta`` field (such as ``event``) grouping the training
+            posts: the share of a picture's posts that question or correct it (``faim.preprocess.corrections``)
+            then adds to each binary task's pooled logit, with a weight fitted by cross-validation over those
+            groups (``faim.calibration.crowd``), kept only where a test at the 5 % level finds that it
+            carries over to groups not fitted on. ``None``: the crowd's corrections are not read.
         slice: ``Post.meta`` field whose values define per-slice metrics (``None``: no slices).
         languages: Give each evaluated post without ``meta.lang`` the language it is written in
             (``faim.data.language``) and, when more than one language appears, report every task's metrics per
@@ -116,6 +121,7 @@ class EvalConfig:
     logit_shift: bool = False
     logit_shift_level: float | None = None
     pool_by_image: float | None = None
+    crowd_corrections: str | None = None
     slice: str | None = None
     languages: bool = True
     ablations: bool = True

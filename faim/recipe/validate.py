@@ -147,6 +147,7 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_balance(source, recipe.get("eval", {}).get("threshold_balance"), None, "eval.threshold_balance")
     check_section(source, "eval", recipe.get("eval", {}), EvalConfig)
     check_pooling(source, model, recipe.get("eval", {}))
+    check_crowd_corrections(source, recipe.get("eval", {}))
     check_shift_level(source, recipe.get("eval", {}).get("logit_shift_level"))
 
 
@@ -202,6 +203,16 @@ def check_pooling(source: str, model: dict[str, Any], eval_section: dict[str, An
             source,
             "eval.pool_by_image",
             "pooling by shared picture needs model.encoders.image; without one, set eval.pool_by_image to null",
+        )
+
+
+def check_crowd_corrections(source: str, eval_section: dict[str, Any]) -> None:
+    """``eval.crowd_corrections`` weighs what is pooled by picture, so it needs ``eval.pool_by_image``."""
+    if eval_section.get("crowd_corrections") is not None and eval_section.get("pool_by_image") is None:
+        raise RecipeError(
+            source,
+            "eval.crowd_corrections",
+            "the crowd's corrections are read across the posts that share a picture: set eval.pool_by_image too",
         )
 
 

@@ -19,10 +19,12 @@ from faim.scoring.report import ShardReport
 from faim.scoring.rows import RowError
 
 Pooling = Literal["inputs", "groups"] | None
-"""What a run pooling by picture adds: ``"inputs"`` (its per-post parts) each task's raw logits and the picture
-embedding the pooling reads; ``"groups"`` (its pooled parts) the picture group."""
+"""What a run pooling by picture adds: ``"inputs"`` (its per-post parts) each task's raw logits, the picture
+embedding and whether the post questions or corrects what it shares, which the pooling reads; ``"groups"`` (its
+pooled parts) the picture group."""
 
 PICTURE = "picture"
+CORRECTS = "corrects"
 PICTURE_GROUP = "picture_group"
 
 
@@ -52,7 +54,7 @@ def output_schema(tasks: Sequence[Task], scores: bool, embeddings: bool, pooling
         for task in tasks:
             logits = pa.float32() if task.type == "binary" else pa.list_(pa.float32())
             fields.append(pa.field(logits_column(task.name), logits))
-        fields.append(pa.field(PICTURE, pa.list_(pa.float32())))
+        fields += [pa.field(PICTURE, pa.list_(pa.float32())), pa.field(CORRECTS, pa.bool_())]
     elif pooling == "groups":
         fields.append(pa.field(PICTURE_GROUP, pa.int64()))
     fields += [pa.field("error", pa.string()), pa.field("error_kind", pa.string())]

@@ -3,7 +3,8 @@
 The first pass writes per-post parts (``_per_post/part-*.parquet``): each post's own scores, each task's raw
 logits and the post's picture embedded. This pass reads every part's pictures, groups the posts whose pictures
 are near-duplicates (cosine at least the detector's ``pool_by_image``, as evaluation groups them), gives each
-post its group's mean logits, and writes the pooled parts (``part-*.parquet``, one per per-post part, same rows
+post its group's mean logits (with the weight of its share of posts that question or correct the picture, where
+the pooled calibration has one), and writes the pooled parts (``part-*.parquet``, one per per-post part, same rows
 in the same order): scores and decisions under the pooled calibration, and ``picture_group``, the id the posts
 of a group share (null for a post without a picture, which is scored alone, and for a row that failed).
 
@@ -28,7 +29,7 @@ from tqdm.auto import tqdm
 
 from faim.detector import Detector
 from faim.pooling import pooled_probabilities
-from faim.scoring.output import PICTURE, PICTURE_GROUP, logits_column, output_schema, score_columns
+from faim.scoring.output import CORRECTS, PICTURE, PICTURE_GROUP, logits_column, output_schema, score_columns
 from faim.shared_images import shared_image_groups
 
 
@@ -95,27 +96,39 @@ def read_logits(table: pa.Table, detector: Detector) -> dict[str, np.ndarray]:
 
 def pool_parts(detector: Detector, per_post_dir: Path, out_dir: Path, progress: bool = True) -> PoolingReport:
     """Pool the per-post parts in ``per_post_dir`` by picture into pooled parts in ``out_dir`` (see the module
-    docstring); each pooled part is written atomically, so a rerun rewrites them whole."""
+    docstring); each pooled part is written atomically, so a rerun rewrites them whole.
+
+    Raises:
+        ValueError: On a per-post part written without what pooling reads, naming it.
+    """
     detector.check_pooling()
     start = time.perf_counter()
     parts = sorted(per_post_dir.glob("part-*.parquet"))
     if not parts:
         return PoolingReport(seconds=time.perf_counter() - start)
     pictures = DistinctPictures()
-    rows_picture, scored_masks, logits = [], [], []
+    rows_picture, scored_masks, logits, corrects = [], [], [], []
     for part in tqdm(parts, desc="reading pictures", unit="part", disable=not progress):
-        table = pq.read_table(part, columns=[PICTURE, "error", *[logits_column(t.name) for t in detector.tasks]])
+        if CORRECTS not in pq.read_schema(part).names:
+            raise ValueError(
+                f"{part}: a per-post part without the {CORRECTS!r} column pooling reads (written by an earlier faim); "
+                "score the dump again with --overwrite"
+            )
+        columns = [PICTURE, CORRECTS, "error", *[logits_column(t.name) for t in detector.tasks]]
+        table = pq.read_table(part, columns=columns)
         scored = table.column("error").is_null().to_numpy(zero_copy_only=False)
         rows_picture.append(pictures.add(table.column(PICTURE))[scored])
         scored_masks.append(scored)
         logits.append(read_logits(table, detector))
+        corrects.append(table.column(CORRECTS).to_numpy(zero_copy_only=False)[scored].astype(bool))
     picture = np.concatenate(rows_picture)
     has = picture >= 0
     distinct_group = pictures.groups(detector.pool_by_image)
     groups = np.arange(len(picture)) + len(distinct_group)  # a post without a picture is a group of its own
     groups[has] = distinct_group[picture[has]]
     every_row = {task.name: np.concatenate([part[task.name] for part in logits]) for task in detector.tasks}
-    probs = pooled_probabilities(detector.tasks, detector.pooled, every_row, groups)
+    crowd = np.concatenate(corrects), has
+    probs = pooled_probabilities(detector.tasks, detector.pooled, every_row, groups, *crowd)
     offset = 0
     for part, scored in tqdm(list(zip(parts, scored_masks)), desc="writing pooled", unit="part", disable=not progress):
         rows = slice(offset, offset + int(scored.sum()))

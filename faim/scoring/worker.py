@@ -19,7 +19,15 @@ from faim.inference import Predictions, predict
 from faim.scoring.inputs import Shard
 from faim.scoring.optimize import optimise_for_inference
 from faim.scoring.options import ScoringOptions
-from faim.scoring.output import PICTURE, logits_column, output_schema, output_table, score_columns, write_part
+from faim.scoring.output import (
+    CORRECTS,
+    PICTURE,
+    logits_column,
+    output_schema,
+    output_table,
+    score_columns,
+    write_part,
+)
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import readable_batches, shard_posts
 
@@ -113,6 +121,7 @@ class ShardScorer:
                 columns[logits_column(task.name)] = predictions.logits[task.name].tolist()
             pictures = zip(predictions.link_embeddings, predictions.link_present)
             columns[PICTURE] = [vector.tolist() if has else None for vector, has in pictures]
+            columns[CORRECTS] = predictions.corrections.tolist()
         return columns
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:

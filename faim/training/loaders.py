@@ -46,7 +46,7 @@ class CachedCollator:
         posts = [self.posts[i] for i in indices]
         targets = stack_targets(self.tasks, [self.targets[i] for i in indices])
         elements = self.cache.elements(indices) | (self.live(posts).elements if self.live else {})
-        return PostBatch([p.id for p in posts], elements, targets, [p.meta for p in posts])
+        return PostBatch.of(posts, elements, targets)
 
 
 def sources_balanced(posts: list[Post], seed: int) -> WeightedRandomSampler:

@@ -21,10 +21,12 @@ from torch.utils.data import DataLoader
 
 from faim.artifact import MANIFEST, read_manifest
 from faim.assembly import build_model, build_source, task_specs
+from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.language import with_languages
 from faim.data.post import Post
 from faim.detector import Detector
 from faim.folders import check_replaceable
+from faim.inference import predict
 from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
@@ -175,6 +177,47 @@ def recipe_loader(
         raise RecipeError(recipe.source, "train.augment", str(error)) from None
 
 
+def check_correction_groups(recipe: Recipe, train_posts: list[Post]) -> None:
+    """Before training: every training post has the ``Post.meta`` field ``eval.crowd_corrections`` groups them by,
+    and it takes at least two values (the weight is cross-validated over them).
+
+    Raises:
+        ValueError: Naming the first training post without it, or the one value all of them hold.
+    """
+    field_name = recipe.eval.crowd_corrections
+    missing = next((post for post in train_posts if post.meta.get(field_name) is None), None)
+    if missing is not None:
+        raise ValueError(
+            f"{missing.origin or missing.id}: eval.crowd_corrections groups the training posts by meta.{field_name}, "
+            "which this post lacks"
+        )
+    values = {str(post.meta[field_name]) for post in train_posts}
+    if len(values) < 2:
+        raise ValueError(
+            f"eval.crowd_corrections: every training post has meta.{field_name} = {next(iter(values), None)!r}; "
+            "the weight is cross-validated over at least two groups"
+        )
+
+
+def crowd_correction_weights(recipe: Recipe, detector: Detector, train_posts: list[Post]) -> dict[str, float]:
+    """Each binary task's weight of the crowd's corrections in calibrated pooled logits (``eval.crowd_corrections``),
+    fitted on the trained model's training posts by cross-validation over the groups of that ``Post.meta`` field
+    (``Detector.correction_weights``), and printed."""
+    field_name = recipe.eval.crowd_corrections
+    loader = recipe_loader(recipe, detector, train_posts, False, "train")
+    predictions = predict(
+        detector.model, loader, desc="predicting the training posts", link_kind=detector.pooling_kind, embeddings=True
+    )
+    folds = [meta[field_name] for meta in predictions.meta]
+    weights = detector.correction_weights(predictions, folds, CORRECTION_LEVEL)
+    for task, weight in weights.items():
+        verdict = f"weigh {weight:.3f} (calibrated logits per unit of evidence)"
+        if not weight:
+            verdict = f"weigh nothing (the test at {CORRECTION_LEVEL:.0%} finds no sign that they carry over)"
+        print(f"{task}: the crowd's corrections {verdict}, fitted across {len(set(folds))} groups of meta.{field_name}")
+    return weights
+
+
 def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
     """Train the model a recipe describes, calibrate it on the validation split and save it to
     ``<train.output_dir>/model`` with its recipe.
@@ -192,7 +235,8 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
         RecipeError: When the recipe has no ``data:`` section, or ``train.augment`` perturbs an input that never
             reaches a live encoder.
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
-        ValueError: With ``resume``, when the recipe differs from the run's in anything else.
+        ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
+            ``eval.crowd_corrections``, before training, when a training post lacks the field it names.
         FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
     """
     cfg = recipe.train
@@ -209,6 +253,8 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = build_source(data)
     train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
+    if recipe.eval.crowd_corrections:
+        check_correction_groups(recipe, train_posts)
     model = build_model(recipe.model)
     model.fit_encoders(train_posts, cfg.max_elements)
     tasks = task_specs(recipe.model)
@@ -231,7 +277,8 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
     best = checkpoint.best_model_path or str(checkpoint_dir / "last.ckpt")
     state = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
     task.load_state_dict(state)
-    detector.calibrate(val_loader, recipe.eval)
+    weights = crowd_correction_weights(recipe, detector, train_posts) if recipe.eval.crowd_corrections else None
+    detector.calibrate(val_loader, recipe.eval, weights)
     model_dir = detector.save(output_dir / "model", recipe)
     split = recipe.eval.split
     eval_loader = (

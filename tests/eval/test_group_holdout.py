@@ -130,6 +130,30 @@ def test_held_out_posts_showing_one_picture_share_their_probabilities():
     assert np.allclose(pooled.sum(axis=1), 1)
 
 
+def corrected_pictures(corrections: bool) -> ProbeInputs:
+    """Six groups of 20 pictures shown by five posts each, half of them fake; the posts' features tell little, but a
+    fake picture has a post calling it fake in 60 % of cases, a real one in 5 % (with ``corrections``)."""
+    rng = np.random.default_rng(0)
+    picture = np.repeat(np.arange(120), 5)
+    fake = rng.random(120) < 0.5
+    y = fake[picture].astype(int)
+    features = rng.normal(size=(600, 4)) + 0.2 * y[:, None]
+    calls = np.zeros(600, dtype=bool)
+    calls[np.arange(120) * 5] = rng.random(120) < np.where(fake, 0.6, 0.05)  # the first post of each picture
+    groups = np.array([f"g{p // 20}" for p in picture])
+    return ProbeInputs(
+        features, y, groups, ~np.isin(groups, ["g0", "g1"]), np.eye(120, dtype=np.float32)[picture],
+        np.ones(600, dtype=bool), corrections=calls if corrections else None, folds=groups if corrections else None,
+    )  # fmt: skip
+
+
+def test_the_crowds_corrections_weighed_on_the_other_groups_carry_to_the_group_held_out():
+    without = group_holdout(corrected_pictures(False), TASK, 0.99, progress=lambda items, **_: items)
+    weighed = group_holdout(corrected_pictures(True), TASK, 0.99, progress=lambda items, **_: items)
+    assert weighed.leave_one_out["auroc"] > without.leave_one_out["auroc"] + 0.1
+    assert weighed.leave_one_out["accuracy"] > without.leave_one_out["accuracy"]
+
+
 def test_one_group_or_no_validation_post_is_refused():
     inputs = grouped_posts(carries_over=True)
     single = ProbeInputs(inputs.features, inputs.targets, np.full(len(inputs.groups), "g"), inputs.in_train)

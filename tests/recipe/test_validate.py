@@ -121,3 +121,9 @@ def test_pooling_cosine_must_be_in_range(recipe: dict, write_recipe) -> None:
 def test_logit_shift_level_must_be_a_significance_level(recipe: dict, write_recipe) -> None:
     recipe["eval"]["logit_shift_level"] = 5
     assert "eval.logit_shift_level: expected a significance level in (0, 1), got 5" in error_for(recipe, write_recipe)
+
+
+def test_weighing_the_crowds_corrections_needs_pooling_by_picture(recipe: dict, write_recipe) -> None:
+    recipe["eval"]["crowd_corrections"] = "event"
+    message = error_for(recipe, write_recipe)
+    assert "eval.crowd_corrections" in message and "set eval.pool_by_image too" in message

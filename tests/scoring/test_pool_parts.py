@@ -22,10 +22,15 @@ def harmful(row: dict) -> float:
     return value["harmful"] if isinstance(value, dict) else value
 
 
-@pytest.fixture(params=["binary", "multiclass"])
+@pytest.fixture(params=["binary", "multiclass", "binary, weighing the crowd's corrections"])
 def pooled_run(request, demo_data, tmp_path: Path) -> tuple:
-    """A pooling detector, its posts, and their dump scored pooled in parts of 10 rows (groups span parts)."""
-    detector, posts = pooling_detector(demo_data, tmp_path, request.param)
+    """A pooling detector, its posts, and their dump scored pooled in parts of 10 rows (groups span parts); in the
+    third case some posts ask whether their picture is real and the pooled calibration weighs that."""
+    detector, posts = pooling_detector(demo_data, tmp_path, request.param.split(",")[0])
+    if "crowd" in request.param:
+        detector.pooled.correction_weights = {"harmful": 1.0}
+        for post in posts[1::7]:
+            post.text = f"{post.text} is this real?"
     lost = json.dumps({"id": "lost-picture", "text": "look at this", "images": [str(tmp_path / "none.jpg")]})
     dump = write_dump(posts, tmp_path / "dump.jsonl")
     with dump.open("a", encoding="utf-8") as file:

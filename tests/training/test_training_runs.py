@@ -9,6 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -274,3 +275,45 @@ def test_a_model_folder_holding_other_files_is_refused_before_training_and_left_
         train(tiny_recipe(demo_data, tmp_path / "run"))
     assert [path.name for path in (tmp_path / "run").iterdir()] == ["model"]
     assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep"
+
+
+def crowd_recipe(demo_data, tmp_path: Path, name: str, harmful_asks: float) -> dict:
+    """The tiny recipe pooling by picture and weighing the crowd's corrections across three groups of posts
+    (``meta.batch``), on the demo posts, of which a share ``harmful_asks`` of the harmful ones (and 2 % of the
+    others) ask "is this real?"."""
+    rng = np.random.default_rng(0)
+    recipe = tiny_recipe(demo_data, tmp_path / name, max_epochs=1)
+    for split in ("train", "validation"):
+        rows = [json.loads(line) for line in demo_data[split].read_text(encoding="utf-8").splitlines()]
+        for index, row in enumerate(rows):
+            row["batch"] = f"batch {index % 3}"
+            if rng.random() < (harmful_asks if row["label"] == 1 else 0.02):
+                row["text"] += " is this real?"
+        written = demo_data[split].with_name(f"{split}_{name}.jsonl")  # beside the pictures its rows name
+        written.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        recipe["data"][split] = str(written)
+    recipe["data"]["columns"]["meta"].append("batch")
+    recipe["eval"] |= {"pool_by_image": 1.0, "crowd_corrections": "batch"}
+    return recipe
+
+
+def test_training_weighs_the_crowds_corrections_where_they_tell_the_classes_apart_across_groups(
+    demo_data, tmp_path: Path, capsys
+) -> None:
+    result = train(crowd_recipe(demo_data, tmp_path, "asking", harmful_asks=0.4))
+    printed = capsys.readouterr().out
+    assert "harmful: the crowd's corrections weigh" in printed and "across 3 groups of meta.batch" in printed
+    weight = faim.load(result.model_dir).pooled.correction_weights["harmful"]
+    assert weight > 0
+    assert "without_crowd_corrections" in result.report["tasks"]["harmful"]["ablations"]
+    result = train(crowd_recipe(demo_data, tmp_path, "silent", harmful_asks=0.02))
+    assert "the crowd's corrections weigh nothing" in capsys.readouterr().out
+    assert faim.load(result.model_dir).pooled.correction_weights == {"harmful": 0.0}
+
+
+def test_weighing_the_crowds_corrections_names_a_training_post_without_a_group(demo_data, tmp_path: Path) -> None:
+    recipe = crowd_recipe(demo_data, tmp_path, "ungrouped", harmful_asks=0.4)
+    recipe["eval"]["crowd_corrections"] = "event"
+    lacking = r"train_ungrouped.jsonl:1: eval.crowd_corrections groups .* by meta.event, which this post lacks"
+    with pytest.raises(ValueError, match=lacking):
+        train(recipe)
