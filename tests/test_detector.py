@@ -72,3 +72,14 @@ def test_weighing_the_crowds_corrections_needs_a_detector_that_pools(demo_data, 
     predictions = predict(detector.model, loader, embeddings=True)
     with pytest.raises(ValueError, match="needs eval.pool_by_image"):
         detector.correction_weights(predictions, ["a"] * len(posts), 0.05)
+
+
+def test_a_task_whose_training_posts_hold_one_class_or_one_group_gets_no_correction_weight(
+    demo_data, tmp_path: Path
+) -> None:
+    detector, posts = pooling_detector(demo_data, tmp_path)
+    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
+    predictions = predict(detector.model, loader, link_kind=detector.pooling_kind, embeddings=True)
+    one_class = replace(predictions, targets={"harmful": np.zeros(len(posts))})
+    assert detector.correction_weights(one_class, [f"g{i % 3}" for i in range(len(posts))], 0.05) == {"harmful": 0.0}
+    assert detector.correction_weights(predictions, ["g"] * len(posts), 0.05) == {"harmful": 0.0}

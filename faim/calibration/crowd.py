@@ -27,12 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import log_expit
 from scipy.stats import chi2
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
-from faim.calibration.scaling import fit_scaling
+from faim.calibration.scaling import binary_nll, fit_scaling
 from faim.shared_images import correction_evidence, pool_by_group
 
 FOLDS = 5
@@ -77,14 +76,13 @@ def fit_correction_weight(
     ``groups``: per row, the group it belongs to; each group's rows then count as one observation in all (each row
     ``1 / its group's size``). ``None``: every row counts one."""
     y = np.asarray(targets, dtype=np.float64)
-    counts = np.ones(len(y))
+    counts = None
     if groups is not None:
         index = np.unique(np.asarray(groups), return_inverse=True)[1].ravel()
         counts = 1.0 / np.bincount(index)[index]
 
     def nll(weight: float) -> float:
-        z = logits + weight * evidence
-        return -float((counts * (y * log_expit(z) + (1 - y) * log_expit(-z))).sum())
+        return binary_nll(logits + weight * evidence, y, 1.0, 0.0, counts)
 
     weight = minimize_scalar(nll, bounds=(0.0, MAX_WEIGHT), method="bounded").x
     statistic = 2 * (nll(0.0) - nll(weight))

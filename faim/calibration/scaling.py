@@ -58,7 +58,7 @@ def fit_temperature(
 
     def nll(log_t: float) -> float:
         if logits.ndim == 1:
-            return _binary_nll(logits, y, np.exp(log_t), 0.0) / len(y)
+            return binary_nll(logits, y, np.exp(log_t), 0.0) / len(y)
         z = logits / np.exp(log_t)
         return float(np.mean(logsumexp(z, axis=1) - z[np.arange(len(y)), y]))
 
@@ -97,7 +97,7 @@ def fit_platt(
     start = fit_temperature(logits, y, bounds=bounds)
 
     def nll(params: np.ndarray) -> float:
-        return _binary_nll(logits, y, np.exp(params[0]), params[1]) / len(y)
+        return binary_nll(logits, y, np.exp(params[0]), params[1]) / len(y)
 
     result = minimize(
         nll, np.array([np.log(start), 0.0]), method="L-BFGS-B", bounds=[(np.log(low), np.log(high)), (None, None)]
@@ -133,14 +133,18 @@ def fit_scaling(
         return temperature, shift
     alone = fit_temperature(scores, y_true, from_probs=from_probs)
     logits, y = _to_logits(scores, from_probs), np.asarray(y_true)
-    gain = _binary_nll(logits, y, alone, 0.0) - _binary_nll(logits, y, temperature, shift)
+    gain = binary_nll(logits, y, alone, 0.0) - binary_nll(logits, y, temperature, shift)
     return (temperature, shift) if 2 * gain > chi2.ppf(1 - shift_level, df=1) else (alone, 0.0)
 
 
-def _binary_nll(logits: np.ndarray, y: np.ndarray, temperature: float, shift: float) -> float:
-    """Summed negative log-likelihood of 0/1 labels under ``sigmoid(logits / T + shift)``."""
+def binary_nll(
+    logits: np.ndarray, y: np.ndarray, temperature: float, shift: float, weights: np.ndarray | None = None
+) -> float:
+    """Summed negative log-likelihood of 0/1 labels under ``sigmoid(logits / T + shift)``; with ``weights``, each
+    post's term counts that much."""
     z = logits / temperature + shift
-    return float(np.sum(np.logaddexp(0.0, z) - y * z))
+    terms = np.logaddexp(0.0, z) - y * z
+    return float(np.sum(terms if weights is None else weights * terms))
 
 
 def apply_temperature(

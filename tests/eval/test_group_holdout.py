@@ -182,6 +182,10 @@ def test_probe_inputs_refuse_a_trained_encoder_and_a_post_without_group(demo_dat
     recipe = as_recipe(frozen_tiny_recipe(demo_data, tmp_path / "run"))
     with pytest.raises(ValueError, match=r"train\.jsonl:1.*meta\.region is missing"):
         probe_inputs(recipe, task, "region", str(tmp_path))
+    crowd = frozen_tiny_recipe(demo_data, tmp_path / "run")
+    crowd["eval"] |= {"pool_by_image": 0.99, "crowd_corrections": "region"}
+    with pytest.raises(ValueError, match=r"train\.jsonl:1.*meta\.region is missing"):
+        probe_inputs(as_recipe(crowd), task, "topic", str(tmp_path))
 
 
 def test_command_prints_both_protocols_and_each_group(demo_data, tmp_path, write_recipe, capsys):

@@ -14,6 +14,7 @@ from faim.eval.benchmark_runs import write_dump
 from faim.scoring.engine import score_dump
 from faim.scoring.manifest import PER_POST_DIR
 from faim.scoring.options import ScoringOptions
+from faim.scoring.pool_parts import pool_parts
 
 
 def harmful(row: dict) -> float:
@@ -116,3 +117,11 @@ def test_whole_post_embeddings_are_kept_by_the_pooled_parts(demo_data, tmp_path:
     pooled, per_post = pq.read_table(out), pq.read_table(out / PER_POST_DIR)
     assert pooled.column("embedding").equals(per_post.column("embedding"))
     assert len(pooled.column("embedding")[0].as_py()) == 32
+
+
+def test_per_post_parts_without_what_pooling_reads_are_named_not_misread(pooled_run, tmp_path: Path) -> None:
+    detector, _, _, out, _ = pooled_run
+    part = sorted((out / PER_POST_DIR).glob("part-*.parquet"))[0]
+    pq.write_table(pq.read_table(part).drop_columns(["corrects"]), part)  # as an earlier faim wrote it
+    with pytest.raises(ValueError, match=rf"{part.name}: a per-post part without the 'corrects' column .*--overwrite"):
+        pool_parts(detector, out / PER_POST_DIR, tmp_path / "pooled", progress=False)

@@ -317,3 +317,15 @@ def test_weighing_the_crowds_corrections_names_a_training_post_without_a_group(d
     lacking = r"train_ungrouped.jsonl:1: eval.crowd_corrections groups .* by meta.event, which this post lacks"
     with pytest.raises(ValueError, match=lacking):
         train(recipe)
+
+
+def test_weighing_the_crowds_corrections_over_one_group_is_refused_before_training(demo_data, tmp_path: Path) -> None:
+    weather = demo_data["train"].with_name("train_weather.jsonl")  # beside the pictures its rows name
+    rows = [row for row in demo_data["train"].read_text(encoding="utf-8").splitlines() if '"weather"' in row]
+    weather.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1)
+    recipe["data"]["train"] = str(weather)
+    recipe["eval"] |= {"pool_by_image": 1.0, "crowd_corrections": "topic"}
+    with pytest.raises(ValueError, match="every training post has meta.topic = 'weather'; the weight is cross-valid"):
+        train(recipe)
+    assert not list((tmp_path / "run").rglob("*.ckpt"))  # refused before training
