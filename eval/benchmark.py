@@ -8,9 +8,10 @@ same resolved recipe instead and evaluate its saved model again), take the valid
 report and the training wall time, and measure posts/s scoring the validation posts through ``faim score``'s engine.
 Once per distinct dataset + label view: majority class, TF-IDF + logistic regression and frozen all-MiniLM-L6-v2 +
 logistic regression on the same train/validation posts. For a dataset whose validation split holds out groups
-(``Dataset.holdout_by``: VMU's events), each recipe's frozen embeddings are also probed with each group held out in
-turn (``faim.eval.group_holdout``). For a dataset with shifts (``Dataset.shifts``: TweetEval's ETHOS), each recipe
-and baseline is also measured, as trained, on every post of the other dataset. Writes the Markdown tables (``--out``)
+(``Dataset.holdout_by``: VMU's events), each recipe is also trained without each group in turn and measured on it
+(``faim.eval.trained_holdout``), and its frozen embeddings probed the same way (``faim.eval.group_holdout``). For a
+dataset with shifts (``Dataset.shifts``: TweetEval's ETHOS), each recipe and baseline is also measured, as trained,
+on every post of the other dataset. Writes the Markdown tables (``--out``)
 and the same figures as ``results.json`` next to it, with published test-split figures in their own tables.
 """
 
@@ -56,6 +57,7 @@ from faim.eval.benchmark_runs import (
 from faim.eval.benchmark_transfer import is_hate_recipe, run_transfer
 from faim.eval.group_holdout import probe_recipe
 from faim.eval.report import _jsonable
+from faim.eval.trained_holdout import trained_holdout
 from faim.perturb import perturbations_of
 from faim.recipe import Recipe
 from faim.recipe.loader import shipped_recipes
@@ -272,7 +274,7 @@ def run_benchmark(
             log(f"  {row['task']}: {dataset.metric} {row['value']:.4f}, ECE {row['ece']:.4f}, trained in "
                 f"{row['train_seconds']:.1f} s{' (reused)' if row['reused'] else ''}")  # fmt: skip
         if dataset.holdout_by:
-            section["holdouts"].append(holdout_entry(recipe, dataset, log))
+            section["holdouts"].append(holdout_entry(recipe, dataset, reuse, log))
         for view in recipe_views(recipe):
             if view not in views:
                 views[view] = recipe.data
@@ -317,17 +319,21 @@ def run_benchmark(
     }
 
 
-def holdout_entry(recipe: Recipe, dataset: Dataset, log: Log) -> dict[str, Any]:
-    """The group-holdout probe of the recipe's first task over ``dataset.holdout_by`` (``faim.eval.group_holdout``)
-    as a results entry.
+def holdout_entry(recipe: Recipe, dataset: Dataset, reuse: bool, log: Log) -> dict[str, Any]:
+    """The recipe's first task over ``dataset.holdout_by`` as a results entry: trained without each group in turn
+    (``faim.eval.trained_holdout``; ``reuse`` as ``train_or_reuse``) and the group-holdout probe of its frozen
+    embeddings (``faim.eval.group_holdout``).
 
     Raises:
-        ValueError: As ``faim.eval.group_holdout.probe_inputs`` (an encoder that trains, a post without a group).
+        ValueError: As ``faim.eval.group_holdout.probe_inputs`` (an encoder that trains, a post without a group) and
+            ``faim.eval.trained_holdout.trained_holdout``.
     """
     group_by = dataset.holdout_by or ""
     task = task_specs(recipe.model)[0]
-    kinds, result = probe_recipe(recipe, task, group_by)
     metric = dataset.metric
+    trained = trained_holdout(recipe, task, group_by, reuse=reuse, log=lambda line: log(f"  {line}"))
+    log(f"  trained without each {group_by}: {metric} {trained.overall[metric]:.4f} over the held-out posts")
+    kinds, result = probe_recipe(recipe, task, group_by)
     log(f"  probe of frozen {', '.join(kinds)} embeddings: {metric} {result.recipe_split[metric]:.4f} on the recipe "
         f"split, {result.leave_one_out[metric]:.4f} with each {group_by} held out")  # fmt: skip
     return {
@@ -340,6 +346,7 @@ def holdout_entry(recipe: Recipe, dataset: Dataset, log: Log) -> dict[str, Any]:
         "recipe_split": result.recipe_split,
         "leave_one_out": result.leave_one_out,
         "per_group": result.per_group,
+        "trained": {"overall": trained.overall, "per_group": trained.per_group},
     }
 
 

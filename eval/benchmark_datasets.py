@@ -61,9 +61,9 @@ class Dataset:
         published: Published test-split figures of the headline metric.
         published_view: Data arguments a recipe's source must have for the published figures to concern it
             (e.g. LIAR's six-way labels); empty: every view.
-        holdout_by: A ``Post.meta`` field whose groups the validation split holds out (VMU's events): each recipe's
-            frozen embeddings are also probed with every group held out in turn (``faim.eval.group_holdout``);
-            ``None``: not probed.
+        holdout_by: A ``Post.meta`` field whose groups the validation split holds out (VMU's events): each recipe is
+            also trained without every group in turn and measured on it (``faim.eval.trained_holdout``), and its
+            frozen embeddings probed the same way (``faim.eval.group_holdout``); ``None``: neither.
         shifts: Other datasets of the same task every recipe and baseline is also measured on (``Shift``).
     """
 

@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 import faim.data.concat  # noqa: F401  (registers every built-in source; concat sits on top of the others)
+import faim.data.without  # noqa: F401  (so does without)
 import faim.encoders  # noqa: F401  (registers the built-in encoders)
 import faim.fusion  # noqa: F401  (registers the built-in fusions)
 import faim.tasks  # noqa: F401  (registers the built-in heads)

@@ -32,6 +32,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [  # checked in this order; the firs
             "faim.eval.benchmark",
             "faim.eval.benchmark_*",
             "faim.eval.group_holdout",
+            "faim.eval.trained_holdout",
         ),
     ),
     ("evaluation", ("faim.eval", "faim.eval.*")),

@@ -112,17 +112,22 @@ def check_encoders(source: str, encoders: Any) -> None:
             check_component(source, f"model.encoders.{kind}", "encoder", spec)
 
 
-def check_members(source: str, data: dict[str, Any]) -> None:
-    """Validate each member of a ``concat`` source like a ``data:`` section of its own."""
+def check_members(source: str, data: dict[str, Any], path: str = "data") -> None:
+    """Validate each member of a ``concat`` source, and the source a ``without`` source wraps, like a ``data:``
+    section of its own."""
+    if data["type"] == "without":
+        check_component(source, f"{path}.source", "source", data.get("source"))
+        check_members(source, data["source"], f"{path}.source")
+        return
     if data["type"] != "concat":
         return
     members = data.get("sources")
     if not isinstance(members, list) or len(members) < 2:
-        raise RecipeError(source, "data.sources", "expected a list of at least two data: mappings")
+        raise RecipeError(source, f"{path}.sources", "expected a list of at least two data: mappings")
     for index, member in enumerate(members):
-        check_component(source, f"data.sources[{index}]", "source", member)
+        check_component(source, f"{path}.sources[{index}]", "source", member)
         if member["type"] == "concat":
-            raise RecipeError(source, f"data.sources[{index}]", "a concat member cannot be a concat itself")
+            raise RecipeError(source, f"{path}.sources[{index}]", "a concat member cannot be a concat itself")
 
 
 def validate(recipe: dict[str, Any], source: str = "") -> None:
@@ -165,7 +170,7 @@ BALANCE = ("sources",)
 
 def check_balance(source: str, balance: Any, data: dict[str, Any] | None, path: str = "train.balance") -> None:
     """``train.balance`` (or ``eval.threshold_balance``, ``path``) is ``None`` or one of ``BALANCE``; balancing over
-    sources needs a ``concat`` ``data`` section, where ``data`` is given."""
+    sources needs a ``concat`` ``data`` section (or a ``without`` one wrapping it), where ``data`` is given."""
     if balance is None:
         return
     if balance not in BALANCE:
@@ -173,6 +178,8 @@ def check_balance(source: str, balance: Any, data: dict[str, Any] | None, path: 
         raise RecipeError(
             source, path, f"unknown balance {balance!r}{suggest(str(balance), list(BALANCE))}; valid: {valid}"
         )
+    while data is not None and data.get("type") == "without":
+        data = data.get("source")
     if data is not None and data.get("type") != "concat":
         raise RecipeError(
             source, path, "sources balances the members of a concat data: section; this data is one source"

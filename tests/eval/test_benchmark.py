@@ -352,10 +352,16 @@ def test_a_pooling_recipe_gets_a_per_post_row_and_a_note() -> None:
     assert "*per post, no pooling*" in markdown and "| 0.7000 |" in markdown
 
 
-def test_a_dataset_with_held_out_groups_gets_each_recipes_probe(demo_data, tmp_path) -> None:
+def test_a_dataset_with_held_out_groups_gets_each_recipe_trained_without_each_group_and_probed(
+    demo_data, tmp_path
+) -> None:
     recipe = frozen_tiny_recipe(demo_data, tmp_path / "run")
+    recipe["train"]["max_epochs"] = 1
     dataset = Dataset("generated", "accuracy", holdout_by="topic")
-    entry = holdout_entry(Recipe.from_dict(recipe), dataset, log=lambda _: None)
+    entry = holdout_entry(Recipe.from_dict(recipe), dataset, reuse=False, log=lambda _: None)
+    trained = entry["trained"]
+    assert trained["overall"]["n"] == 560 and sorted(trained["per_group"]) == ["group", "weather"]
+    assert sorted(path.name for path in (tmp_path / "run" / "without").iterdir()) == ["group", "weather"]
     assert entry["group_by"] == "topic" and entry["reads"] == ["comments", "image", "text"]
     assert entry["recipe_split"]["n"] == 160 and entry["leave_one_out"]["n"] == 560
     assert entry["leave_one_out"]["groups"] == 2 and sorted(entry["per_group"]) == ["group", "weather"]
@@ -371,6 +377,13 @@ def test_a_dataset_with_held_out_groups_gets_each_recipes_probe(demo_data, tmp_p
         f"{held_out['ece']:.4f} | {held_out['ece_transferred']:.4f} |"
     )
     assert row in markdown
+    assert "### Held out by topic: each recipe trained without it" in markdown
+    overall = trained["overall"]
+    assert (
+        f"| `{entry['name']}` | 2 | 560 | {overall['accuracy']:.4f} | {overall['macro_f1']:.4f} | "
+        f"{overall['auroc']:.4f} | {overall['ece']:.4f} |"
+    ) in markdown
+    assert markdown.index("each recipe trained without it") < markdown.index("a probe of each recipe's")
 
 
 def test_a_cpuinfo_field_is_the_first_processors_and_empty_where_absent(tmp_path: Path) -> None:

@@ -1,0 +1,94 @@
+"""A source with some of its groups left out of every split: for measuring how a recipe does on a group that
+neither its training nor its validation saw (an event, a platform, a language).
+
+::
+
+    data:
+      type: without
+      source: {type: vmu, root: ../shared/data/mediaeval2016_vmu, task: fake}
+      field: event
+      values: [Hurricane Sandy]
+
+Posts whose ``meta[field]`` is one of ``values`` are dropped from the train and validation splits alike; the rest
+come through as the wrapped source gives them. ``python -m faim.eval.trained_holdout`` trains a recipe this
+way once per group and measures it on the group left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import faim.data.sources  # noqa: F401  (registers every source the wrapped one may name)
+from faim.data.post import Post
+from faim.registry import lookup, register_source
+
+
+@register_source("without")
+class WithoutSource:
+    """Every post of a source but those of some groups.
+
+    Args:
+        source: The wrapped source's ``data:`` mapping (its ``type:`` and arguments).
+        field: The ``Post.meta`` field whose values name the groups.
+        values: The groups left out; each must name a group of the source, or the recipe would silently measure
+            a group it trained on.
+
+    Raises:
+        ValueError: On a wrapped mapping without ``type``, an empty ``values`` or a ``field`` that is not a string.
+    """
+
+    def __init__(self, source: dict[str, Any], field: str, values: list[Any]) -> None:
+        if not isinstance(source, dict) or "type" not in source:
+            raise ValueError("without: source must be a data: mapping with a type:")
+        if not isinstance(field, str) or not field:
+            raise ValueError(f"without: field must name a meta field, got {field!r}")
+        if not isinstance(values, list) or not values:
+            raise ValueError(f"without: values must be a non-empty list of {field} values, got {values!r}")
+        self.spec = source
+        self.member = lookup("source", source["type"], "data.source")(
+            **{key: value for key, value in source.items() if key != "type"}
+        )
+        self.field = field
+        self.values = list(values)
+        self.checked = False
+
+    def splits(self) -> list[str]:
+        """The wrapped source's splits."""
+        return self.member.splits()
+
+    def posts(self, split: str) -> list[Post]:
+        """The wrapped source's posts of ``split`` whose ``meta[field]`` is none of ``values``.
+
+        Raises:
+            ValueError: The first time, when a value names no group in any split, naming the groups there are.
+        """
+        self.check_values()
+        return [post for post in self.member.posts(split) if post.meta.get(self.field) not in self.values]
+
+    def check_values(self) -> None:
+        """Raise ``ValueError`` when one of ``values`` is the ``meta[field]`` of no post in any split."""
+        if self.checked:
+            return
+        found = {post.meta.get(self.field) for split in self.splits() for post in self.member.posts(split)}
+        missing = [value for value in self.values if value not in found]
+        if missing:
+            groups = ", ".join(sorted(str(value) for value in found if value is not None)) or "none"
+            raise ValueError(f"without: no post has meta.{self.field} {missing}; the groups there are: {groups}")
+        self.checked = True
+
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        """Posts of a file in the wrapped source's format, none left out (new data to score or evaluate)."""
+        return self.member.iter_posts(path)
+
+    def describe(self, split: str) -> str:
+        """The wrapped source's description, and the groups left out."""
+        return f"{self.member.describe(split)} without {self.field} {', '.join(map(str, self.values))}"
+
+    def fingerprint(self, split: str) -> str:
+        """sha256 over the wrapped source's fingerprint and the groups left out."""
+        left_out = json.dumps({"field": self.field, "values": self.values}, sort_keys=True, default=str)
+        return hashlib.sha256(f"{self.member.fingerprint(split)}\n{left_out}".encode()).hexdigest()

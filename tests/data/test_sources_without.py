@@ -1,0 +1,106 @@
+"""The ``without`` source: a source's posts but those of some groups, in every split, on generated files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from faim.assembly import build_source
+from faim.recipe.errors import RecipeError
+from faim.recipe.validate import validate
+
+COLUMNS = {"labels": {"fake": "fake"}, "meta": ["event"]}
+
+
+def jsonl(path: Path, events: list[str]) -> str:
+    """A JSONL file of one labelled post per event given, ids ``<stem>-<index>``."""
+    rows = [{"id": f"{path.stem}-{i}", "text": f"post {i}", "fake": i % 2, "event": e} for i, e in enumerate(events)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def wrapped(tmp_path: Path) -> dict:
+    return {
+        "type": "jsonl",
+        "train": jsonl(tmp_path / "train.jsonl", ["storm", "quake", "storm", "fire"]),
+        "validation": jsonl(tmp_path / "val.jsonl", ["quake", "storm", "eclipse"]),
+        "columns": COLUMNS,
+    }
+
+
+def test_the_groups_named_are_left_out_of_every_split_and_the_rest_kept(wrapped):
+    source = build_source({"type": "without", "source": wrapped, "field": "event", "values": ["storm"]})
+    assert source.splits() == ["train", "validation"]
+    assert [(p.id, p.meta["event"]) for p in source.posts("train")] == [("train-1", "quake"), ("train-3", "fire")]
+    assert [(p.id, p.meta["event"]) for p in source.posts("validation")] == [("val-0", "quake"), ("val-2", "eclipse")]
+    both = build_source({"type": "without", "source": wrapped, "field": "event", "values": ["storm", "quake"]})
+    assert [p.id for p in both.posts("validation")] == ["val-2"]
+
+
+def test_new_data_is_read_whole(wrapped, tmp_path):
+    source = build_source({"type": "without", "source": wrapped, "field": "event", "values": ["storm"]})
+    fresh = jsonl(tmp_path / "new.jsonl", ["storm", "quake"])
+    assert [p.meta["event"] for p in source.iter_posts(fresh)] == ["storm", "quake"]
+
+
+def test_what_is_left_out_is_described_and_changes_the_fingerprint(wrapped):
+    plain = build_source(wrapped)
+    storm = build_source({"type": "without", "source": wrapped, "field": "event", "values": ["storm"]})
+    quake = build_source({"type": "without", "source": wrapped, "field": "event", "values": ["quake"]})
+    assert storm.describe("train") == f"{plain.describe('train')} without event storm"
+    fingerprints = {s.fingerprint("train") for s in (plain, storm, quake)}
+    assert len(fingerprints) == 3
+    again = build_source({"type": "without", "source": wrapped, "field": "event", "values": ["storm"]})
+    assert again.fingerprint("train") == storm.fingerprint("train")
+
+
+def test_a_group_no_post_has_is_named_with_the_groups_there_are(wrapped):
+    source = build_source({"type": "without", "source": wrapped, "field": "event", "values": ["strom"]})
+    with pytest.raises(ValueError, match=r"no post has meta.event \['strom'\].*eclipse, fire, quake, storm"):
+        source.posts("train")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"source": {"root": "x"}, "field": "event", "values": ["a"]}, "source must be a data: mapping with a type"),
+        ({"field": "", "values": ["a"]}, "field must name a meta field"),
+        ({"field": "event", "values": []}, "values must be a non-empty list"),
+    ],
+)
+def test_bad_arguments_are_refused(wrapped, arguments, message):
+    with pytest.raises(ValueError, match=message):
+        build_source({"type": "without", "source": wrapped} | arguments)
+
+
+def recipe(data: dict, balance: str | None = None) -> dict:
+    return {
+        "data": data,
+        "model": {
+            "encoders": {"text": {"type": "tiny_text"}},
+            "fusion": {"type": "concat"},
+            "heads": {"fake": {"type": "binary", "labels": ["real", "fake"]}},
+        },
+        "train": {"balance": balance},
+    }
+
+
+def test_the_recipe_validates_the_wrapped_source(wrapped):
+    bad = wrapped | {"type": "jsnol"}
+    with pytest.raises(RecipeError, match=r"data\.source\.type.*unknown source 'jsnol'.*did you mean 'jsonl'"):
+        validate(recipe({"type": "without", "source": bad, "field": "event", "values": ["storm"]}))
+    with pytest.raises(RecipeError, match=r"data\.source\.sources\[1\]\.type"):
+        members = [wrapped, wrapped | {"type": "nope"}]
+        validate(
+            recipe({"type": "without", "source": {"type": "concat", "sources": members}, "field": "e", "values": [1]})
+        )
+
+
+def test_balancing_sources_sees_through_to_a_wrapped_concat(wrapped):
+    concat = {"type": "concat", "sources": [wrapped, wrapped]}
+    validate(recipe({"type": "without", "source": concat, "field": "event", "values": ["storm"]}, "sources"))
+    with pytest.raises(RecipeError, match="this data is one source"):
+        validate(recipe({"type": "without", "source": wrapped, "field": "event", "values": ["storm"]}, "sources"))
