@@ -22,7 +22,7 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any
     merged["earlier_runs"] = list({run["generated_at"]: run for run in runs}.values())
     for section in ("transfer", "languages"):
         if merged.get(section) is None and earlier.get(section) is not None:
-            merged[section] = earlier[section] | {"earlier_run": stamp}
+            merged[section] = earlier[section] | {"earlier_run": earlier[section].get("earlier_run", stamp)}
     datasets = {dataset["source"]: dataset for dataset in merged["datasets"]}
     for dataset in earlier["datasets"]:
         if dataset["source"] not in datasets:

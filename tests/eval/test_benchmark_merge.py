@@ -47,10 +47,16 @@ def test_a_run_of_some_recipes_keeps_the_others_and_marks_them() -> None:
 
 
 def test_an_entry_kept_twice_keeps_the_time_it_was_measured() -> None:
-    first = {"command": "a", "generated_at": "2026-11-01T00:00:00+00:00", "datasets": [dataset("liar", {"x": 0.5})]}
+    first = {
+        "command": "a",
+        "generated_at": "2026-11-01T00:00:00+00:00",
+        "datasets": [dataset("liar", {"x": 0.5})],
+        "transfer": {"rows": ["a's"]},
+    }
     second = merge_results({"command": "b", "generated_at": "2026-11-10T00:00:00+00:00", "datasets": []}, first)
     third = merge_results({"command": "c", "generated_at": "2026-11-20T00:00:00+00:00", "datasets": []}, second)
     assert third["datasets"][0]["rows"][0]["earlier_run"] == "2026-11-01T00:00:00+00:00"
+    assert third["transfer"] == {"rows": ["a's"], "earlier_run": "2026-11-01T00:00:00+00:00"}  # a section too
     assert [run["command"] for run in third["earlier_runs"]] == ["a", "b"]  # every run something was kept from
     assert kept_times(third) == {"2026-11-01T00:00:00+00:00"}  # only a's figures are left: RESULTS.md names a alone
 

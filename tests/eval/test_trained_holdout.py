@@ -41,6 +41,7 @@ def test_each_group_is_measured_by_a_model_that_never_saw_it(demo_data, tmp_path
         data = yaml.safe_load((run / "model" / "recipe.yaml").read_text(encoding="utf-8"))["data"]
         assert data["type"] == "without" and data["field"] == "topic" and data["values"] == [name]
         assert data["source"] == recipe.data_section
+        assert not (run / "checkpoints").exists()  # removed once the model is saved
         assert 0 <= measured["accuracy"] <= 1 and np.isfinite(measured["ece"])
     weighted = sum(m["accuracy"] * m["n"] for m in result.per_group.values()) / result.overall["n"]
     assert result.overall["accuracy"] == pytest.approx(weighted)
