@@ -57,7 +57,7 @@ from faim.eval.benchmark_runs import (
 from faim.eval.benchmark_transfer import is_hate_recipe, run_transfer
 from faim.eval.group_holdout import probe_recipe
 from faim.eval.report import _jsonable
-from faim.eval.trained_holdout import trained_holdout
+from faim.eval.trained_holdout import plan_folds, trained_holdout
 from faim.perturb import perturbations_of
 from faim.recipe import Recipe
 from faim.recipe.loader import shipped_recipes
@@ -326,16 +326,17 @@ def holdout_entry(recipe: Recipe, dataset: Dataset, reuse: bool, log: Log) -> di
 
     Raises:
         ValueError: As ``faim.eval.group_holdout.probe_inputs`` (an encoder that trains, a post without a group) and
-            ``faim.eval.trained_holdout.trained_holdout``.
+            ``faim.eval.trained_holdout.plan_folds``, before anything trains.
     """
     group_by = dataset.holdout_by or ""
     task = task_specs(recipe.model)[0]
     metric = dataset.metric
-    trained = trained_holdout(recipe, task, group_by, reuse=reuse, log=lambda line: log(f"  {line}"))
-    log(f"  trained without each {group_by}: {metric} {trained.overall[metric]:.4f} over the held-out posts")
-    kinds, result = probe_recipe(recipe, task, group_by)
+    kinds, result = probe_recipe(recipe, task, group_by)  # first: cheap, and what it refuses stops before training
     log(f"  probe of frozen {', '.join(kinds)} embeddings: {metric} {result.recipe_split[metric]:.4f} on the recipe "
         f"split, {result.leave_one_out[metric]:.4f} with each {group_by} held out")  # fmt: skip
+    folds = plan_folds(recipe, task, group_by)
+    trained = trained_holdout(folds, task, reuse=reuse, log=lambda line: log(f"  {line}"))
+    log(f"  trained without each {group_by}: {metric} {trained.overall[metric]:.4f} over the held-out posts")
     return {
         "name": Path(recipe.source).stem,
         "task": task.name,

@@ -37,6 +37,7 @@ from faim.eval.group_holdout import group_of
 from faim.inference import predict
 from faim.recipe import Recipe, as_recipe
 from faim.training.loaders import make_loader
+from faim.training.run import check_correction_groups
 
 
 @dataclass(frozen=True)
@@ -63,25 +64,26 @@ def slug(value: object) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", str(value)).strip("_") or "group"
 
 
-def fold_recipe(recipe: Recipe, group_by: str, value: object, runs: Path) -> Recipe:
-    """``recipe`` with the posts whose ``meta[group_by]`` is ``value`` left out of its data, trained into
-    ``runs/<value>``."""
-    data = {"type": "without", "source": recipe.data_section, "field": group_by, "values": [value]}
+def fold_recipe(recipe: Recipe, group_by: str, name: str, values: list[object], runs: Path) -> Recipe:
+    """``recipe`` with the posts whose ``meta[group_by]`` is one of ``values`` (the group ``name``: every value that
+    reads as it, such as ``1`` from a CSV and ``"1"`` from JSON) left out of its data, trained into
+    ``runs/<name>``."""
+    data = {"type": "without", "source": recipe.data_section, "field": group_by, "values": values}
     mapping = recipe.to_dict() | {"data": data}
-    mapping["train"] = mapping["train"] | {"output_dir": str(runs / slug(value))}
+    mapping["train"] = mapping["train"] | {"output_dir": str(runs / slug(name))}
     return Recipe.from_dict(mapping, recipe.source)
 
 
 def posts_by_group(recipe: Recipe, task: TaskSpec, group_by: str) -> dict[str, list[Post]]:
-    """Every post of every split of the recipe's data labelled for ``task``, by ``meta[group_by]`` (as a string),
-    groups in sorted order.
+    """The posts of the recipe's train and evaluation splits labelled for ``task`` (never a test split it does not
+    evaluate), by ``meta[group_by]`` read as a string, groups in sorted order.
 
     Raises:
         ValueError: When a labelled post has no ``meta[group_by]``, naming it; with fewer than two groups.
     """
     source = build_source(recipe.data_section)
     groups: dict[str, list[Post]] = {}
-    for split in source.splits():
+    for split in dict.fromkeys(("train", recipe.eval.split)):
         for post in source.posts(split):
             if post.labels.get(task.name) is not None:
                 groups.setdefault(str(group_of(post, group_by)), []).append(post)
@@ -136,37 +138,66 @@ def figures(task: TaskSpec, scored: Sequence[HeldOut], bins: int) -> dict[str, f
     }
 
 
+@dataclass(frozen=True)
+class Fold:
+    """One group left out: the ``recipe`` trained without it and its labelled ``posts``, measured by that model."""
+
+    recipe: Recipe
+    posts: list[Post]
+
+
+def plan_folds(recipe: Recipe, task: TaskSpec, group_by: str, runs: Path | None = None) -> dict[str, Fold]:
+    """One ``Fold`` per group of ``posts_by_group``, trained into ``runs/<group>`` (default:
+    ``<train.output_dir>/without``), each checked before any trains.
+
+    Raises:
+        ValueError: As ``posts_by_group``; for a task that is not binary or multiclass; when two groups would share a
+            run folder; when leaving a group out leaves the recipe no training or evaluation post, or (with
+            ``eval.crowd_corrections``) training posts of one crowd group only; naming the group.
+    """
+    if task.type not in ("binary", "multiclass"):
+        raise ValueError(f"task {task.name!r} is {task.type}; this measures one class per post")
+    groups = posts_by_group(recipe, task, group_by)
+    folders = [slug(name) for name in groups]
+    shared = sorted({folder for folder in folders if folders.count(folder) > 1})
+    if shared:
+        raise ValueError(f"groups of meta.{group_by} would share the run folder {', '.join(shared)}; rename them")
+    runs = Path(recipe.train.output_dir) / "without" if runs is None else runs
+    folds = {}
+    for name, posts in groups.items():
+        values = list({repr(value): value for value in (post.meta[group_by] for post in posts)}.values())
+        fold = fold_recipe(recipe, group_by, name, values, runs)
+        source = build_source(fold.data_section)
+        for split in ("train", fold.eval.split):
+            if split not in source.splits() or not source.posts(split):
+                raise ValueError(f"leaving out {group_by} {name!r} leaves {recipe.source} no {split} post")
+        if fold.eval.crowd_corrections:
+            try:
+                check_correction_groups(fold, source.posts("train"))
+            except ValueError as error:
+                raise ValueError(f"leaving out {group_by} {name!r}: {error}") from None
+        folds[name] = Fold(fold, posts)
+    return folds
+
+
 def trained_holdout(
-    recipe: Recipe,
+    folds: dict[str, Fold],
     task: TaskSpec,
-    group_by: str,
-    runs: Path | None = None,
     reuse: bool = False,
     log: Callable[[str], None] = print,
     progress: Callable = tqdm,
 ) -> TrainedHoldout:
-    """Train ``recipe`` once per value of ``meta[group_by]`` without that group's posts, into ``runs/<value>``
-    (default: ``<train.output_dir>/without``), and measure each model on them (see the module docstring); with
-    ``reuse``, a run already there of the same recipe is evaluated instead of trained again. Each run's checkpoints
-    are removed once its model is saved (hundreds of MB each with a large frozen encoder); the model stays.
-
-    Raises:
-        ValueError: As ``posts_by_group``; when leaving a group out leaves the recipe no validation post, naming it.
-    """
-    groups = posts_by_group(recipe, task, group_by)
-    runs = Path(recipe.train.output_dir) / "without" if runs is None else runs
-    folds = {name: fold_recipe(recipe, group_by, posts[0].meta[group_by], runs) for name, posts in groups.items()}
-    for name, fold in folds.items():  # every fold checked before any trains
-        source = build_source(fold.data_section)
-        if fold.eval.split not in source.splits() or not source.posts(fold.eval.split):
-            raise ValueError(f"leaving out {group_by} {name!r} leaves {recipe.source} no {fold.eval.split} post")
+    """Train each fold of ``plan_folds`` and measure its model on the group it left out (see the module docstring);
+    with ``reuse``, a run already there of the same recipe is evaluated instead of trained again. Each run's
+    checkpoints are removed once its model is saved (hundreds of MB each with a large frozen encoder); the model
+    stays."""
     scored: dict[str, HeldOut] = {}
-    for name, posts in progress(groups.items(), desc="training without each group", unit="group"):
-        log(f"without {group_by} {name!r} ({len(posts)} labelled posts held out)")
-        run = train_or_reuse(folds[name], reuse, log)
-        shutil.rmtree(Path(folds[name].train.output_dir) / "checkpoints", ignore_errors=True)  # the model stays
-        scored[name] = held_out(folds[name], run.model_dir, task, posts)
-    bins = recipe.eval.calibration_bins
+    for name, fold in progress(folds.items(), desc="training without each group", unit="group"):
+        log(f"without {fold.recipe.data_section['field']} {name!r} ({len(fold.posts)} labelled posts held out)")
+        run = train_or_reuse(fold.recipe, reuse, log)
+        shutil.rmtree(Path(fold.recipe.train.output_dir) / "checkpoints", ignore_errors=True)  # the model stays
+        scored[name] = held_out(fold.recipe, run.model_dir, task, fold.posts)
+    bins = next(iter(folds.values())).recipe.eval.calibration_bins
     return TrainedHoldout(
         figures(task, list(scored.values()), bins) | {"groups": len(scored)},
         {name: figures(task, [one], bins) for name, one in scored.items()},
@@ -217,12 +248,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.task and args.task not in tasks:
         parser.error(f"unknown task {args.task!r}; the recipe's tasks: {', '.join(tasks)}")
     task = tasks[args.task] if args.task else next(iter(tasks.values()))
-    if task.type not in ("binary", "multiclass"):
-        parser.error(f"task {task.name!r} is {task.type}; this measures one class per post")
     try:
-        result = trained_holdout(recipe, task, group_by, args.runs, args.reuse)
-    except ValueError as error:  # a post without a group, too few groups, no validation post left
+        folds = plan_folds(recipe, task, group_by, args.runs)
+    except ValueError as error:  # a post without a group, too few groups, no post left to train or validate on
         parser.error(str(error))
+    result = trained_holdout(folds, task, args.reuse)
     print(f"recipe: {recipe.source}  task: {task.name}  trained without each meta.{group_by} in turn")
     print(format_result(result, group_by))
     return 0

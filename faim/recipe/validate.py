@@ -125,9 +125,18 @@ def check_members(source: str, data: dict[str, Any], path: str = "data") -> None
     if not isinstance(members, list) or len(members) < 2:
         raise RecipeError(source, f"{path}.sources", "expected a list of at least two data: mappings")
     for index, member in enumerate(members):
-        check_component(source, f"{path}.sources[{index}]", "source", member)
-        if member["type"] == "concat":
-            raise RecipeError(source, f"{path}.sources[{index}]", "a concat member cannot be a concat itself")
+        where = f"{path}.sources[{index}]"
+        check_component(source, where, "source", member)
+        if innermost(member).get("type") == "concat":
+            raise RecipeError(source, where, "a concat member cannot be a concat itself")
+        check_members(source, member, where)
+
+
+def innermost(data: dict[str, Any]) -> dict[str, Any]:
+    """The source a chain of ``without`` sections wraps (``data`` itself when it is not one)."""
+    while data.get("type") == "without" and isinstance(data.get("source"), dict):
+        data = data["source"]
+    return data
 
 
 def validate(recipe: dict[str, Any], source: str = "") -> None:
@@ -178,9 +187,7 @@ def check_balance(source: str, balance: Any, data: dict[str, Any] | None, path: 
         raise RecipeError(
             source, path, f"unknown balance {balance!r}{suggest(str(balance), list(BALANCE))}; valid: {valid}"
         )
-    while data is not None and data.get("type") == "without":
-        data = data.get("source")
-    if data is not None and data.get("type") != "concat":
+    if data is not None and innermost(data).get("type") != "concat":
         raise RecipeError(
             source, path, "sources balances the members of a concat data: section; this data is one source"
         )

@@ -99,6 +99,22 @@ def test_the_recipe_validates_the_wrapped_source(wrapped):
         )
 
 
+def test_a_without_member_of_a_concat_is_validated_and_cannot_hide_a_concat(wrapped):
+    typo = {"type": "without", "source": wrapped | {"type": "jsnol"}, "field": "event", "values": ["storm"]}
+    with pytest.raises(RecipeError, match=r"data\.sources\[1\]\.source\.type.*unknown source 'jsnol'"):
+        validate(recipe({"type": "concat", "sources": [wrapped, typo]}))
+    nested = {
+        "type": "without",
+        "source": {"type": "concat", "sources": [wrapped, wrapped]},
+        "field": "e",
+        "values": [1],
+    }
+    with pytest.raises(RecipeError, match=r"data\.sources\[1\].*a concat member cannot be a concat itself"):
+        validate(recipe({"type": "concat", "sources": [wrapped, nested]}))
+    fine = {"type": "without", "source": wrapped, "field": "event", "values": ["storm"]}
+    validate(recipe({"type": "concat", "sources": [wrapped, fine]}))
+
+
 def test_balancing_sources_sees_through_to_a_wrapped_concat(wrapped):
     concat = {"type": "concat", "sources": [wrapped, wrapped]}
     validate(recipe({"type": "without", "source": concat, "field": "event", "values": ["storm"]}, "sources"))

@@ -10,10 +10,11 @@ import pytest
 import torch
 import yaml
 
+from faim.assembly import build_source
 from faim.data.targets import TaskSpec
-from faim.eval.trained_holdout import HeldOut, figures, main, trained_holdout
+from faim.eval.trained_holdout import HeldOut, figures, held_out, main, plan_folds, trained_holdout
 from faim.recipe import as_recipe
-from tests.conftest import tiny_recipe
+from tests.conftest import frozen_tiny_recipe, tiny_recipe
 
 TASK = TaskSpec("harmful", "binary", ["benign", "harmful"])
 
@@ -28,29 +29,95 @@ def one_epoch(demo_data: dict[str, Path], root: Path) -> dict:
     return recipe
 
 
-def test_each_group_is_measured_by_a_model_that_never_saw_it(demo_data, tmp_path):
+def test_each_group_is_measured_by_a_model_that_never_saw_it_as_its_evaluation_measures(demo_data, tmp_path):
     torch.manual_seed(0)
-    recipe = as_recipe(one_epoch(demo_data, tmp_path))
+    mapping = frozen_tiny_recipe(demo_data, tmp_path / "run")
+    mapping["train"]["max_epochs"] = 1
+    mapping["eval"] |= {"pool_by_image": 0.99, "ablations": False}
+    recipe = as_recipe(mapping)
     logged: list[str] = []
-    result = trained_holdout(recipe, TASK, "topic", tmp_path / "holdout", log=logged.append, progress=quiet)
+    folds = plan_folds(recipe, TASK, "topic", tmp_path / "holdout")
+    result = trained_holdout(folds, TASK, log=logged.append, progress=quiet)
     assert sorted(result.per_group) == ["group", "weather"]
     assert result.overall["n"] == 560 == sum(m["n"] for m in result.per_group.values())
     assert result.overall["groups"] == 2
-    for name, measured in result.per_group.items():
+    for name, fold in folds.items():
         run = tmp_path / "holdout" / name
         data = yaml.safe_load((run / "model" / "recipe.yaml").read_text(encoding="utf-8"))["data"]
         assert data["type"] == "without" and data["field"] == "topic" and data["values"] == [name]
         assert data["source"] == recipe.data_section
         assert not (run / "checkpoints").exists()  # removed once the model is saved
-        assert 0 <= measured["accuracy"] <= 1 and np.isfinite(measured["ece"])
+        trained_on = build_source(fold.recipe.data_section)
+        assert {p.meta["topic"] for split in ("train", "validation") for p in trained_on.posts(split)} == {
+            "group",
+            "weather",
+        } - {name}
+        # the held-out scoring is the evaluation's: on the run's own validation posts it gives metrics.json's figures
+        report = json.loads((run / "eval" / "metrics.json").read_text(encoding="utf-8"))["tasks"]["harmful"]["metrics"]
+        own = figures(TASK, [held_out(fold.recipe, run / "model", TASK, trained_on.posts("validation"))], 15)
+        assert own["accuracy"] == pytest.approx(report["accuracy"]) and own["ece"] == pytest.approx(report["ece"])
+        assert own["macro_f1"] == pytest.approx(report["macro_f1"])
     weighted = sum(m["accuracy"] * m["n"] for m in result.per_group.values()) / result.overall["n"]
     assert result.overall["accuracy"] == pytest.approx(weighted)
     assert any("without topic 'group'" in line for line in logged)
     trained_at = json.loads((tmp_path / "holdout/group/train_record.json").read_text())["trained_at"]
-    again = trained_holdout(recipe, TASK, "topic", tmp_path / "holdout", reuse=True, log=logged.append, progress=quiet)
+    again = trained_holdout(folds, TASK, reuse=True, log=logged.append, progress=quiet)
     assert any(line.strip().startswith("reusing") for line in logged)
-    assert json.loads((tmp_path / "holdout/group/train_record.json").read_text())["trained_at"] == (trained_at)
+    assert json.loads((tmp_path / "holdout/group/train_record.json").read_text())["trained_at"] == trained_at
     assert again.overall == pytest.approx(result.overall, nan_ok=True)
+
+
+def write_jsonl(path: Path, topics: list) -> str:
+    rows = [{"id": f"{path.stem}{i}", "text": f"post {i}", "label": i % 2, "topic": t} for i, t in enumerate(topics)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return str(path)
+
+
+def text_recipe(tmp_path: Path, train: list, validation: list) -> dict:
+    return {
+        "data": {
+            "type": "jsonl",
+            "train": write_jsonl(tmp_path / "train.jsonl", train),
+            "validation": write_jsonl(tmp_path / "val.jsonl", validation),
+            "columns": {"labels": {"harmful": "label"}, "meta": ["topic"]},
+        },
+        "model": {
+            "encoders": {"text": {"type": "tiny_text", "dim": 8}},
+            "fusion": {"type": "concat"},
+            "heads": {"harmful": {"type": "binary", "labels": ["benign", "harmful"]}},
+        },
+        "train": {"max_epochs": 1, "output_dir": str(tmp_path / "run"), "cache_dir": str(tmp_path / "cache")},
+    }
+
+
+def test_a_group_whose_values_differ_in_type_is_left_out_whole(tmp_path):
+    # 1 (a number) and "1" (a string) read as one group: leaving it out must drop both, or validation keeps some
+    recipe = as_recipe(text_recipe(tmp_path, [1, 2, 1, 2, "3", "3"], ["1", "2", 3, "3"]))
+    folds = plan_folds(recipe, TASK, "topic", tmp_path / "holdout")
+    assert sorted(folds) == ["1", "2", "3"] and [len(fold.posts) for fold in folds.values()] == [3, 3, 4]
+    assert folds["1"].recipe.data_section["values"] == [1, "1"]
+    left = build_source(folds["1"].recipe.data_section)
+    assert {str(p.meta["topic"]) for split in ("train", "validation") for p in left.posts(split)} == {"2", "3"}
+
+
+def test_folds_that_cannot_train_are_refused_before_any_does(demo_data, tmp_path):
+    only_validation_group = as_recipe(text_recipe(tmp_path, ["a", "b"] * 4, ["c"] * 4))
+    with pytest.raises(ValueError, match="leaving out topic 'c' leaves <dict> no validation post"):
+        plan_folds(only_validation_group, TASK, "topic", tmp_path / "holdout")
+    only_train_group = as_recipe(text_recipe(tmp_path, ["a"] * 4, ["a", "b"] * 2))
+    with pytest.raises(ValueError, match="leaving out topic 'a' leaves <dict> no train post"):
+        plan_folds(only_train_group, TASK, "topic", tmp_path / "holdout")
+    crowd = frozen_tiny_recipe(demo_data, tmp_path / "run")
+    crowd["eval"] |= {"pool_by_image": 0.99, "crowd_corrections": "topic"}
+    with pytest.raises(ValueError, match=r"leaving out topic 'group': eval.crowd_corrections: every training post"):
+        plan_folds(as_recipe(crowd), TASK, "topic", tmp_path / "holdout")
+    twins = as_recipe(text_recipe(tmp_path, ["a b", "a_b"] * 2, ["a b", "a_b"]))
+    with pytest.raises(ValueError, match="would share the run folder a_b"):
+        plan_folds(twins, TASK, "topic", tmp_path / "holdout")
+    labels = TaskSpec("harmful", "multilabel", ["benign", "harmful"])
+    with pytest.raises(ValueError, match="is multilabel; this measures one class per post"):
+        plan_folds(only_validation_group, labels, "topic", tmp_path / "holdout")
+    assert not (tmp_path / "holdout").exists()
 
 
 def test_figures_read_each_post_by_its_own_models_decision():
@@ -69,32 +136,6 @@ def test_figures_read_each_post_by_its_own_models_decision():
     multiclass = figures(three, [HeldOut(np.array([0, 1, 2]), prob, prob.argmax(axis=1))], bins=10)
     assert multiclass["accuracy"] == pytest.approx(2 / 3) and multiclass["auroc"] == 1.0
     assert multiclass["macro_f1"] == pytest.approx((2 / 3 + 1 + 0) / 3)
-
-
-def test_leaving_out_the_only_validation_group_is_named(tmp_path):
-    def write(name: str, topics: list[str]) -> str:
-        rows = [{"id": f"{name}{i}", "text": f"post {i}", "label": i % 2, "topic": t} for i, t in enumerate(topics)]
-        path = tmp_path / f"{name}.jsonl"
-        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-        return str(path)
-
-    recipe = {
-        "data": {
-            "type": "jsonl",
-            "train": write("train", ["a", "b"] * 4),
-            "validation": write("val", ["c"] * 4),
-            "columns": {"labels": {"harmful": "label"}, "meta": ["topic"]},
-        },
-        "model": {
-            "encoders": {"text": {"type": "tiny_text", "dim": 8}},
-            "fusion": {"type": "concat"},
-            "heads": {"harmful": {"type": "binary", "labels": ["benign", "harmful"]}},
-        },
-        "train": {"max_epochs": 1, "output_dir": str(tmp_path / "run"), "cache_dir": str(tmp_path / "cache")},
-    }
-    with pytest.raises(ValueError, match="leaving out topic 'c' leaves <dict> no validation post"):
-        trained_holdout(as_recipe(recipe), TASK, "topic", tmp_path / "holdout", log=lambda _: None, progress=quiet)
-    assert not (tmp_path / "holdout").exists()  # refused before any training
 
 
 def test_command_prints_every_group_and_names_a_missing_field(demo_data, tmp_path, write_recipe, capsys):
