@@ -356,16 +356,16 @@ def cells(metrics: dict[str, float], names: Sequence[str]) -> str:
     return " | ".join("n/a" if np.isnan(value) else f"{value:.4f}" for value in values)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m faim.eval.group_holdout",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_recipe_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
+    """The recipe, ``--group-by`` and ``--task`` arguments of a command that holds out groups of a recipe's posts."""
     parser.add_argument("recipe", help="recipe file or shipped recipe name")
     parser.add_argument("--group-by", help="Post.meta field whose values are the groups (default: eval.slice)")
-    parser.add_argument("--task", help="task to probe (default: the recipe's first)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--task", help=f"task to {verb} (default: the recipe's first)")
+
+
+def recipe_task_and_groups(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Recipe, TaskSpec, str]:
+    """The recipe, task and grouping field ``add_recipe_arguments`` parsed; a usage error (exit 2) for a recipe with
+    no ``eval.slice`` and no ``--group-by``, or an unknown task."""
     recipe = as_recipe(args.recipe)
     group_by = args.group_by or recipe.eval.slice
     if not group_by:
@@ -373,7 +373,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     tasks = {task.name: task for task in task_specs(recipe.model)}
     if args.task and args.task not in tasks:
         parser.error(f"unknown task {args.task!r}; the recipe's tasks: {', '.join(tasks)}")
-    task = tasks[args.task] if args.task else next(iter(tasks.values()))
+    return recipe, tasks[args.task] if args.task else next(iter(tasks.values())), group_by
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m faim.eval.group_holdout",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_recipe_arguments(parser, "probe")
+    args = parser.parse_args(argv)
+    recipe, task, group_by = recipe_task_and_groups(parser, args)
     if task.type not in ("binary", "multiclass"):
         parser.error(f"task {task.name!r} is {task.type}; the probe predicts one class per post")
     try:

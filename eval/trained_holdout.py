@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.metrics import f1_score, roc_auc_score
 from tqdm.auto import tqdm
 
-from faim.assembly import build_source, task_specs
+from faim.assembly import build_source
 from faim.calibration.fit import Calibration
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
@@ -33,9 +33,9 @@ from faim.detector import Detector
 from faim.eval.benchmark_runs import train_or_reuse
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.evaluate import Evaluated, labelled
-from faim.eval.group_holdout import group_of
+from faim.eval.group_holdout import add_recipe_arguments, cells, group_of, recipe_task_and_groups
 from faim.inference import predict
-from faim.recipe import Recipe, as_recipe
+from faim.recipe import Recipe
 from faim.training.loaders import make_loader
 from faim.training.run import check_correction_groups
 
@@ -214,18 +214,13 @@ def format_result(result: TrainedHoldout, group_by: str) -> str:
     lines = [
         f"| {group_by}s held out | n | {names} |",
         "|---:|---:|" + "---:|" * len(COLUMNS),
-        f"| {overall['groups']} | {overall['n']} | {cells(overall)} |",
+        f"| {overall['groups']} | {overall['n']} | {cells(overall, COLUMNS)} |",
         "",
         f"| held-out {group_by} | n | {names} |",
         "|:---|---:|" + "---:|" * len(COLUMNS),
     ]
-    lines += [f"| {name} | {m['n']} | {cells(m)} |" for name, m in result.per_group.items()]
+    lines += [f"| {name} | {m['n']} | {cells(m, COLUMNS)} |" for name, m in result.per_group.items()]
     return "\n".join(lines)
-
-
-def cells(metrics: dict[str, float]) -> str:
-    """``COLUMNS`` of ``metrics`` to four places; n/a where NaN."""
-    return " | ".join("n/a" if np.isnan(metrics[name]) else f"{metrics[name]:.4f}" for name in COLUMNS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -234,20 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("recipe", help="recipe file or shipped recipe name")
-    parser.add_argument("--group-by", help="Post.meta field whose values are the groups (default: eval.slice)")
-    parser.add_argument("--task", help="task to measure (default: the recipe's first)")
+    add_recipe_arguments(parser, "measure")
     parser.add_argument("--runs", type=Path, help="where each group's run goes (default: <train.output_dir>/without)")
     parser.add_argument("--reuse", action="store_true", help="evaluate a run already there instead of training again")
     args = parser.parse_args(argv)
-    recipe = as_recipe(args.recipe)
-    group_by = args.group_by or recipe.eval.slice
-    if not group_by:
-        parser.error(f"{recipe.source} has no eval.slice; name the grouping field with --group-by")
-    tasks = {task.name: task for task in task_specs(recipe.model)}
-    if args.task and args.task not in tasks:
-        parser.error(f"unknown task {args.task!r}; the recipe's tasks: {', '.join(tasks)}")
-    task = tasks[args.task] if args.task else next(iter(tasks.values()))
+    recipe, task, group_by = recipe_task_and_groups(parser, args)
     try:
         folds = plan_folds(recipe, task, group_by, args.runs)
     except ValueError as error:  # a post without a group, too few groups, no post left to train or validate on
