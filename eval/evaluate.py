@@ -67,6 +67,15 @@ class Evaluated:
     groups: np.ndarray | None = None
 
     @classmethod
+    def of(cls, detector: Detector, predictions: Predictions) -> Evaluated:
+        """``predictions`` as ``detector``'s evaluation reads them: pooled by shared picture under its pooled
+        calibration where it pools (as per post, uncalibrated, before it has one), per post under its calibration
+        otherwise."""
+        if detector.pooling_kind is None:
+            return cls(predictions, detector.calibration)
+        return cls.pooled(detector, predictions, detector.pooled or Calibration.identity(detector.tasks))
+
+    @classmethod
     def pooled(
         cls, detector: Detector, predictions: Predictions, calibration: Calibration, corrections: bool = True
     ) -> Evaluated:
@@ -150,16 +159,12 @@ def evaluate_loader(
             f"without_{kind}": predict(detector.model, loader, drop=[kind], desc=f"without {kind}", link_kind=link)
             for kind in kinds
         }
-    if link is None:
-        main = Evaluated(predictions, detector.calibration)
-        ablations = {name: Evaluated(p, detector.calibration) for name, p in ablated.items()}
-    else:
-        calibration = detector.pooled or Calibration.identity(detector.tasks)  # not calibrated yet: as per post
-        main = Evaluated.pooled(detector, predictions, calibration)
-        ablations = {name: Evaluated.pooled(detector, p, calibration) for name, p in ablated.items()}
+    main = Evaluated.of(detector, predictions)
+    ablations = {name: Evaluated.of(detector, p) for name, p in ablated.items()}
+    if link is not None:
         ablations["without_pooling"] = Evaluated(predictions, detector.calibration, main.groups)
-        if any(calibration.correction_weights.values()):
-            ablations["without_crowd_corrections"] = Evaluated.pooled(detector, predictions, calibration, False)
+        if any(main.calibration.correction_weights.values()):
+            ablations["without_crowd_corrections"] = Evaluated.pooled(detector, predictions, main.calibration, False)
     results: dict[str, Any] = {
         "model": detector.source,
         "data": data_name,

@@ -26,7 +26,6 @@ from sklearn.metrics import f1_score, roc_auc_score
 from tqdm.auto import tqdm
 
 from faim.assembly import build_source
-from faim.calibration.fit import Calibration
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -74,19 +73,30 @@ def fold_recipe(recipe: Recipe, group_by: str, name: str, values: list[object], 
     return Recipe.from_dict(mapping, recipe.source)
 
 
-def posts_by_group(recipe: Recipe, task: TaskSpec, group_by: str) -> dict[str, list[Post]]:
-    """The posts of the recipe's train and evaluation splits labelled for ``task`` (never a test split it does not
-    evaluate), by ``meta[group_by]`` read as a string, groups in sorted order.
+def split_posts(recipe: Recipe) -> dict[str, list[Post]]:
+    """Every post of the recipe's train and evaluation splits (never a test split it does not evaluate), by split.
+
+    Raises:
+        ValueError: When the source has no such split, naming the splits it has.
+    """
+    source = build_source(recipe.data_section)
+    names = list(dict.fromkeys(("train", recipe.eval.split)))
+    missing = [name for name in names if name not in source.splits()]
+    if missing:
+        raise ValueError(f"{recipe.source}: no {' or '.join(missing)} split; found: {', '.join(source.splits())}")
+    return {name: source.posts(name) for name in names}
+
+
+def posts_by_group(splits: dict[str, list[Post]], task: TaskSpec, group_by: str) -> dict[str, list[Post]]:
+    """The posts of ``splits`` labelled for ``task``, by ``meta[group_by]`` read as a string, groups in sorted order.
 
     Raises:
         ValueError: When a labelled post has no ``meta[group_by]``, naming it; with fewer than two groups.
     """
-    source = build_source(recipe.data_section)
     groups: dict[str, list[Post]] = {}
-    for split in dict.fromkeys(("train", recipe.eval.split)):
-        for post in source.posts(split):
-            if post.labels.get(task.name) is not None:
-                groups.setdefault(str(group_of(post, group_by)), []).append(post)
+    for post in (post for posts in splits.values() for post in posts):
+        if post.labels.get(task.name) is not None:
+            groups.setdefault(str(group_of(post, group_by)), []).append(post)
     if len(groups) < 2:
         raise ValueError(f"leaving one group out needs at least two values of meta.{group_by}, found {len(groups)}")
     return dict(sorted(groups.items()))
@@ -100,10 +110,7 @@ def held_out(recipe: Recipe, model_dir: Path, task: TaskSpec, posts: list[Post])
     collate = detector.collator(with_targets=True)
     loader = make_loader(detector.model, collate, posts, recipe.eval.batch_size, shuffle=False, cache_dir=cache_dir)
     predictions = predict(detector.model, loader, desc=None, link_kind=detector.pooling_kind)
-    if detector.pooling_kind is None:
-        evaluated = Evaluated(predictions, detector.calibration)
-    else:
-        evaluated = Evaluated.pooled(detector, predictions, detector.pooled or Calibration.identity(detector.tasks))
+    evaluated = Evaluated.of(detector, predictions)
     keep = task.labelled(predictions.targets[task.name])
     y, prob = labelled(task, evaluated, keep)
     if task.type == "binary":
@@ -148,16 +155,17 @@ class Fold:
 
 def plan_folds(recipe: Recipe, task: TaskSpec, group_by: str, runs: Path | None = None) -> dict[str, Fold]:
     """One ``Fold`` per group of ``posts_by_group``, trained into ``runs/<group>`` (default:
-    ``<train.output_dir>/without``), each checked before any trains.
+    ``<train.output_dir>/without``), each checked before any trains, on the posts read once.
 
     Raises:
-        ValueError: As ``posts_by_group``; for a task that is not binary or multiclass; when two groups would share a
-            run folder; when leaving a group out leaves the recipe no training or evaluation post, or (with
-            ``eval.crowd_corrections``) training posts of one crowd group only; naming the group.
+        ValueError: As ``split_posts`` and ``posts_by_group``; for a task that is not binary or multiclass; when two
+            groups would share a run folder; when leaving a group out leaves the recipe no training or evaluation
+            post, or (with ``eval.crowd_corrections``) training posts of one crowd group only; naming the group.
     """
     if task.type not in ("binary", "multiclass"):
         raise ValueError(f"task {task.name!r} is {task.type}; this measures one class per post")
-    groups = posts_by_group(recipe, task, group_by)
+    splits = split_posts(recipe)
+    groups = posts_by_group(splits, task, group_by)
     folders = [slug(name) for name in groups]
     shared = sorted({folder for folder in folders if folders.count(folder) > 1})
     if shared:
@@ -165,15 +173,17 @@ def plan_folds(recipe: Recipe, task: TaskSpec, group_by: str, runs: Path | None 
     runs = Path(recipe.train.output_dir) / "without" if runs is None else runs
     folds = {}
     for name, posts in groups.items():
-        values = list({repr(value): value for value in (post.meta[group_by] for post in posts)}.values())
-        fold = fold_recipe(recipe, group_by, name, values, runs)
-        source = build_source(fold.data_section)
-        for split in ("train", fold.eval.split):
-            if split not in source.splits() or not source.posts(split):
+        inside = {split: [str(post.meta.get(group_by)) == name for post in every] for split, every in splits.items()}
+        members = (post for split, every in splits.items() for post, held in zip(every, inside[split]) if held)
+        values = list({repr(post.meta[group_by]): post.meta[group_by] for post in members}.values())
+        fold = fold_recipe(recipe, group_by, name, values, runs)  # its source leaves out exactly the posts inside
+        for split, held in inside.items():
+            if all(held):
                 raise ValueError(f"leaving out {group_by} {name!r} leaves {recipe.source} no {split} post")
         if fold.eval.crowd_corrections:
+            kept = [post for post, held in zip(splits["train"], inside["train"]) if not held]
             try:
-                check_correction_groups(fold, source.posts("train"))
+                check_correction_groups(fold, kept)
             except ValueError as error:
                 raise ValueError(f"leaving out {group_by} {name!r}: {error}") from None
         folds[name] = Fold(fold, posts)

@@ -64,9 +64,17 @@ class PostBatch:
     corrections: list[bool] = field(default_factory=list)
 
     @classmethod
-    def of(cls, posts: list[Post], elements: dict[str, Elements], targets: dict[str, torch.Tensor]) -> PostBatch:
-        """The batch of ``posts``: their ids, metadata and corrections, with their collated elements and targets."""
-        corrections = [questions_or_corrects(post) for post in posts]
+    def of(
+        cls,
+        posts: list[Post],
+        elements: dict[str, Elements],
+        targets: dict[str, torch.Tensor],
+        corrections: list[bool] | None = None,
+    ) -> PostBatch:
+        """The batch of ``posts``: their ids, metadata and corrections (read from the posts unless given, as a
+        collator that sees the same posts every epoch reads them once), with their collated elements and targets."""
+        if corrections is None:
+            corrections = [questions_or_corrects(post) for post in posts]
         return cls([post.id for post in posts], elements, targets, [post.meta for post in posts], corrections)
 
     @property

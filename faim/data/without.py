@@ -54,7 +54,7 @@ class WithoutSource:
         )
         self.field = field
         self.values = list(values)
-        self.checked = False
+        self.read: dict[str, list[Post]] = {}
 
     def splits(self) -> list[str]:
         """The wrapped source's splits."""
@@ -66,19 +66,21 @@ class WithoutSource:
         Raises:
             ValueError: The first time, when a value names no group in any split, naming the groups there are.
         """
-        self.check_values()
-        return [post for post in self.member.posts(split) if post.meta.get(self.field) not in self.values]
+        if not self.read:
+            self.read = {name: self.member.posts(name) for name in self.splits()}  # each split read once
+            self.check_values()
+        if split not in self.read:
+            return self.member.posts(split)  # raises, naming the splits there are
+        return [post for post in self.read[split] if post.meta.get(self.field) not in self.values]
 
     def check_values(self) -> None:
         """Raise ``ValueError`` when one of ``values`` is the ``meta[field]`` of no post in any split."""
-        if self.checked:
-            return
-        found = {post.meta.get(self.field) for split in self.splits() for post in self.member.posts(split)}
+        found = {post.meta.get(self.field) for posts in self.read.values() for post in posts}
         missing = [value for value in self.values if value not in found]
         if missing:
+            self.read = {}
             groups = ", ".join(sorted(str(value) for value in found if value is not None)) or "none"
             raise ValueError(f"without: no post has meta.{self.field} {missing}; the groups there are: {groups}")
-        self.checked = True
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Posts of a file in the wrapped source's format, none left out (new data to score or evaluate)."""

@@ -15,6 +15,7 @@ from faim.data.collate import PostCollator, post_targets, stack_targets
 from faim.data.post import SOURCE, Post
 from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
+from faim.preprocess.corrections import questions_or_corrects
 from faim.training.augment import AugmentingCollator, PostAugmenter, refuse_hidden_augmentation
 from faim.training.cache import EmbeddingCache, cached_embeddings
 
@@ -41,12 +42,13 @@ class CachedCollator:
         self.tasks = tasks
         self.live = live
         self.targets = [post_targets(post, tasks) for post in posts]
+        self.corrections = [questions_or_corrects(post) for post in posts]  # once, not every epoch
 
     def __call__(self, indices: list[int]) -> PostBatch:
         posts = [self.posts[i] for i in indices]
         targets = stack_targets(self.tasks, [self.targets[i] for i in indices])
         elements = self.cache.elements(indices) | (self.live(posts).elements if self.live else {})
-        return PostBatch.of(posts, elements, targets)
+        return PostBatch.of(posts, elements, targets, [self.corrections[i] for i in indices])
 
 
 def sources_balanced(posts: list[Post], seed: int) -> WeightedRandomSampler:
