@@ -64,6 +64,10 @@ class Dataset:
         holdout_by: A ``Post.meta`` field whose groups the validation split holds out (VMU's events): each recipe is
             also trained without every group in turn and measured on it (``faim.eval.trained_holdout``), and its
             frozen embeddings probed the same way (``faim.eval.group_holdout``); ``None``: neither.
+        every_post: Data settings under which a recipe's source reads every labelled post of the dataset (VMU's
+            ``require_image: false``, the videos' posts too): the models trained without each group are also
+            measured on every post of it, as the dataset's official test counts them; empty: the posts the recipe
+            reads are every post.
         shifts: Other datasets of the same task every recipe and baseline is also measured on (``Shift``).
     """
 
@@ -72,6 +76,7 @@ class Dataset:
     published: tuple[Published, ...] = ()
     published_view: dict[str, Any] = field(default_factory=dict)
     holdout_by: str | None = None
+    every_post: dict[str, Any] = field(default_factory=dict)
     shifts: tuple[Shift, ...] = ()
 
 
@@ -128,6 +133,7 @@ DATASETS: dict[str, Dataset] = {
             Published("MCAN", 0.809, CITED),
         ),
         holdout_by="event",
+        every_post={"require_image": False},
     ),
     "emoji_pairs": Dataset(
         "Caption/picture mismatch (EmojiOne pictures and captions, Debian package ruby-gemojione)",

@@ -30,7 +30,8 @@ The results dict::
                      "leave_one_out": {..., "ece_transferred": 0.3}, "per_group": {"BostonMarathon": {...}, ...},
                      "trained": {"overall": {"accuracy": 0.7, "macro_f1": 0.6, "auroc": 0.8, "ece": 0.2, "n": 15629,
                                              "groups": 17},          # faim.eval.trained_holdout
-                                 "per_group": {"BostonMarathon": {...}, ...}}},
+                                 "per_group": {"BostonMarathon": {...}, ...}},
+                     "trained_every_post": {...}},  # the same on every post (Dataset.every_post), where set
                 ],
             },
         ],
@@ -295,15 +296,23 @@ def trained_holdout_section(holdouts: list[dict[str, Any]], key: str, metric: st
         f"post of the {group} left out, as its evaluation measures (pooled by shared picture among those posts where "
         f"the recipe pools). The figures are over every held-out post together, each post decided by the model that "
         f"never saw its {group}; `results.json` has each {group}'s. Unlike the validation split, this counts every "
-        f"post of the data the recipe reads, so it rests on every {group}, not on the few the split holds out."
+        f"post of the data the recipe reads, so it rests on every {group}, not on the few the split holds out. "
+        f"*Every post*: also the posts the recipe does not read (such as those without a local picture, which a "
+        f"dataset's official test counts), each {group} by the same models; a {group} the recipe reads no post of is "
+        f"measured by the recipe trained on all its data."
     )
-    header = ["recipe", f"{group}s held out", "n", metric, "macro-F1", "AUROC", "ECE"]
+    header = ["recipe", "posts measured", f"{group}s held out", "n", metric, "macro-F1", "AUROC", "ECE"]
     rows = []
     for entry in trained:
-        figures = entry["trained"]["overall"]
-        row = [f"`{entry['name']}`" + earlier_mark(entry), str(figures["groups"]), format_value(figures["n"])]
-        row += [format_value(figures[name]) for name in (key, "macro_f1", "auroc", "ece")]
-        rows.append(row)
+        for measured, label in (("trained", "those it reads"), ("trained_every_post", "*every post*")):
+            if measured not in entry:
+                continue
+            figures = entry[measured]["overall"]
+            row = [f"`{entry['name']}`" + earlier_mark(entry), label, str(figures["groups"])]
+            row += [format_value(figures["n"])] + [
+                format_value(figures[name]) for name in (key, "macro_f1", "auroc", "ece")
+            ]
+            rows.append(row)
     return [f"### Held out by {group}: each recipe trained without it", note, markdown_table(header, rows)]
 
 

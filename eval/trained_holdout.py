@@ -10,6 +10,12 @@ probabilities across models. One training per group: the 15 VMU events with pict
 ``misinfo_vmu_multimodal`` on two cores, the embeddings cached.
 
     python -m faim.eval.trained_holdout recipes/misinfo_vmu_multimodal.yaml [--group-by event] [--runs DIR] [--reuse]
+        [--measure-set require_image=false]
+
+``--measure-set`` reads the posts measured under other data settings than those trained on: VMU's recipes train on
+the posts with a local picture, and ``require_image=false`` measures every post of each event left out, the videos'
+too. A group only that read holds (VMU's two events with videos alone) is measured by the recipe trained on all its
+data, which never saw the group either (one more run, into ``<runs>/none_left_out``).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sklearn.metrics import f1_score, roc_auc_score
@@ -35,6 +42,7 @@ from faim.eval.evaluate import Evaluated, labelled
 from faim.eval.group_holdout import add_recipe_arguments, cells, group_of, recipe_task_and_groups
 from faim.inference import predict
 from faim.recipe import Recipe
+from faim.recipe.loader import apply_overrides
 from faim.training.loaders import make_loader
 from faim.training.run import check_correction_groups
 
@@ -63,14 +71,24 @@ def slug(value: object) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", str(value)).strip("_") or "group"
 
 
+def with_data(recipe: Recipe, data: dict[str, Any]) -> Recipe:
+    """``recipe`` reading ``data`` instead of its own data section."""
+    return Recipe.from_dict(recipe.to_dict() | {"data": data}, recipe.source)
+
+
+def with_output(recipe: Recipe, output_dir: Path) -> Recipe:
+    """``recipe`` trained into ``output_dir``."""
+    mapping = recipe.to_dict()
+    mapping["train"] = mapping["train"] | {"output_dir": str(output_dir)}
+    return Recipe.from_dict(mapping, recipe.source)
+
+
 def fold_recipe(recipe: Recipe, group_by: str, name: str, values: list[object], runs: Path) -> Recipe:
     """``recipe`` with the posts whose ``meta[group_by]`` is one of ``values`` (the group ``name``: every value that
     reads as it, such as ``1`` from a CSV and ``"1"`` from JSON) left out of its data, trained into
     ``runs/<name>``."""
     data = {"type": "without", "source": recipe.data_section, "field": group_by, "values": values}
-    mapping = recipe.to_dict() | {"data": data}
-    mapping["train"] = mapping["train"] | {"output_dir": str(runs / slug(name))}
-    return Recipe.from_dict(mapping, recipe.source)
+    return with_output(with_data(recipe, data), runs / slug(name))
 
 
 def split_posts(recipe: Recipe) -> dict[str, list[Post]]:
@@ -153,26 +171,49 @@ class Fold:
     posts: list[Post]
 
 
-def plan_folds(recipe: Recipe, task: TaskSpec, group_by: str, runs: Path | None = None) -> dict[str, Fold]:
+NONE_LEFT_OUT = "none_left_out"
+"""The run folder of the recipe trained on all its data, which measures the groups only ``measured`` posts hold."""
+
+
+def plan_folds(
+    recipe: Recipe,
+    task: TaskSpec,
+    group_by: str,
+    runs: Path | None = None,
+    measured: dict[str, Any] | None = None,
+) -> dict[str, Fold]:
     """One ``Fold`` per group of ``posts_by_group``, trained into ``runs/<group>`` (default:
     ``<train.output_dir>/without``), each checked before any trains, on the posts read once.
 
+    Args:
+        measured: The data section whose posts are measured (default: the recipe's own), such as the recipe's with
+            VMU's ``require_image: false``, to measure also the posts its training leaves out. Its groups are the
+            folds; a group the recipe's own data does not hold is measured by the recipe trained on all of it, in
+            ``runs/none_left_out``.
+
     Raises:
-        ValueError: As ``split_posts`` and ``posts_by_group``; for a task that is not binary or multiclass; when two
-            groups would share a run folder; when leaving a group out leaves the recipe no training or evaluation
-            post, or (with ``eval.crowd_corrections``) training posts of one crowd group only; naming the group.
+        ValueError: As ``split_posts`` and ``posts_by_group`` (of the recipe's data and of ``measured``); for a task
+            that is not binary or multiclass; when two groups would share a run folder; when leaving a group out
+            leaves the recipe no training or evaluation post, or (with ``eval.crowd_corrections``) training posts of
+            one crowd group only; naming the group.
     """
     if task.type not in ("binary", "multiclass"):
         raise ValueError(f"task {task.name!r} is {task.type}; this measures one class per post")
     splits = split_posts(recipe)
-    groups = posts_by_group(splits, task, group_by)
-    folders = [slug(name) for name in groups]
+    trained_groups = posts_by_group(splits, task, group_by)
+    groups = trained_groups
+    if measured is not None:
+        groups = posts_by_group(split_posts(with_data(recipe, measured)), task, group_by)
+    folders = [slug(name) for name in groups] + [NONE_LEFT_OUT]
     shared = sorted({folder for folder in folders if folders.count(folder) > 1})
     if shared:
         raise ValueError(f"groups of meta.{group_by} would share the run folder {', '.join(shared)}; rename them")
     runs = Path(recipe.train.output_dir) / "without" if runs is None else runs
     folds = {}
     for name, posts in groups.items():
+        if name not in trained_groups:
+            folds[name] = Fold(with_output(recipe, runs / NONE_LEFT_OUT), posts)
+            continue
         inside = {split: [str(post.meta.get(group_by)) == name for post in every] for split, every in splits.items()}
         members = (post for split, every in splits.items() for post, held in zip(every, inside[split]) if held)
         values = list({repr(post.meta[group_by]): post.meta[group_by] for post in members}.values())
@@ -200,13 +241,18 @@ def trained_holdout(
     """Train each fold of ``plan_folds`` and measure its model on the group it left out (see the module docstring);
     with ``reuse``, a run already there of the same recipe is evaluated instead of trained again. Each run's
     checkpoints are removed once its model is saved (hundreds of MB each with a large frozen encoder); the model
-    stays."""
+    stays; a run several groups share (``NONE_LEFT_OUT``) trains once."""
     scored: dict[str, HeldOut] = {}
+    trained: dict[str, Path] = {}
     for name, fold in progress(folds.items(), desc="training without each group", unit="group"):
-        log(f"without {fold.recipe.data_section['field']} {name!r} ({len(fold.posts)} labelled posts held out)")
-        run = train_or_reuse(fold.recipe, reuse, log)
-        shutil.rmtree(Path(fold.recipe.train.output_dir) / "checkpoints", ignore_errors=True)  # the model stays
-        scored[name] = held_out(fold.recipe, run.model_dir, task, fold.posts)
+        output_dir = Path(fold.recipe.train.output_dir)
+        data = fold.recipe.data_section
+        left_out = f"{data['field']} {name!r}" if data["type"] == "without" else "nothing (no post of it trained on)"
+        log(f"without {left_out} ({len(fold.posts)} labelled posts held out)")
+        if str(output_dir) not in trained:
+            trained[str(output_dir)] = train_or_reuse(fold.recipe, reuse, log).model_dir
+            shutil.rmtree(output_dir / "checkpoints", ignore_errors=True)  # the model stays
+        scored[name] = held_out(fold.recipe, trained[str(output_dir)], task, fold.posts)
     bins = next(iter(folds.values())).recipe.eval.calibration_bins
     return TrainedHoldout(
         figures(task, list(scored.values()), bins) | {"groups": len(scored)},
@@ -242,10 +288,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_recipe_arguments(parser, "measure")
     parser.add_argument("--runs", type=Path, help="where each group's run goes (default: <train.output_dir>/without)")
     parser.add_argument("--reuse", action="store_true", help="evaluate a run already there instead of training again")
+    parser.add_argument(
+        "--measure-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a data setting for the posts measured, not those trained on (repeatable; a key of the recipe's data "
+        "section, the value read as YAML): require_image=false measures every VMU post, also those without a local "
+        "picture",
+    )
     args = parser.parse_args(argv)
     recipe, task, group_by = recipe_task_and_groups(parser, args)
     try:
-        folds = plan_folds(recipe, task, group_by, args.runs)
+        measured = apply_overrides(recipe.data_section, args.measure_set) if args.measure_set else None
+        folds = plan_folds(recipe, task, group_by, args.runs, measured)
     except ValueError as error:  # a post without a group, too few groups, no post left to train or validate on
         parser.error(str(error))
     result = trained_holdout(folds, task, args.reuse)

@@ -357,11 +357,21 @@ def test_a_dataset_with_held_out_groups_gets_each_recipe_trained_without_each_gr
 ) -> None:
     recipe = frozen_tiny_recipe(demo_data, tmp_path / "run")
     recipe["train"]["max_epochs"] = 1
-    dataset = Dataset("generated", "accuracy", holdout_by="topic")
+    # every post: the training posts and six of another topic, which the recipe does not read
+    rows = [json.loads(line) for line in demo_data["train"].read_text(encoding="utf-8").splitlines()]
+    rows = [row | {"image": str(demo_data["train"].parent / row["image"])} for row in rows]
+    rows += [row | {"id": f"sport-{i}", "topic": "sport"} for i, row in enumerate(rows[:6])]
+    (tmp_path / "every.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    dataset = Dataset("generated", "accuracy", holdout_by="topic", every_post={"train": str(tmp_path / "every.jsonl")})
     entry = holdout_entry(Recipe.from_dict(recipe), dataset, reuse=False, log=lambda _: None)
     trained = entry["trained"]
     assert trained["overall"]["n"] == 560 and sorted(trained["per_group"]) == ["group", "weather"]
-    assert sorted(path.name for path in (tmp_path / "run" / "without").iterdir()) == ["group", "weather"]
+    every_post = entry["trained_every_post"]
+    assert every_post["overall"]["n"] == 566 and every_post["per_group"]["sport"]["n"] == 6
+    for topic in ("group", "weather"):  # the same models on the same posts
+        assert every_post["per_group"][topic] == pytest.approx(trained["per_group"][topic], nan_ok=True)
+    runs = ["group", "none_left_out", "weather"]
+    assert sorted(path.name for path in (tmp_path / "run" / "without").iterdir()) == runs
     assert entry["group_by"] == "topic" and entry["reads"] == ["comments", "image", "text"]
     assert entry["recipe_split"]["n"] == 160 and entry["leave_one_out"]["n"] == 560
     assert entry["leave_one_out"]["groups"] == 2 and sorted(entry["per_group"]) == ["group", "weather"]
@@ -378,11 +388,11 @@ def test_a_dataset_with_held_out_groups_gets_each_recipe_trained_without_each_gr
     )
     assert row in markdown
     assert "### Held out by topic: each recipe trained without it" in markdown
-    overall = trained["overall"]
-    assert (
-        f"| `{entry['name']}` | 2 | 560 | {overall['accuracy']:.4f} | {overall['macro_f1']:.4f} | "
-        f"{overall['auroc']:.4f} | {overall['ece']:.4f} |"
-    ) in markdown
+    for label, figures in (("those it reads", trained["overall"]), ("*every post*", every_post["overall"])):
+        assert (
+            f"| `{entry['name']}` | {label} | {figures['groups']} | {figures['n']} | {figures['accuracy']:.4f} | "
+            f"{figures['macro_f1']:.4f} | {figures['auroc']:.4f} | {figures['ece']:.4f} |"
+        ) in markdown
     assert markdown.index("each recipe trained without it") < markdown.index("a probe of each recipe's")
 
 

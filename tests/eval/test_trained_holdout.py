@@ -151,3 +151,40 @@ def test_command_prints_every_group_and_names_a_missing_field(demo_data, tmp_pat
         main([path, "--group-by", "region"])
     assert exit_info.value.code == 2
     assert "meta.region is missing" in capsys.readouterr().err
+
+
+def test_posts_the_recipe_does_not_read_are_measured_by_the_models_that_never_saw_them(tmp_path):
+    torch.manual_seed(0)
+    recipe = as_recipe(text_recipe(tmp_path, ["a", "b"] * 6, ["a", "b"] * 3))
+    wider = tmp_path / "wider"
+    wider.mkdir()
+    measured = recipe.data_section | {
+        "train": write_jsonl(wider / "train.jsonl", ["a", "b"] * 8 + ["c"] * 4),
+        "validation": write_jsonl(wider / "val.jsonl", ["a", "b"] * 3 + ["d"] * 2),
+    }
+    folds = plan_folds(recipe, TASK, "topic", tmp_path / "holdout", measured)
+    assert {name: len(fold.posts) for name, fold in folds.items()} == {"a": 11, "b": 11, "c": 4, "d": 2}
+    assert folds["a"].recipe.data_section["source"] == recipe.data_section  # trained on the recipe's own posts
+    for absent in ("c", "d"):  # no post of them is trained on: the recipe trained on all its data measures them
+        assert folds[absent].recipe.data_section == recipe.data_section
+        assert folds[absent].recipe.train.output_dir == str(tmp_path / "holdout" / "none_left_out")
+    logged: list[str] = []
+    result = trained_holdout(folds, TASK, log=logged.append, progress=quiet)
+    assert sum(line.strip().startswith("training into") for line in logged) == 3  # a, b, and once for c and d
+    assert "without nothing (no post of it trained on) (4 labelled posts held out)" in logged
+    assert result.overall["n"] == 28 and result.per_group["d"]["n"] == 2
+    with pytest.raises(ValueError, match="would share the run folder none_left_out"):
+        plan_folds(as_recipe(text_recipe(tmp_path, ["a", "none_left_out"] * 2, ["a", "none_left_out"])), TASK, "topic")
+
+
+def test_command_measures_under_other_data_settings_and_names_a_bad_one(tmp_path, capsys):
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(text_recipe(tmp_path, ["a", "b"] * 4, ["a", "b"] * 2)), encoding="utf-8")
+    other = write_jsonl(tmp_path / "other.jsonl", ["a", "b", "c"] * 2)
+    assert main([str(path), "--group-by", "topic", "--measure-set", f"validation={other}"]) == 0
+    out = capsys.readouterr().out
+    assert "| 3 | 14 |" in out and "| a | 6 |" in out and "| c | 2 |" in out  # a, b: 4 trained on and 2 others
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(path), "--group-by", "topic", "--measure-set", "no_such_setting=1"])
+    assert exit_info.value.code == 2
+    assert "no_such_setting" in capsys.readouterr().err
