@@ -246,8 +246,8 @@ def trained_holdout(
     trained: dict[str, Path] = {}
     for name, fold in progress(folds.items(), desc="training without each group", unit="group"):
         output_dir = Path(fold.recipe.train.output_dir)
-        data = fold.recipe.data_section
-        left_out = f"{data['field']} {name!r}" if data["type"] == "without" else "nothing (no post of it trained on)"
+        field = fold.recipe.data_section.get("field")
+        left_out = "nothing (no post of it trained on)" if output_dir.name == NONE_LEFT_OUT else f"{field} {name!r}"
         log(f"without {left_out} ({len(fold.posts)} labelled posts held out)")
         if str(output_dir) not in trained:
             trained[str(output_dir)] = train_or_reuse(fold.recipe, reuse, log).model_dir
