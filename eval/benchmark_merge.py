@@ -2,8 +2,9 @@
 --merge``), so that a run of a few recipes (``--only``) updates ``RESULTS.md`` instead of replacing it.
 
 Whatever this run measured replaces the earlier figures of the same recipe; a recipe row, a group-holdout entry, a
-whole dataset, or the transfer and language sections that only the earlier run has are kept as they were and marked
-with the time that run was generated (``earlier_run``), which the Markdown shows beside them. A row measured again
+whole dataset, the transfer and language sections that only the earlier run has, or the rows of those sections of
+recipes this run did not measure, are kept as they were and marked with the time that run was generated
+(``earlier_run``), which the Markdown shows beside them. A row measured again
 without perturbations (``--no-robustness``) keeps the earlier run's figures under them, with that run's clean figure
 they are compared with (``robustness_kept``).
 """
@@ -21,8 +22,12 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any
     runs = earlier.get("earlier_runs", []) + [{"command": earlier["command"], "generated_at": stamp}]
     merged["earlier_runs"] = list({run["generated_at"]: run for run in runs}.values())
     for section in ("transfer", "languages"):
-        if merged.get(section) is None and earlier.get(section) is not None:
+        if earlier.get(section) is None:
+            continue
+        if merged.get(section) is None:
             merged[section] = earlier[section] | {"earlier_run": earlier[section].get("earlier_run", stamp)}
+        else:
+            keep_recipes(merged[section], earlier[section], stamp)
     datasets = {dataset["source"]: dataset for dataset in merged["datasets"]}
     for dataset in earlier["datasets"]:
         if dataset["source"] not in datasets:
@@ -49,6 +54,21 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any
             if entry["name"] not in probed
         ]
     return merged
+
+
+def keep_recipes(section: dict[str, Any], earlier: dict[str, Any], stamp: str) -> None:
+    """Add to a transfer or language ``section`` the rows (and transfer's reasons for skipping) of the recipes this
+    run did not measure, each row marked with the run that measured it; the baselines are this run's."""
+    measured = {row["name"] for row in section["rows"] if row.get("kind", "recipe") == "recipe"}
+    measured |= {skipped["recipe"] for skipped in section.get("skipped", [])}
+    when = earlier.get("earlier_run", stamp)
+    section["rows"] += [
+        row | {"earlier_run": row.get("earlier_run", when)}
+        for row in earlier["rows"]
+        if row.get("kind", "recipe") == "recipe" and row["name"] not in measured
+    ]
+    if "skipped" in section:
+        section["skipped"] += [skipped for skipped in earlier.get("skipped", []) if skipped["recipe"] not in measured]
 
 
 def keep_robustness(rows: list[dict[str, Any]], earlier_rows: list[dict[str, Any]], stamp: str) -> None:

@@ -48,7 +48,7 @@ from typing import Any
 from faim.eval.benchmark_languages_report import language_sections
 from faim.eval.benchmark_runs import SCORING_RUNS
 from faim.eval.benchmark_transfer_report import transfer_sections
-from faim.eval.tables import MISSING, format_ece_range, format_value, markdown_table
+from faim.eval.tables import MISSING, earlier_mark, format_ece_range, format_value, markdown_table, run_time
 from faim.perturb import PERTURBATIONS
 
 METRIC_NAMES = {"macro_f1": "macro-F1", "accuracy": "accuracy", "auroc": "AUROC"}
@@ -144,16 +144,6 @@ def kept_times(value: Any) -> set[str]:
     if isinstance(value, list):
         return set().union(*(kept_times(v) for v in value))
     return set()
-
-
-def run_time(generated_at: str) -> str:
-    """A run's ISO time to the minute (``2026-11-24 19:55``): what tells two runs of one day apart in a mark."""
-    return generated_at[:16].replace("T", " ")
-
-
-def earlier_mark(entry: dict[str, Any]) -> str:
-    """`` (earlier run, DATE TIME)`` for an entry a ``--merge`` kept from an earlier run, else nothing."""
-    return f" (earlier run, {run_time(entry['earlier_run'])})" if entry.get("earlier_run") else ""
 
 
 def earlier_note(section: dict[str, Any]) -> list[str]:

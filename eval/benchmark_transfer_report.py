@@ -8,14 +8,15 @@ from statistics import mean
 from typing import Any
 
 from faim.eval.recalibration import calibrated_range
-from faim.eval.tables import format_value, markdown_table
+from faim.eval.tables import earlier_mark, format_value, markdown_table
 
 RECOMMENDED = "hate_text_general"
 """The recipe recipes/README.md recommends; its leave-one-out figures are set against the single-dataset ones."""
 
 
 def model_cell(row: dict[str, Any]) -> str:
-    return f"`{row['name']}`" if row["kind"] == "recipe" else row["name"]
+    """The model's name, marked where a ``--merge`` kept its row from an earlier run."""
+    return (f"`{row['name']}`" if row["kind"] == "recipe" else row["name"]) + earlier_mark(row)
 
 
 def transfer_sections(transfer: dict[str, Any]) -> list[str]:
@@ -49,6 +50,7 @@ def leave_one_out_tables(loo: list[dict[str, Any]], names: list[str]) -> list[st
     """macro-F1 (the ranking), then AUROC and ECE, per held-out dataset and on average."""
     models = sorted({(row["name"], row["kind"]) for row in loo})
     figures = {(row["name"], row["held_out"]): row["as_trained"] for row in loo}
+    kept = {row["name"]: row.get("earlier_run") for row in loo}
 
     def score(model: tuple[str, str], metric: str) -> float:
         return mean(figures[model[0], name][metric] for name in names if (model[0], name) in figures)
@@ -58,7 +60,7 @@ def leave_one_out_tables(loo: list[dict[str, Any]], names: list[str]) -> list[st
     for metric, title in (("macro_f1", "macro-F1"), ("auroc", "AUROC"), ("ece", "ECE")):
         header = ["rank", "model", *(f"{name} (trained on the others)" for name in names), "mean"]
         table = [
-            [str(rank), model_cell({"name": model[0], "kind": model[1]}),
+            [str(rank), model_cell({"name": model[0], "kind": model[1], "earlier_run": kept[model[0]]}),
              *(format_value(figures.get((model[0], name), {}).get(metric)) for name in names),
              format_value(score(model, metric))]
             for rank, model in enumerate(ranked, 1)
@@ -71,11 +73,12 @@ def single_dataset_table(single: list[dict[str, Any]], names: list[str]) -> list
     """macro-F1 of each model trained on one dataset, on each other one."""
     keys = sorted({(row["name"], row["kind"], row["train_on"][0]) for row in single})
     figures = {(row["name"], row["train_on"][0], row["held_out"]): row["as_trained"]["macro_f1"] for row in single}
-    table = [
-        [model_cell({"name": name, "kind": kind}), trained, *(format_value(figures.get((name, trained, held)))
-                                                             if held != trained else "(trained on)" for held in names)]
-        for name, kind, trained in keys
-    ]  # fmt: skip
+    kept = {row["name"]: row.get("earlier_run") for row in single}
+    table = []
+    for name, kind, trained in keys:
+        held_out = [format_value(figures.get((name, trained, held))) if held != trained else "(trained on)"
+                    for held in names]  # fmt: skip
+        table.append([model_cell({"name": name, "kind": kind, "earlier_run": kept[name]}), trained, *held_out])
     return [
         "### Trained on one dataset — macro-F1 on each other one",
         markdown_table(["model", "trained on", *names], table),

@@ -48,3 +48,13 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         return "  ".join([first, *rest]).rstrip()
 
     return "\n".join([line(header), "  ".join("-" * width for width in widths), *(line(row) for row in rows)])
+
+
+def run_time(generated_at: str) -> str:
+    """A run's ISO time to the minute (``2026-11-24 19:55``): what tells two runs of one day apart in a mark."""
+    return generated_at[:16].replace("T", " ")
+
+
+def earlier_mark(entry: dict[str, Any]) -> str:
+    """`` (earlier run, DATE TIME)`` for an entry a ``--merge`` kept from an earlier run, else nothing."""
+    return f" (earlier run, {run_time(entry['earlier_run'])})" if entry.get("earlier_run") else ""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from faim.eval.benchmark_languages_report import language_sections
 from faim.eval.benchmark_merge import merge_results
 from faim.eval.benchmark_report import earlier_mark, kept_times, robustness_section
+from faim.eval.benchmark_transfer_report import model_cell
 
 
 def dataset(source: str, recipes: dict[str, float], holdouts: tuple[str, ...] = ()) -> dict:
@@ -80,3 +82,45 @@ def test_a_row_measured_again_without_perturbations_keeps_the_earlier_figures_un
     assert other_view["robustness"] == {} and "robustness_kept" not in other_view
     table = robustness_section([same_view], "accuracy", "accuracy")[-1]
     assert "| `vmu_text` (earlier run, 2026-11-24 00:00) | v | 0.8300 | 0.7000 (-0.1300) |" in table
+
+
+def test_a_transfer_or_language_run_of_some_recipes_keeps_the_others_rows_marked() -> None:
+    def transfer(recipes: list[str], baseline: float, skipped: list[str]) -> dict:
+        rows = [{"name": name, "kind": "recipe", "train_on": ["A"], "held_out": "B"} for name in recipes]
+        rows.append({"name": "majority class", "kind": "baseline", "train_on": ["A"], "held_out": "B", "f": baseline})
+        return {"rows": rows, "skipped": [{"recipe": name, "reason": "fine-tunes"} for name in skipped]}
+
+    earlier = {
+        "command": "a",
+        "generated_at": "2026-11-01T00:00:00+00:00",
+        "datasets": [],
+        "transfer": transfer(["general", "frozen"], 0.4, ["finetune"]),
+        "languages": {"rows": [{"name": "general"}, {"name": "finetune"}]},
+    }
+    new = {
+        "command": "b",
+        "generated_at": "2026-11-10T00:00:00+00:00",
+        "datasets": [],
+        "transfer": transfer(["general"], 0.5, []),
+        "languages": {"rows": [{"name": "general"}]},
+    }
+    merged = merge_results(new, earlier)
+    rows = [(row["name"], row.get("f"), row.get("earlier_run")) for row in merged["transfer"]["rows"]]
+    assert rows == [
+        ("general", None, None),  # measured again
+        ("majority class", 0.5, None),  # the baselines are this run's
+        ("frozen", None, "2026-11-01T00:00:00+00:00"),  # not measured by this run: kept, marked
+    ]
+    assert merged["transfer"]["skipped"] == [{"recipe": "finetune", "reason": "fine-tunes"}]
+    assert [(row["name"], row.get("earlier_run")) for row in merged["languages"]["rows"]] == [
+        ("general", None),
+        ("finetune", "2026-11-01T00:00:00+00:00"),
+    ]
+    assert "earlier_run" not in merged["transfer"] and "earlier_run" not in merged["languages"]
+    assert model_cell(merged["transfer"]["rows"][2]) == "`frozen` (earlier run, 2026-11-01 00:00)"
+    assert model_cell(merged["transfer"]["rows"][0]) == "`general`"
+    figures = {"validation": {"all": {"macro_f1": 0.7}}, "sets": {}}
+    merged["languages"] |= {"sets": [], "missing": []}
+    merged["languages"]["rows"] = [row | figures for row in merged["languages"]["rows"]]
+    table = "\n".join(language_sections(merged["languages"]))
+    assert "| `finetune` (earlier run, 2026-11-01 00:00) | 0.7000 |" in table and "| `general` | 0.7000 |" in table
