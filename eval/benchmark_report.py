@@ -288,7 +288,7 @@ def trained_holdout_section(holdouts: list[dict[str, Any]], key: str, metric: st
         f"never saw its {group}; `results.json` has each {group}'s. Unlike the validation split, this counts every "
         f"post of the data the recipe reads, so it rests on every {group}, not on the few the split holds out. "
         f"*Every post*: also the posts the recipe does not read (such as those without a local picture, which a "
-        f"dataset's official test counts), each {group} by the same models; a {group} the recipe reads no post of is "
+        f"dataset's official test counts), each {group} by the same models; {group}s the recipe reads no post of are "
         f"measured by the recipe trained on all its data."
     )
     header = ["recipe", "posts measured", f"{group}s held out", "n", metric, "macro-F1", "AUROC", "ECE"]
