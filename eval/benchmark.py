@@ -338,11 +338,12 @@ def holdout_entry(recipe: Recipe, dataset: Dataset, reuse: bool, log: Log) -> di
     every_post = None
     if dataset.every_post:
         every_post = plan_folds(recipe, task, group_by, measured=recipe.data_section | dataset.every_post)
-    trained = trained_holdout(folds, task, reuse=reuse, log=lambda line: log(f"  {line}"))
+    runs: dict[str, Path] = {}
+    trained = trained_holdout(folds, task, reuse=reuse, log=lambda line: log(f"  {line}"), trained=runs)
     log(f"  trained without each {group_by}: {metric} {trained.overall[metric]:.4f} over the held-out posts")
     entry = {"trained": {"overall": trained.overall, "per_group": trained.per_group}}
-    if every_post:  # the same runs, just trained: reused; a group no post of which the recipe reads trains one more
-        on_every = trained_holdout(every_post, task, reuse=True, log=lambda line: log(f"  {line}"))
+    if every_post:  # the runs just trained measure again; a group the recipe reads no post of trains one more
+        on_every = trained_holdout(every_post, task, reuse=reuse, log=lambda line: log(f"  {line}"), trained=runs)
         log(f"  on every post of each held-out {group_by}: {metric} {on_every.overall[metric]:.4f}")
         entry["trained_every_post"] = {"overall": on_every.overall, "per_group": on_every.per_group}
     return {

@@ -65,9 +65,10 @@ class Dataset:
             also trained without every group in turn and measured on it (``faim.eval.trained_holdout``), and its
             frozen embeddings probed the same way (``faim.eval.group_holdout``); ``None``: neither.
         every_post: Data settings under which a recipe's source reads every labelled post of the dataset (VMU's
-            ``require_image: false``, the videos' posts too): the models trained without each group are also
-            measured on every post of it, as the dataset's official test counts them; empty: the posts the recipe
-            reads are every post.
+            ``require_image: false``, the videos' posts too), set on the recipe's data section (a source of the
+            dataset's own type, not one wrapped in ``without`` or ``concat``): the models trained without each group
+            are also measured on every post of it, as the dataset's official test counts them; empty: the posts the
+            recipe reads are every post.
         shifts: Other datasets of the same task every recipe and baseline is also measured on (``Shift``).
     """
 

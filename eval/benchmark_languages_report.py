@@ -33,7 +33,7 @@ def language_sections(languages: dict[str, Any]) -> list[str]:
         cells = [f"`{row['name']}`{earlier_mark(row)}", format_value(row["validation"]["all"].get("macro_f1")),
                  format_value(english.get("macro_f1"))]  # fmt: skip
         for s in sets:
-            figures = row["sets"][s["name"]]
+            figures = row["sets"].get(s["name"], {})  # a row kept from a run that lacked the set: n/a
             cells += [format_value(figures.get(metric)) for metric in ("macro_f1", "auroc", "ece")]
         table.append(cells)
     parts.append(markdown_table(header, table))

@@ -38,12 +38,7 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any
             continue
         target = datasets[dataset["source"]]
         keep_robustness(target["rows"], dataset["rows"], stamp)
-        measured = {row["name"] for row in target["rows"] if row["kind"] == "recipe"}
-        kept_rows = [
-            row | {"earlier_run": row.get("earlier_run", stamp)}
-            for row in dataset["rows"]
-            if row["kind"] == "recipe" and row["name"] not in measured
-        ]
+        kept_rows = unmeasured_recipe_rows(dataset["rows"], recipe_names(target["rows"]), stamp)
         recipes = [row for row in target["rows"] if row["kind"] == "recipe"]
         others = [row for row in target["rows"] if row["kind"] != "recipe"]
         target["rows"] = recipes + kept_rows + others
@@ -59,16 +54,29 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any
 def keep_recipes(section: dict[str, Any], earlier: dict[str, Any], stamp: str) -> None:
     """Add to a transfer or language ``section`` the rows (and transfer's reasons for skipping) of the recipes this
     run did not measure, each row marked with the run that measured it; the baselines are this run's."""
-    measured = {row["name"] for row in section["rows"] if row.get("kind", "recipe") == "recipe"}
-    measured |= {skipped["recipe"] for skipped in section.get("skipped", [])}
-    when = earlier.get("earlier_run", stamp)
-    section["rows"] += [
-        row | {"earlier_run": row.get("earlier_run", when)}
-        for row in earlier["rows"]
-        if row.get("kind", "recipe") == "recipe" and row["name"] not in measured
-    ]
+    measured = recipe_names(section["rows"]) | {skipped["recipe"] for skipped in section.get("skipped", [])}
+    section["rows"] += unmeasured_recipe_rows(earlier["rows"], measured, earlier.get("earlier_run", stamp))
     if "skipped" in section:
         section["skipped"] += [skipped for skipped in earlier.get("skipped", []) if skipped["recipe"] not in measured]
+
+
+def is_recipe(row: dict[str, Any]) -> bool:
+    """Whether ``row`` is a recipe's, not a baseline's (a row without ``kind``, as the language section's, is)."""
+    return row.get("kind", "recipe") == "recipe"
+
+
+def recipe_names(rows: list[dict[str, Any]]) -> set[str]:
+    return {row["name"] for row in rows if is_recipe(row)}
+
+
+def unmeasured_recipe_rows(earlier_rows: list[dict[str, Any]], measured: set[str], stamp: str) -> list[dict[str, Any]]:
+    """The recipe rows of ``earlier_rows`` whose recipe is not in ``measured``, each marked ``earlier_run`` (its own
+    mark where it has one, else ``stamp``)."""
+    return [
+        row | {"earlier_run": row.get("earlier_run", stamp)}
+        for row in earlier_rows
+        if is_recipe(row) and row["name"] not in measured
+    ]
 
 
 def keep_robustness(rows: list[dict[str, Any]], earlier_rows: list[dict[str, Any]], stamp: str) -> None:

@@ -204,7 +204,7 @@ def plan_folds(
     groups = trained_groups
     if measured is not None:
         groups = posts_by_group(split_posts(with_data(recipe, measured)), task, group_by)
-    folders = [slug(name) for name in groups] + [NONE_LEFT_OUT]
+    folders = [slug(name) for name in groups] + ([NONE_LEFT_OUT] if set(groups) - set(trained_groups) else [])
     shared = sorted({folder for folder in folders if folders.count(folder) > 1})
     if shared:
         raise ValueError(f"groups of meta.{group_by} would share the run folder {', '.join(shared)}; rename them")
@@ -237,13 +237,20 @@ def trained_holdout(
     reuse: bool = False,
     log: Callable[[str], None] = print,
     progress: Callable = tqdm,
+    trained: dict[str, Path] | None = None,
 ) -> TrainedHoldout:
     """Train each fold of ``plan_folds`` and measure its model on the group it left out (see the module docstring);
     with ``reuse``, a run already there of the same recipe is evaluated instead of trained again. Each run's
     checkpoints are removed once its model is saved (hundreds of MB each with a large frozen encoder); the model
-    stays; a run several groups share (``NONE_LEFT_OUT``) trains once."""
+    stays; a run several groups share (``NONE_LEFT_OUT``) trains once.
+
+    Args:
+        trained: Model folders by run folder of the runs already trained (or reused) here, which are measured
+            without training or evaluating them again; filled in with the runs this call trains, so that measuring
+            the same folds on other posts (``plan_folds(measured=...)``) can pass it on.
+    """
     scored: dict[str, HeldOut] = {}
-    trained: dict[str, Path] = {}
+    trained = {} if trained is None else trained
     for name, fold in progress(folds.items(), desc="training without each group", unit="group"):
         output_dir = Path(fold.recipe.train.output_dir)
         field = fold.recipe.data_section.get("field")
@@ -294,11 +301,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         metavar="KEY=VALUE",
         help="a data setting for the posts measured, not those trained on (repeatable; a key of the recipe's data "
-        "section, the value read as YAML): require_image=false measures every VMU post, also those without a local "
-        "picture",
+        "section, dotted for a nested one such as source.require_image, the value read as YAML): require_image=false "
+        "measures every VMU post, also those without a local picture; a group the posts measured lack is not measured",
     )
     args = parser.parse_args(argv)
     recipe, task, group_by = recipe_task_and_groups(parser, args)
+    for setting in args.measure_set:
+        if "=" not in setting or not setting.partition("=")[0].strip():
+            parser.error(f"--measure-set {setting!r}: expected KEY=VALUE, such as require_image=false")
     try:
         measured = apply_overrides(recipe.data_section, args.measure_set) if args.measure_set else None
         folds = plan_folds(recipe, task, group_by, args.runs, measured)

@@ -363,8 +363,12 @@ def test_a_dataset_with_held_out_groups_gets_each_recipe_trained_without_each_gr
     rows += [row | {"id": f"sport-{i}", "topic": "sport"} for i, row in enumerate(rows[:6])]
     (tmp_path / "every.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     dataset = Dataset("generated", "accuracy", holdout_by="topic", every_post={"train": str(tmp_path / "every.jsonl")})
-    entry = holdout_entry(Recipe.from_dict(recipe), dataset, reuse=False, log=lambda _: None)
+    logged: list[str] = []
+    entry = holdout_entry(Recipe.from_dict(recipe), dataset, reuse=False, log=logged.append)
     trained = entry["trained"]
+    # the runs of the first pass measure every post too, neither trained nor evaluated again; one more run trains
+    assert sum(line.strip().startswith("training into") for line in logged) == 3
+    assert not any(line.strip().startswith("reusing") for line in logged)
     assert trained["overall"]["n"] == 560 and sorted(trained["per_group"]) == ["group", "weather"]
     every_post = entry["trained_every_post"]
     assert every_post["overall"]["n"] == 566 and every_post["per_group"]["sport"]["n"] == 6

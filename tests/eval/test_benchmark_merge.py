@@ -124,3 +124,8 @@ def test_a_transfer_or_language_run_of_some_recipes_keeps_the_others_rows_marked
     merged["languages"]["rows"] = [row | figures for row in merged["languages"]["rows"]]
     table = "\n".join(language_sections(merged["languages"]))
     assert "| `finetune` (earlier run, 2026-11-01 00:00) | 0.7000 |" in table and "| `general` | 0.7000 |" in table
+    # this run measured a set the earlier one lacked: the kept row has no figures there
+    merged["languages"]["sets"] = [{"name": "Indonesian", "language": "id", "description": "tweets"}]
+    merged["languages"]["rows"][0]["sets"] = {"Indonesian": {"macro_f1": 0.6, "auroc": 0.7, "ece": 0.1}}
+    table = "\n".join(language_sections(merged["languages"]))
+    assert "| `finetune` (earlier run, 2026-11-01 00:00) | 0.7000 | n/a | n/a | n/a | n/a |" in table

@@ -169,12 +169,19 @@ def test_posts_the_recipe_does_not_read_are_measured_by_the_models_that_never_sa
         assert folds[absent].recipe.data_section == recipe.data_section
         assert folds[absent].recipe.train.output_dir == str(tmp_path / "holdout" / "none_left_out")
     logged: list[str] = []
-    result = trained_holdout(folds, TASK, log=logged.append, progress=quiet)
+    runs: dict[str, Path] = {}
+    result = trained_holdout(folds, TASK, log=logged.append, progress=quiet, trained=runs)
     assert sum(line.strip().startswith("training into") for line in logged) == 3  # a, b, and once for c and d
+    assert sorted(Path(run).name for run in runs) == ["a", "b", "none_left_out"]
     assert "without nothing (no post of it trained on) (4 labelled posts held out)" in logged
     assert result.overall["n"] == 28 and result.per_group["d"]["n"] == 2
+    again = trained_holdout(folds, TASK, log=logged.append, progress=quiet, trained=runs)
+    assert again.overall == pytest.approx(result.overall, nan_ok=True)
+    assert sum(line.strip().startswith(("training into", "reusing")) for line in logged) == 3  # none again
+    named = as_recipe(text_recipe(tmp_path, ["a", "none_left_out"] * 2, ["a", "none_left_out"]))
+    assert sorted(plan_folds(named, TASK, "topic")) == ["a", "none_left_out"]  # no group needs the folder
     with pytest.raises(ValueError, match="would share the run folder none_left_out"):
-        plan_folds(as_recipe(text_recipe(tmp_path, ["a", "none_left_out"] * 2, ["a", "none_left_out"])), TASK, "topic")
+        plan_folds(named, TASK, "topic", measured=named.data_section | {"validation": measured["validation"]})
 
 
 def test_command_measures_under_other_data_settings_and_names_a_bad_one(tmp_path, capsys):
@@ -184,7 +191,8 @@ def test_command_measures_under_other_data_settings_and_names_a_bad_one(tmp_path
     assert main([str(path), "--group-by", "topic", "--measure-set", f"validation={other}"]) == 0
     out = capsys.readouterr().out
     assert "| 3 | 14 |" in out and "| a | 6 |" in out and "| c | 2 |" in out  # a, b: 4 trained on and 2 others
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(path), "--group-by", "topic", "--measure-set", "no_such_setting=1"])
-    assert exit_info.value.code == 2
-    assert "no_such_setting" in capsys.readouterr().err
+    for setting, said in (("no_such_setting=1", "no_such_setting"), ("require_image", "expected KEY=VALUE")):
+        with pytest.raises(SystemExit) as exit_info:
+            main([str(path), "--group-by", "topic", "--measure-set", setting])
+        assert exit_info.value.code == 2
+        assert said in capsys.readouterr().err
