@@ -356,16 +356,23 @@ def cells(metrics: dict[str, float], names: Sequence[str]) -> str:
     return " | ".join("n/a" if np.isnan(value) else f"{value:.4f}" for value in values)
 
 
-def add_recipe_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
-    """The recipe, ``--group-by`` and ``--task`` arguments of a command that holds out groups of a recipe's posts."""
+def recipe_parser(module: str, description: str | None, verb: str) -> argparse.ArgumentParser:
+    """The command line of ``python -m faim.eval.<module>``, a command that holds out groups of a recipe's posts:
+    its recipe, ``--group-by`` and ``--task`` arguments, the description (a module docstring) kept as written."""
+    parser = argparse.ArgumentParser(
+        prog=f"python -m faim.eval.{module}",
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("recipe", help="recipe file or shipped recipe name")
     parser.add_argument("--group-by", help="Post.meta field whose values are the groups (default: eval.slice)")
     parser.add_argument("--task", help=f"task to {verb} (default: the recipe's first)")
+    return parser
 
 
 def recipe_task_and_groups(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Recipe, TaskSpec, str]:
-    """The recipe, task and grouping field ``add_recipe_arguments`` parsed; a usage error (exit 2) for a recipe with
-    no ``eval.slice`` and no ``--group-by``, or an unknown task."""
+    """The recipe, task and grouping field parsed from ``recipe_parser``'s arguments; a usage error (exit 2) for a
+    recipe with no ``eval.slice`` and no ``--group-by``, or an unknown task."""
     recipe = as_recipe(args.recipe)
     group_by = args.group_by or recipe.eval.slice
     if not group_by:
@@ -377,12 +384,7 @@ def recipe_task_and_groups(parser: argparse.ArgumentParser, args: argparse.Names
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m faim.eval.group_holdout",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_recipe_arguments(parser, "probe")
+    parser = recipe_parser("group_holdout", __doc__, "probe")
     args = parser.parse_args(argv)
     recipe, task, group_by = recipe_task_and_groups(parser, args)
     if task.type not in ("binary", "multiclass"):

@@ -20,7 +20,6 @@ data, which never saw the group either (one more run, into ``<runs>/none_left_ou
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 from collections.abc import Callable, Sequence
@@ -39,7 +38,7 @@ from faim.detector import Detector
 from faim.eval.benchmark_runs import train_or_reuse
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.evaluate import Evaluated, labelled
-from faim.eval.group_holdout import add_recipe_arguments, cells, group_of, recipe_task_and_groups
+from faim.eval.group_holdout import cells, group_of, recipe_parser, recipe_task_and_groups
 from faim.inference import predict
 from faim.recipe import Recipe
 from faim.recipe.loader import apply_overrides
@@ -287,12 +286,7 @@ def format_result(result: TrainedHoldout, group_by: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m faim.eval.trained_holdout",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_recipe_arguments(parser, "measure")
+    parser = recipe_parser("trained_holdout", __doc__, "measure")
     parser.add_argument("--runs", type=Path, help="where each group's run goes (default: <train.output_dir>/without)")
     parser.add_argument("--reuse", action="store_true", help="evaluate a run already there instead of training again")
     parser.add_argument(

@@ -48,7 +48,6 @@ class WithoutSource:
             raise ValueError(f"without: field must name a meta field, got {field!r}")
         if not isinstance(values, list) or not values:
             raise ValueError(f"without: values must be a non-empty list of {field} values, got {values!r}")
-        self.spec = source
         self.member = lookup("source", source["type"], "data.source")(
             **{key: value for key, value in source.items() if key != "type"}
         )
