@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.stats import norm, rankdata
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from faim.calibration.checks import as_binary_inputs, as_multiclass_inputs, as_multilabel_inputs
@@ -119,6 +120,41 @@ def ece_range(prob: np.ndarray, groups: np.ndarray | None = None, bins: int = 15
     :func:`faim.eval.calibration.ece_if_calibrated`, which ``groups`` is passed to)."""
     low, high = ece_if_calibrated(prob, groups, bins=bins)
     return {"ece_if_calibrated_low": low, "ece_if_calibrated_high": high}
+
+
+def auroc_interval(y_true: np.ndarray, scores: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """AUROC and its ``level`` confidence interval, ``(auroc, low, high)``, from DeLong's variance (DeLong et al.,
+    1988, in the mid-rank form of Sun & Xu, 2014): each positive's share of negatives scored below it and each
+    negative's share of positives scored above it vary over posts, and so does their mean, the AUROC. The interval
+    is normal, clipped to [0, 1].
+
+    Args:
+        y_true: labels, 0/1 (or bool) ``[N]``.
+        scores: any scores ordered as the positive class's probability (logits or probabilities) ``[N]``.
+        level: coverage of the interval, in (0, 1).
+
+    Raises:
+        ValueError: on labels other than 0/1, mismatched shapes, a single class, fewer than two posts of a class
+            (no variance can be told from one) or a ``level`` outside (0, 1).
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    y, s = np.asarray(y_true), np.asarray(scores, dtype=np.float64)
+    if y.shape != s.shape or y.ndim != 1:
+        raise ValueError(f"y_true and scores must be [N] arrays of one length, got {y.shape} and {s.shape}")
+    if not np.isin(y, (0, 1)).all():
+        raise ValueError("y_true must hold 0/1 labels")
+    positives, negatives = s[y == 1], s[y == 0]
+    m, n = len(positives), len(negatives)
+    if m < 2 or n < 2:
+        raise ValueError(f"an AUROC interval needs two posts of each class at least, got {m} positive, {n} negative")
+    overall = rankdata(np.concatenate([positives, negatives]))
+    above = (overall[:m] - rankdata(positives)) / n  # per positive: the negatives scored below it (ties half)
+    below = 1.0 - (overall[m:] - rankdata(negatives)) / m  # per negative: the positives scored above it
+    auroc = float(above.mean())
+    se = float(np.sqrt(above.var(ddof=1) / m + below.var(ddof=1) / n))
+    half = norm.ppf(0.5 + level / 2) * se
+    return auroc, float(max(0.0, auroc - half)), float(min(1.0, auroc + half))
 
 
 def multilabel_metrics(

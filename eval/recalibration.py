@@ -24,6 +24,7 @@ from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import ece_if_calibrated
 from faim.eval.evaluate import metric_function
+from faim.eval.metrics import auroc_interval
 from faim.eval.plots import plot_learning_curve
 from faim.eval.tables import format_value, markdown_table
 from faim.inference import Predictions
@@ -142,11 +143,47 @@ def prior_adaptation(task: TaskSpec, start: Calibration, predictions: Prediction
 
 
 def as_is(task: TaskSpec, calibration: Calibration, predictions: Predictions, config: EvalConfig) -> dict:
-    """ECE and macro-F1 of the calibration as it is, over every labelled post, and their share of positives."""
+    """ECE and macro-F1 of the calibration as it is, over every labelled post, their share of positives and, for a
+    binary task, how the model ranks them (``ranking``)."""
     logits, y = labelled(task, predictions)
     positives = float(y.mean()) if task.type == "binary" else None
-    return {"posts": len(y), "positives": positives} | measure(
-        task, calibration, calibration.probabilities(task, logits), y, config
+    return (
+        {"posts": len(y), "positives": positives}
+        | measure(task, calibration, calibration.probabilities(task, logits), y, config)
+        | {"ranking": ranking(logits, y) if task.type == "binary" else None}
+    )
+
+
+RANKING_LEVEL = 0.95
+"""Coverage of the AUROC interval ``ranking`` reports."""
+
+
+def ranking(logits: np.ndarray, y: np.ndarray) -> dict[str, float] | None:
+    """A binary task's AUROC over its labelled posts with its ``RANKING_LEVEL`` interval (``auroc``,
+    ``auroc_low``, ``auroc_high``; ``faim.eval.metrics.auroc_interval``), or ``None`` with fewer than two posts of
+    a class. Any calibration keeps it: temperature and shift move probabilities, not the order of posts."""
+    if min(int(y.sum()), int(len(y) - y.sum())) < 2:
+        return None
+    return dict(zip(("auroc", "auroc_low", "auroc_high"), auroc_interval(y, logits, RANKING_LEVEL)))
+
+
+def ranking_note(as_is_row: dict[str, Any]) -> str | None:
+    """A sentence on how the model ranks the labelled posts, which no calibration changes, and a warning where its
+    interval reaches chance (0.5): recalibrating cannot make such a model tell the posts' classes apart, only
+    labels used for training can; ``None`` without a ranking."""
+    rank = as_is_row.get("ranking")
+    if not rank:
+        return None
+    said = (
+        f"Ranking, which any calibration keeps: AUROC {rank['auroc']:.3f} ({RANKING_LEVEL:.0%} interval "
+        f"{rank['auroc_low']:.3f}–{rank['auroc_high']:.3f}) on these {as_is_row['posts']:,} labelled posts."
+    )
+    if rank["auroc_low"] > 0.5:
+        return said
+    return (
+        f"{said} Warning: by these labels the model ranks the posts no better than chance, so what your labels call "
+        "positive is not what it learnt to find; a calibration moves its probabilities and threshold, not that. "
+        "Train a head on your labelled posts instead (`faim train` with a recipe reading them)."
     )
 
 
@@ -173,9 +210,12 @@ def shift_note(curve: Sequence[dict[str, Any]]) -> str | None:
     )
 
 
-def curve_notes(curve: Sequence[dict[str, Any]]) -> list[str]:
-    """What a learning curve's table leaves unsaid: ``shift_note`` and ``unreachable_note``, those that apply."""
-    return [note for note in (shift_note(curve), unreachable_note(curve)) if note]
+def task_notes(task_report: dict[str, Any]) -> list[str]:
+    """What a task's report table leaves unsaid, those that apply: how the model ranks the labelled posts
+    (``ranking_note``), then the learning curve's ``shift_note`` and ``unreachable_note``."""
+    curve = task_report["learning_curve"]
+    notes = (ranking_note(task_report["as_is"]), shift_note(curve), unreachable_note(curve))
+    return [note for note in notes if note]
 
 
 def calibrated_range(row: dict[str, Any]) -> str:
@@ -207,7 +247,7 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
             f"## {name}",
             markdown_table(["calibration", "posts", "ECE", "a calibrated model's ECE there", "macro-F1"], rows),
         ]
-        parts += curve_notes(task["learning_curve"])
+        parts += task_notes(task)
         if task["learning_curve"]:
             parts.append(f"![{name}]({plot_learning_curve(name, task['learning_curve'], task['as_is'], out_dir).name})")
         else:

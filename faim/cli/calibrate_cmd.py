@@ -18,11 +18,11 @@ from faim.eval.recalibration import (
     SIZES,
     as_is,
     calibrated_range,
-    curve_notes,
     labelled,
     learning_curve,
     prior_adaptation,
     refit_settings,
+    task_notes,
     write_report,
 )
 from faim.eval.tables import format_value, text_table
@@ -40,7 +40,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "directory (the model given is left as it was): with labels, each task's temperature, logit shift (where a "
         "likelihood-ratio test on the labels finds one at 5 %) and decision threshold are refitted on them, and a "
         "report shows what that is worth after 50, 100, 200 and 500 labels (ECE and macro-F1 on the posts not "
-        "drawn, over repeated draws). With --unlabelled, each binary task's share of positives among the posts is "
+        "drawn, over repeated draws) and the model's AUROC on the labels with its 95 % interval, which no calibration "
+        "changes, with a warning where that reaches chance (your labels are not what the model ranks). With "
+        "--unlabelled, each binary task's share of positives among the posts is "
         "estimated by EM on the model's scores (Saerens et al., 2002) and its probabilities are shifted to it; no "
         "label is needed (labels mapped are read for the report alone).",
     )
@@ -152,7 +154,7 @@ def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:
 
 def summary(report: dict[str, Any]) -> str:
     """A console table per task: ECE and macro-F1 as it was, after fitting on each number of labels, and moved to
-    the EM prior."""
+    the EM prior; then ``task_notes``."""
     blocks = []
     for name, task in report["tasks"].items():
         rows = [["as it was", format_value(task["as_is"]["ece"]), "", format_value(task["as_is"]["macro_f1"])]]
@@ -171,5 +173,5 @@ def summary(report: dict[str, Any]) -> str:
                 ]
             )
         header = ["calibration", "ECE", "a calibrated model's ECE", "macro-F1"]
-        blocks.append("\n".join([name, text_table(header, rows), *curve_notes(task["learning_curve"])]))
+        blocks.append("\n".join([name, text_table(header, rows), *task_notes(task)]))
     return "\n\n".join(blocks)

@@ -188,6 +188,21 @@ def test_calibrate_refits_on_labelled_posts_into_a_new_model(trained: Path, demo
     assert after < report["as_is"]["ece"]
 
 
+def test_calibrate_warns_where_the_users_labels_are_not_what_the_model_ranks(
+    trained: Path, demo_data, tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    flipped = tmp_path / "flipped.jsonl"  # a platform calling harmful what the model learnt to call benign
+    flipped.write_text("\n".join(json.dumps(row | {"label": 1 - row["label"]}) for row in rows) + "\n")
+    common = ["--map", "labels.harmful=label", "--image-root", demo_data["validation"].parent, "--sizes", "20"]
+    ours = faim("calibrate", trained / "model", demo_data["validation"], "-o", tmp_path / "ours", *common)
+    theirs = faim("calibrate", trained / "model", flipped, "-o", tmp_path / "theirs", *common)
+    assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
+    assert "Ranking, which any calibration keeps: AUROC" in ours.stdout and "no better than chance" not in ours.stdout
+    assert "no better than chance" in theirs.stdout and "Train a head on your labelled posts" in theirs.stdout
+    assert "no better than chance" in (tmp_path / "theirs-calibration" / "calibration.md").read_text()
+
+
 def test_calibrate_unlabelled_moves_the_prior_towards_the_posts_share(trained: Path, demo_data, tmp_path: Path) -> None:
     shifted = shifted_validation(demo_data, tmp_path / "ours.jsonl")
     root = demo_data["validation"].parent

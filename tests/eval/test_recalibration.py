@@ -10,8 +10,10 @@ from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.recalibration import (
+    as_is,
     calibrated_range,
     learning_curve,
+    ranking_note,
     refit,
     shift_note,
     unreachable_note,
@@ -105,3 +107,25 @@ def test_draws_whose_labels_reach_no_precision_target_are_counted_not_fatal(tmp_
     assert note in write_report(report, tmp_path).read_text()
     plain = learning_curve(TASK, Calibration.identity([TASK]), posts, EvalConfig(), sizes=[20], draws=3)
     assert plain[0]["unreachable"] == 0 and unreachable_note(plain) is None
+
+
+def test_the_report_says_how_the_model_ranks_the_posts_and_warns_where_that_is_chance(tmp_path) -> None:
+    start = Calibration.identity([TASK])
+    posts = predictions(600, 3.0)
+    reversed_labels = Predictions(ids=posts.ids, logits=posts.logits, targets={"hate": 1 - posts.targets["hate"]})
+    good, bad = (as_is(TASK, start, p, EvalConfig()) for p in (posts, reversed_labels))
+    assert good["ranking"]["auroc_low"] > 0.5 > bad["ranking"]["auroc_high"]
+    assert good["ranking"]["auroc"] + bad["ranking"]["auroc"] == pytest.approx(1.0)  # the same order, read backwards
+    said = ranking_note(good)
+    assert said.startswith(f"Ranking, which any calibration keeps: AUROC {good['ranking']['auroc']:.3f}")
+    assert "Warning" not in said and "600 labelled posts" in said
+    warned = ranking_note(bad)
+    assert "no better than chance" in warned and "Train a head on your labelled posts" in warned
+    report = {"model": "m", "data": "d", "tasks": {"hate": {"as_is": bad, "learning_curve": []}}}
+    assert warned in write_report(report, tmp_path).read_text()
+    few = Predictions(
+        ids=["a", "b", "c"], logits={"hate": np.array([0.1, 0.2, 0.3])}, targets={"hate": np.array([0, 0, 1])}
+    )
+    assert (
+        as_is(TASK, start, few, EvalConfig())["ranking"] is None and ranking_note({"posts": 3, "ranking": None}) is None
+    )
