@@ -8,9 +8,9 @@ are kept and its ``data`` replaced: trained on each dataset alone, and on every 
 validated, early-stopped, calibrated and thresholded on the pair's validation posts), each dataset read for training
 as the recipe reads it (a label view of its own), then measured as trained on every post of each dataset left out,
 read as above. Each leave-one-out pair is also recalibrated on the held-out dataset's own
-posts, as ``faim calibrate`` would: fitted on 200 of them (``DRAWS`` draws, measured on the rest), and moved to the
-share of positives EM estimates from them unlabelled. The reference baselines (TF-IDF and frozen MiniLM with
-logistic regression) go through the same folds.
+posts, as ``faim calibrate`` would: fitted on 200 of them (``DRAWS`` draws, measured on the rest), with the head
+corrected on the same 200 first (``--head``), and moved to the share of positives EM estimates from them unlabelled.
+The reference baselines (TF-IDF and frozen MiniLM with logistic regression) go through the same folds.
 
 Only recipes whose encoders are all frozen are trained here (six fits each, embeddings cached); a fine-tuning
 recipe would take hours per fit on two cores and is left out, saying so.
@@ -148,22 +148,24 @@ class EveryPost:
 def held_out_predictions(
     recipe: Recipe, model_dir: Path, posts: list[Post], desc: str
 ) -> tuple[Detector, TaskSpec, Predictions]:
-    """The saved single-task model of ``recipe``, its task and its predictions of ``posts``, the embeddings of its
-    frozen encoders read from the recipe's cache (every post of a dataset is encoded once per encoder)."""
+    """The saved single-task model of ``recipe``, its task and its predictions of ``posts`` with their whole-post
+    embeddings, the embeddings of its frozen encoders read from the recipe's cache (every post of a dataset is
+    encoded once per encoder)."""
     detector = Detector.load(model_dir)
     (task,) = detector.tasks
     cache_dir = recipe.train.cache_dir if recipe.train.cache_embeddings else None
     loader = make_loader(
         detector.model, detector.collator(with_targets=True), posts, 256, shuffle=False, cache_dir=cache_dir
     )
-    return detector, task, predict(detector.model, loader, desc=desc)
+    return detector, task, predict(detector.model, loader, desc=desc, embeddings=True)
 
 
 def measure_recipe(
     recipe: Recipe, model_dir: Path, posts: list[Post], recalibrate: bool, seed: int = 0
 ) -> dict[str, Any]:
     """A trained fold's figures on held-out posts as trained; with ``recalibrate``, also after fitting its
-    calibration on ``LABELLED_FOR_CALIBRATION`` of them and after moving it to the EM prior (unlabelled)."""
+    calibration on ``LABELLED_FOR_CALIBRATION`` of them, after correcting its head on the same draws first (as
+    ``faim calibrate --head`` does), and after moving it to the EM prior (unlabelled)."""
     detector, task, predictions = held_out_predictions(recipe, model_dir, posts, "held-out posts")
     target = predictions.targets[task.name]
     keep = task.labelled(target)
@@ -176,6 +178,10 @@ def measure_recipe(
             task, detector.calibration, predictions, recipe.eval, [LABELLED_FOR_CALIBRATION], DRAWS, seed
         )
         result["recalibrated"] = {key: value for key, value in curve[0].items()} if curve else None
+        head = learning_curve(
+            task, detector.calibration, predictions, recipe.eval, [LABELLED_FOR_CALIBRATION], DRAWS, seed, head=True
+        )
+        result["head_corrected"] = head[0] if head else None
         result["unlabelled"] = prior_adaptation(task, detector.calibration, predictions, recipe.eval)
     return result
 
@@ -192,7 +198,8 @@ def run_transfer(
 
     Returns:
         ``{"datasets": [...], "rows": [{"name", "kind", "train_on": [...], "held_out", "n", "as_trained": {...},
-        "recalibrated": {...} | None, "unlabelled": {...} | None}], "skipped": [{"recipe", "reason"}]}``.
+        "recalibrated": {...} | None, "head_corrected": {...} | None, "unlabelled": {...} | None}], "skipped":
+        [{"recipe", "reason"}]}``.
     """
     every = EveryPost()
     rows: list[dict[str, Any]] = []

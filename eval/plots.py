@@ -195,17 +195,25 @@ def _reliability_figure(
     return fig
 
 
-def plot_learning_curve(task: str, curve: Sequence[dict[str, float]], as_is: dict[str, float], out_dir: Path) -> Path:
+def plot_learning_curve(
+    task: str,
+    curve: Sequence[dict[str, float]],
+    as_is: dict[str, float],
+    out_dir: Path,
+    head_curve: Sequence[dict[str, float]] = (),
+) -> Path:
     """ECE and macro-F1 (mean ± standard deviation over draws) against the labelled posts a calibration was fitted
-    on (``faim.eval.recalibration.learning_curve``), the ECE range of a calibrated model on the same posts as a
-    band, the calibration as it was as dashed lines; written to
-    ``calibration_<task>.png``."""
+    on (``faim.eval.recalibration.learning_curve``), with the head corrected first where ``head_curve`` is given
+    (square markers, dotted), the ECE range of a calibrated model on the same posts as a band, the calibration as it
+    was as dashed lines; written to ``calibration_<task>.png``."""
     fig, ax = square_figure()
     sizes = [row["labels"] for row in curve]
     for metric, color in (("ece", "tab:red"), ("macro_f1", "tab:blue")):
-        means = [row[f"{metric}_mean"] for row in curve]
-        errors = [row[f"{metric}_sd"] for row in curve]
-        ax.errorbar(sizes, means, yerr=errors, marker="o", color=color, capsize=3, label=f"{metric}, fitted")
+        for rows, marker, line, how in ((curve, "o", "-", "fitted"), (head_curve, "s", ":", "head corrected")):
+            if rows:
+                means, errors = [row[f"{metric}_mean"] for row in rows], [row[f"{metric}_sd"] for row in rows]
+                ax.errorbar([row["labels"] for row in rows], means, yerr=errors, marker=marker, ls=line, color=color,
+                            capsize=3, label=f"{metric}, {how}")  # fmt: skip
         ax.axhline(as_is[metric], color=color, ls="--", lw=1, label=f"{metric}, as it was")
     lows, highs = ([row[name] for row in curve] for name in ("ece_if_calibrated_low", "ece_if_calibrated_high"))
     ax.fill_between(sizes, lows, highs, color="tab:red", alpha=0.15, label="ECE of a calibrated model there")

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from faim.calibration.fit import Calibration, TargetUnreachableWarning, fit_calibration
+from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import ece_if_calibrated
@@ -61,9 +62,13 @@ def learning_curve(
     sizes: Sequence[int] = SIZES,
     draws: int = 20,
     seed: int = 0,
+    head: bool = False,
 ) -> list[dict[str, Any]]:
     """Per number of labels (those of ``sizes`` that leave posts to measure on), the mean and standard deviation
-    over ``draws`` of ECE and macro-F1 on the posts not drawn, after fitting on the drawn ones from ``start``, and
+    over ``draws`` of ECE and macro-F1 on the posts not drawn, after fitting on the drawn ones from ``start``
+    (with ``head``, a binary task's head correction first, ``faim.calibration.head_correction``, and the calibration
+    on its cross-fitted logits, as ``Detector.correct_heads`` fits them; the predictions must hold whole-post
+    embeddings; the draws are those made without ``head`` for the same seed), and
     the mean over draws of ``CALIBRATED_RANGE`` on those posts under the fitted probabilities; ``unreachable``
     counts the draws whose labels held no threshold with the precision ``recall@precision`` asks for (their most
     precise cut was chosen, ``faim.calibration.fit.chosen_threshold``); for a binary task, ``shift_kept`` counts the
@@ -75,6 +80,9 @@ def learning_curve(
     if task.type not in ("binary", "multiclass"):
         raise ValueError(f"task {task.name!r}: a {task.type} task has no calibration to refit")
     logits, y = labelled(task, predictions)
+    if head and (task.type != "binary" or predictions.embeddings is None):
+        raise ValueError(f"task {task.name!r}: a head correction needs a binary task and whole-post embeddings")
+    embeddings = predictions.embeddings[task.labelled(predictions.targets[task.name])] if head else None
     rng = np.random.default_rng(seed)
     rows = []
     for size in (n for n in sizes if 0 < n < len(y)):
@@ -83,13 +91,17 @@ def learning_curve(
         for draw in range(draws):
             drawn = np.zeros(len(y), dtype=bool)
             drawn[rng.choice(len(y), size, replace=False)] = True
+            refitted = len(np.unique(y[drawn])) == 2  # one class drawn: the task kept its calibration
+            fit_on, measured = logits[drawn], logits[~drawn]
+            if embeddings is not None and refitted and size >= FOLDS:
+                correction, fit_on = fit_head_correction(embeddings[drawn], logits[drawn], y[drawn], seed=draw)
+                measured = correction.logits(embeddings[~drawn], logits[~drawn])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TargetUnreachableWarning)  # counted in the row, not said per draw
-                fitted, reached = refit(task, start, logits[drawn], y[drawn], config)
+                fitted, reached = refit(task, start, fit_on, y[drawn], config)
             unreachable += not reached
-            refitted = len(np.unique(y[drawn])) == 2  # one class drawn: the task kept its calibration
             shift_kept += refitted and task.type == "binary" and fitted.logit_shifts[task.name] != 0.0
-            prob = fitted.probabilities(task, logits[~drawn])
+            prob = fitted.probabilities(task, measured)
             for name, value in measure(task, fitted, prob, y[~drawn], config).items():
                 values[name].append(value)
             ranges.append(ece_if_calibrated(prob, bins=config.calibration_bins, draws=SIMULATED, seed=draw))
@@ -183,7 +195,8 @@ def ranking_note(as_is_row: dict[str, Any]) -> str | None:
     return (
         f"{said} Warning: by these labels the model ranks the posts no better than chance, so what your labels call "
         "positive is not what it learnt to find; a calibration moves its probabilities and threshold, not that. "
-        "Train a head on your labelled posts instead (`faim train` with a recipe reading them)."
+        "Correct the head on your labelled posts instead (`faim calibrate --head`), or train one on them "
+        "(`faim train`)."
     )
 
 
@@ -218,6 +231,14 @@ def task_notes(task_report: dict[str, Any]) -> list[str]:
     return [note for note in notes if note]
 
 
+def curve_rows(task_report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A task report's learning-curve rows, each with what its label adds: its calibration-only rows, then those
+    of its ``head_curve`` (``", head corrected"``) where the head was corrected, by number of labels."""
+    head = [(", head corrected", row) for row in task_report.get("head_curve", [])]
+    rows = [("", row) for row in task_report["learning_curve"]] + head
+    return sorted(rows, key=lambda pair: pair[1]["labels"])
+
+
 def calibrated_range(row: dict[str, Any]) -> str:
     """A learning-curve row's ``CALIBRATED_RANGE`` as ``low–high``."""
     low, high = (row[name] for name in CALIBRATED_RANGE)
@@ -234,10 +255,10 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
     for name, task in report["tasks"].items():
         rows = [["as it was", "all", format_value(task["as_is"]["ece"]), "", format_value(task["as_is"]["macro_f1"])]]
         rows += [
-            [f"fitted on {row['labels']} labels", f"{row['draws']} draws",
+            [f"fitted on {row['labels']} labels{how}", f"{row['draws']} draws",
              f"{row['ece_mean']:.4f} ± {row['ece_sd']:.4f}", calibrated_range(row),
              f"{row['macro_f1_mean']:.4f} ± {row['macro_f1_sd']:.4f}"]
-            for row in task["learning_curve"]
+            for how, row in curve_rows(task)
         ]  # fmt: skip
         if task.get("unlabelled", {}).get("ece") is not None:
             unlabelled = task["unlabelled"]
@@ -249,7 +270,8 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
         ]
         parts += task_notes(task)
         if task["learning_curve"]:
-            parts.append(f"![{name}]({plot_learning_curve(name, task['learning_curve'], task['as_is'], out_dir).name})")
+            plot = plot_learning_curve(name, task["learning_curve"], task["as_is"], out_dir, task.get("head_curve", ()))
+            parts.append(f"![{name}]({plot.name})")
         else:
             parts.append(f"No learning curve: {task['as_is']['posts']} labelled posts leave none to measure on.")
     path = out_dir / "calibration.md"

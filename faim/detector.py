@@ -7,6 +7,7 @@ out as one when it is saved.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from tqdm.auto import tqdm
 from faim.artifact import Artifact, architecture_recipe, load_artifact, save_artifact
 from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.fit import Calibration, fit_calibration
+from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
@@ -311,6 +313,42 @@ class Detector:
                 calibration.priors[task.name] = new
             moved[task.name] = (old, new)
         return moved
+
+    def check_correctable(self) -> None:
+        """Raise ``ValueError`` where ``correct_heads`` cannot correct this detector: it pools posts by picture (its
+        pooled calibration would need refitting on the corrected logits of posts pooled together, which is not
+        done)."""
+        if self.pooling_kind is not None:
+            raise ValueError(f"{self.source}: a model that pools posts by picture cannot have its heads corrected")
+
+    def correct_heads(self, predictions: Predictions, config: EvalConfig, seed: int = 0) -> list[str]:
+        """Correct each binary head on its labelled posts among ``predictions`` (``faim.calibration.head_correction``),
+        in place, then fit the calibration as ``calibrate_predictions`` does, a corrected task's on its cross-fitted
+        corrected logits; returns the corrected tasks. A task whose labelled posts hold one class, or fewer posts than
+        the correction's folds, is not corrected (its calibration is fitted as ``calibrate_predictions`` fits it).
+
+        Raises:
+            ValueError: When the predictions lack whole-post embeddings (``predict(embeddings=True)``), or as
+                ``check_correctable``.
+        """
+        self.check_correctable()
+        if predictions.embeddings is None:
+            raise ValueError("a head correction needs predictions with whole-post embeddings")
+        logits, corrected = dict(predictions.logits), []
+        for task in (t for t in self.tasks if t.type == "binary" and t.name in predictions.targets):
+            keep = task.labelled(predictions.targets[task.name])
+            y = predictions.targets[task.name][keep]
+            if len(np.unique(y)) < 2 or len(y) < FOLDS:
+                continue
+            correction, held_out = fit_head_correction(
+                predictions.embeddings[keep], predictions.logits[task.name][keep], y, seed
+            )
+            self.model.heads[task.name].add_correction(correction.scale, correction.weight, correction.bias)
+            logits[task.name] = np.full(len(keep), np.nan)
+            logits[task.name][keep] = held_out
+            corrected.append(task.name)
+        self.calibrate_predictions(replace(predictions, logits=logits), config)
+        return corrected
 
     def save(self, directory: str | Path, recipe: Recipe | None = None) -> Path:
         """Write the model as an artifact directory (``faim.artifact``), replaced atomically if it exists.

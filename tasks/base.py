@@ -35,6 +35,7 @@ class Head(nn.Module, ABC):
             raise ValueError(f"need input_dim > 0 and hidden_dim >= 0, got {input_dim} and {hidden_dim}")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        self.input_dim = input_dim
         if hidden_dim:
             self.net = nn.Sequential(
                 nn.Linear(input_dim, hidden_dim), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden_dim, num_outputs)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from faim.registry import register_head
 
@@ -19,21 +22,61 @@ class BinaryHead(Head):
         hidden_dim: 0 for a single Linear layer, else the width of a one-hidden-layer MLP.
         dropout: Dropout probability.
         pos_weight: Weight of positive examples in the loss (e.g. ``negatives / positives``); None for 1.
+        correction: Whether the head holds a correction fitted on a platform's own labels
+            (``faim.calibration.head_correction``): the logit becomes ``scale * logit + Linear(embedding)``. Built
+            as the identity (scale 1, weights 0); ``add_correction`` sets it, and a saved corrected model's recipe
+            says ``correction: true`` so loading builds it again.
     """
 
     task_type = "binary"
 
     def __init__(
-        self, input_dim: int, hidden_dim: int = 0, dropout: float = 0.0, pos_weight: float | None = None
+        self,
+        input_dim: int,
+        hidden_dim: int = 0,
+        dropout: float = 0.0,
+        pos_weight: float | None = None,
+        correction: bool = False,
     ) -> None:
         super().__init__(input_dim, 1, hidden_dim, dropout)
         if pos_weight is not None and pos_weight <= 0:
             raise ValueError(f"pos_weight must be positive, got {pos_weight}")
         self.register_buffer("pos_weight", optional_buffer(pos_weight), persistent=False)
+        self.correction: nn.Linear | None = None
+        if correction:
+            self.correction = nn.Linear(input_dim, 1)
+            self.correction_scale = nn.Parameter(torch.ones(()))
+            nn.init.zeros_(self.correction.weight)
+            nn.init.zeros_(self.correction.bias)
 
     def forward(self, embedding: Tensor) -> Tensor:
         """Return ``[B]`` logits of the positive class."""
-        return super().forward(embedding).squeeze(-1)
+        logits = super().forward(embedding).squeeze(-1)
+        if self.correction is None:
+            return logits
+        return self.correction_scale * logits + self.correction(embedding).squeeze(-1)
+
+    @torch.no_grad()
+    def add_correction(self, scale: float, weight: Sequence[float], bias: float) -> None:
+        """Make the head's logits ``scale * logits + weight · embedding + bias``, where ``logits`` are what it gives
+        now (a correction already held is composed with the new one), and record ``correction=True`` among the
+        arguments it is written out with (``faim.components.component_spec``).
+
+        Raises:
+            ValueError: When ``weight`` does not have the embedding's size.
+        """
+        weight = torch.as_tensor(np.asarray(weight, dtype=np.float32))
+        if weight.shape != (self.input_dim,):
+            raise ValueError(f"a correction of a head reading {self.input_dim} dimensions, got weights {weight.shape}")
+        if self.correction is None:
+            self.correction = nn.Linear(self.input_dim, 1)
+            self.correction_scale = nn.Parameter(torch.ones(()))
+            self.correction.weight.zero_()
+            self.correction.bias.zero_()
+            self._faim_arguments = {**self._faim_arguments, "correction": True}
+        self.correction.weight.mul_(scale).add_(weight.to(self.correction.weight)[None])
+        self.correction.bias.mul_(scale).add_(bias)
+        self.correction_scale.mul_(scale)
 
     def loss(self, logits: Tensor, target: Tensor) -> Tensor:
         """Mean binary cross-entropy over the posts whose ``[B]`` target is not NaN."""

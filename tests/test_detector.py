@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from conftest import calibrated, check_rows_in_input_order, pooling_detector
 from scipy.special import expit, logit
+from sklearn.metrics import roc_auc_score
 
 from faim import Detector
 from faim.inference import predict
@@ -83,3 +84,22 @@ def test_a_task_whose_training_posts_hold_one_class_or_one_group_gets_no_correct
     one_class = replace(predictions, targets={"harmful": np.zeros(len(posts))})
     assert detector.correction_weights(one_class, [f"g{i % 3}" for i in range(len(posts))], 0.05) == {"harmful": 0.0}
     assert detector.correction_weights(predictions, ["g"] * len(posts), 0.05) == {"harmful": 0.0}
+
+
+def test_heads_corrected_on_labels_the_model_reverses_rank_them_and_survive_saving(demo_data, tmp_path: Path) -> None:
+    detector, posts = calibrated(demo_data, tmp_path, logit_shift=True)
+    reversed_posts = [replace(post, labels={"harmful": 1 - post.labels["harmful"]}) for post in posts]
+    loader = make_loader(detector.model, detector.collator(with_targets=True), reversed_posts, 32, shuffle=False)
+    predictions = predict(detector.model, loader, embeddings=True)
+    y = predictions.targets["harmful"]
+    with pytest.raises(ValueError, match="whole-post embeddings"):
+        detector.correct_heads(replace(predictions, embeddings=None), EvalConfig())
+    assert detector.correct_heads(predictions, EvalConfig(logit_shift=True)) == ["harmful"]
+    corrected = predict(detector.model, loader).logits["harmful"]
+    assert roc_auc_score(y, corrected) > 0.7 > 0.5 > roc_auc_score(y, predictions.logits["harmful"])
+    scores = [row["harmful"] for row in detector.score(reversed_posts)]
+    detector.save(tmp_path / "corrected")  # written out from the model: the head's recipe says correction: true
+    assert [row["harmful"] for row in Detector.load(tmp_path / "corrected").score(reversed_posts)] == scores
+    pooling, _ = pooling_detector(demo_data, tmp_path / "pooling")
+    with pytest.raises(ValueError, match="pools posts by picture cannot have its heads corrected"):
+        pooling.correct_heads(predictions, EvalConfig())

@@ -44,6 +44,11 @@ MAX_WEIGHT = 20.0
 """Upper bound of the weight searched, in calibrated logits per unit of evidence (4.6 units: every post corrects)."""
 
 
+def logistic_regression() -> LogisticRegression:
+    """The regression ``held_out_logits`` fits on each fold: L2-penalised at scikit-learn's default strength."""
+    return LogisticRegression(max_iter=2000)
+
+
 def held_out_logits(features: np.ndarray, targets: np.ndarray, folds: Sequence[Hashable]) -> np.ndarray:
     """Per post, the logit of a logistic regression on ``features`` fitted on the other folds of groups (``FOLDS``
     folds, each group in one). Where the posts outside a fold hold one class only (every event but one showing
@@ -63,7 +68,7 @@ def held_out_logits(features: np.ndarray, targets: np.ndarray, folds: Sequence[H
             share = (targets[train].sum() + 1) / (len(train) + 2)
             logits[held_out] = np.log(share / (1 - share))
             continue
-        model = LogisticRegression(max_iter=2000).fit(features[train], targets[train])
+        model = logistic_regression().fit(features[train], targets[train])
         logits[held_out] = model.decision_function(features[held_out])
     return logits
 

@@ -199,8 +199,36 @@ def test_calibrate_warns_where_the_users_labels_are_not_what_the_model_ranks(
     theirs = faim("calibrate", trained / "model", flipped, "-o", tmp_path / "theirs", *common)
     assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
     assert "Ranking, which any calibration keeps: AUROC" in ours.stdout and "no better than chance" not in ours.stdout
-    assert "no better than chance" in theirs.stdout and "Train a head on your labelled posts" in theirs.stdout
+    assert "no better than chance" in theirs.stdout and "(`faim calibrate --head`)" in theirs.stdout
     assert "no better than chance" in (tmp_path / "theirs-calibration" / "calibration.md").read_text()
+
+
+def test_calibrate_head_corrects_the_head_on_labels_the_model_did_not_learn(
+    trained: Path, demo_data, tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    flipped = tmp_path / "flipped.jsonl"  # a platform calling harmful what the model learnt to call benign
+    flipped.write_text("\n".join(json.dumps(row | {"label": 1 - row["label"]}) for row in rows) + "\n")
+    common = ["--map", "labels.harmful=label", "--image-root", demo_data["validation"].parent, "--sizes", "40"]
+    plain = faim("calibrate", trained / "model", flipped, "-o", tmp_path / "plain", *common, "--draws", "3")
+    result = faim("calibrate", trained / "model", flipped, "-o", tmp_path / "ours", *common, "--draws", "3", "--head")
+    assert plain.returncode == 0 and result.returncode == 0, plain.stderr + result.stderr
+    assert f"harmful: head corrected on {len(rows)} labelled posts; refitted temperature" in result.stdout
+    assert "40 labels, head corrected" in result.stdout
+    report = json.loads((tmp_path / "ours-calibration" / "calibration.json").read_text())["tasks"]["harmful"]
+    assert [row["labels"] for row in report["head_curve"]] == [row["labels"] for row in report["learning_curve"]]
+    assert "correction: true" in (tmp_path / "ours" / "recipe.yaml").read_text()
+    metrics = {}
+    for name in ("plain", "ours"):
+        evaluated = faim("eval", tmp_path / name, flipped, "--map", "labels.harmful=label", "--image-root",
+                         demo_data["validation"].parent, "-o", tmp_path / f"eval_{name}")  # fmt: skip
+        assert evaluated.returncode == 0, evaluated.stderr
+        report_path = tmp_path / f"eval_{name}" / "metrics.json"
+        metrics[name] = json.loads(report_path.read_text())["tasks"]["harmful"]["metrics"]
+    # a calibration keeps the model's order, which these labels reverse; the saved correction reads them anew
+    assert metrics["ours"]["auroc"] > 0.7 > 0.5 > metrics["plain"]["auroc"]
+    both = faim("calibrate", trained / "model", flipped, "-o", tmp_path / "x", "--head", "--unlabelled")
+    assert both.returncode != 0 and "cannot go with --unlabelled" in both.stderr
 
 
 def test_calibrate_unlabelled_moves_the_prior_towards_the_posts_share(trained: Path, demo_data, tmp_path: Path) -> None:

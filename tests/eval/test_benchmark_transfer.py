@@ -96,6 +96,7 @@ def test_every_fold_is_measured_on_each_dataset_it_left_out(transfer) -> None:
         assert (row.get("recalibrated") is not None) == left_one_out
         if left_one_out:
             assert row["recalibrated"]["labels"] == 200 and row["recalibrated"]["draws"] == 20
+            assert row["head_corrected"]["labels"] == 200 and row["head_corrected"]["draws"] == 20
             assert row["unlabelled"]["estimated_prior"] is not None
 
 
@@ -104,6 +105,8 @@ def test_the_tables_rank_by_leave_one_out_macro_f1(transfer) -> None:
     assert "### Leave one dataset out — macro-F1" in markdown
     assert "A (trained on the others)" in markdown and "### Recalibrated for the held-out dataset — ECE" in markdown
     assert "### Trained on one dataset — macro-F1 on each other one" in markdown
+    assert "### Adapted with 200 labels of the held-out dataset — macro-F1" in markdown
+    assert "| head corrected, then calibrated |" in markdown
 
 
 def test_a_hate_recipe_reads_the_hate_datasets_only(transfer) -> None:

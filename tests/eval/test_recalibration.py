@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.special import expit
@@ -120,7 +122,7 @@ def test_the_report_says_how_the_model_ranks_the_posts_and_warns_where_that_is_c
     assert said.startswith(f"Ranking, which any calibration keeps: AUROC {good['ranking']['auroc']:.3f}")
     assert "Warning" not in said and "600 labelled posts" in said
     warned = ranking_note(bad)
-    assert "no better than chance" in warned and "Train a head on your labelled posts" in warned
+    assert "no better than chance" in warned and "(`faim calibrate --head`)" in warned
     report = {"model": "m", "data": "d", "tasks": {"hate": {"as_is": bad, "learning_curve": []}}}
     assert warned in write_report(report, tmp_path).read_text()
     few = Predictions(
@@ -129,3 +131,26 @@ def test_the_report_says_how_the_model_ranks_the_posts_and_warns_where_that_is_c
     assert (
         as_is(TASK, start, few, EvalConfig())["ranking"] is None and ranking_note({"posts": 3, "ranking": None}) is None
     )
+
+
+def test_the_head_curve_measures_a_correction_fitted_on_the_same_draws(tmp_path) -> None:
+    rng = np.random.default_rng(0)
+    embeddings = rng.normal(size=(900, 16))
+    labels = (rng.random(900) < expit(2.0 * embeddings[:, 1])).astype(np.float32)  # a direction the head ignores
+    posts = Predictions(
+        ids=[str(i) for i in range(900)],
+        logits={"hate": 2.0 * embeddings[:, 0]},
+        targets={"hate": labels},
+        embeddings=embeddings,
+    )
+    start, config = Calibration.identity([TASK]), EvalConfig(threshold_objective="macro_f1")
+    (calibration,) = learning_curve(TASK, start, posts, config, sizes=[200], draws=5)
+    (head,) = learning_curve(TASK, start, posts, config, sizes=[200], draws=5, head=True)
+    assert calibration["macro_f1_mean"] < 0.6 < 0.7 < head["macro_f1_mean"]
+    assert head["ece_mean"] < head["ece_if_calibrated_high"] + 0.02  # calibrated on cross-fitted logits
+    task = {"as_is": as_is(TASK, start, posts, config), "learning_curve": [calibration], "head_curve": [head]}
+    report = {"model": "m", "data": "d", "tasks": {"hate": task}}
+    text = write_report(report, tmp_path).read_text()
+    assert "| fitted on 200 labels | 5 draws |" in text and "| fitted on 200 labels, head corrected | 5 draws |" in text
+    with pytest.raises(ValueError, match="whole-post embeddings"):
+        learning_curve(TASK, start, replace(posts, embeddings=None), config, sizes=[200], head=True)

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from faim.components import component_spec
 from faim.registry import HEADS
 from faim.tasks import BinaryHead, Head, MulticlassHead, MultilabelHead
 
@@ -158,3 +159,25 @@ def test_bad_pos_weight_length() -> None:
 def test_invalid_arguments(build: Callable[[], Head]) -> None:
     with pytest.raises(ValueError):
         build()
+
+
+@pytest.mark.parametrize("hidden_dim", [0, 4])
+def test_a_binary_heads_correction_is_the_identity_until_set_then_composes(hidden_dim: int) -> None:
+    torch.manual_seed(0)
+    head = BinaryHead(DIM, hidden_dim=hidden_dim)
+    built = BinaryHead(DIM, hidden_dim=hidden_dim, correction=True)
+    built.load_state_dict(head.state_dict(), strict=False)
+    e = embedding()
+    before = head(e).detach()
+    assert torch.allclose(built(e), before)  # built corrected: scale 1, weights 0
+    head.add_correction(2.0, [0.1] * DIM, 0.5)
+    once = head(e).detach()
+    assert torch.allclose(once, 2.0 * before + 0.1 * e.sum(1) + 0.5, atol=1e-5)
+    head.add_correction(-1.0, [1.0] + [0.0] * (DIM - 1), 0.0)  # a second correction acts on the first's logits
+    assert torch.allclose(head(e), -once + e[:, 0], atol=1e-5)
+    assert component_spec("head", head)["correction"] is True
+    rebuilt = BinaryHead(DIM, hidden_dim=hidden_dim, correction=True)
+    rebuilt.load_state_dict(head.state_dict())  # what loading a saved corrected model does
+    assert torch.allclose(rebuilt(e), head(e))
+    with pytest.raises(ValueError, match=f"reading {DIM} dimensions"):
+        head.add_correction(1.0, [0.0] * (DIM + 1), 0.0)
