@@ -67,8 +67,8 @@ def learning_curve(
     """Per number of labels (those of ``sizes`` that leave posts to measure on), the mean and standard deviation
     over ``draws`` of ECE and macro-F1 on the posts not drawn, after fitting on the drawn ones from ``start``
     (with ``head``, a binary task's head correction first, ``faim.calibration.head_correction``, and the calibration
-    on its cross-fitted logits, as ``Detector.correct_heads`` fits them; the predictions must hold whole-post
-    embeddings; the draws are those made without ``head`` for the same seed), and
+    on its cross-fitted logits, as ``Detector.correct_heads`` fits them, for sizes of at least its ``FOLDS``; the
+    predictions must hold whole-post embeddings; the draws are those made without ``head`` for the same seed), and
     the mean over draws of ``CALIBRATED_RANGE`` on those posts under the fitted probabilities; ``unreachable``
     counts the draws whose labels held no threshold with the precision ``recall@precision`` asks for (their most
     precise cut was chosen, ``faim.calibration.fit.chosen_threshold``); for a binary task, ``shift_kept`` counts the
@@ -86,14 +86,15 @@ def learning_curve(
     rng = np.random.default_rng(seed)
     rows = []
     for size in (n for n in sizes if 0 < n < len(y)):
+        masks = [np.isin(np.arange(len(y)), rng.choice(len(y), size, replace=False)) for _ in range(draws)]
+        if head and size < FOLDS:
+            continue  # drawn all the same, so that every size's draws are those made without head
         values: dict[str, list[float]] = {name: [] for name in MEASURED}
         ranges, unreachable, shift_kept = [], 0, 0
-        for draw in range(draws):
-            drawn = np.zeros(len(y), dtype=bool)
-            drawn[rng.choice(len(y), size, replace=False)] = True
+        for draw, drawn in enumerate(masks):
             refitted = len(np.unique(y[drawn])) == 2  # one class drawn: the task kept its calibration
             fit_on, measured = logits[drawn], logits[~drawn]
-            if embeddings is not None and refitted and size >= FOLDS:
+            if embeddings is not None and refitted:
                 correction, fit_on = fit_head_correction(embeddings[drawn], logits[drawn], y[drawn], seed=draw)
                 measured = correction.logits(embeddings[~drawn], logits[~drawn])
             with warnings.catch_warnings():

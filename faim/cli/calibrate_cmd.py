@@ -146,17 +146,17 @@ def run(args: argparse.Namespace) -> int:
     if args.unlabelled:
         for task, (old, new) in detector.adapt_to_prior(predictions).items():
             print(f"{task}: share of positives {old:.3f} when calibrated, {new:.3f} estimated here (EM)")
-    elif args.head:
-        corrected = detector.correct_heads(predictions, config, args.seed)
-        recipe = with_corrected_heads(recipe, corrected)
+    else:
+        corrected = []
+        if args.head:
+            corrected = detector.correct_heads(predictions, config, args.seed)
+            recipe = with_corrected_heads(recipe, corrected)
+        else:
+            detector.calibrate_predictions(predictions, config)
         for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
             posts_read = int(task.labelled(predictions.targets[task.name]).sum())
-            said = f"head corrected on {posts_read} labelled posts" if task.name in corrected else "head kept"
-            print(f"{task.name}: {said}; " + fitted(task, detector.calibration, config).split(": ", 1)[1])
-    else:
-        detector.calibrate_predictions(predictions, config)
-        for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
-            print(fitted(task, detector.calibration, config))
+            head = f"head corrected on {posts_read} labelled posts; " if task.name in corrected else ""
+            print(f"{task.name}: {head}{fitted(task, detector.calibration, config)}")
     detector.save(out, recipe)
     if report["tasks"]:
         print(summary(report))
@@ -176,7 +176,7 @@ def with_corrected_heads(recipe: Recipe, tasks: list[str]) -> Recipe:
 
 
 def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:
-    """One line saying what was refitted for ``task``: its temperature and, for a binary task, its logit shift (or
+    """What was refitted for ``task``: its temperature and, for a binary task, its logit shift (or
     that the labels show none at ``eval.logit_shift_level``) and decision threshold."""
     parts = [f"temperature {calibration.temperatures[task.name]:.3f}"]
     if task.type == "binary":
@@ -185,7 +185,7 @@ def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:
         none = f"no logit shift (the labels show none at {level:.0%})" if level else "no logit shift"
         parts.append(f"logit shift {shift:+.3f}" if shift else none)
         parts.append(f"threshold {calibration.thresholds[task.name]:.3f}")
-    return f"{task.name}: refitted " + ", ".join(parts)
+    return "refitted " + ", ".join(parts)
 
 
 def summary(report: dict[str, Any]) -> str:

@@ -152,5 +152,7 @@ def test_the_head_curve_measures_a_correction_fitted_on_the_same_draws(tmp_path)
     report = {"model": "m", "data": "d", "tasks": {"hate": task}}
     text = write_report(report, tmp_path).read_text()
     assert "| fitted on 200 labels | 5 draws |" in text and "| fitted on 200 labels, head corrected | 5 draws |" in text
+    few = learning_curve(TASK, start, posts, config, sizes=[3, 200], draws=5, head=True)
+    assert [row["labels"] for row in few] == [200]  # 3 labels cannot fill five folds
     with pytest.raises(ValueError, match="whole-post embeddings"):
         learning_curve(TASK, start, replace(posts, embeddings=None), config, sizes=[200], head=True)
