@@ -146,18 +146,18 @@ class EveryPost:
 
 
 def held_out_predictions(
-    recipe: Recipe, model_dir: Path, posts: list[Post], desc: str
+    recipe: Recipe, model_dir: Path, posts: list[Post], desc: str, embeddings: bool = False
 ) -> tuple[Detector, TaskSpec, Predictions]:
-    """The saved single-task model of ``recipe``, its task and its predictions of ``posts`` with their whole-post
-    embeddings, the embeddings of its frozen encoders read from the recipe's cache (every post of a dataset is
-    encoded once per encoder)."""
+    """The saved single-task model of ``recipe``, its task and its predictions of ``posts`` (with their whole-post
+    embeddings where ``embeddings``), the embeddings of its frozen encoders read from the recipe's cache (every post
+    of a dataset is encoded once per encoder)."""
     detector = Detector.load(model_dir)
     (task,) = detector.tasks
     cache_dir = recipe.train.cache_dir if recipe.train.cache_embeddings else None
     loader = make_loader(
         detector.model, detector.collator(with_targets=True), posts, 256, shuffle=False, cache_dir=cache_dir
     )
-    return detector, task, predict(detector.model, loader, desc=desc, embeddings=True)
+    return detector, task, predict(detector.model, loader, desc=desc, embeddings=embeddings)
 
 
 def measure_recipe(
@@ -166,7 +166,7 @@ def measure_recipe(
     """A trained fold's figures on held-out posts as trained; with ``recalibrate``, also after fitting its
     calibration on ``LABELLED_FOR_CALIBRATION`` of them, after correcting its head on the same draws first (as
     ``faim calibrate --head`` does), and after moving it to the EM prior (unlabelled)."""
-    detector, task, predictions = held_out_predictions(recipe, model_dir, posts, "held-out posts")
+    detector, task, predictions = held_out_predictions(recipe, model_dir, posts, "held-out posts", recalibrate)
     target = predictions.targets[task.name]
     keep = task.labelled(target)
     y = target[keep].astype(np.int64)
@@ -178,9 +178,11 @@ def measure_recipe(
             task, detector.calibration, predictions, recipe.eval, [LABELLED_FOR_CALIBRATION], DRAWS, seed
         )
         result["recalibrated"] = {key: value for key, value in curve[0].items()} if curve else None
-        head = learning_curve(
-            task, detector.calibration, predictions, recipe.eval, [LABELLED_FOR_CALIBRATION], DRAWS, seed, head=True
-        )
+        head = []
+        if task.type == "binary":
+            head = learning_curve(
+                task, detector.calibration, predictions, recipe.eval, [LABELLED_FOR_CALIBRATION], DRAWS, seed, head=True
+            )
         result["head_corrected"] = head[0] if head else None
         result["unlabelled"] = prior_adaptation(task, detector.calibration, predictions, recipe.eval)
     return result

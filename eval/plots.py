@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -198,7 +199,7 @@ def _reliability_figure(
 def plot_learning_curve(
     task: str,
     curve: Sequence[dict[str, float]],
-    as_is: dict[str, float],
+    as_is: dict[str, Any],
     out_dir: Path,
     head_curve: Sequence[dict[str, float]] = (),
 ) -> Path:

@@ -182,22 +182,25 @@ def ranking(logits: np.ndarray, y: np.ndarray) -> dict[str, float] | None:
 
 def ranking_note(as_is_row: dict[str, Any]) -> str | None:
     """A sentence on how the model ranks the labelled posts, which no calibration changes, and a warning where its
-    interval reaches chance (0.5): recalibrating cannot make such a model tell the posts' classes apart, only
-    labels used for training can; ``None`` without a ranking."""
+    interval reaches chance (0.5), saying whether it lies below chance or cannot be told from it on so few posts:
+    recalibrating cannot make such a model tell the posts' classes apart, only labels used for training can;
+    ``None`` without a ranking."""
     rank = as_is_row.get("ranking")
     if not rank:
         return None
+    posts = as_is_row["posts"]
     said = (
-        f"Ranking, which any calibration keeps: AUROC {rank['auroc']:.3f} ({RANKING_LEVEL:.0%} interval "
-        f"{rank['auroc_low']:.3f}–{rank['auroc_high']:.3f}) on these {as_is_row['posts']:,} labelled posts."
+        f"Ranking of the posts one by one, which a calibration keeps: AUROC {rank['auroc']:.3f} ({RANKING_LEVEL:.0%} "
+        f"interval {rank['auroc_low']:.3f}–{rank['auroc_high']:.3f}) on these {posts:,} labelled posts."
     )
     if rank["auroc_low"] > 0.5:
         return said
+    how = "worse than chance" if rank["auroc_high"] < 0.5 else f"in a way these {posts:,} posts cannot tell from chance"
     return (
-        f"{said} Warning: by these labels the model ranks the posts no better than chance, so what your labels call "
-        "positive is not what it learnt to find; a calibration moves its probabilities and threshold, not that. "
-        "Correct the head on your labelled posts instead (`faim calibrate --head`), or train one on them "
-        "(`faim train`)."
+        f"{said} Warning: by these labels the model ranks the posts {how}, so what your labels call positive may "
+        "not be what it learnt to find; a calibration moves its probabilities and threshold, not that. Correct the "
+        "head on your labelled posts (`faim calibrate --head`), or train one on them (`faim train`); with few labels, "
+        "label more first."
     )
 
 

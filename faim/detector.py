@@ -31,6 +31,7 @@ from faim.model import WholePostModel
 from faim.pooling import picture_groups, pooled, pooled_probabilities
 from faim.recipe import Recipe
 from faim.recipe.sections import EvalConfig, TrainConfig
+from faim.tasks.binary import BinaryHead
 
 POOLING_KIND = "image"
 """The element kind posts are pooled by."""
@@ -317,9 +318,16 @@ class Detector:
     def check_correctable(self) -> None:
         """Raise ``ValueError`` where ``correct_heads`` cannot correct this detector: it pools posts by picture (its
         pooled calibration would need refitting on the corrected logits of posts pooled together, which is not
-        done)."""
+        done), or a binary task's head is not a ``BinaryHead``."""
         if self.pooling_kind is not None:
             raise ValueError(f"{self.source}: a model that pools posts by picture cannot have its heads corrected")
+        for task in (t for t in self.tasks if t.type == "binary"):
+            head = self.model.heads[task.name]
+            if not isinstance(head, BinaryHead):
+                raise ValueError(
+                    f"{self.source}: task {task.name!r} has a {type(head).__name__} head; only faim's binary head "
+                    "can hold a correction"
+                )
 
     def correct_heads(self, predictions: Predictions, config: EvalConfig, seed: int = 0) -> list[str]:
         """Correct each binary head on its labelled posts among ``predictions`` (``faim.calibration.head_correction``),
@@ -356,8 +364,10 @@ class Detector:
         Args:
             directory: Where to write it.
             recipe: The recipe it was trained from, saved with it (evaluation and resumed runs read its data and
-                eval settings). ``None``: the architecture alone, written out as a recipe's ``model:`` section from
-                the arguments its components were built with, which is how a model composed in code is saved.
+                eval settings), with ``correction: true`` on each head corrected since (``correct_heads``), so that
+                loading builds the corrections before reading their weights. ``None``: the architecture alone,
+                written out as a recipe's ``model:`` section from the arguments its components were built with, which
+                is how a model composed in code is saved.
 
         Raises:
             ValueError: Without a recipe, when a component cannot be written out (see
@@ -370,7 +380,7 @@ class Detector:
             self.pooled,
             self.max_elements,
             self.pool_by_image,
-            recipe or architecture_recipe(self.model, self.tasks),
+            with_corrected_heads(recipe, self.model) if recipe else architecture_recipe(self.model, self.tasks),
         )
         return save_artifact(artifact, directory)
 
@@ -390,3 +400,14 @@ class Detector:
 
 
 __all__ = ["Calibration", "Detector", "PostError"]
+
+
+def with_corrected_heads(recipe: Recipe, model: WholePostModel) -> Recipe:
+    """``recipe`` with ``correction: true`` on each of ``model``'s heads that holds a correction."""
+    corrected = [name for name, head in model.heads.items() if getattr(head, "correction", None) is not None]
+    if not corrected:
+        return recipe
+    mapping = recipe.to_dict()
+    for name in corrected:
+        mapping["model"]["heads"][name]["correction"] = True
+    return Recipe.from_dict(mapping, recipe.source)

@@ -44,10 +44,7 @@ class BinaryHead(Head):
         self.register_buffer("pos_weight", optional_buffer(pos_weight), persistent=False)
         self.correction: nn.Linear | None = None
         if correction:
-            self.correction = nn.Linear(input_dim, 1)
-            self.correction_scale = nn.Parameter(torch.ones(()))
-            nn.init.zeros_(self.correction.weight)
-            nn.init.zeros_(self.correction.bias)
+            self.build_correction()
 
     def forward(self, embedding: Tensor) -> Tensor:
         """Return ``[B]`` logits of the positive class."""
@@ -55,6 +52,14 @@ class BinaryHead(Head):
         if self.correction is None:
             return logits
         return self.correction_scale * logits + self.correction(embedding).squeeze(-1)
+
+    def build_correction(self) -> None:
+        """Add the identity correction (scale 1, weights 0), on the device and in the dtype of the head's weights."""
+        like = self.net[-1].weight
+        self.correction = nn.Linear(self.input_dim, 1, device=like.device, dtype=like.dtype)
+        self.correction_scale = nn.Parameter(torch.ones((), device=like.device, dtype=like.dtype))
+        nn.init.zeros_(self.correction.weight)
+        nn.init.zeros_(self.correction.bias)
 
     @torch.no_grad()
     def add_correction(self, scale: float, weight: Sequence[float], bias: float) -> None:
@@ -69,10 +74,7 @@ class BinaryHead(Head):
         if weight.shape != (self.input_dim,):
             raise ValueError(f"a correction of a head reading {self.input_dim} dimensions, got weights {weight.shape}")
         if self.correction is None:
-            self.correction = nn.Linear(self.input_dim, 1)
-            self.correction_scale = nn.Parameter(torch.ones(()))
-            self.correction.weight.zero_()
-            self.correction.bias.zero_()
+            self.build_correction()
             self._faim_arguments = {**self._faim_arguments, "correction": True}
         self.correction.weight.mul_(scale).add_(weight.to(self.correction.weight)[None])
         self.correction.bias.mul_(scale).add_(bias)

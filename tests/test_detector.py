@@ -8,13 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import calibrated, check_rows_in_input_order, pooling_detector
+from conftest import calibrated, check_rows_in_input_order, pooling_detector, tiny_recipe
 from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
 
-from faim import Detector
+from faim import Detector, Recipe
 from faim.inference import predict
 from faim.recipe.sections import EvalConfig
+from faim.tasks.base import Head
 from faim.training.loaders import make_loader
 
 
@@ -96,10 +97,33 @@ def test_heads_corrected_on_labels_the_model_reverses_rank_them_and_survive_savi
         detector.correct_heads(replace(predictions, embeddings=None), EvalConfig())
     assert detector.correct_heads(predictions, EvalConfig(logit_shift=True)) == ["harmful"]
     corrected = predict(detector.model, loader).logits["harmful"]
+    # fitted on these posts: that the correction is in the head, not how it does on others (tests/calibration)
     assert roc_auc_score(y, corrected) > 0.7 > 0.5 > roc_auc_score(y, predictions.logits["harmful"])
     scores = [row["harmful"] for row in detector.score(reversed_posts)]
-    detector.save(tmp_path / "corrected")  # written out from the model: the head's recipe says correction: true
-    assert [row["harmful"] for row in Detector.load(tmp_path / "corrected").score(reversed_posts)] == scores
+    trained_from = Recipe.from_dict(tiny_recipe(demo_data, tmp_path / "run"))  # its head says nothing of a correction
+    for saved, recipe in (("from_model", None), ("with_recipe", trained_from)):
+        detector.save(tmp_path / saved, recipe)
+        assert "correction: true" in (tmp_path / saved / "recipe.yaml").read_text()
+        assert [row["harmful"] for row in Detector.load(tmp_path / saved).score(reversed_posts)] == scores
     pooling, _ = pooling_detector(demo_data, tmp_path / "pooling")
     with pytest.raises(ValueError, match="pools posts by picture cannot have its heads corrected"):
         pooling.correct_heads(predictions, EvalConfig())
+
+
+class OtherBinaryHead(Head):
+    """A binary head of someone else's: it holds no correction."""
+
+    task_type = "binary"
+
+    def loss(self, logits, target):
+        return logits.sum()
+
+    def probabilities(self, logits):
+        return logits.sigmoid()
+
+
+def test_only_faims_binary_head_can_be_corrected(demo_data, tmp_path: Path) -> None:
+    detector, _ = calibrated(demo_data, tmp_path, logit_shift=False)
+    detector.model.heads["harmful"] = OtherBinaryHead(8, 1)
+    with pytest.raises(ValueError, match="task 'harmful' has a OtherBinaryHead head; only faim's binary head"):
+        detector.check_correctable()

@@ -6,9 +6,10 @@ can help. The correction is a logistic regression on the whole-post embedding ``
 
     z' = a * z + w · e + b
 
-fitted on the labelled posts (L2-penalised, scikit-learn's default strength): the shared post embedding already
-holds what a few hundred labels need, and the head's own logit carries what the model learnt from its training
-data, so the regression starts from it rather than from nothing. ``a``, ``w`` and ``b`` become the head's
+fitted on the labelled posts (L2-penalised at scikit-learn's default strength, every coefficient shrunk towards 0):
+the shared post embedding already holds what a few hundred labels need, and the head's own logit brings what the
+model learnt from its training data, weighed by how well it agrees with these labels (``a`` near 0, or below it,
+where it does not). ``a``, ``w`` and ``b`` become the head's
 correction weights (``BinaryHead.add_correction``), so the corrected model is scored, exported and explained as
 any other.
 

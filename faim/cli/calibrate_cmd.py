@@ -10,6 +10,7 @@ import numpy as np
 
 from faim.artifact import MANIFEST, read_recipe
 from faim.calibration.fit import Calibration
+from faim.calibration.head_correction import FOLDS
 from faim.cli.common import add_columns, parse_columns
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
@@ -29,7 +30,6 @@ from faim.eval.recalibration import (
 from faim.eval.tables import format_value, text_table
 from faim.folders import check_replaceable
 from faim.inference import predict
-from faim.recipe import Recipe
 from faim.recipe.sections import EvalConfig
 from faim.training.loaders import make_loader
 
@@ -150,12 +150,15 @@ def run(args: argparse.Namespace) -> int:
         corrected = []
         if args.head:
             corrected = detector.correct_heads(predictions, config, args.seed)
-            recipe = with_corrected_heads(recipe, corrected)
         else:
             detector.calibrate_predictions(predictions, config)
         for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
             posts_read = int(task.labelled(predictions.targets[task.name]).sum())
-            head = f"head corrected on {posts_read} labelled posts; " if task.name in corrected else ""
+            head = ""
+            if task.name in corrected:
+                head = f"head corrected on {posts_read} labelled posts; "
+            elif args.head and task.type == "binary":
+                head = f"head kept ({posts_read} labelled posts: a correction needs {FOLDS} at least); "
             print(f"{task.name}: {head}{fitted(task, detector.calibration, config)}")
     detector.save(out, recipe)
     if report["tasks"]:
@@ -164,15 +167,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"report: {write_report(report, directory)}")
     print(f"model:  {out}")
     return 0
-
-
-def with_corrected_heads(recipe: Recipe, tasks: list[str]) -> Recipe:
-    """``recipe`` with ``correction: true`` on the heads of ``tasks``, so that loading the saved model builds their
-    corrections (``BinaryHead``) before reading their weights."""
-    mapping = recipe.to_dict()
-    for name in tasks:
-        mapping["model"]["heads"][name]["correction"] = True
-    return Recipe.from_dict(mapping, recipe.source)
 
 
 def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:

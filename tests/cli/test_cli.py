@@ -188,32 +188,38 @@ def test_calibrate_refits_on_labelled_posts_into_a_new_model(trained: Path, demo
     assert after < report["as_is"]["ece"]
 
 
+def flipped_validation(demo_data: dict[str, Path], path: Path) -> Path:
+    """The validation posts with every label turned round: a platform calling harmful what the model learnt to call
+    benign."""
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    path.write_text("\n".join(json.dumps(row | {"label": 1 - row["label"]}) for row in rows) + "\n")
+    return path
+
+
 def test_calibrate_warns_where_the_users_labels_are_not_what_the_model_ranks(
     trained: Path, demo_data, tmp_path: Path
 ) -> None:
-    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
-    flipped = tmp_path / "flipped.jsonl"  # a platform calling harmful what the model learnt to call benign
-    flipped.write_text("\n".join(json.dumps(row | {"label": 1 - row["label"]}) for row in rows) + "\n")
+    flipped = flipped_validation(demo_data, tmp_path / "flipped.jsonl")
     common = ["--map", "labels.harmful=label", "--image-root", demo_data["validation"].parent, "--sizes", "20"]
     ours = faim("calibrate", trained / "model", demo_data["validation"], "-o", tmp_path / "ours", *common)
     theirs = faim("calibrate", trained / "model", flipped, "-o", tmp_path / "theirs", *common)
     assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
-    assert "Ranking, which any calibration keeps: AUROC" in ours.stdout and "no better than chance" not in ours.stdout
-    assert "no better than chance" in theirs.stdout and "(`faim calibrate --head`)" in theirs.stdout
-    assert "no better than chance" in (tmp_path / "theirs-calibration" / "calibration.md").read_text()
+    assert "Ranking of the posts one by one, which a calibration keeps: AUROC" in ours.stdout
+    assert "Warning" not in ours.stdout
+    assert "ranks the posts worse than chance" in theirs.stdout and "(`faim calibrate --head`)" in theirs.stdout
+    assert "worse than chance" in (tmp_path / "theirs-calibration" / "calibration.md").read_text()
 
 
 def test_calibrate_head_corrects_the_head_on_labels_the_model_did_not_learn(
     trained: Path, demo_data, tmp_path: Path
 ) -> None:
-    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
-    flipped = tmp_path / "flipped.jsonl"  # a platform calling harmful what the model learnt to call benign
-    flipped.write_text("\n".join(json.dumps(row | {"label": 1 - row["label"]}) for row in rows) + "\n")
+    flipped = flipped_validation(demo_data, tmp_path / "flipped.jsonl")
     common = ["--map", "labels.harmful=label", "--image-root", demo_data["validation"].parent, "--sizes", "40"]
     plain = faim("calibrate", trained / "model", flipped, "-o", tmp_path / "plain", *common, "--draws", "3")
     result = faim("calibrate", trained / "model", flipped, "-o", tmp_path / "ours", *common, "--draws", "3", "--head")
     assert plain.returncode == 0 and result.returncode == 0, plain.stderr + result.stderr
-    assert f"harmful: head corrected on {len(rows)} labelled posts; refitted temperature" in result.stdout
+    posts = len(flipped.read_text().splitlines())
+    assert f"harmful: head corrected on {posts} labelled posts; refitted temperature" in result.stdout
     assert "40 labels, head corrected" in result.stdout
     report = json.loads((tmp_path / "ours-calibration" / "calibration.json").read_text())["tasks"]["harmful"]
     assert [row["labels"] for row in report["head_curve"]] == [row["labels"] for row in report["learning_curve"]]

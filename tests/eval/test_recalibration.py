@@ -9,6 +9,7 @@ import pytest
 from scipy.special import expit
 
 from faim.calibration.fit import Calibration
+from faim.calibration.head_correction import HeadCorrection
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.recalibration import (
@@ -119,10 +120,14 @@ def test_the_report_says_how_the_model_ranks_the_posts_and_warns_where_that_is_c
     assert good["ranking"]["auroc_low"] > 0.5 > bad["ranking"]["auroc_high"]
     assert good["ranking"]["auroc"] + bad["ranking"]["auroc"] == pytest.approx(1.0)  # the same order, read backwards
     said = ranking_note(good)
-    assert said.startswith(f"Ranking, which any calibration keeps: AUROC {good['ranking']['auroc']:.3f}")
+    assert said.startswith(
+        f"Ranking of the posts one by one, which a calibration keeps: AUROC {good['ranking']['auroc']:.3f}"
+    )
     assert "Warning" not in said and "600 labelled posts" in said
     warned = ranking_note(bad)
-    assert "no better than chance" in warned and "(`faim calibrate --head`)" in warned
+    assert "ranks the posts worse than chance" in warned and "(`faim calibrate --head`)" in warned
+    unsure = ranking_note({"posts": 20, "ranking": {"auroc": 0.7, "auroc_low": 0.45, "auroc_high": 0.95}})
+    assert "ranks the posts in a way these 20 posts cannot tell from chance" in unsure
     report = {"model": "m", "data": "d", "tasks": {"hate": {"as_is": bad, "learning_curve": []}}}
     assert warned in write_report(report, tmp_path).read_text()
     few = Predictions(
@@ -156,3 +161,15 @@ def test_the_head_curve_measures_a_correction_fitted_on_the_same_draws(tmp_path)
     assert [row["labels"] for row in few] == [200]  # 3 labels cannot fill five folds
     with pytest.raises(ValueError, match="whole-post embeddings"):
         learning_curve(TASK, start, replace(posts, embeddings=None), config, sizes=[200], head=True)
+
+
+def test_the_head_curve_draws_the_posts_the_calibrations_curve_draws(monkeypatch) -> None:
+    def identity(embeddings: np.ndarray, logits: np.ndarray, y: np.ndarray, seed: int = 0) -> tuple:
+        return HeadCorrection(1.0, np.zeros(embeddings.shape[1]), 0.0), logits
+
+    monkeypatch.setattr("faim.eval.recalibration.fit_head_correction", identity)
+    posts = replace(predictions(600, 3.0), embeddings=np.zeros((600, 4)))
+    start = Calibration.identity([TASK])
+    calibration = learning_curve(TASK, start, posts, EvalConfig(), sizes=[3, 200], draws=4)
+    head = learning_curve(TASK, start, posts, EvalConfig(), sizes=[3, 200], draws=4, head=True)
+    assert head == calibration[1:]  # a correction that changes nothing, on the same draws: the same figures
