@@ -9,9 +9,8 @@ can help. The correction is a logistic regression on the whole-post embedding ``
 fitted on the labelled posts (L2-penalised at scikit-learn's default strength, every coefficient shrunk towards 0):
 the shared post embedding already holds what a few hundred labels need, and the head's own logit brings what the
 model learnt from its training data, weighed by how well it agrees with these labels (``a`` near 0, or below it,
-where it does not). ``a``, ``w`` and ``b`` become the head's
-correction weights (``BinaryHead.add_correction``), so the corrected model is scored, exported and explained as
-any other.
+where it does not). ``a``, ``w`` and ``b`` become the head's correction weights (``BinaryHead.add_correction``),
+so the corrected model is scored, exported and explained as any other.
 
 A regression scores the posts it was fitted on too well, so the calibration fitted after it (temperature, shift,
 threshold) is fitted on cross-fitted logits: each post's ``z'`` from the regression fitted on the other folds.

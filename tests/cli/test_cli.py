@@ -235,6 +235,14 @@ def test_calibrate_head_corrects_the_head_on_labels_the_model_did_not_learn(
     assert metrics["ours"]["auroc"] > 0.7 > 0.5 > metrics["plain"]["auroc"]
     both = faim("calibrate", trained / "model", flipped, "-o", tmp_path / "x", "--head", "--unlabelled")
     assert both.returncode != 0 and "cannot go with --unlabelled" in both.stderr
+    rows = flipped.read_text().splitlines()
+    by_class = {label: [row for row in rows if json.loads(row)["label"] == label][:2] for label in (0, 1)}
+    four = tmp_path / "four.jsonl"  # two of each class: too few for five folds
+    four.write_text("\n".join(by_class[0] + by_class[1]) + "\n")
+    few = faim("calibrate", trained / "model", four, "-o", tmp_path / "four", "--map", "labels.harmful=label",
+               "--image-root", demo_data["validation"].parent, "--sizes", "2", "--head")  # fmt: skip
+    assert few.returncode == 0, few.stderr
+    assert "harmful: head kept (4 labelled posts: a correction needs 5 at least); refitted temperature" in few.stdout
 
 
 def test_calibrate_unlabelled_moves_the_prior_towards_the_posts_share(trained: Path, demo_data, tmp_path: Path) -> None:
