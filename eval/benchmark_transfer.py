@@ -166,7 +166,9 @@ def measure_recipe(
     """A trained fold's figures on held-out posts as trained; with ``recalibrate``, also after fitting its
     calibration on ``LABELLED_FOR_CALIBRATION`` of them, after correcting its head on the same draws first (as
     ``faim calibrate --head`` does), and after moving it to the EM prior (unlabelled)."""
-    detector, task, predictions = held_out_predictions(recipe, model_dir, posts, "held-out posts", recalibrate)
+    detector, task, predictions = held_out_predictions(
+        recipe, model_dir, posts, "held-out posts", embeddings=recalibrate
+    )
     target = predictions.targets[task.name]
     keep = task.labelled(target)
     y = target[keep].astype(np.int64)

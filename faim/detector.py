@@ -399,9 +399,6 @@ class Detector:
         )
 
 
-__all__ = ["Calibration", "Detector", "PostError"]
-
-
 def with_corrected_heads(recipe: Recipe, model: WholePostModel) -> Recipe:
     """``recipe`` with ``correction: true`` on each of ``model``'s heads that holds a correction."""
     corrected = [name for name, head in model.heads.items() if getattr(head, "correction", None) is not None]
@@ -411,3 +408,6 @@ def with_corrected_heads(recipe: Recipe, model: WholePostModel) -> Recipe:
     for name in corrected:
         mapping["model"]["heads"][name]["correction"] = True
     return Recipe.from_dict(mapping, recipe.source)
+
+
+__all__ = ["Calibration", "Detector", "PostError"]
