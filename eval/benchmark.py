@@ -7,7 +7,10 @@ For each recipe (default: every shipped recipe whose data source is a benchmark 
 same resolved recipe instead and evaluate its saved model again), take the validation metrics of its evaluation
 report and the training wall time, and measure posts/s scoring the validation posts through ``faim score``'s engine.
 Once per distinct dataset + label view: majority class, TF-IDF + logistic regression and frozen all-MiniLM-L6-v2 +
-logistic regression on the same train/validation posts. For a dataset whose validation split holds out groups
+logistic regression on the same train/validation posts. A hate recipe validating on several datasets at once
+(``hate_text_general``) is measured by transfer (``faim.eval.benchmark_transfer``), and its saved model on the
+validation posts of each of those datasets the benchmark knows, in that dataset's tables (its calibration and
+threshold stay those it chose on all of them). For a dataset whose validation split holds out groups
 (``Dataset.holdout_by``: VMU's events), each recipe is also trained without each group in turn and measured on it
 (``faim.eval.trained_holdout``), and its frozen embeddings probed the same way (``faim.eval.group_holdout``). For a
 dataset with shifts (``Dataset.shifts``: TweetEval's ETHOS), each recipe and baseline is also measured, as trained,
@@ -24,7 +27,7 @@ import platform
 import shlex
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -41,6 +44,7 @@ from faim.eval.benchmark_datasets import (
     View,
     benchmark_type,
     dataset_for,
+    member_views,
     published_applies,
     recipe_views,
 )
@@ -74,18 +78,19 @@ def log_line(message: str) -> None:
 
 
 def select(names: Sequence[str] | None, log: Log) -> tuple[list[Recipe], list[Recipe], list[dict[str, str]]]:
-    """The recipes to benchmark on their validation split, the hate recipes measured by transfer only (they
-    validate on several datasets at once), and the shipped ones left out (they validate on no benchmark dataset).
+    """The recipes to benchmark on their validation split, the hate recipes validating on several datasets at once
+    (measured by transfer, and on the validation posts of each of those datasets the benchmark knows), and the
+    shipped ones left out (they validate on no benchmark dataset).
 
     Raises:
         ValueError: When a recipe named in ``names`` (a shipped name or a file) is neither.
     """
-    recipes, transfer_only, skipped = [], [], []
+    recipes, several, skipped = [], [], []
     for name in names or shipped_recipes():
         recipe = Recipe.load(name)
         if benchmark_type(recipe.data) is None and is_hate_recipe(recipe):
-            log(f"{name}: validates on several hate datasets at once; measured by transfer")
-            transfer_only.append(recipe)
+            log(f"{name}: validates on several hate datasets at once; measured by transfer and on each one's posts")
+            several.append(recipe)
         elif names or benchmark_type(recipe.data) is not None:
             dataset_for(recipe)
             recipes.append(recipe)
@@ -95,7 +100,7 @@ def select(names: Sequence[str] | None, log: Log) -> tuple[list[Recipe], list[Re
             )
             log(f"skipping {name}: {reason}")
             skipped.append({"recipe": name, "reason": reason})
-    return recipes, transfer_only, skipped
+    return recipes, several, skipped
 
 
 class Posts:
@@ -131,6 +136,7 @@ def recipe_rows(
     data: str,
     perturbed: dict[str, dict[str, Any]] | None = None,
     shifted: dict[str, dict[str, dict[str, Any]]] | None = None,
+    views: list[View] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per task of a trained recipe, from its evaluation report; a recipe that pools across posts sharing
     a picture (``eval.pool_by_image``) gets a second row per task, its per-post figures (``pooled`` tells them apart).
@@ -138,13 +144,15 @@ def recipe_rows(
     (``True``); a row's ``posts_per_second`` is the fastest, ``posts_per_second_runs`` lists them all.
     ``perturbed``: perturbation name → the report of the same model on the perturbed validation posts; each row's
     ``robustness`` holds its metrics under each. ``shifted``: task name → shift name → the report of the same model
-    on that other dataset (``Dataset.shifts``); each row's ``shifted`` holds its metrics there.
+    on that other dataset (``Dataset.shifts``); each row's ``shifted`` holds its metrics there. ``views``: the
+    views the rows stand for (default: ``recipe_views``; a recipe validating on several datasets, its
+    ``member_views``).
 
     Raises:
         ValueError: When a report lacks a task or the dataset's headline metric.
     """
     rows = []
-    for view in recipe_views(recipe):
+    for view in recipe_views(recipe) if views is None else views:
         under = {name: report_variants(recipe, dataset, view, report) for name, report in (perturbed or {}).items()}
         elsewhere = {
             name: report_variants(recipe, dataset, view, report)
@@ -237,7 +245,7 @@ def run_benchmark(
     """
     embedder = embedder or Embedder()
     where = machine()  # before the run: the load average says how busy the machine was
-    recipes, transfer_only, skipped = select(names, log)
+    recipes, several, skipped = select(names, log)
     sections: dict[str, dict[str, Any]] = {}
     views: dict[View, dict[str, Any]] = {}
     posts = Posts()
@@ -249,36 +257,38 @@ def run_benchmark(
         log(f"[{number}/{len(recipes)}] {Path(recipe.source).stem}: {dataset.title}")
         run = train_or_reuse(recipe, reuse, log)
         validation, data = posts.get(recipe.data, "validation")
-        rates, errors = {}, 0
-        for pooled in (False, True) if recipe.eval.pool_by_image is not None else (False,):
-            timed = scoring_throughput(run.model_dir, validation, workers, pool_by_image=pooled)
-            rates[pooled] = [summary.rows_per_second for summary in timed]
-            failed = max(sum(summary.errors.values()) for summary in timed)
-            errors = max(errors, failed)
-            how = "pooled by shared picture" if pooled else "per post"
-            log(f"  scored {timed[0].rows} validation posts {how}, {len(timed)} times: "
-                f"{', '.join(f'{rate:.1f}' for rate in rates[pooled])} posts/s "
-                f"({failed} row{'' if failed == 1 else 's'} failed)")  # fmt: skip
-        section = sections.setdefault(
-            benchmark_type(recipe.data), {"rows": [], "baselines": [], "views": [], "holdouts": []}
-        )
+        rates, errors = timed_scoring(run.model_dir, validation, workers, recipe.eval.pool_by_image is not None, log)
+        section = sections.setdefault(benchmark_type(recipe.data), new_section())
         perturbed = perturbed_evaluations(run, validation, data, log) if robustness else {}
         shifted = {}
         if dataset.shifts:
             for view in recipe_views(recipe):
                 shifted[view.task.name] = shifted_evaluations(run, posts.shifted(dataset, view.task.name), log)
         rows = recipe_rows(recipe, dataset, run, rates, data, perturbed, shifted)
-        rows = [row | {"scoring_failed_rows": errors} for row in rows]
-        section["rows"] += rows
-        for row in rows:
-            log(f"  {row['task']}: {dataset.metric} {row['value']:.4f}, ECE {row['ece']:.4f}, trained in "
-                f"{row['train_seconds']:.1f} s{' (reused)' if row['reused'] else ''}")  # fmt: skip
+        section["rows"] += logged_rows(rows, errors, dataset, log)
         if dataset.holdout_by:
             section["holdouts"].append(holdout_entry(recipe, dataset, reuse, log))
         for view in recipe_views(recipe):
             if view not in views:
                 views[view] = recipe.data
                 section["views"].append(view)
+    for number, recipe in enumerate(several, 1):
+        members = member_views(recipe)
+        if not members:
+            continue
+        kinds = [tasks[0].source_type for _, tasks in members]
+        titles = ", ".join(DATASETS[kind].title for kind in kinds)
+        log(f"[{number}/{len(several)}] {Path(recipe.source).stem}: on the validation posts of {titles}")
+        run = train_or_reuse(recipe, reuse, log)
+        pools = recipe.eval.pool_by_image is not None
+        for kind, (member, member_tasks) in zip(kinds, members):
+            validation, data = posts.get(member, "validation")
+            measured = replace(run, report=shifted_evaluations(run, {kind: (validation, data)}, log, "members")[kind])
+            rates, errors = timed_scoring(run.model_dir, validation, workers, pools, log)
+            perturbed = perturbed_evaluations(measured, validation, data, log, f"members/{kind}") if robustness else {}
+            rows = recipe_rows(recipe, DATASETS[kind], measured, rates, data, perturbed, views=member_tasks)
+            rows = [row | {"several_datasets": True} for row in rows]
+            sections.setdefault(kind, new_section())["rows"] += logged_rows(rows, errors, DATASETS[kind], log)
     for view, data_section in views.items():
         dataset = DATASETS[view.source_type]
         log(f"baselines: {dataset.title} [{view.label}], task {view.task.name}")
@@ -307,7 +317,7 @@ def run_benchmark(
                     "shifted": result.shifted,
                 }
             )
-    hate = [recipe for recipe in recipes if is_hate_recipe(recipe)] + transfer_only
+    hate = [recipe for recipe in recipes if is_hate_recipe(recipe)] + several
     return {
         "command": command,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -317,6 +327,39 @@ def run_benchmark(
         "datasets": [dataset_results(kind, section) for kind, section in sections.items()],
         "skipped": skipped,
     }
+
+
+def new_section() -> dict[str, list[Any]]:
+    """A dataset's section of the results while the benchmark fills it."""
+    return {"rows": [], "baselines": [], "views": [], "holdouts": []}
+
+
+def timed_scoring(
+    model_dir: Path, posts: list[Post], workers: int | None, pools: bool, log: Log
+) -> tuple[dict[bool, list[float]], int]:
+    """``(rates, failed rows)`` of scoring ``posts`` with the saved model through ``faim score``'s engine
+    (``scoring_throughput``): posts per second of each timed run per post (``False``) and, where the model
+    ``pools`` by shared picture, pooled (``True``); the most rows any run failed."""
+    rates, errors = {}, 0
+    for pooled in (False, True) if pools else (False,):
+        timed = scoring_throughput(model_dir, posts, workers, pool_by_image=pooled)
+        rates[pooled] = [summary.rows_per_second for summary in timed]
+        failed = max(sum(summary.errors.values()) for summary in timed)
+        errors = max(errors, failed)
+        how = "pooled by shared picture" if pooled else "per post"
+        log(f"  scored {timed[0].rows} validation posts {how}, {len(timed)} times: "
+            f"{', '.join(f'{rate:.1f}' for rate in rates[pooled])} posts/s "
+            f"({failed} row{'' if failed == 1 else 's'} failed)")  # fmt: skip
+    return rates, errors
+
+
+def logged_rows(rows: list[dict[str, Any]], errors: int, dataset: Dataset, log: Log) -> list[dict[str, Any]]:
+    """A recipe's rows with the rows its scoring failed, each told to ``log``."""
+    rows = [row | {"scoring_failed_rows": errors} for row in rows]
+    for row in rows:
+        log(f"  {row['task']}: {dataset.metric} {row['value']:.4f}, ECE {row['ece']:.4f}, trained in "
+            f"{row['train_seconds']:.1f} s{' (reused)' if row['reused'] else ''}")  # fmt: skip
+    return rows
 
 
 def holdout_entry(recipe: Recipe, dataset: Dataset, reuse: bool, log: Log) -> dict[str, Any]:

@@ -167,15 +167,22 @@ class View:
     @property
     def label(self) -> str:
         """The arguments that differ from the source's defaults (besides ``root`` and ``task``), or ``default``;
-        a ``concat`` source adds its extra training members (``default + train on davidson (labels=binary)``)."""
+        a ``concat`` source validating on its first member adds its extra training members (``default + train on
+        davidson (labels=binary)``), one validating on all of them names each (``trained and validated on
+        tweeteval, ethos``)."""
         data = json.loads(self.arguments)
         if data["type"] != "concat":
             return changed_arguments(data)
-        extras = [
-            member["type"] + ("" if changed_arguments(member) == "default" else f" ({changed_arguments(member)})")
-            for member in data["sources"][1:]
-        ]
-        return f"{changed_arguments(data['sources'][0])} + train on {', '.join(extras)}"
+        if data["evaluate_on"] == "all":
+            return f"trained and validated on {', '.join(member_label(member) for member in data['sources'])}"
+        extras = ", ".join(member_label(member) for member in data["sources"][1:])
+        return f"{changed_arguments(data['sources'][0])} + train on {extras}"
+
+
+def member_label(member: dict[str, Any]) -> str:
+    """A canonical ``concat`` member as a view names it: its type, with its changed arguments in brackets."""
+    changed = changed_arguments(member)
+    return member["type"] + ("" if changed == "default" else f" ({changed})")
 
 
 def changed_arguments(data: dict[str, Any]) -> str:
@@ -231,6 +238,23 @@ def recipe_views(recipe: Recipe) -> list[View]:
     return [
         View(kind, arguments, task, recipe.eval.threshold_objective, recipe.eval.threshold_target)
         for task in task_specs(recipe.model)
+    ]
+
+
+def member_views(recipe: Recipe) -> list[tuple[dict[str, Any], list[View]]]:
+    """For a recipe validating on several datasets at once (a ``concat`` source with ``evaluate_on: all``), each
+    member that is a benchmark dataset, as its ``data:`` section and the recipe's views there (one per task head):
+    the recipe is also measured on that member's validation posts, beside the recipes validating on it alone.
+    Empty for any other recipe."""
+    data = canonical_data(recipe.data)
+    if data["type"] != "concat" or data["evaluate_on"] != "all":
+        return []
+    arguments = json.dumps(data, sort_keys=True)
+    objective, target = recipe.eval.threshold_objective, recipe.eval.threshold_target
+    return [
+        (member, [View(member["type"], arguments, task, objective, target) for task in task_specs(recipe.model)])
+        for member in data["sources"]
+        if member["type"] in DATASETS
     ]
 
 

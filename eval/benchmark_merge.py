@@ -1,9 +1,10 @@
 """Keeping what an earlier benchmark run measured and this one did not (``python -m faim.eval.benchmark
 --merge``), so that a run of a few recipes (``--only``) updates ``RESULTS.md`` instead of replacing it.
 
-Whatever this run measured replaces the earlier figures of the same recipe; a recipe row, a group-holdout entry, a
-whole dataset, the transfer and language sections that only the earlier run has, or the rows of those sections of
-recipes this run did not measure, are kept as they were and marked with the time that run was generated
+Whatever this run measured replaces the earlier figures of the same recipe; a recipe row, a baseline row of a view
+this run did not measure, a group-holdout entry, a whole dataset, the transfer and language sections that only the
+earlier run has, or the rows of those sections of recipes this run did not measure, are kept as they were and
+marked with the time that run was generated
 (``earlier_run``), which the Markdown shows beside them. A row measured again
 without perturbations (``--no-robustness``) keeps the earlier run's figures under them, with that run's clean figure
 they are compared with (``robustness_kept``).
@@ -41,7 +42,9 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any
         kept_rows = unmeasured_recipe_rows(dataset["rows"], recipe_names(target["rows"]), stamp)
         recipes = [row for row in target["rows"] if row["kind"] == "recipe"]
         others = [row for row in target["rows"] if row["kind"] != "recipe"]
-        target["rows"] = recipes + kept_rows + others
+        target["rows"] = recipes + kept_rows + others + unmeasured_baseline_rows(dataset["rows"], others, stamp)
+        if dataset.get("published") and not target.get("published"):  # no view this run measured concerns them
+            target["published"], target["published_view"] = dataset["published"], dataset["published_view"]
         probed = {entry["name"] for entry in target["holdouts"]}
         target["holdouts"] += [
             entry | {"earlier_run": entry.get("earlier_run", stamp)}
@@ -76,6 +79,20 @@ def unmeasured_recipe_rows(earlier_rows: list[dict[str, Any]], measured: set[str
         row | {"earlier_run": row.get("earlier_run", stamp)}
         for row in earlier_rows
         if is_recipe(row) and row["name"] not in measured
+    ]
+
+
+def unmeasured_baseline_rows(
+    earlier_rows: list[dict[str, Any]], measured: list[dict[str, Any]], stamp: str
+) -> list[dict[str, Any]]:
+    """The baseline rows of ``earlier_rows`` of a baseline and data view with no row in ``measured`` (this run
+    measured the baselines of other views only, or none: a run of a recipe validating on several datasets), each
+    marked ``earlier_run``."""
+    done = {(row["name"], row.get("view")) for row in measured}
+    return [
+        row | {"earlier_run": row.get("earlier_run", stamp)}
+        for row in earlier_rows
+        if not is_recipe(row) and (row["name"], row.get("view")) not in done
     ]
 
 

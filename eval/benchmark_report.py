@@ -17,6 +17,8 @@ The results dict::
                      "reused": false, "scoring_failed_rows": 1, "pooled": false, "metrics": {...},
                      "robustness": {"text.leetspeak": {...metrics on the perturbed posts...}, ...},
                      "shifted": {"ETHOS": {...metrics on the other dataset's posts...}}},
+                    {"name": "hate_text_general", ..., "view": "trained and validated on tweeteval, ethos",
+                     "several_datasets": true, ...},   # validates on several datasets: on this one's posts alone
                     {"name": "majority class", "kind": "baseline", ..., "posts_per_second": null,
                      "robustness": {}, "shifted": {...}},             # empty: not measured under perturbations
                 ],
@@ -191,6 +193,12 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
         "Validation data: " + "; ".join(f"`{item}`" for item in data),
         markdown_table(header, rows),
     ]
+    if any(row.get("several_datasets") for row in dataset["rows"]):
+        parts.append(
+            "A data view *trained and validated on* several datasets is a recipe validating on all of them at once, "
+            "measured here on this dataset's validation posts alone, with the temperature and threshold it chose "
+            "on all of them; its training time is of the whole run."
+        )
     if any(row.get("ablations") for row in dataset["rows"]):
         parts.extend(ablation_section(dataset["rows"], dataset["metric"], metric))
     if any(row.get("robustness") for row in dataset["rows"]):

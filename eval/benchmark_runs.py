@@ -157,26 +157,29 @@ def scoring_throughput(
 
 
 def perturbed_evaluations(
-    run: RecipeRun, posts: list[Post], data: str, log: Callable[[str], None] = print
+    run: RecipeRun, posts: list[Post], data: str, log: Callable[[str], None] = print, folder: str = ""
 ) -> dict[str, dict[str, Any]]:
     """Perturbation name → evaluation report of the run's saved model on ``posts`` perturbed that way, for every
     perturbation of a modality the model reads (``faim.eval.robustness.perturbed_reports``), with its recipe's eval
-    settings; the reports go to the run's ``eval/robustness/<name>``."""
+    settings; the reports go to the run's ``eval/<folder>/robustness/<name>``."""
     detector, config = Detector.load(run.model_dir), read_recipe(run.model_dir).eval
-    out = run.model_dir.parent / "eval"
+    out = run.model_dir.parent / "eval" / folder
     return perturbed_reports(detector, posts, out, data, config, log=lambda line: log(f"  {line}"))
 
 
 def shifted_evaluations(
-    run: RecipeRun, shifted: dict[str, tuple[list[Post], str]], log: Callable[[str], None] = print
+    run: RecipeRun,
+    shifted: dict[str, tuple[list[Post], str]],
+    log: Callable[[str], None] = print,
+    folder: str = "shift",
 ) -> dict[str, dict[str, Any]]:
-    """Shift name → evaluation report of the run's saved model, as it is (the temperature and threshold chosen on
+    """Name → evaluation report of the run's saved model, as it is (the temperature and threshold chosen on
     validation), on that dataset's posts (``shifted``: name → ``(posts, description)``); the reports go to the
-    run's ``eval/shift/<name>``."""
+    run's ``eval/<folder>/<name>``."""
     detector, config = Detector.load(run.model_dir), read_recipe(run.model_dir).eval
     reports = {}
     for name, (posts, data) in shifted.items():
         log(f"  evaluating on {name} ({len(posts)} posts)")
-        out = run.model_dir.parent / "eval" / "shift" / name
+        out = run.model_dir.parent / "eval" / folder / name
         reports[name] = evaluate(detector, posts, out, data, config, ablations=False)
     return reports

@@ -30,9 +30,11 @@ from faim.eval.benchmark_datasets import (
     Shift,
     View,
     benchmark_type,
+    member_views,
     published_applies,
     recipe_views,
 )
+from faim.eval.benchmark_merge import merge_results
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import SCORING_RUNS, RecipeRun, reuse_problem
 from faim.recipe import Recipe
@@ -199,6 +201,58 @@ def test_the_recipe_and_the_baselines_are_measured_as_trained_on_the_other_datas
     assert f"| {recipe['macro_f1']:.4f} ({change:+.4f}) | {recipe['auroc']:.4f} | {recipe['ece']:.4f} |" in line
 
 
+@pytest.fixture(scope="module")
+def several_datasets(benchmark_data) -> dict:
+    """The benchmark of a tiny recipe trained and validated on the generated TweetEval and ETHOS posts at once."""
+    root = benchmark_data["root"]
+    ethos = {"type": "ethos", "root": DATASETS["tweeteval"].shifts[0].data["root"], "task": "hate"}
+    members = [benchmark_data["recipe"]["data"], ethos]
+    recipe = benchmark_data["recipe"] | {
+        "data": {"type": "concat", "evaluate_on": "all", "sources": members},
+        "train": benchmark_data["recipe"]["train"] | {"output_dir": str(root / "general_run")},
+    }
+    path = root / "tiny_general.yaml"
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    quiet = {"embedder": benchmark_data["embedder"], "log": lambda _: None, "transfer": False}
+    results = run_benchmark([str(path)], workers=1, **quiet)
+    return {"root": root / "general_run", "results": results, "markdown": render(results)}
+
+
+def test_a_recipe_validating_on_several_datasets_is_measured_on_each_known_ones_validation_posts(
+    benchmark_data, several_datasets
+) -> None:
+    (section,) = several_datasets["results"]["datasets"]
+    (row,) = section["rows"]  # ETHOS is no benchmark dataset; no baselines: they train on one dataset's view
+    assert section["source"] == "tweeteval" and row["name"] == "tiny_general" and row["several_datasets"]
+    assert row["view"] == "trained and validated on tweeteval, ethos"
+    assert row["n"] == len(benchmark_data["validation_labels"])  # TweetEval's validation posts alone
+    run = several_datasets["root"]
+    whole = json.loads((run / "eval" / "metrics.json").read_text(encoding="utf-8"))["tasks"]["hate"]["metrics"]
+    assert whole["n"] > row["n"]  # the run's own evaluation validates on ETHOS's posts too
+    report = json.loads((run / "eval" / "members" / "tweeteval" / "metrics.json").read_text(encoding="utf-8"))
+    assert row["metrics"] == report["tasks"]["hate"]["metrics"] and row["value"] == row["metrics"]["macro_f1"]
+    assert row["metrics"]["threshold"] == whole["threshold"]  # the threshold it chose on every dataset's posts
+    assert row["posts_per_second"] > 0 and row["scoring_failed_rows"] == 0
+    assert list(row["robustness"]) == TEXT_PERTURBATIONS
+    leetspeak = run / "eval" / "members" / "tweeteval" / "robustness" / "text.leetspeak" / "metrics.json"
+    assert row["robustness"]["text.leetspeak"] == json.loads(leetspeak.read_text())["tasks"]["hate"]["metrics"]
+    table = main_table(several_datasets["markdown"].split("## TweetEval hate")[1])
+    start = "| `tiny_general` | recipe | trained and validated on tweeteval, ethos | validation | 80 |"
+    assert any(line.startswith(start) for line in table)
+    assert "A data view *trained and validated on* several datasets" in several_datasets["markdown"]
+    assert "`tiny_general`" in several_datasets["markdown"].split("### Under evasion-style perturbations")[1]
+
+
+def test_a_merged_run_of_a_recipe_validating_on_several_datasets_keeps_the_earlier_rows(
+    benchmark_data, several_datasets
+) -> None:
+    merged = merge_results(several_datasets["results"], benchmark_data["json"])
+    (section,) = merged["datasets"]
+    names = [row["name"] for row in section["rows"]]
+    assert names == ["tiny_general", "tiny_hate", "majority class", "TF-IDF + logistic regression", TINY_EMBEDDER.name]
+    assert "earlier_run" not in section["rows"][0] and section["rows"][1]["earlier_run"]
+
+
 def test_a_missing_other_dataset_fails_before_any_training(benchmark_data, tmp_path: Path) -> None:
     recipe = benchmark_data["recipe"] | {"train": benchmark_data["recipe"]["train"] | {"output_dir": str(tmp_path)}}
     path = tmp_path / "tiny_hate.yaml"
@@ -331,6 +385,11 @@ def test_a_concat_source_is_benchmarked_under_the_dataset_it_validates_on() -> N
     assert published_applies(DATASETS["liar"], view)  # validation is LIAR's six-way split
     with pytest.raises(ValueError, match="concat source validating on all its members, no benchmark dataset"):
         recipe_views(concat_recipe(evaluate_on="all"))
+    assert member_views(concat_recipe()) == []  # validates on its first member: benchmarked as above
+    ((member, (view,)),) = member_views(concat_recipe(evaluate_on="all"))  # Davidson is no benchmark dataset
+    assert member["type"] == "liar" and view.source_type == "liar" and view.task.name == "truth"
+    assert view.label == "trained and validated on liar, davidson (labels=binary)"
+    assert not published_applies(DATASETS["liar"], view)  # its threshold is chosen on Davidson's posts too
 
 
 def test_a_pooling_recipe_gets_a_per_post_row_and_a_note() -> None:

@@ -48,6 +48,47 @@ def test_a_run_of_some_recipes_keeps_the_others_and_marks_them() -> None:
     assert new["datasets"][0]["rows"][0].get("earlier_run") is None and len(new["datasets"]) == 1  # left as it was
 
 
+def test_the_baselines_and_published_figures_of_views_this_run_did_not_measure_are_kept() -> None:
+    baseline = {"kind": "baseline", "value": 0.3}
+    earlier = {
+        "command": "python -m faim.eval.benchmark",
+        "generated_at": "2026-11-24T19:55:43+00:00",
+        "datasets": [
+            {
+                "source": "tweeteval",
+                "rows": [
+                    {"name": "frozen", "kind": "recipe", "view": "default", "value": 0.7},
+                    baseline | {"name": "majority class", "view": "default"},
+                    baseline | {"name": "majority class", "view": "default + train on davidson"},
+                ],
+                "holdouts": [],
+                "published": [{"model": "BERTweet", "value": 0.564}],
+                "published_view": "every view",
+            }
+        ],
+    }
+    several = {"name": "general", "kind": "recipe", "view": "trained and validated on tweeteval, ethos"}
+    only_general = {"command": "c", "generated_at": "2026-11-25T10:00:00+00:00", "datasets": []}
+    only_general["datasets"] = [{"source": "tweeteval", "rows": [several], "holdouts": [], "published": []}]
+    (section,) = merge_results(only_general, earlier)["datasets"]  # measured no baseline
+    assert [(row["name"], row.get("view"), row.get("earlier_run")) for row in section["rows"]] == [
+        ("general", "trained and validated on tweeteval, ethos", None),
+        ("frozen", "default", "2026-11-24T19:55:43+00:00"),
+        ("majority class", "default", "2026-11-24T19:55:43+00:00"),
+        ("majority class", "default + train on davidson", "2026-11-24T19:55:43+00:00"),
+    ]
+    assert section["published"] == earlier["datasets"][0]["published"] and section["published_view"] == "every view"
+    measured = baseline | {"name": "majority class", "view": "default", "value": 0.31}
+    only_frozen = {"command": "d", "generated_at": "2026-11-25T11:00:00+00:00", "datasets": []}
+    only_frozen["datasets"] = [{"source": "tweeteval", "rows": [measured], "holdouts": [], "published": [{"x": 1}]}]
+    (section,) = merge_results(only_frozen, earlier)["datasets"]
+    assert [(row.get("view"), row["value"], row.get("earlier_run")) for row in section["rows"][1:]] == [
+        ("default", 0.31, None),  # measured again: replaced
+        ("default + train on davidson", 0.3, "2026-11-24T19:55:43+00:00"),  # another view's: kept
+    ]
+    assert section["published"] == [{"x": 1}]  # this run's own
+
+
 def test_an_entry_kept_twice_keeps_the_time_it_was_measured() -> None:
     first = {
         "command": "a",
