@@ -55,9 +55,14 @@ def bf16_is_fast(device: str | torch.device = "cpu") -> bool:
 
 
 class AutocastEncoder(Encoder):
-    """Runs a wrapped encoder under bf16 autocast (images also channels-last); outputs float32."""
+    """Runs a wrapped encoder under bf16 autocast (images also channels-last); outputs float32.
 
-    def __init__(self, inner: Encoder, bf16: bool, channels_last: bool) -> None:
+    Args:
+        device_type: Where the encoder runs (``"cpu"``, ``"cuda"``): autocast's device, whatever form the
+            encoder's inputs take (a tensor, a tokenizer's dict, a stack's list of its members' inputs).
+    """
+
+    def __init__(self, inner: Encoder, bf16: bool, channels_last: bool, device_type: str) -> None:
         super().__init__()
         self.inner = inner
         self.modality = inner.modality  # type: ignore[misc]
@@ -65,6 +70,7 @@ class AutocastEncoder(Encoder):
         self.frozen = inner.frozen
         self.bf16 = bf16
         self.channels_last = channels_last
+        self.device_type = device_type
         if channels_last:
             inner.to(memory_format=torch.channels_last)
 
@@ -74,8 +80,7 @@ class AutocastEncoder(Encoder):
     def forward(self, inputs: Any) -> torch.Tensor:
         if self.channels_last:
             inputs = inputs.contiguous(memory_format=torch.channels_last)
-        device = inputs.device.type if isinstance(inputs, torch.Tensor) else inputs["input_ids"].device.type
-        with torch.autocast(device, dtype=torch.bfloat16, enabled=self.bf16):
+        with torch.autocast(self.device_type, dtype=torch.bfloat16, enabled=self.bf16):
             return self.inner(inputs).float()
 
 
@@ -96,7 +101,7 @@ def optimise_for_inference(
             encoder.backbone = torch.compile(encoder.backbone, dynamic=True)
         channels_last = options.channels_last and encoder.modality == "image"
         if bf16 or channels_last:
-            encoder = model.encoders[name] = AutocastEncoder(encoder, bf16, channels_last)
+            encoder = model.encoders[name] = AutocastEncoder(encoder, bf16, channels_last, device.type)
         if options.freeze_images and encoder.modality == "image":
             freeze_backbone(encoder, bf16, channels_last, fuse)
     return model

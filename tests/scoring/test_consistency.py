@@ -48,3 +48,23 @@ def test_embeddings_are_written_with_scores(tiny_model_dir, demo_data, tmp_path:
     score_dump(tiny_model_dir, demo_data["validation"], out, workers=1, embeddings=True, progress=False)
     table = pq.read_table(out)
     assert len(table.column("embedding")[0].as_py()) == 32 and "harmful.decision" in table.column_names
+
+
+def test_a_stack_of_encoders_scores_under_bf16_within_tolerance(demo_data, tmp_path: Path) -> None:
+    import torch
+
+    from tests.conftest import tiny_recipe
+
+    torch.manual_seed(0)
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["encoders"]["text"] = [{"type": "tiny_text", "dim": 16}, {"type": "tiny_text", "dim": 8}]
+    faim.build(recipe).save(str(tmp_path / "model"))
+    detector = faim.load(tmp_path / "model")
+    expected = {row["id"]: row["harmful"] for row in detector.score(read_posts(demo_data["validation"]))}
+    out = tmp_path / "out"  # bf16 autocast wraps the stack, whose inputs are a list of its members' inputs
+    summary = score_dump(
+        tmp_path / "model", demo_data["validation"], out, workers=1, options=ScoringOptions(bf16=True), progress=False
+    )
+    assert sum(summary.errors.values()) == 0
+    got = scores_by_id(out)
+    assert got.keys() == expected.keys() and max(abs(got[k] - expected[k]) for k in got) < SCORE_TOLERANCE
