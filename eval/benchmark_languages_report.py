@@ -1,5 +1,5 @@
 """Render the results of ``faim.eval.benchmark_languages.run_languages``: the hate recipes, trained on English, on
-their own validation posts by language and on labelled posts in other languages."""
+their own validation posts by language and on labelled posts no recipe trains on (other languages, other sources)."""
 
 from __future__ import annotations
 
@@ -9,20 +9,20 @@ from faim.eval.tables import earlier_mark, format_value, markdown_table
 
 
 def language_sections(languages: dict[str, Any]) -> list[str]:
-    """The heading, notes and table of the hate recipes beyond English."""
+    """The heading, notes and table of the hate recipes beyond the datasets they train on."""
     sets = [s for s in languages["sets"] if s["name"] not in {m["name"] for m in languages["missing"]}]
     parts = [
-        "## Hate speech beyond English",
+        "## Hate speech beyond the datasets trained on: other languages, other sources",
         "Each hate recipe trained as shipped on the English data here, measured as trained (its own calibration and "
-        "threshold) on its validation posts, on those `faim eval` identified as English, and on labelled posts in "
-        "other languages: "
+        "threshold) on its validation posts, on those `faim eval` identified as English, and on labelled posts no "
+        "recipe trains or tunes on: "
         + "; ".join(f"**{s['name']}** ({s['language']}): {s['description']}" for s in languages["sets"])
         + ".",
     ]
     if languages["missing"]:
         parts.append(
             "Not measured, their data missing: "
-            + "; ".join(f"{m['name']} (`{m['path']}`; `make languages-data`)" for m in languages["missing"])
+            + "; ".join(f"{m['name']} (`{m['path']}`; `make outside-data`)" for m in languages["missing"])
         )
     header = ["recipe", "validation macro-F1", "validation, English posts"]
     for s in sets:

@@ -1,4 +1,5 @@
-"""Hate recipes beyond English: the labelled posts in another language, the figures measured on them, the table."""
+"""Hate recipes beyond the data they train on: labelled posts in another language or from another source, the figures
+measured on them, the table."""
 
 from __future__ import annotations
 
@@ -10,11 +11,16 @@ import pytest
 import yaml
 from conftest import tiny_hate_recipe
 
-from faim.eval.benchmark_languages import LanguageSet, indonesian_posts, run_languages
+from faim.eval.benchmark_languages import OutsideSet, indonesian_posts, run_languages, toxigen_posts
 from faim.eval.benchmark_languages_report import language_sections
 from faim.recipe import Recipe
 
 HATEFUL = ["vermin", "scum", "parasites"]
+
+
+def write_json(path: Path, statements: list[dict]) -> Path:
+    path.write_text(json.dumps(statements), encoding="utf-8")
+    return path
 
 
 def write_csv(path: Path, rows: list[tuple[str, str]]) -> Path:
@@ -44,9 +50,12 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict:
     rows = [("HS", f"dasar {rng.choice(HATEFUL)} kalian") for _ in range(12)] + [
         ("NHS", "selamat pagi") for _ in range(18)
     ]
-    present = LanguageSet("id", "Indonesian", write_csv(root / "id.csv", rows), "30 generated posts")
-    absent = LanguageSet("xx", "Elsewhere", root / "missing.csv", "not here")
-    results = run_languages([Recipe.load(path)], False, lambda _: None, (present, absent))
+    present = OutsideSet("id", "Indonesian", write_csv(root / "id.csv", rows), "30 generated posts", indonesian_posts)
+    texts = [f"they are {HATEFUL[i % 3]}" for i in range(6)] + ["they live here"] * 4
+    statements = [{"id": i, "text": text, "is_toxic": i < 6, "target_group": "g"} for i, text in enumerate(texts)]
+    english = OutsideSet("en", "Statements", write_json(root / "statements.json", statements), "10", toxigen_posts)
+    absent = OutsideSet("xx", "Elsewhere", root / "missing.csv", "not here", indonesian_posts)
+    results = run_languages([Recipe.load(path)], False, lambda _: None, (present, english, absent))
     return {"results": results, "present": present}
 
 
@@ -57,24 +66,43 @@ def test_each_recipe_is_measured_on_each_set_present_and_a_missing_set_is_named(
     assert row["name"] == "tiny_hate"
     figures = row["sets"]["Indonesian"]
     assert figures["n"] == 30 and 0 <= figures["auroc"] <= 1 and 0 <= figures["macro_f1"] <= 1
+    assert row["sets"]["Statements"]["n"] == 10
     assert row["validation"]["all"]["n"] == 100
 
 
 def test_the_table_gives_each_set_s_figures_and_says_how_to_get_a_missing_one(measured) -> None:
     text = "\n".join(language_sections(measured["results"]))
     figures = measured["results"]["rows"][0]["sets"]["Indonesian"]
-    assert "## Hate speech beyond English" in text
+    assert "## Hate speech beyond the datasets trained on: other languages, other sources" in text
+    assert "**Statements** (en): 10" in text
     assert f"| `tiny_hate` | {measured['results']['rows'][0]['validation']['all']['macro_f1']:.4f} |" in text
     assert f"{figures['macro_f1']:.4f} | {figures['auroc']:.4f} | {figures['ece']:.4f} |" in text
-    assert "Elsewhere" in text and "make languages-data" in text
+    assert "Elsewhere" in text and "make outside-data" in text
 
 
 def test_a_label_other_than_hs_or_nhs_names_its_row(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "bad.csv", [("HS", "a"), ("maybe", "b")])
     with pytest.raises(ValueError, match=r"bad.csv:3: Label 'maybe' is neither HS nor NHS"):
         indonesian_posts(path)
-    with pytest.raises(FileNotFoundError, match="make languages-data"):
+    with pytest.raises(FileNotFoundError, match="make outside-data"):
         indonesian_posts(tmp_path / "absent.csv")
     assert [
         post.labels["hate"] for post in indonesian_posts(write_csv(tmp_path / "ok.csv", [("HS", "a"), ("NHS", "b")]))
     ] == [1, 0]
+
+
+def test_toxigen_statements_are_english_posts_labelled_toxic_as_hate_and_a_bad_one_is_named(tmp_path: Path) -> None:
+    good = {"id": 7, "text": "they are parasites", "is_toxic": True, "target_group": "jewish"}
+    (post,) = toxigen_posts(write_json(tmp_path / "one.json", [good]))
+    assert post.id == "toxigen-7" and post.labels == {"hate": 1}
+    assert post.meta == {"lang": "en", "target_group": "jewish"}
+    assert toxigen_posts(write_json(tmp_path / "kind.json", [good | {"is_toxic": False}]))[0].labels == {"hate": 0}
+    bad = [good, good | {"is_toxic": "yes"}]
+    with pytest.raises(ValueError, match=r"bad.json: statement 1: is_toxic 'yes' is neither true nor false"):
+        toxigen_posts(write_json(tmp_path / "bad.json", bad))
+    with pytest.raises(ValueError, match=r"statement 0: no text, target_group"):
+        toxigen_posts(write_json(tmp_path / "short.json", [{"id": 1, "is_toxic": True}]))
+    with pytest.raises(ValueError, match=r"statement 1: the text is empty"):
+        toxigen_posts(write_json(tmp_path / "empty.json", [good, good | {"text": "  "}]))
+    with pytest.raises(FileNotFoundError, match="make outside-data"):
+        toxigen_posts(tmp_path / "absent.json")

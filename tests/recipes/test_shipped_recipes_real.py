@@ -230,14 +230,14 @@ def test_mismatch_emoji_needs_caption_and_picture_together(tmp_path: Path) -> No
     assert task["ablations"]["without_text"]["auroc"] <= 0.60
 
 
-INDONESIAN = Path(".cache/languages/thesis_classifier-0.7.5/thesis_classifier/data/hatespeech_preprocessed_details.csv")
+INDONESIAN = Path(".cache/outside/thesis_classifier-0.7.5/thesis_classifier/data/hatespeech_preprocessed_details.csv")
 
 
 @pytest.mark.real_data
 @pytest.mark.real_weights
 @pytest.mark.slow
 @pytest.mark.skipif(not (TWEETEVAL.is_dir() and DAVIDSON.is_dir()), reason="TweetEval or Davidson data absent")
-@pytest.mark.skipif(not INDONESIAN.is_file(), reason="the Indonesian tweets are not unpacked: make languages-data")
+@pytest.mark.skipif(not INDONESIAN.is_file(), reason="the Indonesian tweets are not unpacked: make outside-data")
 def test_hate_text_multilingual_is_reported_per_language_and_carries_to_indonesian(tmp_path: Path) -> None:
     from faim.eval.benchmark_languages import INDONESIAN as SET
     from faim.eval.benchmark_languages import indonesian_posts, measured
