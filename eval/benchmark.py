@@ -249,6 +249,7 @@ def run_benchmark(
     recipes, several, skipped = select(names, log)
     sections: dict[str, dict[str, Any]] = {}
     views: dict[View, dict[str, Any]] = {}
+    trained: dict[str, RecipeRun] = {}  # recipe file → its run, measured again beyond its datasets
     posts = Posts()
     for recipe in recipes:  # read the other datasets now, so that a missing one fails before any training
         for view in recipe_views(recipe):
@@ -256,7 +257,7 @@ def run_benchmark(
     for number, recipe in enumerate(recipes, 1):
         dataset = dataset_for(recipe)
         log(f"[{number}/{len(recipes)}] {Path(recipe.source).stem}: {dataset.title}")
-        run = train_or_reuse(recipe, reuse, log)
+        run = trained[recipe.source] = train_or_reuse(recipe, reuse, log)
         validation, data = posts.get(recipe.data, "validation")
         rates, errors = timed_scoring(run.model_dir, validation, workers, recipe.eval.pool_by_image is not None, log)
         section = sections.setdefault(benchmark_type(recipe.data), new_section())
@@ -280,7 +281,7 @@ def run_benchmark(
         kinds = [tasks[0].source_type for _, tasks in members]
         titles = ", ".join(DATASETS[kind].title for kind in kinds)
         log(f"[{number}/{len(several)}] {Path(recipe.source).stem}: on the validation posts of {titles}")
-        run = train_or_reuse(recipe, reuse, log)
+        run = trained[recipe.source] = train_or_reuse(recipe, reuse, log)
         pools = recipe.eval.pool_by_image is not None
         for kind, (member, member_tasks) in zip(kinds, members):
             validation, data = posts.get(member, "validation")
@@ -324,7 +325,7 @@ def run_benchmark(
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": where,
         "transfer": run_transfer(hate, reuse, embedder, log) if transfer and hate else None,
-        "languages": run_languages(hate, reuse, log) if transfer and hate else None,
+        "languages": run_languages(hate, reuse, log, runs=trained) if transfer and hate else None,
         "datasets": [dataset_results(kind, section) for kind, section in sections.items()],
         "skipped": skipped,
     }

@@ -30,7 +30,7 @@ import numpy as np
 
 from faim.data.language import with_languages
 from faim.data.post import Post
-from faim.eval.benchmark_runs import train_or_reuse
+from faim.eval.benchmark_runs import RecipeRun, train_or_reuse
 from faim.eval.benchmark_transfer import held_out_predictions
 from faim.eval.evaluate import metric_function
 from faim.recipe import Recipe
@@ -140,10 +140,15 @@ def measured(recipe: Recipe, model_dir: Path, posts: list[Post]) -> dict[str, fl
 
 
 def run_languages(
-    recipes: list[Recipe], reuse: bool, log: Callable[[str], None], sets: tuple[OutsideSet, ...] = OUTSIDE_SETS
+    recipes: list[Recipe],
+    reuse: bool,
+    log: Callable[[str], None],
+    sets: tuple[OutsideSet, ...] = OUTSIDE_SETS,
+    runs: dict[str, RecipeRun] | None = None,
 ) -> dict[str, Any]:
-    """Each recipe trained as shipped (reusing an earlier run of it), its own validation figures (``all``, then per
-    language where ``faim eval`` reported languages), and its figures on each available set of ``sets``.
+    """Each recipe trained as shipped (its run in ``runs``, by recipe file, where the caller trained it already; else
+    trained, or with ``reuse`` an earlier run of it), its own validation figures (``all``, then per language where
+    ``faim eval`` reported languages), and its figures on each available set of ``sets``.
 
     Returns:
         ``{"sets": [...], "missing": [...], "rows": [{"name", "validation": {"all" | language: metrics}, "sets":
@@ -155,7 +160,7 @@ def run_languages(
     for recipe in recipes:
         name = Path(recipe.source).stem
         log(f"languages: {name}")
-        run = train_or_reuse(recipe, reuse, log)
+        run = (runs or {}).get(recipe.source) or train_or_reuse(recipe, reuse, log)
         task = run.report["tasks"]["hate"]
         validation = {"all": {key: task["metrics"].get(key) for key in MEASURED}}
         validation |= {code: {key: m.get(key) for key in MEASURED} for code, m in task.get("languages", {}).items()}

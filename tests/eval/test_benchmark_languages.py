@@ -13,6 +13,7 @@ from conftest import tiny_hate_recipe
 
 from faim.eval.benchmark_languages import OutsideSet, indonesian_posts, run_languages, toxigen_posts
 from faim.eval.benchmark_languages_report import language_sections
+from faim.eval.benchmark_runs import RecipeRun
 from faim.recipe import Recipe
 
 HATEFUL = ["vermin", "scum", "parasites"]
@@ -56,7 +57,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict:
     english = OutsideSet("en", "Statements", write_json(root / "statements.json", statements), "10", toxigen_posts)
     absent = OutsideSet("xx", "Elsewhere", root / "missing.csv", "not here", indonesian_posts)
     results = run_languages([Recipe.load(path)], False, lambda _: None, (present, english, absent))
-    return {"results": results, "present": present}
+    return {"results": results, "present": present, "path": path, "run": root / "run"}
 
 
 def test_each_recipe_is_measured_on_each_set_present_and_a_missing_set_is_named(measured) -> None:
@@ -106,3 +107,14 @@ def test_toxigen_statements_are_english_posts_labelled_toxic_as_hate_and_a_bad_o
         toxigen_posts(write_json(tmp_path / "empty.json", [good, good | {"text": "  "}]))
     with pytest.raises(FileNotFoundError, match="make outside-data"):
         toxigen_posts(tmp_path / "absent.json")
+
+
+def test_a_run_the_caller_made_already_is_measured_instead_of_training_again(measured) -> None:
+    recipe = Recipe.load(measured["path"])
+    report = {"tasks": {"hate": {"metrics": {"macro_f1": 0.123, "n": 100}}}}  # stands out from any measured figure
+    given = RecipeRun(measured["run"] / "model", report, 1.0, "2026-01-01T00:00:00+00:00", False)
+    weights = (measured["run"] / "model" / "model.safetensors").stat().st_mtime_ns
+    results = run_languages([recipe], False, lambda _: None, (measured["present"],), runs={recipe.source: given})
+    assert results["rows"][0]["validation"]["all"]["macro_f1"] == 0.123
+    assert results["rows"][0]["sets"]["Indonesian"] == measured["results"]["rows"][0]["sets"]["Indonesian"]
+    assert (measured["run"] / "model" / "model.safetensors").stat().st_mtime_ns == weights  # not trained again
