@@ -42,11 +42,12 @@ def encoder_args(name: str, tiny_hf_dir: Path) -> dict[str, Any]:
         "timm_image": {"name": "test_efficientnet", "pretrained": False},
         "tiny_image": {"dim": 8},
         "tiny_use": {"dim": 16},
+        "tiny_e5": {"dim": 32},
         "ngram_text": {"dim": 8, "min_df": 1, "freeze": False},
     }[name]
 
 
-REAL_WEIGHTS_ONLY = {"use_text": "tiny_use"}
+REAL_WEIGHTS_ONLY = {"use_text": "tiny_use", "e5_text": "tiny_e5"}
 """Encoders built from bundled weights alone, each covered here by its tiny variant (same network and preprocessing,
 random weights) and by a marked real-weights test."""
 CONTRACT_ENCODERS = sorted(set(ENCODERS) - set(REAL_WEIGHTS_ONLY))

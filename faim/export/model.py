@@ -43,6 +43,7 @@ TOKENS = ["input_ids", MASK_INPUT], [{0: "N", 1: "T"}] * 2
 GRAPHS: dict[str, tuple[type[nn.Module], list[str], list[dict[int, str]]]] = {
     "text": (TextGraph, *TOKENS),
     "pieces": (TextGraph, *TOKENS),
+    "e5_pieces": (TextGraph, *TOKENS),
     "ngrams": (BagGraph, ["indices", "offsets", "weights"], [{0: "M"}, {0: "N"}, {0: "M"}]),
     "image": (TensorGraph, ["inputs"], [{0: "N"}]),
     "meta": (TensorGraph, ["inputs"], [{0: "N"}]),
@@ -53,7 +54,7 @@ FUSED_KINDS = ("text", "pieces")
 """Kinds of preprocessing whose encoders are transformers reading token ids: their ONNX graphs are rewritten into
 onnxruntime's fused operators (``faim.export.fusions``)."""
 
-TEXTS = ("text", "pieces", "ngrams")
+TEXTS = ("text", "pieces", "e5_pieces", "ngrams")
 """Kinds of preprocessing that read text."""
 
 SAMPLE_TEXTS = [

@@ -1,7 +1,7 @@
 """Each encoder's preprocessing written out for ``faim.runtime``: a tokenizer file and folding tables for text, the
-unigram pieces of ``use_text``'s SentencePiece model, the n-gram vocabulary and its IDF weights for ``ngram_text``,
-the centre crop's numbers for pictures, the fields of numeric metadata. A preprocessing the runtime cannot repeat
-exactly fails the export, naming the encoder."""
+unigram pieces of ``use_text``'s SentencePiece model and of ``e5_text``'s packed file, the n-gram vocabulary and
+its IDF weights for ``ngram_text``, the centre crop's numbers for pictures, the fields of numeric metadata. A
+preprocessing the runtime cannot repeat exactly fails the export, naming the encoder."""
 
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ from typing import Any
 from tokenizers import Tokenizer
 from transformers.convert_slow_tokenizer import convert_slow_tokenizer, import_protobuf
 
+from faim.encoders.e5_text import E5PieceTokenizer
 from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.encoders.ngram_text import NgramFeatures
 from faim.encoders.text_normalize import confusable_folder
 from faim.encoders.text_preprocess import TextPreprocessor
 from faim.encoders.use_text import BOS, EOS, UNK, PieceTokenizer
+from faim.preprocess.e5_pieces import write_tokenizer
 from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import write_vocabulary
 from faim.runtime.bundle import ExportError
@@ -25,6 +27,7 @@ from faim.runtime.pieces import PIECES, write_pieces
 TOKENIZER = "tokenizer.json"
 CONFUSABLES = "confusables.json"
 NGRAMS = "ngrams.json"
+E5_PIECES = "e5_pieces.json"
 
 
 def preprocessing_spec(preprocess: Any, directory: Path, label: str) -> dict[str, Any]:
@@ -44,6 +47,10 @@ def preprocessing_spec(preprocess: Any, directory: Path, label: str) -> dict[str
         return text_spec(preprocess, directory)
     if isinstance(preprocess, PieceTokenizer):
         return pieces_spec(preprocess, directory, label)
+    if isinstance(preprocess, E5PieceTokenizer):
+        write_tokenizer(preprocess.pieces, preprocess.special, directory / E5_PIECES)
+        spec = {"type": "e5_pieces", "pieces": str(directory / E5_PIECES), "max_length": preprocess.max_length}
+        return spec | {"prefix": preprocess.prefix} | confusables_spec(preprocess.fold_confusables, directory)
     if isinstance(preprocess, NgramFeatures):
         write_vocabulary(preprocess.bags.families, directory / NGRAMS)
         return {"type": "ngrams", "vocabulary": str(directory / NGRAMS)} | confusables_spec(
@@ -68,7 +75,8 @@ def preprocessing_spec(preprocess: Any, directory: Path, label: str) -> dict[str
         return {"type": "meta", "fields": preprocess.fields, "shares": preprocess.shares}
     raise ExportError(
         f"{label}: its preprocessing ({type(preprocess).__name__}) has no export; the runtime reads "
-        "transformers-tokenised text, n-grams, centre-cropped pictures and numeric metadata"
+        "transformers-tokenised text, SentencePiece and e5 pieces, n-grams, centre-cropped pictures and numeric "
+        "metadata"
     )
 
 

@@ -12,6 +12,7 @@ from PIL import Image
 from tokenizers import Tokenizer
 
 from faim.preprocess.confusables import ConfusableFolder
+from faim.preprocess.e5_pieces import piece_rows, read_tokenizer
 from faim.preprocess.leetspeak import LeetspeakFolder
 from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import NgramBags, read_vocabulary
@@ -80,6 +81,30 @@ class PieceText:
         return ids, mask
 
 
+class E5PieceText:
+    """Texts → ``(input_ids, attention_mask)``, int64 ``[N, T]`` padded with ``<pad>`` to the longest, as the
+    ``e5_text`` encoder gives them: homoglyphs folded first when ``confusables`` names the tables, then the prefix,
+    the markers and the pieces (``faim.preprocess.e5_pieces``), cut to ``max_length``."""
+
+    def __init__(self, pieces: Path, max_length: int, prefix: str, confusables: Path | None) -> None:
+        self.pieces, self.special = read_tokenizer(pieces)
+        self.max_length = max_length
+        self.prefix = prefix
+        self.confusables = read_folder(confusables)
+
+    def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        if self.confusables:
+            texts = [self.confusables(text) for text in texts]
+        rows = piece_rows(self.pieces, self.special, texts, self.max_length, self.prefix)
+        width = max((len(row) for row in rows), default=1)
+        ids = np.full((len(rows), width), self.special["pad"], dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for index, row in enumerate(rows):
+            ids[index, : len(row)] = row
+            mask[index, : len(row)] = 1
+        return ids, mask
+
+
 def read_folder(confusables: Path | None) -> ConfusableFolder | None:
     """The homoglyph folding whose tables ``confusables`` holds (``ConfusableFolder.to_dict`` as JSON), if any."""
     tables = json.loads(confusables.read_text(encoding="utf-8")) if confusables else None
@@ -109,13 +134,15 @@ class MetaFeatures:
 
 def part_preprocessor(
     spec: dict[str, Any], root: Path
-) -> TokenizedText | PieceText | NgramBags | CroppedPictures | MetaFeatures:
+) -> TokenizedText | PieceText | E5PieceText | NgramBags | CroppedPictures | MetaFeatures:
     """The preprocessing an exported encoder part's manifest entry describes (paths relative to ``root``)."""
     confusables = root / spec["confusables"] if spec.get("confusables") else None
     if spec["type"] == "text":
         return TokenizedText(root / spec["tokenizer"], confusables, spec["leetspeak"])
     if spec["type"] == "pieces":
         return PieceText(root / spec["pieces"], spec["max_length"], confusables)
+    if spec["type"] == "e5_pieces":
+        return E5PieceText(root / spec["pieces"], spec["max_length"], spec["prefix"], confusables)
     if spec["type"] == "ngrams":
         return NgramBags(read_vocabulary(root / spec["vocabulary"]), read_folder(confusables))
     if spec["type"] == "image":

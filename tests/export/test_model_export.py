@@ -22,6 +22,7 @@ from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.encoders.meta_numeric import MetaNumericEncoder
 from faim.encoders.ngram_text import NgramTextEncoder
 from faim.encoders.stack import StackedEncoder
+from faim.encoders.tiny_e5 import TinyE5Encoder
 from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.encoders.tiny_use import TinyUseEncoder
@@ -159,6 +160,19 @@ def test_use_text_exports_its_sentencepiece_pieces_with_the_models_scores(tmp_pa
     detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
     out = export_model(detector, tmp_path / "export")
     posts = [*export_posts(), {"id": "long", "text": "words " * 30}, {"id": "emoji", "text": "😀😀 🤬 ok"}]
+    runtime = faim.runtime.load(out)
+    assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
+
+
+def test_e5_text_exports_its_pieces_with_the_models_scores(tmp_path: Path) -> None:
+    """The tiny e5 network (the same preprocessor and network as ``e5_text``), homoglyphs folded."""
+    torch.manual_seed(5)
+    e5 = TinyE5Encoder(dim=32, fold_confusables=True)
+    model = WholePostModel({"text": e5}, ConcatFusion({"text": 32}), {"harm": BinaryHead(32)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    out = export_model(detector, tmp_path / "export")
+    assert (out / "encoders/text/e5_pieces.json").is_file() and (out / "encoders/text/confusables.json").is_file()
+    posts = [*export_posts(), {"id": "long", "text": "words " * 30}, {"id": "odd", "text": "hаte 😀 ok"}]
     runtime = faim.runtime.load(out)
     assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
 
