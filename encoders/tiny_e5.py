@@ -53,4 +53,5 @@ class TinyE5Encoder(E5EncoderBase):
         super().__init__(network, tokenizer, sizes, freeze)
 
     def identity(self) -> dict[str, Any]:
-        return {"class": type(self).__name__, "dim": self.dim, "max_length": self.max_length}
+        folding = {"fold_confusables": True} if self.tokenizer.fold_confusables else {}
+        return {"class": type(self).__name__, "dim": self.dim, "max_length": self.max_length} | folding

@@ -85,14 +85,14 @@ def unmeasured_recipe_rows(earlier_rows: list[dict[str, Any]], measured: set[str
 def unmeasured_baseline_rows(
     earlier_rows: list[dict[str, Any]], measured: list[dict[str, Any]], stamp: str
 ) -> list[dict[str, Any]]:
-    """The baseline rows of ``earlier_rows`` of a baseline and data view with no row in ``measured`` (this run
+    """The baseline rows of ``earlier_rows`` of a baseline, data view and task with no row in ``measured`` (this run
     measured the baselines of other views only, or none: a run of a recipe validating on several datasets), each
     marked ``earlier_run``."""
-    done = {(row["name"], row.get("view")) for row in measured}
+    done = {(row["name"], row.get("view"), row.get("task")) for row in measured}
     return [
         row | {"earlier_run": row.get("earlier_run", stamp)}
         for row in earlier_rows
-        if not is_recipe(row) and (row["name"], row.get("view")) not in done
+        if not is_recipe(row) and (row["name"], row.get("view"), row.get("task")) not in done
     ]
 
 

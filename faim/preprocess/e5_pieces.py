@@ -6,7 +6,7 @@ A text is normalised code point by code point (the file's map: full-width forms,
 characters dropped), runs of spaces become one, a word-start marker ``▁`` goes in front unless the text starts with
 a space, every space becomes ``▁``, and the pieces are chosen by Viterbi over the pieces' log-probabilities: the
 segmentation with the highest total score, a character no piece covers costing the lowest score less 10 and read as
-``<unk>``.
+``<unk>``. Unlike the engine, which reads a text as a C string, a NUL character does not end the text.
 """
 
 from __future__ import annotations
@@ -127,6 +127,16 @@ def write_tokenizer(pieces: E5Pieces, special: dict[str, int], path: Path) -> No
 
 
 def read_tokenizer(path: Path) -> tuple[E5Pieces, dict[str, int]]:
-    """The tokenizer and special ids ``write_tokenizer`` wrote."""
-    payload = json.loads(Path(path).read_text(encoding="utf-8"))
-    return E5Pieces.from_dict(payload["pieces"]), payload["special"]
+    """The tokenizer and special ids ``write_tokenizer`` wrote.
+
+    Raises:
+        ValueError: When ``path`` is not such a file (a packed model file, another JSON), naming it.
+    """
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+        return E5Pieces.from_dict(payload["pieces"]), payload["special"]
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
+        raise ValueError(
+            f"{path}: not an e5 tokenizer file (the e5_pieces.json an artifact or export holds; a packed model file "
+            f"is read with pretrained: true): {error!r}"
+        ) from None

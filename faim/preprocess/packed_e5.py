@@ -67,6 +67,8 @@ class PackedE5:
         kind, count, raw = self.tensor(name, Q4_0)
         if count != rows * columns or columns % BLOCK:
             raise ValueError(f"packed e5: {name} holds {count} weights, not {rows} x {columns}")
+        if len(raw) != count // BLOCK * (2 + BLOCK // 2):
+            raise ValueError(f"packed e5: {name} holds {len(raw)} bytes, not {count // BLOCK} blocks of weights")
         blocks = np.frombuffer(raw, dtype=np.uint8).reshape(rows, columns // BLOCK, 2 + BLOCK // 2)
         scales = blocks[:, :, :2].copy().view("<f2")[:, :, 0].astype(np.float32)
         return np.ascontiguousarray(blocks[:, :, 2:]), scales
@@ -105,6 +107,8 @@ class Cursor:
         return values
 
     def take(self, size: int) -> memoryview:
+        if self.at + size > len(self.data):
+            raise ValueError(f"{size} bytes asked for where {len(self.data) - self.at} are left")
         chunk = self.data[self.at : self.at + size]
         self.at += size
         return chunk
@@ -119,12 +123,24 @@ def read_packed_e5(path: str | Path) -> PackedE5:
     data = memoryview(Path(path).read_bytes())
     if bytes(data[:4]) != MAGIC:
         raise ValueError(f"{path}: not a packed e5 file (it does not start with {MAGIC!r})")
+    try:
+        return parse(data)
+    except (struct.error, UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"{path}: a truncated or damaged packed e5 file ({error})") from None
+
+
+def parse(data: memoryview) -> PackedE5:
+    """The packed file's contents from its bytes (see the module docstring).
+
+    Raises:
+        struct.error, UnicodeDecodeError, ValueError: Where the bytes end early or do not decode.
+    """
     cursor = Cursor(data[8:])  # magic and version
     hidden, layers, heads, feed_forward, vocabulary, positions, _ = cursor.read("7i")
     (eps,) = cursor.read("f")
     (block,) = cursor.read("i")
     if block != BLOCK:
-        raise ValueError(f"{path}: 4-bit blocks of {block} weights; only {BLOCK} are read")
+        raise ValueError(f"4-bit blocks of {block} weights; only {BLOCK} are read")
     count, bos, eos, pad, unk = cursor.read("5i")
     (blob_size,) = cursor.read("Q")
     offsets = np.frombuffer(cursor.take((count + 1) * 4), dtype="<u4")
@@ -145,6 +161,8 @@ def read_packed_e5(path: str | Path) -> PackedE5:
         (length,) = cursor.read("H")
         name = bytes(cursor.take(length)).decode("ascii")
         kind, elements, offset, size = cursor.read("BIQQ")
+        if offset + size > len(data):
+            raise ValueError(f"tensor {name!r} runs past the end of the file")
         tensors[name] = (kind, elements, data[offset : offset + size])
     return PackedE5(
         hidden, layers, heads, feed_forward, vocabulary, positions, eps, bos, eos, pad, unk, pieces, scores,

@@ -61,6 +61,14 @@ def test_the_packed_file_gives_its_sizes_tokenizer_and_weights_4_bit_blocks_read
     (tmp_path / "other.bin").write_bytes(b"GGUF" + bytes(60))
     with pytest.raises(ValueError, match="other.bin: not a packed e5 file"):
         read_packed_e5(tmp_path / "other.bin")
+    (tmp_path / "cut.bin").write_bytes(path.read_bytes()[:-20])  # the last tensor's bytes run past the end
+    with pytest.raises(ValueError, match="cut.bin: a truncated or damaged packed e5 file .*'w' runs past the end"):
+        read_packed_e5(tmp_path / "cut.bin")
+    (tmp_path / "short.bin").write_bytes(path.read_bytes()[:60])
+    with pytest.raises(ValueError, match="short.bin: a truncated or damaged packed e5 file"):
+        read_packed_e5(tmp_path / "short.bin")
+    with pytest.raises(ValueError, match="model.bin: not an e5 tokenizer file"):
+        read_tokenizer(path)  # what an artifact's encoder reads, given the packed file by mistake
 
 
 def test_pieces_normalise_collapse_spaces_mark_words_and_take_the_best_scoring_segmentation() -> None:
@@ -79,6 +87,10 @@ def test_the_tokenizer_written_for_an_artifact_reads_back_the_same(tmp_path: Pat
     again, special = read_tokenizer(tmp_path / "pieces.json")
     text = "the cat, 42 times!"
     assert again(text) == pieces(text) and special == {"bos": 0, "eos": 2, "pad": 1}
+
+
+def test_folding_homoglyphs_changes_the_tiny_encoders_cache_identity() -> None:
+    assert TinyE5Encoder(fold_confusables=True).identity() != TinyE5Encoder().identity()
 
 
 def test_a_text_is_cut_to_max_length_pieces_keeping_its_markers_and_padding_changes_nothing() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from faim.eval.benchmark_languages_report import language_sections
 from faim.eval.benchmark_merge import merge_results
 from faim.eval.benchmark_report import earlier_mark, kept_times, robustness_section
@@ -87,6 +89,13 @@ def test_the_baselines_and_published_figures_of_views_this_run_did_not_measure_a
         ("default + train on davidson", 0.3, "2026-11-24T19:55:43+00:00"),  # another view's: kept
     ]
     assert section["published"] == [{"x": 1}]  # this run's own
+    two_tasks = copy.deepcopy(earlier)
+    two_tasks["datasets"][0]["rows"] = [baseline | {"name": "majority class", "view": "default", "task": task}
+                                        for task in ("hate", "offensive")]  # fmt: skip
+    measured_hate = baseline | {"name": "majority class", "view": "default", "task": "hate", "value": 0.31}
+    only_frozen["datasets"][0]["rows"] = [measured_hate]
+    (section,) = merge_results(only_frozen, two_tasks)["datasets"]
+    assert [(row["task"], row["value"]) for row in section["rows"]] == [("hate", 0.31), ("offensive", 0.3)]
 
 
 def test_an_entry_kept_twice_keeps_the_time_it_was_measured() -> None:
