@@ -30,6 +30,7 @@ from faim.encoder import Encoder, Preprocessor
 from faim.encoders.text_normalize import fold_confusables
 from faim.preprocess.e5_pieces import E5Pieces, piece_rows, read_tokenizer, write_tokenizer
 from faim.preprocess.packed_e5 import BLOCK, PackedE5, read_packed_e5
+from faim.preprocess.padding import padded
 from faim.registry import register_encoder
 from faim.weights import resolve_weights
 
@@ -146,13 +147,8 @@ class E5PieceTokenizer:
         if self.fold_confusables:
             texts = [fold_confusables(text) for text in texts]
         rows = piece_rows(self.pieces, self.special, texts, self.max_length, self.prefix)
-        width = max((len(row) for row in rows), default=1)
-        input_ids = torch.full((len(rows), width), self.special["pad"], dtype=torch.long)
-        attention_mask = torch.zeros(len(rows), width, dtype=torch.long)
-        for index, row in enumerate(rows):
-            input_ids[index, : len(row)] = torch.tensor(row)
-            attention_mask[index, : len(row)] = 1
-        return {"input_ids": input_ids, "attention_mask": attention_mask}
+        ids, mask = padded(rows, self.special["pad"])
+        return {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
 
 
 class E5EncoderBase(Encoder):
@@ -228,8 +224,6 @@ class E5TextEncoder(E5EncoderBase):
             network.load_packed(packed)
         self.weights = weights
         self._digest: str | None = None
-        self.max_length = max_length
-        self.fold_confusables = fold_confusables
         tokenizer = E5PieceTokenizer(pieces, special, max_length, PREFIX, fold_confusables)
         super().__init__(network, tokenizer, sizes, freeze)
 
@@ -248,6 +242,6 @@ class E5TextEncoder(E5EncoderBase):
         return {
             "class": type(self).__name__,
             "tokenizer": self._digest,
-            "max_length": self.max_length,
-            "prefix": PREFIX,
-        } | ({"fold_confusables": True} if self.fold_confusables else {})
+            "max_length": self.tokenizer.max_length,
+            "prefix": self.tokenizer.prefix,
+        } | ({"fold_confusables": True} if self.tokenizer.fold_confusables else {})

@@ -48,10 +48,9 @@ class TinyE5Encoder(E5EncoderBase):
         with torch.no_grad():
             network.positions.normal_(0, 0.1)
         self.dim = dim
-        self.max_length = max_length
         tokenizer = E5PieceTokenizer(pieces, SPECIAL, max_length, PREFIX, fold_confusables)
         super().__init__(network, tokenizer, sizes, freeze)
 
     def identity(self) -> dict[str, Any]:
         folding = {"fold_confusables": True} if self.tokenizer.fold_confusables else {}
-        return {"class": type(self).__name__, "dim": self.dim, "max_length": self.max_length} | folding
+        return {"class": type(self).__name__, "dim": self.dim, "max_length": self.tokenizer.max_length} | folding

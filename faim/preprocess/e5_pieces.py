@@ -12,6 +12,7 @@ segmentation with the highest total score, a character no piece covers costing t
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,9 @@ from faim.preprocess.packed_e5 import PackedE5
 
 MARKER = "\u2581"
 """SentencePiece's word-start marker."""
+
+SPACES = re.compile(" {2,}")
+"""A run of spaces (U+0020 only, as the engine collapses)."""
 
 UNKNOWN_PENALTY = 10.0
 """How far below the lowest piece score an unknown character scores."""
@@ -59,12 +63,7 @@ class E5Pieces:
 
     def normalized(self, text: str) -> str:
         """``text`` as the pieces read it: mapped, spaces collapsed, ``▁`` for each space and in front."""
-        mapped = "".join(self.normalization.get(char, char) for char in text)
-        collapsed: list[str] = []
-        for char in mapped:
-            if not (char == " " and collapsed and collapsed[-1] == " "):
-                collapsed.append(char)
-        joined = "".join(collapsed)
+        joined = SPACES.sub(" ", "".join(self.normalization.get(char, char) for char in text))
         if not joined.startswith(" "):
             joined = " " + joined
         return joined.replace(" ", MARKER)
@@ -73,6 +72,7 @@ class E5Pieces:
         """The piece ids of ``text`` by Viterbi (see the module docstring)."""
         chars = self.normalized(text)
         size = len(chars)
+        widths = [len(char.encode("utf-8")) for char in chars]
         best = [float("-inf")] * (size + 1)
         best[0] = 0.0
         piece_at = [self.unk] * (size + 1)
@@ -82,7 +82,7 @@ class E5Pieces:
                 continue
             length = 0
             for end in range(start + 1, size + 1):
-                length += len(chars[end - 1].encode("utf-8"))
+                length += widths[end - 1]
                 if length > self.longest:
                     break
                 index = self.ids.get(chars[start:end])

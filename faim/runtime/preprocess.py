@@ -16,6 +16,7 @@ from faim.preprocess.e5_pieces import piece_rows, read_tokenizer
 from faim.preprocess.leetspeak import LeetspeakFolder
 from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import NgramBags, read_vocabulary
+from faim.preprocess.padding import padded
 from faim.preprocess.pixels import CentreCrop
 from faim.runtime.pieces import UnigramPieces
 
@@ -72,13 +73,7 @@ class PieceText:
         bos, eos = self.pieces.bos, self.pieces.eos
         rows = [[bos, *pieces, eos] for pieces in self.pieces.encode_batch(texts)]
         rows = [row[: self.max_length - 1] + [eos] if len(row) > self.max_length else row for row in rows]
-        width = max((len(row) for row in rows), default=1)
-        ids = np.zeros((len(rows), width), dtype=np.int64)
-        mask = np.zeros((len(rows), width), dtype=np.int64)
-        for index, row in enumerate(rows):
-            ids[index, : len(row)] = row
-            mask[index, : len(row)] = 1
-        return ids, mask
+        return padded(rows, 0)
 
 
 class E5PieceText:
@@ -95,14 +90,7 @@ class E5PieceText:
     def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         if self.confusables:
             texts = [self.confusables(text) for text in texts]
-        rows = piece_rows(self.pieces, self.special, texts, self.max_length, self.prefix)
-        width = max((len(row) for row in rows), default=1)
-        ids = np.full((len(rows), width), self.special["pad"], dtype=np.int64)
-        mask = np.zeros((len(rows), width), dtype=np.int64)
-        for index, row in enumerate(rows):
-            ids[index, : len(row)] = row
-            mask[index, : len(row)] = 1
-        return ids, mask
+        return padded(piece_rows(self.pieces, self.special, texts, self.max_length, self.prefix), self.special["pad"])
 
 
 def read_folder(confusables: Path | None) -> ConfusableFolder | None:
