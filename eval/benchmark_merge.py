@@ -5,7 +5,8 @@ Whatever this run measured replaces the earlier figures of the same recipe; a re
 this run did not measure, a group-holdout entry, a whole dataset, the transfer and language sections that only the
 earlier run has, or the rows of those sections of recipes this run did not measure, are kept as they were and
 marked with the time that run was generated
-(``earlier_run``), which the Markdown shows beside them. A row measured again
+(``earlier_run``), which the Markdown shows beside them. Earlier rows of a recipe that no longer ships (renamed or
+removed) are dropped: their figures describe no recipe a user can train. A row measured again
 without perturbations (``--no-robustness``) keeps the earlier run's figures under them, with that run's clean figure
 they are compared with (``robustness_kept``).
 """
@@ -13,11 +14,13 @@ they are compared with (``robustness_kept``).
 from __future__ import annotations
 
 import copy
+from collections.abc import Collection
 from typing import Any
 
 
-def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any]:
-    """``new`` with what only ``earlier`` holds, each kept entry marked ``earlier_run``: its ``generated_at``."""
+def merge_results(new: dict[str, Any], earlier: dict[str, Any], shipped: Collection[str]) -> dict[str, Any]:
+    """``new`` with what only ``earlier`` holds, each kept entry marked ``earlier_run``: its ``generated_at``; of
+    the earlier recipe rows, only those of recipes named in ``shipped`` (``faim.recipe.loader.shipped_recipes()``)."""
     merged = copy.deepcopy(new)
     stamp = earlier["generated_at"]
     runs = earlier.get("earlier_runs", []) + [{"command": earlier["command"], "generated_at": stamp}]
@@ -28,7 +31,7 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any
         if merged.get(section) is None:
             merged[section] = earlier[section] | {"earlier_run": earlier[section].get("earlier_run", stamp)}
         else:
-            keep_recipes(merged[section], earlier[section], stamp)
+            keep_recipes(merged[section], earlier[section], stamp, shipped)
     datasets = {dataset["source"]: dataset for dataset in merged["datasets"]}
     for dataset in earlier["datasets"]:
         if dataset["source"] not in datasets:
@@ -39,7 +42,7 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any
             continue
         target = datasets[dataset["source"]]
         keep_robustness(target["rows"], dataset["rows"], stamp)
-        kept_rows = unmeasured_recipe_rows(dataset["rows"], recipe_names(target["rows"]), stamp)
+        kept_rows = unmeasured_recipe_rows(dataset["rows"], recipe_names(target["rows"]), stamp, shipped)
         recipes = [row for row in target["rows"] if row["kind"] == "recipe"]
         others = [row for row in target["rows"] if row["kind"] != "recipe"]
         target["rows"] = recipes + kept_rows + others + unmeasured_baseline_rows(dataset["rows"], others, stamp)
@@ -54,13 +57,17 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any
     return merged
 
 
-def keep_recipes(section: dict[str, Any], earlier: dict[str, Any], stamp: str) -> None:
-    """Add to a transfer or language ``section`` the rows (and transfer's reasons for skipping) of the recipes this
-    run did not measure, each row marked with the run that measured it; the baselines are this run's."""
+def keep_recipes(section: dict[str, Any], earlier: dict[str, Any], stamp: str, shipped: Collection[str]) -> None:
+    """Add to a transfer or language ``section`` the rows (and transfer's reasons for skipping) of the ``shipped``
+    recipes this run did not measure, each row marked with the run that measured it; the baselines are this run's."""
     measured = recipe_names(section["rows"]) | {skipped["recipe"] for skipped in section.get("skipped", [])}
-    section["rows"] += unmeasured_recipe_rows(earlier["rows"], measured, earlier.get("earlier_run", stamp))
+    section["rows"] += unmeasured_recipe_rows(earlier["rows"], measured, earlier.get("earlier_run", stamp), shipped)
     if "skipped" in section:
-        section["skipped"] += [skipped for skipped in earlier.get("skipped", []) if skipped["recipe"] not in measured]
+        section["skipped"] += [
+            skipped
+            for skipped in earlier.get("skipped", [])
+            if skipped["recipe"] in shipped and skipped["recipe"] not in measured
+        ]
 
 
 def is_recipe(row: dict[str, Any]) -> bool:
@@ -72,13 +79,15 @@ def recipe_names(rows: list[dict[str, Any]]) -> set[str]:
     return {row["name"] for row in rows if is_recipe(row)}
 
 
-def unmeasured_recipe_rows(earlier_rows: list[dict[str, Any]], measured: set[str], stamp: str) -> list[dict[str, Any]]:
-    """The recipe rows of ``earlier_rows`` whose recipe is not in ``measured``, each marked ``earlier_run`` (its own
-    mark where it has one, else ``stamp``)."""
+def unmeasured_recipe_rows(
+    earlier_rows: list[dict[str, Any]], measured: set[str], stamp: str, shipped: Collection[str]
+) -> list[dict[str, Any]]:
+    """The recipe rows of ``earlier_rows`` whose recipe is in ``shipped`` and not in ``measured``, each marked
+    ``earlier_run`` (its own mark where it has one, else ``stamp``)."""
     return [
         row | {"earlier_run": row.get("earlier_run", stamp)}
         for row in earlier_rows
-        if is_recipe(row) and row["name"] not in measured
+        if is_recipe(row) and row["name"] in shipped and row["name"] not in measured
     ]
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import copy
 
 from faim.eval.benchmark_languages_report import language_sections
-from faim.eval.benchmark_merge import merge_results
+from faim.eval.benchmark_merge import merge_results, recipe_names
 from faim.eval.benchmark_report import earlier_mark, kept_times, robustness_section
 from faim.eval.benchmark_transfer_report import model_cell
+
+SHIPPED = {"frozen", "finetune", "general", "vmu_text", "x"}
+"""The recipes the tests' runs name, all shipped."""
 
 
 def dataset(source: str, recipes: dict[str, float], holdouts: tuple[str, ...] = ()) -> dict:
@@ -34,7 +37,7 @@ def test_a_run_of_some_recipes_keeps_the_others_and_marks_them() -> None:
         "languages": None,
         "datasets": [dataset("tweeteval", {"frozen": 0.75})],
     }
-    merged = merge_results(new, earlier)
+    merged = merge_results(new, earlier, SHIPPED)
     tweeteval, vmu = merged["datasets"]
     assert [(row["name"], row["value"], row.get("earlier_run")) for row in tweeteval["rows"]] == [
         ("frozen", 0.75, None),  # measured again: the new figure, unmarked
@@ -72,7 +75,7 @@ def test_the_baselines_and_published_figures_of_views_this_run_did_not_measure_a
     several = {"name": "general", "kind": "recipe", "view": "trained and validated on tweeteval, ethos"}
     only_general = {"command": "c", "generated_at": "2026-11-25T10:00:00+00:00", "datasets": []}
     only_general["datasets"] = [{"source": "tweeteval", "rows": [several], "holdouts": [], "published": []}]
-    (section,) = merge_results(only_general, earlier)["datasets"]  # measured no baseline
+    (section,) = merge_results(only_general, earlier, SHIPPED)["datasets"]  # measured no baseline
     assert [(row["name"], row.get("view"), row.get("earlier_run")) for row in section["rows"]] == [
         ("general", "trained and validated on tweeteval, ethos", None),
         ("frozen", "default", "2026-11-24T19:55:43+00:00"),
@@ -83,7 +86,7 @@ def test_the_baselines_and_published_figures_of_views_this_run_did_not_measure_a
     measured = baseline | {"name": "majority class", "view": "default", "value": 0.31}
     only_frozen = {"command": "d", "generated_at": "2026-11-25T11:00:00+00:00", "datasets": []}
     only_frozen["datasets"] = [{"source": "tweeteval", "rows": [measured], "holdouts": [], "published": [{"x": 1}]}]
-    (section,) = merge_results(only_frozen, earlier)["datasets"]
+    (section,) = merge_results(only_frozen, earlier, SHIPPED)["datasets"]
     assert [(row.get("view"), row["value"], row.get("earlier_run")) for row in section["rows"][1:]] == [
         ("default", 0.31, None),  # measured again: replaced
         ("default + train on davidson", 0.3, "2026-11-24T19:55:43+00:00"),  # another view's: kept
@@ -94,7 +97,7 @@ def test_the_baselines_and_published_figures_of_views_this_run_did_not_measure_a
                                         for task in ("hate", "offensive")]  # fmt: skip
     measured_hate = baseline | {"name": "majority class", "view": "default", "task": "hate", "value": 0.31}
     only_frozen["datasets"][0]["rows"] = [measured_hate]
-    (section,) = merge_results(only_frozen, two_tasks)["datasets"]
+    (section,) = merge_results(only_frozen, two_tasks, SHIPPED)["datasets"]
     assert [(row["task"], row["value"]) for row in section["rows"]] == [("hate", 0.31), ("offensive", 0.3)]
 
 
@@ -105,8 +108,12 @@ def test_an_entry_kept_twice_keeps_the_time_it_was_measured() -> None:
         "datasets": [dataset("liar", {"x": 0.5})],
         "transfer": {"rows": ["a's"]},
     }
-    second = merge_results({"command": "b", "generated_at": "2026-11-10T00:00:00+00:00", "datasets": []}, first)
-    third = merge_results({"command": "c", "generated_at": "2026-11-20T00:00:00+00:00", "datasets": []}, second)
+    second = merge_results(
+        {"command": "b", "generated_at": "2026-11-10T00:00:00+00:00", "datasets": []}, first, SHIPPED
+    )
+    third = merge_results(
+        {"command": "c", "generated_at": "2026-11-20T00:00:00+00:00", "datasets": []}, second, SHIPPED
+    )
     assert third["datasets"][0]["rows"][0]["earlier_run"] == "2026-11-01T00:00:00+00:00"
     assert third["transfer"] == {"rows": ["a's"], "earlier_run": "2026-11-01T00:00:00+00:00"}  # a section too
     assert [run["command"] for run in third["earlier_runs"]] == ["a", "b"]  # every run something was kept from
@@ -126,7 +133,7 @@ def test_a_row_measured_again_without_perturbations_keeps_the_earlier_figures_un
         {"name": "vmu_text", "kind": "recipe", "view": "other view", "value": 0.5, "robustness": {}},
     ]
     new = {"command": "b", "generated_at": "2026-11-25T00:00:00+00:00", "datasets": [vmu(rows)]}
-    same_view, other_view = merge_results(new, earlier)["datasets"][0]["rows"]
+    same_view, other_view = merge_results(new, earlier, SHIPPED)["datasets"][0]["rows"]
     assert same_view["value"] == 0.84 and same_view["robustness"] == perturbed
     assert same_view["robustness_kept"] == {"earlier_run": "2026-11-24T00:00:00+00:00", "value": 0.83}
     assert other_view["robustness"] == {} and "robustness_kept" not in other_view
@@ -154,7 +161,7 @@ def test_a_transfer_or_language_run_of_some_recipes_keeps_the_others_rows_marked
         "transfer": transfer(["general"], 0.5, []),
         "languages": {"rows": [{"name": "general"}]},
     }
-    merged = merge_results(new, earlier)
+    merged = merge_results(new, earlier, SHIPPED)
     rows = [(row["name"], row.get("f"), row.get("earlier_run")) for row in merged["transfer"]["rows"]]
     assert rows == [
         ("general", None, None),  # measured again
@@ -179,3 +186,29 @@ def test_a_transfer_or_language_run_of_some_recipes_keeps_the_others_rows_marked
     merged["languages"]["rows"][0]["sets"] = {"Indonesian": {"macro_f1": 0.6, "auroc": 0.7, "ece": 0.1}}
     table = "\n".join(language_sections(merged["languages"]))
     assert "| `finetune` (earlier run, 2026-11-01 00:00) | 0.7000 | n/a | n/a | n/a | n/a |" in table
+
+
+def test_the_earlier_rows_of_a_recipe_that_no_longer_ships_are_dropped_everywhere() -> None:
+    def transfer(recipes: list[str], skipped: list[str]) -> dict:
+        rows = [{"name": name, "kind": "recipe", "train_on": ["A"], "held_out": "B"} for name in recipes]
+        return {"rows": rows, "skipped": [{"recipe": name, "reason": "fine-tunes"} for name in skipped]}
+
+    earlier = {
+        "command": "a",
+        "generated_at": "2026-11-01T00:00:00+00:00",
+        "datasets": [dataset("tweeteval", {"frozen": 0.7, "renamed": 0.8})],
+        "transfer": transfer(["frozen", "renamed"], ["finetune", "removed"]),
+        "languages": {"rows": [{"name": "frozen"}, {"name": "renamed"}]},
+    }
+    new = {
+        "command": "b",
+        "generated_at": "2026-11-10T00:00:00+00:00",
+        "datasets": [dataset("tweeteval", {"general": 0.75})],
+        "transfer": transfer(["general"], []),
+        "languages": {"rows": [{"name": "general"}]},
+    }
+    merged = merge_results(new, earlier, {"frozen", "general", "finetune"})
+    assert recipe_names(merged["datasets"][0]["rows"]) == {"general", "frozen"}
+    assert recipe_names(merged["transfer"]["rows"]) == {"general", "frozen"}
+    assert merged["transfer"]["skipped"] == [{"recipe": "finetune", "reason": "fine-tunes"}]
+    assert recipe_names(merged["languages"]["rows"]) == {"general", "frozen"}
