@@ -28,7 +28,8 @@ from torch.nn import functional as F
 
 from faim.encoder import Encoder, Preprocessor
 from faim.encoders.text_normalize import fold_confusables
-from faim.preprocess.e5_pieces import E5Pieces, piece_rows, read_tokenizer, write_tokenizer
+from faim.encoders.text_preprocess import folding_identity
+from faim.preprocess.e5_pieces import E5Pieces, leetspeak_folder, piece_rows, read_tokenizer, write_tokenizer
 from faim.preprocess.packed_e5 import BLOCK, PackedE5, read_packed_e5
 from faim.preprocess.padding import padded
 from faim.registry import register_encoder
@@ -132,20 +133,37 @@ class E5PieceTokenizer:
         max_length: Pieces kept per text, the markers included.
         prefix: Put before every text (e5 reads ``query: `` texts).
         fold_confusables: Fold homoglyphs to the Latin letters they imitate first (``faim.encoders.text_normalize``).
+        fold_leetspeak: Then read look-alike digits inside words as letters where ``pieces`` then reads the word
+            in at most half as many pieces (``faim.preprocess.leetspeak``, ``subwords``).
     """
 
     def __init__(
-        self, pieces: E5Pieces, special: dict[str, int], max_length: int, prefix: str, fold_confusables: bool
+        self,
+        pieces: E5Pieces,
+        special: dict[str, int],
+        max_length: int,
+        prefix: str,
+        fold_confusables: bool,
+        fold_leetspeak: bool,
     ) -> None:
         self.pieces = pieces
         self.special = special
         self.max_length = max_length
         self.prefix = prefix
         self.fold_confusables = fold_confusables
+        self.leetspeak = leetspeak_folder(pieces) if fold_leetspeak else None
+
+    @property
+    def foldings(self) -> dict[str, bool]:
+        """What an encoder's cache identity adds for the foldings this tokenizer applies
+        (``text_preprocess.folding_identity``)."""
+        return folding_identity(self.fold_confusables, self.leetspeak is not None)
 
     def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
         if self.fold_confusables:
             texts = [fold_confusables(text) for text in texts]
+        if self.leetspeak:
+            texts = [self.leetspeak(text) for text in texts]
         rows = piece_rows(self.pieces, self.special, texts, self.max_length, self.prefix)
         ids, mask = padded(rows, self.special["pad"])
         return {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
@@ -195,6 +213,9 @@ class E5TextEncoder(E5EncoderBase):
         max_length: Pieces kept per text, ``<s>`` and ``</s>`` included (at most 512).
         freeze: Keep the network fixed (the 4-bit embedding table never trains); embeddings can then be cached.
         fold_confusables: Fold homoglyphs to the Latin letters they imitate before tokenising.
+        fold_leetspeak: Then read look-alike digits inside words as letters where the tokenizer then reads the
+            word in at most half as many pieces (``h4t3`` → ``hate``, ``mu5l1m5`` → ``muslims``;
+            ``faim.preprocess.leetspeak``).
     """
 
     def __init__(
@@ -204,6 +225,7 @@ class E5TextEncoder(E5EncoderBase):
         max_length: int = 128,
         freeze: bool = True,
         fold_confusables: bool = False,
+        fold_leetspeak: bool = False,
     ) -> None:
         path = Path(resolve_weights(weights))
         if pretrained:
@@ -224,7 +246,7 @@ class E5TextEncoder(E5EncoderBase):
             network.load_packed(packed)
         self.weights = weights
         self._digest: str | None = None
-        tokenizer = E5PieceTokenizer(pieces, special, max_length, PREFIX, fold_confusables)
+        tokenizer = E5PieceTokenizer(pieces, special, max_length, PREFIX, fold_confusables, fold_leetspeak)
         super().__init__(network, tokenizer, sizes, freeze)
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
@@ -244,4 +266,4 @@ class E5TextEncoder(E5EncoderBase):
             "tokenizer": self._digest,
             "max_length": self.tokenizer.max_length,
             "prefix": self.tokenizer.prefix,
-        } | ({"fold_confusables": True} if self.tokenizer.fold_confusables else {})
+        } | self.tokenizer.foldings

@@ -12,7 +12,7 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import logging as hf_logging
 
 from faim.encoder import Encoder, Preprocessor
-from faim.encoders.text_preprocess import TextPreprocessor
+from faim.encoders.text_preprocess import TextPreprocessor, folding_identity
 from faim.registry import register_encoder
 from faim.weights import resolve_weights
 
@@ -69,11 +69,9 @@ class TransformerTextEncoder(Encoder):
     def preprocessor(self) -> Preprocessor:
         return TextPreprocessor(self.tokenizer, self.max_length, self.fold_confusables, self.fold_leetspeak)
 
-    def folding_identity(self) -> dict[str, Any]:
-        """What ``identity`` adds for each folding that is on: nothing for a plain encoder, whose embedding-cache keys
-        stay those of encoders that predate the options."""
-        folding = {"fold_confusables": self.fold_confusables, "fold_leetspeak": self.fold_leetspeak}
-        return {name: True for name, on in folding.items() if on}
+    def folding_identity(self) -> dict[str, bool]:
+        """What ``identity`` adds for each folding that is on (``text_preprocess.folding_identity``)."""
+        return folding_identity(self.fold_confusables, self.fold_leetspeak)
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Embed tokenised texts: ``{"input_ids", "attention_mask"}`` of ``[N, T]`` → ``[N, output_dim]``."""

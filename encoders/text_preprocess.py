@@ -10,6 +10,13 @@ from faim.encoders.text_normalize import fold_confusables
 from faim.preprocess.leetspeak import LeetspeakFolder
 
 
+def folding_identity(fold_confusables: bool, fold_leetspeak: bool) -> dict[str, bool]:
+    """What a text encoder's cache ``identity`` adds for each folding that is on: nothing for a plain encoder, whose
+    embedding-cache keys stay those of encoders that predate the options."""
+    folding = {"fold_confusables": fold_confusables, "fold_leetspeak": fold_leetspeak}
+    return {name: True for name, on in folding.items() if on}
+
+
 class TextPreprocessor:
     """Tokenise a list of strings into padded ``input_ids`` / ``attention_mask`` tensors.
 

@@ -34,10 +34,16 @@ class TinyE5Encoder(E5EncoderBase):
         max_length: Pieces kept per text, the markers included.
         freeze: Keep the network fixed.
         fold_confusables: Fold homoglyphs before tokenising, as ``e5_text`` does.
+        fold_leetspeak: Then fold leetspeak, as ``e5_text`` does (the pieces know the words ``a`` and ``the``).
     """
 
     def __init__(
-        self, dim: int = 32, max_length: int = 32, freeze: bool = False, fold_confusables: bool = False
+        self,
+        dim: int = 32,
+        max_length: int = 32,
+        freeze: bool = False,
+        fold_confusables: bool = False,
+        fold_leetspeak: bool = False,
     ) -> None:
         pieces = character_pieces()
         sizes = {"vocabulary": max(pieces.ids.values()) + 1, "hidden": dim, "layers": 1, "heads": 2,
@@ -48,9 +54,12 @@ class TinyE5Encoder(E5EncoderBase):
         with torch.no_grad():
             network.positions.normal_(0, 0.1)
         self.dim = dim
-        tokenizer = E5PieceTokenizer(pieces, SPECIAL, max_length, PREFIX, fold_confusables)
+        tokenizer = E5PieceTokenizer(pieces, SPECIAL, max_length, PREFIX, fold_confusables, fold_leetspeak)
         super().__init__(network, tokenizer, sizes, freeze)
 
     def identity(self) -> dict[str, Any]:
-        folding = {"fold_confusables": True} if self.tokenizer.fold_confusables else {}
-        return {"class": type(self).__name__, "dim": self.dim, "max_length": self.tokenizer.max_length} | folding
+        return {
+            "class": type(self).__name__,
+            "dim": self.dim,
+            "max_length": self.tokenizer.max_length,
+        } | self.tokenizer.foldings

@@ -50,7 +50,8 @@ def preprocessing_spec(preprocess: Any, directory: Path, label: str) -> dict[str
     if isinstance(preprocess, E5PieceTokenizer):
         write_tokenizer(preprocess.pieces, preprocess.special, directory / E5_PIECES)
         spec = {"type": "e5_pieces", "pieces": str(directory / E5_PIECES), "max_length": preprocess.max_length}
-        return spec | {"prefix": preprocess.prefix} | confusables_spec(preprocess.fold_confusables, directory)
+        spec |= {"prefix": preprocess.prefix, "leetspeak": preprocess.leetspeak is not None}
+        return spec | confusables_spec(preprocess.fold_confusables, directory)
     if isinstance(preprocess, NgramFeatures):
         write_vocabulary(preprocess.bags.families, directory / NGRAMS)
         return {"type": "ngrams", "vocabulary": str(directory / NGRAMS)} | confusables_spec(

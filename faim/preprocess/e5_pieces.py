@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from faim.preprocess.leetspeak import LeetspeakFolder
 from faim.preprocess.packed_e5 import PackedE5
 
 MARKER = "\u2581"
@@ -98,6 +99,12 @@ class E5Pieces:
             end = start_of[end]
         return ids[::-1]
 
+    def tokenize(self, word: str) -> list[int]:
+        """The piece ids of ``word`` read as a text of its own, after a word-start marker: what
+        ``faim.preprocess.leetspeak`` counts. A word written straight after punctuation (``#h4t3``) has no marker in
+        its text, so its count there may differ."""
+        return self(word)
+
     def to_dict(self) -> dict[str, Any]:
         """The tables as plain JSON values (``from_dict`` reads them back)."""
         return {
@@ -111,6 +118,12 @@ class E5Pieces:
     @classmethod
     def from_dict(cls, tables: dict[str, Any]) -> E5Pieces:
         return cls(tables["ids"], tables["scores"], tables["normalization"], tables["unk"], tables["unknown_score"])
+
+
+def leetspeak_folder(pieces: E5Pieces) -> LeetspeakFolder:
+    """Leetspeak folding as ``pieces`` read words: a SentencePiece vocabulary, so by subwords (the encoder and the
+    runtime both fold so)."""
+    return LeetspeakFolder(pieces, subwords=True)
 
 
 def piece_rows(

@@ -12,7 +12,7 @@ from PIL import Image
 from tokenizers import Tokenizer
 
 from faim.preprocess.confusables import ConfusableFolder
-from faim.preprocess.e5_pieces import piece_rows, read_tokenizer
+from faim.preprocess.e5_pieces import leetspeak_folder, piece_rows, read_tokenizer
 from faim.preprocess.leetspeak import LeetspeakFolder
 from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import NgramBags, read_vocabulary
@@ -78,18 +78,22 @@ class PieceText:
 
 class E5PieceText:
     """Texts → ``(input_ids, attention_mask)``, int64 ``[N, T]`` padded with ``<pad>`` to the longest, as the
-    ``e5_text`` encoder gives them: homoglyphs folded first when ``confusables`` names the tables, then the prefix,
-    the markers and the pieces (``faim.preprocess.e5_pieces``), cut to ``max_length``."""
+    ``e5_text`` encoder gives them: homoglyphs folded first when ``confusables`` names the tables, then leetspeak
+    where ``leetspeak`` (as these pieces read it), then the prefix, the markers and the pieces
+    (``faim.preprocess.e5_pieces``), cut to ``max_length``."""
 
-    def __init__(self, pieces: Path, max_length: int, prefix: str, confusables: Path | None) -> None:
+    def __init__(self, pieces: Path, max_length: int, prefix: str, confusables: Path | None, leetspeak: bool) -> None:
         self.pieces, self.special = read_tokenizer(pieces)
         self.max_length = max_length
         self.prefix = prefix
         self.confusables = read_folder(confusables)
+        self.leetspeak = leetspeak_folder(self.pieces) if leetspeak else None
 
     def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         if self.confusables:
             texts = [self.confusables(text) for text in texts]
+        if self.leetspeak:
+            texts = [self.leetspeak(text) for text in texts]
         return padded(piece_rows(self.pieces, self.special, texts, self.max_length, self.prefix), self.special["pad"])
 
 
@@ -130,7 +134,9 @@ def part_preprocessor(
     if spec["type"] == "pieces":
         return PieceText(root / spec["pieces"], spec["max_length"], confusables)
     if spec["type"] == "e5_pieces":
-        return E5PieceText(root / spec["pieces"], spec["max_length"], spec["prefix"], confusables)
+        return E5PieceText(
+            root / spec["pieces"], spec["max_length"], spec["prefix"], confusables, spec.get("leetspeak", False)
+        )  # an e5 export written before e5_text folded leetspeak has no "leetspeak"
     if spec["type"] == "ngrams":
         return NgramBags(read_vocabulary(root / spec["vocabulary"]), read_folder(confusables))
     if spec["type"] == "image":

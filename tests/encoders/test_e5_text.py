@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import struct
 from pathlib import Path
 
@@ -93,6 +94,22 @@ def test_folding_homoglyphs_changes_the_tiny_encoders_cache_identity() -> None:
     assert TinyE5Encoder(fold_confusables=True).identity() != TinyE5Encoder().identity()
 
 
+def test_leetspeak_is_folded_where_the_pieces_read_the_word_in_at_most_half_as_many_and_keyed_apart() -> None:
+    folding = TinyE5Encoder(fold_leetspeak=True)
+    plain = TinyE5Encoder()
+
+    def ids(encoder: TinyE5Encoder, text: str) -> list[list[int]]:
+        return encoder.preprocessor()([text])["input_ids"].tolist()
+
+    assert ids(folding, "th3 c4t") == ids(plain, "the c4t")  # ▁ t h 3 (4 pieces) → ▁the; ▁ c a t is 4 too: kept
+    assert ids(folding, "th34") == ids(plain, "thea")  # ▁ t h 3 4 (5 pieces) → ▁the a (2): a subword reading
+    assert ids(folding, "mp3 2019") == ids(plain, "mp3 2019")  # no reading with fewer pieces, no letter: kept
+    assert ids(plain, "th3 c4t") != ids(plain, "the c4t")
+    assert folding.identity() == plain.identity() | {"fold_leetspeak": True}  # unfolded caches keep their keys
+    preprocess = pickle.loads(pickle.dumps(folding.preprocessor()))  # as DataLoader workers receive it
+    assert preprocess(["th34"])["input_ids"].tolist() == ids(plain, "thea")
+
+
 def test_a_text_is_cut_to_max_length_pieces_keeping_its_markers_and_padding_changes_nothing() -> None:
     torch.manual_seed(0)
     encoder = TinyE5Encoder(dim=32, max_length=8).eval()
@@ -141,3 +158,13 @@ def test_an_artifacts_encoder_built_from_the_written_tokenizer_embeds_as_the_pac
     texts = REFERENCE["sentences"][:3]
     assert np.allclose(embed(rebuilt, texts), embed(e5_encoder, texts), atol=1e-6)
     assert rebuilt.identity() == e5_encoder.identity()  # embeddings cached in training serve the artifact
+
+
+@pytest.mark.real_weights
+def test_leetspeak_reads_as_the_words_e5s_pieces_hold_in_one_or_two_pieces() -> None:
+    from faim.encoders.e5_text import E5TextEncoder
+
+    encoder = E5TextEncoder(fold_leetspeak=True)
+    assert encoder.tokenizer.leetspeak("I h4t3 mu5l1m5, d3p0rt 1mm1gr4nt5") == "I hate muslims, deport immigrants"
+    kept = "covid19 mp3 MH370 2019 10am 3M @h4t3r"
+    assert encoder.tokenizer.leetspeak(kept) == kept

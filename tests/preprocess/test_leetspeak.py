@@ -43,6 +43,17 @@ def test_a_token_folds_only_to_a_whole_word(fold: LeetspeakFolder) -> None:
     assert fold("immigr4nts hat35") == "immigr4nts hat35"  # immigr ##ants, hat ##es: fewer pieces, no word
 
 
+def test_for_subword_vocabularies_a_token_folds_where_its_reading_takes_at_most_half_its_pieces(
+    tokenizer: BertTokenizer,
+) -> None:
+    fold = LeetspeakFolder(tokenizer, subwords=True)
+    # immigr4nts: five pieces, immigrants two; hat35: three pieces, hates two, not half
+    assert fold("immigr4nts hat35") == "immigrants hat35"
+    assert fold("I h4t3 them") == "I hate them"  # one piece still folds
+    text = "covid19 at 10am, 2019 @h4t3r 3M B4 pray4NYC"
+    assert fold(text) == text
+
+
 def test_numbers_units_codes_names_and_links_are_kept(fold: LeetspeakFolder) -> None:
     text = "covid19 at 10am, 8am and 14st in 2019, 411 @h4t3r https://t.co/h4t3 www.k1ll.org 3M ID4 B4 pray4NYC"
     assert fold(text) == text
