@@ -514,7 +514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"benchmark: error: {error}", file=sys.stderr)
         return 2
     if args.merge:
-        results = merge_results(results, json.loads(earlier_path.read_text(encoding="utf-8")), shipped_recipes())
+        results = merge_results(results, json.loads(earlier_path.read_text(encoding="utf-8")), set(shipped_recipes()))
     markdown, json_path = write_results(results, args.out)
     print(f"wrote {markdown} and {json_path}")
     return 0

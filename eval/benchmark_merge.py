@@ -4,11 +4,11 @@
 Whatever this run measured replaces the earlier figures of the same recipe; a recipe row, a baseline row of a view
 this run did not measure, a group-holdout entry, a whole dataset, the transfer and language sections that only the
 earlier run has, or the rows of those sections of recipes this run did not measure, are kept as they were and
-marked with the time that run was generated
-(``earlier_run``), which the Markdown shows beside them. Earlier rows of a recipe that no longer ships (renamed or
-removed) are dropped: their figures describe no recipe a user can train. A row measured again
-without perturbations (``--no-robustness``) keeps the earlier run's figures under them, with that run's clean figure
-they are compared with (``robustness_kept``).
+marked with the time that run was generated (``earlier_run``), which the Markdown shows beside them. Earlier rows of
+a recipe that no longer ships (renamed or removed, or a recipe file given to ``--only`` rather than a shipped name)
+are dropped, from every section: their figures describe no recipe a user can train from this repository. A row
+measured again without perturbations (``--no-robustness``) keeps the earlier run's figures under them, with that
+run's clean figure they are compared with (``robustness_kept``).
 """
 
 from __future__ import annotations
@@ -29,13 +29,15 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any], shipped: Collect
         if earlier.get(section) is None:
             continue
         if merged.get(section) is None:
-            merged[section] = earlier[section] | {"earlier_run": earlier[section].get("earlier_run", stamp)}
+            merged[section] = shipped_only(earlier[section], shipped) | {
+                "earlier_run": earlier[section].get("earlier_run", stamp)
+            }
         else:
             keep_recipes(merged[section], earlier[section], stamp, shipped)
     datasets = {dataset["source"]: dataset for dataset in merged["datasets"]}
     for dataset in earlier["datasets"]:
         if dataset["source"] not in datasets:
-            kept = copy.deepcopy(dataset)
+            kept = shipped_only(dataset, shipped)
             kept["rows"] = [row | {"earlier_run": row.get("earlier_run", stamp)} for row in kept["rows"]]
             kept["holdouts"] = [entry | {"earlier_run": entry.get("earlier_run", stamp)} for entry in kept["holdouts"]]
             merged["datasets"].append(kept)
@@ -52,9 +54,21 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any], shipped: Collect
         target["holdouts"] += [
             entry | {"earlier_run": entry.get("earlier_run", stamp)}
             for entry in dataset["holdouts"]
-            if entry["name"] not in probed
+            if entry["name"] in shipped and entry["name"] not in probed
         ]
     return merged
+
+
+def shipped_only(section: dict[str, Any], shipped: Collection[str]) -> dict[str, Any]:
+    """A copy of an earlier ``section`` (a dataset's, the transfer or the language one) without the rows, group
+    holdouts and reasons for skipping of recipes not in ``shipped``; baseline rows stay."""
+    kept = copy.deepcopy(section)
+    kept["rows"] = [row for row in kept["rows"] if not is_recipe(row) or row["name"] in shipped]
+    if "holdouts" in kept:
+        kept["holdouts"] = [entry for entry in kept["holdouts"] if entry["name"] in shipped]
+    if "skipped" in kept:
+        kept["skipped"] = [skipped for skipped in kept["skipped"] if skipped["recipe"] in shipped]
+    return kept
 
 
 def keep_recipes(section: dict[str, Any], earlier: dict[str, Any], stamp: str, shipped: Collection[str]) -> None:

@@ -6,7 +6,7 @@ is smoothed first (``faim.export.smoothing``) at the strength that keeps its int
 Whether the quantized model is good enough is measured on labelled posts by the caller (``faim.eval.quantization``).
 
 The figures that chose these settings (``python -m faim.eval.bench_quantization``, validation posts, two cores): with
-AVX-512 VNNI, plain int8 held ``hate_text_frozen``, ``hate_text_frozen_davidson``, ``hate_text_general``,
+AVX-512 VNNI, plain int8 held ``hate_text_frozen``, ``hate_text_frozen_davidson``, ``hate_text_stacked``,
 ``hate_text_multilingual`` and ``misinfo_liar_text`` within 0.01 macro-F1 at 1.57x-2.06x the fp32 posts/s but lost
 0.019 on ``misinfo_vmu_text`` (whose head turns the encoder's int8 error, a mean change of 0.039 in its
 probabilities, into flipped decisions); smoothed (strength 0.9 chosen, as on every MiniLM and USE-m graph measured

@@ -24,7 +24,7 @@ def test_a_run_of_some_recipes_keeps_the_others_and_marks_them() -> None:
         "command": "python -m faim.eval.benchmark",
         "generated_at": "2026-11-24T19:55:43+00:00",
         "transfer": None,
-        "languages": {"rows": ["earlier"]},
+        "languages": {"rows": [{"name": "frozen"}]},
         "datasets": [
             dataset("tweeteval", {"frozen": 0.70, "finetune": 0.79}),
             dataset("vmu", {"vmu_text": 0.83}, holdouts=("vmu_text",)),
@@ -33,7 +33,7 @@ def test_a_run_of_some_recipes_keeps_the_others_and_marks_them() -> None:
     new = {
         "command": "python -m faim.eval.benchmark --only frozen --merge",
         "generated_at": "2026-11-25T10:00:00+00:00",
-        "transfer": {"rows": ["new"]},
+        "transfer": {"rows": [{"name": "frozen", "kind": "recipe"}]},
         "languages": None,
         "datasets": [dataset("tweeteval", {"frozen": 0.75})],
     }
@@ -45,8 +45,8 @@ def test_a_run_of_some_recipes_keeps_the_others_and_marks_them() -> None:
         ("majority class", 0.3, None),  # the baselines this run measured
     ]
     assert vmu["rows"][0]["earlier_run"] == vmu["holdouts"][0]["earlier_run"] == "2026-11-24T19:55:43+00:00"
-    assert merged["transfer"] == {"rows": ["new"]}
-    assert merged["languages"] == {"rows": ["earlier"], "earlier_run": "2026-11-24T19:55:43+00:00"}
+    assert merged["transfer"] == {"rows": [{"name": "frozen", "kind": "recipe"}]}
+    assert merged["languages"] == {"rows": [{"name": "frozen"}], "earlier_run": "2026-11-24T19:55:43+00:00"}
     assert merged["earlier_runs"] == [{"command": earlier["command"], "generated_at": earlier["generated_at"]}]
     assert earlier_mark(tweeteval["rows"][1]) == " (earlier run, 2026-11-24 19:55)"
     assert earlier_mark(tweeteval["rows"][0]) == ""
@@ -106,7 +106,7 @@ def test_an_entry_kept_twice_keeps_the_time_it_was_measured() -> None:
         "command": "a",
         "generated_at": "2026-11-01T00:00:00+00:00",
         "datasets": [dataset("liar", {"x": 0.5})],
-        "transfer": {"rows": ["a's"]},
+        "transfer": {"rows": [{"name": "x", "kind": "recipe"}]},
     }
     second = merge_results(
         {"command": "b", "generated_at": "2026-11-10T00:00:00+00:00", "datasets": []}, first, SHIPPED
@@ -115,7 +115,7 @@ def test_an_entry_kept_twice_keeps_the_time_it_was_measured() -> None:
         {"command": "c", "generated_at": "2026-11-20T00:00:00+00:00", "datasets": []}, second, SHIPPED
     )
     assert third["datasets"][0]["rows"][0]["earlier_run"] == "2026-11-01T00:00:00+00:00"
-    assert third["transfer"] == {"rows": ["a's"], "earlier_run": "2026-11-01T00:00:00+00:00"}  # a section too
+    assert third["transfer"] == {"rows": [{"name": "x", "kind": "recipe"}], "earlier_run": "2026-11-01T00:00:00+00:00"}
     assert [run["command"] for run in third["earlier_runs"]] == ["a", "b"]  # every run something was kept from
     assert kept_times(third) == {"2026-11-01T00:00:00+00:00"}  # only a's figures are left: RESULTS.md names a alone
 
@@ -212,3 +212,13 @@ def test_the_earlier_rows_of_a_recipe_that_no_longer_ships_are_dropped_everywher
     assert recipe_names(merged["transfer"]["rows"]) == {"general", "frozen"}
     assert merged["transfer"]["skipped"] == [{"recipe": "finetune", "reason": "fine-tunes"}]
     assert recipe_names(merged["languages"]["rows"]) == {"general", "frozen"}
+    earlier["datasets"].append(
+        dataset("vmu", {"vmu_text": 0.8, "renamed_vmu": 0.7}, holdouts=("vmu_text", "renamed_vmu"))
+    )
+    nothing = {"command": "c", "generated_at": "2026-11-20T00:00:00+00:00", "datasets": []}
+    merged = merge_results(nothing, earlier, {"frozen", "vmu_text"})  # sections and datasets kept whole
+    tweeteval, vmu = merged["datasets"]
+    assert recipe_names(tweeteval["rows"]) == {"frozen"} and "majority class" in {r["name"] for r in tweeteval["rows"]}
+    assert recipe_names(vmu["rows"]) == {"vmu_text"} and [entry["name"] for entry in vmu["holdouts"]] == ["vmu_text"]
+    assert recipe_names(merged["transfer"]["rows"]) == {"frozen"} and merged["transfer"]["skipped"] == []
+    assert recipe_names(merged["languages"]["rows"]) == {"frozen"}

@@ -165,14 +165,16 @@ def test_use_text_exports_its_sentencepiece_pieces_with_the_models_scores(tmp_pa
 
 
 def test_e5_text_exports_its_pieces_with_the_models_scores(tmp_path: Path) -> None:
-    """The tiny e5 network (the same preprocessor and network as ``e5_text``), homoglyphs folded."""
+    """The tiny e5 network (the same preprocessor and network as ``e5_text``), homoglyphs and leetspeak folded."""
     torch.manual_seed(5)
-    e5 = TinyE5Encoder(dim=32, fold_confusables=True)
+    e5 = TinyE5Encoder(dim=32, fold_confusables=True, fold_leetspeak=True)
     model = WholePostModel({"text": e5}, ConcatFusion({"text": 32}), {"harm": BinaryHead(32)})
     detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
     out = export_model(detector, tmp_path / "export")
     assert (out / "encoders/text/e5_pieces.json").is_file() and (out / "encoders/text/confusables.json").is_file()
     posts = [*export_posts(), {"id": "long", "text": "words " * 30}, {"id": "odd", "text": "hаte 😀 ok"}]
+    posts.append({"id": "leet", "text": "th3 c4t, th34 d0g"})  # th3 reads as ▁the, th34 as ▁the a
+    assert e5.preprocessor()(["th34"])["input_ids"].tolist() == e5.preprocessor()(["thea"])["input_ids"].tolist()
     runtime = faim.runtime.load(out)
     assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
 
@@ -241,16 +243,33 @@ def test_the_bundled_text_and_picture_encoders_export_with_the_models_scores(gra
 
 @pytest.mark.real_weights
 @pytest.mark.slow
-def test_the_general_hate_recipes_stack_exports_with_the_models_scores(tmp_path: Path) -> None:
-    """hate_text_general's three text encoders (MiniLM, USE-m v3 with its bundled weights, n-grams), as shipped."""
+def test_the_stacked_hate_recipes_encoders_export_with_the_models_scores(tmp_path: Path) -> None:
+    """hate_text_stacked's three text encoders (MiniLM, USE-m v3 with its bundled weights, n-grams), as shipped."""
     import faim
 
     torch.manual_seed(0)
-    detector = faim.build("hate_text_general")
+    detector = faim.build("hate_text_stacked")
     (ngrams,) = [member for member in detector.model.encoders["text"].members if member.needs_fit]
     ngrams.fit([post["text"] for post in export_posts() if post.get("text")] + ["hate speech", "more words"])
     out = export_model(detector, tmp_path / "export")
     posts = [*export_posts(), {"id": "languages", "text": "ça va? Привет мир, 東京 2024 😀😀 🤬"}]
+    runtime = faim.runtime.load(out)
+    assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
+    assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
+
+
+@pytest.mark.real_weights
+@pytest.mark.slow
+def test_the_general_hate_recipes_e5_exports_with_the_models_scores_leetspeak_folded(tmp_path: Path) -> None:
+    """hate_text_general's e5_text as shipped: the bundled 4-bit weights, homoglyphs and leetspeak folded by its
+    SentencePiece vocabulary (``mu5l1m5`` reads as two pieces, ``▁muslim`` ``s``)."""
+    import faim
+
+    torch.manual_seed(0)
+    detector = faim.build("hate_text_general")
+    out = export_model(detector, tmp_path / "export")
+    posts = [*export_posts(), {"id": "leet", "text": "1 h4t3 mu5l1m5, d3p0rt 1mm1gr4nt5 n0w"}]
+    posts.append({"id": "languages", "text": "ça va? Привет мир, 東京 2024 😀😀 🤬"})
     runtime = faim.runtime.load(out)
     assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
     assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
