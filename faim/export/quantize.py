@@ -6,18 +6,18 @@ is smoothed first (``faim.export.smoothing``) at the strength that keeps its int
 Whether the quantized model is good enough is measured on labelled posts by the caller (``faim.eval.quantization``).
 
 The figures that chose these settings (``python -m faim.eval.bench_quantization``, validation posts, two cores): with
-AVX-512 VNNI, plain int8 held ``hate_text_frozen``, ``hate_text_frozen_davidson``, ``hate_text_stacked``,
-``hate_text_multilingual`` and ``misinfo_liar_text`` within 0.01 macro-F1 at 1.57x-2.06x the fp32 posts/s but lost
-0.019 on ``misinfo_vmu_text`` (whose head turns the encoder's int8 error, a mean change of 0.039 in its
-probabilities, into flipped decisions); smoothed (strength 0.9 chosen, as on every MiniLM and USE-m graph measured
-but ``hate_text_frozen_davidson``'s, 0.8), the probabilities moved a third as much there and it lost nothing (-0.003)
-at 1.77x, but the ``Mul`` before each product costs 3-13 % of the speed (``hate_text_multilingual`` 1.92x plain,
-1.68x smoothed), and macro-F1 does not always follow (``hate_text_frozen_davidson``: 0.0062 plain, 0.0107 smoothed),
-so ``faim export`` smooths only when the plain export falls short. Keeping ``Attention`` in fp32 lost 0.012 macro-F1
-on ``hate_text_frozen`` at 1.45x the fp32 posts/s (that ``Attention`` is then half the int8 graph's time). Measured
-earlier on AVX2 cores without VNNI, where the int8 products run only about 1.6x as fast as in fp32 and the whole
-gains far less: one scale per tensor instead of per channel lost 0.028, static quantization (activation scales fixed
-from 256 training posts) 0.024-0.027 and ran no faster."""
+AVX-512 VNNI, plain int8 held ``hate_text_frozen``, ``hate_text_frozen_davidson``, ``hate_text_general`` (e5),
+``hate_text_stacked``, ``hate_text_multilingual`` and ``misinfo_liar_text`` within 0.01 macro-F1 at 1.57x-2.06x the fp32
+posts/s but lost 0.019 on ``misinfo_vmu_text`` (whose head turns the encoder's int8 error, a mean change of 0.039 in its
+probabilities, into flipped decisions); smoothed (strength 0.9 chosen, as on every MiniLM and USE-m graph measured but
+``hate_text_frozen_davidson``'s, 0.8), the probabilities moved a third as much there and it lost nothing (-0.003) at
+1.77x, but the ``Mul`` before each product costs 3-13 % of the speed (``hate_text_multilingual`` 1.92x plain, 1.68x
+smoothed), and macro-F1 does not always follow (``hate_text_frozen_davidson``: 0.0062 plain, 0.0107 smoothed), so ``faim
+export`` smooths only when the plain export falls short. Keeping ``Attention`` in fp32 lost 0.012 macro-F1 on
+``hate_text_frozen`` at 1.45x the fp32 posts/s (that ``Attention`` is then half the int8 graph's time). Measured earlier
+on AVX2 cores without VNNI, where the int8 products run only about 1.6x as fast as in fp32 and the whole gains far less:
+one scale per tensor instead of per channel lost 0.028, static quantization (activation scales fixed from 256 training
+posts) 0.024-0.027 and ran no faster."""
 
 from __future__ import annotations
 
