@@ -22,6 +22,7 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any], shipped: Collect
     """``new`` with what only ``earlier`` holds, each kept entry marked ``earlier_run``: its ``generated_at``; of
     the earlier recipe rows, only those of recipes named in ``shipped`` (``faim.recipe.loader.shipped_recipes()``)."""
     merged = copy.deepcopy(new)
+    earlier = shipped_only(earlier, shipped)
     stamp = earlier["generated_at"]
     runs = earlier.get("earlier_runs", []) + [{"command": earlier["command"], "generated_at": stamp}]
     merged["earlier_runs"] = list({run["generated_at"]: run for run in runs}.values())
@@ -29,22 +30,20 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any], shipped: Collect
         if earlier.get(section) is None:
             continue
         if merged.get(section) is None:
-            merged[section] = shipped_only(earlier[section], shipped) | {
-                "earlier_run": earlier[section].get("earlier_run", stamp)
-            }
+            merged[section] = earlier[section] | {"earlier_run": earlier[section].get("earlier_run", stamp)}
         else:
-            keep_recipes(merged[section], earlier[section], stamp, shipped)
+            keep_recipes(merged[section], earlier[section], stamp)
     datasets = {dataset["source"]: dataset for dataset in merged["datasets"]}
     for dataset in earlier["datasets"]:
         if dataset["source"] not in datasets:
-            kept = shipped_only(dataset, shipped)
+            kept = copy.deepcopy(dataset)
             kept["rows"] = [row | {"earlier_run": row.get("earlier_run", stamp)} for row in kept["rows"]]
             kept["holdouts"] = [entry | {"earlier_run": entry.get("earlier_run", stamp)} for entry in kept["holdouts"]]
             merged["datasets"].append(kept)
             continue
         target = datasets[dataset["source"]]
         keep_robustness(target["rows"], dataset["rows"], stamp)
-        kept_rows = unmeasured_recipe_rows(dataset["rows"], recipe_names(target["rows"]), stamp, shipped)
+        kept_rows = unmeasured_recipe_rows(dataset["rows"], recipe_names(target["rows"]), stamp)
         recipes = [row for row in target["rows"] if row["kind"] == "recipe"]
         others = [row for row in target["rows"] if row["kind"] != "recipe"]
         target["rows"] = recipes + kept_rows + others + unmeasured_baseline_rows(dataset["rows"], others, stamp)
@@ -54,34 +53,32 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any], shipped: Collect
         target["holdouts"] += [
             entry | {"earlier_run": entry.get("earlier_run", stamp)}
             for entry in dataset["holdouts"]
-            if entry["name"] in shipped and entry["name"] not in probed
+            if entry["name"] not in probed
         ]
     return merged
 
 
-def shipped_only(section: dict[str, Any], shipped: Collection[str]) -> dict[str, Any]:
-    """A copy of an earlier ``section`` (a dataset's, the transfer or the language one) without the rows, group
-    holdouts and reasons for skipping of recipes not in ``shipped``; baseline rows stay."""
-    kept = copy.deepcopy(section)
-    kept["rows"] = [row for row in kept["rows"] if not is_recipe(row) or row["name"] in shipped]
-    if "holdouts" in kept:
-        kept["holdouts"] = [entry for entry in kept["holdouts"] if entry["name"] in shipped]
-    if "skipped" in kept:
-        kept["skipped"] = [skipped for skipped in kept["skipped"] if skipped["recipe"] in shipped]
+def shipped_only(results: dict[str, Any], shipped: Collection[str]) -> dict[str, Any]:
+    """A copy of an earlier run's ``results`` without the rows, group holdouts and reasons for skipping of recipes not
+    in ``shipped``, in every dataset and in the transfer and language sections; baseline rows stay."""
+    kept = copy.deepcopy(results)
+    sections = [*kept["datasets"], *(kept[name] for name in ("transfer", "languages") if kept.get(name))]
+    for section in sections:
+        section["rows"] = [row for row in section["rows"] if not is_recipe(row) or row["name"] in shipped]
+        if "holdouts" in section:
+            section["holdouts"] = [entry for entry in section["holdouts"] if entry["name"] in shipped]
+        if "skipped" in section:
+            section["skipped"] = [skipped for skipped in section["skipped"] if skipped["recipe"] in shipped]
     return kept
 
 
-def keep_recipes(section: dict[str, Any], earlier: dict[str, Any], stamp: str, shipped: Collection[str]) -> None:
-    """Add to a transfer or language ``section`` the rows (and transfer's reasons for skipping) of the ``shipped``
-    recipes this run did not measure, each row marked with the run that measured it; the baselines are this run's."""
+def keep_recipes(section: dict[str, Any], earlier: dict[str, Any], stamp: str) -> None:
+    """Add to a transfer or language ``section`` the rows (and transfer's reasons for skipping) of the recipes this
+    run did not measure, each row marked with the run that measured it; the baselines are this run's."""
     measured = recipe_names(section["rows"]) | {skipped["recipe"] for skipped in section.get("skipped", [])}
-    section["rows"] += unmeasured_recipe_rows(earlier["rows"], measured, earlier.get("earlier_run", stamp), shipped)
+    section["rows"] += unmeasured_recipe_rows(earlier["rows"], measured, earlier.get("earlier_run", stamp))
     if "skipped" in section:
-        section["skipped"] += [
-            skipped
-            for skipped in earlier.get("skipped", [])
-            if skipped["recipe"] in shipped and skipped["recipe"] not in measured
-        ]
+        section["skipped"] += [skipped for skipped in earlier.get("skipped", []) if skipped["recipe"] not in measured]
 
 
 def is_recipe(row: dict[str, Any]) -> bool:
@@ -93,15 +90,13 @@ def recipe_names(rows: list[dict[str, Any]]) -> set[str]:
     return {row["name"] for row in rows if is_recipe(row)}
 
 
-def unmeasured_recipe_rows(
-    earlier_rows: list[dict[str, Any]], measured: set[str], stamp: str, shipped: Collection[str]
-) -> list[dict[str, Any]]:
-    """The recipe rows of ``earlier_rows`` whose recipe is in ``shipped`` and not in ``measured``, each marked
-    ``earlier_run`` (its own mark where it has one, else ``stamp``)."""
+def unmeasured_recipe_rows(earlier_rows: list[dict[str, Any]], measured: set[str], stamp: str) -> list[dict[str, Any]]:
+    """The recipe rows of ``earlier_rows`` whose recipe is not in ``measured``, each marked ``earlier_run`` (its own
+    mark where it has one, else ``stamp``)."""
     return [
         row | {"earlier_run": row.get("earlier_run", stamp)}
         for row in earlier_rows
-        if is_recipe(row) and row["name"] in shipped and row["name"] not in measured
+        if is_recipe(row) and row["name"] not in measured
     ]
 
 
