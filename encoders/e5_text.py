@@ -30,6 +30,7 @@ from faim.encoder import Encoder, Preprocessor
 from faim.encoders.text_normalize import fold_confusables
 from faim.encoders.text_preprocess import folding_identity
 from faim.preprocess.e5_pieces import E5Pieces, leetspeak_folder, piece_rows, read_tokenizer, write_tokenizer
+from faim.preprocess.folding import fold_texts
 from faim.preprocess.packed_e5 import BLOCK, PackedE5, read_packed_e5
 from faim.preprocess.padding import padded
 from faim.registry import register_encoder
@@ -160,10 +161,7 @@ class E5PieceTokenizer:
         return folding_identity(self.fold_confusables, self.leetspeak is not None)
 
     def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
-        if self.fold_confusables:
-            texts = [fold_confusables(text) for text in texts]
-        if self.leetspeak:
-            texts = [self.leetspeak(text) for text in texts]
+        texts = fold_texts(texts, fold_confusables if self.fold_confusables else None, self.leetspeak)
         rows = piece_rows(self.pieces, self.special, texts, self.max_length, self.prefix)
         ids, mask = padded(rows, self.special["pad"])
         return {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}

@@ -28,6 +28,7 @@ from torch import nn
 
 from faim.encoder import Encoder, Preprocessor
 from faim.encoders.text_normalize import confusable_folder
+from faim.preprocess.folding import fold_texts
 from faim.preprocess.ngrams import Family, NgramBags, analyzer, read_vocabulary, write_vocabulary
 from faim.registry import register_encoder
 
@@ -109,8 +110,7 @@ class NgramTextEncoder(Encoder):
 
     def fit(self, elements: list[Any]) -> None:
         """Fit the vocabularies, IDF weights and SVD projection on the training texts (deterministic)."""
-        fold = self.folder()
-        texts = [fold(t) for t in elements] if fold else list(elements)
+        texts = fold_texts(list(elements), self.folder())
         if len(texts) < 2:
             raise ValueError(f"ngram_text: fitting needs at least two training texts, got {len(texts)}")
         families = []

