@@ -49,7 +49,7 @@ from faim.eval.benchmark_datasets import (
     recipe_views,
 )
 from faim.eval.benchmark_languages import run_languages
-from faim.eval.benchmark_merge import merge_results
+from faim.eval.benchmark_merge import changed_recipes, merge_results
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import (
     RecipeRun,
@@ -64,6 +64,7 @@ from faim.eval.report import _jsonable
 from faim.eval.trained_holdout import plan_folds, trained_holdout
 from faim.perturb import perturbations_of
 from faim.recipe import Recipe
+from faim.recipe.compare import plain
 from faim.recipe.loader import shipped_recipes
 from faim.scoring.runner import available_cores
 
@@ -328,6 +329,7 @@ def run_benchmark(
         "languages": run_languages(hate, reuse, log, runs=trained) if transfer and hate else None,
         "datasets": [dataset_results(kind, section) for kind, section in sections.items()],
         "skipped": skipped,
+        "recipes": {Path(recipe.source).stem: plain(recipe) for recipe in recipes + several},
     }
 
 
@@ -514,7 +516,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"benchmark: error: {error}", file=sys.stderr)
         return 2
     if args.merge:
-        results = merge_results(results, json.loads(earlier_path.read_text(encoding="utf-8")), set(shipped_recipes()))
+        earlier = json.loads(earlier_path.read_text(encoding="utf-8"))
+        shipped = {name: plain(Recipe.load(name)) for name in shipped_recipes()}
+        for name, change in changed_recipes(earlier, shipped).items():
+            print(f"--merge: dropped the earlier figures of {name}: the recipe changed since ({change})")
+        results = merge_results(results, earlier, shipped)
     markdown, json_path = write_results(results, args.out)
     print(f"wrote {markdown} and {json_path}")
     return 0

@@ -6,7 +6,9 @@ this run did not measure, a group-holdout entry, a whole dataset, the transfer a
 earlier run has, or the rows of those sections of recipes this run did not measure, are kept as they were and
 marked with the time that run was generated (``earlier_run``), which the Markdown shows beside them. Earlier rows of
 a recipe that no longer ships (renamed or removed, or a recipe file given to ``--only`` rather than a shipped name)
-are dropped, from every section: their figures describe no recipe a user can train from this repository. A row
+are dropped, from every section: their figures describe no recipe a user can train from this repository. So are
+the earlier rows of a recipe that resolves otherwise now than the earlier run recorded (``recipes``: a data, model,
+training or evaluation field changed since; a run from before runs recorded their recipes is taken as it is). A row
 measured again without perturbations (``--no-robustness``) keeps the earlier run's figures under them, with that
 run's clean figure they are compared with (``robustness_kept``).
 """
@@ -14,15 +16,25 @@ run's clean figure they are compared with (``robustness_kept``).
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
+from faim.recipe import Recipe, RecipeError
+from faim.recipe.compare import changed_fields, describe_changes, plain
 
-def merge_results(new: dict[str, Any], earlier: dict[str, Any], shipped: Collection[str]) -> dict[str, Any]:
+
+def merge_results(
+    new: dict[str, Any], earlier: dict[str, Any], shipped: Mapping[str, dict[str, Any]]
+) -> dict[str, Any]:
     """``new`` with what only ``earlier`` holds, each kept entry marked ``earlier_run``: its ``generated_at``; of
-    the earlier recipe rows, only those of recipes named in ``shipped`` (``faim.recipe.loader.shipped_recipes()``)."""
+    the earlier recipe rows, only those of recipes ``shipped`` names (each shipped recipe's name to its resolved
+    recipe now, ``faim.recipe.compare.plain``), and not of those ``changed_recipes`` finds."""
     merged = copy.deepcopy(new)
-    earlier = shipped_only(earlier, shipped)
+    changed = changed_recipes(earlier, shipped)
+    kept = [name for name in shipped if name not in changed]
+    earlier = shipped_only(earlier, kept)
+    recorded = {name: recipe for name, recipe in earlier.get("recipes", {}).items() if name in kept}
+    merged["recipes"] = recorded | new.get("recipes", {})
     stamp = earlier["generated_at"]
     runs = earlier.get("earlier_runs", []) + [{"command": earlier["command"], "generated_at": stamp}]
     merged["earlier_runs"] = list({run["generated_at"]: run for run in runs}.values())
@@ -56,6 +68,25 @@ def merge_results(new: dict[str, Any], earlier: dict[str, Any], shipped: Collect
             if entry["name"] not in probed
         ]
     return merged
+
+
+def changed_recipes(earlier: dict[str, Any], shipped: Mapping[str, dict[str, Any]]) -> dict[str, str]:
+    """The shipped recipes whose resolved recipe ``earlier`` recorded (``recipes``) and that resolve otherwise now,
+    each with what changed (``field: old -> new``). The recorded recipe is resolved again first, so that an option
+    added since, at its default (which keeps the behaviour of before), is no change."""
+    changed = {}
+    for name, recorded in earlier.get("recipes", {}).items():
+        if name not in shipped:
+            continue
+        try:
+            then = plain(Recipe.from_dict(recorded))
+        except RecipeError as error:
+            changed[name] = f"the recorded recipe no longer validates ({error})"
+            continue
+        fields = changed_fields(then, shipped[name])
+        if fields:
+            changed[name] = describe_changes(fields)
+    return changed
 
 
 def shipped_only(results: dict[str, Any], shipped: Collection[str]) -> dict[str, Any]:

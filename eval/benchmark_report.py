@@ -40,6 +40,7 @@ The results dict::
         "transfer": {...},   # faim.eval.benchmark_transfer.run_transfer, or null
         "languages": {...},  # faim.eval.benchmark_languages.run_languages, or null
         "skipped": [{"recipe": "demo_multimodal", "reason": "..."}],
+        "recipes": {"hate_text_frozen": {"data": {...}, "model": {...}, ...}},  # each measured recipe, resolved
     }
 """
 

@@ -38,6 +38,7 @@ from faim.eval.benchmark_merge import merge_results
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import SCORING_RUNS, RecipeRun, reuse_problem
 from faim.recipe import Recipe
+from faim.recipe.compare import plain
 from faim.training.run import RECORD
 from tests.conftest import frozen_tiny_recipe
 
@@ -246,7 +247,9 @@ def test_a_recipe_validating_on_several_datasets_is_measured_on_each_known_ones_
 def test_a_merged_run_of_a_recipe_validating_on_several_datasets_keeps_the_earlier_rows(
     benchmark_data, several_datasets
 ) -> None:
-    merged = merge_results(several_datasets["results"], benchmark_data["json"], {"tiny_hate"})
+    recorded = benchmark_data["json"]["recipes"]["tiny_hate"]  # the run records each recipe it measured, resolved
+    assert recorded == plain(Recipe.from_dict(benchmark_data["recipe"]))
+    merged = merge_results(several_datasets["results"], benchmark_data["json"], {"tiny_hate": recorded})
     (section,) = merged["datasets"]
     names = [row["name"] for row in section["rows"]]
     assert names == ["tiny_general", "tiny_hate", "majority class", "TF-IDF + logistic regression", TINY_EMBEDDER.name]

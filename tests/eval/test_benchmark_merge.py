@@ -5,11 +5,19 @@ from __future__ import annotations
 import copy
 
 from faim.eval.benchmark_languages_report import language_sections
-from faim.eval.benchmark_merge import merge_results, recipe_names
+from faim.eval.benchmark_merge import changed_recipes, merge_results, recipe_names
 from faim.eval.benchmark_report import earlier_mark, kept_times, robustness_section
 from faim.eval.benchmark_transfer_report import model_cell
+from faim.recipe import Recipe
+from faim.recipe.compare import plain
 
-SHIPPED = {"frozen", "finetune", "general", "vmu_text", "x"}
+
+def shipped(*names: str) -> dict[str, dict]:
+    """Shipped recipe names to their resolved recipes, which matter only where an earlier run recorded one."""
+    return dict.fromkeys(names, {})
+
+
+SHIPPED = shipped("frozen", "finetune", "general", "vmu_text", "x")
 """The recipes the tests' runs name, all shipped."""
 
 
@@ -207,7 +215,7 @@ def test_the_earlier_rows_of_a_recipe_that_no_longer_ships_are_dropped_everywher
         "transfer": transfer(["general"], []),
         "languages": {"rows": [{"name": "general"}]},
     }
-    merged = merge_results(new, earlier, {"frozen", "general", "finetune"})
+    merged = merge_results(new, earlier, shipped("frozen", "general", "finetune"))
     assert recipe_names(merged["datasets"][0]["rows"]) == {"general", "frozen"}
     assert recipe_names(merged["transfer"]["rows"]) == {"general", "frozen"}
     assert merged["transfer"]["skipped"] == [{"recipe": "finetune", "reason": "fine-tunes"}]
@@ -216,9 +224,38 @@ def test_the_earlier_rows_of_a_recipe_that_no_longer_ships_are_dropped_everywher
         dataset("vmu", {"vmu_text": 0.8, "renamed_vmu": 0.7}, holdouts=("vmu_text", "renamed_vmu"))
     )
     nothing = {"command": "c", "generated_at": "2026-11-20T00:00:00+00:00", "datasets": []}
-    merged = merge_results(nothing, earlier, {"frozen", "vmu_text"})  # sections and datasets kept whole
+    merged = merge_results(nothing, earlier, shipped("frozen", "vmu_text"))  # sections and datasets kept whole
     tweeteval, vmu = merged["datasets"]
     assert recipe_names(tweeteval["rows"]) == {"frozen"} and "majority class" in {r["name"] for r in tweeteval["rows"]}
     assert recipe_names(vmu["rows"]) == {"vmu_text"} and [entry["name"] for entry in vmu["holdouts"]] == ["vmu_text"]
     assert recipe_names(merged["transfer"]["rows"]) == {"frozen"} and merged["transfer"]["skipped"] == []
     assert recipe_names(merged["languages"]["rows"]) == {"frozen"}
+
+
+def test_the_earlier_rows_of_a_recipe_changed_since_they_were_measured_are_dropped() -> None:
+    general, frozen = plain(Recipe.load("hate_text_general")), plain(Recipe.load("hate_text_frozen"))
+    then = copy.deepcopy(general)
+    then["train"]["lr"] = 0.01
+    older = copy.deepcopy(frozen)
+    del older["train"]["warmup_ratio"]  # recorded before the option existed: its default is no change
+    earlier = {
+        "command": "a",
+        "generated_at": "2026-11-01T00:00:00+00:00",
+        "datasets": [dataset("tweeteval", {"general": 0.7, "frozen": 0.6, "finetune": 0.8})],
+        "transfer": {"rows": [{"name": "general", "kind": "recipe"}, {"name": "frozen", "kind": "recipe"}]},
+        "recipes": {"general": then, "frozen": older},  # finetune's run recorded none: taken as it is
+    }
+    now = {"general": general, "frozen": frozen, "finetune": {}, "x": {}}
+    assert changed_recipes(earlier, now) == {"general": f"train.lr: 0.01 -> {general['train']['lr']!r}"}
+    new = {
+        "command": "b",
+        "generated_at": "2026-11-10T00:00:00+00:00",
+        "datasets": [dataset("tweeteval", {"x": 0.5})],
+        "recipes": {"x": {"measured": "now"}},
+    }
+    merged = merge_results(new, earlier, now)
+    assert recipe_names(merged["datasets"][0]["rows"]) == {"x", "frozen", "finetune"}
+    assert recipe_names(merged["transfer"]["rows"]) == {"frozen"}
+    assert merged["recipes"] == {"frozen": older, "x": {"measured": "now"}}
+    earlier["recipes"]["general"] = {"model": "not a recipe"}
+    assert changed_recipes(earlier, now)["general"].startswith("the recorded recipe no longer validates")
