@@ -500,7 +500,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--merge",
         action="store_true",
         help="keep what the results.json beside --out holds and this run does not measure (other recipes, datasets "
-        "and sections), marked with that run's time; with --only, updates the file instead of replacing it",
+        "and sections), marked with that run's time, but not the figures of a recipe that no longer ships or has "
+        "changed since; with --only, updates the file instead of replacing it",
     )
     args = parser.parse_args(argv)
     command = shlex.join(["python", "-m", "faim.eval.benchmark", *argv])
