@@ -16,7 +16,7 @@ run's clean figure they are compared with (``robustness_kept``).
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from faim.recipe import Recipe, RecipeError
@@ -24,13 +24,19 @@ from faim.recipe.compare import changed_fields, describe_changes, plain
 
 
 def merge_results(
-    new: dict[str, Any], earlier: dict[str, Any], shipped: Mapping[str, dict[str, Any]]
+    new: dict[str, Any],
+    earlier: dict[str, Any],
+    shipped: Mapping[str, dict[str, Any]],
+    log: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
     """``new`` with what only ``earlier`` holds, each kept entry marked ``earlier_run``: its ``generated_at``; of
     the earlier recipe rows, only those of recipes ``shipped`` names (each shipped recipe's name to its resolved
-    recipe now, ``faim.recipe.compare.plain``), and not of those ``changed_recipes`` finds."""
+    recipe now, ``faim.recipe.compare.plain``), and not of those ``changed_recipes`` finds, each of which ``log`` is
+    told with the field that changed."""
     merged = copy.deepcopy(new)
     changed = changed_recipes(earlier, shipped)
+    for name, change in changed.items():
+        log(f"--merge: dropped the earlier figures of {name}: the recipe changed since ({change})")
     kept = [name for name in shipped if name not in changed]
     earlier = shipped_only(earlier, kept)
     recorded = {name: recipe for name, recipe in earlier.get("recipes", {}).items() if name in kept}

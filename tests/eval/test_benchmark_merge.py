@@ -246,14 +246,17 @@ def test_the_earlier_rows_of_a_recipe_changed_since_they_were_measured_are_dropp
         "recipes": {"general": then, "frozen": older},  # finetune's run recorded none: taken as it is
     }
     now = {"general": general, "frozen": frozen, "finetune": {}, "x": {}}
-    assert changed_recipes(earlier, now) == {"general": f"train.lr: 0.01 -> {general['train']['lr']!r}"}
+    change = f"train.lr: 0.01 -> {general['train']['lr']!r}"
+    assert changed_recipes(earlier, now) == {"general": change}
     new = {
         "command": "b",
         "generated_at": "2026-11-10T00:00:00+00:00",
         "datasets": [dataset("tweeteval", {"x": 0.5})],
         "recipes": {"x": {"measured": "now"}},
     }
-    merged = merge_results(new, earlier, now)
+    logged: list[str] = []
+    merged = merge_results(new, earlier, now, log=logged.append)
+    assert logged == [f"--merge: dropped the earlier figures of general: the recipe changed since ({change})"]
     assert recipe_names(merged["datasets"][0]["rows"]) == {"x", "frozen", "finetune"}
     assert recipe_names(merged["transfer"]["rows"]) == {"frozen"}
     assert merged["recipes"] == {"frozen": older, "x": {"measured": "now"}}
