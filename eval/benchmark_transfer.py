@@ -36,6 +36,7 @@ from faim.eval.benchmark_baselines import Embedder, run_baselines
 from faim.eval.benchmark_datasets import View
 from faim.eval.benchmark_runs import train_or_reuse
 from faim.eval.evaluate import metric_function
+from faim.eval.label_conflicts import LabelledTexts, conflicts, share_holding
 from faim.eval.recalibration import learning_curve, prior_adaptation
 from faim.inference import Predictions, predict
 from faim.recipe import Recipe
@@ -47,6 +48,8 @@ LABELLED_FOR_CALIBRATION = 200
 """Labelled posts of the held-out dataset the recalibration is fitted on."""
 DRAWS = 20
 MEASURED = ("macro_f1", "auroc", "ece", "accuracy")
+SHOWN_CONFLICTS = 5
+"""Terms each pair of datasets reads the opposite way that the results keep, those in the most posts."""
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,7 @@ def run_transfer(
     Returns:
         ``{"datasets": [...], "rows": [{"name", "kind", "train_on": [...], "held_out", "n", "as_trained": {...},
         "recalibrated": {...} | None, "head_corrected": {...} | None, "unlabelled": {...} | None}], "skipped":
-        [{"recipe", "reason"}]}``.
+        [{"recipe", "reason"}], "conflicts": dataset_conflicts(...)}``.
     """
     every = EveryPost()
     rows: list[dict[str, Any]] = []
@@ -236,7 +239,36 @@ def run_transfer(
         "datasets": [{"name": d.name, "description": d.description, "data": d.data} for d in datasets],
         "rows": rows,
         "skipped": skipped,
+        "conflicts": dataset_conflicts(datasets, every),
     }
+
+
+def dataset_conflicts(datasets: tuple[TransferDataset, ...], every: EveryPost) -> list[dict[str, Any]]:
+    """For each pair of datasets, as every fold measures them, the terms they read the opposite way
+    (``faim.eval.label_conflicts``): how many, the share of each dataset's posts holding one, and the first
+    ``SHOWN_CONFLICTS`` with their posts, shares of hate and leans in each dataset."""
+    texts = {
+        d.name: LabelledTexts(
+            d.name, [post.text or "" for post in every(d)], [post.labels["hate"] for post in every(d)]
+        )
+        for d in datasets
+    }
+    pairs = []
+    for first, second in combinations(datasets, 2):
+        pair = (texts[first.name], texts[second.name])
+        found = conflicts(*pair)
+        terms = [conflict.term for conflict in found]
+        pairs.append({
+            "datasets": [first.name, second.name],
+            "terms": len(found),
+            "share_holding": [share_holding(data, terms) for data in pair],
+            "shown": [
+                {"term": c.term, "posts": [n.posts for n in c.counts], "shares": [n.share for n in c.counts],
+                 "leans": list(c.leans)}
+                for c in found[:SHOWN_CONFLICTS]
+            ],
+        })  # fmt: skip
+    return pairs
 
 
 def row(name: str, kind: str, train_on: tuple[TransferDataset, ...], held: TransferDataset, measured: dict) -> dict:

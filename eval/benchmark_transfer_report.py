@@ -38,6 +38,7 @@ def transfer_sections(transfer: dict[str, Any]) -> list[str]:
     parts += leave_one_out_tables(loo, names)
     parts += single_dataset_table(single, names)
     parts += recommended_table(loo, single, names)
+    parts += conflict_table(transfer.get("conflicts", []))
     parts += recalibration_table(loo)
     parts += adaptation_table(loo)
     if transfer["skipped"]:
@@ -104,6 +105,39 @@ def recommended_table(loo: list[dict[str, Any]], single: list[dict[str, Any]], n
     header = ["held out", "best recipe trained on one dataset", "its macro-F1",
               f"`{RECOMMENDED}` trained on the others", "above"]  # fmt: skip
     return [f"### `{RECOMMENDED}` against the best single-dataset recipe", markdown_table(header, table)]
+
+
+def conflict_table(pairs: list[dict[str, Any]]) -> list[str]:
+    """Per pair of datasets, the terms they read the opposite way (``faim.eval.label_conflicts``): how many, how
+    many of each one's posts hold one, and those in the most posts; empty where the results have none (a run from
+    before they were measured)."""
+    if not pairs:
+        return []
+    parts = [
+        "### Where the datasets disagree: terms read the opposite way",
+        "Terms one dataset's labels read as a sign of hate and another's as a sign of none: among the posts holding "
+        "the term, hate is more common than in that dataset as a whole in one dataset and less common in the other "
+        "(in brackets, the term's lean: the log-odds of hate among its posts less the dataset's own, at least 1 "
+        "apart; terms in 20 or more posts of each). A model trained on the one learns the term as evidence the "
+        "other's labels deny, whatever the model, so these terms are where a dataset's definition of hate does not "
+        "carry to the other. Every post of each dataset, read as the folds measure it; "
+        "`faim.eval.label_conflicts.conflicts` lists every such term of two labelled sets of texts. The terms are "
+        "printed as the posts write them, slurs included.",
+    ]
+    for pair in pairs:
+        (first, second), holding = pair["datasets"], pair["share_holding"]
+        parts.append(
+            f"**{first} / {second}**: {pair['terms']} terms read the opposite way; {100 * holding[0]:.0f} % of "
+            f"{first}'s posts and {100 * holding[1]:.0f} % of {second}'s hold at least one."
+        )
+        rows = [
+            [shown["term"], *(f"{posts:,} posts, {100 * share:.0f} % hate ({lean:+.1f})"
+                              for posts, share, lean in zip(shown["posts"], shown["shares"], shown["leans"]))]
+            for shown in pair["shown"]
+        ]  # fmt: skip
+        if rows:
+            parts.append(markdown_table(["term", first, second], rows))
+    return parts
 
 
 def recalibration_table(loo: list[dict[str, Any]]) -> list[str]:

@@ -112,3 +112,9 @@ def test_the_tables_rank_by_leave_one_out_macro_f1(transfer) -> None:
 def test_a_hate_recipe_reads_the_hate_datasets_only(transfer) -> None:
     assert is_hate_recipe(Recipe.load("hate_text_frozen")) and is_hate_recipe(Recipe.load("hate_text_frozen_davidson"))
     assert not is_hate_recipe(Recipe.load("misinfo_liar_meta")) and not is_hate_recipe(transfer["recipe"])
+
+
+def test_datasets_whose_labels_agree_read_no_term_the_opposite_way(transfer) -> None:
+    pairs = transfer["results"]["conflicts"]
+    assert [pair["datasets"] for pair in pairs] == [["A", "B"], ["A", "C"], ["B", "C"]]
+    assert all(pair["terms"] == 0 and pair["shown"] == [] for pair in pairs)

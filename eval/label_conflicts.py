@@ -1,0 +1,113 @@
+"""Terms two labelled datasets of one binary task read the opposite way: one dataset's posts holding the term are
+more often positive than its posts on the whole, the other's less often. A model trained on the one learns the term
+as evidence that the other's labels deny, so these terms tell why a model does not carry from one dataset to the
+other, whatever the model.
+
+A term's lean in a dataset is the log-odds of a positive among the posts holding it less the log-odds of a positive
+among all the dataset's posts (half a post added to each class of both, so that a term no post of a class holds
+stays finite): the datasets' different shares of positives cancel out of it."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+WORD = re.compile(r"[^\W\d_]+")
+"""A word: a run of letters, in any script."""
+MIN_POSTS = 20
+"""Posts of each dataset a term must be in before its lean is read."""
+MIN_GAP = 1.0
+"""Least difference between a term's two leans, in log-odds (a factor of e in the odds)."""
+
+
+@dataclass(frozen=True)
+class LabelledTexts:
+    """A dataset's posts as texts with binary labels (1 positive), index-aligned; ``name`` says which dataset."""
+
+    name: str
+    texts: Sequence[str]
+    labels: Sequence[int]
+
+    def __post_init__(self) -> None:
+        if len(self.texts) != len(self.labels):
+            raise ValueError(f"{self.name}: {len(self.texts)} texts but {len(self.labels)} labels")
+        wrong = next((i for i, label in enumerate(self.labels) if label not in (0, 1)), None)
+        if wrong is not None:
+            raise ValueError(f"{self.name}: the label of post {wrong} is {self.labels[wrong]!r}, not 0 or 1")
+
+
+@dataclass(frozen=True)
+class TermCount:
+    """The posts of one dataset holding a term, and how many of them are positive."""
+
+    posts: int
+    positives: int
+
+    @property
+    def share(self) -> float:
+        return self.positives / self.posts
+
+
+@dataclass(frozen=True)
+class TermConflict:
+    """A term two datasets read the opposite way: its count in each, in the order the datasets were given, and its
+    lean in each (one positive, one negative)."""
+
+    term: str
+    counts: tuple[TermCount, TermCount]
+    leans: tuple[float, float]
+
+    @property
+    def posts(self) -> int:
+        return sum(count.posts for count in self.counts)
+
+
+def words(text: str) -> set[str]:
+    """The lower-cased words of ``text``."""
+    return set(WORD.findall(text.lower()))
+
+
+def term_counts(data: LabelledTexts) -> dict[str, TermCount]:
+    """Each word's posts and positives (a post counts once for a word, however often it holds it)."""
+    posts: Counter[str] = Counter()
+    positives: Counter[str] = Counter()
+    for text, label in zip(data.texts, data.labels):
+        held = words(text)
+        posts.update(held)
+        if label:
+            positives.update(held)
+    return {word: TermCount(n, positives[word]) for word, n in posts.items()}
+
+
+def log_odds(positives: int, posts: int) -> float:
+    return math.log((positives + 0.5) / (posts - positives + 0.5))
+
+
+def conflicts(first: LabelledTexts, second: LabelledTexts) -> list[TermConflict]:
+    """Every term, in at least ``MIN_POSTS`` posts of each dataset, that leans positive in one and negative in the
+    other, ``MIN_GAP`` or more apart; those in the most posts of the two first."""
+    base = [log_odds(sum(data.labels), len(data.labels)) for data in (first, second)]
+    counts = [term_counts(data) for data in (first, second)]
+    found = []
+    for term in counts[0].keys() & counts[1].keys():
+        pair = (counts[0][term], counts[1][term])
+        if min(count.posts for count in pair) < MIN_POSTS:
+            continue
+        leans = (
+            log_odds(pair[0].positives, pair[0].posts) - base[0],
+            log_odds(pair[1].positives, pair[1].posts) - base[1],
+        )
+        if leans[0] * leans[1] < 0 and abs(leans[0] - leans[1]) >= MIN_GAP:
+            found.append(TermConflict(term, pair, leans))
+    return sorted(found, key=lambda conflict: (-conflict.posts, conflict.term))
+
+
+def share_holding(data: LabelledTexts, terms: Collection[str]) -> float:
+    """The share of ``data``'s posts holding at least one of ``terms``."""
+    if not data.texts:
+        return 0.0
+    terms = set(terms)
+    return sum(bool(words(text) & terms) for text in data.texts) / len(data.texts)

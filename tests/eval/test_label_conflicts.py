@@ -1,0 +1,75 @@
+"""Terms two labelled datasets read the opposite way, on texts built so that the answer is known, and their table
+in the transfer results."""
+
+from __future__ import annotations
+
+import pytest
+
+from faim.eval.benchmark_transfer_report import conflict_table
+from faim.eval.label_conflicts import MIN_POSTS, LabelledTexts, conflicts, share_holding
+
+
+def dataset(name: str, groups: list[tuple[str, int, int]]) -> LabelledTexts:
+    """``(text, posts, positives)`` groups: ``posts`` posts of ``text``, the first ``positives`` of them positive."""
+    texts, labels = [], []
+    for text, posts, positives in groups:
+        texts += [text] * posts
+        labels += [1] * positives + [0] * (posts - positives)
+    return LabelledTexts(name, texts, labels)
+
+
+def test_a_term_one_dataset_calls_positive_and_the_other_negative_is_found() -> None:
+    first = dataset("first", [("you rat", 100, 80), ("nice day", 100, 20)])
+    second = dataset("second", [("you rat", 100, 2), ("nice day", 100, 40)])
+    found = {conflict.term: conflict for conflict in conflicts(first, second)}
+    assert "rat" in found and "you" in found
+    rat = found["rat"]
+    assert [count.posts for count in rat.counts] == [100, 100]
+    assert [count.share for count in rat.counts] == pytest.approx([0.8, 0.02])
+    assert rat.leans[0] > 0 > rat.leans[1]
+
+
+def test_a_different_share_of_positives_alone_is_no_conflict() -> None:
+    # "rat" doubles the odds of a positive in both; the second dataset just has fewer positives on the whole
+    first = dataset("first", [("rat here", 60, 40), ("plain post", 60, 30)])
+    second = dataset("second", [("rat here", 60, 10), ("plain post", 600, 30)])
+    assert conflicts(first, second) == []
+
+
+def test_terms_in_too_few_posts_or_leaning_the_same_way_are_left_out() -> None:
+    few = MIN_POSTS - 1
+    first = dataset("first", [("rare slur", few, few), ("vermin", 100, 90), ("hello", 100, 10)])
+    second = dataset("second", [("rare slur", 100, 0), ("vermin", 100, 60), ("hello", 100, 5)])
+    assert [conflict.term for conflict in conflicts(first, second)] == []
+
+
+def test_the_terms_in_the_most_posts_come_first() -> None:
+    first = dataset("first", [("rat", 50, 45), ("pig", 200, 180), ("hi", 250, 25)])
+    second = dataset("second", [("rat", 50, 0), ("pig", 300, 0), ("hi", 150, 120)])
+    assert [conflict.term for conflict in conflicts(first, second)][:3] == ["pig", "hi", "rat"]  # 500, 400 and 100 posts
+
+
+def test_the_share_of_posts_holding_a_term() -> None:
+    data = dataset("data", [("You RAT!", 3, 1), ("a pig", 1, 0), ("nothing", 4, 0)])
+    assert share_holding(data, ["rat", "pig"]) == pytest.approx(0.5)
+    assert share_holding(LabelledTexts("empty", [], []), ["rat"]) == 0.0
+
+
+def test_labels_must_be_binary_and_aligned() -> None:
+    with pytest.raises(ValueError, match="first: 2 texts but 1 labels"):
+        LabelledTexts("first", ["a", "b"], [1])
+    with pytest.raises(ValueError, match="second: the label of post 1 is 2, not 0 or 1"):
+        LabelledTexts("second", ["a", "b"], [0, 2])
+
+
+def test_the_table_shows_each_pair_and_its_terms() -> None:
+    pairs = [
+        {"datasets": ["A", "B"], "terms": 1, "share_holding": [0.5, 0.25],
+         "shown": [{"term": "rat", "posts": [1200, 40], "shares": [0.8, 0.05], "leans": [1.4, -1.1]}]},
+        {"datasets": ["A", "C"], "terms": 0, "share_holding": [0.0, 0.0], "shown": []},
+    ]  # fmt: skip
+    markdown = "\n\n".join(conflict_table(pairs))
+    assert "**A / B**: 1 terms read the opposite way; 50 % of A's posts and 25 % of B's hold at least one." in markdown
+    assert "| rat | 1,200 posts, 80 % hate (+1.4) | 40 posts, 5 % hate (-1.1) |" in markdown
+    assert "**A / C**: 0 terms" in markdown and markdown.count("| term | A |") == 1
+    assert conflict_table([]) == []
