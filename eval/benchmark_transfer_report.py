@@ -7,6 +7,7 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any
 
+from faim.eval.label_conflicts import MIN_GAP, MIN_POSTS
 from faim.eval.recalibration import calibrated_range
 from faim.eval.tables import earlier_mark, format_value, markdown_table
 
@@ -117,12 +118,12 @@ def conflict_table(pairs: list[dict[str, Any]]) -> list[str]:
         "### Where the datasets disagree: terms read the opposite way",
         "Terms one dataset's labels read as a sign of hate and another's as a sign of none: among the posts holding "
         "the term, hate is more common than in that dataset as a whole in one dataset and less common in the other "
-        "(in brackets, the term's lean: the log-odds of hate among its posts less the dataset's own, at least 1 "
-        "apart; terms in 20 or more posts of each). A model trained on the one learns the term as evidence the "
-        "other's labels deny, whatever the model, so these terms are where a dataset's definition of hate does not "
-        "carry to the other. Every post of each dataset, read as the folds measure it; "
-        "`faim.eval.label_conflicts.conflicts` lists every such term of two labelled sets of texts. The terms are "
-        "printed as the posts write them, slurs included.",
+        "(in brackets, the term's lean: the log-odds of hate among its posts less the dataset's own, at least "
+        f"{MIN_GAP:g} apart; terms in {MIN_POSTS} or more posts of each). A model trained on the one learns the "
+        "term as evidence the other's labels deny, whatever the model, so these terms are where a dataset's "
+        "definition of hate does not carry to the other. Every post of each dataset, read as the folds measure it; "
+        "`faim.eval.label_conflicts.conflicts` lists every such term of two labelled sets of texts. Terms are "
+        "words lower-cased, spelt as the posts spell them, slurs included.",
     ]
     for pair in pairs:
         (first, second), holding = pair["datasets"], pair["share_holding"]
