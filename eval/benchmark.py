@@ -172,6 +172,7 @@ def recipe_rows(
                     "value": metrics[dataset.metric],
                     "ece": metrics.get("ece"),
                     "train_seconds": run.train_seconds,
+                    "posts_encoded": run.posts_encoded,
                     "posts_per_second": max(rates[pooled]),
                     "posts_per_second_runs": rates[pooled],
                     "reused": run.reused,

@@ -46,6 +46,9 @@ class RecipeRun:
         train_seconds: Training wall time (data loading, embedding unless cached, fitting, calibration, evaluation).
         trained_at: When training finished (ISO 8601, UTC).
         reused: Whether the run was taken from disk instead of trained now.
+        posts_encoded: How many posts the frozen encoders encoded in that training, the rest read from the
+            embedding cache (0: ``train_seconds`` holds no embedding); ``None`` where nothing is cached, or the run's
+            record predates the count.
     """
 
     model_dir: Path
@@ -53,6 +56,7 @@ class RecipeRun:
     train_seconds: float
     trained_at: str
     reused: bool
+    posts_encoded: int | None
 
 
 def reuse_problem(recipe: Recipe) -> str | None:
@@ -112,14 +116,21 @@ def train_or_reuse(recipe: Recipe, reuse: bool, log: Callable[[str], None] = pri
             record = json.loads((output_dir / RECORD).read_text(encoding="utf-8"))
             log(f"  reusing {output_dir / 'model'} (trained {record['trained_at']}), evaluating it again")
             report = evaluate_run(recipe, output_dir / "model")
-            return RecipeRun(output_dir / "model", report, record["train_seconds"], record["trained_at"], True)
+            return recorded_run(output_dir / "model", report, record, True)
         log(f"  training again: {problem}")
     log(f"  training into {output_dir}")
     result = train_recipe(recipe)
     if result is None:
         raise ValueError(f"{recipe.source}: multi-process training; benchmark it with train.devices=1")
     record = json.loads((output_dir / RECORD).read_text(encoding="utf-8"))
-    return RecipeRun(result.model_dir, result.report, record["train_seconds"], record["trained_at"], False)
+    return recorded_run(result.model_dir, result.report, record, False)
+
+
+def recorded_run(model_dir: Path, report: dict[str, Any], record: dict[str, Any], reused: bool) -> RecipeRun:
+    """The run a ``train_record.json`` (``faim.training.run.write_record``) describes."""
+    return RecipeRun(
+        model_dir, report, record["train_seconds"], record["trained_at"], reused, record.get("posts_encoded")
+    )
 
 
 def write_dump(posts: list[Post], path: Path) -> Path:

@@ -67,7 +67,7 @@ def train_recipe(
     output_dir = Path(resolved.train.output_dir)
     report = evaluate_loader(run.detector, run.eval_loader, output_dir / "eval", run.eval_data, resolved.eval)
     seconds = time.perf_counter() - start
-    write_record(resolved, output_dir, run.model_dir, seconds, run.resumed_from, run.fit_seconds_before)
+    write_record(run, output_dir, seconds)
     return TrainResult(run.detector, run.model_dir, report, run.best_checkpoint)
 
 

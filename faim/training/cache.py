@@ -130,10 +130,10 @@ def reuse_and_compute(
     batch_size: int,
     num_workers: int,
     label: str,
-) -> dict[str, torch.Tensor]:
+) -> tuple[dict[str, torch.Tensor], list[int]]:
     """One part's tensors for ``posts``: the rows other files of the same encoder hold for the same elements, and
-    the rest encoded now (nothing at all when every post is found); ``identity`` is the encoder's
-    ``part_identity``."""
+    the rest encoded now (nothing at all when every post is found), with the indices of the posts encoded now;
+    ``identity`` is the encoder's ``part_identity``."""
     digests = stamp_digests(posts, kind, collator.max_elements)
     wanted = set(digests)
     found: dict[str, torch.Tensor] = {}
@@ -160,17 +160,21 @@ def reuse_and_compute(
             found.setdefault(digests[index], rows_of(computed, kind, n, offsets))
     rows = [found[digest] for digest in digests]
     dim = next((r.shape[-1] for r in rows if r.shape[0]), encoder.output_dim)
-    return {
+    tensors = {
         f"{kind}.values": torch.cat(rows) if rows else torch.zeros(0, dim),
         f"{kind}.counts": torch.tensor([r.shape[0] for r in rows], dtype=torch.long),
     }
+    return tensors, missing
 
 
 class EmbeddingCache:
-    """Per-kind element embeddings of a list of posts: ``values [M, d]`` and ``counts [N]`` per kind."""
+    """Per-kind element embeddings of a list of posts: ``values [M, d]`` and ``counts [N]`` per kind; ``encoded``:
+    how many of the posts some frozen encoder encoded when the cache was read (0 when every embedding was found
+    stored)."""
 
-    def __init__(self, tensors: dict[str, torch.Tensor]) -> None:
+    def __init__(self, tensors: dict[str, torch.Tensor], encoded: int = 0) -> None:
         self.tensors = tensors
+        self.encoded = encoded
         self.kinds = sorted({name.split(".")[0] for name in tensors})
         self.offsets = {k: torch.cumsum(tensors[f"{k}.counts"], 0) - tensors[f"{k}.counts"] for k in self.kinds}
 
@@ -268,7 +272,8 @@ def cached_embeddings(
     kinds: list[str] | None = None,
 ) -> EmbeddingCache:
     """Load the split's embeddings of ``kinds`` (``None``: every kind) from ``cache_dir``, computing and
-    storing those missing there; a stack's members are read, computed and stored one by one and side by side."""
+    storing those missing there; a stack's members are read, computed and stored one by one and side by side. The
+    cache counts the posts encoded now (``EmbeddingCache.encoded``)."""
     folder = Path(cache_dir).expanduser()
     parts = {}
     for kind in model.kinds if kinds is None else kinds:
@@ -277,10 +282,14 @@ def cached_embeddings(
             key = cache_key(identity, kind, posts, collator.max_elements)
             parts[kind, index] = (encoder, identity, folder / f"{key}.safetensors")
     stored = {part: safetensors.torch.load_file(str(path)) for part, (*_, path) in parts.items() if path.exists()}
+    encoded: set[int] = set()
     for part in [part for part in parts if part not in stored]:
         kind = part[0]
         encoder, identity, path = parts[part]
-        tensors = reuse_and_compute(kind, encoder, identity, collator, posts, folder, batch_size, num_workers, label)
+        tensors, missing = reuse_and_compute(
+            kind, encoder, identity, collator, posts, folder, batch_size, num_workers, label
+        )
+        encoded.update(missing)
         metadata = {"identity": identity, "digests": json.dumps(stamp_digests(posts, kind, collator.max_elements))}
         _save_atomically(tensors, path, metadata)
         stored[part] = tensors
@@ -289,7 +298,7 @@ def cached_embeddings(
         pieces = [stored[kind, index] for index in range(len({i for k, i in parts if k == kind}))]
         tensors[f"{kind}.values"] = torch.cat([piece[f"{kind}.values"] for piece in pieces], dim=-1)
         tensors[f"{kind}.counts"] = pieces[0][f"{kind}.counts"]
-    return EmbeddingCache(tensors)
+    return EmbeddingCache(tensors, len(encoded))
 
 
 def _save_atomically(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:

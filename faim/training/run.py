@@ -32,7 +32,7 @@ from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
 from faim.training.augment import HiddenAugmentationError, PostAugmenter
 from faim.training.cache import encoding_in_isolation
-from faim.training.loaders import make_loader, sources_balanced
+from faim.training.loaders import make_loader, posts_encoded, sources_balanced
 from faim.training.module import PostTask
 from faim.training.run_recipe import check_resumable, save_run_recipe
 from faim.training.versions import latest_checkpoint, next_version
@@ -52,6 +52,8 @@ class FittedRun:
         eval_data: Where that split comes from, for reports.
         resumed_from: The checkpoint a resumed run started from, or ``None``.
         fit_seconds_before: The fitting time that checkpoint carried from before the interruption.
+        posts_encoded: How many training, validation and evaluated posts the frozen encoders encoded, the rest
+            read from the embedding cache; ``None`` where nothing is cached (every encoder reads every batch).
     """
 
     detector: Detector
@@ -62,28 +64,30 @@ class FittedRun:
     eval_data: str
     resumed_from: Path | None
     fit_seconds_before: float
+    posts_encoded: int | None
 
 
 RECORD = "train_record.json"
 
 
-def write_record(
-    recipe: Recipe, output_dir: Path, model_dir: Path, seconds: float, resumed_from: Path | None, earlier: float
-) -> dict[str, Any]:
+def write_record(run: FittedRun, output_dir: Path, seconds: float) -> dict[str, Any]:
     """Write ``<output_dir>/train_record.json``: the resolved recipe, the sha256 of the saved weights, the
-    training wall time and when it finished, so a later reader can tell whether the model there is still the one
-    this run trained.
+    training wall time, how many posts the frozen encoders encoded in it (``FittedRun.posts_encoded``) and when it
+    finished, so a later reader can tell whether the model there is still the one this run trained, and whether
+    its time includes embedding the posts.
 
     ``train_seconds`` is ``seconds``, the run's wall time (data, embedding unless cached, fitting, calibration,
-    evaluation: ``faim.api.train`` measures it), plus ``earlier``: for a run resumed from the checkpoint
-    ``resumed_from``, the fitting time that checkpoint carried from the run it continues (its data loading and the
-    epoch cut short are not counted).
+    evaluation: ``faim.api.train`` measures it), plus, for a run resumed from a checkpoint, the fitting time that
+    checkpoint carried from the run it continues (``run.fit_seconds_before``; its data loading and the epoch cut
+    short are not counted).
     """
+    earlier = run.fit_seconds_before
     record = {
-        "recipe": plain(recipe),
-        "weights_sha256": read_manifest(model_dir)["files"]["model.safetensors"],
+        "recipe": plain(run.recipe),
+        "weights_sha256": read_manifest(run.model_dir)["files"]["model.safetensors"],
         "train_seconds": seconds + earlier,
-        "resumed_from": str(resumed_from) if resumed_from else None,
+        "posts_encoded": run.posts_encoded,
+        "resumed_from": str(run.resumed_from) if run.resumed_from else None,
         "fit_seconds_before_resume": earlier,
         "trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
@@ -286,6 +290,16 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
         if split == "validation"
         else recipe_loader(recipe, detector, split_posts(recipe, source, split), False, split)
     )
+    counts = [posts_encoded(loader) for loader in dict.fromkeys([train_loader, val_loader, eval_loader])]
+    encoded = None if all(count is None for count in counts) else sum(count or 0 for count in counts)
     return FittedRun(
-        detector, recipe, model_dir, best, eval_loader, source.describe(split), resume_from, fit_seconds_before(timer)
+        detector,
+        recipe,
+        model_dir,
+        best,
+        eval_loader,
+        source.describe(split),
+        resume_from,
+        fit_seconds_before(timer),
+        encoded,
     )

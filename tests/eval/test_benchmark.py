@@ -152,6 +152,16 @@ def test_recipe_row_takes_the_evaluation_report_and_measures_time_and_throughput
     assert len(runs) == SCORING_RUNS and min(runs) > 0 and row["posts_per_second"] == max(runs)  # none resumed
     record = json.loads((benchmark_data["root"] / "run" / RECORD).read_text(encoding="utf-8"))
     assert record["train_seconds"] == row["train_seconds"]
+    assert row["posts_encoded"] == record["posts_encoded"]
+
+
+def test_a_training_time_without_embedding_says_its_embeddings_were_cached(benchmark_data) -> None:
+    results = json.loads(json.dumps(benchmark_data["results"]))
+    (dataset,) = results["datasets"]
+    for encoded, mark in ((0, True), (40, False), (None, False)):
+        dataset["rows"][0] |= {"posts_encoded": encoded, "train_seconds": 30.1}
+        (line,) = [line for line in main_table(render(results)) if line.startswith("| `tiny_hate` |")]
+        assert ("| 30.1 s (embeddings cached) |" in line) is mark and "| 30.1 s" in line, encoded
 
 
 def test_every_row_shows_the_ece_range_of_a_calibrated_model(benchmark_data) -> None:
@@ -402,7 +412,7 @@ def test_a_pooling_recipe_gets_a_per_post_row_and_a_note() -> None:
     pooled = {"n": 10, "accuracy": 0.9, "ece": 0.1}
     per_post = {"n": 10, "accuracy": 0.7, "ece": 0.05}
     report = {"tasks": {"fake": {"metrics": pooled, "ablations": {"without_pooling": per_post}}}}
-    run = RecipeRun(Path("model"), report, 3.0, "2026-01-01T00:00:00+00:00", reused=False)
+    run = RecipeRun(Path("model"), report, 3.0, "2026-01-01T00:00:00+00:00", reused=False, posts_encoded=None)
     rows = recipe_rows(recipe, dataset, run, rates={True: [2.0, 1.5], False: [4.0, 5.0]}, data="vmu validation")
     got = [(row["value"], row["pooled"], row["posts_per_second"]) for row in rows]
     assert got == [(0.9, True, 2.0), (0.7, False, 5.0)]  # the pooled row is timed scoring pooled; the fastest run

@@ -112,7 +112,7 @@ def test_toxigen_statements_are_english_posts_labelled_toxic_as_hate_and_a_bad_o
 def test_a_run_the_caller_made_already_is_measured_instead_of_training_again(measured) -> None:
     recipe = Recipe.load(measured["path"])
     report = {"tasks": {"hate": {"metrics": {"macro_f1": 0.123, "n": 100}}}}  # stands out from any measured figure
-    given = RecipeRun(measured["run"] / "model", report, 1.0, "2026-01-01T00:00:00+00:00", False)
+    given = RecipeRun(measured["run"] / "model", report, 1.0, "2026-01-01T00:00:00+00:00", False, None)
     weights = (measured["run"] / "model" / "model.safetensors").stat().st_mtime_ns
     results = run_languages([recipe], False, lambda _: None, (measured["present"],), runs={recipe.source: given})
     assert results["rows"][0]["validation"]["all"]["macro_f1"] == 0.123

@@ -56,6 +56,10 @@ def test_a_seeded_run_trains_the_same_model_whether_or_not_its_embeddings_were_c
     recipe["train"]["output_dir"] = str(tmp_path / "warm")
     warm = train(recipe)  # reads the cache
     assert cold is not None and warm is not None
+    source = build_source(recipe["data"])
+    posts = len(source.posts("train")) + len(source.posts("validation"))
+    records = [json.loads((tmp_path / run / RECORD).read_text(encoding="utf-8")) for run in ("cold", "warm")]
+    assert [record["posts_encoded"] for record in records] == [posts, 0]
     cold_state, warm_state = cold.detector.model.state_dict(), warm.detector.model.state_dict()
     assert all(torch.equal(cold_state[name], warm_state[name]) for name in cold_state)
 
@@ -112,6 +116,8 @@ def test_posts_cached_in_other_lists_are_taken_from_them_and_only_the_rest_encod
     together = posts[15:30] + posts[:5]  # rows from both files, in a new order, and ten posts never encoded
     joined = cached_embeddings(detector.model, detector.collator(), together, tmp_path / "cache")
     assert [post.id for post in encoded] == [post.id for post in posts[20:30]]
+    assert (first.encoded, second.encoded, joined.encoded) == (12, 8, 10)
+    assert cached_embeddings(detector.model, detector.collator(), together, tmp_path / "cache").encoded == 0
     fresh = cached_embeddings(detector.model, detector.collator(), together, tmp_path / "fresh")
     assert torch.equal(joined.tensors["text.counts"], fresh.tensors["text.counts"])
     assert torch.allclose(joined.tensors["text.values"], fresh.tensors["text.values"], atol=1e-6)
