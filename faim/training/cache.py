@@ -172,7 +172,7 @@ class EmbeddingCache:
     how many of the posts some frozen encoder encoded when the cache was read (0 when every embedding was found
     stored)."""
 
-    def __init__(self, tensors: dict[str, torch.Tensor], encoded: int = 0) -> None:
+    def __init__(self, tensors: dict[str, torch.Tensor], encoded: int) -> None:
         self.tensors = tensors
         self.encoded = encoded
         self.kinds = sorted({name.split(".")[0] for name in tensors})
