@@ -36,7 +36,7 @@ from faim.eval.benchmark_baselines import Embedder, run_baselines
 from faim.eval.benchmark_datasets import View
 from faim.eval.benchmark_runs import train_or_reuse
 from faim.eval.evaluate import metric_function
-from faim.eval.label_conflicts import LabelledTexts, conflicts, share_holding
+from faim.eval.label_conflicts import LabelledTexts, conflict_summary
 from faim.eval.recalibration import learning_curve, prior_adaptation
 from faim.inference import Predictions, predict
 from faim.recipe import Recipe
@@ -253,22 +253,11 @@ def dataset_conflicts(datasets: tuple[TransferDataset, ...], every: EveryPost) -
         )
         for d in datasets
     }
-    pairs = []
-    for first, second in combinations(datasets, 2):
-        pair = (texts[first.name], texts[second.name])
-        found = conflicts(*pair)
-        terms = [conflict.term for conflict in found]
-        pairs.append({
-            "datasets": [first.name, second.name],
-            "terms": len(found),
-            "share_holding": [share_holding(data, terms) for data in pair],
-            "shown": [
-                {"term": c.term, "posts": [n.posts for n in c.counts], "shares": [n.share for n in c.counts],
-                 "leans": list(c.leans)}
-                for c in found[:SHOWN_CONFLICTS]
-            ],
-        })  # fmt: skip
-    return pairs
+    return [
+        {"datasets": [first.name, second.name]}
+        | conflict_summary(texts[first.name], texts[second.name], SHOWN_CONFLICTS)
+        for first, second in combinations(datasets, 2)
+    ]
 
 
 def row(name: str, kind: str, train_on: tuple[TransferDataset, ...], held: TransferDataset, measured: dict) -> dict:

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 WORD = re.compile(r"[^\W\d_]+")
 """A word: a run of letters, in any script."""
@@ -111,3 +112,20 @@ def share_holding(data: LabelledTexts, terms: Collection[str]) -> float:
         return 0.0
     terms = set(terms)
     return sum(bool(words(text) & terms) for text in data.texts) / len(data.texts)
+
+
+def conflict_summary(first: LabelledTexts, second: LabelledTexts, shown: int) -> dict[str, Any]:
+    """The terms ``first`` and ``second`` read the opposite way (``conflicts``), as results keep them: how many
+    (``terms``), the share of each one's posts holding at least one (``share_holding``), and the first ``shown`` of
+    them with their posts, shares of positives and leans in each (``shown``)."""
+    found = conflicts(first, second)
+    terms = [conflict.term for conflict in found]
+    return {
+        "terms": len(found),
+        "share_holding": [share_holding(data, terms) for data in (first, second)],
+        "shown": [
+            {"term": c.term, "posts": [n.posts for n in c.counts], "shares": [n.share for n in c.counts],
+             "leans": list(c.leans)}
+            for c in found[:shown]
+        ],
+    }  # fmt: skip

@@ -5,6 +5,7 @@
 perfectly calibrated model would show on those posts (on a few hundred posts that range lies far above 0, so an
 ECE reads against it); repeated over draws, per ``n``.
 ``prior_adaptation`` measures the calibration moved to the prior EM estimates from the same posts, unlabelled.
+``term_disagreement`` finds the words the model and the labels read the opposite way, which no calibration mends.
 Both start from the detector's calibration as it is, which ``as_is`` measures on every post.
 """
 
@@ -23,8 +24,10 @@ from faim.calibration.fit import Calibration, TargetUnreachableWarning, fit_cali
 from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.targets import TaskSpec
+from faim.decisions import decide
 from faim.eval.calibration import ece_if_calibrated
 from faim.eval.evaluate import metric_function
+from faim.eval.label_conflicts import MIN_GAP, MIN_POSTS, LabelledTexts, conflict_summary
 from faim.eval.metrics import auroc_interval
 from faim.eval.plots import plot_learning_curve
 from faim.eval.tables import format_value, markdown_table
@@ -168,6 +171,57 @@ def as_is(task: TaskSpec, calibration: Calibration, predictions: Predictions, co
     )
 
 
+SHOWN_TERMS = 5
+"""Terms ``term_disagreement`` lists."""
+
+
+def term_disagreement(
+    task: TaskSpec, calibration: Calibration, predictions: Predictions, texts: Sequence[str]
+) -> dict[str, Any] | None:
+    """For a binary task, the words the model's decisions under ``calibration`` and the labels read the opposite
+    way on the labelled posts (``texts``: each predicted post's text, in the predictions' order): the model flags
+    the posts holding the word more often than the rest while the labels call them positive less often than the
+    rest, or the reverse (``faim.eval.label_conflicts``, the decisions read as one set of labels and the labels as
+    the other), as ``conflict_summary`` keeps them, the model's side first, with the task's positive label
+    (``positive``); ``None`` for another task. A calibration
+    moves every post's probability alike, so it cannot change what such a word weighs.
+
+    Raises:
+        ValueError: When ``texts`` and the predictions differ in length.
+    """
+    if task.type != "binary":
+        return None
+    if len(texts) != len(predictions.ids):
+        raise ValueError(f"{len(texts)} texts for {len(predictions.ids)} predicted posts")
+    logits, y = labelled(task, predictions)
+    keep = task.labelled(predictions.targets[task.name])
+    read = [text for text, kept in zip(texts, keep) if kept]
+    flagged = decide(task.type, calibration.probabilities(task, logits), calibration.thresholds[task.name])
+    model, labels = LabelledTexts("model", read, flagged.tolist()), LabelledTexts("labels", read, y.tolist())
+    return conflict_summary(model, labels, SHOWN_TERMS) | {"positive": task.labels[1]}
+
+
+def terms_note(task_report: dict[str, Any]) -> str | None:
+    """A sentence on the words the model and the labels read the opposite way (``term_disagreement``), those in the
+    most posts first, or ``None`` where there are none (or the task has no such record)."""
+    terms = task_report.get("terms")
+    if not terms or not terms["terms"]:
+        return None
+    shown = "; ".join(
+        f"'{t['term']}' ({t['posts'][0]:,} posts: the model flags {100 * t['shares'][0]:.0f} %, the labels call "
+        f"{100 * t['shares'][1]:.0f} % {terms['positive']})"
+        for t in terms["shown"]
+    )
+    return (
+        f"Words the model and these labels read the opposite way: {terms['terms']:,}, in "
+        f"{100 * terms['share_holding'][0]:.0f} % of the labelled posts (the model flags the posts holding the word "
+        f"more often than the rest while the labels call them {terms['positive']} less often, or the reverse; words in "
+        f"{MIN_POSTS} or more posts, leans at least {MIN_GAP:g} apart in log-odds): {shown}. A calibration moves "
+        "every post alike and cannot change what a word weighs: the model learnt a definition these labels do not "
+        "share there; correct the head on them (`faim calibrate --head`) or train on them."
+    )
+
+
 RANKING_LEVEL = 0.95
 """Coverage of the AUROC interval ``ranking`` reports."""
 
@@ -230,9 +284,10 @@ def shift_note(curve: Sequence[dict[str, Any]]) -> str | None:
 
 def task_notes(task_report: dict[str, Any]) -> list[str]:
     """What a task's report table leaves unsaid, those that apply: how the model ranks the labelled posts
-    (``ranking_note``), then the learning curve's ``shift_note`` and ``unreachable_note``."""
+    (``ranking_note``), the words it and the labels read the opposite way (``terms_note``), then the learning
+    curve's ``shift_note`` and ``unreachable_note``."""
     curve = task_report["learning_curve"]
-    notes = (ranking_note(task_report["as_is"]), shift_note(curve), unreachable_note(curve))
+    notes = (ranking_note(task_report["as_is"]), terms_note(task_report), shift_note(curve), unreachable_note(curve))
     return [note for note in notes if note]
 
 

@@ -25,6 +25,7 @@ from faim.eval.recalibration import (
     prior_adaptation,
     refit_settings,
     task_notes,
+    term_disagreement,
     write_report,
 )
 from faim.eval.tables import format_value, text_table
@@ -43,7 +44,10 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "likelihood-ratio test on the labels finds one at 5 %) and decision threshold are refitted on them, and a "
         "report shows what that is worth after 50, 100, 200 and 500 labels (ECE and macro-F1 on the posts not "
         "drawn, over repeated draws) and the model's AUROC on the labels with its 95 % interval, which no calibration "
-        "changes, with a warning where that reaches chance (your labels are not what the model ranks). With "
+        "changes, with a warning where that reaches chance (your labels are not what the model ranks), and the "
+        "words the model and your labels read the opposite way (it flags the posts holding the word more often "
+        "than the rest, your labels call them positive less often, or the reverse), which no calibration mends "
+        "either. With "
         "--unlabelled, each binary task's share of positives among the posts is "
         "estimated by EM on the model's scores (Saerens et al., 2002) and its probabilities are shifted to it; no "
         "label is needed (labels mapped are read for the report alone).",
@@ -130,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name}: every labelled post is {label!r}; its calibration is kept as it was (a refit needs "
                   "posts of both classes)")  # fmt: skip
     config = refit_settings(recipe.eval)
+    texts = [post.text or "" for post in posts]
     report: dict[str, Any] = {"model": str(model), "data": str(args.data), "unlabelled": args.unlabelled, "tasks": {}}
     for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
         report["tasks"][task.name] = {
@@ -138,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
                 task, detector.calibration, predictions, config, args.sizes, args.draws, args.seed
             ),
             "unlabelled": prior_adaptation(task, detector.calibration, predictions, config),
+            "terms": term_disagreement(task, detector.calibration, predictions, texts),
         }
         if args.head and task.type == "binary":
             report["tasks"][task.name]["head_curve"] = learning_curve(

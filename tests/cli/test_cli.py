@@ -208,6 +208,9 @@ def test_calibrate_warns_where_the_users_labels_are_not_what_the_model_ranks(
     assert "Warning" not in ours.stdout
     assert "ranks the posts worse than chance" in theirs.stdout and "(`faim calibrate --head`)" in theirs.stdout
     assert "worse than chance" in (tmp_path / "theirs-calibration" / "calibration.md").read_text()
+    words = json.loads((tmp_path / "theirs-calibration" / "calibration.json").read_text())["tasks"]["harmful"]["terms"]
+    assert words["terms"] > 0 and "Words the model and these labels read the opposite way" in theirs.stdout
+    assert f"'{words['shown'][0]['term']}' ({words['shown'][0]['posts'][0]} posts: the model flags" in theirs.stdout
 
 
 def test_calibrate_head_corrects_the_head_on_labels_the_model_did_not_learn(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from faim.eval.benchmark_transfer_report import conflict_table
-from faim.eval.label_conflicts import MIN_POSTS, LabelledTexts, conflicts, share_holding
+from faim.eval.label_conflicts import MIN_POSTS, LabelledTexts, conflict_summary, conflicts, share_holding
 
 
 def dataset(name: str, groups: list[tuple[str, int, int]]) -> LabelledTexts:
@@ -54,6 +54,17 @@ def test_the_share_of_posts_holding_a_term() -> None:
     data = dataset("data", [("You RAT!", 3, 1), ("a pig", 1, 0), ("nothing", 4, 0)])
     assert share_holding(data, ["rat", "pig"]) == pytest.approx(0.5)
     assert share_holding(LabelledTexts("empty", [], []), ["rat"]) == 0.0
+
+
+def test_the_summary_counts_every_conflict_and_shows_the_first() -> None:
+    first = dataset("first", [("you rat", 100, 80), ("nice day", 100, 20), ("plain", 50, 25)])
+    second = dataset("second", [("you rat", 100, 2), ("nice day", 100, 40), ("plain", 50, 5)])
+    summary = conflict_summary(first, second, shown=1)
+    assert summary["terms"] == len(conflicts(first, second)) == 4  # day, nice, rat, you
+    assert summary["share_holding"] == pytest.approx([0.8, 0.8])
+    assert summary["shown"] == [
+        {"term": "day", "posts": [100, 100], "shares": [0.2, 0.4], "leans": list(conflicts(first, second)[0].leans)}
+    ]
 
 
 def test_labels_must_be_binary_and_aligned() -> None:

@@ -19,6 +19,8 @@ from faim.eval.recalibration import (
     ranking_note,
     refit,
     shift_note,
+    term_disagreement,
+    terms_note,
     unreachable_note,
     write_report,
 )
@@ -173,3 +175,36 @@ def test_the_head_curve_draws_the_posts_the_calibrations_curve_draws(monkeypatch
     calibration = learning_curve(TASK, start, posts, EvalConfig(), sizes=[3, 200], draws=4)
     head = learning_curve(TASK, start, posts, EvalConfig(), sizes=[3, 200], draws=4, head=True)
     assert head == calibration[1:]  # a correction that changes nothing, on the same draws: the same figures
+
+
+def test_the_report_names_the_words_the_model_and_the_labels_read_the_opposite_way(tmp_path) -> None:
+    rng = np.random.default_rng(0)
+    rats = np.arange(200) < 60  # the model flags every post calling someone a rat; the labels call them benign
+    logits = np.where(rats, 3.0, rng.normal(0.0, 1.0, 200))
+    labels = np.where(rats, 0.0, (logits > 0).astype(float))
+    blue = rng.random(200) < 0.5  # a word in half the posts at random, which neither reading leans on
+    texts = [("a dirty rat" if rat else "a fine day") + (" blue" if b else "") for rat, b in zip(rats, blue)]
+    posts = Predictions(ids=[str(i) for i in range(200)], logits={"hate": logits}, targets={"hate": labels})
+    start = Calibration.identity([TASK])
+    found = term_disagreement(TASK, start, posts, texts)
+    by_term = {t["term"]: t for t in found["shown"]}
+    assert found["terms"] == 4 and set(by_term) == {"dirty", "rat", "fine", "day"}
+    assert [t["term"] for t in found["shown"]][:2] == ["day", "fine"]  # in the most posts first
+    assert by_term["rat"]["posts"] == [60, 60] and by_term["rat"]["shares"] == [1.0, 0.0]
+    assert by_term["rat"]["leans"][0] > 0 > by_term["rat"]["leans"][1]
+    assert found["share_holding"] == [1.0, 1.0] and found["positive"] == "hate"
+    report = {"as_is": as_is(TASK, start, posts, EvalConfig()), "learning_curve": [], "terms": found}
+    said = terms_note(report)
+    assert said.startswith("Words the model and these labels read the opposite way: 4, in 100 % of the labelled")
+    assert "'rat' (60 posts: the model flags 100 %, the labels call 0 % hate)" in said
+    assert "(`faim calibrate --head`)" in said
+    written = write_report({"model": "m", "data": "d", "tasks": {"hate": report}}, tmp_path).read_text()
+    assert said in written
+    agreeing = Predictions(ids=posts.ids, logits=posts.logits, targets={"hate": (logits > 0).astype(float)})
+    assert term_disagreement(TASK, start, agreeing, texts)["terms"] == 0
+    assert terms_note({"terms": term_disagreement(TASK, start, agreeing, texts)}) is None
+    assert terms_note({"terms": None}) is None
+    three = TaskSpec("stance", "multiclass", ("a", "b", "c"))
+    assert term_disagreement(three, Calibration.identity([three]), posts, texts) is None
+    with pytest.raises(ValueError, match="199 texts for 200 predicted posts"):
+        term_disagreement(TASK, start, posts, texts[:-1])
