@@ -5,8 +5,9 @@
 perfectly calibrated model would show on those posts (on a few hundred posts that range lies far above 0, so an
 ECE reads against it); repeated over draws, per ``n``.
 ``prior_adaptation`` measures the calibration moved to the prior EM estimates from the same posts, unlabelled.
-``term_disagreement`` finds the words the model and the labels read the opposite way, which no calibration mends.
 Both start from the detector's calibration as it is, which ``as_is`` measures on every post.
+``term_disagreement`` finds the words the model's decisions under it and the labels read the opposite way: no
+calibration mends those.
 """
 
 from __future__ import annotations
@@ -183,8 +184,8 @@ def term_disagreement(
     the posts holding the word more often than the rest while the labels call them positive less often than the
     rest, or the reverse (``faim.eval.label_conflicts``, the decisions read as one set of labels and the labels as
     the other), as ``conflict_summary`` keeps them, the model's side first, with the task's positive label
-    (``positive``); ``None`` for another task. A calibration
-    moves every post's probability alike, so it cannot change what such a word weighs.
+    (``positive``); ``None`` for another task. A calibration moves every post's probability alike, so it cannot
+    change what such a word weighs.
 
     Raises:
         ValueError: When ``texts`` and the predictions differ in length.

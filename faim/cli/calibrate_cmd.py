@@ -47,10 +47,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "changes, with a warning where that reaches chance (your labels are not what the model ranks), and the "
         "words the model and your labels read the opposite way (it flags the posts holding the word more often "
         "than the rest, your labels call them positive less often, or the reverse), which no calibration mends "
-        "either. With "
-        "--unlabelled, each binary task's share of positives among the posts is "
-        "estimated by EM on the model's scores (Saerens et al., 2002) and its probabilities are shifted to it; no "
-        "label is needed (labels mapped are read for the report alone).",
+        "either. With --unlabelled, each binary task's share of positives among the posts is estimated by EM on "
+        "the model's scores (Saerens et al., 2002) and its probabilities are shifted to it; no label is needed "
+        "(labels mapped are read for the report alone).",
     )
     parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
     parser.add_argument("data", help="posts: a JSONL/CSV/Parquet file, a folder, a glob or a saved dataset")
