@@ -22,6 +22,8 @@ from scipy.stats import chi2
 from faim.calibration.checks import check_binary_labels, check_probabilities
 
 _PROB_EPS = 1e-12
+TEMPERATURE_BOUNDS = (0.05, 20.0)
+"""Smallest and largest temperature the fits search."""
 
 
 def fit_temperature(
@@ -29,7 +31,7 @@ def fit_temperature(
     y_true: np.ndarray,
     *,
     from_probs: bool = False,
-    bounds: tuple[float, float] = (0.05, 20.0),
+    bounds: tuple[float, float] = TEMPERATURE_BOUNDS,
 ) -> float:
     """Fit the temperature minimising validation negative log-likelihood.
 
@@ -71,7 +73,7 @@ def fit_platt(
     y_true: np.ndarray,
     *,
     from_probs: bool = False,
-    bounds: tuple[float, float] = (0.05, 20.0),
+    bounds: tuple[float, float] = TEMPERATURE_BOUNDS,
 ) -> tuple[float, float]:
     """Fit a binary task's temperature and logit shift together, minimising validation negative log-likelihood.
 

@@ -11,6 +11,7 @@ import numpy as np
 from faim.artifact import MANIFEST, read_recipe
 from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
+from faim.calibration.scaling import TEMPERATURE_BOUNDS
 from faim.cli.common import add_columns, parse_columns
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
@@ -175,9 +176,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:
-    """What was refitted for ``task``: its temperature and, for a binary task, its logit shift (or
-    that the labels show none at ``eval.logit_shift_level``) and decision threshold."""
-    parts = [f"temperature {calibration.temperatures[task.name]:.3f}"]
+    """What was refitted for ``task``: its temperature (and whether it lies at an edge of ``TEMPERATURE_BOUNDS``)
+    and, for a binary task, its logit shift (or that the labels show none at ``eval.logit_shift_level``) and
+    decision threshold."""
+    temperature = calibration.temperatures[task.name]
+    parts = [f"temperature {temperature:.3f}"]
+    if any(np.isclose(temperature, bound, rtol=1e-3) for bound in TEMPERATURE_BOUNDS):
+        low, high = TEMPERATURE_BOUNDS
+        parts[0] += (
+            f" (at the edge of the range {low:g}–{high:g} the fit searches: too few labels, or labels the model's "
+            "scores barely tell apart, to fit a temperature on)"
+        )
     if task.type == "binary":
         shift = calibration.logit_shifts[task.name]
         level = config.logit_shift_level

@@ -205,7 +205,10 @@ def test_calibrate_warns_where_the_users_labels_are_not_what_the_model_ranks(
     theirs = faim("calibrate", trained / "model", flipped, "-o", tmp_path / "theirs", *common)
     assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
     assert "Ranking of the posts one by one, which a calibration keeps: AUROC" in ours.stdout
-    assert "Warning" not in ours.stdout
+    assert "Warning" not in ours.stdout and "at the edge" not in ours.stdout
+    # no temperature makes scores read backwards follow the labels: the fit runs to the largest it searches
+    edge = "refitted temperature 20.000 (at the edge of the range 0.05–20 the fit searches: too few labels"
+    assert edge in theirs.stdout
     assert "ranks the posts worse than chance" in theirs.stdout and "(`faim calibrate --head`)" in theirs.stdout
     assert "worse than chance" in (tmp_path / "theirs-calibration" / "calibration.md").read_text()
     words = json.loads((tmp_path / "theirs-calibration" / "calibration.json").read_text())["tasks"]["harmful"]["terms"]
