@@ -7,7 +7,7 @@ builds is the one ``faim.eval.report`` documents. What to measure comes from a r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -21,7 +21,9 @@ from faim.data.language import FIELD as LANGUAGE
 from faim.data.language import UNDETERMINED, with_languages
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
+from faim.decisions import decide
 from faim.detector import Detector
+from faim.eval.label_conflicts import decision_conflicts
 from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics, multilabel_metrics
 from faim.eval.plots import plot_binary, plot_multiclass
 from faim.eval.report import write_report
@@ -105,13 +107,24 @@ def task_metrics(task: TaskSpec, evaluated: Evaluated, keep: np.ndarray, config:
 
 
 def task_results(
-    task: TaskSpec, main: Evaluated, ablations: dict[str, Evaluated], out_dir: Path, config: EvalConfig
+    task: TaskSpec,
+    main: Evaluated,
+    ablations: dict[str, Evaluated],
+    out_dir: Path,
+    config: EvalConfig,
+    texts: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Metrics, slices, ablations and plots of one task."""
+    """Metrics, slices, ablations and plots of one task; with ``texts`` (each predicted post's text, in order), a
+    binary task's words the model's decisions and the labels read the opposite way
+    (``faim.eval.label_conflicts.decision_conflicts``)."""
     keep = task.labelled(main.predictions.targets[task.name])
     y, prob = labelled(task, main, keep)
     metric = metric_function(task, main.calibration, config)
     result: dict[str, Any] = {"type": task.type, "metrics": task_metrics(task, main, keep, config)}
+    if texts is not None and task.type == "binary":
+        flagged = decide(task.type, prob, main.calibration.thresholds[task.name])
+        read = [text for text, kept in zip(texts, keep) if kept]
+        result["terms"] = decision_conflicts(read, flagged.tolist(), y.tolist(), task.labels[1])
     field = config.slice
     if field:
         values = np.array([str(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k])
@@ -137,6 +150,7 @@ def evaluate_loader(
     data_name: str,
     config: EvalConfig | None = None,
     ablations: bool = True,
+    texts: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Evaluate on every labelled post the loader yields; writes metrics.json, metrics.md and plots.
 
@@ -145,7 +159,12 @@ def evaluate_loader(
     measured on pooled logits under the pooled calibration, and its per-post figures are the ``without_pooling``
     ablation; where the pooled calibration weighs the crowd's corrections, ``without_crowd_corrections`` pools
     without them (under the same calibration). ``ablations=False`` skips the modality ablations
-    (``eval.ablations``), one more pass over the posts each; the other two stay.
+    (``eval.ablations``), one more pass over the posts each; the other two stay. ``texts``: each post's text, in
+    the loader's order, for the words each binary task's decisions and its labels read the opposite way
+    (``task_results``).
+
+    Raises:
+        ValueError: When no post carries a label for any task, or ``texts`` and the posts differ in number.
     """
     config = config or EvalConfig()
     out = Path(out_dir)
@@ -159,6 +178,8 @@ def evaluate_loader(
             f"without_{kind}": predict(detector.model, loader, drop=[kind], desc=f"without {kind}", link_kind=link)
             for kind in kinds
         }
+    if texts is not None and len(texts) != len(predictions.ids):
+        raise ValueError(f"{data_name}: {len(texts)} texts for {len(predictions.ids)} evaluated posts")
     main = Evaluated.of(detector, predictions)
     ablations = {name: Evaluated.of(detector, p) for name, p in ablated.items()}
     if link is not None:
@@ -173,7 +194,7 @@ def evaluate_loader(
     }
     for task in detector.tasks:
         if task.name in predictions.targets and task.labelled(predictions.targets[task.name]).any():
-            results["tasks"][task.name] = task_results(task, main, ablations, out, config)
+            results["tasks"][task.name] = task_results(task, main, ablations, out, config, texts)
     if not results["tasks"]:
         raise ValueError(
             f"{data_name}: no post carries a label for any task ({', '.join(t.name for t in detector.tasks)})"
@@ -190,9 +211,11 @@ def evaluate(
     config: EvalConfig | None = None,
     ablations: bool = True,
 ) -> dict[str, Any]:
-    """Evaluate on a list of labelled posts (see ``evaluate_loader``); with ``eval.languages``, posts without
-    ``meta.lang`` are given the language they are written in first (``faim.data.language``)."""
+    """Evaluate on a list of labelled posts (see ``evaluate_loader``), with the words each binary task's decisions
+    and its labels read the opposite way; with ``eval.languages``, posts without ``meta.lang`` are given the
+    language they are written in first (``faim.data.language``)."""
     config = config or EvalConfig()
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)
-    return evaluate_loader(detector, loader, out_dir, data_name, config, ablations)
+    texts = [post.text or "" for post in posts]
+    return evaluate_loader(detector, loader, out_dir, data_name, config, ablations, texts)

@@ -1,7 +1,8 @@
 """Terms two labelled datasets of one binary task read the opposite way: one dataset's posts holding the term are
 more often positive than its posts on the whole, the other's less often. A model trained on the one learns the term
 as evidence that the other's labels deny, so these terms tell why a model does not carry from one dataset to the
-other, whatever the model.
+other, whatever the model. Read with a model's decisions as one set of labels and the labels as the other
+(``decision_conflicts``), they are the words the model learnt a definition of that the labels do not share.
 
 A term's lean in a dataset is the log-odds of a positive among the posts holding it less the log-odds of a positive
 among all the dataset's posts (half a post added to each class of both, so that a term no post of a class holds
@@ -22,6 +23,8 @@ MIN_POSTS = 20
 """Posts of each dataset a term must be in before its lean is read."""
 MIN_GAP = 1.0
 """Least difference between a term's two leans, in log-odds (a factor of e in the odds)."""
+SHOWN_TERMS = 5
+"""Terms ``decision_conflicts`` lists."""
 
 
 @dataclass(frozen=True)
@@ -129,3 +132,46 @@ def conflict_summary(first: LabelledTexts, second: LabelledTexts, shown: int) ->
             for c in found[:shown]
         ],
     }  # fmt: skip
+
+
+def decision_conflicts(
+    texts: Sequence[str], flagged: Sequence[int], labels: Sequence[int], positive: str
+) -> dict[str, Any]:
+    """The words a model's decisions (``flagged``, 1 where it decides ``positive``) and the labels of the same
+    posts read the opposite way: the model flags the posts holding the word more often than the rest while the
+    labels call them positive less often than the rest, or the reverse. As ``conflict_summary`` keeps them, the
+    model's side first, the first ``SHOWN_TERMS`` shown, with the positive class's name (``positive``) and the
+    shares of all the posts the model flags and the labels call positive (``overall``), which each word's shares
+    read against. A calibration moves every post's probability alike, so it cannot change what such a word
+    weighs.
+
+    Raises:
+        ValueError: When ``texts``, ``flagged`` and ``labels`` differ in length, or a decision or label is not 0
+            or 1.
+    """
+    model, read = LabelledTexts("model", texts, flagged), LabelledTexts("labels", texts, labels)
+    overall = [sum(data.labels) / len(data.labels) if data.labels else 0.0 for data in (model, read)]
+    return conflict_summary(model, read, SHOWN_TERMS) | {"positive": positive, "overall": overall}
+
+
+def decision_conflicts_note(summary: dict[str, Any] | None) -> str | None:
+    """A sentence on the words a model and the labels read the opposite way (``decision_conflicts``), those in the
+    most posts first, or ``None`` where there are none (or no ``summary``)."""
+    if not summary or not summary["terms"]:
+        return None
+    positive = summary["positive"]
+    shown = "; ".join(
+        f"'{t['term']}' ({t['posts'][0]:,} posts: the model flags {100 * t['shares'][0]:.0f} %, the labels call "
+        f"{100 * t['shares'][1]:.0f} % {positive})"
+        for t in summary["shown"]
+    )
+    return (
+        f"Words the model and these labels read the opposite way: {summary['terms']:,}, in "
+        f"{100 * summary['share_holding'][0]:.0f} % of the labelled posts (the model flags the posts holding the word "
+        f"more often than the rest while the labels call them {positive} less often, or the reverse; words in "
+        f"{MIN_POSTS} or more posts, leans at least {MIN_GAP:g} apart in log-odds; of all the posts, the model flags "
+        f"{100 * summary['overall'][0]:.0f} % and the labels call {100 * summary['overall'][1]:.0f} % {positive}): "
+        f"{shown}. A calibration moves "
+        "every post alike and cannot change what a word weighs: the model learnt a definition these labels do not "
+        "share there; correct the head on them (`faim calibrate --head`) or train on them."
+    )

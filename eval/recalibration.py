@@ -28,7 +28,7 @@ from faim.data.targets import TaskSpec
 from faim.decisions import decide
 from faim.eval.calibration import ece_if_calibrated
 from faim.eval.evaluate import metric_function
-from faim.eval.label_conflicts import MIN_GAP, MIN_POSTS, LabelledTexts, conflict_summary
+from faim.eval.label_conflicts import decision_conflicts, decision_conflicts_note
 from faim.eval.metrics import auroc_interval
 from faim.eval.plots import plot_learning_curve
 from faim.eval.tables import format_value, markdown_table
@@ -172,20 +172,12 @@ def as_is(task: TaskSpec, calibration: Calibration, predictions: Predictions, co
     )
 
 
-SHOWN_TERMS = 5
-"""Terms ``term_disagreement`` lists."""
-
-
 def term_disagreement(
     task: TaskSpec, calibration: Calibration, predictions: Predictions, texts: Sequence[str]
 ) -> dict[str, Any] | None:
     """For a binary task, the words the model's decisions under ``calibration`` and the labels read the opposite
-    way on the labelled posts (``texts``: each predicted post's text, in the predictions' order): the model flags
-    the posts holding the word more often than the rest while the labels call them positive less often than the
-    rest, or the reverse (``faim.eval.label_conflicts``, the decisions read as one set of labels and the labels as
-    the other), as ``conflict_summary`` keeps them, the model's side first, with the task's positive label
-    (``positive``); ``None`` for another task. A calibration moves every post's probability alike, so it cannot
-    change what such a word weighs.
+    way on the labelled posts (``texts``: each predicted post's text, in the predictions' order), as
+    ``faim.eval.label_conflicts.decision_conflicts`` keeps them; ``None`` for another task.
 
     Raises:
         ValueError: When ``texts`` and the predictions differ in length.
@@ -198,29 +190,7 @@ def term_disagreement(
     keep = task.labelled(predictions.targets[task.name])
     read = [text for text, kept in zip(texts, keep) if kept]
     flagged = decide(task.type, calibration.probabilities(task, logits), calibration.thresholds[task.name])
-    model, labels = LabelledTexts("model", read, flagged.tolist()), LabelledTexts("labels", read, y.tolist())
-    return conflict_summary(model, labels, SHOWN_TERMS) | {"positive": task.labels[1]}
-
-
-def terms_note(task_report: dict[str, Any]) -> str | None:
-    """A sentence on the words the model and the labels read the opposite way (``term_disagreement``), those in the
-    most posts first, or ``None`` where there are none (or the task has no such record)."""
-    terms = task_report.get("terms")
-    if not terms or not terms["terms"]:
-        return None
-    shown = "; ".join(
-        f"'{t['term']}' ({t['posts'][0]:,} posts: the model flags {100 * t['shares'][0]:.0f} %, the labels call "
-        f"{100 * t['shares'][1]:.0f} % {terms['positive']})"
-        for t in terms["shown"]
-    )
-    return (
-        f"Words the model and these labels read the opposite way: {terms['terms']:,}, in "
-        f"{100 * terms['share_holding'][0]:.0f} % of the labelled posts (the model flags the posts holding the word "
-        f"more often than the rest while the labels call them {terms['positive']} less often, or the reverse; words in "
-        f"{MIN_POSTS} or more posts, leans at least {MIN_GAP:g} apart in log-odds): {shown}. A calibration moves "
-        "every post alike and cannot change what a word weighs: the model learnt a definition these labels do not "
-        "share there; correct the head on them (`faim calibrate --head`) or train on them."
-    )
+    return decision_conflicts(read, flagged.tolist(), y.tolist(), task.labels[1])
 
 
 RANKING_LEVEL = 0.95
@@ -285,10 +255,15 @@ def shift_note(curve: Sequence[dict[str, Any]]) -> str | None:
 
 def task_notes(task_report: dict[str, Any]) -> list[str]:
     """What a task's report table leaves unsaid, those that apply: how the model ranks the labelled posts
-    (``ranking_note``), the words it and the labels read the opposite way (``terms_note``), then the learning
-    curve's ``shift_note`` and ``unreachable_note``."""
+    (``ranking_note``), the words it and the labels read the opposite way (``decision_conflicts_note``), then the
+    learning curve's ``shift_note`` and ``unreachable_note``."""
     curve = task_report["learning_curve"]
-    notes = (ranking_note(task_report["as_is"]), terms_note(task_report), shift_note(curve), unreachable_note(curve))
+    notes = (
+        ranking_note(task_report["as_is"]),
+        decision_conflicts_note(task_report.get("terms")),
+        shift_note(curve),
+        unreachable_note(curve),
+    )
     return [note for note in notes if note]
 
 

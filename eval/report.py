@@ -22,6 +22,9 @@ The ``results`` dict every function here takes (``faim eval`` builds it)::
                     "without_image": {"auroc": 0.74, ...},
                     "without_text": {"auroc": 0.61, ...},
                 },
+                "terms": {                          # optional, binary tasks: words the model's decisions and
+                    "terms": 12, ...                #   the labels read the opposite way
+                },                                  #   (faim.eval.label_conflicts.decision_conflicts)
                 "plots": ["out/hate_roc.png", ...], # optional: from faim.eval.plots
             },
         },
@@ -40,6 +43,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
+from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.tables import format_ece_range, format_value, markdown_table, text_table
 
 TaskType = Literal["binary", "multiclass", "multilabel"]
@@ -58,11 +62,12 @@ class _TaskRequired(TypedDict):
 
 
 class TaskResult(_TaskRequired, total=False):
-    """One task's results; ``slices``, ``languages``, ``ablations`` and ``plots`` are optional."""
+    """One task's results; ``slices``, ``languages``, ``ablations``, ``terms`` and ``plots`` are optional."""
 
     slices: dict[str, dict[str, float]]
     languages: dict[str, dict[str, float]]
     ablations: dict[str, dict[str, float]]
+    terms: dict[str, Any]
     plots: Sequence[str | os.PathLike[str]]
 
 
@@ -79,8 +84,8 @@ def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
     """Write ``metrics.json`` (NaN as ``null``) and ``metrics.md`` into ``out_dir``.
 
     The Markdown has, per task, a metrics table, an ablation table (headline metrics of the full model
-    and of each ablation, with the change from the full model), a slices and a languages table when present,
-    then the task's images.
+    and of each ablation, with the change from the full model), a slices and a languages table when present, the
+    words the model and the labels read the opposite way when there are any, then the task's images.
 
     Returns:
         ``{"json": path, "markdown": path}``.
@@ -98,7 +103,8 @@ def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
 
 
 def format_table(results: Results) -> str:
-    """Plain-text console summary: per task, a row of headline metrics for the full model and each ablation.
+    """Plain-text console summary: per task, a row of headline metrics for the full model and each ablation, then
+    how its ECE compares with a calibrated model's and the words it and the labels read the opposite way.
 
     Raises:
         ValueError: as :func:`write_report`.
@@ -110,7 +116,10 @@ def format_table(results: Results) -> str:
         variants = {"full": task["metrics"], **task.get("ablations", {})}
         rows = [[variant, *(format_value(m.get(c)) for c in columns)] for variant, m in variants.items()]
         blocks.append(
-            f"{name} ({task['type']})\n" + text_table(["variant", *columns], rows) + _ece_note(task["metrics"])
+            f"{name} ({task['type']})\n"
+            + text_table(["variant", *columns], rows)
+            + _ece_note(task["metrics"])
+            + _terms_note(task)
         )
     return "\n\n".join(blocks)
 
@@ -121,6 +130,12 @@ def _ece_note(metrics: Mapping[str, float]) -> str:
         return ""
     ece = format_value(metrics["ece"])
     return f"\nECE {ece}: a calibrated model would show {format_ece_range(metrics)} on these posts"
+
+
+def _terms_note(task: TaskResult) -> str:
+    """A line on the words the model and the labels read the opposite way (empty without any)."""
+    note = decision_conflicts_note(task.get("terms"))
+    return f"\n{note}" if note else ""
 
 
 def _markdown(results: Results, out_dir: Path) -> str:
@@ -140,6 +155,10 @@ def _markdown(results: Results, out_dir: Path) -> str:
             if task.get(key):
                 parts.append(f"### {title}")
                 parts.append(_slice_table(task[key], headline, column))
+        note = decision_conflicts_note(task.get("terms"))
+        if note:
+            parts.append("### Words the model and the labels read the opposite way")
+            parts.append(note)
         if task.get("plots"):
             parts.append("### Plots")
             parts.append("\n\n".join(f"![{Path(p).name}]({_link(p, out_dir)})" for p in task["plots"]))

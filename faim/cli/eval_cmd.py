@@ -21,8 +21,10 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         name,
         help="evaluate a saved model on a file of labelled posts, or on a split of its recipe's data",
         description="Evaluate a saved model: AUROC, average precision, accuracy, macro-F1, precision at "
-        "fixed recall, recall at fixed precision and calibration error per task, per slice and with each "
-        "modality masked out; writes metrics.json, metrics.md and ROC/PR/calibration plots.",
+        "fixed recall, recall at fixed precision and calibration error per task, per slice, per language and with "
+        "each modality masked out, and for each binary task the words the model and the labels read the opposite "
+        "way (it flags the posts holding the word more often than the rest, the labels call them positive less "
+        "often, or the reverse); writes metrics.json, metrics.md and ROC/PR/calibration plots.",
     )
     parser.add_argument("model", help="model directory written by `faim train`")
     parser.add_argument("data", nargs="?", help="JSONL/CSV/Parquet file of posts (default: the model's recipe data)")

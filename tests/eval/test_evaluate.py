@@ -1,9 +1,10 @@
 """Evaluation of a detector, with and without pooling across posts that share a picture; ECE ranges; perturbed
-reports."""
+reports; the words the model and the labels read the opposite way."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from conftest import calibrated, pooling_detector
 
 from faim.eval.calibration import ece_if_calibrated
 from faim.eval.evaluate import Evaluated, evaluate, probabilities
+from faim.eval.report import format_table
 from faim.eval.robustness import perturbed_reports
 from faim.inference import predict
 from faim.perturb import PERTURBATIONS
@@ -63,3 +65,25 @@ def test_perturbed_reports_cover_every_modality_read_and_skip_the_modality_ablat
         assert saved["tasks"]["harmful"]["metrics"] == pytest.approx(report["tasks"]["harmful"]["metrics"])
     clean = evaluate(detector, posts, tmp_path / "clean", "shared pictures")["tasks"]["harmful"]["metrics"]
     assert reports["text.leetspeak"]["tasks"]["harmful"]["metrics"]["auroc"] != clean["auroc"]
+
+
+def test_evaluation_names_the_words_the_model_and_the_labels_read_the_opposite_way(demo_data, tmp_path: Path) -> None:
+    detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
+    loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)
+    prob = probabilities(detector.calibration, predict(detector.model, loader), detector.tasks[0])
+    flagged = (prob >= detector.thresholds["harmful"]).astype(int)
+    agreeing = [replace(post, labels={"harmful": int(d)}) for post, d in zip(posts, flagged)]
+    backwards = [replace(post, labels={"harmful": int(1 - d)}) for post, d in zip(posts, flagged)]
+    same = evaluate(detector, agreeing, tmp_path / "same", "labels the model agrees with")
+    assert same["tasks"]["harmful"]["terms"]["terms"] == 0
+    assert "read the opposite way" not in format_table(same)
+    report = evaluate(detector, backwards, tmp_path / "flipped", "labels read backwards")
+    terms = report["tasks"]["harmful"]["terms"]
+    assert terms["terms"] > 0 and terms["positive"] == detector.tasks[0].labels[1]
+    for term in terms["shown"]:  # the labels call positive exactly the posts the model does not flag
+        assert term["shares"][0] + term["shares"][1] == pytest.approx(1.0)
+        assert term["leans"][0] == pytest.approx(-term["leans"][1])
+    first = terms["shown"][0]["term"]
+    assert f"Words the model and these labels read the opposite way: {terms['terms']}" in format_table(report)
+    written = (tmp_path / "flipped" / "metrics.md").read_text(encoding="utf-8")
+    assert "### Words the model and the labels read the opposite way" in written and f"'{first}'" in written

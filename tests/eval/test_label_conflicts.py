@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 
 from faim.eval.benchmark_transfer_report import conflict_table
-from faim.eval.label_conflicts import MIN_POSTS, LabelledTexts, conflict_summary, conflicts, share_holding
+from faim.eval.label_conflicts import (
+    MIN_POSTS,
+    SHOWN_TERMS,
+    LabelledTexts,
+    conflict_summary,
+    conflicts,
+    decision_conflicts,
+    decision_conflicts_note,
+    share_holding,
+)
 
 
 def dataset(name: str, groups: list[tuple[str, int, int]]) -> LabelledTexts:
@@ -85,3 +94,25 @@ def test_the_table_shows_each_pair_and_its_terms() -> None:
     assert "| rat | 1,200 posts, 80 % hate (+1.4) | 40 posts, 5 % hate (-1.1) |" in markdown
     assert "**A / C**: 0 terms" in markdown and markdown.count("| term | A |") == 1
     assert conflict_table([]) == []
+
+
+def test_a_models_decisions_read_against_the_labels_name_the_words_it_weighs_the_other_way() -> None:
+    texts = [f"you {word} rat" for word in ("filthy", "sly") * 30] + ["a fine day"] * 60 + ["a rat day"] * 30
+    flagged = [1] * 60 + [0] * 60 + [1] * 30  # the model flags every post calling someone a rat
+    labels = [0] * 60 + [1] * 30 + [0] * 30 + [0] * 30  # the labels call them benign, and some fine days harmful
+    found = decision_conflicts(texts, flagged, labels, "harmful")
+    assert found["positive"] == "harmful" and found["terms"] == 7  # every word here is in 30 posts or more
+    assert [t["term"] for t in found["shown"]] == ["a", "day", "rat", "fine", "you"][:SHOWN_TERMS]
+    assert found["overall"] == [0.6, 0.2]  # 90 of the 150 posts flagged, 30 labelled harmful
+    rat = next(t for t in found["shown"] if t["term"] == "rat")
+    assert rat["posts"] == [90, 90] and rat["shares"] == [1.0, 0.0]
+    said = decision_conflicts_note(found)
+    assert said.startswith(f"Words the model and these labels read the opposite way: {found['terms']}, in 100 %")
+    assert "of all the posts, the model flags 60 % and the labels call 20 % harmful): 'a' (" in said
+    assert "'rat' (90 posts: the model flags 100 %, the labels call 0 % harmful)" in said
+    assert decision_conflicts_note(decision_conflicts(texts, flagged, flagged, "harmful")) is None
+    assert decision_conflicts_note(None) is None
+    with pytest.raises(ValueError, match="model: 150 texts but 149 labels"):
+        decision_conflicts(texts, flagged[:-1], labels, "harmful")
+    with pytest.raises(ValueError, match="labels: the label of post 0 is 2, not 0 or 1"):
+        decision_conflicts(texts, flagged, [2] + labels[1:], "harmful")
