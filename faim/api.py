@@ -65,7 +65,9 @@ def train_recipe(
     if run is None:
         return None
     output_dir = Path(resolved.train.output_dir)
-    report = evaluate_loader(run.detector, run.eval_loader, output_dir / "eval", run.eval_data, resolved.eval)
+    report = evaluate_loader(
+        run.detector, run.eval_loader, output_dir / "eval", run.eval_data, resolved.eval, texts=run.eval_texts
+    )
     seconds = time.perf_counter() - start
     write_record(run, output_dir, seconds)
     return TrainResult(run.detector, run.model_dir, report, run.best_checkpoint)
@@ -83,6 +85,8 @@ def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | 
     detector = Detector.load(model_dir)
     source = build_source(recipe.data_section)
     split = recipe.eval.split
-    loader = recipe_loader(recipe, detector, split_posts(recipe, source, split), False, split)
+    posts = split_posts(recipe, source, split)
+    loader = recipe_loader(recipe, detector, posts, False, split)
     out = Path(recipe.train.output_dir) / "eval"
-    return evaluate_loader(detector, loader, out, source.describe(split), recipe.eval)
+    texts = [post.text or "" for post in posts]
+    return evaluate_loader(detector, loader, out, source.describe(split), recipe.eval, texts=texts)

@@ -50,6 +50,8 @@ class FittedRun:
         eval_loader: A loader over the recipe's ``eval.split`` (the validation loader when that split is
             validation, so its cached embeddings are read once).
         eval_data: Where that split comes from, for reports.
+        eval_texts: Each post's text in that loader, in its order (for the words the model and the labels read the
+            opposite way, ``faim.eval.label_conflicts``).
         resumed_from: The checkpoint a resumed run started from, or ``None``.
         fit_seconds_before: The fitting time that checkpoint carried from before the interruption.
         posts_encoded: How many training, validation and evaluated posts the frozen encoders encoded, the rest
@@ -62,6 +64,7 @@ class FittedRun:
     best_checkpoint: str
     eval_loader: DataLoader
     eval_data: str
+    eval_texts: list[str]
     resumed_from: Path | None
     fit_seconds_before: float
     posts_encoded: int | None
@@ -285,11 +288,8 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
     detector.calibrate(val_loader, recipe.eval, weights)
     model_dir = detector.save(output_dir / "model", recipe)
     split = recipe.eval.split
-    eval_loader = (
-        val_loader
-        if split == "validation"
-        else recipe_loader(recipe, detector, split_posts(recipe, source, split), False, split)
-    )
+    eval_posts = val_posts if split == "validation" else split_posts(recipe, source, split)
+    eval_loader = val_loader if split == "validation" else recipe_loader(recipe, detector, eval_posts, False, split)
     counts = [posts_encoded(loader) for loader in dict.fromkeys([train_loader, val_loader, eval_loader])]
     encoded = None if all(count is None for count in counts) else sum(count or 0 for count in counts)
     return FittedRun(
@@ -299,6 +299,7 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
         best,
         eval_loader,
         source.describe(split),
+        [post.text or "" for post in eval_posts],
         resume_from,
         fit_seconds_before(timer),
         encoded,

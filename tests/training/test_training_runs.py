@@ -17,10 +17,12 @@ from conftest import tiny_recipe
 from torch.utils.data import WeightedRandomSampler
 
 import faim
+from faim.api import evaluate_run
 from faim.api import train_recipe as train
 from faim.assembly import build_source
 from faim.calibration.fit import source_class_weights
 from faim.calibration.thresholds import choose_threshold
+from faim.eval.evaluate import evaluate
 from faim.inference import predict
 from faim.recipe import as_recipe
 from faim.training.cache import cached_embeddings
@@ -218,6 +220,18 @@ def test_resume_with_another_model_fails_before_training(demo_data, tmp_path: Pa
 def test_resume_without_a_checkpoint_fails_clearly(demo_data, tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no checkpoint to resume from"):
         train(tiny_recipe(demo_data, tmp_path / "run"), resume=True)
+
+
+def test_training_evaluation_its_rerun_and_faim_eval_name_the_same_opposite_words(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1)
+    result = train(recipe)
+    posts = build_source(as_recipe(recipe).data_section).posts("validation")
+    trained = result.report["tasks"]["harmful"]["terms"]
+    labelled_harmful = np.mean([post.labels["harmful"] for post in posts])
+    assert trained["positive"] == "harmful" and trained["overall"][1] == pytest.approx(labelled_harmful)
+    again = evaluate_run(recipe, result.model_dir)["tasks"]["harmful"]["terms"]
+    evaluated = evaluate(result.detector, posts, tmp_path / "eval", "validation")["tasks"]["harmful"]["terms"]
+    assert again == trained == evaluated
 
 
 def test_bf16_autocast_trains(demo_data, tmp_path: Path) -> None:
