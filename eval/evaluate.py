@@ -106,6 +106,17 @@ def task_metrics(task: TaskSpec, evaluated: Evaluated, keep: np.ndarray, config:
     return metrics
 
 
+def opposite_words(
+    task: TaskSpec, texts: Sequence[str], keep: np.ndarray, y: np.ndarray, prob: np.ndarray, threshold: float
+) -> dict[str, Any]:
+    """The words a binary task's decisions at ``threshold`` and its labels read the opposite way
+    (``faim.eval.label_conflicts.decision_conflicts``) over the labelled posts ``keep``: ``texts`` holds every
+    post's text, ``y`` and ``prob`` the labelled posts' targets and probabilities."""
+    read = [text for text, kept in zip(texts, keep) if kept]
+    flagged = decide(task.type, prob, threshold)
+    return decision_conflicts(read, flagged.tolist(), y.tolist(), task.labels[1])
+
+
 def task_results(
     task: TaskSpec,
     main: Evaluated,
@@ -122,9 +133,7 @@ def task_results(
     metric = metric_function(task, main.calibration, config)
     result: dict[str, Any] = {"type": task.type, "metrics": task_metrics(task, main, keep, config)}
     if texts is not None and task.type == "binary":
-        flagged = decide(task.type, prob, main.calibration.thresholds[task.name])
-        read = [text for text, kept in zip(texts, keep) if kept]
-        result["terms"] = decision_conflicts(read, flagged.tolist(), y.tolist(), task.labels[1])
+        result["terms"] = opposite_words(task, texts, keep, y, prob, main.calibration.thresholds[task.name])
     field = config.slice
     if field:
         values = np.array([str(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k])
@@ -167,6 +176,8 @@ def evaluate_loader(
         ValueError: When no post carries a label for any task, or ``texts`` and the posts differ in number.
     """
     config = config or EvalConfig()
+    if texts is not None and len(texts) != len(loader.dataset):
+        raise ValueError(f"{data_name}: {len(texts)} texts for {len(loader.dataset)} evaluated posts")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     link = detector.pooling_kind
@@ -178,8 +189,6 @@ def evaluate_loader(
             f"without_{kind}": predict(detector.model, loader, drop=[kind], desc=f"without {kind}", link_kind=link)
             for kind in kinds
         }
-    if texts is not None and len(texts) != len(predictions.ids):
-        raise ValueError(f"{data_name}: {len(texts)} texts for {len(predictions.ids)} evaluated posts")
     main = Evaluated.of(detector, predictions)
     ablations = {name: Evaluated.of(detector, p) for name, p in ablated.items()}
     if link is not None:
@@ -210,12 +219,13 @@ def evaluate(
     data_name: str,
     config: EvalConfig | None = None,
     ablations: bool = True,
+    words: bool = True,
 ) -> dict[str, Any]:
     """Evaluate on a list of labelled posts (see ``evaluate_loader``), with the words each binary task's decisions
-    and its labels read the opposite way; with ``eval.languages``, posts without ``meta.lang`` are given the
-    language they are written in first (``faim.data.language``)."""
+    and its labels read the opposite way unless ``words`` is False; with ``eval.languages``, posts without
+    ``meta.lang`` are given the language they are written in first (``faim.data.language``)."""
     config = config or EvalConfig()
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)
-    texts = [post.text or "" for post in posts]
+    texts = [post.text or "" for post in posts] if words else None
     return evaluate_loader(detector, loader, out_dir, data_name, config, ablations, texts)

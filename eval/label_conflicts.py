@@ -6,7 +6,9 @@ other, whatever the model. Read with a model's decisions as one set of labels an
 
 A term's lean in a dataset is the log-odds of a positive among the posts holding it less the log-odds of a positive
 among all the dataset's posts (half a post added to each class of both, so that a term no post of a class holds
-stays finite): the datasets' different shares of positives cancel out of it."""
+stays finite): the datasets' different shares of positives cancel out of it. The half posts pull a term in few posts
+towards even odds, so where positives are rare a term no positive post holds can lean positive; its direction is
+therefore read from its share of positives against the dataset's own, unsmoothed, and the lean gives its size."""
 
 from __future__ import annotations
 
@@ -90,11 +92,20 @@ def log_odds(positives: int, posts: int) -> float:
     return math.log((positives + 0.5) / (posts - positives + 0.5))
 
 
+def direction(count: TermCount, data: LabelledTexts) -> int:
+    """+1 where the posts holding a term are positive more often than ``data``'s posts on the whole, -1 where less
+    often, 0 where as often (every post of a dataset whose posts are all of one class)."""
+    share = count.share - sum(data.labels) / len(data.labels)
+    return (share > 0) - (share < 0)
+
+
 def conflicts(first: LabelledTexts, second: LabelledTexts) -> list[TermConflict]:
-    """Every term, in at least ``MIN_POSTS`` posts of each dataset, that leans positive in one and negative in the
-    other, ``MIN_GAP`` or more apart; those in the most posts of the two first."""
-    base = [log_odds(sum(data.labels), len(data.labels)) for data in (first, second)]
-    counts = [term_counts(data) for data in (first, second)]
+    """Every term, in at least ``MIN_POSTS`` posts of each dataset, that is positive more often than its dataset's
+    posts on the whole in one and less often in the other, with leans ``MIN_GAP`` or more apart that agree with
+    those directions; those in the most posts of the two first."""
+    datasets = (first, second)
+    base = [log_odds(sum(data.labels), len(data.labels)) for data in datasets]
+    counts = [term_counts(data) for data in datasets]
     found = []
     for term in counts[0].keys() & counts[1].keys():
         pair = (counts[0][term], counts[1][term])
@@ -104,7 +115,9 @@ def conflicts(first: LabelledTexts, second: LabelledTexts) -> list[TermConflict]
             log_odds(pair[0].positives, pair[0].posts) - base[0],
             log_odds(pair[1].positives, pair[1].posts) - base[1],
         )
-        if leans[0] * leans[1] < 0 and abs(leans[0] - leans[1]) >= MIN_GAP:
+        signs = [direction(count, data) for count, data in zip(pair, datasets)]
+        agree = all(sign * lean > 0 for sign, lean in zip(signs, leans))
+        if agree and signs[0] != signs[1] and abs(leans[0] - leans[1]) >= MIN_GAP:
             found.append(TermConflict(term, pair, leans))
     return sorted(found, key=lambda conflict: (-conflict.posts, conflict.term))
 
@@ -142,8 +155,8 @@ def decision_conflicts(
     labels call them positive less often than the rest, or the reverse. As ``conflict_summary`` keeps them, the
     model's side first, the first ``SHOWN_TERMS`` shown, with the positive class's name (``positive``) and the
     shares of all the posts the model flags and the labels call positive (``overall``), which each word's shares
-    read against. A calibration moves every post's probability alike, so it cannot change what such a word
-    weighs.
+    read against. A calibration keeps the model's order of the posts, so it cannot undo what the model learnt such
+    a word means.
 
     Raises:
         ValueError: When ``texts``, ``flagged`` and ``labels`` differ in length, or a decision or label is not 0
@@ -171,7 +184,7 @@ def decision_conflicts_note(summary: dict[str, Any] | None) -> str | None:
         f"more often than the rest while the labels call them {positive} less often, or the reverse; words in "
         f"{MIN_POSTS} or more posts, leans at least {MIN_GAP:g} apart in log-odds; of all the posts, the model flags "
         f"{100 * summary['overall'][0]:.0f} % and the labels call {100 * summary['overall'][1]:.0f} % {positive}): "
-        f"{shown}. A calibration moves "
-        "every post alike and cannot change what a word weighs: the model learnt a definition these labels do not "
-        "share there; correct the head on them (`faim calibrate --head`) or train on them."
+        f"{shown}. A calibration keeps the model's order of the posts, so it cannot undo what the model learnt "
+        "such a word means: these labels hold a definition the model does not share there; correct the head on them "
+        "(`faim calibrate --head`, for a model that scores posts one by one) or train on them."
     )

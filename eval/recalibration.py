@@ -25,10 +25,9 @@ from faim.calibration.fit import Calibration, TargetUnreachableWarning, fit_cali
 from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.targets import TaskSpec
-from faim.decisions import decide
 from faim.eval.calibration import ece_if_calibrated
-from faim.eval.evaluate import metric_function
-from faim.eval.label_conflicts import decision_conflicts, decision_conflicts_note
+from faim.eval.evaluate import metric_function, opposite_words
+from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.metrics import auroc_interval
 from faim.eval.plots import plot_learning_curve
 from faim.eval.tables import format_value, markdown_table
@@ -188,9 +187,8 @@ def term_disagreement(
         raise ValueError(f"{len(texts)} texts for {len(predictions.ids)} predicted posts")
     logits, y = labelled(task, predictions)
     keep = task.labelled(predictions.targets[task.name])
-    read = [text for text, kept in zip(texts, keep) if kept]
-    flagged = decide(task.type, calibration.probabilities(task, logits), calibration.thresholds[task.name])
-    return decision_conflicts(read, flagged.tolist(), y.tolist(), task.labels[1])
+    prob = calibration.probabilities(task, logits)
+    return opposite_words(task, texts, keep, y, prob, calibration.thresholds[task.name])
 
 
 RANKING_LEVEL = 0.95

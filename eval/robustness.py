@@ -57,14 +57,16 @@ def perturbed_reports(
 ) -> dict[str, dict[str, Any]]:
     """Perturbation name → evaluation report of ``posts`` under it (``faim.perturb.PERTURBATIONS``), for every
     perturbation of a modality one of the model's encoders reads; each report (without the modality ablations)
-    is written to ``out_dir/robustness/<name>``. ``log`` is told each perturbation as it starts."""
+    is written to ``out_dir/robustness/<name>``, without the words the model and the labels read the opposite way
+    (a perturbation changes the words themselves). ``log`` is told each perturbation as it starts."""
     modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
     reports = {}
     for name in perturbations_of(modalities):
         if log is not None:
             log(f"evaluating under {name}")
         out = Path(out_dir) / "robustness" / name
-        reports[name] = evaluate(detector, perturb_posts(posts, name), out, data_name, config, ablations=False)
+        perturbed = perturb_posts(posts, name)
+        reports[name] = evaluate(detector, perturbed, out, data_name, config, ablations=False, words=False)
     return reports
 
 

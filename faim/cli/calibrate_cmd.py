@@ -181,12 +181,12 @@ def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:
     decision threshold."""
     temperature = calibration.temperatures[task.name]
     parts = [f"temperature {temperature:.3f}"]
-    if any(np.isclose(temperature, bound, rtol=1e-3) for bound in TEMPERATURE_BOUNDS):
-        low, high = TEMPERATURE_BOUNDS
-        parts[0] += (
-            f" (at the edge of the range {low:g}–{high:g} the fit searches: too few labels, or labels the model's "
-            "scores barely tell apart, to fit a temperature on)"
-        )
+    low, high = TEMPERATURE_BOUNDS
+    edge = f" (at the {{}} edge of the range {low:g}–{high:g} the fit searches: {{}})"
+    if np.isclose(temperature, low, rtol=1e-3):
+        parts[0] += edge.format("lower", "the model's scores separate these labels perfectly, too few to fit on")
+    elif np.isclose(temperature, high, rtol=1e-3):
+        parts[0] += edge.format("upper", "the model's scores barely tell these labels apart, or read them backwards")
     if task.type == "binary":
         shift = calibration.logit_shifts[task.name]
         level = config.logit_shift_level

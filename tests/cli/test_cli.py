@@ -12,7 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import pooling_detector, tiny_recipe, without_packages
 
+from faim.calibration.fit import Calibration
+from faim.cli.calibrate_cmd import fitted
+from faim.data.targets import TaskSpec
 from faim.eval.benchmark_runs import write_dump
+from faim.recipe.sections import EvalConfig
 
 
 def faim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -207,7 +211,7 @@ def test_calibrate_warns_where_the_users_labels_are_not_what_the_model_ranks(
     assert "Ranking of the posts one by one, which a calibration keeps: AUROC" in ours.stdout
     assert "Warning" not in ours.stdout and "at the edge" not in ours.stdout
     # no temperature makes scores read backwards follow the labels: the fit runs to the largest it searches
-    edge = "refitted temperature 20.000 (at the edge of the range 0.05–20 the fit searches: too few labels"
+    edge = "refitted temperature 20.000 (at the upper edge of the range 0.05–20 the fit searches: the model's scores"
     assert edge in theirs.stdout
     assert "ranks the posts worse than chance" in theirs.stdout and "(`faim calibrate --head`)" in theirs.stdout
     assert "worse than chance" in (tmp_path / "theirs-calibration" / "calibration.md").read_text()
@@ -329,3 +333,19 @@ def test_without_the_torch_extra_help_lists_every_command_and_a_torch_command_sa
     score = subprocess.run([*run, "score", "--help"], capture_output=True, text=True, env=environment, check=False)
     assert score.returncode == 0, score.stderr
     assert "--runtime" in score.stdout
+
+
+@pytest.mark.parametrize(
+    ("temperature", "said"),
+    [
+        (0.05, "(at the lower edge of the range 0.05–20 the fit searches: the model's scores separate these labels"),
+        (20.0, "(at the upper edge of the range 0.05–20 the fit searches: the model's scores barely tell these"),
+        (1.5, "refitted temperature 1.500, no logit shift"),
+    ],
+)
+def test_calibrate_says_which_edge_of_its_search_a_temperature_lies_at(temperature: float, said: str) -> None:
+    task = TaskSpec("harmful", "binary", ("benign", "harmful"))
+    calibration = Calibration.identity([task])
+    calibration.temperatures["harmful"] = temperature
+    line = fitted(task, calibration, EvalConfig())
+    assert said in line and line.count("edge") == (temperature != 1.5)

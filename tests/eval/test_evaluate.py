@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import calibrated, pooling_detector
 
@@ -73,13 +74,19 @@ def test_evaluation_names_the_words_the_model_and_the_labels_read_the_opposite_w
     prob = probabilities(detector.calibration, predict(detector.model, loader), detector.tasks[0])
     flagged = (prob >= detector.thresholds["harmful"]).astype(int)
     agreeing = [replace(post, labels={"harmful": int(d)}) for post, d in zip(posts, flagged)]
-    backwards = [replace(post, labels={"harmful": int(1 - d)}) for post, d in zip(posts, flagged)]
+    # every seventh post unlabelled: the words are read on the labelled posts' own texts, each beside its label
+    backwards = [
+        replace(post, labels={} if i % 7 == 0 else {"harmful": int(1 - d)})
+        for i, (post, d) in enumerate(zip(posts, flagged))
+    ]
     same = evaluate(detector, agreeing, tmp_path / "same", "labels the model agrees with")
     assert same["tasks"]["harmful"]["terms"]["terms"] == 0
     assert "read the opposite way" not in format_table(same)
     report = evaluate(detector, backwards, tmp_path / "flipped", "labels read backwards")
     terms = report["tasks"]["harmful"]["terms"]
     assert terms["terms"] > 0 and terms["positive"] == detector.tasks[0].labels[1]
+    labelled_flags = [d for i, d in enumerate(flagged) if i % 7]
+    assert terms["overall"] == pytest.approx([np.mean(labelled_flags), 1 - np.mean(labelled_flags)])
     for term in terms["shown"]:  # the labels call positive exactly the posts the model does not flag
         assert term["shares"][0] + term["shares"][1] == pytest.approx(1.0)
         assert term["leans"][0] == pytest.approx(-term["leans"][1])

@@ -116,3 +116,16 @@ def test_a_models_decisions_read_against_the_labels_name_the_words_it_weighs_the
         decision_conflicts(texts, flagged[:-1], labels, "harmful")
     with pytest.raises(ValueError, match="labels: the label of post 0 is 2, not 0 or 1"):
         decision_conflicts(texts, flagged, [2] + labels[1:], "harmful")
+
+
+def test_a_word_is_read_by_its_share_against_the_whole_not_by_the_smoothing() -> None:
+    # the model flags 5 posts in 500; 'lol' is in 25, none flagged and none labelled positive: the half posts added
+    # to each class would pull its lean above the rare base, but neither side reads it as a sign of anything
+    texts = ["lol"] * 25 + ["bad word"] * 5 + ["x"] * 470
+    flagged, labels = [0] * 25 + [1] * 5 + [0] * 470, [0] * 25 + [1] * 5 + [0] * 470
+    labels[30:60] = [1] * 30
+    assert "lol" not in {
+        t["term"] for t in conflicts(LabelledTexts("model", texts, flagged), LabelledTexts("labels", texts, labels))
+    }
+    one_class = decision_conflicts(texts, [0] * 500, labels, "harmful")  # the model flags nothing: no direction
+    assert one_class["terms"] == 0 and decision_conflicts_note(one_class) is None

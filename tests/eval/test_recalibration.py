@@ -197,7 +197,7 @@ def test_the_report_names_the_words_the_model_and_the_labels_read_the_opposite_w
     said = decision_conflicts_note(found)
     assert said.startswith("Words the model and these labels read the opposite way: 4, in 100 % of the labelled")
     assert "'rat' (60 posts: the model flags 100 %, the labels call 0 % hate)" in said
-    assert "(`faim calibrate --head`)" in said
+    assert "(`faim calibrate --head`, for a model that scores posts one by one)" in said
     written = write_report({"model": "m", "data": "d", "tasks": {"hate": report}}, tmp_path).read_text()
     assert said in written
     agreeing = Predictions(ids=posts.ids, logits=posts.logits, targets={"hate": (logits > 0).astype(float)})
