@@ -44,6 +44,11 @@ class LabelledTexts:
         if wrong is not None:
             raise ValueError(f"{self.name}: the label of post {wrong} is {self.labels[wrong]!r}, not 0 or 1")
 
+    @property
+    def share(self) -> float:
+        """The share of posts that are positive (0 without posts)."""
+        return sum(self.labels) / len(self.labels) if self.labels else 0.0
+
 
 @dataclass(frozen=True)
 class TermCount:
@@ -92,11 +97,10 @@ def log_odds(positives: int, posts: int) -> float:
     return math.log((positives + 0.5) / (posts - positives + 0.5))
 
 
-def direction(count: TermCount, data: LabelledTexts) -> int:
-    """+1 where the posts holding a term are positive more often than ``data``'s posts on the whole, -1 where less
-    often, 0 where as often (every post of a dataset whose posts are all of one class)."""
-    share = count.share - sum(data.labels) / len(data.labels)
-    return (share > 0) - (share < 0)
+def direction(count: TermCount, share: float) -> int:
+    """+1 where the posts holding a term are positive more often than ``share``, its dataset's posts on the whole,
+    -1 where less often, 0 where as often (every post of a dataset whose posts are all of one class)."""
+    return (count.share > share) - (count.share < share)
 
 
 def conflicts(first: LabelledTexts, second: LabelledTexts) -> list[TermConflict]:
@@ -105,6 +109,7 @@ def conflicts(first: LabelledTexts, second: LabelledTexts) -> list[TermConflict]
     those directions; those in the most posts of the two first."""
     datasets = (first, second)
     base = [log_odds(sum(data.labels), len(data.labels)) for data in datasets]
+    shares = [data.share for data in datasets]
     counts = [term_counts(data) for data in datasets]
     found = []
     for term in counts[0].keys() & counts[1].keys():
@@ -115,7 +120,7 @@ def conflicts(first: LabelledTexts, second: LabelledTexts) -> list[TermConflict]
             log_odds(pair[0].positives, pair[0].posts) - base[0],
             log_odds(pair[1].positives, pair[1].posts) - base[1],
         )
-        signs = [direction(count, data) for count, data in zip(pair, datasets)]
+        signs = [direction(count, share) for count, share in zip(pair, shares)]
         agree = all(sign * lean > 0 for sign, lean in zip(signs, leans))
         if agree and signs[0] != signs[1] and abs(leans[0] - leans[1]) >= MIN_GAP:
             found.append(TermConflict(term, pair, leans))
@@ -163,8 +168,7 @@ def decision_conflicts(
             or 1.
     """
     model, read = LabelledTexts("model", texts, flagged), LabelledTexts("labels", texts, labels)
-    overall = [sum(data.labels) / len(data.labels) if data.labels else 0.0 for data in (model, read)]
-    return conflict_summary(model, read, SHOWN_TERMS) | {"positive": positive, "overall": overall}
+    return conflict_summary(model, read, SHOWN_TERMS) | {"positive": positive, "overall": [model.share, read.share]}
 
 
 def decision_conflicts_note(summary: dict[str, Any] | None) -> str | None:
