@@ -1,6 +1,7 @@
 """The benchmark harness: every shipped recipe on its validation split, next to reference baselines.
 
     python -m faim.eval.benchmark [--only NAME ...] [--reuse] [--merge] [--out eval/RESULTS.md] [--workers N]
+                                  [--seeds N]
 
 For each recipe (default: every shipped recipe whose data source is a benchmark dataset, see
 ``faim.eval.benchmark_datasets.DATASETS``): train it with ``faim train`` (``--reuse``: take the recorded run of the
@@ -8,7 +9,8 @@ same resolved recipe instead and evaluate its saved model again), take the valid
 report and the training wall time, and measure posts/s scoring the validation posts through ``faim score``'s engine.
 Once per distinct dataset + label view: majority class, TF-IDF + logistic regression and frozen all-MiniLM-L6-v2 +
 logistic regression on the same train/validation posts. A hate recipe validating on several datasets at once
-(``hate_text_general``) is measured by transfer (``faim.eval.benchmark_transfer``), and its saved model on the
+(``hate_text_general``) is measured by transfer (``faim.eval.benchmark_transfer``; each fold trained with
+``--seeds`` seeds), and its saved model on the
 validation posts of each of those datasets the benchmark knows, in that dataset's tables (its calibration and
 threshold stay those it chose on all of them). For a dataset whose validation split holds out groups
 (``Dataset.holdout_by``: VMU's events), each recipe is also trained without each group in turn and measured on it
@@ -36,6 +38,7 @@ import torch
 
 import faim
 from faim.assembly import build_source, task_specs
+from faim.cli.common import positive_integer
 from faim.data.post import Post
 from faim.eval.benchmark_baselines import Embedder, run_baselines
 from faim.eval.benchmark_datasets import (
@@ -58,7 +61,7 @@ from faim.eval.benchmark_runs import (
     shifted_evaluations,
     train_or_reuse,
 )
-from faim.eval.benchmark_transfer import is_hate_recipe, run_transfer
+from faim.eval.benchmark_transfer import SEEDS, is_hate_recipe, run_transfer
 from faim.eval.group_holdout import probe_recipe
 from faim.eval.report import _jsonable
 from faim.eval.trained_holdout import plan_folds, trained_holdout
@@ -226,6 +229,7 @@ def run_benchmark(
     log: Log = log_line,
     robustness: bool = True,
     transfer: bool = True,
+    seeds: int = SEEDS,
 ) -> dict[str, Any]:
     """Benchmark the named recipes (default: the shipped ones) and the baselines of their views.
 
@@ -242,6 +246,7 @@ def run_benchmark(
             them on the datasets they left out (``faim.eval.benchmark_transfer``), and measure them as shipped on
             labelled posts no recipe trains on, in other languages and from other sources
             (``faim.eval.benchmark_languages``).
+        seeds: Seeds each transfer fold of a recipe is trained with (the tables give their mean and range).
 
     Returns:
         The results dict ``faim.eval.benchmark_report`` documents.
@@ -326,7 +331,7 @@ def run_benchmark(
         "command": command,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": where,
-        "transfer": run_transfer(hate, reuse, embedder, log) if transfer and hate else None,
+        "transfer": run_transfer(hate, reuse, embedder, log, seeds=seeds) if transfer and hate else None,
         "languages": run_languages(hate, reuse, log, runs=trained) if transfer and hate else None,
         "datasets": [dataset_results(kind, section) for kind, section in sections.items()],
         "skipped": skipped,
@@ -498,6 +503,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(faim.eval.benchmark_languages)",
     )
     parser.add_argument(
+        "--seeds",
+        type=positive_integer,
+        default=SEEDS,
+        help="seeds each transfer fold of a hate recipe is trained with, the recipe's own and the next ones; the "
+        "transfer tables give the mean over them and the lowest and highest seed's figure (default: %(default)s)",
+    )
+    parser.add_argument(
         "--merge",
         action="store_true",
         help="keep what the results.json beside --out holds and this run does not measure (other recipes, datasets "
@@ -512,7 +524,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         results = run_benchmark(
-            args.only, args.reuse, args.workers, command=command, robustness=args.robustness, transfer=args.transfer
+            args.only,
+            args.reuse,
+            args.workers,
+            command=command,
+            robustness=args.robustness,
+            transfer=args.transfer,
+            seeds=args.seeds,
         )
     except (ValueError, KeyError, OSError) as error:
         print(f"benchmark: error: {error}", file=sys.stderr)

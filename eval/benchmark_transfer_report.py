@@ -16,8 +16,27 @@ RECOMMENDED = "hate_text_general"
 
 
 def model_cell(row: dict[str, Any]) -> str:
-    """The model's name, marked where a ``--merge`` kept its row from an earlier run."""
-    return (f"`{row['name']}`" if row["kind"] == "recipe" else row["name"]) + earlier_mark(row)
+    """The model's name, with how many seeds its folds were trained with where several, marked where a
+    ``--merge`` kept its row from an earlier run."""
+    name = f"`{row['name']}`" if row["kind"] == "recipe" else row["name"]
+    seeds = len(seed_figures(row))
+    return name + (f" ({seeds} seeds)" if seeds > 1 else "") + earlier_mark(row)
+
+
+def seed_figures(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The figures as trained of each seed a row's fold was trained with, the recipe's own seed first (the row's
+    figures alone for a baseline or a row measured with one seed)."""
+    return row.get("seeds") or [row["as_trained"]]
+
+
+def figure_cell(row: dict[str, Any] | None, metric: str) -> str:
+    """A row's figure as trained (the mean over its seeds), followed by the lowest and highest seed's in brackets
+    where there are several; ``n/a`` for no row."""
+    if row is None:
+        return format_value(None)
+    values = [figures[metric] for figures in seed_figures(row)]
+    mean_cell = format_value(row["as_trained"][metric])
+    return mean_cell if len(values) == 1 else f"{mean_cell} ({min(values):.4f}–{max(values):.4f})"
 
 
 def transfer_sections(transfer: dict[str, Any]) -> list[str]:
@@ -34,7 +53,10 @@ def transfer_sections(transfer: dict[str, Any]) -> list[str]:
         "for training as the recipe reads it, such as Davidson without its offensive tweets where the recipe says "
         "so), then measured as trained on every post of each dataset it never saw, read as below. The baselines go "
         "through the same folds. "
-        f"Datasets, each read as hate / not hate: {datasets}. The ranking is by the mean leave-one-out macro-F1.",
+        f"Datasets, each read as hate / not hate: {datasets}. The ranking is by the mean leave-one-out macro-F1. "
+        "A recipe trained with several seeds (the recipe's own, then the next ones; the count beside its name) shows "
+        "the mean over them, with the lowest and highest seed's figure in brackets: on a dataset with few hateful "
+        "posts, the threshold one seed learns can move macro-F1 by several points.",
     ]
     parts += leave_one_out_tables(loo, names)
     parts += single_dataset_table(single, names)
@@ -52,19 +74,19 @@ def transfer_sections(transfer: dict[str, Any]) -> list[str]:
 def leave_one_out_tables(loo: list[dict[str, Any]], names: list[str]) -> list[str]:
     """macro-F1 (the ranking), then AUROC and ECE, per held-out dataset and on average."""
     models = sorted({(row["name"], row["kind"]) for row in loo})
-    figures = {(row["name"], row["held_out"]): row["as_trained"] for row in loo}
-    kept = {row["name"]: row.get("earlier_run") for row in loo}
+    rows = {(row["name"], row["held_out"]): row for row in loo}
+    first = {row["name"]: row for row in loo}
 
     def score(model: tuple[str, str], metric: str) -> float:
-        return mean(figures[model[0], name][metric] for name in names if (model[0], name) in figures)
+        return mean(rows[model[0], name]["as_trained"][metric] for name in names if (model[0], name) in rows)
 
     ranked = sorted(models, key=lambda model: -score(model, "macro_f1"))
     parts = []
     for metric, title in (("macro_f1", "macro-F1"), ("auroc", "AUROC"), ("ece", "ECE")):
         header = ["rank", "model", *(f"{name} (trained on the others)" for name in names), "mean"]
         table = [
-            [str(rank), model_cell({"name": model[0], "kind": model[1], "earlier_run": kept[model[0]]}),
-             *(format_value(figures.get((model[0], name), {}).get(metric)) for name in names),
+            [str(rank), model_cell(first[model[0]]),
+             *(figure_cell(rows.get((model[0], name)), metric) for name in names),
              format_value(score(model, metric))]
             for rank, model in enumerate(ranked, 1)
         ]  # fmt: skip
@@ -74,14 +96,14 @@ def leave_one_out_tables(loo: list[dict[str, Any]], names: list[str]) -> list[st
 
 def single_dataset_table(single: list[dict[str, Any]], names: list[str]) -> list[str]:
     """macro-F1 of each model trained on one dataset, on each other one."""
-    keys = sorted({(row["name"], row["kind"], row["train_on"][0]) for row in single})
-    figures = {(row["name"], row["train_on"][0], row["held_out"]): row["as_trained"]["macro_f1"] for row in single}
-    kept = {row["name"]: row.get("earlier_run") for row in single}
+    keys = sorted({(row["name"], row["train_on"][0]) for row in single})
+    rows = {(row["name"], row["train_on"][0], row["held_out"]): row for row in single}
+    first = {(row["name"], row["train_on"][0]): row for row in single}
     table = []
-    for name, kind, trained in keys:
-        held_out = [format_value(figures.get((name, trained, held))) if held != trained else "(trained on)"
+    for name, trained in keys:
+        held_out = [figure_cell(rows.get((name, trained, held)), "macro_f1") if held != trained else "(trained on)"
                     for held in names]  # fmt: skip
-        table.append([model_cell({"name": name, "kind": kind, "earlier_run": kept[name]}), trained, *held_out])
+        table.append([model_cell(first[name, trained]), trained, *held_out])
     return [
         "### Trained on one dataset — macro-F1 on each other one",
         markdown_table(["model", "trained on", *names], table),
@@ -98,14 +120,15 @@ def recommended_table(loo: list[dict[str, Any]], single: list[dict[str, Any]], n
         if not candidates or general is None:
             continue
         best = max(candidates, key=lambda r: r["as_trained"]["macro_f1"])
-        value = general["as_trained"]["macro_f1"]
-        table.append([held, f"`{best['name']}` on {best['train_on'][0]}", format_value(best["as_trained"]["macro_f1"]),
-                      format_value(value), "yes" if value > best["as_trained"]["macro_f1"] else "no"])  # fmt: skip
+        above = general["as_trained"]["macro_f1"] > best["as_trained"]["macro_f1"]
+        table.append([held, f"{model_cell(best)} on {best['train_on'][0]}", figure_cell(best, "macro_f1"),
+                      figure_cell(general, "macro_f1"), "yes" if above else "no"])  # fmt: skip
     if not table:
         return []
     header = ["held out", "best recipe trained on one dataset", "its macro-F1",
               f"`{RECOMMENDED}` trained on the others", "above"]  # fmt: skip
-    return [f"### `{RECOMMENDED}` against the best single-dataset recipe", markdown_table(header, table)]
+    note = "Means over each recipe's seeds, compared as means; the lowest and highest seed's figure in brackets."
+    return [f"### `{RECOMMENDED}` against the best single-dataset recipe", note, markdown_table(header, table)]
 
 
 def conflict_table(pairs: list[dict[str, Any]]) -> list[str]:
@@ -149,7 +172,7 @@ def recalibration_table(loo: list[dict[str, Any]]) -> list[str]:
         return []
     table = []
     for row in measured:
-        before, fitted, unlabelled = row["as_trained"]["ece"], row["recalibrated"], row["unlabelled"]
+        before, fitted, unlabelled = seed_figures(row)[0]["ece"], row["recalibrated"], row["unlabelled"]
         table.append(
             [model_cell(row), row["held_out"], format_value(before),
              f"{fitted['ece_mean']:.4f} ± {fitted['ece_sd']:.4f}", calibrated_range(fitted),
@@ -162,7 +185,8 @@ def recalibration_table(loo: list[dict[str, Any]]) -> list[str]:
               "error closed",
               "moved to the EM prior (unlabelled)", "error closed", "prior trained on", "prior estimated"]  # fmt: skip
     note = (
-        "`faim calibrate` on the held-out dataset's own posts: fitted on a labelled sample (temperature, logit "
+        "`faim calibrate` on the held-out dataset's own posts, for the model of the recipe's own seed: fitted on a "
+        "labelled sample (temperature, logit "
         f"shift and threshold; mean ± sd over {draws} draws, measured on the posts not drawn), or moved without "
         "labels to the share of positives EM estimates from the model's scores (Saerens et al., 2002), measured on "
         "every post. Next to the fitted ECE, the central 95 % of the ECEs a perfectly calibrated model would show on "
@@ -183,7 +207,7 @@ def adaptation_table(loo: list[dict[str, Any]]) -> list[str]:
     for row in measured:
         fitted, head = row["recalibrated"], row["head_corrected"]
         table.append(
-            [model_cell(row), row["held_out"], format_value(row["as_trained"]["macro_f1"]),
+            [model_cell(row), row["held_out"], format_value(seed_figures(row)[0]["macro_f1"]),
              f"{fitted['macro_f1_mean']:.4f} ± {fitted['macro_f1_sd']:.4f}",
              f"{head['macro_f1_mean']:.4f} ± {head['macro_f1_sd']:.4f}",
              f"{head['ece_mean']:.4f} ± {head['ece_sd']:.4f}", calibrated_range(head)]

@@ -12,7 +12,7 @@ from faim.artifact import MANIFEST, read_recipe
 from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
-from faim.cli.common import add_columns, parse_columns
+from faim.cli.common import add_columns, parse_columns, positive_integer
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -82,17 +82,6 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the draws (default: 0)")
     parser.add_argument("--report", help="report directory (default: NEW_MODEL-calibration beside it)")
     parser.set_defaults(handler=run)
-
-
-def positive_integer(text: str) -> int:
-    """A whole number of at least 1, for ``--draws`` and each of ``--sizes``."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
 
 
 def positive_integers(text: str) -> list[int]:

@@ -1,4 +1,4 @@
-"""Argument helpers shared by subcommands: recipe overrides and column mappings."""
+"""Argument helpers shared by subcommands and the benchmark: recipe overrides, column mappings, counts."""
 
 from __future__ import annotations
 
@@ -48,3 +48,14 @@ def parse_columns(items: list[str]) -> dict[str, Any] | None:
         else:
             columns[key] = yaml.safe_load(value) if value.startswith("[") else value
     return columns
+
+
+def positive_integer(text: str) -> int:
+    """An argument that must be a whole number of at least 1 (a count of draws, labels or seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value

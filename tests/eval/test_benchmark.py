@@ -18,6 +18,7 @@ from faim.eval.benchmark import (
     TEXT_PERTURBATIONS,
     cpuinfo_field,
     holdout_entry,
+    main,
     recipe_rows,
     run_benchmark,
     select,
@@ -492,3 +493,13 @@ def test_a_baselines_threshold_falls_back_as_a_recipes_does_where_the_precision_
         threshold = tuned_threshold(view, y, np.stack([1 - positive, positive], axis=1))
     sweep = threshold_sweep(y, positive)
     assert sweep.precision[sweep.thresholds == threshold].item() == pytest.approx(sweep.precision.max())
+
+
+@pytest.mark.parametrize("seeds", ["0", "-1", "two"])
+def test_a_seed_count_that_is_not_a_whole_number_of_at_least_one_is_refused_before_any_work(
+    seeds: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--seeds", seeds, "--out", str(tmp_path / "RESULTS.md")])
+    assert exit_info.value.code == 2 and f"got {seeds!r}" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

@@ -13,7 +13,7 @@ from conftest import tiny_hate_recipe
 
 from faim.eval.benchmark_baselines import Embedder
 from faim.eval.benchmark_transfer import TransferDataset, fold_recipe, folds, is_hate_recipe, run_transfer
-from faim.eval.benchmark_transfer_report import transfer_sections
+from faim.eval.benchmark_transfer_report import RECOMMENDED, recalibration_table, recommended_table, transfer_sections
 from faim.recipe import Recipe
 
 HATEFUL = ["vermin", "scum", "filth", "parasites"]
@@ -47,7 +47,7 @@ def transfer(tmp_path_factory: pytest.TempPathFactory) -> dict:
     path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
     embedder = Embedder("tiny + LR", {"type": "tiny_text", "dim": 16}, str(root / "cache"))
     recipes = [Recipe.load(path)]
-    results = run_transfer(recipes, False, embedder, lambda _: None, root / "runs", datasets)
+    results = run_transfer(recipes, False, embedder, lambda _: None, root / "runs", datasets, seeds=2)
     return {"root": root, "datasets": datasets, "results": results, "recipe": recipes[0]}
 
 
@@ -118,3 +118,74 @@ def test_datasets_whose_labels_agree_read_no_term_the_opposite_way(transfer) -> 
     pairs = transfer["results"]["conflicts"]
     assert [pair["datasets"] for pair in pairs] == [["A", "B"], ["A", "C"], ["B", "C"]]
     assert all(pair["terms"] == 0 and pair["shown"] == [] for pair in pairs)
+
+
+def test_each_fold_is_trained_with_each_seed_and_its_row_holds_their_mean(transfer) -> None:
+    recipe_rows = [row for row in transfer["results"]["rows"] if row["kind"] == "recipe"]
+    for row in recipe_rows:
+        assert [figures["seed"] for figures in row["seeds"]] == [0, 1]
+        for metric in ("macro_f1", "auroc", "ece", "accuracy"):
+            each = [figures[metric] for figures in row["seeds"]]
+            assert row["as_trained"][metric] == pytest.approx(sum(each) / 2)
+    runs = transfer["root"] / "runs" / "tiny_hate"
+    assert (runs / "B+C" / "model").is_dir() and (runs / "B+C-seed1" / "model").is_dir()
+    second = fold_recipe(transfer["recipe"], transfer["datasets"][1:], transfer["root"] / "runs", seed_offset=1)
+    assert second.train.seed == 1 and second.train.output_dir.endswith("runs/tiny_hate/B+C-seed1")
+
+
+def test_a_seed_count_below_one_is_refused(transfer) -> None:
+    with pytest.raises(ValueError, match="seeds must be 1 or more"):
+        run_transfer([transfer["recipe"]], False, None, lambda _: None, transfer["root"] / "runs", seeds=0)
+
+
+def loo_row(name: str, held: str, seeds: list[dict[str, float]]) -> dict:
+    """A leave-one-out row of generated figures, as ``run_transfer`` writes it: the mean over ``seeds``."""
+    mean = {metric: sum(figures[metric] for figures in seeds) / len(seeds) for metric in seeds[0]}
+    trained_on = {"A": ["B", "C"], "B": ["A", "C"], "C": ["A", "B"]}[held]
+    row = {"name": name, "kind": "recipe", "train_on": trained_on, "held_out": held, "n": 100, "as_trained": mean}
+    return row | ({"seeds": [{"seed": i} | figures for i, figures in enumerate(seeds)]} if len(seeds) > 1 else {})
+
+
+def figures(macro_f1: float, ece: float) -> dict[str, float]:
+    return {"macro_f1": macro_f1, "auroc": 0.7, "ece": ece, "accuracy": 0.7}
+
+
+def test_the_tables_give_a_seeded_recipes_mean_and_range_and_rank_by_the_mean() -> None:
+    datasets = [{"name": name, "description": name, "data": {}} for name in "ABC"]
+    seeded = [loo_row("seeded", held, [figures(0.70, 0.1), figures(0.58, 0.3)]) for held in "ABC"]  # first above
+    single = [loo_row("single", held, [figures(0.66, 0.2)]) for held in "ABC"]
+    results = {"datasets": datasets, "rows": seeded + single, "skipped": []}
+    markdown = "\n\n".join(transfer_sections(results))
+    ranking = markdown.split("### Leave one dataset out — macro-F1")[1].split("###")[0]
+    assert "| 1 | `single` | 0.6600 | 0.6600 | 0.6600 | 0.6600 |" in ranking
+    assert "| 2 | `seeded` (2 seeds) | 0.6400 (0.5800–0.7000) |" in ranking
+
+
+def test_the_recalibration_table_sets_the_fit_against_the_figures_of_the_seed_it_was_fitted_on() -> None:
+    row = loo_row("seeded", "A", [figures(0.60, 0.40), figures(0.70, 0.20)])
+    fitted = {"ece_mean": 0.10, "ece_sd": 0.01, "labels": 200, "draws": 20, "ece_if_calibrated_low": 0.02,
+              "ece_if_calibrated_high": 0.08}  # fmt: skip
+    row |= {"recalibrated": fitted, "unlabelled": {"ece": 0.30, "prior": 0.3, "estimated_prior": 0.4}}
+    table = "\n".join(recalibration_table([row]))
+    assert "| `seeded` (2 seeds) | A | 0.4000 | 0.1000 ± 0.0100 |" in table
+    assert "| 75 % |" in table and "| 25 % |" in table
+
+
+def single_row(name: str, trained: str, held: str, seeds: list[dict[str, float]]) -> dict:
+    """A row of a model trained on one dataset, as ``run_transfer`` writes it."""
+    return loo_row(name, held, seeds) | {"train_on": [trained]}
+
+
+def test_the_recommended_recipe_is_set_against_the_best_single_dataset_recipe_by_their_means() -> None:
+    loo = [loo_row(RECOMMENDED, "A", [figures(0.62, 0.1), figures(0.64, 0.1)]),
+           loo_row(RECOMMENDED, "B", [figures(0.50, 0.1), figures(0.60, 0.1)])]  # fmt: skip
+    single = [
+        single_row("steady", "B", "A", [figures(0.61, 0.1)]),
+        single_row("lucky", "C", "A", [figures(0.70, 0.1), figures(0.50, 0.1)]),  # best seed above, mean below
+        single_row("steady", "A", "B", [figures(0.56, 0.1)]),
+        single_row("majority class", "C", "B", [figures(0.90, 0.1)]) | {"kind": "baseline"},
+    ]
+    table = "\n".join(recommended_table(loo, single, ["A", "B", "C"]))
+    assert "| A | `steady` on B | 0.6100 | 0.6300 (0.6200–0.6400) | yes |" in table
+    assert "| B | `steady` on A | 0.5600 | 0.5500 (0.5000–0.6000) | no |" in table
+    assert "| C |" not in table and "majority" not in table
