@@ -250,7 +250,12 @@ def run_benchmark(
 
     Returns:
         The results dict ``faim.eval.benchmark_report`` documents.
+
+    Raises:
+        ValueError: When ``seeds`` is below 1 (before any training).
     """
+    if seeds < 1:
+        raise ValueError(f"seeds must be 1 or more, not {seeds}")
     embedder = embedder or Embedder()
     where = machine()  # before the run: the load average says how busy the machine was
     recipes, several, skipped = select(names, log)

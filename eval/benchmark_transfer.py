@@ -17,8 +17,8 @@ row holds their mean and each seed's figures: on a dataset with few hateful post
 macro-F1 by several points, more than the gaps the ranking reads. The recalibrations are measured on the model of
 the recipe's own seed.
 
-Only recipes whose encoders are all frozen are trained here (six fits each, embeddings cached); a fine-tuning
-recipe would take hours per fit on two cores and is left out, saying so.
+Only recipes whose encoders are all frozen are trained here (six folds, each with every seed; embeddings cached); a
+fine-tuning recipe would take hours per fit on two cores and is left out, saying so.
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def run_transfer(
     for recipe in recipes:
         name = Path(recipe.source).stem
         if trains_an_encoder(recipe):
-            reason = "fine-tunes an encoder: six fits would take hours on two cores"
+            reason = f"fine-tunes an encoder: {len(folds(datasets)) * seeds} fits would take hours each on two cores"
             log(f"transfer: skipping {name}: {reason}")
             skipped.append({"recipe": name, "reason": reason})
         else:

@@ -16,11 +16,12 @@ RECOMMENDED = "hate_text_general"
 
 
 def model_cell(row: dict[str, Any]) -> str:
-    """The model's name, with how many seeds its folds were trained with where several, marked where a
-    ``--merge`` kept its row from an earlier run."""
-    name = f"`{row['name']}`" if row["kind"] == "recipe" else row["name"]
+    """The model's name; for a recipe, how many seeds its folds were trained with (one for a row from before seeds
+    were counted); marked where a ``--merge`` kept its row from an earlier run."""
+    if row["kind"] != "recipe":
+        return row["name"] + earlier_mark(row)
     seeds = len(seed_figures(row))
-    return name + (f" ({seeds} seeds)" if seeds > 1 else "") + earlier_mark(row)
+    return f"`{row['name']}` ({seeds} seed{'s' if seeds > 1 else ''})" + earlier_mark(row)
 
 
 def seed_figures(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -36,7 +37,7 @@ def figure_cell(row: dict[str, Any] | None, metric: str) -> str:
         return format_value(None)
     values = [figures[metric] for figures in seed_figures(row)]
     mean_cell = format_value(row["as_trained"][metric])
-    return mean_cell if len(values) == 1 else f"{mean_cell} ({min(values):.4f}–{max(values):.4f})"
+    return mean_cell if len(values) == 1 else f"{mean_cell} ({format_value(min(values))}–{format_value(max(values))})"
 
 
 def transfer_sections(transfer: dict[str, Any]) -> list[str]:
@@ -46,6 +47,7 @@ def transfer_sections(transfer: dict[str, Any]) -> list[str]:
     loo = [row for row in rows if len(row["train_on"]) == len(names) - 1]
     single = [row for row in rows if len(row["train_on"]) == 1]
     datasets = "; ".join(f"**{d['name']}**: {d['description']}" for d in transfer["datasets"])
+    seeded = any(len(seed_figures(row)) > 1 for row in rows)
     parts = [
         "## Selection by transfer: hate speech on data neither trained nor tuned on",
         "Each hate recipe keeps its model, training and evaluation settings and is trained on one dataset, or on "
@@ -54,13 +56,17 @@ def transfer_sections(transfer: dict[str, Any]) -> list[str]:
         "so), then measured as trained on every post of each dataset it never saw, read as below. The baselines go "
         "through the same folds. "
         f"Datasets, each read as hate / not hate: {datasets}. The ranking is by the mean leave-one-out macro-F1. "
-        "A recipe trained with several seeds (the recipe's own, then the next ones; the count beside its name) shows "
-        "the mean over them, with the lowest and highest seed's figure in brackets: on a dataset with few hateful "
-        "posts, the threshold one seed learns can move macro-F1 by several points.",
+        "Beside a recipe's name, the seeds each of its folds was trained with (the recipe's own, then the next ones)"
+        + (
+            "; where several, its figures are the mean over them, with the lowest and highest seed's in brackets: on "
+            "a dataset with few hateful posts, the threshold one seed learns can move macro-F1 by several points."
+            if seeded
+            else "."
+        ),
     ]
     parts += leave_one_out_tables(loo, names)
     parts += single_dataset_table(single, names)
-    parts += recommended_table(loo, single, names)
+    parts += recommended_table(loo, single, names, seeded)
     parts += conflict_table(transfer.get("conflicts", []))
     parts += recalibration_table(loo)
     parts += adaptation_table(loo)
@@ -75,7 +81,7 @@ def leave_one_out_tables(loo: list[dict[str, Any]], names: list[str]) -> list[st
     """macro-F1 (the ranking), then AUROC and ECE, per held-out dataset and on average."""
     models = sorted({(row["name"], row["kind"]) for row in loo})
     rows = {(row["name"], row["held_out"]): row for row in loo}
-    first = {row["name"]: row for row in loo}
+    a_row = {row["name"]: row for row in loo}  # any of a model's rows: they share its seeds and run
 
     def score(model: tuple[str, str], metric: str) -> float:
         return mean(rows[model[0], name]["as_trained"][metric] for name in names if (model[0], name) in rows)
@@ -85,7 +91,7 @@ def leave_one_out_tables(loo: list[dict[str, Any]], names: list[str]) -> list[st
     for metric, title in (("macro_f1", "macro-F1"), ("auroc", "AUROC"), ("ece", "ECE")):
         header = ["rank", "model", *(f"{name} (trained on the others)" for name in names), "mean"]
         table = [
-            [str(rank), model_cell(first[model[0]]),
+            [str(rank), model_cell(a_row[model[0]]),
              *(figure_cell(rows.get((model[0], name)), metric) for name in names),
              format_value(score(model, metric))]
             for rank, model in enumerate(ranked, 1)
@@ -98,21 +104,24 @@ def single_dataset_table(single: list[dict[str, Any]], names: list[str]) -> list
     """macro-F1 of each model trained on one dataset, on each other one."""
     keys = sorted({(row["name"], row["train_on"][0]) for row in single})
     rows = {(row["name"], row["train_on"][0], row["held_out"]): row for row in single}
-    first = {(row["name"], row["train_on"][0]): row for row in single}
+    a_row = {(row["name"], row["train_on"][0]): row for row in single}
     table = []
     for name, trained in keys:
         held_out = [figure_cell(rows.get((name, trained, held)), "macro_f1") if held != trained else "(trained on)"
                     for held in names]  # fmt: skip
-        table.append([model_cell(first[name, trained]), trained, *held_out])
+        table.append([model_cell(a_row[name, trained]), trained, *held_out])
     return [
         "### Trained on one dataset — macro-F1 on each other one",
         markdown_table(["model", "trained on", *names], table),
     ]
 
 
-def recommended_table(loo: list[dict[str, Any]], single: list[dict[str, Any]], names: list[str]) -> list[str]:
+def recommended_table(
+    loo: list[dict[str, Any]], single: list[dict[str, Any]], names: list[str], seeded: bool = False
+) -> list[str]:
     """Per held-out dataset: the best recipe trained on one other dataset against the recommended recipe trained
-    on all the others."""
+    on all the others; ``seeded`` where some recipe was trained with several seeds (a note says they are compared
+    by their means)."""
     table = []
     for held in names:
         candidates = [r for r in single if r["held_out"] == held and r["kind"] == "recipe"]
@@ -127,8 +136,9 @@ def recommended_table(loo: list[dict[str, Any]], single: list[dict[str, Any]], n
         return []
     header = ["held out", "best recipe trained on one dataset", "its macro-F1",
               f"`{RECOMMENDED}` trained on the others", "above"]  # fmt: skip
-    note = "Means over each recipe's seeds, compared as means; the lowest and highest seed's figure in brackets."
-    return [f"### `{RECOMMENDED}` against the best single-dataset recipe", note, markdown_table(header, table)]
+    note = ["Compared by the mean over each recipe's seeds; the lowest and highest seed's figure in brackets."]
+    return [f"### `{RECOMMENDED}` against the best single-dataset recipe", *(note if seeded else []),
+            markdown_table(header, table)]  # fmt: skip
 
 
 def conflict_table(pairs: list[dict[str, Any]]) -> list[str]:

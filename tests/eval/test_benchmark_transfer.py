@@ -13,7 +13,13 @@ from conftest import tiny_hate_recipe
 
 from faim.eval.benchmark_baselines import Embedder
 from faim.eval.benchmark_transfer import TransferDataset, fold_recipe, folds, is_hate_recipe, run_transfer
-from faim.eval.benchmark_transfer_report import RECOMMENDED, recalibration_table, recommended_table, transfer_sections
+from faim.eval.benchmark_transfer_report import (
+    RECOMMENDED,
+    adaptation_table,
+    recalibration_table,
+    recommended_table,
+    transfer_sections,
+)
 from faim.recipe import Recipe
 
 HATEFUL = ["vermin", "scum", "filth", "parasites"]
@@ -133,9 +139,20 @@ def test_each_fold_is_trained_with_each_seed_and_its_row_holds_their_mean(transf
     assert second.train.seed == 1 and second.train.output_dir.endswith("runs/tiny_hate/B+C-seed1")
 
 
-def test_a_seed_count_below_one_is_refused(transfer) -> None:
+def test_a_seed_count_below_one_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="seeds must be 1 or more"):
-        run_transfer([transfer["recipe"]], False, None, lambda _: None, transfer["root"] / "runs", seeds=0)
+        run_transfer([], False, Embedder(), lambda _: None, tmp_path / "runs", seeds=0)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_recipes_own_seed_is_its_first_folds_and_the_next_ones_follow(transfer) -> None:
+    mapping = transfer["recipe"].to_dict()
+    mapping["train"] = mapping["train"] | {"seed": 7}
+    recipe = Recipe.from_dict(mapping, transfer["recipe"].source)
+    runs, pair = transfer["root"] / "runs", transfer["datasets"][1:]
+    own, third = fold_recipe(recipe, pair, runs), fold_recipe(recipe, pair, runs, seed_offset=2)
+    assert own.train.seed == 7 and own.train.output_dir.endswith("runs/tiny_hate/B+C")
+    assert third.train.seed == 9 and third.train.output_dir.endswith("runs/tiny_hate/B+C-seed9")
 
 
 def loo_row(name: str, held: str, seeds: list[dict[str, float]]) -> dict:
@@ -157,7 +174,7 @@ def test_the_tables_give_a_seeded_recipes_mean_and_range_and_rank_by_the_mean() 
     results = {"datasets": datasets, "rows": seeded + single, "skipped": []}
     markdown = "\n\n".join(transfer_sections(results))
     ranking = markdown.split("### Leave one dataset out — macro-F1")[1].split("###")[0]
-    assert "| 1 | `single` | 0.6600 | 0.6600 | 0.6600 | 0.6600 |" in ranking
+    assert "| 1 | `single` (1 seed) | 0.6600 | 0.6600 | 0.6600 | 0.6600 |" in ranking
     assert "| 2 | `seeded` (2 seeds) | 0.6400 (0.5800–0.7000) |" in ranking
 
 
@@ -186,6 +203,23 @@ def test_the_recommended_recipe_is_set_against_the_best_single_dataset_recipe_by
         single_row("majority class", "C", "B", [figures(0.90, 0.1)]) | {"kind": "baseline"},
     ]
     table = "\n".join(recommended_table(loo, single, ["A", "B", "C"]))
-    assert "| A | `steady` on B | 0.6100 | 0.6300 (0.6200–0.6400) | yes |" in table
-    assert "| B | `steady` on A | 0.5600 | 0.5500 (0.5000–0.6000) | no |" in table
+    assert "| A | `steady` (1 seed) on B | 0.6100 | 0.6300 (0.6200–0.6400) | yes |" in table
+    assert "| B | `steady` (1 seed) on A | 0.5600 | 0.5500 (0.5000–0.6000) | no |" in table
     assert "| C |" not in table and "majority" not in table
+
+
+def test_the_adaptation_table_sets_the_head_correction_against_the_seed_it_was_fitted_on() -> None:
+    row = loo_row("seeded", "A", [figures(0.52, 0.3), figures(0.70, 0.3)])
+    draws = {"labels": 200, "draws": 20, "ece_if_calibrated_low": 0.02, "ece_if_calibrated_high": 0.08}
+    head = {"macro_f1_mean": 0.60, "macro_f1_sd": 0.02, "ece_mean": 0.05, "ece_sd": 0.01}
+    row |= {"recalibrated": draws | {"macro_f1_mean": 0.55, "macro_f1_sd": 0.01}, "head_corrected": draws | head}
+    table = "\n".join(adaptation_table([row]))
+    assert "| `seeded` (2 seeds) | A | 0.5200 | 0.5500 ± 0.0100 | 0.6000 ± 0.0200 | 0.0500 ± 0.0100 |" in table
+
+
+def test_a_recipe_row_from_before_seeds_were_counted_reads_as_one_seed_and_no_range_is_promised() -> None:
+    datasets = [{"name": name, "description": name, "data": {}} for name in "ABC"]
+    rows = [loo_row("older", held, [figures(0.66, 0.2)]) for held in "ABC"]
+    markdown = "\n\n".join(transfer_sections({"datasets": datasets, "rows": rows, "skipped": []}))
+    assert "| 1 | `older` (1 seed) | 0.6600 |" in markdown
+    assert "brackets" not in markdown
