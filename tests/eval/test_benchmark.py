@@ -503,3 +503,8 @@ def test_a_seed_count_that_is_not_a_whole_number_of_at_least_one_is_refused_befo
         main(["--seeds", seeds, "--out", str(tmp_path / "RESULTS.md")])
     assert exit_info.value.code == 2 and f"got {seeds!r}" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_run_benchmark_refuses_a_seed_count_below_one_before_reading_any_recipe(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="seeds must be 1 or more, not 0"):
+        run_benchmark([str(tmp_path / "missing.yaml")], seeds=0)
