@@ -15,12 +15,15 @@ RECOMMENDED = "hate_text_general"
 """The recipe recipes/README.md recommends; its leave-one-out figures are set against the single-dataset ones."""
 
 
-def model_cell(row: dict[str, Any]) -> str:
+def model_cell(row: dict[str, Any], own_seed: bool = False) -> str:
     """The model's name; for a recipe, how many seeds its folds were trained with (one for a row from before seeds
-    were counted); marked where a ``--merge`` kept its row from an earlier run."""
+    were counted), or with ``own_seed`` the seed of the model a recalibration was measured on where recorded;
+    marked where a ``--merge`` kept its row from an earlier run."""
     if row["kind"] != "recipe":
         return row["name"] + earlier_mark(row)
     seeds = len(seed_figures(row))
+    if own_seed and "seeds" in row:
+        return f"`{row['name']}` (seed {row['seeds'][0]['seed']})" + earlier_mark(row)
     return f"`{row['name']}` ({seeds} seed{'s' if seeds > 1 else ''})" + earlier_mark(row)
 
 
@@ -184,7 +187,7 @@ def recalibration_table(loo: list[dict[str, Any]]) -> list[str]:
     for row in measured:
         before, fitted, unlabelled = seed_figures(row)[0]["ece"], row["recalibrated"], row["unlabelled"]
         table.append(
-            [model_cell(row), row["held_out"], format_value(before),
+            [model_cell(row, own_seed=True), row["held_out"], format_value(before),
              f"{fitted['ece_mean']:.4f} ± {fitted['ece_sd']:.4f}", calibrated_range(fitted),
              closed(before, fitted["ece_mean"]),
              format_value(unlabelled.get("ece")), closed(before, unlabelled.get("ece")),
@@ -217,7 +220,7 @@ def adaptation_table(loo: list[dict[str, Any]]) -> list[str]:
     for row in measured:
         fitted, head = row["recalibrated"], row["head_corrected"]
         table.append(
-            [model_cell(row), row["held_out"], format_value(seed_figures(row)[0]["macro_f1"]),
+            [model_cell(row, own_seed=True), row["held_out"], format_value(seed_figures(row)[0]["macro_f1"]),
              f"{fitted['macro_f1_mean']:.4f} ± {fitted['macro_f1_sd']:.4f}",
              f"{head['macro_f1_mean']:.4f} ± {head['macro_f1_sd']:.4f}",
              f"{head['ece_mean']:.4f} ± {head['ece_sd']:.4f}", calibrated_range(head)]

@@ -184,7 +184,7 @@ def test_the_recalibration_table_sets_the_fit_against_the_figures_of_the_seed_it
               "ece_if_calibrated_high": 0.08}  # fmt: skip
     row |= {"recalibrated": fitted, "unlabelled": {"ece": 0.30, "prior": 0.3, "estimated_prior": 0.4}}
     table = "\n".join(recalibration_table([row]))
-    assert "| `seeded` (2 seeds) | A | 0.4000 | 0.1000 ± 0.0100 |" in table
+    assert "| `seeded` (seed 0) | A | 0.4000 | 0.1000 ± 0.0100 |" in table
     assert "| 75 % |" in table and "| 25 % |" in table
 
 
@@ -214,7 +214,7 @@ def test_the_adaptation_table_sets_the_head_correction_against_the_seed_it_was_f
     head = {"macro_f1_mean": 0.60, "macro_f1_sd": 0.02, "ece_mean": 0.05, "ece_sd": 0.01}
     row |= {"recalibrated": draws | {"macro_f1_mean": 0.55, "macro_f1_sd": 0.01}, "head_corrected": draws | head}
     table = "\n".join(adaptation_table([row]))
-    assert "| `seeded` (2 seeds) | A | 0.5200 | 0.5500 ± 0.0100 | 0.6000 ± 0.0200 | 0.0500 ± 0.0100 |" in table
+    assert "| `seeded` (seed 0) | A | 0.5200 | 0.5500 ± 0.0100 | 0.6000 ± 0.0200 | 0.0500 ± 0.0100 |" in table
 
 
 def test_a_recipe_row_from_before_seeds_were_counted_reads_as_one_seed_and_no_range_is_promised() -> None:
