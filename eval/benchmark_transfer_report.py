@@ -21,9 +21,9 @@ def model_cell(row: dict[str, Any], own_seed: bool = False) -> str:
     marked where a ``--merge`` kept its row from an earlier run."""
     if row["kind"] != "recipe":
         return row["name"] + earlier_mark(row)
-    seeds = len(seed_figures(row))
     if own_seed and "seeds" in row:
         return f"`{row['name']}` (seed {row['seeds'][0]['seed']})" + earlier_mark(row)
+    seeds = len(seed_figures(row))
     return f"`{row['name']}` ({seeds} seed{'s' if seeds > 1 else ''})" + earlier_mark(row)
 
 
@@ -198,8 +198,8 @@ def recalibration_table(loo: list[dict[str, Any]]) -> list[str]:
               "error closed",
               "moved to the EM prior (unlabelled)", "error closed", "prior trained on", "prior estimated"]  # fmt: skip
     note = (
-        "`faim calibrate` on the held-out dataset's own posts, for the model of the recipe's own seed: fitted on a "
-        "labelled sample (temperature, logit "
+        "`faim calibrate` on the held-out dataset's own posts, for the model of the recipe's own seed (its ECE as "
+        "trained is that model's, not the mean over seeds above): fitted on a labelled sample (temperature, logit "
         f"shift and threshold; mean ± sd over {draws} draws, measured on the posts not drawn), or moved without "
         "labels to the share of positives EM estimates from the model's scores (Saerens et al., 2002), measured on "
         "every post. Next to the fitted ECE, the central 95 % of the ECEs a perfectly calibrated model would show on "
@@ -232,7 +232,8 @@ def adaptation_table(loo: list[dict[str, Any]]) -> list[str]:
         "A calibration keeps the order of posts, so where a dataset's labels call hate what the model ranks low it "
         "cannot help. `faim calibrate --head` also corrects the head on the labelled sample: a logistic regression "
         "on the whole-post embedding and the head's own logit, its calibration fitted on cross-fitted logits. "
-        f"Macro-F1 on the posts not drawn (mean ± sd over the same {draws} draws of {labels} labels as above)."
+        f"Macro-F1 on the posts not drawn (mean ± sd over the same {draws} draws of {labels} labels as above), for "
+        "the model of the recipe's own seed, its macro-F1 as trained that model's."
     )
     return [f"### Adapted with {labels} labels of the held-out dataset — macro-F1", note, markdown_table(header, table)]
 
