@@ -23,7 +23,7 @@ def model_cell(row: dict[str, Any], own_seed: bool = False) -> str:
         return row["name"] + earlier_mark(row)
     if own_seed and "seeds" in row:
         return f"`{row['name']}` (seed {row['seeds'][0]['seed']})" + earlier_mark(row)
-    seeds = len(seed_figures(row))
+    seeds = len(row.get("seeds", ())) or 1
     return f"`{row['name']}` ({seeds} seed{'s' if seeds > 1 else ''})" + earlier_mark(row)
 
 
