@@ -61,7 +61,7 @@ from faim.eval.benchmark_runs import (
     shifted_evaluations,
     train_or_reuse,
 )
-from faim.eval.benchmark_transfer import SEEDS, is_hate_recipe, run_transfer
+from faim.eval.benchmark_transfer import SEEDS, check_seeds, is_hate_recipe, run_transfer
 from faim.eval.group_holdout import probe_recipe
 from faim.eval.report import _jsonable
 from faim.eval.trained_holdout import plan_folds, trained_holdout
@@ -254,8 +254,7 @@ def run_benchmark(
     Raises:
         ValueError: When ``seeds`` is below 1 (before any training).
     """
-    if seeds < 1:
-        raise ValueError(f"seeds must be 1 or more, not {seeds}")
+    check_seeds(seeds)
     embedder = embedder or Embedder()
     where = machine()  # before the run: the load average says how busy the machine was
     recipes, several, skipped = select(names, log)

@@ -130,9 +130,8 @@ def fold_recipe(recipe: Recipe, train_on: tuple[TransferDataset, ...], runs: Pat
     sources = [member_data(recipe, d) if types.count(d.data["type"]) == 1 else d.data for d in train_on]
     data = sources[0] if len(train_on) == 1 else {"type": "concat", "sources": sources, "evaluate_on": "all"}
     seed = recipe.train.seed + seed_offset
-    output = (
-        runs / Path(recipe.source).stem / ("+".join(d.name for d in train_on) + (f"-seed{seed}" if seed_offset else ""))
-    )
+    folder = "+".join(d.name for d in train_on) + (f"-seed{seed}" if seed_offset else "")
+    output = runs / Path(recipe.source).stem / folder
     mapping = recipe.to_dict() | {"data": data}
     mapping["train"] = mapping["train"] | {"output_dir": str(output), "seed": seed}
     if len(train_on) == 1:
@@ -225,8 +224,7 @@ def run_transfer(
     Raises:
         ValueError: When ``seeds`` is below 1.
     """
-    if seeds < 1:
-        raise ValueError(f"transfer: seeds must be 1 or more, not {seeds}")
+    check_seeds(seeds)
     every = EveryPost()
     rows: list[dict[str, Any]] = []
     skipped = []
@@ -264,6 +262,12 @@ def run_transfer(
         "skipped": skipped,
         "conflicts": dataset_conflicts(datasets, every),
     }
+
+
+def check_seeds(seeds: int) -> None:
+    """Refuse a count of training seeds below 1 (``ValueError``), before any fold is trained."""
+    if seeds < 1:
+        raise ValueError(f"transfer: seeds must be 1 or more, not {seeds}")
 
 
 def dataset_conflicts(datasets: tuple[TransferDataset, ...], every: EveryPost) -> list[dict[str, Any]]:

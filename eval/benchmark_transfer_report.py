@@ -23,8 +23,13 @@ def model_cell(row: dict[str, Any], own_seed: bool = False) -> str:
         return row["name"] + earlier_mark(row)
     if own_seed and "seeds" in row:
         return f"`{row['name']}` (seed {row['seeds'][0]['seed']})" + earlier_mark(row)
-    seeds = len(row.get("seeds", ())) or 1
+    seeds = seed_count(row)
     return f"`{row['name']}` ({seeds} seed{'s' if seeds > 1 else ''})" + earlier_mark(row)
+
+
+def seed_count(row: dict[str, Any]) -> int:
+    """How many seeds a row's fold was trained with (one for a baseline or a row from before seeds were counted)."""
+    return len(row.get("seeds", ())) or 1
 
 
 def seed_figures(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -50,7 +55,7 @@ def transfer_sections(transfer: dict[str, Any]) -> list[str]:
     loo = [row for row in rows if len(row["train_on"]) == len(names) - 1]
     single = [row for row in rows if len(row["train_on"]) == 1]
     datasets = "; ".join(f"**{d['name']}**: {d['description']}" for d in transfer["datasets"])
-    seeded = any(len(seed_figures(row)) > 1 for row in rows)
+    seeded = any(seed_count(row) > 1 for row in rows)
     parts = [
         "## Selection by transfer: hate speech on data neither trained nor tuned on",
         "Each hate recipe keeps its model, training and evaluation settings and is trained on one dataset, or on "
