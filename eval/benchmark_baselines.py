@@ -22,7 +22,7 @@ from sklearn.linear_model import LogisticRegression
 from faim.assembly import build_model
 from faim.calibration.fit import chosen_threshold
 from faim.data.collate import PostCollator
-from faim.data.post import Post
+from faim.data.post import Post, post_texts
 from faim.data.targets import TaskSpec
 from faim.eval.benchmark_datasets import View
 from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics
@@ -121,10 +121,10 @@ def run_baselines(
 
     start = time.perf_counter()
     vectorizer = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=2)
-    tfidf = fit_logistic_regression(vectorizer.fit_transform([train[i].text or "" for i in train_index]), y_train)
+    tfidf = fit_logistic_regression(vectorizer.fit_transform(post_texts(train[i] for i in train_index)), y_train)
 
     def tfidf_probabilities(posts: list[Post]) -> np.ndarray:
-        return class_probabilities(tfidf, vectorizer.transform([post.text or "" for post in posts]), task)
+        return class_probabilities(tfidf, vectorizer.transform(post_texts(posts)), task)
 
     prob = tfidf_probabilities(evaluated)
     tfidf_name = "TF-IDF + logistic regression"

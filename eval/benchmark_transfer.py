@@ -34,7 +34,7 @@ import numpy as np
 
 from faim.api import build
 from faim.assembly import build_source
-from faim.data.post import Post
+from faim.data.post import Post, post_texts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.benchmark_baselines import Embedder, run_baselines
@@ -275,9 +275,7 @@ def dataset_conflicts(datasets: tuple[TransferDataset, ...], every: EveryPost) -
     (``faim.eval.label_conflicts``): how many, the share of each dataset's posts holding one, and the first
     ``SHOWN_CONFLICTS`` with their posts, shares of hate and leans in each dataset."""
     texts = {
-        d.name: LabelledTexts(
-            d.name, [post.text or "" for post in every(d)], [post.labels["hate"] for post in every(d)]
-        )
+        d.name: LabelledTexts(d.name, post_texts(every(d)), [post.labels["hate"] for post in every(d)])
         for d in datasets
     }
     return [

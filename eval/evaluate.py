@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader
 from faim.calibration.fit import Calibration
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.language import UNDETERMINED, with_languages
-from faim.data.post import Post
+from faim.data.post import Post, post_texts
 from faim.data.targets import TaskSpec
 from faim.decisions import decide
 from faim.detector import Detector
@@ -227,5 +227,5 @@ def evaluate(
     config = config or EvalConfig()
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)
-    texts = [post.text or "" for post in posts] if words else None
+    texts = post_texts(posts) if words else None
     return evaluate_loader(detector, loader, out_dir, data_name, config, ablations, texts)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from faim.assembly import build_model, build_source, task_specs
+from faim.data.post import post_texts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
 from faim.recipe import Recipe, as_recipe
@@ -88,5 +89,5 @@ def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | 
     posts = split_posts(recipe, source, split)
     loader = recipe_loader(recipe, detector, posts, False, split)
     out = Path(recipe.train.output_dir) / "eval"
-    texts = [post.text or "" for post in posts]
+    texts = post_texts(posts)
     return evaluate_loader(detector, loader, out, source.describe(split), recipe.eval, texts=texts)

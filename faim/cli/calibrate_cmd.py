@@ -13,6 +13,7 @@ from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
 from faim.cli.common import add_columns, parse_columns, positive_integer
+from faim.data.post import post_texts
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name}: every labelled post is {label!r}; its calibration is kept as it was (a refit needs "
                   "posts of both classes)")  # fmt: skip
     config = refit_settings(recipe.eval)
-    texts = [post.text or "" for post in posts]
+    texts = post_texts(posts)
     report: dict[str, Any] = {"model": str(model), "data": str(args.data), "unlabelled": args.unlabelled, "tasks": {}}
     for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
         report["tasks"][task.name] = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +77,11 @@ class Post:
 def as_posts(items: list[Post | Mapping[str, Any]]) -> list[Post]:
     """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``) and return posts."""
     return [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
+
+
+def post_texts(posts: Iterable[Post]) -> list[str]:
+    """Each post's text in order, ``""`` for a post without one (what a text-reading measurement takes)."""
+    return [post.text or "" for post in posts]
 
 
 def shortest_text_first(posts: list[Post]) -> list[int]:

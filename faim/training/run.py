@@ -23,7 +23,7 @@ from faim.artifact import MANIFEST, read_manifest
 from faim.assembly import build_model, build_source, task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.language import with_languages
-from faim.data.post import Post
+from faim.data.post import Post, post_texts
 from faim.detector import Detector
 from faim.folders import check_replaceable
 from faim.inference import predict
@@ -299,7 +299,7 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
         best,
         eval_loader,
         source.describe(split),
-        [post.text or "" for post in eval_posts],
+        post_texts(eval_posts),
         resume_from,
         fit_seconds_before(timer),
         encoded,
