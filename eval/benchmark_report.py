@@ -244,7 +244,8 @@ def ablation_section(rows: list[dict[str, Any]], key: str, metric: str) -> list[
 
 def shift_section(dataset: dict[str, Any], metric: str) -> list[str]:
     """The heading, note and table of one dataset's rows measured, as trained, on other datasets of the task: for
-    each row, the validation figure and AUROC, and on each other dataset the figure with its change, AUROC and ECE."""
+    each row, the validation figure and AUROC, and on each other dataset the figure with its change, AUROC and ECE; a
+    row kept from an earlier run says which."""
     key = dataset["metric"]
     measured = [row for row in dataset["rows"] if row.get("shifted")]
     shifts = [shift for shift in dataset["shifts"] if any(shift["name"] in row["shifted"] for row in measured)]
@@ -264,7 +265,8 @@ def shift_section(dataset: dict[str, Any], metric: str) -> list[str]:
         header += [f"{shift['name']} {metric}", f"{shift['name']} AUROC", f"{shift['name']} ECE"]
     table = []
     for row in measured:
-        cells = [model_cell(row), row["view"], format_value(row["value"]), format_value(row["metrics"].get("auroc"))]
+        cells = [model_cell(row) + earlier_mark(row), row["view"], format_value(row["value"])]
+        cells.append(format_value(row["metrics"].get("auroc")))
         for shift in shifts:
             figures = row["shifted"].get(shift["name"])
             if figures is None:
@@ -354,7 +356,9 @@ def probe_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> list
 
 def robustness_section(rows: list[dict[str, Any]], key: str, metric: str) -> list[str]:
     """The heading, note and table of one dataset's figures under evasion-style perturbations: for each row measured
-    under them, the clean figure and each perturbation's with its change from the clean one."""
+    under them, the clean figure and each perturbation's with its change from the clean one; a row whose perturbed
+    figures an earlier run measured (the whole row kept, or its perturbed figures kept under a row measured again)
+    says which run."""
     measured = [row for row in rows if row.get("robustness")]
     names = [name for name in PERTURBATIONS if any(name in row["robustness"] for row in measured)]
     note = (
@@ -369,7 +373,7 @@ def robustness_section(rows: list[dict[str, Any]], key: str, metric: str) -> lis
     for row in measured:
         kept = row.get("robustness_kept")
         clean = kept["value"] if kept else row["value"]
-        cells = [model_cell(row) + (earlier_mark(kept) if kept else ""), row["view"], format_value(clean)]
+        cells = [model_cell(row) + earlier_mark(kept or row), row["view"], format_value(clean)]
         for name in names:
             perturbed = row["robustness"].get(name)
             if perturbed is None:

@@ -80,7 +80,8 @@ def as_posts(items: list[Post | Mapping[str, Any]]) -> list[Post]:
 
 
 def post_texts(posts: Iterable[Post]) -> list[str]:
-    """Each post's text in order, ``""`` for a post without one (what a text-reading measurement takes)."""
+    """Each post's text in order, ``""`` for a post without one (``None`` or empty), as a text model or a word count
+    reads it."""
     return [post.text or "" for post in posts]
 
 
