@@ -226,12 +226,12 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
 
 def ablation_section(rows: list[dict[str, Any]], key: str, metric: str) -> list[str]:
     """The heading, note and table of each recipe row's figure with every element kind masked out in turn (what
-    each modality alone gives the fused model), beside the fused figure."""
+    each modality alone gives the fused model), beside the fused figure; a row kept from an earlier run says which."""
     measured = [row for row in rows if row.get("ablations")]
     masked = sorted({name for row in measured for name in row["ablations"] if name.startswith("without_")})
     header = ["model", "data view", "fused", *(name.replace("_", " ") for name in masked)]
     table = [
-        [model_cell(row), row["view"], format_value(row["value"]),
+        [model_cell(row) + earlier_mark(row), row["view"], format_value(row["value"]),
          *(format_value(row["ablations"].get(name, {}).get(key)) for name in masked)]
         for row in measured
     ]  # fmt: skip

@@ -6,7 +6,13 @@ import copy
 
 from faim.eval.benchmark_languages_report import language_sections
 from faim.eval.benchmark_merge import changed_recipes, merge_results, recipe_names
-from faim.eval.benchmark_report import earlier_mark, kept_times, robustness_section, shift_section
+from faim.eval.benchmark_report import (
+    ablation_section,
+    earlier_mark,
+    kept_times,
+    robustness_section,
+    shift_section,
+)
 from faim.eval.benchmark_transfer_report import model_cell
 from faim.recipe import Recipe
 from faim.recipe.compare import plain
@@ -149,16 +155,23 @@ def test_a_row_measured_again_without_perturbations_keeps_the_earlier_figures_un
     assert "| `vmu_text` (earlier run, 2026-11-24 00:00) | v | 0.8300 | 0.7000 (-0.1300) |" in table
 
 
-def test_a_row_kept_whole_is_marked_in_the_perturbation_and_other_dataset_tables_too() -> None:
+def test_a_row_kept_whole_is_marked_in_the_perturbation_modality_and_other_dataset_tables_too() -> None:
     shifted = {"ETHOS": {"macro_f1": 0.66, "auroc": 0.77, "ece": 0.14, "n": 998}}
     perturbed = {"text.leetspeak": {"macro_f1": 0.75}}
-    row = {"name": "finetune", "kind": "recipe", "view": "default", "value": 0.79, "metrics": {"auroc": 0.87}}
+    row = {
+        "name": "finetune",
+        "kind": "recipe",
+        "view": "default",
+        "value": 0.79,
+        "metrics": {"auroc": 0.87},
+        "ablations": {"without_text": {"macro_f1": 0.5}},
+    }
     earlier = {
         "command": "a",
         "generated_at": "2026-11-24T13:37:00+00:00",
         "datasets": [dataset("tweeteval", {}) | {"rows": [row | {"shifted": shifted, "robustness": perturbed}]}],
     }
-    measured = {"name": "frozen", "kind": "recipe", "view": "default", "value": 0.75, "metrics": {"auroc": 0.83}}
+    measured = row | {"name": "frozen", "value": 0.75, "metrics": {"auroc": 0.83}}
     new = {
         "command": "b",
         "generated_at": "2026-11-25T00:00:00+00:00",
@@ -173,6 +186,25 @@ def test_a_row_kept_whole_is_marked_in_the_perturbation_and_other_dataset_tables
     table = shift_section(shifts, "macro-F1")[-1]
     assert "| `frozen` | default | 0.7500 | 0.8300 | 0.6600 (-0.0900) |" in table
     assert "| `finetune` (earlier run, 2026-11-24 13:37) | default | 0.7900 | 0.8700 | 0.6600 (-0.1300) |" in table
+    modalities = ablation_section(tweeteval["rows"], "macro_f1", "macro-F1")[-1]
+    assert "| `frozen` | default | 0.7500 | 0.5000 |" in modalities
+    assert "| `finetune` (earlier run, 2026-11-24 13:37) | default | 0.7900 | 0.5000 |" in modalities
+
+
+def test_perturbed_figures_kept_from_one_run_under_a_row_kept_from_a_later_one_name_the_run_that_measured_them() -> (
+    None
+):
+    row = {
+        "name": "vmu_text",
+        "kind": "recipe",
+        "view": "v",
+        "value": 0.84,
+        "robustness": {"text.leetspeak": {"accuracy": 0.7}},
+    }
+    row |= {"robustness_kept": {"earlier_run": "2026-11-24T00:00:00+00:00", "value": 0.83}}
+    row |= {"earlier_run": "2026-11-25T00:00:00+00:00"}
+    table = robustness_section([row], "accuracy", "accuracy")[-1]
+    assert "| `vmu_text` (earlier run, 2026-11-24 00:00) | v | 0.8300 | 0.7000 (-0.1300) |" in table
 
 
 def test_a_transfer_or_language_run_of_some_recipes_keeps_the_others_rows_marked() -> None:
