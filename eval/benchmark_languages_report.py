@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faim.eval.tables import earlier_mark, format_value, markdown_table
+from faim.eval.tables import format_value, markdown_table, model_cell
 
 
 def language_sections(languages: dict[str, Any]) -> list[str]:
@@ -30,7 +30,7 @@ def language_sections(languages: dict[str, Any]) -> list[str]:
     table = []
     for row in languages["rows"]:
         english = row["validation"].get("en", {})
-        cells = [f"`{row['name']}`{earlier_mark(row)}", format_value(row["validation"]["all"].get("macro_f1")),
+        cells = [model_cell(row), format_value(row["validation"]["all"].get("macro_f1")),
                  format_value(english.get("macro_f1"))]  # fmt: skip
         for s in sets:
             figures = row["sets"].get(s["name"], {})  # a row kept from a run that lacked the set: n/a

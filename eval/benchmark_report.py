@@ -53,7 +53,16 @@ from typing import Any
 from faim.eval.benchmark_languages_report import language_sections
 from faim.eval.benchmark_runs import SCORING_RUNS
 from faim.eval.benchmark_transfer_report import transfer_sections
-from faim.eval.tables import MISSING, earlier_mark, format_ece_range, format_value, markdown_table, run_time
+from faim.eval.tables import (
+    MISSING,
+    earlier_mark,
+    format_ece_range,
+    format_value,
+    markdown_table,
+    model_cell,
+    model_name,
+    run_time,
+)
 from faim.perturb import PERTURBATIONS
 
 METRIC_NAMES = {"macro_f1": "macro-F1", "accuracy": "accuracy", "auroc": "AUROC"}
@@ -136,11 +145,6 @@ def render(results: dict[str, Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def model_cell(row: dict[str, Any]) -> str:
-    """A row's model as a table cell: a recipe's name as code, a baseline's as words."""
-    return f"`{row['name']}`" if row["kind"] == "recipe" else row["name"]
-
-
 def kept_times(value: Any) -> set[str]:
     """The times of the earlier runs that entries anywhere in ``value`` (results, or a part of them) were kept
     from: a run none of whose figures is left is not named."""
@@ -178,7 +182,7 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
     ]
     rows = [
         [
-            model_cell(row),
+            model_name(row),
             row["kind"] + (" (reused run)" if row.get("reused") else "") + earlier_mark(row),
             row["view"],
             row["split"],
@@ -231,7 +235,7 @@ def ablation_section(rows: list[dict[str, Any]], key: str, metric: str) -> list[
     masked = sorted({name for row in measured for name in row["ablations"] if name.startswith("without_")})
     header = ["model", "data view", "fused", *(name.replace("_", " ") for name in masked)]
     table = [
-        [model_cell(row) + earlier_mark(row), row["view"], format_value(row["value"]),
+        [model_cell(row), row["view"], format_value(row["value"]),
          *(format_value(row["ablations"].get(name, {}).get(key)) for name in masked)]
         for row in measured
     ]  # fmt: skip
@@ -265,7 +269,7 @@ def shift_section(dataset: dict[str, Any], metric: str) -> list[str]:
         header += [f"{shift['name']} {metric}", f"{shift['name']} AUROC", f"{shift['name']} ECE"]
     table = []
     for row in measured:
-        cells = [model_cell(row) + earlier_mark(row), row["view"], format_value(row["value"])]
+        cells = [model_cell(row), row["view"], format_value(row["value"])]
         cells.append(format_value(row["metrics"].get("auroc")))
         for shift in shifts:
             figures = row["shifted"].get(shift["name"])
@@ -312,7 +316,7 @@ def trained_holdout_section(holdouts: list[dict[str, Any]], key: str, metric: st
             if measured not in entry:
                 continue
             figures = entry[measured]["overall"]
-            row = [f"`{entry['name']}`" + earlier_mark(entry), label, str(figures["groups"])]
+            row = [model_cell(entry), label, str(figures["groups"])]
             row += [format_value(figures["n"])] + [
                 format_value(figures[name]) for name in (key, "macro_f1", "auroc", "ece")
             ]
@@ -342,7 +346,7 @@ def probe_section(holdouts: list[dict[str, Any]], key: str, metric: str) -> list
     for entry in holdouts:
         reads = ", ".join(entry["reads"]) + (", pooled by shared picture" if entry["pooled"] else "")
         reads += " and the crowd's corrections" if entry.get("crowd_corrections") else ""
-        row = [f"`{entry['name']}`" + earlier_mark(entry), reads]
+        row = [model_cell(entry), reads]
         for figures in (entry["recipe_split"], entry["leave_one_out"]):
             row += [str(figures["groups"]), format_value(figures["n"]), format_value(figures[key])]
             row += [format_value(figures["auroc"]), format_value(figures["ece"])]
@@ -373,7 +377,7 @@ def robustness_section(rows: list[dict[str, Any]], key: str, metric: str) -> lis
     for row in measured:
         kept = row.get("robustness_kept")
         clean = kept["value"] if kept else row["value"]
-        cells = [model_cell(row) + earlier_mark(kept or row), row["view"], format_value(clean)]
+        cells = [model_name(row) + earlier_mark(kept or row), row["view"], format_value(clean)]
         for name in names:
             perturbed = row["robustness"].get(name)
             if perturbed is None:

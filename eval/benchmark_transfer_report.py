@@ -9,22 +9,21 @@ from typing import Any
 
 from faim.eval.label_conflicts import MIN_GAP, MIN_POSTS
 from faim.eval.recalibration import calibrated_range
-from faim.eval.tables import earlier_mark, format_value, markdown_table
+from faim.eval.tables import earlier_mark, format_value, markdown_table, model_cell, model_name
 
 RECOMMENDED = "hate_text_general"
 """The recipe recipes/README.md recommends; its leave-one-out figures are set against the single-dataset ones."""
 
 
-def model_cell(row: dict[str, Any], own_seed: bool = False) -> str:
-    """The model's name; for a recipe, how many seeds its folds were trained with (one for a row from before seeds
-    were counted), or with ``own_seed`` the seed of the model a recalibration was measured on where recorded;
-    marked where a ``--merge`` kept its row from an earlier run."""
+def seeded_model_cell(row: dict[str, Any], own_seed: bool = False) -> str:
+    """``tables.model_cell`` with, for a recipe, how many seeds its folds were trained with (one for a row from
+    before seeds were counted), or with ``own_seed`` the seed of the model a recalibration was measured on where
+    recorded."""
     if row["kind"] != "recipe":
-        return row["name"] + earlier_mark(row)
-    if own_seed and "seeds" in row:
-        return f"`{row['name']}` (seed {row['seeds'][0]['seed']})" + earlier_mark(row)
-    seeds = seed_count(row)
-    return f"`{row['name']}` ({seeds} seed{'s' if seeds > 1 else ''})" + earlier_mark(row)
+        return model_cell(row)
+    count = seed_count(row)
+    seeds = f"seed {row['seeds'][0]['seed']}" if own_seed and "seeds" in row else f"{count} seed{'s' * (count > 1)}"
+    return f"{model_name(row)} ({seeds})" + earlier_mark(row)
 
 
 def seed_count(row: dict[str, Any]) -> int:
@@ -99,7 +98,7 @@ def leave_one_out_tables(loo: list[dict[str, Any]], names: list[str]) -> list[st
     for metric, title in (("macro_f1", "macro-F1"), ("auroc", "AUROC"), ("ece", "ECE")):
         header = ["rank", "model", *(f"{name} (trained on the others)" for name in names), "mean"]
         table = [
-            [str(rank), model_cell(a_row[model[0]]),
+            [str(rank), seeded_model_cell(a_row[model[0]]),
              *(figure_cell(rows.get((model[0], name)), metric) for name in names),
              format_value(score(model, metric))]
             for rank, model in enumerate(ranked, 1)
@@ -117,7 +116,7 @@ def single_dataset_table(single: list[dict[str, Any]], names: list[str]) -> list
     for name, trained in keys:
         held_out = [figure_cell(rows.get((name, trained, held)), "macro_f1") if held != trained else "(trained on)"
                     for held in names]  # fmt: skip
-        table.append([model_cell(a_row[name, trained]), trained, *held_out])
+        table.append([seeded_model_cell(a_row[name, trained]), trained, *held_out])
     return [
         "### Trained on one dataset — macro-F1 on each other one",
         markdown_table(["model", "trained on", *names], table),
@@ -138,7 +137,7 @@ def recommended_table(
             continue
         best = max(candidates, key=lambda r: r["as_trained"]["macro_f1"])
         above = general["as_trained"]["macro_f1"] > best["as_trained"]["macro_f1"]
-        table.append([held, f"{model_cell(best)} on {best['train_on'][0]}", figure_cell(best, "macro_f1"),
+        table.append([held, f"{seeded_model_cell(best)} on {best['train_on'][0]}", figure_cell(best, "macro_f1"),
                       figure_cell(general, "macro_f1"), "yes" if above else "no"])  # fmt: skip
     if not table:
         return []
@@ -192,7 +191,7 @@ def recalibration_table(loo: list[dict[str, Any]]) -> list[str]:
     for row in measured:
         before, fitted, unlabelled = seed_figures(row)[0]["ece"], row["recalibrated"], row["unlabelled"]
         table.append(
-            [model_cell(row, own_seed=True), row["held_out"], format_value(before),
+            [seeded_model_cell(row, own_seed=True), row["held_out"], format_value(before),
              f"{fitted['ece_mean']:.4f} ± {fitted['ece_sd']:.4f}", calibrated_range(fitted),
              closed(before, fitted["ece_mean"]),
              format_value(unlabelled.get("ece")), closed(before, unlabelled.get("ece")),
@@ -225,7 +224,7 @@ def adaptation_table(loo: list[dict[str, Any]]) -> list[str]:
     for row in measured:
         fitted, head = row["recalibrated"], row["head_corrected"]
         table.append(
-            [model_cell(row, own_seed=True), row["held_out"], format_value(seed_figures(row)[0]["macro_f1"]),
+            [seeded_model_cell(row, own_seed=True), row["held_out"], format_value(seed_figures(row)[0]["macro_f1"]),
              f"{fitted['macro_f1_mean']:.4f} ± {fitted['macro_f1_sd']:.4f}",
              f"{head['macro_f1_mean']:.4f} ± {head['macro_f1_sd']:.4f}",
              f"{head['ece_mean']:.4f} ± {head['ece_sd']:.4f}", calibrated_range(head)]

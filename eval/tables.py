@@ -58,3 +58,15 @@ def run_time(generated_at: str) -> str:
 def earlier_mark(entry: dict[str, Any]) -> str:
     """`` (earlier run, DATE TIME)`` for an entry a ``--merge`` kept from an earlier run, else nothing."""
     return f" (earlier run, {run_time(entry['earlier_run'])})" if entry.get("earlier_run") else ""
+
+
+def model_name(row: dict[str, Any]) -> str:
+    """A row's model as a table cell: a recipe's name as code, a baseline's in words (a row without a ``kind``, such
+    as a held-out, probe or language row, is a recipe's)."""
+    return f"`{row['name']}`" if row.get("kind", "recipe") == "recipe" else row["name"]
+
+
+def model_cell(row: dict[str, Any]) -> str:
+    """``model_name``, marked where a ``--merge`` kept the row from an earlier run (``earlier_mark``): every table
+    that names a row's model says which run measured it."""
+    return model_name(row) + earlier_mark(row)

@@ -13,7 +13,7 @@ from faim.eval.benchmark_report import (
     robustness_section,
     shift_section,
 )
-from faim.eval.benchmark_transfer_report import model_cell
+from faim.eval.benchmark_transfer_report import seeded_model_cell
 from faim.recipe import Recipe
 from faim.recipe.compare import plain
 
@@ -240,8 +240,8 @@ def test_a_transfer_or_language_run_of_some_recipes_keeps_the_others_rows_marked
         ("finetune", "2026-11-01T00:00:00+00:00"),
     ]
     assert "earlier_run" not in merged["transfer"] and "earlier_run" not in merged["languages"]
-    assert model_cell(merged["transfer"]["rows"][2]) == "`frozen` (1 seed) (earlier run, 2026-11-01 00:00)"
-    assert model_cell(merged["transfer"]["rows"][0]) == "`general` (1 seed)"
+    assert seeded_model_cell(merged["transfer"]["rows"][2]) == "`frozen` (1 seed) (earlier run, 2026-11-01 00:00)"
+    assert seeded_model_cell(merged["transfer"]["rows"][0]) == "`general` (1 seed)"
     figures = {"validation": {"all": {"macro_f1": 0.7}}, "sets": {}}
     merged["languages"] |= {"sets": [], "missing": []}
     merged["languages"]["rows"] = [row | figures for row in merged["languages"]["rows"]]

@@ -1,0 +1,17 @@
+"""How a report's tables name a row's model and the run it came from."""
+
+from __future__ import annotations
+
+from faim.eval.tables import model_cell, model_name
+
+
+def test_a_recipe_is_named_as_code_a_baseline_in_words_and_a_row_without_a_kind_is_a_recipes() -> None:
+    assert model_name({"name": "hate_text_general", "kind": "recipe"}) == "`hate_text_general`"
+    assert model_name({"name": "majority class", "kind": "baseline"}) == "majority class"
+    assert model_name({"name": "misinfo_vmu_text"}) == "`misinfo_vmu_text`"
+
+
+def test_a_row_kept_from_an_earlier_run_says_which_and_a_new_one_says_nothing() -> None:
+    kept = {"name": "majority class", "kind": "baseline", "earlier_run": "2026-11-26T13:37:32+00:00"}
+    assert model_cell(kept) == "majority class (earlier run, 2026-11-26 13:37)"
+    assert model_cell({"name": "hate_text_general", "kind": "recipe"}) == "`hate_text_general`"
