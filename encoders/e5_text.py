@@ -26,7 +26,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from faim.encoder import Encoder, Preprocessor
+from faim.encoder import Encoder, Preprocessor, TokenEmbeddings
 from faim.encoders.text_normalize import fold_confusables
 from faim.encoders.text_preprocess import folding_identity
 from faim.preprocess.e5_pieces import E5Pieces, leetspeak_folder, piece_rows, read_tokenizer, write_tokenizer
@@ -78,6 +78,8 @@ class E5Network(nn.Module):
         self.register_buffer("word_scales", torch.zeros(vocabulary, hidden // BLOCK))
         self.positions = nn.Parameter(torch.zeros(positions, hidden))
         self.token_type = nn.Parameter(torch.zeros(hidden))
+        self.piece_embeddings = nn.Identity()
+        """What each piece's row of the table passes through: where token attributions are taken."""
         self.embedding_norm = nn.LayerNorm(hidden, eps=eps)
         self.layers = nn.ModuleList(E5Layer(hidden, heads, feed_forward, eps) for _ in range(layers))
 
@@ -89,7 +91,7 @@ class E5Network(nn.Module):
         return weights.flatten(-2)
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        x = self.embed_pieces(ids) + self.positions[: ids.shape[1]] + self.token_type
+        x = self.piece_embeddings(self.embed_pieces(ids)) + self.positions[: ids.shape[1]] + self.token_type
         x = self.embedding_norm(x)
         blocked = (1.0 - mask[:, None, None, :].to(x.dtype)) * -1e9
         for layer in self.layers:
@@ -166,6 +168,20 @@ class E5PieceTokenizer:
         ids, mask = padded(rows, self.special["pad"])
         return {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
 
+    def fixed(self, ids: torch.Tensor) -> torch.Tensor:
+        """Which of the piece ids ``[N, T]`` every text has: ``<s>``, the prefix's pieces after it (as the prefix
+        alone is cut), ``</s>`` and padding."""
+        markers = torch.tensor([self.special["bos"], self.special["eos"], self.special["pad"]], device=ids.device)
+        fixed = torch.isin(ids, markers)
+        prefix = len(self.pieces(self.prefix.rstrip())) if self.prefix.strip() else 0
+        fixed[:, 1 : 1 + prefix] = True
+        return fixed
+
+    def names(self, ids: list[int]) -> list[str]:
+        """The pieces ``ids`` stand for, the markers as ``<s>``, ``</s>`` and ``<pad>``."""
+        markers = {self.special["bos"]: "<s>", self.special["eos"]: "</s>", self.special["pad"]: "<pad>"}
+        return [markers.get(index) or name for index, name in zip(ids, self.pieces.names(ids))]
+
 
 class E5EncoderBase(Encoder):
     """Shared body of the e5 encoders: an ``E5Network`` and its piece tokenizer."""
@@ -195,6 +211,14 @@ class E5EncoderBase(Encoder):
         if ids.shape[0] == 0:
             return torch.zeros(0, self.output_dim, device=ids.device)
         return self.network(ids, mask)
+
+    def token_embeddings(self) -> TokenEmbeddings:
+        """The 4-bit table's rows as the network reads them; the markers and the prefix are fixed, padding is
+        the blank."""
+        tokenizer = self.tokenizer
+        return TokenEmbeddings(
+            self.network.piece_embeddings, tokenizer.special["pad"], tokenizer.fixed, tokenizer.names
+        )
 
 
 SIZES = ("vocabulary", "hidden", "layers", "heads", "feed_forward", "positions", "eps")

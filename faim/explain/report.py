@@ -14,6 +14,7 @@ import numpy as np
 from PIL import Image
 
 from faim.explain.attribute import Explanation, TaskExplanation
+from faim.preprocess.e5_pieces import MARKER
 
 DISPLAY = 224
 """Side, in CSS pixels, pictures are shown at."""
@@ -63,14 +64,21 @@ def to_json(explanation: Explanation, heat_maps: dict[str, list[str]]) -> dict[s
 
 
 def token_html(tokens: list[tuple[str, float]]) -> str:
-    """Tokens as spans shaded by their attribution (red positive, blue negative); word pieces (``##``) joined."""
+    """Tokens as spans shaded by their attribution (red positive, blue negative), the pieces of a word joined: a
+    WordPiece piece marked ``##`` continues the word before it; where pieces mark the start of a word with ``▁``
+    (SentencePiece), a piece without the mark does."""
     scale = max((abs(a) for _, a in tokens), default=0.0) or 1.0
+    starts_marked = any(token.startswith(MARKER) for token, _ in tokens)
     spans = []
     for token, attribution in tokens:
         alpha = min(1.0, abs(attribution) / scale) * 0.8
         colour = f"rgba(220,20,20,{alpha:.2f})" if attribution >= 0 else f"rgba(20,60,220,{alpha:.2f})"
-        piece = token[2:] if token.startswith("##") else token
-        gap = "" if token.startswith("##") else " "
+        if token.startswith("##"):
+            piece, gap = token[2:], ""
+        elif starts_marked:
+            piece, gap = token.removeprefix(MARKER), " " if token.startswith(MARKER) else ""
+        else:
+            piece, gap = token, " "
         spans.append(
             f'{gap}<span class="tok" style="background:{colour}" title="{attribution:+.4f}">{html.escape(piece)}</span>'
         )

@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from tokenizers import Tokenizer
-from transformers.convert_slow_tokenizer import convert_slow_tokenizer, import_protobuf
+from transformers.convert_slow_tokenizer import convert_slow_tokenizer
 
 from faim.encoders.e5_text import E5PieceTokenizer
 from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.encoders.ngram_text import NgramFeatures
 from faim.encoders.text_normalize import confusable_folder
 from faim.encoders.text_preprocess import TextPreprocessor
-from faim.encoders.use_text import BOS, EOS, UNK, PieceTokenizer
+from faim.encoders.use_text import BOS, EOS, UNK, PieceTokenizer, read_sentencepiece_model
 from faim.preprocess.e5_pieces import write_tokenizer
 from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import write_vocabulary
@@ -101,8 +101,7 @@ def pieces_spec(preprocess: PieceTokenizer, directory: Path, label: str) -> dict
     description names them and the length texts are cut to."""
     if preprocess.model_file is None:
         raise ExportError(f"{label}: its tokenizer reads no SentencePiece model, so it has no export")
-    model = import_protobuf().ModelProto()
-    model.ParseFromString(Path(preprocess.model_file).read_bytes())
+    model = read_sentencepiece_model(preprocess.model_file)
     pieces = [(piece.piece, piece.score) for piece in model.pieces]
     markers = {"bos": BOS, "eos": EOS, "unk": UNK}
     write_pieces(pieces, model.normalizer_spec.precompiled_charsmap, markers, directory / PIECES)

@@ -122,6 +122,24 @@ def test_a_text_is_cut_to_max_length_pieces_keeping_its_markers_and_padding_chan
     torch.testing.assert_close(together, alone, atol=1e-5, rtol=1e-5)
 
 
+def unfixed_names(encoder, text: str) -> list[str]:
+    """The pieces of ``text`` token attributions are given to, as the encoder names them."""
+    pieces = encoder.token_embeddings()
+    ids = encoder.preprocessor()([text])["input_ids"]
+    return [name for name, fixed in zip(pieces.names(ids[0].tolist()), pieces.fixed(ids)[0]) if not fixed]
+
+
+def test_attributions_skip_the_markers_and_the_query_prefix_and_name_the_texts_own_pieces() -> None:
+    encoder = TinyE5Encoder(dim=32)
+    pieces = encoder.token_embeddings()
+    ids = encoder.preprocessor()(["the cat", "a"])["input_ids"]
+    names = pieces.names(ids[1].tolist())
+    assert names[:8] == ["<s>", MARKER, "q", "u", "e", "r", "y", ":"] and names[8:10] == [f"{MARKER}a", "</s>"]
+    assert set(names[10:]) == {"<pad>"} and pieces.blank == 1
+    assert unfixed_names(encoder, "the cat") == [f"{MARKER}the", MARKER, "c", "a", "t"]
+    assert pieces.layer is encoder.network.piece_embeddings
+
+
 @pytest.fixture(scope="module")
 def e5_encoder():
     from faim.encoders.e5_text import E5TextEncoder
@@ -168,3 +186,8 @@ def test_leetspeak_reads_as_the_words_e5s_pieces_hold_in_one_or_two_pieces() -> 
     assert encoder.tokenizer.leetspeak("I h4t3 mu5l1m5, d3p0rt 1mm1gr4nt5") == "I hate muslims, deport immigrants"
     kept = "covid19 mp3 MH370 2019 10am 3M @h4t3r"
     assert encoder.tokenizer.leetspeak(kept) == kept
+
+
+@pytest.mark.real_weights
+def test_attributions_name_the_pieces_of_the_text_after_the_query_prefix(e5_encoder) -> None:
+    assert unfixed_names(e5_encoder, "hello world") == [f"{MARKER}hell", "o", f"{MARKER}world"]

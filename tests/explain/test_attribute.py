@@ -1,6 +1,7 @@
 """Explanations pass the sanity checks: a model that ignores pictures gives them no share; element contributions add
-up to the logit's change from the baseline; a planted trigger token gets the top attribution; and a trained model's
-attributions differ from those of the same architecture with re-initialised weights (Adebayo et al., 2018)."""
+up to the logit's change from the baseline, and so do token attributions, for each kind of text encoder that has
+them; a planted trigger token gets the top attribution; and a trained model's attributions differ from those of
+the same architecture with re-initialised weights (Adebayo et al., 2018)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,24 @@ from faim import Detector, WholePostModel
 from faim.calibration.fit import Calibration
 from faim.data.post import as_posts
 from faim.data.targets import TaskSpec
+from faim.encoder import Encoder
+from faim.encoders.ngram_text import NgramTextEncoder
+from faim.encoders.tiny_e5 import TinyE5Encoder
 from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
+from faim.encoders.tiny_use import TinyUseEncoder
 from faim.explain.attribute import PostExplainer
 from faim.fusion import ConcatFusion
 from faim.tasks import BinaryHead
 
 TASK = TaskSpec("harm", "binary", ("no", "yes"))
 TRIGGER = "z"
+TEXT_ENCODERS = {
+    "tiny_text": lambda: TinyTextEncoder(dim=16),
+    "tiny_e5": lambda: TinyE5Encoder(dim=32),
+    "tiny_use": lambda: TinyUseEncoder(dim=16),
+}
+"""A tiny variant of each kind of text encoder with token attributions (transformers, e5, USE)."""
 
 
 def picture() -> bytes:
@@ -85,13 +96,16 @@ def trigger_posts(count: int, seed: int) -> list[dict]:
     return posts
 
 
-def text_model(seed: int) -> WholePostModel:
+def text_model(seed: int, encoder: str = "tiny_text") -> WholePostModel:
     torch.manual_seed(seed)
-    return WholePostModel({"text": TinyTextEncoder(dim=16)}, ConcatFusion({"text": 16}), {"harm": BinaryHead(16)})
+    text = TEXT_ENCODERS[encoder]()
+    return WholePostModel(
+        {"text": text}, ConcatFusion({"text": text.output_dim}), {"harm": BinaryHead(text.output_dim)}
+    )
 
 
-def trained_on_trigger() -> Detector:
-    trained = detector(text_model(0))
+def trained_on_trigger(encoder: str) -> Detector:
+    trained = detector(text_model(0, encoder))
     collate = trained.collator(with_targets=True)
     optimiser = torch.optim.Adam(trained.model.parameters(), lr=3e-3)
     posts = trigger_posts(256, seed=1)
@@ -108,17 +122,59 @@ def trained_on_trigger() -> Detector:
     return trained
 
 
-def test_a_planted_trigger_gets_the_top_attribution_and_a_re_initialised_model_attributes_otherwise() -> None:
-    trained = trained_on_trigger()
+@pytest.mark.parametrize("encoder", sorted(TEXT_ENCODERS))
+def test_a_planted_trigger_gets_the_top_attribution_and_a_re_initialised_model_attributes_otherwise(
+    encoder: str,
+) -> None:
+    trained = trained_on_trigger(encoder)
     posts = [post for post in trigger_posts(40, seed=7) if post["labels"]["harm"]][:8]
     attributions = [task.tokens for explanation in trained.explain(posts) for task in explanation.tasks]
     tops = [max(tokens, key=lambda item: item[1])[0] for tokens in attributions]
     assert tops.count(TRIGGER) >= 7, tops
 
-    randomised = detector(text_model(seed=123))
+    randomised = detector(text_model(123, encoder))
     random_tokens = [task.tokens for explanation in randomised.explain(posts) for task in explanation.tasks]
     similarities = []
     for ours, theirs in zip(attributions, random_tokens):
         a, b = np.array([value for _, value in ours]), np.array([value for _, value in theirs])
         similarities.append(float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-12)))
     assert np.mean(similarities) < 0.5, similarities
+
+
+@pytest.mark.parametrize("encoder", sorted(TEXT_ENCODERS))
+def test_token_attributions_add_up_to_the_change_from_the_blank_text_and_skip_the_fixed_pieces(encoder: str) -> None:
+    reading = detector(text_model(5, encoder))
+    post = {"id": "p", "text": "abc z hd"}
+    batch = reading.collator()(as_posts([post]))
+    explainer = PostExplainer(reading.model, batch)
+    text: Encoder = reading.model.encoder_for("text")
+    pieces = text.token_embeddings()
+    ids = batch.elements["text"].values["input_ids"]
+    mask = batch.elements["text"].values["attention_mask"]
+    fixed = pieces.fixed(ids)
+    blank = torch.where(fixed, ids, torch.full_like(ids, pieces.blank))
+    with torch.no_grad():
+        logits = [
+            explainer.logit(explainer.repeated(1, {"text": text({"input_ids": row, "attention_mask": mask})[:, None]}),
+                            TASK, 1).item()
+            for row in (ids, blank)
+        ]  # fmt: skip
+    tokens, note = explainer.tokens(TASK, 1)
+    assert note is None
+    assert [name for name, _ in tokens] == [n for n, f in zip(pieces.names(ids[0].tolist()), fixed[0]) if not f]
+    assert 0 < len(tokens) < ids.shape[1]
+    assert sum(value for _, value in tokens) == pytest.approx(
+        logits[0] - logits[1], abs=0.02 * max(1.0, abs(logits[0]))
+    )
+
+
+def test_an_encoder_without_token_embeddings_gives_shares_and_says_why() -> None:
+    torch.manual_seed(0)
+    ngrams = NgramTextEncoder(dim=8, min_df=1)
+    posts = trigger_posts(16, seed=3)
+    ngrams.fit([post["text"] for post in posts])
+    model = WholePostModel({"text": ngrams}, ConcatFusion({"text": 8}), {"harm": BinaryHead(8)})
+    explained = detector(model).explain(posts[:1])[0]
+    assert explained.tasks[0].tokens is None
+    assert explained.tasks[0].shares[0].label == "text"
+    assert explained.notes == ["NgramTextEncoder has no token embeddings to attribute to; element shares only"]

@@ -1,0 +1,28 @@
+"""The explanation page joins the pieces of a word as its tokenizer marks them."""
+
+from __future__ import annotations
+
+import re
+
+from faim.explain.report import token_html
+from faim.preprocess.e5_pieces import MARKER
+
+
+def shown(tokens: list[tuple[str, float]]) -> str:
+    """The text a reader sees: the page's token spans without their markup."""
+    return re.sub(r"<[^>]+>", "", token_html(tokens))
+
+
+def test_wordpiece_continuations_join_the_word_before_them() -> None:
+    assert shown([("they", 0.1), ("hat", 0.5), ("##ed", -0.2), ("it", 0.0)]) == "they hated it"
+
+
+def test_sentencepiece_pieces_join_unless_they_start_a_word() -> None:
+    tokens = [(f"{MARKER}@", -0.1), ("user", 0.3), (f"{MARKER}Wor", 0.2), ("st", 0.5), (f"{MARKER}hate", 1.0)]
+    assert shown(tokens) == "@user Worst hate"
+
+
+def test_each_piece_keeps_its_attribution_as_its_title_and_its_sign_as_its_colour() -> None:
+    page = token_html([(f"{MARKER}good", -0.25), (f"{MARKER}bad", 0.5)])
+    assert 'title="-0.2500">good<' in page and 'title="+0.5000">bad<' in page
+    assert page.index("rgba(20,60,220,0.40)") < page.index("rgba(220,20,20,0.80)")
