@@ -21,9 +21,14 @@ def seeded_model_cell(row: dict[str, Any], own_seed: bool = False) -> str:
     recorded."""
     if row["kind"] != "recipe":
         return model_cell(row)
-    count = seed_count(row)
-    seeds = f"seed {row['seeds'][0]['seed']}" if own_seed and "seeds" in row else f"{count} seed{'s' * (count > 1)}"
+    seeds = f"seed {row['seeds'][0]['seed']}" if own_seed and "seeds" in row else seeds_trained(row)
     return f"{model_name(row)} ({seeds})" + earlier_mark(row)
+
+
+def seeds_trained(row: dict[str, Any]) -> str:
+    """``1 seed``, ``3 seeds``: how many seeds a row's fold was trained with."""
+    count = seed_count(row)
+    return f"{count} seed{'s' * (count > 1)}"
 
 
 def seed_count(row: dict[str, Any]) -> int:
@@ -137,8 +142,9 @@ def recommended_table(
             continue
         best = max(candidates, key=lambda r: r["as_trained"]["macro_f1"])
         above = general["as_trained"]["macro_f1"] > best["as_trained"]["macro_f1"]
+        general_cell = f"{figure_cell(general, 'macro_f1')}, {seeds_trained(general)}{earlier_mark(general)}"
         table.append([held, f"{seeded_model_cell(best)} on {best['train_on'][0]}", figure_cell(best, "macro_f1"),
-                      figure_cell(general, "macro_f1"), "yes" if above else "no"])  # fmt: skip
+                      general_cell, "yes" if above else "no"])  # fmt: skip
     if not table:
         return []
     header = ["held out", "best recipe trained on one dataset", "its macro-F1",

@@ -205,9 +205,17 @@ def test_the_recommended_recipe_is_set_against_the_best_single_dataset_recipe_by
         single_row("majority class", "C", "B", [figures(0.90, 0.1)]) | {"kind": "baseline"},
     ]
     table = "\n".join(recommended_table(loo, single, ["A", "B", "C"]))
-    assert "| A | `steady` (1 seed) on B | 0.6100 | 0.6300 (0.6200–0.6400) | yes |" in table
-    assert "| B | `steady` (1 seed) on A | 0.5600 | 0.5500 (0.5000–0.6000) | no |" in table
+    assert "| A | `steady` (1 seed) on B | 0.6100 | 0.6300 (0.6200–0.6400), 2 seeds | yes |" in table
+    assert "| B | `steady` (1 seed) on A | 0.5600 | 0.5500 (0.5000–0.6000), 2 seeds | no |" in table
     assert "| C |" not in table and "majority" not in table
+
+
+def test_the_recommended_recipes_figure_names_the_earlier_run_it_was_kept_from() -> None:
+    kept = {"earlier_run": "2026-11-28T22:30:00"}
+    loo = [loo_row(RECOMMENDED, "A", [figures(0.62, 0.1)]) | kept]
+    single = [single_row("newer", "B", "A", [figures(0.61, 0.1)])]
+    table = "\n".join(recommended_table(loo, single, ["A", "B"]))
+    assert "| A | `newer` (1 seed) on B | 0.6100 | 0.6200, 1 seed (earlier run, 2026-11-28 22:30) | yes |" in table
 
 
 def test_the_adaptation_table_sets_the_head_correction_against_the_seed_it_was_fitted_on() -> None:
