@@ -182,8 +182,8 @@ def dataset_section(dataset: dict[str, Any]) -> list[str]:
     ]
     rows = [
         [
-            model_name(row),
-            row["kind"] + (" (reused run)" if row.get("reused") else "") + earlier_mark(row),
+            model_cell(row),
+            row["kind"] + (" (reused run)" if row.get("reused") else ""),
             row["view"],
             row["split"],
             format_value(row["n"]),

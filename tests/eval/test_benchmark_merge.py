@@ -8,6 +8,7 @@ from faim.eval.benchmark_languages_report import language_sections
 from faim.eval.benchmark_merge import changed_recipes, merge_results, recipe_names
 from faim.eval.benchmark_report import (
     ablation_section,
+    dataset_section,
     earlier_mark,
     kept_times,
     robustness_section,
@@ -155,7 +156,7 @@ def test_a_row_measured_again_without_perturbations_keeps_the_earlier_figures_un
     assert "| `vmu_text` (earlier run, 2026-11-24 00:00) | v | 0.8300 | 0.7000 (-0.1300) |" in table
 
 
-def test_a_row_kept_whole_is_marked_in_the_perturbation_modality_and_other_dataset_tables_too() -> None:
+def test_a_row_kept_whole_is_marked_beside_its_name_in_every_table_of_its_dataset() -> None:
     shifted = {"ETHOS": {"macro_f1": 0.66, "auroc": 0.77, "ece": 0.14, "n": 998}}
     perturbed = {"text.leetspeak": {"macro_f1": 0.75}}
     row = {
@@ -165,6 +166,12 @@ def test_a_row_kept_whole_is_marked_in_the_perturbation_modality_and_other_datas
         "value": 0.79,
         "metrics": {"auroc": 0.87},
         "ablations": {"without_text": {"macro_f1": 0.5}},
+        "split": "validation",
+        "n": 1000,
+        "ece": 0.05,
+        "train_seconds": 60.0,
+        "posts_per_second": 100.0,
+        "data": "tweeteval",
     }
     earlier = {
         "command": "a",
@@ -189,6 +196,10 @@ def test_a_row_kept_whole_is_marked_in_the_perturbation_modality_and_other_datas
     modalities = ablation_section(tweeteval["rows"], "macro_f1", "macro-F1")[-1]
     assert "| `frozen` | default | 0.7500 | 0.5000 |" in modalities
     assert "| `finetune` (earlier run, 2026-11-24 13:37) | default | 0.7900 | 0.5000 |" in modalities
+    shown = {"title": "TweetEval", "metric": "macro_f1", "published": []}
+    validation = dataset_section(shifts | shown)[2]
+    assert "| `frozen` | recipe | default | validation |" in validation
+    assert "| `finetune` (earlier run, 2026-11-24 13:37) | recipe | default | validation |" in validation
 
 
 def test_perturbed_figures_kept_from_one_run_under_a_row_kept_from_a_later_one_name_the_run_that_measured_them() -> (
