@@ -6,45 +6,28 @@ the same architecture with re-initialised weights (Adebayo et al., 2018)."""
 from __future__ import annotations
 
 import io
-import random
 
 import numpy as np
 import pytest
 import torch
 from PIL import Image
+from trigger_models import TASK, TEXT_ENCODERS, TRIGGER, detector, text_model, trained_on_trigger, trigger_posts
 
-from faim import Detector, WholePostModel
-from faim.calibration.fit import Calibration
+from faim import WholePostModel
 from faim.data.post import as_posts
-from faim.data.targets import TaskSpec
 from faim.encoder import Encoder
 from faim.encoders.ngram_text import NgramTextEncoder
-from faim.encoders.tiny_e5 import TinyE5Encoder
 from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
-from faim.encoders.tiny_use import TinyUseEncoder
 from faim.explain.attribute import PostExplainer
 from faim.fusion import ConcatFusion
 from faim.tasks import BinaryHead
-
-TASK = TaskSpec("harm", "binary", ("no", "yes"))
-TRIGGER = "z"
-TEXT_ENCODERS = {
-    "tiny_text": lambda: TinyTextEncoder(dim=16),
-    "tiny_e5": lambda: TinyE5Encoder(dim=32),
-    "tiny_use": lambda: TinyUseEncoder(dim=16),
-}
-"""A tiny variant of each kind of text encoder with token attributions (transformers, e5, USE)."""
 
 
 def picture() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (32, 32), (200, 40, 40)).save(buffer, format="PNG")
     return buffer.getvalue()
-
-
-def detector(model: WholePostModel) -> Detector:
-    return Detector(model, [TASK], Calibration({"harm": 0.5}, {"harm": 1.0}, {"harm": 0.0}))
 
 
 def text_and_picture_model(picture_weight: float) -> WholePostModel:
@@ -81,45 +64,6 @@ def test_a_model_that_ignores_pictures_gives_them_no_share_and_contributions_add
     contributions = [share.contribution for share in explainer.shares(TASK, 1)]
     assert sum(contributions) == pytest.approx(logit - baseline, abs=0.02)
     assert min(share.share for share in reading.explain([post])[0].tasks[0].shares) > 0.01
-
-
-def trigger_posts(count: int, seed: int) -> list[dict]:
-    """Three words of letters a–h each; the positive posts also hold the word ``z`` somewhere."""
-    draw = random.Random(seed)
-    posts = []
-    for index in range(count):
-        words = ["".join(draw.choice("abcdefgh") for _ in range(draw.randint(2, 3))) for _ in range(3)]
-        positive = index % 2 == 0
-        if positive:
-            words.insert(draw.randint(0, 3), TRIGGER)
-        posts.append({"id": str(index), "text": " ".join(words), "labels": {"harm": int(positive)}})
-    return posts
-
-
-def text_model(seed: int, encoder: str = "tiny_text") -> WholePostModel:
-    torch.manual_seed(seed)
-    text = TEXT_ENCODERS[encoder]()
-    return WholePostModel(
-        {"text": text}, ConcatFusion({"text": text.output_dim}), {"harm": BinaryHead(text.output_dim)}
-    )
-
-
-def trained_on_trigger(encoder: str) -> Detector:
-    trained = detector(text_model(0, encoder))
-    collate = trained.collator(with_targets=True)
-    optimiser = torch.optim.Adam(trained.model.parameters(), lr=3e-3)
-    posts = trigger_posts(256, seed=1)
-    trained.model.train()
-    for step in range(120):
-        chunk = posts[(step * 32) % 256 : (step * 32) % 256 + 32]
-        batch = collate(as_posts(chunk))
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(
-            trained.model(batch)["harm"], batch.targets["harm"].float()
-        )
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-    return trained
 
 
 @pytest.mark.parametrize("encoder", sorted(TEXT_ENCODERS))

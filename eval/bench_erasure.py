@@ -1,0 +1,175 @@
+"""Erasure check of token attributions: whether the pieces an explanation ranks highest are the ones a saved model's
+score rests on (the comprehensiveness of DeYoung et al., 2020), on its recipe's validation posts or labelled posts
+given.
+
+    python -m faim.eval.bench_erasure MODEL [--data POSTS [--map ...]] [--task NAME] [--posts 100] [--fraction 0.2]
+        [--draws 5] [--seed 0]
+
+MODEL is a saved model (``faim train``'s ``<output_dir>/model``) whose text encoder has token attributions, e.g.
+``runs/hate_text_general/model``. Each of ``--posts`` posts labelled positive for the binary task (drawn with
+``--seed``; every one when there are fewer), from the recipe's validation posts or from ``--data``, is explained as
+``faim explain`` does, by integrated gradients at the embeddings of its text's pieces. Then the ``k`` pieces with
+the highest attribution (``k = max(1, round(fraction × pieces))``, the fixed pieces such as sentence markers not
+counted) are replaced by the encoder's blank piece, the explanation's own baseline, and the fall of the task's logit
+is measured; likewise for the ``k`` lowest and for ``k`` pieces drawn at random (the mean over ``--draws`` draws).
+Printed: the mean fall of each, and the share of posts whose highest ``k`` take more off the logit than the random
+ones. Attributions the score rests on give a fall for the highest well above the random one, and the lowest a rise
+or a smaller fall.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from statistics import mean
+from typing import Any
+
+import torch
+from tqdm import tqdm
+
+from faim.artifact import read_recipe
+from faim.assembly import build_source
+from faim.cli.common import add_columns, parse_columns
+from faim.data.batch import PostBatch
+from faim.data.post import Post
+from faim.data.sources import read_posts
+from faim.data.targets import TaskSpec
+from faim.detector import Detector
+from faim.explain.attribute import PostExplainer
+from faim.model import WholePostModel
+from faim.recipe.errors import RecipeError
+
+WAYS = ("highest", "random", "lowest")
+"""Which pieces are erased: the highest attributed, as many drawn at random, the lowest attributed."""
+
+
+def erasure_falls(
+    model: WholePostModel, batch: PostBatch, task: TaskSpec, fraction: float, draws: int, rng: random.Random
+) -> dict[str, float] | None:
+    """How far the logit of ``task``'s positive label falls when one collated post's highest attributed pieces,
+    as many random ones and the lowest attributed ones are blanked (see the module); ``None`` for a post whose text
+    gets no token attributions (no text, an encoder without token embeddings)."""
+    explainer = PostExplainer(model, batch)
+    tokens, _ = explainer.tokens(task, 1)
+    if not tokens:
+        return None
+    encoder = model.encoder_for("text")
+    pieces = encoder.token_embeddings()
+    ids, mask = batch.elements["text"].values["input_ids"], batch.elements["text"].values["attention_mask"]
+    positions = torch.nonzero(mask[0].bool() & ~pieces.fixed(ids)[0]).flatten().tolist()
+    order = sorted(range(len(positions)), key=lambda index: -tokens[index][1])
+    count = max(1, round(fraction * len(positions)))
+
+    def logit_without(chosen: list[int]) -> float:
+        erased = ids.clone()
+        erased[0, [positions[index] for index in chosen]] = pieces.blank
+        with torch.no_grad():
+            embedded = encoder({"input_ids": erased, "attention_mask": mask})[:, None, :]
+            return explainer.logit(explainer.repeated(1, {"text": embedded}), task, 1).item()
+
+    full = logit_without([])
+    drawn = [full - logit_without(rng.sample(range(len(positions)), count)) for _ in range(draws)]
+    return {
+        "highest": full - logit_without(order[:count]),
+        "random": mean(drawn),
+        "lowest": full - logit_without(order[-count:]),
+        "pieces": float(len(positions)),
+        "erased": float(count),
+    }
+
+
+def positive_posts(posts: list[Post], task: TaskSpec, count: int, seed: int) -> list[Post]:
+    """``count`` posts labelled with ``task``'s positive label (drawn with ``seed``; all of them if fewer)."""
+    positive = [post for post in posts if task.name in post.labels and task.index(post.labels[task.name]) == 1]
+    return sorted(random.Random(seed).sample(positive, min(count, len(positive))), key=lambda post: post.id)
+
+
+def validation_posts(model_dir: str) -> list[Post]:
+    """The validation posts of a saved model's recipe.
+
+    Raises:
+        SystemExit: For a model whose recipe names no data (one composed in code), saying to pass ``--data``.
+    """
+    try:
+        section = read_recipe(model_dir).data_section
+    except RecipeError as error:
+        raise SystemExit(
+            f"{model_dir}: no validation posts to take ({error}); give labelled posts with --data"
+        ) from None
+    return build_source(section).posts("validation")
+
+
+def measure(
+    model_dir: str, posts: list[Post], task_name: str | None, count: int, fraction: float, draws: int, seed: int
+) -> dict:
+    """The erasure figures of one saved model on ``count`` of ``posts`` labelled positive (see the module).
+
+    Raises:
+        SystemExit: When the model has no binary task of that name, naming those it has, or when no post checked
+            got token attributions.
+    """
+    detector = Detector.load(model_dir)
+    binary = [task for task in detector.tasks if task.type == "binary"]
+    task = next((t for t in binary if t.name == task_name), None) if task_name else (binary[0] if binary else None)
+    if task is None:
+        names = ", ".join(t.name for t in binary) or "none"
+        raise SystemExit(f"{model_dir}: no binary task {task_name or ''} to check (binary tasks: {names})")
+    chosen = positive_posts(posts, task, count, seed)
+    if not chosen:
+        raise SystemExit(f"{model_dir}: none of the posts is labelled positive for {task.name}")
+    collate = detector.collator(kinds=detector.model.fused_kinds)
+    rng = random.Random(seed)
+    falls = []
+    for post in tqdm(chosen, desc="erasing", unit="post"):
+        fall = erasure_falls(detector.model, collate([post]), task, fraction, draws, rng)
+        if fall is not None:
+            falls.append(fall)
+    if not falls:
+        raise SystemExit(f"{model_dir}: no post's text got token attributions (its text encoder has none)")
+    summary: dict[str, Any] = {way: mean(fall[way] for fall in falls) for way in WAYS}
+    summary["highest_above_random"] = mean(float(fall["highest"] > fall["random"]) for fall in falls)
+    return summary | {
+        "model": model_dir,
+        "task": task.name,
+        "posts": len(falls),
+        "pieces": mean(fall["pieces"] for fall in falls),
+        "erased": mean(fall["erased"] for fall in falls),
+        "fraction": fraction,
+        "draws": draws,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", help="a saved model directory, e.g. runs/hate_text_general/model")
+    parser.add_argument(
+        "--data", help="labelled posts to take the positive ones from (default: the recipe's validation posts)"
+    )
+    add_columns(parser)
+    parser.add_argument("--task", help="the binary task to check (default: the model's first binary task)")
+    parser.add_argument("--posts", type=int, default=100, help="positive validation posts checked (default: 100)")
+    parser.add_argument("--fraction", type=float, default=0.2, help="share of each text's pieces erased (0.2)")
+    parser.add_argument("--draws", type=int, default=5, help="random draws of as many pieces per post (default: 5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the posts and pieces drawn (default: 0)")
+    args = parser.parse_args()
+    if not 0 < args.fraction <= 1:
+        parser.error(f"argument --fraction: expected a share above 0 and at most 1, got {args.fraction}")
+    torch.manual_seed(args.seed)
+    if args.data:
+        posts = list(read_posts(args.data, parse_columns(args.columns), args.image_root))
+    else:
+        posts = validation_posts(args.model)
+    figures = measure(args.model, posts, args.task, args.posts, args.fraction, args.draws, args.seed)
+    print(
+        f"{figures['model']}: task {figures['task']}, {figures['posts']} positive posts, "
+        f"{figures['pieces']:.1f} pieces each on average, {figures['erased']:.1f} erased"
+    )
+    for way in WAYS:
+        print(f"  fall of the logit, {way} attributed pieces erased: {figures[way]:+.3f}")
+    print(f"  posts whose highest take more off than random ones: {figures['highest_above_random']:.0%}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""The erasure check: erasing the pieces an explanation ranks highest takes the most off the score of a model that
+rests on a planted trigger word; a text encoder without token attributions is passed over; the saved-model path
+checks the positive validation posts of the task asked for and names the tasks when that one is not there."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from trigger_models import TASK, TEXT_ENCODERS, detector, trained_on_trigger, trigger_posts
+
+from faim.data.post import as_posts
+from faim.data.sources import read_posts
+from faim.encoders.ngram_text import NgramTextEncoder
+from faim.eval.bench_erasure import WAYS, erasure_falls, measure, validation_posts
+from faim.fusion import ConcatFusion
+from faim.model import WholePostModel
+from faim.tasks import BinaryHead
+
+
+@pytest.mark.parametrize("encoder", sorted(TEXT_ENCODERS))
+def test_erasing_the_highest_attributed_pieces_takes_the_most_off_a_trigger_models_score(encoder: str) -> None:
+    trained = trained_on_trigger(encoder)
+    collate = trained.collator()
+    posts = [post for post in trigger_posts(40, seed=7) if post["labels"]["harm"]][:8]
+    falls = [erasure_falls(trained.model, collate(as_posts([p])), TASK, 0.2, 5, random.Random(0)) for p in posts]
+    assert all(fall is not None and fall["erased"] >= 1 for fall in falls)
+    highest, drawn, lowest = ([fall[way] for fall in falls] for way in WAYS)
+    assert sum(h > r for h, r in zip(highest, drawn)) >= 7, falls
+    assert sum(highest) / 8 > sum(drawn) / 8 + 1.0 and sum(lowest) < sum(drawn), falls
+
+
+def test_a_text_encoder_without_token_attributions_gives_no_figures() -> None:
+    torch.manual_seed(0)
+    ngrams = NgramTextEncoder(dim=8, min_df=1)
+    posts = trigger_posts(16, seed=3)
+    ngrams.fit([post["text"] for post in posts])
+    model = WholePostModel({"text": ngrams}, ConcatFusion({"text": 8}), {"harm": BinaryHead(8)})
+    batch = detector(model).collator()(as_posts(posts[:1]))
+    assert erasure_falls(model, batch, TASK, 0.2, 5, random.Random(0)) is None
+
+
+def test_a_saved_model_is_checked_on_the_positive_posts_of_its_task_and_says_what_it_lacks(
+    tiny_model_dir: Path, demo_data: dict[str, Path]
+) -> None:
+    posts = list(read_posts(demo_data["validation"], {"labels": {"harmful": "label"}}))
+    figures = measure(str(tiny_model_dir), posts, None, count=6, fraction=0.25, draws=2, seed=0)
+    assert figures["task"] == "harmful" and figures["posts"] == 6 and figures["fraction"] == 0.25
+    assert set(WAYS) <= set(figures) and 0 <= figures["highest_above_random"] <= 1
+    assert figures["erased"] == pytest.approx(max(1, round(0.25 * figures["pieces"])), abs=1)
+    with pytest.raises(SystemExit, match=r"no binary task nope to check \(binary tasks: harmful\)"):
+        measure(str(tiny_model_dir), posts, "nope", count=6, fraction=0.25, draws=2, seed=0)
+    unlabelled = list(read_posts(demo_data["validation"]))
+    with pytest.raises(SystemExit, match="none of the posts is labelled positive for harmful"):
+        measure(str(tiny_model_dir), unlabelled, None, count=6, fraction=0.25, draws=2, seed=0)
+    with pytest.raises(SystemExit, match="no validation posts to take .*give labelled posts with --data"):
+        validation_posts(str(tiny_model_dir))
