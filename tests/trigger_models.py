@@ -11,6 +11,7 @@ from faim import Detector, WholePostModel
 from faim.calibration.fit import Calibration
 from faim.data.post import as_posts
 from faim.data.targets import TaskSpec
+from faim.encoders.ngram_text import NgramTextEncoder
 from faim.encoders.tiny_e5 import TinyE5Encoder
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.encoders.tiny_use import TinyUseEncoder
@@ -68,3 +69,13 @@ def trained_on_trigger(encoder: str) -> Detector:
         loss.backward()
         optimiser.step()
     return trained
+
+
+def ngram_model() -> tuple[WholePostModel, list[dict]]:
+    """A model whose text encoder counts n-grams (no token attributions), fitted on trigger posts, and those posts."""
+    torch.manual_seed(0)
+    ngrams = NgramTextEncoder(dim=8, min_df=1)
+    posts = trigger_posts(16, seed=3)
+    ngrams.fit([post["text"] for post in posts])
+    model = WholePostModel({"text": ngrams}, ConcatFusion({"text": 8}), {"harm": BinaryHead(8)})
+    return model, posts

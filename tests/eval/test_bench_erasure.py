@@ -8,16 +8,11 @@ import random
 from pathlib import Path
 
 import pytest
-import torch
-from trigger_models import TASK, TEXT_ENCODERS, detector, trained_on_trigger, trigger_posts
+from trigger_models import TASK, TEXT_ENCODERS, detector, ngram_model, trained_on_trigger, trigger_posts
 
 from faim.data.post import as_posts
 from faim.data.sources import read_posts
-from faim.encoders.ngram_text import NgramTextEncoder
 from faim.eval.bench_erasure import WAYS, erasure_falls, measure, validation_posts
-from faim.fusion import ConcatFusion
-from faim.model import WholePostModel
-from faim.tasks import BinaryHead
 
 
 @pytest.mark.parametrize("encoder", sorted(TEXT_ENCODERS))
@@ -33,11 +28,7 @@ def test_erasing_the_highest_attributed_pieces_takes_the_most_off_a_trigger_mode
 
 
 def test_a_text_encoder_without_token_attributions_gives_no_figures() -> None:
-    torch.manual_seed(0)
-    ngrams = NgramTextEncoder(dim=8, min_df=1)
-    posts = trigger_posts(16, seed=3)
-    ngrams.fit([post["text"] for post in posts])
-    model = WholePostModel({"text": ngrams}, ConcatFusion({"text": 8}), {"harm": BinaryHead(8)})
+    model, posts = ngram_model()
     batch = detector(model).collator()(as_posts(posts[:1]))
     assert erasure_falls(model, batch, TASK, 0.2, 5, random.Random(0)) is None
 

@@ -11,12 +11,20 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
-from trigger_models import TASK, TEXT_ENCODERS, TRIGGER, detector, text_model, trained_on_trigger, trigger_posts
+from trigger_models import (
+    TASK,
+    TEXT_ENCODERS,
+    TRIGGER,
+    detector,
+    ngram_model,
+    text_model,
+    trained_on_trigger,
+    trigger_posts,
+)
 
 from faim import WholePostModel
 from faim.data.post import as_posts
 from faim.encoder import Encoder
-from faim.encoders.ngram_text import NgramTextEncoder
 from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.explain.attribute import PostExplainer
@@ -113,11 +121,7 @@ def test_token_attributions_add_up_to_the_change_from_the_blank_text_and_skip_th
 
 
 def test_an_encoder_without_token_embeddings_gives_shares_and_says_why() -> None:
-    torch.manual_seed(0)
-    ngrams = NgramTextEncoder(dim=8, min_df=1)
-    posts = trigger_posts(16, seed=3)
-    ngrams.fit([post["text"] for post in posts])
-    model = WholePostModel({"text": ngrams}, ConcatFusion({"text": 8}), {"harm": BinaryHead(8)})
+    model, posts = ngram_model()
     explained = detector(model).explain(posts[:1])[0]
     assert explained.tasks[0].tokens is None
     assert explained.tasks[0].shares[0].label == "text"
