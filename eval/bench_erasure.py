@@ -12,9 +12,9 @@ MODEL is a saved model (``faim train``'s ``<output_dir>/model``) whose text enco
 the highest attribution (``k = max(1, round(fraction × pieces))``, the fixed pieces such as sentence markers not
 counted) are replaced by the encoder's blank piece, the explanation's own baseline, and the fall of the task's logit
 is measured; likewise for the ``k`` lowest and for ``k`` pieces drawn at random (the mean over ``--draws`` draws).
-Printed: the mean fall of each, and the share of posts whose highest ``k`` take more off the logit than the random
-ones. Attributions the score rests on give a fall for the highest well above the random one, and the lowest a rise
-or a smaller fall.
+A post whose text has too few such pieces for ``k`` to leave one (or no text) is passed over. Printed: the mean fall
+of each, and the share of posts whose highest ``k`` take more off the logit than the random ones. Attributions the
+score rests on give a fall for the highest well above the random one, and the lowest a rise or a smaller fall.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from faim.artifact import read_recipe
 from faim.assembly import build_source
-from faim.cli.common import add_columns, parse_columns
+from faim.cli.common import add_columns, parse_columns, positive_integer
 from faim.data.batch import PostBatch
 from faim.data.post import Post
 from faim.data.sources import read_posts
@@ -48,33 +48,34 @@ def erasure_falls(
     model: WholePostModel, batch: PostBatch, task: TaskSpec, fraction: float, draws: int, rng: random.Random
 ) -> dict[str, float] | None:
     """How far the logit of ``task``'s positive label falls when one collated post's highest attributed pieces,
-    as many random ones and the lowest attributed ones are blanked (see the module); ``None`` for a post whose text
-    gets no token attributions (no text, an encoder without token embeddings)."""
+    as many random ones and the lowest attributed ones are blanked (see the module); ``None`` for a post with no
+    ranking to check: its text gets no token attributions (no text, an encoder without token embeddings), or so few
+    that the share erased is all of them.
+
+    Raises:
+        ValueError: For a ``fraction`` not above 0 and below 1, or ``draws`` below 1.
+    """
+    if not 0 < fraction < 1 or draws < 1:
+        raise ValueError(f"erasure needs a fraction above 0 and below 1 and a draw or more, got {fraction}, {draws}")
     explainer = PostExplainer(model, batch)
-    tokens, _ = explainer.tokens(task, 1)
-    if not tokens:
+    text, _ = explainer.text_pieces()
+    count = max(1, round(fraction * len(text.attributed))) if text else 0
+    if text is None or count >= len(text.attributed):
         return None
-    encoder = model.encoder_for("text")
-    pieces = encoder.token_embeddings()
-    ids, mask = batch.elements["text"].values["input_ids"], batch.elements["text"].values["attention_mask"]
-    positions = torch.nonzero(mask[0].bool() & ~pieces.fixed(ids)[0]).flatten().tolist()
-    order = sorted(range(len(positions)), key=lambda index: -tokens[index][1])
-    count = max(1, round(fraction * len(positions)))
+    tokens, _ = explainer.tokens(task, 1)
+    ranked = [position for position, _ in sorted(zip(text.attributed, tokens), key=lambda item: -item[1][1])]
 
-    def logit_without(chosen: list[int]) -> float:
-        erased = ids.clone()
-        erased[0, [positions[index] for index in chosen]] = pieces.blank
+    def fall(positions: list[int]) -> float:
         with torch.no_grad():
-            embedded = encoder({"input_ids": erased, "attention_mask": mask})[:, None, :]
-            return explainer.logit(explainer.repeated(1, {"text": embedded}), task, 1).item()
+            return (full - explainer.text_logit(text.blanked(positions), text.mask, task, 1)).item()
 
-    full = logit_without([])
-    drawn = [full - logit_without(rng.sample(range(len(positions)), count)) for _ in range(draws)]
+    with torch.no_grad():
+        full = explainer.text_logit(text.ids, text.mask, task, 1)
     return {
-        "highest": full - logit_without(order[:count]),
-        "random": mean(drawn),
-        "lowest": full - logit_without(order[-count:]),
-        "pieces": float(len(positions)),
+        "highest": fall(ranked[:count]),
+        "random": mean(fall(rng.sample(text.attributed, count)) for _ in range(draws)),
+        "lowest": fall(ranked[-count:]),
+        "pieces": float(len(text.attributed)),
         "erased": float(count),
     }
 
@@ -126,13 +127,17 @@ def measure(
         if fall is not None:
             falls.append(fall)
     if not falls:
-        raise SystemExit(f"{model_dir}: no post's text got token attributions (its text encoder has none)")
+        raise SystemExit(
+            f"{model_dir}: no post had pieces to rank: a text of at least two pieces with token attributions (a post "
+            "without text, or a text encoder without token embeddings, has none)"
+        )
     summary: dict[str, Any] = {way: mean(fall[way] for fall in falls) for way in WAYS}
     summary["highest_above_random"] = mean(float(fall["highest"] > fall["random"]) for fall in falls)
     return summary | {
         "model": model_dir,
         "task": task.name,
         "posts": len(falls),
+        "passed_over": len(chosen) - len(falls),
         "pieces": mean(fall["pieces"] for fall in falls),
         "erased": mean(fall["erased"] for fall in falls),
         "fraction": fraction,
@@ -148,14 +153,15 @@ def main() -> None:
     )
     add_columns(parser)
     parser.add_argument("--task", help="the binary task to check (default: the model's first binary task)")
-    parser.add_argument("--posts", type=int, default=100, help="positive validation posts checked (default: 100)")
+    parser.add_argument("--posts", type=positive_integer, default=100, help="positive posts checked (default: 100)")
     parser.add_argument("--fraction", type=float, default=0.2, help="share of each text's pieces erased (0.2)")
-    parser.add_argument("--draws", type=int, default=5, help="random draws of as many pieces per post (default: 5)")
+    parser.add_argument(
+        "--draws", type=positive_integer, default=5, help="random draws of as many pieces per post (default: 5)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the posts and pieces drawn (default: 0)")
     args = parser.parse_args()
-    if not 0 < args.fraction <= 1:
-        parser.error(f"argument --fraction: expected a share above 0 and at most 1, got {args.fraction}")
-    torch.manual_seed(args.seed)
+    if not 0 < args.fraction < 1:
+        parser.error(f"argument --fraction: expected a share above 0 and below 1, got {args.fraction}")
     if args.data:
         posts = list(read_posts(args.data, parse_columns(args.columns), args.image_root))
     else:
@@ -163,7 +169,8 @@ def main() -> None:
     figures = measure(args.model, posts, args.task, args.posts, args.fraction, args.draws, args.seed)
     print(
         f"{figures['model']}: task {figures['task']}, {figures['posts']} positive posts, "
-        f"{figures['pieces']:.1f} pieces each on average, {figures['erased']:.1f} erased"
+        f"{figures['pieces']:.1f} pieces each on average, {figures['erased']:.1f} erased "
+        f"({figures['passed_over']} passed over: no text, or too few pieces to rank)"
     )
     for way in WAYS:
         print(f"  fall of the logit, {way} attributed pieces erased: {figures[way]:+.3f}")

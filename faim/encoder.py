@@ -23,20 +23,35 @@ Preprocessor = Callable[[list[Any]], Any]
 @dataclass(frozen=True)
 class TokenEmbeddings:
     """Where a text encoder's pieces enter it as embeddings, which token attributions (``faim.explain``) are taken
-    at: the encoder reads its ``{"input_ids", "attention_mask"}`` through ``layer`` and nothing else of the ids.
+    at: the encoder reads the ids of its ``{"input_ids", "attention_mask"}`` through ``layer`` (a transformers
+    backbone may also number positions by where padding pieces are, as RoBERTa's does).
 
     Attributes:
         layer: The module whose output ``[N, T, H]`` is each piece's embedding.
         blank: The piece id the baseline text reads in place of each piece attributed (the padding piece).
-        fixed: Piece ids ``[N, T]`` → ``[N, T]`` booleans: the pieces every text has (sentence markers, a prefix
-            put before each text), which the baseline keeps and which get no attribution.
+        fixed: Piece ids and mask ``[N, T]`` → ``[N, T]`` booleans: the pieces every text has (sentence markers, a
+            prefix put before each text) and padding, which the baseline keeps and which get no attribution.
         names: Piece ids → the pieces as the vocabulary spells them (``##`` or ``▁`` marks included).
     """
 
     layer: nn.Module
     blank: int
-    fixed: Callable[[torch.Tensor], torch.Tensor]
+    fixed: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     names: Callable[[list[int]], list[str]]
+
+    def attributed(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``[N, T]`` booleans: the pieces of each text that get an attribution (real, not fixed)."""
+        return mask.bool() & ~self.fixed(ids, mask)
+
+
+def markers_and_padding(mask: torch.Tensor, leading: int = 1) -> torch.Tensor:
+    """``[N, T]`` booleans for texts read as ``leading`` pieces every text starts with (a start marker, a prefix),
+    the text's own pieces, an end marker, then padding (``mask`` 0): true at all but the text's own pieces."""
+    fixed = ~mask.bool()
+    fixed[:, :leading] = True
+    last = mask.long().sum(1) - 1
+    fixed[torch.arange(len(mask), device=mask.device)[last >= 0], last[last >= 0]] = True
+    return fixed
 
 
 class Encoder(nn.Module, ABC):

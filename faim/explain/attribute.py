@@ -29,6 +29,7 @@ from captum.attr import IntegratedGradients, LayerIntegratedGradients, Occlusion
 
 from faim.data.batch import PostBatch
 from faim.data.targets import TaskSpec
+from faim.encoder import TokenEmbeddings
 from faim.model import Elements, WholePostModel
 
 STEPS = 32
@@ -82,6 +83,23 @@ class Explanation:
     tasks: list[TaskExplanation]
     pictures: list[np.ndarray]
     notes: list[str]
+
+
+@dataclass
+class TextPieces:
+    """One post's text as its encoder reads it: ``ids`` and ``mask`` ``[1, T]``, where the pieces enter it as
+    embeddings (``embeddings``), and the positions of the pieces that get an attribution (``attributed``)."""
+
+    embeddings: TokenEmbeddings
+    ids: torch.Tensor
+    mask: torch.Tensor
+    attributed: list[int]
+
+    def blanked(self, positions: list[int]) -> torch.Tensor:
+        """The ids with the pieces at ``positions`` replaced by the blank piece (all attributed ones: the baseline)."""
+        blanked = self.ids.clone()
+        blanked[0, positions] = self.embeddings.blank
+        return blanked
 
 
 def leading_label(task: TaskSpec, probabilities: np.ndarray) -> int:
@@ -147,29 +165,41 @@ class PostExplainer:
         shares = [ElementShare(k, s, name, value, abs(value) / total) for k, s, name, value in found]
         return sorted(shares, key=lambda share: -share.share)
 
-    def tokens(self, task: TaskSpec, label: int) -> tuple[list[tuple[str, float]] | None, str | None]:
-        """Token attributions of the text, or ``None`` and why there are none."""
+    def text_pieces(self) -> tuple[TextPieces | None, str | None]:
+        """The post's text as the text encoder reads it, or ``None`` and why there are no token attributions
+        (``None`` too for a post without text)."""
         if "text" not in self.elements or not bool(self.elements["text"][1].any()):
             return None, None
         encoder = self.model.encoder_for("text")
         inputs = self.batch.elements["text"].values
-        pieces = encoder.token_embeddings()
-        if pieces is None or not isinstance(inputs, dict) or "input_ids" not in inputs:
+        embeddings = encoder.token_embeddings()
+        if embeddings is None or not isinstance(inputs, dict) or "input_ids" not in inputs:
             return None, f"{type(encoder).__name__} has no token embeddings to attribute to; element shares only"
-        ids, attention = inputs["input_ids"], inputs["attention_mask"]
-        fixed = pieces.fixed(ids)
-        baseline = torch.where(fixed, ids, torch.full_like(ids, pieces.blank))
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        attributed = embeddings.attributed(ids, mask)[0].nonzero().flatten().tolist()
+        return TextPieces(embeddings, ids, mask, attributed), None
 
-        def forward(token_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-            embedded = encoder({"input_ids": token_ids, "attention_mask": mask})[:, None, :]
-            return self.logit(self.repeated(token_ids.shape[0], {"text": embedded}), task, label)
+    def text_logit(self, ids: torch.Tensor, mask: torch.Tensor, task: TaskSpec, label: int) -> torch.Tensor:
+        """``[k]`` logits of ``label`` with the post's text read as the piece ids ``[k, T]`` (its mask ``[k, T]``),
+        the rest of the post as it is."""
+        embedded = self.model.encoder_for("text")({"input_ids": ids, "attention_mask": mask})[:, None, :]
+        return self.logit(self.repeated(ids.shape[0], {"text": embedded}), task, label)
 
-        layer = LayerIntegratedGradients(forward, pieces.layer)
-        attributions = layer.attribute(ids, baselines=baseline, additional_forward_args=(attention,), n_steps=STEPS)
+    def tokens(self, task: TaskSpec, label: int) -> tuple[list[tuple[str, float]] | None, str | None]:
+        """Token attributions of the text's attributed pieces in order, or ``None`` and why there are none."""
+        text, note = self.text_pieces()
+        if text is None:
+            return None, note
+        baseline = text.blanked(text.attributed)
+        layer = LayerIntegratedGradients(
+            lambda ids, mask: self.text_logit(ids, mask, task, label), text.embeddings.layer
+        )
+        attributions = layer.attribute(
+            text.ids, baselines=baseline, additional_forward_args=(text.mask,), n_steps=STEPS
+        )
         scores = attributions.sum(-1)[0]
-        kept = attention[0].bool() & ~fixed[0]
-        names = pieces.names(ids[0].tolist())
-        return [(names[i], float(scores[i])) for i in range(len(names)) if kept[i]], None
+        names = text.embeddings.names(text.ids[0].tolist())
+        return [(names[position], float(scores[position])) for position in text.attributed], None
 
     def pictures(self, task: TaskSpec, label: int) -> list[np.ndarray]:
         """An occlusion heat map per picture of the post."""

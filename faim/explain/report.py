@@ -66,7 +66,7 @@ def to_json(explanation: Explanation, heat_maps: dict[str, list[str]]) -> dict[s
 def token_html(tokens: list[tuple[str, float]]) -> str:
     """Tokens as spans shaded by their attribution (red positive, blue negative), the pieces of a word joined: a
     WordPiece piece marked ``##`` continues the word before it; where pieces mark the start of a word with ``▁``
-    (SentencePiece), a piece without the mark does."""
+    (SentencePiece), a piece without the mark does, and the mark alone shows as a space."""
     scale = max((abs(a) for _, a in tokens), default=0.0) or 1.0
     starts_marked = any(token.startswith(MARKER) for token, _ in tokens)
     spans = []
@@ -75,6 +75,8 @@ def token_html(tokens: list[tuple[str, float]]) -> str:
         colour = f"rgba(220,20,20,{alpha:.2f})" if attribution >= 0 else f"rgba(20,60,220,{alpha:.2f})"
         if token.startswith("##"):
             piece, gap = token[2:], ""
+        elif token == MARKER:  # a word start alone, before characters no piece starts a word with: a shaded space
+            piece, gap = "\u00a0", ""
         elif starts_marked:
             piece, gap = token.removeprefix(MARKER), " " if token.startswith(MARKER) else ""
         else:

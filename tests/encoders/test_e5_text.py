@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from token_pieces import attributed_names
 
 from faim.encoders.tiny_e5 import TinyE5Encoder, character_pieces
 from faim.preprocess.e5_pieces import MARKER, E5Pieces, read_tokenizer, write_tokenizer
@@ -122,13 +123,6 @@ def test_a_text_is_cut_to_max_length_pieces_keeping_its_markers_and_padding_chan
     torch.testing.assert_close(together, alone, atol=1e-5, rtol=1e-5)
 
 
-def unfixed_names(encoder, text: str) -> list[str]:
-    """The pieces of ``text`` token attributions are given to, as the encoder names them."""
-    pieces = encoder.token_embeddings()
-    ids = encoder.preprocessor()([text])["input_ids"]
-    return [name for name, fixed in zip(pieces.names(ids[0].tolist()), pieces.fixed(ids)[0]) if not fixed]
-
-
 def test_attributions_skip_the_markers_and_the_query_prefix_and_name_the_texts_own_pieces() -> None:
     encoder = TinyE5Encoder(dim=32)
     pieces = encoder.token_embeddings()
@@ -136,8 +130,10 @@ def test_attributions_skip_the_markers_and_the_query_prefix_and_name_the_texts_o
     names = pieces.names(ids[1].tolist())
     assert names[:8] == ["<s>", MARKER, "q", "u", "e", "r", "y", ":"] and names[8:10] == [f"{MARKER}a", "</s>"]
     assert set(names[10:]) == {"<pad>"} and pieces.blank == 1
-    assert unfixed_names(encoder, "the cat") == [f"{MARKER}the", MARKER, "c", "a", "t"]
+    assert attributed_names(encoder, "the cat") == [f"{MARKER}the", MARKER, "c", "a", "t"]
     assert pieces.layer is encoder.network.piece_embeddings
+    assert attributed_names(TinyE5Encoder(dim=32, max_length=12), "the cat") == [f"{MARKER}the", MARKER, "c"]
+    assert attributed_names(TinyE5Encoder(dim=32, max_length=6), "the cat") == []  # the prefix itself is cut
 
 
 @pytest.fixture(scope="module")
@@ -189,5 +185,8 @@ def test_leetspeak_reads_as_the_words_e5s_pieces_hold_in_one_or_two_pieces() -> 
 
 
 @pytest.mark.real_weights
-def test_attributions_name_the_pieces_of_the_text_after_the_query_prefix(e5_encoder) -> None:
-    assert unfixed_names(e5_encoder, "hello world") == [f"{MARKER}hell", "o", f"{MARKER}world"]
+def test_attributions_name_the_pieces_of_the_text_after_the_query_prefix_even_where_it_spells_a_marker(
+    e5_encoder,
+) -> None:
+    assert attributed_names(e5_encoder, "hello world") == [f"{MARKER}hell", "o", f"{MARKER}world"]
+    assert attributed_names(e5_encoder, "<s> hi </s>") == [MARKER, "<s>", f"{MARKER}hi", MARKER, "</s>"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from token_pieces import attributed_names
 
 from faim.encoders.tiny_use import TinyUseEncoder
 
@@ -49,25 +50,18 @@ def test_translations_sit_closer_than_unrelated_sentences(use_encoder) -> None:
     assert similarity[0, 1] > 0.6 and similarity[0, 2] > 0.6 and abs(similarity[0, 3]) < 0.2
 
 
-def unfixed_names(encoder, text: str) -> list[str]:
-    """The pieces of ``text`` token attributions are given to, as the encoder names them."""
-    pieces = encoder.token_embeddings()
-    ids = encoder.preprocessor()([text])["input_ids"]
-    return [name for name, fixed in zip(pieces.names(ids[0].tolist()), pieces.fixed(ids)[0]) if not fixed]
-
-
 @pytest.mark.real_weights
 def test_attributions_name_the_sentencepiece_pieces_between_the_markers(use_encoder) -> None:
     ids = use_encoder.preprocessor()(["hello world"])["input_ids"][0].tolist()
     names = use_encoder.token_embeddings().names(ids)
     assert names[0] == "<s>" and names[-1] == "</s>"
-    assert unfixed_names(use_encoder, "hello world") == names[1:-1]
+    assert attributed_names(use_encoder, "hello world") == names[1:-1]
     assert "".join(names[1:-1]) == "\u2581hello\u2581world"
 
 
 def test_attributions_skip_the_sentence_markers_and_name_the_tiny_pieces_by_a_character() -> None:
     encoder = TinyUseEncoder(dim=16)
-    assert unfixed_names(encoder, "az9") == ["a", "z", "9"]
+    assert attributed_names(encoder, "az9") == ["a", "z", "9"]
     assert encoder.token_embeddings().layer is encoder.network.piece_embeddings
 
 

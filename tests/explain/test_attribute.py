@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
+from token_pieces import attributed_names
 from trigger_models import (
     TASK,
     TEXT_ENCODERS,
@@ -103,8 +104,7 @@ def test_token_attributions_add_up_to_the_change_from_the_blank_text_and_skip_th
     pieces = text.token_embeddings()
     ids = batch.elements["text"].values["input_ids"]
     mask = batch.elements["text"].values["attention_mask"]
-    fixed = pieces.fixed(ids)
-    blank = torch.where(fixed, ids, torch.full_like(ids, pieces.blank))
+    blank = torch.where(pieces.fixed(ids, mask), ids, torch.full_like(ids, pieces.blank))
     with torch.no_grad():
         logits = [
             explainer.logit(explainer.repeated(1, {"text": text({"input_ids": row, "attention_mask": mask})[:, None]}),
@@ -113,7 +113,7 @@ def test_token_attributions_add_up_to_the_change_from_the_blank_text_and_skip_th
         ]  # fmt: skip
     tokens, note = explainer.tokens(TASK, 1)
     assert note is None
-    assert [name for name, _ in tokens] == [n for n, f in zip(pieces.names(ids[0].tolist()), fixed[0]) if not f]
+    assert [name for name, _ in tokens] == attributed_names(text, post["text"])
     assert 0 < len(tokens) < ids.shape[1]
     assert sum(value for _, value in tokens) == pytest.approx(
         logits[0] - logits[1], abs=0.02 * max(1.0, abs(logits[0]))

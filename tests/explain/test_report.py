@@ -20,6 +20,7 @@ def test_wordpiece_continuations_join_the_word_before_them() -> None:
 def test_sentencepiece_pieces_join_unless_they_start_a_word() -> None:
     tokens = [(f"{MARKER}@", -0.1), ("user", 0.3), (f"{MARKER}Wor", 0.2), ("st", 0.5), (f"{MARKER}hate", 1.0)]
     assert shown(tokens) == "@user Worst hate"
+    assert shown([(f"{MARKER}so", 0.1), (MARKER, 0.4), ("ー", 0.2)]) == "so\u00a0ー"  # the lone mark keeps its shade
 
 
 def test_each_piece_keeps_its_attribution_as_its_title_and_its_sign_as_its_colour() -> None:
