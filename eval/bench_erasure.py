@@ -67,10 +67,10 @@ def erasure_falls(
 
     def fall(positions: list[int]) -> float:
         with torch.no_grad():
-            return (full - explainer.text_logit(text.blanked(positions), text.mask, task, 1)).item()
+            return (full - explainer.text_logit(text, text.blanked(positions), task, 1)).item()
 
     with torch.no_grad():
-        full = explainer.text_logit(text.ids, text.mask, task, 1)
+        full = explainer.text_logit(text, text.ids, task, 1)
     return {
         "highest": fall(ranked[:count]),
         "random": mean(fall(rng.sample(text.attributed, count)) for _ in range(draws)),

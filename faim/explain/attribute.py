@@ -1,15 +1,15 @@
 """Why a post got its scores, with Captum: each element's share of each task's logit, token attributions for the
-text, and a heat map over each picture.
+text and each comment, and a heat map over each picture.
 
 - **Element shares**: integrated gradients (Captum ``IntegratedGradients``) over the element embeddings the fusion
   reads, from all-zero embeddings; an element's contribution is the sum of its attributions (they add up to the
   logit's change from that baseline), its share that contribution's magnitude over all of them.
-- **Tokens**: integrated gradients at the output of the text encoder's piece embeddings
-  (``LayerIntegratedGradients`` on ``Encoder.token_embeddings().layer``), from the same text with every piece but
-  the fixed ones (sentence markers, e5's ``query:`` prefix) replaced by the encoder's blank piece; for the encoders
-  that read a text as embedded pieces (``hf_text``, ``e5_text``, ``use_text`` and their tiny variants). Encoders
-  whose output is no function of such embeddings (n-grams, stacks) get no token attributions, and the explanation
-  says so.
+- **Tokens**: for the text and each comment in turn, integrated gradients at the output of its encoder's piece
+  embeddings (``LayerIntegratedGradients`` on ``Encoder.token_embeddings().layer``), the rest of the post as it
+  is, from the same text with every piece but the fixed ones (sentence markers, e5's ``query:`` prefix) replaced
+  by the encoder's blank piece; for the encoders that read a text as embedded pieces (``hf_text``, ``e5_text``,
+  ``use_text`` and their tiny variants). Encoders whose output is no function of such embeddings (n-grams, stacks)
+  get no token attributions, and the explanation says so.
 - **Pictures**: occlusion (Captum ``Occlusion``): each square of a 7 × 7 grid over the picture, as the encoder sees
   it after cropping and normalising, set to zero in turn; the change in the logit is the heat of the pixels it covered
   (49 runs of the image encoder per picture and task).
@@ -63,6 +63,8 @@ class TaskExplanation:
             embeddings to attribute to, or the post has no text).
         pictures: A heat map ``[H, W]`` per picture (logit change when that region is hidden; positive: the region
             raises the score), in the post's picture order.
+        comments: The ``(token, attribution)`` pairs of each comment the model read, in the post's comment order
+            (``None`` for a comment whose encoder has no token embeddings); empty for a model that reads none.
     """
 
     task: str
@@ -71,6 +73,7 @@ class TaskExplanation:
     shares: list[ElementShare]
     tokens: list[tuple[str, float]] | None
     pictures: list[np.ndarray] = field(default_factory=list)
+    comments: list[list[tuple[str, float]] | None] = field(default_factory=list)
 
 
 @dataclass
@@ -87,9 +90,12 @@ class Explanation:
 
 @dataclass
 class TextPieces:
-    """One post's text as its encoder reads it: ``ids`` and ``mask`` ``[1, T]``, where the pieces enter it as
-    embeddings (``embeddings``), and the positions of the pieces that get an attribution (``attributed``)."""
+    """One text element of a post (its text, or one of its comments) as its encoder reads it: the element's ``kind``
+    and ``slot``, ``ids`` and ``mask`` ``[1, T]``, where the pieces enter the encoder as embeddings
+    (``embeddings``), and the positions of the pieces that get an attribution (``attributed``)."""
 
+    kind: str
+    slot: int
     embeddings: TokenEmbeddings
     ids: torch.Tensor
     mask: torch.Tensor
@@ -165,39 +171,46 @@ class PostExplainer:
         shares = [ElementShare(k, s, name, value, abs(value) / total) for k, s, name, value in found]
         return sorted(shares, key=lambda share: -share.share)
 
-    def text_pieces(self) -> tuple[TextPieces | None, str | None]:
-        """The post's text as the text encoder reads it, or ``None`` and why there are no token attributions
-        (``None`` too for a post without text)."""
-        if "text" not in self.elements or not bool(self.elements["text"][1].any()):
+    def text_pieces(self, kind: str = "text", slot: int = 0) -> tuple[TextPieces | None, str | None]:
+        """One text element (the post's text, or its comment in ``slot``) as its encoder reads it, or ``None`` and
+        why it gets no token attributions (``None`` too where the post has no such element)."""
+        present = self.elements[kind][1][0] if kind in self.elements else torch.zeros(0, dtype=torch.bool)
+        if slot >= len(present) or not bool(present[slot]):
             return None, None
-        encoder = self.model.encoder_for("text")
-        inputs = self.batch.elements["text"].values
+        encoder = self.model.encoder_for(kind)
+        element = self.batch.elements[kind]
         embeddings = encoder.token_embeddings()
-        if embeddings is None or not isinstance(inputs, dict) or "input_ids" not in inputs:
+        if embeddings is None or not isinstance(element.values, dict) or "input_ids" not in element.values:
             return None, f"{type(encoder).__name__} has no token embeddings to attribute to; element shares only"
-        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        row = int(torch.nonzero(element.slot_index == slot)[0])
+        ids, mask = element.values["input_ids"][row : row + 1], element.values["attention_mask"][row : row + 1]
         attributed = embeddings.attributed(ids, mask)[0].nonzero().flatten().tolist()
-        return TextPieces(embeddings, ids, mask, attributed), None
+        return TextPieces(kind, slot, embeddings, ids, mask, attributed), None
 
-    def text_logit(self, ids: torch.Tensor, mask: torch.Tensor, task: TaskSpec, label: int) -> torch.Tensor:
-        """``[k]`` logits of ``label`` with the post's text read as the piece ids ``[k, T]`` (its mask ``[k, T]``),
-        the rest of the post as it is."""
-        embedded = self.model.encoder_for("text")({"input_ids": ids, "attention_mask": mask})[:, None, :]
-        return self.logit(self.repeated(ids.shape[0], {"text": embedded}), task, label)
+    def text_logit(self, text: TextPieces, ids: torch.Tensor, task: TaskSpec, label: int) -> torch.Tensor:
+        """``[k]`` logits of ``label`` with the text element ``text`` read as the piece ids ``[k, T]``, the rest of
+        the post as it is."""
+        values = self.elements[text.kind][0].expand(ids.shape[0], -1, -1).clone()
+        mask = text.mask.expand(ids.shape[0], -1)
+        values[:, text.slot] = self.model.encoder_for(text.kind)({"input_ids": ids, "attention_mask": mask})
+        return self.logit(self.repeated(ids.shape[0], {text.kind: values}), task, label)
 
-    def tokens(self, task: TaskSpec, label: int) -> tuple[list[tuple[str, float]] | None, str | None]:
-        """Token attributions of the text's attributed pieces in order, or ``None`` and why there are none."""
-        text, note = self.text_pieces()
+    def comment_slots(self) -> list[int]:
+        """The slots of the post's comments, in order."""
+        if "comments" not in self.elements:
+            return []
+        return self.elements["comments"][1][0].nonzero().flatten().tolist()
+
+    def tokens(
+        self, task: TaskSpec, label: int, kind: str = "text", slot: int = 0
+    ) -> tuple[list[tuple[str, float]] | None, str | None]:
+        """Token attributions of a text element's attributed pieces in order (the post's text, or its comment in
+        ``slot``), or ``None`` and why there are none."""
+        text, note = self.text_pieces(kind, slot)
         if text is None:
             return None, note
-        baseline = text.blanked(text.attributed)
-        layer = LayerIntegratedGradients(
-            lambda ids, mask: self.text_logit(ids, mask, task, label), text.embeddings.layer
-        )
-        attributions = layer.attribute(
-            text.ids, baselines=baseline, additional_forward_args=(text.mask,), n_steps=STEPS
-        )
-        scores = attributions.sum(-1)[0]
+        layer = LayerIntegratedGradients(lambda ids: self.text_logit(text, ids, task, label), text.embeddings.layer)
+        scores = layer.attribute(text.ids, baselines=text.blanked(text.attributed), n_steps=STEPS).sum(-1)[0]
         names = text.embeddings.names(text.ids[0].tolist())
         return [(names[position], float(scores[position])) for position in text.attributed], None
 
@@ -260,22 +273,22 @@ def explain_post(
     with torch.no_grad():
         logits = {name: value.numpy() for name, value in model.logits(explainer.elements).items()}
     probabilities = calibrated(logits)
-    explained, notes = [], []
+    explained, notes, slots = [], [], explainer.comment_slots()
     for task in tasks:
         value = np.atleast_1d(probabilities[task.name][0])
         label = leading_label(task, value)
         probability = float(value[0] if task.type == "binary" else value[label])
-        tokens, note = explainer.tokens(task, label)
-        if note and note not in notes:
-            notes.append(note)
+        texts = [explainer.tokens(task, label), *(explainer.tokens(task, label, "comments", slot) for slot in slots)]
+        notes += [note for note in dict.fromkeys(note for _, note in texts if note) if note not in notes]
         explained.append(
             TaskExplanation(
                 task.name,
                 task.labels[label],
                 probability,
                 explainer.shares(task, label),
-                tokens,
+                texts[0][0],
                 explainer.pictures(task, label),
+                [tokens for tokens, _ in texts[1:]],
             )
         )
     return Explanation(post_id, explained, explainer.displayed_pictures(), notes)

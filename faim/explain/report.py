@@ -52,7 +52,8 @@ def to_json(explanation: Explanation, heat_maps: dict[str, list[str]]) -> dict[s
                 "label": task.label,
                 "probability": task.probability,
                 "shares": [vars(share) for share in task.shares],
-                "tokens": None if task.tokens is None else [{"token": t, "attribution": a} for t, a in task.tokens],
+                "tokens": token_records(task.tokens),
+                "comments": [token_records(tokens) for tokens in task.comments],
                 "pictures": [
                     {"index": i, "heat_map": name, "heat": heat.round(6).tolist()}
                     for i, (name, heat) in enumerate(zip(heat_maps[task.task], task.pictures))
@@ -61,6 +62,11 @@ def to_json(explanation: Explanation, heat_maps: dict[str, list[str]]) -> dict[s
             for task in explanation.tasks
         ],
     }
+
+
+def token_records(tokens: list[tuple[str, float]] | None) -> list[dict[str, Any]] | None:
+    """Token attributions as JSON records (``None`` stays ``None``)."""
+    return None if tokens is None else [{"token": token, "attribution": value} for token, value in tokens]
 
 
 def token_html(tokens: list[tuple[str, float]]) -> str:
@@ -96,6 +102,11 @@ def task_html(task: TaskExplanation, heat_maps: list[str]) -> str:
         for share in task.shares
     )
     tokens = f'<p class="text">{token_html(task.tokens)}</p>' if task.tokens else ""
+    tokens += "".join(
+        f'<p class="text comment"><span class="name">comment {number}</span> {token_html(comment)}</p>'
+        for number, comment in enumerate(task.comments, 1)
+        if comment
+    )
     pictures = "".join(f'<img src="{name}" width="{DISPLAY}" alt="heat map">' for name in heat_maps)
     return (
         f'<div class="task"><h3>{html.escape(task.task)}: {html.escape(task.label)} '
@@ -112,6 +123,7 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 
 .bar { height: 0.9em; display: inline-block; min-width: 2px; max-width: 50%; }
 .bar.pos { background: #d33; } .bar.neg { background: #36c; }
 .shares { width: 100%; } .text { font-size: 1.15em; line-height: 1.8; }
+.comment { font-size: 1em; margin-left: 1.5em; } .comment .name { color: #555; font-size: 0.85em; }
 .tok { padding: 0.1em 0.15em; border-radius: 3px; }
 .pictures img, .originals img { margin: 0.3em 0.5em 0.3em 0; image-rendering: pixelated; border: 1px solid #ddd; }
 .notes { color: #a60; font-size: 0.9em; }

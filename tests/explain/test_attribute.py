@@ -120,6 +120,31 @@ def test_token_attributions_add_up_to_the_change_from_the_blank_text_and_skip_th
     )
 
 
+def test_each_comment_gets_token_attributions_adding_up_to_its_change_from_its_blank_text() -> None:
+    torch.manual_seed(3)
+    text = TinyTextEncoder(dim=16)
+    model = WholePostModel(
+        {"text": text}, ConcatFusion({"comments": 16, "text": 16}), {"harm": BinaryHead(32)}, {"comments": "text"}
+    )
+    post = {"id": "p", "text": "abc", "comments": ["z hd", "bb z ce"]}
+    reading = detector(model)
+    explained = reading.explain([post])[0].tasks[0]
+    assert [[name for name, _ in tokens] for tokens in explained.comments] == [
+        attributed_names(text, comment) for comment in post["comments"]
+    ]
+    assert [name for name, _ in explained.tokens] == attributed_names(text, "abc")
+    explainer = PostExplainer(model, reading.collator()(as_posts([post])))
+    assert explainer.comment_slots() == [0, 1]
+    with torch.no_grad():
+        logit = explainer.logit(explainer.elements, TASK, 1).item()
+        for slot, tokens in enumerate(explained.comments):
+            comment, _ = explainer.text_pieces("comments", slot)
+            assert explainer.text_logit(comment, comment.ids, TASK, 1).item() == pytest.approx(logit, abs=1e-5)
+            blank = explainer.text_logit(comment, comment.blanked(comment.attributed), TASK, 1).item()
+            total = sum(value for _, value in tokens)
+            assert total == pytest.approx(logit - blank, abs=0.02 * max(1.0, abs(logit))) and total != 0
+
+
 def test_an_encoder_without_token_embeddings_gives_shares_and_says_why() -> None:
     model, posts = ngram_model()
     explained = detector(model).explain(posts[:1])[0]

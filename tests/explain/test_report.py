@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from faim.explain.report import token_html
+from faim.explain.attribute import TaskExplanation
+from faim.explain.report import task_html, token_html
 from faim.preprocess.e5_pieces import MARKER
 
 
@@ -27,3 +28,11 @@ def test_each_piece_keeps_its_attribution_as_its_title_and_its_sign_as_its_colou
     page = token_html([(f"{MARKER}good", -0.25), (f"{MARKER}bad", 0.5)])
     assert 'title="-0.2500">good<' in page and 'title="+0.5000">bad<' in page
     assert page.index("rgba(20,60,220,0.40)") < page.index("rgba(220,20,20,0.80)")
+
+
+def test_each_comments_tokens_follow_the_texts_under_their_number() -> None:
+    task = TaskExplanation("harm", "yes", 0.9, [], [("caption", 0.1)], [], [[("first", 0.3)], None, [("third", -0.2)]])
+    page = re.sub(r"<[^>]+>", "|", task_html(task, []))
+    assert re.sub(r"\|+", "|", page).count("comment") == 2
+    assert page.index("caption") < page.index("comment 1") < page.index("first") < page.index("comment 3")
+    assert "comment 2" not in page and page.index("comment 3") < page.index("third")
