@@ -107,8 +107,8 @@ def measure(
     """The erasure figures of one saved model on ``count`` of ``posts`` labelled positive (see the module).
 
     Raises:
-        SystemExit: When the model has no binary task of that name, naming those it has, or when no post checked
-            got token attributions.
+        SystemExit: When the model has no binary task of that name, naming those it has, when no post is labelled
+            positive for it, or when no post checked had pieces to rank.
     """
     detector = Detector.load(model_dir)
     binary = [task for task in detector.tasks if task.type == "binary"]

@@ -175,8 +175,8 @@ class Detector:
 
     def explain(self, posts: Iterable[Post | Mapping[str, Any]], progress: bool = False) -> list[Explanation]:
         """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,
-        token attributions for the text, an occlusion heat map per picture; one post at a time (``progress``: with a
-        progress bar).
+        token attributions for the text and each comment, an occlusion heat map per picture; one post at a time
+        (``progress``: with a progress bar).
 
         Raises:
             PostError: On a post that cannot be read.

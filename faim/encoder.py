@@ -46,7 +46,8 @@ class TokenEmbeddings:
 
 def markers_and_padding(mask: torch.Tensor, leading: int = 1) -> torch.Tensor:
     """``[N, T]`` booleans for texts read as ``leading`` pieces every text starts with (a start marker, a prefix),
-    the text's own pieces, an end marker, then padding (``mask`` 0): true at all but the text's own pieces."""
+    the text's own pieces, an end marker, then padding on the right (``mask`` 0 there, 1 before): true at all but
+    the text's own pieces."""
     fixed = ~mask.bool()
     fixed[:, :leading] = True
     last = mask.long().sum(1) - 1

@@ -18,8 +18,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="explain a saved model's scores of some posts: element shares, token and picture attributions",
         description="Explain why a saved model scores posts as it does, with Captum: each element's share of each "
         "task's logit (the text, each picture, each comment, the metadata; integrated gradients), each token's "
-        "attribution (integrated gradients at the embeddings of the text's pieces, for the text encoders that read "
-        "pieces: hf_text, e5_text, use_text) and a heat map "
+        "attribution in the text and in each comment (integrated gradients at the embeddings of its pieces, for the "
+        "text encoders that read pieces: hf_text, e5_text, use_text) and a heat map "
         "over each picture (occlusion). OUT gets one JSON per post, the heat maps as PNGs and index.html to look "
         "at. A post that cannot be read stops the command, naming it.",
     )

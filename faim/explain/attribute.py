@@ -38,6 +38,12 @@ STEPS = 32
 ELEMENT_NAMES = {"text": "text", "image": "picture", "comments": "comment", "meta": "metadata"}
 
 
+def element_label(kind: str, slot: int, count: int) -> str:
+    """An element's name for people: ``"text"``, ``"picture"`` where the post has one picture, ``"picture 2"``
+    where it has ``count`` of them."""
+    return ELEMENT_NAMES[kind] if count == 1 else f"{ELEMENT_NAMES[kind]} {slot + 1}"
+
+
 @dataclass
 class ElementShare:
     """One element's part in a task's logit: ``contribution`` (signed, in logit units), ``share`` (its magnitude
@@ -64,7 +70,8 @@ class TaskExplanation:
         pictures: A heat map ``[H, W]`` per picture (logit change when that region is hidden; positive: the region
             raises the score), in the post's picture order.
         comments: The ``(token, attribution)`` pairs of each comment the model read, in the post's comment order
-            (``None`` for a comment whose encoder has no token embeddings); empty for a model that reads none.
+            (``None`` for a comment whose encoder has no token embeddings); empty for a post without comments or a
+            model that reads none.
     """
 
     task: str
@@ -165,7 +172,7 @@ class PostExplainer:
             count = int(mask.sum())
             for slot in range(values.shape[1]):
                 if mask[slot]:
-                    label_text = ELEMENT_NAMES[kind] if count == 1 else f"{ELEMENT_NAMES[kind]} {slot + 1}"
+                    label_text = element_label(kind, slot, count)
                     found.append((kind, slot, label_text, float(per_slot[slot])))
         total = sum(abs(value) for *_, value in found) or 1.0
         shares = [ElementShare(k, s, name, value, abs(value) / total) for k, s, name, value in found]
@@ -181,7 +188,11 @@ class PostExplainer:
         element = self.batch.elements[kind]
         embeddings = encoder.token_embeddings()
         if embeddings is None or not isinstance(element.values, dict) or "input_ids" not in element.values:
-            return None, f"{type(encoder).__name__} has no token embeddings to attribute to; element shares only"
+            element_kind = ELEMENT_NAMES[kind] + "s" * (kind == "comments")
+            return (
+                None,
+                f"{type(encoder).__name__} has no token embeddings to attribute to; shares only for the {element_kind}",
+            )
         row = int(torch.nonzero(element.slot_index == slot)[0])
         ids, mask = element.values["input_ids"][row : row + 1], element.values["attention_mask"][row : row + 1]
         attributed = embeddings.attributed(ids, mask)[0].nonzero().flatten().tolist()
@@ -207,8 +218,8 @@ class PostExplainer:
         """Token attributions of a text element's attributed pieces in order (the post's text, or its comment in
         ``slot``), or ``None`` and why there are none."""
         text, note = self.text_pieces(kind, slot)
-        if text is None:
-            return None, note
+        if text is None or not text.attributed:
+            return (None, note) if text is None else ([], None)
         layer = LayerIntegratedGradients(lambda ids: self.text_logit(text, ids, task, label), text.embeddings.layer)
         scores = layer.attribute(text.ids, baselines=text.blanked(text.attributed), n_steps=STEPS).sum(-1)[0]
         names = text.embeddings.names(text.ids[0].tolist())

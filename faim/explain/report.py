@@ -1,6 +1,6 @@
 """Explanations written for people and programs: one JSON per post, a PNG heat map per picture and task, and an
-``index.html`` showing each post's element shares as bars, its tokens highlighted and its pictures under their heat
-maps (red: raises the task's score; blue: lowers it)."""
+``index.html`` showing each post's element shares as bars, the tokens of its text and of each comment highlighted
+and its pictures under their heat maps (red: raises the task's score; blue: lowers it)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from faim.explain.attribute import Explanation, TaskExplanation
+from faim.explain.attribute import Explanation, TaskExplanation, element_label
 from faim.preprocess.e5_pieces import MARKER
 
 DISPLAY = 224
@@ -103,8 +103,9 @@ def task_html(task: TaskExplanation, heat_maps: list[str]) -> str:
     )
     tokens = f'<p class="text">{token_html(task.tokens)}</p>' if task.tokens else ""
     tokens += "".join(
-        f'<p class="text comment"><span class="name">comment {number}</span> {token_html(comment)}</p>'
-        for number, comment in enumerate(task.comments, 1)
+        f'<p class="text comment"><span class="name">{element_label("comments", slot, len(task.comments))}</span> '
+        f"{token_html(comment)}</p>"
+        for slot, comment in enumerate(task.comments)
         if comment
     )
     pictures = "".join(f'<img src="{name}" width="{DISPLAY}" alt="heat map">' for name in heat_maps)

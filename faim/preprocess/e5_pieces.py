@@ -49,6 +49,7 @@ class E5Pieces:
         self.unk = unk
         self.unknown_score = unknown_score
         self.longest = max((len(piece.encode("utf-8")) for piece in ids), default=1)
+        self._names: dict[int, str] | None = None
 
     @classmethod
     def from_packed(cls, packed: PackedE5) -> E5Pieces:
@@ -102,8 +103,13 @@ class E5Pieces:
     def names(self, ids: list[int]) -> list[str]:
         """The pieces ``ids`` stand for, as the vocabulary spells them; ``<unk>`` for the unknown piece and
         ``<ID>`` for an id the vocabulary has no piece for."""
-        spelt = {index: piece for piece, index in self.ids.items()} | {self.unk: "<unk>"}
-        return [spelt.get(index, f"<{index}>") for index in ids]
+        if self._names is None:  # built when first asked: explanations ask once per text element and task
+            self._names = {index: piece for piece, index in self.ids.items()} | {self.unk: "<unk>"}
+        return [self._names.get(index, f"<{index}>") for index in ids]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling keeps (for data-loading workers): the tables, not the names ``names`` built from them."""
+        return self.__dict__ | {"_names": None}
 
     def tokenize(self, word: str) -> list[int]:
         """The piece ids of ``word`` read as a text of its own, after a word-start marker: what

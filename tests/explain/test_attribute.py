@@ -120,12 +120,13 @@ def test_token_attributions_add_up_to_the_change_from_the_blank_text_and_skip_th
     )
 
 
-def test_each_comment_gets_token_attributions_adding_up_to_its_change_from_its_blank_text() -> None:
+@pytest.mark.parametrize("encoder", sorted(TEXT_ENCODERS))
+def test_each_comment_gets_token_attributions_adding_up_to_its_change_from_its_blank_text(encoder: str) -> None:
     torch.manual_seed(3)
-    text = TinyTextEncoder(dim=16)
-    model = WholePostModel(
-        {"text": text}, ConcatFusion({"comments": 16, "text": 16}), {"harm": BinaryHead(32)}, {"comments": "text"}
-    )
+    text = TEXT_ENCODERS[encoder]()
+    width = text.output_dim
+    fusion = ConcatFusion({"comments": width, "text": width})
+    model = WholePostModel({"text": text}, fusion, {"harm": BinaryHead(2 * width)}, {"comments": "text"})
     post = {"id": "p", "text": "abc", "comments": ["z hd", "bb z ce"]}
     reading = detector(model)
     explained = reading.explain([post])[0].tasks[0]
@@ -150,4 +151,4 @@ def test_an_encoder_without_token_embeddings_gives_shares_and_says_why() -> None
     explained = detector(model).explain(posts[:1])[0]
     assert explained.tasks[0].tokens is None
     assert explained.tasks[0].shares[0].label == "text"
-    assert explained.notes == ["NgramTextEncoder has no token embeddings to attribute to; element shares only"]
+    assert explained.notes == ["NgramTextEncoder has no token embeddings to attribute to; shares only for the text"]

@@ -36,3 +36,5 @@ def test_each_comments_tokens_follow_the_texts_under_their_number() -> None:
     assert re.sub(r"\|+", "|", page).count("comment") == 2
     assert page.index("caption") < page.index("comment 1") < page.index("first") < page.index("comment 3")
     assert "comment 2" not in page and page.index("comment 3") < page.index("third")
+    alone = TaskExplanation("harm", "yes", 0.9, [], None, [], [[("only", 0.3)]])
+    assert '<span class="name">comment</span>' in task_html(alone, [])  # as the share bars name a lone comment
