@@ -59,18 +59,20 @@ def erasure_falls(
         raise ValueError(f"erasure needs a fraction above 0 and below 1 and a draw or more, got {fraction}, {draws}")
     explainer = PostExplainer(model, batch)
     text, _ = explainer.text_pieces()
-    count = max(1, round(fraction * len(text.attributed))) if text else 0
-    if text is None or count >= len(text.attributed):
+    if text is None:
+        return None
+    count = max(1, round(fraction * len(text.attributed)))
+    if count >= len(text.attributed):
         return None
     tokens, _ = explainer.tokens(task, 1)
     ranked = [position for position, _ in sorted(zip(text.attributed, tokens), key=lambda item: -item[1][1])]
+    with torch.no_grad():
+        full = explainer.text_logit(text, text.ids, task, 1)
 
     def fall(positions: list[int]) -> float:
         with torch.no_grad():
             return (full - explainer.text_logit(text, text.blanked(positions), task, 1)).item()
 
-    with torch.no_grad():
-        full = explainer.text_logit(text, text.ids, task, 1)
     return {
         "highest": fall(ranked[:count]),
         "random": mean(fall(rng.sample(text.attributed, count)) for _ in range(draws)),

@@ -269,8 +269,7 @@ def shift_section(dataset: dict[str, Any], metric: str) -> list[str]:
         header += [f"{shift['name']} {metric}", f"{shift['name']} AUROC", f"{shift['name']} ECE"]
     table = []
     for row in measured:
-        cells = [model_cell(row), row["view"], format_value(row["value"])]
-        cells.append(format_value(row["metrics"].get("auroc")))
+        cells = [model_cell(row), row["view"], format_value(row["value"]), format_value(row["metrics"].get("auroc"))]
         for shift in shifts:
             figures = row["shifted"].get(shift["name"])
             if figures is None:

@@ -267,7 +267,7 @@ def run_transfer(
 def check_seeds(seeds: int) -> None:
     """Refuse a count of training seeds below 1 (``ValueError``), before any fold is trained."""
     if seeds < 1:
-        raise ValueError(f"transfer: seeds must be 1 or more, not {seeds}")
+        raise ValueError(f"seeds must be 1 or more, not {seeds}")
 
 
 def dataset_conflicts(datasets: tuple[TransferDataset, ...], every: EveryPost) -> list[dict[str, Any]]:

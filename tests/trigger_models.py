@@ -3,6 +3,7 @@ ground truth explanations are checked against (``tests/explain``, ``tests/eval/t
 
 from __future__ import annotations
 
+import functools
 import random
 
 import torch
@@ -53,7 +54,10 @@ def text_model(seed: int, encoder: str = "tiny_text") -> WholePostModel:
     )
 
 
+@functools.cache
 def trained_on_trigger(encoder: str) -> Detector:
+    """A model of ``encoder`` trained to flag the trigger posts (trained once per encoder; explaining leaves it as
+    it is)."""
     trained = detector(text_model(0, encoder))
     collate = trained.collator(with_targets=True)
     optimiser = torch.optim.Adam(trained.model.parameters(), lr=3e-3)

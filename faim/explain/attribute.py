@@ -181,8 +181,7 @@ class PostExplainer:
     def text_pieces(self, kind: str = "text", slot: int = 0) -> tuple[TextPieces | None, str | None]:
         """One text element (the post's text, or its comment in ``slot``) as its encoder reads it, or ``None`` and
         why it gets no token attributions (``None`` too where the post has no such element)."""
-        present = self.elements[kind][1][0] if kind in self.elements else torch.zeros(0, dtype=torch.bool)
-        if slot >= len(present) or not bool(present[slot]):
+        if slot not in self.slots(kind):
             return None, None
         encoder = self.model.encoder_for(kind)
         element = self.batch.elements[kind]
@@ -206,11 +205,9 @@ class PostExplainer:
         values[:, text.slot] = self.model.encoder_for(text.kind)({"input_ids": ids, "attention_mask": mask})
         return self.logit(self.repeated(ids.shape[0], {text.kind: values}), task, label)
 
-    def comment_slots(self) -> list[int]:
-        """The slots of the post's comments, in order."""
-        if "comments" not in self.elements:
-            return []
-        return self.elements["comments"][1][0].nonzero().flatten().tolist()
+    def slots(self, kind: str) -> list[int]:
+        """The slots of the post's elements of ``kind`` (its comments, its text), in order; none where it has none."""
+        return self.elements[kind][1][0].nonzero().flatten().tolist() if kind in self.elements else []
 
     def tokens(
         self, task: TaskSpec, label: int, kind: str = "text", slot: int = 0
@@ -218,8 +215,10 @@ class PostExplainer:
         """Token attributions of a text element's attributed pieces in order (the post's text, or its comment in
         ``slot``), or ``None`` and why there are none."""
         text, note = self.text_pieces(kind, slot)
-        if text is None or not text.attributed:
-            return (None, note) if text is None else ([], None)
+        if text is None:
+            return None, note
+        if not text.attributed:
+            return [], None
         layer = LayerIntegratedGradients(lambda ids: self.text_logit(text, ids, task, label), text.embeddings.layer)
         scores = layer.attribute(text.ids, baselines=text.blanked(text.attributed), n_steps=STEPS).sum(-1)[0]
         names = text.embeddings.names(text.ids[0].tolist())
@@ -284,13 +283,15 @@ def explain_post(
     with torch.no_grad():
         logits = {name: value.numpy() for name, value in model.logits(explainer.elements).items()}
     probabilities = calibrated(logits)
-    explained, notes, slots = [], [], explainer.comment_slots()
+    explained, notes, slots = [], [], explainer.slots("comments")
     for task in tasks:
         value = np.atleast_1d(probabilities[task.name][0])
         label = leading_label(task, value)
         probability = float(value[0] if task.type == "binary" else value[label])
         texts = [explainer.tokens(task, label), *(explainer.tokens(task, label, "comments", slot) for slot in slots)]
-        notes += [note for note in dict.fromkeys(note for _, note in texts if note) if note not in notes]
+        for _, note in texts:
+            if note and note not in notes:
+                notes.append(note)
         explained.append(
             TaskExplanation(
                 task.name,

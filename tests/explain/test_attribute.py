@@ -135,7 +135,7 @@ def test_each_comment_gets_token_attributions_adding_up_to_its_change_from_its_b
     ]
     assert [name for name, _ in explained.tokens] == attributed_names(text, "abc")
     explainer = PostExplainer(model, reading.collator()(as_posts([post])))
-    assert explainer.comment_slots() == [0, 1]
+    assert explainer.slots("comments") == [0, 1]
     with torch.no_grad():
         logit = explainer.logit(explainer.elements, TASK, 1).item()
         for slot, tokens in enumerate(explained.comments):
