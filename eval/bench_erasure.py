@@ -2,8 +2,8 @@
 score rests on (the comprehensiveness of DeYoung et al., 2020), on its recipe's validation posts or labelled posts
 given.
 
-    python -m faim.eval.bench_erasure MODEL [--data POSTS [--map ...]] [--task NAME] [--posts 100] [--fraction 0.2]
-        [--draws 5] [--seed 0]
+    python -m faim.eval.bench_erasure MODEL [--data POSTS --map labels.TASK=COLUMN] [--task NAME] [--posts 100]
+        [--fraction 0.2] [--draws 5] [--seed 0]
 
 MODEL is a saved model (``faim train``'s ``<output_dir>/model``) whose text encoder has token attributions, e.g.
 ``runs/hate_text_general/model``. Each of ``--posts`` posts labelled positive for the binary task (drawn with
@@ -109,8 +109,8 @@ def measure(
     """The erasure figures of one saved model on ``count`` of ``posts`` labelled positive (see the module).
 
     Raises:
-        SystemExit: When the model has no binary task of that name, naming those it has, when no post is labelled
-            positive for it, or when no post checked had pieces to rank.
+        SystemExit: When the model has no binary task of that name, naming those it has; when no post has a label
+            for it (saying how to map one) or none is labelled positive; or when no post checked had pieces to rank.
     """
     detector = Detector.load(model_dir)
     binary = [task for task in detector.tasks if task.type == "binary"]
@@ -118,6 +118,10 @@ def measure(
     if task is None:
         names = ", ".join(t.name for t in binary) or "none"
         raise SystemExit(f"{model_dir}: no binary task {task_name or ''} to check (binary tasks: {names})")
+    if not any(task.name in post.labels for post in posts):
+        raise SystemExit(
+            f"{model_dir}: no post has a label for {task.name} (name its column: --map labels.{task.name}=COLUMN)"
+        )
     chosen = positive_posts(posts, task, count, seed)
     if not chosen:
         raise SystemExit(f"{model_dir}: none of the posts is labelled positive for {task.name}")

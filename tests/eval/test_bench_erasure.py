@@ -52,7 +52,10 @@ def test_a_saved_model_is_checked_on_the_positive_posts_of_its_task_and_says_wha
     with pytest.raises(SystemExit, match=r"no binary task nope to check \(binary tasks: harmful\)"):
         measure(str(tiny_model_dir), posts, "nope", count=6, fraction=0.25, draws=2, seed=0)
     unlabelled = list(read_posts(demo_data["validation"]))
-    with pytest.raises(SystemExit, match="none of the posts is labelled positive for harmful"):
+    with pytest.raises(SystemExit, match=r"no post has a label for harmful \(name its column: --map labels.harmful="):
         measure(str(tiny_model_dir), unlabelled, None, count=6, fraction=0.25, draws=2, seed=0)
+    negative = [post for post in posts if post.labels["harmful"] in (0, "0", "benign")]
+    with pytest.raises(SystemExit, match="none of the posts is labelled positive for harmful"):
+        measure(str(tiny_model_dir), negative, None, count=6, fraction=0.25, draws=2, seed=0)
     with pytest.raises(SystemExit, match="no validation posts to take .*give labelled posts with --data"):
         validation_posts(str(tiny_model_dir))
