@@ -70,3 +70,14 @@ class StackedEncoder(Encoder):
     def export_assets(self, directory: Path) -> dict[str, Any]:
         """Each member's assets in a folder of its own; ``{"members": [each member's overrides]}``."""
         return {"members": [member.export_assets(directory / str(i)) for i, member in enumerate(self.members)]}
+
+
+def encoder_parts(encoder: nn.Module) -> list[nn.Module]:
+    """The encoders whose embeddings make up ``encoder``'s, side by side in order: a stack's members, or the encoder
+    itself."""
+    return list(encoder.members) if isinstance(encoder, StackedEncoder) else [encoder]
+
+
+def part_inputs(encoder: nn.Module, inputs: Any) -> list[Any]:
+    """Each of ``encoder_parts(encoder)``'s own inputs, from what ``encoder``'s preprocessor made of its elements."""
+    return list(inputs) if isinstance(encoder, StackedEncoder) else [inputs]

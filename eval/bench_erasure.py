@@ -12,9 +12,11 @@ MODEL is a saved model (``faim train``'s ``<output_dir>/model``) whose text enco
 the highest attribution (``k = max(1, round(fraction × pieces))``, the fixed pieces such as sentence markers not
 counted) are replaced by the encoder's blank piece, the explanation's own baseline, and the fall of the task's logit
 is measured; likewise for the ``k`` lowest and for ``k`` pieces drawn at random (the mean over ``--draws`` draws).
-A post whose text has too few such pieces for ``k`` to leave one (or no text) is passed over. Printed: the mean fall
-of each, and the share of posts whose highest ``k`` take more off the logit than the random ones. Attributions the
-score rests on give a fall for the highest well above the random one, and the lowest a rise or a smaller fall.
+A post whose text has too few such pieces for ``k`` to leave one (or no text) is passed over. In a stack, each member
+that reads the text in pieces is checked on its own pieces, the others' embeddings of the text kept: one reading
+each. Printed: the mean fall of each over the readings, and the share of readings whose highest ``k`` take more off
+the logit than the random ones. Attributions the score rests on give a fall for the highest well above the random
+one, and the lowest a rise or a smaller fall.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import argparse
 import json
 import random
 from statistics import mean
-from typing import Any
 
 import torch
 from tqdm import tqdm
@@ -36,7 +37,7 @@ from faim.data.post import Post
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
-from faim.explain.attribute import PostExplainer
+from faim.explain.attribute import PostExplainer, TextPieces
 from faim.model import WholePostModel
 from faim.recipe.errors import RecipeError
 
@@ -46,11 +47,12 @@ WAYS = ("highest", "random", "lowest")
 
 def erasure_falls(
     model: WholePostModel, batch: PostBatch, task: TaskSpec, fraction: float, draws: int, rng: random.Random
-) -> dict[str, float] | None:
+) -> list[tuple[str, dict[str, float]]]:
     """How far the logit of ``task``'s positive label falls when one collated post's highest attributed pieces,
-    as many random ones and the lowest attributed ones are blanked (see the module); ``None`` for a post with no
-    ranking to check: its text gets no token attributions (no text, an encoder without token embeddings), or so few
-    that the share erased is all of them.
+    as many random ones and the lowest attributed ones are blanked (see the module): ``(reader, figures)`` for each
+    encoder reading its text in pieces (a stack's members each erase their own), none where it has no ranking to
+    check: no token attributions (no text, an encoder without token embeddings), or so few that the share erased is
+    all of them.
 
     Raises:
         ValueError: For a ``fraction`` not above 0 and below 1, or ``draws`` below 1.
@@ -58,13 +60,22 @@ def erasure_falls(
     if not 0 < fraction < 1 or draws < 1:
         raise ValueError(f"erasure needs a fraction above 0 and below 1 and a draw or more, got {fraction}, {draws}")
     explainer = PostExplainer(model, batch)
-    text, _ = explainer.text_pieces()
-    if text is None:
-        return None
+    texts, _ = explainer.text_pieces()
+    return [
+        (text.name, falls)
+        for text in texts
+        if (falls := reading_falls(explainer, text, task, fraction, draws, rng)) is not None
+    ]
+
+
+def reading_falls(
+    explainer: PostExplainer, text: TextPieces, task: TaskSpec, fraction: float, draws: int, rng: random.Random
+) -> dict[str, float] | None:
+    """``erasure_falls`` for one encoder's reading of the text, ``None`` where it has too few pieces to rank."""
     count = max(1, round(fraction * len(text.attributed)))
     if count >= len(text.attributed):
         return None
-    tokens, _ = explainer.tokens(task, 1)
+    tokens = explainer.reading(text, task, 1).tokens
     ranked = [position for position, _ in sorted(zip(text.attributed, tokens), key=lambda item: -item[1][1])]
     with torch.no_grad():
         full = explainer.text_logit(text, text.ids, task, 1)
@@ -127,28 +138,36 @@ def measure(
         raise SystemExit(f"{model_dir}: none of the posts is labelled positive for {task.name}")
     collate = detector.collator(kinds=detector.model.fused_kinds)
     rng = random.Random(seed)
-    falls = []
-    for post in tqdm(chosen, desc="erasing", unit="post"):
-        fall = erasure_falls(detector.model, collate([post]), task, fraction, draws, rng)
-        if fall is not None:
-            falls.append(fall)
+    checked = [erasure_falls(detector.model, collate([post]), task, fraction, draws, rng) for post in
+               tqdm(chosen, desc="erasing", unit="post")]  # fmt: skip
+    falls = [fall for readings in checked for _, fall in readings]
     if not falls:
         raise SystemExit(
             f"{model_dir}: no post had pieces to rank: a text of at least two pieces with token attributions (a post "
             "without text, or a text encoder without token embeddings, has none)"
         )
-    summary: dict[str, Any] = {way: mean(fall[way] for fall in falls) for way in WAYS}
-    summary["highest_above_random"] = mean(float(fall["highest"] > fall["random"]) for fall in falls)
-    return summary | {
+    by_reader: dict[str, list[dict[str, float]]] = {}
+    for reader, fall in (reading for readings in checked for reading in readings):
+        by_reader.setdefault(reader, []).append(fall)
+    posts_checked = sum(bool(readings) for readings in checked)
+    return summarised(falls) | {
+        "by_reader": {reader: summarised(reader_falls) for reader, reader_falls in by_reader.items()},
         "model": model_dir,
         "task": task.name,
-        "posts": len(falls),
-        "passed_over": len(chosen) - len(falls),
+        "posts": posts_checked,
+        "readings": len(falls),
+        "passed_over": len(chosen) - posts_checked,
         "pieces": mean(fall["pieces"] for fall in falls),
         "erased": mean(fall["erased"] for fall in falls),
         "fraction": fraction,
         "draws": draws,
     }
+
+
+def summarised(falls: list[dict[str, float]]) -> dict[str, float]:
+    """The mean fall of each way over ``falls``, and the share of them whose highest fell more than the random."""
+    summary = {way: mean(fall[way] for fall in falls) for way in WAYS}
+    return summary | {"highest_above_random": mean(float(fall["highest"] > fall["random"]) for fall in falls)}
 
 
 def main() -> None:
@@ -173,14 +192,21 @@ def main() -> None:
     else:
         posts = validation_posts(args.model)
     figures = measure(args.model, posts, args.task, args.posts, args.fraction, args.draws, args.seed)
+    stacked = figures["readings"] > figures["posts"]
+    readings = f" ({figures['readings']} readings by the encoders of a stack)" * stacked
     print(
-        f"{figures['model']}: task {figures['task']}, {figures['posts']} positive posts, "
+        f"{figures['model']}: task {figures['task']}, {figures['posts']} positive posts{readings}, "
         f"{figures['pieces']:.1f} pieces each on average, {figures['erased']:.1f} erased "
         f"({figures['passed_over']} passed over: no text, or too few pieces to rank)"
     )
     for way in WAYS:
         print(f"  fall of the logit, {way} attributed pieces erased: {figures[way]:+.3f}")
-    print(f"  posts whose highest take more off than random ones: {figures['highest_above_random']:.0%}")
+    unit = "readings" if stacked else "posts"
+    print(f"  {unit} whose highest take more off than random ones: {figures['highest_above_random']:.0%}")
+    if stacked:
+        for reader, shown in figures["by_reader"].items():
+            falls = ", ".join(f"{way} {shown[way]:+.3f}" for way in WAYS)
+            print(f"  {reader}: falls {falls}; highest above random in {shown['highest_above_random']:.0%}")
     print(json.dumps(figures))
 
 

@@ -13,6 +13,7 @@ from faim.calibration.fit import Calibration
 from faim.data.post import as_posts
 from faim.data.targets import TaskSpec
 from faim.encoders.ngram_text import NgramTextEncoder
+from faim.encoders.stack import StackedEncoder
 from faim.encoders.tiny_e5 import TinyE5Encoder
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.encoders.tiny_use import TinyUseEncoder
@@ -73,6 +74,16 @@ def trained_on_trigger(encoder: str) -> Detector:
         loss.backward()
         optimiser.step()
     return trained
+
+
+def stacked_model() -> WholePostModel:
+    """A model whose text is read by a stack of a tiny transformers encoder, n-grams fitted on trigger posts (no token
+    attributions) and a tiny USE encoder, at random."""
+    torch.manual_seed(4)
+    ngrams = NgramTextEncoder(dim=8, min_df=1)
+    ngrams.fit([post["text"] for post in trigger_posts(16, seed=3)])
+    stack = StackedEncoder([TinyTextEncoder(dim=16), ngrams, TinyUseEncoder(dim=16)])
+    return WholePostModel({"text": stack}, ConcatFusion({"text": 40}), {"harm": BinaryHead(40)})
 
 
 def ngram_model() -> tuple[WholePostModel, list[dict]]:

@@ -19,9 +19,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         description="Explain why a saved model scores posts as it does, with Captum: each element's share of each "
         "task's logit (the text, each picture, each comment, the metadata; integrated gradients), each token's "
         "attribution in the text and in each comment (integrated gradients at the embeddings of its pieces, for the "
-        "text encoders that read pieces: hf_text, e5_text, use_text) and a heat map "
-        "over each picture (occlusion). OUT gets one JSON per post, the heat maps as PNGs and index.html to look "
-        "at. A post that cannot be read stops the command, naming it.",
+        "text encoders that read pieces: hf_text, e5_text, use_text, each member of a stack that is one) and a "
+        "heat map over each picture (occlusion). OUT gets one JSON per post, the heat maps as PNGs and index.html "
+        "to look at. A post that cannot be read stops the command, naming it.",
     )
     parser.add_argument("model", help="model directory written by `faim train`")
     parser.add_argument("posts", help="a JSONL/CSV/Parquet file of posts, a folder of them, or a glob (quote it)")

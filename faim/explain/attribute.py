@@ -8,8 +8,10 @@ text and each comment, and a heat map over each picture.
   embeddings (``LayerIntegratedGradients`` on ``Encoder.token_embeddings().layer``), the rest of the post as it
   is, from the same text with every piece but the fixed ones (sentence markers, e5's ``query:`` prefix) replaced
   by the encoder's blank piece; for the encoders that read a text as embedded pieces (``hf_text``, ``e5_text``,
-  ``use_text`` and their tiny variants). Encoders whose output is no function of such embeddings (n-grams, stacks)
-  get no token attributions, and the explanation says so.
+  ``use_text`` and their tiny variants). In a stack, each member that reads pieces is attributed in turn, the
+  other members' embeddings of the text as they are, so each member's tokens add up to the change its reading
+  makes. Encoders whose output is no function of such embeddings (n-grams) get no token attributions, and the
+  explanation says so.
 - **Pictures**: occlusion (Captum ``Occlusion``): each square of a 7 × 7 grid over the picture, as the encoder sees
   it after cropping and normalising, set to zero in turn; the change in the logit is the heat of the pixels it covered
   (49 runs of the image encoder per picture and task).
@@ -30,6 +32,7 @@ from captum.attr import IntegratedGradients, LayerIntegratedGradients, Occlusion
 from faim.data.batch import PostBatch
 from faim.data.targets import TaskSpec
 from faim.encoder import TokenEmbeddings
+from faim.encoders.stack import encoder_parts, part_inputs
 from faim.model import Elements, WholePostModel
 
 STEPS = 32
@@ -57,6 +60,16 @@ class ElementShare:
 
 
 @dataclass
+class TokenReading:
+    """A text element's tokens as one encoder reads them: ``reader`` names the encoder (its recipe type; a stack's
+    member also by its place, ``"use_text, 2 of 3"``), ``tokens`` are ``(token, attribution)`` in the text's order
+    (empty for a text with no piece to attribute)."""
+
+    reader: str
+    tokens: list[tuple[str, float]]
+
+
+@dataclass
 class TaskExplanation:
     """One task's explanation of one post.
 
@@ -65,22 +78,22 @@ class TaskExplanation:
         label: The label whose logit is explained.
         probability: The post's calibrated probability of ``label``.
         shares: Every element the fusion read, largest share first.
-        tokens: ``(token, attribution)`` for the text's tokens in order (``None``: the text encoder has no token
-            embeddings to attribute to, or the post has no text).
+        tokens: The text's tokens as each encoder reading it in pieces reads them: one reading, or one per member
+            of a stack that reads pieces; empty where no encoder of the text has token embeddings, or the post has
+            no text.
         pictures: A heat map ``[H, W]`` per picture (logit change when that region is hidden; positive: the region
             raises the score), in the post's picture order.
-        comments: The ``(token, attribution)`` pairs of each comment the model read, in the post's comment order
-            (``None`` for a comment whose encoder has no token embeddings); empty for a post without comments or a
-            model that reads none.
+        comments: Each comment's readings, as ``tokens`` are the text's, in the post's comment order; empty for a
+            post without comments or a model that reads none.
     """
 
     task: str
     label: str
     probability: float
     shares: list[ElementShare]
-    tokens: list[tuple[str, float]] | None
+    tokens: list[TokenReading]
     pictures: list[np.ndarray] = field(default_factory=list)
-    comments: list[list[tuple[str, float]] | None] = field(default_factory=list)
+    comments: list[list[TokenReading]] = field(default_factory=list)
 
 
 @dataclass
@@ -97,12 +110,17 @@ class Explanation:
 
 @dataclass
 class TextPieces:
-    """One text element of a post (its text, or one of its comments) as its encoder reads it: the element's ``kind``
-    and ``slot``, ``ids`` and ``mask`` ``[1, T]``, where the pieces enter the encoder as embeddings
-    (``embeddings``), and the positions of the pieces that get an attribution (``attributed``)."""
+    """One text element of a post (its text, or one of its comments) as one encoder reads it: the element's ``kind``
+    and ``slot``; the ``reader``, the element's encoder or a member of its stack, its ``name`` (as ``TokenReading``
+    names it) and the ``columns`` of the element's embedding its embedding fills; ``ids`` and ``mask`` ``[1, T]``,
+    where the pieces enter the reader as embeddings (``embeddings``), and the positions of the pieces that get an
+    attribution (``attributed``)."""
 
     kind: str
     slot: int
+    name: str
+    reader: torch.nn.Module
+    columns: slice
     embeddings: TokenEmbeddings
     ids: torch.Tensor
     mask: torch.Tensor
@@ -113,6 +131,13 @@ class TextPieces:
         blanked = self.ids.clone()
         blanked[0, positions] = self.embeddings.blank
         return blanked
+
+
+def reader_name(encoder: torch.nn.Module, index: int, count: int) -> str:
+    """An encoder's name for people: its recipe type (its class name where it has none), and for one of a stack's
+    ``count`` members its place in the stack (``"use_text, 2 of 3"``)."""
+    name = type(encoder).__dict__.get("registry_name", type(encoder).__name__)
+    return name if count == 1 else f"{name}, {index + 1} of {count}"
 
 
 def leading_label(task: TaskSpec, probabilities: np.ndarray) -> int:
@@ -178,31 +203,39 @@ class PostExplainer:
         shares = [ElementShare(k, s, name, value, abs(value) / total) for k, s, name, value in found]
         return sorted(shares, key=lambda share: -share.share)
 
-    def text_pieces(self, kind: str = "text", slot: int = 0) -> tuple[TextPieces | None, str | None]:
-        """One text element (the post's text, or its comment in ``slot``) as its encoder reads it, or ``None`` and
-        why it gets no token attributions (``None`` too where the post has no such element)."""
+    def text_pieces(self, kind: str = "text", slot: int = 0) -> tuple[list[TextPieces], list[str]]:
+        """One text element (the post's text, or its comment in ``slot``) as each encoder reading it in pieces reads
+        it (its encoder, or each member of its stack), and why any encoder of it gets no token attributions (both
+        empty where the post has no such element)."""
         if slot not in self.slots(kind):
-            return None, None
+            return [], []
         encoder = self.model.encoder_for(kind)
         element = self.batch.elements[kind]
-        embeddings = encoder.token_embeddings()
-        if embeddings is None or not isinstance(element.values, dict) or "input_ids" not in element.values:
-            element_kind = ELEMENT_NAMES[kind] + "s" * (kind == "comments")
-            return (
-                None,
-                f"{type(encoder).__name__} has no token embeddings to attribute to; shares only for the {element_kind}",
-            )
         row = int(torch.nonzero(element.slot_index == slot)[0])
-        ids, mask = element.values["input_ids"][row : row + 1], element.values["attention_mask"][row : row + 1]
-        attributed = embeddings.attributed(ids, mask)[0].nonzero().flatten().tolist()
-        return TextPieces(kind, slot, embeddings, ids, mask, attributed), None
+        parts = encoder_parts(encoder)
+        texts, notes, start = [], [], 0
+        for index, (part, inputs) in enumerate(zip(parts, part_inputs(encoder, element.values))):
+            columns, start = slice(start, start + part.output_dim), start + part.output_dim
+            name = reader_name(part, index, len(parts))
+            embeddings = part.token_embeddings()
+            if embeddings is None or not isinstance(inputs, dict) or "input_ids" not in inputs:
+                element_kind = ELEMENT_NAMES[kind] + "s" * (kind == "comments")
+                notes.append(
+                    f"{name} has no token embeddings to attribute to: its part of the {element_kind} is in the "
+                    "shares only"
+                )
+                continue
+            ids, mask = inputs["input_ids"][row : row + 1], inputs["attention_mask"][row : row + 1]
+            attributed = embeddings.attributed(ids, mask)[0].nonzero().flatten().tolist()
+            texts.append(TextPieces(kind, slot, name, part, columns, embeddings, ids, mask, attributed))
+        return texts, notes
 
     def text_logit(self, text: TextPieces, ids: torch.Tensor, task: TaskSpec, label: int) -> torch.Tensor:
-        """``[k]`` logits of ``label`` with the text element ``text`` read as the piece ids ``[k, T]``, the rest of
-        the post as it is."""
+        """``[k]`` logits of ``label`` with the text element ``text`` read by its reader as the piece ids ``[k, T]``,
+        the rest of the post (and the other members' embeddings of the element, in a stack) as it is."""
         values = self.elements[text.kind][0].expand(ids.shape[0], -1, -1).clone()
         mask = text.mask.expand(ids.shape[0], -1)
-        values[:, text.slot] = self.model.encoder_for(text.kind)({"input_ids": ids, "attention_mask": mask})
+        values[:, text.slot, text.columns] = text.reader({"input_ids": ids, "attention_mask": mask}).to(values.dtype)
         return self.logit(self.repeated(ids.shape[0], {text.kind: values}), task, label)
 
     def slots(self, kind: str) -> list[int]:
@@ -211,18 +244,20 @@ class PostExplainer:
 
     def tokens(
         self, task: TaskSpec, label: int, kind: str = "text", slot: int = 0
-    ) -> tuple[list[tuple[str, float]] | None, str | None]:
-        """Token attributions of a text element's attributed pieces in order (the post's text, or its comment in
-        ``slot``), or ``None`` and why there are none."""
-        text, note = self.text_pieces(kind, slot)
-        if text is None:
-            return None, note
+    ) -> tuple[list[TokenReading], list[str]]:
+        """Token attributions of a text element (the post's text, or its comment in ``slot``) as each encoder
+        reading it in pieces reads it, and why any encoder of it has none (``text_pieces``)."""
+        texts, notes = self.text_pieces(kind, slot)
+        return [self.reading(text, task, label) for text in texts], notes
+
+    def reading(self, text: TextPieces, task: TaskSpec, label: int) -> TokenReading:
+        """The attributions of ``text``'s attributed pieces, in order."""
         if not text.attributed:
-            return [], None
+            return TokenReading(text.name, [])
         layer = LayerIntegratedGradients(lambda ids: self.text_logit(text, ids, task, label), text.embeddings.layer)
         scores = layer.attribute(text.ids, baselines=text.blanked(text.attributed), n_steps=STEPS).sum(-1)[0]
         names = text.embeddings.names(text.ids[0].tolist())
-        return [(names[position], float(scores[position])) for position in text.attributed], None
+        return TokenReading(text.name, [(names[position], float(scores[position])) for position in text.attributed])
 
     def pictures(self, task: TaskSpec, label: int) -> list[np.ndarray]:
         """An occlusion heat map per picture of the post."""
@@ -289,9 +324,10 @@ def explain_post(
         label = leading_label(task, value)
         probability = float(value[0] if task.type == "binary" else value[label])
         texts = [explainer.tokens(task, label), *(explainer.tokens(task, label, "comments", slot) for slot in slots)]
-        for _, note in texts:
-            if note and note not in notes:
-                notes.append(note)
+        for _, text_notes in texts:
+            for note in text_notes:
+                if note not in notes:
+                    notes.append(note)
         explained.append(
             TaskExplanation(
                 task.name,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from faim.explain.attribute import Explanation, TaskExplanation, element_label
+from faim.explain.attribute import Explanation, TaskExplanation, TokenReading, element_label
 from faim.preprocess.e5_pieces import MARKER
 
 DISPLAY = 224
@@ -52,8 +52,8 @@ def to_json(explanation: Explanation, heat_maps: dict[str, list[str]]) -> dict[s
                 "label": task.label,
                 "probability": task.probability,
                 "shares": [vars(share) for share in task.shares],
-                "tokens": token_records(task.tokens),
-                "comments": [token_records(tokens) for tokens in task.comments],
+                "tokens": reading_records(task.tokens),
+                "comments": [reading_records(readings) for readings in task.comments],
                 "pictures": [
                     {"index": i, "heat_map": name, "heat": heat.round(6).tolist()}
                     for i, (name, heat) in enumerate(zip(heat_maps[task.task], task.pictures))
@@ -64,9 +64,12 @@ def to_json(explanation: Explanation, heat_maps: dict[str, list[str]]) -> dict[s
     }
 
 
-def token_records(tokens: list[tuple[str, float]] | None) -> list[dict[str, Any]] | None:
-    """Token attributions as JSON records (``None`` stays ``None``)."""
-    return None if tokens is None else [{"token": token, "attribution": value} for token, value in tokens]
+def reading_records(readings: list[TokenReading]) -> list[dict[str, Any]]:
+    """A text element's readings as JSON records: ``{"reader", "tokens": [{"token", "attribution"}]}`` each."""
+    return [
+        {"reader": reading.reader, "tokens": [{"token": token, "attribution": a} for token, a in reading.tokens]}
+        for reading in readings
+    ]
 
 
 def token_html(tokens: list[tuple[str, float]]) -> str:
@@ -93,6 +96,18 @@ def token_html(tokens: list[tuple[str, float]]) -> str:
     return "".join(spans).strip()
 
 
+def readings_html(readings: list[TokenReading], css: str, name: str) -> str:
+    """A paragraph of highlighted tokens per reading of a text element that has tokens, headed by ``name`` (a
+    comment's) and, where several encoders read the element, by the reader's name."""
+    paragraphs = []
+    for reading in readings:
+        if reading.tokens:
+            heading = " · ".join(filter(None, [name, reading.reader if len(readings) > 1 else ""]))
+            label = f'<span class="name">{html.escape(heading)}</span> ' if heading else ""
+            paragraphs.append(f'<p class="{css}">{label}{token_html(reading.tokens)}</p>')
+    return "".join(paragraphs)
+
+
 def task_html(task: TaskExplanation, heat_maps: list[str]) -> str:
     bars = "".join(
         f'<div class="row"><span class="name">{html.escape(share.label)}</span>'
@@ -101,12 +116,10 @@ def task_html(task: TaskExplanation, heat_maps: list[str]) -> str:
         f'<span class="val">{share.share:.0%} ({share.contribution:+.3f})</span></div>'
         for share in task.shares
     )
-    tokens = f'<p class="text">{token_html(task.tokens)}</p>' if task.tokens else ""
+    tokens = readings_html(task.tokens, "text", "")
     tokens += "".join(
-        f'<p class="text comment"><span class="name">{element_label("comments", slot, len(task.comments))}</span> '
-        f"{token_html(comment)}</p>"
-        for slot, comment in enumerate(task.comments)
-        if comment
+        readings_html(readings, "text comment", element_label("comments", slot, len(task.comments)))
+        for slot, readings in enumerate(task.comments)
     )
     pictures = "".join(f'<img src="{name}" width="{DISPLAY}" alt="heat map">' for name in heat_maps)
     return (
@@ -124,7 +137,7 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 
 .bar { height: 0.9em; display: inline-block; min-width: 2px; max-width: 50%; }
 .bar.pos { background: #d33; } .bar.neg { background: #36c; }
 .shares { width: 100%; } .text { font-size: 1.15em; line-height: 1.8; }
-.comment { font-size: 1em; margin-left: 1.5em; } .comment .name { color: #555; font-size: 0.85em; }
+.comment { font-size: 1em; margin-left: 1.5em; } .text .name { color: #555; font-size: 0.85em; }
 .tok { padding: 0.1em 0.15em; border-radius: 3px; }
 .pictures img, .originals img { margin: 0.3em 0.5em 0.3em 0; image-rendering: pixelated; border: 1px solid #ddd; }
 .notes { color: #a60; font-size: 0.9em; }

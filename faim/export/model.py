@@ -19,7 +19,7 @@ from torch import nn
 
 from faim.artifact import relative_paths
 from faim.detector import Detector
-from faim.encoders.stack import StackedEncoder
+from faim.encoders.stack import encoder_parts
 from faim.export.fusions import MASK_INPUT
 from faim.export.graphs import BagGraph, FusionGraph, TensorGraph, TextGraph, write_onnx
 from faim.export.preprocessing import preprocessing_spec
@@ -117,7 +117,7 @@ def export_model(detector: Detector, directory: str | Path, graph_format: str = 
 def export_encoder(name: str, encoder: nn.Module, staging: Path, graph_format: str) -> dict[str, Any]:
     """Write one encoder's graphs (one per member of a stack: the runtime sets their embeddings side by side) and
     preprocessing; returns its manifest entry."""
-    members = list(encoder.members) if isinstance(encoder, StackedEncoder) else [encoder]
+    members = encoder_parts(encoder)
     parts = []
     for index, member in enumerate(members):
         label = f"encoder {name!r} ({type(member).__name__})"

@@ -32,7 +32,7 @@ from faim.data.batch import Elements
 from faim.data.collate import PostCollator
 from faim.data.elements import element_refs
 from faim.data.post import ImageRef, Post
-from faim.encoders.stack import StackedEncoder
+from faim.encoders.stack import encoder_parts
 from faim.model import WholePostModel
 
 
@@ -191,12 +191,6 @@ class EmbeddingCache:
             num_slots = int(counts.max()) if len(indices) else 0
             out[kind] = Elements(self.tensors[f"{kind}.values"][flat], post_index, slot_index, num_slots, encoded=True)
         return out
-
-
-@torch.inference_mode()
-def encoder_parts(encoder: nn.Module) -> list[nn.Module]:
-    """The encoders cached one by one for a kind: the members of a stack, or the encoder itself."""
-    return list(encoder.members) if isinstance(encoder, StackedEncoder) else [encoder]
 
 
 def compute_embeddings(

@@ -34,11 +34,14 @@ def test_every_element_of_every_post_is_explained_for_every_task(exported: tuple
     harm = full["tasks"][0]
     assert {share["label"] for share in harm["shares"]} == {"text", "picture", "comment 1", "comment 2", "metadata"}
     assert sum(share["share"] for share in harm["shares"]) == pytest.approx(1.0)
-    assert [token["token"] for token in harm["tokens"]][:2] == ["t", "##h"]  # the tiny tokenizer reads characters
-    assert len(harm["comments"]) == 2 and all(comment and "attribution" in comment[0] for comment in harm["comments"])
+    (reading,) = harm["tokens"]
+    assert reading["reader"] == "tiny_text"
+    assert [token["token"] for token in reading["tokens"]][:2] == ["t", "##h"]  # the tiny tokenizer reads characters
+    assert len(harm["comments"]) == 2
+    assert all(len(comment) == 1 and "attribution" in comment[0]["tokens"][0] for comment in harm["comments"])
     assert (tmp_path / "out" / harm["pictures"][0]["heat_map"]).is_file()
     pictures = json.loads((tmp_path / "out" / "0001-pictures.json").read_text(encoding="utf-8"))
-    assert len(pictures["tasks"][1]["pictures"]) == 3 and pictures["tasks"][1]["tokens"] is None
+    assert len(pictures["tasks"][1]["pictures"]) == 3 and pictures["tasks"][1]["tokens"] == []
     assert pictures["tasks"][1]["comments"] == []
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert "post full" in page and "comment 2" in page and "0001-pictures-topic-picture2-heat.png" in page

@@ -8,7 +8,16 @@ import random
 from pathlib import Path
 
 import pytest
-from trigger_models import TASK, TEXT_ENCODERS, detector, ngram_model, trained_on_trigger, trigger_posts
+from token_pieces import attributed_names
+from trigger_models import (
+    TASK,
+    TEXT_ENCODERS,
+    detector,
+    ngram_model,
+    stacked_model,
+    trained_on_trigger,
+    trigger_posts,
+)
 
 from faim.data.post import as_posts
 from faim.data.sources import read_posts
@@ -20,8 +29,10 @@ def test_erasing_the_highest_attributed_pieces_takes_the_most_off_a_trigger_mode
     trained = trained_on_trigger(encoder)
     collate = trained.collator()
     posts = [post for post in trigger_posts(40, seed=7) if post["labels"]["harm"]][:8]
-    falls = [erasure_falls(trained.model, collate(as_posts([p])), TASK, 0.2, 5, random.Random(0)) for p in posts]
-    assert all(fall is not None and fall["erased"] >= 1 for fall in falls)
+    readings = [erasure_falls(trained.model, collate(as_posts([p])), TASK, 0.2, 5, random.Random(0)) for p in posts]
+    assert all(len(falls) == 1 for falls in readings)
+    falls = [fall for ((reader, fall),) in readings if reader == encoder]
+    assert all(fall["erased"] >= 1 for fall in falls)
     highest, drawn, lowest = ([fall[way] for fall in falls] for way in WAYS)
     assert sum(h > r for h, r in zip(highest, drawn)) >= 7, falls
     assert sum(highest) / 8 > sum(drawn) / 8 + 1.0 and sum(lowest) < sum(drawn), falls
@@ -30,16 +41,27 @@ def test_erasing_the_highest_attributed_pieces_takes_the_most_off_a_trigger_mode
 def test_a_text_too_short_to_rank_gives_no_figures_and_a_share_of_none_or_all_is_refused() -> None:
     trained = trained_on_trigger("tiny_text")
     batch = trained.collator()(as_posts([{"id": "short", "text": "z"}]))
-    assert erasure_falls(trained.model, batch, TASK, 0.2, 5, random.Random(0)) is None
+    assert erasure_falls(trained.model, batch, TASK, 0.2, 5, random.Random(0)) == []
     for fraction, draws in ((0.0, 5), (1.0, 5), (0.2, 0)):
         with pytest.raises(ValueError, match="fraction above 0 and below 1 and a draw or more"):
             erasure_falls(trained.model, batch, TASK, fraction, draws, random.Random(0))
 
 
+def test_each_member_of_a_stack_reading_pieces_is_checked_on_its_own_pieces() -> None:
+    model = stacked_model()
+    batch = detector(model).collator()(as_posts([{"id": "p", "text": "abc z hd bb ce"}]))
+    falls = erasure_falls(model, batch, TASK, 0.2, 5, random.Random(0))
+    pieces = [len(attributed_names(member, "abc z hd bb ce")) for member in model.encoder_for("text").members[::2]]
+    assert [(reader, fall["pieces"]) for reader, fall in falls] == list(
+        zip(["tiny_text, 1 of 3", "tiny_use, 3 of 3"], pieces)
+    )
+    assert pieces[0] != pieces[1]
+
+
 def test_a_text_encoder_without_token_attributions_gives_no_figures() -> None:
     model, posts = ngram_model()
     batch = detector(model).collator()(as_posts(posts[:1]))
-    assert erasure_falls(model, batch, TASK, 0.2, 5, random.Random(0)) is None
+    assert erasure_falls(model, batch, TASK, 0.2, 5, random.Random(0)) == []
 
 
 def test_a_saved_model_is_checked_on_the_positive_posts_of_its_task_and_says_what_it_lacks(
@@ -47,7 +69,8 @@ def test_a_saved_model_is_checked_on_the_positive_posts_of_its_task_and_says_wha
 ) -> None:
     posts = list(read_posts(demo_data["validation"], {"labels": {"harmful": "label"}}))
     figures = measure(str(tiny_model_dir), posts, None, count=6, fraction=0.25, draws=2, seed=0)
-    assert figures["task"] == "harmful" and figures["posts"] == 6 and figures["passed_over"] == 0
+    assert figures["task"] == "harmful" and figures["posts"] == figures["readings"] == 6 and figures["passed_over"] == 0
+    assert [reading[WAYS[0]] for reading in figures["by_reader"].values()] == [figures[WAYS[0]]]  # one encoder
     assert figures["posts"] >= 1 and figures["pieces"] > figures["erased"] >= 1 and set(WAYS) <= set(figures)
     with pytest.raises(SystemExit, match=r"no binary task nope to check \(binary tasks: harmful\)"):
         measure(str(tiny_model_dir), posts, "nope", count=6, fraction=0.25, draws=2, seed=0)

@@ -18,6 +18,7 @@ from trigger_models import (
     TRIGGER,
     detector,
     ngram_model,
+    stacked_model,
     text_model,
     trained_on_trigger,
     trigger_posts,
@@ -81,12 +82,12 @@ def test_a_planted_trigger_gets_the_top_attribution_and_a_re_initialised_model_a
 ) -> None:
     trained = trained_on_trigger(encoder)
     posts = [post for post in trigger_posts(40, seed=7) if post["labels"]["harm"]][:8]
-    attributions = [task.tokens for explanation in trained.explain(posts) for task in explanation.tasks]
+    attributions = [task.tokens[0].tokens for explanation in trained.explain(posts) for task in explanation.tasks]
     tops = [max(tokens, key=lambda item: item[1])[0] for tokens in attributions]
     assert tops.count(TRIGGER) >= 7, tops
 
     randomised = detector(text_model(123, encoder))
-    random_tokens = [task.tokens for explanation in randomised.explain(posts) for task in explanation.tasks]
+    random_tokens = [task.tokens[0].tokens for explanation in randomised.explain(posts) for task in explanation.tasks]
     similarities = []
     for ours, theirs in zip(attributions, random_tokens):
         a, b = np.array([value for _, value in ours]), np.array([value for _, value in theirs])
@@ -111,8 +112,9 @@ def test_token_attributions_add_up_to_the_change_from_the_blank_text_and_skip_th
                             TASK, 1).item()
             for row in (ids, blank)
         ]  # fmt: skip
-    tokens, note = explainer.tokens(TASK, 1)
-    assert note is None
+    (reading,), notes = explainer.tokens(TASK, 1)
+    tokens = reading.tokens
+    assert notes == [] and reading.reader == encoder
     assert [name for name, _ in tokens] == attributed_names(text, post["text"])
     assert 0 < len(tokens) < ids.shape[1]
     assert sum(value for _, value in tokens) == pytest.approx(
@@ -130,25 +132,52 @@ def test_each_comment_gets_token_attributions_adding_up_to_its_change_from_its_b
     post = {"id": "p", "text": "abc", "comments": ["z hd", "bb z ce"]}
     reading = detector(model)
     explained = reading.explain([post])[0].tasks[0]
-    assert [[name for name, _ in tokens] for tokens in explained.comments] == [
+    assert [[name for name, _ in reading.tokens] for (reading,) in explained.comments] == [
         attributed_names(text, comment) for comment in post["comments"]
     ]
-    assert [name for name, _ in explained.tokens] == attributed_names(text, "abc")
+    assert [name for name, _ in explained.tokens[0].tokens] == attributed_names(text, "abc")
     explainer = PostExplainer(model, reading.collator()(as_posts([post])))
     assert explainer.slots("comments") == [0, 1]
     with torch.no_grad():
         logit = explainer.logit(explainer.elements, TASK, 1).item()
-        for slot, tokens in enumerate(explained.comments):
-            comment, _ = explainer.text_pieces("comments", slot)
+        for slot, (reading,) in enumerate(explained.comments):
+            (comment,), _ = explainer.text_pieces("comments", slot)
             assert explainer.text_logit(comment, comment.ids, TASK, 1).item() == pytest.approx(logit, abs=1e-5)
             blank = explainer.text_logit(comment, comment.blanked(comment.attributed), TASK, 1).item()
-            total = sum(value for _, value in tokens)
+            total = sum(value for _, value in reading.tokens)
             assert total == pytest.approx(logit - blank, abs=0.02 * max(1.0, abs(logit))) and total != 0
+
+
+def test_each_member_of_a_stack_reading_pieces_gets_tokens_adding_up_to_the_change_its_reading_makes() -> None:
+    model = stacked_model()
+    post = {"id": "p", "text": "abc z hd", "comments": []}
+    reading = detector(model)
+    explainer = PostExplainer(model, reading.collator()(as_posts([post])))
+    readings, notes = explainer.tokens(TASK, 1)
+    assert [r.reader for r in readings] == ["tiny_text, 1 of 3", "tiny_use, 3 of 3"]
+    assert notes == [
+        "ngram_text, 2 of 3 has no token embeddings to attribute to: its part of the text is in the shares only"
+    ]
+    texts, _ = explainer.text_pieces()
+    members = model.encoder_for("text").members
+    assert [(text.columns.start, text.columns.stop) for text in texts] == [(0, 16), (24, 40)]
+    with torch.no_grad():
+        logit = explainer.logit(explainer.elements, TASK, 1).item()
+        for text, read, member in zip(texts, readings, (members[0], members[2])):
+            assert [name for name, _ in read.tokens] == attributed_names(member, post["text"])
+            blank = explainer.text_logit(text, text.blanked(text.attributed), TASK, 1).item()
+            total = sum(value for _, value in read.tokens)
+            assert total == pytest.approx(logit - blank, abs=0.02 * max(1.0, abs(logit))) and total != 0
+    explained = reading.explain([post])[0]
+    assert [r.reader for r in explained.tasks[0].tokens] == ["tiny_text, 1 of 3", "tiny_use, 3 of 3"]
+    assert explained.notes == notes
 
 
 def test_an_encoder_without_token_embeddings_gives_shares_and_says_why() -> None:
     model, posts = ngram_model()
     explained = detector(model).explain(posts[:1])[0]
-    assert explained.tasks[0].tokens is None
+    assert explained.tasks[0].tokens == []
     assert explained.tasks[0].shares[0].label == "text"
-    assert explained.notes == ["NgramTextEncoder has no token embeddings to attribute to; shares only for the text"]
+    assert explained.notes == [
+        "ngram_text has no token embeddings to attribute to: its part of the text is in the shares only"
+    ]

@@ -1,11 +1,12 @@
-"""The explanation page joins the pieces of a word as its tokenizer marks them."""
+"""The explanation page joins the pieces of a word as its tokenizer marks them, and names each encoder of a stack
+whose tokens it shows."""
 
 from __future__ import annotations
 
 import re
 
-from faim.explain.attribute import TaskExplanation
-from faim.explain.report import task_html, token_html
+from faim.explain.attribute import Explanation, TaskExplanation, TokenReading
+from faim.explain.report import task_html, to_json, token_html
 from faim.preprocess.e5_pieces import MARKER
 
 
@@ -30,11 +31,26 @@ def test_each_piece_keeps_its_attribution_as_its_title_and_its_sign_as_its_colou
     assert page.index("rgba(20,60,220,0.40)") < page.index("rgba(220,20,20,0.80)")
 
 
+def read(tokens: list[tuple[str, float]], reader: str = "tiny_text") -> list[TokenReading]:
+    return [TokenReading(reader, tokens)]
+
+
 def test_each_comments_tokens_follow_the_texts_under_their_number() -> None:
-    task = TaskExplanation("harm", "yes", 0.9, [], [("caption", 0.1)], [], [[("first", 0.3)], None, [("third", -0.2)]])
+    comments = [read([("first", 0.3)]), [], read([("third", -0.2)])]
+    task = TaskExplanation("harm", "yes", 0.9, [], read([("caption", 0.1)]), [], comments)
     page = re.sub(r"<[^>]+>", "|", task_html(task, []))
-    assert re.sub(r"\|+", "|", page).count("comment") == 2
+    assert re.sub(r"\|+", "|", page).count("comment") == 2 and "tiny_text" not in page  # one reader: not named
     assert page.index("caption") < page.index("comment 1") < page.index("first") < page.index("comment 3")
     assert "comment 2" not in page and page.index("comment 3") < page.index("third")
-    alone = TaskExplanation("harm", "yes", 0.9, [], None, [], [[("only", 0.3)]])
+    alone = TaskExplanation("harm", "yes", 0.9, [], [], [], [read([("only", 0.3)])])
     assert '<span class="name">comment</span>' in task_html(alone, [])  # as the share bars name a lone comment
+
+
+def test_the_readings_of_a_stack_are_shown_and_recorded_under_their_readers() -> None:
+    stacked = read([("good", 0.2)], "hf_text, 1 of 3") + read([(f"{MARKER}good", 0.1)], "use_text, 3 of 3")
+    task = TaskExplanation("harm", "yes", 0.9, [], stacked, [], [stacked])
+    page = re.sub(r"<[^>]+>", "|", task_html(task, []))
+    assert page.index("hf_text, 1 of 3") < page.index("use_text, 3 of 3") < page.index("comment · hf_text, 1 of 3")
+    record = to_json(Explanation("p", [task], [], []), {"harm": []})["tasks"][0]
+    assert [reading["reader"] for reading in record["tokens"]] == ["hf_text, 1 of 3", "use_text, 3 of 3"]
+    assert record["comments"][0][1]["tokens"] == [{"token": f"{MARKER}good", "attribution": 0.1}]
