@@ -82,9 +82,11 @@ class TransformerTextEncoder(Encoder):
         return pool(hidden, mask, self.pooling)
 
     def token_embeddings(self) -> TokenEmbeddings:
-        """The backbone's input embeddings; the tokenizer's special tokens and padding are fixed. A backbone that
-        numbers positions past padding pieces (RoBERTa, XLM-R) reads the blank text's positions otherwise too."""
-        special = torch.tensor(sorted(set(self.tokenizer.all_special_ids) - {self.tokenizer.pad_token_id}))
+        """The backbone's input embeddings; the tokenizer's special tokens and padding are fixed, but not the unknown
+        piece, which stands for a word of the text. A backbone that numbers positions past padding pieces (RoBERTa,
+        XLM-R) reads the blank text's positions otherwise too."""
+        kept = {self.tokenizer.pad_token_id, self.tokenizer.unk_token_id}
+        special = torch.tensor(sorted(set(self.tokenizer.all_special_ids) - kept))
 
         def fixed(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
             return torch.isin(ids, special.to(ids.device)) | ~mask.bool()
