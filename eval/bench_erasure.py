@@ -62,7 +62,7 @@ def erasure_falls(
     explainer = PostExplainer(model, batch)
     texts, _ = explainer.text_pieces()
     return [
-        (text.name, falls)
+        (text.reader, falls)
         for text in texts
         if (falls := reading_falls(explainer, text, task, fraction, draws, rng)) is not None
     ]
@@ -138,18 +138,20 @@ def measure(
         raise SystemExit(f"{model_dir}: none of the posts is labelled positive for {task.name}")
     collate = detector.collator(kinds=detector.model.fused_kinds)
     rng = random.Random(seed)
-    checked = [erasure_falls(detector.model, collate([post]), task, fraction, draws, rng) for post in
-               tqdm(chosen, desc="erasing", unit="post")]  # fmt: skip
-    falls = [fall for readings in checked for _, fall in readings]
+    falls: list[dict[str, float]] = []
+    by_reader: dict[str, list[dict[str, float]]] = {}
+    posts_checked = 0
+    for post in tqdm(chosen, desc="erasing", unit="post"):
+        readings = erasure_falls(detector.model, collate([post]), task, fraction, draws, rng)
+        posts_checked += bool(readings)
+        for reader, fall in readings:
+            falls.append(fall)
+            by_reader.setdefault(reader, []).append(fall)
     if not falls:
         raise SystemExit(
             f"{model_dir}: no post had pieces to rank: a text of at least two pieces with token attributions (a post "
             "without text, or a text encoder without token embeddings, has none)"
         )
-    by_reader: dict[str, list[dict[str, float]]] = {}
-    for reader, fall in (reading for readings in checked for reading in readings):
-        by_reader.setdefault(reader, []).append(fall)
-    posts_checked = sum(bool(readings) for readings in checked)
     return summarised(falls) | {
         "by_reader": {reader: summarised(reader_falls) for reader, reader_falls in by_reader.items()},
         "model": model_dir,
@@ -192,7 +194,7 @@ def main() -> None:
     else:
         posts = validation_posts(args.model)
     figures = measure(args.model, posts, args.task, args.posts, args.fraction, args.draws, args.seed)
-    stacked = figures["readings"] > figures["posts"]
+    stacked = len(figures["by_reader"]) > 1
     readings = f" ({figures['readings']} readings by the encoders of a stack)" * stacked
     print(
         f"{figures['model']}: task {figures['task']}, {figures['posts']} positive posts{readings}, "

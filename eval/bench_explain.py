@@ -52,7 +52,7 @@ def main() -> None:
     print(f"{args.recipe}: {len(explaining)} posts from {source}, {torch.get_num_threads()} torch threads")
     print(f"  Detector.explain, one post: median {median:.2f} s, slowest {max(explaining):.2f} s (target: <= 2 s)")
     print(f"  Detector.score, one post:   median {score:.3f} s ({median / score:.0f}x less than explaining it)")
-    tokens = bool(warm_up.tasks[0].tokens)
+    tokens = any(reading.tokens for reading in warm_up.tasks[0].tokens)
     print(f"  token attributions: {'computed' if tokens else 'none'}" + "".join(f" ({note})" for note in warm_up.notes))
     figures = {"explain_median_s": median, "explain_max_s": max(explaining), "score_median_s": score}
     print(json.dumps(figures | {"tokens_attributed": tokens}))

@@ -95,7 +95,7 @@ class Encoder(nn.Module, ABC):
     def token_embeddings(self) -> TokenEmbeddings | None:
         """Where the pieces of a text enter this encoder as embeddings; ``None`` (the default) for an encoder whose
         output is no function of such embeddings (n-gram counts, pictures) and for a stack of encoders, whose
-        members explanations ask in turn."""
+        members the explanations ask in turn."""
         return None
 
     def apply_freeze(self, freeze: bool) -> None:

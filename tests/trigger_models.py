@@ -77,13 +77,14 @@ def trained_on_trigger(encoder: str) -> Detector:
 
 
 def stacked_model() -> WholePostModel:
-    """A model whose text is read by a stack of a tiny transformers encoder, n-grams fitted on trigger posts (no token
-    attributions) and a tiny USE encoder, at random."""
+    """A model whose text and comments are read by a stack of a tiny transformers encoder, n-grams fitted on trigger
+    posts (no token attributions) and a tiny USE encoder, at random."""
     torch.manual_seed(4)
     ngrams = NgramTextEncoder(dim=8, min_df=1)
     ngrams.fit([post["text"] for post in trigger_posts(16, seed=3)])
     stack = StackedEncoder([TinyTextEncoder(dim=16), ngrams, TinyUseEncoder(dim=16)])
-    return WholePostModel({"text": stack}, ConcatFusion({"text": 40}), {"harm": BinaryHead(40)})
+    fusion = ConcatFusion({"comments": 40, "text": 40})
+    return WholePostModel({"text": stack}, fusion, {"harm": BinaryHead(80)}, {"comments": "text"})
 
 
 def ngram_model() -> tuple[WholePostModel, list[dict]]:

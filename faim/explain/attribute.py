@@ -62,11 +62,12 @@ class ElementShare:
 @dataclass
 class TokenReading:
     """A text element's tokens as one encoder reads them: ``reader`` names the encoder (its recipe type; a stack's
-    member also by its place, ``"use_text, 2 of 3"``), ``tokens`` are ``(token, attribution)`` in the text's order
-    (empty for a text with no piece to attribute)."""
+    member also by its place, ``"use_text, 2 of 3"``, and ``in_stack`` is set), ``tokens`` are ``(token,
+    attribution)`` in the text's order (empty for a text with no piece to attribute)."""
 
     reader: str
     tokens: list[tuple[str, float]]
+    in_stack: bool = False
 
 
 @dataclass
@@ -111,15 +112,16 @@ class Explanation:
 @dataclass
 class TextPieces:
     """One text element of a post (its text, or one of its comments) as one encoder reads it: the element's ``kind``
-    and ``slot``; the ``reader``, the element's encoder or a member of its stack, its ``name`` (as ``TokenReading``
-    names it) and the ``columns`` of the element's embedding its embedding fills; ``ids`` and ``mask`` ``[1, T]``,
-    where the pieces enter the reader as embeddings (``embeddings``), and the positions of the pieces that get an
-    attribution (``attributed``)."""
+    and ``slot``; the ``encoder`` reading it, the element's encoder or a member of its stack (``in_stack``), its
+    name (``reader``, as ``TokenReading`` names it) and the ``columns`` of the element's embedding its embedding
+    fills; ``ids`` and ``mask`` ``[1, T]``, where the pieces enter that encoder as embeddings (``embeddings``), and
+    the positions of the pieces that get an attribution (``attributed``)."""
 
     kind: str
     slot: int
-    name: str
-    reader: torch.nn.Module
+    reader: str
+    encoder: torch.nn.Module
+    in_stack: bool
     columns: slice
     embeddings: TokenEmbeddings
     ids: torch.Tensor
@@ -216,18 +218,19 @@ class PostExplainer:
         texts, notes, start = [], [], 0
         for index, (part, inputs) in enumerate(zip(parts, part_inputs(encoder, element.values))):
             columns, start = slice(start, start + part.output_dim), start + part.output_dim
-            name = reader_name(part, index, len(parts))
+            reader, in_stack = reader_name(part, index, len(parts)), len(parts) > 1
             embeddings = part.token_embeddings()
             if embeddings is None or not isinstance(inputs, dict) or "input_ids" not in inputs:
                 element_kind = ELEMENT_NAMES[kind] + "s" * (kind == "comments")
-                notes.append(
-                    f"{name} has no token embeddings to attribute to: its part of the {element_kind} is in the "
-                    "shares only"
-                )
+                if in_stack:
+                    shares = f"its part of the {element_kind} is in the shares only"
+                else:
+                    shares = f"shares only for the {element_kind}"
+                notes.append(f"{reader} has no token embeddings to attribute to: {shares}")
                 continue
             ids, mask = inputs["input_ids"][row : row + 1], inputs["attention_mask"][row : row + 1]
             attributed = embeddings.attributed(ids, mask)[0].nonzero().flatten().tolist()
-            texts.append(TextPieces(kind, slot, name, part, columns, embeddings, ids, mask, attributed))
+            texts.append(TextPieces(kind, slot, reader, part, in_stack, columns, embeddings, ids, mask, attributed))
         return texts, notes
 
     def text_logit(self, text: TextPieces, ids: torch.Tensor, task: TaskSpec, label: int) -> torch.Tensor:
@@ -235,7 +238,7 @@ class PostExplainer:
         the rest of the post (and the other members' embeddings of the element, in a stack) as it is."""
         values = self.elements[text.kind][0].expand(ids.shape[0], -1, -1).clone()
         mask = text.mask.expand(ids.shape[0], -1)
-        values[:, text.slot, text.columns] = text.reader({"input_ids": ids, "attention_mask": mask}).to(values.dtype)
+        values[:, text.slot, text.columns] = text.encoder({"input_ids": ids, "attention_mask": mask})
         return self.logit(self.repeated(ids.shape[0], {text.kind: values}), task, label)
 
     def slots(self, kind: str) -> list[int]:
@@ -253,11 +256,12 @@ class PostExplainer:
     def reading(self, text: TextPieces, task: TaskSpec, label: int) -> TokenReading:
         """The attributions of ``text``'s attributed pieces, in order."""
         if not text.attributed:
-            return TokenReading(text.name, [])
+            return TokenReading(text.reader, [], text.in_stack)
         layer = LayerIntegratedGradients(lambda ids: self.text_logit(text, ids, task, label), text.embeddings.layer)
         scores = layer.attribute(text.ids, baselines=text.blanked(text.attributed), n_steps=STEPS).sum(-1)[0]
         names = text.embeddings.names(text.ids[0].tolist())
-        return TokenReading(text.name, [(names[position], float(scores[position])) for position in text.attributed])
+        tokens = [(names[position], float(scores[position])) for position in text.attributed]
+        return TokenReading(text.reader, tokens, text.in_stack)
 
     def pictures(self, task: TaskSpec, label: int) -> list[np.ndarray]:
         """An occlusion heat map per picture of the post."""

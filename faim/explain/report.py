@@ -98,11 +98,11 @@ def token_html(tokens: list[tuple[str, float]]) -> str:
 
 def readings_html(readings: list[TokenReading], css: str, name: str) -> str:
     """A paragraph of highlighted tokens per reading of a text element that has tokens, headed by ``name`` (a
-    comment's) and, where several encoders read the element, by the reader's name."""
+    comment's) and, for a member of a stack, by the member's name."""
     paragraphs = []
     for reading in readings:
         if reading.tokens:
-            heading = " · ".join(filter(None, [name, reading.reader if len(readings) > 1 else ""]))
+            heading = " · ".join(filter(None, [name, reading.reader if reading.in_stack else ""]))
             label = f'<span class="name">{html.escape(heading)}</span> ' if heading else ""
             paragraphs.append(f'<p class="{css}">{label}{token_html(reading.tokens)}</p>')
     return "".join(paragraphs)

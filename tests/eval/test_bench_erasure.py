@@ -30,8 +30,8 @@ def test_erasing_the_highest_attributed_pieces_takes_the_most_off_a_trigger_mode
     collate = trained.collator()
     posts = [post for post in trigger_posts(40, seed=7) if post["labels"]["harm"]][:8]
     readings = [erasure_falls(trained.model, collate(as_posts([p])), TASK, 0.2, 5, random.Random(0)) for p in posts]
-    assert all(len(falls) == 1 for falls in readings)
-    falls = [fall for ((reader, fall),) in readings if reader == encoder]
+    assert [[reader for reader, _ in falls] for falls in readings] == [[encoder]] * 8
+    falls = [fall for ((_, fall),) in readings]
     assert all(fall["erased"] >= 1 for fall in falls)
     highest, drawn, lowest = ([fall[way] for fall in falls] for way in WAYS)
     assert sum(h > r for h, r in zip(highest, drawn)) >= 7, falls

@@ -148,29 +148,45 @@ def test_each_comment_gets_token_attributions_adding_up_to_its_change_from_its_b
             assert total == pytest.approx(logit - blank, abs=0.02 * max(1.0, abs(logit))) and total != 0
 
 
-def test_each_member_of_a_stack_reading_pieces_gets_tokens_adding_up_to_the_change_its_reading_makes() -> None:
+@pytest.mark.parametrize(("kind", "slot"), [("text", 0), ("comments", 0), ("comments", 1)])
+def test_each_member_of_a_stack_reading_pieces_gets_tokens_adding_up_to_the_change_its_reading_makes(
+    kind: str, slot: int
+) -> None:
     model = stacked_model()
-    post = {"id": "p", "text": "abc z hd", "comments": []}
-    reading = detector(model)
-    explainer = PostExplainer(model, reading.collator()(as_posts([post])))
-    readings, notes = explainer.tokens(TASK, 1)
-    assert [r.reader for r in readings] == ["tiny_text, 1 of 3", "tiny_use, 3 of 3"]
+    post = {"id": "p", "text": "abc z hd", "comments": ["z hd", "bb z ce"]}
+    explainer = PostExplainer(model, detector(model).collator()(as_posts([post])))
+    readings, notes = explainer.tokens(TASK, 1, kind, slot)
+    assert [(r.reader, r.in_stack) for r in readings] == [("tiny_text, 1 of 3", True), ("tiny_use, 3 of 3", True)]
+    element = "text" if kind == "text" else "comments"
     assert notes == [
-        "ngram_text, 2 of 3 has no token embeddings to attribute to: its part of the text is in the shares only"
+        f"ngram_text, 2 of 3 has no token embeddings to attribute to: its part of the {element} is in the shares only"
     ]
-    texts, _ = explainer.text_pieces()
-    members = model.encoder_for("text").members
+    texts, _ = explainer.text_pieces(kind, slot)
+    members = model.encoder_for(kind).members
     assert [(text.columns.start, text.columns.stop) for text in texts] == [(0, 16), (24, 40)]
+    said = post["text"] if kind == "text" else post["comments"][slot]
     with torch.no_grad():
         logit = explainer.logit(explainer.elements, TASK, 1).item()
         for text, read, member in zip(texts, readings, (members[0], members[2])):
-            assert [name for name, _ in read.tokens] == attributed_names(member, post["text"])
+            assert [name for name, _ in read.tokens] == attributed_names(member, said)
+            assert explainer.text_logit(text, text.ids, TASK, 1).item() == pytest.approx(logit, abs=1e-5)
             blank = explainer.text_logit(text, text.blanked(text.attributed), TASK, 1).item()
             total = sum(value for _, value in read.tokens)
             assert total == pytest.approx(logit - blank, abs=0.02 * max(1.0, abs(logit))) and total != 0
-    explained = reading.explain([post])[0]
-    assert [r.reader for r in explained.tasks[0].tokens] == ["tiny_text, 1 of 3", "tiny_use, 3 of 3"]
-    assert explained.notes == notes
+
+
+def test_an_explanation_of_a_post_read_by_a_stack_holds_each_members_tokens_and_one_note_per_element() -> None:
+    model = stacked_model()
+    post = {"id": "p", "text": "abc z hd", "comments": ["z hd", "bb z ce"]}
+    explained = detector(model).explain([post])[0]
+    readers = ["tiny_text, 1 of 3", "tiny_use, 3 of 3"]
+    task = explained.tasks[0]
+    assert [r.reader for r in task.tokens] == readers
+    assert [[r.reader for r in comment] for comment in task.comments] == [readers, readers]
+    assert explained.notes == [
+        f"ngram_text, 2 of 3 has no token embeddings to attribute to: its part of the {element} is in the shares only"
+        for element in ("text", "comments")
+    ]
 
 
 def test_an_encoder_without_token_embeddings_gives_shares_and_says_why() -> None:
@@ -178,6 +194,4 @@ def test_an_encoder_without_token_embeddings_gives_shares_and_says_why() -> None
     explained = detector(model).explain(posts[:1])[0]
     assert explained.tasks[0].tokens == []
     assert explained.tasks[0].shares[0].label == "text"
-    assert explained.notes == [
-        "ngram_text has no token embeddings to attribute to: its part of the text is in the shares only"
-    ]
+    assert explained.notes == ["ngram_text has no token embeddings to attribute to: shares only for the text"]

@@ -31,8 +31,8 @@ def test_each_piece_keeps_its_attribution_as_its_title_and_its_sign_as_its_colou
     assert page.index("rgba(20,60,220,0.40)") < page.index("rgba(220,20,20,0.80)")
 
 
-def read(tokens: list[tuple[str, float]], reader: str = "tiny_text") -> list[TokenReading]:
-    return [TokenReading(reader, tokens)]
+def read(tokens: list[tuple[str, float]], reader: str = "tiny_text", in_stack: bool = False) -> list[TokenReading]:
+    return [TokenReading(reader, tokens, in_stack)]
 
 
 def test_each_comments_tokens_follow_the_texts_under_their_number() -> None:
@@ -47,10 +47,12 @@ def test_each_comments_tokens_follow_the_texts_under_their_number() -> None:
 
 
 def test_the_readings_of_a_stack_are_shown_and_recorded_under_their_readers() -> None:
-    stacked = read([("good", 0.2)], "hf_text, 1 of 3") + read([(f"{MARKER}good", 0.1)], "use_text, 3 of 3")
+    stacked = read([("good", 0.2)], "hf_text, 1 of 3", True) + read([(f"{MARKER}good", 0.1)], "use_text, 3 of 3", True)
     task = TaskExplanation("harm", "yes", 0.9, [], stacked, [], [stacked])
     page = re.sub(r"<[^>]+>", "|", task_html(task, []))
     assert page.index("hf_text, 1 of 3") < page.index("use_text, 3 of 3") < page.index("comment · hf_text, 1 of 3")
     record = to_json(Explanation("p", [task], [], []), {"harm": []})["tasks"][0]
     assert [reading["reader"] for reading in record["tokens"]] == ["hf_text, 1 of 3", "use_text, 3 of 3"]
     assert record["comments"][0][1]["tokens"] == [{"token": f"{MARKER}good", "attribution": 0.1}]
+    lone_member = TaskExplanation("harm", "yes", 0.9, [], read([("good", 0.2)], "hf_text, 1 of 2", True), [], [])
+    assert "hf_text, 1 of 2" in task_html(lone_member, [])  # the n-grams beside it get no tokens
