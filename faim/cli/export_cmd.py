@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -17,7 +16,9 @@ from faim.detector import Detector
 from faim.eval.quantization import MAX_DROP, QuantizationCheck, compare_exports
 from faim.export.model import GRAPH_FORMATS, export_model
 from faim.export.quantize import calibration_sample, quantize_export
+from faim.folders import check_replaceable, replace_folder
 from faim.runtime import ExportedModel
+from faim.runtime.bundle import MANIFEST
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -40,7 +41,12 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "faim.export.programs.load_export(OUT), which refuses any archive entry that would be unpickled.",
     )
     parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
-    parser.add_argument("-o", "--out", required=True, help="the export directory (replaced if it exists)")
+    parser.add_argument(
+        "-o",
+        "--out",
+        required=True,
+        help="the export directory (an earlier export there is replaced; a folder holding anything else is refused)",
+    )
     parser.add_argument(
         "--format",
         default="onnx",
@@ -64,8 +70,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.quantize and args.format != "onnx":
         raise ValueError(f"--quantize quantizes ONNX graphs; it cannot be used with --format {args.format}")
-    detector = Detector.load(args.model)
     out = Path(args.out)
+    check_replaceable(out, MANIFEST)  # before any work, as the plain export's staging does again
+    detector = Detector.load(args.model)
     if not args.quantize:
         export_model(detector, out, args.format)
         summary(args.model, out, args.format)
@@ -91,9 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 f"int8 lowers {worst!r} macro-F1 from {before:.4f} to {after:.4f} on {check.posts} posts, a drop of "
                 f"{check.drop:.4f} > --max-drop {args.max_drop}; nothing was written (export without --quantize)"
             )
-        if out.exists():
-            shutil.rmtree(out)
-        int8.rename(out)
+        replace_folder(int8, out)
     summary(args.model, out, "onnx")
     return 0
 

@@ -41,3 +41,21 @@ def test_an_int8_export_is_measured_and_kept_when_it_holds(
     error = captured.err
     assert "int8 lowers 'harmful' macro-F1 from" in error and "> --max-drop -1.0; nothing was written" in error
     assert not refused.exists() and [p.name for p in tmp_path.iterdir()] == ["int8"]
+
+
+def test_an_int8_export_refuses_a_folder_it_did_not_write_before_any_work_and_replaces_its_own(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    data = ["--data", str(demo_data["validation"]), "--map", "labels.harmful=label"]
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me", encoding="utf-8")
+    assert main(["export", str(tiny_model_dir), "-o", str(mine), "--quantize", "int8", *data]) == 2
+    captured = capsys.readouterr()
+    assert f"{mine}: exists and is not one faim wrote" in captured.err and "int8 against fp32" not in captured.out
+    assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+    out = tmp_path / "export"
+    assert main(["export", str(tiny_model_dir), "-o", str(out)]) == 0
+    assert main(["export", str(tiny_model_dir), "-o", str(out), "--quantize", "int8", "--max-drop", "1", *data]) == 0
+    assert json.loads((out / "faim-export.json").read_text())["quantized"] == "int8"
