@@ -1,20 +1,21 @@
 """Cut a dump's inputs (``faim.data.inputs.find_inputs``) into shards of raw rows, in a deterministic order.
 
 The reader does as little as possible: JSONL lines stay undecoded bytes, CSV cells stay bytes, so a
-non-UTF-8 or malformed row becomes that row's error in the worker instead of stopping the read.
+non-UTF-8 or malformed row becomes that row's error in the worker instead of stopping the read. Rows are numbered
+as ``faim.data.tabular`` numbers them: the line a JSONL or CSV row starts on (a CSV header is line 1), the 0-based
+index of a Parquet or dataset row.
 Shard keys (``FFFFF-SSSSSS``: file index, shard index) are the same on every run over the same
 inputs, which is what lets a restarted run skip the shards already written.
 """
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from faim.data.hf import load_dataset
@@ -32,8 +33,7 @@ class Shard:
         format: ``jsonl``, ``csv``, ``tsv``, ``parquet`` or ``dataset`` (a saved Hugging Face dataset).
         header: Column names (CSV/TSV/Parquet/dataset); ``None`` for JSONL.
         rows: ``(row number, payload)``: a JSONL line's bytes, or a dict of column → cell.
-        errors: ``(where, kind, message)`` for rows the reader itself could not split into cells
-            (``where`` is e.g. ``"line 17"``).
+        errors: ``(row number, kind, message)`` for rows the reader itself could not split into cells.
     """
 
     key: str
@@ -41,7 +41,7 @@ class Shard:
     format: str
     header: list[str] | None
     rows: list[tuple[int, Any]] = field(default_factory=list)
-    errors: list[tuple[str, str, str]] = field(default_factory=list)
+    errors: list[tuple[int, str, str]] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -88,45 +88,41 @@ def _jsonl_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
 
 
 def _csv_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
-    """CSV (cells separated as its header shows, ``sniffed_delimiter``) or TSV in pyarrow batches with every cell
-    as raw bytes. Rows are numbered 1, 2, … after the header; a line with the wrong number of cells comes through
-    pyarrow's invalid-row handler and becomes an error row (labelled by its line, or its order among invalid rows
-    when pyarrow cannot tell the line) of the shard being read."""
-    invalid: list[tuple[str, str, str]] = []
-    seen_invalid = 0
-
-    def on_invalid(row: Any) -> str:
-        nonlocal seen_invalid
-        seen_invalid += 1
-        where = f"line {row.number}" if row.number is not None else f"invalid row #{seen_invalid}"
-        message = f"expected {row.expected_columns} cells, got {row.actual_columns}: {row.text[:80]!r}"
-        invalid.append((where, "csv_row", message))
-        return "skip"
-
-    with open(path, "rb") as handle:
-        header_line = handle.readline()
-    delimiter = "\t" if kind == "tsv" else sniffed_delimiter(header_line.decode("utf-8-sig", errors="replace"))
-    names = pcsv.read_csv(pa.py_buffer(header_line), parse_options=pcsv.ParseOptions(delimiter=delimiter)).column_names
-    names = [name.lstrip("\ufeff") for name in names]
-    reader = pcsv.open_csv(
-        path,
-        read_options=pcsv.ReadOptions(block_size=1 << 20, column_names=names, skip_rows=1),
-        parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True, invalid_row_handler=on_invalid),
-        convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(names, pa.binary()), check_utf8=False),
-    )
-    shard = Shard("", str(path), kind, names)
-    number = 1
-    for batch in reader:
-        for row in batch.to_pylist():
-            shard.rows.append((number, row))
-            number += 1
-            if len(shard.rows) == shard_rows:
-                shard.errors, invalid[:] = list(invalid), []
+    """CSV (cells separated as its header shows, ``sniffed_delimiter``) or TSV with every cell as raw bytes (bytes
+    that are not UTF-8 kept as they are, for the worker to report), each row numbered by the line it starts on; blank
+    lines are skipped, and a row with another number of cells than the header is an error row of the shard, in its
+    place."""
+    csv.field_size_limit(MAX_CELL)
+    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
+        delimiter = "\t" if kind == "tsv" else sniffed_delimiter(handle.readline())
+        handle.seek(0)
+        reader = csv.reader(handle, delimiter=delimiter)
+        names = next(reader, [])
+        shard = Shard("", str(path), kind, names)
+        starts = reader.line_num + 1
+        for cells in reader:
+            number, starts = starts, reader.line_num + 1
+            if not cells:
+                continue
+            if len(cells) == len(names):
+                shard.rows.append((number, {name: raw(cell) for name, cell in zip(names, cells)}))
+            else:
+                message = f"expected {len(names)} cells, got {len(cells)}: {delimiter.join(cells)[:80]!r}"
+                shard.errors.append((number, "csv_row", message))
+            if shard.size == shard_rows:
                 yield shard
                 shard = Shard("", str(path), kind, names)
-    shard.errors = list(invalid)
     if shard.size:
         yield shard
+
+
+MAX_CELL = 2**31 - 1
+"""The longest CSV cell read, in characters (Python's ``csv`` stops at 131,072 by default)."""
+
+
+def raw(cell: str) -> bytes:
+    """A cell read as UTF-8 with undecodable bytes escaped, as the bytes the file holds."""
+    return cell.encode("utf-8", "surrogateescape")
 
 
 def _parquet_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:

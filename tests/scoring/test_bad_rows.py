@@ -82,3 +82,19 @@ def test_wrong_schema_is_an_error_on_every_row(tiny_model_dir: Path, tmp_path: P
     rows = pq.read_table(tmp_path / "out").to_pylist()
     assert [row["error_kind"] for row in rows] == ["schema", "schema"]
     assert "caption" in rows[0]["error"] and summary.errors == {"schema": 2}
+
+
+def test_a_csv_dumps_rows_come_back_in_order_each_named_by_the_line_it_starts_on(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump = tmp_path / "dump.csv"
+    dump.write_text('id,text\n1,first\n2,"two\nlines"\n3,too,many\n\n4,fourth\n', encoding="utf-8")
+    summary = score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, progress=False)
+    rows = pq.read_table(tmp_path / "out").to_pylist()
+    assert [(row["source"].rsplit(":", 1)[1], row["id"], row["error_kind"]) for row in rows] == [
+        ("2", "1", None),
+        ("3", "2", None),
+        ("5", None, "csv_row"),
+        ("7", "4", None),
+    ]
+    assert summary.rows == 4 and summary.errors == {"csv_row": 1}

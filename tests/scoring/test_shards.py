@@ -25,13 +25,26 @@ def test_shard_keys_are_stable_and_cover_every_row(tmp_path: Path) -> None:
     assert shards[0].rows[0] == (1, (tmp_path / "a.jsonl").read_bytes().splitlines(keepends=True)[0])
 
 
-def test_csv_cells_stay_bytes_and_bad_rows_become_errors(tmp_path: Path) -> None:
+def test_csv_cells_stay_bytes_and_bad_rows_become_errors_numbered_by_the_line_they_start_on(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
-    path.write_bytes(b'id,text\n1,hello\n2,"two\nlines"\n3,too,many\n4,\xff\xfe\n')
+    path.write_bytes(b'id,text\n1,hello\n2,"two\nlines"\n3,too,many\n\n4,\xff\xfe\n5,"a ""quoted"" word"\n')
     (shard,) = read_shards([path], 100)
-    assert [n for n, _ in shard.rows] == [1, 2, 3]
+    assert [n for n, _ in shard.rows] == [2, 3, 7, 8]  # the header is line 1; line 6 is blank
+    assert shard.rows[1][1] == {"id": b"2", "text": b"two\nlines"}
     assert shard.rows[2][1] == {"id": b"4", "text": b"\xff\xfe"}
-    assert len(shard.errors) == 1 and shard.errors[0][1] == "csv_row"
+    assert shard.rows[3][1] == {"id": b"5", "text": b'a "quoted" word'}
+    assert shard.errors == [(5, "csv_row", "expected 2 cells, got 3: '3,too,many'")]
+
+
+def test_a_csv_is_cut_into_shards_of_rows_and_errors_in_file_order(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("id,text\n1,a\n2,b,extra\n3,c\n4,d\n5,e\n")
+    shards = list(read_shards([path], 2))
+    assert [([n for n, _ in s.rows], [n for n, *_ in s.errors]) for s in shards] == [
+        ([2], [3]),
+        ([4, 5], []),
+        ([6], []),
+    ]
 
 
 def test_a_semicolon_separated_csv_is_cut_at_its_semicolons(tmp_path: Path) -> None:
