@@ -1,9 +1,9 @@
 """Streaming row readers for JSONL, CSV and Parquet, and the base class of file-per-split sources.
 
 Each reader yields ``(number, row)`` pairs, ``row`` a dict of column → value and ``number`` the row's
-place in ``origin``: the 1-based line for JSONL and CSV (header = line 1; exact unless a quoted cell
-spans lines), the 0-based row index for Parquet and Hugging Face datasets. Files are read in
-batches of rows (pyarrow) or line by line, so a dump larger than memory streams.
+place in ``origin``: the 1-based line a JSONL or CSV row starts on (a CSV's header is line 1), the 0-based row index
+for Parquet and Hugging Face datasets. Files are read in batches of rows (pyarrow) or record by record, so a dump
+larger than memory streams.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pyarrow as pa
-import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from faim.data.columns import ColumnMap
@@ -30,9 +29,9 @@ BATCH_ROWS = 1024
 SPLITS = ("train", "validation", "test")
 
 
-def arrow_rows(batches: Iterable[pa.RecordBatch | pa.Table], file: Path, start: int = 0) -> Rows:
-    """Rows of Arrow batches numbered from ``start``; Arrow read errors are re-raised naming ``file``."""
-    number = start
+def arrow_rows(batches: Iterable[pa.RecordBatch | pa.Table], file: Path) -> Rows:
+    """Rows of Arrow batches numbered from 0; Arrow read errors are re-raised naming ``file``."""
+    number = 0
     try:
         for batch in batches:
             for row in batch.to_pylist():
@@ -80,31 +79,67 @@ def sniffed_delimiter(header_line: str, quote_char: str | None = '"') -> str:
     return max(DELIMITERS, key=lambda d: len(next(csv.reader([header_line], delimiter=d, **quoting), [])))
 
 
+MAX_CELL = 2**31 - 1
+"""The longest CSV cell read, in characters (Python's ``csv`` stops at 131,072 by default)."""
+
+
+def csv_records(handle: TextIO, delimiter: str, quote_char: str | None = '"') -> Iterator[tuple[int, list[str]]]:
+    """Each record of a CSV file opened as text (``newline=""``), its header first, with the line it starts on (the
+    first is line 1); blank lines are skipped. Quoted cells may hold the delimiter and newlines."""
+    csv.field_size_limit(MAX_CELL)
+    quoting = {"quotechar": quote_char} if quote_char else {"quoting": csv.QUOTE_NONE}
+    reader = csv.reader(handle, delimiter=delimiter, **quoting)
+    starts = 1
+    for cells in reader:
+        number, starts = starts, reader.line_num + 1
+        if cells:
+            yield number, cells
+
+
 def csv_rows(
     path: Path, columns: ColumnMap, delimiter: str | None = ",", quote_char: str | None = '"'
 ) -> tuple[ColumnMap, Rows]:
-    """Bind ``columns`` to a CSV file's header and stream its rows in pyarrow batches.
+    """Bind ``columns`` to a CSV file's header and stream its rows (``csv_records``).
 
-    Quoted cells may hold the delimiter and newlines. Every cell is read as text, so no column's type
-    is guessed from the first rows and then contradicted by later ones; label and meta cells that
-    spell a number become an int or a float (``"1"`` → 1, ``"nan"`` → NaN, i.e. missing).
-    ``delimiter=None`` takes the one the header shows (``sniffed_delimiter``).
+    Every cell is read as text, so no column's type is guessed from the first rows and then contradicted by later
+    ones; label and meta cells that spell a number become an int or a float (``"1"`` → 1, ``"nan"`` → NaN, i.e.
+    missing). ``delimiter=None`` takes the one the header shows (``sniffed_delimiter``). A row whose cells the header
+    does not match, or a mapped cell that is not UTF-8, stops the read naming its file, line and column
+    (``ValueError``).
     """
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         delimiter = delimiter or sniffed_delimiter(handle.readline(), quote_char)
         handle.seek(0)
-        quoting = {"quotechar": quote_char} if quote_char else {"quoting": csv.QUOTE_NONE}
-        header = next(csv.reader(handle, delimiter=delimiter, **quoting), [])  # a quoted name may span lines
+        header = next(csv_records(handle, delimiter, quote_char), (1, []))[1]  # a quoted name may span lines
     bound = columns.bind(header, str(path))
-    parse = pcsv.ParseOptions(delimiter=delimiter, quote_char=quote_char or False, newlines_in_values=True)
-    convert = pcsv.ConvertOptions(include_columns=bound.wanted(header), column_types=dict.fromkeys(header, pa.string()))
-    try:
-        reader = pcsv.open_csv(path, parse_options=parse, convert_options=convert)
-    except pa.ArrowInvalid as error:
-        raise ValueError(f"{path}: {error}") from error
+    return bound, _csv_mapped_rows(path, header, bound, delimiter, quote_char)
+
+
+def _csv_mapped_rows(path: Path, header: list[str], bound: ColumnMap, delimiter: str, quote_char: str | None) -> Rows:
+    wanted = set(bound.wanted(header))
     numeric = set(bound.labels.values()) | set(bound.meta.values())
-    rows = arrow_rows(reader, path, start=2)
-    return bound, ((n, {c: parse_number(v) if c in numeric else v for c, v in row.items()}) for n, row in rows)
+    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
+        records = csv_records(handle, delimiter, quote_char)
+        next(records, None)
+        for number, cells in records:
+            if len(cells) != len(header):
+                raise ValueError(f"{path}:{number}: expected {len(header)} cells, as the header has, got {len(cells)}")
+            row = {}
+            for name, cell in zip(header, cells):
+                if name in wanted:
+                    if not cell.isascii() and not utf8(cell):
+                        raise ValueError(f"{path}:{number}: column {name!r} is not UTF-8 text")
+                    row[name] = parse_number(cell) if name in numeric else cell
+            yield number, row
+
+
+def utf8(cell: str) -> bool:
+    """Whether a cell read with undecodable bytes escaped (``surrogateescape``) had none."""
+    try:
+        cell.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def parse_number(cell: str | None) -> Any:

@@ -10,7 +10,6 @@ inputs, which is what lets a restarted run skip the shards already written.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,7 @@ import pyarrow.parquet as pq
 
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format
-from faim.data.tabular import sniffed_delimiter
+from faim.data.tabular import csv_records, sniffed_delimiter
 
 
 @dataclass
@@ -92,18 +91,13 @@ def _csv_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
     that are not UTF-8 kept as they are, for the worker to report), each row numbered by the line it starts on; blank
     lines are skipped, and a row with another number of cells than the header is an error row of the shard, in its
     place."""
-    csv.field_size_limit(MAX_CELL)
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         delimiter = "\t" if kind == "tsv" else sniffed_delimiter(handle.readline())
         handle.seek(0)
-        reader = csv.reader(handle, delimiter=delimiter)
-        names = next(reader, [])
+        records = csv_records(handle, delimiter)
+        names = next(records, (1, []))[1]
         shard = Shard("", str(path), kind, names)
-        starts = reader.line_num + 1
-        for cells in reader:
-            number, starts = starts, reader.line_num + 1
-            if not cells:
-                continue
+        for number, cells in records:
             if len(cells) == len(names):
                 shard.rows.append((number, {name: raw(cell) for name, cell in zip(names, cells)}))
             else:
@@ -114,10 +108,6 @@ def _csv_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
                 shard = Shard("", str(path), kind, names)
     if shard.size:
         yield shard
-
-
-MAX_CELL = 2**31 - 1
-"""The longest CSV cell read, in characters (Python's ``csv`` stops at 131,072 by default)."""
 
 
 def raw(cell: str) -> bytes:

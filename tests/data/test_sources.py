@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import inspect
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -12,7 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from faim.data.columns import ColumnMap
 from faim.data.sources import CsvSource, JsonlSource, ParquetSource, Source, read_posts
+from faim.data.tabular import csv_rows
 from faim.registry import SOURCES
 
 ROWS = [
@@ -124,6 +127,20 @@ def test_bad_json_line_names_file_and_line(tmp_path):
     path.write_text('{"text": "ok"}\n\n{"text": oops}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=rf"{path}:3: invalid JSON"):
         list(read_posts(path))
+
+
+def test_a_csv_row_is_named_by_the_line_it_starts_on_and_a_bad_one_stops_the_read_naming_it(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_bytes(b'id,text,y\n1,"two\nlines",0\n\n2,fine,1\n3,too,many,cells\n')
+    rows = csv_rows(path, ColumnMap.from_recipe({"labels": ["y"]}))[1]
+    assert [(number, row["text"]) for number, row in itertools.islice(rows, 2)] == [(2, "two\nlines"), (5, "fine")]
+    with pytest.raises(ValueError, match=rf"{path}:6: expected 3 cells, as the header has, got 4"):
+        next(rows)
+    path.write_bytes(b"id,text,y\n1,caf\xe9,0\n")
+    with pytest.raises(ValueError, match=rf"{path}:2: column 'text' is not UTF-8 text"):
+        list(read_posts(path, columns={"labels": ["y"]}))
+    path.write_bytes(b"id,text,unused\n1,fine,\xff\n")
+    assert [p.text for p in read_posts(path)] == ["fine"]  # a column not read is not checked
 
 
 @pytest.mark.parametrize(
