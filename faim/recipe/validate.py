@@ -1,12 +1,14 @@
 """Check a recipe mapping against the registries and section dataclasses before anything runs.
 
-Keys are exactly constructor argument names (checked with ``inspect.signature``); derived arguments
-(sizes the builder computes from the encoders) may not be written. An unknown key or type fails with
-its YAML path, the valid choices and a close-match suggestion.
+Keys are exactly constructor argument names (checked with ``inspect.signature``), and their values must fit the
+constructor's annotations where those are plain (numbers, text, booleans, lists and mappings of them); derived
+arguments (sizes the builder computes from the encoders) may not be written. An unknown key or type fails with its
+YAML path, the valid choices and a close-match suggestion.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import inspect
 import types
@@ -56,6 +58,7 @@ def check_component(source: str, path: str, kind: str, spec: Any) -> None:
         inspect.signature(cls).bind(**derived, **args)
     except TypeError as error:
         raise RecipeError(source, path, f"{name}: {error}; arguments: {', '.join(valid)}") from error
+    check_types(source, path, args, cls.__init__)
 
 
 def check_section(source: str, name: str, given: Any, config: type) -> None:
@@ -237,14 +240,15 @@ def check_shift_level(source: str, level: Any) -> None:
 
 
 def type_matches(value: Any, annotation: Any) -> bool:
-    """Whether a YAML value fits a section field's annotation (``int``, ``float``, ``str``, ``bool``,
-    ``X | None``, ``list[X]``, ``dict[K, V]``); ints are accepted for floats."""
+    """Whether a YAML value fits an annotation (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]`` or
+    ``Sequence[X]``, ``dict[K, V]``, a class); ints are accepted for floats, and any value for an annotation of
+    another kind, which YAML values are not checked against."""
     if annotation is Any:
         return True
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         return any(type_matches(value, arg) for arg in typing.get_args(annotation))
-    if origin is list:
+    if origin in (list, collections.abc.Sequence):
         (item,) = typing.get_args(annotation)
         return isinstance(value, list) and all(type_matches(v, item) for v in value)
     if origin is dict:
@@ -256,12 +260,18 @@ def type_matches(value: Any, annotation: Any) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if annotation is int:
         return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, annotation)
+    return isinstance(value, annotation) if isinstance(annotation, type) and origin is None else True
 
 
-def check_types(source: str, name: str, given: dict[str, Any], config: type) -> None:
-    hints = typing.get_type_hints(config)
+def check_types(source: str, name: str, given: dict[str, Any], annotated: Any) -> None:
+    """Refuse a value in ``given`` that does not fit the annotation of its name in ``annotated`` (a section's
+    dataclass, a component's constructor; names without an annotation, or annotations that name what cannot be
+    imported here, are not checked)."""
+    try:
+        hints = typing.get_type_hints(annotated)
+    except (NameError, TypeError):  # a plug-in annotating with names imported only for type checkers
+        hints = {}
     for key, value in given.items():
-        if not type_matches(value, hints[key]):
+        if key in hints and not type_matches(value, hints[key]):
             expected = getattr(hints[key], "__name__", str(hints[key]))
             raise RecipeError(source, f"{name}.{key}", f"expected {expected}, got {value!r}")

@@ -100,6 +100,33 @@ def test_wrong_value_type_in_section(recipe: dict, write_recipe) -> None:
     assert "train.max_epochs" in message and "expected int" in message
 
 
+@pytest.mark.parametrize(
+    ("where", "key", "value", "expected"),
+    [
+        ("encoders.text", "dim", "big", "expected int, got 'big'"),
+        ("fusion", "num_heads", "two", "expected int, got 'two'"),
+        ("fusion", "dim", 32.5, "expected int, got 32.5"),
+        ("heads.harmful", "pos_weight", "high", "expected float | None, got 'high'"),
+        ("encoders.image", "freeze", "yes", "expected bool, got 'yes'"),
+    ],
+)
+def test_a_component_argument_of_the_wrong_type_is_refused_naming_its_path(
+    recipe: dict, write_recipe, where: str, key: str, value: object, expected: str
+) -> None:
+    section = recipe["model"]
+    for part in where.split("."):
+        section = section[part]
+    section[key] = value
+    message = error_for(recipe, write_recipe)
+    assert f"model.{where}.{key}" in message and expected in message
+
+
+def test_component_arguments_of_the_kinds_yaml_writes_for_their_annotations_load(recipe: dict, write_recipe) -> None:
+    recipe["model"]["heads"]["harmful"]["pos_weight"] = 2  # an int for a float
+    recipe["model"]["encoders"]["text"] = {"type": "ngram_text", "dim": 8, "char_ngrams": [2, 4]}  # a list: a Sequence
+    assert Recipe.load(write_recipe(recipe)).model["heads"]["harmful"]["pos_weight"] == 2
+
+
 def test_fused_kinds_must_be_encoder_kinds(recipe: dict, write_recipe) -> None:
     recipe["model"]["fusion"]["kinds"] = ["text", "video"]
     message = error_for(recipe, write_recipe)
