@@ -15,7 +15,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser = sub.add_parser(name, help="show a resolved recipe, or list shipped recipes and components")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     show = actions.add_parser(
-        "show", help="print the resolved recipe (base merged, overrides applied, defaults filled)"
+        "show", help="print the resolved recipe (base merged, overrides applied, the train and eval defaults filled)"
     )
     show.add_argument("recipe", help="recipe file, or the name of a shipped recipe")
     add_overrides(show)
@@ -41,13 +41,22 @@ def describe(kind: str, cls: type) -> str:
     return f"({', '.join(args)})  {summary}"
 
 
+RECIPE_KEYS = {
+    "fusion": "kinds=<every kind encoded> (the element kinds fused)",
+    "head": "labels (required: the task's label names, the negative first for a binary head)",
+}
+"""What each kind's recipe keys that are not constructor arguments (``faim.components.RESERVED``, ``type`` aside)
+hold."""
+
+
 def run_list(args: argparse.Namespace) -> int:
     print("shipped recipes:")
     for name in shipped_recipes():
         print(f"  {name:28s} {locate(name)}")
     for kind, table in registries().items():
         derived = ", ".join(sorted(DERIVED[kind])) or "none"
-        print(f"\n{kind}s (derived arguments: {derived}):")
+        keys = f"; every one also takes {RECIPE_KEYS[kind]}" if kind in RECIPE_KEYS else ""
+        print(f"\n{kind}s (derived arguments: {derived}{keys}):")
         for name, cls in sorted(table.items()):
             print(f"  {name:16s} {describe(kind, cls)}")
     return 0

@@ -53,7 +53,8 @@ class Recipe:
         return cls.from_dict(mapping, str(path))
 
     def to_dict(self) -> dict[str, Any]:
-        """The resolved recipe as plain data, every default written out."""
+        """The resolved recipe as plain data: ``data`` and ``model`` as written, every default of ``train`` and
+        ``eval`` written out."""
         sections = {"data": copy.deepcopy(self.data)} if self.data is not None else {}
         return sections | {
             "model": copy.deepcopy(self.model),

@@ -14,6 +14,7 @@ from conftest import pooling_detector, tiny_recipe, without_packages
 
 from faim.calibration.fit import Calibration
 from faim.cli.calibrate_cmd import fitted
+from faim.components import RESERVED
 from faim.data.targets import TaskSpec
 from faim.eval.benchmark_runs import write_dump
 from faim.recipe.sections import EvalConfig
@@ -117,6 +118,9 @@ def test_recipe_show_and_list(demo_data, tmp_path: Path) -> None:
     assert listed.returncode == 0
     for name in ("demo_multimodal", "hf_text", "timm_image", "attention", "interaction", "multilabel", "jsonl"):
         assert name in listed.stdout
+    reserved = [(kind, key) for kind, keys in RESERVED.items() for key in keys if key != "type"]
+    headings = {line.split(" ")[0]: line for line in listed.stdout.splitlines() if line.endswith("):")}
+    assert reserved and all(f"also takes {key}" in headings[f"{kind}s"] for kind, key in reserved)
 
 
 def test_unknown_recipe_key_exits_with_the_yaml_path(demo_data, tmp_path: Path) -> None:
