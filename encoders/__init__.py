@@ -1,6 +1,7 @@
 """Built-in encoders; importing this package registers them."""
 
 from faim.encoders import (  # noqa: F401
+    clip,
     e5_text,
     hf_text,
     meta_numeric,

