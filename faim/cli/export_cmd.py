@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 f"int8 lowers {worst!r} macro-F1 from {before:.4f} to {after:.4f} on {check.posts} posts, a drop of "
                 f"{check.drop:.4f} > --max-drop {args.max_drop}; nothing was written (export without --quantize)"
             )
+        check_replaceable(out, MANIFEST)  # again: the quantization took minutes, and the folder may have changed
         replace_folder(int8, out)
     summary(args.model, out, "onnx")
     return 0

@@ -96,7 +96,7 @@ class CsvSource(FileSource):
         self.quote_char = quote_char
 
     def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
-        """Bind the mapping to the header and stream pyarrow batches of rows."""
+        """Bind the mapping to the header and stream its rows (``faim.data.tabular.csv_rows``)."""
         return csv_rows(path, self.columns, self.delimiter, self.quote_char)
 
 

@@ -75,25 +75,46 @@ DELIMITERS = (",", ";", "\t", "|")
 def sniffed_delimiter(header_line: str, quote_char: str | None = '"') -> str:
     """The one of ``DELIMITERS`` that splits a CSV file's header line into the most columns, so a ``;``-separated
     export (as spreadsheets write where the decimal mark is a comma) reads as it was meant."""
-    quoting = {"quotechar": quote_char} if quote_char else {"quoting": csv.QUOTE_NONE}
-    return max(DELIMITERS, key=lambda d: len(next(csv.reader([header_line], delimiter=d, **quoting), [])))
+    return max(DELIMITERS, key=lambda d: len(next(csv.reader([header_line], delimiter=d, **quoting(quote_char)), [])))
 
 
 MAX_CELL = 2**31 - 1
-"""The longest CSV cell read, in characters (Python's ``csv`` stops at 131,072 by default)."""
+"""The longest CSV cell read, in characters: Python's ``csv`` stops at 131,072 by default, and its limit is one for
+the whole process, which ``csv_records`` raises to this."""
 
 
-def csv_records(handle: TextIO, delimiter: str, quote_char: str | None = '"') -> Iterator[tuple[int, list[str]]]:
+def csv_records(handle: TextIO, delimiter: str, quote_char: str | None = '"') -> Iterator[tuple[int, list[str] | str]]:
     """Each record of a CSV file opened as text (``newline=""``), its header first, with the line it starts on (the
-    first is line 1); blank lines are skipped. Quoted cells may hold the delimiter and newlines."""
+    first is line 1); blank lines are skipped. Quoted cells may hold the delimiter and newlines. A record Python's
+    ``csv`` cannot read (text after a closing quote; a quote never closed, which takes the rest of the file) comes as
+    what is wrong with it instead of its cells, and reading goes on after it."""
     csv.field_size_limit(MAX_CELL)
-    quoting = {"quotechar": quote_char} if quote_char else {"quoting": csv.QUOTE_NONE}
-    reader = csv.reader(handle, delimiter=delimiter, **quoting)
+    reader = csv.reader(handle, delimiter=delimiter, strict=True, **quoting(quote_char))
     starts = 1
-    for cells in reader:
+    while True:
+        try:
+            cells: list[str] | str = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            never_closed = "end of data" in str(error)
+            cells = f"not CSV ({error})" + ": a quote opened in this row is never closed" * never_closed
         number, starts = starts, reader.line_num + 1
         if cells:
             yield number, cells
+
+
+def quoting(quote_char: str | None) -> dict[str, Any]:
+    """``csv.reader``'s arguments for cells quoted with ``quote_char``, or not quoted at all (``None``)."""
+    return {"quotechar": quote_char} if quote_char else {"quoting": csv.QUOTE_NONE}
+
+
+def csv_header(records: Iterator[tuple[int, list[str] | str]]) -> list[str]:
+    """The column names in a CSV file's first record (``csv_records``; none for a file without one), bytes that are
+    not UTF-8 written as ``\\xff`` escapes so that messages naming them can be printed and stored."""
+    first = next(records, (1, []))[1]
+    names = first if isinstance(first, list) else []
+    return [name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") for name in names]
 
 
 def csv_rows(
@@ -110,7 +131,7 @@ def csv_rows(
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         delimiter = delimiter or sniffed_delimiter(handle.readline(), quote_char)
         handle.seek(0)
-        header = next(csv_records(handle, delimiter, quote_char), (1, []))[1]  # a quoted name may span lines
+        header = csv_header(csv_records(handle, delimiter, quote_char))  # a quoted name may span lines
     bound = columns.bind(header, str(path))
     return bound, _csv_mapped_rows(path, header, bound, delimiter, quote_char)
 
@@ -122,6 +143,8 @@ def _csv_mapped_rows(path: Path, header: list[str], bound: ColumnMap, delimiter:
         records = csv_records(handle, delimiter, quote_char)
         next(records, None)
         for number, cells in records:
+            if isinstance(cells, str):
+                raise ValueError(f"{path}:{number}: {cells}")
             if len(cells) != len(header):
                 raise ValueError(f"{path}:{number}: expected {len(header)} cells, as the header has, got {len(cells)}")
             row = {}

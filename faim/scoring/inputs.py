@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format
-from faim.data.tabular import csv_records, sniffed_delimiter
+from faim.data.tabular import csv_header, csv_records, sniffed_delimiter
 
 
 @dataclass
@@ -95,10 +95,12 @@ def _csv_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
         delimiter = "\t" if kind == "tsv" else sniffed_delimiter(handle.readline())
         handle.seek(0)
         records = csv_records(handle, delimiter)
-        names = next(records, (1, []))[1]
+        names = csv_header(records)
         shard = Shard("", str(path), kind, names)
         for number, cells in records:
-            if len(cells) == len(names):
+            if isinstance(cells, str):
+                shard.errors.append((number, "csv_row", cells))
+            elif len(cells) == len(names):
                 shard.rows.append((number, {name: raw(cell) for name, cell in zip(names, cells)}))
             else:
                 message = f"expected {len(names)} cells, got {len(cells)}: {delimiter.join(cells)[:80]!r}"

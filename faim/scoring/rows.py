@@ -56,17 +56,28 @@ def readable_batches(
             yield batch
 
 
-def decode_cells(row: dict[str, Any], numeric: set[str]) -> dict[str, Any]:
-    """CSV cells from bytes to str (numbers for label/meta columns); raises ``UnicodeDecodeError``."""
+def decode_cells(row: dict[str, Any], numeric: set[str], wanted: set[str]) -> dict[str, Any]:
+    """The CSV cells of the ``wanted`` columns from bytes to str (numbers for label/meta columns), as ``faim eval``
+    reads them: a column no mapping reads is not decoded.
+
+    Raises:
+        ValueError: ``text_encoding:`` naming the column whose cell is not UTF-8.
+    """
     out = {}
     for column, cell in row.items():
-        value = cell.decode("utf-8") if isinstance(cell, bytes) else cell
+        if column not in wanted:
+            continue
+        try:
+            value = cell.decode("utf-8") if isinstance(cell, bytes) else cell
+        except UnicodeDecodeError as error:
+            raise ValueError(f"text_encoding: column {column!r} is not UTF-8 (byte {error.start})") from None
         out[column] = parse_number(value) if column in numeric and value is not None else value
     return out
 
 
-def parse_row(shard: Shard, number: int, payload: Any, numeric: set[str]) -> dict[str, Any]:
-    """A raw row as a dict of column → value; raises ``ValueError`` naming the problem."""
+def parse_row(shard: Shard, payload: Any, numeric: set[str], wanted: set[str]) -> dict[str, Any]:
+    """A raw row as a dict of column → value (of a CSV, the ``wanted`` columns'); raises ``ValueError`` naming the
+    problem."""
     if shard.format == "jsonl":
         try:
             row = json.loads(payload.decode("utf-8"))
@@ -78,10 +89,7 @@ def parse_row(shard: Shard, number: int, payload: Any, numeric: set[str]) -> dic
             raise ValueError(f"json: expected a JSON object, got {type(row).__name__}")
         return row
     if shard.format in ("csv", "tsv"):
-        try:
-            return decode_cells(payload, numeric)
-        except UnicodeDecodeError as error:
-            raise ValueError(f"text_encoding: not UTF-8 (byte {error.start})") from None
+        return decode_cells(payload, numeric, wanted)
     return payload
 
 
@@ -106,12 +114,13 @@ def shard_posts(
             errors += [RowError(f"{shard.file}:{n}", None, "schema", str(error)) for n, _ in shard.rows]
             return [], errors
     numeric = set(bound.labels.values()) | set(bound.meta.values())
+    wanted = set(bound.wanted(header)) if header is not None else set()
     posts = []
     root = image_root if image_root is not None else Path(shard.file).parent
     for number, payload in shard.rows:
         source = f"{shard.file}:{number}"
         try:
-            post = bound.to_post(parse_row(shard, number, payload, numeric), number, source, root)
+            post = bound.to_post(parse_row(shard, payload, numeric, wanted), number, source, root)
         except ValueError as error:
             kind, _, message = str(error).partition(": ") if _tagged(error) else ("row", "", str(error))
             errors.append(RowError(source, None, kind, message))
@@ -129,9 +138,9 @@ def _tagged(error: ValueError) -> bool:
 
 def _first_object(shard: Shard) -> dict[str, Any] | None:
     """The first JSONL row that parses: its keys stand for the file's columns."""
-    for number, payload in shard.rows:
+    for _, payload in shard.rows:
         try:
-            return parse_row(shard, number, payload, set())
+            return parse_row(shard, payload, set(), set())
         except ValueError:
             continue
     return None

@@ -98,3 +98,14 @@ def test_a_csv_dumps_rows_come_back_in_order_each_named_by_the_line_it_starts_on
         ("7", "4", None),
     ]
     assert summary.rows == 4 and summary.errors == {"csv_row": 1}
+
+
+def test_a_csv_cell_that_is_not_utf8_is_an_error_of_its_row_naming_the_column_only_where_a_mapping_reads_it(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump = tmp_path / "dump.csv"
+    dump.write_bytes(b"id,text,note\n1,caf\xe9,fine\n2,fine,caf\xe9\n")
+    score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, progress=False)
+    rows = pq.read_table(tmp_path / "out").to_pylist()
+    assert [(row["id"], row["error_kind"]) for row in rows] == [(None, "text_encoding"), ("2", None)]
+    assert rows[0]["error"] == "column 'text' is not UTF-8 (byte 3)"

@@ -61,3 +61,21 @@ def test_parquet_rows_are_numbered_from_zero(tmp_path: Path) -> None:
     shards = list(read_shards([path], 2))
     assert [n for s in shards for n, _ in s.rows] == [0, 1, 2, 3, 4]
     assert count_rows(path) == 5
+
+
+def test_a_csv_row_python_cannot_read_is_an_error_of_its_line_and_reading_goes_on(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_bytes(b'id,text\n1,"a"b\n2,c\n3,"never closed\n4,d\n')
+    (shard,) = read_shards([path], 100)
+    assert [n for n, _ in shard.rows] == [3]
+    assert shard.errors == [
+        (2, "csv_row", "not CSV (',' expected after '\"')"),
+        (4, "csv_row", "not CSV (unexpected end of data): a quote opened in this row is never closed"),
+    ]
+
+
+def test_a_csv_header_that_is_not_utf8_names_its_columns_with_escapes(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_bytes(b"id,te\xffxt\n1,a\n")
+    (shard,) = read_shards([path], 100)
+    assert shard.header == ["id", "te\\xffxt"] and shard.rows == [(2, {"id": b"1", "te\\xffxt": b"a"})]
