@@ -22,7 +22,9 @@ from transformers import (
     AutoTokenizer,
     CLIPConfig,
     CLIPImageProcessor,
+    CLIPTextConfig,
     CLIPTextModelWithProjection,
+    CLIPVisionConfig,
     CLIPVisionModelWithProjection,
     PretrainedConfig,
     PreTrainedModel,
@@ -35,16 +37,28 @@ from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.registry import register_encoder
 from faim.weights import resolve_weights
 
+TOWER_CONFIGS = {"text": CLIPTextConfig, "vision": CLIPVisionConfig}
 
-def tower_config(source: Path | str, part: str) -> PretrainedConfig:
+
+def tower_config(source: Path | str, part: str, who: str) -> PretrainedConfig:
     """The config of one tower (``"text"`` or ``"vision"``) of the checkpoint at ``source``, with the joint space's
-    size; a folder an encoder exported holds that tower's config alone."""
-    config = AutoConfig.from_pretrained(source)
-    if not isinstance(config, CLIPConfig):
-        return config
-    tower = config.text_config if part == "text" else config.vision_config
-    tower.projection_dim = config.projection_dim
-    return tower
+    size; a folder an encoder exported holds that tower's config alone.
+
+    Raises:
+        OSError: For a folder without a model's config.
+        ValueError: For a checkpoint that is neither a CLIP model nor that tower.
+    """
+    try:
+        config = AutoConfig.from_pretrained(source)
+    except (OSError, ValueError) as error:  # transformers raises either for a folder without a config
+        raise OSError(f"{who}: cannot load CLIP weights from {source}: {error}") from error
+    if isinstance(config, CLIPConfig):
+        tower = config.text_config if part == "text" else config.vision_config
+        tower.projection_dim = config.projection_dim
+        return tower
+    if not isinstance(config, TOWER_CONFIGS[part]):
+        raise ValueError(f"{who}: {source} holds a {type(config).__name__}, not a CLIP model or its {part} tower")
+    return config
 
 
 @contextmanager
@@ -60,15 +74,27 @@ def quietly() -> Iterator[None]:
 
 
 def load_tower(model_class: type[PreTrainedModel], source: Path | str, part: str, pretrained: bool, who: str) -> Any:
-    """One tower of the checkpoint, with its weights (``pretrained``) or random."""
+    """One tower of the checkpoint, with its weights (``pretrained``) or random.
+
+    Raises:
+        OSError: When the checkpoint cannot be read.
+        ValueError: When it is not a CLIP model or that tower, or lacks weights the tower needs (the other tower's
+            it holds are left unread).
+    """
     try:
-        config = tower_config(source, part)
+        config = tower_config(source, part, who)
         if not pretrained:
             return model_class(config)
         with quietly():
-            return model_class.from_pretrained(source, config=config, use_safetensors=True)
-    except (OSError, ValueError) as error:  # a folder without a CLIP config fails with either
+            model, loading = model_class.from_pretrained(
+                source, config=config, use_safetensors=True, output_loading_info=True
+            )
+    except OSError as error:
         raise OSError(f"{who}: cannot load CLIP weights from {source}: {error}") from error
+    if loading["missing_keys"] or loading["mismatched_keys"]:
+        lacking = sorted(loading["missing_keys"]) + [str(key[0]) for key in loading["mismatched_keys"]]
+        raise ValueError(f"{who}: {source} lacks weights the {part} tower needs: {lacking[:5]}")
+    return model
 
 
 def joint(embeddings: torch.Tensor, normalize: bool) -> torch.Tensor:

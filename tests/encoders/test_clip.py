@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 from tiny_clip import SIDE, save_tiny_clip
-from transformers import CLIPModel
+from transformers import CLIPConfig, CLIPModel, CLIPTextModel
 
 import faim
 from faim.data.targets import TaskSpec
@@ -102,3 +102,18 @@ def test_a_caption_and_its_picture_in_one_space_save_load_explain_and_export_wit
     assert reading.reader == "clip_text" and [token for token, _ in reading.tokens][:2] == ["a", "c"]
     runtime = faim.runtime.load(export_model(detector, tmp_path / "export"))
     assert np.abs(np.array([row["harm"] for row in runtime.score(posts)]) - scores).max() < 1e-4
+
+
+def test_a_checkpoint_without_a_towers_weights_or_of_the_other_tower_is_refused_naming_it(
+    clip_dir: Path, tmp_path: Path
+) -> None:
+    text_only = tmp_path / "text_only"
+    CLIPTextModel(CLIPConfig.from_pretrained(clip_dir).text_config).save_pretrained(text_only)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(clip_dir / name, text_only / name)
+    with pytest.raises(ValueError, match=r"clip_text: .*text_only lacks weights the text tower needs: \['text_proj"):
+        ClipTextEncoder(str(text_only))
+    exported = tmp_path / "exported"
+    ClipTextEncoder(str(clip_dir)).export_assets(exported)
+    with pytest.raises(ValueError, match="clip_image: .*exported holds a CLIPTextConfig, not a CLIP model or its"):
+        ClipImageEncoder(str(exported))
