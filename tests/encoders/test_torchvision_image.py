@@ -15,6 +15,7 @@ import torch
 import torchvision
 from PIL import Image
 from torch import nn
+from torchvision.models import WeightsEnum
 
 import faim
 from faim.data.targets import TaskSpec
@@ -79,15 +80,40 @@ def test_torchvisions_own_weights_file_loads_and_gives_the_features_its_model_gi
         assert torch.equal(encoder(batch), model(batch))
 
 
-def test_a_file_of_a_model_with_auxiliary_classifiers_loads_without_them(tmp_path: Path) -> None:
+def googlenet_as_torchvision_builds_it_for_its_weights() -> nn.Module:
     torch.manual_seed(0)
-    model = torchvision.models.get_model("googlenet", init_weights=True).eval()
+    return torchvision.models.get_model("googlenet", init_weights=False, transform_input=True).eval()
+
+
+@pytest.mark.parametrize("weights", ["file", "IMAGENET1K_V1"])
+def test_a_model_with_auxiliary_classifiers_loads_without_them_built_as_for_its_weights(
+    tmp_path: Path, monkeypatch, weights: str
+) -> None:
+    model = googlenet_as_torchvision_builds_it_for_its_weights()
     torch.save(model.state_dict(), tmp_path / "googlenet.pth")
-    encoder = TorchvisionImageEncoder("googlenet", weights=str(tmp_path / "googlenet.pth"), image_size=64).eval()
+    monkeypatch.setattr(WeightsEnum, "get_state_dict", lambda *args, **kwargs: model.state_dict())  # no download
+    given = str(tmp_path / "googlenet.pth") if weights == "file" else weights
+    encoder = TorchvisionImageEncoder("googlenet", weights=given, image_size=64).eval()
+    assert encoder.backbone.transform_input and not encoder.backbone.aux_logits
     batch = encoder.preprocessor()(images(2))
     model.fc = nn.Identity()
     with torch.no_grad():
-        assert torch.allclose(encoder(batch), model(batch), atol=1e-6)
+        features = model(batch)
+        assert torch.allclose(encoder(batch), features, rtol=1e-4, atol=1e-12)
+        model.transform_input = False  # as a model built without its weights in mind would read the pictures
+        assert not torch.allclose(model(batch), features, rtol=1e-2, atol=1e-12)
+
+
+def test_a_model_is_built_and_preprocessed_for_the_weights_named_also_when_they_are_not_loaded() -> None:
+    def resize(encoder: TorchvisionImageEncoder) -> float:
+        return round(encoder.preprocessor().image_size[0] / encoder.preprocessor().crop_pct)
+
+    assert resize(TorchvisionImageEncoder("resnet50", weights="IMAGENET1K_V1", pretrained=False)) == 256
+    assert resize(TorchvisionImageEncoder("resnet50", weights="IMAGENET1K_V2", pretrained=False)) == 232
+    swag = TorchvisionImageEncoder("vit_b_16", weights="IMAGENET1K_SWAG_E2E_V1", pretrained=False)
+    assert swag.backbone.image_size == swag.preprocessor().image_size[0] == 384
+    assert TorchvisionImageEncoder("vit_b_16").backbone.image_size == 224
+    assert swag.identity()["built_for"] == "ViT_B_16_Weights.IMAGENET1K_SWAG_E2E_V1"
 
 
 def test_weights_of_another_model_name_their_file(tmp_path: Path) -> None:
@@ -113,7 +139,7 @@ def test_a_model_or_weights_torchvision_does_not_have_is_refused_naming_what_it_
     def offline(*args, **kwargs):
         raise urllib.error.URLError("Name or service not known")
 
-    monkeypatch.setattr(torchvision.models, "get_model", offline)
+    monkeypatch.setattr(WeightsEnum, "get_state_dict", offline)
     with pytest.raises(OSError, match="cannot download torchvision's weights 'IMAGENET1K_V1' \\(offline\\?\\)"):
         TorchvisionImageEncoder("resnet18", weights="IMAGENET1K_V1")
 
