@@ -15,7 +15,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -83,25 +83,49 @@ MAX_CELL = 2**31 - 1
 the whole process, which ``csv_records`` raises to this."""
 
 
-def csv_records(handle: TextIO, delimiter: str, quote_char: str | None = '"') -> Iterator[tuple[int, list[str] | str]]:
-    """Each record of a CSV file opened as text (``newline=""``), its header first, with the line it starts on (the
-    first is line 1); blank lines are skipped. Quoted cells may hold the delimiter and newlines. A record Python's
-    ``csv`` cannot read (text after a closing quote; a quote never closed, which takes the rest of the file) comes as
-    what is wrong with it instead of its cells, and reading goes on after it."""
+def csv_records(
+    lines: Iterable[str], delimiter: str, quote_char: str | None = '"', first: int = 1
+) -> Iterator[tuple[int, list[str] | str]]:
+    """Each record of a CSV file's ``lines`` (a file opened as text with ``newline=""``), its header first, with the
+    line it starts on (the first is line ``first``); blank lines are skipped. Quoted cells may hold the delimiter and
+    newlines; text after a closing quote joins the cell, as Python's ``csv`` reads it. A quote never closed (no quote
+    after it in the file: a later one would close it, as for any CSV reader) would take the rest of the file into its
+    cell: its record comes as what is wrong with it instead of its cells, and the lines after its first are read
+    again as records of their own."""
     csv.field_size_limit(MAX_CELL)
-    reader = csv.reader(handle, delimiter=delimiter, strict=True, **quoting(quote_char))
-    starts = 1
-    while True:
-        try:
-            cells: list[str] | str = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as error:
-            never_closed = "end of data" in str(error)
-            cells = f"not CSV ({error})" + ": a quote opened in this row is never closed" * never_closed
-        number, starts = starts, reader.line_num + 1
-        if cells:
-            yield number, cells
+    read: list[str] = []
+
+    def recorded() -> Iterator[str]:
+        for line in lines:
+            read.append(line)
+            yield line
+
+    reader = csv.reader(recorded(), delimiter=delimiter, **quoting(quote_char))
+    held: tuple[int, list[str], list[str]] | None = None  # the last record, until it is known not to be the last
+    starts = first
+    for cells in reader:
+        number, starts = starts, first + reader.line_num
+        if held is not None:
+            yield held[0], held[1]
+        held = (number, cells, list(read)) if cells else None
+        read.clear()
+    if held is None:
+        return
+    number, cells, raw = held
+    if quote_char and never_closed(raw, delimiter, quote_char):
+        yield number, "a quote opened in this row is never closed"
+        yield from csv_records(raw[1:], delimiter, quote_char, number + 1)
+    else:
+        yield number, cells
+
+
+def never_closed(raw: list[str], delimiter: str, quote_char: str) -> bool:
+    """Whether the lines of a file's last record leave a quoted cell open (Python's strict ``csv`` runs out of data)."""
+    try:
+        list(csv.reader(raw, delimiter=delimiter, quotechar=quote_char, strict=True))
+    except csv.Error as error:
+        return "end of data" in str(error)
+    return False
 
 
 def quoting(quote_char: str | None) -> dict[str, Any]:
