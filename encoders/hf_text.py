@@ -135,7 +135,7 @@ class HFTextEncoder(TransformerTextEncoder):
                     backbone = AutoModel.from_pretrained(source, use_safetensors=True)
             else:
                 backbone = AutoModel.from_config(AutoConfig.from_pretrained(source))
-        except OSError as error:
+        except (OSError, ValueError) as error:  # transformers raises either for a folder without a model
             raise OSError(f"hf_text: cannot load weights {weights!r} (resolved to {source}): {error}") from error
         self.weights = weights
         super().__init__(backbone, tokenizer, pooling, max_length, freeze, fold_confusables, fold_leetspeak)
