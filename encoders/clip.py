@@ -31,8 +31,8 @@ from transformers import (
 )
 from transformers.utils import logging as hf_logging
 
-from faim.encoder import Encoder, Preprocessor
-from faim.encoders.hf_text import TransformerTextEncoder, quiet_loading
+from faim.encoders.hf_text import TransformerTextEncoder, quiet_loading, saved_for_loading
+from faim.encoders.image_encoder import BackboneImageEncoder
 from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.registry import register_encoder
 from faim.weights import resolve_weights
@@ -154,14 +154,11 @@ class ClipTextEncoder(TransformerTextEncoder):
         } | self.folding_identity()
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
-        directory.mkdir(parents=True, exist_ok=True)
-        self.backbone.config.save_pretrained(directory)
-        self.tokenizer.save_pretrained(directory)
-        return {"weights": str(directory), "pretrained": False}
+        return saved_for_loading(self.backbone, self.tokenizer, directory)
 
 
 @register_encoder("clip_image")
-class ClipImageEncoder(Encoder):
+class ClipImageEncoder(BackboneImageEncoder):
     """The picture tower of a CLIP checkpoint: a picture's embedding in the space it shares with texts (the
     tower's class token, projected), each picture resized and centre-cropped as the checkpoint's
     ``preprocessor_config.json`` says (without one, OpenAI CLIP's mean and deviation at the tower's size).
@@ -174,8 +171,6 @@ class ClipImageEncoder(Encoder):
         normalize: Scale each embedding to unit length, as CLIP does before comparing.
     """
 
-    modality = "image"
-
     def __init__(self, weights: str, pretrained: bool = True, freeze: bool = True, normalize: bool = True) -> None:
         super().__init__()
         source = resolve_weights(weights)
@@ -187,21 +182,11 @@ class ClipImageEncoder(Encoder):
         self.image_preprocessor = preprocessing(self.image_processor)
         self.apply_freeze(freeze)
 
-    def preprocessor(self) -> Preprocessor:
-        return self.image_preprocessor
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        """Embed a batch ``[N, 3, H, W]`` (from ``preprocessor()``) to ``[N, output_dim]``; N may be 0."""
-        if images.shape[0] == 0:
-            return images.new_zeros(0, self.output_dim)
+    def embed(self, images: torch.Tensor) -> torch.Tensor:
         return joint(self.backbone(pixel_values=images).image_embeds, self.normalize)
 
     def identity(self) -> dict[str, Any]:
-        return {
-            "class": type(self).__name__,
-            "normalize": self.normalize,
-            "preprocess": self.image_preprocessor.to_dict(),
-        }
+        return super().identity() | {"normalize": self.normalize}
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         directory.mkdir(parents=True, exist_ok=True)

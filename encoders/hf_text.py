@@ -148,7 +148,13 @@ class HFTextEncoder(TransformerTextEncoder):
         } | self.folding_identity()
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
-        directory.mkdir(parents=True, exist_ok=True)
-        self.backbone.config.save_pretrained(directory)
-        self.tokenizer.save_pretrained(directory)
-        return {"weights": str(directory), "pretrained": False}
+        return saved_for_loading(self.backbone, self.tokenizer, directory)
+
+
+def saved_for_loading(backbone: PreTrainedModel, tokenizer: Any, directory: Path) -> dict[str, Any]:
+    """Write a transformers backbone's config and its tokenizer to ``directory`` and return the constructor
+    arguments that build the encoder again from there, its weights coming from the artifact."""
+    directory.mkdir(parents=True, exist_ok=True)
+    backbone.config.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return {"weights": str(directory), "pretrained": False}

@@ -9,8 +9,9 @@ import timm
 import torch
 from torch import nn
 
-from faim.encoder import Encoder, Preprocessor, load_checked_state
+from faim.encoder import load_checked_state
 from faim.encoders.efficientnet_lite_keys import is_efficientnet_pytorch_state, remap_efficientnet_lite
+from faim.encoders.image_encoder import BackboneImageEncoder
 from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.encoders.weights_files import find_weights_file, read_state
 from faim.registry import register_encoder, suggest
@@ -20,7 +21,7 @@ HUB_PREFIXES = ("hf-hub:", "hf_hub:", "local-dir:")
 
 
 @register_encoder("timm_image")
-class TimmImageEncoder(Encoder):
+class TimmImageEncoder(BackboneImageEncoder):
     """A timm backbone (classifier removed) embedding images as its pooled features.
 
     Args:
@@ -35,8 +36,6 @@ class TimmImageEncoder(Encoder):
         image_size: Input height and width, overriding the model's default. Only the preprocessing changes, so
             architectures with a fixed input size (ViT) need their native size.
     """
-
-    modality = "image"
 
     def __init__(
         self,
@@ -62,21 +61,8 @@ class TimmImageEncoder(Encoder):
         self.image_preprocessor = ImagePreprocessor.for_model(self.backbone, image_size)
         self.apply_freeze(freeze)
 
-    def preprocessor(self) -> Preprocessor:
-        return self.image_preprocessor
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        """Embed a batch ``[N, 3, H, W]`` (from ``preprocessor()``) to ``[N, output_dim]``; N may be 0."""
-        if images.shape[0] == 0:
-            return images.new_zeros(0, self.output_dim)
-        return self.backbone(images)
-
     def identity(self) -> dict[str, Any]:
-        return {
-            "class": type(self).__name__,
-            "name": self.name,
-            "preprocess": self.image_preprocessor.to_dict(),
-        }
+        return super().identity() | {"name": self.name}
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         return {"pretrained": False}

@@ -10,7 +10,8 @@ import torchvision.models
 from torch import nn
 from torchvision.models import WeightsEnum
 
-from faim.encoder import Encoder, Preprocessor, load_checked_state
+from faim.encoder import load_checked_state
+from faim.encoders.image_encoder import BackboneImageEncoder
 from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.encoders.weights_files import find_weights_file, read_state
 from faim.registry import register_encoder, suggest
@@ -23,7 +24,7 @@ their weights left out."""
 
 
 @register_encoder("torchvision_image")
-class TorchvisionImageEncoder(Encoder):
+class TorchvisionImageEncoder(BackboneImageEncoder):
     """A torchvision classification model (its last linear layer, the classifier, removed) embedding images as the
     features that layer read: the pooled features of ``resnet50`` (2,048), the 1,024 of ``mobilenet_v3_small``'s
     hidden layer, ``vit_b_16``'s class token (768).
@@ -45,8 +46,6 @@ class TorchvisionImageEncoder(Encoder):
             at (their resize and crop, mean, deviation and filter are kept, scaled to it). Architectures with a
             fixed input size (ViT) need their native size.
     """
-
-    modality = "image"
 
     def __init__(
         self,
@@ -72,22 +71,8 @@ class TorchvisionImageEncoder(Encoder):
         self.image_preprocessor = preprocessing(self.built_for, image_size)
         self.apply_freeze(freeze)
 
-    def preprocessor(self) -> Preprocessor:
-        return self.image_preprocessor
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        """Embed a batch ``[N, 3, H, W]`` (from ``preprocessor()``) to ``[N, output_dim]``; N may be 0."""
-        if images.shape[0] == 0:
-            return images.new_zeros(0, self.output_dim)
-        return self.backbone(images)
-
     def identity(self) -> dict[str, Any]:
-        return {
-            "class": type(self).__name__,
-            "name": self.name,
-            "built_for": str(self.built_for),
-            "preprocess": self.image_preprocessor.to_dict(),
-        }
+        return super().identity() | {"name": self.name, "built_for": str(self.built_for)}
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         return {"pretrained": False}
