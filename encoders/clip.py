@@ -78,8 +78,8 @@ def load_tower(model_class: type[PreTrainedModel], source: Path | str, part: str
 
     Raises:
         OSError: When the checkpoint cannot be read.
-        ValueError: When it is not a CLIP model or that tower, or lacks weights the tower needs (the other tower's
-            it holds are left unread).
+        ValueError: When it is not a CLIP model or that tower, or lacks weights the tower needs or holds them in
+            other shapes (the other tower's weights it holds are left unread).
     """
     try:
         config = tower_config(source, part, who)
@@ -91,9 +91,10 @@ def load_tower(model_class: type[PreTrainedModel], source: Path | str, part: str
             )
     except OSError as error:
         raise OSError(f"{who}: cannot load CLIP weights from {source}: {error}") from error
-    if loading["missing_keys"] or loading["mismatched_keys"]:
-        lacking = sorted(loading["missing_keys"]) + [str(key[0]) for key in loading["mismatched_keys"]]
-        raise ValueError(f"{who}: {source} lacks weights the {part} tower needs: {lacking[:5]}")
+    except RuntimeError as error:  # transformers' refusal of weights whose shapes differ from the config's
+        raise ValueError(f"{who}: {source}'s {part} tower weights do not fit its config: {error}") from error
+    if loading["missing_keys"]:
+        raise ValueError(f"{who}: {source} lacks weights the {part} tower needs: {sorted(loading['missing_keys'])[:5]}")
     return model
 
 

