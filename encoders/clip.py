@@ -105,8 +105,9 @@ def joint(embeddings: torch.Tensor, normalize: bool) -> torch.Tensor:
 
 @register_encoder("clip_text")
 class ClipTextEncoder(TransformerTextEncoder):
-    """The text tower of a CLIP checkpoint: a text's embedding in the space it shares with pictures (the tower's
-    state at the end-of-text token, projected).
+    """The text tower of a CLIP checkpoint, embedding texts in the space they share with pictures.
+
+    A text's embedding is the tower's state at its end-of-text token, projected.
 
     Args:
         weights: The CLIP checkpoint (see the module).
@@ -160,9 +161,11 @@ class ClipTextEncoder(TransformerTextEncoder):
 
 @register_encoder("clip_image")
 class ClipImageEncoder(BackboneImageEncoder):
-    """The picture tower of a CLIP checkpoint: a picture's embedding in the space it shares with texts (the
-    tower's class token, projected), each picture resized and centre-cropped as the checkpoint's
-    ``preprocessor_config.json`` says (without one, OpenAI CLIP's mean and deviation at the tower's size).
+    """The picture tower of a CLIP checkpoint, embedding pictures in the space they share with texts.
+
+    A picture's embedding is the tower's class token, projected; each picture is resized and centre-cropped as the
+    checkpoint's ``preprocessor_config.json`` says (without one, OpenAI CLIP's mean and deviation at the tower's
+    size).
 
     Args:
         weights: The CLIP checkpoint (see the module).

@@ -25,9 +25,10 @@ their weights left out."""
 
 @register_encoder("torchvision_image")
 class TorchvisionImageEncoder(BackboneImageEncoder):
-    """A torchvision classification model (its last linear layer, the classifier, removed) embedding images as the
-    features that layer read: the pooled features of ``resnet50`` (2,048), the 1,024 of ``mobilenet_v3_small``'s
-    hidden layer, ``vit_b_16``'s class token (768).
+    """A torchvision classification model without its classifier, embedding pictures as the features it read.
+
+    The classifier is the model's last linear layer; its features are the pooled features of ``resnet50`` (2,048),
+    the 1,024 of ``mobilenet_v3_small``'s hidden layer, ``vit_b_16``'s class token (768).
 
     Args:
         name: A torchvision classification model (``torchvision.models.list_models(module=torchvision.models)``).
