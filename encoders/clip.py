@@ -81,10 +81,10 @@ def load_tower(model_class: type[PreTrainedModel], source: Path | str, part: str
         ValueError: When it is not a CLIP model or that tower, or lacks weights the tower needs or holds them in
             other shapes (the other tower's weights it holds are left unread).
     """
+    config = tower_config(source, part, who)
+    if not pretrained:
+        return model_class(config)
     try:
-        config = tower_config(source, part, who)
-        if not pretrained:
-            return model_class(config)
         with quietly():
             model, loading = model_class.from_pretrained(
                 source, config=config, use_safetensors=True, output_loading_info=True
@@ -149,11 +149,7 @@ class ClipTextEncoder(TransformerTextEncoder):
         return joint(self.backbone(input_ids=ids, attention_mask=mask).text_embeds, self.normalize)
 
     def identity(self) -> dict[str, Any]:
-        return {
-            "class": type(self).__name__,
-            "max_length": self.max_length,
-            "normalize": self.normalize,
-        } | self.folding_identity()
+        return super().identity() | {"normalize": self.normalize}
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         return saved_for_loading(self.backbone, self.tokenizer, directory)
@@ -193,10 +189,7 @@ class ClipImageEncoder(BackboneImageEncoder):
         return super().identity() | {"normalize": self.normalize}
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
-        directory.mkdir(parents=True, exist_ok=True)
-        self.backbone.config.save_pretrained(directory)
-        self.image_processor.save_pretrained(directory)
-        return {"weights": str(directory), "pretrained": False}
+        return saved_for_loading(self.backbone, self.image_processor, directory)
 
 
 def image_processor(source: Path | str, tower_size: int) -> CLIPImageProcessor:

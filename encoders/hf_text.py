@@ -70,9 +70,12 @@ class TransformerTextEncoder(Encoder):
     def preprocessor(self) -> Preprocessor:
         return TextPreprocessor(self.tokenizer, self.max_length, self.fold_confusables, self.fold_leetspeak)
 
-    def folding_identity(self) -> dict[str, bool]:
-        """What ``identity`` adds for each folding that is on (``text_preprocess.folding_identity``)."""
-        return folding_identity(self.fold_confusables, self.fold_leetspeak)
+    def identity(self) -> dict[str, Any]:
+        """The class, the length texts are cut to, and each folding that is on (``text_preprocess.folding_identity``);
+        subclasses add what else shapes their embeddings."""
+        return {"class": type(self).__name__, "max_length": self.max_length} | folding_identity(
+            self.fold_confusables, self.fold_leetspeak
+        )
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Embed tokenised texts: ``{"input_ids", "attention_mask"}`` of ``[N, T]`` → ``[N, output_dim]``."""
@@ -141,20 +144,17 @@ class HFTextEncoder(TransformerTextEncoder):
         super().__init__(backbone, tokenizer, pooling, max_length, freeze, fold_confusables, fold_leetspeak)
 
     def identity(self) -> dict[str, Any]:
-        return {
-            "class": type(self).__name__,
-            "pooling": self.pooling,
-            "max_length": self.max_length,
-        } | self.folding_identity()
+        return super().identity() | {"pooling": self.pooling}
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         return saved_for_loading(self.backbone, self.tokenizer, directory)
 
 
-def saved_for_loading(backbone: PreTrainedModel, tokenizer: Any, directory: Path) -> dict[str, Any]:
-    """Write a transformers backbone's config and its tokenizer to ``directory`` and return the constructor
-    arguments that build the encoder again from there, its weights coming from the artifact."""
+def saved_for_loading(backbone: PreTrainedModel, preprocessing: Any, directory: Path) -> dict[str, Any]:
+    """Write a transformers backbone's config and what prepares its inputs (a tokenizer, an image processor: anything
+    with ``save_pretrained``) to ``directory`` and return the constructor arguments that build the encoder again from
+    there, its weights coming from the artifact."""
     directory.mkdir(parents=True, exist_ok=True)
     backbone.config.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
+    preprocessing.save_pretrained(directory)
     return {"weights": str(directory), "pretrained": False}

