@@ -17,6 +17,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from PIL import Image
+from torch import nn
 from transformers import (
     AutoConfig,
     AutoTokenizer,
@@ -176,20 +177,31 @@ class ClipImageEncoder(BackboneImageEncoder):
         source = resolve_weights(weights)
         self.weights = weights
         self.normalize = normalize
-        self.backbone = load_tower(CLIPVisionModelWithProjection, source, "vision", pretrained, "clip_image")
-        self.output_dim = int(self.backbone.config.projection_dim)
-        self.image_processor = image_processor(source, int(self.backbone.config.image_size))
+        tower = load_tower(CLIPVisionModelWithProjection, source, "vision", pretrained, "clip_image")
+        self.backbone = PictureTower(tower, normalize)
+        self.output_dim = int(tower.config.projection_dim)
+        self.image_processor = image_processor(source, int(tower.config.image_size))
         self.image_preprocessor = preprocessing(self.image_processor)
         self.apply_freeze(freeze)
-
-    def embed(self, images: torch.Tensor) -> torch.Tensor:
-        return joint(self.backbone(pixel_values=images).image_embeds, self.normalize)
 
     def identity(self) -> dict[str, Any]:
         return super().identity() | {"normalize": self.normalize}
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
-        return saved_for_loading(self.backbone, self.image_processor, directory)
+        return saved_for_loading(self.backbone.tower, self.image_processor, directory)
+
+
+class PictureTower(nn.Module):
+    """A CLIP picture tower as an image backbone: pictures ``[N, 3, H, W]`` in, their embeddings in the joint space
+    out (unit length where ``normalize``), one tensor each way, as scoring's frozen image graphs take backbones."""
+
+    def __init__(self, tower: CLIPVisionModelWithProjection, normalize: bool) -> None:
+        super().__init__()
+        self.tower = tower
+        self.normalize = normalize
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return joint(self.tower(pixel_values=images).image_embeds, self.normalize)
 
 
 def image_processor(source: Path | str, tower_size: int) -> CLIPImageProcessor:

@@ -11,8 +11,9 @@ from faim.encoders.image_preprocess import ImagePreprocessor
 
 
 class BackboneImageEncoder(Encoder):
-    """An image encoder whose ``backbone`` embeds pictures its ``image_preprocessor`` made; subclasses set both, and
-    ``output_dim``, and may embed otherwise (``embed``) and say more of themselves (``identity``)."""
+    """An image encoder whose ``backbone`` embeds pictures its ``image_preprocessor`` made (one tensor in, one out:
+    scoring traces it into a frozen graph); subclasses set both, and ``output_dim``, and may say more of themselves
+    (``identity``)."""
 
     modality = "image"
     backbone: torch.nn.Module
@@ -25,10 +26,6 @@ class BackboneImageEncoder(Encoder):
         """Embed a batch ``[N, 3, H, W]`` (from ``preprocessor()``) to ``[N, output_dim]``; N may be 0."""
         if images.shape[0] == 0:
             return images.new_zeros(0, self.output_dim)
-        return self.embed(images)
-
-    def embed(self, images: torch.Tensor) -> torch.Tensor:
-        """``[N, output_dim]`` embeddings of a non-empty batch: the backbone's output."""
         return self.backbone(images)
 
     def identity(self) -> dict[str, Any]:

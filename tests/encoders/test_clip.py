@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from dump_scores import dump_scores
 from PIL import Image
 from tiny_clip import SIDE, save_tiny_clip
 from transformers import CLIPConfig, CLIPModel, CLIPTextModel
@@ -24,6 +25,7 @@ from faim.encoders.clip import ClipImageEncoder, ClipTextEncoder
 from faim.export.model import export_model
 from faim.fusion import InteractionFusion
 from faim.model import WholePostModel
+from faim.scoring.optimize import SCORE_TOLERANCE
 from faim.tasks import BinaryHead
 
 TEXTS = ["a cat on a mat", "z hd bb", "x"]
@@ -99,6 +101,7 @@ def test_a_caption_and_its_picture_in_one_space_save_load_explain_and_export_wit
     detector.save(str(tmp_path / "model"))
     loaded = faim.load(str(tmp_path / "model"))
     assert np.abs(np.array([row["harm"] for row in loaded.score(posts)]) - scores).max() < 1e-6
+    assert np.abs(dump_scores(tmp_path / "model", posts, tmp_path / "dump", "harm") - scores).max() <= SCORE_TOLERANCE
     (reading,) = detector.explain(posts[:1])[0].tasks[0].tokens
     assert reading.reader == "clip_text" and [token for token, _ in reading.tokens][:2] == ["a", "c"]
     runtime = faim.runtime.load(export_model(detector, tmp_path / "export"))

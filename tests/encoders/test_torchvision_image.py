@@ -13,6 +13,7 @@ import pytest
 import safetensors.torch
 import torch
 import torchvision
+from dump_scores import dump_scores
 from PIL import Image
 from torch import nn
 from torchvision.models import WeightsEnum
@@ -24,6 +25,7 @@ from faim.encoders.torchvision_image import TorchvisionImageEncoder
 from faim.export.model import export_model
 from faim.fusion import ConcatFusion
 from faim.model import WholePostModel
+from faim.scoring.optimize import SCORE_TOLERANCE
 from faim.tasks import BinaryHead
 
 
@@ -170,3 +172,5 @@ def test_a_saved_model_loads_without_the_weights_file_it_was_built_from(tmp_path
     loaded = faim.load(str(tmp_path / "model"))
     assert loaded.model.encoders["image"].built_for == encoder.built_for
     assert abs(loaded.score(posts)[0]["harm"] - detector.score(posts)[0]["harm"]) < 1e-6
+    dumped = dump_scores(tmp_path / "model", posts, tmp_path / "dump", "harm")  # frozen image graphs, as faim score
+    assert abs(dumped[0] - detector.score(posts)[0]["harm"]) <= SCORE_TOLERANCE
