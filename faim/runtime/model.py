@@ -136,7 +136,9 @@ class ExportedModel:
         for kind, encoder in self.encoders.items():
             counts = [len(elements[kind]) for elements in prepared]
             embedded = encoder([element for elements in prepared for element in elements[kind]])
-            padded = np.zeros((len(prepared), max(counts, default=0), encoder.dim), np.float32)
+            # at least one slot, masked where no post has the kind: onnxruntime pools an axis of no slots to zeros
+            # where the model takes a fusion's learned absent vector
+            padded = np.zeros((len(prepared), max(counts, default=0) or 1, encoder.dim), np.float32)
             mask = np.zeros(padded.shape[:2], bool)
             post_index = np.repeat(np.arange(len(prepared)), counts)
             slot_index = np.concatenate([np.arange(count) for count in counts]) if prepared else np.zeros(0, int)

@@ -62,6 +62,17 @@ def test_exported_scores_equal_the_models_for_every_kind_and_head(exported: tupl
     assert np.abs(runtime.embed(export_posts()) - detector.embed(export_posts())).max() <= TOLERANCE
 
 
+def test_a_batch_in_which_no_post_has_some_kind_scores_as_the_model_does(exported: tuple[Path, Path]) -> None:
+    """Posts scored one at a time: most batches lack pictures, comments or metadata altogether, which the model reads
+    as absent (its learned absent vectors), not as zero embeddings."""
+    model_dir, export_dir = exported
+    detector, runtime = Detector.load(model_dir), faim.runtime.load(export_dir)
+    served, eager = runtime.score(export_posts(), batch_size=1), detector.score(export_posts(), batch_size=1)
+    assert np.abs(flat_scores(served) - flat_scores(eager)).max() <= TOLERANCE
+    gap = np.abs(runtime.embed(export_posts(), batch_size=1) - detector.embed(export_posts(), batch_size=1))
+    assert gap.max() <= TOLERANCE
+
+
 def test_the_export_lists_every_file_with_its_hash_and_the_calibration(exported: tuple[Path, Path]) -> None:
     _, export_dir = exported
     manifest = json.loads((export_dir / "faim-export.json").read_text())
@@ -92,10 +103,13 @@ def picture_and_meta_detector(fusion_type: type, **options) -> Detector:
     ],
 )
 def test_every_fusion_exports_with_the_models_scores(fusion_type: type, options: dict, tmp_path: Path) -> None:
+    """Scored together, and one post at a time: then most batches lack pictures or metadata altogether, which the
+    model reads as absent (a fusion's learned absent vectors), not as zero embeddings."""
     detector = picture_and_meta_detector(fusion_type, **options)
     runtime = faim.runtime.load(export_model(detector, tmp_path / "export"))
-    gap = np.abs(flat_scores(runtime.score(export_posts())) - flat_scores(detector.score(export_posts())))
-    assert gap.max() <= TOLERANCE
+    for batch_size in (64, 1):
+        served, eager = runtime.score(export_posts(), batch_size), detector.score(export_posts(), batch_size)
+        assert np.abs(flat_scores(served) - flat_scores(eager)).max() <= TOLERANCE
 
 
 def test_a_stack_of_encoders_exports_one_graph_per_member(tmp_path: Path) -> None:
