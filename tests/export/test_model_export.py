@@ -62,17 +62,6 @@ def test_exported_scores_equal_the_models_for_every_kind_and_head(exported: tupl
     assert np.abs(runtime.embed(export_posts()) - detector.embed(export_posts())).max() <= TOLERANCE
 
 
-def test_a_batch_in_which_no_post_has_some_kind_scores_as_the_model_does(exported: tuple[Path, Path]) -> None:
-    """Posts scored one at a time: most batches lack pictures, comments or metadata altogether, which the model reads
-    as absent (its learned absent vectors), not as zero embeddings."""
-    model_dir, export_dir = exported
-    detector, runtime = Detector.load(model_dir), faim.runtime.load(export_dir)
-    served, eager = runtime.score(export_posts(), batch_size=1), detector.score(export_posts(), batch_size=1)
-    assert np.abs(flat_scores(served) - flat_scores(eager)).max() <= TOLERANCE
-    gap = np.abs(runtime.embed(export_posts(), batch_size=1) - detector.embed(export_posts(), batch_size=1))
-    assert gap.max() <= TOLERANCE
-
-
 def test_the_export_lists_every_file_with_its_hash_and_the_calibration(exported: tuple[Path, Path]) -> None:
     _, export_dir = exported
     manifest = json.loads((export_dir / "faim-export.json").read_text())
