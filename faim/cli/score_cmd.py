@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from dataclasses import replace
 from typing import Any
 
-from faim.cli.common import add_columns, parse_columns
+from faim.cli.common import add_columns, parse_columns, positive_integer
 from faim.scoring.options import ScoringOptions
 
 RUNTIMES = {"torch": ("faim.scoring.engine", "score_dump"), "onnx": ("faim.scoring.exported", "score_exported")}
@@ -35,20 +36,27 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     add_columns(parser)
     parser.add_argument(
         "--workers",
-        type=int,
+        type=positive_integer,
         help="processes that score, this one included (default: one per core; 1: this process only); "
         "with --engine ray: Ray actors",
     )
-    parser.add_argument("--batch-size", type=int, default=16, help="posts per forward pass (default: 16)")
+    parser.add_argument("--batch-size", type=positive_integer, default=16, help="posts per forward pass (default: 16)")
     parser.add_argument(
-        "--shard-rows", type=int, help="rows per part file and restart unit (default: 1/32 of the dump, 32 to 1024)"
+        "--shard-rows",
+        type=positive_integer,
+        help="rows per part file and restart unit (default: 1/32 of the dump, 32 to 1024)",
     )
     parser.add_argument(
         "--exact",
         action="store_true",
-        help="plain fp32 with full JPEG decoding (default: channels-last frozen image backbones, fused by "
-        "oneDNN Graph on CPUs in fp32, JPEG draft "
-        "decoding, and bf16 encoders on CPUs with native bf16; scores within 0.05 of exact)",
+        help="plain eager fp32 with full JPEG decoding, as faim.load's Detector scores (default: channels-last "
+        "frozen image backbones, fused by oneDNN Graph on CPUs, and JPEG draft decoding, all in fp32)",
+    )
+    parser.add_argument(
+        "--bf16",
+        action="store_true",
+        help="run the encoders under bf16 autocast: faster only on CPUs with native bf16 (AVX512-BF16 or AMX) and on "
+        "GPUs, slower elsewhere; scores move, a sharp model's by much (compare with --exact on a sample first)",
     )
     parser.add_argument("--compile", action="store_true", help="torch.compile the encoders (slow start)")
     parser.add_argument(
@@ -57,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         default="torch",
         help="torch (default): the saved model as trained; onnx: its export on onnxruntime (faim.runtime), exact "
         "fp32, in processes that import neither torch nor transformers (faster start and scoring on CPUs); "
-        "--compile, --device cuda and --pool-by-image are torch's",
+        "--bf16, --compile, --device cuda and --pool-by-image are torch's",
     )
     parser.add_argument("--overwrite", action="store_true", help="start afresh instead of resuming a run in OUT")
     parser.add_argument("--engine", choices=["embedded", "ray"], default="embedded", help="embedded (default) or ray")
@@ -95,12 +103,19 @@ def run(args: argparse.Namespace) -> int:
     }
     pool_by_image = getattr(args, "pool_by_image", False)
     if args.runtime == "torch":
-        options = ScoringOptions.exact() if args.exact else ScoringOptions()
+        if args.exact and args.bf16:
+            raise ValueError("--exact and --bf16: choose one (bf16 is an approximation)")
+        options = ScoringOptions.exact() if args.exact else ScoringOptions(bf16=args.bf16)
         if args.compile:
-            options = ScoringOptions(**(options.to_dict() | {"compile": True}))
+            options = replace(options, compile=True)
         common |= {"options": options, "device": args.device, "pool_by_image": pool_by_image}
     else:
-        torch_only = {"--compile": args.compile, "--device": args.device != "cpu", "--pool-by-image": pool_by_image}
+        torch_only = {
+            "--bf16": args.bf16,
+            "--compile": args.compile,
+            "--device": args.device != "cpu",
+            "--pool-by-image": pool_by_image,
+        }
         if wrong := [flag for flag, given in torch_only.items() if given]:
             raise ValueError(
                 f"{', '.join(wrong)}: only with --runtime torch (the onnx runtime scores on CPUs, post by post)"

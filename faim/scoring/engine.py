@@ -16,7 +16,7 @@ from faim.detector import Detector
 from faim.scoring.manifest import PER_POST_DIR
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
-from faim.scoring.runner import ScoreSummary, run_shards
+from faim.scoring.runner import ScoreSummary, check_counts, run_shards
 from faim.scoring.worker import TorchScorers
 
 
@@ -95,6 +95,7 @@ def score_dump(
         ValueError: On bad arguments, a model that cannot pool, or ``out`` holding another run.
     """
     check_device(device)
+    check_counts(workers, batch_size, shard_rows)
     if pool_by_image and not scores:
         raise ValueError("pool_by_image pools scores: it cannot be used when only embeddings are written")
     options = options or ScoringOptions()

@@ -22,7 +22,7 @@ from faim.scoring.inputs import Shard
 from faim.scoring.output import output_schema, output_table, score_columns, write_part
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import readable_batches, shard_posts
-from faim.scoring.runner import ScoreSummary, run_shards
+from faim.scoring.runner import ScoreSummary, check_counts, run_shards
 
 EXPORT_DIR = "_export"
 """Folder, inside the output of a run given a saved model, of the model's export (skipped by Parquet readers)."""
@@ -124,6 +124,7 @@ def score_exported(
         faim.runtime.ExportError: When ``model`` is neither a complete export nor a saved model that exports.
         ValueError: On bad arguments, or ``out`` holding another run.
     """
+    check_counts(workers, batch_size, shard_rows)
     given = Path(model)
     export_dir = export_once(given, Path(out), overwrite)
     identity = read_bundle(export_dir)["files"]

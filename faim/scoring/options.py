@@ -8,11 +8,11 @@ from typing import Any
 
 @dataclass(frozen=True)
 class ScoringOptions:
-    """Which speed-ups to apply (all but ``compile`` on by default; ``bf16=None``: where the device computes
-    bf16 natively); ``ScoringOptions.exact()`` is plain fp32."""
+    """Which speed-ups to apply (all but ``bf16`` and ``compile`` on by default: those on compute in fp32);
+    ``ScoringOptions.exact()`` is plain fp32 with full JPEG decoding."""
 
     channels_last: bool = True
-    bf16: bool | None = None
+    bf16: bool = False
     draft_jpeg: bool = True
     freeze_images: bool = True
     fuse_images: bool = True

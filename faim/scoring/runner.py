@@ -109,6 +109,17 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def check_counts(workers: int | None, batch_size: int, shard_rows: int | None) -> None:
+    """Refuse a count of scoring processes, posts per batch or rows per shard below 1 (``None``: its default).
+
+    Raises:
+        ValueError: Naming the first such count.
+    """
+    for name, count in (("workers", workers), ("batch_size", batch_size), ("shard_rows", shard_rows)):
+        if count is not None and count < 1:
+            raise ValueError(f"{name} must be at least 1, got {count}")
+
+
 def run_shards(
     scorers: Scorers,
     model_files: dict[str, str],
@@ -136,8 +147,6 @@ def run_shards(
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    if workers is not None and workers < 1:
-        raise ValueError(f"workers must be at least 1 (this process alone), got {workers}")
     cores = available_cores()
     threads = max(1, cores // (workers or cores))
     out_dir = Path(out)

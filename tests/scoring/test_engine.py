@@ -29,11 +29,13 @@ def test_workers_1_scores_in_this_process_and_gives_back_the_callers_torch_threa
     assert summary.workers == 1 and summary.rows == summary.rows_this_run > 0
 
 
-@pytest.mark.parametrize("workers", [0, -2])
-def test_fewer_than_one_worker_is_refused(tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path,
-                                          workers: int) -> None:  # fmt: skip
-    with pytest.raises(ValueError, match="workers must be at least 1"):
-        score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", workers=workers, progress=False)
+@pytest.mark.parametrize(("count", "value"), [("workers", 0), ("workers", -2), ("batch_size", 0), ("shard_rows", -5)])
+def test_a_count_below_one_is_refused_before_anything_is_written(
+    count: str, value: int, tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
+) -> None:
+    with pytest.raises(ValueError, match=f"{count} must be at least 1, got {value}"):
+        score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", progress=False, **{count: value})
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_shards_scoring_time_counts_its_scoring_not_only_its_writing(

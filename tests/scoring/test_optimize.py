@@ -18,16 +18,17 @@ from faim.scoring.options import ScoringOptions
 
 
 @pytest.mark.parametrize("native", [False, True])
-def test_bf16_by_default_only_where_the_cpu_has_it(native: bool, tiny_model_dir, monkeypatch) -> None:
+def test_bf16_only_when_asked_for_even_where_the_cpu_has_it(native: bool, tiny_model_dir, monkeypatch) -> None:
     import faim
 
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: native)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
     assert bf16_is_fast("cpu") is native
     model = optimise_for_inference(faim.load(tiny_model_dir).model, ScoringOptions())
-    text = model.encoders["text"]
-    assert isinstance(text, AutocastEncoder) is native and (not native or text.bf16)
-    assert model.encoders["image"].bf16 is native  # image encoders are wrapped for channels-last anyway
+    assert not isinstance(model.encoders["text"], AutocastEncoder)
+    assert model.encoders["image"].bf16 is False  # image encoders are wrapped for channels-last anyway
+    model = optimise_for_inference(faim.load(tiny_model_dir).model, ScoringOptions(bf16=True))
+    assert model.encoders["text"].bf16 and model.encoders["image"].bf16
 
 
 def test_devices_are_checked_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
