@@ -41,7 +41,15 @@ def raw_elements(post: Post, kind: str, limit: int, draft_size: tuple[int, int] 
     """The raw elements of one kind in a post (strings, or decoded PIL images), at most ``limit``.
 
     ``draft_size`` lets JPEGs decode at a reduced scale no smaller than it (see ``load_image``).
+
+    Raises:
+        PostError: On a picture that cannot be read, or a string that is not text.
     """
+    if ELEMENT_MODALITIES.get(kind) == "text":
+        strings = element_refs(post, kind, limit)
+        for string in strings:
+            check_text(post, kind, string)
+        return strings
     if kind != "image":
         return element_refs(post, kind, limit)
     images = []
@@ -51,6 +59,21 @@ def raw_elements(post: Post, kind: str, limit: int, draft_size: tuple[int, int] 
         except ImageError as error:
             raise PostError(post, "images", str(error), f"image_{error.kind}") from error
     return images
+
+
+def check_text(post: Post, field: str, string: str) -> None:
+    """Refuse a string holding half of a UTF-16 surrogate pair (JSON's ``"\\ud83d"``, an emoji cut in two), which no
+    tokenizer reads and no UTF-8 file can hold.
+
+    Raises:
+        PostError: Of kind ``text_encoding``, naming the field and where the half pair is.
+    """
+    try:
+        string.encode("utf-8")
+    except UnicodeEncodeError as error:
+        half = f"\\u{ord(string[error.start]):04x}"
+        problem = f"holds half of a UTF-16 surrogate pair ({half} at character {error.start + 1})"
+        raise PostError(post, field, problem, "text_encoding") from None
 
 
 def checked_elements(

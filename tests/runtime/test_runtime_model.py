@@ -70,6 +70,8 @@ def test_a_bad_post_is_named_with_its_field(exported: tuple[Path, Path]) -> None
         runtime.score([{"id": "good", "text": "fine"}, {"id": "bad", "text": "x", "meta": {"likes": "many"}}])
     with pytest.raises(PostError, match="post id='broken'.*'images'"):
         runtime.score([{"id": "broken", "images": [b"not a picture"]}])
+    with pytest.raises(PostError, match="post id='cut'.*'comments': holds half of a UTF-16 surrogate pair"):
+        runtime.score([{"id": "cut", "text": "fine", "comments": ["an emoji cut in two \ud83d"]}])
 
 
 def test_scoring_pooled_by_picture_is_refused_with_what_to_use(exported: tuple[Path, Path]) -> None:

@@ -34,7 +34,15 @@ def make_dump(root: Path) -> Path:
         json.dumps({"id": "badtype", "text": 17}),
     ]
     path = root / "dump.jsonl"
-    path.write_bytes(("\n".join(lines) + "\n").encode() + b'{"id": "latin1", "text": "caf\xe9"}\n')
+    surrogates = [  # valid JSON for strings that are not text: half of an emoji cut in two, as truncated tweets hold
+        json.dumps({"id": "half-emoji", "text": "cut emoji \ud83d"}),
+        json.dumps({"id": "half-emoji-comment", "text": "fine", "comments": ["ok", "\udc00 then"]}),
+    ]
+    path.write_bytes(
+        ("\n".join(lines) + "\n").encode()
+        + b'{"id": "latin1", "text": "caf\xe9"}\n'
+        + ("\n".join(surrogates) + "\n").encode()
+    )
     return path
 
 
@@ -45,8 +53,9 @@ def test_a_model_whose_heads_see_no_picture_does_not_read_pictures(demo_data, tm
     dump = make_dump(tmp_path)
     summary = score_dump(tmp_path / "model", dump, tmp_path / "out", workers=1, progress=False)
     rows = {row["source"].rsplit(":", 1)[1]: row for row in pq.read_table(tmp_path / "out").to_pylist()}
-    assert summary.rows == 10 and summary.errors == {"empty": 1, "json": 1, "row": 1, "text_encoding": 1}
-    assert all(rows[line]["error_kind"] is None and rows[line]["harmful"] is not None for line in "2345")
+    assert summary.rows == 12 and summary.errors == {"empty": 1, "json": 1, "row": 1, "text_encoding": 2}
+    scored = ["2", "3", "4", "5", "12"]  # the comment cut in two is not read either
+    assert all(rows[line]["error_kind"] is None and rows[line]["harmful"] is not None for line in scored)
 
 
 def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
@@ -56,7 +65,7 @@ def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, m
         tiny_model_dir, dump, tmp_path / "out", workers=1, options=ScoringOptions.exact(), progress=False
     )
     rows = {row["source"].rsplit(":", 1)[1]: row for row in pq.read_table(tmp_path / "out").to_pylist()}
-    assert len(rows) == 10 == summary.rows
+    assert len(rows) == 12 == summary.rows
     kinds = {line: row["error_kind"] for line, row in rows.items()}
     assert kinds == {
         "1": None,
@@ -69,10 +78,14 @@ def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, m
         "8": None,
         "9": "row",
         "10": "text_encoding",
+        "11": "text_encoding",
+        "12": "text_encoding",
     }
     assert "nowhere.jpg" in rows["2"]["error"] and "not UTF-8" in rows["10"]["error"]
+    assert "field 'text': holds half of a UTF-16 surrogate pair (\\ud83d at character 11)" in rows["11"]["error"]
+    assert "field 'comments': holds half of a UTF-16 surrogate pair (\\udc00 at character 1)" in rows["12"]["error"]
     assert rows["1"]["harmful"] is not None and rows["2"]["harmful"] is None
-    assert summary.errors["image_missing"] == 1 and sum(summary.errors.values()) == 8
+    assert summary.errors["image_missing"] == 1 and sum(summary.errors.values()) == 10
 
 
 def test_wrong_schema_is_an_error_on_every_row(tiny_model_dir: Path, tmp_path: Path) -> None:
