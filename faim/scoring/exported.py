@@ -4,6 +4,7 @@ manifest, resume and error rows as ``score_dump``, from processes that import ne
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from faim.data.columns import ColumnMap
+from faim.data.inputs import find_inputs
 from faim.data.post import Post
 from faim.runtime.bundle import EMBEDDING, MANIFEST, SAVED_MODEL, ExportError, probabilities_name, read_bundle
 from faim.runtime.model import ExportedModel
@@ -23,9 +25,11 @@ from faim.scoring.output import output_schema, output_table, score_columns, writ
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import readable_batches, shard_posts
 from faim.scoring.runner import ScoreSummary, check_counts, run_shards
+from faim.weights import sha256_file
 
 EXPORT_DIR = "_export"
-"""Folder, inside the output of a run given a saved model, of the model's export (skipped by Parquet readers)."""
+"""Folder, inside the output of a run given a saved model, of the model's export, in a folder named by the saved
+model's digest (skipped by Parquet readers)."""
 
 
 class ExportedShardScorer:
@@ -125,6 +129,7 @@ def score_exported(
         ValueError: On bad arguments, or ``out`` holding another run.
     """
     check_counts(workers, batch_size, shard_rows)
+    find_inputs(source)  # a dump that is not there is named before a saved model is exported
     given = Path(model)
     export_dir = export_once(given, Path(out), overwrite)
     identity = read_bundle(export_dir)["files"]
@@ -149,17 +154,25 @@ def score_exported(
 
 
 def export_once(model: Path, out: Path, overwrite: bool = False) -> Path:
-    """The export to score: ``model`` itself, or, for a saved model, its export in ``out/_export``, written by
-    ``faim export`` in a process of its own (exporting needs torch; this process stays without it) unless an
-    earlier run of the same command wrote it (``overwrite``: written again).
+    """The export to score: ``model`` itself, or, for a saved model, its export in ``out/_export/DIGEST`` (the
+    first 16 hex digits of the sha256 of the saved model's ``faim.json``, which lists every file of it by its own
+    sha256), written by ``faim export`` in a process of its own (exporting needs torch; this process stays without
+    it) unless an earlier run wrote it for the same saved model (``overwrite``: written again). Writing one removes
+    the exports of other models there.
 
     Raises:
         ExportError: When exporting fails, with the exporter's last words.
     """
     if (model / MANIFEST).is_file() or not (model / SAVED_MODEL).is_file():
         return model  # an export, or neither: read_bundle says what is wrong
-    target = out / EXPORT_DIR
+    exports = out / EXPORT_DIR
+    target = exports / sha256_file(model / SAVED_MODEL)[:16]
     if overwrite or not (target / MANIFEST).is_file():
+        for stale in exports.iterdir() if exports.is_dir() else ():
+            if stale.is_dir() and stale != target:
+                shutil.rmtree(stale)
+            elif stale.is_file():
+                stale.unlink()
         command = [sys.executable, "-m", "faim", "export", str(model), "-o", str(target)]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode:

@@ -5,6 +5,7 @@ into the output folder; torch's own options are refused."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from conftest import export_posts, without_packages
 
 from faim.cli.main import main
 from faim.scoring.engine import score_dump
-from faim.scoring.exported import EXPORT_DIR, score_exported
+from faim.scoring.exported import EXPORT_DIR, export_once, score_exported
 from faim.scoring.options import ScoringOptions
 
 
@@ -76,11 +77,38 @@ def test_a_saved_model_is_exported_once_into_the_output_and_a_run_resumes_on_it(
     model_dir, _ = exported
     dump = write_dump(tmp_path / "dump")
     first = score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
-    written = (tmp_path / "out" / EXPORT_DIR / "faim-export.json").stat().st_mtime_ns
+    (export,) = (tmp_path / "out" / EXPORT_DIR).iterdir()
+    written = (export / "faim-export.json").stat().st_mtime_ns
     again = score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
     assert first.rows == again.rows == 7 and again.rows_this_run == 0 and again.resumed_shards == first.shards
-    assert (tmp_path / "out" / EXPORT_DIR / "faim-export.json").stat().st_mtime_ns == written
+    assert (export / "faim-export.json").stat().st_mtime_ns == written
     assert len(pq.read_table(tmp_path / "out")) == 7  # the export's files are not read as rows
+
+
+def test_an_export_left_in_the_output_by_another_saved_model_is_not_scored_with(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    model_dir, _ = exported
+    other = shutil.copytree(model_dir, tmp_path / "other")  # the same weights, calibrated otherwise
+    manifest = json.loads((other / "faim.json").read_text())
+    manifest["tasks"][0]["temperature"] *= 4
+    (other / "faim.json").write_text(json.dumps(manifest))
+    dump = write_dump(tmp_path / "dump")
+    score_exported(model_dir, dump, tmp_path / "first", workers=1, progress=False)
+    export_once(model_dir, tmp_path / "out")  # what a run of the first model leaves if it stops before a shard
+    score_exported(other, dump, tmp_path / "out", workers=1, progress=False)
+    score_exported(other, dump, tmp_path / "fresh", workers=1, progress=False)
+    first, scored, fresh = (pq.read_table(tmp_path / out).column("harm") for out in ("first", "out", "fresh"))
+    assert scored == fresh and scored != first
+    assert len(list((tmp_path / "out" / EXPORT_DIR).iterdir())) == 1  # the first model's export is gone
+
+
+def test_a_dump_that_is_not_there_is_named_before_a_saved_model_is_exported(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
+        score_exported(exported[0], tmp_path / "nowhere.jsonl", tmp_path / "out", progress=False)
+    assert not (tmp_path / "out" / EXPORT_DIR).exists()
 
 
 def test_options_of_the_torch_runtime_are_refused_naming_them(
