@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import itertools
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
@@ -42,21 +41,29 @@ def arrow_rows(batches: Iterable[pa.RecordBatch | pa.Table], file: Path) -> Rows
 
 
 def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
-    """Bind ``columns`` to a JSON Lines file and stream its objects; blank lines are skipped.
+    """Bind ``columns`` to a JSON Lines file and give its objects; blank lines are skipped.
 
-    JSON Lines has no header: the first object's keys are the columns a recipe's names are checked
-    against; later objects may omit keys (read as missing).
+    JSON Lines has no header: the keys any object holds are the columns a recipe's names are checked
+    against (and ``image`` or ``images`` chosen by); an object may omit keys (read as missing).
     """
-    lines = _jsonl_objects(path)
-    first = next(lines, None)
-    if first is None:
+    objects = list(_jsonl_objects(path))
+    if not objects:
         return columns, iter(())
-    return columns.bind(list(first[1]), str(path)), itertools.chain([first], lines)
+    return columns.bind(object_keys(row for _, row in objects), str(path)), iter(objects)
+
+
+def object_keys(rows: Iterable[dict[str, Any]]) -> list[str]:
+    """Every key of the objects ``rows``, in the order they first appear."""
+    return list(dict.fromkeys(key for row in rows for key in row))
 
 
 def _jsonl_objects(path: Path) -> Rows:
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{path}:{number}: not UTF-8 text (byte {error.start + 1} of the line)") from None
             if not line.strip():
                 continue
             try:

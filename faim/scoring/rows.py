@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from faim.data.columns import ColumnMap
 from faim.data.elements import PostError
 from faim.data.post import Post, shortest_text_first
-from faim.data.tabular import parse_number
+from faim.data.tabular import object_keys, parse_number
 from faim.scoring.inputs import Shard
 
 
@@ -98,15 +98,15 @@ def shard_posts(
 ) -> tuple[list[tuple[int, Post]], list[RowError]]:
     """Posts (with their row numbers) and row errors of a shard; every row lands in exactly one list.
 
-    A wrong schema (a mapped column missing from the file) is an error on every row of the shard; a
-    post with no text, no image and no comment is an ``empty`` error (nothing to score).
+    A wrong schema (a mapped column missing from the file; of JSON Lines, from every object of the shard) is an
+    error on every row of the shard; a post with no text, no image and no comment is an ``empty`` error (nothing to
+    score).
     """
     errors = [RowError(f"{shard.file}:{where}", None, kind, message) for where, kind, message in shard.errors]
     bound = columns
     header = shard.header
     if header is None:
-        first = _first_object(shard)
-        header = list(first) if first is not None else None
+        header = object_keys(_objects(shard)) or None
     if header is not None:
         try:
             bound = columns.bind(header, shard.file)
@@ -136,11 +136,10 @@ def _tagged(error: ValueError) -> bool:
     return str(error).split(": ", 1)[0] in ("text_encoding", "json")
 
 
-def _first_object(shard: Shard) -> dict[str, Any] | None:
-    """The first JSONL row that parses: its keys stand for the file's columns."""
+def _objects(shard: Shard) -> Iterator[dict[str, Any]]:
+    """The JSONL rows of a shard that parse: their keys stand for the file's columns."""
     for _, payload in shard.rows:
         try:
-            return parse_row(shard, payload, set(), set())
+            yield parse_row(shard, payload, set(), set())
         except ValueError:
             continue
-    return None

@@ -131,6 +131,20 @@ def test_bad_json_line_names_file_and_line(tmp_path):
         list(read_posts(path))
 
 
+def test_a_line_that_is_not_utf8_names_file_and_line(tmp_path):
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(b'{"text": "ok"}\n{"text": "caf\xe9"}\n')
+    with pytest.raises(ValueError, match=rf"{path}:2: not UTF-8 text \(byte 14 of the line\)"):
+        list(read_posts(path))
+
+
+def test_json_lines_columns_are_the_keys_of_any_object_not_only_the_first(tmp_path):
+    rows = [{"id": "a", "text": "unlabelled, no picture"}, {"id": "b", "text": "x", "image": "p.png", "hate": 1}]
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    posts = JsonlSource(train=str(path), columns={"labels": {"hate": "hate"}}).posts("train")
+    assert [(post.labels, len(post.images)) for post in posts] == [({}, 0), ({"hate": 1}, 1)]
+
+
 def test_a_csv_row_is_named_by_the_line_it_starts_on_and_a_bad_one_stops_the_read_naming_it(tmp_path):
     path = tmp_path / "d.csv"
     path.write_bytes(b'id,text,y\n1,"two\nlines",0\n\n2,fine,1\n3,too,many,cells\n')

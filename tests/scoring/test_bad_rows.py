@@ -97,6 +97,28 @@ def test_wrong_schema_is_an_error_on_every_row(tiny_model_dir: Path, tmp_path: P
     assert "caption" in rows[0]["error"] and summary.errors == {"schema": 2}
 
 
+def test_json_lines_columns_are_the_keys_of_any_object_of_the_shard_not_only_the_first(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    Image.new("RGB", (40, 40), (200, 0, 0)).save(tmp_path / "ok.jpg")
+    rows = [
+        {"id": "words", "text": "no picture and no caption"},
+        {"id": "ok", "text": "x", "image": "ok.jpg", "caption": "a caption"},
+        {"id": "lost", "text": "x", "image": "missing.jpg", "caption": "another"},
+    ]
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    score_dump(tiny_model_dir, dump, tmp_path / "pictures", workers=1, progress=False)
+    assert [row["error_kind"] for row in pq.read_table(tmp_path / "pictures").to_pylist()] == [
+        None,
+        None,
+        "image_missing",
+    ]
+    score_dump(tiny_model_dir, dump, tmp_path / "captions", columns={"text": "caption"}, workers=1, progress=False)
+    captions = pq.read_table(tmp_path / "captions").to_pylist()  # the first row has no caption, so nothing to score
+    assert [row["error_kind"] for row in captions] == ["empty", None, "image_missing"]
+
+
 def test_a_csv_dumps_rows_come_back_in_order_each_named_by_the_line_it_starts_on(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
