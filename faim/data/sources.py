@@ -62,7 +62,7 @@ class JsonlSource(FileSource):
         super().__init__(train, validation, test, columns, image_root)
 
     def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
-        """Bind the mapping to the file's first object and stream it line by line."""
+        """Bind the mapping to the keys the file's objects hold and give them line by line."""
         return jsonl_rows(path, self.columns)
 
 
