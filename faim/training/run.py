@@ -7,6 +7,8 @@ Evaluating the saved model and writing the run's ``train_record.json`` come afte
 from __future__ import annotations
 
 import json
+import signal
+import sys
 import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -17,6 +19,7 @@ import pytorch_lightning as pl
 import torch
 from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint, Timer
 from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger
+from pytorch_lightning.utilities.exceptions import SIGTERMException
 from torch.utils.data import DataLoader
 
 from faim.artifact import MANIFEST, read_manifest
@@ -278,7 +281,15 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
         # frozen encoders stay in eval mode (at every fit), and a resumed run saves beside its earlier checkpoints
         warnings.filterwarnings("ignore", message=r"Found \d+ module\(s\) in eval mode")
         warnings.filterwarnings("ignore", message="Checkpoint directory .* is not empty")
-        trainer.fit(task, train_loader, val_loader, ckpt_path=resume_from)
+        try:
+            trainer.fit(task, train_loader, val_loader, ckpt_path=resume_from)
+        except SIGTERMException:  # a SystemExit without a status: the process would end as if it had succeeded
+            print(
+                f"faim train: stopped by SIGTERM before it saved a model; a last.ckpt in {checkpoint_dir}, written "
+                "after each epoch, lets `faim train RECIPE --resume` continue",
+                file=sys.stderr,
+            )
+            raise SystemExit(128 + signal.SIGTERM) from None
     if not trainer.is_global_zero:
         return None
     best = checkpoint.best_model_path or str(checkpoint_dir / "last.ckpt")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -220,6 +222,23 @@ def test_resume_with_another_model_fails_before_training(demo_data, tmp_path: Pa
 def test_resume_without_a_checkpoint_fails_clearly(demo_data, tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no checkpoint to resume from"):
         train(tiny_recipe(demo_data, tmp_path / "run"), resume=True)
+
+
+def test_training_stopped_by_sigterm_ends_with_its_status_and_says_how_to_resume(demo_data, tmp_path: Path) -> None:
+    recipe_file = tmp_path / "recipe.yaml"
+    recipe_file.write_text(yaml.safe_dump(tiny_recipe(demo_data, tmp_path / "run", max_epochs=500)))
+    training = subprocess.Popen(
+        [sys.executable, "-m", "faim", "train", str(recipe_file)], stderr=subprocess.PIPE, text=True
+    )
+    checkpoint = tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt"
+    deadline = time.monotonic() + 120
+    while not checkpoint.is_file() and training.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    training.send_signal(signal.SIGTERM)
+    _, stderr = training.communicate(timeout=120)
+    assert training.returncode == 128 + signal.SIGTERM, stderr
+    assert "stopped by SIGTERM before it saved a model" in stderr and "--resume" in stderr
+    assert not (tmp_path / "run" / "model").exists()
 
 
 def test_training_evaluation_its_rerun_and_faim_eval_name_the_same_opposite_words(demo_data, tmp_path: Path) -> None:
