@@ -15,6 +15,7 @@ import types
 import typing
 from typing import Any
 
+from faim.calibration.thresholds import OBJECTIVES
 from faim.components import DERIVED, RESERVED, component_args, registries, settable_arguments
 from faim.data.elements import ELEMENT_MODALITIES
 from faim.perturb import check_augmentation
@@ -166,6 +167,59 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_pooling(source, model, recipe.get("eval", {}))
     check_crowd_corrections(source, recipe.get("eval", {}))
     check_shift_level(source, recipe.get("eval", {}).get("logit_shift_level"))
+    check_values(source, "train", recipe.get("train", {}), TRAIN_VALUES)
+    check_values(source, "eval", recipe.get("eval", {}), EVAL_VALUES)
+    check_monitor(source, recipe.get("train", {}).get("monitor", TrainConfig.monitor), model.get("heads"))
+
+
+AT_LEAST_1 = (lambda value: value >= 1, "at least 1")
+AT_LEAST_0 = (lambda value: value >= 0, "at least 0")
+POSITIVE = (lambda value: value > 0, "above 0")
+SHARE = (lambda value: 0 < value <= 1, "in (0, 1]")
+TRAIN_VALUES = {
+    "max_epochs": AT_LEAST_1,
+    "batch_size": AT_LEAST_1,
+    "lr": POSITIVE,
+    "encoder_lr": POSITIVE,
+    "weight_decay": AT_LEAST_0,
+    "warmup_ratio": (lambda value: 0 <= value < 1, "in [0, 1)"),
+    "devices": AT_LEAST_1,
+    "num_workers": AT_LEAST_0,
+    "mode": (lambda value: value in ("min", "max"), "min or max"),
+    "patience": AT_LEAST_0,
+    "max_elements": AT_LEAST_1,
+    "log_every_n_steps": AT_LEAST_1,
+}
+EVAL_VALUES = {
+    "threshold_objective": (lambda value: value in OBJECTIVES, f"one of {', '.join(OBJECTIVES)}"),
+    "threshold_target": SHARE,
+    "fixed_recall": (lambda values: all(0 < value <= 1 for value in values), "shares in (0, 1]"),
+    "fixed_precision": (lambda values: all(0 < value <= 1 for value in values), "shares in (0, 1]"),
+    "calibration_bins": AT_LEAST_1,
+    "batch_size": AT_LEAST_1,
+}
+"""Each section's values that have a range or a set of choices, with the test a value must pass (``None`` is not
+tested: a key that may be null) and how the message says it; their types are checked before."""
+
+
+def check_values(source: str, name: str, given: dict[str, Any], valid: dict[str, tuple[Any, str]]) -> None:
+    """Each value of section ``name`` with a range or choices (``valid``) is in it, before anything runs."""
+    for key, (test, expected) in valid.items():
+        value = given.get(key)
+        if value is not None and not test(value):
+            raise RecipeError(source, f"{name}.{key}", f"expected {expected}, got {value!r}")
+
+
+def check_monitor(source: str, monitor: Any, heads: dict[str, Any]) -> None:
+    """``train.monitor`` names a figure training logs: ``val/loss``, ``train/loss`` or ``val/TASK/auroc`` or
+    ``val/TASK/macro_f1`` of a head of the model."""
+    logged = ["val/loss", "train/loss"] + [f"val/{task}/{figure}" for task in heads for figure in ("auroc", "macro_f1")]
+    if monitor not in logged:
+        raise RecipeError(
+            source,
+            "train.monitor",
+            f"{monitor!r} is not logged{suggest(str(monitor), logged)}; logged: {', '.join(logged)}",
+        )
 
 
 def check_augment(source: str, augment: dict[str, float]) -> None:

@@ -154,3 +154,32 @@ def test_weighing_the_crowds_corrections_needs_pooling_by_picture(recipe: dict, 
     recipe["eval"]["crowd_corrections"] = "event"
     message = error_for(recipe, write_recipe)
     assert "eval.crowd_corrections" in message and "set eval.pool_by_image too" in message
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "expected"),
+    [
+        ("train", "max_epochs", 0, "train.max_epochs: expected at least 1, got 0"),
+        ("train", "lr", -1, "train.lr: expected above 0, got -1"),
+        ("train", "mode", "maximum", "train.mode: expected min or max, got 'maximum'"),
+        ("train", "devices", 0, "train.devices: expected at least 1, got 0"),
+        ("train", "warmup_ratio", 1.0, "train.warmup_ratio: expected in [0, 1), got 1.0"),
+        ("eval", "threshold_objective", "f2", "eval.threshold_objective: expected one of f1, macro_f1, precision@"),
+        ("eval", "threshold_target", 5, "eval.threshold_target: expected in (0, 1], got 5"),
+        ("eval", "calibration_bins", 0, "eval.calibration_bins: expected at least 1, got 0"),
+        ("eval", "fixed_recall", [0.9, 2], "eval.fixed_recall: expected shares in (0, 1], got [0.9, 2]"),
+    ],
+)
+def test_a_value_out_of_its_range_or_choices_is_refused_before_anything_runs(
+    section: str, key: str, value: object, expected: str, recipe: dict, write_recipe
+) -> None:
+    recipe.setdefault(section, {})[key] = value
+    assert expected in error_for(recipe, write_recipe)
+
+
+def test_the_monitored_figure_must_be_one_training_logs(recipe: dict, write_recipe) -> None:
+    recipe["train"]["monitor"] = "val/harmfull/auroc"
+    message = error_for(recipe, write_recipe)
+    assert "train.monitor: 'val/harmfull/auroc' is not logged (did you mean 'val/harmful/auroc'?)" in message
+    recipe["train"]["monitor"] = "val/harmful/macro_f1"
+    Recipe.load(write_recipe(recipe))
