@@ -56,18 +56,33 @@ def build_model(
     fused = fusion_spec.get("kinds") or sorted(all_routes)
     input_dims = {kind: encoders[all_routes[kind]].output_dim for kind in fused}
     fusion_cls = lookup("fusion", fusion_spec["type"], "model.fusion")
-    fusion = fusion_cls(input_dims, **component_args("fusion", fusion_spec))
+    fusion = built("model.fusion", fusion_cls, input_dims, **component_args("fusion", fusion_spec))
     heads = {}
     for task in task_specs(model_section):
         spec = model_section["heads"][task.name]
-        cls = lookup("head", spec["type"], f"model.heads.{task.name}")
-        heads[task.name] = cls(fusion.output_dim, **head_sizes(task.type, task.labels), **component_args("head", spec))
+        where = f"model.heads.{task.name}"
+        sizes = head_sizes(task.type, task.labels)
+        heads[task.name] = built(where, lookup("head", spec["type"], where), fusion.output_dim, **sizes,
+                                 **component_args("head", spec))  # fmt: skip
     return WholePostModel(encoders, fusion, heads, routes, fused)
 
 
 def build_encoder(spec: dict[str, Any], where: str, overrides: dict[str, Any]) -> Encoder:
     """The encoder a ``{type: NAME, ...}`` mapping describes, ``overrides`` replacing its arguments."""
-    return lookup("encoder", spec["type"], where)(**(component_args("encoder", spec) | overrides))
+    return built(where, lookup("encoder", spec["type"], where), **(component_args("encoder", spec) | overrides))
+
+
+def built(where: str, cls: type, *args: Any, **kwargs: Any) -> Any:
+    """``cls(*args, **kwargs)``, a value it refuses (its ``ValueError``, or torch's ``RuntimeError`` for a size it
+    cannot make) named by the recipe path ``where`` of the component.
+
+    Raises:
+        ValueError: ``"where: message"``.
+    """
+    try:
+        return cls(*args, **kwargs)
+    except (ValueError, RuntimeError) as error:
+        raise ValueError(f"{where}: {error}") from error
 
 
 def encoder_spec(encoder: Encoder) -> dict[str, Any] | list[dict[str, Any]]:
