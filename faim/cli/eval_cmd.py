@@ -43,6 +43,10 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.set_defaults(handler=run)
 
 
+WHOLE_FILE = "(every row)"
+"""What the report gives as the split of posts read from a file given as DATA."""
+
+
 def run(args: argparse.Namespace) -> int:
     detector = Detector.load(args.model)
     recipe = read_recipe(args.model)
@@ -52,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         source = build_source(recipe.data_section)
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
-    config = replace(recipe.eval, slice=args.slice) if args.slice else recipe.eval
+    config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
+    config = replace(config, slice=args.slice) if args.slice else config
     out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"
     report = evaluate(detector, posts, out, name, config)
     print(format_table(report))

@@ -68,15 +68,15 @@ def test_eval_on_a_file_with_column_mapping(trained: Path, demo_data: dict[str, 
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "auroc" in result.stdout
-    metrics = json.loads((out / "metrics.json").read_text())["tasks"]["harmful"]["metrics"]
-    assert metrics["n"] == len(rows)
+    report = json.loads((out / "metrics.json").read_text())
+    assert report["tasks"]["harmful"]["metrics"]["n"] == len(rows) and report["split"] == "(every row)"
     assert "## harmful" in (out / "metrics.md").read_text() or "harmful" in (out / "metrics.md").read_text()
 
 
-def test_eval_without_data_uses_the_recipe_split(trained: Path) -> None:
-    result = faim("eval", trained / "model", "--split", "validation", "-o", trained / "eval-again")
+def test_eval_without_data_uses_the_recipe_split_and_names_it(trained: Path) -> None:
+    result = faim("eval", trained / "model", "--split", "train", "-o", trained / "eval-train")
     assert result.returncode == 0, result.stderr
-    assert (trained / "eval-again" / "metrics.md").is_file()
+    assert "- split: `train`" in (trained / "eval-train" / "metrics.md").read_text()
 
 
 def test_score_and_embed_write_one_row_per_post_with_errors_recorded(trained: Path, demo_data, tmp_path: Path) -> None:
