@@ -62,7 +62,7 @@ class ExportedShardScorer:
 
     def table(self, shard: Shard) -> pa.Table:
         """The output rows of one shard: one per input row."""
-        numbered, errors = shard_posts(shard, self.columns, self.image_root)
+        numbered, errors = shard_posts(shard, self.columns, self.image_root, list(self.model.encoders))
         scored: list[tuple[int, Post]] = []
         outputs = [
             self.model.run([elements for _, elements in read])

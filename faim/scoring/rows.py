@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from faim.data.columns import ColumnMap
-from faim.data.elements import PostError
+from faim.data.elements import PostError, element_refs
 from faim.data.post import Post, shortest_text_first
 from faim.data.tabular import object_keys, parse_number
 from faim.scoring.inputs import Shard
@@ -94,13 +94,14 @@ def parse_row(shard: Shard, payload: Any, numeric: set[str], wanted: set[str]) -
 
 
 def shard_posts(
-    shard: Shard, columns: ColumnMap, image_root: Path | None
+    shard: Shard, columns: ColumnMap, image_root: Path | None, kinds: Sequence[str]
 ) -> tuple[list[tuple[int, Post]], list[RowError]]:
-    """Posts (with their row numbers) and row errors of a shard; every row lands in exactly one list.
+    """Posts (with their row numbers) and row errors of a shard; every row lands in exactly one list. ``kinds``: the
+    element kinds the model reads.
 
     A wrong schema (a mapped column missing from the file; of JSON Lines, from every object of the shard) is an
     error on every row of the shard; a post with no text, no image and no comment is an ``empty`` error (nothing to
-    score).
+    score): one without an element of any kind the model reads.
     """
     errors = [RowError(f"{shard.file}:{where}", None, kind, message) for where, kind, message in shard.errors]
     bound = columns
@@ -125,8 +126,8 @@ def shard_posts(
             kind, _, message = str(error).partition(": ") if _tagged(error) else ("row", "", str(error))
             errors.append(RowError(source, None, kind, message))
             continue
-        if not (post.has_text or post.images or post.comments):
-            errors.append(RowError(source, post.id, "empty", "no text, image or comment to score"))
+        if not any(post.meta if kind == "meta" else element_refs(post, kind, 1) for kind in kinds):
+            errors.append(RowError(source, post.id, "empty", f"nothing the model reads ({', '.join(kinds)})"))
             continue
         posts.append((number, post))
     return posts, errors

@@ -64,7 +64,7 @@ class ShardScorer:
         self.device = torch.device(device)
         self.link_kind = detector.pooling_kind if pool_by_image else None
         # kinds neither fused nor linking (a picture that only links posts in evaluation) are not read
-        kinds = detector.model.kinds_with(self.link_kind)
+        kinds = self.kinds = detector.model.kinds_with(self.link_kind)
         optimise_for_inference(detector.model.to(self.device), options, kinds)
         self.collate = detector.collator(on_error="record", draft_images=options.draft_jpeg, kinds=kinds)
         self.columns = ColumnMap.from_recipe(columns)
@@ -91,7 +91,7 @@ class ShardScorer:
 
     def table(self, shard: Shard) -> pa.Table:
         """The output rows of one shard: one per input row."""
-        numbered, errors = shard_posts(shard, self.columns, self.image_root)
+        numbered, errors = shard_posts(shard, self.columns, self.image_root, self.kinds)
         scored: list[tuple[int, Post]] = []
         batches = readable_batches(numbered, self.batch_size, self.collated, errors, scored)
         predictions = predict(

@@ -58,6 +58,23 @@ def test_a_model_whose_heads_see_no_picture_does_not_read_pictures(demo_data, tm
     assert all(rows[line]["error_kind"] is None and rows[line]["harmful"] is not None for line in scored)
 
 
+def test_a_row_holding_only_what_the_model_does_not_read_is_empty(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["fusion"] = {"type": "concat", "kinds": ["text"]}
+    faim.build(recipe).save(str(tmp_path / "model"))
+    Image.new("RGB", (40, 40)).save(tmp_path / "ok.jpg")
+    rows = [{"id": "picture", "image": "ok.jpg"}, {"id": "comment", "comments": ["vile"]}, {"id": "text", "text": "x"}]
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    score_dump(tmp_path / "model", dump, tmp_path / "out", workers=1, progress=False)
+    scored = pq.read_table(tmp_path / "out").to_pylist()
+    assert [(row["error_kind"], row["error"]) for row in scored] == [
+        ("empty", "nothing the model reads (text)"),
+        ("empty", "nothing the model reads (text)"),
+        (None, None),
+    ]
+
+
 def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 20_000)  # makes the 300x300 PNG a "bomb"
     dump = make_dump(tmp_path)
