@@ -150,7 +150,10 @@ def run_shards(
     cores = available_cores()
     threads = max(1, cores // (workers or cores))
     out_dir = Path(out)
-    files = find_inputs(source)
+    resolved_out = out_dir.resolve()  # an output folder inside a dump folder is not read back as input
+    files = [file for file in find_inputs(source) if resolved_out not in file.resolve().parents]
+    if not files:
+        raise FileNotFoundError(f"{source}: holds no input outside the output folder {out_dir}")
     total = sum(count_rows(f) for f in files)
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
     identity = run_identity(model_files, files, settings | {"shard_rows": shard_rows})

@@ -55,6 +55,18 @@ def test_rerun_of_a_finished_run_scores_nothing(tiny_model_dir: Path, tmp_path: 
     assert pq.read_table(out).num_rows == 60
 
 
+def test_an_output_folder_inside_the_dump_folder_is_not_read_back_as_input(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    text_dump(dump / "a.jsonl", 50)
+    first = score_dump(tiny_model_dir, dump, dump / "scores", workers=1, progress=False)
+    again = score_dump(tiny_model_dir, dump, dump / "scores", workers=1, progress=False)
+    assert first.rows == again.rows == 50 and again.rows_this_run == 0
+    assert pq.read_table(dump / "scores").num_rows == 50
+
+
 def test_rerun_with_other_inputs_is_refused(tiny_model_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     score_dump(tiny_model_dir, text_dump(tmp_path / "a.jsonl", 10), out, workers=1, progress=False)
