@@ -11,7 +11,8 @@ from pathlib import Path
 
 import torch
 
-from faim.artifact import read_manifest
+from faim.artifact import read_manifest, verify_files
+from faim.data.columns import ColumnMap
 from faim.detector import Detector
 from faim.scoring.manifest import PER_POST_DIR
 from faim.scoring.options import ScoringOptions
@@ -105,14 +106,17 @@ def score_dump(
         settings["pool_by_image"] = True
     scorer_kwargs = {"columns": columns, "image_root": image_root, "options": options, "batch_size": batch_size,
                      "scores": scores, "embeddings": embeddings, "pool_by_image": pool_by_image}  # fmt: skip
+    ColumnMap.from_recipe(columns)  # a bad mapping or model is named here, not from inside each worker
     with model_directory(model) as model_dir:
+        manifest = read_manifest(model_dir)
+        verify_files(model_dir, manifest)
         detector = None
         if pool_by_image:
             detector = model if isinstance(model, Detector) else Detector.load(str(model_dir))
             detector.check_pooling()  # refused before any row is scored
         summary = run_shards(
             TorchScorers(str(model_dir), device, scorer_kwargs),
-            read_manifest(model_dir)["files"],
+            manifest["files"],
             source,
             out,
             settings,

@@ -129,7 +129,8 @@ def score_exported(
         ValueError: On bad arguments, or ``out`` holding another run.
     """
     check_counts(workers, batch_size, shard_rows)
-    find_inputs(source)  # a dump that is not there is named before a saved model is exported
+    find_inputs(source)  # a dump that is not there, or a bad mapping, is named before a saved model is exported
+    ColumnMap.from_recipe(columns)
     given = Path(model)
     export_dir = export_once(given, Path(out), overwrite)
     identity = read_bundle(export_dir)["files"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from faim.artifact import ArtifactError
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
 from faim.scoring.worker import ShardScorer
@@ -35,6 +37,19 @@ def test_a_count_below_one_is_refused_before_anything_is_written(
 ) -> None:
     with pytest.raises(ValueError, match=f"{count} must be at least 1, got {value}"):
         score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", progress=False, **{count: value})
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_modified_model_and_a_bad_mapping_are_named_before_any_worker_starts(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
+) -> None:
+    with pytest.raises(ValueError, match="columns: unknown key 'foo'"):
+        score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", columns={"foo": "bar"}, progress=False)
+    model = shutil.copytree(tiny_model_dir, tmp_path / "model")
+    with open(model / "recipe.yaml", "a", encoding="utf-8") as recipe:
+        recipe.write("\n# edited\n")
+    with pytest.raises(ArtifactError, match="recipe.yaml: sha256 does not match"):
+        score_dump(model, demo_data["validation"], tmp_path / "out", progress=False)
     assert not (tmp_path / "out").exists()
 
 
