@@ -19,7 +19,6 @@ architecture is rebuilt from ``recipe.yaml``'s ``model:`` section and the weight
 from __future__ import annotations
 
 import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
 from faim.file_digests import check_digests, file_digests
-from faim.folders import check_replaceable, replace_folder
+from faim.folders import check_replaceable, replace_folder, staging_folder
 from faim.model import WholePostModel
 from faim.recipe import Recipe
 from faim.version import __version__
@@ -87,8 +86,7 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
     """
     target = Path(directory)
     check_replaceable(target, MANIFEST)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".faim-", dir=target.parent))
+    staging = staging_folder(target, ".faim-")
     rebuild = {
         name: relative_paths(encoder.export_assets(staging / "encoders" / name), staging)
         for name, encoder in artifact.model.encoders.items()

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from faim.file_digests import file_digests
-from faim.folders import check_replaceable, replace_folder
+from faim.folders import check_replaceable, replace_folder, staging_folder
 from faim.runtime.bundle import MANIFEST
 
 
@@ -25,8 +24,7 @@ def staged(target: Path) -> Iterator[Path]:
         FileExistsError: If ``target`` holds anything but an export (``faim.folders.check_replaceable``).
     """
     check_replaceable(target, MANIFEST)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".faim-export-", dir=target.parent))
+    staging = staging_folder(target, ".faim-export-")
     try:
         yield staging
     except BaseException:
