@@ -8,7 +8,7 @@ A task here is anything with ``name``, ``type`` (``"binary"``, ``"multiclass"``,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -17,6 +17,21 @@ class Task(Protocol):
     name: str
     type: str
     labels: Sequence[str]
+
+
+Named = TypeVar("Named", bound=Task)
+
+
+def task_spec(tasks: Sequence[Named], name: str, model: str) -> Named:
+    """The task of ``tasks`` called ``name``.
+
+    Raises:
+        KeyError: Naming ``model`` and its tasks.
+    """
+    for task in tasks:
+        if task.name == name:
+            return task
+    raise KeyError(f"{model}: no task {name!r}; its tasks: {', '.join(task.name for task in tasks)}")
 
 
 def decide(task_type: str, probabilities: np.ndarray, threshold: float | None) -> np.ndarray:

@@ -24,7 +24,7 @@ from faim.data.collate import PostCollator
 from faim.data.elements import PostError
 from faim.data.post import SOURCE, Post, as_posts, length_batches
 from faim.data.targets import TaskSpec
-from faim.decisions import decide, score_rows
+from faim.decisions import decide, score_rows, task_spec
 from faim.explain.attribute import Explanation, explain_post
 from faim.inference import Predictions, predict
 from faim.model import WholePostModel
@@ -156,6 +156,9 @@ class Detector:
             ValueError: With ``pool_by_image``, when the detector does not pool or has no pooled calibration yet.
             PostError: On a post that cannot be read.
         """
+        posts = as_posts(list(posts))
+        if not posts:
+            return []
         if not pool_by_image:
             predictions = self.predict(posts, batch_size)
             return score_rows(predictions.ids, self.tasks, self.probabilities(predictions.logits))
@@ -193,7 +196,7 @@ class Detector:
 
         ``pooled``: the probabilities come from ``score(..., pool_by_image=True)``; the pooled threshold applies.
         """
-        spec = next(t for t in self.tasks if t.name == task)
+        spec = task_spec(self.tasks, task, self.source)
         threshold = None
         if spec.type == "binary":
             if pooled and self.pooled is None:

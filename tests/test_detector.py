@@ -12,6 +12,7 @@ from conftest import calibrated, check_rows_in_input_order, pooling_detector, ti
 from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
 
+import faim.runtime
 from faim import Detector, Recipe
 from faim.inference import predict
 from faim.recipe.sections import EvalConfig
@@ -47,6 +48,16 @@ def test_calibrating_on_posts_without_a_tasks_labels_keeps_both_its_calibrations
 
 def test_posts_batched_shortest_text_first_come_back_in_input_order(exported: tuple[Path, Path]) -> None:
     check_rows_in_input_order(Detector.load(exported[0]))
+
+
+@pytest.mark.parametrize("served", [False, True])
+def test_no_posts_give_no_rows_and_an_unknown_task_is_named_with_the_models_tasks(
+    served: bool, exported: tuple[Path, Path]
+) -> None:
+    scorer = faim.runtime.load(exported[1]) if served else Detector.load(exported[0])
+    assert scorer.score([]) == []
+    with pytest.raises(KeyError, match="no task 'hat'; its tasks: harm, topic, flags"):
+        scorer.decisions("hat", np.array([0.5]))
 
 
 def test_a_correction_weight_in_calibrated_logits_becomes_raw_pooled_logits_and_then_stays(

@@ -45,12 +45,18 @@ class Post:
         """Build a post from a plain dict with the field names above.
 
         ``image`` (one path) is accepted as a shorthand for ``images``; a missing ``id`` becomes the
-        row index. Unknown keys raise ``ValueError`` naming them so typos do not pass silently.
+        row index; blank comments are left out. Unknown keys, and text or comments that are not strings, raise
+        ``ValueError`` naming them so typos and misplaced values do not pass silently.
         """
+        if not isinstance(row, Mapping):
+            raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}")
         known = {"id", "text", "images", "image", "comments", "labels", "meta"}
         unknown = set(row) - known
         if unknown:
             raise ValueError(f"post {index}: unknown field(s) {sorted(unknown)}; valid: {sorted(known)}")
+        where = f"post {index} (id={str(row.get('id', index))!r})"
+        if row.get("text") is not None and not isinstance(row["text"], str):
+            raise ValueError(f"{where}: field 'text': expected a string, got {type(row['text']).__name__}")
         images = row.get("images")
         if images is None:
             images = [] if row.get("image") in (None, "") else [row["image"]]
@@ -59,11 +65,13 @@ class Post:
         comments = row.get("comments") or []
         if isinstance(comments, str):
             comments = [comments]
+        if not isinstance(comments, (list, tuple)) or not all(isinstance(comment, str) for comment in comments):
+            raise ValueError(f"{where}: field 'comments': expected a string or a list of strings, got {comments!r}")
         return cls(
             id=str(row.get("id", index)),
             text=row.get("text"),
             images=[img for img in images if img not in (None, "")],
-            comments=[c for c in comments if isinstance(c, str) and c.strip()],
+            comments=[comment for comment in comments if comment.strip()],
             labels=dict(row.get("labels") or {}),
             meta=dict(row.get("meta") or {}),
         )

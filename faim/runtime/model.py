@@ -13,7 +13,7 @@ import onnxruntime
 
 from faim.data.elements import PostError, checked_elements
 from faim.data.post import Post, as_posts, length_batches
-from faim.decisions import decide, score_rows
+from faim.decisions import decide, score_rows, task_spec
 from faim.runtime.bundle import EMBEDDING, ExportError, elements_names, fusion_outputs, probabilities_name, read_bundle
 from faim.runtime.preprocess import part_preprocessor
 
@@ -191,7 +191,7 @@ class ExportedModel:
     def decisions(self, task: str, probabilities: np.ndarray) -> np.ndarray:
         """Thresholded decisions for a task, as ``Detector.decisions``: 0/1 for binary, argmax for multiclass,
         per-label 0.5 for multilabel."""
-        spec = next(t for t in self.tasks if t.name == task)
+        spec = task_spec(self.tasks, task, self.source)
         return decide(spec.type, probabilities, spec.threshold)
 
 

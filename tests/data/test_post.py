@@ -1,8 +1,13 @@
-"""Posts: their texts as a list, the order they are batched in, and how their rows are put back."""
+"""Posts: made from plain mappings, their texts as a list, the order they are batched in, and how their rows are put
+back."""
 
 from __future__ import annotations
 
-from faim.data.post import Post, length_batches, post_texts, shortest_text_first
+import re
+
+import pytest
+
+from faim.data.post import Post, as_posts, length_batches, post_texts, shortest_text_first
 
 
 def test_shortest_text_first_orders_by_text_length_keeping_ties_in_input_order() -> None:
@@ -22,3 +27,22 @@ def test_post_texts_keeps_the_order_and_reads_a_post_without_text_as_empty() -> 
     posts = [Post("a", "first"), Post("b"), Post("c", ""), Post("d", "last")]
     assert post_texts(posts) == ["first", "", "", "last"]
     assert post_texts(post for post in posts if post.id != "a") == ["", "", "last"]
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"id": "b", "text": 5}, "post 0 (id='b'): field 'text': expected a string, got int"),
+        ({"id": "c", "text": "x", "comments": [{"text": "ok"}, 5]}, "post 0 (id='c'): field 'comments': expected a"),
+        ({"id": "d", "comments": 5}, "post 0 (id='d'): field 'comments': expected a string or a list of strings"),
+        ("just a string", "post 0: expected a mapping of fields, got str"),
+    ],
+)
+def test_text_or_comments_that_are_not_strings_are_refused_naming_the_post_and_field(row, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        as_posts([row])
+
+
+def test_blank_comments_are_left_out_and_one_comment_may_be_a_string() -> None:
+    (post,) = as_posts([{"text": "x", "comments": ["  ", "kept"]}])
+    assert post.comments == ["kept"] and as_posts([{"comments": "alone"}])[0].comments == ["alone"]
