@@ -162,11 +162,26 @@ def read_calibration(entries: dict[str, dict[str, Any]]) -> Calibration:
     )
 
 
+REQUIRED = {"format", "files", "encoders", "tasks", "preprocessing"}
+"""The keys every saved model's manifest holds."""
+
+
 def read_manifest(directory: Path) -> dict[str, Any]:
+    """The manifest of the saved model in ``directory``.
+
+    Raises:
+        ArtifactError: Naming the file, when there is none, it is not a manifest, or of another format.
+    """
     path = directory / MANIFEST
     if not path.is_file():
         raise ArtifactError(f"{directory}: not a faim model (no {MANIFEST})")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ArtifactError(f"{path}: not a faim model's manifest ({error})") from None
+    if not isinstance(manifest, dict) or not REQUIRED <= manifest.keys():
+        missing = sorted(REQUIRED - manifest.keys()) if isinstance(manifest, dict) else sorted(REQUIRED)
+        raise ArtifactError(f"{path}: not a faim model's manifest (no {', '.join(missing)})")
     if manifest.get("format") != FORMAT_VERSION:
         raise ArtifactError(
             f"{path}: artifact format {manifest.get('format')} is not supported (expected {FORMAT_VERSION})"

@@ -76,6 +76,19 @@ def test_not_a_model_directory(tmp_path: Path) -> None:
         faim.load(tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("manifest", "message"),
+    [
+        ("{not json", r"faim.json: not a faim model's manifest \(Expecting"),
+        ("{}", r"faim.json: .*\(no encoders, files"),
+    ],
+)
+def test_a_manifest_that_is_not_one_is_named(manifest: str, message: str, tmp_path: Path) -> None:
+    (tmp_path / "faim.json").write_text(manifest, encoding="utf-8")
+    with pytest.raises(ArtifactError, match=message):
+        faim.load(tmp_path)
+
+
 def write_tiny_bert(directory: Path, seed: int = 0) -> None:
     """A one-layer BERT with random weights (drawn from ``seed``) and its tokenizer, as hf_text reads them."""
     from transformers import AutoModel, BertConfig, BertTokenizer

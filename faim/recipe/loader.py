@@ -53,6 +53,8 @@ def read_yaml(path: Path) -> dict[str, Any]:
         data = parse_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         raise RecipeError(str(path), "", f"invalid YAML: {error}") from error
+    except UnicodeDecodeError as error:
+        raise RecipeError(str(path), "", f"not UTF-8 text (byte {error.start + 1})") from None
     if not isinstance(data, dict):
         raise RecipeError(str(path), "", "a recipe must be a YAML mapping with data, model, train and eval")
     return data
@@ -83,7 +85,10 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise RecipeError("--set", text, "expected KEY.PATH=VALUE")
-    return key.strip().split("."), parse_yaml(value) if value.strip() else None
+    try:
+        return key.strip().split("."), parse_yaml(value) if value.strip() else None
+    except yaml.YAMLError as error:
+        raise RecipeError("--set", key.strip(), f"the value {value!r} is not YAML: {error}") from None
 
 
 def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
@@ -106,6 +111,8 @@ def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = Non
     path = locate(name_or_path)
     data = read_yaml(path)
     base_name = data.pop("base", None)
+    if base_name is not None and not isinstance(base_name, str):
+        raise RecipeError(str(path), "base", f"expected one recipe's name or path, got {base_name!r}")
     if base_name is not None:
         base_path = (path.parent / base_name) if not Path(base_name).is_absolute() else Path(base_name)
         if not base_path.exists():

@@ -10,7 +10,7 @@ from conftest import tiny_recipe
 
 import faim
 from faim.recipe import Recipe, RecipeError
-from faim.recipe.loader import apply_overrides, shipped_recipes
+from faim.recipe.loader import apply_overrides, load_recipe_dict, shipped_recipes
 
 
 def test_overrides_parse_yaml_values() -> None:
@@ -57,3 +57,18 @@ def test_two_levels_of_base_fail(tmp_path: Path) -> None:
 def test_shipped_recipes_validate(name: str) -> None:
     recipe = Recipe.load(name)
     assert recipe.model["heads"]
+
+
+def test_a_recipe_that_is_not_utf8_an_override_that_is_not_yaml_and_a_base_that_is_not_a_name_are_named(
+    tmp_path: Path,
+) -> None:
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"model: {}\n# caf\xe9\n")
+    with pytest.raises(RecipeError, match=r"latin.yaml: not UTF-8 text \(byte 16\)"):
+        load_recipe_dict(latin)
+    with pytest.raises(RecipeError, match=r"--set: train.augment: the value '\{a' is not YAML"):
+        apply_overrides({}, ["train.augment={a"])
+    listed = tmp_path / "listed.yaml"
+    listed.write_text("base: [a, b]\nmodel: {}\n", encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"listed.yaml: base: expected one recipe's name or path, got \['a', 'b'\]"):
+        load_recipe_dict(listed)
