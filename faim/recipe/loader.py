@@ -16,13 +16,22 @@ SHIPPED = files("faim.recipes")
 
 
 class RecipeLoader(yaml.SafeLoader):
-    """The safe YAML loader, also reading ``1e-4`` (no dot) as a float, as YAML 1.2 does."""
+    """The safe YAML loader reading numbers and booleans as YAML 1.2 does: ``1e-4`` (no dot) is a float, and only
+    ``true`` and ``false`` are booleans, so labels such as ``[no, yes]`` stay words (YAML 1.1 reads ``yes``, ``no``,
+    ``on`` and ``off`` as booleans)."""
 
 
 RecipeLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
     list("-+0123456789"),
+)
+RecipeLoader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in RecipeLoader.yaml_implicit_resolvers.items()
+}
+RecipeLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
 
 

@@ -183,3 +183,16 @@ def test_the_monitored_figure_must_be_one_training_logs(recipe: dict, write_reci
     assert "train.monitor: 'val/harmfull/auroc' is not logged (did you mean 'val/harmful/auroc'?)" in message
     recipe["train"]["monitor"] = "val/harmful/macro_f1"
     Recipe.load(write_recipe(recipe))
+
+
+def test_labels_are_words_yes_and_no_included_and_a_yaml_boolean_is_refused_with_the_quoting_to_use(
+    recipe: dict, write_recipe
+) -> None:
+    path = write_recipe(recipe)
+    text = path.read_text().replace("- benign\n", "- no\n").replace("- harmful\n", "- yes\n")
+    path.write_text(text)
+    assert Recipe.load(path).model["heads"]["harmful"]["labels"] == ["no", "yes"]
+    path.write_text(text.replace("- yes", "- false"))
+    message = r"model.heads.harmful.labels: false is YAML's boolean; quote it \(\"false\"\)"
+    with pytest.raises(RecipeError, match=message):
+        Recipe.load(path)
