@@ -48,8 +48,10 @@ def input_format(path: Path) -> str:
     if is_saved_dataset(path):
         return DATASET
     if path.is_dir() and (path / "dataset_dict.json").is_file():
+        splits = sorted(child.name for child in path.iterdir() if is_saved_dataset(child))
         raise ValueError(
-            f"{path} holds a DatasetDict: point at one of its splits' folders, or read it with the hf source's path:"
+            f"{path} holds a DatasetDict (splits: {', '.join(splits) or 'none saved'}): point at one split's folder"
+            + (f", such as {path / splits[0]}" if splits else "")
         )
     suffix = path.suffix.lower()
     if suffix not in FORMATS:

@@ -52,6 +52,15 @@ def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
     return columns.bind(object_keys(row for _, row in objects), str(path)), iter(objects)
 
 
+def not_an_object(value: Any) -> str:
+    """What is wrong with a JSON Lines line that holds ``value``, not an object: a list says how such files are read
+    (a ``.json`` file holding one array of posts is not)."""
+    hint = (
+        " (JSON Lines files, .json ones too, hold one object per line, not an array)" if isinstance(value, list) else ""
+    )
+    return f"expected a JSON object, got {type(value).__name__}{hint}"
+
+
 def object_keys(rows: Iterable[dict[str, Any]]) -> list[str]:
     """Every key of the objects ``rows``, in the order they first appear."""
     return list(dict.fromkeys(key for row in rows for key in row))
@@ -71,7 +80,7 @@ def _jsonl_objects(path: Path) -> Rows:
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}:{number}: invalid JSON ({error.msg} at column {error.colno})") from error
             if not isinstance(row, dict):
-                raise ValueError(f"{path}:{number}: expected one JSON object per line, got {type(row).__name__}")
+                raise ValueError(f"{path}:{number}: {not_an_object(row)}")
             yield number, row
 
 

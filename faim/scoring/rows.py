@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, element_refs
 from faim.data.post import Post, shortest_text_first
-from faim.data.tabular import object_keys, parse_number
+from faim.data.tabular import not_an_object, object_keys, parse_number
 from faim.scoring.inputs import Shard
 
 
@@ -86,7 +86,7 @@ def parse_row(shard: Shard, payload: Any, numeric: set[str], wanted: set[str]) -
         except json.JSONDecodeError as error:
             raise ValueError(f"json: invalid JSON ({error.msg} at column {error.colno})") from None
         if not isinstance(row, dict):
-            raise ValueError(f"json: expected a JSON object, got {type(row).__name__}")
+            raise ValueError(f"json: {not_an_object(row)}")
         return row
     if shard.format in ("csv", "tsv"):
         return decode_cells(payload, numeric, wanted)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -71,3 +72,15 @@ def test_a_recipe_split_may_be_a_folder_or_a_glob_of_its_format(tmp_path: Path) 
     (tmp_path / "train" / "more.csv").write_text("id,text\nx,y\n")
     with pytest.raises(ValueError, match=r"more.csv is not jsonl, which this source reads"):
         JsonlSource(train=str(tmp_path / "train")).posts("train")
+
+
+def test_a_saved_dataset_dict_is_refused_naming_its_splits_and_one_to_point_at(tmp_path: Path) -> None:
+    folder = tmp_path / "dd"
+    for split in ("train", "validation"):
+        (folder / split).mkdir(parents=True)
+        (folder / split / "state.json").write_text("{}")
+        (folder / split / "dataset_info.json").write_text("{}")
+    (folder / "dataset_dict.json").write_text('{"splits": ["train", "validation"]}')
+    message = f"{folder} holds a DatasetDict (splits: train, validation): point at one split's folder, such as {folder}"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        find_inputs(folder)

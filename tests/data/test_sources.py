@@ -131,6 +131,13 @@ def test_bad_json_line_names_file_and_line(tmp_path):
         list(read_posts(path))
 
 
+def test_a_json_file_holding_an_array_says_json_lines_hold_one_object_per_line(tmp_path):
+    path = tmp_path / "posts.json"
+    path.write_text('[{"text": "a"}, {"text": "b"}]\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"{path}:1: expected a JSON object, got list \(JSON Lines files, .json ones"):
+        list(read_posts(path))
+
+
 def test_a_line_that_is_not_utf8_names_file_and_line(tmp_path):
     path = tmp_path / "latin1.jsonl"
     path.write_bytes(b'{"text": "ok"}\n{"text": "caf\xe9"}\n')
