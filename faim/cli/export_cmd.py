@@ -70,6 +70,10 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.quantize and args.format != "onnx":
         raise ValueError(f"--quantize quantizes ONNX graphs; it cannot be used with --format {args.format}")
+    measuring = {"--data": args.data, "--map": args.columns, "--image-root": args.image_root,
+                 "--max-drop": args.max_drop != MAX_DROP}  # fmt: skip
+    if not args.quantize and (given := [flag for flag, value in measuring.items() if value]):
+        raise ValueError(f"{', '.join(given)}: only with --quantize, which measures the int8 export on labelled posts")
     out = Path(args.out)
     check_replaceable(out, MANIFEST)  # before any work, as the plain export's staging does again
     detector = Detector.load(args.model)

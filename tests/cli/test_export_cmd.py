@@ -1,6 +1,6 @@
 """``faim export --quantize int8``: the int8 export is measured against fp32 on labelled posts, kept
 when its macro-F1 holds, quantized again smoothed and measured again when it drops more than ``--max-drop``, and
-refused naming both figures when that drops too much as well."""
+refused naming both figures when that drops too much as well; its measuring options are refused without it."""
 
 from __future__ import annotations
 
@@ -59,3 +59,12 @@ def test_an_int8_export_refuses_a_folder_it_did_not_write_before_any_work_and_re
     assert main(["export", str(tiny_model_dir), "-o", str(out)]) == 0
     assert main(["export", str(tiny_model_dir), "-o", str(out), "--quantize", "int8", "--max-drop", "1", *data]) == 0
     assert json.loads((out / "faim-export.json").read_text())["quantized"] == "int8"
+
+
+def test_options_of_the_int8_measurement_are_refused_without_quantize(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    data = ["--data", str(demo_data["validation"]), "--map", "labels.harmful=label", "--max-drop", "0.1"]
+    assert main(["export", str(tiny_model_dir), "-o", str(tmp_path / "export"), *data]) == 2
+    assert "--data, --map, --max-drop: only with --quantize" in capsys.readouterr().err
+    assert not (tmp_path / "export").exists()
