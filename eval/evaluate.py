@@ -135,6 +135,8 @@ def task_results(
     if texts is not None and task.type == "binary":
         result["terms"] = opposite_words(task, texts, keep, y, prob, main.calibration.thresholds[task.name])
     field = config.slice
+    if field and not any(field in meta for meta in main.predictions.meta):
+        raise ValueError(f"eval.slice: no evaluated post has the meta field {field!r} (is it a mapped meta column?)")
     if field:
         values = np.array([str(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k])
         result["slices"] = slice_metrics(y, prob, values, metric)

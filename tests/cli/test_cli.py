@@ -73,6 +73,12 @@ def test_eval_on_a_file_with_column_mapping(trained: Path, demo_data: dict[str, 
     assert "## harmful" in (out / "metrics.md").read_text() or "harmful" in (out / "metrics.md").read_text()
 
 
+def test_eval_sliced_by_a_field_no_post_has_says_so(trained: Path) -> None:
+    result = faim("eval", trained / "model", "--slice", "colour", "-o", trained / "eval-colour")
+    assert result.returncode == 2
+    assert "eval.slice: no evaluated post has the meta field 'colour'" in result.stderr
+
+
 def test_eval_without_data_uses_the_recipe_split_and_names_it(trained: Path) -> None:
     result = faim("eval", trained / "model", "--split", "train", "-o", trained / "eval-train")
     assert result.returncode == 0, result.stderr
