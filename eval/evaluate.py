@@ -7,6 +7,7 @@ builds is the one ``faim.eval.report`` documents. What to measure comes from a r
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -136,7 +137,9 @@ def task_results(
         result["terms"] = opposite_words(task, texts, keep, y, prob, main.calibration.thresholds[task.name])
     field = config.slice
     if field and not any(field in meta for meta in main.predictions.meta):
-        raise ValueError(f"eval.slice: no evaluated post has the meta field {field!r} (is it a mapped meta column?)")
+        message = f"eval.slice: no evaluated post has the meta field {field!r}, so the report has no slices"
+        warnings.warn(message, stacklevel=2)
+        field = None
     if field:
         values = np.array([str(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k])
         result["slices"] = slice_metrics(y, prob, values, metric)

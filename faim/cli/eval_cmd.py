@@ -56,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         source = build_source(recipe.data_section)
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
+    if args.slice and not any(args.slice in post.meta for post in posts):
+        raise ValueError(f"--slice: no post has the meta field {args.slice!r} (map one with --map meta=COLUMN)")
     config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
     config = replace(config, slice=args.slice) if args.slice else config
     out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"

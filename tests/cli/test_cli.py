@@ -76,7 +76,7 @@ def test_eval_on_a_file_with_column_mapping(trained: Path, demo_data: dict[str, 
 def test_eval_sliced_by_a_field_no_post_has_says_so(trained: Path) -> None:
     result = faim("eval", trained / "model", "--slice", "colour", "-o", trained / "eval-colour")
     assert result.returncode == 2
-    assert "eval.slice: no evaluated post has the meta field 'colour'" in result.stderr
+    assert "--slice: no post has the meta field 'colour' (map one with --map meta=COLUMN)" in result.stderr
 
 
 def test_eval_without_data_uses_the_recipe_split_and_names_it(trained: Path) -> None:

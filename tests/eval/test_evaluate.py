@@ -17,6 +17,7 @@ from faim.eval.report import format_table
 from faim.eval.robustness import perturbed_reports
 from faim.inference import predict
 from faim.perturb import PERTURBATIONS
+from faim.recipe.sections import EvalConfig
 from faim.training.loaders import make_loader
 
 
@@ -36,6 +37,17 @@ def test_evaluation_reports_the_ece_range_of_a_calibrated_model(demo_data, tmp_p
     report = evaluate(detector, posts, tmp_path / "eval", "validation")["tasks"]["harmful"]
     for metrics in [report["metrics"], *report["ablations"].values()]:
         assert 0.0 <= metrics["ece_if_calibrated_low"] < metrics["ece_if_calibrated_high"] <= 1.0
+
+
+def test_a_slice_field_no_post_has_is_warned_of_and_gives_no_slices(demo_data, tmp_path: Path) -> None:
+    detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
+    config = EvalConfig(slice="colour", ablations=False)
+    with pytest.warns(UserWarning, match="eval.slice: no evaluated post has the meta field 'colour'"):
+        report = evaluate(detector, posts, tmp_path / "eval", "validation", config)["tasks"]["harmful"]
+    assert "slices" not in report
+    posts[0].meta["colour"] = "red"
+    sliced = evaluate(detector, posts, tmp_path / "colour", "validation", config)["tasks"]["harmful"]
+    assert set(sliced["slices"]) == {"red", "None"}
 
 
 def test_ece_ranges_of_a_pooled_evaluation_draw_posts_showing_one_picture_together(demo_data, tmp_path: Path) -> None:
