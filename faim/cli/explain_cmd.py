@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import time
+from pathlib import Path
 
 from faim.cli.common import add_columns, parse_columns
 from faim.data.sources import read_posts
 from faim.detector import Detector
-from faim.explain.report import write_report
+from faim.explain.report import LISTING, write_report
+from faim.folders import check_replaceable
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -36,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 (every post) or more, got {args.limit}")
+    check_replaceable(Path(args.out), LISTING)  # before any work, as writing the report does again
     detector = Detector.load(args.model)
     posts = read_posts(args.posts, parse_columns(args.columns), args.image_root)
     chosen = list(itertools.islice(posts, args.limit or None))

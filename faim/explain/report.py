@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,11 @@ import numpy as np
 from PIL import Image
 
 from faim.explain.attribute import Explanation, TaskExplanation, TokenReading, element_label
+from faim.folders import check_replaceable, replace_folder, staging_folder
 from faim.preprocess.e5_pieces import MARKER
+
+LISTING = "faim-explanations.json"
+"""The file a report folder holds last: its posts, each with its explanation's file."""
 
 DISPLAY = 224
 """Side, in CSS pixels, pictures are shown at."""
@@ -145,10 +150,28 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 
 
 
 def write_report(explanations: list[Explanation], out: str | Path) -> Path:
-    """Write every post's JSON and heat maps and ``index.html`` into ``out``; returns the page's path."""
-    root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
+    """Write every post's JSON and heat maps, ``index.html`` and ``faim-explanations.json`` (the posts and their
+    files, written last) as the folder ``out``, replacing an earlier report there; returns the page's path.
+
+    Raises:
+        FileExistsError: If ``out`` holds anything but an earlier report (``faim.folders.check_replaceable``).
+    """
+    target = Path(out)
+    check_replaceable(target, LISTING)
+    root = staging_folder(target, ".faim-explain-")
+    try:
+        write_files(explanations, root)
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    replace_folder(root, target)
+    return target / "index.html"
+
+
+def write_files(explanations: list[Explanation], root: Path) -> None:
+    """Write the report's files into the folder ``root``, its listing last."""
     sections = []
+    listing = []
     for number, explanation in enumerate(explanations):
         stem = file_stem(number, explanation.post_id)
         originals = []
@@ -165,6 +188,7 @@ def write_report(explanations: list[Explanation], out: str | Path) -> Path:
                 heat_maps[task.task].append(name)
         record = to_json(explanation, heat_maps)
         (root / f"{stem}.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
+        listing.append({"post": explanation.post_id, "explanation": f"{stem}.json"})
         notes = "".join(f'<p class="notes">{html.escape(note)}</p>' for note in explanation.notes)
         shown = "".join(f'<img src="{name}" width="{DISPLAY}" alt="picture">' for name in originals)
         tasks = "".join(task_html(task, heat_maps[task.task]) for task in explanation.tasks)
@@ -180,4 +204,4 @@ def write_report(explanations: list[Explanation], out: str | Path) -> Path:
         f"change in the logit when each region is hidden.</p>{''.join(sections)}</body></html>"
     )
     (root / "index.html").write_text(page, encoding="utf-8")
-    return root / "index.html"
+    (root / LISTING).write_text(json.dumps({"posts": listing}, indent=1), encoding="utf-8")

@@ -36,6 +36,23 @@ def run_identity(model: dict[str, str], files: list[Path], settings: dict[str, A
     return {"model": model, "inputs": inputs, "settings": settings}
 
 
+def check_output_folder(out_dir: Path) -> None:
+    """Refuse an output folder holding anything but what scoring writes there (parts, and names starting with ``_``
+    or ``.``, which Parquet readers skip): reading the folder back as one table would read those files too.
+
+    Raises:
+        FileExistsError: Naming the folder and a few of the files.
+    """
+    if not out_dir.is_dir():
+        return
+    foreign = sorted(path.name for path in out_dir.iterdir() if not path.name.startswith(("_", ".", "part-")))
+    if foreign:
+        raise FileExistsError(
+            f"{out_dir}: holds files that are not a scoring run's ({', '.join(foreign[:3])}"
+            f"{', ...' if len(foreign) > 3 else ''}); name a new or empty folder"
+        )
+
+
 class Manifest:
     """Done shards of a run in ``out_dir``, whose shards' part files are in ``out_dir`` or, with ``per_post``
     (a run pooling by picture), in ``out_dir/_per_post``; see the module docstring for the files."""
@@ -44,6 +61,7 @@ class Manifest:
         self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False, per_post: bool = False
     ) -> None:
         self.out_dir = out_dir
+        check_output_folder(out_dir)
         self.parts_dir = out_dir / PER_POST_DIR if per_post else out_dir
         self.parts_dir.mkdir(parents=True, exist_ok=True)
         run_file = out_dir / RUN_FILE

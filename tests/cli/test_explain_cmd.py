@@ -1,5 +1,6 @@
 """``faim explain`` writes a JSON per post, heat maps and a page for every task of a model reading every element
-kind, and names a post it cannot read."""
+kind, and names a post it cannot read; a report replaces an earlier one whole, and never a folder faim did not
+write."""
 
 from __future__ import annotations
 
@@ -54,3 +55,24 @@ def test_a_post_that_cannot_be_read_is_named(
     (tmp_path / "posts.jsonl").write_text(json.dumps({"id": "lost", "text": "x", "images": ["nowhere.png"]}) + "\n")
     assert main(["explain", str(model_dir), str(tmp_path / "posts.jsonl"), "-o", str(tmp_path / "out")]) == 2
     assert "post id='lost'" in capsys.readouterr().err
+
+
+def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_is_refused_before_any_work(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    model_dir, _ = exported
+    posts = write_posts(tmp_path / "in", [post for post in export_posts() if post["id"] in ("full", "text-only")])
+    out = tmp_path / "out"
+    assert main(["explain", str(model_dir), str(posts), "-o", str(out)]) == 0
+    assert main(["explain", str(model_dir), str(posts), "-o", str(out), "--limit", "1"]) == 0
+    assert sorted(path.name for path in out.glob("*.json")) == ["0000-full.json", "faim-explanations.json"]
+    listing = json.loads((out / "faim-explanations.json").read_text(encoding="utf-8"))
+    assert listing == {"posts": [{"post": "full", "explanation": "0000-full.json"}]}
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["explain", str(model_dir), str(posts), "-o", str(mine)]) == 2
+    captured = capsys.readouterr()
+    assert f"{mine}: exists and is not one faim wrote" in captured.err and "explained" not in captured.out
+    assert sorted(path.name for path in mine.iterdir()) == ["notes.txt"]
