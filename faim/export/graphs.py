@@ -66,12 +66,14 @@ class FusionGraph(nn.Module):
     whole-post embedding, then each task's raw logits and calibrated probabilities out.
 
     Calibration is part of the graph: ``sigmoid(z / T + s)`` for a binary task, ``softmax(z / T)`` for a
-    multiclass one, each label's ``sigmoid(z)`` for a multilabel one (as ``Calibration.probabilities``).
+    multiclass one, each label's ``sigmoid(z)`` for a multilabel one (as ``Calibration.probabilities``). It holds the
+    model's fusion and heads only: a pt2 program keeps every weight of the module it was exported from, the
+    encoders' too, which its own graphs hold already.
     """
 
     def __init__(self, model: WholePostModel, tasks: list[TaskSpec], calibration: Calibration) -> None:
         super().__init__()
-        self.model = model
+        self.fusion, self.heads = model.fusion, model.heads
         self.kinds = list(model.fused_kinds)
         self.tasks = tasks
         self.temperatures = {task.name: float(calibration.temperatures[task.name]) for task in tasks}
@@ -79,10 +81,10 @@ class FusionGraph(nn.Module):
 
     def forward(self, *elements: torch.Tensor) -> tuple[torch.Tensor, ...]:
         pairs = {kind: (elements[2 * i], elements[2 * i + 1]) for i, kind in enumerate(self.kinds)}
-        embedding = self.model.fuse(pairs).float()
+        embedding = self.fusion(pairs).float()
         outputs = [embedding]
         for task in self.tasks:
-            logits = self.model.heads[task.name](embedding).float()
+            logits = self.heads[task.name](embedding).float()
             outputs += [logits, self.calibrated(task, logits)]
         return tuple(outputs)
 

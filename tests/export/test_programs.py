@@ -53,6 +53,8 @@ def test_the_pt2_export_lists_its_programs_and_the_onnx_runtime_names_the_loader
     assert not list(export_dir.rglob("*.onnx"))
     with pytest.raises(ExportError, match="graphs are pt2, not onnx.*faim.export.programs.load_export"):
         faim.runtime.load(export_dir)
+    fusion_weights = load_program(export_dir / "fusion.pt2").state_dict
+    assert fusion_weights and all(name.startswith(("fusion.", "heads.")) for name in fusion_weights)
 
 
 def test_an_interaction_fusion_exports_as_a_program(tmp_path: Path) -> None:
