@@ -27,6 +27,7 @@ from faim.assembly import build_model, build_source, task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.language import with_languages
 from faim.data.post import Post, post_texts
+from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.folders import check_replaceable
 from faim.inference import predict
@@ -146,6 +147,27 @@ def make_trainer(
     return trainer, checkpoint, timer
 
 
+def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
+    """Refuse a training or validation split (``name``) a model cannot learn or be calibrated from: one without
+    posts, or where a task's labelled posts are none or (binary and multiclass) of one class only.
+
+    Raises:
+        ValueError: Naming the split and the task.
+    """
+    if not posts:
+        raise ValueError(f"{name}: no posts")
+    for task in tasks:
+        labels = [post.labels[task.name] for post in posts if post.labels.get(task.name) is not None]
+        if not labels:
+            raise ValueError(f"{name}: no post carries a label for task {task.name!r}")
+        classes = {str(label) for label in labels}
+        if task.type != "multilabel" and len(classes) < 2:
+            raise ValueError(
+                f"{name}: every labelled post of task {task.name!r} is of one class ({classes.pop()}); "
+                "a model needs both to learn from and to calibrate on"
+            )
+
+
 def split_posts(recipe: Recipe, source: Any, split: str) -> list[Post]:
     """A split's posts as evaluation reads them: with ``eval.languages``, each without ``meta.lang`` given the
     language it is written in (``faim.data.language``)."""
@@ -263,6 +285,8 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = build_source(data)
     train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
+    for split, posts in (("train", train_posts), ("validation", val_posts)):
+        check_learnable(task_specs(recipe.model), posts, source.describe(split))
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
     model = build_model(recipe.model)

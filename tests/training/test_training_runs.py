@@ -224,6 +224,27 @@ def test_resume_without_a_checkpoint_fails_clearly(demo_data, tmp_path: Path) ->
         train(tiny_recipe(demo_data, tmp_path / "run"), resume=True)
 
 
+@pytest.mark.parametrize(
+    ("split", "change", "message"),
+    [
+        ("train", lambda rows: [], r"train.jsonl: no posts"),
+        ("train", lambda rows: [row | {"label": None} for row in rows], r"no post carries a label for task 'harmful'"),
+        ("train", lambda rows: [row | {"label": 0} for row in rows], r"train.jsonl: every labelled post of task"),
+        ("validation", lambda rows: [row | {"label": 1} for row in rows], r"validation.jsonl: every labelled post"),
+    ],
+)
+def test_a_split_that_cannot_be_learned_or_calibrated_from_is_refused_before_training(
+    split: str, change, message: str, demo_data, tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in demo_data[split].read_text().splitlines()]
+    changed = tmp_path / f"{split}.jsonl"
+    changed.write_text("".join(json.dumps(row) + "\n" for row in change(rows)), encoding="utf-8")
+    recipe = tiny_recipe(demo_data | {split: changed}, tmp_path / "run")
+    with pytest.raises(ValueError, match=message):
+        train(recipe)
+    assert not (tmp_path / "run" / "logs").exists()
+
+
 def test_training_stopped_by_sigterm_ends_with_its_status_and_says_how_to_resume(demo_data, tmp_path: Path) -> None:
     recipe_file = tmp_path / "recipe.yaml"
     recipe_file.write_text(yaml.safe_dump(tiny_recipe(demo_data, tmp_path / "run", max_epochs=500)))
