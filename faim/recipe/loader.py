@@ -18,7 +18,7 @@ SHIPPED = files("faim.recipes")
 class RecipeLoader(yaml.SafeLoader):
     """The safe YAML loader reading numbers and booleans as YAML 1.2 does: ``1e-4`` (no dot) is a float, and only
     ``true`` and ``false`` are booleans, so labels such as ``[no, yes]`` stay words (YAML 1.1 reads ``yes``, ``no``,
-    ``on`` and ``off`` as booleans)."""
+    ``on`` and ``off`` as booleans; see also ``labels_as_words``)."""
 
 
 RecipeLoader.add_implicit_resolver(
@@ -130,4 +130,15 @@ def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = Non
         if "base" in base:
             raise RecipeError(str(base_path), "base", "only one level of base: is allowed")
         data = merge(base, data)
-    return apply_overrides(data, overrides or []), path
+    return labels_as_words(apply_overrides(data, overrides or [])), path
+
+
+def labels_as_words(recipe: dict[str, Any]) -> dict[str, Any]:
+    """``recipe`` with each head label written ``true`` or ``false`` (a YAML boolean) read as that word, as a label
+    is one (a model saved before booleans were read so holds them in its ``recipe.yaml``; its ``faim.json`` gives
+    its labels)."""
+    heads = recipe.get("model", {}).get("heads") if isinstance(recipe.get("model"), dict) else None
+    for head in heads.values() if isinstance(heads, dict) else ():
+        if isinstance(head, dict) and isinstance(head.get("labels"), list):
+            head["labels"] = [str(label).lower() if isinstance(label, bool) else label for label in head["labels"]]
+    return recipe

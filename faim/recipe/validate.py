@@ -79,11 +79,6 @@ def check_heads(source: str, heads: Any) -> None:
             raise RecipeError(
                 source, f"model.heads.{task}.labels", "expected a list of at least two distinct label names"
             )
-        if booleans := [label for label in labels if isinstance(label, bool)]:
-            word = str(booleans[0]).lower()
-            raise RecipeError(
-                source, f"model.heads.{task}.labels", f'{word} is YAML\'s boolean; quote it ("{word}") to name a label'
-            )
         if spec["type"] == "binary" and len(labels) != 2:
             raise RecipeError(
                 source, f"model.heads.{task}.labels", "a binary task has exactly two labels: [negative, positive]"

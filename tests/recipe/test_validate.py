@@ -185,14 +185,10 @@ def test_the_monitored_figure_must_be_one_training_logs(recipe: dict, write_reci
     Recipe.load(write_recipe(recipe))
 
 
-def test_labels_are_words_yes_and_no_included_and_a_yaml_boolean_is_refused_with_the_quoting_to_use(
-    recipe: dict, write_recipe
-) -> None:
+def test_labels_are_words_yes_and_no_and_those_written_as_yaml_booleans_too(recipe: dict, write_recipe) -> None:
     path = write_recipe(recipe)
     text = path.read_text().replace("- benign\n", "- no\n").replace("- harmful\n", "- yes\n")
     path.write_text(text)
     assert Recipe.load(path).model["heads"]["harmful"]["labels"] == ["no", "yes"]
-    path.write_text(text.replace("- yes", "- false"))
-    message = r"model.heads.harmful.labels: false is YAML's boolean; quote it \(\"false\"\)"
-    with pytest.raises(RecipeError, match=message):
-        Recipe.load(path)
+    path.write_text(text.replace("- no\n", "- false\n").replace("- yes\n", "- true\n"))
+    assert Recipe.load(path).model["heads"]["harmful"]["labels"] == ["false", "true"]
