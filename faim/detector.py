@@ -156,13 +156,14 @@ class Detector:
             ValueError: With ``pool_by_image``, when the detector does not pool or has no pooled calibration yet.
             PostError: On a post that cannot be read.
         """
+        if pool_by_image:
+            self.check_pooling()
         posts = as_posts(list(posts))
         if not posts:
             return []
         if not pool_by_image:
             predictions = self.predict(posts, batch_size)
             return score_rows(predictions.ids, self.tasks, self.probabilities(predictions.logits))
-        self.check_pooling()
         predictions = self.predict(posts, batch_size, link_kind=self.pooling_kind)
         groups = picture_groups(predictions, self.pool_by_image)
         crowd = predictions.corrections, predictions.link_present

@@ -3,22 +3,23 @@ did not write."""
 
 from __future__ import annotations
 
-import os
+import secrets
 import shutil
-import tempfile
 from pathlib import Path
 
 
 def staging_folder(target: Path, prefix: str) -> Path:
     """A new empty folder beside ``target`` to write into before ``replace_folder`` puts it in its place, with the
     permissions a folder made by ``mkdir`` gets under the process's umask (``tempfile`` makes it readable by its
-    owner alone, and a model or export is read by other users: a service, a scoring job)."""
+    owner alone, and a model or export is read by other users: a service, a scoring job), named at random."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=prefix, dir=target.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    staging.chmod(0o777 & ~umask)
-    return staging
+    while True:
+        staging = target.parent / f"{prefix}{secrets.token_hex(8)}"
+        try:
+            staging.mkdir()  # the umask applies, as to any folder made
+            return staging
+        except FileExistsError:
+            continue
 
 
 def check_replaceable(target: Path, manifest: str) -> None:

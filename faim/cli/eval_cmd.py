@@ -9,6 +9,7 @@ from pathlib import Path
 from faim.artifact import read_recipe
 from faim.assembly import build_source
 from faim.cli.common import add_columns, parse_columns
+from faim.data.language import FIELD as LANGUAGE
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
@@ -56,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         source = build_source(recipe.data_section)
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
-    if args.slice and not any(args.slice in post.meta for post in posts):
+    filled = {LANGUAGE} if recipe.eval.languages else set()  # evaluation gives each post its language first
+    if args.slice and args.slice not in filled and not any(args.slice in post.meta for post in posts):
         raise ValueError(f"--slice: no post has the meta field {args.slice!r} (map one with --map meta=COLUMN)")
     config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
     config = replace(config, slice=args.slice) if args.slice else config

@@ -10,8 +10,7 @@ from pathlib import Path
 from faim.cli.common import add_columns, parse_columns
 from faim.data.sources import read_posts
 from faim.detector import Detector
-from faim.explain.report import LISTING, write_report
-from faim.folders import check_replaceable
+from faim.explain.report import check_report_folder, write_report
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -22,12 +21,19 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "task's logit (the text, each picture, each comment, the metadata; integrated gradients), each token's "
         "attribution in the text and in each comment (integrated gradients at the embeddings of its pieces, for the "
         "text encoders that read pieces: hf_text, e5_text, use_text, each member of a stack that is one) and a "
-        "heat map over each picture (occlusion). OUT gets one JSON per post, the heat maps as PNGs and index.html "
-        "to look at. A post that cannot be read stops the command, naming it.",
+        "heat map over each picture (occlusion). OUT gets one JSON per post, the heat maps as PNGs, index.html "
+        "to look at and faim-explanations.json listing the posts; a new report replaces an earlier one there whole, "
+        "and a folder holding anything else is refused before any work. A post that cannot be read stops the "
+        "command, naming it.",
     )
     parser.add_argument("model", help="model directory written by `faim train`")
     parser.add_argument("posts", help="a JSONL/CSV/Parquet file of posts, a folder of them, or a glob (quote it)")
-    parser.add_argument("-o", "--out", required=True, help="output folder (JSON per post, PNG heat maps, index.html)")
+    parser.add_argument(
+        "-o",
+        "--out",
+        required=True,
+        help="output folder (JSON per post, PNG heat maps, index.html, faim-explanations.json)",
+    )
     add_columns(parser)
     parser.add_argument(
         "--limit", type=int, default=20, help="explain the first N posts only (default: 20; 0: every post)"
@@ -38,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 (every post) or more, got {args.limit}")
-    check_replaceable(Path(args.out), LISTING)  # before any work, as writing the report does again
+    check_report_folder(Path(args.out))  # before any work, as writing the report does again
     detector = Detector.load(args.model)
     posts = read_posts(args.posts, parse_columns(args.columns), args.image_root)
     chosen = list(itertools.islice(posts, args.limit or None))

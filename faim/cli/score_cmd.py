@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument(
         "model",
         help="model directory written by `faim train`; with --runtime onnx, an export written by `faim export` "
-        "too (a saved model is exported first, once, into OUT/_export)",
+        "too (a saved model is exported first, once, into OUT/_export/DIGEST)",
     )
     parser.add_argument("dump", help="a JSONL/CSV/TSV/Parquet file, a folder of them, or a glob (quote it)")
     parser.add_argument("-o", "--out", required=True, help="output folder of Parquet parts")

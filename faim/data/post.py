@@ -65,8 +65,15 @@ class Post:
         comments = row.get("comments") or []
         if isinstance(comments, str):
             comments = [comments]
-        if not isinstance(comments, (list, tuple)) or not all(isinstance(comment, str) for comment in comments):
-            raise ValueError(f"{where}: field 'comments': expected a string or a list of strings, got {comments!r}")
+        if not isinstance(comments, (list, tuple)):
+            raise ValueError(
+                f"{where}: field 'comments': expected a string or a list of strings, got {type(comments).__name__}"
+            )
+        for number, comment in enumerate(comments):
+            if not isinstance(comment, str):
+                raise ValueError(
+                    f"{where}: field 'comments': comment {number} is a {type(comment).__name__}, not a string"
+                )
         return cls(
             id=str(row.get("id", index)),
             text=row.get("text"),

@@ -3,7 +3,7 @@
 Each reader yields ``(number, row)`` pairs, ``row`` a dict of column → value and ``number`` the row's
 place in ``origin``: the 1-based line a JSONL or CSV row starts on (a CSV's header is line 1), the 0-based row index
 for Parquet and Hugging Face datasets. Files are read in batches of rows (pyarrow) or record by record, so a dump
-larger than memory streams.
+larger than memory streams (a JSON Lines file twice: first for the keys its objects hold).
 """
 
 from __future__ import annotations
@@ -44,12 +44,13 @@ def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
     """Bind ``columns`` to a JSON Lines file and give its objects; blank lines are skipped.
 
     JSON Lines has no header: the keys any object holds are the columns a recipe's names are checked
-    against (and ``image`` or ``images`` chosen by); an object may omit keys (read as missing).
+    against (and ``image`` or ``images`` chosen by), so the file is read twice, streamed both times: for its keys,
+    then for its objects. An object may omit keys (read as missing).
     """
-    objects = list(_jsonl_objects(path))
-    if not objects:
+    keys = object_keys(row for _, row in _jsonl_objects(path))
+    if not keys:
         return columns, iter(())
-    return columns.bind(object_keys(row for _, row in objects), str(path)), iter(objects)
+    return columns.bind(keys, str(path)), _jsonl_objects(path)
 
 
 def not_an_object(value: Any) -> str:

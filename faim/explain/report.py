@@ -157,7 +157,7 @@ def write_report(explanations: list[Explanation], out: str | Path) -> Path:
         FileExistsError: If ``out`` holds anything but an earlier report (``faim.folders.check_replaceable``).
     """
     target = Path(out)
-    check_replaceable(target, LISTING)
+    check_report_folder(target)
     root = staging_folder(target, ".faim-explain-")
     try:
         write_files(explanations, root)
@@ -166,6 +166,19 @@ def write_report(explanations: list[Explanation], out: str | Path) -> Path:
         raise
     replace_folder(root, target)
     return target / "index.html"
+
+
+def check_report_folder(target: Path) -> None:
+    """Refuse a ``target`` a report must not replace: anything but an absent or empty folder, a report (it holds
+    ``LISTING``), or one written before reports held it (``index.html`` beside JSON and PNG files only).
+
+    Raises:
+        FileExistsError: Naming ``target`` (``faim.folders.check_replaceable``).
+    """
+    earlier = target.is_dir() and (target / "index.html").is_file()
+    if earlier and all(path.is_file() and path.suffix in (".html", ".json", ".png") for path in target.iterdir()):
+        return
+    check_replaceable(target, LISTING)
 
 
 def write_files(explanations: list[Explanation], root: Path) -> None:

@@ -97,7 +97,11 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     try:
         return key.strip().split("."), parse_yaml(value) if value.strip() else None
     except yaml.YAMLError as error:
-        raise RecipeError("--set", key.strip(), f"the value {value!r} is not YAML: {error}") from None
+        mark = getattr(error, "problem_mark", None)
+        problem = f"{getattr(error, 'problem', None) or 'unreadable'}" + (
+            f" at character {mark.column + 1}" if mark else ""
+        )
+        raise RecipeError("--set", key.strip(), f"the value {value!r} is not YAML ({problem})") from None
 
 
 def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

@@ -68,7 +68,8 @@ def score_dump(
         model: A model directory, or a ``Detector`` built from a recipe (saved to a temporary directory).
         source: A JSONL/CSV/TSV/Parquet file, a saved Hugging Face dataset folder, a folder of them, or a glob
             (``faim.data.inputs``).
-        out: Output folder: ``part-*.parquet`` (read it whole with ``pyarrow.parquet.read_table(out)``).
+        out: Output folder: ``part-*.parquet`` (read it whole with ``pyarrow.parquet.read_table(out)``); new, empty
+            or an earlier run's.
         columns: Column mapping, as in a recipe's ``data.columns``.
         image_root: Directory relative image paths resolve against (default: each file's folder).
         workers: Processes that score, this one included (default: one per core, one torch thread each);
@@ -94,6 +95,8 @@ def score_dump(
 
     Raises:
         ValueError: On bad arguments, a model that cannot pool, or ``out`` holding another run.
+        FileExistsError: When ``out`` holds files a scoring run does not write.
+        faim.artifact.ArtifactError: When a file of the model was modified.
     """
     check_device(device)
     check_counts(workers, batch_size, shard_rows)

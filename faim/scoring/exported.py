@@ -21,6 +21,7 @@ from faim.data.post import Post
 from faim.runtime.bundle import EMBEDDING, MANIFEST, SAVED_MODEL, ExportError, probabilities_name, read_bundle
 from faim.runtime.model import ExportedModel
 from faim.scoring.inputs import Shard
+from faim.scoring.manifest import check_output_folder
 from faim.scoring.output import output_schema, output_table, score_columns, write_part
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import readable_batches, shard_posts
@@ -131,6 +132,7 @@ def score_exported(
     check_counts(workers, batch_size, shard_rows)
     find_inputs(source)  # a dump that is not there, or a bad mapping, is named before a saved model is exported
     ColumnMap.from_recipe(columns)
+    check_output_folder(Path(out))  # before a saved model is exported into it
     given = Path(model)
     export_dir = export_once(given, Path(out), overwrite)
     identity = read_bundle(export_dir)["files"]

@@ -70,7 +70,7 @@ def decode_cells(row: dict[str, Any], numeric: set[str], wanted: set[str]) -> di
         try:
             value = cell.decode("utf-8") if isinstance(cell, bytes) else cell
         except UnicodeDecodeError as error:
-            raise ValueError(f"text_encoding: column {column!r} is not UTF-8 (byte {error.start})") from None
+            raise ValueError(f"text_encoding: column {column!r} is not UTF-8 (byte {error.start + 1})") from None
         out[column] = parse_number(value) if column in numeric and value is not None else value
     return out
 
@@ -82,7 +82,7 @@ def parse_row(shard: Shard, payload: Any, numeric: set[str], wanted: set[str]) -
         try:
             row = json.loads(payload.decode("utf-8"))
         except UnicodeDecodeError as error:
-            raise ValueError(f"text_encoding: not UTF-8 (byte {error.start})") from None
+            raise ValueError(f"text_encoding: not UTF-8 (byte {error.start + 1})") from None
         except json.JSONDecodeError as error:
             raise ValueError(f"json: invalid JSON ({error.msg} at column {error.colno})") from None
         if not isinstance(row, dict):

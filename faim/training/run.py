@@ -148,8 +148,8 @@ def make_trainer(
 
 
 def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
-    """Refuse a training or validation split (``name``) a model cannot learn or be calibrated from: one without
-    posts, or where a task's labelled posts are none or (binary and multiclass) of one class only.
+    """Refuse a training split (``name``) a model cannot learn from: one without posts, or where a task's labelled
+    posts are none or (binary and multiclass) of one class only.
 
     Raises:
         ValueError: Naming the split and the task.
@@ -164,7 +164,7 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str) -> None
         if task.type != "multilabel" and len(classes) < 2:
             raise ValueError(
                 f"{name}: every labelled post of task {task.name!r} is of one class ({classes.pop()}); "
-                "a model needs both to learn from and to calibrate on"
+                "a model needs both to learn from"
             )
 
 
@@ -268,13 +268,24 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
             reaches a live encoder.
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
-            ``eval.crowd_corrections``, before training, when a training post lacks the field it names.
+            ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
+            anything is written, for a training split that cannot be learned from (``check_learnable``) or a
+            validation split without posts.
         FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
+        SystemExit: With status 143, when the process is sent SIGTERM while it trains.
     """
     cfg = recipe.train
     data = recipe.data_section
     output_dir = Path(cfg.output_dir)
     check_replaceable(output_dir / "model", MANIFEST)
+    pl.seed_everything(cfg.seed, workers=True, verbose=False)
+    source = build_source(data)
+    train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
+    check_learnable(task_specs(recipe.model), train_posts, source.describe("train"))
+    if not val_posts:  # a task without labels there, or of one class, keeps the calibration it has (fit_calibration)
+        raise ValueError(f"{source.describe('validation')}: no posts")
+    if recipe.eval.crowd_corrections:
+        check_correction_groups(recipe, train_posts)
     resume_from = latest_checkpoint(output_dir) if resume else None
     version = next_version(output_dir)
     checkpoint_dir = resume_from.parent if resume_from else output_dir / "checkpoints" / f"version_{version}"
@@ -282,13 +293,6 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
         check_resumable(recipe, checkpoint_dir)
     else:
         save_run_recipe(recipe, checkpoint_dir)
-    pl.seed_everything(cfg.seed, workers=True, verbose=False)
-    source = build_source(data)
-    train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
-    for split, posts in (("train", train_posts), ("validation", val_posts)):
-        check_learnable(task_specs(recipe.model), posts, source.describe(split))
-    if recipe.eval.crowd_corrections:
-        check_correction_groups(recipe, train_posts)
     model = build_model(recipe.model)
     model.fit_encoders(train_posts, cfg.max_elements)
     tasks = task_specs(recipe.model)
@@ -308,11 +312,9 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
         try:
             trainer.fit(task, train_loader, val_loader, ckpt_path=resume_from)
         except SIGTERMException:  # a SystemExit without a status: the process would end as if it had succeeded
-            print(
-                f"faim train: stopped by SIGTERM before it saved a model; a last.ckpt in {checkpoint_dir}, written "
-                "after each epoch, lets `faim train RECIPE --resume` continue",
-                file=sys.stderr,
-            )
+            last = checkpoint_dir / "last.ckpt"
+            resume = f"`faim train RECIPE --resume` continues from {last}" if last.is_file() else "no epoch finished"
+            print(f"faim train: stopped by SIGTERM before it saved a model; {resume}", file=sys.stderr)
             raise SystemExit(128 + signal.SIGTERM) from None
     if not trainer.is_global_zero:
         return None

@@ -68,6 +68,12 @@ def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_
     assert sorted(path.name for path in out.glob("*.json")) == ["0000-full.json", "faim-explanations.json"]
     listing = json.loads((out / "faim-explanations.json").read_text(encoding="utf-8"))
     assert listing == {"posts": [{"post": "full", "explanation": "0000-full.json"}]}
+    earlier = tmp_path / "earlier"  # a report written before reports listed their posts
+    earlier.mkdir()
+    for name in ("index.html", "0000-old.json", "0000-old-picture0.png"):
+        (earlier / name).write_text("old", encoding="utf-8")
+    assert main(["explain", str(model_dir), str(posts), "-o", str(earlier), "--limit", "1"]) == 0
+    assert not (earlier / "0000-old.json").exists() and (earlier / "faim-explanations.json").is_file()
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me", encoding="utf-8")

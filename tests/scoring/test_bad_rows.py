@@ -160,4 +160,4 @@ def test_a_csv_cell_that_is_not_utf8_is_an_error_of_its_row_naming_the_column_on
     score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, progress=False)
     rows = pq.read_table(tmp_path / "out").to_pylist()
     assert [(row["id"], row["error_kind"]) for row in rows] == [(None, "text_encoding"), ("2", None)]
-    assert rows[0]["error"] == "column 'text' is not UTF-8 (byte 3)"
+    assert rows[0]["error"] == "column 'text' is not UTF-8 (byte 4)"

@@ -103,12 +103,17 @@ def test_an_export_left_in_the_output_by_another_saved_model_is_not_scored_with(
     assert len(list((tmp_path / "out" / EXPORT_DIR).iterdir())) == 1  # the first model's export is gone
 
 
-def test_a_dump_that_is_not_there_is_named_before_a_saved_model_is_exported(
+def test_a_missing_dump_and_an_output_folder_of_other_files_are_named_before_a_saved_model_is_exported(
     exported: tuple[Path, Path], tmp_path: Path
 ) -> None:
     with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
         score_exported(exported[0], tmp_path / "nowhere.jsonl", tmp_path / "out", progress=False)
     assert not (tmp_path / "out" / EXPORT_DIR).exists()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me", encoding="utf-8")
+    with pytest.raises(FileExistsError, match="holds files that are not a scoring run's"):
+        score_exported(exported[0], write_dump(tmp_path / "dump"), tmp_path / "mine", progress=False)
+    assert [path.name for path in (tmp_path / "mine").iterdir()] == ["notes.txt"]
 
 
 def test_options_of_the_torch_runtime_are_refused_naming_them(
