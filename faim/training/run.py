@@ -148,8 +148,9 @@ def make_trainer(
 
 
 def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
-    """Refuse a training split (``name``) a model cannot learn from: one without posts, or where a task's labelled
-    posts are none or (binary and multiclass) of one class only.
+    """Refuse a training split (``name``) a model cannot learn from: one without posts, or without a label for a
+    task; warn of one whose labelled posts of a binary or multiclass task are of one class (a model learns nothing
+    of the others from it, as a fold holding out a group may be meant to show).
 
     Raises:
         ValueError: Naming the split and the task.
@@ -162,10 +163,8 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str) -> None
             raise ValueError(f"{name}: no post carries a label for task {task.name!r}")
         classes = {str(label) for label in labels}
         if task.type != "multilabel" and len(classes) < 2:
-            raise ValueError(
-                f"{name}: every labelled post of task {task.name!r} is of one class ({classes.pop()}); "
-                "a model needs both to learn from"
-            )
+            message = f"{name}: every labelled post of task {task.name!r} is of one class ({classes.pop()})"
+            warnings.warn(f"{message}; the model learns nothing of the others", stacklevel=2)
 
 
 def split_posts(recipe: Recipe, source: Any, split: str) -> list[Post]:
@@ -269,7 +268,7 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
             ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
-            anything is written, for a training split that cannot be learned from (``check_learnable``) or a
+            anything is written, for a training split without posts or a task's labels (``check_learnable``) or a
             validation split without posts.
         FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
         SystemExit: With status 143, when the process is sent SIGTERM while it trains.

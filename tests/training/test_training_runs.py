@@ -229,7 +229,6 @@ def test_resume_without_a_checkpoint_fails_clearly(demo_data, tmp_path: Path) ->
     [
         ("train", lambda rows: [], r"train.jsonl: no posts"),
         ("train", lambda rows: [row | {"label": None} for row in rows], r"no post carries a label for task 'harmful'"),
-        ("train", lambda rows: [row | {"label": 0} for row in rows], r"train.jsonl: every labelled post of task"),
         ("validation", lambda rows: [], r"validation.jsonl: no posts"),
     ],
 )
@@ -243,6 +242,16 @@ def test_a_split_that_cannot_be_learned_or_calibrated_from_is_refused_before_tra
     with pytest.raises(ValueError, match=message):
         train(recipe)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_training_split_of_one_class_is_warned_of(demo_data, tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in demo_data["train"].read_text().splitlines()]
+    changed = tmp_path / "train.jsonl"
+    changed.write_text("".join(json.dumps(row | {"label": 0}) + "\n" for row in rows), encoding="utf-8")
+    recipe = tiny_recipe(demo_data | {"train": changed}, tmp_path / "run", max_epochs=1)
+    recipe["data"]["image_root"] = str(demo_data["train"].parent)
+    with pytest.warns(UserWarning, match="train.jsonl: every labelled post of task 'harmful' is of one class \\(0\\)"):
+        train(recipe)
 
 
 def test_training_stopped_by_sigterm_ends_with_its_status_and_says_how_to_resume(demo_data, tmp_path: Path) -> None:
