@@ -53,6 +53,16 @@ def check_output_folder(out_dir: Path) -> None:
         )
 
 
+def recorded_identity(run_file: Path) -> dict[str, Any]:
+    """The identity ``run_file`` records, as this version writes it: a run recorded while bf16 was chosen by the CPU
+    (``"bf16": null``) is a run without it, as scoring is now unless asked."""
+    identity = json.loads(run_file.read_text(encoding="utf-8"))
+    options = identity.get("settings", {}).get("options")
+    if isinstance(options, dict) and "bf16" in options and options["bf16"] is None:
+        options["bf16"] = False
+    return identity
+
+
 class Manifest:
     """Done shards of a run in ``out_dir``, whose shards' part files are in ``out_dir`` or, with ``per_post``
     (a run pooling by picture), in ``out_dir/_per_post``; see the module docstring for the files."""
@@ -71,7 +81,7 @@ class Manifest:
             for path in [run_file, out_dir / MANIFEST_FILE, *parts]:
                 path.unlink(missing_ok=True)
         if run_file.exists():
-            if json.loads(run_file.read_text(encoding="utf-8")) != identity:
+            if recorded_identity(run_file) != identity:
                 raise ValueError(
                     f"{out_dir} holds a scoring run with another model, other inputs or other settings; "
                     "write to a new folder, or pass --overwrite (overwrite=True) to start afresh"

@@ -21,3 +21,19 @@ def test_a_folder_holding_other_files_is_refused_and_left_as_it_was(tiny_model_d
     assert sorted(path.name for path in out.iterdir()) == ["notes.txt"]
     (out / "notes.txt").unlink()
     assert score_dump(tiny_model_dir, dump, out, workers=1, progress=False).rows == 1  # an empty folder is fine
+
+
+def test_a_run_recorded_while_bf16_was_chosen_by_the_cpu_resumes_as_a_run_without_it(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(
+        "".join(json.dumps({"id": str(i), "text": f"post {i}"}) + "\n" for i in range(40)), encoding="utf-8"
+    )
+    out = tmp_path / "out"
+    score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
+    recorded = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+    recorded["settings"]["options"]["bf16"] = None  # as runs recorded it before bf16 had to be asked for
+    (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
+    again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
+    assert again.rows == 40 and again.rows_this_run == 0
