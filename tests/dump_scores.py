@@ -12,17 +12,24 @@ import pyarrow.parquet as pq
 from faim.scoring.engine import score_dump
 
 
-def dump_scores(model_dir: Path, posts: list[dict], root: Path, task: str) -> np.ndarray:
-    """``task``'s scores of ``posts`` (each with an ``id`` and picture bytes under ``images``), in their order."""
-    root.mkdir(parents=True)
+def write_posts(root: Path, posts: list[dict]) -> Path:
+    """``posts`` (each with an ``id``, picture bytes under ``images``) as ``root/posts.jsonl``, their pictures as PNG
+    files beside it; the posts given are left as they are."""
+    root.mkdir(parents=True, exist_ok=True)
     lines = []
     for post in posts:
-        files = []
+        names = []
         for index, picture in enumerate(post.get("images", [])):
             (root / f"{post['id']}-{index}.png").write_bytes(picture)
-            files.append(f"{post['id']}-{index}.png")
-        lines.append(json.dumps({"id": post["id"], "text": post.get("text"), "images": files}))
+            names.append(f"{post['id']}-{index}.png")
+        fields = {key: value for key, value in post.items() if key != "images"}
+        lines.append(json.dumps(fields | ({"images": names} if names else {})))
     (root / "posts.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    score_dump(model_dir, root / "posts.jsonl", root / "out", workers=1, progress=False)
+    return root / "posts.jsonl"
+
+
+def dump_scores(model_dir: Path, posts: list[dict], root: Path, task: str) -> np.ndarray:
+    """``task``'s scores of ``posts`` (each with an ``id`` and picture bytes under ``images``), in their order."""
+    score_dump(model_dir, write_posts(root, posts), root / "out", workers=1, progress=False)
     rows = {row["id"]: row for row in pq.read_table(root / "out").to_pylist()}
     return np.array([rows[post["id"]][task] for post in posts])

@@ -106,8 +106,14 @@ def shard_posts(
     errors = [RowError(f"{shard.file}:{where}", None, kind, message) for where, kind, message in shard.errors]
     bound = columns
     header = shard.header
-    if header is None:
-        header = object_keys(_objects(shard)) or None
+    parsed: dict[int, dict[str, Any] | ValueError] = {}
+    if header is None:  # JSON Lines: each row parsed once, the keys of its objects standing for the file's columns
+        for number, payload in shard.rows:
+            try:
+                parsed[number] = parse_row(shard, payload, set(), set())
+            except ValueError as error:
+                parsed[number] = error
+        header = object_keys(row for row in parsed.values() if isinstance(row, dict)) or None
     if header is not None:
         try:
             bound = columns.bind(header, shard.file)
@@ -121,7 +127,10 @@ def shard_posts(
     for number, payload in shard.rows:
         source = f"{shard.file}:{number}"
         try:
-            post = bound.to_post(parse_row(shard, payload, numeric, wanted), number, source, root)
+            row = parsed[number] if number in parsed else parse_row(shard, payload, numeric, wanted)
+            if isinstance(row, ValueError):
+                raise row
+            post = bound.to_post(row, number, source, root)
         except ValueError as error:
             kind, _, message = str(error).partition(": ") if _tagged(error) else ("row", "", str(error))
             errors.append(RowError(source, None, kind, message))
@@ -135,12 +144,3 @@ def shard_posts(
 
 def _tagged(error: ValueError) -> bool:
     return str(error).split(": ", 1)[0] in ("text_encoding", "json")
-
-
-def _objects(shard: Shard) -> Iterator[dict[str, Any]]:
-    """The JSONL rows of a shard that parse: their keys stand for the file's columns."""
-    for _, payload in shard.rows:
-        try:
-            yield parse_row(shard, payload, set(), set())
-        except ValueError:
-            continue

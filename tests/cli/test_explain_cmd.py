@@ -9,21 +9,9 @@ from pathlib import Path
 
 import pytest
 from conftest import export_posts
+from dump_scores import write_posts
 
 from faim.cli.main import main
-
-
-def write_posts(root: Path, posts: list[dict]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for post in posts:
-        names = []
-        for index, image in enumerate(post.pop("images", [])):
-            (root / f"{post['id']}-{index}.png").write_bytes(image)
-            names.append(f"{post['id']}-{index}.png")
-        lines.append(json.dumps(post | ({"images": names} if names else {})))
-    (root / "posts.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return root / "posts.jsonl"
 
 
 def test_every_element_of_every_post_is_explained_for_every_task(exported: tuple[Path, Path], tmp_path: Path) -> None:
