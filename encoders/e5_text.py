@@ -26,7 +26,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from faim.encoder import Encoder, Preprocessor, TokenEmbeddings, markers_and_padding
+from faim.encoder import Encoder, Preprocessor, TokenEmbeddings, check_max_length, markers_and_padding
 from faim.encoders.text_normalize import fold_confusables
 from faim.encoders.text_preprocess import folding_identity
 from faim.preprocess.e5_pieces import E5Pieces, leetspeak_folder, piece_rows, read_tokenizer, write_tokenizer
@@ -260,8 +260,7 @@ class E5TextEncoder(E5EncoderBase):
                 raise ValueError(f"{path}: an e5 tokenizer file without the network's sizes (not an artifact's)")
             sizes = stored.pop("sizes")
             special = stored
-        if not 2 < max_length <= sizes["positions"]:
-            raise ValueError(f"e5_text: max_length {max_length} must be between 3 and {sizes['positions']}")
+        check_max_length("e5_text", max_length, sizes["positions"], least=3)
         network = E5Network(**{name: sizes[name] for name in SIZES})
         if pretrained:
             network.load_packed(packed)

@@ -11,7 +11,7 @@ import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import logging as hf_logging
 
-from faim.encoder import Encoder, Preprocessor, TokenEmbeddings
+from faim.encoder import Encoder, Preprocessor, TokenEmbeddings, check_max_length
 from faim.encoders.text_preprocess import TextPreprocessor, folding_identity
 from faim.registry import register_encoder
 from faim.weights import resolve_weights
@@ -39,6 +39,16 @@ def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str) -> to
     return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0)
 
 
+def readable_pieces(backbone: PreTrainedModel) -> int | None:
+    """The most pieces ``backbone`` reads in one text: its position embeddings, less those a backbone that numbers
+    positions past its padding piece (RoBERTa, XLM-R) never reaches; ``None`` for a model without a position count."""
+    positions = getattr(backbone.config, "max_position_embeddings", None)
+    if positions is None:
+        return None
+    padding = getattr(getattr(backbone.base_model, "embeddings", None), "padding_idx", None)
+    return positions - (padding + 1) if isinstance(padding, int) else positions
+
+
 class TransformerTextEncoder(Encoder):
     """Shared body of transformers-backed text encoders: a backbone, a tokenizer, pooling (``None``: a subclass whose
     backbone pools, as CLIP's does)."""
@@ -58,6 +68,9 @@ class TransformerTextEncoder(Encoder):
         super().__init__()
         if pooling is not None and pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+        limit = readable_pieces(backbone)
+        if limit is not None:
+            check_max_length(getattr(type(self), "registry_name", type(self).__name__), max_length, limit)
         self.backbone = backbone
         self.tokenizer = tokenizer
         self.pooling = pooling

@@ -111,6 +111,20 @@ class Encoder(nn.Module, ABC):
         return super().train(mode and not self.frozen)
 
 
+def check_max_length(who: str, max_length: int, positions: int, least: int = 1) -> None:
+    """Refuse a text encoder's ``max_length`` (pieces kept per text) below ``least`` (the markers it adds, and a
+    piece of text) or above ``positions``, the pieces its model can number: a text that long would end, when scored
+    or trained, in an index error deep in the model.
+
+    Raises:
+        ValueError: Naming ``who`` (the encoder's type), ``max_length`` and the model's limit.
+    """
+    if not least <= max_length <= positions:
+        raise ValueError(
+            f"{who}: max_length {max_length} must be between {least} and {positions}, the positions the model has"
+        )
+
+
 def load_checked_state(module: nn.Module, state: dict[str, torch.Tensor], source: str) -> None:
     """Load ``state`` strictly, raising a ValueError that names ``source`` and the mismatched keys."""
     result = module.load_state_dict(state, strict=False)

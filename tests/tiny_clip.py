@@ -18,7 +18,7 @@ def save_tiny_clip(directory: Path) -> Path:
     """Write a tiny CLIP (two 1-layer towers, an 8-d joint space) into ``directory``; returns it."""
     tokenizer = BertTokenizer(vocab=tiny_vocab())
     text = {"vocab_size": len(tokenizer), "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1}
-    text |= {"num_attention_heads": 2, "max_position_embeddings": 32, "eos_token_id": tokenizer.sep_token_id}
+    text |= {"num_attention_heads": 2, "max_position_embeddings": 77, "eos_token_id": tokenizer.sep_token_id}
     text |= {"bos_token_id": tokenizer.cls_token_id, "pad_token_id": tokenizer.pad_token_id}
     vision = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2}
     vision |= {"image_size": SIDE, "patch_size": 8}

@@ -108,6 +108,13 @@ def test_a_caption_and_its_picture_in_one_space_save_load_explain_and_export_wit
     assert np.abs(np.array([row["harm"] for row in runtime.score(posts)]) - scores).max() < 1e-4
 
 
+def test_a_max_length_past_the_text_towers_positions_is_refused(clip_dir: Path) -> None:
+    with pytest.raises(ValueError, match=r"clip_text: max_length 78 must be between 1 and 77, the positions the model"):
+        ClipTextEncoder(str(clip_dir), max_length=78)
+    text = ClipTextEncoder(str(clip_dir), max_length=77)
+    assert text(text.preprocessor()(["a" * 100])).shape == (1, 8)
+
+
 def test_a_checkpoint_without_a_towers_weights_or_of_the_other_tower_is_refused_naming_it(
     clip_dir: Path, tmp_path: Path
 ) -> None:

@@ -1,15 +1,19 @@
 """The pieces a transformers encoder attributes to: the text's own, an unknown word's ``[UNK]`` included; its
-sentence markers and padding are fixed. A folder without a model is named."""
+sentence markers and padding are fixed. A folder without a model is named, and a max_length past the pieces the model
+can number is refused when the encoder is built."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from conftest import tiny_recipe
 from token_pieces import attributed_names
+from transformers import AutoModel, BertConfig, BertTokenizer, PretrainedConfig, RobertaConfig
 
+import faim
 from faim.encoders.hf_text import HFTextEncoder
-from faim.encoders.tiny_text import TinyTextEncoder
+from faim.encoders.tiny_text import TinyTextEncoder, tiny_vocab
 
 
 def test_the_texts_own_pieces_are_attributed_an_unknown_words_included_and_the_markers_are_not() -> None:
@@ -24,3 +28,37 @@ def test_the_texts_own_pieces_are_attributed_an_unknown_words_included_and_the_m
 def test_a_folder_without_a_model_is_named(tmp_path: Path) -> None:
     with pytest.raises(OSError, match=rf"hf_text: cannot load weights '{tmp_path}' \(resolved to {tmp_path}\)"):
         HFTextEncoder(str(tmp_path))
+
+
+def save_tiny_model(directory: Path, config_class: type[PretrainedConfig], positions: int) -> Path:
+    """A random one-layer model of ``config_class`` numbering ``positions`` pieces, with the character tokenizer,
+    saved as a hub model is."""
+    sizes = {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 32}
+    config = config_class(vocab_size=len(tiny_vocab()), max_position_embeddings=positions, **sizes)
+    AutoModel.from_config(config).save_pretrained(directory)
+    BertTokenizer(vocab=tiny_vocab()).save_pretrained(directory)
+    return directory
+
+
+def test_a_max_length_past_the_models_positions_is_refused_naming_both(tmp_path: Path) -> None:
+    weights = str(save_tiny_model(tmp_path, BertConfig, positions=16))
+    with pytest.raises(ValueError, match=r"^hf_text: max_length 64 must be between 1 and 16, the positions the model"):
+        HFTextEncoder(weights, max_length=64)
+    encoder = HFTextEncoder(weights, max_length=16)
+    assert encoder(encoder.preprocessor()(["a" * 100])).shape == (1, 16)
+
+
+def test_a_model_numbering_positions_past_its_padding_piece_reads_that_many_fewer(tmp_path: Path) -> None:
+    weights = str(save_tiny_model(tmp_path, RobertaConfig, positions=20))  # positions 2 to 19: 18 pieces
+    with pytest.raises(ValueError, match=r"hf_text: max_length 19 must be between 1 and 18"):
+        HFTextEncoder(weights, max_length=19)
+    encoder = HFTextEncoder(weights, max_length=18)
+    assert encoder(encoder.preprocessor()(["a" * 100])).shape == (1, 16)
+
+
+def test_a_recipes_max_length_past_the_models_positions_is_named_by_its_path(tmp_path: Path) -> None:
+    recipe = tiny_recipe({"train": tmp_path / "t.jsonl", "validation": tmp_path / "v.jsonl"}, tmp_path / "run")
+    weights = str(save_tiny_model(tmp_path / "bert", BertConfig, positions=512))
+    recipe["model"]["encoders"]["text"] = {"type": "hf_text", "weights": weights, "max_length": 1024}
+    with pytest.raises(ValueError, match=r"model\.encoders\.text: hf_text: max_length 1024 must be between 1 and 512"):
+        faim.build(recipe)
