@@ -3,7 +3,9 @@
 Importing this module registers the built-in encoders, fusions, heads and data sources (importing their
 packages does that); ``lookup`` and ``registries`` also load, once, every installed plug-in (the
 ``faim.plugins`` entry-point group). Recipe validation, model building and ``faim recipe list`` read the
-registries through here, so what they see never depends on what happened to be imported before.
+registries through here, so what they see never depends on what happened to be imported before. A plug-in that
+fails to load is warned of and skipped, so a command that needs none of its components runs; a recipe or model
+naming a type that is not registered is refused naming each plug-in that failed and why (``failed_plugins_note``).
 
 Sizes flow forward and are never written: an encoder's ``output_dim`` gives the fusion its ``input_dims``, the
 fusion's ``output_dim`` gives each head its ``input_dim``, and a head's label list gives ``num_classes`` /
@@ -13,7 +15,8 @@ fusion's ``output_dim`` gives each head its ``input_dim``, and a head's label li
 from __future__ import annotations
 
 import inspect
-from importlib.metadata import entry_points
+import warnings
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import faim.data.concat  # noqa: F401  (registers every built-in source; concat sits on top of the others)
@@ -40,17 +43,53 @@ RESERVED: dict[str, tuple[str, ...]] = {
 }
 """Per kind, the recipe keys of a component that are not constructor arguments."""
 
-_plugins_loaded = False
+_plugins_tried: dict[str, str | None] = {}
+"""Each ``faim.plugins`` entry point loaded so far, by its ``name = value``: ``None`` where it loaded, else the line
+saying why it failed."""
 
 
 def load_plugins() -> None:
-    """Import every module of the ``faim.plugins`` entry-point group (once); each registers its components."""
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
+    """Import each module of the ``faim.plugins`` entry-point group not tried before; each registers its components.
+
+    One that fails (its import raises, or it registers a name taken) is warned of, once, and skipped. An entry point
+    is remembered once it is tried, so a load stopped part way (Ctrl-C) goes on where it stopped when called again.
+    """
     for entry in entry_points(group=PLUGIN_GROUP):
+        key = f"{entry.name} = {entry.value}"
+        if key in _plugins_tried:
+            continue
+        failure = load_failure(entry)
+        _plugins_tried[key] = failure
+        if failure is not None:
+            warnings.warn(f"{failure}; its components are not registered", stacklevel=2)
+
+
+def load_failure(entry: EntryPoint) -> str | None:
+    """Import ``entry``'s module; ``None`` when it loads, else the line ``plugin_failure`` writes."""
+    try:
         entry.load()
+    except Exception as error:  # a plug-in's import may raise anything; it is reported, never raised
+        return plugin_failure(entry, error)
+    return None
+
+
+def plugin_failure(entry: EntryPoint, error: Exception) -> str:
+    """One line naming the plug-in, its entry point, the package installing it (where known) and ``error``; for a
+    module the plug-in imports and that is not installed, what to install or uninstall."""
+    package = entry.dist.name if getattr(entry, "dist", None) is not None else None
+    where = f"entry point {PLUGIN_GROUP}: {entry.name} = {entry.value}" + (f", package {package}" if package else "")
+    line = f"plug-in {entry.name!r} ({where}) failed to load: {type(error).__name__}: {error}"
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        line += f" (install the Python module {error.name.split('.')[0]!r} it imports"
+        line += f", or uninstall {package})" if package else ")"
+    return line
+
+
+def failed_plugins_note() -> str:
+    """What an unknown component type's error adds: each plug-in that failed to load, which may be the one that
+    registers it (``""`` when none failed)."""
+    failures = [failure for failure in _plugins_tried.values() if failure is not None]
+    return "".join(f"; {failure}" for failure in failures)
 
 
 def registries() -> dict[str, dict[str, type]]:
@@ -60,9 +99,13 @@ def registries() -> dict[str, dict[str, type]]:
 
 
 def lookup(kind: str, name: str, where: str = "") -> type:
-    """The class registered as ``name`` (plug-ins included); raises KeyError naming the valid choices."""
+    """The class registered as ``name`` (plug-ins included); raises KeyError naming the valid choices and each
+    plug-in that failed to load."""
     load_plugins()
-    return registry.lookup(kind, name, where)
+    try:
+        return registry.lookup(kind, name, where)
+    except KeyError as error:
+        raise KeyError(f"{error.args[0]}{failed_plugins_note()}") from None
 
 
 def settable_arguments(kind: str, cls: type) -> list[str]:

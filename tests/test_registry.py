@@ -1,8 +1,12 @@
-"""The registry: duplicates raise, lookups suggest, plug-ins register through the entry-point group."""
+"""The registry: duplicates raise, lookups suggest, plug-ins register through the entry-point group; a plug-in that
+fails to load is warned of and skipped, named where a type it may register is looked up, and a load stopped part way
+goes on when asked again."""
 
 from __future__ import annotations
 
 import sys
+import warnings
+from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -24,23 +28,68 @@ def test_lookup_suggests_close_name() -> None:
         registry.lookup("fusion", "gatd")
 
 
-def test_plugin_entry_point_registers_its_components(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "my_faim_plugin.py").write_text(
-        "from torch import nn\n"
-        "from faim import register_head\n"
-        "@register_head('plugin_head')\n"
-        "class PluginHead(nn.Module):\n"
-        "    task_type = 'binary'\n"
-        "    def __init__(self, input_dim: int):\n"
-        "        super().__init__()\n"
-    )
+PLUGIN_HEAD = """
+from torch import nn
+from faim import register_head
+@register_head({name!r})
+class PluginHead(nn.Module):
+    task_type = 'binary'
+    def __init__(self, input_dim: int):
+        super().__init__()
+"""
+
+
+@pytest.fixture
+def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """Plug-in modules to write, by name → source, installed as ``faim.plugins`` entry points in that order and
+    tried afresh; the heads they register and the modules are removed afterwards."""
+    modules: dict[str, str] = {}
+
+    def installed(group: str) -> list[EntryPoint]:
+        for name, source in modules.items():
+            (tmp_path / f"{name}.py").write_text(source)
+        return [EntryPoint(name=name, value=name, group=group) for name in modules if group == registry.PLUGIN_GROUP]
+
     monkeypatch.syspath_prepend(str(tmp_path))
-    plugin = EntryPoint(name="mine", value="my_faim_plugin", group=registry.PLUGIN_GROUP)
-    monkeypatch.setattr(components, "entry_points", lambda group: [plugin] if group == registry.PLUGIN_GROUP else [])
-    monkeypatch.setattr(components, "_plugins_loaded", False)
-    monkeypatch.delitem(registry.HEADS, "plugin_head", raising=False)
-    try:
-        assert components.lookup("head", "plugin_head").__name__ == "PluginHead"
-    finally:
-        registry.HEADS.pop("plugin_head", None)
-        sys.modules.pop("my_faim_plugin", None)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(components, "entry_points", installed)
+    monkeypatch.setattr(components, "_plugins_tried", {})
+    heads = set(registry.HEADS)
+    yield modules
+    for name in set(registry.HEADS) - heads:
+        registry.HEADS.pop(name)
+    for name in modules:
+        sys.modules.pop(name, None)
+
+
+def test_plugin_entry_point_registers_its_components(plugins: dict[str, str]) -> None:
+    plugins["my_faim_plugin"] = PLUGIN_HEAD.format(name="plugin_head")
+    assert components.lookup("head", "plugin_head").__name__ == "PluginHead"
+
+
+def test_a_plugin_that_fails_to_load_is_warned_of_once_and_named_where_a_type_is_unknown(
+    plugins: dict[str, str],
+) -> None:
+    plugins["broken_faim_plugin"] = "import a_module_not_installed\n"
+    plugins["later_faim_plugin"] = PLUGIN_HEAD.format(name="later_head")
+    failure = (
+        r"plug-in 'broken_faim_plugin' \(entry point faim\.plugins: broken_faim_plugin = broken_faim_plugin\) "
+        r"failed to load: ModuleNotFoundError: No module named 'a_module_not_installed' \(install the Python module "
+        r"'a_module_not_installed' it imports\)"
+    )
+    with pytest.warns(UserWarning, match=failure + "; its components are not registered"):
+        assert components.lookup("head", "later_head").__name__ == "PluginHead"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(KeyError, match=r"unknown head type 'broken_head'; valid: .*binary.*; " + failure):
+            components.lookup("head", "broken_head")
+
+
+def test_a_plugin_load_stopped_part_way_goes_on_when_asked_again(plugins: dict[str, str], tmp_path: Path) -> None:
+    plugins["first_faim_plugin"] = "raise KeyboardInterrupt\n"
+    plugins["second_faim_plugin"] = PLUGIN_HEAD.format(name="second_head")
+    with pytest.raises(KeyboardInterrupt):
+        components.load_plugins()
+    plugins["first_faim_plugin"] = PLUGIN_HEAD.format(name="first_head")
+    assert components.lookup("head", "first_head").__name__ == "PluginHead"
+    assert components.lookup("head", "second_head").__name__ == "PluginHead"

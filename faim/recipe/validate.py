@@ -16,7 +16,14 @@ import typing
 from typing import Any
 
 from faim.calibration.thresholds import OBJECTIVES
-from faim.components import DERIVED, RESERVED, component_args, registries, settable_arguments
+from faim.components import (
+    DERIVED,
+    RESERVED,
+    component_args,
+    failed_plugins_note,
+    registries,
+    settable_arguments,
+)
 from faim.data.elements import ELEMENT_MODALITIES
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
@@ -43,9 +50,8 @@ def check_component(source: str, path: str, kind: str, spec: Any) -> None:
     name = spec["type"]
     if name not in table:
         choices = sorted(table)
-        raise RecipeError(
-            source, f"{path}.type", f"unknown {kind} {name!r}{suggest(str(name), choices)}; valid: {', '.join(choices)}"
-        )
+        valid = f"valid: {', '.join(choices)}{failed_plugins_note()}"
+        raise RecipeError(source, f"{path}.type", f"unknown {kind} {name!r}{suggest(str(name), choices)}; {valid}")
     cls = table[name]
     reserved = RESERVED[kind]
     args = component_args(kind, spec)

@@ -20,8 +20,9 @@ from faim.eval.benchmark_runs import write_dump
 from faim.recipe.sections import EvalConfig
 
 
-def faim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = os.environ | {"PYTHONWARNINGS": "ignore"}
+def faim(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m faim ARGS``, warnings hidden unless ``env`` (added to the environment) shows them."""
+    env = os.environ | {"PYTHONWARNINGS": "ignore"} | (env or {})
     return subprocess.run(
         [sys.executable, "-m", "faim", *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=600
     )
@@ -133,6 +134,35 @@ def test_unknown_recipe_key_exits_with_the_yaml_path(demo_data, tmp_path: Path) 
     result = faim("recipe", "show", "demo_multimodal", "--set", "model.fusion.dimm=8")
     assert result.returncode == 2
     assert "model.fusion.dimm" in result.stderr and "did you mean 'dim'" in result.stderr
+
+
+def install_broken_plugin(folder: Path) -> dict[str, str]:
+    """Install, in ``folder``, a package whose ``faim.plugins`` entry point imports a module that is not installed;
+    returns the environment that puts it on the path."""
+    info = folder / "broken_faim_plugin-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-faim-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[faim.plugins]\nbroken = broken_faim_plugin\n")
+    (folder / "broken_faim_plugin.py").write_text("import a_module_not_installed\n")
+    path = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
+    return {"PYTHONPATH": path, "PYTHONWARNINGS": "default"}
+
+
+def test_a_plugin_that_fails_to_load_is_warned_of_and_named_where_a_recipe_needs_a_type_it_lacks(
+    tmp_path: Path,
+) -> None:
+    env = install_broken_plugin(tmp_path / "site")
+    failure = (
+        "plug-in 'broken' (entry point faim.plugins: broken = broken_faim_plugin, package broken-faim-plugin) failed "
+        "to load: ModuleNotFoundError: No module named 'a_module_not_installed' (install the Python module "
+        "'a_module_not_installed' it imports, or uninstall broken-faim-plugin)"
+    )
+    shown = faim("recipe", "show", "demo_multimodal", env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert f"{failure}; its components are not registered" in shown.stderr and "faim-sdk[torch]" not in shown.stderr
+    needing = faim("recipe", "show", "demo_multimodal", "--set", "model.fusion.type=broken_fusion", env=env)
+    assert needing.returncode == 2
+    assert "model.fusion.type: unknown fusion 'broken_fusion'" in needing.stderr and f"; {failure}" in needing.stderr
 
 
 def test_training_on_a_corrupt_image_names_file_row_and_field(demo_data, tmp_path: Path, write_recipe) -> None:
