@@ -177,6 +177,19 @@ class Detector:
         """Whole-post embeddings ``[N, D]`` (float32), in input order."""
         return self.predict(posts, batch_size, embeddings=True).embeddings
 
+    def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
+        """The posts whose elements the model can read (pictures decoded, metadata numeric), and the errors of the
+        others, as ``faim.runtime``'s ``readable``."""
+        collator = self.collator(kinds=self.model.fused_kinds)
+        kept, errors = [], []
+        for post in as_posts(list(posts)):
+            try:
+                collator.prepare(post)
+                kept.append(post)
+            except PostError as error:
+                errors.append(error)
+        return kept, errors
+
     def explain(self, posts: Iterable[Post | Mapping[str, Any]], progress: bool = False) -> list[Explanation]:
         """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,
         token attributions for the text and each comment, an occlusion heat map per picture; one post at a time

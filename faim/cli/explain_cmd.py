@@ -10,7 +10,7 @@ from pathlib import Path
 from faim.cli.common import add_columns, parse_columns
 from faim.data.sources import read_posts
 from faim.detector import Detector
-from faim.explain.report import check_report_folder, write_report
+from faim.explain.report import LISTING, check_report_folder, write_report
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -23,8 +23,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "text encoders that read pieces: hf_text, e5_text, use_text, each member of a stack that is one) and a "
         "heat map over each picture (occlusion). OUT gets one JSON per post, the heat maps as PNGs, index.html "
         "to look at and faim-explanations.json listing the posts; a new report replaces an earlier one there whole, "
-        "and a folder holding anything else is refused before any work. A post that cannot be read stops the "
-        "command, naming it.",
+        "and a folder holding anything else is refused before any work. A post that cannot be read (a picture "
+        "missing or not a picture) is not explained: faim-explanations.json and index.html give its error, as faim "
+        "score gives a row's, and the other posts are explained.",
     )
     parser.add_argument("model", help="model directory written by `faim train`")
     parser.add_argument("posts", help="a JSONL/CSV/Parquet file of posts, a folder of them, or a glob (quote it)")
@@ -49,8 +50,10 @@ def run(args: argparse.Namespace) -> int:
     posts = read_posts(args.posts, parse_columns(args.columns), args.image_root)
     chosen = list(itertools.islice(posts, args.limit or None))
     start = time.perf_counter()
-    explanations = detector.explain(chosen, progress=True)
-    page = write_report(explanations, args.out)
-    seconds = (time.perf_counter() - start) / max(1, len(chosen))
-    print(f"explained {len(explanations)} posts ({seconds:.2f} s each); open {page}")
+    readable, unread = detector.readable(chosen)
+    explanations = detector.explain(readable, progress=True)
+    page = write_report(explanations, args.out, unread)
+    seconds = (time.perf_counter() - start) / max(1, len(readable))
+    failed = f", {len(unread)} not (they could not be read: {LISTING} gives why)" if unread else ""
+    print(f"explained {len(explanations)} posts ({seconds:.2f} s each){failed}; open {page}")
     return 0

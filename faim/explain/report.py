@@ -1,6 +1,7 @@
 """Explanations written for people and programs: one JSON per post, a PNG heat map per picture and task, and an
 ``index.html`` showing each post's element shares as bars, the tokens of its text and of each comment highlighted
-and its pictures under their heat maps (red: raises the task's score; blue: lowers it)."""
+and its pictures under their heat maps (red: raises the task's score; blue: lowers it). A post that could not be read
+is listed with its error, as ``faim score`` gives a row's."""
 
 from __future__ import annotations
 
@@ -8,18 +9,21 @@ import html
 import json
 import re
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
+from faim.data.elements import PostError
 from faim.explain.attribute import Explanation, TaskExplanation, TokenReading, element_label
 from faim.folders import check_replaceable, replace_folder, staging_folder
 from faim.preprocess.e5_pieces import MARKER
 
 LISTING = "faim-explanations.json"
-"""The file a report folder holds last: its posts, each with its explanation's file."""
+"""The file a report folder holds last: its posts, each with its explanation's file, then those that could not be
+read, each with its ``error`` and ``error_kind``."""
 
 DISPLAY = 224
 """Side, in CSS pixels, pictures are shown at."""
@@ -145,13 +149,14 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 
 .comment { font-size: 1em; margin-left: 1.5em; } .text .name { color: #555; font-size: 0.85em; }
 .tok { padding: 0.1em 0.15em; border-radius: 3px; }
 .pictures img, .originals img { margin: 0.3em 0.5em 0.3em 0; image-rendering: pixelated; border: 1px solid #ddd; }
-.notes { color: #a60; font-size: 0.9em; }
+.notes { color: #a60; font-size: 0.9em; } .error { color: #b00; }
 """
 
 
-def write_report(explanations: list[Explanation], out: str | Path) -> Path:
+def write_report(explanations: list[Explanation], out: str | Path, unread: Sequence[PostError] = ()) -> Path:
     """Write every post's JSON and heat maps, ``index.html`` and ``faim-explanations.json`` (the posts and their
-    files, written last) as the folder ``out``, replacing an earlier report there; returns the page's path.
+    files, then the ``unread`` posts' errors, written last) as the folder ``out``, replacing an earlier report there;
+    returns the page's path.
 
     Raises:
         FileExistsError: If ``out`` holds anything but an earlier report (``faim.folders.check_replaceable``).
@@ -160,7 +165,7 @@ def write_report(explanations: list[Explanation], out: str | Path) -> Path:
     check_report_folder(target)
     root = staging_folder(target, ".faim-explain-")
     try:
-        write_files(explanations, root)
+        write_files(explanations, unread, root)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
@@ -181,7 +186,7 @@ def check_report_folder(target: Path) -> None:
     check_replaceable(target, LISTING)
 
 
-def write_files(explanations: list[Explanation], root: Path) -> None:
+def write_files(explanations: list[Explanation], unread: Sequence[PostError], root: Path) -> None:
     """Write the report's files into the folder ``root``, its listing last."""
     sections = []
     listing = []
@@ -208,6 +213,12 @@ def write_files(explanations: list[Explanation], root: Path) -> None:
         sections.append(
             f'<div class="post"><h2>post {html.escape(explanation.post_id)}</h2>{notes}'
             f'<div class="originals">{shown}</div>{tasks}</div>'
+        )
+    for error in unread:
+        listing.append({"post": error.post_id, "error": str(error), "error_kind": error.kind})
+        sections.append(
+            f'<div class="post"><h2>post {html.escape(error.post_id)}</h2>'
+            f'<p class="error">not explained: {html.escape(str(error))}</p></div>'
         )
     page = (
         '<!doctype html><html><head><meta charset="utf-8"><title>faim explanations</title>'

@@ -1,6 +1,6 @@
 """``faim explain`` writes a JSON per post, heat maps and a page for every task of a model reading every element
-kind, and names a post it cannot read; a report replaces an earlier one whole, and never a folder faim did not
-write."""
+kind, and lists a post it cannot read with its error beside the others' explanations; a report replaces an earlier
+one whole, and never a folder faim did not write."""
 
 from __future__ import annotations
 
@@ -36,13 +36,27 @@ def test_every_element_of_every_post_is_explained_for_every_task(exported: tuple
     assert "post full" in page and "comment 2" in page and "0001-pictures-topic-picture2-heat.png" in page
 
 
-def test_a_post_that_cannot_be_read_is_named(
+def test_a_post_that_cannot_be_read_is_listed_with_its_error_and_the_others_are_explained(
     exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     model_dir, _ = exported
-    (tmp_path / "posts.jsonl").write_text(json.dumps({"id": "lost", "text": "x", "images": ["nowhere.png"]}) + "\n")
-    assert main(["explain", str(model_dir), str(tmp_path / "posts.jsonl"), "-o", str(tmp_path / "out")]) == 2
-    assert "post id='lost'" in capsys.readouterr().err
+    posts = write_posts(tmp_path / "in", [post for post in export_posts() if post["id"] in ("full", "text-only")])
+    lines = posts.read_text(encoding="utf-8").splitlines()
+    lost = json.dumps({"id": "lost", "text": "x", "images": ["nowhere.png"]})
+    posts.write_text("\n".join([lines[0], lost, lines[1]]) + "\n", encoding="utf-8")
+    assert main(["explain", str(model_dir), str(posts), "-o", str(tmp_path / "out")]) == 0
+    listing = json.loads((tmp_path / "out" / "faim-explanations.json").read_text(encoding="utf-8"))["posts"]
+    assert listing[:2] == [
+        {"post": "full", "explanation": "0000-full.json"},
+        {"post": "text-only", "explanation": "0001-text-only.json"},
+    ]
+    assert listing[2]["post"] == "lost" and listing[2]["error_kind"] == "image_missing"
+    assert f"{posts}:2 (post id='lost') field 'images'" in listing[2]["error"]
+    assert json.loads((tmp_path / "out" / "0001-text-only.json").read_text(encoding="utf-8"))["tasks"]
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "post text-only" in page and 'post lost</h2><p class="error">not explained: ' in page
+    out = capsys.readouterr().out
+    assert "explained 2 posts" in out and "1 not (they could not be read: faim-explanations.json gives why)" in out
 
 
 def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_is_refused_before_any_work(
