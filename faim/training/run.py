@@ -13,7 +13,7 @@ import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytorch_lightning as pl
 import torch
@@ -249,6 +249,30 @@ def crowd_correction_weights(recipe: Recipe, detector: Detector, train_posts: li
     return weights
 
 
+def stopping_signal(stop: SystemExit) -> signal.Signals | None:
+    """The signal that ended Lightning's fit with ``stop``: SIGTERM (its ``SIGTERMException``, a SystemExit without
+    a status, so the process would end as if it had succeeded) or SIGINT (Ctrl-C: it ends with status 1 while
+    handling the KeyboardInterrupt); ``None`` for any other exit."""
+    if isinstance(stop, SIGTERMException):
+        return signal.SIGTERM
+    if isinstance(stop.__context__, KeyboardInterrupt):
+        return signal.SIGINT
+    return None
+
+
+def stop_for_signal(stopped_by: signal.Signals, checkpoint_dir: Path) -> NoReturn:
+    """End training stopped by a signal with the status a shell gives it (128 + its number: 143 for SIGTERM, 130
+    for SIGINT), saying how to resume from the run's ``last.ckpt`` where an epoch finished.
+
+    Raises:
+        SystemExit: Always.
+    """
+    last = checkpoint_dir / "last.ckpt"
+    resume = f"`faim train RECIPE --resume` continues from {last}" if last.is_file() else "no epoch finished"
+    print(f"faim train: stopped by {stopped_by.name} before it saved a model; {resume}", file=sys.stderr)
+    raise SystemExit(128 + stopped_by) from None
+
+
 def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
     """Train the model a recipe describes, calibrate it on the validation split and save it to
     ``<train.output_dir>/model`` with its recipe.
@@ -271,7 +295,8 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
             anything is written, for a training split without posts or a task's labels (``check_learnable``) or a
             validation split without posts.
         FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
-        SystemExit: With status 143, when the process is sent SIGTERM while it trains.
+        SystemExit: With status 143 or 130, when the process is sent SIGTERM or SIGINT (Ctrl-C) while it trains
+            (``stop_for_signal``).
     """
     cfg = recipe.train
     data = recipe.data_section
@@ -310,11 +335,11 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
         warnings.filterwarnings("ignore", message="Checkpoint directory .* is not empty")
         try:
             trainer.fit(task, train_loader, val_loader, ckpt_path=resume_from)
-        except SIGTERMException:  # a SystemExit without a status: the process would end as if it had succeeded
-            last = checkpoint_dir / "last.ckpt"
-            resume = f"`faim train RECIPE --resume` continues from {last}" if last.is_file() else "no epoch finished"
-            print(f"faim train: stopped by SIGTERM before it saved a model; {resume}", file=sys.stderr)
-            raise SystemExit(128 + signal.SIGTERM) from None
+        except SystemExit as stop:
+            stopped_by = stopping_signal(stop)
+            if stopped_by is None:
+                raise
+            stop_for_signal(stopped_by, checkpoint_dir)
     if not trainer.is_global_zero:
         return None
     best = checkpoint.best_model_path or str(checkpoint_dir / "last.ckpt")

@@ -254,20 +254,26 @@ def test_a_training_split_of_one_class_is_warned_of(demo_data, tmp_path: Path) -
         train(recipe)
 
 
-def test_training_stopped_by_sigterm_ends_with_its_status_and_says_how_to_resume(demo_data, tmp_path: Path) -> None:
+@pytest.mark.parametrize("stopped_by", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_training_stopped_by_a_signal_ends_with_its_status_and_says_how_to_resume(
+    stopped_by: signal.Signals, demo_data, tmp_path: Path
+) -> None:
     recipe_file = tmp_path / "recipe.yaml"
     recipe_file.write_text(yaml.safe_dump(tiny_recipe(demo_data, tmp_path / "run", max_epochs=500)))
     training = subprocess.Popen(
-        [sys.executable, "-m", "faim", "train", str(recipe_file)], stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "faim", "train", str(recipe_file)],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's, if this run ignores it
     )
     checkpoint = tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt"
     deadline = time.monotonic() + 120
     while not checkpoint.is_file() and training.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
-    training.send_signal(signal.SIGTERM)
+    training.send_signal(stopped_by)
     _, stderr = training.communicate(timeout=120)
-    assert training.returncode == 128 + signal.SIGTERM, stderr
-    assert "stopped by SIGTERM before it saved a model" in stderr and "--resume" in stderr
+    assert training.returncode == 128 + stopped_by, stderr
+    assert f"stopped by {stopped_by.name} before it saved a model; `faim train RECIPE --resume` continues" in stderr
     assert not (tmp_path / "run" / "model").exists()
 
 
