@@ -24,6 +24,7 @@ from faim.components import (
     registries,
     settable_arguments,
 )
+from faim.data.columns import KEYS as COLUMN_KEYS
 from faim.data.elements import ELEMENT_MODALITIES
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
@@ -122,9 +123,18 @@ def check_encoders(source: str, encoders: Any) -> None:
             check_component(source, f"model.encoders.{kind}", "encoder", spec)
 
 
+def check_columns(source: str, path: str, data: dict[str, Any]) -> None:
+    """Validate the keys of a source's ``columns:`` mapping: the post fields the data loaders map to columns
+    (``faim.data.columns.KEYS``); a misspelt one would be read by no loader."""
+    if isinstance(data.get("columns"), dict):
+        check_keys(source, f"{path}.columns", data["columns"], list(COLUMN_KEYS))
+
+
 def check_members(source: str, data: dict[str, Any], path: str = "data") -> None:
-    """Validate each member of a ``concat`` source, and the source a ``without`` source wraps, like a ``data:``
-    section of its own."""
+    """Validate what a ``data:`` section (given valid by ``check_component``) holds: its column mapping
+    (``check_columns``), each member of a ``concat`` source and the source a ``without`` source wraps, like a
+    ``data:`` section of its own."""
+    check_columns(source, path, data)
     if data["type"] == "without":
         check_component(source, f"{path}.source", "source", data.get("source"))
         check_members(source, data["source"], f"{path}.source")

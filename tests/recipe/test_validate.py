@@ -192,3 +192,15 @@ def test_labels_are_words_yes_and_no_and_those_written_as_yaml_booleans_too(reci
     assert Recipe.load(path).model["heads"]["harmful"]["labels"] == ["no", "yes"]
     path.write_text(text.replace("- no\n", "- false\n").replace("- yes\n", "- true\n"))
     assert Recipe.load(path).model["heads"]["harmful"]["labels"] == ["false", "true"]
+
+
+def test_a_misspelt_column_role_is_refused_naming_its_path_and_the_roles_loaders_read(
+    recipe: dict, write_recipe
+) -> None:
+    recipe["data"]["columns"]["txet"] = "tweet"
+    message = error_for(recipe, write_recipe)
+    assert "data.columns.txet: unknown key (did you mean 'text'?); valid: id, text, images, image, comments" in message
+    member = dict(recipe["data"])
+    concat = {"type": "concat", "sources": [member, member]}
+    recipe["data"] = {"type": "without", "source": concat, "field": "topic", "values": ["a"]}
+    assert "data.source.sources[0].columns.txet: unknown key" in error_for(recipe, write_recipe)
