@@ -17,7 +17,7 @@ from faim.detector import Detector
 from faim.scoring.manifest import PER_POST_DIR
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
-from faim.scoring.runner import ScoreSummary, check_counts, run_shards
+from faim.scoring.runner import ScoreSummary, check_counts, plan_run, run_shards
 from faim.scoring.worker import TorchScorers
 
 
@@ -119,12 +119,9 @@ def score_dump(
             detector.check_pooling()  # refused before any row is scored
         summary = run_shards(
             TorchScorers(str(model_dir), device, scorer_kwargs),
-            manifest["files"],
-            source,
+            plan_run(manifest["files"], source, out, settings, shard_rows),
             out,
-            settings,
             workers=workers,
-            shard_rows=shard_rows,
             engine=engine,
             progress=progress,
             overwrite=overwrite,

@@ -16,16 +16,15 @@ import numpy as np
 import pyarrow as pa
 
 from faim.data.columns import ColumnMap
-from faim.data.inputs import find_inputs
 from faim.data.post import Post
 from faim.runtime.bundle import EMBEDDING, MANIFEST, SAVED_MODEL, ExportError, probabilities_name, read_bundle
 from faim.runtime.model import ExportedModel
 from faim.scoring.inputs import Shard
-from faim.scoring.manifest import check_output_folder
+from faim.scoring.manifest import check_resumable
 from faim.scoring.output import output_schema, output_table, score_columns, write_part
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import readable_batches, shard_posts
-from faim.scoring.runner import ScoreSummary, check_counts, run_shards
+from faim.scoring.runner import ScoreSummary, check_counts, plan_run, run_shards
 from faim.weights import sha256_file
 
 EXPORT_DIR = "_export"
@@ -127,33 +126,49 @@ def score_exported(
 
     Raises:
         faim.runtime.ExportError: When ``model`` is neither a complete export nor a saved model that exports.
-        ValueError: On bad arguments, or ``out`` holding another run.
+        ValueError: On bad arguments, or ``out`` holding another run (refused before anything in ``out`` is
+            removed or written).
+        FileExistsError: When ``out`` holds files a scoring run does not write.
     """
     check_counts(workers, batch_size, shard_rows)
-    find_inputs(source)  # a dump that is not there, or a bad mapping, is named before a saved model is exported
     ColumnMap.from_recipe(columns)
-    check_output_folder(Path(out))  # before a saved model is exported into it
     given = Path(model)
-    export_dir = export_once(given, Path(out), overwrite)
-    identity = read_bundle(export_dir)["files"]
-    if export_dir != given:  # the saved model is what the run is, so another one in the same folder is refused
-        identity = json.loads((given / SAVED_MODEL).read_text(encoding="utf-8"))["files"]
     settings = {"columns": columns, "image_root": image_root, "scores": scores, "embeddings": embeddings,
                 "runtime": "onnx"}  # fmt: skip
+    plan = plan_run(recorded_files(given), source, out, settings, shard_rows)
+    check_resumable(Path(out), plan.identity, overwrite)  # before a saved model is exported into the folder
+    export_dir = export_once(given, Path(out), overwrite)
+    if export_dir != given:
+        read_bundle(export_dir)  # an export left damaged in the folder is named here, not from inside each worker
     kwargs = {"columns": columns, "image_root": image_root, "batch_size": batch_size, "scores": scores,
               "embeddings": embeddings}  # fmt: skip
     return run_shards(
         ExportedScorers(str(export_dir), kwargs),
-        identity,
-        source,
+        plan,
         out,
-        settings,
         workers=workers,
-        shard_rows=shard_rows,
         engine=engine,
         progress=progress,
         overwrite=overwrite,
     )
+
+
+def is_saved_model(model: Path) -> bool:
+    """Whether ``model`` is a saved model (``faim train``'s) rather than an export (``faim export``'s)."""
+    return not (model / MANIFEST).is_file() and (model / SAVED_MODEL).is_file()
+
+
+def recorded_files(model: Path) -> dict[str, str]:
+    """The file hashes a run of ``model`` is recorded with: a saved model's, as its ``faim.json`` lists them (the
+    saved model is what the run is, so a run of another one in the same folder is refused before anything is
+    exported there), or an export's, checked here.
+
+    Raises:
+        faim.runtime.ExportError: When ``model`` is neither a saved model nor a complete export.
+    """
+    if is_saved_model(model):
+        return json.loads((model / SAVED_MODEL).read_text(encoding="utf-8"))["files"]
+    return read_bundle(model)["files"]
 
 
 def export_once(model: Path, out: Path, overwrite: bool = False) -> Path:
@@ -166,8 +181,8 @@ def export_once(model: Path, out: Path, overwrite: bool = False) -> Path:
     Raises:
         ExportError: When exporting fails, with the exporter's last words.
     """
-    if (model / MANIFEST).is_file() or not (model / SAVED_MODEL).is_file():
-        return model  # an export, or neither: read_bundle says what is wrong
+    if not is_saved_model(model):
+        return model
     exports = out / EXPORT_DIR
     target = exports / sha256_file(model / SAVED_MODEL)[:16]
     if overwrite or not (target / MANIFEST).is_file():

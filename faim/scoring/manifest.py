@@ -63,6 +63,23 @@ def recorded_identity(run_file: Path) -> dict[str, Any]:
     return identity
 
 
+def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = False) -> None:
+    """Refuse, reading alone, an output folder a run of ``identity`` may not write into: one holding files a scoring
+    run does not write (``check_output_folder``), or, unless ``overwrite``, another run (model, inputs or settings).
+
+    Raises:
+        FileExistsError: Naming the folder and a few of the foreign files.
+        ValueError: Naming the folder holding another run.
+    """
+    check_output_folder(out_dir)
+    run_file = out_dir / RUN_FILE
+    if not overwrite and run_file.exists() and recorded_identity(run_file) != identity:
+        raise ValueError(
+            f"{out_dir} holds a scoring run with another model, other inputs or other settings; "
+            "write to a new folder, or pass --overwrite (overwrite=True) to start afresh"
+        )
+
+
 class Manifest:
     """Done shards of a run in ``out_dir``, whose shards' part files are in ``out_dir`` or, with ``per_post``
     (a run pooling by picture), in ``out_dir/_per_post``; see the module docstring for the files."""
@@ -71,7 +88,7 @@ class Manifest:
         self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False, per_post: bool = False
     ) -> None:
         self.out_dir = out_dir
-        check_output_folder(out_dir)
+        check_resumable(out_dir, identity, overwrite)
         self.parts_dir = out_dir / PER_POST_DIR if per_post else out_dir
         self.parts_dir.mkdir(parents=True, exist_ok=True)
         run_file = out_dir / RUN_FILE
@@ -80,13 +97,7 @@ class Manifest:
             parts = [part for folder in folders for part in folder.glob("part-*.parquet")]
             for path in [run_file, out_dir / MANIFEST_FILE, *parts]:
                 path.unlink(missing_ok=True)
-        if run_file.exists():
-            if recorded_identity(run_file) != identity:
-                raise ValueError(
-                    f"{out_dir} holds a scoring run with another model, other inputs or other settings; "
-                    "write to a new folder, or pass --overwrite (overwrite=True) to start afresh"
-                )
-        else:
+        if not run_file.exists():
             partial = out_dir / f".{RUN_FILE}.tmp"
             partial.write_text(json.dumps(identity, indent=1), encoding="utf-8")
             os.replace(partial, run_file)

@@ -120,26 +120,61 @@ def check_counts(workers: int | None, batch_size: int, shard_rows: int | None) -
             raise ValueError(f"{name} must be at least 1, got {count}")
 
 
-def run_shards(
-    scorers: Scorers,
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run reads and what it is: its input files, their rows, the rows per shard, and its identity (recorded
+    in the output folder; ``faim.scoring.manifest.run_identity``)."""
+
+    files: list[Path]
+    rows: int
+    shard_rows: int
+    identity: dict[str, Any]
+
+
+def plan_run(
     model_files: dict[str, str],
     source: str | Path,
     out: str | Path,
     settings: dict[str, Any],
-    workers: int | None = None,
     shard_rows: int | None = None,
+) -> RunPlan:
+    """The plan of a run of ``source`` into ``out``, found by reading its inputs' sizes alone (nothing is written).
+
+    Args:
+        model_files: The model's file hashes, by name: a run is resumed only with the same model.
+        settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match).
+        shard_rows: Rows per shard (``None``: a thirty-second of the dump, between 32 and 1024 rows).
+
+    Raises:
+        FileNotFoundError: When ``source`` holds no input outside ``out``.
+    """
+    out_dir = Path(out)
+    resolved_out = out_dir.resolve()  # an output folder inside a dump folder is not read back as input
+    files = [file for file in find_inputs(source) if resolved_out not in file.resolve().parents]
+    if not files:
+        raise FileNotFoundError(f"{source}: holds no input outside the output folder {out_dir}")
+    total = sum(count_rows(f) for f in files)
+    shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
+    identity = run_identity(model_files, files, settings | {"shard_rows": shard_rows})
+    return RunPlan(files, total, shard_rows, identity)
+
+
+def run_shards(
+    scorers: Scorers,
+    plan: RunPlan,
+    out: str | Path,
+    workers: int | None = None,
     engine: str = "embedded",
     progress: bool = True,
     overwrite: bool = False,
     per_post: bool = False,
 ) -> ScoreSummary:
-    """Score every row of ``source`` into Parquet parts under ``out`` (see ``faim.scoring.engine.score_dump``);
+    """Score every row of a run's inputs into Parquet parts under ``out`` (see ``faim.scoring.engine.score_dump``);
     rerun the same call to resume.
 
     Args:
         scorers: What each scoring process scores with.
-        model_files: The model's file hashes, by name: a run is resumed only with the same model.
-        settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match).
+        plan: The run's inputs and identity (``plan_run``).
         per_post: Write the parts to ``out/_per_post`` (a run pooling by picture pools them afterwards).
 
     Raises:
@@ -150,18 +185,11 @@ def run_shards(
     cores = available_cores()
     threads = max(1, cores // (workers or cores))
     out_dir = Path(out)
-    resolved_out = out_dir.resolve()  # an output folder inside a dump folder is not read back as input
-    files = [file for file in find_inputs(source) if resolved_out not in file.resolve().parents]
-    if not files:
-        raise FileNotFoundError(f"{source}: holds no input outside the output folder {out_dir}")
-    total = sum(count_rows(f) for f in files)
-    shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
-    identity = run_identity(model_files, files, settings | {"shard_rows": shard_rows})
-    manifest = Manifest(out_dir, identity, overwrite, per_post=per_post)
+    manifest = Manifest(out_dir, plan.identity, overwrite, per_post=per_post)
     summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
     already = sum(report.rows for report in manifest.done.values())
-    bar = tqdm(total=total, initial=already, unit="row", desc="scoring", disable=not progress, smoothing=0.05)
-    pending = (shard for shard in read_shards(files, shard_rows) if shard.key not in manifest.done)
+    bar = tqdm(total=plan.rows, initial=already, unit="row", desc="scoring", disable=not progress, smoothing=0.05)
+    pending = (shard for shard in read_shards(plan.files, plan.shard_rows) if shard.key not in manifest.done)
     start = time.perf_counter()
     try:
         if engine == "ray":

@@ -15,6 +15,7 @@ import pytest
 from conftest import export_posts, without_packages
 
 from faim.cli.main import main
+from faim.detector import Detector
 from faim.scoring.engine import score_dump
 from faim.scoring.exported import EXPORT_DIR, export_once, score_exported
 from faim.scoring.options import ScoringOptions
@@ -38,6 +39,17 @@ def write_dump(root: Path) -> Path:
 
 def rows(out: Path) -> list[dict]:
     return sorted(pq.read_table(out).to_pylist(), key=lambda row: row["source"])
+
+
+def retrained(model_dir: Path, out: Path) -> Path:
+    """The saved model at ``model_dir`` with other weights (its binary head's moved), saved to ``out``."""
+    import torch
+
+    detector = Detector.load(model_dir)
+    with torch.no_grad():
+        next(detector.model.heads["harm"].parameters()).add_(1.0)
+    detector.save(out)
+    return out
 
 
 def test_an_export_scores_a_dump_as_the_saved_model_does_with_torch_blocked_in_every_process(
@@ -101,6 +113,24 @@ def test_an_export_left_in_the_output_by_another_saved_model_is_not_scored_with(
     first, scored, fresh = (pq.read_table(tmp_path / out).column("harm") for out in ("first", "out", "fresh"))
     assert scored == fresh and scored != first
     assert len(list((tmp_path / "out" / EXPORT_DIR).iterdir())) == 1  # the first model's export is gone
+
+
+def test_an_output_folder_holding_another_models_run_is_refused_before_anything_in_it_is_removed(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    model_dir, _ = exported
+    other = retrained(model_dir, tmp_path / "other")
+    dump = write_dump(tmp_path / "dump")
+    score_exported(model_dir, dump, tmp_path / "out", workers=1, progress=False)
+    before = sorted(
+        (path.relative_to(tmp_path / "out"), path.stat().st_mtime_ns) for path in (tmp_path / "out").rglob("*")
+    )
+    with pytest.raises(ValueError, match="holds a scoring run with another model"):
+        score_exported(other, dump, tmp_path / "out", workers=1, progress=False)
+    after = sorted(
+        (path.relative_to(tmp_path / "out"), path.stat().st_mtime_ns) for path in (tmp_path / "out").rglob("*")
+    )
+    assert after == before  # the first model's export and parts are left as they were
 
 
 def test_a_missing_dump_and_an_output_folder_of_other_files_are_named_before_a_saved_model_is_exported(
