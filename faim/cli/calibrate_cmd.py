@@ -12,7 +12,7 @@ from faim.artifact import MANIFEST, read_recipe
 from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
-from faim.cli.common import add_columns, parse_columns, positive_integer
+from faim.cli.common import add_columns, check_label_tasks, parse_columns, positive_integer
 from faim.data.post import post_texts
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
@@ -97,10 +97,12 @@ def run(args: argparse.Namespace) -> int:
     check_replaceable(out, MANIFEST)
     if args.head and args.unlabelled:
         raise ValueError("--head corrects heads on labelled posts; it cannot go with --unlabelled")
-    detector, recipe = Detector.load(model), read_recipe(model)
+    recipe, columns = read_recipe(model), parse_columns(args.columns)
+    check_label_tasks(columns, list(recipe.model["heads"]))
+    detector = Detector.load(model)
     if args.head:
         detector.check_correctable()
-    posts = list(read_posts(args.data, parse_columns(args.columns), args.image_root))
+    posts = list(read_posts(args.data, columns, args.image_root))
     collator = detector.collator(with_targets=True)
     loader = make_loader(detector.model, collator, posts, recipe.eval.batch_size, shuffle=False)
     predictions = predict(

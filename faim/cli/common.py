@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
+
+from faim.registry import suggest
 
 
 def add_overrides(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +51,24 @@ def parse_columns(items: list[str]) -> dict[str, Any] | None:
         else:
             columns[key] = yaml.safe_load(value) if value.startswith("[") else value
     return columns
+
+
+def check_label_tasks(columns: dict[str, Any] | None, tasks: Sequence[str]) -> None:
+    """Refuse labels mapped (``--map labels.TASK=COLUMN``) to a task the model lacks, before the model reads a post.
+
+    Args:
+        columns: The mapping ``parse_columns`` gives.
+        tasks: The model's task names.
+
+    Raises:
+        ValueError: Naming the first such task and the model's tasks.
+    """
+    for task in (columns or {}).get("labels", {}):
+        if task not in tasks:
+            raise ValueError(
+                f"--map labels.{task}: the model has no task {task!r}{suggest(task, list(tasks))}; "
+                f"its tasks: {', '.join(tasks)}"
+            )
 
 
 def positive_integer(text: str) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from faim.artifact import read_recipe
 from faim.assembly import build_source
-from faim.cli.common import add_columns, parse_columns
+from faim.cli.common import add_columns, check_label_tasks, parse_columns
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.sources import read_posts
 from faim.detector import Detector
@@ -49,10 +49,12 @@ WHOLE_FILE = "(every row)"
 
 
 def run(args: argparse.Namespace) -> int:
-    detector = Detector.load(args.model)
     recipe = read_recipe(args.model)
+    columns = parse_columns(args.columns)
+    check_label_tasks(columns, list(recipe.model["heads"]))
+    detector = Detector.load(args.model)
     if args.data:
-        posts = list(read_posts(args.data, parse_columns(args.columns), args.image_root))
+        posts = list(read_posts(args.data, columns, args.image_root))
         name, label = args.data, Path(args.data).stem
     else:
         source = build_source(recipe.data_section)

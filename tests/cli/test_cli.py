@@ -14,8 +14,10 @@ from conftest import pooling_detector, tiny_recipe, without_packages
 
 from faim.calibration.fit import Calibration
 from faim.cli.calibrate_cmd import fitted
+from faim.cli.main import main
 from faim.components import RESERVED
 from faim.data.targets import TaskSpec
+from faim.detector import Detector
 from faim.eval.benchmark_runs import write_dump
 from faim.recipe.sections import EvalConfig
 
@@ -346,6 +348,20 @@ def test_calibrate_refuses_an_output_that_would_remove_the_users_files_and_draws
     assert sorted(p.relative_to(trained) for p in trained.rglob("*")) == before
     draws = faim("calibrate", trained / "model", demo_data["validation"], "-o", tmp_path / "x", "--draws", "0")
     assert draws.returncode == 2 and "expected a whole number of at least 1, got '0'" in draws.stderr
+
+
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_labels_mapped_to_a_task_the_model_lacks_are_refused_before_the_model_is_loaded(
+    command: str, tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    arguments = [command, tiny_model_dir, demo_data["validation"], "-o", tmp_path / "x"]
+    assert main([*map(str, arguments), "--map", "labels.harmfull=label"]) == 2
+    assert capsys.readouterr().err == (
+        f"faim {command}: error: --map labels.harmfull: the model has no task 'harmfull' (did you mean 'harmful'?); "
+        "its tasks: harmful\n"
+    )
+    assert not (tmp_path / "x").exists()
 
 
 def test_calibrate_without_labels_says_how_to_give_them(trained: Path, demo_data, tmp_path: Path) -> None:
