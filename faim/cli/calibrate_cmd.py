@@ -121,10 +121,8 @@ def run(args: argparse.Namespace) -> int:
         y = labelled(task, predictions)[1]
         if len(np.unique(y)) < 2:
             one_class[task.name] = task.labels[int(y[0])]
-    if not args.unlabelled:
-        for name, label in one_class.items():
-            print(f"{name}: every labelled post is {label!r}; its calibration is kept as it was (a refit needs "
-                  "posts of both classes)")  # fmt: skip
+    for name, label in one_class.items():
+        print(one_class_note(name, label, args.unlabelled))
     config = refit_settings(recipe.eval)
     texts = post_texts(posts)
     report: dict[str, Any] = {"model": str(model), "data": str(args.data), "unlabelled": args.unlabelled, "tasks": {}}
@@ -165,6 +163,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"report: {write_report(report, directory)}")
     print(f"model:  {out}")
     return 0
+
+
+def one_class_note(task: str, label: str, unlabelled: bool) -> str:
+    """What becomes of a binary task whose labelled posts are all ``label``: its calibration is kept as it was, or,
+    with ``unlabelled`` (EM moves it all the same), its labels are left out of the report."""
+    what = "the report leaves them out" if unlabelled else "its calibration is kept as it was"
+    need = "measuring a calibration" if unlabelled else "a refit"
+    return f"{task}: every labelled post is {label!r}; {what} ({need} needs posts of both classes)"
 
 
 def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import pooling_detector, tiny_recipe, without_packages
+from conftest import calibrated, pooling_detector, tiny_recipe, without_packages
 
 from faim.calibration.fit import Calibration
 from faim.cli.calibrate_cmd import fitted
@@ -334,6 +334,22 @@ def test_calibrate_on_one_class_keeps_the_calibration_and_without_enough_labels_
         f"No learning curve: {len(rows)} labelled posts leave none to measure on."
         in (tmp_path / "few-calibration" / "calibration.md").read_text()
     )
+
+
+def test_calibrate_unlabelled_says_labels_all_of_one_class_are_left_out_of_its_report(
+    demo_data, tmp_path: Path, capsys
+) -> None:
+    detector, _ = calibrated(demo_data, tmp_path, logit_shift=False)  # a model whose calibration records its prior
+    detector.save(str(tmp_path / "model"))
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    negatives = tmp_path / "negatives.jsonl"
+    negatives.write_text("\n".join(json.dumps(row) for row in rows if row["label"] == 0) + "\n")
+    arguments = ["calibrate", tmp_path / "model", negatives, "--unlabelled", "--map", "labels.harmful=label",
+                 "--image-root", demo_data["validation"].parent, "-o", tmp_path / "em"]  # fmt: skip
+    assert main([str(argument) for argument in arguments]) == 0
+    said = capsys.readouterr().out
+    assert "harmful: every labelled post is 'benign'; the report leaves them out (measuring a calibration" in said
+    assert "harmful: share of positives" in said and not (tmp_path / "em-calibration").exists()
 
 
 def test_calibrate_refuses_an_output_that_would_remove_the_users_files_and_draws_below_one(
