@@ -38,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "--workers",
         type=positive_integer,
         help="processes that score, this one included (default: one per core; 1: this process only); "
-        "with --engine ray: Ray actors",
+        "with --engine ray: Ray actors, at most one per CPU (or GPU) Ray has, fewer being warned of",
     )
     parser.add_argument("--batch-size", type=positive_integer, default=16, help="posts per forward pass (default: 16)")
     parser.add_argument(

@@ -1,9 +1,9 @@
 """The Ray Data engine: the same scorers (``faim.scoring.runner.Scorers``) as a stateful ``map_batches`` actor class.
 
-Locally (``ray.init()`` here) it runs ``workers`` actors, kept below the core count when there is more
-than one core: Ray hangs when actors take every CPU. On a cluster, connect first (``ray.init(address=...)``
-or ``RAY_ADDRESS``) and each actor loads the model once. Actors ask for one CPU each, and with
-``device="cuda"`` one GPU each too (``num_gpus=1``), as many actors as the cluster has GPUs.
+Locally (``ray.init()`` here) it runs ``workers`` actors, at most one per core, whose CPU reservations stay below
+the core count when there is more than one core: Ray hangs when actors take every CPU. On a cluster, connect first
+(``ray.init(address=...)`` or ``RAY_ADDRESS``) and each actor loads the model once. Actors ask for one CPU each,
+and with ``device="cuda"`` one GPU each too (``num_gpus=1``), as many actors as the cluster has GPUs.
 The driver reads the dump as a stream and hands Ray one window of shards at a time (``WINDOW_ROWS`` rows,
 one Ray Data dataset each, actors loading the model once per window), so its memory stays bounded however
 large the dump is. Parts, manifest and resume work as with the embedded engine: the driver records each
@@ -13,6 +13,7 @@ finished shard.
 from __future__ import annotations
 
 import pickle
+import warnings
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -82,12 +83,25 @@ def running_ray() -> Iterator[Any]:
             ray.shutdown()
 
 
+def actor_count(workers: int | None, cpus: int, gpus: int | None = None) -> int:
+    """Actors to run: ``workers`` (default: one per CPU), at most one per CPU Ray has and, on GPUs (``gpus``: how
+    many Ray has; ``None`` on CPUs), one per GPU, and at least one. A count asked for and cut is warned of, saying
+    how many run and why."""
+    actors, why = min(workers or cpus, cpus), f"one per CPU Ray has ({cpus})"
+    if gpus is not None and gpus < actors:
+        actors, why = gpus, f"one per GPU Ray has ({gpus})"
+    actors = max(1, actors)
+    if workers is not None and actors < workers:
+        warnings.warn(f"{workers} workers asked for: Ray runs {actors} actor(s), {why}", stacklevel=2)
+    return actors
+
+
 def run_ray(
     scorers: Any, shards: Iterator[Shard], out_dir: Path, workers: int | None, environment: dict[str, str]
 ) -> Iterator[ShardReport]:
     """Score ``shards`` on Ray Data, ``WINDOW_ROWS`` rows at a time; yields a report per finished shard.
 
-    ``workers`` actors (default: one per CPU) each make a scorer of ``scorers`` (``faim.scoring.runner.Scorers``)
+    ``workers`` actors (``actor_count``) each make a scorer of ``scorers`` (``faim.scoring.runner.Scorers``)
     computing with their share of the CPUs, and start with ``environment``, while
     their Ray reservations add up to less than every CPU (locally on two cores: two actors of half a CPU
     each), so Ray always has a CPU to schedule its own tasks on. A local Ray started here is shut down at
@@ -96,10 +110,8 @@ def run_ray(
     with running_ray() as ray:
         resources = ray.cluster_resources()
         cpus = int(resources.get("CPU", 1))
-        actors = max(1, min(workers or cpus, cpus))
         gpus = 1 if scorers.device.startswith("cuda") else 0
-        if gpus:
-            actors = min(actors, int(resources.get("GPU", 0))) or 1
+        actors = actor_count(workers, cpus, int(resources.get("GPU", 0)) if gpus else None)
         # Actors reserve less than every CPU between them (Ray hangs otherwise), while each computes on its share.
         cpus_per_actor = min(1.0, (cpus - 1) / actors) if cpus > 1 else 1.0
         threads = max(1, cpus // actors)

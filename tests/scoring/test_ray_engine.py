@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -30,6 +31,24 @@ def test_windows_group_shards_by_rows_and_read_the_stream_lazily() -> None:
     first = next(groups)
     assert [shard.key[-1] for shard in first] == ["0", "1"] and read == [0, 1]
     assert [[shard.size for shard in window] for window in groups] == [[3, 5], [1, 2]]
+
+
+@pytest.mark.parametrize(
+    ("gpus", "actors", "said"),
+    [(None, 2, "one per CPU Ray has (2)"), (1, 1, "one per GPU Ray has (1)")],
+)
+def test_fewer_actors_than_workers_asked_for_are_warned_of_saying_how_many_and_why(
+    gpus: int | None, actors: int, said: str
+) -> None:
+    with pytest.warns(UserWarning) as caught:
+        assert ray_engine.actor_count(4, cpus=2, gpus=gpus) == actors
+    assert [str(warning.message) for warning in caught] == [f"4 workers asked for: Ray runs {actors} actor(s), {said}"]
+
+
+def test_the_actors_asked_for_or_one_per_cpu_run_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [ray_engine.actor_count(workers, cpus=2) for workers in (1, 2, None)] == [1, 2, 2]
 
 
 @pytest.mark.slow
