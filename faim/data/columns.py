@@ -32,7 +32,7 @@ class ColumnMap:
     """Which column holds each post field.
 
     Attributes:
-        id: Column of post ids; ``None`` (or a row without one) uses the 0-based row index.
+        id: Column of post ids; ``None`` (or a row without one) uses the row's place (``to_post``'s ``index``).
         text: Column of post texts.
         images: Column of image paths (one path, a list, or a JSON list string), image bytes, or
             Hugging Face image structs (``{"bytes", "path"}``).
@@ -110,25 +110,31 @@ class ColumnMap:
         """A stable text form of the mapping, mixed into cache fingerprints."""
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
+    def post_id(self, row: Mapping[str, Any], index: int) -> str:
+        """The id of a row (column → value): its id cell, or ``index`` (as ``to_post`` takes it) where it has none."""
+        ident = _cell(row, self.id)
+        return str(index if ident is None else ident)
+
     def to_post(self, row: Mapping[str, Any], index: int, origin: str, image_root: Path | None) -> Post:
         """Convert one row (column → value) of a bound mapping into a ``Post``.
 
         Args:
             row: The row's cells; absent columns read as missing.
-            index: 0-based row index, used as the id when the row has none.
+            index: The row's place, used as the id when the row has none: the 0-based index among the posts read
+                (``faim.data.tabular``), or, when a dump is scored, the row's number in ``origin``
+                (``faim.scoring.inputs``).
             origin: ``"file:row"``, stored on the post and used in error messages.
             image_root: Directory relative image paths resolve against.
 
         Raises:
             ValueError: When a cell has the wrong type (non-string text, a comment that is not a string...).
         """
-        ident = _cell(row, self.id)
         text = _cell(row, self.text)
         if text is not None and not isinstance(text, str):
             raise ValueError(f"{origin}: field 'text' (column {self.text!r}) must be a string, got {text!r}")
         labels = {task: _decode_label(_cell(row, column)) for task, column in self.labels.items()}
         return Post(
-            id=str(index if ident is None else ident),
+            id=self.post_id(row, index),
             text=text,
             images=_images(_cell(row, self.images), origin, self.images),
             comments=_comments(_cell(row, self.comments), origin, self.comments),

@@ -38,7 +38,8 @@ Decide = Callable[[str, np.ndarray], np.ndarray]
 
 
 def output_schema(tasks: Sequence[Task], scores: bool, embeddings: bool, pooling: Pooling = None) -> pa.Schema:
-    """Columns: ``source`` (``file:row``), ``id``, per task ``<task>`` (P(positive)) or ``<task>.<label>``,
+    """Columns: ``source`` (``file:row``), ``id`` (the row's id, or its row number where it has none; null where
+    the row could not be read as far as its id), per task ``<task>`` (P(positive)) or ``<task>.<label>``,
     ``<task>.decision``, optionally ``embedding``, with ``pooling`` its columns (see ``Pooling``), then ``error``
     and ``error_kind`` (null when scored)."""
     fields = [pa.field("source", pa.string()), pa.field("id", pa.string())]

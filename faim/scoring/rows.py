@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, element_refs
 from faim.data.post import Post, shortest_text_first
-from faim.data.tabular import not_an_object, object_keys, parse_number
+from faim.data.tabular import not_an_object, object_keys, parse_number, utf8
 from faim.scoring.inputs import Shard
 
 
@@ -93,11 +93,33 @@ def parse_row(shard: Shard, payload: Any, numeric: set[str], wanted: set[str]) -
     return payload
 
 
+def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> str | None:
+    """The id a row that is not a post would have had as one (``ColumnMap.post_id``: its id cell, or its row number
+    where it has none), read past bytes that are not UTF-8 elsewhere in it; ``None`` where the row holds no JSON
+    object or its id is not UTF-8."""
+    row = payload
+    if shard.format == "jsonl":
+        try:
+            row = json.loads(payload.decode("utf-8", "surrogateescape"))
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(row, dict):
+            return None
+    elif shard.format in ("csv", "tsv"):
+        try:
+            row = decode_cells(payload, set(), {columns.id})
+        except ValueError:
+            return None
+    ident = columns.post_id(row, number)
+    return ident if utf8(ident) else None
+
+
 def shard_posts(
     shard: Shard, columns: ColumnMap, image_root: Path | None, kinds: Sequence[str]
 ) -> tuple[list[tuple[int, Post]], list[RowError]]:
     """Posts (with their row numbers) and row errors of a shard; every row lands in exactly one list. ``kinds``: the
-    element kinds the model reads.
+    element kinds the model reads. A row without an id takes its row number (as ``source`` gives it) as its id, an
+    error row too (``readable_id``).
 
     A wrong schema (a mapped column missing from the file; of JSON Lines, from every object of the shard) is an
     error on every row of the shard; a post with no text, no image and no comment is an ``empty`` error (nothing to
@@ -118,7 +140,10 @@ def shard_posts(
         try:
             bound = columns.bind(header, shard.file)
         except ValueError as error:
-            errors += [RowError(f"{shard.file}:{n}", None, "schema", str(error)) for n, _ in shard.rows]
+            errors += [
+                RowError(f"{shard.file}:{n}", readable_id(shard, payload, columns, n), "schema", str(error))
+                for n, payload in shard.rows
+            ]
             return [], errors
     numeric = set(bound.labels.values()) | set(bound.meta.values())
     wanted = set(bound.wanted(header)) if header is not None else set()
@@ -133,7 +158,7 @@ def shard_posts(
             post = bound.to_post(row, number, source, root)
         except ValueError as error:
             kind, _, message = str(error).partition(": ") if _tagged(error) else ("row", "", str(error))
-            errors.append(RowError(source, None, kind, message))
+            errors.append(RowError(source, readable_id(shard, payload, bound, number), kind, message))
             continue
         if not any(post.meta if kind == "meta" else element_refs(post, kind, 1) for kind in kinds):
             errors.append(RowError(source, post.id, "empty", f"nothing the model reads ({', '.join(kinds)})"))

@@ -103,6 +103,9 @@ def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, m
     assert "field 'comments': holds half of a UTF-16 surrogate pair (\\udc00 at character 1)" in rows["12"]["error"]
     assert rows["1"]["harmful"] is not None and rows["2"]["harmful"] is None
     assert summary.errors["image_missing"] == 1 and sum(summary.errors.values()) == 10
+    ids = ["ok", "missing", "truncated", "garbage", "bomb", "empty", None, "text-only", "badtype", "latin1",
+           "half-emoji", "half-emoji-comment"]  # fmt: skip
+    assert [rows[str(line)]["id"] for line in range(1, 13)] == ids  # only the line that is not JSON has none
 
 
 def test_wrong_schema_is_an_error_on_every_row(tiny_model_dir: Path, tmp_path: Path) -> None:
@@ -159,5 +162,25 @@ def test_a_csv_cell_that_is_not_utf8_is_an_error_of_its_row_naming_the_column_on
     dump.write_bytes(b"id,text,note\n1,caf\xe9,fine\n2,fine,caf\xe9\n")
     score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, progress=False)
     rows = pq.read_table(tmp_path / "out").to_pylist()
-    assert [(row["id"], row["error_kind"]) for row in rows] == [(None, "text_encoding"), ("2", None)]
+    assert [(row["id"], row["error_kind"]) for row in rows] == [("1", "text_encoding"), ("2", None)]
     assert rows[0]["error"] == "column 'text' is not UTF-8 (byte 4)"
+
+
+def test_a_row_without_an_id_takes_its_row_number_as_source_names_it_scored_or_not(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_bytes(b'{"text": "first"}\n{"text": 17}\n\n{"text": "caf\xe9"}\n{"text": "fourth"}\n[1]\n')
+    score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, progress=False)
+    rows = pq.read_table(tmp_path / "out").to_pylist()
+    assert [(row["source"].rsplit(":", 1)[1], row["id"], row["error_kind"]) for row in rows] == [
+        ("1", "1", None),
+        ("2", "2", "row"),
+        ("4", "4", "text_encoding"),
+        ("5", "5", None),
+        ("6", None, "json"),
+    ]
+    csv = tmp_path / "dump.csv"
+    csv.write_bytes(b"text\nfirst\ncaf\xe9\n")
+    score_dump(tiny_model_dir, csv, tmp_path / "csv", workers=1, progress=False)
+    assert [row["id"] for row in pq.read_table(tmp_path / "csv").to_pylist()] == ["2", "3"]
