@@ -119,7 +119,7 @@ def score_dump(
             detector.check_pooling()  # refused before any row is scored
         summary = run_shards(
             TorchScorers(str(model_dir), device, scorer_kwargs),
-            plan_run(manifest["files"], source, out, settings, shard_rows),
+            plan_run(manifest, source, out, settings, shard_rows),
             out,
             workers=workers,
             engine=engine,

@@ -135,7 +135,7 @@ def score_exported(
     given = Path(model)
     settings = {"columns": columns, "image_root": image_root, "scores": scores, "embeddings": embeddings,
                 "runtime": "onnx"}  # fmt: skip
-    plan = plan_run(recorded_files(given), source, out, settings, shard_rows)
+    plan = plan_run(recorded_manifest(given), source, out, settings, shard_rows)
     check_resumable(Path(out), plan.identity, overwrite)  # before a saved model is exported into the folder
     export_dir = export_once(given, Path(out), overwrite)
     if export_dir != given:
@@ -158,17 +158,17 @@ def is_saved_model(model: Path) -> bool:
     return not (model / MANIFEST).is_file() and (model / SAVED_MODEL).is_file()
 
 
-def recorded_files(model: Path) -> dict[str, str]:
-    """The file hashes a run of ``model`` is recorded with: a saved model's, as its ``faim.json`` lists them (the
-    saved model is what the run is, so a run of another one in the same folder is refused before anything is
-    exported there), or an export's, checked here.
+def recorded_manifest(model: Path) -> dict[str, Any]:
+    """What a run of ``model`` is recorded with (its file hashes and tasks; ``faim.scoring.manifest.run_identity``):
+    a saved model's ``faim.json`` (the saved model is what the run is, so a run of another one in the same folder is
+    refused before anything is exported there), or an export's manifest, its files checked here.
 
     Raises:
         faim.runtime.ExportError: When ``model`` is neither a saved model nor a complete export.
     """
     if is_saved_model(model):
-        return json.loads((model / SAVED_MODEL).read_text(encoding="utf-8"))["files"]
-    return read_bundle(model)["files"]
+        return json.loads((model / SAVED_MODEL).read_text(encoding="utf-8"))
+    return read_bundle(model)
 
 
 def export_once(model: Path, out: Path, overwrite: bool = False) -> Path:

@@ -1,7 +1,8 @@
 """The record of a scoring run in its output folder, so a killed run restarts where it stopped.
 
-``_run.json`` says what the run is (model, inputs with sizes and modification times, shard size,
-options); a restart with anything different is refused rather than mixing two runs' rows.
+``_run.json`` says what the run is (the model's files and its tasks with their thresholds and calibration, inputs
+with sizes and modification times, shard size, options); a restart with anything different is refused rather
+than mixing two runs' rows.
 ``_manifest.jsonl`` gets one line per finished shard, appended after the shard's part file was renamed
 into place. A part file is the truth: on restart, parts missing from the manifest (killed between the
 rename and the append) are added back from their Parquet metadata, and half-written temporary files
@@ -29,11 +30,16 @@ PER_POST_DIR = "_per_post"
 """Folder, inside the output of a run pooling by picture, of its per-post parts."""
 
 
-def run_identity(model: dict[str, str], files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
-    """What makes two runs the same run: the model's file hashes (a saved model's or an export's, by name),
-    inputs (path, size, mtime) and settings."""
+def run_identity(model: dict[str, Any], files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
+    """What makes two runs the same run: the model's file hashes (a saved model's or an export's, by name) and its
+    tasks as its ``faim.json`` or export manifest records them (thresholds and calibration: ``faim calibrate``
+    writes a model of the same files with other ones), inputs (path, size, mtime) and settings.
+
+    Args:
+        model: The saved model's ``faim.json`` or the export's manifest, as read.
+    """
     inputs = [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
-    return {"model": model, "inputs": inputs, "settings": settings}
+    return {"model": model["files"], "tasks": model["tasks"], "inputs": inputs, "settings": settings}
 
 
 def check_output_folder(out_dir: Path) -> None:
@@ -53,10 +59,12 @@ def check_output_folder(out_dir: Path) -> None:
         )
 
 
-def recorded_identity(run_file: Path) -> dict[str, Any]:
+def recorded_identity(run_file: Path, tasks: list[dict[str, Any]]) -> dict[str, Any]:
     """The identity ``run_file`` records, as this version writes it: a run recorded while bf16 was chosen by the CPU
-    (``"bf16": null``) is a run without it, as scoring is now unless asked."""
+    (``"bf16": null``) is a run without it, as scoring is now unless asked; a run recorded before a model's tasks
+    were part of a run's identity takes ``tasks``, the model's now, as those versions took any."""
     identity = json.loads(run_file.read_text(encoding="utf-8"))
+    identity.setdefault("tasks", tasks)
     options = identity.get("settings", {}).get("options")
     if isinstance(options, dict) and "bf16" in options and options["bf16"] is None:
         options["bf16"] = False
@@ -65,7 +73,8 @@ def recorded_identity(run_file: Path) -> dict[str, Any]:
 
 def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = False) -> None:
     """Refuse, reading alone, an output folder a run of ``identity`` may not write into: one holding files a scoring
-    run does not write (``check_output_folder``), or, unless ``overwrite``, another run (model, inputs or settings).
+    run does not write (``check_output_folder``), or, unless ``overwrite``, another run (model, its thresholds and
+    calibration, inputs or settings).
 
     Raises:
         FileExistsError: Naming the folder and a few of the foreign files.
@@ -73,9 +82,10 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
     """
     check_output_folder(out_dir)
     run_file = out_dir / RUN_FILE
-    if not overwrite and run_file.exists() and recorded_identity(run_file) != identity:
+    if not overwrite and run_file.exists() and recorded_identity(run_file, identity["tasks"]) != identity:
         raise ValueError(
-            f"{out_dir} holds a scoring run with another model, other inputs or other settings; "
+            f"{out_dir} holds a scoring run with another model (or the model calibrated otherwise), other inputs "
+            "or other settings; "
             "write to a new folder, or pass --overwrite (overwrite=True) to start afresh"
         )
 

@@ -132,7 +132,7 @@ class RunPlan:
 
 
 def plan_run(
-    model_files: dict[str, str],
+    model: dict[str, Any],
     source: str | Path,
     out: str | Path,
     settings: dict[str, Any],
@@ -141,7 +141,8 @@ def plan_run(
     """The plan of a run of ``source`` into ``out``, found by reading its inputs' sizes alone (nothing is written).
 
     Args:
-        model_files: The model's file hashes, by name: a run is resumed only with the same model.
+        model: The saved model's ``faim.json`` or the export's manifest, as read: a run is resumed only with the
+            same model files and tasks (``faim.scoring.manifest.run_identity``).
         settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match).
         shard_rows: Rows per shard (``None``: a thirty-second of the dump, between 32 and 1024 rows).
 
@@ -155,7 +156,7 @@ def plan_run(
         raise FileNotFoundError(f"{source}: holds no input outside the output folder {out_dir}")
     total = sum(count_rows(f) for f in files)
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
-    identity = run_identity(model_files, files, settings | {"shard_rows": shard_rows})
+    identity = run_identity(model, files, settings | {"shard_rows": shard_rows})
     return RunPlan(files, total, shard_rows, identity)
 
 

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from faim.scoring.engine import score_dump
+
+
+def forty_posts(path: Path) -> Path:
+    path.write_text(
+        "".join(json.dumps({"id": str(i), "text": f"post {i}"}) + "\n" for i in range(40)), encoding="utf-8"
+    )
+    return path
 
 
 def test_a_folder_holding_other_files_is_refused_and_left_as_it_was(tiny_model_dir: Path, tmp_path: Path) -> None:
@@ -26,14 +34,36 @@ def test_a_folder_holding_other_files_is_refused_and_left_as_it_was(tiny_model_d
 def test_a_run_recorded_while_bf16_was_chosen_by_the_cpu_resumes_as_a_run_without_it(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
-    dump = tmp_path / "dump.jsonl"
-    dump.write_text(
-        "".join(json.dumps({"id": str(i), "text": f"post {i}"}) + "\n" for i in range(40)), encoding="utf-8"
-    )
+    dump = forty_posts(tmp_path / "dump.jsonl")
     out = tmp_path / "out"
     score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
     recorded = json.loads((out / "_run.json").read_text(encoding="utf-8"))
     recorded["settings"]["options"]["bf16"] = None  # as runs recorded it before bf16 had to be asked for
+    (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
+    again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
+    assert again.rows == 40 and again.rows_this_run == 0
+
+
+def test_the_model_calibrated_otherwise_does_not_resume_the_run_of_its_earlier_calibration(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump, out = forty_posts(tmp_path / "dump.jsonl"), tmp_path / "out"
+    score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
+    recalibrated = tmp_path / "recalibrated"
+    shutil.copytree(tiny_model_dir, recalibrated)
+    manifest = json.loads((recalibrated / "faim.json").read_text(encoding="utf-8"))
+    manifest["tasks"][0]["threshold"] = 0.9  # what faim calibrate changes: the same files, other thresholds
+    (recalibrated / "faim.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ValueError, match="calibrated otherwise"):
+        score_dump(recalibrated, dump, out, workers=1, shard_rows=20, progress=False)
+    assert score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False).rows_this_run == 0
+
+
+def test_a_run_recorded_without_the_models_tasks_resumes_as_before(tiny_model_dir: Path, tmp_path: Path) -> None:
+    dump, out = forty_posts(tmp_path / "dump.jsonl"), tmp_path / "out"
+    score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
+    recorded = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+    del recorded["tasks"]  # as runs recorded it before the model's tasks were part of a run's identity
     (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
     again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
     assert again.rows == 40 and again.rows_this_run == 0
