@@ -27,22 +27,17 @@ import safetensors.torch
 import torch
 import transformers
 
+from faim.artifact_manifest import FORMAT_VERSION, MANIFEST, ArtifactError, read_manifest, verify_files
 from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
-from faim.file_digests import check_digests, file_digests
+from faim.file_digests import file_digests
 from faim.folders import check_replaceable, replace_folder, staging_folder
 from faim.model import WholePostModel
 from faim.recipe import Recipe
 from faim.version import __version__
 
-MANIFEST = "faim.json"
-FORMAT_VERSION = 1
 RECIPE = "recipe.yaml"
-
-
-class ArtifactError(ValueError):
-    """An artifact directory that is incomplete, modified, or from an incompatible version."""
 
 
 @dataclass
@@ -160,38 +155,6 @@ def read_calibration(entries: dict[str, dict[str, Any]]) -> Calibration:
         {name: e["prior"] for name, e in entries.items() if e.get("prior") is not None},
         {name: e["correction_weight"] for name, e in entries.items() if "correction_weight" in e},
     )
-
-
-REQUIRED = {"format", "files", "encoders", "tasks", "preprocessing"}
-"""The keys every saved model's manifest holds."""
-
-
-def read_manifest(directory: Path) -> dict[str, Any]:
-    """The manifest of the saved model in ``directory``.
-
-    Raises:
-        ArtifactError: Naming the file, when there is none, it is not a manifest, or of another format.
-    """
-    path = directory / MANIFEST
-    if not path.is_file():
-        raise ArtifactError(f"{directory}: not a faim model (no {MANIFEST})")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ArtifactError(f"{path}: not a faim model's manifest ({error})") from None
-    if not isinstance(manifest, dict) or not REQUIRED <= manifest.keys():
-        missing = sorted(REQUIRED - manifest.keys()) if isinstance(manifest, dict) else sorted(REQUIRED)
-        raise ArtifactError(f"{path}: not a faim model's manifest (no {', '.join(missing)})")
-    if manifest.get("format") != FORMAT_VERSION:
-        raise ArtifactError(
-            f"{path}: artifact format {manifest.get('format')} is not supported (expected {FORMAT_VERSION})"
-        )
-    return manifest
-
-
-def verify_files(directory: Path, manifest: dict[str, Any]) -> None:
-    """Check the sha256 of every file the manifest lists."""
-    check_digests(directory, manifest["files"], MANIFEST, ArtifactError)
 
 
 def read_recipe(directory: str | Path) -> Recipe:

@@ -3,7 +3,6 @@ manifest, resume and error rows as ``score_dump``, from processes that import ne
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from faim.artifact_manifest import read_manifest
 from faim.data.columns import ColumnMap
 from faim.data.post import Post
 from faim.runtime.bundle import EMBEDDING, MANIFEST, SAVED_MODEL, ExportError, probabilities_name, read_bundle
@@ -126,6 +126,7 @@ def score_exported(
 
     Raises:
         faim.runtime.ExportError: When ``model`` is neither a complete export nor a saved model that exports.
+        faim.artifact_manifest.ArtifactError: When a saved model's ``faim.json`` is not a manifest.
         ValueError: On bad arguments, or ``out`` holding another run (refused before anything in ``out`` is
             removed or written).
         FileExistsError: When ``out`` holds files a scoring run does not write.
@@ -164,10 +165,11 @@ def recorded_manifest(model: Path) -> dict[str, Any]:
     refused before anything is exported there), or an export's manifest, its files checked here.
 
     Raises:
+        faim.artifact_manifest.ArtifactError: When the saved model's ``faim.json`` is not a manifest.
         faim.runtime.ExportError: When ``model`` is neither a saved model nor a complete export.
     """
     if is_saved_model(model):
-        return json.loads((model / SAVED_MODEL).read_text(encoding="utf-8"))
+        return read_manifest(model)
     return read_bundle(model)
 
 

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import export_posts, without_packages
 
+from faim.artifact_manifest import ArtifactError
 from faim.cli.main import main
 from faim.detector import Detector
 from faim.scoring.engine import score_dump
@@ -144,6 +145,17 @@ def test_a_missing_dump_and_an_output_folder_of_other_files_are_named_before_a_s
     with pytest.raises(FileExistsError, match="holds files that are not a scoring run's"):
         score_exported(exported[0], write_dump(tmp_path / "dump"), tmp_path / "mine", progress=False)
     assert [path.name for path in (tmp_path / "mine").iterdir()] == ["notes.txt"]
+
+
+def test_a_saved_model_whose_manifest_is_damaged_is_named_before_anything_is_exported(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    damaged = tmp_path / "damaged"
+    shutil.copytree(exported[0], damaged)
+    (damaged / "faim.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ArtifactError, match=r"damaged/faim.json: not a faim model's manifest \(no encoders, files"):
+        score_exported(damaged, write_dump(tmp_path / "dump"), tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
 
 
 def test_options_of_the_torch_runtime_are_refused_naming_them(

@@ -1,0 +1,49 @@
+"""A saved model's manifest, ``faim.json`` (see ``faim.artifact``), read and checked without torch: scoring reads it
+to know what a run is before any worker, or the torch-free runtime, loads the model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from faim.file_digests import check_digests
+
+MANIFEST = "faim.json"
+FORMAT_VERSION = 1
+
+
+class ArtifactError(ValueError):
+    """An artifact directory that is incomplete, modified, or from an incompatible version."""
+
+
+REQUIRED = {"format", "files", "encoders", "tasks", "preprocessing"}
+"""The keys every saved model's manifest holds."""
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    """The manifest of the saved model in ``directory``.
+
+    Raises:
+        ArtifactError: Naming the file, when there is none, it is not a manifest, or of another format.
+    """
+    path = directory / MANIFEST
+    if not path.is_file():
+        raise ArtifactError(f"{directory}: not a faim model (no {MANIFEST})")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ArtifactError(f"{path}: not a faim model's manifest ({error})") from None
+    if not isinstance(manifest, dict) or not REQUIRED <= manifest.keys():
+        missing = sorted(REQUIRED - manifest.keys()) if isinstance(manifest, dict) else sorted(REQUIRED)
+        raise ArtifactError(f"{path}: not a faim model's manifest (no {', '.join(missing)})")
+    if manifest.get("format") != FORMAT_VERSION:
+        raise ArtifactError(
+            f"{path}: artifact format {manifest.get('format')} is not supported (expected {FORMAT_VERSION})"
+        )
+    return manifest
+
+
+def verify_files(directory: Path, manifest: dict[str, Any]) -> None:
+    """Check the sha256 of every file the manifest lists."""
+    check_digests(directory, manifest["files"], MANIFEST, ArtifactError)
