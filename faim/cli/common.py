@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from faim.data.columns import ColumnMap
 from faim.registry import suggest
 
 
@@ -54,16 +55,17 @@ def parse_columns(items: list[str]) -> dict[str, Any] | None:
 
 
 def check_label_tasks(columns: dict[str, Any] | None, tasks: Sequence[str]) -> None:
-    """Refuse labels mapped (``--map labels.TASK=COLUMN``) to a task the model lacks, before the model reads a post.
+    """Refuse a mapping that is not one (``faim.data.columns.ColumnMap.from_recipe``), or labels mapped
+    (``--map labels.TASK=COLUMN``) to a task the model lacks, before the model reads a post.
 
     Args:
         columns: The mapping ``parse_columns`` gives.
         tasks: The model's task names.
 
     Raises:
-        ValueError: Naming the first such task and the model's tasks.
+        ValueError: Naming the field mapped wrongly, or the first task the model lacks and the model's tasks.
     """
-    for task in (columns or {}).get("labels", {}):
+    for task in ColumnMap.from_recipe(columns).labels:
         if task not in tasks:
             raise ValueError(
                 f"--map labels.{task}: the model has no task {task!r}{suggest(task, list(tasks))}; "

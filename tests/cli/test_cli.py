@@ -367,16 +367,21 @@ def test_calibrate_refuses_an_output_that_would_remove_the_users_files_and_draws
 
 
 @pytest.mark.parametrize("command", ["eval", "calibrate"])
-def test_labels_mapped_to_a_task_the_model_lacks_are_refused_before_the_model_is_loaded(
-    command: str, tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
+@pytest.mark.parametrize(
+    ("mapping", "error"),
+    [
+        ("labels.harmfull=label", "--map labels.harmfull: the model has no task 'harmfull' (did you mean 'harmful'?); "
+         "its tasks: harmful"),
+        ("labels=label", "columns.labels: expected a dict of name to column or a list of columns, got 'label'"),
+    ],
+)  # fmt: skip
+def test_labels_mapped_to_a_task_the_model_lacks_or_mapped_wrongly_are_refused_before_the_model_is_loaded(
+    command: str, mapping: str, error: str, tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
     arguments = [command, tiny_model_dir, demo_data["validation"], "-o", tmp_path / "x"]
-    assert main([*map(str, arguments), "--map", "labels.harmfull=label"]) == 2
-    assert capsys.readouterr().err == (
-        f"faim {command}: error: --map labels.harmfull: the model has no task 'harmfull' (did you mean 'harmful'?); "
-        "its tasks: harmful\n"
-    )
+    assert main([*map(str, arguments), "--map", mapping]) == 2
+    assert capsys.readouterr().err == f"faim {command}: error: {error}\n"
     assert not (tmp_path / "x").exists()
 
 
