@@ -114,6 +114,12 @@ def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> 
     return ident if utf8(ident) else None
 
 
+def unsplit_row_id(shard: Shard, columns: ColumnMap, number: int) -> str | None:
+    """The id of a row the reader could not split into cells (``csv_row``): its row number where the file has no id
+    column, as a scored row without one takes; ``None`` where it has one (the row's id cell cannot be told apart)."""
+    return None if shard.header is None or columns.id in shard.header else str(number)
+
+
 def shard_posts(
     shard: Shard, columns: ColumnMap, image_root: Path | None, kinds: Sequence[str]
 ) -> tuple[list[tuple[int, Post]], list[RowError]]:
@@ -125,7 +131,10 @@ def shard_posts(
     error on every row of the shard; a post with no text, no image and no comment is an ``empty`` error (nothing to
     score): one without an element of any kind the model reads.
     """
-    errors = [RowError(f"{shard.file}:{where}", None, kind, message) for where, kind, message in shard.errors]
+    errors = [
+        RowError(f"{shard.file}:{where}", unsplit_row_id(shard, columns, where), kind, message)
+        for where, kind, message in shard.errors
+    ]
     bound = columns
     header = shard.header
     parsed: dict[int, dict[str, Any] | ValueError] = {}

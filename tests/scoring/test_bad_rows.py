@@ -181,6 +181,7 @@ def test_a_row_without_an_id_takes_its_row_number_as_source_names_it_scored_or_n
         ("6", None, "json"),
     ]
     csv = tmp_path / "dump.csv"
-    csv.write_bytes(b"text\nfirst\ncaf\xe9\n")
+    csv.write_bytes(b"text\nfirst\ncaf\xe9\ntoo,many\n")
     score_dump(tiny_model_dir, csv, tmp_path / "csv", workers=1, progress=False)
-    assert [row["id"] for row in pq.read_table(tmp_path / "csv").to_pylist()] == ["2", "3"]
+    rows = pq.read_table(tmp_path / "csv").to_pylist()
+    assert [(row["id"], row["error_kind"]) for row in rows] == [("2", None), ("3", "text_encoding"), ("4", "csv_row")]
