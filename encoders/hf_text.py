@@ -41,9 +41,10 @@ def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str) -> to
 
 def readable_pieces(backbone: PreTrainedModel) -> int | None:
     """The most pieces ``backbone`` reads in one text: its position embeddings, less those a backbone that numbers
-    positions past its padding piece (RoBERTa, XLM-R) never reaches; ``None`` for a model without a position count."""
+    positions past its padding piece (RoBERTa, XLM-R) never reaches; ``None`` for a model without a position count
+    or whose positions are relative only (DeBERTa-v2/v3's ``position_biased_input: false``), which reads any length."""
     positions = getattr(backbone.config, "max_position_embeddings", None)
-    if positions is None:
+    if positions is None or getattr(backbone.config, "position_biased_input", True) is False:
         return None
     padding = getattr(getattr(backbone.base_model, "embeddings", None), "padding_idx", None)
     return positions - (padding + 1) if isinstance(padding, int) else positions

@@ -5,11 +5,12 @@ can number is refused when the encoder is built."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import tiny_recipe
 from token_pieces import attributed_names
-from transformers import AutoModel, BertConfig, BertTokenizer, PretrainedConfig, RobertaConfig
+from transformers import AutoModel, BertConfig, BertTokenizer, DebertaV2Config, PretrainedConfig, RobertaConfig
 
 import faim
 from faim.encoders.hf_text import HFTextEncoder
@@ -30,11 +31,11 @@ def test_a_folder_without_a_model_is_named(tmp_path: Path) -> None:
         HFTextEncoder(str(tmp_path))
 
 
-def save_tiny_model(directory: Path, config_class: type[PretrainedConfig], positions: int) -> Path:
-    """A random one-layer model of ``config_class`` numbering ``positions`` pieces, with the character tokenizer,
-    saved as a hub model is."""
+def save_tiny_model(directory: Path, config_class: type[PretrainedConfig], positions: int, **settings: Any) -> Path:
+    """A random one-layer model of ``config_class`` numbering ``positions`` pieces (and other config ``settings``),
+    with the character tokenizer, saved as a hub model is."""
     sizes = {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 32}
-    config = config_class(vocab_size=len(tiny_vocab()), max_position_embeddings=positions, **sizes)
+    config = config_class(vocab_size=len(tiny_vocab()), max_position_embeddings=positions, **sizes, **settings)
     AutoModel.from_config(config).save_pretrained(directory)
     BertTokenizer(vocab=tiny_vocab()).save_pretrained(directory)
     return directory
@@ -53,6 +54,13 @@ def test_a_model_numbering_positions_past_its_padding_piece_reads_that_many_fewe
     with pytest.raises(ValueError, match=r"hf_text: max_length 19 must be between 1 and 18"):
         HFTextEncoder(weights, max_length=19)
     encoder = HFTextEncoder(weights, max_length=18)
+    assert encoder(encoder.preprocessor()(["a" * 100])).shape == (1, 16)
+
+
+def test_a_model_with_relative_positions_only_reads_past_its_position_count(tmp_path: Path) -> None:
+    weights = str(save_tiny_model(tmp_path, DebertaV2Config, positions=20, position_biased_input=False,
+                                  relative_attention=True))  # fmt: skip
+    encoder = HFTextEncoder(weights, max_length=60)
     assert encoder(encoder.preprocessor()(["a" * 100])).shape == (1, 16)
 
 
