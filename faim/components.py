@@ -65,11 +65,19 @@ def load_plugins() -> None:
 
 
 def load_failure(entry: EntryPoint) -> str | None:
-    """Import ``entry``'s module; ``None`` when it loads, else the line ``plugin_failure`` writes."""
+    """Import ``entry``'s module; ``None`` when it loads, else the line ``plugin_failure`` writes. A plug-in that
+    does not load leaves nothing registered: what it registered before it failed, or was stopped (Ctrl-C, raised
+    again), is taken out, so it registers afresh when tried again."""
+    before = {kind: dict(table) for kind, table in REGISTRIES.items()}
     try:
         entry.load()
-    except Exception as error:  # a plug-in's import may raise anything; it is reported, never raised
-        return plugin_failure(entry, error)
+    except BaseException as error:
+        for kind, table in REGISTRIES.items():
+            table.clear()
+            table.update(before[kind])
+        if not isinstance(error, Exception):
+            raise
+        return plugin_failure(entry, error)  # a plug-in's import may raise anything; it is reported, never raised
     return None
 
 

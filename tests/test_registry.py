@@ -86,10 +86,17 @@ def test_a_plugin_that_fails_to_load_is_warned_of_once_and_named_where_a_type_is
 
 
 def test_a_plugin_load_stopped_part_way_goes_on_when_asked_again(plugins: dict[str, str], tmp_path: Path) -> None:
-    plugins["first_faim_plugin"] = "raise KeyboardInterrupt\n"
+    stop = tmp_path / "stop"
+    stop.touch()  # the first import is stopped after the plug-in registered a head, as Ctrl-C may stop it
+    plugins["first_faim_plugin"] = PLUGIN_HEAD.format(name="first_head") + (
+        f"import pathlib\nif pathlib.Path({str(stop)!r}).exists():\n    raise KeyboardInterrupt\n"
+    )
     plugins["second_faim_plugin"] = PLUGIN_HEAD.format(name="second_head")
     with pytest.raises(KeyboardInterrupt):
         components.load_plugins()
-    plugins["first_faim_plugin"] = PLUGIN_HEAD.format(name="first_head")
-    assert components.lookup("head", "first_head").__name__ == "PluginHead"
+    assert "first_head" not in registry.HEADS
+    stop.unlink()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert components.lookup("head", "first_head").__name__ == "PluginHead"
     assert components.lookup("head", "second_head").__name__ == "PluginHead"
