@@ -86,7 +86,13 @@ def running_ray() -> Iterator[Any]:
 def actor_count(workers: int | None, cpus: int, gpus: int | None = None) -> int:
     """Actors to run: ``workers`` (default: one per CPU), at most one per CPU Ray has and, on GPUs (``gpus``: how
     many Ray has; ``None`` on CPUs), one per GPU, and at least one. A count asked for and cut is warned of, saying
-    how many run and why."""
+    how many run and why.
+
+    Raises:
+        ValueError: When the run is on GPUs and Ray has none (an actor asking for one would wait forever).
+    """
+    if gpus == 0:
+        raise ValueError("--device cuda: Ray has no GPU to run an actor on")
     actors, why = min(workers or cpus, cpus), f"one per CPU Ray has ({cpus})"
     if gpus is not None and gpus < actors:
         actors, why = gpus, f"one per GPU Ray has ({gpus})"

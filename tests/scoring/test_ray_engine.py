@@ -51,6 +51,11 @@ def test_the_actors_asked_for_or_one_per_cpu_run_without_a_warning() -> None:
         assert [ray_engine.actor_count(workers, cpus=2) for workers in (1, 2, None)] == [1, 2, 2]
 
 
+def test_a_run_on_gpus_where_ray_has_none_is_refused_rather_than_waiting_for_one() -> None:
+    with pytest.raises(ValueError, match="^--device cuda: Ray has no GPU to run an actor on$"):
+        ray_engine.actor_count(None, cpus=2, gpus=0)
+
+
 @pytest.mark.slow
 def test_ray_engine_matches_embedded_engine(tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path) -> None:
     exact = ScoringOptions.exact()
