@@ -112,9 +112,9 @@ class Encoder(nn.Module, ABC):
 
 
 def check_max_length(who: str, max_length: int, positions: int, least: int = 1) -> None:
-    """Refuse a text encoder's ``max_length`` (pieces kept per text) below ``least`` (the markers it adds, and a
-    piece of text) or above ``positions``, the pieces its model can number: a text that long would end, when scored
-    or trained, in an index error deep in the model.
+    """Refuse a text encoder's ``max_length`` (pieces kept per text) below ``least`` (the fewest it can keep: 3 for
+    an encoder that always adds two markers to a piece of text, as e5's does) or above ``positions``, the pieces its
+    model can number: a text that long would end, when scored or trained, in an index error deep in the model.
 
     Raises:
         ValueError: Naming ``who`` (the encoder's type), ``max_length`` and the model's limit.

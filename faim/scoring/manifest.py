@@ -85,8 +85,7 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
     if not overwrite and run_file.exists() and recorded_identity(run_file, identity["tasks"]) != identity:
         raise ValueError(
             f"{out_dir} holds a scoring run with another model (or the model calibrated otherwise), other inputs "
-            "or other settings; "
-            "write to a new folder, or pass --overwrite (overwrite=True) to start afresh"
+            "or other settings; write to a new folder, or pass --overwrite (overwrite=True) to start afresh"
         )
 
 
