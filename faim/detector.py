@@ -21,7 +21,7 @@ from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
-from faim.data.elements import PostError
+from faim.data.elements import PostError, read_each
 from faim.data.post import SOURCE, Post, as_posts, length_batches
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows, task_spec
@@ -180,15 +180,8 @@ class Detector:
     def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
         """The posts whose elements the model can read (pictures decoded, metadata numeric), and the errors of the
         others, as ``faim.runtime``'s ``readable``."""
-        collator = self.collator(kinds=self.model.fused_kinds)
-        kept, errors = [], []
-        for post in as_posts(list(posts)):
-            try:
-                collator.prepare(post)
-                kept.append(post)
-            except PostError as error:
-                errors.append(error)
-        return kept, errors
+        kept, errors = read_each(as_posts(list(posts)), self.collator(kinds=self.model.fused_kinds).prepare)
+        return [post for post, _ in kept], errors
 
     def explain(self, posts: Iterable[Post | Mapping[str, Any]], progress: bool = False) -> list[Explanation]:
         """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faim.data.batch import Elements, PostBatch, element_layout
-from faim.data.elements import ELEMENT_MODALITIES, PostError, checked_elements
+from faim.data.elements import ELEMENT_MODALITIES, PostError, checked_elements, read_each
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 
@@ -105,15 +105,11 @@ class PostCollator:
 
     def collate(self, posts: list[Post]) -> CollateResult:
         """Prepare every post, then preprocess each kind's elements as one flat batch."""
-        kept, prepared, errors = [], [], []
-        for post in posts:
-            try:
-                prepared.append(self.prepare(post))
-                kept.append(post)
-            except PostError as error:
-                if self.on_error == "raise":
-                    raise
-                errors.append(error)
+        if self.on_error == "raise":
+            read, errors = [(post, self.prepare(post)) for post in posts], []
+        else:
+            read, errors = read_each(posts, self.prepare)
+        kept, prepared = [post for post, _ in read], [item for _, item in read]
         elements = {}
         for kind, preprocess in self.preprocessors.items():
             per_post = [item[0][kind] for item in prepared]

@@ -3,11 +3,13 @@ that cannot be read. Needs neither torch nor the encoders, so the collator and `
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from faim.data.images import ImageError, load_image
 from faim.data.post import Post
+
+T = TypeVar("T")
 
 ELEMENT_MODALITIES = {"text": "text", "comments": "text", "image": "image", "meta": "meta"}
 
@@ -23,6 +25,18 @@ class PostError(ValueError):
         self.field = field
         self.problem = problem
         self.kind = kind or field
+
+
+def read_each(posts: Iterable[Post], read: Callable[[Post], T]) -> tuple[list[tuple[Post, T]], list[PostError]]:
+    """Each post ``read`` reads, with what it gave, and the error of each post it refuses (a ``PostError``; any other
+    error is raised); every post is read once, in order."""
+    kept, errors = [], []
+    for post in posts:
+        try:
+            kept.append((post, read(post)))
+        except PostError as error:
+            errors.append(error)
+    return kept, errors
 
 
 def element_refs(post: Post, kind: str, limit: int) -> list[Any]:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 import onnxruntime
 
-from faim.data.elements import PostError, checked_elements
+from faim.data.elements import PostError, checked_elements, read_each
 from faim.data.post import Post, as_posts, length_batches
 from faim.decisions import decide, score_rows, task_spec
 from faim.runtime.bundle import EMBEDDING, ExportError, elements_names, fusion_outputs, probabilities_name, read_bundle
@@ -111,13 +111,7 @@ class ExportedModel:
     def read(self, posts: Iterable[Post]) -> tuple[list[tuple[Post, dict[str, list[Any]]]], list[PostError]]:
         """Each post whose elements can be read (pictures decoded, metadata numeric) with its elements, and the
         errors of the others; every post is read once."""
-        kept, errors = [], []
-        for post in posts:
-            try:
-                kept.append((post, checked_elements(post, self.encoders, self.max_elements, {})))
-            except PostError as error:
-                errors.append(error)
-        return kept, errors
+        return read_each(posts, lambda post: checked_elements(post, self.encoders, self.max_elements, {}))
 
     def outputs(self, posts: list[Post]) -> dict[str, np.ndarray]:
         """The fusion graph's outputs (embedding, each task's logits and probabilities) for one batch of posts.

@@ -1,0 +1,28 @@
+"""Reading posts one by one: each post read once, in order, a post refused set aside with its error."""
+
+from __future__ import annotations
+
+import pytest
+
+from faim.data.elements import PostError, read_each
+from faim.data.post import Post
+
+
+def text_length(post: Post) -> int:
+    if post.text == "refused":
+        raise PostError(post, "text", "refused here", kind="test")
+    if post.text == "broken":
+        raise RuntimeError("not a post's fault")
+    return len(post.text or "")
+
+
+def test_each_post_is_read_once_in_order_and_one_refused_is_set_aside_with_its_error() -> None:
+    posts = [Post(id="a", text="one"), Post(id="b", text="refused"), Post(id="c", text="three")]
+    kept, errors = read_each(posts, text_length)
+    assert [(post.id, length) for post, length in kept] == [("a", 3), ("c", 5)]
+    assert [(error.post_id, error.kind) for error in errors] == [("b", "test")]
+
+
+def test_an_error_that_is_not_the_posts_is_raised() -> None:
+    with pytest.raises(RuntimeError, match="not a post's fault"):
+        read_each([Post(id="a", text="broken")], text_length)
