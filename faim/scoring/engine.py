@@ -17,7 +17,7 @@ from faim.detector import Detector
 from faim.scoring.manifest import PER_POST_DIR
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
-from faim.scoring.runner import ScoreSummary, check_counts, plan_run, run_shards
+from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.scoring.worker import TorchScorers
 
 
@@ -99,7 +99,7 @@ def score_dump(
         faim.artifact.ArtifactError: When a file of the model was modified.
     """
     check_device(device)
-    check_counts(workers, batch_size, shard_rows)
+    check_run_arguments(workers, batch_size, shard_rows, engine)
     if pool_by_image and not scores:
         raise ValueError("pool_by_image pools scores: it cannot be used when only embeddings are written")
     options = options or ScoringOptions()

@@ -24,7 +24,7 @@ from faim.scoring.manifest import check_resumable
 from faim.scoring.output import output_schema, output_table, score_columns, write_part
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import readable_batches, shard_posts
-from faim.scoring.runner import ScoreSummary, check_counts, plan_run, run_shards
+from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.weights import sha256_file
 
 EXPORT_DIR = "_export"
@@ -131,7 +131,7 @@ def score_exported(
             removed or written).
         FileExistsError: When ``out`` holds files a scoring run does not write.
     """
-    check_counts(workers, batch_size, shard_rows)
+    check_run_arguments(workers, batch_size, shard_rows, engine)
     ColumnMap.from_recipe(columns)
     given = Path(model)
     settings = {"columns": columns, "image_root": image_root, "scores": scores, "embeddings": embeddings,

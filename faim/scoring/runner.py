@@ -109,12 +109,15 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def check_counts(workers: int | None, batch_size: int, shard_rows: int | None) -> None:
-    """Refuse a count of scoring processes, posts per batch or rows per shard below 1 (``None``: its default).
+def check_run_arguments(workers: int | None, batch_size: int, shard_rows: int | None, engine: str) -> None:
+    """Refuse, before anything is read or written, an engine not in ``ENGINES`` or a count of scoring processes, posts
+    per batch or rows per shard below 1 (``None``: its default).
 
     Raises:
-        ValueError: Naming the first such count.
+        ValueError: Naming the engine or the first such count.
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     for name, count in (("workers", workers), ("batch_size", batch_size), ("shard_rows", shard_rows)):
         if count is not None and count < 1:
             raise ValueError(f"{name} must be at least 1, got {count}")
@@ -176,13 +179,12 @@ def run_shards(
     Args:
         scorers: What each scoring process scores with.
         plan: The run's inputs and identity (``plan_run``).
+        workers, engine: Checked by the caller, before the plan (``check_run_arguments``).
         per_post: Write the parts to ``out/_per_post`` (a run pooling by picture pools them afterwards).
 
     Raises:
-        ValueError: On bad arguments, or ``out`` holding another run.
+        ValueError: When ``out`` holds another run.
     """
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     cores = available_cores()
     threads = max(1, cores // (workers or cores))
     out_dir = Path(out)

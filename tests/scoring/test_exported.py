@@ -158,6 +158,14 @@ def test_a_saved_model_whose_manifest_is_damaged_is_named_before_anything_is_exp
     assert not (tmp_path / "out").exists()
 
 
+def test_an_unknown_engine_is_refused_before_a_saved_model_is_exported(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    with pytest.raises(ValueError, match="^engine must be one of embedded, ray, got 'spark'$"):
+        score_exported(exported[0], write_dump(tmp_path / "dump"), tmp_path / "out", engine="spark", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
 def test_options_of_the_torch_runtime_are_refused_naming_them(
     exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
