@@ -49,6 +49,11 @@ WHOLE_FILE = "(every row)"
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.data and (args.columns or args.image_root):
+        raise ValueError(
+            "--map and --image-root read DATA: without it the recipe's split is read with the recipe's own columns "
+            "and image root"
+        )
     recipe = read_recipe(args.model)
     columns = parse_columns(args.columns)
     check_label_tasks(columns, list(recipe.model["heads"]))

@@ -88,6 +88,12 @@ def test_eval_without_data_uses_the_recipe_split_and_names_it(trained: Path) -> 
     assert "- split: `train`" in (trained / "eval-train" / "metrics.md").read_text()
 
 
+@pytest.mark.parametrize("option", [["--map", "labels.harmful=label"], ["--image-root", "pictures"]])
+def test_eval_without_data_refuses_what_reads_data(option: list[str], tiny_model_dir: Path, capsys) -> None:
+    assert main(["eval", str(tiny_model_dir), *option]) == 2
+    assert "--map and --image-root read DATA: without it the recipe's split is read" in capsys.readouterr().err
+
+
 def test_score_and_embed_write_one_row_per_post_with_errors_recorded(trained: Path, demo_data, tmp_path: Path) -> None:
     lines = demo_data["validation"].read_text().splitlines()[:30]
     broken = json.loads(lines[0]) | {"id": "broken", "image": "images/does_not_exist.jpg"}
