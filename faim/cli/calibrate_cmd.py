@@ -123,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
             one_class[task.name] = task.labels[int(y[0])]
     for name, label in one_class.items():
         print(one_class_note(name, label, args.unlabelled))
+    for note in kept_notes(detector.tasks, with_labels, args.unlabelled):
+        print(note)
     config = refit_settings(recipe.eval)
     texts = post_texts(posts)
     report: dict[str, Any] = {"model": str(model), "data": str(args.data), "unlabelled": args.unlabelled, "tasks": {}}
@@ -171,6 +173,20 @@ def one_class_note(task: str, label: str, unlabelled: bool) -> str:
     what = "the report leaves them out" if unlabelled else "its calibration is kept as it was"
     need = "measuring a calibration" if unlabelled else "a refit"
     return f"{task}: every labelled post is {label!r}; {what} ({need} needs posts of both classes)"
+
+
+def kept_notes(tasks: list[TaskSpec], with_labels: list[TaskSpec], unlabelled: bool) -> list[str]:
+    """What is said of the other tasks calibrate leaves as they were (beside ``one_class_note``'s): a multilabel task,
+    whose probabilities are not calibrated, and, unless ``unlabelled`` (where EM moves each binary task), a task
+    no post carries a label of (``with_labels``: those some post does)."""
+    labelled_names = {task.name for task in with_labels}
+    notes = []
+    for task in tasks:
+        if task.type == "multilabel":
+            notes.append(f"{task.name}: a multilabel task's probabilities are not calibrated; kept as they were")
+        elif not unlabelled and task.name not in labelled_names:
+            notes.append(f"{task.name}: no post carries its label; its calibration is kept as it was")
+    return notes
 
 
 def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:

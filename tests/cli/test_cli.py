@@ -342,6 +342,22 @@ def test_calibrate_on_one_class_keeps_the_calibration_and_without_enough_labels_
     )
 
 
+def test_calibrate_names_each_task_it_keeps_as_it_was_and_why(exported, tmp_path: Path, capsys) -> None:
+    posts = tmp_path / "posts.jsonl"
+    rows = [{"id": str(i), "text": f"post {i}", "meta": {"likes": i, "shares": 1}, "harm": i % 2} for i in range(40)]
+    posts.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    arguments = ["calibrate", str(exported[0]), str(posts), "-o", str(tmp_path / "new"), "--sizes=20", "--draws=2"]
+    assert main([*arguments, "--map", "labels.harm=harm"]) == 0
+    said = capsys.readouterr().out
+    assert "topic: no post carries its label; its calibration is kept as it was" in said
+    assert "flags: a multilabel task's probabilities are not calibrated; kept as they were" in said
+    assert "harm: refitted temperature" in said
+    tasks = [json.loads((model / "faim.json").read_text())["tasks"] for model in (exported[0], tmp_path / "new")]
+    assert [task for task in tasks[1] if task["name"] != "harm"] == [
+        task for task in tasks[0] if task["name"] != "harm"
+    ]
+
+
 def test_calibrate_unlabelled_says_labels_all_of_one_class_are_left_out_of_its_report(
     demo_data, tmp_path: Path, capsys
 ) -> None:
