@@ -155,13 +155,18 @@ def test_a_csv_dumps_rows_come_back_in_order_each_named_by_the_line_it_starts_on
     assert summary.rows == 4 and summary.errors == {"csv_row": 1}
 
 
+def scored_rows(model: Path, dump: Path, content: bytes) -> list[dict]:
+    """The output rows of ``content``, written to ``dump`` and scored into a folder beside it."""
+    dump.write_bytes(content)
+    out = dump.with_name(f"{dump.name}-scores")
+    score_dump(model, dump, out, workers=1, progress=False)
+    return pq.read_table(out).to_pylist()
+
+
 def test_a_csv_cell_that_is_not_utf8_is_an_error_of_its_row_naming_the_column_only_where_a_mapping_reads_it(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
-    dump = tmp_path / "dump.csv"
-    dump.write_bytes(b"id,text,note\n1,caf\xe9,fine\n2,fine,caf\xe9\n")
-    score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, progress=False)
-    rows = pq.read_table(tmp_path / "out").to_pylist()
+    rows = scored_rows(tiny_model_dir, tmp_path / "dump.csv", b"id,text,note\n1,caf\xe9,fine\n2,fine,caf\xe9\n")
     assert [(row["id"], row["error_kind"]) for row in rows] == [("1", "text_encoding"), ("2", None)]
     assert rows[0]["error"] == "column 'text' is not UTF-8 (byte 4)"
 
@@ -169,10 +174,8 @@ def test_a_csv_cell_that_is_not_utf8_is_an_error_of_its_row_naming_the_column_on
 def test_a_row_without_an_id_takes_its_row_number_as_source_names_it_scored_or_not(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
-    dump = tmp_path / "dump.jsonl"
-    dump.write_bytes(b'{"text": "first"}\n{"text": 17}\n\n{"text": "caf\xe9"}\n{"text": "fourth"}\n[1]\n')
-    score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, progress=False)
-    rows = pq.read_table(tmp_path / "out").to_pylist()
+    jsonl = b'{"text": "first"}\n{"text": 17}\n\n{"text": "caf\xe9"}\n{"text": "fourth"}\n[1]\n'
+    rows = scored_rows(tiny_model_dir, tmp_path / "dump.jsonl", jsonl)
     assert [(row["source"].rsplit(":", 1)[1], row["id"], row["error_kind"]) for row in rows] == [
         ("1", "1", None),
         ("2", "2", "row"),
@@ -180,8 +183,5 @@ def test_a_row_without_an_id_takes_its_row_number_as_source_names_it_scored_or_n
         ("5", "5", None),
         ("6", None, "json"),
     ]
-    csv = tmp_path / "dump.csv"
-    csv.write_bytes(b"text\nfirst\ncaf\xe9\ntoo,many\n")
-    score_dump(tiny_model_dir, csv, tmp_path / "csv", workers=1, progress=False)
-    rows = pq.read_table(tmp_path / "csv").to_pylist()
+    rows = scored_rows(tiny_model_dir, tmp_path / "dump.csv", b"text\nfirst\ncaf\xe9\ntoo,many\n")
     assert [(row["id"], row["error_kind"]) for row in rows] == [("2", None), ("3", "text_encoding"), ("4", "csv_row")]
