@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import threading
 import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -261,16 +262,25 @@ def stopping_signal(stop: SystemExit) -> signal.Signals | None:
 
 
 def stop_for_signal(stopped_by: signal.Signals, checkpoint_dir: Path) -> NoReturn:
-    """End training stopped by a signal with the status a shell gives it (128 + its number: 143 for SIGTERM, 130
-    for SIGINT), saying how to resume from the run's ``last.ckpt`` where an epoch finished.
+    """End training stopped by a signal, saying how to resume from the run's ``last.ckpt`` where an epoch finished.
 
     Raises:
-        SystemExit: Always.
+        SystemExit: For SIGTERM, with the status a shell gives it (143).
+        KeyboardInterrupt: For SIGINT (Ctrl-C), as Python gives it (``faim train`` ends with status 130).
     """
     last = checkpoint_dir / "last.ckpt"
     resume = f"`faim train RECIPE --resume` continues from {last}" if last.is_file() else "no epoch finished"
     print(f"faim train: stopped by {stopped_by.name} before it saved a model; {resume}", file=sys.stderr)
+    if stopped_by == signal.SIGINT:
+        raise KeyboardInterrupt from None
     raise SystemExit(128 + stopped_by) from None
+
+
+def restore_interrupt_handler(handler: Any) -> None:
+    """Put back the SIGINT handler training started with, which Lightning leaves ignored after a Ctrl-C (where
+    signals can be handled: the main thread, a handler set from Python)."""
+    if handler is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, handler)
 
 
 def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
@@ -295,8 +305,9 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
             anything is written, for a training split without posts or a task's labels (``check_learnable``) or a
             validation split without posts.
         FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
-        SystemExit: With status 143 or 130, when the process is sent SIGTERM or SIGINT (Ctrl-C) while it trains
-            (``stop_for_signal``).
+        SystemExit: With status 143, when the process is sent SIGTERM while it trains (``stop_for_signal``).
+        KeyboardInterrupt: On Ctrl-C (SIGINT) while it trains, after which Ctrl-C works as it did before (Lightning
+            leaves SIGINT ignored).
     """
     cfg = recipe.train
     data = recipe.data_section
@@ -333,6 +344,7 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
         # frozen encoders stay in eval mode (at every fit), and a resumed run saves beside its earlier checkpoints
         warnings.filterwarnings("ignore", message=r"Found \d+ module\(s\) in eval mode")
         warnings.filterwarnings("ignore", message="Checkpoint directory .* is not empty")
+        interrupt_handler = signal.getsignal(signal.SIGINT)
         try:
             trainer.fit(task, train_loader, val_loader, ckpt_path=resume_from)
         except SystemExit as stop:
@@ -340,6 +352,8 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
             if stopped_by is None:
                 raise
             stop_for_signal(stopped_by, checkpoint_dir)
+        finally:
+            restore_interrupt_handler(interrupt_handler)
     if not trainer.is_global_zero:
         return None
     best = checkpoint.best_model_path or str(checkpoint_dir / "last.ckpt")

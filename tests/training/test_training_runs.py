@@ -277,6 +277,38 @@ def test_training_stopped_by_a_signal_ends_with_its_status_and_says_how_to_resum
     assert not (tmp_path / "run" / "model").exists()
 
 
+API_INTERRUPTED = """
+import signal, sys
+import faim
+try:
+    faim.train(sys.argv[1])
+except KeyboardInterrupt:
+    restored = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    sys.exit(7 if restored else 8)
+"""
+
+
+def test_ctrl_c_in_a_python_api_training_raises_keyboard_interrupt_and_leaves_ctrl_c_working(
+    demo_data, tmp_path: Path
+) -> None:
+    recipe_file = tmp_path / "recipe.yaml"
+    recipe_file.write_text(yaml.safe_dump(tiny_recipe(demo_data, tmp_path / "run", max_epochs=500)))
+    training = subprocess.Popen(
+        [sys.executable, "-c", API_INTERRUPTED, str(recipe_file)],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler),  # Python's own, as in a shell
+    )
+    checkpoint = tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt"
+    deadline = time.monotonic() + 120
+    while not checkpoint.is_file() and training.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    training.send_signal(signal.SIGINT)
+    _, stderr = training.communicate(timeout=120)
+    assert training.returncode == 7, stderr  # 8: SIGINT left ignored; 1: the SystemExit Lightning raises
+    assert "stopped by SIGINT before it saved a model; `faim train RECIPE --resume` continues" in stderr
+
+
 def test_training_evaluation_its_rerun_and_faim_eval_name_the_same_opposite_words(demo_data, tmp_path: Path) -> None:
     recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1)
     result = train(recipe)
