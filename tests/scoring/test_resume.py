@@ -47,6 +47,43 @@ def test_killed_run_resumes_without_duplicates_or_gaps(tiny_model_dir: Path, tmp
     assert not list(out.glob(".part-*"))
 
 
+def worker_processes(pid: int) -> list[int]:
+    """The scoring workers process ``pid`` spawned (its children started by multiprocessing's spawn)."""
+    children = (Path(f"/proc/{pid}/task") / task / "children" for task in os.listdir(f"/proc/{pid}/task"))
+    pids = [int(child) for path in children for child in path.read_text().split()]
+    return [child for child in pids if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie no one reaped has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree from /proc")
+def test_workers_end_when_the_run_that_started_them_is_killed(tiny_model_dir: Path, tmp_path: Path) -> None:
+    dump, out = text_dump(tmp_path / "dump.jsonl", 1500), tmp_path / "out"
+    env = os.environ | {"PYTHONWARNINGS": "ignore"}
+    process = subprocess.Popen(score_command(tiny_model_dir, dump, out), env=env, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not list(out.glob("part-*.parquet")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = worker_processes(process.pid)
+    assert workers, "the run should have a worker scoring"
+    process.kill()  # the main process alone, as kill -9 PID does
+    process.wait()
+    deadline = time.monotonic() + 30
+    while any(running(worker) for worker in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [worker for worker in workers if running(worker)]
+    for worker in left:
+        os.kill(worker, signal.SIGKILL)
+    assert not left, "a worker outlived the run that started it"
+
+
 def test_rerun_of_a_finished_run_scores_nothing(tiny_model_dir: Path, tmp_path: Path) -> None:
     dump, out = text_dump(tmp_path / "dump.jsonl", 60), tmp_path / "out"
     first = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=25, progress=False)
