@@ -226,9 +226,21 @@ def parse_number(cell: str | None) -> Any:
     return cell
 
 
+def open_parquet(path: Path) -> pq.ParquetFile:
+    """The Parquet file at ``path``, its footer read (schema, row count).
+
+    Raises:
+        ValueError: When the file is not Parquet (another format renamed, a truncated or empty file), naming it.
+    """
+    try:
+        return pq.ParquetFile(path)
+    except pa.ArrowInvalid as error:
+        raise ValueError(f"{path}: not a Parquet file ({error})") from None
+
+
 def parquet_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
     """Bind ``columns`` to a Parquet file's schema and stream the mapped columns batch by batch."""
-    table = pq.ParquetFile(path)
+    table = open_parquet(path)
     names = table.schema_arrow.names
     bound = columns.bind(names, str(path))
     return bound, arrow_rows(table.iter_batches(batch_size=BATCH_ROWS, columns=bound.wanted(names)), path)

@@ -15,11 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format
-from faim.data.tabular import csv_header, csv_records, sniffed_delimiter
+from faim.data.tabular import csv_header, csv_records, open_parquet, sniffed_delimiter
 
 
 @dataclass
@@ -51,7 +49,7 @@ def count_rows(path: Path) -> int:
     """Rows in an input: Parquet or dataset metadata, or newline count for text formats (minus the header)."""
     kind = input_format(path)
     if kind == "parquet":
-        return pq.ParquetFile(path).metadata.num_rows
+        return open_parquet(path).metadata.num_rows
     if kind == DATASET:
         return load_dataset(path).num_rows
     lines = 0
@@ -118,7 +116,7 @@ def raw(cell: str) -> bytes:
 
 
 def _parquet_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
-    file = pq.ParquetFile(path)
+    file = open_parquet(path)
     names = file.schema_arrow.names
     number = 0
     for batch in file.iter_batches(batch_size=shard_rows):

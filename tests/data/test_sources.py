@@ -7,6 +7,7 @@ import inspect
 import io
 import itertools
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -250,6 +251,18 @@ def test_describe_and_fingerprint(tmp_path):
     assert JsonlSource(train=str(path), columns={"text": "id"}).fingerprint("train") != source.fingerprint("train")
     write_jsonl(copy, ROWS[:2])
     assert source.fingerprint("train") != source.fingerprint("validation")
+
+
+def test_a_file_named_parquet_that_is_not_one_is_refused_naming_it(tmp_path):
+    folder = tmp_path / "dump"
+    folder.mkdir()
+    write_parquet(folder / "a.parquet", ROWS)
+    write_jsonl(folder / "b.parquet", ROWS)
+    message = rf"^{re.escape(str(folder / 'b.parquet'))}: not a Parquet file \(Parquet magic bytes not found"
+    with pytest.raises(ValueError, match=message):
+        list(read_posts(folder))
+    with pytest.raises(ValueError, match=message):
+        ParquetSource(train=str(folder), columns=COLUMNS).posts("train")
 
 
 def test_read_posts_rejects_unknown_extensions(tmp_path):

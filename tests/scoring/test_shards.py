@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from faim.scoring.inputs import count_rows, read_shards
 
@@ -77,3 +79,16 @@ def test_a_csv_header_that_is_not_utf8_names_its_columns_with_escapes(tmp_path: 
     path.write_bytes(b"id,te\xffxt\n1,a\n")
     (shard,) = read_shards([path], 100)
     assert shard.header == ["id", "te\\xffxt"] and shard.rows == [(2, {"id": b"1", "te\\xffxt": b"a"})]
+
+
+def test_a_file_named_parquet_that_is_not_one_is_refused_naming_it(tmp_path: Path) -> None:
+    renamed = tmp_path / "renamed.parquet"
+    renamed.write_text('{"id": "1", "text": "a"}\n')
+    truncated = tmp_path / "truncated.parquet"
+    pq.write_table(pa.table({"id": ["1", "2"], "text": ["a", "b"]}), truncated)
+    truncated.write_bytes(truncated.read_bytes()[:-20])
+    for path in (renamed, truncated):
+        with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: not a Parquet file \(Parquet magic bytes"):
+            count_rows(path)
+        with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: not a Parquet file"):
+            list(read_shards([path], 10))
