@@ -71,8 +71,9 @@ class CsvSource(FileSource):
     """Delimited text files with a header row; see ``FileSource`` for the shared arguments.
 
     Args:
-        delimiter: Cell separator (``"\\t"`` for TSV); ``None`` takes the one the header shows
-            (``faim.data.tabular.sniffed_delimiter``), as files given to the command line are read.
+        delimiter: Cell separator; ``None`` (the default) takes tab for a ``.tsv`` file and, for a ``.csv`` one, the
+            one of ``,``, ``;``, tab, ``|`` its header shows (``faim.data.tabular.file_delimiter``), as ``faim score``
+            and ``faim eval`` read files.
         quote_char: Quote character around cells holding the delimiter or newlines; ``None`` reads
             quotes literally (files such as LIAR, read elsewhere with ``quoting=3``).
     """
@@ -86,7 +87,7 @@ class CsvSource(FileSource):
         test: str | None = None,
         columns: dict | None = None,
         image_root: str | None = None,
-        delimiter: str | None = ",",
+        delimiter: str | None = None,
         quote_char: str | None = '"',
     ) -> None:
         super().__init__(
@@ -121,14 +122,14 @@ class ParquetSource(FileSource):
         return parquet_rows(path, self.columns)
 
 
-READERS: dict[str, tuple[type[FileSource], dict[str, str]]] = {
-    "jsonl": (JsonlSource, {}),
-    "csv": (CsvSource, {"delimiter": None}),
-    "tsv": (CsvSource, {"delimiter": "\t"}),
-    "parquet": (ParquetSource, {}),
-    DATASET: (HfSource, {}),
+READERS: dict[str, type[FileSource]] = {
+    "jsonl": JsonlSource,
+    "csv": CsvSource,
+    "tsv": CsvSource,
+    "parquet": ParquetSource,
+    DATASET: HfSource,
 }
-"""Format (``faim.data.inputs.input_format``) → the source reading it, and its options."""
+"""Format (``faim.data.inputs.input_format``) → the source reading it."""
 
 
 def read_posts(spec: str | Path, columns: dict | None = None, image_root: str | None = None) -> Iterator[Post]:
@@ -146,6 +147,6 @@ def read_posts(spec: str | Path, columns: dict | None = None, image_root: str | 
     """
     readers = []
     for path in find_inputs(spec):
-        source, options = READERS[input_format(path)]
-        readers.append(source(columns=columns, image_root=image_root, **options).iter_posts(path))
+        source = READERS[input_format(path)]
+        readers.append(source(columns=columns, image_root=image_root).iter_posts(path))
     return itertools.chain.from_iterable(readers)

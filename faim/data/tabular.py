@@ -95,6 +95,12 @@ def sniffed_delimiter(header_line: str, quote_char: str | None = '"') -> str:
     return max(DELIMITERS, key=lambda d: len(next(csv.reader([header_line], delimiter=d, **quoting(quote_char)), [])))
 
 
+def file_delimiter(path: Path, header_line: str, quote_char: str | None = '"') -> str:
+    """The cell separator of the delimited file at ``path``, as its name and header say: tab for a ``.tsv`` file,
+    else the one its first line shows (``sniffed_delimiter``)."""
+    return "\t" if input_format(path) == "tsv" else sniffed_delimiter(header_line, quote_char)
+
+
 MAX_CELL = 2**31 - 1
 """The longest CSV cell read, in characters: Python's ``csv`` stops at 131,072 by default, and its limit is one for
 the whole process, which ``csv_records`` raises to this."""
@@ -175,12 +181,12 @@ def csv_rows(
 
     Every cell is read as text, so no column's type is guessed from the first rows and then contradicted by later
     ones; label and meta cells that spell a number become an int or a float (``"1"`` → 1, ``"nan"`` → NaN, i.e.
-    missing). ``delimiter=None`` takes the one the header shows (``sniffed_delimiter``). A row whose cells the header
-    does not match, or a mapped cell that is not UTF-8, stops the read naming its file, line and column
-    (``ValueError``).
+    missing). ``delimiter=None`` takes the one the file's name and header show (``file_delimiter``). A row whose
+    cells the header does not match, or a mapped cell that is not UTF-8, stops the read naming its file, line and
+    column (``ValueError``).
     """
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
-        delimiter = delimiter or sniffed_delimiter(handle.readline(), quote_char)
+        delimiter = delimiter or file_delimiter(path, handle.readline(), quote_char)
         handle.seek(0)
         header = csv_header(csv_records(handle, delimiter, quote_char))  # a quoted name may span lines
     bound = columns.bind(header, str(path))

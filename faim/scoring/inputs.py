@@ -17,7 +17,7 @@ from typing import Any
 
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format
-from faim.data.tabular import csv_header, csv_records, open_parquet, sniffed_delimiter
+from faim.data.tabular import csv_header, csv_records, file_delimiter, open_parquet
 
 
 @dataclass
@@ -85,12 +85,12 @@ def _jsonl_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
 
 
 def _csv_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
-    """CSV (cells separated as its header shows, ``sniffed_delimiter``) or TSV with every cell as raw bytes (bytes
-    that are not UTF-8 kept as they are, for the worker to report), each row numbered by the line it starts on; blank
-    lines are skipped, and a row with another number of cells than the header is an error row of the shard, in its
-    place."""
+    """CSV (cells separated as its header shows) or TSV (at tabs), as ``file_delimiter`` says, with every cell as
+    raw bytes (bytes that are not UTF-8 kept as they are, for the worker to report), each row numbered by the line it
+    starts on; blank lines are skipped, and a row with another number of cells than the header is an error row of the
+    shard, in its place."""
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
-        delimiter = "\t" if kind == "tsv" else sniffed_delimiter(handle.readline())
+        delimiter = file_delimiter(path, handle.readline())
         handle.seek(0)
         records = csv_records(handle, delimiter)
         names = csv_header(records)

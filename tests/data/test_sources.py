@@ -212,10 +212,25 @@ def test_a_csv_file_given_without_a_delimiter_is_read_with_the_one_its_header_sh
     assert fields(read_posts(write_csv(tmp_path / "commas.csv", ROWS), columns=COLUMNS)) == EXPECTED
 
 
+@pytest.mark.parametrize("delimiter", [";", "\t", "|"])
+def test_a_recipe_csv_source_without_a_delimiter_reads_the_one_the_header_shows(tmp_path, delimiter):
+    path = write_csv(tmp_path / "train.csv", ROWS, delimiter)
+    assert fields(CsvSource(train=str(path), columns=COLUMNS).posts("train")) == EXPECTED
+
+
+def test_a_recipe_csv_source_without_a_delimiter_reads_a_tsv_file_at_its_tabs(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_text("id\ttext, with a comma\n1\thello, world\n", encoding="utf-8")
+    assert [p.text for p in CsvSource(train=str(path), columns={"text": "text, with a comma"}).posts("train")] == [
+        "hello, world"
+    ]
+
+
 def test_a_delimiter_given_is_kept_even_where_the_header_suggests_another(tmp_path):
     path = tmp_path / "one_column.csv"
     path.write_text("comment;isHate\nfine;0\n", encoding="utf-8")
-    assert [p.text for p in CsvSource(columns={"text": "comment;isHate"}).iter_posts(path)] == ["fine;0"]
+    source = CsvSource(columns={"text": "comment;isHate"}, delimiter=",")
+    assert [p.text for p in source.iter_posts(path)] == ["fine;0"]
     assert [(p.text, p.labels) for p in read_posts(path, columns={"text": "comment", "labels": ["isHate"]})] == [
         ("fine", {"isHate": 0})
     ]
