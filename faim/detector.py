@@ -21,7 +21,7 @@ from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
-from faim.data.elements import PostError, read_each
+from faim.data.elements import PostError, read_each, refusing_empty
 from faim.data.post import SOURCE, Post, as_posts, length_batches
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows, task_spec
@@ -178,9 +178,11 @@ class Detector:
         return self.predict(posts, batch_size, embeddings=True).embeddings
 
     def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
-        """The posts whose elements the model can read (pictures decoded, metadata numeric), and the errors of the
-        others, as ``faim.runtime``'s ``readable``."""
-        kept, errors = read_each(as_posts(list(posts)), self.collator(kinds=self.model.fused_kinds).prepare)
+        """The posts holding something the model reads whose elements it can read (pictures decoded, metadata
+        numeric), and the errors of the others (``empty``: nothing it reads), as ``faim.runtime``'s ``readable``."""
+        kinds = self.model.fused_kinds
+        read = refusing_empty(kinds, self.collator(kinds=kinds).prepare)
+        kept, errors = read_each(as_posts(list(posts)), read)
         return [post for post, _ in kept], errors
 
     def explain(self, posts: Iterable[Post | Mapping[str, Any]], progress: bool = False) -> list[Explanation]:

@@ -3,7 +3,7 @@ that cannot be read. Needs neither torch nor the encoders, so the collator and `
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from faim.data.images import ImageError, load_image
@@ -49,6 +49,24 @@ def element_refs(post: Post, kind: str, limit: int) -> list[Any]:
     if kind == "comments":
         return post.comments[:limit]
     return post.images[:limit]
+
+
+def reads_nothing(post: Post, kinds: Iterable[str]) -> bool:
+    """Whether ``post`` holds no element of ``kinds`` (the kinds a model reads): a model would give it the scores it
+    gives a post of nothing."""
+    return not any(post.meta if kind == "meta" else element_refs(post, kind, 1) for kind in kinds)
+
+
+def refusing_empty(kinds: Sequence[str], read: Callable[[Post], T]) -> Callable[[Post], T]:
+    """``read``, refusing first a post that ``reads_nothing`` of ``kinds`` with a ``PostError`` of kind ``empty``, as
+    ``faim score`` names such a row."""
+
+    def read_something(post: Post) -> T:
+        if reads_nothing(post, kinds):
+            raise PostError(post, ", ".join(kinds), f"nothing the model reads ({', '.join(kinds)})", "empty")
+        return read(post)
+
+    return read_something
 
 
 def raw_elements(post: Post, kind: str, limit: int, draft_size: tuple[int, int] | None = None) -> list[Any]:

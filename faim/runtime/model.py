@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 import onnxruntime
 
-from faim.data.elements import PostError, checked_elements, read_each
+from faim.data.elements import PostError, checked_elements, read_each, refusing_empty
 from faim.data.post import Post, as_posts, length_batches
 from faim.decisions import decide, score_rows, task_spec
 from faim.runtime.bundle import EMBEDDING, ExportError, elements_names, fusion_outputs, probabilities_name, read_bundle
@@ -111,7 +111,11 @@ class ExportedModel:
     def read(self, posts: Iterable[Post]) -> tuple[list[tuple[Post, dict[str, list[Any]]]], list[PostError]]:
         """Each post whose elements can be read (pictures decoded, metadata numeric) with its elements, and the
         errors of the others; every post is read once."""
-        return read_each(posts, lambda post: checked_elements(post, self.encoders, self.max_elements, {}))
+        return read_each(posts, self.elements_of)
+
+    def elements_of(self, post: Post) -> dict[str, list[Any]]:
+        """A post's elements by kind, checked (``faim.data.elements.checked_elements``); raises ``PostError``."""
+        return checked_elements(post, self.encoders, self.max_elements, {})
 
     def outputs(self, posts: list[Post]) -> dict[str, np.ndarray]:
         """The fusion graph's outputs (embedding, each task's logits and probabilities) for one batch of posts.
@@ -144,9 +148,11 @@ class ExportedModel:
         return dict(zip(names, self.fusion.run(names, feeds)))
 
     def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
-        """The posts whose elements can be read (pictures decoded, metadata numeric), and the errors of the others."""
-        read, errors = self.read(as_posts(list(posts)))
-        return [post for post, _ in read], errors
+        """The posts holding something the model reads whose elements can be read (pictures decoded, metadata
+        numeric), and the errors of the others (``empty``: nothing it reads)."""
+        read = refusing_empty(list(self.encoders), self.elements_of)
+        kept, errors = read_each(as_posts(list(posts)), read)
+        return [post for post, _ in kept], errors
 
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
         """Post ids and the fusion graph's outputs over every post (rows in input order), ``batch_size`` at a time,

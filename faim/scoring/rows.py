@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from faim.data.columns import ColumnMap
-from faim.data.elements import PostError, element_refs
+from faim.data.elements import PostError, reads_nothing
 from faim.data.post import Post, shortest_text_first
 from faim.data.tabular import not_an_object, object_keys, parse_number, utf8
 from faim.scoring.inputs import Shard
@@ -169,11 +169,19 @@ def shard_posts(
             kind, _, message = str(error).partition(": ") if _tagged(error) else ("row", "", str(error))
             errors.append(RowError(source, readable_id(shard, payload, bound, number), kind, message))
             continue
-        if not any(post.meta if kind == "meta" else element_refs(post, kind, 1) for kind in kinds):
-            errors.append(RowError(source, post.id, "empty", f"nothing the model reads ({', '.join(kinds)})"))
+        if reads_nothing(post, kinds):
+            fields = row if shard.header is None else shard.header  # a JSON object's keys, or the file's columns
+            errors.append(RowError(source, post.id, "empty", nothing_read(kinds, fields)))
             continue
         posts.append((number, post))
     return posts, errors
+
+
+def nothing_read(kinds: Sequence[str], fields: Iterable[str]) -> str:
+    """The error of a row holding nothing of ``kinds`` (the kinds the model reads), naming the row's ``fields``, one
+    of which may be what a mapping (``--map FIELD=COLUMN``) should read."""
+    named = ", ".join(map(str, fields)) or "none"
+    return f"nothing the model reads ({', '.join(kinds)}); the row's fields: {named} (map one with --map FIELD=COLUMN)"
 
 
 def _tagged(error: ValueError) -> bool:

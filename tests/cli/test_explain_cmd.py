@@ -43,7 +43,8 @@ def test_a_post_that_cannot_be_read_is_listed_with_its_error_and_the_others_are_
     posts = write_posts(tmp_path / "in", [post for post in export_posts() if post["id"] in ("full", "text-only")])
     lines = posts.read_text(encoding="utf-8").splitlines()
     lost = json.dumps({"id": "lost", "text": "x", "images": ["nowhere.png"]})
-    posts.write_text("\n".join([lines[0], lost, lines[1]]) + "\n", encoding="utf-8")
+    unmapped = json.dumps({"id": "unmapped", "caption": "a field the model does not read"})
+    posts.write_text("\n".join([lines[0], lost, lines[1], unmapped]) + "\n", encoding="utf-8")
     assert main(["explain", str(model_dir), str(posts), "-o", str(tmp_path / "out")]) == 0
     listing = json.loads((tmp_path / "out" / "faim-explanations.json").read_text(encoding="utf-8"))["posts"]
     assert listing[:2] == [
@@ -52,11 +53,13 @@ def test_a_post_that_cannot_be_read_is_listed_with_its_error_and_the_others_are_
     ]
     assert listing[2]["post"] == "lost" and listing[2]["error_kind"] == "image_missing"
     assert f"{posts}:2 (post id='lost') field 'images'" in listing[2]["error"]
+    assert listing[3]["post"] == "unmapped" and listing[3]["error_kind"] == "empty"
+    assert listing[3]["error"].endswith("nothing the model reads (comments, image, meta, text)")
     assert json.loads((tmp_path / "out" / "0001-text-only.json").read_text(encoding="utf-8"))["tasks"]
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert "post text-only" in page and 'post lost</h2><p class="error">not explained: ' in page
     out = capsys.readouterr().out
-    assert "explained 2 posts" in out and "1 not (they could not be read: faim-explanations.json gives why)" in out
+    assert "explained 2 posts" in out and "2 not (they could not be read: faim-explanations.json gives why)" in out
 
 
 def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_is_refused_before_any_work(

@@ -1,10 +1,11 @@
-"""Reading posts one by one: each post read once, in order, a post refused set aside with its error."""
+"""Reading posts one by one: each post read once, in order, a post refused set aside with its error; a post holding
+nothing a model reads refused as empty."""
 
 from __future__ import annotations
 
 import pytest
 
-from faim.data.elements import PostError, read_each
+from faim.data.elements import PostError, read_each, refusing_empty
 from faim.data.post import Post
 
 
@@ -26,3 +27,12 @@ def test_each_post_is_read_once_in_order_and_one_refused_is_set_aside_with_its_e
 def test_an_error_that_is_not_the_posts_is_raised() -> None:
     with pytest.raises(RuntimeError, match="not a post's fault"):
         read_each([Post(id="a", text="broken")], text_length)
+
+
+def test_a_post_holding_nothing_of_the_kinds_read_is_refused_as_empty_before_it_is_read() -> None:
+    read = refusing_empty(["text", "image"], text_length)
+    kept, errors = read_each([Post(id="a", text="one"), Post(id="b", comments=["only a comment"])], read)
+    assert [(post.id, length) for post, length in kept] == [("a", 3)]
+    assert [(error.post_id, error.kind, error.problem) for error in errors] == [
+        ("b", "empty", "nothing the model reads (text, image)")
+    ]

@@ -58,6 +58,14 @@ def test_a_model_whose_heads_see_no_picture_does_not_read_pictures(demo_data, tm
     assert all(rows[line]["error_kind"] is None and rows[line]["harmful"] is not None for line in scored)
 
 
+def scored_rows(model: Path, dump: Path, content: bytes) -> list[dict]:
+    """The output rows of ``content``, written to ``dump`` and scored into a folder beside it."""
+    dump.write_bytes(content)
+    out = dump.with_name(f"{dump.name}-scores")
+    score_dump(model, dump, out, workers=1, progress=False)
+    return pq.read_table(out).to_pylist()
+
+
 def test_a_row_holding_only_what_the_model_does_not_read_is_empty(demo_data, tmp_path: Path) -> None:
     recipe = tiny_recipe(demo_data, tmp_path / "run")
     recipe["model"]["fusion"] = {"type": "concat", "kinds": ["text"]}
@@ -68,11 +76,14 @@ def test_a_row_holding_only_what_the_model_does_not_read_is_empty(demo_data, tmp
     dump.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     score_dump(tmp_path / "model", dump, tmp_path / "out", workers=1, progress=False)
     scored = pq.read_table(tmp_path / "out").to_pylist()
+    hint = "(map one with --map FIELD=COLUMN)"
     assert [(row["error_kind"], row["error"]) for row in scored] == [
-        ("empty", "nothing the model reads (text)"),
-        ("empty", "nothing the model reads (text)"),
+        ("empty", f"nothing the model reads (text); the row's fields: id, image {hint}"),
+        ("empty", f"nothing the model reads (text); the row's fields: id, comments {hint}"),
         (None, None),
     ]
+    unmapped = scored_rows(tmp_path / "model", tmp_path / "tweets.csv", b"id,tweet\n1,a post\n")
+    assert unmapped[0]["error"] == f"nothing the model reads (text); the row's fields: id, tweet {hint}"
 
 
 def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
@@ -153,14 +164,6 @@ def test_a_csv_dumps_rows_come_back_in_order_each_named_by_the_line_it_starts_on
         ("7", "4", None),
     ]
     assert summary.rows == 4 and summary.errors == {"csv_row": 1}
-
-
-def scored_rows(model: Path, dump: Path, content: bytes) -> list[dict]:
-    """The output rows of ``content``, written to ``dump`` and scored into a folder beside it."""
-    dump.write_bytes(content)
-    out = dump.with_name(f"{dump.name}-scores")
-    score_dump(model, dump, out, workers=1, progress=False)
-    return pq.read_table(out).to_pylist()
 
 
 def test_a_csv_cell_that_is_not_utf8_is_an_error_of_its_row_naming_the_column_only_where_a_mapping_reads_it(
