@@ -20,7 +20,7 @@ from torch.utils.data import DataLoader
 from faim.calibration.fit import Calibration
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.language import UNDETERMINED, with_languages
-from faim.data.post import Post, post_texts
+from faim.data.post import Post, check_labelled, post_texts
 from faim.data.targets import TaskSpec
 from faim.decisions import decide
 from faim.detector import Detector
@@ -228,7 +228,12 @@ def evaluate(
 ) -> dict[str, Any]:
     """Evaluate on a list of labelled posts (see ``evaluate_loader``), with the words each binary task's decisions
     and its labels read the opposite way unless ``words`` is False; with ``eval.languages``, posts without
-    ``meta.lang`` are given the language they are written in first (``faim.data.language``)."""
+    ``meta.lang`` are given the language they are written in first (``faim.data.language``).
+
+    Raises:
+        ValueError: Before the model reads a post, when none carries a label for any task (``check_labelled``).
+    """
+    check_labelled(posts, [task.name for task in detector.tasks], data_name)
     config = config or EvalConfig()
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)

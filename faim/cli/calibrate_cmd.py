@@ -13,7 +13,7 @@ from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
 from faim.cli.common import add_columns, check_label_tasks, parse_columns, positive_integer
-from faim.data.post import post_texts
+from faim.data.post import check_labelled, post_texts
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -103,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
     if args.head:
         detector.check_correctable()
     posts = list(read_posts(args.data, columns, args.image_root))
+    if not args.unlabelled:
+        names = [task.name for task in detector.tasks]
+        check_labelled(posts, names, args.data, "estimate the share of positives with --unlabelled")
     collator = detector.collator(with_targets=True)
     loader = make_loader(detector.model, collator, posts, recipe.eval.batch_size, shuffle=False)
     predictions = predict(
@@ -111,11 +114,6 @@ def run(args: argparse.Namespace) -> int:
     with_labels = [
         t for t in detector.tasks if t.name in predictions.targets and t.labelled(predictions.targets[t.name]).any()
     ]
-    if not args.unlabelled and not with_labels:
-        raise ValueError(
-            f"{args.data}: no post carries a label for any task ({', '.join(t.name for t in detector.tasks)}); map "
-            "the labels with --map labels.TASK=COLUMN, or estimate the share of positives with --unlabelled"
-        )
     one_class = {}  # binary task → the one label all its labelled posts carry
     for task in (t for t in with_labels if t.type == "binary"):
         y = labelled(task, predictions)[1]

@@ -10,7 +10,7 @@ from pathlib import Path
 from faim.artifact import read_recipe
 from faim.assembly import build_source
 from faim.cli.common import add_columns, parse_columns
-from faim.data.post import Post
+from faim.data.post import Post, check_labelled
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.eval.quantization import MAX_DROP, QuantizationCheck, compare_exports
@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         summary(args.model, out, args.format)
         return 0
     posts = labelled_posts(args)
+    check_labelled(posts, [task.name for task in detector.tasks], args.data or "the recipe's validation split")
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".faim-export-", dir=out.parent) as tmp:
         fp32 = export_model(detector, Path(tmp) / "fp32")

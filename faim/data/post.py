@@ -94,6 +94,25 @@ def as_posts(items: list[Post | Mapping[str, Any]]) -> list[Post]:
     return [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
 
 
+def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, otherwise: str = "") -> None:
+    """Refuse, before a model reads any of them, posts none of which carries a label for any of ``tasks``.
+
+    Args:
+        where: The data, as the error names it.
+        otherwise: What else the user may do, added to the error (``""``: nothing).
+
+    Raises:
+        ValueError: Naming ``where``, the tasks and how labels are mapped to them.
+    """
+    names = list(tasks)
+    if not any(post.labels.get(name) is not None for post in posts for name in names):
+        raise ValueError(
+            f"{where}: no post carries a label for any task ({', '.join(names)}); map a column to a task's labels "
+            "with --map labels.TASK=COLUMN (columns: {labels: {TASK: COLUMN}} in Python)"
+            + (f", or {otherwise}" if otherwise else "")
+        )
+
+
 def post_texts(posts: Iterable[Post]) -> list[str]:
     """Each post's text in order, ``""`` for a post without one (``None`` or empty), as a text model or a word count
     reads it."""

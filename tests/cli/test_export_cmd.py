@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 import onnx
+import pytest
 
+from faim.cli import export_cmd
 from faim.cli.main import main
 
 
@@ -68,3 +70,16 @@ def test_options_of_the_int8_measurement_are_refused_without_quantize(
     assert main(["export", str(tiny_model_dir), "-o", str(tmp_path / "export"), *data]) == 2
     assert "--data, --map, --max-drop: only with --quantize" in capsys.readouterr().err
     assert not (tmp_path / "export").exists()
+
+
+def test_an_int8_export_of_posts_without_labels_mapped_is_refused_naming_the_file_before_exporting(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setattr(export_cmd, "export_model", lambda *args, **kwargs: pytest.fail("the model was exported"))
+    data = str(demo_data["validation"])  # its labels are in the column label, not mapped to the task harmful
+    assert (
+        main(["export", str(tiny_model_dir), "-o", str(tmp_path / "int8"), "--quantize", "int8", "--data", data]) == 2
+    )
+    error = capsys.readouterr().err
+    assert f"{data}: no post carries a label for any task (harmful); map a column" in error
+    assert "--map labels.TASK=COLUMN" in error

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from faim.data.post import Post, as_posts, length_batches, post_texts, shortest_text_first
+from faim.data.post import Post, as_posts, check_labelled, length_batches, post_texts, shortest_text_first
 
 
 def test_shortest_text_first_orders_by_text_length_keeping_ties_in_input_order() -> None:
@@ -46,3 +46,9 @@ def test_text_or_comments_that_are_not_strings_are_refused_naming_the_post_and_f
 def test_blank_comments_are_left_out_and_one_comment_may_be_a_string() -> None:
     (post,) = as_posts([{"text": "x", "comments": ["  ", "kept"]}])
     assert post.comments == ["kept"] and as_posts([{"comments": "alone"}])[0].comments == ["alone"]
+
+
+def test_posts_none_of_which_is_labelled_for_a_task_are_refused_saying_how_to_map_labels() -> None:
+    check_labelled([Post(id="a"), Post(id="b", labels={"hate": 0})], ["hate"], "d.jsonl")  # one is enough
+    with pytest.raises(ValueError, match=r"^d\.jsonl: no post carries a label for any task \(hate, spam\); .*, or ask"):
+        check_labelled([Post(id="a", labels={"other": 1})], ["hate", "spam"], "d.jsonl", "ask")

@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 from conftest import calibrated, pooling_detector
 
+from faim.data.post import Post
+from faim.detector import Detector
+from faim.eval import evaluate as evaluate_module
 from faim.eval.calibration import ece_if_calibrated
 from faim.eval.evaluate import Evaluated, evaluate, probabilities
 from faim.eval.report import format_table
@@ -30,6 +33,16 @@ def test_pooling_fits_a_calibration_of_its_own_and_reports_per_post_figures(demo
     assert report["ablations"]["without_pooling"]["threshold"] == pytest.approx(detector.thresholds["harmful"])
     assert report["metrics"]["threshold"] == pytest.approx(detector.pooled.thresholds["harmful"])
     assert report["metrics"]["auroc"] != report["ablations"]["without_pooling"]["auroc"]
+
+
+def test_posts_without_a_label_of_any_task_are_refused_before_the_model_reads_them(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    detector = Detector.load(str(tiny_model_dir))
+    monkeypatch.setattr(evaluate_module, "predict", lambda *args, **kwargs: pytest.fail("the model read the posts"))
+    posts = [Post(id="1", text="a post", labels={"another_task": 1})]
+    with pytest.raises(ValueError, match=r"^dump: no post carries a label for any task \(harmful\); map a column"):
+        evaluate(detector, posts, tmp_path / "eval", "dump")
 
 
 def test_evaluation_reports_the_ece_range_of_a_calibrated_model(demo_data, tmp_path: Path) -> None:
