@@ -26,15 +26,22 @@ def score_command(model: Path, dump: Path, out: Path) -> list[str]:
             "--workers", "2", "--shard-rows", "25", "--batch-size", "5"]  # fmt: skip
 
 
+def scoring_under_way(command: list[str], env: dict[str, str], out: Path, parts: int) -> subprocess.Popen:
+    """``command`` started in a session of its own, once it has written ``parts`` parts into ``out`` (or two minutes
+    have passed)."""
+    process = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(list(out.glob("part-*.parquet"))) < parts and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return process
+
+
 @pytest.mark.slow
 def test_killed_run_resumes_without_duplicates_or_gaps(tiny_model_dir: Path, tmp_path: Path) -> None:
     dump, out = text_dump(tmp_path / "dump.jsonl", 1500), tmp_path / "out"
     env = os.environ | {"PYTHONWARNINGS": "ignore"}
-    process = subprocess.Popen(score_command(tiny_model_dir, dump, out), env=env, start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    deadline = time.monotonic() + 120
-    while len(list(out.glob("part-*.parquet"))) < 5 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    process = scoring_under_way(score_command(tiny_model_dir, dump, out), env, out, parts=5)
     os.killpg(process.pid, signal.SIGKILL)  # the main process and its workers, mid-run
     process.wait()
     parts_before = len(list(out.glob("part-*.parquet")))
@@ -66,11 +73,7 @@ def running(pid: int) -> bool:
 def test_workers_end_when_the_run_that_started_them_is_killed(tiny_model_dir: Path, tmp_path: Path) -> None:
     dump, out = text_dump(tmp_path / "dump.jsonl", 1500), tmp_path / "out"
     env = os.environ | {"PYTHONWARNINGS": "ignore"}
-    process = subprocess.Popen(score_command(tiny_model_dir, dump, out), env=env, start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    deadline = time.monotonic() + 120
-    while not list(out.glob("part-*.parquet")) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    process = scoring_under_way(score_command(tiny_model_dir, dump, out), env, out, parts=1)
     workers = worker_processes(process.pid)
     assert workers, "the run should have a worker scoring"
     process.kill()  # the main process alone, as kill -9 PID does
