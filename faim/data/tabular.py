@@ -97,8 +97,9 @@ def sniffed_delimiter(header_line: str, quote_char: str | None = '"') -> str:
 
 def file_delimiter(path: Path, header_line: str, quote_char: str | None = '"') -> str:
     """The cell separator of the delimited file at ``path``, as its name and header say: tab for a ``.tsv`` file,
-    else the one its first line shows (``sniffed_delimiter``)."""
-    return "\t" if input_format(path) == "tsv" else sniffed_delimiter(header_line, quote_char)
+    else (a ``.csv`` file, or one of any other name a recipe's csv source reads) the one its first line shows
+    (``sniffed_delimiter``)."""
+    return "\t" if Path(path).suffix.lower() == ".tsv" else sniffed_delimiter(header_line, quote_char)
 
 
 MAX_CELL = 2**31 - 1

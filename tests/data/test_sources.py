@@ -226,6 +226,12 @@ def test_a_recipe_csv_source_without_a_delimiter_reads_a_tsv_file_at_its_tabs(tm
     ]
 
 
+def test_a_recipe_csv_source_reads_a_file_of_another_name_at_the_delimiter_its_header_shows(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text("id;text\n1;hello, world\n", encoding="utf-8")
+    assert [p.text for p in CsvSource(train=str(path)).posts("train")] == ["hello, world"]
+
+
 def test_a_delimiter_given_is_kept_even_where_the_header_suggests_another(tmp_path):
     path = tmp_path / "one_column.csv"
     path.write_text("comment;isHate\nfine;0\n", encoding="utf-8")
