@@ -15,6 +15,7 @@ fusion's ``output_dim`` gives each head its ``input_dim``, and a head's label li
 from __future__ import annotations
 
 import inspect
+import sys
 import warnings
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -66,19 +67,31 @@ def load_plugins() -> None:
 
 def load_failure(entry: EntryPoint) -> str | None:
     """Import ``entry``'s module; ``None`` when it loads, else the line ``plugin_failure`` writes. A plug-in that
-    does not load leaves nothing registered: what it registered before it failed, or was stopped (Ctrl-C, raised
-    again), is taken out, so it registers afresh when tried again."""
-    before = {kind: dict(table) for kind, table in REGISTRIES.items()}
+    does not load leaves nothing of its own behind (``forget_partial_load``), so it loads whole when tried again."""
+    registered = {kind: set(table) for kind, table in REGISTRIES.items()}
+    imported = set(sys.modules)
     try:
         entry.load()
     except BaseException as error:
-        for kind, table in REGISTRIES.items():
-            table.clear()
-            table.update(before[kind])
+        forget_partial_load(entry.module.split(".")[0], registered, imported)
         if not isinstance(error, Exception):
-            raise
+            raise  # stopped (Ctrl-C): tried again when next asked
         return plugin_failure(entry, error)  # a plug-in's import may raise anything; it is reported, never raised
     return None
+
+
+def forget_partial_load(package: str, registered: dict[str, set[str]], imported: set[str]) -> None:
+    """Take out what a plug-in's ``package`` registered and imported of its own since ``registered`` and ``imported``
+    were taken; what its modules imported of faim's, with faim's registrations, stays as it is."""
+
+    def own(module: str) -> bool:
+        return module == package or module.startswith(f"{package}.")
+
+    for kind, table in REGISTRIES.items():
+        for name in [name for name, cls in table.items() if name not in registered[kind] and own(cls.__module__)]:
+            del table[name]
+    for module in [module for module in sys.modules if module not in imported and own(module)]:
+        del sys.modules[module]
 
 
 def plugin_failure(entry: EntryPoint, error: Exception) -> str:

@@ -40,14 +40,20 @@ class PluginHead(nn.Module):
 
 
 @pytest.fixture
-def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    """Plug-in modules to write, by name → source, installed as ``faim.plugins`` entry points in that order and
-    tried afresh; the heads they register and the modules are removed afterwards."""
-    modules: dict[str, str] = {}
+def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str | dict[str, str]]]:
+    """Plug-ins to write, by name → a module's source (or, for a package, file name → source), installed as
+    ``faim.plugins`` entry points in that order and tried afresh; the heads they register and their modules are
+    removed afterwards."""
+    modules: dict[str, str | dict[str, str]] = {}
 
     def installed(group: str) -> list[EntryPoint]:
         for name, source in modules.items():
-            (tmp_path / f"{name}.py").write_text(source)
+            if isinstance(source, dict):
+                (tmp_path / name).mkdir(exist_ok=True)
+                for file, text in source.items():
+                    (tmp_path / name / file).write_text(text)
+            else:
+                (tmp_path / f"{name}.py").write_text(source)
         return [EntryPoint(name=name, value=name, group=group) for name in modules if group == registry.PLUGIN_GROUP]
 
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -58,8 +64,8 @@ def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
     yield modules
     for name in set(registry.HEADS) - heads:
         registry.HEADS.pop(name)
-    for name in modules:
-        sys.modules.pop(name, None)
+    for module in [module for module in sys.modules if module.split(".")[0] in modules]:
+        sys.modules.pop(module)
 
 
 def test_plugin_entry_point_registers_its_components(plugins: dict[str, str]) -> None:
@@ -85,12 +91,14 @@ def test_a_plugin_that_fails_to_load_is_warned_of_once_and_named_where_a_type_is
             components.lookup("head", "broken_head")
 
 
-def test_a_plugin_load_stopped_part_way_goes_on_when_asked_again(plugins: dict[str, str], tmp_path: Path) -> None:
+def test_a_plugin_load_stopped_part_way_goes_on_when_asked_again(plugins: dict, tmp_path: Path) -> None:
     stop = tmp_path / "stop"
-    stop.touch()  # the first import is stopped after the plug-in registered a head, as Ctrl-C may stop it
-    plugins["first_faim_plugin"] = PLUGIN_HEAD.format(name="first_head") + (
-        f"import pathlib\nif pathlib.Path({str(stop)!r}).exists():\n    raise KeyboardInterrupt\n"
-    )
+    stop.touch()  # the first import is stopped after the plug-in's own module registered a head, as Ctrl-C may stop it
+    plugins["first_faim_plugin"] = {
+        "__init__.py": f"from . import heads\nimport pathlib\nif pathlib.Path({str(stop)!r}).exists():\n"
+        "    raise KeyboardInterrupt\n",
+        "heads.py": PLUGIN_HEAD.format(name="first_head"),
+    }
     plugins["second_faim_plugin"] = PLUGIN_HEAD.format(name="second_head")
     with pytest.raises(KeyboardInterrupt):
         components.load_plugins()
