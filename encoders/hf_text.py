@@ -69,9 +69,9 @@ class TransformerTextEncoder(Encoder):
         super().__init__()
         if pooling is not None and pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
-        limit = readable_pieces(backbone)
-        if limit is not None:
-            check_max_length(getattr(type(self), "registry_name", type(self).__name__), max_length, limit)
+        check_max_length(
+            getattr(type(self), "registry_name", type(self).__name__), max_length, readable_pieces(backbone)
+        )
         self.backbone = backbone
         self.tokenizer = tokenizer
         self.pooling = pooling

@@ -111,15 +111,18 @@ class Encoder(nn.Module, ABC):
         return super().train(mode and not self.frozen)
 
 
-def check_max_length(who: str, max_length: int, positions: int, least: int = 1) -> None:
+def check_max_length(who: str, max_length: int, positions: int | None, least: int = 1) -> None:
     """Refuse a text encoder's ``max_length`` (pieces kept per text) below ``least`` (the fewest it can keep: 3 for
     an encoder that always adds two markers to a piece of text, as e5's does) or above ``positions``, the pieces its
-    model can number: a text that long would end, when scored or trained, in an index error deep in the model.
+    model can number (``None``: a model reading any length): a text that long would end, when scored or trained, in
+    an index error deep in the model.
 
     Raises:
         ValueError: Naming ``who`` (the encoder's type), ``max_length`` and the model's limit.
     """
-    if not least <= max_length <= positions:
+    if positions is None and max_length < least:
+        raise ValueError(f"{who}: max_length {max_length} must be at least {least}")
+    if positions is not None and not least <= max_length <= positions:
         raise ValueError(
             f"{who}: max_length {max_length} must be between {least} and {positions}, the positions the model has"
         )

@@ -62,6 +62,8 @@ def test_a_model_with_relative_positions_only_reads_past_its_position_count(tmp_
                                   relative_attention=True))  # fmt: skip
     encoder = HFTextEncoder(weights, max_length=60)
     assert encoder(encoder.preprocessor()(["a" * 100])).shape == (1, 16)
+    with pytest.raises(ValueError, match=r"^hf_text: max_length 0 must be at least 1$"):
+        HFTextEncoder(weights, max_length=0)
 
 
 def test_a_recipes_max_length_past_the_models_positions_is_named_by_its_path(tmp_path: Path) -> None:
