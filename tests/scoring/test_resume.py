@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -69,22 +70,28 @@ def running(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree from /proc")
+@pytest.mark.skipif(
+    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").is_file(), reason="reads the process tree from /proc"
+)
 def test_workers_end_when_the_run_that_started_them_is_killed(tiny_model_dir: Path, tmp_path: Path) -> None:
     dump, out = text_dump(tmp_path / "dump.jsonl", 1500), tmp_path / "out"
     env = os.environ | {"PYTHONWARNINGS": "ignore"}
     process = scoring_under_way(score_command(tiny_model_dir, dump, out), env, out, parts=1)
-    workers = worker_processes(process.pid)
-    assert workers, "the run should have a worker scoring"
-    process.kill()  # the main process alone, as kill -9 PID does
-    process.wait()
-    deadline = time.monotonic() + 30
-    while any(running(worker) for worker in workers) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    left = [worker for worker in workers if running(worker)]
-    for worker in left:
-        os.kill(worker, signal.SIGKILL)
-    assert not left, "a worker outlived the run that started it"
+    workers: list[int] = []
+    try:
+        workers = worker_processes(process.pid)
+        assert workers, "the run should have a worker scoring"
+        process.kill()  # the main process alone, as kill -9 PID does
+        process.wait()
+        deadline = time.monotonic() + 30
+        while any(running(worker) for worker in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [worker for worker in workers if running(worker)], "a worker outlived the run that started it"
+    finally:
+        for pid in [pid for pid in [process.pid, *workers] if running(pid)]:
+            with contextlib.suppress(ProcessLookupError):  # it may end between the two
+                os.kill(pid, signal.SIGKILL)
+        process.wait()
 
 
 def test_rerun_of_a_finished_run_scores_nothing(tiny_model_dir: Path, tmp_path: Path) -> None:
