@@ -175,13 +175,15 @@ def one_class_note(task: str, label: str, unlabelled: bool) -> str:
 
 def kept_notes(tasks: list[TaskSpec], with_labels: list[TaskSpec], unlabelled: bool) -> list[str]:
     """What is said of the other tasks calibrate leaves as they were (beside ``one_class_note``'s): a multilabel task,
-    whose probabilities are not calibrated, and, unless ``unlabelled`` (where EM moves each binary task), a task
-    no post carries a label of (``with_labels``: those some post does)."""
+    whose probabilities are not calibrated; with ``unlabelled``, a multiclass task (EM moves each binary task's share
+    of positives only); else a task no post carries a label of (``with_labels``: those some post does)."""
     labelled_names = {task.name for task in with_labels}
     notes = []
     for task in tasks:
         if task.type == "multilabel":
             notes.append(f"{task.name}: a multilabel task's probabilities are not calibrated; kept as they were")
+        elif unlabelled and task.type != "binary":
+            notes.append(f"{task.name}: --unlabelled moves a binary task's share of positives only; kept as it was")
         elif not unlabelled and task.name not in labelled_names:
             notes.append(f"{task.name}: no post carries its label; its calibration is kept as it was")
     return notes

@@ -356,6 +356,11 @@ def test_calibrate_names_each_task_it_keeps_as_it_was_and_why(exported, tmp_path
     assert [task for task in tasks[1] if task["name"] != "harm"] == [
         task for task in tasks[0] if task["name"] != "harm"
     ]
+    moving = ["calibrate", str(tmp_path / "new"), str(posts), "-o", str(tmp_path / "moved"), "--unlabelled"]
+    assert main(moving) == 0  # from the model calibrated above, which records the prior EM starts at
+    said = capsys.readouterr().out
+    assert "topic: --unlabelled moves a binary task's share of positives only; kept as it was" in said
+    assert "flags: a multilabel task's probabilities are not calibrated" in said and "harm: share of positives" in said
 
 
 def test_calibrate_unlabelled_says_labels_all_of_one_class_are_left_out_of_its_report(
