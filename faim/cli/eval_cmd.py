@@ -8,7 +8,7 @@ from pathlib import Path
 
 from faim.artifact import read_recipe
 from faim.assembly import build_source
-from faim.cli.common import add_columns, check_label_tasks, parse_columns
+from faim.cli.common import add_columns, check_label_tasks, parse_columns, refuse_mapping_without_data
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.sources import read_posts
 from faim.detector import Detector
@@ -49,11 +49,7 @@ WHOLE_FILE = "(every row)"
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.data and (args.columns or args.image_root):
-        raise ValueError(
-            "--map and --image-root read DATA: without it the recipe's split is read with the recipe's own columns "
-            "and image root"
-        )
+    refuse_mapping_without_data(args, args.data, "DATA")
     recipe = read_recipe(args.model)
     columns = parse_columns(args.columns)
     check_label_tasks(columns, list(recipe.model["heads"]))

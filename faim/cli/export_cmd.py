@@ -9,7 +9,7 @@ from pathlib import Path
 
 from faim.artifact import read_recipe
 from faim.assembly import build_source
-from faim.cli.common import add_columns, parse_columns
+from faim.cli.common import add_columns, parse_columns, refuse_mapping_without_data
 from faim.data.post import Post, check_labelled
 from faim.data.sources import read_posts
 from faim.detector import Detector
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
                  "--max-drop": args.max_drop != MAX_DROP}  # fmt: skip
     if not args.quantize and (given := [flag for flag, value in measuring.items() if value]):
         raise ValueError(f"{', '.join(given)}: only with --quantize, which measures the int8 export on labelled posts")
+    refuse_mapping_without_data(args, args.data, "--data")
     out = Path(args.out)
     check_replaceable(out, MANIFEST)  # before any work, as the plain export's staging does again
     detector = Detector.load(args.model)

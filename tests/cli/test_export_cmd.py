@@ -83,3 +83,12 @@ def test_an_int8_export_of_posts_without_labels_mapped_is_refused_naming_the_fil
     error = capsys.readouterr().err
     assert f"{data}: no post carries a label for any task (harmful); map a column" in error
     assert "--map labels.TASK=COLUMN" in error
+
+
+def test_an_int8_export_measured_on_the_recipes_split_refuses_a_mapping_it_would_not_read(
+    tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    arguments = ["export", str(tiny_model_dir), "-o", str(tmp_path / "int8"), "--quantize", "int8"]
+    assert main([*arguments, "--map", "labels.harmful=label"]) == 2
+    assert "--map and --image-root read --data: without it the recipe's split is read" in capsys.readouterr().err
+    assert not (tmp_path / "int8").exists()
