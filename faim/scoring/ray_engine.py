@@ -64,9 +64,9 @@ def windows(shards: Iterator[Shard], rows: int) -> Iterator[list[Shard]]:
 
 
 @contextmanager
-def running_ray() -> Iterator[Any]:
-    """The ``ray`` module with Ray running: the caller's Ray if one is up (left up), else a local one
-    started here and shut down at the end (left running, it keeps CPUs busy)."""
+def running_ray() -> Iterator[tuple[Any, bool]]:
+    """The ``ray`` module with Ray running, and whether it was started here: the caller's Ray if one is up (left up),
+    else a local one started here and shut down at the end (left running, it keeps CPUs busy)."""
     try:
         # optional heavy dependency (faim-sdk[ray]), imported when the engine runs, so a missing extra fails here
         import ray
@@ -77,21 +77,22 @@ def running_ray() -> Iterator[Any]:
     if started_here:
         ray.init(include_dashboard=False, log_to_driver=False)
     try:
-        yield ray
+        yield ray, started_here
     finally:
         if started_here:
             ray.shutdown()
 
 
-def actor_count(workers: int | None, cpus: int, gpus: int | None = None) -> int:
+def actor_count(workers: int | None, cpus: int, gpus: int | None = None, local: bool = True) -> int:
     """Actors to run: ``workers`` (default: one per CPU), at most one per CPU Ray has and, on GPUs (``gpus``: how
     many Ray has; ``None`` on CPUs), one per GPU, and at least one. A count asked for and cut is warned of, saying
     how many run and why.
 
     Raises:
-        ValueError: When the run is on GPUs and Ray has none (an actor asking for one would wait forever).
+        ValueError: When the run is on GPUs and a ``local`` Ray (started here) has none: an actor asking for one
+            would wait forever, where a cluster the caller started may add a GPU node when asked.
     """
-    if gpus == 0:
+    if gpus == 0 and local:
         raise ValueError("--device cuda: Ray has no GPU to run an actor on")
     actors, why = min(workers or cpus, cpus), f"one per CPU Ray has ({cpus})"
     if gpus is not None and gpus < actors:
@@ -113,11 +114,11 @@ def run_ray(
     each), so Ray always has a CPU to schedule its own tasks on. A local Ray started here is shut down at
     the end; one the caller started (``ray.init``) stays up for the next run.
     """
-    with running_ray() as ray:
+    with running_ray() as (ray, started_here):
         resources = ray.cluster_resources()
         cpus = int(resources.get("CPU", 1))
         gpus = 1 if scorers.device.startswith("cuda") else 0
-        actors = actor_count(workers, cpus, int(resources.get("GPU", 0)) if gpus else None)
+        actors = actor_count(workers, cpus, int(resources.get("GPU", 0)) if gpus else None, local=started_here)
         # Actors reserve less than every CPU between them (Ray hangs otherwise), while each computes on its share.
         cpus_per_actor = min(1.0, (cpus - 1) / actors) if cpus > 1 else 1.0
         threads = max(1, cpus // actors)

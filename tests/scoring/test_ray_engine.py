@@ -51,9 +51,10 @@ def test_the_actors_asked_for_or_one_per_cpu_run_without_a_warning() -> None:
         assert [ray_engine.actor_count(workers, cpus=2) for workers in (1, 2, None)] == [1, 2, 2]
 
 
-def test_a_run_on_gpus_where_ray_has_none_is_refused_rather_than_waiting_for_one() -> None:
+def test_a_run_on_gpus_where_a_ray_started_here_has_none_is_refused_and_on_a_cluster_waits_for_one() -> None:
     with pytest.raises(ValueError, match="^--device cuda: Ray has no GPU to run an actor on$"):
         ray_engine.actor_count(None, cpus=2, gpus=0)
+    assert ray_engine.actor_count(None, cpus=2, gpus=0, local=False) == 1  # a cluster may add a GPU node when asked
 
 
 @pytest.mark.slow
