@@ -412,9 +412,12 @@ def test_labels_mapped_to_a_task_the_model_lacks_or_mapped_wrongly_are_refused_b
     assert not (tmp_path / "x").exists()
 
 
-def test_calibrate_without_labels_says_how_to_give_them(trained: Path, demo_data, tmp_path: Path) -> None:
+def test_calibrate_without_labels_says_how_to_give_them_before_the_model_reads_a_post(
+    trained: Path, demo_data, tmp_path: Path
+) -> None:
     result = faim("calibrate", trained / "model", demo_data["validation"], "-o", tmp_path / "x")
-    assert result.returncode == 2 and "--map labels.TASK=COLUMN" in result.stderr
+    assert result.returncode == 2 and "--map labels.TASK=COLUMN" in result.stderr and "--unlabelled" in result.stderr
+    assert "predicting" not in result.stderr  # refused before the model reads a post
 
 
 def test_without_the_torch_extra_help_lists_every_command_and_a_torch_command_says_what_to_install(

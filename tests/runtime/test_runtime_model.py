@@ -87,3 +87,10 @@ def test_no_posts_give_no_rows_and_an_empty_embedding(exported: tuple[Path, Path
 
 def test_posts_batched_shortest_text_first_come_back_in_input_order(exported: tuple[Path, Path]) -> None:
     check_rows_in_input_order(faim.runtime.load(exported[1]))
+
+
+def test_readable_sets_aside_a_post_holding_nothing_the_model_reads_as_empty(exported: tuple[Path, Path]) -> None:
+    model = faim.runtime.ExportedModel(exported[1])
+    kept, errors = model.readable([{"id": "read", "text": "a post"}, {"id": "blank", "text": "", "comments": []}])
+    assert [post.id for post in kept] == ["read"]
+    assert [(error.post_id, error.kind) for error in errors] == [("blank", "empty")]
