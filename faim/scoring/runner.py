@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import multiprocessing.connection
 import os
 import sys
 import threading
@@ -222,25 +223,19 @@ def run_shards(
 _scorer: ShardWriter | None = None
 
 
-PARENT_CHECK_SECONDS = 0.5
-"""How often a worker checks that the process that started it is still there."""
-
-
-def _start_worker(scorers: Scorers, threads: int, parent: int) -> None:
-    """Make this worker's scorer, having it end with ``parent``, the process that started it (``_exit_with_parent``),
-    even one gone before this worker got here."""
+def _start_worker(scorers: Scorers, threads: int) -> None:
+    """Make this worker's scorer, having it end with the process that started it (``_exit_with_parent``)."""
     global _scorer
     atexit.register(_exit_without_teardown)
-    threading.Thread(target=_exit_with_parent, args=(parent,), name="faim-parent-watch", daemon=True).start()
+    threading.Thread(target=_exit_with_parent, name="faim-parent-watch", daemon=True).start()
     _scorer = scorers(threads)
 
 
-def _exit_with_parent(parent: int) -> None:
-    """End this worker once the process that started it is gone (killed, even with ``kill -9``): a worker waiting
-    for shards from a dead pool never hears of it, and would hold its model in memory for good. Every part it wrote
-    is on disk, and a rerun finishes the rest."""
-    while os.getppid() == parent:
-        time.sleep(PARENT_CHECK_SECONDS)
+def _exit_with_parent() -> None:
+    """End this worker once the process that started it is gone (killed, even with ``kill -9``, and even before this
+    worker got here): a worker waiting for shards from a dead pool never hears of it, and would hold its model in
+    memory for good. Every part it wrote is on disk, and a rerun finishes the rest."""
+    multiprocessing.connection.wait([multiprocessing.parent_process().sentinel])
     os._exit(1)
 
 
@@ -303,7 +298,7 @@ def _run_embedded(
                 workers - 1,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start_worker,
-                initargs=(scorers, threads, os.getpid()),
+                initargs=(scorers, threads),
             )
             executors.append(stack.enter_context(pool))
             lanes.append((partial(pool.submit, _score_in_worker), workers - 1))
