@@ -57,13 +57,18 @@ def reads_nothing(post: Post, kinds: Iterable[str]) -> bool:
     return not any(post.meta if kind == "meta" else element_refs(post, kind, 1) for kind in kinds)
 
 
+def nothing_read(kinds: Iterable[str]) -> str:
+    """The problem of a post that ``reads_nothing`` of ``kinds``."""
+    return f"nothing the model reads ({', '.join(kinds)})"
+
+
 def refusing_empty(kinds: Sequence[str], read: Callable[[Post], T]) -> Callable[[Post], T]:
     """``read``, refusing first a post that ``reads_nothing`` of ``kinds`` with a ``PostError`` of kind ``empty``, as
     ``faim score`` names such a row."""
 
     def read_something(post: Post) -> T:
         if reads_nothing(post, kinds):
-            raise PostError(post, ", ".join(kinds), f"nothing the model reads ({', '.join(kinds)})", "empty")
+            raise PostError(post, ", ".join(kinds), nothing_read(kinds), "empty")
         return read(post)
 
     return read_something

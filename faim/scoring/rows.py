@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from faim.data.columns import ColumnMap
-from faim.data.elements import PostError, reads_nothing
+from faim.data.elements import PostError, nothing_read, reads_nothing
 from faim.data.post import Post, shortest_text_first
 from faim.data.tabular import not_an_object, object_keys, parse_number, utf8
 from faim.scoring.inputs import Shard
@@ -171,17 +171,17 @@ def shard_posts(
             continue
         if reads_nothing(post, kinds):
             fields = row if shard.header is None else shard.header  # a JSON object's keys, or the file's columns
-            errors.append(RowError(source, post.id, "empty", nothing_read(kinds, fields)))
+            errors.append(RowError(source, post.id, "empty", empty_row_error(kinds, fields)))
             continue
         posts.append((number, post))
     return posts, errors
 
 
-def nothing_read(kinds: Sequence[str], fields: Iterable[str]) -> str:
+def empty_row_error(kinds: Sequence[str], fields: Iterable[str]) -> str:
     """The error of a row holding nothing of ``kinds`` (the kinds the model reads), naming the row's ``fields``, one
     of which may be what a mapping (``--map FIELD=COLUMN``) should read."""
     named = ", ".join(map(str, fields)) or "none"
-    return f"nothing the model reads ({', '.join(kinds)}); the row's fields: {named} (map one with --map FIELD=COLUMN)"
+    return f"{nothing_read(kinds)}; the row's fields: {named} (map one with --map FIELD=COLUMN)"
 
 
 def _tagged(error: ValueError) -> bool:
