@@ -21,7 +21,7 @@ from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
-from faim.data.elements import PostError, read_each, refusing_empty
+from faim.data.elements import PostError, readable_posts
 from faim.data.post import SOURCE, Post, as_posts, length_batches
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows, task_spec
@@ -181,9 +181,7 @@ class Detector:
         """The posts holding something the model reads whose elements it can read (pictures decoded, metadata
         numeric), and the errors of the others (``empty``: nothing it reads), as ``faim.runtime``'s ``readable``."""
         kinds = self.model.fused_kinds
-        read = refusing_empty(kinds, self.collator(kinds=kinds).prepare)
-        kept, errors = read_each(as_posts(list(posts)), read)
-        return [post for post, _ in kept], errors
+        return readable_posts(as_posts(list(posts)), kinds, self.collator(kinds=kinds).prepare)
 
     def explain(self, posts: Iterable[Post | Mapping[str, Any]], progress: bool = False) -> list[Explanation]:
         """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,

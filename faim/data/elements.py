@@ -62,16 +62,19 @@ def nothing_read(kinds: Iterable[str]) -> str:
     return f"nothing the model reads ({', '.join(kinds)})"
 
 
-def refusing_empty(kinds: Sequence[str], read: Callable[[Post], T]) -> Callable[[Post], T]:
-    """``read``, refusing first a post that ``reads_nothing`` of ``kinds`` with a ``PostError`` of kind ``empty``, as
-    ``faim score`` names such a row."""
+def readable_posts(
+    posts: Iterable[Post], kinds: Sequence[str], read: Callable[[Post], Any]
+) -> tuple[list[Post], list[PostError]]:
+    """The posts ``read`` reads (``read_each``) and the errors of the others, a post that ``reads_nothing`` of
+    ``kinds`` refused before it is read with a ``PostError`` of kind ``empty``, as ``faim score`` names such a row."""
 
-    def read_something(post: Post) -> T:
+    def read_something(post: Post) -> Any:
         if reads_nothing(post, kinds):
             raise PostError(post, ", ".join(kinds), nothing_read(kinds), "empty")
         return read(post)
 
-    return read_something
+    kept, errors = read_each(posts, read_something)
+    return [post for post, _ in kept], errors
 
 
 def raw_elements(post: Post, kind: str, limit: int, draft_size: tuple[int, int] | None = None) -> list[Any]:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 import onnxruntime
 
-from faim.data.elements import PostError, checked_elements, read_each, refusing_empty
+from faim.data.elements import PostError, checked_elements, read_each, readable_posts
 from faim.data.post import Post, as_posts, length_batches
 from faim.decisions import decide, score_rows, task_spec
 from faim.runtime.bundle import EMBEDDING, ExportError, elements_names, fusion_outputs, probabilities_name, read_bundle
@@ -150,9 +150,7 @@ class ExportedModel:
     def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
         """The posts holding something the model reads whose elements can be read (pictures decoded, metadata
         numeric), and the errors of the others (``empty``: nothing it reads)."""
-        read = refusing_empty(list(self.encoders), self.elements_of)
-        kept, errors = read_each(as_posts(list(posts)), read)
-        return [post for post, _ in kept], errors
+        return readable_posts(as_posts(list(posts)), list(self.encoders), self.elements_of)
 
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
         """Post ids and the fusion graph's outputs over every post (rows in input order), ``batch_size`` at a time,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from faim.data.elements import PostError, read_each, refusing_empty
+from faim.data.elements import PostError, read_each, readable_posts
 from faim.data.post import Post
 
 
@@ -30,9 +30,9 @@ def test_an_error_that_is_not_the_posts_is_raised() -> None:
 
 
 def test_a_post_holding_nothing_of_the_kinds_read_is_refused_as_empty_before_it_is_read() -> None:
-    read = refusing_empty(["text", "image"], text_length)
-    kept, errors = read_each([Post(id="a", text="one"), Post(id="b", comments=["only a comment"])], read)
-    assert [(post.id, length) for post, length in kept] == [("a", 3)]
+    posts = [Post(id="a", text="one"), Post(id="b", comments=["only a comment"])]
+    kept, errors = readable_posts(posts, ["text", "image"], text_length)
+    assert [post.id for post in kept] == ["a"]
     assert [(error.post_id, error.kind, error.problem) for error in errors] == [
         ("b", "empty", "nothing the model reads (text, image)")
     ]
