@@ -26,7 +26,7 @@ import faim.encoders  # noqa: F401  (registers the built-in encoders)
 import faim.fusion  # noqa: F401  (registers the built-in fusions)
 import faim.tasks  # noqa: F401  (registers the built-in heads)
 from faim import registry
-from faim.registry import PLUGIN_GROUP, REGISTRIES, constructor_arguments
+from faim.registry import PLUGIN_GROUP, REGISTRIES, PluginWarning, constructor_arguments
 
 DERIVED: dict[str, tuple[str, ...]] = {
     "encoder": (),
@@ -62,7 +62,7 @@ def load_plugins() -> None:
         failure = load_failure(entry)
         _plugins_tried[key] = failure
         if failure is not None:
-            warnings.warn(f"{failure}; its components are not registered", stacklevel=2)
+            warnings.warn(f"{failure}; its components are not registered", PluginWarning, stacklevel=2)
 
 
 def load_failure(entry: EntryPoint) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -32,6 +33,16 @@ REGISTRIES: dict[str, dict[str, type]] = {
 }
 
 PLUGIN_GROUP = "faim.plugins"
+
+
+class PluginWarning(UserWarning):
+    """A plug-in of ``PLUGIN_GROUP`` failed to load (``faim.components.load_plugins``)."""
+
+
+def quiet_plugin_warnings() -> None:
+    """Leave unsaid, in a process started to score, a plug-in that fails to load: the process that started it loaded
+    the plug-ins before starting any and said so, once for the run."""
+    warnings.simplefilter("ignore", PluginWarning)
 
 
 def _register(kind: str, name: str) -> Callable[[T], T]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from faim.artifact import read_manifest, verify_files
+from faim.components import load_plugins
 from faim.data.columns import ColumnMap
 from faim.detector import Detector
 from faim.scoring.manifest import PER_POST_DIR
@@ -110,6 +111,7 @@ def score_dump(
     scorer_kwargs = {"columns": columns, "image_root": image_root, "options": options, "batch_size": batch_size,
                      "scores": scores, "embeddings": embeddings, "pool_by_image": pool_by_image}  # fmt: skip
     ColumnMap.from_recipe(columns)  # a bad mapping or model is named here, not from inside each worker
+    load_plugins()  # so is a plug-in that fails to load: once, here, where the workers keep quiet about it
     with model_directory(model) as model_dir:
         manifest = read_manifest(model_dir)
         verify_files(model_dir, manifest)

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from tqdm.auto import tqdm
 
 from faim.data.inputs import find_inputs
+from faim.registry import quiet_plugin_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
 from faim.scoring.manifest import Manifest, run_identity
 from faim.scoring.ray_engine import run_ray
@@ -224,8 +225,10 @@ _scorer: ShardWriter | None = None
 
 
 def _start_worker(scorers: Scorers, threads: int) -> None:
-    """Make this worker's scorer, having it end with the process that started it (``_exit_with_parent``)."""
+    """Make this worker's scorer, having it end with the process that started it (``_exit_with_parent``) and leave
+    to that process what it said of the plug-ins."""
     global _scorer
+    quiet_plugin_warnings()
     atexit.register(_exit_without_teardown)
     threading.Thread(target=_exit_with_parent, name="faim-parent-watch", daemon=True).start()
     _scorer = scorers(threads)

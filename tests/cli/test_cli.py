@@ -167,10 +167,24 @@ def test_a_plugin_that_fails_to_load_is_warned_of_and_named_where_a_recipe_needs
     )
     shown = faim("recipe", "show", "demo_multimodal", env=env)
     assert shown.returncode == 0, shown.stderr
-    assert f"{failure}; its components are not registered" in shown.stderr and "faim-sdk[torch]" not in shown.stderr
+    assert f"faim recipe: warning: {failure}; its components are not registered\n" in shown.stderr
+    assert "UserWarning" not in shown.stderr and "faim-sdk[torch]" not in shown.stderr
     needing = faim("recipe", "show", "demo_multimodal", "--set", "model.fusion.type=broken_fusion", env=env)
     assert needing.returncode == 2
     assert "model.fusion.type: unknown fusion 'broken_fusion'" in needing.stderr and f"; {failure}" in needing.stderr
+
+
+def test_a_plugin_that_fails_to_load_is_warned_of_once_by_a_scoring_run_not_by_each_worker(
+    trained: Path, demo_data, tmp_path: Path
+) -> None:
+    env = install_broken_plugin(tmp_path / "site")
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("\n".join(demo_data["validation"].read_text().splitlines()[:12]) + "\n")
+    args = ("--image-root", demo_data["validation"].parent, "--workers", "3", "--shard-rows", "2")
+    result = faim("score", trained / "model", dump, "-o", tmp_path / "out", *args, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("plug-in 'broken'") == 1 and "faim score: warning: plug-in 'broken'" in result.stderr
+    assert len(pq.read_table(tmp_path / "out")) == 12
 
 
 def test_training_on_a_corrupt_image_names_file_row_and_field(demo_data, tmp_path: Path, write_recipe) -> None:
