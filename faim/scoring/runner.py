@@ -19,6 +19,7 @@ import atexit
 import multiprocessing
 import multiprocessing.connection
 import os
+import signal
 import sys
 import threading
 import time
@@ -304,7 +305,7 @@ def _run_embedded(
                 initargs=(scorers, threads),
             )
             executors.append(stack.enter_context(pool))
-            lanes.append((partial(pool.submit, _score_in_worker), workers - 1))
+            lanes.append((partial(_submit_holding_interrupts, pool, _score_in_worker), workers - 1))
         here = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="faim-scorer"))
         executors.append(here)
         lanes.append((partial(here.submit, local.write), 1))
@@ -322,6 +323,29 @@ def _run_embedded(
             for executor in executors:
                 executor.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _submit_holding_interrupts(pool: ProcessPoolExecutor, fn: Callable, *args: Any) -> Future:
+    """``pool.submit(fn, *args)`` with Ctrl-C held back from the workers it starts (``interrupts_held``)."""
+    with interrupts_held():
+        return pool.submit(fn, *args)
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold SIGINT back from this thread while the block runs; one that came meanwhile is taken once it ends. A
+    process started inside inherits it held for good: Ctrl-C, which a terminal sends to every process of the run,
+    then reaches only the main process, which ends the workers, where a worker it reached half-way through
+    importing torch printed a traceback. Nothing is held outside the main thread (where Python takes signals) or
+    where the system holds no signals back (Windows)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _free_lanes(lanes: list[tuple[Callable, int]], in_flight: dict[Future, int]) -> list[int]:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -27,11 +28,13 @@ def score_command(model: Path, dump: Path, out: Path) -> list[str]:
             "--workers", "2", "--shard-rows", "25", "--batch-size", "5"]  # fmt: skip
 
 
-def scoring_under_way(command: list[str], env: dict[str, str], out: Path, parts: int) -> subprocess.Popen:
-    """``command`` started in a session of its own, once it has written ``parts`` parts into ``out`` (or two minutes
-    have passed)."""
-    process = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
+def scoring_under_way(
+    command: list[str], env: dict[str, str], out: Path, parts: int, stderr: Any = subprocess.DEVNULL
+) -> subprocess.Popen:
+    """``command`` started in a session of its own, taking Ctrl-C as a terminal's command would, once it has written
+    ``parts`` parts into ``out`` (or two minutes have passed); its stderr goes to ``stderr``."""
+    process = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=stderr,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
     deadline = time.monotonic() + 120
     while len(list(out.glob("part-*.parquet"))) < parts and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -92,6 +95,40 @@ def test_workers_end_when_the_run_that_started_them_is_killed(tiny_model_dir: Pa
             with contextlib.suppress(ProcessLookupError):  # it may end between the two
                 os.kill(pid, signal.SIGKILL)
         process.wait()
+
+
+@pytest.mark.skipif(
+    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").is_file(), reason="reads the process tree from /proc"
+)
+def test_ctrl_c_reaches_only_the_main_process_which_ends_the_run_and_its_workers(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump, out = text_dump(tmp_path / "dump.jsonl", 1500), tmp_path / "out"
+    env = os.environ | {"PYTHONWARNINGS": "ignore"}
+    with (tmp_path / "stderr.txt").open("w+") as stderr:
+        process = scoring_under_way(score_command(tiny_model_dir, dump, out), env, out, parts=1, stderr=stderr)
+        workers: list[int] = []
+        try:
+            workers = worker_processes(process.pid)
+            assert workers, "the run should have a worker scoring"
+            for worker in workers:
+                os.kill(worker, signal.SIGINT)  # what a terminal's Ctrl-C sends each process of the run
+            time.sleep(1)
+            assert all(running(worker) for worker in workers), "Ctrl-C ended a worker, not the run"
+            os.killpg(process.pid, signal.SIGINT)
+            assert process.wait(timeout=60) == 130
+            deadline = time.monotonic() + 30
+            while any(running(worker) for worker in workers) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not [worker for worker in workers if running(worker)], "a worker outlived the interrupted run"
+        finally:
+            for pid in [pid for pid in [process.pid, *workers] if running(pid)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            process.wait()
+        stderr.seek(0)
+        printed = stderr.read()
+    assert "faim: interrupted" in printed and "Traceback" not in printed, printed
 
 
 def test_rerun_of_a_finished_run_scores_nothing(tiny_model_dir: Path, tmp_path: Path) -> None:
