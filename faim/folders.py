@@ -1,11 +1,25 @@
-"""Replacing a folder faim wrote (a model, an export) with one freshly written beside it, and never a folder it
-did not write."""
+"""Folders faim writes into: refusing a path that is a file, and replacing a folder faim wrote (a model, an export)
+with one freshly written beside it, and never a folder it did not write."""
 
 from __future__ import annotations
 
 import secrets
 import shutil
 from pathlib import Path
+
+
+def check_folder_path(path: Path) -> None:
+    """Refuse a folder to write into (``path``, made if absent) that is a file or lies inside one.
+
+    Raises:
+        NotADirectoryError: Naming the file, and ``path`` where that lies inside it.
+    """
+    for folder in (path, *path.parents):
+        if folder.is_dir():
+            return
+        if folder.exists():
+            inside = "" if folder == path else f" (it would hold {path})"
+            raise NotADirectoryError(f"{folder}: is a file, not a folder{inside}; name a folder to write into")
 
 
 def staging_folder(target: Path, prefix: str) -> Path:
@@ -28,8 +42,10 @@ def check_replaceable(target: Path, manifest: str) -> None:
     deletes a user's files.
 
     Raises:
+        NotADirectoryError: When ``target`` is a file or lies inside one (``check_folder_path``).
         FileExistsError: Naming ``target`` and ``manifest``.
     """
+    check_folder_path(target)
     if not target.exists() and not target.is_symlink():
         return
     if target.is_dir() and not target.is_symlink() and ((target / manifest).is_file() or not any(target.iterdir())):

@@ -1,4 +1,5 @@
-"""Replacing a folder faim wrote, and never one it did not; the folder written first is made as mkdir would."""
+"""Replacing a folder faim wrote, and never one it did not nor a file; the folder written first is made as mkdir
+would."""
 
 from __future__ import annotations
 
@@ -8,22 +9,31 @@ from pathlib import Path
 
 import pytest
 
-from faim.folders import check_replaceable, staging_folder
+from faim.folders import check_folder_path, check_replaceable, staging_folder
 
 MANIFEST = "faim.json"
 
 
-def test_a_folder_or_file_faim_did_not_write_is_refused_by_name(tmp_path: Path) -> None:
+def test_a_folder_faim_did_not_write_is_refused_by_name(tmp_path: Path) -> None:
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep", encoding="utf-8")
     with pytest.raises(FileExistsError, match=rf"{mine}: exists and is not one faim wrote \(no faim.json"):
         check_replaceable(mine, MANIFEST)
+    assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep"
+
+
+def test_a_file_or_a_folder_inside_one_is_refused_as_a_file_not_a_folder(tmp_path: Path) -> None:
     single = tmp_path / "scores.csv"
     single.write_text("x", encoding="utf-8")
-    with pytest.raises(FileExistsError, match="scores.csv"):
+    with pytest.raises(NotADirectoryError, match=rf"^{single}: is a file, not a folder; name a folder to write into"):
         check_replaceable(single, MANIFEST)
-    assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep"
+    inside = single / "model" / "new"
+    with pytest.raises(NotADirectoryError, match=rf"^{single}: is a file, not a folder \(it would hold {inside}\)"):
+        check_replaceable(inside, MANIFEST)
+    assert single.read_text(encoding="utf-8") == "x"
+    for folder in (tmp_path, tmp_path / "absent" / "new"):
+        check_folder_path(folder)
 
 
 def test_an_absent_or_empty_folder_or_one_holding_the_manifest_may_be_replaced(tmp_path: Path) -> None:

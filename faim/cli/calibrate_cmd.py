@@ -12,7 +12,7 @@ from faim.artifact import MANIFEST, read_recipe
 from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
-from faim.cli.common import add_columns, check_label_tasks, parse_columns, positive_integer
+from faim.cli.common import add_columns, check_label_tasks, output_folder, parse_columns, positive_integer
 from faim.data.post import check_labelled, post_texts
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
@@ -56,7 +56,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
     parser.add_argument("data", help="posts: a JSONL/CSV/Parquet file, a folder, a glob or a saved dataset")
     parser.add_argument(
-        "-o", "--out", required=True, help="the new model directory (new, empty, or a model to replace)"
+        "-o",
+        "--out",
+        required=True,
+        type=output_folder,
+        help="the new model directory (new, empty, or a model to replace)",
     )
     add_columns(parser)
     parser.add_argument(
@@ -81,7 +85,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "--draws", type=positive_integer, default=20, help="random draws per number of labels (default: 20)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the draws (default: 0)")
-    parser.add_argument("--report", help="report directory (default: NEW_MODEL-calibration beside it)")
+    parser.add_argument(
+        "--report", type=output_folder, help="report directory (default: NEW_MODEL-calibration beside it)"
+    )
     parser.set_defaults(handler=run)
 
 

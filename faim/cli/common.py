@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from faim.data.columns import ColumnMap
+from faim.folders import check_folder_path
 from faim.registry import suggest
 
 
@@ -81,6 +83,16 @@ def check_label_tasks(columns: dict[str, Any] | None, tasks: Sequence[str]) -> N
                 f"--map labels.{task}: the model has no task {task!r}{suggest(task, list(tasks))}; "
                 f"its tasks: {', '.join(tasks)}"
             )
+
+
+def output_folder(text: str) -> str:
+    """An argument naming a folder to write into, refused as it is parsed, before any work, where it is a file or
+    lies inside one (``faim.folders.check_folder_path``)."""
+    try:
+        check_folder_path(Path(text))
+    except NotADirectoryError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def positive_integer(text: str) -> int:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from faim.api import train_recipe
-from faim.cli.common import add_overrides
+from faim.cli.common import add_overrides, output_folder
 from faim.demo_data import make_demo_data
 from faim.eval.report import format_table
 from faim.scoring.engine import score_dump
@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "align fusion), print its metrics with each modality masked out, and score the validation "
         "posts to Parquet.",
     )
-    parser.add_argument("--out", default="demo_out", help="output directory (default: demo_out)")
+    parser.add_argument("--out", default="demo_out", type=output_folder, help="output directory (default: demo_out)")
     parser.add_argument("--recipe", default="demo_multimodal", help="recipe to train (default: demo_multimodal)")
     add_overrides(parser)
     parser.set_defaults(handler=run)

@@ -8,7 +8,13 @@ from pathlib import Path
 
 from faim.artifact import read_recipe
 from faim.assembly import build_source
-from faim.cli.common import add_columns, check_label_tasks, parse_columns, refuse_mapping_without_data
+from faim.cli.common import (
+    add_columns,
+    check_label_tasks,
+    output_folder,
+    parse_columns,
+    refuse_mapping_without_data,
+)
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.sources import read_posts
 from faim.detector import Detector
@@ -40,7 +46,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="also evaluate under evasion-style perturbations (character swaps, leetspeak, inserted spaces, "
         "homoglyphs; JPEG recompression, resize, crop, overlay) and report each metric's drop",
     )
-    parser.add_argument("-o", "--out", help="report directory (default: <model>/../eval-<data name>)")
+    parser.add_argument(
+        "-o", "--out", type=output_folder, help="report directory (default: <model>/../eval-<data name>)"
+    )
     parser.set_defaults(handler=run)
 
 

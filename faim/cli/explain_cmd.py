@@ -7,7 +7,7 @@ import itertools
 import time
 from pathlib import Path
 
-from faim.cli.common import add_columns, parse_columns
+from faim.cli.common import add_columns, output_folder, parse_columns
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.explain.report import LISTING, check_report_folder, write_report
@@ -33,6 +33,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "-o",
         "--out",
         required=True,
+        type=output_folder,
         help="output folder (JSON per post, PNG heat maps, index.html, faim-explanations.json)",
     )
     add_columns(parser)

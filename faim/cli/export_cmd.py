@@ -9,7 +9,7 @@ from pathlib import Path
 
 from faim.artifact import read_recipe
 from faim.assembly import build_source
-from faim.cli.common import add_columns, parse_columns, refuse_mapping_without_data
+from faim.cli.common import add_columns, output_folder, parse_columns, refuse_mapping_without_data
 from faim.data.post import Post, check_labelled
 from faim.data.sources import read_posts
 from faim.detector import Detector
@@ -45,6 +45,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "-o",
         "--out",
         required=True,
+        type=output_folder,
         help="the export directory (an earlier export there is replaced; a folder holding anything else is refused)",
     )
     parser.add_argument(

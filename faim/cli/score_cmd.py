@@ -7,7 +7,7 @@ import importlib
 from dataclasses import replace
 from typing import Any
 
-from faim.cli.common import add_columns, parse_columns, positive_integer
+from faim.cli.common import add_columns, output_folder, parse_columns, positive_integer
 from faim.scoring.options import ScoringOptions
 
 RUNTIMES = {"torch": ("faim.scoring.engine", "score_dump"), "onnx": ("faim.scoring.exported", "score_exported")}
@@ -32,7 +32,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "too (a saved model is exported first, once, into OUT/_export/DIGEST)",
     )
     parser.add_argument("dump", help="a JSONL/CSV/TSV/Parquet file, a folder of them, or a glob (quote it)")
-    parser.add_argument("-o", "--out", required=True, help="output folder of Parquet parts")
+    parser.add_argument("-o", "--out", required=True, type=output_folder, help="output folder of Parquet parts")
     add_columns(parser)
     parser.add_argument(
         "--workers",

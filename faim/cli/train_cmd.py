@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from faim.api import train_recipe
-from faim.cli.common import add_overrides
+from faim.cli.common import add_overrides, output_folder
 from faim.eval.report import format_table
 
 
@@ -28,7 +28,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "<output_dir>/checkpoints/version_N/last.ckpt of the highest N that saved one; the recipe must be the run's "
         "(its recipe.yaml there) but for train.max_epochs, where it runs and the eval section",
     )
-    parser.add_argument("--output-dir", help="run directory (shorthand for --set train.output_dir=DIR)")
+    parser.add_argument(
+        "--output-dir", type=output_folder, help="run directory (shorthand for --set train.output_dir=DIR)"
+    )
     parser.set_defaults(handler=run)
 
 

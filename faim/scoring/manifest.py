@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from faim.folders import check_folder_path
 from faim.scoring.report import ShardReport
 
 RUN_FILE = "_run.json"
@@ -47,8 +48,10 @@ def check_output_folder(out_dir: Path) -> None:
     or ``.``, which Parquet readers skip): reading the folder back as one table would read those files too.
 
     Raises:
+        NotADirectoryError: When ``out_dir`` is a file or lies inside one (``faim.folders.check_folder_path``).
         FileExistsError: Naming the folder and a few of the files.
     """
+    check_folder_path(out_dir)
     if not out_dir.is_dir():
         return
     foreign = sorted(path.name for path in out_dir.iterdir() if not path.name.startswith(("_", ".", "part-")))
@@ -72,11 +75,12 @@ def recorded_identity(run_file: Path, tasks: list[dict[str, Any]]) -> dict[str, 
 
 
 def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = False) -> None:
-    """Refuse, reading alone, an output folder a run of ``identity`` may not write into: one holding files a scoring
-    run does not write (``check_output_folder``), or, unless ``overwrite``, another run (model, its thresholds and
-    calibration, inputs or settings).
+    """Refuse, reading alone, an output folder a run of ``identity`` may not write into: a file, one holding files a
+    scoring run does not write (``check_output_folder``), or, unless ``overwrite``, another run (model, its
+    thresholds and calibration, inputs or settings).
 
     Raises:
+        NotADirectoryError: Naming the file.
         FileExistsError: Naming the folder and a few of the foreign files.
         ValueError: Naming the folder holding another run.
     """

@@ -426,6 +426,34 @@ def test_labels_mapped_to_a_task_the_model_lacks_or_mapped_wrongly_are_refused_b
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["score", "model", "posts.jsonl", "-o"],
+        ["embed", "model", "posts.jsonl", "-o"],
+        ["eval", "model", "posts.jsonl", "-o"],
+        ["explain", "model", "posts.jsonl", "-o"],
+        ["export", "model", "-o"],
+        ["calibrate", "model", "posts.jsonl", "-o"],
+        ["calibrate", "model", "posts.jsonl", "-o", "new", "--report"],
+        ["train", "recipe.yaml", "--output-dir"],
+        ["demo", "--out"],
+    ],
+)
+@pytest.mark.parametrize("inside", [False, True])
+def test_an_output_folder_that_is_a_file_is_refused_by_name_before_any_work(
+    command: list[str], inside: bool, tmp_path: Path, capsys
+) -> None:
+    single = tmp_path / "scores.parquet"
+    single.write_text("x", encoding="utf-8")
+    out = single / "run" if inside else single
+    with pytest.raises(SystemExit) as exited:  # refused as the arguments are read: nothing named is read
+        main([*command, str(out)])
+    assert exited.value.code == 2
+    assert f"{single}: is a file, not a folder" in capsys.readouterr().err
+    assert single.read_text(encoding="utf-8") == "x"
+
+
 def test_calibrate_without_labels_says_how_to_give_them_before_the_model_reads_a_post(
     trained: Path, demo_data, tmp_path: Path
 ) -> None:

@@ -1,4 +1,4 @@
-"""A scoring run's output folder holds only what scoring writes there."""
+"""A scoring run's output folder is a folder and holds only what scoring writes there."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from faim.scoring.engine import score_dump
+from faim.scoring.manifest import check_output_folder
 
 
 def forty_posts(path: Path) -> Path:
@@ -29,6 +30,15 @@ def test_a_folder_holding_other_files_is_refused_and_left_as_it_was(tiny_model_d
     assert sorted(path.name for path in out.iterdir()) == ["notes.txt"]
     (out / "notes.txt").unlink()
     assert score_dump(tiny_model_dir, dump, out, workers=1, progress=False).rows == 1  # an empty folder is fine
+
+
+def test_a_file_named_as_the_output_folder_is_refused_as_a_file(tmp_path: Path) -> None:
+    single = tmp_path / "scores.parquet"
+    single.write_bytes(b"x")
+    for out in (single, single / "run"):
+        with pytest.raises(NotADirectoryError, match=rf"^{single}: is a file, not a folder"):
+            check_output_folder(out)
+    assert single.read_bytes() == b"x"
 
 
 def test_a_run_recorded_while_bf16_was_chosen_by_the_cpu_resumes_as_a_run_without_it(
