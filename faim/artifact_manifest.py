@@ -10,6 +10,8 @@ from typing import Any
 from faim.file_digests import check_digests
 
 MANIFEST = "faim.json"
+EXPORT_MANIFEST = "faim-export.json"
+"""The manifest an export (``faim export``) has instead, named when one is given where a saved model is read."""
 FORMAT_VERSION = 1
 
 
@@ -25,9 +27,15 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     """The manifest of the saved model in ``directory``.
 
     Raises:
-        ArtifactError: Naming the file, when there is none, it is not a manifest, or of another format.
+        ArtifactError: Naming the file, when there is none (saying so of an export), it is not a manifest, or of
+            another format.
     """
     path = directory / MANIFEST
+    if not path.is_file() and is_export(directory):
+        raise ArtifactError(
+            f"{directory}: an export written by faim export, not a saved model; this needs the saved model faim train "
+            f"wrote (with {MANIFEST})"
+        )
     if not path.is_file():
         raise ArtifactError(f"{directory}: not a faim model (no {MANIFEST})")
     try:
@@ -42,6 +50,11 @@ def read_manifest(directory: Path) -> dict[str, Any]:
             f"{path}: artifact format {manifest.get('format')} is not supported (expected {FORMAT_VERSION})"
         )
     return manifest
+
+
+def is_export(directory: Path) -> bool:
+    """Whether ``directory`` holds an export (``faim export``'s) rather than a saved model."""
+    return (directory / EXPORT_MANIFEST).is_file()
 
 
 def verify_files(directory: Path, manifest: dict[str, Any]) -> None:

@@ -76,6 +76,16 @@ def test_not_a_model_directory(tmp_path: Path) -> None:
         faim.load(tmp_path)
 
 
+def test_an_export_given_for_a_saved_model_is_named_as_one(tmp_path: Path) -> None:
+    (tmp_path / "faim-export.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(
+        ArtifactError,
+        match=rf"^{tmp_path}: an export written by faim export, not a saved model; this needs the saved model faim "
+        r"train wrote \(with faim.json\)$",
+    ):
+        faim.load(tmp_path)
+
+
 @pytest.mark.parametrize(
     ("manifest", "message"),
     [

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from faim.artifact_manifest import is_export
 from faim.cli.common import add_columns, output_folder, parse_columns, positive_integer
 from faim.scoring.options import ScoringOptions
 
@@ -103,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
     }
     pool_by_image = getattr(args, "pool_by_image", False)
     if args.runtime == "torch":
+        if is_export(Path(args.model)):
+            raise ValueError(f"{args.model}: an export written by faim export; score it with --runtime onnx")
         if args.exact and args.bf16:
             raise ValueError("--exact and --bf16: choose one (bf16 is an approximation)")
         options = ScoringOptions.exact() if args.exact else ScoringOptions(bf16=args.bf16)

@@ -454,6 +454,19 @@ def test_an_output_folder_that_is_a_file_is_refused_by_name_before_any_work(
     assert single.read_text(encoding="utf-8") == "x"
 
 
+@pytest.mark.parametrize("command", ["eval", "calibrate", "explain", "export"])
+def test_an_export_given_for_a_saved_model_is_named_as_one(command: str, demo_data, tmp_path: Path, capsys) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "faim-export.json").write_text("{}", encoding="utf-8")
+    posts = [] if command == "export" else [str(demo_data["validation"])]
+    assert main([command, str(export), *posts, "-o", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (
+        f"faim {command}: error: {export}: an export written by faim export, not a saved model; this needs the saved "
+        "model faim train wrote (with faim.json)\n"
+    )
+
+
 def test_calibrate_without_labels_says_how_to_give_them_before_the_model_reads_a_post(
     trained: Path, demo_data, tmp_path: Path
 ) -> None:

@@ -58,3 +58,15 @@ def test_a_count_below_one_is_refused_naming_its_option(
         main(["score", "model", "dump.jsonl", "-o", str(tmp_path / "out"), option, value])
     assert exit_.value.code == 2 and not engine_calls
     assert f"argument {option}: expected a whole number of at least 1, got '{value}'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["score", "embed"])
+def test_an_export_without_the_onnx_runtime_is_refused_saying_to_add_it(
+    command: str, engine_calls, capsys: pytest.CaptureFixture, tmp_path: Path
+) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "faim-export.json").write_text("{}", encoding="utf-8")
+    assert main([command, str(export), "dump.jsonl", "-o", str(tmp_path / "out")]) == 2
+    error = f"faim {command}: error: {export}: an export written by faim export; score it with --runtime onnx\n"
+    assert capsys.readouterr().err == error and not engine_calls
