@@ -86,11 +86,46 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
     """
     check_output_folder(out_dir)
     run_file = out_dir / RUN_FILE
-    if not overwrite and run_file.exists() and recorded_identity(run_file, identity["tasks"]) != identity:
+    if overwrite or not run_file.exists():
+        return
+    if differences := identity_differences(recorded_identity(run_file, identity["tasks"]), identity):
         raise ValueError(
-            f"{out_dir} holds a scoring run with another model (or the model calibrated otherwise), other inputs "
-            "or other settings; write to a new folder, or pass --overwrite (overwrite=True) to start afresh"
+            f"{out_dir} holds another scoring run ({'; '.join(differences)}); write to a new folder, or pass "
+            "--overwrite (overwrite=True) to start afresh"
         )
+
+
+def identity_differences(recorded: dict[str, Any], identity: dict[str, Any]) -> list[str]:
+    """What sets the run ``identity`` apart from the one ``recorded`` (``run_identity``'s parts), a phrase each:
+    the model's files or else its tasks (another model has other thresholds too), the first two inputs that differ,
+    and each setting (by dotted name, its values as JSON); none when they are the same run."""
+    differences = []
+    if recorded.get("model") != identity["model"]:
+        differences.append("the model's files differ")
+    elif recorded.get("tasks") != identity["tasks"]:
+        differences.append("the model's tasks, thresholds or calibration differ")
+    before = {path: rest for path, *rest in recorded.get("inputs", [])}
+    now = {path: rest for path, *rest in identity["inputs"]}
+    if inputs := sorted(path for path in before.keys() | now.keys() if before.get(path) != now.get(path)):
+        differences.append(f"the inputs differ: {', '.join(inputs[:2])}{', ...' if len(inputs) > 2 else ''}")
+    if settings := setting_differences(recorded.get("settings", {}), identity["settings"]):
+        differences.append(f"settings differ: {', '.join(settings)}")
+    return differences
+
+
+def setting_differences(recorded: dict[str, Any], settings: dict[str, Any], prefix: str = "") -> list[str]:
+    """Each setting whose value differs, as ``name old → new`` (a dict of settings, such as the options, by each of
+    its own; a setting one of them lacks as ``(not set)``)."""
+    unset = object()
+    differences = []
+    for name in sorted(recorded.keys() | settings.keys()):
+        old, new = recorded.get(name, unset), settings.get(name, unset)
+        if isinstance(old, dict) and isinstance(new, dict):
+            differences += setting_differences(old, new, f"{prefix}{name}.")
+        elif old != new:
+            shown = ["(not set)" if value is unset else json.dumps(value) for value in (old, new)]
+            differences.append(f"{prefix}{name} {shown[0]} → {shown[1]}")
+    return differences
 
 
 class Manifest:

@@ -126,7 +126,7 @@ def test_an_output_folder_holding_another_models_run_is_refused_before_anything_
     before = sorted(
         (path.relative_to(tmp_path / "out"), path.stat().st_mtime_ns) for path in (tmp_path / "out").rglob("*")
     )
-    with pytest.raises(ValueError, match="holds a scoring run with another model"):
+    with pytest.raises(ValueError, match=r"holds another scoring run \(the model's files differ\)"):
         score_exported(other, dump, tmp_path / "out", workers=1, progress=False)
     after = sorted(
         (path.relative_to(tmp_path / "out"), path.stat().st_mtime_ns) for path in (tmp_path / "out").rglob("*")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from faim.scoring.engine import score_dump
-from faim.scoring.manifest import check_output_folder
+from faim.scoring.manifest import check_output_folder, check_resumable
 
 
 def forty_posts(path: Path) -> Path:
@@ -41,6 +41,44 @@ def test_a_file_named_as_the_output_folder_is_refused_as_a_file(tmp_path: Path) 
     assert single.read_bytes() == b"x"
 
 
+RUN = {
+    "model": {"model.safetensors": "aa"},
+    "tasks": [{"name": "harmful", "threshold": 0.5}],
+    "inputs": [["/data/a.jsonl", 10, 1], ["/data/b.jsonl", 20, 2]],
+    "settings": {"columns": None, "options": {"bf16": False}, "shard_rows": 32},
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"model": {"model.safetensors": "bb"}}, "the model's files differ"),
+        ({"tasks": [{"name": "harmful", "threshold": 0.9}]}, "the model's tasks, thresholds or calibration differ"),
+        ({"inputs": [["/data/a.jsonl", 10, 1], ["/data/b.jsonl", 21, 3]]}, "the inputs differ: /data/b.jsonl"),
+        ({"inputs": [["/data/c.jsonl", 10, 1]]}, "the inputs differ: /data/a.jsonl, /data/b.jsonl, ..."),
+        (
+            {"settings": {"columns": {"text": "body"}, "options": {"bf16": True}, "shard_rows": 32}},
+            'settings differ: columns null → {"text": "body"}, options.bf16 false → true',
+        ),
+        (
+            {"model": {}, "settings": {"options": {"bf16": False}, "shard_rows": 64, "pool_by_image": True}},
+            "the model's files differ; settings differ: columns null → (not set), pool_by_image (not set) → true, "
+            "shard_rows 32 → 64",
+        ),
+    ],
+)
+def test_a_folder_holding_another_run_is_refused_naming_what_differs(change: dict, said: str, tmp_path: Path) -> None:
+    (tmp_path / "_run.json").write_text(json.dumps(RUN), encoding="utf-8")
+    with pytest.raises(ValueError) as refused:
+        check_resumable(tmp_path, RUN | change)
+    assert str(refused.value) == (
+        f"{tmp_path} holds another scoring run ({said}); write to a new folder, or pass --overwrite "
+        "(overwrite=True) to start afresh"
+    )
+    check_resumable(tmp_path, RUN)
+    check_resumable(tmp_path, RUN | change, overwrite=True)
+
+
 def test_a_run_recorded_while_bf16_was_chosen_by_the_cpu_resumes_as_a_run_without_it(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
@@ -64,7 +102,7 @@ def test_the_model_calibrated_otherwise_does_not_resume_the_run_of_its_earlier_c
     manifest = json.loads((recalibrated / "faim.json").read_text(encoding="utf-8"))
     manifest["tasks"][0]["threshold"] = 0.9  # what faim calibrate changes: the same files, other thresholds
     (recalibrated / "faim.json").write_text(json.dumps(manifest), encoding="utf-8")
-    with pytest.raises(ValueError, match="calibrated otherwise"):
+    with pytest.raises(ValueError, match=r"\(the model's tasks, thresholds or calibration differ\)"):
         score_dump(recalibrated, dump, out, workers=1, shard_rows=20, progress=False)
     assert score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False).rows_this_run == 0
 

@@ -89,7 +89,7 @@ def test_rerunning_a_pooled_run_resumes_and_pools_again_and_overwriting_it_leave
     )  # fmt: skip
     assert again.rows_this_run == 0 and again.resumed_shards == summary.shards
     assert pq.read_table(out).equals(before)
-    with pytest.raises(ValueError, match="other settings"):
+    with pytest.raises(ValueError, match=r"\(settings differ: pool_by_image true → \(not set\)\)"):
         score_dump(detector, dump, out, workers=1, shard_rows=10, options=ScoringOptions.exact(), progress=False)
     score_dump(detector, dump, out, workers=1, shard_rows=10, progress=False, overwrite=True)  # starts afresh
     assert "picture_group" not in pq.read_table(out).column_names
