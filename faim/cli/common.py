@@ -33,7 +33,8 @@ def add_columns(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="FIELD=COLUMN",
         help="column mapping, e.g. --map text=tweet --map image=img --map labels.hate=class --map meta=lang "
-        "(repeatable; default: columns named id, text, image(s), comments)",
+        "(repeatable, each field once but meta, which takes every column given; default: columns named id, text, "
+        "image(s), comments)",
     )
     parser.add_argument("--image-root", default=None, help="directory relative image paths resolve against")
 
@@ -49,14 +50,27 @@ def refuse_mapping_without_data(args: argparse.Namespace, data: str | None, name
 
 
 def parse_columns(items: list[str]) -> dict[str, Any] | None:
-    """``["text=tweet", "labels.hate=class", "meta=lang"]`` → a column-mapping dict (``None`` if empty)."""
+    """``["text=tweet", "labels.hate=class", "meta=lang"]`` → a column-mapping dict (``None`` if empty); ``meta`` takes
+    every column given, repeated or comma-separated.
+
+    Raises:
+        ValueError: Naming an item that is not FIELD=COLUMN, or a field mapped twice (``labels`` and a
+            ``labels.TASK`` too).
+    """
     if not items:
         return None
     columns: dict[str, Any] = {}
+    given: dict[str, str] = {}  # each field mapped → its column
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key or not value:
             raise ValueError(f"--map {item!r}: expected FIELD=COLUMN")
+        if key in given and key != "meta":
+            raise ValueError(f"--map {key}: given twice ({given[key]} and {value}); map it once")
+        fields = (key, *given)
+        if "labels" in fields and any(field.startswith("labels.") for field in fields):
+            raise ValueError("--map labels and --map labels.TASK: give one or the other")
+        given[key] = value
         if key.startswith("labels."):
             columns.setdefault("labels", {})[key.removeprefix("labels.")] = value
         elif key == "meta":

@@ -47,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 (every post) or more, got {args.limit}")
     check_report_folder(Path(args.out))  # before any work, as writing the report does again
+    columns = parse_columns(args.columns)
     detector = Detector.load(args.model)
-    posts = read_posts(args.posts, parse_columns(args.columns), args.image_root)
+    posts = read_posts(args.posts, columns, args.image_root)
     chosen = list(itertools.islice(posts, args.limit or None))
     start = time.perf_counter()
     readable, unread = detector.readable(chosen)

@@ -467,6 +467,18 @@ def test_an_export_given_for_a_saved_model_is_named_as_one(command: str, demo_da
     )
 
 
+@pytest.mark.parametrize("command", ["score", "embed", "eval", "calibrate", "explain"])
+def test_a_field_mapped_twice_is_refused_naming_it_before_the_model_is_loaded(
+    command: str, tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    arguments = [command, tiny_model_dir, demo_data["validation"], "-o", tmp_path / "x"]
+    assert main([*map(str, arguments), "--map", "text=text", "--map", "text=caption"]) == 2
+    error = "--map text: given twice (text and caption); map it once"
+    assert capsys.readouterr().err == f"faim {command}: error: {error}\n"
+    assert not (tmp_path / "x").exists()
+
+
 def test_calibrate_without_labels_says_how_to_give_them_before_the_model_reads_a_post(
     trained: Path, demo_data, tmp_path: Path
 ) -> None:

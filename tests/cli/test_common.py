@@ -1,0 +1,31 @@
+"""Argument helpers shared by the commands: column mappings given with --map."""
+
+from __future__ import annotations
+
+import pytest
+
+from faim.cli.common import parse_columns
+
+
+def test_a_mapping_gives_each_field_its_column_and_meta_every_column_given() -> None:
+    items = ["text=tweet", "labels.hate=class", "labels.topic=subject", "meta=lang", "meta=country,region"]
+    assert parse_columns(items) == {
+        "text": "tweet",
+        "labels": {"hate": "class", "topic": "subject"},
+        "meta": ["lang", "country", "region"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("items", "error"),
+    [
+        (["text=a", "text=b"], "--map text: given twice (a and b); map it once"),
+        (["labels.hate=x", "text=t", "labels.hate=y"], "--map labels.hate: given twice (x and y); map it once"),
+        (["labels.hate=x", "labels=y"], "--map labels and --map labels.TASK: give one or the other"),
+        (["labels=y", "labels.hate=x"], "--map labels and --map labels.TASK: give one or the other"),
+    ],
+)
+def test_a_field_mapped_twice_is_refused_naming_it(items: list[str], error: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        parse_columns(items)
+    assert str(refused.value) == error
