@@ -11,7 +11,8 @@ from faim.file_digests import check_digests
 
 MANIFEST = "faim.json"
 EXPORT_MANIFEST = "faim-export.json"
-"""The manifest an export (``faim export``) has instead, named when one is given where a saved model is read."""
+"""The manifest an export (``faim export``, ``faim.runtime.bundle``) has instead; each of the two is named where the
+other is given."""
 FORMAT_VERSION = 1
 
 

@@ -22,11 +22,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from faim.artifact_manifest import EXPORT_MANIFEST as MANIFEST
+from faim.artifact_manifest import MANIFEST as SAVED_MODEL
 from faim.file_digests import check_digests
 
-MANIFEST = "faim-export.json"
-SAVED_MODEL = "faim.json"
-"""The manifest a saved model (``faim train``) has instead, named when one is given where an export is read."""
 FORMAT_VERSION = 1
 EMBEDDING = "embedding"
 """Name of the fusion graph's whole-post embedding output."""
