@@ -116,6 +116,22 @@ def test_an_export_left_in_the_output_by_another_saved_model_is_not_scored_with(
     assert len(list((tmp_path / "out" / EXPORT_DIR).iterdir())) == 1  # the first model's export is gone
 
 
+def test_the_model_calibrated_otherwise_does_not_resume_the_run_of_its_earlier_calibration(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    model_dir, _ = exported
+    recalibrated = shutil.copytree(model_dir, tmp_path / "recalibrated")
+    manifest = json.loads((recalibrated / "faim.json").read_text())
+    manifest["tasks"][0]["threshold"] = 0.9  # what faim calibrate changes: the same files, other thresholds
+    (recalibrated / "faim.json").write_text(json.dumps(manifest))
+    dump = write_dump(tmp_path / "dump")
+    score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
+    with pytest.raises(ValueError, match=r"the model's tasks, thresholds or calibration differ"):
+        score_exported(recalibrated, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
+    again = score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
+    assert again.rows == 7 and again.rows_this_run == 0
+
+
 def test_an_output_folder_holding_another_models_run_is_refused_before_anything_in_it_is_removed(
     exported: tuple[Path, Path], tmp_path: Path
 ) -> None:
