@@ -123,6 +123,23 @@ def tiny_model_dir(demo_data: dict[str, Path], tmp_path_factory: pytest.TempPath
     return root / "model"
 
 
+@pytest.fixture(scope="session")
+def unlabelled_split_model_dir(demo_data: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``tiny_model_dir``'s model, its recipe's validation split the demo's posts with every label left empty."""
+    import json
+
+    import faim
+
+    root = tmp_path_factory.mktemp("unlabelled_split")
+    rows = [json.loads(line) | {"label": None} for line in demo_data["validation"].read_text().splitlines()]
+    validation = root / "validation.jsonl"
+    validation.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    recipe = tiny_recipe(demo_data | {"validation": validation}, root / "run")
+    recipe["data"]["image_root"] = str(demo_data["validation"].parent)
+    faim.build(recipe).save(str(root / "model"), faim.Recipe.from_dict(recipe))
+    return root / "model"
+
+
 def shared_picture_posts(demo_data: dict[str, Path]) -> list:
     """Validation posts in groups of four that show one picture (the group's first); every fifth has none."""
     from faim.data.sources import read_posts

@@ -13,7 +13,7 @@ from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
 from faim.cli.common import add_columns, check_label_tasks, output_folder, parse_columns, positive_integer
-from faim.data.post import check_labelled, post_texts
+from faim.data.post import MAP_LABELS, check_labelled, post_texts
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     posts = list(read_posts(args.data, columns, args.image_root))
     if not args.unlabelled:
         names = [task.name for task in detector.tasks]
-        check_labelled(posts, names, args.data, "estimate the share of positives with --unlabelled")
+        check_labelled(posts, names, args.data, f"{MAP_LABELS}, or estimate the share of positives with --unlabelled")
     collator = detector.collator(with_targets=True)
     loader = make_loader(detector.model, collator, posts, recipe.eval.batch_size, shuffle=False)
     predictions = predict(

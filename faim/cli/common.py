@@ -49,6 +49,16 @@ def refuse_mapping_without_data(args: argparse.Namespace, data: str | None, name
         )
 
 
+def unlabelled_split(data: str) -> str:
+    """What to do, as ``check_labelled`` ends its error, about a recipe's split none of whose posts carries a label
+    for a model's tasks: ``--map`` does not reach the split (``refuse_mapping_without_data``), so the way out is a
+    labelled file given as ``data`` (what the command calls it)."""
+    return (
+        "the recipe's split has no labels for these tasks, and --map does not reach it (the recipe's data.columns "
+        f"maps its columns: labels: {{TASK: COLUMN}}); give a labelled file as {data} with --map labels.TASK=COLUMN"
+    )
+
+
 def parse_columns(items: list[str]) -> dict[str, Any] | None:
     """``["text=tweet", "labels.hate=class", "meta=lang"]`` → a column-mapping dict (``None`` if empty); ``meta`` takes
     every column given, repeated or comma-separated.

@@ -14,8 +14,10 @@ from faim.cli.common import (
     output_folder,
     parse_columns,
     refuse_mapping_without_data,
+    unlabelled_split,
 )
 from faim.data.language import FIELD as LANGUAGE
+from faim.data.post import check_labelled
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
@@ -68,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         source = build_source(recipe.data_section)
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
+        remedy = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
+        check_labelled(posts, [task.name for task in detector.tasks], name, remedy)
     filled = {LANGUAGE} if recipe.eval.languages else set()  # evaluation gives each post its language first
     if args.slice and args.slice not in filled and not any(args.slice in post.meta for post in posts):
         raise ValueError(f"--slice: no post has the meta field {args.slice!r} (map one with --map meta=COLUMN)")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from faim.artifact import read_recipe
 from faim.assembly import build_source
-from faim.cli.common import add_columns, output_folder, parse_columns, refuse_mapping_without_data
+from faim.cli.common import add_columns, output_folder, parse_columns, refuse_mapping_without_data, unlabelled_split
 from faim.data.post import Post, check_labelled
 from faim.data.sources import read_posts
 from faim.detector import Detector
@@ -84,7 +84,11 @@ def run(args: argparse.Namespace) -> int:
         summary(args.model, out, args.format)
         return 0
     posts = labelled_posts(args)
-    check_labelled(posts, [task.name for task in detector.tasks], args.data or "the recipe's validation split")
+    tasks = [task.name for task in detector.tasks]
+    if args.data:
+        check_labelled(posts, tasks, args.data)
+    else:
+        check_labelled(posts, tasks, "the recipe's validation split", unlabelled_split("--data"))
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".faim-export-", dir=out.parent) as tmp:
         fp32 = export_model(detector, Path(tmp) / "fp32")

@@ -94,23 +94,26 @@ def as_posts(items: list[Post | Mapping[str, Any]]) -> list[Post]:
     return [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
 
 
-def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, otherwise: str = "") -> None:
+MAP_LABELS = (
+    "map a column to a task's labels with --map labels.TASK=COLUMN (columns: {labels: {TASK: COLUMN}} in Python)"
+)
+"""What to do about posts read from a file that carry no label for a task, as ``check_labelled`` says it by default."""
+
+
+def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, remedy: str = MAP_LABELS) -> None:
     """Refuse, before a model reads any of them, posts none of which carries a label for any of ``tasks``.
 
     Args:
         where: The data, as the error names it.
-        otherwise: What else the user may do, added to the error (``""``: nothing).
+        remedy: What the user may do, as the error ends: by default how labels are mapped to tasks, which a caller
+            reading posts that no mapping reaches (a recipe's split) replaces.
 
     Raises:
-        ValueError: Naming ``where``, the tasks and how labels are mapped to them.
+        ValueError: Naming ``where``, the tasks and ``remedy``.
     """
     names = list(tasks)
     if not any(post.labels.get(name) is not None for post in posts for name in names):
-        raise ValueError(
-            f"{where}: no post carries a label for any task ({', '.join(names)}); map a column to a task's labels "
-            "with --map labels.TASK=COLUMN (columns: {labels: {TASK: COLUMN}} in Python)"
-            + (f", or {otherwise}" if otherwise else "")
-        )
+        raise ValueError(f"{where}: no post carries a label for any task ({', '.join(names)}); {remedy}")
 
 
 def post_texts(posts: Iterable[Post]) -> list[str]:

@@ -94,6 +94,16 @@ def test_eval_without_data_refuses_what_reads_data(option: list[str], tiny_model
     assert "--map and --image-root read DATA: without it the recipe's split is read" in capsys.readouterr().err
 
 
+def test_eval_of_a_recipe_split_without_labels_says_to_give_a_labelled_file_not_to_map_the_split(
+    unlabelled_split_model_dir: Path, capsys
+) -> None:
+    assert main(["eval", str(unlabelled_split_model_dir)]) == 2
+    error = capsys.readouterr().err
+    assert "validation.jsonl: no post carries a label for any task (harmful); the recipe's split has no labels" in error
+    assert "give a labelled file as DATA with --map labels.TASK=COLUMN, or evaluate another split with --split" in error
+    assert "map a column to a task's labels" not in error  # --map is refused without DATA
+
+
 def test_score_and_embed_write_one_row_per_post_with_errors_recorded(trained: Path, demo_data, tmp_path: Path) -> None:
     lines = demo_data["validation"].read_text().splitlines()[:30]
     broken = json.loads(lines[0]) | {"id": "broken", "image": "images/does_not_exist.jpg"}

@@ -92,3 +92,13 @@ def test_an_int8_export_measured_on_the_recipes_split_refuses_a_mapping_it_would
     assert main([*arguments, "--map", "labels.harmful=label"]) == 2
     assert "--map and --image-root read --data: without it the recipe's split is read" in capsys.readouterr().err
     assert not (tmp_path / "int8").exists()
+
+
+def test_an_int8_export_measured_on_a_recipe_split_without_labels_says_to_give_a_labelled_file(
+    unlabelled_split_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    assert main(["export", str(unlabelled_split_model_dir), "-o", str(tmp_path / "int8"), "--quantize", "int8"]) == 2
+    error = capsys.readouterr().err
+    assert "the recipe's validation split: no post carries a label for any task (harmful); the recipe's split" in error
+    assert "give a labelled file as --data with --map labels.TASK=COLUMN" in error
+    assert "map a column to a task's labels" not in error and not (tmp_path / "int8").exists()

@@ -50,5 +50,10 @@ def test_blank_comments_are_left_out_and_one_comment_may_be_a_string() -> None:
 
 def test_posts_none_of_which_is_labelled_for_a_task_are_refused_saying_how_to_map_labels() -> None:
     check_labelled([Post(id="a"), Post(id="b", labels={"hate": 0})], ["hate"], "d.jsonl")  # one is enough
-    with pytest.raises(ValueError, match=r"^d\.jsonl: no post carries a label for any task \(hate, spam\); .*, or ask"):
-        check_labelled([Post(id="a", labels={"other": 1})], ["hate", "spam"], "d.jsonl", "ask")
+    with pytest.raises(ValueError, match=r"^d\.jsonl: no post carries a label for any task \(hate, spam\); map a col"):
+        check_labelled([Post(id="a", labels={"other": 1})], ["hate", "spam"], "d.jsonl")
+
+
+def test_posts_none_of_which_is_labelled_are_refused_with_what_to_do_where_the_caller_knows_better() -> None:
+    with pytest.raises(ValueError, match=r"^split: no post carries a label for any task \(hate\); give a file$"):
+        check_labelled([Post(id="a")], ["hate"], "split", "give a file")
