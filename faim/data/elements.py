@@ -3,7 +3,7 @@ that cannot be read. Needs neither torch nor the encoders, so the collator and `
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from faim.data.images import ImageError, load_image
@@ -57,9 +57,22 @@ def reads_nothing(post: Post, kinds: Iterable[str]) -> bool:
     return not any(post.meta if kind == "meta" else element_refs(post, kind, 1) for kind in kinds)
 
 
-def nothing_read(kinds: Iterable[str]) -> str:
-    """The problem of a post that ``reads_nothing`` of ``kinds``."""
-    return f"nothing the model reads ({', '.join(kinds)})"
+KIND_NAMES = {"text": "text", "comments": "comments", "image": "image", "meta": "metadata"}
+"""Each element kind as an error names what a post holds of it."""
+
+
+def nothing_read(kinds: Iterable[str], blank: Collection[str] = ()) -> str:
+    """The problem of a post that ``reads_nothing`` of ``kinds``, saying of each kind that the post's field is empty
+    where it has the field (``blank``: those kinds, such as a text column holding spaces) and that it has none
+    otherwise."""
+    kinds = list(kinds)
+    said = [
+        f"the {KIND_NAMES[kind]} {'are' if kind == 'comments' else 'is'} empty"
+        if kind in blank
+        else f"no {KIND_NAMES[kind]}"
+        for kind in kinds
+    ]
+    return f"nothing the model reads ({', '.join(kinds)}): {', '.join(said)}"
 
 
 def readable_posts(
@@ -70,7 +83,9 @@ def readable_posts(
 
     def read_something(post: Post) -> Any:
         if reads_nothing(post, kinds):
-            raise PostError(post, ", ".join(kinds), nothing_read(kinds), "empty")
+            raise PostError(
+                post, ", ".join(kinds), nothing_read(kinds, ["text"] if post.text is not None else []), "empty"
+            )
         return read(post)
 
     kept, errors = read_each(posts, read_something)

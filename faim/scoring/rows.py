@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -171,15 +171,20 @@ def shard_posts(
             continue
         if reads_nothing(post, kinds):
             fields = row if shard.header is None else shard.header  # a JSON object's keys, or the file's columns
-            errors.append(RowError(source, post.id, "empty", empty_row_error(kinds, fields)))
+            errors.append(RowError(source, post.id, "empty", empty_row_error(kinds, bound, list(fields))))
             continue
         posts.append((number, post))
     return posts, errors
 
 
-def empty_row_error(kinds: Sequence[str], fields: Iterable[str]) -> str:
-    """The error of a row holding nothing of ``kinds`` (the kinds the model reads), naming the row's ``fields``, one
-    of which may be what a mapping (``--map FIELD=COLUMN``) should read."""
+def empty_row_error(kinds: Sequence[str], bound: ColumnMap, fields: list[str]) -> str:
+    """The error of a row holding nothing of ``kinds`` (the kinds the model reads) whose ``fields`` are the row's:
+    a kind whose column (in ``bound``) is among them is said to be empty; where none is, the row's fields are named,
+    one of which may be what a mapping (``--map FIELD=COLUMN``) should read."""
+    columns = {"text": [bound.text], "image": [bound.images], "comments": [bound.comments], "meta": bound.meta.values()}
+    blank = [kind for kind in kinds if any(column in fields for column in columns[kind])]
+    if blank:
+        return nothing_read(kinds, blank)
     named = ", ".join(map(str, fields)) or "none"
     return f"{nothing_read(kinds)}; the row's fields: {named} (map one with --map FIELD=COLUMN)"
 

@@ -54,7 +54,9 @@ def test_a_post_that_cannot_be_read_is_listed_with_its_error_and_the_others_are_
     assert listing[2]["post"] == "lost" and listing[2]["error_kind"] == "image_missing"
     assert f"{posts}:2 (post id='lost') field 'images'" in listing[2]["error"]
     assert listing[3]["post"] == "unmapped" and listing[3]["error_kind"] == "empty"
-    assert listing[3]["error"].endswith("nothing the model reads (comments, image, meta, text)")
+    assert listing[3]["error"].endswith(
+        "nothing the model reads (comments, image, meta, text): no comments, no image, no metadata, no text"
+    )
     assert json.loads((tmp_path / "out" / "0001-text-only.json").read_text(encoding="utf-8"))["tasks"]
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert "post text-only" in page and 'post lost</h2><p class="error">not explained: ' in page

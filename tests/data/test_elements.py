@@ -30,9 +30,12 @@ def test_an_error_that_is_not_the_posts_is_raised() -> None:
 
 
 def test_a_post_holding_nothing_of_the_kinds_read_is_refused_as_empty_before_it_is_read() -> None:
-    posts = [Post(id="a", text="one"), Post(id="b", comments=["only a comment"])]
+    posts = [Post(id="a", text="one"), Post(id="b", comments=["only a comment"]), Post(id="c", text=" \n")]
     kept, errors = readable_posts(posts, ["text", "image"], text_length)
     assert [post.id for post in kept] == ["a"]
     assert [(error.post_id, error.kind, error.problem) for error in errors] == [
-        ("b", "empty", "nothing the model reads (text, image)")
+        ("b", "empty", "nothing the model reads (text, image): no text, no image"),
+        ("c", "empty", "nothing the model reads (text, image): the text is empty, no image"),
     ]
+    (error,) = readable_posts([Post(id="d", meta={})], ["comments", "meta"], text_length)[1]
+    assert error.problem == "nothing the model reads (comments, meta): no comments, no metadata"

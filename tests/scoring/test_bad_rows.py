@@ -72,18 +72,22 @@ def test_a_row_holding_only_what_the_model_does_not_read_is_empty(demo_data, tmp
     faim.build(recipe).save(str(tmp_path / "model"))
     Image.new("RGB", (40, 40)).save(tmp_path / "ok.jpg")
     rows = [{"id": "picture", "image": "ok.jpg"}, {"id": "comment", "comments": ["vile"]}, {"id": "text", "text": "x"}]
+    rows.append({"id": "blank", "text": " \t", "image": "ok.jpg", "comments": ["vile"]})
     dump = tmp_path / "dump.jsonl"
     dump.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     score_dump(tmp_path / "model", dump, tmp_path / "out", workers=1, progress=False)
     scored = pq.read_table(tmp_path / "out").to_pylist()
     hint = "(map one with --map FIELD=COLUMN)"
     assert [(row["error_kind"], row["error"]) for row in scored] == [
-        ("empty", f"nothing the model reads (text); the row's fields: id, image {hint}"),
-        ("empty", f"nothing the model reads (text); the row's fields: id, comments {hint}"),
+        ("empty", f"nothing the model reads (text): no text; the row's fields: id, image {hint}"),
+        ("empty", f"nothing the model reads (text): no text; the row's fields: id, comments {hint}"),
         (None, None),
+        ("empty", "nothing the model reads (text): the text is empty"),  # its text column is there: no listing
     ]
     unmapped = scored_rows(tmp_path / "model", tmp_path / "tweets.csv", b"id,tweet\n1,a post\n")
-    assert unmapped[0]["error"] == f"nothing the model reads (text); the row's fields: id, tweet {hint}"
+    assert unmapped[0]["error"] == f"nothing the model reads (text): no text; the row's fields: id, tweet {hint}"
+    mapped = scored_rows(tmp_path / "model", tmp_path / "captions.csv", b"id,caption\n1,\n")
+    assert mapped[0]["error"] == f"nothing the model reads (text): no text; the row's fields: id, caption {hint}"
 
 
 def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
