@@ -53,9 +53,10 @@ def run(args: argparse.Namespace) -> int:
     chosen = list(itertools.islice(posts, args.limit or None))
     start = time.perf_counter()
     readable, unread = detector.readable(chosen)
-    explanations = detector.explain(readable, progress=True)
-    page = write_report(explanations, args.out, unread)
+    explanations = iter(detector.explain(readable, progress=True))
+    errors = {error.origin: error for error in unread}  # read_posts gives each post its own origin (file:row)
+    page = write_report([errors.get(post.origin) or next(explanations) for post in chosen], args.out)
     seconds = (time.perf_counter() - start) / max(1, len(readable))
     failed = f", {len(unread)} not (they could not be read: {LISTING} gives why)" if unread else ""
-    print(f"explained {len(explanations)} posts ({seconds:.2f} s each){failed}; open {page}")
+    print(f"explained {len(readable)} posts ({seconds:.2f} s each){failed}; open {page}")
     return 0

@@ -22,8 +22,8 @@ from faim.folders import check_replaceable, replace_folder, staging_folder
 from faim.preprocess.e5_pieces import MARKER
 
 LISTING = "faim-explanations.json"
-"""The file a report folder holds last: its posts, each with its explanation's file, then those that could not be
-read, each with its ``error`` and ``error_kind``."""
+"""The file a report folder holds last: its posts in input order, each with its explanation's file or, for one that
+could not be read, its ``error`` and ``error_kind``."""
 
 DISPLAY = 224
 """Side, in CSS pixels, pictures are shown at."""
@@ -153,10 +153,10 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 
 """
 
 
-def write_report(explanations: list[Explanation], out: str | Path, unread: Sequence[PostError] = ()) -> Path:
-    """Write every post's JSON and heat maps, ``index.html`` and ``faim-explanations.json`` (the posts and their
-    files, then the ``unread`` posts' errors, written last) as the folder ``out``, replacing an earlier report there;
-    returns the page's path.
+def write_report(posts: Sequence[Explanation | PostError], out: str | Path) -> Path:
+    """Write every explained post's JSON and heat maps, ``index.html`` and ``faim-explanations.json`` (written last)
+    as the folder ``out``, replacing an earlier report there; returns the page's path. ``posts``: each post's
+    explanation, or the error of one that could not be read, in the order the page and the listing give them.
 
     Raises:
         FileExistsError: If ``out`` holds anything but an earlier report (``faim.folders.check_replaceable``).
@@ -165,7 +165,7 @@ def write_report(explanations: list[Explanation], out: str | Path, unread: Seque
     check_report_folder(target)
     root = staging_folder(target, ".faim-explain-")
     try:
-        write_files(explanations, unread, root)
+        write_files(posts, root)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
@@ -186,12 +186,22 @@ def check_report_folder(target: Path) -> None:
     check_replaceable(target, LISTING)
 
 
-def write_files(explanations: list[Explanation], unread: Sequence[PostError], root: Path) -> None:
+def write_files(posts: Sequence[Explanation | PostError], root: Path) -> None:
     """Write the report's files into the folder ``root``, its listing last."""
     sections = []
     listing = []
-    for number, explanation in enumerate(explanations):
+    number = 0  # the explained posts', which their files are named by
+    for explanation in posts:
+        if isinstance(explanation, PostError):
+            error = explanation
+            listing.append({"post": error.post_id, "error": str(error), "error_kind": error.kind})
+            sections.append(
+                f'<div class="post"><h2>post {html.escape(error.post_id)}</h2>'
+                f'<p class="error">not explained: {html.escape(str(error))}</p></div>'
+            )
+            continue
         stem = file_stem(number, explanation.post_id)
+        number += 1
         originals = []
         for index, picture in enumerate(explanation.pictures):
             name = f"{stem}-picture{index}.png"
@@ -213,12 +223,6 @@ def write_files(explanations: list[Explanation], unread: Sequence[PostError], ro
         sections.append(
             f'<div class="post"><h2>post {html.escape(explanation.post_id)}</h2>{notes}'
             f'<div class="originals">{shown}</div>{tasks}</div>'
-        )
-    for error in unread:
-        listing.append({"post": error.post_id, "error": str(error), "error_kind": error.kind})
-        sections.append(
-            f'<div class="post"><h2>post {html.escape(error.post_id)}</h2>'
-            f'<p class="error">not explained: {html.escape(str(error))}</p></div>'
         )
     page = (
         '<!doctype html><html><head><meta charset="utf-8"><title>faim explanations</title>'

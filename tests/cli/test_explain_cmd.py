@@ -47,12 +47,11 @@ def test_a_post_that_cannot_be_read_is_listed_with_its_error_and_the_others_are_
     posts.write_text("\n".join([lines[0], lost, lines[1], unmapped]) + "\n", encoding="utf-8")
     assert main(["explain", str(model_dir), str(posts), "-o", str(tmp_path / "out")]) == 0
     listing = json.loads((tmp_path / "out" / "faim-explanations.json").read_text(encoding="utf-8"))["posts"]
-    assert listing[:2] == [
-        {"post": "full", "explanation": "0000-full.json"},
-        {"post": "text-only", "explanation": "0001-text-only.json"},
-    ]
-    assert listing[2]["post"] == "lost" and listing[2]["error_kind"] == "image_missing"
-    assert f"{posts}:2 (post id='lost') field 'images'" in listing[2]["error"]
+    assert [entry["post"] for entry in listing] == ["full", "lost", "text-only", "unmapped"]  # in input order
+    assert listing[0] == {"post": "full", "explanation": "0000-full.json"}
+    assert listing[2] == {"post": "text-only", "explanation": "0001-text-only.json"}
+    assert listing[1]["post"] == "lost" and listing[1]["error_kind"] == "image_missing"
+    assert f"{posts}:2 (post id='lost') field 'images'" in listing[1]["error"]
     assert listing[3]["post"] == "unmapped" and listing[3]["error_kind"] == "empty"
     assert listing[3]["error"].endswith(
         "nothing the model reads (comments, image, meta, text): no comments, no image, no metadata, no text"
@@ -60,6 +59,7 @@ def test_a_post_that_cannot_be_read_is_listed_with_its_error_and_the_others_are_
     assert json.loads((tmp_path / "out" / "0001-text-only.json").read_text(encoding="utf-8"))["tasks"]
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert "post text-only" in page and 'post lost</h2><p class="error">not explained: ' in page
+    assert page.index("post full") < page.index("post lost") < page.index("post text-only") < page.index("unmapped")
     out = capsys.readouterr().out
     assert "explained 2 posts" in out and "2 not (they could not be read: faim-explanations.json gives why)" in out
 
