@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from faim.artifact import read_recipe
 from faim.assembly import build_source
@@ -16,9 +17,10 @@ from faim.cli.common import (
     refuse_mapping_without_data,
     unlabelled_split,
 )
+from faim.data.columns import ColumnMap
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.post import check_labelled
-from faim.data.sources import read_posts
+from faim.data.sources import input_columns, read_posts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table
@@ -40,7 +42,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument("--split", default="validation", help="split of the recipe's data when DATA is not given")
     add_columns(parser)
     parser.add_argument(
-        "--slice", help="meta field to report per-slice metrics for (e.g. --map meta=lang --slice lang)"
+        "--slice",
+        help="meta field to report per-slice metrics for (e.g. --map meta=topic --slice topic); --slice lang slices "
+        "by the language detected from each post's text unless --map meta=lang reads DATA's lang column",
     )
     parser.add_argument(
         "--robustness",
@@ -53,6 +57,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
     parser.set_defaults(handler=run)
 
+
+LANGUAGE_COLUMNS = (LANGUAGE, "language")
+"""The names of a column that a user may expect ``--slice lang`` and the metrics per language to read."""
 
 WHOLE_FILE = "(every row)"
 """What the report gives as the split of posts read from a file given as DATA."""
@@ -73,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
         remedy = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
         check_labelled(posts, [task.name for task in detector.tasks], name, remedy)
     filled = {LANGUAGE} if recipe.eval.languages else set()  # evaluation gives each post its language first
+    if args.data and filled and not any(LANGUAGE in post.meta for post in posts):
+        for note in language_column_notes(args.data, columns):
+            print(note)
     if args.slice and args.slice not in filled and not any(args.slice in post.meta for post in posts):
         raise ValueError(f"--slice: no post has the meta field {args.slice!r} (map one with --map meta=COLUMN)")
     config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
@@ -84,3 +94,23 @@ def run(args: argparse.Namespace) -> int:
         print(format_robustness(robustness_report(detector, posts, report, out, name, config)))
     print(f"report: {out}")
     return 0
+
+
+def language_column_notes(data: str, columns: dict[str, Any] | None) -> list[str]:
+    """A note for each column of ``data`` named as a language column is (``LANGUAGE_COLUMNS``, in any case) that the
+    mapping ``columns`` leaves unread, as it does unless ``--map meta=COLUMN`` names it: evaluation gives each post
+    the language detected from its text instead, and the note says how to read the column."""
+    available = input_columns(data)
+    mapped = set(ColumnMap.from_recipe(columns).wanted(available))
+    notes = []
+    for column in (c for c in available if c.lower() in LANGUAGE_COLUMNS and c not in mapped):
+        how = (
+            f"read the column instead with --map meta={LANGUAGE}"
+            if column == LANGUAGE
+            else f"slice by the column with --map meta={column} --slice {column}"
+        )
+        notes.append(
+            f"note: {data} has a column {column!r} faim eval does not read: each post's language (--slice "
+            f"{LANGUAGE}, the metrics per language) is detected from its text; {how}"
+        )
+    return notes

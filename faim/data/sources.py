@@ -15,14 +15,32 @@ from typing import Protocol, runtime_checkable
 
 from faim.data import coaid, davidson, emoji_pairs, ethos, hateful_memes, liar, vmu  # noqa: F401  (registers them)
 from faim.data.columns import ColumnMap
-from faim.data.hf import HfSource
+from faim.data.hf import HfSource, load_dataset
 from faim.data.inputs import DATASET, find_inputs, input_format
 from faim.data.post import Post
-from faim.data.tabular import FileSource, Rows, csv_rows, jsonl_rows, parquet_rows
+from faim.data.tabular import (
+    FileSource,
+    Rows,
+    csv_file_header,
+    csv_rows,
+    jsonl_keys,
+    jsonl_rows,
+    open_parquet,
+    parquet_rows,
+)
 from faim.data.tweeteval import TweetEvalSource
 from faim.registry import register_source
 
-__all__ = ["CsvSource", "HfSource", "JsonlSource", "ParquetSource", "Source", "TweetEvalSource", "read_posts"]
+__all__ = [
+    "CsvSource",
+    "HfSource",
+    "JsonlSource",
+    "ParquetSource",
+    "Source",
+    "TweetEvalSource",
+    "input_columns",
+    "read_posts",
+]
 
 
 @runtime_checkable
@@ -150,3 +168,26 @@ def read_posts(spec: str | Path, columns: dict | None = None, image_root: str | 
         source = READERS[input_format(path)]
         readers.append(source(columns=columns, image_root=image_root).iter_posts(path))
     return itertools.chain.from_iterable(readers)
+
+
+def input_columns(spec: str | Path) -> list[str]:
+    """The columns of the inputs ``spec`` stands for, as ``read_posts`` reads them (a JSON Lines file's: every key its
+    objects hold; a CSV or TSV file's: its header; a Parquet file's or a saved dataset's: its schema), mapped or not,
+    each once, in the order they first appear.
+
+    Raises:
+        FileNotFoundError: When the spec stands for nothing.
+        ValueError: On an unknown extension or a file that cannot be read, naming it.
+    """
+    names: list[str] = []
+    for path in find_inputs(spec):
+        form = input_format(path)
+        if form == "jsonl":
+            names += jsonl_keys(path)
+        elif form == "parquet":
+            names += open_parquet(path).schema_arrow.names
+        elif form == DATASET:
+            names += load_dataset(path).column_names
+        else:
+            names += csv_file_header(path)[0]
+    return list(dict.fromkeys(names))

@@ -47,10 +47,15 @@ def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
     against (and ``image`` or ``images`` chosen by), so the file is read twice, streamed both times: for its keys,
     then for its objects. An object may omit keys (read as missing).
     """
-    keys = object_keys(row for _, row in _jsonl_objects(path))
+    keys = jsonl_keys(path)
     if not keys:
         return columns, iter(())
     return columns.bind(keys, str(path)), _jsonl_objects(path)
+
+
+def jsonl_keys(path: Path) -> list[str]:
+    """The columns of a JSON Lines file: every key its objects hold (``object_keys``), the file streamed once."""
+    return object_keys(row for _, row in _jsonl_objects(path))
 
 
 def not_an_object(value: Any) -> str:
@@ -186,12 +191,18 @@ def csv_rows(
     cells the header does not match, or a mapped cell that is not UTF-8, stops the read naming its file, line and
     column (``ValueError``).
     """
+    header, delimiter = csv_file_header(path, delimiter, quote_char)
+    bound = columns.bind(header, str(path))
+    return bound, _csv_mapped_rows(path, header, bound, delimiter, quote_char)
+
+
+def csv_file_header(path: Path, delimiter: str | None = None, quote_char: str | None = '"') -> tuple[list[str], str]:
+    """A CSV file's header and the delimiter it is read with (``delimiter``, or where it is ``None`` the one the
+    file's name and header show)."""
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         delimiter = delimiter or file_delimiter(path, handle.readline(), quote_char)
         handle.seek(0)
-        header = csv_header(csv_records(handle, delimiter, quote_char))  # a quoted name may span lines
-    bound = columns.bind(header, str(path))
-    return bound, _csv_mapped_rows(path, header, bound, delimiter, quote_char)
+        return csv_header(csv_records(handle, delimiter, quote_char)), delimiter  # a quoted name may span lines
 
 
 def _csv_mapped_rows(path: Path, header: list[str], bound: ColumnMap, delimiter: str, quote_char: str | None) -> Rows:

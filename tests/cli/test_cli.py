@@ -104,6 +104,30 @@ def test_eval_of_a_recipe_split_without_labels_says_to_give_a_labelled_file_not_
     assert "map a column to a task's labels" not in error  # --map is refused without DATA
 
 
+@pytest.mark.parametrize(
+    ("column", "note"),
+    [
+        ("lang", "read the column instead with --map meta=lang"),
+        ("language", "slice by the column with --map meta=language --slice language"),
+    ],
+)
+def test_eval_sliced_by_detected_language_notes_a_language_column_it_does_not_read(
+    column: str, note: str, tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    rows = [json.loads(line) | {column: "fr"} for line in demo_data["validation"].read_text().splitlines()]
+    data = tmp_path / "posts.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    arguments = ["eval", str(tiny_model_dir), str(data), "--map", "labels.harmful=label", "--slice", "lang"]
+    arguments += ["--image-root", str(demo_data["validation"].parent), "-o", str(tmp_path / "report")]
+    assert main(arguments) == 0
+    said = capsys.readouterr().out
+    assert f"note: {data} has a column {column!r} faim eval does not read: each post's language" in said
+    assert note in said
+    if column == "lang":
+        assert main([*arguments, "--map", "meta=lang"]) == 0
+        assert "note:" not in capsys.readouterr().out  # mapped: the slices are the column's
+
+
 def test_score_and_embed_write_one_row_per_post_with_errors_recorded(trained: Path, demo_data, tmp_path: Path) -> None:
     lines = demo_data["validation"].read_text().splitlines()[:30]
     broken = json.loads(lines[0]) | {"id": "broken", "image": "images/does_not_exist.jpg"}

@@ -17,7 +17,7 @@ import pytest
 
 from faim.data import tabular
 from faim.data.columns import ColumnMap
-from faim.data.sources import CsvSource, JsonlSource, ParquetSource, Source, read_posts
+from faim.data.sources import CsvSource, JsonlSource, ParquetSource, Source, input_columns, read_posts
 from faim.data.tabular import csv_records, csv_rows
 from faim.registry import SOURCES
 
@@ -151,6 +151,19 @@ def test_json_lines_columns_are_the_keys_of_any_object_not_only_the_first(tmp_pa
     path = write_jsonl(tmp_path / "d.jsonl", rows)
     posts = JsonlSource(train=str(path), columns={"labels": {"hate": "hate"}}).posts("train")
     assert [(post.labels, len(post.images)) for post in posts] == [({}, 0), ({"hate": 1}, 1)]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_columns_of_an_input_are_its_fields_mapped_or_not(tmp_path, fmt):
+    path = FORMATS[fmt][1](tmp_path / f"d.{fmt}", ROWS)
+    assert input_columns(path) == list(ROWS[0])
+
+
+def test_the_columns_of_json_lines_and_of_a_folder_are_each_key_any_object_holds_once(tmp_path):
+    (tmp_path / "in").mkdir()
+    write_jsonl(tmp_path / "in" / "a.jsonl", [{"id": "a", "text": "x"}, {"id": "b", "lang": "en"}])
+    write_csv(tmp_path / "in" / "b.csv", [{"text": "y", "language": "fr"}])
+    assert input_columns(tmp_path / "in") == ["id", "text", "lang", "language"]
 
 
 def test_a_csv_row_is_named_by_the_line_it_starts_on_and_a_bad_one_stops_the_read_naming_it(tmp_path):
