@@ -84,7 +84,14 @@ def run(args: argparse.Namespace) -> int:
         for note in language_column_notes(args.data, columns):
             print(note)
     if args.slice and args.slice not in filled and not any(args.slice in post.meta for post in posts):
-        raise ValueError(f"--slice: no post has the meta field {args.slice!r} (map one with --map meta=COLUMN)")
+        carried = ", ".join(sorted({field for post in posts for field in post.meta} | filled)) or "none"
+        how = (
+            "map one with --map meta=COLUMN"
+            if args.data
+            else "the recipe's data.columns meta lists what its split carries, and --map does not reach it: give a "
+            "file as DATA with --map meta=COLUMN"
+        )
+        raise ValueError(f"--slice: no post has the meta field {args.slice!r} (fields they carry: {carried}); {how}")
     config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
     config = replace(config, slice=args.slice) if args.slice else config
     out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"

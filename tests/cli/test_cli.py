@@ -76,10 +76,16 @@ def test_eval_on_a_file_with_column_mapping(trained: Path, demo_data: dict[str, 
     assert "## harmful" in (out / "metrics.md").read_text() or "harmful" in (out / "metrics.md").read_text()
 
 
-def test_eval_sliced_by_a_field_no_post_has_says_so(trained: Path) -> None:
+def test_eval_sliced_by_a_field_no_post_has_says_so_and_how_to_give_one(trained: Path, demo_data) -> None:
     result = faim("eval", trained / "model", "--slice", "colour", "-o", trained / "eval-colour")
     assert result.returncode == 2
-    assert "--slice: no post has the meta field 'colour' (map one with --map meta=COLUMN)" in result.stderr
+    assert (
+        "--slice: no post has the meta field 'colour' (fields they carry: lang, topic); the recipe's data.columns meta "
+        "lists what its split carries, and --map does not reach it: give a file as DATA with --map meta=COLUMN"
+    ) in result.stderr
+    given = faim("eval", trained / "model", demo_data["validation"], "--slice", "colour", "-o", trained / "eval-c")
+    assert given.returncode == 2
+    assert "'colour' (fields they carry: lang); map one with --map meta=COLUMN" in given.stderr
 
 
 def test_eval_without_data_uses_the_recipe_split_and_names_it(trained: Path) -> None:
