@@ -31,7 +31,7 @@ from faim.artifact_manifest import FORMAT_VERSION, MANIFEST, ArtifactError, read
 from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
-from faim.file_digests import file_digests
+from faim.file_digests import file_digests, sealed
 from faim.folders import check_replaceable, replace_folder, staging_folder
 from faim.model import WholePostModel
 from faim.recipe import Recipe
@@ -105,7 +105,7 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
         "encoders": rebuild,
         "files": file_digests(staging),
     }
-    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    (staging / MANIFEST).write_text(json.dumps(sealed(manifest), indent=2), encoding="utf-8")
     replace_folder(staging, target)
     return target
 

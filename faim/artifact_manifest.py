@@ -60,4 +60,4 @@ def is_export(directory: Path) -> bool:
 
 def verify_files(directory: Path, manifest: dict[str, Any]) -> None:
     """Check the sha256 of every file the manifest lists."""
-    check_digests(directory, manifest["files"], MANIFEST, ArtifactError)
+    check_digests(directory, manifest, MANIFEST, ArtifactError)

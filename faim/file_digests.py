@@ -1,9 +1,13 @@
 """The sha256 listing of a directory's files that saved models and exported models carry, and its check on load:
-a modified or missing file fails with a message naming it. Needs nothing beyond the standard library."""
+a modified or missing file fails with a message naming it. The manifest holding the listing is sealed with the sha256
+of its own content, so an edited threshold or calibration fails too. Needs nothing beyond the standard library."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
+from typing import Any
 
 from faim.weights import sha256_file
 
@@ -13,10 +17,32 @@ def file_digests(root: Path) -> dict[str, str]:
     return {str(path.relative_to(root)): sha256_file(path) for path in sorted(root.rglob("*")) if path.is_file()}
 
 
-def check_digests(root: Path, files: dict[str, str], listing: str, error: type[Exception]) -> None:
-    """Raise ``error`` naming the first file of ``files`` (relative path → sha256, as ``listing`` under ``root``
-    lists them) that is missing or whose sha256 differs."""
-    for relative, expected in files.items():
+SEAL = "manifest_sha256"
+"""The key under which a manifest holds the sha256 of the rest of its content."""
+
+
+def content_digest(manifest: dict[str, Any]) -> str:
+    """The sha256 of ``manifest``'s content but its seal, written as canonical JSON (keys sorted, no spaces)."""
+    content = {key: value for key, value in manifest.items() if key != SEAL}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def sealed(manifest: dict[str, Any]) -> dict[str, Any]:
+    """``manifest`` with the sha256 of its content under ``SEAL``: what a saved or exported model writes."""
+    return manifest | {SEAL: content_digest(manifest)}
+
+
+def check_digests(root: Path, manifest: dict[str, Any], listing: str, error: type[Exception]) -> None:
+    """Raise ``error`` naming ``listing`` (the manifest's file under ``root``) when its content differs from its seal
+    (thresholds, calibration or settings edited after it was written; a manifest written before manifests were sealed
+    has none and is read as it is), or naming the first file it lists (relative path → sha256 under ``"files"``) that
+    is missing or whose sha256 differs."""
+    if SEAL in manifest and manifest[SEAL] != content_digest(manifest):
+        raise error(
+            f"{root / listing}: modified after it was written (its tasks, thresholds, calibration or settings); "
+            "faim calibrate writes a copy of a model with other thresholds and calibration"
+        )
+    for relative, expected in manifest["files"].items():
         path = root / relative
         if not path.is_file():
             raise error(f"{path}: listed in {listing} but missing")

@@ -13,6 +13,7 @@ import faim
 from faim.artifact import ArtifactError
 from faim.data.sources import read_posts
 from faim.detector import Calibration
+from faim.file_digests import SEAL
 from faim.training.cache import part_identity
 
 
@@ -62,6 +63,18 @@ def test_tampered_weights_fail_the_hash_check(saved) -> None:
     weights.write_bytes(bytes(data))
     with pytest.raises(ArtifactError, match=r"model.safetensors: sha256 does not match faim.json"):
         faim.load(directory)
+
+
+def test_an_edited_threshold_fails_naming_the_manifest_and_a_manifest_written_unsealed_loads(saved) -> None:
+    _, directory = saved
+    manifest = json.loads((directory / "faim.json").read_text())
+    manifest["tasks"][0]["threshold"] = 0.99
+    (directory / "faim.json").write_text(json.dumps(manifest, indent=2))
+    with pytest.raises(ArtifactError, match=r"faim.json: modified after it was written \(its tasks, thresholds"):
+        faim.load(directory)
+    del manifest[SEAL]  # as models were written before manifests were sealed
+    (directory / "faim.json").write_text(json.dumps(manifest, indent=2))
+    assert faim.load(directory).thresholds["harmful"] == 0.99
 
 
 def test_missing_file_is_named(saved) -> None:

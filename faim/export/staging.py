@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from faim.file_digests import file_digests
+from faim.file_digests import file_digests, sealed
 from faim.folders import check_replaceable, replace_folder, staging_folder
 from faim.runtime.bundle import MANIFEST
 
@@ -34,7 +34,8 @@ def staged(target: Path) -> Iterator[Path]:
 
 
 def write_manifest(staging: Path, manifest: dict[str, Any]) -> None:
-    """Write ``manifest`` with the sha256 of every other file in ``staging`` under ``"files"``."""
+    """Write ``manifest`` with the sha256 of every other file in ``staging`` under ``"files"``, sealed
+    (``faim.file_digests.sealed``)."""
     (staging / MANIFEST).unlink(missing_ok=True)
-    manifest = manifest | {"files": file_digests(staging)}
+    manifest = sealed(manifest | {"files": file_digests(staging)})
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")

@@ -72,5 +72,5 @@ def read_bundle(directory: str | Path) -> dict[str, Any]:
         raise ExportError(
             f"{path}: export format {manifest.get('format')} is not supported (expected {FORMAT_VERSION})"
         )
-    check_digests(root, manifest["files"], MANIFEST, ExportError)
+    check_digests(root, manifest, MANIFEST, ExportError)
     return manifest

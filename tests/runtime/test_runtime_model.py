@@ -59,6 +59,15 @@ def test_a_modified_file_fails_loading_naming_it(exported: tuple[Path, Path], tm
         faim.runtime.load(copy)
 
 
+def test_an_edited_threshold_fails_loading_naming_the_manifest(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    copy = shutil.copytree(exported[1], tmp_path / "export")
+    manifest = json.loads((copy / "faim-export.json").read_text())
+    manifest["tasks"][0]["threshold"] = 0.99
+    (copy / "faim-export.json").write_text(json.dumps(manifest))
+    with pytest.raises(ExportError, match=r"faim-export.json: modified after it was written"):
+        faim.runtime.load(copy)
+
+
 def test_a_saved_model_is_not_an_export_and_the_message_says_what_to_do(exported: tuple[Path, Path]) -> None:
     with pytest.raises(ExportError, match="export it first with faim export"):
         faim.runtime.load(exported[0])

@@ -17,6 +17,7 @@ from conftest import export_posts, without_packages
 from faim.artifact_manifest import ArtifactError
 from faim.cli.main import main
 from faim.detector import Detector
+from faim.file_digests import sealed
 from faim.scoring.engine import score_dump
 from faim.scoring.exported import EXPORT_DIR, export_once, score_exported
 from faim.scoring.options import ScoringOptions
@@ -105,7 +106,7 @@ def test_an_export_left_in_the_output_by_another_saved_model_is_not_scored_with(
     other = shutil.copytree(model_dir, tmp_path / "other")  # the same weights, calibrated otherwise
     manifest = json.loads((other / "faim.json").read_text())
     manifest["tasks"][0]["temperature"] *= 4
-    (other / "faim.json").write_text(json.dumps(manifest))
+    (other / "faim.json").write_text(json.dumps(sealed(manifest)))
     dump = write_dump(tmp_path / "dump")
     score_exported(model_dir, dump, tmp_path / "first", workers=1, progress=False)
     export_once(model_dir, tmp_path / "out")  # what a run of the first model leaves if it stops before a shard
@@ -123,7 +124,7 @@ def test_the_model_calibrated_otherwise_does_not_resume_the_run_of_its_earlier_c
     recalibrated = shutil.copytree(model_dir, tmp_path / "recalibrated")
     manifest = json.loads((recalibrated / "faim.json").read_text())
     manifest["tasks"][0]["threshold"] = 0.9  # what faim calibrate changes: the same files, other thresholds
-    (recalibrated / "faim.json").write_text(json.dumps(manifest))
+    (recalibrated / "faim.json").write_text(json.dumps(sealed(manifest)))
     dump = write_dump(tmp_path / "dump")
     score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
     with pytest.raises(ValueError, match=r"the model's tasks, thresholds or calibration differ"):

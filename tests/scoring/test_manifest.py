@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from faim.file_digests import sealed
 from faim.scoring.engine import score_dump
 from faim.scoring.manifest import check_output_folder, check_resumable
 
@@ -101,7 +102,7 @@ def test_the_model_calibrated_otherwise_does_not_resume_the_run_of_its_earlier_c
     shutil.copytree(tiny_model_dir, recalibrated)
     manifest = json.loads((recalibrated / "faim.json").read_text(encoding="utf-8"))
     manifest["tasks"][0]["threshold"] = 0.9  # what faim calibrate changes: the same files, other thresholds
-    (recalibrated / "faim.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (recalibrated / "faim.json").write_text(json.dumps(sealed(manifest)), encoding="utf-8")
     with pytest.raises(ValueError, match=r"\(the model's tasks, thresholds or calibration differ\)"):
         score_dump(recalibrated, dump, out, workers=1, shard_rows=20, progress=False)
     assert score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False).rows_this_run == 0
