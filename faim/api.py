@@ -17,7 +17,7 @@ from faim.data.post import post_texts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
 from faim.recipe import Recipe, as_recipe
-from faim.training.run import fit, recipe_loader, split_posts, write_record
+from faim.training.run import RESUME_CALL, fit, recipe_loader, split_posts, write_record
 
 
 @dataclass
@@ -53,16 +53,21 @@ def train(
 
 
 def train_recipe(
-    recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None, resume: bool = False
+    recipe: Recipe | dict[str, Any] | str | Path,
+    overrides: list[str] | None = None,
+    resume: bool = False,
+    *,
+    resume_hint: str = RESUME_CALL,
 ) -> TrainResult | None:
     """Train, calibrate, save (to ``<train.output_dir>/model``) and evaluate (to ``<train.output_dir>/eval``) the
     model a recipe describes, then write ``<train.output_dir>/train_record.json``.
 
-    Returns ``None`` in the non-zero ranks of a multi-process run. ``resume``: see ``faim.training.run.fit``.
+    Returns ``None`` in the non-zero ranks of a multi-process run. ``resume`` and ``resume_hint`` (what a run
+    stopped by a signal says resumes it): see ``faim.training.run.fit``.
     """
     start = time.perf_counter()
     resolved = as_recipe(recipe, overrides)
-    run = fit(resolved, resume)
+    run = fit(resolved, resume, resume_hint)
     if run is None:
         return None
     output_dir = Path(resolved.train.output_dir)

@@ -261,15 +261,20 @@ def stopping_signal(stop: SystemExit) -> signal.Signals | None:
     return None
 
 
-def stop_for_signal(stopped_by: signal.Signals, checkpoint_dir: Path) -> NoReturn:
-    """End training stopped by a signal, saying how to resume from the run's ``last.ckpt`` where an epoch finished.
+RESUME_CALL = "the same call with resume=True"
+"""How a run started from Python is resumed, as the message on its stop by a signal says."""
+
+
+def stop_for_signal(stopped_by: signal.Signals, checkpoint_dir: Path, resume_hint: str = RESUME_CALL) -> NoReturn:
+    """End training stopped by a signal, saying that ``resume_hint`` (what resumes this run) continues from the run's
+    ``last.ckpt`` where an epoch finished.
 
     Raises:
         SystemExit: For SIGTERM, with the status a shell gives it (143).
         KeyboardInterrupt: For SIGINT (Ctrl-C), as Python gives it (``faim train`` ends with status 130).
     """
     last = checkpoint_dir / "last.ckpt"
-    resume = f"`faim train RECIPE --resume` continues from {last}" if last.is_file() else "no epoch finished"
+    resume = f"{resume_hint} continues from {last}" if last.is_file() else "no epoch finished"
     print(f"faim train: stopped by {stopped_by.name} before it saved a model; {resume}", file=sys.stderr)
     if stopped_by == signal.SIGINT:
         raise KeyboardInterrupt from None
@@ -283,7 +288,7 @@ def restore_interrupt_handler(handler: Any) -> None:
         signal.signal(signal.SIGINT, handler)
 
 
-def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
+def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) -> FittedRun | None:
     """Train the model a recipe describes, calibrate it on the validation split and save it to
     ``<train.output_dir>/model`` with its recipe.
 
@@ -294,7 +299,8 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
     checkpoints beside it (so its best checkpoint is still chosen among all of that run's epochs) and its logs to
     a new number (Lightning's CSV logger would erase the metrics logged before the interruption). Each run saves
     its resolved recipe beside its checkpoints, and a resumed run must match it but for how long it trains, where
-    it runs and the ``eval`` section (``faim.training.run_recipe``).
+    it runs and the ``eval`` section (``faim.training.run_recipe``). A run stopped by a signal says that
+    ``resume_hint`` resumes it (``faim train`` gives its own command line, with ``--resume``).
 
     Raises:
         RecipeError: When the recipe has no ``data:`` section, or ``train.augment`` perturbs an input that never
@@ -351,7 +357,7 @@ def fit(recipe: Recipe, resume: bool = False) -> FittedRun | None:
             stopped_by = stopping_signal(stop)
             if stopped_by is None:
                 raise
-            stop_for_signal(stopped_by, checkpoint_dir)
+            stop_for_signal(stopped_by, checkpoint_dir, resume_hint)
         finally:
             restore_interrupt_handler(interrupt_handler)
     if not trainer.is_global_zero:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from faim.api import train_recipe as train
 from faim.assembly import build_source
 from faim.calibration.fit import source_class_weights
 from faim.calibration.thresholds import choose_threshold
+from faim.cli.main import main
 from faim.eval.evaluate import evaluate
 from faim.inference import predict
 from faim.recipe import as_recipe
@@ -255,26 +257,35 @@ def test_a_training_split_of_one_class_is_warned_of(demo_data, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("stopped_by", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_training_stopped_by_a_signal_ends_with_its_status_and_says_how_to_resume(
+def test_training_stopped_by_a_signal_ends_with_its_status_and_names_the_command_that_resumes_it(
     stopped_by: signal.Signals, demo_data, tmp_path: Path
 ) -> None:
     recipe_file = tmp_path / "recipe.yaml"
-    recipe_file.write_text(yaml.safe_dump(tiny_recipe(demo_data, tmp_path / "run", max_epochs=500)))
+    recipe_file.write_text(yaml.safe_dump(tiny_recipe(demo_data, tmp_path / "elsewhere", max_epochs=500)))
+    run_dir = tmp_path / "my run"  # an output directory a shell must be given quoted
+    command = ["faim", "train", str(recipe_file), "--set", "train.seed=3", "--output-dir", str(run_dir)]
     training = subprocess.Popen(
-        [sys.executable, "-m", "faim", "train", str(recipe_file)],
+        [sys.executable, "-m", *command],
         stderr=subprocess.PIPE,
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's, if this run ignores it
     )
-    checkpoint = tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt"
+    checkpoint = run_dir / "checkpoints" / "version_0" / "last.ckpt"
     deadline = time.monotonic() + 120
     while not checkpoint.is_file() and training.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
     training.send_signal(stopped_by)
     _, stderr = training.communicate(timeout=120)
     assert training.returncode == 128 + stopped_by, stderr
-    assert f"stopped by {stopped_by.name} before it saved a model; `faim train RECIPE --resume` continues" in stderr
-    assert not (tmp_path / "run" / "model").exists()
+    assert f"stopped by {stopped_by.name} before it saved a model; `" in stderr
+    hint = stderr.split("before it saved a model; `")[1].split("`")[0]
+    assert shlex.split(hint) == [*command, "--resume"]
+    assert stderr.split(f"`{hint}`")[1].startswith(f" continues from {checkpoint}")
+    assert not run_dir.joinpath("model").exists()
+    # the hinted command resumes that run (max_epochs may change: here to the epochs done, so nothing is left to fit)
+    epochs_done = torch.load(checkpoint, weights_only=True)["epoch"] + 1
+    assert main([*shlex.split(hint)[1:], "--set", f"train.max_epochs={epochs_done}"]) == 0
+    assert json.loads((run_dir / RECORD).read_text(encoding="utf-8"))["resumed_from"] == str(checkpoint)
 
 
 API_INTERRUPTED = """
@@ -306,7 +317,7 @@ def test_ctrl_c_in_a_python_api_training_raises_keyboard_interrupt_and_leaves_ct
     training.send_signal(signal.SIGINT)
     _, stderr = training.communicate(timeout=120)
     assert training.returncode == 7, stderr  # 8: SIGINT left ignored; 1: the SystemExit Lightning raises
-    assert "stopped by SIGINT before it saved a model; `faim train RECIPE --resume` continues" in stderr
+    assert "stopped by SIGINT before it saved a model; the same call with resume=True continues from" in stderr
 
 
 def test_training_evaluation_its_rerun_and_faim_eval_name_the_same_opposite_words(demo_data, tmp_path: Path) -> None:
