@@ -11,6 +11,12 @@ processes).
 Each file also records, in its metadata, its encoder's identity and a digest of what each post gave it. A list of
 posts with no file of its own takes the rows of posts it shares with other files of the same encoder (a dataset
 concatenated with another, a split read whole, posts added to a dump) and encodes only the rest.
+
+Encoding stores what it has computed every ``CHUNK_SECONDS`` as a chunk of the file it makes
+(``<key>.part-<digest>.safetensors``, written atomically, with the same metadata), so a run interrupted or crashing
+part way loses at most that much: the next run takes the chunks' rows as it takes any other file's, encodes only
+the rest, and removes the chunks once the split's file is written whole. A finished cache is one file per part, as
+before.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,6 +41,9 @@ from faim.data.elements import element_refs
 from faim.data.post import ImageRef, Post
 from faim.encoders.stack import encoder_parts
 from faim.model import WholePostModel
+
+CHUNK_SECONDS = 30.0
+"""How much encoding an interruption may lose: encoding a part stores a chunk of what it computed this often."""
 
 
 def image_identity(post: Post, ref: ImageRef) -> str:
@@ -126,34 +136,46 @@ def reuse_and_compute(
     identity: str,
     collator: PostCollator,
     posts: list[Post],
-    folder: Path,
+    path: Path,
     batch_size: int,
     num_workers: int,
     label: str,
 ) -> tuple[dict[str, torch.Tensor], list[int]]:
-    """One part's tensors for ``posts``: the rows other files of the same encoder hold for the same elements, and
-    the rest encoded now (nothing at all when every post is found), with the indices of the posts encoded now;
-    ``identity`` is the encoder's ``part_identity``."""
-    digests = stamp_digests(posts, kind, collator.max_elements)
+    """One part's tensors for ``posts``: the rows other files of the same encoder hold for the same elements (chunks
+    an interrupted run stored included), and the rest encoded now (nothing at all when every post is found), with
+    the indices of the posts encoded now; ``identity`` is the encoder's ``part_identity``, ``path`` the file the
+    part is stored to, beside which the posts encoded now are stored in chunks as they are (``CHUNK_SECONDS``)."""
+    limit = collator.max_elements
+    digests = stamp_digests(posts, kind, limit)
     wanted = set(digests)
     found: dict[str, torch.Tensor] = {}
-    for path in sorted(folder.glob("*.safetensors")) if folder.is_dir() else []:
-        with safetensors.safe_open(str(path), framework="pt") as stored:
-            metadata = stored.metadata() or {}
-        if metadata.get("identity") != identity or not wanted.difference(found):
+    folder = path.parent
+    for other in sorted(folder.glob("*.safetensors")) if folder.is_dir() else []:
+        try:
+            with safetensors.safe_open(str(other), framework="pt") as stored:
+                metadata = stored.metadata() or {}
+            if metadata.get("identity") != identity or not wanted.difference(found):
+                continue
+            known = json.loads(metadata["digests"])
+            if not wanted.intersection(known):
+                continue
+            tensors = safetensors.torch.load_file(str(other))
+        except FileNotFoundError:  # a chunk another process has just made whole and removed: its rows are encoded
             continue
-        known = json.loads(metadata["digests"])
-        if not wanted.intersection(known):
-            continue
-        tensors = safetensors.torch.load_file(str(path))
         offsets = torch.cumsum(tensors[f"{kind}.counts"], 0) - tensors[f"{kind}.counts"]
         for index, digest in enumerate(known):
             if digest in wanted and digest not in found:
                 found[digest] = rows_of(tensors, kind, index, offsets)
     missing = [index for index, digest in enumerate(digests) if digest not in found]
     if missing:
+
+        def keep(chunk: list[Post], tensors: dict[str, torch.Tensor]) -> None:
+            chunk_digests = stamp_digests(chunk, kind, limit)
+            name = hashlib.sha256(json.dumps(chunk_digests).encode()).hexdigest()[:16]
+            save_part(tensors, path.with_name(f"{path.stem}.part-{name}{path.suffix}"), identity, chunk_digests)
+
         (computed,) = compute_embeddings(
-            [(kind, encoder)], collator, [posts[i] for i in missing], batch_size, num_workers, label
+            [(kind, encoder)], collator, [posts[i] for i in missing], batch_size, num_workers, label, keep
         )
         offsets = torch.cumsum(computed[f"{kind}.counts"], 0) - computed[f"{kind}.counts"]
         for n, index in enumerate(missing):
@@ -200,9 +222,11 @@ def compute_embeddings(
     batch_size: int,
     num_workers: int,
     label: str,
+    keep: Callable[[list[Post], dict[str, torch.Tensor]], None] | None = None,
 ) -> list[dict[str, torch.Tensor]]:
     """Run each ``(kind, encoder)`` of ``parts`` over the elements of that kind of ``posts``; one dict of the tensors
-    an ``EmbeddingCache`` holds (``<kind>.values``, ``<kind>.counts``) per part.
+    an ``EmbeddingCache`` holds (``<kind>.values``, ``<kind>.counts``) per part. Every ``CHUNK_SECONDS``, ``keep``
+    is given the distinct posts encoded since it was last given any, with their tensors.
 
     Posts whose elements of a kind are the same (one picture shared by many posts, a retweeted text) are encoded
     once and share the rows; only the elements of the parts' kinds are read and preprocessed, each with its own
@@ -222,10 +246,16 @@ def compute_embeddings(
             collate = collator.only([kind]).using(kind, encoder.preprocessor())
             loader = DataLoader(unique_posts, batch_size=batch_size, collate_fn=collate, num_workers=num_workers)
             values, counts = [], []
+            kept, kept_posts, kept_at = 0, 0, time.monotonic()  # the batches, posts given to keep, and when
             for batch in tqdm(loader, desc=f"embedding {label} ({kind})", unit="batch", leave=False):
                 elements = batch.elements[kind]
                 values.append(encoder(elements.values).float())
                 counts.append(torch.bincount(elements.post_index, minlength=batch.size))
+                if keep is not None and time.monotonic() - kept_at >= CHUNK_SECONDS:
+                    chunk = {f"{kind}.values": torch.cat(values[kept:]), f"{kind}.counts": torch.cat(counts[kept:])}
+                    posts_now = kept_posts + len(chunk[f"{kind}.counts"])
+                    keep(unique_posts[kept_posts:posts_now], chunk)
+                    kept, kept_posts, kept_at = len(values), posts_now, time.monotonic()
             unique_values, unique_counts = torch.cat(values), torch.cat(counts)
             starts = torch.cumsum(unique_counts, 0) - unique_counts
             post_counts = unique_counts[distinct]
@@ -267,7 +297,8 @@ def cached_embeddings(
 ) -> EmbeddingCache:
     """Load the split's embeddings of ``kinds`` (``None``: every kind) from ``cache_dir``, computing and
     storing those missing there; a stack's members are read, computed and stored one by one and side by side. The
-    cache counts the posts encoded now (``EmbeddingCache.encoded``)."""
+    cache counts the posts encoded now (``EmbeddingCache.encoded``). The chunks an interrupted run stored of a
+    file are read instead of encoding their posts again, and removed once the file is written."""
     folder = Path(cache_dir).expanduser()
     parts = {}
     for kind in model.kinds if kinds is None else kinds:
@@ -281,11 +312,12 @@ def cached_embeddings(
         kind = part[0]
         encoder, identity, path = parts[part]
         tensors, missing = reuse_and_compute(
-            kind, encoder, identity, collator, posts, folder, batch_size, num_workers, label
+            kind, encoder, identity, collator, posts, path, batch_size, num_workers, label
         )
         encoded.update(missing)
-        metadata = {"identity": identity, "digests": json.dumps(stamp_digests(posts, kind, collator.max_elements))}
-        _save_atomically(tensors, path, metadata)
+        save_part(tensors, path, identity, stamp_digests(posts, kind, collator.max_elements))
+        for chunk in folder.glob(f"{path.stem}.part-*{path.suffix}"):
+            chunk.unlink(missing_ok=True)
         stored[part] = tensors
     tensors: dict[str, torch.Tensor] = {}
     for kind in dict.fromkeys(kind for kind, _ in parts):
@@ -293,6 +325,12 @@ def cached_embeddings(
         tensors[f"{kind}.values"] = torch.cat([piece[f"{kind}.values"] for piece in pieces], dim=-1)
         tensors[f"{kind}.counts"] = pieces[0][f"{kind}.counts"]
     return EmbeddingCache(tensors, len(encoded))
+
+
+def save_part(tensors: dict[str, torch.Tensor], path: Path, identity: str, digests: list[str]) -> None:
+    """Write a part's (or a chunk's) tensors to ``path`` atomically, with its encoder's ``identity`` and the
+    ``stamp_digests`` of its posts in the metadata, by which other lists of posts find their rows in it."""
+    _save_atomically(tensors, path, {"identity": identity, "digests": json.dumps(digests)})
 
 
 def _save_atomically(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:

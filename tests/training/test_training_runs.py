@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import safetensors
 import torch
 import yaml
 from conftest import tiny_recipe
@@ -129,6 +130,84 @@ def test_posts_cached_in_other_lists_are_taken_from_them_and_only_the_rest_encod
     assert torch.allclose(joined.tensors["text.values"], fresh.tensors["text.values"], atol=1e-6)
     assert torch.equal(joined.tensors["text.values"][:5], second.tensors["text.values"][3:8])
     assert torch.equal(joined.tensors["text.values"][15:], first.tensors["text.values"][:5])
+
+
+def frozen_text_model(demo_data, tmp_path: Path, count: int) -> tuple[faim.Detector, list]:
+    """A model reading the text alone with a frozen encoder, and ``count`` validation posts of distinct texts (posts
+    with the same text share their rows)."""
+    recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))
+    del recipe["model"]["encoders"]["image"], recipe["model"]["encoders"]["comments"]
+    posts = build_source(recipe["data"]).posts("validation")[:count]
+    return faim.build(recipe), [replace(post, text=f"{post.text} {n}") for n, post in enumerate(posts)]
+
+
+def counting_batches(batches: list[int], stop: int | None = None):
+    """A forward pre-hook noting in ``batches`` the size of each batch an encoder is given, and interrupting the
+    ``stop``-th as Ctrl-C would."""
+
+    def hook(module, inputs) -> None:
+        batches.append(len(inputs[0]))
+        if len(batches) == stop:
+            raise KeyboardInterrupt
+
+    return hook
+
+
+def test_embedding_interrupted_keeps_the_chunks_it_finished_and_the_next_run_encodes_only_the_rest(
+    demo_data, tmp_path: Path, monkeypatch
+) -> None:
+    import faim.training.cache as cache_module
+
+    monkeypatch.setattr(cache_module, "CHUNK_SECONDS", 0.0)  # a chunk after every batch
+    detector, posts = frozen_text_model(demo_data, tmp_path, 30)  # in batches of 7, 7, 7, 7 and 2
+    batches: list[int] = []
+    hook = detector.model.encoder_for("text").register_forward_pre_hook(counting_batches(batches, stop=3))
+    with pytest.raises(KeyboardInterrupt):
+        cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache", batch_size=7)
+    hook.remove()
+    batches.clear()
+    hook = detector.model.encoder_for("text").register_forward_pre_hook(counting_batches(batches))
+    resumed = cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache", batch_size=7)
+    assert (len(batches), resumed.encoded) == (3, 16)  # the two batches finished are read, not encoded again
+    hook.remove()
+    whole = cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "fresh", batch_size=7)
+    assert whole.encoded == 30
+    for name, tensor in whole.tensors.items():
+        assert torch.equal(resumed.tensors[name], tensor), name
+    # once whole, each cache is its one file (the chunks removed), and the files hold the same
+    files = [next(iter((tmp_path / folder).iterdir())) for folder in ("cache", "fresh")]
+    assert [len(list(file.parent.iterdir())) for file in files] == [1, 1]
+    assert files[0].name == files[1].name
+    resumed_file, whole_file = (safetensors.safe_open(str(file), framework="pt") for file in files)
+    assert resumed_file.metadata() == whole_file.metadata()
+    assert all(torch.equal(resumed_file.get_tensor(name), whole_file.get_tensor(name)) for name in whole_file.keys())
+
+
+def test_chunks_another_process_removes_while_they_are_read_are_encoded_instead(
+    demo_data, tmp_path: Path, monkeypatch
+) -> None:
+    import faim.training.cache as cache_module
+
+    monkeypatch.setattr(cache_module, "CHUNK_SECONDS", 0.0)
+    detector, posts = frozen_text_model(demo_data, tmp_path, 20)
+    hook = detector.model.encoder_for("text").register_forward_pre_hook(counting_batches([], stop=3))
+    with pytest.raises(KeyboardInterrupt):
+        cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache", batch_size=7)
+    hook.remove()
+    assert len(list((tmp_path / "cache").glob("*.part-*.safetensors"))) == 2
+    safe_open = safetensors.safe_open
+
+    def removed_first(path: str, **kwargs):  # another run has just made the file whole and removed its chunks
+        if ".part-" in path:
+            Path(path).unlink()
+        return safe_open(path, **kwargs)
+
+    monkeypatch.setattr(safetensors, "safe_open", removed_first)
+    cache = cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache", batch_size=7)
+    monkeypatch.undo()
+    assert cache.encoded == 20
+    fresh = cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "fresh", batch_size=7)
+    assert torch.equal(cache.tensors["text.values"], fresh.tensors["text.values"])
 
 
 def test_pictures_put_in_place_again_recompute_their_embeddings_and_no_others(demo_data, tmp_path: Path) -> None:
