@@ -45,7 +45,8 @@ class Post:
         """Build a post from a plain dict with the field names above.
 
         ``image`` (one path) is accepted as a shorthand for ``images``; a missing ``id`` becomes the
-        row index; blank comments are left out. Unknown keys, and text or comments that are not strings, raise
+        row index; blank comments are left out. Unknown keys, and a field of the wrong type (text or a comment that is
+        not a string, an image that is neither a path nor bytes, labels or meta that are not mappings), raise
         ``ValueError`` naming them so typos and misplaced values do not pass silently.
         """
         if not isinstance(row, Mapping):
@@ -62,6 +63,18 @@ class Post:
             images = [] if row.get("image") in (None, "") else [row["image"]]
         elif isinstance(images, (str, bytes, Path)):
             images = [images]
+        field_name = "images" if row.get("images") is not None else "image"
+        if not isinstance(images, (list, tuple)):
+            raise ValueError(
+                f"{where}: field 'images': expected a path, encoded bytes or a list of them, got "
+                f"{type(images).__name__}"
+            )
+        for number, image in enumerate(images):
+            if image is not None and not isinstance(image, (str, bytes, Path)):
+                raise ValueError(
+                    f"{where}: field '{field_name}': image {number}: expected a path or encoded bytes, got "
+                    f"{type(image).__name__}"
+                )
         comments = row.get("comments") or []
         if isinstance(comments, str):
             comments = [comments]
@@ -74,6 +87,10 @@ class Post:
                 raise ValueError(
                     f"{where}: field 'comments': comment {number} is a {type(comment).__name__}, not a string"
                 )
+        for name, holds in (("labels", "task name to label"), ("meta", "field name to value")):
+            if row.get(name) is not None and not isinstance(row[name], Mapping):
+                got = type(row[name]).__name__
+                raise ValueError(f"{where}: field '{name}': expected a mapping of {holds}, got {got}")
         return cls(
             id=str(row.get("id", index)),
             text=row.get("text"),

@@ -36,9 +36,15 @@ def test_post_texts_keeps_the_order_and_reads_a_post_without_text_as_empty() -> 
         ({"id": "c", "text": "x", "comments": ["ok", 5]}, "post 0 (id='c'): field 'comments': comment 1 is a int, not"),
         ({"id": "d", "comments": 5}, "post 0 (id='d'): field 'comments': expected a string or a list of strings"),
         ("just a string", "post 0: expected a mapping of fields, got str"),
+        ({"id": "e", "labels": "harmful"}, "post 0 (id='e'): field 'labels': expected a mapping of task name to label"),
+        ({"id": "f", "labels": [1]}, "post 0 (id='f'): field 'labels': expected a mapping of task name to label, got"),
+        ({"id": "g", "meta": ["x"]}, "post 0 (id='g'): field 'meta': expected a mapping of field name to value"),
+        ({"id": "h", "images": ["a.jpg", 3]}, "post 0 (id='h'): field 'images': image 1: expected a path or encoded"),
+        ({"id": "i", "image": 3}, "post 0 (id='i'): field 'image': image 0: expected a path or encoded bytes, got int"),
+        ({"id": "j", "images": {"a.jpg": 1}}, "post 0 (id='j'): field 'images': expected a path, encoded bytes or a"),
     ],
 )
-def test_text_or_comments_that_are_not_strings_are_refused_naming_the_post_and_field(row, message: str) -> None:
+def test_fields_of_the_wrong_type_are_refused_naming_the_post_and_field(row, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         as_posts([row])
 
