@@ -150,7 +150,8 @@ class Detector:
         logits of the given posts showing a near-duplicate of its first picture (with the weight of the share of them
         that question or correct it, where the pooled calibration has one), under the pooled calibration (as
         evaluation reports it), and its row gains ``picture_group``, the id its group's posts share; a post without
-        a picture is a group of its own.
+        a picture is pooled with none, and its ``picture_group`` is ``None`` (as ``faim score --pool-by-image``
+        writes null).
 
         Raises:
             ValueError: With ``pool_by_image``, when the detector does not pool or has no pooled calibration yet.
@@ -168,10 +169,9 @@ class Detector:
         groups = picture_groups(predictions, self.pool_by_image)
         crowd = predictions.corrections, predictions.link_present
         probs = pooled_probabilities(self.tasks, self.pooled, predictions.logits, groups, *crowd)
-        return [
-            row | {"picture_group": int(group)}
-            for row, group in zip(score_rows(predictions.ids, self.tasks, probs), groups)
-        ]
+        rows = score_rows(predictions.ids, self.tasks, probs)
+        shown = predictions.link_present
+        return [row | {"picture_group": int(group) if has else None} for row, group, has in zip(rows, groups, shown)]
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
         """Whole-post embeddings ``[N, D]`` (float32), in input order."""

@@ -36,6 +36,9 @@ def test_scoring_pooled_gives_the_probabilities_evaluation_reports(demo_data, tm
         members = [i for i in range(start, start + 4) if posts[i].images]
         assert len({rows[i]["picture_group"] for i in members}) == 1
         assert np.allclose(prob[members], prob[members[0]])
+    pictureless = [row for row, post in zip(rows, posts) if not post.images]
+    assert pictureless and all(row["picture_group"] is None for row in pictureless)  # as faim score writes null
+    assert all(isinstance(row["picture_group"], int) for row, post in zip(rows, posts) if post.images)
     labels = np.array([post.labels["harmful"] for post in posts])
     threshold = detector.pooled.thresholds["harmful"]
     metrics = evaluate(detector, posts, tmp_path / "eval", "shared pictures")["tasks"]["harmful"]["metrics"]
