@@ -39,7 +39,7 @@ from faim.training.augment import HiddenAugmentationError, PostAugmenter
 from faim.training.cache import encoding_in_isolation
 from faim.training.loaders import make_loader, posts_encoded, sources_balanced
 from faim.training.module import PostTask
-from faim.training.run_recipe import check_resumable, save_run_recipe
+from faim.training.run_recipe import check_epochs_left, check_resumable, save_run_recipe
 from faim.training.versions import latest_checkpoint, next_version
 
 
@@ -332,6 +332,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     checkpoint_dir = resume_from.parent if resume_from else output_dir / "checkpoints" / f"version_{version}"
     if resume_from:
         check_resumable(recipe, checkpoint_dir)
+        check_epochs_left(resume_from, cfg.max_epochs)
     else:
         save_run_recipe(recipe, checkpoint_dir)
     model = build_model(recipe.model)

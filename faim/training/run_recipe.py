@@ -8,6 +8,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import torch
+
 from faim.recipe import Recipe
 from faim.recipe.compare import changed_fields, describe_changes, plain
 
@@ -54,4 +56,20 @@ def check_resumable(recipe: Recipe, checkpoint_dir: Path) -> None:
             f"--resume: the recipe differs from the one the run in {checkpoint_dir} trained with "
             f"({describe_changes(changed)}; see {path}). A resumed run may change only "
             f"{', '.join(RESUMABLE_FIELDS + RESUMABLE_SECTIONS)}; train without --resume to start a new run"
+        )
+
+
+def check_epochs_left(checkpoint: Path, max_epochs: int) -> None:
+    """Refuse to resume from ``checkpoint`` (a ``last.ckpt``) with ``train.max_epochs`` below the epochs it has
+    trained, which Lightning would refuse with an error naming its own Trainer; equal to them, the run trains nothing
+    more and writes its model. The checkpoint is read as plain tensors and numbers (``weights_only``), mapped.
+
+    Raises:
+        ValueError: Naming the checkpoint, the epochs it trained and the setting to raise.
+    """
+    trained = int(torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True)["epoch"]) + 1
+    if max_epochs < trained:
+        raise ValueError(
+            f"--resume: {checkpoint} has trained {trained} epochs, more than train.max_epochs {max_epochs}; set it to "
+            f"{trained} or more (--set train.max_epochs=N) to go on"
         )
