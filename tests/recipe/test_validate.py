@@ -100,6 +100,32 @@ def test_wrong_value_type_in_section(recipe: dict, write_recipe) -> None:
     assert "train.max_epochs" in message and "expected int" in message
 
 
+SECTIONS = ["data", "model", "train", "eval", "model.encoders", "model.fusion", "model.heads", "model.heads.harmful"]
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [(where, value) for where in SECTIONS for value in (None, 3, ["a", "b"], "word")]
+    + [("model.encoders.text", None), ("model.encoders.text", 3)],  # a list stacks encoders, a word shares one
+)
+def test_a_section_that_is_empty_or_not_a_mapping_is_refused_naming_its_path(
+    recipe: dict, write_recipe, where: str, value: object
+) -> None:
+    *parents, last = where.split(".")
+    section = recipe
+    for part in parents:
+        section = section[part]
+    section[last] = value
+    assert f": {where}: expected a mapping" in error_for(recipe, write_recipe)
+
+
+def test_a_recipe_file_ending_in_a_bare_section_line_is_refused_naming_the_section(recipe: dict, write_recipe) -> None:
+    path = write_recipe(recipe)
+    path.write_text(path.read_text(encoding="utf-8") + "eval:\n", encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"recipe.yaml: eval: expected a mapping"):
+        Recipe.load(path)
+
+
 @pytest.mark.parametrize(
     ("where", "key", "value", "expected"),
     [
