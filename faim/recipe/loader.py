@@ -132,7 +132,13 @@ def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = Non
             base_path = locate(base_name)
         base = read_yaml(base_path)
         if "base" in base:
-            raise RecipeError(str(base_path), "base", "only one level of base: is allowed")
+            raise RecipeError(
+                str(path),
+                "base",
+                f"{base_name} has a base: of its own ({base['base']}), and a recipe has at most one level of base:;"
+                f" write {base_name} out resolved (faim recipe show {base_name} > FILE) and edit that,"
+                " or base on a recipe without a base:",
+            )
         data = merge(base, data)
     return labels_as_words(apply_overrides(data, overrides or [])), path
 

@@ -46,17 +46,26 @@ def test_null_in_a_child_recipe_removes_the_key(tmp_path: Path) -> None:
     assert faim.build(recipe).model.kinds == ["comments", "text"]
 
 
-def test_two_levels_of_base_fail(tmp_path: Path) -> None:
+def test_two_levels_of_base_fail_naming_the_recipe_its_base_and_what_to_do(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text(yaml.safe_dump({"base": "b.yaml"}))
     (tmp_path / "c.yaml").write_text(yaml.safe_dump({"base": "a.yaml"}))
-    with pytest.raises(RecipeError, match="only one level"):
+    with pytest.raises(RecipeError) as info:
         Recipe.load(tmp_path / "c.yaml")
+    assert str(info.value).startswith(f"{tmp_path / 'c.yaml'}: base: a.yaml has a base: of its own (b.yaml)")
+    assert "faim recipe show a.yaml > FILE" in str(info.value)
+    assert "base on a recipe without a base:" in str(info.value)
 
 
 @pytest.mark.parametrize("name", shipped_recipes())
 def test_shipped_recipes_validate(name: str) -> None:
     recipe = Recipe.load(name)
     assert recipe.model["heads"]
+
+
+@pytest.mark.parametrize("name", shipped_recipes())
+def test_every_shipped_recipe_can_be_a_base(name: str, tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text(f"base: {name}\n", encoding="utf-8")
+    assert Recipe.load(tmp_path / "mine.yaml").to_dict() == Recipe.load(name).to_dict()
 
 
 def test_a_recipe_that_is_not_utf8_an_override_that_is_not_yaml_and_a_base_that_is_not_a_name_are_named(
