@@ -122,25 +122,35 @@ def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, A
 def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = None) -> tuple[dict[str, Any], Path]:
     """The merged recipe mapping (base applied, overrides applied) and its file path."""
     path = locate(name_or_path)
-    data = read_yaml(path)
-    base_name = data.pop("base", None)
-    if base_name is not None and not isinstance(base_name, str):
-        raise RecipeError(str(path), "base", f"expected one recipe's name or path, got {base_name!r}")
-    if base_name is not None:
-        base_path = (path.parent / base_name) if not Path(base_name).is_absolute() else Path(base_name)
-        if not base_path.exists():
-            base_path = locate(base_name)
-        base = read_yaml(base_path)
-        if "base" in base:
-            raise RecipeError(
-                str(path),
-                "base",
-                f"{base_name} has a base: of its own ({base['base']}), and a recipe has at most one level of base:;"
-                f" write {base_name} out resolved (faim recipe show {base_name} > FILE) and edit that,"
-                " or base on a recipe without a base:",
-            )
-        data = merge(base, data)
+    data = with_base(read_yaml(path), str(path), path.parent)
     return labels_as_words(apply_overrides(data, overrides or [])), path
+
+
+def with_base(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any]:
+    """``data`` without its ``base:``, merged onto the recipe that key names (``data`` itself when it names none).
+
+    The base is a path relative to ``folder`` or to the working directory, or a shipped recipe's name; it may not
+    have a ``base:`` of its own. ``source`` names ``data`` in errors (its file, or ``"<dict>"``).
+    """
+    data = dict(data)
+    base_name = data.pop("base", None)
+    if base_name is None:
+        return data
+    if not isinstance(base_name, str):
+        raise RecipeError(source, "base", f"expected one recipe's name or path, got {base_name!r}")
+    base_path = (folder / base_name) if not Path(base_name).is_absolute() else Path(base_name)
+    if not base_path.exists():
+        base_path = locate(base_name)
+    base = read_yaml(base_path)
+    if "base" in base:
+        raise RecipeError(
+            source,
+            "base",
+            f"{base_name} has a base: of its own ({base['base']}), and a recipe has at most one level of base:;"
+            f" write {base_name} out resolved (faim recipe show {base_name} > FILE) and edit that,"
+            " or base on a recipe without a base:",
+        )
+    return merge(base, data)
 
 
 def labels_as_words(recipe: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from faim.recipe.errors import RecipeError
-from faim.recipe.loader import apply_overrides, load_recipe_dict
+from faim.recipe.loader import apply_overrides, load_recipe_dict, with_base
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
 
@@ -82,9 +82,10 @@ class Recipe:
 
 
 def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Recipe:
-    """Accept a ``Recipe``, a mapping, a file path or a shipped recipe name."""
+    """Accept a ``Recipe``, a mapping, a file path or a shipped recipe name. A mapping's ``base:`` names a shipped
+    recipe or a file relative to the working directory, as a file's does (see ``with_base``)."""
     if isinstance(recipe, Recipe):
         return recipe.override(overrides) if overrides else recipe
     if isinstance(recipe, dict):
-        return Recipe.from_dict(apply_overrides(recipe, overrides or []))
+        return Recipe.from_dict(apply_overrides(with_base(recipe, "<dict>", Path()), overrides or []))
     return Recipe.load(recipe, overrides)

@@ -9,7 +9,7 @@ import yaml
 from conftest import tiny_recipe
 
 import faim
-from faim.recipe import Recipe, RecipeError
+from faim.recipe import Recipe, RecipeError, as_recipe
 from faim.recipe.loader import apply_overrides, load_recipe_dict, shipped_recipes
 
 
@@ -54,6 +54,21 @@ def test_two_levels_of_base_fail_naming_the_recipe_its_base_and_what_to_do(tmp_p
     assert str(info.value).startswith(f"{tmp_path / 'c.yaml'}: base: a.yaml has a base: of its own (b.yaml)")
     assert "faim recipe show a.yaml > FILE" in str(info.value)
     assert "base on a recipe without a base:" in str(info.value)
+
+
+def test_a_mapping_takes_a_base_as_a_file_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shipped = as_recipe({"base": "hate_text_frozen", "train": {"max_epochs": 2}}, ["eval.slice=lang"])
+    assert shipped.model == Recipe.load("hate_text_frozen").model
+    assert (shipped.train.max_epochs, shipped.train.batch_size, shipped.eval.slice) == (2, 64, "lang")
+    monkeypatch.chdir(tmp_path)
+    Path("base.yaml").write_text(yaml.safe_dump(tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, tmp_path)))
+    assert as_recipe({"base": "base.yaml", "model": {"encoders": {"image": None}}}).model["encoders"] == {
+        "text": {"type": "tiny_text", "dim": 32},
+        "comments": "text",
+    }
+    Path("chained.yaml").write_text("base: base.yaml\n")
+    with pytest.raises(RecipeError, match=r"^<dict>: base: chained.yaml has a base: of its own \(base.yaml\)"):
+        as_recipe({"base": "chained.yaml"})
 
 
 @pytest.mark.parametrize("name", shipped_recipes())
