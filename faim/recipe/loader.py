@@ -105,7 +105,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 
 
 def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply ``--set a.b=c`` overrides; intermediate mappings are created as needed."""
+    """Apply ``--set a.b=c`` overrides in order; intermediate mappings are created as needed. Setting a component's
+    ``type:`` to another type replaces the component whole, as ``base:`` merging does, so its other keys are set by
+    overrides after that one."""
     result = copy.deepcopy(recipe)
     for text in overrides:
         keys, value = parse_override(text)
@@ -115,8 +117,20 @@ def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, A
             if not isinstance(child, dict):
                 raise RecipeError("--set", ".".join(keys[: depth + 1]), f"is a {type(child).__name__}, not a mapping")
             node = child
+        if keys[-1] == "type" and node.get("type", value) != value:
+            node.clear()
         node[keys[-1]] = value
     return result
+
+
+def override_at(path: str, overrides: list[str]) -> str | None:
+    """The last of ``overrides`` (``KEY.PATH=VALUE``) that set the YAML ``path``, a key inside it or a section
+    holding it; ``None`` when none did."""
+    for text in reversed(overrides):
+        key = text.partition("=")[0].strip()
+        if key == path or path.startswith((f"{key}.", f"{key}[")) or key.startswith(f"{path}."):
+            return text
+    return None
 
 
 def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = None) -> tuple[dict[str, Any], Path]:

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from faim.recipe.errors import RecipeError
-from faim.recipe.loader import apply_overrides, load_recipe_dict, with_base
+from faim.recipe.loader import apply_overrides, load_recipe_dict, override_at, with_base
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
 
@@ -50,7 +50,19 @@ class Recipe:
     def load(cls, name_or_path: str | Path, overrides: list[str] | None = None) -> Recipe:
         """Read a recipe file (or a shipped recipe by name), apply ``base:`` and ``--set`` overrides, validate."""
         mapping, path = load_recipe_dict(name_or_path, overrides)
-        return cls.from_dict(mapping, str(path))
+        return cls.overridden(mapping, str(path), overrides or [])
+
+    @classmethod
+    def overridden(cls, mapping: dict[str, Any], source: str, overrides: list[str]) -> Recipe:
+        """``from_dict`` of a mapping ``overrides`` were applied to; an error at a YAML path one of them set names
+        that override after ``source`` (``FILE: --set KEY.PATH=VALUE: key.path: ...``)."""
+        try:
+            return cls.from_dict(mapping, source)
+        except RecipeError as error:
+            text = override_at(error.path, overrides)
+            if text is None:
+                raise
+            raise RecipeError(f"{source}: --set {text}", error.path, error.problem) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved recipe as plain data: ``data`` and ``model`` as written, every default of ``train`` and
@@ -78,7 +90,7 @@ class Recipe:
 
     def override(self, overrides: list[str]) -> Recipe:
         """A copy with ``a.b=c`` overrides applied and validated again."""
-        return Recipe.from_dict(apply_overrides(self.to_dict(), overrides), self.source)
+        return Recipe.overridden(apply_overrides(self.to_dict(), overrides), self.source, overrides)
 
 
 def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Recipe:
@@ -87,5 +99,7 @@ def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str]
     if isinstance(recipe, Recipe):
         return recipe.override(overrides) if overrides else recipe
     if isinstance(recipe, dict):
-        return Recipe.from_dict(apply_overrides(with_base(recipe, "<dict>", Path()), overrides or []))
+        return Recipe.overridden(
+            apply_overrides(with_base(recipe, "<dict>", Path()), overrides or []), "<dict>", overrides or []
+        )
     return Recipe.load(recipe, overrides)

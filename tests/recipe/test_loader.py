@@ -23,6 +23,25 @@ def test_override_without_equals_fails() -> None:
         apply_overrides({}, ["train.max_epochs"])
 
 
+def test_an_override_of_a_components_type_replaces_it_whole() -> None:
+    component = {"model": {"fusion": {"type": "attention", "dim": 32, "num_heads": 2}}}
+    assert apply_overrides(component, ["model.fusion.type=attention"]) == component
+    assert apply_overrides(component, ["model.fusion.type=concat"]) == {"model": {"fusion": {"type": "concat"}}}
+    recipe = Recipe.load("hate_text_frozen", ["model.encoders.text.type=tiny_text", "model.encoders.text.dim=8"])
+    assert recipe.model["encoders"]["text"] == {"type": "tiny_text", "dim": 8}
+
+
+def test_an_error_an_override_causes_names_the_override(tmp_path: Path) -> None:
+    with pytest.raises(RecipeError, match=r"hate_text_frozen.yaml: --set model.fusion.dimm=3: model.fusion.dimm: unk"):
+        Recipe.load("hate_text_frozen", ["train.max_epochs=2", "model.fusion.dimm=3"])
+    with pytest.raises(RecipeError, match=r"^<dict>: --set train.max_epochs=0: train.max_epochs: expected at least 1"):
+        as_recipe(Recipe.load("hate_text_frozen").to_dict(), ["train.max_epochs=0"])
+    with pytest.raises(RecipeError, match=r"hate_text_frozen.yaml: --set eval=3: eval: expected a mapping"):
+        as_recipe(Recipe.load("hate_text_frozen"), ["eval=3"])
+    with pytest.raises(RecipeError, match=r"hate_text_frozen.yaml: train.monitor: 'val/hate/auroc' is not logged"):
+        Recipe.load("hate_text_frozen", ["model.heads={spam: {type: binary, labels: [no, yes]}}"])
+
+
 def test_base_is_merged_and_type_change_replaces(tmp_path: Path) -> None:
     base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, tmp_path)
     (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
