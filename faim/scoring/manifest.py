@@ -88,7 +88,9 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
     run_file = out_dir / RUN_FILE
     if overwrite or not run_file.exists():
         return
-    if differences := identity_differences(recorded_identity(run_file, identity["tasks"]), identity):
+    recorded = recorded_identity(run_file, identity["tasks"])
+    if recorded != identity:
+        differences = identity_differences(recorded, identity) or [f"its record differs: see {run_file}"]
         raise ValueError(
             f"{out_dir} holds another scoring run ({'; '.join(differences)}); write to a new folder, or pass "
             "--overwrite (overwrite=True) to start afresh"
@@ -98,7 +100,8 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
 def identity_differences(recorded: dict[str, Any], identity: dict[str, Any]) -> list[str]:
     """What sets the run ``identity`` apart from the one ``recorded`` (``run_identity``'s parts), a phrase each:
     the model's files or else its tasks (another model has other thresholds too), the first two inputs that differ,
-    and each setting (by dotted name, its values as JSON); none when they are the same run."""
+    and each setting (by dotted name, its values as JSON), or that the same inputs come in another order; none
+    where nothing of these differs."""
     differences = []
     if recorded.get("model") != identity["model"]:
         differences.append("the model's files differ")
@@ -108,6 +111,8 @@ def identity_differences(recorded: dict[str, Any], identity: dict[str, Any]) -> 
     now = {path: rest for path, *rest in identity["inputs"]}
     if inputs := sorted(path for path in before.keys() | now.keys() if before.get(path) != now.get(path)):
         differences.append(f"the inputs differ: {', '.join(inputs[:2])}{', ...' if len(inputs) > 2 else ''}")
+    elif list(before) != list(now):  # the same files in another order: each shard names its file by its place
+        differences.append("the inputs come in another order")
     if settings := setting_differences(recorded.get("settings", {}), identity["settings"]):
         differences.append(f"settings differ: {', '.join(settings)}")
     return differences

@@ -57,6 +57,8 @@ RUN = {
         ({"tasks": [{"name": "harmful", "threshold": 0.9}]}, "the model's tasks, thresholds or calibration differ"),
         ({"inputs": [["/data/a.jsonl", 10, 1], ["/data/b.jsonl", 21, 3]]}, "the inputs differ: /data/b.jsonl"),
         ({"inputs": [["/data/c.jsonl", 10, 1]]}, "the inputs differ: /data/a.jsonl, /data/b.jsonl, ..."),
+        ({"inputs": [["/data/b.jsonl", 20, 2], ["/data/a.jsonl", 10, 1]]}, "the inputs come in another order"),
+        ({"engine": "ray"}, "its record differs: see RUN_FILE"),
         (
             {"settings": {"columns": {"text": "body"}, "options": {"bf16": True}, "shard_rows": 32}},
             'settings differ: columns null → {"text": "body"}, options.bf16 false → true',
@@ -73,7 +75,8 @@ def test_a_folder_holding_another_run_is_refused_naming_what_differs(change: dic
     with pytest.raises(ValueError) as refused:
         check_resumable(tmp_path, RUN | change)
     assert str(refused.value) == (
-        f"{tmp_path} holds another scoring run ({said}); write to a new folder, or pass --overwrite "
+        f"{tmp_path} holds another scoring run ({said.replace('RUN_FILE', str(tmp_path / '_run.json'))}); write to a "
+        "new folder, or pass --overwrite "
         "(overwrite=True) to start afresh"
     )
     check_resumable(tmp_path, RUN)
