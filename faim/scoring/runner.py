@@ -321,8 +321,22 @@ def _run_embedded(
                 yield from _finished(in_flight, block=True)
         except BaseException:
             for executor in executors:
+                if isinstance(executor, ProcessPoolExecutor):
+                    _end_workers(executor)
                 executor.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """End ``pool``'s workers now, in the middle of a shard if need be: a part is written whole or not at all, and a
+    rerun scores what is missing. A stopped run then ends at once, not once each worker has finished the shard it is
+    scoring (they hold Ctrl-C back: ``interrupts_held``)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14 and later
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((pool._processes or {}).values()):
+        process.terminate()
 
 
 def _submit_holding_interrupts(pool: ProcessPoolExecutor, fn: Callable, *args: Any) -> Future:
@@ -333,12 +347,12 @@ def _submit_holding_interrupts(pool: ProcessPoolExecutor, fn: Callable, *args: A
 
 @contextmanager
 def interrupts_held() -> Iterator[None]:
-    """Hold SIGINT back from this thread while the block runs; one that came meanwhile is taken once it ends. A
-    process started inside inherits it held for good: Ctrl-C, which a terminal sends to every process of the run,
-    then reaches only the main process, which ends the workers, where a worker it reached half-way through
-    importing torch printed a traceback. Nothing is held outside the main thread (where Python takes signals) or
-    where the system holds no signals back (Windows)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+    """Hold SIGINT back from this thread while the block runs; one that came meanwhile is taken once it ends (by
+    another thread of the process, if one takes it, as the kernel then delivers it there). A process started inside
+    inherits it held for good: Ctrl-C, which a terminal sends to every process of the run, then reaches only the
+    main process, which ends the workers (``_end_workers``), where a worker it reached half-way through importing
+    torch printed a traceback. Nothing is held where the system holds no signals back (Windows)."""
+    if not hasattr(signal, "pthread_sigmask"):
         yield
         return
     held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})

@@ -1,12 +1,17 @@
-"""Worker processes start with the allocator settings; settings the user made win."""
+"""Worker processes start with the allocator settings (settings the user made win) and end with a stopped run."""
 
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from faim.scoring.runner import WORKER_ENVIRONMENT, worker_environment
+from faim.scoring.inputs import Shard
+from faim.scoring.report import ShardReport
+from faim.scoring.runner import WORKER_ENVIRONMENT, _run_embedded, worker_environment
 
 
 def test_worker_environment_is_set_inside_and_restored_after(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -17,3 +22,46 @@ def test_worker_environment_is_set_inside_and_restored_after(monkeypatch: pytest
         assert os.environ[first] == WORKER_ENVIRONMENT[first]
         assert os.environ[second] == "12345"
     assert first not in os.environ and os.environ[second] == "12345"
+
+
+class SleepingWriter:
+    """A scorer that notes its process id in the output folder, then takes a minute over each shard."""
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
+        (out_dir / f"worker-{os.getpid()}").touch()
+        time.sleep(60)
+        return ShardReport(shard.key, 0)
+
+    def close(self) -> None:
+        pass
+
+
+def sleeping_writers(threads: int) -> SleepingWriter:
+    return SleepingWriter()
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie no one reaped has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc")
+def test_a_stopped_run_ends_its_workers_at_once_not_when_their_shards_are_done(tmp_path: Path) -> None:
+    def shards() -> Iterator[Shard]:
+        yield from (Shard(f"00000-{n:06d}", "dump.jsonl", "jsonl", None, []) for n in range(2))
+        deadline = time.monotonic() + 120
+        while len(list(tmp_path.glob("worker-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        raise KeyboardInterrupt  # Ctrl-C, once both workers are in the middle of a shard
+
+    with pytest.raises(KeyboardInterrupt):
+        for _ in _run_embedded(sleeping_writers, shards(), tmp_path, workers=3, threads=1):
+            pass
+    workers = [int(path.name.split("-")[1]) for path in tmp_path.glob("worker-*")]
+    deadline = time.monotonic() + 15
+    while any(running(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(workers) == 2 and not any(running(pid) for pid in workers), "a worker went on with its shard"
