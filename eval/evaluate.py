@@ -30,6 +30,7 @@ from faim.eval.plots import plot_binary, plot_multiclass
 from faim.eval.report import write_report
 from faim.eval.slices import slice_metrics
 from faim.inference import Predictions, predict
+from faim.notices import FaimWarning
 from faim.pooling import picture_groups, pooled
 from faim.recipe.sections import EvalConfig
 from faim.training.loaders import make_loader
@@ -138,7 +139,7 @@ def task_results(
     field = config.slice
     if field and not any(field in meta for meta in main.predictions.meta):
         message = f"eval.slice: no evaluated post has the meta field {field!r}, so the report has no slices"
-        warnings.warn(message, stacklevel=2)
+        warnings.warn(message, FaimWarning, stacklevel=2)
         field = None
     if field:
         values = np.array([str(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k])

@@ -18,6 +18,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from faim.notices import FaimWarning
+
 T = TypeVar("T", bound=type)
 
 ENCODERS: dict[str, type] = {}
@@ -35,7 +37,7 @@ REGISTRIES: dict[str, dict[str, type]] = {
 PLUGIN_GROUP = "faim.plugins"
 
 
-class PluginWarning(UserWarning):
+class PluginWarning(FaimWarning):
     """A plug-in of ``PLUGIN_GROUP`` failed to load (``faim.components.load_plugins``)."""
 
 

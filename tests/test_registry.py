@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from faim import components, registry
+from faim.notices import FaimWarning
 
 
 def test_duplicate_name_raises() -> None:
@@ -83,7 +84,7 @@ def test_a_plugin_that_fails_to_load_is_warned_of_once_and_named_where_a_type_is
         r"failed to load: ModuleNotFoundError: No module named 'a_module_not_installed' \(install the Python module "
         r"'a_module_not_installed' it imports\)"
     )
-    with pytest.warns(UserWarning, match=failure + "; its components are not registered"):
+    with pytest.warns(FaimWarning, match=failure + "; its components are not registered"):
         assert components.lookup("head", "later_head").__name__ == "PluginHead"
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -15,6 +15,7 @@ from scipy.special import expit
 from faim.calibration.scaling import apply_temperature, fit_scaling
 from faim.calibration.thresholds import PrecisionUnreachable, choose_threshold
 from faim.data.targets import TaskSpec
+from faim.notices import FaimWarning
 
 if TYPE_CHECKING:  # the recipe package validates against every component; only its type is needed here
     from faim.recipe.sections import EvalConfig
@@ -137,7 +138,7 @@ def fit_calibration(
     return unreachable
 
 
-class TargetUnreachableWarning(UserWarning):
+class TargetUnreachableWarning(FaimWarning):
     """A task's labelled posts hold no threshold with the precision its ``recall@precision`` objective asks for:
     the most precise cut was chosen instead."""
 

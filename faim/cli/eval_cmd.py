@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table
 from faim.eval.robustness import format_robustness, robustness_report
+from faim.notices import FaimWarning
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -82,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     filled = {LANGUAGE} if recipe.eval.languages else set()  # evaluation gives each post its language first
     if args.data and filled and not any(LANGUAGE in post.meta for post in posts):
         for note in language_column_notes(args.data, columns):
-            print(note)
+            warnings.warn(note, FaimWarning, stacklevel=2)
     if args.slice and args.slice not in filled and not any(args.slice in post.meta for post in posts):
         carried = ", ".join(sorted({field for post in posts for field in post.meta} | filled)) or "none"
         how = (
@@ -117,7 +119,7 @@ def language_column_notes(data: str, columns: dict[str, Any] | None) -> list[str
             else f"slice by the column with --map meta={column} --slice {column}"
         )
         notes.append(
-            f"note: {data} has a column {column!r} faim eval does not read: each post's language (--slice "
+            f"{data} has a column {column!r} faim eval does not read: each post's language (--slice "
             f"{LANGUAGE}, the metrics per language) is detected from its text; {how}"
         )
     return notes

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 import warnings
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, TextIO
+from collections.abc import Callable, Sequence
+from typing import TextIO
 
+from faim.notices import FaimWarning
 from faim.version import __version__
 
 EPILOG = """examples:
@@ -100,25 +99,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-FAIM_PACKAGES = ("faim", "faim.encoders", "faim.fusion", "faim.tasks", "faim.eval", "faim.recipes")
-"""faim's packages, each of which may lie in a folder of its own (an editable install maps them)."""
-
-
-def faim_folders() -> tuple[str, ...]:
-    """The folders faim's modules are read from."""
-    specs = (importlib.util.find_spec(name) for name in FAIM_PACKAGES)
-    return tuple(str(Path(folder)) for spec in specs if spec for folder in spec.submodule_search_locations or ())
-
-
-def command_warnings(command: str) -> Any:
-    """``warnings.showwarning`` for the ``faim COMMAND`` process: a warning faim gives is one line,
-    ``faim COMMAND: warning: MESSAGE``, as its errors are; another package's is shown as Python shows it."""
-    folders = faim_folders()
+def command_warnings(command: str) -> Callable[..., None]:
+    """``warnings.showwarning`` for the ``faim COMMAND`` process: a warning faim gives (a ``FaimWarning``) is one
+    line, ``faim COMMAND: warning: MESSAGE``, as its errors are; another package's is shown as Python shows it."""
     python_shows = warnings.showwarning
 
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
              file: TextIO | None = None, line: str | None = None) -> None:  # fmt: skip
-        if not str(Path(filename).resolve()).startswith(folders):
+        if not issubclass(category, FaimWarning):
             python_shows(message, category, filename, lineno, file, line)
             return
         print(f"faim {command}: warning: {message}", file=file or sys.stderr)

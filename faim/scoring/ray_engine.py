@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from faim.notices import FaimWarning
 from faim.registry import quiet_plugin_warnings
 from faim.scoring.inputs import Shard
 from faim.scoring.report import ShardReport
@@ -102,7 +103,7 @@ def actor_count(workers: int | None, cpus: int, gpus: int | None = None, local: 
         actors, why = gpus, f"one per GPU Ray has ({gpus})"
     actors = max(1, actors)
     if workers is not None and actors < workers:
-        warnings.warn(f"{workers} workers asked for: Ray runs {actors} actor(s), {why}", stacklevel=2)
+        warnings.warn(f"{workers} workers asked for: Ray runs {actors} actor(s), {why}", FaimWarning, stacklevel=2)
     return actors
 
 

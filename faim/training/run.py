@@ -32,6 +32,7 @@ from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.folders import check_replaceable
 from faim.inference import predict
+from faim.notices import FaimWarning
 from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
@@ -165,7 +166,7 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str) -> None
         classes = {str(label) for label in labels}
         if task.type != "multilabel" and len(classes) < 2:
             message = f"{name}: every labelled post of task {task.name!r} is of one class ({classes.pop()})"
-            warnings.warn(f"{message}; the model learns nothing of the others", stacklevel=2)
+            warnings.warn(f"{message}; the model learns nothing of the others", FaimWarning, stacklevel=2)
 
 
 def split_posts(recipe: Recipe, source: Any, split: str) -> list[Post]:

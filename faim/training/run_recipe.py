@@ -10,6 +10,7 @@ from pathlib import Path
 
 import torch
 
+from faim.notices import FaimWarning
 from faim.recipe import Recipe
 from faim.recipe.compare import changed_fields, describe_changes, plain
 
@@ -44,7 +45,9 @@ def check_resumable(recipe: Recipe, checkpoint_dir: Path) -> None:
     """
     path = checkpoint_dir / RUN_RECIPE
     if not path.is_file():
-        warnings.warn(f"--resume: {path} is missing, so the recipe cannot be checked against the run", stacklevel=2)
+        warnings.warn(
+            f"--resume: {path} is missing, so the recipe cannot be checked against the run", FaimWarning, stacklevel=2
+        )
         return
     changed = {
         field: values

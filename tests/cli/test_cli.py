@@ -14,11 +14,12 @@ from conftest import calibrated, pooling_detector, tiny_recipe, without_packages
 
 from faim.calibration.fit import Calibration
 from faim.cli.calibrate_cmd import fitted
-from faim.cli.main import main
+from faim.cli.main import command_warnings, main
 from faim.components import RESERVED
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.benchmark_runs import write_dump
+from faim.notices import FaimWarning
 from faim.recipe.sections import EvalConfig
 
 
@@ -126,12 +127,12 @@ def test_eval_sliced_by_detected_language_notes_a_language_column_it_does_not_re
     arguments = ["eval", str(tiny_model_dir), str(data), "--map", "labels.harmful=label", "--slice", "lang"]
     arguments += ["--image-root", str(demo_data["validation"].parent), "-o", str(tmp_path / "report")]
     assert main(arguments) == 0
-    said = capsys.readouterr().out
-    assert f"note: {data} has a column {column!r} faim eval does not read: each post's language" in said
+    said = capsys.readouterr().err
+    assert f"faim eval: warning: {data} has a column {column!r} faim eval does not read: each post's language" in said
     assert note in said
     if column == "lang":
         assert main([*arguments, "--map", "meta=lang"]) == 0
-        assert "note:" not in capsys.readouterr().out  # mapped: the slices are the column's
+        assert "warning:" not in capsys.readouterr().err  # mapped: the slices are the column's
 
 
 def test_score_and_embed_write_one_row_per_post_with_errors_recorded(trained: Path, demo_data, tmp_path: Path) -> None:
@@ -212,6 +213,18 @@ def test_a_plugin_that_fails_to_load_is_warned_of_and_named_where_a_recipe_needs
     needing = faim("recipe", "show", "demo_multimodal", "--set", "model.fusion.type=broken_fusion", env=env)
     assert needing.returncode == 2
     assert "model.fusion.type: unknown fusion 'broken_fusion'" in needing.stderr and f"; {failure}" in needing.stderr
+
+
+def test_a_warning_faim_gives_is_one_line_and_another_packages_is_shown_as_python_shows_it(
+    monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    shown_by_python = []
+    monkeypatch.setattr("warnings.showwarning", lambda *args: shown_by_python.append(args))
+    show = command_warnings("score")
+    show(FaimWarning("a plug-in failed to load"), FaimWarning, "/site/faim/components.py", 65)
+    show(RuntimeWarning("divide by zero"), RuntimeWarning, "/site/faim/pooling.py", 3)  # numpy's, from faim's line
+    assert capsys.readouterr().err == "faim score: warning: a plug-in failed to load\n"
+    assert [(str(args[0]), args[1]) for args in shown_by_python] == [("divide by zero", RuntimeWarning)]
 
 
 def test_a_plugin_that_fails_to_load_is_warned_of_once_by_a_scoring_run_not_by_each_worker(

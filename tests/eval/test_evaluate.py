@@ -19,6 +19,7 @@ from faim.eval.evaluate import Evaluated, evaluate, probabilities
 from faim.eval.report import format_table
 from faim.eval.robustness import perturbed_reports
 from faim.inference import predict
+from faim.notices import FaimWarning
 from faim.perturb import PERTURBATIONS
 from faim.recipe.sections import EvalConfig
 from faim.training.loaders import make_loader
@@ -55,7 +56,7 @@ def test_evaluation_reports_the_ece_range_of_a_calibrated_model(demo_data, tmp_p
 def test_a_slice_field_no_post_has_is_warned_of_and_gives_no_slices(demo_data, tmp_path: Path) -> None:
     detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
     config = EvalConfig(slice="colour", ablations=False)
-    with pytest.warns(UserWarning, match="eval.slice: no evaluated post has the meta field 'colour'"):
+    with pytest.warns(FaimWarning, match="eval.slice: no evaluated post has the meta field 'colour'"):
         report = evaluate(detector, posts, tmp_path / "eval", "validation", config)["tasks"]["harmful"]
     assert "slices" not in report
     posts[0].meta["colour"] = "red"

@@ -10,6 +10,7 @@ import pytest
 from conftest import pooling_detector
 
 from faim.eval.benchmark_runs import write_dump
+from faim.notices import FaimWarning
 from faim.scoring import ray_engine
 from faim.scoring.engine import score_dump
 from faim.scoring.inputs import Shard
@@ -40,7 +41,7 @@ def test_windows_group_shards_by_rows_and_read_the_stream_lazily() -> None:
 def test_fewer_actors_than_workers_asked_for_are_warned_of_saying_how_many_and_why(
     gpus: int | None, actors: int, said: str
 ) -> None:
-    with pytest.warns(UserWarning) as caught:
+    with pytest.warns(FaimWarning) as caught:
         assert ray_engine.actor_count(4, cpus=2, gpus=gpus) == actors
     assert [str(warning.message) for warning in caught] == [f"4 workers asked for: Ray runs {actors} actor(s), {said}"]
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import tiny_recipe
 
+from faim.notices import FaimWarning
 from faim.recipe import as_recipe
 from faim.training.run_recipe import check_resumable, save_run_recipe
 
@@ -52,5 +53,5 @@ def test_a_resumed_run_may_not_change_what_the_checkpoint_restores(
 def test_a_run_saved_without_its_recipe_resumes_with_a_warning(saved: tuple[dict, Path]) -> None:
     recipe, folder = saved
     (folder / "recipe.yaml").unlink()
-    with pytest.warns(UserWarning, match="cannot be checked"):
+    with pytest.warns(FaimWarning, match="cannot be checked"):
         check_resumable(as_recipe(recipe, ["train.lr=0.1"]), folder)

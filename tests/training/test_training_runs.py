@@ -29,6 +29,7 @@ from faim.calibration.thresholds import choose_threshold
 from faim.cli.main import main
 from faim.eval.evaluate import evaluate
 from faim.inference import predict
+from faim.notices import FaimWarning
 from faim.recipe import as_recipe
 from faim.training.cache import cached_embeddings
 from faim.training.loaders import CachedCollator
@@ -335,7 +336,7 @@ def test_a_training_split_of_one_class_is_warned_of(demo_data, tmp_path: Path) -
     changed.write_text("".join(json.dumps(row | {"label": 0}) + "\n" for row in rows), encoding="utf-8")
     recipe = tiny_recipe(demo_data | {"train": changed}, tmp_path / "run", max_epochs=1)
     recipe["data"]["image_root"] = str(demo_data["train"].parent)
-    with pytest.warns(UserWarning, match="train.jsonl: every labelled post of task 'harmful' is of one class \\(0\\)"):
+    with pytest.warns(FaimWarning, match="train.jsonl: every labelled post of task 'harmful' is of one class \\(0\\)"):
         train(recipe)
 
 
