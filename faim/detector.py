@@ -21,7 +21,7 @@ from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
-from faim.data.elements import PostError, readable_posts
+from faim.data.elements import PostError, readable_posts, refuse_empty
 from faim.data.post import SOURCE, Post, as_posts, length_batches
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows, task_spec
@@ -132,10 +132,12 @@ class Detector:
         shortest text first (``length_batches``); the rows come back in input order.
 
         Raises:
-            PostError: On a post that cannot be read.
+            PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
+                ``readable`` sets such posts aside).
         """
         collate = self.collator(kinds=self.model.kinds_with(link_kind))
         items = as_posts(list(posts))
+        refuse_empty(items, self.model.fused_kinds)
         batches, positions = length_batches(items, batch_size)
         collated = (collate(batch) for batch in batches)
         return predict(self.model, collated, desc=None, link_kind=link_kind, embeddings=embeddings).rows(positions)
@@ -155,7 +157,7 @@ class Detector:
 
         Raises:
             ValueError: With ``pool_by_image``, when the detector does not pool or has no pooled calibration yet.
-            PostError: On a post that cannot be read.
+            PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
         """
         if pool_by_image:
             self.check_pooling()
@@ -174,7 +176,11 @@ class Detector:
         return [row | {"picture_group": int(group) if has else None} for row, group, has in zip(rows, groups, shown)]
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
-        """Whole-post embeddings ``[N, D]`` (float32), in input order."""
+        """Whole-post embeddings ``[N, D]`` (float32), in input order.
+
+        Raises:
+            PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
+        """
         return self.predict(posts, batch_size, embeddings=True).embeddings
 
     def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
@@ -189,10 +195,11 @@ class Detector:
         (``progress``: with a progress bar).
 
         Raises:
-            PostError: On a post that cannot be read.
+            PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
         """
         collate = self.collator(kinds=self.model.fused_kinds)
         items = as_posts(list(posts))
+        refuse_empty(items, self.model.fused_kinds)
         return [
             explain_post(self.model, collate([post]), self.tasks, self.probabilities, post.id)
             for post in tqdm(items, desc="explaining", unit="post", disable=not progress)

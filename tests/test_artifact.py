@@ -141,14 +141,13 @@ def test_hf_text_artifact_carries_config_and_tokenizer(tmp_path: Path, demo_data
     loaded = faim.load(tmp_path / "model")
     posts = [
         {"id": "a", "text": "some words"},
-        {"id": "b", "text": ""},
         {"id": "c", "text": "s\u043eme w\u043erds"},
         {"id": "d", "text": "s0me w0rds"},
     ]
     scores = loaded.score(posts)
     assert scores == detector.score(posts)
-    assert scores[2]["harmful"] == scores[0]["harmful"]  # the Cyrillic о still folds after loading
-    assert scores[3]["harmful"] == scores[0]["harmful"]  # and so does the leetspeak
+    assert scores[1]["harmful"] == pytest.approx(scores[0]["harmful"], abs=1e-6)  # the Cyrillic о folds after loading
+    assert scores[2]["harmful"] == pytest.approx(scores[0]["harmful"], abs=1e-6)  # and so does the leetspeak
     assert (tmp_path / "model" / "encoders" / "text" / "config.json").is_file()
 
 

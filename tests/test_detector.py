@@ -14,6 +14,7 @@ from sklearn.metrics import roc_auc_score
 
 import faim.runtime
 from faim import Detector, Recipe
+from faim.data.elements import PostError
 from faim.inference import predict
 from faim.recipe.sections import EvalConfig
 from faim.tasks.base import Head
@@ -58,6 +59,20 @@ def test_no_posts_give_no_rows_and_an_unknown_task_is_named_with_the_models_task
     assert scorer.score([]) == []
     with pytest.raises(KeyError, match="no task 'hat'; its tasks: harm, topic, flags"):
         scorer.decisions("hat", np.array([0.5]))
+
+
+@pytest.mark.parametrize("served", [False, True])
+@pytest.mark.parametrize("empty", [{"id": "b"}, {"id": "b", "text": "   ", "comments": [""]}])
+def test_a_post_holding_nothing_the_model_reads_is_refused_naming_it(
+    served: bool, empty: dict, exported: tuple[Path, Path]
+) -> None:
+    scorer = faim.runtime.load(exported[1]) if served else Detector.load(exported[0])
+    posts = [{"id": "a", "text": "a post"}, empty]
+    calls = [scorer.score, scorer.embed] + ([] if served else [scorer.predict, scorer.explain])
+    for call in calls:
+        with pytest.raises(PostError, match=r"^post 1 \(post id='b'\) .*nothing the model reads") as raised:
+            call(posts)
+        assert raised.value.kind == "empty"
 
 
 def test_a_correction_weight_in_calibrated_logits_becomes_raw_pooled_logits_and_then_stays(

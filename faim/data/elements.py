@@ -4,6 +4,7 @@ that cannot be read. Needs neither torch nor the encoders, so the collator and `
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from faim.data.images import ImageError, load_image
@@ -83,13 +84,31 @@ def readable_posts(
 
     def read_something(post: Post) -> Any:
         if reads_nothing(post, kinds):
-            raise PostError(
-                post, ", ".join(kinds), nothing_read(kinds, ["text"] if post.text is not None else []), "empty"
-            )
+            raise empty_post(post, kinds)
         return read(post)
 
     kept, errors = read_each(posts, read_something)
     return [post for post, _ in kept], errors
+
+
+def empty_post(post: Post, kinds: Sequence[str], remedy: str = "") -> PostError:
+    """The ``PostError`` (of kind ``empty``) of a post that ``reads_nothing`` of ``kinds``, ``remedy`` (what to do)
+    after the problem."""
+    problem = nothing_read(kinds, ["text"] if post.text is not None else [])
+    return PostError(post, ", ".join(kinds), f"{problem}{remedy}", "empty")
+
+
+def refuse_empty(posts: Sequence[Post], kinds: Sequence[str]) -> None:
+    """Refuse the first of ``posts`` that ``reads_nothing`` of ``kinds`` (a model would score it as a post of nothing),
+    named by its origin, or its index among ``posts`` where it has none.
+
+    Raises:
+        PostError: Of kind ``empty``, saying to leave the post out (``readable`` sets such posts aside).
+    """
+    for index, post in enumerate(posts):
+        if reads_nothing(post, kinds):
+            named = post if post.origin else replace(post, origin=f"post {index}")
+            raise empty_post(named, kinds, "; leave it out (the model's readable(posts) sets such posts aside)")
 
 
 def raw_elements(post: Post, kind: str, limit: int, draft_size: tuple[int, int] | None = None) -> list[Any]:

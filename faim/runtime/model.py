@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 import onnxruntime
 
-from faim.data.elements import PostError, checked_elements, read_each, readable_posts
+from faim.data.elements import PostError, checked_elements, read_each, readable_posts, refuse_empty
 from faim.data.post import Post, as_posts, length_batches
 from faim.decisions import decide, score_rows, task_spec
 from faim.runtime.bundle import EMBEDDING, ExportError, elements_names, fusion_outputs, probabilities_name, read_bundle
@@ -154,8 +154,14 @@ class ExportedModel:
 
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
         """Post ids and the fusion graph's outputs over every post (rows in input order), ``batch_size`` at a time,
-        shortest text first (``length_batches``)."""
+        shortest text first (``length_batches``).
+
+        Raises:
+            PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
+                ``readable`` sets such posts aside).
+        """
         items = as_posts(list(posts))
+        refuse_empty(items, list(self.encoders))
         batches, positions = length_batches(items, batch_size)
         outputs = [self.outputs(batch) for batch in batches]
         ids = [post.id for post in items]
@@ -170,7 +176,7 @@ class ExportedModel:
 
         Raises:
             ValueError: With ``pool_by_image``: the runtime scores posts one by one.
-            PostError: On a post that cannot be read.
+            PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
         """
         if pool_by_image:
             raise ValueError(
@@ -182,7 +188,11 @@ class ExportedModel:
         return score_rows(ids, self.tasks, probabilities)
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
-        """Whole-post embeddings ``[N, D]`` (float32), in input order."""
+        """Whole-post embeddings ``[N, D]`` (float32), in input order.
+
+        Raises:
+            PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
+        """
         _, outputs = self.predict(posts, batch_size)
         return outputs.get(EMBEDDING, np.zeros((0, self.embedding_dim), np.float32))
 

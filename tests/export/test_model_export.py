@@ -96,8 +96,9 @@ def test_every_fusion_exports_with_the_models_scores(fusion_type: type, options:
     model reads as absent (a fusion's learned absent vectors), not as zero embeddings."""
     detector = picture_and_meta_detector(fusion_type, **options)
     runtime = faim.runtime.load(export_model(detector, tmp_path / "export"))
+    posts = detector.readable(export_posts())[0]
     for batch_size in (64, 1):
-        served, eager = runtime.score(export_posts(), batch_size), detector.score(export_posts(), batch_size)
+        served, eager = runtime.score(posts, batch_size), detector.score(posts, batch_size)
         assert np.abs(flat_scores(served) - flat_scores(eager)).max() <= TOLERANCE
 
 
@@ -112,9 +113,8 @@ def test_a_stack_of_encoders_exports_one_graph_per_member(tmp_path: Path) -> Non
         "encoders/image/1/encoder.onnx",
         "fusion.onnx",
     ]
-    gap = np.abs(
-        flat_scores(faim.runtime.load(out).score(export_posts())) - flat_scores(detector.score(export_posts()))
-    )
+    posts = detector.readable(export_posts())[0]
+    gap = np.abs(flat_scores(faim.runtime.load(out).score(posts)) - flat_scores(detector.score(posts)))
     assert gap.max() <= TOLERANCE
 
 
@@ -128,7 +128,9 @@ def test_ngram_text_stacked_with_a_transformer_exports_with_the_models_scores(tm
     detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
     out = export_model(detector, tmp_path / "export")
     assert (out / "encoders/text/1/ngrams.json").is_file() and (out / "encoders/text/1/confusables.json").is_file()
-    posts = [*export_posts(), {"id": "unseen", "text": "zzz qqq"}]  # no n-gram of the vocabulary: an empty bag
+    posts = detector.readable([*export_posts(), {"id": "unseen", "text": "zzz qqq"}])[
+        0
+    ]  # no n-gram known: an empty bag
     runtime = faim.runtime.load(out)
     assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
     assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
@@ -163,6 +165,7 @@ def test_use_text_exports_its_sentencepiece_pieces_with_the_models_scores(tmp_pa
     detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
     out = export_model(detector, tmp_path / "export")
     posts = [*export_posts(), {"id": "long", "text": "words " * 30}, {"id": "emoji", "text": "😀😀 🤬 ok"}]
+    posts = detector.readable(posts)[0]
     runtime = faim.runtime.load(out)
     assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
 
@@ -178,6 +181,7 @@ def test_e5_text_exports_its_pieces_with_the_models_scores(tmp_path: Path) -> No
     posts = [*export_posts(), {"id": "long", "text": "words " * 30}, {"id": "odd", "text": "hаte 😀 ok"}]
     posts.append({"id": "leet", "text": "th3 c4t, th34 d0g"})  # th3 reads as ▁the, th34 as ▁the a
     assert e5.preprocessor()(["th34"])["input_ids"].tolist() == e5.preprocessor()(["thea"])["input_ids"].tolist()
+    posts = detector.readable(posts)[0]
     runtime = faim.runtime.load(out)
     assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
 
@@ -255,7 +259,7 @@ def test_the_stacked_hate_recipes_encoders_export_with_the_models_scores(tmp_pat
     (ngrams,) = [member for member in detector.model.encoders["text"].members if member.needs_fit]
     ngrams.fit([post["text"] for post in export_posts() if post.get("text")] + ["hate speech", "more words"])
     out = export_model(detector, tmp_path / "export")
-    posts = [*export_posts(), {"id": "languages", "text": "ça va? Привет мир, 東京 2024 😀😀 🤬"}]
+    posts = detector.readable([*export_posts(), {"id": "languages", "text": "ça va? Привет мир, 東京 2024 😀😀 🤬"}])[0]
     runtime = faim.runtime.load(out)
     assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
     assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
@@ -273,6 +277,7 @@ def test_the_general_hate_recipes_e5_exports_with_the_models_scores_leetspeak_fo
     out = export_model(detector, tmp_path / "export")
     posts = [*export_posts(), {"id": "leet", "text": "1 h4t3 mu5l1m5, d3p0rt 1mm1gr4nt5 n0w"}]
     posts.append({"id": "languages", "text": "ça va? Привет мир, 東京 2024 😀😀 🤬"})
+    posts = detector.readable(posts)[0]
     runtime = faim.runtime.load(out)
     assert np.abs(flat_scores(runtime.score(posts)) - flat_scores(detector.score(posts))).max() <= TOLERANCE
     assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
@@ -314,6 +319,6 @@ def test_attention_that_scores_otherwise_reading_the_mask_is_written_again_readi
     graph = onnx.load(str(out / "encoders" / "text" / "encoder.onnx")).graph
     attention = [node for node in graph.node if node.op_type == "Attention"]
     assert attention and all(len(node.input) == 6 and node.input[5] for node in attention)  # the bias, as exported
-    posts = [*export_posts(), {"id": "long", "text": "a much longer text than the others " * 3}]
+    posts = detector.readable([*export_posts(), {"id": "long", "text": "a much longer text than the others " * 3}])[0]
     served = faim.runtime.load(out).score(posts)
     assert np.abs(flat_scores(served) - flat_scores(detector.score(posts))).max() <= TOLERANCE
