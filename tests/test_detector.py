@@ -13,10 +13,14 @@ from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
 
 import faim.runtime
-from faim import Detector, Recipe
+from faim import Detector, Recipe, WholePostModel
 from faim.data.elements import PostError
+from faim.data.targets import TaskSpec
+from faim.encoders.tiny_text import TinyTextEncoder
+from faim.fusion import ConcatFusion
 from faim.inference import predict
 from faim.recipe.sections import EvalConfig
+from faim.tasks import BinaryHead, MulticlassHead
 from faim.tasks.base import Head
 from faim.training.loaders import make_loader
 
@@ -73,6 +77,29 @@ def test_a_post_holding_nothing_the_model_reads_is_refused_naming_it(
         with pytest.raises(PostError, match=r"^post 1 \(post id='b'\) .*nothing the model reads") as raised:
             call(posts)
         assert raised.value.kind == "empty"
+
+
+@pytest.mark.parametrize(
+    ("tasks", "message"),
+    [
+        ([("hate", "binary", 2)], r"head\(s\) without a task: 'topic'"),
+        (
+            [("hat", "binary", 2), ("topic", "multiclass", 3)],
+            r"task\(s\) without a head: 'hat'.*without a task: 'hate'",
+        ),
+        ([("hate", "multiclass", 2), ("topic", "multiclass", 3)], "task 'hate' is multiclass but its head is binary"),
+        ([("hate", "binary", 2), ("topic", "multiclass", 2)], "task 'topic' has 2 labels but its head gives 3 classes"),
+    ],
+)
+def test_tasks_that_do_not_match_the_heads_are_refused_naming_what_differs(tasks: list, message: str) -> None:
+    model = WholePostModel(
+        {"text": TinyTextEncoder(dim=8)},
+        ConcatFusion({"text": 8}),
+        {"hate": BinaryHead(8), "topic": MulticlassHead(8, num_classes=3)},
+    )
+    specs = [TaskSpec(name, kind, tuple("abc"[:size])) for name, kind, size in tasks]
+    with pytest.raises(ValueError, match=message):
+        Detector(model, specs)
 
 
 def test_a_correction_weight_in_calibrated_logits_becomes_raw_pooled_logits_and_then_stays(
