@@ -1,7 +1,7 @@
 """``Detector``: a model plus its tasks, calibration and preprocessing — what users score posts with.
 
-A detector holds no recipe: a saved artifact does (``faim.artifact``), and a model composed in code is written
-out as one when it is saved.
+A saved artifact holds the recipe (``faim.artifact``); a detector loaded from one keeps it and saves it again, and a
+model composed in code is written out as one when it is saved.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class Detector:
         pool_by_image: The cosine at which two posts' first pictures count as one (``eval.pool_by_image``), for
             scoring posts together pooled by picture; ``None``: the detector scores posts one by one only.
         source: Where the model came from, for messages: an artifact directory, or ``"<python>"``.
+        recipe: The recipe ``save`` writes when given none: the one a loaded detector was saved with; ``None``: the
+            architecture alone.
 
     ``Detector.load(directory)`` (``faim.load``) reads a saved one; ``save`` writes one.
     """
@@ -67,6 +69,7 @@ class Detector:
         max_elements: int = TrainConfig.max_elements,
         pool_by_image: float | None = None,
         source: str = "<python>",
+        recipe: Recipe | None = None,
     ) -> None:
         if pool_by_image is not None and POOLING_KIND not in model.kinds:
             raise ValueError(f"pool_by_image needs a model that embeds pictures; it reads {', '.join(model.kinds)}")
@@ -84,6 +87,7 @@ class Detector:
         self.pooled = pooled
         self.pool_by_image = pool_by_image
         self.source = source
+        self.recipe = recipe
 
     @property
     def thresholds(self) -> dict[str, float]:
@@ -385,14 +389,16 @@ class Detector:
             directory: Where to write it.
             recipe: The recipe it was trained from, saved with it (evaluation and resumed runs read its data and
                 eval settings), with ``correction: true`` on each head corrected since (``correct_heads``), so that
-                loading builds the corrections before reading their weights. ``None``: the architecture alone,
-                written out as a recipe's ``model:`` section from the arguments its components were built with, which
-                is how a model composed in code is saved.
+                loading builds the corrections before reading their weights. ``None``: the detector's ``recipe`` (the
+                one it was loaded with), or, where it has none, the architecture alone, written out as a recipe's
+                ``model:`` section from the arguments its components were built with, which is how a model composed
+                in code is saved.
 
         Raises:
             ValueError: Without a recipe, when a component cannot be written out (see
                 ``faim.artifact.architecture_recipe``).
         """
+        recipe = recipe or self.recipe
         artifact = Artifact(
             self.model,
             self.tasks,
@@ -406,7 +412,8 @@ class Detector:
 
     @classmethod
     def load(cls, directory: str | Path) -> Detector:
-        """Load a saved model directory; every file's sha256 is checked and nothing is unpickled."""
+        """Load a saved model directory, keeping its recipe (``recipe``); every file's sha256 is checked and nothing
+        is unpickled."""
         artifact = load_artifact(directory)
         return cls(
             artifact.model,
@@ -416,6 +423,7 @@ class Detector:
             artifact.max_elements,
             artifact.pool_by_image,
             str(directory),
+            artifact.recipe,
         )
 
 

@@ -10,7 +10,8 @@ import torch
 from conftest import tiny_recipe
 
 import faim
-from faim.artifact import ArtifactError
+from faim import Recipe
+from faim.artifact import ArtifactError, read_recipe
 from faim.data.sources import read_posts
 from faim.detector import Calibration
 from faim.file_digests import SEAL
@@ -37,6 +38,20 @@ def test_round_trip_scores_are_identical(saved, demo_data) -> None:
     assert (loaded.embed(posts) == detector.embed(posts)).all()
     assert loaded.thresholds["harmful"] == 0.37 and loaded.temperatures["harmful"] == 1.7
     assert loaded.logit_shifts["harmful"] == -0.4
+
+
+def test_a_loaded_model_saved_again_keeps_its_recipe_unless_given_another(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["eval"] |= {"logit_shift": True}
+    faim.build(recipe).save(tmp_path / "model", Recipe.from_dict(recipe))
+    loaded = faim.load(tmp_path / "model")
+    loaded.save(tmp_path / "again")
+    assert read_recipe(tmp_path / "again").to_dict() == read_recipe(tmp_path / "model").to_dict()
+    assert read_recipe(tmp_path / "again").data["train"] == str(demo_data["train"])
+    assert read_recipe(tmp_path / "again").eval.logit_shift
+    other = Recipe.from_dict(tiny_recipe(demo_data, tmp_path / "other"))
+    loaded.save(tmp_path / "other", other)
+    assert read_recipe(tmp_path / "other").to_dict() == other.to_dict()
 
 
 def test_manifest_lists_versions_tasks_and_hashes(saved) -> None:
