@@ -143,7 +143,7 @@ class Detector:
                 ``readable`` sets such posts aside).
         """
         collate = self.collator(kinds=self.model.kinds_with(link_kind))
-        items = as_posts(list(posts))
+        items = as_posts(posts)
         refuse_empty(items, self.model.fused_kinds)
         batches, positions = length_batches(items, batch_size)
         collated = (collate(batch) for batch in batches)
@@ -168,7 +168,7 @@ class Detector:
         """
         if pool_by_image:
             self.check_pooling()
-        posts = as_posts(list(posts))
+        posts = as_posts(posts)
         if not posts:
             return []
         if not pool_by_image:
@@ -194,7 +194,7 @@ class Detector:
         """The posts holding something the model reads whose elements it can read (pictures decoded, metadata
         numeric), and the errors of the others (``empty``: nothing it reads), as ``faim.runtime``'s ``readable``."""
         kinds = self.model.fused_kinds
-        return readable_posts(as_posts(list(posts)), kinds, self.collator(kinds=kinds).prepare)
+        return readable_posts(as_posts(posts), kinds, self.collator(kinds=kinds).prepare)
 
     def explain(self, posts: Iterable[Post | Mapping[str, Any]], progress: bool = False) -> list[Explanation]:
         """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,
@@ -205,7 +205,7 @@ class Detector:
             PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
         """
         collate = self.collator(kinds=self.model.fused_kinds)
-        items = as_posts(list(posts))
+        items = as_posts(posts)
         refuse_empty(items, self.model.fused_kinds)
         return [
             explain_post(self.model, collate([post]), self.tasks, self.probabilities, post.id)

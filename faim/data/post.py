@@ -106,8 +106,16 @@ class Post:
         return bool(self.text and self.text.strip())
 
 
-def as_posts(items: list[Post | Mapping[str, Any]]) -> list[Post]:
-    """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``) and return posts."""
+def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
+    """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``), in a list or any iterable, and return posts.
+
+    Raises:
+        TypeError: Given one post (a ``Post`` or a mapping) or a string where the posts are expected.
+        ValueError: On a dict that ``Post.from_dict`` refuses.
+    """
+    if isinstance(items, (Post, Mapping, str)):
+        one = "one string (a str)" if isinstance(items, str) else f"one post (a {type(items).__name__})"
+        raise TypeError(f"expected a list of posts, got {one}: pass [post]")
     return [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
 
 

@@ -150,7 +150,7 @@ class ExportedModel:
     def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
         """The posts holding something the model reads whose elements can be read (pictures decoded, metadata
         numeric), and the errors of the others (``empty``: nothing it reads)."""
-        return readable_posts(as_posts(list(posts)), list(self.encoders), self.elements_of)
+        return readable_posts(as_posts(posts), list(self.encoders), self.elements_of)
 
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
         """Post ids and the fusion graph's outputs over every post (rows in input order), ``batch_size`` at a time,
@@ -160,7 +160,7 @@ class ExportedModel:
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
                 ``readable`` sets such posts aside).
         """
-        items = as_posts(list(posts))
+        items = as_posts(posts)
         refuse_empty(items, list(self.encoders))
         batches, positions = length_batches(items, batch_size)
         outputs = [self.outputs(batch) for batch in batches]

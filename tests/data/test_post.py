@@ -63,3 +63,16 @@ def test_posts_none_of_which_is_labelled_for_a_task_are_refused_saying_how_to_ma
 def test_posts_none_of_which_is_labelled_are_refused_with_what_to_do_where_the_caller_knows_better() -> None:
     with pytest.raises(ValueError, match=r"^split: no post carries a label for any task \(hate\); give a file$"):
         check_labelled([Post(id="a")], ["hate"], "split", "give a file")
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"id": "1", "text": "some post"}, r"one post \(a dict\)"),
+        (Post("1", "some post"), r"one post \(a Post\)"),
+        ("some post", r"one string \(a str\)"),
+    ],
+)
+def test_one_post_or_a_string_given_for_a_list_of_posts_is_refused_saying_to_pass_a_list(given, named: str) -> None:
+    with pytest.raises(TypeError, match=rf"expected a list of posts, got {named}: pass \[post\]"):
+        as_posts(given)
