@@ -58,7 +58,7 @@ class Post:
         where = f"post {index} (id={str(row.get('id', index))!r})"
         if row.get("text") is not None and not isinstance(row["text"], str):
             raise ValueError(f"{where}: field 'text': expected a string, got {type(row['text']).__name__}")
-        images = row.get("images")
+        images = listed(row.get("images"))
         if images is None:
             images = [] if row.get("image") in (None, "") else [row["image"]]
         elif isinstance(images, (str, bytes, Path)):
@@ -75,7 +75,8 @@ class Post:
                     f"{where}: field '{field_name}': image {number}: expected a path or encoded bytes, got "
                     f"{type(image).__name__}"
                 )
-        comments = row.get("comments") or []
+        comments = listed(row.get("comments"))
+        comments = [] if comments is None else comments
         if isinstance(comments, str):
             comments = [comments]
         if not isinstance(comments, (list, tuple)):
@@ -104,6 +105,11 @@ class Post:
     def has_text(self) -> bool:
         """Whether the post has non-blank text."""
         return bool(self.text and self.text.strip())
+
+
+def listed(value: Any) -> Any:
+    """A field's value, an array (numpy's, as pandas gives a list column: ``to_dict("records")``) as its list."""
+    return value.tolist() if hasattr(value, "tolist") and not isinstance(value, (str, bytes)) else value
 
 
 def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:

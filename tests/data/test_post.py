@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from faim.data.post import Post, as_posts, check_labelled, length_batches, post_texts, shortest_text_first
@@ -76,3 +77,10 @@ def test_posts_none_of_which_is_labelled_are_refused_with_what_to_do_where_the_c
 def test_one_post_or_a_string_given_for_a_list_of_posts_is_refused_saying_to_pass_a_list(given, named: str) -> None:
     with pytest.raises(TypeError, match=rf"expected a list of posts, got {named}: pass \[post\]"):
         as_posts(given)
+
+
+def test_list_fields_given_as_arrays_read_as_lists_as_pandas_gives_them() -> None:
+    row = {"id": "a", "images": np.array(["x.jpg", "y.jpg"]), "comments": np.array(["first", " "])}
+    (post,) = as_posts([row])  # pandas.DataFrame.to_dict("records") gives a list column's cells as arrays
+    assert post.images == ["x.jpg", "y.jpg"] and post.comments == ["first"]
+    assert all(type(image) is str for image in post.images)
