@@ -111,10 +111,11 @@ def check_label_tasks(columns: dict[str, Any] | None, tasks: Sequence[str]) -> N
 
 def output_folder(text: str) -> str:
     """An argument naming a folder to write into, refused as it is parsed, before any work, where it is a file or
-    lies inside one (``faim.folders.check_folder_path``)."""
+    lies inside one (``faim.folders.check_folder_path``), or where the system will not say (a folder on the way that
+    this user may not read)."""
     try:
         check_folder_path(Path(text))
-    except NotADirectoryError as error:
+    except OSError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
 

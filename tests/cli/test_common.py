@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
+import errno
+from pathlib import Path
+
 import pytest
 
-from faim.cli.common import parse_columns
+import faim.cli.common
+from faim.cli.common import output_folder, parse_columns
 
 
 def test_a_mapping_gives_each_field_its_column_and_meta_every_column_given() -> None:
@@ -29,3 +34,14 @@ def test_a_field_mapped_twice_is_refused_naming_it(items: list[str], error: str)
     with pytest.raises(ValueError) as refused:
         parse_columns(items)
     assert str(refused.value) == error
+
+
+def test_an_output_folder_the_system_will_not_say_anything_of_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unreadable(path: Path) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path.parent))
+
+    monkeypatch.setattr(faim.cli.common, "check_folder_path", unreadable)
+    with pytest.raises(argparse.ArgumentTypeError, match=r"Permission denied: '/locked'"):
+        output_folder("/locked/out")
