@@ -336,5 +336,9 @@ def save_part(tensors: dict[str, torch.Tensor], path: Path, identity: str, diges
 def _save_atomically(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.tmp")
-    safetensors.torch.save_file({k: v.contiguous() for k, v in tensors.items()}, str(partial), metadata=metadata)
+    try:
+        safetensors.torch.save_file({k: v.contiguous() for k, v in tensors.items()}, str(partial), metadata=metadata)
+    except BaseException:  # stopped part way (Ctrl-C, a full disk): nothing reads a partial file, so none is left
+        partial.unlink(missing_ok=True)
+        raise
     os.replace(partial, path)

@@ -211,6 +211,22 @@ def test_chunks_another_process_removes_while_they_are_read_are_encoded_instead(
     assert torch.equal(cache.tensors["text.values"], fresh.tensors["text.values"])
 
 
+def test_a_cache_file_whose_writing_is_stopped_leaves_nothing_behind(demo_data, tmp_path: Path, monkeypatch) -> None:
+    import faim.training.cache as cache_module
+
+    detector, posts = frozen_text_model(demo_data, tmp_path, 10)
+    save_file = safetensors.torch.save_file
+
+    def stopped(tensors, path: str, metadata=None) -> None:  # Ctrl-C while the file is half written
+        save_file(tensors, path, metadata=metadata)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cache_module.safetensors.torch, "save_file", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache", batch_size=7)
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
 def test_pictures_put_in_place_again_recompute_their_embeddings_and_no_others(demo_data, tmp_path: Path) -> None:
     recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))
     posts = build_source(recipe["data"]).posts("validation")[:20]
