@@ -5,6 +5,7 @@ rates, patience), fail on the weights (the model) or quietly go on with other da
 
 from __future__ import annotations
 
+import pickle
 import warnings
 from pathlib import Path
 
@@ -65,12 +66,16 @@ def check_resumable(recipe: Recipe, checkpoint_dir: Path) -> None:
 def check_epochs_left(checkpoint: Path, max_epochs: int) -> None:
     """Refuse to resume from ``checkpoint`` (a ``last.ckpt``) with ``train.max_epochs`` below the epochs it has
     trained, which Lightning would refuse with an error naming its own Trainer; equal to them, the run trains nothing
-    more and writes its model. The checkpoint is read as plain tensors and numbers (``weights_only``), mapped.
+    more and writes its model. The checkpoint is read as plain tensors and numbers (``weights_only``), mapped; one
+    that cannot be read so, or records no epoch, is left to Lightning, which reads it whole.
 
     Raises:
         ValueError: Naming the checkpoint, the epochs it trained and the setting to raise.
     """
-    trained = int(torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True)["epoch"]) + 1
+    try:
+        trained = int(torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True)["epoch"]) + 1
+    except (pickle.UnpicklingError, RuntimeError, KeyError, TypeError, ValueError):
+        return
     if max_epochs < trained:
         raise ValueError(
             f"--resume: {checkpoint} has trained {trained} epochs, more than train.max_epochs {max_epochs}; set it to "

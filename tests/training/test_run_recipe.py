@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import tiny_recipe
 
 from faim.notices import FaimWarning
 from faim.recipe import as_recipe
-from faim.training.run_recipe import check_resumable, save_run_recipe
+from faim.training.run_recipe import check_epochs_left, check_resumable, save_run_recipe
 
 
 @pytest.fixture
@@ -55,3 +56,14 @@ def test_a_run_saved_without_its_recipe_resumes_with_a_warning(saved: tuple[dict
     (folder / "recipe.yaml").unlink()
     with pytest.warns(FaimWarning, match="cannot be checked"):
         check_resumable(as_recipe(recipe, ["train.lr=0.1"]), folder)
+
+
+def test_the_epochs_a_checkpoint_trained_are_checked_where_it_records_them(tmp_path: Path) -> None:
+    torch.save({"epoch": 2, "global_step": 6}, tmp_path / "last.ckpt")
+    check_epochs_left(tmp_path / "last.ckpt", 3)
+    with pytest.raises(ValueError, match=r"last.ckpt has trained 3 epochs, more than train.max_epochs 2"):
+        check_epochs_left(tmp_path / "last.ckpt", 2)
+    torch.save({"global_step": 6}, tmp_path / "other.ckpt")  # no epoch recorded: Lightning reads it whole
+    check_epochs_left(tmp_path / "other.ckpt", 1)
+    torch.save({"epoch": 2, "state": Path("x")}, tmp_path / "objects.ckpt")  # more than tensors and numbers
+    check_epochs_left(tmp_path / "objects.ckpt", 1)
