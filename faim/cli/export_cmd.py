@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from faim.artifact import read_recipe
+from faim.artifact_manifest import EXPORT_MANIFEST
 from faim.assembly import build_source
 from faim.cli.common import add_columns, output_folder, parse_columns, refuse_mapping_without_data, unlabelled_split
 from faim.data.post import Post, check_labelled
@@ -18,7 +19,6 @@ from faim.export.model import GRAPH_FORMATS, export_model
 from faim.export.quantize import calibration_sample, quantize_export
 from faim.folders import check_replaceable, replace_folder
 from faim.runtime import ExportedModel
-from faim.runtime.bundle import MANIFEST
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{', '.join(given)}: only with --quantize, which measures the int8 export on labelled posts")
     refuse_mapping_without_data(args, args.data, "--data")
     out = Path(args.out)
-    check_replaceable(out, MANIFEST)  # before any work, as the plain export's staging does again
+    check_replaceable(out, EXPORT_MANIFEST)  # before any work, as the plain export's staging does again
     detector = Detector.load(args.model)
     if not args.quantize:
         export_model(detector, out, args.format)
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
                 f"int8 lowers {worst!r} macro-F1 from {before:.4f} to {after:.4f} on {check.posts} posts, a drop of "
                 f"{check.drop:.4f} > --max-drop {args.max_drop}; nothing was written (export without --quantize)"
             )
-        check_replaceable(out, MANIFEST)  # again: the quantization took minutes, and the folder may have changed
+        check_replaceable(out, EXPORT_MANIFEST)  # again: the quantization took minutes, and the folder may have changed
         replace_folder(int8, out)
     summary(args.model, out, "onnx")
     return 0

@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from faim.artifact_manifest import EXPORT_MANIFEST
 from faim.file_digests import file_digests, sealed
 from faim.folders import check_replaceable, replace_folder, staging_folder
-from faim.runtime.bundle import MANIFEST
 
 
 @contextmanager
@@ -23,7 +23,7 @@ def staged(target: Path) -> Iterator[Path]:
     Raises:
         FileExistsError: If ``target`` holds anything but an export (``faim.folders.check_replaceable``).
     """
-    check_replaceable(target, MANIFEST)
+    check_replaceable(target, EXPORT_MANIFEST)
     staging = staging_folder(target, ".faim-export-")
     try:
         yield staging
@@ -36,6 +36,6 @@ def staged(target: Path) -> Iterator[Path]:
 def write_manifest(staging: Path, manifest: dict[str, Any]) -> None:
     """Write ``manifest`` with the sha256 of every other file in ``staging`` under ``"files"``, sealed
     (``faim.file_digests.sealed``)."""
-    (staging / MANIFEST).unlink(missing_ok=True)
+    (staging / EXPORT_MANIFEST).unlink(missing_ok=True)
     manifest = sealed(manifest | {"files": file_digests(staging)})
-    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    (staging / EXPORT_MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")

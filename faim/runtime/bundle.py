@@ -22,8 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from faim.artifact_manifest import EXPORT_MANIFEST as MANIFEST
-from faim.artifact_manifest import MANIFEST as SAVED_MODEL
+from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST
 from faim.file_digests import check_digests
 
 FORMAT_VERSION = 1
@@ -63,14 +62,14 @@ def read_bundle(directory: str | Path) -> dict[str, Any]:
         ExportError: When ``directory`` holds no export of this format, or a file is missing or modified.
     """
     root = Path(directory)
-    path = root / MANIFEST
+    path = root / EXPORT_MANIFEST
     if not path.is_file():
-        hint = " (a saved model: export it first with faim export)" if (root / SAVED_MODEL).is_file() else ""
-        raise ExportError(f"{root}: not an exported faim model (no {MANIFEST}){hint}")
+        hint = " (a saved model: export it first with faim export)" if (root / MANIFEST).is_file() else ""
+        raise ExportError(f"{root}: not an exported faim model (no {EXPORT_MANIFEST}){hint}")
     manifest = json.loads(path.read_text(encoding="utf-8"))
     if manifest.get("format") != FORMAT_VERSION:
         raise ExportError(
             f"{path}: export format {manifest.get('format')} is not supported (expected {FORMAT_VERSION})"
         )
-    check_digests(root, manifest, MANIFEST, ExportError)
+    check_digests(root, manifest, EXPORT_MANIFEST, ExportError)
     return manifest

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from faim.artifact_manifest import read_manifest
+from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, read_manifest
 from faim.data.columns import ColumnMap
 from faim.data.post import Post
-from faim.runtime.bundle import EMBEDDING, MANIFEST, SAVED_MODEL, ExportError, probabilities_name, read_bundle
+from faim.runtime.bundle import EMBEDDING, ExportError, probabilities_name, read_bundle
 from faim.runtime.model import ExportedModel
 from faim.scoring.inputs import Shard
 from faim.scoring.manifest import check_resumable
@@ -156,7 +156,7 @@ def score_exported(
 
 def is_saved_model(model: Path) -> bool:
     """Whether ``model`` is a saved model (``faim train``'s) rather than an export (``faim export``'s)."""
-    return not (model / MANIFEST).is_file() and (model / SAVED_MODEL).is_file()
+    return not (model / EXPORT_MANIFEST).is_file() and (model / MANIFEST).is_file()
 
 
 def recorded_manifest(model: Path) -> dict[str, Any]:
@@ -186,8 +186,8 @@ def export_once(model: Path, out: Path, overwrite: bool = False) -> Path:
     if not is_saved_model(model):
         return model
     exports = out / EXPORT_DIR
-    target = exports / sha256_file(model / SAVED_MODEL)[:16]
-    if overwrite or not (target / MANIFEST).is_file():
+    target = exports / sha256_file(model / MANIFEST)[:16]
+    if overwrite or not (target / EXPORT_MANIFEST).is_file():
         for stale in exports.iterdir() if exports.is_dir() else ():
             if stale.is_dir() and stale != target:
                 shutil.rmtree(stale)
