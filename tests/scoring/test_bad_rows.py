@@ -58,11 +58,12 @@ def test_a_model_whose_heads_see_no_picture_does_not_read_pictures(demo_data, tm
     assert all(rows[line]["error_kind"] is None and rows[line]["harmful"] is not None for line in scored)
 
 
-def scored_rows(model: Path, dump: Path, content: bytes) -> list[dict]:
-    """The output rows of ``content``, written to ``dump`` and scored into a folder beside it."""
+def scored_rows(model: Path, dump: Path, content: bytes, columns: dict | None = None) -> list[dict]:
+    """The output rows of ``content``, written to ``dump`` and scored with the mapping ``columns`` into a folder
+    beside it."""
     dump.write_bytes(content)
     out = dump.with_name(f"{dump.name}-scores")
-    score_dump(model, dump, out, workers=1, progress=False)
+    score_dump(model, dump, out, columns=columns, workers=1, progress=False)
     return pq.read_table(out).to_pylist()
 
 
@@ -86,8 +87,8 @@ def test_a_row_holding_only_what_the_model_does_not_read_is_empty(demo_data, tmp
     ]
     unmapped = scored_rows(tmp_path / "model", tmp_path / "tweets.csv", b"id,tweet\n1,a post\n")
     assert unmapped[0]["error"] == f"nothing the model reads (text): no text; the row's fields: id, tweet {hint}"
-    mapped = scored_rows(tmp_path / "model", tmp_path / "captions.csv", b"id,caption\n1,\n")
-    assert mapped[0]["error"] == f"nothing the model reads (text): no text; the row's fields: id, caption {hint}"
+    mapped = scored_rows(tmp_path / "model", tmp_path / "captions.csv", b"id,caption\n1, \n", {"text": "caption"})
+    assert mapped[0]["error"] == "nothing the model reads (text): the text is empty"  # mapped, blank: no listing
 
 
 def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
