@@ -40,7 +40,8 @@ def check_digests(root: Path, manifest: dict[str, Any], listing: str, error: typ
     if SEAL in manifest and manifest[SEAL] != content_digest(manifest):
         raise error(
             f"{root / listing}: modified after it was written (its tasks, thresholds, calibration or settings); "
-            "faim calibrate writes a copy of a model with other thresholds and calibration"
+            "faim calibrate writes a copy of a saved model with other thresholds and calibration (export that copy "
+            "for an export)"
         )
     for relative, expected in manifest["files"].items():
         path = root / relative
