@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,17 @@ def check_label_tasks(columns: dict[str, Any] | None, tasks: Sequence[str]) -> N
                 f"--map labels.{task}: the model has no task {task!r}{suggest(task, list(tasks))}; "
                 f"its tasks: {', '.join(tasks)}"
             )
+
+
+def resume_command(recipe: str, overrides: list[str], output_dir: str | None = None) -> str:
+    """The ``faim train`` command line that resumes a run of ``recipe`` with ``--set`` ``overrides`` (and
+    ``--output-dir``), with ``--resume``, quoted for a shell, in backquotes: what a run stopped by a signal names."""
+    words = ["faim", "train", recipe]
+    for override in overrides:
+        words += ["--set", override]
+    if output_dir:
+        words += ["--output-dir", output_dir]
+    return f"`{shlex.join([*words, '--resume'])}`"
 
 
 def output_folder(text: str) -> str:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from faim.api import train_recipe
-from faim.cli.common import add_overrides, output_folder
+from faim.cli.common import add_overrides, output_folder, resume_command
 from faim.demo_data import make_demo_data
 from faim.eval.report import format_table
 from faim.scoring.engine import score_dump
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         f"train.output_dir={out / 'run'}",
         *args.overrides,
     ]
-    result = train_recipe(args.recipe, overrides)
+    result = train_recipe(args.recipe, overrides, resume_hint=resume_command(args.recipe, overrides))
     if result is None:
         return 0
     print(format_table(result.report))

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 
 from faim.api import train_recipe
-from faim.cli.common import add_overrides, output_folder
+from faim.cli.common import add_overrides, output_folder, resume_command
 from faim.eval.report import format_table
 
 
@@ -35,20 +34,14 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.set_defaults(handler=run)
 
 
-def resume_command(args: argparse.Namespace) -> str:
-    """The command line that resumes the run ``args`` start (its recipe, ``--set`` overrides and ``--output-dir``,
-    with ``--resume``), quoted for a shell, in backquotes."""
-    words = ["faim", "train", args.recipe]
-    for override in args.overrides:
-        words += ["--set", override]
-    if args.output_dir:
-        words += ["--output-dir", args.output_dir]
-    return f"`{shlex.join([*words, '--resume'])}`"
-
-
 def run(args: argparse.Namespace) -> int:
     overrides = args.overrides + ([f"train.output_dir={args.output_dir}"] if args.output_dir else [])
-    result = train_recipe(args.recipe, overrides, resume=args.resume, resume_hint=resume_command(args))
+    result = train_recipe(
+        args.recipe,
+        overrides,
+        resume=args.resume,
+        resume_hint=resume_command(args.recipe, args.overrides, args.output_dir),
+    )
     if result is None:
         return 0
     print(format_table(result.report))

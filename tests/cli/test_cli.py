@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -576,3 +577,17 @@ def test_calibrate_says_which_edge_of_its_search_a_temperature_lies_at(temperatu
     calibration.temperatures["harmful"] = temperature
     line = fitted(task, calibration, EvalConfig())
     assert said in line and line.count("edge") == (temperature != 1.5)
+
+
+def test_faim_demo_names_the_faim_train_command_that_resumes_its_run(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    import faim.cli.demo_cmd
+
+    hints = []
+    monkeypatch.setattr(
+        faim.cli.demo_cmd, "train_recipe", lambda recipe, overrides, resume_hint: hints.append(resume_hint)
+    )
+    assert main(["demo", "--out", str(tmp_path / "demo"), "--set", "train.seed=3"]) == 0
+    words = shlex.split(hints[0].strip("`"))
+    assert words[:3] == ["faim", "train", "demo_multimodal"] and words[-1] == "--resume"
+    assert f"train.output_dir={tmp_path / 'demo' / 'run'}" in words and "train.seed=3" in words
+    assert f"data.train={tmp_path / 'demo' / 'data' / 'train.jsonl'}" in words
