@@ -107,8 +107,14 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply ``--set a.b=c`` overrides in order; intermediate mappings are created as needed. Setting a component's
     ``type:`` to another type replaces the component whole, as ``base:`` merging does, so its other keys are set by
-    overrides after that one."""
+    overrides after that one; one given before it, which the replacement would drop, is refused.
+
+    Raises:
+        RecipeError: Naming an override that sets a key inside a value that is not a mapping, or one that a later
+            change of its component's type would drop.
+    """
     result = copy.deepcopy(recipe)
+    given: list[tuple[str, str]] = []  # each override applied: the dotted path it set, and the override
     for text in overrides:
         keys, value = parse_override(text)
         node = result
@@ -118,8 +124,18 @@ def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, A
                 raise RecipeError("--set", ".".join(keys[: depth + 1]), f"is a {type(child).__name__}, not a mapping")
             node = child
         if keys[-1] == "type" and node.get("type", value) != value:
+            component = ".".join(keys[:-1])
+            kept = f"{component}.type"  # a type given before is replaced by this one, as a repeated --set is
+            if dropped := [earlier for path, earlier in given if path.startswith(f"{component}.") and path != kept]:
+                raise RecipeError(
+                    "--set",
+                    ".".join(keys),
+                    f"replaces the component whole, dropping what --set {dropped[0]} gave it; give its keys after "
+                    "its type",
+                )
             node.clear()
         node[keys[-1]] = value
+        given.append((".".join(keys), text))
     return result
 
 

@@ -29,6 +29,11 @@ def test_an_override_of_a_components_type_replaces_it_whole() -> None:
     assert apply_overrides(component, ["model.fusion.type=concat"]) == {"model": {"fusion": {"type": "concat"}}}
     recipe = Recipe.load("hate_text_frozen", ["model.encoders.text.type=tiny_text", "model.encoders.text.dim=8"])
     assert recipe.model["encoders"]["text"] == {"type": "tiny_text", "dim": 8}
+    assert apply_overrides(component, ["model.fusion.type=gated", "model.fusion.type=concat"])["model"] == {
+        "fusion": {"type": "concat"}
+    }
+    with pytest.raises(RecipeError, match=r"model.fusion.type: replaces the component whole, dropping what --set "):
+        apply_overrides(component, ["model.fusion.dim=64", "model.fusion.type=concat"])  # dim would be lost
 
 
 def test_an_error_an_override_causes_names_the_override(tmp_path: Path) -> None:
