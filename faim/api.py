@@ -32,7 +32,8 @@ class TrainResult:
 
 
 def build(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Detector:
-    """An untrained ``Detector`` from a recipe (file, shipped name, mapping or ``Recipe``)."""
+    """An untrained ``Detector`` from a recipe (file, shipped name, mapping or ``Recipe``), which keeps the resolved
+    recipe and saves it with the model (``Detector.save``)."""
     resolved = as_recipe(recipe, overrides)
     return Detector(
         build_model(resolved.model),
@@ -40,6 +41,7 @@ def build(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | N
         max_elements=resolved.train.max_elements,
         pool_by_image=resolved.eval.pool_by_image,
         source=resolved.source,
+        recipe=resolved,
     )
 
 

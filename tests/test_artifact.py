@@ -15,6 +15,7 @@ from faim.artifact import ArtifactError, read_recipe
 from faim.data.sources import read_posts
 from faim.detector import Calibration
 from faim.file_digests import SEAL
+from faim.recipe import as_recipe
 from faim.training.cache import part_identity
 
 
@@ -206,3 +207,9 @@ def test_a_pooled_calibrations_correction_weight_round_trips(demo_data, tmp_path
     (task,) = manifest["tasks"]
     assert task["pooled"]["correction_weight"] == 0.8 and "correction_weight" not in task
     assert faim.load(tmp_path / "model").pooled == detector.pooled
+
+
+def test_an_untrained_detector_built_from_a_recipe_saves_that_recipe(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    faim.build(recipe).save(tmp_path / "model")
+    assert read_recipe(tmp_path / "model").to_dict() == as_recipe(recipe).to_dict()  # data and eval included
