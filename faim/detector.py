@@ -249,12 +249,20 @@ class Detector:
         detector also fits the calibration of pooled logits (``pooled``; the predictions must hold the pictures).
         A task the predictions hold no labels for keeps both calibrations as they were.
 
+        Raises:
+            ValueError: When the predictions hold no labels at all (``Detector.predict``'s), saying how to make some.
+
         ``correction_weights``: task → weight of the crowd's corrections in calibrated logits
         (``correction_weights``). The pooled calibration is fitted without them first, each becomes raw pooled
         logits through that fit's temperature, and the pooled calibration is fitted again with them. ``None``
         keeps the pooled calibration's own weights, in raw logits (a refit on another platform's posts scales
         the crowd's evidence with the text's).
         """
+        if not predictions.targets:
+            raise ValueError(
+                "these predictions hold no labels (Detector.predict reads none): make them with "
+                "faim.inference.predict(detector.model, batches) over batches of detector.collator(with_targets=True)"
+            )
         sources = [meta.get(SOURCE) for meta in predictions.meta] if predictions.meta else None
         fit_calibration(self.tasks, predictions.logits, predictions.targets, config, self.calibration, sources)
         if self.pooling_kind:

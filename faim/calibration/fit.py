@@ -114,7 +114,7 @@ def fit_calibration(
         TargetUnreachableWarning: For each of those tasks, naming it.
     """
     unreachable = []
-    for task in tasks:
+    for task in (task for task in tasks if task.name in targets):  # the others keep their calibration
         target, values = targets[task.name], logits[task.name]
         keep = task.labelled(target)
         target, values = target[keep], values[keep]
