@@ -179,8 +179,10 @@ class Detector:
         crowd = predictions.corrections, predictions.link_present
         probs = pooled_probabilities(self.tasks, self.pooled, predictions.logits, groups, *crowd)
         rows = score_rows(predictions.ids, self.tasks, probs)
-        shown = predictions.link_present
-        return [row | {"picture_group": int(group) if has else None} for row, group, has in zip(rows, groups, shown)]
+        has_picture = predictions.link_present
+        return [
+            row | {"picture_group": int(group) if has else None} for row, group, has in zip(rows, groups, has_picture)
+        ]
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
         """Whole-post embeddings ``[N, D]`` (float32), in input order.

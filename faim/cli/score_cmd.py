@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     pool_by_image = getattr(args, "pool_by_image", False)
     if args.runtime == "torch":
         if is_export(Path(args.model)):
-            raise ValueError(f"{args.model}: an export written by faim export; score it with --runtime onnx")
+            raise ValueError(f"{args.model}: an export written by faim export; read it with --runtime onnx")
         if args.exact and args.bf16:
             raise ValueError("--exact and --bf16: choose one (bf16 is an approximation)")
         options = ScoringOptions.exact() if args.exact else ScoringOptions(bf16=args.bf16)

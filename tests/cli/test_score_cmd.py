@@ -68,5 +68,5 @@ def test_an_export_without_the_onnx_runtime_is_refused_saying_to_add_it(
     export.mkdir()
     (export / "faim-export.json").write_text("{}", encoding="utf-8")
     assert main([command, str(export), "dump.jsonl", "-o", str(tmp_path / "out")]) == 2
-    error = f"faim {command}: error: {export}: an export written by faim export; score it with --runtime onnx\n"
+    error = f"faim {command}: error: {export}: an export written by faim export; read it with --runtime onnx\n"
     assert capsys.readouterr().err == error and not engine_calls
