@@ -73,6 +73,22 @@ def running(pid: int) -> bool:
         return False
 
 
+def still_running(pids: list[int], seconds: float = 30) -> list[int]:
+    """The processes of ``pids`` that have not ended after waiting up to ``seconds`` for them to."""
+    deadline = time.monotonic() + seconds
+    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [pid for pid in pids if running(pid)]
+
+
+def kill_what_is_left(process: subprocess.Popen, workers: list[int]) -> None:
+    """End a scoring run's main ``process`` and its ``workers``, whatever a test saw of them."""
+    for pid in [pid for pid in [process.pid, *workers] if running(pid)]:
+        with contextlib.suppress(ProcessLookupError):  # it may end between the two
+            os.kill(pid, signal.SIGKILL)
+    process.wait()
+
+
 @pytest.mark.skipif(
     not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").is_file(), reason="reads the process tree from /proc"
 )
@@ -86,15 +102,9 @@ def test_workers_end_when_the_run_that_started_them_is_killed(tiny_model_dir: Pa
         assert workers, "the run should have a worker scoring"
         process.kill()  # the main process alone, as kill -9 PID does
         process.wait()
-        deadline = time.monotonic() + 30
-        while any(running(worker) for worker in workers) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not [worker for worker in workers if running(worker)], "a worker outlived the run that started it"
+        assert not still_running(workers), "a worker outlived the run that started it"
     finally:
-        for pid in [pid for pid in [process.pid, *workers] if running(pid)]:
-            with contextlib.suppress(ProcessLookupError):  # it may end between the two
-                os.kill(pid, signal.SIGKILL)
-        process.wait()
+        kill_what_is_left(process, workers)
 
 
 @pytest.mark.skipif(
@@ -117,15 +127,9 @@ def test_ctrl_c_reaches_only_the_main_process_which_ends_the_run_and_its_workers
             assert all(running(worker) for worker in workers), "Ctrl-C ended a worker, not the run"
             os.killpg(process.pid, signal.SIGINT)
             assert process.wait(timeout=60) == 130
-            deadline = time.monotonic() + 30
-            while any(running(worker) for worker in workers) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert not [worker for worker in workers if running(worker)], "a worker outlived the interrupted run"
+            assert not still_running(workers), "a worker outlived the interrupted run"
         finally:
-            for pid in [pid for pid in [process.pid, *workers] if running(pid)]:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            process.wait()
+            kill_what_is_left(process, workers)
         stderr.seek(0)
         printed = stderr.read()
     assert "faim: interrupted" in printed and "Traceback" not in printed, printed
