@@ -142,9 +142,10 @@ class Detector:
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
                 ``readable`` sets such posts aside).
         """
-        collate = self.collator(kinds=self.model.kinds_with(link_kind))
+        kinds = self.model.kinds_with(link_kind)
+        collate = self.collator(kinds=kinds)
         items = as_posts(posts)
-        refuse_empty(items, self.model.fused_kinds)
+        refuse_empty(items, kinds)
         batches, positions = length_batches(items, batch_size)
         collated = (collate(batch) for batch in batches)
         return predict(self.model, collated, desc=None, link_kind=link_kind, embeddings=embeddings).rows(positions)
@@ -192,10 +193,13 @@ class Detector:
         """
         return self.predict(posts, batch_size, embeddings=True).embeddings
 
-    def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
+    def readable(
+        self, posts: Iterable[Post | Mapping[str, Any]], pool_by_image: bool = False
+    ) -> tuple[list[Post], list[PostError]]:
         """The posts holding something the model reads whose elements it can read (pictures decoded, metadata
-        numeric), and the errors of the others (``empty``: nothing it reads), as ``faim.runtime``'s ``readable``."""
-        kinds = self.model.fused_kinds
+        numeric), and the errors of the others (``empty``: nothing it reads), as ``faim.runtime``'s ``readable``;
+        with ``pool_by_image``, as ``score(posts, pool_by_image=True)`` reads them, the pictures linking posts too."""
+        kinds = self.model.kinds_with(self.pooling_kind if pool_by_image else None)
         return readable_posts(as_posts(posts), kinds, self.collator(kinds=kinds).prepare)
 
     def explain(self, posts: Iterable[Post | Mapping[str, Any]], progress: bool = False) -> list[Explanation]:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import pooling_detector
+from conftest import pooling_detector, shared_picture_posts, tiny_recipe
 
 import faim
+from faim.calibration.fit import Calibration
+from faim.data.elements import PostError
 from faim.eval.evaluate import evaluate
 from faim.inference import predict
 from faim.pooling import picture_groups, pooled, pooled_logits
@@ -86,3 +89,20 @@ def test_scoring_pooled_raises_the_groups_whose_posts_question_their_picture(dem
     moved = [a["harmful"] - b["harmful"] for a, b in zip(after, before)]
     assert all(m > 0.01 for m, row in zip(moved, after) if row["picture_group"] in marked)
     assert all(abs(m) < 1e-9 for m, row in zip(moved, after) if row["picture_group"] not in marked)  # no picture: none
+
+
+def test_a_post_showing_only_a_picture_is_scored_pooled_by_a_model_fusing_its_text_alone(
+    demo_data, tmp_path: Path
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["eval"] |= {"pool_by_image": 1.0}
+    recipe["model"]["fusion"] = {"type": "concat", "kinds": ["text"]}  # the picture links posts, as faim score reads it
+    detector = faim.build(recipe)
+    detector.pooled = Calibration.identity(detector.tasks)
+    posts = [post for post in shared_picture_posts(demo_data)[:8] if post.images and post.text]
+    picture_only = replace(posts[0], id="picture-only", text=None, comments=[])
+    rows = detector.score([*posts, picture_only], pool_by_image=True)
+    assert rows[-1]["id"] == "picture-only" and rows[-1]["picture_group"] == rows[0]["picture_group"]
+    assert detector.readable([picture_only], pool_by_image=True) == ([picture_only], [])
+    with pytest.raises(PostError, match="nothing the model reads"):
+        detector.score([picture_only])  # one by one, the model reads its text alone
