@@ -21,6 +21,7 @@ from trigger_models import (
 
 from faim.data.post import as_posts
 from faim.data.sources import read_posts
+from faim.detector import Detector
 from faim.eval.bench_erasure import WAYS, erasure_falls, measure, validation_posts
 
 
@@ -65,7 +66,7 @@ def test_a_text_encoder_without_token_attributions_gives_no_figures() -> None:
 
 
 def test_a_saved_model_is_checked_on_the_positive_posts_of_its_task_and_says_what_it_lacks(
-    tiny_model_dir: Path, demo_data: dict[str, Path]
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
 ) -> None:
     posts = list(read_posts(demo_data["validation"], {"labels": {"harmful": "label"}}))
     figures = measure(str(tiny_model_dir), posts, None, count=6, fraction=0.25, draws=2, seed=0)
@@ -80,5 +81,7 @@ def test_a_saved_model_is_checked_on_the_positive_posts_of_its_task_and_says_wha
     negative = [post for post in posts if post.labels["harmful"] in (0, "0", "benign")]
     with pytest.raises(SystemExit, match="none of the posts is labelled positive for harmful"):
         measure(str(tiny_model_dir), negative, None, count=6, fraction=0.25, draws=2, seed=0)
+    composed = Detector.load(tiny_model_dir)
+    Detector(composed.model, composed.tasks).save(tmp_path / "composed")  # in code: its recipe names no data
     with pytest.raises(SystemExit, match="no validation posts to take .*give labelled posts with --data"):
-        validation_posts(str(tiny_model_dir))
+        validation_posts(str(tmp_path / "composed"))

@@ -24,7 +24,8 @@ from faim.scoring.options import ScoringOptions
 
 
 def write_dump(root: Path) -> Path:
-    """The export test posts as JSONL rows with their pictures as files, and rows that cannot be scored."""
+    """The export test posts as JSONL rows with their pictures as files, and rows that cannot be scored (a line that
+    is not JSON, a missing picture, a post holding nothing)."""
     root.mkdir(parents=True, exist_ok=True)
     lines = []
     for post in export_posts():
@@ -34,6 +35,7 @@ def write_dump(root: Path) -> Path:
             names.append(f"{post['id']}-{index}.png")
         lines.append(json.dumps(post | ({"images": names} if names else {})))
     lines += ["{not json", json.dumps({"id": "lost", "text": "x", "images": ["nowhere.png"]})]
+    lines.append(json.dumps({"id": "empty", "text": ""}))  # nothing any model reads
     path = root / "dump.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -94,9 +96,9 @@ def test_a_saved_model_is_exported_once_into_the_output_and_a_run_resumes_on_it(
     (export,) = (tmp_path / "out" / EXPORT_DIR).iterdir()
     written = (export / "faim-export.json").stat().st_mtime_ns
     again = score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
-    assert first.rows == again.rows == 7 and again.rows_this_run == 0 and again.resumed_shards == first.shards
+    assert first.rows == again.rows == 8 and again.rows_this_run == 0 and again.resumed_shards == first.shards
     assert (export / "faim-export.json").stat().st_mtime_ns == written
-    assert len(pq.read_table(tmp_path / "out")) == 7  # the export's files are not read as rows
+    assert len(pq.read_table(tmp_path / "out")) == 8  # the export's files are not read as rows
 
 
 def test_an_export_left_in_the_output_by_another_saved_model_is_not_scored_with(
@@ -130,7 +132,7 @@ def test_the_model_calibrated_otherwise_does_not_resume_the_run_of_its_earlier_c
     with pytest.raises(ValueError, match=r"the model's tasks, thresholds or calibration differ"):
         score_exported(recalibrated, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
     again = score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
-    assert again.rows == 7 and again.rows_this_run == 0
+    assert again.rows == 8 and again.rows_this_run == 0
 
 
 def test_an_output_folder_holding_another_models_run_is_refused_before_anything_in_it_is_removed(
