@@ -340,7 +340,12 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     model.fit_encoders(train_posts, cfg.max_elements)
     tasks = task_specs(recipe.model)
     detector = Detector(
-        model, tasks, max_elements=cfg.max_elements, pool_by_image=recipe.eval.pool_by_image, source=recipe.source
+        model,
+        tasks,
+        max_elements=cfg.max_elements,
+        pool_by_image=recipe.eval.pool_by_image,
+        source=recipe.source,
+        recipe=recipe,
     )
     train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)
     val_loader = recipe_loader(recipe, detector, val_posts, False, "validation")
@@ -369,7 +374,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     task.load_state_dict(state)
     weights = crowd_correction_weights(recipe, detector, train_posts) if recipe.eval.crowd_corrections else None
     detector.calibrate(val_loader, recipe.eval, weights)
-    model_dir = detector.save(output_dir / "model", recipe)
+    model_dir = detector.save(output_dir / "model")
     split = recipe.eval.split
     eval_posts = val_posts if split == "validation" else split_posts(recipe, source, split)
     eval_loader = val_loader if split == "validation" else recipe_loader(recipe, detector, eval_posts, False, split)
