@@ -40,7 +40,8 @@ def run_identity(model: dict[str, Any], files: list[Path], settings: dict[str, A
         model: The saved model's ``faim.json`` or the export's manifest, as read.
     """
     inputs = [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
-    return {"model": model["files"], "tasks": model["tasks"], "inputs": inputs, "settings": settings}
+    identity = {"model": model["files"], "tasks": model["tasks"], "inputs": inputs, "settings": settings}
+    return json.loads(json.dumps(identity))  # as the run's record reads it back: a tuple given is a list there
 
 
 def check_output_folder(out_dir: Path) -> None:

@@ -119,3 +119,11 @@ def test_a_run_recorded_without_the_models_tasks_resumes_as_before(tiny_model_di
     (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
     again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
     assert again.rows == 40 and again.rows_this_run == 0
+
+
+def test_a_run_given_a_tuple_in_its_settings_resumes(tiny_model_dir: Path, tmp_path: Path) -> None:
+    dump, out = forty_posts(tmp_path / "dump.jsonl"), tmp_path / "out"
+    columns = {"text": "text", "meta": ("topic",)}  # a tuple, which the run's record holds as a list
+    score_dump(tiny_model_dir, dump, out, columns=columns, workers=1, shard_rows=20, progress=False)
+    again = score_dump(tiny_model_dir, dump, out, columns=columns, workers=1, shard_rows=20, progress=False)
+    assert again.rows == 40 and again.rows_this_run == 0
