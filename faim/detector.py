@@ -1,7 +1,7 @@
 """``Detector``: a model plus its tasks, calibration and preprocessing — what users score posts with.
 
-A saved artifact holds the recipe (``faim.artifact``); a detector loaded from one keeps it and saves it again, and a
-model composed in code is written out as one when it is saved.
+A saved artifact holds the recipe (``faim.artifact``); a detector loaded from one, built from one (``faim.build``) or
+trained from one keeps it and saves it again, and a model composed in code is written out as one when it is saved.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ class Detector:
         pool_by_image: The cosine at which two posts' first pictures count as one (``eval.pool_by_image``), for
             scoring posts together pooled by picture; ``None``: the detector scores posts one by one only.
         source: Where the model came from, for messages: an artifact directory, or ``"<python>"``.
-        recipe: The recipe ``save`` writes when given none: the one a loaded detector was saved with; ``None``: the
-            architecture alone.
+        recipe: The recipe ``save`` writes when given none: the one a loaded detector was saved with, or a built or
+            trained one's; ``None``: the architecture alone.
 
     ``Detector.load(directory)`` (``faim.load``) reads a saved one; ``save`` writes one.
     """
@@ -266,8 +266,8 @@ class Detector:
         """
         if not predictions.targets:
             raise ValueError(
-                "these predictions hold no labels (Detector.predict reads none): make them with "
-                "faim.inference.predict(detector.model, batches) over batches of detector.collator(with_targets=True)"
+                "these predictions hold no labels (Detector.predict reads none): calibrate with "
+                "detector.calibrate(batches, config) over batches of detector.collator(with_targets=True)"
             )
         sources = [meta.get(SOURCE) for meta in predictions.meta] if predictions.meta else None
         fit_calibration(self.tasks, predictions.logits, predictions.targets, config, self.calibration, sources)
@@ -404,9 +404,9 @@ class Detector:
             recipe: The recipe it was trained from, saved with it (evaluation and resumed runs read its data and
                 eval settings), with ``correction: true`` on each head corrected since (``correct_heads``), so that
                 loading builds the corrections before reading their weights. ``None``: the detector's ``recipe`` (the
-                one it was loaded with), or, where it has none, the architecture alone, written out as a recipe's
-                ``model:`` section from the arguments its components were built with, which is how a model composed
-                in code is saved.
+                one it was loaded, built or trained with), or, where it has none, the architecture alone, written out
+                as a recipe's ``model:`` section from the arguments its components were built with, which is how a
+                model composed in code is saved.
 
         Raises:
             ValueError: Without a recipe, when a component cannot be written out (see

@@ -149,7 +149,7 @@ def test_heads_corrected_on_labels_the_model_reverses_rank_them_and_survive_savi
     with pytest.raises(ValueError, match="whole-post embeddings"):
         detector.correct_heads(replace(predictions, embeddings=None), EvalConfig())
     unlabelled = detector.predict(reversed_posts, embeddings=True)  # Detector.predict reads no labels
-    with pytest.raises(ValueError, match=r"hold no labels .*detector.collator\(with_targets=True\)"):
+    with pytest.raises(ValueError, match=r"hold no labels .*detector.calibrate\(batches, config\) over batches of"):
         detector.correct_heads(unlabelled, EvalConfig())
     assert detector.correct_heads(predictions, EvalConfig(logit_shift=True)) == ["harmful"]
     corrected = predict(detector.model, loader).logits["harmful"]
