@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import sys
 import warnings
+from collections.abc import Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -26,6 +27,7 @@ import faim.encoders  # noqa: F401  (registers the built-in encoders)
 import faim.fusion  # noqa: F401  (registers the built-in fusions)
 import faim.tasks  # noqa: F401  (registers the built-in heads)
 from faim import registry
+from faim.data.targets import TaskSpec
 from faim.registry import PLUGIN_GROUP, REGISTRIES, PluginWarning, constructor_arguments
 
 DERIVED: dict[str, tuple[str, ...]] = {
@@ -175,3 +177,38 @@ def is_plain(value: Any) -> bool:
     if isinstance(value, dict):
         return all(isinstance(key, str) and is_plain(item) for key, item in value.items())
     return False
+
+
+def check_tasks(heads: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> None:
+    """Refuse ``tasks`` that are not one per head of ``heads`` (a model's, by task name), each named as its head, of
+    its head's ``task_type`` and with as many labels as its head has classes or labels (``num_classes``,
+    ``num_labels``: ``head_sizes``).
+
+    Raises:
+        ValueError: Naming the tasks and heads that differ, and what differs.
+    """
+    names = [task.name for task in tasks]
+    unmatched = {
+        "task(s) given twice": sorted({name for name in names if names.count(name) > 1}),
+        "task(s) without a head": [name for name in names if name not in heads],
+        "head(s) without a task": [name for name in heads if name not in names],
+    }
+    said = [f"{what}: {', '.join(map(repr, which))}" for what, which in unmatched.items() if which]
+    if said:
+        raise ValueError(
+            f"the tasks do not match the model's heads ({', '.join(heads)}): {'; '.join(said)}; "
+            "give one TaskSpec per head, named as its head"
+        )
+    for task in tasks:
+        head = heads[task.name]
+        head_type = getattr(head, "task_type", task.type)
+        if head_type != task.type:
+            raise ValueError(f"task {task.name!r} is {task.type} but its head is {head_type} ({type(head).__name__})")
+        for size, labels in head_sizes(task.type, task.labels).items():
+            outputs = getattr(head, size, labels)
+            if outputs != labels:
+                noun = "classes" if size == "num_classes" else "labels"
+                raise ValueError(
+                    f"task {task.name!r} has {labels} labels but its head gives {outputs} {noun} ({size}={outputs}); "
+                    "give the task one label per output of its head"
+                )

@@ -19,7 +19,7 @@ from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.fit import Calibration, fit_calibration
 from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.calibration.prior import estimate_prior, prior_shift
-from faim.components import head_sizes
+from faim.components import check_tasks
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
 from faim.data.elements import PostError, readable_posts, refuse_empty
@@ -73,7 +73,7 @@ class Detector:
     ) -> None:
         if pool_by_image is not None and POOLING_KIND not in model.kinds:
             raise ValueError(f"pool_by_image needs a model that embeds pictures; it reads {', '.join(model.kinds)}")
-        check_tasks(model, tasks)
+        check_tasks(model.heads, tasks)
         self.model = model
         self.tasks = tasks
         self.max_elements = max_elements
@@ -439,40 +439,6 @@ class Detector:
             str(directory),
             artifact.recipe,
         )
-
-
-def check_tasks(model: WholePostModel, tasks: Sequence[TaskSpec]) -> None:
-    """Refuse ``tasks`` that are not one per head of ``model``, each named as its head, of its head's ``task_type``
-    and with as many labels as its head has classes or labels (``num_classes``, ``num_labels``: ``head_sizes``).
-
-    Raises:
-        ValueError: Naming the tasks and heads that differ, and what differs.
-    """
-    names = [task.name for task in tasks]
-    unmatched = {
-        "task(s) given twice": sorted({name for name in names if names.count(name) > 1}),
-        "task(s) without a head": [name for name in names if name not in model.heads],
-        "head(s) without a task": [name for name in model.heads if name not in names],
-    }
-    said = [f"{what}: {', '.join(map(repr, which))}" for what, which in unmatched.items() if which]
-    if said:
-        raise ValueError(
-            f"the tasks do not match the model's heads ({', '.join(model.heads)}): {'; '.join(said)}; "
-            "give one TaskSpec per head, named as its head"
-        )
-    for task in tasks:
-        head = model.heads[task.name]
-        head_type = getattr(head, "task_type", task.type)
-        if head_type != task.type:
-            raise ValueError(f"task {task.name!r} is {task.type} but its head is {head_type} ({type(head).__name__})")
-        for size, labels in head_sizes(task.type, task.labels).items():
-            outputs = getattr(head, size, labels)
-            if outputs != labels:
-                noun = "classes" if size == "num_classes" else "labels"
-                raise ValueError(
-                    f"task {task.name!r} has {labels} labels but its head gives {outputs} {noun} ({size}={outputs}); "
-                    "give the task one label per output of its head"
-                )
 
 
 def with_corrected_heads(recipe: Recipe, model: WholePostModel) -> Recipe:
