@@ -114,7 +114,7 @@ def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, A
             change of its component's type would drop.
     """
     result = copy.deepcopy(recipe)
-    given: list[tuple[str, str]] = []  # each override applied: the dotted path it set, and the override
+    given: list[tuple[tuple[str, ...], Any, str]] = []  # each override applied: its keys, its value, its text
     for text in overrides:
         keys, value = parse_override(text)
         node = result
@@ -124,9 +124,8 @@ def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, A
                 raise RecipeError("--set", ".".join(keys[: depth + 1]), f"is a {type(child).__name__}, not a mapping")
             node = child
         if keys[-1] == "type" and node.get("type", value) != value:
-            component = ".".join(keys[:-1])
-            kept = f"{component}.type"  # a type given before is replaced by this one, as a repeated --set is
-            if dropped := [earlier for path, earlier in given if path.startswith(f"{component}.") and path != kept]:
+            component = tuple(keys[:-1])
+            if dropped := [earlier for path, given_value, earlier in given if gave(path, given_value, component)]:
                 raise RecipeError(
                     "--set",
                     ".".join(keys),
@@ -135,8 +134,24 @@ def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, A
                 )
             node.clear()
         node[keys[-1]] = value
-        given.append((".".join(keys), text))
+        given.append((tuple(keys), value, text))
     return result
+
+
+def gave(keys: tuple[str, ...], value: Any, component: tuple[str, ...]) -> bool:
+    """Whether an override setting ``keys`` to ``value`` gave ``component`` (its keys) a key other than its type: a key
+    inside it, or a mapping of it, or of a section holding it, holding one (a type given before is replaced by the
+    new one, as a repeated ``--set`` is)."""
+    if keys[: len(component)] == component and len(keys) > len(component):
+        return keys[len(component) :] != ("type",)
+    if component[: len(keys)] != keys:
+        return False
+    node = value
+    for key in component[len(keys) :]:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return isinstance(node, dict) and bool(set(node) - {"type"})
 
 
 def override_at(path: str, overrides: list[str]) -> str | None:

@@ -32,8 +32,13 @@ def test_an_override_of_a_components_type_replaces_it_whole() -> None:
     assert apply_overrides(component, ["model.fusion.type=gated", "model.fusion.type=concat"])["model"] == {
         "fusion": {"type": "concat"}
     }
-    with pytest.raises(RecipeError, match=r"model.fusion.type: replaces the component whole, dropping what --set "):
-        apply_overrides(component, ["model.fusion.dim=64", "model.fusion.type=concat"])  # dim would be lost
+    dims = ("model.fusion.dim=64", "model.fusion={type: gated, dim: 64}", "model={fusion: {type: gated, dim: 64}}")
+    for earlier in dims:
+        with pytest.raises(RecipeError, match=r"model.fusion.type: replaces the component whole, dropping what --set "):
+            apply_overrides(component, [earlier, "model.fusion.type=concat"])  # dim would be lost
+    assert apply_overrides(component, ["model.fusion={type: gated}", "model.fusion.type=concat"]) == {
+        "model": {"fusion": {"type": "concat"}}
+    }
 
 
 def test_an_error_an_override_causes_names_the_override(tmp_path: Path) -> None:
