@@ -141,10 +141,11 @@ def reuse_and_compute(
     num_workers: int,
     label: str,
 ) -> tuple[dict[str, torch.Tensor], list[int]]:
-    """One part's tensors for ``posts``: the rows other files of the same encoder hold for the same elements (chunks
-    an interrupted run stored included), and the rest encoded now (nothing at all when every post is found), with
-    the indices of the posts encoded now; ``identity`` is the encoder's ``part_identity``, ``path`` the file the
-    part is stored to, beside which the posts encoded now are stored in chunks as they are (``CHUNK_SECONDS``)."""
+    """One part's tensors for ``posts``, stored to ``path``: the rows other files of the same encoder hold for the
+    same elements (chunks an interrupted run stored included), and the rest encoded now (nothing at all when every
+    post is found), with the indices of the posts encoded now; ``identity`` is the encoder's ``part_identity``. The
+    posts encoded now are stored in chunks beside ``path`` as they are (``CHUNK_SECONDS``), removed once ``path`` is
+    written whole."""
     limit = collator.max_elements
     digests = stamp_digests(posts, kind, limit)
     wanted = set(digests)
@@ -186,6 +187,9 @@ def reuse_and_compute(
         f"{kind}.values": torch.cat(rows) if rows else torch.zeros(0, dim),
         f"{kind}.counts": torch.tensor([r.shape[0] for r in rows], dtype=torch.long),
     }
+    save_part(tensors, path, identity, digests)
+    for chunk in folder.glob(f"{path.stem}.part-*{path.suffix}"):
+        chunk.unlink(missing_ok=True)
     return tensors, missing
 
 
@@ -222,7 +226,7 @@ def compute_embeddings(
     batch_size: int,
     num_workers: int,
     label: str,
-    keep: Callable[[list[Post], dict[str, torch.Tensor]], None] | None = None,
+    keep: Callable[[list[Post], dict[str, torch.Tensor]], None],
 ) -> list[dict[str, torch.Tensor]]:
     """Run each ``(kind, encoder)`` of ``parts`` over the elements of that kind of ``posts``; one dict of the tensors
     an ``EmbeddingCache`` holds (``<kind>.values``, ``<kind>.counts``) per part. Every ``CHUNK_SECONDS``, ``keep``
@@ -251,7 +255,7 @@ def compute_embeddings(
                 elements = batch.elements[kind]
                 values.append(encoder(elements.values).float())
                 counts.append(torch.bincount(elements.post_index, minlength=batch.size))
-                if keep is not None and time.monotonic() - kept_at >= CHUNK_SECONDS:
+                if time.monotonic() - kept_at >= CHUNK_SECONDS:
                     chunk = {f"{kind}.values": torch.cat(values[kept:]), f"{kind}.counts": torch.cat(counts[kept:])}
                     posts_now = kept_posts + len(chunk[f"{kind}.counts"])
                     keep(unique_posts[kept_posts:posts_now], chunk)
@@ -315,9 +319,6 @@ def cached_embeddings(
             kind, encoder, identity, collator, posts, path, batch_size, num_workers, label
         )
         encoded.update(missing)
-        save_part(tensors, path, identity, stamp_digests(posts, kind, collator.max_elements))
-        for chunk in folder.glob(f"{path.stem}.part-*{path.suffix}"):
-            chunk.unlink(missing_ok=True)
         stored[part] = tensors
     tensors: dict[str, torch.Tensor] = {}
     for kind in dict.fromkeys(kind for kind, _ in parts):
@@ -330,10 +331,7 @@ def cached_embeddings(
 def save_part(tensors: dict[str, torch.Tensor], path: Path, identity: str, digests: list[str]) -> None:
     """Write a part's (or a chunk's) tensors to ``path`` atomically, with its encoder's ``identity`` and the
     ``stamp_digests`` of its posts in the metadata, by which other lists of posts find their rows in it."""
-    _save_atomically(tensors, path, {"identity": identity, "digests": json.dumps(digests)})
-
-
-def _save_atomically(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
+    metadata = {"identity": identity, "digests": json.dumps(digests)}
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.tmp")
     try:
