@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faim.assembly import build_model, build_source, task_specs
+from faim.assembly import build_source
 from faim.data.post import post_texts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
@@ -34,15 +34,7 @@ class TrainResult:
 def build(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Detector:
     """An untrained ``Detector`` from a recipe (file, shipped name, mapping or ``Recipe``), which keeps the resolved
     recipe and saves it with the model (``Detector.save``)."""
-    resolved = as_recipe(recipe, overrides)
-    return Detector(
-        build_model(resolved.model),
-        task_specs(resolved.model),
-        max_elements=resolved.train.max_elements,
-        pool_by_image=resolved.eval.pool_by_image,
-        source=resolved.source,
-        recipe=resolved,
-    )
+    return Detector.from_recipe(as_recipe(recipe, overrides))
 
 
 def train(

@@ -15,6 +15,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from faim.artifact import Artifact, architecture_recipe, load_artifact, save_artifact
+from faim.assembly import build_model, task_specs
 from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.fit import Calibration, fit_calibration
 from faim.calibration.head_correction import FOLDS, fit_head_correction
@@ -88,6 +89,19 @@ class Detector:
         self.pool_by_image = pool_by_image
         self.source = source
         self.recipe = recipe
+
+    @classmethod
+    def from_recipe(cls, recipe: Recipe) -> Detector:
+        """An untrained detector of the model a resolved ``recipe`` describes, keeping the recipe (``save``
+        writes it)."""
+        return cls(
+            build_model(recipe.model),
+            task_specs(recipe.model),
+            max_elements=recipe.train.max_elements,
+            pool_by_image=recipe.eval.pool_by_image,
+            source=recipe.source,
+            recipe=recipe,
+        )
 
     @property
     def thresholds(self) -> dict[str, float]:

@@ -24,7 +24,7 @@ from pytorch_lightning.utilities.exceptions import SIGTERMException
 from torch.utils.data import DataLoader
 
 from faim.artifact import MANIFEST, read_manifest
-from faim.assembly import build_model, build_source, task_specs
+from faim.assembly import build_source, task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.language import with_languages
 from faim.data.post import Post, post_texts
@@ -266,7 +266,7 @@ RESUME_CALL = "the same call with resume=True"
 """How a run started from Python is resumed, as the message on its stop by a signal says."""
 
 
-def stop_for_signal(stopped_by: signal.Signals, checkpoint_dir: Path, resume_hint: str = RESUME_CALL) -> NoReturn:
+def stop_for_signal(stopped_by: signal.Signals, checkpoint_dir: Path, resume_hint: str) -> NoReturn:
     """End training stopped by a signal, saying that ``resume_hint`` (what resumes this run) continues from the run's
     ``last.ckpt`` where an epoch finished.
 
@@ -336,17 +336,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         check_epochs_left(resume_from, cfg.max_epochs)
     else:
         save_run_recipe(recipe, checkpoint_dir)
-    model = build_model(recipe.model)
+    detector = Detector.from_recipe(recipe)
+    model, tasks = detector.model, detector.tasks
     model.fit_encoders(train_posts, cfg.max_elements)
-    tasks = task_specs(recipe.model)
-    detector = Detector(
-        model,
-        tasks,
-        max_elements=cfg.max_elements,
-        pool_by_image=recipe.eval.pool_by_image,
-        source=recipe.source,
-        recipe=recipe,
-    )
     train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)
     val_loader = recipe_loader(recipe, detector, val_posts, False, "validation")
     with encoding_in_isolation([model]):  # the same random stream and modes whether or not the fusion fits
