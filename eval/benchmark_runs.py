@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from faim.api import evaluate_run, train_recipe
-from faim.artifact import MANIFEST, read_manifest, read_recipe
+from faim.artifact import MANIFEST, read_manifest
 from faim.data.post import Post
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
@@ -173,7 +173,8 @@ def perturbed_evaluations(
     """Perturbation name → evaluation report of the run's saved model on ``posts`` perturbed that way, for every
     perturbation of a modality the model reads (``faim.eval.robustness.perturbed_reports``), with its recipe's eval
     settings; the reports go to the run's ``eval/<folder>/robustness/<name>``."""
-    detector, config = Detector.load(run.model_dir), read_recipe(run.model_dir).eval
+    detector = Detector.load(run.model_dir)
+    config = detector.recipe.eval
     out = run.model_dir.parent / "eval" / folder
     return perturbed_reports(detector, posts, out, data, config, log=lambda line: log(f"  {line}"))
 
@@ -187,7 +188,8 @@ def shifted_evaluations(
     """Name → evaluation report of the run's saved model, as it is (the temperature and threshold chosen on
     validation), on that dataset's posts (``shifted``: name → ``(posts, description)``); the reports go to the
     run's ``eval/<folder>/<name>``."""
-    detector, config = Detector.load(run.model_dir), read_recipe(run.model_dir).eval
+    detector = Detector.load(run.model_dir)
+    config = detector.recipe.eval
     reports = {}
     for name, (posts, data) in shifted.items():
         log(f"  evaluating on {name} ({len(posts)} posts)")

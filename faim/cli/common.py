@@ -40,10 +40,10 @@ def add_columns(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--image-root", default=None, help="directory relative image paths resolve against")
 
 
-def refuse_mapping_without_data(args: argparse.Namespace, data: str | None, name: str) -> None:
-    """Refuse ``--map`` or ``--image-root`` where no posts are given (``data``, which the command calls ``name``): the
-    recipe's split is read instead, with the recipe's own columns and image root."""
-    if not data and (args.columns or args.image_root):
+def refuse_mapping_without_data(args: argparse.Namespace, name: str) -> None:
+    """Refuse ``--map`` or ``--image-root`` where no posts are given (``args.data``, which the command calls ``name``):
+    the recipe's split is read instead, with the recipe's own columns and image root."""
+    if not args.data and (args.columns or args.image_root):
         raise ValueError(
             f"--map and --image-root read {name}: without it the recipe's split is read with the recipe's own columns "
             "and image root"

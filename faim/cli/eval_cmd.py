@@ -68,7 +68,7 @@ WHOLE_FILE = "(every row)"
 
 
 def run(args: argparse.Namespace) -> int:
-    refuse_mapping_without_data(args, args.data, "DATA")
+    refuse_mapping_without_data(args, "DATA")
     recipe = read_recipe(args.model)
     columns = parse_columns(args.columns)
     check_label_tasks(columns, list(recipe.model["heads"]))

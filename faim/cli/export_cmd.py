@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                  "--max-drop": args.max_drop != MAX_DROP}  # fmt: skip
     if not args.quantize and (given := [flag for flag, value in measuring.items() if value]):
         raise ValueError(f"{', '.join(given)}: only with --quantize, which measures the int8 export on labelled posts")
-    refuse_mapping_without_data(args, args.data, "--data")
+    refuse_mapping_without_data(args, "--data")
     out = Path(args.out)
     check_replaceable(out, EXPORT_MANIFEST)  # before any work, as the plain export's staging does again
     detector = Detector.load(args.model)

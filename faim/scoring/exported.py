@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, read_manifest
+from faim.artifact_manifest import MANIFEST, is_export, read_manifest
 from faim.data.columns import ColumnMap
 from faim.data.post import Post
 from faim.runtime.bundle import EMBEDDING, ExportError, probabilities_name, read_bundle
@@ -156,7 +156,7 @@ def score_exported(
 
 def is_saved_model(model: Path) -> bool:
     """Whether ``model`` is a saved model (``faim train``'s) rather than an export (``faim export``'s)."""
-    return not (model / EXPORT_MANIFEST).is_file() and (model / MANIFEST).is_file()
+    return not is_export(model) and (model / MANIFEST).is_file()
 
 
 def recorded_manifest(model: Path) -> dict[str, Any]:
@@ -187,7 +187,7 @@ def export_once(model: Path, out: Path, overwrite: bool = False) -> Path:
         return model
     exports = out / EXPORT_DIR
     target = exports / sha256_file(model / MANIFEST)[:16]
-    if overwrite or not (target / EXPORT_MANIFEST).is_file():
+    if overwrite or not is_export(target):
         for stale in exports.iterdir() if exports.is_dir() else ():
             if stale.is_dir() and stale != target:
                 shutil.rmtree(stale)
