@@ -25,6 +25,7 @@ from faim.components import (
     settable_arguments,
 )
 from faim.data.columns import KEYS as COLUMN_KEYS
+from faim.data.columns import ColumnMap
 from faim.data.elements import ELEMENT_MODALITIES
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
@@ -86,6 +87,13 @@ def check_heads(source: str, heads: Any) -> None:
             raise RecipeError(
                 source, f"model.heads.{task}.labels", "expected a list of at least two distinct label names"
             )
+        if flags := [label for label in labels if isinstance(label, bool)]:
+            raise RecipeError(
+                source,
+                f"model.heads.{task}.labels",
+                f"{flags[0]!r} is a boolean, not a label name (yaml.safe_load reads no, yes, on and off as booleans);"
+                " write label names as text, e.g. 'no'",
+            )
         if spec["type"] == "binary" and len(labels) != 2:
             raise RecipeError(
                 source, f"model.heads.{task}.labels", "a binary task has exactly two labels: [negative, positive]"
@@ -124,10 +132,39 @@ def check_encoders(source: str, encoders: Any) -> None:
 
 
 def check_columns(source: str, path: str, data: dict[str, Any]) -> None:
-    """Validate the keys of a source's ``columns:`` mapping: the post fields the data loaders map to columns
-    (``faim.data.columns.KEYS``); a misspelt one would be read by no loader."""
-    if isinstance(data.get("columns"), dict):
-        check_keys(source, f"{path}.columns", data["columns"], list(COLUMN_KEYS))
+    """Validate a source's ``columns:`` mapping as the data loaders read it (``ColumnMap.from_recipe``): its keys are
+    post fields (``faim.data.columns.KEYS``; a misspelt one would be read by no loader) and its values columns."""
+    if not isinstance(data.get("columns"), dict):
+        return
+    check_keys(source, f"{path}.columns", data["columns"], list(COLUMN_KEYS))
+    try:
+        ColumnMap.from_recipe(data["columns"])
+    except ValueError as error:
+        raise RecipeError(source, f"{path}.columns", str(error).removeprefix("columns").lstrip(".:").strip()) from None
+
+
+def check_label_tasks(source: str, data: dict[str, Any], heads: dict[str, Any], path: str = "data") -> None:
+    """Each task a source reads labels for is a head of the model: the tasks its ``columns.labels`` names and its
+    ``task`` argument (given or default) where its class takes one; in a ``concat`` or ``without`` source, each
+    member's. Labels read for no head would be dropped unseen."""
+    members = {
+        "without": [(f"{path}.source", data.get("source"))],
+        "concat": [(f"{path}.sources[{index}]", member) for index, member in enumerate(data.get("sources") or [])],
+    }
+    for where, member in members.get(data["type"], []):
+        check_label_tasks(source, member, heads, where)
+    columns = data.get("columns")
+    read = {f"columns.labels.{task}": task for task in ColumnMap.from_recipe(columns).labels} if columns else {}
+    parameter = inspect.signature(registries()["source"][data["type"]]).parameters.get("task")
+    if parameter is not None:
+        read["task"] = data.get("task", parameter.default)
+    for key, task in read.items():
+        if task not in heads:
+            raise RecipeError(
+                source,
+                f"{path}.{key}",
+                f"the model has no task {task!r}{suggest(str(task), list(heads))}; its tasks: {', '.join(heads)}",
+            )
 
 
 def check_members(source: str, data: dict[str, Any], path: str = "data") -> None:
@@ -175,6 +212,8 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_component(source, "model.fusion", "fusion", model.get("fusion"))
     check_fused_kinds(source, model)
     check_heads(source, model.get("heads"))
+    if "data" in recipe:
+        check_label_tasks(source, recipe["data"], model["heads"])
     train, eval_section = recipe.get("train", {}), recipe.get("eval", {})
     check_section(source, "train", train, TrainConfig)
     check_section(source, "eval", eval_section, EvalConfig)

@@ -49,7 +49,7 @@ def test_an_error_an_override_causes_names_the_override(tmp_path: Path) -> None:
     with pytest.raises(RecipeError, match=r"hate_text_frozen.yaml: --set eval=3: eval: expected a mapping"):
         as_recipe(Recipe.load("hate_text_frozen"), ["eval=3"])
     with pytest.raises(RecipeError, match=r"hate_text_frozen.yaml: train.monitor: 'val/hate/auroc' is not logged"):
-        Recipe.load("hate_text_frozen", ["model.heads={spam: {type: binary, labels: [no, yes]}}"])
+        Recipe.load("hate_text_frozen", ["model.heads={spam: {type: binary, labels: [no, yes]}}", "data.task=spam"])
 
 
 def test_base_is_merged_and_type_change_replaces(tmp_path: Path) -> None:
@@ -128,3 +128,8 @@ def test_a_recipe_that_is_not_utf8_an_override_that_is_not_yaml_and_a_base_that_
     listed.write_text("base: [a, b]\nmodel: {}\n", encoding="utf-8")
     with pytest.raises(RecipeError, match=r"listed.yaml: base: expected one recipe's name or path, got \['a', 'b'\]"):
         load_recipe_dict(listed)
+
+
+def test_an_override_indexing_a_list_is_refused_saying_how_to_change_the_list() -> None:
+    with pytest.raises(RecipeError, match=r"data\.sources\[1\]\.task: cannot index a list; write a recipe with base:"):
+        apply_overrides({"data": {"type": "concat", "sources": []}}, ["data.sources[1].task=hat"])

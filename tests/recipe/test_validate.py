@@ -230,3 +230,38 @@ def test_a_misspelt_column_role_is_refused_naming_its_path_and_the_roles_loaders
     concat = {"type": "concat", "sources": [member, member]}
     recipe["data"] = {"type": "without", "source": concat, "field": "topic", "values": ["a"]}
     assert "data.source.sources[0].columns.txet: unknown key" in error_for(recipe, write_recipe)
+
+
+def test_columns_of_the_wrong_type_are_refused_before_anything_runs(recipe: dict, write_recipe) -> None:
+    recipe["data"]["columns"]["text"] = 3
+    assert "data.columns: text: expected a column name, got 3" in error_for(recipe, write_recipe)
+    recipe["data"]["columns"] = {"labels": 3}
+    assert "data.columns: labels: expected a dict of name to column or a list of columns" in error_for(
+        recipe, write_recipe
+    )
+
+
+def test_labels_read_for_a_task_the_model_lacks_are_refused_naming_the_source(recipe: dict, write_recipe) -> None:
+    recipe["data"]["columns"]["labels"] = {"harmfull": "label"}
+    message = error_for(recipe, write_recipe)
+    assert "data.columns.labels.harmfull: the model has no task 'harmfull' (did you mean 'harmful'?)" in message
+    member = dict(recipe["data"])
+    recipe["data"] = {"type": "concat", "sources": [dict(member, columns={"labels": {"harmful": "label"}}), member]}
+    assert "data.sources[1].columns.labels.harmfull: the model has no task" in error_for(recipe, write_recipe)
+
+
+def test_a_source_reading_labels_for_another_task_is_refused_given_or_by_default(
+    recipe: dict, write_recipe, tmp_path: Path
+) -> None:
+    recipe["data"] = {"type": "tweeteval", "root": str(tmp_path), "task": "hate"}
+    assert "data.task: the model has no task 'hate'; its tasks: harmful" in error_for(recipe, write_recipe)
+    del recipe["data"]["task"]
+    assert "data.task: the model has no task 'hate'" in error_for(recipe, write_recipe)
+    recipe["data"]["task"] = "harmful"
+    assert Recipe.load(write_recipe(recipe)).data["task"] == "harmful"
+
+
+def test_boolean_labels_of_a_mapping_are_refused_as_not_names(recipe: dict) -> None:
+    recipe["model"]["heads"]["harmful"]["labels"] = [False, True]
+    with pytest.raises(RecipeError, match="False is a boolean, not a label name .* write label names as text"):
+        Recipe.from_dict(recipe)
