@@ -90,10 +90,18 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
-    """``"train.max_epochs=3"`` → (``["train", "max_epochs"]``, ``3``); the value is parsed as YAML."""
+    """``"train.max_epochs=3"`` → (``["train", "max_epochs"]``, ``3``); the value is parsed as YAML. A key may not
+    index a list (``data.sources[1].task``)."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise RecipeError("--set", text, "expected KEY.PATH=VALUE")
+    if "[" in key:
+        raise RecipeError(
+            "--set",
+            key.strip(),
+            "cannot index a list; write a recipe with base: NAME and the list of your own (faim recipe show NAME"
+            " prints it to start from)",
+        )
     try:
         return key.strip().split("."), parse_yaml(value) if value.strip() else None
     except yaml.YAMLError as error:
