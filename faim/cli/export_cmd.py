@@ -6,11 +6,19 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from faim.artifact import read_recipe
 from faim.artifact_manifest import EXPORT_MANIFEST
 from faim.assembly import build_source
-from faim.cli.common import add_columns, output_folder, parse_columns, refuse_mapping_without_data, unlabelled_split
+from faim.cli.common import (
+    add_columns,
+    check_label_tasks,
+    output_folder,
+    parse_columns,
+    refuse_mapping_without_data,
+    unlabelled_split,
+)
 from faim.data.post import Post, check_labelled
 from faim.data.sources import read_posts
 from faim.detector import Detector
@@ -78,12 +86,14 @@ def run(args: argparse.Namespace) -> int:
     refuse_mapping_without_data(args, "--data")
     out = Path(args.out)
     check_replaceable(out, EXPORT_MANIFEST)  # before any work, as the plain export's staging does again
+    columns = parse_columns(args.columns)
+    check_label_tasks(columns, list(read_recipe(args.model).model["heads"]))
     detector = Detector.load(args.model)
     if not args.quantize:
         export_model(detector, out, args.format)
         summary(args.model, out, args.format)
         return 0
-    posts = labelled_posts(args)
+    posts = labelled_posts(args, columns)
     tasks = [task.name for task in detector.tasks]
     if args.data:
         check_labelled(posts, tasks, args.data)
@@ -121,10 +131,11 @@ def smoothing_posts(args: argparse.Namespace, labelled: list[Post]) -> list[Post
     return labelled if args.data else build_source(read_recipe(args.model).data_section).posts("train")
 
 
-def labelled_posts(args: argparse.Namespace) -> list[Post]:
-    """The posts ``--quantize`` measures on: ``--data``, or the validation split of the model's recipe."""
+def labelled_posts(args: argparse.Namespace, columns: dict[str, Any] | None) -> list[Post]:
+    """The posts ``--quantize`` measures on: ``--data`` read with ``columns`` (``--map``), or the validation split of
+    the model's recipe."""
     if args.data:
-        return list(read_posts(args.data, parse_columns(args.columns), args.image_root))
+        return list(read_posts(args.data, columns, args.image_root))
     return build_source(read_recipe(args.model).data_section).posts("validation")
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from faim.cli import export_cmd
 from faim.cli.main import main
+from faim.detector import Detector
 
 
 def test_an_int8_export_is_measured_and_kept_when_it_holds(
@@ -102,3 +103,29 @@ def test_an_int8_export_measured_on_a_recipe_split_without_labels_says_to_give_a
     assert "the recipe's validation split: no post carries a label for any task (harmful); the recipe's split" in error
     assert "give a labelled file as --data with --map labels.TASK=COLUMN" in error
     assert "map a column to a task's labels" not in error and not (tmp_path / "int8").exists()
+
+
+@pytest.mark.parametrize(
+    ("mapping", "error"),
+    [
+        (["text=text", "text=caption"], "--map text: given twice (text and caption); map it once"),
+        (
+            ["labels.harmfull=label"],
+            "--map labels.harmfull: the model has no task 'harmfull' (did you mean 'harmful'?)",
+        ),
+    ],
+)
+def test_a_mapping_int8_cannot_measure_with_is_refused_before_the_model_is_loaded(
+    mapping: list[str],
+    error: str,
+    tiny_model_dir: Path,
+    demo_data: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch,
+    capsys,
+) -> None:
+    monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    data = ["--data", str(demo_data["validation"]), *(word for item in mapping for word in ("--map", item))]
+    assert main(["export", str(tiny_model_dir), "-o", str(tmp_path / "x"), "--quantize", "int8", *data]) == 2
+    assert error in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
