@@ -78,6 +78,6 @@ def check_epochs_left(checkpoint: Path, max_epochs: int) -> None:
         return
     if max_epochs < trained:
         raise ValueError(
-            f"--resume: {checkpoint} has trained {trained} epochs, more than train.max_epochs {max_epochs}; set it to "
-            f"{trained} or more (--set train.max_epochs=N) to go on"
+            f"resuming: {checkpoint} has trained {trained} epochs, more than train.max_epochs {max_epochs}; set "
+            f"train.max_epochs to {trained} or more to go on"
         )

@@ -282,7 +282,9 @@ def test_resume_continues_from_the_last_checkpoint(demo_data, tmp_path: Path) ->
     assert 0 < record["fit_seconds_before_resume"] < first_record["train_seconds"]
     assert record["train_seconds"] > record["fit_seconds_before_resume"]
     recipe["train"]["max_epochs"] = 1  # below the two epochs the checkpoint trained
-    with pytest.raises(ValueError, match=r"last.ckpt has trained 2 epochs, more than train.max_epochs 1; set it to 2"):
+    with pytest.raises(
+        ValueError, match=r"last.ckpt has trained 2 epochs, more than train.max_epochs 1; set train.max_epochs to 2"
+    ):
         train(recipe, resume=True)
     assert torch.load(last, weights_only=True)["global_step"] == second["global_step"]
 
