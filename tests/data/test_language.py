@@ -24,6 +24,20 @@ def test_languages_of_tweet_like_texts_and_too_little_to_tell() -> None:
     assert identify("lol http://t.co/abc @x #y") == UNDETERMINED and identify(None) == UNDETERMINED
 
 
+def test_short_sentences_of_scripts_that_write_syllables_or_vowel_signs_are_told() -> None:
+    # nine Han ideographs, eleven kana and kanji, ten Hangul syllables: a sentence each, under twelve letters as
+    # isalpha counts them; Bengali and Hindi write their vowels as marks
+    sentences = {
+        "这部电影真的很好看": "zh",
+        "この映画は本当に面白い": "ja",
+        "영화가 정말 재미있어요": "ko",
+        "আমি তোমাকে ভালোবাসি": "bn",
+        "मैं तुमसे प्यार करता हूँ": "hi",
+    }
+    assert {sentence: identify(sentence) for sentence in sentences} == sentences
+    assert identify("谢谢") == UNDETERMINED and identify("hahaha") == UNDETERMINED
+
+
 def test_a_posts_own_language_is_kept_and_the_posts_given_are_not_changed() -> None:
     posts = [Post("a", SPANISH), Post("b", SPANISH, meta={"lang": "pt"}), Post("c", "ok", comments=[SPANISH])]
     filled = with_languages(posts)
