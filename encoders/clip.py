@@ -121,6 +121,8 @@ class ClipTextEncoder(TransformerTextEncoder):
         fold_leetspeak: Read look-alike digits inside words as letters where the tokenizer knows the word.
     """
 
+    asset_arguments = ("weights", "pretrained")
+
     def __init__(
         self,
         weights: str,
@@ -171,6 +173,8 @@ class ClipImageEncoder(BackboneImageEncoder):
         freeze: Keep the tower fixed; its embeddings can then be cached.
         normalize: Scale each embedding to unit length, as CLIP does before comparing.
     """
+
+    asset_arguments = ("weights", "pretrained")
 
     def __init__(self, weights: str, pretrained: bool = True, freeze: bool = True, normalize: bool = True) -> None:
         super().__init__()

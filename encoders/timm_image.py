@@ -37,6 +37,8 @@ class TimmImageEncoder(BackboneImageEncoder):
             architectures with a fixed input size (ViT) need their native size.
     """
 
+    asset_arguments = ("weights", "pretrained")
+
     def __init__(
         self,
         name: str,

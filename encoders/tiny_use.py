@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from faim.encoders.text_preprocess import folding_identity
 from faim.encoders.use_text import BOS, EOS, UseEncoderBase, UseNetwork
 from faim.registry import register_encoder
 
@@ -55,4 +56,6 @@ class TinyUseEncoder(UseEncoderBase):
         super().__init__(network, CharacterPieces(network.table.shape[0]), max_length, freeze, fold_confusables)
 
     def identity(self) -> dict[str, Any]:
-        return {"class": type(self).__name__, "dim": self.dim, "max_length": self.max_length}
+        return {"class": type(self).__name__, "dim": self.dim, "max_length": self.max_length} | folding_identity(
+            self.fold_confusables, False
+        )

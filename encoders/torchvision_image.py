@@ -48,6 +48,8 @@ class TorchvisionImageEncoder(BackboneImageEncoder):
             fixed input size (ViT) need their native size.
     """
 
+    asset_arguments = ("weights", "pretrained")
+
     def __init__(
         self,
         name: str,

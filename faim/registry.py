@@ -79,19 +79,28 @@ def _record_arguments(cls: type) -> None:
     cls.__init__ = __init__  # type: ignore[misc]
 
 
+def recorded_arguments(component: object) -> dict[str, Any] | None:
+    """The arguments ``component`` was built with (defaults filled in), by parameter name; ``None`` when its class is
+    not itself registered, so they were not recorded."""
+    arguments = getattr(component, "__dict__", {}).get("_faim_arguments")
+    if arguments is None or "registry_name" not in type(component).__dict__:
+        return None
+    return dict(arguments)
+
+
 def constructor_arguments(component: object) -> dict[str, Any]:
     """The arguments ``component`` was built with (defaults filled in), by parameter name.
 
     Raises:
         ValueError: When its class is not itself registered, so the arguments were not recorded.
     """
-    arguments = getattr(component, "__dict__", {}).get("_faim_arguments")
-    if arguments is None or "registry_name" not in type(component).__dict__:
+    arguments = recorded_arguments(component)
+    if arguments is None:
         raise ValueError(
             f"{type(component).__name__} is not a registered component (register it with faim.register_encoder, "
             "register_fusion or register_head), so the arguments it was built with are unknown"
         )
-    return dict(arguments)
+    return arguments
 
 
 def register_encoder(name: str) -> Callable[[T], T]:

@@ -3,10 +3,10 @@
 One file per element kind and encoder, so models sharing an encoder share its embeddings (a text-only ablation
 reuses the text embeddings of the multimodal model; encoders stacked on one kind are cached one by one, so a stack
 that changes one member recomputes that member only). A file's key covers the kind, its encoder's identity (class,
-weights and their sha256, preprocessing), the element cap, and a fingerprint of what that encoder reads from the
-posts (texts, comments or metadata; image paths with size and mtime), so a change to any of them computes that
-kind anew, and a change to another kind's inputs does not. Files are written atomically (safe with several DDP
-processes).
+weights and their sha256, preprocessing, the arguments a registered encoder was built with), the element cap, and a
+fingerprint of what that encoder reads from the posts (texts, comments or metadata; image paths with size and
+mtime), so a change to any of them computes that kind anew, and a change to another kind's inputs does not. Files
+are written atomically (safe with several DDP processes).
 
 Each file also records, in its metadata, its encoder's identity and a digest of what each post gave it. A list of
 posts with no file of its own takes the rows of posts it shares with other files of the same encoder (a dataset
@@ -27,7 +27,8 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import Any
 
 import safetensors.torch
 import torch
@@ -39,8 +40,9 @@ from faim.data.batch import Elements
 from faim.data.collate import PostCollator
 from faim.data.elements import element_refs
 from faim.data.post import ImageRef, Post
-from faim.encoders.stack import encoder_parts
+from faim.encoders.stack import StackedEncoder, encoder_parts
 from faim.model import WholePostModel
+from faim.registry import recorded_arguments
 
 CHUNK_SECONDS = 30.0
 """How much encoding an interruption may lose: encoding a part stores a chunk of what it computed this often."""
@@ -102,14 +104,38 @@ def weights_digest(encoder: nn.Module) -> str:
 
 def part_identity(encoder: nn.Module, kind: str, max_elements: int) -> str:
     """sha256 of what makes one encoder's embeddings of a kind comparable: the kind, the encoder's identity (its
-    preprocessing and settings), its ``weights_digest`` and the element cap."""
+    preprocessing and settings), the arguments it was built with (``encoder_arguments``), its ``weights_digest`` and
+    the element cap."""
     identity = {
         "kind": kind,
         "encoder": encoder.identity(),
+        "arguments": encoder_arguments(encoder),
         "weights": weights_digest(encoder),
         "max_elements": max_elements,
     }
-    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=argument_text).encode()).hexdigest()
+
+
+def encoder_arguments(encoder: nn.Module) -> dict[str, Any] | list[Any] | None:
+    """The arguments a registered ``encoder`` was built with, but its ``asset_arguments``; for a stack, each
+    member's; ``None`` for an encoder whose class is not registered, which its ``identity`` alone describes."""
+    if isinstance(encoder, StackedEncoder):
+        return [encoder_arguments(member) for member in encoder.members]
+    arguments = recorded_arguments(encoder)
+    if arguments is None:
+        return None
+    return {name: value for name, value in arguments.items() if name not in getattr(encoder, "asset_arguments", ())}
+
+
+def argument_text(value: Any) -> Any:
+    """An argument JSON cannot write, as the cache key takes it: a path as the path it names, a set as its members
+    in order, anything else as its ``repr`` (an object whose ``repr`` tells instances apart by address, as
+    ``object``'s does, keys embeddings computed anew on every run)."""
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    return repr(value)
 
 
 def cache_key(identity: str, kind: str, posts: list[Post], max_elements: int) -> str:

@@ -1,0 +1,89 @@
+"""The embedding cache's keys: what makes one encoder's embeddings of a kind comparable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from faim import registry
+from faim.encoder import Encoder, Preprocessor
+from faim.encoders.stack import StackedEncoder
+from faim.encoders.tiny_use import TinyUseEncoder
+from faim.training.cache import part_identity
+
+
+class ScaledEncoder(Encoder):
+    """A frozen text encoder whose embedding of a text is its length times ``scale``; it keeps ``identity``'s
+    default (its class name), as a plug-in may."""
+
+    modality = "text"
+
+    def __init__(self, scale: float = 1.0, table: Path | None = None) -> None:
+        super().__init__()
+        self.scale = scale
+        self.output_dim = 1
+        self.apply_freeze(True)
+
+    def preprocessor(self) -> Preprocessor:
+        return lambda texts: torch.tensor([[float(len(text))] for text in texts])
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        return inputs * self.scale
+
+
+@pytest.fixture
+def scaled() -> Iterator[type[ScaledEncoder]]:
+    """``ScaledEncoder`` registered as a plug-in encoder, as its own class; removed afterwards."""
+
+    @registry.register_encoder("test_scaled")
+    class Scaled(ScaledEncoder):
+        pass
+
+    yield Scaled
+    registry.ENCODERS.pop("test_scaled")
+
+
+def test_a_plugin_encoders_constructor_arguments_key_its_embeddings(scaled: type[ScaledEncoder]) -> None:
+    assert part_identity(scaled(scale=2.0), "text", 4) != part_identity(scaled(scale=1.0), "text", 4)
+    assert part_identity(scaled(scale=2.0), "text", 4) == part_identity(scaled(2.0), "text", 4)
+    assert part_identity(scaled(), "text", 4) == part_identity(scaled(scale=1.0), "text", 4)  # defaults filled in
+
+
+def test_a_path_argument_keys_the_embeddings_by_the_path_it_names(scaled: type[ScaledEncoder]) -> None:
+    assert part_identity(scaled(table=Path("a.bin")), "text", 4) == part_identity(
+        scaled(table=Path("a.bin")), "text", 4
+    )
+    assert part_identity(scaled(table=Path("a.bin")), "text", 4) != part_identity(
+        scaled(table=Path("b.bin")), "text", 4
+    )
+
+
+def test_an_unregistered_encoder_is_keyed_by_its_identity() -> None:
+    class Described(ScaledEncoder):
+        def identity(self) -> dict[str, Any]:
+            return super().identity() | {"scale": self.scale}
+
+    assert part_identity(ScaledEncoder(scale=2.0), "text", 4) == part_identity(ScaledEncoder(scale=1.0), "text", 4)
+    assert part_identity(Described(scale=2.0), "text", 4) != part_identity(Described(scale=1.0), "text", 4)
+
+
+def test_folding_homoglyphs_changes_the_tiny_use_encoders_key() -> None:
+    def identity(**arguments: Any) -> str:
+        torch.manual_seed(0)  # the same random weights: only the argument differs
+        return part_identity(TinyUseEncoder(freeze=True, **arguments), "text", 4)
+
+    assert identity(fold_confusables=True) != identity(fold_confusables=False)
+    assert identity(fold_confusables=True) == identity(fold_confusables=True)
+
+
+def test_a_stack_in_a_stack_is_keyed_by_its_members_arguments(scaled: type[ScaledEncoder]) -> None:
+    def identity(scale: float) -> str:
+        inner = StackedEncoder([scaled(scale=scale), scaled()])
+        return part_identity(StackedEncoder([inner, scaled()]), "text", 4)
+
+    assert identity(2.0) != identity(1.0)
+    assert identity(2.0) == identity(2.0)
