@@ -1,7 +1,8 @@
 """Every registered component, and which constructor arguments are derived rather than written in a recipe.
 
 Importing this module registers the built-in encoders, fusions, heads and data sources (importing their
-packages does that); ``lookup`` and ``registries`` also load, once, every installed plug-in (the
+packages does that), so the decorators it gives other code (``faim.register_encoder`` and the others) refuse a
+built-in's name at once; ``lookup`` and ``registries`` also load, once, every installed plug-in (the
 ``faim.plugins`` entry-point group). Recipe validation, model building and ``faim recipe list`` read the
 registries through here, so what they see never depends on what happened to be imported before. A plug-in that
 fails to load is warned of and skipped, so a command that needs none of its components runs; a recipe or model
@@ -28,7 +29,16 @@ import faim.fusion  # noqa: F401  (registers the built-in fusions)
 import faim.tasks  # noqa: F401  (registers the built-in heads)
 from faim import registry
 from faim.data.targets import TaskSpec
-from faim.registry import PLUGIN_GROUP, REGISTRIES, PluginWarning, constructor_arguments
+from faim.registry import (  # noqa: F401  (register_*: faim.register_*, given once the built-ins are registered)
+    PLUGIN_GROUP,
+    REGISTRIES,
+    PluginWarning,
+    constructor_arguments,
+    register_encoder,
+    register_fusion,
+    register_head,
+    register_source,
+)
 
 DERIVED: dict[str, tuple[str, ...]] = {
     "encoder": (),

@@ -3,7 +3,9 @@
 Each kind (encoders, fusions, heads, sources) maps a recipe ``type:`` name to a class. A built-in component
 registers itself when its package is imported (``faim.encoders``, ``faim.fusion``, ``faim.tasks``,
 ``faim.data.sources``); ``faim.components`` imports them all and loads the plug-ins of other packages, which
-register through the ``faim.plugins`` entry-point group (modules that register on import).
+register through the ``faim.plugins`` entry-point group (modules that register on import). Code outside faim
+registers through ``faim.register_encoder`` and the others, which ``faim.components`` gives once the built-ins are
+registered, so a name a built-in takes is refused there and then rather than when the built-in is imported later.
 
 A registered class also records the arguments each of its instances was built with
 (``constructor_arguments``), so a model composed in code can be written out as a recipe and built again.
@@ -52,13 +54,21 @@ def _register(kind: str, name: str) -> Callable[[T], T]:
 
     def decorator(cls: T) -> T:
         if name in table:
-            raise ValueError(f"{kind} {name!r} is already registered (by {table[name].__module__})")
+            raise ValueError(
+                f"{kind} {name!r} is already registered, by {qualified_name(table[name])}: {qualified_name(cls)} "
+                "cannot take its name; register it under another one"
+            )
         table[name] = cls
         cls.registry_name = name  # type: ignore[attr-defined]
         _record_arguments(cls)
         return cls
 
     return decorator
+
+
+def qualified_name(cls: type) -> str:
+    """``module.Class`` of ``cls``."""
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _record_arguments(cls: type) -> None:

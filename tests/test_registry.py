@@ -1,10 +1,12 @@
-"""The registry: duplicates raise, lookups suggest, plug-ins register through the entry-point group; a plug-in that
-fails to load is warned of and skipped, named where a type it may register is looked up, and a load stopped part way
-goes on when asked again."""
+"""The registry: duplicates raise (a built-in's name before the built-ins are imported too), lookups suggest, plug-ins
+register through the entry-point group; a plug-in that fails to load is warned of and skipped, named where a type it
+may register is looked up, and a load stopped part way goes on when asked again."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import textwrap
 import warnings
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
@@ -22,6 +24,36 @@ def test_duplicate_name_raises() -> None:
         @registry.register_fusion("concat")
         class Another:
             pass
+
+
+TAKING_A_BUILT_INS_NAME = """
+import sys
+import faim
+from torch import nn
+try:
+    @faim.register_encoder("tiny_text")
+    class Mine(nn.Module):
+        pass
+except ValueError as error:
+    print(error)
+section = {"encoders": {"image": {"type": "tiny_image"}}, "fusion": {"type": "concat"},
+           "heads": {"harmful": {"type": "binary", "labels": ["no", "yes"]}}}
+faim.build({"model": section}).save(sys.argv[1])
+faim.load(sys.argv[1])
+print("built and loaded")
+"""
+
+
+def test_a_built_ins_name_is_refused_before_the_built_ins_are_imported_and_nothing_breaks(tmp_path: Path) -> None:
+    run = [sys.executable, "-c", textwrap.dedent(TAKING_A_BUILT_INS_NAME), str(tmp_path / "model")]
+    result = subprocess.run(run, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    refusal, done = result.stdout.splitlines()
+    assert refusal == (
+        "encoder 'tiny_text' is already registered, by faim.encoders.tiny_text.TinyTextEncoder: "
+        "__main__.Mine cannot take its name; register it under another one"
+    )
+    assert done == "built and loaded"
 
 
 def test_lookup_suggests_close_name() -> None:
