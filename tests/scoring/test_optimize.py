@@ -85,8 +85,10 @@ def test_efficientnet_lite0_fused_embeddings_match_eager() -> None:
     from faim.encoders.timm_image import TimmImageEncoder
 
     torch.manual_seed(0)
-    eager = TimmImageEncoder("tf_efficientnet_lite0", freeze=True, image_size=64).eval()
-    fused = AutocastEncoder(TimmImageEncoder("tf_efficientnet_lite0", freeze=True, image_size=64), False, True, "cpu")
+    eager = TimmImageEncoder("tf_efficientnet_lite0", pretrained=False, freeze=True, image_size=64).eval()
+    fused = AutocastEncoder(
+        TimmImageEncoder("tf_efficientnet_lite0", pretrained=False, freeze=True, image_size=64), False, True, "cpu"
+    )
     fused.inner.load_state_dict(eager.state_dict())
     freeze_backbone(fused, bf16=False, channels_last=True, fuse=True)
     images = torch.randn(3, 3, 64, 64)  # padded to 4 inside
