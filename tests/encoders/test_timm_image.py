@@ -45,18 +45,14 @@ def test_registered() -> None:
     assert lookup("encoder", "tiny_image") is TinyImageEncoder
 
 
-def test_tiny_image_shapes_and_speed() -> None:
+def test_tiny_image_shapes() -> None:
     encoder = TinyImageEncoder(dim=12).eval()
     batch = encoder.preprocessor()(images(4))
     assert batch.shape == (4, 3, 32, 32)
     with torch.no_grad():
-        encoder(batch)
-        start = time.perf_counter()
         out = encoder(batch)
-        elapsed = time.perf_counter() - start
     assert out.shape == (4, 12) and encoder.output_dim == 12 and encoder.modality == "image"
     assert torch.isfinite(out).all()
-    assert elapsed < 0.05
 
 
 def test_tiny_image_empty_batch() -> None:
