@@ -32,7 +32,7 @@ from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
 from faim.file_digests import file_digests, sealed
-from faim.folders import check_replaceable, replace_folder, staging_folder
+from faim.folders import check_replaceable, replace_folder, staging_folder, umask_permissions
 from faim.model import WholePostModel
 from faim.recipe import Recipe
 from faim.version import __version__
@@ -87,6 +87,7 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
         for name, encoder in artifact.model.encoders.items()
     }
     safetensors.torch.save_model(artifact.model, str(staging / "model.safetensors"))
+    umask_permissions(staging / "model.safetensors")
     (staging / RECIPE).write_text(artifact.recipe.to_yaml(), encoding="utf-8")
     manifest = {
         "format": FORMAT_VERSION,

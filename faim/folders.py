@@ -36,6 +36,18 @@ def staging_folder(target: Path, prefix: str) -> Path:
             continue
 
 
+def umask_permissions(path: Path) -> None:
+    """Give the file ``path`` the permissions a file made by ``open`` beside it gets under the process's umask, where
+    its writer made it readable by its owner alone (safetensors writes through a temporary file, as ``tempfile`` makes
+    them; a model or export is read by other users)."""
+    probe = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    probe.touch(exist_ok=False)  # the umask applies, as to any file made
+    try:
+        shutil.copymode(probe, path)
+    finally:
+        probe.unlink()
+
+
 def check_replaceable(target: Path, manifest: str) -> None:
     """Refuse a ``target`` that ``replace_folder`` must not remove: anything there but an empty folder or a folder
     holding ``manifest`` (the file faim writes last into what it writes), so that a mistyped output path never

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -69,6 +71,23 @@ def test_manifest_lists_versions_tasks_and_hashes(saved) -> None:
         "prior": None,
     }
     assert {"model.safetensors", "recipe.yaml"} <= set(manifest["files"])
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_every_file_of_a_saved_model_has_the_permissions_the_umask_gives_a_new_file(
+    umask: int, demo_data, tmp_path: Path
+) -> None:
+    detector = faim.build(tiny_recipe(demo_data, tmp_path / "run"))
+    before = os.umask(umask)
+    try:
+        detector.save(tmp_path / "model")
+        (tmp_path / "opened").open("w").close()
+    finally:
+        os.umask(before)
+    usual = stat.S_IMODE((tmp_path / "opened").stat().st_mode)
+    assert usual == 0o666 & ~umask
+    modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in (tmp_path / "model").rglob("*") if path.is_file()}
+    assert "model.safetensors" in modes and modes == dict.fromkeys(modes, usual)
 
 
 def test_tampered_weights_fail_the_hash_check(saved) -> None:

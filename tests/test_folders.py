@@ -1,5 +1,5 @@
 """Replacing a folder faim wrote, and never one it did not nor a file; the folder written first is made as mkdir
-would."""
+would, and a file its writer made for its owner alone is given what open would."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.folders import check_folder_path, check_replaceable, staging_folder
+from faim.folders import check_folder_path, check_replaceable, staging_folder, umask_permissions
 
 MANIFEST = "faim.json"
 
@@ -54,3 +54,19 @@ def test_a_staging_folder_has_the_permissions_the_umask_gives_a_new_folder(umask
         os.umask(before)
     assert staging.parent == tmp_path and staging.name.startswith(".faim-") and not any(staging.iterdir())
     assert stat.S_IMODE(staging.stat().st_mode) == 0o777 & ~umask
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_a_file_made_for_its_owner_alone_gets_the_permissions_the_umask_gives_a_new_file(
+    umask: int, tmp_path: Path
+) -> None:
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"weights")
+    weights.chmod(0o600)
+    before = os.umask(umask)
+    try:
+        umask_permissions(weights)
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE(weights.stat().st_mode) == 0o666 & ~umask
+    assert [path.name for path in tmp_path.iterdir()] == ["model.safetensors"]
