@@ -32,7 +32,7 @@ from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
 from faim.file_digests import file_digests, sealed
-from faim.folders import check_replaceable, replace_folder, staging_folder, umask_permissions
+from faim.folders import check_replaceable, replacing, umask_permissions
 from faim.model import WholePostModel
 from faim.recipe import Recipe
 from faim.version import __version__
@@ -77,11 +77,18 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
     """Write ``artifact`` to ``directory``, replacing the model there if there is one.
 
     Raises:
-        FileExistsError: If ``directory`` holds anything but a model (``faim.folders.check_replaceable``).
+        FileExistsError: If ``directory`` holds anything but a model (``faim.folders.check_replaceable``); a save that
+            fails for another reason leaves ``directory`` as it was and nothing beside it.
     """
     target = Path(directory)
     check_replaceable(target, MANIFEST)
-    staging = staging_folder(target, ".faim-")
+    with replacing(target, ".faim-") as staging:
+        write_files(artifact, staging)
+    return target
+
+
+def write_files(artifact: Artifact, staging: Path) -> None:
+    """Write the files of ``artifact`` into the empty folder ``staging``, the manifest last."""
     rebuild = {
         name: relative_paths(encoder.export_assets(staging / "encoders" / name), staging)
         for name, encoder in artifact.model.encoders.items()
@@ -107,8 +114,6 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
         "files": file_digests(staging),
     }
     (staging / MANIFEST).write_text(json.dumps(sealed(manifest), indent=2), encoding="utf-8")
-    replace_folder(staging, target)
-    return target
 
 
 def relative_paths(value: Any, staging: Path) -> Any:

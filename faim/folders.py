@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import secrets
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -34,6 +36,20 @@ def staging_folder(target: Path, prefix: str) -> Path:
             return staging
         except FileExistsError:
             continue
+
+
+@contextmanager
+def replacing(target: Path, prefix: str) -> Iterator[Path]:
+    """Yield a new folder beside ``target`` to write into (``staging_folder``); on success it replaces ``target``
+    (``replace_folder``: check first that it may, ``check_replaceable``), on an error it is removed and ``target`` is
+    left as it was."""
+    staging = staging_folder(target, prefix)
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    replace_folder(staging, target)
 
 
 def umask_permissions(path: Path) -> None:

@@ -90,6 +90,17 @@ def test_every_file_of_a_saved_model_has_the_permissions_the_umask_gives_a_new_f
     assert "model.safetensors" in modes and modes == dict.fromkeys(modes, usual)
 
 
+def test_a_failed_save_leaves_the_model_there_as_it_was_and_nothing_beside_it(saved, demo_data) -> None:
+    _, directory = saved
+    before = {path.name: path.read_bytes() for path in directory.iterdir()}
+    recipe = tiny_recipe(demo_data, directory.parent / "run")
+    recipe["model"]["encoders"] = {"text": {"type": "ngram_text", "dim": 8}}
+    with pytest.raises(RuntimeError, match="ngram_text is not fitted"):
+        faim.build(recipe).save(directory)  # its vocabulary is learnt from the training posts
+    assert sorted(path.name for path in directory.parent.iterdir()) == ["model"]
+    assert {path.name: path.read_bytes() for path in directory.iterdir()} == before
+
+
 def test_tampered_weights_fail_the_hash_check(saved) -> None:
     _, directory = saved
     weights = directory / "model.safetensors"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from PIL import Image
 
 from faim.data.elements import PostError
 from faim.explain.attribute import Explanation, TaskExplanation, TokenReading, element_label
-from faim.folders import check_replaceable, replace_folder, staging_folder
+from faim.folders import check_replaceable, replacing
 from faim.preprocess.e5_pieces import MARKER
 
 LISTING = "faim-explanations.json"
@@ -163,13 +162,8 @@ def write_report(posts: Sequence[Explanation | PostError], out: str | Path) -> P
     """
     target = Path(out)
     check_report_folder(target)
-    root = staging_folder(target, ".faim-explain-")
-    try:
+    with replacing(target, ".faim-explain-") as root:
         write_files(posts, root)
-    except BaseException:
-        shutil.rmtree(root, ignore_errors=True)
-        raise
-    replace_folder(root, target)
     return target / "index.html"
 
 

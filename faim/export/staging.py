@@ -4,7 +4,6 @@ everything is written, and is removed when anything fails."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 from faim.artifact_manifest import EXPORT_MANIFEST
 from faim.file_digests import file_digests, sealed
-from faim.folders import check_replaceable, replace_folder, staging_folder
+from faim.folders import check_replaceable, replacing
 
 
 @contextmanager
@@ -24,13 +23,8 @@ def staged(target: Path) -> Iterator[Path]:
         FileExistsError: If ``target`` holds anything but an export (``faim.folders.check_replaceable``).
     """
     check_replaceable(target, EXPORT_MANIFEST)
-    staging = staging_folder(target, ".faim-export-")
-    try:
+    with replacing(target, ".faim-export-") as staging:
         yield staging
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    replace_folder(staging, target)
 
 
 def write_manifest(staging: Path, manifest: dict[str, Any]) -> None:
