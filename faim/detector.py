@@ -31,7 +31,7 @@ from faim.explain.attribute import Explanation, explain_post
 from faim.inference import Predictions, predict
 from faim.model import WholePostModel
 from faim.pooling import picture_groups, pooled, pooled_probabilities
-from faim.recipe import Recipe
+from faim.recipe import Recipe, as_recipe
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.tasks.binary import BinaryHead
 
@@ -410,13 +410,14 @@ class Detector:
         self.calibrate_predictions(replace(predictions, logits=logits), config)
         return corrected
 
-    def save(self, directory: str | Path, recipe: Recipe | None = None) -> Path:
+    def save(self, directory: str | Path, recipe: Recipe | dict[str, Any] | str | Path | None = None) -> Path:
         """Write the model as an artifact directory (``faim.artifact``), replaced atomically if it exists.
 
         Args:
             directory: Where to write it.
-            recipe: The recipe it was trained from, saved with it (evaluation and resumed runs read its data and
-                eval settings), with ``correction: true`` on each head corrected since (``correct_heads``), so that
+            recipe: The recipe it was trained from (a ``Recipe``, a mapping, a file or a shipped recipe name, as
+                ``faim.build`` takes it), saved with it (evaluation and resumed runs read its data and eval
+                settings), with ``correction: true`` on each head corrected since (``correct_heads``), so that
                 loading builds the corrections before reading their weights. ``None``: the detector's ``recipe`` (the
                 one it was loaded, built or trained with), or, where it has none, the architecture alone, written out
                 as a recipe's ``model:`` section from the arguments its components were built with, which is how a
@@ -424,9 +425,9 @@ class Detector:
 
         Raises:
             ValueError: Without a recipe, when a component cannot be written out (see
-                ``faim.artifact.architecture_recipe``).
+                ``faim.artifact.architecture_recipe``); for a recipe that is not one (``faim.recipe.as_recipe``).
         """
-        recipe = recipe or self.recipe
+        recipe = self.recipe if recipe is None else as_recipe(recipe)
         artifact = Artifact(
             self.model,
             self.tasks,

@@ -57,6 +57,16 @@ def test_a_loaded_model_saved_again_keeps_its_recipe_unless_given_another(demo_d
     assert read_recipe(tmp_path / "other").to_dict() == other.to_dict()
 
 
+def test_the_recipe_given_to_save_may_be_a_mapping_or_a_file_as_build_takes(
+    demo_data, tmp_path: Path, write_recipe
+) -> None:
+    detector = faim.build(tiny_recipe(demo_data, tmp_path / "run"))
+    other = tiny_recipe(demo_data, tmp_path / "other")
+    for given, directory in ((other, tmp_path / "mapping"), (write_recipe(other), tmp_path / "file")):
+        detector.save(directory, given)
+        assert read_recipe(directory).to_dict() == as_recipe(other).to_dict()
+
+
 def test_manifest_lists_versions_tasks_and_hashes(saved) -> None:
     _, directory = saved
     manifest = json.loads((directory / "faim.json").read_text())
