@@ -24,6 +24,7 @@ from torch import nn
 from faim.data.batch import PostBatch
 from faim.data.elements import ELEMENT_MODALITIES, element_refs
 from faim.data.post import Post
+from faim.registry import recorded_arguments
 
 Elements = dict[str, tuple[torch.Tensor, torch.Tensor]]
 
@@ -39,6 +40,10 @@ class WholePostModel(nn.Module):
         routes: Element kind → encoder name, for kinds embedded by an encoder of another name.
         fused_kinds: Element kinds passed to the fusion; ``None``: every kind. The fusion must be built for
             exactly these kinds.
+
+    Raises:
+        ValueError: For an unknown kind or encoder, an encoder of the wrong modality, or fused kinds the model does
+            not read; for a fusion or a head built for other kinds or sizes than the model gives it (``check_sizes``).
     """
 
     def __init__(
@@ -67,6 +72,7 @@ class WholePostModel(nn.Module):
         if not self.fused_kinds or unknown:
             given = list(fused_kinds or [])
             raise ValueError(f"fused_kinds must be a non-empty subset of the element kinds {self.kinds}, got {given}")
+        check_sizes({kind: self.encoder_for(kind).output_dim for kind in self.fused_kinds}, fusion, self.heads)
 
     @property
     def kinds(self) -> list[str]:
@@ -142,3 +148,48 @@ class WholePostModel(nn.Module):
     def frozen_encoders(self) -> bool:
         """Whether every encoder is frozen (their outputs can then be computed once and cached)."""
         return all(getattr(encoder, "frozen", False) for encoder in self.encoders.values())
+
+
+def check_sizes(fused: Mapping[str, int], fusion: nn.Module, heads: Mapping[str, nn.Module]) -> None:
+    """Refuse a fusion built for other kinds or sizes than ``fused`` (each fused kind's encoder ``output_dim``), and a
+    head built for another size than the fusion's ``output_dim``, as far as a component says what it was built for:
+    a registered one records its ``input_dims`` or ``input_dim`` (``faim.registry.recorded_arguments``).
+
+    Raises:
+        ValueError: Naming the kind or the head and the sizes.
+    """
+    input_dims = (recorded_arguments(fusion) or {}).get("input_dims")
+    if input_dims is not None:
+        check_fusion_inputs(fused, input_dims, type(fusion).__name__)
+    for task, head in heads.items():
+        input_dim = (recorded_arguments(head) or {}).get("input_dim")
+        if input_dim is not None and input_dim != fusion.output_dim:
+            raise ValueError(
+                f"head {task!r} takes {input_dim}-d embeddings (input_dim) but the fusion gives {fusion.output_dim} "
+                "(its output_dim); build the head with input_dim=fusion.output_dim"
+            )
+
+
+def check_fusion_inputs(fused: Mapping[str, int], input_dims: Mapping[str, int], name: str) -> None:
+    """Refuse the ``input_dims`` a fusion (of class ``name``) was built with unless they are ``fused``.
+
+    Raises:
+        ValueError: Naming the first kind that differs and the sizes.
+    """
+    for kind in sorted(set(fused) | set(input_dims)):
+        if kind not in input_dims:
+            raise ValueError(
+                f"element kind {kind!r} is fused but the fusion ({name}) takes no input for it (input_dims: "
+                f"{dict(input_dims)}); build it with input_dims[{kind!r}]={fused[kind]}, or leave the kind out of "
+                "fused_kinds"
+            )
+        if kind not in fused:
+            raise ValueError(
+                f"the fusion ({name}) takes element kind {kind!r}, which the model does not fuse (fused kinds: "
+                f"{', '.join(fused)}); build it for the fused kinds alone"
+            )
+        if input_dims[kind] != fused[kind]:
+            raise ValueError(
+                f"element kind {kind!r}: its encoder gives {fused[kind]}-d embeddings but the fusion ({name}) takes "
+                f"{input_dims[kind]} (input_dims[{kind!r}]); build the fusion with each encoder's output_dim"
+            )

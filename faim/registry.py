@@ -99,7 +99,7 @@ def recorded_arguments(component: object) -> dict[str, Any] | None:
 
 
 def constructor_arguments(component: object) -> dict[str, Any]:
-    """The arguments ``component`` was built with (defaults filled in), by parameter name.
+    """The arguments ``component`` was built with (defaults filled in), by parameter name (``recorded_arguments``).
 
     Raises:
         ValueError: When its class is not itself registered, so the arguments were not recorded.

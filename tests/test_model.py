@@ -15,7 +15,7 @@ from faim.data.post import as_posts
 from faim.data.targets import TaskSpec
 from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
-from faim.fusion import AttentionFusion
+from faim.fusion import AttentionFusion, ConcatFusion
 from faim.tasks import BinaryHead, MulticlassHead
 
 
@@ -107,6 +107,43 @@ def test_a_module_that_is_not_registered_cannot_be_written_out(detector: Detecto
 def test_wrong_modality_for_a_kind_is_rejected() -> None:
     with pytest.raises(ValueError, match="'image' needs a image encoder"):
         WholePostModel({"image": TinyTextEncoder()}, AttentionFusion({"image": 32}), {"x": BinaryHead(256)})
+
+
+@pytest.mark.parametrize(
+    ("fusion", "head", "message"),
+    [
+        (
+            ConcatFusion({"text": 32}),
+            32,
+            r"element kind 'image' is fused but the fusion \(ConcatFusion\) takes no input for it \(input_dims: "
+            r"\{'text': 32\}\); build it with input_dims\['image'\]=16, or leave the kind out of fused_kinds",
+        ),
+        (
+            ConcatFusion({"text": 32, "image": 16, "comments": 32}),
+            80,
+            r"the fusion \(ConcatFusion\) takes element kind 'comments', which the model does not fuse \(fused kinds: "
+            r"image, text\)",
+        ),
+        (
+            ConcatFusion({"text": 64, "image": 16}),
+            80,
+            r"element kind 'text': its encoder gives 32-d embeddings but the fusion \(ConcatFusion\) takes 64 "
+            r"\(input_dims\['text'\]\)",
+        ),
+        (
+            ConcatFusion({"text": 32, "image": 16}),
+            32,
+            r"head 'hate' takes 32-d embeddings \(input_dim\) but the fusion gives 48 \(its output_dim\)",
+        ),
+    ],
+    ids=["a fused kind missing", "a kind not fused", "another size", "a head of another size"],
+)
+def test_a_fusion_or_head_built_for_other_sizes_than_the_model_gives_it_is_refused_naming_them(
+    fusion: ConcatFusion, head: int, message: str
+) -> None:
+    encoders = {"text": TinyTextEncoder(dim=32), "image": TinyImageEncoder(dim=16)}
+    with pytest.raises(ValueError, match=message):
+        WholePostModel(encoders, fusion, {"hate": BinaryHead(head)})
 
 
 def test_unfused_kinds_are_embedded_on_request_but_never_reach_the_heads() -> None:
