@@ -192,7 +192,7 @@ def is_plain(value: Any) -> bool:
 def check_tasks(heads: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> None:
     """Refuse ``tasks`` that are not one per head of ``heads`` (a model's, by task name), each named as its head, of
     its head's ``task_type`` and with as many labels as its head has classes or labels (``num_classes``,
-    ``num_labels``: ``head_sizes``).
+    ``num_labels``: ``head_sizes``), two for a binary task.
 
     Raises:
         ValueError: Naming the tasks and heads that differ, and what differs.
@@ -214,6 +214,11 @@ def check_tasks(heads: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> None:
         head_type = getattr(head, "task_type", task.type)
         if head_type != task.type:
             raise ValueError(f"task {task.name!r} is {task.type} but its head is {head_type} ({type(head).__name__})")
+        if task.type == "binary" and len(task.labels) != 2:
+            count = f"{len(task.labels)} label{'' if len(task.labels) == 1 else 's'}"
+            raise ValueError(
+                f"task {task.name!r} is binary but has {count} {task.labels}; give it two: (negative, positive)"
+            )
         for size, labels in head_sizes(task.type, task.labels).items():
             outputs = getattr(head, size, labels)
             if outputs != labels:

@@ -89,6 +89,11 @@ def test_a_post_holding_nothing_the_model_reads_is_refused_naming_it(
         ),
         ([("hate", "multiclass", 2), ("topic", "multiclass", 3)], "task 'hate' is multiclass but its head is binary"),
         ([("hate", "binary", 2), ("topic", "multiclass", 2)], "task 'topic' has 2 labels but its head gives 3 classes"),
+        (
+            [("hate", "binary", 3), ("topic", "multiclass", 3)],
+            r"task 'hate' is binary but has 3 labels \('a', 'b', 'c'\); give it two: \(negative, positive\)",
+        ),
+        ([("hate", "binary", 1), ("topic", "multiclass", 3)], r"task 'hate' is binary but has 1 label \('a',\)"),
     ],
 )
 def test_tasks_that_do_not_match_the_heads_are_refused_naming_what_differs(tasks: list, message: str) -> None:
