@@ -29,7 +29,7 @@ from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows, task_spec
 from faim.explain.attribute import Explanation, explain_post
 from faim.inference import Predictions, predict
-from faim.model import WholePostModel
+from faim.model import WholePostModel, evaluating
 from faim.pooling import picture_groups, pooled, pooled_probabilities
 from faim.recipe import Recipe, as_recipe
 from faim.recipe.sections import EvalConfig, TrainConfig
@@ -219,7 +219,7 @@ class Detector:
     def explain(self, posts: Iterable[Post | Mapping[str, Any]], progress: bool = False) -> list[Explanation]:
         """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,
         token attributions for the text and each comment, an occlusion heat map per picture; one post at a time
-        (``progress``: with a progress bar).
+        (``progress``: with a progress bar), in eval mode, each of the model's modules left in the mode it was in.
 
         Raises:
             PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
@@ -227,10 +227,11 @@ class Detector:
         collate = self.collator(kinds=self.model.fused_kinds)
         items = as_posts(posts)
         refuse_empty(items, self.model.fused_kinds)
-        return [
-            explain_post(self.model, collate([post]), self.tasks, self.probabilities, post.id)
-            for post in tqdm(items, desc="explaining", unit="post", disable=not progress)
-        ]
+        with evaluating(self.model):
+            return [
+                explain_post(self.model, collate([post]), self.tasks, self.probabilities, post.id)
+                for post in tqdm(items, desc="explaining", unit="post", disable=not progress)
+            ]
 
     def decisions(self, task: str, probabilities: np.ndarray, pooled: bool = False) -> np.ndarray:
         """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel.

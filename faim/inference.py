@@ -16,7 +16,7 @@ import torch
 from tqdm.auto import tqdm
 
 from faim.data.batch import PostBatch
-from faim.model import Elements, WholePostModel
+from faim.model import Elements, WholePostModel, evaluating
 
 
 @dataclass
@@ -79,7 +79,8 @@ def predict(
     embeddings: bool = False,
     device: torch.device | None = None,
 ) -> Predictions:
-    """Run ``model`` over every batch (a DataLoader, or any iterable of collated batches), in eval mode.
+    """Run ``model`` over every batch (a DataLoader, or any iterable of collated batches), in eval mode; each of its
+    modules is left in the mode it was in.
 
     Args:
         model: The network.
@@ -93,7 +94,6 @@ def predict(
         embeddings: Also keep the whole-post embeddings.
         device: Move each batch there first (``None``: as it comes).
     """
-    model.eval()
     drop = tuple(drop)
     kinds = model.kinds_with(link_kind)
     ids: list[str] = []
@@ -105,26 +105,27 @@ def predict(
     present: list[torch.Tensor] = []
     corrections: list[bool] = []
     told, crowd_read = True, not set(drop) & CROWD_KINDS
-    for batch in tqdm(batches, desc=desc, unit="batch", leave=False, disable=desc is None):
-        if device is not None:
-            batch = batch.to(device)
-        elements = model.encode(batch, drop, kinds)  # each kind encoded once, fused or linking or both
-        embedding = model.fuse(elements)
-        out = model.head_logits(embedding)
-        ids.extend(batch.ids)
-        meta.extend(batch.meta)
-        corrections.extend(batch.corrections)
-        told &= len(batch.corrections) == batch.size
-        for name in model.heads:
-            logits[name].append(out[name].float().cpu())
-            if name in batch.targets:
-                targets[name].append(batch.targets[name].cpu())
-        if embeddings:
-            fused.append(embedding.float().cpu())
-        if link_kind is not None:
-            vectors, first = first_elements(elements, link_kind, batch.size)
-            links.append(vectors.cpu())
-            present.append(first.cpu())
+    with evaluating(model):
+        for batch in tqdm(batches, desc=desc, unit="batch", leave=False, disable=desc is None):
+            if device is not None:
+                batch = batch.to(device)
+            elements = model.encode(batch, drop, kinds)  # each kind encoded once, fused or linking or both
+            embedding = model.fuse(elements)
+            out = model.head_logits(embedding)
+            ids.extend(batch.ids)
+            meta.extend(batch.meta)
+            corrections.extend(batch.corrections)
+            told &= len(batch.corrections) == batch.size
+            for name in model.heads:
+                logits[name].append(out[name].float().cpu())
+                if name in batch.targets:
+                    targets[name].append(batch.targets[name].cpu())
+            if embeddings:
+                fused.append(embedding.float().cpu())
+            if link_kind is not None:
+                vectors, first = first_elements(elements, link_kind, batch.size)
+                links.append(vectors.cpu())
+                present.append(first.cpu())
     return Predictions(
         ids,
         {name: torch.cat(parts).numpy() for name, parts in logits.items() if parts},

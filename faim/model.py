@@ -16,7 +16,8 @@ are still embedded on request (``encode``), e.g. to link posts that share a pict
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 
 import torch
 from torch import nn
@@ -148,6 +149,19 @@ class WholePostModel(nn.Module):
     def frozen_encoders(self) -> bool:
         """Whether every encoder is frozen (their outputs can then be computed once and cached)."""
         return all(getattr(encoder, "frozen", False) for encoder in self.encoders.values())
+
+
+@contextmanager
+def evaluating(module: nn.Module) -> Iterator[None]:
+    """Run the block with ``module`` in eval mode; afterwards each of its modules is in the mode it was in, so that
+    scoring a model being trained leaves its dropout on."""
+    modes = {part: part.training for part in module.modules()}
+    module.eval()
+    try:
+        yield
+    finally:
+        for part, training in modes.items():
+            part.training = training
 
 
 def check_sizes(fused: Mapping[str, int], fusion: nn.Module, heads: Mapping[str, nn.Module]) -> None:

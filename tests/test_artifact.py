@@ -255,7 +255,10 @@ def test_an_untrained_detector_built_from_a_recipe_saves_that_recipe(demo_data, 
     assert read_recipe(tmp_path / "model").to_dict() == as_recipe(recipe).to_dict()  # data and eval included
 
 
-def test_a_trained_detector_saved_again_keeps_the_recipe_it_was_trained_from(demo_data, tmp_path: Path) -> None:
+def test_a_trained_detector_is_in_eval_mode_and_saved_again_keeps_the_recipe_it_was_trained_from(
+    demo_data, tmp_path: Path
+) -> None:
     trained = faim.train(tiny_recipe(demo_data, tmp_path / "run", max_epochs=1))
+    assert not any(module.training for module in trained.model.modules())  # as a loaded one
     trained.save(tmp_path / "copy")
     assert read_recipe(tmp_path / "copy").to_dict() == read_recipe(tmp_path / "run" / "model").to_dict()

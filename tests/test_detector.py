@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from conftest import calibrated, check_rows_in_input_order, pooling_detector, tiny_recipe
 from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
@@ -105,6 +106,20 @@ def test_tasks_that_do_not_match_the_heads_are_refused_naming_what_differs(tasks
     specs = [TaskSpec(name, kind, tuple("abc"[:size])) for name, kind, size in tasks]
     with pytest.raises(ValueError, match=message):
         Detector(model, specs)
+
+
+def test_scoring_embedding_or_explaining_leaves_every_module_in_the_mode_it_was_in() -> None:
+    torch.manual_seed(0)
+    fusion = ConcatFusion({"text": 8}, dropout=0.5)
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, fusion, {"hate": BinaryHead(8)}).train()
+    model.heads["hate"].eval()  # one kept in eval mode while the rest trains
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    modes = {name: module.training for name, module in model.named_modules()}
+    posts = [{"id": "a", "text": "a post"}]
+    for call in (detector.score, detector.embed, detector.explain):
+        call(posts)
+        assert {name: module.training for name, module in model.named_modules()} == modes, call.__name__
+    assert detector.score(posts) == detector.score(posts)  # scored without dropout all the same
 
 
 def test_a_correction_weight_in_calibrated_logits_becomes_raw_pooled_logits_and_then_stays(

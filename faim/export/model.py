@@ -25,6 +25,7 @@ from faim.export.graphs import BagGraph, FusionGraph, TensorGraph, TextGraph, wr
 from faim.export.preprocessing import preprocessing_spec
 from faim.export.programs import ProgramGraph, write_program
 from faim.export.staging import staged, write_manifest
+from faim.model import evaluating
 from faim.runtime.bundle import FORMAT_VERSION, ExportError
 from faim.runtime.model import session
 from faim.runtime.preprocess import part_preprocessor
@@ -69,7 +70,8 @@ SAMPLE_TEXTS = [
 
 def export_model(detector: Detector, directory: str | Path, graph_format: str = "onnx") -> Path:
     """Write ``detector`` as an exported model to ``directory`` (replaced atomically if it exists), its graphs in
-    ``graph_format`` (one of ``GRAPH_FORMATS``).
+    ``graph_format`` (one of ``GRAPH_FORMATS``), traced in eval mode; each of the model's modules is left in the mode
+    it was in.
 
     Raises:
         ExportError: For a model or a preprocessing the runtime cannot repeat, or a graph whose outputs differ from
@@ -77,10 +79,10 @@ def export_model(detector: Detector, directory: str | Path, graph_format: str = 
     """
     if graph_format not in GRAPH_FORMATS:
         raise ExportError(f"graph format {graph_format!r} is not one of {', '.join(GRAPH_FORMATS)}")
-    model = detector.model.eval()
+    model = detector.model
     target = Path(directory)
     fusion_graph = f"fusion.{graph_format}"
-    with staged(target) as staging:
+    with evaluating(model), staged(target) as staging:
         kinds = {kind: model.routes[kind] for kind in model.fused_kinds}
         encoders = {
             name: export_encoder(name, model.encoders[name], staging, graph_format)

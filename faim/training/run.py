@@ -364,6 +364,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     best = checkpoint.best_model_path or str(checkpoint_dir / "last.ckpt")
     state = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
     task.load_state_dict(state)
+    model.eval()  # trained: returned for inference, as a loaded model is
     weights = crowd_correction_weights(recipe, detector, train_posts) if recipe.eval.crowd_corrections else None
     detector.calibrate(val_loader, recipe.eval, weights)
     model_dir = detector.save(output_dir / "model")

@@ -102,6 +102,15 @@ def test_every_fusion_exports_with_the_models_scores(fusion_type: type, options:
         assert np.abs(flat_scores(served) - flat_scores(eager)).max() <= TOLERANCE
 
 
+def test_exporting_leaves_every_module_in_the_mode_it_was_in(tmp_path: Path) -> None:
+    detector = picture_and_meta_detector(ConcatFusion)
+    model = detector.model.train()
+    model.heads["harm"].eval()  # one kept in eval mode while the rest trains
+    modes = {name: module.training for name, module in model.named_modules()}
+    export_model(detector, tmp_path / "export")
+    assert {name: module.training for name, module in model.named_modules()} == modes
+
+
 def test_a_stack_of_encoders_exports_one_graph_per_member(tmp_path: Path) -> None:
     torch.manual_seed(2)
     stack = StackedEncoder([TinyImageEncoder(dim=4), TinyImageEncoder(dim=6)])
