@@ -45,13 +45,29 @@ def load_image(ref: ImageRef, root: Path | None = None, draft_size: tuple[int, i
         return _decode(io.BytesIO(ref), label, draft_size)
     path = Path(ref).expanduser()
     resolved = path if path.is_absolute() or root is None else Path(root) / path
-    label = f"'{ref}'"
-    if not resolved.is_file():
-        problem = "is a directory" if resolved.is_dir() else "file not found"
-        raise ImageError(f"image {label}: {problem} (resolved to {resolved.absolute()})", "missing")
-    if resolved.stat().st_size == 0:
+    label = _path_label(str(ref))
+    try:
+        if not resolved.is_file():
+            problem = "is a directory" if resolved.is_dir() else "file not found"
+            raise ImageError(f"image {label}: {problem} (resolved to {resolved.absolute()})", "missing")
+        size = resolved.stat().st_size
+    except OSError as error:  # a name longer than the system takes, a folder on the way that may not be searched
+        kind = "unreadable" if isinstance(error, PermissionError) else "missing"
+        raise ImageError(f"image {label}: {error.strerror}", kind) from None
+    if size == 0:
         raise ImageError(f"image {label}: empty file", "empty")
     return _decode(resolved, label, draft_size)
+
+
+LABEL_CHARACTERS = 100
+"""The most characters of an image path an error shows (a ``data:`` URL in a path column holds thousands)."""
+
+
+def _path_label(path: str) -> str:
+    """An image path as errors name it: quoted, a longer one than ``LABEL_CHARACTERS`` cut, with its length."""
+    if len(path) <= LABEL_CHARACTERS:
+        return f"'{path}'"
+    return f"'{path[:LABEL_CHARACTERS]}...' ({len(path)} characters)"
 
 
 def _decode(source: Path | io.BytesIO, label: str, draft_size: tuple[int, int] | None) -> Image.Image:

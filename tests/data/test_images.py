@@ -79,6 +79,15 @@ def test_missing_file_names_path_and_resolution(tmp_path: Path) -> None:
         load_image("a/b.jpg", tmp_path)
 
 
+def test_a_name_the_system_refuses_is_an_image_error_naming_the_reason_and_a_cut_form_of_it(tmp_path: Path) -> None:
+    data_url = "data:image/jpeg;base64," + "A" * 7800
+    with pytest.raises(ImageError, match=r"^image 'data:image/jpeg;base64,A+\.\.\.' \(7823 characters\): ") as error:
+        load_image(data_url, tmp_path)
+    assert error.value.kind == "missing" and str(error.value).endswith("File name too long")
+    with pytest.raises(ImageError, match=r"\(300 characters\): File name too long$"):
+        load_image("x" * 296 + ".jpg", tmp_path)
+
+
 def test_directory(tmp_path: Path) -> None:
     with pytest.raises(ImageError, match="is a directory"):
         load_image(tmp_path, None)
