@@ -4,8 +4,9 @@ A mapping names, for each post field, the column that holds it::
 
     columns: {id: tweet_id, text: tweet, image: img, comments: replies, labels: {hate: class}, meta: [lang]}
 
-Unmapped fields default to the column of the same name (``images`` falls back to ``image``) and are
-simply absent when the file lacks that column; a column named explicitly must exist. Cells may hold
+Unmapped fields default to the column of the same name (``images`` falls back, row by row, to ``image``: a row
+whose ``images`` cell is empty or absent reads its ``image`` cell) and are simply absent when the file lacks that
+column; a column named explicitly must exist in the file (of JSON Lines, in some object of it). Cells may hold
 a list or a JSON-encoded list string (images, comments), and empty cells mean "missing": no text, no
 images, no comments, or no label for that task.
 """
@@ -82,7 +83,8 @@ class ColumnMap:
         )
 
     def bind(self, available: Collection[str], file: str) -> ColumnMap:
-        """Check the mapping against a file's columns and resolve the ``images``/``image`` default.
+        """Check the mapping against a file's columns (of JSON Lines, every key an object of the file holds), and
+        give it back.
 
         Raises:
             ValueError: When a column named in the recipe is missing, naming the file, the mapping key
@@ -97,13 +99,24 @@ class ColumnMap:
                     f"{file}: column {column!r} (columns.{key}) not found{suggest(column, list(available))}; "
                     f"available: {', '.join(available)}"
                 )
-        if "images" in self.explicit or "images" in available or "image" not in available:
-            return self
-        return dataclasses.replace(self, images="image")
+        return self
+
+    @property
+    def image_columns(self) -> tuple[str | None, ...]:
+        """The columns images may be read from: the mapped one, or, unmapped, ``images`` and then ``image``."""
+        return (self.images,) if "images" in self.explicit else (self.images, "image")
+
+    def images_column(self, row: Mapping[str, Any]) -> str | None:
+        """The column a row's images are read from: the mapped one, or, unmapped, ``images`` unless the row's
+        ``images`` cell is missing (absent, null or empty), then ``image``."""
+        if "images" in self.explicit or _cell(row, self.images) is not None:
+            return self.images
+        return "image"
 
     def wanted(self, available: Collection[str]) -> list[str]:
         """The mapped columns present in ``available``, in file order (for column projection)."""
-        mapped = {getattr(self, key) for key in SINGLE} | set(self.labels.values()) | set(self.meta.values())
+        mapped = {getattr(self, key) for key in SINGLE} | set(self.image_columns)
+        mapped |= set(self.labels.values()) | set(self.meta.values())
         return [column for column in available if column in mapped]
 
     def fingerprint_key(self) -> str:
@@ -133,10 +146,11 @@ class ColumnMap:
         if text is not None and not isinstance(text, str):
             raise ValueError(f"{origin}: field 'text' (column {self.text!r}) must be a string, got {text!r}")
         labels = {task: _decode_label(_cell(row, column)) for task, column in self.labels.items()}
+        images = self.images_column(row)
         return Post(
             id=self.post_id(row, index),
             text=text,
-            images=_images(_cell(row, self.images), origin, self.images),
+            images=_images(_cell(row, images), origin, images),
             comments=_comments(_cell(row, self.comments), origin, self.comments),
             labels={task: value for task, value in labels.items() if value is not None},
             meta={name: _cell(row, column) for name, column in self.meta.items()},

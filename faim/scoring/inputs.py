@@ -1,7 +1,8 @@
 """Cut a dump's inputs (``faim.data.inputs.find_inputs``) into shards of raw rows, in a deterministic order.
 
 The reader does as little as possible: JSONL lines stay undecoded bytes, CSV cells stay bytes, so a
-non-UTF-8 or malformed row becomes that row's error in the worker instead of stopping the read. Rows are numbered
+non-UTF-8 or malformed row becomes that row's error in the worker instead of stopping the read. A JSONL file is read
+twice, as ``faim.data.tabular`` reads it: first for the keys its objects hold, its columns. Rows are numbered
 as ``faim.data.tabular`` numbers them: the line a JSONL or CSV row starts on (a CSV header is line 1), the 0-based
 index of a Parquet or dataset row.
 Shard keys (``FFFFF-SSSSSS``: file index, shard index) are the same on every run over the same
@@ -10,6 +11,7 @@ inputs, which is what lets a restarted run skip the shards already written.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +19,7 @@ from typing import Any
 
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format
-from faim.data.tabular import csv_header, csv_records, file_delimiter, open_parquet
+from faim.data.tabular import csv_header, csv_records, file_delimiter, object_keys, open_parquet
 
 
 @dataclass
@@ -28,7 +30,9 @@ class Shard:
         key: ``FFFFF-SSSSSS``, stable across runs.
         file: The input file.
         format: ``jsonl``, ``csv``, ``tsv``, ``parquet`` or ``dataset`` (a saved Hugging Face dataset).
-        header: Column names (CSV/TSV/Parquet/dataset); ``None`` for JSONL.
+        header: Column names (CSV/TSV/Parquet/dataset); of JSONL, every key an object of the file holds (``None``
+            where no line of it holds a JSON object), so that a mapping is checked against the file, whichever
+            shard.
         rows: ``(row number, payload)``: a JSONL line's bytes, or a dict of column → cell.
         errors: ``(row number, kind, message)`` for rows the reader itself could not split into cells.
     """
@@ -71,7 +75,8 @@ def read_shards(files: list[Path], shard_rows: int) -> Iterator[Shard]:
 
 
 def _jsonl_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
-    shard = Shard("", str(path), kind, None)
+    keys = _jsonl_keys(path)
+    shard = Shard("", str(path), kind, keys)
     with open(path, "rb") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -79,9 +84,25 @@ def _jsonl_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
             shard.rows.append((number, line))
             if len(shard.rows) == shard_rows:
                 yield shard
-                shard = Shard("", str(path), kind, None)
+                shard = Shard("", str(path), kind, keys)
     if shard.rows:
         yield shard
+
+
+def _jsonl_keys(path: Path) -> list[str] | None:
+    """Every key the objects of a JSON Lines file hold (``object_keys``), lines that hold no JSON object (each its
+    row's error) left out; ``None`` where no line holds one."""
+    with open(path, "rb") as handle:
+        return object_keys(row for row in map(_json_object, handle) if row is not None) or None
+
+
+def _json_object(line: bytes) -> dict[str, Any] | None:
+    """The JSON object a line of UTF-8 holds, or ``None``."""
+    try:
+        row = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return row if isinstance(row, dict) else None
 
 
 def _csv_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
 from faim.data.post import Post, shortest_text_first
-from faim.data.tabular import not_an_object, object_keys, parse_number, utf8
+from faim.data.tabular import not_an_object, parse_number, utf8
 from faim.scoring.inputs import Shard
 
 
@@ -127,7 +127,7 @@ def shard_posts(
     element kinds the model reads. A row without an id takes its row number (as ``source`` gives it) as its id, an
     error row too (``readable_id``).
 
-    A wrong schema (a mapped column missing from the file; of JSON Lines, from every object of the shard) is an
+    A wrong schema (a mapped column missing from the file; of JSON Lines, from every object of the file) is an
     error on every row of the shard; a post with no text, no image and no comment is an ``empty`` error (nothing to
     score): one without an element of any kind the model reads.
     """
@@ -137,14 +137,6 @@ def shard_posts(
     ]
     bound = columns
     header = shard.header
-    parsed: dict[int, dict[str, Any] | ValueError] = {}
-    if header is None:  # JSON Lines: each row parsed once, the keys of its objects standing for the file's columns
-        for number, payload in shard.rows:
-            try:
-                parsed[number] = parse_row(shard, payload, set(), set())
-            except ValueError as error:
-                parsed[number] = error
-        header = object_keys(row for row in parsed.values() if isinstance(row, dict)) or None
     if header is not None:
         try:
             bound = columns.bind(header, shard.file)
@@ -161,16 +153,14 @@ def shard_posts(
     for number, payload in shard.rows:
         source = f"{shard.file}:{number}"
         try:
-            row = parsed[number] if number in parsed else parse_row(shard, payload, numeric, wanted)
-            if isinstance(row, ValueError):
-                raise row
+            row = parse_row(shard, payload, numeric, wanted)
             post = bound.to_post(row, number, source, root)
         except ValueError as error:
             kind, _, message = str(error).partition(": ") if _tagged(error) else ("row", "", str(error))
             errors.append(RowError(source, readable_id(shard, payload, bound, number), kind, message))
             continue
         if reads_nothing(post, kinds):
-            fields = row if shard.header is None else shard.header  # a JSON object's keys, or the file's columns
+            fields = row if shard.format == "jsonl" else header  # a JSON object's keys, or the file's columns
             errors.append(RowError(source, post.id, "empty", empty_row_error(kinds, bound, list(fields))))
             continue
         posts.append((number, post))
@@ -181,7 +171,12 @@ def empty_row_error(kinds: Sequence[str], bound: ColumnMap, fields: list[str]) -
     """The error of a row holding nothing of ``kinds`` (the kinds the model reads) whose ``fields`` are the row's:
     a kind whose column (in ``bound``) is among them is said to be empty; where none is, the row's fields are named,
     one of which may be what a mapping (``--map FIELD=COLUMN``) should read."""
-    columns = {"text": [bound.text], "image": [bound.images], "comments": [bound.comments], "meta": bound.meta.values()}
+    columns = {
+        "text": [bound.text],
+        "image": bound.image_columns,
+        "comments": [bound.comments],
+        "meta": bound.meta.values(),
+    }
     blank = [kind for kind in kinds if any(column in fields for column in columns[kind])]
     if blank:
         return nothing_read(kinds, blank)

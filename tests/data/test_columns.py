@@ -26,6 +26,17 @@ def test_image_column_is_the_default_when_there_is_no_images_column():
     assert convert({"text": "t", "image": "one.png"}).images == ["one.png"]
 
 
+def test_an_unmapped_images_field_falls_back_row_by_row_to_the_image_column():
+    rows = [{"images": ["a.png"], "image": "b.png"}, {"image": "c.png"}, {"images": None, "image": "d.png"}]
+    columns = ColumnMap.from_recipe(None).bind(["images", "image"], "posts.jsonl")
+    assert [columns.to_post(row, 0, "posts.jsonl:1", None).images for row in rows] == [["a.png"], ["c.png"], ["d.png"]]
+    assert columns.wanted(["id", "image", "images", "other"]) == ["id", "image", "images"]
+    mapped = ColumnMap.from_recipe({"images": "images"}).bind(["images", "image"], "posts.jsonl")
+    assert [mapped.to_post(row, 0, "posts.jsonl:1", None).images for row in rows] == [["a.png"], [], []]
+    with pytest.raises(ValueError, match=r"field 'images' \(column 'image'\) holds 5"):
+        convert({"images": None, "image": 5})
+
+
 def test_renamed_columns_labels_and_meta():
     mapping = {"id": "pid", "text": "tweet", "image": "img", "comments": "replies", "labels": {"hate": "class"}}
     row = {"pid": "x1", "tweet": "t", "img": "p.jpg", "replies": '["a", "b"]', "class": 2, "lang": "en", "src": "tw"}

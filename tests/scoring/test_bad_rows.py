@@ -133,7 +133,7 @@ def test_wrong_schema_is_an_error_on_every_row(tiny_model_dir: Path, tmp_path: P
     assert "caption" in rows[0]["error"] and summary.errors == {"schema": 2}
 
 
-def test_json_lines_columns_are_the_keys_of_any_object_of_the_shard_not_only_the_first(
+def test_json_lines_columns_are_the_keys_of_any_object_of_the_file_not_only_the_first(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
     Image.new("RGB", (40, 40), (200, 0, 0)).save(tmp_path / "ok.jpg")

@@ -1,0 +1,57 @@
+"""A shard's rows as posts or row errors: the same whichever shards the rows fall in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from faim.data.columns import ColumnMap
+from faim.data.sources import read_posts
+from faim.scoring.inputs import read_shards
+from faim.scoring.rows import shard_posts
+
+KINDS = ["text", "image", "comments"]
+
+
+def read_in_shards(path: Path, columns: dict | None, shard_rows: int) -> list[tuple]:
+    """Each row of the JSON Lines file ``path`` as ``(id, images, comments)`` or ``(id, error kind, message)``,
+    read ``shard_rows`` rows to a shard, by id (none last)."""
+    read = []
+    for shard in read_shards([path], shard_rows):
+        posts, errors = shard_posts(shard, ColumnMap.from_recipe(columns), None, KINDS)
+        read += [(post.id, post.images, post.comments) for _, post in posts]
+        read += [(error.post_id, error.kind, error.message) for error in errors]
+    return sorted(read, key=lambda row: str(row[0]))
+
+
+def test_json_lines_rows_read_the_same_in_any_shards_and_as_evaluation_reads_them(tmp_path: Path) -> None:
+    rows = [{"id": "0", "text": "t", "images": ["b.jpg"]}] + [
+        {"id": str(i), "text": "t", "image": "a.jpg"} for i in (1, 2)
+    ]
+    rows.append({"id": "3", "text": "t", "image": "a.jpg", "replies": ["a reply"]})
+    path = tmp_path / "dump.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    expected = [("0", ["b.jpg"], []), ("1", ["a.jpg"], []), ("2", ["a.jpg"], []), ("3", ["a.jpg"], ["a reply"])]
+    for shard_rows in (1, 2, 4):
+        assert read_in_shards(path, {"comments": "replies"}, shard_rows) == expected
+    evaluated = read_posts(path, {"comments": "replies"})
+    assert sorted((post.id, post.images, post.comments) for post in evaluated) == expected
+
+
+def test_a_column_no_object_of_a_json_lines_file_holds_is_a_schema_error_on_every_row(tmp_path: Path) -> None:
+    path = tmp_path / "dump.jsonl"
+    path.write_text('{"id": "0", "text": "t"}\n{"id": "1", "caption": "c"}\nnot json\n', encoding="utf-8")
+    message = f"{path}: column 'replies' (columns.comments) not found; available: id, text, caption"
+    assert read_in_shards(path, {"comments": "replies"}, 1) == [
+        ("0", "schema", message),
+        ("1", "schema", message),
+        (None, "schema", message),
+    ]
+
+
+def test_an_empty_image_cell_of_a_row_with_nothing_else_is_said_to_be_empty(tmp_path: Path) -> None:
+    path = tmp_path / "dump.jsonl"
+    path.write_text('{"id": "0", "image": ""}\n', encoding="utf-8")
+    (shard,) = read_shards([path], 1)
+    _, (error,) = shard_posts(shard, ColumnMap.from_recipe(None), None, ["text", "image"])
+    assert error.message == "nothing the model reads (text, image): no text, the image is empty"
