@@ -12,8 +12,9 @@ The rule, in order:
    recursively with ``**``.
 
 Inside folders and globs, names starting with ``.`` or ``_`` are skipped: hidden files and a scoring run's own
-manifest and per-post parts. Known extensions: ``.jsonl``, ``.ndjson`` and ``.json`` (JSON Lines), ``.csv``,
-``.tsv``, ``.parquet``.
+manifest and per-post parts. Inside a folder, a folder holding a scoring run (its record, ``RUN_FILE``) is skipped
+too: an earlier run's output written into a dump's folder is not read back as posts. Known extensions: ``.jsonl``,
+``.ndjson`` and ``.json`` (JSON Lines), ``.csv``, ``.tsv``, ``.parquet``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv
 
 DATASET = "dataset"
 """The format of a saved Hugging Face dataset folder."""
+
+RUN_FILE = "_run.json"
+"""The record a scoring run keeps in its output folder (``faim.scoring.manifest``)."""
 
 
 def is_saved_dataset(path: Path) -> bool:
@@ -102,10 +106,11 @@ def expand(spec: str | Path) -> list[Path]:
 
 
 def _inside(folder: Path) -> list[Path]:
-    """Every input in ``folder``, recursively: known files and saved datasets, hidden names skipped."""
+    """Every input in ``folder``, recursively: known files and saved datasets, hidden names and the output folders of
+    scoring runs skipped."""
     found = []
     for child in sorted(folder.iterdir()):
-        if _hidden(child):
+        if _hidden(child) or (child / RUN_FILE).is_file():
             continue
         if is_saved(child):
             found.append(child)

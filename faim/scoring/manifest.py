@@ -22,10 +22,10 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from faim.data.inputs import RUN_FILE
 from faim.folders import check_folder_path
 from faim.scoring.report import ShardReport
 
-RUN_FILE = "_run.json"
 MANIFEST_FILE = "_manifest.jsonl"
 PER_POST_DIR = "_per_post"
 """Folder, inside the output of a run pooling by picture, of its per-post parts."""

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -36,6 +37,14 @@ def test_a_folder_stands_for_its_inputs_recursively_and_skips_hidden_names(tmp_p
     write_jsonl(tmp_path / "_per_post" / "d.jsonl", 1)
     (tmp_path / "notes.txt").write_text("not posts")
     assert find_inputs(tmp_path) == [a, b]
+
+
+def test_a_folder_holding_a_scoring_run_inside_a_folder_is_not_read_as_input(tmp_path: Path) -> None:
+    posts = write_jsonl(tmp_path / "posts.jsonl", 1)
+    (tmp_path / "scores").mkdir()
+    (tmp_path / "scores" / "_run.json").write_text("{}", encoding="utf-8")
+    pq.write_table(pa.table({"id": ["posts-0"]}), tmp_path / "scores" / "part-00000-000000.parquet")
+    assert find_inputs(tmp_path) == [posts]
 
 
 def test_a_missing_file_and_an_unknown_extension_are_named(tmp_path: Path) -> None:
