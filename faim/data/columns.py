@@ -206,10 +206,11 @@ def _decode_label(value: Any) -> Any:
 
 
 def _images(value: Any, origin: str, column: str | None) -> list[ImageRef]:
-    """Image references: paths, encoded bytes, or Hugging Face ``{"bytes", "path"}`` structs; empties dropped."""
+    """Image references: paths, encoded bytes, or Hugging Face ``{"bytes", "path"}`` structs; empties dropped, and
+    anything else (a number, an object with neither key) refused."""
     images: list[ImageRef] = []
     for item in _as_list(value):
-        if isinstance(item, Mapping):
+        if isinstance(item, Mapping) and ("bytes" in item or "path" in item):
             item = item.get("bytes") or item.get("path")
         if item is None or item == "" or item == b"":
             continue

@@ -123,6 +123,8 @@ def test_unmapped_default_columns_may_be_absent():
         ({"text": 5}, r"posts.csv:2: field 'text' \(column 'text'\) must be a string, got 5"),
         ({"comments": [1]}, r"posts.csv:2: field 'comments' \(column 'comments'\) holds 1"),
         ({"images": [3.5]}, r"posts.csv:2: field 'images' \(column 'images'\) holds 3.5"),
+        ({"image": {"url": "a.png"}}, r"\(column 'image'\) holds \{'url': 'a.png'\}, not an image path or bytes"),
+        ({"images": [{"foo": 1}]}, r"\(column 'images'\) holds \{'foo': 1\}, not an image path or bytes"),
     ],
 )
 def test_wrong_cell_types_name_row_and_field(row, message):
