@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -188,6 +189,7 @@ def run_shards(
 
     Raises:
         ValueError: When ``out`` holds another run.
+        ChildProcessError: When a worker process dies (killed), saying what is kept and that a rerun resumes.
     """
     cores = available_cores()
     threads = max(1, cores // (workers or cores))
@@ -210,6 +212,8 @@ def run_shards(
             summary.rows_this_run += report.rows
             summary.scoring_seconds += report.seconds
             bar.update(report.rows)
+    except BrokenProcessPool as error:
+        raise ChildProcessError(worker_died(manifest, plan.rows)) from error
     finally:
         bar.close()
         manifest.close()
@@ -220,6 +224,16 @@ def run_shards(
     for report in manifest.done.values():
         summary.errors.update(report.errors)
     return summary
+
+
+def worker_died(manifest: Manifest, rows: int) -> str:
+    """What a run of ``rows`` rows whose worker process died says: the likely cause, what ``manifest`` records
+    written, and that a rerun scores the rest."""
+    done = sum(report.rows for report in manifest.done.values())
+    return (
+        "a scoring worker process died (it was killed: by the system when memory runs out, or by a signal); "
+        f"{done} of {rows} rows are scored and kept in {manifest.out_dir}: run the same command again to score the rest"
+    )
 
 
 _scorer: ShardWriter | None = None

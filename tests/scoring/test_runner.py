@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import re
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +14,7 @@ import pytest
 
 from faim.scoring.inputs import Shard
 from faim.scoring.report import ShardReport
-from faim.scoring.runner import WORKER_ENVIRONMENT, _run_embedded, worker_environment
+from faim.scoring.runner import WORKER_ENVIRONMENT, RunPlan, _run_embedded, run_shards, worker_environment
 
 
 def test_worker_environment_is_set_inside_and_restored_after(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,3 +68,34 @@ def test_a_stopped_run_ends_its_workers_at_once_not_when_their_shards_are_done(t
     while any(running(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert len(workers) == 2 and not any(running(pid) for pid in workers), "a worker went on with its shard"
+
+
+class DyingWriter:
+    """A scorer whose spawned worker processes are killed (``SIGKILL``, as the system's out-of-memory killer ends
+    one) at their first shard; the main process's own scores each shard as one row."""
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
+        if multiprocessing.parent_process() is not None:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return ShardReport(shard.key, 1)
+
+    def close(self) -> None:
+        pass
+
+
+def dying_writers(threads: int) -> DyingWriter:
+    return DyingWriter()
+
+
+def test_a_worker_that_dies_is_one_error_saying_what_is_kept_and_that_a_rerun_resumes(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(f'{{"text": "post {n}"}}\n' for n in range(3)), encoding="utf-8")
+    plan = RunPlan([dump], 3, 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}})
+    out = tmp_path / "out"
+    with pytest.raises(ChildProcessError) as error:
+        run_shards(dying_writers, plan, out, workers=2, progress=False)
+    said = (
+        r"a scoring worker process died \(it was killed: by the system when memory runs out, or by a signal\); "
+        rf"\d of 3 rows are scored and kept in {re.escape(str(out))}: run the same command again to score the rest$"
+    )
+    assert re.match(said, str(error.value)), str(error.value)
