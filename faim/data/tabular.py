@@ -8,13 +8,14 @@ larger than memory streams (a JSON Lines file twice: first for the keys its obje
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -72,9 +73,16 @@ def object_keys(rows: Iterable[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(key for row in rows for key in row))
 
 
+def jsonl_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """Each line of a JSON Lines file opened in binary, numbered from 1, a UTF-8 byte order mark before the first
+    removed (as a CSV file's is)."""
+    for number, line in enumerate(handle, start=1):
+        yield number, line.removeprefix(codecs.BOM_UTF8) if number == 1 else line
+
+
 def _jsonl_objects(path: Path) -> Rows:
     with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in jsonl_lines(handle):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:

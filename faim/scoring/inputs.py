@@ -19,7 +19,7 @@ from typing import Any
 
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format
-from faim.data.tabular import csv_header, csv_records, file_delimiter, object_keys, open_parquet
+from faim.data.tabular import csv_header, csv_records, file_delimiter, jsonl_lines, object_keys, open_parquet
 
 
 @dataclass
@@ -78,7 +78,7 @@ def _jsonl_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
     keys = _jsonl_keys(path)
     shard = Shard("", str(path), kind, keys)
     with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in jsonl_lines(handle):
             if not line.strip():
                 continue
             shard.rows.append((number, line))
@@ -93,7 +93,7 @@ def _jsonl_keys(path: Path) -> list[str] | None:
     """Every key the objects of a JSON Lines file hold (``object_keys``), lines that hold no JSON object (each its
     row's error) left out; ``None`` where no line holds one."""
     with open(path, "rb") as handle:
-        return object_keys(row for row in map(_json_object, handle) if row is not None) or None
+        return object_keys(row for _, line in jsonl_lines(handle) if (row := _json_object(line)) is not None) or None
 
 
 def _json_object(line: bytes) -> dict[str, Any] | None:

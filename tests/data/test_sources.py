@@ -146,6 +146,12 @@ def test_a_line_that_is_not_utf8_names_file_and_line(tmp_path):
         list(read_posts(path))
 
 
+def test_a_json_lines_file_starting_with_a_byte_order_mark_is_read_from_its_first_row(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a", "caption": "first"}\n{"id": "b", "text": "second"}\n')
+    assert [(post.id, post.text) for post in read_posts(path, {"text": "caption"})] == [("a", "first"), ("b", None)]
+
+
 def test_json_lines_columns_are_the_keys_of_any_object_not_only_the_first(tmp_path):
     rows = [{"id": "a", "text": "unlabelled, no picture"}, {"id": "b", "text": "x", "image": "p.png", "hate": 1}]
     path = write_jsonl(tmp_path / "d.jsonl", rows)

@@ -55,3 +55,13 @@ def test_an_empty_image_cell_of_a_row_with_nothing_else_is_said_to_be_empty(tmp_
     (shard,) = read_shards([path], 1)
     _, (error,) = shard_posts(shard, ColumnMap.from_recipe(None), None, ["text", "image"])
     assert error.message == "nothing the model reads (text, image): no text, the image is empty"
+
+
+def test_a_json_lines_file_starting_with_a_byte_order_mark_is_read_from_its_first_row(tmp_path: Path) -> None:
+    path = tmp_path / "dump.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a", "caption": "first"}\n{"id": "b", "caption": "second"}\n')
+    read = []
+    for shard in read_shards([path], 1):
+        posts, errors = shard_posts(shard, ColumnMap.from_recipe({"text": "caption"}), None, ["text"])
+        read += [(post.id, post.text) for _, post in posts] + errors
+    assert read == [("a", "first"), ("b", "second")]
