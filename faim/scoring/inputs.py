@@ -50,7 +50,8 @@ class Shard:
 
 
 def count_rows(path: Path) -> int:
-    """Rows in an input: Parquet or dataset metadata, or newline count for text formats (minus the header)."""
+    """Rows in an input: Parquet or dataset metadata, or, of text formats, lines (minus the header), more than the
+    rows where blank lines or CSV cells spanning lines are counted too."""
     kind = input_format(path)
     if kind == "parquet":
         return open_parquet(path).metadata.num_rows

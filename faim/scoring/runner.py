@@ -212,8 +212,9 @@ def run_shards(
             summary.rows_this_run += report.rows
             summary.scoring_seconds += report.seconds
             bar.update(report.rows)
+        bar.total = bar.n  # the rows read: the plan counted lines, blank ones and those inside a CSV cell too
     except BrokenProcessPool as error:
-        raise ChildProcessError(worker_died(manifest, plan.rows)) from error
+        raise ChildProcessError(worker_died(manifest)) from error
     finally:
         bar.close()
         manifest.close()
@@ -226,13 +227,13 @@ def run_shards(
     return summary
 
 
-def worker_died(manifest: Manifest, rows: int) -> str:
-    """What a run of ``rows`` rows whose worker process died says: the likely cause, what ``manifest`` records
-    written, and that a rerun scores the rest."""
+def worker_died(manifest: Manifest) -> str:
+    """What a run whose worker process died says: the likely cause, the rows ``manifest`` records written, and that
+    a rerun scores the rest."""
     done = sum(report.rows for report in manifest.done.values())
     return (
         "a scoring worker process died (it was killed: by the system when memory runs out, or by a signal); "
-        f"{done} of {rows} rows are scored and kept in {manifest.out_dir}: run the same command again to score the rest"
+        f"{done} rows are scored and kept in {manifest.out_dir}: run the same command again to score the rest"
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.scoring.inputs import Shard
+from faim.scoring.inputs import Shard, count_rows
 from faim.scoring.report import ShardReport
 from faim.scoring.runner import WORKER_ENVIRONMENT, RunPlan, _run_embedded, run_shards, worker_environment
 
@@ -70,17 +70,39 @@ def test_a_stopped_run_ends_its_workers_at_once_not_when_their_shards_are_done(t
     assert len(workers) == 2 and not any(running(pid) for pid in workers), "a worker went on with its shard"
 
 
-class DyingWriter:
-    """A scorer whose spawned worker processes are killed (``SIGKILL``, as the system's out-of-memory killer ends
-    one) at their first shard; the main process's own scores each shard as one row."""
+class OneRowWriter:
+    """A scorer that reports each shard as one row scored (writing nothing)."""
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
-        if multiprocessing.parent_process() is not None:
-            os.kill(os.getpid(), signal.SIGKILL)
         return ShardReport(shard.key, 1)
 
     def close(self) -> None:
         pass
+
+
+def one_row_writers(threads: int) -> OneRowWriter:
+    return OneRowWriter()
+
+
+def test_the_progress_bar_of_a_finished_run_ends_at_the_rows_read_not_the_lines_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"text": "a"}\n\n\n{"text": "b"}\n', encoding="utf-8")
+    plan = RunPlan([dump], count_rows(dump), 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}})
+    assert plan.rows == 4  # the plan counts lines: reading the rows to count them would read the dump twice
+    run_shards(one_row_writers, plan, tmp_path / "out", workers=1)
+    assert "2/2 " in capsys.readouterr().err.rsplit("\r", 1)[-1]
+
+
+class DyingWriter(OneRowWriter):
+    """A scorer whose spawned worker processes are killed (``SIGKILL``, as the system's out-of-memory killer ends
+    one) at their first shard; the main process's own reports each shard as one row."""
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
+        if multiprocessing.parent_process() is not None:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().write(shard, out_dir)
 
 
 def dying_writers(threads: int) -> DyingWriter:
@@ -96,6 +118,6 @@ def test_a_worker_that_dies_is_one_error_saying_what_is_kept_and_that_a_rerun_re
         run_shards(dying_writers, plan, out, workers=2, progress=False)
     said = (
         r"a scoring worker process died \(it was killed: by the system when memory runs out, or by a signal\); "
-        rf"\d of 3 rows are scored and kept in {re.escape(str(out))}: run the same command again to score the rest$"
+        rf"\d rows are scored and kept in {re.escape(str(out))}: run the same command again to score the rest$"
     )
     assert re.match(said, str(error.value)), str(error.value)
