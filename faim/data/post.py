@@ -40,14 +40,22 @@ class Post:
     origin: str = ""
     image_root: Path | None = None
 
+    def __post_init__(self) -> None:
+        """Check and normalise the fields as ``from_dict`` reads them from a dict (see ``checked_fields``), naming the
+        post by its origin, or as ``post``, and its id."""
+        self.id = str(self.id)
+        where = f"{self.origin or 'post'} (id={self.id!r})"
+        self.text, self.images, self.comments, self.labels, self.meta = checked_fields(
+            where, self.text, self.images, self.comments, self.labels, self.meta
+        )
+
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], index: int = 0) -> Post:
         """Build a post from a plain dict with the field names above.
 
-        ``image`` (one path) is accepted as a shorthand for ``images``; a missing ``id`` becomes the
-        row index; blank comments are left out. Unknown keys, and a field of the wrong type (text or a comment that is
-        not a string, an image that is neither a path nor bytes, labels or meta that are not mappings), raise
-        ``ValueError`` naming them so typos and misplaced values do not pass silently.
+        ``image`` (one path) is accepted as a shorthand for ``images``; a missing ``id`` becomes the row index. Unknown
+        keys, and a field of the wrong type (see ``checked_fields``), raise ``ValueError`` naming the post's index and
+        the field so typos and misplaced values do not pass silently.
         """
         if not isinstance(row, Mapping):
             raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}")
@@ -55,51 +63,18 @@ class Post:
         unknown = set(row) - known
         if unknown:
             raise ValueError(f"post {index}: unknown field(s) {sorted(unknown)}; valid: {sorted(known)}")
-        where = f"post {index} (id={str(row.get('id', index))!r})"
-        if row.get("text") is not None and not isinstance(row["text"], str):
-            raise ValueError(f"{where}: field 'text': expected a string, got {type(row['text']).__name__}")
-        images = listed(row.get("images"))
-        if images is None:
-            images = [] if row.get("image") in (None, "") else [row["image"]]
-        elif isinstance(images, (str, bytes, Path)):
-            images = [images]
-        field_name = "images" if row.get("images") is not None else "image"
-        if not isinstance(images, (list, tuple)):
-            raise ValueError(
-                f"{where}: field 'images': expected a path, encoded bytes or a list of them, got "
-                f"{type(images).__name__}"
-            )
-        for number, image in enumerate(images):
-            if image is not None and not isinstance(image, (str, bytes, Path)):
-                raise ValueError(
-                    f"{where}: field '{field_name}': image {number}: expected a path or encoded bytes, got "
-                    f"{type(image).__name__}"
-                )
-        comments = listed(row.get("comments"))
-        comments = [] if comments is None else comments
-        if isinstance(comments, str):
-            comments = [comments]
-        if not isinstance(comments, (list, tuple)):
-            raise ValueError(
-                f"{where}: field 'comments': expected a string or a list of strings, got {type(comments).__name__}"
-            )
-        for number, comment in enumerate(comments):
-            if not isinstance(comment, str):
-                raise ValueError(
-                    f"{where}: field 'comments': comment {number} is a {type(comment).__name__}, not a string"
-                )
-        for name, holds in (("labels", "task name to label"), ("meta", "field name to value")):
-            if row.get(name) is not None and not isinstance(row[name], Mapping):
-                got = type(row[name]).__name__
-                raise ValueError(f"{where}: field '{name}': expected a mapping of {holds}, got {got}")
-        return cls(
-            id=str(row.get("id", index)),
-            text=row.get("text"),
-            images=[img for img in images if img not in (None, "")],
-            comments=[comment for comment in comments if comment.strip()],
-            labels=dict(row.get("labels") or {}),
-            meta=dict(row.get("meta") or {}),
+        ident = str(row.get("id", index))
+        images, named = (row["images"], "images") if row.get("images") is not None else ([row.get("image")], "image")
+        text, images, comments, labels, meta = checked_fields(
+            f"post {index} (id={ident!r})",
+            row.get("text"),
+            images,
+            row.get("comments"),
+            row.get("labels"),
+            row.get("meta"),
+            named,
         )
+        return cls(id=ident, text=text, images=images, comments=comments, labels=labels, meta=meta)
 
     @property
     def has_text(self) -> bool:
@@ -110,6 +85,64 @@ class Post:
 def listed(value: Any) -> Any:
     """A field's value, an array (numpy's, as pandas gives a list column: ``to_dict("records")``) as its list."""
     return value.tolist() if hasattr(value, "tolist") and not isinstance(value, (str, bytes)) else value
+
+
+def checked_fields(
+    where: str, text: Any, images: Any, comments: Any, labels: Any, meta: Any, images_field: str = "images"
+) -> tuple[str | None, list[ImageRef], list[str], dict[str, Any], dict[str, Any]]:
+    """A post's fields checked and normalised: one image or comment (a string) as a list of one, an array (numpy's,
+    see ``listed``) as its list, empty images and blank comments left out, missing labels or meta as ``{}``.
+
+    Args:
+        where: The post, as an error names it.
+        images_field: The name the images were given under (``image``, ``from_dict``'s shorthand, or ``images``).
+
+    Raises:
+        ValueError: Naming ``where`` and the field, on text or a comment that is not a string, an image that is
+            neither a path nor bytes, or labels or meta that are not mappings.
+    """
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"{where}: field 'text': expected a string, got {type(text).__name__}")
+    images = [] if images is None else listed(images)
+    images = [images] if isinstance(images, (str, bytes, Path)) else images
+    if not isinstance(images, (list, tuple)):
+        raise ValueError(
+            f"{where}: field '{images_field}': expected a path, encoded bytes or a list of them, got "
+            f"{type(images).__name__}"
+        )
+    for number, image in enumerate(images):
+        if image is not None and not isinstance(image, (str, bytes, Path)):
+            raise ValueError(
+                f"{where}: field '{images_field}': image {number}: expected a path or encoded bytes, got "
+                f"{type(image).__name__}"
+            )
+    comments = [] if comments is None else listed(comments)
+    comments = [comments] if isinstance(comments, str) else comments
+    if not isinstance(comments, (list, tuple)):
+        raise ValueError(
+            f"{where}: field 'comments': expected a string or a list of strings, got {type(comments).__name__}"
+        )
+    for number, comment in enumerate(comments):
+        if not isinstance(comment, str):
+            raise ValueError(f"{where}: field 'comments': comment {number} is a {type(comment).__name__}, not a string")
+    return (
+        text,
+        [image for image in images if image not in (None, "")],
+        [comment for comment in comments if comment.strip()],
+        checked_mapping(where, "labels", labels, "task name to label"),
+        checked_mapping(where, "meta", meta, "field name to value"),
+    )
+
+
+def checked_mapping(where: str, name: str, value: Any, holds: str) -> dict[str, Any]:
+    """Field ``name`` of a post (labels or meta) as a dict of its own, ``{}`` where it is missing.
+
+    Raises:
+        ValueError: Naming ``where`` and the field, and what it ``holds``, when it is not a mapping.
+    """
+    if value is not None and not isinstance(value, Mapping):
+        raise ValueError(f"{where}: field '{name}': expected a mapping of {holds}, got {type(value).__name__}")
+    return dict(value or {})
 
 
 def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:

@@ -84,3 +84,24 @@ def test_list_fields_given_as_arrays_read_as_lists_as_pandas_gives_them() -> Non
     (post,) = as_posts([row])  # pandas.DataFrame.to_dict("records") gives a list column's cells as arrays
     assert post.images == ["x.jpg", "y.jpg"] and post.comments == ["first"]
     assert all(type(image) is str for image in post.images)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"text": 5}, "post (id='a'): field 'text': expected a string, got int"),
+        ({"comments": ["ok", 5]}, "post (id='a'): field 'comments': comment 1 is a int, not a string"),
+        ({"images": ["a.jpg", 3]}, "post (id='a'): field 'images': image 1: expected a path or encoded bytes, got int"),
+        ({"labels": "harmful"}, "post (id='a'): field 'labels': expected a mapping of task name to label, got str"),
+        ({"meta": ["x"], "origin": "d.jsonl:3"}, "d.jsonl:3 (id='a'): field 'meta': expected a mapping of field name"),
+    ],
+)
+def test_a_post_built_directly_is_checked_as_a_dict_is_naming_the_post_and_field(fields, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Post("a", **fields)
+
+
+def test_a_post_built_directly_reads_its_fields_as_the_same_post_given_as_a_dict() -> None:
+    fields = {"text": "hi", "images": "img/1.png", "comments": np.array(["hello world", " "]), "labels": None}
+    assert Post("a", **fields) == Post.from_dict({"id": "a", **fields})
+    assert Post("a", **fields).comments == ["hello world"] and Post("a", **fields).images == ["img/1.png"]
