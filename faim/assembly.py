@@ -12,13 +12,14 @@ into the recipe.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from faim.components import component_args, component_spec, head_sizes, lookup
 from faim.data.targets import TaskSpec
 from faim.encoder import Encoder
 from faim.encoders.stack import StackedEncoder
-from faim.model import WholePostModel
+from faim.model import WholePostModel, check_modality
 
 
 def task_specs(model_section: dict[str, Any]) -> list[TaskSpec]:
@@ -46,12 +47,15 @@ def build_model(
             routes[kind] = spec
         elif isinstance(spec, list):
             members = overrides.get(kind, {}).get("members") or [{}] * len(spec)
-            encoders[kind] = StackedEncoder(
-                [build_encoder(member, f"model.encoders.{kind}[{i}]", members[i]) for i, member in enumerate(spec)]
-            )
+            stacked = [
+                build_encoder(member, f"model.encoders.{kind}[{i}]", members[i]) for i, member in enumerate(spec)
+            ]
+            encoders[kind] = built(f"model.encoders.{kind}", StackedEncoder, stacked)
         else:
             encoders[kind] = build_encoder(spec, f"model.encoders.{kind}", overrides.get(kind, {}))
     all_routes = {name: name for name in encoders} | routes
+    for kind, name in all_routes.items():
+        built(f"model.encoders.{kind}", check_modality, kind, encoders[name])
     fusion_spec = model_section["fusion"]
     fused = fusion_spec.get("kinds") or sorted(all_routes)
     input_dims = {kind: encoders[all_routes[kind]].output_dim for kind in fused}
@@ -72,15 +76,15 @@ def build_encoder(spec: dict[str, Any], where: str, overrides: dict[str, Any]) -
     return built(where, lookup("encoder", spec["type"], where), **(component_args("encoder", spec) | overrides))
 
 
-def built(where: str, cls: type, *args: Any, **kwargs: Any) -> Any:
-    """``cls(*args, **kwargs)``, a value it refuses (its ``ValueError``, or torch's ``RuntimeError`` for a size it
-    cannot make) named by the recipe path ``where`` of the component.
+def built(where: str, make: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``make(*args, **kwargs)`` (a component's class, or a check of one), a value it refuses (its ``ValueError``, or
+    torch's ``RuntimeError`` for a size it cannot make) named by the recipe path ``where`` of the component.
 
     Raises:
         ValueError: ``"where: message"``.
     """
     try:
-        return cls(*args, **kwargs)
+        return make(*args, **kwargs)
     except (ValueError, RuntimeError) as error:
         raise ValueError(f"{where}: {error}") from error
 

@@ -30,6 +30,16 @@ from faim.registry import recorded_arguments
 Elements = dict[str, tuple[torch.Tensor, torch.Tensor]]
 
 
+def check_modality(kind: str, encoder: nn.Module) -> None:
+    """Refuse ``encoder`` for element kind ``kind`` unless it embeds the kind's modality (``ELEMENT_MODALITIES``).
+
+    Raises:
+        ValueError: Naming the kind, the modality it needs and the encoder's.
+    """
+    if encoder.modality != ELEMENT_MODALITIES[kind]:
+        raise ValueError(f"element kind {kind!r} needs a {ELEMENT_MODALITIES[kind]} encoder, got {encoder.modality}")
+
+
 class WholePostModel(nn.Module):
     """A multimodal post classifier with a shared whole-post embedding.
 
@@ -65,9 +75,7 @@ class WholePostModel(nn.Module):
                 raise ValueError(f"unknown element kind {kind!r}; valid: {sorted(ELEMENT_MODALITIES)}")
             if encoder_name not in self.encoders:
                 raise ValueError(f"element kind {kind!r} routes to unknown encoder {encoder_name!r}")
-            modality = self.encoders[encoder_name].modality
-            if modality != ELEMENT_MODALITIES[kind]:
-                raise ValueError(f"element kind {kind!r} needs a {ELEMENT_MODALITIES[kind]} encoder, got {modality}")
+            check_modality(kind, self.encoders[encoder_name])
         self.fused_kinds = self.kinds if fused_kinds is None else sorted(set(fused_kinds))
         unknown = set(self.fused_kinds) - set(self.routes)
         if not self.fused_kinds or unknown:

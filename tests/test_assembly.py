@@ -28,3 +28,21 @@ def test_a_value_a_component_refuses_is_named_by_its_path(
     section[key] = value
     with pytest.raises(ValueError, match=expected):
         faim.build(recipe)
+
+
+@pytest.mark.parametrize(
+    ("encoders", "expected"),
+    [
+        ({"text": {"type": "tiny_image"}}, r"^model\.encoders\.text: element kind 'text' needs a text encoder, got im"),
+        ({"comments": "image"}, r"^model\.encoders\.comments: element kind 'comments' needs a text encoder, got image"),
+        (
+            {"text": [{"type": "tiny_text"}, {"type": "tiny_image"}]},
+            r"^model\.encoders\.text: a stack needs two or more encoders of one modality, got 2 of \['image', 'text'\]",
+        ),
+    ],
+)
+def test_an_encoder_of_the_wrong_modality_is_named_by_its_path(encoders: dict, expected: str, tmp_path: Path) -> None:
+    recipe = tiny_recipe({"train": tmp_path / "t.jsonl", "validation": tmp_path / "v.jsonl"}, tmp_path / "run")
+    recipe["model"]["encoders"] |= encoders
+    with pytest.raises(ValueError, match=expected):
+        faim.build(recipe)
