@@ -2,12 +2,14 @@
 
 Each field becomes ``log1p(max(value, 0))``; with ``shares`` the fields' shares of their sum are added (for
 counts that make up a whole, such as a speaker's history of verdicts) and ``log1p`` of the sum. A missing
-field (absent, ``None`` or NaN) counts as 0 and sets its own missing-indicator feature.
+field (absent, ``None`` or NaN) counts as 0 and sets its own missing-indicator feature; a number is Python's or numpy's
+(not a bool), and an infinite one is refused.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +20,7 @@ class MetaRows:
     """Turn a list of ``Post.meta`` mappings into ``[N, num_features]`` float32 features (picklable).
 
     ``check`` (called per post by the collator, which names the post) raises ``ValueError`` when a listed
-    field holds something that is not a number.
+    field holds something that is not a number, or an infinite one.
     """
 
     def __init__(self, fields: list[str], shares: bool) -> None:
@@ -30,11 +32,14 @@ class MetaRows:
         return 2 * len(self.fields) + (len(self.fields) + 1 if self.shares else 0)
 
     def check(self, meta: Mapping[str, Any]) -> None:
-        """Raise ``ValueError`` naming the first listed field that is neither a number nor missing."""
+        """Raise ``ValueError`` naming the first listed field that is neither a number (Python's or numpy's, not a
+        bool) nor missing, or is an infinite one."""
         for name in self.fields:
             value = meta.get(name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
                 raise ValueError(f"meta field {name!r} must be a number or missing, got {value!r}")
+            if value is not None and math.isinf(value):
+                raise ValueError(f"meta field {name!r} must be finite (or missing: absent, None or NaN), got {value!r}")
 
     def row(self, meta: Mapping[str, Any]) -> list[float]:
         self.check(meta)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
+import pyarrow.parquet as pq
 import pytest
 import torch
 
@@ -12,6 +14,7 @@ import faim
 from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.encoders.meta_numeric import MetaFeatures, MetaNumericEncoder
+from faim.scoring.engine import score_dump
 from faim.training.loaders import make_loader
 
 
@@ -53,6 +56,32 @@ def test_a_non_numeric_field_is_reported_with_its_post(tmp_path: Path) -> None:
     post = Post(id="p7", text="hello", meta={"count": "many"}, origin="data.tsv:7")
     with pytest.raises(PostError, match=r"data.tsv:7 \(post id='p7'\) field 'meta'.*'count'.*'many'"):
         detector.collator()([post])
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, np.float32("inf")])
+def test_a_field_that_is_not_a_finite_number_is_reported_with_its_post(value: float, tmp_path: Path) -> None:
+    detector = faim.build(recipe(tmp_path, freeze_text=False))
+    post = Post(id="p7", text="hello", meta={"count": value}, origin="data.tsv:7")
+    with pytest.raises(PostError, match=r"data.tsv:7 \(post id='p7'\) field 'meta': meta field 'count' must be finite"):
+        detector.collator()([post])
+
+
+def test_numpy_numbers_are_read_as_the_numbers_they_hold() -> None:
+    features = MetaFeatures(["a", "b"], shares=True)
+    assert torch.equal(features([{"a": np.int64(3), "b": np.float32(1.0)}]), features([{"a": 3, "b": 1.0}]))
+    with pytest.raises(ValueError, match=r"meta field 'a' must be a number or missing, got np.True_"):
+        features([{"a": np.bool_(True)}])
+
+
+def test_a_row_whose_field_is_not_finite_is_scored_as_an_error_of_its_own(tmp_path: Path) -> None:
+    faim.build(recipe(tmp_path, freeze_text=False)).save(str(tmp_path / "model"))
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"id": "a", "text": "x", "count": 2}\n{"id": "b", "text": "x", "count": Infinity}\n')
+    score_dump(tmp_path / "model", dump, tmp_path / "out", columns={"meta": ["count"]}, workers=1, progress=False)
+    rows = {row["id"]: row for row in pq.read_table(tmp_path / "out").to_pylist()}
+    assert rows["a"]["error_kind"] is None and rows["a"]["fake"] is not None
+    assert rows["b"]["error_kind"] == "meta" and "meta field 'count' must be finite" in rows["b"]["error"]
+    assert rows["b"]["fake"] is None
 
 
 def test_frozen_text_is_cached_while_the_meta_encoder_trains(tmp_path: Path) -> None:
