@@ -20,6 +20,7 @@ import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import PurePath
 from typing import Any
 
 import faim.data.concat  # noqa: F401  (registers every built-in source; concat sits on top of the others)
@@ -158,8 +159,8 @@ def component_args(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def component_spec(kind: str, component: object) -> dict[str, Any]:
-    """The recipe mapping that builds ``component`` again: its ``type:`` and the arguments it was built with,
-    derived ones left out.
+    """The recipe mapping that builds ``component`` again: its ``type:`` and the arguments it was built with (a path
+    as its string), derived ones left out.
 
     Raises:
         ValueError: When its class is not registered, or an argument is not plain data a recipe can hold.
@@ -169,6 +170,7 @@ def component_spec(kind: str, component: object) -> dict[str, Any]:
     for name, value in arguments.items():
         if name in DERIVED[kind]:
             continue
+        value = str(value) if isinstance(value, PurePath) else value  # a recipe holds a path as its string
         if not is_plain(value):
             raise ValueError(
                 f"{type(component).__name__}: argument {name}={value!r} is not plain data (numbers, strings, "

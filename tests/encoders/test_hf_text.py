@@ -13,6 +13,7 @@ from token_pieces import attributed_names
 from transformers import AutoModel, BertConfig, BertTokenizer, DebertaV2Config, PretrainedConfig, RobertaConfig
 
 import faim
+from faim.components import component_spec
 from faim.encoders.hf_text import HFTextEncoder
 from faim.encoders.tiny_text import TinyTextEncoder, tiny_vocab
 
@@ -72,3 +73,10 @@ def test_a_recipes_max_length_past_the_models_positions_is_named_by_its_path(tmp
     recipe["model"]["encoders"]["text"] = {"type": "hf_text", "weights": weights, "max_length": 1024}
     with pytest.raises(ValueError, match=r"model\.encoders\.text: hf_text: max_length 1024 must be between 1 and 512"):
         faim.build(recipe)
+
+
+def test_weights_given_as_a_path_are_read_and_written_to_the_recipe_as_their_string(tmp_path: Path) -> None:
+    weights = save_tiny_model(tmp_path / "bert", BertConfig, positions=16)
+    encoder = HFTextEncoder(weights, max_length=16)
+    assert encoder(encoder.preprocessor()(["a b"])).shape == (1, 16)
+    assert component_spec("encoder", encoder)["weights"] == str(weights)
