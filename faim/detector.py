@@ -153,6 +153,7 @@ class Detector:
         shortest text first (``length_batches``); the rows come back in input order.
 
         Raises:
+            ValueError: On a ``batch_size`` below 1.
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
                 ``readable`` sets such posts aside).
         """

@@ -80,6 +80,18 @@ def test_a_post_holding_nothing_the_model_reads_is_refused_naming_it(
         assert raised.value.kind == "empty"
 
 
+@pytest.mark.parametrize("served", [False, True])
+@pytest.mark.parametrize("batch_size", [0, -1])
+def test_a_batch_size_below_one_is_refused_naming_it(
+    served: bool, batch_size: int, exported: tuple[Path, Path]
+) -> None:
+    scorer = faim.runtime.load(exported[1]) if served else Detector.load(exported[0])
+    calls = [scorer.score, scorer.embed, scorer.predict]
+    for call in calls:
+        with pytest.raises(ValueError, match=rf"^batch_size must be at least 1, got {batch_size}$"):
+            call([{"id": "a", "text": "a post"}], batch_size=batch_size)
+
+
 @pytest.mark.parametrize(
     ("tasks", "message"),
     [

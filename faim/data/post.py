@@ -195,7 +195,13 @@ def shortest_text_first(posts: list[Post]) -> list[int]:
 
 def length_batches(posts: list[Post], batch_size: int) -> tuple[list[list[Post]], list[int]]:
     """``posts`` in batches of ``batch_size``, shortest text first (``shortest_text_first``), and where each post's
-    row lands in the batches' rows laid end to end: ``rows[positions]`` puts them back in input order."""
+    row lands in the batches' rows laid end to end: ``rows[positions]`` puts them back in input order.
+
+    Raises:
+        ValueError: Naming ``batch_size`` when it is below 1.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     order = shortest_text_first(posts)
     positions = [0] * len(order)
     for rank, index in enumerate(order):

@@ -157,6 +157,7 @@ class ExportedModel:
         shortest text first (``length_batches``).
 
         Raises:
+            ValueError: On a ``batch_size`` below 1.
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
                 ``readable`` sets such posts aside).
         """

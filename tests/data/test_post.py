@@ -24,6 +24,11 @@ def test_length_batches_put_the_shortest_together_and_say_where_each_row_lands()
     assert [laid_out[position] for position in positions] == ["a", "b", "c", "d", "e"]
 
 
+def test_length_batches_refuse_a_batch_size_below_one() -> None:
+    with pytest.raises(ValueError, match=r"^batch_size must be at least 1, got 0$"):
+        length_batches([Post("a", "text")], 0)
+
+
 def test_post_texts_keeps_the_order_and_reads_a_post_without_text_as_empty() -> None:
     posts = [Post("a", "first"), Post("b"), Post("c", ""), Post("d", "last")]
     assert post_texts(posts) == ["first", "", "", "last"]
