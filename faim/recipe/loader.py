@@ -118,9 +118,12 @@ def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, A
     overrides after that one; one given before it, which the replacement would drop, is refused.
 
     Raises:
+        TypeError: Given one override as a string, saying to pass a list.
         RecipeError: Naming an override that sets a key inside a value that is not a mapping, or one that a later
             change of its component's type would drop.
     """
+    if isinstance(overrides, str):
+        raise TypeError(f"overrides: expected a list of KEY.PATH=VALUE strings, got one string: pass [{overrides!r}]")
     result = copy.deepcopy(recipe)
     given: list[tuple[tuple[str, ...], Any, str]] = []  # each override applied: its keys, its value, its text
     for text in overrides:

@@ -133,3 +133,14 @@ def test_a_recipe_that_is_not_utf8_an_override_that_is_not_yaml_and_a_base_that_
 def test_an_override_indexing_a_list_is_refused_saying_how_to_change_the_list() -> None:
     with pytest.raises(RecipeError, match=r"data\.sources\[1\]\.task: cannot index a list; write a recipe with base:"):
         apply_overrides({"data": {"type": "concat", "sources": []}}, ["data.sources[1].task=hat"])
+
+
+def test_one_override_given_as_a_string_is_refused_saying_to_pass_a_list(tmp_path: Path) -> None:
+    recipe = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, tmp_path)
+    expected = (
+        r"^overrides: expected a list of KEY\.PATH=VALUE strings, got one string: pass \['model\.fusion\.dim=8'\]$"
+    )
+    for call in (faim.build, Recipe.load, as_recipe):
+        given = "hate_text_frozen" if call == Recipe.load else recipe
+        with pytest.raises(TypeError, match=expected):
+            call(given, "model.fusion.dim=8")
