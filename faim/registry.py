@@ -7,6 +7,8 @@ register through the ``faim.plugins`` entry-point group (modules that register o
 registers through ``faim.register_encoder`` and the others, which ``faim.components`` gives once the built-ins are
 registered, so a name a built-in takes is refused there and then rather than when the built-in is imported later.
 
+A class lacking what its kind provides (``PROVIDES``, ``SETS``) is refused when registered, or when built.
+
 A registered class also records the arguments each of its instances was built with
 (``constructor_arguments``), so a model composed in code can be written out as a recipe and built again.
 """
@@ -38,6 +40,38 @@ REGISTRIES: dict[str, dict[str, type]] = {
 
 PLUGIN_GROUP = "faim.plugins"
 
+PROVIDES: dict[str, dict[str, str]] = {
+    "encoder": {
+        "modality": "class attribute: 'text', 'image' or 'meta'",
+        "preprocessor": "method preprocessor(): the picklable callable turning raw elements into its inputs",
+        "identity": "method, which subclassing faim.encoder.Encoder gives",
+        "export_assets": "method, which subclassing faim.encoder.Encoder gives",
+        "token_embeddings": "method, which subclassing faim.encoder.Encoder gives",
+    },
+    "fusion": {},
+    "head": {
+        "task_type": "class attribute: 'binary', 'multiclass' or 'multilabel'",
+        "loss": "method loss(logits, target): the loss over the batch's labelled targets",
+        "probabilities": "method probabilities(logits)",
+    },
+    "source": {
+        "splits": "method splits(): the split names",
+        "posts": "method posts(split)",
+        "iter_posts": "method iter_posts(path): the posts of one file",
+        "describe": "method describe(split): where a split comes from",
+        "fingerprint": "method fingerprint(split): a digest of the split's content",
+    },
+}
+"""Per kind, what its class provides besides ``forward`` (a module's) and a constructor, by name, as faim reads it;
+the base classes (``faim.encoder.Encoder``, ``faim.tasks.base.Head``, ``faim.data.sources.Source``) say more.
+``register_*`` refuses a class lacking one, or leaving one of its methods abstract."""
+
+SETS: dict[str, dict[str, str]] = {
+    "encoder": {"output_dim": "the size of each embedding it gives"},
+    "fusion": {"output_dim": "the size of the post embedding it gives, which the heads are built for"},
+}
+"""Per kind, the attributes its constructor sets on each instance; building one that does not is refused."""
+
 
 class PluginWarning(FaimWarning):
     """A plug-in of ``PLUGIN_GROUP`` failed to load (``faim.components.load_plugins``)."""
@@ -58,12 +92,27 @@ def _register(kind: str, name: str) -> Callable[[T], T]:
                 f"{kind} {name!r} is already registered, by {qualified_name(table[name])}: {qualified_name(cls)} "
                 "cannot take its name; register it under another one"
             )
+        check_provides(kind, name, cls)
         table[name] = cls
         cls.registry_name = name  # type: ignore[attr-defined]
-        _record_arguments(cls)
+        _record_arguments(cls, kind)
         return cls
 
     return decorator
+
+
+def check_provides(kind: str, name: str, cls: type) -> None:
+    """Refuse a class registered as a ``kind`` that lacks what ``PROVIDES`` says the kind provides, or leaves one of
+    its methods abstract (``abc``).
+
+    Raises:
+        TypeError: Naming the kind, ``name``, the class and each thing it lacks, with what that is.
+    """
+    wanted = PROVIDES[kind]
+    missing = [f"{attribute} ({wanted[attribute]})" for attribute in wanted if not hasattr(cls, attribute)]
+    missing += [f"{method} (abstract)" for method in sorted(getattr(cls, "__abstractmethods__", ()))]
+    if missing:
+        raise TypeError(f"{kind} {name!r}: {qualified_name(cls)} does not provide {', '.join(missing)}")
 
 
 def qualified_name(cls: type) -> str:
@@ -71,8 +120,12 @@ def qualified_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _record_arguments(cls: type) -> None:
-    """Make ``cls`` keep, on each instance of exactly ``cls``, the arguments its constructor was called with."""
+def _record_arguments(cls: type, kind: str) -> None:
+    """Make ``cls`` keep, on each instance of exactly ``cls``, the arguments its constructor was called with, and
+    refuse an instance that its constructor left without an attribute ``SETS`` says a ``kind`` sets.
+
+    The constructor raises ``ValueError`` naming the class and the attribute it did not set.
+    """
     init = cls.__init__
     signature = inspect.signature(init)
 
@@ -80,6 +133,9 @@ def _record_arguments(cls: type) -> None:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         if type(self) is cls:  # a subclass records its own arguments when it is registered itself
+            unset = [f"{name} ({what})" for name, what in SETS.get(kind, {}).items() if not hasattr(self, name)]
+            if unset:
+                raise ValueError(f"{qualified_name(cls)} does not set {', '.join(unset)} when built")
             bound = signature.bind(self, *args, **kwargs)
             bound.apply_defaults()
             arguments = dict(bound.arguments)

@@ -1,6 +1,7 @@
-"""The registry: duplicates raise (a built-in's name before the built-ins are imported too), lookups suggest, plug-ins
-register through the entry-point group; a plug-in that fails to load is warned of and skipped, named where a type it
-may register is looked up, and a load stopped part way goes on when asked again."""
+"""The registry: duplicates raise (a built-in's name before the built-ins are imported too), a class lacking what its
+kind provides is refused, lookups suggest, plug-ins register through the entry-point group; a plug-in that fails to
+load is warned of and skipped, named where a type it may register is looked up, and a load stopped part way goes on
+when asked again."""
 
 from __future__ import annotations
 
@@ -13,9 +14,15 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
+import torch
+from conftest import tiny_recipe
+from torch import nn
 
+import faim
 from faim import components, registry
+from faim.encoder import Encoder
 from faim.notices import FaimWarning
+from faim.tasks.base import Head
 
 
 def test_duplicate_name_raises() -> None:
@@ -24,6 +31,81 @@ def test_duplicate_name_raises() -> None:
         @registry.register_fusion("concat")
         class Another:
             pass
+
+
+class Probabilities(nn.Module):
+    """A head's methods, without its ``task_type``."""
+
+    def loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return logits.sum()
+
+    def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(logits)
+
+
+class Abstract(Head):
+    """A head leaving ``probabilities`` abstract."""
+
+    task_type = "binary"
+
+    def loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return logits.sum()
+
+
+class NoFingerprint:
+    """A source of every method but ``fingerprint``."""
+
+    def splits(self) -> list[str]: ...
+    def posts(self, split: str) -> list: ...
+    def iter_posts(self, path: str) -> list: ...
+    def describe(self, split: str) -> str: ...
+
+
+@pytest.mark.parametrize(
+    ("kind", "cls", "message"),
+    [
+        (
+            "head",
+            Probabilities,
+            r"Probabilities does not provide task_type \(class attribute: 'binary', 'multiclass' or",
+        ),
+        ("head", type("Bare", (nn.Module,), {"task_type": "binary"}), r"Bare does not provide loss \(method loss\(log"),
+        (
+            "head",
+            Abstract,
+            r"test_registry\.Abstract does not provide probabilities \(abstract\)$",
+        ),
+        (
+            "encoder",
+            type("Modalityless", (Encoder,), {}),
+            r"Modalityless does not provide modality \(class attribute: 'text'",
+        ),
+        ("source", NoFingerprint, r"NoFingerprint does not provide fingerprint \(method fingerprint\(split\)"),
+    ],
+)
+def test_a_class_lacking_what_its_kind_provides_is_refused_naming_it_and_what_it_lacks(
+    kind: str, cls: type, message: str
+) -> None:
+    with pytest.raises(TypeError, match=rf"^{kind} 'test_broken': .*{message}"):
+        getattr(registry, f"register_{kind}")("test_broken")(cls)
+    assert "test_broken" not in registry.REGISTRIES[kind]
+
+
+def test_a_fusion_built_without_its_output_dim_is_refused_naming_its_recipe_path(tmp_path: Path) -> None:
+    @registry.register_fusion("test_sum")
+    class Sum(nn.Module):
+        def __init__(self, input_dims: dict[str, int]) -> None:
+            super().__init__()
+
+    recipe = tiny_recipe({"train": tmp_path / "t.jsonl", "validation": tmp_path / "v.jsonl"}, tmp_path / "run")
+    recipe["model"]["fusion"] = {"type": "test_sum"}
+    try:
+        with pytest.raises(
+            ValueError, match=r"^model\.fusion: test_registry\..*Sum does not set output_dim \(the size"
+        ):
+            faim.build(recipe)
+    finally:
+        registry.FUSIONS.pop("test_sum")
 
 
 TAKING_A_BUILT_INS_NAME = """
@@ -62,13 +144,11 @@ def test_lookup_suggests_close_name() -> None:
 
 
 PLUGIN_HEAD = """
-from torch import nn
 from faim import register_head
+from faim.tasks.binary import BinaryHead
 @register_head({name!r})
-class PluginHead(nn.Module):
-    task_type = 'binary'
-    def __init__(self, input_dim: int):
-        super().__init__()
+class PluginHead(BinaryHead):
+    pass
 """
 
 
