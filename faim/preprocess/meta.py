@@ -3,7 +3,7 @@
 Each field becomes ``log1p(max(value, 0))``; with ``shares`` the fields' shares of their sum are added (for
 counts that make up a whole, such as a speaker's history of verdicts) and ``log1p`` of the sum. A missing
 field (absent, ``None`` or NaN) counts as 0 and sets its own missing-indicator feature; a number is Python's or numpy's
-(not a bool), and an infinite one is refused.
+(not a bool), and an infinite one (or an integer too large for a float) is refused.
 """
 
 from __future__ import annotations
@@ -33,13 +33,17 @@ class MetaRows:
 
     def check(self, meta: Mapping[str, Any]) -> None:
         """Raise ``ValueError`` naming the first listed field that is neither a number (Python's or numpy's, not a
-        bool) nor missing, or is an infinite one."""
+        bool) nor missing, or is an infinite one (or an integer too large for a float), or, where the shares of their
+        sum are read, fields summing beyond what a float holds."""
         for name in self.fields:
             value = meta.get(name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
                 raise ValueError(f"meta field {name!r} must be a number or missing, got {value!r}")
-            if value is not None and math.isinf(value):
+            if value is not None and math.isinf(finite_float(value)):
                 raise ValueError(f"meta field {name!r} must be finite (or missing: absent, None or NaN), got {value!r}")
+        counted = [finite_float(meta.get(name) or 0.0) for name in self.fields]
+        if self.shares and not math.isfinite(sum(max(value, 0.0) for value in counted if not math.isnan(value))):
+            raise ValueError(f"meta fields {', '.join(map(repr, self.fields))} sum to more than a float holds")
 
     def row(self, meta: Mapping[str, Any]) -> list[float]:
         self.check(meta)
@@ -56,3 +60,11 @@ class MetaRows:
 
     def __call__(self, metas: list[Mapping[str, Any]]) -> np.ndarray:
         return np.array([self.row(meta) for meta in metas], dtype=np.float32).reshape(-1, self.num_features)
+
+
+def finite_float(value: numbers.Real) -> float:
+    """``value`` as a float; an integer too large for one reads as infinity."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf

@@ -58,7 +58,7 @@ def test_a_non_numeric_field_is_reported_with_its_post(tmp_path: Path) -> None:
         detector.collator()([post])
 
 
-@pytest.mark.parametrize("value", [math.inf, -math.inf, np.float32("inf")])
+@pytest.mark.parametrize("value", [math.inf, -math.inf, np.float32("inf"), 10**400])
 def test_a_field_that_is_not_a_finite_number_is_reported_with_its_post(value: float, tmp_path: Path) -> None:
     detector = faim.build(recipe(tmp_path, freeze_text=False))
     post = Post(id="p7", text="hello", meta={"count": value}, origin="data.tsv:7")
@@ -71,6 +71,13 @@ def test_numpy_numbers_are_read_as_the_numbers_they_hold() -> None:
     assert torch.equal(features([{"a": np.int64(3), "b": np.float32(1.0)}]), features([{"a": 3, "b": 1.0}]))
     with pytest.raises(ValueError, match=r"meta field 'a' must be a number or missing, got np.True_"):
         features([{"a": np.bool_(True)}])
+
+
+def test_fields_whose_shares_sum_beyond_a_float_are_refused_and_missing_ones_are_not() -> None:
+    features = MetaFeatures(["a", "b"], shares=True)
+    with pytest.raises(ValueError, match=r"meta fields 'a', 'b' sum to more than a float holds"):
+        features([{"a": 1e308, "b": 1e308}])
+    assert torch.isfinite(features([{"a": math.nan, "b": 1e308}, {"a": None, "b": -1e308}])).all()
 
 
 def test_a_row_whose_field_is_not_finite_is_scored_as_an_error_of_its_own(tmp_path: Path) -> None:
