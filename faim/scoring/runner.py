@@ -228,12 +228,14 @@ def run_shards(
 
 
 def worker_died(manifest: Manifest) -> str:
-    """What a run whose worker process died says: the likely cause, the rows ``manifest`` records written, and that
-    a rerun scores the rest."""
+    """What a run whose worker process died says: the causes it may have had, the rows ``manifest`` records written,
+    and that a rerun scores the rest."""
     done = sum(report.rows for report in manifest.done.values())
     return (
-        "a scoring worker process died (it was killed: by the system when memory runs out, or by a signal); "
-        f"{done} rows are scored and kept in {manifest.out_dir}: run the same command again to score the rest"
+        "a scoring worker process ended without finishing its shard (killed by a signal or by the system when memory "
+        "runs out, or failed as it started: see any error printed above); "
+        f"{done} rows are scored and kept in {manifest.out_dir}: once the cause is mended, the same command scores "
+        "the rest"
     )
 
 

@@ -117,7 +117,9 @@ def test_a_worker_that_dies_is_one_error_saying_what_is_kept_and_that_a_rerun_re
     with pytest.raises(ChildProcessError) as error:
         run_shards(dying_writers, plan, out, workers=2, progress=False)
     said = (
-        r"a scoring worker process died \(it was killed: by the system when memory runs out, or by a signal\); "
-        rf"\d rows are scored and kept in {re.escape(str(out))}: run the same command again to score the rest$"
+        r"a scoring worker process ended without finishing its shard \(killed by a signal or by the system when "
+        r"memory runs out, or failed as it started: see any error printed above\); "
+        rf"\d rows are scored and kept in {re.escape(str(out))}: once the cause is mended, the same command scores "
+        r"the rest$"
     )
     assert re.match(said, str(error.value)), str(error.value)
