@@ -165,8 +165,10 @@ def _named_columns(key: str, value: Any) -> dict[str, str]:
         return {}
     if isinstance(value, (list, tuple)):
         value = {column: column for column in value}
-    if not isinstance(value, Mapping) or not all(isinstance(c, str) for c in [*value.keys(), *value.values()]):
+    if not isinstance(value, Mapping):
         raise ValueError(f"columns.{key}: expected a dict of name to column or a list of columns, got {value!r}")
+    if named := [item for item in [*value.keys(), *value.values()] if not isinstance(item, str)]:
+        raise ValueError(f"columns.{key}: names and columns are text, got {named[0]!r} in {dict(value)!r}")
     return dict(value)
 
 

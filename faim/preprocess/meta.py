@@ -41,8 +41,10 @@ class MetaRows:
                 raise ValueError(f"meta field {name!r} must be a number or missing, got {value!r}")
             if value is not None and math.isinf(finite_float(value)):
                 raise ValueError(f"meta field {name!r} must be finite (or missing: absent, None or NaN), got {value!r}")
+        if not self.shares:
+            return
         counted = [finite_float(meta.get(name) or 0.0) for name in self.fields]
-        if self.shares and not math.isfinite(sum(max(value, 0.0) for value in counted if not math.isnan(value))):
+        if not math.isfinite(sum(max(value, 0.0) for value in counted if not math.isnan(value))):
             raise ValueError(f"meta fields {', '.join(map(repr, self.fields))} sum to more than a float holds")
 
     def row(self, meta: Mapping[str, Any]) -> list[float]:

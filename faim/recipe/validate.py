@@ -146,7 +146,8 @@ def check_columns(source: str, path: str, data: dict[str, Any]) -> None:
 def check_label_tasks(source: str, data: dict[str, Any], heads: dict[str, Any], path: str = "data") -> None:
     """Each task a source reads labels for is a head of the model: the tasks its ``columns.labels`` names and its
     ``task`` argument (given or default) where its class takes one; in a ``concat`` or ``without`` source, each
-    member's. Labels read for no head would be dropped unseen."""
+    member's. Labels read for no head would be dropped unseen, so training checks this before any work; reading a
+    recipe does not, as a model saved before this check may hold such a recipe."""
     members = {
         "without": [(f"{path}.source", data.get("source"))],
         "concat": [(f"{path}.sources[{index}]", member) for index, member in enumerate(data.get("sources") or [])],
@@ -212,8 +213,6 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_component(source, "model.fusion", "fusion", model.get("fusion"))
     check_fused_kinds(source, model)
     check_heads(source, model.get("heads"))
-    if "data" in recipe:
-        check_label_tasks(source, recipe["data"], model["heads"])
     train, eval_section = recipe.get("train", {}), recipe.get("eval", {})
     check_section(source, "train", train, TrainConfig)
     check_section(source, "eval", eval_section, EvalConfig)

@@ -95,7 +95,7 @@ def test_unknown_key_names_valid_ones_and_suggests():
         ({"image": "a", "images": "b"}, "either 'image' or 'images'"),
         ({"text": ["a"]}, "columns.text: expected a column name"),
         ({"labels": "class"}, "columns.labels: expected a dict"),
-        ({"meta": {"lang": 3}}, "columns.meta: expected a dict"),
+        ({"meta": {"lang": 3}}, "columns.meta: names and columns are text, got 3"),
     ],
 )
 def test_bad_mapping_values(mapping, message):

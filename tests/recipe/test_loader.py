@@ -49,7 +49,7 @@ def test_an_error_an_override_causes_names_the_override(tmp_path: Path) -> None:
     with pytest.raises(RecipeError, match=r"hate_text_frozen.yaml: --set eval=3: eval: expected a mapping"):
         as_recipe(Recipe.load("hate_text_frozen"), ["eval=3"])
     with pytest.raises(RecipeError, match=r"hate_text_frozen.yaml: train.monitor: 'val/hate/auroc' is not logged"):
-        Recipe.load("hate_text_frozen", ["model.heads={spam: {type: binary, labels: [no, yes]}}", "data.task=spam"])
+        Recipe.load("hate_text_frozen", ["model.heads={spam: {type: binary, labels: [no, yes]}}"])
 
 
 def test_base_is_merged_and_type_change_replaces(tmp_path: Path) -> None:

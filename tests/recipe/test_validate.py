@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import tiny_recipe
 
+import faim
 from faim.recipe import Recipe, RecipeError
 
 
@@ -239,26 +240,38 @@ def test_columns_of_the_wrong_type_are_refused_before_anything_runs(recipe: dict
     assert "data.columns: labels: expected a dict of name to column or a list of columns" in error_for(
         recipe, write_recipe
     )
+    recipe["data"]["columns"] = {"labels": {"harmful": 5}}
+    assert "data.columns: labels: names and columns are text, got 5 in {'harmful': 5}" in error_for(
+        recipe, write_recipe
+    )
 
 
-def test_labels_read_for_a_task_the_model_lacks_are_refused_naming_the_source(recipe: dict, write_recipe) -> None:
+def training_error(recipe: dict, write_recipe) -> str:
+    """What ``faim.train`` of ``recipe`` raises, its data files absent: an error of the recipe, before data is read."""
+    with pytest.raises(RecipeError) as info:
+        faim.train(write_recipe(recipe))
+    return str(info.value)
+
+
+def test_labels_read_for_a_task_the_model_lacks_are_refused_by_training_before_data_is_read(
+    recipe: dict, write_recipe
+) -> None:
     recipe["data"]["columns"]["labels"] = {"harmfull": "label"}
-    message = error_for(recipe, write_recipe)
+    message = training_error(recipe, write_recipe)
     assert "data.columns.labels.harmfull: the model has no task 'harmfull' (did you mean 'harmful'?)" in message
+    assert Recipe.load(write_recipe(recipe)).data["columns"]["labels"] == {"harmfull": "label"}  # as a saved model's
     member = dict(recipe["data"])
     recipe["data"] = {"type": "concat", "sources": [dict(member, columns={"labels": {"harmful": "label"}}), member]}
-    assert "data.sources[1].columns.labels.harmfull: the model has no task" in error_for(recipe, write_recipe)
+    assert "data.sources[1].columns.labels.harmfull: the model has no task" in training_error(recipe, write_recipe)
 
 
-def test_a_source_reading_labels_for_another_task_is_refused_given_or_by_default(
+def test_a_source_reading_labels_for_another_task_is_refused_by_training_given_or_by_default(
     recipe: dict, write_recipe, tmp_path: Path
 ) -> None:
     recipe["data"] = {"type": "tweeteval", "root": str(tmp_path), "task": "hate"}
-    assert "data.task: the model has no task 'hate'; its tasks: harmful" in error_for(recipe, write_recipe)
+    assert "data.task: the model has no task 'hate'; its tasks: harmful" in training_error(recipe, write_recipe)
     del recipe["data"]["task"]
-    assert "data.task: the model has no task 'hate'" in error_for(recipe, write_recipe)
-    recipe["data"]["task"] = "harmful"
-    assert Recipe.load(write_recipe(recipe)).data["task"] == "harmful"
+    assert "data.task: the model has no task 'hate'" in training_error(recipe, write_recipe)
 
 
 def test_boolean_labels_of_a_mapping_are_refused_as_not_names(recipe: dict) -> None:
