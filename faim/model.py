@@ -162,8 +162,9 @@ class WholePostModel(nn.Module):
 @contextmanager
 def evaluating(module: nn.Module) -> Iterator[None]:
     """Run the block with ``module`` in eval mode; afterwards each of its modules is in the mode it was in, so that
-    scoring a model being trained leaves its dropout on."""
-    modes = {part: part.training for part in module.modules()}
+    scoring a model being trained leaves its dropout on. A part without a mode (a frozen TorchScript module, as
+    scoring's optimised encoders are) is left as it is."""
+    modes = {part: part.training for part in module.modules() if hasattr(part, "training")}
     module.eval()
     try:
         yield
