@@ -64,7 +64,7 @@ def train_recipe(
     run = fit(resolved, resume, resume_hint)
     if run is None:
         return None
-    output_dir = Path(resolved.train.output_dir)
+    output_dir = resolved.train.run_folder
     report = evaluate_loader(
         run.detector, run.eval_loader, output_dir / "eval", run.eval_data, resolved.eval, texts=run.eval_texts
     )
@@ -87,6 +87,6 @@ def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | 
     split = recipe.eval.split
     posts = split_posts(recipe, source, split)
     loader = recipe_loader(recipe, detector, posts, False, split)
-    out = Path(recipe.train.output_dir) / "eval"
+    out = recipe.train.run_folder / "eval"
     texts = post_texts(posts)
     return evaluate_loader(detector, loader, out, source.describe(split), recipe.eval, texts=texts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass
@@ -65,6 +66,12 @@ class TrainConfig:
     log_every_n_steps: int = 10
     augment: dict[str, float] = field(default_factory=dict)
     balance: str | None = None
+
+    @property
+    def run_folder(self) -> Path:
+        """``output_dir`` as a path, a leading ``~`` expanded to the home folder (as Lightning expands it where it
+        writes checkpoints and logs, so that faim's files and Lightning's land in one folder)."""
+        return Path(self.output_dir).expanduser()
 
 
 @dataclass

@@ -319,7 +319,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     """
     cfg = recipe.train
     data = recipe.data_section
-    output_dir = Path(cfg.output_dir)
+    output_dir = cfg.run_folder
     check_replaceable(output_dir / "model", MANIFEST)
     check_label_tasks(recipe.source, data, recipe.model["heads"])
     pl.seed_everything(cfg.seed, workers=True, verbose=False)

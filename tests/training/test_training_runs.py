@@ -549,3 +549,18 @@ def test_weighing_the_crowds_corrections_over_one_group_is_refused_before_traini
     with pytest.raises(ValueError, match="every training post has meta.topic = 'weather'; the weight is cross-valid"):
         train(recipe)
     assert not list((tmp_path / "run").rglob("*.ckpt"))  # refused before training
+
+
+def test_a_run_folder_under_the_home_folder_holds_faims_files_and_lightnings_alike(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    recipe = tiny_recipe(demo_data, tmp_path / "unused", max_epochs=1)
+    recipe["train"]["output_dir"] = "~/run"
+    train(recipe)
+    run = tmp_path / "home" / "run"
+    assert (run / "model" / "faim.json").is_file() and (run / "train_record.json").is_file()
+    assert list((run / "checkpoints").glob("version_0/*.ckpt")) and (run / "logs" / "version_0").is_dir()
+    assert not (tmp_path / "~").exists()
+    assert train(recipe, resume=True).model_dir == run / "model"
