@@ -24,6 +24,12 @@ LISTING = "faim-explanations.json"
 """The file a report folder holds last: its posts in input order, each with its explanation's file or, for one that
 could not be read, its ``error`` and ``error_kind``."""
 
+PAGE_HEAD = '<!doctype html><html><head><meta charset="utf-8"><title>faim explanations</title>'
+"""How every report's ``index.html`` starts, those written before reports held ``LISTING`` too."""
+
+POST_FILE = re.compile(r"\d{4}-[A-Za-z0-9_-]+\.(json|png)")
+"""The name of a file a report writes for a post: its ``file_stem``, then its JSON's or a picture's extension."""
+
 DISPLAY = 224
 """Side, in CSS pixels, pictures are shown at."""
 
@@ -169,15 +175,27 @@ def write_report(posts: Sequence[Explanation | PostError], out: str | Path) -> P
 
 def check_report_folder(target: Path) -> None:
     """Refuse a ``target`` a report must not replace: anything but an absent or empty folder, a report (it holds
-    ``LISTING``), or one written before reports held it (``index.html`` beside JSON and PNG files only).
+    ``LISTING``), or one written before reports held it (``earlier_report``).
 
     Raises:
+        NotADirectoryError: When ``target`` is a file or lies inside one (``faim.folders.check_replaceable``).
         FileExistsError: Naming ``target`` (``faim.folders.check_replaceable``).
     """
-    earlier = target.is_dir() and (target / "index.html").is_file()
-    if earlier and all(path.is_file() and path.suffix in (".html", ".json", ".png") for path in target.iterdir()):
-        return
-    check_replaceable(target, LISTING)
+    if not earlier_report(target):
+        check_replaceable(target, LISTING)
+
+
+def earlier_report(target: Path) -> bool:
+    """Whether ``target`` is a report written before reports held ``LISTING``: a folder whose ``index.html`` starts
+    as a report's page does (``PAGE_HEAD``) and whose other files are all named as a report names a post's files
+    (``file_stem``, then ``.json`` or a picture's ``.png``)."""
+    page = target / "index.html"
+    if target.is_symlink() or not page.is_file():
+        return False
+    with page.open("rb") as file:
+        if file.read(len(PAGE_HEAD.encode())) != PAGE_HEAD.encode():
+            return False
+    return all(path == page or (path.is_file() and POST_FILE.fullmatch(path.name)) for path in target.iterdir())
 
 
 def write_files(posts: Sequence[Explanation | PostError], root: Path) -> None:
@@ -219,8 +237,7 @@ def write_files(posts: Sequence[Explanation | PostError], root: Path) -> None:
             f'<div class="originals">{shown}</div>{tasks}</div>'
         )
     page = (
-        '<!doctype html><html><head><meta charset="utf-8"><title>faim explanations</title>'
-        f"<style>{STYLE}</style></head><body><h1>Why each post got its scores</h1>"
+        f"{PAGE_HEAD}<style>{STYLE}</style></head><body><h1>Why each post got its scores</h1>"
         "<p>Bars: each element's share of the task's logit (integrated gradients; red raises the score, blue "
         "lowers it). Text: each token's attribution. Pictures: the picture as the model saw it, then per task the "
         f"change in the logit when each region is hidden.</p>{''.join(sections)}</body></html>"

@@ -12,6 +12,7 @@ from conftest import export_posts
 from dump_scores import write_posts
 
 from faim.cli.main import main
+from faim.explain.report import PAGE_HEAD
 
 
 def test_every_element_of_every_post_is_explained_for_every_task(exported: tuple[Path, Path], tmp_path: Path) -> None:
@@ -77,15 +78,18 @@ def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_
     assert listing == {"posts": [{"post": "full", "explanation": "0000-full.json"}]}
     earlier = tmp_path / "earlier"  # a report written before reports listed their posts
     earlier.mkdir()
-    for name in ("index.html", "0000-old.json", "0000-old-picture0.png"):
+    (earlier / "index.html").write_text(f"{PAGE_HEAD}<style>", encoding="utf-8")
+    for name in ("0000-old.json", "0000-old-picture0.png"):
         (earlier / name).write_text("old", encoding="utf-8")
     assert main(["explain", str(model_dir), str(posts), "-o", str(earlier), "--limit", "1"]) == 0
     assert not (earlier / "0000-old.json").exists() and (earlier / "faim-explanations.json").is_file()
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    (mine / "notes.txt").write_text("keep me", encoding="utf-8")
-    capsys.readouterr()
-    assert main(["explain", str(model_dir), str(posts), "-o", str(mine)]) == 2
-    captured = capsys.readouterr()
-    assert f"{mine}: exists and is not one faim wrote" in captured.err and "explained" not in captured.out
-    assert sorted(path.name for path in mine.iterdir()) == ["notes.txt"]
+    for name, files in (("mine", {"notes.txt": "keep me"}), ("site", {"index.html": "<html>", "data.json": "{}"})):
+        mine = tmp_path / name
+        mine.mkdir()
+        for file, text in files.items():
+            (mine / file).write_text(text, encoding="utf-8")
+        capsys.readouterr()
+        assert main(["explain", str(model_dir), str(posts), "-o", str(mine)]) == 2
+        captured = capsys.readouterr()
+        assert f"{mine}: exists and is not one faim wrote" in captured.err and "explained" not in captured.out
+        assert sorted(path.name for path in mine.iterdir()) == sorted(files)

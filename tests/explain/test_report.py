@@ -4,9 +4,12 @@ whose tokens it shows."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+import pytest
 
 from faim.explain.attribute import Explanation, TaskExplanation, TokenReading
-from faim.explain.report import task_html, to_json, token_html
+from faim.explain.report import PAGE_HEAD, check_report_folder, task_html, to_json, token_html, write_report
 from faim.preprocess.e5_pieces import MARKER
 
 
@@ -56,3 +59,28 @@ def test_the_readings_of_a_stack_are_shown_and_recorded_under_their_readers() ->
     assert record["comments"][0][1]["tokens"] == [{"token": f"{MARKER}good", "attribution": 0.1}]
     lone_member = TaskExplanation("harm", "yes", 0.9, [], read([("good", 0.2)], "hf_text, 1 of 2", True), [], [])
     assert "hf_text, 1 of 2" in task_html(lone_member, [])  # the n-grams beside it get no tokens
+
+
+def test_a_folder_with_a_page_beside_files_faim_did_not_write_is_refused_and_kept(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html>", encoding="utf-8")
+    (site / "data.json").write_text('{"precious": 1}', encoding="utf-8")
+    with pytest.raises(FileExistsError, match=f"{site}: exists and is not one faim wrote"):
+        check_report_folder(site)
+    (site / "index.html").write_text(f"{PAGE_HEAD}<style>", encoding="utf-8")  # a report's page, not its files
+    with pytest.raises(FileExistsError, match="no faim-explanations.json in it"):
+        check_report_folder(site)
+    assert sorted(path.name for path in site.iterdir()) == ["data.json", "index.html"]
+
+
+def test_a_report_written_before_reports_listed_their_posts_is_replaceable(tmp_path: Path) -> None:
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    (earlier / "index.html").write_text(f"{PAGE_HEAD}<style>", encoding="utf-8")
+    for name in ("0000-old.json", "0000-old-picture0.png", "0001-post-harm-picture0-heat.png"):
+        (earlier / name).write_text("old", encoding="utf-8")
+    check_report_folder(earlier)
+    written = write_report([Explanation("p", [], [], [])], earlier)
+    assert written == earlier / "index.html" and not (earlier / "0000-old.json").exists()
+    assert sorted(path.name for path in earlier.iterdir()) == ["0000-p.json", "faim-explanations.json", "index.html"]
