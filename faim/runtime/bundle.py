@@ -55,21 +55,33 @@ def elements_names(kind: str) -> tuple[str, str]:
     return f"{kind}.embeddings", f"{kind}.mask"
 
 
+REQUIRED = {"format", "files", "max_elements", "kinds", "encoders", "fusion", "tasks"}
+"""The keys every export's manifest holds."""
+
+
 def read_bundle(directory: str | Path) -> dict[str, Any]:
     """The manifest of an exported model, after checking every file it lists.
 
     Raises:
-        ExportError: When ``directory`` holds no export of this format, or a file is missing or modified.
+        ExportError: Naming the directory when it holds no export, or the manifest when it is not JSON, not an
+            object, of another format or without a key every export's has; or naming a file missing or modified.
     """
     root = Path(directory)
     path = root / EXPORT_MANIFEST
     if not path.is_file():
         hint = " (a saved model: export it first with faim export)" if (root / MANIFEST).is_file() else ""
         raise ExportError(f"{root}: not an exported faim model (no {EXPORT_MANIFEST}){hint}")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ExportError(f"{path}: not a faim export's manifest ({error})") from None
+    if not isinstance(manifest, dict):
+        raise ExportError(f"{path}: not a faim export's manifest (not a JSON object)")
     if manifest.get("format") != FORMAT_VERSION:
         raise ExportError(
             f"{path}: export format {manifest.get('format')} is not supported (expected {FORMAT_VERSION})"
         )
+    if missing := sorted(REQUIRED - manifest.keys()):
+        raise ExportError(f"{path}: not a faim export's manifest (no {', '.join(missing)})")
     check_digests(root, manifest, EXPORT_MANIFEST, ExportError)
     return manifest

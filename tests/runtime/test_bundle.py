@@ -1,0 +1,24 @@
+"""An export's manifest that is not one is refused naming the file and what is wrong with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from faim.runtime.bundle import ExportError, read_bundle
+
+
+@pytest.mark.parametrize(
+    ("content", "wrong"),
+    [
+        ("{not json", r"not a faim export's manifest \(Expecting property name"),
+        ("[1]", r"not a faim export's manifest \(not a JSON object\)"),
+        ('{"format": 1, "tasks": []}', r"not a faim export's manifest \(no encoders, files, fusion, kinds, max_"),
+        ('{"format": 7}', r"export format 7 is not supported \(expected 1\)"),
+    ],
+)
+def test_a_manifest_that_is_not_one_is_named_with_what_is_wrong(tmp_path: Path, content: str, wrong: str) -> None:
+    (tmp_path / "faim-export.json").write_text(content, encoding="utf-8")
+    with pytest.raises(ExportError, match=f"^{tmp_path / 'faim-export.json'}: {wrong}"):
+        read_bundle(tmp_path)
