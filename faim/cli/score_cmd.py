@@ -6,10 +6,11 @@ import argparse
 import importlib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from faim.artifact_manifest import is_export
 from faim.cli.common import add_columns, output_folder, parse_columns, positive_integer
+from faim.runtime.bundle import PT2_LOADER, ExportError, graph_format, read_bundle
 from faim.scoring.options import ScoringOptions
 
 RUNTIMES = {"torch": ("faim.scoring.engine", "score_dump"), "onnx": ("faim.scoring.exported", "score_exported")}
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     pool_by_image = getattr(args, "pool_by_image", False)
     if args.runtime == "torch":
         if is_export(Path(args.model)):
-            raise ValueError(f"{args.model}: an export written by faim export; read it with --runtime onnx")
+            refuse_export(args.model)
         if args.exact and args.bf16:
             raise ValueError("--exact and --bf16: choose one (bf16 is an approximation)")
         options = ScoringOptions.exact() if args.exact else ScoringOptions(bf16=args.bf16)
@@ -128,3 +129,18 @@ def run(args: argparse.Namespace) -> int:
     score = getattr(importlib.import_module(module), function)
     print(score(args.model, args.dump, args.out, **common).format())
     return 0
+
+
+def refuse_export(model: str) -> NoReturn:
+    """Refuse an export given to the torch runtime, which scores saved models, saying what reads it.
+
+    Raises:
+        ExportError: For a pt2 export, which faim score does not read, or an export that is damaged.
+        ValueError: For an ONNX export, which ``--runtime onnx`` reads.
+    """
+    if graph_format(read_bundle(model)) == "pt2":
+        raise ExportError(
+            f"{model}: an export of torch.export programs (faim export --format pt2), which faim score does not read; "
+            f"{PT2_LOADER}, or score the saved model faim train wrote"
+        )
+    raise ValueError(f"{model}: an export written by faim export; read it with --runtime onnx")

@@ -59,6 +59,27 @@ REQUIRED = {"format", "files", "max_elements", "kinds", "encoders", "fusion", "t
 """The keys every export's manifest holds."""
 
 
+PT2_LOADER = "load it with faim.export.programs.load_export, which needs torch"
+"""What reads an export of torch.export programs (``graph_format`` "pt2"): neither the runtime nor faim score does."""
+
+
+def graph_format(manifest: dict[str, Any]) -> str:
+    """The format of an export's graphs, "onnx" or "pt2" (an export written before pt2 existed names none: onnx)."""
+    return manifest.get("graph_format", "onnx")
+
+
+def check_graph_format(directory: str | Path, manifest: dict[str, Any], expected: str) -> None:
+    """Refuse the export in ``directory`` (its ``manifest``) when its graphs are not of the format ``expected``.
+
+    Raises:
+        ExportError: Naming ``directory`` and both formats, and for a pt2 export what loads it.
+    """
+    found = graph_format(manifest)
+    if found != expected:
+        hint = f" ({PT2_LOADER})" if found == "pt2" else ""
+        raise ExportError(f"{directory}: its graphs are {found}, not {expected}{hint}")
+
+
 def read_bundle(directory: str | Path) -> dict[str, Any]:
     """The manifest of an exported model, after checking every file it lists.
 

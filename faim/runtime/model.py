@@ -14,7 +14,14 @@ import onnxruntime
 from faim.data.elements import PostError, checked_elements, read_each, readable_posts, refuse_empty
 from faim.data.post import Post, as_posts, length_batches
 from faim.decisions import decide, score_rows, task_spec
-from faim.runtime.bundle import EMBEDDING, ExportError, elements_names, fusion_outputs, probabilities_name, read_bundle
+from faim.runtime.bundle import (
+    EMBEDDING,
+    check_graph_format,
+    elements_names,
+    fusion_outputs,
+    probabilities_name,
+    read_bundle,
+)
 from faim.runtime.preprocess import part_preprocessor
 
 
@@ -94,10 +101,7 @@ class ExportedModel:
     ) -> None:
         self.root = Path(directory)
         manifest = read_bundle(self.root)
-        found = manifest.get("graph_format", "onnx")
-        if found != graph_format:
-            hint = " (load it with faim.export.programs.load_export, which needs torch)" if found == "pt2" else ""
-            raise ExportError(f"{directory}: its graphs are {found}, not {graph_format}{hint}")
+        check_graph_format(directory, manifest, graph_format)
         open_graph = open_graph or partial(session, threads=threads)
         self.source = str(directory)
         self.max_elements = int(manifest["max_elements"])

@@ -17,7 +17,7 @@ import pyarrow as pa
 from faim.artifact_manifest import MANIFEST, is_export, read_manifest
 from faim.data.columns import ColumnMap
 from faim.data.post import Post
-from faim.runtime.bundle import EMBEDDING, ExportError, probabilities_name, read_bundle
+from faim.runtime.bundle import EMBEDDING, ExportError, check_graph_format, probabilities_name, read_bundle
 from faim.runtime.model import ExportedModel
 from faim.scoring.inputs import Shard
 from faim.scoring.manifest import check_resumable
@@ -125,7 +125,7 @@ def score_exported(
             overwrite: As for ``faim.scoring.engine.score_dump``.
 
     Raises:
-        faim.runtime.ExportError: When ``model`` is neither a complete export nor a saved model that exports.
+        faim.runtime.ExportError: When ``model`` is neither a complete ONNX export nor a saved model that exports.
         faim.artifact_manifest.ArtifactError: When a saved model's ``faim.json`` is not a manifest.
         ValueError: On bad arguments, or ``out`` holding another run (refused before anything in ``out`` is
             removed or written).
@@ -166,11 +166,14 @@ def recorded_manifest(model: Path) -> dict[str, Any]:
 
     Raises:
         faim.artifact_manifest.ArtifactError: When the saved model's ``faim.json`` is not a manifest.
-        faim.runtime.ExportError: When ``model`` is neither a saved model nor a complete export.
+        faim.runtime.ExportError: When ``model`` is neither a saved model nor a complete export, or is an export
+            of graphs the runtime does not read (torch.export programs).
     """
     if is_saved_model(model):
         return read_manifest(model)
-    return read_bundle(model)
+    manifest = read_bundle(model)
+    check_graph_format(model, manifest, "onnx")
+    return manifest
 
 
 def export_once(model: Path, out: Path, overwrite: bool = False) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -64,9 +65,29 @@ def test_a_count_below_one_is_refused_naming_its_option(
 def test_an_export_without_the_onnx_runtime_is_refused_saying_to_add_it(
     command: str, engine_calls, capsys: pytest.CaptureFixture, tmp_path: Path
 ) -> None:
-    export = tmp_path / "export"
-    export.mkdir()
-    (export / "faim-export.json").write_text("{}", encoding="utf-8")
+    export = bare_export(tmp_path / "export", "onnx")
     assert main([command, str(export), "dump.jsonl", "-o", str(tmp_path / "out")]) == 2
     error = f"faim {command}: error: {export}: an export written by faim export; read it with --runtime onnx\n"
     assert capsys.readouterr().err == error and not engine_calls
+
+
+def bare_export(directory: Path, graph_format: str) -> Path:
+    """A folder holding the manifest of an export of graphs in ``graph_format`` that lists no file."""
+    directory.mkdir()
+    manifest = {"format": 1, "files": {}, "max_elements": 8, "kinds": {}, "encoders": {}, "fusion": {}, "tasks": []}
+    (directory / "faim-export.json").write_text(json.dumps(manifest | {"graph_format": graph_format}), "utf-8")
+    return directory
+
+
+@pytest.mark.parametrize("runtime", [[], ["--runtime", "onnx"]])
+def test_a_pt2_export_is_refused_by_either_runtime_saying_what_loads_it_before_anything_is_written(
+    runtime: list[str], engine_calls, capsys: pytest.CaptureFixture, tmp_path: Path
+) -> None:
+    export = bare_export(tmp_path / "export", "pt2")
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"id": "1", "text": "hello"}\n', encoding="utf-8")
+    assert main(["score", str(export), str(dump), "-o", str(tmp_path / "out"), *runtime]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"faim score: error: {export}: ") and error.count("\n") == 1
+    assert "load it with faim.export.programs.load_export, which needs torch" in error and "--runtime onnx" not in error
+    assert not (tmp_path / "out").exists() and not engine_calls
