@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.eval.metrics import binary_metrics, multiclass_metrics, multilabel_metrics
@@ -51,9 +52,10 @@ def compare_exports(
     measure each task's macro-F1 on the posts labelled for it.
 
     Raises:
-        ValueError: When no post is labelled for any task.
+        ValueError: When no post can be read (``check_readable``), or none is labelled for any task.
     """
     readable, errors = fp32.readable(posts)
+    check_readable(readable, errors)
     half = len(readable) // 2
     seconds, outputs = [0.0, 0.0], [[], []]
     for part in (readable[:half], readable[half:]):
@@ -77,6 +79,24 @@ def compare_exports(
         raise ValueError("no post is labelled for any task of the model; the int8 check needs labelled posts")
     rates = tuple(len(readable) / spent for spent in seconds)
     return QuantizationCheck(scores, rates, len(readable), len(errors))
+
+
+def check_readable(readable: list[Post], errors: list[PostError], where: str | None = None) -> None:
+    """Refuse posts of which none can be read (``errors`` theirs, ``readable`` none): the int8 check would measure
+    nothing.
+
+    Args:
+        where: The posts, as the error names them first (a file, a recipe's split).
+
+    Raises:
+        ValueError: Counting the posts, with the first one's error (which names its file and row).
+    """
+    if errors and not readable:
+        named = f"{where}: " if where else ""
+        raise ValueError(
+            f"{named}all {len(errors)} posts could not be read, so the int8 check has none to measure; the first: "
+            f"{errors[0]}"
+        )
 
 
 def macro_f1(task: TaskSpec, threshold: float | None, targets: np.ndarray, probabilities: np.ndarray) -> float:

@@ -19,10 +19,11 @@ from faim.cli.common import (
     refuse_mapping_without_data,
     unlabelled_split,
 )
+from faim.data.elements import PostError
 from faim.data.post import Post, check_labelled
 from faim.data.sources import read_posts
 from faim.detector import Detector
-from faim.eval.quantization import MAX_DROP, QuantizationCheck, compare_exports
+from faim.eval.quantization import MAX_DROP, QuantizationCheck, check_readable, compare_exports
 from faim.export.model import GRAPH_FORMATS, export_model
 from faim.export.quantize import calibration_sample, quantize_export
 from faim.folders import check_replaceable, replace_folder
@@ -95,10 +96,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     posts = labelled_posts(args, columns)
     tasks = [task.name for task in detector.tasks]
+    where = args.data or "the recipe's validation split"
     if args.data:
-        check_labelled(posts, tasks, args.data)
+        check_labelled(posts, tasks, where)
     else:
-        check_labelled(posts, tasks, "the recipe's validation split", unlabelled_split("--data"))
+        check_labelled(posts, tasks, where, unlabelled_split("--data"))
+    check_readable(*until_readable(detector, posts), where)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".faim-export-", dir=out.parent) as tmp:
         fp32 = export_model(detector, Path(tmp) / "fp32")
@@ -129,6 +132,18 @@ def smoothing_posts(args: argparse.Namespace, labelled: list[Post]) -> list[Post
     """The posts int8 smoothing is fitted on, unlabelled: the training split of the model's recipe, or with
     ``--data``, the posts given there (``labelled``)."""
     return labelled if args.data else build_source(read_recipe(args.model).data_section).posts("train")
+
+
+def until_readable(detector: Detector, posts: list[Post]) -> tuple[list[Post], list[PostError]]:
+    """``posts`` read in order up to the first ``detector`` can read, as ``Detector.readable`` splits them: whether
+    any can be read, without reading every picture of the posts."""
+    errors: list[PostError] = []
+    for post in posts:
+        readable, unread = detector.readable([post])
+        if readable:
+            return readable, errors
+        errors += unread
+    return [], errors
 
 
 def labelled_posts(args: argparse.Namespace, columns: dict[str, Any] | None) -> list[Post]:

@@ -5,6 +5,7 @@ refused naming both figures when that drops too much as well; its measuring opti
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import onnx
@@ -129,3 +130,19 @@ def test_a_mapping_int8_cannot_measure_with_is_refused_before_the_model_is_loade
     assert main(["export", str(tiny_model_dir), "-o", str(tmp_path / "x"), "--quantize", "int8", *data]) == 2
     assert error in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_an_int8_export_of_posts_none_of_which_can_be_read_is_refused_naming_the_first_before_exporting(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setattr(export_cmd, "export_model", lambda *args, **kwargs: pytest.fail("the model was exported"))
+    data = tmp_path / "unread.jsonl"
+    shutil.copy(demo_data["validation"], data)  # its pictures, named relative to the file, are not beside the copy
+    arguments = ["export", str(tiny_model_dir), "-o", str(tmp_path / "int8"), "--quantize", "int8", "--data", str(data)]
+    assert main([*arguments, "--map", "labels.harmful=label"]) == 2
+    error = capsys.readouterr().err
+    assert (
+        f"faim export: error: {data}: all 160 posts could not be read, so the int8 check has none to measure" in error
+    )
+    assert f"; the first: {data}:1 (post id='validation-0') field 'images':" in error
+    assert not (tmp_path / "int8").exists()
