@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -140,4 +141,16 @@ def positive_integer(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def share(text: str) -> float:
+    """An argument that must be a number from 0 to 1 (a fall of a macro-F1 accepted); ``nan`` is refused, as no
+    figure compares greater than it."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
     return value

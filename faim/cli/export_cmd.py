@@ -17,6 +17,7 @@ from faim.cli.common import (
     output_folder,
     parse_columns,
     refuse_mapping_without_data,
+    share,
     unlabelled_split,
 )
 from faim.data.elements import PostError
@@ -66,9 +67,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument("--quantize", choices=["int8"], help="quantize the encoder graphs' weights (onnx only)")
     parser.add_argument(
         "--max-drop",
-        type=float,
+        type=share,
         default=MAX_DROP,
-        help="with --quantize: the largest fall of a task's macro-F1 accepted (default: %(default)s)",
+        help="with --quantize: the largest fall of a task's macro-F1 accepted, from 0 to 1 (default: %(default)s)",
     )
     parser.add_argument(
         "--data", help="with --quantize: labelled posts to measure on (default: the recipe's validation split)"

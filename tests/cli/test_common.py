@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import faim.cli.common
-from faim.cli.common import output_folder, parse_columns
+from faim.cli.common import output_folder, parse_columns, share
 
 
 def test_a_mapping_gives_each_field_its_column_and_meta_every_column_given() -> None:
@@ -45,3 +45,10 @@ def test_an_output_folder_the_system_will_not_say_anything_of_is_refused_naming_
     monkeypatch.setattr(faim.cli.common, "check_folder_path", unreadable)
     with pytest.raises(argparse.ArgumentTypeError, match=r"Permission denied: '/locked'"):
         output_folder("/locked/out")
+
+
+@pytest.mark.parametrize("text", ["nan", "-1", "1.5", "inf", "a lot"])
+def test_a_share_outside_zero_to_one_is_refused_naming_the_value(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=f"^expected a number from 0 to 1, got '{text}'$"):
+        share(text)
+    assert share("0") == 0.0 and share("0.01") == 0.01 and share("1") == 1.0

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import onnx
 import pytest
@@ -14,10 +16,11 @@ import pytest
 from faim.cli import export_cmd
 from faim.cli.main import main
 from faim.detector import Detector
+from faim.eval.quantization import QuantizationCheck, compare_exports
 
 
 def test_an_int8_export_is_measured_and_kept_when_it_holds(
-    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, capsys
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch, capsys
 ) -> None:
     data = ["--data", str(demo_data["validation"]), "--map", "labels.harmful=label"]
     out = tmp_path / "int8"
@@ -35,15 +38,20 @@ def test_an_int8_export_is_measured_and_kept_when_it_holds(
     assert "QAttention" in ops and "Attention" not in ops  # the query, key and value products are int8 too
     assert "int8 against fp32" not in capsys.readouterr().out
 
+    def worse(*args: Any) -> QuantizationCheck:  # int8 measured 0.5 below what it scores
+        check = compare_exports(*args)
+        return replace(check, macro_f1={task: (fp32, int8 - 0.5) for task, (fp32, int8) in check.macro_f1.items()})
+
+    monkeypatch.setattr(export_cmd, "compare_exports", worse)
     refused = tmp_path / "refused"
     assert (
-        main(["export", str(tiny_model_dir), "-o", str(refused), "--quantize", "int8", "--max-drop", "-1", *data]) == 2
+        main(["export", str(tiny_model_dir), "-o", str(refused), "--quantize", "int8", "--max-drop", "0.1", *data]) == 2
     )
     captured = capsys.readouterr()
-    assert "drop" in captured.out and "> --max-drop -1.0: quantizing again, smoothed on 160 posts" in captured.out
+    assert "drop" in captured.out and "> --max-drop 0.1: quantizing again, smoothed on 160 posts" in captured.out
     assert captured.out.count("int8 against fp32 on 160 labelled posts") == 2  # plain, then smoothed
     error = captured.err
-    assert "int8 lowers 'harmful' macro-F1 from" in error and "> --max-drop -1.0; nothing was written" in error
+    assert "int8 lowers 'harmful' macro-F1 from" in error and "> --max-drop 0.1; nothing was written" in error
     assert not refused.exists() and [p.name for p in tmp_path.iterdir()] == ["int8"]
 
 
@@ -146,3 +154,16 @@ def test_an_int8_export_of_posts_none_of_which_can_be_read_is_refused_naming_the
     )
     assert f"; the first: {data}:1 (post id='validation-0') field 'images':" in error
     assert not (tmp_path / "int8").exists()
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "2"])
+def test_a_max_drop_outside_zero_to_one_is_refused_before_the_model_is_loaded(
+    value: str, tiny_model_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    out = tmp_path / "int8"
+    with pytest.raises(SystemExit) as exit_:
+        main(["export", str(tiny_model_dir), "-o", str(out), "--quantize", "int8", "--max-drop", value])
+    assert exit_.value.code == 2
+    assert f"argument --max-drop: expected a number from 0 to 1, got '{value}'" in capsys.readouterr().err
+    assert not out.exists()
