@@ -18,6 +18,10 @@ from faim.runtime.bundle import probabilities_name
 MAX_DROP = 0.01
 """The largest fall of a task's macro-F1 an int8 export may show by default (``faim export --max-drop``)."""
 
+TIMED_POSTS = 64
+"""The fewest posts whose speed says something of the graphs: halves of two batches of 16 or more for each export.
+On fewer, each export's first runs (onnxruntime warming up) and the clock's resolution make the figure."""
+
 
 @dataclass
 class QuantizationCheck:
@@ -28,17 +32,24 @@ class QuantizationCheck:
         posts_per_second: ``(fp32, int8)``, scoring the posts in the same process, interleaved halves.
         posts: Posts scored.
         unreadable: Posts left out because they cannot be read (a missing picture), counted.
+        unmeasured: The tasks no post scored is labelled for, in the model's order: int8 is not checked on them.
     """
 
     macro_f1: dict[str, tuple[float, float]]
     posts_per_second: tuple[float, float]
     posts: int
     unreadable: int
+    unmeasured: list[str]
 
     @property
     def drop(self) -> float:
         """The largest fall of macro-F1 from fp32 to int8 over the tasks (negative: int8 did better)."""
         return max(fp32 - int8 for fp32, int8 in self.macro_f1.values())
+
+    @property
+    def timed(self) -> bool:
+        """Whether enough posts were scored for ``posts_per_second`` to measure the graphs (``TIMED_POSTS``)."""
+        return self.posts >= TIMED_POSTS
 
     @property
     def speedup(self) -> float:
@@ -64,11 +75,12 @@ def compare_exports(
             outputs[index].append(model.predict(part, batch_size)[1])
             seconds[index] += time.perf_counter() - start
     merged = [{name: np.concatenate([o[name] for o in parts if o]) for name in parts[-1]} for parts in outputs]
-    scores = {}
+    scores, unmeasured = {}, []
     for entry in fp32.tasks:
         task = TaskSpec(entry.name, entry.type, entry.labels)
         labelled = [i for i, post in enumerate(readable) if post.labels.get(task.name) is not None]
         if not labelled:
+            unmeasured.append(task.name)
             continue
         where = [f"{readable[i].origin or readable[i].id}" for i in labelled]
         targets = np.array([task.target(readable[i].labels[task.name], at) for i, at in zip(labelled, where)])
@@ -78,7 +90,7 @@ def compare_exports(
     if not scores:
         raise ValueError("no post is labelled for any task of the model; the int8 check needs labelled posts")
     rates = tuple(len(readable) / spent for spent in seconds)
-    return QuantizationCheck(scores, rates, len(readable), len(errors))
+    return QuantizationCheck(scores, rates, len(readable), len(errors), unmeasured)
 
 
 def check_readable(readable: list[Post], errors: list[PostError], where: str | None = None) -> None:

@@ -24,7 +24,7 @@ from faim.data.elements import PostError
 from faim.data.post import Post, check_labelled
 from faim.data.sources import read_posts
 from faim.detector import Detector
-from faim.eval.quantization import MAX_DROP, QuantizationCheck, check_readable, compare_exports
+from faim.eval.quantization import MAX_DROP, TIMED_POSTS, QuantizationCheck, check_readable, compare_exports
 from faim.export.model import GRAPH_FORMATS, export_model
 from faim.export.quantize import calibration_sample, quantize_export
 from faim.folders import check_replaceable, replace_folder
@@ -156,11 +156,18 @@ def labelled_posts(args: argparse.Namespace, columns: dict[str, Any] | None) -> 
 
 
 def report(check: QuantizationCheck) -> str:
-    """The int8 check as lines of text."""
+    """The int8 check as lines of text: each task's macro-F1, the tasks not measured, and the speed where enough posts
+    were timed."""
     lines = [f"int8 against fp32 on {check.posts} labelled posts ({check.unreadable} unreadable left out):"]
     lines += [f"  {task}: macro-F1 {fp32:.4f} -> {int8:.4f}" for task, (fp32, int8) in check.macro_f1.items()]
+    if check.unmeasured:
+        lines.append(f"  {', '.join(check.unmeasured)}: not measured (no post is labelled for them)")
     fp32_rate, int8_rate = check.posts_per_second
-    lines.append(f"  posts/s: {fp32_rate:.1f} -> {int8_rate:.1f} ({check.speedup:.2f}x)")
+    if check.timed:
+        lines.append(f"  posts/s: {fp32_rate:.1f} -> {int8_rate:.1f} ({check.speedup:.2f}x)")
+    else:
+        lines.append(f"  posts/s: not timed on {check.posts} posts (too few: the first runs of each export would "
+                     f"weigh most; {TIMED_POSTS} or more are timed)")  # fmt: skip
     return "\n".join(lines)
 
 

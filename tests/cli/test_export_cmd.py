@@ -14,9 +14,10 @@ import onnx
 import pytest
 
 from faim.cli import export_cmd
+from faim.cli.export_cmd import report
 from faim.cli.main import main
 from faim.detector import Detector
-from faim.eval.quantization import QuantizationCheck, compare_exports
+from faim.eval.quantization import TIMED_POSTS, QuantizationCheck, compare_exports
 
 
 def test_an_int8_export_is_measured_and_kept_when_it_holds(
@@ -167,3 +168,16 @@ def test_a_max_drop_outside_zero_to_one_is_refused_before_the_model_is_loaded(
     assert exit_.value.code == 2
     assert f"argument --max-drop: expected a number from 0 to 1, got '{value}'" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_int8_report_names_the_tasks_not_measured_and_gives_no_speed_timed_on_too_few_posts() -> None:
+    check = QuantizationCheck({"harm": (0.8, 0.75)}, (864.3, 12.3), 1, 0, ["topic", "flags"])
+    lines = report(check).splitlines()
+    assert lines[1:] == [
+        "  harm: macro-F1 0.8000 -> 0.7500",
+        "  topic, flags: not measured (no post is labelled for them)",
+        f"  posts/s: not timed on 1 posts (too few: the first runs of each export would weigh most; {TIMED_POSTS} "
+        "or more are timed)",
+    ]
+    timed = replace(check, posts=TIMED_POSTS, unmeasured=[])
+    assert report(timed).splitlines()[2:] == ["  posts/s: 864.3 -> 12.3 (0.01x)"]
