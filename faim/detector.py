@@ -27,7 +27,7 @@ from faim.data.elements import PostError, readable_posts, refuse_empty
 from faim.data.post import SOURCE, Post, as_posts, length_batches
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows, task_spec
-from faim.explain.attribute import Explanation, explain_post
+from faim.explain.attribute import Explanation, explain_post, unread_elements
 from faim.inference import Predictions, predict
 from faim.model import WholePostModel, evaluating
 from faim.pooling import picture_groups, pooled, pooled_probabilities
@@ -230,7 +230,14 @@ class Detector:
         refuse_empty(items, self.model.fused_kinds)
         with evaluating(self.model):
             return [
-                explain_post(self.model, collate([post]), self.tasks, self.probabilities, post.id)
+                explain_post(
+                    self.model,
+                    collate([post]),
+                    self.tasks,
+                    self.probabilities,
+                    post.id,
+                    unread_elements(post, self.model.fused_kinds, self.max_elements),
+                )
                 for post in tqdm(items, desc="explaining", unit="post", disable=not progress)
             ]
 

@@ -22,7 +22,7 @@ the most probable label), before calibration, which is monotone and so changes n
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +30,7 @@ import torch
 from captum.attr import IntegratedGradients, LayerIntegratedGradients, Occlusion
 
 from faim.data.batch import PostBatch
+from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.encoder import TokenEmbeddings
 from faim.encoders.stack import encoder_parts, part_inputs
@@ -309,20 +310,35 @@ class PostExplainer:
         return shown
 
 
+def unread_elements(post: Post, kinds: Iterable[str], limit: int) -> list[str]:
+    """Notes on the pictures and comments of ``post`` past the first ``limit`` of each, for the kinds of ``kinds``
+    (those the model reads): the model reads no more of a post (``max_elements``), so they are not explained."""
+    notes = []
+    for kind, elements in (("image", post.images), ("comments", post.comments)):
+        if kind in kinds and len(elements) > limit:
+            notes.append(
+                f"only the first {limit} of its {len(elements)} {ELEMENT_NAMES[kind]}s were read and explained, as "
+                f"the model reads a post (max_elements: {limit})"
+            )
+    return notes
+
+
 def explain_post(
     model: WholePostModel,
     batch: PostBatch,
     tasks: list[TaskSpec],
     calibrated: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]],
     post_id: str,
+    notes: list[str],
 ) -> Explanation:
     """Explain one collated post for every task (``calibrated``: raw logits per task → calibrated probabilities, as
-    ``Detector.probabilities``)."""
+    ``Detector.probabilities``); ``notes``: what the caller knows is not explained (``unread_elements``), the
+    explanation's first notes."""
     explainer = PostExplainer(model, batch)
     with torch.no_grad():
         logits = {name: value.numpy() for name, value in model.logits(explainer.elements).items()}
     probabilities = calibrated(logits)
-    explained, notes, slots = [], [], explainer.slots("comments")
+    explained, notes, slots = [], list(notes), explainer.slots("comments")
     for task in tasks:
         value = np.atleast_1d(probabilities[task.name][0])
         label = leading_label(task, value)

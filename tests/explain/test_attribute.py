@@ -24,7 +24,7 @@ from trigger_models import (
     trigger_posts,
 )
 
-from faim import WholePostModel
+from faim import Detector, WholePostModel
 from faim.data.post import as_posts
 from faim.encoder import Encoder
 from faim.encoders.tiny_image import TinyImageEncoder
@@ -195,3 +195,19 @@ def test_an_encoder_without_token_embeddings_gives_shares_and_says_why() -> None
     assert explained.tasks[0].tokens == []
     assert explained.tasks[0].shares[0].label == "text"
     assert explained.notes == ["ngram_text has no token embeddings to attribute to: shares only for the text"]
+
+
+def test_the_pictures_and_comments_past_the_models_limit_are_named_in_the_notes_as_not_read() -> None:
+    torch.manual_seed(0)
+    fusion = ConcatFusion({"comments": 16, "image": 8, "text": 16})
+    encoders = {"text": TinyTextEncoder(dim=16), "image": TinyImageEncoder(dim=8)}
+    model = WholePostModel(encoders, fusion, {"harm": BinaryHead(40)}, {"comments": "text"})
+    limited = Detector(model, [TASK], max_elements=2)
+    many = {"id": "many", "text": "a caption", "images": [picture()] * 3, "comments": ["one", "two", "three", "four"]}
+    few = {"id": "few", "text": "a caption", "images": [picture()] * 2, "comments": ["one", "two"]}
+    explained, within = limited.explain([many, few])
+    assert explained.notes == [
+        "only the first 2 of its 3 pictures were read and explained, as the model reads a post (max_elements: 2)",
+        "only the first 2 of its 4 comments were read and explained, as the model reads a post (max_elements: 2)",
+    ]
+    assert len(explained.tasks[0].comments) == 2 and len(explained.tasks[0].pictures) == 2 and within.notes == []
