@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from faim.notices import FaimWarning
+from faim.notices import FaimWarning, MissingExtra
 from faim.version import __version__
 
 EPILOG = """examples:
@@ -115,7 +115,8 @@ def command_warnings(command: str) -> Callable[..., None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run a parsed command; bad input is one line on stderr and exit status 2, a warning faim gives one line."""
+    """Run a parsed command; bad input, or a feature asked for whose optional package is missing (``MissingExtra``),
+    is one line on stderr and exit status 2, a warning faim gives one line."""
     try:
         with warnings.catch_warnings():
             warnings.showwarning = command_warnings(args.command)
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("faim: interrupted", file=sys.stderr)
         return 130
-    except (ValueError, KeyError, OSError) as error:
+    except (ValueError, KeyError, OSError, MissingExtra) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"faim {args.command}: error: {message}", file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ from typing import Any
 
 from faim.data.columns import ColumnMap
 from faim.data.tabular import BATCH_ROWS, SPLITS, FileSource, Rows, arrow_rows
+from faim.notices import MissingExtra
 from faim.registry import register_source
 
 BUILDERS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -85,12 +86,13 @@ def load_dataset(path: Path) -> Any:
     """A ``datasets.Dataset`` from a saved folder or a local data file (which must exist).
 
     Raises:
-        ImportError: Without the optional Hugging Face ``datasets`` package, saying how to install it.
+        faim.notices.MissingExtra: Without the optional Hugging Face ``datasets`` package, saying how to install
+            it.
     """
     try:
         import datasets  # optional heavy dependency (faim-sdk[hf]): imported when a dataset is read
     except ImportError:
-        raise ImportError(f"reading {path} needs Hugging Face datasets: pip install 'faim-sdk[hf]'") from None
+        raise MissingExtra(f"reading {path} needs Hugging Face datasets: pip install 'faim-sdk[hf]'") from None
 
     if path.is_dir():
         dataset = datasets.load_from_disk(str(path))

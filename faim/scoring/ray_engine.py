@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from faim.notices import FaimWarning
+from faim.notices import FaimWarning, MissingExtra
 from faim.registry import quiet_plugin_warnings
 from faim.scoring.inputs import Shard
 from faim.scoring.report import ShardReport
@@ -76,7 +76,7 @@ def running_ray() -> Iterator[tuple[Any, bool]]:
         import ray
         import ray.data  # noqa: F401  (the engine's API)
     except ImportError:
-        raise ImportError("--engine ray needs Ray Data: pip install 'faim-sdk[ray]'") from None
+        raise MissingExtra("--engine ray needs Ray Data: pip install 'faim-sdk[ray]'") from None
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(include_dashboard=False, log_to_driver=False)

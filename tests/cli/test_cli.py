@@ -591,3 +591,25 @@ def test_faim_demo_names_the_faim_train_command_that_resumes_its_run(monkeypatch
     assert words[:3] == ["faim", "train", "demo_multimodal"] and words[-1] == "--resume"
     assert f"train.output_dir={tmp_path / 'demo' / 'run'}" in words and "train.seed=3" in words
     assert f"data.train={tmp_path / 'demo' / 'data' / 'train.jsonl'}" in words
+
+
+@pytest.mark.parametrize("runtime", ["torch", "onnx"])
+def test_the_ray_engine_without_ray_installed_is_one_line_saying_what_to_install(
+    runtime: str, tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    for name in ("ray", "ray.data"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if not installed: importing it raises
+    arguments = [tiny_model_dir, demo_data["validation"], "-o", tmp_path / "out", "--runtime", runtime]
+    assert main(["score", *map(str, arguments), "--engine", "ray", "--workers", "1"]) == 2
+    error = capsys.readouterr().err  # after the progress bar's first line
+    assert error.endswith("\nfaim score: error: --engine ray needs Ray Data: pip install 'faim-sdk[ray]'\n")
+    assert "Traceback" not in error
+
+
+def test_an_import_error_faim_does_not_raise_with_an_install_hint_is_not_taken_for_one(monkeypatch) -> None:
+    def broken(args: object) -> int:
+        raise ImportError("cannot import name 'x' from 'somewhere'")
+
+    monkeypatch.setattr("faim.cli.recipe_cmd.run_list", broken)
+    with pytest.raises(ImportError, match="cannot import name 'x'"):
+        main(["recipe", "list"])
