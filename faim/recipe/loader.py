@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import copy
 import re
 from importlib.resources import files
@@ -18,7 +19,23 @@ SHIPPED = files("faim.recipes")
 class RecipeLoader(yaml.SafeLoader):
     """The safe YAML loader reading numbers and booleans as YAML 1.2 does: ``1e-4`` (no dot) is a float, and only
     ``true`` and ``false`` are booleans, so labels such as ``[no, yes]`` stay words (YAML 1.1 reads ``yes``, ``no``,
-    ``on`` and ``off`` as booleans; see also ``labels_as_words``)."""
+    ``on`` and ``off`` as booleans; see also ``labels_as_words``). A key given twice in one mapping is refused, where
+    YAML readers keep the last silently."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[Any, int] = {}  # each key → the line it is first given on
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, collections.abc.Hashable) and key in first:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping",
+                    node.start_mark,
+                    f"found key {key!r} a second time (first given on line {first[key] + 1}); give each key once",
+                    key_node.start_mark,
+                )
+            if isinstance(key, collections.abc.Hashable):
+                first[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep)
 
 
 RecipeLoader.add_implicit_resolver(

@@ -144,3 +144,13 @@ def test_one_override_given_as_a_string_is_refused_saying_to_pass_a_list(tmp_pat
         given = "hate_text_frozen" if call == Recipe.load else recipe
         with pytest.raises(TypeError, match=expected):
             call(given, "model.fusion.dim=8")
+
+
+def test_a_key_given_twice_in_one_mapping_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    path = tmp_path / "twice.yaml"
+    path.write_text("base: hate_text_frozen\ntrain: {max_epochs: 3}\ntrain: {lr: 0.01}\n", encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"found key 'train' a second time \(first given on line 2\); give each key"):
+        Recipe.load(path)
+    path.write_text("base: hate_text_frozen\ntrain: {lr: 0.01, lr: 0.1}\n", encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"found key 'lr' a second time"):
+        Recipe.load(path)

@@ -121,6 +121,7 @@ def test_a_section_that_is_empty_or_not_a_mapping_is_refused_naming_its_path(
 
 
 def test_a_recipe_file_ending_in_a_bare_section_line_is_refused_naming_the_section(recipe: dict, write_recipe) -> None:
+    del recipe["eval"]
     path = write_recipe(recipe)
     path.write_text(path.read_text(encoding="utf-8") + "eval:\n", encoding="utf-8")
     with pytest.raises(RecipeError, match=r"recipe.yaml: eval: expected a mapping"):
