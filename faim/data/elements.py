@@ -3,12 +3,14 @@ that cannot be read. Needs neither torch nor the encoders, so the collator and `
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
 from faim.data.images import ImageError, load_image
 from faim.data.post import Post
+from faim.notices import FaimWarning
 
 T = TypeVar("T")
 
@@ -109,6 +111,32 @@ def refuse_empty(posts: Sequence[Post], kinds: Sequence[str]) -> None:
         if reads_nothing(post, kinds):
             named = post if post.origin else replace(post, origin=f"post {index}")
             raise empty_post(named, kinds, "; leave it out (the model's readable(posts) sets such posts aside)")
+
+
+def leave_out_empty(posts: list[Post], kinds: Sequence[str], name: str) -> list[Post]:
+    """``posts`` without those holding nothing of ``kinds`` (``reads_nothing``: the model would score them as posts of
+    nothing, as ``faim score`` records them ``empty``), a warning (``FaimWarning``) giving how many of ``name``'s
+    posts were left out and the first.
+
+    Raises:
+        ValueError: Naming ``name`` where every post holds nothing the model reads, as where its columns are not
+            mapped to the post's fields.
+    """
+    empty = [post for post in posts if reads_nothing(post, kinds)]
+    if posts and len(empty) == len(posts):
+        raise ValueError(
+            f"{name}: no post holds anything the model reads ({', '.join(kinds)}); map the columns that hold them "
+            "(--map text=COLUMN, or data.columns in a recipe)"
+        )
+    if empty:
+        first = empty[0].origin or f"post id={empty[0].id!r}"
+        warnings.warn(
+            f"{name}: {len(empty)} of {len(posts)} posts hold nothing the model reads ({', '.join(kinds)}) and are "
+            f"left out; the first: {first}",
+            FaimWarning,
+            stacklevel=2,
+        )
+    return [post for post in posts if not reads_nothing(post, kinds)] if empty else posts
 
 
 def raw_elements(post: Post, kind: str, limit: int, draft_size: tuple[int, int] | None = None) -> list[Any]:

@@ -26,6 +26,7 @@ from torch.utils.data import DataLoader
 from faim.artifact import MANIFEST, read_manifest
 from faim.assembly import build_source, task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
+from faim.data.elements import reads_nothing
 from faim.data.language import with_languages
 from faim.data.post import Post, post_texts
 from faim.data.targets import TaskSpec
@@ -150,16 +151,22 @@ def make_trainer(
     return trainer, checkpoint, timer
 
 
-def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
-    """Refuse a training split (``name``) a model cannot learn from: one without posts, or without a label for a
-    task; warn of one whose labelled posts of a binary or multiclass task are of one class (a model learns nothing
-    of the others from it, as a fold holding out a group may be meant to show).
+def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: list[str]) -> None:
+    """Refuse a training split (``name``) a model cannot learn from: one without posts, one none of whose posts holds
+    an element of ``kinds`` (the kinds the model reads; as where its columns are not mapped), or one without a label
+    for a task; warn of one whose labelled posts of a binary or multiclass task are of one class (a model learns
+    nothing of the others from it, as a fold holding out a group may be meant to show).
 
     Raises:
-        ValueError: Naming the split and the task.
+        ValueError: Naming the split and the task, or the kinds.
     """
     if not posts:
         raise ValueError(f"{name}: no posts")
+    if all(reads_nothing(post, kinds) for post in posts):
+        raise ValueError(
+            f"{name}: no post holds anything the model reads ({', '.join(kinds)}); map the columns that hold them "
+            "(data.columns in the recipe)"
+        )
     for task in tasks:
         labels = [post.labels[task.name] for post in posts if post.labels.get(task.name) is not None]
         if not labels:
@@ -325,7 +332,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = build_source(data)
     train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
-    check_learnable(task_specs(recipe.model), train_posts, source.describe("train"))
+    check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), sorted(recipe.model["encoders"]))
     if not val_posts:  # a task without labels there, or of one class, keeps the calibration it has (fit_calibration)
         raise ValueError(f"{source.describe('validation')}: no posts")
     if recipe.eval.crowd_corrections:

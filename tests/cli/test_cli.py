@@ -613,3 +613,26 @@ def test_an_import_error_faim_does_not_raise_with_an_install_hint_is_not_taken_f
     monkeypatch.setattr("faim.cli.recipe_cmd.run_list", broken)
     with pytest.raises(ImportError, match="cannot import name 'x'"):
         main(["recipe", "list"])
+
+
+def write_posts(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_posts_holding_nothing_the_model_reads_are_refused_when_all_are_and_left_out_when_some_are(
+    command: str, tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    unmapped = [{"id": str(n), "tweet": f"post {n}", "label": n % 2} for n in range(40)]  # text under another name
+    data = write_posts(tmp_path / "unmapped.jsonl", unmapped)
+    arguments = [command, str(tiny_model_dir), str(data), "-o", str(tmp_path / "x"), "--map", "labels.harmful=label"]
+    assert main(arguments) == 2
+    said = f"{data}: no post holds anything the model reads (comments, image, text); map the columns that hold them"
+    assert said in capsys.readouterr().err
+    assert main([*arguments, "--map", "text=tweet"]) == 0
+    some = write_posts(tmp_path / "some.jsonl", [*unmapped[:39], {"id": "blank", "text": " ", "label": 1}])
+    arguments[2] = str(some)
+    assert main([*arguments, "--map", "text=tweet", "-o", str(tmp_path / "y")]) == 0
+    said = f"faim {command}: warning: {some}: 1 of 40 posts hold nothing the model reads (comments, image, text) and"
+    assert said in capsys.readouterr().err

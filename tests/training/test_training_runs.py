@@ -564,3 +564,17 @@ def test_a_run_folder_under_the_home_folder_holds_faims_files_and_lightnings_ali
     assert list((run / "checkpoints").glob("version_0/*.ckpt")) and (run / "logs" / "version_0").is_dir()
     assert not (tmp_path / "~").exists()
     assert train(recipe, resume=True).model_dir == run / "model"
+
+
+def test_a_training_split_none_of_whose_posts_holds_what_the_model_reads_is_refused(tmp_path: Path) -> None:
+    rows = "".join(
+        json.dumps({"id": str(n), "tweet": f"post {n}", "label": n % 2, "topic": "a"}) + "\n" for n in range(20)
+    )
+    data = {split: tmp_path / f"{split}.jsonl" for split in ("train", "validation")}
+    for path in data.values():
+        path.write_text(rows, encoding="utf-8")
+    with pytest.raises(
+        ValueError, match=r"train.jsonl.*: no post holds anything the model reads \(comments, image, text"
+    ):
+        train(tiny_recipe(data, tmp_path / "run"))
+    assert not (tmp_path / "run" / "checkpoints").exists()
