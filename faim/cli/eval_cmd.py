@@ -42,7 +42,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
     parser.add_argument("model", help="model directory written by `faim train`")
     parser.add_argument("data", nargs="?", help="JSONL/CSV/Parquet file of posts (default: the model's recipe data)")
-    parser.add_argument("--split", default="validation", help="split of the recipe's data when DATA is not given")
+    parser.add_argument(
+        "--split", help="split of the recipe's data when DATA is not given (default: validation); not with DATA"
+    )
     add_columns(parser)
     parser.add_argument(
         "--slice",
@@ -70,6 +72,11 @@ WHOLE_FILE = "(every row)"
 
 def run(args: argparse.Namespace) -> int:
     refuse_mapping_without_data(args, "DATA")
+    if args.data and args.split:
+        raise ValueError(
+            f"--split names a split of the model's recipe; {args.data} is evaluated whole: give one or the other"
+        )
+    args.split = args.split or "validation"
     recipe = read_recipe(args.model)
     columns = parse_columns(args.columns)
     check_label_tasks(columns, list(recipe.model["heads"]))

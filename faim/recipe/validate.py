@@ -222,6 +222,7 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_pooling(source, model, eval_section)
     check_crowd_corrections(source, eval_section)
     check_shift_level(source, eval_section.get("logit_shift_level"))
+    check_shift_with_temperature(source, eval_section)
     check_values(source, "train", train, TRAIN_VALUES)
     check_values(source, "eval", eval_section, EVAL_VALUES)
     check_monitor(source, train.get("monitor", TrainConfig.monitor), model.get("heads"))
@@ -339,6 +340,16 @@ def check_crowd_corrections(source: str, eval_section: dict[str, Any]) -> None:
             source,
             "eval.crowd_corrections",
             "the crowd's corrections are read across the posts that share a picture: set eval.pool_by_image too",
+        )
+
+
+def check_shift_with_temperature(source: str, eval_section: dict[str, Any]) -> None:
+    """``eval.logit_shift`` is fitted with the temperature (Platt scaling), so it needs ``eval.temperature``."""
+    if eval_section.get("logit_shift") and eval_section.get("temperature", EvalConfig.temperature) is False:
+        raise RecipeError(
+            source,
+            "eval.logit_shift",
+            "a logit shift is fitted with the temperature: set eval.temperature to true too, or logit_shift to false",
         )
 
 

@@ -331,6 +331,11 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     check_label_tasks(recipe.source, data, recipe.model["heads"])
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = build_source(data)
+    if recipe.eval.split not in source.splits():
+        splits = ", ".join(source.splits()) or "none"
+        raise RecipeError(
+            recipe.source, "eval.split", f"the data has no split {recipe.eval.split!r}; its splits: {splits}"
+        )
     train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), sorted(recipe.model["encoders"]))
     if not val_posts:  # a task without labels there, or of one class, keeps the calibration it has (fit_calibration)

@@ -636,3 +636,10 @@ def test_posts_holding_nothing_the_model_reads_are_refused_when_all_are_and_left
     assert main([*arguments, "--map", "text=tweet", "-o", str(tmp_path / "y")]) == 0
     said = f"faim {command}: warning: {some}: 1 of 40 posts hold nothing the model reads (comments, image, text) and"
     assert said in capsys.readouterr().err
+
+
+def test_eval_refuses_a_split_given_with_a_file(tiny_model_dir: Path, demo_data, tmp_path: Path, capsys) -> None:
+    arguments = ["eval", str(tiny_model_dir), str(demo_data["validation"]), "--split", "train"]
+    assert main([*arguments, "-o", str(tmp_path / "x")]) == 2
+    assert "--split names a split of the model's recipe" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

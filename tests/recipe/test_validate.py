@@ -279,3 +279,8 @@ def test_boolean_labels_of_a_mapping_are_refused_as_not_names(recipe: dict) -> N
     recipe["model"]["heads"]["harmful"]["labels"] = [False, True]
     with pytest.raises(RecipeError, match="False is a boolean, not a label name .* write label names as text"):
         Recipe.from_dict(recipe)
+
+
+def test_a_logit_shift_without_the_temperature_it_is_fitted_with_is_refused(recipe: dict, write_recipe) -> None:
+    recipe["eval"] |= {"temperature": False, "logit_shift": True}
+    assert "eval.logit_shift: a logit shift is fitted with the temperature" in error_for(recipe, write_recipe)

@@ -30,7 +30,7 @@ from faim.cli.main import main
 from faim.eval.evaluate import evaluate
 from faim.inference import predict
 from faim.notices import FaimWarning
-from faim.recipe import as_recipe
+from faim.recipe import RecipeError, as_recipe
 from faim.training.cache import cached_embeddings
 from faim.training.loaders import CachedCollator
 from faim.training.run import RECORD, recipe_loader
@@ -578,3 +578,11 @@ def test_a_training_split_none_of_whose_posts_holds_what_the_model_reads_is_refu
     ):
         train(tiny_recipe(data, tmp_path / "run"))
     assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+def test_an_eval_split_the_data_lacks_is_refused_before_training(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["eval"]["split"] = "tset"
+    with pytest.raises(RecipeError, match=r"eval.split: the data has no split 'tset'; its splits: train, validation"):
+        train(recipe)
+    assert not (tmp_path / "run").exists()
