@@ -28,7 +28,7 @@ from faim.assembly import build_source, task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.elements import reads_nothing
 from faim.data.language import with_languages
-from faim.data.post import Post, post_texts
+from faim.data.post import Post, check_labelled, post_texts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.folders import check_replaceable
@@ -175,6 +175,29 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
         if task.type != "multilabel" and len(classes) < 2:
             message = f"{name}: every labelled post of task {task.name!r} is of one class ({classes.pop()})"
             warnings.warn(f"{message}; the model learns nothing of the others", FaimWarning, stacklevel=2)
+
+
+def check_calibratable(tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
+    """Refuse a validation split (``name``) none of whose posts carries a label, which training would find only once
+    it had trained and saved the model; warn of a binary or multiclass task whose labelled posts there are none or of
+    one class: it keeps the calibration it has, a temperature of 1 and its default threshold (``fit_calibration``), as
+    a fold holding out a group may be meant to.
+
+    Raises:
+        ValueError: Naming the split and the tasks.
+    """
+    check_labelled(posts, [task.name for task in tasks], name, "label the validation posts, or point data.validation "
+                   "at labelled ones")  # fmt: skip
+    for task in tasks:
+        classes = {str(post.labels[task.name]) for post in posts if post.labels.get(task.name) is not None}
+        if task.type != "multilabel" and len(classes) < 2:
+            held = f"of one class ({classes.pop()})" if classes else "none"
+            warnings.warn(
+                f"{name}: the labelled posts of task {task.name!r} are {held}; its calibration and threshold keep "
+                "their defaults",
+                FaimWarning,
+                stacklevel=2,
+            )
 
 
 def split_posts(recipe: Recipe, source: Any, split: str) -> list[Post]:
@@ -338,8 +361,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         )
     train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), sorted(recipe.model["encoders"]))
-    if not val_posts:  # a task without labels there, or of one class, keeps the calibration it has (fit_calibration)
+    if not val_posts:
         raise ValueError(f"{source.describe('validation')}: no posts")
+    check_calibratable(task_specs(recipe.model), val_posts, source.describe("validation"))
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
     resume_from = latest_checkpoint(output_dir) if resume else None

@@ -586,3 +586,25 @@ def test_an_eval_split_the_data_lacks_is_refused_before_training(demo_data, tmp_
     with pytest.raises(RecipeError, match=r"eval.split: the data has no split 'tset'; its splits: train, validation"):
         train(recipe)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_validation_split_without_labels_is_refused_before_training_and_one_of_one_class_is_warned_of(
+    demo_data, tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()]
+    images = str(demo_data["validation"].parent)
+    unlabelled = tmp_path / "unlabelled.jsonl"
+    unlabelled.write_text("".join(json.dumps(row | {"label": None}) + "\n" for row in rows))
+    recipe = tiny_recipe(demo_data | {"validation": unlabelled}, tmp_path / "run", max_epochs=1)
+    recipe["data"]["image_root"] = images
+    with pytest.raises(ValueError, match=r"unlabelled.jsonl.*: no post carries a label for any task \(harmful\)"):
+        train(recipe)
+    assert not (tmp_path / "run" / "checkpoints").exists()
+    one_class = tmp_path / "one_class.jsonl"
+    one_class.write_text("".join(json.dumps(row | {"label": 0}) + "\n" for row in rows))
+    recipe = tiny_recipe(demo_data | {"validation": one_class}, tmp_path / "run", max_epochs=1)
+    recipe["data"]["image_root"] = images
+    with pytest.warns(
+        FaimWarning, match=r"the labelled posts of task 'harmful' are of one class \(0\); its calibration"
+    ):
+        train(recipe)
