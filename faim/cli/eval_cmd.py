@@ -19,7 +19,7 @@ from faim.cli.common import (
     unlabelled_split,
 )
 from faim.data.columns import ColumnMap
-from faim.data.elements import leave_out_empty
+from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.post import check_labelled
 from faim.data.sources import input_columns, read_posts
@@ -83,13 +83,14 @@ def run(args: argparse.Namespace) -> int:
     detector = Detector.load(args.model)
     if args.data:
         posts = list(read_posts(args.data, columns, args.image_root))
-        name, label = args.data, Path(args.data).stem
+        name, label, unmapped = args.data, Path(args.data).stem, MAP_ELEMENTS
     else:
         source = build_source(recipe.data_section)
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
         remedy = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
         check_labelled(posts, [task.name for task in detector.tasks], name, remedy)
-    posts = leave_out_empty(posts, detector.model.kinds_with(detector.pooling_kind), name)
+        unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"
+    posts = leave_out_empty(posts, detector.model.kinds_with(detector.pooling_kind), name, unmapped)
     filled = {LANGUAGE} if recipe.eval.languages else set()  # evaluation gives each post its language first
     if args.data and filled and not any(LANGUAGE in post.meta for post in posts):
         for note in language_column_notes(args.data, columns):

@@ -113,30 +113,41 @@ def refuse_empty(posts: Sequence[Post], kinds: Sequence[str]) -> None:
             raise empty_post(named, kinds, "; leave it out (the model's readable(posts) sets such posts aside)")
 
 
-def leave_out_empty(posts: list[Post], kinds: Sequence[str], name: str) -> list[Post]:
+MAP_ELEMENTS = "map the columns that hold them (--map text=COLUMN, or data.columns in a recipe)"
+"""What a user whose data holds nothing the model reads may do, as ``refuse_nothing_read`` says by default."""
+
+
+def refuse_nothing_read(posts: list[Post], kinds: Sequence[str], name: str, remedy: str = MAP_ELEMENTS) -> None:
+    """Refuse ``posts`` (of ``name``) none of which holds an element of ``kinds`` (the kinds a model reads), as where
+    the data's columns are not mapped to the post's fields; ``remedy`` ends the error.
+
+    Raises:
+        ValueError: Naming ``name``, the kinds and ``remedy``.
+    """
+    if posts and all(reads_nothing(post, kinds) for post in posts):
+        raise ValueError(f"{name}: no post holds anything the model reads ({', '.join(kinds)}); {remedy}")
+
+
+def leave_out_empty(posts: list[Post], kinds: Sequence[str], name: str, remedy: str = MAP_ELEMENTS) -> list[Post]:
     """``posts`` without those holding nothing of ``kinds`` (``reads_nothing``: the model would score them as posts of
     nothing, as ``faim score`` records them ``empty``), a warning (``FaimWarning``) giving how many of ``name``'s
     posts were left out and the first.
 
     Raises:
-        ValueError: Naming ``name`` where every post holds nothing the model reads, as where its columns are not
-            mapped to the post's fields.
+        ValueError: Where every post holds nothing the model reads (``refuse_nothing_read``, ending in ``remedy``).
     """
+    refuse_nothing_read(posts, kinds, name, remedy)
     empty = [post for post in posts if reads_nothing(post, kinds)]
-    if posts and len(empty) == len(posts):
-        raise ValueError(
-            f"{name}: no post holds anything the model reads ({', '.join(kinds)}); map the columns that hold them "
-            "(--map text=COLUMN, or data.columns in a recipe)"
-        )
-    if empty:
-        first = empty[0].origin or f"post id={empty[0].id!r}"
-        warnings.warn(
-            f"{name}: {len(empty)} of {len(posts)} posts hold nothing the model reads ({', '.join(kinds)}) and are "
-            f"left out; the first: {first}",
-            FaimWarning,
-            stacklevel=2,
-        )
-    return [post for post in posts if not reads_nothing(post, kinds)] if empty else posts
+    if not empty:
+        return posts
+    first = empty[0].origin or f"post id={empty[0].id!r}"
+    warnings.warn(
+        f"{name}: {len(empty)} of {len(posts)} posts hold nothing the model reads ({', '.join(kinds)}) and are left "
+        f"out; the first: {first}",
+        FaimWarning,
+        stacklevel=2,
+    )
+    return [post for post in posts if not reads_nothing(post, kinds)]
 
 
 def raw_elements(post: Post, kind: str, limit: int, draft_size: tuple[int, int] | None = None) -> list[Any]:

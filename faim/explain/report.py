@@ -27,7 +27,7 @@ could not be read, its ``error`` and ``error_kind``."""
 PAGE_HEAD = '<!doctype html><html><head><meta charset="utf-8"><title>faim explanations</title>'
 """How every report's ``index.html`` starts, those written before reports held ``LISTING`` too."""
 
-POST_FILE = re.compile(r"\d{4}-[A-Za-z0-9_-]+\.(json|png)")
+POST_FILE = re.compile(r"\d{4,}-[A-Za-z0-9_-]+\.(json|png)")
 """The name of a file a report writes for a post: its ``file_stem``, then its JSON's or a picture's extension."""
 
 DISPLAY = 224

@@ -25,6 +25,8 @@ class RecipeLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         first: dict[Any, int] = {}  # each key → the line it is first given on
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # << merges another mapping, whose keys it may give again
+                continue
             key = self.construct_object(key_node, deep=True)
             if isinstance(key, collections.abc.Hashable) and key in first:
                 raise yaml.constructor.ConstructorError(

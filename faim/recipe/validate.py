@@ -222,7 +222,6 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_pooling(source, model, eval_section)
     check_crowd_corrections(source, eval_section)
     check_shift_level(source, eval_section.get("logit_shift_level"))
-    check_shift_with_temperature(source, eval_section)
     check_values(source, "train", train, TRAIN_VALUES)
     check_values(source, "eval", eval_section, EVAL_VALUES)
     check_monitor(source, train.get("monitor", TrainConfig.monitor), model.get("heads"))
@@ -343,9 +342,11 @@ def check_crowd_corrections(source: str, eval_section: dict[str, Any]) -> None:
         )
 
 
-def check_shift_with_temperature(source: str, eval_section: dict[str, Any]) -> None:
-    """``eval.logit_shift`` is fitted with the temperature (Platt scaling), so it needs ``eval.temperature``."""
-    if eval_section.get("logit_shift") and eval_section.get("temperature", EvalConfig.temperature) is False:
+def check_shift_with_temperature(source: str, eval_section: EvalConfig) -> None:
+    """``eval.logit_shift`` is fitted with the temperature (Platt scaling), so it needs ``eval.temperature``; training
+    checks this before any work, and reading a recipe does not, as a model saved before this check may hold such a
+    recipe."""
+    if eval_section.logit_shift and not eval_section.temperature:
         raise RecipeError(
             source,
             "eval.logit_shift",

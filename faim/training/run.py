@@ -26,7 +26,7 @@ from torch.utils.data import DataLoader
 from faim.artifact import MANIFEST, read_manifest
 from faim.assembly import build_source, task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
-from faim.data.elements import reads_nothing
+from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
 from faim.data.post import Post, check_labelled, post_texts
 from faim.data.targets import TaskSpec
@@ -37,7 +37,7 @@ from faim.notices import FaimWarning
 from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
-from faim.recipe.validate import check_label_tasks
+from faim.recipe.validate import check_label_tasks, check_shift_with_temperature
 from faim.training.augment import HiddenAugmentationError, PostAugmenter
 from faim.training.cache import encoding_in_isolation
 from faim.training.loaders import make_loader, posts_encoded, sources_balanced
@@ -162,11 +162,7 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
     """
     if not posts:
         raise ValueError(f"{name}: no posts")
-    if all(reads_nothing(post, kinds) for post in posts):
-        raise ValueError(
-            f"{name}: no post holds anything the model reads ({', '.join(kinds)}); map the columns that hold them "
-            "(data.columns in the recipe)"
-        )
+    refuse_nothing_read(posts, kinds, name, "map the columns that hold them (data.columns in the recipe)")
     for task in tasks:
         labels = [post.labels[task.name] for post in posts if post.labels.get(task.name) is not None]
         if not labels:
@@ -179,9 +175,9 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
 
 def check_calibratable(tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
     """Refuse a validation split (``name``) none of whose posts carries a label, which training would find only once
-    it had trained and saved the model; warn of a binary or multiclass task whose labelled posts there are none or of
-    one class: it keeps the calibration it has, a temperature of 1 and its default threshold (``fit_calibration``), as
-    a fold holding out a group may be meant to.
+    it had trained and saved the model; warn of a binary task whose labelled posts there are none or of one class: it
+    keeps a temperature of 1 and its default threshold (``fit_calibration``), as a fold holding out a group may be
+    meant to.
 
     Raises:
         ValueError: Naming the split and the tasks.
@@ -190,11 +186,11 @@ def check_calibratable(tasks: list[TaskSpec], posts: list[Post], name: str) -> N
                    "at labelled ones")  # fmt: skip
     for task in tasks:
         classes = {str(post.labels[task.name]) for post in posts if post.labels.get(task.name) is not None}
-        if task.type != "multilabel" and len(classes) < 2:
+        if task.type == "binary" and len(classes) < 2:
             held = f"of one class ({classes.pop()})" if classes else "none"
             warnings.warn(
-                f"{name}: the labelled posts of task {task.name!r} are {held}; its calibration and threshold keep "
-                "their defaults",
+                f"{name}: the labelled posts of task {task.name!r} are {held}; it keeps a temperature of 1 and its "
+                "default threshold",
                 FaimWarning,
                 stacklevel=2,
             )
@@ -352,6 +348,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     output_dir = cfg.run_folder
     check_replaceable(output_dir / "model", MANIFEST)
     check_label_tasks(recipe.source, data, recipe.model["heads"])
+    check_shift_with_temperature(recipe.source, recipe.eval)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = build_source(data)
     if recipe.eval.split not in source.splits():

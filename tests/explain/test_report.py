@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from faim.explain.attribute import Explanation, TaskExplanation, TokenReading
-from faim.explain.report import PAGE_HEAD, check_report_folder, task_html, to_json, token_html, write_report
+from faim.explain.report import PAGE_HEAD, POST_FILE, check_report_folder, task_html, to_json, token_html, write_report
 from faim.preprocess.e5_pieces import MARKER
 
 
@@ -84,3 +84,8 @@ def test_a_report_written_before_reports_listed_their_posts_is_replaceable(tmp_p
     written = write_report([Explanation("p", [], [], [])], earlier)
     assert written == earlier / "index.html" and not (earlier / "0000-old.json").exists()
     assert sorted(path.name for path in earlier.iterdir()) == ["0000-p.json", "faim-explanations.json", "index.html"]
+
+
+def test_the_files_of_an_earlier_report_of_ten_thousand_posts_or_more_are_told_as_its_own() -> None:
+    assert POST_FILE.fullmatch("0007-post_1.json") and POST_FILE.fullmatch("12345-post_2.png")
+    assert not POST_FILE.fullmatch("data.json")

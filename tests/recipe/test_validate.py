@@ -281,6 +281,9 @@ def test_boolean_labels_of_a_mapping_are_refused_as_not_names(recipe: dict) -> N
         Recipe.from_dict(recipe)
 
 
-def test_a_logit_shift_without_the_temperature_it_is_fitted_with_is_refused(recipe: dict, write_recipe) -> None:
+def test_a_logit_shift_without_the_temperature_it_is_fitted_with_is_refused_by_training(
+    recipe: dict, write_recipe
+) -> None:
     recipe["eval"] |= {"temperature": False, "logit_shift": True}
-    assert "eval.logit_shift: a logit shift is fitted with the temperature" in error_for(recipe, write_recipe)
+    assert "eval.logit_shift: a logit shift is fitted with the temperature" in training_error(recipe, write_recipe)
+    assert Recipe.load(write_recipe(recipe)).eval.logit_shift  # as a saved model's recipe may hold it

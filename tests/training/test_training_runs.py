@@ -605,6 +605,6 @@ def test_a_validation_split_without_labels_is_refused_before_training_and_one_of
     recipe = tiny_recipe(demo_data | {"validation": one_class}, tmp_path / "run", max_epochs=1)
     recipe["data"]["image_root"] = images
     with pytest.warns(
-        FaimWarning, match=r"the labelled posts of task 'harmful' are of one class \(0\); its calibration"
+        FaimWarning, match=r"the labelled posts of task 'harmful' are of one class \(0\); it keeps a temperature of 1"
     ):
         train(recipe)
