@@ -28,6 +28,7 @@ from faim.eval.quantization import MAX_DROP, TIMED_POSTS, QuantizationCheck, che
 from faim.export.model import GRAPH_FORMATS, export_model
 from faim.export.quantize import calibration_sample, quantize_export
 from faim.folders import check_replaceable, replace_folder
+from faim.recipe import Recipe
 from faim.runtime import ExportedModel
 
 
@@ -89,13 +90,14 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_replaceable(out, EXPORT_MANIFEST)  # before any work, as the plain export's staging does again
     columns = parse_columns(args.columns)
-    check_label_tasks(columns, list(read_recipe(args.model).model["heads"]))
+    recipe = read_recipe(args.model)
+    check_label_tasks(columns, list(recipe.model["heads"]))
     detector = Detector.load(args.model)
     if not args.quantize:
         export_model(detector, out, args.format)
         summary(args.model, out, args.format)
         return 0
-    posts = labelled_posts(args, columns)
+    posts = labelled_posts(args, columns, recipe)
     tasks = [task.name for task in detector.tasks]
     where = args.data or "the recipe's validation split"
     if args.data:
@@ -110,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         check = compare_exports(ExportedModel(fp32), ExportedModel(int8), posts)
         print(report(check))
         if check.drop > args.max_drop:
-            sample = calibration_sample(smoothing_posts(args, posts))
+            sample = calibration_sample(smoothing_posts(args, posts, recipe))
             print(f"drop {check.drop:.4f} > --max-drop {args.max_drop}: quantizing again, smoothed on {len(sample)} "
                   "posts")  # fmt: skip
             int8 = quantize_export(fp32, Path(tmp) / "int8-smoothed", sample)
@@ -129,10 +131,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def smoothing_posts(args: argparse.Namespace, labelled: list[Post]) -> list[Post]:
+def smoothing_posts(args: argparse.Namespace, labelled: list[Post], recipe: Recipe) -> list[Post]:
     """The posts int8 smoothing is fitted on, unlabelled: the training split of the model's recipe, or with
     ``--data``, the posts given there (``labelled``)."""
-    return labelled if args.data else build_source(read_recipe(args.model).data_section).posts("train")
+    return labelled if args.data else build_source(recipe.data_section).posts("train")
 
 
 def until_readable(detector: Detector, posts: list[Post]) -> tuple[list[Post], list[PostError]]:
@@ -147,12 +149,12 @@ def until_readable(detector: Detector, posts: list[Post]) -> tuple[list[Post], l
     return [], errors
 
 
-def labelled_posts(args: argparse.Namespace, columns: dict[str, Any] | None) -> list[Post]:
+def labelled_posts(args: argparse.Namespace, columns: dict[str, Any] | None, recipe: Recipe) -> list[Post]:
     """The posts ``--quantize`` measures on: ``--data`` read with ``columns`` (``--map``), or the validation split of
     the model's recipe."""
     if args.data:
         return list(read_posts(args.data, columns, args.image_root))
-    return build_source(read_recipe(args.model).data_section).posts("validation")
+    return build_source(recipe.data_section).posts("validation")
 
 
 def report(check: QuantizationCheck) -> str:

@@ -136,18 +136,19 @@ def leave_out_empty(posts: list[Post], kinds: Sequence[str], name: str, remedy: 
     Raises:
         ValueError: Where every post holds nothing the model reads (``refuse_nothing_read``, ending in ``remedy``).
     """
-    refuse_nothing_read(posts, kinds, name, remedy)
-    empty = [post for post in posts if reads_nothing(post, kinds)]
-    if not empty:
+    kept = [post for post in posts if not reads_nothing(post, kinds)]
+    if len(kept) == len(posts):
         return posts
-    first = empty[0].origin or f"post id={empty[0].id!r}"
+    if not kept:
+        refuse_nothing_read(posts, kinds, name, remedy)
+    first = next(post for post in posts if reads_nothing(post, kinds))
     warnings.warn(
-        f"{name}: {len(empty)} of {len(posts)} posts hold nothing the model reads ({', '.join(kinds)}) and are left "
-        f"out; the first: {first}",
+        f"{name}: {len(posts) - len(kept)} of {len(posts)} posts hold nothing the model reads ({', '.join(kinds)}) and "
+        f"are left out; the first: {first.origin or f'post id={first.id!r}'}",
         FaimWarning,
         stacklevel=2,
     )
-    return [post for post in posts if not reads_nothing(post, kinds)]
+    return kept
 
 
 def raw_elements(post: Post, kind: str, limit: int, draft_size: tuple[int, int] | None = None) -> list[Any]:

@@ -143,7 +143,7 @@ def check_columns(source: str, path: str, data: dict[str, Any]) -> None:
         raise RecipeError(source, f"{path}.columns", str(error).removeprefix("columns").lstrip(".:").strip()) from None
 
 
-def check_label_tasks(source: str, data: dict[str, Any], heads: dict[str, Any], path: str = "data") -> None:
+def check_source_tasks(source: str, data: dict[str, Any], heads: dict[str, Any], path: str = "data") -> None:
     """Each task a source reads labels for is a head of the model: the tasks its ``columns.labels`` names and its
     ``task`` argument (given or default) where its class takes one; in a ``concat`` or ``without`` source, each
     member's. Labels read for no head would be dropped unseen, so training checks this before any work; reading a
@@ -153,7 +153,7 @@ def check_label_tasks(source: str, data: dict[str, Any], heads: dict[str, Any], 
         "concat": [(f"{path}.sources[{index}]", member) for index, member in enumerate(data.get("sources") or [])],
     }
     for where, member in members.get(data["type"], []):
-        check_label_tasks(source, member, heads, where)
+        check_source_tasks(source, member, heads, where)
     columns = data.get("columns")
     read = {f"columns.labels.{task}": task for task in ColumnMap.from_recipe(columns).labels} if columns else {}
     parameter = inspect.signature(registries()["source"][data["type"]]).parameters.get("task")

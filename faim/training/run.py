@@ -37,7 +37,7 @@ from faim.notices import FaimWarning
 from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
-from faim.recipe.validate import check_label_tasks, check_shift_with_temperature
+from faim.recipe.validate import check_shift_with_temperature, check_source_tasks
 from faim.training.augment import HiddenAugmentationError, PostAugmenter
 from faim.training.cache import encoding_in_isolation
 from faim.training.loaders import make_loader, posts_encoded, sources_balanced
@@ -347,7 +347,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     data = recipe.data_section
     output_dir = cfg.run_folder
     check_replaceable(output_dir / "model", MANIFEST)
-    check_label_tasks(recipe.source, data, recipe.model["heads"])
+    check_source_tasks(recipe.source, data, recipe.model["heads"])
     check_shift_with_temperature(recipe.source, recipe.eval)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = build_source(data)
