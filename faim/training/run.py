@@ -20,7 +20,7 @@ import pytorch_lightning as pl
 import torch
 from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint, Timer
 from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger
-from pytorch_lightning.utilities.exceptions import SIGTERMException
+from pytorch_lightning.utilities.exceptions import MisconfigurationException, SIGTERMException
 from torch.utils.data import DataLoader
 
 from faim.artifact import MANIFEST, read_manifest
@@ -127,27 +127,42 @@ def make_trainer(
     ``last.ckpt`` is written by a callback of its own after every epoch: Lightning's ``save_last`` writes it only
     when a best checkpoint is saved, so it would keep the last improvement, not the last epoch, for ``--resume``.
     It comes after the best-checkpoint callback, so it holds that callback's state from the same epoch.
+
+    Raises:
+        RecipeError: Naming the recipe's ``train`` settings Lightning refuses on this machine (an accelerator it
+            lacks or has no package for, an unknown strategy or precision) and Lightning's reason.
     """
     cfg = recipe.train
     checkpoint = ModelCheckpoint(dirpath=checkpoint_dir, monitor=cfg.monitor, mode=cfg.mode, save_top_k=1)
     last = ModelCheckpoint(dirpath=checkpoint_dir, filename="last", enable_version_counter=False)
     timer = Timer()
-    trainer = pl.Trainer(
-        max_epochs=cfg.max_epochs,
-        accelerator=cfg.accelerator,
-        devices=cfg.devices,
-        strategy=STRATEGY_ALIASES.get(cfg.strategy, cfg.strategy),
-        precision=cfg.precision,
-        callbacks=[timer, checkpoint, last, EarlyStopping(monitor=cfg.monitor, mode=cfg.mode, patience=cfg.patience)],
-        logger=[
-            CSVLogger(output_dir, name="logs", version=version),
-            TensorBoardLogger(output_dir, name="tensorboard", version=version),
-        ],
-        log_every_n_steps=cfg.log_every_n_steps,
-        default_root_dir=output_dir,
-        deterministic=True,
-        enable_model_summary=False,
-    )
+    try:
+        trainer = pl.Trainer(
+            max_epochs=cfg.max_epochs,
+            accelerator=cfg.accelerator,
+            devices=cfg.devices,
+            strategy=STRATEGY_ALIASES.get(cfg.strategy, cfg.strategy),
+            precision=cfg.precision,
+            callbacks=[
+                timer,
+                checkpoint,
+                last,
+                EarlyStopping(monitor=cfg.monitor, mode=cfg.mode, patience=cfg.patience),
+            ],
+            logger=[
+                CSVLogger(output_dir, name="logs", version=version),
+                TensorBoardLogger(output_dir, name="tensorboard", version=version),
+            ],
+            log_every_n_steps=cfg.log_every_n_steps,
+            default_root_dir=output_dir,
+            deterministic=True,
+            enable_model_summary=False,
+        )
+    except (MisconfigurationException, ValueError, ImportError) as error:
+        settings = ", ".join(
+            f"{name}={getattr(cfg, name)!r}" for name in ("accelerator", "devices", "strategy", "precision")
+        )
+        raise RecipeError(recipe.source, "train", f"this machine cannot train with {settings}: {error}") from None
     return trainer, checkpoint, timer
 
 
@@ -332,7 +347,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
 
     Raises:
         RecipeError: When the recipe has no ``data:`` section, or ``train.augment`` perturbs an input that never
-            reaches a live encoder.
+            reaches a live encoder; before reading data, when Lightning cannot train with the recipe's
+            ``train.accelerator``, ``devices``, ``strategy`` or ``precision`` on this machine.
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
             ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
@@ -349,6 +365,13 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     check_replaceable(output_dir / "model", MANIFEST)
     check_source_tasks(recipe.source, data, recipe.model["heads"])
     check_shift_with_temperature(recipe.source, recipe.eval)
+    resume_from = latest_checkpoint(output_dir) if resume else None
+    version = next_version(output_dir)
+    checkpoint_dir = resume_from.parent if resume_from else output_dir / "checkpoints" / f"version_{version}"
+    if resume_from:
+        check_resumable(recipe, checkpoint_dir)
+        check_epochs_left(resume_from, cfg.max_epochs)
+    trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = build_source(data)
     if recipe.eval.split not in source.splits():
@@ -363,13 +386,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     check_calibratable(task_specs(recipe.model), val_posts, source.describe("validation"))
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
-    resume_from = latest_checkpoint(output_dir) if resume else None
-    version = next_version(output_dir)
-    checkpoint_dir = resume_from.parent if resume_from else output_dir / "checkpoints" / f"version_{version}"
-    if resume_from:
-        check_resumable(recipe, checkpoint_dir)
-        check_epochs_left(resume_from, cfg.max_epochs)
-    else:
+    if not resume_from:
         save_run_recipe(recipe, checkpoint_dir)
     detector = Detector.from_recipe(recipe)
     model, tasks = detector.model, detector.tasks
@@ -379,7 +396,6 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     with encoding_in_isolation([model]):  # the same random stream and modes whether or not the fusion fits
         model.fit_fusion(train_loader)
     task = PostTask(model, tasks, cfg.lr, cfg.encoder_lr, cfg.weight_decay, cfg.warmup_ratio)
-    trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir)
     with warnings.catch_warnings():  # Lightning warns of what this run does on purpose:
         # frozen encoders stay in eval mode (at every fit), and a resumed run saves beside its earlier checkpoints
         warnings.filterwarnings("ignore", message=r"Found \d+ module\(s\) in eval mode")

@@ -608,3 +608,17 @@ def test_a_validation_split_without_labels_is_refused_before_training_and_one_of
         FaimWarning, match=r"the labelled posts of task 'harmful' are of one class \(0\); it keeps a temperature of 1"
     ):
         train(recipe)
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "reason"),
+    [("accelerator", "mps", "MPSAccelerator` can not run"), ("strategy", "nope", "invalid strategy name")],
+)
+def test_training_settings_lightning_refuses_are_named_before_the_data_is_read(
+    demo_data, tmp_path: Path, setting: str, value: str, reason: str
+) -> None:
+    recipe = tiny_recipe(demo_data | {"train": tmp_path / "absent.jsonl"}, tmp_path / "run")
+    recipe["train"][setting] = value
+    with pytest.raises(RecipeError, match=rf"train: this machine cannot train with .*{setting}='{value}'.*{reason}"):
+        train(recipe)
+    assert not (tmp_path / "run").exists()
