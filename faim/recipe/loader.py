@@ -215,7 +215,10 @@ def with_base(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any]
         raise RecipeError(source, "base", f"expected one recipe's name or path, got {base_name!r}")
     base_path = (folder / base_name) if not Path(base_name).is_absolute() else Path(base_name)
     if not base_path.exists():
-        base_path = locate(base_name)
+        try:
+            base_path = locate(base_name)
+        except RecipeError as error:
+            raise RecipeError(source, "base", f"{base_name}: {error.problem} (looked in {folder})") from None
     base = read_yaml(base_path)
     if "base" in base:
         raise RecipeError(

@@ -374,11 +374,12 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = build_source(data)
-    if recipe.eval.split not in source.splits():
-        splits = ", ".join(source.splits()) or "none"
-        raise RecipeError(
-            recipe.source, "eval.split", f"the data has no split {recipe.eval.split!r}; its splits: {splits}"
-        )
+    splits = source.splits()
+    for key, split in (("data", "train"), ("data", "validation"), ("eval.split", recipe.eval.split)):
+        if split not in splits:
+            raise RecipeError(
+                recipe.source, key, f"the data has no split {split!r}; its splits: {', '.join(splits) or 'none'}"
+            )
     train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), sorted(recipe.model["encoders"]))
     if not val_posts:

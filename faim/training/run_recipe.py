@@ -16,7 +16,8 @@ from faim.recipe import Recipe
 from faim.recipe.compare import changed_fields, describe_changes, plain
 
 RUN_RECIPE = "recipe.yaml"
-# What a resumed run may change: how long it goes on, where and how fast it runs, and what happens after training
+# What a resumed run may change: how long it goes on, where and how fast it runs, and what happens after training;
+# its output_dir as written (runs/x, ./runs/x) is the folder its checkpoints were found in, wherever it was moved
 RESUMABLE_FIELDS = (
     "train.max_epochs",
     "train.accelerator",
@@ -26,6 +27,7 @@ RESUMABLE_FIELDS = (
     "train.precision",
     "train.log_every_n_steps",
     "train.cache_dir",
+    "train.output_dir",
 )
 RESUMABLE_SECTIONS = ("eval",)
 

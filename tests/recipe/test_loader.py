@@ -85,6 +85,18 @@ def test_two_levels_of_base_fail_naming_the_recipe_its_base_and_what_to_do(tmp_p
     assert "base on a recipe without a base:" in str(info.value)
 
 
+def test_a_base_that_is_neither_a_file_nor_a_shipped_recipe_is_named_with_the_recipe_that_gives_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"base": "hate_txt_frozen", "train": {"max_epochs": 1}}))
+    with pytest.raises(RecipeError) as info:
+        Recipe.load(tmp_path / "mine.yaml")
+    assert str(info.value).startswith(
+        f"{tmp_path / 'mine.yaml'}: base: hate_txt_frozen: no such file, nor a shipped recipe; shipped: "
+    )
+    assert "hate_text_frozen, " in str(info.value) and f"(looked in {tmp_path})" in str(info.value)
+
+
 def test_a_mapping_takes_a_base_as_a_file_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shipped = as_recipe({"base": "hate_text_frozen", "train": {"max_epochs": 2}}, ["eval.slice=lang"])
     assert shipped.model == Recipe.load("hate_text_frozen").model

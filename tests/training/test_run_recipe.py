@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ def test_the_same_recipe_resumes(saved: tuple[dict, Path]) -> None:
 def test_a_resumed_run_may_train_longer_elsewhere_and_evaluate_differently(saved: tuple[dict, Path]) -> None:
     recipe, folder = saved
     overrides = ["train.max_epochs=9", "train.num_workers=2", "train.precision=bf16-mixed", "eval.split=train"]
+    overrides.append(f"train.output_dir=./{os.path.relpath(recipe['train']['output_dir'])}")  # the same folder
     check_resumable(as_recipe(recipe, overrides), folder)
 
 

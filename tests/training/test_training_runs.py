@@ -580,10 +580,22 @@ def test_a_training_split_none_of_whose_posts_holds_what_the_model_reads_is_refu
     assert not (tmp_path / "run" / "checkpoints").exists()
 
 
-def test_an_eval_split_the_data_lacks_is_refused_before_training(demo_data, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("setting", "named"),
+    [
+        ({"data": {"train": None}}, "data: the data has no split 'train'; its splits: validation"),
+        ({"data": {"validation": None}}, "data: the data has no split 'validation'; its splits: train"),
+        ({"eval": {"split": "tset"}}, "eval.split: the data has no split 'tset'; its splits: train, validation"),
+    ],
+    ids=["train", "validation", "eval.split"],
+)
+def test_a_split_the_data_lacks_is_refused_naming_the_recipe_before_training(
+    demo_data, tmp_path: Path, setting: dict, named: str
+) -> None:
     recipe = tiny_recipe(demo_data, tmp_path / "run")
-    recipe["eval"]["split"] = "tset"
-    with pytest.raises(RecipeError, match=r"eval.split: the data has no split 'tset'; its splits: train, validation"):
+    for section, values in setting.items():
+        recipe[section] |= values
+    with pytest.raises(RecipeError, match=f"^<dict>: {named}$"):
         train(recipe)
     assert not (tmp_path / "run").exists()
 
