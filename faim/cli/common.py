@@ -38,7 +38,9 @@ def add_columns(parser: argparse.ArgumentParser) -> None:
         "(repeatable, each field once but meta, which takes every column given; default: columns named id, text, "
         "image(s), comments)",
     )
-    parser.add_argument("--image-root", default=None, help="directory relative image paths resolve against")
+    parser.add_argument(
+        "--image-root", type=existing_folder, default=None, help="directory relative image paths resolve against"
+    )
 
 
 def refuse_mapping_without_data(args: argparse.Namespace, name: str) -> None:
@@ -130,6 +132,14 @@ def output_folder(text: str) -> str:
         check_folder_path(Path(text))
     except OSError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def existing_folder(text: str) -> str:
+    """An argument naming a folder to read from, refused as it is parsed, before any work, where it is no folder
+    (every relative image path would be its row's error)."""
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: {'not a folder' if Path(text).exists() else 'no such folder'}")
     return text
 
 

@@ -20,6 +20,7 @@ from faim.cli.common import (
 )
 from faim.data.columns import ColumnMap
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
+from faim.data.inputs import input_name
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.post import check_labelled
 from faim.data.sources import input_columns, read_posts
@@ -58,7 +59,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "homoglyphs; JPEG recompression, resize, crop, overlay) and report each metric's drop",
     )
     parser.add_argument(
-        "-o", "--out", type=output_folder, help="report directory (default: <model>/../eval-<data name>)"
+        "-o",
+        "--out",
+        type=output_folder,
+        help="report directory (default: <model>/../eval-NAME, NAME being DATA's file or folder name, a glob's "
+        "folder, or the split)",
     )
     parser.set_defaults(handler=run)
 
@@ -83,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     detector = Detector.load(args.model)
     if args.data:
         posts = list(read_posts(args.data, columns, args.image_root))
-        name, label, unmapped = args.data, Path(args.data).stem, MAP_ELEMENTS
+        name, label, unmapped = args.data, input_name(args.data), MAP_ELEMENTS
     else:
         source = build_source(recipe.data_section)
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split

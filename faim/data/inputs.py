@@ -20,6 +20,7 @@ too: an earlier run's output written into a dump's folder is not read back as po
 from __future__ import annotations
 
 import glob
+import itertools
 from pathlib import Path
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
@@ -103,6 +104,17 @@ def expand(spec: str | Path) -> list[Path]:
             "saved dataset folder)"
         )
     return found
+
+
+def input_name(spec: str | Path) -> str:
+    """A short name for what a file, folder or glob stands for, to name what is written from it: a file's name
+    without its extension, a folder's name, and for a glob the folder its wildcards start in (``dumps`` for
+    ``dumps/2026-*/*.jsonl``), so that no wildcard reaches a folder name."""
+    path = Path(spec)
+    if path.exists() or not glob.has_magic(str(spec)):
+        return path.absolute().stem
+    fixed = list(itertools.takewhile(lambda part: not glob.has_magic(part), path.parts))
+    return Path(*fixed).absolute().name if fixed else Path.cwd().name
 
 
 def _inside(folder: Path) -> list[Path]:

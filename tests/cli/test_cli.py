@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -96,7 +97,20 @@ def test_eval_without_data_uses_the_recipe_split_and_names_it(trained: Path) -> 
     assert "- split: `train`" in (trained / "eval-train" / "metrics.md").read_text()
 
 
-@pytest.mark.parametrize("option", [["--map", "labels.harmful=label"], ["--image-root", "pictures"]])
+def test_eval_of_a_glob_writes_its_report_beside_the_model_in_a_folder_named_without_wildcards(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(tiny_model_dir, tmp_path / "model")
+    (tmp_path / "dumps").mkdir()
+    shutil.copy(demo_data["validation"], tmp_path / "dumps" / "part-1.jsonl")
+    monkeypatch.chdir(tmp_path)
+    images = str(demo_data["validation"].parent)
+    assert main(["eval", "model", "dumps/part-*.jsonl", "--map", "labels.harmful=label", "--image-root", images]) == 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["dumps", "eval-dumps", "model"]
+    assert (tmp_path / "eval-dumps" / "metrics.json").is_file()
+
+
+@pytest.mark.parametrize("option", [["--map", "labels.harmful=label"], ["--image-root", "."]])
 def test_eval_without_data_refuses_what_reads_data(option: list[str], tiny_model_dir: Path, capsys) -> None:
     assert main(["eval", str(tiny_model_dir), *option]) == 2
     assert "--map and --image-root read DATA: without it the recipe's split is read" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Argument helpers shared by the commands: column mappings given with --map."""
+"""Argument helpers shared by the commands: column mappings given with --map, folders, shares."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import faim.cli.common
-from faim.cli.common import output_folder, parse_columns, share
+from faim.cli.common import existing_folder, output_folder, parse_columns, share
+from faim.cli.main import main
 
 
 def test_a_mapping_gives_each_field_its_column_and_meta_every_column_given() -> None:
@@ -52,3 +53,24 @@ def test_a_share_outside_zero_to_one_is_refused_naming_the_value(text: str) -> N
     with pytest.raises(argparse.ArgumentTypeError, match=f"^expected a number from 0 to 1, got '{text}'$"):
         share(text)
     assert share("0") == 0.0 and share("0.01") == 0.01 and share("1") == 1.0
+
+
+def test_an_image_root_that_is_no_folder_is_refused_as_it_is_parsed(tmp_path: Path, capsys) -> None:
+    (tmp_path / "a.jsonl").write_text('{"id": "1", "text": "x", "image": "p.png"}\n', encoding="utf-8")
+    assert existing_folder(str(tmp_path)) == str(tmp_path)
+    with pytest.raises(argparse.ArgumentTypeError, match=f"^{tmp_path / 'a.jsonl'}: not a folder$"):
+        existing_folder(str(tmp_path / "a.jsonl"))
+    out = tmp_path / "scores"
+    arguments = [
+        "score",
+        "model",
+        str(tmp_path / "a.jsonl"),
+        "--image-root",
+        str(tmp_path / "pictures"),
+        "-o",
+        str(out),
+    ]
+    with pytest.raises(SystemExit) as stop:
+        main(arguments)
+    assert stop.value.code == 2 and not out.exists()
+    assert f"argument --image-root: {tmp_path / 'pictures'}: no such folder" in capsys.readouterr().err

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from faim.data.inputs import find_inputs
+from faim.data.inputs import find_inputs, input_name
 from faim.data.sources import JsonlSource, read_posts
 from faim.scoring.engine import score_dump
 
@@ -29,6 +29,16 @@ def test_find_inputs_file_folder_and_glob(tmp_path: Path) -> None:
     assert find_inputs(str(tmp_path / "*.jsonl")) == [a, b]
     with pytest.raises(FileNotFoundError, match="no input files"):
         find_inputs(tmp_path / "none-*.jsonl")
+
+
+def test_the_name_of_a_file_folder_or_glob_holds_no_wildcard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "dumps" / "2026-01").mkdir(parents=True)
+    (tmp_path / "dumps" / "2026-01" / "a.jsonl").write_text("{}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert input_name("dumps/2026-01/a.jsonl") == "a"
+    assert input_name("dumps/") == input_name(tmp_path / "dumps") == "dumps"
+    assert input_name("dumps/2026-*/*.jsonl") == input_name("dumps/**/*.jsonl") == "dumps"
+    assert input_name("*.jsonl") == input_name(".") == tmp_path.name
 
 
 def test_a_folder_stands_for_its_inputs_recursively_and_skips_hidden_names(tmp_path: Path) -> None:
