@@ -33,12 +33,13 @@ from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.folders import check_replaceable
 from faim.inference import predict
+from faim.model import WholePostModel
 from faim.notices import FaimWarning
 from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
 from faim.recipe.validate import check_shift_with_temperature, check_source_tasks
-from faim.training.augment import HiddenAugmentationError, PostAugmenter
+from faim.training.augment import HiddenAugmentationError, PostAugmenter, refuse_hidden_augmentation
 from faim.training.cache import encoding_in_isolation
 from faim.training.loaders import make_loader, posts_encoded, sources_balanced
 from faim.training.module import PostTask
@@ -234,20 +235,28 @@ def recipe_loader(
     cache_dir = cfg.cache_dir if cfg.cache_embeddings else None
     augmenter = PostAugmenter(cfg.augment, cfg.seed) if augment and cfg.augment else None
     sampler = sources_balanced(posts, cfg.seed) if shuffle and cfg.balance == "sources" else None
+    if augmenter is not None:
+        check_augmentation(recipe, detector.model)
     collator = detector.collator(with_targets=True)
+    return make_loader(
+        detector.model, collator, posts, cfg.batch_size, shuffle, cfg.num_workers, cache_dir, label, augmenter, sampler
+    )
+
+
+def check_augmentation(recipe: Recipe, model: WholePostModel) -> None:
+    """Refuse a ``train.augment`` that ``model`` would never see: one perturbing an input it does not read, or the
+    input of a kind whose embeddings the recipe caches (``refuse_hidden_augmentation``). It needs the model built,
+    for which encoders are frozen, but no post.
+
+    Raises:
+        RecipeError: Naming ``train.augment`` and the perturbations or kinds.
+    """
+    cfg = recipe.train
+    if not cfg.augment:
+        return
+    cached = model.frozen_kinds if cfg.cache_embeddings else []
     try:
-        return make_loader(
-            detector.model,
-            collator,
-            posts,
-            cfg.batch_size,
-            shuffle,
-            cfg.num_workers,
-            cache_dir,
-            label,
-            augmenter,
-            sampler,
-        )
+        refuse_hidden_augmentation(PostAugmenter(cfg.augment, cfg.seed), model.kinds, cached)
     except HiddenAugmentationError as error:
         raise RecipeError(recipe.source, "train.augment", str(error)) from None
 
@@ -346,9 +355,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     ``resume_hint`` resumes it (``faim train`` gives its own command line, with ``--resume``).
 
     Raises:
-        RecipeError: When the recipe has no ``data:`` section, or ``train.augment`` perturbs an input that never
-            reaches a live encoder; before reading data, when Lightning cannot train with the recipe's
-            ``train.accelerator``, ``devices``, ``strategy`` or ``precision`` on this machine.
+        RecipeError: When the recipe has no ``data:`` section; before reading data, when Lightning cannot train
+            with the recipe's ``train.accelerator``, ``devices``, ``strategy`` or ``precision`` on this machine, or
+            when ``train.augment`` perturbs an input that never reaches a live encoder (``check_augmentation``).
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
             ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
@@ -380,6 +389,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             raise RecipeError(
                 recipe.source, key, f"the data has no split {split!r}; its splits: {', '.join(splits) or 'none'}"
             )
+    detector = Detector.from_recipe(recipe)
+    check_augmentation(recipe, detector.model)
     train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), sorted(recipe.model["encoders"]))
     if not val_posts:
@@ -389,7 +400,6 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         check_correction_groups(recipe, train_posts)
     if not resume_from:
         save_run_recipe(recipe, checkpoint_dir)
-    detector = Detector.from_recipe(recipe)
     model, tasks = detector.model, detector.tasks
     model.fit_encoders(train_posts, cfg.max_elements)
     train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)

@@ -77,6 +77,18 @@ def test_augmenting_a_cached_frozen_kind_is_refused(demo_data, tmp_path: Path) -
     recipe_loader(recipe, detector, posts, False, "validation")  # evaluation loaders never augment
 
 
+def test_training_refuses_augmenting_a_cached_frozen_kind_before_reading_any_post(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(
+        demo_data | {"train": tmp_path / "absent.jsonl"}, tmp_path / "run", augment={"text.spaces": 0.3}
+    )
+    recipe["model"]["encoders"]["text"]["freeze"] = True
+    with pytest.raises(
+        RecipeError, match=r"^<dict>: train.augment: it perturbs the comments, text input, whose encoder"
+    ):
+        train(recipe)
+    assert not (tmp_path / "run").exists()
+
+
 def test_make_loader_refuses_augmenting_a_cached_kind_before_embedding(demo_data, tmp_path: Path) -> None:
     _, detector, posts = frozen_text_run(demo_data, tmp_path)
     collator = detector.collator(with_targets=True)
