@@ -52,7 +52,7 @@ from faim.eval.benchmark_datasets import (
     recipe_views,
 )
 from faim.eval.benchmark_languages import run_languages
-from faim.eval.benchmark_merge import merge_results
+from faim.eval.benchmark_merge import merge_results, read_results
 from faim.eval.benchmark_report import render
 from faim.eval.benchmark_runs import (
     RecipeRun,
@@ -65,6 +65,7 @@ from faim.eval.benchmark_transfer import SEEDS, check_seeds, is_hate_recipe, run
 from faim.eval.group_holdout import probe_recipe
 from faim.eval.report import _jsonable
 from faim.eval.trained_holdout import plan_folds, trained_holdout
+from faim.folders import write_text_whole
 from faim.perturb import perturbations_of
 from faim.recipe import Recipe
 from faim.recipe.compare import plain
@@ -468,11 +469,13 @@ def cpuinfo_field(name: str, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
 
 
 def write_results(results: dict[str, Any], out: Path) -> tuple[Path, Path]:
-    """Write the Markdown to ``out`` and the JSON to ``results.json`` in the same folder."""
+    """Write the Markdown to ``out`` and the JSON to ``results.json`` in the same folder, each whole or not at all
+    (``write_text_whole``: a run stopped while writing leaves the earlier file as it was)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     json_path = out.parent / "results.json"
-    json_path.write_text(json.dumps(_jsonable(results), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    out.write_text(render(results), encoding="utf-8")
+    markdown = render(results)
+    write_text_whole(json_path, json.dumps(_jsonable(results), indent=2, allow_nan=False) + "\n")
+    write_text_whole(out, markdown)
     return out, json_path
 
 
@@ -522,10 +525,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     command = shlex.join(["python", "-m", "faim.eval.benchmark", *argv])
-    earlier_path = args.out.parent / "results.json"
-    if args.merge and not earlier_path.is_file():
-        print(f"benchmark: error: --merge: {earlier_path} does not exist", file=sys.stderr)
-        return 2
+    if args.merge:  # before the hours of the run: what it merges into must be readable
+        try:
+            earlier = read_results(args.out.parent / "results.json")
+            shipped = {name: plain(Recipe.load(name)) for name in shipped_recipes()}
+        except (ValueError, OSError) as error:
+            print(f"benchmark: error: --merge: {error}", file=sys.stderr)
+            return 2
     try:
         results = run_benchmark(
             args.only,
@@ -540,8 +546,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"benchmark: error: {error}", file=sys.stderr)
         return 2
     if args.merge:
-        earlier = json.loads(earlier_path.read_text(encoding="utf-8"))
-        shipped = {name: plain(Recipe.load(name)) for name in shipped_recipes()}
         results = merge_results(results, earlier, shipped, log=print)
     markdown, json_path = write_results(results, args.out)
     print(f"wrote {markdown} and {json_path}")

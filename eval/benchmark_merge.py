@@ -16,11 +16,52 @@ run's clean figure they are compared with (``robustness_kept``).
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Collection, Mapping
+from pathlib import Path
 from typing import Any
 
 from faim.recipe import Recipe, RecipeError
 from faim.recipe.compare import changed_fields, describe_changes, plain
+
+RESULTS_KEYS = ("command", "generated_at", "datasets")
+"""What every run's results hold and ``merge_results`` reads of an earlier one, beside ``DATASET_KEYS``."""
+DATASET_KEYS = ("source", "rows", "holdouts")
+"""What each dataset of a run's results holds and ``merge_results`` reads of an earlier one."""
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    """An earlier run's ``results.json``, read whole before anything is measured, so that a file ``merge_results``
+    cannot take stops ``--merge`` before the run rather than after it.
+
+    Raises:
+        FileNotFoundError: Naming ``path``, where there is no such file.
+        ValueError: Naming ``path`` and what is wrong: not JSON (such as a file cut short while it was written), not
+            a JSON object, or without a key every run's results hold (``RESULTS_KEYS``, ``DATASET_KEYS``).
+    """
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: does not exist; run without --merge to write it")
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(
+            f"{path}: is not JSON ({error}); a run stopped while writing it leaves it cut short: restore the earlier "
+            "file (eval/results.json is in version control) or run without --merge"
+        ) from None
+    if not isinstance(results, dict):
+        raise ValueError(f"{path}: is not a JSON object but {type(results).__name__}; expected a benchmark's results")
+    missing = [key for key in RESULTS_KEYS if key not in results]
+    if missing:
+        raise ValueError(f"{path}: lacks {', '.join(map(repr, missing))}, which every benchmark's results hold")
+    if not isinstance(results["datasets"], list):
+        raise ValueError(f"{path}: datasets is not a list but {type(results['datasets']).__name__}")
+    for number, dataset in enumerate(results["datasets"]):
+        if not isinstance(dataset, dict):
+            raise ValueError(f"{path}: datasets[{number}] is not a JSON object but {type(dataset).__name__}")
+        missing = [key for key in DATASET_KEYS if key not in dataset]
+        if missing:
+            raise ValueError(f"{path}: datasets[{number}] lacks {', '.join(map(repr, missing))}")
+    return results
 
 
 def merge_results(

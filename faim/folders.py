@@ -1,8 +1,9 @@
 """Folders faim writes into: refusing a path that is a file, and replacing a folder faim wrote (a model, an export)
-with one freshly written beside it, and never a folder it did not write."""
+with one freshly written beside it, and never a folder it did not write; a file written whole or not at all."""
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 from collections.abc import Iterator
@@ -50,6 +51,19 @@ def replacing(target: Path, prefix: str) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     replace_folder(staging, target)
+
+
+def write_text_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8) through a file beside it that then takes its place, so that a write cut
+    short (a full disk, a run stopped part way) leaves what ``path`` held before, never part of ``text``; the file
+    gets the permissions ``open`` gives under the process's umask."""
+    partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def umask_permissions(path: Path) -> None:

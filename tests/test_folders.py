@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.folders import check_folder_path, check_replaceable, staging_folder, umask_permissions
+from faim.folders import check_folder_path, check_replaceable, staging_folder, umask_permissions, write_text_whole
 
 MANIFEST = "faim.json"
 
@@ -70,3 +70,24 @@ def test_a_file_made_for_its_owner_alone_gets_the_permissions_the_umask_gives_a_
         os.umask(before)
     assert stat.S_IMODE(weights.stat().st_mode) == 0o666 & ~umask
     assert [path.name for path in tmp_path.iterdir()] == ["model.safetensors"]
+
+
+def test_a_text_file_is_written_whole_or_left_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "results.json"
+    before = os.umask(0o022)
+    try:
+        write_text_whole(path, "first\n")
+    finally:
+        os.umask(before)
+    assert path.read_text(encoding="utf-8") == "first\n" and stat.S_IMODE(path.stat().st_mode) == 0o644
+
+    def cut_short(self: Path, text: str, *args, **kwargs) -> int:
+        with open(self, "w", encoding="utf-8") as handle:
+            handle.write(text[:3])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        write_text_whole(path, "second\n")
+    monkeypatch.undo()
+    assert path.read_text(encoding="utf-8") == "first\n" and [p.name for p in tmp_path.iterdir()] == ["results.json"]

@@ -508,3 +508,46 @@ def test_a_seed_count_that_is_not_a_whole_number_of_at_least_one_is_refused_befo
 def test_run_benchmark_refuses_a_seed_count_below_one_before_reading_any_recipe(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="seeds must be 1 or more, not 0"):
         run_benchmark([str(tmp_path / "missing.yaml")], seeds=0)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "problem"),
+    [
+        ('{"command": "python -m faim.eval.benchmark", "generated_at": "2026-11-2', "is not JSON"),
+        ("[]", "is not a JSON object"),
+        ('{"command": "c", "generated_at": "t"}', "lacks 'datasets'"),
+    ],
+)
+def test_merge_refuses_an_earlier_results_file_it_cannot_read_before_anything_is_trained(
+    earlier: str, problem: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results.json"
+    results.write_text(earlier, encoding="utf-8")
+
+    def benchmark(*args, **kwargs):
+        raise AssertionError("the benchmark ran")
+
+    monkeypatch.setattr("faim.eval.benchmark.run_benchmark", benchmark)
+    assert main(["--merge", "--only", "hate_text_frozen", "--out", str(tmp_path / "RESULTS.md")]) == 2
+    error = capsys.readouterr().err
+    assert f"--merge: {results}: {problem}" in error and "Traceback" not in error
+    assert results.read_text(encoding="utf-8") == earlier and not (tmp_path / "RESULTS.md").exists()
+
+
+def test_results_cut_short_while_written_leave_the_earlier_files_whole(
+    benchmark_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "RESULTS.md"
+    write_results(benchmark_data["results"], out)
+    before = {path.name: path.read_text(encoding="utf-8") for path in (out, tmp_path / "results.json")}
+
+    def cut_short(path: Path, text: str, *args, **kwargs) -> int:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text[: len(text) // 2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", cut_short)
+    with pytest.raises(OSError, match="No space left"):
+        write_results(benchmark_data["results"] | {"command": "again"}, out)
+    monkeypatch.undo()
+    assert {path.name: path.read_text(encoding="utf-8") for path in tmp_path.iterdir()} == before

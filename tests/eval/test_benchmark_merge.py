@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
+
+import pytest
 
 from faim.eval.benchmark_languages_report import language_sections
-from faim.eval.benchmark_merge import changed_recipes, merge_results, recipe_names
+from faim.eval.benchmark_merge import changed_recipes, merge_results, read_results, recipe_names
 from faim.eval.benchmark_report import (
     ablation_section,
     dataset_section,
@@ -331,3 +335,18 @@ def test_the_earlier_rows_of_a_recipe_changed_since_they_were_measured_are_dropp
     assert merged["recipes"] == {"frozen": older, "x": {"measured": "now"}}
     earlier["recipes"]["general"] = {"model": "not a recipe"}
     assert changed_recipes(earlier, now)["general"].startswith("the recorded recipe no longer validates")
+
+
+def test_an_earlier_results_file_is_read_whole_or_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    with pytest.raises(FileNotFoundError, match=rf"^{path}: does not exist"):
+        read_results(path)
+    path.write_text('{"command": "c", "generated_at": "t", "datasets": [{"source": "vmu", "rows": [', "utf-8")
+    with pytest.raises(ValueError, match=rf"^{path}: is not JSON \(.*line 1 column .*cut short"):
+        read_results(path)
+    path.write_text('{"command": "c", "generated_at": "t", "datasets": [{"source": "vmu"}]}', "utf-8")
+    with pytest.raises(ValueError, match=rf"^{path}: datasets\[0\] lacks 'rows'"):
+        read_results(path)
+    earlier = {"command": "c", "generated_at": "t", "datasets": [dataset("vmu", {"x": 0.5})]}
+    path.write_text(json.dumps(earlier), "utf-8")
+    assert read_results(path) == earlier
