@@ -9,12 +9,13 @@ macro-F1 falls by more than the default ``--max-drop``, and the one smoothed on 
 split, which it makes otherwise. Printed per model and int8 export: the smoothing strength chosen for each encoder
 graph, each task's macro-F1 under fp32 and int8 and the posts/s of each, the median over ``--repeats`` passes of
 ``faim.eval.quantization.compare_exports`` (halves interleaved). Then the encoder graphs profiled by onnxruntime
-while scoring the same posts: the share of the fp32 time spent in the operators int8 replaces (the matrix products
-with weights, and a transformer's ``Attention`` whole, attention itself included, which ``QAttention`` still
-computes in fp32) and how much faster their int8 replacements run. Those two figures bound what this quantization can
-give (Amdahl's law): with a share ``p`` sped up ``r`` times, the whole runs at most ``1 / (1 - p + p / r)`` times
-faster, and never more than ``r`` even were every operator quantized. The CPU is named first, with whether it has
-int8 dot-product instructions (VNNI), on which the int8 products' speed-up depends most.
+while scoring the same posts: the share ``p`` of the fp32 time spent in the operators int8 replaces (the matrix
+products with weights, and a transformer's ``Attention`` whole, attention itself included, which ``QAttention``
+still computes in fp32), how much faster their int8 replacements run (``r``), and how much faster the graphs ran as
+profiled (``1 / (1 - p + p / r)`` by Amdahl's law, the operators int8 leaves taking the time they took). The share
+bounds what quantizing those operators can give: however fast their replacements ran, the graphs would run at most
+``1 / (1 - p)`` times faster (Amdahl's law, the replaced operators taking no time). The CPU is named first, with
+whether it has int8 dot-product instructions (VNNI), on which the int8 products' speed-up depends most.
 """
 
 from __future__ import annotations
@@ -78,15 +79,18 @@ def profile(export: Path, posts: list, scratch: Path) -> Counter:
 
 
 def where_time_goes(fp32: Counter, int8: Counter) -> dict[str, float]:
-    """The share of fp32 encoder time in the operators int8 replaced, the speed-up of their replacements, and the
-    speed-ups the whole graph can reach by Amdahl's law at that rate, measured alongside the whole's own."""
+    """Where the encoder graphs' time goes, from their profiles (microseconds by operator type) in fp32 and int8:
+    ``quantized_share``, the share of fp32 time in the operators int8 replaced; ``quantized_ops_speedup``, how much
+    faster their replacements ran; ``profiled_speedup``, how much faster the whole graphs ran; ``bound``, the most
+    the graphs could run faster by replacing that share however fast its replacements ran, ``1 / (1 - share)``
+    (Amdahl's law)."""
     replaced = sum(fp32.values()) - sum(spent for op, spent in int8.items() if op in fp32)  # what int8 left is alike
     replacements = sum(spent for op, spent in int8.items() if op not in fp32)
-    share, rate = replaced / sum(fp32.values()), replaced / replacements
+    share = replaced / sum(fp32.values())
     return {
         "quantized_share": share,
-        "quantized_ops_speedup": rate,
-        "bound": 1 / (1 - share + share / rate),
+        "quantized_ops_speedup": replaced / replacements,
+        "bound": 1 / (1 - share),
         "profiled_speedup": sum(fp32.values()) / sum(int8.values()),
     }
 
@@ -146,8 +150,9 @@ def main() -> None:
                   f"{passes}; target >= 1.5x)")  # fmt: skip
             print(
                 f"    encoder graphs: {variant['quantized_share']:.0%} of fp32 time in the operators int8 replaces, "
-                f"which run {variant['quantized_ops_speedup']:.2f}x faster in int8; so at most {variant['bound']:.2f}x "
-                f"for the graphs (profiled: {variant['profiled_speedup']:.2f}x)"
+                f"which run {variant['quantized_ops_speedup']:.2f}x faster in int8; the graphs ran "
+                f"{variant['profiled_speedup']:.2f}x faster as profiled, and could run at most {variant['bound']:.2f}x "
+                "faster however fast those operators ran (Amdahl)"
             )
     print(json.dumps(rows))
 
