@@ -21,6 +21,14 @@ from faim.eval.evaluate import evaluate
 from faim.perturb import perturb_posts, perturbations_of
 from faim.recipe.sections import EvalConfig
 
+METRICS: dict[str, tuple[str, ...]] = {
+    "binary": ("auroc", "macro_f1", "accuracy"),
+    "multiclass": ("accuracy", "macro_f1", "macro_auroc"),
+    "multilabel": ("macro_auroc", "macro_average_precision", "macro_f1"),
+}
+"""The metrics ``robustness_report`` gives under each perturbation, per task type (those its metrics function
+reports: a multilabel task has no accuracy)."""
+
 
 def robustness_table(
     base: dict[str, float], perturbed: dict[str, dict[str, float]], metrics: Sequence[str] = ("auroc", "macro_f1")
@@ -79,7 +87,7 @@ def robustness_report(
     config: EvalConfig | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Evaluate every perturbation that applies to the model's modalities (``perturbed_reports``); per task, each
-    metric's drop from ``clean`` (the report of the same posts unperturbed).
+    metric of its type (``METRICS``) and its drop from ``clean`` (the report of the same posts unperturbed).
 
     Writes ``robustness.json`` in ``out_dir`` (each perturbation's full report goes to a subfolder).
     """
@@ -87,9 +95,8 @@ def robustness_report(
     tables: dict[str, dict[str, dict[str, float]]] = {}
     for task, result in clean["tasks"].items():
         base = result["metrics"]
-        metrics = ("auroc", "macro_f1", "accuracy") if result["type"] == "binary" else ("macro_f1", "accuracy")
         by_name = {name: report["tasks"][task]["metrics"] for name, report in reports.items()}
-        tables[task] = robustness_table(base, by_name, metrics)
+        tables[task] = robustness_table(base, by_name, METRICS[result["type"]])
     (Path(out_dir) / "robustness.json").write_text(json.dumps(tables, indent=2, default=str), encoding="utf-8")
     return tables
 

@@ -12,7 +12,7 @@ from conftest import tiny_recipe
 import faim
 from faim.data.sources import read_posts
 from faim.eval.evaluate import evaluate
-from faim.eval.robustness import robustness_table
+from faim.eval.robustness import format_robustness, robustness_report, robustness_table
 from faim.perturb import perturb_posts
 
 
@@ -40,3 +40,30 @@ def test_perturbed_posts_run_through_evaluate(demo_data: dict[str, Path], tmp_pa
     table = robustness_table(base, perturbed)
     assert set(table) == {"text.leetspeak", "image.jpeg"}
     assert all(math.isfinite(value) for row in table.values() for value in row.values())
+
+
+def perturbed_once(monkeypatch: pytest.MonkeyPatch, tasks: dict[str, dict[str, float]]) -> None:
+    """``perturbed_reports`` giving one perturbation's report, ``tasks``: task name → its metrics there."""
+    report = {"tasks": {task: {"metrics": metrics} for task, metrics in tasks.items()}}
+    monkeypatch.setattr("faim.eval.robustness.perturbed_reports", lambda *args, **kwargs: {"text.leetspeak": report})
+
+
+def test_each_task_is_measured_under_perturbation_by_the_metrics_of_its_type(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tags = {"macro_auroc": 0.8, "macro_average_precision": 0.7, "macro_f1": 0.6, "n": 10}
+    topic = {"accuracy": 0.9, "macro_f1": 0.8, "macro_auroc": 0.95, "ece": 0.1, "n": 10}
+    clean = {
+        "tasks": {"tags": {"type": "multilabel", "metrics": tags}, "topic": {"type": "multiclass", "metrics": topic}}
+    }
+    perturbed_once(monkeypatch, {"tags": {**tags, "macro_auroc": 0.7}, "topic": {**topic, "macro_auroc": 0.9}})
+    tables = robustness_report(None, [], clean, tmp_path, "dev")
+    assert tables["tags"]["text.leetspeak"] == pytest.approx(
+        {"macro_auroc": 0.7, "macro_auroc_drop": 0.1, "macro_average_precision": 0.7,
+         "macro_average_precision_drop": 0.0, "macro_f1": 0.6, "macro_f1_drop": 0.0}
+    )  # fmt: skip
+    assert set(tables["topic"]["text.leetspeak"]) == {
+        "accuracy", "accuracy_drop", "macro_f1", "macro_f1_drop", "macro_auroc", "macro_auroc_drop"
+    }  # fmt: skip
+    assert tables["topic"]["text.leetspeak"]["macro_auroc_drop"] == pytest.approx(0.05)
+    assert "nan" not in format_robustness(tables)
