@@ -63,7 +63,7 @@ from faim.eval.benchmark_runs import (
 )
 from faim.eval.benchmark_transfer import SEEDS, check_seeds, is_hate_recipe, run_transfer
 from faim.eval.group_holdout import probe_recipe
-from faim.eval.report import _jsonable
+from faim.eval.report import json_text
 from faim.eval.trained_holdout import plan_folds, trained_holdout
 from faim.folders import write_text_whole
 from faim.perturb import perturbations_of
@@ -474,7 +474,7 @@ def write_results(results: dict[str, Any], out: Path) -> tuple[Path, Path]:
     out.parent.mkdir(parents=True, exist_ok=True)
     json_path = out.parent / "results.json"
     markdown = render(results)
-    write_text_whole(json_path, json.dumps(_jsonable(results), indent=2, allow_nan=False) + "\n")
+    write_text_whole(json_path, json_text(results))
     write_text_whole(out, markdown)
     return out, json_path
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from faim.eval.label_conflicts import decision_conflicts_note
-from faim.eval.tables import format_ece_range, format_value, markdown_table, text_table
+from faim.eval.tables import format_ece_range, format_value, markdown_table, text_table, with_change
 
 TaskType = Literal["binary", "multiclass", "multilabel"]
 
@@ -97,7 +97,7 @@ def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, md_path = out_dir / "metrics.json", out_dir / "metrics.md"
-    json_path.write_text(json.dumps(_jsonable(results), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    json_path.write_text(json_text(results), encoding="utf-8")
     md_path.write_text(_markdown(results, out_dir), encoding="utf-8")
     return {"json": json_path, "markdown": md_path}
 
@@ -180,9 +180,7 @@ def _ablation_table(full: Mapping[str, float], ablations: Mapping[str, Mapping[s
     for metric in columns:
         row = [metric, format_value(full.get(metric))]
         for values in ablations.values():
-            cell = format_value(values.get(metric))
-            delta = _difference(values.get(metric), full.get(metric))
-            row.append(cell if delta is None else f"{cell} ({delta:+.4f})")
+            row.append(with_change(format_value(values.get(metric)), _difference(values.get(metric), full.get(metric))))
         rows.append(row)
     return markdown_table(["metric", "full", *ablations], rows)
 
@@ -196,6 +194,12 @@ def _difference(value: Any, reference: Any) -> float | None:
 def _link(path: str | os.PathLike[str], out_dir: Path) -> str:
     """A Markdown link target for ``path`` relative to the report folder, with forward slashes."""
     return Path(os.path.relpath(Path(path).resolve(), out_dir.resolve())).as_posix()
+
+
+def json_text(value: Any) -> str:
+    """``value`` as faim's reports write JSON: indented, NaN and infinities as ``null`` (``_jsonable``), ending in a
+    newline."""
+    return json.dumps(_jsonable(value), indent=2, allow_nan=False) + "\n"
 
 
 def _jsonable(value: Any) -> Any:

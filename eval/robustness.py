@@ -9,7 +9,6 @@ Typical use::
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,6 +17,8 @@ from typing import Any
 from faim.data.post import Post
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
+from faim.eval.report import json_text
+from faim.eval.tables import format_value, with_change
 from faim.perturb import perturb_posts, perturbations_of
 from faim.recipe.sections import EvalConfig
 
@@ -89,7 +90,8 @@ def robustness_report(
     """Evaluate every perturbation that applies to the model's modalities (``perturbed_reports``); per task, each
     metric of its type (``METRICS``) and its drop from ``clean`` (the report of the same posts unperturbed).
 
-    Writes ``robustness.json`` in ``out_dir`` (each perturbation's full report goes to a subfolder).
+    Writes ``robustness.json`` in ``out_dir``, an undefined figure (NaN) as ``null`` as ``metrics.json`` writes it
+    (each perturbation's full report goes to a subfolder).
     """
     reports = perturbed_reports(detector, posts, out_dir, data_name, config)
     tables: dict[str, dict[str, dict[str, float]]] = {}
@@ -97,16 +99,21 @@ def robustness_report(
         base = result["metrics"]
         by_name = {name: report["tasks"][task]["metrics"] for name, report in reports.items()}
         tables[task] = robustness_table(base, by_name, METRICS[result["type"]])
-    (Path(out_dir) / "robustness.json").write_text(json.dumps(tables, indent=2, default=str), encoding="utf-8")
+    (Path(out_dir) / "robustness.json").write_text(json_text(tables), encoding="utf-8")
     return tables
 
 
 def format_robustness(tables: dict[str, dict[str, dict[str, float]]]) -> str:
-    """A console table of each perturbation's metrics and drops, per task."""
+    """A console table of each perturbation's metrics and drops, per task; an undefined figure is ``n/a`` and its drop
+    left out, as the evaluation's tables show it."""
     lines = []
     for task, table in tables.items():
         lines.append(f"\n{task}: metric under perturbation (drop from clean)")
         for name, values in table.items():
-            cells = [f"{k} {v:.4f} ({values[k + '_drop']:+.4f})" for k, v in values.items() if not k.endswith("_drop")]
+            cells = [
+                f"{k} {with_change(format_value(v), values[k + '_drop'])}"
+                for k, v in values.items()
+                if not k.endswith("_drop")
+            ]
             lines.append(f"  {name:18s} " + "  ".join(cells))
     return "\n".join(lines)

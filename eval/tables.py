@@ -18,6 +18,14 @@ def format_value(value: object, digits: int = 4) -> str:
     return str(value)
 
 
+def with_change(cell: str, change: float | None, digits: int = 4) -> str:
+    """A table ``cell`` followed by ``change`` in brackets, signed (``0.7000 (-0.2000)``), where ``change`` is a finite
+    number; the cell alone where it is ``None`` or NaN (a figure missing on either side)."""
+    if change is None or not math.isfinite(change):
+        return cell
+    return f"{cell} ({change:+.{digits}f})"
+
+
 def format_ece_range(metrics: Mapping[str, Any]) -> str:
     """``"0.126–0.210"``: the ECE range a calibrated model would show, from a metrics dict's
     ``ece_if_calibrated_low`` / ``_high``; ``"n/a"`` when it has none."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -67,3 +68,25 @@ def test_each_task_is_measured_under_perturbation_by_the_metrics_of_its_type(
     }  # fmt: skip
     assert tables["topic"]["text.leetspeak"]["macro_auroc_drop"] == pytest.approx(0.05)
     assert "nan" not in format_robustness(tables)
+
+
+def test_an_undefined_figure_is_null_in_robustness_json_and_n_a_on_the_console(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clean = {"tasks": {"hate": {"type": "binary", "metrics": {"auroc": math.nan, "macro_f1": 0.5, "accuracy": 1.0}}}}
+    perturbed_once(monkeypatch, {"hate": {"auroc": math.nan, "macro_f1": 0.4, "accuracy": 0.8}})
+    tables = robustness_report(None, [], clean, tmp_path, "dev")
+    written = (tmp_path / "robustness.json").read_text(encoding="utf-8")
+    assert json.loads(written)["hate"]["text.leetspeak"] == pytest.approx(
+        {
+            "auroc": None,
+            "auroc_drop": None,
+            "macro_f1": 0.4,
+            "macro_f1_drop": 0.1,
+            "accuracy": 0.8,
+            "accuracy_drop": 0.2,
+        }
+    )
+    assert "NaN" not in written
+    line = format_robustness(tables).splitlines()[-1]
+    assert "auroc n/a " in line and "macro_f1 0.4000 (+0.1000)" in line and "nan" not in line

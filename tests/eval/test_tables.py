@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from faim.eval.tables import model_cell, model_name
+from faim.eval.tables import model_cell, model_name, with_change
 
 
 def test_a_recipe_is_named_as_code_a_baseline_in_words_and_a_row_without_a_kind_is_a_recipes() -> None:
@@ -15,3 +15,8 @@ def test_a_row_kept_from_an_earlier_run_says_which_and_a_new_one_says_nothing() 
     kept = {"name": "majority class", "kind": "baseline", "earlier_run": "2026-11-26T13:37:32+00:00"}
     assert model_cell(kept) == "majority class (earlier run, 2026-11-26 13:37)"
     assert model_cell({"name": "hate_text_general", "kind": "recipe"}) == "`hate_text_general`"
+
+
+def test_a_change_follows_its_cell_signed_only_where_it_is_a_number() -> None:
+    assert with_change("0.7000", -0.2) == "0.7000 (-0.2000)" and with_change("0.9000", 0.05) == "0.9000 (+0.0500)"
+    assert with_change("n/a", float("nan")) == "n/a" and with_change("0.7000", None) == "0.7000"
