@@ -90,6 +90,26 @@ class Evaluated:
         return cls(pooled(predictions, groups, weights), calibration, groups)
 
 
+def check_finite(detector: Detector, predictions: Predictions, data_name: str, masked: str | None = None) -> None:
+    """Refuse predictions of ``data_name``'s posts holding a NaN or infinite logit (with the element kind ``masked``
+    masked out, where given): the model's own output, which no calibration or metric can read.
+
+    Raises:
+        ValueError: Naming the model, the task, how many posts and the first post's id.
+    """
+    for task in detector.tasks:
+        logits = predictions.logits[task.name]
+        broken = ~np.isfinite(logits.reshape(len(logits), -1)).all(axis=1)
+        if broken.any():
+            first = predictions.ids[int(np.argmax(broken))]
+            how = f" with the {masked} masked out" if masked else ""
+            raise ValueError(
+                f"{detector.source}: the model itself scored {int(broken.sum())} of {len(broken)} posts of {data_name} "
+                f"NaN or infinite for the task {task.name!r}{how} (the first: post id={first!r}); its weights are "
+                "broken, not the posts: train it again"
+            )
+
+
 def labelled(task: TaskSpec, evaluated: Evaluated, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(targets, calibrated probabilities)`` of one task over the labelled posts ``keep``."""
     target = evaluated.predictions.targets[task.name][keep]
@@ -179,7 +199,8 @@ def evaluate_loader(
     (``task_results``).
 
     Raises:
-        ValueError: When no post carries a label for any task, or ``texts`` and the posts differ in number.
+        ValueError: When no post carries a label for any task, ``texts`` and the posts differ in number, or the model
+            scores a post NaN or infinite (``check_finite``).
     """
     config = config or EvalConfig()
     if texts is not None and len(texts) != len(loader.dataset):
@@ -188,13 +209,15 @@ def evaluate_loader(
     out.mkdir(parents=True, exist_ok=True)
     link = detector.pooling_kind
     predictions = predict(detector.model, loader, desc="evaluating", link_kind=link)
+    check_finite(detector, predictions, data_name)
     ablated = {}
     kinds = detector.model.kinds
     if ablations and config.ablations and len(kinds) > 1:
-        ablated = {
-            f"without_{kind}": predict(detector.model, loader, drop=[kind], desc=f"without {kind}", link_kind=link)
-            for kind in kinds
-        }
+        for kind in kinds:
+            ablated[f"without_{kind}"] = predict(
+                detector.model, loader, drop=[kind], desc=f"without {kind}", link_kind=link
+            )
+            check_finite(detector, ablated[f"without_{kind}"], data_name, masked=kind)
     main = Evaluated.of(detector, predictions)
     ablations = {name: Evaluated.of(detector, p) for name, p in ablated.items()}
     if link is not None:

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from conftest import calibrated, pooling_detector
 
 from faim.data.post import Post
+from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.eval import evaluate as evaluate_module
 from faim.eval.calibration import ece_if_calibrated
@@ -44,6 +46,43 @@ def test_posts_without_a_label_of_any_task_are_refused_before_the_model_reads_th
     posts = [Post(id="1", text="a post", labels={"another_task": 1})]
     with pytest.raises(ValueError, match=r"^dump: no post carries a label for any task \(harmful\); map a column"):
         evaluate(detector, posts, tmp_path / "eval", "dump")
+
+
+def test_a_model_scoring_posts_nan_is_refused_naming_it_the_task_and_the_posts(
+    tiny_model_dir: Path, demo_data, tmp_path: Path
+) -> None:
+    detector = Detector.load(str(tiny_model_dir))
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))[:12]
+    with torch.no_grad():
+        detector.model.heads["harmful"].net[-1].bias.fill_(float("nan"))
+    message = (
+        rf"^{tiny_model_dir}: the model itself scored 12 of 12 posts of validation NaN or infinite for the task "
+        rf"'harmful' \(the first: post id='{posts[0].id}'\); its weights are broken, not the posts"
+    )
+    with pytest.raises(ValueError, match=message):
+        evaluate(detector, posts, tmp_path / "eval", "validation")
+
+
+def test_a_model_scoring_posts_nan_with_a_kind_masked_out_is_refused_saying_so(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch
+) -> None:
+    detector = Detector.load(str(tiny_model_dir))
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))[:12]
+    real = evaluate_module.predict
+
+    def nan_when_masked(*args, **kwargs):
+        predictions = real(*args, **kwargs)
+        if kwargs.get("drop") == ["image"]:
+            predictions.logits["harmful"][1:3] = np.inf
+        return predictions
+
+    monkeypatch.setattr(evaluate_module, "predict", nan_when_masked)
+    message = (
+        rf"^{tiny_model_dir}: the model itself scored 2 of 12 posts of validation NaN or infinite for the task "
+        rf"'harmful' with the image masked out \(the first: post id='{posts[1].id}'\)"
+    )
+    with pytest.raises(ValueError, match=message):
+        evaluate(detector, posts, tmp_path / "eval", "validation")
 
 
 def test_evaluation_reports_the_ece_range_of_a_calibrated_model(demo_data, tmp_path: Path) -> None:
