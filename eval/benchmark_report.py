@@ -241,9 +241,27 @@ def ablation_section(rows: list[dict[str, Any]], key: str, metric: str) -> list[
     ]  # fmt: skip
     note = (
         "The same trained model and validation posts with one element kind masked out (as if no post had it): "
-        "without the text, the picture alone; without the picture, the text alone."
+        f"{what_is_left(measured)}."
     )
     return [f"### Fused against each modality alone — {metric}", note, markdown_table(header, table)]
+
+
+def what_is_left(rows: list[dict[str, Any]]) -> str:
+    """What each masked kind leaves the model of the ``rows`` (the kinds their ablations mask): ``without the meta,
+    the text alone; ...`` where every row reads the same kinds, else a phrase for any."""
+    read = {
+        tuple(sorted(name.removeprefix("without_") for name in row["ablations"] if name.startswith("without_")))
+        for row in rows
+    }
+    if len(read) > 1:
+        return "without each kind, the others the model reads alone"
+    (kinds,) = read
+    parts = []
+    for kind in kinds:
+        others = [other for other in kinds if other != kind]
+        rest = " and ".join([", ".join(others[:-1]), others[-1]] if len(others) > 1 else others)
+        parts.append(f"without the {kind}, the {rest} alone")
+    return "; ".join(parts)
 
 
 def shift_section(dataset: dict[str, Any], metric: str) -> list[str]:
