@@ -42,7 +42,12 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "often, or the reverse); writes metrics.json, metrics.md and ROC/PR/calibration plots.",
     )
     parser.add_argument("model", help="model directory written by `faim train`")
-    parser.add_argument("data", nargs="?", help="JSONL/CSV/Parquet file of posts (default: the model's recipe data)")
+    parser.add_argument(
+        "data",
+        nargs="?",
+        help="labelled posts: a JSONL/CSV/Parquet file, a folder, a glob or a saved dataset (default: the model's "
+        "recipe data)",
+    )
     parser.add_argument(
         "--split", help="split of the recipe's data when DATA is not given (default: validation); not with DATA"
     )
