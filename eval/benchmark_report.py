@@ -127,7 +127,7 @@ def render(results: dict[str, Any]) -> str:
             f"measured by this run; it comes from `{run['command']}` at {run['generated_at']}, kept by `--merge`."
         )
     if results.get("transfer"):
-        parts.extend(transfer_sections(results["transfer"]))
+        parts.extend(transfer_sections(results["transfer"], results.get("recipes")))
         parts.extend(earlier_note(results["transfer"]))
     for dataset in results["datasets"]:
         if dataset.get("holdouts"):

@@ -24,7 +24,7 @@ fine-tuning recipe would take hours per fit on two cores and is left out, saying
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -45,6 +45,7 @@ from faim.eval.label_conflicts import LabelledTexts, conflict_summary
 from faim.eval.recalibration import learning_curve, prior_adaptation
 from faim.inference import Predictions, predict
 from faim.recipe import Recipe
+from faim.recipe.compare import plain
 from faim.training.loaders import make_loader
 
 Log = Callable[[str], None]
@@ -137,6 +138,25 @@ def fold_recipe(recipe: Recipe, train_on: tuple[TransferDataset, ...], runs: Pat
     if len(train_on) == 1:
         mapping["train"]["balance"] = None
     return Recipe.from_dict(mapping, recipe.source)
+
+
+def same_training(recipes: Mapping[str, Recipe], datasets: tuple[TransferDataset, ...] = HATE) -> list[list[str]]:
+    """The groups of two or more of ``recipes`` (name → recipe) whose every fold trains the same weights, in the
+    order of ``recipes``: they differ in nothing a fold keeps of the data, model and training settings
+    (``fold_training``), such as a recipe and the same recipe with extra training data, which each fold replaces.
+    Their evaluation settings may still differ, and with them their calibration."""
+    trained: dict[str, list[str]] = {}
+    for name, recipe in recipes.items():
+        key = json.dumps([fold_training(recipe, train_on) for train_on in folds(datasets)], sort_keys=True)
+        trained.setdefault(key, []).append(name)
+    return [names for names in trained.values() if len(names) > 1]
+
+
+def fold_training(recipe: Recipe, train_on: tuple[TransferDataset, ...]) -> dict[str, Any]:
+    """What decides the weights the fold of ``recipe`` trained on ``train_on`` learns: its data, model and training
+    settings (``fold_recipe``), the folder it writes into aside."""
+    fold = plain(fold_recipe(recipe, train_on, Path()))
+    return {"data": fold["data"], "model": fold["model"], "train": fold["train"] | {"output_dir": None}}
 
 
 def folds(datasets: tuple[TransferDataset, ...]) -> list[tuple[TransferDataset, ...]]:

@@ -4,12 +4,16 @@ dataset buys."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from statistics import mean
 from typing import Any
 
+from faim.eval.benchmark_transfer import TransferDataset, same_training
 from faim.eval.label_conflicts import MIN_GAP, MIN_POSTS
 from faim.eval.recalibration import calibrated_range
 from faim.eval.tables import earlier_mark, format_value, markdown_table, model_cell, model_name
+from faim.recipe import Recipe, RecipeError
+from faim.recipe.compare import changed_fields, describe_changes
 
 RECOMMENDED = "hate_text_general"
 """The recipe recipes/README.md recommends; its leave-one-out figures are set against the single-dataset ones."""
@@ -52,8 +56,10 @@ def figure_cell(row: dict[str, Any] | None, metric: str) -> str:
     return mean_cell if len(values) == 1 else f"{mean_cell} ({format_value(min(values))}–{format_value(max(values))})"
 
 
-def transfer_sections(transfer: dict[str, Any]) -> list[str]:
-    """The headings, notes and tables of the hate-speech transfer results."""
+def transfer_sections(transfer: dict[str, Any], recipes: Mapping[str, dict[str, Any]] | None = None) -> list[str]:
+    """The headings, notes and tables of the hate-speech transfer results; ``recipes``, the resolved recipes the
+    results recorded (name → ``faim.recipe.compare.plain``), tell the recipes whose folds train the same weights
+    (``same_weights_note``)."""
     names = [d["name"] for d in transfer["datasets"]]
     rows = transfer["rows"]
     loo = [row for row in rows if len(row["train_on"]) == len(names) - 1]
@@ -76,6 +82,7 @@ def transfer_sections(transfer: dict[str, Any]) -> list[str]:
             else "."
         ),
     ]
+    parts += same_weights_note(transfer, recipes or {})
     parts += leave_one_out_tables(loo, names)
     parts += single_dataset_table(single, names)
     parts += recommended_table(loo, single, names, seeded)
@@ -87,6 +94,38 @@ def transfer_sections(transfer: dict[str, Any]) -> list[str]:
             "Not in these tables: " + "; ".join(f"`{s['recipe']}` ({s['reason']})" for s in transfer["skipped"])
         )
     return parts
+
+
+def same_weights_note(transfer: dict[str, Any], recipes: Mapping[str, dict[str, Any]]) -> list[str]:
+    """A note naming the recipes of the transfer rows whose every fold trains the same weights
+    (``faim.eval.benchmark_transfer.same_training`` of their recorded ``recipes``; a recipe recorded by none, or
+    that no longer validates, is left out), so that their rows read as one model's, and how their evaluation
+    settings differ; empty where there are none."""
+    resolved = {}
+    for name in dict.fromkeys(row["name"] for row in transfer["rows"] if row["kind"] == "recipe"):
+        try:
+            resolved[name] = Recipe.from_dict(recipes[name], name)
+        except (KeyError, RecipeError):
+            continue
+    datasets = tuple(TransferDataset(d["name"], d["data"], d["description"]) for d in transfer["datasets"])
+    notes = []
+    for group in same_training(resolved, datasets):
+        named = " and ".join(f"`{name}`" for name in group)
+        changes = {
+            field: change
+            for name in group[1:]
+            for field, change in changed_fields(recipes[group[0]]["eval"], recipes[name]["eval"], "eval.").items()
+        }
+        how = (
+            f"their calibration differs ({describe_changes(changes)}), and with it their ECE"
+            if changes
+            else "they are one model, trained and measured again"
+        )
+        notes.append(
+            f"{named} train the same weights in every fold (each fold replaces the data they train on), so their "
+            f"macro-F1 and AUROC are one model's, ranked twice; {how}."
+        )
+    return notes
 
 
 def leave_one_out_tables(loo: list[dict[str, Any]], names: list[str]) -> list[str]:

@@ -12,7 +12,14 @@ import yaml
 from conftest import tiny_hate_recipe
 
 from faim.eval.benchmark_baselines import Embedder
-from faim.eval.benchmark_transfer import TransferDataset, fold_recipe, folds, is_hate_recipe, run_transfer
+from faim.eval.benchmark_transfer import (
+    TransferDataset,
+    fold_recipe,
+    folds,
+    is_hate_recipe,
+    run_transfer,
+    same_training,
+)
 from faim.eval.benchmark_transfer_report import (
     RECOMMENDED,
     adaptation_table,
@@ -21,6 +28,7 @@ from faim.eval.benchmark_transfer_report import (
     transfer_sections,
 )
 from faim.recipe import Recipe
+from faim.recipe.compare import plain
 
 HATEFUL = ["vermin", "scum", "filth", "parasites"]
 
@@ -233,3 +241,47 @@ def test_a_recipe_row_from_before_seeds_were_counted_reads_as_one_seed_and_no_ra
     markdown = "\n\n".join(transfer_sections({"datasets": datasets, "rows": rows, "skipped": []}))
     assert "| 1 | `older` (1 seed) | 0.6600 |" in markdown
     assert "brackets" not in markdown
+
+
+def variant(recipe: Recipe, data: dict | None = None, **sections: dict) -> Recipe:
+    """``recipe`` reading ``data`` instead, each section of ``sections`` updated with the settings given."""
+    mapping = recipe.to_dict() | ({"data": data} if data else {})
+    for section, settings in sections.items():
+        mapping[section] = mapping[section] | settings
+    return Recipe.from_dict(mapping, recipe.source)
+
+
+def same_training_recipes(transfer) -> dict[str, Recipe]:
+    """The tiny recipe, the same with a dataset no fold reads added to its training and a logit shift (each fold
+    replaces its data: the same weights), and the same with another learning rate (other weights)."""
+    recipe, first = transfer["recipe"], transfer["datasets"][0]
+    davidson = {"type": "davidson", "root": "davidson", "task": "hate", "labels": "binary"}
+    extra = {"type": "concat", "sources": [first.data, davidson]}
+    return {
+        "tiny_hate": recipe,
+        "tiny_hate_extra": variant(recipe, extra, eval={"logit_shift": True}),
+        "tiny_hate_fast": variant(recipe, train={"lr": recipe.train.lr * 10}),
+    }
+
+
+def test_recipes_whose_every_fold_trains_the_same_weights_are_found(transfer) -> None:
+    recipes = same_training_recipes(transfer)
+    assert same_training(recipes, transfer["datasets"]) == [["tiny_hate", "tiny_hate_extra"]]
+    assert same_training({"tiny_hate": recipes["tiny_hate"]}, transfer["datasets"]) == []
+
+
+def test_the_tables_say_which_recipes_folds_train_the_same_weights_and_how_they_differ(transfer) -> None:
+    datasets = [{"name": d.name, "description": d.description, "data": d.data} for d in transfer["datasets"]]
+    names = ["tiny_hate", "tiny_hate_extra", "tiny_hate_fast"]
+    rows = [loo_row(name, held, [figures(0.66, 0.2)]) for name in names for held in "ABC"]
+    recorded = {name: plain(recipe) for name, recipe in same_training_recipes(transfer).items()}
+    markdown = "\n\n".join(transfer_sections({"datasets": datasets, "rows": rows, "skipped": []}, recorded))
+    assert (
+        "`tiny_hate` and `tiny_hate_extra` train the same weights in every fold (each fold replaces the data they "
+        "train on), so their macro-F1 and AUROC are one model's, ranked twice; their calibration differs "
+        "(eval.logit_shift: False -> True), and with it their ECE." in markdown
+    )
+    assert "tiny_hate_fast` train the same" not in markdown
+    assert "the same weights in every fold" not in "\n\n".join(
+        transfer_sections({"datasets": datasets, "rows": rows, "skipped": []})
+    )
