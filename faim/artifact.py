@@ -178,10 +178,7 @@ def load_artifact(directory: str | Path) -> Artifact:
     recipe = Recipe.load(root / RECIPE)
     overrides = {name: inside(args, root, manifest["files"]) for name, args in manifest["encoders"].items()}
     model = build_model(recipe.model, overrides)
-    missing, unexpected = safetensors.torch.load_model(model, str(root / "model.safetensors"), strict=False)
-    if missing or unexpected:
-        problem = f"missing {missing[:5]}, unexpected {unexpected[:5]}"
-        raise ArtifactError(f"{root / 'model.safetensors'}: weights do not fit the recipe ({problem})")
+    load_weights(model, root / "model.safetensors")
     model.eval()
     tasks = [TaskSpec(t["name"], t["type"], tuple(t["labels"])) for t in manifest["tasks"]]
     if [t.name for t in tasks] != [t.name for t in task_specs(recipe.model)]:
@@ -198,3 +195,19 @@ def load_artifact(directory: str | Path) -> Artifact:
         preprocessing.get("pool_by_image", recipe.eval.pool_by_image),
         recipe,
     )
+
+
+def load_weights(model: WholePostModel, path: Path) -> None:
+    """Load the safetensors file ``path`` into ``model``.
+
+    Raises:
+        ArtifactError: Naming ``path`` and the first weights the model lacks, has besides, or holds in another shape.
+    """
+    try:
+        missing, unexpected = safetensors.torch.load_model(model, str(path), strict=False)
+    except RuntimeError as error:  # torch's size mismatch: a line per weight after its heading
+        problem = "; ".join(line.strip() for line in str(error).splitlines()[1:6])
+        raise ArtifactError(f"{path}: weights do not fit the recipe ({problem})") from error
+    if missing or unexpected:
+        problem = f"missing {sorted(missing)[:5]}, unexpected {sorted(unexpected)[:5]}"
+        raise ArtifactError(f"{path}: weights do not fit the recipe ({problem})")

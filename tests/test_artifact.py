@@ -19,6 +19,7 @@ from faim.detector import Calibration
 from faim.file_digests import SEAL
 from faim.recipe import as_recipe
 from faim.training.cache import part_identity
+from faim.weights import sha256_file
 
 
 @pytest.fixture
@@ -131,6 +132,26 @@ def test_an_edited_threshold_fails_naming_the_manifest_and_a_manifest_written_un
     del manifest[SEAL]  # as models were written before manifests were sealed
     (directory / "faim.json").write_text(json.dumps(manifest, indent=2))
     assert faim.load(directory).thresholds["harmful"] == 0.99
+
+
+@pytest.mark.parametrize(
+    ("head", "differs"),
+    [
+        ({"hidden_dim": 0}, r"missing \['heads.harmful.net.1.bias', .*unexpected \['heads.harmful.net.0.bias'"),
+        ({"hidden_dim": 8}, r"size mismatch for heads.harmful.net.0.weight"),
+    ],
+)
+def test_weights_that_do_not_fit_the_recipe_are_named(head: dict, differs: str, saved) -> None:
+    _, directory = saved
+    recipe = read_recipe(directory).to_dict()
+    recipe["model"]["heads"]["harmful"] |= head
+    (directory / "recipe.yaml").write_text(Recipe.from_dict(recipe).to_yaml(), encoding="utf-8")
+    manifest = json.loads((directory / "faim.json").read_text())
+    manifest["files"]["recipe.yaml"] = sha256_file(directory / "recipe.yaml")
+    del manifest[SEAL]
+    (directory / "faim.json").write_text(json.dumps(manifest, indent=2))
+    with pytest.raises(ArtifactError, match=rf"model.safetensors: weights do not fit the recipe \({differs}"):
+        faim.load(directory)
 
 
 def test_missing_file_is_named(saved) -> None:
