@@ -79,20 +79,73 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
     Raises:
         FileExistsError: If ``directory`` holds anything but a model (``faim.folders.check_replaceable``); a save that
             fails for another reason leaves ``directory`` as it was and nothing beside it.
+        ValueError: When the recipe would not load the model again (``check_rebuilt``), before its weights are written.
     """
     target = Path(directory)
     check_replaceable(target, MANIFEST)
     with replacing(target, ".faim-") as staging:
-        write_files(artifact, staging)
+        assets = {
+            name: encoder.export_assets(staging / "encoders" / name)
+            for name, encoder in artifact.model.encoders.items()
+        }
+        check_rebuilt(artifact, assets, target)
+        write_files(artifact, assets, staging)
     return target
 
 
-def write_files(artifact: Artifact, staging: Path) -> None:
-    """Write the files of ``artifact`` into the empty folder ``staging``, the manifest last."""
-    rebuild = {
-        name: relative_paths(encoder.export_assets(staging / "encoders" / name), staging)
-        for name, encoder in artifact.model.encoders.items()
-    }
+def check_rebuilt(artifact: Artifact, assets: dict[str, dict[str, Any]], target: Path) -> None:
+    """Refuse to save a model its recipe would not load again: the recipe's ``model:`` section, built as loading
+    builds it (each encoder from ``assets``, the rebuild arguments its ``export_assets`` gave), must give the model's
+    tasks in its order and weights of the same names and shapes. It is built on the meta device: no weight is made,
+    read or fetched.
+
+    Raises:
+        ValueError: Naming ``target`` (not written), the recipe's tasks and the model's where they differ, and each
+            component whose weights differ (``model.heads.NAME``, ``model.fusion``, ``model.encoders.KIND``) with its
+            first weight that does.
+    """
+    with torch.device("meta"):
+        rebuilt = build_model(artifact.recipe.model, assets)
+    problems = []
+    tasks, have = [task.name for task in task_specs(artifact.recipe.model)], [task.name for task in artifact.tasks]
+    if tasks != have:
+        problems.append(f"the recipe's tasks {tasks}, the model's {have}")
+    problems += weight_differences(shapes(rebuilt), shapes(artifact.model))
+    if problems:
+        raise ValueError(
+            f"{target}: not saved: the recipe's model: section builds another model ({'; '.join(problems)}); save "
+            "it with a recipe whose model: section describes this one, or set the detector's recipe to None to save "
+            "its architecture alone"
+        )
+
+
+def shapes(model: WholePostModel) -> dict[str, tuple[int, ...]]:
+    """Each weight's name in ``model``'s state dict → its shape."""
+    return {name: tuple(value.shape) for name, value in model.state_dict().items()}
+
+
+def weight_differences(recipe: dict[str, tuple[int, ...]], model: dict[str, tuple[int, ...]]) -> list[str]:
+    """Each component whose weights differ between the model the recipe builds and the model (as ``shapes`` gives
+    them), as ``"model.heads.hate (its first weight that differs and how)"``."""
+    first: dict[str, str] = {}
+    for name in sorted(recipe.keys() | model.keys()):
+        if name not in model:
+            difference = f"{name} in the recipe's model alone"
+        elif name not in recipe:
+            difference = f"{name} in this model alone"
+        elif recipe[name] != model[name]:
+            difference = f"{name} of shape {list(model[name])} in this model, {list(recipe[name])} in the recipe's"
+        else:
+            continue
+        parts = name.split(".")
+        first.setdefault(".".join(["model", *parts[: 2 if parts[0] in ("encoders", "heads") else 1]]), difference)
+    return [f"{component} ({difference})" for component, difference in first.items()]
+
+
+def write_files(artifact: Artifact, assets: dict[str, dict[str, Any]], staging: Path) -> None:
+    """Write the files of ``artifact`` into the folder ``staging``, which holds what its encoders wrote there
+    (``assets``: their rebuild arguments), the manifest last."""
+    rebuild = {name: relative_paths(arguments, staging) for name, arguments in assets.items()}
     safetensors.torch.save_model(artifact.model, str(staging / "model.safetensors"))
     umask_permissions(staging / "model.safetensors")
     (staging / RECIPE).write_text(artifact.recipe.to_yaml(), encoding="utf-8")

@@ -434,7 +434,9 @@ class Detector:
 
         Raises:
             ValueError: Without a recipe, when a component cannot be written out (see
-                ``faim.artifact.architecture_recipe``); for a recipe that is not one (``faim.recipe.as_recipe``).
+                ``faim.artifact.architecture_recipe``); for a recipe that is not one (``faim.recipe.as_recipe``); for
+                one whose ``model:`` section builds another model than ``model`` (a head swapped since), naming what
+                differs, before anything is written (``faim.artifact.check_rebuilt``).
         """
         recipe = self.recipe if recipe is None else as_recipe(recipe)
         artifact = Artifact(

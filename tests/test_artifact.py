@@ -18,6 +18,7 @@ from faim.data.sources import read_posts
 from faim.detector import Calibration
 from faim.file_digests import SEAL
 from faim.recipe import as_recipe
+from faim.tasks import BinaryHead
 from faim.training.cache import part_identity
 from faim.weights import sha256_file
 
@@ -108,6 +109,32 @@ def test_a_failed_save_leaves_the_model_there_as_it_was_and_nothing_beside_it(sa
     recipe["model"]["encoders"] = {"text": {"type": "ngram_text", "dim": 8}}
     with pytest.raises(RuntimeError, match="ngram_text is not fitted"):
         faim.build(recipe).save(directory)  # its vocabulary is learnt from the training posts
+    assert sorted(path.name for path in directory.parent.iterdir()) == ["model"]
+    assert {path.name: path.read_bytes() for path in directory.iterdir()} == before
+
+
+@pytest.mark.parametrize(
+    ("change", "differs"),
+    [
+        ("head", r"model.heads.harmful \(heads.harmful.net.0.bias in the recipe's model alone"),
+        ("recipe", r"model.heads.harmful \(heads.harmful.net.0.bias of shape \[32\] in this model, \[8\] in the"),
+        ("tasks", r"the recipe's tasks \['harmful', 'other'\], the model's \['harmful'\]"),
+    ],
+)
+def test_a_model_its_recipe_does_not_build_is_refused_naming_what_differs_and_the_model_there_is_kept(
+    change: str, differs: str, saved
+) -> None:
+    _, directory = saved
+    before = {path.name: path.read_bytes() for path in directory.iterdir()}
+    loaded, recipe = faim.load(directory), read_recipe(directory).to_dict()
+    if change == "head":  # a new head trained on stored embeddings
+        loaded.model.heads["harmful"] = BinaryHead(loaded.model.fusion.output_dim)
+    elif change == "recipe":
+        recipe["model"]["heads"]["harmful"]["hidden_dim"] = 8
+    else:
+        recipe["model"]["heads"]["other"] = recipe["model"]["heads"]["harmful"]
+    with pytest.raises(ValueError, match=rf"^{directory}: not saved: .*{differs}"):
+        loaded.save(directory, None if change == "head" else recipe)
     assert sorted(path.name for path in directory.parent.iterdir()) == ["model"]
     assert {path.name: path.read_bytes() for path in directory.iterdir()} == before
 
