@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faim.data.post import ImageRef, Post
+from faim.data.post import ImageRef, Post, is_missing
 from faim.registry import suggest
 
 KEYS = ("id", "text", "images", "image", "comments", "labels", "meta")
@@ -108,8 +108,9 @@ class ColumnMap:
 
     def images_column(self, row: Mapping[str, Any]) -> str | None:
         """The column a row's images are read from: the mapped one, or, unmapped, ``images`` unless the row's
-        ``images`` cell is missing (absent, null or empty), then ``image``."""
-        if "images" in self.explicit or _cell(row, self.images) is not None:
+        ``images`` cell is missing (absent, null or empty, ``faim.data.post.is_missing``, an empty JSON list string
+        too), then ``image``."""
+        if "images" in self.explicit or not is_missing(_listed_cell(row, self.images)):
             return self.images
         return "image"
 
@@ -189,6 +190,13 @@ def _json_list(value: Any) -> list[Any] | None:
     except json.JSONDecodeError:
         return None
     return decoded if isinstance(decoded, list) else None
+
+
+def _listed_cell(row: Mapping[str, Any], column: str | None) -> Any:
+    """The row's value for ``column`` (``_cell``), a JSON-encoded list string decoded."""
+    value = _cell(row, column)
+    decoded = _json_list(value)
+    return value if decoded is None else decoded
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +54,8 @@ class Post:
     def from_dict(cls, row: Mapping[str, Any], index: int = 0) -> Post:
         """Build a post from a plain dict with the field names above.
 
-        ``image`` (one path) is accepted as a shorthand for ``images``; a missing ``id`` becomes the row index. Unknown
+        ``image`` (one path) is accepted as a shorthand for ``images``, read where ``images`` is missing (absent, null
+        or empty: ``is_missing``); a missing ``id`` becomes the row index. Unknown
         keys, and a field of the wrong type (see ``checked_fields``), raise ``ValueError`` naming the post's index and
         the field so typos and misplaced values do not pass silently.
         """
@@ -64,7 +66,9 @@ class Post:
         if unknown:
             raise ValueError(f"post {index}: unknown field(s) {sorted(unknown)}; valid: {sorted(known)}")
         ident = str(row.get("id", index))
-        images, named = (row["images"], "images") if row.get("images") is not None else ([row.get("image")], "image")
+        images, named = (
+            (row["images"], "images") if not is_missing(row.get("images")) else ([row.get("image")], "image")
+        )
         text, images, comments, labels, meta = checked_fields(
             f"post {index} (id={ident!r})",
             row.get("text"),
@@ -80,6 +84,16 @@ class Post:
     def has_text(self) -> bool:
         """Whether the post has non-blank text."""
         return bool(self.text and self.text.strip())
+
+
+def is_missing(value: Any) -> bool:
+    """Whether a field's value stands for nothing: absent or null (``None``), NaN (a null as pandas gives it), or an
+    empty string, list, tuple or array; a post's ``images`` that is falls back to its ``image``, in a dict as in a
+    file's row (``faim.data.columns.ColumnMap.images_column``)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return True
+    value = listed(value)
+    return isinstance(value, (str, list, tuple)) and not value
 
 
 def listed(value: Any) -> Any:

@@ -142,3 +142,8 @@ def test_fingerprint_key_follows_the_mapping():
 def test_field_mapped_to_none_is_not_read():
     post = convert({"text": "t", "comments": ["c"], "images": ["a.png"]}, {"comments": None, "images": None})
     assert (post.text, post.comments, post.images) == ("t", [], [])
+
+
+@pytest.mark.parametrize("images", [None, "", math.nan, [], "[]", " [ ] "])
+def test_an_images_cell_absent_null_or_empty_falls_back_to_the_image_cell(images):
+    assert convert({"images": images, "image": "one.png"}).images == ["one.png"]

@@ -8,7 +8,15 @@ import re
 import numpy as np
 import pytest
 
-from faim.data.post import Post, as_posts, check_labelled, length_batches, post_texts, shortest_text_first
+from faim.data.post import (
+    Post,
+    as_posts,
+    check_labelled,
+    is_missing,
+    length_batches,
+    post_texts,
+    shortest_text_first,
+)
 
 
 def test_shortest_text_first_orders_by_text_length_keeping_ties_in_input_order() -> None:
@@ -110,3 +118,19 @@ def test_a_post_built_directly_reads_its_fields_as_the_same_post_given_as_a_dict
     fields = {"text": "hi", "images": "img/1.png", "comments": np.array(["hello world", " "]), "labels": None}
     assert Post("a", **fields) == Post.from_dict({"id": "a", **fields})
     assert Post("a", **fields).comments == ["hello world"] and Post("a", **fields).images == ["img/1.png"]
+
+
+@pytest.mark.parametrize("images", [None, "", [], (), np.array([]), float("nan")])
+def test_images_absent_null_or_empty_fall_back_to_the_image_field(images) -> None:
+    (post,) = as_posts([{"id": "a", "images": images, "image": "one.png"}])
+    assert post.images == ["one.png"]
+    assert as_posts([{"id": "b", "images": ["two.png"], "image": "one.png"}])[0].images == ["two.png"]
+
+
+@pytest.mark.parametrize(
+    ("value", "missing"),
+    [(None, True), ("", True), ([], True), ((), True), (np.array([]), True), (float("nan"), True), (" ", False),
+     (["a.png"], False), (np.array(["a.png"]), False), (b"", False), (0, False)],
+)  # fmt: skip
+def test_missing_is_absent_null_nan_or_an_empty_string_list_or_array(value, missing: bool) -> None:
+    assert is_missing(value) is missing
