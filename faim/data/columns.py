@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faim.data.post import ImageRef, Post, is_missing
+from faim.data.post import ImageRef, Post, is_missing, post_id
 from faim.registry import suggest
 
 KEYS = ("id", "text", "images", "image", "comments", "labels", "meta")
@@ -125,9 +125,9 @@ class ColumnMap:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
     def post_id(self, row: Mapping[str, Any], index: int) -> str:
-        """The id of a row (column → value): its id cell, or ``index`` (as ``to_post`` takes it) where it has none."""
-        ident = _cell(row, self.id)
-        return str(index if ident is None else ident)
+        """The id of a row (column → value): its id cell, or ``index`` (as ``to_post`` takes it) where it has none
+        (``faim.data.post.post_id``, as a post given as a dict)."""
+        return post_id(_cell(row, self.id), index)
 
     def to_post(self, row: Mapping[str, Any], index: int, origin: str, image_root: Path | None) -> Post:
         """Convert one row (column → value) of a bound mapping into a ``Post``.

@@ -43,7 +43,17 @@ class Post:
 
     def __post_init__(self) -> None:
         """Check and normalise the fields as ``from_dict`` reads them from a dict (see ``checked_fields``), naming the
-        post by its origin, or as ``post``, and its id."""
+        post by its origin, or as ``post``, and its id.
+
+        Raises:
+            ValueError: Also for a missing id (``is_missing``), which ``from_dict`` and a file's rows replace by the
+                post's place (``post_id``).
+        """
+        if is_missing(self.id):
+            raise ValueError(
+                f"{self.origin or 'post'}: field 'id': missing; give each post an id (a post given as a dict, or a "
+                "file's row, without one takes its place as its id)"
+            )
         self.id = str(self.id)
         where = f"{self.origin or 'post'} (id={self.id!r})"
         self.text, self.images, self.comments, self.labels, self.meta = checked_fields(
@@ -55,9 +65,9 @@ class Post:
         """Build a post from a plain dict with the field names above.
 
         ``image`` (one path) is accepted as a shorthand for ``images``, read where ``images`` is missing (absent, null
-        or empty: ``is_missing``); a missing ``id`` becomes the row index. Unknown
-        keys, and a field of the wrong type (see ``checked_fields``), raise ``ValueError`` naming the post's index and
-        the field so typos and misplaced values do not pass silently.
+        or empty: ``is_missing``); a missing ``id`` (``post_id``) becomes ``index``, the post's place. Unknown keys,
+        and a field of the wrong type (see ``checked_fields``), raise ``ValueError`` naming the post's index and the
+        field so typos and misplaced values do not pass silently.
         """
         if not isinstance(row, Mapping):
             raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}")
@@ -65,7 +75,7 @@ class Post:
         unknown = set(row) - known
         if unknown:
             raise ValueError(f"post {index}: unknown field(s) {sorted(unknown)}; valid: {sorted(known)}")
-        ident = str(row.get("id", index))
+        ident = post_id(row.get("id"), index)
         images, named = (
             (row["images"], "images") if not is_missing(row.get("images")) else ([row.get("image")], "image")
         )
@@ -94,6 +104,13 @@ def is_missing(value: Any) -> bool:
         return True
     value = listed(value)
     return isinstance(value, (str, list, tuple)) and not value
+
+
+def post_id(value: Any, index: int) -> str:
+    """The id of a post given ``value`` as its id: ``value`` as text, or, where it is missing (``is_missing``: absent,
+    null, NaN or empty), ``index``, the post's place (in the list a dict comes in, or a file's row number: ``faim
+    score`` and ``faim embed`` write it as the id), so that posts without ids stay apart."""
+    return str(index if is_missing(value) else value)
 
 
 def listed(value: Any) -> Any:

@@ -134,3 +134,15 @@ def test_images_absent_null_or_empty_fall_back_to_the_image_field(images) -> Non
 )  # fmt: skip
 def test_missing_is_absent_null_nan_or_an_empty_string_list_or_array(value, missing: bool) -> None:
     assert is_missing(value) is missing
+
+
+@pytest.mark.parametrize("ident", [None, float("nan"), ""])
+def test_a_post_whose_id_is_missing_takes_its_place_as_its_id_as_a_files_row_its_row_number(ident) -> None:
+    posts = as_posts([{"id": "a", "text": "first"}, {"id": ident, "text": "second"}, {"text": "third"}])
+    assert [post.id for post in posts] == ["a", "1", "2"]
+
+
+@pytest.mark.parametrize("ident", [None, float("nan"), ""])
+def test_a_post_built_directly_without_an_id_is_refused_naming_it(ident) -> None:
+    with pytest.raises(ValueError, match=re.escape("d.jsonl:3: field 'id': missing; give each post an id")):
+        Post(ident, "some text", origin="d.jsonl:3")
