@@ -82,7 +82,7 @@ def score_dump(
             the dump, between 32 and 1024 rows, so small dumps still spread evenly over the workers.
         options: Speed-ups; default ``ScoringOptions()``; ``ScoringOptions.exact()`` matches ``Detector.score``.
         scores: Write per-task scores and decisions.
-        embeddings: Write whole-post embeddings.
+        embeddings: Write whole-post embeddings (with ``scores`` off, a run writing nothing is refused).
         engine: ``"embedded"`` (this machine) or ``"ray"`` (Ray Data; needs ``faim-sdk[ray]``).
         progress: Show a progress bar with rows/s and ETA.
         overwrite: Delete an earlier run's parts in ``out`` instead of resuming it.
@@ -100,7 +100,7 @@ def score_dump(
         faim.artifact.ArtifactError: When a file of the model was modified.
     """
     check_device(device)
-    check_run_arguments(workers, batch_size, shard_rows, engine)
+    check_run_arguments(workers, batch_size, shard_rows, engine, scores, embeddings)
     if pool_by_image and not scores:
         raise ValueError("pool_by_image pools scores: it cannot be used when only embeddings are written")
     options = options or ScoringOptions()

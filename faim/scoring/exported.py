@@ -131,7 +131,7 @@ def score_exported(
             removed or written).
         FileExistsError: When ``out`` holds files a scoring run does not write.
     """
-    check_run_arguments(workers, batch_size, shard_rows, engine)
+    check_run_arguments(workers, batch_size, shard_rows, engine, scores, embeddings)
     ColumnMap.from_recipe(columns)
     given = Path(model)
     settings = {"columns": columns, "image_root": image_root, "scores": scores, "embeddings": embeddings,

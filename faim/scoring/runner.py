@@ -114,13 +114,17 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def check_run_arguments(workers: int | None, batch_size: int, shard_rows: int | None, engine: str) -> None:
-    """Refuse, before anything is read or written, an engine not in ``ENGINES`` or a count of scoring processes, posts
-    per batch or rows per shard below 1 (``None``: its default).
+def check_run_arguments(
+    workers: int | None, batch_size: int, shard_rows: int | None, engine: str, scores: bool, embeddings: bool
+) -> None:
+    """Refuse, before anything is read or written, a run writing neither ``scores`` nor ``embeddings``, an engine not
+    in ``ENGINES``, or a count of scoring processes, posts per batch or rows per shard below 1 (``None``: its default).
 
     Raises:
-        ValueError: Naming the engine or the first such count.
+        ValueError: Saying there is nothing to write, or naming the engine or the first such count.
     """
+    if not (scores or embeddings):
+        raise ValueError("scores and embeddings both off: nothing to write; ask for either or both")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     for name, count in (("workers", workers), ("batch_size", batch_size), ("shard_rows", shard_rows)):

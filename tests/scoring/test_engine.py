@@ -40,6 +40,14 @@ def test_a_count_below_one_is_refused_before_anything_is_written(
     assert not (tmp_path / "out").exists()
 
 
+def test_neither_scores_nor_embeddings_is_refused_before_anything_is_read_or_written(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(ValueError, match="^scores and embeddings both off: nothing to write; ask for either or both$"):
+        score_dump(tiny_model_dir, tmp_path / "absent.jsonl", tmp_path / "out", scores=False, progress=False)
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_modified_model_and_a_bad_mapping_are_named_before_any_worker_starts(
     tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
 ) -> None:

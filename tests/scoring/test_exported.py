@@ -185,6 +185,14 @@ def test_an_unknown_engine_is_refused_before_a_saved_model_is_exported(
     assert not (tmp_path / "out").exists()
 
 
+def test_neither_scores_nor_embeddings_is_refused_before_a_saved_model_is_exported(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    with pytest.raises(ValueError, match="^scores and embeddings both off: nothing to write"):
+        score_exported(exported[0], write_dump(tmp_path / "dump"), tmp_path / "out", scores=False, progress=False)
+    assert not (tmp_path / "out").exists()
+
+
 def test_options_of_the_torch_runtime_are_refused_naming_them(
     exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
