@@ -134,7 +134,10 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply ``--set a.b=c`` overrides in order; intermediate mappings are created as needed. Setting a component's
     ``type:`` to another type replaces the component whole, as ``base:`` merging does, so its other keys are set by
-    overrides after that one; one given before it, which the replacement would drop, is refused.
+    overrides after that one; one given before it, which the replacement would drop, is refused. A null value
+    (``model.heads.hate=null``, or nothing after ``=``) removes the key, as a null in a child recipe does
+    (``merge``): a head or an encoder is dropped, a section's key falls back to its default; one naming a key the
+    recipe lacks is set null, which validation refuses where the key is unknown (a mistyped one).
 
     Raises:
         TypeError: Given one override as a string, saying to pass a list.
@@ -163,7 +166,10 @@ def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, A
                     "its type",
                 )
             node.clear()
-        node[keys[-1]] = value
+        if value is None and keys[-1] in node:
+            del node[keys[-1]]
+        else:
+            node[keys[-1]] = value
         given.append((tuple(keys), value, text))
     return result
 

@@ -11,6 +11,7 @@ from conftest import tiny_recipe
 import faim
 from faim.recipe import Recipe, RecipeError, as_recipe
 from faim.recipe.loader import apply_overrides, load_recipe_dict, parse_yaml, shipped_recipes
+from faim.recipe.sections import TrainConfig
 
 
 def test_overrides_parse_yaml_values() -> None:
@@ -73,6 +74,16 @@ def test_null_in_a_child_recipe_removes_the_key(tmp_path: Path) -> None:
     assert sorted(recipe.model["encoders"]) == ["comments", "text"]
     assert recipe.train.encoder_lr is None
     assert faim.build(recipe).model.kinds == ["comments", "text"]
+
+
+def test_a_null_override_removes_the_key_as_null_in_a_child_recipe_does_and_a_mistyped_one_is_refused() -> None:
+    base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, Path("run"))
+    base["model"]["heads"]["other"] = {"type": "binary", "labels": ["no", "yes"]}
+    recipe = as_recipe(base, ["model.heads.harmful=null", "model.encoders.image=null", "train.lr=null"])
+    assert list(recipe.model["heads"]) == ["other"] and sorted(recipe.model["encoders"]) == ["comments", "text"]
+    assert recipe.train.lr == TrainConfig.lr
+    with pytest.raises(RecipeError, match=r"--set train.lrr=null: train.lrr: unknown key \(did you mean 'lr'\?\)"):
+        as_recipe(base, ["train.lrr=null"])
 
 
 def test_two_levels_of_base_fail_naming_the_recipe_its_base_and_what_to_do(tmp_path: Path) -> None:
