@@ -27,7 +27,7 @@ import safetensors.torch
 import torch
 import transformers
 
-from faim.artifact_manifest import FORMAT_VERSION, MANIFEST, ArtifactError, read_manifest, verify_files
+from faim.artifact_manifest import FORMAT_VERSION, MANIFEST, RECIPE, ArtifactError, read_manifest, verify_files
 from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
@@ -36,8 +36,6 @@ from faim.folders import check_replaceable, replacing, umask_permissions
 from faim.model import WholePostModel
 from faim.recipe import Recipe
 from faim.version import __version__
-
-RECIPE = "recipe.yaml"
 
 
 @dataclass

@@ -10,6 +10,8 @@ from typing import Any
 from faim.file_digests import check_digests
 
 MANIFEST = "faim.json"
+RECIPE = "recipe.yaml"
+"""The recipe a saved model holds beside its manifest (``faim.artifact``)."""
 EXPORT_MANIFEST = "faim-export.json"
 """The manifest an export (``faim export``, ``faim.runtime.bundle``) has instead; each of the two is named where the
 other is given."""

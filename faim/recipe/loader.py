@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from faim.artifact_manifest import MANIFEST, RECIPE
 from faim.recipe.errors import RecipeError
 
 SHIPPED = files("faim.recipes")
@@ -64,13 +65,23 @@ def shipped_recipes() -> list[str]:
 
 
 def locate(name_or_path: str | Path) -> Path:
-    """A recipe file path, or the path of a shipped recipe given by name (``hate_text_frozen``)."""
+    """A recipe file path, or the path of a shipped recipe given by name (``hate_text_frozen``, even where a folder
+    of that name is at hand).
+
+    Raises:
+        RecipeError: Naming a folder given (a saved model's: saying to give the recipe file it holds), or what is
+            neither a file nor a shipped recipe (naming those shipped).
+    """
     path = Path(name_or_path)
-    if path.exists():
+    if path.exists() and not path.is_dir():
         return path
     name = str(name_or_path).removesuffix(".yaml")
     if name in shipped_recipes():
         return Path(str(SHIPPED / f"{name}.yaml"))
+    if path.is_dir():
+        if (path / MANIFEST).is_file() and (path / RECIPE).is_file():
+            raise RecipeError(str(path), "", f"a saved model, not a recipe; give its recipe, {path / RECIPE}")
+        raise RecipeError(str(path), "", "a folder, not a recipe; give a recipe file or a shipped recipe's name")
     raise RecipeError(
         str(name_or_path), "", f"no such file, nor a shipped recipe; shipped: {', '.join(shipped_recipes())}"
     )
@@ -219,12 +230,12 @@ def with_base(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any]
         return data
     if not isinstance(base_name, str):
         raise RecipeError(source, "base", f"expected one recipe's name or path, got {base_name!r}")
-    base_path = (folder / base_name) if not Path(base_name).is_absolute() else Path(base_name)
-    if not base_path.exists():
-        try:
-            base_path = locate(base_name)
-        except RecipeError as error:
-            raise RecipeError(source, "base", f"{base_name}: {error.problem} (looked in {folder})") from None
+    beside = (folder / base_name) if not Path(base_name).is_absolute() else Path(base_name)
+    try:
+        base_path = locate(beside if beside.exists() else base_name)
+    except RecipeError as error:
+        looked = "" if beside.exists() else f" (looked in {folder})"
+        raise RecipeError(source, "base", f"{base_name}: {error.problem}{looked}") from None
     base = read_yaml(base_path)
     if "base" in base:
         raise RecipeError(

@@ -10,7 +10,7 @@ from conftest import tiny_recipe
 
 import faim
 from faim.recipe import Recipe, RecipeError, as_recipe
-from faim.recipe.loader import apply_overrides, load_recipe_dict, parse_yaml, shipped_recipes
+from faim.recipe.loader import SHIPPED, apply_overrides, load_recipe_dict, parse_yaml, shipped_recipes
 from faim.recipe.sections import TrainConfig
 
 
@@ -84,6 +84,25 @@ def test_a_null_override_removes_the_key_as_null_in_a_child_recipe_does_and_a_mi
     assert recipe.train.lr == TrainConfig.lr
     with pytest.raises(RecipeError, match=r"--set train.lrr=null: train.lrr: unknown key \(did you mean 'lr'\?\)"):
         as_recipe(base, ["train.lrr=null"])
+
+
+def test_a_folder_given_for_a_recipe_is_refused_a_saved_models_naming_its_recipe_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = tmp_path / "run" / "model"
+    model.mkdir(parents=True)
+    for name in ("faim.json", "recipe.yaml"):
+        (model / name).write_text("{}", encoding="utf-8")
+    with pytest.raises(RecipeError, match=rf"^{model}: a saved model, not a recipe; give its recipe, {model}/recipe.y"):
+        faim.build(model)
+    with pytest.raises(RecipeError, match=rf"^{tmp_path / 'run'}: a folder, not a recipe; give a recipe file or a"):
+        Recipe.load(tmp_path / "run")
+    (tmp_path / "child.yaml").write_text(yaml.safe_dump({"base": "run/model"}), encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"child.yaml: base: run/model: a saved model, not a recipe; give its recipe"):
+        Recipe.load(tmp_path / "child.yaml")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "hate_text_frozen").mkdir()  # a folder named as a shipped recipe (a run's, say)
+    assert Recipe.load("hate_text_frozen").to_dict() == Recipe.load(SHIPPED / "hate_text_frozen.yaml").to_dict()
 
 
 def test_two_levels_of_base_fail_naming_the_recipe_its_base_and_what_to_do(tmp_path: Path) -> None:
