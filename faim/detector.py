@@ -377,9 +377,13 @@ class Detector:
         return moved
 
     def check_correctable(self) -> None:
-        """Raise ``ValueError`` where ``correct_heads`` cannot correct this detector: it pools posts by picture (its
-        pooled calibration would need refitting on the corrected logits of posts pooled together, which is not
-        done), or a binary task's head is not a ``BinaryHead``."""
+        """Raise ``ValueError`` where ``correct_heads`` cannot correct this detector: it has no binary task (only
+        binary heads are corrected), it pools posts by picture (its pooled calibration would need refitting on the
+        corrected logits of posts pooled together, which is not done), or a binary task's head is not a
+        ``BinaryHead``."""
+        if not any(task.type == "binary" for task in self.tasks):
+            tasks = ", ".join(f"{task.name} ({task.type})" for task in self.tasks)
+            raise ValueError(f"{self.source}: no binary task to correct the head of; its tasks: {tasks}")
         if self.pooling_kind is not None:
             raise ValueError(f"{self.source}: a model that pools posts by picture cannot have its heads corrected")
         for task in (t for t in self.tasks if t.type == "binary"):

@@ -215,3 +215,12 @@ def test_only_faims_binary_head_can_be_corrected(demo_data, tmp_path: Path) -> N
     detector.model.heads["harmful"] = OtherBinaryHead(8, 1)
     with pytest.raises(ValueError, match="task 'harmful' has a OtherBinaryHead head; only faim's binary head"):
         detector.check_correctable()
+
+
+def test_a_model_without_a_binary_task_has_no_head_to_correct() -> None:
+    model = WholePostModel(
+        {"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"topic": MulticlassHead(8, num_classes=3)}
+    )
+    detector = Detector(model, [TaskSpec("topic", "multiclass", ("a", "b", "c"))])
+    with pytest.raises(ValueError, match=r"^<python>: no binary task to correct the head of; its tasks: topic \(multi"):
+        detector.check_correctable()
