@@ -18,7 +18,7 @@ EPILOG = """examples:
   faim train recipes/hate_text_frozen.yaml --set train.max_epochs=3
   faim eval runs/hate/model data.jsonl --map text=tweet --map labels.hate=label
   faim calibrate runs/hate/model ours.jsonl --map labels.hate=label -o runs/hate/model-ours
-  faim score runs/hate/model dump.parquet -o scores.parquet
+  faim score runs/hate/model dump.parquet -o scores/  a folder of Parquet parts, read as one table
   faim export runs/hate/model -o exports/hate  ONNX graphs that faim.runtime scores without torch
   faim explain runs/hate/model posts.jsonl -o why/   element shares, token and picture attributions, index.html
 """

@@ -20,6 +20,11 @@ workers never import torch."""
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     what = "per-task scores and decisions" if name == "score" else "whole-post embeddings"
+    torch_only = (
+        "--bf16, --compile, --device cuda and --pool-by-image"
+        if name == "score"
+        else "--bf16, --compile and --device cuda"
+    )
     parser = sub.add_parser(
         name,
         help=f"write {what} for every row of a dump (JSONL/CSV/Parquet) to Parquet parts",
@@ -68,7 +73,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         default="torch",
         help="torch (default): the saved model as trained; onnx: its export on onnxruntime (faim.runtime), exact "
         "fp32, in processes that import neither torch nor transformers (faster start and scoring on CPUs); "
-        "--bf16, --compile, --device cuda and --pool-by-image are torch's",
+        f"{torch_only} are torch's",
     )
     parser.add_argument("--overwrite", action="store_true", help="start afresh instead of resuming a run in OUT")
     parser.add_argument("--engine", choices=["embedded", "ray"], default="embedded", help="embedded (default) or ray")
