@@ -142,6 +142,12 @@ class RunPlan:
     shard_rows: int
     identity: dict[str, Any]
 
+    @property
+    def action(self) -> str:
+        """What the run does to each row, as its progress bar says: ``embedding`` where its settings turn the scores
+        off (``faim embed``), else ``scoring``."""
+        return "scoring" if self.identity["settings"].get("scores", True) else "embedding"
+
 
 def plan_run(
     model: dict[str, Any],
@@ -201,7 +207,7 @@ def run_shards(
     manifest = Manifest(out_dir, plan.identity, overwrite, per_post=per_post)
     summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
     already = sum(report.rows for report in manifest.done.values())
-    bar = tqdm(total=plan.rows, initial=already, unit="row", desc="scoring", disable=not progress, smoothing=0.05)
+    bar = tqdm(total=plan.rows, initial=already, unit="row", desc=plan.action, disable=not progress, smoothing=0.05)
     pending = (shard for shard in read_shards(plan.files, plan.shard_rows) if shard.key not in manifest.done)
     start = time.perf_counter()
     try:

@@ -1,4 +1,5 @@
-"""Worker processes start with the allocator settings (settings the user made win) and end with a stopped run."""
+"""Worker processes start with the allocator settings (settings the user made win) and end with a stopped run; the
+progress bar says what a run writes."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from faim.scoring.engine import score_dump
 from faim.scoring.inputs import Shard, count_rows
 from faim.scoring.report import ShardReport
 from faim.scoring.runner import WORKER_ENVIRONMENT, RunPlan, _run_embedded, run_shards, worker_environment
@@ -123,3 +125,11 @@ def test_a_worker_that_dies_is_one_error_saying_what_is_kept_and_that_a_rerun_re
         r"the rest$"
     )
     assert re.match(said, str(error.value)), str(error.value)
+
+
+@pytest.mark.parametrize(("scores", "named"), [(True, "scoring"), (False, "embedding")])
+def test_the_progress_bar_says_what_the_run_writes(
+    scores: bool, named: str, tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", workers=1, scores=scores, embeddings=True)
+    assert re.findall(r"(scoring|embedding):", capsys.readouterr().err)[-1] == named
