@@ -32,14 +32,15 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def describe(kind: str, cls: type) -> str:
-    """The arguments a recipe may set on ``cls`` (with their defaults) and the first line of the class's own docstring
-    (none where it has none: never that of a class it inherits from, such as ``torch.nn.Module``'s)."""
+    """The arguments a recipe may set on ``cls`` (with their defaults) and the first paragraph of the class's own
+    docstring on one line (none where it has none: never that of a class it inherits from, such as
+    ``torch.nn.Module``'s)."""
     params = inspect.signature(cls).parameters
     args = []
     for name in settable_arguments(kind, cls):
         default = params[name].default
         args.append(name if default is inspect.Parameter.empty else f"{name}={default!r}")
-    summary = inspect.cleandoc(cls.__dict__.get("__doc__") or "").split("\n")[0]  # its own, not one it inherits
+    summary = " ".join(inspect.cleandoc(cls.__dict__.get("__doc__") or "").split("\n\n")[0].split())  # its own
     return f"({', '.join(args)})  {summary}".rstrip()
 
 
