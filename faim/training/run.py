@@ -170,8 +170,9 @@ def make_trainer(
 def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: list[str]) -> None:
     """Refuse a training split (``name``) a model cannot learn from: one without posts, one none of whose posts holds
     an element of ``kinds`` (the kinds the model reads; as where its columns are not mapped), or one without a label
-    for a task; warn of one whose labelled posts of a binary or multiclass task are of one class (a model learns
-    nothing of the others from it, as a fold holding out a group may be meant to show).
+    for a task (saying how to drop its head where the model has others); warn of one whose labelled posts of a
+    binary or multiclass task are of one class (a model learns nothing of the others from it, as a fold holding out a
+    group may be meant to show).
 
     Raises:
         ValueError: Naming the split and the task, or the kinds.
@@ -182,7 +183,10 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
     for task in tasks:
         labels = [post.labels[task.name] for post in posts if post.labels.get(task.name) is not None]
         if not labels:
-            raise ValueError(f"{name}: no post carries a label for task {task.name!r}")
+            head = f"model.heads.{task.name}"
+            drop = f"{head}: null in a recipe with a base:, or --set {head}=null"
+            others = f"; to train the other heads alone, drop it: {drop}" if len(tasks) > 1 else ""
+            raise ValueError(f"{name}: no post carries a label for task {task.name!r}{others}")
         classes = {str(label) for label in labels}
         if task.type != "multilabel" and len(classes) < 2:
             message = f"{name}: every labelled post of task {task.name!r} is of one class ({classes.pop()})"

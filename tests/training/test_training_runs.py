@@ -27,13 +27,15 @@ from faim.assembly import build_source
 from faim.calibration.fit import source_class_weights
 from faim.calibration.thresholds import choose_threshold
 from faim.cli.main import main
+from faim.data.post import Post
+from faim.data.targets import TaskSpec
 from faim.eval.evaluate import evaluate
 from faim.inference import predict
 from faim.notices import FaimWarning
 from faim.recipe import RecipeError, as_recipe
 from faim.training.cache import cached_embeddings
 from faim.training.loaders import CachedCollator
-from faim.training.run import RECORD, recipe_loader
+from faim.training.run import RECORD, check_learnable, recipe_loader
 
 
 def frozen(recipe: dict) -> dict:
@@ -346,6 +348,19 @@ def test_a_split_that_cannot_be_learned_or_calibrated_from_is_refused_before_tra
     with pytest.raises(ValueError, match=message):
         train(recipe)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where_the_model_has_others() -> None:
+    posts = [Post("a", "text", labels={"harmful": 1}), Post("b", "more text", labels={"harmful": 0})]
+    harmful, other = TaskSpec("harmful", "binary", ("no", "yes")), TaskSpec("other", "binary", ("no", "yes"))
+    with pytest.raises(
+        ValueError,
+        match=r"^train.jsonl: no post carries a label for task 'other'; to train the other heads alone, drop it: "
+        r"model.heads.other: null in a recipe with a base:, or --set model.heads.other=null$",
+    ):
+        check_learnable([harmful, other], posts, "train.jsonl", ["text"])
+    with pytest.raises(ValueError, match=r"^train.jsonl: no post carries a label for task 'other'$"):
+        check_learnable([other], posts, "train.jsonl", ["text"])
 
 
 def test_a_training_split_of_one_class_is_warned_of(demo_data, tmp_path: Path) -> None:
