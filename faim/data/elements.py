@@ -13,6 +13,7 @@ from faim.data.post import Post
 from faim.notices import FaimWarning
 
 T = TypeVar("T")
+P = TypeVar("P")
 
 ELEMENT_MODALITIES = {"text": "text", "comments": "text", "image": "image", "meta": "meta"}
 
@@ -30,9 +31,9 @@ class PostError(ValueError):
         self.kind = kind or field
 
 
-def read_each(posts: Iterable[Post], read: Callable[[Post], T]) -> tuple[list[tuple[Post, T]], list[PostError]]:
-    """Each post ``read`` reads, with what it gave, and the error of each post it refuses (a ``PostError``; any other
-    error is raised); every post is read once, in order."""
+def read_each(posts: Iterable[P], read: Callable[[P], T]) -> tuple[list[tuple[P, T]], list[PostError]]:
+    """Each post ``read`` reads (a ``Post``, or a post with what else ``read`` takes), with what it gave, and the error
+    of each post it refuses (a ``PostError``; any other error is raised); every post is read once, in order."""
     kept, errors = [], []
     for post in posts:
         try:
@@ -40,6 +41,12 @@ def read_each(posts: Iterable[Post], read: Callable[[Post], T]) -> tuple[list[tu
         except PostError as error:
             errors.append(error)
     return kept, errors
+
+
+def named(post: Post, index: int) -> Post:
+    """``post``, or, where it has no origin, a copy of it named by its ``index`` among the posts given (``post 3``),
+    as an error about it names it."""
+    return post if post.origin else replace(post, origin=f"post {index}")
 
 
 def element_refs(post: Post, kind: str, limit: int) -> list[Any]:
@@ -82,15 +89,20 @@ def readable_posts(
     posts: Iterable[Post], kinds: Sequence[str], read: Callable[[Post], Any]
 ) -> tuple[list[Post], list[PostError]]:
     """The posts ``read`` reads (``read_each``) and the errors of the others, a post that ``reads_nothing`` of
-    ``kinds`` refused before it is read with a ``PostError`` of kind ``empty``, as ``faim score`` names such a row."""
+    ``kinds`` refused before it is read with a ``PostError`` of kind ``empty``, as ``faim score`` names such a row;
+    an error names a post without an origin by its index among ``posts`` (``named``), as ``refuse_empty`` does."""
 
-    def read_something(post: Post) -> Any:
+    def read_something(item: tuple[int, Post]) -> Any:
+        index, post = item
         if reads_nothing(post, kinds):
-            raise empty_post(post, kinds)
-        return read(post)
+            raise empty_post(named(post, index), kinds)
+        try:
+            return read(post)
+        except PostError as error:
+            raise PostError(named(post, index), error.field, error.problem, error.kind) from error
 
-    kept, errors = read_each(posts, read_something)
-    return [post for post, _ in kept], errors
+    kept, errors = read_each(enumerate(posts), read_something)
+    return [post for (_, post), _ in kept], errors
 
 
 def empty_post(post: Post, kinds: Sequence[str], remedy: str = "") -> PostError:
@@ -109,8 +121,8 @@ def refuse_empty(posts: Sequence[Post], kinds: Sequence[str]) -> None:
     """
     for index, post in enumerate(posts):
         if reads_nothing(post, kinds):
-            named = post if post.origin else replace(post, origin=f"post {index}")
-            raise empty_post(named, kinds, "; leave it out (the model's readable(posts) sets such posts aside)")
+            remedy = "; leave it out (the model's readable(posts) sets such posts aside)"
+            raise empty_post(named(post, index), kinds, remedy)
 
 
 MAP_ELEMENTS = "map the columns that hold them (--map text=COLUMN, or data.columns in a recipe)"

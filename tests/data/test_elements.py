@@ -39,3 +39,14 @@ def test_a_post_holding_nothing_of_the_kinds_read_is_refused_as_empty_before_it_
     ]
     (error,) = readable_posts([Post(id="d", meta={})], ["comments", "meta"], text_length)[1]
     assert error.problem == "nothing the model reads (comments, meta): no comments, no metadata"
+
+
+def test_a_post_set_aside_is_named_by_its_origin_or_else_its_index_as_refuse_empty_names_it() -> None:
+    posts = [Post(id="a", text="one"), Post(id="b", text="refused"), Post(id="c"), Post("d", "refused", origin="f:4")]
+    kept, errors = readable_posts(posts, ["text"], text_length)
+    assert kept == [posts[0]]
+    assert [str(error) for error in errors] == [
+        "post 1 (post id='b') field 'text': refused here",
+        "post 2 (post id='c') field 'text': nothing the model reads (text): no text",
+        "f:4 (post id='d') field 'text': refused here",
+    ]
