@@ -11,6 +11,7 @@ import io
 import warnings
 from pathlib import Path
 
+import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 ImageRef = str | bytes | Path
@@ -94,9 +95,11 @@ def _decode(source: Path | io.BytesIO, label: str, draft_size: tuple[int, int] |
 def _to_rgb(image: Image.Image) -> Image.Image:
     """The picture in RGB; a transparent one (an alpha channel, or a palette or grey one with a transparent
     colour, as stickers and emoji are) laid on white, as a viewer shows it, rather than on whatever colour its
-    transparent pixels happen to hold."""
+    transparent pixels happen to hold; a grey one of more than 8 bits a sample scaled to 8 (``_eight_bit``)."""
     if image.mode == "RGB":
         return image
+    if image.mode in WIDE_GREYS or image.mode.startswith("I;16"):
+        image = _eight_bit(image)
     if image.mode in ("P", "L") and "transparency" in image.info:
         image = image.convert("RGBA")
     if image.mode in ("RGBA", "LA", "PA"):
@@ -104,3 +107,21 @@ def _to_rgb(image: Image.Image) -> Image.Image:
         white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         return Image.alpha_composite(white, rgba).convert("RGB")
     return image.convert("RGB")
+
+
+WIDE_GREYS = {"I": (65535, 2**31 - 1), "F": (1.0, 255.0, 65535.0)}
+"""The full scales a grey mode of more than 8 bits a sample may be at (``I``: 32-bit integers, as Pillow opens
+32-bit and some 16-bit files; ``F``: floats, from 0 to 1 as floating-point pictures most often are, or from 0 to
+255 or to 65535 as 8- and 16-bit ones converted are), the first holding the brightest sample taken; Pillow's 16-bit
+modes (``I;16``, ``I;16B``...) are at 65535."""
+
+
+def _eight_bit(image: Image.Image) -> Image.Image:
+    """A grey picture of 16- or 32-bit integer or floating-point samples (``WIDE_GREYS``) as an 8-bit one (mode
+    ``L``), its full scale made 255 and samples beyond it, or below 0, clipped: Pillow's own conversion clips the
+    samples at 255, so a 16-bit picture came out white and one of floats from 0 to 1 black."""
+    samples = np.nan_to_num(np.asarray(image, dtype=np.float64), nan=0.0)
+    brightest = float(samples.max(initial=0.0))
+    scales = WIDE_GREYS.get(image.mode, (65535,))
+    full = next((scale for scale in scales if brightest <= scale), scales[-1])
+    return Image.fromarray(np.clip(np.rint(samples * (255 / full)), 0, 255).astype(np.uint8), "L")

@@ -139,3 +139,26 @@ def test_no_pixel_limit_when_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_image_error_is_value_error() -> None:
     assert issubclass(ImageError, ValueError)
+
+
+def saved(samples: np.ndarray, fmt: str) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(samples).save(buffer, fmt)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("samples", "fmt", "grey"),
+    [
+        (np.array([[0, 25700, 65535]], np.uint16), "PNG", [0, 100, 255]),  # mode I;16
+        (np.array([[0, 25700, 65535]], np.uint16), "TIFF", [0, 100, 255]),  # mode I;16
+        (np.array([[0, 25700, 65535]], np.int32), "TIFF", [0, 100, 255]),  # mode I, 16-bit samples
+        (np.array([[-5, 2**30, 2**31 - 1]], np.int32), "TIFF", [0, 128, 255]),  # mode I, 32-bit samples
+        (np.array([[0.0, 0.5, 1.0]], np.float32), "TIFF", [0, 128, 255]),  # mode F, from 0 to 1
+        (np.array([[0.0, 100.0, 255.0]], np.float32), "TIFF", [0, 100, 255]),  # mode F, from 0 to 255
+        (np.array([[-1.0, 0.5, 2.0e6]], np.float32), "TIFF", [0, 0, 255]),  # mode F, beyond 65535: clipped
+    ],
+)
+def test_greys_of_more_than_8_bits_are_scaled_to_8_bits(samples: np.ndarray, fmt: str, grey: list[int]) -> None:
+    rgb = np.asarray(load_image(saved(samples, fmt), None))
+    assert rgb[0].tolist() == [[value] * 3 for value in grey]

@@ -3,6 +3,7 @@ and refuses what it does not do."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import check_rows_in_input_order, export_posts, without_packages
+from PIL import Image
 
 import faim.runtime
 from faim import Detector
@@ -103,3 +105,15 @@ def test_readable_sets_aside_a_post_holding_nothing_the_model_reads_as_empty(exp
     kept, errors = model.readable([{"id": "read", "text": "a post"}, {"id": "blank", "text": "", "comments": []}])
     assert [post.id for post in kept] == ["read"]
     assert [(error.post_id, error.kind) for error in errors] == [("blank", "empty")]
+
+
+def test_a_16_bit_grey_picture_scores_as_its_8_bit_twin(exported: tuple[Path, Path]) -> None:
+    grey = np.arange(64, dtype=np.uint8).reshape(8, 8) * 4
+    pictures = {}
+    for name, samples in (("eight", grey), ("sixteen", grey.astype(np.uint16) * 257)):
+        buffer = io.BytesIO()
+        Image.fromarray(samples).save(buffer, "PNG")
+        pictures[name] = buffer.getvalue()
+    runtime = faim.runtime.load(exported[1])
+    eight, sixteen = runtime.embed([{"id": name, "images": [picture]} for name, picture in pictures.items()])
+    assert np.allclose(eight, sixteen, atol=1e-5)
