@@ -7,8 +7,9 @@ A mapping names, for each post field, the column that holds it::
 Unmapped fields default to the column of the same name (``images`` falls back, row by row, to ``image``: a row
 whose ``images`` cell is empty or absent reads its ``image`` cell) and are simply absent when the file lacks that
 column; a column named explicitly must exist in the file (of JSON Lines, in some object of it). Cells may hold
-a list or a JSON-encoded list string (images, comments), and empty cells mean "missing": no text, no
-images, no comments, or no label for that task.
+a list (images, comments), or, in a file whose cells are text (CSV, TSV: ``text_cells``), a JSON-encoded list
+string, where a JSON Lines or Parquet file's string is one image or comment, whatever it holds, as in a post given
+as a dict; empty cells mean "missing": no text, no images, no comments, or no label for that task.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faim.data.post import ImageRef, Post, is_missing, post_id
+from faim.data.post import ImageRef, Post, is_missing, json_list, post_id
 from faim.registry import suggest
 
 KEYS = ("id", "text", "images", "image", "comments", "labels", "meta")
@@ -35,9 +36,10 @@ class ColumnMap:
     Attributes:
         id: Column of post ids; ``None`` (or a row without one) uses the row's place (``to_post``'s ``index``).
         text: Column of post texts.
-        images: Column of image paths (one path, a list, or a JSON list string), image bytes, or
-            Hugging Face image structs (``{"bytes", "path"}``).
-        comments: Column of comment lists (a list or a JSON list string; a plain string is one comment).
+        images: Column of image paths (one path, a list, or, in a CSV or TSV file, a JSON list string), image
+            bytes, or Hugging Face image structs (``{"bytes", "path"}``).
+        comments: Column of comment lists (a list or, in a CSV or TSV file, a JSON list string; any other string
+            is one comment).
         labels: Task name to the column holding its raw label.
         meta: Meta field name to the column kept in ``Post.meta``.
         explicit: The fields the recipe named; only those must exist in the file.
@@ -106,11 +108,11 @@ class ColumnMap:
         """The columns images may be read from: the mapped one, or, unmapped, ``images`` and then ``image``."""
         return (self.images,) if "images" in self.explicit else (self.images, "image")
 
-    def images_column(self, row: Mapping[str, Any]) -> str | None:
+    def images_column(self, row: Mapping[str, Any], text_cells: bool = False) -> str | None:
         """The column a row's images are read from: the mapped one, or, unmapped, ``images`` unless the row's
-        ``images`` cell is missing (absent, null or empty, ``faim.data.post.is_missing``, an empty JSON list string
-        too), then ``image``."""
-        if "images" in self.explicit or not is_missing(_listed_cell(row, self.images)):
+        ``images`` cell is missing (absent, null or empty, ``faim.data.post.is_missing``; with ``text_cells``, an
+        empty JSON list string too), then ``image``."""
+        if "images" in self.explicit or not is_missing(_listed_cell(row, self.images, text_cells)):
             return self.images
         return "image"
 
@@ -129,7 +131,9 @@ class ColumnMap:
         (``faim.data.post.post_id``, as a post given as a dict)."""
         return post_id(_cell(row, self.id), index)
 
-    def to_post(self, row: Mapping[str, Any], index: int, origin: str, image_root: Path | None) -> Post:
+    def to_post(
+        self, row: Mapping[str, Any], index: int, origin: str, image_root: Path | None, text_cells: bool = False
+    ) -> Post:
         """Convert one row (column → value) of a bound mapping into a ``Post``.
 
         Args:
@@ -139,6 +143,9 @@ class ColumnMap:
                 (``faim.scoring.inputs``).
             origin: ``"file:row"``, stored on the post and used in error messages.
             image_root: Directory relative image paths resolve against.
+            text_cells: The row's cells are text, as a CSV or TSV file's are, where a list can only be written as a
+                JSON-encoded list string: such a string in the images or comments cell is read as its list. Otherwise
+                (JSON Lines, Parquet, a dataset), lists are lists and a string is one image or one comment.
 
         Raises:
             ValueError: When a cell has the wrong type (non-string text, a comment that is not a string...).
@@ -147,12 +154,12 @@ class ColumnMap:
         if text is not None and not isinstance(text, str):
             raise ValueError(f"{origin}: field 'text' (column {self.text!r}) must be a string, got {text!r}")
         labels = {task: _decode_label(_cell(row, column)) for task, column in self.labels.items()}
-        images = self.images_column(row)
+        images = self.images_column(row, text_cells)
         return Post(
             id=self.post_id(row, index),
             text=text,
-            images=_images(_cell(row, images), origin, images),
-            comments=_comments(_cell(row, self.comments), origin, self.comments),
+            images=_images(_listed_cell(row, images, text_cells), origin, images),
+            comments=_comments(_listed_cell(row, self.comments, text_cells), origin, self.comments),
             labels={task: value for task, value in labels.items() if value is not None},
             meta={name: _cell(row, column) for name, column in self.meta.items()},
             origin=origin,
@@ -181,37 +188,25 @@ def _cell(row: Mapping[str, Any], column: str | None) -> Any:
     return value
 
 
-def _json_list(value: Any) -> list[Any] | None:
-    """The list a JSON-encoded list string holds, or ``None`` when ``value`` is not one."""
-    if not (isinstance(value, str) and value.lstrip().startswith("[")):
-        return None
-    try:
-        decoded = json.loads(value)
-    except json.JSONDecodeError:
-        return None
-    return decoded if isinstance(decoded, list) else None
-
-
-def _listed_cell(row: Mapping[str, Any], column: str | None) -> Any:
-    """The row's value for ``column`` (``_cell``), a JSON-encoded list string decoded."""
+def _listed_cell(row: Mapping[str, Any], column: str | None, text_cells: bool) -> Any:
+    """The row's value for ``column`` (``_cell``), with ``text_cells`` a JSON-encoded list string decoded."""
     value = _cell(row, column)
-    decoded = _json_list(value)
+    decoded = json_list(value) if text_cells else None
     return value if decoded is None else decoded
 
 
 def _as_list(value: Any) -> list[Any]:
-    """A list cell as is, a JSON-encoded list string decoded, any other value as a one-item list."""
+    """A list cell as is, any other value as a one-item list."""
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
         return list(value)
-    decoded = _json_list(value)
-    return [value] if decoded is None else decoded
+    return [value]
 
 
 def _decode_label(value: Any) -> Any:
     """A raw label, with JSON-encoded list strings (multilabel cells in CSV) decoded."""
-    decoded = _json_list(value)
+    decoded = json_list(value)
     return value if decoded is None else decoded
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from faim.data.post import json_list
+
 ImageRef = str | bytes | Path
 
 
@@ -50,7 +52,8 @@ def load_image(ref: ImageRef, root: Path | None = None, draft_size: tuple[int, i
     try:
         if not resolved.is_file():
             problem = "is a directory" if resolved.is_dir() else "file not found"
-            raise ImageError(f"image {label}: {problem} (resolved to {resolved.absolute()})", "missing")
+            hint = LIST_AS_TEXT if json_list(str(ref)) is not None else ""
+            raise ImageError(f"image {label}: {problem} (resolved to {resolved.absolute()}){hint}", "missing")
         size = resolved.stat().st_size
     except OSError as error:  # a name longer than the system takes, a folder on the way that may not be searched
         kind = "unreadable" if isinstance(error, PermissionError) else "missing"
@@ -58,6 +61,13 @@ def load_image(ref: ImageRef, root: Path | None = None, draft_size: tuple[int, i
     if size == 0:
         raise ImageError(f"image {label}: empty file", "empty")
     return _decode(resolved, label, draft_size)
+
+
+LIST_AS_TEXT = (
+    "; a JSON list written as text is read as a list of pictures only in a CSV or TSV cell: elsewhere give a list"
+)
+"""What the error of a missing picture whose path spells a JSON list adds: a JSON Lines or Parquet file's string,
+or a post's, is one path (``faim.data.columns.ColumnMap.to_post``)."""
 
 
 LABEL_CHARACTERS = 100

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -111,6 +112,17 @@ def post_id(value: Any, index: int) -> str:
     null, NaN or empty), ``index``, the post's place (in the list a dict comes in, or a file's row number: ``faim
     score`` and ``faim embed`` write it as the id), so that posts without ids stay apart."""
     return str(index if is_missing(value) else value)
+
+
+def json_list(value: Any) -> list[Any] | None:
+    """The list a JSON-encoded list string holds, or ``None`` when ``value`` is not one."""
+    if not (isinstance(value, str) and value.lstrip().startswith("[")):
+        return None
+    try:
+        decoded = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    return decoded if isinstance(decoded, list) else None
 
 
 def listed(value: Any) -> Any:

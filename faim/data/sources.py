@@ -97,6 +97,7 @@ class CsvSource(FileSource):
     """
 
     formats = ("csv", "tsv")
+    text_cells = True
 
     def __init__(
         self,

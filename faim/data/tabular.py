@@ -323,6 +323,10 @@ class FileSource(ABC):
     formats: tuple[str, ...] = ()
     """The formats (``faim.data.inputs.FORMATS``) this source reads from a folder or glob; empty: any."""
 
+    text_cells: bool = False
+    """Whether the cells of this source's files are text (CSV, TSV), a list written as a JSON list string
+    (``faim.data.columns.ColumnMap.to_post``)."""
+
     @abstractmethod
     def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
         """The mapping bound to the file at ``path`` and a stream of its ``(number, row)`` pairs."""
@@ -372,7 +376,7 @@ class FileSource(ABC):
             root = self.image_root or file.absolute().parent
             bound, rows = self.rows(file)
             for number, row in rows:
-                yield bound.to_post(row, index, f"{file}:{number}", root)
+                yield bound.to_post(row, index, f"{file}:{number}", root, self.text_cells)
                 index += 1
 
     def describe(self, split: str) -> str:

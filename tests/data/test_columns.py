@@ -12,7 +12,7 @@ from faim.data.columns import ColumnMap
 
 def convert(row: dict, mapping: dict | None = None, index: int = 0):
     columns = ColumnMap.from_recipe(mapping).bind(list(row), "posts.csv")
-    return columns.to_post(row, index, f"posts.csv:{index + 2}", Path("/data"))
+    return columns.to_post(row, index, f"posts.csv:{index + 2}", Path("/data"), text_cells=True)
 
 
 def test_identity_mapping_reads_same_named_columns():
@@ -147,3 +147,12 @@ def test_field_mapped_to_none_is_not_read():
 @pytest.mark.parametrize("images", [None, "", math.nan, [], "[]", " [ ] "])
 def test_an_images_cell_absent_null_or_empty_falls_back_to_the_image_cell(images):
     assert convert({"images": images, "image": "one.png"}).images == ["one.png"]
+
+
+def test_json_list_strings_are_lists_in_text_cells_alone():
+    row = {"images": '["a.png", "b.png"]', "comments": "[1, 2]", "image": "c.png"}
+    columns = ColumnMap.from_recipe(None).bind(list(row), "posts.jsonl")
+    post = columns.to_post(row, 0, "posts.jsonl:1", None)
+    assert post.images == ['["a.png", "b.png"]'] and post.comments == ["[1, 2]"]
+    empty = columns.to_post({"images": "[]", "comments": "[]", "image": "c.png"}, 0, "posts.jsonl:1", None)
+    assert empty.images == ["[]"] and empty.comments == ["[]"]

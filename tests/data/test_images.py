@@ -162,3 +162,12 @@ def saved(samples: np.ndarray, fmt: str) -> bytes:
 def test_greys_of_more_than_8_bits_are_scaled_to_8_bits(samples: np.ndarray, fmt: str, grey: list[int]) -> None:
     rgb = np.asarray(load_image(saved(samples, fmt), None))
     assert rgb[0].tolist() == [[value] * 3 for value in grey]
+
+
+def test_a_missing_path_that_is_a_json_list_says_where_such_lists_are_read(tmp_path: Path) -> None:
+    with pytest.raises(
+        ImageError, match=r"file not found \(resolved to .*\); a JSON list written as text is read as a"
+    ):
+        load_image('["a.png", "b.png"]', tmp_path)
+    with pytest.raises(ImageError, match=r"file not found \(resolved to [^)]*\)$"):
+        load_image("[draft] a.png", tmp_path)

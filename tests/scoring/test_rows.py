@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from faim.data.columns import ColumnMap
+from faim.data.post import as_posts
 from faim.data.sources import read_posts
 from faim.scoring.inputs import read_shards
 from faim.scoring.rows import shard_posts
@@ -14,7 +18,7 @@ KINDS = ["text", "image", "comments"]
 
 
 def read_in_shards(path: Path, columns: dict | None, shard_rows: int) -> list[tuple]:
-    """Each row of the JSON Lines file ``path`` as ``(id, images, comments)`` or ``(id, error kind, message)``,
+    """Each row of the file ``path`` as ``(id, images, comments)`` or ``(id, error kind, message)``,
     read ``shard_rows`` rows to a shard, by id (none last)."""
     read = []
     for shard in read_shards([path], shard_rows):
@@ -65,3 +69,32 @@ def test_a_json_lines_file_starting_with_a_byte_order_mark_is_read_from_its_firs
         posts, errors = shard_posts(shard, ColumnMap.from_recipe({"text": "caption"}), None, ["text"])
         read += [(post.id, post.text) for _, post in posts] + errors
     assert read == [("a", "first"), ("b", "second")]
+
+
+JSON_LIST_STRINGS = [
+    {"id": "0", "text": "t", "images": "[1].png", "comments": "[1, 2]"},
+    {"id": "1", "text": "t", "images": '["a.png", "b.png"]', "comments": "[]"},
+    {"id": "2", "text": "t", "comments": '["so", "fake"]'},
+]
+
+
+def test_a_string_like_a_json_list_is_one_picture_or_comment_in_json_lines_and_parquet_as_in_the_python_api(
+    tmp_path: Path,
+) -> None:
+    expected = sorted((post.id, post.images, post.comments) for post in as_posts(JSON_LIST_STRINGS))
+    assert expected[1] == ("1", ['["a.png", "b.png"]'], ["[]"])
+    jsonl = tmp_path / "dump.jsonl"
+    jsonl.write_text("".join(json.dumps(row) + "\n" for row in JSON_LIST_STRINGS), encoding="utf-8")
+    parquet = tmp_path / "dump.parquet"
+    pq.write_table(pa.Table.from_pylist(JSON_LIST_STRINGS), parquet)
+    for path in (jsonl, parquet):
+        assert read_in_shards(path, None, 2) == expected
+        assert sorted((post.id, post.images, post.comments) for post in read_posts(path)) == expected
+
+
+def test_a_csv_cell_holding_a_json_list_is_that_list(tmp_path: Path) -> None:
+    path = tmp_path / "dump.csv"
+    path.write_text('id,text,images,comments\n0,t,"[""a.png"", ""b.png""]","[""so"", ""fake""]"\n1,t,,[]\n')
+    expected = [("0", ["a.png", "b.png"], ["so", "fake"]), ("1", [], [])]
+    assert read_in_shards(path, None, 1) == expected
+    assert [(post.id, post.images, post.comments) for post in read_posts(path)] == expected
