@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
 from faim.artifact_manifest import is_export
 from faim.cli.common import add_columns, output_folder, parse_columns, positive_integer
+from faim.data.images import pixel_limit
 from faim.runtime.bundle import PT2_LOADER, ExportError, graph_format, read_bundle
 from faim.scoring.options import ScoringOptions
 
@@ -75,6 +77,14 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "fp32, in processes that import neither torch nor transformers (faster start and scoring on CPUs); "
         f"{torch_only} are torch's",
     )
+    parser.add_argument(
+        "--max-image-pixels",
+        type=pixel_count,
+        metavar="N",
+        help="refuse as possible decompression bombs (error_kind image_bomb) pictures of more than N pixels (default: "
+        "Pillow's limit, about 89 million, or PIL.Image.MAX_IMAGE_PIXELS as set in Python); none (or 0) lifts the "
+        "limit. Every scoring process decodes with it, and a run is resumed only with the same",
+    )
     parser.add_argument("--overwrite", action="store_true", help="start afresh instead of resuming a run in OUT")
     parser.add_argument("--engine", choices=["embedded", "ray"], default="embedded", help="embedded (default) or ray")
     parser.add_argument(
@@ -132,8 +142,23 @@ def run(args: argparse.Namespace) -> int:
             )
     module, function = RUNTIMES[args.runtime]
     score = getattr(importlib.import_module(module), function)
-    print(score(args.model, args.dump, args.out, **common).format())
+    limit = nullcontext() if args.max_image_pixels is None else pixel_limit(args.max_image_pixels or None)
+    with limit:
+        print(score(args.model, args.dump, args.out, **common).format())
     return 0
+
+
+def pixel_count(text: str) -> int:
+    """``--max-image-pixels``: a whole number of pixels, at least 0, or ``none`` (read as 0): no limit."""
+    if text.strip().lower() == "none":
+        return 0
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of pixels or none, got {text!r}")
+    return value
 
 
 def refuse_export(model: str) -> NoReturn:

@@ -1,14 +1,17 @@
 """Open a post's image (a path or raw bytes) as a fully decoded RGB ``PIL.Image``, or fail with one clear error.
 
 Decoding happens here, not lazily later, so a truncated or corrupt file fails where its name is known. Images larger
-than ``PIL.Image.MAX_IMAGE_PIXELS`` (about 89 megapixels by default; set it to ``None`` to lift the limit) are
-refused as possible decompression bombs.
+than ``PIL.Image.MAX_IMAGE_PIXELS`` (about 89 megapixels by default; set it to ``None`` to lift the limit, or use
+``pixel_limit``) are refused as possible decompression bombs; ``faim score`` hands the limit of the process that
+runs it to every scorer it starts.
 """
 
 from __future__ import annotations
 
 import io
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +73,30 @@ LIST_AS_TEXT = (
 or a post's, is one path (``faim.data.columns.ColumnMap.to_post``)."""
 
 
+PILLOW_PIXELS = 1024 * 1024 * 1024 // 4 // 3
+"""Pillow's own decompression-bomb limit (``PIL.Image.MAX_IMAGE_PIXELS`` as Pillow sets it): a picture of more
+pixels is warned of, of twice as many refused, and faim refuses both."""
+
+LIFT_LIMIT = (
+    "faim score --max-image-pixels N raises the limit (none lifts it), as setting PIL.Image.MAX_IMAGE_PIXELS does in "
+    "Python"
+)
+"""How a picture refused as a possible decompression bomb may be read, as its error ends."""
+
+
+@contextmanager
+def pixel_limit(limit: int | None) -> Iterator[None]:
+    """Refuse as possible decompression bombs pictures of more than ``limit`` pixels (``None``: none) inside the
+    block, in this process (``PIL.Image.MAX_IMAGE_PIXELS``, and so in the scorers a ``faim score`` run started here
+    starts), and put the process's limit back after it."""
+    before = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = limit
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = before
+
+
 LABEL_CHARACTERS = 100
 """The most characters of an image path an error shows (a ``data:`` URL in a path column holds thousands)."""
 
@@ -91,7 +118,9 @@ def _decode(source: Path | io.BytesIO, label: str, draft_size: tuple[int, int] |
                 image.load()
                 return _to_rgb(ImageOps.exif_transpose(image))  # a copy: the source closes here
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
-        raise ImageError(f"image {label}: too large, possible decompression bomb ({error})", "bomb") from None
+        raise ImageError(
+            f"image {label}: too large, possible decompression bomb ({error}); {LIFT_LIMIT}", "bomb"
+        ) from None
     except UnidentifiedImageError:
         raise ImageError(f"image {label}: not a recognised image format", "unreadable") from None
     except OSError as error:

@@ -65,6 +65,10 @@ def score_dump(
 ) -> ScoreSummary:
     """Score every row of a dump into Parquet parts under ``out``; rerun the same call to resume.
 
+    Every scoring process decodes pictures with the decompression-bomb limit of the process calling this
+    (``PIL.Image.MAX_IMAGE_PIXELS``; ``faim.data.images.pixel_limit`` sets one for a block), recorded in the run's
+    settings where it is not Pillow's own, so that a resume with another limit is refused.
+
     Args:
         model: A model directory, or a ``Detector`` built from a recipe (saved to a temporary directory).
         source: A JSONL/CSV/TSV/Parquet file, a saved Hugging Face dataset folder, a folder of them, or a glob

@@ -33,8 +33,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
+from PIL import Image
 from tqdm.auto import tqdm
 
+from faim.data.images import PILLOW_PIXELS
 from faim.data.inputs import find_inputs
 from faim.registry import quiet_plugin_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
@@ -133,6 +135,32 @@ def check_run_arguments(
 
 
 @dataclass(frozen=True)
+class PixelLimited:
+    """``scorers`` whose every process decodes pictures with one decompression-bomb limit (``max_image_pixels``,
+    ``PIL.Image.MAX_IMAGE_PIXELS`` there), the limit of the process that runs the dump: a spawned worker or a Ray
+    actor would start with Pillow's own, and a picture refused in one shard would be scored in another."""
+
+    scorers: Scorers
+    max_image_pixels: int | None
+
+    @property
+    def device(self) -> str:
+        return self.scorers.device
+
+    def __call__(self, threads: int) -> ShardWriter:
+        Image.MAX_IMAGE_PIXELS = self.max_image_pixels
+        return self.scorers(threads)
+
+
+def pixel_setting() -> dict[str, int | None]:
+    """The decompression-bomb limit of this process (``PIL.Image.MAX_IMAGE_PIXELS``), which every scorer of a run
+    started here decodes with, as a run's settings name it: only where it is not Pillow's own, so that the record of a
+    run at Pillow's limit is what it was before the limit was recorded."""
+    limit = Image.MAX_IMAGE_PIXELS
+    return {} if limit == PILLOW_PIXELS else {"max_image_pixels": limit}
+
+
+@dataclass(frozen=True)
 class RunPlan:
     """What a run reads and what it is: its input files, their rows, the rows per shard, and its identity (recorded
     in the output folder; ``faim.scoring.manifest.run_identity``)."""
@@ -161,7 +189,8 @@ def plan_run(
     Args:
         model: The saved model's ``faim.json`` or the export's manifest, as read: a run is resumed only with the
             same model files and tasks (``faim.scoring.manifest.run_identity``).
-        settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match).
+        settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match), to which
+            the plan adds the rows per shard and this process's decompression-bomb limit (``pixel_setting``).
         shard_rows: Rows per shard (``None``: a thirty-second of the dump, between 32 and 1024 rows).
 
     Raises:
@@ -174,7 +203,7 @@ def plan_run(
         raise FileNotFoundError(f"{source}: holds no input outside the output folder {out_dir}")
     total = sum(count_rows(f) for f in files)
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
-    identity = run_identity(model, files, settings | {"shard_rows": shard_rows})
+    identity = run_identity(model, files, settings | {"shard_rows": shard_rows} | pixel_setting())
     return RunPlan(files, total, shard_rows, identity)
 
 
@@ -192,7 +221,8 @@ def run_shards(
     rerun the same call to resume.
 
     Args:
-        scorers: What each scoring process scores with.
+        scorers: What each scoring process scores with, decoding pictures with the decompression-bomb limit of this
+            process (``PixelLimited``).
         plan: The run's inputs and identity (``plan_run``).
         workers, engine: Checked by the caller, before the plan (``check_run_arguments``).
         per_post: Write the parts to ``out/_per_post`` (a run pooling by picture pools them afterwards).
@@ -203,6 +233,7 @@ def run_shards(
     """
     cores = available_cores()
     threads = max(1, cores // (workers or cores))
+    scorers = PixelLimited(scorers, Image.MAX_IMAGE_PIXELS)
     out_dir = Path(out)
     manifest = Manifest(out_dir, plan.identity, overwrite, per_post=per_post)
     summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))

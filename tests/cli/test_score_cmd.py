@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
 import faim.scoring.engine
 from faim.cli.main import main
@@ -91,3 +92,23 @@ def test_a_pt2_export_is_refused_by_either_runtime_saying_what_loads_it_before_a
     assert error.startswith(f"faim score: error: {export}: ") and error.count("\n") == 1
     assert "load it with faim.export.programs.load_export, which needs torch" in error and "--runtime onnx" not in error
     assert not (tmp_path / "out").exists() and not engine_calls
+
+
+@pytest.mark.parametrize(("value", "limit"), [("5000", 5000), ("none", None), ("0", None)])
+def test_max_image_pixels_is_the_pixel_limit_while_the_dump_is_scored_and_put_back_after(
+    value: str, limit: int | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen = []
+    monkeypatch.setattr(faim.scoring.engine, "score_dump", lambda *args, **kwargs: seen.append(Image.MAX_IMAGE_PIXELS))
+    before = Image.MAX_IMAGE_PIXELS
+    with pytest.raises(AttributeError):  # the stand-in gives no summary to print
+        main(["score", "model", "dump.jsonl", "-o", str(tmp_path / "out"), "--max-image-pixels", value])
+    assert seen == [limit] and Image.MAX_IMAGE_PIXELS == before
+
+
+@pytest.mark.parametrize("value", ["-1", "many", "1.5"])
+def test_a_max_image_pixels_that_is_no_count_is_refused(value: str, capsys: pytest.CaptureFixture, tmp_path) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["score", "model", "dump.jsonl", "-o", str(tmp_path / "out"), "--max-image-pixels", value])
+    assert exit_.value.code == 2
+    assert f"argument --max-image-pixels: expected a number of pixels or none, got '{value}'" in capsys.readouterr().err

@@ -128,8 +128,12 @@ def test_corrupt_png_data() -> None:
 @pytest.mark.parametrize("limit", [1000, 500])  # 40x30 = 1200 pixels: over the limit (warning) and over twice it
 def test_decompression_bomb(monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", limit)
-    with pytest.raises(ImageError, match="too large, possible decompression bomb"):
+    with pytest.raises(ImageError, match="too large, possible decompression bomb") as error:
         load_image(encoded(), None)
+    assert str(error.value).endswith(
+        "; faim score --max-image-pixels N raises the limit (none lifts it), as setting PIL.Image.MAX_IMAGE_PIXELS "
+        "does in Python"
+    )
 
 
 def test_no_pixel_limit_when_lifted(monkeypatch: pytest.MonkeyPatch) -> None:

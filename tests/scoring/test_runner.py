@@ -12,11 +12,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from faim.scoring.engine import score_dump
 from faim.scoring.inputs import Shard, count_rows
+from faim.scoring.manifest import check_resumable
 from faim.scoring.report import ShardReport
-from faim.scoring.runner import WORKER_ENVIRONMENT, RunPlan, _run_embedded, run_shards, worker_environment
+from faim.scoring.runner import (
+    WORKER_ENVIRONMENT,
+    RunPlan,
+    _run_embedded,
+    plan_run,
+    run_shards,
+    worker_environment,
+)
 
 
 def test_worker_environment_is_set_inside_and_restored_after(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -133,3 +142,45 @@ def test_the_progress_bar_says_what_the_run_writes(
 ) -> None:
     score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", workers=1, scores=scores, embeddings=True)
     assert re.findall(r"(scoring|embedding):", capsys.readouterr().err)[-1] == named
+
+
+class LimitWriter(OneRowWriter):
+    """A scorer that notes, in the output folder, the decompression-bomb limit its process decodes pictures with."""
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
+        (out_dir / f"limit-{os.getpid()}-{Image.MAX_IMAGE_PIXELS}").touch()
+        time.sleep(0.5)  # so the other scorer takes the other shards
+        return super().write(shard, out_dir)
+
+
+def limit_writers(threads: int) -> LimitWriter:
+    return LimitWriter()
+
+
+@pytest.mark.parametrize("limit", [1234, None])
+def test_every_scoring_process_decodes_with_the_pixel_limit_of_the_process_that_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int | None
+) -> None:
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", limit)
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(f'{{"text": "post {n}"}}\n' for n in range(6)), encoding="utf-8")
+    plan = RunPlan([dump], 6, 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}})
+    run_shards(limit_writers, plan, tmp_path / "out", workers=2, progress=False)
+    noted = [path.name.split("-") for path in (tmp_path / "out").glob("limit-*")]
+    assert len({pid for _, pid, _ in noted}) == 2 and {value for _, _, value in noted} == {str(limit)}
+
+
+def test_a_run_records_a_pixel_limit_other_than_pillows_and_a_resume_with_another_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"text": "a"}\n', encoding="utf-8")
+    model = {"files": {}, "tasks": []}
+    assert "max_image_pixels" not in plan_run(model, dump, tmp_path / "out", {}).identity["settings"]
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", None)
+    plan = plan_run(model, dump, tmp_path / "out", {})
+    assert plan.identity["settings"]["max_image_pixels"] is None
+    run_shards(one_row_writers, plan, tmp_path / "out", workers=1, progress=False)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 5000)
+    with pytest.raises(ValueError, match=r"settings differ: max_image_pixels null → 5000"):
+        check_resumable(tmp_path / "out", plan_run(model, dump, tmp_path / "out", {}).identity)
