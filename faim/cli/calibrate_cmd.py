@@ -15,6 +15,7 @@ from faim.calibration.scaling import TEMPERATURE_BOUNDS
 from faim.cli.common import add_columns, check_label_tasks, output_folder, parse_columns, positive_integer
 from faim.data.elements import leave_out_empty
 from faim.data.post import MAP_LABELS, check_labelled, post_texts
+from faim.data.preflight import refuse_missing_pictures
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -109,11 +110,9 @@ def run(args: argparse.Namespace) -> int:
     detector = Detector.load(model)
     if args.head:
         detector.check_correctable()
-    posts = leave_out_empty(
-        list(read_posts(args.data, columns, args.image_root)),
-        detector.model.kinds_with(detector.pooling_kind),
-        args.data,
-    )
+    kinds = detector.model.kinds_with(detector.pooling_kind)
+    posts = leave_out_empty(list(read_posts(args.data, columns, args.image_root)), kinds, args.data)
+    refuse_missing_pictures(posts, kinds, detector.max_elements, args.data)
     if not args.unlabelled:
         names = [task.name for task in detector.tasks]
         check_labelled(posts, names, args.data, f"{MAP_LABELS}, or estimate the share of positives with --unlabelled")

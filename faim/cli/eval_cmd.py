@@ -23,6 +23,7 @@ from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.post import check_labelled
+from faim.data.preflight import refuse_missing_pictures
 from faim.data.sources import input_columns, read_posts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
@@ -100,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
         remedy = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
         check_labelled(posts, [task.name for task in detector.tasks], name, remedy)
         unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"
-    posts = leave_out_empty(posts, detector.model.kinds_with(detector.pooling_kind), name, unmapped)
+    kinds = detector.model.kinds_with(detector.pooling_kind)
+    posts = leave_out_empty(posts, kinds, name, unmapped)
+    refuse_missing_pictures(posts, kinds, detector.max_elements, name)
     filled = {LANGUAGE} if recipe.eval.languages else set()  # evaluation gives each post its language first
     if args.data and filled and not any(LANGUAGE in post.meta for post in posts):
         for note in language_column_notes(args.data, columns):

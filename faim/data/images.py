@@ -44,11 +44,24 @@ def load_image(ref: ImageRef, root: Path | None = None, draft_size: tuple[int, i
     Raises:
         ImageError: Naming the image and the problem.
     """
+    source = check_picture(ref, root)
+    label = f"<{len(ref)} bytes>" if isinstance(ref, bytes) else _path_label(str(ref))
+    return _decode(io.BytesIO(source) if isinstance(source, bytes) else source, label, draft_size)
+
+
+def check_picture(ref: ImageRef, root: Path | None = None) -> bytes | Path:
+    """What a picture is read from (its bytes, or the file its path names, resolved against ``root`` as
+    ``load_image`` resolves it), once a look at the file system that reads no byte of it finds it there: a file
+    (not missing, not a folder), and neither it nor the bytes empty. Whether it decodes is not looked at.
+
+    Raises:
+        ImageError: Of kind ``missing``, ``empty`` or ``unreadable`` (a folder on the way that may not be searched),
+            naming the picture.
+    """
     if isinstance(ref, bytes):
-        label = f"<{len(ref)} bytes>"
         if not ref:
-            raise ImageError(f"image {label}: empty", "empty")
-        return _decode(io.BytesIO(ref), label, draft_size)
+            raise ImageError(f"image <{len(ref)} bytes>: empty", "empty")
+        return ref
     path = Path(ref).expanduser()
     resolved = path if path.is_absolute() or root is None else Path(root) / path
     label = _path_label(str(ref))
@@ -63,7 +76,7 @@ def load_image(ref: ImageRef, root: Path | None = None, draft_size: tuple[int, i
         raise ImageError(f"image {label}: {error.strerror}", kind) from None
     if size == 0:
         raise ImageError(f"image {label}: empty file", "empty")
-    return _decode(resolved, label, draft_size)
+    return resolved
 
 
 LIST_AS_TEXT = (

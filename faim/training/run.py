@@ -29,6 +29,7 @@ from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
 from faim.data.post import Post, check_labelled, post_texts
+from faim.data.preflight import check_source_splits
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.folders import check_replaceable
@@ -400,6 +401,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     if not val_posts:
         raise ValueError(f"{source.describe('validation')}: no posts")
     check_calibratable(task_specs(recipe.model), val_posts, source.describe("validation"))
+    check_source_splits(
+        source, {"train": train_posts, "validation": val_posts}, sorted(recipe.model["encoders"]), cfg.max_elements
+    )
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
     if not resume_from:

@@ -657,3 +657,20 @@ def test_eval_refuses_a_split_given_with_a_file(tiny_model_dir: Path, demo_data,
     assert main([*arguments, "-o", str(tmp_path / "x")]) == 2
     assert "--split names a split of the model's recipe" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_pictures_not_there_are_refused_naming_the_rows_before_the_model_reads_a_post(
+    command: str, tiny_model_dir: Path, demo_data, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()]
+    data = write_posts(tmp_path / "moved.jsonl", rows)  # its pictures stay beside the demo's file
+    monkeypatch.setattr("faim.detector.Detector.collator", lambda *args, **kwargs: pytest.fail("the model read posts"))
+    arguments = [command, str(tiny_model_dir), str(data), "-o", str(tmp_path / "x"), "--map", "labels.harmful=label"]
+    assert main(arguments) == 2
+    error = capsys.readouterr().err
+    said = f"faim {command}: error: {data}: {len(rows)} of {len(rows)} posts name a picture that is not there"
+    assert error.startswith(said) and f"{data}:1 (post id='{rows[0]['id']}') field 'images': image " in error
+    assert f"; and {len(rows) - 5} more; mend the paths or the folder they resolve against" in error
+    monkeypatch.undo()
+    assert main([*arguments, "--image-root", str(demo_data["validation"].parent)]) == 0

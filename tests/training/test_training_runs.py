@@ -649,3 +649,12 @@ def test_training_settings_lightning_refuses_are_named_before_the_data_is_read(
     with pytest.raises(RecipeError, match=rf"train: this machine cannot train with .*{setting}='{value}'.*{reason}"):
         train(recipe)
     assert not (tmp_path / "run").exists()
+
+
+def test_pictures_not_there_are_refused_naming_the_posts_before_training(demo_data, tmp_path: Path) -> None:
+    moved = tmp_path / "validation.jsonl"  # the pictures left beside the demo's file
+    moved.write_text(demo_data["validation"].read_text(encoding="utf-8"), encoding="utf-8")
+    recipe = tiny_recipe(demo_data | {"validation": moved}, tmp_path / "run", max_epochs=1)
+    with pytest.raises(ValueError, match=r"validation.jsonl.*: 160 of 160 posts name a picture that is not there"):
+        train(recipe)
+    assert not (tmp_path / "run" / "checkpoints").exists()
