@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,10 @@ from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
 from faim.cli.common import add_columns, check_label_tasks, output_folder, parse_columns, positive_integer
+from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
 from faim.data.post import MAP_LABELS, check_labelled, post_texts
-from faim.data.preflight import refuse_missing_pictures
+from faim.data.preflight import check_posts, unread_columns
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -112,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
         detector.check_correctable()
     kinds = detector.model.kinds_with(detector.pooling_kind)
     posts = leave_out_empty(list(read_posts(args.data, columns, args.image_root)), kinds, args.data)
-    refuse_missing_pictures(posts, kinds, detector.max_elements, args.data)
+    unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
+    check_posts(posts, kinds, detector.max_elements, args.data, columns=unread)
     if not args.unlabelled:
         names = [task.name for task in detector.tasks]
         check_labelled(posts, names, args.data, f"{MAP_LABELS}, or estimate the share of positives with --unlabelled")

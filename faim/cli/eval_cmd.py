@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import warnings
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,8 @@ from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.post import check_labelled
-from faim.data.preflight import refuse_missing_pictures
-from faim.data.sources import input_columns, read_posts
+from faim.data.preflight import check_posts, check_source_split, unread_columns
+from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table
@@ -80,6 +81,12 @@ LANGUAGE_COLUMNS = (LANGUAGE, "language")
 WHOLE_FILE = "(every row)"
 """What the report gives as the split of posts read from a file given as DATA."""
 
+SPLIT_KIND = (
+    "the recipe's data.columns maps the split's columns, which --map does not reach: give a file as DATA with --map "
+    "{field}=COLUMN"
+)
+"""What to do about a recipe's split none of whose posts holds a kind the model reads."""
+
 
 def run(args: argparse.Namespace) -> int:
     refuse_mapping_without_data(args, "DATA")
@@ -103,7 +110,11 @@ def run(args: argparse.Namespace) -> int:
         unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"
     kinds = detector.model.kinds_with(detector.pooling_kind)
     posts = leave_out_empty(posts, kinds, name, unmapped)
-    refuse_missing_pictures(posts, kinds, detector.max_elements, name)
+    if args.data:
+        unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
+        check_posts(posts, kinds, detector.max_elements, name, columns=unread)
+    else:
+        check_source_split(source, args.split, posts, kinds, detector.max_elements, SPLIT_KIND)
     filled = {LANGUAGE} if recipe.eval.languages else set()  # evaluation gives each post its language first
     if args.data and filled and not any(LANGUAGE in post.meta for post in posts):
         for note in language_column_notes(args.data, columns):
@@ -132,10 +143,9 @@ def language_column_notes(data: str, columns: dict[str, Any] | None) -> list[str
     """A note for each column of ``data`` named as a language column is (``LANGUAGE_COLUMNS``, in any case) that the
     mapping ``columns`` leaves unread, as it does unless ``--map meta=COLUMN`` names it: evaluation gives each post
     the language detected from its text instead, and the note says how to read the column."""
-    available = input_columns(data)
-    mapped = set(ColumnMap.from_recipe(columns).wanted(available))
     notes = []
-    for column in (c for c in available if c.lower() in LANGUAGE_COLUMNS and c not in mapped):
+    unread = unread_columns(data, ColumnMap.from_recipe(columns)) or []
+    for column in (c for c in unread if c.lower() in LANGUAGE_COLUMNS):
         how = (
             f"read the column instead with --map meta={LANGUAGE}"
             if column == LANGUAGE

@@ -1,17 +1,69 @@
-"""Checks of posts made before a model reads any: pictures that are not there (a refusal naming the posts, where
-reading them would stop at the first only once the model had read every post before it)."""
+"""Checks of posts made before a model reads any: a kind of element the model reads that no post holds (a warning:
+as where the column holding it is not mapped, the model would read every post without it and say nothing), and
+pictures that are not there (a refusal naming the posts, where reading them would stop at the first only once the
+model had read every post before it)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
-from faim.data.elements import PostError, element_refs
+from faim.data.columns import ColumnMap
+from faim.data.elements import KIND_NAMES, PostError, element_refs, reads_nothing
 from faim.data.images import ImageError, check_picture
 from faim.data.post import Post
+from faim.data.sources import input_columns
+from faim.data.tabular import FileSource
+from faim.notices import FaimWarning
+
+MAP_KIND = "map the column that holds them with --map {field}=COLUMN"
+"""What ``warn_unheld_kinds`` says to do by default, ``{field}`` the field of the kind no post holds."""
+
+RECIPE_KIND = "map the column that holds them in the recipe (data.columns: {{{field}: COLUMN}})"
+"""What a recipe's split none of whose posts holds a kind needs (``check_source_split``'s default)."""
 
 SHOWN = 5
 """How many posts naming a picture that is not there ``refuse_missing_pictures`` names."""
+
+
+def unheld_kinds(posts: Sequence[Post], kinds: Sequence[str]) -> list[str]:
+    """The kinds of ``kinds`` no post of ``posts`` holds an element of (as ``reads_nothing`` tells each kind)."""
+    unheld = list(kinds)
+    for post in posts:
+        unheld = [kind for kind in unheld if reads_nothing(post, [kind])]
+        if not unheld:
+            break
+    return unheld
+
+
+def warn_unheld_kinds(
+    posts: Sequence[Post],
+    kinds: Sequence[str],
+    name: str,
+    remedy: str = MAP_KIND,
+    columns: Callable[[], list[str] | None] | None = None,
+) -> None:
+    """Warn (``FaimWarning``), once for each, of the kinds a model reads (``kinds``) that no post of ``posts`` (of
+    ``name``) holds, as where the column holding a kind is not mapped: the model reads every post without it, and
+    its scores, metrics and calibration are those of posts without it. Nothing is said of no posts.
+
+    Args:
+        remedy: What to do, ``{field}`` the field of the kind (as ``--map`` names it).
+        columns: The columns of the data no mapping reads, asked for only where a kind is warned of (reading a
+            file's columns may read the file); ``None`` where they are not known.
+    """
+    unheld = unheld_kinds(posts, kinds) if posts else []
+    unread = (columns() if columns else None) if unheld else None
+    listed = f" (columns of the data no mapping reads: {', '.join(unread)})" if unread else ""
+    for kind in unheld:
+        warnings.warn(
+            f"{name}: no post holds any {KIND_NAMES[kind]}, which the model reads: each is read without one, as where "
+            f"the column holding them is not mapped; {remedy.format(field=kind)}{listed}",
+            FaimWarning,
+            stacklevel=2,
+        )
 
 
 def refuse_missing_pictures(posts: Sequence[Post], kinds: Sequence[str], limit: int, name: str) -> None:
@@ -45,9 +97,40 @@ def missing_picture(post: Post, limit: int) -> PostError | None:
     return None
 
 
-def check_source_split(source: Any, split: str, posts: Sequence[Post], kinds: Sequence[str], limit: int) -> None:
-    """``refuse_missing_pictures`` of a source's ``split``, named as the source describes it."""
-    refuse_missing_pictures(posts, kinds, limit, source.describe(split))
+def check_posts(
+    posts: Sequence[Post],
+    kinds: Sequence[str],
+    limit: int,
+    name: str,
+    remedy: str = MAP_KIND,
+    columns: Callable[[], list[str] | None] | None = None,
+) -> None:
+    """Before a model reads ``posts`` (of ``name``): warn of each kind no post holds (``warn_unheld_kinds``, with
+    ``remedy`` and ``columns``), then refuse pictures that are not there (``refuse_missing_pictures``)."""
+    warn_unheld_kinds(posts, kinds, name, remedy, columns)
+    refuse_missing_pictures(posts, kinds, limit, name)
+
+
+def unread_columns(spec: Any, columns: ColumnMap) -> list[str] | None:
+    """The columns of the inputs ``spec`` stands for (``faim.data.sources.input_columns``) that ``columns`` does not
+    read; ``None`` where they cannot be read."""
+    try:
+        available = input_columns(spec)
+    except (OSError, ValueError):
+        return None
+    wanted = set(columns.wanted(available))
+    return [column for column in available if column not in wanted]
+
+
+def check_source_split(
+    source: Any, split: str, posts: Sequence[Post], kinds: Sequence[str], limit: int, remedy: str = RECIPE_KIND
+) -> None:
+    """``check_posts`` of a source's ``split``, named as the source describes it, with the columns of its file no
+    mapping reads where the source reads files by a mapping (``faim.data.tabular.FileSource``)."""
+    columns = None
+    if isinstance(source, FileSource):
+        columns = partial(unread_columns, source.location(split), source.columns)
+    check_posts(posts, kinds, limit, source.describe(split), remedy, columns)
 
 
 def check_source_splits(source: Any, splits: dict[str, Sequence[Post]], kinds: Sequence[str], limit: int) -> None:

@@ -18,6 +18,7 @@ from faim.detector import Detector
 from faim.scoring.manifest import PER_POST_DIR
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
+from faim.scoring.rows import warn_unheld_at_first
 from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.scoring.worker import TorchScorers
 
@@ -123,9 +124,11 @@ def score_dump(
         if pool_by_image:
             detector = model if isinstance(model, Detector) else Detector.load(str(model_dir))
             detector.check_pooling()  # refused before any row is scored
+        plan = plan_run(manifest, source, out, settings, shard_rows)
+        warn_unheld_at_first(plan.files, plan.shard_rows, columns, image_root, manifest["element_kinds"])
         summary = run_shards(
             TorchScorers(str(model_dir), device, scorer_kwargs),
-            plan_run(manifest, source, out, settings, shard_rows),
+            plan,
             out,
             workers=workers,
             engine=engine,

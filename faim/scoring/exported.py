@@ -23,7 +23,7 @@ from faim.scoring.inputs import Shard
 from faim.scoring.manifest import check_resumable
 from faim.scoring.output import output_schema, output_table, score_columns, write_part
 from faim.scoring.report import ShardReport
-from faim.scoring.rows import readable_batches, shard_posts
+from faim.scoring.rows import readable_batches, shard_posts, warn_unheld_at_first
 from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.weights import sha256_file
 
@@ -136,11 +136,13 @@ def score_exported(
     given = Path(model)
     settings = {"columns": columns, "image_root": image_root, "scores": scores, "embeddings": embeddings,
                 "runtime": "onnx"}  # fmt: skip
-    plan = plan_run(recorded_manifest(given), source, out, settings, shard_rows)
+    recorded = recorded_manifest(given)
+    plan = plan_run(recorded, source, out, settings, shard_rows)
     check_resumable(Path(out), plan.identity, overwrite)  # before a saved model is exported into the folder
     export_dir = export_once(given, Path(out), overwrite)
-    if export_dir != given:
-        read_bundle(export_dir)  # an export left damaged in the folder is named here, not from inside each worker
+    # an export left damaged in the folder is named here, not from inside each worker
+    bundle = read_bundle(export_dir) if export_dir != given else recorded
+    warn_unheld_at_first(plan.files, plan.shard_rows, columns, image_root, bundle["fusion"]["kinds"])
     kwargs = {"columns": columns, "image_root": image_root, "batch_size": batch_size, "scores": scores,
               "embeddings": embeddings}  # fmt: skip
     return run_shards(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -66,13 +67,30 @@ def count_rows(path: Path) -> int:
 
 def read_shards(files: list[Path], shard_rows: int) -> Iterator[Shard]:
     """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter)."""
-    readers = {"jsonl": _jsonl_shards, "csv": _csv_shards, "tsv": _csv_shards, "parquet": _parquet_shards}
     for file_index, path in enumerate(files):
         kind = input_format(path)
-        reader = readers.get(kind, _dataset_shards)
-        for shard_index, shard in enumerate(reader(path, kind, shard_rows)):
+        for shard_index, shard in enumerate(_shards(path, kind, shard_rows)):
             shard.key = f"{file_index:05d}-{shard_index:06d}"
             yield shard
+
+
+def first_shard(path: Path, shard_rows: int) -> Shard | None:
+    """The first shard of an input's rows (``None`` where it has none), as ``read_shards`` cuts it but that the
+    header of a JSON Lines file's is the keys of the objects of its own lines: the file is not read to its end for
+    the keys of all."""
+    kind = input_format(path)
+    if kind != "jsonl":
+        return next(_shards(path, kind, shard_rows), None)
+    with open(path, "rb") as handle:
+        rows = list(islice(((number, line) for number, line in jsonl_lines(handle) if line.strip()), shard_rows))
+    keys = object_keys(row for _, line in rows if (row := _json_object(line)) is not None) or None
+    return Shard("00000-000000", str(path), kind, keys, rows) if rows else None
+
+
+def _shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
+    """An input's rows of format ``kind``, ``shard_rows`` at a time, their shards not yet keyed."""
+    readers = {"jsonl": _jsonl_shards, "csv": _csv_shards, "tsv": _csv_shards, "parquet": _parquet_shards}
+    return readers.get(kind, _dataset_shards)(path, kind, shard_rows)
 
 
 def _jsonl_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:

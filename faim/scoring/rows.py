@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
 from faim.data.post import Post, shortest_text_first
+from faim.data.preflight import MAP_KIND, warn_unheld_kinds
 from faim.data.tabular import not_an_object, parse_number, utf8
-from faim.scoring.inputs import Shard
+from faim.scoring.inputs import Shard, first_shard
 
 TEXT_CELLS = ("csv", "tsv")
 """The formats whose cells are text, a list written as a JSON list string (``ColumnMap.to_post``)."""
@@ -189,3 +190,25 @@ def empty_row_error(kinds: Sequence[str], bound: ColumnMap, fields: list[str]) -
 
 def _tagged(error: ValueError) -> bool:
     return str(error).split(": ", 1)[0] in ("text_encoding", "json")
+
+
+SCORE_KIND = MAP_KIND + " (columns: {{{field}: COLUMN}} in Python)"
+"""What to do about a dump none of whose first rows holds a kind the model reads."""
+
+
+def warn_unheld_at_first(
+    files: list[Path], shard_rows: int, columns: dict | None, image_root: str | None, kinds: Sequence[str]
+) -> None:
+    """Warn of each kind a model reads (``kinds``) that no row of a dump's first shard holds (``warn_unheld_kinds``:
+    as where the column holding it is not mapped), naming the columns of the shard no mapping (``columns``) reads:
+    said before the dump is scored, for the price of reading one shard, where the rows' scores alone would not tell.
+    """
+    shard = first_shard(files[0], shard_rows)
+    if shard is None:
+        return
+    mapping = ColumnMap.from_recipe(columns)
+    numbered, _ = shard_posts(shard, mapping, Path(image_root) if image_root else None, kinds)
+    header = shard.header or []
+    unread = [column for column in header if column not in mapping.wanted(header)]
+    name = f"{shard.file} (its first {shard.size} rows)"
+    warn_unheld_kinds([post for _, post in numbered], kinds, name, SCORE_KIND, lambda: unread)

@@ -660,6 +660,22 @@ def test_eval_refuses_a_split_given_with_a_file(tiny_model_dir: Path, demo_data,
 
 
 @pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_a_kind_the_model_reads_that_no_post_holds_is_warned_of_naming_how_to_map_it(
+    command: str, tiny_model_dir: Path, demo_data, tmp_path: Path, capsys
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()]
+    data = write_posts(tmp_path / "img.jsonl", [{"img": row.pop("image"), **row} for row in rows])
+    arguments = [command, str(tiny_model_dir), str(data), "-o", str(tmp_path / "x"), "--map", "labels.harmful=label"]
+    assert main(arguments) == 0
+    said = (
+        f"faim {command}: warning: {data}: no post holds any image, which the model reads: each is read without one, "
+        "as where the column holding them is not mapped; map the column that holds them with --map image=COLUMN "
+        "(columns of the data no mapping reads: img"
+    )
+    assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
 def test_pictures_not_there_are_refused_naming_the_rows_before_the_model_reads_a_post(
     command: str, tiny_model_dir: Path, demo_data, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:

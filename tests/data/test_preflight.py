@@ -1,16 +1,40 @@
-"""Checks of posts before a model reads them: pictures that are not there are refused up front, naming the rows."""
+"""Checks of posts before a model reads them: a kind the model reads that no post holds is warned of, naming how
+to map it, and pictures that are not there are refused up front, naming the rows."""
 
 from __future__ import annotations
 
+import json
 import re
+import warnings
 from pathlib import Path
 
 import pytest
 
 from faim.data.post import Post
-from faim.data.preflight import refuse_missing_pictures
+from faim.data.preflight import check_source_split, refuse_missing_pictures, warn_unheld_kinds
+from faim.data.sources import JsonlSource
+from faim.notices import FaimWarning
 
 KINDS = ["comments", "image", "text"]
+
+
+def test_a_kind_no_post_holds_is_warned_of_naming_it_how_to_map_it_and_the_unread_columns() -> None:
+    posts = [Post(str(n), f"post {n}", comments=["a reply"] if n else []) for n in range(3)]
+    with pytest.warns(FaimWarning) as said:
+        warn_unheld_kinds(posts, KINDS, "posts.jsonl", columns=lambda: ["img", "likes"])
+    assert [str(warning.message) for warning in said] == [
+        "posts.jsonl: no post holds any image, which the model reads: each is read without one, as where the column "
+        "holding them is not mapped; map the column that holds them with --map image=COLUMN (columns of the data no "
+        "mapping reads: img, likes)"
+    ]
+
+
+def test_nothing_is_said_where_each_kind_is_held_by_some_post_or_there_are_no_posts() -> None:
+    posts = [Post("a", "text"), Post("b", images=["a.png"], comments=["c"])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_unheld_kinds(posts, KINDS, "posts.jsonl", columns=lambda: pytest.fail("columns read for nothing"))
+        warn_unheld_kinds([], KINDS, "posts.jsonl")
 
 
 def test_pictures_not_there_are_refused_naming_the_count_and_the_first_rows(tmp_path: Path) -> None:
@@ -39,3 +63,16 @@ def test_pictures_the_model_does_not_read_are_not_looked_at(tmp_path: Path) -> N
     refuse_missing_pictures(posts, KINDS, 1, "p.jsonl")  # the second picture is beyond what a post gives the model
     with pytest.raises(ValueError, match=re.escape("p.jsonl: 1 of 1 posts name a picture that is not there")):
         refuse_missing_pictures(posts, KINDS, 2, "p.jsonl")
+
+
+def test_a_recipe_split_is_checked_naming_its_file_and_the_columns_its_mapping_leaves_unread(tmp_path: Path) -> None:
+    rows = [{"id": str(n), "text": "t", "img": "a.png", "comments": ["c"], "label": 1} for n in range(3)]
+    data = tmp_path / "train.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    source = JsonlSource(train=str(data), columns={"labels": {"harmful": "label"}})
+    with pytest.warns(FaimWarning, match=re.escape(
+        f"{data}: no post holds any image, which the model reads: each is read without one, as where the column "
+        "holding them is not mapped; map the column that holds them in the recipe (data.columns: {image: COLUMN}) "
+        "(columns of the data no mapping reads: img)"
+    )):  # fmt: skip
+        check_source_split(source, "train", source.posts("train"), KINDS, 8)

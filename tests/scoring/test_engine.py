@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -11,6 +12,7 @@ import pytest
 import torch
 
 from faim.artifact import ArtifactError
+from faim.notices import FaimWarning
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
 from faim.scoring.worker import ShardScorer
@@ -73,3 +75,19 @@ def test_a_shards_scoring_time_counts_its_scoring_not_only_its_writing(
     monkeypatch.setattr(ShardScorer, "table", slow_table)
     summary = score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "out", workers=1, progress=False)
     assert summary.scoring_seconds >= 0.3 * summary.shards
+
+
+def test_a_kind_the_model_reads_that_no_row_of_the_first_shard_holds_is_warned_of_and_the_rows_scored(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()]
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(json.dumps({"img": row.pop("image"), **row}) + "\n" for row in rows), encoding="utf-8")
+    with pytest.warns(FaimWarning) as said:
+        summary = score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, shard_rows=50, progress=False)
+    assert summary.rows == len(rows) and not summary.errors
+    assert [str(warning.message) for warning in said if warning.category is FaimWarning] == [
+        f"{dump} (its first 50 rows): no post holds any image, which the model reads: each is read without one, as "
+        "where the column holding them is not mapped; map the column that holds them with --map image=COLUMN "
+        "(columns: {image: COLUMN} in Python) (columns of the data no mapping reads: img, label, topic)"
+    ]

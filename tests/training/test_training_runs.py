@@ -658,3 +658,18 @@ def test_pictures_not_there_are_refused_naming_the_posts_before_training(demo_da
     with pytest.raises(ValueError, match=r"validation.jsonl.*: 160 of 160 posts name a picture that is not there"):
         train(recipe)
     assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+def test_a_kind_no_training_post_holds_is_warned_of_naming_the_column_to_map(demo_data, tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in demo_data["train"].read_text(encoding="utf-8").splitlines()]
+    unmapped = tmp_path / "train.jsonl"  # the pictures under a column the recipe does not map
+    unmapped.write_text("".join(json.dumps({"img": row.pop("image"), **row}) + "\n" for row in rows))
+    moved = tmp_path / "validation.jsonl"  # stops the run before training, once the splits are checked
+    moved.write_text(demo_data["validation"].read_text(encoding="utf-8"), encoding="utf-8")
+    recipe = tiny_recipe({"train": unmapped, "validation": moved}, tmp_path / "run", max_epochs=1)
+    with (
+        pytest.warns(FaimWarning, match=r"train.jsonl.*: no post holds any image, which the model reads.*"
+                     r"data.columns: \{image: COLUMN\}\) \(columns of the data no mapping reads: img\)"),
+        pytest.raises(ValueError, match=r"validation.jsonl.*: 160 of 160 posts name a picture that is not there"),
+    ):  # fmt: skip
+        train(recipe)
