@@ -28,6 +28,7 @@ from torch import nn
 
 from faim.encoder import Encoder, Preprocessor
 from faim.encoders.text_normalize import confusable_folder
+from faim.encoders.text_preprocess import folding_identity
 from faim.preprocess.folding import fold_texts
 from faim.preprocess.ngrams import Family, NgramBags, analyzer, read_vocabulary, write_vocabulary
 from faim.registry import register_encoder
@@ -152,7 +153,7 @@ class NgramTextEncoder(Encoder):
             "dim": self.dim,
             "spans": self.spans,
             "fitted": hashlib.sha256(state).hexdigest(),
-        } | ({"fold_confusables": True} if self.fold_confusables else {})
+        } | folding_identity(self.fold_confusables, False)
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         if not self.fitted:

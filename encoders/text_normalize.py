@@ -3,6 +3,8 @@ confusables data as bundled by the ``confusable-homoglyphs`` package."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from functools import cache
 
 from confusable_homoglyphs.categories import alias, categories_data
@@ -13,16 +15,26 @@ from faim.preprocess.confusables import ConfusableFolder
 
 @cache
 def latin_lookalikes() -> dict[str, str]:
-    """Letter of a script other than Latin → the ASCII letter the confusables table draws it as (``а`` → ``a``),
-    for every such letter that has one."""
+    """Letter of a script other than Latin → the ASCII letter the confusables table draws it as (``а`` → ``a``), in
+    the letter's own case (``same_case``), for every such letter that has one."""
     table = {}
     for char, glyphs in confusables_data.items():
         if len(char) != 1 or not char.isalpha() or alias(char) == "LATIN":
             continue
         letters = [g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii() and g["c"].isalpha()]
         if letters:
-            table[char] = letters[0]
+            table[char] = same_case(char, letters[0])
     return table
+
+
+def same_case(char: str, letter: str) -> str:
+    """``letter`` (an ASCII letter ``char`` is drawn like) in the case of ``char``: UTS #39 draws a capital and a small
+    letter alike as one of them (``І``, ``Ι`` and ``I`` itself as ``l``; ``Ь`` as ``b``), which would turn ``KІLL`` into
+    ``KlLL``. An upper-case ``char`` gives the upper-case letter, a vertical stroke (``l``) being the capital ``I``; a
+    lower-case one the lower-case letter; a letter without case the letter as the table draws it."""
+    if char.isupper():
+        return "I" if letter == "l" else letter.upper()
+    return letter.lower() if char.islower() else letter
 
 
 @cache
@@ -40,7 +52,15 @@ def confusable_folder() -> ConfusableFolder:
     return ConfusableFolder(latin_lookalikes(), latin_ranges())
 
 
+def tables_digest() -> str:
+    """sha256 of the folder's tables (``ConfusableFolder.to_dict`` as JSON with sorted keys): what the embedding cache
+    keys an encoder folding homoglyphs by, so that other tables (another release of the data, or of this folding)
+    compute its embeddings anew."""
+    tables = json.dumps(confusable_folder().to_dict(), sort_keys=True)
+    return hashlib.sha256(tables.encode()).hexdigest()
+
+
 def fold_confusables(text: str) -> str:
     """``text`` in NFKC with the look-alike letters of every mixed-script word (Latin letters next to letters of
-    another script drawn like Latin ones) replaced by the Latin letters they imitate."""
+    another script drawn like Latin ones) replaced by the Latin letters they imitate, each in its own case."""
     return confusable_folder()(text)

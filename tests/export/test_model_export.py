@@ -62,6 +62,18 @@ def test_exported_scores_equal_the_models_for_every_kind_and_head(exported: tupl
     assert np.abs(runtime.embed(export_posts()) - detector.embed(export_posts())).max() <= TOLERANCE
 
 
+def test_the_export_folds_capital_homoglyphs_to_capitals_as_the_model_does(exported: tuple[Path, Path]) -> None:
+    model_dir, export_dir = exported
+    detector, runtime = Detector.load(model_dir), faim.runtime.load(export_dir)
+    posts = [
+        {"id": "plain", "text": "KILL ALL IMMIGRANTS"},
+        {"id": "evaded", "text": "K\u0406LL ALL \u0406MM\u0406GRANTS"},
+    ]
+    served, eager = flat_scores(runtime.score(posts)), flat_scores(detector.score(posts))
+    assert np.abs(served - eager).max() <= TOLERANCE
+    assert np.abs(served[: len(served) // 2] - served[len(served) // 2 :]).max() <= TOLERANCE  # read as the plain
+
+
 def test_the_export_lists_every_file_with_its_hash_and_the_calibration(exported: tuple[Path, Path]) -> None:
     _, export_dir = exported
     manifest = json.loads((export_dir / "faim-export.json").read_text())

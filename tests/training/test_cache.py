@@ -11,8 +11,12 @@ import torch
 
 from faim import registry
 from faim.encoder import Encoder, Preprocessor
+from faim.encoders import text_normalize
+from faim.encoders.ngram_text import NgramTextEncoder
 from faim.encoders.stack import StackedEncoder
+from faim.encoders.tiny_text import TinyTextEncoder
 from faim.encoders.tiny_use import TinyUseEncoder
+from faim.preprocess.confusables import ConfusableFolder
 from faim.training.cache import part_identity
 
 
@@ -78,6 +82,18 @@ def test_folding_homoglyphs_changes_the_tiny_use_encoders_key() -> None:
 
     assert identity(fold_confusables=True) != identity(fold_confusables=False)
     assert identity(fold_confusables=True) == identity(fold_confusables=True)
+
+
+@pytest.mark.parametrize("encoder", [TinyUseEncoder, TinyTextEncoder, NgramTextEncoder])
+def test_an_encoder_folding_homoglyphs_is_keyed_by_the_folding_tables(encoder: type, monkeypatch) -> None:
+    def identity() -> dict[str, Any]:
+        torch.manual_seed(0)
+        return encoder(fold_confusables=True).identity()
+
+    shipped = identity()
+    other = ConfusableFolder({"\u0430": "a"}, [(65, 90), (97, 122)])  # tables of another release
+    monkeypatch.setattr(text_normalize, "confusable_folder", lambda: other)
+    assert identity() != shipped
 
 
 def test_a_stack_in_a_stack_is_keyed_by_its_members_arguments(scaled: type[ScaledEncoder]) -> None:
