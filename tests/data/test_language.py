@@ -38,6 +38,20 @@ def test_short_sentences_of_scripts_that_write_syllables_or_vowel_signs_are_told
     assert identify("谢谢") == UNDETERMINED and identify("hahaha") == UNDETERMINED
 
 
+def test_text_in_capitals_is_told_as_it_is_in_small_letters() -> None:
+    shouted = ["STOP THE INVASION OF OUR COUNTRY NOW", "THEY SHOULD ALL GO BACK WHERE THEY CAME FROM", SPANISH.upper()]
+    assert [identify(text) for text in shouted] == ["en", "en", "es"]
+    assert identify("HTTPS://T.CO/ABCDEFGHIJKL WWW.EXAMPLE.COM/MNOPQRSTU @SOMEONE") == UNDETERMINED  # links only
+
+
+def test_homoglyph_evasion_is_told_as_the_words_it_imitates() -> None:
+    evaded = (
+        "th\u0435y sh\u043euld \u0430ll g\u043e b\u0430\u0441k wh\u0435r\u0435 th\u0435y \u0441\u0430m\u0435 fr\u043em"
+    )
+    assert identify(evaded) == "en"
+    assert identify("Привет мир, как у тебя дела сегодня") == "ru"  # wholly Cyrillic: kept
+
+
 def test_a_posts_own_language_is_kept_and_the_posts_given_are_not_changed() -> None:
     posts = [Post("a", SPANISH), Post("b", SPANISH, meta={"lang": "pt"}), Post("c", "ok", comments=[SPANISH])]
     filled = with_languages(posts)
