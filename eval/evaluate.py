@@ -18,6 +18,7 @@ import numpy as np
 from torch.utils.data import DataLoader
 
 from faim.calibration.fit import Calibration
+from faim.data.elements import check_texts
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.language import UNDETERMINED, with_languages
 from faim.data.post import Post, check_labelled, post_texts
@@ -256,8 +257,11 @@ def evaluate(
 
     Raises:
         ValueError: Before the model reads a post, when none carries a label for any task (``check_labelled``).
+        PostError: Before the model reads a post, naming the first whose text or a comment the model reads holds
+            half of a UTF-16 surrogate pair (``check_texts``).
     """
     check_labelled(posts, [task.name for task in detector.tasks], data_name)
+    check_texts(posts, detector.model.kinds)
     config = config or EvalConfig()
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)

@@ -15,7 +15,7 @@ from faim.calibration.head_correction import FOLDS
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
 from faim.cli.common import add_columns, check_label_tasks, output_folder, parse_columns, positive_integer
 from faim.data.columns import ColumnMap
-from faim.data.elements import leave_out_empty
+from faim.data.elements import check_texts, leave_out_empty
 from faim.data.post import MAP_LABELS, check_labelled, post_texts
 from faim.data.preflight import check_posts, unread_columns
 from faim.data.sources import read_posts
@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.unlabelled:
         names = [task.name for task in detector.tasks]
         check_labelled(posts, names, args.data, f"{MAP_LABELS}, or estimate the share of positives with --unlabelled")
+    check_texts(posts, detector.model.kinds)
     collator = detector.collator(with_targets=True)
     loader = make_loader(detector.model, collator, posts, recipe.eval.batch_size, shuffle=False)
     predictions = predict(

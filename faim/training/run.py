@@ -26,7 +26,7 @@ from torch.utils.data import DataLoader
 from faim.artifact import MANIFEST, read_manifest
 from faim.assembly import build_source, task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
-from faim.data.elements import refuse_nothing_read
+from faim.data.elements import check_texts, refuse_nothing_read
 from faim.data.language import with_languages
 from faim.data.post import Post, check_labelled, post_texts
 from faim.data.preflight import check_source_splits
@@ -169,17 +169,18 @@ def make_trainer(
 
 
 def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: list[str]) -> None:
-    """Refuse a training split (``name``) a model cannot learn from: one without posts, one none of whose posts holds
-    an element of ``kinds`` (the kinds the model reads; as where its columns are not mapped), or one without a label
-    for a task (saying how to drop its head where the model has others); warn of one whose labelled posts of a
-    binary or multiclass task are of one class (a model learns nothing of the others from it, as a fold holding out a
-    group may be meant to show).
+    """Refuse a training split (``name``) a model cannot learn from: one without posts, one holding a post whose text
+    or comment of ``kinds`` (the kinds the model reads) is not text (``check_texts``), one none of whose posts holds
+    an element of ``kinds`` (as where its columns are not mapped), or one without a label for a task (saying how to
+    drop its head where the model has others); warn of one whose labelled posts of a binary or multiclass task are of
+    one class (a model learns nothing of the others from it, as a fold holding out a group may be meant to show).
 
     Raises:
-        ValueError: Naming the split and the task, or the kinds.
+        ValueError: Naming the split and the task, or the kinds; a ``PostError`` naming the post and its field.
     """
     if not posts:
         raise ValueError(f"{name}: no posts")
+    check_texts(posts, kinds)
     refuse_nothing_read(posts, kinds, name, "map the columns that hold them (data.columns in the recipe)")
     for task in tasks:
         labels = [post.labels[task.name] for post in posts if post.labels.get(task.name) is not None]
@@ -218,9 +219,16 @@ def check_calibratable(tasks: list[TaskSpec], posts: list[Post], name: str) -> N
 
 
 def split_posts(recipe: Recipe, source: Any, split: str) -> list[Post]:
-    """A split's posts as evaluation reads them: with ``eval.languages``, each without ``meta.lang`` given the
-    language it is written in (``faim.data.language``)."""
+    """A split's posts as evaluation reads them, a post whose text or comment the model reads is not text refused
+    first (``check_texts``): with ``eval.languages``, each without ``meta.lang`` given the language it is written in
+    (``faim.data.language``).
+
+    Raises:
+        PostError: Naming the first post whose text or a comment the model reads holds half of a UTF-16 surrogate
+            pair.
+    """
     posts = source.posts(split)
+    check_texts(posts, list(recipe.model["encoders"]))
     return with_languages(posts) if recipe.eval.languages else posts
 
 
@@ -366,8 +374,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
             ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
-            anything is written, for a training split without posts or a task's labels (``check_learnable``) or a
-            validation split without posts.
+            anything is written, for a training split without posts or a task's labels (``check_learnable``), a
+            validation split without posts, or a post of either whose text or a comment the model reads holds half
+            of a UTF-16 surrogate pair (``check_texts``, a ``PostError`` naming its file, row and field).
         FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
         SystemExit: With status 143, when the process is sent SIGTERM while it trains (``stop_for_signal``).
         KeyboardInterrupt: On Ctrl-C (SIGINT) while it trains, after which Ctrl-C works as it did before (Lightning

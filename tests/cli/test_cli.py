@@ -555,6 +555,22 @@ def test_calibrate_without_labels_says_how_to_give_them_before_the_model_reads_a
     assert "predicting" not in result.stderr  # refused before the model reads a post
 
 
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_eval_and_calibrate_name_a_post_holding_half_a_surrogate_pair_before_the_model_reads_a_post(
+    command: str, trained: Path, demo_data, tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    rows[-1]["text"] = "an emoji cut in two \ud83d here"
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    common = ["--map", "labels.harmful=label", "--image-root", demo_data["validation"].parent]
+    result = faim(command, trained / "model", cut, *common, "-o", tmp_path / "out")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    where = f"cut.jsonl:{len(rows)} (post id={rows[-1]['id']!r}) field 'text'"
+    assert f"{where}: holds half of a UTF-16 surrogate pair (\\ud83d at character 21)" in result.stderr
+    assert "evaluating" not in result.stderr and "predicting" not in result.stderr  # before the model reads a post
+
+
 def test_without_the_torch_extra_help_lists_every_command_and_a_torch_command_says_what_to_install(
     tmp_path: Path,
 ) -> None:

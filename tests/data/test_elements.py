@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from faim.data.elements import PostError, read_each, readable_posts
+from faim.data.elements import PostError, check_texts, read_each, readable_posts
 from faim.data.post import Post
 
 
@@ -50,3 +50,19 @@ def test_a_post_set_aside_is_named_by_its_origin_or_else_its_index_as_refuse_emp
         "post 2 (post id='c') field 'text': nothing the model reads (text): no text",
         "f:4 (post id='d') field 'text': refused here",
     ]
+
+
+def test_the_first_post_whose_text_or_a_comment_read_holds_half_a_surrogate_pair_is_refused_naming_it() -> None:
+    posts = [
+        Post(id="a", text="whole \U0001f600", comments=["fine"]),
+        Post(id="b", text="fine", comments=["also fine", "cut \udc00"], origin="dump.jsonl:2"),
+        Post(id="c", text="cut \ud83d"),
+    ]
+    comment = r"^dump.jsonl:2 \(post id='b'\) field 'comments': holds half of a UTF-16"
+    with pytest.raises(PostError, match=comment) as error:
+        check_texts(posts, ["comments", "text"])
+    assert error.value.kind == "text_encoding"
+    with pytest.raises(PostError, match=r"^\(post id='c'\) field 'text'"):
+        check_texts(posts, ["image", "text"])  # comments the model does not read are not refused
+    check_texts(posts[:2], ["text"])
+    check_texts(posts, ["image", "meta"])

@@ -38,6 +38,10 @@ def test_short_sentences_of_scripts_that_write_syllables_or_vowel_signs_are_told
     assert identify("谢谢") == UNDETERMINED and identify("hahaha") == UNDETERMINED
 
 
+def test_half_a_surrogate_pair_is_read_past() -> None:
+    assert identify(f"{SPANISH} \ud83d") == "es"
+
+
 def test_text_in_capitals_is_told_as_it_is_in_small_letters() -> None:
     shouted = ["STOP THE INVASION OF OUR COUNTRY NOW", "THEY SHOULD ALL GO BACK WHERE THEY CAME FROM", SPANISH.upper()]
     assert [identify(text) for text in shouted] == ["en", "en", "es"]

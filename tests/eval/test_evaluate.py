@@ -12,6 +12,7 @@ import pytest
 import torch
 from conftest import calibrated, pooling_detector
 
+from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.sources import read_posts
 from faim.detector import Detector
@@ -83,6 +84,21 @@ def test_a_model_scoring_posts_nan_with_a_kind_masked_out_is_refused_saying_so(
     )
     with pytest.raises(ValueError, match=message):
         evaluate(detector, posts, tmp_path / "eval", "validation")
+
+
+@pytest.mark.parametrize("languages", [True, False])
+def test_a_post_holding_half_a_surrogate_pair_is_refused_naming_it_before_the_model_reads_any(
+    languages: bool, tiny_model_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    detector = Detector.load(str(tiny_model_dir))
+    monkeypatch.setattr(evaluate_module, "predict", lambda *args, **kwargs: pytest.fail("the model read the posts"))
+    posts = [
+        Post(id="1", text="a post long enough to tell its language", labels={"harmful": 1}, origin="dump.jsonl:1"),
+        Post(id="2", text="an emoji cut in two \ud83d here", labels={"harmful": 0}, origin="dump.jsonl:2"),
+    ]
+    message = r"^dump.jsonl:2 \(post id='2'\) field 'text': holds half of a UTF-16 surrogate pair \(\\ud83d"
+    with pytest.raises(PostError, match=message):
+        evaluate(detector, posts, tmp_path / "eval", "dump", EvalConfig(languages=languages))
 
 
 def test_evaluation_reports_the_ece_range_of_a_calibrated_model(demo_data, tmp_path: Path) -> None:

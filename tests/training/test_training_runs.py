@@ -336,6 +336,16 @@ def test_resume_without_a_checkpoint_fails_clearly(demo_data, tmp_path: Path) ->
         ("train", lambda rows: [], r"train.jsonl: no posts"),
         ("train", lambda rows: [row | {"label": None} for row in rows], r"no post carries a label for task 'harmful'"),
         ("validation", lambda rows: [], r"validation.jsonl: no posts"),
+        (
+            "train",
+            lambda rows: [*rows[:-1], rows[-1] | {"text": "half a pair \ud83d here"}],
+            r"train.jsonl:400 \(post id=.*\) field 'text': holds half of a UTF-16 surrogate pair \(\\ud83d",
+        ),
+        (  # read before the languages of the validation posts are told (eval.languages)
+            "validation",
+            lambda rows: [*rows[:-1], rows[-1] | {"text": "half a pair \udc00 here"}],
+            r"validation.jsonl:160 \(post id=.*\) field 'text': holds half of a UTF-16 surrogate pair \(\\udc00",
+        ),
     ],
 )
 def test_a_split_that_cannot_be_learned_or_calibrated_from_is_refused_before_training(
@@ -345,6 +355,7 @@ def test_a_split_that_cannot_be_learned_or_calibrated_from_is_refused_before_tra
     changed = tmp_path / f"{split}.jsonl"
     changed.write_text("".join(json.dumps(row) + "\n" for row in change(rows)), encoding="utf-8")
     recipe = tiny_recipe(demo_data | {split: changed}, tmp_path / "run")
+    recipe["data"]["image_root"] = str(demo_data[split].parent)
     with pytest.raises(ValueError, match=message):
         train(recipe)
     assert not (tmp_path / "run").exists()
