@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from faim.data.language import with_languages
 from faim.data.post import Post
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
@@ -67,8 +68,11 @@ def perturbed_reports(
     """Perturbation name → evaluation report of ``posts`` under it (``faim.perturb.PERTURBATIONS``), for every
     perturbation of a modality one of the model's encoders reads; each report (without the modality ablations)
     is written to ``out_dir/robustness/<name>``, without the words the model and the labels read the opposite way
-    (a perturbation changes the words themselves). ``log`` is told each perturbation as it starts."""
+    (a perturbation changes the words themselves). With ``eval.languages``, each post is given the language it is
+    written in before it is perturbed, so its perturbed forms are counted under that language (swapped letters or
+    digits would read as another). ``log`` is told each perturbation as it starts."""
     modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
+    posts = with_languages(posts) if (config or EvalConfig()).languages else posts
     reports = {}
     for name in perturbations_of(modalities):
         if log is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from conftest import tiny_recipe
 import faim
 from faim.data.sources import read_posts
 from faim.eval.evaluate import evaluate
-from faim.eval.robustness import format_robustness, robustness_report, robustness_table
+from faim.eval.robustness import format_robustness, perturbed_reports, robustness_report, robustness_table
 from faim.perturb import perturb_posts
 
 
@@ -90,3 +91,18 @@ def test_an_undefined_figure_is_null_in_robustness_json_and_n_a_on_the_console(
     assert "NaN" not in written
     line = format_robustness(tables).splitlines()[-1]
     assert "auroc n/a " in line and "macro_f1 0.4000 (+0.1000)" in line and "nan" not in line
+
+
+def test_perturbed_posts_keep_the_languages_the_clean_posts_are_written_in(demo_data, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"] |= {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    detector = faim.build(recipe)
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))[:40]
+    spanish, english = "odio a esa gente", "we love this city"  # short: swapped letters or digits read otherwise
+    posts = [replace(post, text=spanish if i % 2 else english) for i, post in enumerate(posts)]
+    clean = evaluate(detector, posts, tmp_path / "clean", "dev")["tasks"]["harmful"]["languages"]
+    assert {language: row["n"] for language, row in clean.items()} == {"en": 20, "es": 20}
+    for name, report in perturbed_reports(detector, posts, tmp_path / "eval", "dev").items():
+        languages = report["tasks"]["harmful"]["languages"]
+        assert {language: row["n"] for language, row in languages.items()} == {"en": 20, "es": 20}, name
