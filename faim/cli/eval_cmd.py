@@ -57,7 +57,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument(
         "--slice",
         help="meta field to report per-slice metrics for (e.g. --map meta=topic --slice topic); --slice lang slices "
-        "by the language detected from each post's text unless --map meta=lang reads DATA's lang column",
+        "by the language detected from each post's text unless --map meta=lang reads DATA's lang column (its codes "
+        "read in small letters: EN is the en detected)",
     )
     parser.add_argument(
         "--robustness",

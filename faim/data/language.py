@@ -77,16 +77,30 @@ def letters(text: str) -> int:
     return plain + (LETTERS_PER_WIDE - 1) * len(WIDE.findall(text))
 
 
+def given_code(value: Any) -> str | None:
+    """A post's own ``meta.lang`` as languages are compared: in small letters without the spaces around it, as ISO
+    639 and BCP 47 codes mean the same in any case (``EN`` is ``en``, the code ``identify`` gives); a region or script
+    after the language is kept (``pt-BR`` is ``pt-br``, a language of its own beside ``pt``). ``None`` where the post
+    gives none (no field, or a blank one)."""
+    code = "" if value is None else str(value).strip().lower()
+    return code or None
+
+
 def with_languages(posts: Iterable[Post]) -> list[Post]:
-    """The posts, each that has no ``meta.lang`` given one (``identify`` on its text, then on its comments when the
-    text says too little); a post's own ``meta.lang`` is kept. The posts given are not modified."""
+    """The posts, each given its ``meta.lang``: its own (``given_code``: in small letters, so ``EN`` and the English
+    that ``identify`` tells are one language), or where it has none the one ``told_language`` gives. The posts given
+    are not modified."""
     filled = []
     for post in posts:
-        if post.meta.get(FIELD) not in (None, ""):
-            filled.append(post)
-            continue
-        language = identify(post.text)
-        if language == UNDETERMINED and post.comments:
-            language = identify(" ".join(post.comments))
+        language = given_code(post.meta.get(FIELD)) or told_language(post)
         filled.append(replace(post, meta=post.meta | {FIELD: language}))
     return filled
+
+
+def told_language(post: Post) -> str:
+    """The language ``identify`` tells a post is written in: its text's, or its comments' where the text says too
+    little."""
+    language = identify(post.text)
+    if language == UNDETERMINED and post.comments:
+        language = identify(" ".join(post.comments))
+    return language

@@ -63,6 +63,12 @@ def test_a_posts_own_language_is_kept_and_the_posts_given_are_not_changed() -> N
     assert posts[0].meta == {} and posts[2].meta == {}
 
 
+def test_a_code_a_post_gives_is_kept_in_small_letters_with_its_region() -> None:
+    given = [{"lang": "ES"}, {"lang": " pt-BR "}, {"lang": "und"}, {"lang": "  "}, {}]
+    filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])
+    assert [post.meta["lang"] for post in filled] == ["es", "pt-br", "und", "es", "es"]
+
+
 def test_evaluation_reports_each_language_when_more_than_one_appears(demo_data, tmp_path: Path) -> None:
     torch.manual_seed(0)
     detector = faim.build(tiny_recipe(demo_data, tmp_path / "run"))
@@ -70,6 +76,7 @@ def test_evaluation_reports_each_language_when_more_than_one_appears(demo_data, 
     english = evaluate(detector, posts, tmp_path / "en", "validation")["tasks"]["harmful"]
     assert "languages" not in english
     mixed = [replace(post, text=SPANISH) if i % 2 else post for i, post in enumerate(posts)]
+    mixed[1] = replace(mixed[1], meta=mixed[1].meta | {"lang": "ES"})  # a code given in capitals is the one detected
     languages = evaluate(detector, mixed, tmp_path / "mixed", "validation")["tasks"]["harmful"]["languages"]
     assert set(languages) == {"en", "es"} and languages["es"]["n"] == len(posts) // 2
     assert "### Languages" in (tmp_path / "mixed" / "metrics.md").read_text(encoding="utf-8")
