@@ -5,8 +5,8 @@ Every function has the signature ``(text, rng, rate) -> text``: it is pure, draw
 that each eligible word (swaps, spaces) or character (leetspeak, homoglyphs) is touched: ``0`` returns the text
 unchanged, ``1`` touches every eligible one.
 
-@mentions and URLs (``http://…``, ``https://…``, ``www.…``; ``NAMES_AND_LINKS``) are never changed: they name
-accounts and links rather than carry wording, and breaking them would test a different thing (a changed target)
+@mentions and URLs (``http://…``, ``https://…``, ``www.…`` in any case; ``NAMES_AND_LINKS``) are never changed: they
+name accounts and links rather than carry wording, and breaking them would test a different thing (a changed target)
 than evasion. Hashtags are ordinary words here. A word is a run of two or more letters, so digits and punctuation
 are kept as they are.
 """

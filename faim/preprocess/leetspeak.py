@@ -30,9 +30,9 @@ TOKEN = re.compile(r"[A-Za-z0-9]+")
 QUANTITY = re.compile(r"\d+(?:am|pm|st|nd|rd|th|[kmgx])$", re.IGNORECASE)
 """A token starting like a number with a unit or an ordinal (``14st``, ``10am``, ``8am``, ``5m``, ``4g``): kept."""
 
-NAMES_AND_LINKS = re.compile(r"((?:https?://|www\.)\S+|@\w+)")
-"""URLs and @mentions: they name accounts and links rather than carry wording (one capturing group, for
-``re.split``)."""
+NAMES_AND_LINKS = re.compile(r"((?:https?://|www\.)\S+|@\w+)", re.IGNORECASE)
+"""URLs (``http://``, ``https://`` or ``www.`` in any case: ``HTTPS://BIT.LY/x``) and @mentions: they name accounts
+and links rather than carry wording (one capturing group, for ``re.split``)."""
 
 MAX_READINGS = 16
 """A token with more readings than this (many ``1``\\ s) is read with each digit's likelier letter only."""

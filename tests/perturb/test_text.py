@@ -37,6 +37,9 @@ def test_rate_one_changes_and_rate_zero_keeps_the_text(fn: TextFn) -> None:
 def test_mentions_and_urls_are_never_changed(fn: TextFn) -> None:
     out = fn(f"{PROTECTED} ok", random.Random(0), 1.0)
     assert out.startswith("@user_42 ") and "https://example.com/post?id=7" in out and "www.site.org" in out
+    shouted = "HTTPS://BIT.LY/XYZ and WWW.SITE.ORG and Http://Example.com"
+    out = fn(shouted, random.Random(0), 1.0)
+    assert all(link in out for link in ("HTTPS://BIT.LY/XYZ", "WWW.SITE.ORG", "Http://Example.com"))
 
 
 @pytest.mark.parametrize("fn", FUNCTIONS)

@@ -57,6 +57,7 @@ def test_for_subword_vocabularies_a_token_folds_where_its_reading_takes_at_most_
 def test_numbers_units_codes_names_and_links_are_kept(fold: LeetspeakFolder) -> None:
     text = "covid19 at 10am, 8am and 14st in 2019, 411 @h4t3r https://t.co/h4t3 www.k1ll.org 3M ID4 B4 pray4NYC"
     assert fold(text) == text
+    assert fold("HTTPS://T.CO/h4t3 WWW.k1ll.ORG Http://x.co/k1ll") == "HTTPS://T.CO/h4t3 WWW.k1ll.ORG Http://x.co/k1ll"
     assert fold("4M") == "4M" and fold("4m") == "4m"  # "am" is a word, but 4m is four metres
 
 
