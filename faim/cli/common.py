@@ -23,8 +23,8 @@ def add_overrides(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a recipe value, e.g. --set train.max_epochs=3 (repeatable; VALUE is YAML; null drops the key: "
-        "--set model.heads.hate=null)",
+        help="override a recipe value, e.g. --set train.max_epochs=3 (repeatable; VALUE is YAML; null drops a head or "
+        "an encoder: --set model.heads.hate=null)",
     )
 
 

@@ -142,13 +142,18 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         raise RecipeError("--set", key.strip(), f"the value {value!r} is not YAML ({problem})") from None
 
 
+# Where a null override drops the key whatever its value: a head, or an encoder (one reading another's by name too)
+DROPPABLE = {("model", "heads"), ("model", "encoders")}
+
+
 def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply ``--set a.b=c`` overrides in order; intermediate mappings are created as needed. Setting a component's
     ``type:`` to another type replaces the component whole, as ``base:`` merging does, so its other keys are set by
     overrides after that one; one given before it, which the replacement would drop, is refused. A null value
-    (``model.heads.hate=null``, or nothing after ``=``) removes the key, as a null in a child recipe does
-    (``merge``): a head or an encoder is dropped, a section's key falls back to its default; one naming a key the
-    recipe lacks is set null, which validation refuses where the key is unknown (a mistyped one).
+    (``model.heads.hate=null``, or nothing after ``=``) removes a head, an encoder or any other mapping, as a null in
+    a child recipe does (``merge``); any other key is set null, as where null means something
+    (``data.columns.comments=null``: the comments are not read), and validation refuses a null where the key is
+    unknown (a mistyped one).
 
     Raises:
         TypeError: Given one override as a string, saying to pass a list.
@@ -177,8 +182,8 @@ def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, A
                     "its type",
                 )
             node.clear()
-        if value is None and keys[-1] in node:
-            del node[keys[-1]]
+        if value is None and (isinstance(node.get(keys[-1]), dict) or tuple(keys[:-1]) in DROPPABLE):
+            node.pop(keys[-1], None)
         else:
             node[keys[-1]] = value
         given.append((tuple(keys), value, text))
@@ -231,10 +236,11 @@ def with_base(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any]
     if not isinstance(base_name, str):
         raise RecipeError(source, "base", f"expected one recipe's name or path, got {base_name!r}")
     beside = (folder / base_name) if not Path(base_name).is_absolute() else Path(base_name)
+    here = beside.is_file() or (beside.exists() and base_name.removesuffix(".yaml") not in shipped_recipes())
     try:
-        base_path = locate(beside if beside.exists() else base_name)
+        base_path = locate(beside if here else base_name)  # a file beside, a shipped name, a folder beside (refused)
     except RecipeError as error:
-        looked = "" if beside.exists() else f" (looked in {folder})"
+        looked = "" if here else f" (looked in {folder})"
         raise RecipeError(source, "base", f"{base_name}: {error.problem}{looked}") from None
     base = read_yaml(base_path)
     if "base" in base:

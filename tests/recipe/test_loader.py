@@ -11,7 +11,6 @@ from conftest import tiny_recipe
 import faim
 from faim.recipe import Recipe, RecipeError, as_recipe
 from faim.recipe.loader import SHIPPED, apply_overrides, load_recipe_dict, parse_yaml, shipped_recipes
-from faim.recipe.sections import TrainConfig
 
 
 def test_overrides_parse_yaml_values() -> None:
@@ -76,12 +75,16 @@ def test_null_in_a_child_recipe_removes_the_key(tmp_path: Path) -> None:
     assert faim.build(recipe).model.kinds == ["comments", "text"]
 
 
-def test_a_null_override_removes_the_key_as_null_in_a_child_recipe_does_and_a_mistyped_one_is_refused() -> None:
+def test_a_null_override_drops_a_head_or_an_encoder_sets_any_other_key_null_and_a_mistyped_one_is_refused() -> None:
     base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, Path("run"))
     base["model"]["heads"]["other"] = {"type": "binary", "labels": ["no", "yes"]}
-    recipe = as_recipe(base, ["model.heads.harmful=null", "model.encoders.image=null", "train.lr=null"])
-    assert list(recipe.model["heads"]) == ["other"] and sorted(recipe.model["encoders"]) == ["comments", "text"]
-    assert recipe.train.lr == TrainConfig.lr
+    base["data"]["columns"]["comments"] = "replies"
+    dropped = ["model.heads.harmful=null", "model.encoders.image=null", "model.encoders.comments=null"]
+    recipe = as_recipe(base, [*dropped, "data.columns.comments=null"])
+    assert list(recipe.model["heads"]) == ["other"] and sorted(recipe.model["encoders"]) == ["text"]
+    assert recipe.data["columns"]["comments"] is None  # null means something here: the comments are not read
+    with pytest.raises(RecipeError, match=r"--set train.lr=null: train.lr: expected float, got None"):
+        as_recipe(base, ["train.lr=null"])
     with pytest.raises(RecipeError, match=r"--set train.lrr=null: train.lrr: unknown key \(did you mean 'lr'\?\)"):
         as_recipe(base, ["train.lrr=null"])
 
@@ -103,6 +106,8 @@ def test_a_folder_given_for_a_recipe_is_refused_a_saved_models_naming_its_recipe
     monkeypatch.chdir(tmp_path)
     (tmp_path / "hate_text_frozen").mkdir()  # a folder named as a shipped recipe (a run's, say)
     assert Recipe.load("hate_text_frozen").to_dict() == Recipe.load(SHIPPED / "hate_text_frozen.yaml").to_dict()
+    (tmp_path / "child.yaml").write_text(yaml.safe_dump({"base": "hate_text_frozen"}), encoding="utf-8")
+    assert Recipe.load(tmp_path / "child.yaml").model == Recipe.load("hate_text_frozen").model  # beside it too
 
 
 def test_two_levels_of_base_fail_naming_the_recipe_its_base_and_what_to_do(tmp_path: Path) -> None:
