@@ -241,15 +241,13 @@ def recipe_loader(
     ``train.balance`` says.
 
     Raises:
-        RecipeError: When ``train.augment`` perturbs an input the model does not read, or the input of a kind
-            whose embeddings are cached (the perturbed posts would never reach its encoder).
+        HiddenAugmentationError: When ``train.augment`` perturbs an input the model does not read, or the input of a
+            kind whose embeddings are cached (``make_loader``; training refuses it first, ``check_augmentation``).
     """
     cfg = recipe.train
     cache_dir = cfg.cache_dir if cfg.cache_embeddings else None
     augmenter = PostAugmenter(cfg.augment, cfg.seed) if augment and cfg.augment else None
     sampler = sources_balanced(posts, cfg.seed) if shuffle and cfg.balance == "sources" else None
-    if augmenter is not None:
-        check_augmentation(recipe, detector.model)
     collator = detector.collator(with_targets=True)
     return make_loader(
         detector.model, collator, posts, cfg.batch_size, shuffle, cfg.num_workers, cache_dir, label, augmenter, sampler
@@ -369,8 +367,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
 
     Raises:
         RecipeError: When the recipe has no ``data:`` section; before reading data, when Lightning cannot train
-            with the recipe's ``train.accelerator``, ``devices``, ``strategy`` or ``precision`` on this machine, or
-            when ``train.augment`` perturbs an input that never reaches a live encoder (``check_augmentation``).
+            with the recipe's ``train.accelerator``, ``devices``, ``strategy`` or ``precision`` on this machine;
+            before anything is written or embedded, when ``train.augment`` perturbs an input that never reaches a
+            live encoder (``check_augmentation``).
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
             ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
@@ -403,8 +402,6 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             raise RecipeError(
                 recipe.source, key, f"the data has no split {split!r}; its splits: {', '.join(splits) or 'none'}"
             )
-    detector = Detector.from_recipe(recipe)
-    check_augmentation(recipe, detector.model)
     train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), sorted(recipe.model["encoders"]))
     if not val_posts:
@@ -415,6 +412,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     )
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
+    detector = Detector.from_recipe(recipe)
+    check_augmentation(recipe, detector.model)
     if not resume_from:
         save_run_recipe(recipe, checkpoint_dir)
     model, tasks = detector.model, detector.tasks

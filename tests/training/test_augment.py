@@ -19,7 +19,7 @@ from faim.recipe import Recipe, as_recipe
 from faim.recipe.errors import RecipeError
 from faim.training.augment import HiddenAugmentationError, PostAugmenter, augmented_kinds
 from faim.training.loaders import make_loader
-from faim.training.run import recipe_loader
+from faim.training.run import check_augmentation, recipe_loader
 
 POSTS = [Post(id=str(i), text=f"those people should leave {i}", comments=["go home now"]) for i in range(40)]
 
@@ -73,18 +73,18 @@ def frozen_text_run(demo_data, tmp_path: Path, **train: object) -> tuple[Recipe,
 def test_augmenting_a_cached_frozen_kind_is_refused(demo_data, tmp_path: Path) -> None:
     recipe, detector, posts = frozen_text_run(demo_data, tmp_path, augment={"text.spaces": 0.3})
     with pytest.raises(RecipeError, match=r"train.augment: it perturbs the comments, text input, whose encoder"):
+        check_augmentation(recipe, detector.model)
+    with pytest.raises(HiddenAugmentationError, match=r"it perturbs the comments, text input, whose encoder"):
         recipe_loader(recipe, detector, posts, True, "train", augment=True)
     recipe_loader(recipe, detector, posts, False, "validation")  # evaluation loaders never augment
 
 
-def test_training_refuses_augmenting_a_cached_frozen_kind_before_reading_any_post(demo_data, tmp_path: Path) -> None:
-    recipe = tiny_recipe(
-        demo_data | {"train": tmp_path / "absent.jsonl"}, tmp_path / "run", augment={"text.spaces": 0.3}
-    )
+def test_training_refuses_augmenting_a_cached_frozen_kind_before_anything_is_written_or_embedded(
+    demo_data, tmp_path: Path
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", augment={"text.spaces": 0.3})
     recipe["model"]["encoders"]["text"]["freeze"] = True
-    with pytest.raises(
-        RecipeError, match=r"^<dict>: train.augment: it perturbs the comments, text input, whose encoder"
-    ):
+    with pytest.raises(RecipeError, match=r"^<dict>: train.augment: it perturbs the comments, text input, whose"):
         train(recipe)
     assert not (tmp_path / "run").exists()
 
@@ -128,7 +128,7 @@ def test_perturbing_an_input_the_model_does_not_read_is_refused(demo_data, tmp_p
     detector = faim.build(recipe)
     posts = build_source(recipe.data).posts("train")[:8]
     with pytest.raises(RecipeError, match=r"train.augment: image.crop perturbs an input this model does not read"):
-        recipe_loader(recipe, detector, posts, True, "train", augment=True)
+        check_augmentation(recipe, detector.model)
     text_only = make_loader(detector.model, detector.collator(with_targets=True), posts, 8, False,
                             augment=PostAugmenter({"text.spaces": 0.3}))  # fmt: skip
     assert next(iter(text_only)).elements["text"].values["input_ids"].shape[0] == 8

@@ -650,7 +650,16 @@ def test_a_validation_split_without_labels_is_refused_before_training_and_one_of
 
 @pytest.mark.parametrize(
     ("setting", "value", "reason"),
-    [("accelerator", "mps", "MPSAccelerator` can not run"), ("strategy", "nope", "invalid strategy name")],
+    [
+        ("accelerator", "foo", "invalid accelerator name"),
+        pytest.param(
+            "accelerator",
+            "mps",
+            "MPSAccelerator` can not run",
+            marks=pytest.mark.skipif(torch.backends.mps.is_available(), reason="this machine has MPS"),
+        ),
+        ("strategy", "nope", "invalid strategy name"),
+    ],
 )
 def test_training_settings_lightning_refuses_are_named_before_the_data_is_read(
     demo_data, tmp_path: Path, setting: str, value: str, reason: str
