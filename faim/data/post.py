@@ -110,7 +110,8 @@ def is_missing(value: Any) -> bool:
 def post_id(value: Any, index: int) -> str:
     """The id of a post given ``value`` as its id: ``value`` as text, or, where it is missing (``is_missing``: absent,
     null, NaN or empty), ``index``, the post's place (in the list a dict comes in, or a file's row number: ``faim
-    score`` and ``faim embed`` write it as the id), so that posts without ids stay apart."""
+    score`` and ``faim embed`` write it as the id), so that posts without ids stay apart from each other (not from a
+    post whose own id is a number: give every post an id, or none)."""
     return str(index if is_missing(value) else value)
 
 
