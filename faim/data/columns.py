@@ -122,6 +122,11 @@ class ColumnMap:
         mapped |= set(self.labels.values()) | set(self.meta.values())
         return [column for column in available if column in mapped]
 
+    def unread(self, available: Collection[str]) -> list[str]:
+        """The columns of ``available`` no field of the mapping reads, in file order (the complement of ``wanted``)."""
+        wanted = set(self.wanted(available))
+        return [column for column in available if column not in wanted]
+
     def fingerprint_key(self) -> str:
         """A stable text form of the mapping, mixed into cache fingerprints."""
         return json.dumps(dataclasses.asdict(self), sort_keys=True)

@@ -118,8 +118,7 @@ def unread_columns(spec: Any, columns: ColumnMap) -> list[str] | None:
         available = input_columns(spec)
     except (OSError, ValueError):
         return None
-    wanted = set(columns.wanted(available))
-    return [column for column in available if column not in wanted]
+    return columns.unread(available)
 
 
 def check_source_split(

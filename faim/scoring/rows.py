@@ -208,7 +208,6 @@ def warn_unheld_at_first(
         return
     mapping = ColumnMap.from_recipe(columns)
     numbered, _ = shard_posts(shard, mapping, Path(image_root) if image_root else None, kinds)
-    header = shard.header or []
-    unread = [column for column in header if column not in mapping.wanted(header)]
+    unread = mapping.unread(shard.header or [])
     name = f"{shard.file} (its first {shard.size} rows)"
     warn_unheld_kinds([post for _, post in numbered], kinds, name, SCORE_KIND, lambda: unread)
