@@ -7,9 +7,10 @@ A mapping names, for each post field, the column that holds it::
 Unmapped fields default to the column of the same name (``images`` falls back, row by row, to ``image``: a row
 whose ``images`` cell is empty or absent reads its ``image`` cell) and are simply absent when the file lacks that
 column; a column named explicitly must exist in the file (of JSON Lines, in some object of it). Cells may hold
-a list (images, comments), or, in a file whose cells are text (CSV, TSV: ``text_cells``), a JSON-encoded list
-string, where a JSON Lines or Parquet file's string is one image or comment, whatever it holds, as in a post given
-as a dict; empty cells mean "missing": no text, no images, no comments, or no label for that task.
+a list (images, comments, a multilabel task's labels), or, in a file whose cells are text (CSV, TSV:
+``text_cells``), a JSON-encoded list string, where a JSON Lines or Parquet file's string is one image, comment or
+label, whatever it holds, as in a post given as a dict; empty cells mean "missing": no text, no images, no comments,
+or no label for that task.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class ColumnMap:
             bytes, or Hugging Face image structs (``{"bytes", "path"}``).
         comments: Column of comment lists (a list or, in a CSV or TSV file, a JSON list string; any other string
             is one comment).
-        labels: Task name to the column holding its raw label.
+        labels: Task name to the column holding its raw label (a list of them for a multilabel task: a list or, in a
+            CSV or TSV file, a JSON list string; any other string is one label).
         meta: Meta field name to the column kept in ``Post.meta``.
         explicit: The fields the recipe named; only those must exist in the file.
     """
@@ -149,8 +151,9 @@ class ColumnMap:
             origin: ``"file:row"``, stored on the post and used in error messages.
             image_root: Directory relative image paths resolve against.
             text_cells: The row's cells are text, as a CSV or TSV file's are, where a list can only be written as a
-                JSON-encoded list string: such a string in the images or comments cell is read as its list. Otherwise
-                (JSON Lines, Parquet, a dataset), lists are lists and a string is one image or one comment.
+                JSON-encoded list string: such a string in the images, comments or a label cell is read as its list.
+                Otherwise (JSON Lines, Parquet, a dataset), lists are lists and a string is one image, comment or
+                label.
 
         Raises:
             ValueError: When a cell has the wrong type (non-string text, a comment that is not a string...).
@@ -158,7 +161,7 @@ class ColumnMap:
         text = _cell(row, self.text)
         if text is not None and not isinstance(text, str):
             raise ValueError(f"{origin}: field 'text' (column {self.text!r}) must be a string, got {text!r}")
-        labels = {task: _decode_label(_cell(row, column)) for task, column in self.labels.items()}
+        labels = {task: _listed_cell(row, column, text_cells) for task, column in self.labels.items()}
         images = self.images_column(row, text_cells)
         return Post(
             id=self.post_id(row, index),
@@ -207,12 +210,6 @@ def _as_list(value: Any) -> list[Any]:
     if isinstance(value, (list, tuple)):
         return list(value)
     return [value]
-
-
-def _decode_label(value: Any) -> Any:
-    """A raw label, with JSON-encoded list strings (multilabel cells in CSV) decoded."""
-    decoded = json_list(value)
-    return value if decoded is None else decoded
 
 
 def _images(value: Any, origin: str, column: str | None) -> list[ImageRef]:

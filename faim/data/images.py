@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from faim.data.post import json_list
+from faim.data.post import list_as_text
 
 ImageRef = str | bytes | Path
 
@@ -68,7 +68,7 @@ def check_picture(ref: ImageRef, root: Path | None = None) -> bytes | Path:
     try:
         if not resolved.is_file():
             problem = "is a directory" if resolved.is_dir() else "file not found"
-            hint = LIST_AS_TEXT if json_list(str(ref)) is not None else ""
+            hint = list_as_text(str(ref), "pictures")
             raise ImageError(f"image {label}: {problem} (resolved to {resolved.absolute()}){hint}", "missing")
         size = resolved.stat().st_size
     except OSError as error:  # a name longer than the system takes, a folder on the way that may not be searched
@@ -77,13 +77,6 @@ def check_picture(ref: ImageRef, root: Path | None = None) -> bytes | Path:
     if size == 0:
         raise ImageError(f"image {label}: empty file", "empty")
     return resolved
-
-
-LIST_AS_TEXT = (
-    "; a JSON list written as text is read as a list of pictures only in a CSV or TSV cell: elsewhere give a list"
-)
-"""What the error of a missing picture whose path spells a JSON list adds: a JSON Lines or Parquet file's string,
-or a post's, is one path (``faim.data.columns.ColumnMap.to_post``)."""
 
 
 PILLOW_PIXELS = 1024 * 1024 * 1024 // 4 // 3

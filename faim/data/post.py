@@ -27,7 +27,8 @@ class Post:
         images: Image paths (relative paths resolve against the source's image root) or encoded bytes.
         comments: Comment texts, in order; empty comments are dropped.
         labels: Task name to label: an int class index, a label name, or a list of either for multilabel
-            tasks. A missing task means "unlabelled for that task".
+            tasks (a list, not a string spelling one, which is one label). A missing task means "unlabelled for
+            that task".
         meta: Free-form fields kept for slicing and reporting (e.g. ``{"slice": "en"}``).
         origin: Where the post came from (``"file.jsonl:17"``), used in error messages.
         image_root: Directory that relative image paths resolve against (``None``: the working directory).
@@ -124,6 +125,17 @@ def json_list(value: Any) -> list[Any] | None:
     except json.JSONDecodeError:
         return None
     return decoded if isinstance(decoded, list) else None
+
+
+def list_as_text(value: Any, items: str) -> str:
+    """What an error refusing ``value`` adds where it is a string spelling a JSON list (``json_list``): such a string
+    is read as a list of ``items`` (``"pictures"``, ``"labels"``) only in a CSV or TSV cell, and is one item in a
+    JSON Lines or Parquet file or a post given as a dict (``faim.data.columns.ColumnMap.to_post``); ``""`` where it
+    is not one."""
+    if json_list(value) is None:
+        return ""
+    where = "only in a CSV or TSV cell: elsewhere give a list"
+    return f"; a JSON list written as text is read as a list of {items} {where}"
 
 
 def listed(value: Any) -> Any:

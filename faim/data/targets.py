@@ -8,6 +8,8 @@ from typing import Any
 
 import torch
 
+from faim.data.post import list_as_text
+
 TASK_TYPES = ("binary", "multiclass", "multilabel")
 TRUE_WORDS = {"1", "true", "yes"}
 FALSE_WORDS = {"0", "false", "no"}
@@ -44,10 +46,14 @@ class TaskSpec:
         if self.type == "binary":
             forms += " or true/false, yes/no (a share of annotators, say, is decided into one of them first)"
         problem = f"label {value!r} for task {self.name!r} is not {forms}"
+        if self.type == "multilabel":
+            problem += list_as_text(value, "labels")
         raise ValueError(f"{where}: {problem}" if where else problem)
 
     def target(self, value: Any, where: str | None = None) -> Any:
-        """The target for one post: float 0/1 (binary), class index (multiclass) or multi-hot list."""
+        """The target for one post: float 0/1 (binary), class index (multiclass) or multi-hot list (of a list of
+        labels, or of one: a string is one label, whatever it spells, as ``faim.data.columns.ColumnMap.to_post``
+        reads it outside a CSV or TSV cell)."""
         if self.type == "binary":
             return float(self.index(value, where))
         if self.type == "multiclass":

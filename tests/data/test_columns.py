@@ -150,9 +150,11 @@ def test_an_images_cell_absent_null_or_empty_falls_back_to_the_image_cell(images
 
 
 def test_json_list_strings_are_lists_in_text_cells_alone():
-    row = {"images": '["a.png", "b.png"]', "comments": "[1, 2]", "image": "c.png"}
-    columns = ColumnMap.from_recipe(None).bind(list(row), "posts.jsonl")
+    row = {"images": '["a.png", "b.png"]', "comments": "[1, 2]", "image": "c.png", "topics": '["spam", "scam"]'}
+    columns = ColumnMap.from_recipe({"labels": ["topics"]}).bind(list(row), "posts.jsonl")
     post = columns.to_post(row, 0, "posts.jsonl:1", None)
     assert post.images == ['["a.png", "b.png"]'] and post.comments == ["[1, 2]"]
-    empty = columns.to_post({"images": "[]", "comments": "[]", "image": "c.png"}, 0, "posts.jsonl:1", None)
-    assert empty.images == ["[]"] and empty.comments == ["[]"]
+    assert post.labels == {"topics": '["spam", "scam"]'}
+    empty = {"images": "[]", "comments": "[]", "image": "c.png", "topics": "[]"}
+    empty = columns.to_post(empty, 0, "posts.jsonl:1", None)
+    assert empty.images == ["[]"] and empty.comments == ["[]"] and empty.labels == {"topics": "[]"}

@@ -41,3 +41,12 @@ def test_a_post_whose_label_is_no_label_is_named_once_by_the_post_error() -> Non
     with pytest.raises(PostError) as raised:
         post_targets(post, [BINARY])
     assert "field 'labels.hate': label 0.98 for task 'hate' is not one of" in str(raised.value)
+
+
+def test_a_json_list_string_given_a_multilabel_task_says_where_such_lists_are_read() -> None:
+    topics = TaskSpec("topics", "multilabel", ("spam", "scam"))
+    assert topics.target(["spam", "scam"], "x") == [1.0, 1.0]
+    with pytest.raises(ValueError, match=r"only in a CSV or TSV cell: elsewhere give a list$"):
+        topics.target('["spam", "scam"]', "posts.jsonl:1")
+    with pytest.raises(ValueError, match=r"from 0 to 1$"):
+        topics.target("ham", "posts.jsonl:1")
