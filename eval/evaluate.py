@@ -18,10 +18,10 @@ import numpy as np
 from torch.utils.data import DataLoader
 
 from faim.calibration.fit import Calibration
-from faim.data.elements import check_texts
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.language import UNDETERMINED, with_languages
 from faim.data.post import Post, check_labelled, post_texts
+from faim.data.preflight import refuse_unreadable
 from faim.data.targets import TaskSpec
 from faim.decisions import decide
 from faim.detector import Detector
@@ -256,12 +256,14 @@ def evaluate(
     ``meta.lang`` are given the language they are written in first (``faim.data.language``).
 
     Raises:
-        ValueError: Before the model reads a post, when none carries a label for any task (``check_labelled``).
+        ValueError: Before the model reads a post, when none carries a label for any task (``check_labelled``), or
+            when some name a picture the model would read that is not there (``refuse_unreadable``: how many, and
+            the first by origin and id).
         PostError: Before the model reads a post, naming the first whose text or a comment the model reads holds
-            half of a UTF-16 surrogate pair (``check_texts``).
+            half of a UTF-16 surrogate pair (``refuse_unreadable``).
     """
     check_labelled(posts, [task.name for task in detector.tasks], data_name)
-    check_texts(posts, detector.model.kinds)
+    refuse_unreadable(posts, detector.model.kinds, detector.max_elements, data_name)
     config = config or EvalConfig()
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)

@@ -17,7 +17,7 @@ from faim.data.post import post_texts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
 from faim.recipe import Recipe, as_recipe
-from faim.training.run import RESUME_CALL, fit, recipe_loader, split_posts, write_record
+from faim.training.run import RESUME_CALL, evaluated_posts, fit, recipe_loader, write_record
 
 
 @dataclass
@@ -80,12 +80,18 @@ def load(path: str | Path) -> Detector:
 
 def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | Path) -> dict[str, Any]:
     """Evaluate the model a run of ``recipe`` saved in ``model_dir`` again, as ``train`` does at its end: on the
-    recipe's eval split, with its saved calibration; rewrites ``<train.output_dir>/eval`` and returns the report."""
+    recipe's eval split, with its saved calibration; rewrites ``<train.output_dir>/eval`` and returns the report.
+
+    Raises:
+        PostError: Before the model reads a post, naming the first whose text or a comment it reads is not text.
+        ValueError: Before the model reads a post, when some name a picture it reads that is not there
+            (``evaluated_posts``).
+    """
     recipe = as_recipe(recipe)
     detector = Detector.load(model_dir)
     source = build_source(recipe.data_section)
     split = recipe.eval.split
-    posts = split_posts(recipe, source, split)
+    posts = evaluated_posts(recipe, source.posts(split), source.describe(split))
     loader = recipe_loader(recipe, detector, posts, False, split)
     out = recipe.train.run_folder / "eval"
     texts = post_texts(posts)

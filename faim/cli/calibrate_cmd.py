@@ -15,9 +15,9 @@ from faim.calibration.head_correction import FOLDS
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
 from faim.cli.common import add_columns, check_label_tasks, output_folder, parse_columns, positive_integer
 from faim.data.columns import ColumnMap
-from faim.data.elements import check_texts, leave_out_empty
+from faim.data.elements import leave_out_empty
 from faim.data.post import MAP_LABELS, check_labelled, post_texts
-from faim.data.preflight import check_posts, unread_columns
+from faim.data.preflight import refuse_unreadable, unread_columns, warn_unheld_kinds
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -115,11 +115,11 @@ def run(args: argparse.Namespace) -> int:
     kinds = detector.model.kinds_with(detector.pooling_kind)
     posts = leave_out_empty(list(read_posts(args.data, columns, args.image_root)), kinds, args.data)
     unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
-    check_posts(posts, kinds, detector.max_elements, args.data, columns=unread)
+    warn_unheld_kinds(posts, kinds, args.data, columns=unread)
     if not args.unlabelled:
         names = [task.name for task in detector.tasks]
         check_labelled(posts, names, args.data, f"{MAP_LABELS}, or estimate the share of positives with --unlabelled")
-    check_texts(posts, detector.model.kinds)
+    refuse_unreadable(posts, detector.model.kinds, detector.max_elements, args.data)
     collator = detector.collator(with_targets=True)
     loader = make_loader(detector.model, collator, posts, recipe.eval.batch_size, shuffle=False)
     predictions = predict(

@@ -24,7 +24,7 @@ from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.post import check_labelled
-from faim.data.preflight import check_posts, check_source_split, unread_columns
+from faim.data.preflight import unread_columns, warn_source_split, warn_unheld_kinds
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
@@ -111,11 +111,11 @@ def run(args: argparse.Namespace) -> int:
         unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"
     kinds = detector.model.kinds_with(detector.pooling_kind)
     posts = leave_out_empty(posts, kinds, name, unmapped)
-    if args.data:
+    if args.data:  # pictures that are not there are refused by evaluate, before the model reads a post
         unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
-        check_posts(posts, kinds, detector.max_elements, name, columns=unread)
+        warn_unheld_kinds(posts, kinds, name, columns=unread)
     else:
-        check_source_split(source, args.split, posts, kinds, detector.max_elements, SPLIT_KIND)
+        warn_source_split(source, args.split, posts, kinds, SPLIT_KIND)
     filled = {LANGUAGE} if recipe.eval.languages else set()  # evaluation gives each post its language first
     if args.data and filled and not any(LANGUAGE in post.meta for post in posts):
         for note in language_column_notes(args.data, columns):

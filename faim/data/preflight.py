@@ -1,17 +1,18 @@
 """Checks of posts made before a model reads any: a kind of element the model reads that no post holds (a warning:
-as where the column holding it is not mapped, the model would read every post without it and say nothing), and
-pictures that are not there (a refusal naming the posts, where reading them would stop at the first only once the
-model had read every post before it)."""
+as where the column holding it is not mapped, the model would read every post without it and say nothing), and posts
+the model would stop at part way (``refuse_unreadable``: a text that is not text, pictures that are not there), which
+every evaluation, ``faim calibrate`` and training refuse up front, where reading them would stop at the first only once
+the model had read every post before it."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from typing import Any
 
 from faim.data.columns import ColumnMap
-from faim.data.elements import KIND_NAMES, PostError, element_refs, reads_nothing
+from faim.data.elements import KIND_NAMES, PostError, check_texts, element_refs, reads_nothing
 from faim.data.images import ImageError, check_picture
 from faim.data.post import Post
 from faim.data.sources import input_columns
@@ -22,7 +23,7 @@ MAP_KIND = "map the column that holds them with --map {field}=COLUMN"
 """What ``warn_unheld_kinds`` says to do by default, ``{field}`` the field of the kind no post holds."""
 
 RECIPE_KIND = "map the column that holds them in the recipe (data.columns: {{{field}: COLUMN}})"
-"""What a recipe's split none of whose posts holds a kind needs (``check_source_split``'s default)."""
+"""What a recipe's split none of whose posts holds a kind needs (``warn_source_split``'s default)."""
 
 SHOWN = 5
 """How many posts naming a picture that is not there ``refuse_missing_pictures`` names."""
@@ -66,7 +67,7 @@ def warn_unheld_kinds(
         )
 
 
-def refuse_missing_pictures(posts: Sequence[Post], kinds: Sequence[str], limit: int, name: str) -> None:
+def refuse_missing_pictures(posts: Sequence[Post], kinds: Collection[str], limit: int, name: str) -> None:
     """Refuse ``posts`` (of ``name``) some of which name a picture that is not there (missing, a folder or empty, as
     ``faim.data.images.check_picture`` finds without reading it) among the first ``limit`` of each (those a model
     reads of a post), where the model reads pictures (``image`` among ``kinds``). A picture that is there but does not
@@ -97,17 +98,17 @@ def missing_picture(post: Post, limit: int) -> PostError | None:
     return None
 
 
-def check_posts(
-    posts: Sequence[Post],
-    kinds: Sequence[str],
-    limit: int,
-    name: str,
-    remedy: str = MAP_KIND,
-    columns: Callable[[], list[str] | None] | None = None,
-) -> None:
-    """Before a model reads ``posts`` (of ``name``): warn of each kind no post holds (``warn_unheld_kinds``, with
-    ``remedy`` and ``columns``), then refuse pictures that are not there (``refuse_missing_pictures``)."""
-    warn_unheld_kinds(posts, kinds, name, remedy, columns)
+def refuse_unreadable(posts: Sequence[Post], kinds: Collection[str], limit: int, name: str) -> None:
+    """Refuse ``posts`` (of ``name``) a model reading ``kinds`` (at most ``limit`` elements of each) would stop at
+    part way, before it reads any: the first whose text or a comment is not text (``check_texts``), then those naming
+    a picture that is not there (``refuse_missing_pictures``). Every evaluation (``faim.eval.evaluate.evaluate``, a
+    recipe's split as ``faim.training.run.evaluated_posts`` reads it), ``faim calibrate`` and training go through it.
+
+    Raises:
+        PostError: Of kind ``text_encoding``, naming the post's origin (its file and row), its id and the field.
+        ValueError: Naming ``name``, how many posts name a picture that is not there, and the first ``SHOWN``.
+    """
+    check_texts(posts, kinds)
     refuse_missing_pictures(posts, kinds, limit, name)
 
 
@@ -121,18 +122,18 @@ def unread_columns(spec: Any, columns: ColumnMap) -> list[str] | None:
     return columns.unread(available)
 
 
-def check_source_split(
-    source: Any, split: str, posts: Sequence[Post], kinds: Sequence[str], limit: int, remedy: str = RECIPE_KIND
+def warn_source_split(
+    source: Any, split: str, posts: Sequence[Post], kinds: Sequence[str], remedy: str = RECIPE_KIND
 ) -> None:
-    """``check_posts`` of a source's ``split``, named as the source describes it, with the columns of its file no
-    mapping reads where the source reads files by a mapping (``faim.data.tabular.FileSource``)."""
+    """``warn_unheld_kinds`` of a source's ``split``, named as the source describes it, with the columns of its file
+    no mapping reads where the source reads files by a mapping (``faim.data.tabular.FileSource``)."""
     columns = None
     if isinstance(source, FileSource):
         columns = partial(unread_columns, source.location(split), source.columns)
-    check_posts(posts, kinds, limit, source.describe(split), remedy, columns)
+    warn_unheld_kinds(posts, kinds, source.describe(split), remedy, columns)
 
 
-def check_source_splits(source: Any, splits: dict[str, Sequence[Post]], kinds: Sequence[str], limit: int) -> None:
-    """``check_source_split`` of each of a recipe's ``splits`` (name → posts), before a model trains on them."""
+def warn_source_splits(source: Any, splits: dict[str, Sequence[Post]], kinds: Sequence[str]) -> None:
+    """``warn_source_split`` of each of a recipe's ``splits`` (name → posts), before a model trains on them."""
     for split, posts in splits.items():
-        check_source_split(source, split, posts, kinds, limit)
+        warn_source_split(source, split, posts, kinds)

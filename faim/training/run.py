@@ -26,10 +26,10 @@ from torch.utils.data import DataLoader
 from faim.artifact import MANIFEST, read_manifest
 from faim.assembly import build_source, task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
-from faim.data.elements import check_texts, refuse_nothing_read
+from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
 from faim.data.post import Post, check_labelled, post_texts
-from faim.data.preflight import check_source_splits
+from faim.data.preflight import refuse_unreadable, warn_source_splits
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.folders import check_replaceable
@@ -168,19 +168,21 @@ def make_trainer(
     return trainer, checkpoint, timer
 
 
-def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: list[str]) -> None:
-    """Refuse a training split (``name``) a model cannot learn from: one without posts, one holding a post whose text
-    or comment of ``kinds`` (the kinds the model reads) is not text (``check_texts``), one none of whose posts holds
-    an element of ``kinds`` (as where its columns are not mapped), or one without a label for a task (saying how to
-    drop its head where the model has others); warn of one whose labelled posts of a binary or multiclass task are of
-    one class (a model learns nothing of the others from it, as a fold holding out a group may be meant to show).
+def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: list[str], limit: int) -> None:
+    """Refuse a training split (``name``) a model cannot learn from: one without posts, one holding posts the model
+    reading ``kinds`` (at most ``limit`` elements of each) would stop at (``refuse_unreadable``: a text or comment that
+    is not text, a picture that is not there), one none of whose posts holds an element of ``kinds`` (as where its
+    columns are not mapped), or one without a label for a task (saying how to drop its head where the model has
+    others); warn of one whose labelled posts of a binary or multiclass task are of one class (a model learns nothing
+    of the others from it, as a fold holding out a group may be meant to show).
 
     Raises:
-        ValueError: Naming the split and the task, or the kinds; a ``PostError`` naming the post and its field.
+        ValueError: Naming the split and the task, the kinds, or the posts naming a picture that is not there; a
+            ``PostError`` naming the post and its field.
     """
     if not posts:
         raise ValueError(f"{name}: no posts")
-    check_texts(posts, kinds)
+    refuse_unreadable(posts, kinds, limit, name)
     refuse_nothing_read(posts, kinds, name, "map the columns that hold them (data.columns in the recipe)")
     for task in tasks:
         labels = [post.labels[task.name] for post in posts if post.labels.get(task.name) is not None]
@@ -218,17 +220,17 @@ def check_calibratable(tasks: list[TaskSpec], posts: list[Post], name: str) -> N
             )
 
 
-def split_posts(recipe: Recipe, source: Any, split: str) -> list[Post]:
-    """A split's posts as evaluation reads them, a post whose text or comment the model reads is not text refused
-    first (``check_texts``): with ``eval.languages``, each without ``meta.lang`` given the language it is written in
-    (``faim.data.language``).
+def evaluated_posts(recipe: Recipe, posts: list[Post], name: str) -> list[Post]:
+    """The posts of a recipe's split (``name``, as its source describes it) as evaluation reads them, those the model
+    would stop at part way refused first (``refuse_unreadable``, with the recipe's ``train.max_elements``): with
+    ``eval.languages``, each without ``meta.lang`` given the language it is written in (``faim.data.language``).
 
     Raises:
         PostError: Naming the first post whose text or a comment the model reads holds half of a UTF-16 surrogate
             pair.
+        ValueError: Naming ``name``, how many posts name a picture the model reads that is not there, and the first.
     """
-    posts = source.posts(split)
-    check_texts(posts, list(recipe.model["encoders"]))
+    refuse_unreadable(posts, list(recipe.model["encoders"]), recipe.train.max_elements, name)
     return with_languages(posts) if recipe.eval.languages else posts
 
 
@@ -374,8 +376,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
             ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
             anything is written, for a training split without posts or a task's labels (``check_learnable``), a
-            validation split without posts, or a post of either whose text or a comment the model reads holds half
-            of a UTF-16 surrogate pair (``check_texts``, a ``PostError`` naming its file, row and field).
+            validation split without posts, posts of either naming a picture the model reads that is not there, or
+            a post of either whose text or a comment the model reads holds half of a UTF-16 surrogate pair
+            (``refuse_unreadable``, a ``PostError`` naming its file, row and field).
         FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
         SystemExit: With status 143, when the process is sent SIGTERM while it trains (``stop_for_signal``).
         KeyboardInterrupt: On Ctrl-C (SIGINT) while it trains, after which Ctrl-C works as it did before (Lightning
@@ -402,14 +405,14 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             raise RecipeError(
                 recipe.source, key, f"the data has no split {split!r}; its splits: {', '.join(splits) or 'none'}"
             )
-    train_posts, val_posts = source.posts("train"), split_posts(recipe, source, "validation")
-    check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), sorted(recipe.model["encoders"]))
+    kinds = sorted(recipe.model["encoders"])
+    train_posts, val_posts = source.posts("train"), source.posts("validation")
+    warn_source_splits(source, {"train": train_posts, "validation": val_posts}, kinds)
+    val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"))
+    check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements)
     if not val_posts:
         raise ValueError(f"{source.describe('validation')}: no posts")
     check_calibratable(task_specs(recipe.model), val_posts, source.describe("validation"))
-    check_source_splits(
-        source, {"train": train_posts, "validation": val_posts}, sorted(recipe.model["encoders"]), cfg.max_elements
-    )
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
     detector = Detector.from_recipe(recipe)
@@ -447,7 +450,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     detector.calibrate(val_loader, recipe.eval, weights)
     model_dir = detector.save(output_dir / "model")
     split = recipe.eval.split
-    eval_posts = val_posts if split == "validation" else split_posts(recipe, source, split)
+    eval_posts = (
+        val_posts if split == "validation" else evaluated_posts(recipe, source.posts(split), source.describe(split))
+    )
     eval_loader = val_loader if split == "validation" else recipe_loader(recipe, detector, eval_posts, False, split)
     counts = [posts_encoded(loader) for loader in dict.fromkeys([train_loader, val_loader, eval_loader])]
     encoded = None if all(count is None for count in counts) else sum(count or 0 for count in counts)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from faim.data.elements import PostError
 from faim.data.post import Post
-from faim.data.preflight import check_source_split, refuse_missing_pictures, warn_unheld_kinds
+from faim.data.preflight import refuse_missing_pictures, refuse_unreadable, warn_source_split, warn_unheld_kinds
 from faim.data.sources import JsonlSource
 from faim.notices import FaimWarning
 
@@ -65,7 +66,23 @@ def test_pictures_the_model_does_not_read_are_not_looked_at(tmp_path: Path) -> N
         refuse_missing_pictures(posts, KINDS, 2, "p.jsonl")
 
 
-def test_a_recipe_split_is_checked_naming_its_file_and_the_columns_its_mapping_leaves_unread(tmp_path: Path) -> None:
+def test_posts_a_model_would_stop_at_are_refused_a_text_that_is_not_text_first_then_pictures_not_there(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "ok.png").write_bytes(b"x")
+    posts = [
+        Post("a", "fine", images=["ok.png"], origin="p.jsonl:1", image_root=tmp_path),
+        Post("b", "fine", images=["gone.png"], origin="p.jsonl:2", image_root=tmp_path),
+        Post("c", "cut \ud83d", origin="p.jsonl:3"),
+    ]
+    with pytest.raises(PostError, match=re.escape("p.jsonl:3 (post id='c') field 'text': holds half of a UTF-16")):
+        refuse_unreadable(posts, KINDS, 8, "p.jsonl")
+    with pytest.raises(ValueError, match=re.escape("p.jsonl: 1 of 2 posts name a picture that is not there")):
+        refuse_unreadable(posts[:2], KINDS, 8, "p.jsonl")
+    refuse_unreadable(posts[:1], KINDS, 8, "p.jsonl")
+
+
+def test_a_recipe_split_is_warned_of_naming_its_file_and_the_columns_its_mapping_leaves_unread(tmp_path: Path) -> None:
     rows = [{"id": str(n), "text": "t", "img": "a.png", "comments": ["c"], "label": 1} for n in range(3)]
     data = tmp_path / "train.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
@@ -75,4 +92,4 @@ def test_a_recipe_split_is_checked_naming_its_file_and_the_columns_its_mapping_l
         "holding them is not mapped; map the column that holds them in the recipe (data.columns: {image: COLUMN}) "
         "(columns of the data no mapping reads: img)"
     )):  # fmt: skip
-        check_source_split(source, "train", source.posts("train"), KINDS, 8)
+        warn_source_split(source, "train", source.posts("train"), KINDS)

@@ -4,6 +4,7 @@ reports; the words the model and the labels read the opposite way."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -99,6 +100,20 @@ def test_a_post_holding_half_a_surrogate_pair_is_refused_naming_it_before_the_mo
     message = r"^dump.jsonl:2 \(post id='2'\) field 'text': holds half of a UTF-16 surrogate pair \(\\ud83d"
     with pytest.raises(PostError, match=message):
         evaluate(detector, posts, tmp_path / "eval", "dump", EvalConfig(languages=languages))
+
+
+def test_posts_naming_a_picture_not_there_are_refused_naming_them_before_the_model_reads_any(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch
+) -> None:
+    detector = Detector.load(str(tiny_model_dir))
+    monkeypatch.setattr(evaluate_module, "predict", lambda *args, **kwargs: pytest.fail("the model read the posts"))
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))
+    posts[-1].images = ["images/nowhere.jpg"]
+    where = f"{demo_data['validation']}:{len(posts)} (post id='{posts[-1].id}') field 'images': image "
+    with pytest.raises(ValueError, match=re.escape(f"dump: 1 of {len(posts)} posts name a picture that is not there")):
+        evaluate(detector, posts, tmp_path / "eval", "dump", EvalConfig(languages=False))
+    with pytest.raises(ValueError, match=re.escape(where)):
+        evaluate(detector, posts, tmp_path / "eval", "dump", EvalConfig(languages=False))
 
 
 def test_evaluation_reports_the_ece_range_of_a_calibrated_model(demo_data, tmp_path: Path) -> None:

@@ -369,9 +369,9 @@ def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where
         match=r"^train.jsonl: no post carries a label for task 'other'; to train the other heads alone, drop it: "
         r"model.heads.other: null in a recipe with a base:, or --set model.heads.other=null$",
     ):
-        check_learnable([harmful, other], posts, "train.jsonl", ["text"])
+        check_learnable([harmful, other], posts, "train.jsonl", ["text"], 8)
     with pytest.raises(ValueError, match=r"^train.jsonl: no post carries a label for task 'other'$"):
-        check_learnable([other], posts, "train.jsonl", ["text"])
+        check_learnable([other], posts, "train.jsonl", ["text"], 8)
 
 
 def test_a_training_split_of_one_class_is_warned_of(demo_data, tmp_path: Path) -> None:
@@ -678,6 +678,18 @@ def test_pictures_not_there_are_refused_naming_the_posts_before_training(demo_da
     with pytest.raises(ValueError, match=r"validation.jsonl.*: 160 of 160 posts name a picture that is not there"):
         train(recipe)
     assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+def test_evaluating_a_run_again_refuses_pictures_not_there_before_the_model_reads_a_post(
+    demo_data, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    moved = tmp_path / "validation.jsonl"  # the pictures left beside the demo's file
+    moved.write_text(demo_data["validation"].read_text(encoding="utf-8"), encoding="utf-8")
+    recipe = tiny_recipe(demo_data | {"validation": moved}, tmp_path / "run")
+    monkeypatch.setattr("faim.eval.evaluate.predict", lambda *args, **kwargs: pytest.fail("the model read posts"))
+    with pytest.raises(ValueError, match=r"validation.jsonl.*: 160 of 160 posts name a picture that is not there"):
+        evaluate_run(recipe, tiny_model_dir)
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_kind_no_training_post_holds_is_warned_of_naming_the_column_to_map(demo_data, tmp_path: Path) -> None:
