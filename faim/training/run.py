@@ -370,15 +370,17 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     Raises:
         RecipeError: When the recipe has no ``data:`` section; before reading data, when Lightning cannot train
             with the recipe's ``train.accelerator``, ``devices``, ``strategy`` or ``precision`` on this machine;
-            before anything is written or embedded, when ``train.augment`` perturbs an input that never reaches a
-            live encoder (``check_augmentation``).
+            before reading posts, when the data has no train or validation split or none of the name ``eval.split``
+            gives (naming the key and the splits it has); before anything is written or embedded, when
+            ``train.augment`` perturbs an input that never reaches a live encoder (``check_augmentation``).
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
             ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
             anything is written, for a training split without posts or a task's labels (``check_learnable``), a
-            validation split without posts, posts of either naming a picture the model reads that is not there, or
-            a post of either whose text or a comment the model reads holds half of a UTF-16 surrogate pair
-            (``refuse_unreadable``, a ``PostError`` naming its file, row and field).
+            validation split without posts, posts of the training, validation or ``eval.split`` split naming a
+            picture the model reads that is not there, or a post of one of them whose text or a comment the model
+            reads holds half of a UTF-16 surrogate pair (``refuse_unreadable``, a ``PostError`` naming its file, row
+            and field).
         FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
         SystemExit: With status 143, when the process is sent SIGTERM while it trains (``stop_for_signal``).
         KeyboardInterrupt: On Ctrl-C (SIGINT) while it trains, after which Ctrl-C works as it did before (Lightning
@@ -405,10 +407,12 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             raise RecipeError(
                 recipe.source, key, f"the data has no split {split!r}; its splits: {', '.join(splits) or 'none'}"
             )
-    kinds = sorted(recipe.model["encoders"])
+    kinds, split = sorted(recipe.model["encoders"]), recipe.eval.split
     train_posts, val_posts = source.posts("train"), source.posts("validation")
-    warn_source_splits(source, {"train": train_posts, "validation": val_posts}, kinds)
+    eval_posts = val_posts if split == "validation" else source.posts(split)
+    warn_source_splits(source, {"train": train_posts, "validation": val_posts, split: eval_posts}, kinds)
     val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"))
+    eval_posts = val_posts if split == "validation" else evaluated_posts(recipe, eval_posts, source.describe(split))
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements)
     if not val_posts:
         raise ValueError(f"{source.describe('validation')}: no posts")
@@ -449,10 +453,6 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     weights = crowd_correction_weights(recipe, detector, train_posts) if recipe.eval.crowd_corrections else None
     detector.calibrate(val_loader, recipe.eval, weights)
     model_dir = detector.save(output_dir / "model")
-    split = recipe.eval.split
-    eval_posts = (
-        val_posts if split == "validation" else evaluated_posts(recipe, source.posts(split), source.describe(split))
-    )
     eval_loader = val_loader if split == "validation" else recipe_loader(recipe, detector, eval_posts, False, split)
     counts = [posts_encoded(loader) for loader in dict.fromkeys([train_loader, val_loader, eval_loader])]
     encoded = None if all(count is None for count in counts) else sum(count or 0 for count in counts)

@@ -361,6 +361,33 @@ def test_a_split_that_cannot_be_learned_or_calibrated_from_is_refused_before_tra
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda rows: [*rows[:-1], rows[-1] | {"image": "images/nowhere.jpg"}],
+            r"test.jsonl: 1 of 160 posts name a picture that is not there .*test.jsonl:160 \(post id=",
+        ),
+        (
+            lambda rows: [*rows[:-1], rows[-1] | {"text": "half a pair \ud83d here"}],
+            r"test.jsonl:160 \(post id=.*\) field 'text': holds half of a UTF-16 surrogate pair \(\\ud83d",
+        ),
+    ],
+)
+def test_an_eval_split_the_model_would_stop_at_is_refused_before_training(
+    change, message: str, demo_data, tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    test = tmp_path / "test.jsonl"
+    test.write_text("".join(json.dumps(row) + "\n" for row in change(rows)), encoding="utf-8")
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1)
+    recipe["data"] |= {"test": str(test), "image_root": str(demo_data["validation"].parent)}
+    recipe["eval"]["split"] = "test"
+    with pytest.raises(ValueError, match=message):
+        train(recipe)
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where_the_model_has_others() -> None:
     posts = [Post("a", "text", labels={"harmful": 1}), Post("b", "more text", labels={"harmful": 0})]
     harmful, other = TaskSpec("harmful", "binary", ("no", "yes")), TaskSpec("other", "binary", ("no", "yes"))
