@@ -21,6 +21,13 @@ from faim.data.post import list_as_text
 
 ImageRef = str | bytes | Path
 
+IMAGE_DECODING = 2
+"""The version of how a picture's file becomes its pixels here (``load_image``), which the embedding cache keys
+pictures by (``faim.training.cache.image_stamp``): raise it with every change that gives some picture other pixels,
+so embeddings cached of pictures decoded the old way are computed anew rather than read. 2: grey pictures of more
+than 8 bits a sample scaled to 8 (``_eight_bit``), where before (caches keyed with no version) they were clipped,
+a 16-bit picture white."""
+
 
 class ImageError(ValueError):
     """An image that cannot be used, with ``kind`` one of ``missing``, ``empty``, ``unreadable``,

@@ -5,8 +5,8 @@ reuses the text embeddings of the multimodal model; encoders stacked on one kind
 that changes one member recomputes that member only). A file's key covers the kind, its encoder's identity (class,
 weights and their sha256, preprocessing, the arguments a registered encoder was built with), the element cap, and a
 fingerprint of what that encoder reads from the posts (texts, comments or metadata; image paths with size and
-mtime), so a change to any of them computes that kind anew, and a change to another kind's inputs does not. Files
-are written atomically (safe with several DDP processes).
+mtime, and the version of picture decoding), so a change to any of them computes that kind anew, and a change to
+another kind's inputs does not. Files are written atomically (safe with several DDP processes).
 
 Each file also records, in its metadata, its encoder's identity and a digest of what each post gave it. A list of
 posts with no file of its own takes the rows of posts it shares with other files of the same encoder (a dataset
@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 from faim.data.batch import Elements
 from faim.data.collate import PostCollator
 from faim.data.elements import element_refs
+from faim.data.images import IMAGE_DECODING
 from faim.data.post import ImageRef, Post
 from faim.encoders.stack import StackedEncoder, encoder_parts
 from faim.model import WholePostModel
@@ -56,15 +57,18 @@ def image_identity(post: Post, ref: ImageRef) -> str:
 
 
 def image_stamp(post: Post, ref: ImageRef) -> str:
-    """A picture's identity (``image_identity``) with its file's size and modification time, or ``missing``."""
+    """A picture's identity (``image_identity``) with its file's size and modification time, or ``missing``; a
+    picture there with the version of the decoding that makes its pixels (``faim.data.images.IMAGE_DECODING``), so
+    its embeddings cached by a faim that decoded it otherwise are not read."""
     identity = image_identity(post, ref)
+    decoding = f"decoding-{IMAGE_DECODING}"
     if isinstance(ref, bytes):
-        return identity
+        return f"{identity}:{decoding}"
     path = Path(identity)
     if not path.exists():
         return f"{identity}:missing"
     stat = path.stat()
-    return f"{identity}:{stat.st_size}:{stat.st_mtime_ns}"
+    return f"{identity}:{stat.st_size}:{stat.st_mtime_ns}:{decoding}"
 
 
 def kind_fingerprint(posts: list[Post], kind: str, limit: int) -> str:

@@ -6,18 +6,27 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
+from PIL import Image
 
-from faim import registry
+from faim import Detector, WholePostModel, registry
+from faim.data import images
+from faim.data.post import as_posts
+from faim.data.targets import TaskSpec
 from faim.encoder import Encoder, Preprocessor
 from faim.encoders import text_normalize
 from faim.encoders.ngram_text import NgramTextEncoder
 from faim.encoders.stack import StackedEncoder
+from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.encoders.tiny_use import TinyUseEncoder
+from faim.fusion import ConcatFusion
 from faim.preprocess.confusables import ConfusableFolder
-from faim.training.cache import part_identity
+from faim.tasks import BinaryHead
+from faim.training import cache
+from faim.training.cache import cache_key, cached_embeddings, part_identity, stamp_digests
 
 
 class ScaledEncoder(Encoder):
@@ -103,3 +112,33 @@ def test_a_stack_in_a_stack_is_keyed_by_its_members_arguments(scaled: type[Scale
 
     assert identity(2.0) != identity(1.0)
     assert identity(2.0) == identity(2.0)
+
+
+def test_a_picture_decoded_by_another_version_is_keyed_apart(tmp_path: Path, monkeypatch) -> None:
+    picture = tmp_path / "grey.png"
+    Image.new("L", (4, 4), 9).save(picture)
+    posts = as_posts([{"id": "a", "images": [str(picture)]}, {"id": "b", "images": [picture.read_bytes()]}])
+    now = cache_key("identity", "image", posts, 4), stamp_digests(posts, "image", 4)
+    monkeypatch.setattr(cache, "IMAGE_DECODING", images.IMAGE_DECODING - 1)
+    before = cache_key("identity", "image", posts, 4), stamp_digests(posts, "image", 4)
+    assert now[0] != before[0]
+    assert not set(now[1]) & set(before[1])  # neither a file's nor another list's rows are taken
+
+
+def test_embeddings_cached_of_a_16_bit_picture_read_as_white_are_computed_anew(tmp_path: Path, monkeypatch) -> None:
+    picture = tmp_path / "grey16.png"
+    Image.fromarray((np.arange(32 * 32).reshape(32, 32) * 60).astype(np.uint16)).save(picture)
+    torch.manual_seed(0)
+    image = TinyImageEncoder(dim=8, freeze=True)
+    model = WholePostModel({"image": image}, ConcatFusion({"image": 8}), {"t": BinaryHead(8)})
+    collator = Detector(model, [TaskSpec("t", "binary", ("no", "yes"))]).collator()
+    posts = as_posts([{"id": "a", "images": [str(picture)]}])
+    with monkeypatch.context() as before:  # a faim whose decoding clipped the samples at 255
+        before.setattr(images, "_eight_bit", lambda picture: picture)
+        before.setattr(cache, "IMAGE_DECODING", images.IMAGE_DECODING - 1)
+        white = cached_embeddings(model, collator, posts, tmp_path / "cache").tensors["image.values"]
+    read = cached_embeddings(model, collator, posts, tmp_path / "cache")
+    fresh = cached_embeddings(model, collator, posts, tmp_path / "fresh").tensors["image.values"]
+    assert read.encoded == 1
+    assert torch.equal(read.tensors["image.values"], fresh)
+    assert not torch.equal(fresh, white)
