@@ -219,8 +219,47 @@ def override_at(path: str, overrides: list[str]) -> str | None:
 def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = None) -> tuple[dict[str, Any], Path]:
     """The merged recipe mapping (base applied, overrides applied) and its file path."""
     path = locate(name_or_path)
-    data = with_base(read_yaml(path), str(path), path.parent)
-    return labels_as_words(apply_overrides(data, overrides or [])), path
+    return labels_as_words(resolve(read_yaml(path), str(path), path.parent, overrides or [])), path
+
+
+def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str]) -> dict[str, Any]:
+    """``data`` merged onto its base (``with_base``, which ``source`` and ``folder`` are for) with ``overrides``
+    applied (``apply_overrides``).
+
+    Raises:
+        RecipeError: Also where the nulls of ``data`` or ``overrides`` drop every head or every encoder
+            (``check_left``).
+    """
+    resolved = apply_overrides(with_base(data, source, folder), overrides)
+    check_left(data, resolved, source, overrides)
+    return resolved
+
+
+def check_left(data: dict[str, Any], resolved: dict[str, Any], source: str, overrides: list[str]) -> None:
+    """Refuse a ``resolved`` recipe left with no head or no encoder by a null dropping the last of them: the last
+    of ``overrides`` dropping one (``model.heads.NAME=null``), else the last null of ``data``, the recipe written
+    (``model.heads.NAME: null`` onto its base). A mapping written empty is left to validation.
+
+    Raises:
+        RecipeError: Naming ``source`` (and the override), the null's key, and that the model is left without.
+    """
+    for section, kind in sorted(DROPPABLE):  # encoders first, as validation checks them
+        if not isinstance(resolved.get(section), dict) or resolved[section].get(kind) != {}:
+            continue
+        written = data[section].get(kind) if isinstance(data.get(section), dict) else None
+        nulls = written.items() if isinstance(written, dict) else []
+        nulled = [(source, name) for name, value in nulls if value is None]
+        for text in overrides:
+            keys, value = parse_override(text)
+            if value is None and len(keys) == 3 and tuple(keys[:2]) == (section, kind):
+                nulled.append((f"{source}: --set {text}", keys[2]))
+        if nulled:
+            where, name = nulled[-1]
+            raise RecipeError(
+                where,
+                f"{section}.{kind}.{name}",
+                f"dropping {kind[:-1]} {name!r} leaves the model without {kind}; keep one or give one of its own",
+            )
 
 
 def with_base(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any]:

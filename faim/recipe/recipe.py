@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from faim.recipe.errors import RecipeError
-from faim.recipe.loader import apply_overrides, load_recipe_dict, override_at, with_base
+from faim.recipe.loader import load_recipe_dict, override_at, resolve
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
 
@@ -90,7 +90,7 @@ class Recipe:
 
     def override(self, overrides: list[str]) -> Recipe:
         """A copy with ``a.b=c`` overrides applied and validated again."""
-        return Recipe.overridden(apply_overrides(self.to_dict(), overrides), self.source, overrides)
+        return Recipe.overridden(resolve(self.to_dict(), self.source, Path(), overrides), self.source, overrides)
 
 
 def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Recipe:
@@ -99,7 +99,5 @@ def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str]
     if isinstance(recipe, Recipe):
         return recipe.override(overrides) if overrides else recipe
     if isinstance(recipe, dict):
-        return Recipe.overridden(
-            apply_overrides(with_base(recipe, "<dict>", Path()), overrides or []), "<dict>", overrides or []
-        )
+        return Recipe.overridden(resolve(recipe, "<dict>", Path(), overrides or []), "<dict>", overrides or [])
     return Recipe.load(recipe, overrides)

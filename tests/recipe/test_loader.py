@@ -89,6 +89,27 @@ def test_a_null_override_drops_a_head_or_an_encoder_sets_any_other_key_null_and_
         as_recipe(base, ["train.lrr=null"])
 
 
+def test_dropping_the_only_head_or_every_encoder_is_refused_naming_the_null_that_did(tmp_path: Path) -> None:
+    child = tmp_path / "child.yaml"
+    child.write_text("base: hate_text_frozen\nmodel:\n  heads:\n    hate: null\n")
+    without = "dropping head 'hate' leaves the model without heads; keep one or give one of its own"
+    with pytest.raises(RecipeError, match=rf"^{child}: model.heads.hate: {without}"):
+        Recipe.load(child)
+    child.write_text("base: hate_text_frozen\n")
+    with pytest.raises(RecipeError, match=rf"^{child}: --set model.heads.hate=null: model.heads.hate: {without}"):
+        Recipe.load(child, ["model.heads.hate=null"])
+    with pytest.raises(RecipeError, match=r"^<dict>: --set model.encoders.text=: model.encoders.text: dropping encod"):
+        as_recipe({"base": "hate_text_frozen"}, ["model.encoders.text="])
+    with pytest.raises(RecipeError, match=r"hate_text_frozen.yaml: --set model.heads.hate=null: model.heads.hate: dr"):
+        Recipe.load("hate_text_frozen").override(["model.heads.hate=null"])
+    child.write_text(
+        "base: hate_text_frozen\nmodel:\n  heads:\n    hate: null\n    spam: {type: binary, labels: [a, b]}\n"
+    )
+    assert list(Recipe.load(child, ["train.monitor=val/loss"]).model["heads"]) == ["spam"]
+    replaced = ["model.heads.hate=null", "model.heads.spam={type: binary, labels: [a, b]}", "train.monitor=val/loss"]
+    assert list(Recipe.load("hate_text_frozen", replaced).model["heads"]) == ["spam"]
+
+
 def test_a_folder_given_for_a_recipe_is_refused_a_saved_models_naming_its_recipe_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
