@@ -3,12 +3,18 @@ with one freshly written beside it, and never a folder it did not write; a file 
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import secrets
 import shutil
+import socket
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from faim.notices import FaimWarning
 
 
 def check_folder_path(path: Path) -> None:
@@ -28,15 +34,77 @@ def check_folder_path(path: Path) -> None:
 def staging_folder(target: Path, prefix: str) -> Path:
     """A new empty folder beside ``target`` to write into before ``replace_folder`` puts it in its place, with the
     permissions a folder made by ``mkdir`` gets under the process's umask (``tempfile`` makes it readable by its
-    owner alone, and a model or export is read by other users: a service, a scoring job), named at random."""
+    owner alone, and a model or export is read by other users: a service, a scoring job), named for ``target``, this
+    machine and this process (``staging_stem``), then at random. The folders of ``target`` that processes killed
+    part way left (``stale_staging``) are removed first, each with a warning."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    for stale, pid in stale_staging(target, prefix):
+        shutil.rmtree(stale, ignore_errors=True)
+        warnings.warn(
+            f"removed {stale}, left unfinished by process {pid}, stopped part way writing {target}",
+            FaimWarning,
+            stacklevel=2,
+        )
     while True:
-        staging = target.parent / f"{prefix}{secrets.token_hex(8)}"
+        staging = target.parent / f"{staging_stem(target, prefix)}{os.getpid()}.{secrets.token_hex(8)}"
         try:
             staging.mkdir()  # the umask applies, as to any folder made
             return staging
         except FileExistsError:
             continue
+
+
+def staging_stem(target: Path, prefix: str) -> str:
+    """How the names of the folders ``staging_folder`` makes for ``target`` on this machine start: ``prefix``, then
+    digests of the target's name and of the machine's, each followed by a dot (the process's id, a dot and 16
+    random hex digits end them)."""
+    target_digest, machine_digest = (digest(name) for name in (target.name, socket.gethostname()))
+    return f"{prefix}{target_digest}.{machine_digest}."
+
+
+def digest(name: str) -> str:
+    """The first 8 hex digits of the sha256 of ``name``."""
+    return hashlib.sha256(name.encode()).hexdigest()[:8]
+
+
+def stale_staging(target: Path, prefix: str) -> list[tuple[Path, int]]:
+    """The folders beside ``target`` that ``staging_folder`` made for it, with ``prefix``, on this machine in a
+    process no longer running (killed part way: ``kill -9``, a machine that lost power), with that process's id.
+    Nothing else is one: not a folder another target's, another machine's or a running process's, nor one named
+    otherwise (those of faim versions that named them at random alone), nor a link."""
+    stem = staging_stem(target, prefix)
+    name = re.compile(rf"{re.escape(stem)}(\d+)\.[0-9a-f]{{16}}")
+    found = []
+    for path in sorted(target.parent.iterdir()):
+        match = name.fullmatch(path.name)
+        if match and path.is_dir() and not path.is_symlink() and not running(int(match[1])):
+            found.append((path, int(match[1])))
+    return found
+
+
+def running(pid: int) -> bool:
+    """Whether the process ``pid`` runs on this machine; true where that cannot be told (Windows, where signal 0
+    would stop it; a process of another user)."""
+    if os.name == "nt":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: another user's
+        return True
+    return True
+
+
+@contextmanager
+def working_folder(target: Path, prefix: str) -> Iterator[Path]:
+    """Yield a new folder beside ``target`` (``staging_folder``) to work towards it in, removed afterwards whatever
+    happens (by the next ``staging_folder`` for ``target`` where this process is killed)."""
+    folder = staging_folder(target, prefix)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from faim.folders import check_folder_path, check_replaceable, staging_folder, umask_permissions, write_text_whole
+from faim.folders import (
+    check_folder_path,
+    check_replaceable,
+    staging_folder,
+    staging_stem,
+    stale_staging,
+    umask_permissions,
+    write_text_whole,
+)
 
 MANIFEST = "faim.json"
 
@@ -91,3 +101,22 @@ def test_a_text_file_is_written_whole_or_left_as_it_was(tmp_path: Path, monkeypa
         write_text_whole(path, "second\n")
     monkeypatch.undo()
     assert path.read_text(encoding="utf-8") == "first\n" and [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+def test_only_a_folder_a_process_no_longer_running_made_for_the_same_target_is_stale(tmp_path: Path) -> None:
+    target = tmp_path / "model"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(gone.stdout)
+    stem = staging_stem(target, ".faim-")
+    stale = tmp_path / f"{stem}{dead}.{'a' * 16}"
+    kept = [
+        staging_folder(target, ".faim-"),  # this process's
+        tmp_path / f"{staging_stem(tmp_path / 'other', '.faim-')}{dead}.{'a' * 16}",  # another target's
+        tmp_path / f"{staging_stem(target, '.faim-explain-')}{dead}.{'a' * 16}",  # another kind's
+        tmp_path / f".faim-{'b' * 16}",  # an earlier version's, named at random
+        tmp_path / f"{stem}{dead}.{'a' * 16}.mine",  # a user's
+    ]
+    for folder in [stale, *kept]:
+        folder.mkdir(exist_ok=True)
+    (tmp_path / f"{stem}{dead}.{'c' * 16}").symlink_to(tmp_path / f".faim-{'b' * 16}")
+    assert stale_staging(target, ".faim-") == [(stale, dead)]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from faim.detector import Detector
 from faim.eval.quantization import MAX_DROP, TIMED_POSTS, QuantizationCheck, check_readable, compare_exports
 from faim.export.model import GRAPH_FORMATS, export_model
 from faim.export.quantize import calibration_sample, quantize_export
-from faim.folders import check_replaceable, replace_folder
+from faim.folders import check_replaceable, replace_folder, working_folder
 from faim.recipe import Recipe
 from faim.runtime import ExportedModel
 
@@ -105,17 +104,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         check_labelled(posts, tasks, where, unlabelled_split("--data"))
     check_readable(*until_readable(detector, posts), where)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".faim-export-", dir=out.parent) as tmp:
-        fp32 = export_model(detector, Path(tmp) / "fp32")
-        int8 = quantize_export(fp32, Path(tmp) / "int8")
+    with working_folder(out, ".faim-export-") as tmp:
+        fp32 = export_model(detector, tmp / "fp32")
+        int8 = quantize_export(fp32, tmp / "int8")
         check = compare_exports(ExportedModel(fp32), ExportedModel(int8), posts)
         print(report(check))
         if check.drop > args.max_drop:
             sample = calibration_sample(smoothing_posts(args, posts, recipe))
             print(f"drop {check.drop:.4f} > --max-drop {args.max_drop}: quantizing again, smoothed on {len(sample)} "
                   "posts")  # fmt: skip
-            int8 = quantize_export(fp32, Path(tmp) / "int8-smoothed", sample)
+            int8 = quantize_export(fp32, tmp / "int8-smoothed", sample)
             check = compare_exports(ExportedModel(fp32), ExportedModel(int8), posts)
             print(report(check))
         if check.drop > args.max_drop:

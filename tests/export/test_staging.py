@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from faim.export.staging import staged, write_manifest
+from faim.folders import staging_stem
+from faim.notices import FaimWarning
 
 
 def test_an_export_replaces_an_earlier_one_and_refuses_other_files_before_writing(tmp_path: Path) -> None:
@@ -35,3 +40,31 @@ def test_a_failed_export_leaves_the_earlier_one_as_it_was(tmp_path: Path) -> Non
         raise RuntimeError("tracing failed")
     assert [path.name for path in target.iterdir()] == ["faim-export.json"]
     assert (target / "faim-export.json").read_bytes() == before
+
+
+KILLED = """
+import os, signal, sys
+from pathlib import Path
+from faim.export.staging import staged
+with staged(Path(sys.argv[1])) as staging:
+    (staging / "encoder.onnx").write_bytes(b"half")
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no kill -9, and whether a process runs is not told there")
+def test_the_next_export_removes_the_folder_an_export_killed_part_way_left_and_nothing_else(tmp_path: Path) -> None:
+    target, other = tmp_path / "export", tmp_path / "other"
+    for killed in (target, other):
+        assert subprocess.run([sys.executable, "-c", KILLED, str(killed)]).returncode == -9
+    left = {path.name for path in tmp_path.iterdir()}
+    assert len(left) == 2 and all(name.startswith(".faim-export-") for name in left)
+    earlier = tmp_path / ".faim-export-0123456789abcdef"  # named as earlier versions named them: whose, unknown
+    earlier.mkdir()
+    with pytest.warns(FaimWarning, match=rf"removed {tmp_path}/.faim-export-.*, left unfinished by process \d+, stop"):
+        with staged(target) as staging:
+            assert len([path for path in tmp_path.iterdir() if path.name.startswith(".faim-export-")]) == 3
+            write_manifest(staging, {"format": 1})
+    kept = [path.name for path in tmp_path.iterdir() if path not in (target, earlier)]
+    assert len(kept) == 1 and kept[0].startswith(staging_stem(other, ".faim-export-"))
+    assert [path.name for path in target.iterdir()] == ["faim-export.json"]
