@@ -227,39 +227,60 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
     applied (``apply_overrides``).
 
     Raises:
-        RecipeError: Also where the nulls of ``data`` or ``overrides`` drop every head or every encoder
-            (``check_left``).
+        RecipeError: Also where the nulls of ``data`` or ``overrides`` drop every head or every encoder, naming the
+            null that dropped the last (``last_dropped``). A mapping written empty is left to validation.
     """
-    resolved = apply_overrides(with_base(data, source, folder), overrides)
-    check_left(data, resolved, source, overrides)
-    return resolved
-
-
-def check_left(data: dict[str, Any], resolved: dict[str, Any], source: str, overrides: list[str]) -> None:
-    """Refuse a ``resolved`` recipe left with no head or no encoder by a null dropping the last of them: the last
-    of ``overrides`` dropping one (``model.heads.NAME=null``), else the last null of ``data``, the recipe written
-    (``model.heads.NAME: null`` onto its base). A mapping written empty is left to validation.
-
-    Raises:
-        RecipeError: Naming ``source`` (and the override), the null's key, and that the model is left without.
-    """
+    merged = with_base(data, source, folder)
+    resolved = apply_overrides(merged, overrides)
     for section, kind in sorted(DROPPABLE):  # encoders first, as validation checks them
-        if not isinstance(resolved.get(section), dict) or resolved[section].get(kind) != {}:
+        if components_of(resolved, section, kind) != {}:
             continue
-        written = data[section].get(kind) if isinstance(data.get(section), dict) else None
-        nulls = written.items() if isinstance(written, dict) else []
-        nulled = [(source, name) for name, value in nulls if value is None]
-        for text in overrides:
-            keys, value = parse_override(text)
-            if value is None and len(keys) == 3 and tuple(keys[:2]) == (section, kind):
-                nulled.append((f"{source}: --set {text}", keys[2]))
-        if nulled:
-            where, name = nulled[-1]
+        dropped = last_dropped(data, merged, (source, folder), overrides, (section, kind))
+        if dropped is not None:
+            where, name = dropped
             raise RecipeError(
                 where,
                 f"{section}.{kind}.{name}",
                 f"dropping {kind[:-1]} {name!r} leaves the model without {kind}; keep one or give one of its own",
             )
+    return resolved
+
+
+def components_of(recipe: dict[str, Any], section: str, kind: str) -> Any:
+    """What ``recipe`` holds at ``section.kind`` (``model.heads``); ``None`` where a mapping on the way is not one."""
+    node = recipe.get(section)
+    return node.get(kind) if isinstance(node, dict) else None
+
+
+def last_dropped(
+    data: dict[str, Any],
+    merged: dict[str, Any],
+    read_from: tuple[str, Path],
+    overrides: list[str],
+    place: tuple[str, str],
+) -> tuple[str, str] | None:
+    """Where the null that dropped the last of the components at ``place`` (``("model", "heads")``) is, and the name
+    it dropped: the last of ``overrides`` that left none of those ``merged`` (``data`` merged onto its base) held
+    with its next (``model.heads.NAME=null``), else the last null written in ``data`` (``model.heads.NAME: null``)
+    dropping one its base held (the base read again from ``read_from``: the recipe's source and folder); ``None``
+    where no null dropped one (a mapping written empty).
+    """
+    section, kind = place
+    found, current = None, merged
+    for text in overrides:
+        after = apply_overrides(current, [text])
+        keys, value = parse_override(text)
+        if value is None and components_of(current, section, kind) and components_of(after, section, kind) == {}:
+            found = (f"{read_from[0]}: --set {text}", keys[2])
+        current = after
+    if found is not None or components_of(merged, section, kind) != {} or "base" not in data:
+        return found
+    written = components_of(data, section, kind)
+    held = components_of(with_base({"base": data["base"]}, *read_from), section, kind)
+    if not isinstance(written, dict) or not isinstance(held, dict):
+        return None
+    dropped = [name for name, value in written.items() if value is None and name in held]
+    return (read_from[0], dropped[-1]) if dropped else None
 
 
 def with_base(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any]:

@@ -102,6 +102,13 @@ def test_dropping_the_only_head_or_every_encoder_is_refused_naming_the_null_that
         as_recipe({"base": "hate_text_frozen"}, ["model.encoders.text="])
     with pytest.raises(RecipeError, match=r"hate_text_frozen.yaml: --set model.heads.hate=null: model.heads.hate: dr"):
         Recipe.load("hate_text_frozen").override(["model.heads.hate=null"])
+    child.write_text("base: hate_text_frozen\nmodel:\n  heads:\n    hate: null\n    other: null\n")
+    with pytest.raises(RecipeError, match=rf"^{child}: model.heads.hate: {without}"):  # other dropped nothing
+        Recipe.load(child)
+    with pytest.raises(RecipeError, match=rf"^{child}: model.heads.hate: {without}"):
+        Recipe.load(child, ["model.heads.nothing=null"])
+    with pytest.raises(RecipeError, match=r"--set model.heads.hate=null: model.heads.hate: dr"):
+        Recipe.load("hate_text_frozen", ["model.heads.nothing=null", "model.heads.hate=null", "model.heads.x=null"])
     child.write_text(
         "base: hate_text_frozen\nmodel:\n  heads:\n    hate: null\n    spam: {type: binary, labels: [a, b]}\n"
     )
