@@ -35,13 +35,14 @@ def staging_folder(target: Path, prefix: str) -> Path:
     """A new empty folder beside ``target`` to write into before ``replace_folder`` puts it in its place, with the
     permissions a folder made by ``mkdir`` gets under the process's umask (``tempfile`` makes it readable by its
     owner alone, and a model or export is read by other users: a service, a scoring job), named for ``target``, this
-    machine and this process (``staging_stem``), then at random. The folders of ``target`` that processes killed
+    process table and this process (``staging_stem``), then at random. The folders of ``target`` that processes killed
     part way left (``stale_staging``) are removed first, each with a warning."""
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale, pid in stale_staging(target, prefix):
         shutil.rmtree(stale, ignore_errors=True)
+        done = "could not remove" if stale.exists() else "removed"
         warnings.warn(
-            f"removed {stale}, left unfinished by process {pid}, stopped part way writing {target}",
+            f"{done} {stale}, left unfinished by process {pid}, stopped part way writing {target}",
             FaimWarning,
             stacklevel=2,
         )
@@ -55,11 +56,28 @@ def staging_folder(target: Path, prefix: str) -> Path:
 
 
 def staging_stem(target: Path, prefix: str) -> str:
-    """How the names of the folders ``staging_folder`` makes for ``target`` on this machine start: ``prefix``, then
-    digests of the target's name and of the machine's, each followed by a dot (the process's id, a dot and 16
-    random hex digits end them)."""
-    target_digest, machine_digest = (digest(name) for name in (target.name, socket.gethostname()))
-    return f"{prefix}{target_digest}.{machine_digest}."
+    """How the names of the folders ``staging_folder`` makes for ``target`` in this process table start: ``prefix``,
+    then digests of the target's name and of ``process_table()``, each followed by a dot (the process's id, a dot and
+    16 random hex digits end them)."""
+    return f"{prefix}{digest(target.name)}.{digest(process_table())}."
+
+
+PROCESS_TABLE_FILES = ("/proc/sys/kernel/random/boot_id", "/proc/self/ns/pid")
+"""What tells one process table apart from another on Linux besides the machine's name: the boot, and the PID
+namespace (containers sharing the machine's name and a folder each have their own process ids)."""
+
+
+def process_table() -> str:
+    """What the process ids of this process table mean in: the machine's name, with, where the system tells them
+    (``PROCESS_TABLE_FILES``), its boot and PID namespace; so a process id found in a folder's name is looked up only
+    in the table that gave it (a folder a machine left before it restarted stays, as one of another machine does)."""
+    parts = [socket.gethostname()]
+    for path in PROCESS_TABLE_FILES:
+        try:
+            parts.append(os.readlink(path) if Path(path).is_symlink() else Path(path).read_text().strip())
+        except OSError:
+            continue
+    return "\n".join(parts)
 
 
 def digest(name: str) -> str:
@@ -68,10 +86,11 @@ def digest(name: str) -> str:
 
 
 def stale_staging(target: Path, prefix: str) -> list[tuple[Path, int]]:
-    """The folders beside ``target`` that ``staging_folder`` made for it, with ``prefix``, on this machine in a
-    process no longer running (killed part way: ``kill -9``, a machine that lost power), with that process's id.
-    Nothing else is one: not a folder another target's, another machine's or a running process's, nor one named
-    otherwise (those of faim versions that named them at random alone), nor a link."""
+    """The folders beside ``target`` that ``staging_folder`` made for it, with ``prefix``, in this process table
+    (``process_table``) by a process no longer running (killed part way: ``kill -9``, the out-of-memory killer), with
+    that process's id. Nothing else is one: not a folder another target's, another machine's, container's or boot's,
+    or a running process's, nor one named otherwise (those of faim versions that named them at random alone), nor a
+    link."""
     stem = staging_stem(target, prefix)
     name = re.compile(rf"{re.escape(stem)}(\d+)\.[0-9a-f]{{16}}")
     found = []
@@ -83,15 +102,15 @@ def stale_staging(target: Path, prefix: str) -> list[tuple[Path, int]]:
 
 
 def running(pid: int) -> bool:
-    """Whether the process ``pid`` runs on this machine; true where that cannot be told (Windows, where signal 0
-    would stop it; a process of another user)."""
+    """Whether the process ``pid`` runs in this process table; true where that cannot be told (Windows, where signal 0
+    would stop it; a process of another user; an id no process can have)."""
     if os.name == "nt":
         return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:  # PermissionError: another user's
+    except (OSError, OverflowError, ValueError):  # PermissionError: another user's; an id out of range
         return True
     return True
 

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from faim import folders
 from faim.folders import (
     check_folder_path,
     check_replaceable,
+    process_table,
     staging_folder,
     staging_stem,
     stale_staging,
@@ -120,3 +122,19 @@ def test_only_a_folder_a_process_no_longer_running_made_for_the_same_target_is_s
         folder.mkdir(exist_ok=True)
     (tmp_path / f"{stem}{dead}.{'c' * 16}").symlink_to(tmp_path / f".faim-{'b' * 16}")
     assert stale_staging(target, ".faim-") == [(stale, dead)]
+
+
+def test_a_folder_of_another_process_table_or_naming_an_impossible_process_is_not_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "model"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    impossible = tmp_path / f"{staging_stem(target, '.faim-')}{10**30}.{'a' * 16}"
+    impossible.mkdir()
+    monkeypatch.setattr(folders, "process_table", lambda: "a container sharing this machine's name")
+    elsewhere = tmp_path / f"{staging_stem(target, '.faim-')}{int(gone.stdout)}.{'a' * 16}"
+    elsewhere.mkdir()
+    monkeypatch.undo()
+    assert process_table() != "a container sharing this machine's name"
+    assert stale_staging(target, ".faim-") == []
+    assert staging_folder(target, ".faim-").is_dir() and impossible.is_dir() and elsewhere.is_dir()
