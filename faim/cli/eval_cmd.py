@@ -111,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
         unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"
     kinds = detector.model.kinds_with(detector.pooling_kind)
     posts = leave_out_empty(posts, kinds, name, unmapped)
-    if args.data:  # pictures that are not there are refused by evaluate, before the model reads a post
+    # pictures that are not there and texts that are not text are refused by evaluate, before the model reads a post
+    if args.data:
         unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
         warn_unheld_kinds(posts, kinds, name, columns=unread)
     else:

@@ -411,12 +411,15 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     train_posts, val_posts = source.posts("train"), source.posts("validation")
     eval_posts = val_posts if split == "validation" else source.posts(split)
     warn_source_splits(source, {"train": train_posts, "validation": val_posts, split: eval_posts}, kinds)
-    val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"))
-    eval_posts = val_posts if split == "validation" else evaluated_posts(recipe, eval_posts, source.describe(split))
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements)
+    val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"))
     if not val_posts:
         raise ValueError(f"{source.describe('validation')}: no posts")
     check_calibratable(task_specs(recipe.model), val_posts, source.describe("validation"))
+    if split != "validation":  # read before training, so that a post evaluation would stop at stops nothing done
+        eval_posts = evaluated_posts(recipe, eval_posts, f"{source.describe(split)} (eval.split {split!r})")
+    else:
+        eval_posts = val_posts
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
     detector = Detector.from_recipe(recipe)

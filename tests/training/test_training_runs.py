@@ -366,7 +366,8 @@ def test_a_split_that_cannot_be_learned_or_calibrated_from_is_refused_before_tra
     [
         (
             lambda rows: [*rows[:-1], rows[-1] | {"image": "images/nowhere.jpg"}],
-            r"test.jsonl: 1 of 160 posts name a picture that is not there .*test.jsonl:160 \(post id=",
+            r"test.jsonl \(eval.split 'test'\): 1 of 160 posts name a picture that is not there "
+            r".*test.jsonl:160 \(post id=",
         ),
         (
             lambda rows: [*rows[:-1], rows[-1] | {"text": "half a pair \ud83d here"}],
