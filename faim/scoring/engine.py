@@ -14,7 +14,7 @@ import torch
 from faim.artifact import read_manifest, verify_files
 from faim.components import load_plugins
 from faim.data.columns import ColumnMap
-from faim.detector import Detector
+from faim.detector import POOLING_KIND, Detector
 from faim.scoring.manifest import PER_POST_DIR
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
@@ -124,7 +124,9 @@ def score_dump(
         if pool_by_image:
             detector = model if isinstance(model, Detector) else Detector.load(str(model_dir))
             detector.check_pooling()  # refused before any row is scored
-        plan = plan_run(manifest, source, out, settings, shard_rows)
+        # what the run reads: the kinds its model routes, and the picture posts are pooled by
+        kinds = [*manifest["element_kinds"], *([POOLING_KIND] if pool_by_image else [])]
+        plan = plan_run(manifest, source, out, settings, shard_rows, kinds=kinds)
         warn_unheld_at_first(plan.files, plan.shard_rows, columns, image_root, manifest["element_kinds"])
         summary = run_shards(
             TorchScorers(str(model_dir), device, scorer_kwargs),

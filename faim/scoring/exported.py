@@ -137,7 +137,8 @@ def score_exported(
     settings = {"columns": columns, "image_root": image_root, "scores": scores, "embeddings": embeddings,
                 "runtime": "onnx"}  # fmt: skip
     recorded = recorded_manifest(given)
-    plan = plan_run(recorded, source, out, settings, shard_rows)
+    kinds = recorded["element_kinds"] if is_saved_model(given) else recorded["fusion"]["kinds"]
+    plan = plan_run(recorded, source, out, settings, shard_rows, kinds=kinds)
     check_resumable(Path(out), plan.identity, overwrite)  # before a saved model is exported into the folder
     export_dir = export_once(given, Path(out), overwrite)
     # an export left damaged in the folder is named here, not from inside each worker

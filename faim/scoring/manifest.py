@@ -1,8 +1,9 @@
 """The record of a scoring run in its output folder, so a killed run restarts where it stopped.
 
 ``_run.json`` says what the run is (the model's files and its tasks with their thresholds and calibration, inputs
-with sizes and modification times, shard size, options); a restart with anything different is refused rather
-than mixing two runs' rows.
+with sizes and modification times, shard size, options, and for a run reading pictures the version of faim's
+picture decoding); a restart with anything different is refused rather than mixing two runs' rows. It also names
+the faim version that began the run, which a restart does not compare.
 ``_manifest.jsonl`` gets one line per finished shard, appended after the shard's part file was renamed
 into place. A part file is the truth: on restart, parts missing from the manifest (killed between the
 rename and the append) are added back from their Parquet metadata, and half-written temporary files
@@ -25,22 +26,31 @@ import pyarrow.parquet as pq
 from faim.data.inputs import RUN_FILE
 from faim.folders import check_folder_path
 from faim.scoring.report import ShardReport
+from faim.version import __version__
 
 MANIFEST_FILE = "_manifest.jsonl"
 PER_POST_DIR = "_per_post"
 """Folder, inside the output of a run pooling by picture, of its per-post parts."""
+BEGUN_WITH = "faim_version"
+"""The part of a run's record naming the faim version that began it: said where a restart is refused, not compared
+(a faim of another version scores as the run's did unless its picture decoding differs, which the settings record)."""
+DECODING = "image_decoding"
+"""The setting recording the version of faim's picture decoding of a run reading pictures
+(``faim.scoring.runner.decoding_setting``)."""
 
 
 def run_identity(model: dict[str, Any], files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
     """What makes two runs the same run: the model's file hashes (a saved model's or an export's, by name) and its
     tasks as its ``faim.json`` or export manifest records them (thresholds and calibration: ``faim calibrate``
-    writes a model of the same files with other ones), inputs (path, size, mtime) and settings.
+    writes a model of the same files with other ones), inputs (path, size, mtime) and settings; and the faim version
+    making it (``BEGUN_WITH``, not compared).
 
     Args:
         model: The saved model's ``faim.json`` or the export's manifest, as read.
     """
     inputs = [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
-    identity = {"model": model["files"], "tasks": model["tasks"], "inputs": inputs, "settings": settings}
+    identity = {"model": model["files"], "tasks": model["tasks"], "inputs": inputs, "settings": settings,
+                BEGUN_WITH: __version__}  # fmt: skip
     return json.loads(json.dumps(identity))  # as the run's record reads it back: a tuple given is a list there
 
 
@@ -90,19 +100,28 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
     if overwrite or not run_file.exists():
         return
     recorded = recorded_identity(run_file, identity["tasks"])
-    if recorded != identity:
+    if without_version(recorded) != without_version(identity):
         differences = identity_differences(recorded, identity) or [f"its record differs: see {run_file}"]
+        finish = ""
+        if decoding_difference(recorded, identity):
+            began = f" (faim {recorded[BEGUN_WITH]})" if BEGUN_WITH in recorded else ""
+            finish = f", or finish the run with the faim that began it{began}"
         raise ValueError(
             f"{out_dir} holds another scoring run ({'; '.join(differences)}); write to a new folder, or pass "
-            "--overwrite (overwrite=True) to start afresh"
+            f"--overwrite (overwrite=True) to start afresh{finish}"
         )
+
+
+def without_version(identity: dict[str, Any]) -> dict[str, Any]:
+    """``identity`` without the faim version that made it (``BEGUN_WITH``), as runs are compared."""
+    return {name: part for name, part in identity.items() if name != BEGUN_WITH}
 
 
 def identity_differences(recorded: dict[str, Any], identity: dict[str, Any]) -> list[str]:
     """What sets the run ``identity`` apart from the one ``recorded`` (``run_identity``'s parts), a phrase each:
     the model's files or else its tasks (another model has other thresholds too), the first two inputs that differ,
-    and each setting (by dotted name, its values as JSON), or that the same inputs come in another order; none
-    where nothing of these differs."""
+    or that the same inputs come in another order, that its pictures were decoded otherwise (``decoding_difference``),
+    and each other setting (by dotted name, its values as JSON); none where nothing of these differs."""
     differences = []
     if recorded.get("model") != identity["model"]:
         differences.append("the model's files differ")
@@ -114,9 +133,30 @@ def identity_differences(recorded: dict[str, Any], identity: dict[str, Any]) -> 
         differences.append(f"the inputs differ: {', '.join(inputs[:2])}{', ...' if len(inputs) > 2 else ''}")
     elif list(before) != list(now):  # the same files in another order: each shard names its file by its place
         differences.append("the inputs come in another order")
-    if settings := setting_differences(recorded.get("settings", {}), identity["settings"]):
+    before, now = recorded.get("settings", {}), identity["settings"]
+    if decoding := decoding_difference(recorded, identity):
+        differences.append(decoding)
+        before, now = ({name: value for name, value in part.items() if name != DECODING} for part in (before, now))
+    if settings := setting_differences(before, now):
         differences.append(f"settings differ: {', '.join(settings)}")
     return differences
+
+
+def decoding_difference(recorded: dict[str, Any], identity: dict[str, Any]) -> str | None:
+    """That the run ``recorded`` decoded its pictures otherwise than the run ``identity``, which reads pictures, would
+    (their settings' picture decoding, ``DECODING``, differ), naming both decodings and the faim that began the run
+    where it is recorded; ``None`` where they match or ``identity`` reads no picture. A run recorded without a
+    picture decoding was begun by a faim that recorded none (before the decoding was recorded, whose pictures may
+    decode to other pixels: grey ones of more than 8 bits a sample were clipped before decoding 2), so its resume
+    reading pictures is refused."""
+    decoded, decoding = recorded.get("settings", {}).get(DECODING), identity["settings"].get(DECODING)
+    if decoding is None or decoded == decoding:
+        return None
+    if decoded is None:
+        by = "an older faim, which recorded no picture decoding"
+    else:
+        by = f"picture decoding {decoded}" + (f" of faim {recorded[BEGUN_WITH]}" if BEGUN_WITH in recorded else "")
+    return f"its pictures were decoded otherwise: by {by}, where this faim decodes by picture decoding {decoding}"
 
 
 def setting_differences(recorded: dict[str, Any], settings: dict[str, Any], prefix: str = "") -> list[str]:

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, contextmanager
@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from PIL import Image
 from tqdm.auto import tqdm
 
-from faim.data.images import PILLOW_PIXELS
+from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import find_inputs
 from faim.registry import quiet_plugin_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
@@ -160,6 +160,14 @@ def pixel_setting() -> dict[str, int | None]:
     return {} if limit == PILLOW_PIXELS else {"max_image_pixels": limit}
 
 
+def decoding_setting(kinds: Sequence[str]) -> dict[str, int]:
+    """The version of faim's picture decoding (``faim.data.images.IMAGE_DECODING``) as the settings of a run reading
+    ``kinds`` name it: only for a run reading pictures (``image`` among them), so that its resume under a faim decoding
+    pictures to other pixels is refused (``faim.scoring.manifest.identity_differences``) rather than mixing shards
+    decoded both ways, and the record of a run reading none is what it was before the decoding was recorded."""
+    return {"image_decoding": IMAGE_DECODING} if "image" in kinds else {}
+
+
 @dataclass(frozen=True)
 class RunPlan:
     """What a run reads and what it is: its input files, their rows, the rows per shard, and its identity (recorded
@@ -183,6 +191,8 @@ def plan_run(
     out: str | Path,
     settings: dict[str, Any],
     shard_rows: int | None = None,
+    *,
+    kinds: Sequence[str],
 ) -> RunPlan:
     """The plan of a run of ``source`` into ``out``, found by reading its inputs' sizes alone (nothing is written).
 
@@ -190,8 +200,10 @@ def plan_run(
         model: The saved model's ``faim.json`` or the export's manifest, as read: a run is resumed only with the
             same model files and tasks (``faim.scoring.manifest.run_identity``).
         settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match), to which
-            the plan adds the rows per shard and this process's decompression-bomb limit (``pixel_setting``).
+            the plan adds the rows per shard, this process's decompression-bomb limit (``pixel_setting``) and, for a
+            run reading pictures, the version of faim's picture decoding (``decoding_setting``).
         shard_rows: Rows per shard (``None``: a thirty-second of the dump, between 32 and 1024 rows).
+        kinds: The element kinds the run reads (a model reading more is recorded as reading pictures it may not).
 
     Raises:
         FileNotFoundError: When ``source`` holds no input outside ``out``.
@@ -203,7 +215,8 @@ def plan_run(
         raise FileNotFoundError(f"{source}: holds no input outside the output folder {out_dir}")
     total = sum(count_rows(f) for f in files)
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
-    identity = run_identity(model, files, settings | {"shard_rows": shard_rows} | pixel_setting())
+    settings = settings | {"shard_rows": shard_rows} | pixel_setting() | decoding_setting(kinds)
+    identity = run_identity(model, files, settings)
     return RunPlan(files, total, shard_rows, identity)
 
 

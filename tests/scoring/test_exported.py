@@ -16,8 +16,10 @@ from conftest import export_posts, without_packages
 
 from faim.artifact_manifest import ArtifactError
 from faim.cli.main import main
+from faim.data.images import IMAGE_DECODING
 from faim.detector import Detector
 from faim.file_digests import sealed
+from faim.scoring import runner
 from faim.scoring.engine import score_dump
 from faim.scoring.exported import EXPORT_DIR, export_once, score_exported
 from faim.scoring.options import ScoringOptions
@@ -133,6 +135,19 @@ def test_the_model_calibrated_otherwise_does_not_resume_the_run_of_its_earlier_c
         score_exported(recalibrated, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
     again = score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
     assert again.rows == 8 and again.rows_this_run == 0
+
+
+def test_a_run_on_an_export_reading_pictures_is_not_resumed_by_a_faim_decoding_them_otherwise(
+    exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, export_dir = exported
+    dump = write_dump(tmp_path / "dump")
+    score_exported(export_dir, dump, tmp_path / "out", workers=1, progress=False)
+    recorded = json.loads((tmp_path / "out" / "_run.json").read_text(encoding="utf-8"))
+    assert recorded["settings"]["image_decoding"] == IMAGE_DECODING
+    monkeypatch.setattr(runner, "IMAGE_DECODING", IMAGE_DECODING + 1)
+    with pytest.raises(ValueError, match=r"\(its pictures were decoded otherwise: .* or finish the run with the faim"):
+        score_exported(export_dir, dump, tmp_path / "out", workers=1, progress=False)
 
 
 def test_an_output_folder_holding_another_models_run_is_refused_before_anything_in_it_is_removed(

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from faim import __version__
+from faim.data.images import IMAGE_DECODING
 from faim.file_digests import sealed
+from faim.scoring import runner
 from faim.scoring.engine import score_dump
 from faim.scoring.manifest import check_output_folder, check_resumable
 
@@ -127,3 +130,46 @@ def test_a_run_given_a_tuple_in_its_settings_resumes(tiny_model_dir: Path, tmp_p
     score_dump(tiny_model_dir, dump, out, columns=columns, workers=1, shard_rows=20, progress=False)
     again = score_dump(tiny_model_dir, dump, out, columns=columns, workers=1, shard_rows=20, progress=False)
     assert again.rows == 40 and again.rows_this_run == 0
+
+
+def test_a_run_recorded_without_its_picture_decoding_is_refused_where_it_reads_pictures_and_resumes_where_not(
+    tmp_path: Path,
+) -> None:
+    recorded = RUN | {"settings": RUN["settings"] | {"max_image_pixels": None}}  # as faims before it recorded runs
+    (tmp_path / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
+    check_resumable(tmp_path, recorded | {"faim_version": "9.9"})  # a run reading no picture: its record as before
+    with pytest.raises(ValueError) as refused:
+        check_resumable(tmp_path, recorded | {"settings": recorded["settings"] | {"image_decoding": 7}})
+    assert str(refused.value) == (
+        f"{tmp_path} holds another scoring run (its pictures were decoded otherwise: by an older faim, which "
+        "recorded no picture decoding, where this faim decodes by picture decoding 7); write to a new folder, or "
+        "pass --overwrite (overwrite=True) to start afresh, or finish the run with the faim that began it"
+    )
+
+
+def test_a_run_begun_by_another_faim_version_decoding_pictures_alike_resumes_and_other_settings_are_named_too(
+    tmp_path: Path,
+) -> None:
+    recorded = RUN | {"settings": RUN["settings"] | {"image_decoding": 7}, "faim_version": "0.0.9"}
+    (tmp_path / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
+    check_resumable(tmp_path, recorded | {"faim_version": "0.1.0"})
+    said = (
+        r"\(its pictures were decoded otherwise: by picture decoding 7 of faim 0.0.9, where this faim decodes by "
+        r"picture decoding 8; settings differ: shard_rows 32 → 64\).* or finish the run with the faim that began it "
+        r"\(faim 0.0.9\)$"
+    )
+    settings = recorded["settings"] | {"image_decoding": 8, "shard_rows": 64}
+    with pytest.raises(ValueError, match=said):
+        check_resumable(tmp_path, recorded | {"settings": settings})
+
+
+def test_a_run_of_a_model_reading_pictures_is_not_resumed_by_a_faim_decoding_them_otherwise(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump, out = forty_posts(tmp_path / "dump.jsonl"), tmp_path / "out"
+    score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
+    recorded = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+    assert recorded["settings"]["image_decoding"] == IMAGE_DECODING and recorded["faim_version"] == __version__
+    monkeypatch.setattr(runner, "IMAGE_DECODING", IMAGE_DECODING + 1)
+    with pytest.raises(ValueError, match=r"\(its pictures were decoded otherwise: .* or finish the run with the faim"):
+        score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)

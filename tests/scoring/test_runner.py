@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from faim import __version__
+from faim.data.images import IMAGE_DECODING
+from faim.scoring import runner
 from faim.scoring.engine import score_dump
 from faim.scoring.inputs import Shard, count_rows
 from faim.scoring.manifest import check_resumable
@@ -176,11 +179,33 @@ def test_a_run_records_a_pixel_limit_other_than_pillows_and_a_resume_with_anothe
     dump = tmp_path / "dump.jsonl"
     dump.write_text('{"text": "a"}\n', encoding="utf-8")
     model = {"files": {}, "tasks": []}
-    assert "max_image_pixels" not in plan_run(model, dump, tmp_path / "out", {}).identity["settings"]
+    assert "max_image_pixels" not in plan_run(model, dump, tmp_path / "out", {}, kinds=[]).identity["settings"]
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", None)
-    plan = plan_run(model, dump, tmp_path / "out", {})
+    plan = plan_run(model, dump, tmp_path / "out", {}, kinds=[])
     assert plan.identity["settings"]["max_image_pixels"] is None
     run_shards(one_row_writers, plan, tmp_path / "out", workers=1, progress=False)
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 5000)
     with pytest.raises(ValueError, match=r"settings differ: max_image_pixels null → 5000"):
-        check_resumable(tmp_path / "out", plan_run(model, dump, tmp_path / "out", {}).identity)
+        check_resumable(tmp_path / "out", plan_run(model, dump, tmp_path / "out", {}, kinds=[]).identity)
+
+
+def test_a_run_reading_pictures_records_the_picture_decoding_and_a_resume_decoding_otherwise_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"text": "a"}\n', encoding="utf-8")
+    model, out = {"files": {}, "tasks": []}, tmp_path / "out"
+    assert "image_decoding" not in plan_run(model, dump, out, {}, kinds=["text"]).identity["settings"]
+    plan = plan_run(model, dump, out, {}, kinds=["image", "text"])
+    assert plan.identity["settings"]["image_decoding"] == IMAGE_DECODING
+    run_shards(one_row_writers, plan, out, workers=1, progress=False)
+    check_resumable(out, plan_run(model, dump, out, {}, kinds=["image", "text"]).identity)
+    monkeypatch.setattr(runner, "IMAGE_DECODING", IMAGE_DECODING + 1)
+    with pytest.raises(ValueError) as refused:
+        check_resumable(out, plan_run(model, dump, out, {}, kinds=["image", "text"]).identity)
+    assert str(refused.value) == (
+        f"{out} holds another scoring run (its pictures were decoded otherwise: by picture decoding {IMAGE_DECODING} "
+        f"of faim {__version__}, where this faim decodes by picture decoding {IMAGE_DECODING + 1}); write to a new "
+        "folder, or pass --overwrite (overwrite=True) to start afresh, or finish the run with the faim that began it "
+        f"(faim {__version__})"
+    )
