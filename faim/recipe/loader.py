@@ -227,22 +227,20 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
     applied (``apply_overrides``).
 
     Raises:
-        RecipeError: Also where the nulls of ``data`` or ``overrides`` drop every head or every encoder, naming the
-            null that dropped the last (``last_dropped``). A mapping written empty is left to validation.
+        RecipeError: Also where ``data`` or ``overrides`` leave the model without heads or without encoders, naming
+            the recipe file, the override where one did, the key and how (``last_dropped``): a null dropping the last
+            (``model.heads.NAME: null``), a null for them all (``model.heads: null``) or an empty mapping
+            (``model.heads: {}``). A recipe that never gave any is left to validation, which says they are missing.
     """
     merged = with_base(data, source, folder)
     resolved = apply_overrides(merged, overrides)
     for section, kind in sorted(DROPPABLE):  # encoders first, as validation checks them
-        if components_of(resolved, section, kind) != {}:
+        if not leaves_none(resolved, section, kind):
             continue
         dropped = last_dropped(data, merged, (source, folder), overrides, (section, kind))
         if dropped is not None:
-            where, name = dropped
-            raise RecipeError(
-                where,
-                f"{section}.{kind}.{name}",
-                f"dropping {kind[:-1]} {name!r} leaves the model without {kind}; keep one or give one of its own",
-            )
+            where, path, how = dropped
+            raise RecipeError(where, path, f"{how} leaves the model without {kind}; keep one or give one of its own")
     return resolved
 
 
@@ -252,35 +250,54 @@ def components_of(recipe: dict[str, Any], section: str, kind: str) -> Any:
     return node.get(kind) if isinstance(node, dict) else None
 
 
+def leaves_none(recipe: dict[str, Any], section: str, kind: str) -> bool:
+    """Whether ``recipe`` holds no component at ``section.kind``: an empty mapping, a null, or no key there."""
+    return components_of(recipe, section, kind) in (None, {})
+
+
 def last_dropped(
     data: dict[str, Any],
     merged: dict[str, Any],
     read_from: tuple[str, Path],
     overrides: list[str],
     place: tuple[str, str],
-) -> tuple[str, str] | None:
-    """Where the null that dropped the last of the components at ``place`` (``("model", "heads")``) is, and the name
-    it dropped: the last of ``overrides`` that left none of those ``merged`` (``data`` merged onto its base) held
-    with its next (``model.heads.NAME=null``), else the last null written in ``data`` (``model.heads.NAME: null``)
-    dropping one its base held (the base read again from ``read_from``: the recipe's source and folder); ``None``
-    where no null dropped one (a mapping written empty).
+) -> tuple[str, str, str] | None:
+    """Where the change that left none of the components at ``place`` (``("model", "heads")``) is, its key and how it
+    did, as ``(where, key, how)``: the last of ``overrides`` that left none of those ``merged`` (``data`` merged onto
+    its base) held with its next (``--set model.heads.NAME=null``, ``model.heads=null`` or ``model.heads={}``), else
+    what ``data`` writes there: a null for them all or an empty mapping (``model.heads: null``, ``{}``; an empty one
+    merged onto a base adds nothing), or else the last null dropping one its base held (``model.heads.NAME: null``;
+    the base read again from ``read_from``: the recipe's source and folder); ``None`` where none of these did.
     """
     section, kind = place
     found, current = None, merged
     for text in overrides:
         after = apply_overrides(current, [text])
         keys, value = parse_override(text)
-        if value is None and components_of(current, section, kind) and components_of(after, section, kind) == {}:
-            found = (f"{read_from[0]}: --set {text}", keys[2])
+        if keys[:2] == list(place) and components_of(current, section, kind) and leaves_none(after, section, kind):
+            found = (f"{read_from[0]}: --set {text}", ".".join(keys), dropping(kind, keys[2:], value))
         current = after
-    if found is not None or components_of(merged, section, kind) != {} or "base" not in data:
+    if found is not None or not leaves_none(merged, section, kind):
         return found
+    node = data.get(section)
+    if isinstance(node, dict) and kind in node and (node[kind] is None or (node[kind] == {} and "base" not in data)):
+        return read_from[0], f"{section}.{kind}", dropping(kind, [], node[kind])
     written = components_of(data, section, kind)
+    if not isinstance(written, dict) or "base" not in data:
+        return None
     held = components_of(with_base({"base": data["base"]}, *read_from), section, kind)
-    if not isinstance(written, dict) or not isinstance(held, dict):
+    if not isinstance(held, dict):
         return None
     dropped = [name for name, value in written.items() if value is None and name in held]
-    return (read_from[0], dropped[-1]) if dropped else None
+    return (read_from[0], f"{section}.{kind}.{dropped[-1]}", dropping(kind, dropped[-1:], None)) if dropped else None
+
+
+def dropping(kind: str, names: list[str], value: Any) -> str:
+    """How a ``value`` written at ``model.KIND`` (``names`` empty) or at ``model.KIND.NAME`` left the model without
+    components of ``kind`` (``heads``), as an error says it."""
+    if names:
+        return f"dropping {kind[:-1]} {names[0]!r}"
+    return f"null, dropping every {kind[:-1]}," if value is None else "an empty mapping"
 
 
 def with_base(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any]:

@@ -117,6 +117,35 @@ def test_dropping_the_only_head_or_every_encoder_is_refused_naming_the_null_that
     assert list(Recipe.load("hate_text_frozen", replaced).model["heads"]) == ["spam"]
 
 
+@pytest.mark.parametrize(("kind", "what"), [("heads", "head"), ("encoders", "encoder")])
+def test_a_null_or_an_empty_mapping_for_every_head_or_encoder_is_refused_naming_where_and_the_key(
+    kind: str, what: str, tmp_path: Path
+) -> None:
+    dropped = f"null, dropping every {what}, leaves the model without {kind}; keep one or give one of its own"
+    emptied = f"an empty mapping leaves the model without {kind}; keep one or give one of its own"
+    child = tmp_path / "child.yaml"
+    child.write_text(f"base: hate_text_frozen\nmodel:\n  {kind}: null\n")
+    with pytest.raises(RecipeError, match=rf"^{child}: model.{kind}: {dropped}$"):
+        Recipe.load(child)
+    whole = Recipe.load("hate_text_frozen").to_dict()
+    for value, said in ((None, dropped), ({}, emptied)):
+        whole["model"][kind] = value
+        child.write_text(yaml.safe_dump(whole))
+        with pytest.raises(RecipeError, match=rf"^{child}: model.{kind}: {said}$"):
+            Recipe.load(child)
+        with pytest.raises(RecipeError, match=rf"^<dict>: model.{kind}: {said}$"):
+            as_recipe(whole)
+    child.write_text("base: hate_text_frozen\n")
+    for value, said in (("null", dropped), ("", dropped), ("{}", emptied)):
+        with pytest.raises(RecipeError, match=rf"^{child}: --set model.{kind}={value}: model.{kind}: {said}$"):
+            Recipe.load(child, [f"model.{kind}={value}"])
+        with pytest.raises(RecipeError, match=rf"hate_text_frozen.yaml: --set model.{kind}={value}: model.{kind}: "):
+            Recipe.load("hate_text_frozen").override([f"model.{kind}={value}"])
+    del whole["model"][kind]  # a recipe that never had any is missing them, as validation says
+    with pytest.raises(RecipeError, match=rf"^<dict>: model.{kind}: expected a mapping of "):
+        as_recipe(whole)
+
+
 def test_a_folder_given_for_a_recipe_is_refused_a_saved_models_naming_its_recipe_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

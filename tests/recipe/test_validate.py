@@ -117,7 +117,9 @@ def test_a_section_that_is_empty_or_not_a_mapping_is_refused_naming_its_path(
     for part in parents:
         section = section[part]
     section[last] = value
-    assert f": {where}: expected a mapping" in error_for(recipe, write_recipe)
+    emptied = value is None and where in ("model.encoders", "model.heads")  # loading says which null did (loader)
+    said = f"null, dropping every {last[:-1]}, leaves the model without {last}" if emptied else "expected a mapping"
+    assert f": {where}: {said}" in error_for(recipe, write_recipe)
 
 
 def test_a_recipe_file_ending_in_a_bare_section_line_is_refused_naming_the_section(recipe: dict, write_recipe) -> None:
