@@ -23,7 +23,7 @@ from faim.calibration.prior import estimate_prior, prior_shift
 from faim.components import check_tasks
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
-from faim.data.elements import PostError, readable_posts, refuse_empty
+from faim.data.elements import PostError, posts_to_read, readable_posts
 from faim.data.post import SOURCE, Post, as_posts, length_batches
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows, task_spec
@@ -155,12 +155,12 @@ class Detector:
         Raises:
             ValueError: On a ``batch_size`` below 1.
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
-                ``readable`` sets such posts aside).
+                ``readable`` sets such posts aside), named by its origin, or where it has none by its index among
+                ``posts`` (``posts_to_read``).
         """
         kinds = self.model.kinds_with(link_kind)
         collate = self.collator(kinds=kinds)
-        items = as_posts(posts)
-        refuse_empty(items, kinds)
+        items = posts_to_read(posts, kinds)
         batches, positions = length_batches(items, batch_size)
         collated = (collate(batch) for batch in batches)
         return predict(self.model, collated, desc=None, link_kind=link_kind, embeddings=embeddings).rows(positions)
@@ -215,7 +215,7 @@ class Detector:
         numeric), and the errors of the others (``empty``: nothing it reads), as ``faim.runtime``'s ``readable``;
         with ``pool_by_image``, as ``score(posts, pool_by_image=True)`` reads them, the pictures linking posts too."""
         kinds = self.model.kinds_with(self.pooling_kind if pool_by_image else None)
-        return readable_posts(as_posts(posts), kinds, self.collator(kinds=kinds).prepare)
+        return readable_posts(posts, kinds, self.collator(kinds=kinds).prepare)
 
     def explain(self, posts: Iterable[Post | Mapping[str, Any]], progress: bool = False) -> list[Explanation]:
         """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,
@@ -226,8 +226,7 @@ class Detector:
             PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
         """
         collate = self.collator(kinds=self.model.fused_kinds)
-        items = as_posts(posts)
-        refuse_empty(items, self.model.fused_kinds)
+        items = posts_to_read(posts, self.model.fused_kinds)
         with evaluating(self.model):
             return [
                 explain_post(

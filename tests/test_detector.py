@@ -16,6 +16,7 @@ from sklearn.metrics import roc_auc_score
 import faim.runtime
 from faim import Detector, Recipe, WholePostModel
 from faim.data.elements import PostError
+from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.fusion import ConcatFusion
@@ -78,6 +79,29 @@ def test_a_post_holding_nothing_the_model_reads_is_refused_naming_it(
         with pytest.raises(PostError, match=r"^post 1 \(post id='b'\) .*nothing the model reads") as raised:
             call(posts)
         assert raised.value.kind == "empty"
+
+
+@pytest.mark.parametrize("served", [False, True])
+@pytest.mark.parametrize("as_post", [False, True])
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [({"images": ["no-such-picture.png"]}, "images"), ({"meta": {"likes": "many"}}, "meta")],
+)
+def test_a_post_that_cannot_be_read_is_named_by_its_index_where_it_has_no_origin(
+    served: bool, as_post: bool, bad: dict, field: str, exported: tuple[Path, Path]
+) -> None:
+    scorer = faim.runtime.load(exported[1]) if served else Detector.load(exported[0])
+    given = [{"id": "a", "text": "a post"}, {"id": "b", "text": "another"} | bad]
+    posts = [Post(**post) for post in given] if as_post else given
+    calls = [scorer.score, scorer.embed] + ([] if served else [scorer.predict, scorer.explain])
+    for call in calls:
+        with pytest.raises(PostError, match=rf"^post 1 \(post id='b'\) field '{field}': "):
+            call(posts)
+    (error,) = scorer.readable(posts)[1]
+    assert str(error).startswith(f"post 1 (post id='b') field '{field}': ")
+    assert [row["id"] for row in scorer.score(posts[:1])] == ["a"]
+    with pytest.raises(PostError, match=rf"^file.jsonl:3 \(post id='b'\) field '{field}': "):
+        scorer.score([Post(**post, origin=f"file.jsonl:{line}") for line, post in enumerate(given, 2)])
 
 
 @pytest.mark.parametrize("served", [False, True])

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from faim.data.images import ImageError, load_image
-from faim.data.post import Post
+from faim.data.post import Post, as_posts
 from faim.notices import FaimWarning
 
 T = TypeVar("T")
@@ -45,7 +45,7 @@ def read_each(posts: Iterable[P], read: Callable[[P], T]) -> tuple[list[tuple[P,
 
 def named(post: Post, index: int) -> Post:
     """``post``, or, where it has no origin, a copy of it named by its ``index`` among the posts given (``post 3``),
-    as an error about it names it."""
+    as an error about it names it; its id is its own."""
     return post if post.origin else replace(post, origin=f"post {index}")
 
 
@@ -86,23 +86,22 @@ def nothing_read(kinds: Iterable[str], blank: Collection[str] = ()) -> str:
 
 
 def readable_posts(
-    posts: Iterable[Post], kinds: Sequence[str], read: Callable[[Post], Any]
+    posts: Iterable[Post | Mapping[str, Any]], kinds: Sequence[str], read: Callable[[Post], Any]
 ) -> tuple[list[Post], list[PostError]]:
-    """The posts ``read`` reads (``read_each``) and the errors of the others, a post that ``reads_nothing`` of
-    ``kinds`` refused before it is read with a ``PostError`` of kind ``empty``, as ``faim score`` names such a row;
-    an error names a post without an origin by its index among ``posts`` (``named``), as ``refuse_empty`` does."""
+    """The posts given (``as_posts``) that ``read`` reads (``read_each``), as given, and the errors of the others, a
+    post that ``reads_nothing`` of ``kinds`` refused before it is read with a ``PostError`` of kind ``empty``, as
+    ``faim score`` names such a row; each post is read named as ``posts_to_read`` names it (``named``), so that an
+    error names a post without an origin by its index among ``posts``."""
+    given = as_posts(posts)
 
-    def read_something(item: tuple[int, Post]) -> Any:
-        index, post = item
+    def read_something(index: int) -> Any:
+        post = named(given[index], index)
         if reads_nothing(post, kinds):
-            raise empty_post(named(post, index), kinds)
-        try:
-            return read(post)
-        except PostError as error:
-            raise PostError(named(post, index), error.field, error.problem, error.kind) from error
+            raise empty_post(post, kinds)
+        return read(post)
 
-    kept, errors = read_each(enumerate(posts), read_something)
-    return [post for (_, post), _ in kept], errors
+    kept, errors = read_each(range(len(given)), read_something)
+    return [given[index] for index, _ in kept], errors
 
 
 def empty_post(post: Post, kinds: Sequence[str], remedy: str = "") -> PostError:
@@ -112,17 +111,22 @@ def empty_post(post: Post, kinds: Sequence[str], remedy: str = "") -> PostError:
     return PostError(post, ", ".join(kinds), f"{problem}{remedy}", "empty")
 
 
-def refuse_empty(posts: Sequence[Post], kinds: Sequence[str]) -> None:
-    """Refuse the first of ``posts`` that ``reads_nothing`` of ``kinds`` (a model would score it as a post of nothing),
-    named by its origin, or its index among ``posts`` where it has none.
+def posts_to_read(posts: Iterable[Post | Mapping[str, Any]], kinds: Sequence[str]) -> list[Post]:
+    """The posts given through the Python API (``as_posts``) as a model reads them: each without an origin named by
+    its index among them (``named``: ``post 3``), so that every error about it, a picture that cannot be read as a
+    post holding nothing, names it so (a post read from a file is named by its origin, its file and row); their ids
+    are their own.
 
     Raises:
-        PostError: Of kind ``empty``, saying to leave the post out (``readable`` sets such posts aside).
+        TypeError, ValueError: Where ``as_posts`` refuses the posts.
+        PostError: Of kind ``empty``, on the first post that ``reads_nothing`` of ``kinds`` (a model would score it as
+            a post of nothing), saying to leave it out (``readable`` sets such posts aside).
     """
-    for index, post in enumerate(posts):
+    named_posts = [named(post, index) for index, post in enumerate(as_posts(posts))]
+    for post in named_posts:
         if reads_nothing(post, kinds):
-            remedy = "; leave it out (the model's readable(posts) sets such posts aside)"
-            raise empty_post(named(post, index), kinds, remedy)
+            raise empty_post(post, kinds, "; leave it out (the model's readable(posts) sets such posts aside)")
+    return named_posts
 
 
 MAP_ELEMENTS = "map the columns that hold them (--map text=COLUMN, or data.columns in a recipe)"

@@ -11,8 +11,8 @@ from typing import Any, Protocol
 import numpy as np
 import onnxruntime
 
-from faim.data.elements import PostError, checked_elements, read_each, readable_posts, refuse_empty
-from faim.data.post import Post, as_posts, length_batches
+from faim.data.elements import PostError, checked_elements, posts_to_read, read_each, readable_posts
+from faim.data.post import Post, length_batches
 from faim.decisions import decide, score_rows, task_spec
 from faim.runtime.bundle import (
     EMBEDDING,
@@ -154,7 +154,7 @@ class ExportedModel:
     def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
         """The posts holding something the model reads whose elements can be read (pictures decoded, metadata
         numeric), and the errors of the others (``empty``: nothing it reads)."""
-        return readable_posts(as_posts(posts), list(self.encoders), self.elements_of)
+        return readable_posts(posts, list(self.encoders), self.elements_of)
 
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
         """Post ids and the fusion graph's outputs over every post (rows in input order), ``batch_size`` at a time,
@@ -163,10 +163,10 @@ class ExportedModel:
         Raises:
             ValueError: On a ``batch_size`` below 1.
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
-                ``readable`` sets such posts aside).
+                ``readable`` sets such posts aside), named by its origin, or where it has none by its index among
+                ``posts`` (``posts_to_read``).
         """
-        items = as_posts(posts)
-        refuse_empty(items, list(self.encoders))
+        items = posts_to_read(posts, list(self.encoders))
         batches, positions = length_batches(items, batch_size)
         outputs = [self.outputs(batch) for batch in batches]
         ids = [post.id for post in items]

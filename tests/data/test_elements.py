@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from faim.data.elements import PostError, check_texts, read_each, readable_posts
+from faim.data.elements import PostError, check_texts, posts_to_read, read_each, readable_posts
 from faim.data.post import Post
 
 
@@ -41,15 +41,26 @@ def test_a_post_holding_nothing_of_the_kinds_read_is_refused_as_empty_before_it_
     assert error.problem == "nothing the model reads (comments, meta): no comments, no metadata"
 
 
-def test_a_post_set_aside_is_named_by_its_origin_or_else_its_index_as_refuse_empty_names_it() -> None:
+def test_a_post_set_aside_is_named_by_its_origin_or_else_its_index_as_posts_to_read_names_it() -> None:
     posts = [Post(id="a", text="one"), Post(id="b", text="refused"), Post(id="c"), Post("d", "refused", origin="f:4")]
     kept, errors = readable_posts(posts, ["text"], text_length)
-    assert kept == [posts[0]]
+    assert kept == [posts[0]] and kept[0] is posts[0]
     assert [str(error) for error in errors] == [
         "post 1 (post id='b') field 'text': refused here",
         "post 2 (post id='c') field 'text': nothing the model reads (text): no text",
         "f:4 (post id='d') field 'text': refused here",
     ]
+
+
+def test_posts_to_read_name_each_post_without_an_origin_by_its_index_and_refuse_the_first_holding_nothing() -> None:
+    posts = [{"id": "a", "text": "one"}, Post(id="b", text="refused"), Post("c", "three", origin="f:4"), {"text": "x"}]
+    read = posts_to_read(posts, ["text"])
+    named = [("a", "post 0"), ("b", "post 1"), ("c", "f:4"), ("3", "post 3")]
+    assert [(post.id, post.origin) for post in read] == named
+    with pytest.raises(PostError, match=r"^post 1 \(post id='b'\) field 'text': refused here$"):
+        text_length(read[1])
+    with pytest.raises(PostError, match=r"^post 2 \(post id='c'\) field 'text': nothing the model reads .*; leave"):
+        posts_to_read([*posts[:2], Post(id="c", text=" ")], ["text"])
 
 
 def test_the_first_post_whose_text_or_a_comment_read_holds_half_a_surrogate_pair_is_refused_naming_it() -> None:
