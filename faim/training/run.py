@@ -220,16 +220,28 @@ def check_calibratable(tasks: list[TaskSpec], posts: list[Post], name: str) -> N
             )
 
 
+UNLABELLED_EVAL_SPLIT = (
+    "label its posts (the recipe's data.columns maps a column to each task: labels: {TASK: COLUMN}), or set "
+    "eval.split to a split whose posts are labelled"
+)
+"""What to do about the split a recipe's ``eval.split`` names none of whose posts carries a label, as
+``evaluated_posts`` ends its error."""
+
+
 def evaluated_posts(recipe: Recipe, posts: list[Post], name: str) -> list[Post]:
-    """The posts of a recipe's split (``name``, as its source describes it) as evaluation reads them, those the model
-    would stop at part way refused first (``refuse_unreadable``, with the recipe's ``train.max_elements``): with
-    ``eval.languages``, each without ``meta.lang`` given the language it is written in (``faim.data.language``).
+    """The posts of a recipe's split (``name``, as its source describes it) as evaluation reads them, refused first
+    where none carries a label for any of the recipe's tasks (``check_labelled``, saying to label them or set
+    ``eval.split``) or where the model would stop at one part way (``refuse_unreadable``, with the recipe's
+    ``train.max_elements``): with ``eval.languages``, each without ``meta.lang`` given the language it is written in
+    (``faim.data.language``).
 
     Raises:
         PostError: Naming the first post whose text or a comment the model reads holds half of a UTF-16 surrogate
             pair.
-        ValueError: Naming ``name``, how many posts name a picture the model reads that is not there, and the first.
+        ValueError: Naming ``name`` and the tasks where no post carries a label, or how many posts name a picture the
+            model reads that is not there, and the first.
     """
+    check_labelled(posts, list(recipe.model["heads"]), name, UNLABELLED_EVAL_SPLIT)
     refuse_unreadable(posts, list(recipe.model["encoders"]), recipe.train.max_elements, name)
     return with_languages(posts) if recipe.eval.languages else posts
 
@@ -412,10 +424,10 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     eval_posts = val_posts if split == "validation" else source.posts(split)
     warn_source_splits(source, {"train": train_posts, "validation": val_posts, split: eval_posts}, kinds)
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements)
-    val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"))
     if not val_posts:
         raise ValueError(f"{source.describe('validation')}: no posts")
     check_calibratable(task_specs(recipe.model), val_posts, source.describe("validation"))
+    val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"))
     if split != "validation":  # read before training, so that a post evaluation would stop at stops nothing done
         eval_posts = evaluated_posts(recipe, eval_posts, f"{source.describe(split)} (eval.split {split!r})")
     else:

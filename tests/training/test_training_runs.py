@@ -720,6 +720,24 @@ def test_evaluating_a_run_again_refuses_pictures_not_there_before_the_model_read
     assert not (tmp_path / "run").exists()
 
 
+def test_evaluating_a_run_again_refuses_an_eval_split_without_labels_before_the_model_reads_a_post(
+    demo_data, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [json.loads(line) | {"label": None} for line in demo_data["validation"].read_text().splitlines()]
+    unlabelled = tmp_path / "validation.jsonl"
+    unlabelled.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    recipe = tiny_recipe(demo_data | {"validation": unlabelled}, tmp_path / "run")
+    recipe["data"]["image_root"] = str(demo_data["validation"].parent)
+    monkeypatch.setattr("faim.eval.evaluate.predict", lambda *args, **kwargs: pytest.fail("the model read posts"))
+    with pytest.raises(
+        ValueError,
+        match=r"validation.jsonl \(eval.split 'validation'\): no post carries a label for any task \(harmful\); "
+        r"label its posts \(.*\), or set eval.split to a split whose posts are labelled$",
+    ):
+        evaluate_run(recipe, tiny_model_dir)
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_kind_no_training_post_holds_is_warned_of_naming_the_column_to_map(demo_data, tmp_path: Path) -> None:
     rows = [json.loads(line) for line in demo_data["train"].read_text(encoding="utf-8").splitlines()]
     unmapped = tmp_path / "train.jsonl"  # the pictures under a column the recipe does not map
