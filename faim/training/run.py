@@ -389,10 +389,11 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
             ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
             anything is written, for a training split without posts or a task's labels (``check_learnable``), a
-            validation split without posts, posts of the training, validation or ``eval.split`` split naming a
-            picture the model reads that is not there, or a post of one of them whose text or a comment the model
-            reads holds half of a UTF-16 surrogate pair (``refuse_unreadable``, a ``PostError`` naming its file, row
-            and field).
+            validation split without posts or labels (``check_calibratable``), an ``eval.split`` split none of whose
+            posts carries a label (``evaluated_posts``, naming it and ``eval.split``), posts of the training,
+            validation or ``eval.split`` split naming a picture the model reads that is not there, or a post of one
+            of them whose text or a comment the model reads holds half of a UTF-16 surrogate pair
+            (``refuse_unreadable``, a ``PostError`` naming its file, row and field).
         FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
         SystemExit: With status 143, when the process is sent SIGTERM while it trains (``stop_for_signal``).
         KeyboardInterrupt: On Ctrl-C (SIGINT) while it trains, after which Ctrl-C works as it did before (Lightning

@@ -373,6 +373,11 @@ def test_a_split_that_cannot_be_learned_or_calibrated_from_is_refused_before_tra
             lambda rows: [*rows[:-1], rows[-1] | {"text": "half a pair \ud83d here"}],
             r"test.jsonl:160 \(post id=.*\) field 'text': holds half of a UTF-16 surrogate pair \(\\ud83d",
         ),
+        (  # found after training, calibrating and saving, where evaluation read it
+            lambda rows: [row | {"label": None} for row in rows],
+            r"test.jsonl \(eval.split 'test'\): no post carries a label for any task \(harmful\); label its posts "
+            r".*, or set eval.split to a split whose posts are labelled$",
+        ),
     ],
 )
 def test_an_eval_split_the_model_would_stop_at_is_refused_before_training(
