@@ -263,21 +263,24 @@ def last_dropped(
     place: tuple[str, str],
 ) -> tuple[str, str, str] | None:
     """Where the change that left none of the components at ``place`` (``("model", "heads")``) is, its key and how it
-    did, as ``(where, key, how)``: the last of ``overrides`` that left none of those ``merged`` (``data`` merged onto
-    its base) held with its next (``--set model.heads.NAME=null``, ``model.heads=null`` or ``model.heads={}``), else
-    what ``data`` writes there: a null for them all or an empty mapping (``model.heads: null``, ``{}``; an empty one
+    did, as ``(where, key, how)``: where ``merged`` (``data`` merged onto its base) or the recipe after one of
+    ``overrides`` held some, the last override that left none (``--set model.heads.NAME=null``, ``model.heads=null``
+    or ``model.heads={}``; ``None`` where it set another key, ``model=...``, which validation names), else what
+    ``data`` writes there: a null for them all or an empty mapping (``model.heads: null``, ``{}``; an empty one
     merged onto a base adds nothing), or else the last null dropping one its base held (``model.heads.NAME: null``;
     the base read again from ``read_from``: the recipe's source and folder); ``None`` where none of these did.
     """
     section, kind = place
-    found, current = None, merged
+    found, current, held_some = None, merged, not leaves_none(merged, section, kind)
     for text in overrides:
         after = apply_overrides(current, [text])
-        keys, value = parse_override(text)
-        if keys[:2] == list(place) and components_of(current, section, kind) and leaves_none(after, section, kind):
+        if not leaves_none(current, section, kind) and leaves_none(after, section, kind):
+            keys, value = parse_override(text)  # one setting another key (model=...) is left to validation to name
             found = (f"{read_from[0]}: --set {text}", ".".join(keys), dropping(kind, keys[2:], value))
+            found = found if keys[:2] == list(place) else None
+        held_some = held_some or not leaves_none(after, section, kind)
         current = after
-    if found is not None or not leaves_none(merged, section, kind):
+    if held_some:
         return found
     node = data.get(section)
     if isinstance(node, dict) and kind in node and (node[kind] is None or (node[kind] == {} and "base" not in data)):

@@ -109,6 +109,12 @@ def test_dropping_the_only_head_or_every_encoder_is_refused_naming_the_null_that
         Recipe.load(child, ["model.heads.nothing=null"])
     with pytest.raises(RecipeError, match=r"--set model.heads.hate=null: model.heads.hate: dr"):
         Recipe.load("hate_text_frozen", ["model.heads.nothing=null", "model.heads.hate=null", "model.heads.x=null"])
+    encoders_only = "model={encoders: {text: {type: hf_text, weights: x}}, fusion: {type: concat}}"
+    given_back = ["model.heads.hate=null", "model.heads.spam={type: binary, labels: [a, b]}", encoders_only]
+    with pytest.raises(RecipeError, match=r"--set model=\{encoders.*: model.heads: expected a mapping of task name"):
+        Recipe.load("hate_text_frozen", given_back)  # the null was undone: the model= that left none is named
+    with pytest.raises(RecipeError, match=r"--set model=\{encoders.*: model.heads: expected a mapping of task name"):
+        Recipe.load(child, given_back[1:])
     child.write_text(
         "base: hate_text_frozen\nmodel:\n  heads:\n    hate: null\n    spam: {type: binary, labels: [a, b]}\n"
     )
