@@ -36,13 +36,22 @@ def staging_folder(target: Path, prefix: str) -> Path:
     permissions a folder made by ``mkdir`` gets under the process's umask (``tempfile`` makes it readable by its
     owner alone, and a model or export is read by other users: a service, a scoring job), named for ``target``, this
     process table and this process (``staging_stem``), then at random. The folders of ``target`` that processes killed
-    part way left (``stale_staging``) are removed first, each with a warning."""
+    part way left (``stale_staging``) are removed first, each with a warning; those made in another process table
+    (``foreign_staging``) are warned of and kept."""
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale, pid in stale_staging(target, prefix):
         shutil.rmtree(stale, ignore_errors=True)
         done = "could not remove" if stale.exists() else "removed"
         warnings.warn(
             f"{done} {stale}, left unfinished by process {pid}, stopped part way writing {target}",
+            FaimWarning,
+            stacklevel=2,
+        )
+    for other in foreign_staging(target, prefix):
+        warnings.warn(
+            f"{other} was left beside {target} by a faim writing it on another machine, in another container or "
+            f"before a restart, which this process cannot tell is still running; remove it if no faim is writing "
+            f"{target} now",
             FaimWarning,
             stacklevel=2,
         )
@@ -101,6 +110,19 @@ def stale_staging(target: Path, prefix: str) -> list[tuple[Path, int]]:
     return found
 
 
+def foreign_staging(target: Path, prefix: str) -> list[Path]:
+    """The folders beside ``target`` that ``staging_folder`` made for it, with ``prefix``, in another process table
+    (another machine, container or boot, ``process_table``), where whether the process that made them still runs
+    cannot be told: a write from there may be going on, or one killed before a restart left it. Not links."""
+    table = digest(process_table())
+    name = re.compile(rf"{re.escape(prefix + digest(target.name))}\.([0-9a-f]{{8}})\.\d+\.[0-9a-f]{{16}}")
+    return [
+        path
+        for path in sorted(target.parent.iterdir())
+        if (match := name.fullmatch(path.name)) and match[1] != table and path.is_dir() and not path.is_symlink()
+    ]
+
+
 def running(pid: int) -> bool:
     """Whether the process ``pid`` runs in this process table; true where that cannot be told (Windows, where signal 0
     would stop it; a process of another user; an id no process can have)."""
@@ -110,7 +132,7 @@ def running(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except (OSError, OverflowError, ValueError):  # PermissionError: another user's; an id out of range
+    except (OSError, OverflowError):  # PermissionError: another user's; an id out of range
         return True
     return True
 

@@ -15,6 +15,7 @@ from faim import folders
 from faim.folders import (
     check_folder_path,
     check_replaceable,
+    foreign_staging,
     process_table,
     staging_folder,
     staging_stem,
@@ -22,6 +23,7 @@ from faim.folders import (
     umask_permissions,
     write_text_whole,
 )
+from faim.notices import FaimWarning
 
 MANIFEST = "faim.json"
 
@@ -124,17 +126,26 @@ def test_only_a_folder_a_process_no_longer_running_made_for_the_same_target_is_s
     assert stale_staging(target, ".faim-") == [(stale, dead)]
 
 
-def test_a_folder_of_another_process_table_or_naming_an_impossible_process_is_not_stale(
+def test_a_folder_of_another_process_table_is_warned_of_and_kept_and_an_impossible_process_is_read_as_running(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = tmp_path / "model"
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    boot, namespace = tmp_path / "boot_id", tmp_path / "pid_namespace"
+    boot.write_text("first boot\n")
+    namespace.symlink_to("pid:[1]")
+    monkeypatch.setattr(folders, "PROCESS_TABLE_FILES", (str(boot), str(namespace)))
+    assert process_table().splitlines()[1:] == ["first boot", "pid:[1]"]
+    before = tmp_path / f"{staging_stem(target, '.faim-')}{int(gone.stdout)}.{'a' * 16}"  # before a restart
+    before.mkdir()
+    boot.write_text("second boot\n")
     impossible = tmp_path / f"{staging_stem(target, '.faim-')}{10**30}.{'a' * 16}"
     impossible.mkdir()
-    monkeypatch.setattr(folders, "process_table", lambda: "a container sharing this machine's name")
-    elsewhere = tmp_path / f"{staging_stem(target, '.faim-')}{int(gone.stdout)}.{'a' * 16}"
-    elsewhere.mkdir()
-    monkeypatch.undo()
-    assert process_table() != "a container sharing this machine's name"
-    assert stale_staging(target, ".faim-") == []
-    assert staging_folder(target, ".faim-").is_dir() and impossible.is_dir() and elsewhere.is_dir()
+    assert staging_stem(target, ".faim-") not in before.name
+    assert stale_staging(target, ".faim-") == [] and foreign_staging(target, ".faim-") == [before]
+    namespace.unlink()
+    namespace.symlink_to("pid:[2]")  # another container sharing the machine's name
+    assert set(foreign_staging(target, ".faim-")) == {before, impossible}
+    with pytest.warns(FaimWarning, match=rf"{before} was left beside {target} by a faim writing it on another machine"):
+        staging_folder(target, ".faim-")
+    assert before.is_dir() and impossible.is_dir()

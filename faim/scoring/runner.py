@@ -40,7 +40,7 @@ from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import find_inputs
 from faim.registry import quiet_plugin_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
-from faim.scoring.manifest import Manifest, run_identity
+from faim.scoring.manifest import DECODING, Manifest, run_identity
 from faim.scoring.ray_engine import run_ray
 from faim.scoring.report import ShardReport
 
@@ -165,7 +165,7 @@ def decoding_setting(kinds: Sequence[str]) -> dict[str, int]:
     ``kinds`` name it: only for a run reading pictures (``image`` among them), so that its resume under a faim decoding
     pictures to other pixels is refused (``faim.scoring.manifest.identity_differences``) rather than mixing shards
     decoded both ways, and the record of a run reading none is what it was before the decoding was recorded."""
-    return {"image_decoding": IMAGE_DECODING} if "image" in kinds else {}
+    return {DECODING: IMAGE_DECODING} if "image" in kinds else {}
 
 
 @dataclass(frozen=True)
