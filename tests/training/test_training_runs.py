@@ -394,6 +394,20 @@ def test_an_eval_split_the_model_would_stop_at_is_refused_before_training(
     assert not (tmp_path / "run").exists()
 
 
+def test_the_training_split_is_checked_before_the_split_eval_split_names(demo_data, tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in demo_data["train"].read_text().splitlines()]
+    unlabelled = tmp_path / "train.jsonl"
+    unlabelled.write_text("".join(json.dumps(row | {"label": None}) + "\n" for row in rows), encoding="utf-8")
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    test = tmp_path / "test.jsonl"
+    test.write_text("".join(json.dumps(row | {"image": "images/nowhere.jpg"}) + "\n" for row in rows), "utf-8")
+    recipe = tiny_recipe(demo_data | {"train": unlabelled}, tmp_path / "run", max_epochs=1)
+    recipe["data"] |= {"test": str(test), "image_root": str(demo_data["validation"].parent)}
+    recipe["eval"]["split"] = "test"
+    with pytest.raises(ValueError, match=r"train.jsonl: no post carries a label for task 'harmful'"):
+        train(recipe)
+
+
 def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where_the_model_has_others() -> None:
     posts = [Post("a", "text", labels={"harmful": 1}), Post("b", "more text", labels={"harmful": 0})]
     harmful, other = TaskSpec("harmful", "binary", ("no", "yes")), TaskSpec("other", "binary", ("no", "yes"))
