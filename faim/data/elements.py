@@ -206,10 +206,11 @@ def check_text(post: Post, field: str, string: str) -> None:
         raise PostError(post, field, problem, "text_encoding") from None
 
 
-def check_texts(posts: Iterable[Post], kinds: Collection[str]) -> None:
-    """Refuse the first of ``posts`` whose text or a comment ``check_text`` refuses, where ``kinds`` (the element
-    kinds a model reads) hold ``text`` or ``comments``, before the model reads any: evaluation and training read
-    every post, so such a post would end the work part way, where ``faim score`` records it and scores the rest.
+def check_texts(posts: Iterable[Post], kinds: Collection[str], limit: int) -> None:
+    """Refuse the first of ``posts`` whose text or one of its first ``limit`` comments (the elements a model reads,
+    ``element_refs``) ``check_text`` refuses, where ``kinds`` (the element kinds a model reads) hold ``text`` or
+    ``comments``, before the model reads any: evaluation and training read every post, so such a post would end the
+    work part way, where ``faim score`` records it and scores the rest.
 
     Raises:
         PostError: Of kind ``text_encoding``, naming the post's origin (its file and row), its id and the field.
@@ -217,7 +218,7 @@ def check_texts(posts: Iterable[Post], kinds: Collection[str]) -> None:
     fields = [field for field in ("text", "comments") if field in kinds]
     for post in posts:
         for field in fields:
-            for string in [post.text or ""] if field == "text" else post.comments:
+            for string in element_refs(post, field, limit):
                 check_text(post, field, string)
 
 

@@ -108,7 +108,7 @@ def refuse_unreadable(posts: Sequence[Post], kinds: Collection[str], limit: int,
         PostError: Of kind ``text_encoding``, naming the post's origin (its file and row), its id and the field.
         ValueError: Naming ``name``, how many posts name a picture that is not there, and the first ``SHOWN``.
     """
-    check_texts(posts, kinds)
+    check_texts(posts, kinds, limit)
     refuse_missing_pictures(posts, kinds, limit, name)
 
 
