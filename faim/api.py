@@ -17,7 +17,7 @@ from faim.data.post import post_texts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
 from faim.recipe import Recipe, as_recipe
-from faim.training.run import RESUME_CALL, evaluated_posts, fit, recipe_loader, write_record
+from faim.training.run import RESUME_CALL, eval_split_name, evaluated_posts, fit, recipe_loader, write_record
 
 
 @dataclass
@@ -91,7 +91,7 @@ def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | 
     detector = Detector.load(model_dir)
     source = build_source(recipe.data_section)
     split = recipe.eval.split
-    posts = evaluated_posts(recipe, source.posts(split), f"{source.describe(split)} (eval.split {split!r})")
+    posts = evaluated_posts(recipe, source.posts(split), eval_split_name(source, split))
     loader = recipe_loader(recipe, detector, posts, False, split)
     out = recipe.train.run_folder / "eval"
     texts = post_texts(posts)

@@ -94,33 +94,33 @@ def digest(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()[:8]
 
 
+def staging_left(target: Path, prefix: str) -> list[tuple[Path, str, int]]:
+    """The folders beside ``target`` that ``staging_folder`` made for it, with ``prefix`` (by their names, as
+    ``staging_stem`` begins them; not links), each with the digest of the process table that made it and the id of
+    the process that did."""
+    name = re.compile(rf"{re.escape(prefix + digest(target.name))}\.([0-9a-f]{{8}})\.(\d+)\.[0-9a-f]{{16}}")
+    return [
+        (path, match[1], int(match[2]))
+        for path in sorted(target.parent.iterdir())
+        if (match := name.fullmatch(path.name)) and path.is_dir() and not path.is_symlink()
+    ]
+
+
 def stale_staging(target: Path, prefix: str) -> list[tuple[Path, int]]:
-    """The folders beside ``target`` that ``staging_folder`` made for it, with ``prefix``, in this process table
-    (``process_table``) by a process no longer running (killed part way: ``kill -9``, the out-of-memory killer), with
-    that process's id. Nothing else is one: not a folder another target's, another machine's, container's or boot's,
-    or a running process's, nor one named otherwise (those of faim versions that named them at random alone), nor a
-    link."""
-    stem = staging_stem(target, prefix)
-    name = re.compile(rf"{re.escape(stem)}(\d+)\.[0-9a-f]{{16}}")
-    found = []
-    for path in sorted(target.parent.iterdir()):
-        match = name.fullmatch(path.name)
-        if match and path.is_dir() and not path.is_symlink() and not running(int(match[1])):
-            found.append((path, int(match[1])))
-    return found
+    """The folders of ``staging_left`` made in this process table (``process_table``) by a process no longer running
+    (killed part way: ``kill -9``, the out-of-memory killer), with that process's id. Nothing else is one: not a
+    folder another target's, another machine's, container's or boot's, or a running process's, nor one named otherwise
+    (those of faim versions that named them at random alone), nor a link."""
+    table = digest(process_table())
+    return [(path, pid) for path, made_in, pid in staging_left(target, prefix) if made_in == table and not running(pid)]
 
 
 def foreign_staging(target: Path, prefix: str) -> list[Path]:
-    """The folders beside ``target`` that ``staging_folder`` made for it, with ``prefix``, in another process table
-    (another machine, container or boot, ``process_table``), where whether the process that made them still runs
-    cannot be told: a write from there may be going on, or one killed before a restart left it. Not links."""
+    """The folders of ``staging_left`` made in another process table (another machine, container or boot,
+    ``process_table``), where whether the process that made them still runs cannot be told: a write from there may be
+    going on, or one killed before a restart left it."""
     table = digest(process_table())
-    name = re.compile(rf"{re.escape(prefix + digest(target.name))}\.([0-9a-f]{{8}})\.\d+\.[0-9a-f]{{16}}")
-    return [
-        path
-        for path in sorted(target.parent.iterdir())
-        if (match := name.fullmatch(path.name)) and match[1] != table and path.is_dir() and not path.is_symlink()
-    ]
+    return [path for path, made_in, _ in staging_left(target, prefix) if made_in != table]
 
 
 def running(pid: int) -> bool:

@@ -246,6 +246,11 @@ def evaluated_posts(recipe: Recipe, posts: list[Post], name: str) -> list[Post]:
     return with_languages(posts) if recipe.eval.languages else posts
 
 
+def eval_split_name(source: Any, split: str) -> str:
+    """The split ``eval.split`` names, as checks of its posts name it: as its source describes it, and whose it is."""
+    return f"{source.describe(split)} (eval.split {split!r})"
+
+
 def recipe_loader(
     recipe: Recipe, detector: Detector, posts: list[Post], shuffle: bool, label: str, augment: bool = False
 ) -> DataLoader:
@@ -429,10 +434,10 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         raise ValueError(f"{source.describe('validation')}: no posts")
     check_calibratable(task_specs(recipe.model), val_posts, source.describe("validation"))
     val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"))
-    if split != "validation":  # read before training, so that a post evaluation would stop at stops nothing done
-        eval_posts = evaluated_posts(recipe, eval_posts, f"{source.describe(split)} (eval.split {split!r})")
-    else:
-        eval_posts = val_posts
+    # read before training, so that a post evaluation would stop at stops nothing done
+    eval_posts = (
+        val_posts if split == "validation" else evaluated_posts(recipe, eval_posts, eval_split_name(source, split))
+    )
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
     detector = Detector.from_recipe(recipe)
