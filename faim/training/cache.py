@@ -8,7 +8,8 @@ fingerprint of what that encoder reads from the posts (texts, comments or metada
 mtime, and the version of picture decoding), so a change to any of them computes that kind anew, and a change to
 another kind's inputs does not. Files are written atomically (safe with several DDP processes).
 
-Each file also records, in its metadata, its encoder's identity and a digest of what each post gave it. A list of
+Each file also records, in its metadata, its encoder's identity, that identity described for people to read (the
+kind, the encoder's name and arguments), and a digest of what each post gave it. A list of
 posts with no file of its own takes the rows of posts it shares with other files of the same encoder (a dataset
 concatenated with another, a split read whole, posts added to a dump) and encodes only the rest.
 
@@ -120,6 +121,28 @@ def part_identity(encoder: nn.Module, kind: str, max_elements: int) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=argument_text).encode()).hexdigest()
 
 
+def part_description(encoder: nn.Module, kind: str, max_elements: int) -> str:
+    """What ``part_identity`` digests, on one line for people to read (a cache listing names its files so): the
+    kind, the encoder (``encoder_text``) and the element cap; the weights' digest is left out.
+    ``text: tiny_text(dim=8, pooling='mean', freeze=True), max_elements=8``."""
+    return f"{kind}: {encoder_text(encoder)}, max_elements={max_elements}"
+
+
+def encoder_text(encoder: nn.Module) -> str:
+    """A registered encoder as its recipe ``type`` and the arguments it was built with (``encoder_arguments``), an
+    unregistered one as its class and what its ``identity`` says besides, a stack as ``stack[...]`` of its
+    members'."""
+    if isinstance(encoder, StackedEncoder):
+        return f"stack[{', '.join(encoder_text(member) for member in encoder.members)}]"
+    arguments = encoder_arguments(encoder)
+    if arguments is None:
+        identity = dict(encoder.identity())
+        name, arguments = identity.pop("class", type(encoder).__name__), identity
+    else:
+        name = type(encoder).__dict__["registry_name"]
+    return f"{name}({', '.join(f'{key}={value!r}' for key, value in arguments.items())})"
+
+
 def encoder_arguments(encoder: nn.Module) -> dict[str, Any] | list[Any] | None:
     """The arguments a registered ``encoder`` was built with, but its ``asset_arguments``; for a stack, each
     member's; ``None`` for an encoder whose class is not registered, which its ``identity`` alone describes."""
@@ -164,6 +187,7 @@ def reuse_and_compute(
     kind: str,
     encoder: nn.Module,
     identity: str,
+    description: str,
     collator: PostCollator,
     posts: list[Post],
     path: Path,
@@ -173,7 +197,8 @@ def reuse_and_compute(
 ) -> tuple[dict[str, torch.Tensor], list[int]]:
     """One part's tensors for ``posts``, stored to ``path``: the rows other files of the same encoder hold for the
     same elements (chunks an interrupted run stored included), and the rest encoded now (nothing at all when every
-    post is found), with the indices of the posts encoded now; ``identity`` is the encoder's ``part_identity``. The
+    post is found), with the indices of the posts encoded now; ``identity`` and ``description`` are the encoder's
+    ``part_identity`` and ``part_description``. The
     posts encoded now are stored in chunks beside ``path`` as they are (``CHUNK_SECONDS``), removed once ``path`` is
     written whole."""
     limit = collator.max_elements
@@ -203,7 +228,8 @@ def reuse_and_compute(
         def keep(chunk: list[Post], tensors: dict[str, torch.Tensor]) -> None:
             chunk_digests = stamp_digests(chunk, kind, limit)
             name = hashlib.sha256(json.dumps(chunk_digests).encode()).hexdigest()[:16]
-            save_part(tensors, path.with_name(f"{path.stem}.part-{name}{path.suffix}"), identity, chunk_digests)
+            chunk_path = path.with_name(f"{path.stem}.part-{name}{path.suffix}")
+            save_part(tensors, chunk_path, identity, description, chunk_digests)
 
         (computed,) = compute_embeddings(
             [(kind, encoder)], collator, [posts[i] for i in missing], batch_size, num_workers, label, keep
@@ -217,7 +243,7 @@ def reuse_and_compute(
         f"{kind}.values": torch.cat(rows) if rows else torch.zeros(0, dim),
         f"{kind}.counts": torch.tensor([r.shape[0] for r in rows], dtype=torch.long),
     }
-    save_part(tensors, path, identity, digests)
+    save_part(tensors, path, identity, description, digests)
     for chunk in folder.glob(f"{path.stem}.part-*{path.suffix}"):
         chunk.unlink(missing_ok=True)
     return tensors, missing
@@ -339,14 +365,15 @@ def cached_embeddings(
         for index, encoder in enumerate(encoder_parts(model.encoder_for(kind))):
             identity = part_identity(encoder, kind, collator.max_elements)
             key = cache_key(identity, kind, posts, collator.max_elements)
-            parts[kind, index] = (encoder, identity, folder / f"{key}.safetensors")
+            description = part_description(encoder, kind, collator.max_elements)
+            parts[kind, index] = (encoder, identity, description, folder / f"{key}.safetensors")
     stored = {part: safetensors.torch.load_file(str(path)) for part, (*_, path) in parts.items() if path.exists()}
     encoded: set[int] = set()
     for part in [part for part in parts if part not in stored]:
         kind = part[0]
-        encoder, identity, path = parts[part]
+        encoder, identity, description, path = parts[part]
         tensors, missing = reuse_and_compute(
-            kind, encoder, identity, collator, posts, path, batch_size, num_workers, label
+            kind, encoder, identity, description, collator, posts, path, batch_size, num_workers, label
         )
         encoded.update(missing)
         stored[part] = tensors
@@ -358,10 +385,13 @@ def cached_embeddings(
     return EmbeddingCache(tensors, len(encoded))
 
 
-def save_part(tensors: dict[str, torch.Tensor], path: Path, identity: str, digests: list[str]) -> None:
+def save_part(
+    tensors: dict[str, torch.Tensor], path: Path, identity: str, description: str, digests: list[str]
+) -> None:
     """Write a part's (or a chunk's) tensors to ``path`` atomically, with its encoder's ``identity`` and the
-    ``stamp_digests`` of its posts in the metadata, by which other lists of posts find their rows in it."""
-    metadata = {"identity": identity, "digests": json.dumps(digests)}
+    ``stamp_digests`` of its posts in the metadata, by which other lists of posts find their rows in it, and its
+    ``part_description``, by which a listing of the cache names it."""
+    metadata = {"identity": identity, "description": description, "digests": json.dumps(digests)}
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.tmp")
     try:

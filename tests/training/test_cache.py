@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import safetensors
 import torch
 from PIL import Image
 
@@ -26,7 +27,7 @@ from faim.fusion import ConcatFusion
 from faim.preprocess.confusables import ConfusableFolder
 from faim.tasks import BinaryHead
 from faim.training import cache
-from faim.training.cache import cache_key, cached_embeddings, part_identity, stamp_digests
+from faim.training.cache import cache_key, cached_embeddings, part_description, part_identity, stamp_digests
 
 
 class ScaledEncoder(Encoder):
@@ -142,3 +143,29 @@ def test_embeddings_cached_of_a_16_bit_picture_read_as_white_are_computed_anew(t
     assert read.encoded == 1
     assert torch.equal(read.tensors["image.values"], fresh)
     assert not torch.equal(fresh, white)
+
+
+def stored_descriptions(folder: Path) -> list[str]:
+    """The ``description`` each file of a cache folder records in its metadata, in file name order."""
+    descriptions = []
+    for path in sorted(folder.glob("*.safetensors")):
+        with safetensors.safe_open(str(path), framework="np") as stored:
+            descriptions.append(stored.metadata()["description"])
+    return descriptions
+
+
+def test_a_cached_file_records_its_encoders_name_and_arguments_for_people(
+    scaled: type[ScaledEncoder], tmp_path: Path
+) -> None:
+    stack = StackedEncoder([scaled(scale=2.0), ScaledEncoder()])
+    model = WholePostModel({"text": stack}, ConcatFusion({"text": 2}), {"t": BinaryHead(2)})
+    collator = Detector(model, [TaskSpec("t", "binary", ("no", "yes"))]).collator()
+    cached_embeddings(model, collator, as_posts([{"id": "a", "text": "hello"}]), tmp_path)
+    assert sorted(stored_descriptions(tmp_path)) == [
+        f"text: ScaledEncoder(), max_elements={collator.max_elements}",
+        f"text: test_scaled(scale=2.0, table=None), max_elements={collator.max_elements}",
+    ]
+    assert (
+        part_description(stack, "text", 4)
+        == "text: stack[test_scaled(scale=2.0, table=None), ScaledEncoder()], max_elements=4"
+    )
