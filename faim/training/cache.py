@@ -22,6 +22,7 @@ before.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -198,9 +199,8 @@ def reuse_and_compute(
     """One part's tensors for ``posts``, stored to ``path``: the rows other files of the same encoder hold for the
     same elements (chunks an interrupted run stored included), and the rest encoded now (nothing at all when every
     post is found), with the indices of the posts encoded now; ``identity`` and ``description`` are the encoder's
-    ``part_identity`` and ``part_description``. The
-    posts encoded now are stored in chunks beside ``path`` as they are (``CHUNK_SECONDS``), removed once ``path`` is
-    written whole."""
+    ``part_identity`` and ``part_description``. The posts encoded now are stored in chunks beside ``path`` as they
+    are (``CHUNK_SECONDS``), removed once ``path`` is written whole; the files read are marked used (``read_part``)."""
     limit = collator.max_elements
     digests = stamp_digests(posts, kind, limit)
     wanted = set(digests)
@@ -215,8 +215,10 @@ def reuse_and_compute(
             known = json.loads(metadata["digests"])
             if not wanted.intersection(known):
                 continue
-            tensors = safetensors.torch.load_file(str(other))
         except FileNotFoundError:  # a chunk another process has just made whole and removed: its rows are encoded
+            continue
+        tensors = read_part(other)
+        if tensors is None:
             continue
         offsets = torch.cumsum(tensors[f"{kind}.counts"], 0) - tensors[f"{kind}.counts"]
         for index, digest in enumerate(known):
@@ -367,7 +369,7 @@ def cached_embeddings(
             key = cache_key(identity, kind, posts, collator.max_elements)
             description = part_description(encoder, kind, collator.max_elements)
             parts[kind, index] = (encoder, identity, description, folder / f"{key}.safetensors")
-    stored = {part: safetensors.torch.load_file(str(path)) for part, (*_, path) in parts.items() if path.exists()}
+    stored = {part: tensors for part, (*_, path) in parts.items() if (tensors := read_part(path)) is not None}
     encoded: set[int] = set()
     for part in [part for part in parts if part not in stored]:
         kind = part[0]
@@ -383,6 +385,19 @@ def cached_embeddings(
         tensors[f"{kind}.values"] = torch.cat([piece[f"{kind}.values"] for piece in pieces], dim=-1)
         tensors[f"{kind}.counts"] = pieces[0][f"{kind}.counts"]
     return EmbeddingCache(tensors, len(encoded))
+
+
+def read_part(path: Path) -> dict[str, torch.Tensor] | None:
+    """The tensors of a part (or a chunk) stored at ``path``; ``None`` where none is, never written or removed
+    meanwhile (a chunk made whole, the cache pruned). Reading marks the file used now, as its modification time,
+    so a prune of what was not used lately keeps it; a cache on a disk that cannot be written is read unmarked."""
+    try:
+        tensors = safetensors.torch.load_file(str(path))
+    except FileNotFoundError:
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(path)
+    return tensors
 
 
 def save_part(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -169,3 +170,18 @@ def test_a_cached_file_records_its_encoders_name_and_arguments_for_people(
         part_description(stack, "text", 4)
         == "text: stack[test_scaled(scale=2.0, table=None), ScaledEncoder()], max_elements=4"
     )
+
+
+def test_reading_cached_embeddings_marks_their_files_used_now(scaled: type[ScaledEncoder], tmp_path: Path) -> None:
+    model = WholePostModel({"text": scaled()}, ConcatFusion({"text": 1}), {"t": BinaryHead(1)})
+    collator = Detector(model, [TaskSpec("t", "binary", ("no", "yes"))]).collator()
+    posts = as_posts([{"id": str(n), "text": "x" * n} for n in range(3)])
+    cached_embeddings(model, collator, posts, tmp_path)
+    (written,) = tmp_path.glob("*.safetensors")
+    long_ago = 946684800  # 2000-01-01
+    os.utime(written, (long_ago, long_ago))
+    assert cached_embeddings(model, collator, posts, tmp_path).encoded == 0  # the file itself read
+    assert written.stat().st_mtime > long_ago
+    os.utime(written, (long_ago, long_ago))
+    assert cached_embeddings(model, collator, posts[:2], tmp_path).encoded == 0  # its rows taken for other posts
+    assert written.stat().st_mtime > long_ago

@@ -50,11 +50,11 @@ def test_frozen_encoders_are_embedded_once_and_cached(demo_data, tmp_path: Path)
     train(recipe)
     cached = sorted((tmp_path / "run" / "cache").glob("*.safetensors"))
     assert len(cached) == 6  # train and validation, each kind (comments, image, text) in its own file
-    stamps = [p.stat().st_mtime_ns for p in cached]
+    stamps = [p.stat().st_ino for p in cached]  # a file written again is a new one; reading one marks it used
     recipe["train"]["output_dir"] = str(tmp_path / "run2")
     recipe["train"]["cache_dir"] = str(tmp_path / "run" / "cache")
     train(recipe | {"model": recipe["model"] | {"fusion": {"type": "concat"}}})
-    assert [p.stat().st_mtime_ns for p in sorted((tmp_path / "run" / "cache").glob("*.safetensors"))] == stamps
+    assert [p.stat().st_ino for p in sorted((tmp_path / "run" / "cache").glob("*.safetensors"))] == stamps
 
 
 def test_a_seeded_run_trains_the_same_model_whether_or_not_its_embeddings_were_cached(
@@ -93,13 +93,13 @@ def test_a_model_sharing_an_encoder_reuses_its_cached_embeddings(demo_data, tmp_
     torch.manual_seed(0)  # both models draw the text encoder's random weights alike: it is the same encoder
     detector = faim.build(recipe)
     cache = cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache")
-    written = {p: p.stat().st_mtime_ns for p in (tmp_path / "cache").glob("*.safetensors")}
+    written = {p: p.stat().st_ino for p in (tmp_path / "cache").glob("*.safetensors")}
     assert len(written) == 3
     del recipe["model"]["encoders"]["image"]
     torch.manual_seed(0)
     text_only = faim.build(recipe)
     reused = cached_embeddings(text_only.model, text_only.collator(), posts, tmp_path / "cache")
-    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "cache").glob("*.safetensors")} == written
+    assert {p: p.stat().st_ino for p in (tmp_path / "cache").glob("*.safetensors")} == written
     assert reused.kinds == ["comments", "text"]
     assert torch.equal(reused.tensors["text.values"], cache.tensors["text.values"])
 
@@ -234,13 +234,13 @@ def test_pictures_put_in_place_again_recompute_their_embeddings_and_no_others(de
     posts = build_source(recipe["data"]).posts("validation")[:20]
     detector = faim.build(recipe)
     cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache")
-    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "cache").glob("*.safetensors")}
+    before = {p.name: p.stat().st_ino for p in (tmp_path / "cache").glob("*.safetensors")}
     for post in posts:  # the same pictures, copied in again: new modification times
         for ref in post.images:
             path = Path(ref) if post.image_root is None else post.image_root / ref
             os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000_000))
     cache = cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache")
-    after = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "cache").glob("*.safetensors")}
+    after = {p.name: p.stat().st_ino for p in (tmp_path / "cache").glob("*.safetensors")}
     assert len(after) == len(before) + 1  # the pictures' embeddings under a new key
     assert {name: stamp for name, stamp in after.items() if name in before} == before  # text, comments kept
     assert cache.kinds == ["comments", "image", "text"]
