@@ -151,6 +151,45 @@ def shared_picture_posts(demo_data: dict[str, Path]) -> list:
     return posts
 
 
+@pytest.fixture(scope="session")
+def written_embedding_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder filled as training fills it, once: two frozen tiny random text encoders (``dim`` 8 and 16),
+    each over two lists of posts (five and three, one embedding a post), so two encoders of two files each. Tests
+    that change it take a copy (``embedding_cache``)."""
+    import torch
+
+    from faim import Detector, WholePostModel
+    from faim.data.post import as_posts
+    from faim.data.targets import TaskSpec
+    from faim.encoders.tiny_text import TinyTextEncoder
+    from faim.fusion import ConcatFusion
+    from faim.tasks import BinaryHead
+    from faim.training.cache import cached_embeddings
+
+    folder = tmp_path_factory.mktemp("written") / "cache"
+    torch.manual_seed(0)
+    for dim in (8, 16):
+        encoder = TinyTextEncoder(dim=dim, freeze=True)
+        model = WholePostModel({"text": encoder}, ConcatFusion({"text": dim}), {"t": BinaryHead(dim)})
+        collator = Detector(model, [TaskSpec("t", "binary", ("no", "yes"))]).collator()
+        for first, count in ((0, 5), (10, 3)):
+            posts = as_posts([{"id": str(n), "text": f"post {n}"} for n in range(first, first + count)])
+            cached_embeddings(model, collator, posts, folder)
+    return folder
+
+
+@pytest.fixture
+def embedding_cache(written_embedding_cache: Path, tmp_path: Path) -> Path:
+    """A copy of ``written_embedding_cache`` of the test's own, its files' times as they were."""
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    for path in written_embedding_cache.iterdir():
+        copy = folder / path.name
+        copy.write_bytes(path.read_bytes())
+        os.utime(copy, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
+    return folder
+
+
 def pooling_detector(demo_data: dict[str, Path], tmp_path: Path, head: str = "binary") -> tuple[Any, list]:
     """A tiny detector (its head of type ``head``) pooling posts that show the same picture, calibrated on
     ``shared_picture_posts``."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from faim.training.cache_entries import DEFAULT_CACHE_DIR
+
 
 @dataclass
 class TrainConfig:
@@ -60,7 +62,7 @@ class TrainConfig:
     mode: str = "min"
     patience: int = 3
     cache_embeddings: bool = True
-    cache_dir: str = "~/.cache/faim/embeddings"
+    cache_dir: str = DEFAULT_CACHE_DIR
     output_dir: str = "runs/faim"
     max_elements: int = 8
     log_every_n_steps: int = 10
