@@ -1,4 +1,4 @@
-"""The ``faim`` command line: train, eval, calibrate, score, embed, export, explain, recipe, demo."""
+"""The ``faim`` command line: train, eval, calibrate, score, embed, export, explain, recipe, cache, demo."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ EPILOG = """examples:
   faim score runs/hate/model dump.parquet -o scores/  a folder of Parquet parts, read as one table
   faim export runs/hate/model -o exports/hate  ONNX graphs that faim.runtime scores without torch
   faim explain runs/hate/model posts.jsonl -o why/   element shares, token and picture attributions, index.html
+  faim cache prune --older-than 30             remove cached embeddings of encoders not used in 30 days
 """
 
 COMMANDS = {
@@ -32,6 +33,7 @@ COMMANDS = {
     "export": "faim.cli.export_cmd",
     "explain": "faim.cli.explain_cmd",
     "recipe": "faim.cli.recipe_cmd",
+    "cache": "faim.cli.cache_cmd",
     "demo": "faim.cli.demo_cmd",
 }
 """Each command and the module that defines its arguments (``add_parser``) and runs it. A command's module is

@@ -270,7 +270,7 @@ def test_training_on_a_corrupt_image_names_file_row_and_field(demo_data, tmp_pat
 
 
 def test_help_explains_every_command() -> None:
-    for command in ("train", "eval", "calibrate", "score", "embed", "recipe", "demo"):
+    for command in ("train", "eval", "calibrate", "score", "embed", "recipe", "cache", "demo"):
         result = faim(command, "--help")
         assert result.returncode == 0 and "usage: faim" in result.stdout
 
