@@ -5,7 +5,8 @@ Layout::
     recipe.yaml          the recipe: the training recipe of a trained model, or, for a model composed in code, the
                          ``model:`` section written out from its modules' constructor arguments
     model.safetensors    every weight of the WholePostModel
-    faim.json            faim and library versions, tasks, labels, thresholds, temperatures, logit
+    faim.json            faim and library versions, the element kinds the model embeds and those it fuses
+                         (``faim.artifact_manifest.fused_kinds``), tasks, labels, thresholds, temperatures, logit
                          shifts (and those of pooled logits, for a recipe with eval.pool_by_image, with the
                          weight of the crowd's corrections where eval.crowd_corrections fitted one),
                          preprocessing, per-encoder rebuild arguments, and the sha256 of every other file
@@ -159,6 +160,7 @@ def write_files(artifact: Artifact, assets: dict[str, dict[str, Any]], staging: 
             for task in artifact.tasks
         ],
         "element_kinds": artifact.model.kinds,
+        "fused_kinds": artifact.model.fused_kinds,
         "embedding_dim": artifact.model.fusion.output_dim,
         "preprocessing": {"max_elements": artifact.max_elements, "pool_by_image": artifact.pool_by_image},
         "encoders": rebuild,

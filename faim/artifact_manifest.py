@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from faim.file_digests import check_digests
 
 MANIFEST = "faim.json"
@@ -53,6 +55,22 @@ def read_manifest(directory: Path) -> dict[str, Any]:
             f"{path}: artifact format {manifest.get('format')} is not supported (expected {FORMAT_VERSION})"
         )
     return manifest
+
+
+def fused_kinds(directory: Path, manifest: dict[str, Any]) -> list[str]:
+    """The element kinds the fusion, hence the heads, of the saved model in ``directory`` reads, sorted: those its
+    ``manifest`` (its ``faim.json``, as read) names, or, in a model saved before manifests named them, those its
+    recipe's ``model.fusion.kinds`` names, else every kind it embeds, as loading it builds its fusion
+    (``faim.assembly.build_model``). A kind it embeds but does not fuse (a picture that only links posts for pooling)
+    is read by no scoring run that does not pool.
+
+    Raises:
+        OSError: When an older model's ``recipe.yaml`` cannot be read.
+    """
+    if "fused_kinds" in manifest:
+        return sorted(manifest["fused_kinds"])
+    recipe = yaml.safe_load((directory / RECIPE).read_text(encoding="utf-8"))
+    return sorted(set(recipe["model"]["fusion"].get("kinds") or manifest["element_kinds"]))
 
 
 def is_export(directory: Path) -> bool:

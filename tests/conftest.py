@@ -190,9 +190,11 @@ def embedding_cache(written_embedding_cache: Path, tmp_path: Path) -> Path:
     return folder
 
 
-def pooling_detector(demo_data: dict[str, Path], tmp_path: Path, head: str = "binary") -> tuple[Any, list]:
-    """A tiny detector (its head of type ``head``) pooling posts that show the same picture, calibrated on
-    ``shared_picture_posts``."""
+def pooling_detector(
+    demo_data: dict[str, Path], tmp_path: Path, head: str = "binary", fused: list[str] | None = None
+) -> tuple[Any, list]:
+    """A tiny detector (its head of type ``head``, its fusion reading the kinds ``fused``, default all) pooling posts
+    that show the same picture, calibrated on ``shared_picture_posts``."""
     import torch
 
     import faim
@@ -202,6 +204,8 @@ def pooling_detector(demo_data: dict[str, Path], tmp_path: Path, head: str = "bi
     recipe = tiny_recipe(demo_data, tmp_path / "run")
     recipe["eval"] |= {"pool_by_image": 1.0, "logit_shift": True}  # the same picture only
     recipe["model"]["heads"]["harmful"]["type"] = head
+    if fused:
+        recipe["model"]["fusion"]["kinds"] = fused
     detector = faim.build(recipe)
     posts = shared_picture_posts(demo_data)
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, 32, shuffle=False)

@@ -14,9 +14,10 @@ from conftest import tiny_recipe
 import faim
 from faim import Recipe
 from faim.artifact import ArtifactError, read_recipe
+from faim.artifact_manifest import fused_kinds, read_manifest
 from faim.data.sources import read_posts
 from faim.detector import Calibration
-from faim.file_digests import SEAL
+from faim.file_digests import SEAL, sealed
 from faim.recipe import as_recipe
 from faim.tasks import BinaryHead
 from faim.training.cache import part_identity
@@ -83,6 +84,22 @@ def test_manifest_lists_versions_tasks_and_hashes(saved) -> None:
         "prior": None,
     }
     assert {"model.safetensors", "recipe.yaml"} <= set(manifest["files"])
+
+
+@pytest.mark.parametrize("fused", [None, ["comments", "text"]])
+def test_the_manifest_names_the_fused_kinds_and_a_model_saved_before_it_did_loads_and_has_them_from_its_recipe(
+    fused: list[str] | None, demo_data, tmp_path: Path
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["fusion"] |= {"kinds": fused} if fused else {}
+    faim.build(recipe).save(str(tmp_path / "model"))
+    manifest = read_manifest(tmp_path / "model")
+    expected = fused or ["comments", "image", "text"]
+    assert manifest["fused_kinds"] == fused_kinds(tmp_path / "model", manifest) == expected
+    del manifest["fused_kinds"]  # as a model saved before manifests named them
+    (tmp_path / "model" / "faim.json").write_text(json.dumps(sealed(manifest)), encoding="utf-8")
+    assert fused_kinds(tmp_path / "model", read_manifest(tmp_path / "model")) == expected
+    assert faim.load(tmp_path / "model").model.fused_kinds == expected
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002])

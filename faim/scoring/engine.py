@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from faim.artifact import read_manifest, verify_files
+from faim.artifact_manifest import fused_kinds, read_manifest, verify_files
 from faim.components import load_plugins
 from faim.data.columns import ColumnMap
 from faim.detector import POOLING_KIND, Detector
@@ -124,10 +124,10 @@ def score_dump(
         if pool_by_image:
             detector = model if isinstance(model, Detector) else Detector.load(str(model_dir))
             detector.check_pooling()  # refused before any row is scored
-        # what the run reads: the kinds its model routes, and the picture posts are pooled by
-        kinds = [*manifest["element_kinds"], *([POOLING_KIND] if pool_by_image else [])]
+        # what the run reads: the kinds its model fuses, and the picture posts are pooled by
+        kinds = sorted({*fused_kinds(model_dir, manifest), *([POOLING_KIND] if pool_by_image else [])})
         plan = plan_run(manifest, source, out, settings, shard_rows, kinds=kinds)
-        warn_unheld_at_first(plan.files, plan.shard_rows, columns, image_root, manifest["element_kinds"])
+        warn_unheld_at_first(plan.files, plan.shard_rows, columns, image_root, kinds)
         summary = run_shards(
             TorchScorers(str(model_dir), device, scorer_kwargs),
             plan,

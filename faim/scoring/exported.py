@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from faim.artifact_manifest import MANIFEST, is_export, read_manifest
+from faim.artifact_manifest import MANIFEST, fused_kinds, is_export, read_manifest
 from faim.data.columns import ColumnMap
 from faim.data.post import Post
 from faim.runtime.bundle import EMBEDDING, ExportError, check_graph_format, probabilities_name, read_bundle
@@ -137,7 +137,7 @@ def score_exported(
     settings = {"columns": columns, "image_root": image_root, "scores": scores, "embeddings": embeddings,
                 "runtime": "onnx"}  # fmt: skip
     recorded = recorded_manifest(given)
-    kinds = recorded["element_kinds"] if is_saved_model(given) else recorded["fusion"]["kinds"]
+    kinds = fused_kinds(given, recorded) if is_saved_model(given) else recorded["fusion"]["kinds"]
     plan = plan_run(recorded, source, out, settings, shard_rows, kinds=kinds)
     check_resumable(Path(out), plan.identity, overwrite)  # before a saved model is exported into the folder
     export_dir = export_once(given, Path(out), overwrite)

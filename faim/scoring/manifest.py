@@ -73,16 +73,22 @@ def check_output_folder(out_dir: Path) -> None:
         )
 
 
-def recorded_identity(run_file: Path, tasks: list[dict[str, Any]]) -> dict[str, Any]:
-    """The identity ``run_file`` records, as this version writes it: a run recorded while bf16 was chosen by the CPU
-    (``"bf16": null``) is a run without it, as scoring is now unless asked; a run recorded before a model's tasks
-    were part of a run's identity takes ``tasks``, the model's now, as those versions took any."""
-    identity = json.loads(run_file.read_text(encoding="utf-8"))
-    identity.setdefault("tasks", tasks)
-    options = identity.get("settings", {}).get("options")
+def recorded_identity(run_file: Path, identity: dict[str, Any]) -> dict[str, Any]:
+    """The identity ``run_file`` records, as this version writes it for the run ``identity`` (``run_identity``'s
+    parts): a run recorded while bf16 was chosen by the CPU (``"bf16": null``) is a run without it, as scoring is now
+    unless asked; a run recorded before a model's tasks were part of a run's identity takes ``identity``'s, as those
+    versions took any; and where ``identity`` reads no picture (its settings name no picture decoding), the record
+    names none either: versions that recorded the decoding of every model embedding pictures, fused or not, recorded
+    one for runs that read none, and a run of the same model and settings reads the pictures this one reads."""
+    recorded = json.loads(run_file.read_text(encoding="utf-8"))
+    recorded.setdefault("tasks", identity["tasks"])
+    settings = recorded.get("settings", {})
+    options = settings.get("options")
     if isinstance(options, dict) and "bf16" in options and options["bf16"] is None:
         options["bf16"] = False
-    return identity
+    if DECODING not in identity["settings"]:
+        settings.pop(DECODING, None)
+    return recorded
 
 
 def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = False) -> None:
@@ -99,7 +105,7 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
     run_file = out_dir / RUN_FILE
     if overwrite or not run_file.exists():
         return
-    recorded = recorded_identity(run_file, identity["tasks"])
+    recorded = recorded_identity(run_file, identity)
     if without_version(recorded) != without_version(identity):
         differences = identity_differences(recorded, identity) or [f"its record differs: see {run_file}"]
         finish = ""

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import shutil
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import torch
+from conftest import pooling_detector
 
 from faim.artifact import ArtifactError
+from faim.data.images import IMAGE_DECODING
 from faim.notices import FaimWarning
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
@@ -91,3 +94,25 @@ def test_a_kind_the_model_reads_that_no_row_of_the_first_shard_holds_is_warned_o
         "where the column holding them is not mapped; map the column that holds them with --map image=COLUMN "
         "(columns: {image: COLUMN} in Python) (columns of the data no mapping reads: img, label, topic)"
     ]
+
+
+def test_a_picture_the_model_embeds_but_does_not_fuse_is_read_and_its_decoding_recorded_only_by_a_run_pooling_by_it(
+    demo_data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    detector, _ = pooling_detector(demo_data, tmp_path, fused=["comments", "text"])
+    detector.save(str(tmp_path / "model"))
+    rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()]
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(json.dumps({key: row[key] for key in ("id", "text", "comments")}) + "\n" for row in rows))
+    out, pooled = tmp_path / "out", tmp_path / "pooled"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FaimWarning)  # the model reads no picture, which the dump lacks
+        score_dump(tmp_path / "model", dump, out, workers=1, progress=False)
+    assert "image_decoding" not in json.loads((out / "_run.json").read_text(encoding="utf-8"))["settings"]
+    monkeypatch.setattr(runner, "IMAGE_DECODING", IMAGE_DECODING + 1)
+    again = score_dump(tmp_path / "model", dump, out, workers=1, progress=False)
+    assert again.rows == len(rows) and again.rows_this_run == 0
+    score_dump(tmp_path / "model", demo_data["validation"], pooled, workers=1, progress=False, pool_by_image=True)
+    assert json.loads((pooled / "_run.json").read_text(encoding="utf-8"))["settings"]["image_decoding"] == (
+        IMAGE_DECODING + 1
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import export_posts, without_packages
+from conftest import export_posts, tiny_recipe, without_packages
 
 from faim.artifact_manifest import ArtifactError
 from faim.cli.main import main
@@ -148,6 +148,21 @@ def test_a_run_on_an_export_reading_pictures_is_not_resumed_by_a_faim_decoding_t
     monkeypatch.setattr(runner, "IMAGE_DECODING", IMAGE_DECODING + 1)
     with pytest.raises(ValueError, match=r"\(its pictures were decoded otherwise: .* or finish the run with the faim"):
         score_exported(export_dir, dump, tmp_path / "out", workers=1, progress=False)
+
+
+def test_a_run_of_a_saved_model_embedding_pictures_it_does_not_fuse_records_no_picture_decoding(
+    demo_data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import faim
+
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["fusion"]["kinds"] = ["comments", "text"]
+    faim.build(recipe).save(str(tmp_path / "model"))
+    dump = write_dump(tmp_path / "dump")
+    score_exported(tmp_path / "model", dump, tmp_path / "out", workers=1, progress=False)
+    assert "image_decoding" not in json.loads((tmp_path / "out" / "_run.json").read_text(encoding="utf-8"))["settings"]
+    monkeypatch.setattr(runner, "IMAGE_DECODING", IMAGE_DECODING + 1)
+    assert score_exported(tmp_path / "model", dump, tmp_path / "out", workers=1, progress=False).rows_this_run == 0
 
 
 def test_an_output_folder_holding_another_models_run_is_refused_before_anything_in_it_is_removed(

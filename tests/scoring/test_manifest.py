@@ -147,6 +147,16 @@ def test_a_run_recorded_without_its_picture_decoding_is_refused_where_it_reads_p
     )
 
 
+def test_a_run_reading_no_picture_recorded_with_a_picture_decoding_resumes_and_one_reading_pictures_is_refused(
+    tmp_path: Path,
+) -> None:
+    recorded = RUN | {"settings": RUN["settings"] | {"image_decoding": 1}}  # as faims recorded an unfused picture's
+    (tmp_path / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
+    check_resumable(tmp_path, RUN | {"faim_version": "9.9"})
+    with pytest.raises(ValueError, match=r"\(its pictures were decoded otherwise: by picture decoding 1, where"):
+        check_resumable(tmp_path, RUN | {"settings": RUN["settings"] | {"image_decoding": 2}})
+
+
 def test_a_run_begun_by_another_faim_version_decoding_pictures_alike_resumes_and_other_settings_are_named_too(
     tmp_path: Path,
 ) -> None:
