@@ -83,7 +83,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         metavar="N",
         help="refuse as possible decompression bombs (error_kind image_bomb) pictures of more than N pixels (default: "
         "Pillow's limit, about 89 million, or PIL.Image.MAX_IMAGE_PIXELS as set in Python); none (or 0) lifts the "
-        "limit. Every scoring process decodes with it, and a run is resumed only with the same",
+        "limit. Every scoring process decodes with it, and a run reading pictures is resumed only with the same",
     )
     parser.add_argument("--overwrite", action="store_true", help="start afresh instead of resuming a run in OUT")
     parser.add_argument("--engine", choices=["embedded", "ray"], default="embedded", help="embedded (default) or ray")

@@ -67,8 +67,8 @@ def score_dump(
     """Score every row of a dump into Parquet parts under ``out``; rerun the same call to resume.
 
     Every scoring process decodes pictures with the decompression-bomb limit of the process calling this
-    (``PIL.Image.MAX_IMAGE_PIXELS``; ``faim.data.images.pixel_limit`` sets one for a block), recorded in the run's
-    settings where it is not Pillow's own, so that a resume with another limit is refused.
+    (``PIL.Image.MAX_IMAGE_PIXELS``; ``faim.data.images.pixel_limit`` sets one for a block), recorded in the settings
+    of a run reading pictures where it is not Pillow's own, so that its resume with another limit is refused.
 
     Args:
         model: A model directory, or a ``Detector`` built from a recipe (saved to a temporary directory).

@@ -36,7 +36,10 @@ BEGUN_WITH = "faim_version"
 (a faim of another version scores as the run's did unless its picture decoding differs, which the settings record)."""
 DECODING = "image_decoding"
 """The setting recording the version of faim's picture decoding of a run reading pictures
-(``faim.scoring.runner.decoding_setting``)."""
+(``faim.scoring.runner.picture_settings``)."""
+PIXEL_LIMIT = "max_image_pixels"
+"""The setting recording the decompression-bomb limit of a run reading pictures, where it is not Pillow's own
+(``faim.scoring.runner.picture_settings``)."""
 
 
 def run_identity(model: dict[str, Any], files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
@@ -78,8 +81,9 @@ def recorded_identity(run_file: Path, identity: dict[str, Any]) -> dict[str, Any
     parts): a run recorded while bf16 was chosen by the CPU (``"bf16": null``) is a run without it, as scoring is now
     unless asked; a run recorded before a model's tasks were part of a run's identity takes ``identity``'s, as those
     versions took any; and where ``identity`` reads no picture (its settings name no picture decoding), the record
-    names none either: versions that recorded the decoding of every model embedding pictures, fused or not, recorded
-    one for runs that read none, and a run of the same model and settings reads the pictures this one reads."""
+    names no picture decoding or decompression-bomb limit either: versions that recorded the decoding of every model
+    embedding pictures, fused or not, and the limit of every run, recorded them for runs that read none, and a run of
+    the same model and settings reads the pictures this one reads."""
     recorded = json.loads(run_file.read_text(encoding="utf-8"))
     recorded.setdefault("tasks", identity["tasks"])
     settings = recorded.get("settings", {})
@@ -87,7 +91,8 @@ def recorded_identity(run_file: Path, identity: dict[str, Any]) -> dict[str, Any
     if isinstance(options, dict) and "bf16" in options and options["bf16"] is None:
         options["bf16"] = False
     if DECODING not in identity["settings"]:
-        settings.pop(DECODING, None)
+        for name in (DECODING, PIXEL_LIMIT):
+            settings.pop(name, None)
     return recorded
 
 

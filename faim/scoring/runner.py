@@ -40,7 +40,7 @@ from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import find_inputs
 from faim.registry import quiet_plugin_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
-from faim.scoring.manifest import DECODING, Manifest, run_identity
+from faim.scoring.manifest import DECODING, PIXEL_LIMIT, Manifest, run_identity
 from faim.scoring.ray_engine import run_ray
 from faim.scoring.report import ShardReport
 
@@ -152,20 +152,19 @@ class PixelLimited:
         return self.scorers(threads)
 
 
-def pixel_setting() -> dict[str, int | None]:
-    """The decompression-bomb limit of this process (``PIL.Image.MAX_IMAGE_PIXELS``), which every scorer of a run
-    started here decodes with, as a run's settings name it: only where it is not Pillow's own, so that the record of a
-    run at Pillow's limit is what it was before the limit was recorded."""
+def picture_settings(kinds: Sequence[str]) -> dict[str, int | None]:
+    """What decodes the pictures of a run reading ``kinds``, as its settings name it, for a run reading pictures
+    (``image`` among them) alone: the version of faim's picture decoding (``faim.data.images.IMAGE_DECODING``), so
+    that its resume under a faim decoding pictures to other pixels is refused
+    (``faim.scoring.manifest.identity_differences``) rather than mixing shards decoded both ways, and, where it is
+    not Pillow's own, the decompression-bomb limit of this process (``PIL.Image.MAX_IMAGE_PIXELS``), which every
+    scorer of a run started here decodes with, so that a resume with another limit is refused. A run reading none
+    records neither, as runs did before either was recorded, and its resume under another limit, which decodes no
+    picture either, goes on."""
+    if "image" not in kinds:
+        return {}
     limit = Image.MAX_IMAGE_PIXELS
-    return {} if limit == PILLOW_PIXELS else {"max_image_pixels": limit}
-
-
-def decoding_setting(kinds: Sequence[str]) -> dict[str, int]:
-    """The version of faim's picture decoding (``faim.data.images.IMAGE_DECODING``) as the settings of a run reading
-    ``kinds`` name it: only for a run reading pictures (``image`` among them), so that its resume under a faim decoding
-    pictures to other pixels is refused (``faim.scoring.manifest.identity_differences``) rather than mixing shards
-    decoded both ways, and the record of a run reading none is what it was before the decoding was recorded."""
-    return {DECODING: IMAGE_DECODING} if "image" in kinds else {}
+    return {DECODING: IMAGE_DECODING} | ({} if limit == PILLOW_PIXELS else {PIXEL_LIMIT: limit})
 
 
 @dataclass(frozen=True)
@@ -200,8 +199,7 @@ def plan_run(
         model: The saved model's ``faim.json`` or the export's manifest, as read: a run is resumed only with the
             same model files and tasks (``faim.scoring.manifest.run_identity``).
         settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match), to which
-            the plan adds the rows per shard, this process's decompression-bomb limit (``pixel_setting``) and, for a
-            run reading pictures, the version of faim's picture decoding (``decoding_setting``).
+            the plan adds the rows per shard and, for a run reading pictures, what decodes them (``picture_settings``).
         shard_rows: Rows per shard (``None``: a thirty-second of the dump, between 32 and 1024 rows).
         kinds: The element kinds the run reads (a model reading more is recorded as reading pictures it may not).
 
@@ -215,7 +213,7 @@ def plan_run(
         raise FileNotFoundError(f"{source}: holds no input outside the output folder {out_dir}")
     total = sum(count_rows(f) for f in files)
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
-    settings = settings | {"shard_rows": shard_rows} | pixel_setting() | decoding_setting(kinds)
+    settings = settings | {"shard_rows": shard_rows} | picture_settings(kinds)
     identity = run_identity(model, files, settings)
     return RunPlan(files, total, shard_rows, identity)
 

@@ -137,7 +137,7 @@ def test_a_run_recorded_without_its_picture_decoding_is_refused_where_it_reads_p
 ) -> None:
     recorded = RUN | {"settings": RUN["settings"] | {"max_image_pixels": None}}  # as faims before it recorded runs
     (tmp_path / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
-    check_resumable(tmp_path, recorded | {"faim_version": "9.9"})  # a run reading no picture: its record as before
+    check_resumable(tmp_path, RUN | {"faim_version": "9.9"})  # a run reading no picture: its record as before
     with pytest.raises(ValueError) as refused:
         check_resumable(tmp_path, recorded | {"settings": recorded["settings"] | {"image_decoding": 7}})
     assert str(refused.value) == (

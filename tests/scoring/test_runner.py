@@ -3,6 +3,7 @@ progress bar says what a run writes."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import re
@@ -179,14 +180,32 @@ def test_a_run_records_a_pixel_limit_other_than_pillows_and_a_resume_with_anothe
     dump = tmp_path / "dump.jsonl"
     dump.write_text('{"text": "a"}\n', encoding="utf-8")
     model = {"files": {}, "tasks": []}
-    assert "max_image_pixels" not in plan_run(model, dump, tmp_path / "out", {}, kinds=[]).identity["settings"]
+    assert "max_image_pixels" not in plan_run(model, dump, tmp_path / "out", {}, kinds=["image"]).identity["settings"]
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", None)
-    plan = plan_run(model, dump, tmp_path / "out", {}, kinds=[])
+    plan = plan_run(model, dump, tmp_path / "out", {}, kinds=["image"])
     assert plan.identity["settings"]["max_image_pixels"] is None
     run_shards(one_row_writers, plan, tmp_path / "out", workers=1, progress=False)
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 5000)
     with pytest.raises(ValueError, match=r"settings differ: max_image_pixels null → 5000"):
-        check_resumable(tmp_path / "out", plan_run(model, dump, tmp_path / "out", {}, kinds=[]).identity)
+        check_resumable(tmp_path / "out", plan_run(model, dump, tmp_path / "out", {}, kinds=["image"]).identity)
+
+
+def test_a_run_reading_no_picture_records_no_pixel_limit_and_resumes_under_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump, out = tmp_path / "dump.jsonl", tmp_path / "out"
+    dump.write_text('{"text": "a"}\n', encoding="utf-8")
+    model = {"files": {}, "tasks": []}
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", None)
+    plan = plan_run(model, dump, out, {}, kinds=["text"])
+    assert "max_image_pixels" not in plan.identity["settings"]
+    run_shards(one_row_writers, plan, out, workers=1, progress=False)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 5000)
+    check_resumable(out, plan_run(model, dump, out, {}, kinds=["text"]).identity)
+    recorded = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+    recorded["settings"]["max_image_pixels"] = None  # as faims recorded the limit of every run
+    (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
+    check_resumable(out, plan_run(model, dump, out, {}, kinds=["text"]).identity)
 
 
 def test_a_run_reading_pictures_records_the_picture_decoding_and_a_resume_decoding_otherwise_is_refused(
