@@ -111,16 +111,18 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
     if overwrite or not run_file.exists():
         return
     recorded = recorded_identity(run_file, identity)
-    if without_version(recorded) != without_version(identity):
-        differences = identity_differences(recorded, identity) or [f"its record differs: see {run_file}"]
-        finish = ""
-        if decoding_difference(recorded, identity):
-            began = f" (faim {recorded[BEGUN_WITH]})" if BEGUN_WITH in recorded else ""
-            finish = f", or finish the run with the faim that began it{began}"
-        raise ValueError(
-            f"{out_dir} holds another scoring run ({'; '.join(differences)}); write to a new folder, or pass "
-            f"--overwrite (overwrite=True) to start afresh{finish}"
-        )
+    if without_version(recorded) == without_version(identity):
+        return
+    decoding = decoding_difference(recorded, identity)
+    differences = identity_differences(recorded, identity, decoding) or [f"its record differs: see {run_file}"]
+    finish = ""
+    if decoding:
+        began = begun_by(recorded)
+        finish = ", or finish the run with the faim that began it" + (f" ({began})" if began else "")
+    raise ValueError(
+        f"{out_dir} holds another scoring run ({'; '.join(differences)}); write to a new folder, or pass "
+        f"--overwrite (overwrite=True) to start afresh{finish}"
+    )
 
 
 def without_version(identity: dict[str, Any]) -> dict[str, Any]:
@@ -128,11 +130,18 @@ def without_version(identity: dict[str, Any]) -> dict[str, Any]:
     return {name: part for name, part in identity.items() if name != BEGUN_WITH}
 
 
-def identity_differences(recorded: dict[str, Any], identity: dict[str, Any]) -> list[str]:
+def begun_by(recorded: dict[str, Any]) -> str | None:
+    """``faim VERSION``, the faim that began the run ``recorded``; ``None`` where its record names none (a run begun
+    before records named it)."""
+    return f"faim {recorded[BEGUN_WITH]}" if BEGUN_WITH in recorded else None
+
+
+def identity_differences(recorded: dict[str, Any], identity: dict[str, Any], decoding: str | None) -> list[str]:
     """What sets the run ``identity`` apart from the one ``recorded`` (``run_identity``'s parts), a phrase each:
     the model's files or else its tasks (another model has other thresholds too), the first two inputs that differ,
-    or that the same inputs come in another order, that its pictures were decoded otherwise (``decoding_difference``),
-    and each other setting (by dotted name, its values as JSON); none where nothing of these differs."""
+    or that the same inputs come in another order, ``decoding`` (their ``decoding_difference``: that its pictures were
+    decoded otherwise), and each other setting (by dotted name, its values as JSON); none where nothing of these
+    differs."""
     differences = []
     if recorded.get("model") != identity["model"]:
         differences.append("the model's files differ")
@@ -145,7 +154,7 @@ def identity_differences(recorded: dict[str, Any], identity: dict[str, Any]) -> 
     elif list(before) != list(now):  # the same files in another order: each shard names its file by its place
         differences.append("the inputs come in another order")
     before, now = recorded.get("settings", {}), identity["settings"]
-    if decoding := decoding_difference(recorded, identity):
+    if decoding:
         differences.append(decoding)
         before, now = ({name: value for name, value in part.items() if name != DECODING} for part in (before, now))
     if settings := setting_differences(before, now):
@@ -166,7 +175,8 @@ def decoding_difference(recorded: dict[str, Any], identity: dict[str, Any]) -> s
     if decoded is None:
         by = "an older faim, which recorded no picture decoding"
     else:
-        by = f"picture decoding {decoded}" + (f" of faim {recorded[BEGUN_WITH]}" if BEGUN_WITH in recorded else "")
+        began = begun_by(recorded)
+        by = f"picture decoding {decoded}" + (f" of {began}" if began else "")
     return f"its pictures were decoded otherwise: by {by}, where this faim decodes by picture decoding {decoding}"
 
 
