@@ -19,7 +19,7 @@ from faim.scoring.manifest import PER_POST_DIR
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
 from faim.scoring.rows import warn_unheld_at_first
-from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
+from faim.scoring.runner import ScoreSummary, absolute_image_root, check_run_arguments, plan_run, run_shards
 from faim.scoring.worker import TorchScorers
 
 
@@ -106,6 +106,7 @@ def score_dump(
     """
     check_device(device)
     check_run_arguments(workers, batch_size, shard_rows, engine, scores, embeddings)
+    image_root = absolute_image_root(image_root)
     if pool_by_image and not scores:
         raise ValueError("pool_by_image pools scores: it cannot be used when only embeddings are written")
     options = options or ScoringOptions()

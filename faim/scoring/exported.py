@@ -24,7 +24,7 @@ from faim.scoring.manifest import check_resumable
 from faim.scoring.output import output_schema, output_table, score_columns, write_part
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import readable_batches, shard_posts, warn_unheld_at_first
-from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
+from faim.scoring.runner import ScoreSummary, absolute_image_root, check_run_arguments, plan_run, run_shards
 from faim.weights import sha256_file
 
 EXPORT_DIR = "_export"
@@ -132,6 +132,7 @@ def score_exported(
         FileExistsError: When ``out`` holds files a scoring run does not write.
     """
     check_run_arguments(workers, batch_size, shard_rows, engine, scores, embeddings)
+    image_root = absolute_image_root(image_root)
     ColumnMap.from_recipe(columns)
     given = Path(model)
     settings = {"columns": columns, "image_root": image_root, "scores": scores, "embeddings": embeddings,

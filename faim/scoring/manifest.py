@@ -83,13 +83,18 @@ def recorded_identity(run_file: Path, identity: dict[str, Any]) -> dict[str, Any
     versions took any; and where ``identity`` reads no picture (its settings name no picture decoding), the record
     names no picture decoding or decompression-bomb limit either: versions that recorded the decoding of every model
     embedding pictures, fused or not, and the limit of every run, recorded them for runs that read none, and a run of
-    the same model and settings reads the pictures this one reads."""
+    the same model and settings reads the pictures this one reads. A relative ``image_root``, as versions recorded
+    the folder given before recording it absolute (``faim.scoring.runner.absolute_image_root``), is taken as the
+    folder it names from here."""
     recorded = json.loads(run_file.read_text(encoding="utf-8"))
     recorded.setdefault("tasks", identity["tasks"])
     settings = recorded.get("settings", {})
     options = settings.get("options")
     if isinstance(options, dict) and "bf16" in options and options["bf16"] is None:
         options["bf16"] = False
+    root = settings.get("image_root")
+    if isinstance(root, str) and root and not Path(root).is_absolute():
+        settings["image_root"] = str(Path(root).resolve())
     if DECODING not in identity["settings"]:
         for name in (DECODING, PIXEL_LIMIT):
             settings.pop(name, None)

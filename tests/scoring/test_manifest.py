@@ -183,3 +183,35 @@ def test_a_run_of_a_model_reading_pictures_is_not_resumed_by_a_faim_decoding_the
     monkeypatch.setattr(runner, "IMAGE_DECODING", IMAGE_DECODING + 1)
     with pytest.raises(ValueError, match=r"\(its pictures were decoded otherwise: .* or finish the run with the faim"):
         score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
+
+
+def test_a_relative_image_root_is_recorded_as_the_folder_it_names_so_a_resume_from_elsewhere_is_refused(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump, out = forty_posts(tmp_path / "dump.jsonl"), tmp_path / "out"
+    for place in ("here", "there"):
+        (tmp_path / place / "pics").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "here")
+    score_dump(tiny_model_dir, dump, out, image_root="pics", workers=1, shard_rows=20, progress=False)
+    recorded = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+    assert recorded["settings"]["image_root"] == str(tmp_path / "here" / "pics")
+    monkeypatch.chdir(tmp_path / "there")  # the same words name other pictures here
+    with pytest.raises(ValueError, match=r"settings differ: image_root .*here/pics.* → .*there/pics"):
+        score_dump(tiny_model_dir, dump, out, image_root="pics", workers=1, shard_rows=20, progress=False)
+    again = score_dump(tiny_model_dir, dump, out, image_root=str(tmp_path / "here" / "pics"), workers=1,
+                       shard_rows=20, progress=False)  # fmt: skip
+    assert again.rows_this_run == 0
+
+
+def test_a_run_recorded_with_a_relative_image_root_resumes_from_the_folder_it_was_begun_in(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump, out = forty_posts(tmp_path / "dump.jsonl"), tmp_path / "out"
+    (tmp_path / "pics").mkdir()
+    monkeypatch.chdir(tmp_path)
+    score_dump(tiny_model_dir, dump, out, image_root="pics", workers=1, shard_rows=20, progress=False)
+    recorded = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+    recorded["settings"]["image_root"] = "pics"  # as runs recorded the folder given
+    (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
+    again = score_dump(tiny_model_dir, dump, out, image_root="pics", workers=1, shard_rows=20, progress=False)
+    assert again.rows == 40 and again.rows_this_run == 0
