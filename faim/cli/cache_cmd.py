@@ -38,7 +38,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="remove the encoders not used in --older-than DAYS days, or every one (--all)",
         description="Remove whole encoders from the cache: every file of each encoder not used (written or read) "
         "in the last DAYS days, or of every encoder with --all; with them, files a stopped run left half written. "
-        "Says what it removed and the space freed.",
+        "Says what it removed and the space freed. A file a run uses meanwhile is kept; one the system refuses to "
+        "remove is named, the rest removed all the same, and the exit status is then 1.",
     )
     add_cache_dir(pruning)
     which = pruning.add_mutually_exclusive_group()
@@ -118,17 +119,22 @@ def run_prune(args: argparse.Namespace) -> int:
     before = None if args.all else time.time() - args.older_than * DAY_SECONDS
     pruned = prune(contents, before, args.dry_run)
     print(prune_report(contents, pruned, args.dry_run))
-    return 0
+    return 1 if pruned.failed else 0
 
 
 def prune_report(contents: CacheContents, pruned: Pruned, dry_run: bool) -> str:
     """What ``prune`` removed (would remove, ``dry_run``): a line per encoder, one for the files left half written
-    or unreadable, and the space freed."""
+    or unreadable, one for the files kept for a run used them meanwhile, one for each file that could not be
+    removed, and the space freed."""
     verb = "would remove" if dry_run else "removed"
     lines = [f"{verb} {entry_line(entry)}" for entry in pruned.entries]
     if pruned.strays:
         size = size_text(sum(file.size for file in pruned.strays))
         lines.append(f"{verb} {len(pruned.strays)} files left half written or unreadable ({size})")
+    if pruned.kept:
+        size = size_text(sum(file.size for file in pruned.kept))
+        lines.append(f"kept {len(pruned.kept)} of their files, used by a run while the cache was pruned ({size})")
+    lines.extend(f"could not remove {failure}" for failure in pruned.failed)
     if not lines:
         return f"nothing to remove from {contents.folder}"
     freed = "would free" if dry_run else "freed"

@@ -93,11 +93,15 @@ class CacheContents:
 
 @dataclass
 class Pruned:
-    """What ``prune`` removed (or, dry, would remove): whole entries and strays, and the bytes that freed."""
+    """What ``prune`` removed (or, dry, would remove): whole entries and strays, and the bytes that freed; ``kept``:
+    the files of those a run used while the cache was pruned, left in place; ``failed``: a line for each file the
+    system refused to remove (its name and why). An entry with a file kept or failed is not whole removed."""
 
     entries: list[CacheEntry]
     strays: list[CacheFile]
     freed: int
+    kept: list[CacheFile] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
 
 
 def read_cache(folder: str | Path) -> CacheContents:
@@ -175,12 +179,22 @@ def prune(contents: CacheContents, before: float | None, dry_run: bool = False) 
     files = [file for entry in entries for file in entry.files] + strays
     if dry_run:
         return Pruned(entries, strays, sum(file.size for file in files))
-    freed = sum(file.size for file in files if remove_unchanged(file))
-    return Pruned(entries, strays, freed)
+    removed, kept, failed = [], [], []
+    for file in files:  # every file is tried: one the system refuses is named, not the end of the pruning
+        try:
+            (removed if remove_unchanged(file) else kept).append(file)
+        except OSError as error:
+            failed.append(f"{file.path.name}: {error.strerror or error}")
+    kept = [file for file in kept if os.path.lexists(file.path)]  # one another process removed is not kept
+    return Pruned(entries, strays, sum(file.size for file in removed), kept, failed)
 
 
 def remove_unchanged(file: CacheFile) -> bool:
-    """Remove ``file`` if it is still the regular file that was read (not modified since); whether it was removed."""
+    """Remove ``file`` if it is still the regular file that was read (not modified since); whether it was removed.
+
+    Raises:
+        OSError: When the system refuses to remove it (other than its being gone already).
+    """
     try:
         now = file.path.lstat()
         if not stat.S_ISREG(now.st_mode) or now.st_mtime != file.modified:

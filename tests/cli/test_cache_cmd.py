@@ -93,3 +93,23 @@ def test_listing_the_cache_loads_no_torch(embedding_cache: Path) -> None:
 def test_sizes_read_as_people_read_them() -> None:
     sizes = [size_text(n) for n in (512, 1536, 3 * 2**20, int(1.9 * 2**30), 5 * 2**40)]
     assert sizes == ["512 B", "1.5 KiB", "3.0 MiB", "1.9 GiB", "5.0 TiB"]
+
+
+def test_prune_names_a_file_it_could_not_remove_removes_the_rest_and_exits_1(
+    embedding_cache: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    contents = read_cache(embedding_cache)
+    refused = contents.entries[0].files[0].path
+    unlink = Path.unlink
+
+    def refusing(path: Path, missing_ok: bool = False) -> None:
+        if path == refused:
+            raise PermissionError(13, "Permission denied", str(path))
+        unlink(path, missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", refusing)
+    assert main(["cache", "prune", "--all", "--cache-dir", str(embedding_cache)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert f"could not remove {refused.name}: Permission denied" in lines
+    assert lines[-1] == f"freed {size_text(contents.size - refused.stat().st_size)} of {embedding_cache}"
+    assert list(embedding_cache.iterdir()) == [refused]

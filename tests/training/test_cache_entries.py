@@ -76,7 +76,7 @@ def test_a_file_used_after_the_cache_was_read_is_kept(embedding_cache: Path) -> 
     used = contents.entries[0].files[0].path
     os.utime(used)  # read by a run meanwhile
     pruned = prune(contents, time.time() - 30 * DAY)
-    assert pruned.freed == contents.size - used.stat().st_size
+    assert pruned.freed == contents.size - used.stat().st_size and pruned.kept == [contents.entries[0].files[0]]
     assert list(embedding_cache.iterdir()) == [used]
 
 
@@ -134,3 +134,22 @@ def test_a_folder_that_is_not_there_or_not_a_folder_is_refused_naming_it(tmp_pat
     (tmp_path / "file").write_text("")
     with pytest.raises(NotADirectoryError, match="is not a folder"):
         read_cache(tmp_path / "file")
+
+
+def test_a_file_the_system_refuses_to_remove_is_named_and_the_rest_are_removed(
+    embedding_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    contents = read_cache(embedding_cache)
+    refused = contents.entries[0].files[0].path
+    unlink = Path.unlink
+
+    def refusing(path: Path, missing_ok: bool = False) -> None:
+        if path == refused:
+            raise PermissionError(13, "Permission denied", str(path))
+        unlink(path, missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", refusing)
+    pruned = prune(contents, None)
+    assert pruned.failed == [f"{refused.name}: Permission denied"]
+    assert list(embedding_cache.iterdir()) == [refused]
+    assert pruned.freed == contents.size - refused.stat().st_size and pruned.kept == []
