@@ -94,16 +94,22 @@ class ColumnMap:
             ValueError: When a column named in the recipe is missing, naming the file, the mapping key
                 and the available columns.
         """
-        named = {key: getattr(self, key) for key in self.explicit}
-        named |= {f"labels.{task}": column for task, column in self.labels.items()}
-        named |= {f"meta.{name}": column for name, column in self.meta.items()}
-        for key, column in named.items():
-            if column is not None and column not in available:
+        for key, column in self.required.items():
+            if column not in available:
                 raise ValueError(
                     f"{file}: column {column!r} (columns.{key}) not found{suggest(column, list(available))}; "
                     f"available: {', '.join(available)}"
                 )
         return self
+
+    @property
+    def required(self) -> dict[str, str]:
+        """The columns the recipe names, each under its mapping key (``text``, ``labels.hate``, ``meta.lang``): those
+        a file must have (``bind``); a field mapped to ``None`` names none."""
+        named = {key: getattr(self, key) for key in self.explicit}
+        named |= {f"labels.{task}": column for task, column in self.labels.items()}
+        named |= {f"meta.{name}": column for name, column in self.meta.items()}
+        return {key: column for key, column in named.items() if column is not None}
 
     @property
     def image_columns(self) -> tuple[str | None, ...]:

@@ -3,7 +3,8 @@
 Each reader yields ``(number, row)`` pairs, ``row`` a dict of column → value and ``number`` the row's
 place in ``origin``: the 1-based line a JSONL or CSV row starts on (a CSV's header is line 1), the 0-based row index
 for Parquet and Hugging Face datasets. Files are read in batches of rows (pyarrow) or record by record, so a dump
-larger than memory streams (a JSON Lines file twice: first for the keys its objects hold).
+larger than memory streams (where a recipe names columns, a JSON Lines file is streamed twice: first for the keys
+its objects hold, as far as checking those columns takes).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import csv
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -44,14 +45,13 @@ def arrow_rows(batches: Iterable[pa.RecordBatch | pa.Table], file: Path) -> Rows
 def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
     """Bind ``columns`` to a JSON Lines file and give its objects; blank lines are skipped.
 
-    JSON Lines has no header: the keys any object holds are the columns a recipe's names are checked
-    against (and ``image`` or ``images`` chosen by), so the file is read twice, streamed both times: for its keys,
-    then for its objects. An object may omit keys (read as missing).
+    JSON Lines has no header: the keys any object holds are the columns those a recipe names are checked
+    against, so the file is streamed first for its keys, as far as that check takes (``keys_holding``: to the line
+    where the last of them is first found, the whole file where one is never found; not at all where the recipe
+    names none), then for its objects. An object may omit keys (read as missing).
     """
-    keys = jsonl_keys(path)
-    if not keys:
-        return columns, iter(())
-    return columns.bind(keys, str(path)), _jsonl_objects(path)
+    keys = keys_holding((row for _, row in _jsonl_objects(path)), columns.required.values())
+    return (columns.bind(keys, str(path)) if keys else columns), _jsonl_objects(path)
 
 
 def jsonl_keys(path: Path) -> list[str]:
@@ -71,6 +71,20 @@ def not_an_object(value: Any) -> str:
 def object_keys(rows: Iterable[dict[str, Any]]) -> list[str]:
     """Every key of the objects ``rows``, in the order they first appear."""
     return list(dict.fromkeys(key for row in rows for key in row))
+
+
+def keys_holding(rows: Iterable[dict[str, Any]], needed: Collection[str]) -> list[str]:
+    """The keys of the objects ``rows``, in the order they first appear, read only until each of ``needed`` is among
+    them (all the objects' keys where one never is): what checking a mapping's columns against them (``ColumnMap.bind``)
+    takes, which fails where one is missing, naming every key."""
+    keys: dict[str, None] = {}
+    missing = set(needed)
+    for row in rows if missing else ():
+        keys.update(dict.fromkeys(row))
+        missing.difference_update(row)
+        if not missing:
+            break
+    return list(keys)
 
 
 def jsonl_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:

@@ -1,8 +1,9 @@
 """Cut a dump's inputs (``faim.data.inputs.find_inputs``) into shards of raw rows, in a deterministic order.
 
 The reader does as little as possible: JSONL lines stay undecoded bytes, CSV cells stay bytes, so a
-non-UTF-8 or malformed row becomes that row's error in the worker instead of stopping the read. A JSONL file is read
-twice, as ``faim.data.tabular`` reads it: first for the keys its objects hold, its columns. Rows are numbered
+non-UTF-8 or malformed row becomes that row's error in the worker instead of stopping the read. A JSONL file whose
+columns the mapping names is read twice, as ``faim.data.tabular`` reads it: first for the keys its objects hold, as
+far as checking those columns takes, then for its lines, which only the worker parses. Rows are numbered
 as ``faim.data.tabular`` numbers them: the line a JSONL or CSV row starts on (a CSV header is line 1), the 0-based
 index of a Parquet or dataset row.
 Shard keys (``FFFFF-SSSSSS``: file index, shard index) are the same on every run over the same
@@ -18,9 +19,18 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from faim.data.columns import ColumnMap
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format
-from faim.data.tabular import csv_header, csv_records, file_delimiter, jsonl_lines, object_keys, open_parquet
+from faim.data.tabular import (
+    csv_header,
+    csv_records,
+    file_delimiter,
+    jsonl_lines,
+    keys_holding,
+    object_keys,
+    open_parquet,
+)
 
 
 @dataclass
@@ -31,9 +41,10 @@ class Shard:
         key: ``FFFFF-SSSSSS``, stable across runs.
         file: The input file.
         format: ``jsonl``, ``csv``, ``tsv``, ``parquet`` or ``dataset`` (a saved Hugging Face dataset).
-        header: Column names (CSV/TSV/Parquet/dataset); of JSONL, every key an object of the file holds (``None``
-            where no line of it holds a JSON object), so that a mapping is checked against the file, whichever
-            shard.
+        header: Column names (CSV/TSV/Parquet/dataset); of JSONL, the keys the objects of the file hold, read as far
+            as checking the columns the mapping names takes (``faim.data.tabular.keys_holding``: every key where one
+            is missing; ``None`` where none was read, as where no line holds a JSON object), so that a mapping is
+            checked against the file, whichever shard.
         rows: ``(row number, payload)``: a JSONL line's bytes, or a dict of column → cell.
         errors: ``(row number, kind, message)`` for rows the reader itself could not split into cells.
     """
@@ -65,11 +76,13 @@ def count_rows(path: Path) -> int:
     return max(0, lines - (1 if kind in ("csv", "tsv") else 0))
 
 
-def read_shards(files: list[Path], shard_rows: int) -> Iterator[Shard]:
-    """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter)."""
+def read_shards(files: list[Path], shard_rows: int, columns: ColumnMap) -> Iterator[Shard]:
+    """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter), to be read with the
+    mapping ``columns``."""
     for file_index, path in enumerate(files):
         kind = input_format(path)
-        for shard_index, shard in enumerate(_shards(path, kind, shard_rows)):
+        shards = _jsonl_shards(path, shard_rows, columns) if kind == "jsonl" else _shards(path, kind, shard_rows)
+        for shard_index, shard in enumerate(shards):
             shard.key = f"{file_index:05d}-{shard_index:06d}"
             yield shard
 
@@ -88,14 +101,17 @@ def first_shard(path: Path, shard_rows: int) -> Shard | None:
 
 
 def _shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
-    """An input's rows of format ``kind``, ``shard_rows`` at a time, their shards not yet keyed."""
-    readers = {"jsonl": _jsonl_shards, "csv": _csv_shards, "tsv": _csv_shards, "parquet": _parquet_shards}
+    """An input's rows of format ``kind`` (not JSON Lines: ``_jsonl_shards``), ``shard_rows`` at a time, their shards
+    not yet keyed."""
+    readers = {"csv": _csv_shards, "tsv": _csv_shards, "parquet": _parquet_shards}
     return readers.get(kind, _dataset_shards)(path, kind, shard_rows)
 
 
-def _jsonl_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
-    keys = _jsonl_keys(path)
-    shard = Shard("", str(path), kind, keys)
+def _jsonl_shards(path: Path, shard_rows: int, columns: ColumnMap) -> Iterator[Shard]:
+    """A JSON Lines file's lines, ``shard_rows`` at a time, unparsed, their shards not yet keyed, each with the keys
+    checking the columns ``columns`` names takes (``_jsonl_keys``)."""
+    keys = _jsonl_keys(path, columns)
+    shard = Shard("", str(path), "jsonl", keys)
     with open(path, "rb") as handle:
         for number, line in jsonl_lines(handle):
             if not line.strip():
@@ -103,16 +119,18 @@ def _jsonl_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
             shard.rows.append((number, line))
             if len(shard.rows) == shard_rows:
                 yield shard
-                shard = Shard("", str(path), kind, keys)
+                shard = Shard("", str(path), "jsonl", keys)
     if shard.rows:
         yield shard
 
 
-def _jsonl_keys(path: Path) -> list[str] | None:
-    """Every key the objects of a JSON Lines file hold (``object_keys``), lines that hold no JSON object (each its
-    row's error) left out; ``None`` where no line holds one."""
+def _jsonl_keys(path: Path, columns: ColumnMap) -> list[str] | None:
+    """The keys the objects of a JSON Lines file hold, read only as far as checking the columns ``columns`` names
+    takes (``keys_holding``), lines that hold no JSON object (each its row's error) left out; ``None`` where none was
+    read."""
     with open(path, "rb") as handle:
-        return object_keys(row for _, line in jsonl_lines(handle) if (row := _json_object(line)) is not None) or None
+        objects = (row for _, line in jsonl_lines(handle) if (row := _json_object(line)) is not None)
+        return keys_holding(objects, columns.required.values()) or None
 
 
 def _json_object(line: bytes) -> dict[str, Any] | None:

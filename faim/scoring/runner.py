@@ -36,6 +36,7 @@ from typing import Any, Protocol
 from PIL import Image
 from tqdm.auto import tqdm
 
+from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import find_inputs
 from faim.registry import quiet_plugin_warnings
@@ -177,13 +178,14 @@ def picture_settings(kinds: Sequence[str]) -> dict[str, int | None]:
 
 @dataclass(frozen=True)
 class RunPlan:
-    """What a run reads and what it is: its input files, their rows, the rows per shard, and its identity (recorded
-    in the output folder; ``faim.scoring.manifest.run_identity``)."""
+    """What a run reads and what it is: its input files, their rows, the rows per shard, its identity (recorded
+    in the output folder; ``faim.scoring.manifest.run_identity``), and the mapping its rows are read with."""
 
     files: list[Path]
     rows: int
     shard_rows: int
     identity: dict[str, Any]
+    columns: ColumnMap
 
     @property
     def action(self) -> str:
@@ -206,7 +208,8 @@ def plan_run(
     Args:
         model: The saved model's ``faim.json`` or the export's manifest, as read: a run is resumed only with the
             same model files and tasks (``faim.scoring.manifest.run_identity``).
-        settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match), to which
+        settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match), its
+            ``columns`` the column mapping the rows are read with (as in a recipe's ``data.columns``), to which
             the plan adds the rows per shard and, for a run reading pictures, what decodes them (``picture_settings``).
         shard_rows: Rows per shard (``None``: a thirty-second of the dump, between 32 and 1024 rows).
         kinds: The element kinds the run reads (a model reading more is recorded as reading pictures it may not).
@@ -223,7 +226,7 @@ def plan_run(
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
     settings = settings | {"shard_rows": shard_rows} | picture_settings(kinds)
     identity = run_identity(model, files, settings)
-    return RunPlan(files, total, shard_rows, identity)
+    return RunPlan(files, total, shard_rows, identity, ColumnMap.from_recipe(settings.get("columns")))
 
 
 def run_shards(
@@ -258,7 +261,8 @@ def run_shards(
     summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
     already = sum(report.rows for report in manifest.done.values())
     bar = tqdm(total=plan.rows, initial=already, unit="row", desc=plan.action, disable=not progress, smoothing=0.05)
-    pending = (shard for shard in read_shards(plan.files, plan.shard_rows) if shard.key not in manifest.done)
+    shards = read_shards(plan.files, plan.shard_rows, plan.columns)
+    pending = (shard for shard in shards if shard.key not in manifest.done)
     start = time.perf_counter()
     try:
         if engine == "ray":

@@ -159,6 +159,22 @@ def test_json_lines_columns_are_the_keys_of_any_object_not_only_the_first(tmp_pa
     assert [(post.labels, len(post.images)) for post in posts] == [({}, 0), ({"hate": 1}, 1)]
 
 
+def test_json_lines_lines_are_parsed_for_keys_only_as_far_as_the_columns_named_need(tmp_path, monkeypatch):
+    rows = [{"id": str(i), "text": "t", "lang": "en"} for i in range(20)]
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    parsed = []
+    loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda text, **kwargs: parsed.append(text) or loads(text, **kwargs))
+    for mapping, keys_read in ((None, 0), ({"meta": ["lang"]}, 1)):
+        parsed.clear()
+        assert len(list(read_posts(path, mapping))) == 20
+        assert len(parsed) == 20 + keys_read  # each line once for its post; for keys, up to the one holding them
+    parsed.clear()
+    with pytest.raises(ValueError, match=r"column 'tweet' \(columns.text\) not found.*available: id, text, lang$"):
+        list(read_posts(path, {"text": "tweet"}))
+    assert len(parsed) == 20  # a column no object holds: every line's keys, so the error names all
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_the_columns_of_an_input_are_its_fields_mapped_or_not(tmp_path, fmt):
     path = FORMATS[fmt][1](tmp_path / f"d.{fmt}", ROWS)

@@ -21,8 +21,9 @@ def read_in_shards(path: Path, columns: dict | None, shard_rows: int) -> list[tu
     """Each row of the file ``path`` as ``(id, images, comments)`` or ``(id, error kind, message)``,
     read ``shard_rows`` rows to a shard, by id (none last)."""
     read = []
-    for shard in read_shards([path], shard_rows):
-        posts, errors = shard_posts(shard, ColumnMap.from_recipe(columns), None, KINDS)
+    mapping = ColumnMap.from_recipe(columns)
+    for shard in read_shards([path], shard_rows, mapping):
+        posts, errors = shard_posts(shard, mapping, None, KINDS)
         read += [(post.id, post.images, post.comments) for _, post in posts]
         read += [(error.post_id, error.kind, error.message) for error in errors]
     return sorted(read, key=lambda row: str(row[0]))
@@ -56,8 +57,8 @@ def test_a_column_no_object_of_a_json_lines_file_holds_is_a_schema_error_on_ever
 def test_an_empty_image_cell_of_a_row_with_nothing_else_is_said_to_be_empty(tmp_path: Path) -> None:
     path = tmp_path / "dump.jsonl"
     path.write_text('{"id": "0", "image": ""}\n', encoding="utf-8")
-    (shard,) = read_shards([path], 1)
-    _, (error,) = shard_posts(shard, ColumnMap.from_recipe(None), None, ["text", "image"])
+    (shard,) = read_shards([path], 1, ColumnMap())
+    _, (error,) = shard_posts(shard, ColumnMap(), None, ["text", "image"])
     assert error.message == "nothing the model reads (text, image): no text, the image is empty"
 
 
@@ -65,8 +66,9 @@ def test_a_json_lines_file_starting_with_a_byte_order_mark_is_read_from_its_firs
     path = tmp_path / "dump.jsonl"
     path.write_bytes(b'\xef\xbb\xbf{"id": "a", "caption": "first"}\n{"id": "b", "caption": "second"}\n')
     read = []
-    for shard in read_shards([path], 1):
-        posts, errors = shard_posts(shard, ColumnMap.from_recipe({"text": "caption"}), None, ["text"])
+    mapping = ColumnMap.from_recipe({"text": "caption"})
+    for shard in read_shards([path], 1, mapping):
+        posts, errors = shard_posts(shard, mapping, None, ["text"])
         read += [(post.id, post.text) for _, post in posts] + errors
     assert read == [("a", "first"), ("b", "second")]
 

@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from faim import __version__
+from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
@@ -104,7 +105,7 @@ def test_the_progress_bar_of_a_finished_run_ends_at_the_rows_read_not_the_lines_
 ) -> None:
     dump = tmp_path / "dump.jsonl"
     dump.write_text('{"text": "a"}\n\n\n{"text": "b"}\n', encoding="utf-8")
-    plan = RunPlan([dump], count_rows(dump), 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}})
+    plan = RunPlan([dump], count_rows(dump), 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}}, ColumnMap())
     assert plan.rows == 4  # the plan counts lines: reading the rows to count them would read the dump twice
     run_shards(one_row_writers, plan, tmp_path / "out", workers=1)
     assert "2/2 " in capsys.readouterr().err.rsplit("\r", 1)[-1]
@@ -127,7 +128,7 @@ def dying_writers(threads: int) -> DyingWriter:
 def test_a_worker_that_dies_is_one_error_saying_what_is_kept_and_that_a_rerun_resumes(tmp_path: Path) -> None:
     dump = tmp_path / "dump.jsonl"
     dump.write_text("".join(f'{{"text": "post {n}"}}\n' for n in range(3)), encoding="utf-8")
-    plan = RunPlan([dump], 3, 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}})
+    plan = RunPlan([dump], 3, 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}}, ColumnMap())
     out = tmp_path / "out"
     with pytest.raises(ChildProcessError) as error:
         run_shards(dying_writers, plan, out, workers=2, progress=False)
@@ -168,7 +169,7 @@ def test_every_scoring_process_decodes_with_the_pixel_limit_of_the_process_that_
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", limit)
     dump = tmp_path / "dump.jsonl"
     dump.write_text("".join(f'{{"text": "post {n}"}}\n' for n in range(6)), encoding="utf-8")
-    plan = RunPlan([dump], 6, 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}})
+    plan = RunPlan([dump], 6, 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}}, ColumnMap())
     run_shards(limit_writers, plan, tmp_path / "out", workers=2, progress=False)
     noted = [path.name.split("-") for path in (tmp_path / "out").glob("limit-*")]
     assert len({pid for _, pid, _ in noted}) == 2 and {value for _, _, value in noted} == {str(limit)}

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from faim.data.columns import ColumnMap
 from faim.scoring.inputs import count_rows, read_shards
 
 
@@ -20,17 +21,32 @@ def write_jsonl(path: Path, n: int) -> Path:
 
 def test_shard_keys_are_stable_and_cover_every_row(tmp_path: Path) -> None:
     files = [write_jsonl(tmp_path / "a.jsonl", 25), write_jsonl(tmp_path / "b.jsonl", 7)]
-    shards = list(read_shards(files, 10))
+    shards = list(read_shards(files, 10, ColumnMap()))
     assert [s.key for s in shards] == ["00000-000000", "00000-000001", "00000-000002", "00001-000000"]
     assert sum(s.size for s in shards) == 32 == sum(count_rows(f) for f in files)
-    assert [s.key for s in read_shards(files, 10)] == [s.key for s in shards]
+    assert [s.key for s in read_shards(files, 10, ColumnMap())] == [s.key for s in shards]
     assert shards[0].rows[0] == (1, (tmp_path / "a.jsonl").read_bytes().splitlines(keepends=True)[0])
+
+
+def test_json_lines_are_parsed_when_read_only_as_far_as_checking_the_columns_named_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_jsonl(tmp_path / "a.jsonl", 25)
+    parsed = []
+    loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda text, **kwargs: parsed.append(text) or loads(text, **kwargs))
+    for mapping, keys_read in ((None, 0), ({"text": "text"}, 1), ({"text": "caption"}, 25)):
+        parsed.clear()
+        shards = list(read_shards([path], 10, ColumnMap.from_recipe(mapping)))
+        assert sum(shard.size for shard in shards) == 25
+        assert len(parsed) == keys_read  # the lines are the scorers' to parse, once each
+        assert shards[0].header == (["id", "text"] if keys_read else None)
 
 
 def test_csv_cells_stay_bytes_and_bad_rows_become_errors_numbered_by_the_line_they_start_on(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_bytes(b'id,text\n1,hello\n2,"two\nlines"\n3,too,many\n\n4,\xff\xfe\n5,"a ""quoted"" word"\n')
-    (shard,) = read_shards([path], 100)
+    (shard,) = read_shards([path], 100, ColumnMap())
     assert [n for n, _ in shard.rows] == [2, 3, 7, 8]  # the header is line 1; line 6 is blank
     assert shard.rows[1][1] == {"id": b"2", "text": b"two\nlines"}
     assert shard.rows[2][1] == {"id": b"4", "text": b"\xff\xfe"}
@@ -41,7 +57,7 @@ def test_csv_cells_stay_bytes_and_bad_rows_become_errors_numbered_by_the_line_th
 def test_a_csv_is_cut_into_shards_of_rows_and_errors_in_file_order(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_text("id,text\n1,a\n2,b,extra\n3,c\n4,d\n5,e\n")
-    shards = list(read_shards([path], 2))
+    shards = list(read_shards([path], 2, ColumnMap()))
     assert [([n for n, _ in s.rows], [n for n, *_ in s.errors]) for s in shards] == [
         ([2], [3]),
         ([4, 5], []),
@@ -52,7 +68,7 @@ def test_a_csv_is_cut_into_shards_of_rows_and_errors_in_file_order(tmp_path: Pat
 def test_a_semicolon_separated_csv_is_cut_at_its_semicolons(tmp_path: Path) -> None:
     path = tmp_path / "export.csv"
     path.write_bytes(b'\xef\xbb\xbfid;text\n1;hello, world\n2;"a; b"\n')
-    (shard,) = read_shards([path], 100)
+    (shard,) = read_shards([path], 100, ColumnMap())
     assert shard.header == ["id", "text"] and not shard.errors
     assert [row for _, row in shard.rows] == [{"id": b"1", "text": b"hello, world"}, {"id": b"2", "text": b"a; b"}]
 
@@ -60,7 +76,7 @@ def test_a_semicolon_separated_csv_is_cut_at_its_semicolons(tmp_path: Path) -> N
 def test_parquet_rows_are_numbered_from_zero(tmp_path: Path) -> None:
     path = tmp_path / "d.parquet"
     pq.write_table(pa.table({"id": [str(i) for i in range(5)], "text": ["t"] * 5}), path)
-    shards = list(read_shards([path], 2))
+    shards = list(read_shards([path], 2, ColumnMap()))
     assert [n for s in shards for n, _ in s.rows] == [0, 1, 2, 3, 4]
     assert count_rows(path) == 5
 
@@ -68,7 +84,7 @@ def test_parquet_rows_are_numbered_from_zero(tmp_path: Path) -> None:
 def test_a_quote_never_closed_is_an_error_of_its_line_and_the_lines_after_it_are_read_as_rows(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_bytes(b'id,text\n1,"a"b\n2,5" tall\n3,"two\nlines"\n4,"never closed\n\n5,e\n6,f\n')
-    (shard,) = read_shards([path], 100)
+    (shard,) = read_shards([path], 100, ColumnMap())
     assert [(n, row["text"]) for n, row in shard.rows] == [(2, b"ab"), (3, b'5" tall'), (4, b"two\nlines"), (8, b"e"),
                                                            (9, b"f")]  # fmt: skip
     assert shard.errors == [(6, "csv_row", "a quote opened in this row is never closed")]
@@ -77,7 +93,7 @@ def test_a_quote_never_closed_is_an_error_of_its_line_and_the_lines_after_it_are
 def test_a_csv_header_that_is_not_utf8_names_its_columns_with_escapes(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_bytes(b"id,te\xffxt\n1,a\n")
-    (shard,) = read_shards([path], 100)
+    (shard,) = read_shards([path], 100, ColumnMap())
     assert shard.header == ["id", "te\\xffxt"] and shard.rows == [(2, {"id": b"1", "te\\xffxt": b"a"})]
 
 
@@ -91,4 +107,4 @@ def test_a_file_named_parquet_that_is_not_one_is_refused_naming_it(tmp_path: Pat
         with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: not a Parquet file \(Parquet magic bytes"):
             count_rows(path)
         with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: not a Parquet file"):
-            list(read_shards([path], 10))
+            list(read_shards([path], 10, ColumnMap()))
