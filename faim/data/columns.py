@@ -116,13 +116,15 @@ class ColumnMap:
         """The columns images may be read from: the mapped one, or, unmapped, ``images`` and then ``image``."""
         return (self.images,) if "images" in self.explicit else (self.images, "image")
 
-    def images_column(self, row: Mapping[str, Any], text_cells: bool = False) -> str | None:
-        """The column a row's images are read from: the mapped one, or, unmapped, ``images`` unless the row's
-        ``images`` cell is missing (absent, null or empty, ``faim.data.post.is_missing``; with ``text_cells``, an
-        empty JSON list string too), then ``image``."""
-        if "images" in self.explicit or not is_missing(_listed_cell(row, self.images, text_cells)):
-            return self.images
-        return "image"
+    def images_cell(self, row: Mapping[str, Any], text_cells: bool = False) -> tuple[str | None, Any]:
+        """The column a row's images are read from and its cell there (``_listed_cell``: with ``text_cells``, a JSON
+        list string decoded, each cell once): the mapped column, or, unmapped, ``images`` unless the row's ``images``
+        cell is missing (absent, null or empty, ``faim.data.post.is_missing``; with ``text_cells``, an empty JSON list
+        string too), then ``image``."""
+        cell = _listed_cell(row, self.images, text_cells)
+        if "images" in self.explicit or not is_missing(cell):
+            return self.images, cell
+        return "image", _listed_cell(row, "image", text_cells)
 
     def wanted(self, available: Collection[str]) -> list[str]:
         """The mapped columns present in ``available``, in file order (for column projection)."""
@@ -168,11 +170,11 @@ class ColumnMap:
         if text is not None and not isinstance(text, str):
             raise ValueError(f"{origin}: field 'text' (column {self.text!r}) must be a string, got {text!r}")
         labels = {task: _listed_cell(row, column, text_cells) for task, column in self.labels.items()}
-        images = self.images_column(row, text_cells)
+        column, images = self.images_cell(row, text_cells)
         return Post(
             id=self.post_id(row, index),
             text=text,
-            images=_images(_listed_cell(row, images, text_cells), origin, images),
+            images=_images(images, origin, column),
             comments=_comments(_listed_cell(row, self.comments, text_cells), origin, self.comments),
             labels={task: value for task, value in labels.items() if value is not None},
             meta={name: _cell(row, column) for name, column in self.meta.items()},

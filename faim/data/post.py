@@ -101,7 +101,7 @@ class Post:
 def is_missing(value: Any) -> bool:
     """Whether a field's value stands for nothing: absent or null (``None``), NaN (a null as pandas gives it), or an
     empty string, list, tuple or array; a post's ``images`` that is falls back to its ``image``, in a dict as in a
-    file's row (``faim.data.columns.ColumnMap.images_column``)."""
+    file's row (``faim.data.columns.ColumnMap.images_cell``)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return True
     value = listed(value)

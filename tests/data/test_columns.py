@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -158,3 +159,15 @@ def test_json_list_strings_are_lists_in_text_cells_alone():
     empty = {"images": "[]", "comments": "[]", "image": "c.png", "topics": "[]"}
     empty = columns.to_post(empty, 0, "posts.jsonl:1", None)
     assert empty.images == ["[]"] and empty.comments == ["[]"] and empty.labels == {"topics": "[]"}
+
+
+def test_a_json_list_string_in_a_text_cell_is_decoded_once(monkeypatch):
+    decoded = []
+    loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda text, **kwargs: decoded.append(text) or loads(text, **kwargs))
+    row = {"id": "1", "images": '["a.png", "b.png"]', "comments": '["so", "fake"]', "image": "c.png"}
+    assert convert(row).images == ["a.png", "b.png"]
+    assert sorted(decoded) == sorted([row["images"], row["comments"]])
+    decoded.clear()
+    assert convert(row | {"images": " [ ] "}).images == ["c.png"]  # an empty list read, then the image cell
+    assert sorted(decoded) == sorted([" [ ] ", row["comments"]])
