@@ -90,15 +90,19 @@ def readable_posts(
 ) -> tuple[list[Post], list[PostError]]:
     """The posts given (``as_posts``) that ``read`` reads (``read_each``), as given, and the errors of the others, a
     post that ``reads_nothing`` of ``kinds`` refused before it is read with a ``PostError`` of kind ``empty``, as
-    ``faim score`` names such a row; each post is read named as ``posts_to_read`` names it (``named``), so that an
-    error names a post without an origin by its index among ``posts``."""
+    ``faim score`` names such a row; each post is read as given, and the error of one set aside names it as
+    ``posts_to_read`` names it (``named``: a post without an origin by its index among ``posts``), so that only a
+    post set aside is copied to be named."""
     given = as_posts(posts)
 
     def read_something(index: int) -> Any:
-        post = named(given[index], index)
-        if reads_nothing(post, kinds):
-            raise empty_post(post, kinds)
-        return read(post)
+        post = given[index]
+        try:
+            if reads_nothing(post, kinds):
+                raise empty_post(post, kinds)
+            return read(post)
+        except PostError as error:
+            raise PostError(named(post, index), error.field, error.problem, error.kind) from error.__cause__
 
     kept, errors = read_each(range(len(given)), read_something)
     return [given[index] for index, _ in kept], errors

@@ -52,6 +52,14 @@ def test_a_post_set_aside_is_named_by_its_origin_or_else_its_index_as_posts_to_r
     ]
 
 
+def test_readable_posts_read_each_post_as_given_copying_none_to_name_it() -> None:
+    posts = [Post(id="a", text="one"), Post(id="b", text="refused"), Post(id="c")]
+    seen: list[Post] = []
+    kept, errors = readable_posts(posts, ["text"], lambda post: seen.append(post) or text_length(post))
+    assert len(seen) == 2 and all(read is given for read, given in zip(seen, posts))
+    assert kept == [posts[0]] and [error.origin for error in errors] == ["post 1", "post 2"]
+
+
 def test_posts_to_read_name_each_post_without_an_origin_by_its_index_and_refuse_the_first_holding_nothing() -> None:
     posts = [{"id": "a", "text": "one"}, Post(id="b", text="refused"), Post("c", "three", origin="f:4"), {"text": "x"}]
     read = posts_to_read(posts, ["text"])
