@@ -22,6 +22,7 @@ from typing import Any
 from faim.data.columns import ColumnMap
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format
+from faim.data.sources import READERS
 from faim.data.tabular import (
     csv_header,
     csv_records,
@@ -59,6 +60,12 @@ class Shard:
     @property
     def size(self) -> int:
         return len(self.rows) + len(self.errors)
+
+    @property
+    def text_cells(self) -> bool:
+        """Whether the shard's cells are text (kept as their bytes), a list written in one as a JSON list string, as
+        the source reading its format says (``faim.data.tabular.FileSource.text_cells``)."""
+        return READERS[self.format].text_cells
 
 
 def count_rows(path: Path) -> int:

@@ -15,9 +15,6 @@ from faim.data.preflight import MAP_KIND, warn_unheld_kinds
 from faim.data.tabular import not_an_object, parse_number, utf8
 from faim.scoring.inputs import Shard, first_shard
 
-TEXT_CELLS = ("csv", "tsv")
-"""The formats whose cells are text, a list written as a JSON list string (``ColumnMap.to_post``)."""
-
 
 @dataclass
 class RowError:
@@ -92,7 +89,7 @@ def parse_row(shard: Shard, payload: Any, numeric: set[str], wanted: set[str]) -
         if not isinstance(row, dict):
             raise ValueError(f"json: {not_an_object(row)}")
         return row
-    if shard.format in TEXT_CELLS:
+    if shard.text_cells:
         return decode_cells(payload, numeric, wanted)
     return payload
 
@@ -109,7 +106,7 @@ def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> 
             return None
         if not isinstance(row, dict):
             return None
-    elif shard.format in TEXT_CELLS:
+    elif shard.text_cells:
         try:
             row = decode_cells(payload, set(), {columns.id})
         except ValueError:
@@ -158,7 +155,7 @@ def shard_posts(
         source = f"{shard.file}:{number}"
         try:
             row = parse_row(shard, payload, numeric, wanted)
-            post = bound.to_post(row, number, source, root, shard.format in TEXT_CELLS)
+            post = bound.to_post(row, number, source, root, shard.text_cells)
         except ValueError as error:
             kind, _, message = str(error).partition(": ") if _tagged(error) else ("row", "", str(error))
             errors.append(RowError(source, readable_id(shard, payload, bound, number), kind, message))

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from faim.data.columns import ColumnMap
+from faim.data.sources import READERS
 from faim.scoring.inputs import count_rows, read_shards
 
 
@@ -71,6 +72,17 @@ def test_a_semicolon_separated_csv_is_cut_at_its_semicolons(tmp_path: Path) -> N
     (shard,) = read_shards([path], 100, ColumnMap())
     assert shard.header == ["id", "text"] and not shard.errors
     assert [row for _, row in shard.rows] == [{"id": b"1", "text": b"hello, world"}, {"id": b"2", "text": b"a; b"}]
+
+
+def test_a_shards_cells_are_text_where_the_source_reading_its_format_says_so(tmp_path: Path) -> None:
+    rows = [{"id": "1", "text": "t"}]
+    paths = [write_jsonl(tmp_path / "d.jsonl", 1), tmp_path / "d.parquet"]
+    pq.write_table(pa.Table.from_pylist(rows), paths[1])
+    for suffix in ("csv", "tsv"):
+        paths.append(tmp_path / f"d.{suffix}")
+        paths[-1].write_text("id\ttext\n1\tt\n" if suffix == "tsv" else "id,text\n1,t\n")
+    for path, shard in zip(paths, read_shards(paths, 10, ColumnMap()), strict=True):
+        assert shard.text_cells is READERS[shard.format].text_cells is (path.suffix in (".csv", ".tsv"))
 
 
 def test_parquet_rows_are_numbered_from_zero(tmp_path: Path) -> None:
