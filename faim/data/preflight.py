@@ -53,7 +53,8 @@ def warn_unheld_kinds(
     Args:
         remedy: What to do, ``{field}`` the field of the kind (as ``--map`` names it).
         columns: The columns of the data no mapping reads, asked for only where a kind is warned of (reading a
-            file's columns may read the file); ``None`` where they are not known.
+            file's columns may read the file), and named once, by the first kind's warning; ``None`` where they are
+            not known.
     """
     unheld = unheld_kinds(posts, kinds) if posts else []
     unread = (columns() if columns else None) if unheld else None
@@ -65,6 +66,7 @@ def warn_unheld_kinds(
             FaimWarning,
             stacklevel=2,
         )
+        listed = ""  # the data's columns are the same for every kind: named once
 
 
 def refuse_missing_pictures(posts: Sequence[Post], kinds: Collection[str], limit: int, name: str) -> None:

@@ -30,6 +30,19 @@ def test_a_kind_no_post_holds_is_warned_of_naming_it_how_to_map_it_and_the_unrea
     ]
 
 
+def test_the_columns_no_mapping_reads_are_named_once_where_several_kinds_are_warned_of() -> None:
+    posts = [Post(str(n), f"post {n}") for n in range(3)]
+    with pytest.warns(FaimWarning) as said:
+        warn_unheld_kinds(posts, KINDS, "posts.csv", columns=lambda: ["img", "replies"])
+    messages = [str(warning.message) for warning in said]
+    assert [message.split(",")[0] for message in messages] == [
+        "posts.csv: no post holds any comments",
+        "posts.csv: no post holds any image",
+    ]
+    assert messages[0].endswith("--map comments=COLUMN (columns of the data no mapping reads: img, replies)")
+    assert messages[1].endswith("--map image=COLUMN")
+
+
 def test_nothing_is_said_where_each_kind_is_held_by_some_post_or_there_are_no_posts() -> None:
     posts = [Post("a", "text"), Post("b", images=["a.png"], comments=["c"])]
     with warnings.catch_warnings():
