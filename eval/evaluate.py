@@ -20,8 +20,8 @@ from torch.utils.data import DataLoader
 from faim.calibration.fit import Calibration
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.language import UNDETERMINED, with_languages
-from faim.data.post import Post, check_labelled, post_texts
-from faim.data.preflight import refuse_unreadable
+from faim.data.post import Post, post_texts
+from faim.data.preflight import refuse_unevaluable
 from faim.data.targets import TaskSpec
 from faim.decisions import decide
 from faim.detector import Detector
@@ -256,14 +256,14 @@ def evaluate(
     ``meta.lang`` are given the language they are written in first (``faim.data.language``).
 
     Raises:
-        ValueError: Before the model reads a post, when none carries a label for any task (``check_labelled``), or
-            when some name a picture the model would read that is not there (``refuse_unreadable``: how many, and
-            the first by origin and id).
+        ValueError: Before the model reads a post, when none carries a label for any task, or when some name a
+            picture the model would read that is not there (``refuse_unevaluable``: how many, and the first by origin
+            and id).
         PostError: Before the model reads a post, naming the first whose text or a comment the model reads holds
-            half of a UTF-16 surrogate pair (``refuse_unreadable``).
+            half of a UTF-16 surrogate pair (``refuse_unevaluable``).
     """
-    check_labelled(posts, [task.name for task in detector.tasks], data_name)
-    refuse_unreadable(posts, detector.model.kinds, detector.max_elements, data_name)
+    tasks = [task.name for task in detector.tasks]
+    refuse_unevaluable(posts, tasks, detector.model.kinds, detector.max_elements, data_name)
     config = config or EvalConfig()
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)

@@ -14,7 +14,7 @@ from typing import Any
 from faim.data.columns import ColumnMap
 from faim.data.elements import KIND_NAMES, PostError, check_texts, element_refs, reads_nothing
 from faim.data.images import ImageError, check_picture
-from faim.data.post import Post
+from faim.data.post import MAP_LABELS, Post, check_labelled
 from faim.data.sources import input_columns
 from faim.data.tabular import FileSource
 from faim.notices import FaimWarning
@@ -103,8 +103,8 @@ def missing_picture(post: Post, limit: int) -> PostError | None:
 def refuse_unreadable(posts: Sequence[Post], kinds: Collection[str], limit: int, name: str) -> None:
     """Refuse ``posts`` (of ``name``) a model reading ``kinds`` (at most ``limit`` elements of each) would stop at
     part way, before it reads any: the first whose text or a comment is not text (``check_texts``), then those naming
-    a picture that is not there (``refuse_missing_pictures``). Every evaluation (``faim.eval.evaluate.evaluate``, a
-    recipe's split as ``faim.training.run.evaluated_posts`` reads it), ``faim calibrate`` and training go through it.
+    a picture that is not there (``refuse_missing_pictures``). Every evaluation (``refuse_unevaluable``),
+    ``faim calibrate`` and training go through it.
 
     Raises:
         PostError: Of kind ``text_encoding``, naming the post's origin (its file and row), its id and the field.
@@ -112,6 +112,30 @@ def refuse_unreadable(posts: Sequence[Post], kinds: Collection[str], limit: int,
     """
     check_texts(posts, kinds, limit)
     refuse_missing_pictures(posts, kinds, limit, name)
+
+
+def refuse_unevaluable(
+    posts: Sequence[Post],
+    tasks: Sequence[str],
+    kinds: Collection[str],
+    limit: int,
+    name: str,
+    remedy: str = MAP_LABELS,
+) -> None:
+    """Refuse ``posts`` (of ``name``) an evaluation of a model with ``tasks`` (names), reading ``kinds`` (at most
+    ``limit`` elements of each), could not finish, before the model reads any: first where none carries a label for
+    any task (``check_labelled``, ending in ``remedy``), then a post it would stop at part way
+    (``refuse_unreadable``). ``faim.eval.evaluate.evaluate`` and a recipe's split as
+    ``faim.training.run.evaluated_posts`` reads it go through it.
+
+    Raises:
+        ValueError: Naming ``name`` and the tasks where no post carries a label, or how many posts name a picture the
+            model reads that is not there, and the first ``SHOWN``.
+        PostError: Of kind ``text_encoding``, naming the first post whose text or a comment the model reads is not
+            text.
+    """
+    check_labelled(posts, tasks, name, remedy)
+    refuse_unreadable(posts, kinds, limit, name)
 
 
 def unread_columns(spec: Any, columns: ColumnMap) -> list[str] | None:

@@ -29,7 +29,7 @@ from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
 from faim.data.post import Post, check_labelled, post_texts
-from faim.data.preflight import refuse_unreadable, warn_source_splits
+from faim.data.preflight import refuse_unevaluable, refuse_unreadable, warn_source_splits
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.folders import check_replaceable
@@ -230,10 +230,9 @@ UNLABELLED_EVAL_SPLIT = (
 
 def evaluated_posts(recipe: Recipe, posts: list[Post], name: str) -> list[Post]:
     """The posts of a recipe's split (``name``, as its source describes it) as evaluation reads them, refused first
-    where none carries a label for any of the recipe's tasks (``check_labelled``, saying to label them or set
-    ``eval.split``) or where the model would stop at one part way (``refuse_unreadable``, with the recipe's
-    ``train.max_elements``): with ``eval.languages``, each without ``meta.lang`` given the language it is written in
-    (``faim.data.language``).
+    where the evaluation of the recipe's model could not finish (``refuse_unevaluable``, with the recipe's
+    ``train.max_elements``, saying to label them or set ``eval.split`` where none carries a label): with
+    ``eval.languages``, each without ``meta.lang`` given the language it is written in (``faim.data.language``).
 
     Raises:
         PostError: Naming the first post whose text or a comment the model reads holds half of a UTF-16 surrogate
@@ -241,8 +240,8 @@ def evaluated_posts(recipe: Recipe, posts: list[Post], name: str) -> list[Post]:
         ValueError: Naming ``name`` and the tasks where no post carries a label, or how many posts name a picture the
             model reads that is not there, and the first.
     """
-    check_labelled(posts, list(recipe.model["heads"]), name, UNLABELLED_EVAL_SPLIT)
-    refuse_unreadable(posts, list(recipe.model["encoders"]), recipe.train.max_elements, name)
+    tasks, kinds = list(recipe.model["heads"]), list(recipe.model["encoders"])
+    refuse_unevaluable(posts, tasks, kinds, recipe.train.max_elements, name, UNLABELLED_EVAL_SPLIT)
     return with_languages(posts) if recipe.eval.languages else posts
 
 

@@ -6,13 +6,20 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from faim.data.elements import PostError
 from faim.data.post import Post
-from faim.data.preflight import refuse_missing_pictures, refuse_unreadable, warn_source_split, warn_unheld_kinds
+from faim.data.preflight import (
+    refuse_missing_pictures,
+    refuse_unevaluable,
+    refuse_unreadable,
+    warn_source_split,
+    warn_unheld_kinds,
+)
 from faim.data.sources import JsonlSource
 from faim.notices import FaimWarning
 
@@ -93,6 +100,17 @@ def test_posts_a_model_would_stop_at_are_refused_a_text_that_is_not_text_first_t
     with pytest.raises(ValueError, match=re.escape("p.jsonl: 1 of 2 posts name a picture that is not there")):
         refuse_unreadable(posts[:2], KINDS, 8, "p.jsonl")
     refuse_unreadable(posts[:1], KINDS, 8, "p.jsonl")
+
+
+def test_posts_an_evaluation_could_not_finish_are_refused_unlabelled_first_then_unreadable(tmp_path: Path) -> None:
+    (tmp_path / "ok.png").write_bytes(b"x")
+    cut = Post("c", "cut \ud83d", labels={"hate": 1}, origin="p.jsonl:3")
+    posts = [Post("a", "fine", images=["ok.png"], origin="p.jsonl:1", image_root=tmp_path), cut]
+    with pytest.raises(ValueError, match=r"^p.jsonl: no post carries a label for any task \(hate\); label them$"):
+        refuse_unevaluable([*posts[:1], replace(cut, labels={})], ["hate"], KINDS, 8, "p.jsonl", "label them")
+    with pytest.raises(PostError, match=re.escape("p.jsonl:3 (post id='c') field 'text': holds half of a UTF-16")):
+        refuse_unevaluable(posts, ["hate"], KINDS, 8, "p.jsonl")
+    refuse_unevaluable([*posts[:1], replace(cut, text="whole")], ["hate"], KINDS, 8, "p.jsonl")
 
 
 def test_a_recipe_split_is_warned_of_naming_its_file_and_the_columns_its_mapping_leaves_unread(tmp_path: Path) -> None:
