@@ -20,7 +20,7 @@ from torch.utils.data import DataLoader
 from faim.calibration.fit import Calibration
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.language import UNDETERMINED, with_languages
-from faim.data.post import Post, post_texts
+from faim.data.post import Post, check_labelled, post_texts
 from faim.data.preflight import refuse_unevaluable
 from faim.data.targets import TaskSpec
 from faim.decisions import decide
@@ -34,7 +34,7 @@ from faim.inference import Predictions, predict
 from faim.notices import FaimWarning
 from faim.pooling import picture_groups, pooled
 from faim.recipe.sections import EvalConfig
-from faim.training.loaders import make_loader
+from faim.training.loaders import loader_posts, make_loader
 
 
 def metric_function(
@@ -200,9 +200,10 @@ def evaluate_loader(
     (``task_results``).
 
     Raises:
-        ValueError: When no post carries a label for any task, ``texts`` and the posts differ in number, or the model
-            scores a post NaN or infinite (``check_finite``).
+        ValueError: Before the model reads a post, when none carries a label for any task (``check_labelled``) or
+            ``texts`` and the posts differ in number; when the model scores a post NaN or infinite (``check_finite``).
     """
+    check_labelled(loader_posts(loader), [task.name for task in detector.tasks], data_name)
     config = config or EvalConfig()
     if texts is not None and len(texts) != len(loader.dataset):
         raise ValueError(f"{data_name}: {len(texts)} texts for {len(loader.dataset)} evaluated posts")
@@ -234,10 +235,6 @@ def evaluate_loader(
     for task in detector.tasks:
         if task.name in predictions.targets and task.labelled(predictions.targets[task.name]).any():
             results["tasks"][task.name] = task_results(task, main, ablations, out, config, texts)
-    if not results["tasks"]:
-        raise ValueError(
-            f"{data_name}: no post carries a label for any task ({', '.join(t.name for t in detector.tasks)})"
-        )
     write_report(results, out)
     return results
 

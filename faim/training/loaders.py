@@ -66,6 +66,13 @@ def sources_balanced(posts: list[Post], seed: int) -> WeightedRandomSampler:
     return WeightedRandomSampler(weights, len(posts), replacement=True, generator=torch.Generator().manual_seed(seed))
 
 
+def loader_posts(loader: DataLoader) -> list[Post]:
+    """The posts a loader ``make_loader`` made reads, in order: those its cached embeddings' collator indexes
+    (``CachedCollator``), or its dataset."""
+    collate = loader.collate_fn
+    return collate.posts if isinstance(collate, CachedCollator) else list(loader.dataset)
+
+
 def posts_encoded(loader: DataLoader) -> int | None:
     """How many of ``loader``'s posts a frozen encoder encoded when ``make_loader`` read their cached embeddings
     (0: every embedding was found stored); ``None`` where no kind is cached, so every encoder reads the posts."""

@@ -11,15 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import calibrated, pooling_detector
+from conftest import calibrated, frozen_tiny_recipe, pooling_detector
 
+import faim
 from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.eval import evaluate as evaluate_module
 from faim.eval.calibration import ece_if_calibrated
-from faim.eval.evaluate import Evaluated, evaluate, probabilities
+from faim.eval.evaluate import Evaluated, evaluate, evaluate_loader, probabilities
 from faim.eval.report import format_table
 from faim.eval.robustness import perturbed_reports
 from faim.inference import predict
@@ -48,6 +49,19 @@ def test_posts_without_a_label_of_any_task_are_refused_before_the_model_reads_th
     posts = [Post(id="1", text="a post", labels={"another_task": 1})]
     with pytest.raises(ValueError, match=r"^dump: no post carries a label for any task \(harmful\); map a column"):
         evaluate(detector, posts, tmp_path / "eval", "dump")
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_loader_of_posts_without_a_label_of_any_task_is_refused_before_the_model_reads_them(
+    cached: bool, demo_data, tmp_path: Path, monkeypatch
+) -> None:
+    detector = faim.build(frozen_tiny_recipe(demo_data, tmp_path / "run"))
+    posts = [Post(str(n), f"post {n}", labels={"another_task": 1}) for n in range(4)]
+    collator = detector.collator(with_targets=True)
+    loader = make_loader(detector.model, collator, posts, 2, False, cache_dir=tmp_path / "cache" if cached else None)
+    monkeypatch.setattr(evaluate_module, "predict", lambda *args, **kwargs: pytest.fail("the model read the posts"))
+    with pytest.raises(ValueError, match=r"^dump: no post carries a label for any task \(harmful\); map a column"):
+        evaluate_loader(detector, loader, tmp_path / "eval", "dump")
 
 
 def test_a_model_scoring_posts_nan_is_refused_naming_it_the_task_and_the_posts(
