@@ -62,9 +62,9 @@ def element_refs(post: Post, kind: str, limit: int) -> list[Any]:
 
 
 def reads_nothing(post: Post, kinds: Iterable[str]) -> bool:
-    """Whether ``post`` holds no element of ``kinds`` (the kinds a model reads): a model would give it the scores it
-    gives a post of nothing."""
-    return not any(post.meta if kind == "meta" else element_refs(post, kind, 1) for kind in kinds)
+    """Whether ``post`` holds no element of ``kinds`` (the kinds a model reads), metadata whose every field is missing
+    (``Post.has_meta``) none: a model would give it the scores it gives a post of nothing."""
+    return not any(post.has_meta if kind == "meta" else element_refs(post, kind, 1) for kind in kinds)
 
 
 KIND_NAMES = {"text": "text", "comments": "comments", "image": "image", "meta": "metadata"}
@@ -110,8 +110,10 @@ def readable_posts(
 
 def empty_post(post: Post, kinds: Sequence[str], remedy: str = "") -> PostError:
     """The ``PostError`` (of kind ``empty``) of a post that ``reads_nothing`` of ``kinds``, ``remedy`` (what to do)
-    after the problem."""
-    problem = nothing_read(kinds, ["text"] if post.text is not None else [])
+    after the problem, which says its text or metadata is empty where it has the field (a blank text, metadata whose
+    every field is missing)."""
+    blank = [kind for kind, field in (("text", post.text is not None), ("meta", post.meta)) if field]
+    problem = nothing_read(kinds, blank)
     return PostError(post, ", ".join(kinds), f"{problem}{remedy}", "empty")
 
 

@@ -97,6 +97,12 @@ class Post:
         """Whether the post has non-blank text."""
         return bool(self.text and self.text.strip())
 
+    @property
+    def has_meta(self) -> bool:
+        """Whether some field of the post's metadata holds a value (one not missing, ``is_missing``): a column mapped
+        to ``meta`` whose cell is empty gives the post the field, holding ``None``."""
+        return any(not is_missing(value) for value in self.meta.values())
+
 
 def is_missing(value: Any) -> bool:
     """Whether a field's value stands for nothing: absent or null (``None``), NaN (a null as pandas gives it), or an

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from faim.data.elements import PostError, check_texts, posts_to_read, read_each, readable_posts
+from faim.data.elements import PostError, check_texts, posts_to_read, read_each, readable_posts, reads_nothing
 from faim.data.post import Post
 
 
@@ -39,6 +39,16 @@ def test_a_post_holding_nothing_of_the_kinds_read_is_refused_as_empty_before_it_
     ]
     (error,) = readable_posts([Post(id="d", meta={})], ["comments", "meta"], text_length)[1]
     assert error.problem == "nothing the model reads (comments, meta): no comments, no metadata"
+
+
+def test_metadata_whose_every_field_is_missing_is_none_and_said_to_be_empty() -> None:
+    posts = [Post("a", meta={"likes": None, "shares": float("nan"), "tag": ""}), Post("b", meta={"likes": 0})]
+    assert [reads_nothing(post, ["meta"]) for post in posts] == [True, False]
+    kept, errors = readable_posts(posts, ["comments", "meta"], text_length)
+    assert kept == posts[1:]
+    assert [(error.post_id, error.kind, error.problem) for error in errors] == [
+        ("a", "empty", "nothing the model reads (comments, meta): no comments, the metadata is empty")
+    ]
 
 
 def test_a_post_set_aside_is_named_by_its_origin_or_else_its_index_as_posts_to_read_names_it() -> None:

@@ -50,6 +50,16 @@ def test_the_columns_no_mapping_reads_are_named_once_where_several_kinds_are_war
     assert messages[1].endswith("--map image=COLUMN")
 
 
+def test_metadata_is_warned_of_where_the_column_mapped_to_it_holds_nothing_as_text_is() -> None:
+    posts = [Post(str(n), meta={"likes": None}) for n in range(3)] + [Post("t", text=" ", meta={"likes": ""})]
+    with pytest.warns(FaimWarning) as said:
+        warn_unheld_kinds(posts, ["meta", "text"], "posts.csv")
+    assert [str(warning.message).split(",")[0] for warning in said] == [
+        "posts.csv: no post holds any metadata",
+        "posts.csv: no post holds any text",
+    ]
+
+
 def test_nothing_is_said_where_each_kind_is_held_by_some_post_or_there_are_no_posts() -> None:
     posts = [Post("a", "text"), Post("b", images=["a.png"], comments=["c"])]
     with warnings.catch_warnings():
