@@ -99,23 +99,28 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+def merge(
+    base: dict[str, Any], override: dict[str, Any], dropped: list[tuple[str, ...]], at: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Recursive dict merge; mappings merge key by key, anything else replaces.
 
     A component whose ``type:`` changes is replaced whole, so keys of the old type do not leak in. A ``null``
     value removes the key (a child recipe drops an encoder with ``image: null``; a section key falls back to
-    its default).
+    its default); each key of ``base`` one removes is added to ``dropped`` as its keys from the top
+    (``at``: those of ``base`` itself, ``("model",)`` where it is a recipe's model section).
     """
     merged = copy.deepcopy(base)
     for key, value in override.items():
         if value is None:
+            if key in merged:
+                dropped.append((*at, key))
             merged.pop(key, None)
             continue
         old = merged.get(key)
         same_type = (
             isinstance(old, dict) and isinstance(value, dict) and old.get("type") == value.get("type", old.get("type"))
         )
-        merged[key] = merge(old, value) if same_type else copy.deepcopy(value)
+        merged[key] = merge(old, value, dropped, (*at, key)) if same_type else copy.deepcopy(value)
     return merged
 
 
@@ -145,15 +150,23 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 # Where a null override drops the key whatever its value: a head, or an encoder (one reading another's by name too)
 DROPPABLE = {("model", "heads"), ("model", "encoders")}
 
+# The change that left none of the components at a place of DROPPABLE, as an error names it: the --set that made it
+# ("" for the recipe as written), the key it wrote and how it left none ("dropping head 'hate'")
+Cause = tuple[str, str, str]
 
-def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+
+def apply_overrides(
+    recipe: dict[str, Any], overrides: list[str], emptied: dict[tuple[str, str], Cause | None] | None = None
+) -> dict[str, Any]:
     """Apply ``--set a.b=c`` overrides in order; intermediate mappings are created as needed. Setting a component's
     ``type:`` to another type replaces the component whole, as ``base:`` merging does, so its other keys are set by
     overrides after that one; one given before it, which the replacement would drop, is refused. A null value
     (``model.heads.hate=null``, or nothing after ``=``) removes a head, an encoder or any other mapping, as a null in
     a child recipe does (``merge``); any other key is set null, as where null means something
     (``data.columns.comments=null``: the comments are not read), and validation refuses a null where the key is
-    unknown (a mistyped one).
+    unknown (a mistyped one). Each override that leaves none of the components at a place of ``DROPPABLE`` which
+    held some is put in ``emptied``, where given, at that place: its ``Cause``, or ``None`` where it set another key
+    (``model=...``, which validation names).
 
     Raises:
         TypeError: Given one override as a string, saying to pass a list.
@@ -166,6 +179,7 @@ def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, A
     given: list[tuple[tuple[str, ...], Any, str]] = []  # each override applied: its keys, its value, its text
     for text in overrides:
         keys, value = parse_override(text)
+        held = [place for place in DROPPABLE if not leaves_none(result, *place)]
         node = result
         for depth, key in enumerate(keys[:-1]):
             child = node.setdefault(key, {})
@@ -187,6 +201,10 @@ def apply_overrides(recipe: dict[str, Any], overrides: list[str]) -> dict[str, A
         else:
             node[keys[-1]] = value
         given.append((tuple(keys), value, text))
+        for place in held:
+            if emptied is not None and leaves_none(result, *place):  # one setting model=... is left to validation
+                cause = (f"--set {text}", ".".join(keys), dropping(place[1], keys[2:], value))
+                emptied[place] = cause if keys[:2] == list(place) else None
     return result
 
 
@@ -228,19 +246,20 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
 
     Raises:
         RecipeError: Also where ``data`` or ``overrides`` leave the model without heads or without encoders, naming
-            the recipe file, the override where one did, the key and how (``last_dropped``): a null dropping the last
+            the recipe file, the override where one did, the key and how: a null dropping the last
             (``model.heads.NAME: null``), a null for them all (``model.heads: null``) or an empty mapping
             (``model.heads: {}``). A recipe that never gave any is left to validation, which says they are missing.
     """
-    merged = with_base(data, source, folder)
-    resolved = apply_overrides(merged, overrides)
+    dropped: list[tuple[str, ...]] = []
+    merged = with_base(data, source, folder, dropped)
+    emptied = {place: written_cause(data, dropped, place) for place in DROPPABLE if leaves_none(merged, *place)}
+    resolved = apply_overrides(merged, overrides, emptied)
     for section, kind in sorted(DROPPABLE):  # encoders first, as validation checks them
-        if not leaves_none(resolved, section, kind):
-            continue
-        dropped = last_dropped(data, merged, (source, folder), overrides, (section, kind))
-        if dropped is not None:
-            where, path, how = dropped
-            raise RecipeError(where, path, f"{how} leaves the model without {kind}; keep one or give one of its own")
+        cause = emptied.get((section, kind)) if leaves_none(resolved, section, kind) else None
+        if cause is not None:
+            by, key, how = cause
+            where = f"{source}: {by}" if by else source
+            raise RecipeError(where, key, f"{how} leaves the model without {kind}; keep one or give one of its own")
     return resolved
 
 
@@ -255,44 +274,17 @@ def leaves_none(recipe: dict[str, Any], section: str, kind: str) -> bool:
     return components_of(recipe, section, kind) in (None, {})
 
 
-def last_dropped(
-    data: dict[str, Any],
-    merged: dict[str, Any],
-    read_from: tuple[str, Path],
-    overrides: list[str],
-    place: tuple[str, str],
-) -> tuple[str, str, str] | None:
-    """Where the change that left none of the components at ``place`` (``("model", "heads")``) is, its key and how it
-    did, as ``(where, key, how)``: where ``merged`` (``data`` merged onto its base) or the recipe after one of
-    ``overrides`` held some, the last override that left none (``--set model.heads.NAME=null``, ``model.heads=null``
-    or ``model.heads={}``; ``None`` where it set another key, ``model=...``, which validation names), else what
-    ``data`` writes there: a null for them all or an empty mapping (``model.heads: null``, ``{}``; an empty one
-    merged onto a base adds nothing), or else the last null dropping one its base held (``model.heads.NAME: null``;
-    the base read again from ``read_from``: the recipe's source and folder); ``None`` where none of these did.
-    """
+def written_cause(data: dict[str, Any], dropped: list[tuple[str, ...]], place: tuple[str, str]) -> Cause | None:
+    """How ``data``, a recipe as written, left none of the components at ``place`` (``("model", "heads")``): a null
+    for them all or an empty mapping (``model.heads: null``, ``{}``; an empty one merged onto a base adds nothing),
+    or else the last null dropping one its base held (``model.heads.NAME: null``; ``dropped`` holds the keys of
+    each key merging ``data`` onto its base removed); ``None`` where it did neither."""
     section, kind = place
-    found, current, held_some = None, merged, not leaves_none(merged, section, kind)
-    for text in overrides:
-        after = apply_overrides(current, [text])
-        if not leaves_none(current, section, kind) and leaves_none(after, section, kind):
-            keys, value = parse_override(text)  # one setting another key (model=...) is left to validation to name
-            found = (f"{read_from[0]}: --set {text}", ".".join(keys), dropping(kind, keys[2:], value))
-            found = found if keys[:2] == list(place) else None
-        held_some = held_some or not leaves_none(after, section, kind)
-        current = after
-    if held_some:
-        return found
     node = data.get(section)
     if isinstance(node, dict) and kind in node and (node[kind] is None or (node[kind] == {} and "base" not in data)):
-        return read_from[0], f"{section}.{kind}", dropping(kind, [], node[kind])
-    written = components_of(data, section, kind)
-    if not isinstance(written, dict) or "base" not in data:
-        return None
-    held = components_of(with_base({"base": data["base"]}, *read_from), section, kind)
-    if not isinstance(held, dict):
-        return None
-    dropped = [name for name, value in written.items() if value is None and name in held]
-    return (read_from[0], f"{section}.{kind}.{dropped[-1]}", dropping(kind, dropped[-1:], None)) if dropped else None
+        return "", f"{section}.{kind}", dropping(kind, [], node[kind])
+    names = [keys[-1] for keys in dropped if keys[:-1] == place]
+    return ("", f"{section}.{kind}.{names[-1]}", dropping(kind, names[-1:], None)) if names else None
 
 
 def dropping(kind: str, names: list[str], value: Any) -> str:
@@ -303,8 +295,9 @@ def dropping(kind: str, names: list[str], value: Any) -> str:
     return f"null, dropping every {kind[:-1]}," if value is None else "an empty mapping"
 
 
-def with_base(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any]:
-    """``data`` without its ``base:``, merged onto the recipe that key names (``data`` itself when it names none).
+def with_base(data: dict[str, Any], source: str, folder: Path, dropped: list[tuple[str, ...]]) -> dict[str, Any]:
+    """``data`` without its ``base:``, merged onto the recipe that key names (``data`` itself when it names none);
+    the keys of each key of the base a null in ``data`` removes are added to ``dropped`` (``merge``).
 
     The base is a path relative to ``folder`` or to the working directory, or a shipped recipe's name; it may not
     have a ``base:`` of its own. ``source`` names ``data`` in errors (its file, or ``"<dict>"``).
@@ -331,7 +324,7 @@ def with_base(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any]
             f" write {base_name} out resolved (faim recipe show {base_name} > FILE) and edit that,"
             " or base on a recipe without a base:",
         )
-    return merge(base, data)
+    return merge(base, data, dropped)
 
 
 def labels_as_words(recipe: dict[str, Any]) -> dict[str, Any]:

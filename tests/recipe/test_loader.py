@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -121,6 +122,18 @@ def test_dropping_the_only_head_or_every_encoder_is_refused_naming_the_null_that
     assert list(Recipe.load(child, ["train.monitor=val/loss"]).model["heads"]) == ["spam"]
     replaced = ["model.heads.hate=null", "model.heads.spam={type: binary, labels: [a, b]}", "train.monitor=val/loss"]
     assert list(Recipe.load("hate_text_frozen", replaced).model["heads"]) == ["spam"]
+
+
+def test_apply_overrides_records_the_last_override_that_left_no_heads_or_no_encoders() -> None:
+    model = {"model": {"heads": {"hate": {"type": "binary"}}, "encoders": {"text": {"type": "tiny_text"}}}}
+    emptied: dict[tuple[str, str], Any] = {}
+    spam = "model.heads.spam={type: binary}"
+    apply_overrides(model, ["model.heads.hate=null", spam, "model.heads.spam=", "train.lr=0.1"], emptied)
+    assert emptied == {("model", "heads"): ("--set model.heads.spam=", "model.heads.spam", "dropping head 'spam'")}
+    apply_overrides(model, ["model={fusion: {type: concat}}"], emptied)  # another key's: left to validation to name
+    assert emptied == {("model", "heads"): None, ("model", "encoders"): None}
+    apply_overrides(model, ["model.encoders={}"], emptied)
+    assert emptied[("model", "encoders")] == ("--set model.encoders={}", "model.encoders", "an empty mapping")
 
 
 @pytest.mark.parametrize(("kind", "what"), [("heads", "head"), ("encoders", "encoder")])
