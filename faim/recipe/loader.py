@@ -104,10 +104,11 @@ def merge(
 ) -> dict[str, Any]:
     """Recursive dict merge; mappings merge key by key, anything else replaces.
 
-    A component whose ``type:`` changes is replaced whole, so keys of the old type do not leak in. A ``null``
-    value removes the key (a child recipe drops an encoder with ``image: null``; a section key falls back to
-    its default); each key of ``base`` one removes is added to ``dropped`` as its keys from the top
-    (``at``: those of ``base`` itself, ``("model",)`` where it is a recipe's model section).
+    A component whose ``type:`` changes is replaced whole, so keys of the old type do not leak in, and an empty
+    mapping of a model's heads or encoders (a place of ``DROPPABLE``) replaces the base's, leaving none, as ``--set
+    model.heads={}`` does. A ``null`` value removes the key (a child recipe drops an encoder with ``image: null``; a
+    section key falls back to its default); each key of ``base`` one removes is added to ``dropped`` as its keys
+    from the top (``at``: those of ``base`` itself, ``("model",)`` where it is a recipe's model section).
     """
     merged = copy.deepcopy(base)
     for key, value in override.items():
@@ -117,10 +118,13 @@ def merge(
             merged.pop(key, None)
             continue
         old = merged.get(key)
-        same_type = (
-            isinstance(old, dict) and isinstance(value, dict) and old.get("type") == value.get("type", old.get("type"))
+        merges = (
+            isinstance(old, dict)
+            and isinstance(value, dict)
+            and old.get("type") == value.get("type", old.get("type"))
+            and (value != {} or (*at, key) not in DROPPABLE)
         )
-        merged[key] = merge(old, value, dropped, (*at, key)) if same_type else copy.deepcopy(value)
+        merged[key] = merge(old, value, dropped, (*at, key)) if merges else copy.deepcopy(value)
     return merged
 
 
@@ -276,12 +280,12 @@ def leaves_none(recipe: dict[str, Any], section: str, kind: str) -> bool:
 
 def written_cause(data: dict[str, Any], dropped: list[tuple[str, ...]], place: tuple[str, str]) -> Cause | None:
     """How ``data``, a recipe as written, left none of the components at ``place`` (``("model", "heads")``): a null
-    for them all or an empty mapping (``model.heads: null``, ``{}``; an empty one merged onto a base adds nothing),
-    or else the last null dropping one its base held (``model.heads.NAME: null``; ``dropped`` holds the keys of
-    each key merging ``data`` onto its base removed); ``None`` where it did neither."""
+    for them all or an empty mapping (``model.heads: null``, ``{}``), or else the last null dropping one its base
+    held (``model.heads.NAME: null``; ``dropped`` holds the keys of each key merging ``data`` onto its base
+    removed); ``None`` where it did neither."""
     section, kind = place
     node = data.get(section)
-    if isinstance(node, dict) and kind in node and (node[kind] is None or (node[kind] == {} and "base" not in data)):
+    if isinstance(node, dict) and kind in node and node[kind] in (None, {}):
         return "", f"{section}.{kind}", dropping(kind, [], node[kind])
     names = [keys[-1] for keys in dropped if keys[:-1] == place]
     return ("", f"{section}.{kind}.{names[-1]}", dropping(kind, names[-1:], None)) if names else None

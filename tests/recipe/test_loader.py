@@ -143,9 +143,14 @@ def test_a_null_or_an_empty_mapping_for_every_head_or_encoder_is_refused_naming_
     dropped = f"null, dropping every {what}, leaves the model without {kind}; keep one or give one of its own"
     emptied = f"an empty mapping leaves the model without {kind}; keep one or give one of its own"
     child = tmp_path / "child.yaml"
-    child.write_text(f"base: hate_text_frozen\nmodel:\n  {kind}: null\n")
-    with pytest.raises(RecipeError, match=rf"^{child}: model.{kind}: {dropped}$"):
-        Recipe.load(child)
+    for value, said in (("null", dropped), ("{}", emptied)):  # an empty mapping empties the base's, as --set does
+        child.write_text(f"base: hate_text_frozen\nmodel:\n  {kind}: {value}\n")
+        with pytest.raises(RecipeError, match=rf"^{child}: model.{kind}: {said}$"):
+            Recipe.load(child)
+    given = {"heads": "spam={type: binary, labels: [a, b]}", "encoders": "image={type: tiny_image, dim: 8}"}[kind]
+    again = [f"model.{kind}.{given}", "train.monitor=val/loss"]
+    emptied_then_given = Recipe.load("hate_text_frozen", [f"model.{kind}={{}}", *again]).model
+    assert Recipe.load(child, again).model == emptied_then_given
     whole = Recipe.load("hate_text_frozen").to_dict()
     for value, said in ((None, dropped), ({}, emptied)):
         whole["model"][kind] = value
