@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from faim.data.images import ImageError, load_image
-from faim.data.post import Post, as_posts
+from faim.data.post import Post, as_posts, post_name
 from faim.notices import FaimWarning
 
 T = TypeVar("T")
@@ -22,8 +22,7 @@ class PostError(ValueError):
     """A post that cannot be used, with where it came from and which field is wrong."""
 
     def __init__(self, post: Post, field: str, problem: str, kind: str | None = None) -> None:
-        where = f"{post.origin} " if post.origin else ""
-        super().__init__(f"{where}(post id={post.id!r}) field {field!r}: {problem}")
+        super().__init__(f"{post_name(post.origin, post.id)} field {field!r}: {problem}")
         self.post_id = post.id
         self.origin = post.origin
         self.field = field

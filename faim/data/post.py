@@ -45,7 +45,7 @@ class Post:
 
     def __post_init__(self) -> None:
         """Check and normalise the fields as ``from_dict`` reads them from a dict (see ``checked_fields``), naming the
-        post by its origin, or as ``post``, and its id.
+        post by its origin and id (``post_name``).
 
         Raises:
             ValueError: Also for a missing id (``is_missing``), which ``from_dict`` and a file's rows replace by the
@@ -57,9 +57,8 @@ class Post:
                 "file's row, without one takes its place as its id)"
             )
         self.id = str(self.id)
-        where = f"{self.origin or 'post'} (id={self.id!r})"
         self.text, self.images, self.comments, self.labels, self.meta = checked_fields(
-            where, self.text, self.images, self.comments, self.labels, self.meta
+            post_name(self.origin, self.id), self.text, self.images, self.comments, self.labels, self.meta
         )
 
     @classmethod
@@ -82,7 +81,7 @@ class Post:
             (row["images"], "images") if not is_missing(row.get("images")) else ([row.get("image")], "image")
         )
         text, images, comments, labels, meta = checked_fields(
-            f"post {index} (id={ident!r})",
+            post_name(f"post {index}", ident),
             row.get("text"),
             images,
             row.get("comments"),
@@ -102,6 +101,12 @@ class Post:
         """Whether some field of the post's metadata holds a value (one not missing, ``is_missing``): a column mapped
         to ``meta`` whose cell is empty gives the post the field, holding ``None``."""
         return any(not is_missing(value) for value in self.meta.values())
+
+
+def post_name(origin: str, ident: str) -> str:
+    """A post as an error names it: by its ``origin`` (``file.jsonl:3``, or ``post 1``, its place among the posts
+    given) and its id, ``post 1 (post id='b')``, or by its id alone where it has no origin (``post id='b'``)."""
+    return f"{origin} (post id={ident!r})" if origin else f"post id={ident!r}"
 
 
 def is_missing(value: Any) -> bool:
@@ -156,7 +161,7 @@ def checked_fields(
     see ``listed``) as its list, empty images and blank comments left out, missing labels or meta as ``{}``.
 
     Args:
-        where: The post, as an error names it.
+        where: The post, as an error names it (``post_name``).
         images_field: The name the images were given under (``image``, ``from_dict``'s shorthand, or ``images``).
 
     Raises:
@@ -164,29 +169,29 @@ def checked_fields(
             neither a path nor bytes, or labels or meta that are not mappings.
     """
     if text is not None and not isinstance(text, str):
-        raise ValueError(f"{where}: field 'text': expected a string, got {type(text).__name__}")
+        raise ValueError(f"{where} field 'text': expected a string, got {type(text).__name__}")
     images = [] if images is None else listed(images)
     images = [images] if isinstance(images, (str, bytes, Path)) else images
     if not isinstance(images, (list, tuple)):
         raise ValueError(
-            f"{where}: field '{images_field}': expected a path, encoded bytes or a list of them, got "
+            f"{where} field '{images_field}': expected a path, encoded bytes or a list of them, got "
             f"{type(images).__name__}"
         )
     for number, image in enumerate(images):
         if image is not None and not isinstance(image, (str, bytes, Path)):
             raise ValueError(
-                f"{where}: field '{images_field}': image {number}: expected a path or encoded bytes, got "
+                f"{where} field '{images_field}': image {number}: expected a path or encoded bytes, got "
                 f"{type(image).__name__}"
             )
     comments = [] if comments is None else listed(comments)
     comments = [comments] if isinstance(comments, str) else comments
     if not isinstance(comments, (list, tuple)):
         raise ValueError(
-            f"{where}: field 'comments': expected a string or a list of strings, got {type(comments).__name__}"
+            f"{where} field 'comments': expected a string or a list of strings, got {type(comments).__name__}"
         )
     for number, comment in enumerate(comments):
         if not isinstance(comment, str):
-            raise ValueError(f"{where}: field 'comments': comment {number} is a {type(comment).__name__}, not a string")
+            raise ValueError(f"{where} field 'comments': comment {number} is a {type(comment).__name__}, not a string")
     return (
         text,
         [image for image in images if image not in (None, "")],
@@ -203,7 +208,7 @@ def checked_mapping(where: str, name: str, value: Any, holds: str) -> dict[str, 
         ValueError: Naming ``where`` and the field, and what it ``holds``, when it is not a mapping.
     """
     if value is not None and not isinstance(value, Mapping):
-        raise ValueError(f"{where}: field '{name}': expected a mapping of {holds}, got {type(value).__name__}")
+        raise ValueError(f"{where} field '{name}': expected a mapping of {holds}, got {type(value).__name__}")
     return dict(value or {})
 
 

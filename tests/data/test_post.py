@@ -46,16 +46,16 @@ def test_post_texts_keeps_the_order_and_reads_a_post_without_text_as_empty() -> 
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        ({"id": "b", "text": 5}, "post 0 (id='b'): field 'text': expected a string, got int"),
-        ({"id": "c", "text": "x", "comments": ["ok", 5]}, "post 0 (id='c'): field 'comments': comment 1 is a int, not"),
-        ({"id": "d", "comments": 5}, "post 0 (id='d'): field 'comments': expected a string or a list of strings"),
+        ({"id": "b", "text": 5}, "post 0 (post id='b') field 'text': expected a string, got int"),
+        ({"id": "c", "text": "x", "comments": ["ok", 5]}, "post 0 (post id='c') field 'comments': comment 1 is a int"),
+        ({"id": "d", "comments": 5}, "post 0 (post id='d') field 'comments': expected a string or a list of strings"),
         ("just a string", "post 0: expected a mapping of fields, got str"),
-        ({"id": "e", "labels": "harmful"}, "post 0 (id='e'): field 'labels': expected a mapping of task name to label"),
-        ({"id": "f", "labels": [1]}, "post 0 (id='f'): field 'labels': expected a mapping of task name to label, got"),
-        ({"id": "g", "meta": ["x"]}, "post 0 (id='g'): field 'meta': expected a mapping of field name to value"),
-        ({"id": "h", "images": ["a.jpg", 3]}, "post 0 (id='h'): field 'images': image 1: expected a path or encoded"),
-        ({"id": "i", "image": 3}, "post 0 (id='i'): field 'image': image 0: expected a path or encoded bytes, got int"),
-        ({"id": "j", "images": {"a.jpg": 1}}, "post 0 (id='j'): field 'images': expected a path, encoded bytes or a"),
+        ({"id": "e", "labels": "harmful"}, "post 0 (post id='e') field 'labels': expected a mapping of task name"),
+        ({"id": "f", "labels": [1]}, "post 0 (post id='f') field 'labels': expected a mapping of task name to"),
+        ({"id": "g", "meta": ["x"]}, "post 0 (post id='g') field 'meta': expected a mapping of field name to value"),
+        ({"id": "h", "images": ["a.jpg", 3]}, "post 0 (post id='h') field 'images': image 1: expected a path"),
+        ({"id": "i", "image": 3}, "post 0 (post id='i') field 'image': image 0: expected a path or encoded"),
+        ({"id": "j", "images": {"a.jpg": 1}}, "post 0 (post id='j') field 'images': expected a path, encoded"),
     ],
 )
 def test_fields_of_the_wrong_type_are_refused_naming_the_post_and_field(row, message: str) -> None:
@@ -102,11 +102,11 @@ def test_list_fields_given_as_arrays_read_as_lists_as_pandas_gives_them() -> Non
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"text": 5}, "post (id='a'): field 'text': expected a string, got int"),
-        ({"comments": ["ok", 5]}, "post (id='a'): field 'comments': comment 1 is a int, not a string"),
-        ({"images": ["a.jpg", 3]}, "post (id='a'): field 'images': image 1: expected a path or encoded bytes, got int"),
-        ({"labels": "harmful"}, "post (id='a'): field 'labels': expected a mapping of task name to label, got str"),
-        ({"meta": ["x"], "origin": "d.jsonl:3"}, "d.jsonl:3 (id='a'): field 'meta': expected a mapping of field name"),
+        ({"text": 5}, "post id='a' field 'text': expected a string, got int"),
+        ({"comments": ["ok", 5]}, "post id='a' field 'comments': comment 1 is a int, not a string"),
+        ({"images": ["a.jpg", 3]}, "post id='a' field 'images': image 1: expected a path or encoded bytes, got int"),
+        ({"labels": "harmful"}, "post id='a' field 'labels': expected a mapping of task name to label, got str"),
+        ({"meta": ["x"], "origin": "d.jsonl:3"}, "d.jsonl:3 (post id='a') field 'meta': expected a mapping of field"),
     ],
 )
 def test_a_post_built_directly_is_checked_as_a_dict_is_naming_the_post_and_field(fields, message: str) -> None:
