@@ -165,7 +165,7 @@ def leave_out_empty(posts: list[Post], kinds: Sequence[str], name: str, remedy: 
     first = next(post for post in posts if reads_nothing(post, kinds))
     warnings.warn(
         f"{name}: {len(posts) - len(kept)} of {len(posts)} posts hold nothing the model reads ({', '.join(kinds)}) and "
-        f"are left out; the first: {first.origin or f'post id={first.id!r}'}",
+        f"are left out; the first: {post_name(first.origin, first.id)}",
         FaimWarning,
         stacklevel=2,
     )

@@ -12,7 +12,7 @@ from torch.utils.data import DataLoader, Sampler, WeightedRandomSampler
 
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator, post_targets, stack_targets
-from faim.data.post import SOURCE, Post
+from faim.data.post import SOURCE, Post, post_name
 from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
 from faim.preprocess.corrections import questions_or_corrects
@@ -56,11 +56,12 @@ def sources_balanced(posts: list[Post], seed: int) -> WeightedRandomSampler:
     are drawn equally often in all, whatever their numbers; seeded, so a run draws the same posts each time.
 
     Raises:
-        ValueError: When a post names no source (only a ``concat`` source sets it), naming the post.
+        ValueError: When a post names no source (only a ``concat`` source sets it), naming the post (``post_name``).
     """
     missing = next((post for post in posts if SOURCE not in post.meta), None)
     if missing is not None:
-        raise ValueError(f"{missing.origin or missing.id}: no meta.source to balance on (a concat source sets it)")
+        where = post_name(missing.origin, missing.id)
+        raise ValueError(f"{where}: no meta.source to balance on (a concat source sets it)")
     counts = Counter(post.meta[SOURCE] for post in posts)
     weights = [1.0 / counts[post.meta[SOURCE]] for post in posts]
     return WeightedRandomSampler(weights, len(posts), replacement=True, generator=torch.Generator().manual_seed(seed))

@@ -28,7 +28,7 @@ from faim.assembly import build_source, task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
-from faim.data.post import Post, check_labelled, post_texts
+from faim.data.post import Post, check_labelled, post_name, post_texts
 from faim.data.preflight import refuse_unevaluable, refuse_unreadable, warn_source_splits
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -295,14 +295,14 @@ def check_correction_groups(recipe: Recipe, train_posts: list[Post]) -> None:
     and it takes at least two values (the weight is cross-validated over them).
 
     Raises:
-        ValueError: Naming the first training post without it, or the one value all of them hold.
+        ValueError: Naming the first training post without it (``post_name``), or the one value all of them hold.
     """
     field_name = recipe.eval.crowd_corrections
     missing = next((post for post in train_posts if post.meta.get(field_name) is None), None)
     if missing is not None:
         raise ValueError(
-            f"{missing.origin or missing.id}: eval.crowd_corrections groups the training posts by meta.{field_name}, "
-            "which this post lacks"
+            f"{post_name(missing.origin, missing.id)}: eval.crowd_corrections groups the training posts by "
+            f"meta.{field_name}, which this post lacks"
         )
     values = {str(post.meta[field_name]) for post in train_posts}
     if len(values) < 2:

@@ -5,8 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from faim.data.elements import PostError, check_texts, posts_to_read, read_each, readable_posts, reads_nothing
+from faim.data.elements import (
+    PostError,
+    check_texts,
+    leave_out_empty,
+    posts_to_read,
+    read_each,
+    readable_posts,
+    reads_nothing,
+)
 from faim.data.post import Post
+from faim.notices import FaimWarning
 
 
 def text_length(post: Post) -> int:
@@ -68,6 +77,14 @@ def test_readable_posts_read_each_post_as_given_copying_none_to_name_it() -> Non
     kept, errors = readable_posts(posts, ["text"], lambda post: seen.append(post) or text_length(post))
     assert len(seen) == 2 and all(read is given for read, given in zip(seen, posts))
     assert kept == [posts[0]] and [error.origin for error in errors] == ["post 1", "post 2"]
+
+
+def test_posts_holding_nothing_read_are_left_out_with_a_warning_naming_the_first_by_origin_and_id() -> None:
+    posts = [Post(id="a", text="one"), Post(id="b", origin="f:2"), Post(id="c", text=" ")]
+    with pytest.warns(FaimWarning, match=r"^train: 2 of 3 posts hold nothing .*; the first: f:2 \(post id='b'\)$"):
+        assert leave_out_empty(posts, ["text"], "train") == posts[:1]
+    with pytest.warns(FaimWarning, match=r"the first: post id='c'$"):
+        leave_out_empty(posts[::2], ["text"], "train")
 
 
 def test_posts_to_read_name_each_post_without_an_origin_by_its_index_and_refuse_the_first_holding_nothing() -> None:

@@ -75,8 +75,10 @@ def test_balanced_draws_take_each_member_equally_often(members):
     assert len(list(sampler)) == len(train)
     assert 0.45 < drawn["0-tweeteval"] / sum(drawn.values()) < 0.55
     assert list(sources_balanced(train, seed=0)) == list(sources_balanced(train, seed=0))
-    with pytest.raises(ValueError, match="lone: no meta.source to balance on"):
+    with pytest.raises(ValueError, match=r"^post id='lone': no meta.source to balance on"):
         sources_balanced([Post(id="lone", text="x")], seed=0)
+    with pytest.raises(ValueError, match=r"^t.jsonl:4 \(post id='lone'\): no meta.source to balance on"):
+        sources_balanced([Post(id="lone", text="x", origin="t.jsonl:4")], seed=0)
 
 
 def test_balancing_over_sources_needs_several(members, tmp_path):

@@ -607,7 +607,7 @@ def test_training_weighs_the_crowds_corrections_where_they_tell_the_classes_apar
 def test_weighing_the_crowds_corrections_names_a_training_post_without_a_group(demo_data, tmp_path: Path) -> None:
     recipe = crowd_recipe(demo_data, tmp_path, "ungrouped", harmful_asks=0.4)
     recipe["eval"]["crowd_corrections"] = "event"
-    lacking = r"train_ungrouped.jsonl:1: eval.crowd_corrections groups .* by meta.event, which this post lacks"
+    lacking = r"train_ungrouped.jsonl:1 \(post id='.+'\): eval.crowd_corrections groups .* by meta.event, which this"
     with pytest.raises(ValueError, match=lacking):
         train(recipe)
 
