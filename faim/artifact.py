@@ -251,16 +251,26 @@ def load_artifact(directory: str | Path) -> Artifact:
 
 
 def load_weights(model: WholePostModel, path: Path) -> None:
-    """Load the safetensors file ``path`` into ``model``.
+    """Load the safetensors file ``path`` into ``model`` (tensors alone: nothing is unpickled).
 
     Raises:
-        ArtifactError: Naming ``path`` and the first weights the model lacks, has besides, or holds in another shape.
+        ArtifactError: Naming ``path`` and the first weights the model holds in another shape (``reshaped``), or
+            else the first it lacks or has besides.
     """
-    try:
+    misfit = reshaped(model, path)
+    if not misfit:
         missing, unexpected = safetensors.torch.load_model(model, str(path), strict=False)
-    except RuntimeError as error:  # torch's size mismatch: a line per weight after its heading
-        problem = "; ".join(line.strip() for line in str(error).splitlines()[1:6])
-        raise ArtifactError(f"{path}: weights do not fit the recipe ({problem})") from error
-    if missing or unexpected:
-        problem = f"missing {sorted(missing)[:5]}, unexpected {sorted(unexpected)[:5]}"
-        raise ArtifactError(f"{path}: weights do not fit the recipe ({problem})")
+        misfit = f"missing {sorted(missing)[:5]}, unexpected {sorted(unexpected)[:5]}" if missing or unexpected else ""
+    if misfit:
+        raise ArtifactError(f"{path}: weights do not fit the recipe ({misfit})")
+
+
+def reshaped(model: torch.nn.Module, path: Path) -> str:
+    """The first five weights (in ``model``'s order) the safetensors file ``path`` holds in another shape than
+    ``model`` does, as an error names them (``size mismatch for NAME: saved [8, 16], the model's [1, 16]``); ``""``
+    where none is. Reads the file's header alone."""
+    shapes = {name: list(tensor.shape) for name, tensor in model.state_dict().items()}
+    with safetensors.safe_open(str(path), framework="pt") as stored:
+        saved = {name: list(stored.get_slice(name).get_shape()) for name in stored.keys()}
+    differ = [name for name in shapes if name in saved and saved[name] != shapes[name]][:5]
+    return "; ".join(f"size mismatch for {name}: saved {saved[name]}, the model's {shapes[name]}" for name in differ)

@@ -182,7 +182,7 @@ def test_an_edited_threshold_fails_naming_the_manifest_and_a_manifest_written_un
     ("head", "differs"),
     [
         ({"hidden_dim": 0}, r"missing \['heads.harmful.net.1.bias', .*unexpected \['heads.harmful.net.0.bias'"),
-        ({"hidden_dim": 8}, r"size mismatch for heads.harmful.net.0.weight"),
+        ({"hidden_dim": 8}, r"size mismatch for heads.harmful.net.0.weight: saved \[\d+, \d+\], the model's \[8, "),
     ],
 )
 def test_weights_that_do_not_fit_the_recipe_are_named(head: dict, differs: str, saved) -> None:
