@@ -95,16 +95,14 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
 def check_rebuilt(artifact: Artifact, assets: dict[str, dict[str, Any]], target: Path) -> None:
     """Refuse to save a model its recipe would not load again: the recipe's ``model:`` section, built as loading
     builds it (each encoder from ``assets``, the rebuild arguments its ``export_assets`` gave), must give the model's
-    tasks in its order and weights of the same names and shapes. It is built on the meta device: no weight is made,
-    read or fetched.
+    tasks in its order and weights of the same names and shapes (``rebuilt_model``).
 
     Raises:
         ValueError: Naming ``target`` (not written), the recipe's tasks and the model's where they differ, and each
             component whose weights differ (``model.heads.NAME``, ``model.fusion``, ``model.encoders.KIND``) with its
             first weight that does.
     """
-    with torch.device("meta"):
-        rebuilt = build_model(artifact.recipe.model, assets)
+    rebuilt = rebuilt_model(artifact.recipe.model, assets)
     problems = []
     tasks, have = [task.name for task in task_specs(artifact.recipe.model)], [task.name for task in artifact.tasks]
     if tasks != have:
@@ -116,6 +114,18 @@ def check_rebuilt(artifact: Artifact, assets: dict[str, dict[str, Any]], target:
             "it with a recipe whose model: section describes this one, or set the detector's recipe to None to save "
             "its architecture alone"
         )
+
+
+def rebuilt_model(model: dict[str, Any], assets: dict[str, dict[str, Any]]) -> WholePostModel:
+    """The model a recipe's ``model:`` section builds, each encoder from ``assets`` (its rebuild arguments), on the
+    meta device, where no weight is made, read or fetched; or, where building it there fails (a component whose
+    constructor reads a value of a tensor it makes, which a meta tensor has none of), on the CPU, as loading builds
+    it, which raises what is wrong with it."""
+    try:
+        with torch.device("meta"):
+            return build_model(model, assets)
+    except Exception:  # built again below, which raises a fault of the recipe's
+        return build_model(model, assets)
 
 
 def shapes(model: WholePostModel) -> dict[str, tuple[int, ...]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import torch
 from conftest import tiny_recipe
 
 import faim
-from faim import Recipe
+from faim import Recipe, registry
 from faim.artifact import ArtifactError, read_recipe
 from faim.artifact_manifest import fused_kinds, read_manifest
 from faim.data.sources import read_posts
@@ -327,3 +328,39 @@ def test_a_trained_detector_is_in_eval_mode_and_saved_again_keeps_the_recipe_it_
     assert not any(module.training for module in trained.model.modules())  # as a loaded one
     trained.save(tmp_path / "copy")
     assert read_recipe(tmp_path / "copy").to_dict() == read_recipe(tmp_path / "run" / "model").to_dict()
+
+
+@pytest.fixture
+def scaled_head() -> Iterator[str]:
+    """The name of a head registered as plug-ins register theirs, whose constructor reads the value of a tensor it
+    makes; unregistered after the test."""
+
+    @faim.register_head("test_scaled")
+    class ScaledHead(BinaryHead):
+        def __init__(self, input_dim: int, scale: float = 2.0) -> None:
+            super().__init__(input_dim)
+            self.register_buffer("scale", torch.tensor(scale))
+            if float(self.scale) <= 0:
+                raise ValueError("scale must be positive")
+
+    yield "test_scaled"
+    registry.HEADS.pop("test_scaled")
+
+
+@pytest.mark.parametrize("composed_in_code", [False, True])
+def test_a_plugin_whose_constructor_reads_a_tensors_value_is_saved_and_loaded(
+    scaled_head: str, composed_in_code: bool, tmp_path: Path
+) -> None:
+    section = {
+        "encoders": {"text": {"type": "tiny_text", "dim": 8}},
+        "fusion": {"type": "concat"},
+        "heads": {"harmful": {"type": scaled_head, "scale": 3.0, "labels": ["no", "yes"]}},
+    }
+    detector = faim.build({"model": section})
+    if composed_in_code:
+        detector.recipe = None
+    detector.save(tmp_path / "model")
+    assert float(faim.load(tmp_path / "model").model.heads["harmful"].scale) == 3.0
+    section["heads"]["harmful"]["scale"] = -1.0  # what is wrong with a recipe is said still
+    with pytest.raises(ValueError, match=r"^model.heads.harmful: scale must be positive$"):
+        detector.save(tmp_path / "model", {"model": section})
