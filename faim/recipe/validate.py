@@ -13,6 +13,7 @@ import dataclasses
 import inspect
 import types
 import typing
+from pathlib import PurePath
 from typing import Any
 
 from faim.calibration.thresholds import OBJECTIVES
@@ -362,7 +363,8 @@ def check_shift_level(source: str, level: Any) -> None:
 
 def type_matches(value: Any, annotation: Any) -> bool:
     """Whether a YAML value fits an annotation (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]`` or
-    ``Sequence[X]``, ``dict[K, V]``, a class); ints are accepted for floats, and any value for an annotation of
+    ``Sequence[X]``, ``dict[K, V]``, a class); ints are accepted for floats, a string for a path (``Path``: a recipe
+    holds a path as its string, as ``faim.components.component_spec`` writes one), and any value for an annotation of
     another kind, which YAML values are not checked against."""
     if annotation is Any:
         return True
@@ -381,6 +383,8 @@ def type_matches(value: Any, annotation: Any) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if annotation is int:
         return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(annotation, type) and issubclass(annotation, PurePath):
+        return isinstance(value, str)
     return isinstance(value, annotation) if isinstance(annotation, type) and origin is None else True
 
 

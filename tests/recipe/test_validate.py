@@ -8,7 +8,9 @@ import pytest
 from conftest import tiny_recipe
 
 import faim
-from faim.recipe import Recipe, RecipeError
+from faim import registry
+from faim.recipe import Recipe, RecipeError, as_recipe
+from faim.tasks import BinaryHead
 
 
 @pytest.fixture
@@ -289,3 +291,31 @@ def test_a_logit_shift_without_the_temperature_it_is_fitted_with_is_refused_by_t
     recipe["eval"] |= {"temperature": False, "logit_shift": True}
     assert "eval.logit_shift: a logit shift is fitted with the temperature" in training_error(recipe, write_recipe)
     assert Recipe.load(write_recipe(recipe)).eval.logit_shift  # as a saved model's recipe may hold it
+
+
+def test_a_plugin_argument_annotated_as_a_path_takes_its_string_as_a_saved_model_composed_in_code_writes_it(
+    tmp_path: Path,
+) -> None:
+    @faim.register_head("test_path_head")
+    class PathHead(BinaryHead):
+        def __init__(self, input_dim: int, table: Path = Path("words.txt")) -> None:
+            super().__init__(input_dim)
+            self.table = table
+
+    section = {
+        "encoders": {"text": {"type": "tiny_text", "dim": 8}},
+        "fusion": {"type": "concat"},
+        "heads": {"harmful": {"type": "test_path_head", "table": "other.txt", "labels": ["no", "yes"]}},
+    }
+    try:
+        assert as_recipe({"model": section}).model["heads"]["harmful"]["table"] == "other.txt"
+        section["heads"]["harmful"]["table"] = 3
+        with pytest.raises(RecipeError, match=r"model.heads.harmful.table: expected Path, got 3"):
+            as_recipe({"model": section})
+        del section["heads"]["harmful"]["table"]
+        detector = faim.build({"model": section})
+        detector.recipe = None  # its architecture written out, the default path as its string
+        detector.save(tmp_path / "model")
+        assert faim.load(tmp_path / "model").recipe.model["heads"]["harmful"]["table"] == "words.txt"
+    finally:
+        registry.HEADS.pop("test_path_head")
