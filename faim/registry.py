@@ -121,13 +121,15 @@ def qualified_name(cls: type) -> str:
 
 
 def _record_arguments(cls: type, kind: str) -> None:
-    """Make ``cls`` keep, on each instance of exactly ``cls``, the arguments its constructor was called with, and
-    refuse an instance that its constructor left without an attribute ``SETS`` says a ``kind`` sets.
+    """Make ``cls`` keep, on each instance of exactly ``cls``, the arguments its constructor was called with (those a
+    ``**`` parameter takes by their own names, as a recipe gives them), and refuse an instance that its constructor
+    left without an attribute ``SETS`` says a ``kind`` sets.
 
     The constructor raises ``ValueError`` naming the class and the attribute it did not set.
     """
     init = cls.__init__
     signature = inspect.signature(init)
+    keywords = next((p.name for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD), None)
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -140,6 +142,8 @@ def _record_arguments(cls: type, kind: str) -> None:
             bound.apply_defaults()
             arguments = dict(bound.arguments)
             arguments.pop(next(iter(signature.parameters)))
+            if keywords is not None:
+                arguments |= arguments.pop(keywords)
             self.__dict__["_faim_arguments"] = arguments
 
     cls.__init__ = __init__  # type: ignore[misc]

@@ -22,6 +22,7 @@ import faim
 from faim import components, registry
 from faim.encoder import Encoder
 from faim.notices import FaimWarning
+from faim.tasks import BinaryHead
 from faim.tasks.base import Head
 
 
@@ -221,3 +222,24 @@ def test_a_plugin_load_stopped_part_way_goes_on_when_asked_again(plugins: dict, 
         warnings.simplefilter("error")
         assert components.lookup("head", "first_head").__name__ == "PluginHead"
     assert components.lookup("head", "second_head").__name__ == "PluginHead"
+
+
+def test_arguments_a_double_star_parameter_takes_are_recorded_by_their_own_names(tmp_path: Path) -> None:
+    @faim.register_head("test_options")
+    class OptionsHead(BinaryHead):
+        def __init__(self, input_dim: int, **options: int) -> None:
+            super().__init__(input_dim, hidden_dim=options.get("hidden", 0))
+
+    try:
+        assert registry.constructor_arguments(OptionsHead(16, hidden=4)) == {"input_dim": 16, "hidden": 4}
+        section = {
+            "encoders": {"text": {"type": "tiny_text", "dim": 8}},
+            "fusion": {"type": "concat"},
+            "heads": {"harmful": {"type": "test_options", "labels": ["no", "yes"]}},
+        }
+        detector = faim.build({"model": section})
+        detector.recipe = None  # its architecture written out: as the recipe gives it
+        detector.save(tmp_path / "model")
+        assert faim.load(tmp_path / "model").recipe.model["heads"] == section["heads"]
+    finally:
+        registry.HEADS.pop("test_options")
