@@ -29,14 +29,15 @@ from faim.eval.bench_erasure import WAYS, erasure_falls, measure, validation_pos
 def test_erasing_the_highest_attributed_pieces_takes_the_most_off_a_trigger_models_score(encoder: str) -> None:
     trained = trained_on_trigger(encoder)
     collate = trained.collator()
-    posts = [post for post in trigger_posts(40, seed=7) if post["labels"]["harm"]][:8]
+    # 24 posts: a tiny random model's attributions of a post or two go astray, more or fewer by the CPU's arithmetic
+    posts = [post for post in trigger_posts(80, seed=7) if post["labels"]["harm"]][:24]
     readings = [erasure_falls(trained.model, collate(as_posts([p])), TASK, 0.2, 5, random.Random(0)) for p in posts]
-    assert [[reader for reader, _ in falls] for falls in readings] == [[encoder]] * 8
+    assert [[reader for reader, _ in falls] for falls in readings] == [[encoder]] * 24
     falls = [fall for ((_, fall),) in readings]
     assert all(fall["erased"] >= 1 for fall in falls)
     highest, drawn, lowest = ([fall[way] for fall in falls] for way in WAYS)
-    assert sum(h > r for h, r in zip(highest, drawn)) >= 7, falls
-    assert sum(highest) / 8 > sum(drawn) / 8 + 1.0 and sum(lowest) < sum(drawn), falls
+    assert sum(h > r for h, r in zip(highest, drawn)) >= 16, falls  # a ranking no better than chance wins about 12
+    assert sum(highest) / 24 > sum(drawn) / 24 + 1.0 and sum(lowest) < sum(drawn), falls
 
 
 def test_a_text_too_short_to_rank_gives_no_figures_and_a_share_of_none_or_all_is_refused() -> None:
