@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +188,23 @@ def embedding_cache(written_embedding_cache: Path, tmp_path: Path) -> Path:
         copy.write_bytes(path.read_bytes())
         os.utime(copy, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
     return folder
+
+
+@pytest.fixture
+def unlink_refused(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
+    """Call it with a path: ``Path.unlink`` then refuses to remove that one (``PermissionError``), as a system
+    refuses a file its user may not remove, and removes any other."""
+    unlink = Path.unlink
+
+    def refuse(refused: Path) -> None:
+        def refusing(path: Path, missing_ok: bool = False) -> None:
+            if path == refused:
+                raise PermissionError(13, "Permission denied", str(path))
+            unlink(path, missing_ok)
+
+        monkeypatch.setattr(Path, "unlink", refusing)
+
+    return refuse
 
 
 def pooling_detector(

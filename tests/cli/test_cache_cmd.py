@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -96,18 +97,11 @@ def test_sizes_read_as_people_read_them() -> None:
 
 
 def test_prune_names_a_file_it_could_not_remove_removes_the_rest_and_exits_1(
-    embedding_cache: Path, capsys, monkeypatch: pytest.MonkeyPatch
+    embedding_cache: Path, capsys, unlink_refused: Callable[[Path], None]
 ) -> None:
     contents = read_cache(embedding_cache)
     refused = contents.entries[0].files[0].path
-    unlink = Path.unlink
-
-    def refusing(path: Path, missing_ok: bool = False) -> None:
-        if path == refused:
-            raise PermissionError(13, "Permission denied", str(path))
-        unlink(path, missing_ok)
-
-    monkeypatch.setattr(Path, "unlink", refusing)
+    unlink_refused(refused)
     assert main(["cache", "prune", "--all", "--cache-dir", str(embedding_cache)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert f"could not remove {refused.name}: Permission denied" in lines

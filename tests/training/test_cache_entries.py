@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -137,18 +138,11 @@ def test_a_folder_that_is_not_there_or_not_a_folder_is_refused_naming_it(tmp_pat
 
 
 def test_a_file_the_system_refuses_to_remove_is_named_and_the_rest_are_removed(
-    embedding_cache: Path, monkeypatch: pytest.MonkeyPatch
+    embedding_cache: Path, unlink_refused: Callable[[Path], None]
 ) -> None:
     contents = read_cache(embedding_cache)
     refused = contents.entries[0].files[0].path
-    unlink = Path.unlink
-
-    def refusing(path: Path, missing_ok: bool = False) -> None:
-        if path == refused:
-            raise PermissionError(13, "Permission denied", str(path))
-        unlink(path, missing_ok)
-
-    monkeypatch.setattr(Path, "unlink", refusing)
+    unlink_refused(refused)
     pruned = prune(contents, None)
     assert pruned.failed == [f"{refused.name}: Permission denied"]
     assert list(embedding_cache.iterdir()) == [refused]
