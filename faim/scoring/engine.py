@@ -15,11 +15,11 @@ from faim.artifact_manifest import fused_kinds, read_manifest, verify_files
 from faim.components import load_plugins
 from faim.data.columns import ColumnMap
 from faim.detector import POOLING_KIND, Detector
-from faim.scoring.manifest import PER_POST_DIR
+from faim.scoring.manifest import PER_POST_DIR, absolute_image_root
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
 from faim.scoring.rows import warn_unheld_at_first
-from faim.scoring.runner import ScoreSummary, absolute_image_root, check_run_arguments, plan_run, run_shards
+from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.scoring.worker import TorchScorers
 
 

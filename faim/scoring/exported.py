@@ -20,11 +20,11 @@ from faim.data.post import Post
 from faim.runtime.bundle import EMBEDDING, ExportError, check_graph_format, probabilities_name, read_bundle
 from faim.runtime.model import ExportedModel
 from faim.scoring.inputs import Shard
-from faim.scoring.manifest import check_resumable
+from faim.scoring.manifest import absolute_image_root, check_resumable
 from faim.scoring.output import output_schema, output_table, score_columns, write_part
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import readable_batches, shard_posts, warn_unheld_at_first
-from faim.scoring.runner import ScoreSummary, absolute_image_root, check_run_arguments, plan_run, run_shards
+from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.weights import sha256_file
 
 EXPORT_DIR = "_export"

@@ -42,6 +42,14 @@ PIXEL_LIMIT = "max_image_pixels"
 (``faim.scoring.runner.picture_settings``)."""
 
 
+def absolute_image_root(image_root: str | None) -> str | None:
+    """``image_root`` (a folder relative image paths resolve against; ``None`` or empty: each input file's folder)
+    as an absolute path, as a run records and its workers read it: a relative folder names another one in another
+    working directory (a resume started elsewhere, a Ray actor), as the run's input files, recorded resolved, do
+    not."""
+    return str(Path(image_root).resolve()) if image_root else None
+
+
 def run_identity(model: dict[str, Any], files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
     """What makes two runs the same run: the model's file hashes (a saved model's or an export's, by name) and its
     tasks as its ``faim.json`` or export manifest records them (thresholds and calibration: ``faim calibrate``
@@ -83,18 +91,17 @@ def recorded_identity(run_file: Path, identity: dict[str, Any]) -> dict[str, Any
     versions took any; and where ``identity`` reads no picture (its settings name no picture decoding), the record
     names no picture decoding or decompression-bomb limit either: versions that recorded the decoding of every model
     embedding pictures, fused or not, and the limit of every run, recorded them for runs that read none, and a run of
-    the same model and settings reads the pictures this one reads. A relative ``image_root``, as versions recorded
-    the folder given before recording it absolute (``faim.scoring.runner.absolute_image_root``), is taken as the
-    folder it names from here."""
+    the same model and settings reads the pictures this one reads. An ``image_root`` as versions recorded it, as
+    given (a link, ``..``, a trailing slash; relative), is taken as the folder it names from here
+    (``absolute_image_root``): the folder a relative one was begun in is not recorded."""
     recorded = json.loads(run_file.read_text(encoding="utf-8"))
     recorded.setdefault("tasks", identity["tasks"])
     settings = recorded.get("settings", {})
     options = settings.get("options")
     if isinstance(options, dict) and "bf16" in options and options["bf16"] is None:
         options["bf16"] = False
-    root = settings.get("image_root")
-    if isinstance(root, str) and root and not Path(root).is_absolute():
-        settings["image_root"] = str(Path(root).resolve())
+    if isinstance(settings.get("image_root"), str):
+        settings["image_root"] = absolute_image_root(settings["image_root"])
     if DECODING not in identity["settings"]:
         for name in (DECODING, PIXEL_LIMIT):
             settings.pop(name, None)

@@ -153,14 +153,6 @@ class PixelLimited:
         return self.scorers(threads)
 
 
-def absolute_image_root(image_root: str | None) -> str | None:
-    """``image_root`` (a folder relative image paths resolve against; ``None`` or empty: each input file's folder)
-    as an absolute path, as a run records and its workers read it: a relative folder names another one in another
-    working directory (a resume started elsewhere, a Ray actor), as the run's input files, recorded resolved, do
-    not."""
-    return str(Path(image_root).resolve()) if image_root else None
-
-
 def picture_settings(kinds: Sequence[str]) -> dict[str, int | None]:
     """What decodes the pictures of a run reading ``kinds``, as its settings name it, for a run reading pictures
     (``image`` among them) alone: the version of faim's picture decoding (``faim.data.images.IMAGE_DECODING``), so

@@ -203,15 +203,18 @@ def test_a_relative_image_root_is_recorded_as_the_folder_it_names_so_a_resume_fr
     assert again.rows_this_run == 0
 
 
-def test_a_run_recorded_with_a_relative_image_root_resumes_from_the_folder_it_was_begun_in(
-    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("given", ["pics", "pics/", "link", "pics/../pics", "{tmp}/pics/", "{tmp}/link"])
+def test_a_run_that_recorded_its_image_root_as_given_resumes_given_it_alike_from_the_folder_it_was_begun_in(
+    given: str, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    given = given.format(tmp=tmp_path)
     dump, out = forty_posts(tmp_path / "dump.jsonl"), tmp_path / "out"
     (tmp_path / "pics").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "pics")
     monkeypatch.chdir(tmp_path)
-    score_dump(tiny_model_dir, dump, out, image_root="pics", workers=1, shard_rows=20, progress=False)
+    score_dump(tiny_model_dir, dump, out, image_root=given, workers=1, shard_rows=20, progress=False)
     recorded = json.loads((out / "_run.json").read_text(encoding="utf-8"))
-    recorded["settings"]["image_root"] = "pics"  # as runs recorded the folder given
+    recorded["settings"]["image_root"] = given  # as runs recorded the folder: as given
     (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
-    again = score_dump(tiny_model_dir, dump, out, image_root="pics", workers=1, shard_rows=20, progress=False)
+    again = score_dump(tiny_model_dir, dump, out, image_root=given, workers=1, shard_rows=20, progress=False)
     assert again.rows == 40 and again.rows_this_run == 0
