@@ -69,6 +69,11 @@ def days(text: str) -> float:
     return value
 
 
+def plural(count: int, noun: str) -> str:
+    """``count`` and ``noun``, an s added unless there is one."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def size_text(size: int) -> str:
     """Bytes as people read them: ``512 B``, ``1.5 KiB``, ``1.9 GiB``."""
     value = float(size)
@@ -101,11 +106,12 @@ def run_list(args: argparse.Namespace) -> int:
         print(entry_line(entry))
     if contents.strays:
         size = size_text(sum(file.size for file in contents.strays))
-        print(f"{len(contents.strays)} files being written, left half written or unreadable ({size})")
+        print(f"{plural(len(contents.strays), 'file')} of no encoder: being written, left half written, unreadable, "
+              f"or from a faim that recorded none ({size})")  # fmt: skip
     if contents.others:
         print(f"not the cache's, left alone: {', '.join(contents.others)}")
     embeddings = sum(entry.embeddings for entry in contents.entries)
-    print(f"total: {len(contents.entries)} encoders, {embeddings} embeddings, {size_text(contents.size)}")
+    print(f"total: {plural(len(contents.entries), 'encoder')}, {embeddings} embeddings, {size_text(contents.size)}")
     return 0
 
 
@@ -123,17 +129,18 @@ def run_prune(args: argparse.Namespace) -> int:
 
 
 def prune_report(contents: CacheContents, pruned: Pruned, dry_run: bool) -> str:
-    """What ``prune`` removed (would remove, ``dry_run``): a line per encoder, one for the files left half written
-    or unreadable, one for the files kept for a run used them meanwhile, one for each file that could not be
-    removed, and the space freed."""
+    """What ``prune`` removed (would remove, ``dry_run``): a line per encoder (those with a file left: removed in
+    part), one for the files left half written or unreadable, one for the files kept for a run used them meanwhile,
+    one for each file that could not be removed, and the space freed."""
     verb = "would remove" if dry_run else "removed"
     lines = [f"{verb} {entry_line(entry)}" for entry in pruned.entries]
+    lines.extend(f"removed part of {entry_line(entry)}" for entry in pruned.partly)
     if pruned.strays:
         size = size_text(sum(file.size for file in pruned.strays))
-        lines.append(f"{verb} {len(pruned.strays)} files left half written or unreadable ({size})")
+        lines.append(f"{verb} {plural(len(pruned.strays), 'file')} of no encoder ({size})")
     if pruned.kept:
         size = size_text(sum(file.size for file in pruned.kept))
-        lines.append(f"kept {len(pruned.kept)} of their files, used by a run while the cache was pruned ({size})")
+        lines.append(f"kept {plural(len(pruned.kept), 'file')} a run used while the cache was pruned ({size})")
     lines.extend(f"could not remove {failure}" for failure in pruned.failed)
     if not lines:
         return f"nothing to remove from {contents.folder}"

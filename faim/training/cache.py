@@ -396,7 +396,7 @@ def read_part(path: Path) -> dict[str, torch.Tensor] | None:
     except FileNotFoundError:
         return None
     with contextlib.suppress(OSError):
-        os.utime(path)
+        os.utime(path, follow_symlinks=os.utime not in os.supports_follow_symlinks)  # a link's own time
     return tensors
 
 

@@ -93,13 +93,14 @@ class CacheContents:
 
 @dataclass
 class Pruned:
-    """What ``prune`` removed (or, dry, would remove): whole entries and strays, and the bytes that freed; ``kept``:
-    the files of those a run used while the cache was pruned, left in place; ``failed``: a line for each file the
-    system refused to remove (its name and why). An entry with a file kept or failed is not whole removed."""
+    """What ``prune`` removed (or, dry, would remove): whole entries and strays, and the bytes that freed;
+    ``partly``: the entries it would have removed with a file left, ``kept``: the files a run used while the cache
+    was pruned, left in place, ``failed``: a line for each file the system refused to remove (its name and why)."""
 
     entries: list[CacheEntry]
     strays: list[CacheFile]
     freed: int
+    partly: list[CacheEntry] = field(default_factory=list)
     kept: list[CacheFile] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
 
@@ -186,7 +187,11 @@ def prune(contents: CacheContents, before: float | None, dry_run: bool = False) 
         except OSError as error:
             failed.append(f"{file.path.name}: {error.strerror or error}")
     kept = [file for file in kept if os.path.lexists(file.path)]  # one another process removed is not kept
-    return Pruned(entries, strays, sum(file.size for file in removed), kept, failed)
+    left = {file.path for file in files if os.path.lexists(file.path)}
+    whole = [entry for entry in entries if not left.intersection(file.path for file in entry.files)]
+    partly = [entry for entry in entries if entry not in whole]
+    strays = [file for file in strays if file.path not in left]
+    return Pruned(whole, strays, sum(file.size for file in removed), partly, kept, failed)
 
 
 def remove_unchanged(file: CacheFile) -> bool:

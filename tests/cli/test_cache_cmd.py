@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.cli.cache_cmd import size_text
+from faim.cli.cache_cmd import entry_line, plural, size_text
 from faim.cli.main import main
 from faim.training.cache_entries import read_cache
 
@@ -104,6 +104,12 @@ def test_prune_names_a_file_it_could_not_remove_removes_the_rest_and_exits_1(
     unlink_refused(refused)
     assert main(["cache", "prune", "--all", "--cache-dir", str(embedding_cache)]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert f"could not remove {refused.name}: Permission denied" in lines
+    entries = contents.entries
+    assert lines[:2] == [f"removed {entry_line(entries[1])}", f"removed part of {entry_line(entries[0])}"]
+    assert lines[2] == f"could not remove {refused.name}: Permission denied"
     assert lines[-1] == f"freed {size_text(contents.size - refused.stat().st_size)} of {embedding_cache}"
     assert list(embedding_cache.iterdir()) == [refused]
+
+
+def test_counts_read_as_words() -> None:
+    assert [plural(count, "file") for count in (0, 1, 2)] == ["0 files", "1 file", "2 files"]

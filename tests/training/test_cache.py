@@ -185,3 +185,28 @@ def test_reading_cached_embeddings_marks_their_files_used_now(scaled: type[Scale
     os.utime(written, (long_ago, long_ago))
     assert cached_embeddings(model, collator, posts[:2], tmp_path).encoded == 0  # its rows taken for other posts
     assert written.stat().st_mtime > long_ago
+
+
+def test_a_cache_file_removed_before_it_is_read_is_encoded_again_and_one_that_cannot_be_marked_is_read(
+    scaled: type[ScaledEncoder], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = WholePostModel({"text": scaled()}, ConcatFusion({"text": 1}), {"t": BinaryHead(1)})
+    collator = Detector(model, [TaskSpec("t", "binary", ("no", "yes"))]).collator()
+    posts = as_posts([{"id": str(n), "text": "x" * n} for n in range(3)])
+    first = cached_embeddings(model, collator, posts, tmp_path)
+    load_file = safetensors.torch.load_file
+
+    def pruned_meanwhile(path: str) -> dict:
+        Path(path).unlink()  # as a prune between finding the file and reading it
+        return load_file(path)
+
+    monkeypatch.setattr(safetensors.torch, "load_file", pruned_meanwhile)
+    again = cached_embeddings(model, collator, posts, tmp_path)
+    assert again.encoded == 3 and torch.equal(again.tensors["text.values"], first.tensors["text.values"])
+    monkeypatch.setattr(safetensors.torch, "load_file", load_file)
+
+    def read_only(*args, **kwargs) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "utime", read_only)
+    assert cached_embeddings(model, collator, posts, tmp_path).encoded == 0

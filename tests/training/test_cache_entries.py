@@ -78,6 +78,7 @@ def test_a_file_used_after_the_cache_was_read_is_kept(embedding_cache: Path) -> 
     os.utime(used)  # read by a run meanwhile
     pruned = prune(contents, time.time() - 30 * DAY)
     assert pruned.freed == contents.size - used.stat().st_size and pruned.kept == [contents.entries[0].files[0]]
+    assert pruned.partly == contents.entries[:1] and pruned.entries == contents.entries[1:]
     assert list(embedding_cache.iterdir()) == [used]
 
 
@@ -147,3 +148,4 @@ def test_a_file_the_system_refuses_to_remove_is_named_and_the_rest_are_removed(
     assert pruned.failed == [f"{refused.name}: Permission denied"]
     assert list(embedding_cache.iterdir()) == [refused]
     assert pruned.freed == contents.size - refused.stat().st_size and pruned.kept == []
+    assert pruned.partly == contents.entries[:1] and pruned.entries == contents.entries[1:]
