@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,7 +114,7 @@ def is_missing(value: Any) -> bool:
     """Whether a field's value stands for nothing: absent or null (``None``), NaN (a null as pandas gives it), or an
     empty string, list, tuple or array; a post's ``images`` that is falls back to its ``image``, in a dict as in a
     file's row (``faim.data.columns.ColumnMap.images_cell``)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or (isinstance(value, numbers.Real) and math.isnan(value)):  # numpy's floats of any width too
         return True
     value = listed(value)
     return isinstance(value, (str, list, tuple)) and not value
