@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from faim.components import component_args, component_spec, head_sizes, lookup
+from faim.components import component_args, component_spec, head_sizes, lookup, with_paths
 from faim.data.targets import TaskSpec
 from faim.encoder import Encoder
 from faim.encoders.stack import StackedEncoder
@@ -59,21 +59,26 @@ def build_model(
     fusion_spec = model_section["fusion"]
     fused = fusion_spec.get("kinds") or sorted(all_routes)
     input_dims = {kind: encoders[all_routes[kind]].output_dim for kind in fused}
-    fusion_cls = lookup("fusion", fusion_spec["type"], "model.fusion")
-    fusion = built("model.fusion", fusion_cls, input_dims, **component_args("fusion", fusion_spec))
+    fusion = build_component("fusion", fusion_spec, "model.fusion", input_dims)
     heads = {}
     for task in task_specs(model_section):
-        spec = model_section["heads"][task.name]
         where = f"model.heads.{task.name}"
         sizes = head_sizes(task.type, task.labels)
-        heads[task.name] = built(where, lookup("head", spec["type"], where), fusion.output_dim, **sizes,
-                                 **component_args("head", spec))  # fmt: skip
+        heads[task.name] = build_component("head", model_section["heads"][task.name], where, fusion.output_dim, **sizes)
     return WholePostModel(encoders, fusion, heads, routes, fused)
 
 
 def build_encoder(spec: dict[str, Any], where: str, overrides: dict[str, Any]) -> Encoder:
     """The encoder a ``{type: NAME, ...}`` mapping describes, ``overrides`` replacing its arguments."""
-    return built(where, lookup("encoder", spec["type"], where), **(component_args("encoder", spec) | overrides))
+    return build_component("encoder", spec, where, **overrides)
+
+
+def build_component(kind: str, spec: dict[str, Any], where: str, *sizes: Any, **given: Any) -> Any:
+    """The ``kind`` of component a recipe's ``{type: NAME, ...}`` mapping at ``where`` describes, built (``built``)
+    with ``sizes`` (derived) and its arguments, those in ``given`` (derived sizes, or arguments replacing the
+    recipe's) added, a path given as its string made a path (``with_paths``)."""
+    cls = lookup(kind, spec["type"], where)
+    return built(where, cls, *sizes, **with_paths(cls, component_args(kind, spec) | given))
 
 
 def built(where: str, make: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -116,4 +121,5 @@ def model_section(model: WholePostModel, tasks: list[TaskSpec]) -> dict[str, Any
 
 def build_source(data_section: dict[str, Any]) -> Any:
     """Instantiate the data source a recipe's ``data:`` section names."""
-    return lookup("source", data_section["type"], "data")(**component_args("source", data_section))
+    cls = lookup("source", data_section["type"], "data")
+    return cls(**with_paths(cls, component_args("source", data_section)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import yaml
@@ -39,8 +39,8 @@ class Recipe:
         """Validate a recipe mapping (base and overrides already applied)."""
         validate(mapping, source)
         return cls(
-            data=copy.deepcopy(mapping.get("data")),
-            model=copy.deepcopy(mapping["model"]),
+            data=as_written(mapping.get("data")),
+            model=as_written(mapping["model"]),
             train=TrainConfig(**mapping.get("train", {})),
             eval=EvalConfig(**mapping.get("eval", {})),
             source=source,
@@ -91,6 +91,18 @@ class Recipe:
     def override(self, overrides: list[str]) -> Recipe:
         """A copy with ``a.b=c`` overrides applied and validated again."""
         return Recipe.overridden(resolve(self.to_dict(), self.source, Path(), overrides), self.source, overrides)
+
+
+def as_written(value: Any) -> Any:
+    """A copy of a recipe section's value with each path in it (a ``PurePath``, which a component's argument annotated
+    as one takes) as its string, as YAML holds it."""
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: as_written(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_written(item) for item in value]
+    return copy.deepcopy(value)
 
 
 def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Recipe:

@@ -24,6 +24,7 @@ from faim.components import (
     failed_plugins_note,
     registries,
     settable_arguments,
+    type_hints,
 )
 from faim.data.columns import KEYS as COLUMN_KEYS
 from faim.data.columns import ColumnMap
@@ -363,9 +364,10 @@ def check_shift_level(source: str, level: Any) -> None:
 
 def type_matches(value: Any, annotation: Any) -> bool:
     """Whether a YAML value fits an annotation (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]`` or
-    ``Sequence[X]``, ``dict[K, V]``, a class); ints are accepted for floats, a string for a path (``Path``: a recipe
-    holds a path as its string, as ``faim.components.component_spec`` writes one), and any value for an annotation of
-    another kind, which YAML values are not checked against."""
+    ``Sequence[X]``, ``dict[K, V]``, a class); ints are accepted for floats, a string or a path for a path (``Path``:
+    a recipe holds a path as its string, as ``faim.components.component_spec`` writes one, and the builder makes it
+    the path again: ``faim.components.with_paths``), and any value for an annotation of another kind, which YAML
+    values are not checked against."""
     if annotation is Any:
         return True
     origin = typing.get_origin(annotation)
@@ -384,7 +386,7 @@ def type_matches(value: Any, annotation: Any) -> bool:
     if annotation is int:
         return isinstance(value, int) and not isinstance(value, bool)
     if isinstance(annotation, type) and issubclass(annotation, PurePath):
-        return isinstance(value, str)
+        return isinstance(value, (str, PurePath))
     return isinstance(value, annotation) if isinstance(annotation, type) and origin is None else True
 
 
@@ -392,10 +394,7 @@ def check_types(source: str, name: str, given: dict[str, Any], annotated: Any) -
     """Refuse a value in ``given`` that does not fit the annotation of its name in ``annotated`` (a section's
     dataclass, a component's constructor; names without an annotation, or annotations that name what cannot be
     imported here, are not checked)."""
-    try:
-        hints = typing.get_type_hints(annotated)
-    except (NameError, TypeError):  # a plug-in annotating with names imported only for type checkers
-        hints = {}
+    hints = type_hints(annotated)
     for key, value in given.items():
         if key in hints and not type_matches(value, hints[key]):
             expected = getattr(hints[key], "__name__", str(hints[key]))

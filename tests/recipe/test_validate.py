@@ -293,29 +293,41 @@ def test_a_logit_shift_without_the_temperature_it_is_fitted_with_is_refused_by_t
     assert Recipe.load(write_recipe(recipe)).eval.logit_shift  # as a saved model's recipe may hold it
 
 
-def test_a_plugin_argument_annotated_as_a_path_takes_its_string_as_a_saved_model_composed_in_code_writes_it(
+def test_a_plugin_argument_annotated_as_a_path_takes_its_string_or_a_path_and_is_built_and_loaded_a_path(
     tmp_path: Path,
 ) -> None:
     @faim.register_head("test_path_head")
     class PathHead(BinaryHead):
-        def __init__(self, input_dim: int, table: Path = Path("words.txt")) -> None:
+        def __init__(self, input_dim: int, table: Path = Path("words.txt"), extra: Path | None = None) -> None:
             super().__init__(input_dim)
-            self.table = table
+            self.table, self.extra = table, extra
+            self.stem = table.stem  # as a plug-in reads its path
 
+    head = {"type": "test_path_head", "table": "other.txt", "extra": Path("more.txt"), "labels": ["no", "yes"]}
     section = {
         "encoders": {"text": {"type": "tiny_text", "dim": 8}},
         "fusion": {"type": "concat"},
-        "heads": {"harmful": {"type": "test_path_head", "table": "other.txt", "labels": ["no", "yes"]}},
+        "heads": {"harmful": head},
     }
     try:
-        assert as_recipe({"model": section}).model["heads"]["harmful"]["table"] == "other.txt"
-        section["heads"]["harmful"]["table"] = 3
+        recipe = as_recipe({"model": section})
+        assert {key: recipe.model["heads"]["harmful"][key] for key in ("table", "extra")} == {
+            "table": "other.txt",
+            "extra": "more.txt",  # as YAML holds it
+        }
+        assert "extra: more.txt" in recipe.to_yaml()
+        built = faim.build(recipe).model.heads["harmful"]
+        assert (built.table, built.extra, built.stem) == (Path("other.txt"), Path("more.txt"), "other")
         with pytest.raises(RecipeError, match=r"model.heads.harmful.table: expected Path, got 3"):
-            as_recipe({"model": section})
-        del section["heads"]["harmful"]["table"]
-        detector = faim.build({"model": section})
-        detector.recipe = None  # its architecture written out, the default path as its string
+            as_recipe({"model": section | {"heads": {"harmful": head | {"table": 3}}}})
+        detector = faim.build({"model": section | {"heads": {"harmful": head | {"table": Path("words.txt")}}}})
+        detector.recipe = None  # its architecture written out, each path as its string
         detector.save(tmp_path / "model")
-        assert faim.load(tmp_path / "model").recipe.model["heads"]["harmful"]["table"] == "words.txt"
+        loaded = faim.load(tmp_path / "model")
+        assert loaded.recipe.model["heads"]["harmful"]["table"] == "words.txt"
+        assert (loaded.model.heads["harmful"].table, loaded.model.heads["harmful"].extra) == (
+            Path("words.txt"),
+            Path("more.txt"),
+        )
     finally:
         registry.HEADS.pop("test_path_head")
