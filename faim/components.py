@@ -150,6 +150,12 @@ def settable_arguments(kind: str, cls: type) -> list[str]:
     return [p.name for p in params if p.name not in DERIVED[kind] and p.kind is not p.VAR_KEYWORD]
 
 
+def takes_any_key(cls: type) -> bool:
+    """Whether a registered class's constructor takes any keyword (a ``**options`` parameter), so a recipe may give it
+    any key but the reserved and derived ones, the values of those its named parameters do not take unchecked."""
+    return any(p.kind is p.VAR_KEYWORD for p in inspect.signature(cls).parameters.values())
+
+
 def head_sizes(task_type: str, labels: tuple[str, ...]) -> dict[str, int]:
     """The size argument a head of ``task_type`` derives from its labels (none for a binary head)."""
     return {"multiclass": {"num_classes": len(labels)}, "multilabel": {"num_labels": len(labels)}}.get(task_type, {})
@@ -193,16 +199,22 @@ def with_paths(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def component_spec(kind: str, component: object) -> dict[str, Any]:
     """The recipe mapping that builds ``component`` again: its ``type:`` and the arguments it was built with (a path
-    as its string), derived ones left out.
+    as its string; those a ``**`` parameter took by their own names), derived ones left out.
 
     Raises:
-        ValueError: When its class is not registered, or an argument is not plain data a recipe can hold.
+        ValueError: When its class is not registered, an argument is not plain data a recipe can hold, or one has the
+            name of a reserved key (``RESERVED``: one a ``**`` parameter took).
     """
     arguments = constructor_arguments(component)
     spec: dict[str, Any] = {"type": type(component).registry_name}  # type: ignore[attr-defined]
     for name, value in arguments.items():
         if name in DERIVED[kind]:
             continue
+        if name in RESERVED[kind]:
+            raise ValueError(
+                f"{type(component).__name__}: argument {name}={value!r} has the name of a key a recipe gives the "
+                f"{kind} itself ({', '.join(RESERVED[kind])}), so it cannot be written to a recipe; name it otherwise"
+            )
         value = str(value) if isinstance(value, PurePath) else value  # a recipe holds a path as its string
         if not is_plain(value):
             raise ValueError(

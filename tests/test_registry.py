@@ -22,6 +22,7 @@ import faim
 from faim import components, registry
 from faim.encoder import Encoder
 from faim.notices import FaimWarning
+from faim.recipe import RecipeError
 from faim.tasks import BinaryHead
 from faim.tasks.base import Head
 
@@ -224,22 +225,35 @@ def test_a_plugin_load_stopped_part_way_goes_on_when_asked_again(plugins: dict, 
     assert components.lookup("head", "second_head").__name__ == "PluginHead"
 
 
-def test_arguments_a_double_star_parameter_takes_are_recorded_by_their_own_names(tmp_path: Path) -> None:
+def test_arguments_a_double_star_parameter_takes_are_set_in_a_recipe_recorded_saved_and_loaded_by_their_own_names(
+    tmp_path: Path,
+) -> None:
     @faim.register_head("test_options")
     class OptionsHead(BinaryHead):
         def __init__(self, input_dim: int, **options: int) -> None:
             super().__init__(input_dim, hidden_dim=options.get("hidden", 0))
 
+    head = {"type": "test_options", "hidden": 4, "labels": ["no", "yes"]}
+    section = {
+        "encoders": {"text": {"type": "tiny_text", "dim": 8}},
+        "fusion": {"type": "concat"},
+        "heads": {"harmful": head},
+    }
     try:
         assert registry.constructor_arguments(OptionsHead(16, hidden=4)) == {"input_dim": 16, "hidden": 4}
-        section = {
-            "encoders": {"text": {"type": "tiny_text", "dim": 8}},
-            "fusion": {"type": "concat"},
-            "heads": {"harmful": {"type": "test_options", "labels": ["no", "yes"]}},
-        }
-        detector = faim.build({"model": section})
-        detector.recipe = None  # its architecture written out: as the recipe gives it
-        detector.save(tmp_path / "model")
-        assert faim.load(tmp_path / "model").recipe.model["heads"] == section["heads"]
+        for composed_in_code in (False, True):
+            detector = faim.build({"model": section})
+            if composed_in_code:
+                detector.model.heads["harmful"] = OptionsHead(8, hidden=4)
+                detector.recipe = None  # its architecture written out: as the recipe gives it
+            detector.save(tmp_path / str(composed_in_code))
+            loaded = faim.load(tmp_path / str(composed_in_code))
+            assert loaded.recipe.model["heads"] == section["heads"]
+            assert loaded.model.heads["harmful"].net[0].out_features == 4  # a hidden layer of 4
+        with pytest.raises(RecipeError, match=r"model.heads.harmful.input_dim: is derived from the encoders"):
+            faim.build({"model": section | {"heads": {"harmful": head | {"input_dim": 8}}}})
+        detector.model.heads["harmful"] = OptionsHead(8, labels=1)
+        with pytest.raises(ValueError, match=r"OptionsHead: argument labels=1 has the name of a key a recipe gives"):
+            detector.save(tmp_path / "labels")
     finally:
         registry.HEADS.pop("test_options")

@@ -24,6 +24,7 @@ from faim.components import (
     failed_plugins_note,
     registries,
     settable_arguments,
+    takes_any_key,
     type_hints,
 )
 from faim.data.columns import KEYS as COLUMN_KEYS
@@ -47,7 +48,8 @@ def check_keys(source: str, path: str, given: dict[str, Any], valid: list[str]) 
 
 
 def check_component(source: str, path: str, kind: str, spec: Any) -> None:
-    """Validate one ``{type: NAME, ...args}`` mapping against the class registered as NAME."""
+    """Validate one ``{type: NAME, ...args}`` mapping against the class registered as NAME: any key but the derived
+    ones where its constructor takes any keyword (``takes_any_key``), else its named arguments alone."""
     table = registries()[kind]
     if not isinstance(spec, dict) or "type" not in spec:
         raise RecipeError(source, path, f"expected a mapping with 'type:' (one of {', '.join(sorted(table))})")
@@ -63,7 +65,8 @@ def check_component(source: str, path: str, kind: str, spec: Any) -> None:
     for key in args:
         if key in DERIVED[kind]:
             raise RecipeError(source, f"{path}.{key}", "is derived from the encoders; remove it")
-    check_keys(source, path, args, valid + sorted(reserved))
+    if not takes_any_key(cls):
+        check_keys(source, path, args, valid + sorted(reserved))
     derived = {p: None for p in inspect.signature(cls).parameters if p in DERIVED[kind]}
     try:
         inspect.signature(cls).bind(**derived, **args)
