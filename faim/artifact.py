@@ -119,13 +119,16 @@ def check_rebuilt(artifact: Artifact, assets: dict[str, dict[str, Any]], target:
 def rebuilt_model(model: dict[str, Any], assets: dict[str, dict[str, Any]]) -> WholePostModel:
     """The model a recipe's ``model:`` section builds, each encoder from ``assets`` (its rebuild arguments), on the
     meta device, where no weight is made, read or fetched; or, where building it there fails (a component whose
-    constructor reads a value of a tensor it makes, which a meta tensor has none of), on the CPU, as loading builds
-    it, which raises what is wrong with it."""
+    constructor reads a value of a tensor it makes, which a meta tensor has none of: a ``RuntimeError`` or a
+    ``TypeError``, which other faults raise too), on the CPU, as loading builds it, which raises what is wrong with it.
+    The CPU build draws its random weights from a fork of torch's CPU random state, so a save leaves later draws as
+    they were."""
     try:
         with torch.device("meta"):
             return build_model(model, assets)
     except Exception:  # built again below, which raises a fault of the recipe's
-        return build_model(model, assets)
+        with torch.random.fork_rng(devices=[]):
+            return build_model(model, assets)
 
 
 def shapes(model: WholePostModel) -> dict[str, tuple[int, ...]]:

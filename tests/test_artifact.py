@@ -359,7 +359,9 @@ def test_a_plugin_whose_constructor_reads_a_tensors_value_is_saved_and_loaded(
     detector = faim.build({"model": section})
     if composed_in_code:
         detector.recipe = None
+    state = torch.random.get_rng_state()
     detector.save(tmp_path / "model")
+    assert torch.equal(torch.random.get_rng_state(), state)  # later random draws are as they were
     assert float(faim.load(tmp_path / "model").model.heads["harmful"].scale) == 3.0
     section["heads"]["harmful"]["scale"] = -1.0  # what is wrong with a recipe is said still
     with pytest.raises(ValueError, match=r"^model.heads.harmful: scale must be positive$"):
