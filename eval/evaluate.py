@@ -200,10 +200,13 @@ def evaluate_loader(
     (``task_results``).
 
     Raises:
-        ValueError: Before the model reads a post, when none carries a label for any task (``check_labelled``) or
+        ValueError: Before the model reads a post, when none carries a label for any task (``check_labelled``:
+            after it has read them all where the loader's posts are known only from its batches, ``loader_posts``) or
             ``texts`` and the posts differ in number; when the model scores a post NaN or infinite (``check_finite``).
     """
-    check_labelled(loader_posts(loader), [task.name for task in detector.tasks], data_name)
+    posts = loader_posts(loader)
+    if posts is not None:
+        check_labelled(posts, [task.name for task in detector.tasks], data_name)
     config = config or EvalConfig()
     if texts is not None and len(texts) != len(loader.dataset):
         raise ValueError(f"{data_name}: {len(texts)} texts for {len(loader.dataset)} evaluated posts")
@@ -235,6 +238,10 @@ def evaluate_loader(
     for task in detector.tasks:
         if task.name in predictions.targets and task.labelled(predictions.targets[task.name]).any():
             results["tasks"][task.name] = task_results(task, main, ablations, out, config, texts)
+    if not results["tasks"]:  # a loader whose posts were not known before its batches were read
+        raise ValueError(
+            f"{data_name}: no post carries a label for any task ({', '.join(t.name for t in detector.tasks)})"
+        )
     write_report(results, out)
     return results
 

@@ -4,7 +4,7 @@ the raw elements of any kinds whose encoder trains)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
@@ -67,11 +67,16 @@ def sources_balanced(posts: list[Post], seed: int) -> WeightedRandomSampler:
     return WeightedRandomSampler(weights, len(posts), replacement=True, generator=torch.Generator().manual_seed(seed))
 
 
-def loader_posts(loader: DataLoader) -> list[Post]:
-    """The posts a loader ``make_loader`` made reads, in order: those its cached embeddings' collator indexes
-    (``CachedCollator``), or its dataset."""
+def loader_posts(loader: DataLoader) -> list[Post] | None:
+    """The posts a loader reads, in order: those its cached embeddings' collator indexes (``CachedCollator``), or its
+    dataset where that is a sequence of posts (as ``make_loader`` makes them); ``None`` for any other loader (one over
+    indices with its own collate function, say), whose posts its collate function alone knows."""
     collate = loader.collate_fn
-    return collate.posts if isinstance(collate, CachedCollator) else list(loader.dataset)
+    if isinstance(collate, CachedCollator):
+        return collate.posts
+    dataset = loader.dataset
+    is_posts = isinstance(dataset, Sequence) and all(isinstance(post, Post) for post in dataset)
+    return list(dataset) if is_posts else None
 
 
 def posts_encoded(loader: DataLoader) -> int | None:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import calibrated, frozen_tiny_recipe, pooling_detector
+from torch.utils.data import DataLoader
 
 import faim
 from faim.data.elements import PostError
@@ -27,7 +28,7 @@ from faim.inference import predict
 from faim.notices import FaimWarning
 from faim.perturb import PERTURBATIONS
 from faim.recipe.sections import EvalConfig
-from faim.training.loaders import make_loader
+from faim.training.loaders import loader_posts, make_loader
 
 
 def test_pooling_fits_a_calibration_of_its_own_and_reports_per_post_figures(demo_data, tmp_path: Path) -> None:
@@ -62,6 +63,31 @@ def test_a_loader_of_posts_without_a_label_of_any_task_is_refused_before_the_mod
     monkeypatch.setattr(evaluate_module, "predict", lambda *args, **kwargs: pytest.fail("the model read the posts"))
     with pytest.raises(ValueError, match=r"^dump: no post carries a label for any task \(harmful\); map a column"):
         evaluate_loader(detector, loader, tmp_path / "eval", "dump")
+
+
+@pytest.mark.parametrize("labelled", [True, False])
+def test_a_loader_over_indices_with_its_own_collate_function_is_evaluated_and_refused_without_labels(
+    labelled: bool, tmp_path: Path
+) -> None:
+    detector = faim.build(
+        {
+            "model": {
+                "encoders": {"text": {"type": "tiny_text", "dim": 8}},
+                "fusion": {"type": "concat"},
+                "heads": {"harmful": {"type": "binary", "labels": ["no", "yes"]}},
+            }
+        }
+    )
+    task = "harmful" if labelled else "another_task"
+    posts = [Post(str(n), f"post {n}", labels={task: n % 2}) for n in range(4)]
+    collator = detector.collator(with_targets=True)
+    loader = DataLoader(list(range(4)), batch_size=2, collate_fn=lambda indices: collator([posts[i] for i in indices]))
+    assert loader_posts(loader) is None  # its posts are known from its batches alone
+    if labelled:
+        assert list(evaluate_loader(detector, loader, tmp_path / "eval", "dump", ablations=False)["tasks"]) == [task]
+    else:
+        with pytest.raises(ValueError, match=r"^dump: no post carries a label for any task \(harmful\)$"):
+            evaluate_loader(detector, loader, tmp_path / "eval", "dump", ablations=False)
 
 
 def test_a_model_scoring_posts_nan_is_refused_naming_it_the_task_and_the_posts(
