@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from faim.components import component_args, component_spec, head_sizes, lookup, with_paths
+from faim.components import component_args, component_spec, head_sizes, lookup
 from faim.data.targets import TaskSpec
 from faim.encoder import Encoder
 from faim.encoders.stack import StackedEncoder
 from faim.model import WholePostModel, check_modality
+from faim.registry import with_paths
 
 
 def task_specs(model_section: dict[str, Any]) -> list[TaskSpec]:

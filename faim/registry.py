@@ -18,8 +18,11 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import types
+import typing
 import warnings
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import Any, TypeVar
 
 from faim.notices import FaimWarning
@@ -210,3 +213,34 @@ def lookup(kind: str, name: str, where: str = "") -> type:
         prefix = f"{where}: " if where else ""
         raise KeyError(f"{prefix}unknown {kind} type {name!r}{suggest(name, choices)}; valid: {', '.join(choices)}")
     return table[name]
+
+
+def type_hints(annotated: Any) -> dict[str, Any]:
+    """Each annotated name of a class or function → its annotation; none where an annotation names what cannot be
+    imported here (a plug-in annotating with names imported only for type checkers)."""
+    try:
+        return typing.get_type_hints(annotated)
+    except (NameError, TypeError):
+        return {}
+
+
+def path_class(annotation: Any) -> type[PurePath] | None:
+    """The path class (``Path``, any ``PurePath``) an annotation asks for, alone or with ``None`` (``Path | None``);
+    ``None`` for any other annotation (``str | Path`` takes a string as it is)."""
+    members = [annotation]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        members = [member for member in typing.get_args(annotation) if member is not type(None)]
+    if len(members) == 1 and isinstance(members[0], type) and issubclass(members[0], PurePath):
+        return members[0]
+    return None
+
+
+def with_paths(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` for ``cls``'s constructor, each string given for a parameter annotated as a path (``path_class``)
+    made that path: a recipe holds a path as its string."""
+    made = dict(arguments)
+    for name, annotation in type_hints(cls.__init__).items():
+        path = path_class(annotation)
+        if path is not None and isinstance(made.get(name), str):
+            made[name] = path(made[name])
+    return made

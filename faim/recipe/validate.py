@@ -25,7 +25,6 @@ from faim.components import (
     registries,
     settable_arguments,
     takes_any_key,
-    type_hints,
 )
 from faim.data.columns import KEYS as COLUMN_KEYS
 from faim.data.columns import ColumnMap
@@ -33,7 +32,7 @@ from faim.data.elements import ELEMENT_MODALITIES
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import EvalConfig, TrainConfig
-from faim.registry import suggest
+from faim.registry import suggest, type_hints
 
 TOP_LEVEL = ("data", "model", "train", "eval")
 MODEL_KEYS = ("encoders", "fusion", "heads")
@@ -369,7 +368,7 @@ def type_matches(value: Any, annotation: Any) -> bool:
     """Whether a YAML value fits an annotation (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]`` or
     ``Sequence[X]``, ``dict[K, V]``, a class); ints are accepted for floats, a string or a path for a path (``Path``:
     a recipe holds a path as its string, as ``faim.components.component_spec`` writes one, and the builder makes it
-    the path again: ``faim.components.with_paths``), and any value for an annotation of another kind, which YAML
+    the path again: ``faim.registry.with_paths``), and any value for an annotation of another kind, which YAML
     values are not checked against."""
     if annotation is Any:
         return True

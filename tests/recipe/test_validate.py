@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ from conftest import tiny_recipe
 
 import faim
 from faim import registry
+from faim.assembly import build_source
 from faim.recipe import Recipe, RecipeError, as_recipe
 from faim.tasks import BinaryHead
 
@@ -331,3 +333,42 @@ def test_a_plugin_argument_annotated_as_a_path_takes_its_string_or_a_path_and_is
         )
     finally:
         registry.HEADS.pop("test_path_head")
+
+
+@pytest.mark.parametrize("wrapped", ["alone", "concat", "without"])
+def test_a_plugin_sources_path_argument_is_built_a_path_alone_or_wrapped(wrapped: str) -> None:
+    @faim.register_source("test_path_source")
+    class PathSource:
+        def __init__(self, root: Path, extra: Path | None = None, either: str | Path = "x") -> None:
+            self.root, self.extra, self.either = root, extra, either
+            self.name = root.name  # as a plug-in reads its path
+
+        def splits(self) -> list[str]:
+            return ["train"]
+
+        def posts(self, split: str) -> list:
+            return []
+
+        def iter_posts(self, path: str) -> Iterator:
+            return iter([])
+
+        def describe(self, split: str) -> str:
+            return self.name
+
+        def fingerprint(self, split: str) -> str:
+            return self.name
+
+    source = {"type": "test_path_source", "root": "a/b", "either": "e"}
+    data = {
+        "alone": source,
+        "concat": {"type": "concat", "sources": [source, source | {"root": "c/d"}]},
+        "without": {"type": "without", "source": source, "field": "f", "values": [1]},
+    }[wrapped]
+    model = {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"},
+             "heads": {"h": {"type": "binary", "labels": ["no", "yes"]}}}  # fmt: skip
+    try:
+        built = build_source(as_recipe({"data": data, "model": model}).data_section)
+        read = {"alone": lambda: built, "concat": lambda: built.members[0], "without": lambda: built.member}[wrapped]()
+        assert (read.root, read.extra, read.either, read.name) == (Path("a/b"), None, "e", "b")
+    finally:
+        registry.SOURCES.pop("test_path_source")
