@@ -166,7 +166,8 @@ def component_args(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 def component_spec(kind: str, component: object) -> dict[str, Any]:
     """The recipe mapping that builds ``component`` again: its ``type:`` and the arguments it was built with (a path
-    as its string; those a ``**`` parameter took by their own names), derived ones left out.
+    as its string; those a ``**`` parameter took by their own names), derived ones and parameters named as a
+    reserved key (``RESERVED``, which the recipe gives) left out.
 
     Raises:
         ValueError: When its class is not registered, an argument is not plain data a recipe can hold, or one has the
@@ -174,9 +175,10 @@ def component_spec(kind: str, component: object) -> dict[str, Any]:
     """
     arguments = constructor_arguments(component)
     spec: dict[str, Any] = {"type": type(component).registry_name}  # type: ignore[attr-defined]
+    named = inspect.signature(type(component).__init__).parameters
     for name, value in arguments.items():
-        if name in DERIVED[kind]:
-            continue
+        if name in DERIVED[kind] or (name in RESERVED[kind] and name in named):
+            continue  # a parameter named as the recipe's own key takes what the recipe gives it (a head's labels)
         if name in RESERVED[kind]:
             raise ValueError(
                 f"{type(component).__name__}: argument {name}={value!r} has the name of a key a recipe gives the "

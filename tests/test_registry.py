@@ -257,3 +257,29 @@ def test_arguments_a_double_star_parameter_takes_are_set_in_a_recipe_recorded_sa
             detector.save(tmp_path / "labels")
     finally:
         registry.HEADS.pop("test_options")
+
+
+def test_a_parameter_named_as_a_recipes_own_key_is_saved_taking_what_the_recipe_gives(tmp_path: Path) -> None:
+    @faim.register_head("test_labels_parameter")
+    class LabelsHead(BinaryHead):
+        def __init__(self, input_dim: int, labels: list | None = None, hidden_dim: int = 0) -> None:
+            super().__init__(input_dim, hidden_dim=hidden_dim)
+
+    section = {
+        "encoders": {"text": {"type": "tiny_text", "dim": 8}},
+        "fusion": {"type": "concat"},
+        "heads": {"harmful": {"type": "binary", "labels": ["no", "yes"]}},
+    }
+    try:
+        detector = faim.build({"model": section})
+        detector.model.heads["harmful"] = LabelsHead(8, hidden_dim=3)
+        detector.recipe = None  # its architecture written out
+        detector.save(tmp_path / "model")
+        loaded = faim.load(tmp_path / "model")
+        assert loaded.recipe.model["heads"]["harmful"] == {
+            "type": "test_labels_parameter",
+            "labels": ["no", "yes"],
+            "hidden_dim": 3,
+        }
+    finally:
+        registry.HEADS.pop("test_labels_parameter")
