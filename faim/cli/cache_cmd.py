@@ -110,8 +110,8 @@ def run_list(args: argparse.Namespace) -> int:
               f"or from a faim that recorded none ({size})")  # fmt: skip
     if contents.others:
         print(f"not the cache's, left alone: {', '.join(contents.others)}")
-    embeddings = sum(entry.embeddings for entry in contents.entries)
-    print(f"total: {plural(len(contents.entries), 'encoder')}, {embeddings} embeddings, {size_text(contents.size)}")
+    embeddings = plural(sum(entry.embeddings for entry in contents.entries), "embedding")
+    print(f"total: {plural(len(contents.entries), 'encoder')}, {embeddings}, {size_text(contents.size)}")
     return 0
 
 

@@ -110,11 +110,17 @@ def post_name(origin: str, ident: str) -> str:
     return f"{origin} (post id={ident!r})" if origin else f"post id={ident!r}"
 
 
+def is_real(value: Any) -> bool:
+    """Whether ``value`` is a number that may be NaN: a float of any width (numpy's too), never an integer (one
+    past a float's range cannot be asked)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+
+
 def is_missing(value: Any) -> bool:
     """Whether a field's value stands for nothing: absent or null (``None``), NaN (a null as pandas gives it), or an
     empty string, list, tuple or array; a post's ``images`` that is falls back to its ``image``, in a dict as in a
     file's row (``faim.data.columns.ColumnMap.images_cell``)."""
-    if value is None or (isinstance(value, numbers.Real) and math.isnan(value)):  # numpy's floats of any width too
+    if value is None or (is_real(value) and math.isnan(value)):
         return True
     value = listed(value)
     return isinstance(value, (str, list, tuple)) and not value
