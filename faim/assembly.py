@@ -20,7 +20,7 @@ from faim.data.targets import TaskSpec
 from faim.encoder import Encoder
 from faim.encoders.stack import StackedEncoder
 from faim.model import WholePostModel, check_modality
-from faim.registry import with_paths
+from faim.registry import build_source_spec, with_paths
 
 
 def task_specs(model_section: dict[str, Any]) -> list[TaskSpec]:
@@ -122,5 +122,4 @@ def model_section(model: WholePostModel, tasks: list[TaskSpec]) -> dict[str, Any
 
 def build_source(data_section: dict[str, Any]) -> Any:
     """Instantiate the data source a recipe's ``data:`` section names."""
-    cls = lookup("source", data_section["type"], "data")
-    return cls(**with_paths(cls, component_args("source", data_section)))
+    return build_source_spec(data_section, "data")

@@ -244,3 +244,11 @@ def with_paths(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:
         if path is not None and isinstance(made.get(name), str):
             made[name] = path(made[name])
     return made
+
+
+def build_source_spec(spec: dict[str, Any], where: str) -> Any:
+    """The data source a ``type:`` mapping names (a recipe's ``data:`` section, or a member ``concat`` or ``without``
+    wraps), built with the mapping's other keys, each path given as its string made a path (``with_paths``); ``where``
+    names the mapping in an error naming a source no registry holds."""
+    cls = lookup("source", spec["type"], where)
+    return cls(**with_paths(cls, {key: value for key, value in spec.items() if key != "type"}))

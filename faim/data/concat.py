@@ -25,7 +25,7 @@ from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source a member may name)
 from faim.data.post import SOURCE, Post
-from faim.registry import lookup, register_source, with_paths
+from faim.registry import build_source_spec, register_source
 
 EVALUATE_ON = ("first", "all")
 
@@ -56,10 +56,7 @@ class ConcatSource:
                 raise ValueError(f"concat: {where} must be a mapping with a type:")
             if spec["type"] == "concat":
                 raise ValueError(f"concat: {where} is itself a concat; list its sources here instead")
-            member = lookup("source", spec["type"], where)
-            self.members.append(
-                member(**with_paths(member, {key: value for key, value in spec.items() if key != "type"}))
-            )
+            self.members.append(build_source_spec(spec, where))
             self.names.append(f"{index}-{spec['type']}")
         self.evaluate_on = evaluate_on
 
