@@ -282,8 +282,10 @@ def reshaped(model: torch.nn.Module, path: Path) -> str:
     """The first five weights (in ``model``'s order) the safetensors file ``path`` holds in another shape than
     ``model`` does, as an error names them (``size mismatch for NAME: saved [8, 16], the model's [1, 16]``); ``""``
     where none is. Reads the file's header alone."""
-    shapes = {name: list(tensor.shape) for name, tensor in model.state_dict().items()}
+    have = shapes(model)
     with safetensors.safe_open(str(path), framework="pt") as stored:
-        saved = {name: list(stored.get_slice(name).get_shape()) for name in stored.keys()}
-    differ = [name for name in shapes if name in saved and saved[name] != shapes[name]][:5]
-    return "; ".join(f"size mismatch for {name}: saved {saved[name]}, the model's {shapes[name]}" for name in differ)
+        saved = {name: tuple(stored.get_slice(name).get_shape()) for name in stored.keys()}
+    differ = [name for name in have if name in saved and saved[name] != have[name]][:5]
+    return "; ".join(
+        f"size mismatch for {name}: saved {list(saved[name])}, the model's {list(have[name])}" for name in differ
+    )
