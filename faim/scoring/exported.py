@@ -143,8 +143,9 @@ def score_exported(
     check_resumable(Path(out), plan.identity, overwrite)  # before a saved model is exported into the folder
     export_dir = export_once(given, Path(out), overwrite)
     # an export left damaged in the folder is named here, not from inside each worker
-    bundle = read_bundle(export_dir) if export_dir != given else recorded
-    warn_unheld_at_first(plan.files, plan.shard_rows, columns, image_root, bundle["fusion"]["kinds"])
+    if export_dir != given:
+        read_bundle(export_dir)
+    warn_unheld_at_first(plan.files, plan.shard_rows, columns, image_root, kinds)
     kwargs = {"columns": columns, "image_root": image_root, "batch_size": batch_size, "scores": scores,
               "embeddings": embeddings}  # fmt: skip
     return run_shards(
