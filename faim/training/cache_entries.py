@@ -180,14 +180,17 @@ def prune(contents: CacheContents, before: float | None, dry_run: bool = False) 
     files = [file for entry in entries for file in entry.files] + strays
     if dry_run:
         return Pruned(entries, strays, sum(file.size for file in files))
-    removed, kept, failed = [], [], []
+    removed, kept, failed, left = [], [], [], set()
     for file in files:  # every file is tried: one the system refuses is named, not the end of the pruning
         try:
-            (removed if remove_unchanged(file) else kept).append(file)
+            if remove_unchanged(file):
+                removed.append(file)
+            elif os.path.lexists(file.path):  # one another process removed is neither kept nor left
+                kept.append(file)
+                left.add(file.path)
         except OSError as error:
             failed.append(f"{file.path.name}: {error.strerror or error}")
-    kept = [file for file in kept if os.path.lexists(file.path)]  # one another process removed is not kept
-    left = {file.path for file in files if os.path.lexists(file.path)}
+            left.add(file.path)
     whole = [entry for entry in entries if not left.intersection(file.path for file in entry.files)]
     partly = [entry for entry in entries if entry not in whole]
     strays = [file for file in strays if file.path not in left]
