@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faim.data.post import ImageRef, Post, is_missing, json_list, post_id
+from faim.data.post import ImageRef, Post, is_missing, json_list, post_id, post_name
 from faim.registry import suggest
 
 KEYS = ("id", "text", "images", "image", "comments", "labels", "meta")
@@ -164,18 +164,22 @@ class ColumnMap:
                 label.
 
         Raises:
-            ValueError: When a cell has the wrong type (non-string text, a comment that is not a string...).
+            ValueError: When a cell has the wrong type (non-string text, a comment that is not a string...), naming
+                the row by ``origin`` and the id the post takes (``faim.data.post.post_name``), the field and its
+                column.
         """
+        ident = self.post_id(row, index)
+        where = post_name(origin, ident)
         text = _cell(row, self.text)
         if text is not None and not isinstance(text, str):
-            raise ValueError(f"{origin}: field 'text' (column {self.text!r}) must be a string, got {text!r}")
+            raise ValueError(f"{where} field 'text' (column {self.text!r}): must be a string, got {text!r}")
         labels = {task: _listed_cell(row, column, text_cells) for task, column in self.labels.items()}
         column, images = self.images_cell(row, text_cells)
         return Post(
-            id=self.post_id(row, index),
+            id=ident,
             text=text,
-            images=_images(images, origin, column),
-            comments=_comments(_listed_cell(row, self.comments, text_cells), origin, self.comments),
+            images=_images(images, where, column),
+            comments=_comments(_listed_cell(row, self.comments, text_cells), where, self.comments),
             labels={task: value for task, value in labels.items() if value is not None},
             meta={name: _cell(row, column) for name, column in self.meta.items()},
             origin=origin,
@@ -220,9 +224,10 @@ def _as_list(value: Any) -> list[Any]:
     return [value]
 
 
-def _images(value: Any, origin: str, column: str | None) -> list[ImageRef]:
+def _images(value: Any, where: str, column: str | None) -> list[ImageRef]:
     """Image references: paths, encoded bytes, or Hugging Face ``{"bytes", "path"}`` structs; empties dropped, and
-    anything else (a number, an object with neither key) refused."""
+    anything else (a number, an object with neither key) refused, naming ``where`` (the post, ``post_name``) and
+    ``column``."""
     images: list[ImageRef] = []
     for item in _as_list(value):
         if isinstance(item, Mapping) and ("bytes" in item or "path" in item):
@@ -230,17 +235,18 @@ def _images(value: Any, origin: str, column: str | None) -> list[ImageRef]:
         if item is None or item == "" or item == b"":
             continue
         if not isinstance(item, (str, bytes)):
-            raise ValueError(f"{origin}: field 'images' (column {column!r}) holds {item!r}, not an image path or bytes")
+            raise ValueError(f"{where} field 'images' (column {column!r}): holds {item!r}, not an image path or bytes")
         images.append(item)
     return images
 
 
-def _comments(value: Any, origin: str, column: str | None) -> list[str]:
-    """Comment texts in order; null and blank comments dropped."""
+def _comments(value: Any, where: str, column: str | None) -> list[str]:
+    """Comment texts in order; null and blank comments dropped, anything else that is not a string refused, naming
+    ``where`` (the post, ``post_name``) and ``column``."""
     comments: list[str] = []
     for item in _as_list(value):
         if item is not None and not isinstance(item, str):
-            raise ValueError(f"{origin}: field 'comments' (column {column!r}) holds {item!r}, not a string")
+            raise ValueError(f"{where} field 'comments' (column {column!r}): holds {item!r}, not a string")
         if item and item.strip():
             comments.append(item)
     return comments

@@ -34,7 +34,7 @@ def test_an_unmapped_images_field_falls_back_row_by_row_to_the_image_column():
     assert columns.wanted(["id", "image", "images", "other"]) == ["id", "image", "images"]
     mapped = ColumnMap.from_recipe({"images": "images"}).bind(["images", "image"], "posts.jsonl")
     assert [mapped.to_post(row, 0, "posts.jsonl:1", None).images for row in rows] == [["a.png"], [], []]
-    with pytest.raises(ValueError, match=r"field 'images' \(column 'image'\) holds 5"):
+    with pytest.raises(ValueError, match=r"field 'images' \(column 'image'\): holds 5"):
         convert({"images": None, "image": 5})
 
 
@@ -121,14 +121,20 @@ def test_unmapped_default_columns_may_be_absent():
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        ({"text": 5}, r"posts.csv:2: field 'text' \(column 'text'\) must be a string, got 5"),
-        ({"comments": [1]}, r"posts.csv:2: field 'comments' \(column 'comments'\) holds 1"),
-        ({"images": [3.5]}, r"posts.csv:2: field 'images' \(column 'images'\) holds 3.5"),
-        ({"image": {"url": "a.png"}}, r"\(column 'image'\) holds \{'url': 'a.png'\}, not an image path or bytes"),
-        ({"images": [{"foo": 1}]}, r"\(column 'images'\) holds \{'foo': 1\}, not an image path or bytes"),
+        (
+            {"id": "b", "text": 5},
+            r"^posts.csv:2 \(post id='b'\) field 'text' \(column 'text'\): must be a string, got 5",
+        ),
+        ({"id": 7, "comments": [1]}, r"^posts.csv:2 \(post id='7'\) field 'comments' \(column 'comments'\): holds 1"),
+        ({"id": "b", "images": [3.5]}, r"^posts.csv:2 \(post id='b'\) field 'images' \(column 'images'\): holds 3.5"),
+        (
+            {"image": {"url": "a.png"}},
+            r"\(post id='0'\) field 'images' \(column 'image'\): holds \{'url': 'a.png'\}, not an",
+        ),
+        ({"images": [{"foo": 1}]}, r"\(column 'images'\): holds \{'foo': 1\}, not an image path or bytes"),
     ],
 )
-def test_wrong_cell_types_name_row_and_field(row, message):
+def test_wrong_cell_types_name_row_id_and_field(row, message):
     with pytest.raises(ValueError, match=message):
         convert(row)
 

@@ -206,11 +206,13 @@ def test_a_csv_row_is_named_by_the_line_it_starts_on_and_a_bad_one_stops_the_rea
 
 
 @pytest.mark.parametrize(
-    ("fmt", "rows", "number"), [("jsonl", [{"text": "ok"}, {"text": 42}], 2), ("parquet", [{"text": 42}], 0)]
+    ("fmt", "rows", "number"),
+    [("jsonl", [{"id": "a", "text": "ok"}, {"id": "b", "text": 42}], 2), ("parquet", [{"id": "b", "text": 42}], 0)],
 )
-def test_non_string_text_names_row_and_field(tmp_path, fmt, rows, number):
+def test_non_string_text_names_row_id_and_field(tmp_path, fmt, rows, number):
     path = FORMATS[fmt][1](tmp_path / f"d.{fmt}", rows)
-    with pytest.raises(ValueError, match=rf"{path}:{number}: field 'text' \(column 'text'\) must be a string, got 42"):
+    message = rf"{path}:{number} \(post id='b'\) field 'text' \(column 'text'\): must be a string, got 42"
+    with pytest.raises(ValueError, match=message):
         list(read_posts(path))
 
 
