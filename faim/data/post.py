@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faim.registry import suggest
+
 ImageRef = str | bytes | Path
 
 
@@ -67,22 +69,20 @@ class Post:
         """Build a post from a plain dict with the field names above.
 
         ``image`` (one path) is accepted as a shorthand for ``images``, read where ``images`` is missing (absent, null
-        or empty: ``is_missing``); a missing ``id`` (``post_id``) becomes ``index``, the post's place. Unknown keys,
-        and a field of the wrong type (see ``checked_fields``), raise ``ValueError`` naming the post's index and the
-        field so typos and misplaced values do not pass silently.
+        or empty: ``is_missing``); a missing ``id`` (``post_id``) becomes ``index``, the post's place. Unknown keys
+        (``unknown_fields``), and a field of the wrong type (see ``checked_fields``), raise ``ValueError`` naming the
+        post by its index and id (``post_name``) and the field so typos and misplaced values do not pass silently.
         """
         if not isinstance(row, Mapping):
             raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}")
-        known = {"id", "text", "images", "image", "comments", "labels", "meta"}
-        unknown = set(row) - known
-        if unknown:
-            raise ValueError(f"post {index}: unknown field(s) {sorted(unknown)}; valid: {sorted(known)}")
         ident = post_id(row.get("id"), index)
+        where = post_name(f"post {index}", ident)
+        unknown_fields(where, row)
         images, named = (
             (row["images"], "images") if not is_missing(row.get("images")) else ([row.get("image")], "image")
         )
         text, images, comments, labels, meta = checked_fields(
-            post_name(f"post {index}", ident),
+            where,
             row.get("text"),
             images,
             row.get("comments"),
@@ -102,6 +102,25 @@ class Post:
         """Whether some field of the post's metadata holds a value (one not missing, ``is_missing``): a column mapped
         to ``meta`` whose cell is empty gives the post the field, holding ``None``."""
         return any(not is_missing(value) for value in self.meta.values())
+
+
+FIELDS = ("id", "text", "images", "image", "comments", "labels", "meta")
+"""The fields of a post given as a dict (``Post.from_dict``): ``image`` is one picture, read where ``images`` is
+missing."""
+
+
+def unknown_fields(where: str, row: Mapping[Any, Any]) -> None:
+    """Refuse a post given as a dict (``row``) with keys that are none of ``FIELDS``.
+
+    Raises:
+        ValueError: Naming ``where`` (the post, ``post_name``), the unknown keys in the order given, each with the
+            field it may be a typo of (``faim.registry.suggest``), and the fields.
+    """
+    unknown = [key for key in row if key not in FIELDS]
+    if unknown:
+        said = ", ".join(f"{key!r}{suggest(str(key), list(FIELDS))}" for key in unknown)
+        plural = "s" if len(unknown) > 1 else ""
+        raise ValueError(f"{where} field{plural} {said}: unknown; valid: {', '.join(FIELDS)}")
 
 
 def post_name(origin: str, ident: str) -> str:

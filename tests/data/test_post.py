@@ -100,6 +100,19 @@ def test_list_fields_given_as_arrays_read_as_lists_as_pandas_gives_them() -> Non
 
 
 @pytest.mark.parametrize(
+    ("row", "named"),
+    [
+        ({"id": "b", "txet": "hi"}, "post 1 (post id='b') field 'txet' (did you mean 'text'?): unknown"),
+        ({"lables": {}, 2: "x"}, "post 1 (post id='1') fields 'lables' (did you mean 'labels'?), 2: unknown"),
+    ],
+)
+def test_a_dict_with_an_unknown_field_is_refused_naming_the_post_the_field_and_the_fields(row, named: str) -> None:
+    fields = "; valid: id, text, images, image, comments, labels, meta"
+    with pytest.raises(ValueError, match=f"^{re.escape(named + fields)}$"):
+        as_posts([{"id": "a", "text": "first"}, row])
+
+
+@pytest.mark.parametrize(
     ("fields", "message"),
     [
         ({"text": 5}, "post id='a' field 'text': expected a string, got int"),
