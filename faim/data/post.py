@@ -56,7 +56,7 @@ class Post:
         """
         if is_missing(self.id):
             raise ValueError(
-                f"{self.origin or 'post'}: field 'id': missing; give each post an id (a post given as a dict, or a "
+                f"{post_name(self.origin)} field 'id': missing; give each post an id (a post given as a dict, or a "
                 "file's row, without one takes its place as its id)"
             )
         self.id = str(self.id)
@@ -123,9 +123,13 @@ def unknown_fields(where: str, row: Mapping[Any, Any]) -> None:
         raise ValueError(f"{where} field{plural} {said}: unknown; valid: {', '.join(FIELDS)}")
 
 
-def post_name(origin: str, ident: str) -> str:
+def post_name(origin: str, ident: str | None = None) -> str:
     """A post as an error names it: by its ``origin`` (``file.jsonl:3``, or ``post 1``, its place among the posts
-    given) and its id, ``post 1 (post id='b')``, or by its id alone where it has no origin (``post id='b'``)."""
+    given) and its id, ``post 1 (post id='b')``, or by its id alone where it has no origin (``post id='b'``); one
+    refused for having no id (``ident`` ``None``) by its origin alone, ``post`` where it has none either (a ``Post``
+    built so, refused before it has a place among the posts given)."""
+    if ident is None:
+        return origin or "post"
     return f"{origin} (post id={ident!r})" if origin else f"post id={ident!r}"
 
 

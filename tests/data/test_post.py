@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+from faim.data.elements import posts_to_read
 from faim.data.post import (
     Post,
     as_posts,
@@ -157,6 +158,14 @@ def test_a_post_whose_id_is_missing_takes_its_place_as_its_id_as_a_files_row_its
 
 
 @pytest.mark.parametrize("ident", [None, float("nan"), ""])
-def test_a_post_built_directly_without_an_id_is_refused_naming_it(ident) -> None:
-    with pytest.raises(ValueError, match=re.escape("d.jsonl:3: field 'id': missing; give each post an id")):
-        Post(ident, "some text", origin="d.jsonl:3")
+@pytest.mark.parametrize(("origin", "named"), [("d.jsonl:3", "d.jsonl:3"), ("", "post")])
+def test_a_post_built_directly_without_an_id_is_refused_naming_it_as_other_errors_do(ident, origin, named) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(named)} field 'id': missing; give each post an id"):
+        Post(ident, "some text", origin=origin)
+
+
+def test_a_post_whose_id_was_taken_away_is_refused_naming_its_place_among_the_posts_given() -> None:
+    post = Post("b", "some text")
+    post.id = None
+    with pytest.raises(ValueError, match=r"^post 1 field 'id': missing; give each post an id"):
+        posts_to_read([Post("a", "first"), post], ["text"])
