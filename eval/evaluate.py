@@ -20,7 +20,7 @@ from torch.utils.data import DataLoader
 from faim.calibration.fit import Calibration
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.language import UNDETERMINED, with_languages
-from faim.data.post import Post, check_labelled, post_texts
+from faim.data.post import Post, check_labelled, post_texts, unlabelled_error
 from faim.data.preflight import refuse_unevaluable
 from faim.data.targets import TaskSpec
 from faim.decisions import decide
@@ -188,7 +188,33 @@ def evaluate_loader(
     ablations: bool = True,
     texts: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Evaluate on every labelled post the loader yields; writes metrics.json, metrics.md and plots.
+    """Evaluate on every labelled post the loader yields (``evaluate_labelled_loader``: metrics.json, metrics.md and
+    plots), refused before the model reads a post where the loader's posts are known (``loader_posts``: one
+    ``make_loader`` made) and none carries a label for any task (``check_labelled``).
+
+    Raises:
+        ValueError: Where none of the loader's posts carries a label for any task: before the model reads a post
+            where they are known, once it has read them all where they are known only from its batches; otherwise as
+            ``evaluate_labelled_loader`` raises it.
+    """
+    posts = loader_posts(loader)
+    if posts is not None:
+        check_labelled(posts, [task.name for task in detector.tasks], data_name)
+    return evaluate_labelled_loader(detector, loader, out_dir, data_name, config, ablations, texts)
+
+
+def evaluate_labelled_loader(
+    detector: Detector,
+    loader: DataLoader,
+    out_dir: str | Path,
+    data_name: str,
+    config: EvalConfig | None = None,
+    ablations: bool = True,
+    texts: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Evaluate on every labelled post the loader yields, its posts already refused where none carries a label for
+    any task (``check_labelled``, as ``evaluate_loader`` and ``faim.data.preflight.refuse_unevaluable`` do); writes
+    metrics.json, metrics.md and plots.
 
     ``config`` (default ``EvalConfig()``) is the recipe's ``eval:`` section: metrics at fixed recall and
     precision, calibration bins, the slice field, the modality ablations. A detector that pools by picture is
@@ -200,13 +226,11 @@ def evaluate_loader(
     (``task_results``).
 
     Raises:
-        ValueError: Before the model reads a post, when none carries a label for any task (``check_labelled``:
-            after it has read them all where the loader's posts are known only from its batches, ``loader_posts``) or
-            ``texts`` and the posts differ in number; when the model scores a post NaN or infinite (``check_finite``).
+        ValueError: Before the model reads a post, when ``texts`` and the posts differ in number; when the model
+            scores a post NaN or infinite (``check_finite``); once it has read them all, when none carries a label
+            for any task (``unlabelled_error``, as ``check_labelled`` says it: a loader whose posts are known only
+            from its batches).
     """
-    posts = loader_posts(loader)
-    if posts is not None:
-        check_labelled(posts, [task.name for task in detector.tasks], data_name)
     config = config or EvalConfig()
     if texts is not None and len(texts) != len(loader.dataset):
         raise ValueError(f"{data_name}: {len(texts)} texts for {len(loader.dataset)} evaluated posts")
@@ -239,9 +263,7 @@ def evaluate_loader(
         if task.name in predictions.targets and task.labelled(predictions.targets[task.name]).any():
             results["tasks"][task.name] = task_results(task, main, ablations, out, config, texts)
     if not results["tasks"]:  # a loader whose posts were not known before its batches were read
-        raise ValueError(
-            f"{data_name}: no post carries a label for any task ({', '.join(t.name for t in detector.tasks)})"
-        )
+        raise unlabelled_error(data_name, [task.name for task in detector.tasks])
     write_report(results, out)
     return results
 
@@ -272,4 +294,4 @@ def evaluate(
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)
     texts = post_texts(posts) if words else None
-    return evaluate_loader(detector, loader, out_dir, data_name, config, ablations, texts)
+    return evaluate_labelled_loader(detector, loader, out_dir, data_name, config, ablations, texts)

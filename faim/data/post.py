@@ -270,11 +270,18 @@ def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, reme
             reading posts that no mapping reaches (a recipe's split) replaces.
 
     Raises:
-        ValueError: Naming ``where``, the tasks and ``remedy``.
+        ValueError: Naming ``where``, the tasks and ``remedy`` (``unlabelled_error``).
     """
     names = list(tasks)
     if not any(post.labels.get(name) is not None for post in posts for name in names):
-        raise ValueError(f"{where}: no post carries a label for any task ({', '.join(names)}); {remedy}")
+        raise unlabelled_error(where, names, remedy)
+
+
+def unlabelled_error(where: str, tasks: Iterable[str], remedy: str = MAP_LABELS) -> ValueError:
+    """The error of posts (of ``where``) none of which carries a label for any of ``tasks`` (names), ending in what
+    the user may do (``remedy``), as ``check_labelled`` raises it and evaluation where it finds so only once the model
+    has read the posts (``faim.eval.evaluate.evaluate_labelled_loader``)."""
+    return ValueError(f"{where}: no post carries a label for any task ({', '.join(tasks)}); {remedy}")
 
 
 def post_texts(posts: Iterable[Post]) -> list[str]:

@@ -15,8 +15,9 @@ from conftest import calibrated, frozen_tiny_recipe, pooling_detector
 from torch.utils.data import DataLoader
 
 import faim
+from faim.data import preflight
 from faim.data.elements import PostError
-from faim.data.post import Post
+from faim.data.post import Post, check_labelled
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.eval import evaluate as evaluate_module
@@ -65,11 +66,8 @@ def test_a_loader_of_posts_without_a_label_of_any_task_is_refused_before_the_mod
         evaluate_loader(detector, loader, tmp_path / "eval", "dump")
 
 
-@pytest.mark.parametrize("labelled", [True, False])
-def test_a_loader_over_indices_with_its_own_collate_function_is_evaluated_and_refused_without_labels(
-    labelled: bool, tmp_path: Path
-) -> None:
-    detector = faim.build(
+def tiny_text_detector() -> Detector:
+    return faim.build(
         {
             "model": {
                 "encoders": {"text": {"type": "tiny_text", "dim": 8}},
@@ -78,6 +76,13 @@ def test_a_loader_over_indices_with_its_own_collate_function_is_evaluated_and_re
             }
         }
     )
+
+
+@pytest.mark.parametrize("labelled", [True, False])
+def test_a_loader_over_indices_with_its_own_collate_function_is_evaluated_and_refused_without_labels(
+    labelled: bool, tmp_path: Path
+) -> None:
+    detector = tiny_text_detector()
     task = "harmful" if labelled else "another_task"
     posts = [Post(str(n), f"post {n}", labels={task: n % 2}) for n in range(4)]
     collator = detector.collator(with_targets=True)
@@ -85,9 +90,28 @@ def test_a_loader_over_indices_with_its_own_collate_function_is_evaluated_and_re
     assert loader_posts(loader) is None  # its posts are known from its batches alone
     if labelled:
         assert list(evaluate_loader(detector, loader, tmp_path / "eval", "dump", ablations=False)["tasks"]) == [task]
-    else:
-        with pytest.raises(ValueError, match=r"^dump: no post carries a label for any task \(harmful\)$"):
-            evaluate_loader(detector, loader, tmp_path / "eval", "dump", ablations=False)
+        return
+    with pytest.raises(ValueError) as late:
+        evaluate_loader(detector, loader, tmp_path / "late", "dump", ablations=False)
+    known = make_loader(detector.model, collator, posts, 2, False)
+    with pytest.raises(ValueError) as early:
+        evaluate_loader(detector, known, tmp_path / "early", "dump", ablations=False)
+    assert str(late.value) == str(early.value)  # the same remedy, however late the loader's posts are known
+    assert str(late.value).startswith("dump: no post carries a label for any task (harmful); map a column")
+
+
+def test_evaluating_posts_checks_once_that_some_carry_a_label(tmp_path: Path, monkeypatch) -> None:
+    checked = []
+
+    def counted(posts, tasks, where, *args):
+        checked.append(where)
+        return check_labelled(posts, tasks, where, *args)
+
+    monkeypatch.setattr(evaluate_module, "check_labelled", counted)
+    monkeypatch.setattr(preflight, "check_labelled", counted)
+    posts = [Post(str(n), f"post {n}", labels={"harmful": n % 2}) for n in range(4)]
+    evaluate(tiny_text_detector(), posts, tmp_path / "eval", "dump", ablations=False, words=False)
+    assert checked == ["dump"]
 
 
 def test_a_model_scoring_posts_nan_is_refused_naming_it_the_task_and_the_posts(
