@@ -20,7 +20,7 @@ from faim.data.targets import TaskSpec
 from faim.encoder import Encoder
 from faim.encoders.stack import StackedEncoder
 from faim.model import WholePostModel, check_modality
-from faim.registry import build_source_spec, with_paths
+from faim.registry import build_source_spec, qualified_name, with_paths
 
 
 def task_specs(model_section: dict[str, Any]) -> list[TaskSpec]:
@@ -84,15 +84,20 @@ def build_component(kind: str, spec: dict[str, Any], where: str, *sizes: Any, **
 
 def built(where: str, make: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``make(*args, **kwargs)`` (a component's class, or a check of one), a value it refuses (its ``ValueError``, or
-    torch's ``RuntimeError`` for a size it cannot make) named by the recipe path ``where`` of the component.
+    torch's ``RuntimeError`` for a size it cannot make) named by the recipe path ``where`` of the component, and an
+    argument refused on the way (a ``TypeError``, such as a misspelt key that a constructor taking ``**options``
+    passes on to a call that does not take it) named by that path and by ``make``.
 
     Raises:
-        ValueError: ``"where: message"``.
+        ValueError: ``"where: message"``, or ``"where: module.Class: message"`` for a ``TypeError``; the error raised
+            is its cause.
     """
     try:
         return make(*args, **kwargs)
     except (ValueError, RuntimeError) as error:
         raise ValueError(f"{where}: {error}") from error
+    except TypeError as error:
+        raise ValueError(f"{where}: {qualified_name(make)}: {error}") from error
 
 
 def encoder_spec(encoder: Encoder) -> dict[str, Any] | list[dict[str, Any]]:

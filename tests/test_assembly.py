@@ -1,4 +1,5 @@
-"""A value a component's constructor refuses is named by the component's recipe path."""
+"""A value a component's constructor refuses, or an argument refused on the way, is named by the component's recipe
+path."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import pytest
 from conftest import tiny_recipe
 
 import faim
+from faim import registry
+from faim.recipe import RecipeError
+from faim.tasks import BinaryHead
 
 
 @pytest.mark.parametrize(
@@ -46,3 +50,32 @@ def test_an_encoder_of_the_wrong_modality_is_named_by_its_path(encoders: dict, e
     recipe["model"]["encoders"] |= encoders
     with pytest.raises(ValueError, match=expected):
         faim.build(recipe)
+
+
+def test_a_key_a_plugin_taking_any_key_passes_on_to_a_call_refusing_it_is_named_by_its_path_and_the_plugin(
+    tmp_path: Path,
+) -> None:
+    @faim.register_head("test_passing_on")
+    class PassingOn(BinaryHead):
+        def __init__(self, input_dim: int, **options: int) -> None:
+            super().__init__(input_dim, **options)
+
+    @faim.register_head("test_named_only")
+    class NamedOnly(BinaryHead):
+        def __init__(self, input_dim: int, hidden_dim: int = 0) -> None:
+            super().__init__(input_dim, hidden_dim=hidden_dim)
+
+    recipe = tiny_recipe({"train": tmp_path / "t.jsonl", "validation": tmp_path / "v.jsonl"}, tmp_path / "run")
+    head = {"hiden_dim": 4, "labels": ["no", "yes"]}
+    try:
+        recipe["model"]["heads"] = {"harmful": head | {"type": "test_passing_on"}}
+        with pytest.raises(ValueError, match=r"^model\.heads\.harmful: test_assembly\..*PassingOn: ") as refused:
+            faim.build(recipe)
+        assert str(refused.value).endswith("BinaryHead.__init__() got an unexpected keyword argument 'hiden_dim'")
+        assert isinstance(refused.value.__cause__, TypeError)
+        recipe["model"]["heads"] = {"harmful": head | {"type": "test_named_only"}}
+        with pytest.raises(RecipeError, match=r"model\.heads\.harmful\.hiden_dim: unknown key \(did you mean 'hidd"):
+            faim.build(recipe)
+    finally:
+        registry.HEADS.pop("test_passing_on")
+        registry.HEADS.pop("test_named_only")
