@@ -34,6 +34,7 @@ from faim.registry import (  # noqa: F401  (register_*: faim.register_*, given o
     PLUGIN_GROUP,
     REGISTRIES,
     PluginWarning,
+    as_written,
     constructor_arguments,
     register_encoder,
     register_fusion,
@@ -184,19 +185,19 @@ def component_spec(kind: str, component: object) -> dict[str, Any]:
                 f"{type(component).__name__}: argument {name}={value!r} has the name of a key a recipe gives the "
                 f"{kind} itself ({', '.join(RESERVED[kind])}), so it cannot be written to a recipe; name it otherwise"
             )
-        value = str(value) if isinstance(value, PurePath) else value  # a recipe holds a path as its string
         if not is_plain(value):
             raise ValueError(
-                f"{type(component).__name__}: argument {name}={value!r} is not plain data (numbers, strings, "
+                f"{type(component).__name__}: argument {name}={value!r} is not plain data (numbers, strings, paths, "
                 "booleans, lists and mappings of them), so it cannot be written to a recipe"
             )
-        spec[name] = list(value) if isinstance(value, tuple) else value
+        spec[name] = as_written(value)  # a recipe holds a path as its string
     return spec
 
 
 def is_plain(value: Any) -> bool:
-    """Whether ``value`` is what YAML holds: None, bool, number, string, or lists / string-keyed mappings of them."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    """Whether ``value`` is what YAML holds: None, bool, number, string, or lists / string-keyed mappings of them; or
+    a path, which a recipe holds as its string (``faim.registry.as_written``)."""
+    if value is None or isinstance(value, (bool, int, float, str, PurePath)):
         return True
     if isinstance(value, (list, tuple)):
         return all(is_plain(item) for item in value)

@@ -15,13 +15,14 @@ A registered class also records the arguments each of its instances was built wi
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import inspect
 import types
 import typing
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, TypeVar
 
@@ -224,26 +225,48 @@ def type_hints(annotated: Any) -> dict[str, Any]:
         return {}
 
 
-def path_class(annotation: Any) -> type[PurePath] | None:
-    """The path class (``Path``, any ``PurePath``) an annotation asks for, alone or with ``None`` (``Path | None``);
-    ``None`` for any other annotation (``str | Path`` takes a string as it is)."""
+def made_paths(value: Any, annotation: Any) -> Any:
+    """``value``, given for an argument annotated ``annotation``, with each string where the annotation asks for a
+    path made that path: a path class (``Path``, any ``PurePath``), alone or with ``None`` (``Path | None``), and
+    the same as the items of a ``list``, ``Sequence`` or ``tuple[..., ...]`` or the values of a ``dict`` or
+    ``Mapping``, at any depth (``list[Path]``, ``dict[str, list[Path]] | None``). A list or tuple so annotated is
+    given back new and of its own type, a mapping as a new ``dict``; any other value as it is, as is a value for an
+    annotation of more types than one besides ``None`` (``str | Path`` takes a string as it is)."""
     members = [annotation]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [member for member in typing.get_args(annotation) if member is not type(None)]
-    if len(members) == 1 and isinstance(members[0], type) and issubclass(members[0], PurePath):
-        return members[0]
-    return None
+    if len(members) != 1:
+        return value
+    (asked,) = members
+    origin, args = typing.get_origin(asked), typing.get_args(asked)
+    if isinstance(asked, type) and issubclass(asked, PurePath):
+        return asked(value) if isinstance(value, str) else value
+    if isinstance(value, dict) and origin in (dict, Mapping) and len(args) == 2:
+        return {key: made_paths(item, args[1]) for key, item in value.items()}
+    homogeneous = origin in (list, Sequence) or (origin is tuple and args[1:] == (Ellipsis,))
+    if isinstance(value, (list, tuple)) and homogeneous and args:
+        return type(value)(made_paths(item, args[0]) for item in value)
+    return value
 
 
 def with_paths(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:
-    """``arguments`` for ``cls``'s constructor, each string given for a parameter annotated as a path (``path_class``)
-    made that path: a recipe holds a path as its string."""
-    made = dict(arguments)
-    for name, annotation in type_hints(cls.__init__).items():
-        path = path_class(annotation)
-        if path is not None and isinstance(made.get(name), str):
-            made[name] = path(made[name])
-    return made
+    """``arguments`` for ``cls``'s constructor, each string given where its parameter's annotation asks for a path
+    (``made_paths``) made that path: a recipe holds a path as its string."""
+    hints = type_hints(cls.__init__)
+    return {name: made_paths(value, hints[name]) if name in hints else value for name, value in arguments.items()}
+
+
+def as_written(value: Any) -> Any:
+    """A copy of a recipe value (an argument a component was built with, a recipe section) with each path in it (a
+    ``PurePath``, which an argument ``with_paths`` made a path takes) as its string, and each tuple as a list, as YAML
+    holds them."""
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: as_written(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_written(item) for item in value]
+    return copy.deepcopy(value)
 
 
 def build_source_spec(spec: dict[str, Any], where: str) -> Any:

@@ -1,7 +1,7 @@
 """The registry: duplicates raise (a built-in's name before the built-ins are imported too), a class lacking what its
 kind provides is refused, lookups suggest, plug-ins register through the entry-point group; a plug-in that fails to
 load is warned of and skipped, named where a type it may register is looked up, and a load stopped part way goes on
-when asked again."""
+when asked again; an argument annotated as paths in a list, tuple or mapping is given paths."""
 
 from __future__ import annotations
 
@@ -283,3 +283,53 @@ def test_a_parameter_named_as_a_recipes_own_key_is_saved_taking_what_the_recipe_
         }
     finally:
         registry.HEADS.pop("test_labels_parameter")
+
+
+def test_a_plugin_argument_annotated_as_paths_in_a_list_tuple_or_mapping_is_built_saved_and_loaded_as_paths(
+    tmp_path: Path,
+) -> None:
+    @faim.register_head("test_paths_head")
+    class PathsHead(BinaryHead):
+        def __init__(
+            self,
+            input_dim: int,
+            tables: list[Path] | None = None,
+            stems: tuple[Path, ...] = (),
+            named: dict[str, Path] | None = None,
+        ) -> None:
+            super().__init__(input_dim)
+            self.tables, self.stems, self.named = tables, stems, named
+            self.read = [path.name for path in [*(tables or []), *stems, *(named or {}).values()]]
+
+    head = {"type": "test_paths_head", "tables": ["a/t"], "stems": ["s"], "named": {"x": "n"}, "labels": ["no", "yes"]}
+    section = {
+        "encoders": {"text": {"type": "tiny_text", "dim": 8}},
+        "fusion": {"type": "concat"},
+        "heads": {"harmful": head},
+    }
+    try:
+        built = faim.build({"model": section}).model.heads["harmful"]
+        assert (built.tables, built.stems, built.named) == ([Path("a/t")], [Path("s")], {"x": Path("n")})
+        detector = faim.build({"model": section})
+        detector.model.heads["harmful"] = PathsHead(8, tables=[Path("b")], stems=(Path("c"),), named={"y": Path("d")})
+        detector.recipe = None  # its architecture written out, each path as its string
+        detector.save(tmp_path / "model")
+        loaded = faim.load(tmp_path / "model")
+        assert {key: loaded.recipe.model["heads"]["harmful"][key] for key in ("tables", "stems", "named")} == {
+            "tables": ["b"],
+            "stems": ["c"],
+            "named": {"y": "d"},
+        }
+        rebuilt = loaded.model.heads["harmful"]
+        assert (rebuilt.tables, rebuilt.stems, rebuilt.named) == ([Path("b")], [Path("c")], {"y": Path("d")})
+    finally:
+        registry.HEADS.pop("test_paths_head")
+
+
+def test_only_strings_where_an_annotation_asks_for_a_path_alone_are_made_paths() -> None:
+    assert registry.made_paths(["a", None], list[Path | None]) == [Path("a"), None]
+    assert registry.made_paths(("a",), tuple[Path, ...]) == (Path("a"),)
+    assert registry.made_paths({"k": ["a"]}, dict[str, list[Path]] | None) == {"k": [Path("a")]}
+    assert registry.made_paths(["a"], list[str | Path]) == ["a"]
+    assert registry.made_paths("a", list[Path]) == "a"  # refused by the recipe's check, not taken apart here
+    assert registry.made_paths(["a", "b"], tuple[Path, int]) == ["a", "b"]

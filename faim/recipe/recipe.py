@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -13,6 +13,7 @@ from faim.recipe.errors import RecipeError
 from faim.recipe.loader import load_recipe_dict, override_at, resolve
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
+from faim.registry import as_written
 
 
 @dataclass
@@ -91,18 +92,6 @@ class Recipe:
     def override(self, overrides: list[str]) -> Recipe:
         """A copy with ``a.b=c`` overrides applied and validated again."""
         return Recipe.overridden(resolve(self.to_dict(), self.source, Path(), overrides), self.source, overrides)
-
-
-def as_written(value: Any) -> Any:
-    """A copy of a recipe section's value with each path in it (a ``PurePath``, which a component's argument annotated
-    as one takes) as its string, as YAML holds it."""
-    if isinstance(value, PurePath):
-        return str(value)
-    if isinstance(value, dict):
-        return {key: as_written(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [as_written(item) for item in value]
-    return copy.deepcopy(value)
 
 
 def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Recipe:
