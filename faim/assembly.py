@@ -12,7 +12,6 @@ into the recipe.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from faim.components import component_args, component_spec, head_sizes, lookup
@@ -20,7 +19,7 @@ from faim.data.targets import TaskSpec
 from faim.encoder import Encoder
 from faim.encoders.stack import StackedEncoder
 from faim.model import WholePostModel, check_modality
-from faim.registry import build_source_spec, qualified_name, with_paths
+from faim.registry import build_source_spec, built, with_paths
 
 
 def task_specs(model_section: dict[str, Any]) -> list[TaskSpec]:
@@ -80,24 +79,6 @@ def build_component(kind: str, spec: dict[str, Any], where: str, *sizes: Any, **
     recipe's) added, a path given as its string made a path (``with_paths``)."""
     cls = lookup(kind, spec["type"], where)
     return built(where, cls, *sizes, **with_paths(cls, component_args(kind, spec) | given))
-
-
-def built(where: str, make: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``make(*args, **kwargs)`` (a component's class, or a check of one), a value it refuses (its ``ValueError``, or
-    torch's ``RuntimeError`` for a size it cannot make) named by the recipe path ``where`` of the component, and an
-    argument refused on the way (a ``TypeError``, such as a misspelt key that a constructor taking ``**options``
-    passes on to a call that does not take it) named by that path and by ``make``.
-
-    Raises:
-        ValueError: ``"where: message"``, or ``"where: module.Class: message"`` for a ``TypeError``; the error raised
-            is its cause.
-    """
-    try:
-        return make(*args, **kwargs)
-    except (ValueError, RuntimeError) as error:
-        raise ValueError(f"{where}: {error}") from error
-    except TypeError as error:
-        raise ValueError(f"{where}: {qualified_name(make)}: {error}") from error
 
 
 def encoder_spec(encoder: Encoder) -> dict[str, Any] | list[dict[str, Any]]:

@@ -77,6 +77,11 @@ SETS: dict[str, dict[str, str]] = {
 """Per kind, the attributes its constructor sets on each instance; building one that does not is refused."""
 
 
+class BuildError(ValueError):
+    """A component a recipe describes, refused as it was built (``built``): the message starts with its recipe path
+    (``model.fusion: ...``, ``data.sources[1]: ...``)."""
+
+
 class PluginWarning(FaimWarning):
     """A plug-in of ``PLUGIN_GROUP`` failed to load (``faim.components.load_plugins``)."""
 
@@ -276,9 +281,31 @@ def as_written(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
+def built(where: str, make: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``make(*args, **kwargs)`` (a component's class, or a check of one), a value it refuses (its ``ValueError``, or
+    torch's ``RuntimeError`` for a size it cannot make) named by the recipe path ``where`` of the component, and an
+    argument refused on the way (a ``TypeError``, such as a misspelt key that a constructor taking ``**options``
+    passes on to a call that does not take it) named by that path and by ``make``. A ``BuildError`` ``make`` raises
+    names a member it builds (a ``concat`` source's) by that member's own path, and comes through as it is.
+
+    Raises:
+        BuildError: ``"where: message"``, or ``"where: module.Class: message"`` for a ``TypeError``; the error raised
+            is its cause.
+    """
+    try:
+        return make(*args, **kwargs)
+    except BuildError:
+        raise
+    except (ValueError, RuntimeError) as error:
+        raise BuildError(f"{where}: {error}") from error
+    except TypeError as error:
+        raise BuildError(f"{where}: {qualified_name(make)}: {error}") from error
+
+
 def build_source_spec(spec: dict[str, Any], where: str) -> Any:
     """The data source a ``type:`` mapping names (a recipe's ``data:`` section, or a member ``concat`` or ``without``
-    wraps), built with the mapping's other keys, each path given as its string made a path (``with_paths``); ``where``
-    names the mapping in an error naming a source no registry holds."""
+    wraps), built (``built``) with the mapping's other keys, each path given as its string made a path
+    (``with_paths``); ``where``, the mapping's recipe path, names it in an error naming a source no registry holds or
+    one its class raises as it is built."""
     cls = lookup("source", spec["type"], where)
-    return cls(**with_paths(cls, {key: value for key, value in spec.items() if key != "type"}))
+    return built(where, cls, **with_paths(cls, {key: value for key, value in spec.items() if key != "type"}))

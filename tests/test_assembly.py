@@ -3,6 +3,8 @@ path."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,8 @@ from conftest import tiny_recipe
 
 import faim
 from faim import registry
+from faim.assembly import build_source
+from faim.data.sources import JsonlSource
 from faim.recipe import RecipeError
 from faim.tasks import BinaryHead
 
@@ -79,3 +83,64 @@ def test_a_key_a_plugin_taking_any_key_passes_on_to_a_call_refusing_it_is_named_
     finally:
         registry.HEADS.pop("test_passing_on")
         registry.HEADS.pop("test_named_only")
+
+
+@pytest.fixture
+def forwarding_source() -> Iterator[str]:
+    """A registered source plug-in that passes every key it is given on to the ``jsonl`` source: its type name."""
+
+    @faim.register_source("test_forwarding")
+    class Forwarding(JsonlSource):
+        def __init__(self, **options: str) -> None:
+            super().__init__(**options)
+
+    yield "test_forwarding"
+    registry.SOURCES.pop("test_forwarding")
+
+
+def test_a_key_a_source_plugin_passes_on_to_a_call_refusing_it_is_named_by_its_path_and_the_plugin(
+    forwarding_source: str, tmp_path: Path
+) -> None:
+    fine = {"type": "jsonl", "train": str(tmp_path / "t.jsonl")}
+    typo = {"type": forwarding_source, "trian": str(tmp_path / "t.jsonl")}
+    sections = {
+        "data": typo,
+        "data.sources[1]": {"type": "concat", "sources": [fine, typo]},
+        "data.sources[0]": {
+            "type": "without",
+            "source": {"type": "concat", "sources": [typo, fine]},
+            "field": "f",
+            "values": ["a"],
+        },
+    }
+    for where, section in sections.items():
+        with pytest.raises(ValueError, match=rf"^{re.escape(where)}: test_assembly\..*Forwarding: ") as refused:
+            build_source(section)
+        assert str(refused.value).endswith("JsonlSource.__init__() got an unexpected keyword argument 'trian'")
+        assert isinstance(refused.value.__cause__, TypeError)
+
+
+@pytest.mark.parametrize(
+    ("section", "expected"),
+    [
+        ({"type": "hateful_memes", "root": "r", "validation": "dev_sen"}, r"^data: hateful_memes: validation 'dev_s"),
+        (
+            {
+                "type": "concat",
+                "sources": [{"type": "jsonl"}, {"type": "hateful_memes", "root": "r", "validation": "x"}],
+            },
+            r"^data\.sources\[1\]: hateful_memes: validation 'x' is not one of",
+        ),
+        (
+            {"type": "concat", "sources": [{"type": "jsonl"}, {"type": "concat", "sources": []}]},
+            r"^data\.sources\[1\]: a concat member cannot be a concat itself",
+        ),
+        (
+            {"type": "concat", "sources": [{"type": "jsonl"}, {"root": "r"}]},
+            r"^data\.sources\[1\]: a concat member must be a data: mapping with a type:$",
+        ),
+    ],
+)
+def test_a_value_a_source_refuses_is_named_once_by_its_path(section: dict, expected: str) -> None:
+    with pytest.raises(ValueError, match=expected):
+        build_source(section)

@@ -25,7 +25,7 @@ from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source a member may name)
 from faim.data.post import SOURCE, Post
-from faim.registry import build_source_spec, register_source
+from faim.registry import BuildError, build_source_spec, register_source
 
 EVALUATE_ON = ("first", "all")
 
@@ -39,8 +39,8 @@ class ConcatSource:
         evaluate_on: Which members give the splits other than train: ``"first"`` or ``"all"``.
 
     Raises:
-        ValueError: On fewer than two members, a member without ``type``, a nested ``concat`` or an unknown
-            ``evaluate_on``, naming the member.
+        ValueError: On fewer than two members or an unknown ``evaluate_on``; a ``faim.registry.BuildError`` naming the
+            member by its recipe path on a member without ``type``, a nested ``concat``, or one its class refuses.
     """
 
     def __init__(self, sources: list[dict[str, Any]], evaluate_on: str = "first") -> None:
@@ -53,9 +53,9 @@ class ConcatSource:
         for index, spec in enumerate(sources):
             where = f"data.sources[{index}]"
             if not isinstance(spec, dict) or "type" not in spec:
-                raise ValueError(f"concat: {where} must be a mapping with a type:")
+                raise BuildError(f"{where}: a concat member must be a data: mapping with a type:")
             if spec["type"] == "concat":
-                raise ValueError(f"concat: {where} is itself a concat; list its sources here instead")
+                raise BuildError(f"{where}: a concat member cannot be a concat itself; list its sources here instead")
             self.members.append(build_source_spec(spec, where))
             self.names.append(f"{index}-{spec['type']}")
         self.evaluate_on = evaluate_on
