@@ -1,6 +1,8 @@
 """Facebook's Hateful Memes layout as a source: ``{split}.jsonl`` files and an ``img/`` folder.
 
-Each line is ``{"id", "img": "img/01235.png", "text", "label"}``; the test files may lack ``label``. Phase 2
+Each line is ``{"id", "img": "img/01235.png", "text", "label"}``; the test files may lack ``label``, and a line
+without an id (absent, null or empty) takes its place in the file as its id, as a file read by the ``jsonl``
+source does (``faim.data.post.post_id``). Phase 2
 of the challenge ships ``train``, ``dev_seen``/``dev_unseen`` and ``test_seen``/``test_unseen``; phase 1
 shipped ``train``, ``dev`` and ``test``. The test file is the one matching the chosen validation file.
 """
@@ -13,13 +15,13 @@ from pathlib import Path
 
 from faim.data.columns import ColumnMap
 from faim.data.native import check_choice
-from faim.data.post import Post
+from faim.data.post import Post, post_id
 from faim.data.tabular import jsonl_rows, sha256_files
 from faim.registry import register_source
 
 VALIDATION = ("dev_seen", "dev_unseen", "dev")
 LABELS = ["not-hateful", "hateful"]
-KEYS = ("id", "img", "text")
+KEYS = ("img", "text")
 
 
 @register_source("hateful_memes")
@@ -61,18 +63,19 @@ class HatefulMemesSource:
         return list(self.iter_posts(self.location(split)))
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
-        """Posts of a Hateful Memes ``.jsonl`` file; a missing or null ``label`` leaves the post unlabelled.
+        """Posts of a Hateful Memes ``.jsonl`` file; a missing or null ``label`` leaves the post unlabelled, and a
+        missing ``id`` (``faim.data.post.post_id``) gives the post its place among the file's posts, from 0.
 
         Raises:
             FileNotFoundError: When the file does not exist.
-            ValueError: On invalid JSON, a line without ``id``, ``img`` or ``text``, or a label other than 0 and 1
-                (naming file and line).
+            ValueError: On invalid JSON, a line without ``img`` or ``text``, or a label other than 0 and 1 (naming
+                file and line).
         """
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
         _, rows = jsonl_rows(path, ColumnMap())
-        for line, row in rows:
+        for index, (line, row) in enumerate(rows):
             origin = f"{path}:{line}"
             missing = [key for key in KEYS if key not in row]
             if missing:
@@ -81,7 +84,7 @@ class HatefulMemesSource:
             if label not in (None, 0, 1):
                 raise ValueError(f"{origin}: unknown label {label!r}; valid: 0, 1")
             yield Post(
-                id=str(row["id"]),
+                id=post_id(row.get("id"), index),
                 text=row["text"] or None,
                 images=[row["img"]] if row["img"] else [],
                 labels={} if label is None else {self.task: int(label)},

@@ -11,6 +11,7 @@ from PIL import Image
 
 from faim.data.hateful_memes import LABELS, HatefulMemesSource
 from faim.data.images import load_image
+from faim.data.sources import JsonlSource
 from faim.registry import SOURCES
 
 
@@ -73,3 +74,12 @@ def test_errors_name_the_file_row_and_value(root):
         HatefulMemesSource(str(root)).posts("train")
     with pytest.raises(ValueError, match=r"validation 'dev_sen' is not one of .*did you mean 'dev_seen'"):
         HatefulMemesSource(str(root), validation="dev_sen")
+
+
+def test_a_line_without_an_id_takes_its_place_as_its_id_as_a_jsonl_file_does(root):
+    lines = [meme(1, 0), meme(2, 1) | {"id": None}, {"img": "img/00003.png", "text": "c"}, meme(4, 0) | {"id": ""}]
+    write(root / "train.jsonl", lines)
+    posts = HatefulMemesSource(str(root)).posts("train")
+    assert [post.id for post in posts] == ["1", "1", "2", "3"]
+    assert [post.id for post in JsonlSource().iter_posts(root / "train.jsonl")] == ["1", "1", "2", "3"]
+    assert posts[2].images == ["img/00003.png"] and posts[2].origin == f"{root / 'train.jsonl'}:3"
