@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faim.data.post import ImageRef, Post, is_missing, json_list, post_id, post_name
+from faim.data.post import FIELDS, ImageRef, Post, is_missing, json_list, post_id, post_name
 from faim.registry import suggest
 
-KEYS = ("id", "text", "images", "image", "comments", "labels", "meta")
+KEYS = FIELDS
+"""The keys of a column mapping: the fields of a post given as a dict, each naming the column that holds it."""
 SINGLE = ("id", "text", "images", "comments")
 
 

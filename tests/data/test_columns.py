@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from faim.data.columns import ColumnMap
+from faim.data.columns import KEYS, ColumnMap
+from faim.data.post import FIELDS
 
 
 def convert(row: dict, mapping: dict | None = None, index: int = 0):
@@ -177,3 +178,9 @@ def test_a_json_list_string_in_a_text_cell_is_decoded_once(monkeypatch):
     decoded.clear()
     assert convert(row | {"images": " [ ] "}).images == ["c.png"]  # an empty list read, then the image cell
     assert sorted(decoded) == sorted([" [ ] ", row["comments"]])
+
+
+def test_the_mapping_keys_are_the_post_fields_written_once():
+    assert KEYS is FIELDS
+    with pytest.raises(ValueError, match="valid: id, text, images, image, comments, labels, meta$"):
+        ColumnMap.from_recipe({"txet": "body"})
