@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from faim.data.columns import ColumnMap
 from faim.data.inputs import expand, input_format
-from faim.data.post import Post
+from faim.data.post import Post, post_name
 
 Rows = Iterator[tuple[int, dict[str, Any]]]
 BATCH_ROWS = 1024
@@ -210,8 +210,8 @@ def csv_rows(
     Every cell is read as text, so no column's type is guessed from the first rows and then contradicted by later
     ones; label and meta cells that spell a number become an int or a float (``"1"`` → 1, ``"nan"`` → NaN, i.e.
     missing). ``delimiter=None`` takes the one the file's name and header show (``file_delimiter``). A row whose
-    cells the header does not match, or a mapped cell that is not UTF-8, stops the read naming its file, line and
-    column (``ValueError``).
+    cells the header does not match, or a mapped cell that is not UTF-8, stops the read naming its file and line (and
+    for such a cell the post's id where its id cell is readable, ``row_name``) and column (``ValueError``).
     """
     header, delimiter = csv_file_header(path, delimiter, quote_char)
     bound = columns.bind(header, str(path))
@@ -230,6 +230,7 @@ def csv_file_header(path: Path, delimiter: str | None = None, quote_char: str | 
 def _csv_mapped_rows(path: Path, header: list[str], bound: ColumnMap, delimiter: str, quote_char: str | None) -> Rows:
     wanted = set(bound.wanted(header))
     numeric = set(bound.labels.values()) | set(bound.meta.values())
+    at = {name: index for index, name in enumerate(header)}.get(bound.id)  # the cell a row's id is read from
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         records = csv_records(handle, delimiter, quote_char)
         next(records, None)
@@ -242,9 +243,18 @@ def _csv_mapped_rows(path: Path, header: list[str], bound: ColumnMap, delimiter:
             for name, cell in zip(header, cells):
                 if name in wanted:
                     if not cell.isascii() and not utf8(cell):
-                        raise ValueError(f"{path}:{number}: column {name!r} is not UTF-8 text")
+                        where = row_name(f"{path}:{number}", cells[at] if at is not None else None)
+                        raise ValueError(f"{where}: column {name!r} is not UTF-8 text")
                     row[name] = parse_number(cell) if name in numeric else cell
             yield number, row
+
+
+def row_name(origin: str, ident: str | None) -> str:
+    """A row of a text file (CSV, TSV) as an error about one of its cells names it: as the post it gives
+    (``faim.data.post.post_name``), by ``origin`` and its id cell ``ident``, where that holds UTF-8 text; by ``origin``
+    alone where the row has no id cell, where it is empty (the post's id is then its place among the posts read, which
+    ``FileSource.iter_posts`` counts, not the rows) or where it is not UTF-8."""
+    return post_name(origin, ident if ident and utf8(ident) else None)
 
 
 def utf8(cell: str) -> bool:

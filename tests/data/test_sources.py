@@ -196,7 +196,7 @@ def test_a_csv_row_is_named_by_the_line_it_starts_on_and_a_bad_one_stops_the_rea
     with pytest.raises(ValueError, match=rf"{path}:6: expected 3 cells, as the header has, got 4"):
         next(rows)
     path.write_bytes(b"id,text,y\n1,caf\xe9,0\n")
-    with pytest.raises(ValueError, match=rf"{path}:2: column 'text' is not UTF-8 text"):
+    with pytest.raises(ValueError, match=rf"{path}:2 \(post id='1'\): column 'text' is not UTF-8 text"):
         list(read_posts(path, columns={"labels": ["y"]}))
     path.write_bytes(b"id,text,unused\n1,fine,\xff\n")
     assert [p.text for p in read_posts(path)] == ["fine"]  # a column not read is not checked
@@ -352,3 +352,18 @@ def test_csv_records_report_a_quote_left_open_after_text_after_a_closing_one_and
     finally:
         csv.field_size_limit(limit)
     assert records == [(1, ["id", "t"]), (2, "not CSV (field larger than field limit (20))"), (3, ["2", "b"])]
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        (b"text,key\ncaf\xe9,b\n", ":2 (post id='b')"),  # the id cell comes after the cell refused
+        (b"key,text\nb\xe9,fine\n", ":2"),  # the id cell is the one refused
+        (b"key,text\n,caf\xe9\n", ":2"),  # no id: the post would take its place, which the rows do not know
+    ],
+)
+def test_a_cell_that_is_not_utf8_names_the_post_where_its_id_cell_is_readable(tmp_path, body, named):
+    path = tmp_path / "d.csv"
+    path.write_bytes(body)
+    with pytest.raises(ValueError, match=rf"^{re.escape(f'{path}{named}')}: column '(text|key)' is not UTF-8 text$"):
+        list(read_posts(path, columns={"id": "key"}))
