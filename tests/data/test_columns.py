@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.data.columns import KEYS, ColumnMap
-from faim.data.post import FIELDS
+from faim.data.columns import ColumnMap
 
 
 def convert(row: dict, mapping: dict | None = None, index: int = 0):
@@ -180,7 +179,6 @@ def test_a_json_list_string_in_a_text_cell_is_decoded_once(monkeypatch):
     assert sorted(decoded) == sorted([" [ ] ", row["comments"]])
 
 
-def test_the_mapping_keys_are_the_post_fields_written_once():
-    assert KEYS is FIELDS
+def test_an_unknown_mapping_key_is_refused_naming_the_post_fields():
     with pytest.raises(ValueError, match="valid: id, text, images, image, comments, labels, meta$"):
         ColumnMap.from_recipe({"txet": "body"})
