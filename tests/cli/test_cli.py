@@ -351,7 +351,7 @@ def test_calibrate_warns_where_the_users_labels_are_not_what_the_model_ranks(
 
 
 def test_calibrate_head_corrects_the_head_on_labels_the_model_did_not_learn(
-    trained: Path, demo_data, tmp_path: Path
+    trained: Path, demo_data, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     flipped = flipped_validation(demo_data, tmp_path / "flipped.jsonl")
     common = ["--map", "labels.harmful=label", "--image-root", demo_data["validation"].parent, "--sizes", "40"]
@@ -366,23 +366,28 @@ def test_calibrate_head_corrects_the_head_on_labels_the_model_did_not_learn(
     assert "correction: true" in (tmp_path / "ours" / "recipe.yaml").read_text()
     metrics = {}
     for name in ("plain", "ours"):
-        evaluated = faim("eval", tmp_path / name, flipped, "--map", "labels.harmful=label", "--image-root",
-                         demo_data["validation"].parent, "-o", tmp_path / f"eval_{name}")  # fmt: skip
-        assert evaluated.returncode == 0, evaluated.stderr
+        evaluated = main(["eval", str(tmp_path / name), str(flipped), "--map", "labels.harmful=label", "--image-root",
+                          str(demo_data["validation"].parent), "-o", str(tmp_path / f"eval_{name}")])  # fmt: skip
+        assert evaluated == 0
         report_path = tmp_path / f"eval_{name}" / "metrics.json"
         metrics[name] = json.loads(report_path.read_text())["tasks"]["harmful"]["metrics"]
     # a calibration keeps the model's order, which these labels reverse; the saved correction reads them anew
     assert metrics["ours"]["auroc"] > 0.7 > 0.5 > metrics["plain"]["auroc"]
-    both = faim("calibrate", trained / "model", flipped, "-o", tmp_path / "x", "--head", "--unlabelled")
-    assert both.returncode != 0 and "cannot go with --unlabelled" in both.stderr
+    capsys.readouterr()
+    both = main(["calibrate", str(trained / "model"), str(flipped), "-o", str(tmp_path / "x"), "--head",
+                 "--unlabelled"])  # fmt: skip
+    assert both != 0 and "cannot go with --unlabelled" in capsys.readouterr().err
     rows = flipped.read_text().splitlines()
     by_class = {label: [row for row in rows if json.loads(row)["label"] == label][:2] for label in (0, 1)}
     four = tmp_path / "four.jsonl"  # two of each class: too few for five folds
     four.write_text("\n".join(by_class[0] + by_class[1]) + "\n")
-    few = faim("calibrate", trained / "model", four, "-o", tmp_path / "four", "--map", "labels.harmful=label",
-               "--image-root", demo_data["validation"].parent, "--sizes", "2", "--head")  # fmt: skip
-    assert few.returncode == 0, few.stderr
-    assert "harmful: head kept (4 labelled posts: a correction needs 5 at least); refitted temperature" in few.stdout
+    root = str(demo_data["validation"].parent)
+    few = main(["calibrate", str(trained / "model"), str(four), "-o", str(tmp_path / "four"), "--map",
+                "labels.harmful=label", "--image-root", root, "--sizes", "2", "--head"])  # fmt: skip
+    assert few == 0
+    assert "harmful: head kept (4 labelled posts: a correction needs 5 at least); refitted temperature" in (
+        capsys.readouterr().out
+    )
 
 
 def test_calibrate_unlabelled_moves_the_prior_towards_the_posts_share(trained: Path, demo_data, tmp_path: Path) -> None:
