@@ -15,9 +15,6 @@ from faim.eval.metrics import binary_metrics, multiclass_metrics, multilabel_met
 from faim.runtime import ExportedModel
 from faim.runtime.bundle import probabilities_name
 
-MAX_DROP = 0.01
-"""The largest fall of a task's macro-F1 an int8 export may show by default (``faim export --max-drop``)."""
-
 TIMED_POSTS = 64
 """The fewest posts whose speed says something of the graphs: halves of two batches of 16 or more for each export.
 On fewer, each export's first runs (onnxruntime warming up) and the clock's resolution make the figure."""

@@ -34,8 +34,6 @@ from faim.eval.tables import format_value, markdown_table
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
 
-SIZES = (50, 100, 200, 500)
-"""Labelled posts drawn, by default."""
 MEASURED = ("ece", "macro_f1")
 CALIBRATED_RANGE = ("ece_if_calibrated_low", "ece_if_calibrated_high")
 """The central 95 % of the ECEs a calibrated model would show on the measured posts."""
@@ -62,7 +60,7 @@ def learning_curve(
     start: Calibration,
     predictions: Predictions,
     config: EvalConfig,
-    sizes: Sequence[int] = SIZES,
+    sizes: Sequence[int],
     draws: int = 20,
     seed: int = 0,
     head: bool = False,

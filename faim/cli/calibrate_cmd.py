@@ -1,4 +1,6 @@
-"""``faim calibrate MODEL DATA -o NEW_MODEL``: fit a saved model's calibration to posts of a new platform."""
+"""``faim calibrate MODEL DATA -o NEW_MODEL``: fit a saved model's calibration to posts of a new platform.
+
+Its arguments are ``faim.cli.calibrate_args``'s: ``faim --help`` reads them without importing this module."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from faim.artifact import MANIFEST, read_recipe
 from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
-from faim.cli.common import add_columns, check_label_tasks, output_folder, parse_columns, positive_integer
+from faim.cli.common import check_label_tasks, parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
 from faim.data.post import MAP_LABELS, check_labelled, post_texts
@@ -22,7 +24,6 @@ from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.recalibration import (
-    SIZES,
     as_is,
     calibrated_range,
     curve_rows,
@@ -39,65 +40,6 @@ from faim.folders import check_replaceable
 from faim.inference import predict
 from faim.recipe.sections import EvalConfig
 from faim.training.loaders import make_loader
-
-
-def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
-    parser = sub.add_parser(
-        name,
-        help="refit a saved model's temperatures, logit shifts and thresholds on posts of a new platform",
-        description="Fit a saved model's calibration to a sample of your own posts and write it as a new model "
-        "directory (the model given is left as it was): with labels, each task's temperature, logit shift (where a "
-        "likelihood-ratio test on the labels finds one at 5 %) and decision threshold are refitted on them, and a "
-        "report shows what that is worth after 50, 100, 200 and 500 labels (ECE and macro-F1 on the posts not "
-        "drawn, over repeated draws) and the model's AUROC on the labels with its 95 % interval, which no calibration "
-        "changes, with a warning where that reaches chance (your labels are not what the model ranks), and the "
-        "words the model and your labels read the opposite way (it flags the posts holding the word more often "
-        "than the rest, your labels call them positive less often, or the reverse), which no calibration mends "
-        "either. With --unlabelled, each binary task's share of positives among the posts is estimated by EM on "
-        "the model's scores (Saerens et al., 2002) and its probabilities are shifted to it; no label is needed "
-        "(labels mapped are read for the report alone).",
-    )
-    parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
-    parser.add_argument("data", help="posts: a JSONL/CSV/Parquet file, a folder, a glob or a saved dataset")
-    parser.add_argument(
-        "-o",
-        "--out",
-        required=True,
-        type=output_folder,
-        help="the new model directory (new, empty, or a model to replace)",
-    )
-    add_columns(parser)
-    parser.add_argument(
-        "--unlabelled", action="store_true", help="estimate the new share of positives from unlabelled posts by EM"
-    )
-    parser.add_argument(
-        "--head",
-        action="store_true",
-        help="also correct each binary head on the labels before calibrating: a logistic regression on the "
-        "whole-post embedding and the head's own logit, written into the new model's head, for labels whose "
-        "positives are not what the model ranks high (another policy's definition); the report then has a learning "
-        "curve for it beside the calibration's. Not for models that pool posts by picture",
-    )
-    parser.add_argument(
-        "--sizes",
-        type=positive_integers,
-        default=list(SIZES),
-        help=f"labels drawn for the learning curve, comma-separated (default: {','.join(map(str, SIZES))}); sizes "
-        "that leave no post to measure on are left out",
-    )
-    parser.add_argument(
-        "--draws", type=positive_integer, default=20, help="random draws per number of labels (default: 20)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the draws (default: 0)")
-    parser.add_argument(
-        "--report", type=output_folder, help="report directory (default: NEW_MODEL-calibration beside it)"
-    )
-    parser.set_defaults(handler=run)
-
-
-def positive_integers(text: str) -> list[int]:
-    """Comma-separated ``positive_integer`` values, for ``--sizes``."""
-    return [positive_integer(part) for part in text.split(",")]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,17 @@ import yaml
 from faim.data.columns import ColumnMap
 from faim.folders import check_folder_path
 from faim.registry import suggest
+
+
+def deferred(module: str, function: str = "run") -> Callable[[argparse.Namespace], int | None]:
+    """A command's handler (``set_defaults(handler=...)``) that imports ``module`` only when the command runs and calls
+    its ``function`` on the parsed arguments: a command's arguments, and ``faim --help``, then need none of what
+    running it imports (torch, for most)."""
+
+    def handler(args: argparse.Namespace) -> int | None:
+        return getattr(importlib.import_module(module), function)(args)
+
+    return handler
 
 
 def add_overrides(parser: argparse.ArgumentParser) -> None:

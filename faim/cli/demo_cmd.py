@@ -1,4 +1,6 @@
-"""``faim demo``: generate a multimodal dataset, train, evaluate and batch-score, end to end."""
+"""``faim demo``: generate a multimodal dataset, train, evaluate and batch-score, end to end.
+
+Its arguments are ``faim.cli.demo_args``'s: ``faim --help`` reads them without importing this module."""
 
 from __future__ import annotations
 
@@ -6,25 +8,10 @@ import argparse
 from pathlib import Path
 
 from faim.api import train_recipe
-from faim.cli.common import add_overrides, output_folder, resume_command
+from faim.cli.common import resume_command
 from faim.demo_data import make_demo_data
 from faim.eval.report import format_table
 from faim.scoring.engine import score_dump
-
-
-def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
-    parser = sub.add_parser(
-        name,
-        help="run the whole pipeline on generated data (train → evaluate → score), a few minutes on a CPU",
-        description="Generate posts whose label depends on caption and picture together, train the shipped "
-        "`demo_multimodal` recipe on them (frozen MiniLM text and EfficientNet-Lite0 image encoders, "
-        "align fusion), print its metrics with each modality masked out, and score the validation "
-        "posts to Parquet.",
-    )
-    parser.add_argument("--out", default="demo_out", type=output_folder, help="output directory (default: demo_out)")
-    parser.add_argument("--recipe", default="demo_multimodal", help="recipe to train (default: demo_multimodal)")
-    add_overrides(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

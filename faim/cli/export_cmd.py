@@ -1,5 +1,7 @@
 """``faim export MODEL -o OUT [--format onnx|pt2] [--quantize int8]``: write a saved model as ONNX graphs that
-``faim.runtime`` scores without torch, or as torch.export programs."""
+``faim.runtime`` scores without torch, or as torch.export programs.
+
+Its arguments are ``faim.cli.export_args``'s: ``faim --help`` reads them without importing this module."""
 
 from __future__ import annotations
 
@@ -11,71 +13,22 @@ from faim.artifact import read_recipe
 from faim.artifact_manifest import EXPORT_MANIFEST
 from faim.assembly import build_source
 from faim.cli.common import (
-    add_columns,
     check_label_tasks,
-    output_folder,
     parse_columns,
     refuse_mapping_without_data,
-    share,
     unlabelled_split,
 )
+from faim.cli.export_args import MAX_DROP
 from faim.data.elements import PostError
 from faim.data.post import Post, check_labelled
 from faim.data.sources import read_posts
 from faim.detector import Detector
-from faim.eval.quantization import MAX_DROP, TIMED_POSTS, QuantizationCheck, check_readable, compare_exports
-from faim.export.model import GRAPH_FORMATS, export_model
+from faim.eval.quantization import TIMED_POSTS, QuantizationCheck, check_readable, compare_exports
+from faim.export.model import export_model
 from faim.export.quantize import calibration_sample, quantize_export
 from faim.folders import check_replaceable, replace_folder, working_folder
 from faim.recipe import Recipe
 from faim.runtime import ExportedModel
-
-
-def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
-    parser = sub.add_parser(
-        name,
-        help="write a saved model as ONNX graphs for faim.runtime (scoring without torch) or torch.export programs",
-        description="Export a saved model for deployment: one ONNX graph per encoder (per member of a stack) and one "
-        "for fusion and heads with the calibration inside, traced by torch.export with dynamic batch, element and "
-        "sequence axes, next to what preprocessing needs (tokenizer.json, the text-folding tables, the picture "
-        "crop's numbers, the metadata fields), the tasks, labels and thresholds, and the sha256 of every file. Each "
-        "graph is checked against the model on example inputs before it is kept. Score the export with "
-        "faim.runtime.load(OUT), which needs onnxruntime, tokenizers, Pillow and numpy only. With --quantize int8 "
-        "the encoder graphs' weights are quantized to int8 (onnxruntime dynamic quantization), both versions score "
-        "labelled posts (the recipe's validation split, or DATA); when a task's macro-F1 drops by more than "
-        "--max-drop, the graphs are quantized again, each first smoothed at the strength that keeps its int8 "
-        "outputs closest to fp32's on 256 posts of the recipe's training split (or of DATA; slower: a Mul before "
-        "each product), and measured again; the export is refused, naming both figures, when that drops too much. "
-        "With --format pt2 each graph is a torch.export "
-        "ExportedProgram archive instead (no example inputs, nothing pickled), scored with torch by "
-        "faim.export.programs.load_export(OUT), which refuses any archive entry that would be unpickled.",
-    )
-    parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
-    parser.add_argument(
-        "-o",
-        "--out",
-        required=True,
-        type=output_folder,
-        help="the export directory (an earlier export there is replaced; a folder holding anything else is refused)",
-    )
-    parser.add_argument(
-        "--format",
-        default="onnx",
-        choices=GRAPH_FORMATS,
-        help="onnx: for faim.runtime and faim score --runtime onnx; pt2: torch.export programs (default: %(default)s)",
-    )
-    parser.add_argument("--quantize", choices=["int8"], help="quantize the encoder graphs' weights (onnx only)")
-    parser.add_argument(
-        "--max-drop",
-        type=share,
-        default=MAX_DROP,
-        help="with --quantize: the largest fall of a task's macro-F1 accepted, from 0 to 1 (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--data", help="with --quantize: labelled posts to measure on (default: the recipe's validation split)"
-    )
-    add_columns(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from faim.notices import FaimWarning, MissingExtra
 from faim.version import __version__
@@ -24,21 +25,36 @@ EPILOG = """examples:
   faim cache prune --older-than 30             remove cached embeddings of encoders not used in 30 days
 """
 
+
+class Command(NamedTuple):
+    """Where a command's arguments are defined, and the package it cannot run without.
+
+    Attributes:
+        arguments: The module whose ``add_parser`` defines the command's arguments; it imports nothing heavy (the
+            handler it sets imports what running needs when the command runs), so that ``faim --help`` and
+            ``faim COMMAND --help`` answer at once.
+        needs: The top-level package the command needs, looked for (not imported) before its arguments are read;
+            ``None`` where the base install (or the ``runtime`` extra) runs it.
+    """
+
+    arguments: str
+    needs: str | None = None
+
+
 COMMANDS = {
-    "train": "faim.cli.train_cmd",
-    "eval": "faim.cli.eval_cmd",
-    "calibrate": "faim.cli.calibrate_cmd",
-    "score": "faim.cli.score_cmd",
-    "embed": "faim.cli.score_cmd",
-    "export": "faim.cli.export_cmd",
-    "explain": "faim.cli.explain_cmd",
-    "recipe": "faim.cli.recipe_cmd",
-    "cache": "faim.cli.cache_cmd",
-    "demo": "faim.cli.demo_cmd",
+    "train": Command("faim.cli.train_args", "torch"),
+    "eval": Command("faim.cli.eval_args", "torch"),
+    "calibrate": Command("faim.cli.calibrate_args", "torch"),
+    "score": Command("faim.cli.score_cmd"),
+    "embed": Command("faim.cli.score_cmd"),
+    "export": Command("faim.cli.export_args", "torch"),
+    "explain": Command("faim.cli.explain_args", "torch"),
+    "recipe": Command("faim.cli.recipe_args", "torch"),
+    "cache": Command("faim.cli.cache_cmd"),
+    "demo": Command("faim.cli.demo_args", "torch"),
 }
-"""Each command and the module that defines its arguments (``add_parser``) and runs it. A command's module is
-imported only when that command runs (or for ``faim --help``): ``faim score --runtime onnx`` then starts without
-the training stack, torch included."""
+"""Each command and where its arguments are defined. What a command runs is imported only when it runs:
+``faim score --runtime onnx`` then starts without the training stack, torch included."""
 
 
 EXTRAS = (
@@ -54,8 +70,18 @@ def missing_package(error: ModuleNotFoundError) -> str | None:
     return None if name in ("", "faim") else name
 
 
+def check_installed(package: str | None) -> None:
+    """Raise, as importing it would, where ``package`` (``None``: nothing) is not installed, without importing it.
+
+    Raises:
+        ModuleNotFoundError: Naming ``package``.
+    """
+    if package is not None and importlib.util.find_spec(package) is None:
+        raise ModuleNotFoundError(f"No module named {package!r}", name=package)
+
+
 def add_unavailable(sub: argparse._SubParsersAction, name: str, package: str) -> None:
-    """List ``name`` in ``faim --help`` although its module cannot be imported, saying what it needs."""
+    """List ``name`` in ``faim --help`` although ``package``, which it needs, is not installed, saying so."""
     sub.add_parser(name, help=f"(needs {package}, not installed: pip install 'faim-sdk[torch]')")
 
 
@@ -63,8 +89,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser: every command's, or ``command``'s alone.
 
     Raises:
-        ModuleNotFoundError: When ``command``'s module needs a package this install lacks (the whole listing,
-            ``command`` ``None``, names such commands instead).
+        ModuleNotFoundError: When ``command`` needs a package this install lacks (the whole listing, ``command``
+            ``None``, names such commands instead).
     """
     parser = argparse.ArgumentParser(
         prog="faim",
@@ -74,10 +100,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"faim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, module in COMMANDS.items():
+    for name, (arguments, needs) in COMMANDS.items():
         if command in (None, name):
             try:
-                importlib.import_module(module).add_parser(sub, name)
+                check_installed(needs)
+                importlib.import_module(arguments).add_parser(sub, name)
             except ModuleNotFoundError as error:
                 package = missing_package(error)
                 if command is not None or package is None:

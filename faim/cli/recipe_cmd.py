@@ -1,27 +1,15 @@
-"""``faim recipe show|list``."""
+"""``faim recipe show|list``.
+
+Its arguments are ``faim.cli.recipe_args``'s: ``faim --help`` reads them without importing this module."""
 
 from __future__ import annotations
 
 import argparse
 import inspect
 
-from faim.cli.common import add_overrides
 from faim.components import DERIVED, registries, settable_arguments
 from faim.recipe import Recipe
 from faim.recipe.loader import locate, shipped_recipes
-
-
-def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
-    parser = sub.add_parser(name, help="show a resolved recipe, or list shipped recipes and components")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    show = actions.add_parser(
-        "show", help="print the resolved recipe (base merged, overrides applied, the train and eval defaults filled)"
-    )
-    show.add_argument("recipe", help="recipe file, or the name of a shipped recipe")
-    add_overrides(show)
-    show.set_defaults(handler=run_show)
-    listing = actions.add_parser("list", help="list shipped recipes and registered encoders, fusions, heads, sources")
-    listing.set_defaults(handler=run_list)
 
 
 def run_show(args: argparse.Namespace) -> int:

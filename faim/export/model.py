@@ -26,7 +26,7 @@ from faim.export.preprocessing import preprocessing_spec
 from faim.export.programs import ProgramGraph, write_program
 from faim.export.staging import staged, write_manifest
 from faim.model import evaluating
-from faim.runtime.bundle import FORMAT_VERSION, ExportError
+from faim.runtime.bundle import FORMAT_VERSION, GRAPH_FORMATS, ExportError
 from faim.runtime.model import session
 from faim.runtime.preprocess import part_preprocessor
 from faim.version import __version__
@@ -36,9 +36,6 @@ EXAMPLE_ELEMENTS = 3
 
 TOLERANCE = 1e-4
 """Largest difference between a graph's outputs and the eager module's on the example inputs."""
-
-GRAPH_FORMATS = ("onnx", "pt2")
-"""ONNX graphs (torch.onnx's dynamo exporter) for onnxruntime, or torch.export's ExportedPrograms for torch."""
 
 TOKENS = ["input_ids", MASK_INPUT], [{0: "N", 1: "T"}] * 2
 GRAPHS: dict[str, tuple[type[nn.Module], list[str], list[dict[int, str]]]] = {

@@ -269,12 +269,6 @@ def test_training_on_a_corrupt_image_names_file_row_and_field(demo_data, tmp_pat
     assert "bad.jpg" in result.stderr
 
 
-def test_help_explains_every_command() -> None:
-    for command in ("train", "eval", "calibrate", "score", "embed", "recipe", "cache", "demo"):
-        result = faim(command, "--help")
-        assert result.returncode == 0 and "usage: faim" in result.stdout
-
-
 def test_missing_data_file_names_the_split_and_path(demo_data, tmp_path: Path, write_recipe) -> None:
     recipe = tiny_recipe({"train": tmp_path / "absent.jsonl", "validation": demo_data["validation"]}, tmp_path / "run")
     result = faim("train", write_recipe(recipe))
@@ -592,6 +586,8 @@ def test_without_the_torch_extra_help_lists_every_command_and_a_torch_command_sa
     assert "faim train: error: needs the Python package 'torch', not installed" in train.stderr
     assert "pip install 'faim-sdk[torch]'" in train.stderr
     assert "Traceback" not in train.stderr
+    train_help = subprocess.run([*run, "train", "--help"], capture_output=True, text=True, env=environment, check=False)
+    assert (train_help.returncode, train_help.stderr) == (train.returncode, train.stderr)
 
     score = subprocess.run([*run, "score", "--help"], capture_output=True, text=True, env=environment, check=False)
     assert score.returncode == 0, score.stderr
