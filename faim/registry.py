@@ -236,11 +236,7 @@ def made_paths(value: Any, annotation: Any) -> Any:
     the same as the items of a ``list``, ``Sequence`` or ``tuple[..., ...]`` or the values of a ``dict`` or
     ``Mapping``, at any depth (``list[Path]``, ``dict[str, list[Path]] | None``). A list or tuple so annotated is
     given back new and of its own type, a mapping as a new ``dict``; any other value as it is, as is a value for an
-    annotation of more types than one besides ``None`` (``str | Path`` takes a string as it is).
-
-    Raises:
-        ValueError: For an empty string where a path is asked, which names none (``Path('')`` is the current folder).
-    """
+    annotation of more types than one besides ``None`` (``str | Path`` takes a string as it is)."""
     members = [annotation]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [member for member in typing.get_args(annotation) if member is not type(None)]
@@ -249,9 +245,6 @@ def made_paths(value: Any, annotation: Any) -> Any:
     (asked,) = members
     origin, args = typing.get_origin(asked), typing.get_args(asked)
     if isinstance(asked, type) and issubclass(asked, PurePath):
-        if value == "":
-            none = ", or null for none" if asked is not annotation else ""
-            raise ValueError(f"'' is not a path: write '.' for the current folder{none}")
         return asked(value) if isinstance(value, str) else value
     if isinstance(value, dict) and origin in (dict, Mapping) and len(args) == 2:
         return {key: made_paths(item, args[1]) for key, item in value.items()}

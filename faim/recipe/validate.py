@@ -32,7 +32,7 @@ from faim.data.elements import ELEMENT_MODALITIES
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import EvalConfig, TrainConfig
-from faim.registry import made_paths, suggest, type_hints
+from faim.registry import suggest, type_hints
 
 TOP_LEVEL = ("data", "model", "train", "eval")
 MODEL_KEYS = ("encoders", "fusion", "heads")
@@ -395,16 +395,9 @@ def type_matches(value: Any, annotation: Any) -> bool:
 def check_types(source: str, name: str, given: dict[str, Any], annotated: Any) -> None:
     """Refuse a value in ``given`` that does not fit the annotation of its name in ``annotated`` (a section's
     dataclass, a component's constructor; names without an annotation, or annotations that name what cannot be
-    imported here, are not checked), or that holds a string no path can be made of where the annotation asks for a
-    path (``faim.registry.made_paths``, as the builder makes them)."""
+    imported here, are not checked)."""
     hints = type_hints(annotated)
     for key, value in given.items():
-        if key not in hints:
-            continue
-        if not type_matches(value, hints[key]):
+        if key in hints and not type_matches(value, hints[key]):
             expected = getattr(hints[key], "__name__", str(hints[key]))
             raise RecipeError(source, f"{name}.{key}", f"expected {expected}, got {value!r}")
-        try:
-            made_paths(value, hints[key])
-        except ValueError as error:
-            raise RecipeError(source, f"{name}.{key}", str(error)) from error

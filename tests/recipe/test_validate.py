@@ -335,45 +335,6 @@ def test_a_plugin_argument_annotated_as_a_path_takes_its_string_or_a_path_and_is
         registry.HEADS.pop("test_path_head")
 
 
-@pytest.mark.parametrize(
-    ("key", "value", "expected"),
-    [
-        ("extra", "", r"harmful\.extra: '' is not a path: write '\.' for the current folder, or null for none$"),
-        ("table", "", r"model\.heads\.harmful\.table: '' is not a path: write '\.' for the current folder$"),
-        ("tables", ["a", ""], r"model\.heads\.harmful\.tables: '' is not a path: write '\.' for the current folder$"),
-        ("either", "", None),  # a string is taken as it is
-        ("extra", None, None),
-    ],
-)
-def test_an_empty_string_for_a_plugin_argument_annotated_as_a_path_is_refused_naming_it(
-    key: str, value: object, expected: str | None
-) -> None:
-    @faim.register_head("test_empty_path_head")
-    class PathHead(BinaryHead):
-        def __init__(
-            self,
-            input_dim: int,
-            table: Path = Path("words.txt"),
-            extra: Path | None = None,
-            tables: list[Path] | None = None,
-            either: str | Path = "x",
-        ) -> None:
-            super().__init__(input_dim)
-            self.given = {"table": table, "extra": extra, "tables": tables, "either": either}
-
-    head = {"type": "test_empty_path_head", key: value, "labels": ["no", "yes"]}
-    section = {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"},
-               "heads": {"harmful": head}}  # fmt: skip
-    try:
-        if expected is None:
-            assert faim.build({"model": section}).model.heads["harmful"].given[key] == value
-        else:
-            with pytest.raises(RecipeError, match=expected):
-                as_recipe({"model": section})
-    finally:
-        registry.HEADS.pop("test_empty_path_head")
-
-
 @pytest.mark.parametrize("wrapped", ["alone", "concat", "without"])
 def test_a_plugin_sources_path_argument_is_built_a_path_alone_or_wrapped(wrapped: str) -> None:
     @faim.register_source("test_path_source")
