@@ -23,6 +23,7 @@ import types
 import typing
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import PurePath
 from typing import Any, TypeVar
 
@@ -295,10 +296,25 @@ def built(where: str, make: Callable[..., Any], *args: Any, **kwargs: Any) -> An
         raise BuildError(f"{where}: {qualified_name(make)}: {error}") from error
 
 
+BUILDING_SOURCE: ContextVar[str] = ContextVar("building_source", default="")
+"""The recipe path of the data source being built (``build_source_spec``), which its members' paths extend."""
+
+
+def member_path(relative: str) -> str:
+    """The recipe path of a member at ``relative`` to the data source being built (``sources[1]`` of the ``concat`` at
+    ``data.source``: ``data.source.sources[1]``); ``relative`` itself where no source is being built."""
+    parent = BUILDING_SOURCE.get()
+    return f"{parent}.{relative}" if parent else relative
+
+
 def build_source_spec(spec: dict[str, Any], where: str) -> Any:
     """The data source a ``type:`` mapping names (a recipe's ``data:`` section, or a member ``concat`` or ``without``
     wraps), built (``built``) with the mapping's other keys, each path given as its string made a path
-    (``with_paths``); ``where``, the mapping's recipe path, names it in an error naming a source no registry holds or
-    one its class raises as it is built."""
+    (``with_paths``); ``where``, the mapping's recipe path (a member's from ``member_path``), names it in an error
+    naming a source no registry holds or one its class raises as it is built, and is the path its members extend."""
     cls = lookup("source", spec["type"], where)
-    return built(where, cls, **with_paths(cls, {key: value for key, value in spec.items() if key != "type"}))
+    building = BUILDING_SOURCE.set(where)
+    try:
+        return built(where, cls, **with_paths(cls, {key: value for key, value in spec.items() if key != "type"}))
+    finally:
+        BUILDING_SOURCE.reset(building)

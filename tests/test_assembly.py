@@ -106,11 +106,15 @@ def test_a_key_a_source_plugin_passes_on_to_a_call_refusing_it_is_named_by_its_p
     sections = {
         "data": typo,
         "data.sources[1]": {"type": "concat", "sources": [fine, typo]},
-        "data.sources[0]": {
+        "data.source.sources[0]": {
             "type": "without",
             "source": {"type": "concat", "sources": [typo, fine]},
             "field": "f",
             "values": ["a"],
+        },
+        "data.sources[1].source": {
+            "type": "concat",
+            "sources": [fine, {"type": "without", "source": typo, "field": "f", "values": ["a"]}],
         },
     }
     for where, section in sections.items():

@@ -25,7 +25,7 @@ from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source a member may name)
 from faim.data.post import SOURCE, Post
-from faim.registry import BuildError, build_source_spec, register_source
+from faim.registry import BuildError, build_source_spec, member_path, register_source
 
 EVALUATE_ON = ("first", "all")
 
@@ -51,7 +51,7 @@ class ConcatSource:
         self.names: list[str] = []
         self.members: list[Any] = []
         for index, spec in enumerate(sources):
-            where = f"data.sources[{index}]"
+            where = member_path(f"sources[{index}]")
             if not isinstance(spec, dict) or "type" not in spec:
                 raise BuildError(f"{where}: a concat member must be a data: mapping with a type:")
             if spec["type"] == "concat":

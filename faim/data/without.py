@@ -24,7 +24,7 @@ from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source the wrapped one may name)
 from faim.data.post import Post
-from faim.registry import build_source_spec, register_source
+from faim.registry import build_source_spec, member_path, register_source
 
 
 @register_source("without")
@@ -48,7 +48,7 @@ class WithoutSource:
             raise ValueError(f"without: field must name a meta field, got {field!r}")
         if not isinstance(values, list) or not values:
             raise ValueError(f"without: values must be a non-empty list of {field} values, got {values!r}")
-        self.member = build_source_spec(source, "data.source")
+        self.member = build_source_spec(source, member_path("source"))
         self.field = field
         self.values = list(values)
         self.read: dict[str, list[Post]] = {}

@@ -116,7 +116,7 @@ def test_missing_split_names_the_ones_there_are(members):
     [
         ("x", "first", "at least two"),
         ([{"type": "tweeteval", "root": "r"}], "first", "at least two"),
-        ([{"root": "r"}, {"type": "tweeteval", "root": "r"}], "first", r"data.sources\[0\]: a concat member must"),
+        ([{"root": "r"}, {"type": "tweeteval", "root": "r"}], "first", r"^sources\[0\]: a concat member must"),
         ([{"type": "tweeteval", "root": "r"}] * 2, "second", "evaluate_on must be one of first, all"),
     ],
 )
