@@ -262,16 +262,18 @@ def with_paths(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:
     return {name: made_paths(value, hints[name]) if name in hints else value for name, value in arguments.items()}
 
 
-def as_written(value: Any) -> Any:
+def as_written(value: Any, keep_tuples: bool = False) -> Any:
     """A copy of a recipe value (an argument a component was built with, a recipe section) with each path in it (a
     ``PurePath``, which an argument ``with_paths`` made a path takes) as its string, and each tuple as a list, as YAML
-    holds them."""
+    holds them; with ``keep_tuples``, each tuple kept a tuple (a recipe given in code builds its components with the
+    tuples it gives them)."""
     if isinstance(value, PurePath):
         return str(value)
     if isinstance(value, dict):
-        return {key: as_written(item) for key, item in value.items()}
+        return {key: as_written(item, keep_tuples) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [as_written(item) for item in value]
+        items = [as_written(item, keep_tuples) for item in value]
+        return tuple(items) if keep_tuples and isinstance(value, tuple) else items
     return copy.deepcopy(value)
 
 

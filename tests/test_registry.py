@@ -326,6 +326,22 @@ def test_a_plugin_argument_annotated_as_paths_in_a_list_tuple_or_mapping_is_buil
         registry.HEADS.pop("test_paths_head")
 
 
+def test_a_recipe_given_in_code_builds_its_components_with_the_tuples_it_gives_them() -> None:
+    @faim.register_head("test_tuple_head")
+    class TupleHead(BinaryHead):
+        def __init__(self, input_dim: int, size: tuple[int, int] = (1, 1), stems: tuple[Path, ...] = ()) -> None:
+            super().__init__(input_dim)
+            self.size, self.stems = size, stems
+
+    head = {"type": "test_tuple_head", "size": (3, 4), "stems": ("s",), "labels": ["no", "yes"]}
+    section = {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    try:
+        built = faim.build({"model": section | {"heads": {"harmful": head}}}).model.heads["harmful"]
+        assert (built.size, built.stems) == ((3, 4), (Path("s"),))
+    finally:
+        registry.HEADS.pop("test_tuple_head")
+
+
 def test_only_strings_where_an_annotation_asks_for_a_path_alone_are_made_paths() -> None:
     assert registry.made_paths(["a", None], list[Path | None]) == [Path("a"), None]
     assert registry.made_paths(("a",), tuple[Path, ...]) == (Path("a"),)

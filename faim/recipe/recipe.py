@@ -40,8 +40,8 @@ class Recipe:
         """Validate a recipe mapping (base and overrides already applied)."""
         validate(mapping, source)
         return cls(
-            data=as_written(mapping.get("data")),
-            model=as_written(mapping["model"]),
+            data=as_written(mapping.get("data"), keep_tuples=True),
+            model=as_written(mapping["model"], keep_tuples=True),
             train=TrainConfig(**mapping.get("train", {})),
             eval=EvalConfig(**mapping.get("eval", {})),
             source=source,
