@@ -7,7 +7,6 @@ from typing import Any
 
 import torch
 from PIL import Image
-from timm.data import create_transform, resolve_data_config
 from torch import nn
 
 from faim.preprocess.pixels import CentreCrop
@@ -42,6 +41,8 @@ class ImagePreprocessor:
         crop_pct: float = 1.0,
         crop_mode: str = "center",
     ) -> None:
+        from timm.data import create_transform  # heavy: loaded when a preprocessor is built, not when registered
+
         self.image_size = (int(image_size[0]), int(image_size[1]))
         self.mean = tuple(float(m) for m in mean)
         self.std = tuple(float(s) for s in std)
@@ -61,6 +62,8 @@ class ImagePreprocessor:
     @classmethod
     def for_model(cls, model: nn.Module, image_size: int | None = None) -> ImagePreprocessor:
         """Build from a timm model's pretrained config (``resolve_data_config``), optionally at another size."""
+        from timm.data import resolve_data_config  # heavy: loaded when a timm encoder is built
+
         overrides = {"input_size": (3, image_size, image_size)} if image_size else {}
         config = resolve_data_config(overrides, model=model)
         return cls(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import timm
 import torch
 from torch import nn
 
@@ -73,6 +72,8 @@ class TimmImageEncoder(BackboneImageEncoder):
 
 def create(name: str) -> nn.Module:
     """Build timm model ``name`` without a classifier and without downloading anything."""
+    import timm  # heavy: loaded when a timm encoder is built, not when registered
+
     if not name.startswith(HUB_PREFIXES) and not timm.is_model(name):
         raise ValueError(f"timm_image: unknown timm model {name!r}{suggest(name, timm.list_models())}")
     return timm.create_model(name, pretrained=False, num_classes=0)
@@ -80,6 +81,8 @@ def create(name: str) -> nn.Module:
 
 def create_from_hub(name: str, hub_id: str) -> nn.Module:
     """Build timm model ``name`` with weights fetched from hub repository ``hub_id``."""
+    import timm  # heavy: loaded when a timm encoder is built, not when registered
+
     if not timm.is_model(name):
         raise ValueError(f"timm_image: unknown timm model {name!r}{suggest(name, timm.list_models())}")
     try:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-import torchvision.models
 from torch import nn
-from torchvision.models import WeightsEnum
 
 from faim.encoder import load_checked_state
 from faim.encoders.image_encoder import BackboneImageEncoder
@@ -16,6 +14,9 @@ from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.encoders.weights_files import check_weights_given, find_weights_file, read_state
 from faim.registry import register_encoder, suggest
 from faim.weights import resolve_weights
+
+if TYPE_CHECKING:
+    from torchvision.models import WeightsEnum
 
 WHO = "torchvision_image"
 AUXILIARY = {"googlenet": ("aux1", "aux2"), "inception_v3": ("AuxLogits",)}
@@ -57,6 +58,8 @@ class TorchvisionImageEncoder(BackboneImageEncoder):
         freeze: bool = False,
         image_size: int | None = None,
     ) -> None:
+        import torchvision.models  # heavy: loaded when a torchvision encoder is built, not when registered
+
         super().__init__()
         check_weights_given(f"{WHO} {name!r}", weights, pretrained)
         self.name = name
@@ -92,6 +95,8 @@ def built_for(name: str, weights: str | None) -> WeightsEnum:
     Raises:
         ValueError: For a model torchvision does not have.
     """
+    import torchvision.models  # heavy: loaded when a torchvision encoder is built, not when registered
+
     models = torchvision.models.list_models(module=torchvision.models)
     if name not in models:
         raise ValueError(f"{WHO}: unknown torchvision classification model {name!r}{suggest(name, models)}")
@@ -118,6 +123,8 @@ def read_weights(name: str, weights: str) -> tuple[dict[str, torch.Tensor], str]
     Raises:
         ValueError: For weights that are neither torchvision's nor a file.
     """
+    import torchvision.models  # heavy: loaded when a torchvision encoder is built, not when registered
+
     known = torchvision.models.get_model_weights(name)
     if weights not in known.__members__:
         source = resolve_weights(weights)

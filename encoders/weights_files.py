@@ -8,7 +8,6 @@ from pathlib import Path
 
 import safetensors.torch
 import torch
-from timm.models import clean_state_dict
 
 TORCH_SUFFIXES = (".pth", ".pt")
 SAFETENSORS_SUFFIX = ".safetensors"
@@ -61,4 +60,6 @@ def read_state(path: Path, who: str) -> dict[str, torch.Tensor]:
     for wrapper in ("state_dict", "model"):
         if isinstance(state.get(wrapper), dict):
             state = state[wrapper]
+    from timm.models import clean_state_dict  # heavy: loaded only for a .pth/.pt file
+
     return clean_state_dict(state)
