@@ -17,13 +17,10 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from scipy.sparse import csr_matrix
-from sklearn.decomposition import TruncatedSVD
-from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 from torch import nn
 
 from faim.encoder import Encoder, Preprocessor
@@ -32,6 +29,9 @@ from faim.encoders.text_preprocess import folding_identity
 from faim.preprocess.folding import fold_texts
 from faim.preprocess.ngrams import Family, NgramBags, analyzer, read_vocabulary, write_vocabulary
 from faim.registry import register_encoder
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
 
 VOCABULARY = "ngrams.json"
 
@@ -49,6 +49,8 @@ class NgramFeatures:
 
     def matrix(self, texts: list[str]) -> csr_matrix:
         """The TF-IDF matrix ``[N, columns]``."""
+        from scipy.sparse import csr_matrix  # heavy: loaded when first used
+
         indices, offsets, weights = self.bags(texts)
         return csr_matrix((weights, indices, [*offsets, len(indices)]), shape=(len(texts), self.bags.columns))
 
@@ -112,6 +114,9 @@ class NgramTextEncoder(Encoder):
 
     def fit(self, elements: list[Any]) -> None:
         """Fit the vocabularies, IDF weights and SVD projection on the training texts (deterministic)."""
+        from sklearn.decomposition import TruncatedSVD  # heavy: loaded when first used
+        from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer  # heavy: loaded when first used
+
         texts = fold_texts(list(elements), self.folder())
         if len(texts) < 2:
             raise ValueError(f"ngram_text: fitting needs at least two training texts, got {len(texts)}")

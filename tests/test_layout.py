@@ -59,7 +59,7 @@ ORDER = ["ground", "components", "core", "evaluation", "entry"]
 OPTIONAL = {"ray", "ray.data", "datasets"}
 """Third-party modules a function may import when it runs: optional extras (faim-sdk[ray], faim-sdk[hf])."""
 
-DEFERRED = {"transformers", "timm", "torchvision"}
+DEFERRED = {"transformers", "timm", "torchvision", "sklearn", "scipy"}
 """Heavy libraries (with their submodules) a function may import when it first needs them: only some components use
 them, once built (an encoder's model, a fit, an explanation's attributions), so registering every built-in component
 loads none of them."""

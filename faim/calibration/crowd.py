@@ -24,15 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.stats import chi2
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GroupKFold
 
 from faim.calibration.scaling import binary_nll, fit_scaling
 from faim.shared_images import correction_evidence, pool_by_group
+
+if TYPE_CHECKING:
+    from sklearn.linear_model import LogisticRegression
 
 FOLDS = 5
 """Folds of groups the held-out text evidence is computed over (fewer where there are fewer groups)."""
@@ -46,6 +48,8 @@ MAX_WEIGHT = 20.0
 
 def logistic_regression() -> LogisticRegression:
     """The regression ``held_out_logits`` fits on each fold: L2-penalised at scikit-learn's default strength."""
+    from sklearn.linear_model import LogisticRegression  # heavy: loaded when first used
+
     return LogisticRegression(max_iter=2000)
 
 
@@ -58,6 +62,8 @@ def held_out_logits(features: np.ndarray, targets: np.ndarray, folds: Sequence[H
     Raises:
         ValueError: With fewer than two groups.
     """
+    from sklearn.model_selection import GroupKFold  # heavy: loaded when first used
+
     names = np.unique(np.asarray(folds, dtype=object).astype(str), return_inverse=True)[1].ravel()
     count = int(names.max()) + 1 if len(names) else 0
     if count < 2:
