@@ -59,10 +59,13 @@ ORDER = ["ground", "components", "core", "evaluation", "entry"]
 OPTIONAL = {"ray", "ray.data", "datasets"}
 """Third-party modules a function may import when it runs: optional extras (faim-sdk[ray], faim-sdk[hf])."""
 
-DEFERRED = {"transformers", "timm", "torchvision", "sklearn", "scipy"}
+DEFERRED = {"transformers", "timm", "torchvision", "sklearn", "scipy", "captum"}
 """Heavy libraries (with their submodules) a function may import when it first needs them: only some components use
 them, once built (an encoder's model, a fit, an explanation's attributions), so registering every built-in component
 loads none of them."""
+
+COMPONENT_LIBRARIES = ["transformers", "timm", "torchvision", "sklearn", "matplotlib", "captum"]
+"""What only some components load, once built (matplotlib comes with captum)."""
 
 
 def floor(module: str) -> str:
@@ -135,7 +138,7 @@ def test_the_api_names_are_not_modules_of_the_package() -> None:
 
 def loaded_after(statement: str) -> tuple[list[str], list[str]]:
     """The faim modules and the heavy third-party packages a fresh interpreter holds after ``statement``."""
-    heavy = ["transformers", "timm", "pyarrow", "safetensors", "pytorch_lightning", "sklearn", "matplotlib", "scipy"]
+    heavy = ["pyarrow", "safetensors", "pytorch_lightning", "scipy", *COMPONENT_LIBRARIES]
     code = (
         f"import json, sys\n{statement}\n"
         f"print(json.dumps([sorted(m for m in sys.modules if m.split('.')[0] == 'faim'), "
@@ -165,11 +168,33 @@ def test_a_fusion_or_head_module_loads_torch_and_the_ground_floor_only(module: s
 
 @pytest.mark.slow
 def test_an_encoder_module_loads_the_encoders_and_the_ground_floor_only() -> None:
-    """The encoders package registers every built-in encoder, so it brings their libraries (transformers, timm,
-    scikit-learn), but nothing of the training or evaluation stack."""
+    """The encoders package registers every built-in encoder, but neither the libraries an encoder loads once built
+    (transformers, timm, scikit-learn) nor anything of the training or evaluation stack."""
     faim_modules, third_party = loaded_after("import faim.encoders.tiny_image")
     assert [m for m in faim_modules if m not in GROUND and not m.startswith("faim.encoders")] == []
-    assert not {"pytorch_lightning", "matplotlib"} & set(third_party)
+    assert not {"pytorch_lightning", *COMPONENT_LIBRARIES} & set(third_party)
+
+
+@pytest.mark.slow
+def test_importing_the_detector_loads_no_library_only_some_components_need() -> None:
+    """Every scoring process imports the detector, and with it every built-in component."""
+    _, third_party = loaded_after("import faim.detector")
+    assert not set(COMPONENT_LIBRARIES) & set(third_party)
+
+
+@pytest.mark.slow
+def test_a_model_whose_encoders_need_none_of_them_builds_and_embeds_without_them() -> None:
+    model = {
+        "encoders": {"text": {"type": "tiny_e5"}, "meta": {"type": "meta_numeric", "fields": ["age"]}},
+        "fusion": {"type": "concat"},
+        "heads": {"harm": {"type": "binary", "labels": ["no", "yes"]}},
+    }
+    statement = (
+        f"from faim.assembly import build_model\nencoder = build_model({model!r}).encoders['text']\n"
+        "encoder(encoder.preprocessor()(['a post']))"
+    )
+    _, third_party = loaded_after(statement)
+    assert not set(COMPONENT_LIBRARIES) & set(third_party)
 
 
 @pytest.mark.slow

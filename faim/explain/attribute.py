@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from captum.attr import IntegratedGradients, LayerIntegratedGradients, Occlusion
 
 from faim.data.batch import PostBatch
 from faim.data.post import Post
@@ -182,6 +181,8 @@ class PostExplainer:
 
     def shares(self, task: TaskSpec, label: int) -> list[ElementShare]:
         """Integrated gradients over every element embedding the post has (see the module docstring)."""
+        from captum.attr import IntegratedGradients  # heavy (brings matplotlib): loaded when first used
+
         present = [kind for kind, (_, mask) in self.elements.items() if bool(mask.any())]
         if not present:
             return []
@@ -256,6 +257,8 @@ class PostExplainer:
 
     def reading(self, text: TextPieces, task: TaskSpec, label: int) -> TokenReading:
         """The attributions of ``text``'s attributed pieces, in order."""
+        from captum.attr import LayerIntegratedGradients  # heavy (brings matplotlib): loaded when first used
+
         if not text.attributed:
             return TokenReading(text.reader, [], text.in_stack)
         layer = LayerIntegratedGradients(lambda ids: self.text_logit(text, ids, task, label), text.embeddings.layer)
@@ -266,6 +269,8 @@ class PostExplainer:
 
     def pictures(self, task: TaskSpec, label: int) -> list[np.ndarray]:
         """An occlusion heat map per picture of the post."""
+        from captum.attr import Occlusion  # heavy (brings matplotlib): loaded when first used
+
         if "image" not in self.elements or not bool(self.elements["image"][1].any()):
             return []
         encoder = self.model.encoder_for("image")
