@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -156,8 +157,6 @@ def weight_differences(recipe: dict[str, tuple[int, ...]], model: dict[str, tupl
 def write_files(artifact: Artifact, assets: dict[str, dict[str, Any]], staging: Path) -> None:
     """Write the files of ``artifact`` into the folder ``staging``, which holds what its encoders wrote there
     (``assets``: their rebuild arguments), the manifest last."""
-    import transformers  # heavy: its version goes in the manifest, so it is loaded when a model is saved
-
     rebuild = {name: relative_paths(arguments, staging) for name, arguments in assets.items()}
     safetensors.torch.save_model(artifact.model, str(staging / "model.safetensors"))
     umask_permissions(staging / "model.safetensors")
@@ -166,7 +165,7 @@ def write_files(artifact: Artifact, assets: dict[str, dict[str, Any]], staging: 
         "format": FORMAT_VERSION,
         "faim_version": __version__,
         "torch_version": torch.__version__,
-        "transformers_version": transformers.__version__,
+        "transformers_version": version("transformers"),  # read from its metadata: importing it takes seconds
         "tasks": [
             {"name": task.name, "type": task.type, "labels": list(task.labels)}
             | calibration_entry(artifact.calibration, task.name)

@@ -183,18 +183,21 @@ def test_importing_the_detector_loads_no_library_only_some_components_need() -> 
 
 
 @pytest.mark.slow
-def test_a_model_whose_encoders_need_none_of_them_builds_and_embeds_without_them() -> None:
+def test_a_model_whose_encoders_need_none_of_them_builds_embeds_saves_and_loads_without_them() -> None:
     model = {
         "encoders": {"text": {"type": "tiny_e5"}, "meta": {"type": "meta_numeric", "fields": ["age"]}},
         "fusion": {"type": "concat"},
         "heads": {"harm": {"type": "binary", "labels": ["no", "yes"]}},
     }
     statement = (
-        f"from faim.assembly import build_model\nencoder = build_model({model!r}).encoders['text']\n"
-        "encoder(encoder.preprocessor()(['a post']))"
+        f"import tempfile\nfrom faim.assembly import build_model, task_specs\nfrom faim.detector import Detector\n"
+        f"model = build_model({model!r})\nencoder = model.encoders['text']\n"
+        "encoder(encoder.preprocessor()(['a post']))\n"
+        f"folder = tempfile.mkdtemp()\nDetector(model, task_specs({model!r})).save(folder + '/m')\n"
+        "Detector.load(folder + '/m')"
     )
     _, third_party = loaded_after(statement)
-    assert not set(COMPONENT_LIBRARIES) & set(third_party)
+    assert not set(COMPONENT_LIBRARIES) & set(third_party)  # nor when it is saved and loaded
 
 
 @pytest.mark.slow
