@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +154,15 @@ def weight_differences(recipe: dict[str, tuple[int, ...]], model: dict[str, tupl
     return [f"{component} ({difference})" for component, difference in first.items()]
 
 
+def installed_version(package: str) -> str | None:
+    """The version of ``package`` as its installed metadata gives it (without importing it, which can take seconds);
+    ``None`` where it is not installed (a model whose encoders need none of it)."""
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
 def write_files(artifact: Artifact, assets: dict[str, dict[str, Any]], staging: Path) -> None:
     """Write the files of ``artifact`` into the folder ``staging``, which holds what its encoders wrote there
     (``assets``: their rebuild arguments), the manifest last."""
@@ -165,7 +174,7 @@ def write_files(artifact: Artifact, assets: dict[str, dict[str, Any]], staging: 
         "format": FORMAT_VERSION,
         "faim_version": __version__,
         "torch_version": torch.__version__,
-        "transformers_version": version("transformers"),  # read from its metadata: importing it takes seconds
+        "transformers_version": installed_version("transformers"),
         "tasks": [
             {"name": task.name, "type": task.type, "labels": list(task.labels)}
             | calibration_entry(artifact.calibration, task.name)

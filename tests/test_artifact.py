@@ -87,6 +87,25 @@ def test_manifest_lists_versions_tasks_and_hashes(saved) -> None:
     assert {"model.safetensors", "recipe.yaml"} <= set(manifest["files"])
 
 
+def test_a_model_is_saved_and_loaded_where_transformers_is_not_installed(
+    saved, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.metadata
+
+    detector, _ = saved
+    manifest = json.loads((saved[1] / "faim.json").read_text())
+    assert manifest["transformers_version"] == importlib.metadata.version("transformers")
+
+    def not_installed(package: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(package)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    monkeypatch.setattr("faim.artifact.version", not_installed)
+    detector.save(tmp_path / "again")
+    assert json.loads((tmp_path / "again" / "faim.json").read_text())["transformers_version"] is None
+    assert faim.load(tmp_path / "again").tasks == detector.tasks
+
+
 @pytest.mark.parametrize("fused", [None, ["comments", "text"]])
 def test_the_manifest_names_the_fused_kinds_and_a_model_saved_before_it_did_loads_and_has_them_from_its_recipe(
     fused: list[str] | None, demo_data, tmp_path: Path
