@@ -20,7 +20,7 @@ from torch.utils.data import DataLoader
 from faim.calibration.fit import Calibration
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.language import UNDETERMINED, with_languages
-from faim.data.post import Post, check_labelled, post_texts, unlabelled_error
+from faim.data.post import MAP_LABELS, Post, check_labelled, post_texts, unlabelled_error
 from faim.data.preflight import refuse_unevaluable
 from faim.data.targets import TaskSpec
 from faim.decisions import decide
@@ -276,20 +276,23 @@ def evaluate(
     config: EvalConfig | None = None,
     ablations: bool = True,
     words: bool = True,
+    remedy: str = MAP_LABELS,
 ) -> dict[str, Any]:
     """Evaluate on a list of labelled posts (see ``evaluate_loader``), with the words each binary task's decisions
     and its labels read the opposite way unless ``words`` is False; with ``eval.languages``, posts without
-    ``meta.lang`` are given the language they are written in first (``faim.data.language``).
+    ``meta.lang`` are given the language they are written in first (``faim.data.language``). ``remedy`` ends the
+    error where no post carries a label: by default how a file's labels are mapped to tasks, which a caller reading
+    posts no mapping reaches (a recipe's split) replaces.
 
     Raises:
-        ValueError: Before the model reads a post, when none carries a label for any task, or when some name a
-            picture the model would read that is not there (``refuse_unevaluable``: how many, and the first by origin
-            and id).
+        ValueError: Before the model reads a post, when none carries a label for any task (ending in ``remedy``), or
+            when some name a picture the model would read that is not there (``refuse_unevaluable``: how many, and the
+            first by origin and id).
         PostError: Before the model reads a post, naming the first whose text or a comment the model reads holds
             half of a UTF-16 surrogate pair (``refuse_unevaluable``).
     """
     tasks = [task.name for task in detector.tasks]
-    refuse_unevaluable(posts, tasks, detector.model.kinds, detector.max_elements, data_name)
+    refuse_unevaluable(posts, tasks, detector.model.kinds, detector.max_elements, data_name, remedy)
     config = config or EvalConfig()
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)

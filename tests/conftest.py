@@ -52,6 +52,26 @@ def global_random_state_restored() -> Iterator[None]:
     torch.random.set_rng_state(states[2])
 
 
+@pytest.fixture
+def label_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The data each check that posts carry a label (``faim.data.post.check_labelled``) names, in the order made: the
+    check is counted wherever faim's modules take it from, those imported before the test and after."""
+    import sys
+
+    from faim.data import post
+
+    check, checked = post.check_labelled, []
+
+    def counted(posts: Any, tasks: Any, where: str, *args: Any) -> None:
+        checked.append(where)
+        check(posts, tasks, where, *args)
+
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] == "faim" and getattr(module, "check_labelled", None) is check:
+            monkeypatch.setattr(module, "check_labelled", counted)
+    return checked
+
+
 @pytest.fixture(scope="session")
 def demo_data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Train/validation JSONL (+ images) whose label needs caption and picture together."""

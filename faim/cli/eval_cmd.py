@@ -23,7 +23,7 @@ from faim.data.columns import ColumnMap
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
 from faim.data.language import FIELD as LANGUAGE
-from faim.data.post import check_labelled
+from faim.data.post import MAP_LABELS
 from faim.data.preflight import unread_columns, warn_source_split, warn_unheld_kinds
 from faim.data.sources import read_posts
 from faim.detector import Detector
@@ -58,16 +58,16 @@ def run(args: argparse.Namespace) -> int:
     detector = Detector.load(args.model)
     if args.data:
         posts = list(read_posts(args.data, columns, args.image_root))
-        name, label, unmapped = args.data, input_name(args.data), MAP_ELEMENTS
+        name, label, unmapped, unlabelled = args.data, input_name(args.data), MAP_ELEMENTS, MAP_LABELS
     else:
         source = build_source(recipe.data_section)
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
-        remedy = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
-        check_labelled(posts, [task.name for task in detector.tasks], name, remedy)
+        unlabelled = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
         unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"
     kinds = detector.model.kinds_with(detector.pooling_kind)
     posts = leave_out_empty(posts, kinds, name, unmapped)
-    # pictures that are not there and texts that are not text are refused by evaluate, before the model reads a post
+    # posts none of which is labelled, pictures that are not there and texts that are not text are refused by
+    # evaluate, before the model reads a post
     if args.data:
         unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
         warn_unheld_kinds(posts, kinds, name, columns=unread)
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
     config = replace(config, slice=args.slice) if args.slice else config
     out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"
-    report = evaluate(detector, posts, out, name, config)
+    report = evaluate(detector, posts, out, name, config, remedy=unlabelled)
     print(format_table(report))
     if args.robustness:
         print(format_robustness(robustness_report(detector, posts, report, out, name, config)))

@@ -28,7 +28,7 @@ from faim.assembly import build_source, task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
-from faim.data.post import Post, check_labelled, post_name, post_texts
+from faim.data.post import Post, post_name, post_texts
 from faim.data.preflight import refuse_unevaluable, refuse_unreadable, warn_source_splits
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -197,17 +197,15 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
             warnings.warn(f"{message}; the model learns nothing of the others", FaimWarning, stacklevel=2)
 
 
-def check_calibratable(tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
-    """Refuse a validation split (``name``) none of whose posts carries a label, which training would find only once
-    it had trained and saved the model; warn of a binary task whose labelled posts there are none or of one class: it
-    keeps a temperature of 1 and its default threshold (``fit_calibration``), as a fold holding out a group may be
-    meant to.
+UNLABELLED_VALIDATION = "label the validation posts, or point data.validation at labelled ones"
+"""What to do about a validation split none of whose posts carries a label, which training would find only once it
+had trained and saved the model (calibration needs labels), as ``fit`` ends its error (``evaluated_posts``)."""
 
-    Raises:
-        ValueError: Naming the split and the tasks.
-    """
-    check_labelled(posts, [task.name for task in tasks], name, "label the validation posts, or point data.validation "
-                   "at labelled ones")  # fmt: skip
+
+def warn_uncalibrated(tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
+    """Warn of a binary task whose labelled posts in a validation split (``name``) are none or of one class: it keeps
+    a temperature of 1 and its default threshold (``fit_calibration``), as a fold holding out a group may be meant
+    to."""
     for task in tasks:
         classes = {str(post.labels[task.name]) for post in posts if post.labels.get(task.name) is not None}
         if task.type == "binary" and len(classes) < 2:
@@ -228,11 +226,11 @@ UNLABELLED_EVAL_SPLIT = (
 ``evaluated_posts`` ends its error."""
 
 
-def evaluated_posts(recipe: Recipe, posts: list[Post], name: str) -> list[Post]:
+def evaluated_posts(recipe: Recipe, posts: list[Post], name: str, remedy: str = UNLABELLED_EVAL_SPLIT) -> list[Post]:
     """The posts of a recipe's split (``name``, as its source describes it) as evaluation reads them, refused first
     where the evaluation of the recipe's model could not finish (``refuse_unevaluable``, with the recipe's
-    ``train.max_elements``, saying to label them or set ``eval.split`` where none carries a label): with
-    ``eval.languages``, each without ``meta.lang`` given the language it is written in (``faim.data.language``).
+    ``train.max_elements``, ending in ``remedy`` where none carries a label): with ``eval.languages``, each without
+    ``meta.lang`` given the language it is written in (``faim.data.language``).
 
     Raises:
         PostError: Naming the first post whose text or a comment the model reads holds half of a UTF-16 surrogate
@@ -241,7 +239,7 @@ def evaluated_posts(recipe: Recipe, posts: list[Post], name: str) -> list[Post]:
             model reads that is not there, and the first.
     """
     tasks, kinds = list(recipe.model["heads"]), list(recipe.model["encoders"])
-    refuse_unevaluable(posts, tasks, kinds, recipe.train.max_elements, name, UNLABELLED_EVAL_SPLIT)
+    refuse_unevaluable(posts, tasks, kinds, recipe.train.max_elements, name, remedy)
     return with_languages(posts) if recipe.eval.languages else posts
 
 
@@ -393,7 +391,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
             ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
             anything is written, for a training split without posts or a task's labels (``check_learnable``), a
-            validation split without posts or labels (``check_calibratable``), an ``eval.split`` split none of whose
+            validation split without posts or labels (``evaluated_posts``), an ``eval.split`` split none of whose
             posts carries a label (``evaluated_posts``, naming it and ``eval.split``), posts of the training,
             validation or ``eval.split`` split naming a picture the model reads that is not there, or a post of one
             of them whose text or a comment the model reads holds half of a UTF-16 surrogate pair
@@ -431,8 +429,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements)
     if not val_posts:
         raise ValueError(f"{source.describe('validation')}: no posts")
-    check_calibratable(task_specs(recipe.model), val_posts, source.describe("validation"))
-    val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"))
+    val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"), UNLABELLED_VALIDATION)
+    warn_uncalibrated(task_specs(recipe.model), val_posts, source.describe("validation"))
     # read before training, so that a post evaluation would stop at stops nothing done
     eval_posts = (
         val_posts if split == "validation" else evaluated_posts(recipe, eval_posts, eval_split_name(source, split))

@@ -682,7 +682,11 @@ def test_a_validation_split_without_labels_is_refused_before_training_and_one_of
     unlabelled.write_text("".join(json.dumps(row | {"label": None}) + "\n" for row in rows))
     recipe = tiny_recipe(demo_data | {"validation": unlabelled}, tmp_path / "run", max_epochs=1)
     recipe["data"]["image_root"] = images
-    with pytest.raises(ValueError, match=r"unlabelled.jsonl.*: no post carries a label for any task \(harmful\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"unlabelled.jsonl: no post carries a label for any task \(harmful\); label the validation posts, or "
+        r"point data.validation at labelled ones$",
+    ):
         train(recipe)
     assert not (tmp_path / "run" / "checkpoints").exists()
     one_class = tmp_path / "one_class.jsonl"
@@ -693,6 +697,21 @@ def test_a_validation_split_without_labels_is_refused_before_training_and_one_of
         FaimWarning, match=r"the labelled posts of task 'harmful' are of one class \(0\); it keeps a temperature of 1"
     ):
         train(recipe)
+
+
+def test_training_checks_once_that_the_validation_posts_carry_a_label(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, label_checks: list[str]
+) -> None:
+    class Checked(Exception):
+        """Raised as the model is built, once the splits' posts are checked."""
+
+    def built(*args: object) -> None:
+        raise Checked
+
+    monkeypatch.setattr("faim.training.run.Detector.from_recipe", built)
+    with pytest.raises(Checked):
+        train(tiny_recipe(demo_data, tmp_path / "run", max_epochs=1))
+    assert label_checks == [str(demo_data["validation"])]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,48 @@
+"""``faim eval MODEL [DATA]``: the checks of the posts it makes before the model reads any."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import tiny_recipe
+
+import faim
+from faim.cli.main import main
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["recipe_split", "file"])
+def test_eval_checks_once_that_some_posts_carry_a_label(
+    given: bool, tiny_model_dir: Path, demo_data, tmp_path: Path, label_checks: list[str]
+) -> None:
+    data = [str(demo_data["validation"]), "--map", "labels.harmful=label"] if given else []
+    assert main(["eval", str(tiny_model_dir), *data, "-o", str(tmp_path / "eval")]) == 0
+    assert label_checks == [str(demo_data["validation"])]
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["recipe_split", "file"])
+def test_eval_of_posts_whose_only_labelled_ones_hold_nothing_read_names_the_rows_and_what_to_do(
+    given: bool, demo_data, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [json.loads(line) | {"label": None} for line in demo_data["validation"].read_text().splitlines()]
+    rows[0] = {"id": rows[0]["id"], "label": 1}  # the one labelled post holds no text, picture or comment
+    data = tmp_path / "split.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    recipe = tiny_recipe(demo_data | {"validation": data}, tmp_path / "run")
+    recipe["data"]["image_root"] = str(demo_data["validation"].parent)
+    model = faim.build(recipe).save(str(tmp_path / "model"), faim.Recipe.from_dict(recipe))
+    given_data = [str(data), "--map", "labels.harmful=label", "--image-root", recipe["data"]["image_root"]]
+    monkeypatch.setattr("faim.eval.evaluate.predict", lambda *args, **kwargs: pytest.fail("the model read posts"))
+    assert main(["eval", str(model), *(given_data if given else []), "-o", str(tmp_path / "eval")]) == 2
+    said = capsys.readouterr().err
+    left_out = f"{data}: 1 of {len(rows)} posts hold nothing the model reads (comments, image, text) and are left out"
+    assert f"{left_out}; the first: {data}:1 (post id={rows[0]['id']!r})" in said
+    refused = f"faim eval: error: {data}: no post carries a label for any task (harmful); "
+    remedy = (
+        "map a column to a task's labels with --map labels.TASK=COLUMN"
+        if given
+        else "the recipe's split has no labels for these tasks, and --map does not reach it"
+    )
+    assert refused + remedy in said
+    assert given or "or evaluate another split with --split" in said
