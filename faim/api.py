@@ -84,14 +84,15 @@ def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | 
 
     Raises:
         PostError: Before the model reads a post, naming the first whose text or a comment it reads is not text.
-        ValueError: Before the model reads a post, when none carries a label for any task, or some name a picture it
-            reads that is not there (``evaluated_posts``, naming the split and ``eval.split``).
+        ValueError: Before the model reads a post, when none carries a label for any of the saved model's tasks
+            (which differ from the recipe's heads where the recipe was edited since), or some name a picture it reads
+            that is not there (``evaluated_posts``, naming the split and ``eval.split``).
     """
     recipe = as_recipe(recipe)
     detector = Detector.load(model_dir)
     source = build_source(recipe.data_section)
     split = recipe.eval.split
-    posts = evaluated_posts(recipe, source.posts(split), eval_split_name(source, split))
+    posts = evaluated_posts(recipe, source.posts(split), eval_split_name(source, split), detector)
     loader = recipe_loader(recipe, detector, posts, False, split)
     out = recipe.train.run_folder / "eval"
     texts = post_texts(posts)

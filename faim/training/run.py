@@ -226,11 +226,21 @@ UNLABELLED_EVAL_SPLIT = (
 ``evaluated_posts`` ends its error."""
 
 
-def evaluated_posts(recipe: Recipe, posts: list[Post], name: str, remedy: str = UNLABELLED_EVAL_SPLIT) -> list[Post]:
+def evaluated_posts(
+    recipe: Recipe,
+    posts: list[Post],
+    name: str,
+    detector: Detector | None = None,
+    remedy: str = UNLABELLED_EVAL_SPLIT,
+) -> list[Post]:
     """The posts of a recipe's split (``name``, as its source describes it) as evaluation reads them, refused first
-    where the evaluation of the recipe's model could not finish (``refuse_unevaluable``, with the recipe's
-    ``train.max_elements``, ending in ``remedy`` where none carries a label): with ``eval.languages``, each without
-    ``meta.lang`` given the language it is written in (``faim.data.language``).
+    where the evaluation of the model could not finish (``refuse_unevaluable``, ending in ``remedy`` where none
+    carries a label): with ``eval.languages``, each without ``meta.lang`` given the language it is written in
+    (``faim.data.language``).
+
+    The model is ``detector`` where given, its own tasks, kinds and ``max_elements`` checked: a saved model's, which
+    differ from the recipe's where the recipe was edited since it trained. Without it, the model the recipe builds
+    (its heads, encoders and ``train.max_elements``), checked before it is built.
 
     Raises:
         PostError: Naming the first post whose text or a comment the model reads holds half of a UTF-16 surrogate
@@ -238,8 +248,11 @@ def evaluated_posts(recipe: Recipe, posts: list[Post], name: str, remedy: str = 
         ValueError: Naming ``name`` and the tasks where no post carries a label, or how many posts name a picture the
             model reads that is not there, and the first.
     """
-    tasks, kinds = list(recipe.model["heads"]), list(recipe.model["encoders"])
-    refuse_unevaluable(posts, tasks, kinds, recipe.train.max_elements, name, remedy)
+    if detector is None:
+        tasks, kinds, limit = list(recipe.model["heads"]), list(recipe.model["encoders"]), recipe.train.max_elements
+    else:
+        tasks, kinds, limit = [task.name for task in detector.tasks], detector.model.kinds, detector.max_elements
+    refuse_unevaluable(posts, tasks, kinds, limit, name, remedy)
     return with_languages(posts) if recipe.eval.languages else posts
 
 
@@ -429,7 +442,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements)
     if not val_posts:
         raise ValueError(f"{source.describe('validation')}: no posts")
-    val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"), UNLABELLED_VALIDATION)
+    val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"), remedy=UNLABELLED_VALIDATION)
     warn_uncalibrated(task_specs(recipe.model), val_posts, source.describe("validation"))
     # read before training, so that a post evaluation would stop at stops nothing done
     eval_posts = (

@@ -776,6 +776,38 @@ def test_evaluating_a_run_again_refuses_an_eval_split_without_labels_before_the_
     assert not (tmp_path / "run").exists()
 
 
+def test_evaluating_a_run_again_checks_the_labels_of_the_saved_models_tasks_before_the_model_reads_a_post(
+    demo_data, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    spam_only = tmp_path / "validation.jsonl"  # labelled for a task the saved model lacks alone
+    spam_only.write_text("".join(json.dumps(row | {"spam": row["label"], "label": None}) + "\n" for row in rows))
+    recipe = tiny_recipe(demo_data | {"validation": spam_only}, tmp_path / "run")
+    recipe["data"]["image_root"] = str(demo_data["validation"].parent)
+    recipe["data"]["columns"]["labels"]["spam"] = "spam"  # the recipe given a head since the model was saved
+    recipe["model"]["heads"]["spam"] = {"type": "binary", "labels": ["no", "yes"], "hidden_dim": 32}
+    monkeypatch.setattr("faim.eval.evaluate.predict", lambda *args, **kwargs: pytest.fail("the model read posts"))
+    with pytest.raises(
+        ValueError,
+        match=r"validation.jsonl \(eval.split 'validation'\): no post carries a label for any task \(harmful\); "
+        r"label its posts",
+    ):
+        evaluate_run(recipe, tiny_model_dir)
+    assert not (tmp_path / "run").exists()
+
+
+def test_evaluating_a_run_again_looks_up_the_pictures_the_saved_model_reads_before_it_reads_a_post(
+    demo_data, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    moved = tmp_path / "validation.jsonl"  # the pictures left beside the demo's file
+    moved.write_text(demo_data["validation"].read_text(encoding="utf-8"), encoding="utf-8")
+    recipe = tiny_recipe(demo_data | {"validation": moved}, tmp_path / "run")
+    del recipe["model"]["encoders"]["image"]  # the recipe no longer reads pictures; the saved model does
+    monkeypatch.setattr("faim.eval.evaluate.predict", lambda *args, **kwargs: pytest.fail("the model read posts"))
+    with pytest.raises(ValueError, match=r"validation.jsonl.*: 160 of 160 posts name a picture that is not there"):
+        evaluate_run(recipe, tiny_model_dir)
+
+
 def test_a_kind_no_training_post_holds_is_warned_of_naming_the_column_to_map(demo_data, tmp_path: Path) -> None:
     rows = [json.loads(line) for line in demo_data["train"].read_text(encoding="utf-8").splitlines()]
     unmapped = tmp_path / "train.jsonl"  # the pictures under a column the recipe does not map
