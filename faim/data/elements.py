@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from faim.data.images import ImageError, load_image
-from faim.data.post import Post, as_posts, post_name
+from faim.data.post import Post, as_posts, own_meta, post_name
 from faim.notices import FaimWarning
 
 T = TypeVar("T")
@@ -62,7 +62,8 @@ def element_refs(post: Post, kind: str, limit: int) -> list[Any]:
 
 def reads_nothing(post: Post, kinds: Iterable[str]) -> bool:
     """Whether ``post`` holds no element of ``kinds`` (the kinds a model reads), metadata whose every field is missing
-    (``Post.has_meta``) none: a model would give it the scores it gives a post of nothing."""
+    or that holds only the fields faim gives posts itself (``Post.has_meta``) none: a model would give it the scores
+    it gives a post of nothing."""
     return not any(post.has_meta if kind == "meta" else element_refs(post, kind, 1) for kind in kinds)
 
 
@@ -111,7 +112,7 @@ def empty_post(post: Post, kinds: Sequence[str], remedy: str = "") -> PostError:
     """The ``PostError`` (of kind ``empty``) of a post that ``reads_nothing`` of ``kinds``, ``remedy`` (what to do)
     after the problem, which says its text or metadata is empty where it has the field (a blank text, metadata whose
     every field is missing)."""
-    blank = [kind for kind, field in (("text", post.text is not None), ("meta", post.meta)) if field]
+    blank = [kind for kind, field in (("text", post.text is not None), ("meta", own_meta(post.meta))) if field]
     problem = nothing_read(kinds, blank)
     return PostError(post, ", ".join(kinds), f"{problem}{remedy}", "empty")
 

@@ -33,11 +33,11 @@ from typing import Any
 
 import fasttext
 
-from faim.data.post import Post
+from faim.data.post import LANGUAGE, Post
 from faim.encoders.text_normalize import fold_confusables
 from faim.weights import resolve_packaged
 
-FIELD = "lang"
+FIELD = LANGUAGE
 """The ``meta`` field a post's language is read from and written to."""
 
 UNDETERMINED = "und"

@@ -19,6 +19,15 @@ SOURCE = "source"
 """The ``meta`` field naming the dataset a post comes from where several are read together (``faim.data.concat``
 sets it): ``train.balance`` and ``eval.threshold_balance`` read it, ``eval.slice: source`` reports each apart."""
 
+LANGUAGE = "lang"
+"""The ``meta`` field giving the language a post is written in, which evaluation fills where a post has none
+(``faim.data.language``)."""
+
+ADDED_META = frozenset({SOURCE, LANGUAGE})
+"""The ``meta`` fields faim gives posts itself (``SOURCE``, ``LANGUAGE``), for slicing and balancing: no metadata
+encoder reads them (``meta_numeric`` reads numbers), so they are not the metadata a post holds (``Post.has_meta``),
+even where a post's own data gives them."""
+
 
 @dataclass
 class Post:
@@ -99,9 +108,15 @@ class Post:
 
     @property
     def has_meta(self) -> bool:
-        """Whether some field of the post's metadata holds a value (one not missing, ``is_missing``): a column mapped
-        to ``meta`` whose cell is empty gives the post the field, holding ``None``."""
-        return any(not is_missing(value) for value in self.meta.values())
+        """Whether some field of the post's own metadata (``own_meta``) holds a value (one not missing,
+        ``is_missing``): a column mapped to ``meta`` whose cell is empty gives the post the field, holding ``None``."""
+        return any(not is_missing(value) for value in own_meta(self.meta).values())
+
+
+def own_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """A post's ``meta`` without the fields faim gives posts itself (``ADDED_META``): the metadata a model's metadata
+    encoder may read."""
+    return {name: value for name, value in meta.items() if name not in ADDED_META}
 
 
 FIELDS = ("id", "text", "images", "image", "comments", "labels", "meta")

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
-from faim.data.post import Post, shortest_text_first
+from faim.data.post import ADDED_META, Post, shortest_text_first
 from faim.data.preflight import MAP_KIND, warn_unheld_kinds
 from faim.data.tabular import not_an_object, parse_number, utf8
 from faim.scoring.inputs import Shard, first_shard
@@ -170,13 +170,14 @@ def shard_posts(
 
 def empty_row_error(kinds: Sequence[str], bound: ColumnMap, fields: list[str]) -> str:
     """The error of a row holding nothing of ``kinds`` (the kinds the model reads) whose ``fields`` are the row's:
-    a kind whose column (in ``bound``) is among them is said to be empty; where none is, the row's fields are named,
+    a kind whose column (in ``bound``; of metadata, one faim does not give posts itself, ``ADDED_META``) is among them
+    is said to be empty; where none is, the row's fields are named,
     one of which may be what a mapping (``--map FIELD=COLUMN``) should read."""
     columns = {
         "text": [bound.text],
         "image": bound.image_columns,
         "comments": [bound.comments],
-        "meta": bound.meta.values(),
+        "meta": [column for name, column in bound.meta.items() if name not in ADDED_META],
     }
     blank = [kind for kind in kinds if any(column in fields for column in columns[kind])]
     if blank:

@@ -60,6 +60,17 @@ def test_metadata_whose_every_field_is_missing_is_none_and_said_to_be_empty() ->
     ]
 
 
+def test_a_post_holding_only_the_fields_faim_gives_posts_itself_holds_no_metadata_and_is_refused() -> None:
+    posts = [Post("a", meta={"source": "1-davidson", "lang": "en"}), Post("b", meta={"source": "0-liar", "likes": 2})]
+    kept, errors = readable_posts(posts, ["comments", "meta"], text_length)
+    assert kept == posts[1:]
+    assert [(error.post_id, error.kind, error.problem) for error in errors] == [
+        ("a", "empty", "nothing the model reads (comments, meta): no comments, no metadata")
+    ]
+    with pytest.warns(FaimWarning, match="1 of 2 posts hold nothing the model reads"):
+        assert leave_out_empty(posts, ["comments", "meta"], "train") == posts[1:]
+
+
 def test_a_post_set_aside_is_named_by_its_origin_or_else_its_index_as_posts_to_read_names_it() -> None:
     posts = [Post(id="a", text="one"), Post(id="b", text="refused"), Post(id="c"), Post("d", "refused", origin="f:4")]
     kept, errors = readable_posts(posts, ["text"], text_length)

@@ -151,6 +151,18 @@ def test_missing_is_absent_null_nan_or_an_empty_string_list_or_array(value, miss
     assert is_missing(value) is missing
 
 
+@pytest.mark.parametrize(
+    ("meta", "held"),
+    [
+        ({"source": "1-davidson", "lang": "en"}, False),
+        ({"source": "1-davidson", "likes": 3}, True),
+        ({"lang": "en"}, False),
+    ],
+)
+def test_the_fields_faim_gives_posts_itself_are_not_metadata_a_post_holds(meta, held: bool) -> None:
+    assert Post("a", meta=meta).has_meta is held
+
+
 @pytest.mark.parametrize("ident", [None, float("nan"), ""])
 def test_a_post_whose_id_is_missing_takes_its_place_as_its_id_as_a_files_row_its_row_number(ident) -> None:
     posts = as_posts([{"id": "a", "text": "first"}, {"id": ident, "text": "second"}, {"text": "third"}])

@@ -60,6 +60,13 @@ def test_metadata_is_warned_of_where_the_column_mapped_to_it_holds_nothing_as_te
     ]
 
 
+def test_metadata_is_warned_of_where_posts_hold_only_the_fields_faim_gives_them_itself() -> None:
+    posts = [Post(str(n), f"post {n}", meta={"source": f"{n}-tweeteval", "lang": "en"}) for n in range(3)]
+    with pytest.warns(FaimWarning) as said:
+        warn_unheld_kinds(posts, ["meta", "text"], "concat train")
+    assert [str(warning.message).split(",")[0] for warning in said] == ["concat train: no post holds any metadata"]
+
+
 def test_nothing_is_said_where_each_kind_is_held_by_some_post_or_there_are_no_posts() -> None:
     posts = [Post("a", "text"), Post("b", images=["a.png"], comments=["c"])]
     with warnings.catch_warnings():

@@ -62,6 +62,17 @@ def test_an_empty_image_cell_of_a_row_with_nothing_else_is_said_to_be_empty(tmp_
     assert error.message == "nothing the model reads (text, image): no text, the image is empty"
 
 
+def test_a_row_holding_only_a_language_mapped_to_meta_holds_no_metadata_as_evaluation_reads_it(tmp_path: Path) -> None:
+    path = tmp_path / "dump.jsonl"
+    path.write_text('{"id": "0", "lang": "en"}\n{"id": "1", "lang": "en", "likes": 4}\n', encoding="utf-8")
+    mapping = ColumnMap.from_recipe({"meta": ["lang", "likes"]})
+    (shard,) = read_shards([path], 2, mapping)
+    posts, (error,) = shard_posts(shard, mapping, None, ["meta", "text"])
+    assert [post.id for _, post in posts] == ["1"]
+    assert (error.post_id, error.kind) == ("0", "empty")
+    assert error.message.startswith("nothing the model reads (meta, text): no metadata, no text")
+
+
 def test_a_json_lines_file_starting_with_a_byte_order_mark_is_read_from_its_first_row(tmp_path: Path) -> None:
     path = tmp_path / "dump.jsonl"
     path.write_bytes(b'\xef\xbb\xbf{"id": "a", "caption": "first"}\n{"id": "b", "caption": "second"}\n')
