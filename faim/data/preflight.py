@@ -46,17 +46,32 @@ def warn_unheld_kinds(
     remedy: str = MAP_KIND,
     columns: Callable[[], list[str] | None] | None = None,
 ) -> None:
-    """Warn (``FaimWarning``), once for each, of the kinds a model reads (``kinds``) that no post of ``posts`` (of
-    ``name``) holds, as where the column holding a kind is not mapped: the model reads every post without it, and
-    its scores, metrics and calibration are those of posts without it. Nothing is said of no posts.
+    """Warn (``warn_unheld``) of the kinds a model reads (``kinds``) that no post of ``posts`` (of ``name``) holds
+    (``unheld_kinds``). Nothing is said of no posts.
 
     Args:
         remedy: What to do, ``{field}`` the field of the kind (as ``--map`` names it).
         columns: The columns of the data no mapping reads, asked for only where a kind is warned of (reading a
-            file's columns may read the file), and named once, by the first kind's warning; ``None`` where they are
-            not known.
+            file's columns may read the file); ``None`` where they are not known.
     """
-    unheld = unheld_kinds(posts, kinds) if posts else []
+    warn_unheld(unheld_kinds(posts, kinds) if posts else [], name, remedy, columns)
+
+
+def warn_unheld(
+    unheld: Sequence[str],
+    name: str,
+    remedy: str = MAP_KIND,
+    columns: Callable[[], Sequence[str] | None] | None = None,
+) -> None:
+    """Warn (``FaimWarning``), once for each, of the kinds a model reads that no post of ``name`` holds (``unheld``),
+    as where the column holding a kind is not mapped: the model reads every post without it, and its scores, metrics
+    and calibration are those of posts without it.
+
+    Args:
+        remedy: What to do, ``{field}`` the field of the kind (as ``--map`` names it).
+        columns: The columns of the data no mapping reads, asked for only where a kind is warned of, and named once,
+            by the first kind's warning; ``None`` where they are not known.
+    """
     unread = (columns() if columns else None) if unheld else None
     listed = f" (columns of the data no mapping reads: {', '.join(unread)})" if unread else ""
     for kind in unheld:
@@ -64,7 +79,7 @@ def warn_unheld_kinds(
             f"{name}: no post holds any {KIND_NAMES[kind]}, which the model reads: each is read without one, as where "
             f"the column holding them is not mapped; {remedy.format(field=kind)}{listed}",
             FaimWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         listed = ""  # the data's columns are the same for every kind: named once
 

@@ -18,7 +18,7 @@ from faim.detector import POOLING_KIND, Detector
 from faim.scoring.manifest import PER_POST_DIR, absolute_image_root
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
-from faim.scoring.rows import warn_unheld_at_first
+from faim.scoring.rows import warn_unheld_at_first, warn_unheld_in_run
 from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.scoring.worker import TorchScorers
 
@@ -139,6 +139,7 @@ def score_dump(
             overwrite=overwrite,
             per_post=pool_by_image,
         )
+        warn_unheld_in_run(summary.held, source, summary.rows)
         if detector is not None:
             start = time.perf_counter()
             summary.pooling = pool_parts(detector, Path(out) / PER_POST_DIR, Path(out), progress)

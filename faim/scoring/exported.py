@@ -23,7 +23,7 @@ from faim.scoring.inputs import Shard
 from faim.scoring.manifest import absolute_image_root, check_resumable
 from faim.scoring.output import output_schema, output_table, score_columns, write_part
 from faim.scoring.report import ShardReport
-from faim.scoring.rows import readable_batches, shard_posts, warn_unheld_at_first
+from faim.scoring.rows import ShardRows, readable_batches, shard_posts, warn_unheld_at_first, warn_unheld_in_run
 from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.weights import sha256_file
 
@@ -60,13 +60,13 @@ class ExportedShardScorer:
         self.scores, self.embeddings = scores, embeddings
         self.schema = output_schema(model.tasks, scores, embeddings)
 
-    def table(self, shard: Shard) -> pa.Table:
-        """The output rows of one shard: one per input row."""
-        numbered, errors = shard_posts(shard, self.columns, self.image_root, list(self.model.encoders))
+    def table(self, rows: ShardRows) -> pa.Table:
+        """The output rows of one shard's rows read (``shard_posts``): one per input row."""
+        errors = rows.errors
         scored: list[tuple[int, Post]] = []
         outputs = [
             self.model.run([elements for _, elements in read])
-            for read in readable_batches(numbered, self.batch_size, self.model.read, errors, scored)
+            for read in readable_batches(rows.posts, self.batch_size, self.model.read, errors, scored)
         ]
         columns: dict[str, list[Any]] = {}
         if outputs:
@@ -81,7 +81,10 @@ class ExportedShardScorer:
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
         """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""
         start = time.perf_counter()
-        return write_part(self.table(shard), out_dir, shard.key, start)
+        kinds = list(self.model.encoders)
+        rows = shard_posts(shard, self.columns, self.image_root, kinds)
+        held = rows.held(kinds, self.columns)
+        return write_part(self.table(rows), out_dir, shard.key, start, held)
 
     def close(self) -> None:
         """Nothing to give back: onnxruntime's threads belong to the sessions."""
@@ -148,7 +151,7 @@ def score_exported(
     warn_unheld_at_first(plan.files, plan.shard_rows, columns, image_root, kinds)
     kwargs = {"columns": columns, "image_root": image_root, "batch_size": batch_size, "scores": scores,
               "embeddings": embeddings}  # fmt: skip
-    return run_shards(
+    summary = run_shards(
         ExportedScorers(str(export_dir), kwargs),
         plan,
         out,
@@ -157,6 +160,8 @@ def score_exported(
         progress=progress,
         overwrite=overwrite,
     )
+    warn_unheld_in_run(summary.held, source, summary.rows)
+    return summary
 
 
 def is_saved_model(model: Path) -> bool:

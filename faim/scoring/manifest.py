@@ -5,9 +5,10 @@ with sizes and modification times, shard size, options, and for a run reading pi
 picture decoding); a restart with anything different is refused rather than mixing two runs' rows. It also names
 the faim version that began the run, which a restart does not compare.
 ``_manifest.jsonl`` gets one line per finished shard, appended after the shard's part file was renamed
-into place. A part file is the truth: on restart, parts missing from the manifest (killed between the
-rename and the append) are added back from their Parquet metadata, and half-written temporary files
-are deleted. Neither file name is read as data by Parquet readers (they skip names starting with ``_``).
+into place, with what its rows hold (the kinds the model reads that no post of it holds, and the columns no mapping
+reads), which the end of the run warns of. A part file is the truth: on restart, parts missing from the manifest
+(killed between the rename and the append) are added back from their Parquet metadata, and half-written temporary
+files are deleted. Neither file name is read as data by Parquet readers (they skip names starting with ``_``).
 A run that pools by picture keeps its shards' per-post parts in ``_per_post/`` and writes its pooled parts,
 one per shard, once all shards are done (``faim.scoring.pool_parts``).
 """
@@ -25,7 +26,7 @@ import pyarrow.parquet as pq
 
 from faim.data.inputs import RUN_FILE
 from faim.folders import check_folder_path
-from faim.scoring.report import ShardReport
+from faim.scoring.report import Held, ShardReport
 from faim.version import __version__
 
 MANIFEST_FILE = "_manifest.jsonl"
@@ -246,7 +247,8 @@ class Manifest:
             except json.JSONDecodeError:  # a line torn by a kill: its part is recovered below
                 continue
             if (self.parts_dir / f"part-{entry['key']}.parquet").exists():
-                done[entry["key"]] = ShardReport(entry["key"], entry["rows"], Counter(entry["errors"]))
+                held = Held.read(entry["held"]) if "held" in entry else None
+                done[entry["key"]] = ShardReport(entry["key"], entry["rows"], Counter(entry["errors"]), held=held)
         return done
 
     def _recover(self) -> list[ShardReport]:
@@ -265,9 +267,12 @@ class Manifest:
         return reports
 
     def add(self, report: ShardReport) -> None:
-        """Record a finished shard (its part file is already in place)."""
+        """Record a finished shard (its part file is already in place), with what its rows hold where that is known."""
         self.done[report.key] = report
-        self._handle.write(json.dumps({"key": report.key, "rows": report.rows, "errors": dict(report.errors)}) + "\n")
+        entry = {"key": report.key, "rows": report.rows, "errors": dict(report.errors)}
+        if report.held is not None:
+            entry["held"] = report.held.record()
+        self._handle.write(json.dumps(entry) + "\n")
         self._handle.flush()
         os.fsync(self._handle.fileno())
 

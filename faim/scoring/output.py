@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from faim.data.post import Post
 from faim.decisions import Task
-from faim.scoring.report import ShardReport
+from faim.scoring.report import Held, ShardReport
 from faim.scoring.rows import RowError
 
 Pooling = Literal["inputs", "groups"] | None
@@ -102,12 +102,12 @@ def row_number(source: str) -> tuple[int, str]:
     return (int(where), "") if where.isdigit() else (1 << 62, where)
 
 
-def write_part(table: pa.Table, out_dir: Path, key: str, started: float) -> ShardReport:
+def write_part(table: pa.Table, out_dir: Path, key: str, started: float, held: Held) -> ShardReport:
     """Write one shard's rows to ``out_dir/part-<key>.parquet`` atomically (all rows or none) and report them
-    (``started``: when scoring the shard began, by ``time.perf_counter``)."""
+    (``started``: when scoring the shard began, by ``time.perf_counter``; ``held``: what its rows hold)."""
     final = out_dir / f"part-{key}.parquet"
     partial = out_dir / f".part-{key}.{os.getpid()}.tmp"
     pq.write_table(table, partial)
     os.replace(partial, final)
     kinds = Counter(kind for kind in table.column("error_kind").to_pylist() if kind)
-    return ShardReport(key, table.num_rows, kinds, time.perf_counter() - started, os.getpid())
+    return ShardReport(key, table.num_rows, kinds, time.perf_counter() - started, os.getpid(), held)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import pickle
 import warnings
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,13 +42,7 @@ class RayShardScorer:
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         reports = [self.scorer.write(pickle.loads(blob), self.out_dir) for blob in batch["shard"]]
-        return {
-            "key": np.array([r.key for r in reports]),
-            "rows": np.array([r.rows for r in reports]),
-            "errors": np.array([pickle.dumps(dict(r.errors)) for r in reports], dtype=object),
-            "seconds": np.array([r.seconds for r in reports]),
-            "worker": np.array([r.worker for r in reports]),
-        }
+        return {"report": np.array([pickle.dumps(report) for report in reports], dtype=object)}
 
 
 def windows(shards: Iterator[Shard], rows: int) -> Iterator[list[Shard]]:
@@ -138,10 +131,4 @@ def run_ray(
                 runtime_env={"env_vars": environment},
             )
             for row in dataset.iter_rows():
-                yield ShardReport(
-                    str(row["key"]),
-                    int(row["rows"]),
-                    Counter(pickle.loads(row["errors"])),
-                    float(row["seconds"]),
-                    int(row["worker"]),
-                )
+                yield pickle.loads(row["report"])

@@ -11,9 +11,10 @@ from typing import Any, TypeVar
 from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
 from faim.data.post import ADDED_META, Post, shortest_text_first
-from faim.data.preflight import MAP_KIND, warn_unheld_kinds
+from faim.data.preflight import MAP_KIND, unheld_kinds, warn_unheld
 from faim.data.tabular import not_an_object, parse_number, utf8
 from faim.scoring.inputs import Shard, first_shard
+from faim.scoring.report import Held
 
 
 @dataclass
@@ -121,9 +122,29 @@ def unsplit_row_id(shard: Shard, columns: ColumnMap, number: int) -> str | None:
     return None if shard.header is None or columns.id in shard.header else str(number)
 
 
-def shard_posts(
-    shard: Shard, columns: ColumnMap, image_root: Path | None, kinds: Sequence[str]
-) -> tuple[list[tuple[int, Post]], list[RowError]]:
+@dataclass
+class ShardRows:
+    """A shard's rows read (``shard_posts``): every row in exactly one of ``posts`` and ``errors``.
+
+    Attributes:
+        posts: The posts, with their row numbers.
+        errors: The rows that are not posts.
+        columns: The columns the shard's rows hold, in the order first met: the file's header, or of JSON Lines, the
+            keys of the objects of its lines.
+    """
+
+    posts: list[tuple[int, Post]]
+    errors: list[RowError]
+    columns: list[str]
+
+    def held(self, kinds: Sequence[str], mapping: ColumnMap) -> Held:
+        """What the rows hold (``Held``): the kinds of ``kinds`` no post holds (``unheld_kinds``), and the columns
+        ``mapping`` does not read."""
+        unheld = unheld_kinds([post for _, post in self.posts], kinds)
+        return Held(len(self.posts), tuple(unheld), tuple(mapping.unread(self.columns)))
+
+
+def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds: Sequence[str]) -> ShardRows:
     """Posts (with their row numbers) and row errors of a shard; every row lands in exactly one list. ``kinds``: the
     element kinds the model reads. A row without an id takes its row number (as ``source`` gives it) as its id, an
     error row too (``readable_id``).
@@ -138,6 +159,8 @@ def shard_posts(
     ]
     bound = columns
     header = shard.header
+    jsonl = shard.format == "jsonl"
+    held: dict[str, None] = {} if jsonl else dict.fromkeys(header or [])
     if header is not None:
         try:
             bound = columns.bind(header, shard.file)
@@ -146,7 +169,7 @@ def shard_posts(
                 RowError(f"{shard.file}:{n}", readable_id(shard, payload, columns, n), "schema", str(error))
                 for n, payload in shard.rows
             ]
-            return [], errors
+            return ShardRows([], errors, list(held))
     numeric = set(bound.labels.values()) | set(bound.meta.values())
     wanted = set(bound.wanted(header)) if header is not None else set()
     posts = []
@@ -155,17 +178,19 @@ def shard_posts(
         source = f"{shard.file}:{number}"
         try:
             row = parse_row(shard, payload, numeric, wanted)
+            if jsonl and not held.keys() >= row.keys():  # a row of keys met already adds none (most rows)
+                held.update(dict.fromkeys(row))
             post = bound.to_post(row, number, source, root, shard.text_cells)
         except ValueError as error:
             kind, _, message = str(error).partition(": ") if _tagged(error) else ("row", "", str(error))
             errors.append(RowError(source, readable_id(shard, payload, bound, number), kind, message))
             continue
         if reads_nothing(post, kinds):
-            fields = row if shard.format == "jsonl" else header  # a JSON object's keys, or the file's columns
+            fields = row if jsonl else header  # a JSON object's keys, or the file's columns
             errors.append(RowError(source, post.id, "empty", empty_row_error(kinds, bound, list(fields))))
             continue
         posts.append((number, post))
-    return posts, errors
+    return ShardRows(posts, errors, list(held))
 
 
 def empty_row_error(kinds: Sequence[str], bound: ColumnMap, fields: list[str]) -> str:
@@ -191,21 +216,29 @@ def _tagged(error: ValueError) -> bool:
 
 
 SCORE_KIND = MAP_KIND + " (columns: {{{field}: COLUMN}} in Python)"
-"""What to do about a dump none of whose first rows holds a kind the model reads."""
+"""What to do about a dump none of whose rows holds a kind the model reads."""
 
 
 def warn_unheld_at_first(
     files: list[Path], shard_rows: int, columns: dict | None, image_root: str | None, kinds: Sequence[str]
 ) -> None:
-    """Warn of each kind a model reads (``kinds``) that no row of a dump's first shard holds (``warn_unheld_kinds``:
-    as where the column holding it is not mapped), naming the columns of the shard no mapping (``columns``) reads:
-    said before the dump is scored, for the price of reading one shard, where the rows' scores alone would not tell.
-    """
+    """Warn of each kind a model reads (``kinds``) that no row of a dump's first shard holds (``warn_unheld``: as
+    where the column holding it is not mapped), naming the columns of the shard no mapping (``columns``) reads: said
+    before the dump is scored, for the price of reading one shard, where the rows' scores alone would not tell, and
+    naming the rows it read (later rows may hold the kind: ``warn_unheld_in_run`` says, once they are scored)."""
     shard = first_shard(files[0], shard_rows)
     if shard is None:
         return
     mapping = ColumnMap.from_recipe(columns)
-    numbered, _ = shard_posts(shard, mapping, Path(image_root) if image_root else None, kinds)
-    unread = mapping.unread(shard.header or [])
-    name = f"{shard.file} (its first {shard.size} rows)"
-    warn_unheld_kinds([post for _, post in numbered], kinds, name, SCORE_KIND, lambda: unread)
+    held = shard_posts(shard, mapping, Path(image_root) if image_root else None, kinds).held(kinds, mapping)
+    name = f"{shard.file} (its first {shard.size} rows, read before scoring)"
+    warn_unheld(held.unheld if held.posts else (), name, SCORE_KIND, lambda: held.unread)
+
+
+def warn_unheld_in_run(held: Held | None, source: str | Path, rows: int) -> None:
+    """Warn of each kind the model reads that no row of a run (of ``source``, ``rows`` rows) holds (``warn_unheld``),
+    naming the columns of its rows no mapping reads, from what each shard's scorer reported (``held``, of every shard:
+    ``Held.of_all``); nothing is said of a run holding no post, nor where that is not known of every shard (``None``:
+    a shard recovered from its part, or recorded by a faim that did not record it)."""
+    if held is not None and held.posts:
+        warn_unheld(held.unheld, f"{source} (its {rows} rows, scored)", SCORE_KIND, lambda: held.unread)

@@ -43,7 +43,7 @@ from faim.registry import quiet_plugin_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
 from faim.scoring.manifest import DECODING, PIXEL_LIMIT, Manifest, run_identity
 from faim.scoring.ray_engine import run_ray
-from faim.scoring.report import ShardReport
+from faim.scoring.report import Held, ShardReport
 
 ENGINES = ("embedded", "ray")
 
@@ -89,6 +89,8 @@ class ScoreSummary:
     workers: int = 0
     scoring_seconds: float = 0.0
     pooling: Reported | None = None
+    held: Held | None = None
+    """What the rows of every shard hold (``Held.of_all``); ``None`` where it is not known of some shard."""
 
     @property
     def rows_per_second(self) -> float:
@@ -280,6 +282,8 @@ def run_shards(
     summary.shards = len(manifest.done)
     for report in manifest.done.values():
         summary.errors.update(report.errors)
+    held = [report.held for report in manifest.done.values()]
+    summary.held = Held.of_all(held) if None not in held else None
     return summary
 
 

@@ -29,7 +29,7 @@ from faim.scoring.output import (
     write_part,
 )
 from faim.scoring.report import ShardReport
-from faim.scoring.rows import readable_batches, shard_posts
+from faim.scoring.rows import ShardRows, readable_batches, shard_posts
 
 
 class ShardScorer:
@@ -89,11 +89,11 @@ class ShardScorer:
         threads that first use torch later, so a scorer run from a thread of the main process changes it there."""
         torch.set_num_threads(self.caller_threads)
 
-    def table(self, shard: Shard) -> pa.Table:
-        """The output rows of one shard: one per input row."""
-        numbered, errors = shard_posts(shard, self.columns, self.image_root, self.kinds)
+    def table(self, rows: ShardRows) -> pa.Table:
+        """The output rows of one shard's rows read (``shard_posts``): one per input row."""
+        errors = rows.errors
         scored: list[tuple[int, Post]] = []
-        batches = readable_batches(numbered, self.batch_size, self.collated, errors, scored)
+        batches = readable_batches(rows.posts, self.batch_size, self.collated, errors, scored)
         predictions = predict(
             self.detector.model,
             batches,
@@ -127,7 +127,9 @@ class ShardScorer:
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
         """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""
         start = time.perf_counter()
-        return write_part(self.table(shard), out_dir, shard.key, start)
+        rows = shard_posts(shard, self.columns, self.image_root, self.kinds)
+        held = rows.held(self.kinds, self.columns)
+        return write_part(self.table(rows), out_dir, shard.key, start, held)
 
 
 @dataclass(frozen=True)

@@ -89,11 +89,39 @@ def test_a_kind_the_model_reads_that_no_row_of_the_first_shard_holds_is_warned_o
     with pytest.warns(FaimWarning) as said:
         summary = score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, shard_rows=50, progress=False)
     assert summary.rows == len(rows) and not summary.errors
+    said_of = "no post holds any image, which the model reads: each is read without one, as where the column "
+    said_of += "holding them is not mapped; map the column that holds them with --map image=COLUMN (columns: {image: "
+    said_of += "COLUMN} in "
     assert [str(warning.message) for warning in said if warning.category is FaimWarning] == [
-        f"{dump} (its first 50 rows): no post holds any image, which the model reads: each is read without one, as "
-        "where the column holding them is not mapped; map the column that holds them with --map image=COLUMN "
-        "(columns: {image: COLUMN} in Python) (columns of the data no mapping reads: img, label, topic)"
+        f"{dump} (its first 50 rows, read before scoring): {said_of}Python) (columns of the data no mapping reads: "
+        "img, label, topic)",
+        f"{dump} (its {len(rows)} rows, scored): {said_of}Python) (columns of the data no mapping reads: img, label, "
+        "topic)",
     ]
+
+
+@pytest.mark.parametrize("later", ["image", "img"])
+def test_the_end_of_a_run_says_what_every_row_holds_where_its_first_shard_holds_no_picture(
+    later: str, tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()]
+    for number, row in enumerate(rows):
+        picture = row.pop("image")
+        if number >= 50:  # the rows after the first shard hold a picture, under ``later``
+            row[later] = picture
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    with pytest.warns(FaimWarning) as said:
+        score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, shard_rows=50, progress=False)
+    messages = [str(warning.message) for warning in said if warning.category is FaimWarning]
+    assert messages[0].startswith(f"{dump} (its first 50 rows, read before scoring): no post holds any image")
+    assert messages[0].endswith("(columns of the data no mapping reads: label, topic)")
+    if later == "image":
+        assert messages[1:] == []
+    else:
+        (end,) = messages[1:]
+        assert end.startswith(f"{dump} (its {len(rows)} rows, scored): no post holds any image")
+        assert end.endswith("(columns of the data no mapping reads: label, topic, img)")
 
 
 def test_a_picture_the_model_embeds_but_does_not_fuse_is_read_and_its_decoding_recorded_only_by_a_run_pooling_by_it(

@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from faim import __version__
@@ -13,7 +15,8 @@ from faim.data.images import IMAGE_DECODING
 from faim.file_digests import sealed
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
-from faim.scoring.manifest import check_output_folder, check_resumable
+from faim.scoring.manifest import Manifest, check_output_folder, check_resumable
+from faim.scoring.report import Held, ShardReport
 
 
 def forty_posts(path: Path) -> Path:
@@ -218,3 +221,20 @@ def test_a_run_that_recorded_its_image_root_as_given_resumes_given_it_alike_from
     (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
     again = score_dump(tiny_model_dir, dump, out, image_root=given, workers=1, shard_rows=20, progress=False)
     assert again.rows == 40 and again.rows_this_run == 0
+
+
+def test_what_a_shards_rows_hold_is_recorded_and_read_back_and_unknown_where_its_line_does_not_say(
+    tmp_path: Path,
+) -> None:
+    identity = {"model": {}, "tasks": [], "inputs": [], "settings": {}}
+    out = tmp_path / "out"
+    manifest = Manifest(out, identity)
+    part = pa.table({"id": ["a"], "error_kind": pa.array([None], pa.string())})
+    for key in ("00000-000000", "00000-000001"):
+        pq.write_table(part, out / f"part-{key}.parquet")
+    manifest.add(ShardReport("00000-000000", 1, held=Held(1, ("image",), ("img",))))
+    manifest.add(ShardReport("00000-000001", 1))  # as a faim that did not record it wrote its line
+    manifest.close()
+    resumed = Manifest(out, identity)
+    resumed.close()
+    assert [resumed.done[key].held for key in sorted(resumed.done)] == [Held(1, ("image",), ("img",)), None]

@@ -12,6 +12,7 @@ from faim.data.columns import ColumnMap
 from faim.data.post import as_posts
 from faim.data.sources import read_posts
 from faim.scoring.inputs import read_shards
+from faim.scoring.report import Held
 from faim.scoring.rows import shard_posts
 
 KINDS = ["text", "image", "comments"]
@@ -23,9 +24,9 @@ def read_in_shards(path: Path, columns: dict | None, shard_rows: int) -> list[tu
     read = []
     mapping = ColumnMap.from_recipe(columns)
     for shard in read_shards([path], shard_rows, mapping):
-        posts, errors = shard_posts(shard, mapping, None, KINDS)
-        read += [(post.id, post.images, post.comments) for _, post in posts]
-        read += [(error.post_id, error.kind, error.message) for error in errors]
+        rows = shard_posts(shard, mapping, None, KINDS)
+        read += [(post.id, post.images, post.comments) for _, post in rows.posts]
+        read += [(error.post_id, error.kind, error.message) for error in rows.errors]
     return sorted(read, key=lambda row: str(row[0]))
 
 
@@ -58,7 +59,7 @@ def test_an_empty_image_cell_of_a_row_with_nothing_else_is_said_to_be_empty(tmp_
     path = tmp_path / "dump.jsonl"
     path.write_text('{"id": "0", "image": ""}\n', encoding="utf-8")
     (shard,) = read_shards([path], 1, ColumnMap())
-    _, (error,) = shard_posts(shard, ColumnMap(), None, ["text", "image"])
+    (error,) = shard_posts(shard, ColumnMap(), None, ["text", "image"]).errors
     assert error.message == "nothing the model reads (text, image): no text, the image is empty"
 
 
@@ -67,8 +68,9 @@ def test_a_row_holding_only_a_language_mapped_to_meta_holds_no_metadata_as_evalu
     path.write_text('{"id": "0", "lang": "en"}\n{"id": "1", "lang": "en", "likes": 4}\n', encoding="utf-8")
     mapping = ColumnMap.from_recipe({"meta": ["lang", "likes"]})
     (shard,) = read_shards([path], 2, mapping)
-    posts, (error,) = shard_posts(shard, mapping, None, ["meta", "text"])
-    assert [post.id for _, post in posts] == ["1"]
+    rows = shard_posts(shard, mapping, None, ["meta", "text"])
+    (error,) = rows.errors
+    assert [post.id for _, post in rows.posts] == ["1"]
     assert (error.post_id, error.kind) == ("0", "empty")
     assert error.message.startswith("nothing the model reads (meta, text): no metadata, no text")
 
@@ -79,8 +81,8 @@ def test_a_json_lines_file_starting_with_a_byte_order_mark_is_read_from_its_firs
     read = []
     mapping = ColumnMap.from_recipe({"text": "caption"})
     for shard in read_shards([path], 1, mapping):
-        posts, errors = shard_posts(shard, mapping, None, ["text"])
-        read += [(post.id, post.text) for _, post in posts] + errors
+        rows = shard_posts(shard, mapping, None, ["text"])
+        read += [(post.id, post.text) for _, post in rows.posts] + rows.errors
     assert read == [("a", "first"), ("b", "second")]
 
 
@@ -111,3 +113,16 @@ def test_a_csv_cell_holding_a_json_list_is_that_list(tmp_path: Path) -> None:
     expected = [("0", ["a.png", "b.png"], ["so", "fake"]), ("1", [], [])]
     assert read_in_shards(path, None, 1) == expected
     assert [(post.id, post.images, post.comments) for post in read_posts(path)] == expected
+
+
+def test_what_a_shards_rows_hold_is_the_kinds_no_post_holds_and_the_columns_no_mapping_reads(tmp_path: Path) -> None:
+    path = tmp_path / "dump.jsonl"
+    lines = [{"id": "0", "text": "t"}, {"id": "1", "text": "t", "img": "a.png"}, {"id": "2", "likes": 3}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    unheld = ("image", "comments")  # of the rows holding no post, every kind
+    for shard_rows, held in ((1, [(1, unheld, ()), (1, unheld, ("img",)), (0, tuple(KINDS), ("likes",))]),
+                             (3, [(2, unheld, ("img", "likes"))])):  # fmt: skip
+        shards = read_shards([path], shard_rows, ColumnMap())
+        assert [shard_posts(shard, ColumnMap(), None, KINDS).held(KINDS, ColumnMap()) for shard in shards] == [
+            Held(*part) for part in held
+        ]
