@@ -36,6 +36,7 @@ from faim.file_digests import file_digests, sealed
 from faim.folders import check_replaceable, replacing, umask_permissions
 from faim.model import WholePostModel
 from faim.recipe import Recipe
+from faim.registry import built
 from faim.version import __version__
 
 
@@ -117,18 +118,24 @@ def check_rebuilt(artifact: Artifact, assets: dict[str, dict[str, Any]], target:
 
 
 def rebuilt_model(model: dict[str, Any], assets: dict[str, dict[str, Any]]) -> WholePostModel:
-    """The model a recipe's ``model:`` section builds, each encoder from ``assets`` (its rebuild arguments), on the
-    meta device, where no weight is made, read or fetched; or, where building it there fails (a component whose
-    constructor reads a value of a tensor it makes, which a meta tensor has none of: a ``RuntimeError`` or a
-    ``TypeError``, which other faults raise too), on the CPU, as loading builds it, which raises what is wrong with it.
-    The CPU build draws its random weights from a fork of torch's CPU random state, so a save leaves later draws as
-    they were."""
+    """The model a recipe's ``model:`` section builds, each encoder from ``assets`` (its rebuild arguments), each
+    component on the meta device where it can be built there, else on the CPU (``built_on_meta``)."""
+    return build_model(model, assets, built_on_meta)
+
+
+def built_on_meta(where: str, cls: type, *args: Any, **kwargs: Any) -> Any:
+    """``cls(*args, **kwargs)``, a component of a recipe's model at ``where``, built on the meta device, where no
+    weight is made, read or fetched; or, where building it there fails (a constructor that reads a value of a tensor
+    it makes, which a meta tensor has none of: a ``RuntimeError`` or a ``TypeError``, which other faults raise too),
+    that component alone built on the CPU, as loading builds it (``built``), which raises what is wrong with it. The
+    CPU build draws its random weights from a fork of torch's CPU random state, so a save leaves later draws as they
+    were."""
     try:
         with torch.device("meta"):
-            return build_model(model, assets)
+            return cls(*args, **kwargs)
     except Exception:  # built again below, which raises a fault of the recipe's
         with torch.random.fork_rng(devices=[]):
-            return build_model(model, assets)
+            return built(where, cls, *args, **kwargs)
 
 
 def shapes(model: WholePostModel) -> dict[str, tuple[int, ...]]:

@@ -12,6 +12,7 @@ into the recipe.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from faim.components import component_args, component_spec, head_sizes, lookup
@@ -31,7 +32,9 @@ def task_specs(model_section: dict[str, Any]) -> list[TaskSpec]:
 
 
 def build_model(
-    model_section: dict[str, Any], encoder_overrides: dict[str, dict[str, Any]] | None = None
+    model_section: dict[str, Any],
+    encoder_overrides: dict[str, dict[str, Any]] | None = None,
+    make: Callable[..., Any] = built,
 ) -> WholePostModel:
     """Build the model a ``model:`` section describes.
 
@@ -39,6 +42,9 @@ def build_model(
         model_section: ``{"encoders": ..., "fusion": ..., "heads": ...}`` from a validated recipe.
         encoder_overrides: Per-encoder constructor arguments replacing the recipe's (used when loading
             an artifact: build from its saved configs instead of fetching pretrained weights).
+        make: What builds each component (an encoder, a stack of them, the fusion, a head), called as
+            ``faim.registry.built`` is, the default: ``make(where, cls, *args, **kwargs)``, ``where`` its recipe
+            path; another builds it elsewhere (``faim.artifact.built_on_meta``: on the meta device).
     """
     overrides = encoder_overrides or {}
     encoders, routes = {}, {}
@@ -48,37 +54,42 @@ def build_model(
         elif isinstance(spec, list):
             members = overrides.get(kind, {}).get("members") or [{}] * len(spec)
             stacked = [
-                build_encoder(member, f"model.encoders.{kind}[{i}]", members[i]) for i, member in enumerate(spec)
+                build_encoder(member, f"model.encoders.{kind}[{i}]", members[i], make) for i, member in enumerate(spec)
             ]
-            encoders[kind] = built(f"model.encoders.{kind}", StackedEncoder, stacked)
+            encoders[kind] = make(f"model.encoders.{kind}", StackedEncoder, stacked)
         else:
-            encoders[kind] = build_encoder(spec, f"model.encoders.{kind}", overrides.get(kind, {}))
+            encoders[kind] = build_encoder(spec, f"model.encoders.{kind}", overrides.get(kind, {}), make)
     all_routes = {name: name for name in encoders} | routes
     for kind, name in all_routes.items():
         built(f"model.encoders.{kind}", check_modality, kind, encoders[name])
     fusion_spec = model_section["fusion"]
     fused = fusion_spec.get("kinds") or sorted(all_routes)
     input_dims = {kind: encoders[all_routes[kind]].output_dim for kind in fused}
-    fusion = build_component("fusion", fusion_spec, "model.fusion", input_dims)
+    fusion = build_component("fusion", fusion_spec, "model.fusion", make, input_dims)
     heads = {}
     for task in task_specs(model_section):
         where = f"model.heads.{task.name}"
         sizes = head_sizes(task.type, task.labels)
-        heads[task.name] = build_component("head", model_section["heads"][task.name], where, fusion.output_dim, **sizes)
+        head = model_section["heads"][task.name]
+        heads[task.name] = build_component("head", head, where, make, fusion.output_dim, **sizes)
     return WholePostModel(encoders, fusion, heads, routes, fused)
 
 
-def build_encoder(spec: dict[str, Any], where: str, overrides: dict[str, Any]) -> Encoder:
-    """The encoder a ``{type: NAME, ...}`` mapping describes, ``overrides`` replacing its arguments."""
-    return build_component("encoder", spec, where, **overrides)
+def build_encoder(spec: dict[str, Any], where: str, overrides: dict[str, Any], make: Callable[..., Any]) -> Encoder:
+    """The encoder a ``{type: NAME, ...}`` mapping describes, ``overrides`` replacing its arguments, built by ``make``
+    (``build_component``)."""
+    return build_component("encoder", spec, where, make, **overrides)
 
 
-def build_component(kind: str, spec: dict[str, Any], where: str, *sizes: Any, **given: Any) -> Any:
-    """The ``kind`` of component a recipe's ``{type: NAME, ...}`` mapping at ``where`` describes, built (``built``)
-    with ``sizes`` (derived) and its arguments, those in ``given`` (derived sizes, or arguments replacing the
-    recipe's) added, a path given as its string made a path (``with_paths``)."""
+def build_component(
+    kind: str, spec: dict[str, Any], where: str, make: Callable[..., Any], *sizes: Any, **given: Any
+) -> Any:
+    """The ``kind`` of component a recipe's ``{type: NAME, ...}`` mapping at ``where`` describes, built by ``make``
+    (``built``, or what ``build_model`` is given) with ``sizes`` (derived) and its arguments, those in ``given``
+    (derived sizes, or arguments replacing the recipe's) added, a path given as its string made a path
+    (``with_paths``)."""
     cls = lookup(kind, spec["type"], where)
-    return built(where, cls, *sizes, **with_paths(cls, component_args(kind, spec) | given))
+    return make(where, cls, *sizes, **with_paths(cls, component_args(kind, spec) | given))
 
 
 def encoder_spec(encoder: Encoder) -> dict[str, Any] | list[dict[str, Any]]:

@@ -385,3 +385,31 @@ def test_a_plugin_whose_constructor_reads_a_tensors_value_is_saved_and_loaded(
     section["heads"]["harmful"]["scale"] = -1.0  # what is wrong with a recipe is said still
     with pytest.raises(ValueError, match=r"^model.heads.harmful: scale must be positive$"):
         detector.save(tmp_path / "model", {"model": section})
+
+
+def test_a_save_builds_on_the_cpu_only_the_component_that_cannot_be_built_on_the_meta_device(
+    scaled_head: str, tmp_path: Path
+) -> None:
+    from faim.encoders.tiny_text import TinyTextEncoder
+
+    devices: list[str] = []
+
+    @faim.register_encoder("test_counted_text")
+    class CountedText(TinyTextEncoder):
+        def __init__(self, dim: int = 8) -> None:
+            super().__init__(dim=dim)
+            devices.append(next(self.parameters()).device.type)
+
+    section = {
+        "encoders": {"text": {"type": "test_counted_text"}},
+        "fusion": {"type": "concat"},
+        "heads": {"harmful": {"type": scaled_head, "labels": ["no", "yes"]}},
+    }
+    try:
+        detector = faim.build({"model": section})
+        devices.clear()
+        detector.save(tmp_path / "model")
+        assert devices == ["meta"]  # the head alone, whose constructor reads its tensor, is built on the CPU
+        assert float(faim.load(tmp_path / "model").model.heads["harmful"].scale) == 2.0
+    finally:
+        registry.ENCODERS.pop("test_counted_text")
