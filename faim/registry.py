@@ -234,10 +234,11 @@ def type_hints(annotated: Any) -> dict[str, Any]:
 def made_paths(value: Any, annotation: Any) -> Any:
     """``value``, given for an argument annotated ``annotation``, with each string where the annotation asks for a
     path made that path: a path class (``Path``, any ``PurePath``), alone or with ``None`` (``Path | None``), and
-    the same as the items of a ``list``, ``Sequence`` or ``tuple[..., ...]`` or the values of a ``dict`` or
-    ``Mapping``, at any depth (``list[Path]``, ``dict[str, list[Path]] | None``). A list or tuple so annotated is
-    given back new and of its own type, a mapping as a new ``dict``; any other value as it is, as is a value for an
-    annotation of more types than one besides ``None`` (``str | Path`` takes a string as it is)."""
+    the same as the items of a ``list``, ``Sequence`` or ``tuple`` (``item_annotations``) or the values of a ``dict``
+    or ``Mapping``, at any depth (``list[Path]``, ``tuple[Path, int]``, ``dict[str, list[Path]] | None``). A list or
+    tuple so annotated is given back new and of its own type, a mapping as a new ``dict``; any other value as it is,
+    as is a value for an annotation of more types than one besides ``None`` (``str | Path`` takes a string as it
+    is)."""
     members = [annotation]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [member for member in typing.get_args(annotation) if member is not type(None)]
@@ -249,10 +250,23 @@ def made_paths(value: Any, annotation: Any) -> Any:
         return asked(value) if isinstance(value, str) else value
     if isinstance(value, dict) and origin in (dict, Mapping) and len(args) == 2:
         return {key: made_paths(item, args[1]) for key, item in value.items()}
-    homogeneous = origin in (list, Sequence) or (origin is tuple and args[1:] == (Ellipsis,))
-    if isinstance(value, (list, tuple)) and homogeneous and args:
-        return type(value)(made_paths(item, args[0]) for item in value)
+    items = item_annotations(asked, len(value)) if isinstance(value, (list, tuple)) else None
+    if items is not None:
+        return type(value)(made_paths(item, each) for item, each in zip(value, items))
     return value
+
+
+def item_annotations(annotation: Any, count: int) -> list[Any] | None:
+    """The annotation of each of ``count`` items given for ``annotation``: ``X`` for each where it is ``list[X]``,
+    ``Sequence[X]`` or ``tuple[X, ...]``, and the types in order where it is a tuple of one type per item
+    (``tuple[Path, int]``) with ``count`` of them; ``None`` for a tuple of another length, and for any other
+    annotation."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is tuple and args[-1:] != (Ellipsis,):
+        return list(args) if len(args) == count else None
+    if origin in (list, Sequence, tuple) and args:
+        return [args[0]] * count
+    return None
 
 
 def with_paths(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:

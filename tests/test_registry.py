@@ -326,18 +326,30 @@ def test_a_plugin_argument_annotated_as_paths_in_a_list_tuple_or_mapping_is_buil
         registry.HEADS.pop("test_paths_head")
 
 
-def test_a_recipe_given_in_code_builds_its_components_with_the_tuples_it_gives_them() -> None:
+def test_a_recipe_given_in_code_builds_its_components_with_the_tuples_it_gives_them(tmp_path: Path) -> None:
     @faim.register_head("test_tuple_head")
     class TupleHead(BinaryHead):
-        def __init__(self, input_dim: int, size: tuple[int, int] = (1, 1), stems: tuple[Path, ...] = ()) -> None:
+        def __init__(
+            self,
+            input_dim: int,
+            size: tuple[int, int] = (1, 1),
+            stems: tuple[Path, ...] = (),
+            table: tuple[Path, int] | None = None,
+        ) -> None:
             super().__init__(input_dim)
-            self.size, self.stems = size, stems
+            self.size, self.stems, self.table = size, stems, table
 
-    head = {"type": "test_tuple_head", "size": (3, 4), "stems": ("s",), "labels": ["no", "yes"]}
+    head = {"type": "test_tuple_head", "size": (3, 4), "stems": ("s",), "table": ("t", 2), "labels": ["no", "yes"]}
     section = {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
     try:
         built = faim.build({"model": section | {"heads": {"harmful": head}}}).model.heads["harmful"]
-        assert (built.size, built.stems) == ((3, 4), (Path("s"),))
+        assert (built.size, built.stems, built.table) == ((3, 4), (Path("s"),), (Path("t"), 2))
+        detector = faim.build({"model": section | {"heads": {"harmful": head}}})
+        detector.recipe = None  # its architecture written out, each tuple as a list and each path as its string
+        detector.save(tmp_path / "model")
+        loaded = faim.load(tmp_path / "model")
+        assert loaded.recipe.model["heads"]["harmful"]["table"] == ["t", 2]
+        assert loaded.model.heads["harmful"].table == [Path("t"), 2]
     finally:
         registry.HEADS.pop("test_tuple_head")
 
@@ -348,4 +360,6 @@ def test_only_strings_where_an_annotation_asks_for_a_path_alone_are_made_paths()
     assert registry.made_paths({"k": ["a"]}, dict[str, list[Path]] | None) == {"k": [Path("a")]}
     assert registry.made_paths(["a"], list[str | Path]) == ["a"]
     assert registry.made_paths("a", list[Path]) == "a"  # refused by the recipe's check, not taken apart here
-    assert registry.made_paths(["a", "b"], tuple[Path, int]) == ["a", "b"]
+    assert registry.made_paths(["a", 2], tuple[Path, int]) == [Path("a"), 2]  # one type per item
+    assert registry.made_paths(("a", 2), tuple[Path, int] | None) == (Path("a"), 2)
+    assert registry.made_paths(["a"], tuple[Path, int]) == ["a"]  # of another length: refused by the recipe's check

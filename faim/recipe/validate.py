@@ -32,7 +32,7 @@ from faim.data.elements import ELEMENT_MODALITIES
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import EvalConfig, TrainConfig
-from faim.registry import suggest, type_hints
+from faim.registry import item_annotations, suggest, type_hints
 
 TOP_LEVEL = ("data", "model", "train", "eval")
 MODEL_KEYS = ("encoders", "fusion", "heads")
@@ -365,8 +365,9 @@ def check_shift_level(source: str, level: Any) -> None:
 
 
 def type_matches(value: Any, annotation: Any) -> bool:
-    """Whether a YAML value fits an annotation (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]`` or
-    ``Sequence[X]``, ``dict[K, V]``, a class); ints are accepted for floats, a string or a path for a path (``Path``:
+    """Whether a YAML value fits an annotation (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]``,
+    ``Sequence[X]``, ``tuple[X, ...]`` or ``tuple[X, Y]`` (one type per item: ``faim.registry.item_annotations``),
+    ``dict[K, V]``, a class); ints are accepted for floats, a string or a path for a path (``Path``:
     a recipe holds a path as its string, as ``faim.components.component_spec`` writes one, and the builder makes it
     the path again: ``faim.registry.with_paths``), and any value for an annotation of another kind, which YAML
     values are not checked against."""
@@ -375,9 +376,9 @@ def type_matches(value: Any, annotation: Any) -> bool:
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         return any(type_matches(value, arg) for arg in typing.get_args(annotation))
-    if origin in (list, collections.abc.Sequence):
-        (item,) = typing.get_args(annotation)
-        return isinstance(value, list) and all(type_matches(v, item) for v in value)
+    if origin in (list, collections.abc.Sequence, tuple):
+        items = item_annotations(annotation, len(value)) if isinstance(value, sequence_types(origin)) else None
+        return items is not None and all(type_matches(v, item) for v, item in zip(value, items))
     if origin is dict:
         key, item = typing.get_args(annotation)
         return isinstance(value, dict) and all(type_matches(k, key) and type_matches(v, item) for k, v in value.items())
@@ -392,12 +393,20 @@ def type_matches(value: Any, annotation: Any) -> bool:
     return isinstance(value, annotation) if isinstance(annotation, type) and origin is None else True
 
 
+def sequence_types(origin: type) -> tuple[type, ...]:
+    """What a value given for a ``list[...]``, ``Sequence[...]`` or ``tuple[...]`` annotation (its ``origin``) may
+    be: a list (as YAML holds one) or, for a ``Sequence`` or a ``tuple``, a tuple too, which a recipe given in code
+    keeps (``faim.registry.as_written``)."""
+    return (list,) if origin is list else (list, tuple)
+
+
 def check_types(source: str, name: str, given: dict[str, Any], annotated: Any) -> None:
     """Refuse a value in ``given`` that does not fit the annotation of its name in ``annotated`` (a section's
     dataclass, a component's constructor; names without an annotation, or annotations that name what cannot be
-    imported here, are not checked)."""
+    imported here, are not checked), naming the annotation it does not fit as written (``int``, ``tuple[int, int]``,
+    ``float | None``)."""
     hints = type_hints(annotated)
     for key, value in given.items():
         if key in hints and not type_matches(value, hints[key]):
-            expected = getattr(hints[key], "__name__", str(hints[key]))
+            expected = hints[key].__name__ if isinstance(hints[key], type) else str(hints[key])
             raise RecipeError(source, f"{name}.{key}", f"expected {expected}, got {value!r}")

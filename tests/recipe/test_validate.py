@@ -161,6 +161,48 @@ def test_component_arguments_of_the_kinds_yaml_writes_for_their_annotations_load
     assert Recipe.load(write_recipe(recipe)).model["heads"]["harmful"]["pos_weight"] == 2
 
 
+@pytest.fixture
+def tuple_head() -> Iterator[str]:
+    """The name of a head registered as plug-ins register theirs, taking tuples of one type per item and of any
+    length; unregistered after the test."""
+
+    @faim.register_head("test_tuple_head")
+    class TupleHead(BinaryHead):
+        def __init__(self, input_dim: int, size: tuple[int, int] = (1, 1), stems: tuple[Path, ...] = ()) -> None:
+            super().__init__(input_dim)
+            self.size, self.stems = size, stems
+
+    yield "test_tuple_head"
+    registry.HEADS.pop("test_tuple_head")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("size", "big", "expected tuple[int, int], got 'big'"),
+        ("size", [1, "x"], "expected tuple[int, int], got [1, 'x']"),
+        ("size", [1, 2, 3], "expected tuple[int, int], got [1, 2, 3]"),
+        ("stems", [1], "expected tuple[pathlib.Path, ...], got [1]"),
+    ],
+)
+def test_a_tuple_argument_of_the_wrong_type_or_length_is_refused_naming_its_path(
+    recipe: dict, write_recipe, tuple_head: str, key: str, value: object, expected: str
+) -> None:
+    recipe["model"]["heads"]["harmful"] = {"type": tuple_head, "labels": ["no", "yes"], key: value}
+    assert f"model.heads.harmful.{key}: {expected}" in error_for(recipe, write_recipe)
+
+
+def test_tuple_and_sequence_arguments_load_as_yaml_lists_and_as_the_tuples_a_recipe_in_code_gives(
+    recipe: dict, write_recipe, tuple_head: str
+) -> None:
+    recipe["model"]["heads"]["harmful"] = {"type": tuple_head, "labels": ["no", "yes"], "size": [2, 3]}
+    recipe["model"]["encoders"]["text"] = {"type": "ngram_text", "dim": 8, "char_ngrams": [2, 4]}
+    assert Recipe.load(write_recipe(recipe)).model["heads"]["harmful"]["size"] == [2, 3]
+    recipe["model"]["heads"]["harmful"] |= {"size": (2, 3), "stems": ("a", Path("b"))}
+    recipe["model"]["encoders"]["text"]["char_ngrams"] = (2, 4)
+    assert Recipe.from_dict(recipe).model["encoders"]["text"]["char_ngrams"] == (2, 4)
+
+
 def test_fused_kinds_must_be_encoder_kinds(recipe: dict, write_recipe) -> None:
     recipe["model"]["fusion"]["kinds"] = ["text", "video"]
     message = error_for(recipe, write_recipe)
