@@ -127,10 +127,24 @@ class ColumnMap:
             return self.images, cell
         return "image", _listed_cell(row, "image", text_cells)
 
+    @property
+    def fields(self) -> list[tuple[str, str]]:
+        """Each field of a post with a column it is read from, as ``(field, column)`` pairs: ``id``, ``text``,
+        ``images`` (from each of ``image_columns``), ``comments``, ``labels.TASK`` and ``meta.NAME``; a field mapped
+        to ``None`` reads none."""
+        read = [("id", self.id), ("text", self.text), *(("images", column) for column in self.image_columns)]
+        read += [("comments", self.comments), *((f"labels.{task}", column) for task, column in self.labels.items())]
+        read += [(f"meta.{name}", column) for name, column in self.meta.items()]
+        return [(name, column) for name, column in read if column is not None]
+
+    def fields_of(self, column: str) -> str:
+        """The fields read from ``column`` (``fields``), as an error about one of its cells names them: ``text``,
+        ``labels.hate``, several joined by commas."""
+        return ", ".join(name for name, read in self.fields if read == column)
+
     def wanted(self, available: Collection[str]) -> list[str]:
         """The mapped columns present in ``available``, in file order (for column projection)."""
-        mapped = {getattr(self, key) for key in SINGLE} | set(self.image_columns)
-        mapped |= set(self.labels.values()) | set(self.meta.values())
+        mapped = {column for _, column in self.fields}
         return [column for column in available if column in mapped]
 
     def unread(self, available: Collection[str]) -> list[str]:

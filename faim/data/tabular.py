@@ -211,7 +211,9 @@ def csv_rows(
     ones; label and meta cells that spell a number become an int or a float (``"1"`` → 1, ``"nan"`` → NaN, i.e.
     missing). ``delimiter=None`` takes the one the file's name and header show (``file_delimiter``). A row whose
     cells the header does not match, or a mapped cell that is not UTF-8, stops the read naming its file and line (and
-    for such a cell the post's id where its id cell is readable, ``row_name``) and column (``ValueError``).
+    for such a cell the post's id where its id cell is readable, ``row_name``, the field it is read into and its
+    column, as an error about a post's cell reads: ``file:2 (post id='b') field 'text' (column 'body'): ...``)
+    (``ValueError``).
     """
     header, delimiter = csv_file_header(path, delimiter, quote_char)
     bound = columns.bind(header, str(path))
@@ -244,7 +246,7 @@ def _csv_mapped_rows(path: Path, header: list[str], bound: ColumnMap, delimiter:
                 if name in wanted:
                     if not cell.isascii() and not utf8(cell):
                         where = row_name(f"{path}:{number}", cells[at] if at is not None else None)
-                        raise ValueError(f"{where}: column {name!r} is not UTF-8 text")
+                        raise ValueError(f"{where} field {bound.fields_of(name)!r} (column {name!r}): not UTF-8 text")
                     row[name] = parse_number(cell) if name in numeric else cell
             yield number, row
 

@@ -38,6 +38,18 @@ def test_an_unmapped_images_field_falls_back_row_by_row_to_the_image_column():
         convert({"images": None, "image": 5})
 
 
+def test_the_fields_read_from_a_column_are_named_as_an_error_about_its_cell_names_them():
+    columns = ColumnMap.from_recipe({"id": "key", "text": "body", "labels": {"hate": "y"}, "meta": ["y"]})
+    assert [columns.fields_of(column) for column in ("key", "body", "image", "y", "other")] == [
+        "id",
+        "text",
+        "images",  # unmapped, images are read from an image column where the images column is empty
+        "labels.hate, meta.y",
+        "",
+    ]
+    assert ColumnMap.from_recipe({"text": None}).fields_of("text") == ""  # a field mapped to None reads no column
+
+
 def test_renamed_columns_labels_and_meta():
     mapping = {"id": "pid", "text": "tweet", "image": "img", "comments": "replies", "labels": {"hate": "class"}}
     row = {"pid": "x1", "tweet": "t", "img": "p.jpg", "replies": '["a", "b"]', "class": 2, "lang": "en", "src": "tw"}

@@ -196,7 +196,7 @@ def test_a_csv_row_is_named_by_the_line_it_starts_on_and_a_bad_one_stops_the_rea
     with pytest.raises(ValueError, match=rf"{path}:6: expected 3 cells, as the header has, got 4"):
         next(rows)
     path.write_bytes(b"id,text,y\n1,caf\xe9,0\n")
-    with pytest.raises(ValueError, match=rf"{path}:2 \(post id='1'\): column 'text' is not UTF-8 text"):
+    with pytest.raises(ValueError, match=rf"{path}:2 \(post id='1'\) field 'text' \(column 'text'\): not UTF-8 text"):
         list(read_posts(path, columns={"labels": ["y"]}))
     path.write_bytes(b"id,text,unused\n1,fine,\xff\n")
     assert [p.text for p in read_posts(path)] == ["fine"]  # a column not read is not checked
@@ -357,13 +357,16 @@ def test_csv_records_report_a_quote_left_open_after_text_after_a_closing_one_and
 @pytest.mark.parametrize(
     ("body", "named"),
     [
-        (b"text,key\ncaf\xe9,b\n", ":2 (post id='b')"),  # the id cell comes after the cell refused
-        (b"key,text\nb\xe9,fine\n", ":2"),  # the id cell is the one refused
-        (b"key,text\n,caf\xe9\n", ":2"),  # no id: the post would take its place, which the rows do not know
+        (b"text,key,y\ncaf\xe9,b,0\n", ":2 (post id='b') field 'text' (column 'text')"),  # the id cell after it
+        (b"key,text,y\nb\xe9,fine,0\n", ":2 field 'id' (column 'key')"),  # the id cell is the one refused
+        (b"key,text,y\n,caf\xe9,0\n", ":2 field 'text' (column 'text')"),  # no id: the post would take its place
+        (b"key,text,y\nb,fine,n\xe9\n", ":2 (post id='b') field 'labels.hate, meta.y' (column 'y')"),
     ],
 )
-def test_a_cell_that_is_not_utf8_names_the_post_where_its_id_cell_is_readable(tmp_path, body, named):
+def test_a_cell_that_is_not_utf8_names_the_post_where_its_id_cell_is_readable_and_the_field_it_is_read_into(
+    tmp_path, body, named
+):
     path = tmp_path / "d.csv"
     path.write_bytes(body)
-    with pytest.raises(ValueError, match=rf"^{re.escape(f'{path}{named}')}: column '(text|key)' is not UTF-8 text$"):
-        list(read_posts(path, columns={"id": "key"}))
+    with pytest.raises(ValueError, match=rf"^{re.escape(f'{path}{named}')}: not UTF-8 text$"):
+        list(read_posts(path, columns={"id": "key", "labels": {"hate": "y"}, "meta": ["y"]}))
