@@ -105,6 +105,18 @@ def test_a_post_that_cannot_be_read_is_named_by_its_index_where_it_has_no_origin
 
 
 @pytest.mark.parametrize("served", [False, True])
+def test_a_post_whose_id_was_taken_away_after_it_was_built_is_refused_naming_its_origin(
+    served: bool, exported: tuple[Path, Path]
+) -> None:
+    scorer = faim.runtime.load(exported[1]) if served else Detector.load(exported[0])
+    posts = [Post("a", "a post", origin="file.jsonl:2"), Post("b", "another", origin="file.jsonl:3")]
+    posts[1].id = None  # as a data source's plug-in may set it: its row's id would be None
+    for call in [scorer.score, scorer.embed, scorer.readable] + ([] if served else [scorer.explain]):
+        with pytest.raises(ValueError, match=r"^file.jsonl:3 field 'id': missing; give each post an id"):
+            call(posts)
+
+
+@pytest.mark.parametrize("served", [False, True])
 @pytest.mark.parametrize("batch_size", [0, -1])
 def test_a_batch_size_below_one_is_refused_naming_it(
     served: bool, batch_size: int, exported: tuple[Path, Path]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source a member may name)
-from faim.data.post import SOURCE, Post
+from faim.data.post import SOURCE, Post, check_ids
 from faim.registry import BuildError, build_source_spec, member_path, register_source
 
 EVALUATE_ON = ("first", "all")
@@ -75,6 +75,7 @@ class ConcatSource:
 
         Raises:
             KeyError: When no contributing member has ``split``, naming the splits there are.
+            ValueError: Naming a member's post whose id was taken away (``member_posts``).
         """
         indices = self.contributors(split)
         if not indices:
@@ -82,8 +83,19 @@ class ConcatSource:
         return [
             replace(post, id=f"{self.names[index]}/{post.id}", meta=post.meta | {SOURCE: self.names[index]})
             for index in indices
-            for post in self.members[index].posts(split)
+            for post in self.member_posts(index, split)
         ]
+
+    def member_posts(self, index: int, split: str) -> list[Post]:
+        """The posts of ``split`` of the member at ``index``.
+
+        Raises:
+            ValueError: Naming the first whose id was taken away after it was built (``check_ids``), which its
+                prefixed id would hold as ``None``.
+        """
+        posts = self.members[index].posts(split)
+        check_ids(posts)
+        return posts
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Posts of a file in the first member's format (the format new data to evaluate comes in)."""

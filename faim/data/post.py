@@ -63,12 +63,7 @@ class Post:
             ValueError: Also for a missing id (``is_missing``), which ``from_dict`` and a file's rows replace by the
                 post's place (``post_id``).
         """
-        if is_missing(self.id):
-            raise ValueError(
-                f"{post_name(self.origin)} field 'id': missing; give each post an id (a post given as a dict, or a "
-                "file's row, without one takes its place as its id)"
-            )
-        self.id = str(self.id)
+        self.id = checked_id(post_name(self.origin), self.id)
         self.text, self.images, self.comments, self.labels, self.meta = checked_fields(
             post_name(self.origin, self.id), self.text, self.images, self.comments, self.labels, self.meta
         )
@@ -136,6 +131,33 @@ def unknown_fields(where: str, row: Mapping[Any, Any]) -> None:
         said = ", ".join(f"{key!r}{suggest(str(key), list(FIELDS))}" for key in unknown)
         plural = "s" if len(unknown) > 1 else ""
         raise ValueError(f"{where} field{plural} {said}: unknown; valid: {', '.join(FIELDS)}")
+
+
+def checked_id(where: str, value: Any) -> str:
+    """A post's id as text.
+
+    Raises:
+        ValueError: Naming ``where`` (the post, ``post_name``) where it is missing (``is_missing``).
+    """
+    if is_missing(value):
+        raise ValueError(
+            f"{where} field 'id': missing; give each post an id (a post given as a dict, or a file's row, without one "
+            "takes its place as its id)"
+        )
+    return str(value)
+
+
+def check_ids(posts: Iterable[Post]) -> None:
+    """Refuse the first of ``posts`` whose id is missing (``checked_id``). A ``Post`` refuses one as it is built, but
+    its fields may be set after (a data source's plug-in taking its id away), and a missing id would be read as
+    ``None`` after: the id of a score row, of a ``concat`` source's posts (``0-mine/None``), the seed of a post's
+    perturbation.
+
+    Raises:
+        ValueError: Naming the post by its origin or, where it has none, its place among ``posts`` (``post 3``).
+    """
+    for index, post in enumerate(posts):
+        checked_id(post_name(post.origin or f"post {index}"), post.id)
 
 
 def post_name(origin: str, ident: str | None = None) -> str:
@@ -262,12 +284,15 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
 
     Raises:
         TypeError: Given one post (a ``Post`` or a mapping) or a string where the posts are expected.
-        ValueError: On a dict that ``Post.from_dict`` refuses.
+        ValueError: On a dict that ``Post.from_dict`` refuses, or a ``Post`` whose id was taken away after it was
+            built (``check_ids``).
     """
     if isinstance(items, (Post, Mapping, str)):
         one = "one string (a str)" if isinstance(items, str) else f"one post (a {type(items).__name__})"
         raise TypeError(f"expected a list of posts, got {one}: pass [post]")
-    return [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
+    posts = [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
+    check_ids(posts)
+    return posts
 
 
 MAP_LABELS = (

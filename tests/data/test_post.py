@@ -176,8 +176,13 @@ def test_a_post_built_directly_without_an_id_is_refused_naming_it_as_other_error
         Post(ident, "some text", origin=origin)
 
 
-def test_a_post_whose_id_was_taken_away_is_refused_naming_its_place_among_the_posts_given() -> None:
-    post = Post("b", "some text")
-    post.id = None
-    with pytest.raises(ValueError, match=r"^post 1 field 'id': missing; give each post an id"):
+@pytest.mark.parametrize(("origin", "named"), [("", "post 1"), ("d.jsonl:3", "d.jsonl:3")])
+def test_a_post_whose_id_was_taken_away_is_refused_naming_its_origin_or_its_place_among_the_posts_given(
+    origin: str, named: str
+) -> None:
+    post = Post("b", "some text", origin=origin)
+    post.id = None  # scored, its row's id would be None
+    with pytest.raises(ValueError, match=rf"^{re.escape(named)} field 'id': missing; give each post an id"):
         posts_to_read([Post("a", "first"), post], ["text"])
+    with pytest.raises(ValueError, match=rf"^{re.escape(named)} field 'id': missing; give each post an id"):
+        as_posts([Post("a", "first"), post])

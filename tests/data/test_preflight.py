@@ -119,6 +119,13 @@ def test_posts_a_model_would_stop_at_are_refused_a_text_that_is_not_text_first_t
     refuse_unreadable(posts[:1], KINDS, 8, "p.jsonl")
 
 
+def test_a_post_whose_id_was_taken_away_after_it_was_built_is_refused_naming_its_origin() -> None:
+    posts = [Post("a", "first", origin="p.jsonl:1"), Post("b", "second", origin="p.jsonl:2")]
+    posts[1].id = None  # as a data source's plug-in may set it: training, evaluation and calibration read none so
+    with pytest.raises(ValueError, match=r"^p.jsonl:2 field 'id': missing; give each post an id"):
+        refuse_unreadable(posts, KINDS, 8, "p.jsonl")
+
+
 def test_posts_an_evaluation_could_not_finish_are_refused_unlabelled_first_then_unreadable(tmp_path: Path) -> None:
     (tmp_path / "ok.png").write_bytes(b"x")
     cut = Post("c", "cut \ud83d", labels={"hate": 1}, origin="p.jsonl:3")

@@ -62,6 +62,15 @@ def test_train_joins_every_member_and_validation_stays_the_first(members):
     assert " + " in source.describe("train")
 
 
+def test_a_member_post_whose_id_was_taken_away_is_refused_naming_it_not_prefixed_as_none(members, monkeypatch):
+    source = build_source({"type": "concat", "sources": members})
+    posts = source.members[1].posts("train")
+    posts[2].id = None  # as a data source's plug-in may set it, after the post was built
+    monkeypatch.setattr(source.members[1], "posts", lambda split: posts)
+    with pytest.raises(ValueError, match=rf"^{posts[2].origin} field 'id': missing; give each post an id"):
+        source.posts("train")
+
+
 def test_evaluate_on_all_validates_on_every_member(members):
     source = ConcatSource(members, evaluate_on="all")
     assert len(source.posts("validation")) == 2 + 3
