@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy.stats import norm, rankdata
-from sklearn.metrics import average_precision_score, roc_auc_score
 
 from faim.calibration.checks import as_binary_inputs, as_multiclass_inputs, as_multilabel_inputs
 from faim.calibration.thresholds import threshold_sweep
@@ -50,6 +49,8 @@ def binary_metrics(
         ValueError: on an empty sample, mismatched shapes, labels other than 0/1 or probabilities
             outside [0, 1].
     """
+    from sklearn.metrics import average_precision_score, roc_auc_score  # heavy: loaded when first used
+
     y, p = as_binary_inputs(y_true, prob)
     n, positives = int(y.size), int(y.sum())
     both_classes = 0 < positives < n
@@ -93,6 +94,8 @@ def multiclass_metrics(y_true: np.ndarray, prob: np.ndarray, labels: Sequence[st
         ValueError: on an empty sample, shapes other than ``[N]`` / ``[N, C]``, class indices outside
             ``[0, C)`` or probabilities outside [0, 1].
     """
+    from sklearn.metrics import roc_auc_score  # heavy: loaded when first used
+
     y, p = as_multiclass_inputs(y_true, prob, labels)
     n, n_classes = y.size, len(labels)
     pred = p.argmax(axis=1)
@@ -180,6 +183,8 @@ def multilabel_metrics(
         ValueError: on an empty sample, shapes other than ``[N, L]``, targets other than 0/1/NaN,
             probabilities outside [0, 1] or ``len(thresholds) != L``.
     """
+    from sklearn.metrics import average_precision_score, roc_auc_score  # heavy: loaded when first used
+
     y, p = as_multilabel_inputs(y_true, prob, labels)
     if len(thresholds) != len(labels):
         raise ValueError(f"expected one threshold per label ({len(labels)}), got {len(thresholds)}")

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
 
 from faim.calibration.checks import as_binary_inputs, as_multiclass_inputs
 from faim.eval.calibration import draw_calibrated, expected_calibration_error, reliability_bins
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 _DPI = 120
 
@@ -50,6 +50,9 @@ def plot_binary(
         ValueError: on an empty sample, mismatched shapes, labels other than 0/1 or probabilities
             outside [0, 1].
     """
+    # heavy: loaded when first used
+    from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
+
     y, p = as_binary_inputs(y_true, prob)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -109,6 +112,8 @@ def plot_multiclass(
         ValueError: on an empty sample, shapes other than ``[N]`` / ``[N, C]``, class indices outside
             ``[0, C)`` or probabilities outside [0, 1].
     """
+    from sklearn.metrics import roc_auc_score, roc_curve  # heavy: loaded when first used
+
     y, p = as_multiclass_inputs(y_true, prob, labels)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -133,10 +138,19 @@ def plot_multiclass(
     return paths
 
 
+def agg_figure(width: float, height: float) -> Figure:
+    """An empty figure of ``width`` x ``height`` inches, with constrained layout, on an Agg canvas."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: loaded when a plot is first drawn
+    from matplotlib.figure import Figure  # heavy: loaded when a plot is first drawn
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
 def square_figure() -> tuple[Figure, Axes]:
     """A square single-axes figure on an Agg canvas."""
-    fig = Figure(figsize=(5, 5), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = agg_figure(5, 5)
     return fig, fig.add_subplot()
 
 
@@ -164,8 +178,7 @@ def _reliability_figure(
     drawn = draw_calibrated(prob, groups, bins)  # the same draws as the report's ece_if_calibrated range
     bar_low, bar_high = drawn.frequency_range()
     ece_low, ece_high = drawn.ece_range()
-    fig = Figure(figsize=(5, 6), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = agg_figure(5, 6)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
     width = np.diff(rb.edges)
     filled = rb.counts > 0

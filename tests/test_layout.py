@@ -59,10 +59,10 @@ ORDER = ["ground", "components", "core", "evaluation", "entry"]
 OPTIONAL = {"ray", "ray.data", "datasets"}
 """Third-party modules a function may import when it runs: optional extras (faim-sdk[ray], faim-sdk[hf])."""
 
-DEFERRED = {"transformers", "timm", "torchvision", "sklearn", "scipy", "captum"}
+DEFERRED = {"transformers", "timm", "torchvision", "sklearn", "scipy", "captum", "matplotlib"}
 """Heavy libraries (with their submodules) a function may import when it first needs them: only some components use
-them, once built (an encoder's model, a fit, an explanation's attributions), so registering every built-in component
-loads none of them."""
+them, once built (an encoder's model, a fit, an explanation's attributions), and only evaluation draws plots, so
+registering every built-in component, or importing the Python API, loads none of them."""
 
 COMPONENT_LIBRARIES = ["transformers", "timm", "torchvision", "sklearn", "matplotlib", "captum"]
 """What only some components load, once built (matplotlib comes with captum)."""
@@ -180,6 +180,22 @@ def test_importing_the_detector_loads_no_library_only_some_components_need() -> 
     """Every scoring process imports the detector, and with it every built-in component."""
     _, third_party = loaded_after("import faim.detector")
     assert not set(COMPONENT_LIBRARIES) & set(third_party)
+
+
+@pytest.mark.slow
+def test_importing_evaluation_loads_neither_scikit_learn_nor_matplotlib() -> None:
+    """Metrics and plots import them when they first compute or draw."""
+    _, third_party = loaded_after("import faim.eval, faim.eval.evaluate")
+    assert not set(COMPONENT_LIBRARIES) & set(third_party)
+
+
+@pytest.mark.slow
+def test_importing_the_python_api_loads_no_library_only_some_components_need_but_what_lightning_loads() -> None:
+    """Importing PyTorch Lightning loads torchmetrics, which loads transformers, torchvision and matplotlib; faim adds
+    none (scikit-learn included)."""
+    _, lightning = loaded_after("import pytorch_lightning")
+    _, api = loaded_after("import faim.api")
+    assert set(COMPONENT_LIBRARIES) & set(api) <= set(lightning)
 
 
 @pytest.mark.slow

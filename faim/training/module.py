@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import pytorch_lightning as pl
 import torch
-from sklearn.metrics import f1_score, roc_auc_score
 
 from faim.data.batch import PostBatch
 from faim.data.targets import TaskSpec
@@ -17,6 +16,8 @@ from faim.model import WholePostModel
 
 def validation_scores(task: TaskSpec, target: np.ndarray, prob: np.ndarray) -> dict[str, float]:
     """AUROC (macro over classes/labels) and macro-F1 at a 0.5 / argmax decision; NaN if undefined."""
+    from sklearn.metrics import f1_score, roc_auc_score  # heavy: loaded when first used
+
     if len(target) == 0:
         return {}
     if task.type == "multiclass":
