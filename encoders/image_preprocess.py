@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import torch
@@ -20,7 +22,7 @@ class ImagePreprocessor:
 
     Square centre crops (most timm models) go through ``faim.preprocess.pixels`` (one resize of the cropped
     region, Pillow and numpy only, faster and equal to timm's transform but for rounding), which an exported
-    model's runtime shares. Other modes run timm's transform as is.
+    model's runtime shares. Other modes run timm's transform as is, which imports timm when first used.
 
     Args:
         image_size: Output height and width.
@@ -41,23 +43,12 @@ class ImagePreprocessor:
         crop_pct: float = 1.0,
         crop_mode: str = "center",
     ) -> None:
-        from timm.data import create_transform  # heavy: loaded when a preprocessor is built, not when registered
-
         self.image_size = (int(image_size[0]), int(image_size[1]))
         self.mean = tuple(float(m) for m in mean)
         self.std = tuple(float(s) for s in std)
         self.interpolation = interpolation
         self.crop_pct = float(crop_pct)
         self.crop_mode = crop_mode
-        self.transform = create_transform(
-            input_size=(3, *self.image_size),
-            is_training=False,
-            interpolation=interpolation,
-            mean=self.mean,
-            std=self.std,
-            crop_pct=self.crop_pct,
-            crop_mode=crop_mode,
-        )
 
     @classmethod
     def for_model(cls, model: nn.Module, image_size: int | None = None) -> ImagePreprocessor:
@@ -93,8 +84,24 @@ class ImagePreprocessor:
         }
 
     def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        # Pickle the numbers only; the torchvision transform is rebuilt on unpickling.
+        # Pickle the numbers only; timm's transform is built again where it is used.
         return type(self), (self.image_size, self.mean, self.std, self.interpolation, self.crop_pct, self.crop_mode)
+
+    @cached_property
+    def transform(self) -> Callable[[Image.Image], torch.Tensor]:
+        """timm's eval transform of one RGB picture to ``[3, H, W]``, built when first used: ``__call__`` runs it only
+        where the crop is not a square centre one (``crops_in_one_resize``)."""
+        from timm.data import create_transform  # heavy: loaded only for crops other than square centre ones
+
+        return create_transform(
+            input_size=(3, *self.image_size),
+            is_training=False,
+            interpolation=self.interpolation,
+            mean=self.mean,
+            std=self.std,
+            crop_pct=self.crop_pct,
+            crop_mode=self.crop_mode,
+        )
 
     @property
     def crops_in_one_resize(self) -> bool:

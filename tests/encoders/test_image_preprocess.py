@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -35,3 +38,23 @@ def test_other_crop_modes_run_timm_transform_unchanged() -> None:
     assert not preprocess.crops_in_one_resize
     image = photo(100, 30, 5)
     assert torch.equal(preprocess([image])[0], preprocess.transform(image))
+
+
+LOADS_TIMM = """
+import sys
+from PIL import Image
+from faim.encoders.image_preprocess import ImagePreprocessor
+
+preprocess = ImagePreprocessor((32, {width}), (0.5,) * 3, (0.5,) * 3)
+preprocess([Image.new("RGB", (50, 40))])
+print("timm" in sys.modules)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("width", "loads_timm"), [(32, False), (24, True)])
+def test_only_crops_other_than_square_centre_ones_import_timm(width: int, loads_timm: bool) -> None:
+    """Building and running a square centre crop (``tiny_image``'s, most timm models') needs Pillow and numpy alone."""
+    code = LOADS_TIMM.format(width=width)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == [str(loads_timm)]
