@@ -17,6 +17,9 @@ RECIPE = "recipe.yaml"
 EXPORT_MANIFEST = "faim-export.json"
 """The manifest an export (``faim export``, ``faim.runtime.bundle``) has instead; each of the two is named where the
 other is given."""
+GRAPH_FORMATS = ("onnx", "pt2")
+"""The formats of an export's graphs (its manifest's ``graph_format``): ONNX graphs (torch.onnx's dynamo exporter) for
+onnxruntime, or torch.export's ExportedPrograms for torch."""
 FORMAT_VERSION = 1
 
 

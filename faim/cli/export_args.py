@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from faim.artifact_manifest import GRAPH_FORMATS
 from faim.cli.common import add_columns, deferred, output_folder, share
-from faim.runtime.bundle import GRAPH_FORMATS
 
 MAX_DROP = 0.01
 """The largest fall of a task's macro-F1 an int8 export may show by default (``--max-drop``; the check is

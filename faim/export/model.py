@@ -18,6 +18,7 @@ from PIL import Image
 from torch import nn
 
 from faim.artifact import relative_paths
+from faim.artifact_manifest import GRAPH_FORMATS
 from faim.detector import Detector
 from faim.encoders.stack import encoder_parts
 from faim.export.fusions import MASK_INPUT
@@ -26,7 +27,7 @@ from faim.export.preprocessing import preprocessing_spec
 from faim.export.programs import ProgramGraph, write_program
 from faim.export.staging import staged, write_manifest
 from faim.model import evaluating
-from faim.runtime.bundle import FORMAT_VERSION, GRAPH_FORMATS, ExportError
+from faim.runtime.bundle import FORMAT_VERSION, ExportError
 from faim.runtime.model import session
 from faim.runtime.preprocess import part_preprocessor
 from faim.version import __version__

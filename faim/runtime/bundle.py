@@ -59,10 +59,6 @@ REQUIRED = {"format", "files", "max_elements", "kinds", "encoders", "fusion", "t
 """The keys every export's manifest holds."""
 
 
-GRAPH_FORMATS = ("onnx", "pt2")
-"""The formats of an export's graphs (``graph_format``): ONNX graphs (torch.onnx's dynamo exporter) for onnxruntime,
-or torch.export's ExportedPrograms for torch."""
-
 PT2_LOADER = "load it with faim.export.programs.load_export, which needs torch"
 """What reads an export of torch.export programs (``graph_format`` "pt2"): neither the runtime nor faim score does."""
 
