@@ -27,40 +27,63 @@ EPILOG = """examples:
 
 
 class Command(NamedTuple):
-    """Where a command's arguments are defined, and the package it cannot run without.
+    """Where a command's arguments are defined, and the packages it cannot run without.
 
     Attributes:
         arguments: The module whose ``add_parser`` defines the command's arguments; it imports nothing heavy (the
             handler it sets imports what running needs when the command runs), so that ``faim --help`` and
             ``faim COMMAND --help`` answer at once.
-        needs: The top-level package the command needs, looked for (not imported) before its arguments are read;
-            ``None`` where the base install (or the ``runtime`` extra) runs it.
+        needs: The top-level packages the command needs (each in ``EXTRA_OF``), looked for (not imported) before its
+            arguments are read; empty where the base install runs it.
     """
 
     arguments: str
-    needs: str | None = None
+    needs: tuple[str, ...] = ()
 
+
+TRAINING = ("torch", "pytorch_lightning", "sklearn", "matplotlib")
+"""What training needs: torch, Lightning, and scikit-learn and matplotlib for the evaluation that ends a run."""
+
+EVALUATION = ("torch", "sklearn", "matplotlib")
+"""What evaluating and calibrating a saved model need: torch, and scikit-learn and matplotlib for metrics and plots."""
 
 COMMANDS = {
-    "train": Command("faim.cli.train_args", "torch"),
-    "eval": Command("faim.cli.eval_args", "torch"),
-    "calibrate": Command("faim.cli.calibrate_args", "torch"),
-    "score": Command("faim.cli.score_args"),
-    "embed": Command("faim.cli.score_args"),
-    "export": Command("faim.cli.export_args", "torch"),
-    "explain": Command("faim.cli.explain_args", "torch"),
-    "recipe": Command("faim.cli.recipe_args", "torch"),
+    "train": Command("faim.cli.train_args", TRAINING),
+    "eval": Command("faim.cli.eval_args", EVALUATION),
+    "calibrate": Command("faim.cli.calibrate_args", EVALUATION),
+    "score": Command("faim.cli.score_args", ("onnxruntime",)),
+    "embed": Command("faim.cli.score_args", ("onnxruntime",)),
+    "export": Command("faim.cli.export_args", ("torch", "onnx", "onnxruntime")),
+    "explain": Command("faim.cli.explain_args", ("torch", "captum")),
+    "recipe": Command("faim.cli.recipe_args", ("torch",)),
     "cache": Command("faim.cli.cache_cmd"),
-    "demo": Command("faim.cli.demo_args", "torch"),
+    "demo": Command("faim.cli.demo_args", TRAINING),
 }
 """Each command and where its arguments are defined. What a command runs is imported only when it runs:
 ``faim score --runtime onnx`` then starts without the training stack, torch included."""
 
+EXTRA_OF = {
+    "torch": "torch",
+    "pytorch_lightning": "torch",
+    "sklearn": "torch",
+    "matplotlib": "torch",
+    "onnx": "torch",
+    "captum": "torch",
+    "onnxruntime": "runtime",
+}
+"""The extra of faim-sdk that installs each package a command needs: the ``runtime`` extra for onnxruntime, which
+scoring an export needs alone (the ``torch`` extra brings it too)."""
 
 EXTRAS = (
     "`pip install 'faim-sdk[torch]'` installs what training, evaluation, export, explanations and torch scoring "
     "need; `faim score --runtime onnx` needs only `pip install 'faim-sdk[runtime]'`"
 )
+
+
+def install_hint(package: str) -> str:
+    """What to run to install ``package``: the extra ``EXTRA_OF`` names, or, for a package it does not, ``EXTRAS``."""
+    extra = EXTRA_OF.get(package)
+    return f"pip install 'faim-sdk[{extra}]'" if extra else EXTRAS
 
 
 def missing_package(error: ModuleNotFoundError) -> str | None:
@@ -70,19 +93,21 @@ def missing_package(error: ModuleNotFoundError) -> str | None:
     return None if name in ("", "faim") else name
 
 
-def check_installed(package: str | None) -> None:
-    """Raise, as importing it would, where ``package`` (``None``: nothing) is not installed, without importing it.
+def check_installed(packages: tuple[str, ...]) -> None:
+    """Raise, as importing it would, naming the first of the top-level ``packages`` that is not installed, without
+    importing any.
 
     Raises:
-        ModuleNotFoundError: Naming ``package``.
+        ModuleNotFoundError: Naming the package.
     """
-    if package is not None and importlib.util.find_spec(package) is None:
-        raise ModuleNotFoundError(f"No module named {package!r}", name=package)
+    for package in packages:
+        if importlib.util.find_spec(package) is None:
+            raise ModuleNotFoundError(f"No module named {package!r}", name=package)
 
 
 def add_unavailable(sub: argparse._SubParsersAction, name: str, package: str) -> None:
     """List ``name`` in ``faim --help`` although ``package``, which it needs, is not installed, saying so."""
-    sub.add_parser(name, help=f"(needs {package}, not installed: pip install 'faim-sdk[torch]')")
+    sub.add_parser(name, help=f"(needs {package}, not installed: {install_hint(package)})")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -124,7 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         package = missing_package(error)
         if package is None:
             raise
-        print(f"faim {command}: error: needs the Python package {package!r}, not installed: {EXTRAS}", file=sys.stderr)
+        hint = install_hint(package)
+        print(f"faim {command}: error: needs the Python package {package!r}, not installed: {hint}", file=sys.stderr)
         return 2
 
 

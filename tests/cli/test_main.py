@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
+from importlib.metadata import packages_distributions
 
-from faim.cli.main import COMMANDS
+import pytest
+from import_graph import ROOT
+from packaging.requirements import Requirement
+
+from faim.cli.main import COMMANDS, EXTRA_OF, build_parser, main
+
+tomllib = pytest.importorskip("tomllib")
 
 HEAVY = ("torch", "transformers", "pytorch_lightning", "lightning", "sklearn", "matplotlib", "scipy", "timm")
 """What the training stack brings, which takes seconds to import: no help needs it."""
@@ -42,3 +50,43 @@ def test_help_of_faim_and_of_every_command_imports_none_of_the_training_stack_no
         code, usage, heavy = found[command]
         assert code == 0 and usage.startswith(f"usage: faim {command} "), (command, usage)
     assert {command: heavy for command, (_, _, heavy) in found.items() if heavy} == {}
+
+
+def without(monkeypatch: pytest.MonkeyPatch, *missing: str) -> None:
+    """Make ``find_spec`` report the top-level packages ``missing`` as not installed (nothing is imported)."""
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name in missing else find_spec(name))
+
+
+def listed(name: str) -> list[str]:
+    """The words of the line of ``faim --help`` that lists the command ``name``."""
+    return next(line for line in build_parser().format_help().splitlines() if line.split()[:1] == [name]).split()
+
+
+@pytest.mark.parametrize(
+    ("missing", "command", "extra", "unaffected"),
+    [
+        ("pytorch_lightning", "train", "torch", "eval"),
+        ("sklearn", "eval", "torch", "recipe"),
+        ("onnxruntime", "score", "runtime", "train"),
+    ],
+)
+def test_a_command_whose_package_is_missing_names_it_and_the_extra_that_installs_it(
+    missing: str, command: str, extra: str, unaffected: str, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    without(monkeypatch, missing)
+    monkeypatch.setenv("COLUMNS", "200")  # one line per command in the listing
+    install = f"pip install 'faim-sdk[{extra}]'"
+    assert " ".join(listed(command)) == f"{command} (needs {missing}, not installed: {install})"
+    assert "(needs" not in listed(unaffected)
+    assert main([command, "a", "b", "-o", "out"]) == 2
+    error = capsys.readouterr().err
+    assert error == f"faim {command}: error: needs the Python package {missing!r}, not installed: {install}\n"
+
+
+def test_each_package_a_command_needs_is_installed_by_the_extra_named_for_it() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    distributions = packages_distributions()
+    for package in {package for command in COMMANDS.values() for package in command.needs}:
+        declared = {Requirement(r).name.lower() for r in project["optional-dependencies"][EXTRA_OF[package]]}
+        assert {d.lower() for d in distributions[package]} & declared, package
