@@ -256,17 +256,28 @@ def made_paths(value: Any, annotation: Any) -> Any:
     return value
 
 
+def sequence_kind(annotation: Any) -> type | None:
+    """The kind of sequence ``annotation`` asks for, ``list``, ``tuple`` or ``Sequence``, with its item types
+    (``list[int]``, ``typing.Tuple[int, int]``) or without (``list``, ``typing.List``); ``None`` for any other."""
+    kind = typing.get_origin(annotation) or annotation
+    return kind if kind in (list, tuple, Sequence) else None
+
+
 def item_annotations(annotation: Any, count: int) -> list[Any] | None:
     """The annotation of each of ``count`` items given for ``annotation``: ``X`` for each where it is ``list[X]``,
-    ``Sequence[X]`` or ``tuple[X, ...]``, and the types in order where it is a tuple of one type per item
-    (``tuple[Path, int]``) with ``count`` of them; ``None`` for a tuple of another length, and for any other
-    annotation."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is tuple and args[-1:] != (Ellipsis,):
+    ``Sequence[X]`` or ``tuple[X, ...]``, ``Any`` for each where it names no item types (``tuple``,
+    ``typing.List``: items of any type), and the types in order where it is a tuple of one type per item
+    (``tuple[Path, int]``) with ``count`` of them; ``None`` for a tuple of another length, and for an annotation
+    that is not a sequence's (``sequence_kind``)."""
+    kind = sequence_kind(annotation)
+    if kind is None:
+        return None
+    if not hasattr(annotation, "__args__"):  # no item types named: typing.get_args gives () here as for tuple[()]
+        return [Any] * count
+    args = typing.get_args(annotation)
+    if kind is tuple and args[-1:] != (Ellipsis,):
         return list(args) if len(args) == count else None
-    if origin in (list, Sequence, tuple) and args:
-        return [args[0]] * count
-    return None
+    return [args[0]] * count
 
 
 def with_paths(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:

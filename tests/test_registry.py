@@ -8,8 +8,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import typing
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -363,3 +364,11 @@ def test_only_strings_where_an_annotation_asks_for_a_path_alone_are_made_paths()
     assert registry.made_paths(["a", 2], tuple[Path, int]) == [Path("a"), 2]  # one type per item
     assert registry.made_paths(("a", 2), tuple[Path, int] | None) == (Path("a"), 2)
     assert registry.made_paths(["a"], tuple[Path, int]) == ["a"]  # of another length: refused by the recipe's check
+
+
+def test_a_sequence_annotation_without_its_item_types_takes_items_of_any_type() -> None:
+    for bare in (tuple, list, Sequence, typing.Tuple, typing.List, typing.Sequence):  # noqa: UP006  (as written)
+        assert registry.item_annotations(bare, 2) == [typing.Any, typing.Any]
+    assert registry.item_annotations(tuple[()], 0) == []  # the empty tuple names its (no) item types
+    assert registry.item_annotations(tuple[()], 1) is None
+    assert registry.item_annotations(dict, 1) is None

@@ -8,7 +8,6 @@ YAML path, the valid choices and a close-match suggestion.
 
 from __future__ import annotations
 
-import collections.abc
 import dataclasses
 import inspect
 import types
@@ -32,7 +31,7 @@ from faim.data.elements import ELEMENT_MODALITIES
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import EvalConfig, TrainConfig
-from faim.registry import item_annotations, suggest, type_hints
+from faim.registry import item_annotations, sequence_kind, suggest, type_hints
 
 TOP_LEVEL = ("data", "model", "train", "eval")
 MODEL_KEYS = ("encoders", "fusion", "heads")
@@ -367,20 +366,22 @@ def check_shift_level(source: str, level: Any) -> None:
 def type_matches(value: Any, annotation: Any) -> bool:
     """Whether a YAML value fits an annotation (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]``,
     ``Sequence[X]``, ``tuple[X, ...]`` or ``tuple[X, Y]`` (one type per item: ``faim.registry.item_annotations``),
-    ``dict[K, V]``, a class); ints are accepted for floats, a string or a path for a path (``Path``:
-    a recipe holds a path as its string, as ``faim.components.component_spec`` writes one, and the builder makes it
-    the path again: ``faim.registry.with_paths``), and any value for an annotation of another kind, which YAML
-    values are not checked against."""
+    ``dict[K, V]``, any of those without its item types (``tuple``, ``typing.Dict``: items of any type), a class);
+    ints are accepted for floats, a string or a path for a path (``Path``: a recipe holds a path as its string, as
+    ``faim.components.component_spec`` writes one, and the builder makes it the path again:
+    ``faim.registry.with_paths``), and any value for an annotation of another kind, which YAML values are not
+    checked against."""
     if annotation is Any:
         return True
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         return any(type_matches(value, arg) for arg in typing.get_args(annotation))
-    if origin in (list, collections.abc.Sequence, tuple):
-        items = item_annotations(annotation, len(value)) if isinstance(value, sequence_types(origin)) else None
+    kind = sequence_kind(annotation)
+    if kind is not None:
+        items = item_annotations(annotation, len(value)) if isinstance(value, sequence_types(kind)) else None
         return items is not None and all(type_matches(v, item) for v, item in zip(value, items))
     if origin is dict:
-        key, item = typing.get_args(annotation)
+        key, item = typing.get_args(annotation) or (Any, Any)
         return isinstance(value, dict) and all(type_matches(k, key) and type_matches(v, item) for k, v in value.items())
     if annotation is type(None):
         return value is None
@@ -393,11 +394,11 @@ def type_matches(value: Any, annotation: Any) -> bool:
     return isinstance(value, annotation) if isinstance(annotation, type) and origin is None else True
 
 
-def sequence_types(origin: type) -> tuple[type, ...]:
-    """What a value given for a ``list[...]``, ``Sequence[...]`` or ``tuple[...]`` annotation (its ``origin``) may
+def sequence_types(kind: type) -> tuple[type, ...]:
+    """What a value given for a ``list``, ``Sequence`` or ``tuple`` annotation (its ``kind``, ``sequence_kind``) may
     be: a list (as YAML holds one) or, for a ``Sequence`` or a ``tuple``, a tuple too, which a recipe given in code
     keeps (``faim.registry.as_written``)."""
-    return (list,) if origin is list else (list, tuple)
+    return (list,) if kind is list else (list, tuple)
 
 
 def check_types(source: str, name: str, given: dict[str, Any], annotated: Any) -> None:

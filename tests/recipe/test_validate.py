@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -201,6 +202,29 @@ def test_tuple_and_sequence_arguments_load_as_yaml_lists_and_as_the_tuples_a_rec
     recipe["model"]["heads"]["harmful"] |= {"size": (2, 3), "stems": ("a", Path("b"))}
     recipe["model"]["encoders"]["text"]["char_ngrams"] = (2, 4)
     assert Recipe.from_dict(recipe).model["encoders"]["text"]["char_ngrams"] == (2, 4)
+
+
+BARE = [tuple, list, typing.Tuple, typing.List, typing.Sequence, typing.Dict]  # noqa: UP006  (as plug-ins annotate)
+
+
+@pytest.mark.parametrize("annotation", BARE)
+def test_an_argument_annotated_without_its_item_types_takes_items_of_any_type(
+    recipe: dict, write_recipe, annotation: object
+) -> None:
+    class BareHead(BinaryHead):
+        def __init__(self, input_dim: int, given: object = None) -> None:
+            super().__init__(input_dim)
+
+    BareHead.__init__.__annotations__["given"] = annotation  # as a plug-in's module annotates it, resolved
+    faim.register_head("test_bare_head")(BareHead)
+    value = {"a": 1, "b": "x"} if typing.get_origin(annotation) is dict else [2, "x", [3]]
+    recipe["model"]["heads"]["harmful"] = {"type": "test_bare_head", "labels": ["no", "yes"], "given": value}
+    try:
+        assert Recipe.load(write_recipe(recipe)).model["heads"]["harmful"]["given"] == value
+        recipe["model"]["heads"]["harmful"]["given"] = "x"
+        assert "model.heads.harmful.given: expected" in error_for(recipe, write_recipe)
+    finally:
+        registry.HEADS.pop("test_bare_head")
 
 
 def test_fused_kinds_must_be_encoder_kinds(recipe: dict, write_recipe) -> None:
