@@ -20,7 +20,7 @@ from faim.data.targets import TaskSpec
 from faim.encoder import Encoder
 from faim.encoders.stack import StackedEncoder
 from faim.model import WholePostModel, check_modality
-from faim.registry import build_source_spec, built, with_paths
+from faim.registry import annotated_arguments, build_source_spec, built
 
 
 def task_specs(model_section: dict[str, Any]) -> list[TaskSpec]:
@@ -86,10 +86,10 @@ def build_component(
 ) -> Any:
     """The ``kind`` of component a recipe's ``{type: NAME, ...}`` mapping at ``where`` describes, built by ``make``
     (``built``, or what ``build_model`` is given) with ``sizes`` (derived) and its arguments, those in ``given``
-    (derived sizes, or arguments replacing the recipe's) added, a path given as its string made a path
-    (``with_paths``)."""
+    (derived sizes, or arguments replacing the recipe's) added, each as its annotation asks for it
+    (``annotated_arguments``: a path given as its string made a path, a tuple given as a list a tuple)."""
     cls = lookup(kind, spec["type"], where)
-    return make(where, cls, *sizes, **with_paths(cls, component_args(kind, spec) | given))
+    return make(where, cls, *sizes, **annotated_arguments(cls, component_args(kind, spec) | given))
 
 
 def encoder_spec(encoder: Encoder) -> dict[str, Any] | list[dict[str, Any]]:

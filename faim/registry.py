@@ -231,17 +231,21 @@ def type_hints(annotated: Any) -> dict[str, Any]:
         return {}
 
 
-def made_paths(value: Any, annotation: Any) -> Any:
-    """``value``, given for an argument annotated ``annotation``, with each string where the annotation asks for a
-    path made that path: a path class (``Path``, any ``PurePath``), alone or with ``None`` (``Path | None``), and
-    the same as the items of a ``list``, ``Sequence`` or ``tuple`` (``item_annotations``) or the values of a ``dict``
-    or ``Mapping``, at any depth (``list[Path]``, ``tuple[Path, int]``, ``dict[str, list[Path]] | None``). A list or
-    tuple so annotated is given back new and of its own type, a mapping as a new ``dict``; any other value as it is,
-    as is a value for an annotation of more types than one besides ``None`` (``str | Path`` takes a string as it
-    is)."""
+def as_annotated(value: Any, annotation: Any) -> Any:
+    """``value``, given for an argument annotated ``annotation``, as the annotation asks for it: a string where it
+    asks for a path made that path, a path class (``Path``, any ``PurePath``), alone or with ``None``
+    (``Path | None``), and a list or tuple where it asks for a tuple made a tuple (a recipe's YAML holds one as a
+    list); the same for the items of a ``list``, ``Sequence`` or ``tuple`` (``item_annotations``) and the values of a
+    ``dict`` or ``Mapping``, at any depth (``list[Path]``, ``tuple[Path, int]``, ``dict[str, list[Path]] | None``).
+    A list or tuple so annotated is given back new, a tuple where a tuple is asked for and of its own type
+    otherwise, a mapping as a new ``dict``; any other value as it is, as is a value for an annotation of more types
+    than one besides ``None`` (``str | Path`` takes a string as it is), but a list or tuple for one of which a
+    single type is a sequence's (``int | tuple[int, int]``), which is read as that one."""
     members = [annotation]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [member for member in typing.get_args(annotation) if member is not type(None)]
+    if isinstance(value, (list, tuple)):
+        members = [member for member in members if sequence_kind(member)] or members
     if len(members) != 1:
         return value
     (asked,) = members
@@ -249,10 +253,11 @@ def made_paths(value: Any, annotation: Any) -> Any:
     if isinstance(asked, type) and issubclass(asked, PurePath):
         return asked(value) if isinstance(value, str) else value
     if isinstance(value, dict) and origin in (dict, Mapping) and len(args) == 2:
-        return {key: made_paths(item, args[1]) for key, item in value.items()}
+        return {key: as_annotated(item, args[1]) for key, item in value.items()}
     items = item_annotations(asked, len(value)) if isinstance(value, (list, tuple)) else None
     if items is not None:
-        return type(value)(made_paths(item, each) for item, each in zip(value, items))
+        made = [as_annotated(item, each) for item, each in zip(value, items)]
+        return tuple(made) if sequence_kind(asked) is tuple else type(value)(made)
     return value
 
 
@@ -280,18 +285,18 @@ def item_annotations(annotation: Any, count: int) -> list[Any] | None:
     return [args[0]] * count
 
 
-def with_paths(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:
-    """``arguments`` for ``cls``'s constructor, each string given where its parameter's annotation asks for a path
-    (``made_paths``) made that path: a recipe holds a path as its string."""
+def annotated_arguments(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` for ``cls``'s constructor, each as its parameter's annotation asks for it (``as_annotated``): a
+    recipe holds a path as its string, and a tuple as a list where it comes from YAML."""
     hints = type_hints(cls.__init__)
-    return {name: made_paths(value, hints[name]) if name in hints else value for name, value in arguments.items()}
+    return {name: as_annotated(value, hints[name]) if name in hints else value for name, value in arguments.items()}
 
 
 def as_written(value: Any, keep_tuples: bool = False) -> Any:
     """A copy of a recipe value (an argument a component was built with, a recipe section) with each path in it (a
-    ``PurePath``, which an argument ``with_paths`` made a path takes) as its string, and each tuple as a list, as YAML
-    holds them; with ``keep_tuples``, each tuple kept a tuple (a recipe given in code builds its components with the
-    tuples it gives them)."""
+    ``PurePath``, which an argument ``annotated_arguments`` made a path takes) as its string, and each tuple as a
+    list, as YAML holds them; with ``keep_tuples``, each tuple kept a tuple (a recipe given in code builds its
+    components with the tuples it gives them)."""
     if isinstance(value, PurePath):
         return str(value)
     if isinstance(value, dict):
@@ -336,12 +341,14 @@ def member_path(relative: str) -> str:
 
 def build_source_spec(spec: dict[str, Any], where: str) -> Any:
     """The data source a ``type:`` mapping names (a recipe's ``data:`` section, or a member ``concat`` or ``without``
-    wraps), built (``built``) with the mapping's other keys, each path given as its string made a path
-    (``with_paths``); ``where``, the mapping's recipe path (a member's from ``member_path``), names it in an error
-    naming a source no registry holds or one its class raises as it is built, and is the path its members extend."""
+    wraps), built (``built``) with the mapping's other keys, each as its annotation asks for it
+    (``annotated_arguments``: a path given as its string made a path); ``where``, the mapping's recipe path (a
+    member's from ``member_path``), names it in an error naming a source no registry holds or one its class raises
+    as it is built, and is the path its members extend."""
     cls = lookup("source", spec["type"], where)
     building = BUILDING_SOURCE.set(where)
     try:
-        return built(where, cls, **with_paths(cls, {key: value for key, value in spec.items() if key != "type"}))
+        arguments = {key: value for key, value in spec.items() if key != "type"}
+        return built(where, cls, **annotated_arguments(cls, arguments))
     finally:
         BUILDING_SOURCE.reset(building)

@@ -310,7 +310,7 @@ def test_a_plugin_argument_annotated_as_paths_in_a_list_tuple_or_mapping_is_buil
     }
     try:
         built = faim.build({"model": section}).model.heads["harmful"]
-        assert (built.tables, built.stems, built.named) == ([Path("a/t")], [Path("s")], {"x": Path("n")})
+        assert (built.tables, built.stems, built.named) == ([Path("a/t")], (Path("s"),), {"x": Path("n")})
         detector = faim.build({"model": section})
         detector.model.heads["harmful"] = PathsHead(8, tables=[Path("b")], stems=(Path("c"),), named={"y": Path("d")})
         detector.recipe = None  # its architecture written out, each path as its string
@@ -322,7 +322,7 @@ def test_a_plugin_argument_annotated_as_paths_in_a_list_tuple_or_mapping_is_buil
             "named": {"y": "d"},
         }
         rebuilt = loaded.model.heads["harmful"]
-        assert (rebuilt.tables, rebuilt.stems, rebuilt.named) == ([Path("b")], [Path("c")], {"y": Path("d")})
+        assert (rebuilt.tables, rebuilt.stems, rebuilt.named) == ([Path("b")], (Path("c"),), {"y": Path("d")})
     finally:
         registry.HEADS.pop("test_paths_head")
 
@@ -350,20 +350,29 @@ def test_a_recipe_given_in_code_builds_its_components_with_the_tuples_it_gives_t
         detector.save(tmp_path / "model")
         loaded = faim.load(tmp_path / "model")
         assert loaded.recipe.model["heads"]["harmful"]["table"] == ["t", 2]
-        assert loaded.model.heads["harmful"].table == [Path("t"), 2]
+        assert loaded.model.heads["harmful"].table == (Path("t"), 2)  # the tuple a recipe in code gave, as loaded
     finally:
         registry.HEADS.pop("test_tuple_head")
 
 
 def test_only_strings_where_an_annotation_asks_for_a_path_alone_are_made_paths() -> None:
-    assert registry.made_paths(["a", None], list[Path | None]) == [Path("a"), None]
-    assert registry.made_paths(("a",), tuple[Path, ...]) == (Path("a"),)
-    assert registry.made_paths({"k": ["a"]}, dict[str, list[Path]] | None) == {"k": [Path("a")]}
-    assert registry.made_paths(["a"], list[str | Path]) == ["a"]
-    assert registry.made_paths("a", list[Path]) == "a"  # refused by the recipe's check, not taken apart here
-    assert registry.made_paths(["a", 2], tuple[Path, int]) == [Path("a"), 2]  # one type per item
-    assert registry.made_paths(("a", 2), tuple[Path, int] | None) == (Path("a"), 2)
-    assert registry.made_paths(["a"], tuple[Path, int]) == ["a"]  # of another length: refused by the recipe's check
+    assert registry.as_annotated(["a", None], list[Path | None]) == [Path("a"), None]
+    assert registry.as_annotated(("a",), tuple[Path, ...]) == (Path("a"),)
+    assert registry.as_annotated({"k": ["a"]}, dict[str, list[Path]] | None) == {"k": [Path("a")]}
+    assert registry.as_annotated(["a"], list[str | Path]) == ["a"]
+    assert registry.as_annotated("a", list[Path]) == "a"  # refused by the recipe's check, not taken apart here
+    assert registry.as_annotated(["a", 2], tuple[Path, int]) == (Path("a"), 2)  # one type per item
+    assert registry.as_annotated(("a", 2), tuple[Path, int] | None) == (Path("a"), 2)
+    assert registry.as_annotated(["a"], tuple[Path, int]) == ["a"]  # of another length: refused by the recipe's check
+
+
+def test_a_list_given_where_a_tuple_is_asked_for_is_made_a_tuple_at_any_depth() -> None:
+    assert registry.as_annotated([1, 2], tuple[int, int]) == (1, 2)  # as YAML holds it
+    assert registry.as_annotated([1, 2], tuple) == (1, 2)
+    assert registry.as_annotated([3, 3], int | tuple[int, int]) == (3, 3)  # the one type a list may be read as
+    assert registry.as_annotated({"k": [["a", 1]]}, dict[str, tuple[tuple[Path, int], ...]]) == {"k": ((Path("a"), 1),)}
+    assert registry.as_annotated([1, 2], list[int] | tuple[int, int]) == [1, 2]  # either: as given
+    assert registry.as_annotated([1, 2], Sequence[int]) == [1, 2]
 
 
 def test_a_sequence_annotation_without_its_item_types_takes_items_of_any_type() -> None:

@@ -369,7 +369,7 @@ def type_matches(value: Any, annotation: Any) -> bool:
     ``dict[K, V]``, any of those without its item types (``tuple``, ``typing.Dict``: items of any type), a class);
     ints are accepted for floats, a string or a path for a path (``Path``: a recipe holds a path as its string, as
     ``faim.components.component_spec`` writes one, and the builder makes it the path again:
-    ``faim.registry.with_paths``), and any value for an annotation of another kind, which YAML values are not
+    ``faim.registry.annotated_arguments``), and any value for an annotation of another kind, which YAML values are not
     checked against."""
     if annotation is Any:
         return True
