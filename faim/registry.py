@@ -234,13 +234,14 @@ def type_hints(annotated: Any) -> dict[str, Any]:
 def as_annotated(value: Any, annotation: Any) -> Any:
     """``value``, given for an argument annotated ``annotation``, as the annotation asks for it: a string where it
     asks for a path made that path, a path class (``Path``, any ``PurePath``), alone or with ``None``
-    (``Path | None``), and a list or tuple where it asks for a tuple made a tuple (a recipe's YAML holds one as a
-    list); the same for the items of a ``list``, ``Sequence`` or ``tuple`` (``item_annotations``) and the values of a
-    ``dict`` or ``Mapping``, at any depth (``list[Path]``, ``tuple[Path, int]``, ``dict[str, list[Path]] | None``).
-    A list or tuple so annotated is given back new, a tuple where a tuple is asked for and of its own type
-    otherwise, a mapping as a new ``dict``; any other value as it is, as is a value for an annotation of more types
-    than one besides ``None`` (``str | Path`` takes a string as it is), but a list or tuple for one of which a
-    single type is a sequence's (``int | tuple[int, int]``), which is read as that one."""
+    (``Path | None``), a list or tuple where it asks for a tuple made a tuple (a recipe's YAML holds one as a list)
+    and where it asks for a list a list (a recipe given in code may give a tuple); the same for the items of a
+    ``list``, ``Sequence`` or ``tuple`` (``item_annotations``) and the values of a ``dict`` or ``Mapping``, at any
+    depth (``list[Path]``, ``tuple[Path, int]``, ``dict[str, list[Path]] | None``). A list or tuple so annotated is
+    given back new, of the kind asked for (of its own for a ``Sequence``), a mapping as a new ``dict``; any other
+    value as it is, as is a value for an annotation of more types than one besides ``None`` (``str | Path`` takes a
+    string as it is), but a list or tuple for one of which a single type is a sequence's (``int | tuple[int, int]``),
+    which is read as that one."""
     members = [annotation]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [member for member in typing.get_args(annotation) if member is not type(None)]
@@ -257,7 +258,8 @@ def as_annotated(value: Any, annotation: Any) -> Any:
     items = item_annotations(asked, len(value)) if isinstance(value, (list, tuple)) else None
     if items is not None:
         made = [as_annotated(item, each) for item, each in zip(value, items)]
-        return tuple(made) if sequence_kind(asked) is tuple else type(value)(made)
+        kind = sequence_kind(asked)
+        return type(value)(made) if kind is Sequence else kind(made)
     return value
 
 

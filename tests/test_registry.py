@@ -375,6 +375,13 @@ def test_a_list_given_where_a_tuple_is_asked_for_is_made_a_tuple_at_any_depth() 
     assert registry.as_annotated([1, 2], Sequence[int]) == [1, 2]
 
 
+def test_a_tuple_given_in_code_where_a_list_is_asked_for_is_made_a_list() -> None:
+    assert registry.as_annotated((1, 2), list[int]) == [1, 2]
+    assert registry.as_annotated(("a",), list[Path] | None) == [Path("a")]
+    assert registry.as_annotated((1, 2), list) == [1, 2]
+    assert registry.as_annotated((1, 2), Sequence[int]) == (1, 2)  # a Sequence takes either, as it is
+
+
 def test_a_sequence_annotation_without_its_item_types_takes_items_of_any_type() -> None:
     for bare in (tuple, list, Sequence, typing.Tuple, typing.List, typing.Sequence):  # noqa: UP006  (as written)
         assert registry.item_annotations(bare, 2) == [typing.Any, typing.Any]

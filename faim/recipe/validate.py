@@ -376,9 +376,8 @@ def type_matches(value: Any, annotation: Any) -> bool:
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         return any(type_matches(value, arg) for arg in typing.get_args(annotation))
-    kind = sequence_kind(annotation)
-    if kind is not None:
-        items = item_annotations(annotation, len(value)) if isinstance(value, sequence_types(kind)) else None
+    if sequence_kind(annotation) is not None:  # a list as YAML holds one, or a tuple a recipe given in code keeps
+        items = item_annotations(annotation, len(value)) if isinstance(value, (list, tuple)) else None
         return items is not None and all(type_matches(v, item) for v, item in zip(value, items))
     if origin is dict:
         key, item = typing.get_args(annotation) or (Any, Any)
@@ -392,13 +391,6 @@ def type_matches(value: Any, annotation: Any) -> bool:
     if isinstance(annotation, type) and issubclass(annotation, PurePath):
         return isinstance(value, (str, PurePath))
     return isinstance(value, annotation) if isinstance(annotation, type) and origin is None else True
-
-
-def sequence_types(kind: type) -> tuple[type, ...]:
-    """What a value given for a ``list``, ``Sequence`` or ``tuple`` annotation (its ``kind``, ``sequence_kind``) may
-    be: a list (as YAML holds one) or, for a ``Sequence`` or a ``tuple``, a tuple too, which a recipe given in code
-    keeps (``faim.registry.as_written``)."""
-    return (list,) if kind is list else (list, tuple)
 
 
 def check_types(source: str, name: str, given: dict[str, Any], annotated: Any) -> None:

@@ -204,6 +204,25 @@ def test_tuple_and_sequence_arguments_load_as_yaml_lists_and_as_the_tuples_a_rec
     assert Recipe.from_dict(recipe).model["encoders"]["text"]["char_ngrams"] == (2, 4)
 
 
+def test_a_list_argument_takes_the_tuple_a_recipe_in_code_gives_it_built_as_a_list(recipe: dict) -> None:
+    @faim.register_head("test_list_head")
+    class ListHead(BinaryHead):
+        def __init__(self, input_dim: int, sizes: list[int] | None = None, names: list = ()) -> None:
+            super().__init__(input_dim)
+            self.sizes, self.names = sizes, names
+
+    recipe["model"]["heads"]["harmful"] = {"type": "test_list_head", "labels": ["no", "yes"], "sizes": (1, 2)}
+    recipe["model"]["heads"]["harmful"]["names"] = ("a", 3)
+    try:
+        head = faim.build(Recipe.from_dict(recipe)).model.heads["harmful"]
+        assert (head.sizes, head.names) == ([1, 2], ["a", 3])
+        recipe["model"]["heads"]["harmful"]["sizes"] = (1, "x")
+        with pytest.raises(RecipeError, match=r"model.heads.harmful.sizes: expected .*, got \(1, 'x'\)"):
+            Recipe.from_dict(recipe)
+    finally:
+        registry.HEADS.pop("test_list_head")
+
+
 BARE = [tuple, list, typing.Tuple, typing.List, typing.Sequence, typing.Dict]  # noqa: UP006  (as plug-ins annotate)
 
 
