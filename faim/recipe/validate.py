@@ -396,10 +396,25 @@ def type_matches(value: Any, annotation: Any) -> bool:
 def check_types(source: str, name: str, given: dict[str, Any], annotated: Any) -> None:
     """Refuse a value in ``given`` that does not fit the annotation of its name in ``annotated`` (a section's
     dataclass, a component's constructor; names without an annotation, or annotations that name what cannot be
-    imported here, are not checked), naming the annotation it does not fit as written (``int``, ``tuple[int, int]``,
-    ``float | None``)."""
+    imported here, are not checked), naming the annotation it does not fit as written (``annotation_text``)."""
     hints = type_hints(annotated)
     for key, value in given.items():
         if key in hints and not type_matches(value, hints[key]):
-            expected = hints[key].__name__ if isinstance(hints[key], type) else str(hints[key])
-            raise RecipeError(source, f"{name}.{key}", f"expected {expected}, got {value!r}")
+            raise RecipeError(source, f"{name}.{key}", f"expected {annotation_text(hints[key])}, got {value!r}")
+
+
+def annotation_text(annotation: Any) -> str:
+    """An annotation as a constructor's signature writes it, each name without its module: ``int``, ``Path | None``
+    (``typing.Optional[pathlib.Path]`` too), ``tuple[Path, ...]``, ``Sequence[int]``, ``tuple`` (``typing.Tuple``
+    alone), ``Literal['a']``."""
+    if annotation is type(None):
+        return "None"
+    if annotation is Ellipsis:
+        return "..."
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(annotation_text(arg) for arg in args)
+    name = getattr(origin or annotation, "__name__", None)
+    if name is None:  # a value, not a type: one of a Literal's
+        return repr(annotation)
+    return f"{name}[{', '.join(annotation_text(arg) for arg in args)}]" if args else name

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,7 @@ import faim
 from faim import registry
 from faim.assembly import build_source
 from faim.recipe import Recipe, RecipeError, as_recipe
+from faim.recipe.validate import annotation_text
 from faim.tasks import BinaryHead
 
 
@@ -183,7 +184,7 @@ def tuple_head() -> Iterator[str]:
         ("size", "big", "expected tuple[int, int], got 'big'"),
         ("size", [1, "x"], "expected tuple[int, int], got [1, 'x']"),
         ("size", [1, 2, 3], "expected tuple[int, int], got [1, 2, 3]"),
-        ("stems", [1], "expected tuple[pathlib.Path, ...], got [1]"),
+        ("stems", [1], "expected tuple[Path, ...], got [1]"),
     ],
 )
 def test_a_tuple_argument_of_the_wrong_type_or_length_is_refused_naming_its_path(
@@ -191,6 +192,21 @@ def test_a_tuple_argument_of_the_wrong_type_or_length_is_refused_naming_its_path
 ) -> None:
     recipe["model"]["heads"]["harmful"] = {"type": tuple_head, "labels": ["no", "yes"], key: value}
     assert f"model.heads.harmful.{key}: {expected}" in error_for(recipe, write_recipe)
+
+
+@pytest.mark.parametrize(
+    ("annotation", "written"),
+    [
+        (typing.Optional[Path], "Path | None"),  # noqa: UP045  (as plug-ins annotate)
+        (tuple[Path, ...], "tuple[Path, ...]"),
+        (Sequence[int], "Sequence[int]"),
+        (typing.Sequence[dict[str, Path]], "Sequence[dict[str, Path]]"),
+        (typing.Union[int, str, None], "int | str | None"),  # noqa: UP007  (as plug-ins annotate)
+        (typing.Literal["a", 1], "Literal['a', 1]"),
+    ],
+)
+def test_an_annotation_is_named_as_a_signature_writes_it_without_its_modules(annotation: object, written: str) -> None:
+    assert annotation_text(annotation) == written
 
 
 def test_tuple_and_sequence_arguments_load_as_yaml_lists_and_as_the_tuples_a_recipe_in_code_gives(
