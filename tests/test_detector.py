@@ -117,6 +117,16 @@ def test_a_post_whose_id_was_taken_away_after_it_was_built_is_refused_naming_its
 
 
 @pytest.mark.parametrize("served", [False, True])
+def test_a_post_whose_id_was_set_to_a_number_after_it_was_built_is_scored_with_it_as_text(
+    served: bool, exported: tuple[Path, Path]
+) -> None:
+    scorer = faim.runtime.load(exported[1]) if served else Detector.load(exported[0])
+    posts = [Post(7, "a post", origin="file.jsonl:2"), Post("b", "another", origin="file.jsonl:3")]
+    posts[1].id = 8  # as a data source's plug-in may set it: its row's id would be the number
+    assert [row["id"] for row in scorer.score(posts)] == ["7", "8"]
+
+
+@pytest.mark.parametrize("served", [False, True])
 @pytest.mark.parametrize("batch_size", [0, -1])
 def test_a_batch_size_below_one_is_refused_naming_it(
     served: bool, batch_size: int, exported: tuple[Path, Path]

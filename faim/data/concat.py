@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source a member may name)
-from faim.data.post import SOURCE, Post, check_ids
+from faim.data.post import SOURCE, Post, normalise_ids
 from faim.registry import BuildError, build_source_spec, member_path, register_source
 
 EVALUATE_ON = ("first", "all")
@@ -87,14 +87,14 @@ class ConcatSource:
         ]
 
     def member_posts(self, index: int, split: str) -> list[Post]:
-        """The posts of ``split`` of the member at ``index``.
+        """The posts of ``split`` of the member at ``index``, each id text (``normalise_ids``).
 
         Raises:
-            ValueError: Naming the first whose id was taken away after it was built (``check_ids``), which its
+            ValueError: Naming the first whose id was taken away after it was built (``normalise_ids``), which its
                 prefixed id would hold as ``None``.
         """
         posts = self.members[index].posts(split)
-        check_ids(posts)
+        normalise_ids(posts)
         return posts
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:

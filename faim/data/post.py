@@ -147,17 +147,18 @@ def checked_id(where: str, value: Any) -> str:
     return str(value)
 
 
-def check_ids(posts: Iterable[Post]) -> None:
-    """Refuse the first of ``posts`` whose id is missing (``checked_id``). A ``Post`` refuses one as it is built, but
-    its fields may be set after (a data source's plug-in taking its id away), and a missing id would be read as
-    ``None`` after: the id of a score row, of a ``concat`` source's posts (``0-mine/None``), the seed of a post's
-    perturbation.
+def normalise_ids(posts: Iterable[Post]) -> None:
+    """Make the id of each of ``posts`` text, as a ``Post`` makes the one it is built with (``checked_id``: ``7``
+    becomes ``"7"``), refusing the first whose id is missing. A ``Post`` checks its id as it is built, but its fields
+    may be set after (a data source's plug-in setting ``post.id = None``, or ``post.id = 7``), and an id that is not
+    text would be read as it is after: the id of a score row (``None``, or the number where every other is text), of
+    a ``concat`` source's posts (``0-mine/None``), the seed of a post's perturbation.
 
     Raises:
         ValueError: Naming the post by its origin or, where it has none, its place among ``posts`` (``post 3``).
     """
     for index, post in enumerate(posts):
-        checked_id(post_name(post.origin or f"post {index}"), post.id)
+        post.id = checked_id(post_name(post.origin or f"post {index}"), post.id)
 
 
 def post_name(origin: str, ident: str | None = None) -> str:
@@ -285,13 +286,13 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
     Raises:
         TypeError: Given one post (a ``Post`` or a mapping) or a string where the posts are expected.
         ValueError: On a dict that ``Post.from_dict`` refuses, or a ``Post`` whose id was taken away after it was
-            built (``check_ids``).
+            built (``normalise_ids``, which makes an id set to a number after its post was built text).
     """
     if isinstance(items, (Post, Mapping, str)):
         one = "one string (a str)" if isinstance(items, str) else f"one post (a {type(items).__name__})"
         raise TypeError(f"expected a list of posts, got {one}: pass [post]")
     posts = [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
-    check_ids(posts)
+    normalise_ids(posts)
     return posts
 
 

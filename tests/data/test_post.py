@@ -186,3 +186,14 @@ def test_a_post_whose_id_was_taken_away_is_refused_naming_its_origin_or_its_plac
         posts_to_read([Post("a", "first"), post], ["text"])
     with pytest.raises(ValueError, match=rf"^{re.escape(named)} field 'id': missing; give each post an id"):
         as_posts([Post("a", "first"), post])
+
+
+@pytest.mark.parametrize("origin", ["", "d.jsonl:3"])
+def test_a_post_whose_id_was_set_to_a_number_after_it_was_built_has_it_as_text_as_one_built_with_it(
+    origin: str,
+) -> None:
+    post = Post("b", "some text", origin=origin)
+    post.id = 7  # scored, its row's id would be the number where every other is text
+    assert [post.id for post in as_posts([Post(7, "first"), post])] == ["7", "7"]
+    post.id = 7
+    assert [post.id for post in posts_to_read([Post("a", "first"), post], ["text"])] == ["a", "7"]

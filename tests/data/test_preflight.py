@@ -126,6 +126,13 @@ def test_a_post_whose_id_was_taken_away_after_it_was_built_is_refused_naming_its
         refuse_unreadable(posts, KINDS, 8, "p.jsonl")
 
 
+def test_a_post_whose_id_was_set_to_a_number_after_it_was_built_is_read_with_it_as_text() -> None:
+    posts = [Post("a", "first", origin="p.jsonl:1"), Post("b", "second", origin="p.jsonl:2")]
+    posts[1].id = 7  # as a data source's plug-in may set it: training, evaluation and calibration read it as text
+    refuse_unreadable(posts, KINDS, 8, "p.jsonl")
+    assert [post.id for post in posts] == ["a", "7"]
+
+
 def test_posts_an_evaluation_could_not_finish_are_refused_unlabelled_first_then_unreadable(tmp_path: Path) -> None:
     (tmp_path / "ok.png").write_bytes(b"x")
     cut = Post("c", "cut \ud83d", labels={"hate": 1}, origin="p.jsonl:3")
