@@ -7,8 +7,9 @@ the faim version that began the run, which a restart does not compare.
 ``_manifest.jsonl`` gets one line per finished shard, appended after the shard's part file was renamed
 into place, with what its rows hold (the kinds the model reads that no post of it holds, and the columns no mapping
 reads), which the end of the run warns of. A part file is the truth: on restart, parts missing from the manifest
-(killed between the rename and the append) are added back from their Parquet metadata, and half-written temporary
-files are deleted. Neither file name is read as data by Parquet readers (they skip names starting with ``_``).
+(killed between the rename and the append) are added back from their Parquet metadata (what their rows hold too,
+which each part records), and half-written temporary files are deleted. Neither file name is read as data by
+Parquet readers (they skip names starting with ``_``).
 A run that pools by picture keeps its shards' per-post parts in ``_per_post/`` and writes its pooled parts,
 one per shard, once all shards are done (``faim.scoring.pool_parts``).
 """
@@ -26,7 +27,7 @@ import pyarrow.parquet as pq
 
 from faim.data.inputs import RUN_FILE
 from faim.folders import check_folder_path
-from faim.scoring.report import Held, ShardReport
+from faim.scoring.report import HELD_KEY, Held, ShardReport
 from faim.version import __version__
 
 MANIFEST_FILE = "_manifest.jsonl"
@@ -208,6 +209,13 @@ def setting_differences(recorded: dict[str, Any], settings: dict[str, Any], pref
     return differences
 
 
+def part_held(part: pq.ParquetFile) -> Held | None:
+    """What the rows of a part hold, as its key-value metadata records it (``HELD_KEY``); ``None`` of a part written
+    by a faim that did not record it."""
+    recorded = (part.metadata.metadata or {}).get(HELD_KEY.encode())
+    return Held.read(json.loads(recorded)) if recorded is not None else None
+
+
 class Manifest:
     """Done shards of a run in ``out_dir``, whose shards' part files are in ``out_dir`` or, with ``per_post``
     (a run pooling by picture), in ``out_dir/_per_post``; see the module docstring for the files."""
@@ -252,18 +260,17 @@ class Manifest:
         return done
 
     def _recover(self) -> list[ShardReport]:
+        """The reports of the parts the manifest does not record (a kill between a part's rename and its line), as
+        their Parquet files say."""
         reports = []
         for part in sorted(self.parts_dir.glob("part-*.parquet")):
             key = part.name[len("part-") : -len(".parquet")]
             if key in self.done:
                 continue
-            kinds = pq.read_table(part, columns=["error_kind"]).column("error_kind")
-            counts = pc.value_counts(pc.drop_null(kinds)).to_pylist()
-            reports.append(
-                ShardReport(
-                    key, pq.ParquetFile(part).metadata.num_rows, Counter({c["values"]: c["counts"] for c in counts})
-                )
-            )
+            parquet = pq.ParquetFile(part)
+            kinds = parquet.read(columns=["error_kind"]).column("error_kind")
+            counts = Counter({c["values"]: c["counts"] for c in pc.value_counts(pc.drop_null(kinds)).to_pylist()})
+            reports.append(ShardReport(key, parquet.metadata.num_rows, counts, held=part_held(parquet)))
         return reports
 
     def add(self, report: ShardReport) -> None:

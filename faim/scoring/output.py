@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections import Counter
@@ -15,7 +16,7 @@ import pyarrow.parquet as pq
 
 from faim.data.post import Post
 from faim.decisions import Task
-from faim.scoring.report import Held, ShardReport
+from faim.scoring.report import HELD_KEY, Held, ShardReport
 from faim.scoring.rows import RowError
 
 Pooling = Literal["inputs", "groups"] | None
@@ -104,10 +105,13 @@ def row_number(source: str) -> tuple[int, str]:
 
 def write_part(table: pa.Table, out_dir: Path, key: str, started: float, held: Held) -> ShardReport:
     """Write one shard's rows to ``out_dir/part-<key>.parquet`` atomically (all rows or none) and report them
-    (``started``: when scoring the shard began, by ``time.perf_counter``; ``held``: what its rows hold)."""
+    (``started``: when scoring the shard began, by ``time.perf_counter``; ``held``: what its rows hold, recorded in
+    the part's key-value metadata too, under ``HELD_KEY``, for a run that resumes without the part's manifest line)."""
     final = out_dir / f"part-{key}.parquet"
     partial = out_dir / f".part-{key}.{os.getpid()}.tmp"
-    pq.write_table(table, partial)
+    with pq.ParquetWriter(partial, table.schema) as writer:
+        writer.write_table(table)
+        writer.add_key_value_metadata({HELD_KEY: json.dumps(held.record())})
     os.replace(partial, final)
     kinds = Counter(kind for kind in table.column("error_kind").to_pylist() if kind)
     return ShardReport(key, table.num_rows, kinds, time.perf_counter() - started, os.getpid(), held)

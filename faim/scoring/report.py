@@ -7,6 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+HELD_KEY = "faim.held"
+"""The key of a part file's Parquet key-value metadata that records what its shard's rows hold (``Held.record``, as
+JSON), read back where the part's manifest line was lost (a kill between the two)."""
+
 
 @dataclass(frozen=True)
 class Held:
@@ -44,8 +48,7 @@ class Held:
 @dataclass
 class ShardReport:
     """What scoring one shard produced, and which process spent how long on it (0 when read back from disk);
-    ``held``: what its rows hold, ``None`` where it is not known (a shard recovered from its part alone, or recorded
-    by a faim that did not record it)."""
+    ``held``: what its rows hold, ``None`` where it is not known (a shard recorded by a faim that did not record it)."""
 
     key: str
     rows: int

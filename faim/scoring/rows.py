@@ -239,6 +239,6 @@ def warn_unheld_in_run(held: Held | None, source: str | Path, rows: int) -> None
     """Warn of each kind the model reads that no row of a run (of ``source``, ``rows`` rows) holds (``warn_unheld``),
     naming the columns of its rows no mapping reads, from what each shard's scorer reported (``held``, of every shard:
     ``Held.of_all``); nothing is said of a run holding no post, nor where that is not known of every shard (``None``:
-    a shard recovered from its part, or recorded by a faim that did not record it)."""
+    a shard recorded by a faim that did not record it)."""
     if held is not None and held.posts:
         warn_unheld(held.unheld, f"{source} (its {rows} rows, scored)", SCORE_KIND, lambda: held.unread)

@@ -13,6 +13,7 @@ import pytest
 from faim import __version__
 from faim.data.images import IMAGE_DECODING
 from faim.file_digests import sealed
+from faim.notices import FaimWarning
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
 from faim.scoring.manifest import Manifest, check_output_folder, check_resumable
@@ -238,3 +239,28 @@ def test_what_a_shards_rows_hold_is_recorded_and_read_back_and_unknown_where_its
     resumed = Manifest(out, identity)
     resumed.close()
     assert [resumed.done[key].held for key in sorted(resumed.done)] == [Held(1, ("image",), ("img",)), None]
+
+
+def test_a_run_killed_before_recording_a_written_part_warns_at_its_end_of_every_row_on_each_resume(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump, out = forty_posts(tmp_path / "dump.jsonl"), tmp_path / "out"
+    score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
+    manifest = out / "_manifest.jsonl"
+    lines = manifest.read_text(encoding="utf-8").splitlines()
+    manifest.write_text(lines[0] + "\n", encoding="utf-8")  # killed after the second part was written
+    for _ in range(2):
+        with pytest.warns(FaimWarning) as said:
+            again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
+        assert again.rows == 40 and again.rows_this_run == 0
+        ends = [str(warning.message) for warning in said if "(its 40 rows, scored)" in str(warning.message)]
+        assert [end.split(": ")[1] for end in ends] == [
+            f"no post holds any {kind}, which the model reads" for kind in ("comments", "image")
+        ]
+    recorded = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines()]
+    assert [entry["key"] for entry in recorded] == ["00000-000000", "00000-000001"]
+    assert recorded[1]["held"] == recorded[0]["held"] == {"posts": 20, "unheld": ["comments", "image"], "unread": []}
+    assert sorted(path.name for path in out.glob("part-*")) == [
+        "part-00000-000000.parquet",
+        "part-00000-000001.parquet",
+    ]
