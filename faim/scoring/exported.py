@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,9 @@ from faim.runtime.bundle import EMBEDDING, ExportError, check_graph_format, prob
 from faim.runtime.model import ExportedModel
 from faim.scoring.inputs import Shard
 from faim.scoring.manifest import absolute_image_root, check_resumable
-from faim.scoring.output import output_schema, output_table, score_columns, write_part
+from faim.scoring.output import output_schema, output_table, score_columns, write_shard
 from faim.scoring.report import ShardReport
-from faim.scoring.rows import ShardRows, readable_batches, shard_posts, warn_unheld_at_first, warn_unheld_in_run
+from faim.scoring.rows import ShardRows, readable_batches, warn_unheld_at_first, warn_unheld_in_run
 from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.weights import sha256_file
 
@@ -80,11 +79,7 @@ class ExportedShardScorer:
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
         """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""
-        start = time.perf_counter()
-        kinds = list(self.model.encoders)
-        rows = shard_posts(shard, self.columns, self.image_root, kinds)
-        held = rows.held(kinds, self.columns)
-        return write_part(self.table(rows), out_dir, shard.key, start, held)
+        return write_shard(shard, out_dir, self.table, self.columns, self.image_root, list(self.model.encoders))
 
     def close(self) -> None:
         """Nothing to give back: onnxruntime's threads belong to the sessions."""

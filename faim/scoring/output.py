@@ -14,10 +14,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from faim.data.columns import ColumnMap
 from faim.data.post import Post
 from faim.decisions import Task
+from faim.scoring.inputs import Shard
 from faim.scoring.report import HELD_KEY, Held, ShardReport
-from faim.scoring.rows import RowError
+from faim.scoring.rows import RowError, ShardRows, shard_posts
 
 Pooling = Literal["inputs", "groups"] | None
 """What a run pooling by picture adds: ``"inputs"`` (its per-post parts) each task's raw logits, the picture
@@ -115,3 +117,19 @@ def write_part(table: pa.Table, out_dir: Path, key: str, started: float, held: H
     os.replace(partial, final)
     kinds = Counter(kind for kind in table.column("error_kind").to_pylist() if kind)
     return ShardReport(key, table.num_rows, kinds, time.perf_counter() - started, os.getpid(), held)
+
+
+def write_shard(
+    shard: Shard,
+    out_dir: Path,
+    table: Callable[[ShardRows], pa.Table],
+    columns: ColumnMap,
+    image_root: Path | None,
+    kinds: Sequence[str],
+) -> ShardReport:
+    """Score ``shard`` into ``out_dir/part-<key>.parquet`` (``write_part``): its rows read (``shard_posts``, with the
+    mapping ``columns``, relative picture paths under ``image_root``, ``kinds`` the element kinds the model reads),
+    made output rows by ``table`` (a scorer's), and reported with what they hold (``ShardRows.held``)."""
+    started = time.perf_counter()
+    rows = shard_posts(shard, columns, image_root, kinds)
+    return write_part(table(rows), out_dir, shard.key, started, rows.held(kinds, columns))

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,10 +25,10 @@ from faim.scoring.output import (
     output_schema,
     output_table,
     score_columns,
-    write_part,
+    write_shard,
 )
 from faim.scoring.report import ShardReport
-from faim.scoring.rows import ShardRows, readable_batches, shard_posts
+from faim.scoring.rows import ShardRows, readable_batches
 
 
 class ShardScorer:
@@ -126,10 +125,7 @@ class ShardScorer:
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
         """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""
-        start = time.perf_counter()
-        rows = shard_posts(shard, self.columns, self.image_root, self.kinds)
-        held = rows.held(self.kinds, self.columns)
-        return write_part(self.table(rows), out_dir, shard.key, start, held)
+        return write_shard(shard, out_dir, self.table, self.columns, self.image_root, self.kinds)
 
 
 @dataclass(frozen=True)

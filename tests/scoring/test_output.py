@@ -1,0 +1,38 @@
+"""The Parquet parts a scoring run writes: one per shard, with what its rows hold."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from faim.data.columns import ColumnMap
+from faim.scoring.inputs import read_shards
+from faim.scoring.manifest import part_held
+from faim.scoring.output import output_schema, output_table, write_shard
+from faim.scoring.report import Held
+from faim.scoring.rows import ShardRows
+
+
+def test_a_shard_is_written_as_its_scorers_rows_reported_with_what_its_rows_hold_in_its_part_too(
+    tmp_path: Path,
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"id": "a", "text": "hi", "likes": 3}\n{"id": "b"}\n', encoding="utf-8")
+    (shard,) = read_shards([dump], 2, ColumnMap())
+    given: list[ShardRows] = []
+
+    def table(rows: ShardRows) -> pa.Table:
+        given.append(rows)
+        return output_table(output_schema([], False, False), rows.posts, {}, rows.errors)
+
+    report = write_shard(shard, tmp_path, table, ColumnMap(), None, ["text", "image"])
+    (rows,) = given
+    assert [post.id for _, post in rows.posts] == ["a"] and [error.post_id for error in rows.errors] == ["b"]
+    assert (report.key, report.rows, dict(report.errors)) == (shard.key, 2, {"empty": 1})
+    assert report.held == Held(1, ("image",), ("likes",))
+    part = pq.ParquetFile(tmp_path / f"part-{shard.key}.parquet")
+    assert part.read().column("id").to_pylist() == ["a", "b"] and part_held(part) == report.held
+    assert json.loads(part.metadata.metadata[b"faim.held"]) == report.held.record()
