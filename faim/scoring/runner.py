@@ -90,7 +90,9 @@ class ScoreSummary:
     scoring_seconds: float = 0.0
     pooling: Reported | None = None
     held: Held | None = None
-    """What the rows of every shard hold (``Held.of_all``); ``None`` where it is not known of some shard."""
+    """What the rows of every shard hold (``Held.of_all`` of the shards in the dump's order, so its unread columns are
+    named in the order the dump holds them, however its shards finished); ``None`` where it is not known of some
+    shard."""
 
     @property
     def rows_per_second(self) -> float:
@@ -282,7 +284,7 @@ def run_shards(
     summary.shards = len(manifest.done)
     for report in manifest.done.values():
         summary.errors.update(report.errors)
-    held = [report.held for report in manifest.done.values()]
+    held = [manifest.done[key].held for key in sorted(manifest.done)]  # in the dump's order, not the finishing one
     summary.held = Held.of_all(held) if None not in held else None
     return summary
 

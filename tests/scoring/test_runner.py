@@ -229,3 +229,17 @@ def test_a_run_reading_pictures_records_the_picture_decoding_and_a_resume_decodi
         "folder, or pass --overwrite (overwrite=True) to start afresh, or finish the run with the faim that began it "
         f"(faim {__version__})"
     )
+
+
+def test_the_columns_no_mapping_reads_are_named_in_the_dumps_order_whichever_shard_finished_first(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump, out = tmp_path / "dump.jsonl", tmp_path / "out"
+    rows = [{"id": str(n), "text": f"post {n}", "zeta" if n < 2 else "alpha": 1} for n in range(4)]
+    dump.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=2, progress=False)
+    manifest = out / "_manifest.jsonl"
+    lines = manifest.read_text(encoding="utf-8").splitlines()
+    manifest.write_text("".join(line + "\n" for line in reversed(lines)), encoding="utf-8")  # the second done first
+    again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=2, progress=False)
+    assert again.rows_this_run == 0 and again.held is not None and again.held.unread == ("zeta", "alpha")
