@@ -128,7 +128,7 @@ def score_dump(
         # what the run reads: the kinds its model fuses, and the picture posts are pooled by
         kinds = sorted({*fused_kinds(model_dir, manifest), *([POOLING_KIND] if pool_by_image else [])})
         plan = plan_run(manifest, source, out, settings, shard_rows, kinds=kinds)
-        warn_unheld_at_first(plan.files, plan.shard_rows, columns, image_root, kinds)
+        warn_unheld_at_first(plan.files, plan.shard_rows, plan.rows, columns, image_root, kinds)
         summary = run_shards(
             TorchScorers(str(model_dir), device, scorer_kwargs),
             plan,

@@ -143,7 +143,7 @@ def score_exported(
     # an export left damaged in the folder is named here, not from inside each worker
     if export_dir != given:
         read_bundle(export_dir)
-    warn_unheld_at_first(plan.files, plan.shard_rows, columns, image_root, kinds)
+    warn_unheld_at_first(plan.files, plan.shard_rows, plan.rows, columns, image_root, kinds)
     kwargs = {"columns": columns, "image_root": image_root, "batch_size": batch_size, "scores": scores,
               "embeddings": embeddings}  # fmt: skip
     summary = run_shards(

@@ -218,21 +218,32 @@ def _tagged(error: ValueError) -> bool:
 SCORE_KIND = MAP_KIND + " (columns: {{{field}: COLUMN}} in Python)"
 """What to do about a dump none of whose rows holds a kind the model reads."""
 
+FIRST_KIND = "later rows may hold them (once every row is scored, the run warns again if none does); if none does, "
+FIRST_KIND += SCORE_KIND
+"""What to do about a dump none of whose first shard's rows holds a kind the model reads, where more rows follow."""
+
 
 def warn_unheld_at_first(
-    files: list[Path], shard_rows: int, columns: dict | None, image_root: str | None, kinds: Sequence[str]
+    files: list[Path],
+    shard_rows: int,
+    rows: int,
+    columns: dict | None,
+    image_root: str | None,
+    kinds: Sequence[str],
 ) -> None:
     """Warn of each kind a model reads (``kinds``) that no row of a dump's first shard holds (``warn_unheld``: as
     where the column holding it is not mapped), naming the columns of the shard no mapping (``columns``) reads: said
     before the dump is scored, for the price of reading one shard, where the rows' scores alone would not tell, and
-    naming the rows it read (later rows may hold the kind: ``warn_unheld_in_run`` says, once they are scored)."""
+    naming the rows it read, which later rows may hold the kind (``warn_unheld_in_run`` says, once they are scored).
+    Nothing is said where the first shard is the whole dump (``rows``: its rows as the run counted them, which may
+    count more): the end of the run says it of the same rows."""
     shard = first_shard(files[0], shard_rows)
-    if shard is None:
+    if shard is None or (len(files) == 1 and (shard.size < shard_rows or rows <= shard_rows)):
         return
     mapping = ColumnMap.from_recipe(columns)
     held = shard_posts(shard, mapping, Path(image_root) if image_root else None, kinds).held(kinds, mapping)
     name = f"{shard.file} (its first {shard.size} rows, read before scoring)"
-    warn_unheld(held.unheld if held.posts else (), name, SCORE_KIND, lambda: held.unread)
+    warn_unheld(held.unheld if held.posts else (), name, FIRST_KIND, lambda: held.unread)
 
 
 def warn_unheld_in_run(held: Held | None, source: str | Path, rows: int) -> None:

@@ -90,14 +90,27 @@ def test_a_kind_the_model_reads_that_no_row_of_the_first_shard_holds_is_warned_o
         summary = score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, shard_rows=50, progress=False)
     assert summary.rows == len(rows) and not summary.errors
     said_of = "no post holds any image, which the model reads: each is read without one, as where the column "
-    said_of += "holding them is not mapped; map the column that holds them with --map image=COLUMN (columns: {image: "
-    said_of += "COLUMN} in "
+    said_of += "holding them is not mapped; "
+    remedy = "map the column that holds them with --map image=COLUMN (columns: {image: COLUMN} in Python) (columns of "
+    remedy += "the data no mapping reads: img, label, topic)"
+    later = "later rows may hold them (once every row is scored, the run warns again if none does); if none does, "
     assert [str(warning.message) for warning in said if warning.category is FaimWarning] == [
-        f"{dump} (its first 50 rows, read before scoring): {said_of}Python) (columns of the data no mapping reads: "
-        "img, label, topic)",
-        f"{dump} (its {len(rows)} rows, scored): {said_of}Python) (columns of the data no mapping reads: img, label, "
-        "topic)",
+        f"{dump} (its first 50 rows, read before scoring): {said_of}{later}{remedy}",
+        f"{dump} (its {len(rows)} rows, scored): {said_of}{remedy}",
     ]
+
+
+@pytest.mark.parametrize(("count", "shard_rows"), [(20, None), (64, 64), (64, 10_000)])
+def test_a_dump_whose_first_shard_is_all_of_it_is_warned_of_once_when_every_row_is_scored(
+    count: int, shard_rows: int | None, tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()][:count]
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(json.dumps({"img": row.pop("image"), **row}) + "\n" for row in rows), encoding="utf-8")
+    with pytest.warns(FaimWarning) as said:
+        score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, shard_rows=shard_rows, progress=False)
+    (message,) = [str(warning.message) for warning in said if warning.category is FaimWarning]
+    assert message.startswith(f"{dump} (its {count} rows, scored): no post holds any image, which the model reads")
 
 
 @pytest.mark.parametrize("later", ["image", "img"])
