@@ -58,12 +58,14 @@ def readable_batches(
             yield batch
 
 
-def decode_cells(row: dict[str, Any], numeric: set[str], wanted: set[str]) -> dict[str, Any]:
+def decode_cells(row: dict[str, Any], columns: ColumnMap, numeric: set[str], wanted: set[str]) -> dict[str, Any]:
     """The CSV cells of the ``wanted`` columns from bytes to str (numbers for label/meta columns), as ``faim eval``
     reads them: a column no mapping reads is not decoded.
 
     Raises:
-        ValueError: ``text_encoding:`` naming the column whose cell is not UTF-8.
+        ValueError: ``text_encoding:`` naming the field(s) the mapping ``columns`` reads the cell that is not UTF-8
+            into and its column, as ``faim.data.tabular.csv_rows`` does (``field 'text' (column 'body'): not UTF-8
+            text (byte 4)``), without its file and line: its output row says which it is.
     """
     out = {}
     for column, cell in row.items():
@@ -72,14 +74,15 @@ def decode_cells(row: dict[str, Any], numeric: set[str], wanted: set[str]) -> di
         try:
             value = cell.decode("utf-8") if isinstance(cell, bytes) else cell
         except UnicodeDecodeError as error:
-            raise ValueError(f"text_encoding: column {column!r} is not UTF-8 (byte {error.start + 1})") from None
+            where = f"field {columns.fields_of(column)!r} (column {column!r})"
+            raise ValueError(f"text_encoding: {where}: not UTF-8 text (byte {error.start + 1})") from None
         out[column] = parse_number(value) if column in numeric and value is not None else value
     return out
 
 
-def parse_row(shard: Shard, payload: Any, numeric: set[str], wanted: set[str]) -> dict[str, Any]:
-    """A raw row as a dict of column → value (of a CSV, the ``wanted`` columns'); raises ``ValueError`` naming the
-    problem."""
+def parse_row(shard: Shard, payload: Any, columns: ColumnMap, numeric: set[str], wanted: set[str]) -> dict[str, Any]:
+    """A raw row as a dict of column → value (of a CSV, the ``wanted`` columns', read with the mapping ``columns``:
+    ``decode_cells``); raises ``ValueError`` naming the problem."""
     if shard.format == "jsonl":
         try:
             row = json.loads(payload.decode("utf-8"))
@@ -91,7 +94,7 @@ def parse_row(shard: Shard, payload: Any, numeric: set[str], wanted: set[str]) -
             raise ValueError(f"json: {not_an_object(row)}")
         return row
     if shard.text_cells:
-        return decode_cells(payload, numeric, wanted)
+        return decode_cells(payload, columns, numeric, wanted)
     return payload
 
 
@@ -109,7 +112,7 @@ def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> 
             return None
     elif shard.text_cells:
         try:
-            row = decode_cells(payload, set(), {columns.id})
+            row = decode_cells(payload, columns, set(), {columns.id})
         except ValueError:
             return None
     ident = columns.post_id(row, number)
@@ -177,7 +180,7 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
     for number, payload in shard.rows:
         source = f"{shard.file}:{number}"
         try:
-            row = parse_row(shard, payload, numeric, wanted)
+            row = parse_row(shard, payload, bound, numeric, wanted)
             if jsonl and not held.keys() >= row.keys():  # a row of keys met already adds none (most rows)
                 held.update(dict.fromkeys(row))
             post = bound.to_post(row, number, source, root, shard.text_cells)

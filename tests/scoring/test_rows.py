@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from faim.data.columns import ColumnMap
 from faim.data.post import as_posts
@@ -126,3 +127,19 @@ def test_what_a_shards_rows_hold_is_the_kinds_no_post_holds_and_the_columns_no_m
         assert [shard_posts(shard, ColumnMap(), None, KINDS).held(KINDS, ColumnMap()) for shard in shards] == [
             Held(*part) for part in held
         ]
+
+
+def test_a_csv_cell_that_is_not_utf8_names_the_fields_it_is_read_into_and_its_column_as_reading_posts_does(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "dump.csv"
+    path.write_bytes(b"id,body,y\n1,caf\xe9,0\n2,fine,\xff1\n")
+    mapping = ColumnMap.from_recipe({"text": "body", "labels": {"hate": "y"}, "meta": ["y"]})
+    (shard,) = read_shards([path], 2, mapping)
+    errors = shard_posts(shard, mapping, None, KINDS).errors
+    assert [(error.source, error.post_id, error.kind, error.message) for error in errors] == [
+        (f"{path}:2", "1", "text_encoding", "field 'text' (column 'body'): not UTF-8 text (byte 4)"),
+        (f"{path}:3", "2", "text_encoding", "field 'labels.hate, meta.y' (column 'y'): not UTF-8 text (byte 1)"),
+    ]
+    with pytest.raises(ValueError, match=r"field 'text' \(column 'body'\): not UTF-8 text$"):
+        list(read_posts(path, {"text": "body", "labels": {"hate": "y"}, "meta": ["y"]}))
