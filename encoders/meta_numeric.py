@@ -11,6 +11,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from faim.data.post import ADDED_META
 from faim.encoder import Encoder, Preprocessor
 from faim.preprocess.meta import MetaRows
 from faim.registry import register_encoder
@@ -28,7 +29,8 @@ class MetaNumericEncoder(Encoder):
     """Embed numeric metadata fields of a post (``model.encoders.meta``).
 
     Args:
-        fields: ``Post.meta`` keys to read, in order (e.g. LIAR's ``history_false``).
+        fields: ``Post.meta`` keys to read, in order (e.g. LIAR's ``history_false``), none of those faim fills itself
+            (``faim.data.post.ADDED_META``: ``source``, ``lang``), which are not a post's own metadata.
         shares: Also feed each field's share of the fields' sum, and the log of the sum.
         dim: Output size.
         freeze: Keep the projection fixed.
@@ -40,6 +42,7 @@ class MetaNumericEncoder(Encoder):
         super().__init__()
         if not fields:
             raise ValueError("meta_numeric: fields must list at least one Post.meta key")
+        check_own_fields(fields)
         self.features = MetaFeatures(fields, shares)
         self.projection = nn.Sequential(nn.Linear(self.features.num_features, dim), nn.GELU())
         self.output_dim = dim
@@ -54,3 +57,20 @@ class MetaNumericEncoder(Encoder):
 
     def identity(self) -> dict[str, Any]:
         return {"class": type(self).__name__, "fields": self.features.fields, "shares": self.features.shares}
+
+
+def check_own_fields(fields: list[str]) -> None:
+    """Refuse ``fields`` naming a ``Post.meta`` field faim fills itself (``ADDED_META``): a post holding only those
+    holds no metadata of its own (``Post.has_meta``), so it is left out or refused as empty, never read by the encoder.
+
+    Raises:
+        ValueError: Naming the fields, why, and what to do instead.
+    """
+    added = [field for field in fields if field in ADDED_META]
+    if added:
+        raise ValueError(
+            f"meta_numeric: fields {', '.join(map(repr, added))}: faim fills these itself (concat data names each "
+            "post's source in meta.source, language identification gives meta.lang), so they are not a post's own "
+            "metadata; read the column under another meta name (data.columns: {meta: {NAME: COLUMN}}) and list that "
+            "name in fields"
+        )

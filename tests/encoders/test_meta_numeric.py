@@ -14,6 +14,7 @@ import faim
 from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.encoders.meta_numeric import MetaFeatures, MetaNumericEncoder
+from faim.registry import BuildError
 from faim.scoring.engine import score_dump
 from faim.training.loaders import make_loader
 
@@ -34,6 +35,21 @@ def test_no_posts_give_an_empty_feature_matrix() -> None:
 def test_an_encoder_needs_fields() -> None:
     with pytest.raises(ValueError, match="fields"):
         MetaNumericEncoder([])
+
+
+@pytest.mark.parametrize(("fields", "named"), [(["likes", "lang"], "'lang'"), (["source", "lang"], "'source', 'lang'")])
+def test_a_field_faim_fills_itself_is_refused_naming_where_why_and_what_to_do(
+    fields: list[str], named: str, tmp_path: Path
+) -> None:
+    section = recipe(tmp_path, freeze_text=False)
+    section["model"]["encoders"]["meta"]["fields"] = fields
+    with pytest.raises(BuildError) as refused:
+        faim.build(section)
+    assert str(refused.value) == (
+        f"model.encoders.meta: meta_numeric: fields {named}: faim fills these itself (concat data names each post's "
+        "source in meta.source, language identification gives meta.lang), so they are not a post's own metadata; "
+        "read the column under another meta name (data.columns: {meta: {NAME: COLUMN}}) and list that name in fields"
+    )
 
 
 def recipe(tmp_path: Path, freeze_text: bool) -> dict:
