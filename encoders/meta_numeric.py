@@ -14,7 +14,7 @@ from torch import nn
 from faim.data.post import ADDED_META
 from faim.encoder import Encoder, Preprocessor
 from faim.preprocess.meta import MetaRows
-from faim.registry import register_encoder
+from faim.registry import refuse_new, register_encoder
 
 
 class MetaFeatures(MetaRows):
@@ -62,15 +62,23 @@ class MetaNumericEncoder(Encoder):
 def check_own_fields(fields: list[str]) -> None:
     """Refuse ``fields`` naming a ``Post.meta`` field faim fills itself (``ADDED_META``): a post holding only those
     holds no metadata of its own (``Post.has_meta``), so it is left out or refused as empty, never read by the encoder.
+    A model saved before faim refused them is loaded with a warning saying so (``refuse_new``).
 
     Raises:
         ValueError: Naming the fields, why, and what to do instead.
     """
     added = [field for field in fields if field in ADDED_META]
-    if added:
-        raise ValueError(
-            f"meta_numeric: fields {', '.join(map(repr, added))}: faim fills these itself (concat data names each "
-            "post's source in meta.source, language identification gives meta.lang), so they are not a post's own "
-            "metadata; read the column under another meta name (data.columns: {meta: {NAME: COLUMN}}) and list that "
-            "name in fields"
-        )
+    if not added:
+        return
+    plural = len(added) > 1
+    named = f"field{'s' if plural else ''} {', '.join(map(repr, added))}"
+    it, is_ = ("these", "they are") if plural else ("it", "it is")
+    why = (
+        f"meta_numeric: {named}: faim fills {it} itself (concat data names each post's source in meta.source, "
+        f"language identification gives meta.lang), so {is_} not a post's own metadata"
+    )
+    refuse_new(
+        f"{why}; read the column under another meta name (data.columns: {{meta: {{NAME: COLUMN}}}}) and list that "
+        "name in fields",
+        f"{why}: this model refuses as empty a post whose metadata holds nothing else",
+    )

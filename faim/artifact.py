@@ -20,6 +20,7 @@ architecture is rebuilt from ``recipe.yaml``'s ``model:`` section and the weight
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -36,7 +37,7 @@ from faim.file_digests import file_digests, sealed
 from faim.folders import check_replaceable, replacing, umask_permissions
 from faim.model import WholePostModel
 from faim.recipe import Recipe
-from faim.registry import built
+from faim.registry import SavedModelWarning, built, rebuilding_saved
 from faim.version import __version__
 
 
@@ -119,8 +120,11 @@ def check_rebuilt(artifact: Artifact, assets: dict[str, dict[str, Any]], target:
 
 def rebuilt_model(model: dict[str, Any], assets: dict[str, dict[str, Any]]) -> WholePostModel:
     """The model a recipe's ``model:`` section builds, each encoder from ``assets`` (its rebuild arguments), each
-    component on the meta device where it can be built there, else on the CPU (``built_on_meta``)."""
-    return build_model(model, assets, built_on_meta)
+    component on the meta device where it can be built there, else on the CPU (``built_on_meta``), as loading builds
+    it (``rebuilding_saved``), what it warns of left unsaid: loading the model this is checked for warned of it."""
+    with rebuilding_saved("<rebuilt>"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SavedModelWarning)
+        return build_model(model, assets, built_on_meta)
 
 
 def built_on_meta(where: str, cls: type, *args: Any, **kwargs: Any) -> Any:
@@ -259,7 +263,8 @@ def load_artifact(directory: str | Path) -> Artifact:
     verify_files(root, manifest)
     recipe = Recipe.load(root / RECIPE)
     overrides = {name: inside(args, root, manifest["files"]) for name, args in manifest["encoders"].items()}
-    model = build_model(recipe.model, overrides)
+    with rebuilding_saved(str(root)):
+        model = build_model(recipe.model, overrides)
     load_weights(model, root / "model.safetensors")
     model.eval()
     tasks = [TaskSpec(t["name"], t["type"], tuple(t["labels"])) for t in manifest["tasks"]]

@@ -15,6 +15,7 @@ A registered class also records the arguments each of its instances was built wi
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import difflib
 import functools
@@ -22,7 +23,7 @@ import inspect
 import types
 import typing
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import PurePath
 from typing import Any, TypeVar
@@ -87,10 +88,41 @@ class PluginWarning(FaimWarning):
     """A plug-in of ``PLUGIN_GROUP`` failed to load (``faim.components.load_plugins``)."""
 
 
-def quiet_plugin_warnings() -> None:
-    """Leave unsaid, in a process started to score, a plug-in that fails to load: the process that started it loaded
-    the plug-ins before starting any and said so, once for the run."""
+class SavedModelWarning(FaimWarning):
+    """A saved model is loaded with an argument a new model is refused for (``refuse_new``)."""
+
+
+def quiet_worker_warnings() -> None:
+    """Leave unsaid, in a process started to score, a plug-in that fails to load and what loading the saved model
+    warns of: the process that started it loaded both before starting any and said so, once for the run."""
     warnings.simplefilter("ignore", PluginWarning)
+    warnings.simplefilter("ignore", SavedModelWarning)
+
+
+REBUILDING_SAVED: ContextVar[str] = ContextVar("rebuilding_saved", default="")
+"""The directory of the saved model whose components are being built (``rebuilding_saved``); ``""`` while a new
+model's are."""
+
+
+@contextlib.contextmanager
+def rebuilding_saved(directory: str) -> Iterator[None]:
+    """Build, within it, the components of the saved model in ``directory``, which keep what they were trained with:
+    an argument only a new model is refused for is warned of instead (``refuse_new``)."""
+    token = REBUILDING_SAVED.set(directory)
+    try:
+        yield
+    finally:
+        REBUILDING_SAVED.reset(token)
+
+
+def refuse_new(refusal: str, saved: str) -> None:
+    """Refuse, as a component is built, an argument faim came to refuse after models holding it were saved: raise
+    ``ValueError(refusal)`` for a new model, and for a saved one being loaded (``rebuilding_saved``) warn ``saved``
+    (what it does because of the argument), naming its directory, and go on."""
+    directory = REBUILDING_SAVED.get()
+    if not directory:
+        raise ValueError(refusal)
+    warnings.warn(f"{directory}: {saved}", SavedModelWarning, stacklevel=2)
 
 
 def _register(kind: str, name: str) -> Callable[[T], T]:

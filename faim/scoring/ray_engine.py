@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from faim.notices import FaimWarning, MissingExtra
-from faim.registry import quiet_plugin_warnings
+from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard
 from faim.scoring.report import ShardReport
 
@@ -32,11 +32,11 @@ WINDOW_ROWS = 65_536
 
 
 class RayShardScorer:
-    """Ray Data actor: loads the model once, then scores pickled shards into part files; what the plug-ins did it
+    """Ray Data actor: loads the model once, then scores pickled shards into part files; what the plug-ins and the model
     leaves to the process that started the run to say."""
 
     def __init__(self, scorers: Any, out_dir: str, threads: int) -> None:
-        quiet_plugin_warnings()
+        quiet_worker_warnings()
         self.scorer = scorers(threads)
         self.out_dir = Path(out_dir)
 

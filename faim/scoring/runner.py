@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import find_inputs
-from faim.registry import quiet_plugin_warnings
+from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
 from faim.scoring.manifest import DECODING, PIXEL_LIMIT, Manifest, run_identity
 from faim.scoring.ray_engine import run_ray
@@ -306,9 +306,9 @@ _scorer: ShardWriter | None = None
 
 def _start_worker(scorers: Scorers, threads: int) -> None:
     """Make this worker's scorer, having it end with the process that started it (``_exit_with_parent``) and leave
-    to that process what it said of the plug-ins."""
+    to that process what it said of the plug-ins and the model."""
     global _scorer
-    quiet_plugin_warnings()
+    quiet_worker_warnings()
     atexit.register(_exit_without_teardown)
     threading.Thread(target=_exit_with_parent, name="faim-parent-watch", daemon=True).start()
     _scorer = scorers(threads)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,9 @@ import torch
 import faim
 from faim.data.elements import PostError
 from faim.data.post import Post
+from faim.encoders import meta_numeric
 from faim.encoders.meta_numeric import MetaFeatures, MetaNumericEncoder
+from faim.notices import FaimWarning
 from faim.registry import BuildError
 from faim.scoring.engine import score_dump
 from faim.training.loaders import make_loader
@@ -37,7 +40,13 @@ def test_an_encoder_needs_fields() -> None:
         MetaNumericEncoder([])
 
 
-@pytest.mark.parametrize(("fields", "named"), [(["likes", "lang"], "'lang'"), (["source", "lang"], "'source', 'lang'")])
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        (["likes", "lang"], "field 'lang': faim fills it itself"),
+        (["source", "lang"], "fields 'source', 'lang': faim fills these itself"),
+    ],
+)
 def test_a_field_faim_fills_itself_is_refused_naming_where_why_and_what_to_do(
     fields: list[str], named: str, tmp_path: Path
 ) -> None:
@@ -45,11 +54,37 @@ def test_a_field_faim_fills_itself_is_refused_naming_where_why_and_what_to_do(
     section["model"]["encoders"]["meta"]["fields"] = fields
     with pytest.raises(BuildError) as refused:
         faim.build(section)
+    it = "they are" if "these" in named else "it is"
     assert str(refused.value) == (
-        f"model.encoders.meta: meta_numeric: fields {named}: faim fills these itself (concat data names each post's "
-        "source in meta.source, language identification gives meta.lang), so they are not a post's own metadata; "
-        "read the column under another meta name (data.columns: {meta: {NAME: COLUMN}}) and list that name in fields"
+        f"model.encoders.meta: meta_numeric: {named} (concat data names each post's source in meta.source, language "
+        f"identification gives meta.lang), so {it} not a post's own metadata; read the column under another meta "
+        "name (data.columns: {meta: {NAME: COLUMN}}) and list that name in fields"
     )
+
+
+def test_a_model_saved_before_such_fields_were_refused_loads_with_a_warning_and_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    section = recipe(tmp_path, freeze_text=False)
+    section["model"]["encoders"]["meta"]["fields"] = ["count", "lang"]
+    with monkeypatch.context() as before:  # built and saved as faim did before it refused the field
+        before.setattr(meta_numeric, "check_own_fields", lambda fields: None)
+        faim.build(section).save(tmp_path / "model")
+    with pytest.warns(FaimWarning) as warned:
+        detector = faim.load(tmp_path / "model")
+    assert [str(warning.message) for warning in warned] == [
+        f"{tmp_path / 'model'}: meta_numeric: field 'lang': faim fills it itself (concat data names each post's source "
+        "in meta.source, language identification gives meta.lang), so it is not a post's own metadata: this model "
+        "refuses as empty a post whose metadata holds nothing else"
+    ]
+    (row,) = detector.score([{"id": "a", "text": "x", "meta": {"count": 2, "lang": 1}}])
+    assert row["id"] == "a" and 0 <= row["fake"] <= 1
+    with pytest.raises(PostError) as refused:
+        detector.score([{"id": "b", "meta": {"lang": 1}}])
+    assert refused.value.kind == "empty"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        detector.save(tmp_path / "again")  # checked as it loads again, which alone warns
 
 
 def recipe(tmp_path: Path, freeze_text: bool) -> dict:
