@@ -63,7 +63,6 @@ SAMPLE_TEXTS = [
     "a Cyrillic h\u0430te, ｆｕｌｌ width",
 ]
 """Texts the runtime's preprocessing must turn into the encoder's own inputs before an export is kept."""
-"""ONNX graphs (torch.onnx's dynamo exporter) for onnxruntime, or torch.export's ExportedPrograms for torch."""
 
 
 def export_model(detector: Detector, directory: str | Path, graph_format: str = "onnx") -> Path:
