@@ -406,7 +406,7 @@ def check_types(source: str, name: str, given: dict[str, Any], annotated: Any) -
 def annotation_text(annotation: Any) -> str:
     """An annotation as a constructor's signature writes it, each name without its module: ``int``, ``Path | None``
     (``typing.Optional[pathlib.Path]`` too), ``tuple[Path, ...]``, ``Sequence[int]``, ``tuple`` (``typing.Tuple``
-    alone), ``Literal['a']``."""
+    alone), ``tuple[()]`` (the empty tuple), ``Literal['a']``."""
     if annotation is type(None):
         return "None"
     if annotation is Ellipsis:
@@ -417,4 +417,6 @@ def annotation_text(annotation: Any) -> str:
     name = getattr(origin or annotation, "__name__", None)
     if name is None:  # a value, not a type: one of a Literal's
         return repr(annotation)
-    return f"{name}[{', '.join(annotation_text(arg) for arg in args)}]" if args else name
+    if args:
+        return f"{name}[{', '.join(annotation_text(arg) for arg in args)}]"
+    return f"{name}[()]" if origin is tuple and hasattr(annotation, "__args__") else name  # the empty tuple's

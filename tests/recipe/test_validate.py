@@ -199,6 +199,9 @@ def test_a_tuple_argument_of_the_wrong_type_or_length_is_refused_naming_its_path
     [
         (typing.Optional[Path], "Path | None"),  # noqa: UP045  (as plug-ins annotate)
         (tuple[Path, ...], "tuple[Path, ...]"),
+        (tuple[()], "tuple[()]"),
+        (typing.Tuple, "tuple"),  # noqa: UP006  (as plug-ins annotate)
+        (tuple, "tuple"),
         (Sequence[int], "Sequence[int]"),
         (typing.Sequence[dict[str, Path]], "Sequence[dict[str, Path]]"),
         (typing.Union[int, str, None], "int | str | None"),  # noqa: UP007  (as plug-ins annotate)
