@@ -15,7 +15,13 @@ from packaging.requirements import Requirement
 
 tomllib = pytest.importorskip("tomllib")
 
-RUNTIME_MODULES = ("faim.runtime", "faim.scoring.exported", "faim.cli.main", "faim.cli.score_cmd")
+RUNTIME_MODULES = (
+    "faim.runtime",
+    "faim.scoring.exported",
+    "faim.cli.main",
+    "faim.cli.score_args",
+    "faim.cli.score_cmd",
+)
 """Where the exported runtime starts: the Python API and the command (and worker) that score a dump on it."""
 TORCH_STACK = {"torch", "torchvision", "transformers", "timm", "pytorch-lightning", "lightning", "scikit-learn"}
 

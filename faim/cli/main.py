@@ -64,15 +64,24 @@ COMMANDS = {
 
 EXTRA_OF = {
     "torch": "torch",
+    "torchvision": "torch",
+    "transformers": "torch",
+    "timm": "torch",
     "pytorch_lightning": "torch",
+    "torchmetrics": "torch",
+    "safetensors": "torch",
     "sklearn": "torch",
+    "scipy": "torch",
     "matplotlib": "torch",
     "onnx": "torch",
+    "onnxscript": "torch",
+    "onnx_ir": "torch",
     "captum": "torch",
     "onnxruntime": "runtime",
+    "tokenizers": "runtime",
 }
-"""The extra of faim-sdk that installs each package a command needs: the ``runtime`` extra for onnxruntime, which
-scoring an export needs alone (the ``torch`` extra brings it too)."""
+"""The extra of faim-sdk that installs each package a command needs or may import as it runs: the ``runtime`` extra
+for onnxruntime and tokenizers, which scoring an export needs alone (the ``torch`` extra brings them too)."""
 
 EXTRAS = (
     "`pip install 'faim-sdk[torch]'` installs what training, evaluation, export, explanations and torch scoring "

@@ -84,9 +84,26 @@ def test_a_command_whose_package_is_missing_names_it_and_the_extra_that_installs
     assert error == f"faim {command}: error: needs the Python package {missing!r}, not installed: {install}\n"
 
 
+@pytest.mark.parametrize(("missing", "extra"), [("tokenizers", "runtime"), ("transformers", "torch")])
+def test_a_package_found_missing_as_a_command_runs_is_named_with_the_extra_that_installs_it(
+    missing: str, extra: str, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    def run(args) -> int:
+        raise ModuleNotFoundError(f"No module named {missing!r}", name=missing)
+
+    monkeypatch.setattr("faim.cli.main.run", run)
+    assert main(["score", "model", "dump.jsonl", "-o", "out"]) == 2
+    install = f"pip install 'faim-sdk[{extra}]'"
+    assert (
+        capsys.readouterr().err
+        == f"faim score: error: needs the Python package {missing!r}, not installed: {install}\n"
+    )
+
+
 def test_each_package_a_command_needs_is_installed_by_the_extra_named_for_it() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     distributions = packages_distributions()
-    for package in {package for command in COMMANDS.values() for package in command.needs}:
+    assert {package for command in COMMANDS.values() for package in command.needs} <= set(EXTRA_OF)
+    for package in EXTRA_OF:
         declared = {Requirement(r).name.lower() for r in project["optional-dependencies"][EXTRA_OF[package]]}
         assert {d.lower() for d in distributions[package]} & declared, package
