@@ -18,7 +18,7 @@ from faim.detector import POOLING_KIND, Detector
 from faim.scoring.manifest import PER_POST_DIR, absolute_image_root
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
-from faim.scoring.rows import warn_unheld_at_first, warn_unheld_in_run
+from faim.scoring.rows import warn_unheld_in_run
 from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.scoring.worker import TorchScorers
 
@@ -128,7 +128,6 @@ def score_dump(
         # what the run reads: the kinds its model fuses, and the picture posts are pooled by
         kinds = sorted({*fused_kinds(model_dir, manifest), *([POOLING_KIND] if pool_by_image else [])})
         plan = plan_run(manifest, source, out, settings, shard_rows, kinds=kinds)
-        warn_unheld_at_first(plan.files, plan.shard_rows, plan.rows, columns, image_root, kinds)
         summary = run_shards(
             TorchScorers(str(model_dir), device, scorer_kwargs),
             plan,

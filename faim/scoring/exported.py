@@ -22,7 +22,7 @@ from faim.scoring.inputs import Shard
 from faim.scoring.manifest import absolute_image_root, check_resumable
 from faim.scoring.output import output_schema, output_table, score_columns, write_shard
 from faim.scoring.report import ShardReport
-from faim.scoring.rows import ShardRows, readable_batches, warn_unheld_at_first, warn_unheld_in_run
+from faim.scoring.rows import ShardRows, readable_batches, warn_unheld_in_run
 from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.weights import sha256_file
 
@@ -143,7 +143,6 @@ def score_exported(
     # an export left damaged in the folder is named here, not from inside each worker
     if export_dir != given:
         read_bundle(export_dir)
-    warn_unheld_at_first(plan.files, plan.shard_rows, plan.rows, columns, image_root, kinds)
     kwargs = {"columns": columns, "image_root": image_root, "batch_size": batch_size, "scores": scores,
               "embeddings": embeddings}  # fmt: skip
     summary = run_shards(

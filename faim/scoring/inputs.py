@@ -90,21 +90,38 @@ def read_shards(files: list[Path], shard_rows: int, columns: ColumnMap) -> Itera
         kind = input_format(path)
         shards = _jsonl_shards(path, shard_rows, columns) if kind == "jsonl" else _shards(path, kind, shard_rows)
         for shard_index, shard in enumerate(shards):
-            shard.key = f"{file_index:05d}-{shard_index:06d}"
+            shard.key = f"{file_index:05d}-{shard_index:06d}"  # the first: FIRST_KEY
             yield shard
 
 
-def first_shard(path: Path, shard_rows: int) -> Shard | None:
-    """The first shard of an input's rows (``None`` where it has none), as ``read_shards`` cuts it but that the
-    header of a JSON Lines file's is the keys of the objects of its own lines: the file is not read to its end for
-    the keys of all."""
+FIRST_KEY = "00000-000000"
+"""The key of a dump's first shard (``read_shards``)."""
+
+
+def first_shard(files: list[Path], shard_rows: int) -> tuple[Shard | None, bool]:
+    """The first shard of a dump's inputs ``files`` (``None`` where its first file holds no row), as ``read_shards``
+    cuts it but that the header of a JSON Lines file's is the keys of the objects of its own lines (the file is not
+    read to its end for the keys of all), and whether it is every row of the dump: its file holds no shard after it
+    (read one shard further to tell) and no later file holds a row (each read as far as its first row, until one
+    does). Lines are not counted: blank ones and those inside a CSV cell are not rows."""
+    shards = _own_shards(files[0], shard_rows)
+    shard = next(shards, None)
+    alone = next(shards, None) is None and not any(next(_own_shards(path, 1), None) for path in files[1:])
+    return shard, alone
+
+
+def _own_shards(path: Path, shard_rows: int) -> Iterator[Shard]:
+    """An input's shards as ``read_shards`` cuts them, not yet keyed, but that each JSON Lines shard's header is the
+    keys of the objects of its own lines."""
     kind = input_format(path)
     if kind != "jsonl":
-        return next(_shards(path, kind, shard_rows), None)
+        yield from _shards(path, kind, shard_rows)
+        return
     with open(path, "rb") as handle:
-        rows = list(islice(((number, line) for number, line in jsonl_lines(handle) if line.strip()), shard_rows))
-    keys = object_keys(row for _, line in rows if (row := _json_object(line)) is not None) or None
-    return Shard("00000-000000", str(path), kind, keys, rows) if rows else None
+        lines = ((number, line) for number, line in jsonl_lines(handle) if line.strip())
+        while rows := list(islice(lines, shard_rows)):
+            keys = object_keys(row for _, line in rows if (row := _json_object(line)) is not None) or None
+            yield Shard("", str(path), kind, keys, rows)
 
 
 def _shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:

@@ -227,23 +227,17 @@ FIRST_KIND += SCORE_KIND
 
 
 def warn_unheld_at_first(
-    files: list[Path],
-    shard_rows: int,
-    rows: int,
-    columns: dict | None,
-    image_root: str | None,
-    kinds: Sequence[str],
+    files: list[Path], shard_rows: int, mapping: ColumnMap, image_root: str | None, kinds: Sequence[str]
 ) -> None:
     """Warn of each kind a model reads (``kinds``) that no row of a dump's first shard holds (``warn_unheld``: as
-    where the column holding it is not mapped), naming the columns of the shard no mapping (``columns``) reads: said
-    before the dump is scored, for the price of reading one shard, where the rows' scores alone would not tell, and
-    naming the rows it read, which later rows may hold the kind (``warn_unheld_in_run`` says, once they are scored).
-    Nothing is said where the first shard is the whole dump (``rows``: its rows as the run counted them, which may
-    count more): the end of the run says it of the same rows."""
-    shard = first_shard(files[0], shard_rows)
-    if shard is None or (len(files) == 1 and (shard.size < shard_rows or rows <= shard_rows)):
+    where the column holding it is not mapped), naming the columns of the shard no mapping (``mapping``) reads: said
+    before the dump is scored, for the price of reading one shard (and the start of what follows it), where the
+    rows' scores alone would not tell, and naming the rows it read, which later rows may hold the kind
+    (``warn_unheld_in_run`` says, once they are scored). Nothing is said where the first shard is every row of the
+    dump (``first_shard``): the end of the run says it of the same rows."""
+    shard, alone = first_shard(files, shard_rows)
+    if shard is None or alone:
         return
-    mapping = ColumnMap.from_recipe(columns)
     held = shard_posts(shard, mapping, Path(image_root) if image_root else None, kinds).held(kinds, mapping)
     name = f"{shard.file} (its first {shard.size} rows, read before scoring)"
     warn_unheld(held.unheld if held.posts else (), name, FIRST_KIND, lambda: held.unread)

@@ -40,10 +40,11 @@ from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import find_inputs
 from faim.registry import quiet_worker_warnings
-from faim.scoring.inputs import Shard, count_rows, read_shards
+from faim.scoring.inputs import FIRST_KEY, Shard, count_rows, read_shards
 from faim.scoring.manifest import DECODING, PIXEL_LIMIT, Manifest, run_identity
 from faim.scoring.ray_engine import run_ray
 from faim.scoring.report import Held, ShardReport
+from faim.scoring.rows import warn_unheld_at_first
 
 ENGINES = ("embedded", "ray")
 
@@ -175,13 +176,21 @@ def picture_settings(kinds: Sequence[str]) -> dict[str, int | None]:
 @dataclass(frozen=True)
 class RunPlan:
     """What a run reads and what it is: its input files, their rows, the rows per shard, its identity (recorded
-    in the output folder; ``faim.scoring.manifest.run_identity``), and the mapping its rows are read with."""
+    in the output folder; ``faim.scoring.manifest.run_identity``), the mapping its rows are read with, and the
+    element kinds it reads."""
 
     files: list[Path]
     rows: int
     shard_rows: int
     identity: dict[str, Any]
     columns: ColumnMap
+    kinds: tuple[str, ...] = ()
+
+    @property
+    def image_root(self) -> str | None:
+        """The folder relative picture paths resolve against, as the run's settings record it (``None``: each input
+        file's folder)."""
+        return self.identity["settings"].get("image_root")
 
     @property
     def action(self) -> str:
@@ -222,7 +231,7 @@ def plan_run(
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
     settings = settings | {"shard_rows": shard_rows} | picture_settings(kinds)
     identity = run_identity(model, files, settings)
-    return RunPlan(files, total, shard_rows, identity, ColumnMap.from_recipe(settings.get("columns")))
+    return RunPlan(files, total, shard_rows, identity, ColumnMap.from_recipe(settings.get("columns")), tuple(kinds))
 
 
 def run_shards(
@@ -255,6 +264,8 @@ def run_shards(
     out_dir = Path(out)
     manifest = Manifest(out_dir, plan.identity, overwrite, per_post=per_post)
     summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
+    if FIRST_KEY not in manifest.done:  # where it is, an earlier run warned of it
+        warn_unheld_at_first(plan.files, plan.shard_rows, plan.columns, plan.image_root, plan.kinds)
     already = sum(report.rows for report in manifest.done.values())
     bar = tqdm(total=plan.rows, initial=already, unit="row", desc=plan.action, disable=not progress, smoothing=0.05)
     shards = read_shards(plan.files, plan.shard_rows, plan.columns)

@@ -100,13 +100,18 @@ def test_a_kind_the_model_reads_that_no_row_of_the_first_shard_holds_is_warned_o
     ]
 
 
-@pytest.mark.parametrize(("count", "shard_rows"), [(20, None), (64, 64), (64, 10_000)])
+@pytest.mark.parametrize(("count", "shard_rows", "empty"), [(20, None, False), (64, 64, False), (64, 10_000, False),
+                                                      (64, 64, True)])  # fmt: skip
 def test_a_dump_whose_first_shard_is_all_of_it_is_warned_of_once_when_every_row_is_scored(
-    count: int, shard_rows: int | None, tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
+    count: int, shard_rows: int | None, empty: bool, tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
 ) -> None:
     rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()][:count]
-    dump = tmp_path / "dump.jsonl"
-    dump.write_text("".join(json.dumps({"img": row.pop("image"), **row}) + "\n" for row in rows), encoding="utf-8")
+    dump = tmp_path / "dump"  # a folder, with an empty file after the rows' where ``empty``
+    dump.mkdir()
+    posts = "".join(json.dumps({"img": row.pop("image"), **row}) + "\n" for row in rows)
+    (dump / "a.jsonl").write_text(posts, encoding="utf-8")
+    if empty:
+        (dump / "b.jsonl").write_text("\n", encoding="utf-8")
     with pytest.warns(FaimWarning) as said:
         score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, shard_rows=shard_rows, progress=False)
     (message,) = [str(warning.message) for warning in said if warning.category is FaimWarning]

@@ -9,15 +9,19 @@ import os
 import re
 import signal
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
 from faim import __version__
 from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING
+from faim.notices import FaimWarning
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
 from faim.scoring.inputs import Shard, count_rows
@@ -109,6 +113,33 @@ def test_the_progress_bar_of_a_finished_run_ends_at_the_rows_read_not_the_lines_
     assert plan.rows == 4  # the plan counts lines: reading the rows to count them would read the dump twice
     run_shards(one_row_writers, plan, tmp_path / "out", workers=1)
     assert "2/2 " in capsys.readouterr().err.rsplit("\r", 1)[-1]
+
+
+class PartWriter(OneRowWriter):
+    """A scorer that reports each shard as one row scored, writing an empty part for it (a finished shard)."""
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
+        pq.write_table(pa.table({"error_kind": pa.array([], pa.string())}), out_dir / f"part-{shard.key}.parquet")
+        return super().write(shard, out_dir)
+
+
+def part_writers(threads: int) -> PartWriter:
+    return PartWriter()
+
+
+def test_the_first_shard_is_warned_of_before_it_is_scored_not_again_by_a_run_resumed_past_it(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(f'{{"text": "post {n}"}}\n' for n in range(3)), encoding="utf-8")
+    identity = {"model": {}, "tasks": [], "inputs": [], "settings": {}}
+    plan = RunPlan([dump], 3, 1, identity, ColumnMap(), kinds=("image", "text"))
+    said = []
+    for _ in range(2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run_shards(part_writers, plan, tmp_path / "out", workers=1, progress=False)
+        said.append([str(warning.message) for warning in caught if warning.category is FaimWarning])
+    assert [len(messages) for messages in said] == [1, 0]
+    assert said[0][0].startswith(f"{dump} (its first 1 rows, read before scoring): no post holds any image")
 
 
 class DyingWriter(OneRowWriter):

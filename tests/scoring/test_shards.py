@@ -12,7 +12,7 @@ import pytest
 
 from faim.data.columns import ColumnMap
 from faim.data.sources import READERS
-from faim.scoring.inputs import count_rows, read_shards
+from faim.scoring.inputs import count_rows, first_shard, read_shards
 
 
 def write_jsonl(path: Path, n: int) -> Path:
@@ -27,6 +27,24 @@ def test_shard_keys_are_stable_and_cover_every_row(tmp_path: Path) -> None:
     assert sum(s.size for s in shards) == 32 == sum(count_rows(f) for f in files)
     assert [s.key for s in read_shards(files, 10, ColumnMap())] == [s.key for s in shards]
     assert shards[0].rows[0] == (1, (tmp_path / "a.jsonl").read_bytes().splitlines(keepends=True)[0])
+
+
+def test_the_first_shard_is_every_row_of_a_dump_where_nothing_follows_it_whatever_its_lines_count(
+    tmp_path: Path,
+) -> None:
+    sixteen = tmp_path / "sixteen.csv"  # 16 rows on 21 lines: four cells span two
+    sixteen.write_text("id,text\n" + "".join(f'{n},"post {n}' + ("\nmore" * (n % 4 == 0)) + '"\n' for n in range(16)))
+    assert count_rows(sixteen) == 20
+    seventeen = tmp_path / "seventeen.csv"
+    seventeen.write_text(sixteen.read_text() + "16,last\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    one = write_jsonl(tmp_path / "one.jsonl", 1)
+    cases = [([sixteen], True), ([seventeen], False), ([sixteen, empty], True), ([sixteen, empty, one], False)]
+    for files, alone in cases:
+        shard, whole = first_shard(files, 16)
+        assert (shard.size, whole) == (16, alone), files
+    assert first_shard([empty, one], 16) == (None, False)
 
 
 def test_json_lines_are_parsed_when_read_only_as_far_as_checking_the_columns_named_takes(
