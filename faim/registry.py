@@ -20,6 +20,7 @@ import copy
 import difflib
 import functools
 import inspect
+import sys
 import types
 import typing
 import warnings
@@ -255,12 +256,21 @@ def lookup(kind: str, name: str, where: str = "") -> type:
 
 
 def type_hints(annotated: Any) -> dict[str, Any]:
-    """Each annotated name of a class or function → its annotation; none where an annotation names what cannot be
-    imported here (a plug-in annotating with names imported only for type checkers)."""
+    """Each annotated name of a class or function → its annotation (``typing.get_type_hints``). Where one names what
+    cannot be imported here (a plug-in annotating with a name imported only for type checkers), each of its own
+    annotations is resolved alone, as ``get_type_hints`` resolves it, in the globals of the function (of the one it
+    wraps, where it wraps one; of a class, of its module), and only those that cannot be are left out."""
     try:
         return typing.get_type_hints(annotated)
     except (NameError, TypeError):
-        return {}
+        pass
+    names = getattr(inspect.unwrap(annotated), "__globals__", None) or vars(sys.modules[annotated.__module__])
+    hints = {}
+    for name, annotation in inspect.get_annotations(annotated).items():
+        alone = types.SimpleNamespace(__annotations__={name: annotation}, __globals__=names)
+        with contextlib.suppress(NameError, TypeError):
+            hints |= typing.get_type_hints(alone)
+    return hints
 
 
 def as_annotated(value: Any, annotation: Any) -> Any:

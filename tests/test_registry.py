@@ -5,6 +5,7 @@ when asked again; an argument annotated as paths in a list, tuple or mapping is 
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 import textwrap
@@ -353,6 +354,48 @@ def test_a_recipe_given_in_code_builds_its_components_with_the_tuples_it_gives_t
         assert loaded.model.heads["harmful"].table == (Path("t"), 2)  # the tuple a recipe in code gave, as loaded
     finally:
         registry.HEADS.pop("test_tuple_head")
+
+
+CHECKING_ONLY_PLUGIN = """
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import faim
+from faim.tasks import BinaryHead
+
+if TYPE_CHECKING:
+    from somewhere_else import Thing
+
+
+@faim.register_head("test_checking_only_head")
+class CheckingOnlyHead(BinaryHead):
+    def __init__(
+        self, input_dim: int, size: tuple[int, int] = (1, 1), table: Path | None = None, thing: Thing | None = None
+    ) -> None:
+        super().__init__(input_dim)
+        self.size, self.table = size, table
+"""
+
+
+def test_a_parameter_annotated_with_a_name_imported_only_for_type_checkers_leaves_the_others_converted_and_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "checking_only_plugin.py").write_text(CHECKING_ONLY_PLUGIN, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    section = {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    head = {"type": "test_checking_only_head", "labels": ["no", "yes"]}
+    try:
+        importlib.import_module("checking_only_plugin")
+        built = faim.build({"model": section | {"heads": {"h": head | {"size": [2, 3], "table": "t"}}}}).model
+        assert (built.heads["h"].size, built.heads["h"].table) == ((2, 3), Path("t"))
+        for size in ([1, 2, 3], "ab"):
+            with pytest.raises(RecipeError, match=r"model\.heads\.h\.size: expected tuple\[int, int\], got"):
+                faim.build({"model": section | {"heads": {"h": head | {"size": size}}}})
+    finally:
+        registry.HEADS.pop("test_checking_only_head", None)
+        sys.modules.pop("checking_only_plugin", None)
 
 
 def test_only_strings_where_an_annotation_asks_for_a_path_alone_are_made_paths() -> None:
