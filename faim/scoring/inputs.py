@@ -117,11 +117,9 @@ def _own_shards(path: Path, shard_rows: int) -> Iterator[Shard]:
     if kind != "jsonl":
         yield from _shards(path, kind, shard_rows)
         return
-    with open(path, "rb") as handle:
-        lines = ((number, line) for number, line in jsonl_lines(handle) if line.strip())
-        while rows := list(islice(lines, shard_rows)):
-            keys = object_keys(row for _, line in rows if (row := _json_object(line)) is not None) or None
-            yield Shard("", str(path), kind, keys, rows)
+    for rows in _jsonl_chunks(path, shard_rows):
+        keys = object_keys(row for _, line in rows if (row := _json_object(line)) is not None) or None
+        yield Shard("", str(path), kind, keys, rows)
 
 
 def _shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
@@ -135,17 +133,16 @@ def _jsonl_shards(path: Path, shard_rows: int, columns: ColumnMap) -> Iterator[S
     """A JSON Lines file's lines, ``shard_rows`` at a time, unparsed, their shards not yet keyed, each with the keys
     checking the columns ``columns`` names takes (``_jsonl_keys``)."""
     keys = _jsonl_keys(path, columns)
-    shard = Shard("", str(path), "jsonl", keys)
+    for rows in _jsonl_chunks(path, shard_rows):
+        yield Shard("", str(path), "jsonl", keys, rows)
+
+
+def _jsonl_chunks(path: Path, shard_rows: int) -> Iterator[list[tuple[int, bytes]]]:
+    """A JSON Lines file's lines that are not blank, each with its number, ``shard_rows`` at a time, unparsed."""
     with open(path, "rb") as handle:
-        for number, line in jsonl_lines(handle):
-            if not line.strip():
-                continue
-            shard.rows.append((number, line))
-            if len(shard.rows) == shard_rows:
-                yield shard
-                shard = Shard("", str(path), "jsonl", keys)
-    if shard.rows:
-        yield shard
+        lines = ((number, line) for number, line in jsonl_lines(handle) if line.strip())
+        while rows := list(islice(lines, shard_rows)):
+            yield rows
 
 
 def _jsonl_keys(path: Path, columns: ColumnMap) -> list[str] | None:

@@ -163,7 +163,7 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
     bound = columns
     header = shard.header
     jsonl = shard.format == "jsonl"
-    held: dict[str, None] = {} if jsonl else dict.fromkeys(header or [])
+    seen: dict[str, None] = {} if jsonl else dict.fromkeys(header or [])  # the columns met, in the file's order
     if header is not None:
         try:
             bound = columns.bind(header, shard.file)
@@ -172,7 +172,7 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
                 RowError(f"{shard.file}:{n}", readable_id(shard, payload, columns, n), "schema", str(error))
                 for n, payload in shard.rows
             ]
-            return ShardRows([], errors, list(held))
+            return ShardRows([], errors, list(seen))
     numeric = set(bound.labels.values()) | set(bound.meta.values())
     wanted = set(bound.wanted(header)) if header is not None else set()
     posts = []
@@ -181,8 +181,8 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
         source = f"{shard.file}:{number}"
         try:
             row = parse_row(shard, payload, bound, numeric, wanted)
-            if jsonl and not held.keys() >= row.keys():  # a row of keys met already adds none (most rows)
-                held.update(dict.fromkeys(row))
+            if jsonl and not seen.keys() >= row.keys():  # a row of keys met already adds none (most rows)
+                seen.update(dict.fromkeys(row))
             post = bound.to_post(row, number, source, root, shard.text_cells)
         except ValueError as error:
             kind, _, message = str(error).partition(": ") if _tagged(error) else ("row", "", str(error))
@@ -193,7 +193,7 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
             errors.append(RowError(source, post.id, "empty", empty_row_error(kinds, bound, list(fields))))
             continue
         posts.append((number, post))
-    return ShardRows(posts, errors, list(held))
+    return ShardRows(posts, errors, list(seen))
 
 
 def empty_row_error(kinds: Sequence[str], bound: ColumnMap, fields: list[str]) -> str:
@@ -221,8 +221,9 @@ def _tagged(error: ValueError) -> bool:
 SCORE_KIND = MAP_KIND + " (columns: {{{field}: COLUMN}} in Python)"
 """What to do about a dump none of whose rows holds a kind the model reads."""
 
-FIRST_KIND = "later rows may hold them (once every row is scored, the run warns again if none does); if none does, "
-FIRST_KIND += SCORE_KIND
+FIRST_KIND = (
+    "later rows may hold them (once every row is scored, the run warns again if none does); if none does, " + SCORE_KIND
+)
 """What to do about a dump none of whose first shard's rows holds a kind the model reads, where more rows follow."""
 
 
@@ -231,8 +232,8 @@ def warn_unheld_at_first(
 ) -> None:
     """Warn of each kind a model reads (``kinds``) that no row of a dump's first shard holds (``warn_unheld``: as
     where the column holding it is not mapped), naming the columns of the shard no mapping (``mapping``) reads: said
-    before the dump is scored, for the price of reading one shard (and the start of what follows it), where the
-    rows' scores alone would not tell, and naming the rows it read, which later rows may hold the kind
+    before the dump is scored, for the price of reading one shard (and the next, or each later file's first row),
+    where the rows' scores alone would not tell, and naming the rows it read, which later rows may hold the kind
     (``warn_unheld_in_run`` says, once they are scored). Nothing is said where the first shard is every row of the
     dump (``first_shard``): the end of the run says it of the same rows."""
     shard, alone = first_shard(files, shard_rows)
