@@ -29,13 +29,6 @@ if TYPE_CHECKING:
     from transformers import CLIPImageProcessor, CLIPVisionModelWithProjection, PretrainedConfig, PreTrainedModel
 
 
-def tower_config_class(part: str) -> type[PretrainedConfig]:
-    """The transformers config class of a CLIP checkpoint's tower ``part`` (``"text"`` or ``"vision"``)."""
-    from transformers import CLIPTextConfig, CLIPVisionConfig  # heavy: loaded when first used
-
-    return {"text": CLIPTextConfig, "vision": CLIPVisionConfig}[part]
-
-
 def tower_config(source: Path | str, part: str, who: str) -> PretrainedConfig:
     """The config of one tower (``"text"`` or ``"vision"``) of the checkpoint at ``source``, with the joint space's
     size; a folder an encoder exported holds that tower's config alone.
@@ -44,7 +37,7 @@ def tower_config(source: Path | str, part: str, who: str) -> PretrainedConfig:
         OSError: For a folder without a model's config.
         ValueError: For a checkpoint that is neither a CLIP model nor that tower.
     """
-    from transformers import AutoConfig, CLIPConfig  # heavy: loaded when first used
+    from transformers import AutoConfig, CLIPConfig, CLIPTextConfig, CLIPVisionConfig  # heavy: loaded when first used
 
     try:
         config = AutoConfig.from_pretrained(source)
@@ -54,7 +47,7 @@ def tower_config(source: Path | str, part: str, who: str) -> PretrainedConfig:
         tower = config.text_config if part == "text" else config.vision_config
         tower.projection_dim = config.projection_dim
         return tower
-    if not isinstance(config, tower_config_class(part)):
+    if not isinstance(config, CLIPTextConfig if part == "text" else CLIPVisionConfig):
         raise ValueError(f"{who}: {source} holds a {type(config).__name__}, not a CLIP model or its {part} tower")
     return config
 

@@ -16,7 +16,7 @@ import sys
 STATEMENTS = ("import torch", "import faim.detector", "import faim.api")
 """The imports timed; the first is the baseline the others are compared with."""
 
-LIBRARIES = ("transformers", "timm", "torchvision", "sklearn", "matplotlib")
+LIBRARIES = ("transformers", "timm", "torchvision", "sklearn", "matplotlib", "captum")
 """The heavy libraries only some components need, reported where an import leaves them loaded."""
 
 

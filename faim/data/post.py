@@ -63,7 +63,7 @@ class Post:
             ValueError: Also for a missing id (``is_missing``), which ``from_dict`` and a file's rows replace by the
                 post's place (``post_id``).
         """
-        self.id = checked_id(post_name(self.origin), self.id)
+        self.id = checked_id(self.origin, self.id)
         self.text, self.images, self.comments, self.labels, self.meta = checked_fields(
             post_name(self.origin, self.id), self.text, self.images, self.comments, self.labels, self.meta
         )
@@ -133,16 +133,16 @@ def unknown_fields(where: str, row: Mapping[Any, Any]) -> None:
         raise ValueError(f"{where} field{plural} {said}: unknown; valid: {', '.join(FIELDS)}")
 
 
-def checked_id(where: str, value: Any) -> str:
+def checked_id(origin: str, value: Any) -> str:
     """A post's id as text.
 
     Raises:
-        ValueError: Naming ``where`` (the post, ``post_name``) where it is missing (``is_missing``).
+        ValueError: Naming the post by its ``origin`` (``post_name``) where it is missing (``is_missing``).
     """
     if is_missing(value):
         raise ValueError(
-            f"{where} field 'id': missing; give each post an id (a post given as a dict, or a file's row, without one "
-            "takes its place as its id)"
+            f"{post_name(origin)} field 'id': missing; give each post an id (a post given as a dict, or a file's row, "
+            "without one takes its place as its id)"
         )
     return str(value)
 
@@ -158,7 +158,7 @@ def normalise_ids(posts: Iterable[Post]) -> None:
         ValueError: Naming the post by its origin or, where it has none, its place among ``posts`` (``post 3``).
     """
     for index, post in enumerate(posts):
-        post.id = checked_id(post_name(post.origin or f"post {index}"), post.id)
+        post.id = checked_id(post.origin or f"post {index}", post.id)
 
 
 def post_name(origin: str, ident: str | None = None) -> str:
