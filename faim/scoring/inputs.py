@@ -90,24 +90,41 @@ def read_shards(files: list[Path], shard_rows: int, columns: ColumnMap) -> Itera
         kind = input_format(path)
         shards = _jsonl_shards(path, shard_rows, columns) if kind == "jsonl" else _shards(path, kind, shard_rows)
         for shard_index, shard in enumerate(shards):
-            shard.key = f"{file_index:05d}-{shard_index:06d}"  # the first: FIRST_KEY
+            shard.key = shard_key(file_index, shard_index)
             yield shard
 
 
-FIRST_KEY = "00000-000000"
-"""The key of a dump's first shard (``read_shards``)."""
+def shard_key(file_index: int, shard_index: int) -> str:
+    """The key ``read_shards`` gives a file's shard: ``FFFFF-SSSSSS``, by the file's place among the dump's and the
+    shard's in the file."""
+    return f"{file_index:05d}-{shard_index:06d}"
+
+
+def first_key(files: list[Path]) -> str | None:
+    """The key of the first shard of a dump's inputs ``files`` (``first_shard``), read only as far as the first file
+    holding a row (``None`` where none does)."""
+    index = _first_holding(files)
+    return None if index is None else shard_key(index, 0)
 
 
 def first_shard(files: list[Path], shard_rows: int) -> tuple[Shard | None, bool]:
-    """The first shard of a dump's inputs ``files`` (``None`` where its first file holds no row), as ``read_shards``
-    cuts it but that the header of a JSON Lines file's is the keys of the objects of its own lines (the file is not
-    read to its end for the keys of all), and whether it is every row of the dump: its file holds no shard after it
-    (read one shard further to tell) and no later file holds a row (each read as far as its first row, until one
-    does). Lines are not counted: blank ones and those inside a CSV cell are not rows."""
-    shards = _own_shards(files[0], shard_rows)
-    shard = next(shards, None)
-    alone = next(shards, None) is None and not any(next(_own_shards(path, 1), None) for path in files[1:])
-    return shard, alone
+    """The first shard of a dump's inputs ``files``, keyed, that of the first file holding a row (``None`` where none
+    does), as ``read_shards`` cuts it but that the header of a JSON Lines file's is the keys of the objects of its own
+    lines (the file is not read to its end for the keys of all), and whether it is every row of the dump: its file
+    holds no shard after it (read one shard further to tell) and no later file holds a row (``_first_holding``).
+    Lines are not counted: blank ones and those inside a CSV cell are not rows."""
+    index = _first_holding(files)
+    if index is None:
+        return None, True
+    shards = _own_shards(files[index], shard_rows)
+    shard = next(shards)
+    shard.key = shard_key(index, 0)
+    return shard, next(shards, None) is None and _first_holding(files[index + 1 :]) is None
+
+
+def _first_holding(files: list[Path]) -> int | None:
+    """The index of the first of ``files`` holding a row, each read as far as its first row, until one does."""
+    return next((index for index, path in enumerate(files) if next(_own_shards(path, 1), None)), None)
 
 
 def _own_shards(path: Path, shard_rows: int) -> Iterator[Shard]:

@@ -80,14 +80,20 @@ def test_a_shards_scoring_time_counts_its_scoring_not_only_its_writing(
     assert summary.scoring_seconds >= 0.3 * summary.shards
 
 
+@pytest.mark.parametrize("empty_first", [False, True])
 def test_a_kind_the_model_reads_that_no_row_of_the_first_shard_holds_is_warned_of_and_the_rows_scored(
-    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
+    empty_first: bool, tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
 ) -> None:
     rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()]
-    dump = tmp_path / "dump.jsonl"
+    source = dump = tmp_path / "dump.jsonl"
+    if empty_first:  # a folder whose file read first holds no row: the first shard is the next file's
+        source = tmp_path / "dump"
+        source.mkdir()
+        (source / "a.jsonl").write_text("\n", encoding="utf-8")
+        dump = source / "b.jsonl"
     dump.write_text("".join(json.dumps({"img": row.pop("image"), **row}) + "\n" for row in rows), encoding="utf-8")
     with pytest.warns(FaimWarning) as said:
-        summary = score_dump(tiny_model_dir, dump, tmp_path / "out", workers=1, shard_rows=50, progress=False)
+        summary = score_dump(tiny_model_dir, source, tmp_path / "out", workers=1, shard_rows=50, progress=False)
     assert summary.rows == len(rows) and not summary.errors
     said_of = "no post holds any image, which the model reads: each is read without one, as where the column "
     said_of += "holding them is not mapped; "
@@ -96,7 +102,7 @@ def test_a_kind_the_model_reads_that_no_row_of_the_first_shard_holds_is_warned_o
     later = "later rows may hold them (once every row is scored, the run warns again if none does); if none does, "
     assert [str(warning.message) for warning in said if warning.category is FaimWarning] == [
         f"{dump} (its first 50 rows, read before scoring): {said_of}{later}{remedy}",
-        f"{dump} (its {len(rows)} rows, scored): {said_of}{remedy}",
+        f"{source} (its {len(rows)} rows, scored): {said_of}{remedy}",
     ]
 
 

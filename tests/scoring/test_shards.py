@@ -44,7 +44,10 @@ def test_the_first_shard_is_every_row_of_a_dump_where_nothing_follows_it_whateve
     for files, alone in cases:
         shard, whole = first_shard(files, 16)
         assert (shard.size, whole) == (16, alone), files
-    assert first_shard([empty, one], 16) == (None, False)
+    shard, whole = first_shard([empty, one, empty], 16)  # files holding no row are skipped
+    assert (shard.file, shard.key, shard.size, whole) == (str(one), "00001-000000", 1, True)
+    assert first_shard([empty, one, one], 16)[1] is False
+    assert first_shard([empty, empty], 16) == (None, True)
 
 
 def test_json_lines_are_parsed_when_read_only_as_far_as_checking_the_columns_named_takes(
