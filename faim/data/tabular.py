@@ -94,13 +94,26 @@ def jsonl_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
         yield number, line.removeprefix(codecs.BOM_UTF8) if number == 1 else line
 
 
+def jsonl_text(line: bytes) -> str:
+    """A JSON Lines line, as read, decoded.
+
+    Raises:
+        ValueError: Where it is not UTF-8, saying at which byte of the line (``not UTF-8 text (byte 14 of the
+            line)``), for the caller to say which line of which file it is.
+    """
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8 text (byte {error.start + 1} of the line)") from None
+
+
 def _jsonl_objects(path: Path) -> Rows:
     with open(path, "rb") as handle:
         for number, raw in jsonl_lines(handle):
             try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ValueError(f"{path}:{number}: not UTF-8 text (byte {error.start + 1} of the line)") from None
+                line = jsonl_text(raw)
+            except ValueError as error:
+                raise ValueError(f"{path}:{number}: {error}") from None
             if not line.strip():
                 continue
             try:

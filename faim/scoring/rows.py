@@ -12,7 +12,7 @@ from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
 from faim.data.post import ADDED_META, Post, shortest_text_first
 from faim.data.preflight import MAP_KIND, unheld_kinds, warn_unheld
-from faim.data.tabular import not_an_object, parse_number, utf8
+from faim.data.tabular import jsonl_text, not_an_object, parse_number, utf8
 from faim.scoring.inputs import Shard, first_shard
 from faim.scoring.report import Held
 
@@ -85,9 +85,11 @@ def parse_row(shard: Shard, payload: Any, columns: ColumnMap, numeric: set[str],
     ``decode_cells``); raises ``ValueError`` naming the problem."""
     if shard.format == "jsonl":
         try:
-            row = json.loads(payload.decode("utf-8"))
-        except UnicodeDecodeError as error:
-            raise ValueError(f"text_encoding: not UTF-8 (byte {error.start + 1})") from None
+            text = jsonl_text(payload)
+        except ValueError as error:
+            raise ValueError(f"text_encoding: {error}") from None
+        try:
+            row = json.loads(text)
         except json.JSONDecodeError as error:
             raise ValueError(f"json: invalid JSON ({error.msg} at column {error.colno})") from None
         if not isinstance(row, dict):

@@ -129,6 +129,20 @@ def test_what_a_shards_rows_hold_is_the_kinds_no_post_holds_and_the_columns_no_m
         ]
 
 
+def test_a_json_lines_line_that_is_not_utf8_is_said_as_reading_posts_says_it_its_row_naming_file_and_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(b'{"id": "0", "text": "ok"}\n{"id": "1", "text": "caf\xe9"}\n')
+    (shard,) = read_shards([path], 2, ColumnMap())
+    (error,) = shard_posts(shard, ColumnMap(), None, KINDS).errors
+    said = "not UTF-8 text (byte 25 of the line)"
+    assert (error.source, error.post_id, error.kind, error.message) == (f"{path}:2", "1", "text_encoding", said)
+    with pytest.raises(ValueError) as read:
+        list(read_posts(path))
+    assert str(read.value) == f"{path}:2: {said}"
+
+
 def test_a_csv_cell_that_is_not_utf8_names_the_fields_it_is_read_into_and_its_column_as_reading_posts_does(
     tmp_path: Path,
 ) -> None:
