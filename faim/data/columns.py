@@ -137,10 +137,11 @@ class ColumnMap:
         read += [(f"meta.{name}", column) for name, column in self.meta.items()]
         return [(name, column) for name, column in read if column is not None]
 
-    def fields_of(self, column: str) -> str:
-        """The fields read from ``column`` (``fields``), as an error about one of its cells names them: ``text``,
-        ``labels.hate``, several joined by commas."""
-        return ", ".join(name for name, read in self.fields if read == column)
+    def cell_name(self, column: str) -> str:
+        """The fields read from ``column`` (``fields``: at least one) and the column, as an error about one of its
+        cells names them: ``field 'text' (column 'body')``, ``fields 'labels.hate', 'meta.y' (column 'y')``."""
+        names = [repr(name) for name, read in self.fields if read == column]
+        return f"{'fields' if len(names) > 1 else 'field'} {', '.join(names)} (column {column!r})"
 
     def wanted(self, available: Collection[str]) -> list[str]:
         """The mapped columns present in ``available``, in file order (for column projection)."""

@@ -259,7 +259,7 @@ def _csv_mapped_rows(path: Path, header: list[str], bound: ColumnMap, delimiter:
                 if name in wanted:
                     if not cell.isascii() and not utf8(cell):
                         where = row_name(f"{path}:{number}", cells[at] if at is not None else None)
-                        raise ValueError(f"{where} field {bound.fields_of(name)!r} (column {name!r}): not UTF-8 text")
+                        raise ValueError(f"{where} {bound.cell_name(name)}: not UTF-8 text")
                     row[name] = parse_number(cell) if name in numeric else cell
             yield number, row
 

@@ -74,7 +74,7 @@ def decode_cells(row: dict[str, Any], columns: ColumnMap, numeric: set[str], wan
         try:
             value = cell.decode("utf-8") if isinstance(cell, bytes) else cell
         except UnicodeDecodeError as error:
-            where = f"field {columns.fields_of(column)!r} (column {column!r})"
+            where = columns.cell_name(column)
             raise ValueError(f"text_encoding: {where}: not UTF-8 text (byte {error.start + 1})") from None
         out[column] = parse_number(value) if column in numeric and value is not None else value
     return out

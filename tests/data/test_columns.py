@@ -39,15 +39,14 @@ def test_an_unmapped_images_field_falls_back_row_by_row_to_the_image_column():
 
 
 def test_the_fields_read_from_a_column_are_named_as_an_error_about_its_cell_names_them():
-    columns = ColumnMap.from_recipe({"id": "key", "text": "body", "labels": {"hate": "y"}, "meta": ["y"]})
-    assert [columns.fields_of(column) for column in ("key", "body", "image", "y", "other")] == [
-        "id",
-        "text",
-        "images",  # unmapped, images are read from an image column where the images column is empty
-        "labels.hate, meta.y",
-        "",
+    columns = ColumnMap.from_recipe({"id": "key", "text": "body", "labels": {"hate": "y"}, "meta": ["y", "body"]})
+    assert [columns.cell_name(column) for column in ("key", "image", "y", "body")] == [
+        "field 'id' (column 'key')",
+        "field 'images' (column 'image')",  # unmapped, images are read from an image column where theirs is empty
+        "fields 'labels.hate', 'meta.y' (column 'y')",
+        "fields 'text', 'meta.body' (column 'body')",
     ]
-    assert ColumnMap.from_recipe({"text": None}).fields_of("text") == ""  # a field mapped to None reads no column
+    assert "text" not in ColumnMap.from_recipe({"text": None}).wanted(["text"])  # a field mapped to None reads none
 
 
 def test_renamed_columns_labels_and_meta():

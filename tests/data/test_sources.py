@@ -360,7 +360,7 @@ def test_csv_records_report_a_quote_left_open_after_text_after_a_closing_one_and
         (b"text,key,y\ncaf\xe9,b,0\n", ":2 (post id='b') field 'text' (column 'text')"),  # the id cell after it
         (b"key,text,y\nb\xe9,fine,0\n", ":2 field 'id' (column 'key')"),  # the id cell is the one refused
         (b"key,text,y\n,caf\xe9,0\n", ":2 field 'text' (column 'text')"),  # no id: the post would take its place
-        (b"key,text,y\nb,fine,n\xe9\n", ":2 (post id='b') field 'labels.hate, meta.y' (column 'y')"),
+        (b"key,text,y\nb,fine,n\xe9\n", ":2 (post id='b') fields 'labels.hate', 'meta.y' (column 'y')"),
     ],
 )
 def test_a_cell_that_is_not_utf8_names_the_post_where_its_id_cell_is_readable_and_the_field_it_is_read_into(
