@@ -51,8 +51,8 @@ COMMANDS = {
     "train": Command("faim.cli.train_args", TRAINING),
     "eval": Command("faim.cli.eval_args", EVALUATION),
     "calibrate": Command("faim.cli.calibrate_args", EVALUATION),
-    "score": Command("faim.cli.score_args", ("onnxruntime",)),
-    "embed": Command("faim.cli.score_args", ("onnxruntime",)),
+    "score": Command("faim.cli.score_args"),
+    "embed": Command("faim.cli.score_args"),
     "export": Command("faim.cli.export_args", ("torch", "onnx", "onnxruntime")),
     "explain": Command("faim.cli.explain_args", ("torch", "captum")),
     "recipe": Command("faim.cli.recipe_args", ("torch",)),
@@ -60,7 +60,9 @@ COMMANDS = {
     "demo": Command("faim.cli.demo_args", TRAINING),
 }
 """Each command and where its arguments are defined. What a command runs is imported only when it runs:
-``faim score --runtime onnx`` then starts without the training stack, torch included."""
+``faim score --runtime onnx`` then starts without the training stack, torch included. ``faim score`` and
+``faim embed`` need torch (``--runtime torch``) or onnxruntime (``--runtime onnx``), not both, so neither is looked for
+up front: the runtime chosen names the one it lacks as it is imported."""
 
 EXTRA_OF = {
     "torch": "torch",

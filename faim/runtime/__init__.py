@@ -6,23 +6,33 @@ transformers or timm is imported, so it starts fast and runs where torch is not 
     model = faim.runtime.load("exports/hate")
     model.score([{"id": "1", "text": "..."}])   # as Detector.score
     model.embed(posts)                          # as Detector.embed
+
+``load`` and ``ExportedModel`` are imported from ``faim.runtime.model``, which imports onnxruntime, when first asked
+for: reading an export's manifest (``faim.runtime.bundle``) needs no onnxruntime, so scoring a saved model with torch,
+which refuses an export by its manifest, runs where onnxruntime is not installed.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import importlib
+from typing import Any
 
+from faim.data.elements import PostError
 from faim.runtime.bundle import ExportError
-from faim.runtime.model import ExportedModel, PostError
+
+ONNX_RUNTIME = ("ExportedModel", "load")
+"""The names ``faim.runtime.model`` gives, imported with onnxruntime when first asked for."""
+
+__all__ = ["ExportError", "PostError", *ONNX_RUNTIME]
 
 
-def load(directory: str | Path) -> ExportedModel:
-    """Load an exported model; every file's sha256 is checked and nothing is unpickled.
+def __getattr__(name: str) -> Any:
+    if name not in ONNX_RUNTIME:
+        raise AttributeError(f"module 'faim.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module("faim.runtime.model"), name)
+    globals()[name] = value
+    return value
 
-    Raises:
-        ExportError: When ``directory`` is not an export of this format, or a file is missing or modified.
-    """
-    return ExportedModel(directory)
 
-
-__all__ = ["ExportError", "ExportedModel", "PostError", "load"]
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(ONNX_RUNTIME))

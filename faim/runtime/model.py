@@ -208,4 +208,13 @@ class ExportedModel:
         return decide(spec.type, probabilities, spec.threshold)
 
 
-__all__ = ["ExportedModel", "PostError"]
+def load(directory: str | Path) -> ExportedModel:
+    """Load an exported model; every file's sha256 is checked and nothing is unpickled.
+
+    Raises:
+        ExportError: When ``directory`` is not an export of this format, or a file is missing or modified.
+    """
+    return ExportedModel(directory)
+
+
+__all__ = ["ExportedModel", "PostError", "load"]

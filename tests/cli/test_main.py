@@ -68,7 +68,7 @@ def listed(name: str) -> list[str]:
     [
         ("pytorch_lightning", "train", "torch", "eval"),
         ("sklearn", "eval", "torch", "recipe"),
-        ("onnxruntime", "score", "runtime", "train"),
+        ("onnxruntime", "export", "runtime", "score"),
     ],
 )
 def test_a_command_whose_package_is_missing_names_it_and_the_extra_that_installs_it(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,38 @@ def test_a_pt2_export_is_refused_by_either_runtime_saying_what_loads_it_before_a
     assert error.startswith(f"faim score: error: {export}: ") and error.count("\n") == 1
     assert "load it with faim.export.programs.load_export, which needs torch" in error and "--runtime onnx" not in error
     assert not (tmp_path / "out").exists() and not engine_calls
+
+
+WITHOUT_ONNXRUNTIME = """
+import contextlib, io, json, sys
+sys.modules["onnxruntime"] = None  # as where it is not installed: importing it raises ModuleNotFoundError
+import faim.scoring.engine
+from faim.cli.main import main
+
+faim.scoring.engine.score_dump = lambda *args, **kwargs: "scored"
+found = []
+for runtime, model in [("torch", "model"), ("torch", sys.argv[1]), ("onnx", "model")]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["score", "--runtime", runtime, model, "dump.jsonl", "-o", sys.argv[2]])
+    found.append([code, err.getvalue()])
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.slow
+def test_the_torch_runtime_scores_a_saved_model_and_refuses_an_export_where_onnxruntime_is_not_installed(
+    tmp_path: Path,
+) -> None:
+    export = bare_export(tmp_path / "export", "onnx")
+    command = [sys.executable, "-c", WITHOUT_ONNXRUNTIME, str(export), str(tmp_path / "out")]
+    result = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
+    saved, exported, onnx = json.loads(result.stdout.splitlines()[-1])
+    assert saved == [0, ""]
+    refused = f"{export}: an export written by faim export; read it with --runtime onnx"
+    assert exported == [2, f"faim score: error: {refused}\n"]
+    install = "pip install 'faim-sdk[runtime]'"
+    assert onnx == [2, f"faim score: error: needs the Python package 'onnxruntime', not installed: {install}\n"]
 
 
 @pytest.mark.parametrize(("value", "limit"), [("5000", 5000), ("none", None), ("0", None)])
