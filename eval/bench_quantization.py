@@ -31,12 +31,11 @@ import onnxruntime
 
 from faim.artifact import read_recipe
 from faim.assembly import build_source
-from faim.cli.export_args import MAX_DROP
 from faim.detector import Detector
 from faim.eval.benchmark import cpu_flags, cpu_model
 from faim.eval.quantization import compare_exports
 from faim.export.model import export_model
-from faim.export.quantize import CALIBRATION_POSTS, calibration_sample, quantize_export
+from faim.export.quantize import CALIBRATION_POSTS, MAX_DROP, calibration_sample, quantize_export
 from faim.runtime import ExportedModel
 from faim.runtime.bundle import read_bundle
 

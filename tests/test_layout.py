@@ -56,6 +56,10 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [  # checked in this order; the firs
 ]
 ORDER = ["ground", "components", "core", "evaluation", "entry"]
 
+COMMAND_LINE_HELPERS = {"faim.cli.common"}
+"""What of ``faim.cli`` a benchmark may import: the argument types and the column mapping (``--map``) every command
+line reads alike."""
+
 OPTIONAL = {"ray", "ray.data", "datasets"}
 """Third-party modules a function may import when it runs: optional extras (faim-sdk[ray], faim-sdk[hf])."""
 
@@ -92,6 +96,21 @@ def test_no_import_points_up() -> None:
         if target and ORDER.index(floor(target)) > ORDER.index(floor(i.source))
     ]
     assert not upward, "\n".join(upward)
+
+
+def test_no_benchmark_imports_the_command_line_but_its_argument_helpers() -> None:
+    """The benchmarks (``eval/``, on the entry floor) are entry points beside the command line, not on top of it: a
+    default or a check both use lives in the library below them, and of ``faim.cli`` only ``COMMAND_LINE_HELPERS``
+    is shared."""
+    wrong = [
+        f"{where(i.source)}:{i.line} imports {where(target)}"
+        for i, target in INTERNAL
+        if i.source.startswith("faim.eval.")
+        and target
+        and (target == "faim.cli" or target.startswith("faim.cli."))
+        and target not in COMMAND_LINE_HELPERS
+    ]
+    assert not wrong, "\n".join(wrong)
 
 
 def test_no_loop_runs_through_module_level_imports() -> None:

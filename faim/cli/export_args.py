@@ -8,10 +8,6 @@ import argparse
 from faim.artifact_manifest import GRAPH_FORMATS
 from faim.cli.common import add_columns, deferred, output_folder, share
 
-MAX_DROP = 0.01
-"""The largest fall of a task's macro-F1 an int8 export may show by default (``--max-drop``; the check is
-``faim.eval.quantization``'s)."""
-
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser = sub.add_parser(
@@ -50,8 +46,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument(
         "--max-drop",
         type=share,
-        default=MAX_DROP,
-        help="with --quantize: the largest fall of a task's macro-F1 accepted, from 0 to 1 (default: %(default)s)",
+        help="with --quantize: the largest fall of a task's macro-F1 accepted, from 0 to 1 (default: 0.01, "
+        "faim.export.quantize.MAX_DROP)",
     )
     parser.add_argument(
         "--data", help="with --quantize: labelled posts to measure on (default: the recipe's validation split)"

@@ -18,14 +18,13 @@ from faim.cli.common import (
     refuse_mapping_without_data,
     unlabelled_split,
 )
-from faim.cli.export_args import MAX_DROP
 from faim.data.elements import PostError
 from faim.data.post import Post, check_labelled
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.eval.quantization import TIMED_POSTS, QuantizationCheck, check_readable, compare_exports
 from faim.export.model import export_model
-from faim.export.quantize import calibration_sample, quantize_export
+from faim.export.quantize import MAX_DROP, calibration_sample, quantize_export
 from faim.folders import check_replaceable, replace_folder, working_folder
 from faim.recipe import Recipe
 from faim.runtime import ExportedModel
@@ -35,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if args.quantize and args.format != "onnx":
         raise ValueError(f"--quantize quantizes ONNX graphs; it cannot be used with --format {args.format}")
     measuring = {"--data": args.data, "--map": args.columns, "--image-root": args.image_root,
-                 "--max-drop": args.max_drop != MAX_DROP}  # fmt: skip
+                 "--max-drop": args.max_drop is not None}  # fmt: skip
     if not args.quantize and (given := [flag for flag, value in measuring.items() if value]):
         raise ValueError(f"{', '.join(given)}: only with --quantize, which measures the int8 export on labelled posts")
     refuse_mapping_without_data(args, "--data")
@@ -57,24 +56,25 @@ def run(args: argparse.Namespace) -> int:
     else:
         check_labelled(posts, tasks, where, unlabelled_split("--data"))
     check_readable(*until_readable(detector, posts), where)
+    max_drop = MAX_DROP if args.max_drop is None else args.max_drop
     with working_folder(out, ".faim-export-") as tmp:
         fp32 = export_model(detector, tmp / "fp32")
         int8 = quantize_export(fp32, tmp / "int8")
         check = compare_exports(ExportedModel(fp32), ExportedModel(int8), posts)
         print(report(check))
-        if check.drop > args.max_drop:
+        if check.drop > max_drop:
             sample = calibration_sample(smoothing_posts(args, posts, recipe))
-            print(f"drop {check.drop:.4f} > --max-drop {args.max_drop}: quantizing again, smoothed on {len(sample)} "
+            print(f"drop {check.drop:.4f} > --max-drop {max_drop}: quantizing again, smoothed on {len(sample)} "
                   "posts")  # fmt: skip
             int8 = quantize_export(fp32, tmp / "int8-smoothed", sample)
             check = compare_exports(ExportedModel(fp32), ExportedModel(int8), posts)
             print(report(check))
-        if check.drop > args.max_drop:
+        if check.drop > max_drop:
             worst = max(check.macro_f1, key=lambda task: check.macro_f1[task][0] - check.macro_f1[task][1])
             before, after = check.macro_f1[worst]
             raise ValueError(
                 f"int8 lowers {worst!r} macro-F1 from {before:.4f} to {after:.4f} on {check.posts} posts, a drop of "
-                f"{check.drop:.4f} > --max-drop {args.max_drop}; nothing was written (export without --quantize)"
+                f"{check.drop:.4f} > --max-drop {max_drop}; nothing was written (export without --quantize)"
             )
         check_replaceable(out, EXPORT_MANIFEST)  # again: the quantization took minutes, and the folder may have changed
         replace_folder(int8, out)

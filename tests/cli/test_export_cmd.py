@@ -18,6 +18,7 @@ from faim.cli.export_cmd import report
 from faim.cli.main import main
 from faim.detector import Detector
 from faim.eval.quantization import TIMED_POSTS, QuantizationCheck, compare_exports
+from faim.export.quantize import MAX_DROP
 
 
 def test_an_int8_export_is_measured_and_kept_when_it_holds(
@@ -74,10 +75,11 @@ def test_an_int8_export_refuses_a_folder_it_did_not_write_before_any_work_and_re
     assert json.loads((out / "faim-export.json").read_text())["quantized"] == "int8"
 
 
+@pytest.mark.parametrize("max_drop", ["0.1", str(MAX_DROP)])
 def test_options_of_the_int8_measurement_are_refused_without_quantize(
-    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, capsys
+    max_drop: str, tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, capsys
 ) -> None:
-    data = ["--data", str(demo_data["validation"]), "--map", "labels.harmful=label", "--max-drop", "0.1"]
+    data = ["--data", str(demo_data["validation"]), "--map", "labels.harmful=label", "--max-drop", max_drop]
     assert main(["export", str(tiny_model_dir), "-o", str(tmp_path / "export"), *data]) == 2
     assert "--data, --map, --max-drop: only with --quantize" in capsys.readouterr().err
     assert not (tmp_path / "export").exists()
@@ -155,6 +157,12 @@ def test_an_int8_export_of_posts_none_of_which_can_be_read_is_refused_naming_the
     )
     assert f"; the first: {data}:1 (post id='validation-0') field 'images':" in error
     assert not (tmp_path / "int8").exists()
+
+
+def test_the_help_gives_the_max_drop_an_int8_export_is_kept_with_by_default(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["export", "--help"])
+    assert f"(default: {MAX_DROP}, faim.export.quantize.MAX_DROP)" in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.mark.parametrize("value", ["nan", "-1", "2"])
