@@ -39,6 +39,9 @@ CALIBRATED_RANGE = ("ece_if_calibrated_low", "ece_if_calibrated_high")
 """The central 95 % of the ECEs a calibrated model would show on the measured posts."""
 SIMULATED = 200
 """Samples drawn from the fitted probabilities per labelled draw, for ``CALIBRATED_RANGE``."""
+SIZES = (50, 100, 200, 500)
+"""Numbers of labelled posts ``learning_curve`` fits on by default (``faim calibrate --sizes``); a number that leaves
+no post to measure on is left out."""
 
 
 def measure(task: TaskSpec, calibration: Calibration, prob: np.ndarray, y: np.ndarray, config: EvalConfig) -> dict:
@@ -60,7 +63,7 @@ def learning_curve(
     start: Calibration,
     predictions: Predictions,
     config: EvalConfig,
-    sizes: Sequence[int],
+    sizes: Sequence[int] = SIZES,
     draws: int = 20,
     seed: int = 0,
     head: bool = False,

@@ -6,9 +6,6 @@ import argparse
 
 from faim.cli.common import add_columns, deferred, output_folder, positive_integer
 
-SIZES = (50, 100, 200, 500)
-"""Labelled posts drawn for the learning curve (``faim.eval.recalibration.learning_curve``), by default."""
-
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser = sub.add_parser(
@@ -50,9 +47,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument(
         "--sizes",
         type=positive_integers,
-        default=list(SIZES),
-        help=f"labels drawn for the learning curve, comma-separated (default: {','.join(map(str, SIZES))}); sizes "
-        "that leave no post to measure on are left out",
+        help="labels drawn for the learning curve, comma-separated (default: 50,100,200,500, "
+        "faim.eval.recalibration.SIZES); sizes that leave no post to measure on are left out",
     )
     parser.add_argument(
         "--draws", type=positive_integer, default=20, help="random draws per number of labels (default: 20)"

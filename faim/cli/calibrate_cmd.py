@@ -24,6 +24,7 @@ from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.recalibration import (
+    SIZES,
     as_is,
     calibrated_range,
     curve_rows,
@@ -80,20 +81,21 @@ def run(args: argparse.Namespace) -> int:
     for note in kept_notes(detector.tasks, with_labels, args.unlabelled):
         print(note)
     config = refit_settings(recipe.eval)
+    sizes = SIZES if args.sizes is None else args.sizes
     texts = post_texts(posts)
     report: dict[str, Any] = {"model": str(model), "data": str(args.data), "unlabelled": args.unlabelled, "tasks": {}}
     for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
         report["tasks"][task.name] = {
             "as_is": as_is(task, detector.calibration, predictions, config),
             "learning_curve": learning_curve(
-                task, detector.calibration, predictions, config, args.sizes, args.draws, args.seed
+                task, detector.calibration, predictions, config, sizes, args.draws, args.seed
             ),
             "unlabelled": prior_adaptation(task, detector.calibration, predictions, config),
             "terms": term_disagreement(task, detector.calibration, predictions, texts),
         }
         if args.head and task.type == "binary":
             report["tasks"][task.name]["head_curve"] = learning_curve(
-                task, detector.calibration, predictions, config, args.sizes, args.draws, args.seed, head=True
+                task, detector.calibration, predictions, config, sizes, args.draws, args.seed, head=True
             )
     if args.unlabelled:
         for task, (old, new) in detector.adapt_to_prior(predictions).items():

@@ -21,6 +21,7 @@ from faim.components import RESERVED
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.benchmark_runs import write_dump
+from faim.eval.recalibration import SIZES
 from faim.notices import FaimWarning
 from faim.recipe.sections import EvalConfig
 
@@ -314,6 +315,13 @@ def test_calibrate_refits_on_labelled_posts_into_a_new_model(trained: Path, demo
     assert evaluated.returncode == 0, evaluated.stderr
     after = json.loads((tmp_path / "eval" / "metrics.json").read_text())["tasks"]["harmful"]["metrics"]["ece"]
     assert after < report["as_is"]["ece"]
+
+
+def test_calibrate_help_gives_the_sizes_the_learning_curve_is_drawn_at_by_default(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["calibrate", "--help"])
+    default = f"(default: {','.join(map(str, SIZES))}, faim.eval.recalibration.SIZES)"
+    assert default in " ".join(capsys.readouterr().out.split())
 
 
 def flipped_validation(demo_data: dict[str, Path], path: Path) -> Path:

@@ -38,6 +38,11 @@ def predictions(n: int, temperature: float, seed: int = 0) -> Predictions:
     return Predictions(ids=[str(i) for i in range(n)], logits={"hate": logits}, targets={"hate": labels})
 
 
+def test_the_curve_is_drawn_at_50_100_200_and_500_labels_unless_sizes_are_given() -> None:
+    curve = learning_curve(TASK, Calibration.identity([TASK]), predictions(800, 3.0), EvalConfig(), draws=2)
+    assert [row["labels"] for row in curve] == [50, 100, 200, 500]
+
+
 def test_fitted_ece_reads_against_the_range_of_a_calibrated_model_on_as_many_posts() -> None:
     start = Calibration.identity([TASK])  # temperature 1 where the labels follow temperature 3
     curve = learning_curve(TASK, start, predictions(800, 3.0), EvalConfig(), sizes=[200, 500], draws=10)
