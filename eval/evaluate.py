@@ -293,6 +293,25 @@ def evaluate(
     """
     tasks = [task.name for task in detector.tasks]
     refuse_unevaluable(posts, tasks, detector.model.kinds, detector.max_elements, data_name, remedy)
+    return evaluate_checked(detector, posts, out_dir, data_name, config, ablations, words)
+
+
+def evaluate_checked(
+    detector: Detector,
+    posts: list[Post],
+    out_dir: str | Path,
+    data_name: str,
+    config: EvalConfig | None = None,
+    ablations: bool = True,
+    words: bool = True,
+) -> dict[str, Any]:
+    """``evaluate`` on posts already refused where their evaluation could not finish (``refuse_unevaluable``, as
+    ``evaluate`` refuses them first): copies of checked posts that change only their texts' letters or their pictures'
+    pixels (``faim.perturb.perturb_posts``) are checked no further.
+
+    Raises:
+        ValueError: When the model scores a post NaN or infinite (``evaluate_labelled_loader``).
+    """
     config = config or EvalConfig()
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)

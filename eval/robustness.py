@@ -16,8 +16,9 @@ from typing import Any
 
 from faim.data.language import with_languages
 from faim.data.post import Post
+from faim.data.preflight import refuse_unevaluable
 from faim.detector import Detector
-from faim.eval.evaluate import evaluate
+from faim.eval.evaluate import evaluate_checked
 from faim.eval.report import json_text
 from faim.eval.tables import format_value, with_change
 from faim.perturb import perturb_posts, perturbations_of
@@ -70,7 +71,17 @@ def perturbed_reports(
     is written to ``out_dir/robustness/<name>``, without the words the model and the labels read the opposite way
     (a perturbation changes the words themselves). With ``eval.languages``, each post is given the language it is
     written in before it is perturbed, so its perturbed forms are counted under that language (swapped letters or
-    digits would read as another). ``log`` is told each perturbation as it starts."""
+    digits would read as another). ``log`` is told each perturbation as it starts.
+
+    The posts are refused once, before any is perturbed, where their evaluation could not finish
+    (``refuse_unevaluable``): a perturbation keeps their ids and labels, a text that is text stays text, and a picture
+    that is there stays there (as its perturbed bytes, or as it was where it does not decode).
+
+    Raises:
+        ValueError, PostError: As ``faim.eval.evaluate.evaluate`` refuses the posts, before the model reads any.
+    """
+    tasks = [task.name for task in detector.tasks]
+    refuse_unevaluable(posts, tasks, detector.model.kinds, detector.max_elements, data_name)
     modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
     posts = with_languages(posts) if (config or EvalConfig()).languages else posts
     reports = {}
@@ -79,7 +90,7 @@ def perturbed_reports(
             log(f"evaluating under {name}")
         out = Path(out_dir) / "robustness" / name
         perturbed = perturb_posts(posts, name)
-        reports[name] = evaluate(detector, perturbed, out, data_name, config, ablations=False, words=False)
+        reports[name] = evaluate_checked(detector, perturbed, out, data_name, config, ablations=False, words=False)
     return reports
 
 

@@ -6,6 +6,7 @@ import json
 import math
 from dataclasses import replace
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import torch
@@ -106,3 +107,20 @@ def test_perturbed_posts_keep_the_languages_the_clean_posts_are_written_in(demo_
     for name, report in perturbed_reports(detector, posts, tmp_path / "eval", "dev").items():
         languages = report["tasks"]["harmful"]["languages"]
         assert {language: row["n"] for language, row in languages.items()} == {"en": 20, "es": 20}, name
+
+
+def test_the_posts_are_checked_once_for_every_perturbation_and_still_refused(demo_data, tmp_path: Path) -> None:
+    from faim.data import preflight
+
+    torch.manual_seed(0)
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"] |= {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    detector = faim.build(recipe)
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))[:20]
+    with mock.patch.object(preflight, "refuse_unreadable", wraps=preflight.refuse_unreadable) as checked:
+        reports = perturbed_reports(detector, posts, tmp_path / "eval", "dev")
+    assert len(reports) == 4 and checked.call_count == 1
+    unlabelled = [replace(post, labels={}) for post in posts]
+    with pytest.raises(ValueError, match="no post carries a label"):
+        perturbed_reports(detector, unlabelled, tmp_path / "unlabelled", "dev")
+    assert not (tmp_path / "unlabelled").exists()
