@@ -24,7 +24,7 @@ from faim.components import check_tasks
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
 from faim.data.elements import PostError, posts_to_read, readable_posts
-from faim.data.post import SOURCE, Post, as_posts, length_batches
+from faim.data.post import SOURCE, Post, length_batches
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows, task_spec
 from faim.explain.attribute import Explanation, explain_post, unread_elements
@@ -153,6 +153,8 @@ class Detector:
         shortest text first (``length_batches``); the rows come back in input order.
 
         Raises:
+            TypeError, ValueError: Where ``posts_to_read`` refuses the posts (one post given where a list is expected, a
+                ``Post`` whose id was taken away after it was built).
             ValueError: On a ``batch_size`` below 1.
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
                 ``readable`` sets such posts aside), named by its origin, or where it has none by its index among
@@ -180,17 +182,16 @@ class Detector:
 
         Raises:
             ValueError: With ``pool_by_image``, when the detector does not pool or has no pooled calibration yet.
+            TypeError, ValueError: Where the posts are refused, or on a ``batch_size`` below 1 (as ``predict``).
             PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
         """
         if pool_by_image:
             self.check_pooling()
-        posts = as_posts(posts)
-        if not posts:
+        predictions = self.predict(posts, batch_size, link_kind=self.pooling_kind if pool_by_image else None)
+        if not predictions.ids:
             return []
         if not pool_by_image:
-            predictions = self.predict(posts, batch_size)
             return score_rows(predictions.ids, self.tasks, self.probabilities(predictions.logits))
-        predictions = self.predict(posts, batch_size, link_kind=self.pooling_kind)
         groups = picture_groups(predictions, self.pool_by_image)
         crowd = predictions.corrections, predictions.link_present
         probs = pooled_probabilities(self.tasks, self.pooled, predictions.logits, groups, *crowd)

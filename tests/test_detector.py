@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from sklearn.metrics import roc_auc_score
 
 import faim.runtime
 from faim import Detector, Recipe, WholePostModel
+from faim.data import post as post_module
 from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
@@ -124,6 +126,16 @@ def test_a_post_whose_id_was_set_to_a_number_after_it_was_built_is_scored_with_i
     posts = [Post(7, "a post", origin="file.jsonl:2"), Post("b", "another", origin="file.jsonl:3")]
     posts[1].id = 8  # as a data source's plug-in may set it: its row's id would be the number
     assert [row["id"] for row in scorer.score(posts)] == ["7", "8"]
+
+
+@pytest.mark.parametrize("served", [False, True])
+def test_the_ids_of_the_posts_scored_are_made_text_once(served: bool, exported: tuple[Path, Path]) -> None:
+    scorer = faim.runtime.load(exported[1]) if served else Detector.load(exported[0])
+    posts = [Post("a", "a post"), Post("b", "another")]
+    posts[1].id = 8
+    with mock.patch.object(post_module, "normalise_ids", wraps=post_module.normalise_ids) as normalised:
+        rows = scorer.score(posts)
+    assert [row["id"] for row in rows] == ["a", "8"] and normalised.call_count == 1
 
 
 @pytest.mark.parametrize("served", [False, True])
