@@ -21,7 +21,6 @@ from faim.calibration.fit import Calibration
 from faim.data.language import FIELD as LANGUAGE
 from faim.data.language import UNDETERMINED, with_languages
 from faim.data.post import MAP_LABELS, Post, check_labelled, post_texts, unlabelled_error
-from faim.data.preflight import refuse_unevaluable
 from faim.data.targets import TaskSpec
 from faim.decisions import decide
 from faim.detector import Detector
@@ -286,13 +285,12 @@ def evaluate(
 
     Raises:
         ValueError: Before the model reads a post, when none carries a label for any task (ending in ``remedy``), or
-            when some name a picture the model would read that is not there (``refuse_unevaluable``: how many, and the
-            first by origin and id).
+            when some name a picture the model would read that is not there (``Detector.refuse_unevaluable``: how
+            many, and the first by origin and id).
         PostError: Before the model reads a post, naming the first whose text or a comment the model reads holds
-            half of a UTF-16 surrogate pair (``refuse_unevaluable``).
+            half of a UTF-16 surrogate pair (``Detector.refuse_unevaluable``).
     """
-    tasks = [task.name for task in detector.tasks]
-    refuse_unevaluable(posts, tasks, detector.model.kinds, detector.max_elements, data_name, remedy)
+    detector.refuse_unevaluable(posts, data_name, remedy)
     return evaluate_checked(detector, posts, out_dir, data_name, config, ablations, words)
 
 
@@ -305,9 +303,9 @@ def evaluate_checked(
     ablations: bool = True,
     words: bool = True,
 ) -> dict[str, Any]:
-    """``evaluate`` on posts already refused where their evaluation could not finish (``refuse_unevaluable``, as
-    ``evaluate`` refuses them first): copies of checked posts that change only their texts' letters or their pictures'
-    pixels (``faim.perturb.perturb_posts``) are checked no further.
+    """``evaluate`` on posts already refused where their evaluation could not finish
+    (``Detector.refuse_unevaluable``, as ``evaluate`` refuses them first): copies of checked posts that change only
+    their texts' letters or their pictures' pixels (``faim.perturb.perturb_posts``) are checked no further.
 
     Raises:
         ValueError: When the model scores a post NaN or infinite (``evaluate_labelled_loader``).

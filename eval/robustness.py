@@ -16,7 +16,6 @@ from typing import Any
 
 from faim.data.language import with_languages
 from faim.data.post import Post
-from faim.data.preflight import refuse_unevaluable
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_checked
 from faim.eval.report import json_text
@@ -74,14 +73,13 @@ def perturbed_reports(
     digits would read as another). ``log`` is told each perturbation as it starts.
 
     The posts are refused once, before any is perturbed, where their evaluation could not finish
-    (``refuse_unevaluable``): a perturbation keeps their ids and labels, a text that is text stays text, and a picture
-    that is there stays there (as its perturbed bytes, or as it was where it does not decode).
+    (``Detector.refuse_unevaluable``): a perturbation keeps their ids and labels, a text that is text stays text, and
+    a picture that is there stays there (as its perturbed bytes, or as it was where it does not decode).
 
     Raises:
         ValueError, PostError: As ``faim.eval.evaluate.evaluate`` refuses the posts, before the model reads any.
     """
-    tasks = [task.name for task in detector.tasks]
-    refuse_unevaluable(posts, tasks, detector.model.kinds, detector.max_elements, data_name)
+    detector.refuse_unevaluable(posts, data_name)
     modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
     posts = with_languages(posts) if (config or EvalConfig()).languages else posts
     reports = {}

@@ -24,7 +24,8 @@ from faim.components import check_tasks
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
 from faim.data.elements import PostError, posts_to_read, readable_posts
-from faim.data.post import SOURCE, Post, length_batches
+from faim.data.post import MAP_LABELS, SOURCE, Post, length_batches
+from faim.data.preflight import refuse_unevaluable
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, score_rows, task_spec
 from faim.explain.attribute import Explanation, explain_post, unread_elements
@@ -261,6 +262,18 @@ class Detector:
             raise ValueError(f"{self.source}: the recipe has no eval.pool_by_image; score its posts one by one")
         if self.pooled is None:
             raise ValueError(f"{self.source}: no calibration of pooled scores yet; train or calibrate the model first")
+
+    def refuse_unevaluable(self, posts: Sequence[Post], name: str, remedy: str = MAP_LABELS) -> None:
+        """Refuse ``posts`` (of ``name``) this detector's evaluation could not finish, before its model reads any
+        (``faim.data.preflight.refuse_unevaluable`` over its tasks, the kinds its model reads and its
+        ``max_elements``): none carries a label for any of its tasks (the error ending in ``remedy``), or one it
+        would stop at part way.
+
+        Raises:
+            ValueError, PostError: As ``faim.data.preflight.refuse_unevaluable`` raises them.
+        """
+        tasks = [task.name for task in self.tasks]
+        refuse_unevaluable(posts, tasks, self.model.kinds, self.max_elements, name, remedy)
 
     def calibrate(
         self, batches: Iterable[PostBatch], config: EvalConfig, correction_weights: Mapping[str, float] | None = None

@@ -249,10 +249,10 @@ def evaluated_posts(
             model reads that is not there, and the first.
     """
     if detector is None:
-        tasks, kinds, limit = list(recipe.model["heads"]), list(recipe.model["encoders"]), recipe.train.max_elements
+        heads, encoders = list(recipe.model["heads"]), list(recipe.model["encoders"])
+        refuse_unevaluable(posts, heads, encoders, recipe.train.max_elements, name, remedy)
     else:
-        tasks, kinds, limit = [task.name for task in detector.tasks], detector.model.kinds, detector.max_elements
-    refuse_unevaluable(posts, tasks, kinds, limit, name, remedy)
+        detector.refuse_unevaluable(posts, name, remedy)
     return with_languages(posts) if recipe.eval.languages else posts
 
 
