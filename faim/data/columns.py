@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faim.data.post import FIELDS, ImageRef, Post, is_missing, json_list, post_id, post_name
+from faim.data.post import FIELDS, ImageRef, Post, field_names, is_missing, json_list, post_id, post_name
 from faim.registry import suggest
 
 KEYS = FIELDS
@@ -140,8 +140,7 @@ class ColumnMap:
     def cell_name(self, column: str) -> str:
         """The fields read from ``column`` (``fields``: at least one) and the column, as an error about one of its
         cells names them: ``field 'text' (column 'body')``, ``fields 'labels.hate', 'meta.y' (column 'y')``."""
-        names = [repr(name) for name, read in self.fields if read == column]
-        return f"{'fields' if len(names) > 1 else 'field'} {', '.join(names)} (column {column!r})"
+        return f"{field_names([name for name, read in self.fields if read == column])} (column {column!r})"
 
     def wanted(self, available: Collection[str]) -> list[str]:
         """The mapped columns present in ``available``, in file order (for column projection)."""

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from faim.data.images import ImageError, load_image
-from faim.data.post import Post, as_posts, own_meta, post_name
+from faim.data.post import Post, as_posts, field_names, own_meta, post_name
 from faim.notices import FaimWarning
 
 T = TypeVar("T")
@@ -19,10 +19,17 @@ ELEMENT_MODALITIES = {"text": "text", "comments": "text", "image": "image", "met
 
 
 class PostError(ValueError):
-    """A post that cannot be used, with where it came from and which field is wrong."""
+    """A post that cannot be used, with where it came from and which field is wrong.
 
-    def __init__(self, post: Post, field: str, problem: str, kind: str | None = None) -> None:
-        super().__init__(f"{post_name(post.origin, post.id)} field {field!r}: {problem}")
+    Args:
+        post: The post.
+        field: The field that is wrong, or the fields of a post wrong for holding none of them (given with ``kind``).
+        problem: What is wrong, and what to do.
+        kind: What kind of problem, as ``faim score`` records it (``error_kind``); by default the one ``field``.
+    """
+
+    def __init__(self, post: Post, field: str | tuple[str, ...], problem: str, kind: str | None = None) -> None:
+        super().__init__(f"{post_name(post.origin, post.id)} {field_names(field)}: {problem}")
         self.post_id = post.id
         self.origin = post.origin
         self.field = field
@@ -114,7 +121,7 @@ def empty_post(post: Post, kinds: Sequence[str], remedy: str = "") -> PostError:
     every field is missing or whose only fields are those faim gives posts itself, ``own_meta``)."""
     blank = [kind for kind, field in (("text", post.text is not None), ("meta", own_meta(post.meta))) if field]
     problem = nothing_read(kinds, blank)
-    return PostError(post, ", ".join(kinds), f"{problem}{remedy}", "empty")
+    return PostError(post, tuple(kinds), f"{problem}{remedy}", "empty")
 
 
 def posts_to_read(posts: Iterable[Post | Mapping[str, Any]], kinds: Sequence[str]) -> list[Post]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,6 +169,12 @@ def post_name(origin: str, ident: str | None = None) -> str:
     if ident is None:
         return origin or "post"
     return f"{origin} (post id={ident!r})" if origin else f"post id={ident!r}"
+
+
+def field_names(fields: str | Sequence[str]) -> str:
+    """One field or several as an error names them: ``field 'text'``, ``fields 'image', 'text'``."""
+    names = [fields] if isinstance(fields, str) else list(fields)
+    return f"{'fields' if len(names) > 1 else 'field'} {', '.join(map(repr, names))}"
 
 
 def is_real(value: Any) -> bool:

@@ -71,6 +71,12 @@ def test_a_post_holding_only_the_fields_faim_gives_posts_itself_holds_no_metadat
         assert leave_out_empty(posts, ["comments", "meta"], "train") == posts[1:]
 
 
+def test_a_post_holding_none_of_several_kinds_read_is_refused_naming_each_of_their_fields() -> None:
+    _, errors = readable_posts([Post(id="a", origin="f:2"), Post(id="b")], ["comments", "text"], text_length)
+    named = [str(error).split(": nothing the model reads")[0] for error in errors]
+    assert named == ["f:2 (post id='a') fields 'comments', 'text'", "post 1 (post id='b') fields 'comments', 'text'"]
+
+
 def test_a_post_set_aside_is_named_by_its_origin_or_else_its_index_as_posts_to_read_names_it() -> None:
     posts = [Post(id="a", text="one"), Post(id="b", text="refused"), Post(id="c"), Post("d", "refused", origin="f:4")]
     kept, errors = readable_posts(posts, ["text"], text_length)
