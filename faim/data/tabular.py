@@ -107,6 +107,19 @@ def jsonl_text(line: bytes) -> str:
         raise ValueError(f"not UTF-8 text (byte {error.start + 1} of the line)") from None
 
 
+def cell_text(cell: bytes) -> str:
+    """A CSV cell, as read, decoded.
+
+    Raises:
+        ValueError: Where it is not UTF-8, saying at which byte of the cell (``not UTF-8 text (byte 4 of the
+            cell)``), for the caller to say which field, column, line and file it is.
+    """
+    try:
+        return cell.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8 text (byte {error.start + 1} of the cell)") from None
+
+
 def _jsonl_objects(path: Path) -> Rows:
     with open(path, "rb") as handle:
         for number, raw in jsonl_lines(handle):
@@ -224,9 +237,9 @@ def csv_rows(
     ones; label and meta cells that spell a number become an int or a float (``"1"`` → 1, ``"nan"`` → NaN, i.e.
     missing). ``delimiter=None`` takes the one the file's name and header show (``file_delimiter``). A row whose
     cells the header does not match, or a mapped cell that is not UTF-8, stops the read naming its file and line (and
-    for such a cell the post's id where its id cell is readable, ``row_name``, the field it is read into and its
-    column, as an error about a post's cell reads: ``file:2 (post id='b') field 'text' (column 'body'): ...``)
-    (``ValueError``).
+    for such a cell the post's id where its id cell is readable, ``row_name``, the fields it is read into and its
+    column, as an error about a post's cell reads: ``file:2 (post id='b') field 'text' (column 'body'): not UTF-8
+    text (byte 4 of the cell)``, ``cell_text``) (``ValueError``).
     """
     header, delimiter = csv_file_header(path, delimiter, quote_char)
     bound = columns.bind(header, str(path))
@@ -259,7 +272,10 @@ def _csv_mapped_rows(path: Path, header: list[str], bound: ColumnMap, delimiter:
                 if name in wanted:
                     if not cell.isascii() and not utf8(cell):
                         where = row_name(f"{path}:{number}", cells[at] if at is not None else None)
-                        raise ValueError(f"{where} {bound.cell_name(name)}: not UTF-8 text")
+                        try:
+                            cell_text(cell.encode("utf-8", "surrogateescape"))
+                        except ValueError as error:
+                            raise ValueError(f"{where} {bound.cell_name(name)}: {error}") from None
                     row[name] = parse_number(cell) if name in numeric else cell
             yield number, row
 

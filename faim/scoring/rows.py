@@ -12,7 +12,7 @@ from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
 from faim.data.post import ADDED_META, Post, shortest_text_first
 from faim.data.preflight import MAP_KIND, unheld_kinds, warn_unheld
-from faim.data.tabular import jsonl_text, not_an_object, parse_number, utf8
+from faim.data.tabular import cell_text, jsonl_text, not_an_object, parse_number, utf8
 from faim.scoring.inputs import Shard, first_shard
 from faim.scoring.report import Held
 
@@ -65,17 +65,16 @@ def decode_cells(row: dict[str, Any], columns: ColumnMap, numeric: set[str], wan
     Raises:
         ValueError: ``text_encoding:`` naming the field(s) the mapping ``columns`` reads the cell that is not UTF-8
             into and its column, as ``faim.data.tabular.csv_rows`` does (``field 'text' (column 'body'): not UTF-8
-            text (byte 4)``), without its file and line: its output row says which it is.
+            text (byte 4 of the cell)``, ``cell_text``), without its file and line: its output row says which it is.
     """
     out = {}
     for column, cell in row.items():
         if column not in wanted:
             continue
         try:
-            value = cell.decode("utf-8") if isinstance(cell, bytes) else cell
-        except UnicodeDecodeError as error:
-            where = columns.cell_name(column)
-            raise ValueError(f"text_encoding: {where}: not UTF-8 text (byte {error.start + 1})") from None
+            value = cell_text(cell) if isinstance(cell, bytes) else cell
+        except ValueError as error:
+            raise ValueError(f"text_encoding: {columns.cell_name(column)}: {error}") from None
         out[column] = parse_number(value) if column in numeric and value is not None else value
     return out
 

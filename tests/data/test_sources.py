@@ -196,7 +196,10 @@ def test_a_csv_row_is_named_by_the_line_it_starts_on_and_a_bad_one_stops_the_rea
     with pytest.raises(ValueError, match=rf"{path}:6: expected 3 cells, as the header has, got 4"):
         next(rows)
     path.write_bytes(b"id,text,y\n1,caf\xe9,0\n")
-    with pytest.raises(ValueError, match=rf"{path}:2 \(post id='1'\) field 'text' \(column 'text'\): not UTF-8 text"):
+    with pytest.raises(
+        ValueError,
+        match=rf"{path}:2 \(post id='1'\) field 'text' \(column 'text'\): not UTF-8 text \(byte 4 of the cell\)",
+    ):
         list(read_posts(path, columns={"labels": ["y"]}))
     path.write_bytes(b"id,text,unused\n1,fine,\xff\n")
     assert [p.text for p in read_posts(path)] == ["fine"]  # a column not read is not checked
@@ -368,5 +371,5 @@ def test_a_cell_that_is_not_utf8_names_the_post_where_its_id_cell_is_readable_an
 ):
     path = tmp_path / "d.csv"
     path.write_bytes(body)
-    with pytest.raises(ValueError, match=rf"^{re.escape(f'{path}{named}')}: not UTF-8 text$"):
+    with pytest.raises(ValueError, match=rf"^{re.escape(f'{path}{named}')}: not UTF-8 text \(byte \d+ of the cell\)$"):
         list(read_posts(path, columns={"id": "key", "labels": {"hate": "y"}, "meta": ["y"]}))

@@ -152,8 +152,13 @@ def test_a_csv_cell_that_is_not_utf8_names_the_fields_it_is_read_into_and_its_co
     (shard,) = read_shards([path], 2, mapping)
     errors = shard_posts(shard, mapping, None, KINDS).errors
     assert [(error.source, error.post_id, error.kind, error.message) for error in errors] == [
-        (f"{path}:2", "1", "text_encoding", "field 'text' (column 'body'): not UTF-8 text (byte 4)"),
-        (f"{path}:3", "2", "text_encoding", "fields 'labels.hate', 'meta.y' (column 'y'): not UTF-8 text (byte 1)"),
+        (f"{path}:2", "1", "text_encoding", "field 'text' (column 'body'): not UTF-8 text (byte 4 of the cell)"),
+        (
+            f"{path}:3",
+            "2",
+            "text_encoding",
+            "fields 'labels.hate', 'meta.y' (column 'y'): not UTF-8 text (byte 1 of the cell)",
+        ),
     ]
-    with pytest.raises(ValueError, match=r"field 'text' \(column 'body'\): not UTF-8 text$"):
+    with pytest.raises(ValueError, match=r"field 'text' \(column 'body'\): not UTF-8 text \(byte 4 of the cell\)$"):
         list(read_posts(path, {"text": "body", "labels": {"hate": "y"}, "meta": ["y"]}))
