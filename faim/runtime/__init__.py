@@ -26,7 +26,14 @@ ONNX_RUNTIME = ("ExportedModel", "load")
 __all__ = ["ExportError", "PostError", *ONNX_RUNTIME]
 
 
+SUBMODULES = ("bundle", "model", "pieces", "preprocess")
+"""The modules of the package, each imported when first asked for as an attribute (``faim.runtime.model``), as an
+import of the package that imported them all made them attributes of it."""
+
+
 def __getattr__(name: str) -> Any:
+    if name in SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     if name not in ONNX_RUNTIME:
         raise AttributeError(f"module 'faim.runtime' has no attribute {name!r}")
     value = getattr(importlib.import_module("faim.runtime.model"), name)
@@ -35,4 +42,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(ONNX_RUNTIME))
+    return sorted(set(globals()) | set(ONNX_RUNTIME) | set(SUBMODULES))

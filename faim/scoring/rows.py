@@ -233,10 +233,11 @@ def warn_unheld_at_first(
 ) -> None:
     """Warn of each kind a model reads (``kinds``) that no row of a dump's first shard holds (``warn_unheld``: as
     where the column holding it is not mapped), naming the columns of the shard no mapping (``mapping``) reads: said
-    before the dump is scored, for the price of reading one shard (and the next, or each later file's first row),
-    where the rows' scores alone would not tell, and naming the rows it read, which later rows may hold the kind
-    (``warn_unheld_in_run`` says, once they are scored). Nothing is said where the first shard is every row of the
-    dump (``first_shard``): the end of the run says it of the same rows."""
+    before the dump is scored, for the price of reading one shard (after the files before it that hold no row, and
+    then the next shard, or each later file's first row), where the rows' scores alone would not tell, and naming the
+    rows it read, which later rows may hold the kind (``warn_unheld_in_run`` says, once they are scored). Nothing is
+    said where the first shard is every row of the dump (``first_shard``): the end of the run says it of the same
+    rows."""
     shard, alone = first_shard(files, shard_rows)
     if shard is None or alone:
         return

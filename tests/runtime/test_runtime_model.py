@@ -53,6 +53,13 @@ def test_the_runtime_scores_with_torch_transformers_and_timm_blocked(exported: t
     assert all(abs(a["harm"] - b["harm"]) <= 1e-4 for a, b in zip(served, eager))
 
 
+def test_each_module_of_the_package_is_an_attribute_of_it_once_the_package_is_imported() -> None:
+    script = "import faim.runtime as r; print(r.model.load is r.load, r.preprocess.__name__, r.pieces.__name__)"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "faim.runtime.preprocess", "faim.runtime.pieces"]
+
+
 def test_a_modified_file_fails_loading_naming_it(exported: tuple[Path, Path], tmp_path: Path) -> None:
     copy = shutil.copytree(exported[1], tmp_path / "export")
     graph = copy / "fusion.onnx"
