@@ -18,9 +18,8 @@ import numpy as np
 from torch.utils.data import DataLoader
 
 from faim.calibration.fit import Calibration
-from faim.data.language import FIELD as LANGUAGE
 from faim.data.language import UNDETERMINED, with_languages
-from faim.data.post import MAP_LABELS, Post, check_labelled, post_texts, unlabelled_error
+from faim.data.post import LANGUAGE, MAP_LABELS, Post, check_labelled, post_texts, unlabelled_error
 from faim.data.targets import TaskSpec
 from faim.decisions import decide
 from faim.detector import Detector

@@ -22,8 +22,7 @@ from faim.cli.common import (
 from faim.data.columns import ColumnMap
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
-from faim.data.language import FIELD as LANGUAGE
-from faim.data.post import MAP_LABELS
+from faim.data.post import LANGUAGE, MAP_LABELS
 from faim.data.preflight import unread_columns, warn_source_split, warn_unheld_kinds
 from faim.data.sources import read_posts
 from faim.detector import Detector

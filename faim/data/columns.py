@@ -26,8 +26,6 @@ from typing import Any
 from faim.data.post import FIELDS, ImageRef, Post, field_names, is_missing, json_list, post_id, post_name
 from faim.registry import suggest
 
-KEYS = FIELDS
-"""The keys of a column mapping: the fields of a post given as a dict, each naming the column that holds it."""
 SINGLE = ("id", "text", "images", "comments")
 
 
@@ -69,9 +67,9 @@ class ColumnMap:
         """
         mapping = dict(mapping or {})
         for key in mapping:
-            if key not in KEYS:
+            if key not in FIELDS:
                 raise ValueError(
-                    f"columns: unknown key {key!r}{suggest(str(key), list(KEYS))}; valid: {', '.join(KEYS)}"
+                    f"columns: unknown key {key!r}{suggest(str(key), list(FIELDS))}; valid: {', '.join(FIELDS)}"
                 )
         if "image" in mapping:
             if "images" in mapping:

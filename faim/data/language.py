@@ -37,9 +37,6 @@ from faim.data.post import LANGUAGE, Post
 from faim.encoders.text_normalize import fold_confusables
 from faim.weights import resolve_packaged
 
-FIELD = LANGUAGE
-"""The ``meta`` field a post's language is read from and written to."""
-
 UNDETERMINED = "und"
 MIN_LETTERS = 12
 WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -92,8 +89,8 @@ def with_languages(posts: Iterable[Post]) -> list[Post]:
     are not modified."""
     filled = []
     for post in posts:
-        language = given_code(post.meta.get(FIELD)) or told_language(post)
-        filled.append(replace(post, meta=post.meta | {FIELD: language}))
+        language = given_code(post.meta.get(LANGUAGE)) or told_language(post)
+        filled.append(replace(post, meta=post.meta | {LANGUAGE: language}))
     return filled
 
 

@@ -25,9 +25,9 @@ from faim.components import (
     settable_arguments,
     takes_any_key,
 )
-from faim.data.columns import KEYS as COLUMN_KEYS
 from faim.data.columns import ColumnMap
 from faim.data.elements import ELEMENT_MODALITIES
+from faim.data.post import FIELDS
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import EvalConfig, TrainConfig
@@ -136,10 +136,10 @@ def check_encoders(source: str, encoders: Any) -> None:
 
 def check_columns(source: str, path: str, data: dict[str, Any]) -> None:
     """Validate a source's ``columns:`` mapping as the data loaders read it (``ColumnMap.from_recipe``): its keys are
-    post fields (``faim.data.columns.KEYS``; a misspelt one would be read by no loader) and its values columns."""
+    post fields (``faim.data.post.FIELDS``; a misspelt one would be read by no loader) and its values columns."""
     if not isinstance(data.get("columns"), dict):
         return
-    check_keys(source, f"{path}.columns", data["columns"], list(COLUMN_KEYS))
+    check_keys(source, f"{path}.columns", data["columns"], list(FIELDS))
     try:
         ColumnMap.from_recipe(data["columns"])
     except ValueError as error:
