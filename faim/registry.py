@@ -278,12 +278,12 @@ def as_annotated(value: Any, annotation: Any) -> Any:
     asks for a path made that path, a path class (``Path``, any ``PurePath``), alone or with ``None``
     (``Path | None``), a list or tuple where it asks for a tuple made a tuple (a recipe's YAML holds one as a list)
     and where it asks for a list a list (a recipe given in code may give a tuple); the same for the items of a
-    ``list``, ``Sequence`` or ``tuple`` (``item_annotations``) and the values of a ``dict`` or ``Mapping``, at any
-    depth (``list[Path]``, ``tuple[Path, int]``, ``dict[str, list[Path]] | None``). A list or tuple so annotated is
-    given back new, of the kind asked for (of its own for a ``Sequence``), a mapping as a new ``dict``; any other
-    value as it is, as is a value for an annotation of more types than one besides ``None`` (``str | Path`` takes a
-    string as it is), but a list or tuple for one of which a single type is a sequence's (``int | tuple[int, int]``),
-    which is read as that one."""
+    ``list``, ``Sequence`` or ``tuple`` (``item_annotations``) and the values of a ``dict`` or ``Mapping``
+    (``entry_annotations``), at any depth (``list[Path]``, ``tuple[Path, int]``, ``dict[str, list[Path]] | None``).
+    A list or tuple so annotated is given back new, of the kind asked for (of its own for a ``Sequence``), a mapping
+    as a new ``dict``; any other value as it is, as is a value for an annotation of more types than one besides
+    ``None`` (``str | Path`` takes a string as it is), but a list or tuple for one of which a single type is a
+    sequence's (``int | tuple[int, int]``), which is read as that one."""
     members = [annotation]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [member for member in typing.get_args(annotation) if member is not type(None)]
@@ -292,11 +292,11 @@ def as_annotated(value: Any, annotation: Any) -> Any:
     if len(members) != 1:
         return value
     (asked,) = members
-    origin, args = typing.get_origin(asked), typing.get_args(asked)
     if isinstance(asked, type) and issubclass(asked, PurePath):
         return asked(value) if isinstance(value, str) else value
-    if isinstance(value, dict) and origin in (dict, Mapping) and len(args) == 2:
-        return {key: as_annotated(item, args[1]) for key, item in value.items()}
+    entries = entry_annotations(asked)
+    if isinstance(value, dict) and entries is not None:
+        return {key: as_annotated(item, entries[1]) for key, item in value.items()}
     items = item_annotations(asked, len(value)) if isinstance(value, (list, tuple)) else None
     if items is not None:
         made = [as_annotated(item, each) for item, each in zip(value, items)]
@@ -327,6 +327,16 @@ def item_annotations(annotation: Any, count: int) -> list[Any] | None:
     if kind is tuple and args[-1:] != (Ellipsis,):
         return list(args) if len(args) == count else None
     return [args[0]] * count
+
+
+def entry_annotations(annotation: Any) -> tuple[Any, Any] | None:
+    """The annotations of the keys and of the values of a mapping given for ``annotation``: ``(K, V)`` where it is
+    ``dict[K, V]`` or ``Mapping[K, V]`` (``typing.Mapping`` too), ``(Any, Any)`` where it names no item types
+    (``dict``, ``typing.Dict``); ``None`` for an annotation that is not a mapping's."""
+    kind = typing.get_origin(annotation) or annotation
+    if kind not in (dict, Mapping):
+        return None
+    return typing.get_args(annotation) or (Any, Any)
 
 
 def annotated_arguments(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from faim.data.post import FIELDS
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import EvalConfig, TrainConfig
-from faim.registry import item_annotations, sequence_kind, suggest, type_hints
+from faim.registry import entry_annotations, item_annotations, sequence_kind, suggest, type_hints
 
 TOP_LEVEL = ("data", "model", "train", "eval")
 MODEL_KEYS = ("encoders", "fusion", "heads")
@@ -366,8 +366,9 @@ def check_shift_level(source: str, level: Any) -> None:
 def type_matches(value: Any, annotation: Any) -> bool:
     """Whether a YAML value fits an annotation (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]``,
     ``Sequence[X]``, ``tuple[X, ...]`` or ``tuple[X, Y]`` (one type per item: ``faim.registry.item_annotations``),
-    ``dict[K, V]``, any of those without its item types (``tuple``, ``typing.Dict``: items of any type), a class);
-    ints are accepted for floats, a string or a path for a path (``Path``: a recipe holds a path as its string, as
+    ``dict[K, V]`` or ``Mapping[K, V]``, its keys and values each checked (``faim.registry.entry_annotations``), any
+    of those without its item types (``tuple``, ``typing.Dict``: items of any type), a class); ints are accepted
+    for floats, a string or a path for a path (``Path``: a recipe holds a path as its string, as
     ``faim.components.component_spec`` writes one, and the builder makes it the path again:
     ``faim.registry.annotated_arguments``), and any value for an annotation of another kind, which YAML values are not
     checked against."""
@@ -379,8 +380,9 @@ def type_matches(value: Any, annotation: Any) -> bool:
     if sequence_kind(annotation) is not None:  # a list as YAML holds one, or a tuple a recipe given in code keeps
         items = item_annotations(annotation, len(value)) if isinstance(value, (list, tuple)) else None
         return items is not None and all(type_matches(v, item) for v, item in zip(value, items))
-    if origin is dict:
-        key, item = typing.get_args(annotation) or (Any, Any)
+    entries = entry_annotations(annotation)
+    if entries is not None:
+        key, item = entries
         return isinstance(value, dict) and all(type_matches(k, key) and type_matches(v, item) for k, v in value.items())
     if annotation is type(None):
         return value is None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -240,6 +240,31 @@ def test_a_list_argument_takes_the_tuple_a_recipe_in_code_gives_it_built_as_a_li
             Recipe.from_dict(recipe)
     finally:
         registry.HEADS.pop("test_list_head")
+
+
+MAPPINGS = [dict[str, int], Mapping[str, int], typing.Mapping[str, int], typing.Dict[str, int]]  # noqa: UP006
+
+
+@pytest.mark.parametrize("annotation", MAPPINGS)
+def test_a_mapping_argument_is_refused_for_a_key_or_value_of_the_wrong_type_naming_its_path(
+    recipe: dict, write_recipe, annotation: object
+) -> None:
+    class MappingHead(BinaryHead):
+        def __init__(self, input_dim: int, given: object = None) -> None:
+            super().__init__(input_dim)
+
+    MappingHead.__init__.__annotations__["given"] = annotation  # as a plug-in's module annotates it, resolved
+    faim.register_head("test_mapping_head")(MappingHead)
+    head = recipe["model"]["heads"]["harmful"] = {"type": "test_mapping_head", "labels": ["no", "yes"]}
+    try:
+        head["given"] = {"a": 1}
+        assert Recipe.load(write_recipe(recipe)).model["heads"]["harmful"]["given"] == {"a": 1}
+        for value in ({"a": "x"}, {1: 2}):
+            head["given"] = value
+            expected = f"model.heads.harmful.given: expected {annotation_text(annotation)}, got {value!r}"
+            assert expected in error_for(recipe, write_recipe)
+    finally:
+        registry.HEADS.pop("test_mapping_head")
 
 
 BARE = [tuple, list, typing.Tuple, typing.List, typing.Sequence, typing.Dict]  # noqa: UP006  (as plug-ins annotate)
