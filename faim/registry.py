@@ -282,13 +282,13 @@ def as_annotated(value: Any, annotation: Any) -> Any:
     (``entry_annotations``), at any depth (``list[Path]``, ``tuple[Path, int]``, ``dict[str, list[Path]] | None``).
     A list or tuple so annotated is given back new, of the kind asked for (of its own for a ``Sequence``), a mapping
     as a new ``dict``; any other value as it is, as is a value for an annotation of more types than one besides
-    ``None`` (``str | Path`` takes a string as it is), but a list or tuple for one of which a single type is a
-    sequence's (``int | tuple[int, int]``), which is read as that one."""
+    ``None`` (``str | Path`` takes a string as it is), but a list, tuple or mapping, which is read as the member of
+    the union it fits (``member_fitted``: ``list[int] | tuple[str, str]`` makes ``["a", "b"]`` a tuple)."""
     members = [annotation]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [member for member in typing.get_args(annotation) if member is not type(None)]
-    if isinstance(value, (list, tuple)):
-        members = [member for member in members if sequence_kind(member)] or members
+    if isinstance(value, (list, tuple, dict)):
+        members = member_fitted(value, members)
     if len(members) != 1:
         return value
     (asked,) = members
@@ -303,6 +303,16 @@ def as_annotated(value: Any, annotation: Any) -> Any:
         kind = sequence_kind(asked)
         return type(value)(made) if kind is Sequence else kind(made)
     return value
+
+
+def member_fitted(value: list[Any] | tuple[Any, ...] | dict[Any, Any], members: list[Any]) -> list[Any]:
+    """Of the ``members`` of a union (``None`` left out) given a list or tuple (a mapping), those ``value`` is read
+    as: the first of the sequences' annotations (the mappings') that it fits (``type_matches``); where it fits none,
+    every one of them, or every member where none is one (the caller reads ``value`` as a member only where one is
+    left)."""
+    of_kind = sequence_kind if isinstance(value, (list, tuple)) else entry_annotations
+    alike = [member for member in members if of_kind(member) is not None]
+    return next(([member] for member in alike if type_matches(value, member)), alike) or members
 
 
 def sequence_kind(annotation: Any) -> type | None:
@@ -337,6 +347,38 @@ def entry_annotations(annotation: Any) -> tuple[Any, Any] | None:
     if kind not in (dict, Mapping):
         return None
     return typing.get_args(annotation) or (Any, Any)
+
+
+def type_matches(value: Any, annotation: Any) -> bool:
+    """Whether a YAML value fits an annotation (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]``,
+    ``Sequence[X]``, ``tuple[X, ...]`` or ``tuple[X, Y]`` (one type per item: ``item_annotations``),
+    ``dict[K, V]`` or ``Mapping[K, V]``, its keys and values each checked (``entry_annotations``), any
+    of those without its item types (``tuple``, ``typing.Dict``: items of any type), a class); ints are accepted
+    for floats, a string or a path for a path (``Path``: a recipe holds a path as its string, as
+    ``faim.components.component_spec`` writes one, and the builder makes it the path again:
+    ``annotated_arguments``), and any value for an annotation of another kind, which YAML values are not
+    checked against."""
+    if annotation is Any:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(type_matches(value, arg) for arg in typing.get_args(annotation))
+    if sequence_kind(annotation) is not None:  # a list as YAML holds one, or a tuple a recipe given in code keeps
+        items = item_annotations(annotation, len(value)) if isinstance(value, (list, tuple)) else None
+        return items is not None and all(type_matches(v, item) for v, item in zip(value, items))
+    entries = entry_annotations(annotation)
+    if entries is not None:
+        key, item = entries
+        return isinstance(value, dict) and all(type_matches(k, key) and type_matches(v, item) for k, v in value.items())
+    if annotation is type(None):
+        return value is None
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(annotation, type) and issubclass(annotation, PurePath):
+        return isinstance(value, (str, PurePath))
+    return isinstance(value, annotation) if isinstance(annotation, type) and origin is None else True
 
 
 def annotated_arguments(cls: type, arguments: dict[str, Any]) -> dict[str, Any]:

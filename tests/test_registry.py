@@ -425,6 +425,38 @@ def test_a_tuple_given_in_code_where_a_list_is_asked_for_is_made_a_list() -> Non
     assert registry.as_annotated((1, 2), Sequence[int]) == (1, 2)  # a Sequence takes either, as it is
 
 
+def test_a_list_tuple_or_mapping_for_a_union_of_several_of_its_kind_is_made_the_first_member_it_fits() -> None:
+    union = list[int] | tuple[str, str] | None
+    assert registry.as_annotated(["a", "b"], union) == ("a", "b")  # as YAML holds it
+    assert registry.as_annotated([1, 2], union) == [1, 2]
+    assert registry.as_annotated((1, 2), union) == [1, 2]  # as its saved recipe's YAML list will be
+    assert registry.as_annotated(["a", 1], union) == ["a", 1]  # fits none: refused by the recipe's check
+    assert registry.as_annotated(["a"], tuple[Path, ...] | list[int]) == (Path("a"),)
+    assert registry.as_annotated([1], tuple[Path, ...] | list[int]) == [1]
+    assert registry.as_annotated({"k": "a"}, dict[str, int] | dict[str, Path]) == {"k": Path("a")}
+    assert registry.as_annotated({"k": "a"}, str | dict[str, Path]) == {"k": Path("a")}
+
+
+def test_a_plugin_argument_annotated_with_a_union_of_sequences_is_built_as_the_member_it_fits_or_refused() -> None:
+    @faim.register_head("test_union_head")
+    class UnionHead(BinaryHead):
+        def __init__(self, input_dim: int, given: list[int] | tuple[str, str] | None = None) -> None:
+            super().__init__(input_dim)
+            self.given = given
+
+    section = {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    head = {"type": "test_union_head", "labels": ["no", "yes"]}
+    try:
+        for given, made in ((["a", "b"], ("a", "b")), ([1, 2, 3], [1, 2, 3])):
+            built = faim.build({"model": section | {"heads": {"h": head | {"given": given}}}}).model
+            assert built.heads["h"].given == made and type(built.heads["h"].given) is type(made)
+        expected = r"model\.heads\.h\.given: expected list\[int\] \| tuple\[str, str\] \| None, got \['a', 1\]"
+        with pytest.raises(RecipeError, match=expected):
+            faim.build({"model": section | {"heads": {"h": head | {"given": ["a", 1]}}}})
+    finally:
+        registry.HEADS.pop("test_union_head")
+
+
 def test_a_sequence_annotation_without_its_item_types_takes_items_of_any_type() -> None:
     for bare in (tuple, list, Sequence, typing.Tuple, typing.List, typing.Sequence):  # noqa: UP006  (as written)
         assert registry.item_annotations(bare, 2) == [typing.Any, typing.Any]

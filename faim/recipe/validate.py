@@ -12,7 +12,6 @@ import dataclasses
 import inspect
 import types
 import typing
-from pathlib import PurePath
 from typing import Any
 
 from faim.calibration.thresholds import OBJECTIVES
@@ -31,7 +30,7 @@ from faim.data.post import FIELDS
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import EvalConfig, TrainConfig
-from faim.registry import entry_annotations, item_annotations, sequence_kind, suggest, type_hints
+from faim.registry import suggest, type_hints, type_matches
 
 TOP_LEVEL = ("data", "model", "train", "eval")
 MODEL_KEYS = ("encoders", "fusion", "heads")
@@ -361,38 +360,6 @@ def check_shift_level(source: str, level: Any) -> None:
     """``eval.logit_shift_level`` is ``None`` or a significance level in (0, 1)."""
     if level is not None and not 0 < level < 1:
         raise RecipeError(source, "eval.logit_shift_level", f"expected a significance level in (0, 1), got {level!r}")
-
-
-def type_matches(value: Any, annotation: Any) -> bool:
-    """Whether a YAML value fits an annotation (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]``,
-    ``Sequence[X]``, ``tuple[X, ...]`` or ``tuple[X, Y]`` (one type per item: ``faim.registry.item_annotations``),
-    ``dict[K, V]`` or ``Mapping[K, V]``, its keys and values each checked (``faim.registry.entry_annotations``), any
-    of those without its item types (``tuple``, ``typing.Dict``: items of any type), a class); ints are accepted
-    for floats, a string or a path for a path (``Path``: a recipe holds a path as its string, as
-    ``faim.components.component_spec`` writes one, and the builder makes it the path again:
-    ``faim.registry.annotated_arguments``), and any value for an annotation of another kind, which YAML values are not
-    checked against."""
-    if annotation is Any:
-        return True
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        return any(type_matches(value, arg) for arg in typing.get_args(annotation))
-    if sequence_kind(annotation) is not None:  # a list as YAML holds one, or a tuple a recipe given in code keeps
-        items = item_annotations(annotation, len(value)) if isinstance(value, (list, tuple)) else None
-        return items is not None and all(type_matches(v, item) for v, item in zip(value, items))
-    entries = entry_annotations(annotation)
-    if entries is not None:
-        key, item = entries
-        return isinstance(value, dict) and all(type_matches(k, key) and type_matches(v, item) for k, v in value.items())
-    if annotation is type(None):
-        return value is None
-    if annotation is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if annotation is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if isinstance(annotation, type) and issubclass(annotation, PurePath):
-        return isinstance(value, (str, PurePath))
-    return isinstance(value, annotation) if isinstance(annotation, type) and origin is None else True
 
 
 def check_types(source: str, name: str, given: dict[str, Any], annotated: Any) -> None:
