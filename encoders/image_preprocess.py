@@ -11,7 +11,11 @@ import torch
 from PIL import Image
 from torch import nn
 
-from faim.preprocess.pixels import CentreCrop
+from faim.preprocess.pixels import CentreCrop, check_interpolation
+from faim.registry import refuse_new
+
+CROP_MODES = ("center", "squash", "border")
+"""The crop modes of timm's eval transform (``transforms_imagenet_eval``), which ``ImagePreprocessor`` runs."""
 
 
 class ImagePreprocessor:
@@ -28,10 +32,15 @@ class ImagePreprocessor:
         image_size: Output height and width.
         mean: Per-channel mean, on the 0–1 scale.
         std: Per-channel standard deviation, on the 0–1 scale.
-        interpolation: Resize filter name (``"bilinear"``, ``"bicubic"``, …).
+        interpolation: Resize filter name (``"bilinear"``, ``"bicubic"``, …: ``faim.preprocess.pixels.INTERPOLATIONS``,
+            in any case).
         crop_pct: Fraction of the resized image kept by the centre crop (1.0: no cropping margin).
-        crop_mode: timm crop mode: ``"center"``, ``"squash"`` (resize without keeping the aspect ratio) or
-            ``"border"``.
+        crop_mode: timm crop mode (``CROP_MODES``): ``"center"``, ``"squash"`` (resize without keeping the aspect
+            ratio) or ``"border"``.
+
+    Raises:
+        ValueError: As it is built, for an ``interpolation`` or a ``crop_mode`` there is not, naming those there are
+            (``check_interpolation``, ``check_crop_mode``); no picture is read and timm is not imported to find it.
     """
 
     def __init__(
@@ -49,6 +58,8 @@ class ImagePreprocessor:
         self.interpolation = interpolation
         self.crop_pct = float(crop_pct)
         self.crop_mode = crop_mode
+        check_interpolation(interpolation)
+        check_crop_mode(crop_mode)
 
     @classmethod
     def for_model(cls, model: nn.Module, image_size: int | None = None) -> ImagePreprocessor:
@@ -96,7 +107,7 @@ class ImagePreprocessor:
         return create_transform(
             input_size=(3, *self.image_size),
             is_training=False,
-            interpolation=self.interpolation,
+            interpolation=self.interpolation.lower(),  # timm's names, which Pillow's take in any case
             mean=self.mean,
             std=self.std,
             crop_pct=self.crop_pct,
@@ -108,7 +119,7 @@ class ImagePreprocessor:
         """Whether ``__call__`` resizes just the crop box (square centre crop, ``faim.preprocess.pixels``) instead of
         running timm's transform."""
         square = self.image_size[0] == self.image_size[1]
-        return self.crop_mode == "center" and square and self.interpolation.upper() in Image.Resampling.__members__
+        return self.crop_mode == "center" and square
 
     def centre_crop(self) -> CentreCrop:
         """The Pillow-and-numpy preprocessing equal to this one (``crops_in_one_resize`` must hold)."""
@@ -120,3 +131,16 @@ class ImagePreprocessor:
         if self.crops_in_one_resize:
             return torch.from_numpy(self.centre_crop()(images))  # channels-last memory, as NCHW
         return torch.stack([self.transform(image if image.mode == "RGB" else image.convert("RGB")) for image in images])
+
+
+def check_crop_mode(crop_mode: str) -> None:
+    """Refuse, as a picture preprocessor is built, a crop mode that is not one of ``CROP_MODES``, which timm's transform
+    would take for ``"center"`` unsaid when the first picture is read; a saved model being loaded with one, which was
+    trained with its pictures so cropped, is warned of instead and crops them as before (``refuse_new``).
+
+    Raises:
+        ValueError: Naming it and the crop modes there are.
+    """
+    if crop_mode not in CROP_MODES:
+        why = f"crop_mode {crop_mode!r} is not a crop mode of timm's; valid: {', '.join(CROP_MODES)}"
+        refuse_new(why, f"{why}: this model crops its pictures as 'center' does, as it did when trained")

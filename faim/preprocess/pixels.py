@@ -16,6 +16,23 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
+INTERPOLATIONS = tuple(name.lower() for name in Image.Resampling.__members__)
+"""The resampling filters a picture may be resized with, by name: Pillow's (``Image.Resampling``), which timm's
+transforms take by the same names."""
+
+
+def check_interpolation(interpolation: str) -> None:
+    """Refuse, as a picture preprocessor is built, a resampling filter name that is not one of ``INTERPOLATIONS`` in
+    any case (Pillow's own are upper case), which would be refused only when the first picture is read.
+
+    Raises:
+        ValueError: Naming it and the filters there are.
+    """
+    if not isinstance(interpolation, str) or interpolation.lower() not in INTERPOLATIONS:
+        raise ValueError(
+            f"interpolation {interpolation!r} is not a resampling filter; valid: {', '.join(INTERPOLATIONS)}"
+        )
+
 
 @dataclass(frozen=True)
 class CentreCrop:
@@ -25,7 +42,8 @@ class CentreCrop:
         size: Output height and width.
         mean: Per-channel mean, on the 0–1 scale.
         std: Per-channel standard deviation, on the 0–1 scale.
-        interpolation: A Pillow resampling filter name (``"bilinear"``, ``"bicubic"``, …).
+        interpolation: A Pillow resampling filter name (``"bilinear"``, ``"bicubic"``, …: ``INTERPOLATIONS``),
+            refused when built where it is none.
         crop_pct: Fraction of the resized image kept by the centre crop (1.0: no cropping margin).
     """
 
@@ -34,6 +52,9 @@ class CentreCrop:
     std: tuple[float, ...]
     interpolation: str = "bilinear"
     crop_pct: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_interpolation(self.interpolation)
 
     def box(self, width: int, height: int) -> tuple[float, float, float, float]:
         """The region of a ``width`` x ``height`` source that timm's resize-then-centre-crop keeps.

@@ -1,7 +1,9 @@
-"""The one-resize centre crop gives timm's eval transform within a few pixel levels, channels-last."""
+"""The one-resize centre crop gives timm's eval transform within a few pixel levels, channels-last; a crop mode or a
+filter there is not is refused as the preprocessor is built, without timm."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -10,6 +12,7 @@ import pytest
 import torch
 from PIL import Image
 
+from faim import registry
 from faim.encoders.image_preprocess import ImagePreprocessor
 
 
@@ -40,9 +43,43 @@ def test_other_crop_modes_run_timm_transform_unchanged() -> None:
     assert torch.equal(preprocess([image])[0], preprocess.transform(image))
 
 
+@pytest.mark.parametrize(
+    ("given", "refusal"),
+    [
+        ({"crop_mode": "centre"}, "crop_mode 'centre' is not a crop mode of timm's; valid: center, squash, border"),
+        ({"interpolation": "bilnear"}, "interpolation 'bilnear' is not a resampling filter; valid: nearest, box, "),
+        ({"crop_mode": "squash", "interpolation": "cubic"}, "interpolation 'cubic' is not a resampling filter"),
+    ],
+)
+def test_a_crop_mode_or_filter_there_is_not_is_refused_as_the_preprocessor_is_built_without_timm(
+    monkeypatch: pytest.MonkeyPatch, given: dict[str, str], refusal: str
+) -> None:
+    for name in ["timm", *(name for name in sys.modules if name.startswith("timm."))]:
+        monkeypatch.setitem(sys.modules, name, None)  # importing timm fails
+    with pytest.raises(ValueError, match=re.escape(refusal)):
+        ImagePreprocessor((24, 32), (0.5,) * 3, (0.5,) * 3, **given)
+    ImagePreprocessor((24, 32), (0.5,) * 3, (0.5,) * 3, "BICUBIC", crop_mode="border")  # Pillow's name: any case
+
+
+def test_a_filter_named_in_pillows_case_runs_timms_transform_too() -> None:
+    preprocess = ImagePreprocessor((24, 32), (0.5,) * 3, (0.5,) * 3, "BICUBIC")
+    assert not preprocess.crops_in_one_resize
+    assert preprocess([photo(50, 40, 6)]).shape == (1, 3, 24, 32)
+
+
+def test_a_saved_model_with_a_crop_mode_there_is_not_is_warned_of_and_crops_as_it_was_trained() -> None:
+    warned = pytest.warns(registry.SavedModelWarning, match="saved: crop_mode 'centre'")
+    with registry.rebuilding_saved("saved"), warned:
+        preprocess = ImagePreprocessor((24, 32), (0.5,) * 3, (0.5,) * 3, crop_mode="centre")
+    image = photo(50, 40, 7)
+    centre = ImagePreprocessor((24, 32), (0.5,) * 3, (0.5,) * 3, crop_mode="center")
+    assert torch.equal(preprocess([image]), centre([image]))
+
+
 LOADS_TIMM = """
 import sys
 from PIL import Image
+from faim import registry
 from faim.encoders.image_preprocess import ImagePreprocessor
 
 preprocess = ImagePreprocessor((32, {width}), (0.5,) * 3, (0.5,) * 3)
