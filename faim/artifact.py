@@ -127,15 +127,23 @@ def rebuilt_model(model: dict[str, Any], assets: dict[str, dict[str, Any]]) -> W
         return build_model(model, assets, built_on_meta)
 
 
+META_COPY = ".*copying from a non-meta parameter in the checkpoint to a meta parameter"
+"""What torch warns of each weight a state dict gives a module on the meta device (a no-op), as a pattern."""
+
+
 def built_on_meta(where: str, cls: type, *args: Any, **kwargs: Any) -> Any:
     """``cls(*args, **kwargs)``, a component of a recipe's model at ``where``, built on the meta device, where no
-    weight is made, read or fetched; or, where building it there fails (a constructor that reads a value of a tensor
-    it makes, which a meta tensor has none of: a ``RuntimeError`` or a ``TypeError``, which other faults raise too),
-    that component alone built on the CPU, as loading builds it (``built``), which raises what is wrong with it. The
-    CPU build draws its random weights from a fork of torch's CPU random state, so a save leaves later draws as they
-    were."""
+    weight is made; or, where building it there fails (a constructor that reads a value of a tensor it makes, which a
+    meta tensor has none of: a ``RuntimeError`` or a ``TypeError``, which other faults raise too), that component
+    alone built on the CPU, as loading builds it (``built``), which raises what is wrong with it. The CPU build draws
+    its random weights from a fork of torch's CPU random state, so a save leaves later draws as they were.
+
+    An encoder the saved model has is built from the arguments it was saved with, which read no weights; one of a
+    kind the saved model lacks, from the recipe's own, so it may read its weights file, whose values its meta
+    weights do not take: torch's warning of each (``META_COPY``) is left unsaid."""
     try:
-        with torch.device("meta"):
+        with torch.device("meta"), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=META_COPY, category=UserWarning)
             return cls(*args, **kwargs)
     except Exception:  # built again below, which raises a fault of the recipe's
         with torch.random.fork_rng(devices=[]):

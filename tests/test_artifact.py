@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -385,6 +386,38 @@ def test_a_plugin_whose_constructor_reads_a_tensors_value_is_saved_and_loaded(
     section["heads"]["harmful"]["scale"] = -1.0  # what is wrong with a recipe is said still
     with pytest.raises(ValueError, match=r"^model.heads.harmful: scale must be positive$"):
         detector.save(tmp_path / "model", {"model": section})
+
+
+def test_a_save_refused_for_an_encoder_the_model_lacks_that_loads_weights_as_it_is_built_says_nothing_else(
+    tmp_path: Path,
+) -> None:
+    from faim.encoders.tiny_text import TinyTextEncoder
+
+    @faim.register_encoder("test_loading_text")
+    class LoadingText(TinyTextEncoder):
+        def __init__(self, dim: int = 8) -> None:
+            super().__init__(dim=dim)
+            self.load_state_dict(
+                {name: torch.ones(value.shape, device="cpu") for name, value in self.state_dict().items()}
+            )
+
+    text = {"type": "tiny_text", "dim": 8}
+    section = {
+        "encoders": {"text": text},
+        "fusion": {"type": "concat"},
+        "heads": {"harmful": {"type": "binary", "labels": ["no", "yes"]}},
+    }
+    detector = faim.build({"model": section})
+    recipe = {"model": section | {"encoders": {"text": text, "comments": {"type": "test_loading_text"}}}}
+    try:
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            with pytest.raises(ValueError, match=r"model.encoders.comments \(encoders.comments.* in the recipe's"):
+                detector.save(tmp_path / "model", recipe)
+    finally:
+        registry.ENCODERS.pop("test_loading_text")
+    assert [str(warning.message) for warning in said] == []
+    assert not (tmp_path / "model").exists()
 
 
 def test_a_save_builds_on_the_cpu_only_the_component_that_cannot_be_built_on_the_meta_device(
