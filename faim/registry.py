@@ -116,13 +116,14 @@ def rebuilding_saved(directory: str) -> Iterator[None]:
         REBUILDING_SAVED.reset(token)
 
 
-def refuse_new(refusal: str, saved: str) -> None:
-    """Refuse, as a component is built, an argument faim came to refuse after models holding it were saved: raise
-    ``ValueError(refusal)`` for a new model, and for a saved one being loaded (``rebuilding_saved``) warn ``saved``
-    (what it does because of the argument), naming its directory, and go on."""
+def refuse_new(refusal: str | Exception, saved: str) -> None:
+    """Refuse, as a component or its recipe is read, an argument faim came to refuse after models holding it were
+    saved: raise ``refusal`` (a ``ValueError`` of it where it is text) for a new model, and for a saved one being
+    loaded (``rebuilding_saved``) warn ``saved`` (what it does because of the argument), naming its directory, and
+    go on."""
     directory = REBUILDING_SAVED.get()
     if not directory:
-        raise ValueError(refusal)
+        raise refusal if isinstance(refusal, Exception) else ValueError(refusal)
     warnings.warn(f"{directory}: {saved}", SavedModelWarning, stacklevel=2)
 
 
@@ -281,13 +282,14 @@ def as_annotated(value: Any, annotation: Any) -> Any:
     ``list``, ``Sequence`` or ``tuple`` (``item_annotations``) and the values of a ``dict`` or ``Mapping``
     (``entry_annotations``), at any depth (``list[Path]``, ``tuple[Path, int]``, ``dict[str, list[Path]] | None``).
     A list or tuple so annotated is given back new, of the kind asked for (of its own for a ``Sequence``), a mapping
-    as a new ``dict``; any other value as it is, as is a value for an annotation of more types than one besides
-    ``None`` (``str | Path`` takes a string as it is), but a list, tuple or mapping, which is read as the member of
-    the union it fits (``member_fitted``: ``list[int] | tuple[str, str]`` makes ``["a", "b"]`` a tuple)."""
+    as a new ``dict`` where a value in it is made another, else as it is (an ``OrderedDict`` stays one); any other
+    value as it is, as is a value for an annotation of more types than one besides ``None`` (``str | Path`` takes a
+    string as it is), but a list, tuple or mapping, which is read as the member of the union it fits
+    (``member_fitted``: ``list[int] | tuple[str, str]`` makes ``["a", "b"]`` a tuple)."""
     members = [annotation]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [member for member in typing.get_args(annotation) if member is not type(None)]
-    if isinstance(value, (list, tuple, dict)):
+    if isinstance(value, (list, tuple, Mapping)):
         members = member_fitted(value, members)
     if len(members) != 1:
         return value
@@ -295,8 +297,9 @@ def as_annotated(value: Any, annotation: Any) -> Any:
     if isinstance(asked, type) and issubclass(asked, PurePath):
         return asked(value) if isinstance(value, str) else value
     entries = entry_annotations(asked)
-    if isinstance(value, dict) and entries is not None:
-        return {key: as_annotated(item, entries[1]) for key, item in value.items()}
+    if isinstance(value, Mapping) and entries is not None:
+        made = {key: as_annotated(item, entries[1]) for key, item in value.items()}
+        return value if all(made[key] is item for key, item in value.items()) else made
     items = item_annotations(asked, len(value)) if isinstance(value, (list, tuple)) else None
     if items is not None:
         made = [as_annotated(item, each) for item, each in zip(value, items)]
@@ -305,7 +308,7 @@ def as_annotated(value: Any, annotation: Any) -> Any:
     return value
 
 
-def member_fitted(value: list[Any] | tuple[Any, ...] | dict[Any, Any], members: list[Any]) -> list[Any]:
+def member_fitted(value: list[Any] | tuple[Any, ...] | Mapping[Any, Any], members: list[Any]) -> list[Any]:
     """Of the ``members`` of a union (``None`` left out) given a list or tuple (a mapping), those ``value`` is read
     as: the first of the sequences' annotations (the mappings') that it fits (``type_matches``); where it fits none,
     every one of them, or every member where none is one (the caller reads ``value`` as a member only where one is
@@ -369,7 +372,10 @@ def type_matches(value: Any, annotation: Any) -> bool:
     entries = entry_annotations(annotation)
     if entries is not None:
         key, item = entries
-        return isinstance(value, dict) and all(type_matches(k, key) and type_matches(v, item) for k, v in value.items())
+        container = Mapping if (typing.get_origin(annotation) or annotation) is Mapping else dict
+        return isinstance(value, container) and all(
+            type_matches(k, key) and type_matches(v, item) for k, v in value.items()
+        )
     if annotation is type(None):
         return value is None
     if annotation is float:
