@@ -258,10 +258,12 @@ def read_calibration(entries: dict[str, dict[str, Any]]) -> Calibration:
 
 
 def read_recipe(directory: str | Path) -> Recipe:
-    """The recipe saved in an artifact, after checking every file's hash."""
+    """The recipe saved in an artifact, after checking every file's hash; read as a saved model's
+    (``rebuilding_saved``): an argument faim came to refuse since is warned of."""
     root = Path(directory)
     verify_files(root, read_manifest(root))
-    return Recipe.load(root / RECIPE)
+    with rebuilding_saved(str(root)):
+        return Recipe.load(root / RECIPE)
 
 
 def load_artifact(directory: str | Path) -> Artifact:
@@ -269,9 +271,9 @@ def load_artifact(directory: str | Path) -> Artifact:
     root = Path(directory)
     manifest = read_manifest(root)
     verify_files(root, manifest)
-    recipe = Recipe.load(root / RECIPE)
     overrides = {name: inside(args, root, manifest["files"]) for name, args in manifest["encoders"].items()}
     with rebuilding_saved(str(root)):
+        recipe = Recipe.load(root / RECIPE)
         model = build_model(recipe.model, overrides)
     load_weights(model, root / "model.safetensors")
     model.eval()

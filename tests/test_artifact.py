@@ -6,7 +6,7 @@ import json
 import os
 import stat
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ from faim.artifact_manifest import fused_kinds, read_manifest
 from faim.data.sources import read_posts
 from faim.detector import Calibration
 from faim.file_digests import SEAL, sealed
-from faim.recipe import as_recipe
+from faim.recipe import RecipeError, as_recipe, validate
 from faim.tasks import BinaryHead
 from faim.training.cache import part_identity
 from faim.weights import sha256_file
@@ -446,3 +446,32 @@ def test_a_save_builds_on_the_cpu_only_the_component_that_cannot_be_built_on_the
         assert float(faim.load(tmp_path / "model").model.heads["harmful"].scale) == 2.0
     finally:
         registry.ENCODERS.pop("test_counted_text")
+
+
+def test_a_model_saved_with_an_argument_a_check_added_since_refuses_loads_with_a_warning_and_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class CountsHead(BinaryHead):
+        def __init__(self, input_dim: int, counts: Mapping[str, int] | None = None) -> None:
+            super().__init__(input_dim)
+            self.counts = counts
+
+    faim.register_head("test_counts")(CountsHead)
+    head = {"type": "test_counts", "labels": ["no", "yes"], "counts": {"a": "x"}}
+    section = {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    recipe = {"model": section | {"heads": {"harmful": head}}}
+    try:
+        with pytest.raises(RecipeError, match=r"model.heads.harmful.counts: expected Mapping\[str, int\] \| None"):
+            faim.build(recipe)
+        with monkeypatch.context() as patched:  # saved as faim saved it before the check
+            patched.setattr(validate, "type_matches", lambda value, annotation: True)
+            faim.build(recipe).save(tmp_path / "model")
+        said = r"model: model.heads.harmful.counts: expected Mapping\[str, int\] \| None, got \{'a': 'x'\}; built with"
+        with pytest.warns(registry.SavedModelWarning, match=said):
+            loaded = faim.load(tmp_path / "model")
+        assert loaded.model.heads["harmful"].counts == {"a": "x"}
+        assert [row["id"] for row in loaded.score([{"id": "1", "text": "some words"}])] == ["1"]
+        with pytest.warns(registry.SavedModelWarning, match=said):
+            assert read_recipe(tmp_path / "model").model["heads"]["harmful"]["counts"] == {"a": "x"}
+    finally:
+        registry.HEADS.pop("test_counts")

@@ -30,7 +30,7 @@ from faim.data.post import FIELDS
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import EvalConfig, TrainConfig
-from faim.registry import suggest, type_hints, type_matches
+from faim.registry import refuse_new, suggest, type_hints, type_matches
 
 TOP_LEVEL = ("data", "model", "train", "eval")
 MODEL_KEYS = ("encoders", "fusion", "heads")
@@ -365,11 +365,14 @@ def check_shift_level(source: str, level: Any) -> None:
 def check_types(source: str, name: str, given: dict[str, Any], annotated: Any) -> None:
     """Refuse a value in ``given`` that does not fit the annotation of its name in ``annotated`` (a section's
     dataclass, a component's constructor; names without an annotation, or annotations that name what cannot be
-    imported here, are not checked), naming the annotation it does not fit as written (``annotation_text``)."""
+    imported here, are not checked), naming the annotation it does not fit as written (``annotation_text``). The
+    recipe of a saved model being loaded (``faim.registry.rebuilding_saved``) is warned of instead, its value left
+    as it is: the model was built with it (``refuse_new``), and a check added since must not refuse it."""
     hints = type_hints(annotated)
     for key, value in given.items():
         if key in hints and not type_matches(value, hints[key]):
-            raise RecipeError(source, f"{name}.{key}", f"expected {annotation_text(hints[key])}, got {value!r}")
+            where, expected = f"{name}.{key}", f"expected {annotation_text(hints[key])}, got {value!r}"
+            refuse_new(RecipeError(source, where, expected), f"{where}: {expected}; built with it as saved")
 
 
 def annotation_text(annotation: Any) -> str:
