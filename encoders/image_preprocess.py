@@ -107,7 +107,7 @@ class ImagePreprocessor:
         return create_transform(
             input_size=(3, *self.image_size),
             is_training=False,
-            interpolation=self.interpolation.lower(),  # timm's names, which Pillow's take in any case
+            interpolation=self.interpolation.lower(),  # INTERPOLATIONS: timm's names, in lower case
             mean=self.mean,
             std=self.std,
             crop_pct=self.crop_pct,

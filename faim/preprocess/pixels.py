@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-INTERPOLATIONS = tuple(name.lower() for name in Image.Resampling.__members__)
-"""The resampling filters a picture may be resized with, by name: Pillow's (``Image.Resampling``), which timm's
-transforms take by the same names."""
+INTERPOLATIONS = ("nearest", "box", "bilinear", "hamming", "bicubic", "lanczos")
+"""The resampling filters a picture may be resized with, by name: those both Pillow (``Image.Resampling``, in upper
+case) and timm's transforms take. Pillow's others (``MKS2013``, ``MKS2021`` since Pillow 13) timm's transforms do not
+take, so they are refused whatever Pillow is installed."""
 
 
 def check_interpolation(interpolation: str) -> None:
@@ -42,8 +43,8 @@ class CentreCrop:
         size: Output height and width.
         mean: Per-channel mean, on the 0–1 scale.
         std: Per-channel standard deviation, on the 0–1 scale.
-        interpolation: A Pillow resampling filter name (``"bilinear"``, ``"bicubic"``, …: ``INTERPOLATIONS``),
-            refused when built where it is none.
+        interpolation: A resampling filter name both Pillow and timm take (``"bilinear"``, ``"bicubic"``, …:
+            ``INTERPOLATIONS``, in any case), refused when built where it is none.
         crop_pct: Fraction of the resized image kept by the centre crop (1.0: no cropping margin).
     """
 
