@@ -94,9 +94,11 @@ class ImagePreprocessor:
             "crop_mode": self.crop_mode,
         }
 
-    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        # Pickle the numbers only; timm's transform is built again where it is used.
-        return type(self), (self.image_size, self.mean, self.std, self.interpolation, self.crop_pct, self.crop_mode)
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling keeps (for data-loading workers): the numbers only, set again as they are without building
+        anew, so a crop mode a saved model was loaded with (``check_crop_mode``) is neither refused nor warned of
+        again; timm's transform (``transform``) is built again where it is used."""
+        return {name: value for name, value in vars(self).items() if name != "transform"}
 
     @cached_property
     def transform(self) -> Callable[[Image.Image], torch.Tensor]:

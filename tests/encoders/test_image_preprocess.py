@@ -3,9 +3,11 @@ filter there is not is refused as the preprocessor is built, without timm."""
 
 from __future__ import annotations
 
+import pickle
 import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -79,6 +81,20 @@ def test_a_saved_model_with_a_crop_mode_there_is_not_is_warned_of_and_crops_as_i
     image = photo(50, 40, 7)
     centre = ImagePreprocessor((24, 32), (0.5,) * 3, (0.5,) * 3, crop_mode="center")
     assert torch.equal(preprocess([image]), centre([image]))
+
+
+def test_a_saved_models_preprocessor_with_a_crop_mode_there_is_not_pickles_without_a_word() -> None:
+    """Data-loading workers get the preprocessor pickled: it is neither refused nor warned of again there."""
+    with registry.rebuilding_saved("saved"), pytest.warns(registry.SavedModelWarning):
+        preprocess = ImagePreprocessor((24, 32), (0.5,) * 3, (0.5,) * 3, crop_mode="centre")
+    image = photo(50, 40, 8)
+    cropped = preprocess([image])  # builds timm's transform, which is not pickled
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        copy = pickle.loads(pickle.dumps(preprocess))
+    assert "transform" not in vars(copy)
+    assert copy.to_dict() == preprocess.to_dict()
+    assert torch.equal(copy([image]), cropped)
 
 
 LOADS_TIMM = """
