@@ -26,15 +26,20 @@ class PostError(ValueError):
         field: The field that is wrong, or the fields of a post wrong for holding none of them (given with ``kind``).
         problem: What is wrong, and what to do.
         kind: What kind of problem, as ``faim score`` records it (``error_kind``); by default the one ``field``.
+
+    Attributes:
+        field: The field that is wrong, a ``str``, also where it was given as a sequence of one; the fields, a
+            ``tuple`` of ``str``, where several were given.
     """
 
-    def __init__(self, post: Post, field: str | tuple[str, ...], problem: str, kind: str | None = None) -> None:
+    def __init__(self, post: Post, field: str | Sequence[str], problem: str, kind: str | None = None) -> None:
         super().__init__(f"{post_name(post.origin, post.id)} {field_names(field)}: {problem}")
+        fields = (field,) if isinstance(field, str) else tuple(field)
         self.post_id = post.id
         self.origin = post.origin
-        self.field = field
+        self.field: str | tuple[str, ...] = fields[0] if len(fields) == 1 else fields
         self.problem = problem
-        self.kind = kind or field
+        self.kind = kind or self.field
 
 
 def read_each(posts: Iterable[P], read: Callable[[P], T]) -> tuple[list[tuple[P, T]], list[PostError]]:
@@ -121,7 +126,7 @@ def empty_post(post: Post, kinds: Sequence[str], remedy: str = "") -> PostError:
     every field is missing or whose only fields are those faim gives posts itself, ``own_meta``)."""
     blank = [kind for kind, field in (("text", post.text is not None), ("meta", own_meta(post.meta))) if field]
     problem = nothing_read(kinds, blank)
-    return PostError(post, tuple(kinds), f"{problem}{remedy}", "empty")
+    return PostError(post, kinds, f"{problem}{remedy}", "empty")
 
 
 def posts_to_read(posts: Iterable[Post | Mapping[str, Any]], kinds: Sequence[str]) -> list[Post]:

@@ -77,6 +77,15 @@ def test_a_post_holding_none_of_several_kinds_read_is_refused_naming_each_of_the
     assert named == ["f:2 (post id='a') fields 'comments', 'text'", "post 1 (post id='b') fields 'comments', 'text'"]
 
 
+def test_the_field_of_a_post_holding_nothing_read_is_the_one_kind_read_or_the_several() -> None:
+    posts = [Post(id="a", text=" ")]
+    assert [error.field for error in readable_posts(posts, ["text"], text_length)[1]] == ["text"]
+    assert [error.field for error in readable_posts(posts, ["text", "meta"], text_length)[1]] == [("text", "meta")]
+    with pytest.raises(PostError) as refused:
+        posts_to_read(posts, ["text"])
+    assert refused.value.field == "text"
+
+
 def test_a_post_set_aside_is_named_by_its_origin_or_else_its_index_as_posts_to_read_names_it() -> None:
     posts = [Post(id="a", text="one"), Post(id="b", text="refused"), Post(id="c"), Post("d", "refused", origin="f:4")]
     kept, errors = readable_posts(posts, ["text"], text_length)
