@@ -100,7 +100,6 @@ def test_a_saved_models_preprocessor_with_a_crop_mode_there_is_not_pickles_witho
 LOADS_TIMM = """
 import sys
 from PIL import Image
-from faim import registry
 from faim.encoders.image_preprocess import ImagePreprocessor
 
 preprocess = ImagePreprocessor((32, {width}), (0.5,) * 3, (0.5,) * 3)
