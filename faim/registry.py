@@ -282,14 +282,13 @@ def as_annotated(value: Any, annotation: Any) -> Any:
     ``list``, ``Sequence`` or ``tuple`` (``item_annotations``) and the values of a ``dict`` or ``Mapping``
     (``entry_annotations``), at any depth (``list[Path]``, ``tuple[Path, int]``, ``dict[str, list[Path]] | None``).
     A list or tuple so annotated is given back new, of the kind asked for (of its own for a ``Sequence``), a mapping
-    as a new ``dict`` where a value in it is made another, else as it is (an ``OrderedDict`` stays one); any other
-    value as it is, as is a value for an annotation of more types than one besides ``None`` (``str | Path`` takes a
-    string as it is), but a list, tuple or mapping, which is read as the member of the union it fits
-    (``member_fitted``: ``list[int] | tuple[str, str]`` makes ``["a", "b"]`` a tuple)."""
+    as a new ``dict``; any other value as it is, as is a value for an annotation of more types than one besides
+    ``None`` (``str | Path`` takes a string as it is), but a list, tuple or mapping, which is read as the member of
+    the union it fits (``member_fitted``: ``list[int] | tuple[str, str]`` makes ``["a", "b"]`` a tuple)."""
     members = [annotation]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [member for member in typing.get_args(annotation) if member is not type(None)]
-    if isinstance(value, (list, tuple, Mapping)):
+    if isinstance(value, (list, tuple, dict)):
         members = member_fitted(value, members)
     if len(members) != 1:
         return value
@@ -297,9 +296,8 @@ def as_annotated(value: Any, annotation: Any) -> Any:
     if isinstance(asked, type) and issubclass(asked, PurePath):
         return asked(value) if isinstance(value, str) else value
     entries = entry_annotations(asked)
-    if isinstance(value, Mapping) and entries is not None:
-        made = {key: as_annotated(item, entries[1]) for key, item in value.items()}
-        return value if all(made[key] is item for key, item in value.items()) else made
+    if isinstance(value, dict) and entries is not None:
+        return {key: as_annotated(item, entries[1]) for key, item in value.items()}
     items = item_annotations(asked, len(value)) if isinstance(value, (list, tuple)) else None
     if items is not None:
         made = [as_annotated(item, each) for item, each in zip(value, items)]
@@ -308,7 +306,7 @@ def as_annotated(value: Any, annotation: Any) -> Any:
     return value
 
 
-def member_fitted(value: list[Any] | tuple[Any, ...] | Mapping[Any, Any], members: list[Any]) -> list[Any]:
+def member_fitted(value: list[Any] | tuple[Any, ...] | dict[Any, Any], members: list[Any]) -> list[Any]:
     """Of the ``members`` of a union (``None`` left out) given a list or tuple (a mapping), those ``value`` is read
     as: the first of the sequences' annotations (the mappings') that it fits (``type_matches``); where it fits none,
     every one of them, or every member where none is one (the caller reads ``value`` as a member only where one is
@@ -355,12 +353,12 @@ def entry_annotations(annotation: Any) -> tuple[Any, Any] | None:
 def type_matches(value: Any, annotation: Any) -> bool:
     """Whether a YAML value fits an annotation (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]``,
     ``Sequence[X]``, ``tuple[X, ...]`` or ``tuple[X, Y]`` (one type per item: ``item_annotations``),
-    ``dict[K, V]`` or ``Mapping[K, V]``, its keys and values each checked (``entry_annotations``), any
-    of those without its item types (``tuple``, ``typing.Dict``: items of any type), a class); ints are accepted
-    for floats, a string or a path for a path (``Path``: a recipe holds a path as its string, as
-    ``faim.components.component_spec`` writes one, and the builder makes it the path again:
-    ``annotated_arguments``), and any value for an annotation of another kind, which YAML values are not
-    checked against."""
+    ``dict[K, V]`` or ``Mapping[K, V]`` (a dict, as a recipe holds plain data: one is written out as YAML), its keys
+    and values each checked (``entry_annotations``), any of those without its item types (``tuple``,
+    ``typing.Dict``: items of any type), a class); ints are accepted for floats, a string or a path for a path
+    (``Path``: a recipe holds a path as its string, as ``faim.components.component_spec`` writes one, and the builder
+    makes it the path again: ``annotated_arguments``), and any value for an annotation of another kind, which YAML
+    values are not checked against."""
     if annotation is Any:
         return True
     origin = typing.get_origin(annotation)
@@ -372,10 +370,7 @@ def type_matches(value: Any, annotation: Any) -> bool:
     entries = entry_annotations(annotation)
     if entries is not None:
         key, item = entries
-        container = Mapping if (typing.get_origin(annotation) or annotation) is Mapping else dict
-        return isinstance(value, container) and all(
-            type_matches(k, key) and type_matches(v, item) for k, v in value.items()
-        )
+        return isinstance(value, dict) and all(type_matches(k, key) and type_matches(v, item) for k, v in value.items())
     if annotation is type(None):
         return value is None
     if annotation is float:

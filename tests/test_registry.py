@@ -9,11 +9,9 @@ import importlib
 import subprocess
 import sys
 import textwrap
-import types
 import typing
 import warnings
-from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -465,13 +463,3 @@ def test_a_sequence_annotation_without_its_item_types_takes_items_of_any_type() 
     assert registry.item_annotations(tuple[()], 0) == []  # the empty tuple names its (no) item types
     assert registry.item_annotations(tuple[()], 1) is None
     assert registry.item_annotations(dict, 1) is None
-
-
-def test_a_mapping_annotation_takes_any_mapping_a_dict_one_a_dict_and_a_mapping_unchanged_is_kept_as_given() -> None:
-    proxy = types.MappingProxyType({"a": 1})
-    assert registry.type_matches(proxy, Mapping[str, int]) and registry.type_matches(proxy, typing.Mapping)
-    assert not registry.type_matches(proxy, dict[str, int]) and not registry.type_matches(proxy, Mapping[str, str])
-    ordered = OrderedDict(a=1)
-    assert registry.as_annotated(ordered, dict[str, int]) is ordered
-    assert registry.as_annotated(proxy, Mapping[str, int]) is proxy
-    assert registry.as_annotated(OrderedDict(a="p"), dict[str, Path]) == {"a": Path("p")}
