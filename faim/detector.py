@@ -6,6 +6,7 @@ trained from one keeps it and saves it again, and a model composed in code is wr
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -34,6 +35,7 @@ from faim.model import WholePostModel, evaluating
 from faim.pooling import picture_groups, pooled, pooled_probabilities
 from faim.recipe import Recipe, as_recipe
 from faim.recipe.sections import EvalConfig, TrainConfig
+from faim.registry import SavedModelWarning, rebuilding_saved
 from faim.tasks.binary import BinaryHead
 
 POOLING_KIND = "image"
@@ -492,7 +494,10 @@ def with_corrected_heads(recipe: Recipe, model: WholePostModel) -> Recipe:
     mapping = recipe.to_dict()
     for name in corrected:
         mapping["model"]["heads"][name]["correction"] = True
-    return Recipe.from_dict(mapping, recipe.source)
+    # read as the recipe was: an argument only a saved model may hold, which loading warned of, is not refused now
+    with rebuilding_saved(recipe.source), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SavedModelWarning)
+        return Recipe.from_dict(mapping, recipe.source)
 
 
 __all__ = ["Calibration", "Detector", "PostError"]

@@ -452,8 +452,8 @@ def test_a_model_saved_with_an_argument_a_check_added_since_refuses_loads_with_a
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     class CountsHead(BinaryHead):
-        def __init__(self, input_dim: int, counts: Mapping[str, int] | None = None) -> None:
-            super().__init__(input_dim)
+        def __init__(self, input_dim: int, counts: Mapping[str, int] | None = None, correction: bool = False) -> None:
+            super().__init__(input_dim, correction=correction)
             self.counts = counts
 
     faim.register_head("test_counts")(CountsHead)
@@ -466,12 +466,16 @@ def test_a_model_saved_with_an_argument_a_check_added_since_refuses_loads_with_a
         with monkeypatch.context() as patched:  # saved as faim saved it before the check
             patched.setattr(validate, "type_matches", lambda value, annotation: True)
             faim.build(recipe).save(tmp_path / "model")
-        said = r"model: model.heads.harmful.counts: expected Mapping\[str, int\] \| None, got \{'a': 'x'\}; built with"
-        with pytest.warns(registry.SavedModelWarning, match=said):
+        said = r"model.heads.harmful.counts: expected Mapping\[str, int\] \| None, got \{'a': 'x'\}; built with"
+        with pytest.warns(registry.SavedModelWarning, match=f"{tmp_path / 'model'}: {said}"):
             loaded = faim.load(tmp_path / "model")
         assert loaded.model.heads["harmful"].counts == {"a": "x"}
         assert [row["id"] for row in loaded.score([{"id": "1", "text": "some words"}])] == ["1"]
         with pytest.warns(registry.SavedModelWarning, match=said):
             assert read_recipe(tmp_path / "model").model["heads"]["harmful"]["counts"] == {"a": "x"}
+        loaded.model.heads["harmful"].build_correction()  # as faim calibrate --head corrects it, then saves it
+        loaded.save(tmp_path / "corrected")
+        with pytest.warns(registry.SavedModelWarning, match=f"{tmp_path / 'corrected'}: {said}"):
+            assert faim.load(tmp_path / "corrected").recipe.model["heads"]["harmful"]["correction"] is True
     finally:
         registry.HEADS.pop("test_counts")

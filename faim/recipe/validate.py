@@ -69,14 +69,16 @@ def check_component(source: str, path: str, kind: str, spec: Any) -> None:
         inspect.signature(cls).bind(**derived, **args)
     except TypeError as error:
         raise RecipeError(source, path, f"{name}: {error}; arguments: {', '.join(valid)}") from error
-    check_types(source, path, args, cls.__init__)
+    for where, expected in type_mismatches(path, args, cls.__init__):  # a saved model was built with it
+        refuse_new(RecipeError(source, where, expected), f"{where}: {expected}; built with it as saved")
 
 
 def check_section(source: str, name: str, given: Any, config: type) -> None:
     if not isinstance(given, dict):
         raise RecipeError(source, name, "expected a mapping")
     check_keys(source, name, given, [f.name for f in dataclasses.fields(config)])
-    check_types(source, name, given, config)
+    for where, expected in type_mismatches(name, given, config):
+        raise RecipeError(source, where, expected)
 
 
 def check_heads(source: str, heads: Any) -> None:
@@ -362,17 +364,19 @@ def check_shift_level(source: str, level: Any) -> None:
         raise RecipeError(source, "eval.logit_shift_level", f"expected a significance level in (0, 1), got {level!r}")
 
 
-def check_types(source: str, name: str, given: dict[str, Any], annotated: Any) -> None:
-    """Refuse a value in ``given`` that does not fit the annotation of its name in ``annotated`` (a section's
-    dataclass, a component's constructor; names without an annotation, or annotations that name what cannot be
-    imported here, are not checked), naming the annotation it does not fit as written (``annotation_text``). The
-    recipe of a saved model being loaded (``faim.registry.rebuilding_saved``) is warned of instead, its value left
-    as it is: the model was built with it (``refuse_new``), and a check added since must not refuse it."""
+def type_mismatches(name: str, given: dict[str, Any], annotated: Any) -> list[tuple[str, str]]:
+    """Each value in ``given`` that does not fit the annotation of its name in ``annotated`` (a section's dataclass,
+    a component's constructor; names without an annotation, or annotations that name what cannot be imported here,
+    are not checked), as its recipe path and what was expected instead, the annotation as written
+    (``annotation_text``). A section's is refused; a component's argument is refused for a new model and warned of
+    for a saved one being loaded (``faim.registry.refuse_new``): the model was built with it, and a check added
+    since must not refuse it."""
     hints = type_hints(annotated)
-    for key, value in given.items():
-        if key in hints and not type_matches(value, hints[key]):
-            where, expected = f"{name}.{key}", f"expected {annotation_text(hints[key])}, got {value!r}"
-            refuse_new(RecipeError(source, where, expected), f"{where}: {expected}; built with it as saved")
+    return [
+        (f"{name}.{key}", f"expected {annotation_text(hints[key])}, got {value!r}")
+        for key, value in given.items()
+        if key in hints and not type_matches(value, hints[key])
+    ]
 
 
 def annotation_text(annotation: Any) -> str:

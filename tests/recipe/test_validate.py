@@ -501,3 +501,15 @@ def test_a_plugin_sources_path_argument_is_built_a_path_alone_or_wrapped(wrapped
         assert (read.root, read.extra, read.either, read.name) == (Path("a/b"), None, "e", "b")
     finally:
         registry.SOURCES.pop("test_path_source")
+
+
+def test_a_saved_models_recipe_is_warned_of_an_argument_that_fits_not_its_annotation_but_refused_a_bad_setting(
+    recipe: dict, write_recipe
+) -> None:
+    recipe["model"]["heads"]["harmful"]["hidden_dim"] = "big"
+    with registry.rebuilding_saved("saved"), pytest.warns(registry.SavedModelWarning, match="hidden_dim: expected"):
+        assert Recipe.load(write_recipe(recipe)).model["heads"]["harmful"]["hidden_dim"] == "big"
+    recipe["model"]["heads"]["harmful"]["hidden_dim"] = 16
+    recipe["eval"]["batch_size"] = "64"  # a setting, not what a model was built with
+    with registry.rebuilding_saved("saved"), pytest.raises(RecipeError, match="eval.batch_size: expected int"):
+        Recipe.load(write_recipe(recipe))
