@@ -108,30 +108,18 @@ def jsonl_text(line: bytes) -> str:
 
 
 def cell_text(cell: bytes) -> str:
-    """A CSV cell, as read, decoded.
+    """A CSV cell's bytes, decoded: as a CSV's cells are split before they are decoded, text after a quoted cell's
+    closing quote, which joins the cell, may complete a character the quote cut (``1,"ab<E2>"<82><AC>`` reads
+    ``ab€``), wherever the cell is read.
 
     Raises:
-        ValueError: Where it is not UTF-8, saying at which byte of the cell (``not_utf8_cell``).
+        ValueError: Where it is not UTF-8, saying at which byte of the cell (``not UTF-8 text (byte 4 of the
+            cell)``), for the caller to say which field, column, line and file it is.
     """
     try:
         return cell.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(not_utf8_cell(error.start)) from None
-
-
-def not_utf8_cell(start: int) -> str:
-    """What is wrong with a cell whose first byte that is not UTF-8 is byte ``start`` (from 0): ``not UTF-8 text
-    (byte 4 of the cell)``, for the caller to say which field, column, line and file it is."""
-    return f"not UTF-8 text (byte {start + 1} of the cell)"
-
-
-def escaped_start(cell: str) -> int:
-    """Where, in bytes from 0, the first undecodable byte of a cell read with such bytes escaped (``surrogateescape``)
-    is, for a cell holding one (not ``utf8``). The cell's bytes, escaped ones written back, need not be undecodable
-    once joined: text after a quoted cell's closing quote joins the cell, so its bytes may complete a character the
-    quote cut."""
-    first = next(index for index, char in enumerate(cell) if "\ud800" <= char <= "\udfff")
-    return len(cell[:first].encode("utf-8"))
+        raise ValueError(f"not UTF-8 text (byte {error.start + 1} of the cell)") from None
 
 
 def _jsonl_objects(path: Path) -> Rows:
@@ -253,7 +241,7 @@ def csv_rows(
     cells the header does not match, or a mapped cell that is not UTF-8, stops the read naming its file and line (and
     for such a cell the post's id where its id cell is readable, ``row_name``, the fields it is read into and its
     column, as an error about a post's cell reads: ``file:2 (post id='b') field 'text' (column 'body'): not UTF-8
-    text (byte 4 of the cell)``, ``not_utf8_cell``) (``ValueError``).
+    text (byte 4 of the cell)``, ``cell_text``) (``ValueError``).
     """
     header, delimiter = csv_file_header(path, delimiter, quote_char)
     bound = columns.bind(header, str(path))
@@ -285,8 +273,11 @@ def _csv_mapped_rows(path: Path, header: list[str], bound: ColumnMap, delimiter:
             for name, cell in zip(header, cells):
                 if name in wanted:
                     if not cell.isascii() and not utf8(cell):
-                        where = row_name(f"{path}:{number}", cells[at] if at is not None else None)
-                        raise ValueError(f"{where} {bound.cell_name(name)}: {not_utf8_cell(escaped_start(cell))}")
+                        try:  # the cell's own bytes, as faim score decodes them (``cell_text``)
+                            cell = cell_text(cell.encode("utf-8", "surrogateescape"))
+                        except ValueError as error:
+                            where = row_name(f"{path}:{number}", cells[at] if at is not None else None)
+                            raise ValueError(f"{where} {bound.cell_name(name)}: {error}") from None
                     row[name] = parse_number(cell) if name in numeric else cell
             yield number, row
 
