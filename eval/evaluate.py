@@ -275,12 +275,15 @@ def evaluate(
     ablations: bool = True,
     words: bool = True,
     remedy: str = MAP_LABELS,
+    checked: bool = False,
 ) -> dict[str, Any]:
     """Evaluate on a list of labelled posts (see ``evaluate_loader``), with the words each binary task's decisions
     and its labels read the opposite way unless ``words`` is False; with ``eval.languages``, posts without
     ``meta.lang`` are given the language they are written in first (``faim.data.language``). ``remedy`` ends the
     error where no post carries a label: by default how a file's labels are mapped to tasks, which a caller reading
-    posts no mapping reaches (a recipe's split) replaces.
+    posts no mapping reaches (a recipe's split) replaces. With ``checked``, the posts were refused already where
+    their evaluation could not finish (``Detector.refuse_unevaluable``) and are checked no further: copies of
+    checked posts that change only their texts' letters or their pictures' pixels (``faim.perturb.perturb_posts``).
 
     Raises:
         ValueError: Before the model reads a post, when none carries a label for any task (ending in ``remedy``), or
@@ -288,27 +291,10 @@ def evaluate(
             many, and the first by origin and id).
         PostError: Before the model reads a post, naming the first whose text or a comment the model reads holds
             half of a UTF-16 surrogate pair (``Detector.refuse_unevaluable``).
-    """
-    detector.refuse_unevaluable(posts, data_name, remedy)
-    return evaluate_checked(detector, posts, out_dir, data_name, config, ablations, words)
-
-
-def evaluate_checked(
-    detector: Detector,
-    posts: list[Post],
-    out_dir: str | Path,
-    data_name: str,
-    config: EvalConfig | None = None,
-    ablations: bool = True,
-    words: bool = True,
-) -> dict[str, Any]:
-    """``evaluate`` on posts already refused where their evaluation could not finish
-    (``Detector.refuse_unevaluable``, as ``evaluate`` refuses them first): copies of checked posts that change only
-    their texts' letters or their pictures' pixels (``faim.perturb.perturb_posts``) are checked no further.
-
-    Raises:
         ValueError: When the model scores a post NaN or infinite (``evaluate_labelled_loader``).
     """
+    if not checked:
+        detector.refuse_unevaluable(posts, data_name, remedy)
     config = config or EvalConfig()
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)

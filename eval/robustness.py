@@ -17,7 +17,7 @@ from typing import Any
 from faim.data.language import with_languages
 from faim.data.post import Post
 from faim.detector import Detector
-from faim.eval.evaluate import evaluate_checked
+from faim.eval.evaluate import evaluate
 from faim.eval.report import json_text
 from faim.eval.tables import format_value, with_change
 from faim.perturb import perturb_posts, perturbations_of
@@ -88,7 +88,9 @@ def perturbed_reports(
             log(f"evaluating under {name}")
         out = Path(out_dir) / "robustness" / name
         perturbed = perturb_posts(posts, name)
-        reports[name] = evaluate_checked(detector, perturbed, out, data_name, config, ablations=False, words=False)
+        reports[name] = evaluate(
+            detector, perturbed, out, data_name, config, ablations=False, words=False, checked=True
+        )
     return reports
 
 
