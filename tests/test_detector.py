@@ -133,7 +133,7 @@ def test_the_ids_of_the_posts_scored_are_made_text_once(served: bool, exported: 
     scorer = faim.runtime.load(exported[1]) if served else Detector.load(exported[0])
     posts = [Post("a", "a post"), Post("b", "another")]
     posts[1].id = 8
-    with mock.patch.object(post_module, "normalise_ids", wraps=post_module.normalise_ids) as normalised:
+    with mock.patch.object(post_module, "normalise_posts", wraps=post_module.normalise_posts) as normalised:
         rows = scorer.score(posts)
     assert [row["id"] for row in rows] == ["a", "8"] and normalised.call_count == 1
 

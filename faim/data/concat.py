@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source a member may name)
-from faim.data.post import SOURCE, Post, normalise_ids
+from faim.data.post import SOURCE, Post, normalise_posts
 from faim.registry import BuildError, build_source_spec, member_path, register_source
 
 EVALUATE_ON = ("first", "all")
@@ -87,14 +87,15 @@ class ConcatSource:
         ]
 
     def member_posts(self, index: int, split: str) -> list[Post]:
-        """The posts of ``split`` of the member at ``index``, each id text (``normalise_ids``).
+        """The posts of ``split`` of the member at ``index``, each id text and each field as a ``Post`` reads it
+        (``normalise_posts``).
 
         Raises:
-            ValueError: Naming the first whose id was taken away after it was built (``normalise_ids``), which its
-                prefixed id would hold as ``None``.
+            ValueError: Naming the first whose id was taken away after it was built, which its prefixed id would hold
+                as ``None``, or a field set to a value of the wrong type (``normalise_posts``).
         """
         posts = self.members[index].posts(split)
-        normalise_ids(posts)
+        normalise_posts(posts)
         return posts
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:

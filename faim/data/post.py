@@ -147,18 +147,25 @@ def checked_id(origin: str, value: Any) -> str:
     return str(value)
 
 
-def normalise_ids(posts: Iterable[Post]) -> None:
-    """Make the id of each of ``posts`` text, as a ``Post`` makes the one it is built with (``checked_id``: ``7``
-    becomes ``"7"``), refusing the first whose id is missing. A ``Post`` checks its id as it is built, but its fields
-    may be set after (a data source's plug-in setting ``post.id = None``, or ``post.id = 7``), and an id that is not
-    text would be read as it is after: the id of a score row (``None``, or the number where every other is text), of
-    a ``concat`` source's posts (``0-mine/None``), the seed of a post's perturbation.
+def normalise_posts(posts: Iterable[Post]) -> None:
+    """Check and normalise the fields of each of ``posts`` in place, as a ``Post`` does those it is built with
+    (``checked_id``, ``checked_fields``: an id of ``7`` becomes ``"7"``, one comment given as a string a list of one),
+    refusing the first holding a field of the wrong type. A ``Post`` checks its fields as it is built, but they may be
+    set after (a data source's plug-in setting ``post.id = None``, a caller's ``post.text = 5`` or ``post.comments =
+    "one"``), and a field of the wrong type would be read as it is after: an id of ``None`` as a score row's id, a
+    number as the seed of a post's perturbation, a text that is a number failing deep inside the tokenizer, a string
+    of comments read as one comment per character.
 
     Raises:
-        ValueError: Naming the post by its origin or, where it has none, its place among ``posts`` (``post 3``).
+        ValueError: Naming the post by its origin or, where it has none, its place among ``posts`` (``post 3``), and
+            the field.
     """
     for index, post in enumerate(posts):
-        post.id = checked_id(post.origin or f"post {index}", post.id)
+        origin = post.origin or f"post {index}"
+        post.id = checked_id(origin, post.id)
+        post.text, post.images, post.comments, post.labels, post.meta = checked_fields(
+            post_name(origin, post.id), post.text, post.images, post.comments, post.labels, post.meta
+        )
 
 
 def post_name(origin: str, ident: str | None = None) -> str:
@@ -291,14 +298,15 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
 
     Raises:
         TypeError: Given one post (a ``Post`` or a mapping) or a string where the posts are expected.
-        ValueError: On a dict that ``Post.from_dict`` refuses, or a ``Post`` whose id was taken away after it was
-            built (``normalise_ids``, which makes an id set to a number after its post was built text).
+        ValueError: On a dict that ``Post.from_dict`` refuses, or a ``Post`` whose id was taken away or a field set
+            to a value of the wrong type after it was built (``normalise_posts``, which makes an id set to a number
+            after its post was built text, as the fields set after are read as the ``Post`` reads them).
     """
     if isinstance(items, (Post, Mapping, str)):
         one = "one string (a str)" if isinstance(items, str) else f"one post (a {type(items).__name__})"
         raise TypeError(f"expected a list of posts, got {one}: pass [post]")
     posts = [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
-    normalise_ids(posts)
+    normalise_posts(posts)
     return posts
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from faim.data.columns import ColumnMap
 from faim.data.elements import KIND_NAMES, PostError, check_texts, element_refs, reads_nothing
 from faim.data.images import ImageError, check_picture
-from faim.data.post import MAP_LABELS, Post, check_labelled, normalise_ids
+from faim.data.post import MAP_LABELS, Post, check_labelled, normalise_posts
 from faim.data.sources import input_columns
 from faim.data.tabular import FileSource
 from faim.notices import FaimWarning
@@ -117,17 +117,18 @@ def missing_picture(post: Post, limit: int) -> PostError | None:
 
 def refuse_unreadable(posts: Sequence[Post], kinds: Collection[str], limit: int, name: str) -> None:
     """Refuse ``posts`` (of ``name``) a model reading ``kinds`` (at most ``limit`` elements of each) would stop at
-    part way, or read an id of as ``None``, before it reads any: the first whose id was taken away after it was built
-    (``normalise_ids``, which makes an id set to a number after its post was built text), the first whose text or a
-    comment is not text (``check_texts``), then those naming a picture that is not there (``refuse_missing_pictures``).
+    part way, or read an id of as ``None``, before it reads any: the first whose id was taken away or a field set to a
+    value of the wrong type after it was built (``normalise_posts``, which makes an id set to a number after its post
+    was built text), the first whose text or a comment is not text (``check_texts``), then those naming a picture that
+    is not there (``refuse_missing_pictures``).
     Every evaluation (``refuse_unevaluable``), ``faim calibrate`` and training go through it.
 
     Raises:
         PostError: Of kind ``text_encoding``, naming the post's origin (its file and row), its id and the field.
-        ValueError: Naming the post whose id is missing by its origin; naming ``name``, how many posts name a picture
-            that is not there, and the first ``SHOWN``.
+        ValueError: Naming the post whose id is missing, or a field of the wrong type, by its origin; naming
+            ``name``, how many posts name a picture that is not there, and the first ``SHOWN``.
     """
-    normalise_ids(posts)
+    normalise_posts(posts)
     check_texts(posts, kinds, limit)
     refuse_missing_pictures(posts, kinds, limit, name)
 

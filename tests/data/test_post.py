@@ -188,6 +188,32 @@ def test_a_post_whose_id_was_taken_away_is_refused_naming_its_origin_or_its_plac
         as_posts([Post("a", "first"), post])
 
 
+@pytest.mark.parametrize(("origin", "named"), [("", "post 1"), ("d.jsonl:3", "d.jsonl:3")])
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("text", 5, "field 'text': expected a string, got int"),
+        ("images", [5], "field 'images': image 0: expected a path or encoded bytes, got int"),
+        ("comments", [None], "field 'comments': comment 0 is a NoneType, not a string"),
+        ("meta", ["topic"], "field 'meta': expected a mapping of field name to value, got list"),
+    ],
+)
+def test_a_post_whose_field_was_set_to_a_wrong_type_after_it_was_built_is_refused_naming_it_and_the_field(
+    origin: str, named: str, field: str, value: object, problem: str
+) -> None:
+    post = Post("b", "some text", origin=origin)
+    setattr(post, field, value)  # read as it is, it would fail deep inside the model, or be read wrong
+    with pytest.raises(ValueError, match=rf"^{re.escape(named)} \(post id='b'\) {re.escape(problem)}"):
+        as_posts([Post("a", "first"), post])
+
+
+def test_fields_set_after_a_post_was_built_are_read_as_the_post_reads_them() -> None:
+    post = Post("b", "some text", origin="d.jsonl:3")
+    post.comments, post.images = "one comment", "a.jpg"  # one of each, not one per character
+    [read] = posts_to_read([post], ["text", "comments"])
+    assert read.comments == ["one comment"] and read.images == ["a.jpg"]
+
+
 @pytest.mark.parametrize("origin", ["", "d.jsonl:3"])
 def test_a_post_whose_id_was_set_to_a_number_after_it_was_built_has_it_as_text_as_one_built_with_it(
     origin: str,

@@ -126,6 +126,13 @@ def test_a_post_whose_id_was_taken_away_after_it_was_built_is_refused_naming_its
         refuse_unreadable(posts, KINDS, 8, "p.jsonl")
 
 
+def test_a_post_whose_text_was_set_to_a_number_after_it_was_built_is_refused_naming_its_origin() -> None:
+    posts = [Post("a", "first", origin="p.jsonl:1"), Post("b", "second", origin="p.jsonl:2")]
+    posts[1].text = 5  # as a data source's plug-in may set it: the tokenizer would fail on it part way
+    with pytest.raises(ValueError, match=r"^p.jsonl:2 \(post id='b'\) field 'text': expected a string, got int$"):
+        refuse_unreadable(posts, KINDS, 8, "p.jsonl")
+
+
 def test_a_post_whose_id_was_set_to_a_number_after_it_was_built_is_read_with_it_as_text() -> None:
     posts = [Post("a", "first", origin="p.jsonl:1"), Post("b", "second", origin="p.jsonl:2")]
     posts[1].id = 7  # as a data source's plug-in may set it: training, evaluation and calibration read it as text
