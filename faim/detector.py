@@ -158,7 +158,7 @@ class Detector:
         Raises:
             TypeError, ValueError: Where ``posts_to_read`` refuses the posts (one post given where a list is expected, a
                 ``Post`` whose id was taken away after it was built).
-            ValueError: On a ``batch_size`` below 1.
+            TypeError, ValueError: On a ``batch_size`` that is not a whole number, or below 1.
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
                 ``readable`` sets such posts aside), named by its origin, or where it has none by its index among
                 ``posts`` (``posts_to_read``).

@@ -357,8 +357,11 @@ def length_batches(posts: list[Post], batch_size: int) -> tuple[list[list[Post]]
     row lands in the batches' rows laid end to end: ``rows[positions]`` puts them back in input order.
 
     Raises:
+        TypeError: Naming ``batch_size`` when it is not a whole number (``2.5``, ``"8"``, ``None``, ``True``).
         ValueError: Naming ``batch_size`` when it is below 1.
     """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral):
+        raise TypeError(f"batch_size must be a whole number, got {batch_size!r} ({type(batch_size).__name__})")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     order = shortest_text_first(posts)

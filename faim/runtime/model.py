@@ -161,7 +161,7 @@ class ExportedModel:
         shortest text first (``length_batches``).
 
         Raises:
-            ValueError: On a ``batch_size`` below 1.
+            TypeError, ValueError: On a ``batch_size`` that is not a whole number, or below 1.
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
                 ``readable`` sets such posts aside), named by its origin, or where it has none by its index among
                 ``posts`` (``posts_to_read``).

@@ -38,6 +38,12 @@ def test_length_batches_refuse_a_batch_size_below_one() -> None:
         length_batches([Post("a", "text")], 0)
 
 
+@pytest.mark.parametrize("batch_size", [2.5, "8", None, True])
+def test_length_batches_refuse_a_batch_size_that_is_not_a_whole_number_naming_it(batch_size: object) -> None:
+    with pytest.raises(TypeError, match=rf"^batch_size must be a whole number, got {re.escape(repr(batch_size))} \("):
+        length_batches([Post("a", "text")], batch_size)
+
+
 def test_post_texts_keeps_the_order_and_reads_a_post_without_text_as_empty() -> None:
     posts = [Post("a", "first"), Post("b"), Post("c", ""), Post("d", "last")]
     assert post_texts(posts) == ["first", "", "", "last"]
