@@ -297,7 +297,8 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
     """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``), in a list or any iterable, and return posts.
 
     Raises:
-        TypeError: Given one post (a ``Post`` or a mapping) or a string where the posts are expected.
+        TypeError: Given one post (a ``Post`` or a mapping) or a string where the posts are expected, or what is no
+            iterable (``None``, a number).
         ValueError: On a dict that ``Post.from_dict`` refuses, or a ``Post`` whose id was taken away or a field set
             to a value of the wrong type after it was built (``normalise_posts``, which makes an id set to a number
             after its post was built text, as the fields set after are read as the ``Post`` reads them).
@@ -305,6 +306,8 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
     if isinstance(items, (Post, Mapping, str)):
         one = "one string (a str)" if isinstance(items, str) else f"one post (a {type(items).__name__})"
         raise TypeError(f"expected a list of posts, got {one}: pass [post]")
+    if not isinstance(items, Iterable):
+        raise TypeError(f"expected a list of posts (or any iterable of them), got {type(items).__name__}")
     posts = [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
     normalise_posts(posts)
     return posts

@@ -99,6 +99,12 @@ def test_one_post_or_a_string_given_for_a_list_of_posts_is_refused_saying_to_pas
         as_posts(given)
 
 
+@pytest.mark.parametrize(("given", "named"), [(None, "NoneType"), (3, "int")])
+def test_what_is_no_iterable_given_for_a_list_of_posts_is_refused_naming_its_type(given, named: str) -> None:
+    with pytest.raises(TypeError, match=rf"^expected a list of posts \(or any iterable of them\), got {named}$"):
+        as_posts(given)
+
+
 def test_list_fields_given_as_arrays_read_as_lists_as_pandas_gives_them() -> None:
     row = {"id": "a", "images": np.array(["x.jpg", "y.jpg"]), "comments": np.array(["first", " "])}
     (post,) = as_posts([row])  # pandas.DataFrame.to_dict("records") gives a list column's cells as arrays
