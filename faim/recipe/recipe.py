@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,10 +96,18 @@ class Recipe:
 
 
 def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Recipe:
-    """Accept a ``Recipe``, a mapping, a file path or a shipped recipe name. A mapping's ``base:`` names a shipped
-    recipe or a file relative to the working directory, as a file's does (see ``with_base``)."""
+    """Accept a ``Recipe``, a ``dict``, a file path or a shipped recipe name. A dict's ``base:`` names a shipped
+    recipe or a file relative to the working directory, as a file's does (see ``with_base``).
+
+    Raises:
+        TypeError: Given anything else (``None``, a mapping that is not a ``dict``), naming its type.
+    """
     if isinstance(recipe, Recipe):
         return recipe.override(overrides) if overrides else recipe
     if isinstance(recipe, dict):
         return Recipe.overridden(resolve(recipe, "<dict>", Path(), overrides or []), "<dict>", overrides or [])
+    if not isinstance(recipe, (str, os.PathLike)):
+        raise TypeError(
+            f"expected a recipe (a Recipe, a dict, a file or a shipped recipe name), got {type(recipe).__name__}"
+        )
     return Recipe.load(recipe, overrides)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 from typing import Any
 
@@ -289,3 +290,11 @@ def test_a_merge_key_may_give_keys_again_that_the_mapping_overrides() -> None:
     assert merged["train"] == {"lr": 3, "seed": 2, "patience": 4}
     with pytest.raises(yaml.YAMLError, match="found key 'lr' a second time"):
         parse_yaml("a: &a {seed: 2}\ntrain: {<<: *a, lr: 3, lr: 4}\n")
+
+
+@pytest.mark.parametrize(("given", "named"), [(None, "NoneType"), (types.MappingProxyType({}), "mappingproxy")])
+def test_what_is_no_recipe_is_refused_naming_its_type(given: object, named: str) -> None:
+    with pytest.raises(
+        TypeError, match=rf"^expected a recipe \(a Recipe, a dict, a file or a shipped recipe name\), got {named}$"
+    ):
+        as_recipe(given)
