@@ -185,34 +185,12 @@ def evaluate_loader(
     config: EvalConfig | None = None,
     ablations: bool = True,
     texts: Sequence[str] | None = None,
+    checked: bool = False,
 ) -> dict[str, Any]:
-    """Evaluate on every labelled post the loader yields (``evaluate_labelled_loader``: metrics.json, metrics.md and
-    plots), refused before the model reads a post where the loader's posts are known (``loader_posts``: one
-    ``make_loader`` made) and none carries a label for any task (``check_labelled``).
-
-    Raises:
-        ValueError: Where none of the loader's posts carries a label for any task: before the model reads a post
-            where they are known, once it has read them all where they are known only from its batches; otherwise as
-            ``evaluate_labelled_loader`` raises it.
-    """
-    posts = loader_posts(loader)
-    if posts is not None:
-        check_labelled(posts, [task.name for task in detector.tasks], data_name)
-    return evaluate_labelled_loader(detector, loader, out_dir, data_name, config, ablations, texts)
-
-
-def evaluate_labelled_loader(
-    detector: Detector,
-    loader: DataLoader,
-    out_dir: str | Path,
-    data_name: str,
-    config: EvalConfig | None = None,
-    ablations: bool = True,
-    texts: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    """Evaluate on every labelled post the loader yields, its posts already refused where none carries a label for
-    any task (``check_labelled``, as ``evaluate_loader`` and ``faim.data.preflight.refuse_unevaluable`` do); writes
-    metrics.json, metrics.md and plots.
+    """Evaluate on every labelled post the loader yields; writes metrics.json, metrics.md and plots. The loader's
+    posts are refused before the model reads one where they are known (``loader_posts``: one ``make_loader`` made)
+    and none carries a label for any task (``check_labelled``); with ``checked``, they were refused already where
+    that is so (as ``faim.data.preflight.refuse_unevaluable`` does) and are not checked again.
 
     ``config`` (default ``EvalConfig()``) is the recipe's ``eval:`` section: metrics at fixed recall and
     precision, calibration bins, the slice field, the modality ablations. A detector that pools by picture is
@@ -224,11 +202,14 @@ def evaluate_labelled_loader(
     (``task_results``).
 
     Raises:
-        ValueError: Before the model reads a post, when ``texts`` and the posts differ in number; when the model
-            scores a post NaN or infinite (``check_finite``); once it has read them all, when none carries a label
-            for any task (``unlabelled_error``, as ``check_labelled`` says it: a loader whose posts are known only
-            from its batches).
+        ValueError: Before the model reads a post, when none carries a label for any task and the loader's posts are
+            known, or when ``texts`` and the posts differ in number; when the model scores a post NaN or infinite
+            (``check_finite``); once it has read them all, when none carries a label for any task (``unlabelled_error``,
+            as ``check_labelled`` says it: a loader whose posts are known only from its batches).
     """
+    posts = None if checked else loader_posts(loader)
+    if posts is not None:
+        check_labelled(posts, [task.name for task in detector.tasks], data_name)
     config = config or EvalConfig()
     if texts is not None and len(texts) != len(loader.dataset):
         raise ValueError(f"{data_name}: {len(texts)} texts for {len(loader.dataset)} evaluated posts")
@@ -291,7 +272,7 @@ def evaluate(
             many, and the first by origin and id).
         PostError: Before the model reads a post, naming the first whose text or a comment the model reads holds
             half of a UTF-16 surrogate pair (``Detector.refuse_unevaluable``).
-        ValueError: When the model scores a post NaN or infinite (``evaluate_labelled_loader``).
+        ValueError: When the model scores a post NaN or infinite (``evaluate_loader``).
     """
     if not checked:
         detector.refuse_unevaluable(posts, data_name, remedy)
@@ -299,4 +280,4 @@ def evaluate(
     posts = with_languages(posts) if config.languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)
     texts = post_texts(posts) if words else None
-    return evaluate_labelled_loader(detector, loader, out_dir, data_name, config, ablations, texts)
+    return evaluate_loader(detector, loader, out_dir, data_name, config, ablations, texts, checked=True)

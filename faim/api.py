@@ -15,7 +15,7 @@ from typing import Any
 from faim.assembly import build_source
 from faim.data.post import post_texts
 from faim.detector import Detector
-from faim.eval.evaluate import evaluate_labelled_loader
+from faim.eval.evaluate import evaluate_loader
 from faim.recipe import Recipe, as_recipe
 from faim.training.run import RESUME_CALL, eval_split_name, evaluated_posts, fit, recipe_loader, write_record
 
@@ -65,8 +65,14 @@ def train_recipe(
     if run is None:
         return None
     output_dir = resolved.train.run_folder
-    report = evaluate_labelled_loader(
-        run.detector, run.eval_loader, output_dir / "eval", run.eval_data, resolved.eval, texts=run.eval_texts
+    report = evaluate_loader(
+        run.detector,
+        run.eval_loader,
+        output_dir / "eval",
+        run.eval_data,
+        resolved.eval,
+        texts=run.eval_texts,
+        checked=True,
     )
     seconds = time.perf_counter() - start
     write_record(run, output_dir, seconds)
@@ -96,4 +102,4 @@ def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | 
     loader = recipe_loader(recipe, detector, posts, False, split)
     out = recipe.train.run_folder / "eval"
     texts = post_texts(posts)
-    return evaluate_labelled_loader(detector, loader, out, source.describe(split), recipe.eval, texts=texts)
+    return evaluate_loader(detector, loader, out, source.describe(split), recipe.eval, texts=texts, checked=True)

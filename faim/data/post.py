@@ -338,7 +338,7 @@ def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, reme
 def unlabelled_error(where: str, tasks: Iterable[str], remedy: str = MAP_LABELS) -> ValueError:
     """The error of posts (of ``where``) none of which carries a label for any of ``tasks`` (names), ending in what
     the user may do (``remedy``), as ``check_labelled`` raises it and evaluation where it finds so only once the model
-    has read the posts (``faim.eval.evaluate.evaluate_labelled_loader``)."""
+    has read the posts (``faim.eval.evaluate.evaluate_loader``)."""
     return ValueError(f"{where}: no post carries a label for any task ({', '.join(tasks)}); {remedy}")
 
 
