@@ -13,7 +13,7 @@ inputs, which is what lets a restarted run skip the shards already written.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -86,45 +86,28 @@ def count_rows(path: Path) -> int:
 def read_shards(files: list[Path], shard_rows: int, columns: ColumnMap) -> Iterator[Shard]:
     """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter), to be read with the
     mapping ``columns``."""
-    for file_index, path in enumerate(files):
+
+    def shards(path: Path) -> Iterator[Shard]:
         kind = input_format(path)
-        shards = _jsonl_shards(path, shard_rows, columns) if kind == "jsonl" else _shards(path, kind, shard_rows)
-        for shard_index, shard in enumerate(shards):
-            shard.key = shard_key(file_index, shard_index)
+        return _jsonl_shards(path, shard_rows, columns) if kind == "jsonl" else _shards(path, kind, shard_rows)
+
+    return _keyed(files, shards)
+
+
+def own_shards(files: list[Path], shard_rows: int) -> Iterator[Shard]:
+    """The shards of a dump's inputs ``files``, keyed, as ``read_shards`` cuts them but that the header of a JSON
+    Lines shard is the keys of the objects of its own lines (``_own_shards``): read lazily, each only as far as it
+    goes, where ``read_shards`` reads a JSON Lines file for the keys of all its lines first."""
+    return _keyed(files, lambda path: _own_shards(path, shard_rows))
+
+
+def _keyed(files: list[Path], shards: Callable[[Path], Iterator[Shard]]) -> Iterator[Shard]:
+    """The shards ``shards`` cuts of each of ``files``, in turn, keyed ``FFFFF-SSSSSS``: by the file's place among
+    ``files`` and the shard's in the file."""
+    for file_index, path in enumerate(files):
+        for shard_index, shard in enumerate(shards(path)):
+            shard.key = f"{file_index:05d}-{shard_index:06d}"
             yield shard
-
-
-def shard_key(file_index: int, shard_index: int) -> str:
-    """The key ``read_shards`` gives a file's shard: ``FFFFF-SSSSSS``, by the file's place among the dump's and the
-    shard's in the file."""
-    return f"{file_index:05d}-{shard_index:06d}"
-
-
-def first_key(files: list[Path]) -> str | None:
-    """The key of the first shard of a dump's inputs ``files`` (``first_shard``), read only as far as the first file
-    holding a row (``None`` where none does)."""
-    index = _first_holding(files)
-    return None if index is None else shard_key(index, 0)
-
-
-def first_shard(files: list[Path], shard_rows: int) -> tuple[Shard | None, bool]:
-    """The first shard of a dump's inputs ``files``, keyed, that of the first file holding a row (``None`` where none
-    does), as ``read_shards`` cuts it but that the header of a JSON Lines file's is the keys of the objects of its own
-    lines (the file is not read to its end for the keys of all), and whether it is every row of the dump: its file
-    holds no shard after it (read one shard further to tell) and no later file holds a row (``_first_holding``).
-    Lines are not counted: blank ones and those inside a CSV cell are not rows."""
-    index = _first_holding(files)
-    if index is None:
-        return None, True
-    shards = _own_shards(files[index], shard_rows)
-    shard = next(shards)
-    shard.key = shard_key(index, 0)
-    return shard, next(shards, None) is None and _first_holding(files[index + 1 :]) is None
-
-
-def _first_holding(files: list[Path]) -> int | None:
-    """The index of the first of ``files`` holding a row, each read as far as its first row, until one does."""
-    return next((index for index, path in enumerate(files) if next(_own_shards(path, 1), None)), None)
 
 
 def _own_shards(path: Path, shard_rows: int) -> Iterator[Shard]:

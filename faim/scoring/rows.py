@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,7 +13,7 @@ from faim.data.elements import PostError, nothing_read, reads_nothing
 from faim.data.post import ADDED_META, Post, shortest_text_first
 from faim.data.preflight import MAP_KIND, unheld_kinds, warn_unheld
 from faim.data.tabular import cell_text, jsonl_text, not_an_object, parse_number, utf8
-from faim.scoring.inputs import Shard, first_shard
+from faim.scoring.inputs import Shard, own_shards
 from faim.scoring.report import Held
 
 
@@ -229,21 +229,50 @@ FIRST_KIND = (
 
 
 def warn_unheld_at_first(
-    files: list[Path], shard_rows: int, mapping: ColumnMap, image_root: str | None, kinds: Sequence[str]
+    files: list[Path],
+    shard_rows: int,
+    mapping: ColumnMap,
+    image_root: str | None,
+    kinds: Sequence[str],
+    done: Container[str],
 ) -> None:
-    """Warn of each kind a model reads (``kinds``) that no row of a dump's first shard holds (``warn_unheld``: as
-    where the column holding it is not mapped), naming the columns of the shard no mapping (``mapping``) reads: said
-    before the dump is scored, for the price of reading one shard (after the files before it that hold no row, and
-    then the next shard, or each later file's first row), where the rows' scores alone would not tell, and naming the
-    rows it read, which later rows may hold the kind (``warn_unheld_in_run`` says, once they are scored). Nothing is
-    said where the first shard is every row of the dump (``first_shard``): the end of the run says it of the same
-    rows."""
-    shard, alone = first_shard(files, shard_rows)
-    if shard is None or alone:
+    """Warn of each kind a model reads (``kinds``) that no post of a dump's first shard holding a post holds
+    (``warn_unheld``: as where the column holding it is not mapped), naming the columns of the shard no mapping
+    (``mapping``) reads: said before the dump is scored, where the rows' scores alone would not tell, for the price of
+    reading the rows before that shard, which hold no post (rows that are not JSON, or that hold nothing the model
+    reads, say nothing of what posts hold), the shard, and the next. It names the rows it read, which later rows may
+    hold the kind (``warn_unheld_in_run`` says, once they are scored). Nothing is said where no shard follows it (the
+    end of the run says it of the same posts), nor where its key is among ``done``, the shards an earlier run of the
+    same dump scored (which warned of it, finding the same shard: ``own_shards`` keys it as ``read_shards`` does)."""
+    shards = own_shards(files, shard_rows)
+    first = _first_posts(shards, mapping, Path(image_root) if image_root else None, kinds)
+    if first is None or first[0].key in done or next(shards, None) is None:
         return
-    held = shard_posts(shard, mapping, Path(image_root) if image_root else None, kinds).held(kinds, mapping)
-    name = f"{shard.file} (its first {shard.size} rows, read before scoring)"
-    warn_unheld(held.unheld if held.posts else (), name, FIRST_KIND, lambda: held.unread)
+    shard, rows = first
+    held = rows.held(kinds, mapping)
+    warn_unheld(held.unheld, _shard_name(shard), FIRST_KIND, lambda: held.unread)
+
+
+def _first_posts(
+    shards: Iterator[Shard], mapping: ColumnMap, image_root: Path | None, kinds: Sequence[str]
+) -> tuple[Shard, ShardRows] | None:
+    """The first of ``shards`` holding a post (``shard_posts``, read with ``mapping``, ``image_root`` and ``kinds``),
+    with its rows, read as far as it; ``None`` where none does."""
+    for shard in shards:
+        rows = shard_posts(shard, mapping, image_root, kinds)
+        if rows.posts:
+            return shard, rows
+    return None
+
+
+def _shard_name(shard: Shard) -> str:
+    """A shard as a warning names its rows, read before the dump is scored: ``FILE (its first N rows, ...)``, or of
+    a shard after a file's first, from its first row's number."""
+    if shard.key.endswith("-000000"):
+        rows = f"its first {shard.size} rows"
+    else:
+        rows = f"its {shard.size} rows from row {min(number for number, *_ in [*shard.rows, *shard.errors])}"
+    return f"{shard.file} ({rows}, read before scoring)"
 
 
 def warn_unheld_in_run(held: Held | None, source: str | Path, rows: int) -> None:

@@ -40,7 +40,7 @@ from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import find_inputs
 from faim.registry import quiet_worker_warnings
-from faim.scoring.inputs import Shard, count_rows, first_key, read_shards
+from faim.scoring.inputs import Shard, count_rows, read_shards
 from faim.scoring.manifest import DECODING, PIXEL_LIMIT, Manifest, run_identity
 from faim.scoring.ray_engine import run_ray
 from faim.scoring.report import Held, ShardReport
@@ -264,8 +264,7 @@ def run_shards(
     out_dir = Path(out)
     manifest = Manifest(out_dir, plan.identity, overwrite, per_post=per_post)
     summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
-    if first_key(plan.files) not in manifest.done:  # where it is, an earlier run warned of it
-        warn_unheld_at_first(plan.files, plan.shard_rows, plan.columns, plan.image_root, plan.kinds)
+    warn_unheld_at_first(plan.files, plan.shard_rows, plan.columns, plan.image_root, plan.kinds, manifest.done)
     already = sum(report.rows for report in manifest.done.values())
     bar = tqdm(total=plan.rows, initial=already, unit="row", desc=plan.action, disable=not progress, smoothing=0.05)
     shards = read_shards(plan.files, plan.shard_rows, plan.columns)

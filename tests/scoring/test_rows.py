@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,7 +15,7 @@ from faim.data.post import as_posts
 from faim.data.sources import read_posts
 from faim.scoring.inputs import read_shards
 from faim.scoring.report import Held
-from faim.scoring.rows import shard_posts
+from faim.scoring.rows import shard_posts, warn_unheld_at_first
 
 KINDS = ["text", "image", "comments"]
 
@@ -162,3 +163,49 @@ def test_a_csv_cell_that_is_not_utf8_names_the_fields_it_is_read_into_and_its_co
     ]
     with pytest.raises(ValueError, match=r"field 'text' \(column 'body'\): not UTF-8 text \(byte 4 of the cell\)$"):
         list(read_posts(path, {"text": "body", "labels": {"hate": "y"}, "meta": ["y"]}))
+
+
+def warned_at_first(files: list[Path], shard_rows: int, done: tuple[str, ...] = ()) -> list[str]:
+    """What ``warn_unheld_at_first`` says of ``files`` read by a model of text and pictures, none of whose rows
+    holds a picture."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_unheld_at_first(files, shard_rows, ColumnMap(), None, ["text", "image"], done)
+    return [str(warning.message).split(": no post holds")[0] for warning in caught]
+
+
+def test_the_first_shard_warned_of_is_the_first_holding_a_post_whatever_rows_that_are_not_posts_come_before(
+    tmp_path: Path,
+) -> None:
+    posts = "".join(json.dumps({"text": f"post {n}"}) + "\n" for n in range(3))
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(posts, encoding="utf-8")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n" * 3, encoding="utf-8")
+    bare = tmp_path / "bare.jsonl"  # objects holding nothing the model reads
+    bare.write_text('{"likes": 3}\n' * 3, encoding="utf-8")
+    first = f"{dump} (its first 2 rows, read before scoring)"
+    assert warned_at_first([broken, bare, dump], 2) == [first]
+    assert warned_at_first([broken, bare, dump], 2, done=("00000-000000", "00001-000000")) == [first]
+    assert warned_at_first([broken, bare, dump], 2, done=("00002-000000",)) == []  # an earlier run warned of it
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(broken.read_text() + posts, encoding="utf-8")
+    assert warned_at_first([mixed], 2) == [f"{mixed} (its 2 rows from row 3, read before scoring)"]
+    assert warned_at_first([broken, bare], 2) == []
+
+
+def test_nothing_is_said_before_scoring_where_no_shard_follows_the_first_holding_a_post_whatever_its_lines_count(
+    tmp_path: Path,
+) -> None:
+    sixteen = tmp_path / "sixteen.csv"  # 16 rows on 21 lines: four cells span two
+    sixteen.write_text("id,text\n" + "".join(f'{n},"post {n}' + ("\nmore" * (n % 4 == 0)) + '"\n' for n in range(16)))
+    seventeen = tmp_path / "seventeen.csv"
+    seventeen.write_text(sixteen.read_text() + "16,last\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"text": "t"}\n')
+    cases = [([sixteen], False), ([seventeen], True), ([sixteen, empty], False), ([sixteen, empty, one], True),
+             ([empty, one, empty], False), ([empty, one, one], True)]  # fmt: skip
+    for files, said in cases:
+        assert bool(warned_at_first(files, 16)) is said, files

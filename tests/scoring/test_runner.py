@@ -127,16 +127,16 @@ def part_writers(threads: int) -> PartWriter:
     return PartWriter()
 
 
-@pytest.mark.parametrize("empty_first", [False, True])
+@pytest.mark.parametrize("before", [None, "\n", "{not json\n"])
 def test_the_first_shard_is_warned_of_before_it_is_scored_not_again_by_a_run_resumed_past_it(
-    empty_first: bool, tmp_path: Path
+    before: str | None, tmp_path: Path
 ) -> None:
     dump = tmp_path / "dump.jsonl"
     dump.write_text("".join(f'{{"text": "post {n}"}}\n' for n in range(3)), encoding="utf-8")
-    empty = tmp_path / "empty.jsonl"  # read first where ``empty_first``: the first shard is the dump's
-    empty.write_text("\n", encoding="utf-8")
+    first = tmp_path / "first.jsonl"  # read first, holding ``before``: no post, the first shard warned of is the dump's
+    first.write_text(before or "", encoding="utf-8")
     identity = {"model": {}, "tasks": [], "inputs": [], "settings": {}}
-    plan = RunPlan([empty, dump] if empty_first else [dump], 3, 1, identity, ColumnMap(), kinds=("image", "text"))
+    plan = RunPlan([first, dump] if before else [dump], 3, 1, identity, ColumnMap(), kinds=("image", "text"))
     said = []
     for _ in range(2):
         with warnings.catch_warnings(record=True) as caught:

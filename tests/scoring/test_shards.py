@@ -12,7 +12,7 @@ import pytest
 
 from faim.data.columns import ColumnMap
 from faim.data.sources import READERS
-from faim.scoring.inputs import count_rows, first_shard, read_shards
+from faim.scoring.inputs import count_rows, own_shards, read_shards
 
 
 def write_jsonl(path: Path, n: int) -> Path:
@@ -29,25 +29,18 @@ def test_shard_keys_are_stable_and_cover_every_row(tmp_path: Path) -> None:
     assert shards[0].rows[0] == (1, (tmp_path / "a.jsonl").read_bytes().splitlines(keepends=True)[0])
 
 
-def test_the_first_shard_is_every_row_of_a_dump_where_nothing_follows_it_whatever_its_lines_count(
+def test_own_shards_are_keyed_and_cut_as_read_shards_cuts_them_files_holding_no_row_giving_none(
     tmp_path: Path,
 ) -> None:
     sixteen = tmp_path / "sixteen.csv"  # 16 rows on 21 lines: four cells span two
     sixteen.write_text("id,text\n" + "".join(f'{n},"post {n}' + ("\nmore" * (n % 4 == 0)) + '"\n' for n in range(16)))
-    assert count_rows(sixteen) == 20
-    seventeen = tmp_path / "seventeen.csv"
-    seventeen.write_text(sixteen.read_text() + "16,last\n")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
-    one = write_jsonl(tmp_path / "one.jsonl", 1)
-    cases = [([sixteen], True), ([seventeen], False), ([sixteen, empty], True), ([sixteen, empty, one], False)]
-    for files, alone in cases:
-        shard, whole = first_shard(files, 16)
-        assert (shard.size, whole) == (16, alone), files
-    shard, whole = first_shard([empty, one, empty], 16)  # files holding no row are skipped
-    assert (shard.file, shard.key, shard.size, whole) == (str(one), "00001-000000", 1, True)
-    assert first_shard([empty, one, one], 16)[1] is False
-    assert first_shard([empty, empty], 16) == (None, True)
+    files = [empty, sixteen, write_jsonl(tmp_path / "a.jsonl", 20), empty]
+    read = [(shard.key, shard.file, shard.rows) for shard in read_shards(files, 16, ColumnMap())]
+    assert [(shard.key, shard.file, shard.rows) for shard in own_shards(files, 16)] == read
+    assert [(key, rows[0][0]) for key, _, rows in read] == [("00001-000000", 2), ("00002-000000", 1),
+                                                            ("00002-000001", 17)]  # fmt: skip
 
 
 def test_json_lines_are_parsed_when_read_only_as_far_as_checking_the_columns_named_takes(
