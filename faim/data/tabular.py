@@ -59,7 +59,25 @@ def jsonl_keys(path: Path) -> list[str]:
     return object_keys(row for _, row in _jsonl_objects(path))
 
 
-def not_an_object(value: Any) -> str:
+def jsonl_object(line: str) -> dict[str, Any]:
+    """The object a JSON Lines line holds, decoded (``jsonl_text``).
+
+    Raises:
+        ValueError: Where it is not JSON, saying what JSON expected and at which character of the line (``invalid
+            JSON (Unterminated string starting at column 8)``), or is JSON but not an object (``_not_an_object``),
+            for the caller to say which line of which file it is.
+    """
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as error:
+        said = error.msg.removesuffix(" at")  # "Invalid control character at", to be read "at column N"
+        raise ValueError(f"invalid JSON ({said} at column {error.colno})") from error
+    if not isinstance(row, dict):
+        raise ValueError(_not_an_object(row))
+    return row
+
+
+def _not_an_object(value: Any) -> str:
     """What is wrong with a JSON Lines line that holds ``value``, not an object: a list says how such files are read
     (a ``.json`` file holding one array of posts is not)."""
     hint = (
@@ -132,12 +150,9 @@ def _jsonl_objects(path: Path) -> Rows:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: invalid JSON ({error.msg} at column {error.colno})") from error
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}:{number}: {not_an_object(row)}")
-            yield number, row
+                yield number, jsonl_object(line)
+            except ValueError as error:
+                raise ValueError(f"{path}:{number}: {error}") from error
 
 
 DELIMITERS = (",", ";", "\t", "|")

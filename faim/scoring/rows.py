@@ -12,7 +12,7 @@ from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
 from faim.data.post import ADDED_META, Post, shortest_text_first
 from faim.data.preflight import MAP_KIND, unheld_kinds, warn_unheld
-from faim.data.tabular import cell_text, jsonl_text, not_an_object, parse_number, utf8
+from faim.data.tabular import cell_text, jsonl_object, jsonl_text, parse_number, utf8
 from faim.scoring.inputs import Shard, own_shards
 from faim.scoring.report import Held
 
@@ -88,12 +88,9 @@ def parse_row(shard: Shard, payload: Any, columns: ColumnMap, numeric: set[str],
         except ValueError as error:
             raise ValueError(f"text_encoding: {error}") from None
         try:
-            row = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"json: invalid JSON ({error.msg} at column {error.colno})") from None
-        if not isinstance(row, dict):
-            raise ValueError(f"json: {not_an_object(row)}")
-        return row
+            return jsonl_object(text)
+        except ValueError as error:
+            raise ValueError(f"json: {error}") from None
     if shard.text_cells:
         return decode_cells(payload, columns, numeric, wanted)
     return payload

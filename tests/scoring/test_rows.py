@@ -144,6 +144,29 @@ def test_a_json_lines_line_that_is_not_utf8_is_said_as_reading_posts_says_it_its
     assert str(read.value) == f"{path}:2: {said}"
 
 
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (b'{"text": "x",}', "invalid JSON (Expecting property name enclosed in double quotes at column 14)"),
+        (b'{"text": "caf\xc3\xa9\tau lait"}', "invalid JSON (Invalid control character at column 15)"),
+        (b'{"text": "a\\q"}', "invalid JSON (Invalid \\escape at column 12)"),
+        (b"[1, 2]", "expected a JSON object, got list (JSON Lines files, .json ones too, hold one object per line, "
+                    "not an array)"),
+    ],
+)  # fmt: skip
+def test_a_json_lines_line_holding_no_json_object_is_said_as_reading_posts_says_it_its_row_naming_file_and_line(
+    line: bytes, said: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "dump.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "0", "text": "ok"}\r\n\n  \r\n' + line + b"\n")
+    (shard,) = read_shards([path], 2, ColumnMap())
+    (error,) = shard_posts(shard, ColumnMap(), None, KINDS).errors
+    assert (error.source, error.kind, error.message) == (f"{path}:4", "json", said)
+    with pytest.raises(ValueError) as read:
+        list(read_posts(path))
+    assert str(read.value) == f"{path}:4: {said}"
+
+
 def test_a_csv_cell_that_is_not_utf8_names_the_fields_it_is_read_into_and_its_column_as_reading_posts_does(
     tmp_path: Path,
 ) -> None:
