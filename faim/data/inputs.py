@@ -12,8 +12,10 @@ The rule, in order:
    recursively with ``**``.
 
 Inside folders and globs, names starting with ``.`` or ``_`` are skipped: hidden files and a scoring run's own
-manifest and per-post parts. Inside a folder, a folder holding a scoring run (its record, ``RUN_FILE``) is skipped
-too: an earlier run's output written into a dump's folder is not read back as posts. Known extensions: ``.jsonl``,
+manifest and per-post parts. A folder holding a scoring run (its record, ``RUN_FILE``) is skipped too: an earlier
+run's output written into a dump's folder is not read back as posts. A glob skips what a folder it starts in would:
+a match under a hidden folder, a run's folder or a saved dataset below where its wildcards start
+(``dumps/**/*.parquet`` reads no part of a run written to ``dumps/scores``). Known extensions: ``.jsonl``,
 ``.ndjson`` and ``.json`` (JSON Lines), ``.csv``, ``.tsv``, ``.parquet``.
 """
 
@@ -97,7 +99,8 @@ def expand(spec: str | Path) -> list[Path]:
         raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
     else:
         matches = sorted(Path(p) for p in glob.glob(str(spec), recursive=True))
-        found = [p for p in matches if not _hidden(p) and (p.is_file() or is_saved(p))]
+        top = _glob_start(spec)
+        found = [p for p in matches if not _skipped_below(p, top) and (p.is_file() or is_saved(p))]
     if not found:
         raise FileNotFoundError(
             f"{spec}: no input files (expected a file, a folder or a glob of {', '.join(FORMATS)} files, or a "
@@ -113,8 +116,20 @@ def input_name(spec: str | Path) -> str:
     path = Path(spec)
     if path.exists() or not glob.has_magic(str(spec)):
         return path.absolute().stem
-    fixed = list(itertools.takewhile(lambda part: not glob.has_magic(part), path.parts))
-    return Path(*fixed).absolute().name if fixed else Path.cwd().name
+    return _glob_start(spec).absolute().name
+
+
+def _glob_start(spec: str | Path) -> Path:
+    """The folder a glob's wildcards start in (``dumps`` for ``dumps/2026-*/*.jsonl``; ``.`` for ``*.jsonl``)."""
+    return Path(*itertools.takewhile(lambda part: not glob.has_magic(part), Path(spec).parts))
+
+
+def _skipped_below(match: Path, top: Path) -> bool:
+    """Whether a folder's walk from ``top`` (``_inside``) would skip the glob's match ``match``: a hidden name, its
+    own or a folder's between, or a folder between holding a scoring run or saved as a dataset."""
+    names = match.parts[len(top.parts) :]
+    folders = [top.joinpath(*names[:end]) for end in range(1, len(names))]
+    return _hidden(match) or any(_passed_over(folder) or is_saved(folder) for folder in folders)
 
 
 def _inside(folder: Path) -> list[Path]:
@@ -122,7 +137,7 @@ def _inside(folder: Path) -> list[Path]:
     scoring runs skipped."""
     found = []
     for child in sorted(folder.iterdir()):
-        if _hidden(child) or (child / RUN_FILE).is_file():
+        if _passed_over(child):
             continue
         if is_saved(child):
             found.append(child)
@@ -131,6 +146,11 @@ def _inside(folder: Path) -> list[Path]:
         elif child.suffix.lower() in FORMATS:
             found.append(child)
     return found
+
+
+def _passed_over(path: Path) -> bool:
+    """Whether a folder's walk skips ``path``: a hidden name, or a folder holding a scoring run."""
+    return _hidden(path) or (path / RUN_FILE).is_file()
 
 
 def _hidden(path: Path) -> bool:

@@ -57,6 +57,26 @@ def test_a_folder_holding_a_scoring_run_inside_a_folder_is_not_read_as_input(tmp
     assert find_inputs(tmp_path) == [posts]
 
 
+def test_a_glob_skips_what_a_folder_it_starts_in_skips_below_where_its_wildcards_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    posts = tmp_path / "dump" / "2026" / "posts.parquet"
+    posts.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"id": ["0"], "text": ["t"]}), posts)
+    run = tmp_path / "dump" / "scores"  # an earlier run's output, its per-post parts too
+    (run / "_per_post").mkdir(parents=True)
+    (run / "_run.json").write_text("{}", encoding="utf-8")
+    for part in (run / "part-00000-000000.parquet", run / "_per_post" / "part-00000-000000.parquet"):
+        pq.write_table(pa.table({"id": ["0"]}), part)
+    write_jsonl(tmp_path / "dump" / "_stash" / "c.jsonl", 1)
+    assert find_inputs(str(tmp_path / "dump" / "**" / "*.parquet")) == [posts] == find_inputs(tmp_path / "dump")
+    with pytest.raises(FileNotFoundError, match="no input files"):
+        find_inputs(str(tmp_path / "dump" / "*" / "*.jsonl"))
+    assert find_inputs(str(run / "*.parquet")) == [run / "part-00000-000000.parquet"]  # named: read
+    monkeypatch.chdir(tmp_path / "dump")
+    assert find_inputs("*/*.parquet") == [Path("2026/posts.parquet")]
+
+
 def test_a_missing_file_and_an_unknown_extension_are_named(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"posts.xlsx: unknown extension; known: \.jsonl"):
         find_inputs(tmp_path / "posts.xlsx")
