@@ -27,7 +27,7 @@ from faim.export.model import export_model
 from faim.export.quantize import MAX_DROP, calibration_sample, quantize_export
 from faim.folders import check_replaceable, replace_folder, working_folder
 from faim.recipe import Recipe
-from faim.runtime import ExportedModel
+from faim.runtime.model import ExportedModel
 
 
 def run(args: argparse.Namespace) -> int:

@@ -34,8 +34,8 @@ from onnxruntime.quantization import QuantType, quantize_dynamic
 from faim.data.post import Post
 from faim.export.smoothing import Feeds, outputs_and_peaks, smoothed
 from faim.export.staging import staged, write_manifest
-from faim.runtime import ExportedModel
 from faim.runtime.bundle import read_bundle
+from faim.runtime.model import ExportedModel
 
 STRENGTHS = (0.5, 0.7, 0.8, 0.9)
 """Smoothing strengths tried on each graph, besides none (``faim.export.smoothing``)."""

@@ -60,6 +60,33 @@ def test_each_module_of_the_package_is_an_attribute_of_it_once_the_package_is_im
     assert result.stdout.split() == ["True", "faim.runtime.preprocess", "faim.runtime.pieces"]
 
 
+WITHOUT_ONNXRUNTIME = """
+import json, sys
+sys.modules["onnxruntime"] = None  # as where it is not installed: importing it raises ModuleNotFoundError
+import faim.runtime
+found = {"hasattr": [hasattr(faim.runtime, name) for name in ("model", "load", "ExportedModel", "bundle")]}
+try:
+    faim.runtime.load
+except AttributeError as error:
+    found["load"] = [type(error).__name__, str(error), type(error.__cause__).__name__]
+try:
+    import faim.runtime.model
+except ModuleNotFoundError as error:
+    found["import"] = error.name
+print(json.dumps(found))
+"""
+
+
+def test_without_onnxruntime_the_package_has_no_load_and_asking_for_it_says_what_to_install() -> None:
+    result = subprocess.run([sys.executable, "-c", WITHOUT_ONNXRUNTIME], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert found["hasattr"] == [False, False, False, True]
+    needs = "faim.runtime.load needs the Python package 'onnxruntime', not installed: pip install 'faim-sdk[runtime]'"
+    assert found["load"] == ["RuntimeNotInstalled", needs, "ModuleNotFoundError"]
+    assert found["import"] == "onnxruntime"
+
+
 def test_a_modified_file_fails_loading_naming_it(exported: tuple[Path, Path], tmp_path: Path) -> None:
     copy = shutil.copytree(exported[1], tmp_path / "export")
     graph = copy / "fusion.onnx"
