@@ -19,6 +19,8 @@ Every listed file's hash is checked before anything is read; nothing is unpickle
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +82,26 @@ def check_graph_format(directory: str | Path, manifest: dict[str, Any], expected
         raise ExportError(f"{directory}: its graphs are {found}, not {expected}{hint}")
 
 
+@contextmanager
+def manifest_entry(directory: Path, field: str) -> Iterator[None]:
+    """Read the entry ``field`` of the manifest of the export in ``directory`` (``"encoders.image"``) within the
+    block: one missing a key, of the wrong type or holding a value refused is refused naming the manifest and
+    ``field``, as the manifest's own checks (``read_bundle``) name it.
+
+    Raises:
+        ExportError: ``MANIFEST: FIELD: REASON``, for a ``KeyError`` (``no 'KEY'``), ``TypeError``,
+            ``AttributeError`` or ``ValueError`` the block raises (an ``ExportError`` passes as it is).
+    """
+    try:
+        yield
+    except ExportError:
+        raise
+    except KeyError as error:
+        raise ExportError(f"{directory / EXPORT_MANIFEST}: {field}: no {error.args[0]!r}") from None
+    except (TypeError, AttributeError, ValueError) as error:
+        raise ExportError(f"{directory / EXPORT_MANIFEST}: {field}: {error}") from None
+
+
 def read_bundle(directory: str | Path) -> dict[str, Any]:
     """The manifest of an exported model, after checking every file it lists.
 
@@ -104,5 +126,6 @@ def read_bundle(directory: str | Path) -> dict[str, Any]:
         )
     if missing := sorted(REQUIRED - manifest.keys()):
         raise ExportError(f"{path}: not a faim export's manifest (no {', '.join(missing)})")
-    check_digests(root, manifest, EXPORT_MANIFEST, ExportError)
+    with manifest_entry(root, "files"):
+        check_digests(root, manifest, EXPORT_MANIFEST, ExportError)
     return manifest

@@ -19,6 +19,7 @@ from faim.runtime.bundle import (
     check_graph_format,
     elements_names,
     fusion_outputs,
+    manifest_entry,
     probabilities_name,
     read_bundle,
 )
@@ -77,6 +78,26 @@ class ExportedEncoder:
         return np.concatenate(embedded, axis=-1)
 
 
+def fused_encoders(
+    root: Path, manifest: dict[str, Any], fused: list[str], open_graph: Callable[[Path], Graph]
+) -> dict[str, ExportedEncoder]:
+    """Each kind of ``fused`` (those the fusion graph reads) with the encoder of the export in ``root`` reading it, as
+    its ``manifest`` names them (``kinds``) and describes each (``encoders``).
+
+    Raises:
+        ExportError: Naming the manifest and the entry that cannot be read (``faim.runtime.bundle.manifest_entry``).
+    """
+    encoders = {}
+    with manifest_entry(root, "encoders"):
+        for name, entry in manifest["encoders"].items():
+            with manifest_entry(root, f"encoders.{name}"):
+                encoders[name] = ExportedEncoder(entry, root, open_graph)
+    with manifest_entry(root, "kinds"):
+        names = {kind: manifest["kinds"][kind] for kind in fused}
+    with manifest_entry(root, "encoders"):
+        return {kind: encoders[name] for kind, name in names.items()}
+
+
 class ExportedModel:
     """An exported detector (``faim export``): ``score`` and ``embed`` as ``Detector.score`` and ``.embed`` give them,
     from the same posts.
@@ -88,8 +109,9 @@ class ExportedModel:
         graph_format: The ``graph_format`` the export must have for ``open_graph`` to read it.
 
     Raises:
-        ExportError: When ``directory`` is not an export of this format, a file is missing or modified, or its
-            graphs are of another format.
+        ExportError: When ``directory`` is not an export of this format, a file is missing or modified, its graphs
+            are of another format, or its manifest holds an entry no export writes (naming the manifest and the
+            entry).
     """
 
     def __init__(
@@ -104,13 +126,17 @@ class ExportedModel:
         check_graph_format(directory, manifest, graph_format)
         open_graph = open_graph or partial(session, threads=threads)
         self.source = str(directory)
-        self.max_elements = int(manifest["max_elements"])
-        self.tasks = [ExportedTask(t["name"], t["type"], tuple(t["labels"]), t["threshold"]) for t in manifest["tasks"]]
-        self.embedding_dim = int(manifest["fusion"]["dim"])
         self.files = dict(manifest["files"])
-        encoders = {name: ExportedEncoder(entry, self.root, open_graph) for name, entry in manifest["encoders"].items()}
-        self.encoders = {kind: encoders[manifest["kinds"][kind]] for kind in manifest["fusion"]["kinds"]}
-        self.fusion = open_graph(self.root / manifest["fusion"]["graph"])
+        with manifest_entry(self.root, "max_elements"):
+            self.max_elements = int(manifest["max_elements"])
+        with manifest_entry(self.root, "tasks"):
+            tasks = manifest["tasks"]
+            self.tasks = [ExportedTask(t["name"], t["type"], tuple(t["labels"]), t["threshold"]) for t in tasks]
+        with manifest_entry(self.root, "fusion"):
+            self.embedding_dim = int(manifest["fusion"]["dim"])
+            self.fusion = open_graph(self.root / manifest["fusion"]["graph"])
+            fused = list(manifest["fusion"]["kinds"])
+        self.encoders = fused_encoders(self.root, manifest, fused, open_graph)
 
     def read(self, posts: Iterable[Post]) -> tuple[list[tuple[Post, dict[str, list[Any]]]], list[PostError]]:
         """Each post whose elements can be read (pictures decoded, metadata numeric) with its elements, and the
@@ -212,7 +238,8 @@ def load(directory: str | Path) -> ExportedModel:
     """Load an exported model; every file's sha256 is checked and nothing is unpickled.
 
     Raises:
-        ExportError: When ``directory`` is not an export of this format, or a file is missing or modified.
+        ExportError: When ``directory`` is not an export of this format, a file is missing or modified, or its
+            manifest holds an entry no export writes (naming the manifest and the entry).
     """
     return ExportedModel(directory)
 

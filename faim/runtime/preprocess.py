@@ -117,10 +117,19 @@ class MetaFeatures:
         return (self.rows(metas),)
 
 
+PREPROCESSING = ("text", "pieces", "e5_pieces", "ngrams", "image", "meta")
+"""The ``type``s of preprocessing an export's encoder parts describe (``faim.export.preprocessing`` writes them)."""
+
+
 def part_preprocessor(
     spec: dict[str, Any], root: Path
 ) -> TokenizedText | PieceText | E5PieceText | NgramBags | CroppedPictures | MetaFeatures:
-    """The preprocessing an exported encoder part's manifest entry describes (paths relative to ``root``)."""
+    """The preprocessing an exported encoder part's manifest entry describes (paths relative to ``root``).
+
+    Raises:
+        ValueError: Naming a ``type`` the runtime does not read, or a setting the preprocessing refuses.
+        KeyError: Naming a setting the entry lacks.
+    """
     confusables = root / spec["confusables"] if spec.get("confusables") else None
     if spec["type"] == "text":
         return TokenizedText(root / spec["tokenizer"], confusables, spec["leetspeak"])
@@ -137,4 +146,7 @@ def part_preprocessor(
             spec["size"], tuple(spec["mean"]), tuple(spec["std"]), spec["interpolation"], spec["crop_pct"]
         )
         return CroppedPictures(crop)
-    return MetaFeatures(MetaRows(spec["fields"], spec["shares"]))
+    if spec["type"] == "meta":
+        return MetaFeatures(MetaRows(spec["fields"], spec["shares"]))
+    valid = ", ".join(PREPROCESSING)
+    raise ValueError(f"preprocessing type {spec['type']!r} is not one the runtime reads; valid: {valid}")

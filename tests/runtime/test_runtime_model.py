@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,7 @@ from PIL import Image
 
 import faim.runtime
 from faim import Detector
+from faim.file_digests import SEAL, sealed
 from faim.runtime import ExportError, PostError
 
 SCRIPT = """
@@ -101,6 +104,33 @@ def test_an_edited_threshold_fails_loading_naming_the_manifest(exported: tuple[P
     manifest["tasks"][0]["threshold"] = 0.99
     (copy / "faim-export.json").write_text(json.dumps(manifest))
     with pytest.raises(ExportError, match=r"faim-export.json: modified after it was written"):
+        faim.runtime.load(copy)
+
+
+def image_preprocessing(manifest: dict) -> dict:
+    """The picture encoder's preprocessing entry of an export's manifest."""
+    return manifest["encoders"]["image"]["parts"][0]["preprocess"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "wrong"),
+    [
+        (lambda m: image_preprocessing(m).update(interpolation="sinc"), "encoders.image: interpolation 'sinc' is"),
+        (lambda m: image_preprocessing(m).pop("interpolation"), "encoders.image: no 'interpolation'"),
+        (lambda m: image_preprocessing(m).update(type="video"), "encoders.image: preprocessing type 'video' is not"),
+        (lambda m: m["fusion"]["kinds"].append("video"), "kinds: no 'video'"),
+        (lambda m: m.update(max_elements="many"), "max_elements: invalid literal"),
+        (lambda m: m.update(files=[]), "files: 'list' object has no attribute 'items'"),
+    ],
+)
+def test_a_manifest_holding_what_no_export_writes_fails_loading_naming_it_and_the_field(
+    exported: tuple[Path, Path], tmp_path: Path, edit: Callable[[dict], object], wrong: str
+) -> None:
+    copy = shutil.copytree(exported[1], tmp_path / "export")
+    manifest = json.loads((copy / "faim-export.json").read_text())
+    edit(manifest)
+    (copy / "faim-export.json").write_text(json.dumps(sealed({k: v for k, v in manifest.items() if k != SEAL})))
+    with pytest.raises(ExportError, match=f"^{re.escape(str(copy / 'faim-export.json'))}: {re.escape(wrong)}"):
         faim.runtime.load(copy)
 
 
