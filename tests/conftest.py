@@ -322,6 +322,21 @@ def export_posts() -> list[dict[str, Any]]:
     ]
 
 
+def edited_export(export: Path, target: Path, edit: Callable[[dict[str, Any]], object]) -> Path:
+    """A copy of ``export`` at ``target`` whose manifest ``edit`` changed in place, sealed again as an export writes
+    it (so only the change is refused, not the seal)."""
+    import json
+    import shutil
+
+    from faim.file_digests import SEAL, sealed
+
+    copy = Path(shutil.copytree(export, target))
+    manifest = json.loads((copy / "faim-export.json").read_text())
+    edit(manifest)
+    (copy / "faim-export.json").write_text(json.dumps(sealed({k: v for k, v in manifest.items() if k != SEAL})))
+    return copy
+
+
 def check_rows_in_input_order(scorer: Any) -> None:
     """``scorer`` (a ``Detector``, or an export loaded by ``faim.runtime``) scores and embeds ``export_posts()`` two at
     a time, batched shortest text first, and gives each row back in input order, equal to the post scored alone."""

@@ -16,9 +16,11 @@ from faim.data.post import Post, length_batches
 from faim.decisions import decide, score_rows, task_spec
 from faim.runtime.bundle import (
     EMBEDDING,
+    FileResolver,
     check_graph_format,
     elements_names,
     fusion_outputs,
+    listed_file,
     manifest_entry,
     probabilities_name,
     read_bundle,
@@ -54,12 +56,12 @@ class ExportedTask:
 class ExportedEncoder:
     """One exported encoder: each part preprocesses the elements and runs its graph; the parts' embeddings side by
     side make the encoder's ``[N, dim]``. Called by the collation step like an encoder's preprocessor (``check``
-    names a bad element)."""
+    names a bad element). ``files`` finds each file the ``entry`` names among the export's listed files."""
 
-    def __init__(self, entry: dict[str, Any], root: Path, open_graph: Callable[[Path], Graph]) -> None:
+    def __init__(self, entry: dict[str, Any], files: FileResolver, open_graph: Callable[[Path], Graph]) -> None:
         self.dim = int(entry["dim"])
         self.parts = [
-            (part_preprocessor(part["preprocess"], root), part["inputs"], open_graph(root / part["graph"]))
+            (part_preprocessor(part["preprocess"], files), part["inputs"], open_graph(files("graph", part["graph"])))
             for part in entry["parts"]
         ]
 
@@ -79,10 +81,11 @@ class ExportedEncoder:
 
 
 def fused_encoders(
-    root: Path, manifest: dict[str, Any], fused: list[str], open_graph: Callable[[Path], Graph]
+    root: Path, manifest: dict[str, Any], fused: list[str], open_graph: Callable[[Path], Graph], files: FileResolver
 ) -> dict[str, ExportedEncoder]:
     """Each kind of ``fused`` (those the fusion graph reads) with the encoder of the export in ``root`` reading it, as
-    its ``manifest`` names them (``kinds``) and describes each (``encoders``).
+    its ``manifest`` names them (``kinds``) and describes each (``encoders``), the files each names found by
+    ``files``.
 
     Raises:
         ExportError: Naming the manifest and the entry that cannot be read (``faim.runtime.bundle.manifest_entry``).
@@ -91,7 +94,7 @@ def fused_encoders(
     with manifest_entry(root, "encoders"):
         for name, entry in manifest["encoders"].items():
             with manifest_entry(root, f"encoders.{name}"):
-                encoders[name] = ExportedEncoder(entry, root, open_graph)
+                encoders[name] = ExportedEncoder(entry, files, open_graph)
     with manifest_entry(root, "kinds"):
         names = {kind: manifest["kinds"][kind] for kind in fused}
     with manifest_entry(root, "encoders"):
@@ -127,6 +130,7 @@ class ExportedModel:
         open_graph = open_graph or partial(session, threads=threads)
         self.source = str(directory)
         self.files = dict(manifest["files"])
+        files = partial(listed_file, self.root, self.files)
         with manifest_entry(self.root, "max_elements"):
             self.max_elements = int(manifest["max_elements"])
         with manifest_entry(self.root, "tasks"):
@@ -134,9 +138,9 @@ class ExportedModel:
             self.tasks = [ExportedTask(t["name"], t["type"], tuple(t["labels"]), t["threshold"]) for t in tasks]
         with manifest_entry(self.root, "fusion"):
             self.embedding_dim = int(manifest["fusion"]["dim"])
-            self.fusion = open_graph(self.root / manifest["fusion"]["graph"])
+            self.fusion = open_graph(files("graph", manifest["fusion"]["graph"]))
             fused = list(manifest["fusion"]["kinds"])
-        self.encoders = fused_encoders(self.root, manifest, fused, open_graph)
+        self.encoders = fused_encoders(self.root, manifest, fused, open_graph, files)
 
     def read(self, posts: Iterable[Post]) -> tuple[list[tuple[Post, dict[str, list[Any]]]], list[PostError]]:
         """Each post whose elements can be read (pictures decoded, metadata numeric) with its elements, and the

@@ -19,6 +19,7 @@ from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import NgramBags, read_vocabulary
 from faim.preprocess.padding import padded
 from faim.preprocess.pixels import CentreCrop
+from faim.runtime.bundle import FileResolver
 from faim.runtime.pieces import UnigramPieces
 
 
@@ -122,25 +123,27 @@ PREPROCESSING = ("text", "pieces", "e5_pieces", "ngrams", "image", "meta")
 
 
 def part_preprocessor(
-    spec: dict[str, Any], root: Path
+    spec: dict[str, Any], files: FileResolver
 ) -> TokenizedText | PieceText | E5PieceText | NgramBags | CroppedPictures | MetaFeatures:
-    """The preprocessing an exported encoder part's manifest entry describes (paths relative to ``root``).
+    """The preprocessing an exported encoder part's manifest entry describes, each file it names found by ``files``
+    (among the export's listed files: ``faim.runtime.bundle.listed_file``).
 
     Raises:
-        ValueError: Naming a ``type`` the runtime does not read, or a setting the preprocessing refuses.
+        ValueError: Naming a ``type`` the runtime does not read, a file ``files`` refuses, or a setting the
+            preprocessing refuses.
         KeyError: Naming a setting the entry lacks.
     """
-    confusables = root / spec["confusables"] if spec.get("confusables") else None
+    confusables = files("confusables", spec["confusables"]) if spec.get("confusables") else None
     if spec["type"] == "text":
-        return TokenizedText(root / spec["tokenizer"], confusables, spec["leetspeak"])
+        return TokenizedText(files("tokenizer", spec["tokenizer"]), confusables, spec["leetspeak"])
     if spec["type"] == "pieces":
-        return PieceText(root / spec["pieces"], spec["max_length"], confusables)
+        return PieceText(files("pieces", spec["pieces"]), spec["max_length"], confusables)
     if spec["type"] == "e5_pieces":
-        return E5PieceText(
-            root / spec["pieces"], spec["max_length"], spec["prefix"], confusables, spec.get("leetspeak", False)
-        )  # an e5 export written before e5_text folded leetspeak has no "leetspeak"
+        # an e5 export written before e5_text folded leetspeak has no "leetspeak"
+        leetspeak = spec.get("leetspeak", False)
+        return E5PieceText(files("pieces", spec["pieces"]), spec["max_length"], spec["prefix"], confusables, leetspeak)
     if spec["type"] == "ngrams":
-        return NgramBags(read_vocabulary(root / spec["vocabulary"]), read_folder(confusables))
+        return NgramBags(read_vocabulary(files("vocabulary", spec["vocabulary"])), read_folder(confusables))
     if spec["type"] == "image":
         crop = CentreCrop(
             spec["size"], tuple(spec["mean"]), tuple(spec["std"]), spec["interpolation"], spec["crop_pct"]

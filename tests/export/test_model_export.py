@@ -33,6 +33,7 @@ from faim.export.graphs import EXPORTER_LOGGERS
 from faim.export.model import export_model
 from faim.fusion import AlignFusion, ConcatFusion, GatedFusion, InteractionFusion
 from faim.runtime import ExportError
+from faim.runtime.bundle import FileResolver
 from faim.tasks import BinaryHead
 from faim.weights import resolve_weights
 
@@ -217,8 +218,8 @@ def test_a_use_tokenizer_without_a_sentencepiece_model_fails_the_export_naming_i
 def test_a_runtime_preprocessing_that_differs_from_the_encoders_fails_the_export(tmp_path: Path, monkeypatch) -> None:
     reading = export.part_preprocessor
 
-    def shifted(spec: dict, root: Path):  # the runtime's n-gram columns one off
-        preprocess = reading(spec, root)
+    def shifted(spec: dict, files: FileResolver):  # the runtime's n-gram columns one off
+        preprocess = reading(spec, files)
         return lambda texts: (preprocess(texts)[0] + 1, *preprocess(texts)[1:])
 
     monkeypatch.setattr(export, "part_preprocessor", shifted)

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 import shutil
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import export_posts
+from conftest import edited_export, export_posts
 from test_model_export import flat_scores, picture_and_meta_detector
 
 import faim.runtime
@@ -55,6 +56,18 @@ def test_the_pt2_export_lists_its_programs_and_the_onnx_runtime_names_the_loader
         faim.runtime.load(export_dir)
     fusion_weights = load_program(export_dir / "fusion.pt2").state_dict
     assert fusion_weights and all(name.startswith(("fusion.", "heads.")) for name in fusion_weights)
+
+
+def test_a_program_the_manifest_names_outside_its_verified_files_is_refused(
+    programs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    shutil.copytree(programs[1], tmp_path / "elsewhere")
+    copy = edited_export(
+        programs[1], tmp_path / "export", lambda m: m["fusion"].update(graph="../elsewhere/fusion.pt2")
+    )
+    refusal = "faim-export.json: fusion: graph '../elsewhere/fusion.pt2' is not a file of the export listed under files"
+    with pytest.raises(ExportError, match=re.escape(refusal)):
+        load_export(copy)
 
 
 def test_an_interaction_fusion_exports_as_a_program(tmp_path: Path) -> None:

@@ -14,12 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import check_rows_in_input_order, export_posts, without_packages
+from conftest import check_rows_in_input_order, edited_export, export_posts, without_packages
 from PIL import Image
 
 import faim.runtime
 from faim import Detector
-from faim.file_digests import SEAL, sealed
 from faim.runtime import ExportError, PostError
 
 SCRIPT = """
@@ -126,10 +125,45 @@ def image_preprocessing(manifest: dict) -> dict:
 def test_a_manifest_holding_what_no_export_writes_fails_loading_naming_it_and_the_field(
     exported: tuple[Path, Path], tmp_path: Path, edit: Callable[[dict], object], wrong: str
 ) -> None:
-    copy = shutil.copytree(exported[1], tmp_path / "export")
-    manifest = json.loads((copy / "faim-export.json").read_text())
-    edit(manifest)
-    (copy / "faim-export.json").write_text(json.dumps(sealed({k: v for k, v in manifest.items() if k != SEAL})))
+    copy = edited_export(exported[1], tmp_path / "export", edit)
+    with pytest.raises(ExportError, match=f"^{re.escape(str(copy / 'faim-export.json'))}: {re.escape(wrong)}"):
+        faim.runtime.load(copy)
+
+
+def text_preprocessing(manifest: dict) -> dict:
+    """The text encoder's preprocessing entry of an export's manifest."""
+    return manifest["encoders"]["text"]["parts"][0]["preprocess"]
+
+
+def graph_elsewhere(manifest: dict, listed: bool) -> None:
+    """Make the fusion graph of ``manifest`` one in a folder beside the export, ``listed`` with its sha256 or not."""
+    if listed:
+        manifest["files"]["../elsewhere/fusion.onnx"] = manifest["files"]["fusion.onnx"]
+    manifest["fusion"]["graph"] = "../elsewhere/fusion.onnx"
+
+
+UNLISTED = "is not a file of the export listed under files"
+
+
+@pytest.mark.parametrize(
+    ("edit", "wrong"),
+    [
+        (lambda m: m["fusion"].update(graph="missing.onnx"), f"fusion: graph 'missing.onnx' {UNLISTED}"),
+        (lambda m: graph_elsewhere(m, listed=False), f"fusion: graph '../elsewhere/fusion.onnx' {UNLISTED}"),
+        (lambda m: graph_elsewhere(m, listed=True), f"fusion: graph '../elsewhere/fusion.onnx' {UNLISTED}"),
+        (lambda m: m["fusion"].update(graph=["fusion.onnx"]), f"fusion: graph ['fusion.onnx'] {UNLISTED}"),
+        (lambda m: text_preprocessing(m).update(tokenizer="faim-export.json"), "encoders.text: tokenizer 'faim-exp"),
+        (
+            lambda m: text_preprocessing(m).update(confusables="/etc/hosts"),
+            f"encoders.text: confusables '/etc/hosts' {UNLISTED}",
+        ),
+    ],
+)
+def test_a_file_the_manifest_names_that_its_verified_listing_does_not_hold_fails_loading_naming_the_field(
+    exported: tuple[Path, Path], tmp_path: Path, edit: Callable[[dict], object], wrong: str
+) -> None:
+    shutil.copytree(exported[1], tmp_path / "elsewhere")  # an intact graph outside the export, read unchecked before
+    copy = edited_export(exported[1], tmp_path / "export", edit)
     with pytest.raises(ExportError, match=f"^{re.escape(str(copy / 'faim-export.json'))}: {re.escape(wrong)}"):
         faim.runtime.load(copy)
 
