@@ -129,6 +129,7 @@ class ExportedModel:
         check_graph_format(directory, manifest, graph_format)
         open_graph = open_graph or partial(session, threads=threads)
         self.source = str(directory)
+        self.manifest = manifest
         self.files = dict(manifest["files"])
         files = partial(listed_file, self.root, self.files)
         with manifest_entry(self.root, "max_elements"):
@@ -236,6 +237,18 @@ class ExportedModel:
         per-label 0.5 for multilabel."""
         spec = task_spec(self.tasks, task, self.source)
         return decide(spec.type, probabilities, spec.threshold)
+
+
+def checked_manifest(directory: str | Path) -> dict[str, Any]:
+    """The manifest of the ONNX export in ``directory`` once everything ``ExportedModel`` checks as it loads the export
+    has passed, but without opening its graphs (an onnxruntime session of a large graph takes seconds and its
+    memory): what a process checks before starting workers that each load the export, so that a bad one is refused
+    there, once.
+
+    Raises:
+        ExportError: As ``ExportedModel`` does (but for a graph onnxruntime cannot read).
+    """
+    return ExportedModel(directory, open_graph=Path).manifest  # each graph found among the listed files, unopened
 
 
 def load(directory: str | Path) -> ExportedModel:

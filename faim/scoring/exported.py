@@ -16,8 +16,8 @@ import pyarrow as pa
 from faim.artifact_manifest import MANIFEST, fused_kinds, is_export, read_manifest
 from faim.data.columns import ColumnMap
 from faim.data.post import Post
-from faim.runtime.bundle import EMBEDDING, ExportError, check_graph_format, probabilities_name, read_bundle
-from faim.runtime.model import ExportedModel
+from faim.runtime.bundle import EMBEDDING, ExportError, probabilities_name
+from faim.runtime.model import ExportedModel, checked_manifest
 from faim.scoring.inputs import Shard
 from faim.scoring.manifest import absolute_image_root, check_resumable
 from faim.scoring.output import output_schema, output_table, score_columns, write_shard
@@ -142,7 +142,7 @@ def score_exported(
     export_dir = export_once(given, Path(out), overwrite)
     # an export left damaged in the folder is named here, not from inside each worker
     if export_dir != given:
-        read_bundle(export_dir)
+        checked_manifest(export_dir)
     kwargs = {"columns": columns, "image_root": image_root, "batch_size": batch_size, "scores": scores,
               "embeddings": embeddings}  # fmt: skip
     summary = run_shards(
@@ -166,18 +166,17 @@ def is_saved_model(model: Path) -> bool:
 def recorded_manifest(model: Path) -> dict[str, Any]:
     """What a run of ``model`` is recorded with (its file hashes and tasks; ``faim.scoring.manifest.run_identity``):
     a saved model's ``faim.json`` (the saved model is what the run is, so a run of another one in the same folder is
-    refused before anything is exported there), or an export's manifest, its files checked here.
+    refused before anything is exported there), or an export's manifest, checked here as each worker's loading checks
+    it (``checked_manifest``), so that a bad export is refused before anything is written.
 
     Raises:
         faim.artifact_manifest.ArtifactError: When the saved model's ``faim.json`` is not a manifest.
-        faim.runtime.ExportError: When ``model`` is neither a saved model nor a complete export, or is an export
-            of graphs the runtime does not read (torch.export programs).
+        faim.runtime.ExportError: When ``model`` is neither a saved model nor a complete export, is an export of
+            graphs the runtime does not read (torch.export programs), or one whose manifest loading refuses.
     """
     if is_saved_model(model):
         return read_manifest(model)
-    manifest = read_bundle(model)
-    check_graph_format(model, manifest, "onnx")
-    return manifest
+    return checked_manifest(model)
 
 
 def export_once(model: Path, out: Path, overwrite: bool = False) -> Path:

@@ -5,6 +5,7 @@ into the output folder; torch's own options are refused."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -12,13 +13,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import export_posts, tiny_recipe, without_packages
+from conftest import edited_export, export_posts, tiny_recipe, without_packages
 
 from faim.artifact_manifest import ArtifactError
 from faim.cli.main import main
 from faim.data.images import IMAGE_DECODING
 from faim.detector import Detector
 from faim.file_digests import sealed
+from faim.runtime import ExportError
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
 from faim.scoring.exported import EXPORT_DIR, export_once, score_exported
@@ -206,6 +208,17 @@ def test_a_saved_model_whose_manifest_is_damaged_is_named_before_anything_is_exp
     with pytest.raises(ArtifactError, match=r"damaged/faim.json: not a faim model's manifest \(no encoders, files"):
         score_exported(damaged, write_dump(tmp_path / "dump"), tmp_path / "out", progress=False)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_export_whose_manifest_loading_refuses_is_refused_in_one_message_before_anything_is_written(
+    exported: tuple[Path, Path], tmp_path: Path, workers: int
+) -> None:
+    export = edited_export(exported[1], tmp_path / "export", lambda m: m["fusion"].update(graph="missing.onnx"))
+    refusal = "faim-export.json: fusion: graph 'missing.onnx' is not a file of the export listed under files"
+    with pytest.raises(ExportError, match=re.escape(refusal)):
+        score_exported(export, write_dump(tmp_path / "dump"), tmp_path / "out", workers=workers, progress=False)
+    assert not (tmp_path / "out").exists()  # no worker started
 
 
 def test_an_unknown_engine_is_refused_before_a_saved_model_is_exported(
