@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 from PIL import Image
@@ -35,6 +36,30 @@ def check_interpolation(interpolation: str) -> None:
         )
 
 
+def is_number(value: object) -> bool:
+    """Whether ``value`` is a finite real number (``True`` and ``False`` are not)."""
+    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_crop_numbers(size: int, mean: Sequence[float], std: Sequence[float], crop_pct: float) -> None:
+    """Refuse, as a picture preprocessor is built, numbers no crop is made with (which would fail, or give nonsense,
+    only when the first picture is read): ``size`` must be a whole number above 0, ``mean`` and ``std`` three numbers
+    (one per RGB channel, ``std``'s above 0), ``crop_pct`` a number above 0.
+
+    Raises:
+        ValueError: Naming the first setting refused and its value.
+    """
+    if not isinstance(size, Integral) or isinstance(size, bool) or size < 1:
+        raise ValueError(f"size {size!r} is not a whole number of pixels above 0")
+    for name, values in (("mean", mean), ("std", std)):
+        if len(values) != 3 or not all(is_number(value) for value in values):
+            raise ValueError(f"{name} {list(values)!r} is not 3 numbers, one per RGB channel")
+    if not all(value > 0 for value in std):
+        raise ValueError(f"std {list(std)!r} is not 3 numbers above 0")
+    if not is_number(crop_pct) or crop_pct <= 0:
+        raise ValueError(f"crop_pct {crop_pct!r} is not a number above 0")
+
+
 @dataclass(frozen=True)
 class CentreCrop:
     """Resize-then-centre-crop of pictures to ``size`` x ``size`` pixels, then normalisation.
@@ -46,6 +71,10 @@ class CentreCrop:
         interpolation: A resampling filter name both Pillow and timm take (``"bilinear"``, ``"bicubic"``, …:
             ``INTERPOLATIONS``, in any case), refused when built where it is none.
         crop_pct: Fraction of the resized image kept by the centre crop (1.0: no cropping margin).
+
+    Raises:
+        ValueError: As built, naming a filter there is not (``check_interpolation``) or a number no crop is made with
+            (``check_crop_numbers``).
     """
 
     size: int
@@ -56,6 +85,7 @@ class CentreCrop:
 
     def __post_init__(self) -> None:
         check_interpolation(self.interpolation)
+        check_crop_numbers(self.size, self.mean, self.std, self.crop_pct)
 
     def box(self, width: int, height: int) -> tuple[float, float, float, float]:
         """The region of a ``width`` x ``height`` source that timm's resize-then-centre-crop keeps.

@@ -14,6 +14,7 @@ import onnxruntime
 from faim.data.elements import PostError, checked_elements, posts_to_read, read_each, readable_posts
 from faim.data.post import Post, length_batches
 from faim.decisions import decide, score_rows, task_spec
+from faim.preprocess.pixels import is_number
 from faim.runtime.bundle import (
     EMBEDDING,
     FileResolver,
@@ -51,6 +52,16 @@ class ExportedTask:
     type: str
     labels: tuple[str, ...]
     threshold: float | None
+
+    def __post_init__(self) -> None:
+        """Refuse a binary task whose threshold is not a number from 0 to 1 (decisions are made at it).
+
+        Raises:
+            ValueError: Naming the task and the threshold.
+        """
+        threshold = self.threshold
+        if self.type == "binary" and not (is_number(threshold) and 0 <= threshold <= 1):
+            raise ValueError(f"task {self.name!r}: threshold {threshold!r} is not a number from 0 to 1")
 
 
 class ExportedEncoder:

@@ -122,6 +122,19 @@ PREPROCESSING = ("text", "pieces", "e5_pieces", "ngrams", "image", "meta")
 """The ``type``s of preprocessing an export's encoder parts describe (``faim.export.preprocessing`` writes them)."""
 
 
+def switch(spec: dict[str, Any], key: str, default: bool | None = None) -> bool:
+    """The true-or-false setting ``key`` of a preprocessing entry (``default`` where it has none, if one is given).
+
+    Raises:
+        KeyError: Naming ``key`` where the entry lacks it and there is no ``default``.
+        ValueError: Naming ``key`` and its value when it is not true or false (``"yes"``, 1).
+    """
+    value = spec[key] if default is None else spec.get(key, default)
+    if not isinstance(value, bool):
+        raise ValueError(f"{key} {value!r} is not true or false")
+    return value
+
+
 def part_preprocessor(
     spec: dict[str, Any], files: FileResolver
 ) -> TokenizedText | PieceText | E5PieceText | NgramBags | CroppedPictures | MetaFeatures:
@@ -135,12 +148,12 @@ def part_preprocessor(
     """
     confusables = files("confusables", spec["confusables"]) if spec.get("confusables") else None
     if spec["type"] == "text":
-        return TokenizedText(files("tokenizer", spec["tokenizer"]), confusables, spec["leetspeak"])
+        return TokenizedText(files("tokenizer", spec["tokenizer"]), confusables, switch(spec, "leetspeak"))
     if spec["type"] == "pieces":
         return PieceText(files("pieces", spec["pieces"]), spec["max_length"], confusables)
     if spec["type"] == "e5_pieces":
         # an e5 export written before e5_text folded leetspeak has no "leetspeak"
-        leetspeak = spec.get("leetspeak", False)
+        leetspeak = switch(spec, "leetspeak", False)
         return E5PieceText(files("pieces", spec["pieces"]), spec["max_length"], spec["prefix"], confusables, leetspeak)
     if spec["type"] == "ngrams":
         return NgramBags(read_vocabulary(files("vocabulary", spec["vocabulary"])), read_folder(confusables))

@@ -106,6 +106,11 @@ def test_an_edited_threshold_fails_loading_naming_the_manifest(exported: tuple[P
         faim.runtime.load(copy)
 
 
+def text_preprocessing(manifest: dict) -> dict:
+    """The text encoder's preprocessing entry of an export's manifest."""
+    return manifest["encoders"]["text"]["parts"][0]["preprocess"]
+
+
 def image_preprocessing(manifest: dict) -> dict:
     """The picture encoder's preprocessing entry of an export's manifest."""
     return manifest["encoders"]["image"]["parts"][0]["preprocess"]
@@ -120,6 +125,12 @@ def image_preprocessing(manifest: dict) -> dict:
         (lambda m: m["fusion"]["kinds"].append("video"), "kinds: no 'video'"),
         (lambda m: m.update(max_elements="many"), "max_elements: invalid literal"),
         (lambda m: m.update(files=[]), "files: 'list' object has no attribute 'items'"),
+        (lambda m: image_preprocessing(m).update(crop_pct="wide"), "encoders.image: crop_pct 'wide' is not a number"),
+        (lambda m: image_preprocessing(m).update(crop_pct=0), "encoders.image: crop_pct 0 is not a number above 0"),
+        (lambda m: image_preprocessing(m).update(size=-5), "encoders.image: size -5 is not a whole number"),
+        (lambda m: image_preprocessing(m).update(mean=[0.5]), "encoders.image: mean [0.5] is not 3 numbers"),
+        (lambda m: m["tasks"][0].update(threshold="high"), "tasks: task 'harm': threshold 'high' is not a number"),
+        (lambda m: text_preprocessing(m).update(leetspeak="yes"), "encoders.text: leetspeak 'yes' is not true or"),
     ],
 )
 def test_a_manifest_holding_what_no_export_writes_fails_loading_naming_it_and_the_field(
@@ -128,11 +139,6 @@ def test_a_manifest_holding_what_no_export_writes_fails_loading_naming_it_and_th
     copy = edited_export(exported[1], tmp_path / "export", edit)
     with pytest.raises(ExportError, match=f"^{re.escape(str(copy / 'faim-export.json'))}: {re.escape(wrong)}"):
         faim.runtime.load(copy)
-
-
-def text_preprocessing(manifest: dict) -> dict:
-    """The text encoder's preprocessing entry of an export's manifest."""
-    return manifest["encoders"]["text"]["parts"][0]["preprocess"]
 
 
 def graph_elsewhere(manifest: dict, listed: bool) -> None:
