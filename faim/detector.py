@@ -96,9 +96,16 @@ class Detector:
     @classmethod
     def from_recipe(cls, recipe: Recipe) -> Detector:
         """An untrained detector of the model a resolved ``recipe`` describes, keeping the recipe (``save``
-        writes it)."""
+        writes it).
+
+        Raises:
+            RecipeError: Naming the recipe's file and the component's recipe path, for an argument its constructor
+                refuses (``Recipe.building``).
+        """
+        with recipe.building():
+            model = build_model(recipe.model)
         return cls(
-            build_model(recipe.model),
+            model,
             task_specs(recipe.model),
             max_elements=recipe.train.max_elements,
             pool_by_image=recipe.eval.pool_by_image,

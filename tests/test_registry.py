@@ -105,7 +105,7 @@ def test_a_fusion_built_without_its_output_dim_is_refused_naming_its_recipe_path
     recipe["model"]["fusion"] = {"type": "test_sum"}
     try:
         with pytest.raises(
-            ValueError, match=r"^model\.fusion: test_registry\..*Sum does not set output_dim \(the size"
+            ValueError, match=r"^<dict>: model\.fusion: test_registry\..*Sum does not set output_dim \(the size"
         ):
             faim.build(recipe)
     finally:

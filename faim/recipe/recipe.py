@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ from faim.recipe.errors import RecipeError
 from faim.recipe.loader import load_recipe_dict, override_at, resolve
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
-from faim.registry import as_written
+from faim.registry import BuildError, as_written
 
 
 @dataclass
@@ -86,6 +88,21 @@ class Recipe:
         if self.data is None:
             raise RecipeError(self.source, "data", "missing section: this recipe describes a model alone; give data")
         return self.data
+
+    @contextlib.contextmanager
+    def building(self) -> Iterator[None]:
+        """Build, within it, what the recipe describes (its model, its data source): a component its constructor
+        refuses, which ``faim.registry.built`` names by its recipe path alone, is refused naming the recipe's file
+        too (``FILE: model.heads.hate: ...``), as a recipe's every other error is.
+
+        Raises:
+            RecipeError: For a ``faim.registry.BuildError`` raised within; its cause is the error the constructor
+                raised, as the ``BuildError``'s is (the ``BuildError`` itself where it raised one).
+        """
+        try:
+            yield
+        except BuildError as error:
+            raise RecipeError(self.source, "", str(error)) from error.__cause__ or error
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)

@@ -396,7 +396,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
 
     Raises:
         RecipeError: When the recipe has no ``data:`` section; before reading data, when Lightning cannot train
-            with the recipe's ``train.accelerator``, ``devices``, ``strategy`` or ``precision`` on this machine;
+            with the recipe's ``train.accelerator``, ``devices``, ``strategy`` or ``precision`` on this machine, or
+            the data source's constructor refuses an argument; after the data checks, before anything is written,
+            when a model component's constructor does (both naming the recipe's file, ``Recipe.building``);
             before reading posts, when the data has no train or validation split or none of the name ``eval.split``
             gives (naming the key and the splits it has); before anything is written or embedded, when
             ``train.augment`` perturbs an input that never reaches a live encoder (``check_augmentation``).
@@ -428,7 +430,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         check_epochs_left(resume_from, cfg.max_epochs)
     trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
-    source = build_source(data)
+    with recipe.building():
+        source = build_source(data)
     splits = source.splits()
     for key, split in (("data", "train"), ("data", "validation"), ("eval.split", recipe.eval.split)):
         if split not in splits:

@@ -17,7 +17,7 @@ from faim.data.post import Post
 from faim.encoders import meta_numeric
 from faim.encoders.meta_numeric import MetaFeatures, MetaNumericEncoder
 from faim.notices import FaimWarning
-from faim.registry import BuildError
+from faim.recipe import RecipeError
 from faim.scoring.engine import score_dump
 from faim.training.loaders import make_loader
 
@@ -52,13 +52,13 @@ def test_a_field_faim_fills_itself_is_refused_naming_where_why_and_what_to_do(
 ) -> None:
     section = recipe(tmp_path, freeze_text=False)
     section["model"]["encoders"]["meta"]["fields"] = fields
-    with pytest.raises(BuildError) as refused:
+    with pytest.raises(RecipeError) as refused:
         faim.build(section)
     it = "they are" if "these" in named else "it is"
     assert str(refused.value) == (
-        f"model.encoders.meta: meta_numeric: {named} (concat data names each post's source in meta.source, language "
-        f"identification gives meta.lang), so {it} not a post's own metadata; read the column under another meta "
-        "name (data.columns: {meta: {NAME: COLUMN}}) and list that name in fields"
+        f"<dict>: model.encoders.meta: meta_numeric: {named} (concat data names each post's source in meta.source, "
+        f"language identification gives meta.lang), so {it} not a post's own metadata; read the column under another "
+        "meta name (data.columns: {meta: {NAME: COLUMN}}) and list that name in fields"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -735,6 +736,25 @@ def test_training_settings_lightning_refuses_are_named_before_the_data_is_read(
     with pytest.raises(RecipeError, match=rf"train: this machine cannot train with .*{setting}='{value}'.*{reason}"):
         train(recipe)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "refusal"),
+    [
+        ("model", "heads", {"harmful": {"type": "binary", "labels": ["benign", "harmful"], "hidden_dim": -3}},
+         r"model.heads.harmful: need input_dim > 0 and hidden_dim >= 0"),
+        ("data", "evaluate_on", "nope", r"data: concat: evaluate_on must be one of"),
+    ],
+)  # fmt: skip
+def test_an_argument_a_constructor_refuses_is_named_with_the_recipe_file(
+    demo_data, tmp_path: Path, write_recipe, section: str, key: str, value: object, refusal: str
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["data"] = {"type": "concat", "sources": [recipe["data"], recipe["data"]]}
+    recipe[section][key] = value
+    path = write_recipe(recipe)
+    with pytest.raises(RecipeError, match=rf"^{re.escape(str(path))}: {refusal}"):
+        train(path)
 
 
 def test_pictures_not_there_are_refused_naming_the_posts_before_training(demo_data, tmp_path: Path) -> None:
