@@ -13,6 +13,7 @@ import yaml
 
 from faim.artifact_manifest import MANIFEST, RECIPE
 from faim.recipe.errors import RecipeError
+from faim.recipe.sections import SECTIONS
 
 SHIPPED = files("faim.recipes")
 
@@ -245,18 +246,24 @@ def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = Non
 
 
 def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str]) -> dict[str, Any]:
-    """``data`` merged onto its base (``with_base``, which ``source`` and ``folder`` are for) with ``overrides``
-    applied (``apply_overrides``).
+    """``data`` merged onto its base (``base_of``, which ``source`` and ``folder`` are for) with ``overrides``
+    applied (``apply_overrides``). A section left null (``train:`` with nothing under it, ``--set train=null``) is
+    dropped, as merging drops one written null, so that it falls back to its defaults (``train``, ``eval``) or is
+    missing (``data``, ``model``), with a base or without.
 
     Raises:
-        RecipeError: Also where ``data`` or ``overrides`` leave the model without heads or without encoders, naming
-            the recipe file, the override where one did, the key and how: a null dropping the last
-            (``model.heads.NAME: null``), a null for them all (``model.heads: null``) or an empty mapping
-            (``model.heads: {}``). A recipe that never gave any is left to validation, which says they are missing.
+        RecipeError: Also where ``data`` or ``overrides`` leave the model without heads or without encoders which
+            its base or an earlier override gave it, naming the recipe file, the override where one did, the key and
+            how: a null dropping the last (``model.heads.NAME: null``), a null for them all (``model.heads: null``)
+            or an empty mapping (``model.heads: {}``). A recipe that never gave any is left to validation, which
+            says they are missing.
     """
     dropped: list[tuple[str, ...]] = []
-    merged = with_base(data, source, folder, dropped)
-    emptied = {place: written_cause(data, dropped, place) for place in DROPPABLE if leaves_none(merged, *place)}
+    base = base_of(data, source, folder)
+    written = {key: value for key, value in data.items() if key != "base"}
+    merged = merge(base, written, dropped) if base is not None else written
+    held = [place for place in DROPPABLE if base is not None and not leaves_none(base, *place)]
+    emptied = {place: written_cause(data, dropped, place) for place in held if leaves_none(merged, *place)}
     resolved = apply_overrides(merged, overrides, emptied)
     for section, kind in sorted(DROPPABLE):  # encoders first, as validation checks them
         cause = emptied.get((section, kind)) if leaves_none(resolved, section, kind) else None
@@ -264,7 +271,7 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
             by, key, how = cause
             where = f"{source}: {by}" if by else source
             raise RecipeError(where, key, f"{how} leaves the model without {kind}; keep one or give one of its own")
-    return resolved
+    return {key: value for key, value in resolved.items() if value is not None or key not in SECTIONS}
 
 
 def components_of(recipe: dict[str, Any], section: str, kind: str) -> Any:
@@ -279,10 +286,10 @@ def leaves_none(recipe: dict[str, Any], section: str, kind: str) -> bool:
 
 
 def written_cause(data: dict[str, Any], dropped: list[tuple[str, ...]], place: tuple[str, str]) -> Cause | None:
-    """How ``data``, a recipe as written, left none of the components at ``place`` (``("model", "heads")``): a null
-    for them all or an empty mapping (``model.heads: null``, ``{}``), or else the last null dropping one its base
-    held (``model.heads.NAME: null``; ``dropped`` holds the keys of each key merging ``data`` onto its base
-    removed); ``None`` where it did neither."""
+    """How ``data``, a recipe as written on a base that held components at ``place`` (``("model", "heads")``), left
+    none of them: a null for them all or an empty mapping (``model.heads: null``, ``{}``), or else the last null
+    dropping one its base held (``model.heads.NAME: null``; ``dropped`` holds the keys of each key merging ``data``
+    onto its base removed); ``None`` where it did neither."""
     section, kind = place
     node = data.get(section)
     if isinstance(node, dict) and kind in node and node[kind] in (None, {}):
@@ -299,17 +306,15 @@ def dropping(kind: str, names: list[str], value: Any) -> str:
     return f"null, dropping every {kind[:-1]}," if value is None else "an empty mapping"
 
 
-def with_base(data: dict[str, Any], source: str, folder: Path, dropped: list[tuple[str, ...]]) -> dict[str, Any]:
-    """``data`` without its ``base:``, merged onto the recipe that key names (``data`` itself when it names none);
-    the keys of each key of the base a null in ``data`` removes are added to ``dropped`` (``merge``).
+def base_of(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any] | None:
+    """The recipe ``data``'s ``base:`` names, as written; ``None`` where it names none.
 
     The base is a path relative to ``folder`` or to the working directory, or a shipped recipe's name; it may not
     have a ``base:`` of its own. ``source`` names ``data`` in errors (its file, or ``"<dict>"``).
     """
-    data = dict(data)
-    base_name = data.pop("base", None)
+    base_name = data.get("base")
     if base_name is None:
-        return data
+        return None
     if not isinstance(base_name, str):
         raise RecipeError(source, "base", f"expected one recipe's name or path, got {base_name!r}")
     beside = (folder / base_name) if not Path(base_name).is_absolute() else Path(base_name)
@@ -328,7 +333,7 @@ def with_base(data: dict[str, Any], source: str, folder: Path, dropped: list[tup
             f" write {base_name} out resolved (faim recipe show {base_name} > FILE) and edit that,"
             " or base on a recipe without a base:",
         )
-    return merge(base, data, dropped)
+    return base
 
 
 def labels_as_words(recipe: dict[str, Any]) -> dict[str, Any]:

@@ -114,7 +114,7 @@ class Recipe:
 
 def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Recipe:
     """Accept a ``Recipe``, a ``dict``, a file path or a shipped recipe name. A dict's ``base:`` names a shipped
-    recipe or a file relative to the working directory, as a file's does (see ``with_base``).
+    recipe or a file relative to the working directory, as a file's does (see ``base_of``).
 
     Raises:
         TypeError: Given anything else (``None``, a mapping that is not a ``dict``), naming its type.

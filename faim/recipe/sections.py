@@ -1,4 +1,4 @@
-"""The ``train:`` and ``eval:`` sections of a recipe, as dataclasses whose fields are the valid keys."""
+"""A recipe's sections, and its ``train:`` and ``eval:`` sections as dataclasses whose fields are the valid keys."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from faim.training.cache_entries import DEFAULT_CACHE_DIR
+
+SECTIONS = ("data", "model", "train", "eval")
+"""The keys of a recipe mapping."""
 
 
 @dataclass

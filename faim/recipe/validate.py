@@ -29,10 +29,9 @@ from faim.data.elements import ELEMENT_MODALITIES
 from faim.data.post import FIELDS
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
-from faim.recipe.sections import EvalConfig, TrainConfig
+from faim.recipe.sections import SECTIONS, EvalConfig, TrainConfig
 from faim.registry import refuse_new, suggest, type_hints, type_matches
 
-TOP_LEVEL = ("data", "model", "train", "eval")
 MODEL_KEYS = ("encoders", "fusion", "heads")
 
 
@@ -81,9 +80,15 @@ def check_section(source: str, name: str, given: Any, config: type) -> None:
         raise RecipeError(source, where, expected)
 
 
+def none_given(components: Any) -> str:
+    """What an error about a model's heads or encoders adds when ``components`` (what the recipe holds there) gives
+    none: a key missing, written null or an empty mapping."""
+    return "; none given" if components in (None, {}) else ""
+
+
 def check_heads(source: str, heads: Any) -> None:
     if not isinstance(heads, dict) or not heads:
-        raise RecipeError(source, "model.heads", "expected a mapping of task name to head")
+        raise RecipeError(source, "model.heads", f"expected a mapping of task name to head{none_given(heads)}")
     for task, spec in heads.items():
         check_component(source, f"model.heads.{task}", "head", spec)
         labels = spec.get("labels")
@@ -109,9 +114,8 @@ ELEMENT_KINDS = tuple(ELEMENT_MODALITIES)
 
 def check_encoders(source: str, encoders: Any) -> None:
     if not isinstance(encoders, dict) or not encoders:
-        raise RecipeError(
-            source, "model.encoders", f"expected a mapping of element kind ({', '.join(ELEMENT_KINDS)}) to encoder"
-        )
+        expected = f"expected a mapping of element kind ({', '.join(ELEMENT_KINDS)}) to encoder"
+        raise RecipeError(source, "model.encoders", f"{expected}{none_given(encoders)}")
     for kind, spec in encoders.items():
         if kind not in ELEMENT_KINDS:
             raise RecipeError(
@@ -203,7 +207,7 @@ def innermost(data: dict[str, Any]) -> dict[str, Any]:
 
 def validate(recipe: dict[str, Any], source: str = "") -> None:
     """Raise ``RecipeError`` for the first problem found in a resolved recipe mapping."""
-    check_keys(source, "", recipe, list(TOP_LEVEL))
+    check_keys(source, "", recipe, list(SECTIONS))
     if "model" not in recipe:
         raise RecipeError(source, "model", "missing section")
     if "data" in recipe:  # a recipe without one describes a model alone (see Recipe.data)

@@ -153,12 +153,12 @@ def test_a_null_or_an_empty_mapping_for_every_head_or_encoder_is_refused_naming_
     emptied_then_given = Recipe.load("hate_text_frozen", [f"model.{kind}={{}}", *again]).model
     assert Recipe.load(child, again).model == emptied_then_given
     whole = Recipe.load("hate_text_frozen").to_dict()
-    for value, said in ((None, dropped), ({}, emptied)):
+    for value in (None, {}):  # without a base there is nothing to drop: validation says none are given
         whole["model"][kind] = value
         child.write_text(yaml.safe_dump(whole))
-        with pytest.raises(RecipeError, match=rf"^{child}: model.{kind}: {said}$"):
+        with pytest.raises(RecipeError, match=rf"^{child}: model.{kind}: expected a mapping of .*; none given$"):
             Recipe.load(child)
-        with pytest.raises(RecipeError, match=rf"^<dict>: model.{kind}: {said}$"):
+        with pytest.raises(RecipeError, match=rf"^<dict>: model.{kind}: expected a mapping of .*; none given$"):
             as_recipe(whole)
     child.write_text("base: hate_text_frozen\n")
     for value, said in (("null", dropped), ("", dropped), ("{}", emptied)):
@@ -169,6 +169,43 @@ def test_a_null_or_an_empty_mapping_for_every_head_or_encoder_is_refused_naming_
     del whole["model"][kind]  # a recipe that never had any is missing them, as validation says
     with pytest.raises(RecipeError, match=rf"^<dict>: model.{kind}: expected a mapping of "):
         as_recipe(whole)
+
+
+def test_a_misindented_head_of_a_recipe_without_a_base_is_named_as_an_unknown_key_not_as_a_drop(
+    tmp_path: Path,
+) -> None:
+    recipe = tmp_path / "mine.yaml"
+    model = "model:\n  encoders:\n    text: {type: tiny_text}\n  fusion: {type: concat}\n"
+    recipe.write_text(f"{model}  heads:\n  hate:\n    type: binary\n    labels: [no, yes]\n")
+    with pytest.raises(RecipeError, match=rf"^{recipe}: model.hate: unknown key; valid: encoders, fusion, heads$"):
+        Recipe.load(recipe)
+    recipe.write_text(f"{model}  heads:\n")
+    with pytest.raises(
+        RecipeError, match=rf"^{recipe}: model.heads: expected a mapping of task name to head; none given$"
+    ):
+        Recipe.load(recipe)
+    recipe.write_text(
+        "model:\n  encoders:\n  fusion: {type: concat}\n  heads: {hate: {type: binary, labels: [a, b]}}\n"
+    )
+    with pytest.raises(RecipeError, match=rf"^{recipe}: model.encoders: expected a mapping of .*; none given$"):
+        Recipe.load(recipe)
+
+
+def test_a_section_left_null_falls_back_to_its_defaults_with_a_base_or_without(tmp_path: Path) -> None:
+    defaults = Recipe.load("hate_text_frozen", ["train={monitor: val/hate/auroc}", "eval={}"]).to_dict()
+    written = Recipe.load("hate_text_frozen").to_dict()
+    del written["train"], written["eval"]
+    recipe = tmp_path / "mine.yaml"
+    recipe.write_text(yaml.safe_dump(written) + "train:\n  monitor: val/hate/auroc\neval:\n")
+    assert Recipe.load(recipe).to_dict() == defaults
+    recipe.write_text("base: hate_text_frozen\neval: null\n")
+    assert Recipe.load(recipe, ["train=null", "train.monitor=val/hate/auroc"]).to_dict() == defaults
+    recipe.write_text(yaml.safe_dump(written))
+    assert Recipe.load(recipe, ["eval=null", "train.monitor=val/hate/auroc"]).to_dict() == defaults
+    assert as_recipe({**written, "train": {"monitor": "val/hate/auroc"}, "eval": None}).to_dict() == defaults
+    assert Recipe.load(recipe, ["data=null", "train.monitor=val/hate/auroc"]).data is None
+    with pytest.raises(RecipeError, match=rf"^{recipe}: --set model=null: model: missing section$"):
+        Recipe.load(recipe, ["model=null"])
 
 
 def test_a_folder_given_for_a_recipe_is_refused_a_saved_models_naming_its_recipe_file(
