@@ -100,11 +100,14 @@ def check_rebuilt(artifact: Artifact, assets: dict[str, dict[str, Any]], target:
     tasks in its order and weights of the same names and shapes (``rebuilt_model``).
 
     Raises:
-        ValueError: Naming ``target`` (not written), the recipe's tasks and the model's where they differ, and each
-            component whose weights differ (``model.heads.NAME``, ``model.fusion``, ``model.encoders.KIND``) with its
-            first weight that does.
+        RecipeError: Naming the recipe's file and the component's recipe path, for an argument its constructor
+            refuses (``Recipe.building``).
+        ValueError: Naming ``target`` (not written), the recipe's file, the recipe's tasks and the model's where they
+            differ, and each component whose weights differ (``model.heads.NAME``, ``model.fusion``,
+            ``model.encoders.KIND``) with its first weight that does.
     """
-    rebuilt = rebuilt_model(artifact.recipe.model, assets)
+    with artifact.recipe.building():
+        rebuilt = rebuilt_model(artifact.recipe.model, assets)
     problems = []
     tasks, have = [task.name for task in task_specs(artifact.recipe.model)], [task.name for task in artifact.tasks]
     if tasks != have:
@@ -112,9 +115,9 @@ def check_rebuilt(artifact: Artifact, assets: dict[str, dict[str, Any]], target:
     problems += weight_differences(shapes(rebuilt), shapes(artifact.model))
     if problems:
         raise ValueError(
-            f"{target}: not saved: the recipe's model: section builds another model ({'; '.join(problems)}); save "
-            "it with a recipe whose model: section describes this one, or set the detector's recipe to None to save "
-            "its architecture alone"
+            f"{target}: not saved: the model: section of the recipe {artifact.recipe.source} builds another model "
+            f"({'; '.join(problems)}); save it with a recipe whose model: section describes this one, or set the "
+            "detector's recipe to None to save its architecture alone"
         )
 
 

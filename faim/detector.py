@@ -461,8 +461,10 @@ class Detector:
         Raises:
             ValueError: Without a recipe, when a component cannot be written out (see
                 ``faim.artifact.architecture_recipe``); for a recipe that is not one (``faim.recipe.as_recipe``); for
-                one whose ``model:`` section builds another model than ``model`` (a head swapped since), naming what
-                differs, before anything is written (``faim.artifact.check_rebuilt``).
+                one whose ``model:`` section builds another model than ``model`` (a head swapped since), naming the
+                recipe's file and what differs, or holds an argument a component's constructor refuses (a
+                ``RecipeError`` naming the file and the component, ``Recipe.building``), before anything is written
+                (``faim.artifact.check_rebuilt``).
         """
         recipe = self.recipe if recipe is None else as_recipe(recipe)
         artifact = Artifact(

@@ -159,7 +159,7 @@ def test_a_failed_save_leaves_the_model_there_as_it_was_and_nothing_beside_it(sa
         ("tasks", r"the recipe's tasks \['harmful', 'other'\], the model's \['harmful'\]"),
     ],
 )
-def test_a_model_its_recipe_does_not_build_is_refused_naming_what_differs_and_the_model_there_is_kept(
+def test_a_model_its_recipe_does_not_build_is_refused_naming_the_recipe_what_differs_and_the_model_there_is_kept(
     change: str, differs: str, saved
 ) -> None:
     _, directory = saved
@@ -171,7 +171,10 @@ def test_a_model_its_recipe_does_not_build_is_refused_naming_what_differs_and_th
         recipe["model"]["heads"]["harmful"]["hidden_dim"] = 8
     else:
         recipe["model"]["heads"]["other"] = recipe["model"]["heads"]["harmful"]
-    with pytest.raises(ValueError, match=rf"^{directory}: not saved: .*{differs}"):
+    named = directory / "recipe.yaml" if change == "head" else "<dict>"  # the detector's own recipe, or the one given
+    with pytest.raises(
+        ValueError, match=rf"^{directory}: not saved: the model: section of the recipe {named} .*{differs}"
+    ):
         loaded.save(directory, None if change == "head" else recipe)
     assert sorted(path.name for path in directory.parent.iterdir()) == ["model"]
     assert {path.name: path.read_bytes() for path in directory.iterdir()} == before
@@ -369,7 +372,7 @@ def scaled_head() -> Iterator[str]:
 
 @pytest.mark.parametrize("composed_in_code", [False, True])
 def test_a_plugin_whose_constructor_reads_a_tensors_value_is_saved_and_loaded(
-    scaled_head: str, composed_in_code: bool, tmp_path: Path
+    scaled_head: str, composed_in_code: bool, tmp_path: Path, write_recipe
 ) -> None:
     section = {
         "encoders": {"text": {"type": "tiny_text", "dim": 8}},
@@ -383,9 +386,12 @@ def test_a_plugin_whose_constructor_reads_a_tensors_value_is_saved_and_loaded(
     detector.save(tmp_path / "model")
     assert torch.equal(torch.random.get_rng_state(), state)  # later random draws are as they were
     assert float(faim.load(tmp_path / "model").model.heads["harmful"].scale) == 3.0
-    section["heads"]["harmful"]["scale"] = -1.0  # what is wrong with a recipe is said still
-    with pytest.raises(ValueError, match=r"^model.heads.harmful: scale must be positive$"):
-        detector.save(tmp_path / "model", {"model": section})
+    section["heads"]["harmful"]["scale"] = -1.0  # what is wrong with a recipe is said still, naming it
+    path = write_recipe({"model": section}, "scaled.yaml")
+    for given, named in (({"model": section}, "<dict>"), (path, path)):
+        with pytest.raises(RecipeError, match=rf"^{named}: model.heads.harmful: scale must be positive$") as refused:
+            detector.save(tmp_path / "model", given)
+        assert str(refused.value.__cause__) == "scale must be positive"
 
 
 def test_a_save_refused_for_an_encoder_the_model_lacks_that_loads_weights_as_it_is_built_says_nothing_else(
