@@ -60,6 +60,25 @@ def parse_yaml(text: str) -> Any:
     return yaml.load(text, Loader=RecipeLoader)  # noqa: S506 - RecipeLoader is a SafeLoader
 
 
+def yaml_problem(error: yaml.YAMLError, text: str) -> str:
+    """What ``parse_yaml`` refusing ``text`` with ``error`` found, on one line, with each place in ``text`` it names:
+    ``at line 3, column 8: expected ',' or '}', but got ':' (while parsing a flow mapping at line 2, column 11)``,
+    where PyYAML's own message names each place in ``"<unicode string>"`` and quotes its line."""
+    if isinstance(error, yaml.reader.ReaderError):  # a character YAML does not allow, at an index of text
+        line, column = text.count("\n", 0, error.position), error.position - text.rfind("\n", 0, error.position) - 1
+        return f"at line {line + 1}, column {column + 1}: character {chr(error.character)!r}: {error.reason}"
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return f"({error})"
+    problem = f"at {place(error.problem_mark)}: {error.problem}" if error.problem_mark else f"({error.problem})"
+    context = f" ({error.context}{f' at {place(error.context_mark)}' if error.context_mark else ''})"
+    return problem + (context if error.context else "") + (f"; {error.note}" if error.note else "")
+
+
+def place(mark: yaml.Mark) -> str:
+    """Where ``mark`` is in the YAML text read, as an error says it: ``line 2, column 11``."""
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
 def shipped_recipes() -> list[str]:
     """Names (without ``.yaml``) of the recipes shipped with faim."""
     return sorted(p.name[: -len(".yaml")] for p in SHIPPED.iterdir() if p.name.endswith(".yaml"))
@@ -90,9 +109,10 @@ def locate(name_or_path: str | Path) -> Path:
 
 def read_yaml(path: Path) -> dict[str, Any]:
     try:
-        data = parse_yaml(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = parse_yaml(text)
     except yaml.YAMLError as error:
-        raise RecipeError(str(path), "", f"invalid YAML: {error}") from error
+        raise RecipeError(str(path), "", f"invalid YAML {yaml_problem(error, text)}") from error
     except UnicodeDecodeError as error:
         raise RecipeError(str(path), "", f"not UTF-8 text (byte {error.start + 1})") from None
     if not isinstance(data, dict):
@@ -145,11 +165,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     try:
         return key.strip().split("."), parse_yaml(value) if value.strip() else None
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        problem = f"{getattr(error, 'problem', None) or 'unreadable'}" + (
-            f" at character {mark.column + 1}" if mark else ""
-        )
-        raise RecipeError("--set", key.strip(), f"the value {value!r} is not YAML ({problem})") from None
+        raise RecipeError(
+            "--set", key.strip(), f"the value {value!r} is not YAML {yaml_problem(error, value)}"
+        ) from None
 
 
 # Where a null override drops the key whatever its value: a head, or an encoder (one reading another's by name too)

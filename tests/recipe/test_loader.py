@@ -287,13 +287,36 @@ def test_a_recipe_that_is_not_utf8_an_override_that_is_not_yaml_and_a_base_that_
         load_recipe_dict(latin)
     with pytest.raises(
         RecipeError,
-        match=r"--set: train.augment: the value '\{a' is not YAML \(expected ',' or '\}', but got '<stream end>'.*\)$",
+        match=r"--set: train.augment: the value '\{a' is not YAML at line 1, column 3: expected ',' or '\}', but got",
     ):
         apply_overrides({}, ["train.augment={a"])
     listed = tmp_path / "listed.yaml"
     listed.write_text("base: [a, b]\nmodel: {}\n", encoding="utf-8")
     with pytest.raises(RecipeError, match=r"listed.yaml: base: expected one recipe's name or path, got \['a', 'b'\]"):
         load_recipe_dict(listed)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "model:\n  fusion: {type: concat\n  heads: {}\n",
+            "at line 3, column 8: expected ',' or '}', but got ':' (while parsing a flow mapping at line 2, column 11)",
+        ),
+        ("model: {}\ntrain: {lr: 1,\n  lr: 2}\n", "at line 3, column 3: found key 'lr' a second time (first given on"),
+        ("model:\n\t- x\n", "at line 2, column 1: found character '\\t' that cannot start any token (while scanning"),
+        ("model: {}\neval: \x00\n", "at line 2, column 7: character '\\x00': special characters are not allowed"),
+    ],
+)
+def test_a_recipe_that_is_not_yaml_is_named_once_with_the_line_and_column_of_what_is_wrong(
+    text: str, said: str, tmp_path: Path
+) -> None:
+    recipe = tmp_path / "broken.yaml"
+    recipe.write_text(text, encoding="utf-8")
+    with pytest.raises(RecipeError) as refused:
+        Recipe.load(recipe)
+    assert str(refused.value).startswith(f"{recipe}: invalid YAML {said}")
+    assert "\n" not in str(refused.value) and "<unicode string>" not in str(refused.value)
 
 
 def test_an_override_indexing_a_list_is_refused_saying_how_to_change_the_list() -> None:
