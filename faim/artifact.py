@@ -20,7 +20,9 @@ architecture is rebuilt from ``recipe.yaml``'s ``model:`` section and the weight
 from __future__ import annotations
 
 import json
+import os
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -33,7 +35,7 @@ from faim.artifact_manifest import FORMAT_VERSION, MANIFEST, RECIPE, ArtifactErr
 from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
-from faim.file_digests import file_digests, sealed
+from faim.file_digests import file_digests, listed_file, relative_inside, sealed
 from faim.folders import check_replaceable, replacing, umask_permissions
 from faim.model import WholePostModel
 from faim.recipe import Recipe
@@ -224,16 +226,63 @@ def relative_paths(value: Any, staging: Path) -> Any:
     return value
 
 
-def inside(value: Any, root: Path, files: dict[str, str]) -> Any:
-    """Rebuild arguments read back: each string naming a file the manifest lists, or a folder holding some, becomes
-    that path inside the artifact at ``root``."""
+def rebuild_arguments(root: Path, manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each encoder's rebuild arguments as the manifest of the artifact at ``root`` holds them, every path in them
+    made a file or folder of the artifact that the manifest lists (``inside``).
+
+    Raises:
+        ArtifactError: Naming the manifest, the argument and the path, when it names a path the manifest does not
+            list (outside the artifact, or inside it but unlisted), which loading would read unchecked.
+    """
+    try:
+        return {
+            name: inside(args, root, manifest["files"], f"encoders.{name}")
+            for name, args in manifest["encoders"].items()
+        }
+    except ValueError as error:
+        raise ArtifactError(f"{root / MANIFEST}: {error}") from None
+
+
+def inside(value: Any, root: Path, files: Mapping[str, str], field: str) -> Any:
+    """Rebuild arguments read back, ``field`` their entry in the manifest (``encoders.text``): each string naming a
+    path (``names_a_path``) becomes that file or folder of the artifact at ``root`` (``listed_path``); any other
+    string (a name, such as torchvision's weights') is kept as it is.
+
+    Raises:
+        ValueError: Naming the argument (``encoders.text.weights``) and the path, as ``listed_path``.
+    """
     if isinstance(value, dict):
-        return {key: inside(item, root, files) for key, item in value.items()}
+        return {key: inside(item, root, files, f"{field}.{key}") for key, item in value.items()}
     if isinstance(value, list):
-        return [inside(item, root, files) for item in value]
-    if isinstance(value, str) and any(name == value or name.startswith(f"{value}/") for name in files):
-        return str(root / value)
+        return [inside(item, root, files, f"{field}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, str) and names_a_path(value, root):
+        return str(listed_path(root, files, field, value))
     return value
+
+
+def names_a_path(value: str, root: Path) -> bool:
+    """Whether a string of a saved model's rebuild arguments names a path: one outside any directory (absolute, or
+    with a ``..`` part), or one naming something inside the artifact at ``root`` or in the working directory; a
+    string naming nothing (torchvision's weights' name) is a setting."""
+    return not relative_inside(value) or os.path.exists(root / value) or os.path.exists(value)
+
+
+def listed_path(root: Path, files: Mapping[str, str], setting: str, name: str) -> Path:
+    """The file or folder of the artifact at ``root`` that the rebuild argument ``setting`` names ``name``: a file its
+    manifest lists (``listed_file``), or a folder inside it every file under which the manifest lists (a
+    transformers encoder's config and tokenizer, which it reads from the folder by their names).
+
+    Raises:
+        ValueError: As ``listed_file``, naming ``setting`` and ``name``, and for a folder the first file under it
+            that the manifest does not list.
+    """
+    folder = root / name
+    if name in files or not relative_inside(name) or not folder.is_dir():
+        return listed_file(root, files, setting, name)
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            listed_file(root, files, f"{setting} {name!r}: file", path.relative_to(root).as_posix())
+    return folder
 
 
 def calibration_entry(calibration: Calibration, task: str) -> dict[str, float | None]:
@@ -274,7 +323,7 @@ def load_artifact(directory: str | Path) -> Artifact:
     root = Path(directory)
     manifest = read_manifest(root)
     verify_files(root, manifest)
-    overrides = {name: inside(args, root, manifest["files"]) for name, args in manifest["encoders"].items()}
+    overrides = rebuild_arguments(root, manifest)
     with rebuilding_saved(str(root)):
         recipe = Recipe.load(root / RECIPE)
         model = build_model(recipe.model, overrides)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from faim.weights import sha256_file
@@ -35,17 +36,42 @@ def sealed(manifest: dict[str, Any]) -> dict[str, Any]:
 def check_digests(root: Path, manifest: dict[str, Any], listing: str, error: type[Exception]) -> None:
     """Raise ``error`` naming ``listing`` (the manifest's file under ``root``) when its content differs from its seal
     (thresholds, calibration or settings edited after it was written; a manifest written before manifests were sealed
-    has none and is read as it is), or naming the first file it lists (relative path → sha256 under ``"files"``) that
-    is missing or whose sha256 differs."""
+    has none and is read as it is), naming the first name it lists (relative path → sha256 under ``"files"``) that is
+    not a relative path inside ``root`` (before any file is read), or naming the first file it lists that is missing
+    or whose sha256 differs."""
     if SEAL in manifest and manifest[SEAL] != content_digest(manifest):
         raise error(
             f"{root / listing}: modified after it was written (its tasks, thresholds, calibration or settings); "
             "faim calibrate writes a copy of a saved model with other thresholds and calibration (export that copy "
             "for an export)"
         )
+    for relative in manifest["files"]:
+        if not relative_inside(relative):
+            raise error(f"{root / listing}: files: {relative!r} is not a path inside {root}")
     for relative, expected in manifest["files"].items():
         path = root / relative
         if not path.is_file():
             raise error(f"{path}: listed in {listing} but missing")
         if sha256_file(path) != expected:
             raise error(f"{path}: sha256 does not match {listing}; the file was modified or corrupted")
+
+
+def relative_inside(name: Any) -> bool:
+    """Whether ``name`` is a string naming a path inside whatever directory it is taken relative to: not absolute,
+    without a ``..`` part."""
+    path = PurePosixPath(name) if isinstance(name, str) else None
+    return path is not None and not path.is_absolute() and ".." not in path.parts
+
+
+def listed_file(directory: Path, listing: Mapping[str, str], setting: str, name: Any) -> Path:
+    """The file of the model in ``directory`` (saved or exported) that its manifest's ``setting`` names ``name``,
+    which must be one its ``files`` ``listing`` holds (the files whose sha256 ``check_digests`` checks) and inside
+    ``directory``, so that no file is read unchecked or from elsewhere.
+
+    Raises:
+        ValueError: Naming ``setting`` and ``name`` (the caller names the manifest and its entry) when ``name`` is not
+            a relative path inside ``directory`` that the listing holds.
+    """
+    if not relative_inside(name) or name not in listing:
+        raise ValueError(f"{setting} {name!r} is not a file of the model listed under files")
+    return directory / name

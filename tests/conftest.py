@@ -322,18 +322,20 @@ def export_posts() -> list[dict[str, Any]]:
     ]
 
 
-def edited_export(export: Path, target: Path, edit: Callable[[dict[str, Any]], object]) -> Path:
-    """A copy of ``export`` at ``target`` whose manifest ``edit`` changed in place, sealed again as an export writes
-    it (so only the change is refused, not the seal)."""
+def edited_model(model: Path, target: Path, edit: Callable[[dict[str, Any]], object]) -> Path:
+    """A copy of the export or saved model ``model`` at ``target`` whose manifest (``faim-export.json``, else
+    ``faim.json``) ``edit`` changed in place, sealed again as an export or a save writes it (so only the change is
+    refused, not the seal)."""
     import json
     import shutil
 
     from faim.file_digests import SEAL, sealed
 
-    copy = Path(shutil.copytree(export, target))
-    manifest = json.loads((copy / "faim-export.json").read_text())
+    copy = Path(shutil.copytree(model, target))
+    path = copy / "faim-export.json" if (copy / "faim-export.json").is_file() else copy / "faim.json"
+    manifest = json.loads(path.read_text())
     edit(manifest)
-    (copy / "faim-export.json").write_text(json.dumps(sealed({k: v for k, v in manifest.items() if k != SEAL})))
+    path.write_text(json.dumps(sealed({k: v for k, v in manifest.items() if k != SEAL})))
     return copy
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import stat
 import warnings
 from collections.abc import Iterator, Mapping
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import tiny_recipe
+from conftest import edited_model, tiny_recipe
 
 import faim
 from faim import Recipe, registry
@@ -294,6 +296,49 @@ def test_hf_text_artifact_carries_config_and_tokenizer(tmp_path: Path, demo_data
     assert scores[1]["harmful"] == pytest.approx(scores[0]["harmful"], abs=1e-6)  # the Cyrillic о folds after loading
     assert scores[2]["harmful"] == pytest.approx(scores[0]["harmful"], abs=1e-6)  # and so does the leetspeak
     assert (tmp_path / "model" / "encoders" / "text" / "config.json").is_file()
+
+
+@pytest.fixture
+def saved_bert(tmp_path: Path, demo_data) -> Path:
+    """A saved model whose text encoder (hf_text) reads its config and tokenizer from the folder ``encoders/text`` its
+    rebuild arguments name, with a copy of that folder beside the model (``elsewhere``) and one inside it, unlisted
+    (``unlisted``)."""
+    write_tiny_bert(tmp_path / "bert")
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["encoders"] = {"text": {"type": "hf_text", "weights": str(tmp_path / "bert"), "max_length": 16}}
+    faim.build(recipe).save(str(tmp_path / "saved"))
+    shutil.copytree(tmp_path / "saved" / "encoders" / "text", tmp_path / "elsewhere")
+    shutil.copytree(tmp_path / "saved" / "encoders" / "text", tmp_path / "saved" / "unlisted")
+    return tmp_path / "saved"
+
+
+UNLISTED = "is not a file of the model listed under files"
+
+
+@pytest.mark.parametrize(
+    ("weights", "wrong"),
+    [
+        ("../elsewhere", f"encoders.text.weights '../elsewhere' {UNLISTED}"),
+        ("ELSEWHERE", f"encoders.text.weights 'ELSEWHERE' {UNLISTED}"),
+        ("unlisted", f"encoders.text.weights 'unlisted': file 'unlisted/config.json' {UNLISTED}"),
+        ("unlisted/config.json", f"encoders.text.weights 'unlisted/config.json' {UNLISTED}"),
+    ],
+)
+def test_a_path_of_the_rebuild_arguments_that_the_verified_listing_does_not_hold_fails_loading_naming_it(
+    saved_bert: Path, tmp_path: Path, weights: str, wrong: str
+) -> None:
+    weights = weights.replace("ELSEWHERE", str(tmp_path / "elsewhere"))
+    wrong = wrong.replace("ELSEWHERE", str(tmp_path / "elsewhere"))
+    copy = edited_model(saved_bert, tmp_path / "edited", lambda m: m["encoders"]["text"].update(weights=weights))
+    with pytest.raises(ArtifactError, match=f"^{re.escape(str(copy / 'faim.json'))}: {re.escape(wrong)}$"):
+        faim.load(copy)
+
+
+def test_a_file_added_to_a_folder_the_rebuild_arguments_name_fails_loading_naming_it(saved_bert: Path) -> None:
+    (saved_bert / "encoders" / "text" / "special_tokens_map.json").write_text("{}", encoding="utf-8")
+    wrong = f"encoders.text.weights 'encoders/text': file 'encoders/text/special_tokens_map.json' {UNLISTED}"
+    with pytest.raises(ArtifactError, match=re.escape(wrong)):
+        faim.load(saved_bert)
 
 
 def test_a_saved_encoder_keeps_the_cache_identity_of_its_weights_not_of_its_path(tmp_path: Path, demo_data) -> None:

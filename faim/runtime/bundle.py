@@ -19,9 +19,9 @@ Every listed file's hash is checked before anything is read; nothing is unpickle
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST
@@ -103,23 +103,8 @@ def manifest_entry(directory: Path, field: str) -> Iterator[None]:
 
 
 FileResolver = Callable[[str, Any], Path]
-"""Finds the file of an export that a setting of its manifest's entry names: ``resolve("graph", "fusion.onnx")``."""
-
-
-def listed_file(directory: Path, listing: Mapping[str, str], setting: str, name: Any) -> Path:
-    """The file of the export in ``directory`` that the manifest's ``setting`` names ``name``, which must be one its
-    ``files`` ``listing`` holds (the files whose sha256 ``read_bundle`` checks) and inside the export, so that no file
-    is read unchecked or from elsewhere. ``functools.partial(listed_file, directory, listing)`` is the export's
-    ``FileResolver``.
-
-    Raises:
-        ValueError: Naming ``setting`` and ``name`` (read within ``manifest_entry``, which names the manifest and the
-            entry) when ``name`` is not a relative path inside the export that the listing holds.
-    """
-    path = PurePosixPath(name) if isinstance(name, str) else None
-    if path is None or path.is_absolute() or ".." in path.parts or name not in listing:
-        raise ValueError(f"{setting} {name!r} is not a file of the export listed under files")
-    return directory / name
+"""Finds the file of an export that a setting of its manifest's entry names: ``resolve("graph", "fusion.onnx")``;
+``functools.partial(faim.file_digests.listed_file, directory, listing)`` is the export's own."""
 
 
 def read_bundle(directory: str | Path) -> dict[str, Any]:

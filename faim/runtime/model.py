@@ -14,6 +14,7 @@ import onnxruntime
 from faim.data.elements import PostError, checked_elements, posts_to_read, read_each, readable_posts
 from faim.data.post import Post, length_batches
 from faim.decisions import decide, score_rows, task_spec
+from faim.file_digests import listed_file
 from faim.preprocess.pixels import is_number
 from faim.runtime.bundle import (
     EMBEDDING,
@@ -21,7 +22,6 @@ from faim.runtime.bundle import (
     check_graph_format,
     elements_names,
     fusion_outputs,
-    listed_file,
     manifest_entry,
     probabilities_name,
     read_bundle,

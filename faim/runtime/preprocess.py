@@ -139,7 +139,7 @@ def part_preprocessor(
     spec: dict[str, Any], files: FileResolver
 ) -> TokenizedText | PieceText | E5PieceText | NgramBags | CroppedPictures | MetaFeatures:
     """The preprocessing an exported encoder part's manifest entry describes, each file it names found by ``files``
-    (among the export's listed files: ``faim.runtime.bundle.listed_file``).
+    (among the export's listed files: ``faim.file_digests.listed_file``).
 
     Raises:
         ValueError: Naming a ``type`` the runtime does not read, a file ``files`` refuses, or a setting the

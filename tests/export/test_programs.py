@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import edited_export, export_posts
+from conftest import edited_model, export_posts
 from test_model_export import flat_scores, picture_and_meta_detector
 
 import faim.runtime
@@ -62,10 +62,8 @@ def test_a_program_the_manifest_names_outside_its_verified_files_is_refused(
     programs: tuple[Path, Path], tmp_path: Path
 ) -> None:
     shutil.copytree(programs[1], tmp_path / "elsewhere")
-    copy = edited_export(
-        programs[1], tmp_path / "export", lambda m: m["fusion"].update(graph="../elsewhere/fusion.pt2")
-    )
-    refusal = "faim-export.json: fusion: graph '../elsewhere/fusion.pt2' is not a file of the export listed under files"
+    copy = edited_model(programs[1], tmp_path / "export", lambda m: m["fusion"].update(graph="../elsewhere/fusion.pt2"))
+    refusal = "faim-export.json: fusion: graph '../elsewhere/fusion.pt2' is not a file of the model listed under files"
     with pytest.raises(ExportError, match=re.escape(refusal)):
         load_export(copy)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import check_rows_in_input_order, edited_export, export_posts, without_packages
+from conftest import check_rows_in_input_order, edited_model, export_posts, without_packages
 from PIL import Image
 
 import faim.runtime
@@ -136,7 +136,7 @@ def image_preprocessing(manifest: dict) -> dict:
 def test_a_manifest_holding_what_no_export_writes_fails_loading_naming_it_and_the_field(
     exported: tuple[Path, Path], tmp_path: Path, edit: Callable[[dict], object], wrong: str
 ) -> None:
-    copy = edited_export(exported[1], tmp_path / "export", edit)
+    copy = edited_model(exported[1], tmp_path / "export", edit)
     with pytest.raises(ExportError, match=f"^{re.escape(str(copy / 'faim-export.json'))}: {re.escape(wrong)}"):
         faim.runtime.load(copy)
 
@@ -148,7 +148,7 @@ def graph_elsewhere(manifest: dict, listed: bool) -> None:
     manifest["fusion"]["graph"] = "../elsewhere/fusion.onnx"
 
 
-UNLISTED = "is not a file of the export listed under files"
+UNLISTED = "is not a file of the model listed under files"
 
 
 @pytest.mark.parametrize(
@@ -156,7 +156,7 @@ UNLISTED = "is not a file of the export listed under files"
     [
         (lambda m: m["fusion"].update(graph="missing.onnx"), f"fusion: graph 'missing.onnx' {UNLISTED}"),
         (lambda m: graph_elsewhere(m, listed=False), f"fusion: graph '../elsewhere/fusion.onnx' {UNLISTED}"),
-        (lambda m: graph_elsewhere(m, listed=True), f"fusion: graph '../elsewhere/fusion.onnx' {UNLISTED}"),
+        (lambda m: graph_elsewhere(m, listed=True), "files: '../elsewhere/fusion.onnx' is not a path inside"),
         (lambda m: m["fusion"].update(graph=["fusion.onnx"]), f"fusion: graph ['fusion.onnx'] {UNLISTED}"),
         (lambda m: text_preprocessing(m).update(tokenizer="faim-export.json"), "encoders.text: tokenizer 'faim-exp"),
         (
@@ -169,7 +169,7 @@ def test_a_file_the_manifest_names_that_its_verified_listing_does_not_hold_fails
     exported: tuple[Path, Path], tmp_path: Path, edit: Callable[[dict], object], wrong: str
 ) -> None:
     shutil.copytree(exported[1], tmp_path / "elsewhere")  # an intact graph outside the export, read unchecked before
-    copy = edited_export(exported[1], tmp_path / "export", edit)
+    copy = edited_model(exported[1], tmp_path / "export", edit)
     with pytest.raises(ExportError, match=f"^{re.escape(str(copy / 'faim-export.json'))}: {re.escape(wrong)}"):
         faim.runtime.load(copy)
 

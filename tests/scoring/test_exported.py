@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import edited_export, export_posts, tiny_recipe, without_packages
+from conftest import edited_model, export_posts, tiny_recipe, without_packages
 
 from faim.artifact_manifest import ArtifactError
 from faim.cli.main import main
@@ -214,8 +214,8 @@ def test_a_saved_model_whose_manifest_is_damaged_is_named_before_anything_is_exp
 def test_an_export_whose_manifest_loading_refuses_is_refused_in_one_message_before_anything_is_written(
     exported: tuple[Path, Path], tmp_path: Path, workers: int
 ) -> None:
-    export = edited_export(exported[1], tmp_path / "export", lambda m: m["fusion"].update(graph="missing.onnx"))
-    refusal = "faim-export.json: fusion: graph 'missing.onnx' is not a file of the export listed under files"
+    export = edited_model(exported[1], tmp_path / "export", lambda m: m["fusion"].update(graph="missing.onnx"))
+    refusal = "faim-export.json: fusion: graph 'missing.onnx' is not a file of the model listed under files"
     with pytest.raises(ExportError, match=re.escape(refusal)):
         score_exported(export, write_dump(tmp_path / "dump"), tmp_path / "out", workers=workers, progress=False)
     assert not (tmp_path / "out").exists()  # no worker started

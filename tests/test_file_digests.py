@@ -1,0 +1,38 @@
+"""The sha256 listing of a model's files: checked on load, and naming only files inside the model's directory."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from faim.file_digests import check_digests, file_digests, listed_file, sealed
+from faim.weights import sha256_file
+
+
+@pytest.mark.parametrize("name", ["../elsewhere/weights.bin", "ELSEWHERE", "inner/../../elsewhere/weights.bin"])
+def test_a_listed_name_outside_the_directory_is_refused_before_any_file_is_read(name: str, tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "weights.bin").write_bytes(b"weights")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "inner").mkdir()
+    name = name.replace("ELSEWHERE", str(tmp_path / "elsewhere" / "weights.bin"))
+    manifest = sealed({"files": {name: sha256_file(tmp_path / "elsewhere" / "weights.bin")}})
+    wrong = f"{tmp_path / 'model' / 'faim.json'}: files: {name!r} is not a path inside {tmp_path / 'model'}"
+    with pytest.raises(ValueError, match=f"^{re.escape(wrong)}$"):
+        check_digests(tmp_path / "model", manifest, "faim.json", ValueError)
+
+
+def test_a_listing_of_the_directorys_own_files_passes(tmp_path: Path) -> None:
+    (tmp_path / "encoders").mkdir()
+    (tmp_path / "encoders" / "config.json").write_text("{}")
+    check_digests(tmp_path, sealed({"files": file_digests(tmp_path)}), "faim.json", ValueError)
+
+
+@pytest.mark.parametrize("name", ["encoders/other.json", "../config.json", "/etc/hosts", ["encoders/config.json"]])
+def test_a_name_the_listing_does_not_hold_inside_the_directory_is_no_listed_file(name: object, tmp_path: Path) -> None:
+    listing = {"encoders/config.json": "0" * 64, "../config.json": "0" * 64}
+    with pytest.raises(ValueError, match=re.escape(f"tokenizer {name!r} is not a file of the model listed under")):
+        listed_file(tmp_path, listing, "tokenizer", name)
+    assert listed_file(tmp_path, listing, "tokenizer", "encoders/config.json") == tmp_path / "encoders/config.json"
