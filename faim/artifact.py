@@ -31,7 +31,16 @@ from typing import Any
 import safetensors.torch
 import torch
 
-from faim.artifact_manifest import FORMAT_VERSION, MANIFEST, RECIPE, ArtifactError, read_manifest, verify_files
+from faim.artifact_manifest import (
+    FORMAT_VERSION,
+    MANIFEST,
+    RECIPE,
+    WEIGHTS,
+    ArtifactError,
+    own_file,
+    read_manifest,
+    verify_files,
+)
 from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
@@ -191,8 +200,8 @@ def write_files(artifact: Artifact, assets: dict[str, dict[str, Any]], staging: 
     """Write the files of ``artifact`` into the folder ``staging``, which holds what its encoders wrote there
     (``assets``: their rebuild arguments), the manifest last."""
     rebuild = {name: relative_paths(arguments, staging) for name, arguments in assets.items()}
-    safetensors.torch.save_model(artifact.model, str(staging / "model.safetensors"))
-    umask_permissions(staging / "model.safetensors")
+    safetensors.torch.save_model(artifact.model, str(staging / WEIGHTS))
+    umask_permissions(staging / WEIGHTS)
     (staging / RECIPE).write_text(artifact.recipe.to_yaml(), encoding="utf-8")
     manifest = {
         "format": FORMAT_VERSION,
@@ -313,9 +322,10 @@ def read_recipe(directory: str | Path) -> Recipe:
     """The recipe saved in an artifact, after checking every file's hash; read as a saved model's
     (``rebuilding_saved``): an argument faim came to refuse since is warned of."""
     root = Path(directory)
-    verify_files(root, read_manifest(root))
+    manifest = read_manifest(root)
+    verify_files(root, manifest)
     with rebuilding_saved(str(root)):
-        return Recipe.load(root / RECIPE)
+        return Recipe.load(own_file(root, manifest, RECIPE))
 
 
 def load_artifact(directory: str | Path) -> Artifact:
@@ -325,9 +335,9 @@ def load_artifact(directory: str | Path) -> Artifact:
     verify_files(root, manifest)
     overrides = rebuild_arguments(root, manifest)
     with rebuilding_saved(str(root)):
-        recipe = Recipe.load(root / RECIPE)
+        recipe = Recipe.load(own_file(root, manifest, RECIPE))
         model = build_model(recipe.model, overrides)
-    load_weights(model, root / "model.safetensors")
+    load_weights(model, own_file(root, manifest, WEIGHTS))
     model.eval()
     tasks = [TaskSpec(t["name"], t["type"], tuple(t["labels"])) for t in manifest["tasks"]]
     if [t.name for t in tasks] != [t.name for t in task_specs(recipe.model)]:

@@ -9,11 +9,13 @@ from typing import Any
 
 import yaml
 
-from faim.file_digests import check_digests
+from faim.file_digests import check_digests, listed_file
 
 MANIFEST = "faim.json"
 RECIPE = "recipe.yaml"
 """The recipe a saved model holds beside its manifest (``faim.artifact``)."""
+WEIGHTS = "model.safetensors"
+"""The weights a saved model holds beside its manifest."""
 EXPORT_MANIFEST = "faim-export.json"
 """The manifest an export (``faim export``, ``faim.runtime.bundle``) has instead; each of the two is named where the
 other is given."""
@@ -69,10 +71,11 @@ def fused_kinds(directory: Path, manifest: dict[str, Any]) -> list[str]:
 
     Raises:
         OSError: When an older model's ``recipe.yaml`` cannot be read.
+        ArtifactError: When its ``manifest`` does not list it (``own_file``).
     """
     if "fused_kinds" in manifest:
         return sorted(manifest["fused_kinds"])
-    recipe = yaml.safe_load((directory / RECIPE).read_text(encoding="utf-8"))
+    recipe = yaml.safe_load(own_file(directory, manifest, RECIPE).read_text(encoding="utf-8"))
     return sorted(set(recipe["model"]["fusion"].get("kinds") or manifest["element_kinds"]))
 
 
@@ -84,3 +87,16 @@ def is_export(directory: Path) -> bool:
 def verify_files(directory: Path, manifest: dict[str, Any]) -> None:
     """Check the sha256 of every file the manifest lists."""
     check_digests(directory, manifest, MANIFEST, ArtifactError)
+
+
+def own_file(directory: Path, manifest: dict[str, Any], name: str) -> Path:
+    """The file ``name`` (``RECIPE``, ``WEIGHTS``) of the saved model in ``directory``, which its ``manifest`` must
+    list, so that ``verify_files`` checks its sha256 before it is read.
+
+    Raises:
+        ArtifactError: Naming the manifest and ``name`` when the manifest does not list it.
+    """
+    try:
+        return listed_file(directory, manifest["files"], "files", name)
+    except ValueError as error:
+        raise ArtifactError(f"{directory / MANIFEST}: {error}") from None

@@ -224,6 +224,21 @@ def test_weights_that_do_not_fit_the_recipe_are_named(head: dict, differs: str, 
         faim.load(directory)
 
 
+@pytest.mark.parametrize("name", ["model.safetensors", "recipe.yaml"])
+def test_weights_or_a_recipe_the_listing_does_not_hold_fail_loading_naming_them(
+    name: str, saved, tmp_path: Path
+) -> None:
+    _, directory = saved
+    copy = edited_model(directory, tmp_path / "edited", lambda m: m["files"].pop(name))
+    (copy / name).write_bytes((copy / name).read_bytes() + b"\n")  # read unchecked before
+    wrong = f"{copy / 'faim.json'}: files {name!r} is not a file of the model listed under files"
+    with pytest.raises(ArtifactError, match=f"^{re.escape(wrong)}$"):
+        faim.load(copy)
+    if name == "recipe.yaml":
+        with pytest.raises(ArtifactError, match=f"^{re.escape(wrong)}$"):
+            read_recipe(copy)
+
+
 def test_missing_file_is_named(saved) -> None:
     _, directory = saved
     (directory / "recipe.yaml").unlink()
