@@ -37,10 +37,12 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     """The manifest of the saved model in ``directory``.
 
     Raises:
-        ArtifactError: Naming the file, when there is none (saying so of an export), it is not a manifest, or of
-            another format.
+        ArtifactError: Naming ``directory`` when it does not exist, or the file, when there is none (saying so of an
+            export), it is not a manifest, or of another format.
     """
     path = directory / MANIFEST
+    if not directory.exists():
+        raise ArtifactError(f"{directory}: does not exist")
     if not path.is_file() and is_export(directory):
         raise ArtifactError(
             f"{directory}: an export written by faim export, not a saved model; this needs the saved model faim train "

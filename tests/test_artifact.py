@@ -251,6 +251,11 @@ def test_not_a_model_directory(tmp_path: Path) -> None:
         faim.load(tmp_path)
 
 
+def test_a_directory_that_does_not_exist_is_named_as_such(tmp_path: Path) -> None:
+    with pytest.raises(ArtifactError, match=f"^{re.escape(str(tmp_path / 'nope'))}: does not exist$"):
+        faim.load(tmp_path / "nope")
+
+
 def test_an_export_given_for_a_saved_model_is_named_as_one(tmp_path: Path) -> None:
     (tmp_path / "faim-export.json").write_text("{}", encoding="utf-8")
     with pytest.raises(
