@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Container, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -225,25 +226,27 @@ FIRST_KIND = (
 """What to do about a dump none of whose first shard's rows holds a kind the model reads, where more rows follow."""
 
 
+FIRST_SHARDS = 8
+"""How many of a dump's first shards ``warn_unheld_at_first`` reads, at most, for one holding a post: enough to pass
+a first file or shard of rows that are no post (lines that are not JSON, rows holding nothing the model reads), few
+enough that a dump no row of which is a post (as where the mapping names no column its rows hold: every row
+``empty``) is not read whole before its first shard is scored, for no warning."""
+
+
 def warn_unheld_at_first(
-    files: list[Path],
-    shard_rows: int,
-    mapping: ColumnMap,
-    image_root: str | None,
-    kinds: Sequence[str],
-    done: Container[str],
+    files: list[Path], shard_rows: int, mapping: ColumnMap, image_root: str | None, kinds: Sequence[str]
 ) -> None:
     """Warn of each kind a model reads (``kinds``) that no post of a dump's first shard holding a post holds
     (``warn_unheld``: as where the column holding it is not mapped), naming the columns of the shard no mapping
     (``mapping``) reads: said before the dump is scored, where the rows' scores alone would not tell, for the price of
     reading the rows before that shard, which hold no post (rows that are not JSON, or that hold nothing the model
     reads, say nothing of what posts hold), the shard, and the next. It names the rows it read, which later rows may
-    hold the kind (``warn_unheld_in_run`` says, once they are scored). Nothing is said where no shard follows it (the
-    end of the run says it of the same posts), nor where its key is among ``done``, the shards an earlier run of the
-    same dump scored (which warned of it, finding the same shard: ``own_shards`` keys it as ``read_shards`` does)."""
+    hold the kind (``warn_unheld_in_run`` says, once they are scored). Nothing is said where none of the first
+    ``FIRST_SHARDS`` shards holds a post, nor where no shard follows the one that does (the end of the run says it of
+    the same posts)."""
     shards = own_shards(files, shard_rows)
-    first = _first_posts(shards, mapping, Path(image_root) if image_root else None, kinds)
-    if first is None or first[0].key in done or next(shards, None) is None:
+    first = _first_posts(islice(shards, FIRST_SHARDS), mapping, Path(image_root) if image_root else None, kinds)
+    if first is None or next(shards, None) is None:
         return
     shard, rows = first
     held = rows.held(kinds, mapping)

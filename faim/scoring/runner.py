@@ -264,7 +264,8 @@ def run_shards(
     out_dir = Path(out)
     manifest = Manifest(out_dir, plan.identity, overwrite, per_post=per_post)
     summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
-    warn_unheld_at_first(plan.files, plan.shard_rows, plan.columns, plan.image_root, plan.kinds, manifest.done)
+    if not manifest.done:  # else the run that scored one, of the same inputs, shards and mapping, warned before it
+        warn_unheld_at_first(plan.files, plan.shard_rows, plan.columns, plan.image_root, plan.kinds)
     already = sum(report.rows for report in manifest.done.values())
     bar = tqdm(total=plan.rows, initial=already, unit="row", desc=plan.action, disable=not progress, smoothing=0.05)
     shards = read_shards(plan.files, plan.shard_rows, plan.columns)

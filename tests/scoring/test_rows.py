@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -13,9 +14,10 @@ import pytest
 from faim.data.columns import ColumnMap
 from faim.data.post import as_posts
 from faim.data.sources import read_posts
-from faim.scoring.inputs import read_shards
+from faim.scoring import rows
+from faim.scoring.inputs import Shard, read_shards
 from faim.scoring.report import Held
-from faim.scoring.rows import shard_posts, warn_unheld_at_first
+from faim.scoring.rows import FIRST_SHARDS, ShardRows, shard_posts, warn_unheld_at_first
 
 KINDS = ["text", "image", "comments"]
 
@@ -188,12 +190,12 @@ def test_a_csv_cell_that_is_not_utf8_names_the_fields_it_is_read_into_and_its_co
         list(read_posts(path, {"text": "body", "labels": {"hate": "y"}, "meta": ["y"]}))
 
 
-def warned_at_first(files: list[Path], shard_rows: int, done: tuple[str, ...] = ()) -> list[str]:
+def warned_at_first(files: list[Path], shard_rows: int) -> list[str]:
     """What ``warn_unheld_at_first`` says of ``files`` read by a model of text and pictures, none of whose rows
     holds a picture."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        warn_unheld_at_first(files, shard_rows, ColumnMap(), None, ["text", "image"], done)
+        warn_unheld_at_first(files, shard_rows, ColumnMap(), None, ["text", "image"])
     return [str(warning.message).split(": no post holds")[0] for warning in caught]
 
 
@@ -209,8 +211,6 @@ def test_the_first_shard_warned_of_is_the_first_holding_a_post_whatever_rows_tha
     bare.write_text('{"likes": 3}\n' * 3, encoding="utf-8")
     first = f"{dump} (its first 2 rows, read before scoring)"
     assert warned_at_first([broken, bare, dump], 2) == [first]
-    assert warned_at_first([broken, bare, dump], 2, done=("00000-000000", "00001-000000")) == [first]
-    assert warned_at_first([broken, bare, dump], 2, done=("00002-000000",)) == []  # an earlier run warned of it
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(broken.read_text() + posts, encoding="utf-8")
     assert warned_at_first([mixed], 2) == [f"{mixed} (its 2 rows from row 3, read before scoring)"]
@@ -232,3 +232,23 @@ def test_nothing_is_said_before_scoring_where_no_shard_follows_the_first_holding
              ([empty, one, empty], False), ([empty, one, one], True)]  # fmt: skip
     for files, said in cases:
         assert bool(warned_at_first(files, 16)) is said, files
+
+
+def test_a_dump_none_of_whose_rows_is_a_post_is_read_before_scoring_only_as_far_as_its_first_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read = []
+
+    def counted(shard: Shard, *args: Any) -> ShardRows:
+        read.append(shard.size)
+        return shard_posts(shard, *args)
+
+    monkeypatch.setattr(rows, "shard_posts", counted)
+    bare = tmp_path / "bare.jsonl"  # as a mapping naming no column the rows hold reads them: every row empty
+    bare.write_text('{"body": "b"}\n' * 2 * (FIRST_SHARDS + 1), encoding="utf-8")
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"text": "t"}\n' * 3, encoding="utf-8")
+    assert warned_at_first([bare, dump], 2) == []  # its first post lies past the first shards
+    assert read == [2] * FIRST_SHARDS
+    bare.write_text('{"body": "b"}\n' * 2 * (FIRST_SHARDS - 1), encoding="utf-8")
+    assert warned_at_first([bare, dump], 2) == [f"{dump} (its first 2 rows, read before scoring)"]

@@ -12,6 +12,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,11 +23,12 @@ from faim import __version__
 from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING
 from faim.notices import FaimWarning
-from faim.scoring import runner
+from faim.scoring import rows, runner
 from faim.scoring.engine import score_dump
 from faim.scoring.inputs import Shard, count_rows
 from faim.scoring.manifest import check_resumable
 from faim.scoring.report import ShardReport
+from faim.scoring.rows import ShardRows, shard_posts
 from faim.scoring.runner import (
     WORKER_ENVIRONMENT,
     RunPlan,
@@ -145,6 +147,24 @@ def test_the_first_shard_is_warned_of_before_it_is_scored_not_again_by_a_run_res
         said.append([str(warning.message) for warning in caught if warning.category is FaimWarning])
     assert [len(messages) for messages in said] == [1, 0]
     assert said[0][0].startswith(f"{dump} (its first 1 rows, read before scoring): no post holds any image")
+
+
+def test_a_resumed_run_reads_no_row_before_scoring_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    read = []
+
+    def counted(shard: Shard, *args: Any) -> ShardRows:
+        read.append(shard.key)
+        return shard_posts(shard, *args)
+
+    monkeypatch.setattr(rows, "shard_posts", counted)
+    dump = tmp_path / "dump.jsonl"  # no row a post: read before scoring for one, as far as the first shards
+    dump.write_text('{"body": "b"}\n' * 3, encoding="utf-8")
+    plan = RunPlan([dump], 3, 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}}, ColumnMap(), ("text",))
+    run_shards(part_writers, plan, tmp_path / "out", workers=1, progress=False)
+    assert read == ["00000-000000", "00000-000001", "00000-000002"]
+    read.clear()
+    run_shards(part_writers, plan, tmp_path / "out", workers=1, progress=False)  # the earlier run warned
+    assert read == []
 
 
 class DyingWriter(OneRowWriter):
