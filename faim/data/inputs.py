@@ -21,8 +21,10 @@ a match under a hidden folder, a run's folder or a saved dataset below where its
 
 from __future__ import annotations
 
+import functools
 import glob
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
@@ -99,8 +101,8 @@ def expand(spec: str | Path) -> list[Path]:
         raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
     else:
         matches = sorted(Path(p) for p in glob.glob(str(spec), recursive=True))
-        top = _glob_start(spec)
-        found = [p for p in matches if not _skipped_below(p, top) and (p.is_file() or is_saved(p))]
+        skipped = _skipped_below(_glob_start(spec))
+        found = [p for p in matches if not skipped(p) and (p.is_file() or is_saved(p))]
     if not found:
         raise FileNotFoundError(
             f"{spec}: no input files (expected a file, a folder or a glob of {', '.join(FORMATS)} files, or a "
@@ -124,12 +126,21 @@ def _glob_start(spec: str | Path) -> Path:
     return Path(*itertools.takewhile(lambda part: not glob.has_magic(part), Path(spec).parts))
 
 
-def _skipped_below(match: Path, top: Path) -> bool:
-    """Whether a folder's walk from ``top`` (``_inside``) would skip the glob's match ``match``: a hidden name, its
-    own or a folder's between, or a folder between holding a scoring run or saved as a dataset."""
-    names = match.parts[len(top.parts) :]
-    folders = [top.joinpath(*names[:end]) for end in range(1, len(names))]
-    return _hidden(match) or any(_passed_over(folder) or is_saved(folder) for folder in folders)
+def _skipped_below(top: Path) -> Callable[[Path], bool]:
+    """A test of whether a folder's walk from ``top`` (``_inside``) would skip a glob's match: a hidden name, its
+    own or a folder's between, or a folder between holding a scoring run or saved as a dataset. Each folder between
+    is looked at once, however many matches lie under it, and only by the test of one glob's matches: what a folder
+    holds may change before the next."""
+    depth = len(top.parts)
+
+    @functools.cache
+    def folder_skipped(folder: Path) -> bool:
+        """Whether ``folder`` (or a folder above it, below ``top``) is one the walk skips."""
+        if len(folder.parts) <= depth:
+            return False
+        return folder_skipped(folder.parent) or _passed_over(folder) or is_saved(folder)
+
+    return lambda match: _hidden(match) or folder_skipped(match.parent)
 
 
 def _inside(folder: Path) -> list[Path]:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -75,6 +78,27 @@ def test_a_glob_skips_what_a_folder_it_starts_in_skips_below_where_its_wildcards
     assert find_inputs(str(run / "*.parquet")) == [run / "part-00000-000000.parquet"]  # named: read
     monkeypatch.chdir(tmp_path / "dump")
     assert find_inputs("*/*.parquet") == [Path("2026/posts.parquet")]
+
+
+def test_a_glob_looks_at_each_folder_between_once_per_expansion_however_many_matches_lie_under_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = [write_jsonl(tmp_path / "dump" / f"d{d}" / "sub" / f"f{f}.jsonl", 1) for d in range(3) for f in range(4)]
+    probed = Counter()
+    stat = os.stat
+
+    def counted(path: str | Path, *args: Any, **kwargs: Any) -> os.stat_result:
+        if Path(path).name == "_run.json":  # a folder between looked at for a scoring run's record
+            probed[Path(path).parent] += 1
+        return stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counted)
+    spec = str(tmp_path / "dump" / "**" / "*.jsonl")
+    assert find_inputs(spec) == files
+    folders = [tmp_path / "dump" / f"d{d}" / sub for d in range(3) for sub in ("", "sub")]
+    assert probed == Counter(folders)
+    (tmp_path / "dump" / "d1" / "sub" / "_run.json").write_text("{}", encoding="utf-8")
+    assert find_inputs(spec) == files[:4] + files[8:]  # looked at again: it holds a run now
 
 
 def test_a_missing_file_and_an_unknown_extension_are_named(tmp_path: Path) -> None:
