@@ -252,3 +252,8 @@ def test_a_dump_none_of_whose_rows_is_a_post_is_read_before_scoring_only_as_far_
     assert read == [2] * FIRST_SHARDS
     bare.write_text('{"body": "b"}\n' * 2 * (FIRST_SHARDS - 1), encoding="utf-8")
     assert warned_at_first([bare, dump], 2) == [f"{dump} (its first 2 rows, read before scoring)"]
+
+
+def test_the_readme_gives_as_many_shards_read_for_a_post_before_scoring_as_faim_score_reads() -> None:
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert f"none of the dump's first {FIRST_SHARDS} shards holds a post" in readme
