@@ -36,8 +36,8 @@ from faim.eval.benchmark import cpu_flags, cpu_model
 from faim.eval.quantization import compare_exports
 from faim.export.model import export_model
 from faim.export.quantize import CALIBRATION_POSTS, MAX_DROP, calibration_sample, quantize_export
-from faim.runtime import ExportedModel
 from faim.runtime.bundle import read_bundle
+from faim.runtime.model import ExportedModel
 
 
 class ProfiledGraphs:

@@ -12,8 +12,8 @@ from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.eval.metrics import binary_metrics, multiclass_metrics, multilabel_metrics
-from faim.runtime import ExportedModel
 from faim.runtime.bundle import probabilities_name
+from faim.runtime.model import ExportedModel
 
 TIMED_POSTS = 64
 """The fewest posts whose speed says something of the graphs: halves of two batches of 16 or more for each export.
