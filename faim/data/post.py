@@ -57,16 +57,17 @@ class Post:
 
     def __post_init__(self) -> None:
         """Check and normalise the fields as ``from_dict`` reads them from a dict (see ``checked_fields``), naming the
-        post by its origin and id (``post_name``).
+        post by its origin and id (``post_name``); the post holds lists and dicts of its own, not those given.
 
         Raises:
             ValueError: Also for a missing id (``is_missing``), which ``from_dict`` and a file's rows replace by the
                 post's place (``post_id``).
         """
         self.id = checked_id(self.origin, self.id)
-        self.text, self.images, self.comments, self.labels, self.meta = checked_fields(
+        self.text, images, comments, labels, meta = checked_fields(
             post_name(self.origin, self.id), self.text, self.images, self.comments, self.labels, self.meta
         )
+        self.images, self.comments, self.labels, self.meta = list(images), list(comments), dict(labels), dict(meta)
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], index: int = 0) -> Post:
@@ -239,7 +240,10 @@ def checked_fields(
     where: str, text: Any, images: Any, comments: Any, labels: Any, meta: Any, images_field: str = "images"
 ) -> tuple[str | None, list[ImageRef], list[str], dict[str, Any], dict[str, Any]]:
     """A post's fields checked and normalised: one image or comment (a string) as a list of one, an array (numpy's,
-    see ``listed``) as its list, empty images and blank comments left out, missing labels or meta as ``{}``.
+    see ``listed``) as its list, empty images and blank comments left out, missing labels or meta as ``{}``. A field
+    that already holds what a ``Post`` holds (a list of images none empty, of comments none blank, a dict) is given
+    back itself, not a copy: a ``Post`` built copies those it is given (``Post.__post_init__``), and one normalised
+    after (``normalise_posts``) keeps its own.
 
     Args:
         where: The post, as an error names it (``post_name``).
@@ -251,6 +255,22 @@ def checked_fields(
     """
     if text is not None and not isinstance(text, str):
         raise ValueError(f"{where} field 'text': expected a string, got {type(text).__name__}")
+    return (
+        text,
+        checked_images(where, images, images_field),
+        checked_comments(where, comments),
+        checked_mapping(where, "labels", labels, "task name to label"),
+        checked_mapping(where, "meta", meta, "field name to value"),
+    )
+
+
+def checked_images(where: str, images: Any, images_field: str) -> list[ImageRef]:
+    """A post's images (``checked_fields``) as a list, empty ones (``None``, ``""``) left out.
+
+    Raises:
+        ValueError: Naming ``where`` and ``images_field`` when ``images`` is neither an image nor a list of them,
+            or one of them is neither a path nor bytes.
+    """
     images = [] if images is None else listed(images)
     images = [images] if isinstance(images, (str, bytes, Path)) else images
     if not isinstance(images, (list, tuple)):
@@ -264,6 +284,15 @@ def checked_fields(
                 f"{where} field '{images_field}': image {number}: expected a path or encoded bytes, got "
                 f"{type(image).__name__}"
             )
+    return kept_list(images, [image for image in images if image not in (None, "")])
+
+
+def checked_comments(where: str, comments: Any) -> list[str]:
+    """A post's comments (``checked_fields``) as a list, blank ones left out.
+
+    Raises:
+        ValueError: Naming ``where`` and the field when ``comments`` is neither a string nor a list of strings.
+    """
     comments = [] if comments is None else listed(comments)
     comments = [comments] if isinstance(comments, str) else comments
     if not isinstance(comments, (list, tuple)):
@@ -273,21 +302,24 @@ def checked_fields(
     for number, comment in enumerate(comments):
         if not isinstance(comment, str):
             raise ValueError(f"{where} field 'comments': comment {number} is a {type(comment).__name__}, not a string")
-    return (
-        text,
-        [image for image in images if image not in (None, "")],
-        [comment for comment in comments if comment.strip()],
-        checked_mapping(where, "labels", labels, "task name to label"),
-        checked_mapping(where, "meta", meta, "field name to value"),
-    )
+    return kept_list(comments, [comment for comment in comments if comment.strip()])
+
+
+def kept_list(given: list[Any] | tuple[Any, ...], kept: list[Any]) -> list[Any]:
+    """``given`` itself where it is a list and ``kept`` (the items of it a post keeps, in order) holds them all, else
+    ``kept``: a field that already holds what a ``Post`` holds is not replaced by a copy."""
+    return given if type(given) is list and len(kept) == len(given) else kept
 
 
 def checked_mapping(where: str, name: str, value: Any, holds: str) -> dict[str, Any]:
-    """Field ``name`` of a post (labels or meta) as a dict of its own, ``{}`` where it is missing.
+    """Field ``name`` of a post (labels or meta) as a dict: ``value`` itself where it is one, ``{}`` where it is
+    missing.
 
     Raises:
         ValueError: Naming ``where`` and the field, and what it ``holds``, when it is not a mapping.
     """
+    if type(value) is dict:
+        return value
     if value is not None and not isinstance(value, Mapping):
         raise ValueError(f"{where} field '{name}': expected a mapping of {holds}, got {type(value).__name__}")
     return dict(value or {})

@@ -235,3 +235,19 @@ def test_a_post_whose_id_was_set_to_a_number_after_it_was_built_has_it_as_text_a
     assert [post.id for post in as_posts([Post(7, "first"), post])] == ["7", "7"]
     post.id = 7
     assert [post.id for post in posts_to_read([Post("a", "first"), post], ["text"])] == ["a", "7"]
+
+
+def test_the_fields_of_a_post_given_are_kept_where_they_hold_what_a_post_holds_and_replaced_only_where_not() -> None:
+    post = Post("a", "t", images=["a.png"], comments=["one"], labels={"harm": 1}, meta={"x": 1})
+    fields = [post.images, post.comments, post.labels, post.meta]
+    post.images = ("a.png", None)  # needs converting: a tuple, and an empty picture left out
+    [read] = as_posts([post])
+    assert read is post and [post.comments, post.labels, post.meta] == fields[1:]
+    assert all(kept is given for kept, given in zip([post.comments, post.labels, post.meta], fields[1:]))
+    assert post.images == ["a.png"] and post.images is not fields[0]
+
+
+def test_a_post_built_holds_lists_and_dicts_of_its_own_not_those_given() -> None:
+    given = {"images": ["a.png"], "comments": ["one"], "labels": {"harm": 1}, "meta": {"x": 1}}
+    for post in (Post("a", "t", **given), Post.from_dict({"id": "b", **given})):
+        assert all(getattr(post, name) == value and getattr(post, name) is not value for name, value in given.items())
