@@ -30,7 +30,6 @@ from pathlib import Path
 import onnxruntime
 
 from faim.artifact import read_recipe
-from faim.assembly import build_source
 from faim.detector import Detector
 from faim.eval.benchmark import cpu_flags, cpu_model
 from faim.eval.quantization import compare_exports
@@ -99,7 +98,7 @@ def measure(model: str, repeats: int) -> dict:
     """Both int8 exports ``faim export --quantize int8`` may write, plain and smoothed, against fp32 on the
     recipe's validation posts; ``kept``: the one the command keeps at the default ``--max-drop``."""
     detector = Detector.load(model)
-    source = build_source(read_recipe(model).data_section)
+    source = read_recipe(model).data_source()
     posts = source.posts("validation")
     variants = {}
     with tempfile.TemporaryDirectory(prefix="faim-bench-int8-") as tmp:

@@ -41,7 +41,7 @@ from scipy.special import expit, logit
 from tqdm.auto import tqdm
 
 from faim.api import build
-from faim.assembly import build_source, task_specs
+from faim.assembly import task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.prior import estimate_prior, prior_shift
@@ -110,7 +110,7 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
             f"{recipe.source}: the probe reads frozen embeddings, but the recipe trains the encoder of "
             f"{', '.join(trained)}"
         )
-    source = build_source(recipe.data_section)
+    source = recipe.data_source()
     split_posts = {split: source.posts(split) for split in ("train", "validation")}
     model.fit_encoders(split_posts["train"], recipe.train.max_elements)  # an n-gram encoder learns its vocabulary
     posts: list[Post] = []

@@ -31,7 +31,6 @@ import numpy as np
 from sklearn.metrics import f1_score, roc_auc_score
 from tqdm.auto import tqdm
 
-from faim.assembly import build_source
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -96,7 +95,7 @@ def split_posts(recipe: Recipe) -> dict[str, list[Post]]:
     Raises:
         ValueError: When the source has no such split, naming the splits it has.
     """
-    source = build_source(recipe.data_section)
+    source = recipe.data_source()
     names = list(dict.fromkeys(("train", recipe.eval.split)))
     missing = [name for name in names if name not in source.splits()]
     if missing:

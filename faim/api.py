@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faim.assembly import build_source
 from faim.data.post import post_texts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
@@ -93,10 +92,12 @@ def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | 
         ValueError: Before the model reads a post, when none carries a label for any of the saved model's tasks
             (which differ from the recipe's heads where the recipe was edited since), or some name a picture it reads
             that is not there (``evaluated_posts``, naming the split and ``eval.split``).
+        RecipeError: Naming the recipe's file, for an argument of ``data:`` its source's constructor refuses
+            (``Recipe.data_source``).
     """
     recipe = as_recipe(recipe)
     detector = Detector.load(model_dir)
-    source = build_source(recipe.data_section)
+    source = recipe.data_source()
     split = recipe.eval.split
     posts = evaluated_posts(recipe, source.posts(split), eval_split_name(source, split), detector)
     loader = recipe_loader(recipe, detector, posts, False, split)

@@ -118,5 +118,6 @@ def model_section(model: WholePostModel, tasks: list[TaskSpec]) -> dict[str, Any
 
 
 def build_source(data_section: dict[str, Any]) -> Any:
-    """Instantiate the data source a recipe's ``data:`` section names."""
+    """Instantiate the data source a ``data:`` section given alone names (a benchmark's dataset); a recipe's is built
+    by ``Recipe.data_source``, which names the recipe's file in an error."""
     return build_source_spec(data_section, "data")

@@ -160,6 +160,25 @@ def unlabelled_split_model_dir(demo_data: dict[str, Path], tmp_path_factory: pyt
     return root / "model"
 
 
+def refused_source_recipe(data: dict[str, Path], output_dir: Path) -> dict[str, Any]:
+    """``tiny_recipe`` reading its data through a ``concat`` source given an ``evaluate_on`` its constructor refuses
+    (``data: concat: evaluate_on must be one of first, all, got 'nope'``), which no check of the recipe reads."""
+    recipe = tiny_recipe(data, output_dir)
+    recipe["data"] = {"type": "concat", "sources": [recipe["data"], recipe["data"]], "evaluate_on": "nope"}
+    return recipe
+
+
+@pytest.fixture(scope="session")
+def refused_source_model_dir(demo_data: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``tiny_model_dir``'s model saved with ``refused_source_recipe`` as its recipe."""
+    import faim
+
+    root = tmp_path_factory.mktemp("refused_source")
+    recipe = refused_source_recipe(demo_data, root / "run")
+    faim.build(recipe).save(str(root / "model"), faim.Recipe.from_dict(recipe))
+    return root / "model"
+
+
 def shared_picture_posts(demo_data: dict[str, Path]) -> list:
     """Validation posts in groups of four that show one picture (the group's first); every fifth has none."""
     from faim.data.sources import read_posts

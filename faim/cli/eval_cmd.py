@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from faim.artifact import read_recipe
-from faim.assembly import build_source
 from faim.cli.common import (
     check_label_tasks,
     parse_columns,
@@ -59,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         posts = list(read_posts(args.data, columns, args.image_root))
         name, label, unmapped, unlabelled = args.data, input_name(args.data), MAP_ELEMENTS, MAP_LABELS
     else:
-        source = build_source(recipe.data_section)
+        source = recipe.data_source()
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
         unlabelled = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
         unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"

@@ -11,7 +11,6 @@ from typing import Any
 
 from faim.artifact import read_recipe
 from faim.artifact_manifest import EXPORT_MANIFEST
-from faim.assembly import build_source
 from faim.cli.common import (
     check_label_tasks,
     parse_columns,
@@ -85,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 def smoothing_posts(args: argparse.Namespace, labelled: list[Post], recipe: Recipe) -> list[Post]:
     """The posts int8 smoothing is fitted on, unlabelled: the training split of the model's recipe, or with
     ``--data``, the posts given there (``labelled``)."""
-    return labelled if args.data else build_source(recipe.data_section).posts("train")
+    return labelled if args.data else recipe.data_source().posts("train")
 
 
 def until_readable(detector: Detector, posts: list[Post]) -> tuple[list[Post], list[PostError]]:
@@ -105,7 +104,7 @@ def labelled_posts(args: argparse.Namespace, columns: dict[str, Any] | None, rec
     the model's recipe."""
     if args.data:
         return list(read_posts(args.data, columns, args.image_root))
-    return build_source(recipe.data_section).posts("validation")
+    return recipe.data_source().posts("validation")
 
 
 def report(check: QuantizationCheck) -> str:

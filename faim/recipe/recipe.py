@@ -16,7 +16,7 @@ from faim.recipe.errors import RecipeError
 from faim.recipe.loader import load_recipe_dict, override_at, resolve
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
-from faim.registry import BuildError, as_written
+from faim.registry import BuildError, as_written, build_source_spec
 
 
 @dataclass
@@ -103,6 +103,18 @@ class Recipe:
             yield
         except BuildError as error:
             raise RecipeError(self.source, "", str(error)) from error.__cause__ or error
+
+    def data_source(self) -> Any:
+        """The data source the recipe's ``data:`` section names, built, which training and evaluating on the
+        recipe's splits read.
+
+        Raises:
+            RecipeError: When the recipe has no ``data:`` section (``data_section``), or naming the recipe's file and
+                the source's recipe path for an argument its constructor refuses (``building``: ``FILE: data:
+                concat: evaluate_on must be one of ...``).
+        """
+        with self.building():
+            return build_source_spec(self.data_section, "data")
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)

@@ -24,7 +24,7 @@ from pytorch_lightning.utilities.exceptions import MisconfigurationException, SI
 from torch.utils.data import DataLoader
 
 from faim.artifact import MANIFEST, read_manifest
-from faim.assembly import build_source, task_specs
+from faim.assembly import task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
@@ -430,8 +430,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         check_epochs_left(resume_from, cfg.max_epochs)
     trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
-    with recipe.building():
-        source = build_source(data)
+    source = recipe.data_source()
     splits = source.splits()
     for key, split in (("data", "train"), ("data", "validation"), ("eval.split", recipe.eval.split)):
         if split not in splits:

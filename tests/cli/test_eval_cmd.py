@@ -46,3 +46,11 @@ def test_eval_of_posts_whose_only_labelled_ones_hold_nothing_read_names_the_rows
     )
     assert refused + remedy in said
     assert given or "or evaluate another split with --split" in said
+
+
+def test_eval_of_a_model_whose_recipe_gives_its_source_an_argument_it_refuses_names_the_recipes_file(
+    refused_source_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    assert main(["eval", str(refused_source_model_dir), "-o", str(tmp_path / "eval")]) == 2
+    refused = f"faim eval: error: {refused_source_model_dir / 'recipe.yaml'}: data: concat: evaluate_on must be one of"
+    assert refused in capsys.readouterr().err

@@ -117,6 +117,14 @@ def test_an_int8_export_measured_on_a_recipe_split_without_labels_says_to_give_a
     assert "map a column to a task's labels" not in error and not (tmp_path / "int8").exists()
 
 
+def test_an_int8_export_measured_on_a_recipe_whose_source_refuses_an_argument_names_the_recipes_file(
+    refused_source_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    assert main(["export", str(refused_source_model_dir), "-o", str(tmp_path / "int8"), "--quantize", "int8"]) == 2
+    refused = f"{refused_source_model_dir / 'recipe.yaml'}: data: concat: evaluate_on must be one of first, all"
+    assert refused in capsys.readouterr().err and not (tmp_path / "int8").exists()
+
+
 @pytest.mark.parametrize(
     ("mapping", "error"),
     [

@@ -18,7 +18,7 @@ import pytest
 import safetensors
 import torch
 import yaml
-from conftest import tiny_recipe
+from conftest import refused_source_recipe, tiny_recipe
 from torch.utils.data import WeightedRandomSampler
 
 import faim
@@ -764,6 +764,15 @@ def test_pictures_not_there_are_refused_naming_the_posts_before_training(demo_da
     with pytest.raises(ValueError, match=r"validation.jsonl.*: 160 of 160 posts name a picture that is not there"):
         train(recipe)
     assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+def test_evaluating_a_run_again_names_the_recipes_file_for_an_argument_its_source_refuses(
+    demo_data, tiny_model_dir: Path, tmp_path: Path, write_recipe
+) -> None:
+    path = write_recipe(refused_source_recipe(demo_data, tmp_path / "run"))
+    with pytest.raises(RecipeError, match=rf"^{re.escape(str(path))}: data: concat: evaluate_on must be one of"):
+        evaluate_run(path, tiny_model_dir)
+    assert not (tmp_path / "run").exists()
 
 
 def test_evaluating_a_run_again_refuses_pictures_not_there_before_the_model_reads_a_post(
