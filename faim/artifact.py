@@ -231,7 +231,7 @@ def relative_paths(value: Any, staging: Path) -> Any:
     if isinstance(value, list):
         return [relative_paths(item, staging) for item in value]
     if isinstance(value, str) and Path(value).is_relative_to(staging):
-        return str(Path(value).relative_to(staging))
+        return Path(value).relative_to(staging).as_posix()
     return value
 
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from faim.weights import sha256_file
 
 
 def file_digests(root: Path) -> dict[str, str]:
-    """Relative path → sha256 of every file under ``root``, sorted by path."""
-    return {str(path.relative_to(root)): sha256_file(path) for path in sorted(root.rglob("*")) if path.is_file()}
+    """Relative path (parts joined by ``/`` on every system) → sha256 of every file under ``root``, sorted by path."""
+    return {path.relative_to(root).as_posix(): sha256_file(path) for path in sorted(root.rglob("*")) if path.is_file()}
 
 
 SEAL = "manifest_sha256"
@@ -57,10 +57,13 @@ def check_digests(root: Path, manifest: dict[str, Any], listing: str, error: typ
 
 
 def relative_inside(name: Any) -> bool:
-    """Whether ``name`` is a string naming a path inside whatever directory it is taken relative to: not absolute,
-    without a ``..`` part."""
-    path = PurePosixPath(name) if isinstance(name, str) else None
-    return path is not None and not path.is_absolute() and ".." not in path.parts
+    """Whether ``name`` is a string naming a path inside whatever directory it is taken relative to, on every system:
+    its parts joined by ``/``, not absolute, without a ``..`` part, a backslash or a drive (``..\\x.onnx``,
+    ``C:x.onnx``, which Windows reads as leading elsewhere)."""
+    if not isinstance(name, str):
+        return False
+    path = PurePosixPath(name)
+    return not (path.is_absolute() or ".." in path.parts or "\\" in name or PureWindowsPath(name).drive)
 
 
 def listed_file(directory: Path, listing: Mapping[str, str], setting: str, name: Any) -> Path:
