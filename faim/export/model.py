@@ -29,7 +29,7 @@ from faim.export.staging import staged, write_manifest
 from faim.model import evaluating
 from faim.runtime.bundle import FORMAT_VERSION, ExportError
 from faim.runtime.model import session
-from faim.runtime.preprocess import part_preprocessor
+from faim.runtime.preprocess import part_preprocessing
 from faim.version import __version__
 
 EXAMPLE_ELEMENTS = 3
@@ -164,7 +164,7 @@ def same_preprocessing(label: str, preprocess: Any, spec: dict[str, Any], names:
     if spec["type"] not in TEXTS:
         return
     expected = preprocess(SAMPLE_TEXTS)
-    got = part_preprocessor(spec, written_file)(SAMPLE_TEXTS)
+    got = part_preprocessing(spec, written_file)()(SAMPLE_TEXTS)
     for name, have in zip(names, got):
         want = expected[name].numpy()
         if want.shape != have.shape or not np.allclose(want, have, atol=1e-6):

@@ -90,16 +90,18 @@ def manifest_entry(directory: Path, field: str) -> Iterator[None]:
 
     Raises:
         ExportError: ``MANIFEST: FIELD: REASON``, for a ``KeyError`` (``no 'KEY'``), ``TypeError``,
-            ``AttributeError`` or ``ValueError`` the block raises (an ``ExportError`` passes as it is).
+            ``AttributeError`` or ``ValueError`` the block raises (an ``ExportError`` passes as it is), that error its
+            cause. Only reading the entry belongs within: what is built from the export's verified files (a graph
+            opened, a tokenizer read) is built after, its faults its own.
     """
     try:
         yield
     except ExportError:
         raise
     except KeyError as error:
-        raise ExportError(f"{directory / EXPORT_MANIFEST}: {field}: no {error.args[0]!r}") from None
+        raise ExportError(f"{directory / EXPORT_MANIFEST}: {field}: no {error.args[0]!r}") from error
     except (TypeError, AttributeError, ValueError) as error:
-        raise ExportError(f"{directory / EXPORT_MANIFEST}: {field}: {error}") from None
+        raise ExportError(f"{directory / EXPORT_MANIFEST}: {field}: {error}") from error
 
 
 FileResolver = Callable[[str, Any], Path]
@@ -131,6 +133,8 @@ def read_bundle(directory: str | Path) -> dict[str, Any]:
         )
     if missing := sorted(REQUIRED - manifest.keys()):
         raise ExportError(f"{path}: not a faim export's manifest (no {', '.join(missing)})")
-    with manifest_entry(root, "files"):
-        check_digests(root, manifest, EXPORT_MANIFEST, ExportError)
+    if not isinstance(manifest["files"], dict):
+        got = type(manifest["files"]).__name__
+        raise ExportError(f"{path}: files: expected a mapping of file name to sha256, got a {got}")
+    check_digests(root, manifest, EXPORT_MANIFEST, ExportError)
     return manifest

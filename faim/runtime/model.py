@@ -26,7 +26,7 @@ from faim.runtime.bundle import (
     probabilities_name,
     read_bundle,
 )
-from faim.runtime.preprocess import part_preprocessor
+from faim.runtime.preprocess import Preprocessing, part_preprocessing
 
 
 class Graph(Protocol):
@@ -64,17 +64,34 @@ class ExportedTask:
             raise ValueError(f"task {self.name!r}: threshold {threshold!r} is not a number from 0 to 1")
 
 
+EncoderPart = tuple[Callable[[], Preprocessing], list[str], Path]
+"""A part of an exported encoder as its manifest entry gives it: what builds its preprocessing
+(``part_preprocessing``), its graph's input names and its graph's file."""
+
+
+def encoder_entry(entry: dict[str, Any], files: FileResolver) -> tuple[int, list[EncoderPart]]:
+    """An exported encoder's manifest ``entry`` read: its embedding size and its parts, each file they name found by
+    ``files``; nothing is opened.
+
+    Raises:
+        KeyError, TypeError, ValueError: On an entry no export writes (read within ``manifest_entry``).
+    """
+    parts = [
+        (part_preprocessing(part["preprocess"], files), list(part["inputs"]), files("graph", part["graph"]))
+        for part in entry["parts"]
+    ]
+    return int(entry["dim"]), parts
+
+
 class ExportedEncoder:
     """One exported encoder: each part preprocesses the elements and runs its graph; the parts' embeddings side by
     side make the encoder's ``[N, dim]``. Called by the collation step like an encoder's preprocessor (``check``
-    names a bad element). ``files`` finds each file the ``entry`` names among the export's listed files."""
+    names a bad element). Built from its manifest entry (``encoder_entry``), each part's preprocessing built and its
+    graph opened by ``open_graph``."""
 
-    def __init__(self, entry: dict[str, Any], files: FileResolver, open_graph: Callable[[Path], Graph]) -> None:
-        self.dim = int(entry["dim"])
-        self.parts = [
-            (part_preprocessor(part["preprocess"], files), part["inputs"], open_graph(files("graph", part["graph"])))
-            for part in entry["parts"]
-        ]
+    def __init__(self, dim: int, parts: list[EncoderPart], open_graph: Callable[[Path], Graph]) -> None:
+        self.dim = dim
+        self.parts = [(build(), inputs, open_graph(graph)) for build, inputs, graph in parts]
 
     def check(self, element: Any) -> None:
         for preprocess, _, _ in self.parts:
@@ -95,21 +112,36 @@ def fused_encoders(
     root: Path, manifest: dict[str, Any], fused: list[str], open_graph: Callable[[Path], Graph], files: FileResolver
 ) -> dict[str, ExportedEncoder]:
     """Each kind of ``fused`` (those the fusion graph reads) with the encoder of the export in ``root`` reading it, as
-    its ``manifest`` names them (``kinds``) and describes each (``encoders``), the files each names found by
-    ``files``.
+    its ``manifest`` names them (``kinds``) and describes each (``encoders``, every entry read), the files each names
+    found by ``files``; an encoder two kinds share is built once.
 
     Raises:
-        ExportError: Naming the manifest and the entry that cannot be read (``faim.runtime.bundle.manifest_entry``).
+        ExportError: Naming the manifest and the entry that cannot be read (``faim.runtime.bundle.manifest_entry``);
+            a fault building an encoder from the export's verified files (opening a graph, reading a tokenizer) is
+            raised as it is.
     """
-    encoders = {}
+    entries = {}
     with manifest_entry(root, "encoders"):
         for name, entry in manifest["encoders"].items():
             with manifest_entry(root, f"encoders.{name}"):
-                encoders[name] = ExportedEncoder(entry, files, open_graph)
+                entries[name] = encoder_entry(entry, files)
     with manifest_entry(root, "kinds"):
         names = {kind: manifest["kinds"][kind] for kind in fused}
     with manifest_entry(root, "encoders"):
-        return {kind: encoders[name] for kind, name in names.items()}
+        used = {name: entries[name] for name in names.values()}
+    encoders = {name: ExportedEncoder(dim, parts, open_graph) for name, (dim, parts) in used.items()}
+    return {kind: encoders[name] for kind, name in names.items()}
+
+
+def whole_number(value: Any) -> int:
+    """``value``, a manifest's whole number (``max_elements``).
+
+    Raises:
+        ValueError: Saying what it should be when it is not a whole number (``2.7``, ``true``, ``"3"``).
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    return value
 
 
 class ExportedModel:
@@ -144,14 +176,15 @@ class ExportedModel:
         self.files = dict(manifest["files"])
         files = partial(listed_file, self.root, self.files)
         with manifest_entry(self.root, "max_elements"):
-            self.max_elements = int(manifest["max_elements"])
+            self.max_elements = whole_number(manifest["max_elements"])
         with manifest_entry(self.root, "tasks"):
             tasks = manifest["tasks"]
             self.tasks = [ExportedTask(t["name"], t["type"], tuple(t["labels"]), t["threshold"]) for t in tasks]
         with manifest_entry(self.root, "fusion"):
             self.embedding_dim = int(manifest["fusion"]["dim"])
-            self.fusion = open_graph(files("graph", manifest["fusion"]["graph"]))
+            fusion_graph = files("graph", manifest["fusion"]["graph"])
             fused = list(manifest["fusion"]["kinds"])
+        self.fusion = open_graph(fusion_graph)
         self.encoders = fused_encoders(self.root, manifest, fused, open_graph, files)
 
     def read(self, posts: Iterable[Post]) -> tuple[list[tuple[Post, dict[str, list[Any]]]], list[PostError]]:

@@ -4,6 +4,8 @@ own preprocessor gives the eager model, as numpy arrays in the graph's input ord
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -135,11 +137,15 @@ def switch(spec: dict[str, Any], key: str, default: bool | None = None) -> bool:
     return value
 
 
-def part_preprocessor(
-    spec: dict[str, Any], files: FileResolver
-) -> TokenizedText | PieceText | E5PieceText | NgramBags | CroppedPictures | MetaFeatures:
-    """The preprocessing an exported encoder part's manifest entry describes, each file it names found by ``files``
-    (among the export's listed files: ``faim.file_digests.listed_file``).
+Preprocessing = TokenizedText | PieceText | E5PieceText | NgramBags | CroppedPictures | MetaFeatures
+"""What preprocesses an exported encoder part's elements into its graph's inputs."""
+
+
+def part_preprocessing(spec: dict[str, Any], files: FileResolver) -> Callable[[], Preprocessing]:
+    """What builds the preprocessing an exported encoder part's manifest entry describes, the entry read (its
+    settings checked, each file it names found by ``files`` among the export's listed files:
+    ``faim.file_digests.listed_file``) but no file opened: reading the entry, whose faults are the manifest's, and
+    building the preprocessing from the export's verified files are apart.
 
     Raises:
         ValueError: Naming a ``type`` the runtime does not read, a file ``files`` refuses, or a setting the
@@ -148,21 +154,27 @@ def part_preprocessor(
     """
     confusables = files("confusables", spec["confusables"]) if spec.get("confusables") else None
     if spec["type"] == "text":
-        return TokenizedText(files("tokenizer", spec["tokenizer"]), confusables, switch(spec, "leetspeak"))
+        return partial(TokenizedText, files("tokenizer", spec["tokenizer"]), confusables, switch(spec, "leetspeak"))
     if spec["type"] == "pieces":
-        return PieceText(files("pieces", spec["pieces"]), spec["max_length"], confusables)
+        return partial(PieceText, files("pieces", spec["pieces"]), spec["max_length"], confusables)
     if spec["type"] == "e5_pieces":
         # an e5 export written before e5_text folded leetspeak has no "leetspeak"
         leetspeak = switch(spec, "leetspeak", False)
-        return E5PieceText(files("pieces", spec["pieces"]), spec["max_length"], spec["prefix"], confusables, leetspeak)
+        pieces = files("pieces", spec["pieces"])
+        return partial(E5PieceText, pieces, spec["max_length"], spec["prefix"], confusables, leetspeak)
     if spec["type"] == "ngrams":
-        return NgramBags(read_vocabulary(files("vocabulary", spec["vocabulary"])), read_folder(confusables))
+        return partial(ngram_bags, files("vocabulary", spec["vocabulary"]), confusables)
     if spec["type"] == "image":
         crop = CentreCrop(
             spec["size"], tuple(spec["mean"]), tuple(spec["std"]), spec["interpolation"], spec["crop_pct"]
         )
-        return CroppedPictures(crop)
+        return partial(CroppedPictures, crop)
     if spec["type"] == "meta":
-        return MetaFeatures(MetaRows(spec["fields"], spec["shares"]))
+        return partial(MetaFeatures, MetaRows(spec["fields"], spec["shares"]))
     valid = ", ".join(PREPROCESSING)
     raise ValueError(f"preprocessing type {spec['type']!r} is not one the runtime reads; valid: {valid}")
+
+
+def ngram_bags(vocabulary: Path, confusables: Path | None) -> NgramBags:
+    """The n-gram preprocessing of the vocabulary file ``vocabulary`` and the homoglyph tables ``confusables``."""
+    return NgramBags(read_vocabulary(vocabulary), read_folder(confusables))

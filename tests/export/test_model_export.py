@@ -216,13 +216,13 @@ def test_a_use_tokenizer_without_a_sentencepiece_model_fails_the_export_naming_i
 
 
 def test_a_runtime_preprocessing_that_differs_from_the_encoders_fails_the_export(tmp_path: Path, monkeypatch) -> None:
-    reading = export.part_preprocessor
+    reading = export.part_preprocessing
 
     def shifted(spec: dict, files: FileResolver):  # the runtime's n-gram columns one off
-        preprocess = reading(spec, files)
-        return lambda texts: (preprocess(texts)[0] + 1, *preprocess(texts)[1:])
+        preprocess = reading(spec, files)()
+        return lambda: lambda texts: (preprocess(texts)[0] + 1, *preprocess(texts)[1:])
 
-    monkeypatch.setattr(export, "part_preprocessor", shifted)
+    monkeypatch.setattr(export, "part_preprocessing", shifted)
     ngrams = NgramTextEncoder(dim=4, min_df=1)
     ngrams.fit(["some words here", "other words there", "and more words"])
     model = WholePostModel({"text": ngrams}, ConcatFusion({"text": 4}), {"harm": BinaryHead(4)})

@@ -123,8 +123,10 @@ def image_preprocessing(manifest: dict) -> dict:
         (lambda m: image_preprocessing(m).pop("interpolation"), "encoders.image: no 'interpolation'"),
         (lambda m: image_preprocessing(m).update(type="video"), "encoders.image: preprocessing type 'video' is not"),
         (lambda m: m["fusion"]["kinds"].append("video"), "kinds: no 'video'"),
-        (lambda m: m.update(max_elements="many"), "max_elements: invalid literal"),
-        (lambda m: m.update(files=[]), "files: 'list' object has no attribute 'items'"),
+        (lambda m: m.update(max_elements="many"), "max_elements: expected a whole number, got 'many'"),
+        (lambda m: m.update(max_elements=2.7), "max_elements: expected a whole number, got 2.7"),
+        (lambda m: m.update(max_elements=True), "max_elements: expected a whole number, got True"),
+        (lambda m: m.update(files=[]), "files: expected a mapping of file name to sha256, got a list"),
         (lambda m: image_preprocessing(m).update(crop_pct="wide"), "encoders.image: crop_pct 'wide' is not a number"),
         (lambda m: image_preprocessing(m).update(crop_pct=0), "encoders.image: crop_pct 0 is not a number above 0"),
         (lambda m: image_preprocessing(m).update(size=-5), "encoders.image: size -5 is not a whole number"),
@@ -139,6 +141,32 @@ def test_a_manifest_holding_what_no_export_writes_fails_loading_naming_it_and_th
     copy = edited_model(exported[1], tmp_path / "export", edit)
     with pytest.raises(ExportError, match=f"^{re.escape(str(copy / 'faim-export.json'))}: {re.escape(wrong)}"):
         faim.runtime.load(copy)
+
+
+def test_a_manifest_entry_refused_keeps_the_error_that_refused_it_as_its_cause(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    copy = edited_model(exported[1], tmp_path / "export", lambda m: image_preprocessing(m).update(crop_pct=0))
+    with pytest.raises(ExportError, match="encoders.image: crop_pct 0") as refused:
+        faim.runtime.load(copy)
+    assert isinstance(refused.value.__cause__, ValueError)
+
+
+def test_a_fault_opening_a_graph_or_building_a_tokenizer_is_raised_as_it_is_not_as_the_manifests(
+    exported: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unopenable(path: Path) -> None:  # as a graph loader of another torch version fails
+        raise AttributeError("module 'torch' has no attribute 'export'")
+
+    with pytest.raises(AttributeError, match="^module 'torch' has no attribute 'export'$"):
+        faim.runtime.model.ExportedModel(exported[1], open_graph=unopenable)
+
+    def unreadable(path: str) -> None:
+        raise TypeError("a fault of the tokenizers package")
+
+    monkeypatch.setattr(faim.runtime.preprocess.Tokenizer, "from_file", unreadable)
+    with pytest.raises(TypeError, match="^a fault of the tokenizers package$"):
+        faim.runtime.load(exported[1])
 
 
 def graph_elsewhere(manifest: dict, listed: bool) -> None:
