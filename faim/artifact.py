@@ -20,12 +20,11 @@ architecture is rebuilt from ``recipe.yaml``'s ``model:`` section and the weight
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import safetensors.torch
@@ -44,7 +43,7 @@ from faim.artifact_manifest import (
 from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
-from faim.file_digests import file_digests, listed_file, relative_inside, sealed
+from faim.file_digests import file_digests, listed_file, portable, sealed
 from faim.folders import check_replaceable, replacing, umask_permissions
 from faim.model import WholePostModel
 from faim.recipe import Recipe
@@ -264,32 +263,42 @@ def inside(value: Any, root: Path, files: Mapping[str, str], field: str) -> Any:
         return {key: inside(item, root, files, f"{field}.{key}") for key, item in value.items()}
     if isinstance(value, list):
         return [inside(item, root, files, f"{field}[{i}]") for i, item in enumerate(value)]
-    if isinstance(value, str) and names_a_path(value, root):
+    if isinstance(value, str) and names_a_path(value, root, files):
         return str(listed_path(root, files, field, value))
     return value
 
 
-def names_a_path(value: str, root: Path) -> bool:
-    """Whether a string of a saved model's rebuild arguments names a path: one outside any directory (absolute, or
-    with a ``..`` part), or one naming something inside the artifact at ``root`` or in the working directory; a
-    string naming nothing (torchvision's weights' name) is a setting."""
-    return not relative_inside(value) or os.path.exists(root / value) or os.path.exists(value)
+def names_a_path(value: str, root: Path, files: Mapping[str, str]) -> bool:
+    """Whether a string of a saved model's rebuild arguments names a path: a path outside any directory (absolute, or
+    with a ``..`` part), which loading must not read, or one inside the artifact at ``root``: a file its manifest
+    lists (``files``), a folder some listed file lies in, or anything else there. Any other string (torchvision's
+    weights' name, a hub id, a pattern, an empty prefix) is a setting, whatever the working directory holds."""
+    path = PurePosixPath(value)
+    if path.is_absolute() or ".." in path.parts:
+        return True
+    inside = portable(value)
+    if inside is None or inside == ".":
+        return False
+    listed = any(name == inside or name.startswith(f"{inside}/") for name in map(portable, files) if name)
+    return listed or (root / inside).exists()
 
 
 def listed_path(root: Path, files: Mapping[str, str], setting: str, name: str) -> Path:
     """The file or folder of the artifact at ``root`` that the rebuild argument ``setting`` names ``name``: a file its
     manifest lists (``listed_file``), or a folder inside it every file under which the manifest lists (a
-    transformers encoder's config and tokenizer, which it reads from the folder by their names).
+    transformers encoder's config and tokenizer, which it reads from the folder by their names). Hidden files in the
+    folder (``.DS_Store``, the ``._`` files macOS writes on shared drives) are passed over: no encoder reads them.
 
     Raises:
         ValueError: As ``listed_file``, naming ``setting`` and ``name``, and for a folder the first file under it
             that the manifest does not list.
     """
-    folder = root / name
-    if name in files or not relative_inside(name) or not folder.is_dir():
+    inside = portable(name)
+    folder = root / inside if inside is not None else None
+    if folder is None or not folder.is_dir():
         return listed_file(root, files, setting, name)
     for path in sorted(folder.rglob("*")):
-        if path.is_file():
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts):
             listed_file(root, files, f"{setting} {name!r}: file", path.relative_to(root).as_posix())
     return folder
 

@@ -37,8 +37,8 @@ def check_digests(root: Path, manifest: dict[str, Any], listing: str, error: typ
     """Raise ``error`` naming ``listing`` (the manifest's file under ``root``) when its content differs from its seal
     (thresholds, calibration or settings edited after it was written; a manifest written before manifests were sealed
     has none and is read as it is), naming the first name it lists (relative path → sha256 under ``"files"``) that is
-    not a relative path inside ``root`` (before any file is read), or naming the first file it lists that is missing
-    or whose sha256 differs."""
+    not a relative path inside ``root`` (``portable``; before any file is read), or naming the first file it lists
+    that is missing or whose sha256 differs."""
     if SEAL in manifest and manifest[SEAL] != content_digest(manifest):
         raise error(
             f"{root / listing}: modified after it was written (its tasks, thresholds, calibration or settings); "
@@ -46,35 +46,38 @@ def check_digests(root: Path, manifest: dict[str, Any], listing: str, error: typ
             "for an export)"
         )
     for relative in manifest["files"]:
-        if not relative_inside(relative):
+        if portable(relative) is None:
             raise error(f"{root / listing}: files: {relative!r} is not a path inside {root}")
     for relative, expected in manifest["files"].items():
-        path = root / relative
+        path = root / portable(relative)
         if not path.is_file():
             raise error(f"{path}: listed in {listing} but missing")
         if sha256_file(path) != expected:
             raise error(f"{path}: sha256 does not match {listing}; the file was modified or corrupted")
 
 
-def relative_inside(name: Any) -> bool:
-    """Whether ``name`` is a string naming a path inside whatever directory it is taken relative to, on every system:
-    its parts joined by ``/``, not absolute, without a ``..`` part, a backslash or a drive (``..\\x.onnx``,
-    ``C:x.onnx``, which Windows reads as leading elsewhere)."""
-    if not isinstance(name, str):
-        return False
-    path = PurePosixPath(name)
-    return not (path.is_absolute() or ".." in path.parts or "\\" in name or PureWindowsPath(name).drive)
+def portable(name: Any) -> str | None:
+    """``name``, a path a manifest holds relative to its directory, with ``/`` between its parts and a backslash read
+    as one, as Windows reads it (a model an older faim saved there lists ``encoders\\text\\vocab.json``); ``None``
+    where it is no string or leads outside the directory on some system: absolute, with a drive (``C:x.onnx``) or a
+    ``..`` part (``..\\x.onnx``)."""
+    if not isinstance(name, str) or PureWindowsPath(name).drive:
+        return None
+    path = PurePosixPath(name.replace("\\", "/"))
+    return None if path.is_absolute() or ".." in path.parts else path.as_posix()
 
 
 def listed_file(directory: Path, listing: Mapping[str, str], setting: str, name: Any) -> Path:
     """The file of the model in ``directory`` (saved or exported) that its manifest's ``setting`` names ``name``,
-    which must be one its ``files`` ``listing`` holds (the files whose sha256 ``check_digests`` checks) and inside
-    ``directory``, so that no file is read unchecked or from elsewhere.
+    which must be one its ``files`` ``listing`` holds (the files whose sha256 ``check_digests`` checks), the two
+    compared as ``portable`` writes them, and inside ``directory``, so that no file is read unchecked or from
+    elsewhere.
 
     Raises:
         ValueError: Naming ``setting`` and ``name`` (the caller names the manifest and its entry) when ``name`` is not
             a relative path inside ``directory`` that the listing holds.
     """
-    if not relative_inside(name) or name not in listing:
-        raise ValueError(f"{setting} {name!r} is not a file of the model listed under files")
-    return directory / name
+    inside = portable(name)
+    if inside is None or inside not in {portable(listed) for listed in listing}:
+        raise ValueError(f"{setting} {name!r} is not a file listed under files")
+    return directory / inside

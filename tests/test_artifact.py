@@ -17,7 +17,7 @@ from conftest import edited_model, tiny_recipe
 
 import faim
 from faim import Recipe, registry
-from faim.artifact import ArtifactError, read_recipe
+from faim.artifact import ArtifactError, inside, read_recipe
 from faim.artifact_manifest import fused_kinds, read_manifest
 from faim.data.sources import read_posts
 from faim.detector import Calibration
@@ -231,7 +231,7 @@ def test_weights_or_a_recipe_the_listing_does_not_hold_fail_loading_naming_them(
     _, directory = saved
     copy = edited_model(directory, tmp_path / "edited", lambda m: m["files"].pop(name))
     (copy / name).write_bytes((copy / name).read_bytes() + b"\n")  # read unchecked before
-    wrong = f"{copy / 'faim.json'}: files {name!r} is not a file of the model listed under files"
+    wrong = f"{copy / 'faim.json'}: files {name!r} is not a file listed under files"
     with pytest.raises(ArtifactError, match=f"^{re.escape(wrong)}$"):
         faim.load(copy)
     if name == "recipe.yaml":
@@ -332,7 +332,7 @@ def saved_bert(tmp_path: Path, demo_data) -> Path:
     return tmp_path / "saved"
 
 
-UNLISTED = "is not a file of the model listed under files"
+UNLISTED = "is not a file listed under files"
 
 
 @pytest.mark.parametrize(
@@ -359,6 +359,27 @@ def test_a_file_added_to_a_folder_the_rebuild_arguments_name_fails_loading_namin
     wrong = f"encoders.text.weights 'encoders/text': file 'encoders/text/special_tokens_map.json' {UNLISTED}"
     with pytest.raises(ArtifactError, match=re.escape(wrong)):
         faim.load(saved_bert)
+
+
+def test_hidden_files_a_system_adds_to_a_folder_the_rebuild_arguments_name_are_passed_over(saved_bert: Path) -> None:
+    (saved_bert / "encoders" / "text" / ".DS_Store").write_bytes(b"\0")
+    (saved_bert / "encoders" / "text" / "._config.json").write_bytes(b"\0")
+    assert faim.load(saved_bert).model.encoder_for("text") is not None
+
+
+@pytest.mark.parametrize("setting", ["IMAGENET1K_V1", "", ".", "\\s+", "x:y", "org/model"])
+def test_a_rebuild_argument_naming_no_path_of_the_model_is_kept_whatever_the_working_directory_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str
+) -> None:
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "weights.bin").write_bytes(b"w")
+    for name in ("IMAGENET1K_V1", "org/model"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"a file of the working directory")
+    monkeypatch.chdir(tmp_path)
+    arguments = {"weights": setting, "files": ["weights.bin"]}
+    rebuilt = inside(arguments, tmp_path / "model", {"weights.bin": "0" * 64}, "encoders.image")
+    assert rebuilt == {"weights": setting, "files": [str(tmp_path / "model" / "weights.bin")]}
 
 
 def test_a_saved_encoder_keeps_the_cache_identity_of_its_weights_not_of_its_path(tmp_path: Path, demo_data) -> None:

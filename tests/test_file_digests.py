@@ -33,18 +33,18 @@ def test_a_listing_of_the_directorys_own_files_passes(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["encoders/other.json", "../config.json", "/etc/hosts", ["encoders/config.json"]])
 def test_a_name_the_listing_does_not_hold_inside_the_directory_is_no_listed_file(name: object, tmp_path: Path) -> None:
     listing = {"encoders/config.json": "0" * 64, "../config.json": "0" * 64}
-    with pytest.raises(ValueError, match=re.escape(f"tokenizer {name!r} is not a file of the model listed under")):
+    with pytest.raises(ValueError, match=re.escape(f"tokenizer {name!r} is not a file listed under")):
         listed_file(tmp_path, listing, "tokenizer", name)
     assert listed_file(tmp_path, listing, "tokenizer", "encoders/config.json") == tmp_path / "encoders/config.json"
 
 
-OUTSIDE = ["../x.onnx", "/x.onnx", "..\\x.onnx", "a\\x.onnx", "C:\\x.onnx", "C:x.onnx", "//h/s/x"]
+OUTSIDE = ["../x.onnx", "/x.onnx", "..\\x.onnx", "a\\..\\..\\x.onnx", "C:\\x.onnx", "C:x.onnx", "//h/s/x", "\\x.onnx"]
 """Names of files outside a model's directory, or that Windows reads so (a backslash between parts, a drive)."""
 
 
 @pytest.mark.parametrize("name", OUTSIDE)
 def test_a_file_named_outside_the_directory_on_any_system_is_refused_though_listed(name: str) -> None:
-    with pytest.raises(ValueError, match=r"^graph .* is not a file of the model listed under files$"):
+    with pytest.raises(ValueError, match=r"^graph .* is not a file listed under files$"):
         listed_file(Path("export"), {name: "0" * 64}, "graph", name)
 
 
@@ -53,7 +53,13 @@ def test_a_listed_file_inside_the_directory_is_found_there() -> None:
     assert listed_file(Path("export"), {name: "0" * 64}, "graph", name) == Path("export") / name
 
 
-def test_files_are_listed_with_their_parts_joined_by_slashes(tmp_path: Path) -> None:
+def test_a_file_listed_with_backslashes_between_its_parts_is_read_where_windows_reads_it(tmp_path: Path) -> None:
     (tmp_path / "encoders" / "text").mkdir(parents=True)
     (tmp_path / "encoders" / "text" / "vocab.txt").write_text("a", encoding="utf-8")
-    assert list(file_digests(tmp_path)) == ["encoders/text/vocab.txt"]
+    name = "encoders\\text\\vocab.txt"
+    manifest = {"files": {name: sha256_file(tmp_path / "encoders" / "text" / "vocab.txt")}}
+    check_digests(tmp_path, manifest, "faim.json", ValueError)
+    assert listed_file(tmp_path, manifest["files"], "vocabulary", name) == tmp_path / "encoders" / "text" / "vocab.txt"
+    assert listed_file(tmp_path, manifest["files"], "vocabulary", "encoders/text/vocab.txt") == listed_file(
+        tmp_path, manifest["files"], "vocabulary", name
+    )

@@ -63,7 +63,7 @@ def test_a_program_the_manifest_names_outside_its_verified_files_is_refused(
 ) -> None:
     shutil.copytree(programs[1], tmp_path / "elsewhere")
     copy = edited_model(programs[1], tmp_path / "export", lambda m: m["fusion"].update(graph="../elsewhere/fusion.pt2"))
-    refusal = "faim-export.json: fusion: graph '../elsewhere/fusion.pt2' is not a file of the model listed under files"
+    refusal = "faim-export.json: fusion: graph '../elsewhere/fusion.pt2' is not a file listed under files"
     with pytest.raises(ExportError, match=re.escape(refusal)):
         load_export(copy)
 

@@ -176,7 +176,7 @@ def graph_elsewhere(manifest: dict, listed: bool) -> None:
     manifest["fusion"]["graph"] = "../elsewhere/fusion.onnx"
 
 
-UNLISTED = "is not a file of the model listed under files"
+UNLISTED = "is not a file listed under files"
 
 
 @pytest.mark.parametrize(

@@ -215,7 +215,7 @@ def test_an_export_whose_manifest_loading_refuses_is_refused_in_one_message_befo
     exported: tuple[Path, Path], tmp_path: Path, workers: int
 ) -> None:
     export = edited_model(exported[1], tmp_path / "export", lambda m: m["fusion"].update(graph="missing.onnx"))
-    refusal = "faim-export.json: fusion: graph 'missing.onnx' is not a file of the model listed under files"
+    refusal = "faim-export.json: fusion: graph 'missing.onnx' is not a file listed under files"
     with pytest.raises(ExportError, match=re.escape(refusal)):
         score_exported(export, write_dump(tmp_path / "dump"), tmp_path / "out", workers=workers, progress=False)
     assert not (tmp_path / "out").exists()  # no worker started
