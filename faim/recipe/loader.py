@@ -13,7 +13,7 @@ import yaml
 
 from faim.artifact_manifest import MANIFEST, RECIPE
 from faim.recipe.errors import RecipeError
-from faim.recipe.sections import SECTIONS
+from faim.recipe.sections import DEFAULTED
 
 SHIPPED = files("faim.recipes")
 
@@ -265,9 +265,10 @@ def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = Non
 
 def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str]) -> dict[str, Any]:
     """``data`` merged onto its base (``base_of``, which ``source`` and ``folder`` are for) with ``overrides``
-    applied (``apply_overrides``). A section left null (``train:`` with nothing under it, ``--set train=null``) is
-    dropped, as merging drops one written null, so that it falls back to its defaults (``train``, ``eval``) or is
-    missing (``data``, ``model``), with a base or without.
+    applied (``apply_overrides``). A section with defaults left null (``train:`` with nothing under it, ``--set
+    train=null``; ``DEFAULTED``) is dropped, as merging drops one written null, so that it falls back to its
+    defaults, with a base or without; a null ``data:`` or ``model:`` of a recipe without a base is left to
+    validation, which says what it should be.
 
     Raises:
         RecipeError: Also where ``data`` or ``overrides`` leave the model without heads or without encoders which
@@ -289,7 +290,7 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
             by, key, how = cause
             where = f"{source}: {by}" if by else source
             raise RecipeError(where, key, f"{how} leaves the model without {kind}; keep one or give one of its own")
-    return {key: value for key, value in resolved.items() if value is not None or key not in SECTIONS}
+    return {key: value for key, value in resolved.items() if value is not None or key not in DEFAULTED}
 
 
 def components_of(recipe: dict[str, Any], section: str, kind: str) -> Any:

@@ -206,6 +206,9 @@ def test_a_section_left_null_falls_back_to_its_defaults_with_a_base_or_without(t
     assert Recipe.load(recipe, ["data=null", "train.monitor=val/hate/auroc"]).data is None
     with pytest.raises(RecipeError, match=rf"^{recipe}: --set model=null: model: missing section$"):
         Recipe.load(recipe, ["model=null"])
+    recipe.write_text(yaml.safe_dump({key: value for key, value in written.items() if key != "data"}) + "data:\n")
+    with pytest.raises(RecipeError, match=rf"^{recipe}: data: expected a mapping with 'type:' \(one of "):
+        Recipe.load(recipe)
 
 
 def test_a_folder_given_for_a_recipe_is_refused_a_saved_models_naming_its_recipe_file(
