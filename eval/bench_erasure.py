@@ -30,7 +30,6 @@ import torch
 from tqdm import tqdm
 
 from faim.artifact import read_recipe
-from faim.assembly import build_source
 from faim.cli.common import add_columns, parse_columns, positive_integer
 from faim.data.batch import PostBatch
 from faim.data.post import Post
@@ -39,7 +38,6 @@ from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.explain.attribute import PostExplainer, TextPieces
 from faim.model import WholePostModel
-from faim.recipe.errors import RecipeError
 
 WAYS = ("highest", "random", "lowest")
 """Which pieces are erased: the highest attributed, as many drawn at random, the lowest attributed."""
@@ -105,13 +103,13 @@ def validation_posts(model_dir: str) -> list[Post]:
     Raises:
         SystemExit: For a model whose recipe names no data (one composed in code), saying to pass ``--data``.
     """
-    try:
-        section = read_recipe(model_dir).data_section
-    except RecipeError as error:
+    recipe = read_recipe(model_dir)
+    if recipe.data is None:
         raise SystemExit(
-            f"{model_dir}: no validation posts to take ({error}); give labelled posts with --data"
-        ) from None
-    return build_source(section).posts("validation")
+            f"{model_dir}: no validation posts to take (its recipe describes a model alone); give labelled posts "
+            "with --data"
+        )
+    return recipe.data_source().posts("validation")
 
 
 def measure(

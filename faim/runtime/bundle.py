@@ -113,11 +113,14 @@ def read_bundle(directory: str | Path) -> dict[str, Any]:
     """The manifest of an exported model, after checking every file it lists.
 
     Raises:
-        ExportError: Naming the directory when it holds no export, or the manifest when it is not JSON, not an
-            object, of another format or without a key every export's has; or naming a file missing or modified.
+        ExportError: Naming the directory when it does not exist or holds no export, or the manifest when it is not
+            JSON, not an object, of another format or without a key every export's has; or naming a file missing or
+            modified.
     """
     root = Path(directory)
     path = root / EXPORT_MANIFEST
+    if not root.exists():
+        raise ExportError(f"{root}: does not exist")
     if not path.is_file():
         hint = " (a saved model: export it first with faim export)" if (root / MANIFEST).is_file() else ""
         raise ExportError(f"{root}: not an exported faim model (no {EXPORT_MANIFEST}){hint}")

@@ -22,3 +22,8 @@ def test_a_manifest_that_is_not_one_is_named_with_what_is_wrong(tmp_path: Path, 
     (tmp_path / "faim-export.json").write_text(content, encoding="utf-8")
     with pytest.raises(ExportError, match=f"^{tmp_path / 'faim-export.json'}: {wrong}"):
         read_bundle(tmp_path)
+
+
+def test_a_directory_that_does_not_exist_is_named_as_such(tmp_path: Path) -> None:
+    with pytest.raises(ExportError, match=f"^{tmp_path / 'nope'}: does not exist$"):
+        read_bundle(tmp_path / "nope")
