@@ -18,6 +18,7 @@ from faim.scoring import rows
 from faim.scoring.inputs import Shard, read_shards
 from faim.scoring.report import Held
 from faim.scoring.rows import FIRST_SHARDS, ShardRows, shard_posts, warn_unheld_at_first
+from tests.scoring.test_shards import write_spanning_csv
 
 KINDS = ["text", "image", "comments"]
 
@@ -220,8 +221,7 @@ def test_the_first_shard_warned_of_is_the_first_holding_a_post_whatever_rows_tha
 def test_nothing_is_said_before_scoring_where_no_shard_follows_the_first_holding_a_post_whatever_its_lines_count(
     tmp_path: Path,
 ) -> None:
-    sixteen = tmp_path / "sixteen.csv"  # 16 rows on 21 lines: four cells span two
-    sixteen.write_text("id,text\n" + "".join(f'{n},"post {n}' + ("\nmore" * (n % 4 == 0)) + '"\n' for n in range(16)))
+    sixteen = write_spanning_csv(tmp_path / "sixteen.csv")
     seventeen = tmp_path / "seventeen.csv"
     seventeen.write_text(sixteen.read_text() + "16,last\n")
     empty = tmp_path / "empty.jsonl"

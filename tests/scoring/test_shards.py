@@ -15,6 +15,12 @@ from faim.data.sources import READERS
 from faim.scoring.inputs import count_rows, own_shards, read_shards
 
 
+def write_spanning_csv(path: Path) -> Path:
+    """A CSV file of 16 rows on 21 lines: four cells span two."""
+    path.write_text("id,text\n" + "".join(f'{n},"post {n}' + ("\nmore" * (n % 4 == 0)) + '"\n' for n in range(16)))
+    return path
+
+
 def write_jsonl(path: Path, n: int) -> Path:
     path.write_text("".join(json.dumps({"id": f"{path.stem}-{i}", "text": f"post {i}"}) + "\n" for i in range(n)))
     return path
@@ -32,8 +38,7 @@ def test_shard_keys_are_stable_and_cover_every_row(tmp_path: Path) -> None:
 def test_own_shards_are_keyed_and_cut_as_read_shards_cuts_them_files_holding_no_row_giving_none(
     tmp_path: Path,
 ) -> None:
-    sixteen = tmp_path / "sixteen.csv"  # 16 rows on 21 lines: four cells span two
-    sixteen.write_text("id,text\n" + "".join(f'{n},"post {n}' + ("\nmore" * (n % 4 == 0)) + '"\n' for n in range(16)))
+    sixteen = write_spanning_csv(tmp_path / "sixteen.csv")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     files = [empty, sixteen, write_jsonl(tmp_path / "a.jsonl", 20), empty]
