@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import safetensors.torch
@@ -269,15 +269,15 @@ def inside(value: Any, root: Path, files: Mapping[str, str], field: str) -> Any:
 
 
 def names_a_path(value: str, root: Path, files: Mapping[str, str]) -> bool:
-    """Whether a string of a saved model's rebuild arguments names a path: a path outside any directory (absolute, or
-    with a ``..`` part), which loading must not read, or one inside the artifact at ``root``: a file its manifest
-    lists (``files``), a folder some listed file lies in, or anything else there. Any other string (torchvision's
-    weights' name, a hub id, a pattern, an empty prefix) is a setting, whatever the working directory holds."""
-    path = PurePosixPath(value)
-    if path.is_absolute() or ".." in path.parts:
-        return True
+    """Whether a string of a saved model's rebuild arguments names a path: one leading outside the artifact on some
+    system (absolute, with a drive, a ``..`` part or a leading ``~``, a backslash read as Windows reads it:
+    ``faim.file_digests.portable``), which loading must not read, or one inside the artifact at ``root``: a file its
+    manifest lists (``files``), a folder some listed file lies in, or anything else there. Any other string
+    (torchvision's weights' name, a hub id, an empty prefix) is a setting, whatever the working directory holds."""
     inside = portable(value)
-    if inside is None or inside == ".":
+    if inside is None or value.startswith("~"):
+        return True
+    if inside == ".":
         return False
     listed = any(name == inside or name.startswith(f"{inside}/") for name in map(portable, files) if name)
     return listed or (root / inside).exists()
