@@ -99,6 +99,6 @@ def own_file(directory: Path, manifest: dict[str, Any], name: str) -> Path:
         ArtifactError: Naming the manifest and ``name`` when the manifest does not list it.
     """
     try:
-        return listed_file(directory, manifest["files"], "files", name)
+        return listed_file(directory, manifest["files"], None, name)
     except ValueError as error:
         raise ArtifactError(f"{directory / MANIFEST}: {error}") from None

@@ -67,17 +67,20 @@ def portable(name: Any) -> str | None:
     return None if path.is_absolute() or ".." in path.parts else path.as_posix()
 
 
-def listed_file(directory: Path, listing: Mapping[str, str], setting: str, name: Any) -> Path:
+def listed_file(directory: Path, listing: Mapping[str, str], setting: str | None, name: Any) -> Path:
     """The file of the model in ``directory`` (saved or exported) that its manifest's ``setting`` names ``name``,
     which must be one its ``files`` ``listing`` holds (the files whose sha256 ``check_digests`` checks), the two
     compared as ``portable`` writes them, and inside ``directory``, so that no file is read unchecked or from
-    elsewhere.
+    elsewhere. ``setting`` is ``None`` for a file no entry names, whose name the model's layout fixes (a saved
+    model's ``model.safetensors``).
 
     Raises:
-        ValueError: Naming ``setting`` and ``name`` (the caller names the manifest and its entry) when ``name`` is not
-            a relative path inside ``directory`` that the listing holds.
+        ValueError: Naming ``setting``, where there is one, and ``name`` (the caller names the manifest and its
+            entry) when ``name`` is not a relative path inside ``directory`` that the listing holds:
+            ``graph 'x.onnx' is not a file listed under files``, ``'recipe.yaml' is not a file listed under files``.
     """
     inside = portable(name)
     if inside is None or inside not in {portable(listed) for listed in listing}:
-        raise ValueError(f"{setting} {name!r} is not a file listed under files")
+        named = f"{setting} {name!r}" if setting is not None else repr(name)
+        raise ValueError(f"{named} is not a file listed under files")
     return directory / inside

@@ -231,7 +231,7 @@ def test_weights_or_a_recipe_the_listing_does_not_hold_fail_loading_naming_them(
     _, directory = saved
     copy = edited_model(directory, tmp_path / "edited", lambda m: m["files"].pop(name))
     (copy / name).write_bytes((copy / name).read_bytes() + b"\n")  # read unchecked before
-    wrong = f"{copy / 'faim.json'}: files {name!r} is not a file listed under files"
+    wrong = f"{copy / 'faim.json'}: {name!r} is not a file listed under files"
     with pytest.raises(ArtifactError, match=f"^{re.escape(wrong)}$"):
         faim.load(copy)
     if name == "recipe.yaml":

@@ -38,6 +38,11 @@ def test_a_name_the_listing_does_not_hold_inside_the_directory_is_no_listed_file
     assert listed_file(tmp_path, listing, "tokenizer", "encoders/config.json") == tmp_path / "encoders/config.json"
 
 
+def test_a_file_no_entry_names_is_refused_by_its_name_alone(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"^'model.safetensors' is not a file listed under files$"):
+        listed_file(tmp_path, {"recipe.yaml": "0" * 64}, None, "model.safetensors")
+
+
 OUTSIDE = ["../x.onnx", "/x.onnx", "..\\x.onnx", "a\\..\\..\\x.onnx", "C:\\x.onnx", "C:x.onnx", "//h/s/x", "\\x.onnx"]
 """Names of files outside a model's directory, or that Windows reads so (a backslash between parts, a drive)."""
 
