@@ -21,9 +21,15 @@ class MetaRows:
 
     ``check`` (called per post by the collator, which names the post) raises ``ValueError`` when a listed
     field holds something that is not a number, or an infinite one.
+
+    Raises:
+        ValueError: Naming ``fields`` when it is not a list (or tuple) of ``Post.meta`` keys (``"likes"``, whose
+            letters would be read as keys, or ``[1]``).
     """
 
     def __init__(self, fields: list[str], shares: bool) -> None:
+        if not isinstance(fields, (list, tuple)) or not all(isinstance(field, str) for field in fields):
+            raise ValueError(f"fields {fields!r} is not a list of Post.meta keys")
         self.fields = list(fields)
         self.shares = shares
 

@@ -104,6 +104,28 @@ def manifest_entry(directory: Path, field: str) -> Iterator[None]:
         raise ExportError(f"{directory / EXPORT_MANIFEST}: {field}: {error}") from error
 
 
+def whole_number(value: Any) -> int:
+    """``value``, a manifest's whole number (``max_elements``, a text part's ``max_length``).
+
+    Raises:
+        ValueError: Saying what it should be when it is not a whole number (``2.7``, ``true``, ``"3"``).
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    return value
+
+
+def text(value: Any) -> str:
+    """``value``, a manifest's string (an e5 text part's ``prefix``).
+
+    Raises:
+        ValueError: Saying what it should be when it is not a string (``5``, ``null``).
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {value!r}")
+    return value
+
+
 FileResolver = Callable[[str, Any], Path]
 """Finds the file of an export that a setting of its manifest's entry names: ``resolve("graph", "fusion.onnx")``;
 ``functools.partial(faim.file_digests.listed_file, directory, listing)`` is the export's own."""

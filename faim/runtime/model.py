@@ -25,6 +25,7 @@ from faim.runtime.bundle import (
     manifest_entry,
     probabilities_name,
     read_bundle,
+    whole_number,
 )
 from faim.runtime.preprocess import Preprocessing, part_preprocessing
 
@@ -131,17 +132,6 @@ def fused_encoders(
         used = {name: entries[name] for name in names.values()}
     encoders = {name: ExportedEncoder(dim, parts, open_graph) for name, (dim, parts) in used.items()}
     return {kind: encoders[name] for kind, name in names.items()}
-
-
-def whole_number(value: Any) -> int:
-    """``value``, a manifest's whole number (``max_elements``).
-
-    Raises:
-        ValueError: Saying what it should be when it is not a whole number (``2.7``, ``true``, ``"3"``).
-    """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"expected a whole number, got {value!r}")
-    return value
 
 
 class ExportedModel:

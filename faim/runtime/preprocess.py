@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -21,7 +21,7 @@ from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import NgramBags, read_vocabulary
 from faim.preprocess.padding import padded
 from faim.preprocess.pixels import CentreCrop
-from faim.runtime.bundle import FileResolver
+from faim.runtime.bundle import FileResolver, text, whole_number
 from faim.runtime.pieces import UnigramPieces
 
 
@@ -137,6 +137,23 @@ def switch(spec: dict[str, Any], key: str, default: bool | None = None) -> bool:
     return value
 
 
+Setting = TypeVar("Setting")
+
+
+def setting(spec: dict[str, Any], key: str, read: Callable[[Any], Setting]) -> Setting:
+    """The setting ``key`` of a preprocessing entry as ``read`` (``whole_number``, ``text``) checks it.
+
+    Raises:
+        KeyError: Naming ``key`` where the entry lacks it.
+        ValueError: ``KEY: REASON``, where ``read`` refuses its value (``max_length: expected a whole number, got
+            '512'``).
+    """
+    try:
+        return read(spec[key])
+    except ValueError as error:
+        raise ValueError(f"{key}: {error}") from error
+
+
 Preprocessing = TokenizedText | PieceText | E5PieceText | NgramBags | CroppedPictures | MetaFeatures
 """What preprocesses an exported encoder part's elements into its graph's inputs."""
 
@@ -156,12 +173,15 @@ def part_preprocessing(spec: dict[str, Any], files: FileResolver) -> Callable[[]
     if spec["type"] == "text":
         return partial(TokenizedText, files("tokenizer", spec["tokenizer"]), confusables, switch(spec, "leetspeak"))
     if spec["type"] == "pieces":
-        return partial(PieceText, files("pieces", spec["pieces"]), spec["max_length"], confusables)
+        return partial(
+            PieceText, files("pieces", spec["pieces"]), setting(spec, "max_length", whole_number), confusables
+        )
     if spec["type"] == "e5_pieces":
         # an e5 export written before e5_text folded leetspeak has no "leetspeak"
         leetspeak = switch(spec, "leetspeak", False)
         pieces = files("pieces", spec["pieces"])
-        return partial(E5PieceText, pieces, spec["max_length"], spec["prefix"], confusables, leetspeak)
+        max_length, prefix = setting(spec, "max_length", whole_number), setting(spec, "prefix", text)
+        return partial(E5PieceText, pieces, max_length, prefix, confusables, leetspeak)
     if spec["type"] == "ngrams":
         return partial(ngram_bags, files("vocabulary", spec["vocabulary"]), confusables)
     if spec["type"] == "image":
@@ -170,7 +190,7 @@ def part_preprocessing(spec: dict[str, Any], files: FileResolver) -> Callable[[]
         )
         return partial(CroppedPictures, crop)
     if spec["type"] == "meta":
-        return partial(MetaFeatures, MetaRows(spec["fields"], spec["shares"]))
+        return partial(MetaFeatures, MetaRows(spec["fields"], switch(spec, "shares")))
     valid = ", ".join(PREPROCESSING)
     raise ValueError(f"preprocessing type {spec['type']!r} is not one the runtime reads; valid: {valid}")
 

@@ -116,6 +116,11 @@ def image_preprocessing(manifest: dict) -> dict:
     return manifest["encoders"]["image"]["parts"][0]["preprocess"]
 
 
+def meta_preprocessing(manifest: dict) -> dict:
+    """The metadata encoder's preprocessing entry of an export's manifest."""
+    return manifest["encoders"]["meta"]["parts"][0]["preprocess"]
+
+
 @pytest.mark.parametrize(
     ("edit", "wrong"),
     [
@@ -133,6 +138,8 @@ def image_preprocessing(manifest: dict) -> dict:
         (lambda m: image_preprocessing(m).update(mean=[0.5]), "encoders.image: mean [0.5] is not 3 numbers"),
         (lambda m: m["tasks"][0].update(threshold="high"), "tasks: task 'harm': threshold 'high' is not a number"),
         (lambda m: text_preprocessing(m).update(leetspeak="yes"), "encoders.text: leetspeak 'yes' is not true or"),
+        (lambda m: meta_preprocessing(m).update(fields="likes"), "encoders.meta: fields 'likes' is not a list of"),
+        (lambda m: meta_preprocessing(m).update(shares="yes"), "encoders.meta: shares 'yes' is not true or false"),
     ],
 )
 def test_a_manifest_holding_what_no_export_writes_fails_loading_naming_it_and_the_field(

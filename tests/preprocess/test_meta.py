@@ -1,0 +1,18 @@
+"""Numeric metadata rows: the fields read are a list of ``Post.meta`` keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from faim.preprocess.meta import MetaRows
+
+
+@pytest.mark.parametrize("fields", ["likes", ["likes", 1], None, {"likes": 1}])
+def test_fields_that_are_not_a_list_of_keys_are_refused_as_the_rows_are_built(fields: object) -> None:
+    with pytest.raises(ValueError, match=r"^fields .* is not a list of Post.meta keys$"):
+        MetaRows(fields, shares=False)
+
+
+def test_a_list_or_tuple_of_keys_is_read_in_order() -> None:
+    assert MetaRows(("shares", "likes"), shares=False)([{"likes": 0, "shares": 1}]).shape == (1, 4)
+    assert MetaRows(["likes"], shares=False).fields == ["likes"]
