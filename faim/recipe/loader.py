@@ -13,7 +13,7 @@ import yaml
 
 from faim.artifact_manifest import MANIFEST, RECIPE
 from faim.recipe.errors import RecipeError
-from faim.recipe.sections import DEFAULTED
+from faim.recipe.sections import DEFAULTED, MODEL_KEYS, SECTIONS
 
 SHIPPED = files("faim.recipes")
 
@@ -275,7 +275,8 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
             its base or an earlier override gave it, naming the recipe file, the override where one did, the key and
             how: a null dropping the last (``model.heads.NAME: null``), a null for them all (``model.heads: null``)
             or an empty mapping (``model.heads: {}``). A recipe that never gave any is left to validation, which
-            says they are missing.
+            says they are missing, and so is one holding a key a recipe has not on the way to them (``stray_key``: a
+            head indented under ``model:``, leaving ``heads:`` null), which validation names first.
     """
     dropped: list[tuple[str, ...]] = []
     base = base_of(data, source, folder)
@@ -286,11 +287,18 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
     resolved = apply_overrides(merged, overrides, emptied)
     for section, kind in sorted(DROPPABLE):  # encoders first, as validation checks them
         cause = emptied.get((section, kind)) if leaves_none(resolved, section, kind) else None
-        if cause is not None:
+        if cause is not None and not stray_key(resolved):
             by, key, how = cause
             where = f"{source}: {by}" if by else source
             raise RecipeError(where, key, f"{how} leaves the model without {kind}; keep one or give one of its own")
     return {key: value for key, value in resolved.items() if value is not None or key not in DEFAULTED}
+
+
+def stray_key(recipe: dict[str, Any]) -> bool:
+    """Whether ``recipe`` holds a key no recipe has at its top or in its ``model:`` section, which validation refuses
+    as unknown."""
+    node = recipe.get("model")
+    return bool(set(recipe) - set(SECTIONS)) or (isinstance(node, dict) and bool(set(node) - set(MODEL_KEYS)))
 
 
 def components_of(recipe: dict[str, Any], section: str, kind: str) -> Any:

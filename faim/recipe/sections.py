@@ -10,6 +10,9 @@ from faim.training.cache_entries import DEFAULT_CACHE_DIR
 SECTIONS = ("data", "model", "train", "eval")
 """The keys of a recipe mapping."""
 
+MODEL_KEYS = ("encoders", "fusion", "heads")
+"""The keys of a recipe's ``model:`` section."""
+
 DEFAULTED = ("train", "eval")
 """The sections that take their defaults where a recipe leaves them out or null (``eval:`` with nothing under it);
 ``data:`` and ``model:`` have none, so a null one is refused as what it should be."""

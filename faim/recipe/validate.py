@@ -29,10 +29,8 @@ from faim.data.elements import ELEMENT_MODALITIES
 from faim.data.post import FIELDS
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
-from faim.recipe.sections import SECTIONS, EvalConfig, TrainConfig
+from faim.recipe.sections import MODEL_KEYS, SECTIONS, EvalConfig, TrainConfig
 from faim.registry import refuse_new, suggest, type_hints, type_matches
-
-MODEL_KEYS = ("encoders", "fusion", "heads")
 
 
 def check_keys(source: str, path: str, given: dict[str, Any], valid: list[str]) -> None:

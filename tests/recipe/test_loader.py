@@ -191,6 +191,22 @@ def test_a_misindented_head_of_a_recipe_without_a_base_is_named_as_an_unknown_ke
         Recipe.load(recipe)
 
 
+def test_a_misindented_head_of_a_recipe_with_a_base_is_named_as_an_unknown_key_not_as_a_drop(tmp_path: Path) -> None:
+    recipe = tmp_path / "mine.yaml"
+    unknown = "model.hate: unknown key; valid: encoders, fusion, heads"
+    head = "hate: {type: binary, labels: [a, b]}\n"
+    for written in (f"  heads:\n  {head}", f"  {head}"):
+        recipe.write_text(f"base: hate_text_frozen\nmodel:\n{written}")
+        with pytest.raises(RecipeError, match=rf"^{recipe}: {unknown}$"):
+            Recipe.load(recipe)
+    recipe.write_text("base: hate_text_frozen\nmodel:\n  encoders:\n  text: {type: tiny_text}\n")
+    with pytest.raises(RecipeError, match=rf"^{recipe}: model.text: unknown key; valid: encoders, fusion, heads$"):
+        Recipe.load(recipe)
+    recipe.write_text("base: hate_text_frozen\n")
+    with pytest.raises(RecipeError, match=rf"^{recipe}: --set model.hate=.*: {unknown}$"):
+        Recipe.load(recipe, ["model.heads=null", "model.hate={type: binary, labels: [a, b]}"])
+
+
 def test_a_section_left_null_falls_back_to_its_defaults_with_a_base_or_without(tmp_path: Path) -> None:
     defaults = Recipe.load("hate_text_frozen", ["train={monitor: val/hate/auroc}", "eval={}"]).to_dict()
     written = Recipe.load("hate_text_frozen").to_dict()
