@@ -127,13 +127,15 @@ def merge(
 
     A component whose ``type:`` changes is replaced whole, so keys of the old type do not leak in, and an empty
     mapping of a model's heads or encoders (a place of ``DROPPABLE``) replaces the base's, leaving none, as ``--set
-    model.heads={}`` does. A ``null`` value removes the key (a child recipe drops an encoder with ``image: null``; a
-    section key falls back to its default); each key of ``base`` one removes is added to ``dropped`` as its keys
-    from the top (``at``: those of ``base`` itself, ``("model",)`` where it is a recipe's model section).
+    model.heads={}`` does. A ``null`` value removes the key ``base`` holds (a child recipe drops an encoder with
+    ``image: null``; a section key falls back to its default), and any at a place of ``DROPPABLE`` (a head the base
+    has not); each key of ``base`` one removes is added to ``dropped`` as its keys from the top (``at``: those of
+    ``base`` itself, ``("model",)`` where it is a recipe's model section). Any other null is kept, for validation to
+    judge as a null written without a base: a mistyped key's (``trian: null``) is refused as unknown.
     """
     merged = copy.deepcopy(base)
     for key, value in override.items():
-        if value is None:
+        if value is None and (key in merged or at in DROPPABLE):
             if key in merged:
                 dropped.append((*at, key))
             merged.pop(key, None)

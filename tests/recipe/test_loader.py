@@ -91,6 +91,23 @@ def test_a_null_override_drops_a_head_or_an_encoder_sets_any_other_key_null_and_
         as_recipe(base, ["train.lrr=null"])
 
 
+def test_a_null_for_a_key_the_base_has_not_is_judged_as_without_a_base(tmp_path: Path) -> None:
+    child = tmp_path / "child.yaml"
+    for written, refused in (
+        ("trian: null\n", r"trian: unknown key \(did you mean 'train'\?\); valid: data, model, train, eval"),
+        ("model:\n  fusionn: null\n", r"model.fusionn: unknown key \(did you mean 'fusion'\?\)"),
+        ("train:\n  lrr: null\n", r"train.lrr: unknown key \(did you mean 'lr'\?\)"),
+        ("train:\n  seed: null\n", r"train.seed: expected int, got None"),
+    ):
+        child.write_text(f"base: hate_text_frozen\n{written}")
+        with pytest.raises(RecipeError, match=rf"^{child}: {refused}"):
+            Recipe.load(child)
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(tiny_recipe({"train": "t.jsonl", "validation": "v"}, tmp_path)))
+    child.write_text("base: base.yaml\ndata:\n  columns:\n    comments: null\nmodel:\n  heads:\n    x: null\n")
+    recipe = Recipe.load(child)  # a head the base has not is dropped as --set drops it; a null comments reads none
+    assert recipe.data["columns"]["comments"] is None and list(recipe.model["heads"]) == ["harmful"]
+
+
 def test_dropping_the_only_head_or_every_encoder_is_refused_naming_the_null_that_did(tmp_path: Path) -> None:
     child = tmp_path / "child.yaml"
     child.write_text("base: hate_text_frozen\nmodel:\n  heads:\n    hate: null\n")
