@@ -131,11 +131,12 @@ def merge(
     ``image: null``; a section key falls back to its default), and any at a place of ``DROPPABLE`` (a head the base
     has not); each key of ``base`` one removes is added to ``dropped`` as its keys from the top (``at``: those of
     ``base`` itself, ``("model",)`` where it is a recipe's model section). Any other null is kept, for validation to
-    judge as a null written without a base: a mistyped key's (``trian: null``) is refused as unknown.
+    judge as a null written without a base: a mistyped key's (``trian: null``) is refused as unknown, and a null
+    ``data:`` or ``model:`` as what it should be (``removable``).
     """
     merged = copy.deepcopy(base)
     for key, value in override.items():
-        if value is None and (key in merged or at in DROPPABLE):
+        if value is None and removable((*at, key)) and (key in merged or at in DROPPABLE):
             if key in merged:
                 dropped.append((*at, key))
             merged.pop(key, None)
@@ -172,6 +173,13 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         ) from None
 
 
+def removable(keys: tuple[str, ...]) -> bool:
+    """Whether a null written at ``keys`` (from the top of a recipe) may remove what is there: anywhere but at the
+    top, where only a section with defaults (``DEFAULTED``) may be removed, to take them; a null ``data:`` or
+    ``model:`` is kept, for validation to refuse as what it should be, as in a recipe without a base."""
+    return len(keys) > 1 or keys[0] in DEFAULTED
+
+
 # Where a null override drops the key whatever its value: a head, or an encoder (one reading another's by name too)
 DROPPABLE = {("model", "heads"), ("model", "encoders")}
 
@@ -183,15 +191,16 @@ Cause = tuple[str, str, str]
 def apply_overrides(
     recipe: dict[str, Any], overrides: list[str], emptied: dict[tuple[str, str], Cause | None] | None = None
 ) -> dict[str, Any]:
-    """Apply ``--set a.b=c`` overrides in order; intermediate mappings are created as needed. Setting a component's
-    ``type:`` to another type replaces the component whole, as ``base:`` merging does, so its other keys are set by
-    overrides after that one; one given before it, which the replacement would drop, is refused. A null value
-    (``model.heads.hate=null``, or nothing after ``=``) removes a head, an encoder or any other mapping, as a null in
-    a child recipe does (``merge``); any other key is set null, as where null means something
-    (``data.columns.comments=null``: the comments are not read), and validation refuses a null where the key is
-    unknown (a mistyped one). Each override that leaves none of the components at a place of ``DROPPABLE`` which
-    held some is put in ``emptied``, where given, at that place: its ``Cause``, or ``None`` where it set another key
-    (``model=...``, which validation names).
+    """Apply ``--set a.b=c`` overrides in order; intermediate mappings are created as needed (where a null is too).
+    Setting a component's ``type:`` to another type replaces the component whole, as ``base:`` merging does, so its
+    other keys are set by overrides after that one; one given before it, which the replacement would drop, is
+    refused. A null value (``model.heads.hate=null``, or nothing after ``=``) removes a head, an encoder or any other
+    mapping but a section without defaults (``removable``), as a null in a child recipe does (``merge``); any other
+    key is set null, as where null means something (``data.columns.comments=null``: the comments are not read), and
+    validation refuses a null where the key is unknown (a mistyped one) or a null ``data:`` or ``model:``. Each
+    override that leaves none of the components at a place of ``DROPPABLE`` which held some is put in ``emptied``,
+    where given, at that place: its ``Cause``, or ``None`` where it set another key (``model=...``, which validation
+    names).
 
     Raises:
         TypeError: Given one override as a string, saying to pass a list.
@@ -207,7 +216,9 @@ def apply_overrides(
         held = [place for place in DROPPABLE if not leaves_none(result, *place)]
         node = result
         for depth, key in enumerate(keys[:-1]):
-            child = node.setdefault(key, {})
+            if node.get(key) is None:  # none there, or a null an earlier override left (--set data=null)
+                node[key] = {}
+            child = node[key]
             if not isinstance(child, dict):
                 raise RecipeError("--set", ".".join(keys[: depth + 1]), f"is a {type(child).__name__}, not a mapping")
             node = child
@@ -221,7 +232,11 @@ def apply_overrides(
                     "its type",
                 )
             node.clear()
-        if value is None and (isinstance(node.get(keys[-1]), dict) or tuple(keys[:-1]) in DROPPABLE):
+        if (
+            value is None
+            and removable(tuple(keys))
+            and (isinstance(node.get(keys[-1]), dict) or tuple(keys[:-1]) in DROPPABLE)
+        ):
             node.pop(keys[-1], None)
         else:
             node[keys[-1]] = value
@@ -269,8 +284,8 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
     """``data`` merged onto its base (``base_of``, which ``source`` and ``folder`` are for) with ``overrides``
     applied (``apply_overrides``). A section with defaults left null (``train:`` with nothing under it, ``--set
     train=null``; ``DEFAULTED``) is dropped, as merging drops one written null, so that it falls back to its
-    defaults, with a base or without; a null ``data:`` or ``model:`` of a recipe without a base is left to
-    validation, which says what it should be.
+    defaults, with a base or without; a null ``data:`` or ``model:``, written or by ``--set``, with a base or
+    without, is left to validation, which says what it should be (``removable``).
 
     Raises:
         RecipeError: Also where ``data`` or ``overrides`` leave the model without heads or without encoders which

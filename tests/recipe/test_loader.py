@@ -236,12 +236,37 @@ def test_a_section_left_null_falls_back_to_its_defaults_with_a_base_or_without(t
     recipe.write_text(yaml.safe_dump(written))
     assert Recipe.load(recipe, ["eval=null", "train.monitor=val/hate/auroc"]).to_dict() == defaults
     assert as_recipe({**written, "train": {"monitor": "val/hate/auroc"}, "eval": None}).to_dict() == defaults
-    assert Recipe.load(recipe, ["data=null", "train.monitor=val/hate/auroc"]).data is None
-    with pytest.raises(RecipeError, match=rf"^{recipe}: --set model=null: model: missing section$"):
+    with pytest.raises(RecipeError, match=rf"^{recipe}: --set model=null: model: expected a mapping with encoders, "):
         Recipe.load(recipe, ["model=null"])
     recipe.write_text(yaml.safe_dump({key: value for key, value in written.items() if key != "data"}) + "data:\n")
     with pytest.raises(RecipeError, match=rf"^{recipe}: data: expected a mapping with 'type:' \(one of "):
         Recipe.load(recipe)
+
+
+def test_a_null_data_or_model_section_is_refused_as_a_file_refuses_it_by_set_or_in_a_child_recipe(
+    tmp_path: Path,
+) -> None:
+    written = Recipe.load("hate_text_frozen").to_dict()
+    without_data = tmp_path / "model_alone.yaml"
+    without_data.write_text(yaml.safe_dump({key: value for key, value in written.items() if key != "data"}))
+    child = tmp_path / "child.yaml"
+    child.write_text("base: hate_text_frozen\ndata: null\n")
+    sources = r"data: expected a mapping with 'type:' \(one of .*jsonl"
+    for recipe, overrides, where in (
+        ("hate_text_frozen", ["data=null"], "--set data=null: "),
+        (without_data, ["data=null"], "--set data=null: "),
+        (child, [], ""),
+    ):
+        with pytest.raises(RecipeError, match=rf"{where}{sources}"):
+            Recipe.load(recipe, overrides)
+    child.write_text("base: hate_text_frozen\nmodel: null\n")
+    with pytest.raises(RecipeError, match=rf"^{child}: model: expected a mapping with encoders, fusion and heads$"):
+        Recipe.load(child)
+    other = "data.root=elsewhere"  # a section left null, then given again key by key
+    assert Recipe.load("hate_text_frozen", ["data=null", "data.type=tweeteval", other]).data == {
+        "type": "tweeteval",
+        "root": "elsewhere",
+    }
 
 
 def test_a_folder_given_for_a_recipe_is_refused_a_saved_models_naming_its_recipe_file(
