@@ -14,6 +14,7 @@ import yaml
 
 from faim.data.columns import ColumnMap
 from faim.folders import check_folder_path
+from faim.recipe.loader import parse_yaml, yaml_problem
 from faim.registry import suggest
 
 
@@ -103,8 +104,20 @@ def parse_columns(items: list[str]) -> dict[str, Any] | None:
         elif key == "meta":
             columns.setdefault("meta", []).extend(value.split(","))
         else:
-            columns[key] = yaml.safe_load(value) if value.startswith("[") else value
+            columns[key] = column_list(key, value) if value.startswith("[") else value
     return columns
+
+
+def column_list(field: str, value: str) -> Any:
+    """The columns ``--map FIELD=[a, b]`` gives ``field``: ``value`` read as YAML, as a recipe's ``data.columns`` is.
+
+    Raises:
+        ValueError: Naming the option and the value, and on one line where the value is not YAML.
+    """
+    try:
+        return parse_yaml(value)
+    except yaml.YAMLError as error:
+        raise ValueError(f"--map {field}: the value {value!r} is not YAML {yaml_problem(error, value)}") from None
 
 
 def check_label_tasks(columns: dict[str, Any] | None, tasks: Sequence[str]) -> None:

@@ -37,6 +37,25 @@ def test_a_field_mapped_twice_is_refused_naming_it(items: list[str], error: str)
     assert str(refused.value) == error
 
 
+def test_a_mapped_list_that_is_not_yaml_is_refused_on_one_line_naming_the_option_and_the_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert parse_columns(["images=[pic, no]"]) == {"images": ["pic", "no"]}  # read as a recipe's columns are
+    with pytest.raises(ValueError) as refused:
+        parse_columns(["images=[a, b"])
+    assert str(refused.value) == (
+        "--map images: the value '[a, b' is not YAML at line 1, column 6: expected ',' or ']', but got '<stream end>' "
+        "(while parsing a flow sequence at line 1, column 1)"
+    )
+    (tmp_path / "posts.jsonl").write_text('{"text": "a"}\n', encoding="utf-8")
+    arguments = ["score", str(tmp_path), str(tmp_path / "posts.jsonl"), "--map", "images=[a", "-o", str(tmp_path / "o")]
+    assert main(arguments) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "faim score: error: --map images: the value '[a' is not YAML at line 1, column 3: expected ',' or ']', but "
+        "got '<stream end>' (while parsing a flow sequence at line 1, column 1)"
+    ]
+
+
 def test_an_output_folder_the_system_will_not_say_anything_of_is_refused_naming_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
