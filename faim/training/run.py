@@ -397,10 +397,10 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     Raises:
         RecipeError: When the recipe has no ``data:`` section; before reading data, when Lightning cannot train
             with the recipe's ``train.accelerator``, ``devices``, ``strategy`` or ``precision`` on this machine, or
-            the data source's constructor refuses an argument; after the data checks, before anything is written,
-            when a model component's constructor does (both naming the recipe's file, ``Recipe.building``);
-            before reading posts, when the data has no train or validation split or none of the name ``eval.split``
-            gives (naming the key and the splits it has); before anything is written or embedded, when
+            the data source's constructor refuses an argument; before reading posts, when the data has no train or
+            validation split or none of the name ``eval.split`` gives (naming the key and the splits it has), when a
+            model component's constructor refuses an argument (naming the recipe's file, ``Recipe.building``; the
+            model is built from the recipe alone, its encoders fitted on the training posts later), or when
             ``train.augment`` perturbs an input that never reaches a live encoder (``check_augmentation``).
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
@@ -437,6 +437,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             raise RecipeError(
                 recipe.source, key, f"the data has no split {split!r}; its splits: {', '.join(splits) or 'none'}"
             )
+    detector = Detector.from_recipe(recipe)  # before the data is read: a component refused fails in a second
+    check_augmentation(recipe, detector.model)
     kinds, split = sorted(recipe.model["encoders"]), recipe.eval.split
     train_posts, val_posts = source.posts("train"), source.posts("validation")
     eval_posts = val_posts if split == "validation" else source.posts(split)
@@ -452,8 +454,6 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     )
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
-    detector = Detector.from_recipe(recipe)
-    check_augmentation(recipe, detector.model)
     if not resume_from:
         save_run_recipe(recipe, checkpoint_dir)
     model, tasks = detector.model, detector.tasks

@@ -29,6 +29,7 @@ from faim.calibration.fit import source_class_weights
 from faim.calibration.thresholds import choose_threshold
 from faim.cli.main import main
 from faim.data.post import Post
+from faim.data.sources import JsonlSource
 from faim.data.targets import TaskSpec
 from faim.eval.evaluate import evaluate
 from faim.inference import predict
@@ -704,12 +705,12 @@ def test_training_checks_once_that_the_validation_posts_carry_a_label(
     demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, label_checks: list[str]
 ) -> None:
     class Checked(Exception):
-        """Raised as the model is built, once the splits' posts are checked."""
+        """Raised as the run's recipe is written, once the splits' posts are checked."""
 
-    def built(*args: object) -> None:
+    def written(*args: object) -> None:
         raise Checked
 
-    monkeypatch.setattr("faim.training.run.Detector.from_recipe", built)
+    monkeypatch.setattr("faim.training.run.save_run_recipe", written)
     with pytest.raises(Checked):
         train(tiny_recipe(demo_data, tmp_path / "run", max_epochs=1))
     assert label_checks == [str(demo_data["validation"])]
@@ -755,6 +756,17 @@ def test_an_argument_a_constructor_refuses_is_named_with_the_recipe_file(
     path = write_recipe(recipe)
     with pytest.raises(RecipeError, match=rf"^{re.escape(str(path))}: {refusal}"):
         train(path)
+
+
+def test_an_argument_a_model_component_refuses_is_named_before_the_data_is_read(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["heads"]["harmful"]["hidden_dim"] = -3
+    monkeypatch.setattr(JsonlSource, "posts", lambda self, split: pytest.fail(f"the {split} split was read"))
+    with pytest.raises(RecipeError, match=r"^<dict>: model.heads.harmful: need input_dim > 0 and hidden_dim >= 0"):
+        train(recipe)
+    assert not (tmp_path / "run").exists()
 
 
 def test_pictures_not_there_are_refused_naming_the_posts_before_training(demo_data, tmp_path: Path) -> None:
