@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from faim.data.post import post_texts
+from faim.data.sources import check_split
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
 from faim.recipe import Recipe, as_recipe
@@ -94,11 +95,14 @@ def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | 
             that is not there (``evaluated_posts``, naming the split and ``eval.split``).
         RecipeError: Naming the recipe's file, for an argument of ``data:`` its source's constructor refuses
             (``Recipe.data_source``).
+        FileNotFoundError: Before the model is loaded, naming the eval split and its file where that is not there
+            (``check_split``).
     """
     recipe = as_recipe(recipe)
-    detector = Detector.load(model_dir)
     source = recipe.data_source()
     split = recipe.eval.split
+    check_split(source, split)  # a file not there is named before the model is loaded
+    detector = Detector.load(model_dir)
     posts = evaluated_posts(recipe, source.posts(split), eval_split_name(source, split), detector)
     loader = recipe_loader(recipe, detector, posts, False, split)
     out = recipe.train.run_folder / "eval"

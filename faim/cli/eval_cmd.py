@@ -23,7 +23,7 @@ from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
 from faim.data.post import LANGUAGE, MAP_LABELS
 from faim.data.preflight import unread_columns, warn_source_split, warn_unheld_kinds
-from faim.data.sources import read_posts
+from faim.data.sources import check_split, read_posts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table
@@ -53,12 +53,14 @@ def run(args: argparse.Namespace) -> int:
     recipe = read_recipe(args.model)
     columns = parse_columns(args.columns)
     check_label_tasks(columns, list(recipe.model["heads"]))
+    source = None if args.data else recipe.data_source()
+    if source is not None:
+        check_split(source, args.split)  # a file not there is named before the model is loaded
     detector = Detector.load(args.model)
     if args.data:
         posts = list(read_posts(args.data, columns, args.image_root))
         name, label, unmapped, unlabelled = args.data, input_name(args.data), MAP_ELEMENTS, MAP_LABELS
     else:
-        source = recipe.data_source()
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
         unlabelled = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
         unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"

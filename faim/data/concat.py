@@ -25,6 +25,7 @@ from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source a member may name)
 from faim.data.post import SOURCE, Post, normalise_posts
+from faim.data.sources import check_split
 from faim.registry import BuildError, build_source_spec, member_path, register_source
 
 EVALUATE_ON = ("first", "all")
@@ -75,16 +76,25 @@ class ConcatSource:
 
         Raises:
             KeyError: When no contributing member has ``split``, naming the splits there are.
+            FileNotFoundError: Before any is read, naming the split and the file of a member that is not there
+                (``check_split``).
             ValueError: Naming a member's post whose id was taken away (``member_posts``).
         """
         indices = self.contributors(split)
         if not indices:
             raise KeyError(f"concat: no split {split!r}; found: {', '.join(self.splits()) or 'none'}")
+        self.check_split(split)
         return [
             replace(post, id=f"{self.names[index]}/{post.id}", meta=post.meta | {SOURCE: self.names[index]})
             for index in indices
             for post in self.member_posts(index, split)
         ]
+
+    def check_split(self, split: str) -> None:
+        """Find the files of ``split`` of every member giving its posts (``faim.data.sources.check_split``), reading
+        none: a member's file not there is named before another member's posts are read."""
+        for index in self.contributors(split):
+            check_split(self.members[index], split)
 
     def member_posts(self, index: int, split: str) -> list[Post]:
         """The posts of ``split`` of the member at ``index``, each id text and each field as a ``Post`` reads it

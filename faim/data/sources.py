@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from faim.data import coaid, davidson, emoji_pairs, ethos, hateful_memes, liar, vmu  # noqa: F401  (registers them)
 from faim.data.columns import ColumnMap
@@ -38,6 +38,7 @@ __all__ = [
     "ParquetSource",
     "Source",
     "TweetEvalSource",
+    "check_split",
     "input_columns",
     "read_posts",
 ]
@@ -61,6 +62,20 @@ class Source(Protocol):
 
     def fingerprint(self, split: str) -> str:
         """sha256 identifying a split's content, for embedding-cache keys."""
+
+
+def check_split(source: Any, split: str) -> None:
+    """Find the files ``split`` of ``source`` is read from, reading no post, so that one not there is named before
+    another split is read: by the source's own ``check_split(split)``, which the sources reading a file, folder or
+    glob per split (``faim.data.tabular.FileSource``), ``concat`` and ``without`` have. A source without one (a
+    dataset's own, reading the files of its folder; one registered elsewhere) finds them as it reads them.
+
+    Raises:
+        FileNotFoundError: Naming the split and what stands for nothing, as reading it would.
+    """
+    check = getattr(source, "check_split", None)
+    if check is not None:
+        check(split)
 
 
 @register_source("jsonl")

@@ -429,20 +429,43 @@ class FileSource(ABC):
         except FileNotFoundError as error:
             raise FileNotFoundError(f"data.{split}: {error}") from None
 
-    def iter_posts(self, path: str | Path) -> Iterator[Post]:
-        """Stream the posts of a file in this source's format, or of every one a folder or glob stands for
-        (``faim.data.inputs``), with its mapping and image root (default: each file's folder).
+    def check_split(self, split: str) -> None:
+        """Find the files of ``split`` as reading it does (``inputs``), reading none of them: a misspelt file of
+        one split is named before another is read.
+
+        Raises:
+            FileNotFoundError: When the split's location stands for nothing, naming the split, as ``posts`` does.
+            ValueError: On a file a folder or glob holds in another format (``inputs``).
+        """
+        try:
+            self.inputs(self.location(split))
+        except FileNotFoundError as error:
+            raise FileNotFoundError(f"data.{split}: {error}") from None
+
+    def inputs(self, path: str | Path) -> list[Path]:
+        """The files ``path`` stands for (``faim.data.inputs.expand``), each in this source's format.
 
         Raises:
             FileNotFoundError: When ``path`` stands for nothing.
-            ValueError: On a file a folder or glob holds in another format, a malformed file, a missing mapped
-                column, or a cell of the wrong type.
+            ValueError: On a file a folder or glob holds in another format.
         """
         files = expand(path)
         if len(files) > 1 or files[0] != Path(path):
             wrong = [f for f in files if self.formats and input_format(f) not in self.formats]
             if wrong:
                 raise ValueError(f"{path}: {wrong[0]} is not {' or '.join(self.formats)}, which this source reads")
+        return files
+
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        """Stream the posts of a file in this source's format, or of every one a folder or glob stands for
+        (``inputs``), with its mapping and image root (default: each file's folder).
+
+        Raises:
+            FileNotFoundError: When ``path`` stands for nothing.
+            ValueError: On a file a folder or glob holds in another format, a malformed file, a missing mapped
+                column, or a cell of the wrong type.
+        """
+        files = self.inputs(path)
         index = 0  # a post without an id takes its place among all the files' posts
         for file in files:
             root = self.image_root or file.absolute().parent

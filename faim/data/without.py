@@ -24,6 +24,7 @@ from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source the wrapped one may name)
 from faim.data.post import Post
+from faim.data.sources import check_split
 from faim.registry import build_source_spec, member_path, register_source
 
 
@@ -61,14 +62,23 @@ class WithoutSource:
         """The wrapped source's posts of ``split`` whose ``meta[field]`` is none of ``values``.
 
         Raises:
+            FileNotFoundError: The first time, before any split is read, naming a split whose file is not there
+                (``check_split``).
             ValueError: The first time, when a value names no group in any split, naming the groups there are.
         """
         if not self.read:
+            self.check_split(split)
             self.read = {name: self.member.posts(name) for name in self.splits()}  # each split read once
             self.check_values()
         if split not in self.read:
             return self.member.posts(split)  # raises, naming the splits there are
         return [post for post in self.read[split] if post.meta.get(self.field) not in self.values]
+
+    def check_split(self, split: str) -> None:
+        """Find the files of every split of the wrapped source, as reading ``split`` reads them all
+        (``faim.data.sources.check_split``), reading none."""
+        for name in self.splits():
+            check_split(self.member, name)
 
     def check_values(self) -> None:
         """Raise ``ValueError`` when one of ``values`` is the ``meta[field]`` of no post in any split."""

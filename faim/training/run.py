@@ -30,6 +30,7 @@ from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
 from faim.data.post import Post, post_name, post_texts
 from faim.data.preflight import refuse_unevaluable, refuse_unreadable, warn_source_splits
+from faim.data.sources import check_split
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.folders import check_replaceable
@@ -402,7 +403,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             model component's constructor refuses an argument (naming the recipe's file, ``Recipe.building``; the
             model is built from the recipe alone, its encoders fitted on the training posts later), or when
             ``train.augment`` perturbs an input that never reaches a live encoder (``check_augmentation``).
-        FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint.
+        FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint; before the model is
+            built and any post read, when the file of the training, validation or ``eval.split`` split is not there
+            (``check_split``, naming the split and the file).
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
             ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
             anything is written, for a training split without posts or a task's labels (``check_learnable``), a
@@ -437,6 +440,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             raise RecipeError(
                 recipe.source, key, f"the data has no split {split!r}; its splits: {', '.join(splits) or 'none'}"
             )
+    for split in dict.fromkeys(("train", "validation", recipe.eval.split)):
+        check_split(source, split)  # a misspelt file is named before another split is read
     detector = Detector.from_recipe(recipe)  # before the data is read: a component refused fails in a second
     check_augmentation(recipe, detector.model)
     kinds, split = sorted(recipe.model["encoders"]), recipe.eval.split

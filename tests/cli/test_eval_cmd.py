@@ -21,6 +21,17 @@ def test_eval_checks_once_that_some_posts_carry_a_label(
     assert label_checks == [str(demo_data["validation"])]
 
 
+def test_eval_of_a_recipes_split_whose_file_is_not_there_names_it_before_the_model_is_loaded(
+    demo_data, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recipe = tiny_recipe(demo_data | {"train": tmp_path / "gone.jsonl"}, tmp_path / "run")
+    recipe["data"]["test"] = str(tmp_path / "tset.jsonl")
+    model = faim.build(recipe).save(str(tmp_path / "model"), faim.Recipe.from_dict(recipe))
+    monkeypatch.setattr("faim.cli.eval_cmd.Detector.load", lambda path: pytest.fail("the model was loaded"))
+    assert main(["eval", str(model), "--split", "test", "-o", str(tmp_path / "eval")]) == 2
+    assert f"faim eval: error: data.test: {tmp_path / 'tset.jsonl'} does not exist" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("given", [False, True], ids=["recipe_split", "file"])
 def test_eval_of_posts_whose_only_labelled_ones_hold_nothing_read_names_the_rows_and_what_to_do(
     given: bool, demo_data, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch

@@ -17,7 +17,15 @@ import pytest
 
 from faim.data import tabular
 from faim.data.columns import ColumnMap
-from faim.data.sources import CsvSource, JsonlSource, ParquetSource, Source, input_columns, read_posts
+from faim.data.sources import (
+    CsvSource,
+    JsonlSource,
+    ParquetSource,
+    Source,
+    check_split,
+    input_columns,
+    read_posts,
+)
 from faim.data.tabular import csv_records, csv_rows
 from faim.registry import SOURCES
 
@@ -118,6 +126,23 @@ def test_unknown_split_names_configured_ones(tmp_path):
     source = JsonlSource(train=str(write_jsonl(tmp_path / "t.jsonl", ROWS)), validation="v.jsonl")
     with pytest.raises(KeyError, match="no split 'test'; configured: train, validation"):
         source.posts("test")
+
+
+def test_a_split_file_not_there_is_named_by_check_split_without_reading_a_file_and_not_when_the_source_is_built(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(JsonlSource, "rows", lambda self, path: pytest.fail(f"{path} was read"))
+    train = str(write_jsonl(tmp_path / "t.jsonl", ROWS))
+    source = JsonlSource(train=str(tmp_path / "gone.jsonl"), validation=str(tmp_path / "valdation.jsonl"), test=train)
+    source.check_split("test")
+    with pytest.raises(FileNotFoundError, match=r"^data.validation: .*valdation.jsonl does not exist"):
+        source.check_split("validation")
+    with pytest.raises(FileNotFoundError, match=r"^data.train: .*gone.jsonl does not exist"):
+        check_split(source, "train")
+    (tmp_path / "folder").mkdir()
+    write_csv(tmp_path / "folder" / "a.csv", ROWS)
+    with pytest.raises(ValueError, match=r"folder: .*a.csv is not jsonl, which this source reads"):
+        JsonlSource(train=str(tmp_path / "folder")).check_split("train")
 
 
 def test_unknown_mapping_key_fails_at_construction():

@@ -115,6 +115,16 @@ def test_fingerprint_follows_the_contributing_members(members, tmp_path):
     assert ConcatSource(members).fingerprint("train") != before
 
 
+def test_a_members_split_file_not_there_is_named_before_any_member_is_read(members, tmp_path, monkeypatch):
+    jsonl = {"type": "jsonl", "train": str(tmp_path / "t.jsonl"), "validation": str(tmp_path / "v.jsonl")}
+    (tmp_path / "t.jsonl").write_text('{"text": "a", "hate": 1}\n', encoding="utf-8")
+    source = build_source({"type": "concat", "sources": [*members, jsonl], "evaluate_on": "all"})
+    monkeypatch.setattr(ConcatSource, "member_posts", lambda self, index, split: pytest.fail(f"member {index} read"))
+    source.check_split("train")
+    with pytest.raises(FileNotFoundError, match=r"^data.validation: .*v.jsonl does not exist"):
+        source.posts("validation")
+
+
 def test_missing_split_names_the_ones_there_are(members):
     with pytest.raises(KeyError, match="no split 'test'; found: train, validation"):
         ConcatSource(members).posts("test")

@@ -40,6 +40,19 @@ def test_the_groups_named_are_left_out_of_every_split_and_the_rest_kept(wrapped)
     assert [p.id for p in both.posts("validation")] == ["val-2"]
 
 
+def test_a_split_file_not_there_is_named_before_any_split_is_read(wrapped, tmp_path, monkeypatch):
+    from faim.data.sources import JsonlSource
+
+    source = build_source(
+        {"type": "without", "source": wrapped | {"test": str(tmp_path / "tset.jsonl")}, "field": "event", "values": [1]}
+    )
+    monkeypatch.setattr(JsonlSource, "rows", lambda self, path: pytest.fail(f"{path} was read"))
+    with pytest.raises(FileNotFoundError, match=r"^data.test: .*tset.jsonl does not exist"):
+        source.check_split("train")  # reading train reads every split
+    with pytest.raises(FileNotFoundError, match=r"^data.test: .*tset.jsonl does not exist"):
+        source.posts("train")
+
+
 def test_new_data_is_read_whole(wrapped, tmp_path):
     source = build_source({"type": "without", "source": wrapped, "field": "event", "values": ["storm"]})
     fresh = jsonl(tmp_path / "new.jsonl", ["storm", "quake"])

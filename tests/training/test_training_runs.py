@@ -675,6 +675,37 @@ def test_a_split_the_data_lacks_is_refused_naming_the_recipe_before_training(
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize(
+    ("setting", "named"),
+    [
+        ({"data": {"validation": "valdation.jsonl"}}, "data.validation: .*valdation.jsonl does not exist"),
+        ({"data": {"test": "tset.jsonl"}, "eval": {"split": "test"}}, "data.test: .*tset.jsonl does not exist"),
+    ],
+    ids=["validation", "eval.split"],
+)
+def test_a_split_file_not_there_is_named_before_any_split_is_read_or_the_model_built(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: dict, named: str
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    for section, values in setting.items():
+        recipe[section] |= {key: str(tmp_path / value) if key != "split" else value for key, value in values.items()}
+    monkeypatch.setattr(JsonlSource, "rows", lambda self, path: pytest.fail(f"{path} was read"))
+    monkeypatch.setattr("faim.training.run.Detector.from_recipe", lambda recipe: pytest.fail("the model was built"))
+    with pytest.raises(FileNotFoundError, match=f"^{named}"):
+        train(recipe)
+    assert not (tmp_path / "run").exists()
+
+
+def test_evaluating_a_run_again_names_its_eval_split_file_not_there_before_the_model_is_loaded(
+    demo_data, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recipe = tiny_recipe(demo_data | {"train": tmp_path / "gone.jsonl"}, tmp_path / "run")
+    recipe["data"]["test"], recipe["eval"]["split"] = str(tmp_path / "tset.jsonl"), "test"
+    monkeypatch.setattr("faim.api.Detector.load", lambda path: pytest.fail("the model was loaded"))
+    with pytest.raises(FileNotFoundError, match=r"^data.test: .*tset.jsonl does not exist"):
+        evaluate_run(recipe, tiny_model_dir)
+
+
 def test_a_validation_split_without_labels_is_refused_before_training_and_one_of_one_class_is_warned_of(
     demo_data, tmp_path: Path
 ) -> None:
