@@ -127,16 +127,16 @@ def merge(
 
     A component whose ``type:`` changes is replaced whole, so keys of the old type do not leak in, and an empty
     mapping of a model's heads or encoders (a place of ``DROPPABLE``) replaces the base's, leaving none, as ``--set
-    model.heads={}`` does. A ``null`` value removes the key ``base`` holds (a child recipe drops an encoder with
-    ``image: null``; a section key falls back to its default), and any at a place of ``DROPPABLE`` (a head the base
-    has not); each key of ``base`` one removes is added to ``dropped`` as its keys from the top (``at``: those of
-    ``base`` itself, ``("model",)`` where it is a recipe's model section). Any other null is kept, for validation to
-    judge as a null written without a base: a mistyped key's (``trian: null``) is refused as unknown, and a null
-    ``data:`` or ``model:`` as what it should be (``removable``).
+    model.heads={}`` does. A ``null`` value removes what ``drops`` says it does, as ``--set KEY=null`` does (a child
+    recipe drops an encoder with ``image: null``, a head the base has not too; a ``train:`` key the base holds falls
+    back to its default); each key of ``base`` one removes is added to ``dropped`` as its keys from the top (``at``:
+    those of ``base`` itself, ``("model",)`` where it is a recipe's model section). Any other null is kept, for
+    validation to judge as a null written without a base: ``data.columns.comments: null`` reads no comments, a
+    mistyped key's (``trian: null``) is refused as unknown, and a null ``data:`` or ``model:`` as what it should be.
     """
     merged = copy.deepcopy(base)
     for key, value in override.items():
-        if value is None and removable((*at, key)) and (key in merged or at in DROPPABLE):
+        if value is None and drops((*at, key), merged):
             if key in merged:
                 dropped.append((*at, key))
             merged.pop(key, None)
@@ -180,6 +180,20 @@ def removable(keys: tuple[str, ...]) -> bool:
     return len(keys) > 1 or keys[0] in DEFAULTED
 
 
+def drops(keys: tuple[str, ...], node: dict[str, Any]) -> bool:
+    """Whether a null written at ``keys`` (from the top of a recipe), in a child recipe or by ``--set``, removes what
+    ``node``, the mapping holding its last key, has there rather than being kept as the key's value: a head or an
+    encoder, held or not (``DROPPABLE``); a mapping held (a component, a ``train:`` or ``eval:`` section, a source's
+    ``columns:``); or a key of ``train:`` or ``eval:`` held, which falls back to its default. Never a ``data:`` or
+    ``model:`` section (``removable``). Any other null is kept, as in a recipe without a base: where null means
+    something (``data.columns.comments: null`` reads no comments), where a value is needed (refused) and at a
+    mistyped key (refused as unknown)."""
+    if not removable(keys):
+        return False
+    held = node.get(keys[-1])
+    return keys[:-1] in DROPPABLE or isinstance(held, dict) or (keys[0] in DEFAULTED and keys[-1] in node)
+
+
 # Where a null override drops the key whatever its value: a head, or an encoder (one reading another's by name too)
 DROPPABLE = {("model", "heads"), ("model", "encoders")}
 
@@ -194,10 +208,11 @@ def apply_overrides(
     """Apply ``--set a.b=c`` overrides in order; intermediate mappings are created as needed (where a null is too).
     Setting a component's ``type:`` to another type replaces the component whole, as ``base:`` merging does, so its
     other keys are set by overrides after that one; one given before it, which the replacement would drop, is
-    refused. A null value (``model.heads.hate=null``, or nothing after ``=``) removes a head, an encoder or any other
-    mapping but a section without defaults (``removable``), as a null in a child recipe does (``merge``); any other
-    key is set null, as where null means something (``data.columns.comments=null``: the comments are not read), and
-    validation refuses a null where the key is unknown (a mistyped one) or a null ``data:`` or ``model:``. Each
+    refused. A null value (``model.heads.hate=null``, or nothing after ``=``) removes what ``drops`` says it does, as a
+    null in a child recipe does (``merge``): a head, an encoder, a mapping held but a section without defaults, a
+    ``train:`` or ``eval:`` key held (``train.lr=null`` takes the default); any other key is set null, as where null
+    means something (``data.columns.comments=null``: the comments are not read), and validation refuses a null where
+    the key is unknown (a mistyped one) or needs a value, or a null ``data:`` or ``model:``. Each
     override that leaves none of the components at a place of ``DROPPABLE`` which held some is put in ``emptied``,
     where given, at that place: its ``Cause``, or ``None`` where it set another key (``model=...``, which validation
     names).
@@ -232,11 +247,7 @@ def apply_overrides(
                     "its type",
                 )
             node.clear()
-        if (
-            value is None
-            and removable(tuple(keys))
-            and (isinstance(node.get(keys[-1]), dict) or tuple(keys[:-1]) in DROPPABLE)
-        ):
+        if value is None and drops(tuple(keys), node):
             node.pop(keys[-1], None)
         else:
             node[keys[-1]] = value

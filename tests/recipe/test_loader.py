@@ -13,6 +13,7 @@ from conftest import tiny_recipe
 import faim
 from faim.recipe import Recipe, RecipeError, as_recipe
 from faim.recipe.loader import SHIPPED, apply_overrides, load_recipe_dict, parse_yaml, shipped_recipes
+from faim.recipe.sections import TrainConfig
 
 
 def test_overrides_parse_yaml_values() -> None:
@@ -77,7 +78,7 @@ def test_null_in_a_child_recipe_removes_the_key(tmp_path: Path) -> None:
     assert faim.build(recipe).model.kinds == ["comments", "text"]
 
 
-def test_a_null_override_drops_a_head_or_an_encoder_sets_any_other_key_null_and_a_mistyped_one_is_refused() -> None:
+def test_a_null_override_drops_a_head_an_encoder_or_a_train_key_and_sets_any_other_null() -> None:
     base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, Path("run"))
     base["model"]["heads"]["other"] = {"type": "binary", "labels": ["no", "yes"]}
     base["data"]["columns"]["comments"] = "replies"
@@ -85,10 +86,29 @@ def test_a_null_override_drops_a_head_or_an_encoder_sets_any_other_key_null_and_
     recipe = as_recipe(base, [*dropped, "data.columns.comments=null"])
     assert list(recipe.model["heads"]) == ["other"] and sorted(recipe.model["encoders"]) == ["text"]
     assert recipe.data["columns"]["comments"] is None  # null means something here: the comments are not read
-    with pytest.raises(RecipeError, match=r"--set train.lr=null: train.lr: expected float, got None"):
-        as_recipe(base, ["train.lr=null"])
+    assert as_recipe(base, ["train.lr=null"]).train.lr == TrainConfig().lr  # the recipe's lr dropped: the default
     with pytest.raises(RecipeError, match=r"--set train.lrr=null: train.lrr: unknown key \(did you mean 'lr'\?\)"):
         as_recipe(base, ["train.lrr=null"])
+
+
+@pytest.mark.parametrize(
+    ("written", "override", "read"),
+    [
+        ({"train": {"lr": None}}, "train.lr=null", lambda recipe: recipe.train.lr == TrainConfig().lr),
+        ({"data": {"columns": {"comments": None}}}, "data.columns.comments=null",
+         lambda recipe: recipe.data["columns"]["comments"] is None),
+    ],
+    ids=["train.lr", "data.columns.comments"],
+)  # fmt: skip
+def test_a_null_for_a_key_the_base_holds_reads_as_the_same_null_given_by_set(
+    tmp_path: Path, written: dict, override: str, read
+) -> None:
+    base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, Path("run"))
+    base["data"]["columns"]["comments"] = "replies"
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    (tmp_path / "child.yaml").write_text(yaml.safe_dump({"base": "base.yaml", **written}))
+    child, overridden = Recipe.load(tmp_path / "child.yaml"), Recipe.load(tmp_path / "base.yaml", [override])
+    assert read(child) and read(overridden) and child.to_dict() == overridden.to_dict()
 
 
 def test_a_null_for_a_key_the_base_has_not_is_judged_as_without_a_base(tmp_path: Path) -> None:
