@@ -5,6 +5,12 @@ A binary task's probabilities are calibrated to the share of positives of the po
 prior ``π``). On posts where positives are rarer or commoner, Bayes' rule gives their probabilities under the new
 prior ``π'`` as ``π'/π · p`` against ``(1-π')/(1-π) · (1-p)``, and ``π'`` is the mean of those: EM alternates the
 two until ``π'`` settles. A probability's log-odds then move by ``logit(π') - logit(π)``: one more logit shift.
+
+The likelihood of ``π'`` is concave, so where it peaks at an edge (0 or 1) EM creeps towards it without end: the
+posts' scores evidence no post of one class (too few posts, or scores that barely tell the classes apart), and a
+move there would put every probability at 0 or 1. ``estimate_prior`` then gives half a post's share from that edge
+instead (``edge_shares``), a continuity correction: the most the posts can be said to hold of a class they show none
+of is a fraction of one post.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ EPSILON = 1e-6
 
 
 def estimate_prior(probabilities: np.ndarray, prior: float, tolerance: float = 1e-8, max_steps: int = 10_000) -> float:
-    """The share of positives among the posts whose calibrated ``probabilities`` (under ``prior``) are given.
+    """The share of positives among the posts whose calibrated ``probabilities`` (under ``prior``) are given; where
+    its likelihood peaks at an edge (``likelihood_edge``), half a post's share from it (``edge_shares``).
 
     Raises:
         ValueError: On no probabilities, a value outside [0, 1], or a prior outside (0, 1).
@@ -28,6 +35,9 @@ def estimate_prior(probabilities: np.ndarray, prior: float, tolerance: float = 1
         raise ValueError("estimating a prior needs at least one probability")
     if not 0 < prior < 1:
         raise ValueError(f"the calibration prior must be in (0, 1), got {prior}")
+    edge = likelihood_edge(p, prior)
+    if edge is not None:
+        return edge_shares(p.size)[int(edge)]
     estimate = prior
     for _ in range(max_steps):
         positive = estimate / prior * p
@@ -37,6 +47,27 @@ def estimate_prior(probabilities: np.ndarray, prior: float, tolerance: float = 1
             return updated
         estimate = updated
     return estimate
+
+
+def likelihood_edge(probabilities: np.ndarray, prior: float) -> float | None:
+    """0.0 or 1.0 where the likelihood of the share of positives peaks at that edge, ``None`` where it peaks inside.
+
+    ``probabilities`` are calibrated under ``prior`` and clipped away from 0 and 1. Each post's likelihood ratio is
+    its odds over the prior's: the likelihood falls from 0 where their mean is below 1, and rises to 1 where the
+    mean of their inverses is.
+    """
+    ratios = probabilities / (1 - probabilities) * (1 - prior) / prior
+    if np.mean(ratios) < 1:
+        return 0.0
+    if np.mean(1 / ratios) < 1:
+        return 1.0
+    return None
+
+
+def edge_shares(posts: int) -> tuple[float, float]:
+    """The shares ``estimate_prior`` gives over ``posts`` posts where the likelihood peaks at 0 and at 1: half a
+    post's share from each edge."""
+    return 0.5 / posts, 1 - 0.5 / posts
 
 
 def prior_shift(old: float, new: float) -> float:

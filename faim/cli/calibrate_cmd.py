@@ -14,6 +14,7 @@ import numpy as np
 from faim.artifact import MANIFEST, read_recipe
 from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
+from faim.calibration.prior import edge_shares
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
 from faim.cli.common import check_label_tasks, parse_columns
 from faim.data.columns import ColumnMap
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             )
     if args.unlabelled:
         for task, (old, new) in detector.adapt_to_prior(predictions).items():
-            print(f"{task}: share of positives {old:.3f} when calibrated, {new:.3f} estimated here (EM)")
+            print(prior_note(task, old, new, len(posts)))
     else:
         corrected = []
         if args.head:
@@ -129,6 +130,20 @@ def one_class_note(task: str, label: str, unlabelled: bool) -> str:
     what = "the report leaves them out" if unlabelled else "its calibration is kept as it was"
     need = "measuring a calibration" if unlabelled else "a refit"
     return f"{task}: every labelled post is {label!r}; {what} ({need} needs posts of both classes)"
+
+
+def prior_note(task: str, old: float, new: float, posts: int) -> str:
+    """What ``--unlabelled`` did to ``task``: its share of positives moved from ``old`` to the ``new`` EM estimated
+    over ``posts`` posts, saying so where EM found no post of one class (``edge_shares``)."""
+    said = f"{task}: share of positives {old:.3f} when calibrated, {new:.3f} estimated here (EM)"
+    if new not in edge_shares(posts):
+        return said
+    read = "1 post" if posts == 1 else f"{posts} posts"
+    return (
+        f"{said}: the model's scores of these posts show none of one class (the posts are too few, here {read}, or "
+        "the scores barely tell the classes apart), so the share is taken half a post from 0 or 1, not at it, which "
+        "would move every probability there; give more posts, or label a sample and calibrate without --unlabelled"
+    )
 
 
 def kept_notes(tasks: list[TaskSpec], with_labels: list[TaskSpec], unlabelled: bool) -> list[str]:

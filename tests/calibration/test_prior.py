@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import expit, logit
 
-from faim.calibration.prior import estimate_prior, prior_shift
+from faim.calibration.prior import edge_shares, estimate_prior, prior_shift
 from faim.eval import expected_calibration_error
 
 
@@ -31,6 +31,19 @@ def test_the_shift_to_the_estimated_prior_lowers_the_calibration_error() -> None
     as_calibrated = expit(logit(shifted) - logit(0.1) + logit(0.5))
     moved = expit(logit(as_calibrated) + prior_shift(0.5, estimate_prior(as_calibrated, 0.5)))
     assert expected_calibration_error(moved, y) < 0.02 < 0.1 < expected_calibration_error(as_calibrated, y)
+
+
+@pytest.mark.parametrize(
+    ("probabilities", "edge"),
+    [([0.9], 0.5), ([0.2, 0.1, 0.3], 0.5 / 3), (np.full(500, 0.24), 0.001), (np.full(500, 0.26), 0.999)],
+)
+def test_a_share_whose_likelihood_peaks_at_an_edge_is_taken_half_a_post_from_it(
+    probabilities: list, edge: float
+) -> None:
+    estimate = estimate_prior(np.array(probabilities), 0.25)  # one post, a few, scores that tell nothing apart
+    assert estimate == pytest.approx(edge) and estimate in edge_shares(len(probabilities))
+    shifted, _ = calibrated_scores(0.1, n=500, seed=3)
+    assert estimate_prior(shifted, 0.25) not in edge_shares(500)
 
 
 def test_bad_inputs_are_named() -> None:

@@ -468,6 +468,23 @@ def test_calibrate_unlabelled_says_labels_all_of_one_class_are_left_out_of_its_r
     assert "harmful: share of positives" in said and not (tmp_path / "em-calibration").exists()
 
 
+def test_calibrate_unlabelled_on_posts_showing_none_of_a_class_takes_the_share_half_a_post_from_the_edge(
+    demo_data, tmp_path: Path, capsys
+) -> None:
+    detector, _ = calibrated(demo_data, tmp_path, logit_shift=False)  # a model whose calibration records its prior
+    detector.save(str(tmp_path / "model"))
+    one = tmp_path / "one.jsonl"
+    one.write_text(demo_data["validation"].read_text().splitlines()[0] + "\n")
+    arguments = ["calibrate", tmp_path / "model", one, "--unlabelled", "--image-root", demo_data["validation"].parent,
+                 "-o", tmp_path / "em"]  # fmt: skip
+    assert main([str(argument) for argument in arguments]) == 0
+    said = capsys.readouterr().out
+    assert "0.500 estimated here (EM): the model's scores of these posts show none of one class" in said
+    assert "here 1 post" in said and "taken half a post from 0 or 1" in said
+    (task,) = json.loads((tmp_path / "em" / "faim.json").read_text())["tasks"]
+    assert task["prior"] == 0.5 and abs(task["logit_shift"]) < 2  # not some 14 logits towards 0 or 1
+
+
 def test_calibrate_refuses_an_output_that_would_remove_the_users_files_and_draws_below_one(
     trained: Path, demo_data, tmp_path: Path
 ) -> None:
