@@ -7,9 +7,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import time
+from functools import partial
 from pathlib import Path
 
 from faim.cli.common import parse_columns
+from faim.data.columns import ColumnMap
+from faim.data.preflight import unread_columns, warn_unheld_kinds
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.explain.report import LISTING, check_report_folder, write_report
@@ -23,6 +26,8 @@ def run(args: argparse.Namespace) -> int:
     detector = Detector.load(args.model)
     posts = read_posts(args.posts, columns, args.image_root)
     chosen = list(itertools.islice(posts, args.limit or None))
+    unread_columns_of = partial(unread_columns, args.posts, ColumnMap.from_recipe(columns))
+    warn_unheld_kinds(chosen, detector.model.kinds, args.posts, columns=unread_columns_of)
     start = time.perf_counter()
     readable, unread = detector.readable(chosen)
     explanations = iter(detector.explain(readable, progress=True))

@@ -93,3 +93,15 @@ def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_
         captured = capsys.readouterr()
         assert f"{mine}: exists and is not one faim wrote" in captured.err and "explained" not in captured.out
         assert sorted(path.name for path in mine.iterdir()) == sorted(files)
+
+
+def test_a_kind_the_model_reads_that_no_post_holds_is_warned_of_naming_the_columns_no_mapping_reads(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()[:2]]
+    posts = tmp_path / "posts.jsonl"
+    posts.write_text("".join(json.dumps(row | {"img": row.pop("image")}) + "\n" for row in rows), encoding="utf-8")
+    assert main(["explain", str(tiny_model_dir), str(posts), "-o", str(tmp_path / "out")]) == 0
+    said = capsys.readouterr().err
+    assert f"{posts}: no post holds any image, which the model reads" in said
+    assert "--map image=COLUMN (columns of the data no mapping reads: label, topic, img)" in said
