@@ -43,7 +43,7 @@ def arrow_rows(batches: Iterable[pa.RecordBatch | pa.Table], file: Path) -> Rows
 
 
 def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
-    """Bind ``columns`` to a JSON Lines file and give its objects; blank lines are skipped.
+    """Bind ``columns`` to a JSON Lines file and give its objects; blank lines are skipped (``jsonl_lines``).
 
     JSON Lines has no header: the keys any object holds are the columns those a recipe names are checked
     against, so the file is streamed first for its keys, as far as that check takes (``keys_holding``: to the line
@@ -106,10 +106,19 @@ def keys_holding(rows: Iterable[dict[str, Any]], needed: Collection[str]) -> lis
 
 
 def jsonl_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
-    """Each line of a JSON Lines file opened in binary, numbered from 1, a UTF-8 byte order mark before the first
-    removed (as a CSV file's is)."""
+    """Each line of a JSON Lines file opened in binary that is not blank (``blank``), numbered by its place among all
+    the file's lines, from 1, a UTF-8 byte order mark before the first removed (as a CSV file's is): what every reader
+    of JSON Lines takes for its rows, so that a line is a row to each or to none."""
     for number, line in enumerate(handle, start=1):
-        yield number, line.removeprefix(codecs.BOM_UTF8) if number == 1 else line
+        line = line.removeprefix(codecs.BOM_UTF8) if number == 1 else line
+        if not blank(line):
+            yield number, line
+
+
+def blank(line: bytes) -> bool:
+    """Whether a line holds nothing but whitespace, as Python's ``str.isspace`` knows it, Unicode's too (a no-break
+    space, U+00A0); a line that is not UTF-8 is not blank (its bytes are its row's error)."""
+    return not line.decode("utf-8", "replace").strip()
 
 
 def jsonl_text(line: bytes) -> str:
@@ -147,8 +156,6 @@ def _jsonl_objects(path: Path) -> Rows:
                 line = jsonl_text(raw)
             except ValueError as error:
                 raise ValueError(f"{path}:{number}: {error}") from None
-            if not line.strip():
-                continue
             try:
                 yield number, jsonl_object(line)
             except ValueError as error:

@@ -138,9 +138,10 @@ def _jsonl_shards(path: Path, shard_rows: int, columns: ColumnMap) -> Iterator[S
 
 
 def _jsonl_chunks(path: Path, shard_rows: int) -> Iterator[list[tuple[int, bytes]]]:
-    """A JSON Lines file's lines that are not blank, each with its number, ``shard_rows`` at a time, unparsed."""
+    """A JSON Lines file's lines that are not blank (``jsonl_lines``), each with its number, ``shard_rows`` at a time,
+    unparsed."""
     with open(path, "rb") as handle:
-        lines = ((number, line) for number, line in jsonl_lines(handle) if line.strip())
+        lines = jsonl_lines(handle)
         while rows := list(islice(lines, shard_rows)):
             yield rows
 

@@ -1,0 +1,20 @@
+"""Reading JSON Lines files: which lines are rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from faim.data.columns import ColumnMap
+from faim.data.sources import read_posts
+from faim.scoring.inputs import read_shards
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u3000", "\u2003 \t", "\x1c"])
+def test_a_line_of_unicode_whitespace_is_blank_to_read_posts_and_to_scoring_alike(tmp_path: Path, space: str) -> None:
+    path = tmp_path / "posts.jsonl"
+    path.write_text(f'{{"id": "a", "text": "one"}}\n{space}\n{{"id": "b", "text": "two"}}\n', encoding="utf-8")
+    assert [post.id for post in read_posts(path)] == ["a", "b"]
+    (shard,) = read_shards([path], 10, ColumnMap.from_recipe(None))
+    assert [number for number, _ in shard.rows] == [1, 3] and not shard.errors
