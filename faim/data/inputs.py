@@ -24,8 +24,14 @@ from __future__ import annotations
 import functools
 import glob
 import itertools
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
+
+from faim.notices import FaimWarning
+
+T = TypeVar("T")
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
 """File extension → format."""
@@ -166,3 +172,19 @@ def _passed_over(path: Path) -> bool:
 
 def _hidden(path: Path) -> bool:
     return path.name.startswith((".", "_"))
+
+
+def warn_if_empty(path: Path, rows: Iterable[T]) -> Iterator[T]:
+    """``rows`` read from the input at ``path``, passed on as they come, with a warning (``FaimWarning``) naming the
+    input once they end where there were none (an empty file, one of blank lines alone, a CSV or TSV of its header
+    alone, a Parquet file or saved dataset of no row): reading it gives nothing, which would otherwise pass unsaid."""
+    empty = True
+    for row in rows:
+        empty = False
+        yield row
+    if empty:
+        warnings.warn(
+            f"{path}: holds no row (an empty file, blank lines alone, or a header alone): nothing is read from it",
+            FaimWarning,
+            stacklevel=2,
+        )

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from faim.data.columns import ColumnMap
-from faim.data.inputs import expand, input_format
+from faim.data.inputs import expand, input_format, warn_if_empty
 from faim.data.post import Post, post_name
 
 Rows = Iterator[tuple[int, dict[str, Any]]]
@@ -471,13 +471,16 @@ class FileSource(ABC):
             FileNotFoundError: When ``path`` stands for nothing.
             ValueError: On a file a folder or glob holds in another format, a malformed file, a missing mapped
                 column, or a cell of the wrong type.
+
+        Warns:
+            FaimWarning: Naming each file that holds no row (``faim.data.inputs.warn_if_empty``).
         """
         files = self.inputs(path)
         index = 0  # a post without an id takes its place among all the files' posts
         for file in files:
             root = self.image_root or file.absolute().parent
             bound, rows = self.rows(file)
-            for number, row in rows:
+            for number, row in warn_if_empty(file, rows):
                 yield bound.to_post(row, index, f"{file}:{number}", root, self.text_cells)
                 index += 1
 

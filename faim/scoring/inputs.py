@@ -21,7 +21,7 @@ from typing import Any
 
 from faim.data.columns import ColumnMap
 from faim.data.hf import load_dataset
-from faim.data.inputs import DATASET, input_format
+from faim.data.inputs import DATASET, input_format, warn_if_empty
 from faim.data.sources import READERS
 from faim.data.tabular import (
     csv_header,
@@ -85,11 +85,12 @@ def count_rows(path: Path) -> int:
 
 def read_shards(files: list[Path], shard_rows: int, columns: ColumnMap) -> Iterator[Shard]:
     """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter), to be read with the
-    mapping ``columns``."""
+    mapping ``columns``; a file holding no row gives none, and a warning naming it (``warn_if_empty``)."""
 
     def shards(path: Path) -> Iterator[Shard]:
         kind = input_format(path)
-        return _jsonl_shards(path, shard_rows, columns) if kind == "jsonl" else _shards(path, kind, shard_rows)
+        cut = _jsonl_shards(path, shard_rows, columns) if kind == "jsonl" else _shards(path, kind, shard_rows)
+        return warn_if_empty(path, cut)
 
     return _keyed(files, shards)
 

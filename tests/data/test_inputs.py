@@ -13,9 +13,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from faim.data.columns import ColumnMap
 from faim.data.inputs import find_inputs, input_name
 from faim.data.sources import JsonlSource, read_posts
+from faim.notices import FaimWarning
 from faim.scoring.engine import score_dump
+from faim.scoring.inputs import read_shards
 
 
 def write_jsonl(path: Path, n: int) -> Path:
@@ -147,3 +150,18 @@ def test_a_saved_dataset_dict_is_refused_naming_its_splits_and_one_to_point_at(t
     message = f"{folder} holds a DatasetDict (splits: train, validation): point at one split's folder, such as {folder}"
     with pytest.raises(ValueError, match=re.escape(message)):
         find_inputs(folder)
+
+
+@pytest.mark.parametrize("name, content", [("empty.csv", ""), ("header.csv", "id,text\n"), ("empty.jsonl", " \n\n")])
+def test_an_input_holding_no_row_is_warned_of_by_name_by_read_posts_and_scoring_alike(
+    tmp_path: Path, name: str, content: str
+) -> None:
+    empty = tmp_path / "dump" / name
+    write_jsonl(tmp_path / "dump" / "a.jsonl", 2)
+    empty.write_text(content)
+    said = f"{empty}: holds no row"
+    with pytest.warns(FaimWarning, match=re.escape(said)):
+        assert [post.id for post in read_posts(tmp_path / "dump")] == ["a-0", "a-1"]
+    with pytest.warns(FaimWarning, match=re.escape(said)):
+        shards = list(read_shards(find_inputs(tmp_path / "dump"), 10, ColumnMap.from_recipe(None)))
+    assert [shard.file for shard in shards] == [str(tmp_path / "dump" / "a.jsonl")]

@@ -144,7 +144,8 @@ def test_the_first_shard_is_warned_of_before_it_is_scored_not_again_by_a_run_res
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             run_shards(part_writers, plan, tmp_path / "out", workers=1, progress=False)
-        said.append([str(warning.message) for warning in caught if warning.category is FaimWarning])
+        messages = [str(warning.message) for warning in caught if warning.category is FaimWarning]
+        said.append([message for message in messages if "no post holds" in message])  # an empty first: warned of too
     assert [len(messages) for messages in said] == [1, 0]
     assert said[0][0].startswith(f"{dump} (its first 1 rows, read before scoring): no post holds any image")
 
