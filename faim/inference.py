@@ -126,6 +126,9 @@ def predict(
                 vectors, first = first_elements(elements, link_kind, batch.size)
                 links.append(vectors.cpu())
                 present.append(first.cpu())
+        if not ids:
+            for name, out in no_logits(model).items():
+                logits[name].append(out.float().cpu())
     return Predictions(
         ids,
         {name: torch.cat(parts).numpy() for name, parts in logits.items() if parts},
@@ -136,6 +139,14 @@ def predict(
         torch.cat(present).numpy() if present else None,
         np.array(corrections, dtype=bool) & crowd_read if told else None,
     )
+
+
+def no_logits(model: WholePostModel) -> dict[str, torch.Tensor]:
+    """Each head's logits of no post (``[0]`` binary, ``[0, C]`` multiclass, ``[0, L]`` multilabel), as the heads give
+    them, so that predictions over no post hold every task, as those over some do."""
+    weights = next(model.parameters(), None)
+    device = weights.device if weights is not None else None
+    return model.head_logits(torch.zeros(0, model.fusion.output_dim, device=device))
 
 
 def _stack(parts: list[torch.Tensor], wanted: bool, empty: tuple[int, int]) -> np.ndarray | None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import pooling_detector
+from conftest import pooling_detector, tiny_recipe
 
+import faim
 from faim.inference import Predictions, predict
 from faim.training.loaders import make_loader
 
@@ -44,3 +45,13 @@ def test_posts_that_question_their_picture_are_told_unless_the_text_is_masked(de
     assert np.flatnonzero(told).tolist() == [3, 5]
     assert not predict(detector.model, loader, drop=["text"]).corrections.any()
     assert np.array_equal(predict(detector.model, loader, drop=["image"]).corrections, told)
+
+
+def test_predictions_over_no_post_hold_every_task_shaped_as_over_some(demo_data, tmp_path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path)
+    recipe["model"]["heads"]["kind"] = {"type": "multiclass", "labels": ["a", "b", "c"], "hidden_dim": 32}
+    detector = faim.build(recipe)
+    none, one = detector.predict([]), detector.predict([{"id": "a", "text": "hello"}])
+    assert {task: array.shape for task, array in none.logits.items()} == {"harmful": (0,), "kind": (0, 3)}
+    assert {task: array.shape[1:] for task, array in one.logits.items()} == {"harmful": (), "kind": (3,)}
+    assert none.logits["kind"].dtype == one.logits["kind"].dtype == np.float32
