@@ -8,8 +8,10 @@ the faim version that began the run, which a restart does not compare.
 into place, with what its rows hold (the kinds the model reads that no post of it holds, and the columns no mapping
 reads), which the end of the run warns of. A part file is the truth: on restart, parts missing from the manifest
 (killed between the rename and the append) are added back from their Parquet metadata (what their rows hold too,
-which each part records), and half-written temporary files are deleted. Neither file name is read as data by
-Parquet readers (they skip names starting with ``_``).
+which each part records), and half-written temporary files are deleted. ``_finished.json`` is written once a run
+has read its inputs to their end and every shard is done, with how many there are: a rerun of a finished run whose
+parts are all in place then reads none of its inputs' rows. No file name of these is read as data by Parquet readers
+(they skip names starting with ``_``).
 A run that pools by picture keeps its shards' per-post parts in ``_per_post/`` and writes its pooled parts,
 one per shard, once all shards are done (``faim.scoring.pool_parts``).
 """
@@ -31,6 +33,8 @@ from faim.scoring.report import HELD_KEY, Held, ShardReport
 from faim.version import __version__
 
 MANIFEST_FILE = "_manifest.jsonl"
+FINISHED_FILE = "_finished.json"
+"""The record that every shard of a run is done (``Manifest.finish``)."""
 PER_POST_DIR = "_per_post"
 """Folder, inside the output of a run pooling by picture, of its per-post parts."""
 BEGUN_WITH = "faim_version"
@@ -218,7 +222,8 @@ def part_held(part: pq.ParquetFile) -> Held | None:
 
 class Manifest:
     """Done shards of a run in ``out_dir``, whose shards' part files are in ``out_dir`` or, with ``per_post``
-    (a run pooling by picture), in ``out_dir/_per_post``; see the module docstring for the files."""
+    (a run pooling by picture), in ``out_dir/_per_post``; see the module docstring for the files. ``finished`` says
+    whether every shard of the run is done (``finish``), ``done`` what each done shard holds."""
 
     def __init__(
         self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False, per_post: bool = False
@@ -231,7 +236,7 @@ class Manifest:
         folders = {out_dir, out_dir / PER_POST_DIR}  # an overwritten run may have pooled or not
         if overwrite:
             parts = [part for folder in folders for part in folder.glob("part-*.parquet")]
-            for path in [run_file, out_dir / MANIFEST_FILE, *parts]:
+            for path in [run_file, out_dir / MANIFEST_FILE, out_dir / FINISHED_FILE, *parts]:
                 path.unlink(missing_ok=True)
         if not run_file.exists():
             partial = out_dir / f".{RUN_FILE}.tmp"
@@ -243,6 +248,24 @@ class Manifest:
         self._handle = open(out_dir / MANIFEST_FILE, "a", encoding="utf-8")
         for report in self._recover():
             self.add(report)
+        self.finished = self._finished()
+
+    def _finished(self) -> bool:
+        """Whether the run recorded its every shard done (``finish``) and as many are done now, their parts in place
+        (a part deleted since is scored again)."""
+        try:
+            recorded = json.loads((self.out_dir / FINISHED_FILE).read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return False
+        return isinstance(recorded, dict) and recorded.get("shards") == len(self.done)
+
+    def finish(self) -> None:
+        """Record that every shard of the run is done, once it has read its inputs to their end: a rerun then finds
+        the run finished (``finished``) without reading them."""
+        partial = self.out_dir / f".{FINISHED_FILE}.tmp"
+        partial.write_text(json.dumps({"shards": len(self.done)}), encoding="utf-8")
+        os.replace(partial, self.out_dir / FINISHED_FILE)
+        self.finished = True
 
     def _read(self) -> dict[str, ShardReport]:
         path = self.out_dir / MANIFEST_FILE

@@ -245,7 +245,7 @@ def run_shards(
     per_post: bool = False,
 ) -> ScoreSummary:
     """Score every row of a run's inputs into Parquet parts under ``out`` (see ``faim.scoring.engine.score_dump``);
-    rerun the same call to resume.
+    rerun the same call to resume. A rerun of a finished run (``Manifest.finished``) reads none of the inputs' rows.
 
     Args:
         scorers: What each scoring process scores with, decoding pictures with the decompression-bomb limit of this
@@ -268,7 +268,7 @@ def run_shards(
         warn_unheld_at_first(plan.files, plan.shard_rows, plan.columns, plan.image_root, plan.kinds)
     already = sum(report.rows for report in manifest.done.values())
     bar = tqdm(total=plan.rows, initial=already, unit="row", desc=plan.action, disable=not progress, smoothing=0.05)
-    shards = read_shards(plan.files, plan.shard_rows, plan.columns)
+    shards = iter(()) if manifest.finished else read_shards(plan.files, plan.shard_rows, plan.columns)
     pending = (shard for shard in shards if shard.key not in manifest.done)
     start = time.perf_counter()
     try:
@@ -284,6 +284,7 @@ def run_shards(
             summary.scoring_seconds += report.seconds
             bar.update(report.rows)
         bar.total = bar.n  # the rows read: the plan counted lines, blank ones and those inside a CSV cell too
+        manifest.finish()
     except BrokenProcessPool as error:
         raise ChildProcessError(worker_died(manifest)) from error
     finally:

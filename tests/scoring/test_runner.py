@@ -25,7 +25,7 @@ from faim.data.images import IMAGE_DECODING
 from faim.notices import FaimWarning
 from faim.scoring import rows, runner
 from faim.scoring.engine import score_dump
-from faim.scoring.inputs import Shard, count_rows
+from faim.scoring.inputs import Shard, count_rows, read_shards
 from faim.scoring.manifest import check_resumable
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import ShardRows, shard_posts
@@ -166,6 +166,31 @@ def test_a_resumed_run_reads_no_row_before_scoring_again(tmp_path: Path, monkeyp
     read.clear()
     run_shards(part_writers, plan, tmp_path / "out", workers=1, progress=False)  # the earlier run warned
     assert read == []
+
+
+def test_a_rerun_of_a_finished_run_reads_no_row_of_its_inputs_unless_a_part_was_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[str] = []
+
+    def counted(*args: Any) -> Iterator[Shard]:
+        for shard in read_shards(*args):
+            read.append(shard.key)
+            yield shard
+
+    monkeypatch.setattr(runner, "read_shards", counted)
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"text": "a"}\n' * 3, encoding="utf-8")
+    plan = RunPlan([dump], 3, 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}}, ColumnMap(), ("text",))
+    out = tmp_path / "out"
+    assert run_shards(part_writers, plan, out, workers=1, progress=False).rows == 3
+    assert len(read) == 3
+    read.clear()
+    again = run_shards(part_writers, plan, out, workers=1, progress=False)
+    assert read == [] and (again.rows, again.shards, again.resumed_shards) == (3, 3, 3)
+    (out / "part-00000-000001.parquet").unlink()
+    assert run_shards(part_writers, plan, out, workers=1, progress=False).rows == 3
+    assert read == ["00000-000000", "00000-000001", "00000-000002"]
 
 
 class DyingWriter(OneRowWriter):
