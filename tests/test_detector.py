@@ -133,9 +133,9 @@ def test_the_ids_of_the_posts_scored_are_made_text_once(served: bool, exported: 
     scorer = faim.runtime.load(exported[1]) if served else Detector.load(exported[0])
     posts = [Post("a", "a post"), Post("b", "another")]
     posts[1].id = 8
-    with mock.patch.object(post_module, "normalise_posts", wraps=post_module.normalise_posts) as normalised:
+    with mock.patch.object(post_module, "normalised", wraps=post_module.normalised) as normalised:
         rows = scorer.score(posts)
-    assert [row["id"] for row in rows] == ["a", "8"] and normalised.call_count == 1
+    assert [row["id"] for row in rows] == ["a", "8"] and normalised.call_count == len(posts)
 
 
 @pytest.mark.parametrize("served", [False, True])

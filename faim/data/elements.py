@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, TypeVar
 
 from faim.data.images import ImageError, load_image
@@ -56,8 +55,9 @@ def read_each(posts: Iterable[P], read: Callable[[P], T]) -> tuple[list[tuple[P,
 
 def named(post: Post, index: int) -> Post:
     """``post``, or, where it has no origin, a copy of it named by its ``index`` among the posts given (``post 3``),
-    as an error about it names it; its id is its own."""
-    return post if post.origin else replace(post, origin=f"post {index}")
+    as an error about it names it; its id is its own. The copy is not checked again (``Post.named``): ``post`` comes
+    checked (``as_posts``)."""
+    return post if post.origin else post.named(f"post {index}")
 
 
 def element_refs(post: Post, kind: str, limit: int) -> list[Any]:

@@ -97,6 +97,14 @@ class Post:
         )
         return cls(id=ident, text=text, images=images, comments=comments, labels=labels, meta=meta)
 
+    def named(self, origin: str) -> Post:
+        """A copy of this post (its fields shared, not copied) whose origin is ``origin``, its fields not checked
+        again: they were as it was built, or normalised since (``normalise_posts``), where building the copy would
+        check them all once more."""
+        copied = object.__new__(type(self))
+        copied.__dict__.update(vars(self), origin=origin)
+        return copied
+
     @property
     def has_text(self) -> bool:
         """Whether the post has non-blank text."""
@@ -162,11 +170,18 @@ def normalise_posts(posts: Iterable[Post]) -> None:
             the field.
     """
     for index, post in enumerate(posts):
-        origin = post.origin or f"post {index}"
-        post.id = checked_id(origin, post.id)
-        post.text, post.images, post.comments, post.labels, post.meta = checked_fields(
-            post_name(origin, post.id), post.text, post.images, post.comments, post.labels, post.meta
-        )
+        normalised(post, index)
+
+
+def normalised(post: Post, index: int) -> Post:
+    """``post``, its fields checked and normalised in place (see ``normalise_posts``), named in an error by its origin
+    or, where it has none, its place ``index`` among the posts given."""
+    origin = post.origin or f"post {index}"
+    post.id = checked_id(origin, post.id)
+    post.text, post.images, post.comments, post.labels, post.meta = checked_fields(
+        post_name(origin, post.id), post.text, post.images, post.comments, post.labels, post.meta
+    )
+    return post
 
 
 def post_name(origin: str, ident: str | None = None) -> str:
@@ -332,17 +347,16 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
         TypeError: Given one post (a ``Post`` or a mapping) or a string where the posts are expected, or what is no
             iterable (``None``, a number).
         ValueError: On a dict that ``Post.from_dict`` refuses, or a ``Post`` whose id was taken away or a field set
-            to a value of the wrong type after it was built (``normalise_posts``, which makes an id set to a number
-            after its post was built text, as the fields set after are read as the ``Post`` reads them).
+            to a value of the wrong type after it was built (``normalised``, which makes an id set to a number
+            after its post was built text, as the fields set after are read as the ``Post`` reads them): each post is
+            checked once, a dict as its ``Post`` is built, a ``Post`` given as it is now.
     """
     if isinstance(items, (Post, Mapping, str)):
         one = "one string (a str)" if isinstance(items, str) else f"one post (a {type(items).__name__})"
         raise TypeError(f"expected a list of posts, got {one}: pass [post]")
     if not isinstance(items, Iterable):
         raise TypeError(f"expected a list of posts (or any iterable of them), got {type(items).__name__}")
-    posts = [item if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
-    normalise_posts(posts)
-    return posts
+    return [normalised(item, i) if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
 
 
 MAP_LABELS = (

@@ -3,8 +3,11 @@ nothing a model reads refused as empty."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from faim.data import post
 from faim.data.elements import (
     PostError,
     check_texts,
@@ -14,7 +17,7 @@ from faim.data.elements import (
     readable_posts,
     reads_nothing,
 )
-from faim.data.post import Post
+from faim.data.post import Post, checked_fields
 from faim.notices import FaimWarning
 
 
@@ -139,3 +142,29 @@ def test_the_first_post_whose_text_or_a_comment_read_holds_half_a_surrogate_pair
     check_texts(posts[:2], ["text"], 8)
     check_texts(posts, ["image", "meta"], 8)
     check_texts(posts[:2], ["comments"], 1)  # nor comments past the first limit, which it does not read either
+
+
+def test_posts_to_read_check_each_post_given_once_a_dict_as_its_post_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    given = [Post(id="a", text="one"), Post(id="b", text="two", origin="f:2")]
+    dicts = [{"id": "c", "text": "three", "comments": "four"}]
+    checks = []
+
+    def counted(where: str, *fields: Any) -> Any:
+        checks.append(where)
+        return checked_fields(where, *fields)
+
+    monkeypatch.setattr(post, "checked_fields", counted)
+    built = [Post.from_dict(row, 2) for row in dicts]
+    building = len(checks)
+    checks.clear()
+    read = posts_to_read([*given, *dicts], ["text"])
+    assert len(checks) == len(given) + building
+    assert [(p.id, p.origin, p.comments) for p in read] == [
+        ("a", "post 0", []),
+        ("b", "f:2", []),
+        ("c", "post 2", ["four"]),
+    ]
+    assert built[0].comments == ["four"] and given[0].origin == ""
+    given[1].text = 5  # set after it was built: refused
+    with pytest.raises(ValueError, match=r"^f:2 \(post id='b'\) field 'text': expected a string, got int$"):
+        posts_to_read(given, ["text"])
