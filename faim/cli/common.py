@@ -14,8 +14,8 @@ import yaml
 
 from faim.data.columns import ColumnMap
 from faim.folders import check_folder_path
-from faim.recipe.loader import parse_yaml, yaml_problem
 from faim.registry import suggest
+from faim.yaml_reader import parse_yaml, yaml_problem
 
 
 def deferred(module: str, function: str = "run") -> Callable[[argparse.Namespace], int | None]:

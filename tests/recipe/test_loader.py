@@ -12,7 +12,7 @@ from conftest import tiny_recipe
 
 import faim
 from faim.recipe import Recipe, RecipeError, as_recipe
-from faim.recipe.loader import SHIPPED, apply_overrides, load_recipe_dict, parse_yaml, shipped_recipes
+from faim.recipe.loader import SHIPPED, apply_overrides, load_recipe_dict, shipped_recipes
 from faim.recipe.sections import TrainConfig
 
 
@@ -424,13 +424,6 @@ def test_a_key_given_twice_in_one_mapping_is_refused_naming_both_lines(tmp_path:
     path.write_text("base: hate_text_frozen\ntrain: {lr: 0.01, lr: 0.1}\n", encoding="utf-8")
     with pytest.raises(RecipeError, match=r"found key 'lr' a second time"):
         Recipe.load(path)
-
-
-def test_a_merge_key_may_give_keys_again_that_the_mapping_overrides() -> None:
-    merged = parse_yaml("a: &a {lr: 1, seed: 2}\nb: &b {patience: 4}\ntrain: {<<: [*a, *b], lr: 3}\n")
-    assert merged["train"] == {"lr": 3, "seed": 2, "patience": 4}
-    with pytest.raises(yaml.YAMLError, match="found key 'lr' a second time"):
-        parse_yaml("a: &a {seed: 2}\ntrain: {<<: *a, lr: 3, lr: 4}\n")
 
 
 @pytest.mark.parametrize(("given", "named"), [(None, "NoneType"), (types.MappingProxyType({}), "mappingproxy")])
