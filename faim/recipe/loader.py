@@ -11,7 +11,7 @@ import yaml
 
 from faim.artifact_manifest import MANIFEST, RECIPE
 from faim.recipe.errors import RecipeError
-from faim.recipe.sections import DEFAULTED, MODEL_KEYS, SECTIONS
+from faim.recipe.sections import DEFAULTED, DEFAULTED_KEYS, MODEL_KEYS, SECTIONS
 from faim.yaml_reader import parse_yaml, yaml_problem
 
 SHIPPED = files("faim.recipes")
@@ -121,15 +121,14 @@ def removable(keys: tuple[str, ...]) -> bool:
 def drops(keys: tuple[str, ...], node: dict[str, Any]) -> bool:
     """Whether a null written at ``keys`` (from the top of a recipe), in a child recipe or by ``--set``, removes what
     ``node``, the mapping holding its last key, has there rather than being kept as the key's value: a head or an
-    encoder, held or not (``DROPPABLE``); a mapping held (a component, a ``train:`` or ``eval:`` section, a source's
-    ``columns:``); or a key of ``train:`` or ``eval:`` held, which falls back to its default. Never a ``data:`` or
-    ``model:`` section (``removable``). Any other null is kept, as in a recipe without a base: where null means
-    something (``data.columns.comments: null`` reads no comments), where a value is needed (refused) and at a
-    mistyped key (refused as unknown)."""
+    encoder, held or not (``DROPPABLE``); or a mapping held (a component, a ``train:`` or ``eval:`` section, a
+    source's ``columns:``). Never a ``data:`` or ``model:`` section (``removable``). Any other null is kept, as in a
+    recipe without a base: where null means something (``data.columns.comments: null`` reads no comments), at a key
+    of ``train:`` or ``eval:`` (which then takes its default, ``resolve``), where a value is needed (refused) and at
+    a mistyped key (refused as unknown)."""
     if not removable(keys):
         return False
-    held = node.get(keys[-1])
-    return keys[:-1] in DROPPABLE or isinstance(held, dict) or (keys[0] in DEFAULTED and keys[-1] in node)
+    return keys[:-1] in DROPPABLE or isinstance(node.get(keys[-1]), dict)
 
 
 # Where a null override drops the key whatever its value: a head, or an encoder (one reading another's by name too)
@@ -147,10 +146,10 @@ def apply_overrides(
     Setting a component's ``type:`` to another type replaces the component whole, as ``base:`` merging does, so its
     other keys are set by overrides after that one; one given before it, which the replacement would drop, is
     refused. A null value (``model.heads.hate=null``, or nothing after ``=``) removes what ``drops`` says it does, as a
-    null in a child recipe does (``merge``): a head, an encoder, a mapping held but a section without defaults, a
-    ``train:`` or ``eval:`` key held (``train.lr=null`` takes the default); any other key is set null, as where null
-    means something (``data.columns.comments=null``: the comments are not read), and validation refuses a null where
-    the key is unknown (a mistyped one) or needs a value, or a null ``data:`` or ``model:``. Each
+    null in a child recipe does (``merge``): a head, an encoder, a mapping held but a section without defaults; any
+    other key is set null, as where null means something (``data.columns.comments=null``: the comments are not
+    read; ``train.lr=null`` takes the default, ``resolve``), and validation refuses a null where the key is unknown
+    (a mistyped one) or needs a value, or a null ``data:`` or ``model:``. Each
     override that leaves none of the components at a place of ``DROPPABLE`` which held some is put in ``emptied``,
     where given, at that place: its ``Cause``, or ``None`` where it set another key (``model=...``, which validation
     names).
@@ -233,8 +232,9 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
     """``data`` merged onto its base (``base_of``, which ``source`` and ``folder`` are for) with ``overrides``
     applied (``apply_overrides``). A section with defaults left null (``train:`` with nothing under it, ``--set
     train=null``; ``DEFAULTED``) is dropped, as merging drops one written null, so that it falls back to its
-    defaults, with a base or without; a null ``data:`` or ``model:``, written or by ``--set``, with a base or
-    without, is left to validation, which says what it should be (``removable``).
+    defaults, with a base or without, and so does a key of one left null (``defaulted``); a null ``data:`` or
+    ``model:``, written or by ``--set``, with a base or without, is left to validation, which says what it should be
+    (``removable``).
 
     Raises:
         RecipeError: Also where ``data`` or ``overrides`` leave the model without heads or without encoders which
@@ -257,7 +257,15 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
             by, key, how = cause
             where = f"{source}: {by}" if by else source
             raise RecipeError(where, key, f"{how} leaves the model without {kind}; keep one or give one of its own")
-    return {key: value for key, value in resolved.items() if value is not None or key not in DEFAULTED}
+    return {key: defaulted(key, value) for key, value in resolved.items() if value is not None or key not in DEFAULTED}
+
+
+def defaulted(section: str, value: Any) -> Any:
+    """``value``, the recipe's ``section``, without its nulls at keys that take a default (``DEFAULTED_KEYS``:
+    ``train: {seed: null}`` takes the default seed, whatever the base sets); any other value as it is."""
+    if section not in DEFAULTED_KEYS or not isinstance(value, dict):
+        return value
+    return {key: item for key, item in value.items() if item is not None or key not in DEFAULTED_KEYS[section]}
 
 
 def stray_key(recipe: dict[str, Any]) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from faim.training.cache_entries import DEFAULT_CACHE_DIR
@@ -145,3 +145,8 @@ class EvalConfig:
     languages: bool = True
     ablations: bool = True
     batch_size: int = 64
+
+
+DEFAULTED_KEYS = {"train": {f.name for f in fields(TrainConfig)}, "eval": {f.name for f in fields(EvalConfig)}}
+"""The keys of each section with defaults (``DEFAULTED``): a null at one takes its default, in a recipe with a base
+or without and by ``--set`` alike (every one whose value may be null has null as its default)."""

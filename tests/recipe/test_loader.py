@@ -117,7 +117,7 @@ def test_a_null_for_a_key_the_base_has_not_is_judged_as_without_a_base(tmp_path:
         ("trian: null\n", r"trian: unknown key \(did you mean 'train'\?\); valid: data, model, train, eval"),
         ("model:\n  fusionn: null\n", r"model.fusionn: unknown key \(did you mean 'fusion'\?\)"),
         ("train:\n  lrr: null\n", r"train.lrr: unknown key \(did you mean 'lr'\?\)"),
-        ("train:\n  seed: null\n", r"train.seed: expected int, got None"),
+        ("model:\n  heads:\n    hate: {dropout: null}\n", r"model.heads.hate.dropout: expected float, got None"),
     ):
         child.write_text(f"base: hate_text_frozen\n{written}")
         with pytest.raises(RecipeError, match=rf"^{child}: {refused}"):
@@ -126,6 +126,23 @@ def test_a_null_for_a_key_the_base_has_not_is_judged_as_without_a_base(tmp_path:
     child.write_text("base: base.yaml\ndata:\n  columns:\n    comments: null\nmodel:\n  heads:\n    x: null\n")
     recipe = Recipe.load(child)  # a head the base has not is dropped as --set drops it; a null comments reads none
     assert recipe.data["columns"]["comments"] is None and list(recipe.model["heads"]) == ["harmful"]
+
+
+def test_a_null_train_or_eval_key_takes_its_default_set_by_the_base_or_not_with_a_base_or_without(
+    tmp_path: Path,
+) -> None:
+    nulls = {"train": {"seed": None, "lr": None}, "eval": {"batch_size": None}}
+    (tmp_path / "child.yaml").write_text(yaml.safe_dump({"base": "hate_text_frozen", **nulls}))
+    whole = Recipe.load("hate_text_frozen").to_dict()
+    whole["train"] |= {"seed": None, "lr": 0.5}  # the shipped recipe sets lr, not seed
+    whole["eval"] |= nulls["eval"]
+    (tmp_path / "whole.yaml").write_text(yaml.safe_dump(whole))
+    for loaded in (
+        Recipe.load(tmp_path / "child.yaml"),
+        Recipe.load("hate_text_frozen", ["train.seed=null", "train.lr=null", "eval.batch_size="]),
+        Recipe.load(tmp_path / "whole.yaml", ["train.lr=null"]),
+    ):
+        assert (loaded.train.seed, loaded.train.lr, loaded.eval.batch_size) == (0, 0.001, 64)
 
 
 def test_dropping_the_only_head_or_every_encoder_is_refused_naming_the_null_that_did(tmp_path: Path) -> None:
