@@ -19,7 +19,7 @@ from faim.calibration.scaling import TEMPERATURE_BOUNDS
 from faim.cli.common import check_label_tasks, parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
-from faim.data.post import MAP_LABELS, check_labelled, post_texts
+from faim.data.post import MAP_LABELS, check_labelled, post_texts, refuse_no_posts
 from faim.data.preflight import refuse_unreadable, unread_columns, warn_unheld_kinds
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
@@ -57,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
     if args.head:
         detector.check_correctable()
     kinds = detector.model.kinds_with(detector.pooling_kind)
-    posts = leave_out_empty(list(read_posts(args.data, columns, args.image_root)), kinds, args.data)
+    posts = list(read_posts(args.data, columns, args.image_root))
+    refuse_no_posts(posts, args.data)
+    posts = leave_out_empty(posts, kinds, args.data)
     unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
     warn_unheld_kinds(posts, kinds, args.data, columns=unread)
     if not args.unlabelled:

@@ -21,7 +21,7 @@ from faim.cli.common import (
 from faim.data.columns import ColumnMap
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
-from faim.data.post import LANGUAGE, MAP_LABELS
+from faim.data.post import LANGUAGE, MAP_LABELS, refuse_no_posts
 from faim.data.preflight import unread_columns, warn_source_split, warn_unheld_kinds
 from faim.data.sources import check_split, read_posts
 from faim.detector import Detector
@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
         unlabelled = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
         unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"
+    refuse_no_posts(posts, name)
     kinds = detector.model.kinds_with(detector.pooling_kind)
     posts = leave_out_empty(posts, kinds, name, unmapped)
     # posts none of which is labelled, pictures that are not there and texts that are not text are refused by

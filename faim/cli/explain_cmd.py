@@ -12,6 +12,7 @@ from pathlib import Path
 
 from faim.cli.common import parse_columns
 from faim.data.columns import ColumnMap
+from faim.data.post import refuse_no_posts
 from faim.data.preflight import unread_columns, warn_unheld_kinds
 from faim.data.sources import read_posts
 from faim.detector import Detector
@@ -26,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     detector = Detector.load(args.model)
     posts = read_posts(args.posts, columns, args.image_root)
     chosen = list(itertools.islice(posts, args.limit or None))
+    refuse_no_posts(chosen, args.posts)
     unread_columns_of = partial(unread_columns, args.posts, ColumnMap.from_recipe(columns))
     warn_unheld_kinds(chosen, detector.model.kinds, args.posts, columns=unread_columns_of)
     start = time.perf_counter()

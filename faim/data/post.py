@@ -365,6 +365,17 @@ MAP_LABELS = (
 """What to do about posts read from a file that carry no label for a task, as ``check_labelled`` says it by default."""
 
 
+def refuse_no_posts(posts: Sequence[Post], where: str) -> None:
+    """Refuse data that holds no post at all (an empty file, or one of blank lines), naming it (``where``), before
+    any check of what its posts hold, which would otherwise say that none of them holds it.
+
+    Raises:
+        ValueError: ``"WHERE: holds no post"``.
+    """
+    if not posts:
+        raise ValueError(f"{where}: holds no post")
+
+
 def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, remedy: str = MAP_LABELS) -> None:
     """Refuse, before a model reads any of them, posts none of which carries a label for any of ``tasks``.
 

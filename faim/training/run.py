@@ -28,7 +28,7 @@ from faim.assembly import task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
-from faim.data.post import Post, post_name, post_texts
+from faim.data.post import Post, post_name, post_texts, refuse_no_posts
 from faim.data.preflight import refuse_unevaluable, refuse_unreadable, warn_source_splits
 from faim.data.sources import check_split
 from faim.data.targets import TaskSpec
@@ -181,8 +181,7 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
         ValueError: Naming the split and the task, the kinds, or the posts naming a picture that is not there; a
             ``PostError`` naming the post and its field.
     """
-    if not posts:
-        raise ValueError(f"{name}: no posts")
+    refuse_no_posts(posts, name)
     refuse_unreadable(posts, kinds, limit, name)
     refuse_nothing_read(posts, kinds, name, "map the columns that hold them (data.columns in the recipe)")
     for task in tasks:
@@ -449,8 +448,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     eval_posts = val_posts if split == "validation" else source.posts(split)
     warn_source_splits(source, {"train": train_posts, "validation": val_posts, split: eval_posts}, kinds)
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements)
-    if not val_posts:
-        raise ValueError(f"{source.describe('validation')}: no posts")
+    refuse_no_posts(val_posts, source.describe("validation"))
     val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"), remedy=UNLABELLED_VALIDATION)
     warn_uncalibrated(task_specs(recipe.model), val_posts, source.describe("validation"))
     # read before training, so that a post evaluation would stop at stops nothing done

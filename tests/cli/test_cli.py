@@ -571,6 +571,21 @@ def test_a_field_mapped_twice_is_refused_naming_it_before_the_model_is_loaded(
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.parametrize("command", ["eval", "calibrate", "explain"])
+@pytest.mark.parametrize("lines", ["", "\n\n"], ids=["empty", "blank_lines"])
+def test_a_file_holding_no_post_is_refused_saying_so(
+    command: str, lines: str, tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(lines, encoding="utf-8")
+    arguments = [command, tiny_model_dir, empty, "--map", "labels.harmful=label", "-o", tmp_path / "x"]
+    if command == "explain":
+        arguments = arguments[:3] + arguments[5:]
+    assert main(list(map(str, arguments))) == 2
+    assert capsys.readouterr().err == f"faim {command}: error: {empty}: holds no post\n"
+    assert not (tmp_path / "x").exists()
+
+
 def test_calibrate_without_labels_says_how_to_give_them_before_the_model_reads_a_post(
     trained: Path, demo_data, tmp_path: Path
 ) -> None:

@@ -335,9 +335,9 @@ def test_resume_without_a_checkpoint_fails_clearly(demo_data, tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("split", "change", "message"),
     [
-        ("train", lambda rows: [], r"train.jsonl: no posts"),
+        ("train", lambda rows: [], r"train.jsonl: holds no post"),
         ("train", lambda rows: [row | {"label": None} for row in rows], r"no post carries a label for task 'harmful'"),
-        ("validation", lambda rows: [], r"validation.jsonl: no posts"),
+        ("validation", lambda rows: [], r"validation.jsonl: holds no post"),
         (
             "train",
             lambda rows: [*rows[:-1], rows[-1] | {"text": "half a pair \ud83d here"}],
