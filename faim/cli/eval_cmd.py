@@ -21,7 +21,7 @@ from faim.cli.common import (
 from faim.data.columns import ColumnMap
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
-from faim.data.post import LANGUAGE, MAP_LABELS, refuse_no_posts
+from faim.data.post import LANGUAGE, MAP_LABELS, Post, refuse_no_posts
 from faim.data.preflight import unread_columns, warn_source_split, warn_unheld_kinds
 from faim.data.sources import check_split, read_posts
 from faim.detector import Detector
@@ -78,17 +78,15 @@ def run(args: argparse.Namespace) -> int:
     if args.data and filled and not any(LANGUAGE in post.meta for post in posts):
         for note in language_column_notes(args.data, columns):
             warnings.warn(note, FaimWarning, stacklevel=2)
-    if args.slice and args.slice not in filled and not any(args.slice in post.meta for post in posts):
-        carried = ", ".join(sorted({field for post in posts for field in post.meta} | filled)) or "none"
-        how = (
-            "map one with --map meta=COLUMN"
-            if args.data
-            else "the recipe's data.columns meta lists what its split carries, and --map does not reach it: give a "
-            "file as DATA with --map meta=COLUMN"
-        )
-        raise ValueError(f"--slice: no post has the meta field {args.slice!r} (fields they carry: {carried}); {how}")
     config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
-    config = replace(config, slice=args.slice) if args.slice else config
+    field = args.slice or config.slice
+    if field and (problem := slice_problem(field, posts, filled)):
+        how = slice_remedy(field, args.data, columns)
+        if args.slice:
+            raise ValueError(f"--slice: {problem}; {how}")
+        warnings.warn(f"eval.slice: {problem}, so the report has no slices; {how}", FaimWarning, stacklevel=2)
+        field = None  # said here, before the model reads a post, so evaluation does not say it again
+    config = replace(config, slice=field)
     out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"
     report = evaluate(detector, posts, out, name, config, remedy=unlabelled)
     print(format_table(report))
@@ -96,6 +94,30 @@ def run(args: argparse.Namespace) -> int:
         print(format_robustness(robustness_report(detector, posts, report, out, name, config)))
     print(f"report: {out}")
     return 0
+
+
+def slice_problem(field: str, posts: list[Post], filled: set[str]) -> str | None:
+    """What keeps the report from slicing by the meta field ``field``: that no post has it (naming the fields they
+    carry, with ``filled``, those evaluation gives each post itself); ``None`` where some post has it."""
+    if field in filled or any(field in post.meta for post in posts):
+        return None
+    carried = ", ".join(sorted({name for post in posts for name in post.meta} | filled)) or "none"
+    return f"no post has the meta field {field!r} (fields they carry: {carried})"
+
+
+def slice_remedy(field: str, data: str | None, columns: dict[str, Any] | None) -> str:
+    """How to give posts the meta field ``field`` to slice by: for a file given as ``data``, ``--map meta=COLUMN``
+    (``--map meta=FIELD`` where ``data`` has a column ``field`` the mapping ``columns`` leaves unread), naming the
+    columns of ``data`` no mapping reads; for a recipe's split (``data`` ``None``), which ``--map`` does not reach, the
+    recipe's ``data.columns`` and a file given as DATA."""
+    if not data:
+        return (
+            "the recipe's data.columns meta lists what its split carries, and --map does not reach it: give a file as "
+            "DATA with --map meta=COLUMN"
+        )
+    unread = unread_columns(data, ColumnMap.from_recipe(columns)) or []
+    how = f"read its column with --map meta={field}" if field in unread else "map one with --map meta=COLUMN"
+    return f"{how} (columns of the data no mapping reads: {', '.join(unread)})" if unread else how
 
 
 def language_column_notes(data: str, columns: dict[str, Any] | None) -> list[str]:

@@ -65,3 +65,16 @@ def test_eval_of_a_model_whose_recipe_gives_its_source_an_argument_it_refuses_na
     assert main(["eval", str(refused_source_model_dir), "-o", str(tmp_path / "eval")]) == 2
     refused = f"faim eval: error: {refused_source_model_dir / 'recipe.yaml'}: data: concat: evaluate_on must be one of"
     assert refused in capsys.readouterr().err
+
+
+def test_eval_of_a_file_whose_column_the_recipe_slices_by_is_not_mapped_says_how_to_map_it(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, capsys
+) -> None:
+    data = str(demo_data["validation"])  # its posts' topic column, which the model's recipe slices by (eval.slice)
+    assert main(["eval", str(tiny_model_dir), data, "--map", "labels.harmful=label", "-o", str(tmp_path / "eval")]) == 0
+    said = (
+        "faim eval: warning: eval.slice: no post has the meta field 'topic' (fields they carry: lang), so the report "
+        "has no slices; read its column with --map meta=topic (columns of the data no mapping reads: topic)"
+    )
+    assert said in capsys.readouterr().err
+    assert "slices" not in json.loads((tmp_path / "eval" / "metrics.json").read_text())["tasks"]["harmful"]
