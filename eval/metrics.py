@@ -2,8 +2,10 @@
 
 Every function returns a flat ``dict[str, float]`` ready for :mod:`faim.eval.report`; per-class and
 per-label entries are keyed ``"<metric>/<label>"``. Undefined values are NaN, never an exception:
-AUROC and average precision need both classes, and an F1 whose denominator is empty counts as 0
-(scikit-learn's ``zero_division=0``). Only empty or malformed inputs raise ``ValueError``.
+AUROC and average precision need both classes; a binary task's precision, recall and F1 are NaN where
+their denominator is empty (no post flagged, no positive, neither), while inside a macro-F1 such an F1 counts as 0
+(scikit-learn's ``zero_division=0``), so that a macro-F1 is defined wherever a class is present or flagged. Only empty
+or malformed inputs raise ``ValueError``.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def binary_metrics(
 
     Returns:
         ``auroc``, ``average_precision`` (NaN unless both classes are present), ``accuracy``,
-        ``macro_f1``, ``f1``, ``precision``, ``recall`` (at ``threshold``), the fixed operating points,
+        ``macro_f1``, ``f1``, ``precision``, ``recall`` (at ``threshold``; precision NaN where no post is flagged,
+        recall where none is positive, F1 where neither, as nothing measures them), the fixed operating points,
         ``ece`` (on the positive-class probability), ``brier``, ``n``, ``positives`` and ``threshold``.
 
     Raises:
@@ -60,9 +63,9 @@ def binary_metrics(
         "average_precision": float(average_precision_score(y, p)) if both_classes else NAN,
         "accuracy": (tp + tn) / n,
         "macro_f1": (_f1(tp, fp, fn) + _f1(tn, fn, fp)) / 2,
-        "f1": _f1(tp, fp, fn),
-        "precision": tp / (tp + fp) if tp + fp else 0.0,
-        "recall": tp / positives if positives else 0.0,
+        "f1": _f1(tp, fp, fn) if tp + fp + fn else NAN,
+        "precision": tp / (tp + fp) if tp + fp else NAN,
+        "recall": tp / positives if positives else NAN,
     }
     sweep = threshold_sweep(y, p)
     for r in fixed_recall:

@@ -63,6 +63,26 @@ def test_binary_single_class_gives_nan_without_crash(label: int) -> None:
     assert not math.isnan(m["ece"]) and not math.isnan(m["accuracy"])
 
 
+@pytest.mark.parametrize(
+    ("y", "threshold", "undefined", "zero"),
+    [
+        ([0, 0, 0, 0], 0.5, {"precision", "recall", "f1"}, set()),  # no positive, none flagged
+        ([0, 0, 0, 0], 0.35, {"recall"}, {"precision", "f1"}),  # no positive, one flagged: every flag wrong
+        ([1, 1, 0, 0], 0.5, {"precision"}, {"recall", "f1"}),  # positives, none flagged
+    ],
+    ids=["no_positive_none_flagged", "no_positive_one_flagged", "none_flagged"],
+)
+def test_binary_precision_recall_and_f1_are_nan_where_nothing_measures_them_and_macro_f1_stays_defined(
+    y: list[int], threshold: float, undefined: set[str], zero: set[str]
+) -> None:
+    prob = np.array([0.1, 0.2, 0.3, 0.4])
+    m = binary_metrics(np.array(y), prob, threshold=threshold)
+    assert {name for name in ("precision", "recall", "f1") if math.isnan(m[name])} == undefined
+    assert {name for name in ("precision", "recall", "f1") if m[name] == 0.0} == zero
+    macro = f1_score(y, prob >= threshold, average="macro", labels=[0, 1], zero_division=0)
+    assert m["macro_f1"] == pytest.approx(macro) and not math.isnan(m["macro_f1"])
+
+
 def test_binary_rejects_bad_inputs() -> None:
     with pytest.raises(ValueError, match="empty"):
         binary_metrics(np.array([]), np.array([]), threshold=0.5)
