@@ -160,6 +160,13 @@ def _roc_axes(ax: Axes) -> None:
     ax.set(xlabel="false positive rate", ylabel="true positive rate", xlim=(0, 1), ylim=(0, 1.02))
 
 
+def _size_ticks(ax: Axes, sizes: Sequence[int]) -> None:
+    """Tick a log-scaled x axis at each of ``sizes`` (numbers of posts), labelled as the numbers they are (``50``,
+    not ``5×10¹``), and nowhere else: no minor tick, which the log scale would label between them."""
+    ax.set_xticks(sizes, labels=[str(size) for size in sizes])
+    ax.set_xticks([], minor=True)
+
+
 def _undefined(ax: Axes, title: str) -> None:
     """Mark a curve that one class alone cannot define."""
     ax.set_title(f"{title}: undefined")
@@ -232,6 +239,7 @@ def plot_learning_curve(
     lows, highs = ([row[name] for row in curve] for name in ("ece_if_calibrated_low", "ece_if_calibrated_high"))
     ax.fill_between(sizes, lows, highs, color="tab:red", alpha=0.15, label="ECE of a calibrated model there")
     ax.set(xscale="log", xlabel="labelled posts the calibration is fitted on", title=f"{task}: recalibration")
+    _size_ticks(ax, sorted({row["labels"] for row in (*curve, *head_curve)}))
     ax.legend(fontsize=8)
     path = Path(out_dir) / f"calibration_{task}.png"
     fig.savefig(path, dpi=_DPI)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from faim.eval import plot_binary, plot_multiclass
+from faim.eval import plot_binary, plot_multiclass, plots
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -64,3 +64,28 @@ def test_plots_do_not_use_pyplot(tmp_path: Path) -> None:
 def test_plot_binary_rejects_bad_inputs(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="empty"):
         plot_binary(np.array([]), np.array([]), tmp_path, "t")
+
+
+def curve_row(labels: int) -> dict[str, float]:
+    """A learning-curve row (``faim.eval.recalibration.learning_curve``) fitted on ``labels`` posts."""
+    return {"labels": labels, "ece_mean": 0.1, "ece_sd": 0.01, "macro_f1_mean": 0.7, "macro_f1_sd": 0.02,
+            "ece_if_calibrated_low": 0.02, "ece_if_calibrated_high": 0.08}  # fmt: skip
+
+
+@pytest.mark.parametrize(("sizes", "head_sizes"), [((50, 100), ()), ((3, 50, 200, 500), (50, 200, 500))])
+def test_the_learning_curve_is_ticked_at_the_sizes_drawn_labelled_as_numbers(
+    sizes: tuple[int, ...], head_sizes: tuple[int, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = []
+    square_figure = plots.square_figure
+    monkeypatch.setattr(plots, "square_figure", lambda: made.append(square_figure()) or made[-1])
+    as_is = {"ece": 0.2, "macro_f1": 0.6}
+    path = plots.plot_learning_curve("hate", [curve_row(n) for n in sizes], as_is, tmp_path,
+                                     [curve_row(n) for n in head_sizes])  # fmt: skip
+    _assert_png(path)
+    ((fig, ax),) = made
+    fig.canvas.draw()
+    low, high = ax.get_xlim()
+    ticks = [*ax.get_xticklabels(), *ax.get_xticklabels(minor=True)]
+    shown = [tick.get_text() for tick in ticks if tick.get_text() and low <= tick.get_position()[0] <= high]
+    assert shown == [str(n) for n in sorted({*sizes, *head_sizes})]
