@@ -88,8 +88,8 @@ def learning_curve(
         raise ValueError(f"task {task.name!r}: a head correction needs a binary task and whole-post embeddings")
     embeddings = predictions.embeddings[task.labelled(predictions.targets[task.name])] if head else None
     rng = np.random.default_rng(seed)
-    rows = []
-    for size in (n for n in sizes if 0 < n < len(y)):
+    rows, left_out = [], set(left_out_sizes(sizes, len(y)))
+    for size in (n for n in sizes if n not in left_out):
         masks = [np.isin(np.arange(len(y)), rng.choice(len(y), size, replace=False)) for _ in range(draws)]
         if head and size < FOLDS:
             continue  # drawn all the same, so that every size's draws are those made without head
@@ -118,6 +118,26 @@ def learning_curve(
             | dict(zip(CALIBRATED_RANGE, np.mean(ranges, axis=0).tolist()))
         )
     return rows
+
+
+def left_out_sizes(sizes: Sequence[int], posts: int) -> list[int]:
+    """The numbers of labels of ``sizes`` a learning curve over ``posts`` labelled posts leaves out: those that leave
+    no post to measure on (``posts`` or more)."""
+    return [n for n in sizes if not 0 < n < posts]
+
+
+def left_out_note(task_report: dict[str, Any]) -> str | None:
+    """A sentence on the numbers of labels the learning curve left out (``sizes_left_out``, ``left_out_sizes``) and
+    why, or ``None`` where it left none out."""
+    left_out = task_report.get("sizes_left_out")
+    if not left_out:
+        return None
+    sizes = ", ".join(map(str, left_out))
+    posts = task_report["as_is"]["posts"]
+    return (
+        f"Left out of the learning curve: {sizes} labels, as fitting on that many would leave none of the {posts} "
+        "labelled posts to measure on; label more posts, or give smaller --sizes."
+    )
 
 
 REFIT_SHIFT_LEVEL = 0.05
@@ -255,11 +275,12 @@ def shift_note(curve: Sequence[dict[str, Any]]) -> str | None:
 def task_notes(task_report: dict[str, Any]) -> list[str]:
     """What a task's report table leaves unsaid, those that apply: how the model ranks the labelled posts
     (``ranking_note``), the words it and the labels read the opposite way (``decision_conflicts_note``), then the
-    learning curve's ``shift_note`` and ``unreachable_note``."""
+    learning curve's ``left_out_note``, ``shift_note`` and ``unreachable_note``."""
     curve = task_report["learning_curve"]
     notes = (
         ranking_note(task_report["as_is"]),
         decision_conflicts_note(task_report.get("terms")),
+        left_out_note(task_report),
         shift_note(curve),
         unreachable_note(curve),
     )

@@ -31,6 +31,7 @@ from faim.eval.recalibration import (
     curve_rows,
     labelled,
     learning_curve,
+    left_out_sizes,
     prior_adaptation,
     refit_settings,
     task_notes,
@@ -88,11 +89,13 @@ def run(args: argparse.Namespace) -> int:
     texts = post_texts(posts)
     report: dict[str, Any] = {"model": str(model), "data": str(args.data), "unlabelled": args.unlabelled, "tasks": {}}
     for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
+        measured = as_is(task, detector.calibration, predictions, config)
         report["tasks"][task.name] = {
-            "as_is": as_is(task, detector.calibration, predictions, config),
+            "as_is": measured,
             "learning_curve": learning_curve(
                 task, detector.calibration, predictions, config, sizes, args.draws, args.seed
             ),
+            "sizes_left_out": left_out_sizes(sizes, measured["posts"]),
             "unlabelled": prior_adaptation(task, detector.calibration, predictions, config),
             "terms": term_disagreement(task, detector.calibration, predictions, texts),
         }

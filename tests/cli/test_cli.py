@@ -431,6 +431,20 @@ def test_calibrate_on_one_class_keeps_the_calibration_and_without_enough_labels_
     )
 
 
+def test_calibrate_says_which_sizes_it_leaves_out_of_the_learning_curve_and_why(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, capsys
+) -> None:
+    common = ["--map", "labels.harmful=label", "--image-root", str(demo_data["validation"].parent), "--draws", "2"]
+    assert (
+        main(["calibrate", str(tiny_model_dir), str(demo_data["validation"]), "-o", str(tmp_path / "m"), *common]) == 0
+    )
+    said = "Left out of the learning curve: 200, 500 labels, as fitting on that many would leave none of the 160 "
+    assert said in capsys.readouterr().out
+    assert said in (tmp_path / "m-calibration" / "calibration.md").read_text()
+    report = json.loads((tmp_path / "m-calibration" / "calibration.json").read_text())["tasks"]["harmful"]
+    assert report["sizes_left_out"] == [200, 500] and [row["labels"] for row in report["learning_curve"]] == [50, 100]
+
+
 def test_calibrate_names_each_task_it_keeps_as_it_was_and_why(exported, tmp_path: Path, capsys) -> None:
     posts = tmp_path / "posts.jsonl"
     rows = [{"id": str(i), "text": f"post {i}", "meta": {"likes": i, "shares": 1}, "harm": i % 2} for i in range(40)]

@@ -14,12 +14,15 @@ from faim.data.targets import TaskSpec
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.recalibration import (
+    SIZES,
     as_is,
     calibrated_range,
     learning_curve,
+    left_out_sizes,
     ranking_note,
     refit,
     shift_note,
+    task_notes,
     term_disagreement,
     unreachable_note,
     write_report,
@@ -41,6 +44,20 @@ def predictions(n: int, temperature: float, seed: int = 0) -> Predictions:
 def test_the_curve_is_drawn_at_50_100_200_and_500_labels_unless_sizes_are_given() -> None:
     curve = learning_curve(TASK, Calibration.identity([TASK]), predictions(800, 3.0), EvalConfig(), draws=2)
     assert [row["labels"] for row in curve] == [50, 100, 200, 500]
+
+
+def test_sizes_that_leave_no_post_to_measure_on_are_left_out_of_the_curve_and_the_report_says_which(tmp_path) -> None:
+    start, posts = Calibration.identity([TASK]), predictions(160, 3.0)
+    curve = learning_curve(TASK, start, posts, EvalConfig(), draws=2)
+    assert [row["labels"] for row in curve] == [50, 100] and left_out_sizes(SIZES, 160) == [200, 500]
+    task = {"as_is": as_is(TASK, start, posts, EvalConfig()), "learning_curve": curve, "sizes_left_out": [200, 500]}
+    said = (
+        "Left out of the learning curve: 200, 500 labels, as fitting on that many would leave none of the 160 "
+        "labelled posts to measure on; label more posts, or give smaller --sizes."
+    )
+    assert said in task_notes(task)  # as faim calibrate prints them
+    assert said in write_report({"model": "m", "data": "d", "tasks": {"hate": task}}, tmp_path).read_text()
+    assert not any(note.startswith("Left out") for note in task_notes(task | {"sizes_left_out": []}))
 
 
 def test_fitted_ece_reads_against_the_range_of_a_calibrated_model_on_as_many_posts() -> None:
