@@ -19,8 +19,11 @@ $(VENV)/.installed: pyproject.toml Makefile
 demo: setup
 	$(BIN)/faim demo --out demo_out
 
+# Two test processes (pytest-xdist), each module's tests in one: most tests keep one core busy, and CI has two.
+TEST_PROCESSES ?= 2
+
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_PROCESSES) --dist loadscope
 
 # Opt-in: real pretrained weights and the real datasets in ../shared/data.
 test-real: setup emoji-data
