@@ -375,10 +375,25 @@ def type_mismatches(name: str, given: dict[str, Any], annotated: Any) -> list[tu
     since must not refuse it."""
     hints = type_hints(annotated)
     return [
-        (f"{name}.{key}", f"expected {annotation_text(hints[key])}, got {value!r}")
+        (f"{name}.{key}", f"expected {annotation_text(hints[key])}, got {value!r}{null_remedy(annotated, key, value)}")
         for key, value in given.items()
         if key in hints and not type_matches(value, hints[key])
     ]
+
+
+def null_remedy(annotated: Any, key: str, value: Any) -> str:
+    """What to write instead of a null for argument ``key`` of ``annotated``, which takes none: its default, where it
+    has one (a recipe with a base cannot leave out a key its base writes, and a null there is kept as a null, as it
+    means no value for arguments that take one); ``""`` for any other value, or an argument without a default."""
+    if value is not None or not callable(annotated):
+        return ""
+    try:
+        parameter = inspect.signature(annotated).parameters.get(key)
+    except (TypeError, ValueError):  # a callable whose signature cannot be read
+        return ""
+    if parameter is None or parameter.default is inspect.Parameter.empty:
+        return ""
+    return f" (null is no value here; for the default, write it: {parameter.default!r})"
 
 
 def annotation_text(annotation: Any) -> str:

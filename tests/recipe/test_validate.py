@@ -152,6 +152,14 @@ def test_a_component_argument_of_the_wrong_type_is_refused_naming_its_path(
     assert f"model.{where}.{key}" in message and expected in message
 
 
+def test_a_null_for_an_argument_that_takes_none_says_to_write_its_default(recipe: dict, write_recipe) -> None:
+    recipe["model"]["fusion"]["num_heads"] = None  # the attention fusion's num_heads defaults to 4
+    message = error_for(recipe, write_recipe)
+    assert message.endswith(
+        "model.fusion.num_heads: expected int, got None (null is no value here; for the default, write it: 4)"
+    )
+
+
 def test_component_arguments_of_the_kinds_yaml_writes_for_their_annotations_load(recipe: dict, write_recipe) -> None:
     recipe["model"]["heads"]["harmful"]["pos_weight"] = 2  # an int for a float
     recipe["model"]["encoders"]["text"] = {"type": "ngram_text", "dim": 8, "char_ngrams": [2, 4]}  # a list: a Sequence
