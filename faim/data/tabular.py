@@ -115,10 +115,22 @@ def jsonl_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
+JSONL_LINES = 2
+"""The version of how a JSON Lines line is taken for a row or passed over as blank (``blank``): 2 passes over a line of
+Unicode whitespace, which 1 read as a row. A scoring run reading JSON Lines records it, as its shards are cut by
+rows, so that a resume under a faim that cuts them otherwise is refused (``faim.scoring.runner.line_settings``)."""
+
+
 def blank(line: bytes) -> bool:
     """Whether a line holds nothing but whitespace, as Python's ``str.isspace`` knows it, Unicode's too (a no-break
-    space, U+00A0); a line that is not UTF-8 is not blank (its bytes are its row's error)."""
-    return not line.decode("utf-8", "replace").strip()
+    space, U+00A0); a line that is not UTF-8 is not blank (its bytes are its row's error). Only a line whose first
+    byte after ASCII whitespace is not ASCII is decoded to tell."""
+    stripped = line.strip(ASCII_WHITESPACE)
+    return not stripped or (stripped[0] >= 0x80 and not line.decode("utf-8", "replace").strip())
+
+
+ASCII_WHITESPACE = bytes(code for code in range(0x80) if chr(code).isspace())
+"""The ASCII characters ``str.isspace`` knows (the file, group, record and unit separators too)."""
 
 
 def jsonl_text(line: bytes) -> str:

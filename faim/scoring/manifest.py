@@ -9,15 +9,16 @@ into place, with what its rows hold (the kinds the model reads that no post of i
 reads), which the end of the run warns of. A part file is the truth: on restart, parts missing from the manifest
 (killed between the rename and the append) are added back from their Parquet metadata (what their rows hold too,
 which each part records), and half-written temporary files are deleted. ``_finished.json`` is written once a run
-has read its inputs to their end and every shard is done, with how many there are: a rerun of a finished run whose
-parts are all in place then reads none of its inputs' rows. No file name of these is read as data by Parquet readers
-(they skip names starting with ``_``).
+has read its inputs to their end and every shard is done, with the digests of the run's record and of its shards'
+keys: a rerun of that run whose parts are all in place then reads none of its inputs' rows. No file name of these
+is read as data by Parquet readers (they skip names starting with ``_``).
 A run that pools by picture keeps its shards' per-post parts in ``_per_post/`` and writes its pooled parts,
 one per shard, once all shards are done (``faim.scoring.pool_parts``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -43,6 +44,9 @@ BEGUN_WITH = "faim_version"
 DECODING = "image_decoding"
 """The setting recording the version of faim's picture decoding of a run reading pictures
 (``faim.scoring.runner.picture_settings``)."""
+JSONL_READING = "jsonl_lines"
+"""The setting recording how a run reading JSON Lines takes their lines for rows (``faim.data.tabular.JSONL_LINES``;
+``faim.scoring.runner.line_settings``): a run begun by a faim that recorded none is resumed by none that does."""
 PIXEL_LIMIT = "max_image_pixels"
 """The setting recording the decompression-bomb limit of a run reading pictures, where it is not Pillow's own
 (``faim.scoring.runner.picture_settings``)."""
@@ -251,19 +255,27 @@ class Manifest:
         self.finished = self._finished()
 
     def _finished(self) -> bool:
-        """Whether the run recorded its every shard done (``finish``) and as many are done now, their parts in place
-        (a part deleted since is scored again)."""
+        """Whether the run recorded its every shard done (``finish``) and the same shards are done now, their parts in
+        place (a part deleted since is scored again), for the same run (a record left by another run in the folder,
+        such as one an older faim overwrote without knowing the record, is not this run's)."""
         try:
             recorded = json.loads((self.out_dir / FINISHED_FILE).read_text(encoding="utf-8"))
-        except (FileNotFoundError, json.JSONDecodeError):
+        except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError):
             return False
-        return isinstance(recorded, dict) and recorded.get("shards") == len(self.done)
+        return recorded == self._finish_record()
+
+    def _finish_record(self) -> dict[str, Any]:
+        """What ``_finished.json`` records of the run finished: the sha256 of its record (``_run.json``), how many
+        shards are done and the sha256 of their keys."""
+        keys = "\n".join(sorted(self.done)).encode("utf-8")
+        run = hashlib.sha256((self.out_dir / RUN_FILE).read_bytes()).hexdigest()
+        return {"run": run, "shards": len(self.done), "keys": hashlib.sha256(keys).hexdigest()}
 
     def finish(self) -> None:
         """Record that every shard of the run is done, once it has read its inputs to their end: a rerun then finds
         the run finished (``finished``) without reading them."""
         partial = self.out_dir / f".{FINISHED_FILE}.tmp"
-        partial.write_text(json.dumps({"shards": len(self.done)}), encoding="utf-8")
+        partial.write_text(json.dumps(self._finish_record()), encoding="utf-8")
         os.replace(partial, self.out_dir / FINISHED_FILE)
         self.finished = True
 

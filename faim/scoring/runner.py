@@ -38,10 +38,11 @@ from tqdm.auto import tqdm
 
 from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
-from faim.data.inputs import find_inputs
+from faim.data.inputs import find_inputs, input_format
+from faim.data.tabular import JSONL_LINES
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
-from faim.scoring.manifest import DECODING, PIXEL_LIMIT, Manifest, run_identity
+from faim.scoring.manifest import DECODING, JSONL_READING, PIXEL_LIMIT, Manifest, run_identity
 from faim.scoring.ray_engine import run_ray
 from faim.scoring.report import Held, ShardReport
 from faim.scoring.rows import warn_unheld_at_first
@@ -173,6 +174,14 @@ def picture_settings(kinds: Sequence[str]) -> dict[str, int | None]:
     return {DECODING: IMAGE_DECODING} | ({} if limit == PILLOW_PIXELS else {PIXEL_LIMIT: limit})
 
 
+def line_settings(files: Sequence[Path]) -> dict[str, int]:
+    """How a run reading ``files`` takes JSON Lines lines for rows, as its settings name it, for a run reading a JSON
+    Lines file alone (``faim.data.tabular.JSONL_LINES``): its shards are cut by rows, so its resume under a faim
+    taking other lines for rows is refused rather than leaving rows out or scoring them twice. A run reading none
+    records nothing, as runs did before."""
+    return {JSONL_READING: JSONL_LINES} if any(input_format(file) == "jsonl" for file in files) else {}
+
+
 @dataclass(frozen=True)
 class RunPlan:
     """What a run reads and what it is: its input files, their rows, the rows per shard, its identity (recorded
@@ -229,7 +238,7 @@ def plan_run(
         raise FileNotFoundError(f"{source}: holds no input outside the output folder {out_dir}")
     total = sum(count_rows(f) for f in files)
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
-    settings = settings | {"shard_rows": shard_rows} | picture_settings(kinds)
+    settings = settings | {"shard_rows": shard_rows} | picture_settings(kinds) | line_settings(files)
     identity = run_identity(model, files, settings)
     return RunPlan(files, total, shard_rows, identity, ColumnMap.from_recipe(settings.get("columns")), tuple(kinds))
 

@@ -241,6 +241,26 @@ def test_what_a_shards_rows_hold_is_recorded_and_read_back_and_unknown_where_its
     assert [resumed.done[key].held for key in sorted(resumed.done)] == [Held(1, ("image",), ("img",)), None]
 
 
+def test_a_finished_record_another_run_left_in_the_folder_is_not_taken_for_this_runs(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    manifest = Manifest(out, {"model": {}, "tasks": [], "inputs": [["a.jsonl", 2, 0]], "settings": {}})
+    part = pa.table({"id": ["a"], "error_kind": pa.array([None], pa.string())})
+    for key in ("00000-000000", "00000-000001"):
+        pq.write_table(part, out / f"part-{key}.parquet")
+        manifest.add(ShardReport(key, 1))
+    manifest.finish()
+    manifest.close()
+    again = Manifest(out, json.loads((out / "_run.json").read_text()))
+    again.close()
+    assert again.finished
+    # another run, of four shards, two of them done, written by a faim that knew no _finished.json and left it
+    other = {"model": {}, "tasks": [], "inputs": [["a.jsonl", 2, 0], ["b.jsonl", 2, 0]], "settings": {}}
+    (out / "_run.json").write_text(json.dumps(other), encoding="utf-8")
+    resumed = Manifest(out, other)
+    resumed.close()
+    assert len(resumed.done) == 2 and not resumed.finished
+
+
 def test_a_run_killed_before_recording_a_written_part_warns_at_its_end_of_every_row_on_each_resume(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:

@@ -22,6 +22,7 @@ from PIL import Image
 from faim import __version__
 from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING
+from faim.data.tabular import JSONL_LINES
 from faim.notices import FaimWarning
 from faim.scoring import rows, runner
 from faim.scoring.engine import score_dump
@@ -289,6 +290,25 @@ def test_a_run_reading_no_picture_records_no_pixel_limit_and_resumes_under_anoth
     recorded["settings"]["max_image_pixels"] = None  # as faims recorded the limit of every run
     (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
     check_resumable(out, plan_run(model, dump, out, {}, kinds=["text"]).identity)
+
+
+def test_a_run_reading_json_lines_records_how_it_takes_lines_for_rows_and_a_resume_by_a_faim_recording_none_is_refused(
+    tmp_path: Path,
+) -> None:
+    dump, table, out = tmp_path / "dump.jsonl", tmp_path / "dump.csv", tmp_path / "out"
+    dump.write_text('{"text": "a"}\n\u00a0\n{"text": "b"}\n', encoding="utf-8")
+    table.write_text("text\na\n", encoding="utf-8")
+    model = {"files": {}, "tasks": []}
+    assert "jsonl_lines" not in plan_run(model, table, out, {}, kinds=["text"]).identity["settings"]
+    plan = plan_run(model, dump, out, {}, kinds=["text"])
+    assert plan.identity["settings"]["jsonl_lines"] == JSONL_LINES
+    run_shards(one_row_writers, plan, out, workers=1, progress=False)
+    check_resumable(out, plan_run(model, dump, out, {}, kinds=["text"]).identity)
+    recorded = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+    del recorded["settings"]["jsonl_lines"]  # as a faim reading a line of Unicode whitespace as a row recorded it
+    (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"settings differ: jsonl_lines \(not set\) → {JSONL_LINES}"):
+        check_resumable(out, plan_run(model, dump, out, {}, kinds=["text"]).identity)
 
 
 def test_a_run_reading_pictures_records_the_picture_decoding_and_a_resume_decoding_otherwise_is_refused(
