@@ -19,7 +19,8 @@ $(VENV)/.installed: pyproject.toml Makefile
 demo: setup
 	$(BIN)/faim demo --out demo_out
 
-# Two test processes (pytest-xdist), each module's tests in one: most tests keep one core busy, and CI has two.
+# Two test processes (pytest-xdist), each module's (or test class's) tests in one: most tests keep one core busy, and
+# CI has two.
 TEST_PROCESSES ?= 2
 
 test: setup
