@@ -22,6 +22,7 @@ from faim.runtime.bundle import (
     check_graph_format,
     elements_names,
     fusion_outputs,
+    logits_name,
     manifest_entry,
     probabilities_name,
     read_bundle,
@@ -63,6 +64,12 @@ class ExportedTask:
         threshold = self.threshold
         if self.type == "binary" and not (is_number(threshold) and 0 <= threshold <= 1):
             raise ValueError(f"task {self.name!r}: threshold {threshold!r} is not a number from 0 to 1")
+
+    @property
+    def row_shape(self) -> tuple[int, ...]:
+        """The shape of one post's logits or probabilities as the fusion graph gives them: ``()`` for a binary task
+        (one number), ``(labels,)`` for a multiclass or multilabel one."""
+        return () if self.type == "binary" else (len(self.labels),)
 
 
 EncoderPart = tuple[Callable[[], Preprocessing], list[str], Path]
@@ -197,6 +204,16 @@ class ExportedModel:
             raise errors[0]
         return self.run([elements for _, elements in read])
 
+    def no_outputs(self) -> dict[str, np.ndarray]:
+        """The fusion graph's outputs over no post, as empty float32 arrays of the shapes it gives (embedding
+        ``[0, D]``; each task's logits and probabilities ``[0]`` binary, ``[0, C]`` multiclass, ``[0, L]``
+        multilabel): the graph itself cannot run on a batch of no post."""
+        outputs = {EMBEDDING: np.zeros((0, self.embedding_dim), np.float32)}
+        for task in self.tasks:
+            for name in (logits_name(task.name), probabilities_name(task.name)):
+                outputs[name] = np.zeros((0, *task.row_shape), np.float32)
+        return outputs
+
     def run(self, prepared: list[dict[str, list[Any]]]) -> dict[str, np.ndarray]:
         """The fusion graph's outputs for posts read by ``read`` (their elements, one mapping per post)."""
         feeds = {}
@@ -223,7 +240,7 @@ class ExportedModel:
 
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
         """Post ids and the fusion graph's outputs over every post (rows in input order), ``batch_size`` at a time,
-        shortest text first (``length_batches``).
+        shortest text first (``length_batches``); over no post, every output as an empty array (``no_outputs``).
 
         Raises:
             TypeError, ValueError: On a ``batch_size`` that is not a whole number, or below 1.
@@ -236,7 +253,7 @@ class ExportedModel:
         outputs = [self.outputs(batch) for batch in batches]
         ids = [post.id for post in items]
         if not outputs:
-            return ids, {}
+            return ids, self.no_outputs()
         return ids, {name: np.concatenate([batch[name] for batch in outputs])[positions] for name in outputs[0]}
 
     def score(
@@ -254,7 +271,7 @@ class ExportedModel:
                 "score these posts with the saved model (faim.load, or faim score --pool-by-image)"
             )
         ids, outputs = self.predict(posts, batch_size)
-        probabilities = {task.name: outputs[probabilities_name(task.name)] for task in self.tasks} if ids else {}
+        probabilities = {task.name: outputs[probabilities_name(task.name)] for task in self.tasks}
         return score_rows(ids, self.tasks, probabilities)
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
@@ -264,7 +281,7 @@ class ExportedModel:
             PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
         """
         _, outputs = self.predict(posts, batch_size)
-        return outputs.get(EMBEDDING, np.zeros((0, self.embedding_dim), np.float32))
+        return outputs[EMBEDDING]
 
     def decisions(self, task: str, probabilities: np.ndarray) -> np.ndarray:
         """Thresholded decisions for a task, as ``Detector.decisions``: 0/1 for binary, argmax for multiclass,

@@ -235,6 +235,18 @@ def test_no_posts_give_no_rows_and_an_empty_embedding(exported: tuple[Path, Path
     assert runtime.embed([]).shape == (0, 16) and runtime.embed([]).dtype == np.float32
 
 
+def test_no_posts_give_every_output_empty_shaped_as_a_batch_of_some_gives_it(exported: tuple[Path, Path]) -> None:
+    runtime = faim.runtime.load(exported[1])
+    ids, none = runtime.predict([])
+    _, some = runtime.predict([{"id": "a", "text": "a post"}])
+    assert ids == [] and list(none) == list(some)
+    assert {name: (out.shape, out.dtype) for name, out in none.items()} == {
+        name: ((0, *out.shape[1:]), out.dtype) for name, out in some.items()
+    }
+    assert none["harm.logits"].shape == (0,) and none["topic.logits"].shape == (0, 3)
+    assert none["flags.probabilities"].shape == (0, 2)
+
+
 def test_posts_batched_shortest_text_first_come_back_in_input_order(exported: tuple[Path, Path]) -> None:
     check_rows_in_input_order(faim.runtime.load(exported[1]))
 
