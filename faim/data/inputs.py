@@ -174,17 +174,29 @@ def _hidden(path: Path) -> bool:
     return path.name.startswith((".", "_"))
 
 
-def warn_if_empty(path: Path, rows: Iterable[T]) -> Iterator[T]:
-    """``rows`` read from the input at ``path``, passed on as they come, with a warning (``FaimWarning``) naming the
-    input once they end where there were none (an empty file, one of blank lines alone, a CSV or TSV of its header
-    alone, a Parquet file or saved dataset of no row): reading it gives nothing, which would otherwise pass unsaid."""
-    empty = True
-    for row in rows:
-        empty = False
-        yield row
+def read_inputs(files: list[Path], read: Callable[[Path], Iterable[T]]) -> Iterator[T]:
+    """What ``read`` gives of each of ``files`` in turn (called once per file, in order), passed on as it comes, with
+    one warning (``FaimWarning``) once every file is read if any gave nothing (an empty file, one of blank lines
+    alone, a CSV or TSV of its header alone, a Parquet file or saved dataset of no row), naming it, or the first of
+    them (``_no_row_message``): reading such a file gives nothing, which would otherwise pass unsaid."""
+    empty = []
+    for path in files:
+        given = False
+        for item in read(path):
+            given = True
+            yield item
+        if not given:
+            empty.append(path)
     if empty:
-        warnings.warn(
-            f"{path}: holds no row (an empty file, blank lines alone, or a header alone): nothing is read from it",
-            FaimWarning,
-            stacklevel=2,
-        )
+        warnings.warn(_no_row_message(empty, len(files)), FaimWarning, stacklevel=2)
+
+
+def _no_row_message(empty: list[Path], count: int, named: int = 3) -> str:
+    """What is said of the inputs ``empty`` (at least one) holding no row among the ``count`` read: the file itself
+    where it is one, else how many of them and the first ``named``."""
+    kinds = "(an empty file, blank lines alone, or a header alone)"
+    if len(empty) == 1:
+        return f"{empty[0]}: holds no row {kinds}: nothing is read from it"
+    names = ", ".join(map(str, empty[:named]))
+    more = f" and {len(empty) - named} more" if len(empty) > named else ""
+    return f"{len(empty)} of the {count} input files hold no row {kinds}: {names}{more}: nothing is read from them"

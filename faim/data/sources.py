@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from faim.data import coaid, davidson, emoji_pairs, ethos, hateful_memes, liar, vmu  # noqa: F401  (registers them)
 from faim.data.columns import ColumnMap
 from faim.data.hf import HfSource, load_dataset
-from faim.data.inputs import DATASET, find_inputs, input_format
+from faim.data.inputs import DATASET, find_inputs, input_format, read_inputs
 from faim.data.post import Post
 from faim.data.tabular import (
     FileSource,
@@ -178,12 +178,13 @@ def read_posts(spec: str | Path, columns: dict | None = None, image_root: str | 
     Raises:
         FileNotFoundError: When the spec stands for nothing.
         ValueError: On an unknown extension, naming the known ones; on a malformed row, naming file and row.
+
+    Warns:
+        FaimWarning: Once every input is read, naming those that hold no row (``faim.data.inputs.read_inputs``).
     """
-    readers = []
-    for path in find_inputs(spec):
-        source = READERS[input_format(path)]
-        readers.append(source(columns=columns, image_root=image_root).iter_posts(path))
-    return itertools.chain.from_iterable(readers)
+    files = find_inputs(spec)
+    sources = iter([READERS[input_format(path)](columns=columns, image_root=image_root) for path in files])
+    return read_inputs(files, lambda path: next(sources).file_posts(path, itertools.count()))
 
 
 def input_columns(spec: str | Path) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import csv
 import hashlib
+import itertools
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Iterator
@@ -22,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from faim.data.columns import ColumnMap
-from faim.data.inputs import expand, input_format, warn_if_empty
+from faim.data.inputs import expand, input_format, read_inputs
 from faim.data.post import Post, post_name
 
 Rows = Iterator[tuple[int, dict[str, Any]]]
@@ -485,16 +486,18 @@ class FileSource(ABC):
                 column, or a cell of the wrong type.
 
         Warns:
-            FaimWarning: Naming each file that holds no row (``faim.data.inputs.warn_if_empty``).
+            FaimWarning: Once every file is read, naming those that hold no row (``faim.data.inputs.read_inputs``).
         """
-        files = self.inputs(path)
-        index = 0  # a post without an id takes its place among all the files' posts
-        for file in files:
-            root = self.image_root or file.absolute().parent
-            bound, rows = self.rows(file)
-            for number, row in warn_if_empty(file, rows):
-                yield bound.to_post(row, index, f"{file}:{number}", root, self.text_cells)
-                index += 1
+        indexes = itertools.count()  # a post without an id takes its place among all the files' posts
+        yield from read_inputs(self.inputs(path), lambda file: self.file_posts(file, indexes))
+
+    def file_posts(self, file: Path, indexes: Iterator[int]) -> Iterator[Post]:
+        """Stream the posts of one file, with its mapping and image root (default: the file's folder), each taking
+        the next of ``indexes`` as its place (what names a post without an id)."""
+        root = self.image_root or file.absolute().parent
+        bound, rows = self.rows(file)
+        for number, row in rows:
+            yield bound.to_post(row, next(indexes), f"{file}:{number}", root, self.text_cells)
 
     def describe(self, split: str) -> str:
         """The data file of ``split``, as reports and cache keys show it."""

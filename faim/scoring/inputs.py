@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, count, islice
 from pathlib import Path
 from typing import Any
 
 from faim.data.columns import ColumnMap
 from faim.data.hf import load_dataset
-from faim.data.inputs import DATASET, input_format, warn_if_empty
+from faim.data.inputs import DATASET, input_format, read_inputs
 from faim.data.sources import READERS
 from faim.data.tabular import (
     csv_header,
@@ -85,30 +85,35 @@ def count_rows(path: Path) -> int:
 
 def read_shards(files: list[Path], shard_rows: int, columns: ColumnMap) -> Iterator[Shard]:
     """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter), to be read with the
-    mapping ``columns``; a file holding no row gives none, and a warning naming it (``warn_if_empty``)."""
+    mapping ``columns``; a file holding no row gives none, and once every file is read, one warning names those that
+    hold none (``read_inputs``)."""
 
     def shards(path: Path) -> Iterator[Shard]:
         kind = input_format(path)
-        cut = _jsonl_shards(path, shard_rows, columns) if kind == "jsonl" else _shards(path, kind, shard_rows)
-        return warn_if_empty(path, cut)
+        return _jsonl_shards(path, shard_rows, columns) if kind == "jsonl" else _shards(path, kind, shard_rows)
 
-    return _keyed(files, shards)
+    return read_inputs(files, _keyed(shards))
 
 
 def own_shards(files: list[Path], shard_rows: int) -> Iterator[Shard]:
     """The shards of a dump's inputs ``files``, keyed, as ``read_shards`` cuts them but that the header of a JSON
     Lines shard is the keys of the objects of its own lines (``_own_shards``): read lazily, each only as far as it
     goes, where ``read_shards`` reads a JSON Lines file for the keys of all its lines first."""
-    return _keyed(files, lambda path: _own_shards(path, shard_rows))
+    return chain.from_iterable(map(_keyed(lambda path: _own_shards(path, shard_rows)), files))
 
 
-def _keyed(files: list[Path], shards: Callable[[Path], Iterator[Shard]]) -> Iterator[Shard]:
-    """The shards ``shards`` cuts of each of ``files``, in turn, keyed ``FFFFF-SSSSSS``: by the file's place among
-    ``files`` and the shard's in the file."""
-    for file_index, path in enumerate(files):
+def _keyed(shards: Callable[[Path], Iterator[Shard]]) -> Callable[[Path], Iterator[Shard]]:
+    """``shards``, each shard it cuts keyed ``FFFFF-SSSSSS``: by the file's place among the files it is called on
+    (each once, in order) and the shard's in the file."""
+    file_indexes = count()
+
+    def keyed(path: Path) -> Iterator[Shard]:
+        file_index = next(file_indexes)
         for shard_index, shard in enumerate(shards(path)):
             shard.key = f"{file_index:05d}-{shard_index:06d}"
             yield shard
+
+    return keyed
 
 
 def _own_shards(path: Path, shard_rows: int) -> Iterator[Shard]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -165,3 +166,23 @@ def test_an_input_holding_no_row_is_warned_of_by_name_by_read_posts_and_scoring_
     with pytest.warns(FaimWarning, match=re.escape(said)):
         shards = list(read_shards(find_inputs(tmp_path / "dump"), 10, ColumnMap.from_recipe(None)))
     assert [shard.file for shard in shards] == [str(tmp_path / "dump" / "a.jsonl")]
+
+
+def test_many_inputs_holding_no_row_are_warned_of_once_naming_the_first_three(tmp_path: Path) -> None:
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    for number in range(200):  # a dump whose writers mostly had no row to write
+        (dump / f"part-{number:05d}.json").write_text("")
+    write_jsonl(dump / "part-00200.json", 2)
+    names = ", ".join(str(dump / f"part-{number:05d}.json") for number in range(3))
+    said = f"200 of the 201 input files hold no row (an empty file, blank lines alone, or a header alone): {names} "
+    said += "and 197 more: nothing is read from them"
+    for read in (
+        lambda: len(list(read_posts(dump))),
+        lambda: len(list(JsonlSource().iter_posts(dump))),
+        lambda: sum(shard.size for shard in read_shards(find_inputs(dump), 10, ColumnMap.from_recipe(None))),
+    ):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert read() == 2  # the one file holding rows is read
+        assert [str(warning.message) for warning in caught if warning.category is FaimWarning] == [said]
