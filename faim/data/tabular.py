@@ -134,6 +134,17 @@ ASCII_WHITESPACE = bytes(code for code in range(0x80) if chr(code).isspace())
 """The ASCII characters ``str.isspace`` knows (the file, group, record and unit separators too)."""
 
 
+def holds_lines_read_otherwise(path: Path) -> bool:
+    """Whether the JSON Lines file ``path`` holds a line that ``JSONL_LINES`` 1 read as a row and 2 passes over as blank
+    (one of Unicode whitespace beyond the ASCII spaces): a run over it begun under 1 cut its shards otherwise."""
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            line = line.removeprefix(codecs.BOM_UTF8) if number == 1 else line
+            if line.strip() and blank(line):
+                return True
+    return False
+
+
 def jsonl_text(line: bytes) -> str:
     """A JSON Lines line, as read, decoded.
 

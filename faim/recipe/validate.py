@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import types
 import typing
 from typing import Any
@@ -67,7 +68,9 @@ def check_component(source: str, path: str, kind: str, spec: Any) -> None:
     except TypeError as error:
         raise RecipeError(source, path, f"{name}: {error}; arguments: {', '.join(valid)}") from error
     for where, expected in type_mismatches(path, args, cls.__init__):  # a saved model was built with it
-        refuse_new(RecipeError(source, where, expected), f"{where}: {expected}; built with it as saved")
+        key = where.rsplit(".", 1)[1]
+        refusal = RecipeError(source, where, expected + null_remedy(cls, key, args[key]))
+        refuse_new(refusal, f"{where}: {expected}; built with it as saved")
 
 
 def check_section(source: str, name: str, given: Any, config: type) -> None:
@@ -375,25 +378,30 @@ def type_mismatches(name: str, given: dict[str, Any], annotated: Any) -> list[tu
     since must not refuse it."""
     hints = type_hints(annotated)
     return [
-        (f"{name}.{key}", f"expected {annotation_text(hints[key])}, got {value!r}{null_remedy(annotated, key, value)}")
+        (f"{name}.{key}", f"expected {annotation_text(hints[key])}, got {value!r}")
         for key, value in given.items()
         if key in hints and not type_matches(value, hints[key])
     ]
 
 
-def null_remedy(annotated: Any, key: str, value: Any) -> str:
-    """What to write instead of a null for argument ``key`` of ``annotated``, which takes none: its default, where it
-    has one (a recipe with a base cannot leave out a key its base writes, and a null there is kept as a null, as it
-    means no value for arguments that take one); ``""`` for any other value, or an argument without a default."""
-    if value is not None or not callable(annotated):
+def null_remedy(component: type, key: str, value: Any) -> str:
+    """What to write instead of a null for argument ``key`` of ``component``, which takes none: its default, where it
+    has one a recipe can write (a recipe with a base cannot leave out a key its base writes, and a null there is kept
+    as a null, as it means no value for arguments that take one); ``""`` for any other value, or an argument without
+    such a default."""
+    if value is not None:
         return ""
     try:
-        parameter = inspect.signature(annotated).parameters.get(key)
-    except (TypeError, ValueError):  # a callable whose signature cannot be read
+        parameter = inspect.signature(component).parameters.get(key)
+    except (TypeError, ValueError):  # a class whose signature cannot be read
         return ""
     if parameter is None or parameter.default is inspect.Parameter.empty:
         return ""
-    return f" (null is no value here; for the default, write it: {parameter.default!r})"
+    try:  # as YAML reads it (JSON is YAML): a tuple as a list; a Path or an object has no such form
+        written = json.dumps(list(parameter.default) if isinstance(parameter.default, tuple) else parameter.default)
+    except TypeError:
+        return ""
+    return f" (null is no value here; for the default, write it: {written})"
 
 
 def annotation_text(annotation: Any) -> str:

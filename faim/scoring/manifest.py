@@ -28,7 +28,8 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from faim.data.inputs import RUN_FILE
+from faim.data.inputs import RUN_FILE, input_format
+from faim.data.tabular import holds_lines_read_otherwise
 from faim.folders import check_folder_path
 from faim.scoring.report import HELD_KEY, Held, ShardReport
 from faim.version import __version__
@@ -46,7 +47,8 @@ DECODING = "image_decoding"
 (``faim.scoring.runner.picture_settings``)."""
 JSONL_READING = "jsonl_lines"
 """The setting recording how a run reading JSON Lines takes their lines for rows (``faim.data.tabular.JSONL_LINES``;
-``faim.scoring.runner.line_settings``): a run begun by a faim that recorded none is resumed by none that does."""
+``faim.scoring.runner.line_settings``): a run begun by a faim that recorded none is resumed unless its inputs hold a
+line the two read otherwise (``lines_read_otherwise``)."""
 PIXEL_LIMIT = "max_image_pixels"
 """The setting recording the decompression-bomb limit of a run reading pictures, where it is not Pillow's own
 (``faim.scoring.runner.picture_settings``)."""
@@ -115,7 +117,17 @@ def recorded_identity(run_file: Path, identity: dict[str, Any]) -> dict[str, Any
     if DECODING not in identity["settings"]:
         for name in (DECODING, PIXEL_LIMIT):
             settings.pop(name, None)
+    if JSONL_READING in identity["settings"] and JSONL_READING not in settings and not lines_read_otherwise(identity):
+        settings[JSONL_READING] = identity["settings"][JSONL_READING]
     return recorded
+
+
+def lines_read_otherwise(identity: dict[str, Any]) -> bool:
+    """Whether a JSON Lines input of the run ``identity`` holds a line a faim that recorded no ``JSONL_READING`` took
+    for a row and this one passes over (``faim.data.tabular.holds_lines_read_otherwise``): only then does a run such a
+    faim began, cutting its shards by rows, differ from this one's."""
+    paths = [Path(path) for path, *_ in identity["inputs"]]
+    return any(input_format(path) == "jsonl" and holds_lines_read_otherwise(path) for path in paths)
 
 
 def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = False) -> None:

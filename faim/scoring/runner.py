@@ -175,10 +175,10 @@ def picture_settings(kinds: Sequence[str]) -> dict[str, int | None]:
 
 
 def line_settings(files: Sequence[Path]) -> dict[str, int]:
-    """How a run reading ``files`` takes JSON Lines lines for rows, as its settings name it, for a run reading a JSON
-    Lines file alone (``faim.data.tabular.JSONL_LINES``): its shards are cut by rows, so its resume under a faim
-    taking other lines for rows is refused rather than leaving rows out or scoring them twice. A run reading none
-    records nothing, as runs did before."""
+    """How a run reading ``files`` takes JSON Lines lines for rows, as its settings name it, for a run reading any JSON
+    Lines file (``faim.data.tabular.JSONL_LINES``): its shards are cut by rows, so its resume under a faim taking
+    other lines for rows is refused rather than leaving rows out or scoring them twice. A run reading none records
+    nothing, as runs did before."""
     return {JSONL_READING: JSONL_LINES} if any(input_format(file) == "jsonl" for file in files) else {}
 
 

@@ -158,6 +158,8 @@ def test_a_null_for_an_argument_that_takes_none_says_to_write_its_default(recipe
     assert message.endswith(
         "model.fusion.num_heads: expected int, got None (null is no value here; for the default, write it: 4)"
     )
+    recipe["model"]["fusion"]["num_heads"] = "two"  # any other value gets no remedy
+    assert error_for(recipe, write_recipe).endswith("model.fusion.num_heads: expected int, got 'two'")
 
 
 def test_component_arguments_of_the_kinds_yaml_writes_for_their_annotations_load(recipe: dict, write_recipe) -> None:

@@ -292,7 +292,7 @@ def test_a_run_reading_no_picture_records_no_pixel_limit_and_resumes_under_anoth
     check_resumable(out, plan_run(model, dump, out, {}, kinds=["text"]).identity)
 
 
-def test_a_run_reading_json_lines_records_how_it_takes_lines_for_rows_and_a_resume_by_a_faim_recording_none_is_refused(
+def test_a_run_reading_json_lines_records_how_it_takes_lines_for_rows_and_one_begun_reading_them_otherwise_is_refused(
     tmp_path: Path,
 ) -> None:
     dump, table, out = tmp_path / "dump.jsonl", tmp_path / "dump.csv", tmp_path / "out"
@@ -309,6 +309,14 @@ def test_a_run_reading_json_lines_records_how_it_takes_lines_for_rows_and_a_resu
     (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
     with pytest.raises(ValueError, match=rf"settings differ: jsonl_lines \(not set\) → {JSONL_LINES}"):
         check_resumable(out, plan_run(model, dump, out, {}, kinds=["text"]).identity)
+    plain, elsewhere = tmp_path / "plain.jsonl", tmp_path / "elsewhere"  # no line the two faims read otherwise
+    plain.write_text('{"text": "a"}\n \n{"text": "b"}\n', encoding="utf-8")
+    begun = plan_run(model, plain, elsewhere, {}, kinds=["text"])
+    run_shards(one_row_writers, begun, elsewhere, workers=1, progress=False)
+    recorded = json.loads((elsewhere / "_run.json").read_text(encoding="utf-8"))
+    del recorded["settings"]["jsonl_lines"]
+    (elsewhere / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
+    check_resumable(elsewhere, plan_run(model, plain, elsewhere, {}, kinds=["text"]).identity)
 
 
 def test_a_run_reading_pictures_records_the_picture_decoding_and_a_resume_decoding_otherwise_is_refused(
