@@ -228,8 +228,9 @@ def test_a_model_whose_encoders_need_none_of_them_builds_embeds_saves_and_loads_
         f"import tempfile\nfrom faim.assembly import build_model, task_specs\nfrom faim.detector import Detector\n"
         f"model = build_model({model!r})\nencoder = model.encoders['text']\n"
         "encoder(encoder.preprocessor()(['a post']))\n"
-        f"folder = tempfile.mkdtemp()\nDetector(model, task_specs({model!r})).save(folder + '/m')\n"
-        "Detector.load(folder + '/m')"
+        "with tempfile.TemporaryDirectory() as folder:\n"
+        f"    Detector(model, task_specs({model!r})).save(folder + '/m')\n"
+        "    Detector.load(folder + '/m')"
     )
     _, third_party = loaded_after(statement)
     assert not set(COMPONENT_LIBRARIES) & set(third_party)  # nor when it is saved and loaded
