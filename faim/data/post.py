@@ -64,10 +64,11 @@ class Post:
                 post's place (``post_id``).
         """
         self.id = checked_id(self.origin, self.id)
-        self.text, images, comments, labels, meta = checked_fields(
-            post_name(self.origin, self.id), self.text, self.images, self.comments, self.labels, self.meta
+        given = self.images, self.comments, self.labels, self.meta
+        self.text, *checked = checked_fields(post_name(self.origin, self.id), self.text, *given)
+        self.images, self.comments, self.labels, self.meta = (
+            type(value)(value) if value is original else value for value, original in zip(checked, given)
         )
-        self.images, self.comments, self.labels, self.meta = list(images), list(comments), dict(labels), dict(meta)
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], index: int = 0) -> Post:

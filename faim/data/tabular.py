@@ -110,10 +110,13 @@ def jsonl_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """Each line of a JSON Lines file opened in binary that is not blank (``blank``), numbered by its place among all
     the file's lines, from 1, a UTF-8 byte order mark before the first removed (as a CSV file's is): what every reader
     of JSON Lines takes for its rows, so that a line is a row to each or to none."""
+    return ((number, line) for number, line in numbered_lines(handle) if not blank(line))
+
+
+def numbered_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """Each line of a file opened in binary, numbered from 1, a UTF-8 byte order mark before the first removed."""
     for number, line in enumerate(handle, start=1):
-        line = line.removeprefix(codecs.BOM_UTF8) if number == 1 else line
-        if not blank(line):
-            yield number, line
+        yield number, line.removeprefix(codecs.BOM_UTF8) if number == 1 else line
 
 
 JSONL_LINES = 2
@@ -138,11 +141,7 @@ def holds_lines_read_otherwise(path: Path) -> bool:
     """Whether the JSON Lines file ``path`` holds a line that ``JSONL_LINES`` 1 read as a row and 2 passes over as blank
     (one of Unicode whitespace beyond the ASCII spaces): a run over it begun under 1 cut its shards otherwise."""
     with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            line = line.removeprefix(codecs.BOM_UTF8) if number == 1 else line
-            if line.strip() and blank(line):
-                return True
-    return False
+        return any(line.strip() and blank(line) for _, line in numbered_lines(handle))
 
 
 def jsonl_text(line: bytes) -> str:

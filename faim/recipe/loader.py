@@ -11,7 +11,7 @@ import yaml
 
 from faim.artifact_manifest import MANIFEST, RECIPE
 from faim.recipe.errors import RecipeError
-from faim.recipe.sections import DEFAULTED, DEFAULTED_KEYS, MODEL_KEYS, SECTIONS
+from faim.recipe.sections import DEFAULTED_KEYS, MODEL_KEYS, SECTIONS
 from faim.yaml_reader import parse_yaml, yaml_problem
 
 SHIPPED = files("faim.recipes")
@@ -66,11 +66,12 @@ def merge(
     A component whose ``type:`` changes is replaced whole, so keys of the old type do not leak in, and an empty
     mapping of a model's heads or encoders (a place of ``DROPPABLE``) replaces the base's, leaving none, as ``--set
     model.heads={}`` does. A ``null`` value removes what ``drops`` says it does, as ``--set KEY=null`` does (a child
-    recipe drops an encoder with ``image: null``, a head the base has not too; a ``train:`` key the base holds falls
-    back to its default); each key of ``base`` one removes is added to ``dropped`` as its keys from the top (``at``:
-    those of ``base`` itself, ``("model",)`` where it is a recipe's model section). Any other null is kept, for
+    recipe drops an encoder with ``image: null``, a head the base has not too); each key of ``base`` one removes is
+    added to ``dropped`` as its keys from the top (``at``: those of ``base`` itself, ``("model",)`` where it is a
+    recipe's model section). Any other null is kept, for
     validation to judge as a null written without a base: ``data.columns.comments: null`` reads no comments, a
-    mistyped key's (``trian: null``) is refused as unknown, and a null ``data:`` or ``model:`` as what it should be.
+    ``train:`` key's takes its default (``resolve``), a mistyped key's (``trian: null``) is refused as unknown, and a
+    null ``data:`` or ``model:`` as what it should be.
     """
     merged = copy.deepcopy(base)
     for key, value in override.items():
@@ -113,9 +114,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 
 def removable(keys: tuple[str, ...]) -> bool:
     """Whether a null written at ``keys`` (from the top of a recipe) may remove what is there: anywhere but at the
-    top, where only a section with defaults (``DEFAULTED``) may be removed, to take them; a null ``data:`` or
+    top, where only a section with defaults (``DEFAULTED_KEYS``) may be removed, to take them; a null ``data:`` or
     ``model:`` is kept, for validation to refuse as what it should be, as in a recipe without a base."""
-    return len(keys) > 1 or keys[0] in DEFAULTED
+    return len(keys) > 1 or keys[0] in DEFAULTED_KEYS
 
 
 def drops(keys: tuple[str, ...], node: dict[str, Any]) -> bool:
@@ -231,7 +232,7 @@ def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = Non
 def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str]) -> dict[str, Any]:
     """``data`` merged onto its base (``base_of``, which ``source`` and ``folder`` are for) with ``overrides``
     applied (``apply_overrides``). A section with defaults left null (``train:`` with nothing under it, ``--set
-    train=null``; ``DEFAULTED``) is dropped, as merging drops one written null, so that it falls back to its
+    train=null``; ``DEFAULTED_KEYS``) is dropped, as merging drops one written null, so that it falls back to its
     defaults, with a base or without, and so does a key of one left null (``defaulted``); a null ``data:`` or
     ``model:``, written or by ``--set``, with a base or without, is left to validation, which says what it should be
     (``removable``).
@@ -257,7 +258,8 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
             by, key, how = cause
             where = f"{source}: {by}" if by else source
             raise RecipeError(where, key, f"{how} leaves the model without {kind}; keep one or give one of its own")
-    return {key: defaulted(key, value) for key, value in resolved.items() if value is not None or key not in DEFAULTED}
+    kept = {key: value for key, value in resolved.items() if value is not None or key not in DEFAULTED_KEYS}
+    return {key: defaulted(key, value) for key, value in kept.items()}
 
 
 def defaulted(section: str, value: Any) -> Any:

@@ -13,10 +13,6 @@ SECTIONS = ("data", "model", "train", "eval")
 MODEL_KEYS = ("encoders", "fusion", "heads")
 """The keys of a recipe's ``model:`` section."""
 
-DEFAULTED = ("train", "eval")
-"""The sections that take their defaults where a recipe leaves them out or null (``eval:`` with nothing under it);
-``data:`` and ``model:`` have none, so a null one is refused as what it should be."""
-
 
 @dataclass
 class TrainConfig:
@@ -148,5 +144,7 @@ class EvalConfig:
 
 
 DEFAULTED_KEYS = {"train": {f.name for f in fields(TrainConfig)}, "eval": {f.name for f in fields(EvalConfig)}}
-"""The keys of each section with defaults (``DEFAULTED``): a null at one takes its default, in a recipe with a base
-or without and by ``--set`` alike (every one whose value may be null has null as its default)."""
+"""The sections that take their defaults where a recipe leaves them out or null (``eval:`` with nothing under it),
+each with its keys, a null at which takes its default too, in a recipe with a base or without and by ``--set`` alike
+(every one whose value may be null has null as its default); ``data:`` and ``model:`` have none, so a null one is
+refused as what it should be."""
