@@ -25,7 +25,7 @@ import functools
 import glob
 import itertools
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import TypeVar
 
@@ -174,21 +174,25 @@ def _hidden(path: Path) -> bool:
     return path.name.startswith((".", "_"))
 
 
-def read_inputs(files: list[Path], read: Callable[[Path], Iterable[T]]) -> Iterator[T]:
+def read_inputs(files: list[Path], read: Callable[[Path], Iterable[T]]) -> Generator[T, None, None]:
     """What ``read`` gives of each of ``files`` in turn (called once per file, in order), passed on as it comes, with
-    one warning (``FaimWarning``) once every file is read if any gave nothing (an empty file, one of blank lines
+    one warning (``FaimWarning``) once reading ends if any file read gave nothing (an empty file, one of blank lines
     alone, a CSV or TSV of its header alone, a Parquet file or saved dataset of no row), naming it, or the first of
-    them (``_no_row_message``): reading such a file gives nothing, which would otherwise pass unsaid."""
+    them (``_no_row_message``): reading such a file gives nothing, which would otherwise pass unsaid. Reading ends
+    once every file is read, or earlier where a file fails to be read, the reading is stopped (``KeyboardInterrupt``)
+    or the stream is closed: the files found empty so far are then warned of too, before the error goes on."""
     empty = []
-    for path in files:
-        given = False
-        for item in read(path):
-            given = True
-            yield item
-        if not given:
-            empty.append(path)
-    if empty:
-        warnings.warn(_no_row_message(empty, len(files)), FaimWarning, stacklevel=2)
+    try:
+        for path in files:
+            given = False
+            for item in read(path):
+                given = True
+                yield item
+            if not given:
+                empty.append(path)
+    finally:
+        if empty:
+            warnings.warn(_no_row_message(empty, len(files)), FaimWarning, stacklevel=2)
 
 
 def _no_row_message(empty: list[Path], count: int, named: int = 3) -> str:

@@ -180,7 +180,8 @@ def read_posts(spec: str | Path, columns: dict | None = None, image_root: str | 
         ValueError: On an unknown extension, naming the known ones; on a malformed row, naming file and row.
 
     Warns:
-        FaimWarning: Once every input is read, naming those that hold no row (``faim.data.inputs.read_inputs``).
+        FaimWarning: Once every input is read (or reading ends before), naming those read that hold no row
+            (``faim.data.inputs.read_inputs``).
     """
     files = find_inputs(spec)
     sources = iter([READERS[input_format(path)](columns=columns, image_root=image_root) for path in files])

@@ -496,7 +496,8 @@ class FileSource(ABC):
                 column, or a cell of the wrong type.
 
         Warns:
-            FaimWarning: Once every file is read, naming those that hold no row (``faim.data.inputs.read_inputs``).
+            FaimWarning: Once every file is read (or reading ends before), naming those read that hold no row
+                (``faim.data.inputs.read_inputs``).
         """
         indexes = itertools.count()  # a post without an id takes its place among all the files' posts
         yield from read_inputs(self.inputs(path), lambda file: self.file_posts(file, indexes))

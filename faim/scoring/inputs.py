@@ -13,7 +13,7 @@ inputs, which is what lets a restarted run skip the shards already written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, count, islice
 from pathlib import Path
@@ -83,10 +83,10 @@ def count_rows(path: Path) -> int:
     return max(0, lines - (1 if kind in ("csv", "tsv") else 0))
 
 
-def read_shards(files: list[Path], shard_rows: int, columns: ColumnMap) -> Iterator[Shard]:
+def read_shards(files: list[Path], shard_rows: int, columns: ColumnMap) -> Generator[Shard, None, None]:
     """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter), to be read with the
-    mapping ``columns``; a file holding no row gives none, and once every file is read, one warning names those that
-    hold none (``read_inputs``)."""
+    mapping ``columns``; a file holding no row gives none, and once reading ends (every file read, or the stream
+    failing, stopped or closed before), one warning names those read that hold none (``read_inputs``)."""
 
     def shards(path: Path) -> Iterator[Shard]:
         kind = input_format(path)

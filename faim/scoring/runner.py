@@ -277,7 +277,7 @@ def run_shards(
         warn_unheld_at_first(plan.files, plan.shard_rows, plan.columns, plan.image_root, plan.kinds)
     already = sum(report.rows for report in manifest.done.values())
     bar = tqdm(total=plan.rows, initial=already, unit="row", desc=plan.action, disable=not progress, smoothing=0.05)
-    shards = iter(()) if manifest.finished else read_shards(plan.files, plan.shard_rows, plan.columns)
+    shards = read_shards([] if manifest.finished else plan.files, plan.shard_rows, plan.columns)
     pending = (shard for shard in shards if shard.key not in manifest.done)
     start = time.perf_counter()
     try:
@@ -299,6 +299,7 @@ def run_shards(
     finally:
         bar.close()
         manifest.close()
+        shards.close()  # a run stopped or failing warns here of the inputs read so far that hold no row
     summary.seconds = time.perf_counter() - start
     summary.workers = len(processes)
     summary.rows = sum(report.rows for report in manifest.done.values())

@@ -168,6 +168,37 @@ def test_an_input_holding_no_row_is_warned_of_by_name_by_read_posts_and_scoring_
     assert [shard.file for shard in shards] == [str(tmp_path / "dump" / "a.jsonl")]
 
 
+def test_inputs_holding_no_row_are_warned_of_once_where_a_later_input_fails_or_reading_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = tmp_path / "dump"
+    (dump / "a.csv").parent.mkdir()
+    (dump / "a.csv").write_text("id,text\n")
+    write_jsonl(dump / "b.jsonl", 2)
+    (dump / "c.parquet").write_text("not Parquet")
+    said = f"{dump / 'a.csv'}: holds no row"
+    files = find_inputs(dump)
+    for read in (
+        lambda: list(read_posts(dump)),
+        lambda: list(read_shards(files, 10, ColumnMap.from_recipe(None))),
+    ):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(ValueError, match="not a Parquet file"):
+                read()
+        assert [str(warning.message) for warning in caught if warning.category is FaimWarning] == [
+            f"{said} (an empty file, blank lines alone, or a header alone): nothing is read from it"
+        ]
+    posts = read_posts(dump)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert [next(posts).id for _ in range(2)] == ["b-0", "b-1"]
+        assert caught == []  # not while the posts stream
+        posts.close()  # as a run stopped (Ctrl-C) while it scores these posts
+        posts.close()
+    assert [str(warning.message).startswith(said) for warning in caught] == [True]
+
+
 def test_many_inputs_holding_no_row_are_warned_of_once_naming_the_first_three(tmp_path: Path) -> None:
     dump = tmp_path / "dump"
     dump.mkdir()

@@ -194,6 +194,29 @@ def test_a_rerun_of_a_finished_run_reads_no_row_of_its_inputs_unless_a_part_was_
     assert read == ["00000-000000", "00000-000001", "00000-000002"]
 
 
+class StoppedWriter(OneRowWriter):
+    """A scorer stopped (Ctrl-C) at its first shard."""
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
+        raise KeyboardInterrupt
+
+
+def test_a_run_stopped_while_scoring_warns_of_the_inputs_read_so_far_holding_no_row_before_it_ends(
+    tmp_path: Path,
+) -> None:
+    empty, dump = tmp_path / "empty.jsonl", tmp_path / "dump.jsonl"
+    empty.write_text("", encoding="utf-8")
+    dump.write_text('{"text": "a"}\n' * 3, encoding="utf-8")
+    identity = {"model": {}, "tasks": [], "inputs": [], "settings": {}}
+    plan = RunPlan([empty, dump], 3, 1, identity, ColumnMap(), ("text",))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(KeyboardInterrupt):
+            run_shards(lambda threads: StoppedWriter(), plan, tmp_path / "out", workers=1, progress=False)
+        said = [str(warning.message) for warning in caught if "holds no row" in str(warning.message)]
+    assert len(said) == 1 and said[0].startswith(f"{empty}: holds no row")
+
+
 class DyingWriter(OneRowWriter):
     """A scorer whose spawned worker processes are killed (``SIGKILL``, as the system's out-of-memory killer ends
     one) at their first shard; the main process's own reports each shard as one row."""
