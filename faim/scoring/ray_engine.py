@@ -16,6 +16,7 @@ import pickle
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +110,12 @@ def run_ray(
     computing with their share of the CPUs, and start with ``environment``, while
     their Ray reservations add up to less than every CPU (locally on two cores: two actors of half a CPU
     each), so Ray always has a CPU to schedule its own tasks on. A local Ray started here is shut down at
-    the end; one the caller started (``ray.init``) stays up for the next run.
+    the end; one the caller started (``ray.init``) stays up for the next run. Ray is started (or joined) only once
+    there is a shard to score: a rerun of a run whose every shard is done ends as the embedded engine does, at once.
     """
+    first = next(shards, None)
+    if first is None:
+        return
     with running_ray() as (ray, started_here):
         resources = ray.cluster_resources()
         cpus = int(resources.get("CPU", 1))
@@ -119,7 +124,7 @@ def run_ray(
         # Actors reserve less than every CPU between them (Ray hangs otherwise), while each computes on its share.
         cpus_per_actor = min(1.0, (cpus - 1) / actors) if cpus > 1 else 1.0
         threads = max(1, cpus // actors)
-        for window in windows(shards, WINDOW_ROWS):
+        for window in windows(chain([first], shards), WINDOW_ROWS):
             items = [{"shard": pickle.dumps(shard)} for shard in window]
             dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
                 RayShardScorer,

@@ -5,16 +5,20 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import pooling_detector
 
+from faim.data.columns import ColumnMap
 from faim.eval.benchmark_runs import write_dump
 from faim.notices import FaimWarning
 from faim.scoring import ray_engine
 from faim.scoring.engine import score_dump
 from faim.scoring.inputs import Shard
 from faim.scoring.options import ScoringOptions
+from faim.scoring.report import ShardReport
+from faim.scoring.runner import RunPlan, run_shards
 
 ray = pytest.importorskip("ray", reason="Ray Data is an optional extra (faim-sdk[ray])")
 pytest.importorskip("ray.data", reason="Ray Data is an optional extra (faim-sdk[ray])")
@@ -32,6 +36,40 @@ def test_windows_group_shards_by_rows_and_read_the_stream_lazily() -> None:
     first = next(groups)
     assert [shard.key[-1] for shard in first] == ["0", "1"] and read == [0, 1]
     assert [[shard.size for shard in window] for window in groups] == [[3, 5], [1, 2]]
+
+
+class EmptyPartWriter:
+    """A scorer that writes an empty part for each shard (a finished shard) and reports it as one row."""
+
+    device = "cpu"
+
+    def __call__(self, threads: int) -> EmptyPartWriter:
+        return self
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
+        pq.write_table(pa.table({"error_kind": pa.array([], pa.string())}), out_dir / f"part-{shard.key}.parquet")
+        return ShardReport(shard.key, 1)
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_rerun_of_a_finished_run_on_ray_ends_without_starting_ray(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"text": "a"}\n' * 3, encoding="utf-8")
+    plan = RunPlan([dump], 3, 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}}, ColumnMap(), ("text",))
+    out = tmp_path / "out"
+    assert run_shards(EmptyPartWriter(), plan, out, workers=1, progress=False).rows == 3  # the embedded engine
+
+    def refused() -> None:
+        raise AssertionError("Ray started with no shard to score")
+
+    monkeypatch.setattr(ray_engine, "running_ray", refused)
+    again = run_shards(EmptyPartWriter(), plan, out, workers=1, progress=False, engine="ray")
+    assert (again.rows, again.shards, again.resumed_shards) == (3, 3, 3)
+    assert list(ray_engine.run_ray(EmptyPartWriter(), iter([]), out, None, {})) == []  # nothing to score: no Ray
 
 
 @pytest.mark.parametrize(
