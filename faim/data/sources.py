@@ -185,7 +185,8 @@ def read_posts(spec: str | Path, columns: dict | None = None, image_root: str | 
     """
     files = find_inputs(spec)
     sources = iter([READERS[input_format(path)](columns=columns, image_root=image_root) for path in files])
-    return read_inputs(files, lambda path: next(sources).file_posts(path, itertools.count()))
+    indexes = itertools.count()  # a post without an id takes its place among all the inputs' posts, as iter_posts
+    return read_inputs(files, lambda path: next(sources).file_posts(path, indexes))
 
 
 def input_columns(spec: str | Path) -> list[str]:

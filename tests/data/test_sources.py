@@ -122,6 +122,14 @@ def test_missing_id_becomes_row_index(tmp_path):
     assert [p.id for p in read_posts(path)] == ["0", "1"]
 
 
+def test_posts_without_an_id_in_a_folder_of_several_files_take_distinct_places(tmp_path):
+    write_jsonl(tmp_path / "a.jsonl", [{"text": "a"}, {"text": "b"}])
+    write_csv(tmp_path / "b.csv", [{"text": "c"}])
+    expected = ["0", "1", "2"]
+    assert [p.id for p in read_posts(tmp_path)] == expected
+    assert [p.id for p in JsonlSource(train=str(tmp_path / "*.jsonl")).posts("train")] == expected[:2]
+
+
 def test_unknown_split_names_configured_ones(tmp_path):
     source = JsonlSource(train=str(write_jsonl(tmp_path / "t.jsonl", ROWS)), validation="v.jsonl")
     with pytest.raises(KeyError, match="no split 'test'; configured: train, validation"):
