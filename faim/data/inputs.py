@@ -181,9 +181,11 @@ def read_inputs(files: list[Path], read: Callable[[Path], Iterable[T]]) -> Gener
     them (``_no_row_message``): reading such a file gives nothing, which would otherwise pass unsaid. Reading ends
     once every file is read, or earlier where a file fails to be read, the reading is stopped (``KeyboardInterrupt``)
     or the stream is closed: the files found empty so far are then warned of too, before the error goes on."""
-    empty = []
+    empty: list[Path] = []
+    begun = 0  # files whose reading began: the count the warning gives where reading ends early
     try:
         for path in files:
+            begun += 1
             given = False
             for item in read(path):
                 given = True
@@ -192,15 +194,16 @@ def read_inputs(files: list[Path], read: Callable[[Path], Iterable[T]]) -> Gener
                 empty.append(path)
     finally:
         if empty:
-            warnings.warn(_no_row_message(empty, len(files)), FaimWarning, stacklevel=2)
+            warnings.warn(_no_row_message(empty, begun), FaimWarning, stacklevel=2)
 
 
 def _no_row_message(empty: list[Path], count: int, named: int = 3) -> str:
-    """What is said of the inputs ``empty`` (at least one) holding no row among the ``count`` read: the file itself
-    where it is one, else how many of them and the first ``named``."""
+    """What is said of the inputs ``empty`` (at least one) holding no row among the ``count`` read (those whose
+    reading began, all of them unless reading ended early): the file itself where it is one, else how many of them
+    and the first ``named``."""
     kinds = "(an empty file, blank lines alone, or a header alone)"
     if len(empty) == 1:
         return f"{empty[0]}: holds no row {kinds}: nothing is read from it"
     names = ", ".join(map(str, empty[:named]))
     more = f" and {len(empty) - named} more" if len(empty) > named else ""
-    return f"{len(empty)} of the {count} input files hold no row {kinds}: {names}{more}: nothing is read from them"
+    return f"{len(empty)} of the {count} input files read hold no row {kinds}: {names}{more}: nothing is read from them"

@@ -199,6 +199,21 @@ def test_inputs_holding_no_row_are_warned_of_once_where_a_later_input_fails_or_r
     assert [str(warning.message).startswith(said) for warning in caught] == [True]
 
 
+def test_inputs_holding_no_row_are_counted_among_those_read_where_reading_ends_early(tmp_path: Path) -> None:
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        (dump / name).write_text("")
+    (dump / "c.jsonl").write_text("{not json\n")
+    for name in ("d.jsonl", "e.jsonl"):  # never read: reading ends at c.jsonl
+        write_jsonl(dump / name, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="c.jsonl"):
+            list(read_posts(dump))
+    assert [str(warning.message).split(" (")[0] for warning in caught] == ["2 of the 3 input files read hold no row"]
+
+
 def test_many_inputs_holding_no_row_are_warned_of_once_naming_the_first_three(tmp_path: Path) -> None:
     dump = tmp_path / "dump"
     dump.mkdir()
@@ -206,8 +221,8 @@ def test_many_inputs_holding_no_row_are_warned_of_once_naming_the_first_three(tm
         (dump / f"part-{number:05d}.json").write_text("")
     write_jsonl(dump / "part-00200.json", 2)
     names = ", ".join(str(dump / f"part-{number:05d}.json") for number in range(3))
-    said = f"200 of the 201 input files hold no row (an empty file, blank lines alone, or a header alone): {names} "
-    said += "and 197 more: nothing is read from them"
+    said = "200 of the 201 input files read hold no row (an empty file, blank lines alone, or a header alone): "
+    said += f"{names} and 197 more: nothing is read from them"
     for read in (
         lambda: len(list(read_posts(dump))),
         lambda: len(list(JsonlSource().iter_posts(dump))),
