@@ -436,6 +436,12 @@ def member_path(relative: str) -> str:
     return f"{parent}.{relative}" if parent else relative
 
 
+def source_path() -> str:
+    """The recipe path of the data source being built (``data``, ``data.sources[1]``), for it to name its own keys in
+    its errors (``data.sources[1].validation: ...``); ``data`` where none is being built (a source made in Python)."""
+    return BUILDING_SOURCE.get() or "data"
+
+
 def build_source_spec(spec: dict[str, Any], where: str) -> Any:
     """The data source a ``type:`` mapping names (a recipe's ``data:`` section, or a member ``concat`` or ``without``
     wraps), built (``built``) with the mapping's other keys, each as its annotation asks for it

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from faim.data.columns import ColumnMap
 from faim.data.inputs import expand, input_format, read_inputs
 from faim.data.post import Post, post_name
+from faim.registry import source_path
 
 Rows = Iterator[tuple[int, dict[str, Any]]]
 BATCH_ROWS = 1024
@@ -404,6 +405,9 @@ class FileSource(ABC):
         image_root: Directory relative image paths resolve against (relative to the working
             directory); ``None`` uses each data file's directory.
         options: Reading options of the subclass (delimiter...), mixed into the fingerprint.
+
+    Its recipe path (``faim.registry.source_path``: ``data``, or a member's, ``data.sources[1]``) names a split whose
+    file is not there by the key the recipe gives it (``data.sources[1].validation: ...``).
     """
 
     def __init__(
@@ -421,6 +425,7 @@ class FileSource(ABC):
         self.columns = ColumnMap.from_recipe(columns)
         self.image_root = Path(image_root).absolute() if image_root is not None else None
         self.options = options or {}
+        self.recipe_path = source_path()
 
     formats: tuple[str, ...] = ()
     """The formats (``faim.data.inputs.FORMATS``) this source reads from a folder or glob; empty: any."""
@@ -457,7 +462,7 @@ class FileSource(ABC):
         try:
             return list(self.iter_posts(path))
         except FileNotFoundError as error:
-            raise FileNotFoundError(f"data.{split}: {error}") from None
+            raise FileNotFoundError(f"{self.recipe_path}.{split}: {error}") from None
 
     def check_split(self, split: str) -> None:
         """Find the files of ``split`` as reading it does (``inputs``), reading none of them: a misspelt file of
@@ -470,7 +475,7 @@ class FileSource(ABC):
         try:
             self.inputs(self.location(split))
         except FileNotFoundError as error:
-            raise FileNotFoundError(f"data.{split}: {error}") from None
+            raise FileNotFoundError(f"{self.recipe_path}.{split}: {error}") from None
 
     def inputs(self, path: str | Path) -> list[Path]:
         """The files ``path`` stands for (``faim.data.inputs.expand``), each in this source's format.

@@ -11,6 +11,7 @@ import pytest
 from faim.assembly import build_source
 from faim.data.concat import ConcatSource
 from faim.data.post import Post
+from faim.data.sources import check_split
 from faim.recipe.errors import RecipeError
 from faim.recipe.validate import validate
 from faim.training.loaders import sources_balanced
@@ -115,13 +116,15 @@ def test_fingerprint_follows_the_contributing_members(members, tmp_path):
     assert ConcatSource(members).fingerprint("train") != before
 
 
-def test_a_members_split_file_not_there_is_named_before_any_member_is_read(members, tmp_path, monkeypatch):
+def test_a_members_split_file_not_there_is_named_by_its_recipe_path_before_any_is_read(members, tmp_path, monkeypatch):
     jsonl = {"type": "jsonl", "train": str(tmp_path / "t.jsonl"), "validation": str(tmp_path / "v.jsonl")}
     (tmp_path / "t.jsonl").write_text('{"text": "a", "hate": 1}\n', encoding="utf-8")
     source = build_source({"type": "concat", "sources": [*members, jsonl], "evaluate_on": "all"})
     monkeypatch.setattr(ConcatSource, "member_posts", lambda self, index, split: pytest.fail(f"member {index} read"))
     source.check_split("train")
-    with pytest.raises(FileNotFoundError, match=r"^data.validation: .*v.jsonl does not exist"):
+    with pytest.raises(FileNotFoundError, match=r"^data.sources\[2\].validation: .*v.jsonl does not exist"):
+        check_split(source, "validation")
+    with pytest.raises(FileNotFoundError, match=r"^data.sources\[2\].validation: .*v.jsonl does not exist"):
         source.posts("validation")
 
 

@@ -40,16 +40,16 @@ def test_the_groups_named_are_left_out_of_every_split_and_the_rest_kept(wrapped)
     assert [p.id for p in both.posts("validation")] == ["val-2"]
 
 
-def test_a_split_file_not_there_is_named_before_any_split_is_read(wrapped, tmp_path, monkeypatch):
+def test_a_split_file_not_there_is_named_by_its_recipe_path_before_any_split_is_read(wrapped, tmp_path, monkeypatch):
     from faim.data.sources import JsonlSource
 
     source = build_source(
         {"type": "without", "source": wrapped | {"test": str(tmp_path / "tset.jsonl")}, "field": "event", "values": [1]}
     )
     monkeypatch.setattr(JsonlSource, "rows", lambda self, path: pytest.fail(f"{path} was read"))
-    with pytest.raises(FileNotFoundError, match=r"^data.test: .*tset.jsonl does not exist"):
+    with pytest.raises(FileNotFoundError, match=r"^data.source.test: .*tset.jsonl does not exist"):
         source.check_split("train")  # reading train reads every split
-    with pytest.raises(FileNotFoundError, match=r"^data.test: .*tset.jsonl does not exist"):
+    with pytest.raises(FileNotFoundError, match=r"^data.source.test: .*tset.jsonl does not exist"):
         source.posts("train")
 
 
