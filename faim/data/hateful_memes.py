@@ -17,11 +17,13 @@ from faim.data.columns import ColumnMap
 from faim.data.native import check_choice
 from faim.data.post import Post, post_id
 from faim.data.tabular import jsonl_rows, sha256_files
-from faim.registry import register_source
+from faim.registry import register_source, source_path
 
 VALIDATION = ("dev_seen", "dev_unseen", "dev")
 LABELS = ["not-hateful", "hateful"]
 KEYS = ("img", "text")
+CHOSEN_BY = {"train": "root", "validation": "validation", "test": "validation"}
+"""Split → the recipe key that picks its file (the folder holds ``train.jsonl``; the validation stem picks the rest)."""
 
 
 @register_source("hateful_memes")
@@ -43,6 +45,7 @@ class HatefulMemesSource:
         self.task = task
         self.validation = validation
         self.files = {"train": "train", "validation": validation, "test": validation.replace("dev", "test")}
+        self.recipe_path = source_path()
 
     def splits(self) -> list[str]:
         """Train and validation, and test when its file exists."""
@@ -59,8 +62,27 @@ class HatefulMemesSource:
         return self.root / f"{self.files[split]}.jsonl"
 
     def posts(self, split: str) -> list[Post]:
-        """All posts of ``split``, in file order."""
+        """All posts of ``split``, in file order.
+
+        Raises:
+            FileNotFoundError: When the split's file is not there (``check_split``).
+        """
+        self.check_split(split)
         return list(self.iter_posts(self.location(split)))
+
+    def check_split(self, split: str) -> None:
+        """Find the ``.jsonl`` file of ``split``, reading none of it: a validation file the folder lacks (``dev`` in
+        phase 2's, which holds ``dev_seen``) is named before another split is read.
+
+        Raises:
+            KeyError: On a split other than train, validation and test (``location``).
+            FileNotFoundError: Naming, by its recipe path, the key that picks the file (``CHOSEN_BY``:
+                ``data.validation: hm/dev.jsonl does not exist``, ``data.root`` for ``train.jsonl``) and the file.
+        """
+        path = self.location(split)
+        if not path.is_file():
+            where = f"{self.recipe_path}.{CHOSEN_BY[split]}"
+            raise FileNotFoundError(f"{where}: {path} does not exist (resolved to {path.absolute()})")
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Posts of a Hateful Memes ``.jsonl`` file; a missing or null ``label`` leaves the post unlabelled, and a

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from faim.assembly import build_source
 from faim.data.hateful_memes import LABELS, HatefulMemesSource
 from faim.data.images import load_image
-from faim.data.sources import JsonlSource
+from faim.data.sources import JsonlSource, check_split
 from faim.registry import SOURCES
 
 
@@ -52,6 +53,17 @@ def test_posts_labels_and_images(root):
     assert train[1].origin == f"{root / 'train.jsonl'}:2" and train[1].image_root == root.absolute()
     assert load_image(train[0].images[0], train[0].image_root).size == (8, 8)
     assert [p.labels for p in source.posts("test")] == [{}]
+
+
+def test_a_validation_file_not_there_is_named_by_check_split_reading_no_file(root, monkeypatch):
+    source = build_source({"type": "hateful_memes", "root": str(root), "validation": "dev"})
+    monkeypatch.setattr(HatefulMemesSource, "iter_posts", lambda self, path: pytest.fail(f"{path} was read"))
+    check_split(source, "train")
+    with pytest.raises(FileNotFoundError, match=r"^data.validation: .*dev.jsonl does not exist"):
+        check_split(source, "validation")
+    (root / "train.jsonl").unlink()
+    with pytest.raises(FileNotFoundError, match=r"^data.root: .*train.jsonl does not exist"):
+        source.posts("train")
 
 
 def test_validation_choice_picks_the_matching_test_file(root):
