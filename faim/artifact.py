@@ -43,7 +43,7 @@ from faim.artifact_manifest import (
 from faim.assembly import build_model, model_section, task_specs
 from faim.calibration.fit import Calibration
 from faim.data.targets import TaskSpec
-from faim.file_digests import file_digests, listed_file, portable, sealed
+from faim.file_digests import file_digests, file_finder, portable, sealed
 from faim.folders import check_replaceable, replacing, umask_permissions
 from faim.model import WholePostModel
 from faim.recipe import Recipe
@@ -285,9 +285,11 @@ def names_a_path(value: str, root: Path, files: Mapping[str, str]) -> bool:
 
 def listed_path(root: Path, files: Mapping[str, str], setting: str, name: str) -> Path:
     """The file or folder of the artifact at ``root`` that the rebuild argument ``setting`` names ``name``: a file its
-    manifest lists (``listed_file``), or a folder inside it every file under which the manifest lists (a
-    transformers encoder's config and tokenizer, which it reads from the folder by their names). Hidden files in the
-    folder (``.DS_Store``, the ``._`` files macOS writes on shared drives) are passed over: no encoder reads them.
+    manifest lists (``faim.file_digests.listed_file``), or a folder inside it every file under which the manifest
+    lists (a transformers encoder's config and tokenizer, which it reads from the folder by their names). Hidden files
+    in the folder (``.DS_Store``, the ``._`` files macOS writes on shared drives) are passed over: no encoder reads
+    them. The listing's names are written once (``faim.file_digests.file_finder``), however many files the folder
+    holds.
 
     Raises:
         ValueError: As ``listed_file``, naming ``setting`` and ``name``, and for a folder the first file under it
@@ -295,11 +297,12 @@ def listed_path(root: Path, files: Mapping[str, str], setting: str, name: str) -
     """
     inside = portable(name)
     folder = root / inside if inside is not None else None
+    find = file_finder(root, files)
     if folder is None or not folder.is_dir():
-        return listed_file(root, files, setting, name)
+        return find(setting, name)
     for path in sorted(folder.rglob("*")):
         if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts):
-            listed_file(root, files, f"{setting} {name!r}: file", path.relative_to(root).as_posix())
+            find(f"{setting} {name!r}: file", path.relative_to(root).as_posix())
     return folder
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -72,15 +72,27 @@ def listed_file(directory: Path, listing: Mapping[str, str], setting: str | None
     which must be one its ``files`` ``listing`` holds (the files whose sha256 ``check_digests`` checks), the two
     compared as ``portable`` writes them, and inside ``directory``, so that no file is read unchecked or from
     elsewhere. ``setting`` is ``None`` for a file no entry names, whose name the model's layout fixes (a saved
-    model's ``model.safetensors``).
+    model's ``model.safetensors``). To find many, ``file_finder`` writes the listing's names once.
 
     Raises:
         ValueError: Naming ``setting``, where there is one, and ``name`` (the caller names the manifest and its
             entry) when ``name`` is not a relative path inside ``directory`` that the listing holds:
             ``graph 'x.onnx' is not a file listed under files``, ``'recipe.yaml' is not a file listed under files``.
     """
-    inside = portable(name)
-    if inside is None or inside not in {portable(listed) for listed in listing}:
-        named = f"{setting} {name!r}" if setting is not None else repr(name)
-        raise ValueError(f"{named} is not a file listed under files")
-    return directory / inside
+    return file_finder(directory, listing)(setting, name)
+
+
+def file_finder(directory: Path, listing: Mapping[str, str]) -> Callable[[str | None, Any], Path]:
+    """``listed_file`` of ``directory`` and ``listing`` as a function of ``setting`` and ``name``, the listing's names
+    written as ``portable`` writes them once for every file it finds, not once per file (a folder of hundreds of
+    files a model lists would take their square)."""
+    listed = {portable(entry) for entry in listing} - {None}
+
+    def find(setting: str | None, name: Any) -> Path:
+        inside = portable(name)
+        if inside is None or inside not in listed:
+            named = f"{setting} {name!r}" if setting is not None else repr(name)
+            raise ValueError(f"{named} is not a file listed under files")
+        return directory / inside
+
+    return find

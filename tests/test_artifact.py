@@ -16,7 +16,7 @@ import torch
 from conftest import edited_model, tiny_recipe
 
 import faim
-from faim import Recipe, registry
+from faim import Recipe, file_digests, registry
 from faim.artifact import ArtifactError, inside, read_recipe
 from faim.artifact_manifest import fused_kinds, read_manifest
 from faim.data.sources import read_posts
@@ -383,6 +383,23 @@ def test_a_rebuild_argument_naming_no_path_of_the_model_is_kept_whatever_the_wor
     arguments = {"weights": setting, "files": ["weights.bin"]}
     rebuilt = inside(arguments, tmp_path / "model", {"weights.bin": "0" * 64}, "encoders.image")
     assert rebuilt == {"weights": setting, "files": [str(tmp_path / "model" / "weights.bin")]}
+
+
+def test_a_rebuild_argument_naming_a_folder_of_many_files_writes_the_listings_names_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "tokenizer").mkdir()
+    listing = {}
+    for index in range(200):
+        (tmp_path / "tokenizer" / f"piece{index}.json").write_text("{}", encoding="utf-8")
+        listing[f"tokenizer\\piece{index}.json"] = "0" * 64  # as a model saved on Windows lists them
+    written = []
+    portable = file_digests.portable
+    monkeypatch.setattr(file_digests, "portable", lambda name: written.append(name) or portable(name))
+    assert inside({"weights": "tokenizer"}, tmp_path, listing, "encoders.text") == {
+        "weights": str(tmp_path / "tokenizer")
+    }
+    assert len(written) == len(listing) + 200  # each listed name once, and each file of the folder
 
 
 def test_a_saved_encoder_keeps_the_cache_identity_of_its_weights_not_of_its_path(tmp_path: Path, demo_data) -> None:

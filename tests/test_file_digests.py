@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.file_digests import check_digests, file_digests, listed_file, sealed
+from faim.file_digests import check_digests, file_digests, file_finder, listed_file, sealed
 from faim.weights import sha256_file
 
 
@@ -68,3 +68,14 @@ def test_a_file_listed_with_backslashes_between_its_parts_is_read_where_windows_
     assert listed_file(tmp_path, manifest["files"], "vocabulary", "encoders/text/vocab.txt") == listed_file(
         tmp_path, manifest["files"], "vocabulary", name
     )
+
+
+def test_a_finder_finds_each_listed_file_as_listed_file_does_and_refuses_the_others_alike(tmp_path: Path) -> None:
+    listing = {"encoders\\text\\vocab.txt": "0" * 64, "../x.onnx": "0" * 64}
+    find = file_finder(tmp_path, listing)
+    assert find("vocabulary", "encoders/text/vocab.txt") == listed_file(
+        tmp_path, listing, "vocabulary", "encoders/text/vocab.txt"
+    )
+    for name in ("../x.onnx", "other.txt"):
+        with pytest.raises(ValueError, match=re.escape(f"graph {name!r} is not a file listed under files")):
+            find("graph", name)

@@ -128,7 +128,7 @@ def text(value: Any) -> str:
 
 FileResolver = Callable[[str, Any], Path]
 """Finds the file of an export that a setting of its manifest's entry names: ``resolve("graph", "fusion.onnx")``;
-``functools.partial(faim.file_digests.listed_file, directory, listing)`` is the export's own."""
+``faim.file_digests.file_finder(directory, listing)`` is the export's own."""
 
 
 def read_bundle(directory: str | Path) -> dict[str, Any]:

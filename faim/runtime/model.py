@@ -14,7 +14,7 @@ import onnxruntime
 from faim.data.elements import PostError, checked_elements, posts_to_read, read_each, readable_posts
 from faim.data.post import Post, length_batches
 from faim.decisions import decide, score_rows, task_spec
-from faim.file_digests import listed_file
+from faim.file_digests import file_finder
 from faim.preprocess.pixels import is_number
 from faim.runtime.bundle import (
     EMBEDDING,
@@ -171,7 +171,7 @@ class ExportedModel:
         self.source = str(directory)
         self.manifest = manifest
         self.files = dict(manifest["files"])
-        files = partial(listed_file, self.root, self.files)
+        files = file_finder(self.root, self.files)
         with manifest_entry(self.root, "max_elements"):
             self.max_elements = whole_number(manifest["max_elements"])
         with manifest_entry(self.root, "tasks"):
