@@ -232,9 +232,9 @@ def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = Non
 def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str]) -> dict[str, Any]:
     """``data`` merged onto its base (``base_of``, which ``source`` and ``folder`` are for) with ``overrides``
     applied (``apply_overrides``). A section with defaults left null (``train:`` with nothing under it, ``--set
-    train=null``; ``DEFAULTED_KEYS``) is dropped, as merging drops one written null, so that it falls back to its
-    defaults, with a base or without, and so does a key of one left null (``defaulted``); a null ``data:`` or
-    ``model:``, written or by ``--set``, with a base or without, is left to validation, which says what it should be
+    train=null``; ``DEFAULTED_KEYS``), or a key of one, whatever the base sets there, is left for reading the recipe
+    to take its default (``taking_defaults``); a null ``data:`` or ``model:``,
+    written or by ``--set``, with a base or without, is left to validation, which says what it should be
     (``removable``).
 
     Raises:
@@ -258,7 +258,15 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
             by, key, how = cause
             where = f"{source}: {by}" if by else source
             raise RecipeError(where, key, f"{how} leaves the model without {kind}; keep one or give one of its own")
-    kept = {key: value for key, value in resolved.items() if value is not None or key not in DEFAULTED_KEYS}
+    return resolved
+
+
+def taking_defaults(recipe: dict[str, Any]) -> dict[str, Any]:
+    """``recipe`` without a section with defaults left null (``train:`` with nothing under it, ``--set train=null``;
+    ``DEFAULTED_KEYS``) nor a null at a key of one (``defaulted``), so that each takes its default: how every recipe
+    mapping is read (``faim.recipe.Recipe.from_dict``), from a file, with a base or without, by ``--set`` or given in
+    Python alike. A null ``data:`` or ``model:`` is kept, for validation to say what it should be."""
+    kept = {key: value for key, value in recipe.items() if value is not None or key not in DEFAULTED_KEYS}
     return {key: defaulted(key, value) for key, value in kept.items()}
 
 

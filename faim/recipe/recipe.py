@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from faim.recipe.errors import RecipeError
-from faim.recipe.loader import load_recipe_dict, override_at, resolve
+from faim.recipe.loader import load_recipe_dict, override_at, resolve, taking_defaults
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
 from faim.registry import BuildError, as_written, build_source_spec
@@ -40,7 +40,10 @@ class Recipe:
 
     @classmethod
     def from_dict(cls, mapping: dict[str, Any], source: str = "<dict>") -> Recipe:
-        """Validate a recipe mapping (base and overrides already applied)."""
+        """Validate a recipe mapping (base and overrides already applied), a null ``train:`` or ``eval:`` section, or
+        a null at one of their keys (``train: {seed: null}``), taking its default as in a recipe file
+        (``faim.recipe.loader.taking_defaults``)."""
+        mapping = taking_defaults(mapping)
         validate(mapping, source)
         return cls(
             data=as_written(mapping.get("data"), keep_tuples=True),

@@ -128,7 +128,7 @@ def test_a_null_for_a_key_the_base_has_not_is_judged_as_without_a_base(tmp_path:
     assert recipe.data["columns"]["comments"] is None and list(recipe.model["heads"]) == ["harmful"]
 
 
-def test_a_null_train_or_eval_key_takes_its_default_set_by_the_base_or_not_with_a_base_or_without(
+def test_a_null_train_or_eval_key_takes_its_default_set_by_the_base_or_not_from_a_file_or_a_mapping(
     tmp_path: Path,
 ) -> None:
     nulls = {"train": {"seed": None, "lr": None}, "eval": {"batch_size": None}}
@@ -141,6 +141,8 @@ def test_a_null_train_or_eval_key_takes_its_default_set_by_the_base_or_not_with_
         Recipe.load(tmp_path / "child.yaml"),
         Recipe.load("hate_text_frozen", ["train.seed=null", "train.lr=null", "eval.batch_size="]),
         Recipe.load(tmp_path / "whole.yaml", ["train.lr=null"]),
+        Recipe.from_dict(whole | {"train": whole["train"] | {"lr": None}, "eval": None}),
+        as_recipe(whole, ["train.lr=null"]),
     ):
         assert (loaded.train.seed, loaded.train.lr, loaded.eval.batch_size) == (0, 0.001, 64)
 
