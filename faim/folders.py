@@ -31,6 +31,13 @@ def check_folder_path(path: Path) -> None:
             raise NotADirectoryError(f"{folder}: is a file, not a folder{inside}; name a folder to write into")
 
 
+def named_folder(target: Path) -> Path:
+    """``target`` as the absolute path of the folder it names, its ``.`` and ``..`` read (links kept): a target
+    written ``.``, ``..`` or ``out/..`` has, so read, the parent it really has, so that the folder made beside it
+    (``staging_folder``) never lies inside it, to be removed with it by ``replace_folder``."""
+    return Path(os.path.abspath(target))
+
+
 def staging_folder(target: Path, prefix: str) -> Path:
     """A new empty folder beside ``target`` to write into before ``replace_folder`` puts it in its place, with the
     permissions a folder made by ``mkdir`` gets under the process's umask (``tempfile`` makes it readable by its
@@ -38,6 +45,7 @@ def staging_folder(target: Path, prefix: str) -> Path:
     process table and this process (``staging_stem``), then at random. The folders of ``target`` that processes killed
     part way left (``stale_staging``) are removed first, each with a warning; those made in another process table
     (``foreign_staging``) are warned of and kept."""
+    target = named_folder(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale, pid in stale_staging(target, prefix):
         shutil.rmtree(stale, ignore_errors=True)
@@ -194,11 +202,17 @@ def check_replaceable(target: Path, manifest: str) -> None:
 
     Raises:
         NotADirectoryError: When ``target`` is a file or lies inside one (``check_folder_path``).
-        FileExistsError: Naming ``target`` and ``manifest``.
+        FileExistsError: Naming ``target`` and ``manifest``, or ``target`` as the working directory or a folder
+            holding it (``.``, ``..``), which replacing would remove from under the process.
     """
     check_folder_path(target)
     if not target.exists() and not target.is_symlink():
         return
+    if holds_working_directory(target):
+        raise FileExistsError(
+            f"{target}: is the working directory or holds it, which replacing it would remove from under this "
+            "process; nothing was written or removed, run from outside it or name another directory"
+        )
     if target.is_dir() and not target.is_symlink() and ((target / manifest).is_file() or not any(target.iterdir())):
         return
     raise FileExistsError(
@@ -207,9 +221,20 @@ def check_replaceable(target: Path, manifest: str) -> None:
     )
 
 
+def holds_working_directory(folder: Path) -> bool:
+    """Whether the existing ``folder`` is this process's working directory or one of the folders above it (false
+    where the working directory itself was removed)."""
+    try:
+        here = Path.cwd().resolve()
+    except OSError:
+        return False
+    return here.is_relative_to(folder.resolve())
+
+
 def replace_folder(staging: Path, target: Path) -> None:
     """Put the written folder ``staging`` in the place of ``target`` (removed first if it exists; see
     ``check_replaceable``)."""
+    target = named_folder(target)
     if target.exists():
         shutil.rmtree(target)
     staging.rename(target)

@@ -17,6 +17,7 @@ from faim.folders import (
     check_replaceable,
     foreign_staging,
     process_table,
+    replacing,
     staging_folder,
     staging_stem,
     stale_staging,
@@ -57,6 +58,33 @@ def test_an_absent_or_empty_folder_or_one_holding_the_manifest_may_be_replaced(t
     (ours / MANIFEST).write_text("{}", encoding="utf-8")
     for target in (tmp_path / "absent", tmp_path / "empty", ours):
         check_replaceable(target, MANIFEST)
+
+
+def test_the_working_directory_or_a_folder_holding_it_is_refused_and_nothing_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ours = tmp_path / "ours"
+    (ours / "inner").mkdir(parents=True)
+    (ours / MANIFEST).write_text("{}", encoding="utf-8")
+    monkeypatch.chdir(ours / "inner")
+    for target in (Path(".."), ours, Path("."), Path("")):
+        with pytest.raises(FileExistsError, match="is the working directory or holds it"):
+            check_replaceable(target, MANIFEST)
+    assert (ours / MANIFEST).read_text(encoding="utf-8") == "{}"
+
+
+def test_a_folder_named_through_dot_dot_is_replaced_by_one_made_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ours = tmp_path / "ours"
+    (ours / "inner").mkdir(parents=True)
+    (ours / MANIFEST).write_text("old", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with replacing(Path("ours/inner/.."), ".faim-") as staging:
+        assert staging.parent == tmp_path
+        (staging / MANIFEST).write_text("new", encoding="utf-8")
+    assert (ours / MANIFEST).read_text(encoding="utf-8") == "new"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["ours"]
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002])
