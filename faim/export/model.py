@@ -61,8 +61,10 @@ SAMPLE_TEXTS = [
     "  spaces\tand   tabs ",
     "ça va? Привет мир, 東京 2024 😀😀 🤬",
     "a Cyrillic h\u0430te, ｆｕｌｌ width",
+    " ".join(f"word{index} and more" for index in range(400)),
 ]
-"""Texts the runtime's preprocessing must turn into the encoder's own inputs before an export is kept."""
+"""Texts the runtime's preprocessing must turn into the encoder's own inputs before an export is kept; the last is
+longer than any encoder reads, so that it is cut as the encoder cuts it."""
 
 
 def export_model(detector: Detector, directory: str | Path, graph_format: str = "onnx") -> Path:

@@ -82,15 +82,15 @@ def preprocessing_spec(preprocess: Any, directory: Path, label: str) -> dict[str
 
 
 def text_spec(preprocess: TextPreprocessor, directory: Path) -> dict[str, Any]:
-    """Write the tokenizer (truncating and padding as the encoder does) and, when the encoder folds homoglyphs, the
-    confusables tables; the description names them."""
+    """Write the tokenizer (truncating and padding as the encoder does, each on the side its tokenizer does it) and,
+    when the encoder folds homoglyphs, the confusables tables; the description names them."""
     source = preprocess.tokenizer
     if getattr(source, "is_fast", False):
         tokenizer = Tokenizer.from_str(source.backend_tokenizer.to_str())
     else:
         tokenizer = convert_slow_tokenizer(source)
-    tokenizer.enable_truncation(preprocess.max_length)
-    tokenizer.enable_padding(pad_id=source.pad_token_id, pad_token=source.pad_token)
+    tokenizer.enable_truncation(preprocess.max_length, direction=source.truncation_side)
+    tokenizer.enable_padding(pad_id=source.pad_token_id, pad_token=source.pad_token, direction=source.padding_side)
     tokenizer.save(str(directory / TOKENIZER))
     spec = {"type": "text", "tokenizer": str(directory / TOKENIZER), "leetspeak": preprocess.leetspeak is not None}
     return spec | confusables_spec(preprocess.fold_confusables, directory)

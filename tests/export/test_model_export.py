@@ -140,6 +140,20 @@ def test_a_stack_of_encoders_exports_one_graph_per_member(tmp_path: Path) -> Non
     assert gap.max() <= TOLERANCE
 
 
+def test_a_tokenizer_cutting_and_padding_on_the_left_exports_with_the_models_scores_on_long_texts(
+    tmp_path: Path,
+) -> None:
+    torch.manual_seed(4)
+    encoder = TinyTextEncoder(dim=8, max_length=64)
+    encoder.tokenizer.truncation_side = encoder.tokenizer.padding_side = "left"
+    model = WholePostModel({"text": encoder}, ConcatFusion({"text": 8}), {"harm": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    runtime = faim.runtime.load(export_model(detector, tmp_path / "export"))
+    long = " ".join(f"word{index} then another" for index in range(100))  # past max_length: its start is cut
+    posts = [{"id": "long", "text": long}, {"id": "short", "text": "padded on the left"}]
+    assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
+
+
 def test_ngram_text_stacked_with_a_transformer_exports_with_the_models_scores(tmp_path: Path) -> None:
     torch.manual_seed(3)
     ngrams = NgramTextEncoder(dim=6, char_ngrams=(2, 4), word_ngrams=(1, 2), min_df=1, fold_confusables=True)
