@@ -202,18 +202,23 @@ def check_replaceable(target: Path, manifest: str) -> None:
 
     Raises:
         NotADirectoryError: When ``target`` is a file or lies inside one (``check_folder_path``).
-        FileExistsError: Naming ``target`` and ``manifest``, or ``target`` as the working directory or a folder
-            holding it (``.``, ``..``), which replacing would remove from under the process.
+        FileExistsError: Naming ``target`` and ``manifest``; or ``target`` as a link, or as the working directory or
+            a folder holding it (``.``, ``..``), which replacing would remove from under the process.
     """
     check_folder_path(target)
     if not target.exists() and not target.is_symlink():
         return
+    if target.is_symlink():
+        raise FileExistsError(
+            f"{target}: is a link, which faim does not replace (nor what it points to); nothing was written or "
+            "removed, name the folder itself or a new directory"
+        )
     if holds_working_directory(target):
         raise FileExistsError(
             f"{target}: is the working directory or holds it, which replacing it would remove from under this "
             "process; nothing was written or removed, run from outside it or name another directory"
         )
-    if target.is_dir() and not target.is_symlink() and ((target / manifest).is_file() or not any(target.iterdir())):
+    if target.is_dir() and ((target / manifest).is_file() or not any(target.iterdir())):
         return
     raise FileExistsError(
         f"{target}: exists and is not one faim wrote (no {manifest} in it); nothing was written or removed, "

@@ -38,6 +38,17 @@ def test_a_folder_faim_did_not_write_is_refused_by_name(tmp_path: Path) -> None:
     assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep"
 
 
+def test_a_link_is_refused_as_a_link_even_to_a_folder_faim_wrote(tmp_path: Path) -> None:
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    (ours / MANIFEST).write_text("{}", encoding="utf-8")
+    link = tmp_path / "link"
+    link.symlink_to(ours)
+    with pytest.raises(FileExistsError, match=rf"^{link}: is a link, which faim does not replace"):
+        check_replaceable(link, MANIFEST)
+    assert (ours / MANIFEST).read_text(encoding="utf-8") == "{}"
+
+
 def test_a_file_or_a_folder_inside_one_is_refused_as_a_file_not_a_folder(tmp_path: Path) -> None:
     single = tmp_path / "scores.csv"
     single.write_text("x", encoding="utf-8")
