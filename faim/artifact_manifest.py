@@ -33,16 +33,25 @@ REQUIRED = {"format", "files", "encoders", "tasks", "preprocessing"}
 """The keys every saved model's manifest holds."""
 
 
+def file_not_folder(path: Path) -> str:
+    """What to say of ``path``, a file given where the folder of a saved model or an export is read: that it is a
+    file, and, for either's manifest, the folder holding it to name instead."""
+    hint = f"; name the folder holding it: {path.parent}" if path.name in (MANIFEST, EXPORT_MANIFEST) else ""
+    return f"{path}: a file, not a folder{hint}"
+
+
 def read_manifest(directory: Path) -> dict[str, Any]:
     """The manifest of the saved model in ``directory``.
 
     Raises:
-        ArtifactError: Naming ``directory`` when it does not exist, or the file, when there is none (saying so of an
-            export), it is not a manifest, or of another format.
+        ArtifactError: Naming ``directory`` when it does not exist or is a file, or the file, when there is none
+            (saying so of an export), it is not a manifest, or of another format.
     """
     path = directory / MANIFEST
     if not directory.exists():
         raise ArtifactError(f"{directory}: does not exist")
+    if not directory.is_dir():
+        raise ArtifactError(file_not_folder(directory))
     if not path.is_file() and is_export(directory):
         raise ArtifactError(
             f"{directory}: an export written by faim export, not a saved model; this needs the saved model faim train "

@@ -256,6 +256,14 @@ def test_a_directory_that_does_not_exist_is_named_as_such(tmp_path: Path) -> Non
         faim.load(tmp_path / "nope")
 
 
+def test_a_file_given_for_a_saved_model_is_named_as_a_file_with_the_folder_to_name(tmp_path: Path) -> None:
+    (tmp_path / "faim.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(
+        ArtifactError, match=f"^{re.escape(str(tmp_path / 'faim.json'))}: a file, not a folder; name the folder holding"
+    ):
+        faim.load(tmp_path / "faim.json")
+
+
 def test_an_export_given_for_a_saved_model_is_named_as_one(tmp_path: Path) -> None:
     (tmp_path / "faim-export.json").write_text("{}", encoding="utf-8")
     with pytest.raises(

@@ -27,3 +27,13 @@ def test_a_manifest_that_is_not_one_is_named_with_what_is_wrong(tmp_path: Path, 
 def test_a_directory_that_does_not_exist_is_named_as_such(tmp_path: Path) -> None:
     with pytest.raises(ExportError, match=f"^{tmp_path / 'nope'}: does not exist$"):
         read_bundle(tmp_path / "nope")
+
+
+def test_a_file_given_as_the_export_is_named_as_a_file_with_the_folder_to_name(tmp_path: Path) -> None:
+    for name in ("faim-export.json", "faim.json"):
+        (tmp_path / name).write_text("{}", encoding="utf-8")
+        with pytest.raises(ExportError, match=rf"^{tmp_path / name}: a file, not a folder; name the folder "):
+            read_bundle(tmp_path / name)
+    (tmp_path / "fusion.onnx").write_bytes(b"")
+    with pytest.raises(ExportError, match=rf"^{tmp_path / 'fusion.onnx'}: a file, not a folder$"):
+        read_bundle(tmp_path / "fusion.onnx")
