@@ -110,7 +110,10 @@ def labelled_posts(args: argparse.Namespace, columns: dict[str, Any] | None, rec
 def report(check: QuantizationCheck) -> str:
     """The int8 check as lines of text: each task's macro-F1, the tasks not measured, and the speed where enough posts
     were timed."""
-    lines = [f"int8 against fp32 on {check.posts} labelled posts ({check.unreadable} unreadable left out):"]
+    lines = [
+        f"int8 against fp32 on {check.posts} posts ({check.unreadable} unreadable left out), each task's macro-F1 on "
+        "those labelled for it:"
+    ]
     lines += [f"  {task}: macro-F1 {fp32:.4f} -> {int8:.4f}" for task, (fp32, int8) in check.macro_f1.items()]
     if check.unmeasured:
         lines.append(f"  {', '.join(check.unmeasured)}: not measured (no post is labelled for them)")

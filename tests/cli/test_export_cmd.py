@@ -28,7 +28,7 @@ def test_an_int8_export_is_measured_and_kept_when_it_holds(
     out = tmp_path / "int8"
     assert main(["export", str(tiny_model_dir), "-o", str(out), "--quantize", "int8", "--max-drop", "1", *data]) == 0
     printed = capsys.readouterr().out
-    assert "int8 against fp32 on 160 labelled posts" in printed and "harmful: macro-F1" in printed
+    assert "int8 against fp32 on 160 posts" in printed and "harmful: macro-F1" in printed
     manifest = json.loads((out / "faim-export.json").read_text())
     assert manifest["quantized"] == "int8"
     graphs = {part["graph"] for entry in manifest["encoders"].values() for part in entry["parts"]}
@@ -51,7 +51,7 @@ def test_an_int8_export_is_measured_and_kept_when_it_holds(
     )
     captured = capsys.readouterr()
     assert "drop" in captured.out and "> --max-drop 0.1: quantizing again, smoothed on 160 posts" in captured.out
-    assert captured.out.count("int8 against fp32 on 160 labelled posts") == 2  # plain, then smoothed
+    assert captured.out.count("int8 against fp32 on 160 posts") == 2  # plain, then smoothed
     error = captured.err
     assert "int8 lowers 'harmful' macro-F1 from" in error and "> --max-drop 0.1; nothing was written" in error
     assert not refused.exists() and [p.name for p in tmp_path.iterdir()] == ["int8"]
