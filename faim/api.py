@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faim.data.post import post_texts
+from faim.data.post import post_texts, refuse_no_posts
 from faim.data.sources import check_split
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
@@ -97,13 +97,17 @@ def evaluate_run(recipe: Recipe | dict[str, Any] | str | Path, model_dir: str | 
             (``Recipe.data_source``).
         FileNotFoundError: Before the model is loaded, naming the eval split and its file where that is not there
             (``check_split``).
+        ValueError: Before the model is loaded, naming the eval split where it holds no post.
     """
     recipe = as_recipe(recipe)
     source = recipe.data_source()
     split = recipe.eval.split
     check_split(source, split)  # a file not there is named before the model is loaded
+    name = eval_split_name(source, split)
+    read = source.posts(split)
+    refuse_no_posts(read, name)  # before the model is loaded, as reading the posts does not use it
     detector = Detector.load(model_dir)
-    posts = evaluated_posts(recipe, source.posts(split), eval_split_name(source, split), detector)
+    posts = evaluated_posts(recipe, read, name, detector)
     loader = recipe_loader(recipe, detector, posts, False, split)
     out = recipe.train.run_folder / "eval"
     texts = post_texts(posts)

@@ -331,13 +331,15 @@ def read_calibration(entries: dict[str, dict[str, Any]]) -> Calibration:
 
 
 def read_recipe(directory: str | Path) -> Recipe:
-    """The recipe saved in an artifact, after checking every file's hash; read as a saved model's
-    (``rebuilding_saved``): an argument faim came to refuse since is warned of."""
+    """The recipe saved in an artifact, after checking the manifest's seal and the recipe file's hash (not the
+    weights', which loading the model checks: a command reads its recipe, and its data, before the model); read as a
+    saved model's (``rebuilding_saved``): an argument faim came to refuse since is warned of."""
     root = Path(directory)
     manifest = read_manifest(root)
-    verify_files(root, manifest)
+    path = own_file(root, manifest, RECIPE)
+    verify_files(root, manifest, only=path)
     with rebuilding_saved(str(root)):
-        return Recipe.load(own_file(root, manifest, RECIPE))
+        return Recipe.load(path)
 
 
 def load_artifact(directory: str | Path) -> Artifact:

@@ -95,9 +95,9 @@ def is_export(directory: Path) -> bool:
     return (directory / EXPORT_MANIFEST).is_file()
 
 
-def verify_files(directory: Path, manifest: dict[str, Any]) -> None:
-    """Check the sha256 of every file the manifest lists."""
-    check_digests(directory, manifest, MANIFEST, ArtifactError)
+def verify_files(directory: Path, manifest: dict[str, Any], only: Path | None = None) -> None:
+    """Check the manifest's seal and the sha256 of every file it lists, or of ``only`` (``own_file``'s) alone."""
+    check_digests(directory, manifest, MANIFEST, ArtifactError, only)
 
 
 def own_file(directory: Path, manifest: dict[str, Any], name: str) -> Path:

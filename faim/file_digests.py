@@ -33,12 +33,15 @@ def sealed(manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest | {SEAL: content_digest(manifest)}
 
 
-def check_digests(root: Path, manifest: dict[str, Any], listing: str, error: type[Exception]) -> None:
+def check_digests(
+    root: Path, manifest: dict[str, Any], listing: str, error: type[Exception], only: Path | None = None
+) -> None:
     """Raise ``error`` naming ``listing`` (the manifest's file under ``root``) when its content differs from its seal
     (thresholds, calibration or settings edited after it was written; a manifest written before manifests were sealed
     has none and is read as it is), naming the first name it lists (relative path → sha256 under ``"files"``) that is
     not a relative path inside ``root`` (``portable``; before any file is read), or naming the first file it lists
-    that is missing or whose sha256 differs."""
+    that is missing or whose sha256 differs. With ``only`` (a listed file, as ``listed_file`` gives it), that file's
+    sha256 alone is checked, not every file's: what reading that one file needs."""
     if SEAL in manifest and manifest[SEAL] != content_digest(manifest):
         raise error(
             f"{root / listing}: modified after it was written (its tasks, thresholds, calibration or settings); "
@@ -50,6 +53,8 @@ def check_digests(root: Path, manifest: dict[str, Any], listing: str, error: typ
             raise error(f"{root / listing}: files: {relative!r} is not a path inside {root}")
     for relative, expected in manifest["files"].items():
         path = root / portable(relative)
+        if only is not None and path != only:
+            continue
         if not path.is_file():
             raise error(f"{path}: listed in {listing} but missing")
         if sha256_file(path) != expected:

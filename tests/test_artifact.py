@@ -192,6 +192,17 @@ def test_tampered_weights_fail_the_hash_check(saved) -> None:
         faim.load(directory)
 
 
+def test_reading_a_saved_recipe_checks_the_recipes_hash_and_the_seal_not_the_weights(saved) -> None:
+    _, directory = saved
+    weights = directory / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1])  # left to loading the model, which checks it
+    assert read_recipe(directory).model["heads"]
+    recipe = directory / "recipe.yaml"
+    recipe.write_text(recipe.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    with pytest.raises(ArtifactError, match=r"recipe.yaml: sha256 does not match faim.json"):
+        read_recipe(directory)
+
+
 def test_an_edited_threshold_fails_naming_the_manifest_and_a_manifest_written_unsealed_loads(saved) -> None:
     _, directory = saved
     manifest = json.loads((directory / "faim.json").read_text())

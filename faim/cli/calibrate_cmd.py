@@ -54,12 +54,12 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--head corrects heads on labelled posts; it cannot go with --unlabelled")
     recipe, columns = read_recipe(model), parse_columns(args.columns)
     check_label_tasks(columns, list(recipe.model["heads"]))
+    posts = list(read_posts(args.data, columns, args.image_root))
+    refuse_no_posts(posts, args.data)  # before the model is loaded, as reading the posts does not use it
     detector = Detector.load(model)
     if args.head:
         detector.check_correctable()
     kinds = detector.model.kinds_with(detector.pooling_kind)
-    posts = list(read_posts(args.data, columns, args.image_root))
-    refuse_no_posts(posts, args.data)
     posts = leave_out_empty(posts, kinds, args.data)
     unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
     warn_unheld_kinds(posts, kinds, args.data, columns=unread)

@@ -55,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
     check_label_tasks(columns, list(recipe.model["heads"]))
     source = None if args.data else recipe.data_source()
     if source is not None:
-        check_split(source, args.split)  # a file not there is named before the model is loaded
-    detector = Detector.load(args.model)
+        check_split(source, args.split)  # a file not there is named before another split is read
+    # the posts are read, and data that holds none refused, before the model is loaded: reading them does not use it
     if args.data:
         posts = list(read_posts(args.data, columns, args.image_root))
         name, label, unmapped, unlabelled = args.data, input_name(args.data), MAP_ELEMENTS, MAP_LABELS
@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         unlabelled = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
         unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"
     refuse_no_posts(posts, name)
+    detector = Detector.load(args.model)
     kinds = detector.model.kinds_with(detector.pooling_kind)
     posts = leave_out_empty(posts, kinds, name, unmapped)
     # posts none of which is labelled, pictures that are not there and texts that are not text are refused by

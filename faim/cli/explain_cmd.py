@@ -24,10 +24,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--limit must be 0 (every post) or more, got {args.limit}")
     check_report_folder(Path(args.out))  # before any work, as writing the report does again
     columns = parse_columns(args.columns)
-    detector = Detector.load(args.model)
     posts = read_posts(args.posts, columns, args.image_root)
     chosen = list(itertools.islice(posts, args.limit or None))
-    refuse_no_posts(chosen, args.posts)
+    refuse_no_posts(chosen, args.posts)  # before the model is loaded, as reading the posts does not use it
+    detector = Detector.load(args.model)
     unread_columns_of = partial(unread_columns, args.posts, ColumnMap.from_recipe(columns))
     warn_unheld_kinds(chosen, detector.model.kinds, args.posts, columns=unread_columns_of)
     start = time.perf_counter()

@@ -499,6 +499,16 @@ def test_calibrate_unlabelled_on_posts_showing_none_of_a_class_takes_the_share_h
     assert task["prior"] == 0.5 and abs(task["logit_shift"]) < 2  # not some 14 logits towards 0 or 1
 
 
+def test_calibrate_names_data_holding_no_post_before_the_model_is_loaded(
+    tiny_model_dir: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "posts.csv"
+    empty.write_text("id,text,label\n", encoding="utf-8")  # a header alone
+    monkeypatch.setattr("faim.cli.calibrate_cmd.Detector.load", lambda path: pytest.fail("the model was loaded"))
+    assert main(["calibrate", str(tiny_model_dir), str(empty), "-o", str(tmp_path / "new"), "--unlabelled"]) == 2
+    assert f"faim calibrate: error: {empty}: holds no post" in capsys.readouterr().err
+
+
 def test_calibrate_refuses_an_output_that_would_remove_the_users_files_and_draws_below_one(
     trained: Path, demo_data, tmp_path: Path
 ) -> None:

@@ -78,3 +78,17 @@ def test_eval_of_a_file_whose_column_the_recipe_slices_by_is_not_mapped_says_how
     )
     assert said in capsys.readouterr().err
     assert "slices" not in json.loads((tmp_path / "eval" / "metrics.json").read_text())["tasks"]["harmful"]
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["recipe_split", "file"])
+def test_eval_of_data_holding_no_post_names_it_before_the_model_is_loaded(
+    given: bool, demo_data, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / ("split.csv" if given else "split.jsonl")
+    empty.write_text("id,text,label\n" if given else "", encoding="utf-8")  # a header alone, or nothing
+    recipe = tiny_recipe(demo_data | {"validation": demo_data["validation"] if given else empty}, tmp_path / "run")
+    model = faim.build(recipe).save(str(tmp_path / "model"), faim.Recipe.from_dict(recipe))
+    monkeypatch.setattr("faim.cli.eval_cmd.Detector.load", lambda path: pytest.fail("the model was loaded"))
+    data = [str(empty), "--map", "labels.harmful=label"] if given else []
+    assert main(["eval", str(model), *data, "-o", str(tmp_path / "eval")]) == 2
+    assert f"faim eval: error: {empty}: holds no post" in capsys.readouterr().err

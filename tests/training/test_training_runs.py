@@ -706,6 +706,17 @@ def test_evaluating_a_run_again_names_its_eval_split_file_not_there_before_the_m
         evaluate_run(recipe, tiny_model_dir)
 
 
+def test_evaluating_a_run_again_names_its_eval_split_holding_no_post_before_the_model_is_loaded(
+    demo_data, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "validation.jsonl"
+    empty.write_text("", encoding="utf-8")
+    recipe = tiny_recipe(demo_data | {"validation": empty}, tmp_path / "run")
+    monkeypatch.setattr("faim.api.Detector.load", lambda path: pytest.fail("the model was loaded"))
+    with pytest.raises(ValueError, match=r"validation.jsonl \(eval.split 'validation'\): holds no post$"):
+        evaluate_run(recipe, tiny_model_dir)
+
+
 def test_a_validation_split_without_labels_is_refused_before_training_and_one_of_one_class_is_warned_of(
     demo_data, tmp_path: Path
 ) -> None:
