@@ -20,7 +20,7 @@ from faim.assembly import build_model, task_specs
 from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.fit import Calibration, fit_calibration
 from faim.calibration.head_correction import FOLDS, fit_head_correction
-from faim.calibration.prior import estimate_prior, prior_shift
+from faim.calibration.prior import estimate_prior, prior_interval, prior_shift
 from faim.components import check_tasks
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
@@ -376,9 +376,10 @@ class Detector:
             ).weight
         return weights
 
-    def adapt_to_prior(self, predictions: Predictions) -> dict[str, tuple[float, float]]:
+    def adapt_to_prior(self, predictions: Predictions) -> dict[str, tuple[float, float, tuple[float, float]]]:
         """Move each binary task's calibration (the pooled one too) to the share of positives EM estimates among
-        the predicted posts, unlabelled (``faim.calibration.prior``); returns task → ``(old prior, new prior)``.
+        the predicted posts, unlabelled (``faim.calibration.prior``); returns task → ``(old prior, new prior, its
+        95% interval)`` (``prior_interval``), the interval for the caller to say how far the estimate can be trusted.
 
         Raises:
             ValueError: For a binary task whose calibration records no prior (never calibrated on labelled posts).
@@ -391,11 +392,12 @@ class Detector:
                     f"{self.source}: task {task.name!r} records no calibration prior; calibrate it on labelled posts "
                     "first (faim calibrate MODEL DATA without --unlabelled)"
                 )
-            new = estimate_prior(self.calibration.probabilities(task, predictions.logits[task.name]), old)
+            probabilities = self.calibration.probabilities(task, predictions.logits[task.name])
+            new = estimate_prior(probabilities, old)
             for calibration in (self.calibration, self.pooled) if self.pooled else (self.calibration,):
                 calibration.logit_shifts[task.name] += prior_shift(old, new)
                 calibration.priors[task.name] = new
-            moved[task.name] = (old, new)
+            moved[task.name] = (old, new, prior_interval(probabilities, old, new))
         return moved
 
     def check_correctable(self) -> None:

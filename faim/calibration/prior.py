@@ -11,16 +11,28 @@ posts' scores evidence no post of one class (too few posts, or scores that barel
 move there would put every probability at 0 or 1. ``estimate_prior`` then gives half a post's share from that edge
 instead (``edge_shares``), a continuity correction: the most the posts can be said to hold of a class they show none
 of is a fraction of one post.
+
+Few posts make a noisy estimate: ``prior_interval`` gives the shares the posts' likelihood does not rule out
+(a 95% likelihood-ratio interval), which ``faim calibrate --unlabelled`` reports beside the estimate, warning where it
+is wider than ``WIDE_INTERVAL``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import brentq
 from scipy.special import logit
 
 from faim.calibration.checks import check_probabilities
 
 EPSILON = 1e-6
+
+CHI2_95 = 3.841458820694124
+"""The 95% quantile of the chi-squared distribution with one degree of freedom: a share lies in the likelihood-ratio
+interval where twice its log-likelihood's drop from the peak is below it."""
+
+WIDE_INTERVAL = 0.2
+"""The width of ``prior_interval`` above which the estimate is too uncertain to move a calibration to unsaid."""
 
 
 def estimate_prior(probabilities: np.ndarray, prior: float, tolerance: float = 1e-8, max_steps: int = 10_000) -> float:
@@ -74,3 +86,25 @@ def prior_shift(old: float, new: float) -> float:
     """The logit shift that moves probabilities calibrated to prior ``old`` to prior ``new``."""
     old, new = np.clip([old, new], EPSILON, 1 - EPSILON)
     return float(logit(new) - logit(old))
+
+
+def prior_interval(probabilities: np.ndarray, prior: float, estimate: float) -> tuple[float, float]:
+    """The 95% likelihood-ratio interval around ``estimate`` (``estimate_prior``'s) of the share of positives among
+    the posts whose calibrated ``probabilities`` (under ``prior``) are given: the shares whose log-likelihood is within
+    ``CHI2_95 / 2`` of the estimate's; an end is 0 or 1 where the likelihood there is not that far below."""
+    p = np.clip(np.asarray(probabilities, dtype=np.float64).ravel(), EPSILON, 1 - EPSILON)
+
+    def drop(share: float) -> float:
+        """Twice the log-likelihood of ``estimate`` over that of ``share``, less ``CHI2_95``: negative inside."""
+        return 2 * (log_likelihood(p, prior, estimate) - log_likelihood(p, prior, share)) - CHI2_95
+
+    low = 0.0 if drop(0.0) <= 0 else brentq(drop, 0.0, estimate)
+    high = 1.0 if drop(1.0) <= 0 else brentq(drop, estimate, 1.0)
+    return float(low), float(high)
+
+
+def log_likelihood(probabilities: np.ndarray, prior: float, share: float) -> float:
+    """The log-likelihood of ``share`` positives among posts whose ``probabilities`` are calibrated under ``prior``
+    (up to a constant): each post's probability of its features under the mixture ``share`` gives."""
+    mixture = share / prior * probabilities + (1 - share) / (1 - prior) * (1 - probabilities)
+    return float(np.sum(np.log(mixture)))

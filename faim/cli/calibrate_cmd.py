@@ -14,7 +14,7 @@ import numpy as np
 from faim.artifact import MANIFEST, read_recipe
 from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
-from faim.calibration.prior import edge_shares
+from faim.calibration.prior import WIDE_INTERVAL, edge_shares
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
 from faim.cli.common import check_label_tasks, parse_columns
 from faim.data.columns import ColumnMap
@@ -104,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
                 task, detector.calibration, predictions, config, sizes, args.draws, args.seed, head=True
             )
     if args.unlabelled:
-        for task, (old, new) in detector.adapt_to_prior(predictions).items():
-            print(prior_note(task, old, new, len(posts)))
+        for task, (old, new, interval) in detector.adapt_to_prior(predictions).items():
+            print(prior_note(task, old, new, interval, len(posts)))
     else:
         corrected = []
         if args.head:
@@ -137,12 +137,20 @@ def one_class_note(task: str, label: str, unlabelled: bool) -> str:
     return f"{task}: every labelled post is {label!r}; {what} ({need} needs posts of both classes)"
 
 
-def prior_note(task: str, old: float, new: float, posts: int) -> str:
+def prior_note(task: str, old: float, new: float, interval: tuple[float, float], posts: int) -> str:
     """What ``--unlabelled`` did to ``task``: its share of positives moved from ``old`` to the ``new`` EM estimated
-    over ``posts`` posts, saying so where EM found no post of one class (``edge_shares``)."""
+    over ``posts`` posts, with its 95% ``interval`` (``prior_interval``), warning where that is wider than
+    ``WIDE_INTERVAL``; saying so where EM found no post of one class (``edge_shares``)."""
     said = f"{task}: share of positives {old:.3f} when calibrated, {new:.3f} estimated here (EM)"
     if new not in edge_shares(posts):
-        return said
+        low, high = interval
+        said += f", 95% interval {low:.3f} to {high:.3f} over {posts} posts"
+        if high - low <= WIDE_INTERVAL:
+            return said
+        return (
+            f"{said}: too wide to rely on (the posts are too few, or the scores barely tell the classes apart), yet "
+            "the probabilities are moved to it; give more posts, or label a sample and calibrate without --unlabelled"
+        )
     read = "1 post" if posts == 1 else f"{posts} posts"
     return (
         f"{said}: the model's scores of these posts show none of one class (the posts are too few, here {read}, or "

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import expit, logit
 
-from faim.calibration.prior import edge_shares, estimate_prior, prior_shift
+from faim.calibration.prior import WIDE_INTERVAL, edge_shares, estimate_prior, prior_interval, prior_shift
 from faim.eval import expected_calibration_error
 
 
@@ -51,3 +51,15 @@ def test_bad_inputs_are_named() -> None:
         estimate_prior(np.array([0.2]), 1.0)
     with pytest.raises(ValueError, match="at least one"):
         estimate_prior(np.array([]), 0.3)
+
+
+def test_the_interval_of_the_estimate_holds_it_and_is_wide_on_ten_posts_narrow_on_thousands() -> None:
+    widths = {}
+    for n in (10, 5000):
+        shifted, _ = calibrated_scores(0.3, n=n, seed=2)
+        as_calibrated = expit(logit(shifted) - logit(0.3) + logit(0.5))  # a model calibrated on 50 % positives
+        estimate = estimate_prior(as_calibrated, 0.5)
+        low, high = prior_interval(as_calibrated, 0.5, estimate)
+        assert low <= estimate <= high and low - 0.02 <= 0.3 <= high + 0.02  # the true share, within a draw's luck
+        widths[n] = high - low
+    assert widths[10] > WIDE_INTERVAL > 0.05 > widths[5000]

@@ -15,7 +15,7 @@ import pytest
 from conftest import calibrated, pooling_detector, tiny_recipe, without_packages
 
 from faim.calibration.fit import Calibration
-from faim.cli.calibrate_cmd import fitted
+from faim.cli.calibrate_cmd import fitted, prior_note
 from faim.cli.main import command_warnings, main
 from faim.components import RESERVED
 from faim.data.targets import TaskSpec
@@ -507,6 +507,13 @@ def test_calibrate_names_data_holding_no_post_before_the_model_is_loaded(
     monkeypatch.setattr("faim.cli.calibrate_cmd.Detector.load", lambda path: pytest.fail("the model was loaded"))
     assert main(["calibrate", str(tiny_model_dir), str(empty), "-o", str(tmp_path / "new"), "--unlabelled"]) == 2
     assert f"faim calibrate: error: {empty}: holds no post" in capsys.readouterr().err
+
+
+def test_calibrate_unlabelled_gives_the_shares_interval_and_warns_where_it_is_too_wide() -> None:
+    few = prior_note("harmful", 0.25, 0.4, (0.1, 0.75), 10)
+    assert few.startswith("harmful: share of positives 0.250 when calibrated, 0.400 estimated here (EM), 95% interval ")
+    assert "0.100 to 0.750 over 10 posts: too wide to rely on" in few and "label a sample" in few
+    assert prior_note("harmful", 0.25, 0.4, (0.37, 0.43), 2000).endswith("95% interval 0.370 to 0.430 over 2000 posts")
 
 
 def test_calibrate_refuses_an_output_that_would_remove_the_users_files_and_draws_below_one(
