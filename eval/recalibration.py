@@ -71,7 +71,8 @@ def learning_curve(
     """Per number of labels (those of ``sizes`` that leave posts to measure on), the mean and standard deviation
     over ``draws`` of ECE and macro-F1 on the posts not drawn, after fitting on the drawn ones from ``start``
     (with ``head``, a binary task's head correction first, ``faim.calibration.head_correction``, and the calibration
-    on its cross-fitted logits, as ``Detector.correct_heads`` fits them, for sizes of at least its ``FOLDS``; the
+    on its cross-fitted logits, as ``Detector.correct_heads`` fits them, for sizes of at least its ``FOLDS``: the
+    others are ``uncorrectable_sizes``; the
     predictions must hold whole-post embeddings; the draws are those made without ``head`` for the same seed), and
     the mean over draws of ``CALIBRATED_RANGE`` on those posts under the fitted probabilities; ``unreachable``
     counts the draws whose labels held no threshold with the precision ``recall@precision`` asks for (their most
@@ -89,9 +90,10 @@ def learning_curve(
     embeddings = predictions.embeddings[task.labelled(predictions.targets[task.name])] if head else None
     rng = np.random.default_rng(seed)
     rows, left_out = [], set(left_out_sizes(sizes, len(y)))
+    uncorrectable = set(uncorrectable_sizes(sizes, len(y))) if head else set()
     for size in (n for n in sizes if n not in left_out):
         masks = [np.isin(np.arange(len(y)), rng.choice(len(y), size, replace=False)) for _ in range(draws)]
-        if head and size < FOLDS:
+        if size in uncorrectable:
             continue  # drawn all the same, so that every size's draws are those made without head
         values: dict[str, list[float]] = {name: [] for name in MEASURED}
         ranges, unreachable, shift_kept = [], 0, 0
@@ -126,18 +128,30 @@ def left_out_sizes(sizes: Sequence[int], posts: int) -> list[int]:
     return [n for n in sizes if not 0 < n < posts]
 
 
+def uncorrectable_sizes(sizes: Sequence[int], posts: int) -> list[int]:
+    """The numbers of labels of ``sizes`` the head-corrected learning curve over ``posts`` labelled posts leaves out
+    beside ``left_out_sizes``'s: those too few for a head correction (under ``FOLDS``)."""
+    left_out = set(left_out_sizes(sizes, posts))
+    return [n for n in sizes if n not in left_out and n < FOLDS]
+
+
 def left_out_note(task_report: dict[str, Any]) -> str | None:
     """A sentence on the numbers of labels the learning curve left out (``sizes_left_out``, ``left_out_sizes``) and
-    why, or ``None`` where it left none out."""
-    left_out = task_report.get("sizes_left_out")
-    if not left_out:
-        return None
-    sizes = ", ".join(map(str, left_out))
+    why, then one on those the head-corrected curve left out besides (``head_sizes_left_out``,
+    ``uncorrectable_sizes``), or ``None`` where neither left any out."""
     posts = task_report["as_is"]["posts"]
-    return (
-        f"Left out of the learning curve: {sizes} labels, as fitting on that many would leave none of the {posts} "
-        "labelled posts to measure on; label more posts, or give smaller --sizes."
-    )
+    notes = []
+    if left_out := task_report.get("sizes_left_out"):
+        notes.append(
+            f"Left out of the learning curve: {', '.join(map(str, left_out))} labels, as fitting on that many would "
+            f"leave none of the {posts} labelled posts to measure on; label more posts, or give smaller --sizes."
+        )
+    if too_few := task_report.get("head_sizes_left_out"):
+        notes.append(
+            f"Left out of the head-corrected learning curve: {', '.join(map(str, too_few))} labels, as a head "
+            f"correction needs {FOLDS} labelled posts at least; give larger --sizes."
+        )
+    return " ".join(notes) or None
 
 
 REFIT_SHIFT_LEVEL = 0.05

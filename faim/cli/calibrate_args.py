@@ -48,7 +48,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "--sizes",
         type=positive_integers,
         help="labels drawn for the learning curve, comma-separated (default: 50,100,200,500, "
-        "faim.eval.recalibration.SIZES); sizes that leave no post to measure on are left out",
+        "faim.eval.recalibration.SIZES); sizes that leave no post to measure on are left out, and with --head, sizes "
+        "under 5 from the head-corrected curve",
     )
     parser.add_argument(
         "--draws", type=positive_integer, default=20, help="random draws per number of labels (default: 20)"

@@ -36,6 +36,7 @@ from faim.eval.recalibration import (
     refit_settings,
     task_notes,
     term_disagreement,
+    uncorrectable_sizes,
     write_report,
 )
 from faim.eval.tables import format_value, text_table
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
             report["tasks"][task.name]["head_curve"] = learning_curve(
                 task, detector.calibration, predictions, config, sizes, args.draws, args.seed, head=True
             )
+            report["tasks"][task.name]["head_sizes_left_out"] = uncorrectable_sizes(sizes, measured["posts"])
     if args.unlabelled:
         for task, (old, new, interval) in detector.adapt_to_prior(predictions).items():
             print(prior_note(task, old, new, interval, len(posts)))

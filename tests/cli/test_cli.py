@@ -445,6 +445,19 @@ def test_calibrate_says_which_sizes_it_leaves_out_of_the_learning_curve_and_why(
     assert report["sizes_left_out"] == [200, 500] and [row["labels"] for row in report["learning_curve"]] == [50, 100]
 
 
+def test_calibrate_with_head_says_which_sizes_it_leaves_out_of_the_head_corrected_curve(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, capsys
+) -> None:
+    common = ["--map", "labels.harmful=label", "--image-root", str(demo_data["validation"].parent), "--draws", "2"]
+    arguments = ["calibrate", str(tiny_model_dir), str(demo_data["validation"]), "-o", str(tmp_path / "m"), "--head"]
+    assert main([*arguments, *common, "--sizes=3,50"]) == 0
+    said = "Left out of the head-corrected learning curve: 3 labels, as a head correction needs 5 labelled posts"
+    assert said in capsys.readouterr().out
+    assert said in (tmp_path / "m-calibration" / "calibration.md").read_text()
+    report = json.loads((tmp_path / "m-calibration" / "calibration.json").read_text())["tasks"]["harmful"]
+    assert report["head_sizes_left_out"] == [3] and [row["labels"] for row in report["head_curve"]] == [50]
+
+
 def test_calibrate_names_each_task_it_keeps_as_it_was_and_why(exported, tmp_path: Path, capsys) -> None:
     posts = tmp_path / "posts.jsonl"
     rows = [{"id": str(i), "text": f"post {i}", "meta": {"likes": i, "shares": 1}, "harm": i % 2} for i in range(40)]

@@ -24,6 +24,7 @@ from faim.eval.recalibration import (
     shift_note,
     task_notes,
     term_disagreement,
+    uncorrectable_sizes,
     unreachable_note,
     write_report,
 )
@@ -44,6 +45,17 @@ def predictions(n: int, temperature: float, seed: int = 0) -> Predictions:
 def test_the_curve_is_drawn_at_50_100_200_and_500_labels_unless_sizes_are_given() -> None:
     curve = learning_curve(TASK, Calibration.identity([TASK]), predictions(800, 3.0), EvalConfig(), draws=2)
     assert [row["labels"] for row in curve] == [50, 100, 200, 500]
+
+
+def test_sizes_too_few_for_a_head_correction_are_left_out_of_its_curve_and_the_report_says_which() -> None:
+    start, posts = Calibration.identity([TASK]), predictions(160, 3.0)
+    assert uncorrectable_sizes([3, 4, 5, 50, 500], 160) == [3, 4] and uncorrectable_sizes([3, 50], 3) == []
+    task = {"as_is": as_is(TASK, start, posts, EvalConfig()), "learning_curve": [], "head_sizes_left_out": [3, 4]}
+    said = (
+        "Left out of the head-corrected learning curve: 3, 4 labels, as a head correction needs 5 labelled posts at "
+        "least; give larger --sizes."
+    )
+    assert said in task_notes(task)
 
 
 def test_sizes_that_leave_no_post_to_measure_on_are_left_out_of_the_curve_and_the_report_says_which(tmp_path) -> None:
