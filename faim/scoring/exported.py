@@ -140,9 +140,8 @@ def score_exported(
     plan = plan_run(recorded, source, out, settings, shard_rows, kinds=kinds)
     check_resumable(Path(out), plan.identity, overwrite)  # before a saved model is exported into the folder
     export_dir = export_once(given, Path(out), overwrite)
-    # an export left damaged in the folder is named here, not from inside each worker
     if export_dir != given:
-        checked_manifest(export_dir)
+        check_own_export(export_dir, given)
     kwargs = {"columns": columns, "image_root": image_root, "batch_size": batch_size, "scores": scores,
               "embeddings": embeddings}  # fmt: skip
     summary = run_shards(
@@ -156,6 +155,23 @@ def score_exported(
     )
     warn_unheld_in_run(summary.held, source, summary.rows)
     return summary
+
+
+def check_own_export(export_dir: Path, model: Path) -> None:
+    """Check the export a run made of the saved model ``model`` in its output (``export_once``) as each worker's
+    loading checks it, so that one damaged since is named here, not from inside each worker.
+
+    Raises:
+        ExportError: Naming what is wrong and what to do: remove the folder for the next run to export the model anew,
+            keeping the parts scored (``--overwrite`` would score them again).
+    """
+    try:
+        checked_manifest(export_dir)
+    except ExportError as error:
+        raise ExportError(
+            f"{error} (the export of {model} this run made: remove {export_dir} and run again to export it anew; the "
+            "parts scored are kept)"
+        ) from None
 
 
 def is_saved_model(model: Path) -> bool:

@@ -105,6 +105,22 @@ def test_a_saved_model_is_exported_once_into_the_output_and_a_run_resumes_on_it(
     assert len(pq.read_table(tmp_path / "out")) == 8  # the export's files are not read as rows
 
 
+def test_a_runs_own_export_damaged_since_is_named_with_what_to_do_and_exported_anew_once_removed(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    model_dir, _ = exported
+    dump = write_dump(tmp_path / "dump")
+    score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
+    (own,) = (tmp_path / "out" / EXPORT_DIR).iterdir()
+    graph = next(own.glob("*.onnx"))
+    graph.write_bytes(graph.read_bytes() + b"\0")
+    with pytest.raises(ExportError, match=rf"{re.escape(graph.name)}.*remove {re.escape(str(own))} and run again"):
+        score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
+    shutil.rmtree(own)
+    again = score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
+    assert again.rows == 8 and again.rows_this_run == 0
+
+
 def test_an_export_left_in_the_output_by_another_saved_model_is_not_scored_with(
     exported: tuple[Path, Path], tmp_path: Path
 ) -> None:
