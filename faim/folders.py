@@ -32,10 +32,16 @@ def check_folder_path(path: Path) -> None:
 
 
 def named_folder(target: Path) -> Path:
-    """``target`` as the absolute path of the folder it names, its ``.`` and ``..`` read (links kept): a target
-    written ``.``, ``..`` or ``out/..`` has, so read, the parent it really has, so that the folder made beside it
-    (``staging_folder``) never lies inside it, to be removed with it by ``replace_folder``."""
-    return Path(os.path.abspath(target))
+    """``target`` as the absolute path of the folder it names, its ``.`` and ``..`` read as the file system reads
+    them, after the links before them (``latest/..`` where ``latest`` is a link is the folder holding what it points
+    to): a target written ``.``, ``..`` or ``out/..`` has, so read, the parent it really has, so that the folder made
+    beside it (``staging_folder``) never lies inside it, and the folder ``check_replaceable`` checked is the one
+    ``replace_folder`` removes. A target that is itself a link stays the link (in the folder its parent names), which
+    ``check_replaceable`` refuses, never what it points to."""
+    target = Path(target)
+    if target.is_symlink():
+        return Path(os.path.realpath(target.parent)) / target.name
+    return Path(os.path.realpath(target))
 
 
 def staging_folder(target: Path, prefix: str) -> Path:

@@ -98,6 +98,24 @@ def test_a_folder_named_through_dot_dot_is_replaced_by_one_made_beside_it(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["ours"]
 
 
+def test_a_folder_named_through_a_link_and_dot_dot_is_the_one_checked_and_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exports = tmp_path / "elsewhere" / "exports"
+    (exports / "v1").mkdir(parents=True)
+    (exports / MANIFEST).write_text("old", encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("keep me", encoding="utf-8")
+    (project / "latest").symlink_to(exports / "v1")
+    monkeypatch.chdir(project)
+    with replacing(Path("latest/.."), ".faim-") as staging:  # the folder holding v1, as the file system reads it
+        assert staging.parent == exports.parent
+        (staging / MANIFEST).write_text("new", encoding="utf-8")
+    assert (exports / MANIFEST).read_text(encoding="utf-8") == "new"
+    assert sorted(path.name for path in project.iterdir()) == ["latest", "train.py"]  # the one spelt before ..
+
+
 @pytest.mark.parametrize("umask", [0o022, 0o002])
 def test_a_staging_folder_has_the_permissions_the_umask_gives_a_new_folder(umask: int, tmp_path: Path) -> None:
     before = os.umask(umask)
