@@ -21,6 +21,7 @@ a match under a hidden folder, a run's folder or a saved dataset below where its
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import itertools
@@ -192,9 +193,17 @@ def read_inputs(files: list[Path], read: Callable[[Path], Iterable[T]]) -> Gener
                 yield item
             if not given:
                 empty.append(path)
-    finally:
-        if empty:
-            warnings.warn(_no_row_message(empty, begun), FaimWarning, stacklevel=2)
+    except BaseException:
+        with contextlib.suppress(Warning):  # warnings made errors (-W error) must not hide the error going on
+            _warn_no_row(empty, begun)
+        raise
+    _warn_no_row(empty, begun)
+
+
+def _warn_no_row(empty: list[Path], count: int) -> None:
+    """Warn of the inputs ``empty`` holding no row among the ``count`` read (``_no_row_message``), if any."""
+    if empty:
+        warnings.warn(_no_row_message(empty, count), FaimWarning, stacklevel=3)
 
 
 def _no_row_message(empty: list[Path], count: int, named: int = 3) -> str:

@@ -199,6 +199,25 @@ def test_inputs_holding_no_row_are_warned_of_once_where_a_later_input_fails_or_r
     assert [str(warning.message).startswith(said) for warning in caught] == [True]
 
 
+def test_a_warning_made_an_error_does_not_hide_the_error_that_ended_reading(tmp_path: Path) -> None:
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / "a.jsonl").write_text("")
+    (dump / "b.parquet").write_text("not Parquet")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="not a Parquet file"):
+            list(read_posts(dump))
+        (dump / "b.parquet").unlink()
+        write_jsonl(dump / "c.jsonl", 2)
+        posts = read_posts(dump)
+        with pytest.raises(KeyboardInterrupt):
+            for _ in posts:
+                posts.throw(KeyboardInterrupt)  # as Ctrl-C while the posts are read
+        with pytest.raises(FaimWarning, match="a.jsonl: holds no row"):  # where reading ends as it should
+            list(read_posts(dump / "a.jsonl"))
+
+
 def test_inputs_holding_no_row_are_counted_among_those_read_where_reading_ends_early(tmp_path: Path) -> None:
     dump = tmp_path / "dump"
     dump.mkdir()
