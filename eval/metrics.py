@@ -2,9 +2,10 @@
 
 Every function returns a flat ``dict[str, float]`` ready for :mod:`faim.eval.report`; per-class and
 per-label entries are keyed ``"<metric>/<label>"``. Undefined values are NaN, never an exception:
-AUROC and average precision need both classes; a binary task's precision, recall and F1 are NaN where
-their denominator is empty (no post flagged, no positive, neither), while inside a macro-F1 such an F1 counts as 0
-(scikit-learn's ``zero_division=0``), so that a macro-F1 is defined wherever a class is present or flagged. Only empty
+AUROC and average precision need both classes; precision, recall and F1 (a binary task's, and each class's or
+label's) are NaN where their denominator is empty (no post flagged, no positive, neither), while inside a macro-F1 such
+an F1 counts as 0 (scikit-learn's ``zero_division=0`` over every class), so that a macro-F1 is defined wherever a class
+is present or flagged, and one decision moves it by little on posts of one class. Only empty
 or malformed inputs raise ``ValueError``.
 """
 
@@ -63,7 +64,7 @@ def binary_metrics(
         "average_precision": float(average_precision_score(y, p)) if both_classes else NAN,
         "accuracy": (tp + tn) / n,
         "macro_f1": (_f1(tp, fp, fn) + _f1(tn, fn, fp)) / 2,
-        "f1": _f1(tp, fp, fn) if tp + fp + fn else NAN,
+        "f1": _reported_f1(tp, fp, fn),
         "precision": tp / (tp + fp) if tp + fp else NAN,
         "recall": tp / positives if positives else NAN,
     }
@@ -91,7 +92,7 @@ def multiclass_metrics(y_true: np.ndarray, prob: np.ndarray, labels: Sequence[st
         ``accuracy``, ``macro_f1`` (over all C classes), ``macro_auroc`` (mean one-vs-rest AUROC; NaN
         unless every class has both positives and negatives, as scikit-learn's
         ``roc_auc_score(multi_class="ovr")``), ``ece`` (max-prob confidence vs. correctness), ``n`` and
-        ``f1/<label>`` per class.
+        ``f1/<label>`` per class (NaN for a class no post is of nor decided to be).
 
     Raises:
         ValueError: on an empty sample, shapes other than ``[N]`` / ``[N, C]``, class indices outside
@@ -105,7 +106,8 @@ def multiclass_metrics(y_true: np.ndarray, prob: np.ndarray, labels: Sequence[st
     confusion = np.bincount(y * n_classes + pred, minlength=n_classes**2).reshape(n_classes, n_classes)
     tp = np.diag(confusion)
     fp, fn = confusion.sum(axis=0) - tp, confusion.sum(axis=1) - tp
-    f1 = [_f1(int(a), int(b), int(c)) for a, b, c in zip(tp, fp, fn, strict=True)]
+    counts = [(int(a), int(b), int(c)) for a, b, c in zip(tp, fp, fn, strict=True)]
+    f1 = [_f1(*count) for count in counts]
     support = confusion.sum(axis=1)
     computable = bool(np.all((support > 0) & (support < n)))
     aurocs = [roc_auc_score(y == c, p[:, c]) for c in range(n_classes)] if computable else [NAN]
@@ -116,7 +118,7 @@ def multiclass_metrics(y_true: np.ndarray, prob: np.ndarray, labels: Sequence[st
         "ece": expected_calibration_error(p.max(axis=1), pred == y, bins),
         "n": int(n),
     }
-    metrics.update({f"f1/{label}": value for label, value in zip(labels, f1, strict=True)})
+    metrics.update({f"f1/{label}": _reported_f1(*count) for label, count in zip(labels, counts, strict=True)})
     return metrics
 
 
@@ -179,7 +181,8 @@ def multilabel_metrics(
 
     Returns:
         ``macro_auroc``, ``macro_average_precision``, ``macro_f1``, ``n`` (rows), then per label
-        ``auroc/<label>``, ``average_precision/<label>``, ``f1/<label>`` (NaN with no labelled row) and
+        ``auroc/<label>``, ``average_precision/<label>``, ``f1/<label>`` (NaN with no labelled row, or none
+        positive or flagged) and
         ``n/<label>`` (labelled rows).
 
     Raises:
@@ -197,14 +200,16 @@ def multilabel_metrics(
         labelled = ~np.isnan(y[:, j])
         yj, pj = y[labelled, j].astype(np.int64), p[labelled, j]
         both_classes = 0 < yj.sum() < yj.size
+        counts = _confusion(yj, pj >= threshold)[:3]
         values = {
             "auroc": float(roc_auc_score(yj, pj)) if both_classes else NAN,
             "average_precision": float(average_precision_score(yj, pj)) if both_classes else NAN,
-            "f1": _f1(*_confusion(yj, pj >= threshold)[:3]) if yj.size else NAN,
+            "f1": _f1(*counts) if yj.size else NAN,  # as macro-F1 counts it
         }
         for name, value in values.items():
             columns[name].append(value)
             per_label[f"{name}/{label}"] = value
+        per_label[f"f1/{label}"] = _reported_f1(*counts)
         per_label[f"n/{label}"] = int(yj.size)
     metrics: dict[str, float] = {f"macro_{name}": _nanmean(values) for name, values in columns.items()}
     metrics["n"] = int(y.shape[0])
@@ -225,6 +230,12 @@ def _f1(tp: int, fp: int, fn: int) -> float:
     """F1 from counts; 0 when there is no true and no predicted member."""
     denom = 2 * tp + fp + fn
     return 2 * tp / denom if denom else 0.0
+
+
+def _reported_f1(tp: int, fp: int, fn: int) -> float:
+    """F1 from counts as a figure of its own: NaN (undefined, nothing measures it) when there is no true and no
+    predicted member, where ``_f1`` gives the 0 a macro-F1 counts."""
+    return _f1(tp, fp, fn) if tp + fp + fn else NAN
 
 
 def _nanmean(values: Sequence[float]) -> float:

@@ -114,7 +114,17 @@ def test_multiclass_missing_class_gives_nan_auroc() -> None:
     prob = np.array([[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.6, 0.3, 0.1]])
     m = multiclass_metrics(np.array([0, 1, 0]), prob, ["a", "b", "c"])
     assert math.isnan(m["macro_auroc"])
-    assert m["accuracy"] == 1.0 and m["f1/c"] == 0.0
+    assert m["accuracy"] == 1.0 and math.isnan(m["f1/c"])  # no post is of c nor decided to be: nothing measures it
+    assert m["macro_f1"] == pytest.approx(2 / 3)  # it counts as 0 inside macro-F1, as scikit-learn's over every class
+    assert m["macro_f1"] == pytest.approx(f1_score([0, 1, 0], [0, 1, 0], labels=[0, 1, 2], average="macro"))
+
+
+def test_multilabel_label_no_labelled_post_is_of_nor_flagged_has_nan_f1_counted_0_in_macro_f1() -> None:
+    y = np.array([[1, 0], [0, 0], [1, 0]])
+    prob = np.array([[0.9, 0.1], [0.1, 0.2], [0.8, 0.3]])
+    m = multilabel_metrics(y, prob, ["a", "b"], thresholds=[0.5, 0.5])
+    assert m["f1/a"] == 1.0 and math.isnan(m["f1/b"])
+    assert m["macro_f1"] == 0.5
 
 
 def test_multiclass_rejects_wrong_width() -> None:
