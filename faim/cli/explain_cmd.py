@@ -10,6 +10,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+from faim.artifact_manifest import read_manifest
 from faim.cli.common import parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.post import refuse_no_posts
@@ -23,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 (every post) or more, got {args.limit}")
     check_report_folder(Path(args.out))  # before any work, as writing the report does again
+    read_manifest(Path(args.model))  # a model path that names no model, before the posts are read
     columns = parse_columns(args.columns)
     posts = read_posts(args.posts, columns, args.image_root)
     chosen = list(itertools.islice(posts, args.limit or None))

@@ -107,11 +107,13 @@ def test_a_kind_the_model_reads_that_no_post_holds_is_warned_of_naming_the_colum
     assert "--map image=COLUMN (columns of the data no mapping reads: label, topic, img)" in said
 
 
-def test_posts_holding_no_post_are_named_before_the_model_is_loaded(
-    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+def test_posts_holding_no_post_are_named_before_the_model_is_loaded_and_a_path_naming_no_model_before_them(
+    tiny_model_dir: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     empty = tmp_path / "posts.csv"
     empty.write_text("id,text\n", encoding="utf-8")  # a header alone
     monkeypatch.setattr("faim.cli.explain_cmd.Detector.load", lambda path: pytest.fail("the model was loaded"))
-    assert main(["explain", str(tmp_path / "model"), str(empty), "-o", str(tmp_path / "out")]) == 2
+    assert main(["explain", str(tiny_model_dir), str(empty), "-o", str(tmp_path / "out")]) == 2
     assert f"faim explain: error: {empty}: holds no post" in capsys.readouterr().err
+    assert main(["explain", str(tmp_path / "model"), str(empty), "-o", str(tmp_path / "out")]) == 2
+    assert f"faim explain: error: {tmp_path / 'model'}: does not exist" in capsys.readouterr().err
