@@ -101,8 +101,9 @@ def encoder_spec(encoder: Encoder) -> dict[str, Any] | list[dict[str, Any]]:
 
 def model_section(model: WholePostModel, tasks: list[TaskSpec]) -> dict[str, Any]:
     """The ``model:`` section ``build_model`` builds ``model`` from again: each component's type and the arguments
-    it was built with (sizes left out: they are derived), kinds embedded by another kind's encoder as routes, and
-    the fused kinds when not every kind is fused.
+    it was built with (sizes left out: they are derived), kinds embedded by another kind's encoder as routes, the
+    fused kinds when not every kind is fused, and the heads in the order of ``tasks`` (one per head), which loading
+    gives the tasks in.
 
     Raises:
         ValueError: When a component's class is not registered or an argument is not plain data.
@@ -112,8 +113,9 @@ def model_section(model: WholePostModel, tasks: list[TaskSpec]) -> dict[str, Any
     fusion = component_spec("fusion", model.fusion)
     if model.fused_kinds != model.kinds:
         fusion["kinds"] = list(model.fused_kinds)
-    labels = {task.name: list(task.labels) for task in tasks}
-    heads = {name: component_spec("head", head) | {"labels": labels[name]} for name, head in model.heads.items()}
+    heads = {
+        task.name: component_spec("head", model.heads[task.name]) | {"labels": list(task.labels)} for task in tasks
+    }
     return {"encoders": encoders, "fusion": fusion, "heads": heads}
 
 

@@ -149,3 +149,22 @@ def test_a_key_a_source_plugin_passes_on_to_a_call_refusing_it_is_named_by_its_p
 def test_a_value_a_source_refuses_is_named_once_by_its_path(section: dict, expected: str) -> None:
     with pytest.raises(ValueError, match=expected):
         build_source(section)
+
+
+def test_a_model_composed_in_code_with_its_tasks_in_another_order_than_its_heads_saves_and_loads(
+    tmp_path: Path,
+) -> None:
+    from faim import Detector, WholePostModel
+    from faim.data.targets import TaskSpec
+    from faim.encoders.tiny_text import TinyTextEncoder
+    from faim.fusion.concat import ConcatFusion
+    from faim.tasks import MulticlassHead
+
+    text = TinyTextEncoder(dim=8)
+    heads = {"a": BinaryHead(8), "b": MulticlassHead(8, 3)}
+    model = WholePostModel({"text": text}, ConcatFusion({"text": 8}), heads)
+    detector = Detector(model, [TaskSpec("b", "multiclass", ("x", "y", "z")), TaskSpec("a", "binary", ("n", "p"))])
+    posts = [{"id": "1", "text": "a caption"}]
+    loaded = faim.load(detector.save(tmp_path / "model"))
+    assert loaded.tasks == detector.tasks
+    assert loaded.score(posts) == detector.score(posts)
