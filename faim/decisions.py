@@ -45,6 +45,54 @@ def decide(task_type: str, probabilities: np.ndarray, threshold: float | None) -
     return (probabilities >= 0.5).astype(np.int64)
 
 
+def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
+    """``probabilities`` of ``task`` as ``decide`` reads them: an array, or what ``score`` rows give the task, a
+    number per post for a binary task and otherwise a mapping of label to probability per post (one post's alone, or
+    a list or array of them), read in the task's label order; a multiclass or multilabel task's as ``[C]`` or ``[N,
+    C]``, one column per label.
+
+    Raises:
+        ValueError: Naming the task, for values that are not numbers, a mapping lacking one of its labels, or a
+            multiclass or multilabel task's of another shape.
+    """
+    values = (
+        probabilities.tolist()
+        if isinstance(probabilities, np.ndarray) and probabilities.dtype == object
+        else probabilities
+    )
+    if task.type != "binary":
+        if isinstance(values, Mapping):
+            values = label_order(task, values)
+        elif isinstance(values, Sequence) and values and all(isinstance(value, Mapping) for value in values):
+            values = [label_order(task, value) for value in values]
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"task {task.name!r} ({task.type}): expected probabilities as numbers: {error}") from None
+    if task.type != "binary" and (array.ndim not in (1, 2) or array.shape[-1] != len(task.labels)):
+        raise ValueError(
+            f"task {task.name!r} ({task.type}) has {len(task.labels)} labels ({', '.join(task.labels)}): expected "
+            f"probabilities of shape [{len(task.labels)}] or [N, {len(task.labels)}], got {list(array.shape)}"
+        )
+    return array
+
+
+def label_order(task: Task, probabilities: Mapping[str, Any]) -> list[Any]:
+    """One post's probabilities of a multiclass or multilabel ``task``, a mapping of label to probability (a ``score``
+    row's value), in the task's label order.
+
+    Raises:
+        ValueError: Naming the task and the labels the mapping lacks.
+    """
+    missing = [label for label in task.labels if label not in probabilities]
+    if missing:
+        raise ValueError(
+            f"task {task.name!r} ({task.type}): the probabilities lack label(s) {', '.join(map(repr, missing))}; "
+            f"give one per label: {', '.join(task.labels)}"
+        )
+    return [probabilities[label] for label in task.labels]
+
+
 def score_rows(
     ids: Sequence[str], tasks: Sequence[Task], probabilities: Mapping[str, np.ndarray]
 ) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ from faim.data.elements import PostError, posts_to_read, readable_posts
 from faim.data.post import MAP_LABELS, SOURCE, Post, length_batches
 from faim.data.preflight import refuse_unevaluable
 from faim.data.targets import TaskSpec
-from faim.decisions import decide, score_rows, task_spec
+from faim.decisions import decide, decision_probabilities, score_rows, task_spec
 from faim.explain.attribute import Explanation, explain_post, unread_elements
 from faim.inference import Predictions, predict
 from faim.model import WholePostModel, evaluating
@@ -254,6 +254,10 @@ class Detector:
     def decisions(self, task: str, probabilities: np.ndarray, pooled: bool = False) -> np.ndarray:
         """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel.
 
+        ``probabilities``: an array (``[N]`` for a binary task, ``[N, C]`` in the task's label order otherwise) or
+        the values ``score`` rows give the task (``decision_probabilities``); a multiclass or multilabel task's of
+        another width is refused with a ``ValueError`` naming the task and its labels.
+
         ``pooled``: the probabilities come from ``score(..., pool_by_image=True)``; the pooled threshold applies.
         """
         spec = task_spec(self.tasks, task, self.source)
@@ -262,7 +266,7 @@ class Detector:
             if pooled and self.pooled is None:
                 raise ValueError(f"{self.source}: no pooled calibration (the detector does not pool by picture)")
             threshold = (self.pooled if pooled else self.calibration).thresholds[task]
-        return decide(spec.type, probabilities, threshold)
+        return decide(spec.type, decision_probabilities(spec, probabilities), threshold)
 
     def check_pooling(self) -> None:
         """Raise ``ValueError`` unless this detector can score posts pooled by picture (``pool_by_image`` and a

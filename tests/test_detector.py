@@ -70,6 +70,22 @@ def test_no_posts_give_no_rows_and_an_unknown_task_is_named_with_the_models_task
 
 
 @pytest.mark.parametrize("served", [False, True])
+def test_decisions_read_the_values_score_rows_give_and_refuse_probabilities_of_another_width(
+    served: bool, exported: tuple[Path, Path]
+) -> None:
+    scorer = faim.runtime.load(exported[1]) if served else Detector.load(exported[0])
+    rows = scorer.score([{"id": "a", "text": "one post"}, {"id": "b", "text": "another"}])
+    for task, labels in (("topic", ("a", "b", "c")), ("flags", ("spam", "abuse"))):
+        array = np.array([[row[task][label] for label in labels] for row in rows])
+        assert np.array_equal(scorer.decisions(task, [row[task] for row in rows]), scorer.decisions(task, array))
+        assert np.array_equal(scorer.decisions(task, rows[1][task]), scorer.decisions(task, array[1]))
+    with pytest.raises(ValueError, match=r"task 'topic' \(multiclass\) has 3 labels \(a, b, c\): .*got \[2, 2\]"):
+        scorer.decisions("topic", np.array([[0.3, 0.7], [0.6, 0.4]]))
+    with pytest.raises(ValueError, match="task 'flags' .* lack label\\(s\\) 'abuse'"):
+        scorer.decisions("flags", [{"spam": 0.9}])
+
+
+@pytest.mark.parametrize("served", [False, True])
 @pytest.mark.parametrize("empty", [{"id": "b"}, {"id": "b", "text": "   ", "comments": [""]}])
 def test_a_post_holding_nothing_the_model_reads_is_refused_naming_it(
     served: bool, empty: dict, exported: tuple[Path, Path]

@@ -13,7 +13,7 @@ import onnxruntime
 
 from faim.data.elements import PostError, checked_elements, posts_to_read, read_each, readable_posts
 from faim.data.post import Post, length_batches
-from faim.decisions import decide, score_rows, task_spec
+from faim.decisions import decide, decision_probabilities, score_rows, task_spec
 from faim.file_digests import file_finder
 from faim.preprocess.pixels import is_number
 from faim.runtime.bundle import (
@@ -287,7 +287,7 @@ class ExportedModel:
         """Thresholded decisions for a task, as ``Detector.decisions``: 0/1 for binary, argmax for multiclass,
         per-label 0.5 for multilabel."""
         spec = task_spec(self.tasks, task, self.source)
-        return decide(spec.type, probabilities, spec.threshold)
+        return decide(spec.type, decision_probabilities(spec, probabilities), spec.threshold)
 
 
 def checked_manifest(directory: str | Path) -> dict[str, Any]:
