@@ -18,14 +18,20 @@ from faim.notices import FaimWarning
 
 
 def check_folder_path(path: Path) -> None:
-    """Refuse a folder to write into (``path``, made if absent) that is a file or lies inside one.
+    """Refuse a folder to write into (``path``, made if absent) that is a file or lies inside one, or inside a link to
+    nothing, through which making it would make the folders the link names.
 
     Raises:
-        NotADirectoryError: Naming the file, and ``path`` where that lies inside it.
+        NotADirectoryError: Naming the file or the link, and ``path`` where that lies inside a file.
     """
     for folder in (path, *path.parents):
         if folder.is_dir():
             return
+        if folder.is_symlink() and not folder.exists():
+            raise NotADirectoryError(
+                f"{folder}: is a link to {os.readlink(folder)}, which is not there (a volume not mounted?); name a "
+                "folder to write into"
+            )
         if folder.exists():
             inside = "" if folder == path else f" (it would hold {path})"
             raise NotADirectoryError(f"{folder}: is a file, not a folder{inside}; name a folder to write into")
@@ -204,7 +210,9 @@ def umask_permissions(path: Path) -> None:
 def check_replaceable(target: Path, manifest: str) -> None:
     """Refuse a ``target`` that ``replace_folder`` must not remove: anything there but an empty folder or a folder
     holding ``manifest`` (the file faim writes last into what it writes), so that a mistyped output path never
-    deletes a user's files.
+    deletes a user's files. What is checked is the folder ``replace_folder`` removes (``named_folder``): a target
+    spelt through a folder that is not there and ``..`` (``docs/typo/..``) is the folder holding it (``docs``),
+    named beside the target in the refusal.
 
     Raises:
         NotADirectoryError: When ``target`` is a file or lies inside one (``check_folder_path``).
@@ -212,22 +220,24 @@ def check_replaceable(target: Path, manifest: str) -> None:
             a folder holding it (``.``, ``..``), which replacing would remove from under the process.
     """
     check_folder_path(target)
-    if not target.exists() and not target.is_symlink():
+    folder = named_folder(target)  # what replace_folder removes: missing/.. is the folder holding missing
+    named = f"{target}" if Path(target).absolute() == folder else f"{target} ({folder})"
+    if not folder.exists() and not folder.is_symlink():
         return
-    if target.is_symlink():
+    if folder.is_symlink():
         raise FileExistsError(
-            f"{target}: is a link, which faim does not replace (nor what it points to); nothing was written or "
+            f"{named}: is a link, which faim does not replace (nor what it points to); nothing was written or "
             "removed, name the folder itself or a new directory"
         )
-    if holds_working_directory(target):
+    if holds_working_directory(folder):
         raise FileExistsError(
-            f"{target}: is the working directory or holds it, which replacing it would remove from under this "
+            f"{named}: is the working directory or holds it, which replacing it would remove from under this "
             "process; nothing was written or removed, run from outside it or name another directory"
         )
-    if target.is_dir() and ((target / manifest).is_file() or not any(target.iterdir())):
+    if folder.is_dir() and ((folder / manifest).is_file() or not any(folder.iterdir())):
         return
     raise FileExistsError(
-        f"{target}: exists and is not one faim wrote (no {manifest} in it); nothing was written or removed, "
+        f"{named}: exists and is not one faim wrote (no {manifest} in it); nothing was written or removed, "
         "name a new or empty directory"
     )
 

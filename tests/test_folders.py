@@ -4,6 +4,7 @@ would, and a file its writer made for its owner alone is given what open would."
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -114,6 +115,27 @@ def test_a_folder_named_through_a_link_and_dot_dot_is_the_one_checked_and_replac
         (staging / MANIFEST).write_text("new", encoding="utf-8")
     assert (exports / MANIFEST).read_text(encoding="utf-8") == "new"
     assert sorted(path.name for path in project.iterdir()) == ["latest", "train.py"]  # the one spelt before ..
+
+
+def test_a_folder_spelt_through_one_not_there_and_dot_dot_is_checked_as_the_folder_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "thesis.tex").write_text("years of work", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileExistsError, match=rf"^docs/typo/\.\. \({re.escape(str(docs))}\): exists and is not one"):
+        check_replaceable(Path("docs/typo/.."), MANIFEST)
+    with pytest.raises(FileExistsError, match="is the working directory or holds it"):
+        check_replaceable(Path("missing/.."), MANIFEST)
+    assert (docs / "thesis.tex").read_text(encoding="utf-8") == "years of work"
+
+
+def test_a_folder_inside_a_link_to_nothing_is_refused_and_nothing_is_made(tmp_path: Path) -> None:
+    (tmp_path / "models").symlink_to(tmp_path / "unmounted" / "volume")
+    with pytest.raises(NotADirectoryError, match=r"models: is a link to .*volume, which is not there"):
+        check_replaceable(tmp_path / "models" / "m1", MANIFEST)
+    assert not (tmp_path / "unmounted").exists()
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002])
