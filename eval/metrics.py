@@ -208,7 +208,7 @@ def multilabel_metrics(
         }
         for name, value in values.items():
             columns[name].append(value)
-            per_label[f"{name}/{label}"] = value
+        per_label |= {f"auroc/{label}": values["auroc"], f"average_precision/{label}": values["average_precision"]}
         per_label[f"f1/{label}"] = _reported_f1(*counts)
         per_label[f"n/{label}"] = int(yj.size)
     metrics: dict[str, float] = {f"macro_{name}": _nanmean(values) for name, values in columns.items()}

@@ -69,6 +69,8 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as error:
         raise ValueError(f"task {task.name!r} ({task.type}): expected probabilities as numbers: {error}") from None
+    if task.type != "binary" and array.size == 0 and array.ndim == 1:  # the rows of no post, as score([]) gives
+        array = array.reshape(0, len(task.labels))
     if task.type != "binary" and (array.ndim not in (1, 2) or array.shape[-1] != len(task.labels)):
         raise ValueError(
             f"task {task.name!r} ({task.type}) has {len(task.labels)} labels ({', '.join(task.labels)}): expected "

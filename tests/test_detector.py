@@ -79,6 +79,7 @@ def test_decisions_read_the_values_score_rows_give_and_refuse_probabilities_of_a
         array = np.array([[row[task][label] for label in labels] for row in rows])
         assert np.array_equal(scorer.decisions(task, [row[task] for row in rows]), scorer.decisions(task, array))
         assert np.array_equal(scorer.decisions(task, rows[1][task]), scorer.decisions(task, array[1]))
+        assert scorer.decisions(task, [row[task] for row in scorer.score([])]).shape[0] == 0  # the rows of no post
     with pytest.raises(ValueError, match=r"task 'topic' \(multiclass\) has 3 labels \(a, b, c\): .*got \[2, 2\]"):
         scorer.decisions("topic", np.array([[0.3, 0.7], [0.6, 0.4]]))
     with pytest.raises(ValueError, match="task 'flags' .* lack label\\(s\\) 'abuse'"):

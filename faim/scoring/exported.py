@@ -169,8 +169,8 @@ def check_own_export(export_dir: Path, model: Path) -> None:
         checked_manifest(export_dir)
     except ExportError as error:
         raise ExportError(
-            f"{error} (the export of {model} this run made: remove {export_dir} and run again to export it anew; the "
-            "parts scored are kept)"
+            f"{error} (the export of {model} a run made in this folder: remove {export_dir} and run again to export "
+            "it anew; the parts scored are kept)"
         ) from None
 
 
