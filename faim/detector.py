@@ -251,7 +251,7 @@ class Detector:
                 for post in tqdm(items, desc="explaining", unit="post", disable=not progress)
             ]
 
-    def decisions(self, task: str, probabilities: np.ndarray, pooled: bool = False) -> np.ndarray:
+    def decisions(self, task: str, probabilities: Any, pooled: bool = False) -> np.ndarray:
         """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel.
 
         ``probabilities``: an array (``[N]`` for a binary task, ``[N, C]`` in the task's label order otherwise) or

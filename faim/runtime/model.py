@@ -283,9 +283,10 @@ class ExportedModel:
         _, outputs = self.predict(posts, batch_size)
         return outputs[EMBEDDING]
 
-    def decisions(self, task: str, probabilities: np.ndarray) -> np.ndarray:
+    def decisions(self, task: str, probabilities: Any) -> np.ndarray:
         """Thresholded decisions for a task, as ``Detector.decisions``: 0/1 for binary, argmax for multiclass,
-        per-label 0.5 for multilabel."""
+        per-label 0.5 for multilabel, of an array or the values ``score`` rows give the task
+        (``faim.decisions.decision_probabilities``)."""
         spec = task_spec(self.tasks, task, self.source)
         return decide(spec.type, decision_probabilities(spec, probabilities), spec.threshold)
 
