@@ -116,8 +116,19 @@ def fit_seconds_before(timer: Timer) -> float:
 
 
 # Absent-element vectors and per-kind layers get no gradient in batches where every post has (or
-# lacks) that kind, so DDP must look for unused parameters.
-STRATEGY_ALIASES = {"ddp": "ddp_find_unused_parameters_true"}
+# lacks) that kind, so DDP must look for unused parameters: each of Lightning's DDP strategies is trained as its
+# variant that does.
+DDP_STRATEGIES = ("ddp", "ddp_spawn", "ddp_fork", "ddp_notebook")
+
+
+def lightning_strategy(strategy: str, devices: int) -> str:
+    """The Lightning strategy a recipe's ``train.strategy`` trains with on ``devices``: a DDP strategy as its variant
+    that looks for unused parameters, and ``"auto"`` on more than one device as the DDP strategy Lightning would pick
+    for it (``ddp_fork`` in an interactive session, where a script cannot be launched again, else ``ddp``), so
+    looking for them too; any other as it is."""
+    if strategy == "auto" and devices > 1:
+        strategy = "ddp_fork" if hasattr(sys, "ps1") or sys.flags.interactive else "ddp"
+    return f"{strategy}_find_unused_parameters_true" if strategy in DDP_STRATEGIES else strategy
 
 
 def make_trainer(
@@ -144,7 +155,7 @@ def make_trainer(
             max_epochs=cfg.max_epochs,
             accelerator=cfg.accelerator,
             devices=cfg.devices,
-            strategy=STRATEGY_ALIASES.get(cfg.strategy, cfg.strategy),
+            strategy=lightning_strategy(cfg.strategy, cfg.devices),
             precision=cfg.precision,
             callbacks=[
                 timer,

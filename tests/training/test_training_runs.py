@@ -37,7 +37,7 @@ from faim.notices import FaimWarning
 from faim.recipe import RecipeError, as_recipe
 from faim.training.cache import cached_embeddings
 from faim.training.loaders import CachedCollator
-from faim.training.run import RECORD, check_learnable, recipe_loader
+from faim.training.run import RECORD, check_learnable, make_trainer, recipe_loader
 
 
 def frozen(recipe: dict) -> dict:
@@ -528,6 +528,17 @@ def test_ddp_on_two_cpu_processes(demo_data, tmp_path: Path) -> None:
     checkpoint = torch.load(tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt", weights_only=True)
     assert checkpoint["global_step"] == 7  # 400 posts / (2 processes x 32) per epoch, rounded up
     assert (tmp_path / "run" / "model" / "faim.json").is_file()
+
+
+@pytest.mark.parametrize("strategy", ["auto", "ddp", "ddp_spawn"])
+def test_every_data_parallel_run_looks_for_parameters_a_batch_leaves_unused(
+    demo_data, tmp_path: Path, strategy: str
+) -> None:
+    """A batch where no post has a picture leaves the image layers without a gradient, which DDP stops at unless it
+    looks for unused parameters: on two devices, the default strategy is data-parallel too."""
+    recipe = as_recipe(tiny_recipe(demo_data, tmp_path / "run", strategy=strategy, devices=2))
+    trainer, _, _ = make_trainer(recipe, tmp_path / "run", 0, tmp_path / "run" / "checkpoints" / "version_0")
+    assert trainer.strategy._ddp_kwargs.get("find_unused_parameters") is True
 
 
 def test_balanced_sources_are_drawn_alike_and_set_the_threshold_of_the_saved_model(demo_data, tmp_path: Path) -> None:
