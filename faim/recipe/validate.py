@@ -363,6 +363,21 @@ def check_shift_with_temperature(source: str, eval_section: EvalConfig) -> None:
         )
 
 
+def check_monitor_mode(source: str, train: TrainConfig) -> None:
+    """``train.mode`` keeps the epoch where ``train.monitor`` is best, the lowest loss or the highest score, not the
+    worst (as a recipe monitoring AUROC with ``mode: max`` would, set to monitor ``val/loss``); training checks this
+    before any work, and reading a recipe does not, as a model saved before this check may hold such a recipe."""
+    best = "min" if train.monitor.endswith("/loss") else "max"
+    if train.mode != best:
+        kept = "highest" if best == "min" else "lowest"
+        raise RecipeError(
+            source,
+            "train.mode",
+            f"{train.mode!r} keeps the epoch of the {kept} {train.monitor} (train.monitor), the worst; set "
+            f"train.mode to {best}",
+        )
+
+
 def check_shift_level(source: str, level: Any) -> None:
     """``eval.logit_shift_level`` is ``None`` or a significance level in (0, 1)."""
     if level is not None and not 0 < level < 1:

@@ -40,7 +40,7 @@ from faim.notices import FaimWarning
 from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
-from faim.recipe.validate import check_shift_with_temperature, check_source_tasks
+from faim.recipe.validate import check_monitor_mode, check_shift_with_temperature, check_source_tasks
 from faim.training.augment import HiddenAugmentationError, PostAugmenter, refuse_hidden_augmentation
 from faim.training.cache import encoding_in_isolation
 from faim.training.loaders import make_loader, posts_encoded, sources_balanced
@@ -406,7 +406,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     ``resume_hint`` resumes it (``faim train`` gives its own command line, with ``--resume``).
 
     Raises:
-        RecipeError: When the recipe has no ``data:`` section; before reading data, when Lightning cannot train
+        RecipeError: When the recipe has no ``data:`` section, or its ``train.mode`` would keep the epoch where
+            ``train.monitor`` is worst (``check_monitor_mode``); before reading data, when Lightning cannot train
             with the recipe's ``train.accelerator``, ``devices``, ``strategy`` or ``precision`` on this machine, or
             the data source's constructor refuses an argument; before reading posts, when the data has no train or
             validation split or none of the name ``eval.split`` gives (naming the key and the splits it has), when a
@@ -435,6 +436,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     check_replaceable(output_dir / "model", MANIFEST)
     check_source_tasks(recipe.source, data, recipe.model["heads"])
     check_shift_with_temperature(recipe.source, recipe.eval)
+    check_monitor_mode(recipe.source, cfg)
     resume_from = latest_checkpoint(output_dir) if resume else None
     version = next_version(output_dir)
     checkpoint_dir = resume_from.parent if resume_from else output_dir / "checkpoints" / f"version_{version}"

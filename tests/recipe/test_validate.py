@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import typing
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ import faim
 from faim import registry
 from faim.assembly import build_source
 from faim.recipe import Recipe, RecipeError, as_recipe
-from faim.recipe.validate import annotation_text
+from faim.recipe.validate import annotation_text, check_monitor_mode
 from faim.tasks import BinaryHead
 
 
@@ -518,3 +519,31 @@ def test_a_saved_models_recipe_is_warned_of_an_argument_that_fits_not_its_annota
     recipe["eval"]["batch_size"] = "64"  # a setting, not what a model was built with
     with registry.rebuilding_saved("saved"), pytest.raises(RecipeError, match="eval.batch_size: expected int"):
         Recipe.load(write_recipe(recipe))
+
+
+@pytest.mark.parametrize(
+    ("monitor", "mode", "refusal"),
+    [
+        (
+            "val/loss",
+            "max",
+            "'max' keeps the epoch of the highest val/loss (train.monitor), the worst; set train.mode to",
+        ),
+        ("train/loss", "max", "set train.mode to min"),
+        ("val/harmful/auroc", "min", "'min' keeps the epoch of the lowest val/harmful/auroc"),
+        ("val/harmful/macro_f1", "min", "set train.mode to max"),
+        ("val/loss", "min", None),
+        ("val/harmful/auroc", "max", None),
+    ],
+)
+def test_a_mode_keeping_the_worst_epoch_is_refused_for_training_yet_read(
+    tmp_path: Path, monitor: str, mode: str, refusal: str | None
+) -> None:
+    recipe = tiny_recipe({"train": tmp_path / "t.jsonl", "validation": tmp_path / "v.jsonl"}, tmp_path, mode=mode)
+    recipe["train"]["monitor"] = monitor
+    train = as_recipe(recipe).train  # a saved model's recipe may hold it: read as written
+    if refusal is None:
+        check_monitor_mode("r.yaml", train)
+        return
+    with pytest.raises(RecipeError, match=re.escape("r.yaml: train.mode: ") + ".*" + re.escape(refusal)):
+        check_monitor_mode("r.yaml", train)

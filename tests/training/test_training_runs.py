@@ -294,12 +294,22 @@ def test_resume_continues_from_the_last_checkpoint(demo_data, tmp_path: Path) ->
 
 
 def test_the_last_checkpoint_holds_the_last_epoch_when_an_earlier_one_was_best(demo_data, tmp_path: Path) -> None:
-    # validation loss falls after the first epoch, so with mode "max" the first epoch stays the best
-    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=3, patience=10, monitor="val/loss", mode="max")
+    # at a learning rate far too high, validation loss rises after the first epoch, so the first stays the best
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=3, patience=10, lr=0.5)
     result = train(recipe)
     assert Path(result.best_checkpoint).name.startswith("epoch=0-")
     last = torch.load(tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt", weights_only=True)
     assert last["epoch"] == 2
+
+
+@pytest.mark.parametrize(("monitor", "mode"), [("val/loss", "max"), ("val/harmful/auroc", "min")])
+def test_a_mode_keeping_the_worst_epoch_of_the_monitored_figure_is_refused_before_training(
+    demo_data, tmp_path: Path, monitor: str, mode: str
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", monitor=monitor, mode=mode)
+    with pytest.raises(RecipeError, match=rf"train.mode: '{mode}' keeps the epoch of the \w+ {monitor} .*the worst"):
+        train(recipe)
+    assert not (tmp_path / "run").exists()
 
 
 def model_weights(result) -> dict[str, torch.Tensor]:
