@@ -229,6 +229,41 @@ def warn_uncalibrated(tasks: list[TaskSpec], posts: list[Post], name: str) -> No
             )
 
 
+def undefined_auroc(task: TaskSpec, posts: list[Post]) -> str | None:
+    """Why ``task``'s AUROC over ``posts`` (its labelled ones) is undefined, as training logs it: a class of a binary
+    or multiclass task no post is of, or a label of a multilabel task every post or none carries; ``None`` where it
+    is defined."""
+    targets = [task.target(post.labels[task.name]) for post in posts if post.labels.get(task.name) is not None]
+    if task.type == "multilabel":
+        for index, label in enumerate(task.labels):
+            held = {target[index] for target in targets}
+            if len(held) < 2:
+                return f"{'every' if held == {1.0} else 'no'} labelled post carries label {label!r}"
+        return None
+    present = {int(target) for target in targets}
+    missing = [label for index, label in enumerate(task.labels) if index not in present]
+    return f"no labelled post is of class {missing[0]!r}" if missing else None
+
+
+def check_monitor_defined(recipe: Recipe, tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
+    """Refuse a ``train.monitor`` of a task's AUROC (``val/TASK/auroc``) that is undefined on the validation split
+    (``name``, its ``posts``): logged NaN, it would end training after its first epoch (early stopping stops at a
+    figure that is not finite) and keep that epoch, without a word.
+
+    Raises:
+        RecipeError: Naming ``train.monitor``, the split, why the figure is undefined and what to monitor instead.
+    """
+    for task in tasks:
+        if recipe.train.monitor == f"val/{task.name}/auroc" and (why := undefined_auroc(task, posts)):
+            raise RecipeError(
+                recipe.source,
+                "train.monitor",
+                f"{recipe.train.monitor} is undefined on {name}: {why}, so training would stop after its first "
+                f"epoch; monitor val/loss or val/{task.name}/macro_f1, or give the validation split posts that "
+                "define it",
+            )
+
+
 UNLABELLED_EVAL_SPLIT = (
     "label its posts (the recipe's data.columns maps a column to each task: labels: {TASK: COLUMN}), or set "
     "eval.split to a split whose posts are labelled"
@@ -413,7 +448,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             validation split or none of the name ``eval.split`` gives (naming the key and the splits it has), when a
             model component's constructor refuses an argument (naming the recipe's file, ``Recipe.building``; the
             model is built from the recipe alone, its encoders fitted on the training posts later), or when
-            ``train.augment`` perturbs an input that never reaches a live encoder (``check_augmentation``).
+            ``train.augment`` perturbs an input that never reaches a live encoder (``check_augmentation``); before
+            training, when ``train.monitor`` is an AUROC the validation split leaves undefined
+            (``check_monitor_defined``).
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint; before the model is
             built and any post read, when the file of the training, validation or ``eval.split`` split is not there
             (``check_split``, naming the split and the file).
@@ -464,6 +501,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     refuse_no_posts(val_posts, source.describe("validation"))
     val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"), remedy=UNLABELLED_VALIDATION)
     warn_uncalibrated(task_specs(recipe.model), val_posts, source.describe("validation"))
+    check_monitor_defined(recipe, task_specs(recipe.model), val_posts, source.describe("validation"))
     # read before training, so that a post evaluation would stop at stops nothing done
     eval_posts = (
         val_posts if split == "validation" else evaluated_posts(recipe, eval_posts, eval_split_name(source, split))

@@ -37,7 +37,7 @@ from faim.notices import FaimWarning
 from faim.recipe import RecipeError, as_recipe
 from faim.training.cache import cached_embeddings
 from faim.training.loaders import CachedCollator
-from faim.training.run import RECORD, check_learnable, make_trainer, recipe_loader
+from faim.training.run import RECORD, check_learnable, make_trainer, recipe_loader, undefined_auroc
 
 
 def frozen(recipe: dict) -> dict:
@@ -310,6 +310,41 @@ def test_a_mode_keeping_the_worst_epoch_of_the_monitored_figure_is_refused_befor
     with pytest.raises(RecipeError, match=rf"train.mode: '{mode}' keeps the epoch of the \w+ {monitor} .*the worst"):
         train(recipe)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_monitored_auroc_the_validation_split_leaves_undefined_is_refused_before_training(
+    demo_data, tmp_path: Path
+) -> None:
+    """No validation post is of the third class, so the AUROC is NaN at every epoch: early stopping would end the run
+    after its first."""
+    recipe = tiny_recipe(demo_data, tmp_path / "run", monitor="val/topic/auroc", mode="max")
+    recipe["data"]["columns"]["labels"]["topic"] = "topic"
+    recipe["model"]["heads"]["topic"] = {"type": "multiclass", "labels": ["weather", "group", "other"]}
+    with pytest.raises(
+        RecipeError,
+        match=r"train.monitor: val/topic/auroc is undefined on .*validation.jsonl: no "
+        r"labelled post is of class 'other', so training would stop after its first epoch",
+    ):
+        train(recipe)
+    assert not (tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt").exists()
+
+
+@pytest.mark.parametrize(
+    ("task", "labels", "why"),
+    [
+        (TaskSpec("t", "binary", ("no", "yes")), ["no", "no", None], "no labelled post is of class 'yes'"),
+        (TaskSpec("t", "binary", ("no", "yes")), ["no", "yes"], None),
+        (TaskSpec("t", "multiclass", ("a", "b", "c")), ["a", "b", "b"], "no labelled post is of class 'c'"),
+        (TaskSpec("t", "multilabel", ("a", "b")), [["a"], ["a", "b"]], "every labelled post carries label 'a'"),
+        (TaskSpec("t", "multilabel", ("a", "b")), [["a"], []], "no labelled post carries label 'b'"),
+        (TaskSpec("t", "multilabel", ("a", "b")), [["a"], ["b"]], None),
+    ],
+)  # fmt: skip
+def test_an_auroc_is_undefined_where_a_class_or_label_never_or_always_holds(
+    task: TaskSpec, labels: list, why: str | None
+) -> None:
+    posts = [Post(id=str(i), text="x", labels={"t": label}) for i, label in enumerate(labels)]
+    assert undefined_auroc(task, posts) == why
 
 
 def model_weights(result) -> dict[str, torch.Tensor]:
