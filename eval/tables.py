@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,14 +38,21 @@ def format_ece_range(metrics: Mapping[str, Any]) -> str:
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A GitHub-flavoured Markdown table; the first column is left-aligned, the others right-aligned.
 
-    Cells are escaped so that a ``|`` inside a label does not split a column.
+    Cells are escaped (``markdown_cell``) so that a label reads as written: a ``|`` or a line break inside it
+    does not split a column or a row, and one that looks like HTML (``<script>``) is shown, not run.
     """
 
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+        return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
 
     rule = "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"
     return "\n".join([line(header), rule, *(line(row) for row in rows)])
+
+
+def markdown_cell(cell: str) -> str:
+    """``cell`` as a Markdown table cell shows it: ``&``, ``<`` and ``>`` as HTML entities, ``|`` escaped, and each line
+    break (which would end the table's row) as a space."""
+    return re.sub(r"\r\n|[\r\n]", " ", html.escape(cell, quote=False)).replace("|", "\\|")
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

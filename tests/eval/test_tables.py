@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from faim.eval.tables import model_cell, model_name, with_change
+from faim.eval.tables import markdown_table, model_cell, model_name, with_change
 
 
 def test_a_recipe_is_named_as_code_a_baseline_in_words_and_a_row_without_a_kind_is_a_recipes() -> None:
@@ -20,3 +20,12 @@ def test_a_row_kept_from_an_earlier_run_says_which_and_a_new_one_says_nothing() 
 def test_a_change_follows_its_cell_signed_only_where_it_is_a_number() -> None:
     assert with_change("0.7000", -0.2) == "0.7000 (-0.2000)" and with_change("0.9000", 0.05) == "0.9000 (+0.0500)"
     assert with_change("n/a", float("nan")) == "n/a" and with_change("0.7000", None) == "0.7000"
+
+
+def test_a_markdown_cell_holding_a_line_break_or_html_keeps_its_row_and_shows_its_text() -> None:
+    table = markdown_table(["slice", "n"], [["line\nbreak", "2"], ["<script>alert(1)</script>", "3"], ["a|b & c", "1"]])
+    lines = table.splitlines()
+    assert len(lines) == 5  # header, rule and one line per row
+    assert lines[2] == "| line break | 2 |"
+    assert lines[3] == "| &lt;script&gt;alert(1)&lt;/script&gt; | 3 |"
+    assert lines[4] == "| a\\|b &amp; c | 1 |"
