@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from faim.eval.label_conflicts import decision_conflicts_note
+from faim.eval.slices import MIN_SIZE
 from faim.eval.tables import format_ece_range, format_value, markdown_table, text_table, with_change
 
 TaskType = Literal["binary", "multiclass", "multilabel"]
@@ -54,6 +55,10 @@ HEADLINE: dict[str, tuple[str, ...]] = {
     "multilabel": ("macro_auroc", "macro_average_precision", "macro_f1", "n"),
 }
 """Metrics shown in the console table, the slices table and the ablation table, per task type."""
+
+UNMEASURED = "—"
+"""A slices table's cell for a figure not measured on a slice too small for it to be more than noise (``n/a`` is
+one nothing measures)."""
 
 
 class _TaskRequired(TypedDict):
@@ -166,12 +171,26 @@ def _markdown(results: Results, out_dir: Path) -> str:
 
 
 def _slice_table(slices: Mapping[str, Mapping[str, float]], headline: list[str], column: str) -> str:
-    """One row per slice: its size and the headline metrics it reports."""
+    """One row per slice: its size and the headline metrics it reports; a slice too small to be measured (its size
+    alone, ``faim.eval.slices.slice_metrics``) reads ``UNMEASURED`` in each, which a note under the table says."""
     columns = [c for c in headline if any(c in m for m in slices.values())]
-    rows = [
-        [value, format_value(m.get("n")), *(format_value(m.get(c)) for c in columns)] for value, m in slices.items()
-    ]
-    return markdown_table([column, "n", *columns], rows)
+    rows = [[value, format_value(m.get("n")), *(_slice_cell(m, c) for c in columns)] for value, m in slices.items()]
+    table = markdown_table([column, "n", *columns], rows)
+    if any(_unmeasured(m) for m in slices.values()):
+        table += (
+            f"\n\n{UNMEASURED}: not measured, on a slice of fewer than {MIN_SIZE} posts (its figures would be noise)"
+        )
+    return table
+
+
+def _slice_cell(metrics: Mapping[str, float], metric: str) -> str:
+    """A slice's ``metric`` as a table cell: ``UNMEASURED`` on a slice too small to be measured, else its value."""
+    return UNMEASURED if _unmeasured(metrics) else format_value(metrics.get(metric))
+
+
+def _unmeasured(metrics: Mapping[str, float]) -> bool:
+    """Whether a slice reports its size alone: too small for ``slice_metrics`` to measure it."""
+    return set(metrics) <= {"n"}
 
 
 def _ablation_table(full: Mapping[str, float], ablations: Mapping[str, Mapping[str, float]], columns: list[str]) -> str:

@@ -8,13 +8,16 @@ import numpy as np
 
 MetricFn = Callable[[np.ndarray, np.ndarray], Mapping[str, float]]
 
+MIN_SIZE = 30
+"""Smallest slice whose metrics ``slice_metrics`` computes by default: a smaller one reports its size alone."""
+
 
 def slice_metrics(
     y_true: np.ndarray,
     prob: np.ndarray,
     slices: np.ndarray,
     metric_fn: MetricFn,
-    min_size: int = 30,
+    min_size: int = MIN_SIZE,
 ) -> dict[str, dict[str, float]]:
     """Apply ``metric_fn`` to each slice of the sample.
 

@@ -109,3 +109,17 @@ def test_invalid_results_raise(tmp_path: Path) -> None:
     bad: Results = {"model": "m", "data": "d", "split": "s", "tasks": {"t": task}}  # type: ignore[dict-item]
     with pytest.raises(ValueError, match="regression"):
         format_table(bad)
+
+
+def test_a_slice_too_small_to_measure_reads_unmeasured_not_na_with_a_note_and_a_measured_ones_na_stays(
+    tmp_path: Path,
+) -> None:
+    results = _results(tmp_path)
+    y, prob = np.array([0, 0, 0]), np.array([0.1, 0.2, 0.3])
+    results["tasks"]["hate"]["slices"] = {"one class": binary_metrics(y, prob, threshold=0.5), "small": {"n": 20}}
+    md = write_report(results, tmp_path / "report")["markdown"].read_text()
+    small = next(line for line in md.splitlines() if line.startswith("| small |"))
+    assert small == "| small | 20 | — | — | — | — | — |"
+    assert "—: not measured, on a slice of fewer than 30 posts" in md
+    one_class = next(line for line in md.splitlines() if line.startswith("| one class |"))
+    assert one_class.startswith("| one class | 3 | n/a | n/a |")
