@@ -67,10 +67,11 @@ def perturbed_reports(
 ) -> dict[str, dict[str, Any]]:
     """Perturbation name → evaluation report of ``posts`` under it (``faim.perturb.PERTURBATIONS``), for every
     perturbation of a modality one of the model's encoders reads; each report (without the modality ablations)
-    is written to ``out_dir/robustness/<name>``, without the words the model and the labels read the opposite way
-    (a perturbation changes the words themselves). With ``eval.languages``, each post is given the language it is
-    written in before it is perturbed, so its perturbed forms are counted under that language (swapped letters or
-    digits would read as another). ``log`` is told each perturbation as it starts.
+    is written to ``out_dir/robustness/<name>``, naming its data ``"<data_name>, perturbed by <name>"``, without the
+    words the model and the labels read the opposite way (a perturbation changes the words themselves). With
+    ``eval.languages``, each post is given the language it is written in before it is perturbed, so its perturbed
+    forms are counted under that language (swapped letters or digits would read as another). ``log`` is told each
+    perturbation as it starts.
 
     The posts are refused once, before any is perturbed, where their evaluation could not finish
     (``Detector.refuse_unevaluable``): a perturbation keeps their ids and labels, a text that is text stays text, and
@@ -88,9 +89,8 @@ def perturbed_reports(
             log(f"evaluating under {name}")
         out = Path(out_dir) / "robustness" / name
         perturbed = perturb_posts(posts, name)
-        reports[name] = evaluate(
-            detector, perturbed, out, data_name, config, ablations=False, words=False, checked=True
-        )
+        data = f"{data_name}, perturbed by {name}"
+        reports[name] = evaluate(detector, perturbed, out, data, config, ablations=False, words=False, checked=True)
     return reports
 
 

@@ -124,3 +124,15 @@ def test_the_posts_are_checked_once_for_every_perturbation_and_still_refused(dem
     with pytest.raises(ValueError, match="no post carries a label"):
         perturbed_reports(detector, unlabelled, tmp_path / "unlabelled", "dev")
     assert not (tmp_path / "unlabelled").exists()
+
+
+def test_each_perturbed_report_names_its_perturbation_beside_its_data(demo_data, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"] |= {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    detector = faim.build(recipe)
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))[:20]
+    for name, report in perturbed_reports(detector, posts, tmp_path / "eval", "dev.jsonl").items():
+        assert report["data"] == f"dev.jsonl, perturbed by {name}"
+        markdown = (tmp_path / "eval" / "robustness" / name / "metrics.md").read_text(encoding="utf-8")
+        assert f"- data: `dev.jsonl, perturbed by {name}`" in markdown
