@@ -259,10 +259,10 @@ def evaluate(
     checked: bool = False,
 ) -> dict[str, Any]:
     """Evaluate on a list of labelled posts (see ``evaluate_loader``), with the words each binary task's decisions
-    and its labels read the opposite way unless ``words`` is False; with ``eval.languages``, posts without
-    ``meta.lang`` are given the language they are written in first (``faim.data.language``). ``remedy`` ends the
-    error where no post carries a label: by default how a file's labels are mapped to tasks, which a caller reading
-    posts no mapping reaches (a recipe's split) replaces. With ``checked``, the posts were refused already where
+    and its labels read the opposite way unless ``words`` is False; with ``eval.languages`` (or ``eval.slice: lang``),
+    posts without ``meta.lang`` are given the language they are written in first (``faim.data.language``). ``remedy``
+    ends the error where no post carries a label: by default how a file's labels are mapped to tasks, which a caller
+    reading posts no mapping reaches (a recipe's split) replaces. With ``checked``, the posts were refused already where
     their evaluation could not finish (``Detector.refuse_unevaluable``) and are checked no further: copies of
     checked posts that change only their texts' letters or their pictures' pixels (``faim.perturb.perturb_posts``).
 
@@ -277,7 +277,7 @@ def evaluate(
     if not checked:
         detector.refuse_unevaluable(posts, data_name, remedy)
     config = config or EvalConfig()
-    posts = with_languages(posts) if config.languages else posts
+    posts = with_languages(posts) if config.detects_languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)
     texts = post_texts(posts) if words else None
     return evaluate_loader(detector, loader, out_dir, data_name, config, ablations, texts, checked=True)

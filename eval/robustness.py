@@ -69,9 +69,9 @@ def perturbed_reports(
     perturbation of a modality one of the model's encoders reads; each report (without the modality ablations)
     is written to ``out_dir/robustness/<name>``, naming its data ``"<data_name>, perturbed by <name>"``, without the
     words the model and the labels read the opposite way (a perturbation changes the words themselves). With
-    ``eval.languages``, each post is given the language it is written in before it is perturbed, so its perturbed
-    forms are counted under that language (swapped letters or digits would read as another). ``log`` is told each
-    perturbation as it starts.
+    ``eval.languages`` (or ``eval.slice: lang``), each post is given the language it is written in before it is
+    perturbed, so its perturbed forms are counted under that language (swapped letters or digits would read as
+    another). ``log`` is told each perturbation as it starts.
 
     The posts are refused once, before any is perturbed, where their evaluation could not finish
     (``Detector.refuse_unevaluable``): a perturbation keeps their ids and labels, a text that is text stays text, and
@@ -82,7 +82,7 @@ def perturbed_reports(
     """
     detector.refuse_unevaluable(posts, data_name)
     modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
-    posts = with_languages(posts) if (config or EvalConfig()).languages else posts
+    posts = with_languages(posts) if (config or EvalConfig()).detects_languages else posts
     reports = {}
     for name in perturbations_of(modalities):
         if log is not None:

@@ -75,12 +75,13 @@ def run(args: argparse.Namespace) -> int:
         warn_unheld_kinds(posts, kinds, name, columns=unread)
     else:
         warn_source_split(source, args.split, posts, kinds, SPLIT_KIND)
-    filled = {LANGUAGE} if recipe.eval.languages else set()  # evaluation gives each post its language first
+    config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
+    field = args.slice or config.slice
+    # evaluation gives each post its language first
+    filled = {LANGUAGE} if replace(config, slice=field).detects_languages else set()
     if args.data and filled and not any(LANGUAGE in post.meta for post in posts):
         for note in language_column_notes(args.data, columns):
             warnings.warn(note, FaimWarning, stacklevel=2)
-    config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
-    field = args.slice or config.slice
     if field and (problem := slice_problem(field, posts, filled)):
         how = slice_remedy(field, args.data, columns)
         if args.slice:

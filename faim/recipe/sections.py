@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from faim.data.post import LANGUAGE
 from faim.training.cache_entries import DEFAULT_CACHE_DIR
 
 SECTIONS = ("data", "model", "train", "eval")
@@ -117,7 +118,8 @@ class EvalConfig:
             then adds to each binary task's pooled logit, with a weight fitted by cross-validation over those
             groups (``faim.calibration.crowd``), kept only where a test at the 5 % level finds that it
             carries over to groups not fitted on. ``None``: the crowd's corrections are not read.
-        slice: ``Post.meta`` field whose values define per-slice metrics (``None``: no slices).
+        slice: ``Post.meta`` field whose values define per-slice metrics (``None``: no slices); ``lang`` slices by
+            the language each post is written in where it gives none, as ``languages`` reads it.
         languages: Give each evaluated post without ``meta.lang`` the language it is written in
             (``faim.data.language``) and, when more than one language appears, report every task's metrics per
             language too (``languages`` in its results).
@@ -141,6 +143,12 @@ class EvalConfig:
     languages: bool = True
     ablations: bool = True
     batch_size: int = 64
+
+    @property
+    def detects_languages(self) -> bool:
+        """Whether each evaluated post without ``meta.lang`` is given the language it is written in: for the metrics
+        per language (``languages``) or for slices by language (``slice: lang``)."""
+        return self.languages or self.slice == LANGUAGE
 
 
 DEFAULTED_KEYS = {"train": {f.name for f in fields(TrainConfig)}, "eval": {f.name for f in fields(EvalConfig)}}

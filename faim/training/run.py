@@ -281,8 +281,8 @@ def evaluated_posts(
 ) -> list[Post]:
     """The posts of a recipe's split (``name``, as its source describes it) as evaluation reads them, refused first
     where the evaluation of the model could not finish (``refuse_unevaluable``, ending in ``remedy`` where none
-    carries a label): with ``eval.languages``, each without ``meta.lang`` given the language it is written in
-    (``faim.data.language``).
+    carries a label): with ``eval.languages`` (or ``eval.slice: lang``), each without ``meta.lang`` given the language
+    it is written in (``faim.data.language``).
 
     The model is ``detector`` where given, its own tasks, kinds and ``max_elements`` checked: a saved model's, which
     differ from the recipe's where the recipe was edited since it trained. Without it, the model the recipe builds
@@ -299,7 +299,7 @@ def evaluated_posts(
         refuse_unevaluable(posts, heads, encoders, recipe.train.max_elements, name, remedy)
     else:
         detector.refuse_unevaluable(posts, name, remedy)
-    return with_languages(posts) if recipe.eval.languages else posts
+    return with_languages(posts) if recipe.eval.detects_languages else posts
 
 
 def eval_split_name(source: Any, split: str) -> str:

@@ -198,6 +198,16 @@ def test_a_slice_field_no_post_has_is_warned_of_and_gives_no_slices(demo_data, t
     assert set(sliced["slices"]) == {"red", "None"}
 
 
+def test_a_slice_by_language_detects_each_posts_language_without_the_metrics_per_language(
+    demo_data, tmp_path: Path
+) -> None:
+    detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
+    config = EvalConfig(slice="lang", languages=False, ablations=False)
+    report = evaluate(detector, posts, tmp_path / "eval", "validation", config)["tasks"]["harmful"]
+    assert set(report["slices"]) == {"en"} and "languages" not in report
+    assert not any("lang" in post.meta for post in posts)  # the caller's posts are left as they were
+
+
 def test_ece_ranges_of_a_pooled_evaluation_draw_posts_showing_one_picture_together(demo_data, tmp_path: Path) -> None:
     detector, posts = pooling_detector(demo_data, tmp_path)
     report = evaluate(detector, posts, tmp_path / "eval", "shared pictures")["tasks"]["harmful"]
