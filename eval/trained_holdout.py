@@ -31,6 +31,7 @@ import numpy as np
 from sklearn.metrics import f1_score, roc_auc_score
 from tqdm.auto import tqdm
 
+from faim.assembly import task_specs
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -42,7 +43,7 @@ from faim.inference import predict
 from faim.recipe import Recipe
 from faim.recipe.loader import apply_overrides
 from faim.training.loaders import make_loader
-from faim.training.run import check_correction_groups
+from faim.training.run import check_correction_groups, check_monitor_defined
 
 
 @dataclass(frozen=True)
@@ -192,8 +193,9 @@ def plan_folds(
     Raises:
         ValueError: As ``split_posts`` and ``posts_by_group`` (of the recipe's data and of ``measured``); for a task
             that is not binary or multiclass; when two groups would share a run folder; when leaving a group out
-            leaves the recipe no training or evaluation post, or (with ``eval.crowd_corrections``) training posts of
-            one crowd group only; naming the group.
+            leaves the recipe no training or evaluation post, a validation split on which the task's AUROC
+            ``train.monitor`` names is undefined (``faim.training.run.check_monitor_defined``), or (with
+            ``eval.crowd_corrections``) training posts of one crowd group only; naming the group.
     """
     if task.type not in ("binary", "multiclass"):
         raise ValueError(f"task {task.name!r} is {task.type}; this measures one class per post")
@@ -219,6 +221,12 @@ def plan_folds(
         for split, held in inside.items():
             if all(held):
                 raise ValueError(f"leaving out {group_by} {name!r} leaves {recipe.source} no {split} post")
+        if "validation" in splits:  # the split training validates (and stops early) on, as training checks it
+            kept = [post for post, held in zip(splits["validation"], inside["validation"]) if not held]
+            try:
+                check_monitor_defined(fold, task_specs(fold.model), kept, "the validation split")
+            except ValueError as error:
+                raise ValueError(f"leaving out {group_by} {name!r}: {error}") from None
         if fold.eval.crowd_corrections:
             kept = [post for post, held in zip(splits["train"], inside["train"]) if not held]
             try:

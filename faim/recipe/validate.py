@@ -363,10 +363,12 @@ def check_shift_with_temperature(source: str, eval_section: EvalConfig) -> None:
         )
 
 
-def check_monitor_mode(source: str, train: TrainConfig) -> None:
+def check_monitor_mode(source: str, train: TrainConfig, resume: bool = False) -> None:
     """``train.mode`` keeps the epoch where ``train.monitor`` is best, the lowest loss or the highest score, not the
     worst (as a recipe monitoring AUROC with ``mode: max`` would, set to monitor ``val/loss``); training checks this
-    before any work, and reading a recipe does not, as a model saved before this check may hold such a recipe."""
+    before any work, and reading a recipe does not, as a model saved before this check may hold such a recipe.
+    Resuming (``resume``), the refusal says to train anew: a run begun with such a mode cannot be resumed with
+    another (``train.mode`` is not a setting a resumed run may change)."""
     best = "min" if train.monitor.endswith("/loss") else "max"
     if train.mode != best:
         kept = "highest" if best == "min" else "lowest"
@@ -374,7 +376,7 @@ def check_monitor_mode(source: str, train: TrainConfig) -> None:
             source,
             "train.mode",
             f"{train.mode!r} keeps the epoch of the {kept} {train.monitor} (train.monitor), the worst; set "
-            f"train.mode to {best}",
+            f"train.mode to {best}" + (" and train anew: a run begun with it cannot be resumed" if resume else ""),
         )
 
 

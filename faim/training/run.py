@@ -26,6 +26,7 @@ from torch.utils.data import DataLoader
 from faim.artifact import MANIFEST, read_manifest
 from faim.assembly import task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
+from faim.data.collate import post_targets
 from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
 from faim.data.post import Post, post_name, post_texts, refuse_no_posts
@@ -232,8 +233,12 @@ def warn_uncalibrated(tasks: list[TaskSpec], posts: list[Post], name: str) -> No
 def undefined_auroc(task: TaskSpec, posts: list[Post]) -> str | None:
     """Why ``task``'s AUROC over ``posts`` (its labelled ones) is undefined, as training logs it: a class of a binary
     or multiclass task no post is of, or a label of a multilabel task every post or none carries; ``None`` where it
-    is defined."""
-    targets = [task.target(post.labels[task.name]) for post in posts if post.labels.get(task.name) is not None]
+    is defined.
+
+    Raises:
+        PostError: Naming the post, as loading it would, whose label the task does not know.
+    """
+    targets = [post_targets(post, [task])[task.name] for post in posts if post.labels.get(task.name) is not None]
     if task.type == "multilabel":
         for index, label in enumerate(task.labels):
             held = {target[index] for target in targets}
@@ -473,7 +478,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     check_replaceable(output_dir / "model", MANIFEST)
     check_source_tasks(recipe.source, data, recipe.model["heads"])
     check_shift_with_temperature(recipe.source, recipe.eval)
-    check_monitor_mode(recipe.source, cfg)
+    check_monitor_mode(recipe.source, cfg, resume)
     resume_from = latest_checkpoint(output_dir) if resume else None
     version = next_version(output_dir)
     checkpoint_dir = resume_from.parent if resume_from else output_dir / "checkpoints" / f"version_{version}"

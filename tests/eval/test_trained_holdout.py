@@ -111,6 +111,11 @@ def test_folds_that_cannot_train_are_refused_before_any_does(demo_data, tmp_path
     crowd["eval"] |= {"pool_by_image": 0.99, "crowd_corrections": "topic"}
     with pytest.raises(ValueError, match=r"leaving out topic 'group': eval.crowd_corrections: every training post"):
         plan_folds(as_recipe(crowd), TASK, "topic", tmp_path / "holdout")
+    monitored = text_recipe(tmp_path, ["a", "b"] * 4, ["a", "b"] * 2)  # every benign validation post is of a
+    monitored["train"] |= {"monitor": "val/harmful/auroc", "mode": "max"}
+    undefined = "val/harmful/auroc is undefined on the validation split: no labelled post is of class 'benign'"
+    with pytest.raises(ValueError, match=f"leaving out topic 'a': .*{undefined}"):
+        plan_folds(as_recipe(monitored), TASK, "topic", tmp_path / "holdout")
     twins = as_recipe(text_recipe(tmp_path, ["a b", "a_b"] * 2, ["a b", "a_b"]))
     with pytest.raises(ValueError, match="would share the run folder a_b"):
         plan_folds(twins, TASK, "topic", tmp_path / "holdout")

@@ -547,3 +547,5 @@ def test_a_mode_keeping_the_worst_epoch_is_refused_for_training_yet_read(
         return
     with pytest.raises(RecipeError, match=re.escape("r.yaml: train.mode: ") + ".*" + re.escape(refusal)):
         check_monitor_mode("r.yaml", train)
+    with pytest.raises(RecipeError, match="and train anew: a run begun with it cannot be resumed$"):
+        check_monitor_mode("r.yaml", train, resume=True)

@@ -28,6 +28,7 @@ from faim.assembly import build_source
 from faim.calibration.fit import source_class_weights
 from faim.calibration.thresholds import choose_threshold
 from faim.cli.main import main
+from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.sources import JsonlSource
 from faim.data.targets import TaskSpec
@@ -345,6 +346,12 @@ def test_an_auroc_is_undefined_where_a_class_or_label_never_or_always_holds(
 ) -> None:
     posts = [Post(id=str(i), text="x", labels={"t": label}) for i, label in enumerate(labels)]
     assert undefined_auroc(task, posts) == why
+
+
+def test_a_label_the_task_does_not_know_is_named_with_its_post_as_loading_names_it() -> None:
+    post = Post(id="p7", text="x", labels={"t": "maybe"}, origin="val.jsonl:8")
+    with pytest.raises(PostError, match=r"^val\.jsonl:8 \(post id='p7'\) field 'labels\.t': label 'maybe'"):
+        undefined_auroc(TaskSpec("t", "binary", ("no", "yes")), [post])
 
 
 def model_weights(result) -> dict[str, torch.Tensor]:
