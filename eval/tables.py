@@ -49,10 +49,17 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(header), rule, *(line(row) for row in rows)])
 
 
+CODE_SPAN = re.compile(r"(`[^`]+`)")
+"""A Markdown code span of one backtick each side, kept whole by ``re.split`` (its group)."""
+
+
 def markdown_cell(cell: str) -> str:
-    """``cell`` as a Markdown table cell shows it: ``&``, ``<`` and ``>`` as HTML entities, ``|`` escaped, and each line
-    break (which would end the table's row) as a space."""
-    return re.sub(r"\r\n|[\r\n]", " ", html.escape(cell, quote=False)).replace("|", "\\|")
+    """``cell`` as a Markdown table cell shows it: ``&``, ``<`` and ``>`` as HTML entities outside code spans (inside
+    one, such as a recipe named `` `<dict>` ``, Markdown shows them as written, and an entity as its letters), ``|``
+    escaped, and each line break (which would end the table's row) as a space."""
+    parts = CODE_SPAN.split(re.sub(r"\r\n|[\r\n]", " ", cell))
+    shown = "".join(part if CODE_SPAN.fullmatch(part) else html.escape(part, quote=False) for part in parts)
+    return shown.replace("|", "\\|")
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

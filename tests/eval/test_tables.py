@@ -29,3 +29,5 @@ def test_a_markdown_cell_holding_a_line_break_or_html_keeps_its_row_and_shows_it
     assert lines[2] == "| line break | 2 |"
     assert lines[3] == "| &lt;script&gt;alert(1)&lt;/script&gt; | 3 |"
     assert lines[4] == "| a\\|b &amp; c | 1 |"
+    code = markdown_table(["recipe", "n"], [["`<dict>` & <b>", "1"]]).splitlines()[2]
+    assert code == "| `<dict>` &amp; &lt;b&gt; | 1 |"  # a code span shows <, > and & as written
