@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from faim.data.inputs import RUN_FILE, input_format
 from faim.data.tabular import holds_lines_read_otherwise
-from faim.folders import check_folder_path
+from faim.folders import check_folder_path, named_folder
 from faim.scoring.report import HELD_KEY, Held, ShardReport
 from faim.version import __version__
 
@@ -79,16 +79,19 @@ def run_identity(model: dict[str, Any], files: list[Path], settings: dict[str, A
 
 def check_output_folder(out_dir: Path) -> None:
     """Refuse an output folder holding anything but what scoring writes there (parts, and names starting with ``_``
-    or ``.``, which Parquet readers skip): reading the folder back as one table would read those files too.
+    or ``.``, which Parquet readers skip): reading the folder back as one table would read those files too. The
+    folder checked is the one ``out_dir`` names as it is written into (``faim.folders.named_folder``: ``missing/..``
+    is the folder holding ``missing``).
 
     Raises:
         NotADirectoryError: When ``out_dir`` is a file or lies inside one (``faim.folders.check_folder_path``).
         FileExistsError: Naming the folder and a few of the files.
     """
     check_folder_path(out_dir)
-    if not out_dir.is_dir():
+    folder = named_folder(out_dir)  # the folder written into: missing/.. is the folder holding missing
+    if not folder.is_dir():
         return
-    foreign = sorted(path.name for path in out_dir.iterdir() if not path.name.startswith(("_", ".", "part-")))
+    foreign = sorted(path.name for path in folder.iterdir() if not path.name.startswith(("_", ".", "part-")))
     if foreign:
         raise FileExistsError(
             f"{out_dir}: holds files that are not a scoring run's ({', '.join(foreign[:3])}"

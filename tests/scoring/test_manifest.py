@@ -49,6 +49,15 @@ def test_a_file_named_as_the_output_folder_is_refused_as_a_file(tmp_path: Path) 
     assert single.read_bytes() == b"x"
 
 
+def test_an_output_folder_spelt_through_one_not_there_and_dot_dot_is_checked_as_the_folder_written_into(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "thesis.tex").write_text("years of work", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileExistsError, match=r"^missing/\.\.: holds files that are not a scoring run's \(thesis"):
+        check_output_folder(Path("missing/.."))
+
+
 RUN = {
     "model": {"model.safetensors": "aa"},
     "tasks": [{"name": "harmful", "threshold": 0.5}],
