@@ -79,10 +79,10 @@ class HatefulMemesSource:
             FileNotFoundError: Naming, by its recipe path, the key that picks the file (``CHOSEN_BY``:
                 ``data.validation: hm/dev.jsonl does not exist``, ``data.root`` for ``train.jsonl``) and the file.
         """
-        path = self.location(split)
-        if not path.is_file():
-            where = f"{self.recipe_path}.{CHOSEN_BY[split]}"
-            raise FileNotFoundError(f"{where}: {path} does not exist (resolved to {path.absolute()})")
+        try:
+            check_file(self.location(split))
+        except FileNotFoundError as error:
+            raise FileNotFoundError(f"{self.recipe_path}.{CHOSEN_BY[split]}: {error}") from None
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Posts of a Hateful Memes ``.jsonl`` file; a missing or null ``label`` leaves the post unlabelled, and a
@@ -93,9 +93,7 @@ class HatefulMemesSource:
             ValueError: On invalid JSON, a line without ``img`` or ``text``, or a label other than 0 and 1 (naming
                 file and line).
         """
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
+        path = check_file(Path(path))
         _, rows = jsonl_rows(path, ColumnMap())
         for index, (line, row) in enumerate(rows):
             origin = f"{path}:{line}"
@@ -121,3 +119,14 @@ class HatefulMemesSource:
     def fingerprint(self, split: str) -> str:
         """sha256 of the split's ``.jsonl`` file and the task name (image bytes are not read)."""
         return sha256_files([self.location(split)], extra=json.dumps({"task": self.task}))
+
+
+def check_file(path: Path) -> Path:
+    """``path``, a Hateful Memes ``.jsonl`` file, where it is one.
+
+    Raises:
+        FileNotFoundError: Naming the file as given and as resolved, where it is not there.
+    """
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
+    return path
