@@ -33,7 +33,7 @@ from typing import Any
 
 import fasttext
 
-from faim.data.post import LANGUAGE, Post
+from faim.data.post import LANGUAGE, Post, is_missing
 from faim.encoders.text_normalize import fold_confusables
 from faim.weights import resolve_packaged
 
@@ -78,8 +78,8 @@ def given_code(value: Any) -> str | None:
     """A post's own ``meta.lang`` as languages are compared: in small letters without the spaces around it, as ISO
     639 and BCP 47 codes mean the same in any case (``EN`` is ``en``, the code ``identify`` gives); a region or script
     after the language is kept (``pt-BR`` is ``pt-br``, a language of its own beside ``pt``). ``None`` where the post
-    gives none (no field, or a blank one)."""
-    code = "" if value is None else str(value).strip().lower()
+    gives none (no field, a blank one, or one that is missing as ``is_missing`` says: NaN, as pandas writes a null)."""
+    code = "" if is_missing(value) else str(value).strip().lower()
     return code or None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -67,6 +68,12 @@ def test_a_code_a_post_gives_is_kept_in_small_letters_with_its_region() -> None:
     given = [{"lang": "ES"}, {"lang": " pt-BR "}, {"lang": "und"}, {"lang": "  "}, {}]
     filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])
     assert [post.meta["lang"] for post in filled] == ["es", "pt-br", "und", "es", "es"]
+
+
+def test_a_missing_code_a_null_read_as_nan_is_told_from_the_text() -> None:
+    given = [{"lang": math.nan}, {"lang": None}, {"lang": ""}]
+    filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])
+    assert [post.meta["lang"] for post in filled] == ["es", "es", "es"]  # not "nan"
 
 
 def test_evaluation_reports_each_language_when_more_than_one_appears(demo_data, tmp_path: Path) -> None:
