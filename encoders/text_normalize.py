@@ -10,7 +10,7 @@ from functools import cache
 from confusable_homoglyphs.categories import alias, categories_data
 from confusable_homoglyphs.confusables import confusables_data
 
-from faim.preprocess.confusables import ConfusableFolder
+from faim.preprocess.confusables import REVISION, ConfusableFolder
 
 
 @cache
@@ -53,10 +53,10 @@ def confusable_folder() -> ConfusableFolder:
 
 
 def tables_digest() -> str:
-    """sha256 of the folder's tables (``ConfusableFolder.to_dict`` as JSON with sorted keys): what the embedding cache
-    keys an encoder folding homoglyphs by, so that other tables (another release of the data, or of this folding)
-    compute its embeddings anew."""
-    tables = json.dumps(confusable_folder().to_dict(), sort_keys=True)
+    """sha256 of the folder's tables (``ConfusableFolder.to_dict``) and the folding's ``REVISION``, as JSON with sorted
+    keys: what the embedding cache keys an encoder folding homoglyphs by, so that other tables (another release of
+    the data) or another folding compute its embeddings anew."""
+    tables = json.dumps(confusable_folder().to_dict() | {"revision": REVISION}, sort_keys=True)
     return hashlib.sha256(tables.encode()).hexdigest()
 
 

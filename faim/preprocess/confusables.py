@@ -15,12 +15,29 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 import unicodedata
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any
 
-WORD = re.compile(r"[^\W\d_]+")
-"""A run of letters (any script): the unit whose scripts are compared."""
+LETTER = r"[^\W\d_]"
+"""A letter of any script."""
+
+REVISION = 2
+"""Raised whenever what the folding does to a text changes, tables aside: the embedding cache keys an encoder folding
+homoglyphs by it with the tables (``faim.encoders.text_normalize.tables_digest``). 2: marks belong to their word."""
+
+
+@cache
+def word_pattern() -> re.Pattern[str]:
+    """A letter followed by letters and marks (combining accents, strokes, the vowel signs of Indic scripts): the
+    unit whose scripts are compared. A mark belongs to the letter it is written on, so a word keeps its accents and
+    the strokes of ``h̶а̶t̶e̶`` leave it one word. Built when first used (it reads every code point's category)."""
+    marks = "".join(
+        re.escape(chr(point)) for point in range(sys.maxunicode + 1) if unicodedata.category(chr(point))[0] == "M"
+    )
+    return re.compile(f"{LETTER}(?:{LETTER}|[{marks}])*")
 
 
 class ConfusableFolder:
@@ -43,17 +60,20 @@ class ConfusableFolder:
         return index >= 0 and point <= self.latin_ranges[index][1]
 
     def __call__(self, text: str) -> str:
-        """``text`` in NFKC with the look-alike letters of every mixed-script word replaced by the Latin letters
-        they imitate (an ASCII text, common and already both, as it is)."""
+        """``text`` in NFKC with the look-alike letters of every mixed-script word (``word_pattern``) replaced by the
+        Latin letters they imitate (an ASCII text, common and already both, as it is); folding it again changes
+        nothing."""
         if text.isascii():
             return text
-        return WORD.sub(self._fold, unicodedata.normalize("NFKC", text))
+        return word_pattern().sub(self._fold, unicodedata.normalize("NFKC", text))
 
     def _fold(self, match: re.Match[str]) -> str:
+        """The matched word with its look-alikes replaced where it mixes them with Latin letters, in NFKC (a Latin
+        letter takes the accent a look-alike carried: ``а`` and a combining acute become ``á``), else as it is."""
         word = match.group()
         if not any(char in self.lookalikes for char in word) or not any(self.is_latin(char) for char in word):
             return word
-        return "".join(self.lookalikes.get(char, char) for char in word)
+        return unicodedata.normalize("NFKC", "".join(self.lookalikes.get(char, char) for char in word))
 
     def to_dict(self) -> dict[str, Any]:
         """The tables as JSON-ready data (``from_dict`` reads them back)."""

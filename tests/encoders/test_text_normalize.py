@@ -8,6 +8,7 @@ import random
 import pytest
 import torch
 
+from faim.encoders import text_normalize
 from faim.encoders.text_normalize import fold_confusables, latin_lookalikes
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.perturb.text import HOMOGLYPHS, homoglyphs
@@ -62,3 +63,9 @@ def test_a_folding_encoder_tokenises_the_evasion_as_the_plain_text_and_keys_its_
     assert torch.equal(folding.preprocessor()(evasion)["input_ids"], plain.preprocessor()(text)["input_ids"])
     assert not torch.equal(plain.preprocessor()(evasion)["input_ids"], plain.preprocessor()(text)["input_ids"])
     assert folding.identity() != plain.identity()
+
+
+def test_the_cache_digest_follows_the_revision_of_the_folding(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = text_normalize.tables_digest()
+    monkeypatch.setattr(text_normalize, "REVISION", text_normalize.REVISION + 1)
+    assert text_normalize.tables_digest() != before
