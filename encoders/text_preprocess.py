@@ -7,16 +7,18 @@ from typing import Any
 import torch
 
 from faim.encoders.text_normalize import fold_confusables, tables_digest
+from faim.preprocess import leetspeak
 from faim.preprocess.folding import fold_texts
 from faim.preprocess.leetspeak import LeetspeakFolder
 
 
 def folding_identity(fold_confusables: bool, fold_leetspeak: bool) -> dict[str, Any]:
     """What a text encoder's cache ``identity`` adds for each folding that is on: the digest of the homoglyph tables
-    (``text_normalize.tables_digest``) for ``fold_confusables``, ``True`` for ``fold_leetspeak``; nothing for a plain
-    encoder, whose embedding-cache keys stay those of encoders that predate the options."""
+    (``text_normalize.tables_digest``) for ``fold_confusables``, the leetspeak folding's ``REVISION`` for
+    ``fold_leetspeak``; nothing for a plain encoder, whose embedding-cache keys stay those of encoders that predate
+    the options."""
     return ({"fold_confusables": tables_digest()} if fold_confusables else {}) | (
-        {"fold_leetspeak": True} if fold_leetspeak else {}
+        {"fold_leetspeak": leetspeak.REVISION} if fold_leetspeak else {}
     )
 
 

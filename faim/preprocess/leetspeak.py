@@ -9,9 +9,9 @@ vocabulary holds many words as two or three pieces (XLM-R's ``▁muslim`` ``s``)
 only take at most half as many pieces as the token (``subwords``): on 1,000 TweetEval tweets with 30 % of their
 letters written as digits, e5's pieces read 76 % of the changed words back as they were so, 64 % by one piece
 alone, and both changed the same 6 of the clean tweets. Kept as they are: tokens without a letter (``2019``,
-``411``), numbers with a unit or an ordinal (``10am``, ``5m``, ``14st``), capital codes of one or two letters
-(``3M``, ``B4``, ``ID4``), and URLs and @mentions. Digits that stand for whole words (``pray4NYC``) are not read as
-letters, since no single word results.
+``411``), numbers with a unit, an ordinal or a plural (``10am``, ``5m``, ``4h``, ``3d``, ``14st``, the ``80s``),
+capital codes of one or two letters (``3M``, ``B4``, ``ID4``), and URLs and @mentions. Digits that stand for whole
+words (``pray4NYC``) are not read as letters, since no single word results.
 """
 
 from __future__ import annotations
@@ -27,12 +27,17 @@ DIGIT_LETTERS: dict[str, str] = {"0": "o", "1": "il", "3": "e", "4": "a", "5": "
 TOKEN = re.compile(r"[A-Za-z0-9]+")
 """A run of ASCII letters and digits: the unit that is folded as a whole (leetspeak imitates Latin letters)."""
 
-QUANTITY = re.compile(r"\d+(?:am|pm|st|nd|rd|th|[kmgx])$", re.IGNORECASE)
-"""A token starting like a number with a unit or an ordinal (``14st``, ``10am``, ``8am``, ``5m``, ``4g``): kept."""
+QUANTITY = re.compile(r"\d+(?:am|pm|st|nd|rd|th|hrs?|mins?|secs?|yrs?|[kmgxshdwy])$", re.IGNORECASE)
+"""A number with a unit, an ordinal or a plural (``14st``, ``10am``, ``5m``, ``4g``, ``1hr``, ``4h``, ``3d``, ``1s``,
+the ``80s``): kept, though some read as words (``4m`` as ``am``, ``3d`` as ``ed``, ``10s`` as ``los``)."""
 
 NAMES_AND_LINKS = re.compile(r"((?:https?://|www\.)\S+|@\w+)", re.IGNORECASE)
 """URLs (``http://``, ``https://`` or ``www.`` in any case: ``HTTPS://BIT.LY/x``) and @mentions: they name accounts
 and links rather than carry wording (one capturing group, for ``re.split``)."""
+
+REVISION = 2
+"""Raised whenever what the folding does to a text changes: the embedding cache keys an encoder folding leetspeak by
+it (``faim.encoders.text_preprocess.folding_identity``). 2: units of time, plurals and dimensions are kept."""
 
 MAX_READINGS = 16
 """A token with more readings than this (many ``1``\\ s) is read with each digit's likelier letter only."""

@@ -17,7 +17,7 @@ from faim.perturb.text import LEET
 from faim.preprocess import leetspeak
 from faim.preprocess.leetspeak import DIGIT_LETTERS, LeetspeakFolder
 
-WORDS = "hate kill them to if not the people should leave our country now covid am".split()
+WORDS = "hate kill them to if not the people should leave our country now covid am as is ed ah los sos ihr".split()
 SUBWORDS = ["immigr", "##ants", "hat", "##es", "id", "ida", "be", "ba", "bam", "pray", "##a", "##nyc"]
 
 
@@ -61,6 +61,13 @@ def test_numbers_units_codes_names_and_links_are_kept(fold: LeetspeakFolder) -> 
     assert fold("4M") == "4M" and fold("4m") == "4m"  # "am" is a word, but 4m is four metres
 
 
+def test_numbers_with_units_of_time_plurals_and_dimensions_are_kept(tokenizer: BertTokenizer) -> None:
+    text = "3d printing, a 4h drive, wait 1s, got 4s, the 50s and the 10s, for 1hr, 4mins, 2yrs"
+    assert LeetspeakFolder(tokenizer)(text) == text  # not "ed", "ah", "is", "as", "sos", "los"
+    assert LeetspeakFolder(tokenizer, subwords=True)(text) == text  # not "ihr"
+    assert LeetspeakFolder(tokenizer)("1s 7h3 4s") == "1s the 4s"  # a word around them still folds
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_the_leetspeak_perturbation_is_undone_for_words_of_the_vocabulary(fold: LeetspeakFolder, seed: int) -> None:
     from faim.perturb.text import leetspeak as perturb
@@ -92,5 +99,5 @@ def test_the_preprocessor_tokenises_leetspeak_as_the_word_and_survives_pickling(
 
 def test_a_folding_encoder_keys_its_cache_apart() -> None:
     folding, plain = TinyTextEncoder(fold_leetspeak=True), TinyTextEncoder()
-    assert folding.identity() == plain.identity() | {"fold_leetspeak": True}
+    assert folding.identity() == plain.identity() | {"fold_leetspeak": leetspeak.REVISION}
     assert folding.preprocessor().leetspeak is not None
