@@ -57,6 +57,16 @@ def test_homoglyph_evasion_is_told_as_the_words_it_imitates() -> None:
     assert identify("Привет мир, как у тебя дела сегодня") == "ru"  # wholly Cyrillic: kept
 
 
+def test_text_struck_through_or_under_stacked_marks_is_told_as_its_letters() -> None:
+    def overlaid(text: str, marks: str) -> str:
+        return "".join(char + marks if char.isalpha() else char for char in text)
+
+    for marks in ("\u0336", "\u0334\u0315\u0358\u0489"):  # a stroke, a "zalgo" stack
+        assert identify(overlaid(SPANISH, marks)) == "es"
+        assert identify(overlaid("ok lol yes", marks)) == UNDETERMINED  # the marks are no letters
+    assert identify("Моло\u0301ко и хлеб на столе сегодня") == "ru"  # a stress mark, as in a dictionary
+
+
 def test_a_posts_own_language_is_kept_and_the_posts_given_are_not_changed() -> None:
     posts = [Post("a", SPANISH), Post("b", SPANISH, meta={"lang": "pt"}), Post("c", "ok", comments=[SPANISH])]
     filled = with_languages(posts)
