@@ -31,3 +31,9 @@ def test_folding_twice_is_folding_once(seed: int) -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
         once = fold_confusables(text)
         assert fold_confusables(once) == once, ascii(text)
+
+
+def test_a_script_written_without_spaces_ends_the_words_of_others() -> None:
+    for text in ("我爱Москва和Paris", "МоскваとTokyoへ行く", "서울Seoul과Москва"):
+        assert fold_confusables(text) == text  # Москва is wholly Cyrillic: kept
+    assert fold_confusables("我h\u0430te你") == "我hate你"  # the Latin word beside it still folds
