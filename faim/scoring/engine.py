@@ -23,16 +23,26 @@ from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run
 from faim.scoring.worker import TorchScorers
 
 
-def check_device(device: str) -> None:
-    """Raise ``ValueError`` unless ``device`` names a CPU or an available CUDA device."""
+def scoring_device(device: str | torch.device | None) -> str:
+    """The name of the device scoring runs the model on (``"cpu"``, ``"cuda"``, ``"cuda:1"``): ``device``'s, as a
+    name, a ``torch.device`` or a CUDA index; ``None``: ``"cpu"``.
+
+    Raises:
+        ValueError: Unless ``device`` names a CPU or an available CUDA device.
+    """
+    if device is None:
+        return "cpu"
     try:
-        kind = torch.device(device).type
+        parsed = torch.device(device)
     except RuntimeError as error:
         raise ValueError(f"device {device!r}: {error}") from None
-    if kind == "cuda" and not torch.cuda.is_available():
+    except TypeError:
+        raise ValueError(f"device {device!r}: expected a device name such as 'cpu' or 'cuda'") from None
+    if parsed.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {device!r}: no CUDA device is available to torch here")
-    if kind not in ("cpu", "cuda"):
+    if parsed.type not in ("cpu", "cuda"):
         raise ValueError(f"device {device!r}: scoring runs on 'cpu' or 'cuda'")
+    return str(parsed)
 
 
 @contextmanager
@@ -61,7 +71,7 @@ def score_dump(
     engine: str = "embedded",
     progress: bool = True,
     overwrite: bool = False,
-    device: str = "cpu",
+    device: str | torch.device | None = "cpu",
     pool_by_image: bool = False,
 ) -> ScoreSummary:
     """Score every row of a dump into Parquet parts under ``out``; rerun the same call to resume.
@@ -91,8 +101,9 @@ def score_dump(
         engine: ``"embedded"`` (this machine) or ``"ray"`` (Ray Data; needs ``faim-sdk[ray]``).
         progress: Show a progress bar with rows/s and ETA.
         overwrite: Delete an earlier run's parts in ``out`` instead of resuming it.
-        device: Where workers run the model: ``"cpu"`` or ``"cuda"`` (each embedded worker, or each Ray actor
-            with one GPU of its own, ``num_gpus=1``); decoding and preprocessing stay on CPU cores.
+        device: Where workers run the model: ``"cpu"`` (``None`` too) or ``"cuda"``, by name or as a ``torch.device``
+            (each embedded worker, or each Ray actor with one GPU of its own, ``num_gpus=1``); decoding and
+            preprocessing stay on CPU cores.
         pool_by_image: Score the dump's posts together, as evaluation pools them (a recipe with
             ``eval.pool_by_image``): each post takes the mean logits of every post in the dump whose picture is a
             near-duplicate of its own, under the pooled calibration, and gains ``picture_group``. A second pass
@@ -104,7 +115,7 @@ def score_dump(
         FileExistsError: When ``out`` holds files a scoring run does not write.
         faim.artifact.ArtifactError: When a file of the model was modified.
     """
-    check_device(device)
+    device = scoring_device(device)
     check_run_arguments(workers, batch_size, shard_rows, engine, scores, embeddings)
     image_root = absolute_image_root(image_root)
     if pool_by_image and not scores:

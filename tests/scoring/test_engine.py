@@ -36,6 +36,13 @@ def test_workers_1_scores_in_this_process_and_gives_back_the_callers_torch_threa
     assert summary.workers == 1 and summary.rows == summary.rows_this_run > 0
 
 
+def test_no_device_scores_on_the_cpu(tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path) -> None:
+    summary = score_dump(
+        tiny_model_dir, demo_data["validation"], tmp_path / "out", workers=1, progress=False, device=None
+    )
+    assert summary.rows == summary.rows_this_run > 0
+
+
 @pytest.mark.parametrize(("count", "value"), [("workers", 0), ("workers", -2), ("batch_size", 0), ("shard_rows", -5)])
 def test_a_count_below_one_is_refused_before_anything_is_written(
     count: str, value: int, tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from faim.scoring.engine import check_device
+from faim.scoring.engine import scoring_device
 from faim.scoring.optimize import (
     AutocastEncoder,
     FusedGraph,
@@ -32,14 +32,16 @@ def test_bf16_only_when_asked_for_even_where_the_cpu_has_it(native: bool, tiny_m
 
 
 def test_devices_are_checked_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_device("cpu")
+    assert scoring_device("cpu") == scoring_device(None) == scoring_device(torch.device("cpu")) == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ValueError, match="'cuda': no CUDA device"):
-        check_device("cuda")
+        scoring_device("cuda")
     with pytest.raises(ValueError, match="'meta': scoring runs on 'cpu' or 'cuda'"):
-        check_device("meta")
+        scoring_device("meta")
     with pytest.raises(ValueError, match="'gpu0'"):
-        check_device("gpu0")
+        scoring_device("gpu0")
+    with pytest.raises(ValueError, match="^device 1.5: expected a device name such as 'cpu' or 'cuda'$"):
+        scoring_device(1.5)
 
 
 def frozen_convolutions() -> torch.jit.ScriptModule:
