@@ -16,7 +16,7 @@ import torch
 from tqdm.auto import tqdm
 
 from faim.data.batch import PostBatch
-from faim.model import Elements, WholePostModel, evaluating
+from faim.model import Elements, WholePostModel, evaluating, model_device
 
 
 @dataclass
@@ -92,8 +92,9 @@ def predict(
         link_kind: Also embed each post's first element of this kind (e.g. ``"image"``), for linking posts that
             share it; a dropped kind links nothing.
         embeddings: Also keep the whole-post embeddings.
-        device: Move each batch there first (``None``: as it comes).
+        device: Move each batch there first (``None``: where the model's weights are, ``model_device``).
     """
+    device = device or model_device(model)
     drop = tuple(drop)
     kinds = model.kinds_with(link_kind)
     ids: list[str] = []
@@ -144,9 +145,7 @@ def predict(
 def no_logits(model: WholePostModel) -> dict[str, torch.Tensor]:
     """Each head's logits of no post (``[0]`` binary, ``[0, C]`` multiclass, ``[0, L]`` multilabel), as the heads give
     them, so that predictions over no post hold every task, as those over some do."""
-    weights = next(model.parameters(), None)
-    device = weights.device if weights is not None else None
-    return model.head_logits(torch.zeros(0, model.fusion.output_dim, device=device))
+    return model.head_logits(torch.zeros(0, model.fusion.output_dim, device=model_device(model)))
 
 
 def _stack(parts: list[torch.Tensor], wanted: bool, empty: tuple[int, int]) -> np.ndarray | None:

@@ -159,6 +159,12 @@ class WholePostModel(nn.Module):
         return all(getattr(encoder, "frozen", False) for encoder in self.encoders.values())
 
 
+def model_device(module: nn.Module) -> torch.device | None:
+    """Where ``module``'s weights are (its first parameter's device); ``None`` for a module without parameters."""
+    weights = next(module.parameters(), None)
+    return weights.device if weights is not None else None
+
+
 @contextmanager
 def evaluating(module: nn.Module) -> Iterator[None]:
     """Run the block with ``module`` in eval mode; afterwards each of its modules is in the mode it was in, so that

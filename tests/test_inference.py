@@ -1,12 +1,20 @@
-"""Predictions: picking rows keeps every field of each row together; which posts the crowd's words are read in."""
+"""Predictions: picking rows keeps every field of each row together; which posts the crowd's words are read in;
+batches reach the model where its weights are."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import pooling_detector, tiny_recipe
 
 import faim
+from faim import Detector, WholePostModel
+from faim.data.batch import PostBatch
+from faim.data.targets import TaskSpec
+from faim.encoders.tiny_text import TinyTextEncoder
+from faim.fusion import ConcatFusion
 from faim.inference import Predictions, predict
+from faim.tasks import BinaryHead
 from faim.training.loaders import make_loader
 
 
@@ -55,3 +63,30 @@ def test_predictions_over_no_post_hold_every_task_shaped_as_over_some(demo_data,
     assert {task: array.shape for task, array in none.logits.items()} == {"harmful": (0,), "kind": (0, 3)}
     assert {task: array.shape[1:] for task, array in one.logits.items()} == {"harmful": (), "kind": (3,)}
     assert none.logits["kind"].dtype == one.logits["kind"].dtype == np.float32
+
+
+class Given(Exception):
+    """Raised by a model once it is given a batch, to stop there."""
+
+
+def test_batches_are_moved_to_the_device_the_models_weights_are_on(monkeypatch) -> None:
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    model.to("meta")  # as a model moved to a GPU after loading: none of its weights on the CPU
+    devices = []
+
+    def encode(batch: PostBatch, *args: object) -> None:
+        text = batch.elements["text"]
+        devices.append({tensor.device.type for tensor in (text.post_index, *text.values.values())})
+        raise Given
+
+    monkeypatch.setattr(model, "encode", encode)
+    posts = [{"id": "a", "text": "a post"}]
+    for run in (
+        lambda: detector.score(posts),
+        lambda: detector.embed(posts),
+        lambda: predict(model, [detector.collator()(detector.readable(posts)[0])]),
+    ):
+        with pytest.raises(Given):
+            run()
+    assert devices == [{"meta"}] * 3
