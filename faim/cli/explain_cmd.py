@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import time
+from contextlib import closing
 from functools import partial
 from pathlib import Path
 
@@ -26,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
     check_report_folder(Path(args.out))  # before any work, as writing the report does again
     read_manifest(Path(args.model))  # a model path that names no model, before the posts are read
     columns = parse_columns(args.columns)
-    posts = read_posts(args.posts, columns, args.image_root)
-    chosen = list(itertools.islice(posts, args.limit or None))
+    with closing(read_posts(args.posts, columns, args.image_root)) as posts:  # --limit: the rest is left unread
+        chosen = list(itertools.islice(posts, args.limit or None))
     refuse_no_posts(chosen, args.posts)  # before the model is loaded, as reading the posts does not use it
     detector = Detector.load(args.model)
     unread_columns_of = partial(unread_columns, args.posts, ColumnMap.from_recipe(columns))

@@ -25,10 +25,11 @@ import contextlib
 import functools
 import glob
 import itertools
+import sys
 import warnings
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from faim.notices import FaimWarning
 
@@ -181,7 +182,12 @@ def read_inputs(files: list[Path], read: Callable[[Path], Iterable[T]]) -> Gener
     alone, a CSV or TSV of its header alone, a Parquet file or saved dataset of no row), naming it, or the first of
     them (``_no_row_message``): reading such a file gives nothing, which would otherwise pass unsaid. Reading ends
     once every file is read, or earlier where a file fails to be read, the reading is stopped (``KeyboardInterrupt``)
-    or the stream is closed: the files found empty so far are then warned of too, before the error goes on."""
+    or the stream is closed: the files found empty so far are then warned of too, before the error goes on.
+
+    With warnings made errors (``-W error``), the warning is raised where reading ends as it should: by the last
+    file, or by ``close()`` (a stream dropped unclosed warns as it is collected, as Python's files do of being left
+    open); it is left unsaid where it would take the place of an error ending the reading (``close_reading`` closes
+    a stream as an error goes on)."""
     empty: list[Path] = []
     begun = 0  # files whose reading began: the count the warning gives where reading ends early
     try:
@@ -193,11 +199,23 @@ def read_inputs(files: list[Path], read: Callable[[Path], Iterable[T]]) -> Gener
                 yield item
             if not given:
                 empty.append(path)
+    except GeneratorExit:  # closed: reading ended as it should, before every file was read
+        _warn_no_row(empty, begun)
+        raise
     except BaseException:
         with contextlib.suppress(Warning):  # warnings made errors (-W error) must not hide the error going on
             _warn_no_row(empty, begun)
         raise
     _warn_no_row(empty, begun)
+
+
+def close_reading(stream: Generator[Any, None, None]) -> None:
+    """Close ``stream`` (``read_inputs``'s), which warns of the files read so far that hold no row; called as an
+    error goes on (in a ``finally`` or ``except`` block it unwinds through), a warning made an error (``-W error``)
+    is left unsaid, so that it does not take that error's place."""
+    failing = sys.exc_info()[1] is not None
+    with contextlib.suppress(*([Warning] if failing else [])):
+        stream.close()
 
 
 def _warn_no_row(empty: list[Path], count: int) -> None:

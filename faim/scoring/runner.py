@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 
 from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
-from faim.data.inputs import find_inputs, input_format
+from faim.data.inputs import close_reading, find_inputs, input_format
 from faim.data.tabular import JSONL_LINES
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
@@ -299,7 +299,7 @@ def run_shards(
     finally:
         bar.close()
         manifest.close()
-        shards.close()  # a run stopped or failing warns here of the inputs read so far that hold no row
+        close_reading(shards)  # a run stopped or failing warns here of the inputs read so far that hold no row
     summary.seconds = time.perf_counter() - start
     summary.workers = len(processes)
     summary.rows = sum(report.rows for report in manifest.done.values())

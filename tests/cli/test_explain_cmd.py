@@ -5,6 +5,7 @@ one whole, and never a folder faim did not write."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from dump_scores import write_posts
 
 from faim.cli.main import main
 from faim.explain.report import PAGE_HEAD
+from faim.notices import FaimWarning
 
 
 def test_every_element_of_every_post_is_explained_for_every_task(exported: tuple[Path, Path], tmp_path: Path) -> None:
@@ -117,3 +119,16 @@ def test_posts_holding_no_post_are_named_before_the_model_is_loaded_and_a_path_n
     assert f"faim explain: error: {empty}: holds no post" in capsys.readouterr().err
     assert main(["explain", str(tmp_path / "model"), str(empty), "-o", str(tmp_path / "out")]) == 2
     assert f"faim explain: error: {tmp_path / 'model'}: does not exist" in capsys.readouterr().err
+
+
+def test_a_limit_reading_part_of_the_posts_warns_of_an_input_holding_no_row_as_it_stops_reading(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    model_dir, _ = exported
+    posts = write_posts(tmp_path / "in", [post for post in export_posts() if post["id"] in ("full", "text-only")])
+    (posts.parent / "empty.jsonl").write_text("", encoding="utf-8")  # read before posts.jsonl
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.filterwarnings("error", ".*holds no row", FaimWarning)  # raised where given, not lost at collection
+        with pytest.raises(FaimWarning, match="empty.jsonl: holds no row"):
+            main(["explain", str(model_dir), str(posts.parent), "-o", str(tmp_path / "out"), "--limit", "1"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -15,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from faim.data.columns import ColumnMap
-from faim.data.inputs import find_inputs, input_name
+from faim.data.inputs import close_reading, find_inputs, input_name
 from faim.data.sources import JsonlSource, read_posts
 from faim.notices import FaimWarning
 from faim.scoring.engine import score_dump
@@ -216,6 +217,34 @@ def test_a_warning_made_an_error_does_not_hide_the_error_that_ended_reading(tmp_
                 posts.throw(KeyboardInterrupt)  # as Ctrl-C while the posts are read
         with pytest.raises(FaimWarning, match="a.jsonl: holds no row"):  # where reading ends as it should
             list(read_posts(dump / "a.jsonl"))
+
+
+def test_with_warnings_made_errors_closing_a_stream_raises_its_warning_unless_an_error_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / "a.jsonl").write_text("")
+    write_jsonl(dump / "b.jsonl", 2)
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        posts = read_posts(dump)
+        next(posts)
+        with pytest.raises(FaimWarning, match="a.jsonl: holds no row"):
+            posts.close()
+        posts = read_posts(dump)
+        next(posts)
+        del posts  # dropped unclosed: the warning is raised as it is collected, as of a file left open
+        assert [type(error.exc_value) for error in unraisable] == [FaimWarning]
+        posts = read_posts(dump)
+        next(posts)
+        with pytest.raises(KeyError, match="scoring failed"):  # as a run failing while it reads
+            try:
+                raise KeyError("scoring failed")
+            finally:
+                close_reading(posts)
 
 
 def test_inputs_holding_no_row_are_counted_among_those_read_where_reading_ends_early(tmp_path: Path) -> None:

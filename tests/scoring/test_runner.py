@@ -217,6 +217,18 @@ def test_a_run_stopped_while_scoring_warns_of_the_inputs_read_so_far_holding_no_
     assert len(said) == 1 and said[0].startswith(f"{empty}: holds no row")
 
 
+def test_a_run_stopped_while_scoring_with_warnings_made_errors_ends_stopped_not_on_the_warning(tmp_path: Path) -> None:
+    empty, dump = tmp_path / "empty.jsonl", tmp_path / "dump.jsonl"
+    empty.write_text("", encoding="utf-8")
+    dump.write_text('{"text": "a"}\n' * 3, encoding="utf-8")
+    identity = {"model": {}, "tasks": [], "inputs": [], "settings": {}}
+    plan = RunPlan([empty, dump], 3, 1, identity, ColumnMap(), ("text",))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(KeyboardInterrupt):
+            run_shards(lambda threads: StoppedWriter(), plan, tmp_path / "out", workers=1, progress=False)
+
+
 class DyingWriter(OneRowWriter):
     """A scorer whose spawned worker processes are killed (``SIGKILL``, as the system's out-of-memory killer ends
     one) at their first shard; the main process's own reports each shard as one row."""
