@@ -128,6 +128,18 @@ def refuse_new(refusal: str | Exception, saved: str) -> None:
 
 
 def _register(kind: str, name: str) -> Callable[[T], T]:
+    """The decorator registering a class as the ``kind`` called ``name`` (``register_encoder`` and the others).
+
+    Raises:
+        TypeError: At once, for a ``name`` that is not a non-empty string: the decorator written without its name
+            (``@register_encoder`` above the class) would otherwise put a function in the class's place, registering
+            nothing.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(
+            f"register_{kind} takes the name recipes give the {kind} as type:, as in "
+            f"@faim.register_{kind}('my_{kind}') above the class; got {name!r}"
+        )
     table = REGISTRIES[kind]
 
     def decorator(cls: T) -> T:

@@ -37,6 +37,12 @@ def test_duplicate_name_raises() -> None:
             pass
 
 
+@pytest.mark.parametrize("name", [Head, "", 3])
+def test_a_name_that_is_not_one_is_refused_saying_how_to_register(name: object) -> None:
+    with pytest.raises(TypeError, match=r"^register_head takes the name recipes give the head as type:, as in "):
+        registry.register_head(name)  # @faim.register_head above a class, without its name, passes the class
+
+
 class Probabilities(nn.Module):
     """A head's methods, without its ``task_type``."""
 
