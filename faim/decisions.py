@@ -52,8 +52,8 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
     C]``, one column per label.
 
     Raises:
-        ValueError: Naming the task, for values that are not numbers, a mapping lacking one of its labels, or a
-            multiclass or multilabel task's of another shape.
+        ValueError: Naming the task, for values that are not numbers, a mapping lacking one of its labels, a binary
+            task's of more than one dimension, or a multiclass or multilabel task's of another shape.
     """
     values = (
         probabilities.tolist()
@@ -69,6 +69,11 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as error:
         raise ValueError(f"task {task.name!r} ({task.type}): expected probabilities as numbers: {error}") from None
+    if task.type == "binary" and array.ndim > 1:  # [N, 2] class probabilities, say: each would be thresholded
+        raise ValueError(
+            f"task {task.name!r} (binary): expected the probability of {task.labels[-1]!r} per post, of shape [N], got "
+            f"{list(array.shape)}"
+        )
     if task.type != "binary" and array.size == 0 and array.ndim == 1:  # the rows of no post, as score([]) gives
         array = array.reshape(0, len(task.labels))
     if task.type != "binary" and (array.ndim not in (1, 2) or array.shape[-1] != len(task.labels)):

@@ -255,8 +255,9 @@ class Detector:
         """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel.
 
         ``probabilities``: an array (``[N]`` for a binary task, ``[N, C]`` in the task's label order otherwise) or
-        the values ``score`` rows give the task (``decision_probabilities``); a multiclass or multilabel task's of
-        another width is refused with a ``ValueError`` naming the task and its labels.
+        the values ``score`` rows give the task (``decision_probabilities``); a binary task's of more than one
+        dimension, or a multiclass or multilabel task's of another width, is refused with a ``ValueError`` naming the
+        task.
 
         ``pooled``: the probabilities come from ``score(..., pool_by_image=True)``; the pooled threshold applies.
         """
