@@ -23,7 +23,7 @@ import numpy as np
 
 from faim.calibration.fit import Calibration, TargetUnreachableWarning, fit_calibration
 from faim.calibration.head_correction import FOLDS, fit_head_correction
-from faim.calibration.prior import estimate_prior, prior_shift
+from faim.calibration.prior import estimate_prior, prior_interval, prior_shift
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import ece_if_calibrated
 from faim.eval.evaluate import metric_function, opposite_words
@@ -182,16 +182,19 @@ def refit(
 
 
 def prior_adaptation(task: TaskSpec, start: Calibration, predictions: Predictions, config: EvalConfig) -> dict:
-    """The prior EM estimates from every predicted post (labels unread) and ECE and macro-F1 on the labelled ones
-    once the calibration is moved to it; ``None`` values when ``start`` records no prior for the task."""
+    """The prior EM estimates from every predicted post (labels unread), its 95% interval (``prior_interval``, as
+    ``[low, high]``), and ECE and macro-F1 on the labelled ones once the calibration is moved to it; ``None`` values
+    when ``start`` records no prior for the task."""
     if task.type != "binary" or task.name not in start.priors:
-        return {"prior": None, "estimated_prior": None, "ece": None, "macro_f1": None}
+        return {"prior": None, "estimated_prior": None, "prior_interval": None, "ece": None, "macro_f1": None}
     old = start.priors[task.name]
-    new = estimate_prior(start.probabilities(task, predictions.logits[task.name]), old)
+    probabilities = start.probabilities(task, predictions.logits[task.name])
+    new = estimate_prior(probabilities, old)
     moved = start.copy()
     moved.logit_shifts[task.name] += prior_shift(old, new)
     logits, y = labelled(task, predictions)
-    return {"prior": old, "estimated_prior": new} | measure(task, moved, moved.probabilities(task, logits), y, config)
+    estimated = {"prior": old, "estimated_prior": new, "prior_interval": list(prior_interval(probabilities, old, new))}
+    return estimated | measure(task, moved, moved.probabilities(task, logits), y, config)
 
 
 def as_is(task: TaskSpec, calibration: Calibration, predictions: Predictions, config: EvalConfig) -> dict:
@@ -332,7 +335,11 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
         ]  # fmt: skip
         if task.get("unlabelled", {}).get("ece") is not None:
             unlabelled = task["unlabelled"]
-            prior = f"prior {unlabelled['prior']:.3f} → {unlabelled['estimated_prior']:.3f} (EM, unlabelled)"
+            low, high = unlabelled["prior_interval"]
+            prior = (
+                f"prior {unlabelled['prior']:.3f} → {unlabelled['estimated_prior']:.3f} (EM, unlabelled; 95% interval "
+                f"{low:.3f}–{high:.3f})"
+            )
             rows.append([prior, "all", format_value(unlabelled["ece"]), "", format_value(unlabelled["macro_f1"])])
         parts += [
             f"## {name}",

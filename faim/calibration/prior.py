@@ -91,12 +91,15 @@ def prior_shift(old: float, new: float) -> float:
 def prior_interval(probabilities: np.ndarray, prior: float, estimate: float) -> tuple[float, float]:
     """The 95% likelihood-ratio interval around ``estimate`` (``estimate_prior``'s) of the share of positives among
     the posts whose calibrated ``probabilities`` (under ``prior``) are given: the shares whose log-likelihood is within
-    ``CHI2_95 / 2`` of the estimate's; an end is 0 or 1 where the likelihood there is not that far below."""
+    ``CHI2_95 / 2`` of its peak's (the estimate's, or, where the likelihood peaks at an edge, that edge's, not that of
+    the share half a post from it); an end is 0 or 1 where the likelihood there is not that far below."""
     p = np.clip(np.asarray(probabilities, dtype=np.float64).ravel(), EPSILON, 1 - EPSILON)
+    edge = likelihood_edge(p, prior)
+    peak = log_likelihood(p, prior, estimate if edge is None else edge)
 
     def drop(share: float) -> float:
-        """Twice the log-likelihood of ``estimate`` over that of ``share``, less ``CHI2_95``: negative inside."""
-        return 2 * (log_likelihood(p, prior, estimate) - log_likelihood(p, prior, share)) - CHI2_95
+        """Twice the peak's log-likelihood over that of ``share``, less ``CHI2_95``: negative inside."""
+        return 2 * (peak - log_likelihood(p, prior, share)) - CHI2_95
 
     low = 0.0 if drop(0.0) <= 0 else brentq(drop, 0.0, estimate)
     high = 1.0 if drop(1.0) <= 0 else brentq(drop, estimate, 1.0)

@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 from scipy.special import expit, logit
 
-from faim.calibration.prior import WIDE_INTERVAL, edge_shares, estimate_prior, prior_interval, prior_shift
+from faim.calibration.prior import (
+    CHI2_95,
+    WIDE_INTERVAL,
+    edge_shares,
+    estimate_prior,
+    log_likelihood,
+    prior_interval,
+    prior_shift,
+)
 from faim.eval import expected_calibration_error
 
 
@@ -63,3 +71,15 @@ def test_the_interval_of_the_estimate_holds_it_and_is_wide_on_ten_posts_narrow_o
         assert low <= estimate <= high and low - 0.02 <= 0.3 <= high + 0.02  # the true share, within a draw's luck
         widths[n] = high - low
     assert widths[10] > WIDE_INTERVAL > 0.05 > widths[5000]
+
+
+@pytest.mark.parametrize(("probabilities", "edge"), [(np.full(20, 0.05), 0.0), ([0.9], 1.0), (np.full(500, 0.24), 0.0)])
+def test_an_interval_whose_likelihood_peaks_at_an_edge_is_measured_from_that_edge(
+    probabilities: list, edge: float
+) -> None:
+    p = np.array(probabilities)
+    estimate = estimate_prior(p, 0.25)  # half a post from the edge, whose likelihood is below the edge's
+    low, high = prior_interval(p, 0.25, estimate)
+    far = high if edge == 0.0 else low
+    assert (low, high)[int(edge)] == edge and low <= estimate <= high
+    assert 2 * (log_likelihood(p, 0.25, edge) - log_likelihood(p, 0.25, far)) == pytest.approx(CHI2_95)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -10,6 +11,7 @@ from scipy.special import expit
 
 from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import HeadCorrection
+from faim.calibration.prior import prior_interval
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.label_conflicts import decision_conflicts_note
@@ -19,6 +21,7 @@ from faim.eval.recalibration import (
     calibrated_range,
     learning_curve,
     left_out_sizes,
+    prior_adaptation,
     ranking_note,
     refit,
     shift_note,
@@ -240,3 +243,18 @@ def test_the_report_names_the_words_the_model_and_the_labels_read_the_opposite_w
     assert term_disagreement(three, Calibration.identity([three]), posts, texts) is None
     with pytest.raises(ValueError, match="199 texts for 200 predicted posts"):
         term_disagreement(TASK, start, posts, texts[:-1])
+
+
+def test_the_report_gives_the_interval_of_the_share_em_estimates(tmp_path) -> None:
+    start = replace(Calibration.identity([TASK]), priors={"hate": 0.5})
+    posts = predictions(200, 1.0)
+    moved = prior_adaptation(TASK, start, posts, EvalConfig())
+    probabilities = start.probabilities(TASK, posts.logits["hate"])
+    low, high = prior_interval(probabilities, 0.5, moved["estimated_prior"])
+    assert moved["prior_interval"] == [low, high] and low < moved["estimated_prior"] < high
+    report = {"model": "m", "data": "d", "tasks": {"hate": {"as_is": as_is(TASK, start, posts, EvalConfig()),
+                                                           "learning_curve": [], "unlabelled": moved}}}  # fmt: skip
+    assert f"95% interval {low:.3f}–{high:.3f})" in write_report(report, tmp_path).read_text()
+    written = json.loads((tmp_path / "calibration.json").read_text())["tasks"]["hate"]["unlabelled"]
+    assert written["prior_interval"] == [low, high]
+    assert prior_adaptation(TASK, Calibration.identity([TASK]), posts, EvalConfig())["prior_interval"] is None
