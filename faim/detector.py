@@ -21,7 +21,7 @@ from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.fit import Calibration, fit_calibration
 from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.calibration.prior import estimate_prior, prior_interval, prior_shift
-from faim.components import check_tasks
+from faim.components import check_tasks, lookup
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
 from faim.data.elements import PostError, posts_to_read, readable_posts
@@ -406,22 +406,9 @@ class Detector:
         return moved
 
     def check_correctable(self) -> None:
-        """Raise ``ValueError`` where ``correct_heads`` cannot correct this detector: it has no binary task (only
-        binary heads are corrected), it pools posts by picture (its pooled calibration would need refitting on the
-        corrected logits of posts pooled together, which is not done), or a binary task's head is not a
-        ``BinaryHead``."""
-        if not any(task.type == "binary" for task in self.tasks):
-            tasks = ", ".join(f"{task.name} ({task.type})" for task in self.tasks)
-            raise ValueError(f"{self.source}: no binary task to correct the head of; its tasks: {tasks}")
-        if self.pooling_kind is not None:
-            raise ValueError(f"{self.source}: a model that pools posts by picture cannot have its heads corrected")
-        for task in (t for t in self.tasks if t.type == "binary"):
-            head = self.model.heads[task.name]
-            if not isinstance(head, BinaryHead):
-                raise ValueError(
-                    f"{self.source}: task {task.name!r} has a {type(head).__name__} head; only faim's binary head "
-                    "can hold a correction"
-                )
+        """Raise ``ValueError`` where ``correct_heads`` cannot correct this detector (``check_heads_correctable``)."""
+        heads = {name: type(head) for name, head in self.model.heads.items()}
+        check_heads_correctable(self.source, self.tasks, heads, self.pooling_kind is not None)
 
     def correct_heads(self, predictions: Predictions, config: EvalConfig, seed: int = 0) -> list[str]:
         """Correct each binary head on its labelled posts among ``predictions`` (``faim.calibration.head_correction``),
@@ -500,6 +487,37 @@ class Detector:
             str(directory),
             artifact.recipe,
         )
+
+
+def check_heads_correctable(source: str, tasks: Sequence[TaskSpec], heads: Mapping[str, type], pooled: bool) -> None:
+    """Raise ``ValueError`` where ``Detector.correct_heads`` cannot correct the model read from ``source``, of
+    ``tasks``, whose heads are of the classes ``heads`` (by task name), pooling posts by picture where ``pooled``: it
+    has no binary task (only binary heads are corrected), it pools posts by picture (its pooled calibration would need
+    refitting on the corrected logits of posts pooled together, which is not done), or a binary task's head is not a
+    ``BinaryHead``."""
+    if not any(task.type == "binary" for task in tasks):
+        named = ", ".join(f"{task.name} ({task.type})" for task in tasks)
+        raise ValueError(f"{source}: no binary task to correct the head of; its tasks: {named}")
+    if pooled:
+        raise ValueError(f"{source}: a model that pools posts by picture cannot have its heads corrected")
+    for task in (t for t in tasks if t.type == "binary"):
+        if not issubclass(heads[task.name], BinaryHead):
+            raise ValueError(
+                f"{source}: task {task.name!r} has a {heads[task.name].__name__} head; only faim's binary head can "
+                "hold a correction"
+            )
+
+
+def check_recipe_correctable(recipe: Recipe, source: str) -> None:
+    """``check_heads_correctable`` for the model saved at ``source`` with ``recipe``, read from the recipe alone (its
+    heads' types and ``eval.pool_by_image``), before the model is loaded; a model composed in code and saved without a
+    recipe pools by the manifest's setting alone, which ``Detector.check_correctable`` reads once it is loaded.
+
+    Raises:
+        KeyError: For a head type no registry holds (as building the model would).
+    """
+    heads = {name: lookup("head", spec["type"]) for name, spec in recipe.model["heads"].items()}
+    check_heads_correctable(source, task_specs(recipe.model), heads, recipe.eval.pool_by_image is not None)
 
 
 def with_corrected_heads(recipe: Recipe, model: WholePostModel) -> Recipe:

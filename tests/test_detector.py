@@ -20,6 +20,7 @@ from faim.data import post as post_module
 from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
+from faim.detector import check_recipe_correctable
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.fusion import ConcatFusion
 from faim.inference import predict
@@ -301,3 +302,21 @@ def test_a_model_without_a_binary_task_has_no_head_to_correct() -> None:
     detector = Detector(model, [TaskSpec("topic", "multiclass", ("a", "b", "c"))])
     with pytest.raises(ValueError, match=r"^<python>: no binary task to correct the head of; its tasks: topic \(multi"):
         detector.check_correctable()
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"eval": {"pool_by_image": 1.0}}, "^model: a model that pools posts by picture cannot have its heads"),
+        ({"head": "multiclass"}, r"^model: no binary task to correct the head of; its tasks: harmful \(multiclass\)"),
+    ],
+)
+def test_a_recipe_says_its_heads_cannot_be_corrected_before_the_model_is_built(
+    demo_data, tmp_path: Path, change: dict, said: str
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["eval"] |= change.get("eval", {})
+    recipe["model"]["heads"]["harmful"]["type"] = change.get("head", "binary")
+    with pytest.raises(ValueError, match=said):
+        check_recipe_correctable(Recipe.from_dict(recipe), "model")
+    check_recipe_correctable(Recipe.from_dict(tiny_recipe(demo_data, tmp_path / "run")), "model")

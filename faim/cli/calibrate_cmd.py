@@ -23,7 +23,7 @@ from faim.data.post import MAP_LABELS, check_labelled, post_texts, refuse_no_pos
 from faim.data.preflight import refuse_unreadable, unread_columns, warn_unheld_kinds
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
-from faim.detector import Detector
+from faim.detector import Detector, check_recipe_correctable
 from faim.eval.recalibration import (
     SIZES,
     as_is,
@@ -55,11 +55,13 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--head corrects heads on labelled posts; it cannot go with --unlabelled")
     recipe, columns = read_recipe(model), parse_columns(args.columns)
     check_label_tasks(columns, list(recipe.model["heads"]))
+    if args.head:
+        check_recipe_correctable(recipe, str(model))
     posts = list(read_posts(args.data, columns, args.image_root))
     refuse_no_posts(posts, args.data)  # before the model is loaded, as reading the posts does not use it
     detector = Detector.load(model)
     if args.head:
-        detector.check_correctable()
+        detector.check_correctable()  # the pooling the manifest records, which the recipe may not say
     kinds = detector.model.kinds_with(detector.pooling_kind)
     posts = leave_out_empty(posts, kinds, args.data)
     unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))

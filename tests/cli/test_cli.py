@@ -522,6 +522,20 @@ def test_calibrate_names_data_holding_no_post_before_the_model_is_loaded(
     assert f"faim calibrate: error: {empty}: holds no post" in capsys.readouterr().err
 
 
+def test_calibrate_refuses_a_head_correction_the_model_cannot_hold_before_reading_a_post(
+    demo_data, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import faim
+
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["eval"] |= {"pool_by_image": 1.0}
+    faim.build(recipe).save(str(tmp_path / "model"))
+    monkeypatch.setattr("faim.cli.calibrate_cmd.read_posts", lambda *a, **k: pytest.fail("the posts were read"))
+    arguments = ["calibrate", str(tmp_path / "model"), str(demo_data["validation"]), "-o", str(tmp_path / "new")]
+    assert main([*arguments, "--head", "--map", "labels.harmful=label"]) == 2
+    assert "a model that pools posts by picture cannot have its heads corrected" in capsys.readouterr().err
+
+
 def test_calibrate_unlabelled_gives_the_shares_interval_and_warns_where_it_is_too_wide() -> None:
     few = prior_note("harmful", 0.25, 0.4, (0.1, 0.75), 10)
     assert few.startswith("harmful: share of positives 0.250 when calibrated, 0.400 estimated here (EM), 95% interval ")
