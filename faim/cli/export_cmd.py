@@ -18,7 +18,7 @@ from faim.cli.common import (
     unlabelled_split,
 )
 from faim.data.elements import PostError
-from faim.data.post import Post, check_labelled
+from faim.data.post import MAP_LABELS, Post, check_labelled, refuse_no_posts
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.eval.quantization import TIMED_POSTS, QuantizationCheck, check_readable, compare_exports
@@ -42,19 +42,13 @@ def run(args: argparse.Namespace) -> int:
     columns = parse_columns(args.columns)
     recipe = read_recipe(args.model)
     check_label_tasks(columns, list(recipe.model["heads"]))
-    detector = Detector.load(args.model)
     if not args.quantize:
-        export_model(detector, out, args.format)
+        export_model(Detector.load(args.model), out, args.format)
         summary(args.model, out, args.format)
         return 0
-    posts = labelled_posts(args, columns, recipe)
-    tasks = [task.name for task in detector.tasks]
-    where = args.data or "the recipe's validation split"
-    if args.data:
-        check_labelled(posts, tasks, where)
-    else:
-        check_labelled(posts, tasks, where, unlabelled_split("--data"))
-    check_readable(*until_readable(detector, posts), where)
+    posts = labelled_posts(args, columns, recipe)  # before the model is loaded, as reading the posts does not use it
+    detector = Detector.load(args.model)
+    check_readable(*until_readable(detector, posts), measured_on(args))
     max_drop = MAX_DROP if args.max_drop is None else args.max_drop
     with working_folder(out, ".faim-export-") as tmp:
         fp32 = export_model(detector, tmp / "fp32")
@@ -101,10 +95,25 @@ def until_readable(detector: Detector, posts: list[Post]) -> tuple[list[Post], l
 
 def labelled_posts(args: argparse.Namespace, columns: dict[str, Any] | None, recipe: Recipe) -> list[Post]:
     """The posts ``--quantize`` measures on: ``--data`` read with ``columns`` (``--map``), or the validation split of
-    the model's recipe."""
+    the model's recipe; read from the recipe alone, before the model is loaded.
+
+    Raises:
+        ValueError: Naming them (``measured_on``) where they hold no post, or none carries a label for any of the
+            recipe's tasks.
+    """
+    where = measured_on(args)
     if args.data:
-        return list(read_posts(args.data, columns, args.image_root))
-    return recipe.data_source().posts("validation")
+        posts, remedy = list(read_posts(args.data, columns, args.image_root)), MAP_LABELS
+    else:
+        posts, remedy = recipe.data_source().posts("validation"), unlabelled_split("--data")
+    refuse_no_posts(posts, where)
+    check_labelled(posts, list(recipe.model["heads"]), where, remedy)
+    return posts
+
+
+def measured_on(args: argparse.Namespace) -> str:
+    """The posts ``--quantize`` measures on, as errors name them: ``--data``, or the recipe's validation split."""
+    return args.data or "the recipe's validation split"
 
 
 def report(check: QuantizationCheck) -> str:

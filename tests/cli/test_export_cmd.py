@@ -151,6 +151,21 @@ def test_a_mapping_int8_cannot_measure_with_is_refused_before_the_model_is_loade
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.parametrize(
+    ("name", "error"), [("empty.csv", "{data}: holds no post"), ("missing.jsonl", "{data} does not exist")]
+)
+def test_int8_data_that_is_missing_or_holds_no_post_is_refused_before_the_model_is_loaded(
+    name: str, error: str, tiny_model_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    data = tmp_path / name
+    if name == "empty.csv":
+        data.write_text("id,text,label\n", encoding="utf-8")  # a header alone
+    arguments = ["export", str(tiny_model_dir), "-o", str(tmp_path / "x"), "--quantize", "int8", "--data", str(data)]
+    assert main([*arguments, "--map", "labels.harmful=label"]) == 2
+    assert f"faim export: error: {error.format(data=data)}" in capsys.readouterr().err
+
+
 def test_an_int8_export_of_posts_none_of_which_can_be_read_is_refused_naming_the_first_before_exporting(
     tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch, capsys
 ) -> None:
