@@ -203,8 +203,7 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
             drop = f"{head}: null in a recipe with a base:, or --set {head}=null"
             others = f"; to train the other heads alone, drop it: {drop}" if len(tasks) > 1 else ""
             raise ValueError(f"{name}: no post carries a label for task {task.name!r}{others}")
-        classes = {str(label) for label in labels}
-        if task.type != "multilabel" and len(classes) < 2:
+        if task.type != "multilabel" and len(classes := labelled_classes(task, posts)) < 2:
             message = f"{name}: every labelled post of task {task.name!r} is of one class ({classes.pop()})"
             warnings.warn(f"{message}; the model learns nothing of the others", FaimWarning, stacklevel=2)
 
@@ -219,8 +218,7 @@ def warn_uncalibrated(tasks: list[TaskSpec], posts: list[Post], name: str) -> No
     a temperature of 1 and its default threshold (``fit_calibration``), as a fold holding out a group may be meant
     to."""
     for task in tasks:
-        classes = {str(post.labels[task.name]) for post in posts if post.labels.get(task.name) is not None}
-        if task.type == "binary" and len(classes) < 2:
+        if task.type == "binary" and len(classes := labelled_classes(task, posts)) < 2:
             held = f"of one class ({classes.pop()})" if classes else "none"
             warnings.warn(
                 f"{name}: the labelled posts of task {task.name!r} are {held}; it keeps a temperature of 1 and its "
@@ -248,6 +246,18 @@ def undefined_auroc(task: TaskSpec, posts: list[Post]) -> str | None:
     present = {int(target) for target in targets}
     missing = [label for index, label in enumerate(task.labels) if index not in present]
     return f"no labelled post is of class {missing[0]!r}" if missing else None
+
+
+def labelled_classes(task: TaskSpec, posts: list[Post]) -> set[str]:
+    """The classes, by label name, that the labelled ``posts`` of a binary or multiclass ``task`` are of, each label
+    read as loading reads it (``post_targets``): ``1``, ``"1"``, ``1.0``, ``true`` and ``"yes"`` are one class of a
+    binary task, whatever its labels are named.
+
+    Raises:
+        PostError: Naming the post, as loading it would, whose label the task does not know.
+    """
+    labelled = (post for post in posts if post.labels.get(task.name) is not None)
+    return {task.labels[int(post_targets(post, [task])[task.name])] for post in labelled}
 
 
 def check_monitor_defined(recipe: Recipe, tasks: list[TaskSpec], posts: list[Post], name: str) -> None:

@@ -24,7 +24,7 @@ from torch.utils.data import WeightedRandomSampler
 import faim
 from faim.api import evaluate_run
 from faim.api import train_recipe as train
-from faim.assembly import build_source
+from faim.assembly import build_source, task_specs
 from faim.calibration.fit import source_class_weights
 from faim.calibration.thresholds import choose_threshold
 from faim.cli.main import main
@@ -38,7 +38,14 @@ from faim.notices import FaimWarning
 from faim.recipe import RecipeError, as_recipe
 from faim.training.cache import cached_embeddings
 from faim.training.loaders import CachedCollator
-from faim.training.run import RECORD, check_learnable, make_trainer, recipe_loader, undefined_auroc
+from faim.training.run import (
+    RECORD,
+    check_learnable,
+    make_trainer,
+    recipe_loader,
+    undefined_auroc,
+    warn_uncalibrated,
+)
 
 
 def frozen(recipe: dict) -> dict:
@@ -462,6 +469,25 @@ def test_the_training_split_is_checked_before_the_split_eval_split_names(demo_da
         train(recipe)
 
 
+@pytest.mark.parametrize(
+    ("labels", "values", "said"),
+    [([0, 1], [1, "1", True, 1.0], "1"), (["no", "yes"], ["yes", 1, "true"], "yes"), ([0, 1], [0, "no"], "0")],
+)
+def test_labels_of_one_class_written_in_several_forms_are_warned_of_as_one_class(
+    labels: list, values: list, said: str
+) -> None:
+    (task,) = task_specs({"heads": {"harmful": {"type": "binary", "labels": labels}}})  # as a recipe's YAML gives them
+    posts = [Post(str(i), "text", labels={"harmful": value}) for i, value in enumerate(values)]
+    with pytest.warns(
+        FaimWarning, match=rf"train.jsonl: every labelled post of task 'harmful' is of one class \({said}\)"
+    ):
+        check_learnable([task], posts, "train.jsonl", ["text"], 8)
+    with pytest.warns(
+        FaimWarning, match=rf"the labelled posts of task 'harmful' are of one class \({said}\); it keeps"
+    ):
+        warn_uncalibrated([task], posts, "validation.jsonl")
+
+
 def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where_the_model_has_others() -> None:
     posts = [Post("a", "text", labels={"harmful": 1}), Post("b", "more text", labels={"harmful": 0})]
     harmful, other = TaskSpec("harmful", "binary", ("no", "yes")), TaskSpec("other", "binary", ("no", "yes"))
@@ -481,7 +507,9 @@ def test_a_training_split_of_one_class_is_warned_of(demo_data, tmp_path: Path) -
     changed.write_text("".join(json.dumps(row | {"label": 0}) + "\n" for row in rows), encoding="utf-8")
     recipe = tiny_recipe(demo_data | {"train": changed}, tmp_path / "run", max_epochs=1)
     recipe["data"]["image_root"] = str(demo_data["train"].parent)
-    with pytest.warns(FaimWarning, match="train.jsonl: every labelled post of task 'harmful' is of one class \\(0\\)"):
+    with pytest.warns(
+        FaimWarning, match="train.jsonl: every labelled post of task 'harmful' is of one class \\(benign\\)"
+    ):
         train(recipe)
 
 
@@ -801,7 +829,8 @@ def test_a_validation_split_without_labels_is_refused_before_training_and_one_of
     recipe = tiny_recipe(demo_data | {"validation": one_class}, tmp_path / "run", max_epochs=1)
     recipe["data"]["image_root"] = images
     with pytest.warns(
-        FaimWarning, match=r"the labelled posts of task 'harmful' are of one class \(0\); it keeps a temperature of 1"
+        FaimWarning,
+        match=r"the labelled posts of task 'harmful' are of one class \(benign\); it keeps a temperature of 1",
     ):
         train(recipe)
 
