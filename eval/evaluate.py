@@ -186,6 +186,7 @@ def evaluate_loader(
     ablations: bool = True,
     texts: Sequence[str] | None = None,
     checked: bool = False,
+    desc: str = "evaluating",
 ) -> dict[str, Any]:
     """Evaluate on every labelled post the loader yields; writes metrics.json, metrics.md and plots. The loader's
     posts are refused before the model reads one where they are known (``loader_posts``: one ``make_loader`` made)
@@ -199,7 +200,8 @@ def evaluate_loader(
     without them (under the same calibration). ``ablations=False`` skips the modality ablations
     (``eval.ablations``), one more pass over the posts each; the other two stay. ``texts``: each post's text, in
     the loader's order, for the words each binary task's decisions and its labels read the opposite way
-    (``task_results``).
+    (``task_results``). ``desc`` names the progress bar of the pass over the posts (an ablation's bar names the kind
+    it drops).
 
     Raises:
         ValueError: Before the model reads a post, when none carries a label for any task and the loader's posts are
@@ -216,7 +218,7 @@ def evaluate_loader(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     link = detector.pooling_kind
-    predictions = predict(detector.model, loader, desc="evaluating", link_kind=link)
+    predictions = predict(detector.model, loader, desc=desc, link_kind=link)
     check_finite(detector, predictions, data_name)
     ablated = {}
     kinds = detector.model.kinds
@@ -257,14 +259,16 @@ def evaluate(
     words: bool = True,
     remedy: str = MAP_LABELS,
     checked: bool = False,
+    desc: str = "evaluating",
 ) -> dict[str, Any]:
-    """Evaluate on a list of labelled posts (see ``evaluate_loader``), with the words each binary task's decisions
-    and its labels read the opposite way unless ``words`` is False; with ``eval.languages`` (or ``eval.slice: lang``),
-    posts without ``meta.lang`` are given the language they are written in first (``faim.data.language``). ``remedy``
-    ends the error where no post carries a label: by default how a file's labels are mapped to tasks, which a caller
-    reading posts no mapping reaches (a recipe's split) replaces. With ``checked``, the posts were refused already where
-    their evaluation could not finish (``Detector.refuse_unevaluable``) and are checked no further: copies of
-    checked posts that change only their texts' letters or their pictures' pixels (``faim.perturb.perturb_posts``).
+    """Evaluate on a list of labelled posts (see ``evaluate_loader``, whose progress bar ``desc`` names), with the
+    words each binary task's decisions and its labels read the opposite way unless ``words`` is False; with
+    ``eval.languages`` (or ``eval.slice: lang``), posts without ``meta.lang`` are given the language they are
+    written in first (``faim.data.language``). ``remedy`` ends the error where no post carries a label: by default
+    how a file's labels are mapped to tasks, which a caller reading posts no mapping reaches (a recipe's split)
+    replaces. With ``checked``, the posts were refused already where their evaluation could not finish
+    (``Detector.refuse_unevaluable``) and are checked no further: copies of checked posts that change only their
+    texts' letters or their pictures' pixels (``faim.perturb.perturb_posts``).
 
     Raises:
         ValueError: Before the model reads a post, when none carries a label for any task (ending in ``remedy``), or
@@ -280,4 +284,4 @@ def evaluate(
     posts = with_languages(posts) if config.detects_languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)
     texts = post_texts(posts) if words else None
-    return evaluate_loader(detector, loader, out_dir, data_name, config, ablations, texts, checked=True)
+    return evaluate_loader(detector, loader, out_dir, data_name, config, ablations, texts, checked=True, desc=desc)

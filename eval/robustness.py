@@ -74,7 +74,7 @@ def perturbed_reports(
     it holds this evaluation's alone. With
     ``eval.languages`` (or ``eval.slice: lang``), each post is given the language it is written in before it is
     perturbed, so its perturbed forms are counted under that language (swapped letters or digits would read as
-    another). ``log`` is told each perturbation as it starts.
+    another). Each evaluation's progress bar names its perturbation; ``log`` is told each as it starts.
 
     The posts are refused once, before any is perturbed, where their evaluation could not finish
     (``Detector.refuse_unevaluable``): a perturbation keeps their ids and labels, a text that is text stays text, and
@@ -95,8 +95,10 @@ def perturbed_reports(
             log(f"evaluating under {name}")
         out = folder / name
         perturbed = perturb_posts(posts, name)
-        data = f"{data_name}, perturbed by {name}"
-        reports[name] = evaluate(detector, perturbed, out, data, config, ablations=False, words=False, checked=True)
+        data, desc = f"{data_name}, perturbed by {name}", f"evaluating under {name}"
+        reports[name] = evaluate(
+            detector, perturbed, out, data, config, ablations=False, words=False, checked=True, desc=desc
+        )
     return reports
 
 

@@ -152,3 +152,18 @@ def test_perturbed_reports_replace_those_an_earlier_evaluation_wrote_under_other
     reports = perturbed_reports(detector, posts, tmp_path / "eval", "dev")
     assert sorted(path.name for path in (tmp_path / "eval" / "robustness").iterdir()) == sorted(reports)
     assert all(name.startswith("text.") for name in reports)
+
+
+def test_each_perturbations_progress_bar_names_it(demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from faim.eval import evaluate as evaluate_module
+
+    torch.manual_seed(0)
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"] |= {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    detector = faim.build(recipe)
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))[:20]
+    bars = []
+    predict = evaluate_module.predict
+    monkeypatch.setattr(evaluate_module, "predict", lambda *a, **k: bars.append(k["desc"]) or predict(*a, **k))
+    reports = perturbed_reports(detector, posts, tmp_path / "eval", "dev")
+    assert bars == [f"evaluating under {name}" for name in reports]
