@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
 
 MetricFn = Callable[[np.ndarray, np.ndarray], Mapping[str, float]]
+
+MISSING = "(missing)"
+"""The slice of posts without a value for the slice field (absent, ``None`` or NaN), told apart from any value a
+post may hold, such as the text ``"None"``."""
 
 MIN_SIZE = 30
 """Smallest slice whose metrics ``slice_metrics`` computes by default: a smaller one reports its size alone."""
@@ -28,8 +33,8 @@ def slice_metrics(
     Args:
         y_true: labels, any shape ``[N, ...]`` ``metric_fn`` accepts.
         prob: scores ``[N, ...]`` matching ``y_true``.
-        slices: one slice value per row ``[N]``; values are compared and reported as strings (``None``
-            becomes ``"None"``).
+        slices: one slice value per row ``[N]``; values are compared and reported as strings (``slice_name``: a
+            missing one, ``None`` or NaN, as ``MISSING``).
         metric_fn: ``(y_true, prob) -> metrics``, e.g.
             ``functools.partial(binary_metrics, threshold=t)``.
         min_size: smallest slice whose metrics are computed.
@@ -41,7 +46,8 @@ def slice_metrics(
         ValueError: if ``y_true``, ``prob`` and ``slices`` differ in length, or ``min_size < 1``.
     """
     y, p = np.asarray(y_true), np.asarray(prob)
-    keys = np.asarray(slices).astype(str)
+    values = np.asarray(slices, dtype=object)
+    keys = np.array([slice_name(value) for value in values.ravel()], dtype=str).reshape(values.shape)
     if keys.ndim != 1 or not len(keys) == len(y) == len(p):
         raise ValueError(
             f"slices must be 1-D with one value per row, got {keys.shape} for {len(y)} rows and prob of length {len(p)}"
@@ -54,3 +60,11 @@ def slice_metrics(
         n = int(rows.sum())
         result[str(value)] = {"n": n} if n < min_size else {**metric_fn(y[rows], p[rows]), "n": n}
     return result
+
+
+def slice_name(value: object) -> str:
+    """The slice a post's value of the slice field puts it in: ``MISSING`` where it has none (``None`` or a float
+    NaN, as an empty cell reads), else the value as text."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    return str(value)

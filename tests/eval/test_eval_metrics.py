@@ -174,15 +174,15 @@ def test_slice_metrics_min_size_and_single_class() -> None:
 
 
 def test_slice_metrics_multiclass_and_object_slices() -> None:
-    prob = np.array([[0.7, 0.3], [0.4, 0.6], [0.9, 0.1]])
+    prob = np.array([[0.7, 0.3], [0.4, 0.6], [0.9, 0.1], [0.2, 0.8]])
     result = slice_metrics(
-        np.array([0, 1, 0]),
+        np.array([0, 1, 0, 1]),
         prob,
-        np.array([None, "a", None], dtype=object),
+        np.array([None, "a", float("nan"), "None"], dtype=object),
         partial(multiclass_metrics, labels=["x", "y"]),
         min_size=1,
     )
-    assert set(result) == {"None", "a"} and result["None"]["n"] == 2
+    assert {name: metrics["n"] for name, metrics in result.items()} == {"(missing)": 2, "None": 1, "a": 1}
 
 
 def test_slice_metrics_rejects_length_mismatch() -> None:

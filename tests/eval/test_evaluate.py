@@ -195,7 +195,19 @@ def test_a_slice_field_no_post_has_is_warned_of_and_gives_no_slices(demo_data, t
     assert "slices" not in report
     posts[0].meta["colour"] = "red"
     sliced = evaluate(detector, posts, tmp_path / "colour", "validation", config)["tasks"]["harmful"]
-    assert set(sliced["slices"]) == {"red", "None"}
+    assert set(sliced["slices"]) == {"red", "(missing)"}
+
+
+def test_posts_without_the_slice_field_are_a_slice_apart_from_the_text_none(demo_data, tmp_path: Path) -> None:
+    detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
+    posts[0].meta["colour"], posts[1].meta["colour"] = "None", None
+    config = EvalConfig(slice="colour", ablations=False)
+    report = evaluate(detector, posts, tmp_path / "eval", "validation", config)["tasks"]["harmful"]
+    assert {name: metrics["n"] for name, metrics in report["slices"].items()} == {
+        "None": 1,
+        "(missing)": len(posts) - 1,
+    }
+    assert "| (missing) |" in (tmp_path / "eval" / "metrics.md").read_text()
 
 
 def test_a_slice_by_language_detects_each_posts_language_without_the_metrics_per_language(
