@@ -446,10 +446,14 @@ class FileSource(ABC):
         """The file or folder holding ``split``.
 
         Raises:
-            KeyError: When ``split`` is not configured, naming the configured ones.
+            KeyError: When ``split`` is not configured, naming it by the source's recipe path, the configured ones
+                and, for a split a recipe may give, its key (``data: no split 'test' (give its file as data.test);
+                configured: train, validation``).
         """
         if split not in self.files:
-            raise KeyError(f"{type(self).__name__}: no split {split!r}; configured: {', '.join(self.files) or 'none'}")
+            key = f" (give its file as {self.recipe_path}.{split})" if split in SPLITS else ""
+            configured = ", ".join(self.files) or "none"
+            raise KeyError(f"{self.recipe_path}: no split {split!r}{key}; configured: {configured}")
         return self.files[split]
 
     def posts(self, split: str) -> list[Post]:

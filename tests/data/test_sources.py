@@ -27,7 +27,7 @@ from faim.data.sources import (
     read_posts,
 )
 from faim.data.tabular import csv_records, csv_rows
-from faim.registry import SOURCES
+from faim.registry import SOURCES, build_source_spec
 
 ROWS = [
     {"id": "p1", "text": "hello", "images": ["a.png", "b.png"], "comments": ["nice", "meh"], "hate": 1, "lang": "en"},
@@ -132,8 +132,19 @@ def test_posts_without_an_id_in_a_folder_of_several_files_take_distinct_places(t
 
 def test_unknown_split_names_configured_ones(tmp_path):
     source = JsonlSource(train=str(write_jsonl(tmp_path / "t.jsonl", ROWS)), validation="v.jsonl")
-    with pytest.raises(KeyError, match="no split 'test'; configured: train, validation"):
+    with pytest.raises(KeyError, match="no split 'test' .*; configured: train, validation"):
         source.posts("test")
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv", "parquet"])
+def test_a_split_not_configured_is_named_by_the_recipe_path_and_the_key_that_gives_it(kind, tmp_path):
+    source = build_source_spec({"type": kind, "train": str(tmp_path / f"t.{kind}")}, "data.sources[1]")
+    expected = "data.sources[1]: no split 'test' (give its file as data.sources[1].test); configured: train"
+    for read in (check_split, lambda source, split: source.posts(split), lambda source, split: source.describe(split)):
+        with pytest.raises(KeyError, match=re.escape(expected)):
+            read(source, "test")
+    with pytest.raises(KeyError, match=re.escape("data.sources[1]: no split 'tset'; configured: train")):
+        source.posts("tset")
 
 
 def test_a_split_file_not_there_is_named_by_check_split_without_reading_a_file_and_not_when_the_source_is_built(
