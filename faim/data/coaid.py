@@ -20,7 +20,7 @@ from pathlib import Path
 from faim.data.native import read_delimited
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
-from faim.registry import register_source, suggest
+from faim.registry import register_source, source_path, suggest
 
 NEWS = {"NewsFakeCOVID-19.csv": 1, "NewsRealCOVID-19.csv": 0}
 CLAIMS = {"ClaimFakeCOVID-19.csv": 1, "ClaimRealCOVID-19.csv": 0}
@@ -50,6 +50,7 @@ class CoaidSource:
         self.validation_snapshot = validation_snapshot
         self.include_claims = include_claims
         self.names = NEWS | CLAIMS if include_claims else NEWS
+        self.recipe_path = source_path()
 
     def splits(self) -> list[str]:
         """Always ``["train", "validation"]``."""
@@ -65,21 +66,30 @@ class CoaidSource:
 
         Raises:
             KeyError: On a split other than train and validation.
-            FileNotFoundError: When ``root`` holds no snapshot folder, naming it.
-            ValueError: When ``validation_snapshot`` is not one of the snapshots, naming them.
+            FileNotFoundError: When ``root`` holds no snapshot folder, naming it by its recipe key and saying what it
+                holds.
+            ValueError: When ``validation_snapshot`` is not one of the snapshots, naming its recipe key and them.
         """
         if split not in self.splits():
-            raise KeyError(f"coaid: no split {split!r}; found: {', '.join(self.splits())}")
+            raise KeyError(f"{self.recipe_path}: no split {split!r}; found: {', '.join(self.splits())}")
         snapshots = self.snapshots()
         if not snapshots:
-            raise FileNotFoundError(f"coaid: no MM-DD-YYYY folder holding {', '.join(self.names)} under {self.root}")
+            raise FileNotFoundError(
+                f"{self.recipe_path}.root: {self.root} (resolved to {self.root.absolute()}) holds no MM-DD-YYYY folder "
+                f"holding {', '.join(self.names)}; root must be the CoAID folder holding its dated snapshot folders "
+                "(05-01-2020, ...)"
+            )
         if self.validation_snapshot not in snapshots:
             raise ValueError(
-                f"coaid: validation_snapshot {self.validation_snapshot!r} not found under {self.root}"
+                f"{self.recipe_path}.validation_snapshot: {self.validation_snapshot!r} not found under {self.root}"
                 f"{suggest(self.validation_snapshot, snapshots)}; snapshots: {', '.join(snapshots)}"
             )
         chosen = [name for name in snapshots if (name == self.validation_snapshot) == (split == "validation")]
         return [file for name in chosen for file in self._files(self.root / name)]
+
+    def check_split(self, split: str) -> None:
+        """Find the files of ``split`` (``files``), reading none of them."""
+        self.files(split)
 
     def posts(self, split: str) -> list[Post]:
         """The split's posts with each title kept once; train also drops the titles validation holds."""

@@ -48,6 +48,7 @@ class DavidsonSource(StratifiedFileSource):
     """
 
     FILE = "labeled_data.csv"
+    LAYOUT = "root must be the Davidson et al. (2017) folder holding labeled_data.csv (tweet and class columns)"
 
     def __init__(
         self, root: str, validation_fraction: float = 0.1, seed: int = 0, task: str = "hate", labels: str = "three_way"

@@ -34,6 +34,7 @@ class EthosSource(StratifiedFileSource):
     """
 
     FILE = "Ethos_Dataset_Binary.csv"
+    LAYOUT = "root must be the ETHOS folder holding Ethos_Dataset_Binary.csv (comment;isHate, separated by ;)"
 
     def __init__(self, root: str, validation_fraction: float = 0.1, seed: int = 0, task: str = "hate") -> None:
         super().__init__(root, validation_fraction, seed)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from faim.data.columns import ColumnMap
-from faim.data.native import check_choice
+from faim.data.native import check_choice, check_layout_file
 from faim.data.post import Post, post_id
 from faim.data.tabular import jsonl_rows, sha256_files
 from faim.registry import register_source, source_path
@@ -24,6 +24,12 @@ LABELS = ["not-hateful", "hateful"]
 KEYS = ("img", "text")
 CHOSEN_BY = {"train": "root", "validation": "validation", "test": "validation"}
 """Split → the recipe key that picks its file (the folder holds ``train.jsonl``; the validation stem picks the rest)."""
+LAYOUT = (
+    "root must be the Hateful Memes folder holding train.jsonl, the dev and test files (dev_seen.jsonl, "
+    "dev_unseen.jsonl, test_seen.jsonl, test_unseen.jsonl; phase 1: dev.jsonl, test.jsonl) and img/, and validation "
+    "the stem of a dev file it holds"
+)
+"""What a Hateful Memes folder holds, as an error naming a file not there says it."""
 
 
 @register_source("hateful_memes")
@@ -77,12 +83,10 @@ class HatefulMemesSource:
         Raises:
             KeyError: On a split other than train, validation and test (``location``).
             FileNotFoundError: Naming, by its recipe path, the key that picks the file (``CHOSEN_BY``:
-                ``data.validation: hm/dev.jsonl does not exist``, ``data.root`` for ``train.jsonl``) and the file.
+                ``data.validation: hm/dev.jsonl does not exist``, ``data.root`` for ``train.jsonl``), the file and what
+                the folder holds (``LAYOUT``).
         """
-        try:
-            check_file(self.location(split))
-        except FileNotFoundError as error:
-            raise FileNotFoundError(f"{self.recipe_path}.{CHOSEN_BY[split]}: {error}") from None
+        check_layout_file(self.location(split), f"{self.recipe_path}.{CHOSEN_BY[split]}", LAYOUT)
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Posts of a Hateful Memes ``.jsonl`` file; a missing or null ``label`` leaves the post unlabelled, and a

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from faim.data.native import check_choice, label_index, read_delimited
+from faim.data.native import check_choice, check_layout_file, label_index, read_delimited
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
-from faim.registry import register_source
+from faim.registry import register_source, source_path
 
 FILES = {"train": "train.tsv", "validation": "valid.tsv", "test": "test.tsv"}
 SIX_WAY = ["pants-fire", "false", "barely-true", "half-true", "mostly-true", "true"]
@@ -27,6 +27,11 @@ HISTORY = ("barely-true", "false", "half-true", "mostly-true", "pants-fire")
 FIELDS = ("subject", "speaker", "job", "state", "party")
 COLUMNS = ("id", "label", "statement", *FIELDS, *(f"history_{name}" for name in HISTORY), "context")
 SHOWN = ("speaker", "party", "job", "state", "subject", "context")
+LAYOUT = (
+    "root must be the LIAR folder holding train.tsv, valid.tsv and, where there is one, test.tsv: "
+    "14 tab-separated columns, no header"
+)
+"""What a LIAR folder holds, as an error naming a file not there says it."""
 
 
 @register_source("liar")
@@ -51,10 +56,11 @@ class LiarSource:
         self.task = task
         self.labels = labels
         self.metadata = metadata
+        self.recipe_path = source_path()
 
     def splits(self) -> list[str]:
-        """The splits whose file exists under ``root`` (among train, validation, test)."""
-        return [split for split, name in FILES.items() if (self.root / name).is_file()]
+        """Train and validation, and test where its file is there under ``root``."""
+        return [split for split in FILES if split != "test" or self.location(split).is_file()]
 
     def location(self, split: str) -> Path:
         """The file of ``split``.
@@ -63,11 +69,25 @@ class LiarSource:
             KeyError: When ``split`` is not train, validation or test.
         """
         if split not in FILES:
-            raise KeyError(f"liar: no split {split!r}; found: {', '.join(self.splits()) or 'none'}")
+            raise KeyError(f"{self.recipe_path}: no split {split!r}; found: {', '.join(self.splits())}")
         return self.root / FILES[split]
 
+    def check_split(self, split: str) -> None:
+        """Find the file of ``split``, reading none of it.
+
+        Raises:
+            KeyError: On a split other than train, validation and test (``location``).
+            FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
+        """
+        check_layout_file(self.location(split), f"{self.recipe_path}.root", LAYOUT)
+
     def posts(self, split: str) -> list[Post]:
-        """All posts of ``split``, in file order."""
+        """All posts of ``split``, in file order.
+
+        Raises:
+            FileNotFoundError: When the split's file is not there (``check_split``).
+        """
+        self.check_split(split)
         return list(self.iter_posts(self.location(split)))
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:

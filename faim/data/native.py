@@ -68,6 +68,25 @@ def _records(path: Path, delimiter: str, quoted: bool, names: Sequence[str] | No
             raise ValueError(f"{path}: not UTF-8 text ({error})") from error
 
 
+def check_layout_file(path: Path, where: str, layout: str, folder: bool = False) -> None:
+    """Refuse ``path``, a file (a folder, with ``folder``) a dataset's folder holds, where it is not one: a recipe whose
+    ``root:`` names another folder (the one above it, a download's archive folder) is told which key chose the file
+    and what the folder should hold.
+
+    Args:
+        path: The file the source reads from its folder.
+        where: The recipe key that chose it, by the source's recipe path (``data.root``,
+            ``data.sources[1].validation``; ``faim.registry.source_path``).
+        layout: What the source's folder holds (each adapter's ``LAYOUT``).
+
+    Raises:
+        FileNotFoundError: ``"data.root: ds/labeled_data.csv does not exist (resolved to /abs/ds/labeled_data.csv);
+            root must be the Davidson et al. (2017) folder holding labeled_data.csv ..."``.
+    """
+    if not (path.is_dir() if folder else path.is_file()):
+        raise FileNotFoundError(f"{where}: {path} does not exist (resolved to {path.absolute()}); {layout}")
+
+
 def label_index(value: str, names: Sequence[str], origin: str) -> int:
     """The index of a raw label cell (surrounding spaces ignored) in ``names``.
 

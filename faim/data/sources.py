@@ -67,9 +67,10 @@ class Source(Protocol):
 def check_split(source: Any, split: str) -> None:
     """Find the files ``split`` of ``source`` is read from, reading no post, so that one not there is named before
     another split is read: by the source's own ``check_split(split)``, which the sources reading a file, folder or
-    glob per split (``faim.data.tabular.FileSource``), ``hateful_memes``, ``concat`` and ``without`` have. A source
-    without one (a dataset's own, reading the files of its folder; one registered elsewhere) finds them as it reads
-    them.
+    glob per split (``faim.data.tabular.FileSource``), the dataset adapters reading a folder's files (``tweeteval``,
+    ``davidson``, ``ethos``, ``liar``, ``coaid``, ``vmu``, ``hateful_memes``), ``concat`` and ``without`` have. A
+    source without one (``emoji_pairs``, which finds its files as it is built; one registered elsewhere) finds them as
+    it reads them.
 
     Raises:
         FileNotFoundError: Naming the split and what stands for nothing, as reading it would.

@@ -10,8 +10,10 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 
+from faim.data.native import check_layout_file
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
+from faim.registry import source_path
 
 
 def stratified_split(labels: Sequence[Hashable], validation_fraction: float, seed: int) -> list[str]:
@@ -36,8 +38,8 @@ def stratified_split(labels: Sequence[Hashable], validation_fraction: float, see
 class StratifiedFileSource(ABC):
     """Base of registered sources whose data is one file in ``root``, split by ``stratified_split``.
 
-    Subclasses set ``FILE``, call this constructor from their own (whose arguments are the recipe keys) and
-    implement ``iter_posts`` and ``stratum``. The fingerprint covers every constructor argument but ``root``.
+    Subclasses set ``FILE`` and ``LAYOUT``, call this constructor from their own (whose arguments are the recipe keys)
+    and implement ``iter_posts`` and ``stratum``. The fingerprint covers every constructor argument but ``root``.
 
     Args:
         root: The folder holding ``FILE``.
@@ -49,6 +51,8 @@ class StratifiedFileSource(ABC):
     """
 
     FILE: str
+    LAYOUT: str
+    """What ``root`` holds, as an error naming a file not there says it (``faim.data.native.check_layout_file``)."""
     registry_name: str  # set by ``register_source``
 
     def __init__(self, root: str, validation_fraction: float, seed: int) -> None:
@@ -59,6 +63,7 @@ class StratifiedFileSource(ABC):
         self.root = Path(root)
         self.validation_fraction = validation_fraction
         self.seed = seed
+        self.recipe_path = source_path()
 
     @abstractmethod
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
@@ -82,8 +87,22 @@ class StratifiedFileSource(ABC):
             raise KeyError(f"{self.registry_name}: no split {split!r}; found: {', '.join(self.splits())}")
         return self.root / self.FILE
 
+    def check_split(self, split: str) -> None:
+        """Find the data file, reading none of it.
+
+        Raises:
+            KeyError: On a split other than train and validation (``location``).
+            FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
+        """
+        check_layout_file(self.location(split), f"{self.recipe_path}.root", self.LAYOUT)
+
     def posts(self, split: str) -> list[Post]:
-        """The posts of ``split``, in file order."""
+        """The posts of ``split``, in file order.
+
+        Raises:
+            FileNotFoundError: When the data file is not there (``check_split``).
+        """
+        self.check_split(split)
         posts = list(self.iter_posts(self.location(split)))
         assignment = stratified_split([self.stratum(post) for post in posts], self.validation_fraction, self.seed)
         return [post for post, name in zip(posts, assignment, strict=True) if name == split]
@@ -95,5 +114,5 @@ class StratifiedFileSource(ABC):
 
     def fingerprint(self, split: str) -> str:
         """sha256 of the file, the split name and the arguments choosing the split's posts and labels."""
-        options = {key: value for key, value in vars(self).items() if key != "root"}
+        options = {key: value for key, value in vars(self).items() if key not in ("root", "recipe_path")}
         return sha256_files([self.location(split)], extra=json.dumps({"split": split, **options}, sort_keys=True))

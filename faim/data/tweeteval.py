@@ -11,11 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from faim.data.native import check_layout_file
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
-from faim.registry import register_source
+from faim.registry import register_source, source_path
 
 PREFIXES = {"train": "train", "validation": "val", "test": "test"}
+LAYOUT = (
+    "root must be a TweetEval task folder (tweeteval/datasets/hate) holding train_text.txt, train_labels.txt, "
+    "val_text.txt, val_labels.txt and, where there is one, test_text.txt and test_labels.txt"
+)
+"""What a TweetEval task folder holds, as an error naming a file not there says it."""
 
 
 @register_source("tweeteval")
@@ -30,25 +36,40 @@ class TweetEvalSource:
     def __init__(self, root: str, task: str = "hate") -> None:
         self.root = Path(root)
         self.task = task
+        self.recipe_path = source_path()
 
     def splits(self) -> list[str]:
-        """The splits whose text file exists under ``root`` (among train, validation, test)."""
-        return [split for split, prefix in PREFIXES.items() if (self.root / f"{prefix}_text.txt").is_file()]
+        """Train and validation, and test where its text file is there under ``root``."""
+        return [split for split in PREFIXES if split != "test" or self.location(split).is_file()]
 
     def location(self, split: str) -> Path:
         """The text file of ``split``.
 
         Raises:
-            KeyError: When ``split`` has no text file, naming the splits there are.
+            KeyError: On a split other than train, validation and test, naming the splits there are.
         """
-        if split not in self.splits():
+        if split not in PREFIXES:
             raise KeyError(
-                f"tweeteval: no split {split!r} under {self.root}; found: {', '.join(self.splits()) or 'none'}"
+                f"{self.recipe_path}: no split {split!r} under {self.root}; found: {', '.join(self.splits())}"
             )
         return self.root / f"{PREFIXES[split]}_text.txt"
 
+    def check_split(self, split: str) -> None:
+        """Find the text file of ``split``, reading none of it (its labels file is read where it is there).
+
+        Raises:
+            KeyError: On a split other than train, validation and test (``location``).
+            FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
+        """
+        check_layout_file(self.location(split), f"{self.recipe_path}.root", LAYOUT)
+
     def posts(self, split: str) -> list[Post]:
-        """All posts of ``split``; ids are 0-based line indices."""
+        """All posts of ``split``; ids are 0-based line indices.
+
+        Raises:
+            FileNotFoundError: When the split's text file is not there (``check_split``).
+        """
+        self.check_split(split)
         return list(self.iter_posts(self.location(split)))
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:

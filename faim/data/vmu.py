@@ -19,10 +19,10 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from faim.data.native import label_index, read_delimited
+from faim.data.native import check_layout_file, label_index, read_delimited
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
-from faim.registry import register_source, suggest
+from faim.registry import register_source, source_path, suggest
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +40,11 @@ VALIDATION_EVENTS = (
 )
 ESCAPE = re.compile(r'\\([nr"/\\])')
 UNESCAPED = {"n": "\n", "r": "\r", '"': '"', "/": "/", "\\": "\\"}
+LAYOUT = (
+    "root must be the MediaEval 2016 VMU folder holding posts.txt (tab-separated, with a post_id, post_text, "
+    f"image_id(s), username and label header) and the image tree {IMAGES.as_posix()}/<event>/"
+)
+"""What a VMU folder holds, as an error naming a file or folder not there says it."""
 
 
 @register_source("vmu")
@@ -66,6 +71,7 @@ class VmuSource:
         self.validation_events = list(VALIDATION_EVENTS if validation_events is None else validation_events)
         self.require_image = require_image
         self.dropped: dict[str, int] = {}
+        self.recipe_path = source_path()
 
     def splits(self) -> list[str]:
         """Always ``["train", "validation"]``."""
@@ -76,10 +82,10 @@ class VmuSource:
 
         Raises:
             KeyError: On a split other than train and validation.
+            FileNotFoundError: When ``posts.txt`` or the image folder is not there (``check_split``).
             ValueError: When a validation event is not in the data, naming the events there are.
         """
-        if split not in self.splits():
-            raise KeyError(f"vmu: no split {split!r}; found: {', '.join(self.splits())}")
+        self.check_split(split)
         posts = list(self.iter_posts(self.root / "posts.txt"))
         events = sorted({post.meta["event"] for post in posts})
         for event in self.validation_events:
@@ -92,6 +98,18 @@ class VmuSource:
         self.dropped[split] = len(chosen) - len(kept)
         logger.warning("vmu: %s: dropped %d of %d posts without a local image", split, self.dropped[split], len(chosen))
         return kept
+
+    def check_split(self, split: str) -> None:
+        """Find ``posts.txt`` and the image folder, which every split is read from, reading neither.
+
+        Raises:
+            KeyError: On a split other than train and validation.
+            FileNotFoundError: Naming what is not there, the recipe key ``root`` and what the folder holds (``LAYOUT``).
+        """
+        if split not in self.splits():
+            raise KeyError(f"{self.recipe_path}: no split {split!r}; found: {', '.join(self.splits())}")
+        check_layout_file(self.root / "posts.txt", f"{self.recipe_path}.root", LAYOUT)
+        check_layout_file(self.root / IMAGES, f"{self.recipe_path}.root", LAYOUT, folder=True)
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Every post of a file in the ``posts.txt`` format, with images and events from this source's image tree.

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import csv
 import inspect
+import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from faim.data.coaid import LABELS, CoaidSource
+from faim.data.sources import check_split
 from faim.registry import SOURCES
 
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "coaid"
@@ -92,10 +94,15 @@ def test_iter_posts_reads_a_file_or_a_snapshot_without_deduplication(root):
 
 
 def test_errors_name_the_file_and_the_choices(root, tmp_path):
-    with pytest.raises(ValueError, match="validation_snapshot '11-01-2021' not found.*snapshots: 05-01-2020"):
+    with pytest.raises(ValueError, match="^data.validation_snapshot: '11-01-2021' not found.*snapshots: 05-01-2020"):
         CoaidSource(str(root), validation_snapshot="11-01-2021").posts("train")
-    with pytest.raises(FileNotFoundError, match=f"no MM-DD-YYYY folder .* under {tmp_path / 'nowhere'}"):
-        CoaidSource(str(tmp_path / "nowhere")).posts("validation")
+    expected = (
+        f"data.root: {tmp_path / 'nowhere'} (resolved to {tmp_path / 'nowhere'}) holds no MM-DD-YYYY folder holding "
+        "NewsFakeCOVID-19.csv, NewsRealCOVID-19.csv; root must be the CoAID folder holding its dated snapshot folders"
+    )
+    for read in (check_split, lambda source, split: source.posts(split)):
+        with pytest.raises(FileNotFoundError, match=f"^{re.escape(expected)}"):
+            read(CoaidSource(str(tmp_path / "nowhere")), "validation")
     with pytest.raises(FileNotFoundError, match="NewsFakeCOVID-19.csv does not exist"):
         list(CoaidSource(str(root)).iter_posts(root / "09-01-2020" / "NewsFakeCOVID-19.csv"))
     with pytest.raises(ValueError, match="cannot tell fake from real for .*other.csv"):

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import csv
 import inspect
+import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from faim.data.davidson import LABELS, DavidsonSource
+from faim.data.sources import check_split
 from faim.data.splits import stratified_split
-from faim.registry import SOURCES
+from faim.registry import SOURCES, build_source_spec
 
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "davidson2017"
 HEADER = ["", "count", "hate_speech", "offensive_language", "neither", "class", "tweet"]
@@ -123,6 +125,20 @@ def test_errors_name_the_file_row_and_value(root, tmp_path):
         DavidsonSource(str(root), labels="binry")
     with pytest.raises(ValueError, match="validation_fraction"):
         DavidsonSource(str(root), validation_fraction=1.0)
+
+
+def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what_the_folder_holds(
+    tmp_path, monkeypatch
+):
+    source = build_source_spec({"type": "davidson", "root": str(tmp_path)}, "data.sources[1]")
+    monkeypatch.setattr(DavidsonSource, "iter_posts", lambda self, path: pytest.fail(f"{path} was read"))
+    expected = (
+        f"^data.sources\\[1\\].root: {re.escape(str(tmp_path / 'labeled_data.csv'))} does not exist .*; "
+        "root must be the Davidson et al. \\(2017\\) folder holding labeled_data.csv"
+    )
+    for read in (check_split, lambda source, split: source.posts(split)):
+        with pytest.raises(FileNotFoundError, match=expected):
+            read(source, "train")
 
 
 @pytest.mark.real_data

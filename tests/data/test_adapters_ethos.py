@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import inspect
+import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from faim.data.ethos import LABELS, EthosSource
-from faim.registry import SOURCES
+from faim.data.sources import check_split
+from faim.registry import SOURCES, build_source_spec
 
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ethos"
 
@@ -71,6 +73,20 @@ def test_errors_name_the_file_row_and_value(root, tmp_path):
     file.write_bytes("comment;isHate\nlatin-1 caf\xe9;1\n".encode("latin-1"))
     with pytest.raises(ValueError, match="Ethos_Dataset_Binary.csv: not UTF-8 text"):
         EthosSource(str(root)).posts("train")
+
+
+def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what_the_folder_holds(
+    tmp_path, monkeypatch
+):
+    source = build_source_spec({"type": "ethos", "root": str(tmp_path)}, "data.sources[1]")
+    monkeypatch.setattr(EthosSource, "iter_posts", lambda self, path: pytest.fail(f"{path} was read"))
+    expected = (
+        f"^data.sources\\[1\\].root: {re.escape(str(tmp_path / 'Ethos_Dataset_Binary.csv'))} does not exist .*; "
+        "root must be the ETHOS folder holding Ethos_Dataset_Binary.csv"
+    )
+    for read in (check_split, lambda source, split: source.posts(split)):
+        with pytest.raises(FileNotFoundError, match=expected):
+            read(source, "validation")
 
 
 @pytest.mark.real_data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from faim.assembly import build_source
 from faim.data.hateful_memes import LABELS, HatefulMemesSource
 from faim.data.images import load_image
 from faim.data.sources import JsonlSource, check_split
-from faim.registry import SOURCES
+from faim.registry import SOURCES, build_source_spec
 
 
 def write(path: Path, rows: list[dict]) -> None:
@@ -64,6 +65,20 @@ def test_a_validation_file_not_there_is_named_by_check_split_reading_no_file(roo
     (root / "train.jsonl").unlink()
     with pytest.raises(FileNotFoundError, match=r"^data.root: .*train.jsonl does not exist"):
         source.posts("train")
+
+
+def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what_the_folder_holds(
+    tmp_path, monkeypatch
+):
+    source = build_source_spec({"type": "hateful_memes", "root": str(tmp_path)}, "data.sources[1]")
+    monkeypatch.setattr(HatefulMemesSource, "iter_posts", lambda self, path: pytest.fail(f"{path} was read"))
+    expected = (
+        f"^data.sources\\[1\\].root: {re.escape(str(tmp_path / 'train.jsonl'))} does not exist .*; "
+        "root must be the Hateful Memes folder holding train.jsonl"
+    )
+    for read in (check_split, lambda source, split: source.posts(split)):
+        with pytest.raises(FileNotFoundError, match=expected):
+            read(source, "train")
 
 
 def test_validation_choice_picks_the_matching_test_file(root):

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import inspect
+import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from faim.data.liar import BINARY, SIX_WAY, LiarSource
-from faim.registry import SOURCES
+from faim.data.sources import check_split
+from faim.registry import SOURCES, build_source_spec
 
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "liar"
 ROW = ["2635.json", "false", 'Says "quoted text', "abortion,health", "dwayne-bohac", "State representative", "Texas"]
@@ -107,6 +109,20 @@ def test_errors_name_the_file_row_and_value(root):
         LiarSource(str(root)).posts("train")
     with pytest.raises(ValueError, match="labels 'six' is not one of six_way, binary"):
         LiarSource(str(root), labels="six")
+
+
+def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what_the_folder_holds(
+    tmp_path, monkeypatch
+):
+    source = build_source_spec({"type": "liar", "root": str(tmp_path)}, "data.sources[1]")
+    monkeypatch.setattr(LiarSource, "iter_posts", lambda self, path: pytest.fail(f"{path} was read"))
+    expected = (
+        f"^data.sources\\[1\\].root: {re.escape(str(tmp_path / 'valid.tsv'))} does not exist .*; "
+        "root must be the LIAR folder holding train.tsv, valid.tsv"
+    )
+    for read in (check_split, lambda source, split: source.posts(split)):
+        with pytest.raises(FileNotFoundError, match=expected):
+            read(source, "validation")
 
 
 @pytest.mark.real_data

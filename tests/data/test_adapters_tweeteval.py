@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from faim.data.sources import check_split
 from faim.data.tweeteval import TweetEvalSource
+from faim.registry import build_source_spec
 
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tweeteval_hate"
 
@@ -41,14 +44,31 @@ def test_splits_validation_prefix_and_withheld_labels(root):
 
 def test_unknown_split_and_misaligned_files(root):
     (root / "test_text.txt").unlink()
-    with pytest.raises(KeyError, match="no split 'test'.*found: train, validation"):
+    assert TweetEvalSource(str(root)).splits() == ["train", "validation"]
+    with pytest.raises(FileNotFoundError, match="^data.root: .*test_text.txt does not exist"):
         TweetEvalSource(str(root)).posts("test")
+    with pytest.raises(KeyError, match="data: no split 'tset' .*found: train, validation"):
+        TweetEvalSource(str(root)).posts("tset")
     (root / "val_labels.txt").write_text("1\n", encoding="utf-8")
     with pytest.raises(ValueError, match="val_text.txt has 2 lines but .*val_labels.txt has 1"):
         TweetEvalSource(str(root)).posts("validation")
     (root / "val_labels.txt").write_text("1\nhate\n", encoding="utf-8")
     with pytest.raises(ValueError, match="val_labels.txt:2: label 'hate' is not an integer"):
         TweetEvalSource(str(root)).posts("validation")
+
+
+def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what_the_folder_holds(
+    tmp_path, monkeypatch
+):
+    source = build_source_spec({"type": "tweeteval", "root": str(tmp_path)}, "data.sources[1]")
+    monkeypatch.setattr(TweetEvalSource, "iter_posts", lambda self, path: pytest.fail(f"{path} was read"))
+    expected = (
+        f"^data.sources\\[1\\].root: {re.escape(str(tmp_path / 'train_text.txt'))} does not exist .*; "
+        "root must be a TweetEval task folder .* holding train_text.txt"
+    )
+    for read in (check_split, lambda source, split: source.posts(split)):
+        with pytest.raises(FileNotFoundError, match=expected):
+            read(source, "train")
 
 
 def test_fingerprint_covers_texts_and_labels(root):

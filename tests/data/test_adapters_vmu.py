@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -11,8 +12,9 @@ import pytest
 from PIL import Image
 
 from faim.data.images import load_image
+from faim.data.sources import check_split
 from faim.data.vmu import IMAGES, LABELS, VALIDATION_EVENTS, VmuSource
-from faim.registry import SOURCES
+from faim.registry import SOURCES, build_source_spec
 
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mediaeval2016_vmu"
 HEADER = ["post_id", "post_text", "user_id", "image_id(s)", "username", "timestamp", "label"]
@@ -101,8 +103,26 @@ def test_errors_name_the_file_row_and_value(root, tmp_path):
         VmuSource(str(root)).posts("train")
     (root / "only").mkdir()
     write_posts(root / "only", [post("1", "a", "storm_fake_01", "fake")])
-    with pytest.raises(FileNotFoundError, match="image folder .*Medieval2016_DevSet_Images does not exist"):
+    with pytest.raises(
+        FileNotFoundError, match="^data.root: .*Medieval2016_DevSet_Images does not exist .*; root must"
+    ):
         VmuSource(str(root / "only")).posts("train")
+    with pytest.raises(FileNotFoundError, match="image folder .*Medieval2016_DevSet_Images does not exist"):
+        list(VmuSource(str(root / "only")).iter_posts(root / "only" / "posts.txt"))
+
+
+def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what_the_folder_holds(
+    tmp_path, monkeypatch
+):
+    source = build_source_spec({"type": "vmu", "root": str(tmp_path)}, "data.sources[1]")
+    monkeypatch.setattr(VmuSource, "iter_posts", lambda self, path: pytest.fail(f"{path} was read"))
+    expected = (
+        f"^data.sources\\[1\\].root: {re.escape(str(tmp_path / 'posts.txt'))} does not exist .*; "
+        "root must be the MediaEval 2016 VMU folder holding posts.txt"
+    )
+    for read in (check_split, lambda source, split: source.posts(split)):
+        with pytest.raises(FileNotFoundError, match=expected):
+            read(source, "train")
 
 
 @pytest.mark.real_data
