@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,16 @@ def test_missing_mapped_column_names_file_key_and_available_columns():
         ColumnMap.from_recipe({"text": "tweets"}).bind(["id", "tweet"], "posts.csv")
     with pytest.raises(ValueError, match=r"columns.labels.hate\) not found; available: id, tweet"):
         ColumnMap.from_recipe({"labels": {"hate": "class"}}).bind(["id", "tweet"], "posts.csv")
+
+
+def test_a_column_read_that_the_file_names_twice_is_refused_naming_it_and_its_fields():
+    mapping = ColumnMap.from_recipe({"labels": {"hate": "y"}, "meta": {"y": "y"}})
+    message = "d.csv: 2 columns are named 'y', read into fields 'labels.hate', 'meta.y': which one is meant"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        mapping.bind(["id", "text", "y", "y"], "d.csv")
+    with pytest.raises(ValueError, match="2 columns are named 'text', read into field 'text':"):
+        mapping.bind(["id", "text", "text", "y"], "d.csv")
+    assert mapping.bind(["id", "text", "y", "notes", "notes"], "d.csv") is mapping  # a column not read may repeat
 
 
 def test_unmapped_default_columns_may_be_absent():

@@ -130,6 +130,15 @@ def test_posts_without_an_id_in_a_folder_of_several_files_take_distinct_places(t
     assert [p.id for p in JsonlSource(train=str(tmp_path / "*.jsonl")).posts("train")] == expected[:2]
 
 
+def test_a_file_naming_a_column_read_twice_is_refused_rather_than_read_by_its_last_cell(tmp_path):
+    (tmp_path / "d.csv").write_text("id,text,text\na,one,two\n", encoding="utf-8")
+    names = pa.table([["a"], ["one"], ["two"]], names=["id", "text", "text"])
+    pq.write_table(names, tmp_path / "d.parquet")
+    for name in ("d.csv", "d.parquet"):
+        with pytest.raises(ValueError, match=f"{name}: 2 columns are named 'text', read into field 'text'"):
+            list(read_posts(tmp_path / name))
+
+
 def test_unknown_split_names_configured_ones(tmp_path):
     source = JsonlSource(train=str(write_jsonl(tmp_path / "t.jsonl", ROWS)), validation="v.jsonl")
     with pytest.raises(KeyError, match="no split 'test' .*; configured: train, validation"):
