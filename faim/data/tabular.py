@@ -460,26 +460,24 @@ class FileSource(ABC):
         """All posts of ``split``.
 
         Raises:
-            FileNotFoundError: When the split's location stands for nothing, naming the split.
+            FileNotFoundError, ValueError: As ``check_split`` raises them, before any file is read.
         """
-        path = self.location(split)
-        try:
-            return list(self.iter_posts(path))
-        except FileNotFoundError as error:
-            raise FileNotFoundError(f"{self.recipe_path}.{split}: {error}") from None
+        self.check_split(split)
+        return list(self.iter_posts(self.location(split)))
 
     def check_split(self, split: str) -> None:
         """Find the files of ``split`` as reading it does (``inputs``), reading none of them: a misspelt file of
         one split is named before another is read.
 
         Raises:
-            FileNotFoundError: When the split's location stands for nothing, naming the split, as ``posts`` does.
-            ValueError: On a file a folder or glob holds in another format (``inputs``).
+            FileNotFoundError: When the split's location stands for nothing, naming the split by its recipe key
+                (``data.validation: ...``).
+            ValueError: On a file a folder or glob holds in another format (``inputs``), naming the split so too.
         """
         try:
             self.inputs(self.location(split))
-        except FileNotFoundError as error:
-            raise FileNotFoundError(f"{self.recipe_path}.{split}: {error}") from None
+        except (FileNotFoundError, ValueError) as error:
+            raise type(error)(f"{self.recipe_path}.{split}: {error}") from None
 
     def inputs(self, path: str | Path) -> list[Path]:
         """The files ``path`` stands for (``faim.data.inputs.expand``), each in this source's format.

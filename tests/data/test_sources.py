@@ -169,8 +169,9 @@ def test_a_split_file_not_there_is_named_by_check_split_without_reading_a_file_a
         check_split(source, "train")
     (tmp_path / "folder").mkdir()
     write_csv(tmp_path / "folder" / "a.csv", ROWS)
-    with pytest.raises(ValueError, match=r"folder: .*a.csv is not jsonl, which this source reads"):
-        JsonlSource(train=str(tmp_path / "folder")).check_split("train")
+    for read in (check_split, lambda source, split: source.posts(split)):
+        with pytest.raises(ValueError, match=r"^data.train: .*folder: .*a.csv is not jsonl, which this source reads"):
+            read(JsonlSource(train=str(tmp_path / "folder")), "train")
 
 
 def test_unknown_mapping_key_fails_at_construction():
