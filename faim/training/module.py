@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytorch_lightning as pl
 import torch
+from torchmetrics.utilities.distributed import gather_all_tensors
 
 from faim.data.batch import PostBatch
 from faim.data.targets import TaskSpec
@@ -32,6 +33,15 @@ def validation_scores(task: TaskSpec, target: np.ndarray, prob: np.ndarray) -> d
     except ValueError:
         auroc = math.nan
     return {"auroc": float(auroc), "macro_f1": float(f1_score(target, decision, average="macro", zero_division=0))}
+
+
+def across_processes(rows: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``rows`` (a tensor of this process's rows) followed by every other process's, in rank order, where training
+    runs in several processes (DDP: their numbers of rows may differ); ``rows`` itself in one process. The rows travel
+    on ``device``, the one the processes communicate from (a GPU's for NCCL), and come back on the CPU."""
+    if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+        return rows
+    return torch.cat(gather_all_tensors(rows.to(device))).cpu()
 
 
 class PostTask(pl.LightningModule):
@@ -87,13 +97,17 @@ class PostTask(pl.LightningModule):
             self._outputs[task.name].append((target[keep].cpu(), prob[keep].cpu()))
 
     def on_validation_epoch_end(self) -> None:
+        """Log each task's validation scores over the validation posts of every process: AUROC is not a mean of the
+        processes' own. (Lightning's distributed sampler repeats up to one post fewer than the processes, to give
+        each as many, and the scores count those twice.)"""
         for task in self.tasks:
             parts = self._outputs.get(task.name) or []
             if not parts:
                 continue
-            target = torch.cat([p[0] for p in parts]).numpy()
-            prob = torch.cat([p[1] for p in parts]).numpy()
+            target = across_processes(torch.cat([p[0] for p in parts]), self.device).numpy()
+            prob = across_processes(torch.cat([p[1] for p in parts]), self.device).numpy()
             for name, value in validation_scores(task, target, prob).items():
+                # the same figure in every process: averaging it across them (sync_dist) keeps it
                 self.log(f"val/{task.name}/{name}", value, prog_bar=name == "auroc", sync_dist=True)
 
     def configure_optimizers(self) -> Any:

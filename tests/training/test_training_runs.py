@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -608,6 +609,13 @@ def test_ddp_on_two_cpu_processes(demo_data, tmp_path: Path) -> None:
     checkpoint = torch.load(tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt", weights_only=True)
     assert checkpoint["global_step"] == 7  # 400 posts / (2 processes x 32) per epoch, rounded up
     assert (tmp_path / "run" / "model" / "faim.json").is_file()
+    # the AUROC early stopping monitors is the one of every validation post (80 a process), not a mean of the
+    # processes' own: the saved model holds that epoch's weights, and evaluating it reads all 160 (temperature
+    # scaling keeps their order)
+    with (tmp_path / "run" / "logs" / "version_0" / "metrics.csv").open(encoding="utf-8") as file:
+        logged = [float(row["val/harmful/auroc"]) for row in csv.DictReader(file) if row.get("val/harmful/auroc")]
+    metrics = json.loads((tmp_path / "run" / "eval" / "metrics.json").read_text(encoding="utf-8"))
+    assert logged == [pytest.approx(metrics["tasks"]["harmful"]["metrics"]["auroc"], abs=1e-6)]
 
 
 @pytest.mark.parametrize("strategy", ["auto", "ddp", "ddp_spawn"])
