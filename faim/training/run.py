@@ -46,7 +46,7 @@ from faim.training.augment import HiddenAugmentationError, PostAugmenter, refuse
 from faim.training.cache import encoding_in_isolation
 from faim.training.loaders import make_loader, posts_encoded, sources_balanced
 from faim.training.module import PostTask
-from faim.training.run_recipe import check_epochs_left, check_resumable, save_run_recipe
+from faim.training.run_recipe import check_resumable, epochs_to_train, save_run_recipe
 from faim.training.versions import latest_checkpoint, next_version
 
 
@@ -133,10 +133,11 @@ def lightning_strategy(strategy: str, devices: int) -> str:
 
 
 def make_trainer(
-    recipe: Recipe, output_dir: Path, version: int, checkpoint_dir: Path
+    recipe: Recipe, output_dir: Path, version: int, checkpoint_dir: Path, max_epochs: int | None = None
 ) -> tuple[pl.Trainer, ModelCheckpoint, Timer]:
-    """A Trainer saving the best and last checkpoints to ``checkpoint_dir`` and logging to ``logs/version_<version>``
-    and ``tensorboard/version_<version>`` under ``output_dir``; returns it with the best-checkpoint callback and a
+    """A Trainer training up to ``max_epochs`` epochs (``None``: ``train.max_epochs``), saving the best and last
+    checkpoints to ``checkpoint_dir`` and logging to ``logs/version_<version>`` and ``tensorboard/version_<version>``
+    under ``output_dir``; returns it with the best-checkpoint callback and a
     ``Timer``, whose fitting time the checkpoints carry, so that a resumed run counts the time before it.
 
     ``last.ckpt`` is written by a callback of its own after every epoch: Lightning's ``save_last`` writes it only
@@ -153,7 +154,7 @@ def make_trainer(
     timer = Timer()
     try:
         trainer = pl.Trainer(
-            max_epochs=cfg.max_epochs,
+            max_epochs=cfg.max_epochs if max_epochs is None else max_epochs,
             accelerator=cfg.accelerator,
             devices=cfg.devices,
             strategy=lightning_strategy(cfg.strategy, cfg.devices),
@@ -450,7 +451,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     ``<output_dir>/checkpoints/version_N``, logs to ``logs/version_N`` and ``tensorboard/version_N``. With
     ``resume``, training continues from the ``last.ckpt`` of the latest run that saved one, writing its
     checkpoints beside it (so its best checkpoint is still chosen among all of that run's epochs) and its logs to
-    a new number (Lightning's CSV logger would erase the metrics logged before the interruption). Each run saves
+    a new number (Lightning's CSV logger would erase the metrics logged before the interruption); a run early
+    stopping ended trains no more, and its model is written (``epochs_to_train``). Each run saves
     its resolved recipe beside its checkpoints, and a resumed run must match it but for how long it trains, where
     it runs and the ``eval`` section (``faim.training.run_recipe``). A run stopped by a signal says that
     ``resume_hint`` resumes it (``faim train`` gives its own command line, with ``--resume``).
@@ -492,10 +494,11 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     resume_from = latest_checkpoint(output_dir) if resume else None
     version = next_version(output_dir)
     checkpoint_dir = resume_from.parent if resume_from else output_dir / "checkpoints" / f"version_{version}"
+    max_epochs = cfg.max_epochs
     if resume_from:
         check_resumable(recipe, checkpoint_dir)
-        check_epochs_left(resume_from, cfg.max_epochs)
-    trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir)
+        max_epochs = epochs_to_train(resume_from, cfg.max_epochs)
+    trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir, max_epochs)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = recipe.data_source()
     splits = source.splits()

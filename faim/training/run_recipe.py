@@ -8,6 +8,7 @@ from __future__ import annotations
 import pickle
 import warnings
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -65,21 +66,42 @@ def check_resumable(recipe: Recipe, checkpoint_dir: Path) -> None:
         )
 
 
-def check_epochs_left(checkpoint: Path, max_epochs: int) -> None:
-    """Refuse to resume from ``checkpoint`` (a ``last.ckpt``) with ``train.max_epochs`` below the epochs it has
-    trained, which Lightning would refuse with an error naming its own Trainer; equal to them, the run trains nothing
-    more and writes its model. The checkpoint is read as plain tensors and numbers (``weights_only``), mapped; one
-    that cannot be read so, or records no epoch, is left to Lightning, which reads it whole.
+def early_stop(state: dict[str, Any]) -> str | None:
+    """Why early stopping ended the fit whose checkpoint holds ``state`` (its contents as read), as Lightning says it;
+    ``None`` where it did not. Lightning before 2.5 records only the epoch it stopped at, 0 also where it did not
+    stop, so there a fit stopped after its first epoch is not told."""
+    for key, callback in state.get("callbacks", {}).items():
+        if key.startswith("EarlyStopping") and (callback.get("stopping_reason") or callback.get("stopped_epoch")):
+            return callback.get("stopping_reason_message") or f"stopped at epoch {callback['stopped_epoch']}"
+    return None
+
+
+def epochs_to_train(checkpoint: Path, max_epochs: int) -> int:
+    """The epochs a run resumed from ``checkpoint`` (a ``last.ckpt``) trains up to: ``max_epochs``
+    (``train.max_epochs``), or, where early stopping ended the run, the epochs it trained, so that it trains nothing
+    more and writes its model, as a run that trained ``max_epochs`` does (printing that early stopping ended it).
+    The checkpoint is read as plain tensors and numbers (``weights_only``), mapped; one that cannot be read so, or
+    records no epoch, is left to Lightning, which reads it whole.
 
     Raises:
-        ValueError: Naming the checkpoint, the epochs it trained and the setting to raise.
+        ValueError: For ``max_epochs`` below the epochs the checkpoint trained, which Lightning would refuse with an
+            error naming its own Trainer: naming the checkpoint, the epochs and the setting to raise.
     """
     try:
-        trained = int(torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True)["epoch"]) + 1
+        state = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True)
+        trained = int(state["epoch"]) + 1
     except (pickle.UnpicklingError, RuntimeError, KeyError, TypeError, ValueError):
-        return
+        return max_epochs
     if max_epochs < trained:
         raise ValueError(
             f"resuming: {checkpoint} has trained {trained} epochs, more than train.max_epochs {max_epochs}; set "
             f"train.max_epochs to {trained} or more to go on"
         )
+    why = early_stop(state)
+    if why is None:
+        return max_epochs
+    print(
+        f"resuming: early stopping ended the run of {checkpoint} after {trained} epochs ({why}); it trains no more "
+        "and its model is written (train anew, without resuming, to train with another train.patience)"
+    )
+    return trained

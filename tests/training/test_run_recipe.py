@@ -11,7 +11,7 @@ from conftest import tiny_recipe
 
 from faim.notices import FaimWarning
 from faim.recipe import as_recipe
-from faim.training.run_recipe import check_epochs_left, check_resumable, save_run_recipe
+from faim.training.run_recipe import check_resumable, epochs_to_train, save_run_recipe
 
 
 @pytest.fixture
@@ -62,10 +62,30 @@ def test_a_run_saved_without_its_recipe_resumes_with_a_warning(saved: tuple[dict
 
 def test_the_epochs_a_checkpoint_trained_are_checked_where_it_records_them(tmp_path: Path) -> None:
     torch.save({"epoch": 2, "global_step": 6}, tmp_path / "last.ckpt")
-    check_epochs_left(tmp_path / "last.ckpt", 3)
+    assert epochs_to_train(tmp_path / "last.ckpt", 5) == 5
     with pytest.raises(ValueError, match=r"last.ckpt has trained 3 epochs, more than train.max_epochs 2"):
-        check_epochs_left(tmp_path / "last.ckpt", 2)
+        epochs_to_train(tmp_path / "last.ckpt", 2)
     torch.save({"global_step": 6}, tmp_path / "other.ckpt")  # no epoch recorded: Lightning reads it whole
-    check_epochs_left(tmp_path / "other.ckpt", 1)
+    assert epochs_to_train(tmp_path / "other.ckpt", 1) == 1
     torch.save({"epoch": 2, "state": Path("x")}, tmp_path / "objects.ckpt")  # more than tensors and numbers
-    check_epochs_left(tmp_path / "objects.ckpt", 1)
+    assert epochs_to_train(tmp_path / "objects.ckpt", 1) == 1
+
+
+@pytest.mark.parametrize(
+    "stopping",
+    [
+        {"stopped_epoch": 2, "stopping_reason": 3, "stopping_reason_message": "val/loss did not improve"},
+        {"stopped_epoch": 0, "stopping_reason": 4, "stopping_reason_message": "val/loss is nan"},  # at the first
+        {"stopped_epoch": 2},  # as Lightning before 2.5 records it
+    ],
+)
+def test_a_run_early_stopping_ended_trains_no_more_when_resumed(tmp_path: Path, capsys, stopping: dict) -> None:
+    callbacks = {"EarlyStopping{'monitor': 'val/loss', 'mode': 'min'}": {"wait_count": 1, "patience": 0} | stopping}
+    torch.save({"epoch": stopping["stopped_epoch"], "callbacks": callbacks}, tmp_path / "last.ckpt")
+    assert epochs_to_train(tmp_path / "last.ckpt", 10) == stopping["stopped_epoch"] + 1
+    said, epochs = capsys.readouterr().out, stopping["stopped_epoch"] + 1
+    assert f"early stopping ended the run of {tmp_path / 'last.ckpt'} after {epochs} epochs" in said
+    assert stopping.get("stopping_reason_message", "stopped at epoch 2") in said
+    running = {key: {"wait_count": 0, "patience": 3, "stopped_epoch": 0, "stopping_reason": 0} for key in callbacks}
+    torch.save({"epoch": 2, "callbacks": running}, tmp_path / "last.ckpt")
+    assert epochs_to_train(tmp_path / "last.ckpt", 10) == 10

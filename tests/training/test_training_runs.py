@@ -377,6 +377,18 @@ def test_resume_continues_the_latest_run_in_the_output_dir(demo_data, tmp_path: 
     assert sorted(p.name for p in (tmp_path / "run" / "checkpoints").iterdir()) == ["version_0", "version_1"]
 
 
+def test_resuming_a_run_early_stopping_ended_trains_no_more(demo_data, tmp_path: Path) -> None:
+    # at a learning rate far too high, validation loss rises after the first epoch: with no patience, the second ends
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=4, patience=0, lr=0.5)
+    stopped = model_weights(train(recipe))
+    last = tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt"
+    before = torch.load(last, weights_only=True)
+    assert before["epoch"] == 1
+    resumed = model_weights(train(recipe, resume=True))
+    assert torch.load(last, weights_only=True)["global_step"] == before["global_step"]
+    assert all(torch.equal(resumed[name], stopped[name]) for name in stopped)
+
+
 def test_resume_with_another_model_fails_before_training(demo_data, tmp_path: Path) -> None:
     recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1)
     train(recipe)
