@@ -27,7 +27,9 @@ class TrainConfig:
         weight_decay: AdamW weight decay.
         warmup_ratio: Fraction of steps with linear warm-up, then linear decay to zero.
         seed: Seeds Python, NumPy and torch (and the data order).
-        precision: Lightning precision: ``"32-true"`` or ``"bf16-mixed"`` (bf16 autocast).
+        precision: Lightning precision: ``"32-true"``, ``"bf16-mixed"`` (bf16 autocast), ``"16-mixed"`` (fp16
+            autocast on GPUs), or any other Lightning takes, its short forms too (``16``, ``32``, ``64`` written as
+            numbers or strings, ``"bf16"``).
         accelerator: ``"cpu"``, ``"gpu"`` or ``"auto"``.
         strategy: ``"auto"``, ``"ddp"`` (multi-process data-parallel, CPU or GPU), ``"fsdp"`` (GPUs).
         devices: Processes/devices to train on.
@@ -60,7 +62,7 @@ class TrainConfig:
     weight_decay: float = 0.01
     warmup_ratio: float = 0.0
     seed: int = 0
-    precision: str = "32-true"
+    precision: int | str = "32-true"
     accelerator: str = "cpu"
     strategy: str = "auto"
     devices: int = 1

@@ -630,6 +630,16 @@ def test_ddp_on_two_cpu_processes(demo_data, tmp_path: Path) -> None:
     assert logged == [pytest.approx(metrics["tasks"]["harmful"]["metrics"]["auroc"], abs=1e-6)]
 
 
+@pytest.mark.parametrize(("written", "trained"), [("64", "64-true"), ("32", "32-true"), ("bf16", "bf16-mixed")])
+def test_a_precision_is_taken_as_lightning_takes_it_written_as_yaml_reads_it(
+    demo_data, tmp_path: Path, written: str, trained: str
+) -> None:
+    """``precision: 64`` is a number in YAML, as Lightning's ``precision=64`` is."""
+    recipe = as_recipe(tiny_recipe(demo_data, tmp_path / "run", precision=yaml.safe_load(written)))
+    trainer, _, _ = make_trainer(recipe, tmp_path / "run", 0, tmp_path / "run" / "checkpoints" / "version_0")
+    assert trainer.precision == trained
+
+
 @pytest.mark.parametrize("strategy", ["auto", "ddp", "ddp_spawn"])
 def test_every_data_parallel_run_looks_for_parameters_a_batch_leaves_unused(
     demo_data, tmp_path: Path, strategy: str
