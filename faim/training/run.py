@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 import pytorch_lightning as pl
 import torch
+from pytorch_lightning.accelerators import XLAAccelerator
 from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint, Timer
 from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger
 from pytorch_lightning.utilities.exceptions import MisconfigurationException, SIGTERMException
@@ -122,12 +123,19 @@ def fit_seconds_before(timer: Timer) -> float:
 DDP_STRATEGIES = ("ddp", "ddp_spawn", "ddp_fork", "ddp_notebook")
 
 
-def lightning_strategy(strategy: str, devices: int) -> str:
-    """The Lightning strategy a recipe's ``train.strategy`` trains with on ``devices``: a DDP strategy as its variant
-    that looks for unused parameters, and ``"auto"`` on more than one device as the DDP strategy Lightning would pick
-    for it (``ddp_fork`` in an interactive session, where a script cannot be launched again, else ``ddp``), so
-    looking for them too; any other as it is."""
-    if strategy == "auto" and devices > 1:
+def on_tpus(accelerator: str) -> bool:
+    """Whether Lightning trains with ``accelerator`` (a recipe's ``train.accelerator``) on TPUs: ``"tpu"``, or
+    ``"auto"`` where one is there (Lightning looks for TPUs first)."""
+    return accelerator == "tpu" or (accelerator == "auto" and XLAAccelerator.is_available())
+
+
+def lightning_strategy(strategy: str, accelerator: str, devices: int) -> str:
+    """The Lightning strategy a recipe's ``train.strategy`` trains with on ``devices`` of ``accelerator``: a DDP
+    strategy as its variant that looks for unused parameters, and ``"auto"`` on more than one device as the DDP
+    strategy Lightning would pick for it (``ddp_fork`` in an interactive session, where a script cannot be launched
+    again, else ``ddp``), so looking for them too, but on TPUs, where Lightning picks its XLA strategy (which refuses
+    none, and which DDP cannot replace there); any other as it is."""
+    if strategy == "auto" and devices > 1 and not on_tpus(accelerator):
         strategy = "ddp_fork" if hasattr(sys, "ps1") or sys.flags.interactive else "ddp"
     return f"{strategy}_find_unused_parameters_true" if strategy in DDP_STRATEGIES else strategy
 
@@ -157,7 +165,7 @@ def make_trainer(
             max_epochs=cfg.max_epochs if max_epochs is None else max_epochs,
             accelerator=cfg.accelerator,
             devices=cfg.devices,
-            strategy=lightning_strategy(cfg.strategy, cfg.devices),
+            strategy=lightning_strategy(cfg.strategy, cfg.accelerator, cfg.devices),
             precision=cfg.precision,
             callbacks=[
                 timer,

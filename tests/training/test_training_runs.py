@@ -20,6 +20,7 @@ import safetensors
 import torch
 import yaml
 from conftest import refused_source_recipe, tiny_recipe
+from pytorch_lightning.accelerators import XLAAccelerator
 from torch.utils.data import WeightedRandomSampler
 
 import faim
@@ -42,6 +43,7 @@ from faim.training.loaders import CachedCollator
 from faim.training.run import (
     RECORD,
     check_learnable,
+    lightning_strategy,
     make_trainer,
     recipe_loader,
     undefined_auroc,
@@ -649,6 +651,15 @@ def test_every_data_parallel_run_looks_for_parameters_a_batch_leaves_unused(
     recipe = as_recipe(tiny_recipe(demo_data, tmp_path / "run", strategy=strategy, devices=2))
     trainer, _, _ = make_trainer(recipe, tmp_path / "run", 0, tmp_path / "run" / "checkpoints" / "version_0")
     assert trainer.strategy._ddp_kwargs.get("find_unused_parameters") is True
+
+
+def test_the_default_strategy_on_several_tpus_is_left_to_lightning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On TPUs, Lightning's default is its XLA strategy, and it refuses DDP there."""
+    assert lightning_strategy("auto", "tpu", 8) == "auto"
+    assert lightning_strategy("auto", "auto", 2) == "ddp_find_unused_parameters_true"  # no TPU here
+    monkeypatch.setattr(XLAAccelerator, "is_available", staticmethod(lambda: True))
+    assert lightning_strategy("auto", "auto", 8) == "auto"
+    assert lightning_strategy("auto", "gpu", 2) == "ddp_find_unused_parameters_true"
 
 
 def test_balanced_sources_are_drawn_alike_and_set_the_threshold_of_the_saved_model(demo_data, tmp_path: Path) -> None:
