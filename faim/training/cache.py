@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePath
@@ -45,6 +46,7 @@ from faim.data.images import IMAGE_DECODING
 from faim.data.post import ImageRef, Post
 from faim.encoders.stack import StackedEncoder, encoder_parts
 from faim.model import WholePostModel
+from faim.notices import FaimWarning
 from faim.registry import recorded_arguments
 
 CHUNK_SECONDS = 30.0
@@ -216,6 +218,10 @@ def reuse_and_compute(
             if not wanted.intersection(known):
                 continue
         except FileNotFoundError:  # a chunk another process has just made whole and removed: its rows are encoded
+            continue
+        except safetensors.SafetensorError as error:
+            if other != path:  # the part's own file, found unreadable by read_part already
+                warn_unreadable(other, error)
             continue
         tensors = read_part(other)
         if tensors is None:
@@ -389,15 +395,31 @@ def cached_embeddings(
 
 def read_part(path: Path) -> dict[str, torch.Tensor] | None:
     """The tensors of a part (or a chunk) stored at ``path``; ``None`` where none is, never written or removed
-    meanwhile (a chunk made whole, the cache pruned). Reading marks the file used now, as its modification time,
-    so a prune of what was not used lately keeps it; a cache on a disk that cannot be written is read unmarked."""
+    meanwhile (a chunk made whole, the cache pruned), and where the file there cannot be read (cut short or
+    overwritten: warned of, so that its posts are encoded again and the file written anew). Reading marks the file
+    used now, as its modification time, so a prune of what was not used lately keeps it; a cache on a disk that
+    cannot be written is read unmarked."""
     try:
         tensors = safetensors.torch.load_file(str(path))
     except FileNotFoundError:
         return None
+    except safetensors.SafetensorError as error:
+        warn_unreadable(path, error)
+        return None
     with contextlib.suppress(OSError):
         os.utime(path, follow_symlinks=os.utime not in os.supports_follow_symlinks)  # a link's own time
     return tensors
+
+
+def warn_unreadable(path: Path, error: Exception) -> None:
+    """Warn that the cache file at ``path`` cannot be read as safetensors (``error``), so the embeddings it held are
+    encoded again where they are needed."""
+    warnings.warn(
+        f"embedding cache file {path} cannot be read ({error}): what it held is encoded again where needed "
+        "(faim cache list counts such files, faim cache prune removes them)",
+        FaimWarning,
+        stacklevel=2,
+    )
 
 
 def save_part(

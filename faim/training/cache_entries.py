@@ -149,19 +149,21 @@ def read_cache(folder: str | Path) -> CacheContents:
 def read_header(path: Path) -> tuple[str, str, str | None, int] | None:
     """A cache file's encoder ``identity``, element kind, ``description`` (``None`` where it records none) and how
     many embeddings it stores, from its safetensors header (its length as 8 bytes, little-endian, then JSON: each
-    tensor's shape, and the metadata); ``None`` for a file that cannot be read as one (removed meanwhile, cut short,
-    another program's, or a link put in its place)."""
+    tensor's shape and where its data lies after the header, and the metadata); ``None`` for a file that cannot be
+    read as one (removed meanwhile, cut short, its data included, another program's, or a link put in its place)."""
     try:
         with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as file:
             (length,) = struct.unpack("<Q", file.read(8))
             header = json.loads(file.read(min(length, HEADER_LIMIT)))
+            size = os.fstat(file.fileno()).st_size
         metadata = header.get("__metadata__") or {}
         values = [name for name in header if name.endswith(".values")]
         embeddings = sum(int(header[name]["shape"][0]) for name in values)
         identity = metadata["identity"]
+        data = max(int(header[name]["data_offsets"][1]) for name in header if name != "__metadata__")
     except (OSError, ValueError, struct.error, AttributeError, LookupError, TypeError):
         return None
-    if not values:
+    if not values or size != 8 + length + data:
         return None
     return identity, values[0].removesuffix(".values"), metadata.get("description"), embeddings
 

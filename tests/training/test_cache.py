@@ -25,6 +25,7 @@ from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.encoders.tiny_use import TinyUseEncoder
 from faim.fusion import ConcatFusion
+from faim.notices import FaimWarning
 from faim.preprocess.confusables import ConfusableFolder
 from faim.tasks import BinaryHead
 from faim.training import cache
@@ -210,3 +211,24 @@ def test_a_cache_file_removed_before_it_is_read_is_encoded_again_and_one_that_ca
 
     monkeypatch.setattr(os, "utime", read_only)
     assert cached_embeddings(model, collator, posts, tmp_path).encoded == 0
+
+
+def test_a_cache_file_that_cannot_be_read_is_warned_of_and_its_posts_encoded_again(
+    scaled: type[ScaledEncoder], tmp_path: Path
+) -> None:
+    model = WholePostModel({"text": scaled()}, ConcatFusion({"text": 1}), {"t": BinaryHead(1)})
+    collator = Detector(model, [TaskSpec("t", "binary", ("no", "yes"))]).collator()
+    posts = as_posts([{"id": str(n), "text": "x" * n} for n in range(3)])
+    first = cached_embeddings(model, collator, posts, tmp_path)
+    (written,) = tmp_path.glob("*.safetensors")
+    whole = written.read_bytes()
+    written.write_bytes(whole[:-4])  # its data cut short
+    with pytest.warns(FaimWarning, match=f"embedding cache file {written} cannot be read") as warned:
+        again = cached_embeddings(model, collator, posts, tmp_path)
+    assert len(warned) == 1
+    assert again.encoded == 3 and torch.equal(again.tensors["text.values"], first.tensors["text.values"])
+    assert written.read_bytes() == whole  # written anew
+    other = tmp_path / f"{'0' * 32}.safetensors"
+    other.write_bytes(whole[:-4])  # another file of the encoder, found when a list of posts of no file is read
+    with pytest.warns(FaimWarning, match=f"embedding cache file {other} cannot be read"):
+        assert cached_embeddings(model, collator, posts[:2], tmp_path).encoded == 0  # the whole file's rows

@@ -129,6 +129,14 @@ def test_a_cache_file_that_cannot_be_read_is_a_stray_removed_once_old(embedding_
     assert not cut.exists()
 
 
+def test_a_cache_file_whose_data_is_cut_short_is_a_stray_not_an_encoders_file(embedding_cache: Path) -> None:
+    cut = sorted(embedding_cache.iterdir())[0]
+    cut.write_bytes(cut.read_bytes()[:-4])  # its header whole, its last embedding not
+    contents = read_cache(embedding_cache)
+    assert [file.path for file in contents.strays] == [cut]
+    assert cut not in [file.path for entry in contents.entries for file in entry.files]
+
+
 def test_a_folder_that_is_not_there_or_not_a_folder_is_refused_naming_it(tmp_path: Path) -> None:
     missing = f"no embedding cache at {tmp_path / 'none'}: the folder does not exist"
     with pytest.raises(FileNotFoundError, match=missing):
