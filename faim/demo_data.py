@@ -33,11 +33,16 @@ def draw_shape(color: tuple[int, int, int], rng: random.Random, size: int) -> Im
     return image
 
 
+def split_path(root: str | Path, split: str) -> Path:
+    """Where ``make_split`` writes the posts of ``split`` under ``root``, known before they are generated."""
+    return Path(root) / f"{split}.jsonl"
+
+
 def make_split(root: Path, split: str, n: int, seed: int, image_size: int = 64) -> Path:
     """Write ``root/<split>.jsonl`` and its images under ``root/images/``; returns the JSONL path."""
     rng = random.Random(f"{seed}-{split}")
     (root / "images").mkdir(parents=True, exist_ok=True)
-    path = root / f"{split}.jsonl"
+    path = split_path(root, split)
     with open(path, "w", encoding="utf-8") as out:
         for i in range(n):
             about_group, red = rng.random() < 0.5, rng.random() < 0.5

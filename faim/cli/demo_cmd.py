@@ -9,22 +9,21 @@ from pathlib import Path
 
 from faim.api import train_recipe
 from faim.cli.common import resume_command
-from faim.demo_data import make_demo_data
+from faim.demo_data import make_demo_data, split_path
 from faim.eval.report import format_table
+from faim.recipe import Recipe
 from faim.scoring.engine import score_dump
 
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
+    train, validation = split_path(out / "data", "train"), split_path(out / "data", "validation")
+    overrides = [f"data.train={train}", f"data.validation={validation}", f"train.output_dir={out / 'run'}"]
+    overrides += args.overrides
+    recipe = Recipe.load(args.recipe, overrides)  # a recipe or --set refused before the posts are generated
     paths = make_demo_data(out / "data")
     print(f"data:   {out / 'data'} (train {paths['train']}, validation {paths['validation']})")
-    overrides = [
-        f"data.train={paths['train']}",
-        f"data.validation={paths['validation']}",
-        f"train.output_dir={out / 'run'}",
-        *args.overrides,
-    ]
-    result = train_recipe(args.recipe, overrides, resume_hint=resume_command(args.recipe, overrides))
+    result = train_recipe(recipe, resume_hint=resume_command(args.recipe, overrides))
     if result is None:
         return 0
     print(format_table(result.report))
