@@ -150,22 +150,31 @@ def resume_command(recipe: str, overrides: list[str], output_dir: str | None = N
     return f"`{shlex.join([*words, '--resume'])}`"
 
 
+def folder_path(text: str) -> Path:
+    """A folder argument as a path, refused where it is empty (a variable not set: ``-o "$OUT"``), which a path
+    reads as the working directory."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty folder name (a variable not set?); name a folder, . for this one")
+    return Path(text)
+
+
 def output_folder(text: str) -> str:
-    """An argument naming a folder to write into, refused as it is parsed, before any work, where it is a file or
-    lies inside one (``faim.folders.check_folder_path``), or where the system will not say (a folder on the way that
-    this user may not read)."""
+    """An argument naming a folder to write into, refused as it is parsed, before any work, where it is empty
+    (``folder_path``), a file or lies inside one (``faim.folders.check_folder_path``), or where the system will not
+    say (a folder on the way that this user may not read)."""
     try:
-        check_folder_path(Path(text))
+        check_folder_path(folder_path(text))
     except OSError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
 
 
 def existing_folder(text: str) -> str:
-    """An argument naming a folder to read from, refused as it is parsed, before any work, where it is no folder
-    (every relative image path would be its row's error)."""
-    if not Path(text).is_dir():
-        raise argparse.ArgumentTypeError(f"{text}: {'not a folder' if Path(text).exists() else 'no such folder'}")
+    """An argument naming a folder to read from, refused as it is parsed, before any work, where it is empty
+    (``folder_path``) or no folder (every relative image path would be its row's error)."""
+    path = folder_path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: {'not a folder' if path.exists() else 'no such folder'}")
     return text
 
 

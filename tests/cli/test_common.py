@@ -10,7 +10,7 @@ import pytest
 
 import faim.cli.common
 from faim.cli.common import existing_folder, output_folder, parse_columns, share
-from faim.cli.main import main
+from faim.cli.main import build_parser, main
 
 
 def test_a_mapping_gives_each_field_its_column_and_meta_every_column_given() -> None:
@@ -65,6 +65,19 @@ def test_an_output_folder_the_system_will_not_say_anything_of_is_refused_naming_
     monkeypatch.setattr(faim.cli.common, "check_folder_path", unreadable)
     with pytest.raises(argparse.ArgumentTypeError, match=r"Permission denied: '/locked'"):
         output_folder("/locked/out")
+
+
+@pytest.mark.parametrize("argument", [output_folder, existing_folder])
+def test_an_empty_folder_name_is_refused_not_read_as_the_working_directory(argument) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="^an empty folder name"):
+        argument("")
+    assert argument(".") == "."
+
+
+def test_an_empty_output_dir_is_refused_as_it_is_parsed_not_left_to_the_recipes(capsys) -> None:
+    with pytest.raises(SystemExit):
+        build_parser("train").parse_args(["train", "hate_text_frozen", "--output-dir", ""])
+    assert "argument --output-dir: an empty folder name" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("text", ["nan", "-1", "1.5", "inf", "a lot"])
