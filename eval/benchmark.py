@@ -493,7 +493,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=Path("eval/RESULTS.md"), help="Markdown output (default: %(default)s)"
     )
-    parser.add_argument("--workers", type=int, default=None, help="scoring worker processes (default: all cores)")
+    parser.add_argument(
+        "--workers", type=positive_integer, default=None, help="scoring worker processes (default: all cores)"
+    )
     parser.add_argument(
         "--no-robustness",
         dest="robustness",

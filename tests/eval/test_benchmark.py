@@ -505,6 +505,22 @@ def test_a_seed_count_that_is_not_a_whole_number_of_at_least_one_is_refused_befo
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("workers", ["0", "-2", "all"])
+def test_a_worker_count_below_one_is_refused_before_any_recipe_is_trained(
+    workers: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def benchmark(*args, **kwargs):
+        raise AssertionError("the benchmark ran")
+
+    monkeypatch.setattr("faim.eval.benchmark.run_benchmark", benchmark)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--workers", workers, "--out", str(tmp_path / "RESULTS.md")])
+    assert (
+        exit_info.value.code == 2
+        and f"argument --workers: expected a whole number of at least 1, got {workers!r}" in capsys.readouterr().err
+    )
+
+
 def test_run_benchmark_refuses_a_seed_count_below_one_before_reading_any_recipe(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="seeds must be 1 or more, not 0"):
         run_benchmark([str(tmp_path / "missing.yaml")], seeds=0)
