@@ -175,10 +175,10 @@ def begun_by(recorded: dict[str, Any]) -> str | None:
 
 def identity_differences(recorded: dict[str, Any], identity: dict[str, Any], decoding: str | None) -> list[str]:
     """What sets the run ``identity`` apart from the one ``recorded`` (``run_identity``'s parts), a phrase each:
-    the model's files or else its tasks (another model has other thresholds too), the first two inputs that differ,
-    or that the same inputs come in another order, ``decoding`` (their ``decoding_difference``: that its pictures were
-    decoded otherwise), and each other setting (by dotted name, its values as JSON); none where nothing of these
-    differs."""
+    the model's files or else its tasks (another model has other thresholds too), the first two inputs that differ
+    (each with how: ``input_difference``), or that the same inputs come in another order, ``decoding`` (their
+    ``decoding_difference``: that its pictures were decoded otherwise), and each other setting (by dotted name, its
+    values as JSON); none where nothing of these differs."""
     differences = []
     if recorded.get("model") != identity["model"]:
         differences.append("the model's files differ")
@@ -187,7 +187,8 @@ def identity_differences(recorded: dict[str, Any], identity: dict[str, Any], dec
     before = {path: rest for path, *rest in recorded.get("inputs", [])}
     now = {path: rest for path, *rest in identity["inputs"]}
     if inputs := sorted(path for path in before.keys() | now.keys() if before.get(path) != now.get(path)):
-        differences.append(f"the inputs differ: {', '.join(inputs[:2])}{', ...' if len(inputs) > 2 else ''}")
+        named = [input_difference(path, before.get(path), now.get(path)) for path in inputs[:2]]
+        differences.append(f"the inputs differ: {', '.join(named)}{', ...' if len(inputs) > 2 else ''}")
     elif list(before) != list(now):  # the same files in another order: each shard names its file by its place
         differences.append("the inputs come in another order")
     before, now = recorded.get("settings", {}), identity["settings"]
@@ -197,6 +198,19 @@ def identity_differences(recorded: dict[str, Any], identity: dict[str, Any], dec
     if settings := setting_differences(before, now):
         differences.append(f"settings differ: {', '.join(settings)}")
     return differences
+
+
+def input_difference(path: str, recorded: list[int] | None, found: list[int] | None) -> str:
+    """``path`` and how it differs between the inputs a run recorded and those found now, each ``[size, mtime_ns]``
+    as ``run_identity`` records them (``None``: not among them): a file added to a dump's folder since, one gone from
+    it, one grown or cut (its sizes), or one of the same size written to since (its modification time alone)."""
+    if recorded is None:
+        return f"{path} (not an input of the run: new since it began, or the dump named otherwise)"
+    if found is None:
+        return f"{path} (an input of the run, not found now: removed, or the dump named otherwise)"
+    if recorded[0] != found[0]:
+        return f"{path} ({recorded[0]} → {found[0]} bytes since the run began)"
+    return f"{path} (modified since the run began: same size, another modification time)"
 
 
 def decoding_difference(recorded: dict[str, Any], identity: dict[str, Any]) -> str | None:

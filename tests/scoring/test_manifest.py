@@ -71,8 +71,24 @@ RUN = {
     [
         ({"model": {"model.safetensors": "bb"}}, "the model's files differ"),
         ({"tasks": [{"name": "harmful", "threshold": 0.9}]}, "the model's tasks, thresholds or calibration differ"),
-        ({"inputs": [["/data/a.jsonl", 10, 1], ["/data/b.jsonl", 21, 3]]}, "the inputs differ: /data/b.jsonl"),
-        ({"inputs": [["/data/c.jsonl", 10, 1]]}, "the inputs differ: /data/a.jsonl, /data/b.jsonl, ..."),
+        (
+            {"inputs": [["/data/a.jsonl", 10, 1], ["/data/b.jsonl", 21, 3]]},
+            "the inputs differ: /data/b.jsonl (20 → 21 bytes since the run began)",
+        ),
+        (
+            {"inputs": [["/data/a.jsonl", 10, 5], ["/data/b.jsonl", 20, 2]]},
+            "the inputs differ: /data/a.jsonl (modified since the run began: same size, another modification time)",
+        ),
+        (
+            {"inputs": [*RUN["inputs"], ["/data/c.jsonl", 10, 1]]},
+            "the inputs differ: /data/c.jsonl (not an input of the run: new since it began, or the dump named "
+            "otherwise)",
+        ),
+        (
+            {"inputs": [["/data/c.jsonl", 10, 1]]},
+            "the inputs differ: /data/a.jsonl (an input of the run, not found now: removed, or the dump named "
+            "otherwise), /data/b.jsonl (an input of the run, not found now: removed, or the dump named otherwise), ...",
+        ),
         ({"inputs": [["/data/b.jsonl", 20, 2], ["/data/a.jsonl", 10, 1]]}, "the inputs come in another order"),
         ({"engine": "ray"}, "its record differs: see RUN_FILE"),
         (
