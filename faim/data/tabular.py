@@ -120,6 +120,21 @@ def numbered_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
         yield number, line.removeprefix(codecs.BOM_UTF8) if number == 1 else line
 
 
+def spread_json_array(path: Path) -> bool:
+    """Whether the first line of a JSON Lines file that is not blank (``jsonl_lines``) opens a JSON array it does not
+    close (``[`` alone, or ``[{...},``): a file holding one array of posts spread over lines, each line of which
+    would be read as a row of its own, none of them a post."""
+    with open(path, "rb") as handle:
+        first = next(jsonl_lines(handle), None)
+    if first is None or not first[1].lstrip().startswith(b"["):
+        return False
+    try:
+        json.loads(first[1])
+    except ValueError:  # not JSON, or not UTF-8
+        return True
+    return False
+
+
 JSONL_LINES = 2
 """The version of how a JSON Lines line is taken for a row or passed over as blank (``blank``): 2 passes over a line of
 Unicode whitespace, which 1 read as a row. A scoring run reading JSON Lines records it, as its shards are cut by

@@ -222,6 +222,20 @@ def test_a_run_resumed_naming_its_dump_otherwise_from_another_folder_names_its_f
     assert named == [str(tmp_path / "dump" / "a.jsonl")] * 4
 
 
+@pytest.mark.parametrize("first", ["[\n", ' [{"text": "a"},\n'])
+def test_a_json_lines_input_holding_a_json_array_spread_over_lines_is_refused_before_any_row_is_scored(
+    first: str, tmp_path: Path
+) -> None:
+    (tmp_path / "dump").mkdir()
+    (tmp_path / "dump" / "a.jsonl").write_text('{"text": "a"}\n', encoding="utf-8")
+    array = tmp_path / "dump" / "b.json"
+    array.write_text(f'\n{first}  {{"text": "b"}}\n]\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(array))}: holds a JSON array spread over lines"):
+        plan_run({"files": {}, "tasks": []}, tmp_path / "dump", tmp_path / "out", {}, 1, kinds=["text"])
+    array.write_text('[{"text": "b"}]\n', encoding="utf-8")  # on one line: a row, its error saying what it holds
+    plan_run({"files": {}, "tasks": []}, tmp_path / "dump", tmp_path / "out", {}, 1, kinds=["text"])
+
+
 class StoppedWriter(OneRowWriter):
     """A scorer stopped (Ctrl-C) at its first shard."""
 
