@@ -65,7 +65,17 @@ def test_numbers_with_units_of_time_plurals_and_dimensions_are_kept(tokenizer: B
     text = "3d printing, a 4h drive, wait 1s, got 4s, the 50s and the 10s, for 1hr, 4mins, 2yrs"
     assert LeetspeakFolder(tokenizer)(text) == text  # not "ed", "ah", "is", "as", "sos", "los"
     assert LeetspeakFolder(tokenizer, subwords=True)(text) == text  # not "ihr"
-    assert LeetspeakFolder(tokenizer)("1s 7h3 4s") == "1s the 4s"  # a word around them still folds
+
+
+def test_a_digit_and_a_unit_letter_read_as_a_word_where_the_text_around_it_is_leetspeak(
+    fold: LeetspeakFolder,
+) -> None:
+    assert fold("1s 7h3 4s") == "is the as"  # 7h3 folds, so the text is leetspeak: 1s is "is"
+    assert fold("th1s 1s n0t 0k") == "th1s is not 0k"  # th1s, 0k: no word of the vocabulary
+    assert fold("wait 1s, got 4s") == "wait 1s, got 4s"  # nothing else folds: seconds and fours
+    assert fold("the 10s 7h3 50s") == "the 10s the 50s"  # two digits: a decade or ten seconds, still
+    assert fold("@h4t3r 1s") == "@h4t3r 1s"  # a mention is not the text's wording
+    assert fold(fold("1s 7h3 4s")) == fold("1s 7h3 4s")
 
 
 @pytest.mark.parametrize("seed", range(5))
