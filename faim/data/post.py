@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,13 +209,19 @@ def is_real(value: Any) -> bool:
 
 
 def is_missing(value: Any) -> bool:
-    """Whether a field's value stands for nothing: absent or null (``None``), NaN (a null as pandas gives it), or an
-    empty string, list, tuple or array; a post's ``images`` that is falls back to its ``image``, in a dict as in a
-    file's row (``faim.data.columns.ColumnMap.images_cell``)."""
-    if value is None or (is_real(value) and math.isnan(value)):
+    """Whether a field's value stands for nothing: absent or null (``None``), NaN or pandas' ``NA`` and ``NaT`` (nulls
+    as pandas gives them), or an empty string, list, tuple or array; a post's ``images`` that is falls back to its
+    ``image``, in a dict as in a file's row (``faim.data.columns.ColumnMap.images_cell``)."""
+    if value is None or (is_real(value) and math.isnan(value)) or is_pandas_null(value):
         return True
     value = listed(value)
     return isinstance(value, (str, list, tuple)) and not value
+
+
+def is_pandas_null(value: Any) -> bool:
+    """Whether ``value`` is pandas' ``NA`` or ``NaT``; pandas is not imported for it, as no value can be one before."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and (value is pandas.NA or value is pandas.NaT)
 
 
 def post_id(value: Any, index: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from faim.data.elements import posts_to_read
@@ -157,7 +158,8 @@ def test_images_absent_null_or_empty_fall_back_to_the_image_field(images) -> Non
     ("value", "missing"),
     [(None, True), ("", True), ([], True), ((), True), (np.array([]), True), (float("nan"), True), (" ", False),
      (["a.png"], False), (np.array(["a.png"]), False), (b"", False), (0, False), (np.float32("nan"), True),
-     (np.float16("nan"), True), (np.float32(0), False), (False, False), (10**400, False)],
+     (np.float16("nan"), True), (np.float32(0), False), (False, False), (10**400, False), (pd.NA, True),
+     (pd.NaT, True), (pd.Timestamp(0), False)],
 )  # fmt: skip
 def test_missing_is_absent_null_nan_or_an_empty_string_list_or_array(value, missing: bool) -> None:
     assert is_missing(value) is missing
