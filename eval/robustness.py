@@ -10,7 +10,6 @@ Typical use::
 from __future__ import annotations
 
 import math
-import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -69,9 +68,7 @@ def perturbed_reports(
     """Perturbation name → evaluation report of ``posts`` under it (``faim.perturb.PERTURBATIONS``), for every
     perturbation of a modality one of the model's encoders reads; each report (without the modality ablations)
     is written to ``out_dir/robustness/<name>``, naming its data ``"<data_name>, perturbed by <name>"``, without the
-    words the model and the labels read the opposite way (a perturbation changes the words themselves); the folder
-    ``robustness`` an earlier evaluation wrote, whose perturbations may have been others, is removed first, so that
-    it holds this evaluation's alone. With
+    words the model and the labels read the opposite way (a perturbation changes the words themselves). With
     ``eval.languages`` (or ``eval.slice: lang``), each post is given the language it is written in before it is
     perturbed, so its perturbed forms are counted under that language (swapped letters or digits would read as
     another). Each evaluation's progress bar names its perturbation; ``log`` is told each as it starts.
@@ -86,14 +83,11 @@ def perturbed_reports(
     detector.refuse_unevaluable(posts, data_name)
     modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
     posts = with_languages(posts) if (config or EvalConfig()).detects_languages else posts
-    folder = Path(out_dir) / "robustness"
-    if folder.exists():  # an earlier evaluation's, whose perturbations may have been others
-        shutil.rmtree(folder)
     reports = {}
     for name in perturbations_of(modalities):
         if log is not None:
             log(f"evaluating under {name}")
-        out = folder / name
+        out = Path(out_dir) / "robustness" / name
         perturbed = perturb_posts(posts, name)
         data, desc = f"{data_name}, perturbed by {name}", f"evaluating under {name}"
         reports[name] = evaluate(

@@ -138,22 +138,6 @@ def test_each_perturbed_report_names_its_perturbation_beside_its_data(demo_data,
         assert f"- data: `dev.jsonl, perturbed by {name}`" in markdown
 
 
-def test_perturbed_reports_replace_those_an_earlier_evaluation_wrote_under_other_perturbations(
-    demo_data, tmp_path: Path
-) -> None:
-    torch.manual_seed(0)
-    recipe = tiny_recipe(demo_data, tmp_path / "run")
-    recipe["model"] |= {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
-    detector = faim.build(recipe)  # reads text alone: no picture is perturbed
-    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))[:20]
-    earlier = tmp_path / "eval" / "robustness" / "image.jpeg"
-    earlier.mkdir(parents=True)
-    (earlier / "metrics.json").write_text("{}", encoding="utf-8")  # a multimodal model's, evaluated here before
-    reports = perturbed_reports(detector, posts, tmp_path / "eval", "dev")
-    assert sorted(path.name for path in (tmp_path / "eval" / "robustness").iterdir()) == sorted(reports)
-    assert all(name.startswith("text.") for name in reports)
-
-
 def test_each_perturbations_progress_bar_names_it(demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from faim.eval import evaluate as evaluate_module
 
