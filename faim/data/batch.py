@@ -100,9 +100,15 @@ def element_layout(counts: list[int]) -> tuple[torch.Tensor, torch.Tensor, int]:
 
 
 def moved(values: Any, device: torch.device) -> Any:
-    """``values`` (a tensor, or a dict or list of such values) with every tensor on ``device``."""
+    """``values`` as a preprocessor gives them (a tensor, a dict, list or tuple of such values, or values of its own)
+    with every tensor on ``device``: what has a ``to`` (a tensor, a tokenizer's ``BatchEncoding``) is moved with it,
+    and what has none (strings, numbers, arrays) is kept as it is, for the encoder to place."""
     if isinstance(values, dict):
         return {key: moved(value, device) for key, value in values.items()}
     if isinstance(values, list):
         return [moved(value, device) for value in values]
-    return values.to(device)
+    if isinstance(values, tuple):  # a named tuple is built from its fields
+        items = [moved(value, device) for value in values]
+        return type(values)(*items) if hasattr(values, "_fields") else tuple(items)
+    to = getattr(values, "to", None)
+    return to(device) if callable(to) else values
