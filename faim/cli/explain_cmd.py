@@ -7,13 +7,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import time
-from contextlib import closing
 from functools import partial
 from pathlib import Path
 
 from faim.artifact_manifest import read_manifest
 from faim.cli.common import parse_columns
 from faim.data.columns import ColumnMap
+from faim.data.inputs import close_reading
 from faim.data.post import refuse_no_posts
 from faim.data.preflight import unread_columns, warn_unheld_kinds
 from faim.data.sources import read_posts
@@ -27,8 +27,11 @@ def run(args: argparse.Namespace) -> int:
     check_report_folder(Path(args.out))  # before any work, as writing the report does again
     read_manifest(Path(args.model))  # a model path that names no model, before the posts are read
     columns = parse_columns(args.columns)
-    with closing(read_posts(args.posts, columns, args.image_root)) as posts:  # --limit: the rest is left unread
+    posts = read_posts(args.posts, columns, args.image_root)
+    try:
         chosen = list(itertools.islice(posts, args.limit or None))
+    finally:  # --limit: the rest is left unread
+        close_reading(posts)
     refuse_no_posts(chosen, args.posts)  # before the model is loaded, as reading the posts does not use it
     detector = Detector.load(args.model)
     unread_columns_of = partial(unread_columns, args.posts, ColumnMap.from_recipe(columns))

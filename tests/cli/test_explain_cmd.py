@@ -12,6 +12,7 @@ import pytest
 from conftest import export_posts
 from dump_scores import write_posts
 
+from faim.cli import explain_cmd
 from faim.cli.main import main
 from faim.explain.report import PAGE_HEAD
 from faim.notices import FaimWarning
@@ -132,3 +133,22 @@ def test_a_limit_reading_part_of_the_posts_warns_of_an_input_holding_no_row_as_i
         warnings.filterwarnings("error", ".*holds no row", FaimWarning)  # raised where given, not lost at collection
         with pytest.raises(FaimWarning, match="empty.jsonl: holds no row"):
             main(["explain", str(model_dir), str(posts.parent), "-o", str(tmp_path / "out"), "--limit", "1"])
+
+
+def test_an_interrupt_while_the_posts_are_read_ends_explaining_and_is_not_replaced_by_the_warning_of_an_empty_input(
+    exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model_dir, _ = exported
+    posts = write_posts(tmp_path / "in", [post for post in export_posts() if post["id"] in ("full", "text-only")])
+    (posts.parent / "empty.jsonl").write_text("", encoding="utf-8")
+
+    def interrupted(posts):  # Ctrl-C once the first post is read
+        next(iter(posts))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(explain_cmd, "list", interrupted, raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.filterwarnings("error", ".*holds no row", FaimWarning)
+        assert main(["explain", str(model_dir), str(posts.parent), "-o", str(tmp_path / "out"), "--limit", "1"]) == 130
+    assert "faim: interrupted" in capsys.readouterr().err
