@@ -135,6 +135,20 @@ def spread_json_array(path: Path) -> bool:
     return False
 
 
+def refuse_spread_json_array(path: Path) -> None:
+    """Refuse a JSON Lines file holding a JSON array spread over lines (``spread_json_array``), as every reader of
+    posts and scoring run does before reading a row of it.
+
+    Raises:
+        ValueError: Naming the file and saying to write one post per line.
+    """
+    if spread_json_array(path):
+        raise ValueError(
+            f"{path}: holds a JSON array spread over lines, not JSON Lines (one post's object per line, .json "
+            "files too), each line of which would be a row of its own; write it one post per line (jq -c '.[]')"
+        )
+
+
 JSONL_LINES = 2
 """The version of how a JSON Lines line is taken for a row or passed over as blank (``blank``): 2 passes over a line of
 Unicode whitespace, which 1 read as a row. A scoring run reading JSON Lines records it, as its shards are cut by
@@ -189,6 +203,9 @@ def cell_text(cell: bytes) -> str:
 
 
 def _jsonl_objects(path: Path) -> Rows:
+    """The objects of a JSON Lines file, numbered by line; a file holding a JSON array spread over lines is refused
+    as reading begins (``refuse_spread_json_array``), before its first line is read as a row."""
+    refuse_spread_json_array(path)
     with open(path, "rb") as handle:
         for number, raw in jsonl_lines(handle):
             try:

@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import close_reading, find_inputs, input_format
-from faim.data.tabular import JSONL_LINES, spread_json_array
+from faim.data.tabular import JSONL_LINES, refuse_spread_json_array
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
 from faim.scoring.manifest import DECODING, JSONL_READING, PIXEL_LIMIT, Manifest, run_identity
@@ -233,18 +233,17 @@ def plan_run(
 
     Raises:
         FileNotFoundError: When ``source`` holds no input outside ``out``.
-        ValueError: When a JSON Lines input holds a JSON array spread over lines (``spread_json_array``), naming it.
+        ValueError: When a JSON Lines input holds a JSON array spread over lines, naming it
+            (``refuse_spread_json_array``).
     """
     out_dir = Path(out)
     resolved_out = out_dir.resolve()  # an output folder inside a dump folder is not read back as input
     files = [absolute(file) for file in find_inputs(source) if resolved_out not in file.resolve().parents]
     if not files:
         raise FileNotFoundError(f"{source}: holds no input outside the output folder {out_dir}")
-    if arrays := [file for file in files if input_format(file) == "jsonl" and spread_json_array(file)]:
-        raise ValueError(
-            f"{arrays[0]}: holds a JSON array spread over lines, not JSON Lines (one post's object per line, .json "
-            "files too), each line of which would be a row of its own; write it one post per line (jq -c '.[]')"
-        )
+    for file in files:
+        if input_format(file) == "jsonl":
+            refuse_spread_json_array(file)
     total = sum(count_rows(f) for f in files)
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
     settings = settings | {"shard_rows": shard_rows} | picture_settings(kinds) | line_settings(files)

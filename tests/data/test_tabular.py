@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from faim.data.columns import ColumnMap
-from faim.data.sources import read_posts
+from faim.data.sources import JsonlSource, input_columns, read_posts
 from faim.scoring.inputs import read_shards
 
 
@@ -18,3 +19,16 @@ def test_a_line_of_unicode_whitespace_is_blank_to_read_posts_and_to_scoring_alik
     assert [post.id for post in read_posts(path)] == ["a", "b"]
     (shard,) = read_shards([path], 10, ColumnMap.from_recipe(None))
     assert [number for number, _ in shard.rows] == [1, 3] and not shard.errors
+
+
+@pytest.mark.parametrize("first", ["[\n", ' [{"id": "a", "text": "one"},\n'])
+def test_a_json_array_spread_over_lines_is_refused_by_name_by_every_reader_of_posts(tmp_path: Path, first: str) -> None:
+    path = tmp_path / "posts.json"
+    path.write_text(f'\n{first}  {{"id": "b", "text": "two"}}\n]\n', encoding="utf-8")
+    refused = rf"^{re.escape(str(path))}: holds a JSON array spread over lines, .* write it one post per line"
+    with pytest.raises(ValueError, match=refused):
+        list(read_posts(path))
+    with pytest.raises(ValueError, match=refused):
+        JsonlSource(train=str(tmp_path)).posts("train")
+    with pytest.raises(ValueError, match=refused):
+        input_columns(path)
