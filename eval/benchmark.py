@@ -38,7 +38,7 @@ import torch
 
 import faim
 from faim.assembly import build_source, task_specs
-from faim.cli.common import positive_integer
+from faim.cli.common import output_file, positive_integer
 from faim.data.post import Post
 from faim.eval.benchmark_baselines import Embedder, run_baselines
 from faim.eval.benchmark_datasets import (
@@ -491,7 +491,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="reuse recorded runs of the same resolved recipes (their models are evaluated again, not retrained)",
     )
     parser.add_argument(
-        "--out", type=Path, default=Path("eval/RESULTS.md"), help="Markdown output (default: %(default)s)"
+        "--out", type=output_file, default="eval/RESULTS.md", help="Markdown output (default: %(default)s)"
     )
     parser.add_argument(
         "--workers", type=positive_integer, default=None, help="scoring worker processes (default: all cores)"

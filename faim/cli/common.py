@@ -169,6 +169,23 @@ def output_folder(text: str) -> str:
     return text
 
 
+def output_file(text: str) -> Path:
+    """An argument naming a file to write, refused as it is parsed, before any work, where it is empty (a variable
+    not set), a folder, or where its folder is a file or lies inside one (``faim.folders.check_folder_path``): what
+    writing it at the end of the work would otherwise fail on."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty file name (a variable not set?); name a file to write")
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: is a folder, not a file; name a file to write")
+    try:
+        if not path.is_file():  # else its folder is one
+            check_folder_path(path)  # names the file it would lie inside
+    except OSError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return path
+
+
 def existing_folder(text: str) -> str:
     """An argument naming a folder to read from, refused as it is parsed, before any work, where it is empty
     (``folder_path``) or no folder (every relative image path would be its row's error)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import faim.cli.common
-from faim.cli.common import existing_folder, output_folder, parse_columns, share
+from faim.cli.common import existing_folder, output_file, output_folder, parse_columns, share
 from faim.cli.main import build_parser, main
 
 
@@ -78,6 +78,20 @@ def test_an_empty_output_dir_is_refused_as_it_is_parsed_not_left_to_the_recipes(
     with pytest.raises(SystemExit):
         build_parser("train").parse_args(["train", "hate_text_frozen", "--output-dir", ""])
     assert "argument --output-dir: an empty folder name" in capsys.readouterr().err
+
+
+def test_an_output_file_that_is_a_folder_or_lies_inside_a_file_is_refused_an_existing_or_new_one_not(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "file.md").write_text("earlier", encoding="utf-8")
+    assert output_file(str(tmp_path / "file.md")) == tmp_path / "file.md"
+    assert output_file(str(tmp_path / "new" / "file.md")) == tmp_path / "new" / "file.md"
+    with pytest.raises(argparse.ArgumentTypeError, match=f"^{tmp_path}: is a folder, not a file"):
+        output_file(str(tmp_path))
+    with pytest.raises(argparse.ArgumentTypeError, match=rf"^{tmp_path / 'file.md'}: is a file, not a folder \(it"):
+        output_file(str(tmp_path / "file.md" / "out.md"))
+    with pytest.raises(argparse.ArgumentTypeError, match="^an empty file name"):
+        output_file("")
 
 
 @pytest.mark.parametrize("text", ["nan", "-1", "1.5", "inf", "a lot"])

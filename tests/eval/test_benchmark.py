@@ -521,6 +521,28 @@ def test_a_worker_count_below_one_is_refused_before_any_recipe_is_trained(
     )
 
 
+@pytest.mark.parametrize(
+    ("out", "said"),
+    [
+        ("folder", "folder: is a folder, not a file"),
+        ("file/RESULTS.md", "file: is a file, not a folder (it would hold"),
+    ],
+)
+def test_an_out_path_that_cannot_be_written_is_refused_before_any_recipe_is_trained(
+    out: str, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("", encoding="utf-8")
+
+    def benchmark(*args, **kwargs):
+        raise AssertionError("the benchmark ran")
+
+    monkeypatch.setattr("faim.eval.benchmark.run_benchmark", benchmark)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--out", str(tmp_path / out)])
+    assert exit_info.value.code == 2 and f"argument --out: {tmp_path / said}" in capsys.readouterr().err
+
+
 def test_run_benchmark_refuses_a_seed_count_below_one_before_reading_any_recipe(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="seeds must be 1 or more, not 0"):
         run_benchmark([str(tmp_path / "missing.yaml")], seeds=0)
