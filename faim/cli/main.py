@@ -187,8 +187,8 @@ def run(args: argparse.Namespace) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = command_warnings(args.command)
             return int(args.handler(args) or 0)
-    except KeyboardInterrupt:
-        print("faim: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as error:  # its message, where one is given, says what the stopped work keeps
+        print(f"faim: interrupted{f': {error}' if error.args else ''}", file=sys.stderr)
         return 130
     except (ValueError, KeyError, OSError, MissingExtra) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error

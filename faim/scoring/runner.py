@@ -281,6 +281,7 @@ def run_shards(
     Raises:
         ValueError: When ``out`` holds another run.
         ChildProcessError: When a worker process dies (killed), saying what is kept and that a rerun resumes.
+        KeyboardInterrupt: When the run is stopped (Ctrl-C), its message saying so too (``rows_kept``).
     """
     cores = available_cores()
     threads = max(1, cores // (workers or cores))
@@ -311,6 +312,8 @@ def run_shards(
         manifest.finish()
     except BrokenProcessPool as error:
         raise ChildProcessError(worker_died(manifest)) from error
+    except KeyboardInterrupt as error:
+        raise KeyboardInterrupt(rows_kept(manifest)) from error
     finally:
         bar.close()
         manifest.close()
@@ -327,14 +330,23 @@ def run_shards(
 
 
 def worker_died(manifest: Manifest) -> str:
-    """What a run whose worker process died says: the causes it may have had, the rows ``manifest`` records written,
-    and that a rerun scores the rest."""
-    done = sum(report.rows for report in manifest.done.values())
+    """What a run whose worker process died says: the causes it may have had, then what it keeps and that a rerun
+    scores the rest (``rows_kept``), once they are mended."""
     return (
         "a scoring worker process ended without finishing its shard (killed by a signal or by the system when memory "
         "runs out, or failed as it started: see any error printed above); "
-        f"{done} rows are scored and kept in {manifest.out_dir}: once the cause is mended, the same command scores "
-        "the rest"
+        + rows_kept(manifest, until="once the cause is mended")
+    )
+
+
+def rows_kept(manifest: Manifest, until: str = "") -> str:
+    """What a run stopped part way (a worker dead, Ctrl-C) says it leaves: the rows and parts ``manifest`` records
+    written, where, and that the same command, run again (``until`` says when, if it must wait), scores the rest
+    alone, scoring no row twice."""
+    done = sum(report.rows for report in manifest.done.values())
+    return (
+        f"{done} rows ({len(manifest.done)} parts) are scored and kept in {manifest.out_dir}: "
+        f"{f'{until}, ' if until else ''}the same command scores the rest, no row twice"
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import subprocess
@@ -12,7 +13,7 @@ import pytest
 from import_graph import ROOT
 from packaging.requirements import Requirement
 
-from faim.cli.main import COMMANDS, EXTRA_OF, build_parser, main
+from faim.cli.main import COMMANDS, EXTRA_OF, build_parser, main, run
 
 tomllib = pytest.importorskip("tomllib")
 
@@ -107,3 +108,16 @@ def test_each_package_a_command_needs_is_installed_by_the_extra_named_for_it() -
     for package in EXTRA_OF:
         declared = {Requirement(r).name.lower() for r in project["optional-dependencies"][EXTRA_OF[package]]}
         assert {d.lower() for d in distributions[package]} & declared, package
+
+
+@pytest.mark.parametrize(
+    ("kept", "said"), [((), "faim: interrupted\n"), (("3 rows kept",), "faim: interrupted: 3 rows kept\n")]
+)
+def test_a_command_stopped_with_ctrl_c_says_so_and_what_its_stopped_work_says_it_keeps(
+    kept: tuple[str, ...], said: str, capsys
+) -> None:
+    def stopped(args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt(*kept)
+
+    assert run(argparse.Namespace(command="score", handler=stopped)) == 130
+    assert capsys.readouterr().err == said

@@ -295,10 +295,35 @@ def test_a_worker_that_dies_is_one_error_saying_what_is_kept_and_that_a_rerun_re
     said = (
         r"a scoring worker process ended without finishing its shard \(killed by a signal or by the system when "
         r"memory runs out, or failed as it started: see any error printed above\); "
-        rf"\d rows are scored and kept in {re.escape(str(out))}: once the cause is mended, the same command scores "
-        r"the rest$"
+        rf"\d rows \(\d parts\) are scored and kept in {re.escape(str(out))}: once the cause is mended, the same "
+        r"command scores the rest, no row twice$"
     )
     assert re.match(said, str(error.value)), str(error.value)
+
+
+class SecondShardStoppedWriter(OneRowWriter):
+    """A scorer stopped (Ctrl-C) at its second shard, having scored the first."""
+
+    def __init__(self) -> None:
+        self.shards = 0
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
+        self.shards += 1
+        if self.shards == 2:
+            raise KeyboardInterrupt
+        return super().write(shard, out_dir)
+
+
+def test_a_stopped_run_says_what_it_keeps_and_that_the_same_command_scores_the_rest(tmp_path: Path) -> None:
+    dump, out = tmp_path / "dump.jsonl", tmp_path / "out"
+    dump.write_text('{"text": "a"}\n' * 3, encoding="utf-8")
+    plan = RunPlan([dump], 3, 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}}, ColumnMap())
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        run_shards(lambda threads: SecondShardStoppedWriter(), plan, out, workers=1, progress=False)
+    assert (
+        str(stopped.value)
+        == f"1 rows (1 parts) are scored and kept in {out}: the same command scores the rest, no row twice"
+    )
 
 
 @pytest.mark.parametrize(("scores", "named"), [(True, "scoring"), (False, "embedding")])
