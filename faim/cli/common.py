@@ -53,7 +53,11 @@ def add_columns(parser: argparse.ArgumentParser) -> None:
         "image(s), comments)",
     )
     parser.add_argument(
-        "--image-root", type=existing_folder, default=None, help="directory relative image paths resolve against"
+        "--image-root",
+        type=existing_folder,
+        default=None,
+        help="directory relative image paths resolve against (default: the folder each input file, or saved dataset "
+        "folder, lies in)",
     )
 
 

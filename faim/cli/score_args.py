@@ -25,14 +25,21 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "OUT: exactly one output row per input row, with `source` (file:row, the file by its absolute path), the "
         "post id, and `error` / `error_kind` naming the problem for rows that could not be scored. This process and "
         "spawned workers share the cores; a run that is interrupted (even killed) resumes where it stopped when "
-        "the same command is run again.",
+        "the same command is run again: the same model and inputs, and the same --map, --image-root, --shard-rows "
+        "(or its default again), --exact, --bf16, --compile, --runtime, --max-image-pixels (of a run reading "
+        f"pictures){', --with-embeddings and --pool-by-image' if name == 'score' else ''}, each that differs being "
+        "named; --workers, --batch-size, --engine and --device may change.",
     )
     parser.add_argument(
         "model",
         help="model directory written by `faim train`; with --runtime onnx, an export written by `faim export` "
         "too (a saved model is exported first, once, into OUT/_export/DIGEST)",
     )
-    parser.add_argument("dump", help="a JSONL/CSV/TSV/Parquet file, a folder of them, or a glob (quote it)")
+    parser.add_argument(
+        "dump",
+        help="a JSONL/CSV/TSV/Parquet file, a folder of them, a glob (quote it), or a Hugging Face dataset folder "
+        "written by Dataset.save_to_disk (faim-sdk[hf])",
+    )
     parser.add_argument("-o", "--out", required=True, type=output_folder, help="output folder of Parquet parts")
     add_columns(parser)
     parser.add_argument(

@@ -146,3 +146,13 @@ def test_a_max_image_pixels_that_is_no_count_is_refused(value: str, capsys: pyte
         main(["score", "model", "dump.jsonl", "-o", str(tmp_path / "out"), "--max-image-pixels", value])
     assert exit_.value.code == 2
     assert f"argument --max-image-pixels: expected a number of pixels or none, got '{value}'" in capsys.readouterr().err
+
+
+def test_the_help_says_a_saved_dataset_is_a_dump_where_pictures_resolve_and_what_a_resume_must_repeat(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "a Hugging Face dataset folder written by Dataset.save_to_disk" in said
+    assert "(default: the folder each input file, or saved dataset folder, lies in)" in said
+    assert "the same --map, --image-root, --shard-rows (or its default again), --exact, --bf16, --compile" in said
+    assert "--workers, --batch-size, --engine and --device may change" in said
