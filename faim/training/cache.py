@@ -48,6 +48,7 @@ from faim.encoders.stack import StackedEncoder, encoder_parts
 from faim.model import WholePostModel
 from faim.notices import FaimWarning
 from faim.registry import recorded_arguments
+from faim.training.cache_entries import read_safetensors_header
 
 CHUNK_SECONDS = 30.0
 """How much encoding an interruption may lose: encoding a part stores a chunk of what it computed this often."""
@@ -202,29 +203,24 @@ def reuse_and_compute(
     same elements (chunks an interrupted run stored included), and the rest encoded now (nothing at all when every
     post is found), with the indices of the posts encoded now; ``identity`` and ``description`` are the encoder's
     ``part_identity`` and ``part_description``. The posts encoded now are stored in chunks beside ``path`` as they
-    are (``CHUNK_SECONDS``), removed once ``path`` is written whole; the files read are marked used (``read_part``)."""
+    are (``CHUNK_SECONDS``), removed once ``path`` is written whole; the files read are marked used (``read_part``).
+    Only the files of this encoder that record some of the posts are read: another encoder's file, and one whose
+    header cannot be read, are passed over unopened and unwarned of (``faim cache list`` counts them)."""
     limit = collator.max_elements
     digests = stamp_digests(posts, kind, limit)
     wanted = set(digests)
     found: dict[str, torch.Tensor] = {}
     folder = path.parent
     for other in sorted(folder.glob("*.safetensors")) if folder.is_dir() else []:
-        try:
-            with safetensors.safe_open(str(other), framework="pt") as stored:
-                metadata = stored.metadata() or {}
-            if metadata.get("identity") != identity or not wanted.difference(found):
-                continue
-            known = json.loads(metadata["digests"])
-            if not wanted.intersection(known):
-                continue
-        except FileNotFoundError:  # a chunk another process has just made whole and removed: its rows are encoded
+        if not wanted.difference(found):
+            break
+        if other == path:  # the part's own file, found missing or damaged already
             continue
-        except safetensors.SafetensorError as error:
-            if other != path:  # the part's own file, found unreadable by read_part already
-                warn_unreadable(other, error)
+        known = recorded_digests(other, identity)
+        if known is None or not wanted.intersection(known):
             continue
-        tensors = read_part(other)
-        if tensors is None:
+        tensors = read_part(other, REUSED_FILE_FATE)
+        if tensors is None:  # removed meanwhile (a chunk made whole), or damaged: its rows are encoded
             continue
         offsets = torch.cumsum(tensors[f"{kind}.counts"], 0) - tensors[f"{kind}.counts"]
         for index, digest in enumerate(known):
@@ -375,7 +371,9 @@ def cached_embeddings(
             key = cache_key(identity, kind, posts, collator.max_elements)
             description = part_description(encoder, kind, collator.max_elements)
             parts[kind, index] = (encoder, identity, description, folder / f"{key}.safetensors")
-    stored = {part: tensors for part, (*_, path) in parts.items() if (tensors := read_part(path)) is not None}
+    stored = {
+        part: tensors for part, (*_, path) in parts.items() if (tensors := read_part(path, OWN_FILE_FATE)) is not None
+    }
     encoded: set[int] = set()
     for part in [part for part in parts if part not in stored]:
         kind = part[0]
@@ -393,33 +391,53 @@ def cached_embeddings(
     return EmbeddingCache(tensors, len(encoded))
 
 
-def read_part(path: Path) -> dict[str, torch.Tensor] | None:
+def recorded_digests(path: Path, identity: str) -> list[str] | None:
+    """The ``stamp_digests`` the cache file at ``path`` records, when it is a file of the encoder whose
+    ``part_identity`` is ``identity``, read from its header alone (a file whose data is cut short is found, and
+    ``read_part`` warns of it); ``None`` for another encoder's file and for one whose header cannot be read."""
+    read = read_safetensors_header(path, follow_links=True)
+    metadata = read[0].get("__metadata__") if read is not None else None
+    if not isinstance(metadata, dict) or metadata.get("identity") != identity:
+        return None
+    try:
+        digests = json.loads(metadata["digests"])
+    except (LookupError, TypeError, ValueError):
+        return None
+    return digests if isinstance(digests, list) else None
+
+
+OWN_FILE_FATE = "the file is written anew, its posts encoded again where no other file holds their rows"
+"""What becomes of a split's own cache file that cannot be read, as ``warn_unreadable`` tells it."""
+
+REUSED_FILE_FATE = (
+    "the rows it held for the posts read now are encoded again where no other file holds them; the file is left as "
+    "it is until a run over the posts it was made for writes it anew or faim cache prune removes it"
+)
+"""What becomes of another file of the same encoder that cannot be read, as ``warn_unreadable`` tells it."""
+
+
+def read_part(path: Path, fate: str) -> dict[str, torch.Tensor] | None:
     """The tensors of a part (or a chunk) stored at ``path``; ``None`` where none is, never written or removed
     meanwhile (a chunk made whole, the cache pruned), and where the file there cannot be read (cut short or
-    overwritten: warned of, so that its posts are encoded again and the file written anew). Reading marks the file
-    used now, as its modification time, so a prune of what was not used lately keeps it; a cache on a disk that
-    cannot be written is read unmarked."""
+    overwritten: warned of, with its ``fate``, what becomes of it, by ``warn_unreadable``). Reading marks the
+    file used now, as its modification time, so a prune of what was not used lately keeps it; a cache on a disk
+    that cannot be written is read unmarked."""
     try:
         tensors = safetensors.torch.load_file(str(path))
     except FileNotFoundError:
         return None
     except safetensors.SafetensorError as error:
-        warn_unreadable(path, error)
+        warn_unreadable(path, error, fate)
         return None
     with contextlib.suppress(OSError):
         os.utime(path, follow_symlinks=os.utime not in os.supports_follow_symlinks)  # a link's own time
     return tensors
 
 
-def warn_unreadable(path: Path, error: Exception) -> None:
-    """Warn that the cache file at ``path`` cannot be read as safetensors (``error``), so the embeddings it held are
-    encoded again where they are needed."""
-    warnings.warn(
-        f"embedding cache file {path} cannot be read ({error}): what it held is encoded again where needed "
-        "(faim cache list counts such files, faim cache prune removes them)",
-        FaimWarning,
-        stacklevel=2,
-    )
+def warn_unreadable(path: Path, error: Exception, fate: str) -> None:
+    """Warn that the cache file at ``path`` cannot be read as safetensors (``error``) and what becomes of it
+    (``fate``)."""
+    warnings.warn(f"embedding cache file {path} cannot be read ({error}): {fate}", FaimWarning, stacklevel=3)
 
 
 def save_part(

@@ -21,6 +21,7 @@ import struct
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DEFAULT_CACHE_DIR = "~/.cache/faim/embeddings"
 """Where training caches embeddings unless a recipe's ``train.cache_dir`` says otherwise."""
@@ -148,24 +149,43 @@ def read_cache(folder: str | Path) -> CacheContents:
 
 def read_header(path: Path) -> tuple[str, str, str | None, int] | None:
     """A cache file's encoder ``identity``, element kind, ``description`` (``None`` where it records none) and how
-    many embeddings it stores, from its safetensors header (its length as 8 bytes, little-endian, then JSON: each
-    tensor's shape and where its data lies after the header, and the metadata); ``None`` for a file that cannot be
-    read as one (removed meanwhile, cut short, its data included, another program's, or a link put in its place)."""
+    many embeddings it stores, from its safetensors header (``read_safetensors_header``); ``None`` for a file that
+    cannot be read as one (removed meanwhile, cut short, its data included, another program's, or a link put in its
+    place)."""
+    read = read_safetensors_header(path)
+    if read is None:
+        return None
+    header, whole = read
     try:
-        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as file:
-            (length,) = struct.unpack("<Q", file.read(8))
-            header = json.loads(file.read(min(length, HEADER_LIMIT)))
-            size = os.fstat(file.fileno()).st_size
         metadata = header.get("__metadata__") or {}
         values = [name for name in header if name.endswith(".values")]
         embeddings = sum(int(header[name]["shape"][0]) for name in values)
         identity = metadata["identity"]
-        data = max(int(header[name]["data_offsets"][1]) for name in header if name != "__metadata__")
-    except (OSError, ValueError, struct.error, AttributeError, LookupError, TypeError):
+    except (ValueError, AttributeError, LookupError, TypeError):
         return None
-    if not values or size != 8 + length + data:
+    if not values or not whole:
         return None
     return identity, values[0].removesuffix(".values"), metadata.get("description"), embeddings
+
+
+def read_safetensors_header(path: Path, follow_links: bool = False) -> tuple[dict[str, Any], bool] | None:
+    """The header of the safetensors file at ``path`` (its length as 8 bytes, little-endian, then JSON: each
+    tensor's shape and where its data lies after the header, and ``__metadata__``), read without its data, and
+    whether the file is as long as the header says (``False`` for one whose data is cut short); ``None`` where no
+    header can be read (removed meanwhile, cut short in it, another program's file, or, unless ``follow_links``, a
+    link)."""
+    flags = os.O_RDONLY if follow_links else os.O_RDONLY | os.O_NOFOLLOW
+    try:
+        with open(os.open(path, flags), "rb") as file:
+            (length,) = struct.unpack("<Q", file.read(8))
+            header = json.loads(file.read(min(length, HEADER_LIMIT)))
+            size = os.fstat(file.fileno()).st_size
+        data = max((int(header[name]["data_offsets"][1]) for name in header if name != "__metadata__"), default=0)
+    except (OSError, ValueError, struct.error, AttributeError, LookupError, TypeError):
+        return None
+    if not isinstance(header, dict):
+        return None
+    return header, size == 8 + length + data
 
 
 def prune(contents: CacheContents, before: float | None, dry_run: bool = False) -> Pruned:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from PIL import Image
 
 from faim import Detector, WholePostModel, registry
 from faim.data import images
-from faim.data.post import as_posts
+from faim.data.post import Post, as_posts
 from faim.data.targets import TaskSpec
 from faim.encoder import Encoder, Preprocessor
 from faim.encoders import text_normalize
@@ -241,3 +242,30 @@ def test_a_cache_file_that_cannot_be_read_is_warned_of_and_its_posts_encoded_aga
     other.write_bytes(whole[:-4])  # another file of the encoder, found when a list of posts of no file is read
     with pytest.warns(FaimWarning, match=f"embedding cache file {other} cannot be read"):
         assert cached_embeddings(model, collator, posts[:2], tmp_path).encoded == 0  # the whole file's rows
+
+
+def test_a_damaged_cache_file_is_warned_of_only_where_this_encoder_would_read_it(
+    scaled: type[ScaledEncoder], tmp_path: Path
+) -> None:
+    collator = Detector(
+        WholePostModel({"text": scaled()}, ConcatFusion({"text": 1}), {"t": BinaryHead(1)}),
+        [TaskSpec("t", "binary", ("no", "yes"))],
+    ).collator()
+
+    def embed(scale: float, posts: list[Post]) -> int:
+        model = WholePostModel({"text": scaled(scale=scale)}, ConcatFusion({"text": 1}), {"t": BinaryHead(1)})
+        return cached_embeddings(model, collator, posts, tmp_path).encoded
+
+    posts = as_posts([{"id": str(n), "text": "x" * n} for n in range(6)])
+    embed(1.0, posts[:3])
+    (damaged,) = tmp_path.glob("*.safetensors")
+    cut = damaged.read_bytes()[:-4]
+    damaged.write_bytes(cut)  # its data cut short, its header whole
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert embed(2.0, posts) == 6  # another encoder's file: passed over
+        assert embed(1.0, posts[3:]) == 3  # a file of the encoder holding none of the posts: passed over
+    assert damaged.read_bytes() == cut  # left for faim cache prune
+    with pytest.warns(FaimWarning, match=f"{damaged} cannot be read .*left as it is .*faim cache prune removes it"):
+        assert embed(1.0, posts[1:4]) == 2  # its rows wanted: encoded again
+    assert damaged.read_bytes() == cut
