@@ -419,7 +419,7 @@ REUSED_FILE_FATE = (
 def read_part(path: Path, fate: str) -> dict[str, torch.Tensor] | None:
     """The tensors of a part (or a chunk) stored at ``path``; ``None`` where none is, never written or removed
     meanwhile (a chunk made whole, the cache pruned), and where the file there cannot be read (cut short or
-    overwritten: warned of, with its ``fate``, what becomes of it, by ``warn_unreadable``). Reading marks the
+    overwritten: warned of once, with its ``fate``, what becomes of it, by ``warn_unreadable``). Reading marks the
     file used now, as its modification time, so a prune of what was not used lately keeps it; a cache on a disk
     that cannot be written is read unmarked."""
     try:
@@ -434,9 +434,22 @@ def read_part(path: Path, fate: str) -> dict[str, torch.Tensor] | None:
     return tensors
 
 
+WARNED_UNREADABLE: set[tuple[Path, int, int]] = set()
+"""The damaged cache files this process has warned of, each with its size and modification time, so one damaged
+again after it was written anew is warned of again."""
+
+
 def warn_unreadable(path: Path, error: Exception, fate: str) -> None:
     """Warn that the cache file at ``path`` cannot be read as safetensors (``error``) and what becomes of it
-    (``fate``)."""
+    (``fate``), once a process however many splits meet it (``WARNED_UNREADABLE``)."""
+    try:
+        found = path.stat()
+    except OSError:  # removed since it was read: nothing left to warn of
+        return
+    seen = (path, found.st_size, found.st_mtime_ns)
+    if seen in WARNED_UNREADABLE:
+        return
+    WARNED_UNREADABLE.add(seen)
     warnings.warn(f"embedding cache file {path} cannot be read ({error}): {fate}", FaimWarning, stacklevel=3)
 
 

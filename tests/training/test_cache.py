@@ -269,3 +269,20 @@ def test_a_damaged_cache_file_is_warned_of_only_where_this_encoder_would_read_it
     with pytest.warns(FaimWarning, match=f"{damaged} cannot be read .*left as it is .*faim cache prune removes it"):
         assert embed(1.0, posts[1:4]) == 2  # its rows wanted: encoded again
     assert damaged.read_bytes() == cut
+
+
+def test_a_damaged_cache_file_met_by_two_splits_is_warned_of_once_and_written_anew(
+    scaled: type[ScaledEncoder], tmp_path: Path
+) -> None:
+    model = WholePostModel({"text": scaled()}, ConcatFusion({"text": 1}), {"t": BinaryHead(1)})
+    collator = Detector(model, [TaskSpec("t", "binary", ("no", "yes"))]).collator()
+    posts = as_posts([{"id": str(n), "text": "x" * n} for n in range(5)])
+    cached_embeddings(model, collator, posts[2:], tmp_path)  # the validation split
+    (damaged,) = tmp_path.glob("*.safetensors")
+    whole = damaged.read_bytes()
+    damaged.write_bytes(whole[:-4])
+    with pytest.warns(FaimWarning, match=f"embedding cache file {damaged} cannot be read") as warned:
+        assert cached_embeddings(model, collator, posts, tmp_path).encoded == 5  # the whole data set
+        assert cached_embeddings(model, collator, posts[2:], tmp_path).encoded == 0  # its rows in the whole set's
+    assert len(warned) == 1
+    assert file_contents(damaged) == file_contents(tmp_path / "whole", whole)  # written anew
