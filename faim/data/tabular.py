@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import csv
 import hashlib
+import io
 import itertools
 import json
 from abc import ABC, abstractmethod
@@ -120,19 +121,24 @@ def numbered_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
         yield number, line.removeprefix(codecs.BOM_UTF8) if number == 1 else line
 
 
+FIRST_LINE_BYTES = 65536
+"""How much of a JSON Lines file ``spread_json_array`` reads: a line opening a spread array is short, and a longer
+first line (a post, or a whole array on one line) is not one."""
+
+
 def spread_json_array(path: Path) -> bool:
     """Whether the first line of a JSON Lines file that is not blank (``jsonl_lines``) opens a JSON array it does not
-    close (``[`` alone, or ``[{...},``): a file holding one array of posts spread over lines, each line of which
-    would be read as a row of its own, none of them a post."""
+    close: ``[`` alone, or ``[`` and the start of a post, ending in ``,``, ``{`` or ``[`` (``[{...},``, ``[{``): a file
+    holding one array of posts spread over lines, each line of which would be read as a row of its own, none of them
+    a post. Only the file's first ``FIRST_LINE_BYTES`` are read, and no line is parsed, so a header line in brackets
+    (``[export of 2024-05-01]``) or a one-line array is read as rows, as before."""
     with open(path, "rb") as handle:
-        first = next(jsonl_lines(handle), None)
-    if first is None or not first[1].lstrip().startswith(b"["):
+        head = handle.read(FIRST_LINE_BYTES)
+    first = next(jsonl_lines(io.BytesIO(head)), None)
+    if first is None or (len(head) == FIRST_LINE_BYTES and not first[1].endswith(b"\n")):  # none, or a long line
         return False
-    try:
-        json.loads(first[1])
-    except ValueError:  # not JSON, or not UTF-8
-        return True
-    return False
+    line = first[1].strip()
+    return line.startswith(b"[") and (line == b"[" or line.endswith((b",", b"{", b"[")))
 
 
 def refuse_spread_json_array(path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from faim.data.columns import ColumnMap
 from faim.data.sources import JsonlSource, input_columns, read_posts
+from faim.data.tabular import spread_json_array
 from faim.scoring.inputs import read_shards
 
 
@@ -32,3 +33,19 @@ def test_a_json_array_spread_over_lines_is_refused_by_name_by_every_reader_of_po
         JsonlSource(train=str(tmp_path)).posts("train")
     with pytest.raises(ValueError, match=refused):
         input_columns(path)
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        b"[export of 2024-05-01]\n",
+        b'[{"id": "a", "text": "caf\xe9"}]\n',
+        b'[{"id": "a", "text": "' + b"x" * 70000 + b'"},\n',
+    ],
+)
+def test_a_first_line_in_brackets_that_opens_no_spread_array_is_read_as_rows(tmp_path: Path, first: bytes) -> None:
+    path = tmp_path / "posts.jsonl"
+    path.write_bytes(first + b'{"id": "b", "text": "two"}\n')  # a header line, a one-line array, a line too long
+    assert not spread_json_array(path)
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}:1: "):  # the line's own fault, as a row's
+        list(read_posts(path))
