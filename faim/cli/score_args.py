@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         name,
         help=f"write {what} for every row of a dump (JSONL/CSV/Parquet) to Parquet parts",
         description=f"Stream a dump of posts through a saved model and write {what} to Parquet parts in "
-        "OUT: exactly one output row per input row, with `source` (file:row, the file by its absolute path), the "
+        "OUT: exactly one output row per input row, with `source` (file:row), the "
         "post id, and `error` / `error_kind` naming the problem for rows that could not be scored. This process and "
         "spawned workers share the cores; a run that is interrupted (even killed) resumes where it stopped when "
         "the same command is run again: the same model and inputs, and the same --map, --image-root, --shard-rows "

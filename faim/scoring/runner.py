@@ -228,9 +228,6 @@ def plan_run(
         shard_rows: Rows per shard (``None``: a thirty-second of the dump, between 32 and 1024 rows).
         kinds: The element kinds the run reads (a model reading more is recorded as reading pictures it may not).
 
-    The plan's files are absolute (``absolute``), so that the rows' ``source`` names each file one way however the
-    run and its resumes name the dump and wherever they are started.
-
     Raises:
         FileNotFoundError: When ``source`` holds no input outside ``out``.
         ValueError: When a JSON Lines input holds a JSON array spread over lines, naming it
@@ -238,7 +235,7 @@ def plan_run(
     """
     out_dir = Path(out)
     resolved_out = out_dir.resolve()  # an output folder inside a dump folder is not read back as input
-    files = [absolute(file) for file in find_inputs(source) if resolved_out not in file.resolve().parents]
+    files = [file for file in find_inputs(source) if resolved_out not in file.resolve().parents]
     if not files:
         raise FileNotFoundError(f"{source}: holds no input outside the output folder {out_dir}")
     for file in files:
@@ -249,13 +246,6 @@ def plan_run(
     settings = settings | {"shard_rows": shard_rows} | picture_settings(kinds) | line_settings(files)
     identity = run_identity(model, files, settings)
     return RunPlan(files, total, shard_rows, identity, ColumnMap.from_recipe(settings.get("columns")), tuple(kinds))
-
-
-def absolute(file: Path) -> Path:
-    """``file`` as an absolute path, ``.`` and ``..`` taken out but links kept (a dump's file linked from elsewhere is
-    named as the dump names it): the same file whether a run names the dump ``dump``, ``./dump/`` or
-    ``../here/dump``, from whichever folder."""
-    return Path(os.path.abspath(file))
 
 
 def run_shards(

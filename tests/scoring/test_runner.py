@@ -194,32 +194,20 @@ def test_a_rerun_of_a_finished_run_reads_no_row_of_its_inputs_unless_a_part_was_
     assert read == ["00000-000000", "00000-000001", "00000-000002"]
 
 
-class FileNamingWriter(PartWriter):
-    """A ``PartWriter`` noting the file each shard it writes names (as its rows' ``source`` names it)."""
-
-    named: list[str] = []
-
-    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
-        self.named.append(shard.file)
-        return super().write(shard, out_dir)
-
-
-def test_a_run_resumed_naming_its_dump_otherwise_from_another_folder_names_its_files_as_the_run_did(
+def test_a_dump_named_through_a_link_and_dot_dot_is_read_where_the_file_system_takes_the_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "dump").mkdir()
-    (tmp_path / "dump" / "a.jsonl").write_text('{"text": "a"}\n' * 3, encoding="utf-8")
-    (tmp_path / "elsewhere").mkdir()
-    model = {"files": {}, "tasks": []}
-    named = FileNamingWriter.named = []
-    monkeypatch.chdir(tmp_path)
-    plan = plan_run(model, "dump", tmp_path / "out", {}, 1, kinds=["text"])
-    run_shards(lambda threads: FileNamingWriter(), plan, tmp_path / "out", workers=1, progress=False)
-    (tmp_path / "out" / "part-00000-000001.parquet").unlink()
-    monkeypatch.chdir(tmp_path / "elsewhere")
-    plan = plan_run(model, "../dump/", tmp_path / "out", {}, 1, kinds=["text"])
-    run_shards(lambda threads: FileNamingWriter(), plan, tmp_path / "out", workers=1, progress=False)
-    assert named == [str(tmp_path / "dump" / "a.jsonl")] * 4
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "dump").mkdir()
+    (tmp_path / "real" / "dump" / "a.jsonl").write_text('{"text": "a"}\n', encoding="utf-8")
+    (tmp_path / "C" / "dump").mkdir(parents=True)  # what link/../dump names when .. is taken out by text
+    (tmp_path / "C" / "dump" / "a.jsonl").write_text('{"text": "b"}\n' * 2, encoding="utf-8")
+    (tmp_path / "C" / "link").symlink_to(Path("..") / "real" / "sub")
+    monkeypatch.chdir(tmp_path / "C")
+    plan = plan_run({"files": {}, "tasks": []}, "link/../dump", tmp_path / "out", {}, 1, kinds=["text"])
+    assert plan.rows == 1 and plan.identity["inputs"][0][0] == str(tmp_path / "real" / "dump" / "a.jsonl")
+    run_shards(part_writers, plan, tmp_path / "out", workers=1, progress=False)
+    assert len(list((tmp_path / "out").glob("part-*.parquet"))) == 1
 
 
 @pytest.mark.parametrize("first", ["[\n", ' [{"text": "a"},\n'])
