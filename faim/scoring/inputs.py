@@ -13,7 +13,7 @@ inputs, which is what lets a restarted run skip the shards already written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, count, islice
 from pathlib import Path
@@ -40,7 +40,7 @@ class Shard:
 
     Attributes:
         key: ``FFFFF-SSSSSS``, stable across runs.
-        file: The input file.
+        file: The input file, as it is read (and pictures named relative to it are found).
         format: ``jsonl``, ``csv``, ``tsv``, ``parquet`` or ``dataset`` (a saved Hugging Face dataset).
         header: Column names (CSV/TSV/Parquet/dataset); of JSONL, the keys the objects of the file hold, read as far
             as checking the columns the mapping names takes (``faim.data.tabular.keys_holding``: every key where one
@@ -48,6 +48,9 @@ class Shard:
             checked against the file, whichever shard.
         rows: ``(row number, payload)``: a JSONL line's bytes, or a dict of column → cell.
         errors: ``(row number, kind, message)`` for rows the reader itself could not split into cells.
+        name: The input file as its rows' ``source`` and errors name it: as the run named it where it began
+            (``faim.scoring.manifest.INPUT_NAMES``), which a resume naming the dump otherwise reads by another
+            ``file``; ``file`` where none is given.
     """
 
     key: str
@@ -56,6 +59,10 @@ class Shard:
     header: list[str] | None
     rows: list[tuple[int, Any]] = field(default_factory=list)
     errors: list[tuple[int, str, str]] = field(default_factory=list)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.name = self.name or self.file
 
     @property
     def size(self) -> int:
@@ -83,34 +90,40 @@ def count_rows(path: Path) -> int:
     return max(0, lines - (1 if kind in ("csv", "tsv") else 0))
 
 
-def read_shards(files: list[Path], shard_rows: int, columns: ColumnMap) -> Generator[Shard, None, None]:
+def read_shards(
+    files: list[Path], shard_rows: int, columns: ColumnMap, names: Sequence[str] | None = None
+) -> Generator[Shard, None, None]:
     """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter), to be read with the
-    mapping ``columns``; a file holding no row gives none, and once reading ends (every file read, or the stream
+    mapping ``columns``, each shard named by its file's name in ``names`` (one per file, in order; ``None``: each
+    file as given); a file holding no row gives none, and once reading ends (every file read, or the stream
     failing, stopped or closed before), one warning names those read that hold none (``read_inputs``)."""
 
     def shards(path: Path) -> Iterator[Shard]:
         kind = input_format(path)
         return _jsonl_shards(path, shard_rows, columns) if kind == "jsonl" else _shards(path, kind, shard_rows)
 
-    return read_inputs(files, _keyed(shards))
+    return read_inputs(files, _keyed(shards, names))
 
 
-def own_shards(files: list[Path], shard_rows: int) -> Iterator[Shard]:
-    """The shards of a dump's inputs ``files``, keyed, as ``read_shards`` cuts them but that the header of a JSON
-    Lines shard is the keys of the objects of its own lines (``_own_shards``): read lazily, each only as far as it
-    goes, where ``read_shards`` reads a JSON Lines file for the keys of all its lines first."""
-    return chain.from_iterable(map(_keyed(lambda path: _own_shards(path, shard_rows)), files))
+def own_shards(files: list[Path], shard_rows: int, names: Sequence[str] | None = None) -> Iterator[Shard]:
+    """The shards of a dump's inputs ``files``, keyed and named, as ``read_shards`` cuts them but that the header of a
+    JSON Lines shard is the keys of the objects of its own lines (``_own_shards``): read lazily, each only as far as
+    it goes, where ``read_shards`` reads a JSON Lines file for the keys of all its lines first."""
+    return chain.from_iterable(map(_keyed(lambda path: _own_shards(path, shard_rows), names), files))
 
 
-def _keyed(shards: Callable[[Path], Iterator[Shard]]) -> Callable[[Path], Iterator[Shard]]:
+def _keyed(shards: Callable[[Path], Iterator[Shard]], names: Sequence[str] | None) -> Callable[[Path], Iterator[Shard]]:
     """``shards``, each shard it cuts keyed ``FFFFF-SSSSSS``: by the file's place among the files it is called on
-    (each once, in order) and the shard's in the file."""
+    (each once, in order) and the shard's in the file; and named by the file's name in ``names`` (``None``: as the
+    file is given)."""
     file_indexes = count()
 
     def keyed(path: Path) -> Iterator[Shard]:
         file_index = next(file_indexes)
         for shard_index, shard in enumerate(shards(path)):
             shard.key = f"{file_index:05d}-{shard_index:06d}"
+            if names is not None:
+                shard.name = names[file_index]
             yield shard
 
     return keyed

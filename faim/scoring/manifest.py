@@ -3,7 +3,8 @@
 ``_run.json`` says what the run is (the model's files and its tasks with their thresholds and calibration, inputs
 with sizes and modification times, shard size, options, and for a run reading pictures the version of faim's
 picture decoding); a restart with anything different is refused rather than mixing two runs' rows. It also names
-the faim version that began the run, which a restart does not compare.
+the faim version that began the run, which a restart does not compare, and each input as the run was given it, which
+every restart names it by (``INPUT_NAMES``).
 ``_manifest.jsonl`` gets one line per finished shard, appended after the shard's part file was renamed
 into place, with what its rows hold (the kinds the model reads that no post of it holds, and the columns no mapping
 reads), which the end of the run warns of. A part file is the truth: on restart, parts missing from the manifest
@@ -42,6 +43,12 @@ PER_POST_DIR = "_per_post"
 BEGUN_WITH = "faim_version"
 """The part of a run's record naming the faim version that began it: said where a restart is refused, not compared
 (a faim of another version scores as the run's did unless its picture decoding differs, which the settings record)."""
+INPUT_NAMES = "input_names"
+"""The part of a run's record naming each of its inputs (in the order of ``inputs``, which records them resolved) as
+the run that began it was given them (the dump as typed: ``dump/a.jsonl``), the names its rows' ``source`` gives them
+from then on: a restart, however it names the dump (``./dump/``, through a link) and from whichever folder, reads the
+same files and names them as the run did. Not compared (``compared``); a run begun by a faim that recorded none names
+each input as its restart is given it (``Manifest.input_names``)."""
 DECODING = "image_decoding"
 """The setting recording the version of faim's picture decoding of a run reading pictures
 (``faim.scoring.runner.picture_settings``)."""
@@ -65,15 +72,15 @@ def absolute_image_root(image_root: str | None) -> str | None:
 def run_identity(model: dict[str, Any], files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
     """What makes two runs the same run: the model's file hashes (a saved model's or an export's, by name) and its
     tasks as its ``faim.json`` or export manifest records them (thresholds and calibration: ``faim calibrate``
-    writes a model of the same files with other ones), inputs (path, size, mtime) and settings; and the faim version
-    making it (``BEGUN_WITH``, not compared).
+    writes a model of the same files with other ones), inputs (path resolved, size, mtime) and settings; and, not
+    compared, the faim version making it (``BEGUN_WITH``) and the inputs as ``files`` names them (``INPUT_NAMES``).
 
     Args:
         model: The saved model's ``faim.json`` or the export's manifest, as read.
     """
     inputs = [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
     identity = {"model": model["files"], "tasks": model["tasks"], "inputs": inputs, "settings": settings,
-                BEGUN_WITH: __version__}  # fmt: skip
+                BEGUN_WITH: __version__, INPUT_NAMES: [str(f) for f in files]}  # fmt: skip
     return json.loads(json.dumps(identity))  # as the run's record reads it back: a tuple given is a list there
 
 
@@ -148,7 +155,7 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
     if overwrite or not run_file.exists():
         return
     recorded = recorded_identity(run_file, identity)
-    if without_version(recorded) == without_version(identity):
+    if compared(recorded) == compared(identity):
         return
     decoding = decoding_difference(recorded, identity)
     differences = identity_differences(recorded, identity, decoding) or [f"its record differs: see {run_file}"]
@@ -162,9 +169,10 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
     )
 
 
-def without_version(identity: dict[str, Any]) -> dict[str, Any]:
-    """``identity`` without the faim version that made it (``BEGUN_WITH``), as runs are compared."""
-    return {name: part for name, part in identity.items() if name != BEGUN_WITH}
+def compared(identity: dict[str, Any]) -> dict[str, Any]:
+    """``identity`` as runs are compared: without the faim version that made it (``BEGUN_WITH``) or the names it
+    gives its inputs (``INPUT_NAMES``)."""
+    return {name: part for name, part in identity.items() if name not in (BEGUN_WITH, INPUT_NAMES)}
 
 
 def begun_by(recorded: dict[str, Any]) -> str | None:
@@ -256,7 +264,9 @@ def part_held(part: pq.ParquetFile) -> Held | None:
 class Manifest:
     """Done shards of a run in ``out_dir``, whose shards' part files are in ``out_dir`` or, with ``per_post``
     (a run pooling by picture), in ``out_dir/_per_post``; see the module docstring for the files. ``finished`` says
-    whether every shard of the run is done (``finish``), ``done`` what each done shard holds."""
+    whether every shard of the run is done (``finish``), ``done`` what each done shard holds, ``input_names`` the
+    names the run's rows give its inputs, as the run that began it recorded them (``INPUT_NAMES``; ``None`` of a run
+    begun by a faim that recorded none, whose inputs are named as this run is given them)."""
 
     def __init__(
         self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False, per_post: bool = False
@@ -275,6 +285,7 @@ class Manifest:
             partial = out_dir / f".{RUN_FILE}.tmp"
             partial.write_text(json.dumps(identity, indent=1), encoding="utf-8")
             os.replace(partial, run_file)
+        self.input_names: list[str] | None = json.loads(run_file.read_text(encoding="utf-8")).get(INPUT_NAMES)
         for stale in [stale for folder in folders for stale in folder.glob(".part-*.tmp")]:
             stale.unlink()
         self.done: dict[str, ShardReport] = self._read()

@@ -156,7 +156,7 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
     score): one without an element of any kind the model reads.
     """
     errors = [
-        RowError(f"{shard.file}:{where}", unsplit_row_id(shard, columns, where), kind, message)
+        RowError(f"{shard.name}:{where}", unsplit_row_id(shard, columns, where), kind, message)
         for where, kind, message in shard.errors
     ]
     bound = columns
@@ -165,10 +165,10 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
     seen: dict[str, None] = {} if jsonl else dict.fromkeys(header or [])  # the columns met, in the file's order
     if header is not None:
         try:
-            bound = columns.bind(header, shard.file)
+            bound = columns.bind(header, shard.name)
         except ValueError as error:
             errors += [
-                RowError(f"{shard.file}:{n}", readable_id(shard, payload, columns, n), "schema", str(error))
+                RowError(f"{shard.name}:{n}", readable_id(shard, payload, columns, n), "schema", str(error))
                 for n, payload in shard.rows
             ]
             return ShardRows([], errors, list(seen))
@@ -177,7 +177,7 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
     posts = []
     root = image_root if image_root is not None else Path(shard.file).parent
     for number, payload in shard.rows:
-        source = f"{shard.file}:{number}"
+        source = f"{shard.name}:{number}"
         try:
             row = parse_row(shard, payload, bound, numeric, wanted)
             if jsonl and not seen.keys() >= row.keys():  # a row of keys met already adds none (most rows)
@@ -234,7 +234,12 @@ enough that a dump no row of which is a post (as where the mapping names no colu
 
 
 def warn_unheld_at_first(
-    files: list[Path], shard_rows: int, mapping: ColumnMap, image_root: str | None, kinds: Sequence[str]
+    files: list[Path],
+    shard_rows: int,
+    mapping: ColumnMap,
+    image_root: str | None,
+    kinds: Sequence[str],
+    names: Sequence[str] | None = None,
 ) -> None:
     """Warn of each kind a model reads (``kinds``) that no post of a dump's first shard holding a post holds
     (``warn_unheld``: as where the column holding it is not mapped), naming the columns of the shard no mapping
@@ -243,8 +248,9 @@ def warn_unheld_at_first(
     reads, say nothing of what posts hold), the shard, and the next. It names the rows it read, which later rows may
     hold the kind (``warn_unheld_in_run`` says, once they are scored). Nothing is said where none of the first
     ``FIRST_SHARDS`` shards holds a post, nor where no shard follows the one that does (the end of the run says it of
-    the same posts)."""
-    shards = own_shards(files, shard_rows)
+    the same posts). The shard is named by its file's name in ``names`` (``None``: as the file is given), as its rows'
+    ``source`` names it."""
+    shards = own_shards(files, shard_rows, names)
     first = _first_posts(islice(shards, FIRST_SHARDS), mapping, Path(image_root) if image_root else None, kinds)
     if first is None or next(shards, None) is None:
         return
@@ -272,7 +278,7 @@ def _shard_name(shard: Shard) -> str:
         rows = f"its first {shard.size} rows"
     else:
         rows = f"its {shard.size} rows from row {min(number for number, *_ in [*shard.rows, *shard.errors])}"
-    return f"{shard.file} ({rows}, read before scoring)"
+    return f"{shard.name} ({rows}, read before scoring)"
 
 
 def warn_unheld_in_run(held: Held | None, source: str | Path, rows: int) -> None:

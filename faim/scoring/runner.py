@@ -260,6 +260,8 @@ def run_shards(
 ) -> ScoreSummary:
     """Score every row of a run's inputs into Parquet parts under ``out`` (see ``faim.scoring.engine.score_dump``);
     rerun the same call to resume. A rerun of a finished run (``Manifest.finished``) reads none of the inputs' rows.
+    The rows' ``source`` names each file as the run named it where it began (``Manifest.input_names``), the files a
+    resume reads being those ``plan`` names, as it is given them.
 
     Args:
         scorers: What each scoring process scores with, decoding pictures with the decompression-bomb limit of this
@@ -280,10 +282,13 @@ def run_shards(
     manifest = Manifest(out_dir, plan.identity, overwrite, per_post=per_post)
     summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
     if not manifest.done:  # else the run that scored one, of the same inputs, shards and mapping, warned before it
-        warn_unheld_at_first(plan.files, plan.shard_rows, plan.columns, plan.image_root, plan.kinds)
+        warn_unheld_at_first(
+            plan.files, plan.shard_rows, plan.columns, plan.image_root, plan.kinds, manifest.input_names
+        )
     already = sum(report.rows for report in manifest.done.values())
     bar = tqdm(total=plan.rows, initial=already, unit="row", desc=plan.action, disable=not progress, smoothing=0.05)
-    shards = read_shards([] if manifest.finished else plan.files, plan.shard_rows, plan.columns)
+    files = [] if manifest.finished else plan.files
+    shards = read_shards(files, plan.shard_rows, plan.columns, manifest.input_names)  # named as the run began
     pending = (shard for shard in shards if shard.key not in manifest.done)
     start = time.perf_counter()
     try:

@@ -16,7 +16,7 @@ from faim.file_digests import sealed
 from faim.notices import FaimWarning
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
-from faim.scoring.manifest import Manifest, check_output_folder, check_resumable
+from faim.scoring.manifest import Manifest, check_output_folder, check_resumable, run_identity
 from faim.scoring.report import Held, ShardReport
 
 
@@ -151,6 +151,25 @@ def test_a_run_recorded_without_the_models_tasks_resumes_as_before(tiny_model_di
     (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
     again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
     assert again.rows == 40 and again.rows_this_run == 0
+
+
+def test_a_run_keeps_the_names_it_was_begun_with_for_its_inputs_and_a_record_naming_none_names_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "dump").mkdir()
+    (tmp_path / "dump" / "a.jsonl").write_text('{"text": "a"}\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    model, out = {"files": {}, "tasks": []}, tmp_path / "out"
+    Manifest(out, run_identity(model, [Path("dump/a.jsonl")], {})).close()
+    resumed = Manifest(out, run_identity(model, [tmp_path / "dump" / "a.jsonl"], {}))  # the same file, named otherwise
+    resumed.close()
+    assert resumed.input_names == ["dump/a.jsonl"]
+    recorded = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+    del recorded["input_names"]  # as a faim that recorded no names wrote it
+    (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
+    earlier = Manifest(out, run_identity(model, [tmp_path / "dump" / "a.jsonl"], {}))
+    earlier.close()
+    assert earlier.input_names is None
 
 
 def test_a_run_given_a_tuple_in_its_settings_resumes(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -210,6 +210,64 @@ def test_a_dump_named_through_a_link_and_dot_dot_is_read_where_the_file_system_t
     assert len(list((tmp_path / "out").glob("part-*.parquet"))) == 1
 
 
+class SourceWriter(OneRowWriter):
+    """A scorer writing the ``source`` of each row of a shard (as ``shard_posts`` names it) to the shard's part."""
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
+        sources = [post.origin for _, post in shard_posts(shard, ColumnMap(), None, ["text"]).posts]
+        errors = pa.array([None] * len(sources), pa.string())
+        pq.write_table(pa.table({"source": sources, "error_kind": errors}), out_dir / f"part-{shard.key}.parquet")
+        return ShardReport(shard.key, len(sources))
+
+
+def source_writers(threads: int) -> SourceWriter:
+    return SourceWriter()
+
+
+def begun_and_resumed(tmp_path: Path, begun: str, folder: str, resumed: str, forget_names: bool = False) -> list[str]:
+    """The ``source`` of every row of a run of ``w/dump`` (3 rows; ``w/linkdump`` links to it) begun in ``w`` naming
+    the dump ``begun``, its second shard's part deleted and the run resumed in ``folder`` naming it ``resumed``, in
+    the rows' order (``forget_names``: the run's record stripped of its inputs' names, as an earlier faim wrote it)."""
+    (tmp_path / "w" / "dump").mkdir(parents=True)
+    (tmp_path / "w" / "dump" / "a.jsonl").write_text('{"text": "a"}\n' * 3, encoding="utf-8")
+    (tmp_path / "w" / "linkdump").symlink_to("dump")
+    (tmp_path / "elsewhere").mkdir()
+    out = tmp_path / "out"
+
+    def run(where: str, named: str) -> None:
+        os.chdir(tmp_path / where)
+        plan = plan_run({"files": {}, "tasks": []}, named, out, {}, 1, kinds=["text"])
+        run_shards(source_writers, plan, out, workers=1, progress=False)
+
+    run("w", begun)
+    (out / "part-00000-000001.parquet").unlink()
+    if forget_names:
+        record = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+        record.pop("input_names", None)
+        (out / "_run.json").write_text(json.dumps(record), encoding="utf-8")
+    run(folder, resumed)
+    return sorted(pq.read_table(out).column("source").to_pylist(), key=lambda source: source.rsplit(":")[-1])
+
+
+@pytest.mark.parametrize(
+    ("begun", "folder", "resumed"),
+    [("dump", "elsewhere", "../w/dump/"), ("dump", ".", "./w/dump"), ("linkdump", "w", "dump")],
+)
+def test_a_run_resumed_naming_its_dump_otherwise_or_from_another_folder_names_its_files_as_the_run_began(
+    begun: str, folder: str, resumed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # put back once the test ends
+    assert begun_and_resumed(tmp_path, begun, folder, resumed) == [f"{begun}/a.jsonl:{row}" for row in (1, 2, 3)]
+
+
+def test_a_run_whose_record_names_no_inputs_is_resumed_naming_its_files_as_the_resume_is_given_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    sources = begun_and_resumed(tmp_path, "dump", ".", "./w/dump", forget_names=True)
+    assert sources == ["dump/a.jsonl:1", "w/dump/a.jsonl:2", "dump/a.jsonl:3"]
+
+
 @pytest.mark.parametrize("first", ["[\n", ' [{"text": "a"},\n'])
 def test_a_json_lines_input_holding_a_json_array_spread_over_lines_is_refused_before_any_row_is_scored(
     first: str, tmp_path: Path

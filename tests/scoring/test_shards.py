@@ -35,6 +35,16 @@ def test_shard_keys_are_stable_and_cover_every_row(tmp_path: Path) -> None:
     assert shards[0].rows[0] == (1, (tmp_path / "a.jsonl").read_bytes().splitlines(keepends=True)[0])
 
 
+def test_shards_are_named_by_their_files_names_where_given_and_read_from_the_files(tmp_path: Path) -> None:
+    files = [write_jsonl(tmp_path / "a.jsonl", 3), write_jsonl(tmp_path / "b.jsonl", 2)]
+    names = ["dump/a.jsonl", "dump/b.jsonl"]
+    for shards in (read_shards(files, 2, ColumnMap(), names), own_shards(files, 2, names)):
+        assert [(shard.name, shard.file) for shard in shards] == [
+            ("dump/a.jsonl", str(files[0])), ("dump/a.jsonl", str(files[0])), ("dump/b.jsonl", str(files[1]))
+        ]  # fmt: skip
+    assert [shard.name for shard in read_shards(files, 2, ColumnMap())] == [str(files[0])] * 2 + [str(files[1])]
+
+
 def test_own_shards_are_keyed_and_cut_as_read_shards_cuts_them_files_holding_no_row_giving_none(
     tmp_path: Path,
 ) -> None:
