@@ -60,15 +60,15 @@ class LiarSource:
 
     def splits(self) -> list[str]:
         """Train and validation, and test where its file is there under ``root``."""
-        return [split for split in FILES if split != "test" or self.location(split).is_file()]
+        return [split for split in FILES if split != "test" or (self.root / FILES[split]).is_file()]
 
     def location(self, split: str) -> Path:
         """The file of ``split``.
 
         Raises:
-            KeyError: When ``split`` is not train, validation or test.
+            KeyError: When ``split`` is not train, validation or test, or is test where its file is not there.
         """
-        if split not in FILES:
+        if split not in self.splits():
             raise KeyError(f"{self.recipe_path}: no split {split!r}; found: {', '.join(self.splits())}")
         return self.root / FILES[split]
 
@@ -76,7 +76,8 @@ class LiarSource:
         """Find the file of ``split``, reading none of it.
 
         Raises:
-            KeyError: On a split other than train, validation and test (``location``).
+            KeyError: On a split other than train, validation and test, or test where its file is not there
+                (``location``).
             FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
         """
         check_layout_file(self.location(split), f"{self.recipe_path}.root", LAYOUT)

@@ -40,25 +40,31 @@ class TweetEvalSource:
 
     def splits(self) -> list[str]:
         """Train and validation, and test where its text file is there under ``root``."""
-        return [split for split in PREFIXES if split != "test" or self.location(split).is_file()]
+        return [split for split in PREFIXES if split != "test" or self.text_file(split).is_file()]
 
     def location(self, split: str) -> Path:
         """The text file of ``split``.
 
         Raises:
-            KeyError: On a split other than train, validation and test, naming the splits there are.
+            KeyError: On a split other than train, validation and test, or test where its file is not there, naming
+                the splits there are.
         """
-        if split not in PREFIXES:
+        if split not in self.splits():
             raise KeyError(
                 f"{self.recipe_path}: no split {split!r} under {self.root}; found: {', '.join(self.splits())}"
             )
+        return self.text_file(split)
+
+    def text_file(self, split: str) -> Path:
+        """Where the text file of ``split`` (train, validation or test) is, there or not."""
         return self.root / f"{PREFIXES[split]}_text.txt"
 
     def check_split(self, split: str) -> None:
         """Find the text file of ``split``, reading none of it (its labels file is read where it is there).
 
         Raises:
-            KeyError: On a split other than train, validation and test (``location``).
+            KeyError: On a split other than train, validation and test, or test where its file is not there
+                (``location``).
             FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
         """
         check_layout_file(self.location(split), f"{self.recipe_path}.root", LAYOUT)
