@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from faim.data.post import is_missing
+
 MetricFn = Callable[[np.ndarray, np.ndarray], Mapping[str, float]]
 
 MISSING = "(missing)"
-"""The slice of posts without a value for the slice field (absent, ``None`` or NaN), told apart from any value a
-post may hold, such as the text ``"None"``."""
+"""The slice of posts without a value for the slice field (``is_missing``: absent, ``None``, NaN, empty), told
+apart from any value a post may hold, such as the text ``"None"``."""
 
 MIN_SIZE = 30
 """Smallest slice whose metrics ``slice_metrics`` computes by default: a smaller one reports its size alone."""
@@ -63,8 +64,8 @@ def slice_metrics(
 
 
 def slice_name(value: object) -> str:
-    """The slice a post's value of the slice field puts it in: ``MISSING`` where it has none (``None`` or a float
-    NaN, as an empty cell reads), else the value as text."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """The slice a post's value of the slice field puts it in: ``MISSING`` where it has none (``is_missing``: absent,
+    null, NaN, an empty text, as an empty cell reads), else the value as text."""
+    if is_missing(value):
         return MISSING
     return str(value)

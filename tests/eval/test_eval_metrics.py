@@ -212,3 +212,10 @@ def test_auroc_interval_is_scikit_learns_auroc_with_delongs_spread() -> None:
 def test_auroc_interval_refuses_what_it_cannot_tell(y: list[int], level: float, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         auroc_interval(np.array(y), np.array([0.1, 0.2, 0.3, 0.4]), level)
+
+
+def test_values_that_stand_for_nothing_are_one_slice_apart_from_the_text_none() -> None:
+    values = np.array([np.float32("nan"), "", None, "None", "None", float("nan")], dtype=object)
+    y, prob = np.array([0, 1, 0, 1, 0, 1]), np.array([0.2, 0.8, 0.4, 0.6, 0.3, 0.7])
+    result = slice_metrics(y, prob, values, partial(binary_metrics, threshold=0.5), min_size=1)
+    assert {name: metrics["n"] for name, metrics in result.items()} == {"(missing)": 4, "None": 2}
