@@ -36,9 +36,9 @@ def validation_scores(task: TaskSpec, target: np.ndarray, prob: np.ndarray) -> d
 
 
 def across_processes(rows: torch.Tensor, device: torch.device) -> torch.Tensor:
-    """``rows`` (a tensor of this process's rows) followed by every other process's, in rank order, where training
-    runs in several processes (DDP: their numbers of rows may differ); ``rows`` itself in one process. The rows travel
-    on ``device``, the one the processes communicate from (a GPU's for NCCL), and come back on the CPU."""
+    """Every process's ``rows`` (a tensor of each process's own), in rank order, this process's at its rank, where
+    training runs in several processes (DDP: their numbers of rows may differ); ``rows`` itself in one process. The
+    rows travel on ``device``, the one the processes communicate from (a GPU's for NCCL), and come back on the CPU."""
     if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
         return rows
     return torch.cat(gather_all_tensors(rows.to(device))).cpu()
