@@ -53,7 +53,8 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
 
     Raises:
         ValueError: Naming the task, for values that are not numbers, a mapping lacking one of its labels, a binary
-            task's of more than one dimension, or a multiclass or multilabel task's of another shape.
+            task's of more than one dimension, a multiclass or multilabel task's of another shape, or a NaN (naming
+            its post and label).
     """
     values = (
         probabilities.tolist()
@@ -81,7 +82,33 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
             f"task {task.name!r} ({task.type}) has {len(task.labels)} labels ({', '.join(task.labels)}): expected "
             f"probabilities of shape [{len(task.labels)}] or [N, {len(task.labels)}], got {list(array.shape)}"
         )
+    refuse_nan(task, array)
     return array
+
+
+def refuse_nan(task: Task, probabilities: np.ndarray) -> None:
+    """Refuse ``probabilities`` of ``task`` (as ``decision_probabilities`` shapes them) holding a NaN, which no
+    threshold or arg-max decides.
+
+    Raises:
+        ValueError: Naming the task, the first NaN's post (its row, where there are rows) and label (a multiclass or
+            multilabel task's), and how many NaNs there are.
+    """
+    nans = np.argwhere(np.isnan(probabilities))
+    if not len(nans):
+        return
+    first = [int(i) for i in nans[0]]
+    where = []
+    if probabilities.ndim == (1 if task.type == "binary" else 2):  # a row per post
+        where.append(f"post {first[0]}")
+    if task.type != "binary":
+        where.append(f"label {task.labels[first[-1]]!r}")
+    of = f" of {', '.join(where)}" if where else ""
+    count = f" ({len(nans)} NaNs in all)" if len(nans) > 1 else ""
+    raise ValueError(
+        f"task {task.name!r} ({task.type}): the probability{of} is NaN{count}, which cannot be decided; give a "
+        "number from 0 to 1 for each"
+    )
 
 
 def label_order(task: Task, probabilities: Mapping[str, Any]) -> list[Any]:

@@ -87,6 +87,8 @@ def test_decisions_read_the_values_score_rows_give_and_refuse_probabilities_of_a
         scorer.decisions("flags", [{"spam": 0.9}])
     with pytest.raises(ValueError, match=r"^task 'harm' \(binary\): expected the probability .* \[N\], got \[2, 2\]$"):
         scorer.decisions("harm", np.array([[0.3, 0.7], [0.6, 0.4]]))  # both classes' probabilities: not one each
+    with pytest.raises(ValueError, match=r"^task 'harm' \(binary\): the probability of post 1 is NaN"):
+        scorer.decisions("harm", [rows[0]["harm"], float("nan")])
 
 
 @pytest.mark.parametrize("served", [False, True])

@@ -1,0 +1,31 @@
+"""Probabilities read for decisions: a NaN is refused naming the task, the post and the label, never decided."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from faim.decisions import decision_probabilities
+
+HARM = SimpleNamespace(name="harm", type="binary", labels=["ok", "harm"])
+TOPIC = SimpleNamespace(name="topic", type="multiclass", labels=["a", "b", "c"])
+
+
+@pytest.mark.parametrize(
+    ("task", "probabilities", "message"),
+    [
+        (HARM, [0.9, float("nan")], r"^task 'harm' \(binary\): the probability of post 1 is NaN, "),
+        (HARM, float("nan"), r"^task 'harm' \(binary\): the probability is NaN, "),
+        (
+            TOPIC,
+            np.array([[0.1, 0.2, 0.7], [np.nan, 0.1, np.nan]]),
+            r"^task 'topic' \(multiclass\): the probability of post 1, label 'a' is NaN \(2 NaNs in all\), ",
+        ),
+        (TOPIC, {"a": 0.1, "b": np.nan, "c": 0.1}, r"^task 'topic' \(multiclass\): the probability of label 'b' is "),
+    ],
+)
+def test_a_nan_probability_is_refused_naming_the_task_post_and_label(task, probabilities, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        decision_probabilities(task, probabilities)
