@@ -7,7 +7,7 @@ A task here is anything with ``name``, ``type`` (``"binary"``, ``"multiclass"``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -48,19 +48,15 @@ def decide(task_type: str, probabilities: np.ndarray, threshold: float | None) -
 def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
     """``probabilities`` of ``task`` as ``decide`` reads them: an array, or what ``score`` rows give the task, a
     number per post for a binary task and otherwise a mapping of label to probability per post (one post's alone, or
-    a list or array of them), read in the task's label order; a multiclass or multilabel task's as ``[C]`` or ``[N,
-    C]``, one column per label.
+    a list, array or other iterable of them), read in the task's label order; a multiclass or multilabel task's as
+    ``[C]`` or ``[N, C]``, one column per label.
 
     Raises:
         ValueError: Naming the task, for values that are not numbers, a mapping lacking one of its labels, a binary
             task's of more than one dimension, a multiclass or multilabel task's of another shape, or a NaN (naming
             its post and label).
     """
-    values = (
-        probabilities.tolist()
-        if isinstance(probabilities, np.ndarray) and probabilities.dtype == object
-        else probabilities
-    )
+    values = listed(probabilities)
     if task.type != "binary":
         if isinstance(values, Mapping):
             values = label_order(task, values)
@@ -84,6 +80,17 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
         )
     refuse_nan(task, array)
     return array
+
+
+def listed(probabilities: Any) -> Any:
+    """``probabilities`` as ``np.asarray`` reads them: an object array, or an iterable that is not a sequence (a
+    generator of ``score`` rows' values, say), as a list; anything else (a number, a mapping, a list, a numeric
+    array, a set, whose order is no post's) as given."""
+    if isinstance(probabilities, np.ndarray):
+        return probabilities.tolist() if probabilities.dtype == object else probabilities
+    if isinstance(probabilities, Iterable) and not isinstance(probabilities, (str, bytes, Mapping, Sequence, Set)):
+        return list(probabilities)
+    return probabilities
 
 
 def refuse_nan(task: Task, probabilities: np.ndarray) -> None:

@@ -29,3 +29,13 @@ TOPIC = SimpleNamespace(name="topic", type="multiclass", labels=["a", "b", "c"])
 def test_a_nan_probability_is_refused_naming_the_task_post_and_label(task, probabilities, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         decision_probabilities(task, probabilities)
+
+
+def test_probabilities_come_from_any_iterable_as_score_rows_give_them() -> None:
+    rows = [
+        {"harm": 0.2, "topic": {"a": 0.1, "b": 0.7, "c": 0.2}},
+        {"harm": 0.9, "topic": {"a": 0.6, "b": 0.3, "c": 0.1}},
+    ]
+    assert decision_probabilities(HARM, (row["harm"] for row in rows)).tolist() == [0.2, 0.9]
+    topic = decision_probabilities(TOPIC, (row["topic"] for row in rows))
+    assert topic.tolist() == [[0.1, 0.7, 0.2], [0.6, 0.3, 0.1]]
