@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from torch import nn
 from faim.encoder import Encoder, Preprocessor
 from faim.encoders.text_normalize import confusable_folder
 from faim.encoders.text_preprocess import folding_identity
+from faim.notices import FaimWarning
 from faim.preprocess.folding import fold_texts
 from faim.preprocess.ngrams import Family, NgramBags, analyzer, read_vocabulary, write_vocabulary
 from faim.registry import register_encoder
@@ -34,6 +36,10 @@ if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
 
 VOCABULARY = "ngrams.json"
+ARGUMENTS = {"char_wb": "char_ngrams", "word": "word_ngrams"}
+"""The constructor argument (recipe key) that sets each n-gram family."""
+NO_TERMS = ("empty vocabulary", "no terms remain")
+"""What scikit-learn's ``CountVectorizer`` says when the texts hold no n-gram in ``min_df`` of them."""
 
 
 class NgramFeatures:
@@ -113,19 +119,40 @@ class NgramTextEncoder(Encoder):
         return bool(self.families)
 
     def fit(self, elements: list[Any]) -> None:
-        """Fit the vocabularies, IDF weights and SVD projection on the training texts (deterministic)."""
+        """Fit the vocabularies, IDF weights and SVD projection on the training texts (deterministic). A family that
+        finds no n-gram in ``min_df`` texts is kept empty, with a ``FaimWarning``, where another finds some.
+
+        Raises:
+            ValueError: For fewer than two training texts, ``min_df`` above their number, or families that find
+                fewer than two n-grams in all, naming the families' arguments and what to change.
+        """
         from sklearn.decomposition import TruncatedSVD  # heavy: loaded when first used
-        from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer  # heavy: loaded when first used
 
         texts = fold_texts(list(elements), self.folder())
         if len(texts) < 2:
             raise ValueError(f"ngram_text: fitting needs at least two training texts, got {len(texts)}")
-        families = []
-        for name, span in self.spans:
-            counter = CountVectorizer(analyzer=analyzer(name, span), max_features=self.max_features, min_df=self.min_df)
-            idf = TfidfTransformer(sublinear_tf=True).fit(counter.fit_transform(texts)).idf_
-            vocabulary = {term: int(column) for term, column in counter.vocabulary_.items()}
-            families.append((name, span, vocabulary, idf.tolist()))
+        if self.min_df > len(texts):
+            raise ValueError(
+                f"ngram_text: min_df is {self.min_df} but there are {len(texts)} training texts; an n-gram is kept "
+                f"when it is in min_df of them: lower min_df to {len(texts)} or less"
+            )
+        families = [self.fit_family(name, span, texts) for name, span in self.spans]
+        found = {f"{ARGUMENTS[name]} {list(span)}": len(vocabulary) for name, span, vocabulary, _ in families}
+        if sum(found.values()) < 2:
+            raise ValueError(
+                f"ngram_text: {self.found(found)} in {self.min_df} or more of the {len(texts)} training texts, too "
+                "few to embed texts by: lower min_df, or read n-grams the texts hold (emoji alone hold no word "
+                "n-grams: set char_ngrams)"
+            )
+        for family in (family for family, terms in found.items() if not terms):
+            warnings.warn(
+                FaimWarning(
+                    f"ngram_text: {family} found no n-gram in {self.min_df} or more of the {len(texts)} training "
+                    "texts; the texts are embedded by the other n-grams alone (lower min_df, or set it to null to "
+                    "read none)"
+                ),
+                stacklevel=2,
+            )
         self.families = families
         matrix = NgramFeatures(NgramBags(self.families)).matrix(texts)
         components = min(self.dim, matrix.shape[1] - 1, matrix.shape[0] - 1)
@@ -133,6 +160,26 @@ class NgramTextEncoder(Encoder):
         weight = np.zeros((matrix.shape[1], self.dim), dtype=np.float32)
         weight[:, :components] = svd.components_.T
         self.projection = nn.EmbeddingBag.from_pretrained(torch.from_numpy(weight), mode="sum", freeze=self.frozen)
+
+    def fit_family(self, name: str, span: tuple[int, int], texts: list[str]) -> Family:
+        """One family's vocabulary (the ``max_features`` n-grams in the most texts, each in ``min_df`` texts or more,
+        none if none is) and IDF weights, fitted on ``texts`` (at least ``min_df`` of them)."""
+        from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer  # heavy: loaded when first used
+
+        counter = CountVectorizer(analyzer=analyzer(name, span), max_features=self.max_features, min_df=self.min_df)
+        try:
+            counts = counter.fit_transform(texts)
+        except ValueError as error:
+            if not any(found_none in str(error) for found_none in NO_TERMS):
+                raise
+            return name, span, {}, []
+        idf = TfidfTransformer(sublinear_tf=True).fit(counts).idf_
+        return name, span, {term: int(column) for term, column in counter.vocabulary_.items()}, idf.tolist()
+
+    @staticmethod
+    def found(terms: dict[str, int]) -> str:
+        """``{"word_ngrams [1, 2]": 0, ...}`` (n-grams found per family) as ``"word_ngrams [1, 2] found no n-gram"``."""
+        return ", ".join(f"{family} found {count or 'no'} n-gram{'s' * (count > 1)}" for family, count in terms.items())
 
     def folder(self) -> Any:
         """The homoglyph folding applied before counting (``None``: none)."""

@@ -25,7 +25,7 @@ from torch import nn
 from faim.data.batch import PostBatch
 from faim.data.elements import ELEMENT_MODALITIES, element_refs
 from faim.data.post import Post
-from faim.registry import recorded_arguments
+from faim.registry import built, recorded_arguments
 
 Elements = dict[str, tuple[torch.Tensor, torch.Tensor]]
 
@@ -132,14 +132,19 @@ class WholePostModel(nn.Module):
 
     def fit_encoders(self, posts: Iterable[Post], max_elements: int) -> None:
         """Fit every encoder that learns from the training data (``Encoder.needs_fit``) on the elements of
-        ``posts`` (the training posts) of every kind it embeds, at most ``max_elements`` per post and kind."""
+        ``posts`` (the training posts) of every kind it embeds, at most ``max_elements`` per post and kind.
+
+        Raises:
+            BuildError: An encoder's refusal of its elements, named by its recipe path (``model.encoders.text: ...``).
+        """
         posts = list(posts)
         for name, encoder in self.encoders.items():
             if getattr(encoder, "needs_fit", False):
                 kinds = [kind for kind, routed in self.routes.items() if routed == name]
-                encoder.fit(
-                    [element for post in posts for kind in kinds for element in element_refs(post, kind, max_elements)]
-                )
+                elements = [
+                    element for post in posts for kind in kinds for element in element_refs(post, kind, max_elements)
+                ]
+                built(f"model.encoders.{name}", encoder.fit, elements)
 
     @torch.no_grad()
     def fit_fusion(self, batches: Iterable[PostBatch]) -> None:

@@ -13,6 +13,7 @@ from faim import Detector, WholePostModel
 from faim.artifact import read_recipe
 from faim.data.post import as_posts
 from faim.data.targets import TaskSpec
+from faim.encoders.ngram_text import NgramTextEncoder
 from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.fusion import AttentionFusion, ConcatFusion
@@ -171,3 +172,11 @@ def test_fused_kinds_must_be_kinds_the_model_reads() -> None:
             {"hate": BinaryHead(16)},
             fused_kinds=["image"],
         )
+
+
+def test_an_encoder_refusing_its_training_elements_is_named_by_its_recipe_path() -> None:
+    model = WholePostModel(
+        {"text": NgramTextEncoder(dim=4, char_ngrams=None)}, ConcatFusion({"text": 4}), {"hate": BinaryHead(4)}
+    )
+    with pytest.raises(ValueError, match=r"^model\.encoders\.text: ngram_text: word_ngrams \[1, 2\] found no n-gram"):
+        model.fit_encoders(as_posts([{"id": str(i), "text": "🔥 😀"} for i in range(3)]), max_elements=8)

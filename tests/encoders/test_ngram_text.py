@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from faim.encoders.ngram_text import NgramTextEncoder
+from faim.notices import FaimWarning
 
 TEXTS = [
     "I hate those people, send them back",
@@ -58,3 +59,31 @@ def test_a_saved_vocabulary_rebuilds_the_same_encoder(tmp_path: Path) -> None:
     rebuilt = NgramTextEncoder(dim=16, min_df=1, fold_confusables=True, **overrides)
     rebuilt.load_state_dict(encoder.state_dict())
     assert np.array_equal(embed(rebuilt.eval(), TEXTS[:4]), embed(encoder, TEXTS[:4]))
+
+
+EMOJI = ["😀😀 🔥", "🔥🔥 😀", "😀 🙂", "🙂🙂 🔥"]
+
+
+def test_a_family_finding_no_ngram_is_left_empty_with_a_warning_while_another_finds_some() -> None:
+    encoder = NgramTextEncoder(dim=4)
+    with pytest.warns(FaimWarning, match=r"^ngram_text: word_ngrams \[1, 2\] found no n-gram in 2 or more of the 4 "):
+        encoder.fit(EMOJI)
+    assert [len(vocabulary) for _, _, vocabulary, _ in encoder.families][1] == 0
+    assert embed(encoder.eval(), ["🔥 😀", "a word"]).shape == (2, 4)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "texts", "message"),
+    [
+        (
+            {"char_ngrams": None},
+            EMOJI,
+            r"^ngram_text: word_ngrams \[1, 2\] found no n-gram in 2 or more of the 4 training texts, too few .*: "
+            r"lower min_df, or read n-grams the texts hold",
+        ),
+        ({"min_df": 7}, TEXTS[:6], r"^ngram_text: min_df is 7 but there are 6 training texts; .* lower min_df to 6"),
+    ],
+)
+def test_texts_holding_too_few_ngrams_are_refused_saying_what_to_change(arguments, texts, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        NgramTextEncoder(dim=4, **arguments).fit(texts)
