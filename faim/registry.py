@@ -255,6 +255,15 @@ def suggest(name: str, choices: list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def a_type(value: Any) -> str:
+    """The type of ``value`` with its article, as a message names it: ``"an int"``, ``"a list"``; ``"None"`` for
+    ``None``."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
+
+
 def lookup(kind: str, name: str, where: str = "") -> type:
     """Return the class registered as ``name``; raise KeyError naming the valid choices.
 

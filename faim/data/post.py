@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faim.registry import suggest
+from faim.registry import a_type, suggest
 
 ImageRef = str | bytes | Path
 
@@ -324,7 +324,7 @@ def checked_comments(where: str, comments: Any) -> list[str]:
         )
     for number, comment in enumerate(comments):
         if not isinstance(comment, str):
-            raise ValueError(f"{where} field 'comments': comment {number} is a {type(comment).__name__}, not a string")
+            raise ValueError(f"{where} field 'comments': comment {number} is {a_type(comment)}, not a string")
     return kept_list(comments, [comment for comment in comments if comment.strip()])
 
 

@@ -12,6 +12,7 @@ import yaml
 from faim.artifact_manifest import MANIFEST, RECIPE
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import DEFAULTED_KEYS, MODEL_KEYS, SECTIONS
+from faim.registry import a_type
 from faim.yaml_reader import parse_yaml, yaml_problem
 
 SHIPPED = files("faim.recipes")
@@ -93,7 +94,7 @@ def merge(
 
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``"train.max_epochs=3"`` → (``["train", "max_epochs"]``, ``3``); the value is parsed as YAML. A key may not
-    index a list (``data.sources[1].task``)."""
+    index a list (``data.sources[1].task``) nor be empty (``train..lr``)."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise RecipeError("--set", text, "expected KEY.PATH=VALUE")
@@ -104,8 +105,11 @@ def parse_override(text: str) -> tuple[list[str], Any]:
             "cannot index a list; write a recipe with base: NAME and the list of your own (faim recipe show NAME"
             " prints it to start from)",
         )
+    keys = key.strip().split(".")
+    if not all(keys):
+        raise RecipeError("--set", key.strip(), "a key is empty (two dots together, or one at an end); name each key")
     try:
-        return key.strip().split("."), parse_yaml(value) if value.strip() else None
+        return keys, parse_yaml(value) if value.strip() else None
     except yaml.YAMLError as error:
         raise RecipeError(
             "--set", key.strip(), f"the value {value!r} is not YAML {yaml_problem(error, value)}"
@@ -173,7 +177,7 @@ def apply_overrides(
                 node[key] = {}
             child = node[key]
             if not isinstance(child, dict):
-                raise RecipeError("--set", ".".join(keys[: depth + 1]), f"is a {type(child).__name__}, not a mapping")
+                raise RecipeError("--set", ".".join(keys[: depth + 1]), f"is {a_type(child)}, not a mapping")
             node = child
         if keys[-1] == "type" and node.get("type", value) != value:
             component = tuple(keys[:-1])

@@ -55,7 +55,7 @@ def test_post_texts_keeps_the_order_and_reads_a_post_without_text_as_empty() -> 
     ("row", "message"),
     [
         ({"id": "b", "text": 5}, "post 0 (post id='b') field 'text': expected a string, got int"),
-        ({"id": "c", "text": "x", "comments": ["ok", 5]}, "post 0 (post id='c') field 'comments': comment 1 is a int"),
+        ({"id": "c", "text": "x", "comments": ["ok", 5]}, "post 0 (post id='c') field 'comments': comment 1 is an int"),
         ({"id": "d", "comments": 5}, "post 0 (post id='d') field 'comments': expected a string or a list of strings"),
         ("just a string", "post 0: expected a mapping of fields, got str"),
         ({"id": "e", "labels": "harmful"}, "post 0 (post id='e') field 'labels': expected a mapping of task name"),
@@ -130,7 +130,7 @@ def test_a_dict_with_an_unknown_field_is_refused_naming_the_post_the_field_and_t
     ("fields", "message"),
     [
         ({"text": 5}, "post id='a' field 'text': expected a string, got int"),
-        ({"comments": ["ok", 5]}, "post id='a' field 'comments': comment 1 is a int, not a string"),
+        ({"comments": ["ok", 5]}, "post id='a' field 'comments': comment 1 is an int, not a string"),
         ({"images": ["a.jpg", 3]}, "post id='a' field 'images': image 1: expected a path or encoded bytes, got int"),
         ({"labels": "harmful"}, "post id='a' field 'labels': expected a mapping of task name to label, got str"),
         ({"meta": ["x"], "origin": "d.jsonl:3"}, "d.jsonl:3 (post id='a') field 'meta': expected a mapping of field"),
@@ -208,7 +208,7 @@ def test_a_post_whose_id_was_taken_away_is_refused_naming_its_origin_or_its_plac
     [
         ("text", 5, "field 'text': expected a string, got int"),
         ("images", [5], "field 'images': image 0: expected a path or encoded bytes, got int"),
-        ("comments", [None], "field 'comments': comment 0 is a NoneType, not a string"),
+        ("comments", [None], "field 'comments': comment 0 is None, not a string"),
         ("meta", ["topic"], "field 'meta': expected a mapping of field name to value, got list"),
     ],
 )

@@ -424,6 +424,21 @@ def test_an_override_indexing_a_list_is_refused_saying_how_to_change_the_list() 
         apply_overrides({"data": {"type": "concat", "sources": []}}, ["data.sources[1].task=hat"])
 
 
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("train..lr=1", r"^--set: train\.\.lr: a key is empty \(two dots together, or one at an end\); name each key$"),
+        ("train.=1", r"^--set: train\.: a key is empty "),
+        ("train.max_epochs.x=1", r"^--set: train\.max_epochs: is an int, not a mapping$"),
+    ],
+)
+def test_an_override_with_an_empty_key_or_setting_inside_a_number_is_refused_as_such(
+    override: str, message: str
+) -> None:
+    with pytest.raises(RecipeError, match=message):
+        apply_overrides({"train": {"max_epochs": 3}}, [override])
+
+
 def test_one_override_given_as_a_string_is_refused_saying_to_pass_a_list(tmp_path: Path) -> None:
     recipe = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, tmp_path)
     expected = (
