@@ -286,3 +286,22 @@ def test_a_damaged_cache_file_met_by_two_splits_is_warned_of_once_and_written_an
         assert cached_embeddings(model, collator, posts[2:], tmp_path).encoded == 0  # its rows in the whole set's
     assert len(warned) == 1
     assert file_contents(damaged) == file_contents(tmp_path / "whole", whole)  # written anew
+
+
+@pytest.mark.parametrize("digests", [None, "not json", '{"a": 1}'])
+def test_a_cache_file_recording_no_digests_as_an_older_faim_wrote_it_is_not_reused(
+    digests: str | None, scaled: type[ScaledEncoder], tmp_path: Path
+) -> None:
+    model = WholePostModel({"text": scaled()}, ConcatFusion({"text": 1}), {"t": BinaryHead(1)})
+    collator = Detector(model, [TaskSpec("t", "binary", ("no", "yes"))]).collator()
+    posts = as_posts([{"id": str(n), "text": "x" * (n + 1)} for n in range(3)])
+    first = cached_embeddings(model, collator, posts, tmp_path)
+    (written,) = tmp_path.glob("*.safetensors")
+    with safetensors.safe_open(str(written), framework="pt") as stored:
+        metadata, tensors = stored.metadata(), {key: stored.get_tensor(key) for key in stored.keys()}
+    metadata.pop("digests")
+    if digests is not None:
+        metadata["digests"] = digests
+    safetensors.torch.save_file(tensors, str(written), metadata=metadata)
+    again = cached_embeddings(model, collator, posts[:2], tmp_path)  # another list of posts: found by the digests
+    assert again.encoded == 2 and torch.equal(again.tensors["text.values"], first.tensors["text.values"][:2])
