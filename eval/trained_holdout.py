@@ -39,6 +39,7 @@ from faim.eval.benchmark_runs import train_or_reuse
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.evaluate import Evaluated, labelled
 from faim.eval.group_holdout import cells, group_of, recipe_parser, recipe_task_and_groups
+from faim.eval.slices import slice_name
 from faim.inference import predict
 from faim.recipe import Recipe
 from faim.recipe.loader import apply_overrides
@@ -105,7 +106,8 @@ def split_posts(recipe: Recipe) -> dict[str, list[Post]]:
 
 
 def posts_by_group(splits: dict[str, list[Post]], task: TaskSpec, group_by: str) -> dict[str, list[Post]]:
-    """The posts of ``splits`` labelled for ``task``, by ``meta[group_by]`` read as a string, groups in sorted order.
+    """The posts of ``splits`` labelled for ``task``, by ``meta[group_by]`` read as a string (``slice_name``, as
+    ``faim eval`` names its slices), groups in sorted order.
 
     Raises:
         ValueError: When a labelled post has no ``meta[group_by]``, naming it; with fewer than two groups.
@@ -113,7 +115,7 @@ def posts_by_group(splits: dict[str, list[Post]], task: TaskSpec, group_by: str)
     groups: dict[str, list[Post]] = {}
     for post in (post for posts in splits.values() for post in posts):
         if post.labels.get(task.name) is not None:
-            groups.setdefault(str(group_of(post, group_by)), []).append(post)
+            groups.setdefault(slice_name(group_of(post, group_by)), []).append(post)
     if len(groups) < 2:
         raise ValueError(f"leaving one group out needs at least two values of meta.{group_by}, found {len(groups)}")
     return dict(sorted(groups.items()))
@@ -214,7 +216,9 @@ def plan_folds(
         if name not in trained_groups:
             folds[name] = Fold(with_output(recipe, runs / NONE_LEFT_OUT), posts)
             continue
-        inside = {split: [str(post.meta.get(group_by)) == name for post in every] for split, every in splits.items()}
+        inside = {
+            split: [slice_name(post.meta.get(group_by)) == name for post in every] for split, every in splits.items()
+        }
         members = (post for split, every in splits.items() for post, held in zip(every, inside[split]) if held)
         values = list({repr(post.meta[group_by]): post.meta[group_by] for post in members}.values())
         fold = fold_recipe(recipe, group_by, name, values, runs)  # its source leaves out exactly the posts inside

@@ -100,6 +100,17 @@ def test_a_group_whose_values_differ_in_type_is_left_out_whole(tmp_path):
     assert {str(p.meta["topic"]) for split in ("train", "validation") for p in left.posts(split)} == {"2", "3"}
 
 
+def test_a_post_without_a_group_is_not_of_the_group_spelt_none(tmp_path):
+    # a post of no topic (unlabelled, so not measured) is missing from every group, as faim eval's slices say
+    recipe = text_recipe(tmp_path, ["None", "b"] * 2, ["None", "b"] * 2)
+    unlabelled = {"id": "val-unlabelled", "text": "post", "topic": None}
+    with open(recipe["data"]["validation"], "a", encoding="utf-8") as file:
+        file.write(json.dumps(unlabelled) + "\n")
+    folds = plan_folds(as_recipe(recipe), TASK, "topic", tmp_path / "holdout")
+    assert sorted(folds) == ["None", "b"]
+    assert folds["None"].recipe.data_section["values"] == ["None"]  # the post of no topic is not left out with it
+
+
 def test_folds_that_cannot_train_are_refused_before_any_does(demo_data, tmp_path):
     only_validation_group = as_recipe(text_recipe(tmp_path, ["a", "b"] * 4, ["c"] * 4))
     with pytest.raises(ValueError, match="leaving out topic 'c' leaves <dict> no validation post"):
