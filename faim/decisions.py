@@ -66,10 +66,10 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as error:
         raise ValueError(f"task {task.name!r} ({task.type}): expected probabilities as numbers: {error}") from None
-    if task.type == "binary" and array.ndim > 1:  # [N, 2] class probabilities, say: each would be thresholded
+    if task.type == "binary" and (array.ndim > 2 or array.ndim == 2 and array.shape[1] != 1):  # [N, 2], say
         raise ValueError(
-            f"task {task.name!r} (binary): expected the probability of {task.labels[-1]!r} per post, of shape [N], got "
-            f"{list(array.shape)}"
+            f"task {task.name!r} (binary): expected the probability of {task.labels[-1]!r} per post, of shape [N] (or "
+            f"a column, [N, 1]), got {list(array.shape)}"
         )
     if task.type != "binary" and array.size == 0 and array.ndim == 1:  # the rows of no post, as score([]) gives
         array = array.reshape(0, len(task.labels))
@@ -106,7 +106,7 @@ def refuse_nan(task: Task, probabilities: np.ndarray) -> None:
         return
     first = [int(i) for i in nans[0]]
     where = []
-    if probabilities.ndim == (1 if task.type == "binary" else 2):  # a row per post
+    if probabilities.ndim >= (1 if task.type == "binary" else 2):  # a row per post (a binary column's too)
         where.append(f"post {first[0]}")
     if task.type != "binary":
         where.append(f"label {task.labels[first[-1]]!r}")

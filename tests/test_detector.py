@@ -85,10 +85,14 @@ def test_decisions_read_the_values_score_rows_give_and_refuse_probabilities_of_a
         scorer.decisions("topic", np.array([[0.3, 0.7], [0.6, 0.4]]))
     with pytest.raises(ValueError, match="task 'flags' .* lack label\\(s\\) 'abuse'"):
         scorer.decisions("flags", [{"spam": 0.9}])
-    with pytest.raises(ValueError, match=r"^task 'harm' \(binary\): expected the probability .* \[N\], got \[2, 2\]$"):
+    with pytest.raises(ValueError, match=r"^task 'harm' \(binary\): expected the probability .*, got \[2, 2\]$"):
         scorer.decisions("harm", np.array([[0.3, 0.7], [0.6, 0.4]]))  # both classes' probabilities: not one each
-    with pytest.raises(ValueError, match=r"^task 'harm' \(binary\): the probability of post 1 is NaN"):
-        scorer.decisions("harm", [rows[0]["harm"], float("nan")])
+    column = np.array([[row["harm"]] for row in rows])  # one probability per post as a column, as df[["harm"]] gives
+    decided = scorer.decisions("harm", [row["harm"] for row in rows])
+    assert np.array_equal(scorer.decisions("harm", column), decided[:, None])
+    for nan in ([rows[0]["harm"], float("nan")], [[rows[0]["harm"]], [float("nan")]]):
+        with pytest.raises(ValueError, match=r"^task 'harm' \(binary\): the probability of post 1 is NaN"):
+            scorer.decisions("harm", nan)
 
 
 @pytest.mark.parametrize("served", [False, True])
