@@ -53,7 +53,7 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
 
     Raises:
         ValueError: Naming the task, for values that are not numbers, a mapping lacking one of its labels, a binary
-            task's of more than one dimension, a multiclass or multilabel task's of another shape, or a NaN (naming
+            task's wider than one column, a multiclass or multilabel task's of another shape, or a NaN (naming
             its post and label).
     """
     values = listed(probabilities)
@@ -83,11 +83,13 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
 
 
 def listed(probabilities: Any) -> Any:
-    """``probabilities`` as ``np.asarray`` reads them: an object array, or an iterable that is not a sequence (a
-    generator of ``score`` rows' values, say), as a list; anything else (a number, a mapping, a list, a numeric
-    array, a set, whose order is no post's) as given."""
-    if isinstance(probabilities, np.ndarray):
-        return probabilities.tolist() if probabilities.dtype == object else probabilities
+    """``probabilities`` as ``np.asarray`` reads them: what is an array or gives one (a numpy array, a pandas frame or
+    series, a tensor) as that array, an array of objects (``score`` rows' mappings) as a list of them; an iterable that
+    is not a sequence (a generator of ``score`` rows' values, say) as a list; anything else (a number, a mapping, a
+    list, a set, whose order is no post's) as given."""
+    if hasattr(probabilities, "__array__"):
+        array = np.asarray(probabilities)
+        return array.tolist() if array.dtype == object else array
     if isinstance(probabilities, Iterable) and not isinstance(probabilities, (str, bytes, Mapping, Sequence, Set)):
         return list(probabilities)
     return probabilities

@@ -254,10 +254,10 @@ class Detector:
     def decisions(self, task: str, probabilities: Any, pooled: bool = False) -> np.ndarray:
         """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel.
 
-        ``probabilities``: an array (``[N]`` for a binary task, ``[N, C]`` in the task's label order otherwise) or
-        the values ``score`` rows give the task (``decision_probabilities``); a binary task's of more than one
-        dimension, or a multiclass or multilabel task's of another width, is refused with a ``ValueError`` naming the
-        task.
+        ``probabilities``: an array (``[N]`` or a column ``[N, 1]``, decided alike, for a binary task, ``[N, C]`` in
+        the task's label order otherwise) or the values ``score`` rows give the task (``decision_probabilities``); a
+        binary task's wider than one column, or a multiclass or multilabel task's of another width, is refused with a
+        ``ValueError`` naming the task.
 
         ``pooled``: the probabilities come from ``score(..., pool_by_image=True)``; the pooled threshold applies.
         """

@@ -5,7 +5,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
+import torch
 
 from faim.decisions import decision_probabilities
 
@@ -39,3 +41,13 @@ def test_probabilities_come_from_any_iterable_as_score_rows_give_them() -> None:
     assert decision_probabilities(HARM, (row["harm"] for row in rows)).tolist() == [0.2, 0.9]
     topic = decision_probabilities(TOPIC, (row["topic"] for row in rows))
     assert topic.tolist() == [[0.1, 0.7, 0.2], [0.6, 0.3, 0.1]]
+
+
+def test_a_frame_series_or_tensor_is_read_as_the_array_it_gives() -> None:
+    frame = pd.DataFrame({"harm": [0.2, 0.9], "a": [0.1, 0.6], "b": [0.7, 0.3], "c": [0.2, 0.1]})
+    assert decision_probabilities(TOPIC, frame[["a", "b", "c"]]).tolist() == [[0.1, 0.7, 0.2], [0.6, 0.3, 0.1]]
+    assert decision_probabilities(HARM, frame["harm"]).tolist() == [0.2, 0.9]
+    assert decision_probabilities(HARM, frame[["harm"]]).tolist() == [[0.2], [0.9]]  # a column
+    assert decision_probabilities(HARM, torch.tensor([0.2, 0.9], dtype=torch.float64)).tolist() == [0.2, 0.9]
+    rows = pd.Series([{"a": 0.1, "b": 0.7, "c": 0.2}])  # score rows' mappings in a series
+    assert decision_probabilities(TOPIC, rows).tolist() == [[0.1, 0.7, 0.2]]
