@@ -22,7 +22,7 @@ def test_a_line_of_unicode_whitespace_is_blank_to_read_posts_and_to_scoring_alik
     assert [number for number, _ in shard.rows] == [1, 3] and not shard.errors
 
 
-@pytest.mark.parametrize("first", ["[\n", ' [{"id": "a", "text": "one"},\n'])
+@pytest.mark.parametrize("first", ["[\n", ' [{"id": "a", "text": "one"},\n', '[{"id": "a", "text": "one"}\n,'])
 def test_a_json_array_spread_over_lines_is_refused_by_name_by_every_reader_of_posts(tmp_path: Path, first: str) -> None:
     path = tmp_path / "posts.json"
     path.write_text(f'\n{first}  {{"id": "b", "text": "two"}}\n]\n', encoding="utf-8")
