@@ -335,12 +335,12 @@ def worker_died(manifest: Manifest) -> str:
 
 
 def rows_kept(manifest: Manifest, until: str = "") -> str:
-    """What a run stopped part way (a worker dead, Ctrl-C) says it leaves: the rows and parts ``manifest`` records
-    written, where, and that the same command, run again (``until`` says when, if it must wait), scores the rest
-    alone, scoring no row twice."""
+    """What a run stopped part way (a worker dead, Ctrl-C) says it leaves: at least the rows and parts ``manifest``
+    records written (the shard the main process scores itself may be finished after it is said), where, and that the
+    same command, run again (``until`` says when, if it must wait), scores the rest alone, scoring no row twice."""
     done = sum(report.rows for report in manifest.done.values())
     return (
-        f"{done} rows ({len(manifest.done)} parts) are scored and kept in {manifest.out_dir}: "
+        f"at least {done} rows ({len(manifest.done)} parts) are scored and kept in {manifest.out_dir}: "
         f"{f'{until}, ' if until else ''}the same command scores the rest, no row twice"
     )
 
