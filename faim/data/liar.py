@@ -68,7 +68,8 @@ class LiarSource:
         Raises:
             KeyError: When ``split`` is not train, validation or test, or is test where its file is not there.
         """
-        if split not in self.splits():
+        if split not in self.splits():  # a root that is no LIAR folder at all is named as such first
+            check_layout_file(self.root / FILES["train"], f"{self.recipe_path}.root", LAYOUT)
             raise KeyError(f"{self.recipe_path}: no split {split!r}; found: {', '.join(self.splits())}")
         return self.root / FILES[split]
 

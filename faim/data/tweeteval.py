@@ -49,7 +49,8 @@ class TweetEvalSource:
             KeyError: On a split other than train, validation and test, or test where its file is not there, naming
                 the splits there are.
         """
-        if split not in self.splits():
+        if split not in self.splits():  # a root that is no TweetEval folder at all is named as such first
+            check_layout_file(self.text_file("train"), f"{self.recipe_path}.root", LAYOUT)
             raise KeyError(
                 f"{self.recipe_path}: no split {split!r} under {self.root}; found: {', '.join(self.splits())}"
             )

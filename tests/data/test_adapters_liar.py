@@ -125,6 +125,8 @@ def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what
     for read in (check_split, lambda source, split: source.posts(split)):
         with pytest.raises(FileNotFoundError, match=expected):
             read(source, "validation")
+    with pytest.raises(FileNotFoundError, match="^data.sources\\[1\\].root: .*train.tsv does not exist .*"):
+        check_split(source, "test")  # not a LIAR folder without a test file: no LIAR folder at all
 
 
 @pytest.mark.real_data

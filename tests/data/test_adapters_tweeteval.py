@@ -68,8 +68,9 @@ def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what
         "root must be a TweetEval task folder .* holding train_text.txt"
     )
     for read in (check_split, lambda source, split: source.posts(split)):
-        with pytest.raises(FileNotFoundError, match=expected):
-            read(source, "train")
+        for split in ("train", "test"):  # test too: the folder is not one without a test file
+            with pytest.raises(FileNotFoundError, match=expected):
+                read(source, split)
 
 
 def test_fingerprint_covers_texts_and_labels(root):
