@@ -49,14 +49,18 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
     """``probabilities`` of ``task`` as ``decide`` reads them: an array, or what ``score`` rows give the task, a
     number per post for a binary task and otherwise a mapping of label to probability per post (one post's alone, or
     a list, array or other iterable of them), read in the task's label order; a multiclass or multilabel task's as
-    ``[C]`` or ``[N, C]``, one column per label.
+    ``[C]`` or ``[N, C]``, one column per label, or as a pandas frame whose columns are its labels, in any order.
 
     Raises:
-        ValueError: Naming the task, for values that are not numbers, a mapping lacking one of its labels, a binary
+        ValueError: Naming the task, for values that are not numbers, a mapping lacking one of its labels, a frame
+            whose columns are not its labels, a binary
             task's wider than one column, a multiclass or multilabel task's of another shape, or a NaN (naming
             its post and label).
     """
-    values = listed(probabilities)
+    try:
+        values = listed(by_label_columns(task, probabilities))
+    except (TypeError, RuntimeError) as error:  # a tensor numpy cannot take (bfloat16, on a GPU), say
+        raise not_numbers(task, error) from None
     if task.type != "binary":
         if isinstance(values, Mapping):
             values = label_order(task, values)
@@ -65,7 +69,7 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"task {task.name!r} ({task.type}): expected probabilities as numbers: {error}") from None
+        raise not_numbers(task, error) from None
     if task.type == "binary" and (array.ndim > 2 or array.ndim == 2 and array.shape[1] != 1):  # [N, 2], say
         raise ValueError(
             f"task {task.name!r} (binary): expected the probability of {task.labels[-1]!r} per post, of shape [N] (or "
@@ -80,6 +84,29 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
         )
     refuse_nan(task, array)
     return array
+
+
+def by_label_columns(task: Task, probabilities: Any) -> Any:
+    """``probabilities`` with a frame's columns (a pandas ``DataFrame``'s, named by label) in the task's label order,
+    for a multiclass or multilabel task; anything else as given.
+
+    Raises:
+        ValueError: Naming the task, for a frame whose columns are not the task's labels.
+    """
+    columns = getattr(probabilities, "columns", None)
+    if columns is None or task.type == "binary":
+        return probabilities
+    if sorted(map(str, columns)) != sorted(task.labels):
+        raise ValueError(
+            f"task {task.name!r} ({task.type}): a frame's columns ({', '.join(map(str, columns))}) are not the task's "
+            f"labels ({', '.join(task.labels)}); name them so, or give an array in the labels' order"
+        )
+    return probabilities[[column for label in task.labels for column in columns if str(column) == label]]
+
+
+def not_numbers(task: Task, error: Exception) -> ValueError:
+    """The error refusing probabilities of ``task`` that numpy does not read as numbers (``error`` says why)."""
+    return ValueError(f"task {task.name!r} ({task.type}): expected probabilities as numbers: {error}")
 
 
 def listed(probabilities: Any) -> Any:

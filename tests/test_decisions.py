@@ -51,3 +51,8 @@ def test_a_frame_series_or_tensor_is_read_as_the_array_it_gives() -> None:
     assert decision_probabilities(HARM, torch.tensor([0.2, 0.9], dtype=torch.float64)).tolist() == [0.2, 0.9]
     rows = pd.Series([{"a": 0.1, "b": 0.7, "c": 0.2}])  # score rows' mappings in a series
     assert decision_probabilities(TOPIC, rows).tolist() == [[0.1, 0.7, 0.2]]
+    assert decision_probabilities(TOPIC, frame[["c", "a", "b"]]).tolist() == [[0.1, 0.7, 0.2], [0.6, 0.3, 0.1]]
+    with pytest.raises(ValueError, match=r"^task 'topic' \(multiclass\): a frame's columns \(harm, a, b\) are not"):
+        decision_probabilities(TOPIC, frame[["harm", "a", "b"]])
+    with pytest.raises(ValueError, match=r"^task 'harm' \(binary\): expected probabilities as numbers: "):
+        decision_probabilities(HARM, torch.tensor([0.2, 0.9], dtype=torch.bfloat16))  # which numpy cannot hold
