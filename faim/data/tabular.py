@@ -128,17 +128,19 @@ first line (a post, or a whole array on one line) is not one."""
 
 def spread_json_array(path: Path) -> bool:
     """Whether the first line of a JSON Lines file that is not blank (``jsonl_lines``) opens a JSON array it does not
-    close: it starts with ``[`` and does not end with ``]`` (``[`` alone, ``[{...},``, ``[{``, or a first post whose
-    followers start with a comma): a file holding one array of posts spread over lines, each line of which would be
-    read as a row of its own, none of them a post. Only the file's first ``FIRST_LINE_BYTES`` are read, and no line
-    is parsed, so a header line in brackets (``[export of 2024-05-01]``) or a one-line array is read as rows."""
+    close: ``[`` alone, or ``[`` and the start of a post (``{``, or ``[``) on a line not ending with ``]`` (``[{...},``,
+    ``[{``, or a first post whose followers start with a comma): a file holding one array of posts spread over lines,
+    each line of which would be read as a row of its own, none of them a post. Only the file's first
+    ``FIRST_LINE_BYTES`` are read, and no line is parsed, so a header line in brackets (``[2024-05-01] export``) or a
+    one-line array is read as rows."""
     with open(path, "rb") as handle:
         head = handle.read(FIRST_LINE_BYTES)
     first = next(jsonl_lines(io.BytesIO(head)), None)
     if first is None or (len(head) == FIRST_LINE_BYTES and not first[1].endswith(b"\n")):  # none, or a long line
         return False
     line = first[1].strip()
-    return line.startswith(b"[") and not line.endswith(b"]")
+    opened = line.startswith(b"[") and line[1:].lstrip()[:1] in (b"", b"{", b"[")
+    return opened and not line.endswith(b"]")
 
 
 def refuse_spread_json_array(path: Path) -> None:

@@ -39,6 +39,8 @@ def test_a_json_array_spread_over_lines_is_refused_by_name_by_every_reader_of_po
     "first",
     [
         b"[export of 2024-05-01]\n",
+        b"[2024-05-01] export of 2 posts\n",
+        b'["a"] // a note\n',
         b'[{"id": "a", "text": "caf\xe9"}]\n',
         b'[{"id": "a", "text": "' + b"x" * 70000 + b'"},\n',
     ],
