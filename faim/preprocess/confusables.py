@@ -25,17 +25,19 @@ UNSPACED = (
     "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u3100-\u318f\u31a0-\u31ff"
     "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff"
 )
-"""The scripts that write no space between words (Thai, Lao, Myanmar, Khmer, kana, Han, Hangul and Bopomofo; none of
-their letters is drawn like a Latin one), as ranges of a character class: a word of another script ends where one
-of their letters stands, so ``我爱Москва和Paris`` holds the words ``Москва`` and ``Paris``, not one of both scripts."""
+"""The scripts that write no space between words (Thai, Lao, Myanmar, Khmer, kana, Han, Hangul and Bopomofo), as
+ranges of a character class: a word of another script ends where one of their letters stands, so
+``我爱Москва和Paris`` holds the words ``Москва`` and ``Paris``, not one of both scripts. Of their letters, Myanmar's wa
+alone is drawn like a Latin one (an o); it ends a word too, so a Latin word written against a Myanmar one beginning
+with it (``Facebookဝင်``) is kept, and one spelt with it (``gဝဝd``) is kept as well."""
 
 LETTER = f"[^\\W\\d_{UNSPACED}]"
 """A letter of any script but those of ``UNSPACED``."""
 
-REVISION = 3
+REVISION = 5
 """Raised whenever what the folding does to a text changes, tables aside: the embedding cache keys an encoder folding
 homoglyphs by it with the tables (``faim.encoders.text_normalize.tables_digest``). 2: marks belong to their word;
-3: scripts written without spaces end words (``UNSPACED``)."""
+3: scripts written without spaces end words (``UNSPACED``); 5: as 3 (4 had Myanmar's wa join Latin words)."""
 
 
 @cache

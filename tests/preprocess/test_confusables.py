@@ -36,4 +36,5 @@ def test_folding_twice_is_folding_once(seed: int) -> None:
 def test_a_script_written_without_spaces_ends_the_words_of_others() -> None:
     for text in ("我爱Москва和Paris", "МоскваとTokyoへ行く", "서울Seoul과Москва", "Facebook\u101d\u1004\u103a"):
         assert fold_confusables(text) == text  # Москва is wholly Cyrillic: kept
+    assert fold_confusables("g\u101d\u101dd") == "g\u101d\u101dd"  # wa ends a word: no Latin word holds it
     assert fold_confusables("我h\u0430te你") == "我hate你"  # the Latin word beside it still folds
