@@ -67,6 +67,8 @@ class LiarSource:
 
         Raises:
             KeyError: When ``split`` is not train, validation or test, or is test where its file is not there.
+            FileNotFoundError: For such a split, where ``root`` holds no train file either: the folder is named as
+                no LIAR folder (``check_layout_file``).
         """
         if split not in self.splits():  # a root that is no LIAR folder at all is named as such first
             check_layout_file(self.root / FILES["train"], f"{self.recipe_path}.root", LAYOUT)

@@ -48,6 +48,8 @@ class TweetEvalSource:
         Raises:
             KeyError: On a split other than train, validation and test, or test where its file is not there, naming
                 the splits there are.
+            FileNotFoundError: For such a split, where ``root`` holds no train file either: the folder is named as
+                no TweetEval folder (``check_layout_file``).
         """
         if split not in self.splits():  # a root that is no TweetEval folder at all is named as such first
             check_layout_file(self.text_file("train"), f"{self.recipe_path}.root", LAYOUT)
