@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import safetensors
+import safetensors.torch
 import torch
 import yaml
 from conftest import refused_source_recipe, tiny_recipe
@@ -211,14 +212,14 @@ def test_chunks_another_process_removes_while_they_are_read_are_encoded_instead(
         cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache", batch_size=7)
     hook.remove()
     assert len(list((tmp_path / "cache").glob("*.part-*.safetensors"))) == 2
-    safe_open = safetensors.safe_open
+    load_file = safetensors.torch.load_file
 
-    def removed_first(path: str, **kwargs):  # another run has just made the file whole and removed its chunks
+    def removed_first(path: str, *args, **kwargs):  # another run has just made the file whole and removed its chunks
         if ".part-" in path:
             Path(path).unlink()
-        return safe_open(path, **kwargs)
+        return load_file(path, *args, **kwargs)
 
-    monkeypatch.setattr(safetensors, "safe_open", removed_first)
+    monkeypatch.setattr(safetensors.torch, "load_file", removed_first)
     cache = cached_embeddings(detector.model, detector.collator(), posts, tmp_path / "cache", batch_size=7)
     monkeypatch.undo()
     assert cache.encoded == 20
