@@ -714,9 +714,7 @@ def test_faim_demo_names_the_faim_train_command_that_resumes_its_run(monkeypatch
     import faim.cli.demo_cmd
 
     hints = []
-    monkeypatch.setattr(
-        faim.cli.demo_cmd, "train_recipe", lambda recipe, overrides, resume_hint: hints.append(resume_hint)
-    )
+    monkeypatch.setattr(faim.cli.demo_cmd, "train_recipe", lambda recipe, resume_hint: hints.append(resume_hint))
     assert main(["demo", "--out", str(tmp_path / "demo"), "--set", "train.seed=3"]) == 0
     words = shlex.split(hints[0].strip("`"))
     assert words[:3] == ["faim", "train", "demo_multimodal"] and words[-1] == "--resume"
