@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from faim.data.native import check_choice, check_layout_file, label_index, read_delimited
+from faim.data.native import FilePerSplit, check_choice, label_index, read_delimited
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
 from faim.registry import register_source, source_path
@@ -35,7 +35,7 @@ LAYOUT = (
 
 
 @register_source("liar")
-class LiarSource:
+class LiarSource(FilePerSplit):
     """A LIAR folder holding ``train.tsv``, ``valid.tsv`` and, when present, ``test.tsv``.
 
     ``Post.meta`` always holds the metadata for slicing: ``subject`` (comma-separated), ``speaker``, ``job``,
@@ -50,6 +50,9 @@ class LiarSource:
             state: ...; subject: ...; context: ...; history: barely-true 0, false 1, ..."`` (empty fields left out).
     """
 
+    SPLIT_FILES = FILES
+    LAYOUT = LAYOUT
+
     def __init__(self, root: str, task: str = "truth", labels: str = "six_way", metadata: bool = False) -> None:
         check_choice("liar", "labels", labels, list(LABELS))
         self.root = Path(root)
@@ -57,33 +60,6 @@ class LiarSource:
         self.labels = labels
         self.metadata = metadata
         self.recipe_path = source_path()
-
-    def splits(self) -> list[str]:
-        """Train and validation, and test where its file is there under ``root``."""
-        return [split for split in FILES if split != "test" or (self.root / FILES[split]).is_file()]
-
-    def location(self, split: str) -> Path:
-        """The file of ``split``.
-
-        Raises:
-            KeyError: When ``split`` is not train, validation or test, or is test where its file is not there.
-            FileNotFoundError: For such a split, where ``root`` holds no train file either: the folder is named as
-                no LIAR folder (``check_layout_file``).
-        """
-        if split not in self.splits():  # a root that is no LIAR folder at all is named as such first
-            check_layout_file(self.root / FILES["train"], f"{self.recipe_path}.root", LAYOUT)
-            raise KeyError(f"{self.recipe_path}: no split {split!r}; found: {', '.join(self.splits())}")
-        return self.root / FILES[split]
-
-    def check_split(self, split: str) -> None:
-        """Find the file of ``split``, reading none of it.
-
-        Raises:
-            KeyError: On a split other than train, validation and test, or test where its file is not there
-                (``location``).
-            FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
-        """
-        check_layout_file(self.location(split), f"{self.recipe_path}.root", LAYOUT)
 
     def posts(self, split: str) -> list[Post]:
         """All posts of ``split``, in file order.

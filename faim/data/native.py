@@ -87,6 +87,50 @@ def check_layout_file(path: Path, where: str, layout: str, folder: bool = False)
         raise FileNotFoundError(f"{where}: {path} does not exist (resolved to {path.absolute()}); {layout}")
 
 
+class FilePerSplit:
+    """A dataset folder holding one file per split: train and validation always, test where its file is there. A
+    source mixing this in sets ``root`` and ``recipe_path`` (``faim.registry.source_path``), and in its class
+    ``SPLIT_FILES`` (split → file name under ``root``) and ``LAYOUT`` (what the folder holds, for
+    ``check_layout_file``)."""
+
+    SPLIT_FILES: dict[str, str]
+    LAYOUT: str
+    root: Path
+    recipe_path: str
+
+    def splits(self) -> list[str]:
+        """Train and validation, and test where its file is there under ``root``."""
+        return [split for split in self.SPLIT_FILES if split != "test" or self._file(split).is_file()]
+
+    def location(self, split: str) -> Path:
+        """The file of ``split``.
+
+        Raises:
+            KeyError: On a split other than train, validation and test, or test where its file is not there, naming
+                the splits there are.
+            FileNotFoundError: For such a split, where ``root`` holds no train file either: the folder is named as
+                not the dataset's (``check_layout_file``).
+        """
+        if split not in self.splits():  # a root that is not the dataset's folder at all is named as such first
+            check_layout_file(self._file("train"), f"{self.recipe_path}.root", self.LAYOUT)
+            raise KeyError(
+                f"{self.recipe_path}: no split {split!r} under {self.root}; found: {', '.join(self.splits())}"
+            )
+        return self._file(split)
+
+    def check_split(self, split: str) -> None:
+        """Find the file of ``split``, reading none of it.
+
+        Raises:
+            KeyError: On a split the folder does not give (``location``).
+            FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
+        """
+        check_layout_file(self.location(split), f"{self.recipe_path}.root", self.LAYOUT)
+
+    def _file(self, split: str) -> Path:
+        return self.root / self.SPLIT_FILES[split]
+
+
 def label_index(value: str, names: Sequence[str], origin: str) -> int:
     """The index of a raw label cell (surrounding spaces ignored) in ``names``.
 

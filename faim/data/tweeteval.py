@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from faim.data.native import check_layout_file
+from faim.data.native import FilePerSplit
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
 from faim.registry import register_source, source_path
 
-PREFIXES = {"train": "train", "validation": "val", "test": "test"}
+TEXT_FILES = {"train": "train_text.txt", "validation": "val_text.txt", "test": "test_text.txt"}
 LAYOUT = (
     "root must be a TweetEval task folder (tweeteval/datasets/hate) holding train_text.txt, train_labels.txt, "
     "val_text.txt, val_labels.txt and, where there is one, test_text.txt and test_labels.txt"
@@ -25,7 +25,7 @@ LAYOUT = (
 
 
 @register_source("tweeteval")
-class TweetEvalSource:
+class TweetEvalSource(FilePerSplit):
     """One TweetEval task folder (e.g. ``tweeteval/datasets/hate``).
 
     Args:
@@ -33,44 +33,13 @@ class TweetEvalSource:
         task: Name the integer labels are stored under in ``Post.labels``.
     """
 
+    SPLIT_FILES = TEXT_FILES
+    LAYOUT = LAYOUT
+
     def __init__(self, root: str, task: str = "hate") -> None:
         self.root = Path(root)
         self.task = task
         self.recipe_path = source_path()
-
-    def splits(self) -> list[str]:
-        """Train and validation, and test where its text file is there under ``root``."""
-        return [split for split in PREFIXES if split != "test" or self.text_file(split).is_file()]
-
-    def location(self, split: str) -> Path:
-        """The text file of ``split``.
-
-        Raises:
-            KeyError: On a split other than train, validation and test, or test where its file is not there, naming
-                the splits there are.
-            FileNotFoundError: For such a split, where ``root`` holds no train file either: the folder is named as
-                no TweetEval folder (``check_layout_file``).
-        """
-        if split not in self.splits():  # a root that is no TweetEval folder at all is named as such first
-            check_layout_file(self.text_file("train"), f"{self.recipe_path}.root", LAYOUT)
-            raise KeyError(
-                f"{self.recipe_path}: no split {split!r} under {self.root}; found: {', '.join(self.splits())}"
-            )
-        return self.text_file(split)
-
-    def text_file(self, split: str) -> Path:
-        """Where the text file of ``split`` (train, validation or test) is, there or not."""
-        return self.root / f"{PREFIXES[split]}_text.txt"
-
-    def check_split(self, split: str) -> None:
-        """Find the text file of ``split``, reading none of it (its labels file is read where it is there).
-
-        Raises:
-            KeyError: On a split other than train, validation and test, or test where its file is not there
-                (``location``).
-            FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
-        """
-        check_layout_file(self.location(split), f"{self.recipe_path}.root", LAYOUT)
 
     def posts(self, split: str) -> list[Post]:
         """All posts of ``split``; ids are 0-based line indices.
