@@ -151,7 +151,7 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
         ValueError: Naming the folder holding another run.
     """
     check_output_folder(out_dir)
-    run_file = out_dir / RUN_FILE
+    run_file = named_folder(out_dir) / RUN_FILE  # the folder written into, as check_output_folder reads it
     if overwrite or not run_file.exists():
         return
     recorded = recorded_identity(run_file, identity)

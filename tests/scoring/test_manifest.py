@@ -115,6 +115,16 @@ def test_a_folder_holding_another_run_is_refused_naming_what_differs(change: dic
     check_resumable(tmp_path, RUN | change, overwrite=True)
 
 
+def test_another_run_in_the_folder_an_output_folder_spelt_through_one_not_there_and_dot_dot_names_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "_run.json").write_text(json.dumps(RUN), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"holds another scoring run"):
+        check_resumable(Path("missing/.."), RUN | {"settings": {**RUN["settings"], "shard_rows": 64}})
+    check_resumable(Path("missing/.."), RUN)
+
+
 def test_a_run_recorded_while_bf16_was_chosen_by_the_cpu_resumes_as_a_run_without_it(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
