@@ -53,9 +53,8 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
 
     Raises:
         ValueError: Naming the task, for values that are not numbers, a mapping lacking one of its labels, a frame
-            whose columns are not its labels, a binary
-            task's wider than one column, a multiclass or multilabel task's of another shape, or a NaN (naming
-            its post and label).
+            whose columns are not its labels, a binary task's wider than one column, a multiclass or multilabel
+            task's of another shape, or a NaN (naming its post and label).
     """
     try:
         values = listed(by_label_columns(task, probabilities))
