@@ -51,14 +51,18 @@ def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
     JSON Lines has no header: the keys any object holds are the columns those a recipe names are checked
     against, so the file is streamed first for its keys, as far as that check takes (``keys_holding``: to the line
     where the last of them is first found, the whole file where one is never found; not at all where the recipe
-    names none), then for its objects. An object may omit keys (read as missing).
+    names none), then for its objects. An object may omit keys (read as missing). A file holding a JSON array
+    spread over lines is refused first (``refuse_spread_json_array``).
     """
+    refuse_spread_json_array(path)
     keys = keys_holding((row for _, row in _jsonl_objects(path)), columns.required.values())
     return (columns.bind(keys, str(path)) if keys else columns), _jsonl_objects(path)
 
 
 def jsonl_keys(path: Path) -> list[str]:
-    """The columns of a JSON Lines file: every key its objects hold (``object_keys``), the file streamed once."""
+    """The columns of a JSON Lines file: every key its objects hold (``object_keys``), the file streamed once; one
+    holding a JSON array spread over lines is refused (``refuse_spread_json_array``)."""
+    refuse_spread_json_array(path)
     return object_keys(row for _, row in _jsonl_objects(path))
 
 
@@ -211,9 +215,7 @@ def cell_text(cell: bytes) -> str:
 
 
 def _jsonl_objects(path: Path) -> Rows:
-    """The objects of a JSON Lines file, numbered by line; a file holding a JSON array spread over lines is refused
-    as reading begins (``refuse_spread_json_array``), before its first line is read as a row."""
-    refuse_spread_json_array(path)
+    """The objects of a JSON Lines file, numbered by line."""
     with open(path, "rb") as handle:
         for number, raw in jsonl_lines(handle):
             try:
