@@ -245,15 +245,15 @@ def undefined_auroc(task: TaskSpec, posts: list[Post]) -> str | None:
     Raises:
         PostError: Naming the post, as loading it would, whose label the task does not know.
     """
-    targets = [post_targets(post, [task])[task.name] for post in posts if post.labels.get(task.name) is not None]
     if task.type == "multilabel":
+        targets = [post_targets(post, [task])[task.name] for post in posts if post.labels.get(task.name) is not None]
         for index, label in enumerate(task.labels):
             held = {target[index] for target in targets}
             if len(held) < 2:
                 return f"{'every' if held == {1.0} else 'no'} labelled post carries label {label!r}"
         return None
-    present = {int(target) for target in targets}
-    missing = [label for index, label in enumerate(task.labels) if index not in present]
+    present = labelled_classes(task, posts)
+    missing = [label for label in task.labels if label not in present]
     return f"no labelled post is of class {missing[0]!r}" if missing else None
 
 
