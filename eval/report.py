@@ -176,7 +176,7 @@ def _slice_table(slices: Mapping[str, Mapping[str, float]], headline: list[str],
     columns = [c for c in headline if any(c in m for m in slices.values())]
     rows = [[value, format_value(m.get("n")), *(_slice_cell(m, c) for c in columns)] for value, m in slices.items()]
     table = markdown_table([column, "n", *columns], rows)
-    if any(_unmeasured(m) for m in slices.values()):
+    if columns and any(_unmeasured(m) for m in slices.values()):  # a cell reads UNMEASURED
         table += (
             f"\n\n{UNMEASURED}: not measured, on a slice of fewer than {MIN_SIZE} posts (its figures would be noise)"
         )

@@ -123,3 +123,6 @@ def test_a_slice_too_small_to_measure_reads_unmeasured_not_na_with_a_note_and_a_
     assert "—: not measured, on a slice of fewer than 30 posts" in md
     one_class = next(line for line in md.splitlines() if line.startswith("| one class |"))
     assert one_class.startswith("| one class | 3 | n/a | n/a |")
+    results["tasks"]["hate"]["slices"] = {"small": {"n": 20}, "smaller": {"n": 5}}  # no metric column: no cell —
+    md = write_report(results, tmp_path / "report")["markdown"].read_text()
+    assert "| small | 20 |" in md and "not measured, on a slice" not in md
