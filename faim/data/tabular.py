@@ -499,17 +499,24 @@ class FileSource(ABC):
         return self.files[split]
 
     def posts(self, split: str) -> list[Post]:
-        """All posts of ``split``.
+        """All posts of ``split``, its files found once (``split_inputs``) and then read.
 
         Raises:
             FileNotFoundError, ValueError: As ``check_split`` raises them, before any file is read.
         """
-        self.check_split(split)
-        return list(self.iter_posts(self.location(split)))
+        return list(self.read_files(self.split_inputs(split)))
 
     def check_split(self, split: str) -> None:
-        """Find the files of ``split`` as reading it does (``inputs``), reading none of them: a misspelt file of
+        """Find the files of ``split`` as reading it does (``split_inputs``), reading none of them: a misspelt file of
         one split is named before another is read.
+
+        Raises:
+            FileNotFoundError, ValueError: As ``split_inputs`` raises them.
+        """
+        self.split_inputs(split)
+
+    def split_inputs(self, split: str) -> list[Path]:
+        """The files ``split`` is read from (``inputs`` of its ``location``), listed once, none of them read.
 
         Raises:
             FileNotFoundError: When the split's location stands for nothing, naming the split by its recipe key
@@ -517,7 +524,7 @@ class FileSource(ABC):
             ValueError: On a file a folder or glob holds in another format (``inputs``), naming the split so too.
         """
         try:
-            self.inputs(self.location(split))
+            return self.inputs(self.location(split))
         except (FileNotFoundError, ValueError) as error:
             raise type(error)(f"{self.recipe_path}.{split}: {error}") from None
 
@@ -548,8 +555,17 @@ class FileSource(ABC):
             FaimWarning: Once every file is read (or reading ends before), naming those read that hold no row
                 (``faim.data.inputs.read_inputs``).
         """
-        indexes = itertools.count()  # a post without an id takes its place among all the files' posts
-        yield from read_inputs(self.inputs(path), lambda file: self.file_posts(file, indexes))
+        yield from self.read_files(self.inputs(path))
+
+    def read_files(self, files: list[Path]) -> Iterator[Post]:
+        """Stream the posts of ``files``, found already (``inputs``), one after another (``file_posts``), a post
+        without an id taking its place among all of them.
+
+        Warns:
+            FaimWarning: Naming the files read that hold no row (``faim.data.inputs.read_inputs``).
+        """
+        indexes = itertools.count()
+        return read_inputs(files, lambda file: self.file_posts(file, indexes))
 
     def file_posts(self, file: Path, indexes: Iterator[int]) -> Iterator[Post]:
         """Stream the posts of one file, with its mapping and image root (default: the file's folder), each taking

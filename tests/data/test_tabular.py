@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from faim.data import tabular
 from faim.data.columns import ColumnMap
 from faim.data.sources import JsonlSource, input_columns, read_posts
 from faim.data.tabular import spread_json_array
@@ -51,3 +52,18 @@ def test_a_first_line_in_brackets_that_opens_no_spread_array_is_read_as_rows(tmp
     assert not spread_json_array(path)
     with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}:1: "):  # the line's own fault, as a row's
         list(read_posts(path))
+
+
+@pytest.mark.parametrize("given", ["posts", "posts/*.jsonl"], ids=["folder", "glob"])
+def test_a_split_of_a_folder_or_glob_is_listed_once_as_its_posts_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    (tmp_path / "posts").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "posts" / f"{name}.jsonl").write_text(f'{{"id": "{name}", "text": "x"}}\n', encoding="utf-8")
+    listed = []
+    expand = tabular.expand
+    monkeypatch.setattr(tabular, "expand", lambda spec: listed.append(spec) or expand(spec))
+    source = JsonlSource(train=str(tmp_path / given))
+    assert [post.id for post in source.posts("train")] == ["a", "b"]
+    assert listed == [tmp_path / given]
