@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from faim.data.columns import ColumnMap
-from faim.data.native import check_choice, check_layout_file
+from faim.data.inputs import check_exists
+from faim.data.native import check_choice
 from faim.data.post import Post, post_id
 from faim.data.tabular import jsonl_rows, sha256_files
 from faim.registry import register_source, source_path
@@ -86,7 +87,7 @@ class HatefulMemesSource:
                 ``data.validation: hm/dev.jsonl does not exist``, ``data.root`` for ``train.jsonl``), the file and what
                 the folder holds (``LAYOUT``).
         """
-        check_layout_file(self.location(split), f"{self.recipe_path}.{CHOSEN_BY[split]}", LAYOUT)
+        check_exists(self.location(split), f"{self.recipe_path}.{CHOSEN_BY[split]}", LAYOUT)
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Posts of a Hateful Memes ``.jsonl`` file; a missing or null ``label`` leaves the post unlabelled, and a
@@ -97,7 +98,7 @@ class HatefulMemesSource:
             ValueError: On invalid JSON, a line without ``img`` or ``text``, or a label other than 0 and 1 (naming
                 file and line).
         """
-        path = check_file(Path(path))
+        path = check_exists(Path(path))
         _, rows = jsonl_rows(path, ColumnMap())
         for index, (line, row) in enumerate(rows):
             origin = f"{path}:{line}"
@@ -123,14 +124,3 @@ class HatefulMemesSource:
     def fingerprint(self, split: str) -> str:
         """sha256 of the split's ``.jsonl`` file and the task name (image bytes are not read)."""
         return sha256_files([self.location(split)], extra=json.dumps({"task": self.task}))
-
-
-def check_file(path: Path) -> Path:
-    """``path``, a Hateful Memes ``.jsonl`` file, where it is one.
-
-    Raises:
-        FileNotFoundError: Naming the file as given and as resolved, where it is not there.
-    """
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
-    return path

@@ -78,6 +78,30 @@ def input_format(path: Path) -> str:
     return FORMATS[suffix]
 
 
+def check_exists(path: Path, where: str = "", hint: str = "", folder: bool = False) -> Path:
+    """``path``, where it is a file (a folder, with ``folder``): the one check every reader of a named file or folder
+    makes before reading it, so that each says the same of one not there, naming it as given and as resolved.
+
+    Args:
+        path: The file or folder.
+        where: What chose it, put before the message: the recipe key, by the source's recipe path (``data.root``,
+            ``data.sources[1].validation``; ``faim.registry.source_path``); empty where no recipe did.
+        hint: What should be there, put after the message: for a dataset's folder, what it holds (each adapter's
+            ``LAYOUT``), so that a ``root:`` naming another folder (the one above it, a download's archive folder)
+            says which.
+
+    Raises:
+        FileNotFoundError: ``"data.root: ds/labeled_data.csv does not exist (resolved to /abs/ds/labeled_data.csv);
+            root must be the Davidson et al. (2017) folder holding labeled_data.csv ..."``, or without ``where`` and
+            ``hint``, ``"posts.jsonl does not exist (resolved to /abs/posts.jsonl)"``.
+    """
+    if not (path.is_dir() if folder else path.is_file()):
+        prefix = f"{where}: " if where else ""
+        suffix = f"; {hint}" if hint else ""
+        raise FileNotFoundError(f"{prefix}{path} does not exist (resolved to {path.absolute()}){suffix}")
+    return path
+
+
 def find_inputs(spec: str | Path) -> list[Path]:
     """The inputs a file, folder or glob stands for (see the module docstring), in a stable order, each of a known
     format.
@@ -106,7 +130,7 @@ def expand(spec: str | Path) -> list[Path]:
         found = [path]
     elif not glob.has_magic(str(spec)):
         input_format(path)  # an unknown extension is named before the missing file
-        raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
+        found = [check_exists(path)]  # refused: nothing is there
     else:
         matches = sorted(Path(p) for p in glob.glob(str(spec), recursive=True))
         skipped = _skipped_below(_glob_start(spec))

@@ -10,6 +10,7 @@ import csv
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from faim.data.inputs import check_exists
 from faim.registry import suggest
 
 Records = Iterator[tuple[int, dict[str, str]]]
@@ -38,9 +39,7 @@ def read_delimited(
             a row's cell count differs from the header's or a row cannot be parsed (naming file and line), or
             the file is not UTF-8.
     """
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist (resolved to {path.absolute()})")
-    return _records(path, delimiter, quoted, names, required)
+    return _records(check_exists(path), delimiter, quoted, names, required)
 
 
 def _records(path: Path, delimiter: str, quoted: bool, names: Sequence[str] | None, required: Sequence[str]) -> Records:
@@ -68,30 +67,11 @@ def _records(path: Path, delimiter: str, quoted: bool, names: Sequence[str] | No
             raise ValueError(f"{path}: not UTF-8 text ({error})") from error
 
 
-def check_layout_file(path: Path, where: str, layout: str, folder: bool = False) -> None:
-    """Refuse ``path``, a file (a folder, with ``folder``) a dataset's folder holds, where it is not one: a recipe whose
-    ``root:`` names another folder (the one above it, a download's archive folder) is told which key chose the file
-    and what the folder should hold.
-
-    Args:
-        path: The file the source reads from its folder.
-        where: The recipe key that chose it, by the source's recipe path (``data.root``,
-            ``data.sources[1].validation``; ``faim.registry.source_path``).
-        layout: What the source's folder holds (each adapter's ``LAYOUT``).
-
-    Raises:
-        FileNotFoundError: ``"data.root: ds/labeled_data.csv does not exist (resolved to /abs/ds/labeled_data.csv);
-            root must be the Davidson et al. (2017) folder holding labeled_data.csv ..."``.
-    """
-    if not (path.is_dir() if folder else path.is_file()):
-        raise FileNotFoundError(f"{where}: {path} does not exist (resolved to {path.absolute()}); {layout}")
-
-
 class FilePerSplit:
     """A dataset folder holding one file per split: train and validation always, test where its file is there. A
     source mixing this in sets ``root`` and ``recipe_path`` (``faim.registry.source_path``), and in its class
     ``SPLIT_FILES`` (split → file name under ``root``) and ``LAYOUT`` (what the folder holds, for
-    ``check_layout_file``)."""
+    ``faim.data.inputs.check_exists``)."""
 
     SPLIT_FILES: dict[str, str]
     LAYOUT: str
@@ -109,10 +89,10 @@ class FilePerSplit:
             KeyError: On a split other than train, validation and test, or test where its file is not there, naming
                 the splits there are.
             FileNotFoundError: For such a split, where ``root`` holds no train file either: the folder is named as
-                not the dataset's (``check_layout_file``).
+                not the dataset's (``faim.data.inputs.check_exists``).
         """
         if split not in self.splits():  # a root that is not the dataset's folder at all is named as such first
-            check_layout_file(self._file("train"), f"{self.recipe_path}.root", self.LAYOUT)
+            check_exists(self._file("train"), f"{self.recipe_path}.root", self.LAYOUT)
             raise KeyError(
                 f"{self.recipe_path}: no split {split!r} under {self.root}; found: {', '.join(self.splits())}"
             )
@@ -125,7 +105,7 @@ class FilePerSplit:
             KeyError: On a split the folder does not give (``location``).
             FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
         """
-        check_layout_file(self.location(split), f"{self.recipe_path}.root", self.LAYOUT)
+        check_exists(self.location(split), f"{self.recipe_path}.root", self.LAYOUT)
 
     def _file(self, split: str) -> Path:
         return self.root / self.SPLIT_FILES[split]

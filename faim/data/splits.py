@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 
-from faim.data.native import check_layout_file
+from faim.data.inputs import check_exists
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
 from faim.registry import source_path
@@ -52,7 +52,7 @@ class StratifiedFileSource(ABC):
 
     FILE: str
     LAYOUT: str
-    """What ``root`` holds, as an error naming a file not there says it (``faim.data.native.check_layout_file``)."""
+    """What ``root`` holds, as an error naming a file not there says it (``faim.data.inputs.check_exists``)."""
     registry_name: str  # set by ``register_source``
 
     def __init__(self, root: str, validation_fraction: float, seed: int) -> None:
@@ -94,7 +94,7 @@ class StratifiedFileSource(ABC):
             KeyError: On a split other than train and validation (``location``).
             FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
         """
-        check_layout_file(self.location(split), f"{self.recipe_path}.root", self.LAYOUT)
+        check_exists(self.location(split), f"{self.recipe_path}.root", self.LAYOUT)
 
     def posts(self, split: str) -> list[Post]:
         """The posts of ``split``, in file order.

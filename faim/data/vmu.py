@@ -19,7 +19,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from faim.data.native import check_layout_file, label_index, read_delimited
+from faim.data.inputs import check_exists
+from faim.data.native import label_index, read_delimited
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
 from faim.registry import register_source, source_path, suggest
@@ -108,8 +109,8 @@ class VmuSource:
         """
         if split not in self.splits():
             raise KeyError(f"{self.recipe_path}: no split {split!r}; found: {', '.join(self.splits())}")
-        check_layout_file(self.root / "posts.txt", f"{self.recipe_path}.root", LAYOUT)
-        check_layout_file(self.root / IMAGES, f"{self.recipe_path}.root", LAYOUT, folder=True)
+        check_exists(self.root / "posts.txt", f"{self.recipe_path}.root", LAYOUT)
+        check_exists(self.root / IMAGES, f"{self.recipe_path}.root", LAYOUT, folder=True)
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Every post of a file in the ``posts.txt`` format, with images and events from this source's image tree.

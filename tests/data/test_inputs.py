@@ -16,7 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from faim.data.columns import ColumnMap
-from faim.data.inputs import close_reading, find_inputs, input_name
+from faim.data.hateful_memes import HatefulMemesSource
+from faim.data.inputs import check_exists, close_reading, find_inputs, input_name
+from faim.data.native import read_delimited
 from faim.data.sources import JsonlSource, read_posts
 from faim.notices import FaimWarning
 from faim.scoring.engine import score_dump
@@ -111,6 +113,43 @@ def test_a_missing_file_and_an_unknown_extension_are_named(tmp_path: Path) -> No
         find_inputs(tmp_path / "posts.xlsx")
     with pytest.raises(FileNotFoundError, match=r"posts.jsonl does not exist"):
         find_inputs(tmp_path / "posts.jsonl")
+
+
+def test_a_file_or_folder_not_there_is_named_as_given_and_resolved_with_what_chose_it_and_what_should_be_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    resolved = re.escape(str(tmp_path / "ds" / "posts.txt"))
+    with pytest.raises(FileNotFoundError, match=f"^ds/posts.txt does not exist \\(resolved to {resolved}\\)$"):
+        check_exists(Path("ds/posts.txt"))
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "posts.txt").mkdir()
+    with pytest.raises(
+        FileNotFoundError, match=f"^data.root: ds/posts.txt does not exist \\(resolved to {resolved}\\)$"
+    ):
+        check_exists(Path("ds/posts.txt"), "data.root")
+    with pytest.raises(
+        FileNotFoundError, match=f"^ds/posts.txt does not exist \\(resolved to {resolved}\\); root must$"
+    ):
+        check_exists(Path("ds/posts.txt"), hint="root must")
+    assert check_exists(Path("ds/posts.txt"), folder=True) == Path("ds/posts.txt")
+
+
+@pytest.mark.parametrize("read", ["read_posts", "read_delimited", "hateful_memes"])
+def test_every_reader_of_a_named_file_says_the_same_of_one_not_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    readers = {
+        "read_posts": lambda path: list(read_posts(path)),
+        "read_delimited": read_delimited,
+        "hateful_memes": lambda path: list(HatefulMemesSource(".").iter_posts(path)),
+    }
+    with pytest.raises(FileNotFoundError) as raised:
+        readers[read](Path("gone.jsonl"))
+    with pytest.raises(FileNotFoundError) as checked:
+        check_exists(Path("gone.jsonl"))
+    assert str(raised.value) == str(checked.value)
 
 
 def test_a_saved_dataset_folder_is_one_input_for_eval_training_and_scoring(
