@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 
-from faim.data.inputs import check_exists
+from faim.data.native import FilePerSplit
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
 from faim.registry import source_path
@@ -35,8 +35,11 @@ def stratified_split(labels: Sequence[Hashable], validation_fraction: float, see
     return assignment
 
 
-class StratifiedFileSource(ABC):
-    """Base of registered sources whose data is one file in ``root``, split by ``stratified_split``.
+class StratifiedFileSource(FilePerSplit, ABC):
+    """Base of registered sources whose data is one file in ``root``, split by ``stratified_split``: a dataset folder
+    (``faim.data.native.FilePerSplit``) whose train and validation splits are read from that file, found, and a split
+    it does not give refused, by its recipe path (``data.sources[1]: no split 'test' under ...``) as the other
+    folders' are.
 
     Subclasses set ``FILE`` and ``LAYOUT``, call this constructor from their own (whose arguments are the recipe keys)
     and implement ``iter_posts`` and ``stratum``. The fingerprint covers every constructor argument but ``root``.
@@ -54,6 +57,11 @@ class StratifiedFileSource(ABC):
     LAYOUT: str
     """What ``root`` holds, as an error naming a file not there says it (``faim.data.inputs.check_exists``)."""
     registry_name: str  # set by ``register_source``
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """Read the train and validation splits of a subclass from its one ``FILE``."""
+        super().__init_subclass__(**kwargs)
+        cls.SPLIT_FILES = dict.fromkeys(("train", "validation"), cls.FILE)
 
     def __init__(self, root: str, validation_fraction: float, seed: int) -> None:
         if not 0 < validation_fraction < 1:
@@ -73,33 +81,11 @@ class StratifiedFileSource(ABC):
     def stratum(self, post: Post) -> Hashable:
         """The class a post is stratified by."""
 
-    def splits(self) -> list[str]:
-        """Always ``["train", "validation"]``, drawn from the one file."""
-        return ["train", "validation"]
-
-    def location(self, split: str) -> Path:
-        """The data file, which holds every split.
-
-        Raises:
-            KeyError: On a split other than train and validation.
-        """
-        if split not in self.splits():
-            raise KeyError(f"{self.registry_name}: no split {split!r}; found: {', '.join(self.splits())}")
-        return self.root / self.FILE
-
-    def check_split(self, split: str) -> None:
-        """Find the data file, reading none of it.
-
-        Raises:
-            KeyError: On a split other than train and validation (``location``).
-            FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
-        """
-        check_exists(self.location(split), f"{self.recipe_path}.root", self.LAYOUT)
-
     def posts(self, split: str) -> list[Post]:
         """The posts of ``split``, in file order.
 
         Raises:
+            KeyError: On a split other than train and validation, naming the source's recipe path (``check_split``).
             FileNotFoundError: When the data file is not there (``check_split``).
         """
         self.check_split(split)

@@ -141,6 +141,18 @@ def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what
             read(source, "train")
 
 
+def test_a_split_the_file_does_not_give_is_refused_by_recipe_path_after_a_wrong_root(root, tmp_path, monkeypatch):
+    monkeypatch.setattr(DavidsonSource, "iter_posts", lambda self, path: pytest.fail(f"{path} was read"))
+    source = build_source_spec({"type": "davidson", "root": str(root)}, "data.sources[1]")
+    expected = f"^.data.sources\\[1\\]: no split 'test' under {re.escape(str(root))}; found: train, validation.$"
+    for read in (check_split, lambda source, split: source.posts(split)):
+        with pytest.raises(KeyError, match=expected):
+            read(source, "test")
+    source = build_source_spec({"type": "davidson", "root": str(tmp_path / "nowhere")}, "data.sources[1]")
+    with pytest.raises(FileNotFoundError, match="^data.sources\\[1\\].root: .*labeled_data.csv does not exist"):
+        check_split(source, "test")
+
+
 @pytest.mark.real_data
 @pytest.mark.skipif(not REAL.is_dir(), reason=f"Davidson et al. data not found at {REAL}")
 def test_real_davidson():
