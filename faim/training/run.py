@@ -478,7 +478,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             (``check_monitor_defined``).
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint; before the model is
             built and any post read, when the file of the training, validation or ``eval.split`` split is not there
-            (``check_split``, naming the split and the file).
+            (``check_split``, naming the split and the file), or a dataset's ``root:`` holds no training file: named
+            so before a split the folder would give (a test file) is refused as one the data has not.
         ValueError: With ``resume``, when the recipe differs from the run's in anything else; with
             ``eval.crowd_corrections``, before training, when a training post lacks the field it names; before
             anything is written, for a training split without posts or a task's labels (``check_learnable``), a
@@ -510,13 +511,14 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = recipe.data_source()
     splits = source.splits()
+    for split in dict.fromkeys(("train", "validation", recipe.eval.split)):
+        if split in splits:  # a misspelt file, or a root no split's file is in, is named before a split is missed
+            check_split(source, split)
     for key, split in (("data", "train"), ("data", "validation"), ("eval.split", recipe.eval.split)):
         if split not in splits:
             raise RecipeError(
                 recipe.source, key, f"the data has no split {split!r}; its splits: {', '.join(splits) or 'none'}"
             )
-    for split in dict.fromkeys(("train", "validation", recipe.eval.split)):
-        check_split(source, split)  # a misspelt file is named before another split is read
     detector = Detector.from_recipe(recipe)  # before the data is read: a component refused fails in a second
     check_augmentation(recipe, detector.model)
     kinds, split = sorted(recipe.model["encoders"]), recipe.eval.split

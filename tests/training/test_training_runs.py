@@ -829,6 +829,26 @@ def test_a_split_file_not_there_is_named_before_any_split_is_read_or_the_model_b
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize(
+    ("data", "train_file"),
+    [({"type": "tweeteval"}, "train_text.txt"), ({"type": "liar", "labels": "binary"}, "train.tsv")],
+    ids=["tweeteval", "liar"],
+)
+def test_a_dataset_root_not_there_is_named_before_an_eval_split_it_hides_is_refused(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: dict, train_file: str
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["data"] = data | {"root": str(tmp_path / "nowhere"), "task": "harmful"}
+    recipe["eval"] = {"split": "test"}
+    monkeypatch.setattr("faim.training.run.Detector.from_recipe", lambda recipe: pytest.fail("the model was built"))
+    missing = re.escape(str(tmp_path / "nowhere" / train_file))
+    with pytest.raises(
+        FileNotFoundError, match=f"^data.root: {missing} does not exist \\(resolved to {missing}\\); root"
+    ):
+        train(recipe)
+    assert not (tmp_path / "run").exists()
+
+
 def test_evaluating_a_run_again_names_its_eval_split_file_not_there_before_the_model_is_loaded(
     demo_data, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
