@@ -45,10 +45,21 @@ class TaskSpec:
         forms = f"one of {list(self.labels)} or a class index from 0 to {len(self.labels) - 1}"
         if self.type == "binary":
             forms += " or true/false, yes/no (a share of annotators, say, is decided into one of them first)"
-        problem = f"label {value!r} for task {self.name!r} is not {forms}"
+        problem = f"label {value!r} for task {self.name!r} is not {forms}{self.counted_from_one(text)}"
         if self.type == "multilabel":
             problem += list_as_text(value, "labels")
         raise ValueError(f"{where}: {problem}" if where else problem)
+
+    def counted_from_one(self, text: str) -> str:
+        """What to say of a label ``text`` that is the number of labels, one past the last class index: the mark of
+        labels numbered from 1, whose smaller numbers are read as indices of the class after theirs; empty for any
+        other."""
+        if text != str(len(self.labels)):
+            return ""
+        return (
+            f"; class indices are numbered from 0 ({self.labels[0]!r} is 0), so labels numbered from 1 are read one "
+            "class off: number them from 0, or give the labels by name"
+        )
 
     def target(self, value: Any, where: str | None = None) -> Any:
         """The target for one post: float 0/1 (binary), class index (multiclass) or multi-hot list (of a list of

@@ -9,6 +9,7 @@ import pytest
 from faim.data.collate import post_targets
 from faim.data.elements import PostError
 from faim.data.post import Post
+from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 
 BINARY = TaskSpec("hate", "binary", ("not-hate", "hate"))
@@ -31,9 +32,31 @@ def test_a_value_that_is_no_label_names_the_place_and_the_forms_a_label_takes() 
     message = str(raised.value)
     assert message.startswith("ethos.csv:165 (post id='163') field 'labels.hate': label 0.98 for task 'hate' is not")
     assert "['not-hate', 'hate']" in message and "0 to 1" in message and "true/false" in message
-    expected = r"label 3 for task 'truth' is not one of \['false', 'half', 'true'\] or a class index from 0 to 2$"
+    expected = r"label -1 for task 'truth' is not one of \['false', 'half', 'true'\] or a class index from 0 to 2$"
     with pytest.raises(ValueError, match=expected):
-        MULTICLASS.index(3, "row 2")
+        MULTICLASS.index(-1, "row 2")
+
+
+@pytest.mark.parametrize("task", [MULTICLASS, BINARY], ids=["multiclass", "binary"])
+@pytest.mark.parametrize("as_read", [int, float, str], ids=["int", "float", "text"])
+def test_labels_numbered_from_one_are_refused_at_the_last_saying_indices_are_numbered_from_0(
+    tmp_path, task: TaskSpec, as_read
+) -> None:
+    count = len(task.labels)
+    rows = "".join(f"{n},t,{n}\n" for n in range(1, count + 1))
+    (tmp_path / "posts.csv").write_text(f"id,text,label\n{rows}", encoding="utf-8")
+    posts = list(read_posts(tmp_path / "posts.csv", {"labels": {task.name: "label"}}))
+    assert [post_targets(post, [task])[task.name] for post in posts[:-1]] == list(range(1, count))
+    last = posts[-1].labels[task.name]
+    posts[-1].labels[task.name] = as_read(last)
+    with pytest.raises(PostError) as raised:
+        post_targets(posts[-1], [task])
+    message = str(raised.value)
+    assert message.startswith(f"{tmp_path / 'posts.csv'}:{count + 1} (post id='{count}') field 'labels.{task.name}': ")
+    assert message.endswith(
+        f"; class indices are numbered from 0 ({task.labels[0]!r} is 0), so labels numbered from 1 are read one "
+        "class off: number them from 0, or give the labels by name"
+    )
 
 
 def test_a_post_whose_label_is_no_label_is_named_once_by_the_post_error() -> None:
