@@ -360,8 +360,8 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
             checked once, a dict as its ``Post`` is built, a ``Post`` given as it is now.
     """
     if isinstance(items, (Post, Mapping, str)):
-        one = "one string (a str)" if isinstance(items, str) else f"one post (a {type(items).__name__})"
-        raise TypeError(f"expected a list of posts, got {one}: pass [post]")
+        one = "one string" if isinstance(items, str) else "one post"
+        raise TypeError(f"expected a list of posts, got {one} ({a_type(items)}): pass [post]")
     if not isinstance(items, Iterable):
         raise TypeError(f"expected a list of posts (or any iterable of them), got {type(items).__name__}")
     return [normalised(item, i) if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]

@@ -4,6 +4,7 @@ back."""
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
@@ -92,6 +93,7 @@ def test_posts_none_of_which_is_labelled_are_refused_with_what_to_do_where_the_c
     [
         ({"id": "1", "text": "some post"}, r"one post \(a dict\)"),
         (Post("1", "some post"), r"one post \(a Post\)"),
+        (OrderedDict(id="1", text="some post"), r"one post \(an OrderedDict\)"),
         ("some post", r"one string \(a str\)"),
     ],
 )
