@@ -16,7 +16,7 @@ import torch
 from tqdm.auto import tqdm
 
 from faim.data.batch import PostBatch
-from faim.model import Elements, WholePostModel, evaluating, model_device
+from faim.model import Elements, WholePostModel, evaluating, model_device, on_model_device
 
 
 @dataclass
@@ -94,7 +94,6 @@ def predict(
         embeddings: Also keep the whole-post embeddings.
         device: Move each batch there first (``None``: where the model's weights are, ``model_device``).
     """
-    device = device or model_device(model)
     drop = tuple(drop)
     kinds = model.kinds_with(link_kind)
     ids: list[str] = []
@@ -108,8 +107,7 @@ def predict(
     told, crowd_read = True, not set(drop) & CROWD_KINDS
     with evaluating(model):
         for batch in tqdm(batches, desc=desc, unit="batch", leave=False, disable=desc is None):
-            if device is not None:
-                batch = batch.to(device)
+            batch = on_model_device(batch, model, device)
             elements = model.encode(batch, drop, kinds)  # each kind encoded once, fused or linking or both
             embedding = model.fuse(elements)
             out = model.head_logits(embedding)

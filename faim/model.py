@@ -170,6 +170,13 @@ def model_device(module: nn.Module) -> torch.device | None:
     return weights.device if weights is not None else None
 
 
+def on_model_device(batch: PostBatch, model: nn.Module, device: torch.device | None = None) -> PostBatch:
+    """``batch`` moved to ``device``, by default where ``model``'s weights are (``model_device``); as it is for a
+    model without parameters."""
+    device = device or model_device(model)
+    return batch if device is None else batch.to(device)
+
+
 @contextmanager
 def evaluating(module: nn.Module) -> Iterator[None]:
     """Run the block with ``module`` in eval mode; afterwards each of its modules is in the mode it was in, so that

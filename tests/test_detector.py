@@ -17,6 +17,7 @@ from sklearn.metrics import roc_auc_score
 import faim.runtime
 from faim import Detector, Recipe, WholePostModel
 from faim.data import post as post_module
+from faim.data.batch import PostBatch
 from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
@@ -24,6 +25,7 @@ from faim.detector import check_recipe_correctable
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.fusion import ConcatFusion
 from faim.inference import predict
+from faim.model import model_device
 from faim.recipe.sections import EvalConfig
 from faim.tasks import BinaryHead, MulticlassHead
 from faim.tasks.base import Head
@@ -216,6 +218,28 @@ def test_scoring_embedding_or_explaining_leaves_every_module_in_the_mode_it_was_
         call(posts)
         assert {name: module.training for name, module in model.named_modules()} == modes, call.__name__
     assert detector.score(posts) == detector.score(posts)  # scored without dropout all the same
+
+
+def test_explaining_moves_each_post_to_where_the_models_weights_are_before_the_model_reads_it(monkeypatch) -> None:
+    torch.manual_seed(0)
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    moved, read = [], []
+    to, encode = PostBatch.to, model.encode
+
+    def spied_to(batch: PostBatch, device: torch.device) -> PostBatch:
+        moved.append((device, to(batch, device)))
+        return moved[-1][1]
+
+    def spied_encode(batch: PostBatch, *args, **kwargs):
+        read.append(batch)
+        return encode(batch, *args, **kwargs)
+
+    monkeypatch.setattr(PostBatch, "to", spied_to)
+    monkeypatch.setattr(model, "encode", spied_encode)
+    detector.explain([{"id": "a", "text": "a post"}, {"id": "b", "text": "another post"}])
+    assert [device for device, _ in moved] == [model_device(model)] * 2
+    assert read and all(any(batch is on_device for _, on_device in moved) for batch in read)
 
 
 def test_a_correction_weight_in_calibrated_logits_becomes_raw_pooled_logits_and_then_stays(

@@ -33,7 +33,7 @@ from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.encoder import TokenEmbeddings
 from faim.encoders.stack import encoder_parts, part_inputs
-from faim.model import Elements, WholePostModel
+from faim.model import Elements, WholePostModel, on_model_device
 
 STEPS = 32
 """Integration steps of the integrated gradients (element shares and tokens)."""
@@ -157,14 +157,15 @@ class PostExplainer:
 
     Args:
         model: The model (left in eval mode; gradients flow through frozen weights too, which are not changed).
-        batch: One post, collated by the detector's collator (not cached embeddings: encoders run here).
+        batch: One post, collated by the detector's collator (not cached embeddings: encoders run here); it is
+            moved to where the model's weights are.
     """
 
     def __init__(self, model: WholePostModel, batch: PostBatch) -> None:
         if batch.size != 1:
             raise ValueError(f"explanations are computed one post at a time, got a batch of {batch.size}")
         self.model = model.eval()
-        self.batch = batch
+        self.batch = batch = on_model_device(batch, model)
         with torch.no_grad():
             self.elements = model.encode(batch, kinds=model.fused_kinds)
 
@@ -288,7 +289,7 @@ class PostExplainer:
                 baselines=0.0,
                 perturbations_per_eval=16,
             )
-            maps.append(heat[0].sum(0).detach().numpy())
+            maps.append(heat[0].sum(0).detach().cpu().numpy())
         return maps
 
     def picture_forward(
@@ -309,7 +310,7 @@ class PostExplainer:
             return []
         shown = []
         for picture in self.batch.elements["image"].values:
-            values = picture.permute(1, 2, 0).float().numpy()
+            values = picture.permute(1, 2, 0).float().cpu().numpy()
             low, high = values.min(), values.max()
             shown.append(((values - low) / ((high - low) or 1.0) * 255).astype(np.uint8))
         return shown
@@ -341,7 +342,7 @@ def explain_post(
     explanation's first notes."""
     explainer = PostExplainer(model, batch)
     with torch.no_grad():
-        logits = {name: value.numpy() for name, value in model.logits(explainer.elements).items()}
+        logits = {name: value.cpu().numpy() for name, value in model.logits(explainer.elements).items()}
     probabilities = calibrated(logits)
     explained, notes, slots = [], list(notes), explainer.slots("comments")
     for task in tasks:

@@ -29,7 +29,7 @@ from faim.data.post import as_posts
 from faim.encoder import Encoder
 from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
-from faim.explain.attribute import PostExplainer
+from faim.explain.attribute import PostExplainer, explain_post
 from faim.fusion import ConcatFusion
 from faim.tasks import BinaryHead
 
@@ -216,3 +216,36 @@ def test_the_pictures_and_comments_past_the_models_limit_are_named_in_the_notes_
         "only the first 2 of its 4 comments were read and explained, as the model reads a post (max_elements: 2)",
     ]
     assert len(explained.tasks[0].comments) == 2 and len(explained.tasks[0].pictures) == 2 and within.notes == []
+
+
+class AcceleratorTensor(torch.Tensor):
+    """A tensor as one on an accelerator behaves: what is computed from it is one too, and it reaches numpy only
+    through ``cpu()``."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        result = super().__torch_function__(func, types, args, kwargs)
+        return result.as_subclass(torch.Tensor) if func is torch.Tensor.cpu else result
+
+    def numpy(self, *args, **kwargs) -> np.ndarray:
+        raise TypeError("can't convert an accelerator tensor to numpy: copy it to the host with cpu() first")
+
+
+def on_accelerator(values):
+    """``values`` (a tensor, or a mapping or list of them) as ``AcceleratorTensor``."""
+    if isinstance(values, torch.Tensor):
+        return values.as_subclass(AcceleratorTensor)
+    if isinstance(values, dict):
+        return {key: on_accelerator(value) for key, value in values.items()}
+    return values
+
+
+def test_a_post_explained_on_an_accelerator_comes_back_in_numpy_arrays() -> None:
+    reading, post = detector(text_and_picture_model(0.5)), {"id": "p", "text": "a caption", "images": [picture()]}
+    batch = reading.collator()(as_posts([post]))
+    for elements in batch.elements.values():
+        values = elements.values
+        elements.values = on_accelerator(dict(values) if isinstance(values, dict) else values)
+    explained = explain_post(reading.model, batch, [TASK], reading.probabilities, "p", [])
+    assert explained.tasks[0].probability == pytest.approx(reading.score([post])[0][TASK.name], abs=1e-5)
+    assert [heat.shape for heat in explained.tasks[0].pictures] == [explained.pictures[0].shape[:2]]
