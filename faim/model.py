@@ -25,7 +25,7 @@ from torch import nn
 from faim.data.batch import PostBatch
 from faim.data.elements import ELEMENT_MODALITIES, element_refs
 from faim.data.post import Post
-from faim.registry import built, recorded_arguments
+from faim.registry import recorded_arguments, refusals_named
 
 Elements = dict[str, tuple[torch.Tensor, torch.Tensor]]
 
@@ -135,7 +135,9 @@ class WholePostModel(nn.Module):
         ``posts`` (the training posts) of every kind it embeds, at most ``max_elements`` per post and kind.
 
         Raises:
-            BuildError: An encoder's refusal of its elements, named by its recipe path (``model.encoders.text: ...``).
+            BuildError: An encoder's refusal of its elements (its ``ValueError``), named by its recipe path
+                (``model.encoders.text: ...``); any other error it raises (a ``RuntimeError`` on running out of
+                memory) comes through as it is.
         """
         posts = list(posts)
         for name, encoder in self.encoders.items():
@@ -144,7 +146,8 @@ class WholePostModel(nn.Module):
                 elements = [
                     element for post in posts for kind in kinds for element in element_refs(post, kind, max_elements)
                 ]
-                built(f"model.encoders.{name}", encoder.fit, elements)
+                with refusals_named(f"model.encoders.{name}"):
+                    encoder.fit(elements)
 
     @torch.no_grad()
     def fit_fusion(self, batches: Iterable[PostBatch]) -> None:

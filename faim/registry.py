@@ -437,13 +437,28 @@ def built(where: str, make: Callable[..., Any], *args: Any, **kwargs: Any) -> An
             is its cause.
     """
     try:
-        return make(*args, **kwargs)
-    except BuildError:
-        raise
-    except (ValueError, RuntimeError) as error:
-        raise BuildError(f"{where}: {error}") from error
+        with refusals_named(where, (ValueError, RuntimeError)):
+            return make(*args, **kwargs)
     except TypeError as error:
         raise BuildError(f"{where}: {qualified_name(make)}: {error}") from error
+
+
+@contextlib.contextmanager
+def refusals_named(where: str, refusals: tuple[type[Exception], ...] = (ValueError,)) -> Iterator[None]:
+    """Run the block, an error of the types in ``refusals`` it raises (a value of the recipe refused) re-raised named
+    by the recipe path ``where`` of the component the block builds or fits. A ``BuildError`` names its own path and
+    comes through as it is, as does any other error (a ``RuntimeError`` of a fit running out of memory, a bug): it
+    is not the recipe's.
+
+    Raises:
+        BuildError: ``"where: message"``, the error raised its cause.
+    """
+    try:
+        yield
+    except BuildError:
+        raise
+    except refusals as error:
+        raise BuildError(f"{where}: {error}") from error
 
 
 BUILDING_SOURCE: ContextVar[str] = ContextVar("building_source", default="")

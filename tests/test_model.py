@@ -9,7 +9,7 @@ import torch
 from PIL import Image
 
 import faim
-from faim import Detector, WholePostModel
+from faim import Detector, WholePostModel, registry
 from faim.artifact import read_recipe
 from faim.data.post import as_posts
 from faim.data.targets import TaskSpec
@@ -172,6 +172,28 @@ def test_fused_kinds_must_be_kinds_the_model_reads() -> None:
             {"hate": BinaryHead(16)},
             fused_kinds=["image"],
         )
+
+
+def test_an_encoder_failing_to_fit_for_another_reason_than_its_elements_raises_its_own_error_unnamed() -> None:
+    @faim.register_encoder("test_failing_fit")
+    class FailingFit(TinyTextEncoder):
+        needs_fit = True
+
+        def fit(self, elements: list) -> None:
+            raise RuntimeError("CUDA out of memory")
+
+    recipe = {
+        "encoders": {"text": {"type": "test_failing_fit", "dim": 8}},
+        "fusion": {"type": "concat"},
+        "heads": {"hate": {"type": "binary", "labels": ["no", "yes"]}},
+    }
+    try:
+        model = faim.build({"model": recipe}).model
+    finally:
+        registry.ENCODERS.pop("test_failing_fit")
+    with pytest.raises(RuntimeError, match=r"^CUDA out of memory$") as raised:
+        model.fit_encoders(as_posts([{"id": "a", "text": "a post"}]), max_elements=8)
+    assert type(raised.value) is RuntimeError
 
 
 def test_an_encoder_refusing_its_training_elements_is_named_by_its_recipe_path() -> None:
