@@ -23,7 +23,6 @@ import numpy as np
 
 from faim.calibration.fit import Calibration, TargetUnreachableWarning, fit_calibration
 from faim.calibration.head_correction import FOLDS, fit_head_correction
-from faim.calibration.prior import estimate_prior, prior_interval, prior_shift
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import ece_if_calibrated
 from faim.eval.evaluate import metric_function, opposite_words
@@ -187,13 +186,10 @@ def prior_adaptation(task: TaskSpec, start: Calibration, predictions: Prediction
     when ``start`` records no prior for the task."""
     if task.type != "binary" or task.name not in start.priors:
         return {"prior": None, "estimated_prior": None, "prior_interval": None, "ece": None, "macro_f1": None}
-    old = start.priors[task.name]
-    probabilities = start.probabilities(task, predictions.logits[task.name])
-    new = estimate_prior(probabilities, old)
     moved = start.copy()
-    moved.logit_shifts[task.name] += prior_shift(old, new)
+    old, new, interval = moved.adapt_to_prior(task, predictions.logits[task.name])
     logits, y = labelled(task, predictions)
-    estimated = {"prior": old, "estimated_prior": new, "prior_interval": list(prior_interval(probabilities, old, new))}
+    estimated = {"prior": old, "estimated_prior": new, "prior_interval": list(interval)}
     return estimated | measure(task, moved, moved.probabilities(task, logits), y, config)
 
 

@@ -20,7 +20,6 @@ from faim.assembly import build_model, task_specs
 from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.fit import Calibration, fit_calibration
 from faim.calibration.head_correction import FOLDS, fit_head_correction
-from faim.calibration.prior import estimate_prior, prior_interval, prior_shift
 from faim.components import check_tasks, lookup
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
@@ -383,7 +382,7 @@ class Detector:
 
     def adapt_to_prior(self, predictions: Predictions) -> dict[str, tuple[float, float, tuple[float, float]]]:
         """Move each binary task's calibration (the pooled one too) to the share of positives EM estimates among
-        the predicted posts, unlabelled (``faim.calibration.prior``); returns task → ``(old prior, new prior, its
+        the predicted posts, unlabelled (``Calibration.adapt_to_prior``); returns task → ``(old prior, new prior, its
         95% interval)`` (``prior_interval``), the interval for the caller to say how far the estimate can be trusted.
 
         Raises:
@@ -391,18 +390,13 @@ class Detector:
         """
         moved = {}
         for task in (t for t in self.tasks if t.type == "binary"):
-            old = self.calibration.priors.get(task.name)
-            if old is None:
+            if self.calibration.priors.get(task.name) is None:
                 raise ValueError(
                     f"{self.source}: task {task.name!r} records no calibration prior; calibrate it on labelled posts "
                     "first (faim calibrate MODEL DATA without --unlabelled)"
                 )
-            probabilities = self.calibration.probabilities(task, predictions.logits[task.name])
-            new = estimate_prior(probabilities, old)
-            for calibration in (self.calibration, self.pooled) if self.pooled else (self.calibration,):
-                calibration.logit_shifts[task.name] += prior_shift(old, new)
-                calibration.priors[task.name] = new
-            moved[task.name] = (old, new, prior_interval(probabilities, old, new))
+            pooled = (self.pooled,) if self.pooled else ()
+            moved[task.name] = self.calibration.adapt_to_prior(task, predictions.logits[task.name], *pooled)
         return moved
 
     def check_correctable(self) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.special import expit
 
+from faim.calibration.prior import estimate_prior, prior_interval, prior_shift
 from faim.calibration.scaling import apply_temperature, fit_scaling
 from faim.calibration.thresholds import PrecisionUnreachable, choose_threshold
 from faim.data.targets import TaskSpec
@@ -72,6 +73,26 @@ class Calibration:
         if task.type == "multilabel":
             return expit(np.asarray(logits, dtype=np.float64))
         return apply_temperature(logits, self.temperatures[task.name], shift=self.logit_shifts[task.name])
+
+    def adapt_to_prior(
+        self, task: TaskSpec, logits: np.ndarray, *others: Calibration
+    ) -> tuple[float, float, tuple[float, float]]:
+        """Move a binary ``task``'s calibration, in place, to the share of positives EM estimates among the posts
+        whose raw ``logits`` are given, unlabelled, under this calibration (``faim.calibration.prior``): its logit
+        shift moves by ``prior_shift`` and its recorded prior becomes the estimate, here and in ``others`` (a
+        pooled calibration, moved by the same estimate). Returns ``(old prior, new prior, its 95% interval)``
+        (``prior_interval``).
+
+        Raises:
+            KeyError: When this calibration records no prior for the task (never fitted on labelled posts).
+        """
+        old = self.priors[task.name]
+        probabilities = self.probabilities(task, logits)
+        new = estimate_prior(probabilities, old)
+        for calibration in (self, *others):
+            calibration.logit_shifts[task.name] += prior_shift(old, new)
+            calibration.priors[task.name] = new
+        return old, new, prior_interval(probabilities, old, new)
 
 
 def source_class_weights(sources: Sequence[Hashable], y: np.ndarray) -> np.ndarray:

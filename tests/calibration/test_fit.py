@@ -66,3 +66,22 @@ def test_a_precision_no_cut_reaches_gives_the_most_precise_cut_and_a_warning_nam
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fitted(reachable, logits, y, None)
+
+
+def test_adapting_to_a_prior_moves_the_calibration_and_the_others_given_to_the_share_em_estimates() -> None:
+    task = TaskSpec("hate", "binary", ("no", "yes"))
+    rng = np.random.default_rng(0)
+    # classes N(±1, 2): the logit is the log-likelihood ratio, calibrated under a prior of a half
+    logits = np.concatenate([rng.normal(1.0, np.sqrt(2), 300), rng.normal(-1.0, np.sqrt(2), 700)])
+    calibration = Calibration({"hate": 0.5}, {"hate": 1.0}, {"hate": 0.0}, {"hate": 0.5})
+    pooled = Calibration({"hate": 0.4}, {"hate": 2.0}, {"hate": 0.25}, {"hate": 0.5})
+    old, new, (low, high) = calibration.adapt_to_prior(task, logits, pooled)
+    assert old == 0.5 and abs(new - 0.3) < 0.05 and low < new < high
+    assert calibration.probabilities(task, logits).mean() == pytest.approx(new, abs=1e-6)  # EM's fixed point
+    shift = np.log(new / (1 - new))  # from a prior of a half
+    assert calibration.logit_shifts["hate"] == pytest.approx(shift) and pooled.logit_shifts["hate"] == pytest.approx(
+        0.25 + shift
+    )
+    assert calibration.priors == pooled.priors == {"hate": new}
+    with pytest.raises(KeyError):
+        Calibration.identity([task]).adapt_to_prior(task, logits)
