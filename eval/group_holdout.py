@@ -46,7 +46,7 @@ from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.prior import estimate_prior, prior_shift
 from faim.calibration.scaling import apply_temperature, fit_scaling
-from faim.data.post import Post
+from faim.data.post import Post, is_missing
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.benchmark_baselines import class_probabilities, fit_logistic_regression, labelled
@@ -143,9 +143,10 @@ def group_of(post: Post, field_name: str) -> object:
     """The post's ``meta[field_name]``.
 
     Raises:
-        ValueError: When the post has none, naming it.
+        ValueError: When the post has none (``is_missing``: absent, null, NaN, an empty text, as an empty cell reads),
+            naming it.
     """
-    if post.meta.get(field_name) is None:
+    if is_missing(post.meta.get(field_name)):
         raise ValueError(f"{post.origin or post.id}: meta.{field_name} is missing; every post needs a group")
     return post.meta[field_name]
 

@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 import torch
 
+from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.eval.group_holdout import (
     ProbeInputs,
     group_holdout,
+    group_of,
     held_out_probabilities,
     main,
     probe_inputs,
@@ -186,6 +188,13 @@ def test_probe_inputs_refuse_a_trained_encoder_and_a_post_without_group(demo_dat
     crowd["eval"] |= {"pool_by_image": 0.99, "crowd_corrections": "region"}
     with pytest.raises(ValueError, match=r"train\.jsonl:1.*meta\.region is missing"):
         probe_inputs(as_recipe(crowd), task, "topic", str(tmp_path))
+
+
+@pytest.mark.parametrize("value", [None, float("nan"), np.float32("nan"), ""])
+def test_a_post_whose_group_stands_for_nothing_is_refused_as_one_without_a_group(value: object) -> None:
+    with pytest.raises(ValueError, match=r"^p: meta\.region is missing; every post needs a group$"):
+        group_of(Post(id="p", text="a post", meta={"region": value}), "region")
+    assert group_of(Post(id="p", text="a post", meta={"region": "(missing)"}), "region") == "(missing)"
 
 
 def test_command_prints_both_protocols_and_each_group(demo_data, tmp_path, write_recipe, capsys):
