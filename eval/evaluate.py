@@ -27,7 +27,7 @@ from faim.eval.label_conflicts import decision_conflicts
 from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics, multilabel_metrics
 from faim.eval.plots import plot_binary, plot_multiclass
 from faim.eval.report import write_report
-from faim.eval.slices import MISSING, slice_metrics, slice_name
+from faim.eval.slices import slice_key, slice_metrics
 from faim.inference import Predictions, predict
 from faim.notices import FaimWarning
 from faim.pooling import picture_groups, pooled
@@ -161,10 +161,10 @@ def task_results(
         warnings.warn(message, FaimWarning, stacklevel=2)
         field = None
     if field:
-        values = [slice_name(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k]
+        values = [slice_key(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k]
         result["slices"] = slice_metrics(y, prob, values, metric)
-    languages = [slice_name(m.get(LANGUAGE)) for m, k in zip(main.predictions.meta, keep) if k]
-    if config.languages and len(set(languages) - {UNDETERMINED, MISSING}) > 1:
+    languages = [slice_key(m.get(LANGUAGE)) for m, k in zip(main.predictions.meta, keep) if k]
+    if config.languages and len(set(languages) - {UNDETERMINED, None}) > 1:
         result["languages"] = slice_metrics(y, prob, languages, metric)
     if ablations:
         result["ablations"] = {name: task_metrics(task, ablated, keep, config) for name, ablated in ablations.items()}

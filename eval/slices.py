@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -11,8 +12,9 @@ from faim.data.post import is_missing
 MetricFn = Callable[[np.ndarray, np.ndarray], Mapping[str, float]]
 
 MISSING = "(missing)"
-"""The slice of posts without a value for the slice field (``is_missing``: absent, ``None``, NaN, empty), told
-apart from any value a post may hold, such as the text ``"None"``."""
+"""How the slice of posts without a value for the slice field (``is_missing``: absent, ``None``, NaN, empty) is
+shown, told apart from any value a post may hold, such as the text ``"None"`` or ``"(missing)"`` itself
+(``slice_label``)."""
 
 MIN_SIZE = 30
 """Smallest slice whose metrics ``slice_metrics`` computes by default: a smaller one reports its size alone."""
@@ -34,38 +36,52 @@ def slice_metrics(
     Args:
         y_true: labels, any shape ``[N, ...]`` ``metric_fn`` accepts.
         prob: scores ``[N, ...]`` matching ``y_true``.
-        slices: one slice value per row ``[N]``; values are compared and reported as strings (``slice_name``: a
-            missing one, ``None`` or NaN, as ``MISSING``).
+        slices: one slice value per row ``[N]``; values are compared as strings, the missing ones (``None``, NaN)
+            apart from every string (``slice_key``), and reported by ``slice_label`` (the missing ones as
+            ``MISSING``).
         metric_fn: ``(y_true, prob) -> metrics``, e.g.
             ``functools.partial(binary_metrics, threshold=t)``.
         min_size: smallest slice whose metrics are computed.
 
     Returns:
-        ``{slice value: {"n": rows, **metrics}}``, in sorted order of slice value.
+        ``{slice label: {"n": rows, **metrics}}``, in sorted order of slice label.
 
     Raises:
         ValueError: if ``y_true``, ``prob`` and ``slices`` differ in length, or ``min_size < 1``.
     """
     y, p = np.asarray(y_true), np.asarray(prob)
     values = np.asarray(slices, dtype=object)
-    keys = np.array([slice_name(value) for value in values.ravel()], dtype=str).reshape(values.shape)
-    if keys.ndim != 1 or not len(keys) == len(y) == len(p):
+    if values.ndim != 1 or not len(values) == len(y) == len(p):
         raise ValueError(
-            f"slices must be 1-D with one value per row, got {keys.shape} for {len(y)} rows and prob of length {len(p)}"
+            f"slices must be 1-D with one value per row, got {values.shape} for {len(y)} rows and prob of length "
+            f"{len(p)}"
         )
     if min_size < 1:
         raise ValueError(f"min_size must be at least 1, got {min_size}")
+    keys = [slice_key(value) for value in values]
     result: dict[str, dict[str, float]] = {}
-    for value in np.unique(keys):
-        rows = keys == value
+    for key in sorted(set(keys), key=slice_label):
+        rows = np.array([other == key for other in keys])
         n = int(rows.sum())
-        result[str(value)] = {"n": n} if n < min_size else {**metric_fn(y[rows], p[rows]), "n": n}
+        result[slice_label(key)] = {"n": n} if n < min_size else {**metric_fn(y[rows], p[rows]), "n": n}
     return result
 
 
-def slice_name(value: object) -> str:
-    """The slice a post's value of the slice field puts it in: ``MISSING`` where it has none (``is_missing``: absent,
+def slice_key(value: object) -> str | None:
+    """The slice a post's value of the slice field puts it in: ``None`` where it has none (``is_missing``: absent,
     null, NaN, an empty text, as an empty cell reads), else the value as text."""
-    if is_missing(value):
+    return None if is_missing(value) else str(value)
+
+
+def slice_label(key: str | None) -> str:
+    """How the slice ``key`` (``slice_key``'s) is shown: ``MISSING`` for the posts without a value; a value as it
+    is, or quoted as JSON where it would read as ``MISSING`` or as a quoted value itself, so that no two slices are
+    shown alike."""
+    if key is None:
         return MISSING
-    return str(value)
+    return json.dumps(key, ensure_ascii=False) if key == MISSING or key.startswith('"') else key
+
+
+def slice_name(value: object) -> str:
+    """How the slice a post's value of the slice field puts it in is shown (``slice_label`` of its ``slice_key``)."""
+    return slice_label(slice_key(value))

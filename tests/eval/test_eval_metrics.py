@@ -219,3 +219,14 @@ def test_values_that_stand_for_nothing_are_one_slice_apart_from_the_text_none() 
     y, prob = np.array([0, 1, 0, 1, 0, 1]), np.array([0.2, 0.8, 0.4, 0.6, 0.3, 0.7])
     result = slice_metrics(y, prob, values, partial(binary_metrics, threshold=0.5), min_size=1)
     assert {name: metrics["n"] for name, metrics in result.items()} == {"(missing)": 4, "None": 2}
+
+
+def test_a_value_reading_as_the_missing_slice_is_a_slice_of_its_own_shown_quoted() -> None:
+    values = np.array(["(missing)", None, "(missing)", float("nan"), '"quoted"', ""], dtype=object)
+    y, prob = np.array([0, 1, 0, 1, 0, 1]), np.array([0.2, 0.8, 0.4, 0.6, 0.3, 0.7])
+    result = slice_metrics(y, prob, values, partial(binary_metrics, threshold=0.5), min_size=1)
+    assert {name: metrics["n"] for name, metrics in result.items()} == {
+        '"(missing)"': 2,
+        '"\\"quoted\\""': 1,
+        "(missing)": 3,
+    }

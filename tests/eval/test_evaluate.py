@@ -210,6 +210,21 @@ def test_posts_without_the_slice_field_are_a_slice_apart_from_the_text_none(demo
     assert "| (missing) |" in (tmp_path / "eval" / "metrics.md").read_text()
 
 
+def test_posts_holding_the_text_missing_are_a_slice_apart_from_the_posts_without_the_field(
+    demo_data, tmp_path: Path
+) -> None:
+    detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
+    posts[0].meta["colour"], posts[1].meta["colour"] = "(missing)", float("nan")
+    config = EvalConfig(slice="colour", ablations=False)
+    report = evaluate(detector, posts, tmp_path / "eval", "validation", config)["tasks"]["harmful"]
+    assert {name: metrics["n"] for name, metrics in report["slices"].items()} == {
+        '"(missing)"': 1,
+        "(missing)": len(posts) - 1,
+    }
+    table = (tmp_path / "eval" / "metrics.md").read_text()
+    assert '| "(missing)" |' in table and "| (missing) |" in table
+
+
 def test_a_slice_by_language_detects_each_posts_language_without_the_metrics_per_language(
     demo_data, tmp_path: Path
 ) -> None:

@@ -111,6 +111,16 @@ def test_a_post_without_a_group_is_not_of_the_group_spelt_none(tmp_path):
     assert folds["None"].recipe.data_section["values"] == ["None"]  # the post of no topic is not left out with it
 
 
+def test_a_post_without_a_group_is_not_of_the_group_spelt_missing(tmp_path):
+    recipe = text_recipe(tmp_path, ["(missing)", "b"] * 2, ["(missing)", "b"] * 2)
+    unlabelled = {"id": "val-unlabelled", "text": "post", "topic": None}
+    with open(recipe["data"]["validation"], "a", encoding="utf-8") as file:
+        file.write(json.dumps(unlabelled) + "\n")
+    folds = plan_folds(as_recipe(recipe), TASK, "topic", tmp_path / "holdout")
+    assert sorted(folds) == ['"(missing)"', "b"]
+    assert folds['"(missing)"'].recipe.data_section["values"] == ["(missing)"]
+
+
 def test_folds_that_cannot_train_are_refused_before_any_does(demo_data, tmp_path):
     only_validation_group = as_recipe(text_recipe(tmp_path, ["a", "b"] * 4, ["c"] * 4))
     with pytest.raises(ValueError, match="leaving out topic 'c' leaves <dict> no validation post"):
