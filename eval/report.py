@@ -85,6 +85,10 @@ class Results(TypedDict):
     tasks: dict[str, TaskResult]
 
 
+REPORT_FILES = {"json": "metrics.json", "markdown": "metrics.md"}
+"""The files ``write_report`` writes, by the key it returns each under."""
+
+
 def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
     """Write ``metrics.json`` (NaN as ``null``) and ``metrics.md`` into ``out_dir``.
 
@@ -101,10 +105,17 @@ def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
     _check_results(results)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = out_dir / "metrics.json", out_dir / "metrics.md"
+    json_path, md_path = out_dir / REPORT_FILES["json"], out_dir / REPORT_FILES["markdown"]
     json_path.write_text(json_text(results), encoding="utf-8")
     md_path.write_text(_markdown(results, out_dir), encoding="utf-8")
     return {"json": json_path, "markdown": md_path}
+
+
+def written_files(results: Results, out_dir: Path) -> list[Path]:
+    """The files an evaluation writes into ``out_dir`` for ``results``: ``metrics.json`` and ``metrics.md``
+    (``write_report``) and each task's plots."""
+    plots = [Path(plot) for task in results["tasks"].values() for plot in task.get("plots", [])]
+    return [Path(out_dir) / REPORT_FILES["json"], Path(out_dir) / REPORT_FILES["markdown"], *plots]
 
 
 def format_table(results: Results) -> str:

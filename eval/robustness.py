@@ -9,19 +9,24 @@ Typical use::
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from faim.data.language import with_languages
 from faim.data.post import Post
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
-from faim.eval.report import json_text
+from faim.eval.report import json_text, written_files
 from faim.eval.tables import format_value, with_change
 from faim.perturb import perturb_posts, perturbations_of
 from faim.recipe.sections import EvalConfig
+
+WRITTEN = "written.json"
+"""The record in ``robustness/`` of the report files the last run wrote there (``perturbed_reports``)."""
 
 METRICS: dict[str, tuple[str, ...]] = {
     "binary": ("auroc", "macro_f1", "accuracy"),
@@ -73,6 +78,10 @@ def perturbed_reports(
     perturbed, so its perturbed forms are counted under that language (swapped letters or digits would read as
     another). Each evaluation's progress bar names its perturbation; ``log`` is told each as it starts.
 
+    Once every report is written, the files an earlier run recorded writing into ``robustness/`` (``WRITTEN``) that
+    this run did not write again (a perturbation it no longer applies) are removed (``replace_written``), and this
+    run's files are recorded instead; a file no run of faim wrote there stays, and a run that fails removes nothing.
+
     The posts are refused once, before any is perturbed, where their evaluation could not finish
     (``Detector.refuse_unevaluable``): a perturbation keeps their ids and labels, a text that is text stays text, and
     a picture that is there stays there (as its perturbed bytes, or as it was where it does not decode).
@@ -83,17 +92,47 @@ def perturbed_reports(
     detector.refuse_unevaluable(posts, data_name)
     modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
     posts = with_languages(posts) if (config or EvalConfig()).detects_languages else posts
-    reports = {}
+    folder = Path(out_dir) / "robustness"
+    reports, written = {}, []
     for name in perturbations_of(modalities):
         if log is not None:
             log(f"evaluating under {name}")
-        out = Path(out_dir) / "robustness" / name
         perturbed = perturb_posts(posts, name)
         data, desc = f"{data_name}, perturbed by {name}", f"evaluating under {name}"
         reports[name] = evaluate(
-            detector, perturbed, out, data, config, ablations=False, words=False, checked=True, desc=desc
+            detector, perturbed, folder / name, data, config, ablations=False, words=False, checked=True, desc=desc
         )
+        written += written_files(reports[name], folder / name)
+    replace_written(folder, [path.relative_to(folder).as_posix() for path in written])
     return reports
+
+
+def replace_written(folder: Path, written: Iterable[str]) -> None:
+    """Remove the files of ``folder`` that its record (``WRITTEN``) says an earlier run wrote and that are not among
+    ``written`` (this run's, as paths relative to ``folder`` with ``/``), and the folders of them left empty, then
+    record ``written``. Only what the record names inside ``folder`` is removed (an entry leading out of it, by
+    ``..`` or from the root, is passed over), and ``folder`` itself stays, a link to another folder too."""
+    written = sorted(set(written))
+    for entry in sorted(set(recorded(folder)) - set(written)):
+        path = PurePosixPath(entry)
+        if path.is_absolute() or ".." in path.parts or not path.parts:
+            continue
+        stale = folder.joinpath(*path.parts)
+        if stale.is_file() and not stale.is_symlink():  # faim writes plain files; a link put there is another's
+            stale.unlink()
+        for parent in list(stale.parents)[: len(path.parts) - 1]:
+            with contextlib.suppress(OSError):  # not empty (a file of another's), or gone already
+                parent.rmdir()
+    (folder / WRITTEN).write_text(json.dumps({"files": written}, indent=2) + "\n", encoding="utf-8")
+
+
+def recorded(folder: Path) -> list[str]:
+    """The files ``folder``'s record (``WRITTEN``) lists; none where there is no readable record."""
+    try:
+        files = json.loads((folder / WRITTEN).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return [entry for entry in files if isinstance(entry, str)] if isinstance(files, list) else []
 
 
 def robustness_report(

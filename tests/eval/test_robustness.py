@@ -15,7 +15,13 @@ from conftest import tiny_recipe
 import faim
 from faim.data.sources import read_posts
 from faim.eval.evaluate import evaluate
-from faim.eval.robustness import format_robustness, perturbed_reports, robustness_report, robustness_table
+from faim.eval.robustness import (
+    format_robustness,
+    perturbed_reports,
+    replace_written,
+    robustness_report,
+    robustness_table,
+)
 from faim.perturb import perturb_posts
 
 
@@ -151,3 +157,72 @@ def test_each_perturbations_progress_bar_names_it(demo_data, tmp_path: Path, mon
     monkeypatch.setattr(evaluate_module, "predict", lambda *a, **k: bars.append(k["desc"]) or predict(*a, **k))
     reports = perturbed_reports(detector, posts, tmp_path / "eval", "dev")
     assert bars == [f"evaluating under {name}" for name in reports]
+
+
+def text_detector(demo_data: dict[str, Path], tmp_path: Path) -> tuple[faim.Detector, list]:
+    """A detector reading text alone, and 20 labelled posts."""
+    torch.manual_seed(0)
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"] |= {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))[:20]
+    return faim.build(recipe), posts
+
+
+def report_files(folder: Path) -> set[str]:
+    return {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()}
+
+
+@pytest.mark.parametrize("linked", [False, True])
+def test_a_rerun_removes_the_reports_of_perturbations_it_no_longer_applies_and_nothing_else(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linked: bool
+) -> None:
+    detector, posts = text_detector(demo_data, tmp_path)
+    folder = tmp_path / "eval" / "robustness"
+    if linked:
+        folder.parent.mkdir()
+        (tmp_path / "elsewhere").mkdir()
+        folder.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    both, one = ["text.leetspeak", "text.spaces"], ["text.leetspeak"]
+    monkeypatch.setattr("faim.eval.robustness.perturbations_of", lambda modalities: both)
+    perturbed_reports(detector, posts, tmp_path / "eval", "dev")
+    first = report_files(folder)
+    assert {"text.spaces/metrics.json", "text.leetspeak/metrics.md", "written.json"} <= first
+    (folder / "notes.txt").write_text("mine")
+    (folder / "text.spaces" / "notes.txt").write_text("mine")
+
+    monkeypatch.setattr("faim.eval.robustness.perturbations_of", lambda modalities: one)
+    perturbed_reports(detector, posts, tmp_path / "eval", "dev")
+    kept = {name for name in first if not name.startswith("text.spaces/")}
+    assert report_files(folder) == kept | {"notes.txt", "text.spaces/notes.txt"}
+    assert folder.is_symlink() == linked
+
+    (folder / "text.spaces" / "notes.txt").unlink()
+    monkeypatch.setattr("faim.eval.robustness.perturbations_of", lambda modalities: both)
+    perturbed_reports(detector, posts, tmp_path / "eval", "dev")
+    monkeypatch.setattr("faim.eval.robustness.perturbations_of", lambda modalities: [])
+    perturbed_reports(detector, posts, tmp_path / "eval", "dev")
+    assert report_files(folder) == {"notes.txt", "written.json"}
+    assert not (folder / "text.spaces").exists()
+
+
+def test_a_rerun_that_fails_removes_none_of_the_earlier_reports(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    detector, posts = text_detector(demo_data, tmp_path)
+    folder = tmp_path / "eval" / "robustness"
+    monkeypatch.setattr("faim.eval.robustness.perturbations_of", lambda modalities: ["text.spaces"])
+    perturbed_reports(detector, posts, tmp_path / "eval", "dev")
+    earlier = report_files(folder)
+    monkeypatch.setattr("faim.eval.robustness.perturbations_of", lambda modalities: ["text.leetspeak", "text.nope"])
+    with pytest.raises(ValueError, match="unknown perturbation 'text.nope'"):
+        perturbed_reports(detector, posts, tmp_path / "eval", "dev")
+    assert earlier <= report_files(folder)
+
+
+def test_a_record_naming_files_outside_the_folder_removes_none_of_them(tmp_path: Path) -> None:
+    folder, outside = tmp_path / "robustness", tmp_path / "outside.txt"
+    folder.mkdir()
+    outside.write_text("mine")
+    (folder / "written.json").write_text(json.dumps({"files": ["../outside.txt", str(outside)]}))
+    replace_written(folder, [])
+    assert outside.read_text() == "mine" and json.loads((folder / "written.json").read_text()) == {"files": []}
