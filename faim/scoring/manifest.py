@@ -106,17 +106,17 @@ def check_output_folder(out_dir: Path) -> None:
         )
 
 
-def recorded_identity(run_file: Path, identity: dict[str, Any]) -> dict[str, Any]:
-    """The identity ``run_file`` records, as this version writes it for the run ``identity`` (``run_identity``'s
-    parts): a run recorded while bf16 was chosen by the CPU (``"bf16": null``) is a run without it, as scoring is now
-    unless asked; a run recorded before a model's tasks were part of a run's identity takes ``identity``'s, as those
-    versions took any; and where ``identity`` reads no picture (its settings name no picture decoding), the record
-    names no picture decoding or decompression-bomb limit either: versions that recorded the decoding of every model
-    embedding pictures, fused or not, and the limit of every run, recorded them for runs that read none, and a run of
-    the same model and settings reads the pictures this one reads. An ``image_root`` as versions recorded it, as
-    given (a link, ``..``, a trailing slash; relative), is taken as the folder it names from here
-    (``absolute_image_root``): the folder a relative one was begun in is not recorded."""
-    recorded = json.loads(run_file.read_text(encoding="utf-8"))
+def recorded_identity(record: bytes, identity: dict[str, Any]) -> dict[str, Any]:
+    """The identity ``record`` (a run's ``_run.json``, its bytes) holds, as this version writes it for the run
+    ``identity`` (``run_identity``'s parts): a run recorded while bf16 was chosen by the CPU (``"bf16": null``) is a run
+    without it, as scoring is now unless asked; a run recorded before a model's tasks were part of a run's identity
+    takes ``identity``'s, as those versions took any; and where ``identity`` reads no picture (its settings name no
+    picture decoding), the record names no picture decoding or decompression-bomb limit either: versions that recorded
+    the decoding of every model embedding pictures, fused or not, and the limit of every run, recorded them for runs
+    that read none, and a run of the same model and settings reads the pictures this one reads. An ``image_root`` as
+    versions recorded it, as given (a link, ``..``, a trailing slash; relative), is taken as the folder it names from
+    here (``absolute_image_root``): the folder a relative one was begun in is not recorded."""
+    recorded = json.loads(record.decode("utf-8"))
     recorded.setdefault("tasks", identity["tasks"])
     settings = recorded.get("settings", {})
     options = settings.get("options")
@@ -140,10 +140,14 @@ def lines_read_otherwise(identity: dict[str, Any]) -> bool:
     return any(input_format(path) == "jsonl" and holds_lines_read_otherwise(path) for path in paths)
 
 
-def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = False) -> None:
+def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = False) -> bytes | None:
     """Refuse, reading alone, an output folder a run of ``identity`` may not write into: a file, one holding files a
     scoring run does not write (``check_output_folder``), or, unless ``overwrite``, another run (model, its
     thresholds and calibration, inputs or settings).
+
+    Returns:
+        The record (``_run.json``) of the run ``identity`` resumes, its bytes as read; ``None`` where the folder
+        records no run, or with ``overwrite`` (its record is not read).
 
     Raises:
         NotADirectoryError: Naming the file.
@@ -153,10 +157,11 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
     check_output_folder(out_dir)
     run_file = named_folder(out_dir) / RUN_FILE  # the folder written into, as check_output_folder reads it
     if overwrite or not run_file.exists():
-        return
-    recorded = recorded_identity(run_file, identity)
+        return None
+    record = run_file.read_bytes()
+    recorded = recorded_identity(record, identity)
     if compared(recorded) == compared(identity):
-        return
+        return record
     decoding = decoding_difference(recorded, identity)
     differences = identity_differences(recorded, identity, decoding) or [f"its record differs: see {run_file}"]
     finish = ""
@@ -272,7 +277,7 @@ class Manifest:
         self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False, per_post: bool = False
     ) -> None:
         self.out_dir = out_dir
-        check_resumable(out_dir, identity, overwrite)
+        record = check_resumable(out_dir, identity, overwrite)
         self.parts_dir = out_dir / PER_POST_DIR if per_post else out_dir
         self.parts_dir.mkdir(parents=True, exist_ok=True)
         run_file = out_dir / RUN_FILE
@@ -281,11 +286,13 @@ class Manifest:
             parts = [part for folder in folders for part in folder.glob("part-*.parquet")]
             for path in [run_file, out_dir / MANIFEST_FILE, out_dir / FINISHED_FILE, *parts]:
                 path.unlink(missing_ok=True)
-        if not run_file.exists():
+        if record is None:
+            record = json.dumps(identity, indent=1).encode("utf-8")
             partial = out_dir / f".{RUN_FILE}.tmp"
-            partial.write_text(json.dumps(identity, indent=1), encoding="utf-8")
+            partial.write_bytes(record)
             os.replace(partial, run_file)
-        self.input_names: list[str] | None = json.loads(run_file.read_text(encoding="utf-8")).get(INPUT_NAMES)
+        self._run_digest = hashlib.sha256(record).hexdigest()  # what _finished.json records of the record
+        self.input_names: list[str] | None = json.loads(record.decode("utf-8")).get(INPUT_NAMES)
         for stale in [stale for folder in folders for stale in folder.glob(".part-*.tmp")]:
             stale.unlink()
         self.done: dict[str, ShardReport] = self._read()
@@ -308,8 +315,7 @@ class Manifest:
         """What ``_finished.json`` records of the run finished: the sha256 of its record (``_run.json``), how many
         shards are done and the sha256 of their keys."""
         keys = "\n".join(sorted(self.done)).encode("utf-8")
-        run = hashlib.sha256((self.out_dir / RUN_FILE).read_bytes()).hexdigest()
-        return {"run": run, "shards": len(self.done), "keys": hashlib.sha256(keys).hexdigest()}
+        return {"run": self._run_digest, "shards": len(self.done), "keys": hashlib.sha256(keys).hexdigest()}
 
     def finish(self) -> None:
         """Record that every shard of the run is done, once it has read its inputs to their end: a rerun then finds

@@ -295,6 +295,29 @@ def test_what_a_shards_rows_hold_is_recorded_and_read_back_and_unknown_where_its
     assert [resumed.done[key].held for key in sorted(resumed.done)] == [Held(1, ("image",), ("img",)), None]
 
 
+def test_a_runs_record_is_read_once_where_it_is_checked_and_not_read_back_where_it_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[str] = []
+    for method in ("read_text", "read_bytes"):
+        read = getattr(Path, method)
+
+        def counted(path: Path, *args: object, _read=read, **kwargs: object) -> str | bytes:
+            if path.name == "_run.json":
+                reads.append(path.name)
+            return _read(path, *args, **kwargs)
+
+        monkeypatch.setattr(Path, method, counted)
+    out, identity = tmp_path / "out", {"model": {}, "tasks": [], "inputs": [], "settings": {}, "input_names": ["a"]}
+    begun = Manifest(out, identity)
+    begun.finish()
+    begun.close()
+    assert reads == [] and begun.input_names == ["a"]
+    resumed = Manifest(out, identity)
+    resumed.close()
+    assert reads == ["_run.json"] and resumed.finished and resumed.input_names == ["a"]
+
+
 def test_a_finished_record_another_run_left_in_the_folder_is_not_taken_for_this_runs(tmp_path: Path) -> None:
     out = tmp_path / "out"
     manifest = Manifest(out, {"model": {}, "tasks": [], "inputs": [["a.jsonl", 2, 0]], "settings": {}})
