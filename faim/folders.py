@@ -76,12 +76,19 @@ def staging_folder(target: Path, prefix: str) -> Path:
             stacklevel=2,
         )
     while True:
-        staging = target.parent / f"{staging_stem(target, prefix)}{os.getpid()}.{secrets.token_hex(8)}"
+        staging = staging_name(target, prefix)
         try:
             staging.mkdir()  # the umask applies, as to any folder made
             return staging
         except FileExistsError:
             continue
+
+
+def staging_name(target: Path, prefix: str) -> Path:
+    """A path beside ``target`` (resolved: ``named_folder``) named as ``staging_folder`` names the folders it makes:
+    ``staging_stem``, this process's id, a dot and 16 random hex digits; a folder there that this process leaves (it
+    is killed, or stopped) is removed by the next ``staging_folder`` for ``target`` (``stale_staging``)."""
+    return target.parent / f"{staging_stem(target, prefix)}{os.getpid()}.{secrets.token_hex(8)}"
 
 
 def staging_stem(target: Path, prefix: str) -> str:
@@ -179,7 +186,7 @@ def replacing(target: Path, prefix: str) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    replace_folder(staging, target)
+    replace_folder(staging, target, prefix)
 
 
 def write_text_whole(path: Path, text: str) -> None:
@@ -252,10 +259,27 @@ def holds_working_directory(folder: Path) -> bool:
     return here.is_relative_to(folder.resolve())
 
 
-def replace_folder(staging: Path, target: Path) -> None:
-    """Put the written folder ``staging`` in the place of ``target`` (removed first if it exists; see
-    ``check_replaceable``)."""
+def replace_folder(staging: Path, target: Path, prefix: str) -> None:
+    """Put the written folder ``staging`` in the place of ``target`` (see ``check_replaceable``): the folder there, if
+    any, is renamed aside (``staging_name`` with ``prefix``), ``staging`` renamed in its place, and then the folder
+    aside removed. ``target`` is thus never part of a folder, however the process stops: it is the folder there
+    before, whole, or ``staging``, whole (or, stopped between the two renames, not there); a folder left aside is
+    removed by the next ``staging_folder`` for ``target``.
+
+    Raises:
+        KeyboardInterrupt: When stopped (Ctrl-C) as the folder aside is removed, saying that ``target`` is written.
+    """
     target = named_folder(target)
-    if target.exists():
-        shutil.rmtree(target)
+    aside = staging_name(target, prefix) if target.exists() else None
+    if aside is None:
+        staging.rename(target)
+        return
+    target.rename(aside)
     staging.rename(target)
+    try:
+        shutil.rmtree(aside, ignore_errors=True)
+    except KeyboardInterrupt as error:
+        raise KeyboardInterrupt(
+            f"{target} is written whole; what it held before, left beside it in part ({aside}), is removed by the "
+            f"next write of {target}"
+        ) from error

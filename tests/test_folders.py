@@ -99,6 +99,30 @@ def test_a_folder_named_through_dot_dot_is_replaced_by_one_made_beside_it(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["ours"]
 
 
+def test_a_folder_replaced_is_never_left_in_part_when_stopped_as_the_one_before_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "export"
+    target.mkdir()
+    for name in (MANIFEST, "graph.onnx"):
+        (target / name).write_text("old", encoding="utf-8")
+
+    def stopped_part_way(path: Path, *args: object, **kwargs: object) -> None:
+        (Path(path) / "graph.onnx").unlink()
+        raise KeyboardInterrupt  # Ctrl-C with one file of the folder removed
+
+    with pytest.raises(KeyboardInterrupt, match=rf"^{re.escape(str(target))} is written whole; what it held before"):
+        with replacing(target, ".faim-") as staging:
+            for name in (MANIFEST, "graph.onnx"):
+                (staging / name).write_text("new", encoding="utf-8")
+            monkeypatch.setattr(folders.shutil, "rmtree", stopped_part_way)
+    monkeypatch.undo()
+    assert {path.name: path.read_text(encoding="utf-8") for path in target.iterdir()} == {
+        MANIFEST: "new",
+        "graph.onnx": "new",
+    }
+
+
 def test_a_folder_named_through_a_link_and_dot_dot_is_the_one_checked_and_replaced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,8 @@ Its arguments are ``faim.cli.export_args``'s: ``faim --help`` reads them without
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +44,35 @@ def run(args: argparse.Namespace) -> int:
     columns = parse_columns(args.columns)
     recipe = read_recipe(args.model)
     check_label_tasks(columns, list(recipe.model["heads"]))
-    if not args.quantize:
-        export_model(Detector.load(args.model), out, args.format)
-        summary(args.model, out, args.format)
-        return 0
+    with unwritten_when_stopped(out):
+        if args.quantize:
+            quantized_export(args, out, columns, recipe)
+        else:
+            export_model(Detector.load(args.model), out, args.format)
+    summary(args.model, out, args.format)
+    return 0
+
+
+@contextmanager
+def unwritten_when_stopped(out: Path) -> Iterator[None]:
+    """Say, where the export to ``out`` is stopped (Ctrl-C) before it takes the place of ``out``, that nothing was
+    written and ``out`` is left as it was: an export is written beside it, and removed when stopped
+    (``faim.folders.replacing``). Stopped once it took that place, it says so (``faim.folders.replace_folder``)."""
+    try:
+        yield
+    except KeyboardInterrupt as error:
+        if error.args:  # stopped once the export took the place of out, which replace_folder says
+            raise
+        raise KeyboardInterrupt(f"nothing was written: {out} is left as it was") from error
+
+
+def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any] | None, recipe: Recipe) -> None:
+    """Export the model ``args`` names to ``out`` in int8, measured against fp32 on labelled posts (``--data`` read
+    with ``columns``, or ``recipe``'s validation split), and smoothed where it loses more than ``--max-drop``.
+
+    Raises:
+        ValueError: When no post can be read, or int8 loses more than ``--max-drop`` even smoothed.
+    """
     posts = labelled_posts(args, columns, recipe)  # before the model is loaded, as reading the posts does not use it
     detector = Detector.load(args.model)
     check_readable(*until_readable(detector, posts), measured_on(args))
@@ -70,9 +97,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{check.drop:.4f} > --max-drop {max_drop}; nothing was written (export without --quantize)"
             )
         check_replaceable(out, EXPORT_MANIFEST)  # again: the quantization took minutes, and the folder may have changed
-        replace_folder(int8, out)
-    summary(args.model, out, "onnx")
-    return 0
+        replace_folder(int8, out, ".faim-export-")
 
 
 def smoothing_posts(args: argparse.Namespace, labelled: list[Post], recipe: Recipe) -> list[Post]:

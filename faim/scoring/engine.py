@@ -19,7 +19,7 @@ from faim.scoring.manifest import PER_POST_DIR, absolute_image_root
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
 from faim.scoring.rows import warn_unheld_in_run
-from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
+from faim.scoring.runner import ScoreSummary, check_run_arguments, kept, plan_run, run_shards
 from faim.scoring.worker import TorchScorers
 
 
@@ -152,6 +152,19 @@ def score_dump(
         warn_unheld_in_run(summary.held, source, summary.rows)
         if detector is not None:
             start = time.perf_counter()
-            summary.pooling = pool_parts(detector, Path(out) / PER_POST_DIR, Path(out), progress)
+            try:
+                summary.pooling = pool_parts(detector, Path(out) / PER_POST_DIR, Path(out), progress)
+            except KeyboardInterrupt as error:
+                raise KeyboardInterrupt(pooling_stopped(summary)) from error
             summary.seconds += time.perf_counter() - start
     return summary
+
+
+def pooling_stopped(summary: ScoreSummary) -> str:
+    """What a run stopped (Ctrl-C) while pooling by picture (``summary`` its first pass, every row scored) says it
+    keeps: every row's own scores, in its per-post parts, and that the same command pools them again, whole, scoring
+    no row; the pooled parts written so far are not all of them until then."""
+    out = Path(summary.output)
+    rerun = "the same command pools them by picture, scoring no row again"
+    rerun += f" (until then {out} may hold some of the pooled parts, not all)"
+    return kept(summary.rows, summary.shards, out / PER_POST_DIR, rerun)

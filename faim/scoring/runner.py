@@ -339,10 +339,14 @@ def rows_kept(manifest: Manifest, until: str = "") -> str:
     records written (the shard the main process scores itself may be finished after it is said), where, and that the
     same command, run again (``until`` says when, if it must wait), scores the rest alone, scoring no row twice."""
     done = sum(report.rows for report in manifest.done.values())
-    return (
-        f"at least {done} rows ({len(manifest.done)} parts) are scored and kept in {manifest.out_dir}: "
-        f"{f'{until}, ' if until else ''}the same command scores the rest, no row twice"
-    )
+    rerun = f"{f'{until}, ' if until else ''}the same command scores the rest, no row twice"
+    return f"at least {kept(done, len(manifest.done), manifest.out_dir, rerun)}"
+
+
+def kept(rows: int, parts: int, folder: Path, rerun: str) -> str:
+    """``ROWS rows (PARTS parts) are scored and kept in FOLDER: RERUN``, what a run stopped part way keeps and what
+    running it again does (``rerun``, from ``the same command``)."""
+    return f"{rows} rows ({parts} parts) are scored and kept in {folder}: {rerun}"
 
 
 _scorer: ShardWriter | None = None

@@ -18,6 +18,7 @@ from faim.cli.export_cmd import report
 from faim.cli.main import main
 from faim.detector import Detector
 from faim.eval.quantization import TIMED_POSTS, QuantizationCheck, compare_exports
+from faim.export import model as export_model
 from faim.export.quantize import MAX_DROP
 
 
@@ -73,6 +74,24 @@ def test_an_int8_export_refuses_a_folder_it_did_not_write_before_any_work_and_re
     assert main(["export", str(tiny_model_dir), "-o", str(out)]) == 0
     assert main(["export", str(tiny_model_dir), "-o", str(out), "--quantize", "int8", "--max-drop", "1", *data]) == 0
     assert json.loads((out / "faim-export.json").read_text())["quantized"] == "int8"
+
+
+def test_an_export_stopped_as_its_graphs_are_written_says_nothing_was_written_and_leaves_the_folder_as_it_was(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    out = tmp_path / "export"
+    assert main(["export", str(tiny_model_dir), "-o", str(out)]) == 0
+    before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    capsys.readouterr()
+
+    def stopped(*args: Any) -> None:
+        raise KeyboardInterrupt  # Ctrl-C as the fusion graph is traced, the encoders' written
+
+    monkeypatch.setattr(export_model, "export_fusion", stopped)
+    assert main(["export", str(tiny_model_dir), "-o", str(out)]) == 130
+    assert capsys.readouterr().err == f"faim: interrupted: nothing was written: {out} is left as it was\n"
+    assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+    assert [path.name for path in tmp_path.iterdir()] == ["export"]  # what was written beside it is removed
 
 
 @pytest.mark.parametrize("max_drop", ["0.1", str(MAX_DROP)])

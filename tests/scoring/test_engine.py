@@ -16,7 +16,7 @@ from conftest import pooling_detector
 from faim.artifact import ArtifactError
 from faim.data.images import IMAGE_DECODING
 from faim.notices import FaimWarning
-from faim.scoring import runner
+from faim.scoring import pool_parts, runner
 from faim.scoring.engine import score_dump
 from faim.scoring.worker import ShardScorer
 
@@ -179,3 +179,28 @@ def test_a_picture_the_model_embeds_but_does_not_fuse_is_read_and_its_decoding_r
     assert json.loads((pooled / "_run.json").read_text(encoding="utf-8"))["settings"]["image_decoding"] == (
         IMAGE_DECODING + 1
     )
+
+
+def test_a_run_stopped_while_pooling_by_picture_says_what_it_keeps_and_that_a_rerun_pools_scoring_no_row(
+    demo_data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    detector, _ = pooling_detector(demo_data, tmp_path)
+    out = tmp_path / "out"
+    written = pool_parts.write_pooled
+
+    def stopped_after_one(*args: object) -> None:
+        written(*args)
+        raise KeyboardInterrupt  # Ctrl-C once the first pooled part is written
+
+    monkeypatch.setattr(pool_parts, "write_pooled", stopped_after_one)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        score_dump(detector, demo_data["validation"], out, workers=1, shard_rows=40, progress=False, pool_by_image=True)
+    assert str(stopped.value) == (
+        f"160 rows (4 parts) are scored and kept in {out / '_per_post'}: the same command pools them by picture, "
+        f"scoring no row again (until then {out} may hold some of the pooled parts, not all)"
+    )
+    monkeypatch.setattr(pool_parts, "write_pooled", written)
+    again = score_dump(
+        detector, demo_data["validation"], out, workers=1, shard_rows=40, progress=False, pool_by_image=True
+    )
+    assert again.rows_this_run == 0 and len(list(out.glob("part-*.parquet"))) == 4
