@@ -22,7 +22,7 @@ from torch import nn
 from faim.encoders.hf_text import TransformerTextEncoder, quiet_loading, saved_for_loading
 from faim.encoders.image_encoder import BackboneImageEncoder
 from faim.encoders.image_preprocess import ImagePreprocessor
-from faim.registry import register_encoder
+from faim.registry import a_type, register_encoder
 from faim.weights import resolve_weights
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def tower_config(source: Path | str, part: str, who: str) -> PretrainedConfig:
         tower.projection_dim = config.projection_dim
         return tower
     if not isinstance(config, CLIPTextConfig if part == "text" else CLIPVisionConfig):
-        raise ValueError(f"{who}: {source} holds a {type(config).__name__}, not a CLIP model or its {part} tower")
+        raise ValueError(f"{who}: {source} holds {a_type(config)}, not a CLIP model or its {part} tower")
     return config
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import safetensors.torch
 import torch
 
+from faim.registry import a_type
+
 TORCH_SUFFIXES = (".pth", ".pt")
 SAFETENSORS_SUFFIX = ".safetensors"
 
@@ -56,7 +58,7 @@ def read_state(path: Path, who: str) -> dict[str, torch.Tensor]:
     except Exception as error:  # torch raises UnpicklingError, RuntimeError or EOFError for bad files
         raise ValueError(f"{who}: cannot read weights {path}: {error}") from error
     if not isinstance(state, dict):
-        raise ValueError(f"{who}: {path} holds a {type(state).__name__}, not a state dict")
+        raise ValueError(f"{who}: {path} holds {a_type(state)}, not a state dict")
     for wrapper in ("state_dict", "model"):
         if isinstance(state.get(wrapper), dict):
             state = state[wrapper]

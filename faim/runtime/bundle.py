@@ -26,6 +26,7 @@ from typing import Any
 
 from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, file_not_folder
 from faim.file_digests import check_digests
+from faim.registry import a_type
 
 FORMAT_VERSION = 1
 EMBEDDING = "embedding"
@@ -161,7 +162,7 @@ def read_bundle(directory: str | Path) -> dict[str, Any]:
     if missing := sorted(REQUIRED - manifest.keys()):
         raise ExportError(f"{path}: not a faim export's manifest (no {', '.join(missing)})")
     if not isinstance(manifest["files"], dict):
-        got = type(manifest["files"]).__name__
-        raise ExportError(f"{path}: files: expected a mapping of file name to sha256, got a {got}")
+        got = a_type(manifest["files"])
+        raise ExportError(f"{path}: files: expected a mapping of file name to sha256, got {got}")
     check_digests(root, manifest, EXPORT_MANIFEST, ExportError)
     return manifest

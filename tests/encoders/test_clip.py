@@ -16,12 +16,12 @@ import torch.nn.functional as F
 from dump_scores import dump_scores
 from PIL import Image
 from tiny_clip import SIDE, save_tiny_clip
-from transformers import CLIPConfig, CLIPModel, CLIPTextModel
+from transformers import AlbertConfig, CLIPConfig, CLIPModel, CLIPTextModel
 
 import faim
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
-from faim.encoders.clip import ClipImageEncoder, ClipTextEncoder
+from faim.encoders.clip import ClipImageEncoder, ClipTextEncoder, tower_config
 from faim.export.model import export_model
 from faim.fusion import InteractionFusion
 from faim.model import WholePostModel
@@ -136,3 +136,9 @@ def test_a_checkpoint_whose_weights_do_not_fit_its_config_is_refused_naming_it(c
     (misfit / "config.json").write_text(json.dumps(config | {"projection_dim": 4}), encoding="utf-8")
     with pytest.raises(ValueError, match=r"clip_text: .*misfit's text tower weights do not fit its config"):
         ClipTextEncoder(str(misfit))
+
+
+def test_a_checkpoint_of_another_model_is_named_by_its_config_with_its_article(tmp_path: Path) -> None:
+    AlbertConfig().save_pretrained(tmp_path / "albert")
+    with pytest.raises(ValueError, match=r"^clip_text: .*albert holds an AlbertConfig, not a CLIP model or its text"):
+        tower_config(tmp_path / "albert", "text", "clip_text")

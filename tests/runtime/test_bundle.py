@@ -16,6 +16,10 @@ from faim.runtime.bundle import ExportError, read_bundle
         ("[1]", r"not a faim export's manifest \(not a JSON object\)"),
         ('{"format": 1, "tasks": []}', r"not a faim export's manifest \(no encoders, files, fusion, kinds, max_"),
         ('{"format": 7}', r"export format 7 is not supported \(expected 1\)"),
+        (
+            '{"format": 1, "files": 3, "max_elements": 1, "kinds": [], "encoders": {}, "fusion": {}, "tasks": []}',
+            r"files: expected a mapping of file name to sha256, got an int$",
+        ),
     ],
 )
 def test_a_manifest_that_is_not_one_is_named_with_what_is_wrong(tmp_path: Path, content: str, wrong: str) -> None:
