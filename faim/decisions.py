@@ -21,6 +21,9 @@ class Task(Protocol):
 
 Named = TypeVar("Named", bound=Task)
 
+TASK_TYPES = ("binary", "multiclass", "multilabel")
+"""The types a task can have, each decided its own way (``decide``)."""
+
 
 def task_spec(tasks: Sequence[Named], name: str, model: str) -> Named:
     """The task of ``tasks`` called ``name``.

@@ -10,7 +10,6 @@ import torch
 
 from faim.data.post import list_as_text
 
-TASK_TYPES = ("binary", "multiclass", "multilabel")
 TRUE_WORDS = {"1", "true", "yes"}
 FALSE_WORDS = {"0", "false", "no"}
 

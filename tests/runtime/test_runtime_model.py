@@ -137,6 +137,7 @@ def meta_preprocessing(manifest: dict) -> dict:
         (lambda m: image_preprocessing(m).update(size=-5), "encoders.image: size -5 is not a whole number"),
         (lambda m: image_preprocessing(m).update(mean=[0.5]), "encoders.image: mean [0.5] is not 3 numbers"),
         (lambda m: m["tasks"][0].update(threshold="high"), "tasks: task 'harm': threshold 'high' is not a number"),
+        (lambda m: m["tasks"][0].update(type="ranking"), "tasks: task 'harm': type 'ranking' is not binary, multic"),
         (lambda m: text_preprocessing(m).update(leetspeak="yes"), "encoders.text: leetspeak 'yes' is not true or"),
         (lambda m: meta_preprocessing(m).update(fields="likes"), "encoders.meta: fields 'likes' is not a list of"),
         (lambda m: meta_preprocessing(m).update(shares="yes"), "encoders.meta: shares 'yes' is not true or false"),
