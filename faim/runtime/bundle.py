@@ -106,13 +106,14 @@ def manifest_entry(directory: Path, field: str) -> Iterator[None]:
 
 
 def whole_number(value: Any) -> int:
-    """``value``, a manifest's whole number (``max_elements``, a text part's ``max_length``).
+    """``value``, a manifest's count (``max_elements``, a text part's ``max_length``): a whole number of at least 1,
+    as every export writes (none reads no element or no token; a negative count would cut the last off a list).
 
     Raises:
-        ValueError: Saying what it should be when it is not a whole number (``2.7``, ``true``, ``"3"``).
+        ValueError: Saying what it should be when it is not a whole number (``2.7``, ``true``, ``"3"``) or is below 1.
     """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"expected a whole number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"expected a whole number of at least 1, got {value!r}")
     return value
 
 

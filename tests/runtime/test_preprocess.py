@@ -19,8 +19,18 @@ def listed(setting: str, name: Any) -> Path:
 @pytest.mark.parametrize(
     ("spec", "wrong"),
     [
-        ({"type": "pieces", "pieces": "p", "max_length": "512"}, "max_length: expected a whole number, got '512'"),
-        ({"type": "pieces", "pieces": "p", "max_length": 2.5}, "max_length: expected a whole number, got 2.5"),
+        (
+            {"type": "pieces", "pieces": "p", "max_length": "512"},
+            "max_length: expected a whole number of at least 1, got '512'",
+        ),
+        (
+            {"type": "pieces", "pieces": "p", "max_length": 2.5},
+            "max_length: expected a whole number of at least 1, got 2.5",
+        ),
+        (
+            {"type": "pieces", "pieces": "p", "max_length": 0},
+            "max_length: expected a whole number of at least 1, got 0",
+        ),
         ({"type": "e5_pieces", "pieces": "p", "max_length": True, "prefix": ""}, "max_length: expected a whole"),
         ({"type": "e5_pieces", "pieces": "p", "max_length": 64, "prefix": 5}, "prefix: expected a string, got 5"),
         ({"type": "e5_pieces", "pieces": "p", "max_length": 64, "prefix": None}, "prefix: expected a string"),
