@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, file_not_folder
 from faim.file_digests import check_digests
@@ -106,8 +106,9 @@ def manifest_entry(directory: Path, field: str) -> Iterator[None]:
 
 
 def whole_number(value: Any) -> int:
-    """``value``, a manifest's count (``max_elements``, a text part's ``max_length``): a whole number of at least 1,
-    as every export writes (none reads no element or no token; a negative count would cut the last off a list).
+    """``value``, a manifest's count (``max_elements``, a text part's ``max_length``, an embedding's ``dim``): a whole
+    number of at least 1, as every export writes (none reads no element or no token; a negative count would cut the
+    last off a list).
 
     Raises:
         ValueError: Saying what it should be when it is not a whole number (``2.7``, ``true``, ``"3"``) or is below 1.
@@ -126,6 +127,24 @@ def text(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError(f"expected a string, got {value!r}")
     return value
+
+
+Setting = TypeVar("Setting")
+
+
+def setting(entry: dict[str, Any], key: str, read: Callable[[Any], Setting]) -> Setting:
+    """The setting ``key`` of a manifest's entry (an encoder's, the fusion's, a preprocessing entry) as ``read``
+    (``whole_number``, ``text``) checks it.
+
+    Raises:
+        KeyError: Naming ``key`` where the entry lacks it.
+        ValueError: ``KEY: REASON``, where ``read`` refuses its value (``max_length: expected a whole number of at
+            least 1, got '512'``).
+    """
+    try:
+        return read(entry[key])
+    except ValueError as error:
+        raise ValueError(f"{key}: {error}") from error
 
 
 FileResolver = Callable[[str, Any], Path]

@@ -26,6 +26,7 @@ from faim.runtime.bundle import (
     manifest_entry,
     probabilities_name,
     read_bundle,
+    setting,
     whole_number,
 )
 from faim.runtime.preprocess import Preprocessing, part_preprocessing
@@ -93,7 +94,7 @@ def encoder_entry(entry: dict[str, Any], files: FileResolver) -> tuple[int, list
         (part_preprocessing(part["preprocess"], files), list(part["inputs"]), files("graph", part["graph"]))
         for part in entry["parts"]
     ]
-    return int(entry["dim"]), parts
+    return setting(entry, "dim", whole_number), parts
 
 
 class ExportedEncoder:
@@ -183,7 +184,7 @@ class ExportedModel:
             tasks = manifest["tasks"]
             self.tasks = [ExportedTask(t["name"], t["type"], tuple(t["labels"]), t["threshold"]) for t in tasks]
         with manifest_entry(self.root, "fusion"):
-            self.embedding_dim = int(manifest["fusion"]["dim"])
+            self.embedding_dim = setting(manifest["fusion"], "dim", whole_number)
             fusion_graph = files("graph", manifest["fusion"]["graph"])
             fused = list(manifest["fusion"]["kinds"])
         self.fusion = open_graph(fusion_graph)

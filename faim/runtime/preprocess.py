@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -21,7 +21,7 @@ from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import NgramBags, read_vocabulary
 from faim.preprocess.padding import padded
 from faim.preprocess.pixels import CentreCrop
-from faim.runtime.bundle import FileResolver, text, whole_number
+from faim.runtime.bundle import FileResolver, setting, text, whole_number
 from faim.runtime.pieces import UnigramPieces
 
 
@@ -135,23 +135,6 @@ def switch(spec: dict[str, Any], key: str, default: bool | None = None) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{key} {value!r} is not true or false")
     return value
-
-
-Setting = TypeVar("Setting")
-
-
-def setting(spec: dict[str, Any], key: str, read: Callable[[Any], Setting]) -> Setting:
-    """The setting ``key`` of a preprocessing entry as ``read`` (``whole_number``, ``text``) checks it.
-
-    Raises:
-        KeyError: Naming ``key`` where the entry lacks it.
-        ValueError: ``KEY: REASON``, where ``read`` refuses its value (``max_length: expected a whole number, got
-            '512'``).
-    """
-    try:
-        return read(spec[key])
-    except ValueError as error:
-        raise ValueError(f"{key}: {error}") from error
 
 
 Preprocessing = TokenizedText | PieceText | E5PieceText | NgramBags | CroppedPictures | MetaFeatures

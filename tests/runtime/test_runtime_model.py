@@ -133,6 +133,8 @@ def meta_preprocessing(manifest: dict) -> dict:
         (lambda m: m.update(max_elements=True), "max_elements: expected a whole number of at least 1, got True"),
         (lambda m: m.update(max_elements=0), "max_elements: expected a whole number of at least 1, got 0"),
         (lambda m: m.update(max_elements=-1), "max_elements: expected a whole number of at least 1, got -1"),
+        (lambda m: m["fusion"].update(dim=15.7), "fusion: dim: expected a whole number of at least 1, got 15.7"),
+        (lambda m: m["encoders"]["text"].update(dim=True), "encoders.text: dim: expected a whole number of at least 1"),
         (lambda m: m.update(files=[]), "files: expected a mapping of file name to sha256, got a list"),
         (lambda m: image_preprocessing(m).update(crop_pct="wide"), "encoders.image: crop_pct 'wide' is not a number"),
         (lambda m: image_preprocessing(m).update(crop_pct=0), "encoders.image: crop_pct 0 is not a number above 0"),
