@@ -18,9 +18,9 @@ from typing import Any, NoReturn
 
 import pytorch_lightning as pl
 import torch
-from pytorch_lightning.accelerators import XLAAccelerator
 from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint, Timer
 from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger
+from pytorch_lightning.strategies import DDPStrategy, Strategy
 from pytorch_lightning.utilities.exceptions import MisconfigurationException, SIGTERMException
 from torch.utils.data import DataLoader
 
@@ -117,27 +117,14 @@ def fit_seconds_before(timer: Timer) -> float:
     return timer.time_elapsed() - (end - start if start is not None and end is not None else 0.0)
 
 
-# Absent-element vectors and per-kind layers get no gradient in batches where every post has (or
-# lacks) that kind, so DDP must look for unused parameters: each of Lightning's DDP strategies is trained as its
-# variant that does.
-DDP_STRATEGIES = ("ddp", "ddp_spawn", "ddp_fork", "ddp_notebook")
-
-
-def on_tpus(accelerator: str) -> bool:
-    """Whether Lightning trains with ``accelerator`` (a recipe's ``train.accelerator``) on TPUs: ``"tpu"``, or
-    ``"auto"`` where one is there (Lightning looks for TPUs first)."""
-    return accelerator == "tpu" or (accelerator == "auto" and XLAAccelerator.is_available())
-
-
-def lightning_strategy(strategy: str, accelerator: str, devices: int) -> str:
-    """The Lightning strategy a recipe's ``train.strategy`` trains with on ``devices`` of ``accelerator``: a DDP
-    strategy as its variant that looks for unused parameters, and ``"auto"`` on more than one device as the DDP
-    strategy Lightning would pick for it (``ddp_fork`` in an interactive session, where a script cannot be launched
-    again, else ``ddp``), so looking for them too, but on TPUs, where Lightning picks its XLA strategy (which refuses
-    none, and which DDP cannot replace there); any other as it is."""
-    if strategy == "auto" and devices > 1 and not on_tpus(accelerator):
-        strategy = "ddp_fork" if hasattr(sys, "ps1") or sys.flags.interactive else "ddp"
-    return f"{strategy}_find_unused_parameters_true" if strategy in DDP_STRATEGIES else strategy
+def look_for_unused_parameters(strategy: Strategy) -> None:
+    """Make ``strategy``, the one Lightning picked for a recipe's ``train.strategy`` (DDP for ``"auto"`` on several
+    CPUs or GPUs), look for parameters a batch leaves without a gradient where it is DDP and the recipe did not say
+    whether it should (``ddp_find_unused_parameters_false`` is kept): absent-element vectors and per-kind layers get
+    none in batches where every post has (or lacks) that kind, and DDP stops at them unless it looks. Any other
+    strategy (one device, XLA on TPUs, FSDP) is left as Lightning made it."""
+    if isinstance(strategy, DDPStrategy):
+        strategy._ddp_kwargs.setdefault("find_unused_parameters", True)  # what DistributedDataParallel is given
 
 
 def make_trainer(
@@ -151,6 +138,8 @@ def make_trainer(
     ``last.ckpt`` is written by a callback of its own after every epoch: Lightning's ``save_last`` writes it only
     when a best checkpoint is saved, so it would keep the last improvement, not the last epoch, for ``--resume``.
     It comes after the best-checkpoint callback, so it holds that callback's state from the same epoch.
+    Lightning picks the strategy ``train.strategy`` names (``"auto"`` as it picks it), a DDP one made to look for
+    unused parameters (``look_for_unused_parameters``).
 
     Raises:
         RecipeError: Naming the recipe's ``train`` settings Lightning refuses on this machine (an accelerator it
@@ -165,7 +154,7 @@ def make_trainer(
             max_epochs=cfg.max_epochs if max_epochs is None else max_epochs,
             accelerator=cfg.accelerator,
             devices=cfg.devices,
-            strategy=lightning_strategy(cfg.strategy, cfg.accelerator, cfg.devices),
+            strategy=cfg.strategy,
             precision=cfg.precision,
             callbacks=[
                 timer,
@@ -187,6 +176,7 @@ def make_trainer(
             f"{name}={getattr(cfg, name)!r}" for name in ("accelerator", "devices", "strategy", "precision")
         )
         raise RecipeError(recipe.source, "train", f"this machine cannot train with {settings}: {error}") from None
+    look_for_unused_parameters(trainer.strategy)
     return trainer, checkpoint, timer
 
 

@@ -13,15 +13,18 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import pytorch_lightning as pl
 import safetensors
 import safetensors.torch
 import torch
 import yaml
 from conftest import refused_source_recipe, tiny_recipe
 from pytorch_lightning.accelerators import XLAAccelerator
+from pytorch_lightning.strategies import DDPStrategy, SingleDeviceStrategy
 from torch.utils.data import WeightedRandomSampler
 
 import faim
@@ -44,7 +47,6 @@ from faim.training.loaders import CachedCollator
 from faim.training.run import (
     RECORD,
     check_learnable,
-    lightning_strategy,
     make_trainer,
     recipe_loader,
     undefined_auroc,
@@ -643,24 +645,44 @@ def test_a_precision_is_taken_as_lightning_takes_it_written_as_yaml_reads_it(
     assert trainer.precision == trained
 
 
-@pytest.mark.parametrize("strategy", ["auto", "ddp", "ddp_spawn"])
-def test_every_data_parallel_run_looks_for_parameters_a_batch_leaves_unused(
-    demo_data, tmp_path: Path, strategy: str
+@pytest.mark.parametrize(
+    ("strategy", "devices", "looks"),
+    [("auto", 2, True), ("ddp", 2, True), ("ddp_spawn", 2, True), ("ddp_find_unused_parameters_false", 2, False)],
+)
+def test_every_data_parallel_run_looks_for_parameters_a_batch_leaves_unused_unless_told_not_to(
+    demo_data, tmp_path: Path, strategy: str, devices: int, looks: bool
 ) -> None:
     """A batch where no post has a picture leaves the image layers without a gradient, which DDP stops at unless it
     looks for unused parameters: on two devices, the default strategy is data-parallel too."""
-    recipe = as_recipe(tiny_recipe(demo_data, tmp_path / "run", strategy=strategy, devices=2))
+    recipe = as_recipe(tiny_recipe(demo_data, tmp_path / "run", strategy=strategy, devices=devices))
     trainer, _, _ = make_trainer(recipe, tmp_path / "run", 0, tmp_path / "run" / "checkpoints" / "version_0")
-    assert trainer.strategy._ddp_kwargs.get("find_unused_parameters") is True
+    assert isinstance(trainer.strategy, DDPStrategy)
+    assert trainer.strategy._ddp_kwargs["find_unused_parameters"] is looks
 
 
-def test_the_default_strategy_on_several_tpus_is_left_to_lightning(monkeypatch: pytest.MonkeyPatch) -> None:
-    """On TPUs, Lightning's default is its XLA strategy, and it refuses DDP there."""
-    assert lightning_strategy("auto", "tpu", 8) == "auto"
-    assert lightning_strategy("auto", "auto", 2) == "ddp_find_unused_parameters_true"  # no TPU here
-    monkeypatch.setattr(XLAAccelerator, "is_available", staticmethod(lambda: True))
-    assert lightning_strategy("auto", "auto", 8) == "auto"
-    assert lightning_strategy("auto", "gpu", 2) == "ddp_find_unused_parameters_true"
+def test_one_device_trains_as_lightning_picks_for_it(demo_data, tmp_path: Path) -> None:
+    recipe = as_recipe(tiny_recipe(demo_data, tmp_path / "run"))
+    trainer, _, _ = make_trainer(recipe, tmp_path / "run", 0, tmp_path / "run" / "checkpoints" / "version_0")
+    assert isinstance(trainer.strategy, SingleDeviceStrategy)
+
+
+@pytest.mark.parametrize(("accelerator", "devices", "tpus"), [("cpu", 2, False), ("auto", 8, True), ("tpu", 8, True)])
+def test_lightning_picks_the_strategy_a_recipe_leaves_auto(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, accelerator: str, devices: int, tpus: bool
+) -> None:
+    """On TPUs, Lightning's default is its XLA strategy, and it refuses DDP there; elsewhere it is DDP on several
+    devices. Lightning is given ``auto`` to pick from (a TPU, which this machine lacks, is stood for)."""
+    given: dict[str, object] = {}
+
+    def trainer(**settings: object) -> SimpleNamespace:
+        given.update(settings)
+        return SimpleNamespace(strategy=SingleDeviceStrategy())
+
+    monkeypatch.setattr(XLAAccelerator, "is_available", staticmethod(lambda: tpus))
+    monkeypatch.setattr(pl, "Trainer", trainer)
+    recipe = as_recipe(tiny_recipe(demo_data, tmp_path / "run", accelerator=accelerator, devices=devices))
+    make_trainer(recipe, tmp_path / "run", 0, tmp_path / "run" / "checkpoints" / "version_0")
+    assert given["strategy"] == "auto"
 
 
 def test_balanced_sources_are_drawn_alike_and_set_the_threshold_of_the_saved_model(demo_data, tmp_path: Path) -> None:
