@@ -44,6 +44,12 @@ def across_processes(rows: torch.Tensor, device: torch.device) -> torch.Tensor:
     return torch.cat(gather_all_tensors(rows.to(device))).cpu()
 
 
+SCORES_NOT_SYNCED = r"It is recommended to use `self\.log\('val/[^']+/[^']+', \.\.\., sync_dist=True\)`"
+"""Lightning's advice, in a multi-process run, to reduce a figure logged once an epoch across the processes, which
+``PostTask`` gives for each task's validation scores (``val/TASK/NAME``): every process computes them over the posts
+of all, so they are the same in each."""
+
+
 class PostTask(pl.LightningModule):
     """Trains a ``WholePostModel`` on every task at once (the sum of the heads' losses).
 
@@ -97,8 +103,9 @@ class PostTask(pl.LightningModule):
             self._outputs[task.name].append((target[keep].cpu(), prob[keep].cpu()))
 
     def on_validation_epoch_end(self) -> None:
-        """Log each task's validation scores over the validation posts of every process: AUROC is not a mean of the
-        processes' own. (Lightning's distributed sampler repeats up to one post fewer than the processes, to give
+        """Log each task's validation scores over the validation posts of every process, as they are in each (the
+        loss, a figure of each process's own posts, is averaged across them): AUROC is not a mean of the processes'
+        own. (Lightning's distributed sampler repeats up to one post fewer than the processes, to give
         each as many, and the scores count those twice.)"""
         for task in self.tasks:
             parts = self._outputs.get(task.name) or []
@@ -107,8 +114,8 @@ class PostTask(pl.LightningModule):
             target = across_processes(torch.cat([p[0] for p in parts]), self.device).numpy()
             prob = across_processes(torch.cat([p[1] for p in parts]), self.device).numpy()
             for name, value in validation_scores(task, target, prob).items():
-                # the same figure in every process: averaging it across them (sync_dist) keeps it
-                self.log(f"val/{task.name}/{name}", value, prog_bar=name == "auroc", sync_dist=True)
+                # the same figure in every process already: not reduced across them again (``SCORES_NOT_SYNCED``)
+                self.log(f"val/{task.name}/{name}", value, prog_bar=name == "auroc")
 
     def configure_optimizers(self) -> Any:
         encoder_params = [p for p in self.model.encoders.parameters() if p.requires_grad]

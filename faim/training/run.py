@@ -46,7 +46,7 @@ from faim.recipe.validate import check_monitor_mode, check_shift_with_temperatur
 from faim.training.augment import HiddenAugmentationError, PostAugmenter, refuse_hidden_augmentation
 from faim.training.cache import encoding_in_isolation
 from faim.training.loaders import make_loader, posts_encoded, sources_balanced
-from faim.training.module import PostTask
+from faim.training.module import SCORES_NOT_SYNCED, PostTask
 from faim.training.run_recipe import check_resumable, epochs_to_train, save_run_recipe
 from faim.training.versions import latest_checkpoint, next_version
 
@@ -539,6 +539,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         # frozen encoders stay in eval mode (at every fit), and a resumed run saves beside its earlier checkpoints
         warnings.filterwarnings("ignore", message=r"Found \d+ module\(s\) in eval mode")
         warnings.filterwarnings("ignore", message="Checkpoint directory .* is not empty")
+        warnings.filterwarnings("ignore", message=SCORES_NOT_SYNCED)  # computed over every process's posts
         interrupt_handler = signal.getsignal(signal.SIGINT)
         try:
             trainer.fit(task, train_loader, val_loader, ckpt_path=resume_from)
