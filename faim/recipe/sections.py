@@ -15,6 +15,12 @@ MODEL_KEYS = ("encoders", "fusion", "heads")
 """The keys of a recipe's ``model:`` section."""
 
 
+def best_mode(monitor: str) -> str:
+    """The ``train.mode`` that keeps the epoch where ``monitor`` is best: ``"min"`` for a loss (``val/loss``),
+    ``"max"`` for a score (``val/TASK/auroc``, ``val/TASK/macro_f1``)."""
+    return "min" if monitor.endswith("/loss") else "max"
+
+
 @dataclass
 class TrainConfig:
     """How to train.
@@ -36,7 +42,8 @@ class TrainConfig:
         num_workers: DataLoader worker processes (decode and tokenise off the main process).
         monitor: Validation metric for early stopping and the best checkpoint (e.g. ``"val/loss"``,
             ``"val/hate/auroc"``).
-        mode: ``"min"`` or ``"max"``, for ``monitor``.
+        mode: ``"min"`` or ``"max"``, for ``monitor``; ``None`` (not given): the one keeping its best epoch
+            (``best_mode``).
         patience: Epochs without improvement before stopping.
         cache_embeddings: With every encoder frozen, compute element embeddings once and cache them.
         cache_dir: Where cached embeddings live.
@@ -68,7 +75,7 @@ class TrainConfig:
     devices: int = 1
     num_workers: int = 0
     monitor: str = "val/loss"
-    mode: str = "min"
+    mode: str | None = None
     patience: int = 3
     cache_embeddings: bool = True
     cache_dir: str = DEFAULT_CACHE_DIR
@@ -77,6 +84,10 @@ class TrainConfig:
     log_every_n_steps: int = 10
     augment: dict[str, float] = field(default_factory=dict)
     balance: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode is None:
+            self.mode = best_mode(self.monitor)
 
     @property
     def run_folder(self) -> Path:

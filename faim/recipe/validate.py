@@ -30,7 +30,7 @@ from faim.data.elements import ELEMENT_MODALITIES
 from faim.data.post import FIELDS
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
-from faim.recipe.sections import MODEL_KEYS, SECTIONS, EvalConfig, TrainConfig
+from faim.recipe.sections import MODEL_KEYS, SECTIONS, EvalConfig, TrainConfig, best_mode
 from faim.registry import refuse_new, suggest, type_hints, type_matches
 
 
@@ -369,7 +369,7 @@ def check_monitor_mode(source: str, train: TrainConfig, resume: bool = False) ->
     before any work, and reading a recipe does not, as a model saved before this check may hold such a recipe.
     Resuming (``resume``), the refusal says to train anew: a run begun with such a mode cannot be resumed with
     another (``train.mode`` is not a setting a resumed run may change)."""
-    best = "min" if train.monitor.endswith("/loss") else "max"
+    best = best_mode(train.monitor)
     if train.mode != best:
         kept = "highest" if best == "min" else "lowest"
         raise RecipeError(
