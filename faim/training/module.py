@@ -87,7 +87,8 @@ class PostTask(pl.LightningModule):
 
     def training_step(self, batch: PostBatch, batch_idx: int) -> torch.Tensor:
         loss, _ = self.losses(batch)
-        self.log("train/loss", loss, prog_bar=True, batch_size=batch.size)
+        # over the epoch too (and every process), the figure a train.monitor of train/loss reads: not its last batch's
+        self.log("train/loss", loss, prog_bar=True, batch_size=batch.size, on_epoch=True, sync_dist=True)
         return loss
 
     def on_validation_epoch_start(self) -> None:
