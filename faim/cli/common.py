@@ -29,41 +29,12 @@ def deferred(module: str, function: str = "run") -> Callable[[argparse.Namespace
     return handler
 
 
-PATH_KEYS = frozenset({
-    "train.output_dir", "train.cache_dir",
-    "data.root", "data.image_root", "data.path", "data.train", "data.validation", "data.test",
-})  # fmt: skip
-"""The recipe keys that name a folder or a file (of ``train:``, and of a ``data:`` source), which an empty value
-never names: ``--set`` refuses one (``override``)."""
-
-
-def override(text: str) -> str:
-    """A ``--set KEY=VALUE`` argument, refused as it is parsed where ``KEY`` names a folder or a file (``PATH_KEYS``)
-    and ``VALUE`` is empty (a variable not set, ``--set train.output_dir=$OUT``, which would read as null and take
-    the default, or ``""``, the working directory), as ``folder_path`` refuses an empty folder argument, naming the
-    key; ``null`` says null. Anything else is read with the recipe (``faim.recipe.loader.parse_override``)."""
-    key, _, value = text.partition("=")
-    if key.strip() not in PATH_KEYS:
-        return text
-    try:
-        given = parse_yaml(value) if value.strip() else ""
-    except yaml.YAMLError:  # named with the recipe, as any value that is not YAML
-        return text
-    if isinstance(given, str):
-        try:
-            folder_path(given)
-        except argparse.ArgumentTypeError as error:
-            raise argparse.ArgumentTypeError(f"{key.strip()}: {error}") from None
-    return text
-
-
 def add_overrides(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--set",
         dest="overrides",
         action="append",
         default=[],
-        type=override,
         metavar="KEY=VALUE",
         help="override a recipe value, e.g. --set train.max_epochs=3 (repeatable; VALUE is YAML; null drops a head or "
         "an encoder: --set model.heads.hate=null)",

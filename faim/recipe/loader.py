@@ -92,9 +92,23 @@ def merge(
     return merged
 
 
+TRAIN_PATH_KEYS = frozenset({("train", "output_dir"), ("train", "cache_dir")})
+DATA_PATH_KEYS = frozenset({"root", "image_root", "path", "train", "validation", "test"})
+
+
+def names_a_path(keys: list[str]) -> bool:
+    """Whether an override's ``keys`` (from the top of a recipe) name a folder or a file: ``train.output_dir``,
+    ``train.cache_dir``, or a ``root``, ``image_root``, ``path`` or split of a ``data:`` source, at any depth (the
+    wrapped source of a ``without`` source, ``data.source.test``)."""
+    return tuple(keys) in TRAIN_PATH_KEYS or (keys[0] == "data" and keys[-1] in DATA_PATH_KEYS)
+
+
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``"train.max_epochs=3"`` → (``["train", "max_epochs"]``, ``3``); the value is parsed as YAML. A key may not
-    index a list (``data.sources[1].task``) nor be empty (``train..lr``)."""
+    index a list (``data.sources[1].task``) nor be empty (``train..lr``). An empty value, which YAML reads as null,
+    is refused where the key names a folder or a file (``names_a_path``), as is ``""``: it is most often a variable
+    not set (``--set train.output_dir=$OUT``), which would train into the default folder, or read the working
+    directory; ``null`` says null."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise RecipeError("--set", text, "expected KEY.PATH=VALUE")
@@ -109,11 +123,19 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if not all(keys):
         raise RecipeError("--set", key.strip(), "a key is empty (two dots together, or one at an end); name each key")
     try:
-        return keys, parse_yaml(value) if value.strip() else None
+        parsed = parse_yaml(value) if value.strip() else None
     except yaml.YAMLError as error:
         raise RecipeError(
             "--set", key.strip(), f"the value {value!r} is not YAML {yaml_problem(error, value)}"
         ) from None
+    if names_a_path(keys) and (not value.strip() or parsed == ""):
+        raise RecipeError(
+            "--set",
+            key.strip(),
+            "an empty value (a variable not set?) names no folder or file; name one, or write null for none or the"
+            " default",
+        )
+    return keys, parsed
 
 
 def removable(keys: tuple[str, ...]) -> bool:

@@ -80,22 +80,6 @@ def test_an_empty_output_dir_is_refused_as_it_is_parsed_not_left_to_the_recipes(
     assert "argument --output-dir: an empty folder name" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("value", ["", " ", '""'])
-@pytest.mark.parametrize("key", ["train.output_dir", "train.cache_dir", "data.image_root", "data.train"])
-def test_an_empty_value_for_a_recipe_key_naming_a_folder_or_file_is_refused_naming_the_key(
-    key: str, value: str, capsys
-) -> None:
-    with pytest.raises(SystemExit):
-        build_parser("train").parse_args(["train", "hate_text_frozen", "--set", f"{key}={value}"])
-    assert f"argument --set: {key}: an empty folder name" in capsys.readouterr().err
-
-
-def test_a_null_or_a_folder_for_a_recipe_key_naming_one_and_an_empty_value_for_another_key_are_taken() -> None:
-    overrides = ["train.output_dir=null", "train.cache_dir=runs/cache", "train.lr=", "data.test=null"]
-    args = build_parser("train").parse_args(["train", "hate_text_frozen", *[f"--set={text}" for text in overrides]])
-    assert args.overrides == overrides
-
-
 def test_an_output_file_that_is_a_folder_or_lies_inside_a_file_is_refused_an_existing_or_new_one_not(
     tmp_path: Path,
 ) -> None:

@@ -466,3 +466,19 @@ def test_what_is_no_recipe_is_refused_naming_its_type(given: object, named: str)
         TypeError, match=rf"^expected a recipe \(a Recipe, a dict, a file or a shipped recipe name\), got {named}$"
     ):
         as_recipe(given)
+
+
+@pytest.mark.parametrize("value", ["", " ", '""'])
+@pytest.mark.parametrize(
+    "key", ["train.output_dir", "train.cache_dir", "data.image_root", "data.test", "data.source.train"]
+)
+def test_an_empty_override_of_a_key_naming_a_folder_or_file_is_refused_naming_the_key_and_null(
+    key: str, value: str
+) -> None:
+    with pytest.raises(RecipeError, match=rf"^--set: {key}: an empty value .* or write null for none or the default"):
+        Recipe.load("hate_text_frozen", [f"{key}={value}"])
+
+
+def test_a_null_or_a_folder_for_a_key_naming_one_and_an_empty_value_for_another_key_are_taken() -> None:
+    recipe = Recipe.load("hate_text_frozen", ["train.output_dir=null", "train.cache_dir=runs/cache", "train.lr="])
+    assert (recipe.train.output_dir, recipe.train.cache_dir) == ("runs/faim", "runs/cache")
