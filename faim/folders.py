@@ -55,18 +55,11 @@ def staging_folder(target: Path, prefix: str) -> Path:
     permissions a folder made by ``mkdir`` gets under the process's umask (``tempfile`` makes it readable by its
     owner alone, and a model or export is read by other users: a service, a scoring job), named for ``target``, this
     process table and this process (``staging_stem``), then at random. The folders of ``target`` that processes killed
-    part way left (``stale_staging``) are removed first, each with a warning; those made in another process table
-    (``foreign_staging``) are warned of and kept."""
+    part way left are removed first, and the folder before put back in place where one was killed as it replaced it
+    (``clear_stale``); those made in another process table (``foreign_staging``) are warned of and kept."""
     target = named_folder(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    for stale, pid in stale_staging(target, prefix):
-        shutil.rmtree(stale, ignore_errors=True)
-        done = "could not remove" if stale.exists() else "removed"
-        warnings.warn(
-            f"{done} {stale}, left unfinished by process {pid}, stopped part way writing {target}",
-            FaimWarning,
-            stacklevel=2,
-        )
+    clear_stale(target, prefix)
     for other in foreign_staging(target, prefix):
         warnings.warn(
             f"{other} was left beside {target} by a faim writing it on another machine, in another container or "
@@ -84,10 +77,44 @@ def staging_folder(target: Path, prefix: str) -> Path:
             continue
 
 
+def clear_stale(target: Path, prefix: str) -> None:
+    """Remove, each with a warning, the folders beside ``target`` that processes killed part way writing it left
+    (``stale_staging``); one holding what ``target`` held before (``aside_prefix``) is put back in its place where
+    ``target`` is not there (the process was killed between the two renames of ``replace_folder``), and removed where
+    it is (killed as it removed it)."""
+    for aside, pid in stale_staging(target, aside_prefix(prefix)):
+        if target.exists() or target.is_symlink():
+            remove_stale(aside, f"what {target} held before it was replaced, left in part by process {pid}")
+        else:
+            aside.rename(target)
+            warnings.warn(
+                f"restored {target} from {aside}, where process {pid} moved it aside to replace it and was stopped "
+                "before the new one took its place",
+                FaimWarning,
+                stacklevel=3,
+            )
+    for stale, pid in stale_staging(target, prefix):
+        remove_stale(stale, f"left unfinished by process {pid}, stopped part way writing {target}")
+
+
+def remove_stale(folder: Path, left: str) -> None:
+    """Remove ``folder`` and all it holds, warning that it was (or could not be) removed, and what it is (``left``)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    done = "could not remove" if folder.exists() else "removed"
+    warnings.warn(f"{done} {folder}, {left}", FaimWarning, stacklevel=4)
+
+
+def aside_prefix(prefix: str) -> str:
+    """How the names of the folders ``replace_folder`` moves a target aside into start, where those it writes the
+    target in start with ``prefix``: told apart from them, as what they hold is the target before, not part of it."""
+    return f"{prefix}aside-"
+
+
 def staging_name(target: Path, prefix: str) -> Path:
     """A path beside ``target`` (resolved: ``named_folder``) named as ``staging_folder`` names the folders it makes:
     ``staging_stem``, this process's id, a dot and 16 random hex digits; a folder there that this process leaves (it
-    is killed, or stopped) is removed by the next ``staging_folder`` for ``target`` (``stale_staging``)."""
+    is killed, or stopped) is removed, or put back in place, by the next ``staging_folder`` for ``target``
+    (``clear_stale``)."""
     return target.parent / f"{staging_stem(target, prefix)}{os.getpid()}.{secrets.token_hex(8)}"
 
 
@@ -122,9 +149,9 @@ def digest(name: str) -> str:
 
 
 def staging_left(target: Path, prefix: str) -> list[tuple[Path, str, int]]:
-    """The folders beside ``target`` that ``staging_folder`` made for it, with ``prefix`` (by their names, as
-    ``staging_stem`` begins them; not links), each with the digest of the process table that made it and the id of
-    the process that did."""
+    """The folders beside ``target`` that ``staging_folder`` made for it, with ``prefix``, or ``replace_folder`` moved
+    it aside into, with ``aside_prefix`` of it (by their names, as ``staging_stem`` begins them; not links), each with
+    the digest of the process table that made it and the id of the process that did."""
     name = re.compile(rf"{re.escape(prefix + digest(target.name))}\.([0-9a-f]{{8}})\.(\d+)\.[0-9a-f]{{16}}")
     return [
         (path, match[1], int(match[2]))
@@ -178,15 +205,16 @@ def working_folder(target: Path, prefix: str) -> Iterator[Path]:
 @contextmanager
 def replacing(target: Path, prefix: str) -> Iterator[Path]:
     """Yield a new folder beside ``target`` to write into (``staging_folder``); on success it replaces ``target``
-    (``replace_folder``: check first that it may, ``check_replaceable``), on an error it is removed and ``target`` is
-    left as it was."""
+    (``replace_folder``: check first that it may, ``check_replaceable``); on an error before it took that place, or
+    as it was to take it, it is removed and ``target`` is left as it was."""
     staging = staging_folder(target, prefix)
     try:
         yield staging
+        replace_folder(staging, target, prefix)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging.exists():  # not in the place of target
+            shutil.rmtree(staging, ignore_errors=True)
         raise
-    replace_folder(staging, target, prefix)
 
 
 def write_text_whole(path: Path, text: str) -> None:
@@ -261,21 +289,28 @@ def holds_working_directory(folder: Path) -> bool:
 
 def replace_folder(staging: Path, target: Path, prefix: str) -> None:
     """Put the written folder ``staging`` in the place of ``target`` (see ``check_replaceable``): the folder there, if
-    any, is renamed aside (``staging_name`` with ``prefix``), ``staging`` renamed in its place, and then the folder
-    aside removed. ``target`` is thus never part of a folder, however the process stops: it is the folder there
-    before, whole, or ``staging``, whole (or, stopped between the two renames, not there); a folder left aside is
-    removed by the next ``staging_folder`` for ``target``.
+    any, is renamed aside (``staging_name`` with ``aside_prefix(prefix)``), ``staging`` renamed in its place, and then
+    the folder aside removed. ``target`` is thus never part of a folder, however the process stops: it is the folder
+    there before, whole, or ``staging``, whole. Where ``staging`` cannot take its place (an error, Ctrl-C), the folder
+    aside is put back; a process killed between the two renames leaves ``target`` not there until the next
+    ``staging_folder`` for it puts the folder aside back (``clear_stale``), and one killed as it removes the folder
+    aside leaves what remains of it to that ``staging_folder`` to remove.
 
     Raises:
         KeyboardInterrupt: When stopped (Ctrl-C) as the folder aside is removed, saying that ``target`` is written.
     """
     target = named_folder(target)
-    aside = staging_name(target, prefix) if target.exists() else None
-    if aside is None:
+    if not target.exists():
         staging.rename(target)
         return
+    aside = staging_name(target, aside_prefix(prefix))
     target.rename(aside)
-    staging.rename(target)
+    try:
+        staging.rename(target)
+    except BaseException:
+        if not target.exists():  # staging is not in its place: the folder before goes back
+            aside.rename(target)
+        raise
     try:
         shutil.rmtree(aside, ignore_errors=True)
     except KeyboardInterrupt as error:

@@ -252,3 +252,60 @@ def test_a_folder_of_another_process_table_is_warned_of_and_kept_and_an_impossib
     with pytest.warns(FaimWarning, match=rf"{before} was left beside {target} by a faim writing it on another machine"):
         staging_folder(target, ".faim-")
     assert before.is_dir() and impossible.is_dir()
+
+
+KILLED_BETWEEN_RENAMES = """
+import os, sys
+from pathlib import Path
+from faim.folders import replace_folder, staging_folder
+target = Path(sys.argv[1])
+staging = staging_folder(target, ".faim-")
+(staging / "faim.json").write_text("new", encoding="utf-8")
+rename = Path.rename
+def killed_once_moved_aside(self, destination):
+    moved = rename(self, destination)
+    if self == target:
+        os._exit(137)  # kill -9 once the folder before is moved aside, before the new one takes its place
+    return moved
+Path.rename = killed_once_moved_aside
+replace_folder(staging, target, ".faim-")
+"""
+
+
+def test_a_folder_a_process_killed_between_the_two_renames_moved_aside_is_put_back_by_the_next_write(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "model"
+    target.mkdir()
+    (target / MANIFEST).write_text("old", encoding="utf-8")
+    killed = subprocess.run([sys.executable, "-c", KILLED_BETWEEN_RENAMES, str(target)])
+    assert killed.returncode == 137 and not target.exists()
+    with pytest.warns(FaimWarning) as warned:
+        staging = staging_folder(target, ".faim-")
+    assert (target / MANIFEST).read_text(encoding="utf-8") == "old"
+    assert sorted(tmp_path.iterdir()) == sorted([target, staging])  # the killed process's new folder removed
+    restored, removed = (str(warning.message) for warning in warned)
+    assert restored.startswith(f"restored {target} from ") and "moved it aside to replace it" in restored
+    assert removed.startswith("removed ") and f"stopped part way writing {target}" in removed
+
+
+def test_the_folder_before_is_put_back_where_the_new_one_cannot_take_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "model"
+    target.mkdir()
+    (target / MANIFEST).write_text("old", encoding="utf-8")
+    rename = Path.rename
+
+    def refused_in_place(self: Path, destination: Path) -> Path:
+        if Path(destination) == target and (self / MANIFEST).read_text(encoding="utf-8") == "new":
+            raise PermissionError(f"{self} -> {destination}")
+        return rename(self, destination)
+
+    with pytest.raises(PermissionError):
+        with replacing(target, ".faim-") as staging:
+            (staging / MANIFEST).write_text("new", encoding="utf-8")
+            monkeypatch.setattr(Path, "rename", refused_in_place)
+    monkeypatch.undo()
+    assert (target / MANIFEST).read_text(encoding="utf-8") == "old"
+    assert [path.name for path in tmp_path.iterdir()] == ["model"]
