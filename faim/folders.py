@@ -160,13 +160,24 @@ def staging_left(target: Path, prefix: str) -> list[tuple[Path, str, int]]:
     ]
 
 
+STOPPED_ASIDE: set[Path] = set()
+"""The folders this process moved a target aside into (``replace_folder``) and was stopped (Ctrl-C) as it removed
+them: stale though the process that made them runs, so that the next write of their target from this process (a
+notebook, a service) removes them, as the next from another does once this one ends."""
+
+
 def stale_staging(target: Path, prefix: str) -> list[tuple[Path, int]]:
     """The folders of ``staging_left`` made in this process table (``process_table``) by a process no longer running
-    (killed part way: ``kill -9``, the out-of-memory killer), with that process's id. Nothing else is one: not a
-    folder another target's, another machine's, container's or boot's, or a running process's, nor one named otherwise
-    (those of faim versions that named them at random alone), nor a link."""
+    (killed part way: ``kill -9``, the out-of-memory killer), or by this one, stopped as it removed them
+    (``STOPPED_ASIDE``), with that process's id. Nothing else is one: not a folder another target's, another
+    machine's, container's or boot's, or a running process's, nor one named otherwise (those of faim versions that
+    named them at random alone), nor a link."""
     table = digest(process_table())
-    return [(path, pid) for path, made_in, pid in staging_left(target, prefix) if made_in == table and not running(pid)]
+    return [
+        (path, pid)
+        for path, made_in, pid in staging_left(target, prefix)
+        if made_in == table and (not running(pid) or path in STOPPED_ASIDE)
+    ]
 
 
 def foreign_staging(target: Path, prefix: str) -> list[Path]:
@@ -314,6 +325,7 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
     try:
         shutil.rmtree(aside, ignore_errors=True)
     except KeyboardInterrupt as error:
+        STOPPED_ASIDE.add(aside)
         raise KeyboardInterrupt(
             f"{target} is written whole; what it held before, left beside it in part ({aside}), is removed by the "
             f"next write of {target}"

@@ -123,6 +123,29 @@ def test_a_folder_replaced_is_never_left_in_part_when_stopped_as_the_one_before_
     }
 
 
+def test_what_a_folder_held_before_left_in_part_when_stopped_is_removed_by_the_next_write_from_the_same_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "model"
+    target.mkdir()
+    for name in (MANIFEST, "weights"):
+        (target / name).write_text("old", encoding="utf-8")
+
+    def stopped(path: Path, *args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # Ctrl-C as the folder moved aside is removed
+
+    with pytest.raises(KeyboardInterrupt, match="is removed by the next write of"):
+        with replacing(target, ".faim-") as staging:
+            (staging / MANIFEST).write_text("new", encoding="utf-8")
+            monkeypatch.setattr(folders.shutil, "rmtree", stopped)
+    monkeypatch.undo()
+    (aside,) = set(tmp_path.iterdir()) - {target}
+    with pytest.warns(FaimWarning, match=rf"^removed {re.escape(str(aside))}, what {re.escape(str(target))} held"):
+        with replacing(target, ".faim-") as staging:  # this process, a notebook, writes the same model again
+            (staging / MANIFEST).write_text("newer", encoding="utf-8")
+    assert list(tmp_path.iterdir()) == [target] and (target / MANIFEST).read_text(encoding="utf-8") == "newer"
+
+
 def test_a_folder_named_through_a_link_and_dot_dot_is_the_one_checked_and_replaced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
