@@ -55,15 +55,29 @@ def run(args: argparse.Namespace) -> int:
 
 @contextmanager
 def unwritten_when_stopped(out: Path) -> Iterator[None]:
-    """Say, where the export to ``out`` is stopped (Ctrl-C) before it takes the place of ``out``, that nothing was
-    written and ``out`` is left as it was: an export is written beside it, and removed when stopped
-    (``faim.folders.replacing``). Stopped once it took that place, it says so (``faim.folders.replace_folder``)."""
+    """Say, where the export to ``out`` is stopped (Ctrl-C), what it left: while ``out`` is still the folder that was
+    there (or nothing), that nothing was written and ``out`` is left as it was, as an export is written beside it and
+    removed when stopped (``faim.folders.replacing``, ``working_folder``); once the new export took its place, that it
+    is written whole, or what ``faim.folders.replace_folder`` says, stopped as it removed the folder there before."""
+    before = folder_identity(out)
     try:
         yield
     except KeyboardInterrupt as error:
         if error.args:  # stopped once the export took the place of out, which replace_folder says
             raise
+        if folder_identity(out) != before:  # stopped after, as the folder it was written in was removed
+            raise KeyboardInterrupt(f"the new export is written whole: {out} holds it") from error
         raise KeyboardInterrupt(f"nothing was written: {out} is left as it was") from error
+
+
+def folder_identity(folder: Path) -> tuple[int, int] | None:
+    """The device and inode of what ``folder`` names, which replacing it (``faim.folders.replace_folder``) changes;
+    None where nothing is there or it cannot be read."""
+    try:
+        found = folder.stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any] | None, recipe: Recipe) -> None:

@@ -94,6 +94,24 @@ def test_an_export_stopped_as_its_graphs_are_written_says_nothing_was_written_an
     assert [path.name for path in tmp_path.iterdir()] == ["export"]  # what was written beside it is removed
 
 
+def test_an_int8_export_stopped_once_it_took_the_place_of_out_says_it_is_written_whole(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch, capsys
+) -> None:
+    data = ["--data", str(demo_data["validation"]), "--map", "labels.harmful=label"]
+    out = tmp_path / "int8"
+    rmtree = shutil.rmtree
+
+    def stopped(path: Path, *args: Any, **kwargs: Any) -> None:
+        if (Path(path) / "fp32").is_dir():
+            raise KeyboardInterrupt  # Ctrl-C as the folder the export was worked out in is removed
+        rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", stopped)
+    assert main(["export", str(tiny_model_dir), "-o", str(out), "--quantize", "int8", "--max-drop", "1", *data]) == 130
+    assert capsys.readouterr().err == f"faim: interrupted: the new export is written whole: {out} holds it\n"
+    assert json.loads((out / "faim-export.json").read_text())["quantized"] == "int8"
+
+
 @pytest.mark.parametrize("max_drop", ["0.1", str(MAX_DROP)])
 def test_options_of_the_int8_measurement_are_refused_without_quantize(
     max_drop: str, tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, capsys
