@@ -22,6 +22,7 @@ from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import json_text, written_files
 from faim.eval.tables import format_value, with_change
+from faim.folders import write_text_whole
 from faim.perturb import perturb_posts, perturbations_of
 from faim.recipe.sections import EvalConfig
 
@@ -110,10 +111,14 @@ def perturbed_reports(
 def replace_written(folder: Path, written: Iterable[str]) -> None:
     """Remove the files of ``folder`` that its record (``WRITTEN``) says an earlier run wrote and that are not among
     ``written`` (this run's, as paths relative to ``folder`` with ``/``), and the folders of them left empty, then
-    record ``written``. Only what the record names inside ``folder`` is removed (an entry leading out of it, by
-    ``..`` or from the root, is passed over), and ``folder`` itself stays, a link to another folder too."""
-    written = sorted(set(written))
-    for entry in sorted(set(recorded(folder)) - set(written)):
+    record ``written``, made where it is missing, as a whole file or none (a record cut short reads as no record).
+    With nothing written and no earlier record, nothing is made, not even ``folder``. Only what the record names
+    inside ``folder`` is removed (an entry leading out of it, by ``..`` or from the root, is passed over), and
+    ``folder`` itself stays, a link to another folder too."""
+    written, earlier = sorted(set(written)), recorded(folder)
+    if not written and not earlier:
+        return
+    for entry in sorted(set(earlier) - set(written)):
         path = PurePosixPath(entry)
         if path.is_absolute() or ".." in path.parts or not path.parts:
             continue
@@ -123,7 +128,8 @@ def replace_written(folder: Path, written: Iterable[str]) -> None:
         for parent in list(stale.parents)[: len(path.parts) - 1]:
             with contextlib.suppress(OSError):  # not empty (a file of another's), or gone already
                 parent.rmdir()
-    (folder / WRITTEN).write_text(json.dumps({"files": written}, indent=2) + "\n", encoding="utf-8")
+    folder.mkdir(parents=True, exist_ok=True)
+    write_text_whole(folder / WRITTEN, json.dumps({"files": written}, indent=2) + "\n")
 
 
 def recorded(folder: Path) -> list[str]:

@@ -226,3 +226,25 @@ def test_a_record_naming_files_outside_the_folder_removes_none_of_them(tmp_path:
     (folder / "written.json").write_text(json.dumps({"files": ["../outside.txt", str(outside)]}))
     replace_written(folder, [])
     assert outside.read_text() == "mine" and json.loads((folder / "written.json").read_text()) == {"files": []}
+
+
+def test_a_model_no_perturbation_applies_to_is_evaluated_and_leaves_no_robustness_folder(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    detector, posts = text_detector(demo_data, tmp_path)
+    monkeypatch.setattr("faim.eval.robustness.perturbations_of", lambda modalities: [])  # as a metadata-only model
+    assert perturbed_reports(detector, posts, tmp_path / "eval", "dev") == {}
+    assert not (tmp_path / "eval").exists()
+
+
+def test_the_record_is_made_with_its_folder_and_a_record_cut_short_leaves_the_earlier_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "eval" / "robustness"
+    replace_written(folder, ["text.spaces/metrics.json"])
+    assert json.loads((folder / "written.json").read_text()) == {"files": ["text.spaces/metrics.json"]}
+    monkeypatch.setattr("faim.folders.os.replace", mock.Mock(side_effect=OSError("disk full")))
+    with pytest.raises(OSError, match="disk full"):
+        replace_written(folder, ["text.leetspeak/metrics.json"])
+    assert json.loads((folder / "written.json").read_text()) == {"files": ["text.spaces/metrics.json"]}
+    assert report_files(folder) == {"written.json"}
