@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -58,13 +58,22 @@ def slice_metrics(
         )
     if min_size < 1:
         raise ValueError(f"min_size must be at least 1, got {min_size}")
-    keys = [slice_key(value) for value in values]
+    groups = slice_rows(values)
     result: dict[str, dict[str, float]] = {}
-    for key in sorted(set(keys), key=slice_label):
-        rows = np.array([other == key for other in keys])
-        n = int(rows.sum())
+    for key in sorted(groups, key=slice_label):
+        rows = np.asarray(groups[key])
+        n = len(rows)
         result[slice_label(key)] = {"n": n} if n < min_size else {**metric_fn(y[rows], p[rows]), "n": n}
     return result
+
+
+def slice_rows(values: Iterable[object]) -> dict[str | None, list[int]]:
+    """Each slice (``slice_key``: ``None`` for the values that are missing) to the indices of the rows of ``values``
+    in it, in row order, found in one pass over the rows."""
+    groups: dict[str | None, list[int]] = {}
+    for index, value in enumerate(values):
+        groups.setdefault(slice_key(value), []).append(index)
+    return groups
 
 
 def slice_key(value: object) -> str | None:
