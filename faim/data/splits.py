@@ -41,8 +41,9 @@ class StratifiedFileSource(FilePerSplit, ABC):
     it does not give refused, by its recipe path (``data.sources[1]: no split 'test' under ...``) as the other
     folders' are.
 
-    Subclasses set ``FILE`` and ``LAYOUT``, call this constructor from their own (whose arguments are the recipe keys)
-    and implement ``iter_posts`` and ``stratum``. The fingerprint covers every constructor argument but ``root``.
+    Subclasses set ``FILE`` (a base of other sources may leave it to its own subclasses) and ``LAYOUT``, call this
+    constructor from their own (whose arguments are the recipe keys) and implement ``iter_posts`` and ``stratum``.
+    The fingerprint covers every constructor argument but ``root``.
 
     Args:
         root: The folder holding ``FILE``.
@@ -59,9 +60,11 @@ class StratifiedFileSource(FilePerSplit, ABC):
     registry_name: str  # set by ``register_source``
 
     def __init_subclass__(cls, **kwargs: object) -> None:
-        """Read the train and validation splits of a subclass from its one ``FILE``."""
+        """Read the train and validation splits of a subclass from its one ``FILE``; a subclass without one (a base
+        of other sources) reads none until a subclass of it sets one."""
         super().__init_subclass__(**kwargs)
-        cls.SPLIT_FILES = dict.fromkeys(("train", "validation"), cls.FILE)
+        if hasattr(cls, "FILE"):
+            cls.SPLIT_FILES = dict.fromkeys(("train", "validation"), cls.FILE)
 
     def __init__(self, root: str, validation_fraction: float, seed: int) -> None:
         if not 0 < validation_fraction < 1:
