@@ -48,6 +48,7 @@ from faim.folders import check_replaceable, replacing, umask_permissions
 from faim.model import WholePostModel
 from faim.recipe import Recipe
 from faim.registry import SavedModelWarning, built, rebuilding_saved
+from faim.runtime.bundle import manifest_entry, setting, task_labels, whole_number
 from faim.version import __version__
 
 
@@ -347,23 +348,26 @@ def load_artifact(directory: str | Path) -> Artifact:
     root = Path(directory)
     manifest = read_manifest(root)
     verify_files(root, manifest)
+    with manifest_entry(root, "tasks", MANIFEST, ArtifactError):
+        tasks = [TaskSpec(t["name"], t["type"], task_labels(t)) for t in manifest["tasks"]]
+    preprocessing = manifest["preprocessing"]
+    with manifest_entry(root, "preprocessing", MANIFEST, ArtifactError):
+        max_elements = setting(preprocessing, "max_elements", whole_number)
     overrides = rebuild_arguments(root, manifest)
     with rebuilding_saved(str(root)):
         recipe = Recipe.load(own_file(root, manifest, RECIPE))
         model = build_model(recipe.model, overrides)
     load_weights(model, own_file(root, manifest, WEIGHTS))
     model.eval()
-    tasks = [TaskSpec(t["name"], t["type"], tuple(t["labels"])) for t in manifest["tasks"]]
     if [t.name for t in tasks] != [t.name for t in task_specs(recipe.model)]:
         raise ArtifactError(f"{root / MANIFEST}: tasks do not match {RECIPE}")
     pooling = any("pooled" in t for t in manifest["tasks"])
-    preprocessing = manifest["preprocessing"]
     return Artifact(
         model,
         tasks,
         read_calibration({t["name"]: t for t in manifest["tasks"]}),
         read_calibration({t["name"]: t["pooled"] for t in manifest["tasks"]}) if pooling else None,
-        preprocessing["max_elements"],
+        max_elements,
         # artifacts written before the preprocessing held it: the recipe's setting
         preprocessing.get("pool_by_image", recipe.eval.pool_by_image),
         recipe,

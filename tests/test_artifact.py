@@ -8,7 +8,7 @@ import re
 import shutil
 import stat
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -213,6 +213,28 @@ def test_an_edited_threshold_fails_naming_the_manifest_and_a_manifest_written_un
     del manifest[SEAL]  # as models were written before manifests were sealed
     (directory / "faim.json").write_text(json.dumps(manifest, indent=2))
     assert faim.load(directory).thresholds["harmful"] == 0.99
+
+
+@pytest.mark.parametrize(
+    ("edit", "wrong"),
+    [
+        (lambda m: m["tasks"][0].update(labels="bh"), "tasks: task 'harmful': labels 'bh' is not a list of label"),
+        (lambda m: m["tasks"][0].update(labels={"b": 0, "h": 1}), "tasks: task 'harmful': labels {'b': 0, 'h': 1} is"),
+        (lambda m: m["tasks"][0].update(labels=[0, 1]), "tasks: task 'harmful': labels [0, 1] is not a list of label"),
+        (lambda m: m["tasks"][0].update(labels=["no"]), "tasks: task 'harmful' (binary): expected two labels (negat"),
+        (lambda m: m["tasks"][0].pop("labels"), "tasks: no 'labels'"),
+        (lambda m: m["preprocessing"].update(max_elements=0), "preprocessing: max_elements: expected a whole number"),
+        (lambda m: m["preprocessing"].update(max_elements=-1), "preprocessing: max_elements: expected a whole numb"),
+        (lambda m: m["preprocessing"].update(max_elements=2.7), "preprocessing: max_elements: expected a whole num"),
+        (lambda m: m["preprocessing"].update(max_elements=True), "preprocessing: max_elements: expected a whole nu"),
+    ],
+)
+def test_task_labels_or_a_count_no_save_writes_fail_loading_naming_the_manifest_and_the_field(
+    saved, tmp_path: Path, edit: Callable[[dict], object], wrong: str
+) -> None:
+    copy = edited_model(saved[1], tmp_path / "edited", edit)
+    with pytest.raises(ArtifactError, match=f"^{re.escape(str(copy / 'faim.json'))}: {re.escape(wrong)}"):
+        faim.load(copy)
 
 
 @pytest.mark.parametrize(

@@ -84,25 +84,28 @@ def check_graph_format(directory: str | Path, manifest: dict[str, Any], expected
 
 
 @contextmanager
-def manifest_entry(directory: Path, field: str) -> Iterator[None]:
-    """Read the entry ``field`` of the manifest of the export in ``directory`` (``"encoders.image"``) within the
-    block: one missing a key, of the wrong type or holding a value refused is refused naming the manifest and
-    ``field``, as the manifest's own checks (``read_bundle``) name it.
+def manifest_entry(
+    directory: Path, field: str, listing: str = EXPORT_MANIFEST, refusal: type[ValueError] = ExportError
+) -> Iterator[None]:
+    """Read the entry ``field`` of the manifest ``listing`` in ``directory`` (an export's by default; a saved model's,
+    ``faim.artifact_manifest.MANIFEST``, with ``refusal`` its ``ArtifactError``) within the block: one missing a key,
+    of the wrong type or holding a value refused is refused naming the manifest and ``field`` (``"encoders.image"``),
+    as the manifest's own checks (``read_bundle``) name it.
 
     Raises:
-        ExportError: ``MANIFEST: FIELD: REASON``, for a ``KeyError`` (``no 'KEY'``), ``TypeError``,
-            ``AttributeError`` or ``ValueError`` the block raises (an ``ExportError`` passes as it is), that error its
-            cause. Only reading the entry belongs within: what is built from the export's verified files (a graph
+        ExportError: Or ``refusal``: ``MANIFEST: FIELD: REASON``, for a ``KeyError`` (``no 'KEY'``), ``TypeError``,
+            ``AttributeError`` or ``ValueError`` the block raises (a ``refusal`` passes as it is), that error its
+            cause. Only reading the entry belongs within: what is built from the model's verified files (a graph
             opened, a tokenizer read) is built after, its faults its own.
     """
     try:
         yield
-    except ExportError:
+    except refusal:
         raise
     except KeyError as error:
-        raise ExportError(f"{directory / EXPORT_MANIFEST}: {field}: no {error.args[0]!r}") from error
+        raise refusal(f"{directory / listing}: {field}: no {error.args[0]!r}") from error
     except (TypeError, AttributeError, ValueError) as error:
-        raise ExportError(f"{directory / EXPORT_MANIFEST}: {field}: {error}") from error
+        raise refusal(f"{directory / listing}: {field}: {error}") from error
 
 
 def whole_number(value: Any) -> int:
@@ -116,6 +119,24 @@ def whole_number(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"expected a whole number of at least 1, got {value!r}")
     return value
+
+
+def task_labels(entry: dict[str, Any]) -> tuple[str, ...]:
+    """The label names of ``entry``, a task of a manifest's ``tasks`` (an export's or a saved model's): a list of
+    names (strings), at least one, and two for a binary task (its negative and positive ones), as every model writes
+    them (``tuple`` would read a string as its letters and a mapping as its keys).
+
+    Raises:
+        KeyError: Naming ``name``, ``type`` or ``labels`` where the entry lacks it.
+        ValueError: Naming the task and its labels, and its type where their count does not fit it.
+    """
+    name, task_type, labels = entry["name"], entry["type"], entry["labels"]
+    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+        raise ValueError(f"task {name!r}: labels {labels!r} is not a list of label names")
+    if not labels or (task_type == "binary" and len(labels) != 2):
+        wanted = "two labels (negative, positive)" if task_type == "binary" else "labels"
+        raise ValueError(f"task {name!r} ({task_type}): expected {wanted}, got {labels}")
+    return tuple(labels)
 
 
 def text(value: Any) -> str:

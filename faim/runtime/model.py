@@ -27,6 +27,7 @@ from faim.runtime.bundle import (
     probabilities_name,
     read_bundle,
     setting,
+    task_labels,
     whole_number,
 )
 from faim.runtime.preprocess import Preprocessing, part_preprocessing
@@ -62,28 +63,22 @@ class ExportedTask:
 
         Raises:
             KeyError: Naming a key the entry lacks.
-            ValueError: Naming the task, where its labels are not a list of label names (strings), or as
-                ``__post_init__`` refuses it.
+            ValueError: Naming the task, where its labels are not a list of label names fitting its type
+                (``task_labels``), or as ``__post_init__`` refuses it.
         """
-        labels = entry["labels"]
-        if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
-            raise ValueError(f"task {entry['name']!r}: labels {labels!r} is not a list of label names")
-        return cls(entry["name"], entry["type"], tuple(labels), entry["threshold"])
+        return cls(entry["name"], entry["type"], task_labels(entry), entry["threshold"])
 
     def __post_init__(self) -> None:
-        """Refuse a task of a type no head has, one without labels or binary without two (its negative and positive
-        ones), or a binary task whose threshold is not a number from 0 to 1 (decisions are made at it).
+        """Refuse a task of a type no head has, or a binary task whose threshold is not a number from 0 to 1
+        (decisions are made at it).
 
         Raises:
-            ValueError: Naming the task and its type, labels or threshold.
+            ValueError: Naming the task and its type or threshold.
         """
         if self.type not in TASK_TYPES:
             raise ValueError(
                 f"task {self.name!r}: type {self.type!r} is not {', '.join(TASK_TYPES[:-1])} or {TASK_TYPES[-1]}"
             )
-        if not self.labels or (self.type == "binary" and len(self.labels) != 2):
-            wanted = "two labels (negative, positive)" if self.type == "binary" else "labels"
-            raise ValueError(f"task {self.name!r} ({self.type}): expected {wanted}, got {list(self.labels)}")
         threshold = self.threshold
         if self.type == "binary" and not (is_number(threshold) and 0 <= threshold <= 1):
             raise ValueError(f"task {self.name!r}: threshold {threshold!r} is not a number from 0 to 1")
