@@ -116,12 +116,14 @@ class VmuSource:
         """Every post of a file in the ``posts.txt`` format, with images and events from this source's image tree.
 
         Raises:
-            FileNotFoundError: When the file or the image folder does not exist.
+            FileNotFoundError: When the file or the image folder does not exist (the folder named by the recipe key
+                ``root`` and what it holds, ``check_exists``).
             ValueError: On a missing column, an unknown label, or image ids of no or several events (naming file
                 and line).
         """
-        path, image_root = Path(path), (self.root / IMAGES).absolute()
+        path = Path(path)
         rows = read_delimited(path, delimiter="\t", quoted=False, required=COLUMNS)
+        image_root = check_exists(self.root / IMAGES, f"{self.recipe_path}.root", LAYOUT, folder=True).absolute()
         files, events = _index(image_root)
         for line, row in rows:
             origin = f"{path}:{line}"
@@ -153,12 +155,11 @@ class VmuSource:
 
 
 def _index(image_root: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """Image id → file path relative to ``image_root``, and id token (before the first ``_``) → event folder.
+    """Image id → file path relative to ``image_root``, an existing folder, and id token (before the first ``_``) →
+    event folder.
 
     Tokens found in several event folders map to none of them.
     """
-    if not image_root.is_dir():
-        raise FileNotFoundError(f"vmu: image folder {image_root} does not exist")
     files: dict[str, str] = {}
     token_events: dict[str, set[str]] = defaultdict(set)
     for file in sorted(image_root.rglob("*")):

@@ -107,8 +107,6 @@ def test_errors_name_the_file_row_and_value(root, tmp_path):
         FileNotFoundError, match="^data.root: .*Medieval2016_DevSet_Images does not exist .*; root must"
     ):
         VmuSource(str(root / "only")).posts("train")
-    with pytest.raises(FileNotFoundError, match="image folder .*Medieval2016_DevSet_Images does not exist"):
-        list(VmuSource(str(root / "only")).iter_posts(root / "only" / "posts.txt"))
 
 
 def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what_the_folder_holds(
@@ -123,6 +121,19 @@ def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what
     for read in (check_split, lambda source, split: source.posts(split)):
         with pytest.raises(FileNotFoundError, match=expected):
             read(source, "train")
+
+
+def test_reading_a_file_without_the_image_tree_names_the_folder_by_its_recipe_key(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_posts(tmp_path, [post("1", "a", "storm_fake_01", "fake")])
+    source = build_source_spec({"type": "vmu", "root": "."}, "data.sources[1]")
+    given, resolved = re.escape(str(IMAGES)), re.escape(str(tmp_path / IMAGES))
+    expected = (
+        f"^data.sources\\[1\\].root: {given} does not exist \\(resolved to {resolved}\\); "
+        "root must be the MediaEval 2016 VMU folder"
+    )
+    with pytest.raises(FileNotFoundError, match=expected):
+        list(source.iter_posts("posts.txt"))
 
 
 @pytest.mark.real_data
