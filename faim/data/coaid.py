@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
-from faim.data.native import read_delimited
+from faim.data.native import read_delimited, unknown_split
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
 from faim.registry import register_source, source_path, suggest
@@ -71,7 +71,7 @@ class CoaidSource:
             ValueError: When ``validation_snapshot`` is not one of the snapshots, naming its recipe key and them.
         """
         if split not in self.splits():
-            raise KeyError(f"{self.recipe_path}: no split {split!r}; found: {', '.join(self.splits())}")
+            raise unknown_split(self.recipe_path, split, self.splits())
         snapshots = self.snapshots()
         if not snapshots:
             raise FileNotFoundError(

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source a member may name)
+from faim.data.native import unknown_split
 from faim.data.post import SOURCE, Post, normalise_posts
 from faim.data.sources import check_split
-from faim.registry import BuildError, build_source_spec, member_path, register_source
+from faim.registry import BuildError, build_source_spec, member_path, register_source, source_path
 
 EVALUATE_ON = ("first", "all")
 
@@ -49,6 +50,7 @@ class ConcatSource:
             raise ValueError("concat: sources must be a list of at least two data: mappings")
         if evaluate_on not in EVALUATE_ON:
             raise ValueError(f"concat: evaluate_on must be one of {', '.join(EVALUATE_ON)}, got {evaluate_on!r}")
+        self.recipe_path = source_path()
         self.names: list[str] = []
         self.members: list[Any] = []
         for index, spec in enumerate(sources):
@@ -75,25 +77,31 @@ class ConcatSource:
         """The contributing members' posts of ``split``, member after member, ids prefixed, ``meta["source"]`` set.
 
         Raises:
-            KeyError: When no contributing member has ``split``, naming the splits there are.
+            KeyError: When no contributing member has ``split`` (``check_split``).
             FileNotFoundError: Before any is read, naming the split and the file of a member that is not there
                 (``check_split``).
             ValueError: Naming a member's post whose id was taken away (``member_posts``).
         """
-        indices = self.contributors(split)
-        if not indices:
-            raise KeyError(f"concat: no split {split!r}; found: {', '.join(self.splits()) or 'none'}")
         self.check_split(split)
         return [
             replace(post, id=f"{self.names[index]}/{post.id}", meta=post.meta | {SOURCE: self.names[index]})
-            for index in indices
+            for index in self.contributors(split)
             for post in self.member_posts(index, split)
         ]
 
     def check_split(self, split: str) -> None:
         """Find the files of ``split`` of every member giving its posts (``faim.data.sources.check_split``), reading
-        none: a member's file not there is named before another member's posts are read."""
-        for index in self.contributors(split):
+        none: a member's file not there is named before another member's posts are read.
+
+        Raises:
+            KeyError: When no contributing member has ``split``, naming the concat by its recipe path and the splits
+                there are (``faim.data.native.unknown_split``).
+            FileNotFoundError: Naming the split and the file of a member that is not there.
+        """
+        indices = self.contributors(split)
+        if not indices:
+            raise unknown_split(self.recipe_path, split, self.splits())
+        for index in indices:
             check_split(self.members[index], split)
 
     def member_posts(self, index: int, split: str) -> list[Post]:

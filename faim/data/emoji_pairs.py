@@ -24,8 +24,9 @@ import random
 import re
 from pathlib import Path
 
+from faim.data.native import unknown_split
 from faim.data.post import Post
-from faim.registry import register_source
+from faim.registry import register_source, source_path
 
 INSTALLED = "/usr/share/rubygems-integration/all/gems"
 """Where Debian installs Ruby gems; a ``root`` that is not the gem's folder is searched below for it."""
@@ -66,6 +67,7 @@ class EmojiPairsSource:
         self.gem = find_gem(Path(root))
         self.validation_fraction, self.seed, self.wrong, self.task = validation_fraction, seed, wrong, task
         self.index = json.loads((self.gem / "config" / "index.json").read_text(encoding="utf-8"))
+        self.recipe_path = source_path()
 
     def splits(self) -> list[str]:
         return ["train", "validation"]
@@ -74,10 +76,11 @@ class EmojiPairsSource:
         """Every picture of the split twice: with its own caption, then with another's (posts in a seeded order).
 
         Raises:
-            KeyError: For a split other than train and validation.
+            KeyError: For a split other than train and validation, naming the source by its recipe path
+                (``unknown_split``).
         """
         if split not in self.splits():
-            raise KeyError(f"emoji_pairs: no split {split!r}; found: train, validation")
+            raise unknown_split(self.recipe_path, split, self.splits())
         emoji = self.split_emoji()[split]
         rng = random.Random(f"{self.seed}:{split}")
         wrong = self.wrong_captions(emoji, rng)

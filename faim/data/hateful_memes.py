@@ -15,7 +15,7 @@ from pathlib import Path
 
 from faim.data.columns import ColumnMap
 from faim.data.inputs import check_exists
-from faim.data.native import check_choice
+from faim.data.native import check_choice, unknown_split
 from faim.data.post import Post, post_id
 from faim.data.tabular import jsonl_rows, sha256_files
 from faim.registry import register_source, source_path
@@ -62,10 +62,11 @@ class HatefulMemesSource:
         """The ``.jsonl`` file of ``split``.
 
         Raises:
-            KeyError: On a split other than train, validation and test.
+            KeyError: On a split other than train, validation and test, naming the source by its recipe path, the
+                folder and the splits it holds (``unknown_split``).
         """
         if split not in self.files:
-            raise KeyError(f"hateful_memes: no split {split!r}; found: train, validation, test")
+            raise unknown_split(self.recipe_path, split, self.splits(), self.root)
         return self.root / f"{self.files[split]}.jsonl"
 
     def posts(self, split: str) -> list[Post]:

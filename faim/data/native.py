@@ -1,4 +1,5 @@
-"""Reading helpers shared by the adapters of native public formats (Davidson, ETHOS, LIAR, CoAID, VMU).
+"""Reading helpers shared by the adapters of native public formats (Davidson, ETHOS, LIAR, CoAID, VMU), and the
+refusal of a split every dataset source shares (``unknown_split``).
 
 Rows are numbered by the 1-based line they start on (header = line 1), exact even when a quoted cell
 spans lines, so every ``origin`` and error message points at the right place in the file.
@@ -93,9 +94,7 @@ class FilePerSplit:
         """
         if split not in self.splits():  # a root that is not the dataset's folder at all is named as such first
             check_exists(self._file("train"), f"{self.recipe_path}.root", self.LAYOUT)
-            raise KeyError(
-                f"{self.recipe_path}: no split {split!r} under {self.root}; found: {', '.join(self.splits())}"
-            )
+            raise unknown_split(self.recipe_path, split, self.splits(), self.root)
         return self._file(split)
 
     def check_split(self, split: str) -> None:
@@ -121,6 +120,15 @@ def label_index(value: str, names: Sequence[str], origin: str) -> int:
     if value not in names:
         raise ValueError(f"{origin}: unknown label {value!r}{suggest(value, list(names))}; valid: {', '.join(names)}")
     return names.index(value)
+
+
+def unknown_split(where: str, split: str, splits: Sequence[str], under: Path | None = None) -> KeyError:
+    """The error refusing a split a source does not give, in the one wording of every dataset source: naming the
+    source by its recipe path (``where``: ``data``, ``data.sources[1]``; ``faim.registry.source_path``), the folder
+    whose files decide which splits there are (``under``, where they do), and the splits there are
+    (``data.sources[1]: no split 'test' under hm; found: train, validation``)."""
+    place = f" under {under}" if under is not None else ""
+    return KeyError(f"{where}: no split {split!r}{place}; found: {', '.join(splits) or 'none'}")
 
 
 def check_choice(owner: str, key: str, value: str, choices: Sequence[str]) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from faim.data.inputs import check_exists
-from faim.data.native import label_index, read_delimited
+from faim.data.native import label_index, read_delimited, unknown_split
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
 from faim.registry import register_source, source_path, suggest
@@ -108,7 +108,7 @@ class VmuSource:
             FileNotFoundError: Naming what is not there, the recipe key ``root`` and what the folder holds (``LAYOUT``).
         """
         if split not in self.splits():
-            raise KeyError(f"{self.recipe_path}: no split {split!r}; found: {', '.join(self.splits())}")
+            raise unknown_split(self.recipe_path, split, self.splits())
         check_exists(self.root / "posts.txt", f"{self.recipe_path}.root", LAYOUT)
         check_exists(self.root / IMAGES, f"{self.recipe_path}.root", LAYOUT, folder=True)
 

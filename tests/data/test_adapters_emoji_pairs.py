@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 from faim.data.emoji_pairs import EmojiPairsSource
+from faim.registry import build_source_spec
 
 CATEGORIES = ("food", "people", "travel")
 
@@ -53,6 +54,12 @@ def test_tone_groups_never_cross_the_split_and_the_split_is_seeded(gem: Path) ->
     groups = {name: {key.split("_tone")[0] for key in keys} for name, keys in split.items()}
     assert not groups["train"] & groups["validation"] and groups["validation"]
     assert EmojiPairsSource(str(gem)).split_emoji() == split != EmojiPairsSource(str(gem), seed=1).split_emoji()
+
+
+def test_a_split_it_does_not_give_is_refused_by_its_recipe_path(gem: Path) -> None:
+    source = build_source_spec({"type": "emoji_pairs", "root": str(gem)}, "data.sources[1]")
+    with pytest.raises(KeyError, match=r"^\"data.sources\[1\]: no split 'test'; found: train, validation\"$"):
+        source.posts("test")
 
 
 def test_a_missing_package_says_how_to_get_it(tmp_path: Path) -> None:

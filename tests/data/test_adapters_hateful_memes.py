@@ -81,6 +81,15 @@ def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what
             read(source, "train")
 
 
+def test_a_split_it_does_not_give_is_refused_by_its_recipe_path_with_the_splits_there_are(root):
+    source = build_source_spec({"type": "hateful_memes", "root": str(root)}, "data.sources[1]")
+    found = "found: train, validation, test"
+    expected = f"^\"data.sources\\[1\\]: no split 'tset' under {re.escape(str(root))}; {found}\"$"
+    for read in (check_split, lambda source, split: source.posts(split)):
+        with pytest.raises(KeyError, match=expected):
+            read(source, "tset")
+
+
 def test_validation_choice_picks_the_matching_test_file(root):
     assert HatefulMemesSource(str(root)).splits() == ["train", "validation", "test"]
     unseen = HatefulMemesSource(str(root), validation="dev_unseen", task="hate")

@@ -128,9 +128,11 @@ def test_a_members_split_file_not_there_is_named_by_its_recipe_path_before_any_i
         source.posts("validation")
 
 
-def test_missing_split_names_the_ones_there_are(members):
-    with pytest.raises(KeyError, match="no split 'test'; found: train, validation"):
-        ConcatSource(members).posts("test")
+def test_missing_split_names_the_concat_by_its_recipe_path_and_the_ones_there_are(members):
+    source = build_source({"type": "concat", "sources": members})
+    for read in (check_split, lambda source, split: source.posts(split)):
+        with pytest.raises(KeyError, match=r"^\"data: no split 'test'; found: train, validation\"$"):
+            read(source, "test")
 
 
 @pytest.mark.parametrize(
