@@ -37,14 +37,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy.special import expit, logit
+from scipy.special import logit
 from tqdm.auto import tqdm
 
 from faim.api import build
 from faim.assembly import task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.calibration.crowd import crowd_correction_weight
-from faim.calibration.prior import estimate_prior, prior_shift
+from faim.calibration.fit import Calibration
 from faim.calibration.scaling import apply_temperature, fit_scaling
 from faim.data.post import Post, is_missing
 from faim.data.targets import TaskSpec
@@ -233,13 +233,16 @@ def calibrated(
 
 def to_estimated_prior(task: TaskSpec, fit_targets: np.ndarray, prob: np.ndarray) -> np.ndarray:
     """Binary probabilities ``prob`` ``[n, 2]``, calibrated on posts whose share of positives is that of
-    ``fit_targets``, moved to the share EM estimates from ``prob`` itself, labels unread (``faim.calibration.prior``,
-    what ``faim calibrate --unlabelled`` does for a new event); multiclass probabilities are returned unchanged."""
+    ``fit_targets``, moved to the share EM estimates from ``prob`` itself, labels unread, by the move
+    ``faim calibrate --unlabelled`` makes for a new event (``Calibration.adapt_to_prior``, here of the calibration
+    that leaves the probabilities' log-odds as they are); multiclass probabilities are returned unchanged."""
     if task.type != "binary" or len(np.unique(fit_targets)) < 2:
         return prob
-    prior = float(fit_targets.mean())
-    shift = prior_shift(prior, estimate_prior(prob[:, 1], prior))
-    positive = expit(logit(np.clip(prob[:, 1], 1e-12, 1 - 1e-12)) + shift)
+    calibration = Calibration.identity([task])
+    calibration.priors[task.name] = float(fit_targets.mean())
+    logits = logit(np.clip(prob[:, 1], 1e-12, 1 - 1e-12))
+    calibration.adapt_to_prior(task, logits)
+    positive = calibration.probabilities(task, logits)
     return np.stack([1.0 - positive, positive], axis=1)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from faim.calibration.fit import Calibration
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.eval.group_holdout import (
@@ -16,6 +17,7 @@ from faim.eval.group_holdout import (
     main,
     probe_inputs,
     probe_recipe,
+    to_estimated_prior,
 )
 from faim.recipe import as_recipe
 from tests.conftest import frozen_tiny_recipe, tiny_recipe
@@ -88,6 +90,27 @@ def test_moving_to_the_em_prior_repairs_most_of_a_calibration_carried_to_a_group
     transferred, moved = zip(*((m["ece_transferred"], m["ece_em"]) for m in result.per_group.values()))
     assert all(after < before for before, after in zip(transferred, moved))
     assert np.mean(moved) < 0.6 * np.mean(transferred)
+
+
+def test_the_move_to_the_em_prior_is_the_one_faim_calibrate_makes_from_the_share_the_probe_was_calibrated_on(
+    monkeypatch,
+):
+    moves = []
+    adapt = Calibration.adapt_to_prior
+
+    def recorded(self, task, logits, *others):
+        moves.append(adapt(self, task, logits, *others))
+        return moves[-1]
+
+    monkeypatch.setattr(Calibration, "adapt_to_prior", recorded)
+    rng = np.random.default_rng(0)
+    positive = np.where(rng.uniform(size=200) < 0.3, rng.beta(20, 1, size=200), rng.beta(1, 20, size=200))
+    fit_targets = (rng.uniform(size=300) < 0.6).astype(int)
+    moved = to_estimated_prior(TASK, fit_targets, np.stack([1 - positive, positive], axis=1))
+    [(old, new, _)] = moves
+    assert old == fit_targets.mean() and 0.1 < new < old - 0.1
+    assert moved[:, 1].mean() == pytest.approx(new, abs=1e-6)  # EM's fixed point: the moved scores' mean
+    assert np.allclose(moved.sum(axis=1), 1.0)
 
 
 def test_a_calibration_carries_over_between_groups_alike():
