@@ -20,6 +20,7 @@ import copy
 import difflib
 import functools
 import inspect
+import re
 import sys
 import types
 import typing
@@ -256,12 +257,28 @@ def suggest(name: str, choices: list[str]) -> str:
 
 
 def a_type(value: Any) -> str:
-    """The type of ``value`` with its article, as a message names it: ``"an int"``, ``"a list"``; ``"None"`` for
-    ``None``."""
+    """The type of ``value`` with its article, as a message names it (``article``): ``"an int"``, ``"a list"``,
+    ``"an XLMRobertaConfig"``, ``"a uint8"``; ``"None"`` for ``None``."""
     if value is None:
         return "None"
     name = type(value).__name__
-    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
+    return f"{article(name)} {name}"
+
+
+LETTERS_READ_WITH_A_VOWEL = "AEFHILMNORSX"
+"""The capitals whose names are said beginning with a vowel (an F, an H, an X)."""
+SAID_YOU = re.compile(r"u(int|[^aeiou\d_][aeiou])", re.IGNORECASE)
+"""The start of a name whose "u" is said "you": ``uint8``, ``Unicode``, ``UserDict``, ``ufunc`` (not ``Unpickler``)."""
+
+
+def article(name: str) -> str:
+    """``"a"`` or ``"an"`` before a type's name, as the name is said: one beginning with an acronym (two capitals,
+    or a capital and a digit: ``XLMRobertaConfig``, ``HTTPResponse``, ``UUID``, ``T5Config``) and numpy's ``nd``
+    names letter by letter (an XLM, an HTTP, an ndarray, but a UUID); any other as a word, by its first letter, a
+    "u" said "you" taking "a" (``SAID_YOU``: a uint8, a UnicodeDecodeError)."""
+    if name[:2].isupper() or name.startswith("nd"):
+        return "an" if name[0].upper() in LETTERS_READ_WITH_A_VOWEL else "a"
+    return "an" if name[:1].lower() in "aeiou" and not SAID_YOU.match(name) else "a"
 
 
 def lookup(kind: str, name: str, where: str = "") -> type:

@@ -469,3 +469,34 @@ def test_a_sequence_annotation_without_its_item_types_takes_items_of_any_type() 
     assert registry.item_annotations(tuple[()], 0) == []  # the empty tuple names its (no) item types
     assert registry.item_annotations(tuple[()], 1) is None
     assert registry.item_annotations(dict, 1) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "named"),
+    [
+        ("XLMRobertaConfig", "an XLMRobertaConfig"),
+        ("HTTPResponse", "an HTTPResponse"),
+        ("MPNetConfig", "an MPNetConfig"),
+        ("CLIPConfig", "a CLIPConfig"),
+        ("T5Config", "a T5Config"),
+        ("UUID", "a UUID"),
+        ("ndarray", "an ndarray"),
+        ("uint8", "a uint8"),
+        ("UnicodeDecodeError", "a UnicodeDecodeError"),
+        ("UserDict", "a UserDict"),
+        ("Unpickler", "an Unpickler"),
+        ("NoneType", "a NoneType"),
+        ("OrderedDict", "an OrderedDict"),
+        ("Enum", "an Enum"),
+        ("AlbertConfig", "an AlbertConfig"),
+        ("int", "an int"),
+        ("str", "a str"),
+        ("list", "a list"),
+    ],
+)
+def test_a_type_takes_the_article_its_name_is_said_with(name: str, named: str) -> None:
+    assert registry.a_type(type(name, (), {})()) == named
+
+
+def test_a_type_of_none_is_none() -> None:
+    assert registry.a_type(None) == "None"
