@@ -89,6 +89,53 @@ class ExportedTask:
         (one number), ``(labels,)`` for a multiclass or multilabel one."""
         return () if self.type == "binary" else (len(self.labels),)
 
+    def check_outputs(self, outputs: Signature) -> None:
+        """Refuse the task where the fusion graph (its ``outputs``) gives no logits or probabilities for it, or gives
+        them for another count of labels than the task names (a label left unscored, or a score left unnamed).
+
+        Raises:
+            ValueError: Naming the task, the output and, where the count differs, the labels and the graph's shape.
+        """
+        for name in (logits_name(self.name), probabilities_name(self.name)):
+            if name not in outputs:
+                raise ValueError(f"task {self.name!r}: its graph gives no {name!r}")
+            if differs(outputs[name], self.row_shape):
+                raise ValueError(
+                    f"task {self.name!r} ({self.type}): labels: {list(self.labels)} do not fit its graph's {name!r} "
+                    f"of shape {list(outputs[name])}"
+                )
+
+
+Signature = dict[str, tuple[Any, ...]]
+"""A graph's inputs or outputs by name, each with its shape: a dimension a whole number where the graph fixes it,
+else a name or None (a post's batch, a text's length)."""
+
+
+def signature(graph: Graph) -> tuple[Signature, Signature] | None:
+    """The inputs and outputs of ``graph`` where it tells them without running (an onnxruntime session); None for a
+    graph that does not (a torch.export program, a graph file left unopened)."""
+    if not isinstance(graph, onnxruntime.InferenceSession):
+        return None
+    inputs = {node.name: tuple(node.shape) for node in graph.get_inputs()}
+    return inputs, {node.name: tuple(node.shape) for node in graph.get_outputs()}
+
+
+def differs(shape: tuple[Any, ...], row: tuple[int, ...]) -> bool:
+    """Whether a graph's output ``shape`` for a batch of posts or elements is known to differ from ``row`` beyond its
+    first dimension, the batch (a dimension the graph leaves unfixed fits any)."""
+    found = shape[1:]
+    return len(found) != len(row) or any(isinstance(a, int) and a != b for a, b in zip(found, row))
+
+
+def check_inputs(inputs: Signature, fed: list[str]) -> None:
+    """Refuse a graph whose ``inputs`` are not those the runtime feeds it (``fed``).
+
+    Raises:
+        ValueError: Naming both.
+    """
+    if set(inputs) != set(fed):
+        raise ValueError(f"inputs: {sorted(fed)} are not its graph's {sorted(inputs)}")
+
 
 EncoderPart = tuple[Callable[[], Preprocessing], list[str], Path]
 """A part of an exported encoder as its manifest entry gives it: what builds its preprocessing
@@ -119,6 +166,28 @@ class ExportedEncoder:
         self.dim = dim
         self.parts = [(build(), inputs, open_graph(graph)) for build, inputs, graph in parts]
 
+    def check_graphs(self) -> None:
+        """Refuse the encoder where a part's graph reads other inputs than the part's entry names, or its parts'
+        graphs give embeddings of another size than its ``dim`` (those that do not tell their shapes pass).
+
+        Raises:
+            ValueError: Naming the part and its inputs, or the ``dim`` and the sizes the graphs give.
+        """
+        sizes = []
+        for index, (_, names, graph) in enumerate(self.parts):
+            found = signature(graph)
+            if found is None:
+                return
+            inputs, outputs = found
+            try:
+                check_inputs(inputs, names)
+            except ValueError as error:
+                raise ValueError(f"parts[{index}]: {error}") from error
+            sizes.append(next(iter(outputs.values()))[-1])
+        if all(isinstance(size, int) for size in sizes) and sum(sizes) != self.dim:
+            given = " + ".join(map(str, sizes))
+            raise ValueError(f"dim: {self.dim} is not the size of its graphs' embeddings ({given})")
+
     def check(self, element: Any) -> None:
         for preprocess, _, _ in self.parts:
             check = getattr(preprocess, "check", None)
@@ -142,9 +211,9 @@ def fused_encoders(
     found by ``files``; an encoder two kinds share is built once.
 
     Raises:
-        ExportError: Naming the manifest and the entry that cannot be read (``faim.runtime.bundle.manifest_entry``);
-            a fault building an encoder from the export's verified files (opening a graph, reading a tokenizer) is
-            raised as it is.
+        ExportError: Naming the manifest and the entry that cannot be read (``faim.runtime.bundle.manifest_entry``),
+            or whose settings its graphs contradict (``ExportedEncoder.check_graphs``); a fault building an encoder
+            from the export's verified files (opening a graph, reading a tokenizer) is raised as it is.
     """
     entries = {}
     with manifest_entry(root, "encoders"):
@@ -156,6 +225,9 @@ def fused_encoders(
     with manifest_entry(root, "encoders"):
         used = {name: entries[name] for name in names.values()}
     encoders = {name: ExportedEncoder(dim, parts, open_graph) for name, (dim, parts) in used.items()}
+    for name, encoder in encoders.items():
+        with manifest_entry(root, f"encoders.{name}"):
+            encoder.check_graphs()
     return {kind: encoders[name] for kind, name in names.items()}
 
 
@@ -171,8 +243,8 @@ class ExportedModel:
 
     Raises:
         ExportError: When ``directory`` is not an export of this format, a file is missing or modified, its graphs
-            are of another format, or its manifest holds an entry no export writes (naming the manifest and the
-            entry).
+            are of another format, or its manifest holds an entry no export writes or one its graphs contradict (a
+            task's labels, an embedding's size, a graph's inputs: naming the manifest and the entry).
     """
 
     def __init__(
@@ -200,6 +272,29 @@ class ExportedModel:
             fused = list(manifest["fusion"]["kinds"])
         self.fusion = open_graph(fusion_graph)
         self.encoders = fused_encoders(self.root, manifest, fused, open_graph, files)
+        self.check_fusion()
+
+    def check_fusion(self) -> None:
+        """Refuse the export where its fusion graph reads other inputs than its kinds feed, gives an embedding of
+        another size than the manifest's fusion ``dim``, or gives a task's outputs for another count of labels, or
+        none (``ExportedTask.check_outputs``); a graph that does not tell its shapes passes.
+
+        Raises:
+            ExportError: Naming the manifest, the entry (``fusion``, ``tasks``) and what disagrees.
+        """
+        found = signature(self.fusion)
+        if found is None:
+            return
+        inputs, outputs = found
+        with manifest_entry(self.root, "fusion"):
+            check_inputs(inputs, [name for kind in self.encoders for name in elements_names(kind)])
+            shape = outputs.get(EMBEDDING, ())
+            if differs(shape, (self.embedding_dim,)):
+                wrong = f"dim: {self.embedding_dim} is not the size of its graph's {EMBEDDING!r}"
+                raise ValueError(f"{wrong} {list(shape)}")
+        with manifest_entry(self.root, "tasks"):
+            for task in self.tasks:
+                task.check_outputs(outputs)
 
     def read(self, posts: Iterable[Post]) -> tuple[list[tuple[Post, dict[str, list[Any]]]], list[PostError]]:
         """Each post whose elements can be read (pictures decoded, metadata numeric) with its elements, and the

@@ -159,6 +159,30 @@ def test_a_manifest_holding_what_no_export_writes_fails_loading_naming_it_and_th
         faim.runtime.load(copy)
 
 
+@pytest.mark.parametrize(
+    ("edit", "wrong"),
+    [
+        (lambda m: m["tasks"][1].update(labels=["a", "b"]), "tasks: task 'topic' (multiclass): labels: ['a', 'b'] do"),
+        (lambda m: m["tasks"][1].update(labels=["a", "b", "c", "d"]), "tasks: task 'topic' (multiclass): labels: ['a'"),
+        (lambda m: m["tasks"][2].update(labels=["spam"]), "tasks: task 'flags' (multilabel): labels: ['spam'] do not"),
+        (lambda m: m["tasks"][1].update(name="subject"), "tasks: task 'subject': its graph gives no 'subject.logits'"),
+        (lambda m: m["encoders"]["image"].update(dim=9), "encoders.image: dim: 9 is not the size of its graphs' emb"),
+        (lambda m: m["fusion"].update(dim=17), "fusion: dim: 17 is not the size of its graph's 'embedding' ['B', 16]"),
+        (
+            lambda m: m["encoders"]["text"]["parts"][0].update(inputs=["ids", "attention_mask"]),
+            "encoders.text: parts[0]: inputs: ['attention_mask', 'ids'] are not its graph's ['attention_mask', 'input",
+        ),
+        (lambda m: m["fusion"]["kinds"].remove("meta"), "fusion: inputs: ['comments.embeddings', 'comments.mask', 'im"),
+    ],
+)
+def test_a_manifest_its_graphs_contradict_fails_loading_naming_it_and_the_field(
+    exported: tuple[Path, Path], tmp_path: Path, edit: Callable[[dict], object], wrong: str
+) -> None:
+    copy = edited_model(exported[1], tmp_path / "export", edit)
+    with pytest.raises(ExportError, match=f"^{re.escape(str(copy / 'faim-export.json'))}: {re.escape(wrong)}"):
+        faim.runtime.load(copy)
+
+
 def test_a_manifest_entry_refused_keeps_the_error_that_refused_it_as_its_cause(
     exported: tuple[Path, Path], tmp_path: Path
 ) -> None:
