@@ -106,6 +106,19 @@ class ExportedTask:
                 )
 
 
+def exported_tasks(entries: Any) -> list[ExportedTask]:
+    """The tasks a manifest's ``tasks`` lists (``ExportedTask.from_entry``), at least one: an export of no task would
+    score rows holding only the posts' ids.
+
+    Raises:
+        KeyError, TypeError, ValueError: On an entry no export writes, or no entry (read within ``manifest_entry``).
+    """
+    tasks = [ExportedTask.from_entry(entry) for entry in entries]
+    if not tasks:
+        raise ValueError(f"expected at least one task, got {entries!r}")
+    return tasks
+
+
 Signature = dict[str, tuple[Any, ...]]
 """A graph's inputs or outputs by name, each with its shape: a dimension a whole number where the graph fixes it,
 else a name or None (a post's batch, a text's length)."""
@@ -265,7 +278,7 @@ class ExportedModel:
         with manifest_entry(self.root, "max_elements"):
             self.max_elements = whole_number(manifest["max_elements"])
         with manifest_entry(self.root, "tasks"):
-            self.tasks = [ExportedTask.from_entry(entry) for entry in manifest["tasks"]]
+            self.tasks = exported_tasks(manifest["tasks"])
         with manifest_entry(self.root, "fusion"):
             self.embedding_dim = setting(manifest["fusion"], "dim", whole_number)
             fusion_graph = files("graph", manifest["fusion"]["graph"])

@@ -146,6 +146,7 @@ def meta_preprocessing(manifest: dict) -> dict:
         (lambda m: m["tasks"][0].update(labels=[0, 1]), "tasks: task 'harm': labels [0, 1] is not a list of label"),
         (lambda m: m["tasks"][0].update(labels=["no"]), "tasks: task 'harm' (binary): expected two labels (negative,"),
         (lambda m: m["tasks"][1].update(labels=[]), "tasks: task 'topic' (multiclass): expected labels, got []"),
+        (lambda m: m.update(tasks=[]), "tasks: expected at least one task, got []"),
         (lambda m: text_preprocessing(m).update(leetspeak="yes"), "encoders.text: leetspeak 'yes' is not true or"),
         (lambda m: meta_preprocessing(m).update(fields="likes"), "encoders.meta: fields 'likes' is not a list of"),
         (lambda m: meta_preprocessing(m).update(shares="yes"), "encoders.meta: shares 'yes' is not true or false"),
