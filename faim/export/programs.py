@@ -82,10 +82,27 @@ def check_archive(path: Path) -> None:
         for table, prefix in PAYLOAD_TABLES.items():
             if table not in entries:
                 raise ExportError(f"{path}: entry {table!r} is missing")
-            payloads: dict[str, Any] = json.loads(archive.read(root + table)).get("config", {})
-            for name, payload in payloads.items():
+            for name, payload in payload_table(path, table, archive.read(root + table)).items():
                 if payload.get("use_pickle") or not str(payload.get("path_name", "")).startswith(prefix):
                     raise ExportError(f"{path}: {table} stores {name!r} as a pickled object, not a raw tensor")
+
+
+def payload_table(path: Path, table: str, content: bytes) -> dict[str, dict[str, Any]]:
+    """The payloads the table ``table`` of the archive at ``path`` lists (its ``content``, JSON): each tensor's name
+    with where and how it is stored (``path_name``, ``use_pickle``); a table listing none gives none.
+
+    Raises:
+        ExportError: Naming the archive and the table, where it is not JSON (and why), or not an object whose
+            ``config`` maps each name to an object.
+    """
+    try:
+        data = json.loads(content)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ExportError(f"{path}: {table} is not JSON ({error})") from None
+    payloads = data.get("config", {}) if isinstance(data, dict) else None
+    if not isinstance(payloads, dict) or not all(isinstance(payload, dict) for payload in payloads.values()):
+        raise ExportError(f"{path}: {table} is not a table of payloads (an object whose config maps names to objects)")
+    return payloads
 
 
 def load_program(path: str | Path) -> torch.export.ExportedProgram:

@@ -126,6 +126,28 @@ def test_an_archive_storing_a_weight_as_a_pickle_is_refused(programs: tuple[Path
         load_program(archive)
 
 
+NOT_PAYLOADS = "is not a table of payloads (an object whose config maps names to objects)"
+
+
+@pytest.mark.parametrize(
+    ("content", "wrong"),
+    [
+        (b"{not json", "is not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+        (b"[1]", NOT_PAYLOADS),
+        (b'{"config": [1]}', NOT_PAYLOADS),
+        (b'{"config": {"weight": "weight_0"}}', NOT_PAYLOADS),
+    ],
+)
+def test_a_payload_table_that_is_not_one_is_refused_naming_the_archive_and_the_table(
+    programs: tuple[Path, Path], tmp_path: Path, content: bytes, wrong: str
+) -> None:
+    table = "data/weights/model_weights_config.json"
+    source, target = programs[1] / "fusion.pt2", tmp_path / "fusion.pt2"
+    archive = rewritten(source, target, lambda name, data: content if name.endswith(table) else data)
+    with pytest.raises(ExportError, match=f"^{re.escape(f'{archive}: {table} {wrong}')}$"):
+        load_program(archive)
+
+
 def test_an_archive_with_an_entry_faim_does_not_write_is_refused(programs: tuple[Path, Path], tmp_path: Path) -> None:
     _, export_dir = programs
     archive = tmp_path / "fusion.pt2"
