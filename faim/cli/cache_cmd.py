@@ -6,6 +6,7 @@ import argparse
 import time
 from datetime import datetime
 
+from faim.cli.common import plural
 from faim.training.cache_entries import DEFAULT_CACHE_DIR, CacheContents, CacheEntry, Pruned, prune, read_cache
 
 DESCRIPTION = f"""\
@@ -67,11 +68,6 @@ def days(text: str) -> float:
     if not value >= 0:  # NaN too
         raise argparse.ArgumentTypeError(f"DAYS is a number of days, 0 or more: got {text!r}")
     return value
-
-
-def plural(count: int, noun: str) -> str:
-    """``count`` and ``noun``, an s added unless there is one."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def size_text(size: int) -> str:

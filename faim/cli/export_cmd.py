@@ -16,6 +16,7 @@ from faim.artifact_manifest import EXPORT_MANIFEST
 from faim.cli.common import (
     check_label_tasks,
     parse_columns,
+    plural,
     refuse_mapping_without_data,
     unlabelled_split,
 )
@@ -98,8 +99,8 @@ def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any
         print(report(check))
         if check.drop > max_drop:
             sample = calibration_sample(smoothing_posts(args, posts, recipe))
-            print(f"drop {check.drop:.4f} > --max-drop {max_drop}: quantizing again, smoothed on {len(sample)} "
-                  "posts")  # fmt: skip
+            print(f"drop {check.drop:.4f} > --max-drop {max_drop}: quantizing again, smoothed on "
+                  f"{plural(len(sample), 'post')}")  # fmt: skip
             int8 = quantize_export(fp32, tmp / "int8-smoothed", sample)
             check = compare_exports(ExportedModel(fp32), ExportedModel(int8), posts)
             print(report(check))
@@ -107,8 +108,8 @@ def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any
             worst = max(check.macro_f1, key=lambda task: check.macro_f1[task][0] - check.macro_f1[task][1])
             before, after = check.macro_f1[worst]
             raise ValueError(
-                f"int8 lowers {worst!r} macro-F1 from {before:.4f} to {after:.4f} on {check.posts} posts, a drop of "
-                f"{check.drop:.4f} > --max-drop {max_drop}; nothing was written (export without --quantize)"
+                f"int8 lowers {worst!r} macro-F1 from {before:.4f} to {after:.4f} on {plural(check.posts, 'post')}, a "
+                f"drop of {check.drop:.4f} > --max-drop {max_drop}; nothing was written (export without --quantize)"
             )
         check_replaceable(out, EXPORT_MANIFEST)  # again: the quantization took minutes, and the folder may have changed
         replace_folder(int8, out, ".faim-export-")
@@ -159,8 +160,8 @@ def report(check: QuantizationCheck) -> str:
     """The int8 check as lines of text: each task's macro-F1, the tasks not measured, and the speed where enough posts
     were timed."""
     lines = [
-        f"int8 against fp32 on {check.posts} posts ({check.unreadable} unreadable left out), each task's macro-F1 on "
-        "those labelled for it:"
+        f"int8 against fp32 on {plural(check.posts, 'post')} ({check.unreadable} unreadable left out), each task's "
+        "macro-F1 on those labelled for it:"
     ]
     lines += [f"  {task}: macro-F1 {fp32:.4f} -> {int8:.4f}" for task, (fp32, int8) in check.macro_f1.items()]
     if check.unmeasured:
@@ -169,8 +170,8 @@ def report(check: QuantizationCheck) -> str:
     if check.timed:
         lines.append(f"  posts/s: {fp32_rate:.1f} -> {int8_rate:.1f} ({check.speedup:.2f}x)")
     else:
-        lines.append(f"  posts/s: not timed on {check.posts} posts (too few: the first runs of each export would "
-                     f"weigh most; {TIMED_POSTS} or more are timed)")  # fmt: skip
+        lines.append(f"  posts/s: not timed on {plural(check.posts, 'post')} (too few: the first runs of each export "
+                     f"would weigh most; {TIMED_POSTS} or more are timed)")  # fmt: skip
     return "\n".join(lines)
 
 

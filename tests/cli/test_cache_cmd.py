@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.cli.cache_cmd import entry_line, plural, size_text
+from faim.cli.cache_cmd import entry_line, size_text
 from faim.cli.main import main
 from faim.training.cache_entries import read_cache
 
@@ -109,7 +109,3 @@ def test_prune_names_a_file_it_could_not_remove_removes_the_rest_and_exits_1(
     assert lines[2] == f"could not remove {refused.name}: Permission denied"
     assert lines[-1] == f"freed {size_text(contents.size - refused.stat().st_size)} of {embedding_cache}"
     assert list(embedding_cache.iterdir()) == [refused]
-
-
-def test_counts_read_as_words() -> None:
-    assert [plural(count, "file") for count in (0, 1, 2)] == ["0 files", "1 file", "2 files"]

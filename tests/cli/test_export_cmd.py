@@ -241,10 +241,12 @@ def test_a_max_drop_outside_zero_to_one_is_refused_before_the_model_is_loaded(
 def test_the_int8_report_names_the_tasks_not_measured_and_gives_no_speed_timed_on_too_few_posts() -> None:
     check = QuantizationCheck({"harm": (0.8, 0.75)}, (864.3, 12.3), 1, 0, ["topic", "flags"])
     lines = report(check).splitlines()
+    measured = "int8 against fp32 on 1 post (0 unreadable left out), each task's macro-F1 on those labelled for it:"
+    assert lines[0] == measured
     assert lines[1:] == [
         "  harm: macro-F1 0.8000 -> 0.7500",
         "  topic, flags: not measured (no post is labelled for them)",
-        f"  posts/s: not timed on 1 posts (too few: the first runs of each export would weigh most; {TIMED_POSTS} "
+        f"  posts/s: not timed on 1 post (too few: the first runs of each export would weigh most; {TIMED_POSTS} "
         "or more are timed)",
     ]
     timed = replace(check, posts=TIMED_POSTS, unmeasured=[])
