@@ -16,7 +16,7 @@ from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.prior import WIDE_INTERVAL, edge_shares
 from faim.calibration.scaling import TEMPERATURE_BOUNDS
-from faim.cli.common import check_label_tasks, parse_columns
+from faim.cli.common import check_label_tasks, check_outside_model, parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
 from faim.data.post import MAP_LABELS, check_labelled, post_texts, refuse_no_posts
@@ -48,8 +48,7 @@ from faim.training.loaders import make_loader
 
 def run(args: argparse.Namespace) -> int:
     model, out = Path(args.model), Path(args.out)
-    if model.resolve() in (out.resolve(), *out.resolve().parents):
-        raise ValueError(f"-o {out}: that is the model or a folder inside it; the calibrated model goes elsewhere")
+    check_outside_model(model, out, "the calibrated model")
     check_replaceable(out, MANIFEST)
     if args.head and args.unlabelled:
         raise ValueError("--head corrects heads on labelled posts; it cannot go with --unlabelled")

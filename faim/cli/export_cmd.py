@@ -15,6 +15,7 @@ from faim.artifact import read_recipe
 from faim.artifact_manifest import EXPORT_MANIFEST
 from faim.cli.common import (
     check_label_tasks,
+    check_outside_model,
     parse_columns,
     plural,
     refuse_mapping_without_data,
@@ -41,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{', '.join(given)}: only with --quantize, which measures the int8 export on labelled posts")
     refuse_mapping_without_data(args, "--data")
     out = Path(args.out)
+    check_outside_model(args.model, out, "the export")
     check_replaceable(out, EXPORT_MANIFEST)  # before any work, as the plain export's staging does again
     columns = parse_columns(args.columns)
     recipe = read_recipe(args.model)

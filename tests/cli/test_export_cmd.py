@@ -251,3 +251,16 @@ def test_the_int8_report_names_the_tasks_not_measured_and_gives_no_speed_timed_o
     ]
     timed = replace(check, posts=TIMED_POSTS, unmeasured=[])
     assert report(timed).splitlines()[2:] == ["  posts/s: 864.3 -> 12.3 (0.01x)"]
+
+
+def test_an_export_into_the_model_folder_is_refused_naming_both_before_any_work(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    model = Path(shutil.copytree(tiny_model_dir, tmp_path / "model"))
+    before = sorted(path.name for path in model.rglob("*"))
+    monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    for out in (model / "export", model / "deploy" / "onnx", model):
+        assert main(["export", str(model), "-o", str(out)]) == 2
+        refusal = f"faim export: error: -o {out}: that is the model or a folder inside it ({model}); the export goes"
+        assert refusal in capsys.readouterr().err
+    assert sorted(path.name for path in model.rglob("*")) == before
