@@ -13,7 +13,7 @@ from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
 from faim.data.post import ADDED_META, Post, shortest_text_first
 from faim.data.preflight import MAP_KIND, unheld_kinds, warn_unheld
-from faim.data.tabular import cell_text, jsonl_object, jsonl_text, parse_number, utf8
+from faim.data.tabular import cell_text, jsonl_object, jsonl_text, parse_number, row_name, utf8
 from faim.scoring.inputs import Shard, own_shards
 from faim.scoring.report import Held
 
@@ -59,14 +59,17 @@ def readable_batches(
             yield batch
 
 
-def decode_cells(row: dict[str, Any], columns: ColumnMap, numeric: set[str], wanted: set[str]) -> dict[str, Any]:
+def decode_cells(
+    row: dict[str, Any], columns: ColumnMap, numeric: set[str], wanted: set[str], origin: str
+) -> dict[str, Any]:
     """The CSV cells of the ``wanted`` columns from bytes to str (numbers for label/meta columns), as ``faim eval``
     reads them: a column no mapping reads is not decoded.
 
     Raises:
-        ValueError: ``text_encoding:`` naming the field(s) the mapping ``columns`` reads the cell that is not UTF-8
-            into and its column, as ``faim.data.tabular.csv_rows`` does (``field 'text' (column 'body'): not UTF-8
-            text (byte 4 of the cell)``, ``cell_text``), without its file and line: its output row says which it is.
+        ValueError: ``text_encoding:`` naming the row as reading the file's posts names it (``origin``, its line,
+            and its id cell: ``faim.data.tabular.row_name``), the field(s) the mapping ``columns`` reads the cell that
+            is not UTF-8 into and its column, as ``faim.data.tabular.csv_rows`` does (``dump.csv:3 (post id='7')
+            field 'text' (column 'body'): not UTF-8 text (byte 4 of the cell)``, ``cell_text``).
     """
     out = {}
     for column, cell in row.items():
@@ -75,25 +78,35 @@ def decode_cells(row: dict[str, Any], columns: ColumnMap, numeric: set[str], wan
         try:
             value = cell_text(cell) if isinstance(cell, bytes) else cell
         except ValueError as error:
-            raise ValueError(f"text_encoding: {columns.cell_name(column)}: {error}") from None
+            ident = row.get(columns.id)
+            where = row_name(origin, ident.decode("utf-8", "surrogateescape") if isinstance(ident, bytes) else ident)
+            raise ValueError(f"text_encoding: {where} {columns.cell_name(column)}: {error}") from None
         out[column] = parse_number(value) if column in numeric and value is not None else value
     return out
 
 
-def parse_row(shard: Shard, payload: Any, columns: ColumnMap, numeric: set[str], wanted: set[str]) -> dict[str, Any]:
+def parse_row(
+    shard: Shard, payload: Any, columns: ColumnMap, numeric: set[str], wanted: set[str], source: str
+) -> dict[str, Any]:
     """A raw row as a dict of column → value (of a CSV, the ``wanted`` columns', read with the mapping ``columns``:
-    ``decode_cells``); raises ``ValueError`` naming the problem."""
+    ``decode_cells``).
+
+    Raises:
+        ValueError: Tagged with its kind (``text_encoding: ``, ``json: ``), naming the row as reading the file's
+            posts names it, then the problem: a JSON Lines line by its ``source`` (``dump.jsonl:2: not UTF-8 text
+            (byte 14 of the line)``), a CSV row as ``decode_cells`` does.
+    """
     if shard.format == "jsonl":
         try:
             text = jsonl_text(payload)
         except ValueError as error:
-            raise ValueError(f"text_encoding: {error}") from None
+            raise ValueError(f"text_encoding: {source}: {error}") from None
         try:
             return jsonl_object(text)
         except ValueError as error:
-            raise ValueError(f"json: {error}") from None
+            raise ValueError(f"json: {source}: {error}") from None
     if shard.text_cells:
-        return decode_cells(payload, columns, numeric, wanted)
+        return decode_cells(payload, columns, numeric, wanted, source)
     return payload
 
 
@@ -111,7 +124,7 @@ def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> 
             return None
     elif shard.text_cells:
         try:
-            row = decode_cells(payload, columns, set(), {columns.id})
+            row = decode_cells(payload, columns, set(), {columns.id}, f"{shard.name}:{number}")
         except ValueError:
             return None
     ident = columns.post_id(row, number)
@@ -179,7 +192,7 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
     for number, payload in shard.rows:
         source = f"{shard.name}:{number}"
         try:
-            row = parse_row(shard, payload, bound, numeric, wanted)
+            row = parse_row(shard, payload, bound, numeric, wanted, source)
             if jsonl and not seen.keys() >= row.keys():  # a row of keys met already adds none (most rows)
                 seen.update(dict.fromkeys(row))
             post = bound.to_post(row, number, source, root, shard.text_cells)

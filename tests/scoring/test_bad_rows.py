@@ -176,7 +176,8 @@ def test_a_csv_cell_that_is_not_utf8_is_an_error_of_its_row_naming_the_column_on
 ) -> None:
     rows = scored_rows(tiny_model_dir, tmp_path / "dump.csv", b"id,text,note\n1,caf\xe9,fine\n2,fine,caf\xe9\n")
     assert [(row["id"], row["error_kind"]) for row in rows] == [("1", "text_encoding"), ("2", None)]
-    assert rows[0]["error"] == "field 'text' (column 'text'): not UTF-8 text (byte 4 of the cell)"
+    said = "(post id='1') field 'text' (column 'text'): not UTF-8 text (byte 4 of the cell)"
+    assert rows[0]["source"] == f"{tmp_path / 'dump.csv'}:2" and rows[0]["error"] == f"{rows[0]['source']} {said}"
 
 
 def test_a_row_without_an_id_takes_its_row_number_as_source_names_it_scored_or_not(
