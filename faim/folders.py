@@ -86,7 +86,10 @@ def clear_stale(target: Path, prefix: str) -> None:
         if target.exists() or target.is_symlink():
             remove_stale(aside, f"what {target} held before it was replaced, left in part by process {pid}")
         else:
-            aside.rename(target)
+            try:
+                aside.rename(target)
+            except FileNotFoundError:  # another write put it back meanwhile
+                continue
             warnings.warn(
                 f"restored {target} from {aside}, where process {pid} moved it aside to replace it and was stopped "
                 "before the new one took its place",
@@ -161,9 +164,9 @@ def staging_left(target: Path, prefix: str) -> list[tuple[Path, str, int]]:
 
 
 STOPPED_ASIDE: set[Path] = set()
-"""The folders this process moved a target aside into (``replace_folder``) and was stopped (Ctrl-C) as it removed
-them: stale though the process that made them runs, so that the next write of their target from this process (a
-notebook, a service) removes them, as the next from another does once this one ends."""
+"""The folders this process moved a target aside into (``replace_folder``), under either name they had, and was
+stopped (Ctrl-C) as it removed them: stale though the process that made them runs, so that the next write of their
+target from this process (a notebook, a service) removes them, as the next from another does once this one ends."""
 
 
 def stale_staging(target: Path, prefix: str) -> list[tuple[Path, int]]:
@@ -304,8 +307,9 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
     the folder aside removed. ``target`` is thus never part of a folder, however the process stops: it is the folder
     there before, whole, or ``staging``, whole. Where ``staging`` cannot take its place (an error, Ctrl-C), the folder
     aside is put back; a process killed between the two renames leaves ``target`` not there until the next
-    ``staging_folder`` for it puts the folder aside back (``clear_stale``), and one killed as it removes the folder
-    aside leaves what remains of it to that ``staging_folder`` to remove.
+    ``staging_folder`` for it puts the folder aside back (``clear_stale``). The folder aside is renamed as an
+    unfinished one before it is removed, so a process killed or stopped as it removes it leaves what remains to that
+    ``staging_folder`` to remove, never to put back.
 
     Raises:
         KeyboardInterrupt: When stopped (Ctrl-C) as the folder aside is removed, saying that ``target`` is written.
@@ -322,10 +326,12 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
         if not target.exists():  # staging is not in its place: the folder before goes back
             aside.rename(target)
         raise
+    removed = staging_name(target, prefix)  # named as unfinished, so what a stop leaves of it is never put back
     try:
-        shutil.rmtree(aside, ignore_errors=True)
+        aside.rename(removed)
+        shutil.rmtree(removed, ignore_errors=True)
     except KeyboardInterrupt as error:
-        STOPPED_ASIDE.add(aside)
+        STOPPED_ASIDE.update((aside, removed))
         raise KeyboardInterrupt(
             f"{target} is written whole; what it held before, left beside it in part ({aside}), is removed by the "
             f"next write of {target}"

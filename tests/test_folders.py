@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -140,7 +141,7 @@ def test_what_a_folder_held_before_left_in_part_when_stopped_is_removed_by_the_n
             monkeypatch.setattr(folders.shutil, "rmtree", stopped)
     monkeypatch.undo()
     (aside,) = set(tmp_path.iterdir()) - {target}
-    with pytest.warns(FaimWarning, match=rf"^removed {re.escape(str(aside))}, what {re.escape(str(target))} held"):
+    with pytest.warns(FaimWarning, match=rf"^removed {re.escape(str(aside))}, left unfinished by process \d+, stop"):
         with replacing(target, ".faim-") as staging:  # this process, a notebook, writes the same model again
             (staging / MANIFEST).write_text("newer", encoding="utf-8")
     assert list(tmp_path.iterdir()) == [target] and (target / MANIFEST).read_text(encoding="utf-8") == "newer"
@@ -310,6 +311,34 @@ def test_a_folder_a_process_killed_between_the_two_renames_moved_aside_is_put_ba
     restored, removed = (str(warning.message) for warning in warned)
     assert restored.startswith(f"restored {target} from ") and "moved it aside to replace it" in restored
     assert removed.startswith("removed ") and f"stopped part way writing {target}" in removed
+
+
+KILLED_REMOVING_THE_FOLDER_BEFORE = """
+import os, shutil, sys
+from pathlib import Path
+from faim.folders import replace_folder, staging_folder
+target = Path(sys.argv[1])
+staging = staging_folder(target, ".faim-")
+(staging / "faim.json").write_text("new", encoding="utf-8")
+def killed_part_way(path, *args, **kwargs):
+    (Path(path) / "faim.json").unlink()
+    os._exit(137)  # kill -9 once one file of the folder before is removed
+shutil.rmtree = killed_part_way
+replace_folder(staging, target, ".faim-")
+"""
+
+
+def test_what_a_process_killed_as_it_removed_the_folder_before_left_is_removed_never_put_back(tmp_path: Path) -> None:
+    target = tmp_path / "model"
+    target.mkdir()
+    for name in (MANIFEST, "weights"):
+        (target / name).write_text("old", encoding="utf-8")
+    killed = subprocess.run([sys.executable, "-c", KILLED_REMOVING_THE_FOLDER_BEFORE, str(target)])
+    assert killed.returncode == 137 and (target / MANIFEST).read_text(encoding="utf-8") == "new"
+    shutil.rmtree(target)  # the new model removed by hand: what remains of the one before must not take its place
+    with pytest.warns(FaimWarning, match=r"^removed .*, left unfinished by process \d+, stopped part way writing"):
+        staging = staging_folder(target, ".faim-")
+    assert not target.exists() and list(tmp_path.iterdir()) == [staging]
 
 
 def test_the_folder_before_is_put_back_where_the_new_one_cannot_take_its_place(
