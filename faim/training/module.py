@@ -87,8 +87,10 @@ class PostTask(pl.LightningModule):
 
     def training_step(self, batch: PostBatch, batch_idx: int) -> torch.Tensor:
         loss, _ = self.losses(batch)
-        # over the epoch too (and every process), the figure a train.monitor of train/loss reads: not its last batch's
-        self.log("train/loss", loss, prog_bar=True, batch_size=batch.size, on_epoch=True, sync_dist=True)
+        self.log("train/loss_step", loss, prog_bar=True, batch_size=batch.size)  # this process's batch, unreduced
+        # the figure a train.monitor of train/loss reads: over the epoch's posts of every process (reduced across them
+        # once, as the epoch ends), not its last batch's
+        self.log("train/loss", loss, batch_size=batch.size, on_step=False, on_epoch=True, sync_dist=True)
         return loss
 
     def on_validation_epoch_start(self) -> None:

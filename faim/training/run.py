@@ -123,7 +123,7 @@ def look_for_unused_parameters(strategy: Strategy) -> None:
     whether it should (``ddp_find_unused_parameters_false`` is kept): absent-element vectors and per-kind layers get
     none in batches where every post has (or lacks) that kind, and DDP stops at them unless it looks. Any other
     strategy (one device, XLA on TPUs, FSDP) is left as Lightning made it."""
-    if isinstance(strategy, DDPStrategy):
+    if type(strategy) is DDPStrategy:  # not its subclasses (XLA, DeepSpeed), which read no such setting
         strategy._ddp_kwargs.setdefault("find_unused_parameters", True)  # what DistributedDataParallel is given
 
 

@@ -52,7 +52,7 @@ def test_lightning_s_advice_to_reduce_is_silenced_for_the_validation_scores_alon
 
 def test_a_monitored_training_loss_is_the_epoch_s_not_its_last_batch_s(demo_data, tmp_path: Path) -> None:
     """Early stopping and the best checkpoint read ``train/loss`` once an epoch: it is the mean over the epoch's
-    posts (logged as ``train/loss_epoch``, each batch's as ``train/loss_step``), not the loss of its last batch."""
+    posts (logged as ``train/loss``, each batch's as ``train/loss_step``), not the loss of its last batch."""
     recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=2, monitor="train/loss", cache_embeddings=False)
     train(recipe)
     with (tmp_path / "run" / "logs" / "version_0" / "metrics.csv").open(encoding="utf-8") as file:
@@ -61,7 +61,7 @@ def test_a_monitored_training_loss_is_the_epoch_s_not_its_last_batch_s(demo_data
         [float(row["train/loss_step"]) for row in rows if row.get("train/loss_step") and row["epoch"] == epoch]
         for epoch in ("0", "1")
     ]
-    epochs = [float(row["train/loss_epoch"]) for row in rows if row.get("train/loss_epoch")]
+    epochs = [float(row["train/loss"]) for row in rows if row.get("train/loss")]
     sizes = [32] * 12 + [16]  # 400 training posts
     assert epochs == [pytest.approx(np.dot(losses, sizes) / 400, rel=1e-5) for losses in steps]
     state = torch.load(tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt", weights_only=False)
