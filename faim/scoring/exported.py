@@ -138,7 +138,7 @@ def score_exported(
     recorded = recorded_manifest(given)
     kinds = fused_kinds(given, recorded) if is_saved_model(given) else recorded["fusion"]["kinds"]
     plan = plan_run(recorded, source, out, settings, shard_rows, kinds=kinds)
-    record = check_resumable(Path(out), plan.identity, overwrite)  # before a saved model is exported into the folder
+    check_resumable(Path(out), plan.identity, overwrite)  # before a saved model is exported into the folder
     export_dir = export_once(given, Path(out), overwrite)
     if export_dir != given:
         check_own_export(export_dir, given)
@@ -152,7 +152,6 @@ def score_exported(
         engine=engine,
         progress=progress,
         overwrite=overwrite,
-        record=record,
     )
     warn_unheld_in_run(summary.held, source, summary.rows)
     return summary

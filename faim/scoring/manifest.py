@@ -271,24 +271,13 @@ class Manifest:
     (a run pooling by picture), in ``out_dir/_per_post``; see the module docstring for the files. ``finished`` says
     whether every shard of the run is done (``finish``), ``done`` what each done shard holds, ``input_names`` the
     names the run's rows give its inputs, as the run that began it recorded them (``INPUT_NAMES``; ``None`` of a run
-    begun by a faim that recorded none, whose inputs are named as this run is given them).
-
-    ``record``: the record ``check_resumable`` returned for ``out_dir`` and ``identity``, where the caller checked the
-    folder before (before writing into it), taken as it was read; ``None``: the folder is checked here (as it is with
-    ``overwrite``, where no record is kept).
-    """
+    begun by a faim that recorded none, whose inputs are named as this run is given them)."""
 
     def __init__(
-        self,
-        out_dir: Path,
-        identity: dict[str, Any],
-        overwrite: bool = False,
-        per_post: bool = False,
-        record: bytes | None = None,
+        self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False, per_post: bool = False
     ) -> None:
         self.out_dir = out_dir
-        if record is None or overwrite:  # none found or looked for (a run begun since is found here), or none kept
-            record = check_resumable(out_dir, identity, overwrite)
+        record = check_resumable(out_dir, identity, overwrite)
         self.parts_dir = out_dir / PER_POST_DIR if per_post else out_dir
         self.parts_dir.mkdir(parents=True, exist_ok=True)
         run_file = out_dir / RUN_FILE

@@ -257,7 +257,6 @@ def run_shards(
     progress: bool = True,
     overwrite: bool = False,
     per_post: bool = False,
-    record: bytes | None = None,
 ) -> ScoreSummary:
     """Score every row of a run's inputs into Parquet parts under ``out`` (see ``faim.scoring.engine.score_dump``);
     rerun the same call to resume. A rerun of a finished run (``Manifest.finished``) reads none of the inputs' rows.
@@ -270,8 +269,6 @@ def run_shards(
         plan: The run's inputs and identity (``plan_run``).
         workers, engine: Checked by the caller, before the plan (``check_run_arguments``).
         per_post: Write the parts to ``out/_per_post`` (a run pooling by picture pools them afterwards).
-        record: The run's record as the caller's ``check_resumable`` of ``out`` returned it (``Manifest``); ``None``:
-            ``out`` is checked here.
 
     Raises:
         ValueError: When ``out`` holds another run.
@@ -282,7 +279,7 @@ def run_shards(
     threads = max(1, cores // (workers or cores))
     scorers = PixelLimited(scorers, Image.MAX_IMAGE_PIXELS)
     out_dir = Path(out)
-    manifest = Manifest(out_dir, plan.identity, overwrite, per_post=per_post, record=record)
+    manifest = Manifest(out_dir, plan.identity, overwrite, per_post=per_post)
     summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
     if not manifest.done:  # else the run that scored one, of the same inputs, shards and mapping, warned before it
         warn_unheld_at_first(

@@ -105,25 +105,6 @@ def test_a_saved_model_is_exported_once_into_the_output_and_a_run_resumes_on_it(
     assert len(pq.read_table(tmp_path / "out")) == 8  # the export's files are not read as rows
 
 
-def test_a_resumed_run_reads_its_record_once_where_it_is_checked_before_the_export(
-    exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    model_dir, _ = exported
-    dump = write_dump(tmp_path / "dump")
-    score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
-    reads = []
-    read_bytes = Path.read_bytes
-
-    def counted(path: Path) -> bytes:
-        reads.append(path.name)
-        return read_bytes(path)
-
-    monkeypatch.setattr(Path, "read_bytes", counted)
-    again = score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
-    assert again.rows_this_run == 0 and again.resumed_shards == again.shards
-    assert reads.count("_run.json") == 1
-
-
 def test_a_runs_own_export_damaged_since_is_named_with_what_to_do_and_exported_anew_once_removed(
     exported: tuple[Path, Path], tmp_path: Path
 ) -> None:
