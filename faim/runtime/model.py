@@ -135,8 +135,11 @@ def signature(graph: Graph) -> tuple[Signature, Signature] | None:
 
 def differs(shape: tuple[Any, ...], row: tuple[int, ...]) -> bool:
     """Whether a graph's output ``shape`` for a batch of posts or elements is known to differ from ``row`` beyond its
-    first dimension, the batch (a dimension the graph leaves unfixed fits any)."""
+    first dimension, the batch (a dimension the graph leaves unfixed fits any, and a shape of no dimension, an output
+    whose rank the graph does not tell, any row)."""
     found = shape[1:]
+    if not shape:
+        return False
     return len(found) != len(row) or any(isinstance(a, int) and a != b for a, b in zip(found, row))
 
 
@@ -196,7 +199,8 @@ class ExportedEncoder:
                 check_inputs(inputs, names)
             except ValueError as error:
                 raise ValueError(f"parts[{index}]: {error}") from error
-            sizes.append(next(iter(outputs.values()))[-1])
+            shape = next(iter(outputs.values()))
+            sizes.append(shape[-1] if shape else None)  # a graph not telling the rank of its output tells no size
         if all(isinstance(size, int) for size in sizes) and sum(sizes) != self.dim:
             given = " + ".join(map(str, sizes))
             raise ValueError(f"dim: {self.dim} is not the size of its graphs' embeddings ({given})")
@@ -301,7 +305,9 @@ class ExportedModel:
         inputs, outputs = found
         with manifest_entry(self.root, "fusion"):
             check_inputs(inputs, [name for kind in self.encoders for name in elements_names(kind)])
-            shape = outputs.get(EMBEDDING, ())
+            if EMBEDDING not in outputs:
+                raise ValueError(f"its graph gives no {EMBEDDING!r}")
+            shape = outputs[EMBEDDING]
             if differs(shape, (self.embedding_dim,)):
                 wrong = f"dim: {self.embedding_dim} is not the size of its graph's {EMBEDDING!r}"
                 raise ValueError(f"{wrong} {list(shape)}")

@@ -302,3 +302,18 @@ def test_a_16_bit_grey_picture_scores_as_its_8_bit_twin(exported: tuple[Path, Pa
     runtime = faim.runtime.load(exported[1])
     eight, sixteen = runtime.embed([{"id": name, "images": [picture]} for name, picture in pictures.items()])
     assert np.allclose(eight, sixteen, atol=1e-5)
+
+
+def test_a_graph_not_telling_the_rank_of_an_output_loads_as_one_not_telling_its_shapes(
+    exported, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """onnxruntime gives an output whose rank it cannot work out (a hand-made graph's, another exporter's) the shape
+    ``[]``: it fits any size, as an unfixed dimension does, and is not refused as one of another size."""
+    signature = faim.runtime.model.signature
+
+    def rank_untold(graph):
+        found = signature(graph)
+        return found and (found[0], {name: () for name in found[1]})
+
+    monkeypatch.setattr(faim.runtime.model, "signature", rank_untold)
+    assert faim.runtime.load(exported[1]).tasks
