@@ -84,7 +84,7 @@ def clear_stale(target: Path, prefix: str) -> None:
     it is (killed as it removed it)."""
     for aside, pid in stale_staging(target, aside_prefix(prefix)):
         if target.exists() or target.is_symlink():
-            remove_stale(aside, f"what {target} held before it was replaced, left in part by process {pid}")
+            remove_stale(aside, f"what {target} held before it was replaced, left by process {pid}")
         else:
             try:
                 aside.rename(target)
@@ -333,6 +333,7 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
     except KeyboardInterrupt as error:
         STOPPED_ASIDE.update((aside, removed))
         raise KeyboardInterrupt(
-            f"{target} is written whole; what it held before, left beside it in part ({aside}), is removed by the "
+            f"{target} is written whole; what it held before, left beside it in part "
+            f"({removed if removed.exists() else aside}), is removed by the "
             f"next write of {target}"
         ) from error

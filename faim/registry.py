@@ -267,9 +267,9 @@ def a_type(value: Any) -> str:
 
 LETTERS_READ_WITH_A_VOWEL = "AEFHILMNORSX"
 """The capitals whose names are said beginning with a vowel (an F, an H, an X)."""
-SAID_YOU = re.compile(r"u(int|ni(?![nm])|[^aeioun\d_][aeiou])", re.IGNORECASE)
-"""The start of a name whose "u" is said "you": ``uint8``, ``Unicode``, ``Union``, ``UserDict``, ``ufunc`` (not
-``Unpickler``, ``Unexpected``, ``Unordered``, ``Uninitialized``)."""
+SAID_YOU = re.compile(r"u(int|ni(?![nm])|nary|net(?![a-z])|[^aeioun\d_][aeiou])", re.IGNORECASE)
+"""The start of a name whose "u" is said "you": ``uint8``, ``Unicode``, ``Union``, ``UnaryOp``, ``Unet``,
+``UserDict``, ``ufunc`` (not ``Unpickler``, ``Unexpected``, ``Unordered``, ``Uninitialized``)."""
 
 
 def article(name: str) -> str:

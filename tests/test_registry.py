@@ -486,6 +486,8 @@ def test_a_sequence_annotation_without_its_item_types_takes_items_of_any_type() 
         ("UserDict", "a UserDict"),
         ("Unpickler", "an Unpickler"),
         ("Union", "a Union"),
+        ("UnaryOp", "a UnaryOp"),
+        ("Unet", "a Unet"),
         ("UnexpectedEOF", "an UnexpectedEOF"),
         ("Uninitialized", "an Uninitialized"),
         ("Unordered", "an Unordered"),

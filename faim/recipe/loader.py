@@ -100,7 +100,9 @@ def names_a_path(keys: list[str]) -> bool:
     """Whether an override's ``keys`` (from the top of a recipe) name a folder or a file: ``train.output_dir``,
     ``train.cache_dir``, or a ``root``, ``image_root``, ``path`` or split of a ``data:`` source, at any depth (the
     wrapped source of a ``without`` source, ``data.source.test``)."""
-    return tuple(keys) in TRAIN_PATH_KEYS or (keys[0] == "data" and keys[-1] in DATA_PATH_KEYS)
+    return tuple(keys) in TRAIN_PATH_KEYS or (
+        keys[0] == "data" and keys[-1] in DATA_PATH_KEYS and "columns" not in keys  # not a column a field is read from
+    )
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

@@ -12,7 +12,7 @@ from conftest import tiny_recipe
 
 import faim
 from faim.recipe import Recipe, RecipeError, as_recipe
-from faim.recipe.loader import SHIPPED, apply_overrides, load_recipe_dict, shipped_recipes
+from faim.recipe.loader import SHIPPED, apply_overrides, load_recipe_dict, parse_override, shipped_recipes
 from faim.recipe.sections import TrainConfig
 
 
@@ -482,3 +482,4 @@ def test_an_empty_override_of_a_key_naming_a_folder_or_file_is_refused_naming_th
 def test_a_null_or_a_folder_for_a_key_naming_one_and_an_empty_value_for_another_key_are_taken() -> None:
     recipe = Recipe.load("hate_text_frozen", ["train.output_dir=null", "train.cache_dir=runs/cache", "train.lr="])
     assert (recipe.train.output_dir, recipe.train.cache_dir) == ("runs/faim", "runs/cache")
+    assert parse_override("data.columns.meta.path=") == (["data", "columns", "meta", "path"], None)  # a column
