@@ -21,13 +21,13 @@ def run(args: argparse.Namespace) -> int:
     overrides = [f"data.train={train}", f"data.validation={validation}", f"train.output_dir={out / 'run'}"]
     overrides += args.overrides
     recipe = Recipe.load(args.recipe, overrides)  # a recipe or --set refused before the posts are generated
-    paths = make_demo_data(out / "data")
-    print(f"data:   {out / 'data'} (train {paths['train']}, validation {paths['validation']})")
+    make_demo_data(out / "data")
+    print(f"data:   {out / 'data'} (train {train}, validation {validation})")
     result = train_recipe(recipe, resume_hint=resume_command(args.recipe, overrides))
     if result is None:
         return 0
     print(format_table(result.report))
-    summary = score_dump(result.model_dir, paths["validation"], out / "scores", overwrite=True)
+    summary = score_dump(result.model_dir, validation, out / "scores", overwrite=True)
     print(summary.format())
     print(f"model:  {result.model_dir}")
     print(f"report: {out / 'run' / 'eval'}")

@@ -28,6 +28,7 @@ from faim.detector import Detector
 from faim.eval.quantization import TIMED_POSTS, QuantizationCheck, check_readable, compare_exports
 from faim.export.model import export_model
 from faim.export.quantize import MAX_DROP, calibration_sample, quantize_export
+from faim.export.staging import EXPORT_STAGING
 from faim.folders import check_replaceable, replace_folder, working_folder
 from faim.recipe import Recipe
 from faim.runtime.model import ExportedModel
@@ -94,7 +95,7 @@ def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any
     detector = Detector.load(args.model)
     check_readable(*until_readable(detector, posts), measured_on(args))
     max_drop = MAX_DROP if args.max_drop is None else args.max_drop
-    with working_folder(out, ".faim-export-") as tmp:
+    with working_folder(out, EXPORT_STAGING) as tmp:
         fp32 = export_model(detector, tmp / "fp32")
         int8 = quantize_export(fp32, tmp / "int8")
         check = compare_exports(ExportedModel(fp32), ExportedModel(int8), posts)
@@ -114,7 +115,7 @@ def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any
                 f"drop of {check.drop:.4f} > --max-drop {max_drop}; nothing was written (export without --quantize)"
             )
         check_replaceable(out, EXPORT_MANIFEST)  # again: the quantization took minutes, and the folder may have changed
-        replace_folder(int8, out, ".faim-export-")
+        replace_folder(int8, out, EXPORT_STAGING)
 
 
 def smoothing_posts(args: argparse.Namespace, labelled: list[Post], recipe: Recipe) -> list[Post]:

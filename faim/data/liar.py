@@ -61,15 +61,6 @@ class LiarSource(FilePerSplit):
         self.metadata = metadata
         self.recipe_path = source_path()
 
-    def posts(self, split: str) -> list[Post]:
-        """All posts of ``split``, in file order.
-
-        Raises:
-            FileNotFoundError: When the split's file is not there (``check_split``).
-        """
-        self.check_split(split)
-        return list(self.iter_posts(self.location(split)))
-
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Posts of a file in the LIAR format.
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from faim.data.inputs import check_exists
+from faim.data.post import Post
 from faim.registry import suggest
 
 Records = Iterator[tuple[int, dict[str, str]]]
@@ -105,6 +106,15 @@ class FilePerSplit:
             FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
         """
         check_exists(self.location(split), f"{self.recipe_path}.root", self.LAYOUT)
+
+    def posts(self, split: str) -> list[Post]:
+        """All posts of ``split``, in file order (``iter_posts``, which a subclass gives).
+
+        Raises:
+            KeyError, FileNotFoundError: As ``check_split``.
+        """
+        self.check_split(split)
+        return list(self.iter_posts(self.location(split)))
 
     def _file(self, split: str) -> Path:
         return self.root / self.SPLIT_FILES[split]

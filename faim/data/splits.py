@@ -91,8 +91,7 @@ class StratifiedFileSource(FilePerSplit, ABC):
             KeyError: On a split other than train and validation, naming the source's recipe path (``check_split``).
             FileNotFoundError: When the data file is not there (``check_split``).
         """
-        self.check_split(split)
-        posts = list(self.iter_posts(self.location(split)))
+        posts = super().posts(split)
         assignment = stratified_split([self.stratum(post) for post in posts], self.validation_fraction, self.seed)
         return [post for post, name in zip(posts, assignment, strict=True) if name == split]
 

@@ -41,17 +41,9 @@ class TweetEvalSource(FilePerSplit):
         self.task = task
         self.recipe_path = source_path()
 
-    def posts(self, split: str) -> list[Post]:
-        """All posts of ``split``; ids are 0-based line indices.
-
-        Raises:
-            FileNotFoundError: When the split's text file is not there (``check_split``).
-        """
-        self.check_split(split)
-        return list(self.iter_posts(self.location(split)))
-
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
-        """Posts of a ``*_text.txt`` file, labelled from the sibling ``*_labels.txt`` when it exists.
+        """Posts of a ``*_text.txt`` file, labelled from the sibling ``*_labels.txt`` when it exists; ids are 0-based
+        line indices.
 
         Raises:
             ValueError: When the two files differ in length or a label is not an integer.

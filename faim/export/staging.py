@@ -13,6 +13,10 @@ from faim.artifact_manifest import EXPORT_MANIFEST
 from faim.file_digests import file_digests, sealed
 from faim.folders import check_replaceable, replacing
 
+EXPORT_STAGING = ".faim-export-"
+"""How the names of the folders an export is written in beside its place, and of those its place is moved aside
+into as it is replaced, begin (``faim.folders.staging_folder``): one prefix, so what a stopped export left is found."""
+
 
 @contextmanager
 def staged(target: Path) -> Iterator[Path]:
@@ -23,7 +27,7 @@ def staged(target: Path) -> Iterator[Path]:
         FileExistsError: If ``target`` holds anything but an export (``faim.folders.check_replaceable``).
     """
     check_replaceable(target, EXPORT_MANIFEST)
-    with replacing(target, ".faim-export-") as staging:
+    with replacing(target, EXPORT_STAGING) as staging:
         yield staging
 
 

@@ -96,7 +96,7 @@ TRAIN_PATH_KEYS = frozenset({("train", "output_dir"), ("train", "cache_dir")})
 DATA_PATH_KEYS = frozenset({"root", "image_root", "path", "train", "validation", "test"})
 
 
-def names_a_path(keys: list[str]) -> bool:
+def overrides_a_path(keys: list[str]) -> bool:
     """Whether an override's ``keys`` (from the top of a recipe) name a folder or a file: ``train.output_dir``,
     ``train.cache_dir``, or a ``root``, ``image_root``, ``path`` or split of a ``data:`` source, at any depth (the
     wrapped source of a ``without`` source, ``data.source.test``)."""
@@ -108,7 +108,7 @@ def names_a_path(keys: list[str]) -> bool:
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``"train.max_epochs=3"`` → (``["train", "max_epochs"]``, ``3``); the value is parsed as YAML. A key may not
     index a list (``data.sources[1].task``) nor be empty (``train..lr``). An empty value, which YAML reads as null,
-    is refused where the key names a folder or a file (``names_a_path``), as is ``""``: it is most often a variable
+    is refused where the key names a folder or a file (``overrides_a_path``), as is ``""``: it is most often a variable
     not set (``--set train.output_dir=$OUT``), which would train into the default folder, or read the working
     directory; ``null`` says null."""
     key, sep, value = text.partition("=")
@@ -130,7 +130,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         raise RecipeError(
             "--set", key.strip(), f"the value {value!r} is not YAML {yaml_problem(error, value)}"
         ) from None
-    if names_a_path(keys) and (not value.strip() or parsed == ""):
+    if overrides_a_path(keys) and (not value.strip() or parsed == ""):
         raise RecipeError(
             "--set",
             key.strip(),

@@ -40,7 +40,7 @@ import torch
 from torch import nn
 
 from faim.encoder import Encoder, Preprocessor
-from faim.model import WholePostModel
+from faim.model import WholePostModel, model_device
 from faim.scoring.options import ScoringOptions
 from faim.scoring.static_padding import make_padding_static
 
@@ -91,7 +91,7 @@ def optimise_for_inference(
     """Apply ``options`` to ``model`` in place, on the device it is on (for scoring only: not to be saved), to the
     encoders of the element ``kinds`` scoring encodes (default: the fused ones; the others never run)."""
     model.eval()
-    device = next(model.parameters()).device
+    device = model_device(model)
     bf16 = options.bf16
     fuse = options.fuse_images and device.type == "cpu" and not bf16
     scoring = {model.routes[kind] for kind in (model.fused_kinds if kinds is None else kinds)}
@@ -113,7 +113,7 @@ def freeze_backbone(encoder: Encoder, bf16: bool, channels_last: bool, fuse: boo
     the preprocessor's image size; with ``fuse``, run it under oneDNN Graph fusion (``FusedGraph``)."""
     inner = encoder.inner if isinstance(encoder, AutocastEncoder) else encoder
     height, width = inner.preprocessor().image_size
-    device = next(inner.backbone.parameters()).device
+    device = model_device(inner.backbone)
     backbone = inner.backbone.requires_grad_(False).eval()  # frozen graphs hold weights as constants
     make_padding_static(backbone, (height, width))
     if channels_last:

@@ -196,8 +196,7 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
     refuse_unreadable(posts, kinds, limit, name)
     refuse_nothing_read(posts, kinds, name, "map the columns that hold them (data.columns in the recipe)")
     for task in tasks:
-        labels = [post.labels[task.name] for post in posts if post.labels.get(task.name) is not None]
-        if not labels:
+        if not any(post.labels.get(task.name) is not None for post in posts):
             head = f"model.heads.{task.name}"
             drop = f"{head}: null in a recipe with a base:, or --set {head}=null"
             others = f"; to train the other heads alone, drop it: {drop}" if len(tasks) > 1 else ""
