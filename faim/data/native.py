@@ -85,7 +85,7 @@ class FilePerSplit:
         return [split for split in self.SPLIT_FILES if split != "test" or self._file(split).is_file()]
 
     def location(self, split: str) -> Path:
-        """The file of ``split``.
+        """The file of ``split``, looked for only where it decides whether the split is given (test).
 
         Raises:
             KeyError: On a split other than train, validation and test, or test where its file is not there, naming
@@ -93,10 +93,10 @@ class FilePerSplit:
             FileNotFoundError: For such a split, where ``root`` holds no train file either: the folder is named as
                 not the dataset's (``faim.data.inputs.check_exists``).
         """
-        if split not in self.splits():  # a root that is not the dataset's folder at all is named as such first
-            check_exists(self._file("train"), f"{self.recipe_path}.root", self.LAYOUT)
-            raise unknown_split(self.recipe_path, split, self.splits(), self.root)
-        return self._file(split)
+        if split in self.SPLIT_FILES and (split != "test" or self._file(split).is_file()):
+            return self._file(split)
+        check_exists(self._file("train"), f"{self.recipe_path}.root", self.LAYOUT)  # a folder not the dataset's first
+        raise unknown_split(self.recipe_path, split, self.splits(), self.root)
 
     def check_split(self, split: str) -> None:
         """Find the file of ``split``, reading none of it.
@@ -105,16 +105,20 @@ class FilePerSplit:
             KeyError: On a split the folder does not give (``location``).
             FileNotFoundError: Naming the file, the recipe key ``root`` and what the folder holds (``LAYOUT``).
         """
-        check_exists(self.location(split), f"{self.recipe_path}.root", self.LAYOUT)
+        self._found(split)
 
     def posts(self, split: str) -> list[Post]:
-        """All posts of ``split``, in file order (``iter_posts``, which a subclass gives).
+        """All posts of ``split``, in file order (``iter_posts``, which a subclass gives), its file found once.
 
         Raises:
             KeyError, FileNotFoundError: As ``check_split``.
         """
-        self.check_split(split)
-        return list(self.iter_posts(self.location(split)))
+        return list(self.iter_posts(self._found(split)))
+
+    def _found(self, split: str) -> Path:
+        """The file of ``split``, there: test's found by ``location``, which looks for it, the others' checked here."""
+        path = self.location(split)
+        return path if split == "test" else check_exists(path, f"{self.recipe_path}.root", self.LAYOUT)
 
     def _file(self, split: str) -> Path:
         return self.root / self.SPLIT_FILES[split]

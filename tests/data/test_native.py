@@ -1,0 +1,46 @@
+"""The reading helpers shared by the native-format adapters (``faim.data.native``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from faim.data.native import FilePerSplit
+from faim.data.post import Post
+
+
+class Folder(FilePerSplit):
+    """A folder of one text file per split, a post per line."""
+
+    SPLIT_FILES = {"train": "train.txt", "validation": "val.txt", "test": "test.txt"}
+    LAYOUT = "root must hold train.txt, val.txt and test.txt"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.recipe_path = "data"
+
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        for index, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines()):
+            yield Post(id=str(index), text=line)
+
+
+@pytest.mark.parametrize("split", ["train", "validation", "test"])
+def test_posts_look_for_the_split_file_once(tmp_path, monkeypatch, split):
+    for name in Folder.SPLIT_FILES.values():
+        (tmp_path / name).write_text(f"{name}\n", encoding="utf-8")
+    looked = []
+    is_file = Path.is_file
+    monkeypatch.setattr(Path, "is_file", lambda path: looked.append(path.name) or is_file(path))
+    posts = Folder(tmp_path).posts(split)
+    assert [post.text for post in posts] == [Folder.SPLIT_FILES[split]]
+    assert looked == [Folder.SPLIT_FILES[split]]
+
+
+def test_a_missing_split_file_is_named_and_a_missing_test_refused(tmp_path):
+    (tmp_path / "train.txt").write_text("a\n", encoding="utf-8")
+    with pytest.raises(FileNotFoundError, match=r"^data\.root: .*val\.txt does not exist .*root must hold"):
+        Folder(tmp_path).posts("validation")
+    with pytest.raises(KeyError, match=r"data: no split 'test' under .*; found: train, validation"):
+        Folder(tmp_path).posts("test")
