@@ -86,8 +86,7 @@ class VmuSource:
             FileNotFoundError: When ``posts.txt`` or the image folder is not there (``check_split``).
             ValueError: When a validation event is not in the data, naming the events there are.
         """
-        self.check_split(split)
-        posts = list(self.iter_posts(self.root / "posts.txt"))
+        posts = list(self.iter_posts(self._posts_file(split)))  # which finds the image folder
         events = sorted({post.meta["event"] for post in posts})
         for event in self.validation_events:
             if event not in events:
@@ -107,10 +106,18 @@ class VmuSource:
             KeyError: On a split other than train and validation.
             FileNotFoundError: Naming what is not there, the recipe key ``root`` and what the folder holds (``LAYOUT``).
         """
+        self._posts_file(split)
+        self._image_root()
+
+    def _posts_file(self, split: str) -> Path:
+        """``posts.txt``, found there, for a split this source gives (``check_split``)."""
         if split not in self.splits():
             raise unknown_split(self.recipe_path, split, self.splits())
-        check_exists(self.root / "posts.txt", f"{self.recipe_path}.root", LAYOUT)
-        check_exists(self.root / IMAGES, f"{self.recipe_path}.root", LAYOUT, folder=True)
+        return check_exists(self.root / "posts.txt", f"{self.recipe_path}.root", LAYOUT)
+
+    def _image_root(self) -> Path:
+        """The image folder, found there, absolute (``check_split``)."""
+        return check_exists(self.root / IMAGES, f"{self.recipe_path}.root", LAYOUT, folder=True).absolute()
 
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Every post of a file in the ``posts.txt`` format, with images and events from this source's image tree.
@@ -123,7 +130,7 @@ class VmuSource:
         """
         path = Path(path)
         rows = read_delimited(path, delimiter="\t", quoted=False, required=COLUMNS)
-        image_root = check_exists(self.root / IMAGES, f"{self.recipe_path}.root", LAYOUT, folder=True).absolute()
+        image_root = self._image_root()
         files, events = _index(image_root)
         for line, row in rows:
             origin = f"{path}:{line}"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from faim.data import vmu
 from faim.data.images import load_image
 from faim.data.sources import check_split
 from faim.data.vmu import IMAGES, LABELS, VALIDATION_EVENTS, VmuSource
@@ -149,3 +150,16 @@ def test_real_vmu():
     with_images = VmuSource(str(REAL), require_image=True)
     assert len(with_images.posts("train")) == 11484 and len(with_images.posts("validation")) == 1932
     assert with_images.dropped == {"train": 364, "validation": 1849}
+
+
+def test_reading_a_split_checks_the_image_folder_once(root, monkeypatch):
+    checked = []
+    check_exists = vmu.check_exists
+
+    def counted(path, *args, **kwargs):
+        checked.append(path.name)
+        return check_exists(path, *args, **kwargs)
+
+    monkeypatch.setattr(vmu, "check_exists", counted)
+    VmuSource(str(root), validation_events=["Quake"]).posts("train")
+    assert checked.count(IMAGES.name) == 1
