@@ -136,13 +136,17 @@ def label_index(value: str, names: Sequence[str], origin: str) -> int:
     return names.index(value)
 
 
-def unknown_split(where: str, split: str, splits: Sequence[str], under: Path | None = None) -> KeyError:
+def unknown_split(
+    where: str, split: str, splits: Sequence[str], under: Path | None = None, given_as: str | None = None
+) -> KeyError:
     """The error refusing a split a source does not give, in the one wording of every dataset source: naming the
     source by its recipe path (``where``: ``data``, ``data.sources[1]``; ``faim.registry.source_path``), the folder
-    whose files decide which splits there are (``under``, where they do), and the splits there are
-    (``data.sources[1]: no split 'test' under hm; found: train, validation``)."""
+    whose files decide which splits there are (``under``, where they do), the recipe key that would give it
+    (``given_as``, where a recipe names each split's file) and the splits there are (``data.sources[1]: no split 'test'
+    under hm; found: train, validation``, ``data: no split 'test' (give its file as data.test); found: train``)."""
     place = f" under {under}" if under is not None else ""
-    return KeyError(f"{where}: no split {split!r}{place}; found: {', '.join(splits) or 'none'}")
+    key = f" (give its file as {given_as})" if given_as is not None else ""
+    return KeyError(f"{where}: no split {split!r}{place}{key}; found: {', '.join(splits) or 'none'}")
 
 
 def check_choice(owner: str, key: str, value: str, choices: Sequence[str]) -> None:

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from faim.data.columns import ColumnMap
 from faim.data.inputs import expand, input_format, read_inputs
+from faim.data.native import unknown_split
 from faim.data.post import Post, post_name
 from faim.registry import source_path
 
@@ -489,13 +490,12 @@ class FileSource(ABC):
 
         Raises:
             KeyError: When ``split`` is not configured, naming it by the source's recipe path, the configured ones
-                and, for a split a recipe may give, its key (``data: no split 'test' (give its file as data.test);
-                configured: train, validation``).
+                and, for a split a recipe may give, its key (``faim.data.native.unknown_split``: ``data: no split 'test'
+                (give its file as data.test); found: train, validation``).
         """
         if split not in self.files:
-            key = f" (give its file as {self.recipe_path}.{split})" if split in SPLITS else ""
-            configured = ", ".join(self.files) or "none"
-            raise KeyError(f"{self.recipe_path}: no split {split!r}{key}; configured: {configured}")
+            key = f"{self.recipe_path}.{split}" if split in SPLITS else None
+            raise unknown_split(self.recipe_path, split, self.splits(), given_as=key)
         return self.files[split]
 
     def posts(self, split: str) -> list[Post]:

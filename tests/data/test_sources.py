@@ -139,20 +139,20 @@ def test_a_file_naming_a_column_read_twice_is_refused_rather_than_read_by_its_la
             list(read_posts(tmp_path / name))
 
 
-def test_unknown_split_names_configured_ones(tmp_path):
+def test_unknown_split_names_configured_ones_in_the_wording_every_source_shares(tmp_path):
     source = JsonlSource(train=str(write_jsonl(tmp_path / "t.jsonl", ROWS)), validation="v.jsonl")
-    with pytest.raises(KeyError, match="no split 'test' .*; configured: train, validation"):
+    with pytest.raises(KeyError, match="no split 'test' .*; found: train, validation"):
         source.posts("test")
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "csv", "parquet"])
 def test_a_split_not_configured_is_named_by_the_recipe_path_and_the_key_that_gives_it(kind, tmp_path):
     source = build_source_spec({"type": kind, "train": str(tmp_path / f"t.{kind}")}, "data.sources[1]")
-    expected = "data.sources[1]: no split 'test' (give its file as data.sources[1].test); configured: train"
+    expected = "data.sources[1]: no split 'test' (give its file as data.sources[1].test); found: train"
     for read in (check_split, lambda source, split: source.posts(split), lambda source, split: source.describe(split)):
         with pytest.raises(KeyError, match=re.escape(expected)):
             read(source, "test")
-    with pytest.raises(KeyError, match=re.escape("data.sources[1]: no split 'tset'; configured: train")):
+    with pytest.raises(KeyError, match=re.escape("data.sources[1]: no split 'tset'; found: train")):
         source.posts("tset")
 
 
