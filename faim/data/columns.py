@@ -90,26 +90,33 @@ class ColumnMap:
         give it back.
 
         Raises:
-            ValueError: When a column named in the recipe is missing, naming the file, the mapping key
-                and the available columns; when a column a field is read from is named more than once (a CSV
-                header such as ``id,text,text``, of which reading would keep the last cell alone), naming it, the
-                fields and the file.
+            ValueError: Naming the file, then what ``mismatch`` finds wrong.
         """
+        problem = self.mismatch(available)
+        if problem is not None:
+            raise ValueError(f"{file}: {problem}")
+        return self
+
+    def mismatch(self, available: Collection[str]) -> str | None:
+        """What is wrong with the mapping for a file of the columns ``available``, for the caller to say which file
+        (or row) it is; ``None`` where nothing is: a column named in the recipe missing, naming the mapping key and
+        the available columns; a column a field is read from named more than once (a CSV header such as
+        ``id,text,text``, of which reading would keep the last cell alone), naming it and the fields."""
         for key, column in self.required.items():
             if column not in available:
-                raise ValueError(
-                    f"{file}: column {column!r} (columns.{key}) not found{suggest(column, list(available))}; "
+                return (
+                    f"column {column!r} (columns.{key}) not found{suggest(column, list(available))}; "
                     f"available: {', '.join(available)}"
                 )
         names = list(available)
         for column in dict.fromkeys(self.wanted(names)):
             if names.count(column) > 1:
                 fields = field_names([name for name, read in self.fields if read == column])
-                raise ValueError(
-                    f"{file}: {names.count(column)} columns are named {column!r}, read into {fields}: which one is "
-                    "meant cannot be told; rename all but one"
+                return (
+                    f"{names.count(column)} columns are named {column!r}, read into {fields}: which one is meant "
+                    "cannot be told; rename all but one"
                 )
-        return self
+        return None
 
     @property
     def required(self) -> dict[str, str]:

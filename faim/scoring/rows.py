@@ -169,43 +169,48 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
     score): one without an element of any kind the model reads.
     """
     errors = [
-        RowError(f"{shard.name}:{where}", unsplit_row_id(shard, columns, where), kind, message)
-        for where, kind, message in shard.errors
+        row_error(shard, number, unsplit_row_id(shard, columns, number), kind, message)
+        for number, kind, message in shard.errors
     ]
-    bound = columns
     header = shard.header
     jsonl = shard.format == "jsonl"
     seen: dict[str, None] = {} if jsonl else dict.fromkeys(header or [])  # the columns met, in the file's order
-    if header is not None:
-        try:
-            bound = columns.bind(header, shard.name)
-        except ValueError as error:
-            errors += [
-                RowError(f"{shard.name}:{n}", readable_id(shard, payload, columns, n), "schema", str(error))
-                for n, payload in shard.rows
-            ]
-            return ShardRows([], errors, list(seen))
-    numeric = set(bound.labels.values()) | set(bound.meta.values())
-    wanted = set(bound.wanted(header)) if header is not None else set()
+    problem = columns.mismatch(header) if header is not None else None
+    if problem is not None:
+        errors += [
+            row_error(shard, number, readable_id(shard, payload, columns, number), "schema", problem)
+            for number, payload in shard.rows
+        ]
+        return ShardRows([], errors, list(seen))
+    numeric = set(columns.labels.values()) | set(columns.meta.values())
+    wanted = set(columns.wanted(header)) if header is not None else set()
     posts = []
     root = image_root if image_root is not None else Path(shard.file).parent
     for number, payload in shard.rows:
         source = f"{shard.name}:{number}"
         try:
-            row = parse_row(shard, payload, bound, numeric, wanted, source)
+            row = parse_row(shard, payload, columns, numeric, wanted, source)
             if jsonl and not seen.keys() >= row.keys():  # a row of keys met already adds none (most rows)
                 seen.update(dict.fromkeys(row))
-            post = bound.to_post(row, number, source, root, shard.text_cells)
+            post = columns.to_post(row, number, source, root, shard.text_cells)
         except ValueError as error:
             kind, _, message = str(error).partition(": ") if _tagged(error) else ("row", "", str(error))
-            errors.append(RowError(source, readable_id(shard, payload, bound, number), kind, message))
+            errors.append(RowError(source, readable_id(shard, payload, columns, number), kind, message))
             continue
         if reads_nothing(post, kinds):
             fields = row if jsonl else header  # a JSON object's keys, or the file's columns
-            errors.append(RowError(source, post.id, "empty", empty_row_error(kinds, bound, list(fields))))
+            errors.append(RowError.of(PostError(post, kinds, empty_row_error(kinds, columns, list(fields)), "empty")))
             continue
         posts.append((number, post))
     return ShardRows(posts, errors, list(seen))
+
+
+def row_error(shard: Shard, number: int, post_id: str | None, kind: str, problem: str) -> RowError:
+    """The error of the row ``number`` of ``shard`` that is no post for what the whole row is (cells that are not CSV,
+    columns the mapping does not find), its message naming the row by file and line first, as every row error's does
+    (``dump.csv:5: expected 2 cells, got 3: ...``)."""
+    source = f"{shard.name}:{number}"
+    return RowError(source, post_id, kind, f"{source}: {problem}")
 
 
 def empty_row_error(kinds: Sequence[str], bound: ColumnMap, fields: list[str]) -> str:

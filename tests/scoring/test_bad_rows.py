@@ -80,15 +80,21 @@ def test_a_row_holding_only_what_the_model_does_not_read_is_empty(demo_data, tmp
     scored = pq.read_table(tmp_path / "out").to_pylist()
     hint = "(map one with --map FIELD=COLUMN)"
     assert [(row["error_kind"], row["error"]) for row in scored] == [
-        ("empty", f"nothing the model reads (text): no text; the row's fields: id, image {hint}"),
-        ("empty", f"nothing the model reads (text): no text; the row's fields: id, comments {hint}"),
+        ("empty", f"{dump}:1 (post id='picture') field 'text': nothing the model reads (text): no text; "
+         f"the row's fields: id, image {hint}"),
+        ("empty", f"{dump}:2 (post id='comment') field 'text': nothing the model reads (text): no text; "
+         f"the row's fields: id, comments {hint}"),
         (None, None),
-        ("empty", "nothing the model reads (text): the text is empty"),  # its text column is there: no listing
-    ]
+        ("empty", f"{dump}:4 (post id='blank') field 'text': nothing the model reads (text): the text is empty"),
+    ]  # fmt: skip
     unmapped = scored_rows(tmp_path / "model", tmp_path / "tweets.csv", b"id,tweet\n1,a post\n")
-    assert unmapped[0]["error"] == f"nothing the model reads (text): no text; the row's fields: id, tweet {hint}"
+    assert unmapped[0]["error"] == (
+        f"{tmp_path / 'tweets.csv'}:2 (post id='1') field 'text': nothing the model reads (text): no text; "
+        f"the row's fields: id, tweet {hint}"
+    )
     mapped = scored_rows(tmp_path / "model", tmp_path / "captions.csv", b"id,caption\n1, \n", {"text": "caption"})
-    assert mapped[0]["error"] == "nothing the model reads (text): the text is empty"  # mapped, blank: no listing
+    said = "(post id='1') field 'text': nothing the model reads (text): the text is empty"  # mapped, blank: no listing
+    assert mapped[0]["error"] == f"{tmp_path / 'captions.csv'}:2 {said}"
 
 
 def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
@@ -130,7 +136,10 @@ def test_wrong_schema_is_an_error_on_every_row(tiny_model_dir: Path, tmp_path: P
     summary = score_dump(tiny_model_dir, dump, tmp_path / "out", columns={"text": "caption"}, workers=1, progress=False)
     rows = pq.read_table(tmp_path / "out").to_pylist()
     assert [row["error_kind"] for row in rows] == ["schema", "schema"]
-    assert "caption" in rows[0]["error"] and summary.errors == {"schema": 2}
+    assert [row["error"] for row in rows] == [
+        f"{dump}:{line}: column 'caption' (columns.text) not found; available: pid, body" for line in (2, 3)
+    ]
+    assert summary.errors == {"schema": 2}
 
 
 def test_json_lines_columns_are_the_keys_of_any_object_of_the_file_not_only_the_first(
@@ -168,6 +177,7 @@ def test_a_csv_dumps_rows_come_back_in_order_each_named_by_the_line_it_starts_on
         ("5", None, "csv_row"),
         ("7", "4", None),
     ]
+    assert rows[2]["error"] == f"{dump}:5: expected 2 cells, got 3: '3,too,many'"
     assert summary.rows == 4 and summary.errors == {"csv_row": 1}
 
 

@@ -52,11 +52,11 @@ def test_json_lines_rows_read_the_same_in_any_shards_and_as_evaluation_reads_the
 def test_a_column_no_object_of_a_json_lines_file_holds_is_a_schema_error_on_every_row(tmp_path: Path) -> None:
     path = tmp_path / "dump.jsonl"
     path.write_text('{"id": "0", "text": "t"}\n{"id": "1", "caption": "c"}\nnot json\n', encoding="utf-8")
-    message = f"{path}: column 'replies' (columns.comments) not found; available: id, text, caption"
+    message = "column 'replies' (columns.comments) not found; available: id, text, caption"
     assert read_in_shards(path, {"comments": "replies"}, 1) == [
-        ("0", "schema", message),
-        ("1", "schema", message),
-        (None, "schema", message),
+        ("0", "schema", f"{path}:1: {message}"),
+        ("1", "schema", f"{path}:2: {message}"),
+        (None, "schema", f"{path}:3: {message}"),
     ]
 
 
@@ -65,7 +65,8 @@ def test_an_empty_image_cell_of_a_row_with_nothing_else_is_said_to_be_empty(tmp_
     path.write_text('{"id": "0", "image": ""}\n', encoding="utf-8")
     (shard,) = read_shards([path], 1, ColumnMap())
     (error,) = shard_posts(shard, ColumnMap(), None, ["text", "image"]).errors
-    assert error.message == "nothing the model reads (text, image): no text, the image is empty"
+    said = "fields 'text', 'image': nothing the model reads (text, image): no text, the image is empty"
+    assert error.message == f"{path}:1 (post id='0') {said}"
 
 
 def test_a_row_holding_only_a_language_mapped_to_meta_holds_no_metadata_as_evaluation_reads_it(tmp_path: Path) -> None:
@@ -77,7 +78,8 @@ def test_a_row_holding_only_a_language_mapped_to_meta_holds_no_metadata_as_evalu
     (error,) = rows.errors
     assert [post.id for _, post in rows.posts] == ["1"]
     assert (error.post_id, error.kind) == ("0", "empty")
-    assert error.message.startswith("nothing the model reads (meta, text): no metadata, no text")
+    said = "fields 'meta', 'text': nothing the model reads (meta, text): no metadata, no text"
+    assert error.message.startswith(f"{path}:1 (post id='0') {said}")
 
 
 def test_a_json_lines_file_starting_with_a_byte_order_mark_is_read_from_its_first_row(tmp_path: Path) -> None:
