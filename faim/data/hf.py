@@ -46,6 +46,7 @@ class HfSource(FileSource):
             directory); ``None`` uses the folder holding ``path``, or each split's data file or folder.
 
     Raises:
+        ValueError: When ``path`` is empty (or spaces), naming its recipe key and saying to write null for none.
         FileNotFoundError: When ``path`` is not a saved ``DatasetDict``.
         KeyError: When a split name is not in it.
     """
@@ -60,6 +61,11 @@ class HfSource(FileSource):
         image_root: str | None = None,
     ) -> None:
         super().__init__(train, validation, test, columns, image_root)
+        if path is not None and not path.strip():  # most often a variable not set, which would read the working folder
+            raise ValueError(
+                "hf: path is empty (a variable not set?), which names no folder; name the folder saved with "
+                "DatasetDict.save_to_disk, or write null for none (each split then names its own folder or file)"
+            )
         self.path = Path(path) if path is not None else None
         if self.path is None:
             return

@@ -76,6 +76,13 @@ def test_path_must_be_a_saved_dataset_dict(tmp_path, dataset):
         HfSource(path=str(tmp_path / "single"))
 
 
+@pytest.mark.parametrize("path", ["", "  "])
+def test_an_empty_path_is_refused_saying_to_write_null_for_none(path, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # which an empty path would otherwise name
+    with pytest.raises(ValueError, match=r"^hf: path is empty .*which names no folder; .* or write null for none"):
+        HfSource(path=path)
+
+
 def test_saved_dataset_folder_per_split_and_read_posts(tmp_path, dataset):
     dataset.save_to_disk(tmp_path / "train_ds")
     source = HfSource(train=str(tmp_path / "train_ds"), columns=COLUMNS)
