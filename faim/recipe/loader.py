@@ -105,12 +105,28 @@ def overrides_a_path(keys: list[str]) -> bool:
     )
 
 
+def empty_path(keys: list[str], value: Any) -> str | None:
+    """Where ``value``, given at ``keys`` (from the top of a recipe), is ``""`` at a key naming a folder or a file
+    (``overrides_a_path``), in it or in a mapping or list it holds (``train={output_dir: ""}``, ``data={...,
+    sources: [{root: ""}]}``): that key, written as ``--set`` would (``data.sources[0].root``); or None."""
+    if value == "" and overrides_a_path(keys):
+        return ".".join(keys)
+    if isinstance(value, dict):
+        inner = [([*keys, str(child)], held) for child, held in value.items()]
+    elif isinstance(value, list):
+        inner = [([*keys[:-1], f"{keys[-1]}[{index}]"], held) for index, held in enumerate(value)]
+    else:
+        return None
+    return next((found for at, held in inner if (found := empty_path(at, held))), None)
+
+
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``"train.max_epochs=3"`` → (``["train", "max_epochs"]``, ``3``); the value is parsed as YAML. A key may not
     index a list (``data.sources[1].task``) nor be empty (``train..lr``). An empty value, which YAML reads as null,
-    is refused where the key names a folder or a file (``overrides_a_path``), as is ``""``: it is most often a variable
-    not set (``--set train.output_dir=$OUT``), which would train into the default folder, or read the working
-    directory; ``null`` says null."""
+    is refused where the key names a folder or a file (``overrides_a_path``), as is ``""`` there or at such a key in a
+    mapping given (``empty_path``), naming that key: it is most often a variable not set (``--set
+    train.output_dir=$OUT``), which would train into the default folder, or read the working directory; ``null`` says
+    null."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise RecipeError("--set", text, "expected KEY.PATH=VALUE")
@@ -130,10 +146,11 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         raise RecipeError(
             "--set", key.strip(), f"the value {value!r} is not YAML {yaml_problem(error, value)}"
         ) from None
-    if overrides_a_path(keys) and (not value.strip() or parsed == ""):
+    empty = ".".join(keys) if overrides_a_path(keys) and not value.strip() else empty_path(keys, parsed)
+    if empty:
         raise RecipeError(
             "--set",
-            key.strip(),
+            empty,
             "an empty value (a variable not set?) names no folder or file; name one, or write null for none or the"
             " default",
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import types
 from pathlib import Path
 from typing import Any
@@ -477,6 +478,27 @@ def test_an_empty_override_of_a_key_naming_a_folder_or_file_is_refused_naming_th
 ) -> None:
     with pytest.raises(RecipeError, match=rf"^--set: {key}: an empty value .* or write null for none or the default"):
         Recipe.load("hate_text_frozen", [f"{key}={value}"])
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ('train={output_dir: ""}', "train.output_dir"),
+        ("train={max_epochs: 2, cache_dir: ''}", "train.cache_dir"),
+        ('data={type: tweeteval, root: "", task: hate}', "data.root"),
+        ('data.source={type: jsonl, train: t.jsonl, validation: ""}', "data.source.validation"),
+        ('data={type: concat, sources: [{type: jsonl, train: "", validation: v.jsonl}]}', "data.sources[0].train"),
+    ],
+)
+def test_an_empty_value_at_a_key_naming_a_folder_or_file_in_a_mapping_given_is_refused_naming_that_key(
+    override: str, named: str
+) -> None:
+    with pytest.raises(
+        RecipeError, match=rf"^--set: {re.escape(named)}: an empty value .* or write null for none or the default"
+    ):
+        Recipe.load("hate_text_frozen", [override])
+    columns = 'data.columns={path: "", text: ""}'  # the columns a field is read from are no folder or file
+    assert parse_override(columns) == (["data", "columns"], {"path": "", "text": ""})
 
 
 def test_a_null_or_a_folder_for_a_key_naming_one_and_an_empty_value_for_another_key_are_taken() -> None:
