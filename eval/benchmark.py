@@ -71,6 +71,7 @@ from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.loader import shipped_recipes
 from faim.scoring.runner import available_cores
+from faim.wording import plural
 
 Log = Callable[[str], None]
 
@@ -364,7 +365,7 @@ def timed_scoring(
         how = "pooled by shared picture" if pooled else "per post"
         log(f"  scored {timed[0].rows} validation posts {how}, {len(timed)} times: "
             f"{', '.join(f'{rate:.1f}' for rate in rates[pooled])} posts/s "
-            f"({failed} row{'' if failed == 1 else 's'} failed)")  # fmt: skip
+            f"({plural(failed, 'row')} failed)")  # fmt: skip
     return rates, errors
 
 

@@ -41,6 +41,7 @@ from faim.registry import (  # noqa: F401  (register_*: faim.register_*, given o
     register_head,
     register_source,
 )
+from faim.wording import plural
 
 DERIVED: dict[str, tuple[str, ...]] = {
     "encoder": (),
@@ -232,9 +233,9 @@ def check_tasks(heads: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> None:
         if head_type != task.type:
             raise ValueError(f"task {task.name!r} is {task.type} but its head is {head_type} ({type(head).__name__})")
         if task.type == "binary" and len(task.labels) != 2:
-            count = f"{len(task.labels)} label{'' if len(task.labels) == 1 else 's'}"
             raise ValueError(
-                f"task {task.name!r} is binary but has {count} {task.labels}; give it two: (negative, positive)"
+                f"task {task.name!r} is binary but has {plural(len(task.labels), 'label')} {task.labels}; give it two:"
+                " (negative, positive)"
             )
         for size, labels in head_sizes(task.type, task.labels).items():
             outputs = getattr(head, size, labels)

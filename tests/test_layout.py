@@ -1,8 +1,8 @@
 """The package's floors: dependencies run one way, read from the import graph with ``ast`` (nothing imported);
 and what importing one piece loads, checked in a fresh interpreter.
 
-Floors, lowest first: the ground floor (registry, the warning class, Post and batch types, weights, the encoder
-contract, the preprocessing that needs no torch); the
+Floors, lowest first: the ground floor (registry, the warning class, message wording, Post and batch types, weights,
+the encoder contract, the preprocessing that needs no torch); the
 components (encoders, fusion, tasks, side by side); the core (everything else in ``faim/``); evaluation
 (``eval/``); the entry points (the CLI, the Python API, the benchmark harness). A module may import its own floor
 and those below; no import, at module level or inside a function, points up, and no loop runs through module-level
@@ -43,6 +43,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [  # checked in this order; the firs
             "faim.version",
             "faim.registry",
             "faim.notices",
+            "faim.wording",
             "faim.weights",
             "faim.encoder",
             "faim.data",

@@ -6,8 +6,8 @@ import argparse
 import time
 from datetime import datetime
 
-from faim.cli.common import plural
 from faim.training.cache_entries import DEFAULT_CACHE_DIR, CacheContents, CacheEntry, Pruned, prune, read_cache
+from faim.wording import plural
 
 DESCRIPTION = f"""\
 Training with frozen encoders caches each encoder's embeddings of the posts it read (train.cache_dir,

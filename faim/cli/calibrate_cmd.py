@@ -44,6 +44,7 @@ from faim.folders import check_replaceable
 from faim.inference import predict
 from faim.recipe.sections import EvalConfig
 from faim.training.loaders import make_loader
+from faim.wording import plural
 
 
 def run(args: argparse.Namespace) -> int:
@@ -154,11 +155,11 @@ def prior_note(task: str, old: float, new: float, interval: tuple[float, float],
             f"{said}: too wide to rely on (the posts are too few, or the scores barely tell the classes apart), yet "
             "the probabilities are moved to it; give more posts, or label a sample and calibrate without --unlabelled"
         )
-    read = "1 post" if posts == 1 else f"{posts} posts"
     return (
-        f"{said}: the model's scores of these posts show none of one class (the posts are too few, here {read}, or "
-        "the scores barely tell the classes apart), so the share is taken half a post from 0 or 1, not at it, which "
-        "would move every probability there; give more posts, or label a sample and calibrate without --unlabelled"
+        f"{said}: the model's scores of these posts show none of one class (the posts are too few, here "
+        f"{plural(posts, 'post')}, or the scores barely tell the classes apart), so the share is taken half a post "
+        "from 0 or 1, not at it, which would move every probability there; give more posts, or label a sample and "
+        "calibrate without --unlabelled"
     )
 
 

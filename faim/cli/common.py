@@ -29,11 +29,6 @@ def deferred(module: str, function: str = "run") -> Callable[[argparse.Namespace
     return handler
 
 
-def plural(count: int, noun: str) -> str:
-    """``count`` and ``noun``, an s added unless there is one."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def add_overrides(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--set",

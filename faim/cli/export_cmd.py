@@ -17,7 +17,6 @@ from faim.cli.common import (
     check_label_tasks,
     check_outside_model,
     parse_columns,
-    plural,
     refuse_mapping_without_data,
     unlabelled_split,
 )
@@ -32,6 +31,7 @@ from faim.export.staging import EXPORT_STAGING
 from faim.folders import check_replaceable, replace_folder, working_folder
 from faim.recipe import Recipe
 from faim.runtime.model import ExportedModel
+from faim.wording import plural
 
 
 def run(args: argparse.Namespace) -> int:

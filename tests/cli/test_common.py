@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import faim.cli.common
-from faim.cli.common import existing_folder, output_file, output_folder, parse_columns, plural, share
+from faim.cli.common import existing_folder, output_file, output_folder, parse_columns, share
 from faim.cli.main import build_parser, main
 
 
@@ -120,7 +120,3 @@ def test_an_image_root_that_is_no_folder_is_refused_as_it_is_parsed(tmp_path: Pa
         main(arguments)
     assert stop.value.code == 2 and not out.exists()
     assert f"argument --image-root: {tmp_path / 'pictures'}: no such folder" in capsys.readouterr().err
-
-
-def test_counts_read_as_words() -> None:
-    assert [plural(count, "file") for count in (0, 1, 2)] == ["0 files", "1 file", "2 files"]
