@@ -363,7 +363,7 @@ def timed_scoring(
         failed = max(sum(summary.errors.values()) for summary in timed)
         errors = max(errors, failed)
         how = "pooled by shared picture" if pooled else "per post"
-        log(f"  scored {timed[0].rows} validation posts {how}, {len(timed)} times: "
+        log(f"  scored {plural(timed[0].rows, 'validation post')} {how}, {plural(len(timed), 'time')}: "
             f"{', '.join(f'{rate:.1f}' for rate in rates[pooled])} posts/s "
             f"({plural(failed, 'row')} failed)")  # fmt: skip
     return rates, errors

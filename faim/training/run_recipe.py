@@ -15,6 +15,7 @@ import torch
 from faim.notices import FaimWarning
 from faim.recipe import Recipe
 from faim.recipe.compare import changed_fields, describe_changes, plain
+from faim.wording import plural
 
 RUN_RECIPE = "recipe.yaml"
 # What a resumed run may change: how long it goes on, where and how fast it runs, and what happens after training;
@@ -101,7 +102,7 @@ def epochs_to_train(checkpoint: Path, max_epochs: int) -> int:
     if why is None:
         return max_epochs
     print(
-        f"resuming: early stopping ended the run of {checkpoint} after {trained} epochs ({why}); it trains no more "
-        "and its model is written (train anew, without resuming, to train with another train.patience)"
+        f"resuming: early stopping ended the run of {checkpoint} after {plural(trained, 'epoch')} ({why}); it trains "
+        "no more and its model is written (train anew, without resuming, to train with another train.patience)"
     )
     return trained

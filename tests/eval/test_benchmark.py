@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -22,6 +24,7 @@ from faim.eval.benchmark import (
     recipe_rows,
     run_benchmark,
     select,
+    timed_scoring,
     write_results,
 )
 from faim.eval.benchmark_baselines import Embedder, measured, tuned_threshold
@@ -589,3 +592,20 @@ def test_results_cut_short_while_written_leave_the_earlier_files_whole(
         write_results(benchmark_data["results"] | {"command": "again"}, out)
     monkeypatch.undo()
     assert {path.name: path.read_text(encoding="utf-8") for path in tmp_path.iterdir()} == before
+
+
+@pytest.mark.parametrize(
+    ("rows", "runs", "failed", "said"),
+    [
+        (1, 1, 1, "scored 1 validation post per post, 1 time: 4.0 posts/s (1 row failed)"),
+        (2, 3, 0, "scored 2 validation posts per post, 3 times: 4.0, 4.0, 4.0 posts/s (0 rows failed)"),
+    ],
+)
+def test_timed_scoring_counts_its_posts_runs_and_failed_rows_in_words(
+    rows: int, runs: int, failed: int, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = SimpleNamespace(rows=rows, rows_per_second=4.0, errors=Counter({"unreadable": failed}))
+    monkeypatch.setattr("faim.eval.benchmark.scoring_throughput", lambda *args, **kwargs: [summary] * runs)
+    logged: list[str] = []
+    timed_scoring(Path("model"), [], None, False, logged.append)
+    assert logged == [f"  {said}"]
