@@ -165,13 +165,14 @@ def staging_left(target: Path, prefix: str) -> list[tuple[Path, str, int]]:
 
 STOPPED_ASIDE: set[Path] = set()
 """The folders this process moved a target aside into (``replace_folder``), under either name they had, and was
-stopped (Ctrl-C) as it removed them: stale though the process that made them runs, so that the next write of their
-target from this process (a notebook, a service) removes them, as the next from another does once this one ends."""
+stopped (Ctrl-C) before it removed them, once the new folder took the target's place: stale though the process that
+made them runs, so that the next write of their target from this process (a notebook, a service) removes them, as the
+next from another does once this one ends."""
 
 
 def stale_staging(target: Path, prefix: str) -> list[tuple[Path, int]]:
     """The folders of ``staging_left`` made in this process table (``process_table``) by a process no longer running
-    (killed part way: ``kill -9``, the out-of-memory killer), or by this one, stopped as it removed them
+    (killed part way: ``kill -9``, the out-of-memory killer), or by this one, stopped before it removed them
     (``STOPPED_ASIDE``), with that process's id. Nothing else is one: not a folder another target's, another
     machine's, container's or boot's, or a running process's, nor one named otherwise (those of faim versions that
     named them at random alone), nor a link."""
@@ -309,31 +310,33 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
     aside is put back; a process killed between the two renames leaves ``target`` not there until the next
     ``staging_folder`` for it puts the folder aside back (``clear_stale``). The folder aside is renamed as an
     unfinished one before it is removed, so a process killed or stopped as it removes it leaves what remains to that
-    ``staging_folder`` to remove, never to put back.
+    ``staging_folder`` to remove, never to put back; one stopped at any point after ``staging`` took the place of
+    ``target`` leaves the folder aside to the next write of ``target``, from this process too (``STOPPED_ASIDE``).
 
     Raises:
-        KeyboardInterrupt: When stopped (Ctrl-C) as the folder aside is removed, saying that ``target`` is written.
+        KeyboardInterrupt: When stopped (Ctrl-C) once ``staging`` took the place of ``target``, saying that
+            ``target`` is written.
     """
     target = named_folder(target)
     if not target.exists():
         staging.rename(target)
         return
     aside = staging_name(target, aside_prefix(prefix))
+    removed = staging_name(target, prefix)  # named as unfinished, so what a stop leaves of it is never put back
     target.rename(aside)
     try:
         staging.rename(target)
-    except BaseException:
-        if not target.exists():  # staging is not in its place: the folder before goes back
-            aside.rename(target)
-        raise
-    removed = staging_name(target, prefix)  # named as unfinished, so what a stop leaves of it is never put back
-    try:
         aside.rename(removed)
         shutil.rmtree(removed, ignore_errors=True)
-    except KeyboardInterrupt as error:
+    except BaseException as error:
+        if staging.exists():  # staging is not in its place: the folder before goes back
+            if not target.exists():
+                aside.rename(target)
+            raise
+        if not isinstance(error, KeyboardInterrupt):
+            raise
         STOPPED_ASIDE.update((aside, removed))
+        left = f"left beside it in part ({removed})" if removed.exists() else f"left beside it ({aside})"
         raise KeyboardInterrupt(
-            f"{target} is written whole; what it held before, left beside it in part "
-            f"({removed if removed.exists() else aside}), is removed by the "
-            f"next write of {target}"
+            f"{target} is written whole; what it held before, {left}, is removed by the next write of {target}"
         ) from error

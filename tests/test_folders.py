@@ -147,6 +147,33 @@ def test_what_a_folder_held_before_left_in_part_when_stopped_is_removed_by_the_n
     assert list(tmp_path.iterdir()) == [target] and (target / MANIFEST).read_text(encoding="utf-8") == "newer"
 
 
+def test_what_a_folder_held_before_is_removed_by_the_next_write_from_the_same_process_when_stopped_once_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "model"
+    target.mkdir()
+    (target / MANIFEST).write_text("old", encoding="utf-8")
+    rename = Path.rename
+
+    def stopped_once_renamed_in(self: Path, to: Path) -> Path:
+        renamed = rename(self, to)
+        if Path(to) == target and (target / MANIFEST).read_text(encoding="utf-8") == "new":
+            raise KeyboardInterrupt  # Ctrl-C right after the new folder took the place of the one before
+        return renamed
+
+    with pytest.raises(KeyboardInterrupt, match=rf"^{re.escape(str(target))} is written whole; what it held before"):
+        with replacing(target, ".faim-") as staging:
+            (staging / MANIFEST).write_text("new", encoding="utf-8")
+            monkeypatch.setattr(Path, "rename", stopped_once_renamed_in)
+    monkeypatch.undo()
+    (aside,) = set(tmp_path.iterdir()) - {target}
+    assert (aside / MANIFEST).read_text(encoding="utf-8") == "old"  # whole, beside the new one
+    with pytest.warns(FaimWarning, match=rf"^removed {re.escape(str(aside))}, what {re.escape(str(target))} held"):
+        with replacing(target, ".faim-") as staging:  # this process, a notebook, writes the same model again
+            (staging / MANIFEST).write_text("newer", encoding="utf-8")
+    assert list(tmp_path.iterdir()) == [target] and (target / MANIFEST).read_text(encoding="utf-8") == "newer"
+
+
 def test_a_folder_named_through_a_link_and_dot_dot_is_the_one_checked_and_replaced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
