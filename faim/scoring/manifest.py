@@ -140,14 +140,17 @@ def lines_read_otherwise(identity: dict[str, Any]) -> bool:
     return any(input_format(path) == "jsonl" and holds_lines_read_otherwise(path) for path in paths)
 
 
-def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = False) -> bytes | None:
+def check_resumable(
+    out_dir: Path, identity: dict[str, Any], overwrite: bool = False
+) -> tuple[bytes, dict[str, Any]] | None:
     """Refuse, reading alone, an output folder a run of ``identity`` may not write into: a file, one holding files a
     scoring run does not write (``check_output_folder``), or, unless ``overwrite``, another run (model, its
     thresholds and calibration, inputs or settings).
 
     Returns:
-        The record (``_run.json``) of the run ``identity`` resumes, its bytes as read; ``None`` where the folder
-        records no run, or with ``overwrite`` (its record is not read).
+        The record (``_run.json``) of the run ``identity`` resumes, its bytes as read, and the identity it holds
+        (``recorded_identity``); ``None`` where the folder records no run, or with ``overwrite`` (its record is not
+        read).
 
     Raises:
         NotADirectoryError: Naming the file.
@@ -161,7 +164,7 @@ def check_resumable(out_dir: Path, identity: dict[str, Any], overwrite: bool = F
     record = run_file.read_bytes()
     recorded = recorded_identity(record, identity)
     if compared(recorded) == compared(identity):
-        return record
+        return record, recorded
     decoding = decoding_difference(recorded, identity)
     differences = identity_differences(recorded, identity, decoding) or [f"its record differs: see {run_file}"]
     finish = ""
@@ -277,7 +280,7 @@ class Manifest:
         self, out_dir: Path, identity: dict[str, Any], overwrite: bool = False, per_post: bool = False
     ) -> None:
         self.out_dir = out_dir
-        record = check_resumable(out_dir, identity, overwrite)
+        resumed = check_resumable(out_dir, identity, overwrite)
         self.parts_dir = out_dir / PER_POST_DIR if per_post else out_dir
         self.parts_dir.mkdir(parents=True, exist_ok=True)
         run_file = out_dir / RUN_FILE
@@ -286,13 +289,13 @@ class Manifest:
             parts = [part for folder in folders for part in folder.glob("part-*.parquet")]
             for path in [run_file, out_dir / MANIFEST_FILE, out_dir / FINISHED_FILE, *parts]:
                 path.unlink(missing_ok=True)
-        if record is None:
-            record = json.dumps(identity, indent=1).encode("utf-8")
+        record, recorded = resumed or (json.dumps(identity, indent=1).encode("utf-8"), identity)
+        if resumed is None:
             partial = out_dir / f".{RUN_FILE}.tmp"
             partial.write_bytes(record)
             os.replace(partial, run_file)
         self._run_digest = hashlib.sha256(record).hexdigest()  # what _finished.json records of the record
-        self.input_names: list[str] | None = json.loads(record.decode("utf-8")).get(INPUT_NAMES)
+        self.input_names: list[str] | None = recorded.get(INPUT_NAMES)
         for stale in [stale for folder in folders for stale in folder.glob(".part-*.tmp")]:
             stale.unlink()
         self.done: dict[str, ShardReport] = self._read()

@@ -182,6 +182,23 @@ def test_a_run_keeps_the_names_it_was_begun_with_for_its_inputs_and_a_record_nam
     assert earlier.input_names is None
 
 
+def test_a_resumed_run_parses_its_record_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.jsonl").write_text('{"text": "a"}\n', encoding="utf-8")
+    model, out = {"files": {}, "tasks": []}, tmp_path / "out"
+    Manifest(out, run_identity(model, [tmp_path / "a.jsonl"], {})).close()
+    record, loads, parsed = (out / "_run.json").read_bytes(), json.loads, []
+
+    def counted(text: str | bytes, *args: object, **kwargs: object) -> object:
+        if text in (record, record.decode("utf-8")):
+            parsed.append(text)
+        return loads(text, *args, **kwargs)
+
+    monkeypatch.setattr(json, "loads", counted)
+    resumed = Manifest(out, run_identity(model, [tmp_path / "a.jsonl"], {}))
+    resumed.close()
+    assert len(parsed) == 1 and resumed.input_names == [str(tmp_path / "a.jsonl")]
+
+
 def test_a_run_given_a_tuple_in_its_settings_resumes(tiny_model_dir: Path, tmp_path: Path) -> None:
     dump, out = forty_posts(tmp_path / "dump.jsonl"), tmp_path / "out"
     columns = {"text": "text", "meta": ("topic",)}  # a tuple, which the run's record holds as a list
