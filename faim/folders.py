@@ -221,14 +221,23 @@ def working_folder(target: Path, prefix: str) -> Iterator[Path]:
 def replacing(target: Path, prefix: str) -> Iterator[Path]:
     """Yield a new folder beside ``target`` to write into (``staging_folder``); on success it replaces ``target``
     (``replace_folder``: check first that it may, ``check_replaceable``); on an error before it took that place, or
-    as it was to take it, it is removed and ``target`` is left as it was."""
+    as it was to take it, it is removed and ``target`` is left as it was.
+
+    Raises:
+        KeyboardInterrupt: When stopped (Ctrl-C), saying what the write of ``target`` left, for every writer alike:
+            before the new folder took its place, that nothing was written (whatever a write within said of its own
+            folder); once it did, that ``target`` is written whole (``replace_folder``).
+    """
     staging = staging_folder(target, prefix)
     try:
         yield staging
         replace_folder(staging, target, prefix)
-    except BaseException:
-        if staging.exists():  # not in the place of target
-            shutil.rmtree(staging, ignore_errors=True)
+    except BaseException as error:
+        if not staging.exists():  # in the place of target
+            raise
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(error, KeyboardInterrupt):
+            raise KeyboardInterrupt(f"nothing was written: {target} is left as it was") from error
         raise
 
 

@@ -100,6 +100,23 @@ def test_a_folder_named_through_dot_dot_is_replaced_by_one_made_beside_it(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["ours"]
 
 
+@pytest.mark.parametrize("before", ["old", None])
+def test_a_write_stopped_before_the_new_folder_took_the_place_of_the_target_says_nothing_was_written(
+    before: str | None, tmp_path: Path
+) -> None:
+    target = tmp_path / "report"
+    if before is not None:
+        target.mkdir()
+        (target / MANIFEST).write_text(before, encoding="utf-8")
+    with pytest.raises(KeyboardInterrupt, match=rf"^nothing was written: {re.escape(str(target))} is left as it was$"):
+        with replacing(target, ".faim-") as staging:
+            (staging / MANIFEST).write_text("new", encoding="utf-8")
+            with replacing(staging / "part", ".faim-"):  # a folder written within, stopped as it is
+                raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == ([target] if before else [])
+    assert before is None or (target / MANIFEST).read_text(encoding="utf-8") == before
+
+
 def test_a_folder_replaced_is_never_left_in_part_when_stopped_as_the_one_before_is_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

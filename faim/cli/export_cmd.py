@@ -6,8 +6,6 @@ Its arguments are ``faim.cli.export_args``'s: ``faim --help`` reads them without
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,7 @@ from faim.eval.quantization import TIMED_POSTS, QuantizationCheck, check_readabl
 from faim.export.model import export_model
 from faim.export.quantize import MAX_DROP, calibration_sample, quantize_export
 from faim.export.staging import EXPORT_STAGING
-from faim.folders import check_replaceable, replace_folder, working_folder
+from faim.folders import check_replaceable, replacing, working_folder
 from faim.recipe import Recipe
 from faim.runtime.model import ExportedModel
 from faim.wording import plural
@@ -48,45 +46,19 @@ def run(args: argparse.Namespace) -> int:
     columns = parse_columns(args.columns)
     recipe = read_recipe(args.model)
     check_label_tasks(columns, list(recipe.model["heads"]))
-    with unwritten_when_stopped(out):
-        if args.quantize:
-            quantized_export(args, out, columns, recipe)
-        else:
-            export_model(Detector.load(args.model), out, args.format)
+    if args.quantize:
+        quantized_export(args, out, columns, recipe)
+    else:
+        export_model(Detector.load(args.model), out, args.format)
     summary(args.model, out, args.format)
     return 0
 
 
-@contextmanager
-def unwritten_when_stopped(out: Path) -> Iterator[None]:
-    """Say, where the export to ``out`` is stopped (Ctrl-C), what it left: while ``out`` is still the folder that was
-    there (or nothing), that nothing was written and ``out`` is left as it was, as an export is written beside it and
-    removed when stopped (``faim.folders.replacing``, ``working_folder``); once the new export took its place, that it
-    is written whole, or what ``faim.folders.replace_folder`` says, stopped as it removed the folder there before."""
-    before = folder_identity(out)
-    try:
-        yield
-    except KeyboardInterrupt as error:
-        if error.args:  # stopped once the export took the place of out, which replace_folder says
-            raise
-        if folder_identity(out) != before:  # stopped after, as the folder it was written in was removed
-            raise KeyboardInterrupt(f"the new export is written whole: {out} holds it") from error
-        raise KeyboardInterrupt(f"nothing was written: {out} is left as it was") from error
-
-
-def folder_identity(folder: Path) -> tuple[int, int] | None:
-    """The device and inode of what ``folder`` names, which replacing it (``faim.folders.replace_folder``) changes;
-    None where nothing is there or it cannot be read."""
-    try:
-        found = folder.stat()
-    except OSError:
-        return None
-    return found.st_dev, found.st_ino
-
-
 def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any] | None, recipe: Recipe) -> None:
     """Export the model ``args`` names to ``out`` in int8, measured against fp32 on labelled posts (``--data`` read
-    with ``columns``, or ``recipe``'s validation split), and smoothed where it loses more than ``--max-drop``.
+    with ``columns``, or ``recipe``'s validation split), and smoothed where it loses more than ``--max-drop``; worked
+    out in a folder beside ``out``, removed before the int8 export, moved into the folder that replaces ``out``
+    (``faim.folders.replacing``), takes its place.
 
     Raises:
         ValueError: When no post can be read, or int8 loses more than ``--max-drop`` even smoothed.
@@ -95,7 +67,7 @@ def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any
     detector = Detector.load(args.model)
     check_readable(*until_readable(detector, posts), measured_on(args))
     max_drop = MAX_DROP if args.max_drop is None else args.max_drop
-    with working_folder(out, EXPORT_STAGING) as tmp:
+    with replacing(out, EXPORT_STAGING) as staging, working_folder(out, EXPORT_STAGING) as tmp:
         fp32 = export_model(detector, tmp / "fp32")
         int8 = quantize_export(fp32, tmp / "int8")
         check = compare_exports(ExportedModel(fp32), ExportedModel(int8), posts)
@@ -115,7 +87,8 @@ def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any
                 f"drop of {check.drop:.4f} > --max-drop {max_drop}; nothing was written (export without --quantize)"
             )
         check_replaceable(out, EXPORT_MANIFEST)  # again: the quantization took minutes, and the folder may have changed
-        replace_folder(int8, out, EXPORT_STAGING)
+        for path in int8.iterdir():
+            path.rename(staging / path.name)
 
 
 def smoothing_posts(args: argparse.Namespace, labelled: list[Post], recipe: Recipe) -> list[Post]:

@@ -99,6 +99,27 @@ def test_an_int8_export_stopped_once_it_took_the_place_of_out_says_it_is_written
 ) -> None:
     data = ["--data", str(demo_data["validation"]), "--map", "labels.harmful=label"]
     out = tmp_path / "int8"
+    assert main(["export", str(tiny_model_dir), "-o", str(out)]) == 0
+    capsys.readouterr()
+    rmtree = shutil.rmtree
+
+    def stopped(path: Path, *args: Any, **kwargs: Any) -> None:
+        manifest = Path(path) / "faim-export.json"
+        if manifest.is_file() and "quantized" not in json.loads(manifest.read_text()):
+            raise KeyboardInterrupt  # Ctrl-C as the export there before, moved aside, is removed
+        rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", stopped)
+    assert main(["export", str(tiny_model_dir), "-o", str(out), "--quantize", "int8", "--max-drop", "1", *data]) == 130
+    assert capsys.readouterr().err.startswith(f"faim: interrupted: {out} is written whole; what it held before")
+    assert json.loads((out / "faim-export.json").read_text())["quantized"] == "int8"
+
+
+def test_an_int8_export_stopped_as_its_working_folder_is_removed_says_nothing_was_written(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch, capsys
+) -> None:
+    data = ["--data", str(demo_data["validation"]), "--map", "labels.harmful=label"]
+    out = tmp_path / "int8"
     rmtree = shutil.rmtree
 
     def stopped(path: Path, *args: Any, **kwargs: Any) -> None:
@@ -108,8 +129,8 @@ def test_an_int8_export_stopped_once_it_took_the_place_of_out_says_it_is_written
 
     monkeypatch.setattr(shutil, "rmtree", stopped)
     assert main(["export", str(tiny_model_dir), "-o", str(out), "--quantize", "int8", "--max-drop", "1", *data]) == 130
-    assert capsys.readouterr().err == f"faim: interrupted: the new export is written whole: {out} holds it\n"
-    assert json.loads((out / "faim-export.json").read_text())["quantized"] == "int8"
+    assert capsys.readouterr().err == f"faim: interrupted: nothing was written: {out} is left as it was\n"
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("max_drop", ["0.1", str(MAX_DROP)])
