@@ -26,7 +26,7 @@ from faim.detector import Detector
 from faim.eval.label_conflicts import decision_conflicts
 from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics, multilabel_metrics
 from faim.eval.plots import plot_binary, plot_multiclass
-from faim.eval.report import write_report
+from faim.eval.report import replace_written, write_report, written_files
 from faim.eval.slices import slice_key, slice_metrics
 from faim.inference import Predictions, predict
 from faim.notices import FaimWarning
@@ -187,6 +187,7 @@ def evaluate_loader(
     texts: Sequence[str] | None = None,
     checked: bool = False,
     desc: str = "evaluating",
+    also: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Evaluate on every labelled post the loader yields; writes metrics.json, metrics.md and plots. The loader's
     posts are refused before the model reads one where they are known (``loader_posts``: one ``make_loader`` made)
@@ -202,6 +203,11 @@ def evaluate_loader(
     the loader's order, for the words each binary task's decisions and its labels read the opposite way
     (``task_results``). ``desc`` names the progress bar of the pass over the posts (an ablation's bar names the kind
     it drops).
+
+    Once the report is written, the files an earlier run recorded writing into ``out_dir`` that this one did not
+    write again (the plots of a task it no longer reports) are removed and this run's recorded instead
+    (``faim.eval.report.replace_written``); ``also`` names the files the caller writes there after (relative to
+    ``out_dir``, with ``/``: ``faim.eval.robustness.REPORT_FILES``), which are kept and recorded too.
 
     Raises:
         ValueError: Before the model reads a post, when none carries a label for any task and the loader's posts are
@@ -246,6 +252,7 @@ def evaluate_loader(
     if not results["tasks"]:  # a loader whose posts were not known before its batches were read
         raise unlabelled_error(data_name, [task.name for task in detector.tasks])
     write_report(results, out)
+    replace_written(out, [*written_files(results, out), *also])
     return results
 
 
@@ -260,15 +267,16 @@ def evaluate(
     remedy: str = MAP_LABELS,
     checked: bool = False,
     desc: str = "evaluating",
+    also: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Evaluate on a list of labelled posts (see ``evaluate_loader``, whose progress bar ``desc`` names), with the
-    words each binary task's decisions and its labels read the opposite way unless ``words`` is False; with
-    ``eval.languages`` (or ``eval.slice: lang``), posts without ``meta.lang`` are given the language they are
-    written in first (``faim.data.language``). ``remedy`` ends the error where no post carries a label: by default
-    how a file's labels are mapped to tasks, which a caller reading posts no mapping reaches (a recipe's split)
-    replaces. With ``checked``, the posts were refused already where their evaluation could not finish
-    (``Detector.refuse_unevaluable``) and are checked no further: copies of checked posts that change only their
-    texts' letters or their pictures' pixels (``faim.perturb.perturb_posts``).
+    """Evaluate on a list of labelled posts (see ``evaluate_loader``, whose progress bar ``desc`` names and which keeps
+    ``also`` in the folder's record), with the words each binary task's decisions and its labels read the opposite way
+    unless ``words`` is False; with ``eval.languages`` (or ``eval.slice: lang``), posts without ``meta.lang`` are
+    given the language they are written in first (``faim.data.language``). ``remedy`` ends the error where no post
+    carries a label: by default how a file's labels are mapped to tasks, which a caller reading posts no mapping
+    reaches (a recipe's split) replaces. With ``checked``, the posts were refused already where their evaluation
+    could not finish (``Detector.refuse_unevaluable``) and are checked no further: copies of checked posts that change
+    only their texts' letters or their pictures' pixels (``faim.perturb.perturb_posts``).
 
     Raises:
         ValueError: Before the model reads a post, when none carries a label for any task (ending in ``remedy``), or
@@ -284,4 +292,6 @@ def evaluate(
     posts = with_languages(posts) if config.detects_languages else posts
     loader = make_loader(detector.model, detector.collator(with_targets=True), posts, config.batch_size, shuffle=False)
     texts = post_texts(posts) if words else None
-    return evaluate_loader(detector, loader, out_dir, data_name, config, ablations, texts, checked=True, desc=desc)
+    return evaluate_loader(
+        detector, loader, out_dir, data_name, config, ablations, texts, checked=True, desc=desc, also=also
+    )

@@ -36,16 +36,18 @@ Metric values are floats or ints; NaN marks an undefined metric, written as ``nu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal, TypedDict
 
 from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.slices import MIN_SIZE
 from faim.eval.tables import format_ece_range, format_value, markdown_table, text_table, with_change
+from faim.folders import write_text_whole
 
 TaskType = Literal["binary", "multiclass", "multilabel"]
 
@@ -88,6 +90,9 @@ class Results(TypedDict):
 REPORT_FILES = {"json": "metrics.json", "markdown": "metrics.md"}
 """The files ``write_report`` writes, by the key it returns each under."""
 
+WRITTEN = "written.json"
+"""The record in a report folder of the files the last run wrote there (``replace_written``)."""
+
 
 def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
     """Write ``metrics.json`` (NaN as ``null``) and ``metrics.md`` into ``out_dir``.
@@ -111,11 +116,48 @@ def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
     return {"json": json_path, "markdown": md_path}
 
 
-def written_files(results: Results, out_dir: Path) -> list[Path]:
-    """The files an evaluation writes into ``out_dir`` for ``results``: ``metrics.json`` and ``metrics.md``
-    (``write_report``) and each task's plots."""
-    plots = [Path(plot) for task in results["tasks"].values() for plot in task.get("plots", [])]
-    return [Path(out_dir) / REPORT_FILES["json"], Path(out_dir) / REPORT_FILES["markdown"], *plots]
+def written_files(results: Results, out_dir: Path) -> list[str]:
+    """The files an evaluation writes into ``out_dir`` for ``results``, as ``replace_written`` takes them (relative to
+    ``out_dir``, with ``/``): ``metrics.json`` and ``metrics.md`` (``write_report``), each task's plots and the record
+    of them (``WRITTEN``)."""
+    plots = [plot for task in results["tasks"].values() for plot in task.get("plots", [])]
+    return [*REPORT_FILES.values(), *(Path(plot).relative_to(out_dir).as_posix() for plot in plots), WRITTEN]
+
+
+def replace_written(folder: Path, written: Iterable[str]) -> None:
+    """Remove the files of ``folder`` that its record (``WRITTEN``) says an earlier run wrote and that are not among
+    ``written`` (this run's, as paths relative to ``folder`` with ``/``), and the folders of them left empty, then
+    record ``written``, made where it is missing, as a whole file or none (a record cut short reads as no record).
+    With nothing written and no earlier record, nothing is made, not even ``folder``. An earlier record of a folder
+    inside (``robustness/written.json``) that this run did not write again takes the files it lists with it. Only what
+    the record names inside ``folder`` is removed (an entry leading out of it, by ``..`` or from the root, is passed
+    over), and ``folder`` itself stays, a link to another folder too."""
+    written, earlier = sorted(set(written)), recorded(folder)
+    if not written and not earlier:
+        return
+    for entry in sorted(set(earlier) - set(written)):
+        path = PurePosixPath(entry)
+        if path.is_absolute() or ".." in path.parts or not path.parts:
+            continue
+        stale = folder.joinpath(*path.parts)
+        if stale.name == WRITTEN and len(path.parts) > 1:
+            replace_written(stale.parent, [])
+        if stale.is_file() and not stale.is_symlink():  # faim writes plain files; a link put there is another's
+            stale.unlink()
+        for parent in list(stale.parents)[: len(path.parts) - 1]:
+            with contextlib.suppress(OSError):  # not empty (a file of another's), or gone already
+                parent.rmdir()
+    folder.mkdir(parents=True, exist_ok=True)
+    write_text_whole(folder / WRITTEN, json.dumps({"files": written}, indent=2) + "\n")
+
+
+def recorded(folder: Path) -> list[str]:
+    """The files ``folder``'s record (``WRITTEN``) lists; none where there is no readable record."""
+    try:
+        files = json.loads((folder / WRITTEN).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return [entry for entry in files if isinstance(entry, str)] if isinstance(files, list) else []
 
 
 def format_table(results: Results) -> str:

@@ -9,25 +9,23 @@ Typical use::
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
-from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path, PurePosixPath
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from faim.data.language import with_languages
 from faim.data.post import Post
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
-from faim.eval.report import json_text, written_files
+from faim.eval.report import WRITTEN, json_text, replace_written, written_files
 from faim.eval.tables import format_value, with_change
-from faim.folders import write_text_whole
 from faim.perturb import perturb_posts, perturbations_of
 from faim.recipe.sections import EvalConfig
 
-WRITTEN = "written.json"
-"""The record in ``robustness/`` of the report files the last run wrote there (``perturbed_reports``)."""
+REPORT_FILES = ("robustness.json", f"robustness/{WRITTEN}")
+"""What ``robustness_report`` writes into an evaluation's folder: its tables, and the record of the reports it writes
+into ``robustness/`` (``perturbed_reports``), which stands for them in the folder's record."""
 
 METRICS: dict[str, tuple[str, ...]] = {
     "binary": ("auroc", "macro_f1", "accuracy"),
@@ -103,42 +101,9 @@ def perturbed_reports(
         reports[name] = evaluate(
             detector, perturbed, folder / name, data, config, ablations=False, words=False, checked=True, desc=desc
         )
-        written += written_files(reports[name], folder / name)
-    replace_written(folder, [path.relative_to(folder).as_posix() for path in written])
+        written += [f"{name}/{file}" for file in written_files(reports[name], folder / name)]
+    replace_written(folder, written)
     return reports
-
-
-def replace_written(folder: Path, written: Iterable[str]) -> None:
-    """Remove the files of ``folder`` that its record (``WRITTEN``) says an earlier run wrote and that are not among
-    ``written`` (this run's, as paths relative to ``folder`` with ``/``), and the folders of them left empty, then
-    record ``written``, made where it is missing, as a whole file or none (a record cut short reads as no record).
-    With nothing written and no earlier record, nothing is made, not even ``folder``. Only what the record names
-    inside ``folder`` is removed (an entry leading out of it, by ``..`` or from the root, is passed over), and
-    ``folder`` itself stays, a link to another folder too."""
-    written, earlier = sorted(set(written)), recorded(folder)
-    if not written and not earlier:
-        return
-    for entry in sorted(set(earlier) - set(written)):
-        path = PurePosixPath(entry)
-        if path.is_absolute() or ".." in path.parts or not path.parts:
-            continue
-        stale = folder.joinpath(*path.parts)
-        if stale.is_file() and not stale.is_symlink():  # faim writes plain files; a link put there is another's
-            stale.unlink()
-        for parent in list(stale.parents)[: len(path.parts) - 1]:
-            with contextlib.suppress(OSError):  # not empty (a file of another's), or gone already
-                parent.rmdir()
-    folder.mkdir(parents=True, exist_ok=True)
-    write_text_whole(folder / WRITTEN, json.dumps({"files": written}, indent=2) + "\n")
-
-
-def recorded(folder: Path) -> list[str]:
-    """The files ``folder``'s record (``WRITTEN``) lists; none where there is no readable record."""
-    try:
-        files = json.loads((folder / WRITTEN).read_text(encoding="utf-8"))["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
-    return [entry for entry in files if isinstance(entry, str)] if isinstance(files, list) else []
 
 
 def robustness_report(
@@ -161,7 +126,7 @@ def robustness_report(
         base = result["metrics"]
         by_name = {name: report["tasks"][task]["metrics"] for name, report in reports.items()}
         tables[task] = robustness_table(base, by_name, METRICS[result["type"]])
-    (Path(out_dir) / "robustness.json").write_text(json_text(tables), encoding="utf-8")
+    (Path(out_dir) / REPORT_FILES[0]).write_text(json_text(tables), encoding="utf-8")
     return tables
 
 

@@ -27,7 +27,7 @@ from faim.data.sources import check_split, read_posts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table
-from faim.eval.robustness import format_robustness, robustness_report
+from faim.eval.robustness import REPORT_FILES, format_robustness, robustness_report
 from faim.notices import FaimWarning
 
 LANGUAGE_COLUMNS = (LANGUAGE, "language")
@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         field = None  # said here, before the model reads a post, so evaluation does not say it again
     config = replace(config, slice=field)
     out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"
-    report = evaluate(detector, posts, out, name, config, remedy=unlabelled)
+    also = REPORT_FILES if args.robustness else ()
+    report = evaluate(detector, posts, out, name, config, remedy=unlabelled, also=also)
     print(format_table(report))
     if args.robustness:
         print(format_robustness(robustness_report(detector, posts, report, out, name, config)))

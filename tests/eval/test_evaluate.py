@@ -291,3 +291,24 @@ def test_evaluation_names_the_words_the_model_and_the_labels_read_the_opposite_w
     assert f"Words the model and these labels read the opposite way: {terms['terms']}" in format_table(report)
     written = (tmp_path / "flipped" / "metrics.md").read_text(encoding="utf-8")
     assert "### Words the model and the labels read the opposite way" in written and f"'{first}'" in written
+
+
+def test_a_rerun_into_the_same_folder_removes_the_files_only_the_earlier_run_wrote(tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    for task in ("harmful", "spam"):
+        detector = faim.build(
+            {
+                "model": {
+                    "encoders": {"text": {"type": "tiny_text", "dim": 8}},
+                    "fusion": {"type": "concat"},
+                    "heads": {task: {"type": "binary", "labels": ["no", "yes"]}},
+                }
+            }
+        )
+        posts = [Post(str(n), f"post {n}", labels={task: n % 2}) for n in range(8)]
+        evaluate(detector, posts, out, "dump", ablations=False, words=False)
+    names = {path.name for path in out.iterdir()}
+    assert {"metrics.json", "metrics.md", "spam_roc.png", "notes.txt", "written.json"} <= names
+    assert not {name for name in names if name.startswith("harmful_")}

@@ -15,10 +15,11 @@ from conftest import tiny_recipe
 import faim
 from faim.data.sources import read_posts
 from faim.eval.evaluate import evaluate
+from faim.eval.report import replace_written
 from faim.eval.robustness import (
+    REPORT_FILES,
     format_robustness,
     perturbed_reports,
-    replace_written,
     robustness_report,
     robustness_table,
 )
@@ -248,3 +249,16 @@ def test_the_record_is_made_with_its_folder_and_a_record_cut_short_leaves_the_ea
         replace_written(folder, ["text.leetspeak/metrics.json"])
     assert json.loads((folder / "written.json").read_text()) == {"files": ["text.spaces/metrics.json"]}
     assert report_files(folder) == {"written.json"}
+
+
+def test_a_rerun_without_robustness_removes_the_earlier_robustness_reports(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    detector, posts = text_detector(demo_data, tmp_path)
+    monkeypatch.setattr("faim.eval.robustness.perturbations_of", lambda modalities: ["text.spaces"])
+    out = tmp_path / "eval"
+    report = evaluate(detector, posts, out, "dev", ablations=False, also=REPORT_FILES)
+    robustness_report(detector, posts, report, out, "dev")
+    assert (out / "robustness.json").is_file() and (out / "robustness" / "text.spaces" / "metrics.json").is_file()
+    evaluate(detector, posts, out, "dev", ablations=False)
+    assert not (out / "robustness.json").exists() and not (out / "robustness").exists()
