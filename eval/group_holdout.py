@@ -234,14 +234,15 @@ def calibrated(
 def to_estimated_prior(task: TaskSpec, fit_targets: np.ndarray, prob: np.ndarray) -> np.ndarray:
     """Binary probabilities ``prob`` ``[n, 2]``, calibrated on posts whose share of positives is that of
     ``fit_targets``, moved to the share EM estimates from ``prob`` itself, labels unread, by the move
-    ``faim calibrate --unlabelled`` makes for a new event (``Calibration.adapt_to_prior``, here of the calibration
-    that leaves the probabilities' log-odds as they are); multiclass probabilities are returned unchanged."""
+    ``faim calibrate --unlabelled`` makes for a new event (``Calibration.move_to_prior``, here of the calibration
+    that leaves the probabilities' log-odds as they are, without the interval nothing here reads); multiclass
+    probabilities are returned unchanged."""
     if task.type != "binary" or len(np.unique(fit_targets)) < 2:
         return prob
     calibration = Calibration.identity([task])
     calibration.priors[task.name] = float(fit_targets.mean())
     logits = logit(np.clip(prob[:, 1], 1e-12, 1 - 1e-12))
-    calibration.adapt_to_prior(task, logits)
+    calibration.move_to_prior(task, calibration.probabilities(task, logits))
     positive = calibration.probabilities(task, logits)
     return np.stack([1.0 - positive, positive], axis=1)
 

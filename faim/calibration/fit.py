@@ -86,13 +86,23 @@ class Calibration:
         Raises:
             KeyError: When this calibration records no prior for the task (never fitted on labelled posts).
         """
+        old, probabilities = self.priors[task.name], self.probabilities(task, logits)
+        new = self.move_to_prior(task, probabilities, *others)
+        return old, new, prior_interval(probabilities, old, new)
+
+    def move_to_prior(self, task: TaskSpec, probabilities: np.ndarray, *others: Calibration) -> float:
+        """``adapt_to_prior``'s move, without its interval, of the posts whose ``probabilities`` under this
+        calibration are given; returns the new prior.
+
+        Raises:
+            KeyError: As ``adapt_to_prior``.
+        """
         old = self.priors[task.name]
-        probabilities = self.probabilities(task, logits)
         new = estimate_prior(probabilities, old)
         for calibration in (self, *others):
             calibration.logit_shifts[task.name] += prior_shift(old, new)
             calibration.priors[task.name] = new
-        return old, new, prior_interval(probabilities, old, new)
+        return new
 
 
 def source_class_weights(sources: Sequence[Hashable], y: np.ndarray) -> np.ndarray:

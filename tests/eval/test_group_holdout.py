@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -96,21 +97,29 @@ def test_the_move_to_the_em_prior_is_the_one_faim_calibrate_makes_from_the_share
     monkeypatch,
 ):
     moves = []
-    adapt = Calibration.adapt_to_prior
+    move = Calibration.move_to_prior
 
-    def recorded(self, task, logits, *others):
-        moves.append(adapt(self, task, logits, *others))
-        return moves[-1]
+    def recorded(self, task, probabilities, *others):
+        old = self.priors[task.name]
+        moves.append((old, move(self, task, probabilities, *others)))
+        return moves[-1][1]
 
-    monkeypatch.setattr(Calibration, "adapt_to_prior", recorded)
+    monkeypatch.setattr(Calibration, "move_to_prior", recorded)
     rng = np.random.default_rng(0)
     positive = np.where(rng.uniform(size=200) < 0.3, rng.beta(20, 1, size=200), rng.beta(1, 20, size=200))
     fit_targets = (rng.uniform(size=300) < 0.6).astype(int)
     moved = to_estimated_prior(TASK, fit_targets, np.stack([1 - positive, positive], axis=1))
-    [(old, new, _)] = moves
+    [(old, new)] = moves
     assert old == fit_targets.mean() and 0.1 < new < old - 0.1
     assert moved[:, 1].mean() == pytest.approx(new, abs=1e-6)  # EM's fixed point: the moved scores' mean
     assert np.allclose(moved.sum(axis=1), 1.0)
+
+
+def test_the_move_to_the_em_prior_computes_no_interval_nothing_reads(monkeypatch):
+    monkeypatch.setattr("faim.calibration.fit.prior_interval", mock.Mock(side_effect=AssertionError("not read")))
+    positive = np.linspace(0.05, 0.95, 50)
+    moved = to_estimated_prior(TASK, np.array([0, 1, 1]), np.stack([1 - positive, positive], axis=1))
+    assert moved.shape == (50, 2)
 
 
 def test_a_calibration_carries_over_between_groups_alike():
