@@ -52,6 +52,7 @@ from faim.detector import Detector
 from faim.eval.benchmark_baselines import class_probabilities, fit_logistic_regression, labelled
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.metrics import binary_metrics, multiclass_metrics
+from faim.eval.slices import slice_name
 from faim.fusion.pooling import masked_mean
 from faim.inference import first_elements
 from faim.preprocess.corrections import questions_or_corrects
@@ -70,7 +71,8 @@ class ProbeInputs:
         features: per post, each fused kind's mean element embedding side by side ``[N, d]`` (zeros for a kind the
             post lacks).
         targets: class index per post ``[N]``.
-        groups: per post, the value of the grouping field ``[N]``.
+        groups: per post, the value of the grouping field ``[N]``, named as the slices and the trained hold-out name
+            it (``slice_name``).
         in_train: whether the post is in the recipe's train split ``[N]`` (else in its validation split).
         pictures: per post, its first picture embedded ``[N, d_image]``, with ``has_picture [N]``; ``None`` unless
             the recipe pools by shared picture.
@@ -120,7 +122,7 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
         posts += [candidates[i] for i in keep]
         targets.append(y)
         in_train.append(np.full(len(keep), split == "train"))
-    groups = [str(group_of(post, group_by)) for post in posts]
+    groups = [slice_name(group_of(post, group_by)) for post in posts]
     corrections, folds = None, None
     if recipe.eval.crowd_corrections and link is not None:
         corrections = np.array([questions_or_corrects(post) for post in posts])

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from unittest import mock
 
@@ -20,6 +21,7 @@ from faim.eval.group_holdout import (
     probe_recipe,
     to_estimated_prior,
 )
+from faim.eval.slices import slice_name
 from faim.recipe import as_recipe
 from tests.conftest import frozen_tiny_recipe, tiny_recipe
 
@@ -207,6 +209,19 @@ def test_probe_inputs_are_the_labelled_posts_of_both_splits_with_their_groups(de
     assert inputs.fused_kinds == ("comments", "image", "text")
     assert inputs.features.shape == (560, 32 + 16 + 32)
     assert inputs.pictures is None
+
+
+def test_probe_inputs_name_groups_as_the_trained_hold_out_and_the_slices_do(demo_data, tmp_path):
+    recipe = frozen_tiny_recipe(demo_data, tmp_path / "run")
+    (tmp_path / "images").symlink_to(demo_data["train"].parent / "images", target_is_directory=True)
+    for split in ("train", "validation"):
+        rows = [json.loads(line) for line in demo_data[split].read_text(encoding="utf-8").splitlines()]
+        respelt = [row | {"topic": "(missing)"} if row["topic"] == "weather" else row for row in rows]
+        recipe["data"][split] = str(tmp_path / f"{split}.jsonl")
+        Path(recipe["data"][split]).write_text("".join(json.dumps(row) + "\n" for row in respelt), encoding="utf-8")
+    task = TaskSpec("harmful", "binary", ["benign", "harmful"])
+    inputs = probe_inputs(as_recipe(recipe), task, "topic", str(tmp_path))
+    assert set(inputs.groups) == {"group", '"(missing)"'} == {slice_name("(missing)"), slice_name("group")}
 
 
 def test_probe_inputs_refuse_a_trained_encoder_and_a_post_without_group(demo_data, tmp_path):
