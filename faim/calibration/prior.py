@@ -92,10 +92,10 @@ def prior_interval(probabilities: np.ndarray, prior: float, estimate: float) -> 
     """The 95% likelihood-ratio interval around ``estimate`` (``estimate_prior``'s) of the share of positives among
     the posts whose calibrated ``probabilities`` (under ``prior``) are given: the shares whose log-likelihood is within
     ``CHI2_95 / 2`` of its peak's (the estimate's, or, where the likelihood peaks at an edge, that edge's, not that of
-    the share half a post from it); an end is 0 or 1 where the likelihood there is not that far below."""
+    the share half a post from it: the likelihood is concave, so its peak is the highest of the three); an end is 0 or
+    1 where the likelihood there is not that far below."""
     p = np.clip(np.asarray(probabilities, dtype=np.float64).ravel(), EPSILON, 1 - EPSILON)
-    edge = likelihood_edge(p, prior)
-    peak = log_likelihood(p, prior, estimate if edge is None else edge)
+    peak = max(log_likelihood(p, prior, share) for share in (0.0, estimate, 1.0))
 
     def drop(share: float) -> float:
         """Twice the peak's log-likelihood over that of ``share``, less ``CHI2_95``: negative inside."""

@@ -5,10 +5,12 @@ cannot reach gives their most precise cut, with a warning naming the task."""
 from __future__ import annotations
 
 import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
 
+from faim.calibration import prior
 from faim.calibration.fit import Calibration, TargetUnreachableWarning, fit_calibration, source_class_weights
 from faim.calibration.thresholds import choose_threshold, threshold_sweep
 from faim.data.targets import TaskSpec
@@ -85,3 +87,14 @@ def test_adapting_to_a_prior_moves_the_calibration_and_the_others_given_to_the_s
     assert calibration.priors == pooled.priors == {"hate": new}
     with pytest.raises(KeyError):
         Calibration.identity([task]).adapt_to_prior(task, logits)
+
+
+@pytest.mark.parametrize("logits", [np.linspace(-3.0, 3.0, 20), np.full(20, -4.0)])  # peaks inside, and at 0
+def test_adapting_to_a_prior_tells_once_whether_the_likelihood_peaks_at_an_edge(
+    logits: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edge = mock.Mock(wraps=prior.likelihood_edge)
+    monkeypatch.setattr(prior, "likelihood_edge", edge)
+    calibration = Calibration({"hate": 0.5}, {"hate": 1.0}, {"hate": 0.0}, {"hate": 0.3})
+    _, new, (low, high) = calibration.adapt_to_prior(TASK, logits)
+    assert edge.call_count == 1 and low <= new <= high
