@@ -127,8 +127,8 @@ class WholePostModel(nn.Module):
         return self.head_logits(self.fuse(elements))
 
     def head_logits(self, embedding: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Logits per task from whole-post embeddings ``[B, D]``."""
-        return {name: head(embedding) for name, head in self.heads.items()}
+        """Logits per task from whole-post embeddings ``[B, D]``, each head's checked (``check_logits``)."""
+        return {name: check_logits(name, head, head(embedding), len(embedding)) for name, head in self.heads.items()}
 
     def fit_encoders(self, posts: Iterable[Post], max_elements: int) -> None:
         """Fit every encoder that learns from the training data (``Encoder.needs_fit``) on the elements of
@@ -192,6 +192,32 @@ def evaluating(module: nn.Module) -> Iterator[None]:
     finally:
         for part, training in modes.items():
             part.training = training
+
+
+LOGITS_SHAPES = {"binary": "[B]", "multiclass": "[B, num_classes]", "multilabel": "[B, num_labels]"}
+"""The shape of a head's logits for ``B`` posts, by its ``task_type``."""
+
+
+def check_logits(task: str, head: nn.Module, logits: torch.Tensor, size: int) -> torch.Tensor:
+    """``logits``, those ``head`` (task ``task``'s) gave for ``size`` posts, when they have the shape its
+    ``task_type`` gives (``LOGITS_SHAPES``: a binary head's one logit a post, not a column); a head without a
+    ``task_type`` is not checked.
+
+    Raises:
+        ValueError: Naming the task, the head's class, the shape expected and the shape given.
+    """
+    task_type = getattr(head, "task_type", None)
+    if task_type not in LOGITS_SHAPES:
+        return logits
+    rank = 1 if task_type == "binary" else 2
+    if logits.ndim != rank or logits.shape[0] != size:
+        given = ", ".join(map(str, logits.shape))
+        squeeze = " (squeeze the last dimension)" if task_type == "binary" and logits.shape == (size, 1) else ""
+        raise ValueError(
+            f"head {task!r} ({type(head).__name__}, {task_type}) gave logits of shape [{given}] for a batch of {size}; "
+            f"a {task_type} head's forward returns {LOGITS_SHAPES[task_type]}{squeeze}"
+        )
+    return logits
 
 
 def check_sizes(fused: Mapping[str, int], fusion: nn.Module, heads: Mapping[str, nn.Module]) -> None:

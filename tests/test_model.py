@@ -202,3 +202,25 @@ def test_an_encoder_refusing_its_training_elements_is_named_by_its_recipe_path()
     )
     with pytest.raises(ValueError, match=r"^model\.encoders\.text: ngram_text: word_ngrams \[1, 2\] found no n-gram"):
         model.fit_encoders(as_posts([{"id": str(i), "text": "🔥 😀"} for i in range(3)]), max_elements=8)
+
+
+@pytest.mark.parametrize(
+    ("task_type", "outputs", "shape"),
+    [("binary", 1, r"\[3, 1\]"), ("multiclass", 0, r"\[3\]")],
+    ids=["a binary head giving a column", "a multiclass head giving one logit a post"],
+)
+def test_a_head_whose_logits_have_another_shape_than_its_task_type_gives_is_named_when_it_runs(
+    task_type: str, outputs: int, shape: str
+) -> None:
+    class OddHead(BinaryHead):
+        def forward(self, embedding: torch.Tensor) -> torch.Tensor:
+            logits = self.net(embedding)  # [B, 1], as faim.tasks.base.Head gives it
+            return logits if outputs else logits.squeeze(-1)
+
+    OddHead.task_type = task_type
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": OddHead(8)})
+    detector = Detector(model, [TaskSpec("hate", task_type, ("no", "yes"))])
+    expected = {"binary": r"\[B\]", "multiclass": r"\[B, num_classes\]"}[task_type]
+    message = rf"^head 'hate' \(OddHead, {task_type}\) gave logits of shape {shape} for a batch of 3; a {task_type} "
+    with pytest.raises(ValueError, match=message + rf"head's forward returns {expected}"):
+        detector.score([{"text": "a"}, {"text": "b"}, {"text": "c"}])
