@@ -92,7 +92,8 @@ class WholePostModel(nn.Module):
         return self.encoders[self.routes[kind]]
 
     def encode(self, batch: PostBatch, drop: Iterable[str] = (), kinds: Iterable[str] | None = None) -> Elements:
-        """Embed each kind's elements and lay them out as ``(embeddings [B, n, d], mask [B, n])``.
+        """Embed each kind's elements and lay them out as ``(embeddings [B, n, d], mask [B, n])``, each encoder's
+        embeddings checked (``check_embeddings``).
 
         Kinds in ``drop`` are fully masked (used for unimodal ablations), as if no post had them. ``kinds``
         selects the kinds embedded (default: every kind the model reads).
@@ -101,7 +102,9 @@ class WholePostModel(nn.Module):
         out: Elements = {}
         for kind in self.kinds if kinds is None else kinds:
             elements = batch.elements[kind]
-            embeddings = elements.values if elements.encoded else self.encoder_for(kind)(elements.values)
+            encoder = self.encoder_for(kind)
+            embeddings = elements.values if elements.encoded else encoder(elements.values)
+            check_embeddings(kind, encoder, embeddings, len(elements.post_index))
             padded, mask = elements.scatter(embeddings.float(), batch.size)
             out[kind] = (padded, mask & (kind not in dropped))
         return out
@@ -192,6 +195,21 @@ def evaluating(module: nn.Module) -> Iterator[None]:
     finally:
         for part, training in modes.items():
             part.training = training
+
+
+def check_embeddings(kind: str, encoder: nn.Module, embeddings: torch.Tensor, count: int) -> None:
+    """Refuse the embeddings ``encoder`` gave (or the cache holds) for ``count`` elements of ``kind`` unless they are
+    ``[count, output_dim]``, as the fusion built for its ``output_dim`` reads them.
+
+    Raises:
+        ValueError: Naming the kind, the encoder's class and both shapes.
+    """
+    if embeddings.shape != (count, encoder.output_dim):
+        given = ", ".join(map(str, embeddings.shape))
+        raise ValueError(
+            f"element kind {kind!r}: its encoder ({type(encoder).__name__}) gave embeddings of shape [{given}] for "
+            f"{count} element(s); an encoder's forward returns [N, output_dim], here [{count}, {encoder.output_dim}]"
+        )
 
 
 LOGITS_SHAPES = {"binary": "[B]", "multiclass": "[B, num_classes]", "multilabel": "[B, num_labels]"}

@@ -224,3 +224,19 @@ def test_a_head_whose_logits_have_another_shape_than_its_task_type_gives_is_name
     message = rf"^head 'hate' \(OddHead, {task_type}\) gave logits of shape {shape} for a batch of 3; a {task_type} "
     with pytest.raises(ValueError, match=message + rf"head's forward returns {expected}"):
         detector.score([{"text": "a"}, {"text": "b"}, {"text": "c"}])
+
+
+def test_an_encoder_giving_embeddings_of_another_size_than_its_output_dim_is_named_when_it_runs() -> None:
+    class WiderText(TinyTextEncoder):
+        def forward(self, inputs: dict) -> torch.Tensor:
+            embeddings = super().forward(inputs)
+            return torch.cat([embeddings, embeddings[:, :1]], dim=-1)
+
+    model = WholePostModel({"text": WiderText(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    message = (
+        r"^element kind 'text': its encoder \(WiderText\) gave embeddings of shape \[2, 9\] for 2 element\(s\); an "
+        r"encoder's forward returns \[N, output_dim\], here \[2, 8\]$"
+    )
+    with pytest.raises(ValueError, match=message):
+        detector.score([{"text": "a"}, {"text": "b"}])
