@@ -57,7 +57,7 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
     Raises:
         ValueError: Naming the task, for values that are not numbers, a mapping lacking one of its labels, a frame
             whose columns are not its labels, a binary task's wider than one column, a multiclass or multilabel
-            task's of another shape, or a NaN (naming its post and label).
+            task's of another shape, or a NaN or a value outside 0 to 1 (naming its post and label).
     """
     try:
         values = listed(by_label_columns(task, probabilities))
@@ -84,7 +84,7 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
             f"task {task.name!r} ({task.type}) has {len(task.labels)} labels ({', '.join(task.labels)}): expected "
             f"probabilities of shape [{len(task.labels)}] or [N, {len(task.labels)}], got {list(array.shape)}"
         )
-    refuse_nan(task, array)
+    refuse_undecidable(task, array)
     return array
 
 
@@ -124,27 +124,30 @@ def listed(probabilities: Any) -> Any:
     return probabilities
 
 
-def refuse_nan(task: Task, probabilities: np.ndarray) -> None:
+def refuse_undecidable(task: Task, probabilities: np.ndarray) -> None:
     """Refuse ``probabilities`` of ``task`` (as ``decision_probabilities`` shapes them) holding a NaN, which no
-    threshold or arg-max decides.
+    threshold or arg-max decides, or a value outside 0 to 1, which is no probability (a logit, say: ``predict``'s).
 
     Raises:
-        ValueError: Naming the task, the first NaN's post (its row, where there are rows) and label (a multiclass or
-            multilabel task's), and how many NaNs there are.
+        ValueError: Naming the task, the first such value's post (its row, where there are rows) and label (a
+            multiclass or multilabel task's), the value, and how many such values there are.
     """
-    nans = np.argwhere(np.isnan(probabilities))
-    if not len(nans):
+    refused = np.argwhere(~((probabilities >= 0) & (probabilities <= 1)))
+    if not len(refused):
         return
-    first = [int(i) for i in nans[0]]
+    first = [int(i) for i in refused[0]]
     where = []
     if probabilities.ndim >= (1 if task.type == "binary" else 2):  # a row per post (a binary column's too)
         where.append(f"post {first[0]}")
     if task.type != "binary":
         where.append(f"label {task.labels[first[-1]]!r}")
     of = f" of {', '.join(where)}" if where else ""
-    count = f" ({len(nans)} NaNs in all)" if len(nans) > 1 else ""
+    value = probabilities[tuple(first)]
+    what = "NaN" if np.isnan(value) else f"{value:g}, outside 0 to 1 (a logit?)"
+    nans = all(np.isnan(probabilities[tuple(index)]) for index in refused)
+    count = f" ({len(refused)} {'NaNs' if nans else 'NaN or outside 0 to 1'} in all)" if len(refused) > 1 else ""
     raise ValueError(
-        f"task {task.name!r} ({task.type}): the probability{of} is NaN{count}, which cannot be decided; give a "
+        f"task {task.name!r} ({task.type}): the probability{of} is {what}{count}, which cannot be decided; give a "
         "number from 0 to 1 for each"
     )
 

@@ -1,4 +1,5 @@
-"""Probabilities read for decisions: a NaN is refused naming the task, the post and the label, never decided."""
+"""Probabilities read for decisions: a NaN, or a value outside 0 to 1, is refused naming the task, the post and the
+label, never decided."""
 
 from __future__ import annotations
 
@@ -29,6 +30,27 @@ TOPIC = SimpleNamespace(name="topic", type="multiclass", labels=["a", "b", "c"])
     ],
 )
 def test_a_nan_probability_is_refused_naming_the_task_post_and_label(task, probabilities, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        decision_probabilities(task, probabilities)
+
+
+@pytest.mark.parametrize(
+    ("task", "probabilities", "message"),
+    [
+        (HARM, [0.9, 2.3], r"^task 'harm' \(binary\): the probability of post 1 is 2\.3, outside 0 to 1 \(a logit"),
+        (HARM, -0.4, r"^task 'harm' \(binary\): the probability is -0\.4, outside 0 to 1 \(a logit\?\), "),
+        (
+            TOPIC,
+            np.array([[0.1, 0.2, 0.7], [1.5, np.nan, -2.0]]),
+            r"^task 'topic' \(multiclass\): the probability of post 1, label 'a' is 1\.5, outside 0 to 1 \(a logit\?\) "
+            r"\(3 NaN or outside 0 to 1 in all\), which cannot be decided",
+        ),
+        (HARM, [np.inf], r"^task 'harm' \(binary\): the probability of post 0 is inf, outside 0 to 1 "),
+    ],
+)
+def test_a_probability_outside_0_to_1_is_refused_naming_the_task_post_and_label(
+    task, probabilities, message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         decision_probabilities(task, probabilities)
 
