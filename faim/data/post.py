@@ -352,8 +352,9 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
     """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``), in a list or any iterable, and return posts.
 
     Raises:
-        TypeError: Given one post (a ``Post`` or a mapping) or a string where the posts are expected, or what is no
-            iterable (``None``, a number).
+        TypeError: Given one post (a ``Post`` or a mapping) or a string where the posts are expected, what is no
+            iterable (``None``, a number), or a table (a pandas ``DataFrame``: what has ``columns``), whose
+            iteration gives its columns.
         ValueError: On a dict that ``Post.from_dict`` refuses, or a ``Post`` whose id was taken away or a field set
             to a value of the wrong type after it was built (``normalised``, which makes an id set to a number
             after its post was built text, as the fields set after are read as the ``Post`` reads them): each post is
@@ -364,6 +365,11 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
         raise TypeError(f"expected a list of posts, got {one} ({a_type(items)}): pass [post]")
     if not isinstance(items, Iterable):
         raise TypeError(f"expected a list of posts (or any iterable of them), got {type(items).__name__}")
+    if hasattr(items, "columns"):
+        raise TypeError(
+            f"expected a list of posts, got a table ({type(items).__name__}), which gives its columns, not its rows, "
+            "when iterated: pass its rows as mappings (a pandas frame's frame.to_dict('records'))"
+        )
     return [normalised(item, i) if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
 
 

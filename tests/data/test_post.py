@@ -108,6 +108,17 @@ def test_what_is_no_iterable_given_for_a_list_of_posts_is_refused_naming_its_typ
         as_posts(given)
 
 
+def test_a_table_given_for_a_list_of_posts_is_refused_saying_to_pass_its_rows() -> None:
+    frame = pd.DataFrame([{"id": "1", "text": "some post"}])
+    message = (
+        r"^expected a list of posts, got a table \(DataFrame\), which gives its columns, not its rows, when iterated: "
+        r"pass its rows as mappings \(a pandas frame's frame.to_dict\('records'\)\)$"
+    )
+    with pytest.raises(TypeError, match=message):
+        as_posts(frame)
+    assert as_posts(frame.to_dict("records"))[0].text == "some post"
+
+
 def test_list_fields_given_as_arrays_read_as_lists_as_pandas_gives_them() -> None:
     row = {"id": "a", "images": np.array(["x.jpg", "y.jpg"]), "comments": np.array(["first", " "])}
     (post,) = as_posts([row])  # pandas.DataFrame.to_dict("records") gives a list column's cells as arrays
