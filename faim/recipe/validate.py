@@ -208,7 +208,14 @@ def innermost(data: dict[str, Any]) -> dict[str, Any]:
 
 def validate(recipe: dict[str, Any], source: str = "") -> None:
     """Raise ``RecipeError`` for the first problem found in a resolved recipe mapping."""
-    check_keys(source, "", recipe, list(SECTIONS))
+    check_keys(source, "", recipe, ["base", *SECTIONS])
+    if "base" in recipe:
+        raise RecipeError(
+            source,
+            "base",
+            "a base is merged where a recipe is read (its file, or a mapping given to faim.build or as_recipe); write"
+            " it there, not in a --set nor in a mapping given to Recipe.from_dict",
+        )
     if "model" not in recipe:
         raise RecipeError(source, "model", "missing section")
     if "data" in recipe:  # a recipe without one describes a model alone (see Recipe.data)

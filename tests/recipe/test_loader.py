@@ -115,7 +115,7 @@ def test_a_null_for_a_key_the_base_holds_reads_as_the_same_null_given_by_set(
 def test_a_null_for_a_key_the_base_has_not_is_judged_as_without_a_base(tmp_path: Path) -> None:
     child = tmp_path / "child.yaml"
     for written, refused in (
-        ("trian: null\n", r"trian: unknown key \(did you mean 'train'\?\); valid: data, model, train, eval"),
+        ("trian: null\n", r"trian: unknown key \(did you mean 'train'\?\); valid: base, data, model, train, eval"),
         ("model:\n  fusionn: null\n", r"model.fusionn: unknown key \(did you mean 'fusion'\?\)"),
         ("train:\n  lrr: null\n", r"train.lrr: unknown key \(did you mean 'lr'\?\)"),
         ("model:\n  heads:\n    hate: {dropout: null}\n", r"model.heads.hate.dropout: expected float, got None"),

@@ -67,6 +67,21 @@ def test_unknown_top_level_section(recipe: dict, write_recipe) -> None:
     assert "did you mean 'train'" in error_for(recipe, write_recipe)
 
 
+@pytest.mark.parametrize(("key", "suggested"), [("extends", ""), ("bases", " (did you mean 'base'?)")])
+def test_an_unknown_top_level_key_names_base_among_the_valid_ones(
+    recipe: dict, write_recipe, key: str, suggested: str
+) -> None:
+    recipe[key] = "hate_text_frozen"
+    assert f"{key}: unknown key{suggested}; valid: base, data, model, train, eval" in error_for(recipe, write_recipe)
+
+
+def test_a_base_given_where_none_is_merged_is_refused_saying_where_one_is(recipe: dict) -> None:
+    with pytest.raises(RecipeError, match=r"^<dict>: base: a base is merged where a recipe is read"):
+        Recipe.from_dict(recipe | {"base": "hate_text_frozen"})
+    with pytest.raises(RecipeError, match=r"--set base=hate_text_frozen: base: a base is merged where a recipe is"):
+        as_recipe(recipe, ["base=hate_text_frozen"])
+
+
 def test_derived_argument_is_rejected(recipe: dict, write_recipe) -> None:
     recipe["model"]["heads"]["harmful"]["input_dim"] = 8
     message = error_for(recipe, write_recipe)
