@@ -22,6 +22,8 @@ other is given."""
 GRAPH_FORMATS = ("onnx", "pt2")
 """The formats of an export's graphs (its manifest's ``graph_format``): ONNX graphs (torch.onnx's dynamo exporter) for
 onnxruntime, or torch.export's ExportedPrograms for torch."""
+RUN_MODEL = "model"
+"""The folder of a training run's output folder (``train.output_dir``) its model is saved in."""
 FORMAT_VERSION = 1
 
 
@@ -45,7 +47,8 @@ def read_manifest(directory: Path) -> dict[str, Any]:
 
     Raises:
         ArtifactError: Naming ``directory`` when it does not exist or is a file, or the file, when there is none
-            (saying so of an export), it is not a manifest, or of another format.
+            (saying so of an export, and naming the model of a training run's folder), it is not a manifest, or of
+            another format.
     """
     path = directory / MANIFEST
     if not directory.exists():
@@ -56,6 +59,10 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         raise ArtifactError(
             f"{directory}: an export written by faim export, not a saved model; this needs the saved model faim train "
             f"wrote (with {MANIFEST})"
+        )
+    if not path.is_file() and (directory / RUN_MODEL / MANIFEST).is_file():
+        raise ArtifactError(
+            f"{directory}: a training run's folder, not a saved model; its model is {directory / RUN_MODEL}"
         )
     if not path.is_file():
         raise ArtifactError(f"{directory}: not a faim model (no {MANIFEST})")

@@ -284,6 +284,15 @@ def test_not_a_model_directory(tmp_path: Path) -> None:
         faim.load(tmp_path)
 
 
+def test_a_training_runs_folder_given_for_a_saved_model_names_the_model_in_it(tmp_path: Path) -> None:
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "faim.json").write_text("{}", encoding="utf-8")
+    run, model = re.escape(str(tmp_path)), re.escape(str(tmp_path / "model"))
+    named = f"^{run}: a training run's folder, not a saved model; its model is {model}$"
+    with pytest.raises(ArtifactError, match=named):
+        faim.load(tmp_path)
+
+
 def test_a_directory_that_does_not_exist_is_named_as_such(tmp_path: Path) -> None:
     with pytest.raises(ArtifactError, match=f"^{re.escape(str(tmp_path / 'nope'))}: does not exist$"):
         faim.load(tmp_path / "nope")

@@ -25,6 +25,7 @@ from pytorch_lightning.utilities.exceptions import MisconfigurationException, SI
 from torch.utils.data import DataLoader
 
 from faim.artifact import MANIFEST, read_manifest
+from faim.artifact_manifest import RUN_MODEL
 from faim.assembly import task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.data.collate import post_targets
@@ -485,7 +486,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     cfg = recipe.train
     data = recipe.data_section
     output_dir = cfg.run_folder
-    check_replaceable(output_dir / "model", MANIFEST)
+    check_replaceable(output_dir / RUN_MODEL, MANIFEST)
     check_source_tasks(recipe.source, data, recipe.model["heads"])
     check_shift_with_temperature(recipe.source, recipe.eval)
     check_monitor_mode(recipe.source, cfg, resume)
@@ -557,7 +558,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     model.eval()  # trained: returned for inference, as a loaded model is
     weights = crowd_correction_weights(recipe, detector, train_posts) if recipe.eval.crowd_corrections else None
     detector.calibrate(val_loader, recipe.eval, weights)
-    model_dir = detector.save(output_dir / "model")
+    model_dir = detector.save(output_dir / RUN_MODEL)
     eval_loader = val_loader if split == "validation" else recipe_loader(recipe, detector, eval_posts, False, split)
     counts = [posts_encoded(loader) for loader in dict.fromkeys([train_loader, val_loader, eval_loader])]
     encoded = None if all(count is None for count in counts) else sum(count or 0 for count in counts)
