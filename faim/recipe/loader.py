@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -365,21 +366,16 @@ def dropping(kind: str, names: list[str], value: Any) -> str:
 def base_of(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any] | None:
     """The recipe ``data``'s ``base:`` names, as written; ``None`` where it names none.
 
-    The base is a path relative to ``folder`` or to the working directory, or a shipped recipe's name; it may not
-    have a ``base:`` of its own. ``source`` names ``data`` in errors (its file, or ``"<dict>"``).
+    The base is a path relative to ``folder`` or to the working directory, or a shipped recipe's name
+    (``base_file``); it may not have a ``base:`` of its own. ``source`` names ``data`` in errors (its file, or
+    ``"<dict>"``).
     """
-    base_name = data.get("base")
-    if base_name is None:
+    base_path = base_file(data, source, folder)
+    if base_path is None:
         return None
+    base_name = data["base"]
     if not isinstance(base_name, str):
         raise RecipeError(source, "base", f"expected one recipe's name or path, got {base_name!r}")
-    beside = (folder / base_name) if not Path(base_name).is_absolute() else Path(base_name)
-    here = beside.is_file() or (beside.exists() and base_name.removesuffix(".yaml") not in shipped_recipes())
-    try:
-        base_path = locate(beside if here else base_name)  # a file beside, a shipped name, a folder beside (refused)
-    except RecipeError as error:
-        looked = "" if here else f" (looked in {folder})"
-        raise RecipeError(source, "base", f"{base_name}: {error.problem}{looked}") from None
     base = read_yaml(base_path)
     if "base" in base:
         raise RecipeError(
@@ -390,6 +386,47 @@ def base_of(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any] |
             " or base on a recipe without a base:",
         )
     return base
+
+
+def base_file(data: dict[str, Any], source: str, folder: Path) -> Path | None:
+    """The file of the recipe ``data``'s ``base:`` (``base_of``); ``None`` where it names none."""
+    base_name = data.get("base")
+    if base_name is None:
+        return None
+    if not isinstance(base_name, str):
+        raise RecipeError(source, "base", f"expected one recipe's name or path, got {base_name!r}")
+    beside = (folder / base_name) if not Path(base_name).is_absolute() else Path(base_name)
+    here = beside.is_file() or (beside.exists() and base_name.removesuffix(".yaml") not in shipped_recipes())
+    try:
+        return locate(beside if here else base_name)  # a file beside, a shipped name, a folder beside (refused)
+    except RecipeError as error:
+        looked = "" if here else f" (looked in {folder})"
+        raise RecipeError(source, "base", f"{base_name}: {error.problem}{looked}") from None
+
+
+def in_base(error: RecipeError, data: dict[str, Any], folder: Path) -> RecipeError:
+    """``error``, raised reading the recipe ``data`` (as written, in ``folder``; ``error.source`` names it) merged
+    onto its base, naming the base's file instead where the base holds more of the YAML path ``error.path`` than
+    ``data`` does (``held``), as where the base writes the key refused (``BASE (the base of FILE): model.heads.hate.
+    dropuot: ...``); else ``error`` itself."""
+    base_path = base_file(data, error.source, folder)
+    if base_path is None or held(read_yaml(base_path), error.path) <= held(data, error.path):
+        return error
+    return RecipeError(f"{base_path} (the base of {error.source})", error.path, error.problem)
+
+
+def held(recipe: dict[str, Any], path: str) -> int:
+    """How many keys of the YAML ``path`` (``model.encoders.text[1].dim``), from the top, ``recipe`` holds."""
+    node, count = recipe, 0
+    for key in re.findall(r"[^.\[\]]+", path):
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            break
+        count += 1
+    return count
 
 
 def labels_as_words(recipe: dict[str, Any]) -> dict[str, Any]:

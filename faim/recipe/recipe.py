@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from faim.recipe.errors import RecipeError
-from faim.recipe.loader import load_recipe_dict, override_at, resolve, taking_defaults
+from faim.recipe.loader import in_base, load_recipe_dict, override_at, read_yaml, resolve, taking_defaults
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
 from faim.registry import BuildError, as_written, build_source_spec
@@ -57,18 +57,26 @@ class Recipe:
     def load(cls, name_or_path: str | Path, overrides: list[str] | None = None) -> Recipe:
         """Read a recipe file (or a shipped recipe by name), apply ``base:`` and ``--set`` overrides, validate."""
         mapping, path = load_recipe_dict(name_or_path, overrides)
-        return cls.overridden(mapping, str(path), overrides or [])
+        return cls.overridden(mapping, str(path), overrides or [], read_yaml(path), path.parent)
 
     @classmethod
-    def overridden(cls, mapping: dict[str, Any], source: str, overrides: list[str]) -> Recipe:
-        """``from_dict`` of a mapping ``overrides`` were applied to; an error at a YAML path one of them set names
-        that override after ``source`` (``FILE: --set KEY.PATH=VALUE: key.path: ...``)."""
+    def overridden(
+        cls,
+        mapping: dict[str, Any],
+        source: str,
+        overrides: list[str],
+        written: dict[str, Any] | None = None,
+        folder: Path = Path(),
+    ) -> Recipe:
+        """``from_dict`` of a mapping ``overrides`` were applied to, ``written`` (in ``folder``) merged onto its base
+        where given; an error at a YAML path one of them set names that override after ``source`` (``FILE: --set
+        KEY.PATH=VALUE: key.path: ...``), and one at a path the base writes, the base's file (``in_base``)."""
         try:
             return cls.from_dict(mapping, source)
         except RecipeError as error:
             text = override_at(error.path, overrides)
             if text is None:
-                raise
+                raise error if written is None else in_base(error, written, folder) from None
             raise RecipeError(f"{source}: --set {text}", error.path, error.problem) from None
 
     def to_dict(self) -> dict[str, Any]:
@@ -137,7 +145,8 @@ def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str]
     if isinstance(recipe, Recipe):
         return recipe.override(overrides) if overrides else recipe
     if isinstance(recipe, dict):
-        return Recipe.overridden(resolve(recipe, "<dict>", Path(), overrides or []), "<dict>", overrides or [])
+        resolved = resolve(recipe, "<dict>", Path(), overrides or [])
+        return Recipe.overridden(resolved, "<dict>", overrides or [], recipe)
     if not isinstance(recipe, (str, os.PathLike)):
         raise TypeError(
             f"expected a recipe (a Recipe, a dict, a file or a shipped recipe name), got {type(recipe).__name__}"

@@ -129,6 +129,26 @@ def test_a_null_for_a_key_the_base_has_not_is_judged_as_without_a_base(tmp_path:
     assert recipe.data["columns"]["comments"] is None and list(recipe.model["heads"]) == ["harmful"]
 
 
+def test_an_error_in_what_the_base_writes_names_the_base_file_and_one_in_the_child_the_child(tmp_path: Path) -> None:
+    base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, Path("run"))
+    base["model"]["heads"]["harmful"]["dropuot"] = 0.1
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    child = tmp_path / "child.yaml"
+    child.write_text("base: base.yaml\ntrain: {max_epochs: 1}\n")
+    unknown = r"model.heads.harmful.dropuot: unknown key \(did you mean 'dropout'\?\)"
+    with pytest.raises(RecipeError, match=rf"^{tmp_path / 'base.yaml'} \(the base of {child}\): {unknown}"):
+        Recipe.load(child)
+    with pytest.raises(RecipeError, match=rf"^{tmp_path / 'base.yaml'} \(the base of <dict>\): {unknown}"):
+        as_recipe({"base": str(tmp_path / "base.yaml")})
+    del base["model"]["heads"]["harmful"]["dropuot"]
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    child.write_text("base: base.yaml\nmodel:\n  heads:\n    harmful: {hidden_dim: x}\n")
+    with pytest.raises(RecipeError, match=rf"^{child}: model.heads.harmful.hidden_dim: expected int"):
+        Recipe.load(child)
+    with pytest.raises(RecipeError, match=rf"^{child}: --set model.heads.harmful.dropuot=0.2: {unknown}"):
+        Recipe.load(child, ["model.heads.harmful.dropuot=0.2"])
+
+
 def test_a_null_train_or_eval_key_takes_its_default_set_by_the_base_or_not_from_a_file_or_a_mapping(
     tmp_path: Path,
 ) -> None:
