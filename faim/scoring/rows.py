@@ -222,7 +222,10 @@ def empty_row_error(kinds: Sequence[str], bound: ColumnMap, fields: list[str]) -
         "text": [bound.text],
         "image": bound.image_columns,
         "comments": [bound.comments],
-        "meta": [column for name, column in bound.meta.items() if name not in ADDED_META],
+        "meta": [
+            *(column for name, column in bound.meta.items() if name not in ADDED_META),
+            *(["meta"] if "meta" in bound.spread else []),
+        ],
     }
     blank = [kind for kind in kinds if any(column in fields for column in columns[kind])]
     if blank:
