@@ -35,7 +35,7 @@ from faim.data.post import (
     post_id,
     post_name,
 )
-from faim.registry import a_type, suggest
+from faim.registry import suggest
 
 SINGLE = ("id", "text", "images", "comments")
 
@@ -212,8 +212,8 @@ class ColumnMap:
                 label.
 
         Raises:
-            ValueError: When a cell has the wrong type (non-string text, a comment that is not a string, an unmapped
-                labels or meta cell that is not a mapping, a mapped meta cell that is one...), naming the row by
+            ValueError: When a cell has the wrong type (non-string text, a comment that is not a string, a mapped
+                meta cell holding a mapping...), naming the row by
                 ``origin`` and the id the post takes (``faim.data.post.post_name``), the field and its column.
         """
         ident = self.post_id(row, index)
@@ -229,8 +229,8 @@ class ColumnMap:
                     f"{where} {self.cell_name(column)}: holds a mapping, not one value; to read its keys as the "
                     "post's meta fields, leave meta unmapped and name the column 'meta'"
                 )
-        labels |= self.spread_cell(row, "labels", where, text_cells)
-        meta |= self.spread_cell(row, "meta", where, text_cells)
+        labels |= self.spread_cell(row, "labels", text_cells)
+        meta |= self.spread_cell(row, "meta", text_cells)
         column, images = self.images_cell(row, text_cells)
         return Post(
             id=ident,
@@ -243,31 +243,13 @@ class ColumnMap:
             image_root=image_root,
         )
 
-    def spread_cell(self, row: Mapping[str, Any], name: str, where: str, text_cells: bool) -> dict[str, Any]:
+    def spread_cell(self, row: Mapping[str, Any], name: str, text_cells: bool) -> dict[str, Any]:
         """The labels or meta fields (``name``) a row's cell in the column of that name gives where the field is
-        ``spread``: the mapping it holds (``as_mapping``), ``{}`` where it is missing (``is_missing``) or the field
-        is mapped.
-
-        Raises:
-            ValueError: Naming the post (``where``), the field and its column, where the cell holds no mapping.
-        """
-        value = _cell(row, name) if name in self.spread else None
-        if is_missing(value):
-            return {}
-        mapping = as_mapping(value, text_cells)
-        if mapping is None:
-            written = " written as a JSON object" if text_cells else ""
-            text = not text_cells and json_encoded(value, dict) is not None
-            hint = (
-                "; a JSON object written as text is read as one only in a CSV or TSV cell: give an object"
-                if text
-                else ""
-            )
-            raise ValueError(
-                f"{where} {self.cell_name(name)}: expected a mapping of {MAPPINGS[name]}{written}, got "
-                f"{a_type(value)}{hint}"
-            )
-        return dict(mapping)
+        ``spread``: the mapping it holds (``as_mapping``); ``{}`` where the field is mapped or the cell holds no
+        mapping (missing, or a value of a column that happens to bear the name, left unread as any column no
+        mapping reads is: a dump's ``labels`` column of words fails no row of ``faim score``)."""
+        mapping = as_mapping(_cell(row, name), text_cells) if name in self.spread else None
+        return {} if mapping is None else dict(mapping)
 
 
 def as_mapping(value: Any, text_cells: bool) -> Mapping[str, Any] | None:
