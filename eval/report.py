@@ -130,8 +130,8 @@ def replace_written(folder: Path, written: Iterable[str]) -> None:
     record ``written``, made where it is missing, as a whole file or none (a record cut short reads as no record).
     With nothing written and no earlier record, nothing is made, not even ``folder``. An earlier record of a folder
     inside (``robustness/written.json``) that this run did not write again takes the files it lists with it. Only what
-    the record names inside ``folder`` is removed (an entry leading out of it, by ``..`` or from the root, is passed
-    over), and ``folder`` itself stays, a link to another folder too."""
+    the record names inside ``folder`` is removed (an entry leading out of it, by ``..``, from the root or through a
+    link inside it, is passed over), and ``folder`` itself stays, a link to another folder too."""
     written, earlier = sorted(set(written)), recorded(folder)
     if not written and not earlier:
         return
@@ -140,6 +140,8 @@ def replace_written(folder: Path, written: Iterable[str]) -> None:
         if path.is_absolute() or ".." in path.parts or not path.parts:
             continue
         stale = folder.joinpath(*path.parts)
+        if not stale.parent.resolve().is_relative_to(folder.resolve()):  # through a link inside to another folder
+            continue
         if stale.name == WRITTEN and len(path.parts) > 1:
             replace_written(stale.parent, [])
         if stale.is_file() and not stale.is_symlink():  # faim writes plain files; a link put there is another's

@@ -124,15 +124,21 @@ def listed(probabilities: Any) -> Any:
     return probabilities
 
 
+ROUNDING = 1e-6
+"""How far outside 0 to 1 a probability may fall and still be decided: a float32 sigmoid (an exported model's, run by
+onnxruntime) gives 1.0000001 for some logits near 18."""
+
+
 def refuse_undecidable(task: Task, probabilities: np.ndarray) -> None:
     """Refuse ``probabilities`` of ``task`` (as ``decision_probabilities`` shapes them) holding a NaN, which no
-    threshold or arg-max decides, or a value outside 0 to 1, which is no probability (a logit, say: ``predict``'s).
+    threshold or arg-max decides, or a value outside 0 to 1 by more than ``ROUNDING``, which is no probability (a
+    logit, say: ``predict``'s).
 
     Raises:
         ValueError: Naming the task, the first such value's post (its row, where there are rows) and label (a
             multiclass or multilabel task's), the value, and how many such values there are.
     """
-    refused = np.argwhere(~((probabilities >= 0) & (probabilities <= 1)))
+    refused = np.argwhere(~((probabilities >= -ROUNDING) & (probabilities <= 1 + ROUNDING)))
     if not len(refused):
         return
     first = [int(i) for i in refused[0]]
@@ -143,7 +149,7 @@ def refuse_undecidable(task: Task, probabilities: np.ndarray) -> None:
         where.append(f"label {task.labels[first[-1]]!r}")
     of = f" of {', '.join(where)}" if where else ""
     value = probabilities[tuple(first)]
-    what = "NaN" if np.isnan(value) else f"{value:g}, outside 0 to 1 (a logit?)"
+    what = "NaN" if np.isnan(value) else f"{float(value)!r}, outside 0 to 1 (a logit?)"
     nans = all(np.isnan(probabilities[tuple(index)]) for index in refused)
     count = f" ({len(refused)} {'NaNs' if nans else 'NaN or outside 0 to 1'} in all)" if len(refused) > 1 else ""
     raise ValueError(

@@ -328,12 +328,17 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
     """
     target = named_folder(target)
     if not target.exists():
-        staging.rename(target)
+        try:
+            staging.rename(target)
+        except KeyboardInterrupt as error:
+            if staging.exists():
+                raise
+            raise KeyboardInterrupt(f"{target} is written whole") from error  # stopped as the rename returned
         return
     aside = staging_name(target, aside_prefix(prefix))
     removed = staging_name(target, prefix)  # named as unfinished, so what a stop leaves of it is never put back
-    target.rename(aside)
     try:
+        target.rename(aside)  # inside: a Ctrl-C as this rename returns puts the folder back
         staging.rename(target)
         aside.rename(removed)
         shutil.rmtree(removed, ignore_errors=True)

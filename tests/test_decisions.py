@@ -55,6 +55,16 @@ def test_a_probability_outside_0_to_1_is_refused_naming_the_task_post_and_label(
         decision_probabilities(task, probabilities)
 
 
+def test_a_probability_a_float32_sigmoid_rounds_past_0_or_1_is_decided() -> None:
+    """onnxruntime's float32 sigmoid gives 1.0000001 for some logits near 18, as an exported model scores them."""
+    above = np.nextafter(np.float32(1), np.float32(2))
+    assert above > 1
+    np.testing.assert_array_equal(decision_probabilities(HARM, np.array([above, np.float32(0.5)])), [above, 0.5])
+    assert decision_probabilities(HARM, -1e-9) == -1e-9
+    with pytest.raises(ValueError, match=r"is 1\.00001, outside 0 to 1"):
+        decision_probabilities(HARM, 1.00001)
+
+
 def test_probabilities_come_from_any_iterable_as_score_rows_give_them() -> None:
     rows = [
         {"harm": 0.2, "topic": {"a": 0.1, "b": 0.7, "c": 0.2}},

@@ -117,6 +117,47 @@ def test_a_write_stopped_before_the_new_folder_took_the_place_of_the_target_says
     assert before is None or (target / MANIFEST).read_text(encoding="utf-8") == before
 
 
+def test_a_write_stopped_as_the_folder_before_is_moved_aside_puts_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "report"
+    target.mkdir()
+    (target / MANIFEST).write_text("old", encoding="utf-8")
+    rename = Path.rename
+
+    def stopped_as_it_returns(self: Path, to: Path) -> Path:
+        moved = rename(self, to)
+        if self == target:
+            raise KeyboardInterrupt  # Ctrl-C as the folder before is moved aside
+        return moved
+
+    with pytest.raises(KeyboardInterrupt, match=rf"^nothing was written: {re.escape(str(target))} is left as it was$"):
+        with replacing(target, ".faim-") as staging:
+            (staging / MANIFEST).write_text("new", encoding="utf-8")
+            monkeypatch.setattr(Path, "rename", stopped_as_it_returns)
+    monkeypatch.undo()
+    assert [path.name for path in tmp_path.iterdir()] == ["report"]
+    assert (target / MANIFEST).read_text(encoding="utf-8") == "old"
+
+
+def test_a_write_stopped_as_the_new_folder_takes_an_empty_place_says_it_is_written_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "report"
+    rename = Path.rename
+
+    def stopped_as_it_returns(self: Path, to: Path) -> None:
+        rename(self, to)
+        raise KeyboardInterrupt  # Ctrl-C as the new folder takes the place no folder held
+
+    with pytest.raises(KeyboardInterrupt, match=rf"^{re.escape(str(target))} is written whole$"):
+        with replacing(target, ".faim-") as staging:
+            (staging / MANIFEST).write_text("new", encoding="utf-8")
+            monkeypatch.setattr(Path, "rename", stopped_as_it_returns)
+    monkeypatch.undo()
+    assert (target / MANIFEST).read_text(encoding="utf-8") == "new"
+
+
 def test_a_folder_replaced_is_never_left_in_part_when_stopped_as_the_one_before_is_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -148,7 +148,7 @@ def prior_note(task: str, old: float, new: float, interval: tuple[float, float],
     said = f"{task}: share of positives {old:.3f} when calibrated, {new:.3f} estimated here (EM)"
     if new not in edge_shares(posts):
         low, high = interval
-        said += f", 95% interval {low:.3f} to {high:.3f} over {posts} posts"
+        said += f", 95% interval {low:.3f} to {high:.3f} over {plural(posts, 'post')}"
         if high - low <= WIDE_INTERVAL:
             return said
         return (

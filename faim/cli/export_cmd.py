@@ -46,10 +46,15 @@ def run(args: argparse.Namespace) -> int:
     columns = parse_columns(args.columns)
     recipe = read_recipe(args.model)
     check_label_tasks(columns, list(recipe.model["heads"]))
-    if args.quantize:
-        quantized_export(args, out, columns, recipe)
-    else:
-        export_model(Detector.load(args.model), out, args.format)
+    try:
+        if args.quantize:
+            quantized_export(args, out, columns, recipe)
+        else:
+            export_model(Detector.load(args.model), out, args.format)
+    except KeyboardInterrupt as error:
+        if error.args:  # what the write of out left, which faim.folders.replacing says
+            raise
+        raise KeyboardInterrupt(f"nothing was written: {out} is left as it was") from error  # before it began
     summary(args.model, out, args.format)
     return 0
 

@@ -94,6 +94,19 @@ def test_an_export_stopped_as_its_graphs_are_written_says_nothing_was_written_an
     assert [path.name for path in tmp_path.iterdir()] == ["export"]  # what was written beside it is removed
 
 
+def test_an_export_stopped_as_the_model_is_loaded_says_nothing_was_written(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    def stopped(*args: Any) -> None:
+        raise KeyboardInterrupt  # Ctrl-C before the export is begun
+
+    monkeypatch.setattr(Detector, "load", stopped)
+    out = tmp_path / "export"
+    assert main(["export", str(tiny_model_dir), "-o", str(out)]) == 130
+    assert capsys.readouterr().err == f"faim: interrupted: nothing was written: {out} is left as it was\n"
+    assert not out.exists()
+
+
 def test_an_int8_export_stopped_once_it_took_the_place_of_out_says_it_is_written_whole(
     tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch, capsys
 ) -> None:

@@ -224,7 +224,8 @@ def test_a_record_naming_files_outside_the_folder_removes_none_of_them(tmp_path:
     folder, outside = tmp_path / "robustness", tmp_path / "outside.txt"
     folder.mkdir()
     outside.write_text("mine")
-    (folder / "written.json").write_text(json.dumps({"files": ["../outside.txt", str(outside)]}))
+    (folder / "written.json").write_text(json.dumps({"files": ["../outside.txt", str(outside), "link/outside.txt"]}))
+    (folder / "link").symlink_to(tmp_path)  # a folder inside that is a link to another's
     replace_written(folder, [])
     assert outside.read_text() == "mine" and json.loads((folder / "written.json").read_text()) == {"files": []}
 
