@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,20 @@ from faim.folders import (
 from faim.notices import FaimWarning
 
 MANIFEST = "faim.json"
+
+
+def stop_after_rename(monkeypatch: pytest.MonkeyPatch, when: Callable[[Path, Path], bool]) -> None:
+    """Make a rename from ``source`` to ``to`` for which ``when(source, to)`` holds raise KeyboardInterrupt once it is
+    done, as a Ctrl-C arriving as the rename returns does."""
+    rename = Path.rename
+
+    def stopped(self: Path, to: Path) -> Path:
+        moved = rename(self, to)
+        if when(Path(self), Path(to)):
+            raise KeyboardInterrupt
+        return moved
+
+    monkeypatch.setattr(Path, "rename", stopped)
 
 
 def test_a_folder_faim_did_not_write_is_refused_by_name(tmp_path: Path) -> None:
@@ -123,18 +138,11 @@ def test_a_write_stopped_as_the_folder_before_is_moved_aside_puts_it_back(
     target = tmp_path / "report"
     target.mkdir()
     (target / MANIFEST).write_text("old", encoding="utf-8")
-    rename = Path.rename
-
-    def stopped_as_it_returns(self: Path, to: Path) -> Path:
-        moved = rename(self, to)
-        if self == target:
-            raise KeyboardInterrupt  # Ctrl-C as the folder before is moved aside
-        return moved
 
     with pytest.raises(KeyboardInterrupt, match=rf"^nothing was written: {re.escape(str(target))} is left as it was$"):
         with replacing(target, ".faim-") as staging:
             (staging / MANIFEST).write_text("new", encoding="utf-8")
-            monkeypatch.setattr(Path, "rename", stopped_as_it_returns)
+            stop_after_rename(monkeypatch, lambda source, to: source == target)  # as the folder before is moved aside
     monkeypatch.undo()
     assert [path.name for path in tmp_path.iterdir()] == ["report"]
     assert (target / MANIFEST).read_text(encoding="utf-8") == "old"
@@ -144,16 +152,11 @@ def test_a_write_stopped_as_the_new_folder_takes_an_empty_place_says_it_is_writt
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = tmp_path / "report"
-    rename = Path.rename
-
-    def stopped_as_it_returns(self: Path, to: Path) -> None:
-        rename(self, to)
-        raise KeyboardInterrupt  # Ctrl-C as the new folder takes the place no folder held
 
     with pytest.raises(KeyboardInterrupt, match=rf"^{re.escape(str(target))} is written whole$"):
         with replacing(target, ".faim-") as staging:
             (staging / MANIFEST).write_text("new", encoding="utf-8")
-            monkeypatch.setattr(Path, "rename", stopped_as_it_returns)
+            stop_after_rename(monkeypatch, lambda source, to: to == target)  # as it takes the place none held
     monkeypatch.undo()
     assert (target / MANIFEST).read_text(encoding="utf-8") == "new"
 
@@ -211,18 +214,11 @@ def test_what_a_folder_held_before_is_removed_by_the_next_write_from_the_same_pr
     target = tmp_path / "model"
     target.mkdir()
     (target / MANIFEST).write_text("old", encoding="utf-8")
-    rename = Path.rename
-
-    def stopped_once_renamed_in(self: Path, to: Path) -> Path:
-        renamed = rename(self, to)
-        if Path(to) == target and (target / MANIFEST).read_text(encoding="utf-8") == "new":
-            raise KeyboardInterrupt  # Ctrl-C right after the new folder took the place of the one before
-        return renamed
 
     with pytest.raises(KeyboardInterrupt, match=rf"^{re.escape(str(target))} is written whole; what it held before"):
         with replacing(target, ".faim-") as staging:
             (staging / MANIFEST).write_text("new", encoding="utf-8")
-            monkeypatch.setattr(Path, "rename", stopped_once_renamed_in)
+            stop_after_rename(monkeypatch, lambda source, to: to == target)  # as the new folder took its place
     monkeypatch.undo()
     (aside,) = set(tmp_path.iterdir()) - {target}
     assert (aside / MANIFEST).read_text(encoding="utf-8") == "old"  # whole, beside the new one
