@@ -404,13 +404,18 @@ def base_file(data: dict[str, Any], source: str, folder: Path) -> Path | None:
         raise RecipeError(source, "base", f"{base_name}: {error.problem}{looked}") from None
 
 
-def in_base(error: RecipeError, data: dict[str, Any], folder: Path) -> RecipeError:
+def in_base(error: RecipeError, data: dict[str, Any], folder: Path, merged: dict[str, Any]) -> RecipeError:
     """``error``, raised reading the recipe ``data`` (as written, in ``folder``; ``error.source`` names it) merged
-    onto its base, naming the base's file instead where the base holds more of the YAML path ``error.path`` than
-    ``data`` does (``held``), as where the base writes the key refused (``BASE (the base of FILE): model.heads.hate.
-    dropuot: ...``); else ``error`` itself."""
+    onto its base (``merged``, overrides applied), naming the base's file instead where the base holds more of the
+    YAML path ``error.path`` than ``data`` does (``held``) and ``merged`` kept all of it, as where the base writes the
+    key refused (``BASE (the base of FILE): model.heads.hate.dropuot: ...``); else ``error`` itself: where the recipe
+    or an override changed a component's type, which drops what the base wrote of it, a key found missing is theirs
+    to give."""
     base_path = base_file(data, error.source, folder)
-    if base_path is None or held(read_yaml(base_path), error.path) <= held(data, error.path):
+    if base_path is None:
+        return error
+    in_base_file = held(read_yaml(base_path), error.path)
+    if in_base_file <= held(data, error.path) or held(merged, error.path) < in_base_file:
         return error
     return RecipeError(f"{base_path} (the base of {error.source})", error.path, error.problem)
 

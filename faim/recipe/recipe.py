@@ -76,7 +76,7 @@ class Recipe:
         except RecipeError as error:
             text = override_at(error.path, overrides)
             if text is None:
-                raise error if written is None else in_base(error, written, folder) from None
+                raise error if written is None else in_base(error, written, folder, mapping) from None
             raise RecipeError(f"{source}: --set {text}", error.path, error.problem) from None
 
     def to_dict(self) -> dict[str, Any]:

@@ -147,6 +147,12 @@ def test_an_error_in_what_the_base_writes_names_the_base_file_and_one_in_the_chi
         Recipe.load(child)
     with pytest.raises(RecipeError, match=rf"^{child}: --set model.heads.harmful.dropuot=0.2: {unknown}"):
         Recipe.load(child, ["model.heads.harmful.dropuot=0.2"])
+    child.write_text("base: base.yaml\nmodel:\n  heads:\n    harmful: {type: multiclass}\n")  # drops the base's labels
+    with pytest.raises(RecipeError, match=rf"^{child}: model.heads.harmful.labels: "):
+        Recipe.load(child)
+    child.write_text("base: base.yaml\n")
+    with pytest.raises(RecipeError, match=rf"^{child}: model.heads.harmful.labels: "):
+        Recipe.load(child, ["model.heads.harmful.type=multiclass"])
 
 
 def test_a_null_train_or_eval_key_takes_its_default_set_by_the_base_or_not_from_a_file_or_a_mapping(
