@@ -5,13 +5,12 @@ A mapping names, for each post field, the column that holds it::
     columns: {id: tweet_id, text: tweet, image: img, comments: replies, labels: {hate: class}, meta: [lang]}
 
 Unmapped fields default to the column of the same name (``images`` falls back, row by row, to ``image``: a row
-whose ``images`` cell is empty or absent reads its ``image`` cell; an unmapped ``labels`` or ``meta`` column holds
-a mapping, task name to label or field name to value, as in a post given as a dict) and are simply absent when the
-file lacks that column; a column named explicitly must exist in the file (of JSON Lines, in some object of it).
-Cells may hold a list (images, comments, a multilabel task's labels) or a mapping, or, in a file whose cells are
-text (CSV, TSV: ``text_cells``), a JSON-encoded list or object string, where a JSON Lines or Parquet file's string
-is one image, comment, label or meta value, whatever it holds, as in a post given as a dict; empty cells mean
-"missing": no text, no images, no comments, no label for that task, or no labels or meta fields.
+whose ``images`` cell is empty or absent reads its ``image`` cell) and are simply absent when the file lacks that
+column; a column named explicitly must exist in the file (of JSON Lines, in some object of it). Cells may hold
+a list (images, comments, a multilabel task's labels), or, in a file whose cells are text (CSV, TSV:
+``text_cells``), a JSON-encoded list string, where a JSON Lines or Parquet file's string is one image, comment or
+label, whatever it holds, as in a post given as a dict; empty cells mean "missing": no text, no images, no comments,
+or no label for that task.
 """
 
 from __future__ import annotations
@@ -24,17 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faim.data.post import (
-    FIELDS,
-    MAPPINGS,
-    ImageRef,
-    Post,
-    field_names,
-    is_missing,
-    json_encoded,
-    post_id,
-    post_name,
-)
+from faim.data.post import FIELDS, ImageRef, Post, field_names, is_missing, json_list, post_id, post_name
 from faim.registry import suggest
 
 SINGLE = ("id", "text", "images", "comments")
@@ -53,12 +42,8 @@ class ColumnMap:
             is one comment).
         labels: Task name to the column holding its raw label (a list of them for a multilabel task: a list or, in a
             CSV or TSV file, a JSON list string; any other string is one label).
-        meta: Meta field name to the column kept in ``Post.meta``; a cell holding a mapping (``as_mapping``) is
-            refused, as no meta field holds one: an unmapped ``meta`` column's keys are the post's meta fields.
+        meta: Meta field name to the column kept in ``Post.meta``.
         explicit: The fields the recipe named; only those must exist in the file.
-        spread: Those of ``labels`` and ``meta`` the recipe leaves unmapped (not given; given as ``None``, a field
-            is not read): each is read from the column of its name, whose cell, a mapping (``as_mapping``), gives the
-            post's labels or meta fields, as a post given as a dict does.
     """
 
     id: str | None = "id"
@@ -68,7 +53,6 @@ class ColumnMap:
     labels: dict[str, str] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
     explicit: tuple[str, ...] = ()
-    spread: tuple[str, ...] = tuple(MAPPINGS)
 
     @classmethod
     def from_recipe(cls, mapping: Mapping[str, Any] | None) -> ColumnMap:
@@ -99,7 +83,6 @@ class ColumnMap:
             labels=_named_columns("labels", mapping.get("labels")),
             meta=_named_columns("meta", mapping.get("meta")),
             explicit=tuple(key for key in SINGLE if key in mapping),
-            spread=tuple(key for key in MAPPINGS if key not in mapping),
         )
 
     def bind(self, available: Collection[str], file: str) -> ColumnMap:
@@ -162,12 +145,11 @@ class ColumnMap:
     @property
     def fields(self) -> list[tuple[str, str]]:
         """Each field of a post with a column it is read from, as ``(field, column)`` pairs: ``id``, ``text``,
-        ``images`` (from each of ``image_columns``), ``comments``, ``labels.TASK`` and ``meta.NAME`` (``labels`` and
-        ``meta`` where ``spread``); a field mapped to ``None`` reads none."""
+        ``images`` (from each of ``image_columns``), ``comments``, ``labels.TASK`` and ``meta.NAME``; a field mapped
+        to ``None`` reads none."""
         read = [("id", self.id), ("text", self.text), *(("images", column) for column in self.image_columns)]
         read += [("comments", self.comments), *((f"labels.{task}", column) for task, column in self.labels.items())]
         read += [(f"meta.{name}", column) for name, column in self.meta.items()]
-        read += [(name, name) for name in self.spread]
         return [(name, column) for name, column in read if column is not None]
 
     def cell_name(self, column: str) -> str:
@@ -212,9 +194,9 @@ class ColumnMap:
                 label.
 
         Raises:
-            ValueError: When a cell has the wrong type (non-string text, a comment that is not a string, a mapped
-                meta cell holding a mapping...), naming the row by
-                ``origin`` and the id the post takes (``faim.data.post.post_name``), the field and its column.
+            ValueError: When a cell has the wrong type (non-string text, a comment that is not a string...), naming
+                the row by ``origin`` and the id the post takes (``faim.data.post.post_name``), the field and its
+                column.
         """
         ident = self.post_id(row, index)
         where = post_name(origin, ident)
@@ -222,15 +204,6 @@ class ColumnMap:
         if text is not None and not isinstance(text, str):
             raise ValueError(f"{where} field 'text' (column {self.text!r}): must be a string, got {text!r}")
         labels = {task: _listed_cell(row, column, text_cells) for task, column in self.labels.items()}
-        meta = {name: _cell(row, column) for name, column in self.meta.items()}
-        for name, column in self.meta.items():
-            if as_mapping(meta[name], text_cells) is not None:
-                raise ValueError(
-                    f"{where} {self.cell_name(column)}: holds a mapping, not one value; to read its keys as the "
-                    "post's meta fields, leave meta unmapped and name the column 'meta'"
-                )
-        labels |= self.spread_cell(row, "labels", text_cells)
-        meta |= self.spread_cell(row, "meta", text_cells)
         column, images = self.images_cell(row, text_cells)
         return Post(
             id=ident,
@@ -238,26 +211,10 @@ class ColumnMap:
             images=_images(images, where, column),
             comments=_comments(_listed_cell(row, self.comments, text_cells), where, self.comments),
             labels={task: value for task, value in labels.items() if value is not None},
-            meta=meta,
+            meta={name: _cell(row, column) for name, column in self.meta.items()},
             origin=origin,
             image_root=image_root,
         )
-
-    def spread_cell(self, row: Mapping[str, Any], name: str, text_cells: bool) -> dict[str, Any]:
-        """The labels or meta fields (``name``) a row's cell in the column of that name gives where the field is
-        ``spread``: the mapping it holds (``as_mapping``); ``{}`` where the field is mapped or the cell holds no
-        mapping (missing, or a value of a column that happens to bear the name, left unread as any column no
-        mapping reads is: a dump's ``labels`` column of words fails no row of ``faim score``)."""
-        mapping = as_mapping(_cell(row, name), text_cells) if name in self.spread else None
-        return {} if mapping is None else dict(mapping)
-
-
-def as_mapping(value: Any, text_cells: bool) -> Mapping[str, Any] | None:
-    """The mapping a cell holds: a JSON object, a Parquet struct or map, or with ``text_cells`` (CSV, TSV) a
-    JSON-encoded object string; ``None`` where it holds none."""
-    if isinstance(value, Mapping):
-        return value
-    return json_encoded(value, dict) if text_cells else None
 
 
 def _named_columns(key: str, value: Any) -> dict[str, str]:
@@ -284,7 +241,7 @@ def _cell(row: Mapping[str, Any], column: str | None) -> Any:
 def _listed_cell(row: Mapping[str, Any], column: str | None, text_cells: bool) -> Any:
     """The row's value for ``column`` (``_cell``), with ``text_cells`` a JSON-encoded list string decoded."""
     value = _cell(row, column)
-    decoded = json_encoded(value, list) if text_cells else None
+    decoded = json_list(value) if text_cells else None
     return value if decoded is None else decoded
 
 

@@ -232,24 +232,23 @@ def post_id(value: Any, index: int) -> str:
     return str(index if is_missing(value) else value)
 
 
-def json_encoded(value: Any, kind: type[list] | type[dict]) -> Any:
-    """The list or dict (``kind``) a JSON-encoded list or object string holds, or ``None`` when ``value`` is not
-    one."""
-    if not (isinstance(value, str) and value.lstrip().startswith("[" if kind is list else "{")):
+def json_list(value: Any) -> list[Any] | None:
+    """The list a JSON-encoded list string holds, or ``None`` when ``value`` is not one."""
+    if not (isinstance(value, str) and value.lstrip().startswith("[")):
         return None
     try:
         decoded = json.loads(value)
     except json.JSONDecodeError:
         return None
-    return decoded if isinstance(decoded, kind) else None
+    return decoded if isinstance(decoded, list) else None
 
 
 def list_as_text(value: Any, items: str) -> str:
-    """What an error refusing ``value`` adds where it is a string spelling a JSON list (``json_encoded``): such a string
+    """What an error refusing ``value`` adds where it is a string spelling a JSON list (``json_list``): such a string
     is read as a list of ``items`` (``"pictures"``, ``"labels"``) only in a CSV or TSV cell, and is one item in a
     JSON Lines or Parquet file or a post given as a dict (``faim.data.columns.ColumnMap.to_post``); ``""`` where it
     is not one."""
-    if json_encoded(value, list) is None:
+    if json_list(value) is None:
         return ""
     where = "only in a CSV or TSV cell: elsewhere give a list"
     return f"; a JSON list written as text is read as a list of {items} {where}"
@@ -283,8 +282,8 @@ def checked_fields(
         text,
         checked_images(where, images, images_field),
         checked_comments(where, comments),
-        checked_mapping(where, "labels", labels),
-        checked_mapping(where, "meta", meta),
+        checked_mapping(where, "labels", labels, "task name to label"),
+        checked_mapping(where, "meta", meta, "field name to value"),
     )
 
 
@@ -335,21 +334,17 @@ def kept_list(given: list[Any] | tuple[Any, ...], kept: list[Any]) -> list[Any]:
     return given if type(given) is list and len(kept) == len(given) else kept
 
 
-MAPPINGS = {"labels": "task name to label", "meta": "field name to value"}
-"""The fields of a post that are mappings, each with what it maps."""
-
-
-def checked_mapping(where: str, name: str, value: Any) -> dict[str, Any]:
-    """Field ``name`` of a post (labels or meta, ``MAPPINGS``) as a dict: ``value`` itself where it is one, ``{}``
-    where it is missing.
+def checked_mapping(where: str, name: str, value: Any, holds: str) -> dict[str, Any]:
+    """Field ``name`` of a post (labels or meta) as a dict: ``value`` itself where it is one, ``{}`` where it is
+    missing.
 
     Raises:
-        ValueError: Naming ``where`` and the field, and what it maps, when it is not a mapping.
+        ValueError: Naming ``where`` and the field, and what it ``holds``, when it is not a mapping.
     """
     if type(value) is dict:
         return value
     if value is not None and not isinstance(value, Mapping):
-        raise ValueError(f"{where} field '{name}': expected a mapping of {MAPPINGS[name]}, got {type(value).__name__}")
+        raise ValueError(f"{where} field '{name}': expected a mapping of {holds}, got {type(value).__name__}")
     return dict(value or {})
 
 

@@ -39,17 +39,11 @@ def arrow_rows(batches: Iterable[pa.RecordBatch | pa.Table], file: Path) -> Rows
     number = 0
     try:
         for batch in batches:
-            for row in arrow_records(batch):
+            for row in batch.to_pylist():
                 yield number, row
                 number += 1
     except pa.ArrowInvalid as error:
         raise ValueError(f"{file}: {error}") from error
-
-
-def arrow_records(batch: pa.RecordBatch | pa.Table) -> list[dict[str, Any]]:
-    """The rows of an Arrow batch as dicts of column → value, a map column's cells as dicts (a key given twice
-    keeping its last value, with a warning), as a JSON object's are."""
-    return batch.to_pylist(maps_as_pydicts="lossy")
 
 
 def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:

@@ -24,7 +24,6 @@ from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format, read_inputs
 from faim.data.sources import READERS
 from faim.data.tabular import (
-    arrow_records,
     csv_header,
     csv_records,
     file_delimiter,
@@ -220,7 +219,7 @@ def _parquet_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
     names = file.schema_arrow.names
     number = 0
     for batch in file.iter_batches(batch_size=shard_rows):
-        rows = arrow_records(batch)
+        rows = batch.to_pylist()
         yield Shard("", str(path), kind, names, list(enumerate(rows, start=number)))
         number += len(rows)
 
@@ -231,6 +230,6 @@ def _dataset_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
     names = dataset.column_names
     number = 0
     for batch in dataset.with_format("arrow").iter(shard_rows):
-        rows = arrow_records(batch)
+        rows = batch.to_pylist()
         yield Shard("", str(path), kind, names, list(enumerate(rows, start=number)))
         number += len(rows)

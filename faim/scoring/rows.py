@@ -222,10 +222,7 @@ def empty_row_error(kinds: Sequence[str], bound: ColumnMap, fields: list[str]) -
         "text": [bound.text],
         "image": bound.image_columns,
         "comments": [bound.comments],
-        "meta": [
-            *(column for name, column in bound.meta.items() if name not in ADDED_META),
-            *(["meta"] if "meta" in bound.spread else []),
-        ],
+        "meta": [column for name, column in bound.meta.items() if name not in ADDED_META],
     }
     blank = [kind for kind in kinds if any(column in fields for column in columns[kind])]
     if blank:

@@ -7,13 +7,9 @@ import math
 import re
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from faim.data.columns import ColumnMap
-from faim.data.post import Post
-from faim.data.sources import read_posts
 
 
 def convert(row: dict, mapping: dict | None = None, index: int = 0):
@@ -203,55 +199,6 @@ def test_a_json_list_string_in_a_text_cell_is_decoded_once(monkeypatch):
     decoded.clear()
     assert convert(row | {"images": " [ ] "}).images == ["c.png"]  # an empty list read, then the image cell
     assert sorted(decoded) == sorted([" [ ] ", row["comments"]])
-
-
-def test_unmapped_labels_and_meta_columns_holding_mappings_read_as_a_post_given_as_a_dict(tmp_path: Path):
-    given = {"id": "b", "text": "hi", "labels": {"harm": 1, "flags": ["spam"]}, "meta": {"likes": 3, "lang": "en"}}
-    expected = Post.from_dict(given)
-    (tmp_path / "posts.jsonl").write_text(json.dumps(given) + "\n")
-    pq.write_table(pa.Table.from_pylist([given]), tmp_path / "structs.parquet")
-    maps = pa.map_(pa.string(), pa.int64())
-    pq.write_table(
-        pa.table({"id": ["b"], "meta": pa.array([[("likes", 3), ("shares", 2)]], type=maps)}), tmp_path / "maps.parquet"
-    )
-    (tmp_path / "posts.csv").write_text('id,text,labels,meta\nb,hi,"{""harm"": 1, ""flags"": [""spam""]}",' + \
-        '"{""likes"": 3, ""lang"": ""en""}"\n')  # fmt: skip
-    for name in ("posts.jsonl", "structs.parquet", "posts.csv"):
-        (post,) = read_posts(tmp_path / name)
-        assert (post.labels, post.meta) == (expected.labels, expected.meta), name
-    (post,) = read_posts(tmp_path / "maps.parquet")
-    assert post.meta == {"likes": 3, "shares": 2}
-    assert ColumnMap().unread(["id", "labels", "meta", "other"]) == ["other"]
-    assert ColumnMap.from_recipe({"meta": ["lang"], "labels": None}).unread(["labels", "meta", "lang"]) == [
-        "labels",
-        "meta",
-    ]
-
-
-@pytest.mark.parametrize("cell", [None, "", math.nan, "{}"])
-def test_an_unmapped_meta_or_labels_cell_that_is_missing_gives_none(cell):
-    assert (convert({"text": "t", "labels": cell, "meta": cell}).labels, convert({"meta": cell}).meta) == ({}, {})
-
-
-@pytest.mark.parametrize(
-    ("cell", "text_cells"),
-    [("many", True), ('["likes"]', True), (5, False), (["likes"], False), ('{"likes": 3}', False)],
-)
-def test_an_unmapped_meta_or_labels_cell_holding_no_mapping_is_not_read(cell, text_cells):
-    """A column that happens to be named labels or meta, of values (a dump's labels column of words), is left unread
-    as any column no mapping reads: scoring such a dump fails no row."""
-    columns = ColumnMap().bind(["id", "text", "labels", "meta"], "posts")
-    post = columns.to_post({"id": "b", "text": "t", "labels": cell, "meta": cell}, 0, "posts:3", None, text_cells)
-    assert (post.labels, post.meta) == ({}, {})
-
-
-@pytest.mark.parametrize("cell", [{"likes": 3}, '{"likes": 3}'])
-def test_a_meta_field_mapped_to_a_column_holding_a_mapping_is_refused(cell):
-    said = "posts.csv:2 (post id='0') field 'meta.meta' (column 'meta'): holds a mapping, not one value"
-    with pytest.raises(ValueError, match=re.escape(said)):
-        convert({"meta": cell}, {"meta": ["meta"]})
-    assert convert({"meta": cell, "x": 1}, {"meta": None}).meta == {}  # not read
-    assert convert({"meta": "{x", "x": 1}, {"meta": ["meta", "x"]}).meta == {"meta": "{x", "x": 1}
 
 
 def test_an_unknown_mapping_key_is_refused_naming_the_post_fields():

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import pytest
 from conftest import tiny_recipe
 from PIL import Image
 
@@ -205,23 +204,3 @@ def test_a_row_without_an_id_takes_its_row_number_as_source_names_it_scored_or_n
     ]
     rows = scored_rows(tiny_model_dir, tmp_path / "dump.csv", b"text\nfirst\ncaf\xe9\ntoo,many\n")
     assert [(row["id"], row["error_kind"]) for row in rows] == [("2", None), ("3", "text_encoding"), ("4", "csv_row")]
-
-
-def test_a_json_lines_meta_object_scores_as_the_python_api_reads_it_and_a_meta_value_that_is_no_mapping_is_not_read(
-    exported: tuple[Path, Path], tmp_path: Path
-) -> None:
-    model = exported[0]
-    posts = [
-        {"id": "a", "text": "a post", "meta": {"likes": 3, "shares": 1}},
-        {"id": "b", "text": "a post", "meta": 5},
-        {"id": "c", "text": "a post", "meta": {"likes": "many"}},
-    ]
-    dump = tmp_path / "dump.jsonl"
-    rows = scored_rows(model, dump, "".join(json.dumps(post) + "\n" for post in posts).encode())
-    assert rows[0]["harm"] == pytest.approx(faim.load(model).score(posts[:1])[0]["harm"], abs=1e-5)
-    unread = faim.load(model).score([{"id": "b", "text": "a post"}])[0]["harm"]
-    assert rows[1]["error_kind"] is None and rows[1]["harm"] == pytest.approx(unread, abs=1e-5)
-    assert rows[2]["error_kind"] == "meta" and "'likes' must be a number or missing, got 'many'" in rows[2]["error"]
-    mapped = scored_rows(model, tmp_path / "mapped.jsonl", json.dumps(posts[0]).encode(), {"meta": ["meta"]})
-    assert mapped[0]["error_kind"] == "row"
-    assert "field 'meta.meta' (column 'meta'): holds a mapping" in mapped[0]["error"]
