@@ -234,6 +234,8 @@ def replacing(target: Path, prefix: str) -> Iterator[Path]:
         replace_folder(staging, target, prefix)
     except BaseException as error:
         if not staging.exists():  # in the place of target
+            if isinstance(error, KeyboardInterrupt) and not error.args:  # stopped as replace_folder returned
+                raise KeyboardInterrupt(f"{target} is written whole") from error
             raise
         shutil.rmtree(staging, ignore_errors=True)
         if isinstance(error, KeyboardInterrupt):
@@ -344,7 +346,7 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
         shutil.rmtree(removed, ignore_errors=True)
     except BaseException as error:
         if staging.exists():  # staging is not in its place: the folder before goes back
-            if not target.exists():
+            if not target.exists() and aside.exists():  # moved aside (not gone before the first rename)
                 aside.rename(target)
             raise
         if not isinstance(error, KeyboardInterrupt):

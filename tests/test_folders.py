@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,6 +160,43 @@ def test_a_write_stopped_as_the_new_folder_takes_an_empty_place_says_it_is_writt
             stop_after_rename(monkeypatch, lambda source, to: to == target)  # as it takes the place none held
     monkeypatch.undo()
     assert (target / MANIFEST).read_text(encoding="utf-8") == "new"
+
+
+def test_a_write_stopped_as_the_replace_returns_says_it_is_written_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "report"
+    replace = folders.replace_folder
+
+    def stopped_as_it_returns(*args: Any) -> None:
+        replace(*args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(folders, "replace_folder", stopped_as_it_returns)
+    with pytest.raises(KeyboardInterrupt, match=rf"^{re.escape(str(target))} is written whole$"):
+        with replacing(target, ".faim-") as staging:
+            (staging / MANIFEST).write_text("new", encoding="utf-8")
+    assert (target / MANIFEST).read_text(encoding="utf-8") == "new"
+
+
+def test_a_folder_gone_before_it_is_moved_aside_is_named_as_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "report"
+    target.mkdir()
+    rename = Path.rename
+
+    def removed_first(self: Path, to: Path) -> Path:
+        if self == target:
+            target.rmdir()  # another process took it away
+        return rename(self, to)
+
+    monkeypatch.setattr(Path, "rename", removed_first)
+    with pytest.raises(FileNotFoundError) as error:
+        with replacing(target, ".faim-") as staging:
+            (staging / MANIFEST).write_text("new", encoding="utf-8")
+    assert error.value.filename == str(target)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_folder_replaced_is_never_left_in_part_when_stopped_as_the_one_before_is_removed(

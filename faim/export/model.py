@@ -81,7 +81,7 @@ def export_model(detector: Detector, directory: str | Path, graph_format: str = 
     model = detector.model
     target = Path(directory)
     fusion_graph = f"fusion.{graph_format}"
-    with evaluating(model), staged(target) as staging:
+    with staged(target) as staging, evaluating(model):  # modes put back before the export takes its place
         kinds = {kind: model.routes[kind] for kind in model.fused_kinds}
         encoders = {
             name: export_encoder(name, model.encoders[name], staging, graph_format)
