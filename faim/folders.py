@@ -330,12 +330,7 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
     """
     target = named_folder(target)
     if not target.exists():
-        try:
-            staging.rename(target)
-        except KeyboardInterrupt as error:
-            if staging.exists():
-                raise
-            raise KeyboardInterrupt(f"{target} is written whole") from error  # stopped as the rename returned
+        staging.rename(target)  # a Ctrl-C as it returns is said to have written target whole by replacing
         return
     aside = staging_name(target, aside_prefix(prefix))
     removed = staging_name(target, prefix)  # named as unfinished, so what a stop leaves of it is never put back
