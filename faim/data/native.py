@@ -39,17 +39,18 @@ def read_delimited(
         FileNotFoundError: When ``path`` does not exist, naming it (raised at once, not on iteration).
         ValueError: On iteration, when a required column is missing (naming the file and the columns it has),
             a row's cell count differs from the header's or a row cannot be parsed (naming file and line), or
-            the file is not UTF-8.
+            a cell is not UTF-8 (naming file, line and column: ``data.tsv:3: column 'text': not UTF-8 text (byte 4
+            of the cell)``).
     """
     return _records(check_exists(path), delimiter, quoted, names, required)
 
 
 def _records(path: Path, delimiter: str, quoted: bool, names: Sequence[str] | None, required: Sequence[str]) -> Records:
     start = 1
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE)
         try:
-            header = list(names) if names is not None else next(reader, [])
+            header = list(names) if names is not None else _utf8(path, 1, [], next(reader, []))
             missing = [column for column in required if column not in header]
             if missing:
                 raise ValueError(
@@ -62,11 +63,41 @@ def _records(path: Path, delimiter: str, quoted: bool, names: Sequence[str] | No
                     continue
                 if len(cells) != len(header):
                     raise ValueError(f"{path}:{line}: {len(cells)} cells, expected {len(header)} ({', '.join(header)})")
-                yield line, dict(zip(header, cells, strict=True))
+                yield line, dict(zip(header, _utf8(path, line, header, cells), strict=True))
         except csv.Error as error:
             raise ValueError(f"{path}:{start}: {error}") from error
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{path}: not UTF-8 text ({error})") from error
+
+
+def _utf8(path: Path, line: int, header: Sequence[str], cells: list[str]) -> list[str]:
+    """``cells``, read with bytes that are not UTF-8 escaped (``surrogateescape``), decoded (``cell_text``).
+
+    Raises:
+        ValueError: Naming the file, the ``line`` and the column (by its name in ``header``; a header's cell by its
+            place) of the first cell that is not UTF-8, and the byte of the cell where it stops being UTF-8.
+    """
+    decoded = []
+    for index, cell in enumerate(cells):
+        try:
+            decoded.append(cell if cell.isascii() else cell_text(cell.encode("utf-8", "surrogateescape")))
+        except ValueError as error:
+            column = repr(header[index]) if header else str(index + 1)
+            raise ValueError(f"{path}:{line}: column {column}: {error}") from None
+    return decoded
+
+
+def cell_text(cell: bytes) -> str:
+    """A CSV cell's bytes, decoded: as a CSV's cells are split before they are decoded, text after a quoted cell's
+    closing quote, which joins the cell, may complete a character the quote cut (``1,"ab<E2>"<82><AC>`` reads
+    ``ab€``), wherever the cell is read.
+
+    Raises:
+        ValueError: Where it is not UTF-8, saying at which byte of the cell (``not UTF-8 text (byte 4 of the
+            cell)``), for the caller to say which field, column, line and file it is.
+    """
+    try:
+        return cell.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8 text (byte {error.start + 1} of the cell)") from None
 
 
 class FilePerSplit:

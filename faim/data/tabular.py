@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from faim.data.columns import ColumnMap
 from faim.data.inputs import expand, input_format, read_inputs
-from faim.data.native import unknown_split
+from faim.data.native import cell_text, unknown_split
 from faim.data.post import Post, post_name
 from faim.registry import source_path
 
@@ -198,21 +198,6 @@ def jsonl_text(line: bytes) -> str:
         return line.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"not UTF-8 text (byte {error.start + 1} of the line)") from None
-
-
-def cell_text(cell: bytes) -> str:
-    """A CSV cell's bytes, decoded: as a CSV's cells are split before they are decoded, text after a quoted cell's
-    closing quote, which joins the cell, may complete a character the quote cut (``1,"ab<E2>"<82><AC>`` reads
-    ``ab€``), wherever the cell is read.
-
-    Raises:
-        ValueError: Where it is not UTF-8, saying at which byte of the cell (``not UTF-8 text (byte 4 of the
-            cell)``), for the caller to say which field, column, line and file it is.
-    """
-    try:
-        return cell.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"not UTF-8 text (byte {error.start + 1} of the cell)") from None
 
 
 def _jsonl_objects(path: Path) -> Rows:

@@ -11,9 +11,10 @@ from typing import Any, TypeVar
 
 from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
+from faim.data.native import cell_text
 from faim.data.post import ADDED_META, Post, shortest_text_first
 from faim.data.preflight import MAP_KIND, unheld_kinds, warn_unheld
-from faim.data.tabular import cell_text, jsonl_object, jsonl_text, parse_number, row_name, utf8
+from faim.data.tabular import jsonl_object, jsonl_text, parse_number, row_name, utf8
 from faim.scoring.inputs import Shard, own_shards
 from faim.scoring.report import Held
 

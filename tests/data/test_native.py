@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.data.native import FilePerSplit
+from faim.data.native import FilePerSplit, read_delimited
 from faim.data.post import Post
 
 
@@ -44,3 +44,15 @@ def test_a_missing_split_file_is_named_and_a_missing_test_refused(tmp_path):
         Folder(tmp_path).posts("validation")
     with pytest.raises(KeyError, match=r"data: no split 'test' under .*; found: train, validation"):
         Folder(tmp_path).posts("test")
+
+
+def test_a_cell_that_is_not_utf8_is_named_by_line_and_column(tmp_path):
+    path = tmp_path / "posts.csv"
+    path.write_bytes(b'id,text\n1,fine\n2,"quoted\nover lines"\n3,caf\xe9\n4,"ab\xe2"\x82\xac\n')
+    with pytest.raises(ValueError, match=r"posts\.csv:5: column 'text': not UTF-8 text \(byte 4 of the cell\)$"):
+        list(read_delimited(path))
+    path.write_bytes(b'id,text\n4,"ab\xe2"\x82\xac\n')
+    assert list(read_delimited(path)) == [(2, {"id": "4", "text": "ab\u20ac"})]
+    path.write_bytes(b"\xef\xbb\xbfid,t\xffext\n1,a\n")
+    with pytest.raises(ValueError, match=r"posts\.csv:1: column 2: not UTF-8 text \(byte 2 of the cell\)$"):
+        list(read_delimited(path))
