@@ -14,6 +14,7 @@ from pathlib import Path
 from faim.data.inputs import check_exists
 from faim.data.post import Post
 from faim.registry import suggest
+from faim.wording import plural
 
 Records = Iterator[tuple[int, dict[str, str]]]
 
@@ -62,7 +63,7 @@ def _records(path: Path, delimiter: str, quoted: bool, names: Sequence[str] | No
                 if not cells:
                     continue
                 if len(cells) != len(header):
-                    raise ValueError(f"{path}:{line}: {len(cells)} cells, expected {len(header)} ({', '.join(header)})")
+                    raise ValueError(f"{path}:{line}: {cell_count(header, cells, delimiter)}")
                 yield line, dict(zip(header, _utf8(path, line, header, cells), strict=True))
         except csv.Error as error:
             raise ValueError(f"{path}:{start}: {error}") from error
@@ -83,6 +84,14 @@ def _utf8(path: Path, line: int, header: Sequence[str], cells: list[str]) -> lis
             column = repr(header[index]) if header else str(index + 1)
             raise ValueError(f"{path}:{line}: column {column}: {error}") from None
     return decoded
+
+
+def cell_count(header: Sequence[str], cells: Sequence[str], delimiter: str) -> str:
+    """The problem of a row of a delimited file whose cells are not as many as its columns (``header``), for the
+    caller to name its file and line first: the counts, the columns and how the row starts (``expected 2 cells (id,
+    text), got 3: '3,too,many'``)."""
+    start = delimiter.join(cells)[:80]
+    return f"expected {plural(len(header), 'cell')} ({', '.join(header)}), got {len(cells)}: {start!r}"
 
 
 def cell_text(cell: bytes) -> str:

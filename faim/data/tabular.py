@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from faim.data.columns import ColumnMap
 from faim.data.inputs import expand, input_format, read_inputs
-from faim.data.native import cell_text, unknown_split
+from faim.data.native import cell_count, cell_text, unknown_split
 from faim.data.post import Post, post_name
 from faim.registry import source_path
 
@@ -342,7 +342,7 @@ def _csv_mapped_rows(path: Path, header: list[str], bound: ColumnMap, delimiter:
             if isinstance(cells, str):
                 raise ValueError(f"{path}:{number}: {cells}")
             if len(cells) != len(header):
-                raise ValueError(f"{path}:{number}: expected {len(header)} cells, as the header has, got {len(cells)}")
+                raise ValueError(f"{path}:{number}: {cell_count(header, cells, delimiter)}")
             row = {}
             for name, cell in zip(header, cells):
                 if name in wanted:

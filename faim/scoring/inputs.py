@@ -22,6 +22,7 @@ from typing import Any
 from faim.data.columns import ColumnMap
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format, read_inputs
+from faim.data.native import cell_count
 from faim.data.sources import READERS
 from faim.data.tabular import (
     csv_header,
@@ -200,8 +201,7 @@ def _csv_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
             elif len(cells) == len(names):
                 shard.rows.append((number, {name: raw(cell) for name, cell in zip(names, cells)}))
             else:
-                message = f"expected {len(names)} cells, got {len(cells)}: {delimiter.join(cells)[:80]!r}"
-                shard.errors.append((number, "csv_row", message))
+                shard.errors.append((number, "csv_row", cell_count(names, cells, delimiter)))
             if shard.size == shard_rows:
                 yield shard
                 shard = Shard("", str(path), kind, names)

@@ -209,7 +209,7 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
 def row_error(shard: Shard, number: int, post_id: str | None, kind: str, problem: str) -> RowError:
     """The error of the row ``number`` of ``shard`` that is no post for what the whole row is (cells that are not CSV,
     columns the mapping does not find), its message naming the row by file and line first, as every row error's does
-    (``dump.csv:5: expected 2 cells, got 3: ...``)."""
+    (``dump.csv:5: expected 2 cells (id, text), got 3: ...``)."""
     source = f"{shard.name}:{number}"
     return RowError(source, post_id, kind, f"{source}: {problem}")
 

@@ -247,7 +247,7 @@ def test_a_csv_row_is_named_by_the_line_it_starts_on_and_a_bad_one_stops_the_rea
     path.write_bytes(b'id,text,y\n1,"two\nlines",0\n\n2,fine,1\n3,too,many,cells\n')
     rows = csv_rows(path, ColumnMap.from_recipe({"labels": ["y"]}))[1]
     assert [(number, row["text"]) for number, row in itertools.islice(rows, 2)] == [(2, "two\nlines"), (5, "fine")]
-    with pytest.raises(ValueError, match=rf"{path}:6: expected 3 cells, as the header has, got 4"):
+    with pytest.raises(ValueError, match=rf"{path}:6: expected 3 cells \(id, text, y\), got 4: '3,too,many,cells'$"):
         next(rows)
     path.write_bytes(b"id,text,y\n1,caf\xe9,0\n")
     with pytest.raises(

@@ -177,7 +177,7 @@ def test_a_csv_dumps_rows_come_back_in_order_each_named_by_the_line_it_starts_on
         ("5", None, "csv_row"),
         ("7", "4", None),
     ]
-    assert rows[2]["error"] == f"{dump}:5: expected 2 cells, got 3: '3,too,many'"
+    assert rows[2]["error"] == f"{dump}:5: expected 2 cells (id, text), got 3: '3,too,many'"
     assert summary.rows == 4 and summary.errors == {"csv_row": 1}
 
 

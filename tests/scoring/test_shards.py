@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from faim.data.columns import ColumnMap
-from faim.data.sources import READERS
+from faim.data.sources import READERS, read_posts
 from faim.scoring.inputs import count_rows, own_shards, read_shards
 
 
@@ -81,7 +81,18 @@ def test_csv_cells_stay_bytes_and_bad_rows_become_errors_numbered_by_the_line_th
     assert shard.rows[1][1] == {"id": b"2", "text": b"two\nlines"}
     assert shard.rows[2][1] == {"id": b"4", "text": b"\xff\xfe"}
     assert shard.rows[3][1] == {"id": b"5", "text": b'a "quoted" word'}
-    assert shard.errors == [(5, "csv_row", "expected 2 cells, got 3: '3,too,many'")]
+    assert shard.errors == [(5, "csv_row", "expected 2 cells (id, text), got 3: '3,too,many'")]
+
+
+def test_a_row_of_another_cell_count_is_worded_as_reading_the_posts_words_it(tmp_path: Path) -> None:
+    path = tmp_path / "d.tsv"
+    path.write_text("id\ttext\n1\ta\n2\tb\textra\n", encoding="utf-8")
+    (shard,) = read_shards([path], 100, ColumnMap())
+    ((number, kind, problem),) = shard.errors
+    with pytest.raises(ValueError) as raised:
+        list(read_posts(path))
+    assert str(raised.value) == f"{path}:{number}: {problem}"
+    assert problem == "expected 2 cells (id, text), got 3: '2\\tb\\textra'"
 
 
 def test_a_csv_is_cut_into_shards_of_rows_and_errors_in_file_order(tmp_path: Path) -> None:
