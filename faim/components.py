@@ -217,11 +217,15 @@ def check_tasks(heads: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> None:
     """
     names = [task.name for task in tasks]
     unmatched = {
-        "task(s) given twice": sorted({name for name in names if names.count(name) > 1}),
-        "task(s) without a head": [name for name in names if name not in heads],
-        "head(s) without a task": [name for name in heads if name not in names],
+        ("task", "given twice"): sorted({name for name in names if names.count(name) > 1}),
+        ("task", "without a head"): [name for name in names if name not in heads],
+        ("head", "without a task"): [name for name in heads if name not in names],
     }
-    said = [f"{what}: {', '.join(map(repr, which))}" for what, which in unmatched.items() if which]
+    said = [
+        f"{plural(len(which), noun)} {what}: {', '.join(map(repr, which))}"
+        for (noun, what), which in unmatched.items()
+        if which
+    ]
     if said:
         raise ValueError(
             f"the tasks do not match the model's heads ({', '.join(heads)}): {'; '.join(said)}; "

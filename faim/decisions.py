@@ -12,6 +12,8 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
+from faim.wording import plural
+
 
 class Task(Protocol):
     name: str
@@ -168,7 +170,8 @@ def label_order(task: Task, probabilities: Mapping[str, Any]) -> list[Any]:
     missing = [label for label in task.labels if label not in probabilities]
     if missing:
         raise ValueError(
-            f"task {task.name!r} ({task.type}): the probabilities lack label(s) {', '.join(map(repr, missing))}; "
+            f"task {task.name!r} ({task.type}): the probabilities lack {plural(len(missing), 'label')}: "
+            f"{', '.join(map(repr, missing))}; "
             f"give one per label: {', '.join(task.labels)}"
         )
     return [probabilities[label] for label in task.labels]

@@ -26,6 +26,7 @@ from faim.data.batch import PostBatch
 from faim.data.elements import ELEMENT_MODALITIES, element_refs
 from faim.data.post import Post
 from faim.registry import recorded_arguments, refusals_named
+from faim.wording import plural
 
 Elements = dict[str, tuple[torch.Tensor, torch.Tensor]]
 
@@ -208,7 +209,8 @@ def check_embeddings(kind: str, encoder: nn.Module, embeddings: torch.Tensor, co
         given = ", ".join(map(str, embeddings.shape))
         raise ValueError(
             f"element kind {kind!r}: its encoder ({type(encoder).__name__}) gave embeddings of shape [{given}] for "
-            f"{count} element(s); an encoder's forward returns [N, output_dim], here [{count}, {encoder.output_dim}]"
+            f"{plural(count, 'element')}; an encoder's forward returns [N, output_dim], here "
+            f"[{count}, {encoder.output_dim}]"
         )
 
 

@@ -235,8 +235,10 @@ def test_an_encoder_giving_embeddings_of_another_size_than_its_output_dim_is_nam
     model = WholePostModel({"text": WiderText(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
     detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
     message = (
-        r"^element kind 'text': its encoder \(WiderText\) gave embeddings of shape \[2, 9\] for 2 element\(s\); an "
+        r"^element kind 'text': its encoder \(WiderText\) gave embeddings of shape \[2, 9\] for 2 elements; an "
         r"encoder's forward returns \[N, output_dim\], here \[2, 8\]$"
     )
     with pytest.raises(ValueError, match=message):
         detector.score([{"text": "a"}, {"text": "b"}])
+    with pytest.raises(ValueError, match=r"shape \[1, 9\] for 1 element; an "):
+        detector.score([{"text": "a"}])

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from faim.wording import plural
+
 
 def check_probabilities(prob: np.ndarray, name: str = "prob") -> np.ndarray:
     """Return ``prob`` as a float array after checking every value is a finite probability.
@@ -16,7 +18,8 @@ def check_probabilities(prob: np.ndarray, name: str = "prob") -> np.ndarray:
     p = np.asarray(prob, dtype=np.float64)
     bad = ~((p >= 0.0) & (p <= 1.0))
     if bad.any():
-        raise ValueError(f"{name} must hold probabilities in [0, 1]; {int(bad.sum())} value(s) are NaN or out of range")
+        wrong = plural(int(bad.sum()), "value")
+        raise ValueError(f"{name} must hold probabilities in [0, 1]; NaN or out of range: {wrong}")
     return p
 
 

@@ -19,6 +19,7 @@ from faim.data.native import check_choice, unknown_split
 from faim.data.post import Post, post_id
 from faim.data.tabular import jsonl_rows, sha256_files
 from faim.registry import register_source, source_path
+from faim.wording import plural
 
 VALIDATION = ("dev_seen", "dev_unseen", "dev")
 LABELS = ["not-hateful", "hateful"]
@@ -105,7 +106,7 @@ class HatefulMemesSource:
             origin = f"{path}:{line}"
             missing = [key for key in KEYS if key not in row]
             if missing:
-                raise ValueError(f"{origin}: missing key(s) {', '.join(missing)}")
+                raise ValueError(f"{origin}: missing {plural(len(missing), 'key')}: {', '.join(missing)}")
             label = row.get("label")
             if label not in (None, 0, 1):
                 raise ValueError(f"{origin}: unknown label {label!r}; valid: 0, 1")

@@ -54,9 +54,8 @@ def _records(path: Path, delimiter: str, quoted: bool, names: Sequence[str] | No
             header = list(names) if names is not None else _utf8(path, 1, [], next(reader, []))
             missing = [column for column in required if column not in header]
             if missing:
-                raise ValueError(
-                    f"{path}: missing column(s) {', '.join(missing)}; found: {', '.join(header) or 'none'}"
-                )
+                said = f"missing {plural(len(missing), 'column')}: {', '.join(missing)}"
+                raise ValueError(f"{path}: {said}; found: {', '.join(header) or 'none'}")
             start = reader.line_num + 1
             for cells in reader:
                 line, start = start, reader.line_num + 1

@@ -24,6 +24,7 @@ from faim.data.native import label_index, read_delimited, unknown_split
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
 from faim.registry import register_source, source_path, suggest
+from faim.wording import plural
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +139,8 @@ class VmuSource:
             found = {events.get(image.split("_")[0]) for image in ids}
             if len(found) != 1 or None in found:
                 raise ValueError(
-                    f"{origin}: cannot tell the event of image id(s) {ids} from the folders in {image_root}"
+                    f"{origin}: cannot tell the event of {plural(len(ids), 'image')} ({', '.join(ids) or 'none'}) "
+                    f"from the folders in {image_root}"
                 )
             yield Post(
                 id=row["post_id"],

@@ -26,6 +26,7 @@ from faim.notices import FaimWarning, MissingExtra
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard
 from faim.scoring.report import ShardReport
+from faim.wording import plural
 
 # Rows the driver holds at once. With the default multimodal model (about 48 posts/s on two CPUs) a window
 # is about 23 minutes of scoring, against about 20 s for a window's actors to start and load the model.
@@ -97,7 +98,8 @@ def actor_count(workers: int | None, cpus: int, gpus: int | None = None, local: 
         actors, why = gpus, f"one per GPU Ray has ({gpus})"
     actors = max(1, actors)
     if workers is not None and actors < workers:
-        warnings.warn(f"{workers} workers asked for: Ray runs {actors} actor(s), {why}", FaimWarning, stacklevel=2)
+        said = f"{workers} workers asked for: Ray runs {plural(actors, 'actor')}, {why}"
+        warnings.warn(said, FaimWarning, stacklevel=2)
     return actors
 
 

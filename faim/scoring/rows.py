@@ -68,7 +68,7 @@ def decode_cells(
 
     Raises:
         ValueError: ``text_encoding:`` naming the row as reading the file's posts names it (``origin``, its line,
-            and its id cell: ``faim.data.tabular.row_name``), the field(s) the mapping ``columns`` reads the cell that
+            and its id cell: ``faim.data.tabular.row_name``), the fields the mapping ``columns`` reads the cell that
             is not UTF-8 into and its column, as ``faim.data.tabular.csv_rows`` does (``dump.csv:3 (post id='7')
             field 'text' (column 'body'): not UTF-8 text (byte 4 of the cell)``, ``cell_text``).
     """

@@ -46,6 +46,7 @@ from faim.scoring.manifest import DECODING, JSONL_READING, PIXEL_LIMIT, Manifest
 from faim.scoring.ray_engine import run_ray
 from faim.scoring.report import Held, ShardReport
 from faim.scoring.rows import warn_unheld_at_first
+from faim.wording import plural
 
 ENGINES = ("embedded", "ray")
 
@@ -113,7 +114,7 @@ class ScoreSummary:
         return (
             f"rows: {self.rows}  errors: {sum(self.errors.values())} ({errors})\n"
             f"throughput: {self.rows_per_second:.1f} rows/s over {self.seconds:.1f} s{resumed}; "
-            f"{self.rows_per_second_scoring:.1f} rows/s while {self.workers} worker(s) scored\n"
+            f"{self.rows_per_second_scoring:.1f} rows/s while {plural(self.workers, 'worker')} scored\n"
             f"output: {self.output} ({self.shards} Parquet parts)"
             + (f"\n{self.pooling.format()}" if self.pooling else "")
         )

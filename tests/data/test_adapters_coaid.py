@@ -108,7 +108,7 @@ def test_errors_name_the_file_and_the_choices(root, tmp_path):
     with pytest.raises(ValueError, match="cannot tell fake from real for .*other.csv"):
         list(CoaidSource(str(root)).iter_posts(root / "other.csv"))
     (root / "11-01-2020" / "NewsFakeCOVID-19.csv").write_text("id,headline\n1,x\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="NewsFakeCOVID-19.csv: missing column.*title; found: id, headline"):
+    with pytest.raises(ValueError, match="NewsFakeCOVID-19.csv: missing 1 column: title; found: id, headline"):
         CoaidSource(str(root)).posts("validation")
 
 

@@ -100,7 +100,7 @@ def test_errors_name_the_file_row_and_value(root, tmp_path):
     with pytest.raises(ValueError, match=r"posts.txt:3: unknown label 'humor'; valid: real, fake"):
         VmuSource(str(root)).posts("train")
     write_posts(root, [post("1", "a", "flood_01", "fake")])
-    with pytest.raises(ValueError, match=r"posts.txt:2: cannot tell the event of image id\(s\) \['flood_01'\]"):
+    with pytest.raises(ValueError, match=r"posts.txt:2: cannot tell the event of 1 image \(flood_01\) from"):
         VmuSource(str(root)).posts("train")
     (root / "only").mkdir()
     write_posts(root / "only", [post("1", "a", "storm_fake_01", "fake")])
