@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
 from faim.data.native import cell_text
-from faim.data.post import ADDED_META, Post, shortest_text_first
+from faim.data.post import ADDED_META, Post, post_name, shortest_text_first
 from faim.data.preflight import MAP_KIND, unheld_kinds, warn_unheld
 from faim.data.tabular import jsonl_object, jsonl_text, parse_number, row_name, utf8
 from faim.scoring.inputs import Shard, own_shards
@@ -208,10 +208,11 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
 
 def row_error(shard: Shard, number: int, post_id: str | None, kind: str, problem: str) -> RowError:
     """The error of the row ``number`` of ``shard`` that is no post for what the whole row is (cells that are not CSV,
-    columns the mapping does not find), its message naming the row by file and line first, as every row error's does
-    (``dump.csv:5: expected 2 cells (id, text), got 3: ...``)."""
+    columns the mapping does not find), its message naming the row as every row error's does: by file and line, and
+    the id ``post_id`` it would have had as a post where that is readable (``post_name``: ``dump.csv:5 (post
+    id='5'): expected 2 cells (id, text), got 3: ...``)."""
     source = f"{shard.name}:{number}"
-    return RowError(source, post_id, kind, f"{source}: {problem}")
+    return RowError(source, post_id, kind, f"{post_name(source, post_id)}: {problem}")
 
 
 def empty_row_error(kinds: Sequence[str], bound: ColumnMap, fields: list[str]) -> str:

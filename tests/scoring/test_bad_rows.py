@@ -137,7 +137,8 @@ def test_wrong_schema_is_an_error_on_every_row(tiny_model_dir: Path, tmp_path: P
     rows = pq.read_table(tmp_path / "out").to_pylist()
     assert [row["error_kind"] for row in rows] == ["schema", "schema"]
     assert [row["error"] for row in rows] == [
-        f"{dump}:{line}: column 'caption' (columns.text) not found; available: pid, body" for line in (2, 3)
+        f"{dump}:{line} (post id='{line}'): column 'caption' (columns.text) not found; available: pid, body"
+        for line in (2, 3)
     ]
     assert summary.errors == {"schema": 2}
 

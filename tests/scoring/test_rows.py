@@ -54,10 +54,25 @@ def test_a_column_no_object_of_a_json_lines_file_holds_is_a_schema_error_on_ever
     path.write_text('{"id": "0", "text": "t"}\n{"id": "1", "caption": "c"}\nnot json\n', encoding="utf-8")
     message = "column 'replies' (columns.comments) not found; available: id, text, caption"
     assert read_in_shards(path, {"comments": "replies"}, 1) == [
-        ("0", "schema", f"{path}:1: {message}"),
-        ("1", "schema", f"{path}:2: {message}"),
+        ("0", "schema", f"{path}:1 (post id='0'): {message}"),
+        ("1", "schema", f"{path}:2 (post id='1'): {message}"),
         (None, "schema", f"{path}:3: {message}"),
     ]
+
+
+def test_a_csv_row_error_names_the_post_id_where_one_is_readable(tmp_path: Path) -> None:
+    path = tmp_path / "dump.csv"
+    path.write_text("id,body\n7,hello\n8,too,many\n", encoding="utf-8")
+    mapping = ColumnMap.from_recipe({"text": "caption"})
+    (shard,) = read_shards([path], 10, mapping)
+    assert [error.message for error in shard_posts(shard, mapping, None, ["text"]).errors] == [
+        f"{path}:3: expected 2 cells (id, body), got 3: '8,too,many'",  # which cell is the id cannot be told
+        f"{path}:2 (post id='7'): column 'caption' (columns.text) not found; available: id, body",
+    ]
+    path.write_text("text\nhello\ntoo,many\n", encoding="utf-8")  # no id column: a row's id is its line
+    (shard,) = read_shards([path], 10, ColumnMap())
+    (error,) = shard_posts(shard, ColumnMap(), None, ["text"]).errors
+    assert error.message == f"{path}:3 (post id='3'): expected 1 cell (text), got 2: 'too,many'"
 
 
 def test_an_empty_image_cell_of_a_row_with_nothing_else_is_said_to_be_empty(tmp_path: Path) -> None:
