@@ -40,6 +40,7 @@ import contextlib
 import json
 import math
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, TypedDict
@@ -48,6 +49,7 @@ from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.slices import MIN_SIZE
 from faim.eval.tables import format_ece_range, format_value, markdown_table, text_table, with_change
 from faim.folders import write_text_whole
+from faim.notices import FaimWarning
 
 TaskType = Literal["binary", "multiclass", "multilabel"]
 
@@ -93,6 +95,10 @@ REPORT_FILES = {"json": "metrics.json", "markdown": "metrics.md"}
 WRITTEN = "written.json"
 """The record in a report folder of the files the last run wrote there (``replace_written``)."""
 
+WRITER = "faim eval"
+"""What a record faim writes (``WRITTEN``) names as its writer, under ``"writer"``: a file of that name without it
+is another's, whose files faim never removes (``recorded``)."""
+
 
 def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
     """Write ``metrics.json`` (NaN as ``null``) and ``metrics.md`` into ``out_dir``.
@@ -124,17 +130,31 @@ def written_files(results: Results, out_dir: Path) -> list[str]:
     return [*REPORT_FILES.values(), *(Path(plot).relative_to(out_dir).as_posix() for plot in plots), WRITTEN]
 
 
-def replace_written(folder: Path, written: Iterable[str]) -> None:
+def replace_written(folder: Path, written: Iterable[str]) -> bool:
     """Remove the files of ``folder`` that its record (``WRITTEN``) says an earlier run wrote and that are not among
     ``written`` (this run's, as paths relative to ``folder`` with ``/``), and the folders of them left empty, then
-    record ``written``, made where it is missing, as a whole file or none (a record cut short reads as no record).
-    With nothing written and no earlier record, nothing is made, not even ``folder``. An earlier record of a folder
-    inside (``robustness/written.json``) that this run did not write again takes the files it lists with it. Only what
-    the record names inside ``folder`` is removed (an entry leading out of it, by ``..``, from the root or through a
-    link inside it, is passed over), and ``folder`` itself stays, a link to another folder too."""
+    record ``written``, made where it is missing, as a whole file or none. With nothing written and no earlier
+    record, nothing is made, not even ``folder``. An earlier record of a folder inside (``robustness/written.json``)
+    that this run did not write again takes the files it lists with it. Only what the record names inside ``folder``
+    is removed (an entry leading out of it, by ``..``, from the root or through a link inside it, is passed over), and
+    ``folder`` itself stays, a link to another folder too. A ``WRITTEN`` there that is not a record faim wrote
+    (``recorded``) is left as it is, with the files it lists, and this run's files go unrecorded, with a warning.
+
+    Returns:
+        Whether ``folder``'s record was faim's, or there was none (false where another's was left as it is).
+    """
     written, earlier = sorted(set(written)), recorded(folder)
+    if earlier is None:
+        warnings.warn(
+            f'{folder / WRITTEN}: is not a record faim wrote (no "writer": "{WRITER}" in it), so it and the '
+            "files it lists are left as they are and this run's files there go unrecorded (a later run removes none "
+            "it does not write again); move it away to have faim record them",
+            FaimWarning,
+            stacklevel=2,
+        )
+        return False
     if not written and not earlier:
-        return
+        return True
     for entry in sorted(set(earlier) - set(written)):
         path = PurePosixPath(entry)
         if path.is_absolute() or ".." in path.parts or not path.parts:
@@ -142,24 +162,34 @@ def replace_written(folder: Path, written: Iterable[str]) -> None:
         stale = folder.joinpath(*path.parts)
         if not stale.parent.resolve().is_relative_to(folder.resolve()):  # through a link inside to another folder
             continue
-        if stale.name == WRITTEN and len(path.parts) > 1:
-            replace_written(stale.parent, [])
+        if stale.name == WRITTEN and len(path.parts) > 1 and not replace_written(stale.parent, []):
+            continue  # another's record, left as it is
         if stale.is_file() and not stale.is_symlink():  # faim writes plain files; a link put there is another's
             stale.unlink()
         for parent in list(stale.parents)[: len(path.parts) - 1]:
             with contextlib.suppress(OSError):  # not empty (a file of another's), or gone already
                 parent.rmdir()
     folder.mkdir(parents=True, exist_ok=True)
-    write_text_whole(folder / WRITTEN, json.dumps({"files": written}, indent=2) + "\n")
+    write_text_whole(folder / WRITTEN, json.dumps({"writer": WRITER, "files": written}, indent=2) + "\n")
+    return True
 
 
-def recorded(folder: Path) -> list[str]:
-    """The files ``folder``'s record (``WRITTEN``) lists; none where there is no readable record."""
-    try:
-        files = json.loads((folder / WRITTEN).read_text(encoding="utf-8"))["files"]
-    except (OSError, ValueError, KeyError, TypeError):
+def recorded(folder: Path) -> list[str] | None:
+    """The files ``folder``'s record (``WRITTEN``) lists: none where there is no file of that name; ``None`` where
+    the file there is not a record faim wrote, one naming ``WRITER`` as its writer and its files as a list (a
+    user's own file of that name, one that does not read as JSON, or the record of a faim before records named
+    their writer, which cannot be told from a user's).
+    """
+    path = folder / WRITTEN
+    if not path.exists() and not path.is_symlink():
         return []
-    return [entry for entry in files if isinstance(entry, str)] if isinstance(files, list) else []
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("writer") != WRITER or not isinstance(record.get("files"), list):
+        return None
+    return [entry for entry in record["files"] if isinstance(entry, str)]
 
 
 def format_table(results: Results) -> str:

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from faim.eval import Results, binary_metrics, format_table, multiclass_metrics, plot_binary, write_report
+from faim.eval.report import WRITTEN, replace_written
+from faim.notices import FaimWarning
 
 
 def _results(tmp_path: Path) -> Results:
@@ -126,3 +128,29 @@ def test_a_slice_too_small_to_measure_reads_unmeasured_not_na_with_a_note_and_a_
     results["tasks"]["hate"]["slices"] = {"small": {"n": 20}, "smaller": {"n": 5}}  # no metric column: no cell —
     md = write_report(results, tmp_path / "report")["markdown"].read_text()
     assert "| small | 20 |" in md and "not measured, on a slice" not in md
+
+
+@pytest.mark.parametrize(
+    "theirs",
+    [json.dumps({"files": ["notes.txt", "plots/mine.png"]}), '{"files": ["notes.txt"', "my own list of files\n"],
+    ids=["a record without its writer", "not JSON", "text"],
+)
+def test_a_written_json_faim_did_not_write_is_left_with_the_files_it_lists(tmp_path: Path, theirs: str) -> None:
+    folder = tmp_path / "mine"
+    (folder / "plots").mkdir(parents=True)
+    (folder / "notes.txt").write_text("mine")
+    (folder / "plots" / "mine.png").write_text("mine")
+    (folder / WRITTEN).write_text(theirs)
+    with pytest.warns(FaimWarning, match=rf"{folder / WRITTEN}: is not a record faim wrote .* left as they are"):
+        assert not replace_written(folder, ["metrics.json", "metrics.md", WRITTEN])
+    assert (folder / WRITTEN).read_text() == theirs
+    assert (folder / "notes.txt").read_text() == (folder / "plots" / "mine.png").read_text() == "mine"
+
+
+def test_a_record_faim_wrote_names_its_writer_and_is_read_back(tmp_path: Path) -> None:
+    folder = tmp_path / "report"
+    assert replace_written(folder, ["metrics.json", "old.png", WRITTEN])
+    (folder / "old.png").write_text("plot")
+    assert replace_written(folder, ["metrics.json", WRITTEN])
+    assert json.loads((folder / WRITTEN).read_text()) == {"writer": "faim eval", "files": ["metrics.json", WRITTEN]}
+    assert not (folder / "old.png").exists()

@@ -224,10 +224,12 @@ def test_a_record_naming_files_outside_the_folder_removes_none_of_them(tmp_path:
     folder, outside = tmp_path / "robustness", tmp_path / "outside.txt"
     folder.mkdir()
     outside.write_text("mine")
-    (folder / "written.json").write_text(json.dumps({"files": ["../outside.txt", str(outside), "link/outside.txt"]}))
+    (folder / "written.json").write_text(
+        json.dumps({"writer": "faim eval", "files": ["../outside.txt", str(outside), "link/outside.txt"]})
+    )
     (folder / "link").symlink_to(tmp_path)  # a folder inside that is a link to another's
     replace_written(folder, [])
-    assert outside.read_text() == "mine" and json.loads((folder / "written.json").read_text()) == {"files": []}
+    assert outside.read_text() == "mine" and json.loads((folder / "written.json").read_text())["files"] == []
 
 
 def test_a_model_no_perturbation_applies_to_is_evaluated_and_leaves_no_robustness_folder(
@@ -244,11 +246,11 @@ def test_the_record_is_made_with_its_folder_and_a_record_cut_short_leaves_the_ea
 ) -> None:
     folder = tmp_path / "eval" / "robustness"
     replace_written(folder, ["text.spaces/metrics.json"])
-    assert json.loads((folder / "written.json").read_text()) == {"files": ["text.spaces/metrics.json"]}
+    assert json.loads((folder / "written.json").read_text())["files"] == ["text.spaces/metrics.json"]
     monkeypatch.setattr("faim.folders.os.replace", mock.Mock(side_effect=OSError("disk full")))
     with pytest.raises(OSError, match="disk full"):
         replace_written(folder, ["text.leetspeak/metrics.json"])
-    assert json.loads((folder / "written.json").read_text()) == {"files": ["text.spaces/metrics.json"]}
+    assert json.loads((folder / "written.json").read_text())["files"] == ["text.spaces/metrics.json"]
     assert report_files(folder) == {"written.json"}
 
 
