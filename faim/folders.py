@@ -163,24 +163,25 @@ def staging_left(target: Path, prefix: str) -> list[tuple[Path, str, int]]:
     ]
 
 
-STOPPED_ASIDE: set[Path] = set()
+STOPPED_REMOVING: set[Path] = set()
 """The folders this process moved a target aside into (``replace_folder``), under either name they had, and was
-stopped (Ctrl-C) before it removed them, once the new folder took the target's place: stale though the process that
-made them runs, so that the next write of their target from this process (a notebook, a service) removes them, as the
-next from another does once this one ends."""
+stopped (Ctrl-C) before it removed them, once the new folder took the target's place, and those it worked towards a
+target in (``working_folder``) and was stopped as it removed them: stale though the process that made them runs, so
+that the next write of their target from this process (a notebook, a service) removes them, as the next from another
+does once this one ends."""
 
 
 def stale_staging(target: Path, prefix: str) -> list[tuple[Path, int]]:
     """The folders of ``staging_left`` made in this process table (``process_table``) by a process no longer running
     (killed part way: ``kill -9``, the out-of-memory killer), or by this one, stopped before it removed them
-    (``STOPPED_ASIDE``), with that process's id. Nothing else is one: not a folder another target's, another
+    (``STOPPED_REMOVING``), with that process's id. Nothing else is one: not a folder another target's, another
     machine's, container's or boot's, or a running process's, nor one named otherwise (those of faim versions that
     named them at random alone), nor a link."""
     table = digest(process_table())
     return [
         (path, pid)
         for path, made_in, pid in staging_left(target, prefix)
-        if made_in == table and (not running(pid) or path in STOPPED_ASIDE)
+        if made_in == table and (not running(pid) or path in STOPPED_REMOVING)
     ]
 
 
@@ -209,12 +210,23 @@ def running(pid: int) -> bool:
 @contextmanager
 def working_folder(target: Path, prefix: str) -> Iterator[Path]:
     """Yield a new folder beside ``target`` (``staging_folder``) to work towards it in, removed afterwards whatever
-    happens (by the next ``staging_folder`` for ``target`` where this process is killed)."""
+    happens: by the next ``staging_folder`` for ``target`` where this process is killed, or stopped (Ctrl-C) as it
+    removes it (``STOPPED_REMOVING``), which a warning naming the folder says (the stop goes on as it came)."""
     folder = staging_folder(target, prefix)
     try:
         yield folder
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+        except KeyboardInterrupt:
+            STOPPED_REMOVING.add(folder)
+            warnings.warn(
+                f"stopped as it removed {folder}, where {target} was worked out: what is left of it is removed by the "
+                f"next write of {target}",
+                FaimWarning,
+                stacklevel=3,
+            )
+            raise
 
 
 @contextmanager
@@ -322,7 +334,7 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
     ``staging_folder`` for it puts the folder aside back (``clear_stale``). The folder aside is renamed as an
     unfinished one before it is removed, so a process killed or stopped as it removes it leaves what remains to that
     ``staging_folder`` to remove, never to put back; one stopped at any point after ``staging`` took the place of
-    ``target`` leaves the folder aside to the next write of ``target``, from this process too (``STOPPED_ASIDE``).
+    ``target`` leaves the folder aside to the next write of ``target``, from this process too (``STOPPED_REMOVING``).
 
     Raises:
         KeyboardInterrupt: When stopped (Ctrl-C) once ``staging`` took the place of ``target``, saying that
@@ -346,7 +358,7 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
             raise
         if not isinstance(error, KeyboardInterrupt):
             raise
-        STOPPED_ASIDE.update((aside, removed))
+        STOPPED_REMOVING.update((aside, removed))
         left = f"left beside it in part ({removed})" if removed.exists() else f"left beside it ({aside})"
         raise KeyboardInterrupt(
             f"{target} is written whole; what it held before, {left}, is removed by the next write of {target}"

@@ -26,6 +26,7 @@ from faim.folders import (
     staging_stem,
     stale_staging,
     umask_permissions,
+    working_folder,
     write_text_whole,
 )
 from faim.notices import FaimWarning
@@ -264,6 +265,32 @@ def test_what_a_folder_held_before_is_removed_by_the_next_write_from_the_same_pr
         with replacing(target, ".faim-") as staging:  # this process, a notebook, writes the same model again
             (staging / MANIFEST).write_text("newer", encoding="utf-8")
     assert list(tmp_path.iterdir()) == [target] and (target / MANIFEST).read_text(encoding="utf-8") == "newer"
+
+
+def test_a_working_folder_stopped_as_it_is_removed_is_named_and_removed_by_the_next_write_from_the_same_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "export"
+    rmtree = shutil.rmtree
+
+    def stopped(path: Path, *args: object, **kwargs: object) -> None:
+        (Path(path) / "graph.onnx").unlink()
+        raise KeyboardInterrupt  # Ctrl-C part way removing the working folder
+
+    with pytest.raises(KeyboardInterrupt), pytest.warns(FaimWarning) as said:
+        with working_folder(target, ".faim-") as folder:
+            for name in ("graph.onnx", "weights"):
+                (folder / name).write_text("work", encoding="utf-8")
+            monkeypatch.setattr(folders.shutil, "rmtree", stopped)
+    monkeypatch.setattr(folders.shutil, "rmtree", rmtree)
+    assert [str(warning.message) for warning in said] == [
+        f"stopped as it removed {folder}, where {target} was worked out: what is left of it is removed by the next "
+        f"write of {target}"
+    ]
+    with pytest.warns(FaimWarning, match=rf"^removed {re.escape(str(folder))}, left unfinished by process \d+, stop"):
+        with replacing(target, ".faim-") as staging:  # this process, a notebook, writes the same target again
+            (staging / MANIFEST).write_text("new", encoding="utf-8")
+    assert list(tmp_path.iterdir()) == [target]
 
 
 def test_a_folder_named_through_a_link_and_dot_dot_is_the_one_checked_and_replaced(

@@ -128,7 +128,7 @@ def test_an_int8_export_stopped_once_it_took_the_place_of_out_says_it_is_written
     assert json.loads((out / "faim-export.json").read_text())["quantized"] == "int8"
 
 
-def test_an_int8_export_stopped_as_its_working_folder_is_removed_says_nothing_was_written(
+def test_an_int8_export_stopped_as_its_working_folder_is_removed_names_it_and_says_nothing_was_written(
     tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path, monkeypatch, capsys
 ) -> None:
     data = ["--data", str(demo_data["validation"]), "--map", "labels.harmful=label"]
@@ -142,7 +142,12 @@ def test_an_int8_export_stopped_as_its_working_folder_is_removed_says_nothing_wa
 
     monkeypatch.setattr(shutil, "rmtree", stopped)
     assert main(["export", str(tiny_model_dir), "-o", str(out), "--quantize", "int8", "--max-drop", "1", *data]) == 130
-    assert capsys.readouterr().err == f"faim: interrupted: nothing was written: {out} is left as it was\n"
+    (working,) = tmp_path.glob(".faim-export-*")
+    assert capsys.readouterr().err.splitlines()[-2:] == [
+        f"faim export: warning: stopped as it removed {working}, where {out} was worked out: what is left of it is "
+        f"removed by the next write of {out}",
+        f"faim: interrupted: nothing was written: {out} is left as it was",
+    ]
     assert not out.exists()
 
 
