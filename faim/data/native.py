@@ -120,8 +120,8 @@ class FilePerSplit:
     recipe_path: str
 
     def splits(self) -> list[str]:
-        """Train and validation, and test where its file is there under ``root``."""
-        return [split for split in self.SPLIT_FILES if split != "test" or self._file(split).is_file()]
+        """The splits the folder gives (``_gives``)."""
+        return [split for split in self.SPLIT_FILES if self._gives(split)]
 
     def location(self, split: str) -> Path:
         """The file of ``split``, looked for only where it decides whether the split is given (test).
@@ -132,7 +132,7 @@ class FilePerSplit:
             FileNotFoundError: For such a split, where ``root`` holds no train file either: the folder is named as
                 not the dataset's (``faim.data.inputs.check_exists``).
         """
-        if split in self.SPLIT_FILES and (split != "test" or self._file(split).is_file()):
+        if self._gives(split):
             return self._file(split)
         check_exists(self._file("train"), f"{self.recipe_path}.root", self.LAYOUT)  # a folder not the dataset's first
         raise unknown_split(self.recipe_path, split, self.splits(), self.root)
@@ -158,6 +158,10 @@ class FilePerSplit:
         """The file of ``split``, there: test's found by ``location``, which looks for it, the others' checked here."""
         path = self.location(split)
         return path if split == "test" else check_exists(path, f"{self.recipe_path}.root", self.LAYOUT)
+
+    def _gives(self, split: str) -> bool:
+        """Whether the folder gives ``split``: train and validation always, test only where its file is there."""
+        return split in self.SPLIT_FILES and (split != "test" or self._file(split).is_file())
 
     def _file(self, split: str) -> Path:
         return self.root / self.SPLIT_FILES[split]
