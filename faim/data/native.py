@@ -25,6 +25,8 @@ def read_delimited(
     quoted: bool = True,
     names: Sequence[str] | None = None,
     required: Sequence[str] = (),
+    where: str = "",
+    hint: str = "",
 ) -> Records:
     """Stream ``(line, row)`` pairs of a delimited UTF-8 text file (``row``: column → cell), skipping blank lines.
 
@@ -35,6 +37,7 @@ def read_delimited(
             quotes as text (pandas ``quoting=3``), as LIAR and MediaEval need.
         names: Column names of a file without a header row; ``None``: the first line is the header.
         required: Columns the header must have.
+        where, hint: Put before and after the message of a ``path`` not there (``check_exists``).
 
     Raises:
         FileNotFoundError: When ``path`` does not exist, naming it (raised at once, not on iteration).
@@ -43,7 +46,7 @@ def read_delimited(
             a cell is not UTF-8 (naming file, line and column: ``data.tsv:3: column 'text': not UTF-8 text (byte 4
             of the cell)``).
     """
-    return _records(check_exists(path), delimiter, quoted, names, required)
+    return _records(check_exists(path, where, hint), delimiter, quoted, names, required)
 
 
 def _records(path: Path, delimiter: str, quoted: bool, names: Sequence[str] | None, required: Sequence[str]) -> Records:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from faim.data.inputs import check_exists
-from faim.data.native import label_index, read_delimited, unknown_split
+from faim.data.native import Records, label_index, read_delimited, unknown_split
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
 from faim.registry import register_source, source_path, suggest
@@ -87,7 +87,8 @@ class VmuSource:
             FileNotFoundError: When ``posts.txt`` or the image folder is not there (``check_split``).
             ValueError: When a validation event is not in the data, naming the events there are.
         """
-        posts = list(self.iter_posts(self._posts_file(split)))  # which finds the image folder
+        self._check_given(split)
+        posts = list(self.iter_posts(self.root / "posts.txt"))  # which finds it and the image folder
         events = sorted({post.meta["event"] for post in posts})
         for event in self.validation_events:
             if event not in events:
@@ -107,14 +108,21 @@ class VmuSource:
             KeyError: On a split other than train and validation.
             FileNotFoundError: Naming what is not there, the recipe key ``root`` and what the folder holds (``LAYOUT``).
         """
-        self._posts_file(split)
+        self._check_given(split)
+        self._rows(self.root / "posts.txt")  # found at once; its rows are read only as they are iterated
         self._image_root()
 
-    def _posts_file(self, split: str) -> Path:
-        """``posts.txt``, found there, for a split this source gives (``check_split``)."""
+    def _check_given(self, split: str) -> None:
+        """Refuse a split this source does not give (``unknown_split``)."""
         if split not in self.splits():
             raise unknown_split(self.recipe_path, split, self.splits())
-        return check_exists(self.root / "posts.txt", f"{self.recipe_path}.root", LAYOUT)
+
+    def _rows(self, path: Path) -> Records:
+        """The rows of ``path``, a file in the ``posts.txt`` format (``read_delimited``), which is found at once, and
+        named where it is not there as the recipe key ``root`` names it, with what the folder holds (``LAYOUT``)."""
+        return read_delimited(
+            path, delimiter="\t", quoted=False, required=COLUMNS, where=f"{self.recipe_path}.root", hint=LAYOUT
+        )
 
     def _image_root(self) -> Path:
         """The image folder, found there, absolute (``check_split``)."""
@@ -124,13 +132,13 @@ class VmuSource:
         """Every post of a file in the ``posts.txt`` format, with images and events from this source's image tree.
 
         Raises:
-            FileNotFoundError: When the file or the image folder does not exist (the folder named by the recipe key
-                ``root`` and what it holds, ``check_exists``).
+            FileNotFoundError: When the file or the image folder does not exist (each named as the recipe key ``root``
+                names it, with what the folder holds, ``check_exists``).
             ValueError: On a missing column, an unknown label, or image ids of no or several events (naming file
                 and line).
         """
         path = Path(path)
-        rows = read_delimited(path, delimiter="\t", quoted=False, required=COLUMNS)
+        rows = self._rows(path)
         image_root = self._image_root()
         files, events = _index(image_root)
         for line, row in rows:

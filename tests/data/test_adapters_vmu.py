@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from faim.data import vmu
+from faim.data import native, vmu
 from faim.data.images import load_image
 from faim.data.sources import check_split
 from faim.data.vmu import IMAGES, LABELS, VALIDATION_EVENTS, VmuSource
@@ -114,7 +114,7 @@ def test_a_root_pointed_at_the_wrong_folder_is_named_by_its_recipe_key_with_what
     tmp_path, monkeypatch
 ):
     source = build_source_spec({"type": "vmu", "root": str(tmp_path)}, "data.sources[1]")
-    monkeypatch.setattr(VmuSource, "iter_posts", lambda self, path: pytest.fail(f"{path} was read"))
+    monkeypatch.setattr(vmu, "_index", lambda folder: pytest.fail(f"{folder} was read"))
     expected = (
         f"^data.sources\\[1\\].root: {re.escape(str(tmp_path / 'posts.txt'))} does not exist .*; "
         "root must be the MediaEval 2016 VMU folder holding posts.txt"
@@ -152,7 +152,7 @@ def test_real_vmu():
     assert with_images.dropped == {"train": 364, "validation": 1849}
 
 
-def test_reading_a_split_checks_the_image_folder_once(root, monkeypatch):
+def test_reading_a_split_checks_the_image_folder_and_posts_txt_once_each(root, monkeypatch):
     checked = []
     check_exists = vmu.check_exists
 
@@ -161,5 +161,6 @@ def test_reading_a_split_checks_the_image_folder_once(root, monkeypatch):
         return check_exists(path, *args, **kwargs)
 
     monkeypatch.setattr(vmu, "check_exists", counted)
+    monkeypatch.setattr(native, "check_exists", counted)  # read_delimited's
     VmuSource(str(root), validation_events=["Quake"]).posts("train")
-    assert checked.count(IMAGES.name) == 1
+    assert checked.count(IMAGES.name) == 1 and checked.count("posts.txt") == 1
