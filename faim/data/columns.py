@@ -5,9 +5,10 @@ A mapping names, for each post field, the column that holds it::
     columns: {id: tweet_id, text: tweet, image: img, comments: replies, labels: {hate: class}, meta: [lang]}
 
 Unmapped fields default to the column of the same name (``images`` falls back, row by row, to ``image``: a row
-whose ``images`` cell is empty or absent reads its ``image`` cell) and are simply absent when the file lacks that
-column; a column named explicitly must exist in the file (of JSON Lines, in some object of it). Cells may hold
-a list (images, comments, a multilabel task's labels), or, in a file whose cells are text (CSV, TSV:
+whose ``images`` cell is empty or absent reads its ``image`` cell; an unmapped ``labels`` or ``meta`` column's cell
+holding a mapping gives the post's tasks or meta fields, as in a post given as a dict) and are simply absent when
+the file lacks that column; a column named explicitly must exist in the file (of JSON Lines, in some object of it).
+Cells may hold a list (images, comments, a multilabel task's labels), or, in a file whose cells are text (CSV, TSV:
 ``text_cells``), a JSON-encoded list string, where a JSON Lines or Parquet file's string is one image, comment or
 label, whatever it holds, as in a post given as a dict; empty cells mean "missing": no text, no images, no comments,
 or no label for that task.
@@ -28,6 +29,15 @@ from faim.registry import suggest
 
 SINGLE = ("id", "text", "images", "comments")
 
+OBJECT_FIELDS = ("labels", "meta")
+"""The fields of a post given as a dict that hold a mapping (task name to label, field name to value)."""
+
+FIELD_OBJECTS = 1
+"""The version of how an unmapped ``labels`` or ``meta`` column is read: 1 reads a cell of it holding a mapping as
+the post's tasks or meta fields (``ColumnMap.object_cell``), where faim before read no such column. A scoring run
+reading a file whose cells may hold a mapping records it (``faim.scoring.runner.object_settings``), so that a run
+begun by a faim reading them otherwise is not resumed."""
+
 
 @dataclass(frozen=True)
 class ColumnMap:
@@ -44,6 +54,9 @@ class ColumnMap:
             CSV or TSV file, a JSON list string; any other string is one label).
         meta: Meta field name to the column kept in ``Post.meta``.
         explicit: The fields the recipe named; only those must exist in the file.
+        objects: Those of ``OBJECT_FIELDS`` the recipe leaves unmapped (not given; given as ``None``, a field is not
+            read), each read from the column of its name where its cell holds a mapping (``object_cell``). The column
+            is read for nothing else: it is no field's column (``fields``) and is listed among those ``unread``.
     """
 
     id: str | None = "id"
@@ -53,6 +66,7 @@ class ColumnMap:
     labels: dict[str, str] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
     explicit: tuple[str, ...] = ()
+    objects: tuple[str, ...] = OBJECT_FIELDS
 
     @classmethod
     def from_recipe(cls, mapping: Mapping[str, Any] | None) -> ColumnMap:
@@ -83,6 +97,7 @@ class ColumnMap:
             labels=_named_columns("labels", mapping.get("labels")),
             meta=_named_columns("meta", mapping.get("meta")),
             explicit=tuple(key for key in SINGLE if key in mapping),
+            objects=tuple(key for key in OBJECT_FIELDS if key not in mapping),
         )
 
     def bind(self, available: Collection[str], file: str) -> ColumnMap:
@@ -162,6 +177,12 @@ class ColumnMap:
         mapped = {column for _, column in self.fields}
         return [column for column in available if column in mapped]
 
+    def projected(self, available: Collection[str]) -> list[str]:
+        """The columns of ``available`` a row is read from, in file order (for column projection): those ``wanted``
+        and the ``objects`` ones."""
+        read = {*self.wanted(available), *self.objects}
+        return [column for column in available if column in read]
+
     def unread(self, available: Collection[str]) -> list[str]:
         """The columns of ``available`` no field of the mapping reads, in file order (the complement of ``wanted``)."""
         wanted = set(self.wanted(available))
@@ -204,17 +225,29 @@ class ColumnMap:
         if text is not None and not isinstance(text, str):
             raise ValueError(f"{where} field 'text' (column {self.text!r}): must be a string, got {text!r}")
         labels = {task: _listed_cell(row, column, text_cells) for task, column in self.labels.items()}
+        labels = {task: value for task, value in labels.items() if value is not None} | self.object_cell(row, "labels")
         column, images = self.images_cell(row, text_cells)
         return Post(
             id=ident,
             text=text,
             images=_images(images, where, column),
             comments=_comments(_listed_cell(row, self.comments, text_cells), where, self.comments),
-            labels={task: value for task, value in labels.items() if value is not None},
-            meta={name: _cell(row, column) for name, column in self.meta.items()},
+            labels=labels,
+            meta={name: _cell(row, column) for name, column in self.meta.items()} | self.object_cell(row, "meta"),
             origin=origin,
             image_root=image_root,
         )
+
+    def object_cell(self, row: Mapping[str, Any], name: str) -> dict[str, Any]:
+        """The tasks or meta fields (``name``) of a row where the field is unmapped (``objects``): the mapping the
+        cell of the column of that name holds (a JSON object, a Parquet struct, or a Parquet map keyed by text, which
+        Arrow gives as a list of ``(key, value)`` pairs), as a post given as a dict holds them; ``{}`` where the field
+        is mapped or the cell holds no mapping (missing, or a value of a column that happens to bear the name, such
+        as a CSV or TSV cell, which is text), left unread as a column no mapping reads is."""
+        value = row.get(name) if name in self.objects else None
+        if isinstance(value, list) and all(type(pair) is tuple and isinstance(pair[0], str) for pair in value):
+            value = dict(value)
+        return dict(value) if isinstance(value, Mapping) else {}
 
 
 def _named_columns(key: str, value: Any) -> dict[str, str]:

@@ -81,10 +81,11 @@ class HfSource(FileSource):
         self.image_root = self.image_root or self.path.absolute().parent
 
     def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
-        """Bind the mapping to the dataset at ``path`` and stream its mapped columns as Arrow batches."""
+        """Bind the mapping to the dataset at ``path`` and stream the columns it reads (``ColumnMap.projected``) as
+        Arrow batches."""
         dataset = load_dataset(path)
         bound = self.columns.bind(dataset.column_names, str(path))
-        batches = dataset.select_columns(bound.wanted(dataset.column_names)).with_format("arrow").iter(BATCH_ROWS)
+        batches = dataset.select_columns(bound.projected(dataset.column_names)).with_format("arrow").iter(BATCH_ROWS)
         return bound, arrow_rows(batches, path)
 
 

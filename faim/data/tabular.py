@@ -396,11 +396,12 @@ def open_parquet(path: Path) -> pq.ParquetFile:
 
 
 def parquet_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
-    """Bind ``columns`` to a Parquet file's schema and stream the mapped columns batch by batch."""
+    """Bind ``columns`` to a Parquet file's schema and stream the columns it reads (``ColumnMap.projected``) batch by
+    batch."""
     table = open_parquet(path)
     names = table.schema_arrow.names
     bound = columns.bind(names, str(path))
-    return bound, arrow_rows(table.iter_batches(batch_size=BATCH_ROWS, columns=bound.wanted(names)), path)
+    return bound, arrow_rows(table.iter_batches(batch_size=BATCH_ROWS, columns=bound.projected(names)), path)
 
 
 def data_files(spec: Path) -> list[Path]:

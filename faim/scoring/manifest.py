@@ -56,6 +56,10 @@ JSONL_READING = "jsonl_lines"
 """The setting recording how a run reading JSON Lines takes their lines for rows (``faim.data.tabular.JSONL_LINES``;
 ``faim.scoring.runner.line_settings``): a run begun by a faim that recorded none is resumed unless its inputs hold a
 line the two read otherwise (``lines_read_otherwise``)."""
+FIELD_OBJECTS_SETTING = "field_objects"
+"""The setting recording how a run reads an unmapped labels or meta column holding a mapping
+(``faim.data.columns.FIELD_OBJECTS``; ``faim.scoring.runner.object_settings``): a run begun by a faim that recorded
+none read no such column, and its resume is refused (its settings differ) rather than scoring its rows both ways."""
 PIXEL_LIMIT = "max_image_pixels"
 """The setting recording the decompression-bomb limit of a run reading pictures, where it is not Pillow's own
 (``faim.scoring.runner.picture_settings``)."""

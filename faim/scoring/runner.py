@@ -36,13 +36,21 @@ from typing import Any, Protocol
 from PIL import Image
 from tqdm.auto import tqdm
 
-from faim.data.columns import ColumnMap
+from faim.data.columns import FIELD_OBJECTS, ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import close_reading, find_inputs, input_format
+from faim.data.sources import READERS
 from faim.data.tabular import JSONL_LINES, refuse_spread_json_array
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
-from faim.scoring.manifest import DECODING, JSONL_READING, PIXEL_LIMIT, Manifest, run_identity
+from faim.scoring.manifest import (
+    DECODING,
+    FIELD_OBJECTS_SETTING,
+    JSONL_READING,
+    PIXEL_LIMIT,
+    Manifest,
+    run_identity,
+)
 from faim.scoring.ray_engine import run_ray
 from faim.scoring.report import Held, ShardReport
 from faim.scoring.rows import warn_unheld_at_first
@@ -183,6 +191,16 @@ def line_settings(files: Sequence[Path]) -> dict[str, int]:
     return {JSONL_READING: JSONL_LINES} if any(input_format(file) == "jsonl" for file in files) else {}
 
 
+def object_settings(files: Sequence[Path], columns: ColumnMap) -> dict[str, int]:
+    """How a run reading ``files`` with the mapping ``columns`` reads an unmapped labels or meta column holding a
+    mapping (``faim.data.columns.FIELD_OBJECTS``), as its settings name it, for a run leaving either unmapped
+    (``ColumnMap.objects``) and reading a file whose cells may hold one (not CSV or TSV, whose cells are text): its
+    resume under a faim reading such a column otherwise is refused rather than scoring some rows with the fields it
+    holds and some without. Any other run records nothing, as runs did before."""
+    cells = any(not READERS[input_format(file)].text_cells for file in files)
+    return {FIELD_OBJECTS_SETTING: FIELD_OBJECTS} if columns.objects and cells else {}
+
+
 @dataclass(frozen=True)
 class RunPlan:
     """What a run reads and what it is: its input files, their rows, the rows per shard, its identity (recorded
@@ -225,7 +243,9 @@ def plan_run(
             same model files and tasks (``faim.scoring.manifest.run_identity``).
         settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match), its
             ``columns`` the column mapping the rows are read with (as in a recipe's ``data.columns``), to which
-            the plan adds the rows per shard and, for a run reading pictures, what decodes them (``picture_settings``).
+            the plan adds the rows per shard, for a run reading pictures what decodes them (``picture_settings``),
+            and how it reads JSON Lines lines (``line_settings``) and unmapped labels or meta mappings
+            (``object_settings``).
         shard_rows: Rows per shard (``None``: a thirty-second of the dump, between 32 and 1024 rows).
         kinds: The element kinds the run reads (a model reading more is recorded as reading pictures it may not).
 
@@ -244,9 +264,11 @@ def plan_run(
             refuse_spread_json_array(file)
     total = sum(count_rows(f) for f in files)
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
+    columns = ColumnMap.from_recipe(settings.get("columns"))
     settings = settings | {"shard_rows": shard_rows} | picture_settings(kinds) | line_settings(files)
+    settings |= object_settings(files, columns)
     identity = run_identity(model, files, settings)
-    return RunPlan(files, total, shard_rows, identity, ColumnMap.from_recipe(settings.get("columns")), tuple(kinds))
+    return RunPlan(files, total, shard_rows, identity, columns, tuple(kinds))
 
 
 def run_shards(

@@ -7,9 +7,13 @@ import math
 import re
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from faim.data.columns import ColumnMap
+from faim.data.post import Post
+from faim.data.sources import read_posts
 
 
 def convert(row: dict, mapping: dict | None = None, index: int = 0):
@@ -26,6 +30,41 @@ def test_identity_mapping_reads_same_named_columns():
 
 def test_image_column_is_the_default_when_there_is_no_images_column():
     assert convert({"text": "t", "image": "one.png"}).images == ["one.png"]
+
+
+def test_unmapped_labels_and_meta_columns_holding_mappings_read_as_a_post_given_as_a_dict(tmp_path: Path):
+    given = {"id": "b", "text": "hi", "labels": {"harm": 1, "flags": ["spam"]}, "meta": {"likes": 3, "lang": "en"}}
+    expected = Post.from_dict(given)
+    (tmp_path / "posts.jsonl").write_text(json.dumps(given) + "\n")
+    pq.write_table(pa.Table.from_pylist([given]), tmp_path / "structs.parquet")
+    maps = pa.map_(pa.string(), pa.int64())
+    struct_keys = pa.map_(pa.struct([("k", pa.string())]), pa.int64())
+    pq.write_table(
+        pa.table({
+            "id": ["b"], "text": ["hi"], "meta": pa.array([[("likes", 3)]], type=maps),
+            "other": pa.array([[("likes", 3)]], type=maps), "labels": pa.array([[({"k": "x"}, 1)]], type=struct_keys),
+        }),
+        tmp_path / "maps.parquet",
+    )  # fmt: skip
+    for name in ("posts.jsonl", "structs.parquet"):
+        (post,) = read_posts(tmp_path / name)
+        assert (post.labels, post.meta) == (expected.labels, expected.meta), name
+    (post,) = read_posts(tmp_path / "maps.parquet")  # only the meta column's map is read, as field names
+    assert (post.labels, post.meta) == ({}, {"likes": 3})
+    (post,) = read_posts(tmp_path / "maps.parquet", columns={"meta": ["other"], "labels": None})
+    assert (post.labels, post.meta) == ({}, {"other": [("likes", 3)]})  # mapped: a column gives one field its cell
+    csv = tmp_path / "posts.csv"
+    csv.write_text('id,text,labels,labels,meta\nb,hi,x,y,"{""likes"": 3}"\n')  # a CSV cell is text: not read
+    (post,) = read_posts(csv)
+    assert (post.labels, post.meta) == ({}, {})
+    assert ColumnMap().unread(["id", "labels", "meta", "other"]) == ["labels", "meta", "other"]
+
+
+@pytest.mark.parametrize("cell", [None, "", 5, "many", '{"likes": 3}', ["likes"], [["likes", 3]]])
+def test_an_unmapped_meta_or_labels_cell_holding_no_mapping_is_not_read(cell):
+    columns = ColumnMap().bind(["id", "labels", "meta"], "posts.jsonl")
+    post = columns.to_post({"id": "b", "labels": cell, "meta": cell}, 0, "posts.jsonl:1", None)
+    assert (post.labels, post.meta) == ({}, {})
 
 
 def test_an_unmapped_images_field_falls_back_row_by_row_to_the_image_column():

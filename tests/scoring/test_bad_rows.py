@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from conftest import tiny_recipe
 from PIL import Image
 
 import faim
+from faim.data.columns import FIELD_OBJECTS
+from faim.notices import FaimWarning
 from faim.scoring.engine import score_dump
+from faim.scoring.manifest import FIELD_OBJECTS_SETTING
 from faim.scoring.options import ScoringOptions
 
 
@@ -205,3 +210,44 @@ def test_a_row_without_an_id_takes_its_row_number_as_source_names_it_scored_or_n
     ]
     rows = scored_rows(tiny_model_dir, tmp_path / "dump.csv", b"text\nfirst\ncaf\xe9\ntoo,many\n")
     assert [(row["id"], row["error_kind"]) for row in rows] == [("2", None), ("3", "text_encoding"), ("4", "csv_row")]
+
+
+def test_an_unmapped_meta_column_holding_objects_scores_as_the_python_api_reads_them_and_a_value_there_is_unread(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    model = exported[0]
+    posts = [{"id": "a", "text": "a post", "meta": {"likes": 30, "shares": 1}}, {"id": "b", "text": "a post"}]
+    expected = faim.load(model).score(posts)
+    dump = tmp_path / "dump.jsonl"
+    lines = [*posts, {"id": "c", "text": "a post", "meta": {"likes": "many"}}]
+    rows = scored_rows(model, dump, "".join(json.dumps(post) + "\n" for post in lines).encode())
+    assert [row["harm"] for row in rows[:2]] == pytest.approx([score["harm"] for score in expected], abs=1e-5)
+    assert f"{dump}:3 (post id='c')" in rows[2]["error"] and "'likes' must be a number" in rows[2]["error"]
+    assert rows[0]["harm"] != pytest.approx(rows[1]["harm"], abs=1e-5)  # the likes are read
+    maps = pa.map_(pa.string(), pa.int64())
+    table = pa.table({"id": ["a"], "text": ["a post"], "meta": pa.array([[("likes", 30), ("shares", 1)]], type=maps)})
+    pq.write_table(table, tmp_path / "maps.parquet")
+    score_dump(model, tmp_path / "maps.parquet", tmp_path / "maps", workers=1, progress=False)
+    assert pq.read_table(tmp_path / "maps").column("harm").to_pylist() == pytest.approx([rows[0]["harm"]], abs=1e-5)
+    with pytest.warns(FaimWarning) as warned:
+        valued = scored_rows(model, tmp_path / "valued.jsonl", b'{"id": "a", "text": "a post", "meta": 30}\n')
+    said = " ".join(str(warning.message) for warning in warned)
+    assert "no post holds any metadata" in said and "(columns of the data no mapping reads: meta)" in said
+    assert valued[0]["harm"] == pytest.approx(rows[1]["harm"], abs=1e-5)
+
+
+def test_a_run_begun_before_unmapped_meta_objects_were_read_is_not_resumed(exported: tuple[Path, Path], tmp_path):
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(json.dumps({"id": "a", "text": "a post", "meta": {"likes": 30}}) + "\n")
+    score_dump(exported[0], dump, tmp_path / "out", workers=1, progress=False)
+    record = tmp_path / "out" / "_run.json"
+    begun = json.loads(record.read_text())
+    assert begun["settings"][FIELD_OBJECTS_SETTING] == FIELD_OBJECTS
+    del begun["settings"][FIELD_OBJECTS_SETTING]  # as a faim reading no such column recorded its run
+    record.write_text(json.dumps(begun))
+    with pytest.raises(ValueError, match=f"settings differ: {FIELD_OBJECTS_SETTING} \\(not set\\) → 1"):
+        score_dump(exported[0], dump, tmp_path / "out", workers=1, progress=False)
+    csv = tmp_path / "dump.csv"
+    csv.write_text('id,text,meta\na,a post,"{""likes"": 30}"\n')
+    score_dump(exported[0], csv, tmp_path / "csv", workers=1, progress=False)
+    assert FIELD_OBJECTS_SETTING not in json.loads((tmp_path / "csv" / "_run.json").read_text())["settings"]
