@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import PurePath
 from typing import Any
@@ -213,8 +213,14 @@ def check_tasks(heads: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> None:
     ``num_labels``: ``head_sizes``), two for a binary task.
 
     Raises:
+        TypeError: Given one ``TaskSpec``, a string or a mapping where the list is expected, or what is no iterable.
         ValueError: Naming the tasks and heads that differ, and what differs.
     """
+    if isinstance(tasks, (TaskSpec, str, Mapping)) or not isinstance(tasks, Iterable):
+        given = "one TaskSpec" if isinstance(tasks, TaskSpec) else type(tasks).__name__
+        raise TypeError(
+            f"expected a list of TaskSpec, one per head ({', '.join(heads)}), got {given}: pass [TaskSpec(...), ...]"
+        )
     names = [task.name for task in tasks]
     unmatched = {
         ("task", "given twice"): sorted({name for name in names if names.count(name) > 1}),

@@ -46,8 +46,8 @@ class Detector:
 
     Args:
         model: The network.
-        tasks: Task specs, one per head, named as it, of its ``task_type`` and with one label per class or label
-            it gives (checked: ``check_tasks``).
+        tasks: A list of task specs, one per head (one alone is refused: give ``[spec]``), named as it, of its
+            ``task_type`` and with one label per class or label it gives (checked: ``check_tasks``).
         calibration: The per-post calibration (thresholds, temperatures, logit shifts, priors), fitted on validation
             data (``calibrate``); a task it leaves out has threshold 0.5, temperature 1 and no shift.
         pooled: The calibration of logits pooled across posts that share a picture, fitted on validation data;

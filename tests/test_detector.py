@@ -206,6 +206,24 @@ def test_tasks_that_do_not_match_the_heads_are_refused_naming_what_differs(tasks
         Detector(model, specs)
 
 
+@pytest.mark.parametrize(
+    ("tasks", "given"),
+    [
+        (TaskSpec("hate", "binary", ("no", "yes")), "one TaskSpec"),
+        ({"hate": TaskSpec("hate", "binary", ("no", "yes"))}, "dict"),
+        (None, "NoneType"),
+    ],
+    ids=["one spec", "a mapping of them", "none"],
+)
+def test_one_task_spec_a_mapping_or_no_iterable_given_as_the_tasks_is_refused_asking_for_a_list(
+    tasks: object, given: str
+) -> None:
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    message = rf"^expected a list of TaskSpec, one per head \(hate\), got {given}: pass \[TaskSpec\(\.\.\.\), \.\.\.\]$"
+    with pytest.raises(TypeError, match=message):
+        Detector(model, tasks)
+
+
 def test_scoring_embedding_or_explaining_leaves_every_module_in_the_mode_it_was_in() -> None:
     torch.manual_seed(0)
     fusion = ConcatFusion({"text": 8}, dropout=0.5)
