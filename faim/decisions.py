@@ -57,9 +57,10 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
     ``[C]`` or ``[N, C]``, one column per label, or as a pandas frame whose columns are its labels, in any order.
 
     Raises:
-        ValueError: Naming the task, for values that are not numbers, a mapping lacking one of its labels, a frame
-            whose columns are not its labels, a binary task's wider than one column, a multiclass or multilabel
-            task's of another shape, or a NaN or a value outside 0 to 1 (naming its post and label).
+        ValueError: Naming the task, for values that are not numbers (text among them, even text spelling a number:
+            the first and how many), a mapping lacking one of its labels, a frame whose columns are not its labels, a
+            binary task's wider than one column, a multiclass or multilabel task's of another shape, or a NaN or a
+            value outside 0 to 1 (naming its post and label).
     """
     try:
         values = listed(by_label_columns(task, probabilities))
@@ -70,6 +71,13 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
             values = label_order(task, values)
         elif isinstance(values, Sequence) and values and all(isinstance(value, Mapping) for value in values):
             values = [label_order(task, value) for value in values]
+    given_texts = texts(values)
+    if given_texts:
+        count = f" ({plural(len(given_texts), 'value')} of text in all)" if len(given_texts) > 1 else ""
+        raise ValueError(
+            f"task {task.name!r} ({task.type}): expected probabilities as numbers, got text: {given_texts[0]!r}{count};"
+            " give numbers (float(value) reads one)"
+        )
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -106,6 +114,18 @@ def by_label_columns(task: Task, probabilities: Any) -> Any:
             f"labels ({', '.join(task.labels)}); name them so, or give an array in the labels' order"
         )
     return probabilities[[column for label in task.labels for column in columns if str(column) == label]]
+
+
+def texts(values: Any) -> list[str | bytes]:
+    """The strings and bytes among ``values`` (as ``decision_probabilities`` reads them: a number, or nested lists,
+    tuples or arrays of them), which ``np.asarray`` would read as the numbers they spell."""
+    if isinstance(values, (str, bytes)):
+        return [str(values) if isinstance(values, str) else bytes(values)]  # np.str_ and np.bytes_ as plain ones
+    if isinstance(values, np.ndarray) and values.dtype.kind not in "USO":
+        return []
+    if isinstance(values, (list, tuple, np.ndarray)):
+        return [text for value in values for text in texts(value)]
+    return []
 
 
 def not_numbers(task: Task, error: Exception) -> ValueError:

@@ -88,3 +88,20 @@ def test_a_frame_series_or_tensor_is_read_as_the_array_it_gives() -> None:
         decision_probabilities(TOPIC, frame[["harm", "a", "b"]])
     with pytest.raises(ValueError, match=r"^task 'harm' \(binary\): expected probabilities as numbers: "):
         decision_probabilities(HARM, torch.tensor([0.2, 0.9], dtype=torch.bfloat16))  # which numpy cannot hold
+
+
+@pytest.mark.parametrize(
+    ("task", "probabilities", "text"),
+    [
+        (HARM, "0.5", r"'0\.5'"),
+        (HARM, ["0.2", "0.9"], r"'0\.2' \(2 values of text in all\)"),
+        (HARM, np.array(["0.7"]), r"'0\.7'"),
+        (HARM, [0.2, b"0.9"], r"b'0\.9'"),
+        (TOPIC, {"a": "0.1", "b": 0.7, "c": 0.2}, r"'0\.1'"),
+    ],
+    ids=["one string", "a list of them", "an array of them", "bytes among numbers", "a label's"],
+)
+def test_a_probability_given_as_text_is_refused_naming_the_task(task, probabilities, text: str) -> None:
+    message = rf"^task '{task.name}' \({task.type}\): expected probabilities as numbers, got text: {text}; "
+    with pytest.raises(ValueError, match=message):
+        decision_probabilities(task, probabilities)
