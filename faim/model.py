@@ -47,7 +47,8 @@ class WholePostModel(nn.Module):
     Args:
         encoders: Encoder modules by name. Unless ``routes`` says otherwise, each name is also the
             element kind it embeds: ``"text"``, ``"image"`` or ``"comments"``.
-        fusion: Module mapping ``{kind: (embeddings [B, n, d], mask [B, n])}`` to ``[B, D]``.
+        fusion: Module mapping ``{kind: (embeddings [B, n, d], mask [B, n])}`` to ``[B, output_dim]`` (checked as it
+            runs: ``check_fused``).
         heads: Task heads by task name, each taking ``[B, D]``.
         routes: Element kind → encoder name, for kinds embedded by an encoder of another name.
         fused_kinds: Element kinds passed to the fusion; ``None``: every kind. The fusion must be built for
@@ -119,8 +120,11 @@ class WholePostModel(nn.Module):
         return self.fuse(self.encode(batch, drop, self.fused_kinds))
 
     def fuse(self, elements: Elements) -> torch.Tensor:
-        """Whole-post embeddings ``[B, D]`` from encoded elements (``encode``); kinds that are not fused are ignored."""
-        return self.fusion({kind: elements[kind] for kind in self.fused_kinds})
+        """Whole-post embeddings ``[B, D]`` from encoded elements (``encode``), checked (``check_fused``); kinds that
+        are not fused are ignored."""
+        fused = {kind: elements[kind] for kind in self.fused_kinds}
+        size = len(next(iter(fused.values()))[0])
+        return check_fused(self.fusion, self.fusion(fused), size)
 
     def forward(self, batch: PostBatch, drop: Iterable[str] = ()) -> dict[str, torch.Tensor]:
         """Logits per task."""
@@ -212,6 +216,22 @@ def check_embeddings(kind: str, encoder: nn.Module, embeddings: torch.Tensor, co
             f"{plural(count, 'element')}; an encoder's forward returns [N, output_dim], here "
             f"[{count}, {encoder.output_dim}]"
         )
+
+
+def check_fused(fusion: nn.Module, embedding: torch.Tensor, size: int) -> torch.Tensor:
+    """``embedding``, the whole-post embeddings ``fusion`` gave for ``size`` posts, when they are
+    ``[size, output_dim]``, as the heads built for its ``output_dim`` read them.
+
+    Raises:
+        ValueError: Naming the fusion's class and both shapes.
+    """
+    if embedding.shape != (size, fusion.output_dim):
+        given = ", ".join(map(str, embedding.shape))
+        raise ValueError(
+            f"the fusion ({type(fusion).__name__}) gave whole-post embeddings of shape [{given}] for a batch of "
+            f"{plural(size, 'post')}; a fusion's forward returns [B, output_dim], here [{size}, {fusion.output_dim}]"
+        )
+    return embedding
 
 
 LOGITS_SHAPES = {"binary": "[B]", "multiclass": "[B, num_classes]", "multilabel": "[B, num_labels]"}

@@ -242,3 +242,20 @@ def test_an_encoder_giving_embeddings_of_another_size_than_its_output_dim_is_nam
         detector.score([{"text": "a"}, {"text": "b"}])
     with pytest.raises(ValueError, match=r"shape \[1, 9\] for 1 element; an "):
         detector.score([{"text": "a"}])
+
+
+def test_a_fusion_giving_embeddings_of_another_size_than_its_output_dim_is_named_when_it_runs() -> None:
+    class WiderFusion(ConcatFusion):
+        def forward(self, elements: dict) -> torch.Tensor:
+            embedding = super().forward(elements)
+            return torch.cat([embedding, embedding[:, :1]], dim=-1)
+
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, WiderFusion({"text": 8}), {"hate": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    message = (
+        r"^the fusion \(WiderFusion\) gave whole-post embeddings of shape \[2, 9\] for a batch of 2 posts; a fusion's "
+        r"forward returns \[B, output_dim\], here \[2, 8\]$"
+    )
+    for call in (detector.score, detector.embed):
+        with pytest.raises(ValueError, match=message):
+            call([{"text": "a"}, {"text": "b"}])
