@@ -134,7 +134,13 @@ def export_encoder(name: str, encoder: nn.Module, staging: Path, graph_format: s
 
 
 def export_fusion(detector: Detector, encoders: dict[str, dict[str, Any]], path: Path) -> None:
-    """Write the fusion-and-heads graph, traced on random element embeddings of every fused kind."""
+    """Write the fusion-and-heads graph, traced on random element embeddings of every fused kind, once the model has
+    read them as it scores (``WholePostModel.logits``), whose fusion's embeddings and heads' logits are checked
+    (``check_fused``, ``check_logits``), as the graph repeats what they give and the runtime does not run them.
+
+    Raises:
+        ExportError: Naming the graph, for a fusion or head whose outputs have another shape than the model reads.
+    """
     model = detector.model
     module = FusionGraph(model, detector.tasks, detector.calibration)
     generator = torch.Generator().manual_seed(0)
@@ -146,6 +152,11 @@ def export_fusion(detector: Detector, encoders: dict[str, dict[str, Any]], path:
         mask[0, 1:] = False  # a post with one element, one with none of this kind
         mask[1] = False
         inputs.append(mask)
+    try:
+        with torch.no_grad():
+            model.logits(dict(zip(module.kinds, zip(inputs[::2], inputs[1::2]))))
+    except ValueError as error:
+        raise ExportError(f"the fusion and heads: {error}; nothing was exported") from error
     axes = [axes for kind in module.kinds for axes in ({0: "B", 1: f"n_{kind}"}, {0: "B", 1: f"n_{kind}"})]
     traced("the fusion and heads", module, tuple(inputs), module.input_names(), module.output_names(), axes, path)
 

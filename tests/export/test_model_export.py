@@ -263,6 +263,22 @@ def test_a_graph_that_differs_from_the_model_fails_the_export_naming_it(tmp_path
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_head_giving_logits_of_another_shape_than_its_task_type_fails_the_export_naming_it(tmp_path: Path) -> None:
+    class ColumnHead(BinaryHead):
+        def forward(self, embedding: torch.Tensor) -> torch.Tensor:
+            return self.net(embedding)  # [B, 1], as faim.tasks.base.Head gives it
+
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"harm": ColumnHead(8)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    message = (
+        r"^the fusion and heads: head 'harm' \(ColumnHead, binary\) gave logits of shape \[3, 1\] for a batch of 3; "
+        r"a binary head's forward returns \[B\] \(squeeze the last dimension\); nothing was exported$"
+    )
+    with pytest.raises(ExportError, match=message):
+        export_model(detector, tmp_path / "export")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.real_weights
 @pytest.mark.slow
 @pytest.mark.parametrize("graph_format", ["onnx", "pt2"])
