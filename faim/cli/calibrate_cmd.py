@@ -50,6 +50,8 @@ from faim.wording import plural
 def run(args: argparse.Namespace) -> int:
     model, out = Path(args.model), Path(args.out)
     check_outside_model(model, out, "the calibrated model")
+    if args.report:
+        check_outside_model(model, args.report, "the report", "--report")
     check_replaceable(out, MANIFEST)
     if args.head and args.unlabelled:
         raise ValueError("--head corrects heads on labelled posts; it cannot go with --unlabelled")

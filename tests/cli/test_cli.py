@@ -557,6 +557,18 @@ def test_calibrate_refuses_an_output_that_would_remove_the_users_files_and_draws
     assert draws.returncode == 2 and "expected a whole number of at least 1, got '0'" in draws.stderr
 
 
+def test_calibrate_refuses_a_report_into_the_model_it_reads_before_the_model_is_loaded(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    before = sorted(path.name for path in tiny_model_dir.iterdir())
+    arguments = ["calibrate", tiny_model_dir, demo_data["validation"], "-o", tmp_path / "x", "--report", tiny_model_dir]
+    assert main([*map(str, arguments), "--map", "labels.harmful=label"]) == 2
+    error = f"--report {tiny_model_dir}: that is the model or a folder inside it ({tiny_model_dir}); the report goes"
+    assert error in capsys.readouterr().err
+    assert sorted(path.name for path in tiny_model_dir.iterdir()) == before and not (tmp_path / "x").exists()
+
+
 @pytest.mark.parametrize("command", ["eval", "calibrate"])
 @pytest.mark.parametrize(
     ("mapping", "error"),
