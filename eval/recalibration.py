@@ -12,6 +12,7 @@ calibration mends those.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import warnings
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from faim.eval.evaluate import metric_function, opposite_words
 from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.metrics import auroc_interval
 from faim.eval.plots import plot_learning_curve
+from faim.eval.report import WRITTEN, recorded, replace_written
 from faim.eval.tables import format_value, markdown_table
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
@@ -317,10 +319,11 @@ def calibrated_range(row: dict[str, Any]) -> str:
 def write_report(report: dict[str, Any], out_dir: Path) -> Path:
     """Write ``calibration.json``, ``calibration.md`` and, per task with a learning curve (labels enough for one of
     its sizes), a plot of ECE and macro-F1 against the number of labels (``calibration_<task>.png``) into
-    ``out_dir``; returns the Markdown file."""
+    ``out_dir``, and record them there, removing what an earlier report wrote and this one did not (a plot of a task
+    no longer measured; ``faim.eval.report.replace_written``); returns the Markdown file."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "calibration.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    parts = [f"# Calibration of `{report['model']}` on `{report['data']}`"]
+    parts, plots = [f"# Calibration of `{report['model']}` on `{report['data']}`"], []
     for name, task in report["tasks"].items():
         rows = [["as it was", "all", format_value(task["as_is"]["ece"]), "", format_value(task["as_is"]["macro_f1"])]]
         rows += [
@@ -344,9 +347,23 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
         parts += task_notes(task)
         if task["learning_curve"]:
             plot = plot_learning_curve(name, task["learning_curve"], task["as_is"], out_dir, task.get("head_curve", ()))
+            plots.append(plot.name)
             parts.append(f"![{name}]({plot.name})")
         else:
             parts.append(f"No learning curve: {task['as_is']['posts']} labelled posts leave none to measure on.")
     path = out_dir / "calibration.md"
     path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+    replace_written(out_dir, ["calibration.json", path.name, *plots, WRITTEN])
     return path
+
+
+def remove_report(out_dir: Path) -> bool:
+    """Remove the report an earlier calibration wrote into ``out_dir`` (the files its record lists, and
+    ``out_dir`` where nothing else is left in it), as a calibration that measures no task writes none and the earlier
+    one would describe a calibration the new model no longer has. Returns whether there was such a report."""
+    if not recorded(out_dir):
+        return False
+    replace_written(out_dir, [])
+    with contextlib.suppress(OSError):  # not empty: files of another's
+        out_dir.rmdir()
+    return True

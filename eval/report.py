@@ -95,7 +95,7 @@ REPORT_FILES = {"json": "metrics.json", "markdown": "metrics.md"}
 WRITTEN = "written.json"
 """The record in a report folder of the files the last run wrote there (``replace_written``)."""
 
-WRITER = "faim eval"
+WRITER = "faim"
 """What a record faim writes (``WRITTEN``) names as its writer, under ``"writer"``: a file of that name without it
 is another's, whose files faim never removes (``recorded``)."""
 
@@ -133,8 +133,8 @@ def written_files(results: Results, out_dir: Path) -> list[str]:
 def replace_written(folder: Path, written: Iterable[str]) -> bool:
     """Remove the files of ``folder`` that its record (``WRITTEN``) says an earlier run wrote and that are not among
     ``written`` (this run's, as paths relative to ``folder`` with ``/``), and the folders of them left empty, then
-    record ``written``, made where it is missing, as a whole file or none. With nothing written and no earlier
-    record, nothing is made, not even ``folder``. An earlier record of a folder inside (``robustness/written.json``)
+    record ``written``, made where it is missing, as a whole file or none. With nothing written, no record is left
+    (nor made, nor ``folder``). An earlier record of a folder inside (``robustness/written.json``)
     that this run did not write again takes the files it lists with it. Only what the record names inside ``folder``
     is removed (an entry leading out of it, by ``..``, from the root or through a link inside it, is passed over), and
     ``folder`` itself stays, a link to another folder too. A ``WRITTEN`` there that is not a record faim wrote
@@ -153,8 +153,6 @@ def replace_written(folder: Path, written: Iterable[str]) -> bool:
             stacklevel=2,
         )
         return False
-    if not written and not earlier:
-        return True
     for entry in sorted(set(earlier) - set(written)):
         path = PurePosixPath(entry)
         if path.is_absolute() or ".." in path.parts or not path.parts:
@@ -169,6 +167,9 @@ def replace_written(folder: Path, written: Iterable[str]) -> bool:
         for parent in list(stale.parents)[: len(path.parts) - 1]:
             with contextlib.suppress(OSError):  # not empty (a file of another's), or gone already
                 parent.rmdir()
+    if not written:  # nothing to record
+        (folder / WRITTEN).unlink(missing_ok=True)
+        return True
     folder.mkdir(parents=True, exist_ok=True)
     write_text_whole(folder / WRITTEN, json.dumps({"writer": WRITER, "files": written}, indent=2) + "\n")
     return True

@@ -34,6 +34,7 @@ from faim.eval.recalibration import (
     left_out_sizes,
     prior_adaptation,
     refit_settings,
+    remove_report,
     task_notes,
     term_disagreement,
     uncorrectable_sizes,
@@ -127,10 +128,12 @@ def run(args: argparse.Namespace) -> int:
                 head = f"head kept ({posts_read} labelled posts: a correction needs {FOLDS} at least); "
             print(f"{task.name}: {head}{fitted(task, detector.calibration, config)}")
     detector.save(out, recipe)
+    directory = Path(args.report) if args.report else out.parent / f"{out.name}-calibration"
     if report["tasks"]:
         print(summary(report))
-        directory = Path(args.report) if args.report else out.parent / f"{out.name}-calibration"
         print(f"report: {write_report(report, directory)}")
+    elif remove_report(directory):
+        print(f"{directory}: the report of an earlier calibration of {out} is removed (this one measured no task)")
     print(f"model:  {out}")
     return 0
 

@@ -495,6 +495,24 @@ def test_calibrate_unlabelled_says_labels_all_of_one_class_are_left_out_of_its_r
     assert "harmful: share of positives" in said and not (tmp_path / "em-calibration").exists()
 
 
+def test_calibrate_writing_no_report_removes_the_report_an_earlier_calibration_left_beside_the_model(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, capsys
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text().splitlines()]
+    negatives = tmp_path / "negatives.jsonl"
+    negatives.write_text("\n".join(json.dumps(row) for row in rows if row["label"] == 0) + "\n")
+    common = ["--map", "labels.harmful=label", "--image-root", str(demo_data["validation"].parent), "--draws", "2"]
+    model = [str(tiny_model_dir), "-o", str(tmp_path / "m")]
+    assert main(["calibrate", model[0], str(demo_data["validation"]), *model[1:], *common, "--sizes=50"]) == 0
+    assert (tmp_path / "m-calibration" / "calibration_harmful.png").is_file()
+    (tmp_path / "m-calibration" / "notes.txt").write_text("mine", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["calibrate", model[0], str(negatives), *model[1:], *common]) == 0  # the calibration kept: no report
+    said = capsys.readouterr().out
+    assert sorted(path.name for path in (tmp_path / "m-calibration").iterdir()) == ["notes.txt"]
+    assert f"{tmp_path / 'm-calibration'}: the report of an earlier calibration of {tmp_path / 'm'} is removed" in said
+
+
 def test_calibrate_unlabelled_on_posts_showing_none_of_a_class_takes_the_share_half_a_post_from_the_edge(
     demo_data, tmp_path: Path, capsys
 ) -> None:

@@ -152,5 +152,5 @@ def test_a_record_faim_wrote_names_its_writer_and_is_read_back(tmp_path: Path) -
     assert replace_written(folder, ["metrics.json", "old.png", WRITTEN])
     (folder / "old.png").write_text("plot")
     assert replace_written(folder, ["metrics.json", WRITTEN])
-    assert json.loads((folder / WRITTEN).read_text()) == {"writer": "faim eval", "files": ["metrics.json", WRITTEN]}
+    assert json.loads((folder / WRITTEN).read_text()) == {"writer": "faim", "files": ["metrics.json", WRITTEN]}
     assert not (folder / "old.png").exists()
