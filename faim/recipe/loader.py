@@ -13,7 +13,7 @@ import yaml
 from faim.artifact_manifest import MANIFEST, RECIPE
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import DEFAULTED_KEYS, MODEL_KEYS, SECTIONS
-from faim.registry import a_type
+from faim.registry import a_type, refuse_new
 from faim.yaml_reader import parse_yaml, yaml_problem
 
 SHIPPED = files("faim.recipes")
@@ -149,13 +149,18 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         ) from None
     empty = ".".join(keys) if overrides_a_path(keys) and not value.strip() else empty_path(keys, parsed)
     if empty:
-        raise RecipeError(
-            "--set",
-            empty,
-            "an empty value (a variable not set?) names no folder or file; name one, or write null for none or the"
-            " default",
-        )
+        raise empty_path_refusal("--set", empty)
     return keys, parsed
+
+
+def empty_path_refusal(source: str, key: str) -> RecipeError:
+    """The error refusing ``""`` at ``key``, which names a folder or a file (``empty_path``), as ``source`` (``--set``,
+    a recipe file) gave it."""
+    return RecipeError(
+        source,
+        key,
+        "an empty value (a variable not set?) names no folder or file; name one, or write null for none or the default",
+    )
 
 
 def removable(keys: tuple[str, ...]) -> bool:
@@ -284,12 +289,16 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
     (``removable``).
 
     Raises:
-        RecipeError: Also where ``data`` or ``overrides`` leave the model without heads or without encoders which
-            its base or an earlier override gave it, naming the recipe file, the override where one did, the key and
-            how: a null dropping the last (``model.heads.NAME: null``), a null for them all (``model.heads: null``)
-            or an empty mapping (``model.heads: {}``). A recipe that never gave any is left to validation, which
-            says they are missing, and so is one holding a key a recipe has not on the way to them (``stray_key``: a
-            head indented under ``model:``, leaving ``heads:`` null), which validation names first.
+        RecipeError: Naming the file that writes it (the base's where the base does, ``in_base``), for ``""`` at a key
+            naming a folder or a file (``empty_path``; ``data: {type: jsonl, train: ""}``), which would read or write
+            the working folder, as ``--set`` refuses it (``parse_override``); a saved model's recipe holding one is
+            warned of (``faim.registry.refuse_new``). Also where ``data`` or ``overrides`` leave the model without
+            heads or without encoders which its base or an earlier override gave it, naming the recipe file, the
+            override where one did, the key and how: a null dropping the last (``model.heads.NAME: null``), a null for
+            them all (``model.heads: null``) or an empty mapping (``model.heads: {}``). A recipe that never gave any is
+            left to validation, which says they are missing, and so is one holding a key a recipe has not on the way
+            to them (``stray_key``: a head indented under ``model:``, leaving ``heads:`` null), which validation names
+            first.
     """
     dropped: list[tuple[str, ...]] = []
     base = base_of(data, source, folder)
@@ -298,6 +307,9 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
     held = [place for place in DROPPABLE if base is not None and not leaves_none(base, *place)]
     emptied = {place: written_cause(data, dropped, place) for place in held if leaves_none(merged, *place)}
     resolved = apply_overrides(merged, overrides, emptied)
+    if empty := empty_path([], resolved):  # an override giving one is refused as it is parsed: the file's or its base's
+        refusal = in_base(empty_path_refusal(source, empty), data, folder, resolved)
+        refuse_new(refusal, f"{empty}: an empty value, taken as the working folder, as the model was trained with it")
     for section, kind in sorted(DROPPABLE):  # encoders first, as validation checks them
         cause = emptied.get((section, kind)) if leaves_none(resolved, section, kind) else None
         if cause is not None and not stray_key(resolved):

@@ -12,6 +12,7 @@ import yaml
 from conftest import tiny_recipe
 
 import faim
+from faim import registry
 from faim.recipe import Recipe, RecipeError, as_recipe
 from faim.recipe.loader import SHIPPED, apply_overrides, load_recipe_dict, parse_override, shipped_recipes
 from faim.recipe.sections import TrainConfig
@@ -525,6 +526,30 @@ def test_an_empty_value_at_a_key_naming_a_folder_or_file_in_a_mapping_given_is_r
         Recipe.load("hate_text_frozen", [override])
     columns = 'data.columns={path: "", text: ""}'  # the columns a field is read from are no folder or file
     assert parse_override(columns) == (["data", "columns"], {"path": "", "text": ""})
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv", "hf"])
+@pytest.mark.parametrize("split", ["train", "validation", "test"])
+def test_an_empty_split_written_in_a_recipe_file_or_its_base_is_refused_naming_the_file_and_the_key(
+    tmp_path: Path, kind: str, split: str
+) -> None:
+    recipe = tiny_recipe({"train": "t", "validation": "v"}, Path("run"))
+    recipe["data"] = {"type": kind, "train": "t", split: ""}
+    written = tmp_path / "recipe.yaml"
+    written.write_text(yaml.safe_dump(recipe))
+    empty = rf"data\.{split}: an empty value .* or write null for none or the default$"
+    with pytest.raises(RecipeError, match=rf"^{written}: {empty}"):  # not the working folder, read as Path("")
+        Recipe.load(written)
+    child = tmp_path / "child.yaml"
+    child.write_text("base: recipe.yaml\ntrain: {max_epochs: 1}\n")
+    with pytest.raises(RecipeError, match=rf"^{written} \(the base of {child}\): {empty}"):
+        Recipe.load(child)
+    assert Recipe.load(child, [f"data.{split}=s"]).data[split] == "s"  # an override naming one takes its place
+    recipe["data"] = {"type": "concat", "sources": [recipe["data"], {"type": kind, "train": "u"}]}
+    with pytest.raises(RecipeError, match=rf"^<dict>: data\.sources\[0\]\.{split}: an empty value "):
+        as_recipe(recipe)
+    with registry.rebuilding_saved("saved"), pytest.warns(registry.SavedModelWarning, match="saved: data.sources"):
+        assert as_recipe(recipe).data["sources"][0][split] == ""  # a saved model keeps what it was trained with
 
 
 def test_a_null_or_a_folder_for_a_key_naming_one_and_an_empty_value_for_another_key_are_taken() -> None:
