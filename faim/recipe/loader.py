@@ -274,6 +274,21 @@ def override_at(path: str, overrides: list[str]) -> str | None:
     return None
 
 
+def dotted_key_remedy(path: str, text: str) -> str:
+    """What an error at the YAML ``path`` adds where the override ``text`` that set it goes two or more keys below
+    it (``train.augment.text.char_swap=0.25``, refused at ``train.augment``): ``--set`` reads each dot as a key inside
+    the one before, so a key holding a dot (a perturbation's name) is given in a mapping written whole (``--set
+    'train.augment={text.char_swap: 0.25}'``); ``""`` for any other override."""
+    key, _, value = text.partition("=")
+    below = key.strip().removeprefix(f"{path}.")
+    if below == key.strip() or "." not in below:
+        return ""
+    return (
+        f"; --set reads each dot as a key inside the one before: to give {path} the key {below}, write its whole"
+        f" value as a mapping: --set '{path}={{{below}: {value.strip()}}}'"
+    )
+
+
 def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = None) -> tuple[dict[str, Any], Path]:
     """The merged recipe mapping (base applied, overrides applied) and its file path."""
     path = locate(name_or_path)

@@ -13,7 +13,15 @@ from typing import Any
 import yaml
 
 from faim.recipe.errors import RecipeError
-from faim.recipe.loader import in_base, load_recipe_dict, override_at, read_yaml, resolve, taking_defaults
+from faim.recipe.loader import (
+    dotted_key_remedy,
+    in_base,
+    load_recipe_dict,
+    override_at,
+    read_yaml,
+    resolve,
+    taking_defaults,
+)
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
 from faim.registry import BuildError, as_written, build_source_spec
@@ -70,14 +78,16 @@ class Recipe:
     ) -> Recipe:
         """``from_dict`` of a mapping ``overrides`` were applied to, ``written`` (in ``folder``) merged onto its base
         where given; an error at a YAML path one of them set names that override after ``source`` (``FILE: --set
-        KEY.PATH=VALUE: key.path: ...``), and one at a path the base writes, the base's file (``in_base``)."""
+        KEY.PATH=VALUE: key.path: ...``), saying how to write a key holding a dot where the override split one
+        (``dotted_key_remedy``), and one at a path the base writes, the base's file (``in_base``)."""
         try:
             return cls.from_dict(mapping, source)
         except RecipeError as error:
             text = override_at(error.path, overrides)
             if text is None:
                 raise error if written is None else in_base(error, written, folder, mapping) from None
-            raise RecipeError(f"{source}: --set {text}", error.path, error.problem) from None
+            problem = error.problem + dotted_key_remedy(error.path, text)
+            raise RecipeError(f"{source}: --set {text}", error.path, problem) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved recipe as plain data: ``data`` and ``model`` as written, every default of ``train`` and

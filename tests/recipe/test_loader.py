@@ -447,6 +447,17 @@ def test_a_recipe_that_is_not_yaml_is_named_once_with_the_line_and_column_of_wha
     assert "\n" not in str(refused.value) and "<unicode string>" not in str(refused.value)
 
 
+def test_an_override_splitting_a_key_that_holds_a_dot_says_to_write_the_mapping_whole() -> None:
+    remedy = "--set 'train.augment={text.char_swap: 0.25}'"
+    refused = r"train\.augment: expected dict\[str, float\], got .*; --set reads each dot as a key inside the one "
+    with pytest.raises(RecipeError, match=refused) as error:
+        Recipe.load("hate_text_frozen", ["train.augment.text.char_swap=0.25"])
+    assert str(error.value).endswith(f"the key text.char_swap, write its whole value as a mapping: {remedy}")
+    assert Recipe.load("hate_text_frozen", [remedy[6:].strip("'")]).train.augment == {"text.char_swap": 0.25}
+    with pytest.raises(RecipeError, match=r"eval\.fixed_recall: expected list\[float\], got \{'x': 0\.5\}$"):
+        Recipe.load("hate_text_frozen", ["eval.fixed_recall.x=0.5"])  # one key below: no key split, nothing to add
+
+
 def test_an_override_indexing_a_list_is_refused_saying_how_to_change_the_list() -> None:
     with pytest.raises(RecipeError, match=r"data\.sources\[1\]\.task: cannot index a list; write a recipe with base:"):
         apply_overrides({"data": {"type": "concat", "sources": []}}, ["data.sources[1].task=hat"])
