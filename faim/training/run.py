@@ -50,6 +50,7 @@ from faim.training.loaders import make_loader, posts_encoded, sources_balanced
 from faim.training.module import SCORES_NOT_SYNCED, PostTask
 from faim.training.run_recipe import check_resumable, epochs_to_train, save_run_recipe
 from faim.training.versions import latest_checkpoint, next_version
+from faim.wording import plural
 
 
 @dataclass
@@ -187,7 +188,8 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
     is not text, a picture that is not there), one none of whose posts holds an element of ``kinds`` (as where its
     columns are not mapped), or one without a label for a task (saying how to drop its head where the model has
     others); warn of one whose labelled posts of a binary or multiclass task are of one class (a model learns nothing
-    of the others from it, as a fold holding out a group may be meant to show).
+    of the others from it, as a fold holding out a group may be meant to show), and, once a task, of the labels of a
+    multiclass or multilabel task its labelled posts hold none of (a class list with a misspelt name, say).
 
     Raises:
         ValueError: Naming the split and the task, the kinds, or the posts naming a picture that is not there; a
@@ -202,9 +204,19 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
             drop = f"{head}: null in a recipe with a base:, or --set {head}=null"
             others = f"; to train the other heads alone, drop it: {drop}" if len(tasks) > 1 else ""
             raise ValueError(f"{name}: no post carries a label for task {task.name!r}{others}")
-        if task.type != "multilabel" and len(classes := labelled_classes(task, posts)) < 2:
-            message = f"{name}: every labelled post of task {task.name!r} is of one class ({classes.pop()})"
+        held = labelled_classes(task, posts)
+        if task.type != "multilabel" and len(held) < 2:
+            message = f"{name}: every labelled post of task {task.name!r} is of one class ({held.pop()})"
             warnings.warn(f"{message}; the model learns nothing of the others", FaimWarning, stacklevel=2)
+        elif unheld := [label for label in task.labels if label not in held]:
+            listed = ", ".join(map(repr, unheld))
+            warnings.warn(
+                f"{name}: no labelled post of task {task.name!r} holds {plural(len(unheld), 'label')} of its "
+                f"{len(task.labels)} ({listed}); its head can never learn {'it' if len(unheld) == 1 else 'them'}"
+                f" (misspelt in model.heads.{task.name}.labels?)",
+                FaimWarning,
+                stacklevel=2,
+            )
 
 
 UNLABELLED_VALIDATION = "label the validation posts, or point data.validation at labelled ones"
@@ -248,15 +260,17 @@ def undefined_auroc(task: TaskSpec, posts: list[Post]) -> str | None:
 
 
 def labelled_classes(task: TaskSpec, posts: list[Post]) -> set[str]:
-    """The classes, by label name, that the labelled ``posts`` of a binary or multiclass ``task`` are of, each label
-    read as loading reads it (``post_targets``): ``1``, ``"1"``, ``1.0``, ``true`` and ``"yes"`` are one class of a
-    binary task, whatever its labels are named.
+    """The classes, by label name, that the labelled ``posts`` of a binary or multiclass ``task`` are of, or the labels
+    of a multilabel ``task`` one of them carries, each label read as loading reads it (``post_targets``): ``1``,
+    ``"1"``, ``1.0``, ``true`` and ``"yes"`` are one class of a binary task, whatever its labels are named.
 
     Raises:
         PostError: Naming the post, as loading it would, whose label the task does not know.
     """
-    labelled = (post for post in posts if post.labels.get(task.name) is not None)
-    return {task.labels[int(post_targets(post, [task])[task.name])] for post in labelled}
+    targets = [post_targets(post, [task])[task.name] for post in posts if post.labels.get(task.name) is not None]
+    if task.type == "multilabel":
+        return {label for target in targets for label, hot in zip(task.labels, target, strict=True) if hot}
+    return {task.labels[int(target)] for target in targets}
 
 
 def check_monitor_defined(recipe: Recipe, tasks: list[TaskSpec], posts: list[Post], name: str) -> None:

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -506,6 +507,29 @@ def test_labels_of_one_class_written_in_several_forms_are_warned_of_as_one_class
         FaimWarning, match=rf"the labelled posts of task 'harmful' are of one class \({said}\); it keeps"
     ):
         warn_uncalibrated([task], posts, "validation.jsonl")
+
+
+def test_labels_of_a_multiclass_or_multilabel_task_no_training_post_holds_are_warned_of_once_a_task() -> None:
+    topic = TaskSpec("topic", "multiclass", ("sport", "politcs", "politics", "art"))
+    tags = TaskSpec("tags", "multilabel", ("a", "b", "c"))
+    posts = [
+        Post("1", "x", labels={"topic": "sport", "tags": ["a"]}),
+        Post("2", "y", labels={"topic": 2, "tags": ["a", "b"]}),
+        Post("3", "z", labels={"topic": None, "tags": None}),
+    ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_learnable([topic, tags], posts, "train.jsonl", ["text"], 8)
+    assert [str(warning.message) for warning in caught] == [
+        "train.jsonl: no labelled post of task 'topic' holds 2 labels of its 4 ('politcs', 'art'); its head can never"
+        " learn them (misspelt in model.heads.topic.labels?)",
+        "train.jsonl: no labelled post of task 'tags' holds 1 label of its 3 ('c'); its head can never learn it"
+        " (misspelt in model.heads.tags.labels?)",
+    ]
+    held = [Post("4", "w", labels={"topic": "politcs", "tags": "c"}), Post("5", "v", labels={"topic": 3, "tags": []})]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_learnable([topic, tags], posts + held, "train.jsonl", ["text"], 8)
 
 
 def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where_the_model_has_others() -> None:
