@@ -12,6 +12,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
+from faim.registry import suggest
 from faim.wording import plural
 
 
@@ -25,6 +26,20 @@ Named = TypeVar("Named", bound=Task)
 
 TASK_TYPES = ("binary", "multiclass", "multilabel")
 """The types a task can have, each decided its own way (``decide``)."""
+
+
+def check_task_type(name: str, task_type: Any) -> None:
+    """Refuse ``task_type``, the type of the task ``name``, where it is none of ``TASK_TYPES`` (a misspelt one,
+    ``"binar"``), as a recipe refuses a head's.
+
+    Raises:
+        ValueError: Naming the task, its type, the closest valid one and the valid ones.
+    """
+    if task_type not in TASK_TYPES:
+        raise ValueError(
+            f"task {name!r}: type {task_type!r} is not {', '.join(TASK_TYPES[:-1])} or {TASK_TYPES[-1]}"
+            f"{suggest(str(task_type), list(TASK_TYPES))}"
+        )
 
 
 def task_spec(tasks: Sequence[Named], name: str, model: str) -> Named:

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from faim.data.post import list_as_text
+from faim.decisions import check_task_type
 
 TRUE_WORDS = {"1", "true", "yes"}
 FALSE_WORDS = {"0", "false", "no"}
@@ -24,6 +25,15 @@ class TaskSpec:
     name: str
     type: str
     labels: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        """Refuse a type no head has (``faim.decisions.check_task_type``), as a recipe refuses a head's: a misspelt one
+        would be read as a multilabel task's.
+
+        Raises:
+            ValueError: Naming the task, its type and the valid ones.
+        """
+        check_task_type(self.name, self.type)
 
     def index(self, value: Any, where: str | None = None) -> int:
         """Map one label value (index, label name, or bool-like) to a class index; raise naming ``where`` (``None``:

@@ -13,7 +13,7 @@ import onnxruntime
 
 from faim.data.elements import PostError, checked_elements, posts_to_read, read_each, readable_posts
 from faim.data.post import Post, length_batches
-from faim.decisions import TASK_TYPES, decide, decision_probabilities, score_rows, task_spec
+from faim.decisions import check_task_type, decide, decision_probabilities, score_rows, task_spec
 from faim.file_digests import file_finder
 from faim.preprocess.pixels import is_number
 from faim.runtime.bundle import (
@@ -75,10 +75,7 @@ class ExportedTask:
         Raises:
             ValueError: Naming the task and its type or threshold.
         """
-        if self.type not in TASK_TYPES:
-            raise ValueError(
-                f"task {self.name!r}: type {self.type!r} is not {', '.join(TASK_TYPES[:-1])} or {TASK_TYPES[-1]}"
-            )
+        check_task_type(self.name, self.type)
         threshold = self.threshold
         if self.type == "binary" and not (is_number(threshold) and 0 <= threshold <= 1):
             raise ValueError(f"task {self.name!r}: threshold {threshold!r} is not a number from 0 to 1")

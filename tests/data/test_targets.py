@@ -16,6 +16,16 @@ BINARY = TaskSpec("hate", "binary", ("not-hate", "hate"))
 MULTICLASS = TaskSpec("truth", "multiclass", ("false", "half", "true"))
 
 
+def test_a_task_of_a_type_no_head_has_is_refused_naming_the_valid_types() -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"^task 'h': type 'binar' is not binary, multiclass or multilabel \(did you mean 'binary'\?\)$",
+    ):
+        TaskSpec("h", "binar", ("no", "yes"))
+    with pytest.raises(ValueError, match=r"^task 'h': type None is not binary, multiclass or multilabel$"):
+        TaskSpec("h", None, ("no", "yes"))
+
+
 @pytest.mark.parametrize("value", [1, 1.0, True, "1", "hate", " hate ", "yes", "TRUE"])
 def test_a_binary_label_is_read_in_each_of_its_forms(value) -> None:
     assert BINARY.target(value, "x") == 1.0
