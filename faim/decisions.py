@@ -8,6 +8,7 @@ A task here is anything with ``name``, ``type`` (``"binary"``, ``"multiclass"``,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence, Set
+from contextlib import suppress
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -133,13 +134,17 @@ def by_label_columns(task: Task, probabilities: Any) -> Any:
 
 def texts(values: Any) -> list[str | bytes]:
     """The strings and bytes among ``values`` (as ``decision_probabilities`` reads them: a number, or nested lists,
-    tuples or arrays of them), which ``np.asarray`` would read as the numbers they spell."""
+    tuples or arrays of them), which ``np.asarray`` would read as the numbers they spell. Lists of numbers alone are
+    told at once, as numpy reads them, not value by value."""
     if isinstance(values, (str, bytes)):
         return [str(values) if isinstance(values, str) else bytes(values)]  # np.str_ and np.bytes_ as plain ones
-    if isinstance(values, np.ndarray) and values.dtype.kind not in "USO":
-        return []
-    if isinstance(values, (list, tuple, np.ndarray)):
+    if isinstance(values, (list, tuple)):
+        with suppress(ValueError, TypeError):  # ragged: looked into value by value
+            if np.asarray(values).dtype.kind not in "USO":
+                return []
         return [text for value in values for text in texts(value)]
+    if isinstance(values, np.ndarray) and values.dtype.kind in "USO":
+        return [text for value in values.ravel().tolist() for text in texts(value)]  # a 0-d array too
     return []
 
 

@@ -11,7 +11,7 @@ import shutil
 import socket
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from faim.notices import FaimWarning
@@ -220,12 +220,13 @@ def working_folder(target: Path, prefix: str) -> Iterator[Path]:
             shutil.rmtree(folder, ignore_errors=True)
         except KeyboardInterrupt:
             STOPPED_REMOVING.add(folder)
-            warnings.warn(
-                f"stopped as it removed {folder}, where {target} was worked out: what is left of it is removed by the "
-                f"next write of {target}",
-                FaimWarning,
-                stacklevel=3,
-            )
+            with suppress(Warning):  # warnings taken as errors (-W error) must not take the stop's place
+                warnings.warn(
+                    f"stopped as it removed {folder}, where {target} was worked out: what is left of it is removed by "
+                    f"the next write of {target}",
+                    FaimWarning,
+                    stacklevel=3,
+                )
             raise
 
 

@@ -98,8 +98,10 @@ def test_a_frame_series_or_tensor_is_read_as_the_array_it_gives() -> None:
         (HARM, np.array(["0.7"]), r"'0\.7'"),
         (HARM, [0.2, b"0.9"], r"b'0\.9'"),
         (TOPIC, {"a": "0.1", "b": 0.7, "c": 0.2}, r"'0\.1'"),
+        (HARM, np.str_("0.9"), r"'0\.9'"),
+        (HARM, [0.2, np.array([["0.3"]])], r"'0\.3'"),
     ],
-    ids=["one string", "a list of them", "an array of them", "bytes among numbers", "a label's"],
+    ids=["one string", "a list of them", "an array of them", "bytes among numbers", "a label's", "numpy's", "nested"],
 )
 def test_a_probability_given_as_text_is_refused_naming_the_task(task, probabilities, text: str) -> None:
     message = rf"^task '{task.name}' \({task.type}\): expected probabilities as numbers, got text: {text}; "

@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -507,3 +508,15 @@ def test_the_folder_before_is_put_back_where_the_new_one_cannot_take_its_place(
     monkeypatch.undo()
     assert (target / MANIFEST).read_text(encoding="utf-8") == "old"
     assert [path.name for path in tmp_path.iterdir()] == ["model"]
+
+
+def test_a_working_folder_stopped_as_it_is_removed_stays_a_stop_where_warnings_are_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def stopped(path: Path, *args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), warnings.catch_warnings():
+        warnings.simplefilter("error")  # as -W error takes them
+        with working_folder(tmp_path / "export", ".faim-"):
+            monkeypatch.setattr(folders.shutil, "rmtree", stopped)
