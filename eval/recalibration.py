@@ -316,6 +316,11 @@ def calibrated_range(row: dict[str, Any]) -> str:
     return f"{low:.3f}–{high:.3f}"
 
 
+WRITER = "faim calibrate"
+"""What the record of a calibration's report folder (``written.json``) names as its writer: the files of another's
+record (an evaluation's report, written into the same folder) are never removed by a calibration."""
+
+
 def write_report(report: dict[str, Any], out_dir: Path) -> Path:
     """Write ``calibration.json``, ``calibration.md`` and, per task with a learning curve (labels enough for one of
     its sizes), a plot of ECE and macro-F1 against the number of labels (``calibration_<task>.png``) into
@@ -353,17 +358,18 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
             parts.append(f"No learning curve: {task['as_is']['posts']} labelled posts leave none to measure on.")
     path = out_dir / "calibration.md"
     path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
-    replace_written(out_dir, ["calibration.json", path.name, *plots, WRITTEN])
+    replace_written(out_dir, ["calibration.json", path.name, *plots, WRITTEN], WRITER)
     return path
 
 
 def remove_report(out_dir: Path) -> bool:
     """Remove the report an earlier calibration wrote into ``out_dir`` (the files its record lists, and
     ``out_dir`` where nothing else is left in it), as a calibration that measures no task writes none and the earlier
-    one would describe a calibration the new model no longer has. Returns whether there was such a report."""
-    if not recorded(out_dir):
+    one would describe a calibration the new model no longer has. Returns whether there was such a report (a record
+    naming ``WRITER`` as its writer)."""
+    if not recorded(out_dir, WRITER):
         return False
-    replace_written(out_dir, [])
+    replace_written(out_dir, [], WRITER)
     with contextlib.suppress(OSError):  # not empty: files of another's
         out_dir.rmdir()
     return True

@@ -95,9 +95,10 @@ REPORT_FILES = {"json": "metrics.json", "markdown": "metrics.md"}
 WRITTEN = "written.json"
 """The record in a report folder of the files the last run wrote there (``replace_written``)."""
 
-WRITER = "faim"
-"""What a record faim writes (``WRITTEN``) names as its writer, under ``"writer"``: a file of that name without it
-is another's, whose files faim never removes (``recorded``)."""
+WRITER = "faim eval"
+"""What the record of an evaluation's folder (``WRITTEN``) names as its writer, under ``"writer"``: a file of that
+name naming none, or another (``faim calibrate``'s report, written into the same folder), is another's, whose files an
+evaluation never removes (``recorded``)."""
 
 
 def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
@@ -130,25 +131,25 @@ def written_files(results: Results, out_dir: Path) -> list[str]:
     return [*REPORT_FILES.values(), *(Path(plot).relative_to(out_dir).as_posix() for plot in plots), WRITTEN]
 
 
-def replace_written(folder: Path, written: Iterable[str]) -> bool:
+def replace_written(folder: Path, written: Iterable[str], writer: str = WRITER) -> bool:
     """Remove the files of ``folder`` that its record (``WRITTEN``) says an earlier run wrote and that are not among
     ``written`` (this run's, as paths relative to ``folder`` with ``/``), and the folders of them left empty, then
     record ``written``, made where it is missing, as a whole file or none. With nothing written, no record is left
     (nor made, nor ``folder``). An earlier record of a folder inside (``robustness/written.json``)
     that this run did not write again takes the files it lists with it. Only what the record names inside ``folder``
     is removed (an entry leading out of it, by ``..``, from the root or through a link inside it, is passed over), and
-    ``folder`` itself stays, a link to another folder too. A ``WRITTEN`` there that is not a record faim wrote
-    (``recorded``) is left as it is, with the files it lists, and this run's files go unrecorded, with a warning.
+    ``folder`` itself stays, a link to another folder too. A ``WRITTEN`` there that is not a record ``writer`` wrote
+    (``recorded``) is left as it is, no file it lists is removed, and this run's files go unrecorded, with a warning.
 
     Returns:
         Whether ``folder``'s record was faim's, or there was none (false where another's was left as it is).
     """
-    written, earlier = sorted(set(written)), recorded(folder)
+    written, earlier = sorted(set(written)), recorded(folder, writer)
     if earlier is None:
         warnings.warn(
-            f'{folder / WRITTEN}: is not a record faim wrote (no "writer": "{WRITER}" in it), so it and the '
-            "files it lists are left as they are and this run's files there go unrecorded (a later run removes none "
-            "it does not write again); move it away to have faim record them",
+            f'{folder / WRITTEN}: is not a record {writer} wrote (no "writer": "{writer}" in it), so it is left as '
+            "it is, no file it lists is removed, and this run's files there go unrecorded (a later run removes none "
+            f"it does not write again); move it away, or write elsewhere, to have {writer} record them",
             FaimWarning,
             stacklevel=2,
         )
@@ -160,7 +161,7 @@ def replace_written(folder: Path, written: Iterable[str]) -> bool:
         stale = folder.joinpath(*path.parts)
         if not stale.parent.resolve().is_relative_to(folder.resolve()):  # through a link inside to another folder
             continue
-        if stale.name == WRITTEN and len(path.parts) > 1 and not replace_written(stale.parent, []):
+        if stale.name == WRITTEN and len(path.parts) > 1 and not replace_written(stale.parent, [], writer):
             continue  # another's record, left as it is
         if stale.is_file() and not stale.is_symlink():  # faim writes plain files; a link put there is another's
             stale.unlink()
@@ -171,15 +172,15 @@ def replace_written(folder: Path, written: Iterable[str]) -> bool:
         (folder / WRITTEN).unlink(missing_ok=True)
         return True
     folder.mkdir(parents=True, exist_ok=True)
-    write_text_whole(folder / WRITTEN, json.dumps({"writer": WRITER, "files": written}, indent=2) + "\n")
+    write_text_whole(folder / WRITTEN, json.dumps({"writer": writer, "files": written}, indent=2) + "\n")
     return True
 
 
-def recorded(folder: Path) -> list[str] | None:
+def recorded(folder: Path, writer: str = WRITER) -> list[str] | None:
     """The files ``folder``'s record (``WRITTEN``) lists: none where there is no file of that name; ``None`` where
-    the file there is not a record faim wrote, one naming ``WRITER`` as its writer and its files as a list (a
-    user's own file of that name, one that does not read as JSON, or the record of a faim before records named
-    their writer, which cannot be told from a user's).
+    the file there is not a record ``writer`` wrote, one naming it as its writer and its files as a list (a user's
+    own file of that name, one that does not read as JSON, another writer's record, or the record of a faim before
+    records named their writer, which cannot be told from a user's).
     """
     path = folder / WRITTEN
     if not path.exists() and not path.is_symlink():
@@ -188,7 +189,7 @@ def recorded(folder: Path) -> list[str] | None:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(record, dict) or record.get("writer") != WRITER or not isinstance(record.get("files"), list):
+    if not isinstance(record, dict) or record.get("writer") != writer or not isinstance(record.get("files"), list):
         return None
     return [entry for entry in record["files"] if isinstance(entry, str)]
 

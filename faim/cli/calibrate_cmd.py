@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         print(summary(report))
         print(f"report: {write_report(report, directory)}")
     elif remove_report(directory):
-        print(f"{directory}: the report of an earlier calibration of {out} is removed (this one measured no task)")
+        print(f"{directory}: the report of an earlier calibration is removed (this one measured no task)")
     print(f"model:  {out}")
     return 0
 

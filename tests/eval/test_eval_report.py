@@ -141,7 +141,9 @@ def test_a_written_json_faim_did_not_write_is_left_with_the_files_it_lists(tmp_p
     (folder / "notes.txt").write_text("mine")
     (folder / "plots" / "mine.png").write_text("mine")
     (folder / WRITTEN).write_text(theirs)
-    with pytest.warns(FaimWarning, match=rf"{folder / WRITTEN}: is not a record faim wrote .* left as they are"):
+    with pytest.warns(
+        FaimWarning, match=rf"{folder / WRITTEN}: is not a record faim eval wrote .* no file it lists is removed"
+    ):
         assert not replace_written(folder, ["metrics.json", "metrics.md", WRITTEN])
     assert (folder / WRITTEN).read_text() == theirs
     assert (folder / "notes.txt").read_text() == (folder / "plots" / "mine.png").read_text() == "mine"
@@ -152,5 +154,5 @@ def test_a_record_faim_wrote_names_its_writer_and_is_read_back(tmp_path: Path) -
     assert replace_written(folder, ["metrics.json", "old.png", WRITTEN])
     (folder / "old.png").write_text("plot")
     assert replace_written(folder, ["metrics.json", WRITTEN])
-    assert json.loads((folder / WRITTEN).read_text()) == {"writer": "faim", "files": ["metrics.json", WRITTEN]}
+    assert json.loads((folder / WRITTEN).read_text()) == {"writer": "faim eval", "files": ["metrics.json", WRITTEN]}
     assert not (folder / "old.png").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from faim.eval.recalibration import (
     prior_adaptation,
     ranking_note,
     refit,
+    remove_report,
     shift_note,
     task_notes,
     term_disagreement,
@@ -31,7 +33,12 @@ from faim.eval.recalibration import (
     unreachable_note,
     write_report,
 )
+from faim.eval.recalibration import (
+    WRITER as CALIBRATION_WRITER,
+)
+from faim.eval.report import WRITTEN, replace_written
 from faim.inference import Predictions
+from faim.notices import FaimWarning
 from faim.recipe.sections import EvalConfig
 
 TASK = TaskSpec("hate", "binary", ("not-hate", "hate"))
@@ -258,3 +265,14 @@ def test_the_report_gives_the_interval_of_the_share_em_estimates(tmp_path) -> No
     written = json.loads((tmp_path / "calibration.json").read_text())["tasks"]["hate"]["unlabelled"]
     assert written["prior_interval"] == [low, high]
     assert prior_adaptation(TASK, Calibration.identity([TASK]), posts, EvalConfig())["prior_interval"] is None
+
+
+def test_a_report_folder_an_evaluation_wrote_too_keeps_the_evaluation_s_files(tmp_path: Path) -> None:
+    folder = tmp_path / "report"
+    replace_written(folder, ["metrics.json", WRITTEN])  # faim eval's record
+    (folder / "metrics.json").write_text("evaluated", encoding="utf-8")
+    with pytest.warns(FaimWarning, match=r"is not a record faim calibrate wrote \(no \"writer\": \"faim calibrate\""):
+        assert not replace_written(folder, ["calibration.json", WRITTEN], CALIBRATION_WRITER)
+    assert not remove_report(folder)  # a calibration measuring no task takes nothing of the evaluation's
+    assert (folder / "metrics.json").read_text(encoding="utf-8") == "evaluated"
+    assert json.loads((folder / WRITTEN).read_text(encoding="utf-8"))["writer"] == "faim eval"

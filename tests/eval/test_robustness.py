@@ -225,7 +225,7 @@ def test_a_record_naming_files_outside_the_folder_removes_none_of_them(tmp_path:
     folder.mkdir()
     outside.write_text("mine")
     (folder / "written.json").write_text(
-        json.dumps({"writer": "faim", "files": ["../outside.txt", str(outside), "link/outside.txt"]})
+        json.dumps({"writer": "faim eval", "files": ["../outside.txt", str(outside), "link/outside.txt"]})
     )
     (folder / "link").symlink_to(tmp_path)  # a folder inside that is a link to another's
     replace_written(folder, [])
