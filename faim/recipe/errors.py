@@ -4,11 +4,16 @@ from __future__ import annotations
 
 
 class RecipeError(ValueError):
-    """A recipe that cannot be used. The message starts with ``FILE: yaml.path:``."""
+    """A recipe that cannot be used. The message starts with ``FILE: yaml.path:``.
 
-    def __init__(self, source: str, path: str, problem: str) -> None:
+    ``takes_mapping``: the key at ``path`` takes a mapping and the value given it does not fit its type, so an override
+    that split a key holding a dot below it is told to give the mapping whole (``loader.dotted_key_remedy``).
+    """
+
+    def __init__(self, source: str, path: str, problem: str, takes_mapping: bool = False) -> None:
         location = ": ".join(part for part in (source, path) if part)
         super().__init__(f"{location}: {problem}" if location else problem)
         self.source = source
         self.path = path
         self.problem = problem
+        self.takes_mapping = takes_mapping

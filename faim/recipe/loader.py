@@ -274,14 +274,16 @@ def override_at(path: str, overrides: list[str]) -> str | None:
     return None
 
 
-def dotted_key_remedy(path: str, text: str) -> str:
-    """What an error at the YAML ``path`` adds where the override ``text`` that set it goes two or more keys below
-    it (``train.augment.text.char_swap=0.25``, refused at ``train.augment``): ``--set`` reads each dot as a key inside
-    the one before, so a key holding a dot (a perturbation's name) is given in a mapping written whole (``--set
-    'train.augment={text.char_swap: 0.25}'``); ``""`` for any other override."""
+def dotted_key_remedy(error: RecipeError, text: str) -> str:
+    """What ``error`` adds where its key takes a mapping (``RecipeError.takes_mapping``) and the override ``text`` that
+    set it goes two or more keys below it (``train.augment.text.char_swap=0.25``, refused at ``train.augment``):
+    ``--set`` reads each dot as a key inside the one before, so a key holding a dot (a perturbation's name) is given
+    in a mapping written whole (``--set 'train.augment={text.char_swap: 0.25}'``); ``""`` for any other error or
+    override (a misspelt key, one taking a number or a list: the mapping would be refused too)."""
+    path = error.path
     key, _, value = text.partition("=")
     below = key.strip().removeprefix(f"{path}.")
-    if below == key.strip() or "." not in below:
+    if not error.takes_mapping or below == key.strip() or "." not in below:
         return ""
     return (
         f"; --set reads each dot as a key inside the one before: to give {path} the key {below}, write its whole"

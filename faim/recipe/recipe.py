@@ -86,7 +86,7 @@ class Recipe:
             text = override_at(error.path, overrides)
             if text is None:
                 raise error if written is None else in_base(error, written, folder, mapping) from None
-            problem = error.problem + dotted_key_remedy(error.path, text)
+            problem = error.problem + dotted_key_remedy(error, text)
             raise RecipeError(f"{source}: --set {text}", error.path, problem) from None
 
     def to_dict(self) -> dict[str, Any]:

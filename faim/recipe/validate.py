@@ -31,7 +31,7 @@ from faim.data.post import FIELDS
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import MODEL_KEYS, SECTIONS, EvalConfig, TrainConfig, best_mode
-from faim.registry import refuse_new, suggest, type_hints, type_matches
+from faim.registry import entry_annotations, refuse_new, suggest, type_hints, type_matches
 
 
 def check_keys(source: str, path: str, given: dict[str, Any], valid: list[str]) -> None:
@@ -67,9 +67,9 @@ def check_component(source: str, path: str, kind: str, spec: Any) -> None:
         inspect.signature(cls).bind(**derived, **args)
     except TypeError as error:
         raise RecipeError(source, path, f"{name}: {error}; arguments: {', '.join(valid)}") from error
-    for where, expected in type_mismatches(path, args, cls.__init__):  # a saved model was built with it
+    for where, expected, mapping in type_mismatches(path, args, cls.__init__):  # a saved model was built with it
         key = where.rsplit(".", 1)[1]
-        refusal = RecipeError(source, where, expected + null_remedy(cls, key, args[key]))
+        refusal = RecipeError(source, where, expected + null_remedy(cls, key, args[key]), mapping)
         refuse_new(refusal, f"{where}: {expected}; built with it as saved")
 
 
@@ -77,8 +77,8 @@ def check_section(source: str, name: str, given: Any, config: type) -> None:
     if not isinstance(given, dict):
         raise RecipeError(source, name, "expected a mapping")
     check_keys(source, name, given, [f.name for f in dataclasses.fields(config)])
-    for where, expected in type_mismatches(name, given, config):
-        raise RecipeError(source, where, expected)
+    for where, expected, mapping in type_mismatches(name, given, config):
+        raise RecipeError(source, where, expected, mapping)
 
 
 def none_given(components: Any) -> str:
@@ -393,19 +393,25 @@ def check_shift_level(source: str, level: Any) -> None:
         raise RecipeError(source, "eval.logit_shift_level", f"expected a significance level in (0, 1), got {level!r}")
 
 
-def type_mismatches(name: str, given: dict[str, Any], annotated: Any) -> list[tuple[str, str]]:
+def type_mismatches(name: str, given: dict[str, Any], annotated: Any) -> list[tuple[str, str, bool]]:
     """Each value in ``given`` that does not fit the annotation of its name in ``annotated`` (a section's dataclass,
     a component's constructor; names without an annotation, or annotations that name what cannot be imported here,
-    are not checked), as its recipe path and what was expected instead, the annotation as written
-    (``annotation_text``). A section's is refused; a component's argument is refused for a new model and warned of
-    for a saved one being loaded (``faim.registry.refuse_new``): the model was built with it, and a check added
-    since must not refuse it."""
+    are not checked), as its recipe path, what was expected instead, the annotation as written
+    (``annotation_text``), and whether the annotation takes a mapping (``RecipeError.takes_mapping``). A section's
+    is refused; a component's argument is refused for a new model and warned of for a saved one being loaded
+    (``faim.registry.refuse_new``): the model was built with it, and a check added since must not refuse it."""
     hints = type_hints(annotated)
     return [
-        (f"{name}.{key}", f"expected {annotation_text(hints[key])}, got {value!r}")
+        (f"{name}.{key}", f"expected {annotation_text(hints[key])}, got {value!r}", takes_mapping(hints[key]))
         for key, value in given.items()
         if key in hints and not type_matches(value, hints[key])
     ]
+
+
+def takes_mapping(annotation: Any) -> bool:
+    """Whether ``annotation`` takes a mapping (``dict[str, float]``, ``Mapping[str, int] | None``)."""
+    members = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) else ()
+    return any(entry_annotations(member) is not None for member in members or (annotation,))
 
 
 def null_remedy(component: type, key: str, value: Any) -> str:

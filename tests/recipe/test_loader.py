@@ -458,6 +458,20 @@ def test_an_override_splitting_a_key_that_holds_a_dot_says_to_write_the_mapping_
         Recipe.load("hate_text_frozen", ["eval.fixed_recall.x=0.5"])  # one key below: no key split, nothing to add
 
 
+@pytest.mark.parametrize(
+    ("override", "refused"),
+    [
+        ("train.augmnt.text.char_swap=0.25", r"train\.augmnt: unknown key \(did you mean 'augment'\?\); valid: [^;]*"),
+        ("model.heads.hate.dropuot.x.y=1", r"hate\.dropuot: unknown key \(did you mean 'dropout'\?\); valid: [^;]*"),
+        ("model.fusion.dim.a.b=3", r"model\.fusion\.dim: expected int \| None, got \{'a': \{'b': 3\}\}"),
+        ("eval.fixed_recall.a.b=0.5", r"eval\.fixed_recall: expected list\[float\], got \{'a': \{'b': 0\.5\}\}"),
+    ],
+)
+def test_an_override_splitting_a_key_taking_no_mapping_is_not_told_to_write_one(override: str, refused: str) -> None:
+    with pytest.raises(RecipeError, match=f"{refused}$"):  # a misspelt key, or one taking a number or a list
+        Recipe.load("hate_text_frozen", [override])
+
+
 def test_an_override_indexing_a_list_is_refused_saying_how_to_change_the_list() -> None:
     with pytest.raises(RecipeError, match=r"data\.sources\[1\]\.task: cannot index a list; write a recipe with base:"):
         apply_overrides({"data": {"type": "concat", "sources": []}}, ["data.sources[1].task=hat"])

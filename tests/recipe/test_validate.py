@@ -14,7 +14,7 @@ import faim
 from faim import registry
 from faim.assembly import build_source
 from faim.recipe import Recipe, RecipeError, as_recipe
-from faim.recipe.validate import annotation_text, check_monitor_mode
+from faim.recipe.validate import annotation_text, check_monitor_mode, takes_mapping
 from faim.tasks import BinaryHead
 
 
@@ -564,3 +564,8 @@ def test_a_mode_keeping_the_worst_epoch_is_refused_for_training_yet_read(
         check_monitor_mode("r.yaml", train)
     with pytest.raises(RecipeError, match="and train anew: a run begun with it cannot be resumed$"):
         check_monitor_mode("r.yaml", train, resume=True)
+
+
+def test_takes_mapping_reads_a_mapping_alone_or_in_a_union() -> None:
+    assert takes_mapping(dict[str, float]) and takes_mapping(Mapping[str, int] | None) and takes_mapping(dict)
+    assert not takes_mapping(int | None) and not takes_mapping(list[float]) and not takes_mapping(str)
