@@ -88,7 +88,7 @@ class VmuSource:
             ValueError: When a validation event is not in the data, naming the events there are.
         """
         self._check_given(split)
-        posts = list(self.iter_posts(self.root / "posts.txt"))  # which finds it and the image folder
+        posts = list(self._posts(self.root / "posts.txt", self._root_rows()))  # which finds the image folder
         events = sorted({post.meta["event"] for post in posts})
         for event in self.validation_events:
             if event not in events:
@@ -109,7 +109,7 @@ class VmuSource:
             FileNotFoundError: Naming what is not there, the recipe key ``root`` and what the folder holds (``LAYOUT``).
         """
         self._check_given(split)
-        self._rows(self.root / "posts.txt")  # found at once; its rows are read only as they are iterated
+        self._root_rows()  # found at once; its rows are read only as they are iterated
         self._image_root()
 
     def _check_given(self, split: str) -> None:
@@ -117,12 +117,10 @@ class VmuSource:
         if split not in self.splits():
             raise unknown_split(self.recipe_path, split, self.splits())
 
-    def _rows(self, path: Path) -> Records:
-        """The rows of ``path``, a file in the ``posts.txt`` format (``read_delimited``), which is found at once, and
-        named where it is not there as the recipe key ``root`` names it, with what the folder holds (``LAYOUT``)."""
-        return read_delimited(
-            path, delimiter="\t", quoted=False, required=COLUMNS, where=f"{self.recipe_path}.root", hint=LAYOUT
-        )
+    def _root_rows(self) -> Records:
+        """The rows of the root's ``posts.txt`` (``_rows``), named where it is not there as the recipe key ``root``
+        names it, with what the folder holds (``LAYOUT``)."""
+        return _rows(self.root / "posts.txt", f"{self.recipe_path}.root", LAYOUT)
 
     def _image_root(self) -> Path:
         """The image folder, found there, absolute (``check_split``)."""
@@ -132,13 +130,16 @@ class VmuSource:
         """Every post of a file in the ``posts.txt`` format, with images and events from this source's image tree.
 
         Raises:
-            FileNotFoundError: When the file or the image folder does not exist (each named as the recipe key ``root``
-                names it, with what the folder holds, ``check_exists``).
+            FileNotFoundError: When the file does not exist (named as given and as resolved), or the image folder
+                (named as the recipe key ``root`` names it, with what the folder holds, ``check_exists``).
             ValueError: On a missing column, an unknown label, or image ids of no or several events (naming file
                 and line).
         """
         path = Path(path)
-        rows = self._rows(path)
+        yield from self._posts(path, _rows(path))
+
+    def _posts(self, path: Path, rows: Records) -> Iterator[Post]:
+        """The posts of ``rows``, read from ``path`` (``iter_posts``)."""
         image_root = self._image_root()
         files, events = _index(image_root)
         for line, row in rows:
@@ -169,6 +170,12 @@ class VmuSource:
         """sha256 of ``posts.txt``, the split and the arguments choosing its posts (image bytes are not read)."""
         options = {"split": split, "task": self.task, "events": self.validation_events, "image": self.require_image}
         return sha256_files([self.root / "posts.txt"], extra=json.dumps(options, sort_keys=True))
+
+
+def _rows(path: Path, where: str = "", hint: str = "") -> Records:
+    """The rows of ``path``, a file in the ``posts.txt`` format (``read_delimited``), found at once; ``where`` and
+    ``hint`` are put around the message of one not there (``check_exists``)."""
+    return read_delimited(path, delimiter="\t", quoted=False, required=COLUMNS, where=where, hint=hint)
 
 
 def _index(image_root: Path) -> tuple[dict[str, str], dict[str, str]]:

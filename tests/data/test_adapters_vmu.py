@@ -137,6 +137,13 @@ def test_reading_a_file_without_the_image_tree_names_the_folder_by_its_recipe_ke
         list(source.iter_posts("posts.txt"))
 
 
+def test_a_file_given_to_read_posts_from_is_named_as_given_not_as_the_root(root, tmp_path):
+    given = tmp_path / "elsewhere" / "test_posts.txt"
+    expected = f"^{re.escape(str(given))} does not exist \\(resolved to {re.escape(str(given.absolute()))}\\)$"
+    with pytest.raises(FileNotFoundError, match=expected):
+        list(build_source_spec({"type": "vmu", "root": str(root)}, "data").iter_posts(given))
+
+
 @pytest.mark.real_data
 @pytest.mark.skipif(not REAL.is_dir(), reason=f"MediaEval 2016 VMU data not found at {REAL}")
 def test_real_vmu():
