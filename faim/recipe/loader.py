@@ -106,26 +106,27 @@ def overrides_a_path(keys: list[str]) -> bool:
     )
 
 
-def empty_path(keys: list[str], value: Any) -> str | None:
+def empty_paths(keys: list[str], value: Any) -> list[str]:
     """Where ``value``, given at ``keys`` (from the top of a recipe), is ``""`` at a key naming a folder or a file
     (``overrides_a_path``), in it or in a mapping or list it holds (``train={output_dir: ""}``, ``data={...,
-    sources: [{root: ""}]}``): that key, written as ``--set`` would (``data.sources[0].root``); or None."""
+    sources: [{root: ""}]}``): each such key, in the order written, as ``--set`` would write it
+    (``data.sources[0].root``)."""
     if value == "" and overrides_a_path(keys):
-        return ".".join(keys)
+        return [".".join(keys)]
     if isinstance(value, dict):
         inner = [([*keys, str(child)], held) for child, held in value.items()]
     elif isinstance(value, list):
         inner = [([*keys[:-1], f"{keys[-1]}[{index}]"], held) for index, held in enumerate(value)]
     else:
-        return None
-    return next((found for at, held in inner if (found := empty_path(at, held))), None)
+        return []
+    return [found for at, held in inner for found in empty_paths(at, held)]
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``"train.max_epochs=3"`` → (``["train", "max_epochs"]``, ``3``); the value is parsed as YAML. A key may not
     index a list (``data.sources[1].task``) nor be empty (``train..lr``). An empty value, which YAML reads as null,
     is refused where the key names a folder or a file (``overrides_a_path``), as is ``""`` there or at such a key in a
-    mapping given (``empty_path``), naming that key: it is most often a variable not set (``--set
+    mapping given (``empty_paths``), naming that key: it is most often a variable not set (``--set
     train.output_dir=$OUT``), which would train into the default folder, or read the working directory; ``null`` says
     null."""
     key, sep, value = text.partition("=")
@@ -147,14 +148,14 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         raise RecipeError(
             "--set", key.strip(), f"the value {value!r} is not YAML {yaml_problem(error, value)}"
         ) from None
-    empty = ".".join(keys) if overrides_a_path(keys) and not value.strip() else empty_path(keys, parsed)
+    empty = [".".join(keys)] if overrides_a_path(keys) and not value.strip() else empty_paths(keys, parsed)
     if empty:
-        raise empty_path_refusal("--set", empty)
+        raise empty_path_refusal("--set", empty[0])
     return keys, parsed
 
 
 def empty_path_refusal(source: str, key: str) -> RecipeError:
-    """The error refusing ``""`` at ``key``, which names a folder or a file (``empty_path``), as ``source`` (``--set``,
+    """The error refusing ``""`` at ``key``, which names a folder or a file (``empty_paths``), as ``source`` (``--set``,
     a recipe file) gave it."""
     return RecipeError(
         source,
@@ -307,15 +308,15 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
 
     Raises:
         RecipeError: Naming the file that writes it (the base's where the base does, ``in_base``), for ``""`` at a key
-            naming a folder or a file (``empty_path``; ``data: {type: jsonl, train: ""}``), which would read or write
-            the working folder, as ``--set`` refuses it (``parse_override``); a saved model's recipe holding one is
-            warned of (``faim.registry.refuse_new``). Also where ``data`` or ``overrides`` leave the model without
-            heads or without encoders which its base or an earlier override gave it, naming the recipe file, the
-            override where one did, the key and how: a null dropping the last (``model.heads.NAME: null``), a null for
-            them all (``model.heads: null``) or an empty mapping (``model.heads: {}``). A recipe that never gave any is
-            left to validation, which says they are missing, and so is one holding a key a recipe has not on the way
-            to them (``stray_key``: a head indented under ``model:``, leaving ``heads:`` null), which validation names
-            first.
+            naming a folder or a file (``empty_paths``; ``data: {type: jsonl, train: ""}``), which would read or write
+            the working folder, as ``--set`` refuses it (``parse_override``), the first where there are several; a saved
+            model's recipe holding any is warned of once, naming each (``faim.registry.refuse_new``). Also where
+            ``data`` or ``overrides`` leave the model without heads or without encoders which its base or an earlier
+            override gave it, naming the recipe file, the override where one did, the key and how: a null dropping the
+            last (``model.heads.NAME: null``), a null for them all (``model.heads: null``) or an empty mapping
+            (``model.heads: {}``). A recipe that never gave any is left to validation, which says they are missing, and
+            so is one holding a key a recipe has not on the way to them (``stray_key``: a head indented under
+            ``model:``, leaving ``heads:`` null), which validation names first.
     """
     dropped: list[tuple[str, ...]] = []
     base = base_of(data, source, folder)
@@ -324,9 +325,11 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
     held = [place for place in DROPPABLE if base is not None and not leaves_none(base, *place)]
     emptied = {place: written_cause(data, dropped, place) for place in held if leaves_none(merged, *place)}
     resolved = apply_overrides(merged, overrides, emptied)
-    if empty := empty_path([], resolved):  # an override giving one is refused as it is parsed: the file's or its base's
-        refusal = in_base(empty_path_refusal(source, empty), data, folder, resolved)
-        refuse_new(refusal, f"{empty}: an empty value, taken as the working folder, as the model was trained with it")
+    if empty := empty_paths([], resolved):  # an override giving one is refused as it is parsed: the file's or base's
+        refusal = in_base(empty_path_refusal(source, empty[0]), data, folder, resolved)
+        values = "an empty value" if len(empty) == 1 else "empty values"
+        taken = "taken as the working folder, as the model was trained with it"
+        refuse_new(refusal, f"{', '.join(empty)}: {values}, {taken}")
     for section, kind in sorted(DROPPABLE):  # encoders first, as validation checks them
         cause = emptied.get((section, kind)) if leaves_none(resolved, section, kind) else None
         if cause is not None and not stray_key(resolved):

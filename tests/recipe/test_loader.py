@@ -577,6 +577,17 @@ def test_an_empty_split_written_in_a_recipe_file_or_its_base_is_refused_naming_t
         assert as_recipe(recipe).data["sources"][0][split] == ""  # a saved model keeps what it was trained with
 
 
+def test_a_saved_models_recipe_holding_several_empty_paths_is_warned_of_each() -> None:
+    recipe = tiny_recipe({"train": "t", "validation": ""}, Path("run"))
+    recipe["train"]["cache_dir"] = ""
+    with pytest.raises(RecipeError, match=r"^<dict>: data\.validation: an empty value "):  # the first, as others are
+        as_recipe(recipe)
+    empty = r"^saved: data\.validation, train\.cache_dir: empty values, taken as the working folder"
+    with registry.rebuilding_saved("saved"), pytest.warns(registry.SavedModelWarning, match=empty) as warned:
+        assert as_recipe(recipe).train.cache_dir == ""
+    assert len(warned) == 1
+
+
 def test_a_null_or_a_folder_for_a_key_naming_one_and_an_empty_value_for_another_key_are_taken() -> None:
     recipe = Recipe.load("hate_text_frozen", ["train.output_dir=null", "train.cache_dir=runs/cache", "train.lr="])
     assert (recipe.train.output_dir, recipe.train.cache_dir) == ("runs/faim", "runs/cache")
