@@ -155,12 +155,14 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 
 
 def empty_path_refusal(source: str, key: str) -> RecipeError:
-    """The error refusing ``""`` at ``key``, which names a folder or a file (``empty_paths``), as ``source`` (``--set``,
-    a recipe file) gave it."""
+    """The error refusing ``""`` at ``key``, which names a folder or a file (``empty_paths``), as ``source``
+    (``--set``, a recipe file) gave it: it offers ``.`` for the working folder, which ``Path("")`` is and which a
+    recipe file's ``""`` was read as, as ``null`` may mean another (``image_root: null``: each data file's folder)."""
     return RecipeError(
         source,
         key,
-        "an empty value (a variable not set?) names no folder or file; name one, or write null for none or the default",
+        "an empty value (a variable not set?) names no folder or file; name one (. for the working folder), or write"
+        " null for none or the default",
     )
 
 

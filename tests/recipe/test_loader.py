@@ -577,6 +577,19 @@ def test_an_empty_split_written_in_a_recipe_file_or_its_base_is_refused_naming_t
         assert as_recipe(recipe).data["sources"][0][split] == ""  # a saved model keeps what it was trained with
 
 
+def test_an_empty_image_root_in_a_recipe_file_is_refused_offering_the_working_folder_it_was_read_as(
+    tmp_path: Path,
+) -> None:
+    recipe = tiny_recipe({"train": "t", "validation": "v"}, Path("run"))
+    recipe["data"]["image_root"] = ""  # Path(""), the working folder; null reads images beside each data file
+    written = tmp_path / "recipe.yaml"
+    written.write_text(yaml.safe_dump(recipe))
+    empty = r"data\.image_root: an empty value .*; name one \(\. for the working folder\)"
+    with pytest.raises(RecipeError, match=empty):
+        Recipe.load(written)
+    assert Recipe.load(written, ["data.image_root=."]).data["image_root"] == "."
+
+
 def test_a_saved_models_recipe_holding_several_empty_paths_is_warned_of_each() -> None:
     recipe = tiny_recipe({"train": "t", "validation": ""}, Path("run"))
     recipe["train"]["cache_dir"] = ""
