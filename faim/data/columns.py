@@ -116,7 +116,8 @@ class ColumnMap:
         """What is wrong with the mapping for a file of the columns ``available``, for the caller to say which file
         (or row) it is; ``None`` where nothing is: a column named in the recipe missing, naming the mapping key and
         the available columns; a column a field is read from named more than once (a CSV header such as
-        ``id,text,text``, of which reading would keep the last cell alone), naming it and the fields."""
+        ``id,text,text``, of which reading would keep the last cell alone; an ``objects`` column too), naming it and the
+        fields."""
         for key, column in self.required.items():
             if column not in available:
                 return (
@@ -124,9 +125,10 @@ class ColumnMap:
                     f"available: {', '.join(available)}"
                 )
         names = list(available)
-        for column in dict.fromkeys(self.wanted(names)):
+        for column in dict.fromkeys(self.projected(names)):
             if names.count(column) > 1:
-                fields = field_names([name for name, read in self.fields if read == column])
+                objects = [column] if column in self.objects else []
+                fields = field_names([name for name, read in self.fields if read == column] + objects)
                 return (
                     f"{names.count(column)} columns are named {column!r}, read into {fields}: which one is meant "
                     "cannot be told; rename all but one"
@@ -176,6 +178,11 @@ class ColumnMap:
         """The mapped columns present in ``available``, in file order (for column projection)."""
         mapped = {column for _, column in self.fields}
         return [column for column in available if column in mapped]
+
+    def reading(self, text_cells: bool) -> ColumnMap:
+        """The mapping as it reads a file whose cells are text where ``text_cells`` (CSV, TSV): one reading no
+        ``objects``, a cell there never holding a mapping; otherwise this one."""
+        return dataclasses.replace(self, objects=()) if text_cells else self
 
     def projected(self, available: Collection[str]) -> list[str]:
         """The columns of ``available`` a row is read from, in file order (for column projection): those ``wanted``

@@ -318,7 +318,7 @@ def csv_rows(
     text (byte 4 of the cell)``, ``cell_text``) (``ValueError``).
     """
     header, delimiter = csv_file_header(path, delimiter, quote_char)
-    bound = columns.bind(header, str(path))
+    bound = columns.reading(text_cells=True).bind(header, str(path))
     return bound, _csv_mapped_rows(path, header, bound, delimiter, quote_char)
 
 

@@ -174,6 +174,7 @@ def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds
         for number, kind, message in shard.errors
     ]
     header = shard.header
+    columns = columns.reading(shard.text_cells)
     jsonl = shard.format == "jsonl"
     seen: dict[str, None] = {} if jsonl else dict.fromkeys(header or [])  # the columns met, in the file's order
     problem = columns.mismatch(header) if header is not None else None

@@ -60,6 +60,16 @@ def test_unmapped_labels_and_meta_columns_holding_mappings_read_as_a_post_given_
     assert ColumnMap().unread(["id", "labels", "meta", "other"]) == ["labels", "meta", "other"]
 
 
+@pytest.mark.parametrize("name", ["meta", "labels"])
+def test_two_unmapped_meta_or_labels_columns_read_as_objects_are_refused_as_two_mapped_ones_are(tmp_path: Path, name):
+    arrays = [pa.array(["a"]), pa.array(["hi"]), pa.array([{"likes": 1}]), pa.array([{"likes": 2}])]
+    pq.write_table(pa.Table.from_arrays(arrays, names=["id", "text", name, name]), tmp_path / "two.parquet")
+    said = f"2 columns are named {name!r}, read into field {name!r}: which one is meant cannot be told"
+    with pytest.raises(ValueError, match=re.escape(f"{tmp_path / 'two.parquet'}: {said}")):
+        list(read_posts(tmp_path / "two.parquet"))
+    assert ColumnMap().reading(text_cells=True).mismatch(["id", name, name]) is None  # a CSV's: never read
+
+
 @pytest.mark.parametrize("cell", [None, "", 5, "many", '{"likes": 3}', ["likes"], [["likes", 3]]])
 def test_an_unmapped_meta_or_labels_cell_holding_no_mapping_is_not_read(cell):
     columns = ColumnMap().bind(["id", "labels", "meta"], "posts.jsonl")
