@@ -57,6 +57,7 @@ class ColumnMap:
         objects: Those of ``OBJECT_FIELDS`` the recipe leaves unmapped (not given; given as ``None``, a field is not
             read), each read from the column of its name where its cell holds a mapping (``object_cell``). The column
             is read for nothing else: it is no field's column (``fields``) and is listed among those ``unread``.
+            Not given (``None``): those ``labels`` and ``meta`` map no column of.
     """
 
     id: str | None = "id"
@@ -66,7 +67,11 @@ class ColumnMap:
     labels: dict[str, str] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
     explicit: tuple[str, ...] = ()
-    objects: tuple[str, ...] = OBJECT_FIELDS
+    objects: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.objects is None:
+            object.__setattr__(self, "objects", tuple(key for key in OBJECT_FIELDS if not getattr(self, key)))
 
     @classmethod
     def from_recipe(cls, mapping: Mapping[str, Any] | None) -> ColumnMap:

@@ -70,6 +70,15 @@ def test_two_unmapped_meta_or_labels_columns_read_as_objects_are_refused_as_two_
     assert ColumnMap().reading(text_cells=True).mismatch(["id", name, name]) is None  # a CSV's: never read
 
 
+def test_a_mapping_built_with_labels_and_meta_columns_reads_no_object_column_for_them():
+    row = {"id": "a", "l": "en", "h": 1, "meta": {"lang": "fr", "x": 2}, "labels": {"hate": 0, "spam": 1}}
+    post = ColumnMap(meta={"lang": "l"}, labels={"hate": "h"}).to_post(row, 0, "posts.jsonl:1", None)
+    assert (post.meta, post.labels) == ({"lang": "en"}, {"hate": 1})
+    post = ColumnMap(meta={"lang": "l"}).to_post(row, 0, "posts.jsonl:1", None)
+    assert (post.meta, post.labels) == ({"lang": "en"}, {"hate": 0, "spam": 1})  # labels is left unmapped
+    assert ColumnMap(meta={"lang": "l"}) == ColumnMap.from_recipe({"meta": {"lang": "l"}})
+
+
 @pytest.mark.parametrize("cell", [None, "", 5, "many", '{"likes": 3}', ["likes"], [["likes", 3]]])
 def test_an_unmapped_meta_or_labels_cell_holding_no_mapping_is_not_read(cell):
     columns = ColumnMap().bind(["id", "labels", "meta"], "posts.jsonl")
