@@ -196,9 +196,15 @@ class ColumnMap:
         return [column for column in available if column in read]
 
     def unread(self, available: Collection[str]) -> list[str]:
-        """The columns of ``available`` no field of the mapping reads, in file order (the complement of ``wanted``)."""
+        """The columns of ``available`` no field of the mapping reads, in file order (the complement of ``wanted``),
+        as a listing of them names each: an ``objects`` column, read only where its cell holds a mapping, as
+        ``meta (read where it holds an object)``."""
         wanted = set(self.wanted(available))
-        return [column for column in available if column not in wanted]
+        return [
+            f"{column} (read where it holds an object)" if column in self.objects else column
+            for column in available
+            if column not in wanted
+        ]
 
     def fingerprint_key(self) -> str:
         """A stable text form of the mapping, mixed into cache fingerprints."""

@@ -14,8 +14,9 @@ from typing import Any
 from faim.data.columns import ColumnMap
 from faim.data.elements import KIND_NAMES, PostError, check_texts, element_refs, reads_nothing
 from faim.data.images import ImageError, check_picture
+from faim.data.inputs import find_inputs
 from faim.data.post import MAP_LABELS, Post, check_labelled, normalise_posts
-from faim.data.sources import input_columns
+from faim.data.sources import input_columns, input_reading
 from faim.data.tabular import FileSource
 from faim.notices import FaimWarning
 
@@ -162,9 +163,10 @@ def unread_columns(spec: Any, columns: ColumnMap) -> list[str] | None:
     read; ``None`` where they cannot be read."""
     try:
         available = input_columns(spec)
+        reading = input_reading(find_inputs(spec), columns)
     except (OSError, ValueError):
         return None
-    return columns.unread(available)
+    return reading.unread(available)
 
 
 def warn_source_split(

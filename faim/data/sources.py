@@ -9,7 +9,7 @@ them (``faim.data.concat``). ``read_posts`` reads any file, folder, glob or save
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -189,6 +189,12 @@ def read_posts(spec: str | Path, columns: dict | None = None, image_root: str | 
     sources = iter([READERS[input_format(path)](columns=columns, image_root=image_root) for path in files])
     indexes = itertools.count()  # a post without an id takes its place among all the inputs' posts, as iter_posts
     return read_inputs(files, lambda path: next(sources).file_posts(path, indexes))
+
+
+def input_reading(files: Iterable[Path], columns: ColumnMap) -> ColumnMap:
+    """The mapping ``columns`` as ``files`` are read with it (``ColumnMap.reading``): reading its ``objects`` unless
+    every file's cells are text (CSV, TSV)."""
+    return columns.reading(all(READERS[input_format(file)].text_cells for file in files))
 
 
 def input_columns(spec: str | Path) -> list[str]:

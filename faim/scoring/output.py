@@ -132,5 +132,6 @@ def write_shard(
     made output rows by ``table`` (a scorer's), and reported with what they hold (``ShardRows.held``)."""
     started = time.perf_counter()
     rows = shard_posts(shard, columns, image_root, kinds)
-    held = rows.held(kinds, columns)  # before ``table``, which reorders the posts and adds the read failures
+    # before ``table``, which reorders the posts and adds the read failures
+    held = rows.held(kinds, columns.reading(shard.text_cells))
     return write_part(table(rows), out_dir, shard.key, started, held)

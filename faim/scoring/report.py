@@ -20,7 +20,8 @@ class Held:
         posts: How many of the rows are posts (the others are errors).
         unheld: The element kinds the model reads that no post of the rows holds, in the order the run reads them
             (every kind, of rows holding no post).
-        unread: The columns the rows hold that no mapping reads, in the order first met.
+        unread: The columns the rows hold that no mapping reads, in the order first met, as
+            ``faim.data.columns.ColumnMap.unread`` lists them.
     """
 
     posts: int = 0

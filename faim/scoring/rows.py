@@ -276,7 +276,7 @@ def warn_unheld_at_first(
     if first is None or next(shards, None) is None:
         return
     shard, rows = first
-    held = rows.held(kinds, mapping)
+    held = rows.held(kinds, mapping.reading(shard.text_cells))
     warn_unheld(held.unheld, _shard_name(shard), FIRST_KIND, lambda: held.unread)
 
 

@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 from faim.data.columns import FIELD_OBJECTS, ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import close_reading, find_inputs, input_format
-from faim.data.sources import READERS
+from faim.data.sources import input_reading
 from faim.data.tabular import JSONL_LINES, refuse_spread_json_array
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
@@ -197,8 +197,7 @@ def object_settings(files: Sequence[Path], columns: ColumnMap) -> dict[str, int]
     (``ColumnMap.objects``) and reading a file whose cells may hold one (not CSV or TSV, whose cells are text): its
     resume under a faim reading such a column otherwise is refused rather than scoring some rows with the fields it
     holds and some without. Any other run records nothing, as runs did before."""
-    cells = any(not READERS[input_format(file)].text_cells for file in files)
-    return {FIELD_OBJECTS_SETTING: FIELD_OBJECTS} if columns.objects and cells else {}
+    return {FIELD_OBJECTS_SETTING: FIELD_OBJECTS} if input_reading(files, columns).objects else {}
 
 
 @dataclass(frozen=True)

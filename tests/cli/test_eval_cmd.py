@@ -9,6 +9,7 @@ import pytest
 from conftest import tiny_recipe
 
 import faim
+from faim.cli.eval_cmd import slice_remedy
 from faim.cli.main import main
 
 
@@ -92,3 +93,13 @@ def test_eval_of_data_holding_no_post_names_it_before_the_model_is_loaded(
     data = [str(empty), "--map", "labels.harmful=label"] if given else []
     assert main(["eval", str(model), *data, "-o", str(tmp_path / "eval")]) == 2
     assert f"faim eval: error: {empty}: holds no post" in capsys.readouterr().err
+
+
+def test_the_slice_remedy_names_a_meta_column_read_as_objects_as_such_and_offers_no_map_turning_it_off(tmp_path):
+    data = tmp_path / "p.jsonl"
+    data.write_text(json.dumps({"id": "a", "text": "hi", "meta": {"likes": 3}}) + "\n")
+    assert slice_remedy("meta", str(data), None) == (
+        "map one with --map meta=COLUMN (columns of the data no mapping reads: meta (read where it holds an object))"
+    )
+    (tmp_path / "p.csv").write_text("id,text,meta\na,hi,x\n")
+    assert slice_remedy("meta", str(tmp_path / "p.csv"), None).startswith("read its column with --map meta=meta (")

@@ -57,7 +57,9 @@ def test_unmapped_labels_and_meta_columns_holding_mappings_read_as_a_post_given_
     csv.write_text('id,text,labels,labels,meta\nb,hi,x,y,"{""likes"": 3}"\n')  # a CSV cell is text: not read
     (post,) = read_posts(csv)
     assert (post.labels, post.meta) == ({}, {})
-    assert ColumnMap().unread(["id", "labels", "meta", "other"]) == ["labels", "meta", "other"]
+    read = "(read where it holds an object)"
+    assert ColumnMap().unread(["id", "labels", "meta", "other"]) == [f"labels {read}", f"meta {read}", "other"]
+    assert ColumnMap().reading(text_cells=True).unread(["id", "labels", "meta"]) == ["labels", "meta"]
 
 
 @pytest.mark.parametrize("name", ["meta", "labels"])

@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from faim.data.columns import ColumnMap
 from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.preflight import (
     refuse_missing_pictures,
     refuse_unevaluable,
     refuse_unreadable,
+    unread_columns,
     warn_source_split,
     warn_unheld_kinds,
 )
@@ -162,3 +164,12 @@ def test_a_recipe_split_is_warned_of_naming_its_file_and_the_columns_its_mapping
         "(columns of the data no mapping reads: img)"
     )):  # fmt: skip
         warn_source_split(source, "train", source.posts("train"), KINDS)
+
+
+def test_unread_columns_say_an_unmapped_meta_column_is_read_where_it_holds_an_object_but_a_csv_one_is_not(tmp_path):
+    (tmp_path / "p.jsonl").write_text(json.dumps({"id": "a", "text": "hi", "meta": {"likes": 3}, "topic": "x"}) + "\n")
+    (tmp_path / "p.csv").write_text('id,text,meta\na,hi,"{""likes"": 3}"\n')
+    read = ["meta (read where it holds an object)", "topic"]
+    assert unread_columns(tmp_path / "p.jsonl", ColumnMap()) == read
+    assert unread_columns(tmp_path / "p.jsonl", ColumnMap.from_recipe({"meta": ["topic"]})) == ["meta"]
+    assert unread_columns(tmp_path / "p.csv", ColumnMap()) == ["meta"]

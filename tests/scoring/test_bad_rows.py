@@ -232,8 +232,14 @@ def test_an_unmapped_meta_column_holding_objects_scores_as_the_python_api_reads_
     with pytest.warns(FaimWarning) as warned:
         valued = scored_rows(model, tmp_path / "valued.jsonl", b'{"id": "a", "text": "a post", "meta": 30}\n')
     said = " ".join(str(warning.message) for warning in warned)
-    assert "no post holds any metadata" in said and "(columns of the data no mapping reads: meta)" in said
+    assert (
+        "no post holds any metadata" in said
+        and "(columns of the data no mapping reads: meta (read where it holds an object))" in said
+    )
     assert valued[0]["harm"] == pytest.approx(rows[1]["harm"], abs=1e-5)
+    with pytest.warns(FaimWarning) as warned:  # a CSV cell is text, never read as an object
+        scored_rows(model, tmp_path / "valued.csv", b"id,text,meta\na,a post,30\n")
+    assert "(columns of the data no mapping reads: meta)" in " ".join(str(warning.message) for warning in warned)
 
 
 def test_a_run_begun_before_unmapped_meta_objects_were_read_is_not_resumed(exported: tuple[Path, Path], tmp_path):
