@@ -142,7 +142,7 @@ def replace_written(folder: Path, written: Iterable[str], writer: str = WRITER) 
     (``recorded``) is left as it is, no file it lists is removed, and this run's files go unrecorded, with a warning.
 
     Returns:
-        Whether ``folder``'s record was faim's, or there was none (false where another's was left as it is).
+        Whether ``folder``'s record was ``writer``'s, or there was none (false where another's was left as it is).
     """
     written, earlier = sorted(set(written)), recorded(folder, writer)
     if earlier is None:
