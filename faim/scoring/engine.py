@@ -15,7 +15,7 @@ from faim.artifact_manifest import fused_kinds, read_manifest, verify_files
 from faim.components import load_plugins
 from faim.data.columns import ColumnMap
 from faim.detector import POOLING_KIND, Detector
-from faim.scoring.manifest import PER_POST_DIR, absolute_image_root
+from faim.scoring.manifest import PER_POST_DIR, absolute_image_root, writing_run
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
 from faim.scoring.rows import warn_unheld_in_run
@@ -113,6 +113,7 @@ def score_dump(
     Raises:
         ValueError: On bad arguments, a model that cannot pool, or ``out`` holding another run.
         FileExistsError: When ``out`` holds files a scoring run does not write.
+        BlockingIOError: When another run is writing into ``out`` now (``faim.scoring.manifest.writing_run``).
         faim.artifact.ArtifactError: When a file of the model was modified.
     """
     device = scoring_device(device)
@@ -139,24 +140,25 @@ def score_dump(
         # what the run reads: the kinds its model fuses, and the picture posts are pooled by
         kinds = sorted({*fused_kinds(model_dir, manifest), *([POOLING_KIND] if pool_by_image else [])})
         plan = plan_run(manifest, source, out, settings, shard_rows, kinds=kinds)
-        summary = run_shards(
-            TorchScorers(str(model_dir), device, scorer_kwargs),
-            plan,
-            out,
-            workers=workers,
-            engine=engine,
-            progress=progress,
-            overwrite=overwrite,
-            per_post=pool_by_image,
-        )
-        warn_unheld_in_run(summary.held, source, summary.rows)
-        if detector is not None:
-            start = time.perf_counter()
-            try:
-                summary.pooling = pool_parts(detector, Path(out) / PER_POST_DIR, Path(out), progress)
-            except KeyboardInterrupt as error:
-                raise KeyboardInterrupt(pooling_stopped(summary)) from error
-            summary.seconds += time.perf_counter() - start
+        with writing_run(Path(out)):
+            summary = run_shards(
+                TorchScorers(str(model_dir), device, scorer_kwargs),
+                plan,
+                out,
+                workers=workers,
+                engine=engine,
+                progress=progress,
+                overwrite=overwrite,
+                per_post=pool_by_image,
+            )
+            warn_unheld_in_run(summary.held, source, summary.rows)
+            if detector is not None:
+                start = time.perf_counter()
+                try:
+                    summary.pooling = pool_parts(detector, Path(out) / PER_POST_DIR, Path(out), progress)
+                except KeyboardInterrupt as error:
+                    raise KeyboardInterrupt(pooling_stopped(summary)) from error
+                summary.seconds += time.perf_counter() - start
     return summary
 
 

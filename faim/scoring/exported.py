@@ -19,7 +19,7 @@ from faim.data.post import Post
 from faim.runtime.bundle import EMBEDDING, ExportError, probabilities_name
 from faim.runtime.model import ExportedModel, checked_manifest
 from faim.scoring.inputs import Shard
-from faim.scoring.manifest import absolute_image_root, check_resumable
+from faim.scoring.manifest import absolute_image_root, check_resumable, writing_run
 from faim.scoring.output import output_schema, output_table, score_columns, write_shard
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import ShardRows, readable_batches, warn_unheld_in_run
@@ -128,6 +128,7 @@ def score_exported(
         ValueError: On bad arguments, or ``out`` holding another run (refused before anything in ``out`` is
             removed or written).
         FileExistsError: When ``out`` holds files a scoring run does not write.
+        BlockingIOError: When another run is writing into ``out`` now (``faim.scoring.manifest.writing_run``).
     """
     check_run_arguments(workers, batch_size, shard_rows, engine, scores, embeddings)
     image_root = absolute_image_root(image_root)
@@ -138,22 +139,23 @@ def score_exported(
     recorded = recorded_manifest(given)
     kinds = fused_kinds(given, recorded) if is_saved_model(given) else recorded["fusion"]["kinds"]
     plan = plan_run(recorded, source, out, settings, shard_rows, kinds=kinds)
-    check_resumable(Path(out), plan.identity, overwrite)  # before a saved model is exported into the folder
-    export_dir = export_once(given, Path(out), overwrite)
-    if export_dir != given:
-        check_own_export(export_dir, given)
     kwargs = {"columns": columns, "image_root": image_root, "batch_size": batch_size, "scores": scores,
               "embeddings": embeddings}  # fmt: skip
-    summary = run_shards(
-        ExportedScorers(str(export_dir), kwargs),
-        plan,
-        out,
-        workers=workers,
-        engine=engine,
-        progress=progress,
-        overwrite=overwrite,
-    )
-    warn_unheld_in_run(summary.held, source, summary.rows)
+    with writing_run(Path(out)):
+        check_resumable(Path(out), plan.identity, overwrite)  # before a saved model is exported into the folder
+        export_dir = export_once(given, Path(out), overwrite)
+        if export_dir != given:
+            check_own_export(export_dir, given)
+        summary = run_shards(
+            ExportedScorers(str(export_dir), kwargs),
+            plan,
+            out,
+            workers=workers,
+            engine=engine,
+            progress=progress,
+            overwrite=overwrite,
+        )
+        warn_unheld_in_run(summary.held, source, summary.rows)
     return summary
 
 

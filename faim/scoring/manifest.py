@@ -12,7 +12,8 @@ reads), which the end of the run warns of. A part file is the truth: on restart,
 which each part records), and half-written temporary files are deleted. ``_finished.json`` is written once a run
 has read its inputs to their end and every shard is done, with the digests of the run's record and of its shards'
 keys: a rerun of that run whose parts are all in place then reads none of its inputs' rows. No file name of these
-is read as data by Parquet readers (they skip names starting with ``_``).
+is read as data by Parquet readers (they skip names starting with ``_``), nor is ``_run.lock``, which a run holds
+locked while it writes into the folder (``writing_run``), so that a second run into it is refused.
 A run that pools by picture keeps its shards' per-post parts in ``_per_post/`` and writes its pooled parts,
 one per shard, once all shards are done (``faim.scoring.pool_parts``).
 """
@@ -23,6 +24,8 @@ import hashlib
 import json
 import os
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +38,17 @@ from faim.folders import check_folder_path, named_folder
 from faim.scoring.report import HELD_KEY, Held, ShardReport
 from faim.version import __version__
 
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+
 MANIFEST_FILE = "_manifest.jsonl"
 FINISHED_FILE = "_finished.json"
 """The record that every shard of a run is done (``Manifest.finish``)."""
+LOCK_FILE = "_run.lock"
+"""The file a run holds locked while it writes into its output folder (``writing_run``), left there after it: removing
+it would let a run starting meanwhile lock a new file of the same name beside the one locked."""
 PER_POST_DIR = "_per_post"
 """Folder, inside the output of a run pooling by picture, of its per-post parts."""
 BEGUN_WITH = "faim_version"
@@ -108,6 +119,36 @@ def check_output_folder(out_dir: Path) -> None:
             f"{out_dir}: holds files that are not a scoring run's ({', '.join(foreign[:3])}"
             f"{', ...' if len(foreign) > 3 else ''}); name a new or empty folder"
         )
+
+
+@contextmanager
+def writing_run(out_dir: Path) -> Iterator[None]:
+    """Hold the output folder ``out_dir`` for the run writing into it for the block: refused as
+    ``check_output_folder`` refuses one, else made where absent and locked (an advisory lock, ``fcntl.flock``, on its
+    ``LOCK_FILE``), so that a second run into the same folder, from this process or another, is refused rather than
+    mixing its parts and record with this one's. The system lets the lock go as the process ends, however it ends
+    (``kill -9`` too): a run killed part way never keeps its resume out. Nothing is locked where the system has no
+    ``flock`` (Windows).
+
+    Raises:
+        NotADirectoryError, FileExistsError: As ``check_output_folder``.
+        BlockingIOError: Naming the folder, where another run holds it.
+    """
+    check_output_folder(out_dir)
+    folder = named_folder(out_dir)  # the folder written into, as check_output_folder reads it
+    folder.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:
+        yield
+        return
+    with open(folder / LOCK_FILE, "a", encoding="utf-8") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BlockingIOError(
+                f"{out_dir}: another scoring run is writing into this folder now; nothing was written or removed, "
+                "wait for it to end or write to another folder"
+            ) from None
+        yield
 
 
 def recorded_identity(record: bytes, identity: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,7 +19,8 @@ from faim.file_digests import sealed
 from faim.notices import FaimWarning
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
-from faim.scoring.manifest import Manifest, check_output_folder, check_resumable, run_identity
+from faim.scoring.exported import score_exported
+from faim.scoring.manifest import Manifest, check_output_folder, check_resumable, run_identity, writing_run
 from faim.scoring.report import Held, ShardReport
 
 
@@ -56,6 +60,51 @@ def test_an_output_folder_spelt_through_one_not_there_and_dot_dot_is_checked_as_
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileExistsError, match=r"^missing/\.\.: holds files that are not a scoring run's \(thesis"):
         check_output_folder(Path("missing/.."))
+
+
+def held_by_another_process(out: Path) -> subprocess.Popen:
+    """A process holding ``out`` as a run writing into it holds it (``writing_run``), once it holds it."""
+    code = (
+        "import sys, time\nfrom pathlib import Path\nfrom faim.scoring.manifest import writing_run\n"
+        "with writing_run(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(600)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline() == "held\n"
+    return process
+
+
+def test_a_run_into_a_folder_another_run_is_writing_is_refused_touching_nothing_and_a_killed_one_keeps_none_out(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump, out = forty_posts(tmp_path / "dump.jsonl"), tmp_path / "scores"
+    assert score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=8, progress=False).shards == 5
+    before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    holder = held_by_another_process(out)
+    try:
+        refused = rf"^{re.escape(str(out))}: another scoring run is writing into this folder now; nothing was written"
+        for score, engine in ((score_dump, "embedded"), (score_dump, "ray"), (score_exported, "embedded")):
+            with pytest.raises(BlockingIOError, match=refused):
+                score(tiny_model_dir, dump, out, workers=1, shard_rows=8, engine=engine, progress=False, overwrite=True)
+        assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+    finally:
+        holder.kill()  # as kill -9 ends a run: the system lets its lock go
+        holder.wait()
+    resumed = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=8, progress=False)
+    assert resumed.resumed_shards == 5 and resumed.rows_this_run == 0 and resumed.rows == 40
+
+
+def test_a_folder_a_run_holds_is_refused_to_another_of_the_same_process_and_its_lock_is_part_of_a_runs_folder(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "scores"
+    with writing_run(out):
+        with pytest.raises(BlockingIOError, match=rf"^{re.escape(str(out))}: another scoring run is writing"):
+            with writing_run(out):
+                pass
+    with writing_run(out):  # let go once the run holding it ended
+        pass
+    check_output_folder(out)
+    assert check_resumable(out, RUN) is None  # a run's record, not the lock, says whether the folder holds a run
 
 
 RUN = {
