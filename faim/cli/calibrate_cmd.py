@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     check_outside_model(model, out, "the calibrated model")
     if args.report:
         check_outside_model(model, args.report, "the report", "--report")
+        check_outside_model(out, args.report, "the report", "--report", "the new model, -o,")
     check_replaceable(out, MANIFEST)
     if args.head and args.unlabelled:
         raise ValueError("--head corrects heads on labelled posts; it cannot go with --unlabelled")

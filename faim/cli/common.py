@@ -162,16 +162,19 @@ def folder_path(text: str) -> Path:
     return Path(text)
 
 
-def check_outside_model(model: str | Path, out: str | Path, written: str, option: str = "-o") -> None:
-    """Refuse an output folder ``out`` (given as ``option``) that is the saved model ``model`` or lies inside it:
-    ``written`` (what goes there: "the export") would be mixed into the model's folder, or replace it.
+def check_outside_model(
+    model: str | Path, out: str | Path, written: str, option: str = "-o", named: str = "the model"
+) -> None:
+    """Refuse an output folder ``out`` (given as ``option``) that is the model folder ``model`` (what it is:
+    ``named``, "the new model, -o") or lies inside it: ``written`` (what goes there: "the export") would be mixed
+    into the model's folder, or replace it.
 
     Raises:
         ValueError: Naming both folders.
     """
     model, out = Path(model), Path(out)
     if model.resolve() in (out.resolve(), *out.resolve().parents):
-        raise ValueError(f"{option} {out}: that is the model or a folder inside it ({model}); {written} goes elsewhere")
+        raise ValueError(f"{option} {out}: that is {named} or a folder inside it ({model}); {written} goes elsewhere")
 
 
 def output_folder(text: str) -> str:

@@ -587,6 +587,19 @@ def test_calibrate_refuses_a_report_into_the_model_it_reads_before_the_model_is_
     assert sorted(path.name for path in tiny_model_dir.iterdir()) == before and not (tmp_path / "x").exists()
 
 
+def test_calibrate_refuses_a_report_into_the_new_model_before_the_model_is_loaded(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    new = tmp_path / "new"
+    for report in (new, new / "report"):
+        arguments = ["calibrate", tiny_model_dir, demo_data["validation"], "-o", new, "--report", report]
+        assert main([*map(str, arguments), "--map", "labels.harmful=label"]) == 2
+        error = f"--report {report}: that is the new model, -o, or a folder inside it ({new}); the report goes"
+        assert error in capsys.readouterr().err
+    assert not new.exists()
+
+
 @pytest.mark.parametrize("command", ["eval", "calibrate"])
 @pytest.mark.parametrize(
     ("mapping", "error"),
