@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 
 from faim.artifact_manifest import read_manifest
-from faim.cli.common import parse_columns
+from faim.cli.common import check_outside_model, parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.inputs import close_reading
 from faim.data.post import refuse_no_posts
@@ -24,6 +24,7 @@ from faim.explain.report import LISTING, check_report_folder, write_report
 def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 (every post) or more, got {args.limit}")
+    check_outside_model(args.model, args.out, "the report")
     check_report_folder(Path(args.out))  # before any work, as writing the report does again
     read_manifest(Path(args.model))  # a model path that names no model, before the posts are read
     columns = parse_columns(args.columns)

@@ -122,6 +122,20 @@ def test_posts_holding_no_post_are_named_before_the_model_is_loaded_and_a_path_n
     assert f"faim explain: error: {tmp_path / 'model'}: does not exist" in capsys.readouterr().err
 
 
+def test_an_output_that_is_the_model_or_lies_inside_it_is_refused_before_the_model_is_loaded(
+    tiny_model_dir: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    posts = tmp_path / "posts.jsonl"
+    posts.write_text(json.dumps({"id": "1", "text": "a post"}) + "\n", encoding="utf-8")
+    monkeypatch.setattr("faim.cli.explain_cmd.Detector.load", lambda path: pytest.fail("the model was loaded"))
+    before = sorted(path.relative_to(tiny_model_dir) for path in tiny_model_dir.rglob("*"))
+    for out in (tiny_model_dir / "explained", tiny_model_dir):
+        assert main(["explain", str(tiny_model_dir), str(posts), "-o", str(out)]) == 2
+        refused = f"-o {out}: that is the model or a folder inside it ({tiny_model_dir}); the report goes elsewhere"
+        assert f"faim explain: error: {refused}" in capsys.readouterr().err
+    assert sorted(path.relative_to(tiny_model_dir) for path in tiny_model_dir.rglob("*")) == before
+
+
 def test_a_limit_reading_part_of_the_posts_warns_of_an_input_holding_no_row_as_it_stops_reading(
     exported: tuple[Path, Path], tmp_path: Path
 ) -> None:
