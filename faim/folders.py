@@ -165,10 +165,10 @@ def staging_left(target: Path, prefix: str) -> list[tuple[Path, str, int]]:
 
 STOPPED_REMOVING: set[Path] = set()
 """The folders this process moved a target aside into (``replace_folder``), under either name they had, and was
-stopped (Ctrl-C) before it removed them, once the new folder took the target's place, and those it worked towards a
-target in (``working_folder``) and was stopped as it removed them: stale though the process that made them runs, so
-that the next write of their target from this process (a notebook, a service) removes them, as the next from another
-does once this one ends."""
+stopped (Ctrl-C) before it removed them, once the new folder took the target's place, and those it wrote or worked
+towards a target in (``replacing``, ``working_folder``) and was stopped as it removed them: stale though the process
+that made them runs, so that the next write of their target from this process (a notebook, a service) removes them,
+as the next from another does once this one ends."""
 
 
 def stale_staging(target: Path, prefix: str) -> list[tuple[Path, int]]:
@@ -239,7 +239,9 @@ def replacing(target: Path, prefix: str) -> Iterator[Path]:
     Raises:
         KeyboardInterrupt: When stopped (Ctrl-C), saying what the write of ``target`` left, for every writer alike:
             before the new folder took its place, that nothing was written (whatever a write within said of its own
-            folder); once it did, that ``target`` is written whole (``replace_folder``).
+            folder), and, stopped as it removed the new folder, what is left of it, removed by the next write of
+            ``target`` (``STOPPED_REMOVING``); once it took its place, that ``target`` is written whole
+            (``replace_folder``).
     """
     staging = staging_folder(target, prefix)
     try:
@@ -250,7 +252,14 @@ def replacing(target: Path, prefix: str) -> Iterator[Path]:
             if isinstance(error, KeyboardInterrupt) and not error.args:  # stopped as replace_folder returned
                 raise KeyboardInterrupt(f"{target} is written whole") from error
             raise
-        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            shutil.rmtree(staging, ignore_errors=True)
+        except KeyboardInterrupt as stop:
+            STOPPED_REMOVING.add(staging)
+            raise KeyboardInterrupt(
+                f"nothing was written: {target} is left as it was; what was written of it, left beside it in part "
+                f"({staging}), is removed by the next write of {target}"
+            ) from stop
         if isinstance(error, KeyboardInterrupt):
             raise KeyboardInterrupt(f"nothing was written: {target} is left as it was") from error
         raise

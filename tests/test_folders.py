@@ -294,6 +294,37 @@ def test_a_working_folder_stopped_as_it_is_removed_is_named_and_removed_by_the_n
     assert list(tmp_path.iterdir()) == [target]
 
 
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), ValueError("a post that cannot be written")])
+def test_a_write_stopped_as_its_new_folder_is_removed_names_what_is_left_which_the_next_write_from_the_process_removes(
+    error: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "report"
+    target.mkdir()
+    (target / MANIFEST).write_text("old", encoding="utf-8")
+    rmtree = shutil.rmtree
+
+    def stopped(path: Path, *args: object, **kwargs: object) -> None:
+        (Path(path) / "page.html").unlink()
+        raise KeyboardInterrupt  # Ctrl-C part way removing the new folder
+
+    with pytest.raises(KeyboardInterrupt) as stop:
+        with replacing(target, ".faim-") as staging:
+            for name in (MANIFEST, "page.html"):
+                (staging / name).write_text("new", encoding="utf-8")
+            monkeypatch.setattr(folders.shutil, "rmtree", stopped)
+            raise error
+    monkeypatch.setattr(folders.shutil, "rmtree", rmtree)
+    assert str(stop.value) == (
+        f"nothing was written: {target} is left as it was; what was written of it, left beside it in part ({staging}), "
+        f"is removed by the next write of {target}"
+    )
+    assert (target / MANIFEST).read_text(encoding="utf-8") == "old"
+    with pytest.warns(FaimWarning, match=rf"^removed {re.escape(str(staging))}, left unfinished by process \d+, stop"):
+        with replacing(target, ".faim-") as again:  # this process, a notebook, writes the same target again
+            (again / MANIFEST).write_text("newer", encoding="utf-8")
+    assert list(tmp_path.iterdir()) == [target] and (target / MANIFEST).read_text(encoding="utf-8") == "newer"
+
+
 def test_a_folder_named_through_a_link_and_dot_dot_is_the_one_checked_and_replaced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
