@@ -15,6 +15,7 @@ from faim.data.post import ADDED_META
 from faim.encoder import Encoder, Preprocessor
 from faim.preprocess.meta import MetaRows
 from faim.registry import refuse_new, register_encoder
+from faim.wording import plural
 
 
 class MetaFeatures(MetaRows):
@@ -70,9 +71,8 @@ def check_own_fields(fields: list[str]) -> None:
     added = [field for field in fields if field in ADDED_META]
     if not added:
         return
-    plural = len(added) > 1
-    named = f"field{'s' if plural else ''} {', '.join(map(repr, added))}"
-    it, is_ = ("these", "they are") if plural else ("it", "it is")
+    named = f"{plural(len(added), 'field')} {', '.join(map(repr, added))}"
+    it, is_ = ("these", "they are") if len(added) > 1 else ("it", "it is")
     why = (
         f"meta_numeric: {named}: faim fills {it} itself (concat data names each post's source in meta.source, "
         f"language identification gives meta.lang), so {is_} not a post's own metadata"

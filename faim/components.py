@@ -250,8 +250,8 @@ def check_tasks(heads: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> None:
         for size, labels in head_sizes(task.type, task.labels).items():
             outputs = getattr(head, size, labels)
             if outputs != labels:
-                noun = "classes" if size == "num_classes" else "labels"
+                gives = plural(outputs, "class" if size == "num_classes" else "label")
                 raise ValueError(
-                    f"task {task.name!r} has {labels} labels but its head gives {outputs} {noun} ({size}={outputs}); "
+                    f"task {task.name!r} has {plural(labels, 'label')} but its head gives {gives} ({size}={outputs}); "
                     "give the task one label per output of its head"
                 )

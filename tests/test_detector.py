@@ -188,6 +188,7 @@ def test_a_batch_size_below_one_is_refused_naming_it(
         ),
         ([("hate", "multiclass", 2), ("topic", "multiclass", 3)], "task 'hate' is multiclass but its head is binary"),
         ([("hate", "binary", 2), ("topic", "multiclass", 2)], "task 'topic' has 2 labels but its head gives 3 classes"),
+        ([("hate", "binary", 2), ("topic", "multiclass", 1)], "task 'topic' has 1 label but its head gives 3 classes"),
         (
             [("hate", "binary", 3), ("topic", "multiclass", 3)],
             r"task 'hate' is binary but has 3 labels \('a', 'b', 'c'\); give it two: \(negative, positive\)",

@@ -43,8 +43,8 @@ def test_an_encoder_needs_fields() -> None:
 @pytest.mark.parametrize(
     ("fields", "named"),
     [
-        (["likes", "lang"], "field 'lang': faim fills it itself"),
-        (["source", "lang"], "fields 'source', 'lang': faim fills these itself"),
+        (["likes", "lang"], "1 field 'lang': faim fills it itself"),
+        (["source", "lang"], "2 fields 'source', 'lang': faim fills these itself"),
     ],
 )
 def test_a_field_faim_fills_itself_is_refused_naming_where_why_and_what_to_do(
@@ -73,9 +73,9 @@ def test_a_model_saved_before_such_fields_were_refused_loads_with_a_warning_and_
     with pytest.warns(FaimWarning) as warned:
         detector = faim.load(tmp_path / "model")
     assert [str(warning.message) for warning in warned] == [
-        f"{tmp_path / 'model'}: meta_numeric: field 'lang': faim fills it itself (concat data names each post's source "
-        "in meta.source, language identification gives meta.lang), so it is not a post's own metadata: this model "
-        "refuses as empty a post whose metadata holds nothing else"
+        f"{tmp_path / 'model'}: meta_numeric: 1 field 'lang': faim fills it itself (concat data names each post's "
+        "source in meta.source, language identification gives meta.lang), so it is not a post's own metadata: this "
+        "model refuses as empty a post whose metadata holds nothing else"
     ]
     (row,) = detector.score([{"id": "a", "text": "x", "meta": {"count": 2, "lang": 1}}])
     assert row["id"] == "a" and 0 <= row["fake"] <= 1
