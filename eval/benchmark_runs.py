@@ -30,6 +30,7 @@ from faim.recipe.compare import changed_fields, describe_changes, plain
 from faim.scoring.engine import score_dump
 from faim.scoring.runner import ScoreSummary
 from faim.training.run import RECORD
+from faim.wording import plural
 
 WEIGHTS = "model.safetensors"
 SCORING_RUNS = 2  # timed scoring runs per model and way of scoring; the fastest is reported
@@ -192,7 +193,7 @@ def shifted_evaluations(
     config = detector.recipe.eval
     reports = {}
     for name, (posts, data) in shifted.items():
-        log(f"  evaluating on {name} ({len(posts)} posts)")
+        log(f"  evaluating on {name} ({plural(len(posts), 'post')})")
         out = run.model_dir.parent / "eval" / folder / name
         reports[name] = evaluate(detector, posts, out, data, config, ablations=False)
     return reports

@@ -19,6 +19,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from faim.wording import plural
+
 WORD = re.compile(r"[^\W\d_]+")
 """A word: a run of letters, in any script."""
 MIN_POSTS = 20
@@ -39,7 +41,7 @@ class LabelledTexts:
 
     def __post_init__(self) -> None:
         if len(self.texts) != len(self.labels):
-            raise ValueError(f"{self.name}: {len(self.texts)} texts but {len(self.labels)} labels")
+            raise ValueError(f"{self.name}: {plural(len(self.texts), 'text')} but {plural(len(self.labels), 'label')}")
         wrong = next((i for i, label in enumerate(self.labels) if label not in (0, 1)), None)
         if wrong is not None:
             raise ValueError(f"{self.name}: the label of post {wrong} is {self.labels[wrong]!r}, not 0 or 1")

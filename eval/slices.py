@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 import numpy as np
 
 from faim.data.post import is_missing
+from faim.wording import plural
 
 MetricFn = Callable[[np.ndarray, np.ndarray], Mapping[str, float]]
 
@@ -53,8 +54,8 @@ def slice_metrics(
     values = np.asarray(slices, dtype=object)
     if values.ndim != 1 or not len(values) == len(y) == len(p):
         raise ValueError(
-            f"slices must be 1-D with one value per row, got {values.shape} for {len(y)} rows and prob of length "
-            f"{len(p)}"
+            f"slices must be 1-D with one value per row, got {values.shape} for {plural(len(y), 'row')} and prob of "
+            f"length {len(p)}"
         )
     if min_size < 1:
         raise ValueError(f"min_size must be at least 1, got {min_size}")

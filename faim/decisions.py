@@ -107,8 +107,8 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
         array = array.reshape(0, len(task.labels))
     if task.type != "binary" and (array.ndim not in (1, 2) or array.shape[-1] != len(task.labels)):
         raise ValueError(
-            f"task {task.name!r} ({task.type}) has {len(task.labels)} labels ({', '.join(task.labels)}): expected "
-            f"probabilities of shape [{len(task.labels)}] or [N, {len(task.labels)}], got {list(array.shape)}"
+            f"task {task.name!r} ({task.type}) has {plural(len(task.labels), 'label')} ({', '.join(task.labels)}): "
+            f"expected probabilities of shape [{len(task.labels)}] or [N, {len(task.labels)}], got {list(array.shape)}"
         )
     refuse_undecidable(task, array)
     return array

@@ -19,6 +19,7 @@ from faim.data.preflight import unread_columns, warn_unheld_kinds
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.explain.report import LISTING, check_report_folder, write_report
+from faim.wording import plural
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     page = write_report([errors.get(post.origin) or next(explanations) for post in chosen], args.out)
     seconds = (time.perf_counter() - start) / max(1, len(readable))
     failed = f", {len(unread)} not (they could not be read: {LISTING} gives why)" if unread else ""
-    print(f"explained {len(readable)} posts ({seconds:.2f} s each){failed}; open {page}")
+    print(f"explained {plural(len(readable), 'post')} ({seconds:.2f} s each){failed}; open {page}")
     return 0

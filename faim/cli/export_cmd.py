@@ -160,7 +160,8 @@ def summary(model: str, out: Path, graph_format: str) -> None:
     files = [path for path in out.rglob("*") if path.is_file()]
     graphs = [path for path in files if path.suffix == f".{graph_format}"]
     size = sum(path.stat().st_size for path in files) / 2**20
-    print(f"exported {model} to {out}: {len(graphs)} {graph_format} graphs, {len(files)} files, {size:.1f} MiB")
+    counts = f"{plural(len(graphs), f'{graph_format} graph')}, {plural(len(files), 'file')}"
+    print(f"exported {model} to {out}: {counts}, {size:.1f} MiB")
     if graph_format == "onnx":
         print(f"score it without torch: faim.runtime.load({str(out)!r}).score(posts)")
     else:

@@ -15,6 +15,7 @@ from faim.data.native import FilePerSplit
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
 from faim.registry import register_source, source_path
+from faim.wording import plural
 
 TEXT_FILES = {"train": "train_text.txt", "validation": "val_text.txt", "test": "test_text.txt"}
 LAYOUT = (
@@ -53,7 +54,7 @@ class TweetEvalSource(FilePerSplit):
         labels_path = _labels_path(path)
         labels = _lines(labels_path) if labels_path.is_file() else [""] * len(texts)
         if len(labels) != len(texts):
-            raise ValueError(f"tweeteval: {path} has {len(texts)} lines but {labels_path} has {len(labels)}")
+            raise ValueError(f"tweeteval: {path} has {plural(len(texts), 'line')} but {labels_path} has {len(labels)}")
         for index, (text, label) in enumerate(zip(texts, labels, strict=True)):
             if label.strip() and not label.strip().lstrip("-").isdigit():
                 raise ValueError(f"tweeteval: {labels_path}:{index + 1}: label {label!r} is not an integer")

@@ -31,6 +31,7 @@ from faim.detector import Detector
 from faim.pooling import pooled_probabilities
 from faim.scoring.output import CORRECTS, PICTURE, PICTURE_GROUP, logits_column, output_schema, score_columns
 from faim.shared_images import shared_image_groups
+from faim.wording import plural
 
 
 @dataclass
@@ -45,8 +46,8 @@ class PoolingReport:
 
     def format(self) -> str:
         return (
-            f"pooled by picture: {self.grouped_posts} of {self.posts} posts share a picture, in {self.groups} "
-            f"groups ({self.seconds:.1f} s)"
+            f"pooled by picture: {self.grouped_posts} of {self.posts} posts share a picture, in "
+            f"{plural(self.groups, 'group')} ({self.seconds:.1f} s)"
         )
 
 

@@ -17,6 +17,7 @@ from faim.data.preflight import MAP_KIND, unheld_kinds, warn_unheld
 from faim.data.tabular import jsonl_object, jsonl_text, parse_number, row_name, utf8
 from faim.scoring.inputs import Shard, own_shards
 from faim.scoring.report import Held
+from faim.wording import plural
 
 
 @dataclass
@@ -296,9 +297,9 @@ def _shard_name(shard: Shard) -> str:
     """A shard as a warning names its rows, read before the dump is scored: ``FILE (its first N rows, ...)``, or of
     a shard after a file's first, from its first row's number."""
     if shard.key.endswith("-000000"):
-        rows = f"its first {shard.size} rows"
+        rows = f"its first {plural(shard.size, 'row')}"
     else:
-        rows = f"its {shard.size} rows from row {min(number for number, *_ in [*shard.rows, *shard.errors])}"
+        rows = f"its {plural(shard.size, 'row')} from row {min(number for number, *_ in [*shard.rows, *shard.errors])}"
     return f"{shard.name} ({rows}, read before scoring)"
 
 
@@ -308,4 +309,4 @@ def warn_unheld_in_run(held: Held | None, source: str | Path, rows: int) -> None
     ``Held.of_all``); nothing is said of a run holding no post, nor where that is not known of every shard (``None``:
     a shard recorded by a faim that did not record it)."""
     if held is not None and held.posts:
-        warn_unheld(held.unheld, f"{source} (its {rows} rows, scored)", SCORE_KIND, lambda: held.unread)
+        warn_unheld(held.unheld, f"{source} (its {plural(rows, 'row')}, scored)", SCORE_KIND, lambda: held.unread)

@@ -118,12 +118,12 @@ class ScoreSummary:
 
     def format(self) -> str:
         errors = ", ".join(f"{kind}: {n}" for kind, n in self.errors.most_common()) or "none"
-        resumed = f" ({self.resumed_shards} shards done by an earlier run)" if self.resumed_shards else ""
+        resumed = f" ({plural(self.resumed_shards, 'shard')} done by an earlier run)" if self.resumed_shards else ""
         return (
             f"rows: {self.rows}  errors: {sum(self.errors.values())} ({errors})\n"
             f"throughput: {self.rows_per_second:.1f} rows/s over {self.seconds:.1f} s{resumed}; "
             f"{self.rows_per_second_scoring:.1f} rows/s while {plural(self.workers, 'worker')} scored\n"
-            f"output: {self.output} ({self.shards} Parquet parts)"
+            f"output: {self.output} ({plural(self.shards, 'Parquet part')})"
             + (f"\n{self.pooling.format()}" if self.pooling else "")
         )
 
@@ -368,7 +368,8 @@ def rows_kept(manifest: Manifest, until: str = "") -> str:
 def kept(rows: int, parts: int, folder: Path, rerun: str) -> str:
     """``ROWS rows (PARTS parts) are scored and kept in FOLDER: RERUN``, what a run stopped part way keeps and what
     running it again does (``rerun``, from ``the same command``)."""
-    return f"{rows} rows ({parts} parts) are scored and kept in {folder}: {rerun}"
+    are = "is" if rows == 1 else "are"
+    return f"{plural(rows, 'row')} ({plural(parts, 'part')}) {are} scored and kept in {folder}: {rerun}"
 
 
 _scorer: ShardWriter | None = None

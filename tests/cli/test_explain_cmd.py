@@ -75,7 +75,9 @@ def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_
     posts = write_posts(tmp_path / "in", [post for post in export_posts() if post["id"] in ("full", "text-only")])
     out = tmp_path / "out"
     assert main(["explain", str(model_dir), str(posts), "-o", str(out)]) == 0
+    capsys.readouterr()
     assert main(["explain", str(model_dir), str(posts), "-o", str(out), "--limit", "1"]) == 0
+    assert capsys.readouterr().out.startswith("explained 1 post (")
     assert sorted(path.name for path in out.glob("*.json")) == ["0000-full.json", "faim-explanations.json"]
     listing = json.loads((out / "faim-explanations.json").read_text(encoding="utf-8"))
     assert listing == {"posts": [{"post": "full", "explanation": "0000-full.json"}]}

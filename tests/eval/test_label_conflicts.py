@@ -77,7 +77,7 @@ def test_the_summary_counts_every_conflict_and_shows_the_first() -> None:
 
 
 def test_labels_must_be_binary_and_aligned() -> None:
-    with pytest.raises(ValueError, match="first: 2 texts but 1 labels"):
+    with pytest.raises(ValueError, match="first: 2 texts but 1 label$"):
         LabelledTexts("first", ["a", "b"], [1])
     with pytest.raises(ValueError, match="second: the label of post 1 is 2, not 0 or 1"):
         LabelledTexts("second", ["a", "b"], [0, 2])

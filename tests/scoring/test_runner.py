@@ -148,7 +148,7 @@ def test_the_first_shard_is_warned_of_before_it_is_scored_not_again_by_a_run_res
         messages = [str(warning.message) for warning in caught if warning.category is FaimWarning]
         said.append([message for message in messages if "no post holds" in message])  # an empty first: warned of too
     assert [len(messages) for messages in said] == [1, 0]
-    assert said[0][0].startswith(f"{dump} (its first 1 rows, read before scoring): no post holds any image")
+    assert said[0][0].startswith(f"{dump} (its first 1 row, read before scoring): no post holds any image")
 
 
 def test_a_resumed_run_reads_no_row_before_scoring_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -360,6 +360,15 @@ class SecondShardStoppedWriter(OneRowWriter):
         return super().write(shard, out_dir)
 
 
+def test_a_summary_counts_one_shard_and_one_part_in_the_singular() -> None:
+    summary = runner.ScoreSummary(3, rows_this_run=1, seconds=1, output="out", shards=1, resumed_shards=1, workers=1)
+    assert summary.format() == (
+        "rows: 3  errors: 0 (none)\n"
+        "throughput: 1.0 rows/s over 1.0 s (1 shard done by an earlier run); 0.0 rows/s while 1 worker scored\n"
+        "output: out (1 Parquet part)"
+    )
+
+
 def test_a_stopped_run_says_what_it_keeps_and_that_the_same_command_scores_the_rest(tmp_path: Path) -> None:
     dump, out = tmp_path / "dump.jsonl", tmp_path / "out"
     dump.write_text('{"text": "a"}\n' * 3, encoding="utf-8")
@@ -368,7 +377,7 @@ def test_a_stopped_run_says_what_it_keeps_and_that_the_same_command_scores_the_r
         run_shards(lambda threads: SecondShardStoppedWriter(), plan, out, workers=1, progress=False)
     assert (
         str(stopped.value)
-        == f"at least 1 rows (1 parts) are scored and kept in {out}: the same command scores the rest, no row twice"
+        == f"at least 1 row (1 part) is scored and kept in {out}: the same command scores the rest, no row twice"
     )
 
 
