@@ -5,6 +5,7 @@ Its arguments are ``faim.cli.calibrate_args``'s: ``faim --help`` reads them with
 from __future__ import annotations
 
 import argparse
+import shlex
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -132,10 +133,10 @@ def run(args: argparse.Namespace) -> int:
     directory = Path(args.report) if args.report else out.parent / f"{out.name}-calibration"
     if report["tasks"]:
         print(summary(report))
-        print(f"report: {write_report(report, directory)}")
+        print(f"report: {shlex.quote(str(write_report(report, directory)))}")
     elif remove_report(directory):
         print(f"{directory}: the report of an earlier calibration is removed (this one measured no task)")
-    print(f"model:  {out}")
+    print(f"model:  {shlex.quote(str(out))}")
     return 0
 
 

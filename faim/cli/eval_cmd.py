@@ -5,6 +5,7 @@ Its arguments are ``faim.cli.eval_args``'s: ``faim --help`` reads them without i
 from __future__ import annotations
 
 import argparse
+import shlex
 import warnings
 from dataclasses import replace
 from functools import partial
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(report))
     if args.robustness:
         print(format_robustness(robustness_report(detector, posts, report, out, name, config)))
-    print(f"report: {out}")
+    print(f"report: {shlex.quote(str(out))}")
     return 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import shlex
 import time
 from functools import partial
 from pathlib import Path
@@ -45,5 +46,5 @@ def run(args: argparse.Namespace) -> int:
     page = write_report([errors.get(post.origin) or next(explanations) for post in chosen], args.out)
     seconds = (time.perf_counter() - start) / max(1, len(readable))
     failed = f", {len(unread)} not (they could not be read: {LISTING} gives why)" if unread else ""
-    print(f"explained {plural(len(readable), 'post')} ({seconds:.2f} s each){failed}; open {page}")
+    print(f"explained {plural(len(readable), 'post')} ({seconds:.2f} s each){failed}; open {shlex.quote(str(page))}")
     return 0

@@ -19,6 +19,7 @@ import atexit
 import multiprocessing
 import multiprocessing.connection
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -123,7 +124,7 @@ class ScoreSummary:
             f"rows: {self.rows}  errors: {sum(self.errors.values())} ({errors})\n"
             f"throughput: {self.rows_per_second:.1f} rows/s over {self.seconds:.1f} s{resumed}; "
             f"{self.rows_per_second_scoring:.1f} rows/s while {plural(self.workers, 'worker')} scored\n"
-            f"output: {self.output} ({plural(self.shards, 'Parquet part')})"
+            f"output: {shlex.quote(self.output)} ({plural(self.shards, 'Parquet part')})"
             + (f"\n{self.pooling.format()}" if self.pooling else "")
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -71,14 +72,17 @@ def test_eval_of_a_model_whose_recipe_gives_its_source_an_argument_it_refuses_na
 def test_eval_of_a_file_whose_column_the_recipe_slices_by_is_not_mapped_says_how_to_map_it(
     tiny_model_dir: Path, demo_data, tmp_path: Path, capsys
 ) -> None:
-    data = str(demo_data["validation"])  # its posts' topic column, which the model's recipe slices by (eval.slice)
-    assert main(["eval", str(tiny_model_dir), data, "--map", "labels.harmful=label", "-o", str(tmp_path / "eval")]) == 0
+    data, out = str(demo_data["validation"]), tmp_path / "the eval"  # its posts' topic column, which the model's
+    # recipe slices by (eval.slice)
+    assert main(["eval", str(tiny_model_dir), data, "--map", "labels.harmful=label", "-o", str(out)]) == 0
     said = (
         "faim eval: warning: eval.slice: no post has the meta field 'topic' (fields they carry: lang), so the report "
         "has no slices; read its column with --map meta=topic (columns of the data no mapping reads: topic)"
     )
-    assert said in capsys.readouterr().err
-    assert "slices" not in json.loads((tmp_path / "eval" / "metrics.json").read_text())["tasks"]["harmful"]
+    captured = capsys.readouterr()
+    assert said in captured.err
+    assert captured.out.endswith(f"report: {shlex.quote(str(out))}\n")  # to paste into a shell
+    assert "slices" not in json.loads((out / "metrics.json").read_text())["tasks"]["harmful"]
 
 
 @pytest.mark.parametrize("given", [False, True], ids=["recipe_split", "file"])

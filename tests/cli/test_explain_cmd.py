@@ -5,6 +5,7 @@ one whole, and never a folder faim did not write."""
 from __future__ import annotations
 
 import json
+import shlex
 import warnings
 from pathlib import Path
 
@@ -81,12 +82,14 @@ def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_
     assert sorted(path.name for path in out.glob("*.json")) == ["0000-full.json", "faim-explanations.json"]
     listing = json.loads((out / "faim-explanations.json").read_text(encoding="utf-8"))
     assert listing == {"posts": [{"post": "full", "explanation": "0000-full.json"}]}
-    earlier = tmp_path / "earlier"  # a report written before reports listed their posts
+    earlier = tmp_path / "an earlier"  # a report written before reports listed their posts
     earlier.mkdir()
     (earlier / "index.html").write_text(f"{PAGE_HEAD}<style>", encoding="utf-8")
     for name in ("0000-old.json", "0000-old-picture0.png"):
         (earlier / name).write_text("old", encoding="utf-8")
+    capsys.readouterr()
     assert main(["explain", str(model_dir), str(posts), "-o", str(earlier), "--limit", "1"]) == 0
+    assert capsys.readouterr().out.endswith(f"; open {shlex.quote(str(earlier / 'index.html'))}\n")  # for a shell
     assert not (earlier / "0000-old.json").exists() and (earlier / "faim-explanations.json").is_file()
     for name, files in (("mine", {"notes.txt": "keep me"}), ("site", {"index.html": "<html>", "data.json": "{}"})):
         mine = tmp_path / name

@@ -369,6 +369,10 @@ def test_a_summary_counts_one_shard_and_one_part_in_the_singular() -> None:
     )
 
 
+def test_a_summary_quotes_its_output_folder_to_be_pasted_into_a_shell() -> None:
+    assert runner.ScoreSummary(output="my scores", shards=2).format().endswith("output: 'my scores' (2 Parquet parts)")
+
+
 def test_a_stopped_run_says_what_it_keeps_and_that_the_same_command_scores_the_rest(tmp_path: Path) -> None:
     dump, out = tmp_path / "dump.jsonl", tmp_path / "out"
     dump.write_text('{"text": "a"}\n' * 3, encoding="utf-8")
