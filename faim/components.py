@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 import sys
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import PurePath
 from typing import Any
@@ -207,10 +207,13 @@ def is_plain(value: Any) -> bool:
     return False
 
 
-def check_tasks(heads: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> None:
+def check_tasks(heads: Mapping[str, Any], tasks: Iterable[TaskSpec]) -> list[TaskSpec]:
     """Refuse ``tasks`` that are not one per head of ``heads`` (a model's, by task name), each named as its head, of
     its head's ``task_type`` and with as many labels as its head has classes or labels (``num_classes``,
     ``num_labels``: ``head_sizes``), two for a binary task.
+
+    Returns:
+        The tasks as a list, read once: a generator given is used up by the check.
 
     Raises:
         TypeError: Given one ``TaskSpec``, a string or a mapping where the list is expected, or what is no iterable.
@@ -221,6 +224,7 @@ def check_tasks(heads: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> None:
         raise TypeError(
             f"expected a list of TaskSpec, one per head ({', '.join(heads)}), got {given}: pass [TaskSpec(...), ...]"
         )
+    tasks = list(tasks)
     names = [task.name for task in tasks]
     unmatched = {
         ("task", "given twice"): sorted({name for name in names if names.count(name) > 1}),
@@ -255,3 +259,4 @@ def check_tasks(heads: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> None:
                     f"task {task.name!r} has {plural(labels, 'label')} but its head gives {gives} ({size}={outputs}); "
                     "give the task one label per output of its head"
                 )
+    return tasks

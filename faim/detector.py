@@ -46,8 +46,9 @@ class Detector:
 
     Args:
         model: The network.
-        tasks: A list of task specs, one per head (one alone is refused: give ``[spec]``), named as it, of its
-            ``task_type`` and with one label per class or label it gives (checked: ``check_tasks``).
+        tasks: The task specs, one per head (one alone is refused: give ``[spec]``), named as it, of its
+            ``task_type`` and with one label per class or label it gives (checked: ``check_tasks``), in a list or any
+            iterable, read once into the list ``self.tasks``.
         calibration: The per-post calibration (thresholds, temperatures, logit shifts, priors), fitted on validation
             data (``calibrate``); a task it leaves out has threshold 0.5, temperature 1 and no shift.
         pooled: The calibration of logits pooled across posts that share a picture, fitted on validation data;
@@ -66,7 +67,7 @@ class Detector:
     def __init__(
         self,
         model: WholePostModel,
-        tasks: list[TaskSpec],
+        tasks: Iterable[TaskSpec],
         calibration: Calibration | None = None,
         pooled: Calibration | None = None,
         max_elements: int = TrainConfig.max_elements,
@@ -76,11 +77,10 @@ class Detector:
     ) -> None:
         if pool_by_image is not None and POOLING_KIND not in model.kinds:
             raise ValueError(f"pool_by_image needs a model that embeds pictures; it reads {', '.join(model.kinds)}")
-        check_tasks(model.heads, tasks)
         self.model = model
-        self.tasks = tasks
+        self.tasks = check_tasks(model.heads, tasks)
         self.max_elements = max_elements
-        identity, given = Calibration.identity(tasks), calibration or Calibration()
+        identity, given = Calibration.identity(self.tasks), calibration or Calibration()
         self.calibration = Calibration(
             identity.thresholds | given.thresholds,
             identity.temperatures | given.temperatures,

@@ -225,6 +225,16 @@ def test_one_task_spec_a_mapping_or_no_iterable_given_as_the_tasks_is_refused_as
         Detector(model, tasks)
 
 
+def test_tasks_given_as_a_generator_are_read_once_into_the_list_a_list_gives() -> None:
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    specs = [TaskSpec("hate", "binary", ("no", "yes"))]
+    detector = Detector(model, (spec for spec in specs))
+    assert detector.tasks == specs
+    assert detector.calibration.thresholds == {"hate": 0.5}
+    posts = [{"id": "a", "text": "a post"}]
+    assert detector.score(posts) == Detector(model, specs).score(posts)
+
+
 def test_scoring_embedding_or_explaining_leaves_every_module_in_the_mode_it_was_in() -> None:
     torch.manual_seed(0)
     fusion = ConcatFusion({"text": 8}, dropout=0.5)
