@@ -19,7 +19,7 @@ from faim.cli.common import (
     refuse_mapping_without_data,
     unlabelled_split,
 )
-from faim.data.columns import ColumnMap
+from faim.data.columns import ColumnMap, object_read
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
 from faim.data.post import LANGUAGE, MAP_LABELS, Post, refuse_no_posts
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         for note in language_column_notes(args.data, columns):
             warnings.warn(note, FaimWarning, stacklevel=2)
     if field and (problem := slice_problem(field, posts, filled)):
-        how = slice_remedy(field, args.data, columns)
+        how = slice_remedy(field, args.data, columns, posts)
         if args.slice:
             raise ValueError(f"--slice: {problem}; {how}")
         warnings.warn(f"eval.slice: {problem}, so the report has no slices; {how}", FaimWarning, stacklevel=2)
@@ -109,18 +109,21 @@ def slice_problem(field: str, posts: list[Post], filled: set[str]) -> str | None
     return f"no post has the meta field {field!r} (fields they carry: {carried})"
 
 
-def slice_remedy(field: str, data: str | None, columns: dict[str, Any] | None) -> str:
-    """How to give posts the meta field ``field`` to slice by: for a file given as ``data``, ``--map meta=COLUMN``
-    (``--map meta=FIELD`` where ``data`` has a column ``field`` the mapping ``columns`` leaves unread), naming the
-    columns of ``data`` no mapping reads; for a recipe's split (``data`` ``None``), which ``--map`` does not reach, the
-    recipe's ``data.columns`` and a file given as DATA."""
+def slice_remedy(field: str, data: str | None, columns: dict[str, Any] | None, posts: list[Post]) -> str:
+    """How to give ``posts`` the meta field ``field`` to slice by: for a file given as ``data``, ``--map meta=COLUMN``
+    (``--map meta=FIELD`` where ``data`` has a column ``field`` the mapping ``columns`` leaves unread: for the
+    ``meta`` column, read where it holds an object, only where none did, no post carrying a meta field, as mapping it
+    stops reading its objects), naming the columns of ``data`` no mapping reads; for a recipe's split (``data``
+    ``None``), which ``--map`` does not reach, the recipe's ``data.columns`` and a file given as DATA."""
     if not data:
         return (
             "the recipe's data.columns meta lists what its split carries, and --map does not reach it: give a file as "
             "DATA with --map meta=COLUMN"
         )
     unread = unread_columns(data, ColumnMap.from_recipe(columns)) or []
-    how = f"read its column with --map meta={field}" if field in unread else "map one with --map meta=COLUMN"
+    # the meta column read where it holds an object, none of whose cells did: mapping it loses no field
+    plain = field == "meta" and object_read(field) in unread and not any(post.meta for post in posts)
+    how = f"read its column with --map meta={field}" if field in unread or plain else "map one with --map meta=COLUMN"
     return f"{how} (columns of the data no mapping reads: {', '.join(unread)})" if unread else how
 
 

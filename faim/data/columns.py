@@ -198,12 +198,10 @@ class ColumnMap:
     def unread(self, available: Collection[str]) -> list[str]:
         """The columns of ``available`` no field of the mapping reads, in file order (the complement of ``wanted``),
         as a listing of them names each: an ``objects`` column, read only where its cell holds a mapping, as
-        ``meta (read where it holds an object)``."""
+        ``meta (read where it holds an object)`` (``object_read``)."""
         wanted = set(self.wanted(available))
         return [
-            f"{column} (read where it holds an object)" if column in self.objects else column
-            for column in available
-            if column not in wanted
+            object_read(column) if column in self.objects else column for column in available if column not in wanted
         ]
 
     def fingerprint_key(self) -> str:
@@ -266,6 +264,11 @@ class ColumnMap:
         if isinstance(value, list) and all(type(pair) is tuple and isinstance(pair[0], str) for pair in value):
             value = dict(value)
         return dict(value) if isinstance(value, Mapping) else {}
+
+
+def object_read(column: str) -> str:
+    """``column``, an ``objects`` one, as ``ColumnMap.unread`` lists it: ``meta (read where it holds an object)``."""
+    return f"{column} (read where it holds an object)"
 
 
 def _named_columns(key: str, value: Any) -> dict[str, str]:

@@ -12,6 +12,7 @@ from conftest import tiny_recipe
 import faim
 from faim.cli.eval_cmd import slice_remedy
 from faim.cli.main import main
+from faim.data.sources import read_posts
 
 
 @pytest.mark.parametrize("given", [False, True], ids=["recipe_split", "file"])
@@ -102,8 +103,25 @@ def test_eval_of_data_holding_no_post_names_it_before_the_model_is_loaded(
 def test_the_slice_remedy_names_a_meta_column_read_as_objects_as_such_and_offers_no_map_turning_it_off(tmp_path):
     data = tmp_path / "p.jsonl"
     data.write_text(json.dumps({"id": "a", "text": "hi", "meta": {"likes": 3}}) + "\n")
-    assert slice_remedy("meta", str(data), None) == (
+    assert slice_remedy("meta", str(data), None, list(read_posts(data))) == (
         "map one with --map meta=COLUMN (columns of the data no mapping reads: meta (read where it holds an object))"
     )
     (tmp_path / "p.csv").write_text("id,text,meta\na,hi,x\n")
-    assert slice_remedy("meta", str(tmp_path / "p.csv"), None).startswith("read its column with --map meta=meta (")
+    csv = slice_remedy("meta", str(tmp_path / "p.csv"), None, list(read_posts(tmp_path / "p.csv")))
+    assert csv.startswith("read its column with --map meta=meta (")
+
+
+def test_eval_sliced_by_a_meta_column_of_plain_values_offers_to_read_it(
+    tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    data = tmp_path / "p.jsonl"
+    rows = [{"id": f"p{i}", "text": f"post {i}", "label": i % 2, "meta": "en"} for i in range(4)]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    given = [str(data), "--map", "labels.harmful=label", "--slice", "meta", "-o", str(tmp_path / "eval")]
+    assert main(["eval", str(tiny_model_dir), *given]) == 2
+    assert (
+        "; read its column with --map meta=meta (columns of the data no mapping reads: meta (read where it holds an "
+        "object))"
+    ) in capsys.readouterr().err
+    assert main(["eval", str(tiny_model_dir), *given, "--map", "meta=meta"]) == 0
+    assert set(json.loads((tmp_path / "eval" / "metrics.json").read_text())["tasks"]["harmful"]["slices"]) == {"en"}
