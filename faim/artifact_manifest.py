@@ -97,6 +97,28 @@ def fused_kinds(directory: Path, manifest: dict[str, Any]) -> list[str]:
     return sorted(set(recipe["model"]["fusion"].get("kinds") or manifest["element_kinds"]))
 
 
+def read_meta_fields(directory: Path, manifest: dict[str, Any]) -> list[str]:
+    """The ``Post.meta`` fields the fusion of the saved model or export in ``directory`` reads (through its metadata
+    encoder's ``faim.preprocess.meta.MetaRows``, each of a stack's), as its ``manifest`` (as read) says: an export's,
+    in its metadata encoder's parts' preprocessing (``type: meta``); a saved model's, in its recipe's
+    ``meta_numeric`` entries of ``model.encoders.meta``. None where the fusion reads no metadata.
+
+    Raises:
+        OSError: When a saved model's ``recipe.yaml`` cannot be read.
+        ArtifactError: When its ``manifest`` does not list it (``own_file``).
+    """
+    if is_export(directory):
+        name = manifest["kinds"].get("meta")
+        specs = [part["preprocess"] for part in manifest["encoders"][name]["parts"]] if name else []
+        return [field for spec in specs if spec["type"] == "meta" for field in spec["fields"]]
+    if "meta" not in fused_kinds(directory, manifest):
+        return []
+    recipe = yaml.safe_load(own_file(directory, manifest, RECIPE).read_text(encoding="utf-8"))
+    entry = recipe["model"]["encoders"]["meta"]
+    specs = entry if isinstance(entry, list) else [entry]  # a stack's members, or the one encoder
+    return [field for spec in specs if spec.get("type") == "meta_numeric" for field in spec["fields"]]
+
+
 def is_export(directory: Path) -> bool:
     """Whether ``directory`` holds an export (``faim export``'s) rather than a saved model."""
     return (directory / EXPORT_MANIFEST).is_file()

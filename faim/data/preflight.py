@@ -15,7 +15,7 @@ from faim.data.columns import ColumnMap
 from faim.data.elements import KIND_NAMES, PostError, check_texts, element_refs, reads_nothing
 from faim.data.images import ImageError, check_picture
 from faim.data.inputs import find_inputs
-from faim.data.post import MAP_LABELS, Post, check_labelled, normalise_posts
+from faim.data.post import MAP_LABELS, Post, check_labelled, is_missing, normalise_posts, own_meta
 from faim.data.sources import input_columns, input_reading
 from faim.data.tabular import FileSource
 from faim.notices import FaimWarning
@@ -25,6 +25,9 @@ MAP_KIND = "map the column that holds them with --map {field}=COLUMN"
 
 RECIPE_KIND = "map the column that holds them in the recipe (data.columns: {{{field}: COLUMN}})"
 """What a recipe's split none of whose posts holds a kind needs (``warn_source_split``'s default)."""
+
+MAP_META = "map the column that holds each with --map meta.FIELD=COLUMN, as --map meta.{field}=COLUMN"
+"""What ``warn_unread_meta`` says to do by default, ``{field}`` the first field the model reads."""
 
 SHOWN = 5
 """How many posts naming a picture that is not there ``refuse_missing_pictures`` names."""
@@ -83,6 +86,26 @@ def warn_unheld(
             stacklevel=3,
         )
         listed = ""  # the data's columns are the same for every kind: named once
+
+
+def warn_unread_meta(posts: Sequence[Post], fields: Sequence[str], name: str, remedy: str = MAP_META) -> None:
+    """Warn (``FaimWarning``) where posts of ``posts`` (of ``name``) hold metadata of their own (``Post.has_meta``) but
+    none holds a value of any of ``fields``, the ``Post.meta`` fields the model reads: as where the data names them
+    otherwise (``like_count`` for ``likes``) or the columns holding them are not mapped, the model reads every post's
+    as missing. It names ``fields``, the fields the posts' metadata holds, and what to do (``remedy``, ``{field}`` the
+    first of ``fields``). Posts holding no metadata are ``warn_unheld``'s to warn of."""
+    held = dict.fromkeys(
+        str(key) for post in posts for key, value in own_meta(post.meta).items() if not is_missing(value)
+    )
+    if not fields or not held or any(field in held for field in fields):
+        return
+    warnings.warn(
+        f"{name}: no post's metadata holds any field the model reads ({', '.join(fields)}), only {', '.join(held)}: "
+        "each post is read with them missing, as where the columns holding them are not mapped; "
+        + remedy.format(field=fields[0]),
+        FaimWarning,
+        stacklevel=3,
+    )
 
 
 def refuse_missing_pictures(posts: Sequence[Post], kinds: Collection[str], limit: int, name: str) -> None:

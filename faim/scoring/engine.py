@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from faim.artifact_manifest import fused_kinds, read_manifest, verify_files
+from faim.artifact_manifest import fused_kinds, read_manifest, read_meta_fields, verify_files
 from faim.components import load_plugins
 from faim.data.columns import ColumnMap
 from faim.detector import POOLING_KIND, Detector
@@ -139,7 +139,8 @@ def score_dump(
             detector.check_pooling()  # refused before any row is scored
         # what the run reads: the kinds its model fuses, and the picture posts are pooled by
         kinds = sorted({*fused_kinds(model_dir, manifest), *([POOLING_KIND] if pool_by_image else [])})
-        plan = plan_run(manifest, source, out, settings, shard_rows, kinds=kinds)
+        fields = read_meta_fields(model_dir, manifest)
+        plan = plan_run(manifest, source, out, settings, shard_rows, kinds=kinds, meta_fields=fields)
         with writing_run(Path(out)):
             summary = run_shards(
                 TorchScorers(str(model_dir), device, scorer_kwargs),

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from faim.artifact_manifest import MANIFEST, fused_kinds, is_export, read_manifest
+from faim.artifact_manifest import MANIFEST, fused_kinds, is_export, read_manifest, read_meta_fields
 from faim.data.columns import ColumnMap
 from faim.data.post import Post
 from faim.runtime.bundle import EMBEDDING, ExportError, probabilities_name
@@ -138,7 +138,8 @@ def score_exported(
                 "runtime": "onnx"}  # fmt: skip
     recorded = recorded_manifest(given)
     kinds = fused_kinds(given, recorded) if is_saved_model(given) else recorded["fusion"]["kinds"]
-    plan = plan_run(recorded, source, out, settings, shard_rows, kinds=kinds)
+    fields = read_meta_fields(given, recorded)
+    plan = plan_run(recorded, source, out, settings, shard_rows, kinds=kinds, meta_fields=fields)
     kwargs = {"columns": columns, "image_root": image_root, "batch_size": batch_size, "scores": scores,
               "embeddings": embeddings}  # fmt: skip
     with writing_run(Path(out)):

@@ -13,7 +13,7 @@ from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
 from faim.data.native import cell_text
 from faim.data.post import ADDED_META, Post, post_name, shortest_text_first
-from faim.data.preflight import MAP_KIND, unheld_kinds, warn_unheld
+from faim.data.preflight import MAP_KIND, MAP_META, unheld_kinds, warn_unheld, warn_unread_meta
 from faim.data.tabular import jsonl_object, jsonl_text, parse_number, row_name, utf8
 from faim.scoring.inputs import Shard, own_shards
 from faim.scoring.report import Held
@@ -247,6 +247,9 @@ FIRST_KIND = (
 )
 """What to do about a dump none of whose first shard's rows holds a kind the model reads, where more rows follow."""
 
+SCORE_META = MAP_META + " (columns: {{meta: {{{field}: COLUMN}}}} in Python)"
+"""What to do about a dump whose rows hold metadata but none of the fields the model reads."""
+
 
 FIRST_SHARDS = 8
 """How many of a dump's first shards ``warn_unheld_at_first`` reads, at most, for one holding a post: enough to pass
@@ -262,6 +265,7 @@ def warn_unheld_at_first(
     image_root: str | None,
     kinds: Sequence[str],
     names: Sequence[str] | None = None,
+    meta_fields: Sequence[str] = (),
 ) -> None:
     """Warn of each kind a model reads (``kinds``) that no post of a dump's first shard holding a post holds
     (``warn_unheld``: as where the column holding it is not mapped), naming the columns of the shard no mapping
@@ -271,14 +275,20 @@ def warn_unheld_at_first(
     hold the kind (``warn_unheld_in_run`` says, once they are scored). Nothing is said where none of the first
     ``FIRST_SHARDS`` shards holds a post, nor where no shard follows the one that does (the end of the run says it of
     the same posts). The shard is named by its file's name in ``names`` (``None``: as the file is given), as its rows'
-    ``source`` names it."""
+    ``source`` names it. Where its posts hold metadata but none of the ``Post.meta`` fields the model reads
+    (``meta_fields``), that is warned of too (``warn_unread_meta``), the end of the run not saying it, a shard following
+    or not."""
     shards = own_shards(files, shard_rows, names)
     first = _first_posts(islice(shards, FIRST_SHARDS), mapping, Path(image_root) if image_root else None, kinds)
-    if first is None or next(shards, None) is None:
+    if first is None:
         return
     shard, rows = first
-    held = rows.held(kinds, mapping.reading(shard.text_cells))
-    warn_unheld(held.unheld, _shard_name(shard), FIRST_KIND, lambda: held.unread)
+    more = next(shards, None) is not None
+    if more:  # else the end of the run says it of the same posts
+        held = rows.held(kinds, mapping.reading(shard.text_cells))
+        warn_unheld(held.unheld, _shard_name(shard), FIRST_KIND, lambda: held.unread)
+    remedy = f"later rows may hold them; if none does, {SCORE_META}" if more else SCORE_META
+    warn_unread_meta([post for _, post in rows.posts], meta_fields, _shard_name(shard), remedy)
 
 
 def _first_posts(

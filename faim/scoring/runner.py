@@ -204,8 +204,8 @@ def object_settings(files: Sequence[Path], columns: ColumnMap) -> dict[str, int]
 @dataclass(frozen=True)
 class RunPlan:
     """What a run reads and what it is: its input files, their rows, the rows per shard, its identity (recorded
-    in the output folder; ``faim.scoring.manifest.run_identity``), the mapping its rows are read with, and the
-    element kinds it reads."""
+    in the output folder; ``faim.scoring.manifest.run_identity``), the mapping its rows are read with, the element
+    kinds it reads, and the ``Post.meta`` fields its model reads (``faim.artifact_manifest.read_meta_fields``)."""
 
     files: list[Path]
     rows: int
@@ -213,6 +213,7 @@ class RunPlan:
     identity: dict[str, Any]
     columns: ColumnMap
     kinds: tuple[str, ...] = ()
+    meta_fields: tuple[str, ...] = ()
 
     @property
     def image_root(self) -> str | None:
@@ -235,6 +236,7 @@ def plan_run(
     shard_rows: int | None = None,
     *,
     kinds: Sequence[str],
+    meta_fields: Sequence[str] = (),
 ) -> RunPlan:
     """The plan of a run of ``source`` into ``out``, found by reading its inputs' sizes alone (nothing is written).
 
@@ -248,6 +250,8 @@ def plan_run(
             (``object_settings``).
         shard_rows: Rows per shard (``None``: a thirty-second of the dump, between 32 and 1024 rows).
         kinds: The element kinds the run reads (a model reading more is recorded as reading pictures it may not).
+        meta_fields: The ``Post.meta`` fields the model reads, warned of where the first rows hold none
+            (``faim.scoring.rows.warn_unheld_at_first``).
 
     Raises:
         FileNotFoundError: When ``source`` holds no input outside ``out``.
@@ -268,7 +272,7 @@ def plan_run(
     settings = settings | {"shard_rows": shard_rows} | picture_settings(kinds) | line_settings(files)
     settings |= object_settings(files, columns)
     identity = run_identity(model, files, settings)
-    return RunPlan(files, total, shard_rows, identity, columns, tuple(kinds))
+    return RunPlan(files, total, shard_rows, identity, columns, tuple(kinds), tuple(meta_fields))
 
 
 def run_shards(
@@ -306,7 +310,13 @@ def run_shards(
     summary = ScoreSummary(output=str(out_dir), resumed_shards=len(manifest.done))
     if not manifest.done:  # else the run that scored one, of the same inputs, shards and mapping, warned before it
         warn_unheld_at_first(
-            plan.files, plan.shard_rows, plan.columns, plan.image_root, plan.kinds, manifest.input_names
+            plan.files,
+            plan.shard_rows,
+            plan.columns,
+            plan.image_root,
+            plan.kinds,
+            manifest.input_names,
+            plan.meta_fields,
         )
     already = sum(report.rows for report in manifest.done.values())
     bar = tqdm(total=plan.rows, initial=already, unit="row", desc=plan.action, disable=not progress, smoothing=0.05)

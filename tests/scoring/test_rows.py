@@ -15,6 +15,8 @@ from faim.data.columns import ColumnMap
 from faim.data.post import as_posts
 from faim.data.sources import read_posts
 from faim.scoring import rows
+from faim.scoring.engine import score_dump
+from faim.scoring.exported import score_exported
 from faim.scoring.inputs import Shard, read_shards
 from faim.scoring.report import Held
 from faim.scoring.rows import FIRST_SHARDS, ShardRows, shard_posts, warn_unheld_at_first
@@ -276,3 +278,34 @@ def test_a_dump_none_of_whose_rows_is_a_post_is_read_before_scoring_only_as_far_
 def test_the_readme_gives_as_many_shards_read_for_a_post_before_scoring_as_faim_score_reads() -> None:
     readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
     assert f"none of the dump's first {FIRST_SHARDS} shards holds a post" in readme
+
+
+def test_a_dump_whose_metadata_holds_none_of_the_fields_the_model_reads_is_warned_of_before_scoring(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    lines = [{"id": str(n), "text": f"post {n}", "meta": {"like_count": n, "lang": "en"}} for n in range(3)]
+    dump.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    remedy = (
+        "map the column that holds each with --map meta.FIELD=COLUMN, as --map meta.likes=COLUMN (columns: {meta: "
+        "{likes: COLUMN}} in Python)"
+    )
+    said = (
+        "no post's metadata holds any field the model reads (likes, shares), only like_count: each post is read with "
+        "them missing, as where the columns holding them are not mapped; "
+    )
+
+    def warned(score: Any, model: Path, name: str, shard_rows: int | None) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            score(model, dump, tmp_path / name, shard_rows=shard_rows, workers=1, progress=False)
+        return [str(warning.message) for warning in caught if "metadata holds" in str(warning.message)]
+
+    first = f"{dump} (its first 2 rows, read before scoring): {said}later rows may hold them; if none does, {remedy}"
+    assert warned(score_dump, exported[0], "saved", 2) == [first]
+    assert warned(score_exported, exported[1], "export", None) == [
+        f"{dump} (its first 3 rows, read before scoring): {said}{remedy}"
+    ]
+    lines[2]["meta"]["shares"] = 4  # one post holding one field the model reads
+    dump.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    assert warned(score_dump, exported[0], "held", None) == []
