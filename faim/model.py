@@ -25,6 +25,7 @@ from torch import nn
 from faim.data.batch import PostBatch
 from faim.data.elements import ELEMENT_MODALITIES, element_refs
 from faim.data.post import Post
+from faim.preprocess.meta import MetaRows
 from faim.registry import recorded_arguments, refusals_named
 from faim.wording import plural
 
@@ -110,6 +111,17 @@ class WholePostModel(nn.Module):
             padded, mask = elements.scatter(embeddings.float(), batch.size)
             out[kind] = (padded, mask & (kind not in dropped))
         return out
+
+    @property
+    def meta_fields(self) -> list[str]:
+        """The ``Post.meta`` fields the fusion reads (through the metadata encoder's ``MetaRows``, each of a stack's),
+        as ``faim.artifact_manifest.read_meta_fields`` finds them in a saved model or an export; none where the fusion
+        reads no metadata."""
+        if "meta" not in self.fused_kinds:
+            return []
+        preprocess = self.encoder_for("meta").preprocessor()
+        members = getattr(preprocess, "members", [preprocess])  # a stack's (faim.encoders.stack.StackedPreprocessor)
+        return [field for member in members if isinstance(member, MetaRows) for field in member.fields]
 
     def kinds_with(self, link_kind: str | None) -> list[str]:
         """The fused kinds, plus ``link_kind`` (the kind posts are linked by for pooling) when given."""

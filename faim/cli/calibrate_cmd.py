@@ -21,7 +21,7 @@ from faim.cli.common import check_label_tasks, check_outside_model, parse_column
 from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
 from faim.data.post import MAP_LABELS, check_labelled, post_texts, refuse_no_posts
-from faim.data.preflight import refuse_unreadable, unread_columns, warn_unheld_kinds
+from faim.data.preflight import refuse_unreadable, unread_columns, warn_unheld_kinds, warn_unread_meta
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector, check_recipe_correctable
@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     posts = leave_out_empty(posts, kinds, args.data)
     unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
     warn_unheld_kinds(posts, kinds, args.data, columns=unread)
+    warn_unread_meta(posts, detector.model.meta_fields, args.data)
     if not args.unlabelled:
         names = [task.name for task in detector.tasks]
         check_labelled(posts, names, args.data, f"{MAP_LABELS}, or estimate the share of positives with --unlabelled")

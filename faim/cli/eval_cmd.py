@@ -23,7 +23,7 @@ from faim.data.columns import ColumnMap, object_read
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
 from faim.data.post import LANGUAGE, MAP_LABELS, Post, refuse_no_posts
-from faim.data.preflight import unread_columns, warn_source_split, warn_unheld_kinds
+from faim.data.preflight import unread_columns, warn_source_split, warn_unheld_kinds, warn_unread_meta
 from faim.data.sources import check_split, read_posts
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if args.data:
         unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
         warn_unheld_kinds(posts, kinds, name, columns=unread)
+        warn_unread_meta(posts, detector.model.meta_fields, name)
     else:
         warn_source_split(source, args.split, posts, kinds, SPLIT_KIND)
     config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read

@@ -849,3 +849,18 @@ def test_pictures_not_there_are_refused_naming_the_rows_before_the_model_reads_a
     assert f"; and {len(rows) - 5} more; mend the paths or the folder they resolve against" in error
     monkeypatch.undo()
     assert main([*arguments, "--image-root", str(demo_data["validation"].parent)]) == 0
+
+
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_metadata_holding_none_of_the_fields_the_model_reads_is_warned_of_naming_how_to_map_them(
+    command: str, exported, tmp_path: Path, capsys
+) -> None:
+    rows = [{"id": str(i), "text": f"post {i}", "meta": {"like_count": i}, "harm": i % 2} for i in range(20)]
+    data = write_posts(tmp_path / "posts.jsonl", rows)
+    arguments = [command, str(exported[0]), str(data), "-o", str(tmp_path / "x"), "--map", "labels.harm=harm"]
+    assert main([*arguments, *(["--sizes=10", "--draws=2"] if command == "calibrate" else [])]) == 0
+    assert (
+        f"faim {command}: warning: {data}: no post's metadata holds any field the model reads (likes, shares), only "
+        "like_count: each post is read with them missing, as where the columns holding them are not mapped; map the "
+        "column that holds each with --map meta.FIELD=COLUMN, as --map meta.likes=COLUMN"
+    ) in capsys.readouterr().err
