@@ -26,7 +26,10 @@ MAP_KIND = "map the column that holds them with --map {field}=COLUMN"
 RECIPE_KIND = "map the column that holds them in the recipe (data.columns: {{{field}: COLUMN}})"
 """What a recipe's split none of whose posts holds a kind needs (``warn_source_split``'s default)."""
 
-MAP_META = "map the column that holds each with --map meta.FIELD=COLUMN, as --map meta.{field}=COLUMN"
+MAP_META = (
+    "give each under the name the model reads: a column so named, with --map meta={field} (in Python, any column: "
+    "columns: {{meta: {{{field}: COLUMN}}}}), or a field so named in each post's meta object"
+)
 """What ``warn_unread_meta`` says to do by default, ``{field}`` the first field the model reads."""
 
 SHOWN = 5
@@ -101,8 +104,7 @@ def warn_unread_meta(posts: Sequence[Post], fields: Sequence[str], name: str, re
         return
     warnings.warn(
         f"{name}: no post's metadata holds any field the model reads ({', '.join(fields)}), only {', '.join(held)}: "
-        "each post is read with them missing, as where the columns holding them are not mapped; "
-        + remedy.format(field=fields[0]),
+        "each post is read with them missing; " + remedy.format(field=fields[0]),
         FaimWarning,
         stacklevel=3,
     )

@@ -247,10 +247,6 @@ FIRST_KIND = (
 )
 """What to do about a dump none of whose first shard's rows holds a kind the model reads, where more rows follow."""
 
-SCORE_META = MAP_META + " (columns: {{meta: {{{field}: COLUMN}}}} in Python)"
-"""What to do about a dump whose rows hold metadata but none of the fields the model reads."""
-
-
 FIRST_SHARDS = 8
 """How many of a dump's first shards ``warn_unheld_at_first`` reads, at most, for one holding a post: enough to pass
 a first file or shard of rows that are no post (lines that are not JSON, rows holding nothing the model reads), few
@@ -287,7 +283,7 @@ def warn_unheld_at_first(
     if more:  # else the end of the run says it of the same posts
         held = rows.held(kinds, mapping.reading(shard.text_cells))
         warn_unheld(held.unheld, _shard_name(shard), FIRST_KIND, lambda: held.unread)
-    remedy = f"later rows may hold them; if none does, {SCORE_META}" if more else SCORE_META
+    remedy = f"later rows may hold them; if none does, {MAP_META}" if more else MAP_META
     warn_unread_meta([post for _, post in rows.posts], meta_fields, _shard_name(shard), remedy)
 
 

@@ -858,9 +858,15 @@ def test_metadata_holding_none_of_the_fields_the_model_reads_is_warned_of_naming
     rows = [{"id": str(i), "text": f"post {i}", "meta": {"like_count": i}, "harm": i % 2} for i in range(20)]
     data = write_posts(tmp_path / "posts.jsonl", rows)
     arguments = [command, str(exported[0]), str(data), "-o", str(tmp_path / "x"), "--map", "labels.harm=harm"]
-    assert main([*arguments, *(["--sizes=10", "--draws=2"] if command == "calibrate" else [])]) == 0
+    arguments += ["--sizes=10", "--draws=2"] if command == "calibrate" else []
+    assert main(arguments) == 0
     assert (
         f"faim {command}: warning: {data}: no post's metadata holds any field the model reads (likes, shares), only "
-        "like_count: each post is read with them missing, as where the columns holding them are not mapped; map the "
-        "column that holds each with --map meta.FIELD=COLUMN, as --map meta.likes=COLUMN"
+        "like_count: each post is read with them missing; give each under the name the model reads: a column so "
+        "named, with --map meta=likes (in Python, any column: columns: {meta: {likes: COLUMN}}), or a field so named "
+        "in each post's meta object"
     ) in capsys.readouterr().err
+    renamed = [{key: value for key, value in row.items() if key != "meta"} | {"likes": i} for i, row in enumerate(rows)]
+    write_posts(data, renamed)  # the remedy given: a column so named, mapped
+    assert main([*arguments, "--map", "meta=likes"]) == 0
+    assert "metadata holds" not in capsys.readouterr().err

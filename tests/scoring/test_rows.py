@@ -287,18 +287,18 @@ def test_a_dump_whose_metadata_holds_none_of_the_fields_the_model_reads_is_warne
     lines = [{"id": str(n), "text": f"post {n}", "meta": {"like_count": n, "lang": "en"}} for n in range(3)]
     dump.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     remedy = (
-        "map the column that holds each with --map meta.FIELD=COLUMN, as --map meta.likes=COLUMN (columns: {meta: "
-        "{likes: COLUMN}} in Python)"
+        "give each under the name the model reads: a column so named, with --map meta=likes (in Python, any column: "
+        "columns: {meta: {likes: COLUMN}}), or a field so named in each post's meta object"
     )
     said = (
         "no post's metadata holds any field the model reads (likes, shares), only like_count: each post is read with "
-        "them missing, as where the columns holding them are not mapped; "
+        "them missing; "
     )
 
-    def warned(score: Any, model: Path, name: str, shard_rows: int | None) -> list[str]:
+    def warned(score: Any, model: Path, name: str, shard_rows: int | None, **columns: Any) -> list[str]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            score(model, dump, tmp_path / name, shard_rows=shard_rows, workers=1, progress=False)
+            score(model, dump, tmp_path / name, shard_rows=shard_rows, workers=1, progress=False, **columns)
         return [str(warning.message) for warning in caught if "metadata holds" in str(warning.message)]
 
     first = f"{dump} (its first 2 rows, read before scoring): {said}later rows may hold them; if none does, {remedy}"
@@ -309,3 +309,7 @@ def test_a_dump_whose_metadata_holds_none_of_the_fields_the_model_reads_is_warne
     lines[2]["meta"]["shares"] = 4  # one post holding one field the model reads
     dump.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     assert warned(score_dump, exported[0], "held", None) == []
+    mapped = {"columns": {"text": "text", "meta": {"likes": "like_count"}}}  # the remedy given in Python
+    lines = [{"id": str(n), "text": f"post {n}", "like_count": n} for n in range(3)]
+    dump.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    assert warned(score_dump, exported[0], "mapped", None, **mapped) == []
