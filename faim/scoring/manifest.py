@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +36,7 @@ import pyarrow.parquet as pq
 from faim.data.inputs import RUN_FILE, input_format
 from faim.data.tabular import holds_lines_read_otherwise
 from faim.folders import check_folder_path, named_folder
+from faim.notices import FaimWarning
 from faim.scoring.report import HELD_KEY, Held, ShardReport
 from faim.version import __version__
 
@@ -128,7 +130,8 @@ def writing_run(out_dir: Path) -> Iterator[None]:
     ``LOCK_FILE``), so that a second run into the same folder, from this process or another, is refused rather than
     mixing its parts and record with this one's. The system lets the lock go as the process ends, however it ends
     (``kill -9`` too): a run killed part way never keeps its resume out. Nothing is locked where the system has no
-    ``flock`` (Windows).
+    ``flock`` (Windows), nor, warned of (``FaimWarning``), where the folder's file system takes no lock (an NFS
+    mount without its lock service): the run goes on unlocked.
 
     Raises:
         NotADirectoryError, FileExistsError: As ``check_output_folder``.
@@ -148,6 +151,13 @@ def writing_run(out_dir: Path) -> Iterator[None]:
                 f"{out_dir}: another scoring run is writing into this folder now; nothing was written or removed, "
                 "wait for it to end or write to another folder"
             ) from None
+        except OSError as error:
+            warnings.warn(
+                f"{out_dir}: its file system takes no lock ({error.strerror or error}): the run goes on, but a second "
+                "run into this folder at once would not be refused",
+                FaimWarning,
+                stacklevel=3,
+            )
         yield
 
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -105,6 +109,20 @@ def test_a_folder_a_run_holds_is_refused_to_another_of_the_same_process_and_its_
         pass
     check_output_folder(out)
     assert check_resumable(out, RUN) is None  # a run's record, not the lock, says whether the folder holds a run
+
+
+def test_a_folder_on_a_file_system_taking_no_lock_is_written_unlocked_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(*args: Any) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))  # an NFS mount without its lock service
+
+    monkeypatch.setattr(fcntl, "flock", refused)
+    out = tmp_path / "scores"
+    with pytest.warns(FaimWarning, match=rf"^{re.escape(str(out))}: its file system takes no lock \(No locks"):
+        with writing_run(out):
+            (out / "part-0.parquet").write_bytes(b"")  # the run goes on
+    assert (out / "part-0.parquet").is_file()
 
 
 RUN = {
