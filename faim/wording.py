@@ -1,9 +1,15 @@
-"""How faim's messages word what they say: ``plural``, a count with its noun."""
+"""How faim's messages word what they say: ``plural``, a count with its noun; ``shell_path``, a path to paste."""
 
 from __future__ import annotations
 
-SIBILANT_ENDINGS = ("s", "x", "ch", "sh")
-"""The endings of a noun whose plural adds es, not s: ``class``, ``box``, ``batch``, ``hash``."""
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+SIBILANT_ENDINGS = ("s", "x", "z", "sh", "tch")
+"""The endings of a noun whose plural adds es, not s: ``class``, ``box``, ``quiz``, ``hash``, ``batch``. A ch read as
+k takes s (``epoch``, ``epochs``), so of the ch endings only tch is one."""
 
 
 def plural(count: int, noun: str) -> str:
@@ -13,3 +19,11 @@ def plural(count: int, noun: str) -> str:
     if count == 1:
         return f"{count} {noun}"
     return f"{count} {noun}{'es' if noun.endswith(SIBILANT_ENDINGS) else 's'}"
+
+
+def shell_path(path: str | Path) -> str:
+    """``path`` as the system's shell reads it, to be pasted into one: quoted where it holds a space or another
+    character the shell reads (``shlex.quote``; on Windows, cmd.exe's double quotes), else as it is."""
+    if os.name == "nt":
+        return subprocess.list2cmdline([str(path)])
+    return shlex.quote(str(path))

@@ -5,7 +5,6 @@ Its arguments are ``faim.cli.calibrate_args``'s: ``faim --help`` reads them with
 from __future__ import annotations
 
 import argparse
-import shlex
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ from faim.folders import check_replaceable
 from faim.inference import predict
 from faim.recipe.sections import EvalConfig
 from faim.training.loaders import make_loader
-from faim.wording import plural
+from faim.wording import plural, shell_path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -134,10 +133,10 @@ def run(args: argparse.Namespace) -> int:
     directory = Path(args.report) if args.report else out.parent / f"{out.name}-calibration"
     if report["tasks"]:
         print(summary(report))
-        print(f"report: {shlex.quote(str(write_report(report, directory)))}")
+        print(f"report: {shell_path(write_report(report, directory))}")
     elif remove_report(directory):
         print(f"{directory}: the report of an earlier calibration is removed (this one measured no task)")
-    print(f"model:  {shlex.quote(str(out))}")
+    print(f"model:  {shell_path(out)}")
     return 0
 
 

@@ -5,7 +5,6 @@ Its arguments are ``faim.cli.demo_args``'s: ``faim --help`` reads them without i
 from __future__ import annotations
 
 import argparse
-import shlex
 from pathlib import Path
 
 from faim.api import train_recipe
@@ -14,6 +13,7 @@ from faim.demo_data import make_demo_data, split_path
 from faim.eval.report import format_table
 from faim.recipe import Recipe
 from faim.scoring.engine import score_dump
+from faim.wording import shell_path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,13 +23,13 @@ def run(args: argparse.Namespace) -> int:
     overrides += args.overrides
     recipe = Recipe.load(args.recipe, overrides)  # a recipe or --set refused before the posts are generated
     make_demo_data(out / "data")
-    print(f"data:   {shlex.quote(str(out / 'data'))} (train {train}, validation {validation})")
+    print(f"data:   {shell_path(out / 'data')} (train {train}, validation {validation})")
     result = train_recipe(recipe, resume_hint=resume_command(args.recipe, overrides))
     if result is None:
         return 0
     print(format_table(result.report))
     summary = score_dump(result.model_dir, validation, out / "scores", overwrite=True)
     print(summary.format())
-    print(f"model:  {shlex.quote(str(result.model_dir))}")
-    print(f"report: {shlex.quote(str(out / 'run' / 'eval'))}")
+    print(f"model:  {shell_path(result.model_dir)}")
+    print(f"report: {shell_path(out / 'run' / 'eval')}")
     return 0

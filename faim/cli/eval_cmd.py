@@ -5,7 +5,6 @@ Its arguments are ``faim.cli.eval_args``'s: ``faim --help`` reads them without i
 from __future__ import annotations
 
 import argparse
-import shlex
 import warnings
 from dataclasses import replace
 from functools import partial
@@ -30,6 +29,7 @@ from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table
 from faim.eval.robustness import REPORT_FILES, format_robustness, robustness_report
 from faim.notices import FaimWarning
+from faim.wording import shell_path
 
 LANGUAGE_COLUMNS = (LANGUAGE, "language")
 """The names of a column that a user may expect ``--slice lang`` and the metrics per language to read."""
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(report))
     if args.robustness:
         print(format_robustness(robustness_report(detector, posts, report, out, name, config)))
-    print(f"report: {shlex.quote(str(out))}")
+    print(f"report: {shell_path(out)}")
     return 0
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import shlex
 import time
 from functools import partial
 from pathlib import Path
@@ -20,7 +19,7 @@ from faim.data.preflight import unread_columns, warn_unheld_kinds
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.explain.report import LISTING, check_report_folder, write_report
-from faim.wording import plural
+from faim.wording import plural, shell_path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     page = write_report([errors.get(post.origin) or next(explanations) for post in chosen], args.out)
     seconds = (time.perf_counter() - start) / max(1, len(readable))
     failed = f", {len(unread)} not (they could not be read: {LISTING} gives why)" if unread else ""
-    print(f"explained {plural(len(readable), 'post')} ({seconds:.2f} s each){failed}; open {shlex.quote(str(page))}")
+    print(f"explained {plural(len(readable), 'post')} ({seconds:.2f} s each){failed}; open {shell_path(page)}")
     return 0

@@ -5,11 +5,11 @@ Its arguments are ``faim.cli.train_args``'s: ``faim --help`` reads them without 
 from __future__ import annotations
 
 import argparse
-import shlex
 
 from faim.api import train_recipe
 from faim.cli.common import resume_command
 from faim.eval.report import format_table
+from faim.wording import shell_path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,6 +23,6 @@ def run(args: argparse.Namespace) -> int:
     if result is None:
         return 0
     print(format_table(result.report))
-    print(f"model:  {shlex.quote(str(result.model_dir))}")
-    print(f"report: {shlex.quote(str(result.model_dir.parent / 'eval'))}")
+    print(f"model:  {shell_path(result.model_dir)}")
+    print(f"report: {shell_path(result.model_dir.parent / 'eval')}")
     return 0

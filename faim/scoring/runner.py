@@ -19,7 +19,6 @@ import atexit
 import multiprocessing
 import multiprocessing.connection
 import os
-import shlex
 import signal
 import sys
 import threading
@@ -55,7 +54,7 @@ from faim.scoring.manifest import (
 from faim.scoring.ray_engine import run_ray
 from faim.scoring.report import Held, ShardReport
 from faim.scoring.rows import warn_unheld_at_first
-from faim.wording import plural
+from faim.wording import plural, shell_path
 
 ENGINES = ("embedded", "ray")
 
@@ -124,7 +123,7 @@ class ScoreSummary:
             f"rows: {self.rows}  errors: {sum(self.errors.values())} ({errors})\n"
             f"throughput: {self.rows_per_second:.1f} rows/s over {self.seconds:.1f} s{resumed}; "
             f"{self.rows_per_second_scoring:.1f} rows/s while {plural(self.workers, 'worker')} scored\n"
-            f"output: {shlex.quote(self.output)} ({plural(self.shards, 'Parquet part')})"
+            f"output: {shell_path(self.output)} ({plural(self.shards, 'Parquet part')})"
             + (f"\n{self.pooling.format()}" if self.pooling else "")
         )
 
