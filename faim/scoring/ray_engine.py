@@ -62,16 +62,26 @@ def windows(shards: Iterator[Shard], rows: int) -> Iterator[list[Shard]]:
         yield window
 
 
-@contextmanager
-def running_ray() -> Iterator[tuple[Any, bool]]:
-    """The ``ray`` module with Ray running, and whether it was started here: the caller's Ray if one is up (left up),
-    else a local one started here and shut down at the end (left running, it keeps CPUs busy)."""
+def ray_module() -> Any:
+    """The ``ray`` module, its Data API imported: an optional heavy dependency (``faim-sdk[ray]``), imported only where
+    the engine is asked for.
+
+    Raises:
+        MissingExtra: Saying what to install, where it is not installed.
+    """
     try:
-        # optional heavy dependency (faim-sdk[ray]), imported when the engine runs, so a missing extra fails here
         import ray
         import ray.data  # noqa: F401  (the engine's API)
     except ImportError:
         raise MissingExtra("--engine ray needs Ray Data: pip install 'faim-sdk[ray]'") from None
+    return ray
+
+
+@contextmanager
+def running_ray() -> Iterator[tuple[Any, bool]]:
+    """The ``ray`` module with Ray running, and whether it was started here: the caller's Ray if one is up (left up),
+    else a local one started here and shut down at the end (left running, it keeps CPUs busy)."""
+    ray = ray_module()
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(include_dashboard=False, log_to_driver=False)

@@ -51,7 +51,7 @@ from faim.scoring.manifest import (
     Manifest,
     run_identity,
 )
-from faim.scoring.ray_engine import run_ray
+from faim.scoring.ray_engine import ray_module, run_ray
 from faim.scoring.report import Held, ShardReport
 from faim.scoring.rows import warn_unheld_at_first
 from faim.wording import plural, shell_path
@@ -135,16 +135,20 @@ def available_cores() -> int:
 def check_run_arguments(
     workers: int | None, batch_size: int, shard_rows: int | None, engine: str, scores: bool, embeddings: bool
 ) -> None:
-    """Refuse, before anything is read or written, a run writing neither ``scores`` nor ``embeddings``, an engine not
-    in ``ENGINES``, or a count of scoring processes, posts per batch or rows per shard below 1 (``None``: its default).
+    """Refuse, before anything is read or written (a saved model exported for the run), a run writing neither
+    ``scores`` nor ``embeddings``, an engine not in ``ENGINES`` or not installed (``ray``), or a count of scoring
+    processes, posts per batch or rows per shard below 1 (``None``: its default).
 
     Raises:
         ValueError: Saying there is nothing to write, or naming the engine or the first such count.
+        MissingExtra: Saying what to install for the engine.
     """
     if not (scores or embeddings):
         raise ValueError("scores and embeddings both off: nothing to write; ask for either or both")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "ray":
+        ray_module()
     for name, count in (("workers", workers), ("batch_size", batch_size), ("shard_rows", shard_rows)):
         if count is not None and count < 1:
             raise ValueError(f"{name} must be at least 1, got {count}")
