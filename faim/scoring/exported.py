@@ -218,9 +218,18 @@ def export_once(model: Path, out: Path, overwrite: bool = False) -> Path:
                 shutil.rmtree(stale)
             elif stale.is_file():
                 stale.unlink()
-        command = [sys.executable, "-m", "faim", "export", str(model), "-o", str(target)]
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode:
-            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-            raise ExportError(f"{model}: exporting it for the onnx runtime failed: {last}")
+        export_apart(model, target)
     return target
+
+
+def export_apart(model: Path, target: Path) -> None:
+    """Export the saved model ``model`` to ``target`` with ``faim export``, in a process of its own.
+
+    Raises:
+        ExportError: When exporting fails, with the exporter's last words.
+    """
+    command = [sys.executable, "-m", "faim", "export", str(model), "-o", str(target)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ExportError(f"{model}: exporting it for the onnx runtime failed: {last}")

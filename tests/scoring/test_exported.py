@@ -15,16 +15,18 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import edited_model, export_posts, tiny_recipe, without_packages
 
-from faim.artifact_manifest import ArtifactError
+from faim.artifact_manifest import MANIFEST, ArtifactError
 from faim.cli.main import main
 from faim.data.images import IMAGE_DECODING
 from faim.detector import Detector
 from faim.file_digests import sealed
 from faim.runtime import ExportError
+from faim.scoring import exported as exported_module
 from faim.scoring import runner
 from faim.scoring.engine import score_dump
 from faim.scoring.exported import EXPORT_DIR, export_once, score_exported
 from faim.scoring.options import ScoringOptions
+from faim.weights import sha256_file
 
 
 def write_dump(root: Path) -> Path:
@@ -58,6 +60,26 @@ def retrained(model_dir: Path, out: Path) -> Path:
         next(detector.model.heads["harm"].parameters()).add_(1.0)
     detector.save(out)
     return out
+
+
+@pytest.fixture
+def export_reused(exported: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """``exported``, a run's export of whose saved model is a copy of its export by ``faim export`` (the same command
+    ``export_apart`` runs, on the same files) rather than written again; another model is exported as ever. For the
+    tests of what a run does with its export; exporting it apart is the first run's of
+    ``test_a_saved_model_is_exported_once_into_the_output_and_a_run_resumes_on_it``."""
+    model_dir, export_dir = exported
+    manifest = sha256_file(model_dir / MANIFEST)
+    export_apart = exported_module.export_apart
+
+    def reused(model: Path, target: Path) -> None:
+        if sha256_file(model / MANIFEST) == manifest:
+            shutil.copytree(export_dir, target)
+        else:
+            export_apart(model, target)
+
+    monkeypatch.setattr(exported_module, "export_apart", reused)
+    return exported
 
 
 def test_an_export_scores_a_dump_as_the_saved_model_does_with_torch_blocked_in_every_process(
@@ -106,9 +128,9 @@ def test_a_saved_model_is_exported_once_into_the_output_and_a_run_resumes_on_it(
 
 
 def test_a_runs_own_export_damaged_since_is_named_with_what_to_do_and_exported_anew_once_removed(
-    exported: tuple[Path, Path], tmp_path: Path
+    export_reused: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    model_dir, _ = exported
+    model_dir, _ = export_reused
     dump = write_dump(tmp_path / "dump")
     score_exported(model_dir, dump, tmp_path / "out", workers=1, shard_rows=3, progress=False)
     (own,) = (tmp_path / "out" / EXPORT_DIR).iterdir()
@@ -122,9 +144,9 @@ def test_a_runs_own_export_damaged_since_is_named_with_what_to_do_and_exported_a
 
 
 def test_an_export_left_in_the_output_by_another_saved_model_is_not_scored_with(
-    exported: tuple[Path, Path], tmp_path: Path
+    export_reused: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    model_dir, export_dir = exported
+    model_dir, export_dir = export_reused
     other = shutil.copytree(model_dir, tmp_path / "other")  # the same weights, calibrated otherwise
     manifest = json.loads((other / "faim.json").read_text())
     manifest["tasks"][0]["temperature"] *= 4
@@ -141,9 +163,9 @@ def test_an_export_left_in_the_output_by_another_saved_model_is_not_scored_with(
 
 
 def test_the_model_calibrated_otherwise_does_not_resume_the_run_of_its_earlier_calibration(
-    exported: tuple[Path, Path], tmp_path: Path
+    export_reused: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    model_dir, _ = exported
+    model_dir, _ = export_reused
     recalibrated = shutil.copytree(model_dir, tmp_path / "recalibrated")
     manifest = json.loads((recalibrated / "faim.json").read_text())
     manifest["tasks"][0]["threshold"] = 0.9  # what faim calibrate changes: the same files, other thresholds
@@ -185,9 +207,9 @@ def test_a_run_of_a_saved_model_embedding_pictures_it_does_not_fuse_records_no_p
 
 
 def test_an_output_folder_holding_another_models_run_is_refused_before_anything_in_it_is_removed(
-    exported: tuple[Path, Path], tmp_path: Path
+    export_reused: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    model_dir, _ = exported
+    model_dir, _ = export_reused
     other = retrained(model_dir, tmp_path / "other")
     dump = write_dump(tmp_path / "dump")
     score_exported(model_dir, dump, tmp_path / "out", workers=1, progress=False)
