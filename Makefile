@@ -20,11 +20,12 @@ demo: setup
 	$(BIN)/faim demo --out demo_out
 
 # Two test processes (pytest-xdist), each module's (or test class's) tests in one: most tests keep one core busy, and
-# CI has two.
+# CI has two. Each process, and each it starts, runs torch's operators on one thread (OMP_NUM_THREADS): two processes
+# of as many threads as cores wait on each other's threads, the tiny models' small operators most.
 TEST_PROCESSES ?= 2
 
 test: setup
-	$(BIN)/python -m pytest -q -n $(TEST_PROCESSES) --dist loadscope
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(TEST_PROCESSES) --dist loadscope
 
 # Opt-in: real pretrained weights and the real datasets in ../shared/data.
 test-real: setup emoji-data
