@@ -7,8 +7,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
-SIBILANT_ENDINGS = ("s", "x", "z", "sh", "tch")
-"""The endings of a noun whose plural adds es, not s: ``class``, ``box``, ``quiz``, ``hash``, ``batch``. A ch read as
+SIBILANT_ENDINGS = ("s", "x", "sh", "tch")
+"""The endings of a noun whose plural adds es, not s: ``class``, ``box``, ``hash``, ``batch``. A ch read as
 k takes s (``epoch``, ``epochs``), so of the ch endings only tch is one."""
 
 

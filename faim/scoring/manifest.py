@@ -156,7 +156,7 @@ def writing_run(out_dir: Path) -> Iterator[None]:
                 f"{out_dir}: its file system takes no lock ({error.strerror or error}): the run goes on, but a second "
                 "run into this folder at once would not be refused",
                 FaimWarning,
-                stacklevel=3,
+                stacklevel=4,  # the caller of score_dump or score_exported, past contextlib's frame
             )
         yield
 

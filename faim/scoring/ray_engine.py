@@ -70,7 +70,7 @@ def ray_module() -> Any:
         MissingExtra: Saying what to install, where it is not installed.
     """
     try:
-        import ray
+        import ray  # optional heavy dependency (faim-sdk[ray]), imported where the engine is asked for
         import ray.data  # noqa: F401  (the engine's API)
     except ImportError:
         raise MissingExtra("--engine ray needs Ray Data: pip install 'faim-sdk[ray]'") from None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import faim
 from faim.cli.eval_cmd import slice_remedy
 from faim.cli.main import main
 from faim.data.sources import read_posts
+from faim.wording import shell_path
 
 
 @pytest.mark.parametrize("given", [False, True], ids=["recipe_split", "file"])
@@ -82,7 +82,7 @@ def test_eval_of_a_file_whose_column_the_recipe_slices_by_is_not_mapped_says_how
     )
     captured = capsys.readouterr()
     assert said in captured.err
-    assert captured.out.endswith(f"report: {shlex.quote(str(out))}\n")  # to paste into a shell
+    assert captured.out.endswith(f"report: {shell_path(out)}\n")  # to paste into a shell
     assert "slices" not in json.loads((out / "metrics.json").read_text())["tasks"]["harmful"]
 
 

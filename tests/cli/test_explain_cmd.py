@@ -5,7 +5,6 @@ one whole, and never a folder faim did not write."""
 from __future__ import annotations
 
 import json
-import shlex
 import warnings
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from faim.cli import explain_cmd
 from faim.cli.main import main
 from faim.explain.report import PAGE_HEAD
 from faim.notices import FaimWarning
+from faim.wording import shell_path
 
 
 def test_every_element_of_every_post_is_explained_for_every_task(exported: tuple[Path, Path], tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_
         (earlier / name).write_text("old", encoding="utf-8")
     capsys.readouterr()
     assert main(["explain", str(model_dir), str(posts), "-o", str(earlier), "--limit", "1"]) == 0
-    assert capsys.readouterr().out.endswith(f"; open {shlex.quote(str(earlier / 'index.html'))}\n")  # for a shell
+    assert capsys.readouterr().out.endswith(f"; open {shell_path(earlier / 'index.html')}\n")  # for a shell
     assert not (earlier / "0000-old.json").exists() and (earlier / "faim-explanations.json").is_file()
     for name, files in (("mine", {"notes.txt": "keep me"}), ("site", {"index.html": "<html>", "data.json": "{}"})):
         mine = tmp_path / name

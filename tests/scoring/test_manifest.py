@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import fcntl
 import json
 import os
 import re
@@ -114,6 +113,8 @@ def test_a_folder_a_run_holds_is_refused_to_another_of_the_same_process_and_its_
 def test_a_folder_on_a_file_system_taking_no_lock_is_written_unlocked_saying_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    fcntl = pytest.importorskip("fcntl")  # no flock on Windows: nothing is locked there
+
     def refused(*args: Any) -> None:
         raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))  # an NFS mount without its lock service
 

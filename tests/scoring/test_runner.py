@@ -38,6 +38,7 @@ from faim.scoring.runner import (
     run_shards,
     worker_environment,
 )
+from faim.wording import shell_path
 
 
 def test_worker_environment_is_set_inside_and_restored_after(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -370,7 +371,8 @@ def test_a_summary_counts_one_shard_and_one_part_in_the_singular() -> None:
 
 
 def test_a_summary_quotes_its_output_folder_to_be_pasted_into_a_shell() -> None:
-    assert runner.ScoreSummary(output="my scores", shards=2).format().endswith("output: 'my scores' (2 Parquet parts)")
+    said = runner.ScoreSummary(output="my scores", shards=2).format()
+    assert said.endswith(f"output: {shell_path('my scores')} (2 Parquet parts)")
 
 
 def test_a_stopped_run_says_what_it_keeps_and_that_the_same_command_scores_the_rest(tmp_path: Path) -> None:
