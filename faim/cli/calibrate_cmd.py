@@ -24,6 +24,7 @@ from faim.data.preflight import refuse_unreadable, unread_columns, warn_unheld_k
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector, check_recipe_correctable
+from faim.eval.evaluate import check_finite
 from faim.eval.recalibration import (
     SIZES,
     as_is,
@@ -80,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     predictions = predict(
         detector.model, loader, desc="predicting", link_kind=detector.pooling_kind, embeddings=args.head
     )
+    check_finite(detector, predictions, args.data)
     with_labels = [
         t for t in detector.tasks if t.name in predictions.targets and t.labelled(predictions.targets[t.name]).any()
     ]

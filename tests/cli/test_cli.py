@@ -530,6 +530,25 @@ def test_calibrate_unlabelled_on_posts_showing_none_of_a_class_takes_the_share_h
     assert task["prior"] == 0.5 and abs(task["logit_shift"]) < 2  # not some 14 logits towards 0 or 1
 
 
+@pytest.mark.parametrize("labels", [True, False])
+def test_calibrate_refuses_a_model_scoring_posts_nan_naming_it_the_task_and_the_posts(
+    labels: bool, demo_data, tmp_path: Path, capsys
+) -> None:
+    import torch
+
+    detector, _ = calibrated(demo_data, tmp_path, logit_shift=False)  # a prior recorded, for --unlabelled
+    with torch.no_grad():
+        detector.model.heads["harmful"].net[-1].bias.fill_(float("nan"))
+    detector.save(str(tmp_path / "model"))
+    given = ["--map", "labels.harmful=label"] if labels else ["--unlabelled"]
+    arguments = ["calibrate", tmp_path / "model", demo_data["validation"], "-o", tmp_path / "new", *given,
+                 "--image-root", demo_data["validation"].parent]  # fmt: skip
+    assert main([str(argument) for argument in arguments]) == 2
+    said = capsys.readouterr().err
+    scored = f"the model itself scored 160 of 160 posts of {demo_data['validation']} NaN or infinite for the task "
+    assert f"{scored}'harmful' (the first: post id=" in said and not (tmp_path / "new").exists()
+
+
 def test_calibrate_names_data_holding_no_post_before_the_model_is_loaded(
     tiny_model_dir: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
