@@ -16,7 +16,9 @@ from faim.model import WholePostModel
 
 
 def validation_scores(task: TaskSpec, target: np.ndarray, prob: np.ndarray) -> dict[str, float]:
-    """AUROC (macro over classes/labels) and macro-F1 at a 0.5 / argmax decision; NaN if undefined."""
+    """AUROC (macro over classes/labels) and macro-F1 at a 0.5 / argmax decision; NaN if undefined. The macro-F1 is
+    over every class or label of the task, an F1 with no post of its class and none decided to be counting 0, as
+    ``faim.eval.metrics`` counts it: a class the validation split holds no post of is in the mean too."""
     from sklearn.metrics import f1_score, roc_auc_score  # heavy: loaded when first used
 
     if len(target) == 0:
@@ -32,7 +34,9 @@ def validation_scores(task: TaskSpec, target: np.ndarray, prob: np.ndarray) -> d
             auroc = roc_auc_score(target, prob, average="macro")
     except ValueError:
         auroc = math.nan
-    return {"auroc": float(auroc), "macro_f1": float(f1_score(target, decision, average="macro", zero_division=0))}
+    classes = list(range(len(task.labels)))
+    macro_f1 = f1_score(target, decision, labels=classes, average="macro", zero_division=0)
+    return {"auroc": float(auroc), "macro_f1": float(macro_f1)}
 
 
 def across_processes(rows: torch.Tensor, device: torch.device) -> torch.Tensor:

@@ -14,6 +14,7 @@ from conftest import tiny_recipe
 
 from faim.api import train_recipe as train
 from faim.data.targets import TaskSpec
+from faim.eval.metrics import binary_metrics, multiclass_metrics
 from faim.training.module import SCORES_NOT_SYNCED, PostTask, validation_scores
 
 
@@ -37,6 +38,23 @@ def test_validation_scores_over_every_process_are_logged_as_they_are_not_reduced
         figure, options = logged[f"val/harmful/{name}"]
         assert figure == pytest.approx(value) and not options.get("sync_dist", False)
     assert np.isfinite(expected["auroc"])
+
+
+def test_validation_macro_f1_counts_every_class_as_the_evaluation_s_does_one_no_post_is_of_too() -> None:
+    """A validation split without posts of a class (where AUROC is undefined and ``val/TASK/macro_f1`` is the figure to
+    monitor) still has that class's F1 in the mean, at 0, as ``faim eval``'s macro-F1 of the same decisions."""
+    topic = TaskSpec("topic", "multiclass", ("a", "b", "c"))
+    target = np.array([0, 0, 1, 1, 0, 1])
+    a, b = [0.7, 0.2, 0.1], [0.2, 0.7, 0.1]
+    prob = np.array([a, a, b, [0.5, 0.4, 0.1], a, b])  # the fourth post, of b, decided to be a
+    evaluated = multiclass_metrics(target, prob, topic.labels)["macro_f1"]
+    assert validation_scores(topic, target, prob)["macro_f1"] == pytest.approx(evaluated)
+    assert evaluated == pytest.approx((6 / 7 + 0.8 + 0) / 3)  # class c: no post of it, none decided to be
+    harmful = TaskSpec("harmful", "binary", ("benign", "harmful"))
+    target, prob = np.zeros(6), np.full(6, 0.2)
+    evaluated = binary_metrics(target, prob, threshold=0.5)["macro_f1"]
+    with pytest.warns(UserWarning, match="Only one class"):  # scikit-learn's, of the undefined AUROC
+        assert validation_scores(harmful, target, prob)["macro_f1"] == pytest.approx(evaluated) == 0.5
 
 
 @pytest.mark.parametrize(
