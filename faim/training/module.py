@@ -23,18 +23,18 @@ def validation_scores(task: TaskSpec, target: np.ndarray, prob: np.ndarray) -> d
 
     if len(target) == 0:
         return {}
+    classes = list(range(len(task.labels)))
     if task.type == "multiclass":
         decision = prob.argmax(-1)
     else:
         decision = (prob >= 0.5).astype(int)
     try:
-        if task.type == "multiclass":
-            auroc = roc_auc_score(target, prob, multi_class="ovr", labels=list(range(len(task.labels))))
+        if task.type == "multiclass":  # each class against the rest, as faim.eval's macro_auroc (two classes too)
+            auroc = np.mean([roc_auc_score(target == c, prob[:, c]) for c in classes])
         else:
             auroc = roc_auc_score(target, prob, average="macro")
     except ValueError:
         auroc = math.nan
-    classes = list(range(len(task.labels)))
     macro_f1 = f1_score(target, decision, labels=classes, average="macro", zero_division=0)
     return {"auroc": float(auroc), "macro_f1": float(macro_f1)}
 

@@ -57,6 +57,23 @@ def test_validation_macro_f1_counts_every_class_as_the_evaluation_s_does_one_no_
         assert validation_scores(harmful, target, prob)["macro_f1"] == pytest.approx(evaluated) == 0.5
 
 
+def test_validation_auroc_of_a_multiclass_task_of_two_classes_is_the_evaluation_s() -> None:
+    """A multiclass head may have two classes; its AUROC is defined wherever both are among the posts, and a
+    ``train.monitor`` of it would end training after its first epoch were it logged NaN."""
+    stance = TaskSpec("stance", "multiclass", ("against", "for"))
+    target = np.array([0, 1, 1, 0, 1])
+    prob = np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.4, 0.6], [0.1, 0.9]])
+    evaluated = multiclass_metrics(target, prob, stance.labels)["macro_auroc"]
+    assert validation_scores(stance, target, prob)["auroc"] == pytest.approx(evaluated) == pytest.approx(5 / 6)
+    topic = TaskSpec("topic", "multiclass", ("a", "b", "c"))
+    target, prob = (
+        np.array([0, 1, 2, 2, 1]),
+        np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7]] + [[0.3] * 3] * 2),
+    )
+    evaluated = multiclass_metrics(target, prob / prob.sum(1, keepdims=True), topic.labels)["macro_auroc"]
+    assert validation_scores(topic, target, prob / prob.sum(1, keepdims=True))["auroc"] == pytest.approx(evaluated)
+
+
 @pytest.mark.parametrize(
     ("name", "silenced"), [("val/harmful/auroc", True), ("val/hate/macro_f1", True), ("val/loss", False)]
 )
