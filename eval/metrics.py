@@ -170,8 +170,10 @@ def multilabel_metrics(
 ) -> dict[str, float]:
     """Per-label AUROC, average precision and F1 of a multilabel task, and their macro averages.
 
-    Each label is scored only on the rows where it is labelled. Macro averages skip labels where the
-    metric is undefined (NaN if it is undefined for all).
+    Each label is scored only on the rows where it is labelled. Macro AUROC and average precision skip labels
+    where they are undefined (no labelled row, or one class among them), NaN if undefined for all; macro-F1
+    counts a label with labelled rows but none positive or flagged as 0, as scikit-learn does, and skips only a
+    label with no labelled row.
 
     Args:
         y_true: targets ``[N, L]`` of 0/1, NaN where a row is unlabelled for that label.
