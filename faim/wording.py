@@ -1,15 +1,21 @@
-"""How faim's messages word what they say: ``plural``, a count with its noun; ``shell_path``, a path to paste."""
+"""How faim's messages word what they say: ``plural``, a count with its noun; ``shell_path``, a path to paste;
+``shell_command``, a command line to paste."""
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
-import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 SIBILANT_ENDINGS = ("s", "x", "sh", "tch")
 """The endings of a noun whose plural adds es, not s: ``class``, ``box``, ``hash``, ``batch``. A ch read as
 k takes s (``epoch``, ``epochs``), so of the ch endings only tch is one."""
+
+CMD_READS = frozenset(' \t"&|^<>()')
+"""What cmd.exe reads in a word outside double quotes: a space or tab ends it, ``&`` and ``|`` start another
+command, ``<`` and ``>`` redirect, ``^`` escapes, brackets group; a word holding one is quoted."""
 
 
 def plural(count: int, noun: str) -> str:
@@ -23,7 +29,22 @@ def plural(count: int, noun: str) -> str:
 
 def shell_path(path: str | Path) -> str:
     """``path`` as the system's shell reads it, to be pasted into one: quoted where it holds a space or another
-    character the shell reads (``shlex.quote``; on Windows, cmd.exe's double quotes), else as it is."""
+    character the shell reads (``shlex.quote``; on Windows, ``cmd_quote``), else as it is."""
     if os.name == "nt":
-        return subprocess.list2cmdline([str(path)])
+        return cmd_quote(str(path))
     return shlex.quote(str(path))
+
+
+def shell_command(words: Sequence[str | Path]) -> str:
+    """``words`` as one command line for the system's shell, each quoted as ``shell_path`` quotes a path."""
+    return " ".join(map(shell_path, words))
+
+
+def cmd_quote(word: str) -> str:
+    """``word`` in double quotes where it is empty or holds what cmd.exe reads (``CMD_READS``), else as it is.
+    Inside them a program's argument parser (the C runtime's) reads a backslash before a quote as escaping it, so
+    such backslashes, and those closing the word, are doubled, and a quote in it is escaped."""
+    if word and not CMD_READS.intersection(word):
+        return word
+    escaped = re.sub(r'(\\*)("|$)', lambda found: found[1] * 2 + ("\\" + found[2] if found[2] else ""), word)
+    return f'"{escaped}"'

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from types import SimpleNamespace
 
-from faim.wording import plural, shell_path
+import pytest
+
+from faim.wording import plural, shell_command, shell_path
 
 
 def test_counts_read_as_words() -> None:
@@ -26,13 +28,36 @@ def test_a_noun_ending_in_a_ch_read_as_k_takes_s() -> None:
     assert [plural(3, noun) for noun in ("epoch", "batch")] == ["3 epochs", "3 batches"]
 
 
-def test_a_path_is_quoted_for_the_systems_shell_where_it_holds_what_the_shell_reads(monkeypatch) -> None:
+def test_a_path_is_quoted_for_the_systems_shell_where_it_holds_what_the_shell_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert [shell_path(path) for path in ("runs/model", Path("an earlier/index.html"))] == [
         "runs/model",
         "'an earlier/index.html'",
     ]
-    monkeypatch.setattr(os, "name", "nt")  # cmd.exe reads double quotes, and a backslash as it is
+    # cmd.exe reads double quotes, and a backslash as it is. Only faim.wording's os is replaced: pytest makes paths by
+    # os.name too, and with it patched could not report a failing assert
+    monkeypatch.setattr("faim.wording.os", SimpleNamespace(name="nt"))
     assert [shell_path(path) for path in (r"runs\hate\model", r"an earlier\index.html")] == [
         r"runs\hate\model",
         r'"an earlier\index.html"',
     ]
+
+
+def test_on_windows_a_path_holding_what_cmd_reads_as_another_command_is_quoted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("faim.wording.os", SimpleNamespace(name="nt"))  # cmd.exe runs what follows & as a command
+    assert [shell_path(path) for path in (r"R&D\model", "a|b", "x^y", "in<out>", r"runs (old)\model")] == [
+        r'"R&D\model"',
+        '"a|b"',
+        '"x^y"',
+        '"in<out>"',
+        r'"runs (old)\model"',
+    ]
+    assert shell_path("R&D\\") == '"R&D\\\\"'  # a closing backslash doubled, not read as escaping the quote
+
+
+def test_a_command_line_is_quoted_word_by_word_for_the_systems_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    words = ["faim", "train", "--set", r"train.output_dir=my runs\hate", "--resume"]
+    assert shell_command(words) == r"faim train --set 'train.output_dir=my runs\hate' --resume"
+    monkeypatch.setattr("faim.wording.os", SimpleNamespace(name="nt"))
+    assert shell_command(words) == r'faim train --set "train.output_dir=my runs\hate" --resume'

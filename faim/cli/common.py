@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
-import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import yaml
 from faim.data.columns import ColumnMap
 from faim.folders import check_folder_path
 from faim.registry import suggest
+from faim.wording import shell_command
 from faim.yaml_reader import parse_yaml, yaml_problem
 
 
@@ -145,13 +145,14 @@ def check_label_tasks(columns: dict[str, Any] | None, tasks: Sequence[str]) -> N
 
 def resume_command(recipe: str, overrides: list[str], output_dir: str | None = None) -> str:
     """The ``faim train`` command line that resumes a run of ``recipe`` with ``--set`` ``overrides`` (and
-    ``--output-dir``), with ``--resume``, quoted for a shell, in backquotes: what a run stopped by a signal names."""
+    ``--output-dir``), with ``--resume``, quoted for the system's shell (``shell_command``), in backquotes: what a
+    run stopped by a signal names."""
     words = ["faim", "train", recipe]
     for override in overrides:
         words += ["--set", override]
     if output_dir:
         words += ["--output-dir", output_dir]
-    return f"`{shlex.join([*words, '--resume'])}`"
+    return f"`{shell_command([*words, '--resume'])}`"
 
 
 def folder_path(text: str) -> Path:

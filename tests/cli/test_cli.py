@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
@@ -16,6 +17,7 @@ from conftest import calibrated, pooling_detector, tiny_recipe, without_packages
 
 from faim.calibration.fit import Calibration
 from faim.cli.calibrate_cmd import fitted, prior_note
+from faim.cli.common import resume_command
 from faim.cli.main import command_warnings, main
 from faim.components import RESERVED
 from faim.data.targets import TaskSpec
@@ -782,6 +784,12 @@ def test_faim_demo_names_the_faim_train_command_that_resumes_its_run(monkeypatch
     assert words[:3] == ["faim", "train", "demo_multimodal"] and words[-1] == "--resume"
     assert f"train.output_dir={tmp_path / 'demo' / 'run'}" in words and "train.seed=3" in words
     assert f"data.train={tmp_path / 'demo' / 'data' / 'train.jsonl'}" in words
+
+
+def test_the_command_that_resumes_a_run_is_quoted_for_the_systems_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("faim.wording.os", SimpleNamespace(name="nt"))  # cmd.exe keeps single quotes in the word
+    hint = resume_command("hate.yaml", [r"train.output_dir=C:\my runs\hate"], r"C:\my runs")
+    assert hint == r'`faim train hate.yaml --set "train.output_dir=C:\my runs\hate" --output-dir "C:\my runs" --resume`'
 
 
 @pytest.mark.parametrize("runtime", ["torch", "onnx"])
