@@ -19,6 +19,7 @@ from faim.data.post import MAP_LABELS, Post, check_labelled, is_missing, normali
 from faim.data.sources import input_columns, input_reading
 from faim.data.tabular import FileSource
 from faim.notices import FaimWarning
+from faim.wording import plural
 
 MAP_KIND = "map the column that holds them with --map {field}=COLUMN"
 """What ``warn_unheld_kinds`` says to do by default, ``{field}`` the field of the kind no post holds."""
@@ -125,9 +126,10 @@ def refuse_missing_pictures(posts: Sequence[Post], kinds: Collection[str], limit
     if not bad:
         return
     shown = "; ".join(map(str, bad[:SHOWN])) + (f"; and {len(bad) - SHOWN} more" if len(bad) > SHOWN else "")
+    names = "names" if len(bad) == 1 else "name"
     raise ValueError(
-        f"{name}: {len(bad)} of {len(posts)} posts name a picture that is not there (missing, a folder or empty): "
-        f"{shown}; mend the paths or the folder they resolve against, or leave those posts out"
+        f"{name}: {len(bad)} of {plural(len(posts), 'post')} {names} a picture that is not there (missing, a folder or "
+        f"empty): {shown}; mend the paths or the folder they resolve against, or leave those posts out"
     )
 
 

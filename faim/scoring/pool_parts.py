@@ -46,7 +46,7 @@ class PoolingReport:
 
     def format(self) -> str:
         return (
-            f"pooled by picture: {self.grouped_posts} of {self.posts} posts share a picture, in "
+            f"pooled by picture: {self.grouped_posts} of {plural(self.posts, 'post')} share a picture, in "
             f"{plural(self.groups, 'group')} ({self.seconds:.1f} s)"
         )
 

@@ -96,12 +96,28 @@ def test_pictures_not_there_are_refused_naming_the_count_and_the_first_rows(tmp_
     assert message.endswith("; and 3 more; mend the paths or the folder they resolve against, or leave those posts out")
 
 
+def test_the_count_of_posts_naming_a_picture_not_there_reads_as_words(tmp_path: Path) -> None:
+    def said(refs: list[str]) -> str:
+        posts = [
+            Post(str(n), "t", images=[ref], origin=f"p.jsonl:{n + 1}", image_root=tmp_path)
+            for n, ref in enumerate(refs)
+        ]
+        with pytest.raises(ValueError) as error:
+            refuse_missing_pictures(posts, KINDS, 8, "p.jsonl")
+        return str(error.value).split(" (missing")[0]
+
+    (tmp_path / "ok.png").write_bytes(b"not decoded here")
+    assert said(["gone.png"]) == "p.jsonl: 1 of 1 post names a picture that is not there"
+    assert said(["gone.png", "ok.png"]) == "p.jsonl: 1 of 2 posts names a picture that is not there"
+    assert said(["gone.png", "gone2.png"]) == "p.jsonl: 2 of 2 posts name a picture that is not there"
+
+
 def test_pictures_the_model_does_not_read_are_not_looked_at(tmp_path: Path) -> None:
     posts = [Post("a", "t", images=["ok.png", "gone.png"], image_root=tmp_path)]
     (tmp_path / "ok.png").write_bytes(b"x")
     refuse_missing_pictures(posts, ["text"], 8, "p.jsonl")  # a text model
     refuse_missing_pictures(posts, KINDS, 1, "p.jsonl")  # the second picture is beyond what a post gives the model
-    with pytest.raises(ValueError, match=re.escape("p.jsonl: 1 of 1 posts name a picture that is not there")):
+    with pytest.raises(ValueError, match=re.escape("p.jsonl: 1 of 1 post names a picture that is not there")):
         refuse_missing_pictures(posts, KINDS, 2, "p.jsonl")
 
 
@@ -116,7 +132,7 @@ def test_posts_a_model_would_stop_at_are_refused_a_text_that_is_not_text_first_t
     ]
     with pytest.raises(PostError, match=re.escape("p.jsonl:3 (post id='c') field 'text': holds half of a UTF-16")):
         refuse_unreadable(posts, KINDS, 8, "p.jsonl")
-    with pytest.raises(ValueError, match=re.escape("p.jsonl: 1 of 2 posts name a picture that is not there")):
+    with pytest.raises(ValueError, match=re.escape("p.jsonl: 1 of 2 posts names a picture that is not there")):
         refuse_unreadable(posts[:2], KINDS, 8, "p.jsonl")
     refuse_unreadable(posts[:1], KINDS, 8, "p.jsonl")
 

@@ -174,7 +174,7 @@ def test_posts_naming_a_picture_not_there_are_refused_naming_them_before_the_mod
     posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))
     posts[-1].images = ["images/nowhere.jpg"]
     where = f"{demo_data['validation']}:{len(posts)} (post id='{posts[-1].id}') field 'images': image "
-    with pytest.raises(ValueError, match=re.escape(f"dump: 1 of {len(posts)} posts name a picture that is not there")):
+    with pytest.raises(ValueError, match=re.escape(f"dump: 1 of {len(posts)} posts names a picture that is not there")):
         evaluate(detector, posts, tmp_path / "eval", "dump", EvalConfig(languages=False))
     with pytest.raises(ValueError, match=re.escape(where)):
         evaluate(detector, posts, tmp_path / "eval", "dump", EvalConfig(languages=False))

@@ -14,7 +14,7 @@ from faim.eval.benchmark_runs import write_dump
 from faim.scoring.engine import score_dump
 from faim.scoring.manifest import PER_POST_DIR
 from faim.scoring.options import ScoringOptions
-from faim.scoring.pool_parts import pool_parts
+from faim.scoring.pool_parts import PoolingReport, pool_parts
 
 
 def harmful(row: dict) -> float:
@@ -125,3 +125,9 @@ def test_per_post_parts_without_what_pooling_reads_are_named_not_misread(pooled_
     pq.write_table(pq.read_table(part).drop_columns(["corrects"]), part)  # as an earlier faim wrote it
     with pytest.raises(ValueError, match=rf"{part.name}: a per-post part without the 'corrects' column .*--overwrite"):
         pool_parts(detector, out / PER_POST_DIR, tmp_path / "pooled", progress=False)
+
+
+def test_the_pooling_summary_counts_its_posts_as_words() -> None:
+    assert PoolingReport(posts=1).format() == "pooled by picture: 0 of 1 post share a picture, in 0 groups (0.0 s)"
+    report = PoolingReport(posts=160, groups=40, grouped_posts=128)
+    assert report.format() == "pooled by picture: 128 of 160 posts share a picture, in 40 groups (0.0 s)"

@@ -448,7 +448,7 @@ def test_a_split_that_cannot_be_learned_or_calibrated_from_is_refused_before_tra
     [
         (
             lambda rows: [*rows[:-1], rows[-1] | {"image": "images/nowhere.jpg"}],
-            r"test.jsonl \(eval.split 'test'\): 1 of 160 posts name a picture that is not there "
+            r"test.jsonl \(eval.split 'test'\): 1 of 160 posts names a picture that is not there "
             r".*test.jsonl:160 \(post id=",
         ),
         (
