@@ -216,11 +216,15 @@ def check_tasks(heads: Mapping[str, Any], tasks: Iterable[TaskSpec]) -> list[Tas
         The tasks as a list, read once: a generator given is used up by the check.
 
     Raises:
-        TypeError: Given one ``TaskSpec``, a string or a mapping where the list is expected, or what is no iterable.
+        TypeError: Given one ``TaskSpec``, a string, a mapping or a set (in no fixed order, so that the order of a
+            detector's tasks, which its scores, reports and saved ``faim.json`` keep, would change from run to run)
+            where the list is expected, or what is no iterable.
         ValueError: Naming the tasks and heads that differ, and what differs.
     """
-    if isinstance(tasks, (TaskSpec, str, Mapping)) or not isinstance(tasks, Iterable):
+    if isinstance(tasks, (TaskSpec, str, Mapping, set, frozenset)) or not isinstance(tasks, Iterable):
         given = "one TaskSpec" if isinstance(tasks, TaskSpec) else type(tasks).__name__
+        if isinstance(tasks, (set, frozenset)):
+            given += ", whose order changes from run to run"
         raise TypeError(
             f"expected a list of TaskSpec, one per head ({', '.join(heads)}), got {given}: pass [TaskSpec(...), ...]"
         )

@@ -48,7 +48,7 @@ class Detector:
         model: The network.
         tasks: The task specs, one per head (one alone is refused: give ``[spec]``), named as it, of its
             ``task_type`` and with one label per class or label it gives (checked: ``check_tasks``), in a list or any
-            iterable, read once into the list ``self.tasks``.
+            iterable but a set (in no fixed order), read once into the list ``self.tasks``.
         calibration: The per-post calibration (thresholds, temperatures, logit shifts, priors), fitted on validation
             data (``calibrate``); a task it leaves out has threshold 0.5, temperature 1 and no shift.
         pooled: The calibration of logits pooled across posts that share a picture, fitted on validation data;

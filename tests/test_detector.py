@@ -213,10 +213,12 @@ def test_tasks_that_do_not_match_the_heads_are_refused_naming_what_differs(tasks
         (TaskSpec("hate", "binary", ("no", "yes")), "one TaskSpec"),
         ({"hate": TaskSpec("hate", "binary", ("no", "yes"))}, "dict"),
         (None, "NoneType"),
+        ({TaskSpec("hate", "binary", ("no", "yes"))}, r"set, whose order changes from run to run"),
+        (frozenset({TaskSpec("hate", "binary", ("no", "yes"))}), r"frozenset, whose order changes from run to run"),
     ],
-    ids=["one spec", "a mapping of them", "none"],
+    ids=["one spec", "a mapping of them", "none", "a set", "a frozenset"],
 )
-def test_one_task_spec_a_mapping_or_no_iterable_given_as_the_tasks_is_refused_asking_for_a_list(
+def test_one_task_spec_a_mapping_a_set_or_no_iterable_given_as_the_tasks_is_refused_asking_for_a_list(
     tasks: object, given: str
 ) -> None:
     model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
