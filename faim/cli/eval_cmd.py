@@ -14,6 +14,7 @@ from typing import Any
 from faim.artifact import read_recipe
 from faim.cli.common import (
     check_label_tasks,
+    check_outside_model,
     parse_columns,
     refuse_mapping_without_data,
     unlabelled_split,
@@ -46,6 +47,8 @@ SPLIT_KIND = (
 
 def run(args: argparse.Namespace) -> int:
     refuse_mapping_without_data(args, "DATA")
+    if args.out:
+        check_outside_model(args.model, args.out, "the report")
     if args.data and args.split:
         raise ValueError(
             f"--split names a split of the model's recipe; {args.data} is evaluated whole: give one or the other"

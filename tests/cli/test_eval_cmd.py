@@ -125,3 +125,16 @@ def test_eval_sliced_by_a_meta_column_of_plain_values_offers_to_read_it(
     ) in capsys.readouterr().err
     assert main(["eval", str(tiny_model_dir), *given, "--map", "meta=meta"]) == 0
     assert set(json.loads((tmp_path / "eval" / "metrics.json").read_text())["tasks"]["harmful"]["slices"]) == {"en"}
+
+
+def test_eval_into_the_model_or_a_folder_inside_it_is_refused_before_the_posts_are_read(
+    tiny_model_dir: Path, demo_data, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("faim.cli.eval_cmd.read_posts", lambda *args: pytest.fail("the posts were read"))
+    before = sorted(path.relative_to(tiny_model_dir) for path in tiny_model_dir.rglob("*"))
+    for out in (tiny_model_dir / "eval", tiny_model_dir):
+        data = [str(demo_data["validation"]), "--map", "labels.harmful=label"]
+        assert main(["eval", str(tiny_model_dir), *data, "-o", str(out)]) == 2
+        refused = f"-o {out}: that is the model or a folder inside it ({tiny_model_dir}); the report goes elsewhere"
+        assert f"faim eval: error: {refused}" in capsys.readouterr().err
+    assert sorted(path.relative_to(tiny_model_dir) for path in tiny_model_dir.rglob("*")) == before
