@@ -9,6 +9,7 @@ runs it to every scorer it starts.
 from __future__ import annotations
 
 import io
+import re
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -56,14 +57,18 @@ def load_image(ref: ImageRef, root: Path | None = None, draft_size: tuple[int, i
     return _decode(io.BytesIO(source) if isinstance(source, bytes) else source, label, draft_size)
 
 
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""The start of a URL (``https://``, ``s3://``), which a picture's path that names no file may be."""
+
+
 def check_picture(ref: ImageRef, root: Path | None = None) -> bytes | Path:
     """What a picture is read from (its bytes, or the file its path names, resolved against ``root`` as
     ``load_image`` resolves it), once a look at the file system that reads no byte of it finds it there: a file
     (not missing, not a folder), and neither it nor the bytes empty. Whether it decodes is not looked at.
 
     Raises:
-        ImageError: Of kind ``missing``, ``empty`` or ``unreadable`` (a folder on the way that may not be searched),
-            naming the picture.
+        ImageError: Of kind ``missing`` (a URL naming no file too, saying that it is not fetched), ``empty`` or
+            ``unreadable`` (a folder on the way that may not be searched), naming the picture.
     """
     if isinstance(ref, bytes):
         if not ref:
@@ -74,6 +79,9 @@ def check_picture(ref: ImageRef, root: Path | None = None) -> bytes | Path:
     label = _path_label(str(ref))
     try:
         if not resolved.is_file():
+            if URL.match(str(ref)):
+                fetch = "download the pictures and give their files' paths (or bytes)"
+                raise ImageError(f"image {label}: a URL, which faim does not fetch: {fetch}", "missing")
             problem = "is a directory" if resolved.is_dir() else "file not found"
             hint = list_as_text(str(ref), "pictures")
             raise ImageError(f"image {label}: {problem} (resolved to {resolved.absolute()}){hint}", "missing")

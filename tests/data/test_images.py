@@ -175,3 +175,11 @@ def test_a_missing_path_that_is_a_json_list_says_where_such_lists_are_read(tmp_p
         load_image('["a.png", "b.png"]', tmp_path)
     with pytest.raises(ImageError, match=r"file not found \(resolved to [^)]*\)$"):
         load_image("[draft] a.png", tmp_path)
+
+
+@pytest.mark.parametrize("url", ["https://cdn.example.com/a.jpg", "HTTP://example.com/a.png", "s3://bucket/a.jpg"])
+def test_a_picture_named_by_a_url_is_refused_saying_urls_are_not_fetched(url: str, tmp_path: Path) -> None:
+    with pytest.raises(ImageError, match=rf"image '{url}': a URL, which faim does not fetch: download the pictures"):
+        load_image(url, tmp_path)
+    with pytest.raises(ImageError, match=r"file not found \(resolved to [^)]*\)$"):
+        load_image("https:/example.com/a.jpg", tmp_path)
