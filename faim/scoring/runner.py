@@ -119,10 +119,15 @@ class ScoreSummary:
     def format(self) -> str:
         errors = ", ".join(f"{kind}: {n}" for kind, n in self.errors.most_common()) or "none"
         resumed = f" ({plural(self.resumed_shards, 'shard')} done by an earlier run)" if self.resumed_shards else ""
+        throughput = (  # a rerun of a finished run scores no row, and no worker
+            f"{self.rows_per_second:.1f} rows/s over {self.seconds:.1f} s{resumed}; "
+            f"{self.rows_per_second_scoring:.1f} rows/s while {plural(self.workers, 'worker')} scored"
+            if self.rows_this_run
+            else f"no row scored by this run{resumed}"
+        )
         return (
             f"rows: {self.rows}  errors: {sum(self.errors.values())} ({errors})\n"
-            f"throughput: {self.rows_per_second:.1f} rows/s over {self.seconds:.1f} s{resumed}; "
-            f"{self.rows_per_second_scoring:.1f} rows/s while {plural(self.workers, 'worker')} scored\n"
+            f"throughput: {throughput}\n"
             f"output: {shell_path(self.output)} ({plural(self.shards, 'Parquet part')})"
             + (f"\n{self.pooling.format()}" if self.pooling else "")
         )

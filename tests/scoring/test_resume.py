@@ -147,6 +147,8 @@ def test_rerun_of_a_finished_run_scores_nothing(tiny_model_dir: Path, tmp_path: 
     again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=25, progress=False)
     assert first.rows == again.rows == 60 and again.rows_this_run == 0 and again.resumed_shards == 3
     assert pq.read_table(out).num_rows == 60
+    assert "throughput: no row scored by this run (3 shards done by an earlier run)\n" in again.format()
+    assert "while 0 workers" not in again.format()
 
 
 def test_an_output_folder_inside_the_dump_folder_is_not_read_back_as_input(
