@@ -19,6 +19,8 @@ from itertools import chain, count, islice
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from faim.data.columns import ColumnMap
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format, read_inputs
@@ -215,10 +217,23 @@ def raw(cell: str) -> bytes:
 
 
 def _parquet_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
+    """A Parquet file's rows, ``shard_rows`` at a time, numbered from 0, their shards not yet keyed.
+
+    Raises:
+        ValueError: Naming the file and the first row not read, where a page of it cannot be read (damaged).
+    """
     file = open_parquet(path)
     names = file.schema_arrow.names
     number = 0
-    for batch in file.iter_batches(batch_size=shard_rows):
+    batches = file.iter_batches(batch_size=shard_rows)
+    while True:
+        try:
+            batch = next(batches, None)
+        except (OSError, pa.ArrowException) as error:
+            problem = " ".join(str(error).split())  # pyarrow's message may span lines
+            raise ValueError(f"{path}: its rows from {number} on cannot be read ({problem})") from error
+        if batch is None:
+            return
         rows = batch.to_pylist()
         yield Shard("", str(path), kind, names, list(enumerate(rows, start=number)))
         number += len(rows)
