@@ -35,15 +35,27 @@ SPLITS = ("train", "validation", "test")
 
 
 def arrow_rows(batches: Iterable[pa.RecordBatch | pa.Table], file: Path) -> Rows:
-    """Rows of Arrow batches numbered from 0; Arrow read errors are re-raised naming ``file``."""
+    """Rows of Arrow batches numbered from 0; Arrow read errors are re-raised naming ``file`` and the first row not
+    read (``unreadable_rows``)."""
     number = 0
     try:
         for batch in batches:
             for row in batch.to_pylist():
                 yield number, row
                 number += 1
-    except pa.ArrowInvalid as error:
-        raise ValueError(f"{file}: {error}") from error
+    except ARROW_READ_ERRORS as error:
+        raise unreadable_rows(file, number, error) from error
+
+
+ARROW_READ_ERRORS = (OSError, pa.ArrowException)
+"""What reading an Arrow or Parquet file's batches raises where a part of it cannot be read: ``ArrowInvalid``, or an
+``OSError`` (a damaged Parquet page: ``Corrupt snappy compressed data.``)."""
+
+
+def unreadable_rows(file: str | Path, number: int, error: Exception) -> ValueError:
+    """The error of a file whose reading from its row ``number`` on failed (``error``, pyarrow's, on one line)."""
+    problem = " ".join(str(error).split())  # pyarrow's message may span lines
+    return ValueError(f"{file}: reading its rows from {number} on failed ({problem})")
 
 
 def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:

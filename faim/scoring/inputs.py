@@ -19,14 +19,13 @@ from itertools import chain, count, islice
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from faim.data.columns import ColumnMap
 from faim.data.hf import load_dataset
 from faim.data.inputs import DATASET, input_format, read_inputs
 from faim.data.native import cell_count
 from faim.data.sources import READERS
 from faim.data.tabular import (
+    ARROW_READ_ERRORS,
     csv_header,
     csv_records,
     file_delimiter,
@@ -34,6 +33,7 @@ from faim.data.tabular import (
     keys_holding,
     object_keys,
     open_parquet,
+    unreadable_rows,
 )
 
 
@@ -229,9 +229,8 @@ def _parquet_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
     while True:
         try:
             batch = next(batches, None)
-        except (OSError, pa.ArrowException) as error:
-            problem = " ".join(str(error).split())  # pyarrow's message may span lines
-            raise ValueError(f"{path}: its rows from {number} on cannot be read ({problem})") from error
+        except ARROW_READ_ERRORS as error:
+            raise unreadable_rows(path, number, error) from error
         if batch is None:
             return
         rows = batch.to_pylist()

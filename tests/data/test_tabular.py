@@ -1,10 +1,12 @@
-"""Reading JSON Lines files: which lines are rows."""
+"""Reading files of posts: which JSON Lines lines are rows, and a Parquet file that cannot be read whole."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from faim.data import tabular
@@ -67,3 +69,21 @@ def test_a_split_of_a_folder_or_glob_is_listed_once_as_its_posts_are_read(
     source = JsonlSource(train=str(tmp_path / given))
     assert [post.id for post in source.posts("train")] == ["a", "b"]
     assert listed == [tmp_path / given]
+
+
+def test_a_parquet_page_that_cannot_be_read_is_named_with_its_file_and_where_reading_failed_by_every_reader(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "damaged.parquet"
+    pq.write_table(pa.table({"id": [str(i) for i in range(8)], "text": ["t"] * 8}), path, row_group_size=4)
+    chunk = pq.ParquetFile(path).metadata.row_group(1).column(1)
+    data = bytearray(path.read_bytes())
+    data[chunk.data_page_offset : chunk.data_page_offset + 16] = b"\xff" * 16  # the page's header
+    path.write_bytes(bytes(data))
+    failed = rf"^{re.escape(str(path))}: reading its rows from (\d+) on failed \([^\n]+\)$"
+    with pytest.raises(ValueError, match=failed):  # its batches of 1,024 rows span row groups: from 0
+        list(read_posts(path))
+    shards = read_shards([path], 4, ColumnMap())
+    assert [n for n, _ in next(shards).rows] == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match=failed.replace("(\\d+)", "4")):
+        next(shards)

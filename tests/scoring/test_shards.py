@@ -160,19 +160,3 @@ def test_a_file_named_parquet_that_is_not_one_is_refused_naming_it(tmp_path: Pat
             count_rows(path)
         with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: not a Parquet file"):
             list(read_shards([path], 10, ColumnMap()))
-
-
-def test_a_parquet_page_that_cannot_be_read_stops_the_reading_naming_the_file_and_its_first_row_unread(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "damaged.parquet"
-    texts = [f"post {i}" for i in range(8)]
-    pq.write_table(pa.table({"id": [str(i) for i in range(8)], "text": texts}), path, row_group_size=4)
-    chunk = pq.ParquetFile(path).metadata.row_group(1).column(1)
-    data = bytearray(path.read_bytes())
-    data[chunk.data_page_offset : chunk.data_page_offset + 16] = b"\xff" * 16  # the page's header
-    path.write_bytes(bytes(data))
-    shards = read_shards([path], 4, ColumnMap())
-    assert [n for n, _ in next(shards).rows] == [0, 1, 2, 3]
-    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: its rows from 4 on cannot be read \(.+\)"):
-        next(shards)
