@@ -216,11 +216,18 @@ def evaluating(module: nn.Module) -> Iterator[None]:
 
 def check_embeddings(kind: str, encoder: nn.Module, embeddings: torch.Tensor, count: int) -> None:
     """Refuse the embeddings ``encoder`` gave (or the cache holds) for ``count`` elements of ``kind`` unless they are
-    ``[count, output_dim]``, as the fusion built for its ``output_dim`` reads them.
+    ``[count, output_dim]``, as the fusion built for its ``output_dim`` reads them, of a floating-point dtype (whole
+    numbers cut the gradient, so training would leave the encoder as it was).
 
     Raises:
-        ValueError: Naming the kind, the encoder's class and both shapes.
+        ValueError: Naming the kind, the encoder's class and both shapes, or the dtype given.
     """
+    if not embeddings.is_floating_point():
+        raise ValueError(
+            f"element kind {kind!r}: its encoder ({type(encoder).__name__}) gave embeddings of dtype "
+            f"{embeddings.dtype}; an encoder's forward returns floating-point embeddings, through which training "
+            "reaches its weights"
+        )
     if embeddings.shape != (count, encoder.output_dim):
         given = ", ".join(map(str, embeddings.shape))
         raise ValueError(

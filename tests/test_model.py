@@ -244,6 +244,21 @@ def test_an_encoder_giving_embeddings_of_another_size_than_its_output_dim_is_nam
         detector.score([{"text": "a"}])
 
 
+def test_an_encoder_giving_embeddings_that_are_not_floating_point_is_named_when_it_runs() -> None:
+    class RoundedText(TinyTextEncoder):
+        def forward(self, inputs: dict) -> torch.Tensor:
+            return (super().forward(inputs) * 10).long()  # no gradient reaches the encoder's weights
+
+    model = WholePostModel({"text": RoundedText(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    message = (
+        r"^element kind 'text': its encoder \(RoundedText\) gave embeddings of dtype torch.int64; an encoder's "
+        r"forward returns floating-point embeddings, through which training reaches its weights$"
+    )
+    with pytest.raises(ValueError, match=message):
+        detector.score([{"text": "a"}, {"text": "b"}])
+
+
 def test_a_fusion_giving_embeddings_of_another_size_than_its_output_dim_is_named_when_it_runs() -> None:
     class WiderFusion(ConcatFusion):
         def forward(self, elements: dict) -> torch.Tensor:
