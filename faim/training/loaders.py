@@ -3,6 +3,7 @@ the raw elements of any kinds whose encoder trains)."""
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -86,6 +87,26 @@ def posts_encoded(loader: DataLoader) -> int | None:
     return collate.cache.encoded if isinstance(collate, CachedCollator) else None
 
 
+def refuse_unpicklable_preprocessors(model: WholePostModel, collator: PostCollator, num_workers: int) -> None:
+    """Refuse, before any worker process starts, a preprocessor of ``collator`` that pickle cannot copy into the
+    ``num_workers`` processes a loader started by ``spawn`` gives it to (a closure or a lambda an encoder's
+    ``preprocessor()`` returns), where the loader would fail as it starts with an error naming neither.
+
+    Raises:
+        ValueError: Naming the element kind, its encoder's class, pickle's error and the remedies.
+    """
+    for kind, preprocessor in collator.preprocessors.items():
+        try:
+            pickle.dumps(preprocessor)
+        except (pickle.PicklingError, AttributeError, TypeError) as error:
+            raise ValueError(
+                f"element kind {kind!r}: the preprocessor its encoder ({type(model.encoder_for(kind)).__name__}) "
+                f"gives cannot be pickled ({error}), and train.num_workers: {num_workers} needs it to be, to give it "
+                "to its DataLoader worker processes; return an instance of a class defined at a module's top level "
+                "from preprocessor(), or set train.num_workers: 0"
+            ) from error
+
+
 def make_loader(
     model: WholePostModel,
     collator: PostCollator,
@@ -127,6 +148,8 @@ def make_loader(
         )
     for post in posts:
         post_targets(post, collator.tasks)
+    if num_workers > 0:
+        refuse_unpicklable_preprocessors(model, collator, num_workers)
     return DataLoader(
         posts,
         batch_size=batch_size,

@@ -1,0 +1,35 @@
+"""Loaders over training posts (``faim.training.loaders``): what their worker processes are refused for up front."""
+
+from __future__ import annotations
+
+import pytest
+
+from faim import Detector, WholePostModel
+from faim.data.post import Post
+from faim.data.targets import TaskSpec
+from faim.encoders.tiny_text import TinyTextEncoder
+from faim.fusion import ConcatFusion
+from faim.tasks import BinaryHead
+from faim.training.loaders import make_loader
+
+
+class LocalPreprocessorText(TinyTextEncoder):
+    def preprocessor(self):  # a closure, which pickle cannot carry to a worker process
+        preprocess = super().preprocessor()
+        return lambda texts: preprocess(texts)
+
+
+def test_a_preprocessor_workers_cannot_be_given_is_refused_naming_its_kind_before_any_worker_starts() -> None:
+    model = WholePostModel({"text": LocalPreprocessorText(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    posts = [Post(id=str(i), text=f"post {i}", labels={"hate": i % 2}) for i in range(4)]
+    collator = detector.collator(with_targets=True)
+    message = (
+        r"^element kind 'text': the preprocessor its encoder \(LocalPreprocessorText\) gives cannot be pickled "
+        r"\(.*local object.*\), and train.num_workers: 2 needs it to be, to give it to its DataLoader worker "
+        r"processes; return an instance of a class defined at a module's top level from preprocessor\(\), or set "
+        r"train.num_workers: 0$"
+    )
+    with pytest.raises(ValueError, match=message):
+        make_loader(model, collator, posts, 2, False, num_workers=2)
+    assert len(next(iter(make_loader(model, collator, posts, 2, False))).ids) == 2  # read in this process, it loads
