@@ -145,8 +145,15 @@ def _register(kind: str, name: str) -> Callable[[T], T]:
 
     def decorator(cls: T) -> T:
         if name in table:
+            taken = table[name]
+            if is_built_in(cls) and not is_built_in(taken):
+                raise ValueError(
+                    f"{kind} {name!r} is the name of faim's built-in {qualified_name(cls)}, which "
+                    f"{qualified_name(taken)} took before it was registered: register {taken.__name__} under "
+                    f"another name, with faim.register_{kind}, which refuses a built-in's name there and then"
+                )
             raise ValueError(
-                f"{kind} {name!r} is already registered, by {qualified_name(table[name])}: {qualified_name(cls)} "
+                f"{kind} {name!r} is already registered, by {qualified_name(taken)}: {qualified_name(cls)} "
                 "cannot take its name; register it under another one"
             )
         check_provides(kind, name, cls)
@@ -170,6 +177,12 @@ def check_provides(kind: str, name: str, cls: type) -> None:
     missing += [f"{method} (abstract)" for method in sorted(getattr(cls, "__abstractmethods__", ()))]
     if missing:
         raise TypeError(f"{kind} {name!r}: {qualified_name(cls)} does not provide {', '.join(missing)}")
+
+
+def is_built_in(cls: type) -> bool:
+    """Whether ``cls`` is one of faim's own components (defined in a module of the ``faim`` package), which
+    ``faim.registry``'s decorators register as it is imported, after any class another module registered before."""
+    return cls.__module__.split(".")[0] == "faim"
 
 
 def qualified_name(cls: type) -> str:

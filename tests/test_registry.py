@@ -148,6 +148,26 @@ def test_a_built_ins_name_is_refused_before_the_built_ins_are_imported_and_nothi
     assert done == "built and loaded"
 
 
+def test_a_built_in_registered_after_a_class_that_took_its_name_names_that_class_as_the_one_to_rename(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(registry, "FUSIONS", dict(registry.FUSIONS))
+    monkeypatch.setitem(registry.REGISTRIES, "fusion", registry.FUSIONS)
+
+    @registry.register_fusion("late_probe")  # faim.registry's own decorator, before the built-in is imported
+    class Mine(nn.Module):
+        pass
+
+    builtin = type("LateProbeFusion", (nn.Module,), {"__module__": "faim.fusion.late_probe"})
+    message = (
+        r"^fusion 'late_probe' is the name of faim's built-in faim.fusion.late_probe.LateProbeFusion, which "
+        r"test_registry.*Mine took before it was registered: register Mine under another name, with "
+        r"faim.register_fusion, which refuses a built-in's name there and then$"
+    )
+    with pytest.raises(ValueError, match=message):
+        registry.register_fusion("late_probe")(builtin)
+
+
 def test_lookup_suggests_close_name() -> None:
     with pytest.raises(KeyError, match="did you mean 'gated'"):
         registry.lookup("fusion", "gatd")
