@@ -641,3 +641,34 @@ def test_a_model_saved_with_an_argument_a_check_added_since_refuses_loads_with_a
             assert faim.load(tmp_path / "corrected").recipe.model["heads"]["harmful"]["correction"] is True
     finally:
         registry.HEADS.pop("test_counts")
+
+
+def test_a_model_saved_with_a_plug_in_not_registered_where_it_is_loaded_says_to_import_or_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from faim.encoders.tiny_text import TinyTextEncoder
+
+    monkeypatch.setattr(registry, "ENCODERS", dict(registry.ENCODERS))
+    monkeypatch.setitem(registry.REGISTRIES, "encoder", registry.ENCODERS)
+
+    @faim.register_encoder("saved_probe_text")
+    class ProbeText(TinyTextEncoder):
+        pass
+
+    section = {
+        "encoders": {"text": {"type": "saved_probe_text", "dim": 8}},
+        "fusion": {"type": "concat"},
+        "heads": {"hate": {"type": "binary", "labels": ["no", "yes"]}},
+    }
+    faim.build({"model": section}).save(tmp_path / "model")
+    del registry.ENCODERS["saved_probe_text"]  # as in a process where the module registering it was not imported
+    message = (
+        r"model.encoders.text.type: unknown encoder 'saved_probe_text'; valid: .*tiny_text.*; the model was saved "
+        r"with a component registered under that name: import the module registering it "
+        r"\(faim.register_encoder\) before loading the model, or install the package shipping it as a faim.plugins "
+        r"plug-in$"
+    )
+    with pytest.raises(RecipeError, match=message):
+        faim.load(tmp_path / "model")
+    with pytest.raises(RecipeError, match=r"unknown encoder 'saved_probe_text'; valid: [^;]*$"):
+        faim.build({"model": section})  # a new recipe's unknown type may be a slip of the pen

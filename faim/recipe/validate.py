@@ -31,7 +31,7 @@ from faim.data.post import FIELDS
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import MODEL_KEYS, SECTIONS, EvalConfig, TrainConfig, best_mode
-from faim.registry import entry_annotations, refuse_new, suggest, type_hints, type_matches
+from faim.registry import REBUILDING_SAVED, entry_annotations, refuse_new, suggest, type_hints, type_matches
 
 
 def check_keys(source: str, path: str, given: dict[str, Any], valid: list[str]) -> None:
@@ -40,6 +40,18 @@ def check_keys(source: str, path: str, given: dict[str, Any], valid: list[str]) 
             raise RecipeError(
                 source, f"{path}.{key}" if path else key, f"unknown key{suggest(key, valid)}; valid: {', '.join(valid)}"
             )
+
+
+def saved_plugin_note(kind: str) -> str:
+    """What an unknown component type's error adds for a saved model being loaded (``rebuilding_saved``), where the
+    type was registered when it was saved, so the plug-in registering it is what is missing (``""`` otherwise)."""
+    if not REBUILDING_SAVED.get():
+        return ""
+    return (
+        "; the model was saved with a component registered under that name: import the module registering it "
+        f"(faim.register_{kind}) before loading the model, or install the package shipping it as a "
+        "faim.plugins plug-in"
+    )
 
 
 def check_component(source: str, path: str, kind: str, spec: Any) -> None:
@@ -51,7 +63,7 @@ def check_component(source: str, path: str, kind: str, spec: Any) -> None:
     name = spec["type"]
     if name not in table:
         choices = sorted(table)
-        valid = f"valid: {', '.join(choices)}{failed_plugins_note()}"
+        valid = f"valid: {', '.join(choices)}{failed_plugins_note()}{saved_plugin_note(kind)}"
         raise RecipeError(source, f"{path}.type", f"unknown {kind} {name!r}{suggest(str(name), choices)}; {valid}")
     cls = table[name]
     reserved = RESERVED[kind]
