@@ -238,19 +238,25 @@ def check_embeddings(kind: str, encoder: nn.Module, embeddings: torch.Tensor, co
 
 
 def check_fused(fusion: nn.Module, embedding: torch.Tensor, size: int) -> torch.Tensor:
-    """``embedding``, the whole-post embeddings ``fusion`` gave for ``size`` posts, when they are
-    ``[size, output_dim]``, as the heads built for its ``output_dim`` read them.
+    """``embedding``, the whole-post embeddings ``fusion`` gave for ``size`` posts, in float32 as ``encode`` gives the
+    fusion its elements (a fusion computing in float64 is read as the heads' weights are), when they are
+    ``[size, output_dim]``, as the heads built for its ``output_dim`` read them, of a floating-point dtype.
 
     Raises:
-        ValueError: Naming the fusion's class and both shapes.
+        ValueError: Naming the fusion's class and both shapes, or the dtype given.
     """
+    if not embedding.is_floating_point():
+        raise ValueError(
+            f"the fusion ({type(fusion).__name__}) gave whole-post embeddings of dtype {embedding.dtype}; a fusion's "
+            "forward returns floating-point embeddings, through which training reaches its weights and the encoders'"
+        )
     if embedding.shape != (size, fusion.output_dim):
         given = ", ".join(map(str, embedding.shape))
         raise ValueError(
             f"the fusion ({type(fusion).__name__}) gave whole-post embeddings of shape [{given}] for a batch of "
             f"{plural(size, 'post')}; a fusion's forward returns [B, output_dim], here [{size}, {fusion.output_dim}]"
         )
-    return embedding
+    return embedding.float()
 
 
 LOGITS_SHAPES = {"binary": "[B]", "multiclass": "[B, num_classes]", "multilabel": "[B, num_labels]"}

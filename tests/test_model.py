@@ -259,6 +259,33 @@ def test_an_encoder_giving_embeddings_that_are_not_floating_point_is_named_when_
         detector.score([{"text": "a"}, {"text": "b"}])
 
 
+def test_a_fusion_giving_float64_is_read_as_the_encoders_are_and_whole_numbers_refused() -> None:
+    class DoubleFusion(ConcatFusion):  # a fusion computing in float64, as numpy does
+        def forward(self, elements: dict) -> torch.Tensor:
+            return super().forward(elements).double()
+
+    torch.manual_seed(0)
+    plain = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    double = WholePostModel({"text": TinyTextEncoder(dim=8)}, DoubleFusion({"text": 8}), {"hate": BinaryHead(8)})
+    double.load_state_dict(plain.state_dict())
+    tasks = [TaskSpec("hate", "binary", ("no", "yes"))]
+    posts = [{"text": "a"}, {"text": "b"}]
+    scores = [row["hate"] for row in Detector(double, tasks).score(posts)]
+    assert scores == pytest.approx([row["hate"] for row in Detector(plain, tasks).score(posts)], abs=1e-6)
+
+    class RoundingFusion(ConcatFusion):
+        def forward(self, elements: dict) -> torch.Tensor:
+            return super().forward(elements).long()
+
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, RoundingFusion({"text": 8}), {"hate": BinaryHead(8)})
+    message = (
+        r"^the fusion \(RoundingFusion\) gave whole-post embeddings of dtype torch.int64; a fusion's forward "
+        r"returns floating-point embeddings, through which training reaches its weights and the encoders'$"
+    )
+    with pytest.raises(ValueError, match=message):
+        Detector(model, tasks).score(posts)
+
+
 def test_a_fusion_giving_embeddings_of_another_size_than_its_output_dim_is_named_when_it_runs() -> None:
     class WiderFusion(ConcatFusion):
         def forward(self, elements: dict) -> torch.Tensor:
