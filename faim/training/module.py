@@ -13,6 +13,7 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 from faim.data.batch import PostBatch
 from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
+from faim.wording import plural
 
 
 def validation_scores(task: TaskSpec, target: np.ndarray, prob: np.ndarray) -> dict[str, float]:
@@ -54,6 +55,27 @@ SCORES_NOT_SYNCED = r"It is recommended to use `self\.log\('val/[^']+/[^']+', \.
 of all, so they are the same in each."""
 
 
+def refuse_head_loss(
+    task: TaskSpec, head: torch.nn.Module, loss: torch.Tensor, logits: torch.Tensor, batch: PostBatch
+) -> None:
+    """Refuse the ``loss`` ``head`` (``task``'s) gave on ``batch`` where it is not finite though its ``logits`` are: a
+    loss reading the targets of unlabelled posts (NaN, -100), which training would carry into every weight.
+
+    Raises:
+        ValueError: Naming the task, the head's class, the loss, and how many of the batch's posts are unlabelled.
+    """
+    if torch.isfinite(loss) or not torch.isfinite(logits).all():
+        return
+    target = batch.targets[task.name]
+    missing = target == -100 if task.type == "multiclass" else torch.isnan(target)
+    unlabelled = int(missing.reshape(len(target), -1).any(1).sum())
+    raise ValueError(
+        f"head {task.name!r} ({type(head).__name__}) gave a loss of {loss.item()} on finite logits for a batch of "
+        f"{plural(batch.size, 'post')}, {unlabelled} of them unlabelled for it; a head's loss skips unlabelled targets "
+        "(NaN for a binary or multilabel task, -100 for a multiclass one), as faim.tasks.base.labelled_mean does"
+    )
+
+
 class PostTask(pl.LightningModule):
     """Trains a ``WholePostModel`` on every task at once (the sum of the heads' losses).
 
@@ -85,9 +107,18 @@ class PostTask(pl.LightningModule):
         self._outputs: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {}
 
     def losses(self, batch: PostBatch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The sum of the heads' losses over ``batch``, and each task's logits.
+
+        Raises:
+            ValueError: Naming a head whose loss is not finite where its logits are (``refuse_head_loss``).
+        """
         logits = self.model(batch)
         per_task = {t.name: self.model.heads[t.name].loss(logits[t.name], batch.targets[t.name]) for t in self.tasks}
-        return torch.stack(list(per_task.values())).sum(), logits
+        loss = torch.stack(list(per_task.values())).sum()
+        if not torch.isfinite(loss):  # one check of the sum; the heads are looked into only when it fails
+            for task in self.tasks:
+                refuse_head_loss(task, self.model.heads[task.name], per_task[task.name], logits[task.name], batch)
+        return loss, logits
 
     def training_step(self, batch: PostBatch, batch_idx: int) -> torch.Tensor:
         loss, _ = self.losses(batch)

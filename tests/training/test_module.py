@@ -103,3 +103,33 @@ def test_a_monitored_training_loss_is_the_epoch_s_not_its_last_batch_s(demo_data
     kept = "ModelCheckpoint{'monitor': 'train/loss'"
     (best,) = [value["best_model_score"] for key, value in state["callbacks"].items() if key.startswith(kept)]
     assert float(best) == pytest.approx(min(epochs), rel=1e-5)
+
+
+def test_a_head_whose_loss_reads_unlabelled_targets_is_named_at_the_first_batch_holding_one() -> None:
+    from faim import Detector, WholePostModel
+    from faim.data.post import Post
+    from faim.encoders.tiny_text import TinyTextEncoder
+    from faim.fusion import ConcatFusion
+    from faim.tasks import BinaryHead
+
+    class EveryTargetHead(BinaryHead):
+        def loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+            return torch.nn.functional.binary_cross_entropy_with_logits(logits, target)  # NaN where unlabelled
+
+    heads = {"hate": BinaryHead(8), "spam": EveryTargetHead(8)}
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), heads)
+    tasks = [TaskSpec("hate", "binary", ("no", "yes")), TaskSpec("spam", "binary", ("no", "yes"))]
+    collate = Detector(model, tasks).collator(with_targets=True)
+    task = PostTask(model, tasks)
+    labelled = collate([Post(id=str(i), text=f"post {i}", labels={"hate": 1, "spam": i % 2}) for i in range(2)])
+    assert torch.isfinite(task.losses(labelled)[0])
+    partly = collate(
+        [Post(id="1", text="a", labels={"hate": 1}), Post(id="2", text="b", labels={"hate": 0, "spam": 1})]
+    )
+    message = (
+        r"^head 'spam' \(EveryTargetHead\) gave a loss of nan on finite logits for a batch of 2 posts, 1 of them "
+        r"unlabelled for it; a head's loss skips unlabelled targets \(NaN for a binary or multilabel task, -100 for "
+        r"a multiclass one\), as faim.tasks.base.labelled_mean does$"
+    )
+    with pytest.raises(ValueError, match=message):
+        task.losses(partly)
