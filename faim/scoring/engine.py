@@ -3,6 +3,7 @@ resumably (``faim.scoring.runner``); and pooled by picture afterwards where the 
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -11,15 +12,17 @@ from pathlib import Path
 
 import torch
 
+from faim.artifact import read_recipe
 from faim.artifact_manifest import fused_kinds, read_manifest, read_meta_fields, verify_files
-from faim.components import load_plugins
+from faim.components import load_plugins, registries
 from faim.data.columns import ColumnMap
 from faim.detector import POOLING_KIND, Detector
+from faim.registry import qualified_name
 from faim.scoring.manifest import PER_POST_DIR, absolute_image_root, writing_run
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
 from faim.scoring.rows import warn_unheld_in_run
-from faim.scoring.runner import ScoreSummary, check_run_arguments, kept, plan_run, run_shards
+from faim.scoring.runner import ScoreSummary, available_cores, check_run_arguments, kept, plan_run, run_shards
 from faim.scoring.worker import TorchScorers
 
 
@@ -133,6 +136,8 @@ def score_dump(
     with model_directory(model) as model_dir:
         manifest = read_manifest(model_dir)
         verify_files(model_dir, manifest)
+        if engine == "ray" or (workers or available_cores()) > 1:
+            refuse_components_workers_cannot_import(model_dir)
         detector = None
         if pool_by_image:
             detector = model if isinstance(model, Detector) else Detector.load(str(model_dir))
@@ -161,6 +166,32 @@ def score_dump(
                     raise KeyboardInterrupt(pooling_stopped(summary)) from error
                 summary.seconds += time.perf_counter() - start
     return summary
+
+
+def refuse_components_workers_cannot_import(model_dir: Path) -> None:
+    """Refuse, before anything is read or written, a saved model whose components include a class defined in an
+    interactive session (a notebook, ``python -c``): its ``__main__`` has no file, so the worker processes, which are
+    spawned and load the model anew, cannot import the class, and would fail as they start.
+
+    Raises:
+        ValueError: Naming the component's recipe path, its type and class, and the remedies.
+    """
+    if getattr(sys.modules.get("__main__"), "__file__", None) is not None:
+        return
+    model = read_recipe(model_dir).model
+    specs = [("model.fusion", "fusion", model["fusion"])]
+    specs += [(f"model.heads.{name}", "head", spec) for name, spec in model["heads"].items()]
+    for kind, spec in model["encoders"].items():
+        members = spec if isinstance(spec, list) else [spec]  # a stack's; a string routes to another kind's encoder
+        specs += [(f"model.encoders.{kind}", "encoder", member) for member in members if isinstance(member, dict)]
+    for path, kind, spec in specs:
+        cls = registries()[kind][spec["type"]]
+        if cls.__module__ == "__main__":
+            raise ValueError(
+                f"{path}: {kind} {spec['type']!r} is {qualified_name(cls)}, defined in this interactive session, "
+                "which the spawned scoring worker processes cannot import: pass workers=1 to score in this process, "
+                "or define the class in a module they import"
+            )
 
 
 def pooling_stopped(summary: ScoreSummary) -> str:

@@ -204,3 +204,40 @@ def test_a_run_stopped_while_pooling_by_picture_says_what_it_keeps_and_that_a_re
         detector, demo_data["validation"], out, workers=1, shard_rows=40, progress=False, pool_by_image=True
     )
     assert again.rows_this_run == 0 and len(list(out.glob("part-*.parquet"))) == 4
+
+
+def test_a_component_defined_where_spawned_workers_cannot_import_it_is_refused_before_scoring_unless_workers_1(
+    demo_data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    import types
+
+    import faim
+    from faim import registry
+    from faim.fusion import ConcatFusion
+
+    monkeypatch.setattr(registry, "FUSIONS", dict(registry.FUSIONS))
+    monkeypatch.setitem(registry.REGISTRIES, "fusion", registry.FUSIONS)
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))  # a notebook's: no file to import
+
+    class SessionFusion(ConcatFusion):
+        pass
+
+    SessionFusion.__module__, SessionFusion.__qualname__ = "__main__", "SessionFusion"  # as a notebook defines it
+    faim.register_fusion("session_fusion")(SessionFusion)
+    section = {
+        "encoders": {"text": {"type": "tiny_text", "dim": 8}},
+        "fusion": {"type": "session_fusion"},
+        "heads": {"harmful": {"type": "binary", "labels": ["no", "yes"]}},
+    }
+    faim.build({"model": section}).save(tmp_path / "model")
+    message = (
+        r"^model.fusion: fusion 'session_fusion' is __main__.SessionFusion, defined in this interactive session, "
+        r"which the spawned scoring worker processes cannot import: pass workers=1 to score in this process, or "
+        r"define the class in a module they import$"
+    )
+    with pytest.raises(ValueError, match=message):
+        score_dump(tmp_path / "model", demo_data["validation"], tmp_path / "out", workers=2, progress=False)
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+    summary = score_dump(tmp_path / "model", demo_data["validation"], tmp_path / "out", workers=1, progress=False)
+    assert summary.rows == summary.rows_this_run > 0
