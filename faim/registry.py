@@ -185,6 +185,12 @@ def is_built_in(cls: type) -> bool:
     return cls.__module__.split(".")[0] == "faim"
 
 
+def defined_interactively(cls: type) -> bool:
+    """Whether ``cls`` was defined in an interactive session (a notebook, ``python -c``): in a ``__main__`` without a
+    file, which a spawned process (a DataLoader's or a scoring run's worker) cannot import, so cannot find it."""
+    return cls.__module__ == "__main__" and getattr(sys.modules.get("__main__"), "__file__", None) is None
+
+
 def qualified_name(cls: type) -> str:
     """``module.Class`` of ``cls``."""
     return f"{cls.__module__}.{cls.__qualname__}"

@@ -17,7 +17,7 @@ from faim.artifact_manifest import fused_kinds, read_manifest, read_meta_fields,
 from faim.components import load_plugins, registries
 from faim.data.columns import ColumnMap
 from faim.detector import POOLING_KIND, Detector
-from faim.registry import qualified_name
+from faim.registry import defined_interactively, qualified_name
 from faim.scoring.manifest import PER_POST_DIR, absolute_image_root, writing_run
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
@@ -177,7 +177,7 @@ def refuse_components_workers_cannot_import(model_dir: Path) -> None:
         ValueError: Naming the component's recipe path, its type and class, and the remedies.
     """
     if getattr(sys.modules.get("__main__"), "__file__", None) is not None:
-        return
+        return  # no class can be defined interactively: the recipe is not read
     model = read_recipe(model_dir).model
     specs = [("model.fusion", "fusion", model["fusion"])]
     specs += [(f"model.heads.{name}", "head", spec) for name, spec in model["heads"].items()]
@@ -186,7 +186,7 @@ def refuse_components_workers_cannot_import(model_dir: Path) -> None:
         specs += [(f"model.encoders.{kind}", "encoder", member) for member in members if isinstance(member, dict)]
     for path, kind, spec in specs:
         cls = registries()[kind][spec["type"]]
-        if cls.__module__ == "__main__":
+        if defined_interactively(cls):
             raise ValueError(
                 f"{path}: {kind} {spec['type']!r} is {qualified_name(cls)}, defined in this interactive session, "
                 "which the spawned scoring worker processes cannot import: pass workers=1 to score in this process, "

@@ -17,6 +17,7 @@ from faim.data.post import SOURCE, Post, post_name
 from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
 from faim.preprocess.corrections import questions_or_corrects
+from faim.registry import defined_interactively, qualified_name
 from faim.training.augment import AugmentingCollator, PostAugmenter, refuse_hidden_augmentation
 from faim.training.cache import EmbeddingCache, cached_embeddings
 
@@ -90,7 +91,8 @@ def posts_encoded(loader: DataLoader) -> int | None:
 def refuse_unpicklable_preprocessors(model: WholePostModel, collator: PostCollator, num_workers: int) -> None:
     """Refuse, before any worker process starts, a preprocessor of ``collator`` that pickle cannot copy into the
     ``num_workers`` processes a loader started by ``spawn`` gives it to (a closure or a lambda an encoder's
-    ``preprocessor()`` returns), where the loader would fail as it starts with an error naming neither.
+    ``preprocessor()`` returns), or one of a class they cannot import (``defined_interactively``), where the loader
+    would fail as it starts with an error naming neither.
 
     Raises:
         ValueError: Naming the element kind, its encoder's class, pickle's error and the remedies.
@@ -105,6 +107,13 @@ def refuse_unpicklable_preprocessors(model: WholePostModel, collator: PostCollat
                 "to its DataLoader worker processes; return an instance of a class defined at a module's top level "
                 "from preprocessor(), or set train.num_workers: 0"
             ) from error
+        if defined_interactively(type(preprocessor)):
+            raise ValueError(
+                f"element kind {kind!r}: the preprocessor its encoder ({type(model.encoder_for(kind)).__name__}) "
+                f"gives is of a class defined in this interactive session ({qualified_name(type(preprocessor))}), "
+                f"which the DataLoader worker processes of train.num_workers: {num_workers} cannot import; define it "
+                "in a module they import, or set train.num_workers: 0"
+            )
 
 
 def make_loader(

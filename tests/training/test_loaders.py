@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import types
+
 import pytest
 
 from faim import Detector, WholePostModel
@@ -33,3 +36,31 @@ def test_a_preprocessor_workers_cannot_be_given_is_refused_naming_its_kind_befor
     with pytest.raises(ValueError, match=message):
         make_loader(model, collator, posts, 2, False, num_workers=2)
     assert len(next(iter(make_loader(model, collator, posts, 2, False))).ids) == 2  # read in this process, it loads
+
+
+class SessionPreprocess:
+    def __call__(self, texts: list[str]) -> list[str]:
+        return texts
+
+
+def test_a_preprocessor_of_a_class_an_interactive_session_defined_is_refused_before_any_worker_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class SessionText(TinyTextEncoder):
+        def preprocessor(self):
+            return SessionPreprocess()
+
+    session = types.ModuleType("__main__")  # a notebook's: it holds the class, pickled by name, but no file to import
+    session.SessionPreprocess = SessionPreprocess
+    monkeypatch.setitem(sys.modules, "__main__", session)
+    monkeypatch.setattr(SessionPreprocess, "__module__", "__main__")
+    model = WholePostModel({"text": SessionText(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    collator = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))]).collator(with_targets=True)
+    posts = [Post(id=str(i), text=f"post {i}", labels={"hate": i % 2}) for i in range(4)]
+    message = (
+        r"^element kind 'text': the preprocessor its encoder \(SessionText\) gives is of a class defined in this "
+        r"interactive session \(__main__.SessionPreprocess\), which the DataLoader worker processes of "
+        r"train.num_workers: 1 cannot import; define it in a module they import, or set train.num_workers: 0$"
+    )
+    with pytest.raises(ValueError, match=message):
+        make_loader(model, collator, posts, 2, False, num_workers=1)
