@@ -223,6 +223,9 @@ def test_an_unmapped_meta_column_holding_objects_scores_as_the_python_api_reads_
     rows = scored_rows(model, dump, "".join(json.dumps(post) + "\n" for post in lines).encode())
     assert [row["harm"] for row in rows[:2]] == pytest.approx([score["harm"] for score in expected], abs=1e-5)
     assert f"{dump}:3 (post id='c')" in rows[2]["error"] and "'likes' must be a number" in rows[2]["error"]
+    assert rows[2]["error_kind"] == "meta"
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert "`meta` (a metadata field the model reads as a number" in readme  # among the error kinds faim score gives
     assert rows[0]["harm"] != pytest.approx(rows[1]["harm"], abs=1e-5)  # the likes are read
     maps = pa.map_(pa.string(), pa.int64())
     table = pa.table({"id": ["a"], "text": ["a post"], "meta": pa.array([[("likes", 30), ("shares", 1)]], type=maps)})
