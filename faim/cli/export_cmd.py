@@ -99,7 +99,7 @@ def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any
 def smoothing_posts(args: argparse.Namespace, labelled: list[Post], recipe: Recipe) -> list[Post]:
     """The posts int8 smoothing is fitted on, unlabelled: the training split of the model's recipe, or with
     ``--data``, the posts given there (``labelled``)."""
-    return labelled if args.data else recipe.data_source().posts("train")
+    return labelled if args.data else recipe_split(recipe, "train")
 
 
 def until_readable(detector: Detector, posts: list[Post]) -> tuple[list[Post], list[PostError]]:
@@ -126,10 +126,27 @@ def labelled_posts(args: argparse.Namespace, columns: dict[str, Any] | None, rec
     if args.data:
         posts, remedy = list(read_posts(args.data, columns, args.image_root)), MAP_LABELS
     else:
-        posts, remedy = recipe.data_source().posts("validation"), unlabelled_split("--data")
+        posts, remedy = recipe_split(recipe, "validation"), unlabelled_split("--data")
     refuse_no_posts(posts, where)
     check_labelled(posts, list(recipe.model["heads"]), where, remedy)
     return posts
+
+
+def recipe_split(recipe: Recipe, split: str) -> list[Post]:
+    """The posts of the model's recipe's ``split`` (validation, measured on; train, smoothed on), which ``--quantize``
+    reads without ``--data``.
+
+    Raises:
+        FileNotFoundError: Naming the recipe key and the file not found, as reading the split does, and saying to
+            give the posts with ``--data``: a model copied to where it is exported leaves its recipe's data behind.
+    """
+    try:
+        return recipe.data_source().posts(split)
+    except FileNotFoundError as error:
+        use = "measures the int8 export on" if split == "validation" else "smooths the int8 export on"
+        raise FileNotFoundError(
+            f"{error}; --quantize {use} the recipe's {split} split: give labelled posts with --data"
+        ) from None
 
 
 def measured_on(args: argparse.Namespace) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 import onnx
 import pytest
+from conftest import tiny_recipe
 
 from faim.cli import export_cmd
 from faim.cli.export_cmd import report
@@ -191,6 +192,24 @@ def test_an_int8_export_measured_on_a_recipe_split_without_labels_says_to_give_a
     assert "the recipe's validation split: no post carries a label for any task (harmful); the recipe's split" in error
     assert "give a labelled file as --data with --map labels.TASK=COLUMN" in error
     assert "map a column to a task's labels" not in error and not (tmp_path / "int8").exists()
+
+
+def test_an_int8_export_of_a_model_whose_recipe_split_is_not_here_says_to_give_the_posts_as_data(
+    demo_data: dict[str, Path], tmp_path: Path, monkeypatch, capsys
+) -> None:
+    import faim
+
+    gone = tmp_path / "elsewhere" / "validation.jsonl"  # the model copied to a machine without its training data
+    recipe = tiny_recipe(demo_data | {"validation": gone}, tmp_path / "run")
+    faim.build(recipe).save(str(tmp_path / "model"), faim.Recipe.from_dict(recipe))
+    monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    assert main(["export", str(tmp_path / "model"), "-o", str(tmp_path / "int8"), "--quantize", "int8"]) == 2
+    error = capsys.readouterr().err
+    assert f"faim export: error: data.validation: {gone} does not exist (resolved to {gone}); " in error
+    assert (
+        "--quantize measures the int8 export on the recipe's validation split: give labelled posts with --data" in error
+    )
+    assert not (tmp_path / "int8").exists()
 
 
 def test_an_int8_export_measured_on_a_recipe_whose_source_refuses_an_argument_names_the_recipes_file(
