@@ -34,7 +34,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "--out",
         required=True,
         type=output_folder,
-        help="the export directory (an earlier export there is replaced; a folder holding anything else is refused)",
+        help="the export directory (an earlier export there is replaced; a folder holding anything else, an earlier "
+        "export with files it does not list too, is refused)",
     )
     parser.add_argument(
         "--format",

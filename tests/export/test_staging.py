@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.export.staging import staged, write_manifest
+from faim.export.staging import check_export_replaceable, staged, write_manifest
 from faim.folders import staging_stem
 from faim.notices import FaimWarning
 
@@ -27,6 +27,27 @@ def test_an_export_replaces_an_earlier_one_and_refuses_other_files_before_writin
     with pytest.raises(FileExistsError, match="is not one faim wrote"), staged(mine):
         pass
     assert [path.name for path in mine.iterdir()] == ["notes.txt"]
+    assert not [path for path in tmp_path.iterdir() if path.name.startswith(".faim-export-")]
+
+
+def test_an_earlier_export_holding_files_it_does_not_list_is_not_replaced_and_keeps_them(tmp_path: Path) -> None:
+    target = tmp_path / "export"
+    with staged(target) as staging:
+        (staging / "graph.onnx").write_text("1", encoding="utf-8")
+        write_manifest(staging, {"format": 1})
+    (target / "scores").mkdir()  # a scoring run's output written into the export, and a note beside it
+    (target / "scores" / "part-0.parquet").write_text("scored", encoding="utf-8")
+    (target / "NOTES.md").write_text("keep", encoding="utf-8")
+    refusal = (
+        f"{target}: holds files faim export did not write (NOTES.md, scores/part-0.parquet); nothing was written or "
+        "removed, move them out or name a new or empty directory"
+    )
+    for check in (lambda: check_export_replaceable(target), lambda: staged(target).__enter__()):
+        with pytest.raises(FileExistsError) as refused:
+            check()
+        assert str(refused.value) == refusal
+    assert (target / "scores" / "part-0.parquet").read_text(encoding="utf-8") == "scored"
+    assert (target / "graph.onnx").read_text(encoding="utf-8") == "1"
     assert not [path for path in tmp_path.iterdir() if path.name.startswith(".faim-export-")]
 
 
