@@ -73,15 +73,21 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
     ``[C]`` or ``[N, C]``, one column per label, or as a pandas frame whose columns are its labels, in any order.
 
     Raises:
-        ValueError: Naming the task, for values that are not numbers (text among them, even text spelling a number:
-            the first and how many), a mapping lacking one of its labels, a frame whose columns are not its labels, a
-            binary task's wider than one column, a multiclass or multilabel task's of another shape, or a NaN or a
-            value outside 0 to 1 (naming its post and label).
+        ValueError: Naming the task, for the rows ``score`` gives (saying to take the task's values from them), values
+            that are not numbers (text among them, even text spelling a number: the first and how many), a mapping
+            lacking one of its labels, a frame whose columns are not its labels, a binary task's wider than one
+            column, a multiclass or multilabel task's of another shape, or a NaN or a value outside 0 to 1 (naming
+            its post and label).
     """
     try:
         values = listed(by_label_columns(task, probabilities))
     except (TypeError, RuntimeError) as error:  # a tensor numpy cannot take (bfloat16, on a GPU), say
         raise not_numbers(task, error) from None
+    if is_score_row(task, values) or isinstance(values, Sequence) and any(is_score_row(task, row) for row in values):
+        raise ValueError(
+            f"task {task.name!r} ({task.type}): given the rows score gives (each post's id and scores), not the "
+            f"task's probabilities; give those: [row[{task.name!r}] for row in rows]"
+        )
     if task.type != "binary":
         if isinstance(values, Mapping):
             values = label_order(task, values)
@@ -112,6 +118,11 @@ def decision_probabilities(task: Task, probabilities: Any) -> np.ndarray:
         )
     refuse_undecidable(task, array)
     return array
+
+
+def is_score_row(task: Task, value: Any) -> bool:
+    """Whether ``value`` is a row ``score`` gives (``{"id": ..., task: ...}``), not a mapping of ``task``'s labels."""
+    return isinstance(value, Mapping) and {"id", task.name} <= value.keys() and "id" not in task.labels
 
 
 def by_label_columns(task: Task, probabilities: Any) -> Any:

@@ -75,6 +75,22 @@ def test_probabilities_come_from_any_iterable_as_score_rows_give_them() -> None:
     assert topic.tolist() == [[0.1, 0.7, 0.2], [0.6, 0.3, 0.1]]
 
 
+@pytest.mark.parametrize("task", [HARM, TOPIC])
+def test_the_rows_score_gives_are_refused_saying_to_give_the_tasks_values_from_them(task) -> None:
+    rows = [
+        {"id": "1", "harm": 0.2, "topic": {"a": 0.1, "b": 0.7, "c": 0.2}},
+        {"id": "2", "harm": 0.9, "topic": {"a": 0.6, "b": 0.3, "c": 0.1}},
+    ]
+    said = (
+        f"task {task.name!r} ({task.type}): given the rows score gives (each post's id and scores), not the task's "
+        f"probabilities; give those: [row[{task.name!r}] for row in rows]"
+    )
+    for given in (rows, rows[0], iter(rows)):
+        with pytest.raises(ValueError) as refused:
+            decision_probabilities(task, given)
+        assert str(refused.value) == said
+
+
 def test_a_frame_series_or_tensor_is_read_as_the_array_it_gives() -> None:
     frame = pd.DataFrame({"harm": [0.2, 0.9], "a": [0.1, 0.6], "b": [0.7, 0.3], "c": [0.2, 0.1]})
     assert decision_probabilities(TOPIC, frame[["a", "b", "c"]]).tolist() == [[0.1, 0.7, 0.2], [0.6, 0.3, 0.1]]
