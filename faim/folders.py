@@ -4,6 +4,7 @@ with one freshly written beside it, and never a folder it did not write; a file 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from faim.file_digests import portable
 from faim.notices import FaimWarning
 
 
@@ -317,12 +319,35 @@ def check_replaceable(target: Path, manifest: str) -> None:
             f"{named}: is the working directory or holds it, which replacing it would remove from under this "
             "process; nothing was written or removed, run from outside it or name another directory"
         )
-    if folder.is_dir() and ((folder / manifest).is_file() or not any(folder.iterdir())):
+    if folder.is_dir() and not any(folder.iterdir()):
         return
-    raise FileExistsError(
-        f"{named}: exists and is not one faim wrote (no {manifest} in it); nothing was written or removed, "
-        "name a new or empty directory"
-    )
+    if not (folder.is_dir() and (folder / manifest).is_file()):
+        raise FileExistsError(
+            f"{named}: exists and is not one faim wrote (no {manifest} in it); nothing was written or removed, "
+            "name a new or empty directory"
+        )
+    if unlisted := unlisted_files(folder, manifest):
+        more = f", and {len(unlisted) - 3} more" if len(unlisted) > 3 else ""
+        raise FileExistsError(
+            f"{named}: holds files faim did not write ({', '.join(unlisted[:3])}{more}); nothing was written or "
+            "removed, move them out or name a new or empty directory"
+        )
+
+
+def unlisted_files(folder: Path, manifest: str) -> list[str]:
+    """The files under ``folder`` (paths relative to it, ``/`` between parts, sorted) that its ``manifest`` does not
+    list under ``"files"`` (a model's or an export's lists every other file it wrote there), which replacing the
+    folder would delete with it: a scoring run's output or a note written into it. Hidden files (``.DS_Store``, the
+    ``._`` files macOS writes on shared drives) are passed over, as loading a model passes them over. None where the
+    manifest lists no files (an explanation report's) or cannot be read: a folder too damaged to say what it wrote is
+    replaced as it is."""
+    try:
+        listed = {portable(name) for name in json.loads((folder / manifest).read_text(encoding="utf-8"))["files"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    found = (path.relative_to(folder) for path in sorted(folder.rglob("*")) if path.is_file())
+    shown = (path.as_posix() for path in found if not any(part.startswith(".") for part in path.parts))
+    return [name for name in shown if name not in listed and name != manifest]
 
 
 def holds_working_directory(folder: Path) -> bool:

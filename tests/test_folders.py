@@ -3,6 +3,7 @@ would, and a file its writer made for its owner alone is given what open would."
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import faim
 from faim import folders
 from faim.folders import (
     check_folder_path,
@@ -89,6 +91,44 @@ def test_an_absent_or_empty_folder_or_one_holding_the_manifest_may_be_replaced(t
     (ours / MANIFEST).write_text("{}", encoding="utf-8")
     for target in (tmp_path / "absent", tmp_path / "empty", ours):
         check_replaceable(target, MANIFEST)
+
+
+def test_a_folder_holding_files_its_manifest_does_not_list_is_refused_naming_them_and_keeps_them(
+    tmp_path: Path,
+) -> None:
+    ours = tmp_path / "ours"
+    (ours / "weights").mkdir(parents=True)
+    (ours / "weights" / "head.bin").write_bytes(b"w")
+    (ours / MANIFEST).write_text(json.dumps({"files": {"weights/head.bin": "0" * 64}}), encoding="utf-8")
+    (ours / ".DS_Store").write_bytes(b"\0")  # a system's hidden file is passed over
+    check_replaceable(ours, MANIFEST)
+    notes = ["NOTES.md", "a.txt", "scores/part-0.parquet", "weights/mine.bin"]
+    for name in notes:
+        (ours / name).parent.mkdir(exist_ok=True)
+        (ours / name).write_text("keep", encoding="utf-8")
+    refusal = (
+        f"{ours}: holds files faim did not write (NOTES.md, a.txt, scores/part-0.parquet, and 1 more); nothing was "
+        "written or removed, move them out or name a new or empty directory"
+    )
+    with pytest.raises(FileExistsError, match=f"^{re.escape(refusal)}$"):
+        check_replaceable(ours, MANIFEST)
+    assert all((ours / name).read_text(encoding="utf-8") == "keep" for name in notes)
+    (ours / MANIFEST).write_text("{", encoding="utf-8")  # too damaged to say what it wrote: replaced as it is
+    check_replaceable(ours, MANIFEST)
+
+
+def test_a_model_saved_over_one_holding_a_users_file_is_refused_and_the_file_kept(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, target)
+    (target / "NOTES.md").write_text("keep", encoding="utf-8")
+    detector = faim.load(tiny_model_dir)
+    with pytest.raises(FileExistsError, match=r"holds files faim did not write \(NOTES.md\)"):
+        detector.save(target)
+    assert (target / "NOTES.md").read_text(encoding="utf-8") == "keep"
+    (target / "NOTES.md").unlink()
+    assert detector.save(target) == target
 
 
 def test_the_working_directory_or_a_folder_holding_it_is_refused_and_nothing_is_removed(

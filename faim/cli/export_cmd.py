@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from faim.artifact import read_recipe
+from faim.artifact_manifest import EXPORT_MANIFEST
 from faim.cli.common import (
     check_label_tasks,
     check_outside_model,
@@ -24,8 +25,8 @@ from faim.detector import Detector
 from faim.eval.quantization import TIMED_POSTS, QuantizationCheck, check_readable, compare_exports
 from faim.export.model import export_model
 from faim.export.quantize import MAX_DROP, calibration_sample, quantize_export
-from faim.export.staging import EXPORT_STAGING, check_export_replaceable
-from faim.folders import replacing, working_folder
+from faim.export.staging import EXPORT_STAGING
+from faim.folders import check_replaceable, replacing, working_folder
 from faim.recipe import Recipe
 from faim.runtime.model import ExportedModel
 from faim.wording import plural
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_mapping_without_data(args, "--data")
     out = Path(args.out)
     check_outside_model(args.model, out, "the export")
-    check_export_replaceable(out)  # before any work, as the plain export's staging does again
+    check_replaceable(out, EXPORT_MANIFEST)  # before any work, as the plain export's staging does again
     columns = parse_columns(args.columns)
     recipe = read_recipe(args.model)
     check_label_tasks(columns, list(recipe.model["heads"]))
@@ -90,7 +91,7 @@ def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any
                 f"int8 lowers {worst!r} macro-F1 from {before:.4f} to {after:.4f} on {plural(check.posts, 'post')}, a "
                 f"drop of {check.drop:.4f} > --max-drop {max_drop}; nothing was written (export without --quantize)"
             )
-        check_export_replaceable(out)  # again: the quantization took minutes, and the folder may have changed
+        check_replaceable(out, EXPORT_MANIFEST)  # again: the quantization took minutes, and the folder may have changed
         for path in int8.iterdir():
             path.rename(staging / path.name)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from faim.artifact_manifest import EXPORT_MANIFEST
-from faim.file_digests import file_digests, portable, sealed
-from faim.folders import check_replaceable, named_folder, replacing
+from faim.file_digests import file_digests, sealed
+from faim.folders import check_replaceable, replacing
 
 EXPORT_STAGING = ".faim-export-"
 """How the names of the folders an export is written in beside its place, and of those its place is moved aside
@@ -25,37 +25,11 @@ def staged(target: Path) -> Iterator[Path]:
 
     Raises:
         FileExistsError: If ``target`` holds anything but an export, or files besides those an export there lists
-            (``check_export_replaceable``).
-    """
-    check_export_replaceable(target)
-    with replacing(target, EXPORT_STAGING) as staging:
-        yield staging
-
-
-def check_export_replaceable(target: Path) -> None:
-    """Refuse a ``target`` that writing an export must not remove: what ``faim.folders.check_replaceable`` refuses,
-    and an earlier export holding files its manifest does not list (a scoring run's output or notes written into it),
-    which replacing it would delete with it. An export whose manifest cannot be read is replaced as it is.
-
-    Raises:
-        FileExistsError: Naming ``target`` and the files its manifest does not list (the first three, then a count).
-        NotADirectoryError: As ``check_replaceable``.
+            (``faim.folders.check_replaceable``).
     """
     check_replaceable(target, EXPORT_MANIFEST)
-    folder = named_folder(target)
-    try:
-        listed = {
-            portable(name) for name in json.loads((folder / EXPORT_MANIFEST).read_text(encoding="utf-8"))["files"]
-        }
-    except (OSError, ValueError, KeyError, TypeError):  # no export there, or one too damaged to say what it wrote
-        return
-    found = (path.relative_to(folder).as_posix() for path in sorted(folder.rglob("*")) if path.is_file())
-    if unlisted := [name for name in found if name not in listed and name != EXPORT_MANIFEST]:
-        more = f", and {len(unlisted) - 3} more" if len(unlisted) > 3 else ""
-        raise FileExistsError(
-            f"{target}: holds files faim export did not write ({', '.join(unlisted[:3])}{more}); nothing was written "
-            "or removed, move them out or name a new or empty directory"
-        )
+    with replacing(target, EXPORT_STAGING) as staging:
+        yield staging
 
 
 def write_manifest(staging: Path, manifest: dict[str, Any]) -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from faim.export.staging import check_export_replaceable, staged, write_manifest
-from faim.folders import staging_stem
+from faim.artifact_manifest import EXPORT_MANIFEST
+from faim.export.staging import staged, write_manifest
+from faim.folders import check_replaceable, staging_stem
 from faim.notices import FaimWarning
 
 
@@ -39,10 +40,10 @@ def test_an_earlier_export_holding_files_it_does_not_list_is_not_replaced_and_ke
     (target / "scores" / "part-0.parquet").write_text("scored", encoding="utf-8")
     (target / "NOTES.md").write_text("keep", encoding="utf-8")
     refusal = (
-        f"{target}: holds files faim export did not write (NOTES.md, scores/part-0.parquet); nothing was written or "
+        f"{target}: holds files faim did not write (NOTES.md, scores/part-0.parquet); nothing was written or "
         "removed, move them out or name a new or empty directory"
     )
-    for check in (lambda: check_export_replaceable(target), lambda: staged(target).__enter__()):
+    for check in (lambda: check_replaceable(target, EXPORT_MANIFEST), lambda: staged(target).__enter__()):
         with pytest.raises(FileExistsError) as refused:
             check()
         assert str(refused.value) == refusal
