@@ -15,6 +15,11 @@ TRUE_WORDS = {"1", "true", "yes"}
 FALSE_WORDS = {"0", "false", "no"}
 
 
+def spells_int(text: str) -> bool:
+    """Whether ``text`` spells a whole number in decimal digits, signed or not (``"2"``, ``"-1"``)."""
+    return text.strip().lstrip("-").isdigit()
+
+
 @dataclass(frozen=True)
 class TaskSpec:
     """A named task: its head type and label names (index order).
@@ -36,28 +41,38 @@ class TaskSpec:
         check_task_type(self.name, self.type)
 
     def index(self, value: Any, where: str | None = None) -> int:
-        """Map one label value (index, label name, or bool-like) to a class index; raise naming ``where`` (``None``:
-        the caller names the place, as ``PostError`` does)."""
+        """Map one label value (label name, index, or bool-like) to a class index; raise naming ``where`` (``None``:
+        the caller names the place, as ``PostError`` does). A value spelling a label is that label; a number is a class
+        index only where no label is a number other than its own index (``numbered``)."""
         if isinstance(value, bool):
             return int(value)
         if isinstance(value, float) and value.is_integer():
             value = int(value)
-        if isinstance(value, int) and 0 <= value < len(self.labels):
-            return value
         text = str(value).strip()
         if text in self.labels:
             return self.labels.index(text)
-        if text.lstrip("-").isdigit() and 0 <= int(text) < len(self.labels):
+        numbered = self.numbered()
+        if not numbered and spells_int(text) and 0 <= int(text) < len(self.labels):
             return int(text)
-        if self.type == "binary" and text.lower() in TRUE_WORDS | FALSE_WORDS:
+        if self.type == "binary" and text.lower() in TRUE_WORDS | FALSE_WORDS and not (numbered and spells_int(text)):
             return int(text.lower() in TRUE_WORDS)
-        forms = f"one of {list(self.labels)} or a class index from 0 to {len(self.labels) - 1}"
+        if numbered:
+            forms = f"one of {list(self.labels)} (its labels are numbers, so a number is read as a label, not an index)"
+        else:
+            forms = f"one of {list(self.labels)} or a class index from 0 to {len(self.labels) - 1}"
         if self.type == "binary":
             forms += " or true/false, yes/no (a share of annotators, say, is decided into one of them first)"
-        problem = f"label {value!r} for task {self.name!r} is not {forms}{self.counted_from_one(text)}"
+        hint = "" if numbered else self.counted_from_one(text)
+        problem = f"label {value!r} for task {self.name!r} is not {forms}{hint}"
         if self.type == "multilabel":
             problem += list_as_text(value, "labels")
         raise ValueError(f"{where}: {problem}" if where else problem)
+
+    def numbered(self) -> bool:
+        """Whether a label spells a whole number other than its own class index (``labels: [1, 2, 3]``, star ratings;
+        ``[-1, 1]``): a number given such a task is then read as a label alone, never as a class index, which would
+        read ``1`` as the class named ``2``."""
+        return any(spells_int(label) and int(label) != index for index, label in enumerate(self.labels))
 
     def counted_from_one(self, text: str) -> str:
         """What to say of a label ``text`` that is the number of labels, one past the last class index: the mark of

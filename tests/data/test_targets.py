@@ -83,3 +83,18 @@ def test_a_json_list_string_given_a_multilabel_task_says_where_such_lists_are_re
         topics.target('["spam", "scam"]', "posts.jsonl:1")
     with pytest.raises(ValueError, match=r"from 0 to 1$"):
         topics.target("ham", "posts.jsonl:1")
+
+
+@pytest.mark.parametrize("as_read", [int, float, str], ids=["int", "float", "text"])
+def test_labels_named_by_numbers_are_read_by_name_and_a_number_naming_none_is_refused(as_read) -> None:
+    stars = TaskSpec("stars", "multiclass", ("1", "2", "3"))  # a recipe's labels: [1, 2, 3]
+    assert [stars.index(as_read(n), "x") for n in (1, 2, 3)] == [0, 1, 2]
+    with pytest.raises(
+        ValueError, match=r"^x: label '?0'? for task 'stars' is not one of \['1', '2', '3'\] \(its labels"
+    ):
+        stars.index(as_read(0), "x")
+    signs = TaskSpec("spam", "binary", ("-1", "1"))
+    assert [signs.target(as_read(n), "x") for n in (-1, 1)] == [0.0, 1.0]
+    with pytest.raises(ValueError, match=r"^x: label '?0'? for task 'spam' is not one of \['-1', '1'\] \(its labels"):
+        signs.index(as_read(0), "x")
+    assert TaskSpec("h", "binary", ("0", "1")).index(1, "x") == 1  # names that are their own indices read either way
