@@ -41,10 +41,10 @@ class TaskSpec:
         check_task_type(self.name, self.type)
 
     def index(self, value: Any, where: str | None = None) -> int:
-        """Map one label value (label name, index, or bool-like) to a class index; raise naming ``where`` (``None``:
-        the caller names the place, as ``PostError`` does). A value spelling a label is that label; a number is a class
-        index only where no label is a number other than its own index (``numbered``)."""
-        if isinstance(value, bool):
+        """Map one label value (label name, index, or for a binary task bool-like) to a class index; raise naming
+        ``where`` (``None``: the caller names the place, as ``PostError`` does). A value spelling a label is that label;
+        a number is a class index only where no label is a number other than its own index (``numbered``)."""
+        if isinstance(value, bool) and self.type == "binary":
             return int(value)
         if isinstance(value, float) and value.is_integer():
             value = int(value)

@@ -98,3 +98,11 @@ def test_labels_named_by_numbers_are_read_by_name_and_a_number_naming_none_is_re
     with pytest.raises(ValueError, match=r"^x: label '?0'? for task 'spam' is not one of \['-1', '1'\] \(its labels"):
         signs.index(as_read(0), "x")
     assert TaskSpec("h", "binary", ("0", "1")).index(1, "x") == 1  # names that are their own indices read either way
+
+
+def test_a_boolean_is_a_label_of_a_binary_task_alone() -> None:
+    assert [BINARY.index(flag, "x") for flag in (False, True)] == [0, 1]
+    with pytest.raises(ValueError, match=r"^x: label True for task 'truth' is not one of \['false', 'half', 'true'\]"):
+        MULTICLASS.index(True, "x")
+    with pytest.raises(ValueError, match=r"^x: label False for task 'topics' is not one of"):
+        TaskSpec("topics", "multilabel", ("spam", "scam")).target([False], "x")
