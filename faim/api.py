@@ -17,7 +17,16 @@ from faim.data.sources import check_split
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
 from faim.recipe import Recipe, as_recipe
-from faim.training.run import RESUME_CALL, eval_split_name, evaluated_posts, fit, recipe_loader, write_record
+from faim.training.run import (
+    RECORD,
+    RESUME_CALL,
+    eval_split_name,
+    evaluated_posts,
+    fit,
+    recipe_loader,
+    say_evaluation_stopped,
+    write_record,
+)
 
 
 @dataclass
@@ -57,7 +66,12 @@ def train_recipe(
     model a recipe describes, then write ``<train.output_dir>/train_record.json``.
 
     Returns ``None`` in the non-zero ranks of a multi-process run. ``resume`` and ``resume_hint`` (what a run
-    stopped by a signal says resumes it): see ``faim.training.run.fit``.
+    stopped by a signal says resumes it): see ``faim.training.run.fit``. Once the model is saved, an earlier run's
+    ``train_record.json`` is removed, as it names the model replaced; Ctrl-C while the model is evaluated says that
+    the model is saved, and that its report and record are not (``say_evaluation_stopped``).
+
+    Raises:
+        KeyboardInterrupt: On Ctrl-C while training or evaluating.
     """
     start = time.perf_counter()
     resolved = as_recipe(recipe, overrides)
@@ -65,15 +79,20 @@ def train_recipe(
     if run is None:
         return None
     output_dir = resolved.train.run_folder
-    report = evaluate_loader(
-        run.detector,
-        run.eval_loader,
-        output_dir / "eval",
-        run.eval_data,
-        resolved.eval,
-        texts=run.eval_texts,
-        checked=True,
-    )
+    (output_dir / RECORD).unlink(missing_ok=True)  # an earlier run's, of the model this run's replaced
+    try:
+        report = evaluate_loader(
+            run.detector,
+            run.eval_loader,
+            output_dir / "eval",
+            run.eval_data,
+            resolved.eval,
+            texts=run.eval_texts,
+            checked=True,
+        )
+    except KeyboardInterrupt:
+        say_evaluation_stopped(run.model_dir, output_dir / "eval", resume_hint)
+        raise
     seconds = time.perf_counter() - start
     write_record(run, output_dir, seconds)
     return TrainResult(run.detector, run.model_dir, report, run.best_checkpoint)

@@ -50,7 +50,7 @@ from faim.training.loaders import make_loader, posts_encoded, sources_balanced
 from faim.training.module import SCORES_NOT_SYNCED, PostTask
 from faim.training.run_recipe import check_resumable, epochs_to_train, save_run_recipe
 from faim.training.versions import latest_checkpoint, next_version
-from faim.wording import plural
+from faim.wording import plural, shell_path
 
 
 @dataclass
@@ -445,6 +445,19 @@ def stop_for_signal(stopped_by: signal.Signals, checkpoint_dir: Path, resume_hin
     if stopped_by == signal.SIGINT:
         raise KeyboardInterrupt from None
     raise SystemExit(128 + stopped_by) from None
+
+
+def say_evaluation_stopped(model_dir: Path, report_dir: Path, resume_hint: str) -> None:
+    """Say, as Ctrl-C stops the evaluation of the model a run saved in ``model_dir``, that the model is saved but its
+    report (``report_dir``, saying where that holds files, an earlier model's report or part of one) and its
+    ``train_record.json`` are not, and that ``resume_hint`` (what resumes the run, which trains no more and writes
+    them) writes them."""
+    earlier = " (what it holds is not this model's)" if report_dir.is_dir() and any(report_dir.iterdir()) else ""
+    print(
+        f"faim train: stopped by SIGINT while evaluating the model it saved, {shell_path(model_dir)}; its report, "
+        f"{shell_path(report_dir)}{earlier}, and {RECORD} are not written; {resume_hint} writes them",
+        file=sys.stderr,
+    )
 
 
 def restore_interrupt_handler(handler: Any) -> None:

@@ -1106,3 +1106,27 @@ def test_a_kind_no_training_post_holds_is_warned_of_naming_the_column_to_map(dem
         pytest.raises(ValueError, match=r"validation.jsonl.*: 160 of 160 posts name a picture that is not there"),
     ):  # fmt: skip
         train(recipe)
+
+
+def test_ctrl_c_while_a_rerun_evaluates_says_the_model_is_saved_and_leaves_no_record_of_the_one_it_replaced(
+    demo_data, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1)
+    train(recipe)
+    record = tmp_path / "run" / RECORD
+    assert record.is_file()
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(faim.api, "evaluate_loader", stopped)
+    capsys.readouterr()
+    with pytest.raises(KeyboardInterrupt):
+        train(recipe | {"train": recipe["train"] | {"lr": 0.01}})  # a rerun into the same folder, stopped evaluating
+    said = capsys.readouterr().err
+    model, report = tmp_path / "run" / "model", tmp_path / "run" / "eval"
+    assert (
+        f"faim train: stopped by SIGINT while evaluating the model it saved, {model}; its report, {report} (what it "
+        f"holds is not this model's), and {RECORD} are not written; the same call with resume=True writes them"
+    ) in said
+    assert not record.exists()  # the record of the model the rerun replaced
