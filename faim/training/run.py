@@ -508,7 +508,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
         SystemExit: With status 143, when the process is sent SIGTERM while it trains (``stop_for_signal``).
         KeyboardInterrupt: On Ctrl-C (SIGINT) while it trains, after which Ctrl-C works as it did before (Lightning
-            leaves SIGINT ignored).
+            leaves SIGINT ignored), or while it calibrates the trained model, each saying what resumes the run.
     """
     cfg = recipe.train
     data = recipe.data_section
@@ -580,11 +580,14 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     if not trainer.is_global_zero:
         return None
     best = checkpoint.best_model_path or str(checkpoint_dir / "last.ckpt")
-    state = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
-    task.load_state_dict(state)
-    model.eval()  # trained: returned for inference, as a loaded model is
-    weights = crowd_correction_weights(recipe, detector, train_posts) if recipe.eval.crowd_corrections else None
-    detector.calibrate(val_loader, recipe.eval, weights)
+    try:  # stopped before the model is saved, as training is: resuming the run fits no more and calibrates anew
+        state = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
+        task.load_state_dict(state)
+        model.eval()  # trained: returned for inference, as a loaded model is
+        weights = crowd_correction_weights(recipe, detector, train_posts) if recipe.eval.crowd_corrections else None
+        detector.calibrate(val_loader, recipe.eval, weights)
+    except KeyboardInterrupt:
+        stop_for_signal(signal.SIGINT, checkpoint_dir, resume_hint)
     model_dir = detector.save(output_dir / RUN_MODEL)
     eval_loader = val_loader if split == "validation" else recipe_loader(recipe, detector, eval_posts, False, split)
     counts = [posts_encoded(loader) for loader in dict.fromkeys([train_loader, val_loader, eval_loader])]

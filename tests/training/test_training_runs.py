@@ -1130,3 +1130,19 @@ def test_ctrl_c_while_a_rerun_evaluates_says_the_model_is_saved_and_leaves_no_re
         f"holds is not this model's), and {RECORD} are not written; the same call with resume=True writes them"
     ) in said
     assert not record.exists()  # the record of the model the rerun replaced
+
+
+def test_ctrl_c_while_the_trained_model_is_calibrated_names_the_checkpoint_and_the_call_that_resumes_it(
+    demo_data, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(faim.detector.Detector, "calibrate", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        train(tiny_recipe(demo_data, tmp_path / "run", max_epochs=1))
+    last = tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt"
+    assert (
+        f"faim train: stopped by SIGINT before it saved a model; the same call with resume=True continues from {last}"
+    ) in capsys.readouterr().err
+    assert last.is_file() and not (tmp_path / "run" / "model").exists()
