@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +67,7 @@ class TaskSpec:
         hint = "" if numbered else self.counted_from_one(text)
         problem = f"label {value!r} for task {self.name!r} is not {forms}{hint}"
         if self.type == "multilabel":
-            problem += list_as_text(value, "labels")
+            problem += list_as_text(value, "labels") + self.run_together(text)
         raise ValueError(f"{where}: {problem}" if where else problem)
 
     def numbered(self) -> bool:
@@ -73,6 +75,15 @@ class TaskSpec:
         ``[-1, 1]``): a number given such a task is then read as a label alone, never as a class index, which would
         read ``1`` as the class named ``2``."""
         return any(spells_int(label) and int(label) != index for index, label in enumerate(self.labels))
+
+    def run_together(self, text: str) -> str:
+        """What to say of a multilabel task's label ``text`` that is several of its labels separated by commas,
+        semicolons or bars (``spam, scam``): how several are given; empty for any other."""
+        parts = [part.strip() for part in re.split(r"[,;|]", text)]
+        if len(parts) < 2 or not all(part in self.labels for part in parts):
+            return ""
+        listed = json.dumps(parts)
+        return f"; several labels are given as a list (in a CSV or TSV cell written as a JSON list: {listed})"
 
     def counted_from_one(self, text: str) -> str:
         """What to say of a label ``text`` that is the number of labels, one past the last class index: the mark of

@@ -106,3 +106,17 @@ def test_a_boolean_is_a_label_of_a_binary_task_alone() -> None:
         MULTICLASS.index(True, "x")
     with pytest.raises(ValueError, match=r"^x: label False for task 'topics' is not one of"):
         TaskSpec("topics", "multilabel", ("spam", "scam")).target([False], "x")
+
+
+def test_labels_of_a_multilabel_task_run_together_in_one_text_say_to_give_them_as_a_list(tmp_path) -> None:
+    rows = 'id,text,tags\na,t,"spam, scam"\nb,t,"[""spam"", ""scam""]"\n'
+    (tmp_path / "posts.csv").write_text(rows, encoding="utf-8")
+    topics = TaskSpec("tags", "multilabel", ("spam", "scam"))
+    run_together, listed = read_posts(tmp_path / "posts.csv", {"labels": {"tags": "tags"}})
+    assert post_targets(listed, [topics]) == {"tags": [1.0, 1.0]}
+    with pytest.raises(PostError) as raised:
+        post_targets(run_together, [topics])
+    assert str(raised.value).endswith(
+        "label 'spam, scam' for task 'tags' is not one of ['spam', 'scam'] or a class index from 0 to 1; several "
+        'labels are given as a list (in a CSV or TSV cell written as a JSON list: ["spam", "scam"])'
+    )
