@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -156,10 +156,6 @@ def task_results(
     if texts is not None and task.type == "binary":
         result["terms"] = opposite_words(task, texts, keep, y, prob, main.calibration.thresholds[task.name])
     field = config.slice
-    if field and not any(field in meta for meta in main.predictions.meta):
-        message = f"eval.slice: no evaluated post has the meta field {field!r}, so the report has no slices"
-        warnings.warn(message, FaimWarning, stacklevel=2)
-        field = None
     if field:
         values = [slice_key(m.get(field)) for m, k in zip(main.predictions.meta, keep) if k]
         result["slices"] = slice_metrics(y, prob, values, metric)
@@ -246,6 +242,11 @@ def evaluate_loader(
         "split": config.split,
         "tasks": {},
     }
+    field = config.slice
+    if field and not any(field in meta for meta in predictions.meta):  # said once, whatever the tasks
+        message = f"eval.slice: no evaluated post has the meta field {field!r}, so the report has no slices"
+        warnings.warn(message, FaimWarning, stacklevel=2)
+        config = replace(config, slice=None)
     for task in detector.tasks:
         if task.name in predictions.targets and task.labelled(predictions.targets[task.name]).any():
             results["tasks"][task.name] = task_results(task, main, ablations, out, config, texts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -312,3 +313,18 @@ def test_a_rerun_into_the_same_folder_removes_the_files_only_the_earlier_run_wro
     names = {path.name for path in out.iterdir()}
     assert {"metrics.json", "metrics.md", "spam_roc.png", "notes.txt", "written.json"} <= names
     assert not {name for name in names if name.startswith("harmful_")}
+
+
+def test_a_slice_field_no_post_has_is_warned_of_once_however_many_tasks_are_evaluated(demo_data, tmp_path) -> None:
+    recipe = frozen_tiny_recipe(demo_data, tmp_path / "run")
+    recipe["data"]["columns"]["labels"] = {"harmful": "label", "again": "label"}
+    recipe["model"]["heads"]["again"] = recipe["model"]["heads"]["harmful"]
+    detector = faim.build(recipe)
+    posts = list(read_posts(demo_data["validation"], recipe["data"]["columns"]))[:40]
+    config = EvalConfig(slice="colour", ablations=False, languages=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = evaluate(detector, posts, tmp_path / "eval", "validation", config)
+    said = [str(warning.message) for warning in caught if "eval.slice" in str(warning.message)]
+    assert said == ["eval.slice: no evaluated post has the meta field 'colour', so the report has no slices"]
+    assert set(report["tasks"]) == {"harmful", "again"} and not any("slices" in t for t in report["tasks"].values())
