@@ -1146,3 +1146,16 @@ def test_ctrl_c_while_the_trained_model_is_calibrated_names_the_checkpoint_and_t
         f"faim train: stopped by SIGINT before it saved a model; the same call with resume=True continues from {last}"
     ) in capsys.readouterr().err
     assert last.is_file() and not (tmp_path / "run" / "model").exists()
+
+
+def test_a_multiclass_or_multilabel_task_no_validation_post_labels_is_warned_of() -> None:
+    topic = TaskSpec("topic", "multiclass", ("sport", "food"))
+    tags = TaskSpec("tags", "multilabel", ("a", "b"))
+    posts = [Post("1", "x", labels={"topic": "sport"}), Post("2", "y", labels={"topic": "food", "tags": None})]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_uncalibrated([topic, tags], posts, "validation.csv")
+    assert [str(warning.message) for warning in caught] == [
+        "validation.csv: no post carries a label for task 'tags'; it keeps a temperature of 1, and the report has no "
+        "figures for it"
+    ]
