@@ -309,12 +309,13 @@ def test_resume_continues_from_the_last_checkpoint(demo_data, tmp_path: Path) ->
 
 
 def test_the_last_checkpoint_holds_the_last_epoch_when_an_earlier_one_was_best(demo_data, tmp_path: Path) -> None:
-    # at a learning rate far too high, the model falls to one score for every post after the first epoch (AUROC 0.5,
-    # where the first epoch ranks better), so the first stays the best; its validation loss, near the constant
-    # score's, can end a hair below the first epoch's
+    # at a learning rate far too high, the model falls to nearly one score for every post after the first epoch or
+    # the second (AUROC near 0.5, where an earlier epoch ranks better), so an earlier one stays the best; its
+    # validation loss, near the constant score's, can end a hair below the first epoch's. Which of the first two is
+    # best varies with what the process ran before (run alone here, the second), not with what is tested here
     recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=3, patience=10, lr=0.5, monitor="val/harmful/auroc")
     result = train(recipe)
-    assert Path(result.best_checkpoint).name.startswith("epoch=0-")
+    assert Path(result.best_checkpoint).name.startswith(("epoch=0-", "epoch=1-"))
     last = torch.load(tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt", weights_only=True)
     assert last["epoch"] == 2
 
