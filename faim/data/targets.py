@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -17,9 +17,17 @@ TRUE_WORDS = {"1", "true", "yes"}
 FALSE_WORDS = {"0", "false", "no"}
 
 
+WHOLE_NUMBER = re.compile(r"-?[0-9]+")
+"""A whole number in ASCII decimal digits, signed or not (``"2"``, ``"-1"``; not ``"--1"`` nor ``"²"``)."""
+
+NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+"""A number in ASCII decimal digits, whole or not (``"2"``, ``"-1"``, ``"2.0"``), as a recipe's labels may spell one."""
+
+
 def spells_int(text: str) -> bool:
-    """Whether ``text`` spells a whole number in decimal digits, signed or not (``"2"``, ``"-1"``)."""
-    return text.strip().lstrip("-").isdigit()
+    """Whether ``text`` spells a whole number in decimal digits, signed or not (``"2"``, ``"-1"``), which ``int``
+    reads."""
+    return WHOLE_NUMBER.fullmatch(text.strip()) is not None
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,10 @@ class TaskSpec:
     name: str
     type: str
     labels: tuple[str, ...]
+    numbered: bool = field(init=False, repr=False, compare=False)
+    """Whether a label spells a number other than its own class index (``labels: [1, 2, 3]``, star ratings; ``[-1,
+    1]``; ``[1.0, 2.0]``): a number given such a task is then read as a label alone, never as a class index, which
+    would read ``1`` as the class named ``2``. Set once, as every label value read looks it up."""
 
     def __post_init__(self) -> None:
         """Refuse a type no head has (``faim.decisions.check_task_type``), as a recipe refuses a head's: a misspelt one
@@ -41,6 +53,10 @@ class TaskSpec:
             ValueError: Naming the task, its type and the valid ones.
         """
         check_task_type(self.name, self.type)
+        numbered = any(
+            NUMBER.fullmatch(label.strip()) and float(label) != index for index, label in enumerate(self.labels)
+        )
+        object.__setattr__(self, "numbered", numbered)
 
     def index(self, value: Any, where: str | None = None) -> int:
         """Map one label value (label name, index, or for a binary task bool-like) to a class index; raise naming
@@ -53,7 +69,7 @@ class TaskSpec:
         text = str(value).strip()
         if text in self.labels:
             return self.labels.index(text)
-        numbered = self.numbered()
+        numbered = self.numbered
         if not numbered and spells_int(text) and 0 <= int(text) < len(self.labels):
             return int(text)
         if self.type == "binary" and text.lower() in TRUE_WORDS | FALSE_WORDS and not (numbered and spells_int(text)):
@@ -64,17 +80,14 @@ class TaskSpec:
             forms = f"one of {list(self.labels)} or a class index from 0 to {len(self.labels) - 1}"
         if self.type == "binary":
             forms += " or true/false, yes/no (a share of annotators, say, is decided into one of them first)"
-        hint = "" if numbered else self.counted_from_one(text)
+        if isinstance(value, bool):
+            hint = "; a boolean is a binary task's label alone: give the class by name"
+        else:
+            hint = "" if numbered else self.counted_from_one(text)
         problem = f"label {value!r} for task {self.name!r} is not {forms}{hint}"
         if self.type == "multilabel":
             problem += list_as_text(value, "labels") + self.run_together(text)
         raise ValueError(f"{where}: {problem}" if where else problem)
-
-    def numbered(self) -> bool:
-        """Whether a label spells a whole number other than its own class index (``labels: [1, 2, 3]``, star ratings;
-        ``[-1, 1]``): a number given such a task is then read as a label alone, never as a class index, which would
-        read ``1`` as the class named ``2``."""
-        return any(spells_int(label) and int(label) != index for index, label in enumerate(self.labels))
 
     def run_together(self, text: str) -> str:
         """What to say of a multilabel task's label ``text`` that is several of its labels separated by commas,
