@@ -18,7 +18,6 @@ from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
 from faim.recipe import Recipe, as_recipe
 from faim.training.run import (
-    RECORD,
     RESUME_CALL,
     eval_split_name,
     evaluated_posts,
@@ -79,7 +78,6 @@ def train_recipe(
     if run is None:
         return None
     output_dir = resolved.train.run_folder
-    (output_dir / RECORD).unlink(missing_ok=True)  # an earlier run's, of the model this run's replaced
     try:
         report = evaluate_loader(
             run.detector,

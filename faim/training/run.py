@@ -598,7 +598,12 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     except KeyboardInterrupt:
         stop_for_signal(signal.SIGINT, checkpoint_dir, resume_hint)
     model_dir = detector.save(output_dir / RUN_MODEL)
-    eval_loader = val_loader if split == "validation" else recipe_loader(recipe, detector, eval_posts, False, split)
+    (output_dir / RECORD).unlink(missing_ok=True)  # an earlier run's, of the model this run's replaced
+    try:  # reading and embedding another split to evaluate on is part of the evaluation
+        eval_loader = val_loader if split == "validation" else recipe_loader(recipe, detector, eval_posts, False, split)
+    except KeyboardInterrupt:
+        say_evaluation_stopped(model_dir, output_dir / "eval", resume_hint)
+        raise
     counts = [posts_encoded(loader) for loader in dict.fromkeys([train_loader, val_loader, eval_loader])]
     encoded = None if all(count is None for count in counts) else sum(count or 0 for count in counts)
     return FittedRun(

@@ -888,7 +888,7 @@ def test_a_dataset_root_not_there_is_named_before_an_eval_split_it_hides_is_refu
 ) -> None:
     recipe = tiny_recipe(demo_data, tmp_path / "run")
     recipe["data"] = data | {"root": str(tmp_path / "nowhere"), "task": "harmful"}
-    recipe["eval"] = {"split": "test"}
+    recipe["eval"] = recipe.get("eval", {}) | {"split": "test"}
     monkeypatch.setattr("faim.training.run.Detector.from_recipe", lambda recipe: pytest.fail("the model was built"))
     missing = re.escape(str(tmp_path / "nowhere" / train_file))
     with pytest.raises(
@@ -1109,10 +1109,13 @@ def test_a_kind_no_training_post_holds_is_warned_of_naming_the_column_to_map(dem
         train(recipe)
 
 
+@pytest.mark.parametrize("stopped_at", ["evaluating", "reading the test split"])
 def test_ctrl_c_while_a_rerun_evaluates_says_the_model_is_saved_and_leaves_no_record_of_the_one_it_replaced(
-    demo_data, tmp_path: Path, monkeypatch, capsys
+    demo_data, tmp_path: Path, monkeypatch, capsys, stopped_at: str
 ) -> None:
     recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=1)
+    recipe["data"]["test"] = str(demo_data["validation"])
+    recipe["eval"] = recipe.get("eval", {}) | {"split": "test"}
     train(recipe)
     record = tmp_path / "run" / RECORD
     assert record.is_file()
@@ -1120,7 +1123,15 @@ def test_ctrl_c_while_a_rerun_evaluates_says_the_model_is_saved_and_leaves_no_re
     def stopped(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(faim.api, "evaluate_loader", stopped)
+    if stopped_at == "evaluating":
+        monkeypatch.setattr(faim.api, "evaluate_loader", stopped)
+    else:  # as the saved model embeds the test split's posts, before evaluating them
+        loader = faim.training.run.recipe_loader
+        monkeypatch.setattr(
+            faim.training.run,
+            "recipe_loader",
+            lambda *args, **kwargs: stopped() if args[4] == "test" else loader(*args, **kwargs),
+        )
     capsys.readouterr()
     with pytest.raises(KeyboardInterrupt):
         train(recipe | {"train": recipe["train"] | {"lr": 0.01}})  # a rerun into the same folder, stopped evaluating
