@@ -185,14 +185,18 @@ def is_built_in(cls: type) -> bool:
     return cls.__module__.split(".")[0] == "faim"
 
 
-def defined_interactively(cls: type) -> bool:
-    """Whether ``cls`` was defined in an interactive session (a notebook, ``python -c``): in a ``__main__`` without a
-    file, which a spawned process (a DataLoader's or a scoring run's worker) cannot import, so cannot find it."""
-    return cls.__module__ == "__main__" and getattr(sys.modules.get("__main__"), "__file__", None) is None
+def defined_interactively(cls: type | Callable[..., Any]) -> bool:
+    """Whether the class or function ``cls`` was defined in an interactive session (a notebook, ``python -c``): in a
+    ``__main__`` without a file, which a spawned process (a DataLoader's or a scoring run's worker) cannot import, so
+    cannot find it."""
+    return (
+        getattr(cls, "__module__", None) == "__main__"
+        and getattr(sys.modules.get("__main__"), "__file__", None) is None
+    )
 
 
-def qualified_name(cls: type) -> str:
-    """``module.Class`` of ``cls``."""
+def qualified_name(cls: type | Callable[..., Any]) -> str:
+    """``module.Class`` of the class ``cls`` (``module.function`` of a function)."""
     return f"{cls.__module__}.{cls.__qualname__}"
 
 

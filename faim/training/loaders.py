@@ -3,10 +3,13 @@ the raw elements of any kinds whose encoder trains)."""
 
 from __future__ import annotations
 
+import io
 import pickle
+import types
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch.utils.data import DataLoader, Sampler, WeightedRandomSampler
@@ -88,6 +91,23 @@ def posts_encoded(loader: DataLoader) -> int | None:
     return collate.cache.encoded if isinstance(collate, CachedCollator) else None
 
 
+class SessionReferences(pickle.Pickler):
+    """A pickler into memory that notes, in ``found``, the classes and functions defined in an interactive session
+    (``faim.registry.defined_interactively``) that what it pickles refers to by name: an instance's class, a
+    function, or one held by an object or a ``functools.partial``, which a process started by ``spawn`` cannot
+    find."""
+
+    def __init__(self) -> None:
+        super().__init__(io.BytesIO())
+        self.found: list[str] = []
+
+    def reducer_override(self, obj: Any) -> Any:
+        """Note ``obj`` where it is a class or function defined interactively; pickle it as pickle does."""
+        if isinstance(obj, (type, types.FunctionType)) and defined_interactively(obj):
+            self.found.append(qualified_name(obj))
+        return NotImplemented
+
+
 def refuse_unpicklable_preprocessors(model: WholePostModel, collator: PostCollator, num_workers: int) -> None:
     """Refuse, before any worker process starts, a preprocessor of ``collator`` that pickle cannot copy into the
     ``num_workers`` processes a loader started by ``spawn`` gives it to (a closure or a lambda an encoder's
@@ -98,8 +118,9 @@ def refuse_unpicklable_preprocessors(model: WholePostModel, collator: PostCollat
         ValueError: Naming the element kind, its encoder's class, pickle's error and the remedies.
     """
     for kind, preprocessor in collator.preprocessors.items():
+        pickler = SessionReferences()
         try:
-            pickle.dumps(preprocessor)
+            pickler.dump(preprocessor)
         except (pickle.PicklingError, AttributeError, TypeError) as error:
             raise ValueError(
                 f"element kind {kind!r}: the preprocessor its encoder ({type(model.encoder_for(kind)).__name__}) "
@@ -107,10 +128,10 @@ def refuse_unpicklable_preprocessors(model: WholePostModel, collator: PostCollat
                 "to its DataLoader worker processes; return an instance of a class defined at a module's top level "
                 "from preprocessor(), or set train.num_workers: 0"
             ) from error
-        if defined_interactively(type(preprocessor)):
+        if pickler.found:
             raise ValueError(
                 f"element kind {kind!r}: the preprocessor its encoder ({type(model.encoder_for(kind)).__name__}) "
-                f"gives is of a class defined in this interactive session ({qualified_name(type(preprocessor))}), "
+                f"gives is or holds a class or function defined in this interactive session ({pickler.found[0]}), "
                 f"which the DataLoader worker processes of train.num_workers: {num_workers} cannot import; define it "
                 "in a module they import, or set train.num_workers: 0"
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 
@@ -43,23 +44,37 @@ class SessionPreprocess:
         return texts
 
 
-def test_a_preprocessor_of_a_class_an_interactive_session_defined_is_refused_before_any_worker_starts(
-    monkeypatch: pytest.MonkeyPatch,
+def session_prepare(texts: list[str]) -> list[str]:
+    return texts
+
+
+@pytest.mark.parametrize(
+    ("given", "defined"),
+    [
+        (SessionPreprocess, "SessionPreprocess"),
+        (lambda: session_prepare, "session_prepare"),  # a function, pickled by name
+        (lambda: functools.partial(session_prepare), "session_prepare"),  # held by what is pickled
+    ],
+    ids=["instance", "function", "partial"],
+)
+def test_a_preprocessor_of_or_holding_a_class_or_function_an_interactive_session_defined_is_refused_up_front(
+    monkeypatch: pytest.MonkeyPatch, given, defined: str
 ) -> None:
     class SessionText(TinyTextEncoder):
         def preprocessor(self):
-            return SessionPreprocess()
+            return given()
 
     session = types.ModuleType("__main__")  # a notebook's: it holds the class, pickled by name, but no file to import
-    session.SessionPreprocess = SessionPreprocess
+    session.SessionPreprocess, session.session_prepare = SessionPreprocess, session_prepare
     monkeypatch.setitem(sys.modules, "__main__", session)
     monkeypatch.setattr(SessionPreprocess, "__module__", "__main__")
+    monkeypatch.setattr(session_prepare, "__module__", "__main__")
     model = WholePostModel({"text": SessionText(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
     collator = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))]).collator(with_targets=True)
     posts = [Post(id=str(i), text=f"post {i}", labels={"hate": i % 2}) for i in range(4)]
     message = (
-        r"^element kind 'text': the preprocessor its encoder \(SessionText\) gives is of a class defined in this "
-        r"interactive session \(__main__.SessionPreprocess\), which the DataLoader worker processes of "
+        r"^element kind 'text': the preprocessor its encoder \(SessionText\) gives is or holds a class or function "
+        rf"defined in this interactive session \(__main__.{defined}\), which the DataLoader worker processes of "
         r"train.num_workers: 1 cannot import; define it in a module they import, or set train.num_workers: 0$"
     )
     with pytest.raises(ValueError, match=message):
