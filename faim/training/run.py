@@ -228,13 +228,13 @@ def warn_uncalibrated(tasks: list[TaskSpec], posts: list[Post], name: str) -> No
     """Warn of a binary task whose labelled posts in a validation split (``name``) are none or of one class: it keeps
     a temperature of 1 and its default threshold (``fit_calibration``), as a fold holding out a group may be meant
     to; and of a task of another type none of whose posts carries a label, which keeps a temperature of 1 and which
-    the report leaves out."""
+    a report of these posts leaves out."""
     for task in tasks:
         if task.type != "binary":
             if all(post.labels.get(task.name) is None for post in posts):
                 warnings.warn(
-                    f"{name}: no post carries a label for task {task.name!r}; it keeps a temperature of 1, and the "
-                    "report has no figures for it",
+                    f"{name}: no post carries a label for task {task.name!r}; it keeps a temperature of 1, and a "
+                    "report of these posts has no figures for it",
                     FaimWarning,
                     stacklevel=2,
                 )

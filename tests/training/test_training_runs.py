@@ -1168,6 +1168,6 @@ def test_a_multiclass_or_multilabel_task_no_validation_post_labels_is_warned_of(
         warnings.simplefilter("always")
         warn_uncalibrated([topic, tags], posts, "validation.csv")
     assert [str(warning.message) for warning in caught] == [
-        "validation.csv: no post carries a label for task 'tags'; it keeps a temperature of 1, and the report has no "
-        "figures for it"
+        "validation.csv: no post carries a label for task 'tags'; it keeps a temperature of 1, and a report of these "
+        "posts has no figures for it"
     ]
