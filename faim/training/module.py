@@ -59,20 +59,29 @@ def refuse_head_loss(
     task: TaskSpec, head: torch.nn.Module, loss: torch.Tensor, logits: torch.Tensor, batch: PostBatch
 ) -> None:
     """Refuse the ``loss`` ``head`` (``task``'s) gave on ``batch`` where it is not finite though its ``logits`` are: a
-    loss reading the targets of unlabelled posts (NaN, -100), which training would carry into every weight.
+    loss reading the targets of unlabelled posts (NaN, -100), or, where every post is labelled, one computed so that
+    it overflows, which training would carry into every weight.
 
     Raises:
-        ValueError: Naming the task, the head's class, the loss, and how many of the batch's posts are unlabelled.
+        ValueError: Naming the task, the head's class, the loss, and how many of the batch's posts are unlabelled
+            (what to do where none is).
     """
     if torch.isfinite(loss) or not torch.isfinite(logits).all():
         return
     target = batch.targets[task.name]
     missing = target == -100 if task.type == "multiclass" else torch.isnan(target)
     unlabelled = int(missing.reshape(len(target), -1).any(1).sum())
+    given = f"head {task.name!r} ({type(head).__name__}) gave a loss of {loss.item()} on finite logits for a batch of "
+    if not unlabelled:
+        raise ValueError(
+            f"{given}{plural(batch.size, 'post')}, every one labelled for it: a loss computed from probabilities "
+            "overflows on large logits (the log of a sigmoid of 200 is -inf); compute it from the logits "
+            "(torch.nn.functional.binary_cross_entropy_with_logits, cross_entropy)"
+        )
     raise ValueError(
-        f"head {task.name!r} ({type(head).__name__}) gave a loss of {loss.item()} on finite logits for a batch of "
-        f"{plural(batch.size, 'post')}, {unlabelled} of them unlabelled for it; a head's loss skips unlabelled targets "
-        "(NaN for a binary or multilabel task, -100 for a multiclass one), as faim.tasks.base.labelled_mean does"
+        f"{given}{plural(batch.size, 'post')}, {unlabelled} of them unlabelled for it; a head's loss skips unlabelled "
+        "targets (NaN for a binary or multilabel task, -100 for a multiclass one), as faim.tasks.base.labelled_mean "
+        "does"
     )
 
 

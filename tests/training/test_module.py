@@ -133,3 +133,16 @@ def test_a_head_whose_loss_reads_unlabelled_targets_is_named_at_the_first_batch_
     )
     with pytest.raises(ValueError, match=message):
         task.losses(partly)
+
+    class OverflowingHead(BinaryHead):
+        def loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+            return -torch.log(torch.sigmoid(logits - 1e4)).mean()  # the log of a sigmoid that underflows to 0
+
+    heads = {"hate": BinaryHead(8), "spam": OverflowingHead(8)}
+    task = PostTask(WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), heads), tasks)
+    message = (
+        r"^head 'spam' \(OverflowingHead\) gave a loss of inf on finite logits for a batch of 2 posts, every one "
+        r"labelled for it: a loss computed from probabilities overflows on large logits"
+    )
+    with pytest.raises(ValueError, match=message):
+        task.losses(labelled)
