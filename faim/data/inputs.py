@@ -11,6 +11,10 @@ The rule, in order:
 3. A path with ``*``, ``?`` or ``[`` that does not exist is a glob (``dumps/2026-*/*.jsonl``), matched
    recursively with ``**``.
 
+A folder's walk warns (``FaimWarning``), before any file is read and once a process, of the files it does not read,
+saying how many and naming the first three: a compressed dump (``posts.jsonl.gz``), a ``.txt`` or ``.xlsx`` file. It
+passes over without a word what it skips below and pictures (an extension Pillow opens), which posts name.
+
 Inside folders and globs, names starting with ``.`` or ``_`` are skipped: hidden files and a scoring run's own
 manifest and per-post parts. A folder holding a scoring run (its record, ``RUN_FILE``) is skipped too: an earlier
 run's output written into a dump's folder is not read back as posts. A glob skips what a folder it starts in would:
@@ -31,7 +35,10 @@ from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from PIL import Image
+
 from faim.notices import FaimWarning
+from faim.wording import plural
 
 T = TypeVar("T")
 
@@ -43,6 +50,12 @@ DATASET = "dataset"
 
 RUN_FILE = "_run.json"
 """The record a scoring run keeps in its output folder (``faim.scoring.manifest``)."""
+
+
+SAID_UNREAD: set[str] = set()
+"""The warnings of files a folder holds that are not read (``_unread_message``) said in this process: each said once,
+however often its folder is looked in (``faim eval`` looks in it for the posts, then for their columns; training, for
+a split's files as it checks them, then as it reads them), as Python says a warning once where it is given."""
 
 
 def is_saved_dataset(path: Path) -> bool:
@@ -125,7 +138,10 @@ def expand(spec: str | Path) -> list[Path]:
     """
     path = Path(spec)
     if path.is_dir() and not is_saved(path):
-        found = _inside(path)
+        unread: list[Path] = []
+        found = _inside(path, unread)
+        if unread:
+            _warn_unread(path, unread)
     elif path.exists():
         found = [path]
     elif not glob.has_magic(str(spec)):
@@ -175,9 +191,9 @@ def _skipped_below(top: Path) -> Callable[[Path], bool]:
     return lambda match: _hidden(match) or folder_skipped(match.parent)
 
 
-def _inside(folder: Path) -> list[Path]:
+def _inside(folder: Path, unread: list[Path]) -> list[Path]:
     """Every input in ``folder``, recursively: known files and saved datasets, hidden names and the output folders of
-    scoring runs skipped."""
+    scoring runs skipped; the other files, but pictures (``_picture``), are added to ``unread``."""
     found = []
     for child in sorted(folder.iterdir()):
         if _passed_over(child):
@@ -185,10 +201,45 @@ def _inside(folder: Path) -> list[Path]:
         if is_saved(child):
             found.append(child)
         elif child.is_dir():
-            found += _inside(child)
+            found += _inside(child, unread)
         elif child.suffix.lower() in FORMATS:
             found.append(child)
+        elif not _picture(child):
+            unread.append(child)
     return found
+
+
+def _picture(path: Path) -> bool:
+    """Whether ``path`` is named as a picture Pillow opens: one a post may name, read as the post is."""
+    return path.suffix.lower() in _picture_extensions()
+
+
+@functools.cache
+def _picture_extensions() -> frozenset[str]:
+    """The extensions of pictures Pillow opens (``.jpg``, ``.png``, ...), looked up (Pillow loads its plug-ins for
+    them) only where a folder holds a file of no known format."""
+    return frozenset(ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN)
+
+
+def _warn_unread(folder: Path, unread: list[Path]) -> None:
+    """Warn of the files ``unread`` (at least one) that a walk of ``folder`` does not read (``_unread_message``), once
+    a process (``SAID_UNREAD``)."""
+    message = _unread_message(folder, unread)
+    if message not in SAID_UNREAD:
+        warnings.warn(message, FaimWarning, stacklevel=3)  # the caller of expand
+        SAID_UNREAD.add(message)  # once said: one made an error (-W error) stops above, and is raised again
+
+
+def _unread_message(folder: Path, unread: list[Path], named: int = 3) -> str:
+    """What is said of the files ``unread`` (at least one) that a walk of ``folder`` does not read: how many, the
+    first ``named``, and what a folder's walk reads."""
+    names = ", ".join(map(str, unread[:named]))
+    more = f" and {len(unread) - named} more" if len(unread) > named else ""
+    known = ", ".join(list(FORMATS)[:-1]) + f" and {list(FORMATS)[-1]}"
+    return (
+        f"{folder}: {plural(len(unread), 'file')} in it {'is' if len(unread) == 1 else 'are'} not read: {names}{more}:"
+        f" faim reads a folder's {known} files (not compressed) and saved datasets"
+    )
 
 
 def _passed_over(path: Path) -> bool:

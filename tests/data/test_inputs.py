@@ -56,7 +56,71 @@ def test_a_folder_stands_for_its_inputs_recursively_and_skips_hidden_names(tmp_p
     write_jsonl(tmp_path / ".cache" / "c.jsonl", 1)
     write_jsonl(tmp_path / "_per_post" / "d.jsonl", 1)
     (tmp_path / "notes.txt").write_text("not posts")
-    assert find_inputs(tmp_path) == [a, b]
+    with pytest.warns(FaimWarning, match="1 file in it is not read: .*notes.txt"):
+        assert find_inputs(tmp_path) == [a, b]
+
+
+def unread_dump(dump: Path) -> str:
+    """Write a dump of two posts, an input faim does not read in a folder below and another beside them, hidden files
+    and a picture; what is said of it."""
+    write_jsonl(dump / "a.jsonl", 2)
+    (dump / "z.jsonl.gz").write_bytes(b"\x1f\x8b")
+    (dump / "sub").mkdir()
+    (dump / "sub" / "notes.txt").write_text("not posts")
+    (dump / ".DS_Store").write_bytes(b"")
+    (dump / "_SUCCESS").write_bytes(b"")
+    (dump / "images").mkdir()
+    (dump / "images" / "p.png").write_bytes(b"")
+    return (
+        f"{dump}: 2 files in it are not read: {dump / 'sub' / 'notes.txt'}, {dump / 'z.jsonl.gz'}: faim reads a "
+        "folder's .jsonl, .ndjson, .json, .csv, .tsv and .parquet files (not compressed) and saved datasets"
+    )
+
+
+@pytest.mark.parametrize("read", ["find_inputs", "read_posts", "score_dump"])
+def test_files_a_folder_holds_that_are_not_read_are_warned_of_by_eval_and_scoring_alike(
+    tmp_path: Path, read: str, request: pytest.FixtureRequest
+) -> None:
+    dump = tmp_path / "dump"
+    said = unread_dump(dump)
+    with pytest.warns(FaimWarning, match=re.escape(said)):
+        if read == "find_inputs":
+            assert find_inputs(dump) == [dump / "a.jsonl"]
+        elif read == "read_posts":
+            assert [post.id for post in read_posts(dump)] == ["a-0", "a-1"]
+        else:
+            model = request.getfixturevalue("tiny_model_dir")
+            assert score_dump(model, dump, tmp_path / "out", workers=1, progress=False).rows == 2
+
+
+def test_files_a_folder_holds_that_are_not_read_are_warned_of_once_however_often_it_is_looked_in(
+    tmp_path: Path,
+) -> None:
+    said = unread_dump(tmp_path / "dump")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        find_inputs(tmp_path / "dump")
+        list(read_posts(tmp_path / "dump"))
+    assert [str(warning.message) for warning in caught if warning.category is FaimWarning] == [said]
+
+
+def test_many_files_a_folder_holds_that_are_not_read_are_counted_and_the_first_three_named(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "a.jsonl", 1)
+    for index in range(5):
+        (tmp_path / f"part-{index}.jsonl.gz").write_bytes(b"")
+    named = ", ".join(str(tmp_path / f"part-{index}.jsonl.gz") for index in range(3))
+    with pytest.warns(FaimWarning, match=re.escape(f"{tmp_path}: 5 files in it are not read: {named} and 2 more: ")):
+        find_inputs(tmp_path)
+
+
+def test_a_folder_of_inputs_pictures_and_hidden_files_alone_is_read_without_a_warning(tmp_path: Path) -> None:
+    a = write_jsonl(tmp_path / "a.jsonl", 1)
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "p.JPG").write_bytes(b"")
+    (tmp_path / ".DS_Store").write_bytes(b"")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert find_inputs(tmp_path) == [a]
 
 
 def test_a_folder_holding_a_scoring_run_inside_a_folder_is_not_read_as_input(tmp_path: Path) -> None:
