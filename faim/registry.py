@@ -60,7 +60,6 @@ PROVIDES: dict[str, dict[str, str]] = {
     "head": {
         "task_type": "class attribute: 'binary', 'multiclass' or 'multilabel'",
         "loss": "method loss(logits, target): the loss over the batch's labelled targets",
-        "probabilities": "method probabilities(logits)",
     },
     "source": {
         "splits": "method splits(): the split names",

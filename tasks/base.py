@@ -1,5 +1,7 @@
-"""What every task head provides: logits from the post embedding, a loss that skips unlabelled targets,
-and probabilities.
+"""What every task head provides: logits from the post embedding, and a loss that skips unlabelled targets. A task's
+probabilities are not the head's to give: its type turns the logits into them (a binary or multilabel task's sigmoid, a
+multiclass one's softmax: ``faim.calibration.fit.Calibration.probabilities``), in the validation scores logged as
+training runs (uncalibrated) and, calibrated, in scoring, evaluation and exports alike.
 
 A batch mixes posts labelled for different tasks, so every head's ``loss`` ignores missing labels
 (NaN for float targets, -100 for class indices) and returns a zero still connected to the logits when
@@ -50,10 +52,6 @@ class Head(nn.Module, ABC):
     @abstractmethod
     def loss(self, logits: Tensor, target: Tensor) -> Tensor:
         """Return the scalar loss over the labelled targets of the batch."""
-
-    @abstractmethod
-    def probabilities(self, logits: Tensor) -> Tensor:
-        """Turn logits into probabilities."""
 
 
 def labelled_mean(losses: Tensor, labelled: Tensor, weights: Tensor | None = None) -> Tensor:

@@ -83,7 +83,3 @@ class BinaryHead(Head):
     def loss(self, logits: Tensor, target: Tensor) -> Tensor:
         """Mean binary cross-entropy over the posts whose ``[B]`` target is not NaN."""
         return masked_bce(logits, target, self.pos_weight)
-
-    def probabilities(self, logits: Tensor) -> Tensor:
-        """Return ``[B]`` probabilities of the positive class."""
-        return torch.sigmoid(logits)

@@ -61,7 +61,3 @@ class MulticlassHead(Head):
         labelled = target != IGNORE_INDEX
         weights = None if self.class_weights is None else self.class_weights[target.clamp_min(0)]
         return labelled_mean(losses, labelled, weights)
-
-    def probabilities(self, logits: Tensor) -> Tensor:
-        """Return ``[B, num_classes]`` class probabilities (rows sum to 1)."""
-        return logits.softmax(dim=-1)

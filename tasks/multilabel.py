@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
 from faim.registry import register_head
@@ -47,7 +46,3 @@ class MultilabelHead(Head):
     def loss(self, logits: Tensor, target: Tensor) -> Tensor:
         """Mean binary cross-entropy over the entries of the ``[B, num_labels]`` target that are not NaN."""
         return masked_bce(logits, target, self.pos_weight)
-
-    def probabilities(self, logits: Tensor) -> Tensor:
-        """Return ``[B, num_labels]`` independent label probabilities."""
-        return torch.sigmoid(logits)

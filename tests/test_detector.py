@@ -345,9 +345,6 @@ class OtherBinaryHead(Head):
     def loss(self, logits, target):
         return logits.sum()
 
-    def probabilities(self, logits):
-        return logits.sigmoid()
-
 
 def test_only_faims_binary_head_can_be_corrected(demo_data, tmp_path: Path) -> None:
     detector, _ = calibrated(demo_data, tmp_path, logit_shift=False)

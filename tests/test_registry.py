@@ -43,23 +43,17 @@ def test_a_name_that_is_not_one_is_refused_saying_how_to_register(name: object) 
         registry.register_head(name)  # @faim.register_head above a class, without its name, passes the class
 
 
-class Probabilities(nn.Module):
+class Typeless(nn.Module):
     """A head's methods, without its ``task_type``."""
 
     def loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         return logits.sum()
 
-    def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(logits)
-
 
 class Abstract(Head):
-    """A head leaving ``probabilities`` abstract."""
+    """A head leaving ``loss`` abstract."""
 
     task_type = "binary"
-
-    def loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return logits.sum()
 
 
 class NoFingerprint:
@@ -76,14 +70,14 @@ class NoFingerprint:
     [
         (
             "head",
-            Probabilities,
-            r"Probabilities does not provide task_type \(class attribute: 'binary', 'multiclass' or",
+            Typeless,
+            r"Typeless does not provide task_type \(class attribute: 'binary', 'multiclass' or",
         ),
         ("head", type("Bare", (nn.Module,), {"task_type": "binary"}), r"Bare does not provide loss \(method loss\(log"),
         (
             "head",
             Abstract,
-            r"test_registry\.Abstract does not provide probabilities \(abstract\)$",
+            r"test_registry\.Abstract does not provide loss \(abstract\)$",
         ),
         (
             "encoder",

@@ -10,6 +10,7 @@ import pytorch_lightning as pl
 import torch
 from torchmetrics.utilities.distributed import gather_all_tensors
 
+from faim.calibration.fit import Calibration
 from faim.data.batch import PostBatch
 from faim.data.targets import TaskSpec
 from faim.model import WholePostModel
@@ -113,7 +114,8 @@ class PostTask(pl.LightningModule):
         self.encoder_lr = encoder_lr if encoder_lr is not None else lr
         self.weight_decay = weight_decay
         self.warmup_ratio = warmup_ratio
-        self._outputs: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {}
+        self._outputs: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {}  # task → (targets, logits) per batch
+        self.uncalibrated = Calibration.identity(tasks)
 
     def losses(self, batch: PostBatch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The sum of the heads' losses over ``batch``, and each task's logits.
@@ -146,11 +148,12 @@ class PostTask(pl.LightningModule):
         for task in self.tasks:
             target = batch.targets[task.name]
             keep = task.labelled(target)
-            prob = self.model.heads[task.name].probabilities(logits[task.name].float())
-            self._outputs[task.name].append((target[keep].cpu(), prob[keep].cpu()))
+            self._outputs[task.name].append((target[keep].cpu(), logits[task.name][keep].float().cpu()))
 
     def on_validation_epoch_end(self) -> None:
-        """Log each task's validation scores over the validation posts of every process, as they are in each (the
+        """Log each task's validation scores, of the probabilities its logits give by the task's type (a binary task's
+        sigmoid, as scoring gives them before calibration: ``Calibration.identity``, whatever link function a head
+        has), over the validation posts of every process, as they are in each (the
         loss, a figure of each process's own posts, is averaged across them): AUROC is not a mean of the processes'
         own. (Lightning's distributed sampler repeats up to one post fewer than the processes, to give
         each as many, and the scores count those twice.)"""
@@ -159,7 +162,8 @@ class PostTask(pl.LightningModule):
             if not parts:
                 continue
             target = across_processes(torch.cat([p[0] for p in parts]), self.device).numpy()
-            prob = across_processes(torch.cat([p[1] for p in parts]), self.device).numpy()
+            logits = across_processes(torch.cat([p[1] for p in parts]), self.device).numpy()
+            prob = self.uncalibrated.probabilities(task, logits)
             for name, value in validation_scores(task, target, prob).items():
                 # the same figure in every process already: not reduced across them again (``SCORES_NOT_SYNCED``)
                 self.log(f"val/{task.name}/{name}", value, prog_bar=name == "auroc")

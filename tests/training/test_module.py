@@ -25,12 +25,12 @@ def test_validation_scores_over_every_process_are_logged_as_they_are_not_reduced
     for nothing, and a mean over three processes of one float32 figure need not be that figure."""
     task = TaskSpec("harmful", "binary", ("benign", "harmful"))
     post_task = PostTask(torch.nn.Linear(1, 1), [task])
-    target, prob = torch.tensor([0.0, 1.0, 1.0, 0.0]), torch.tensor([0.2, 0.9, 0.4, 0.6])
-    post_task._outputs = {"harmful": [(target[:2], prob[:2]), (target[2:], prob[2:])]}
+    target, logits = torch.tensor([0.0, 1.0, 1.0, 0.0]), torch.tensor([-1.4, 2.2, -0.4, 0.4])
+    post_task._outputs = {"harmful": [(target[:2], logits[:2]), (target[2:], logits[2:])]}
     logged: dict[str, tuple[Any, dict[str, Any]]] = {}
     monkeypatch.setattr(post_task, "log", lambda name, value, **options: logged.update({name: (value, options)}))
     post_task.on_validation_epoch_end()
-    expected = validation_scores(task, target.numpy(), prob.numpy())
+    expected = validation_scores(task, target.numpy(), torch.sigmoid(logits).numpy())
     assert (
         logged.keys() == {f"val/harmful/{name}" for name in expected} == {"val/harmful/auroc", "val/harmful/macro_f1"}
     )
@@ -103,6 +103,42 @@ def test_a_monitored_training_loss_is_the_epoch_s_not_its_last_batch_s(demo_data
     kept = "ModelCheckpoint{'monitor': 'train/loss'"
     (best,) = [value["best_model_score"] for key, value in state["callbacks"].items() if key.startswith(kept)]
     assert float(best) == pytest.approx(min(epochs), rel=1e-5)
+
+
+def test_validation_scores_are_of_the_probabilities_scoring_gives_whatever_link_function_a_head_has(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Scoring, pooling and calibration turn a task's logits into probabilities by its type (a binary task's sigmoid):
+    the validation scores logged as training runs are of those too, so that a head with a link function of its own is
+    not measured on one scale as it trains and scored on another."""
+    from sklearn.metrics import roc_auc_score
+
+    from faim import Detector, WholePostModel
+    from faim.data.post import Post
+    from faim.encoders.tiny_text import TinyTextEncoder
+    from faim.fusion import ConcatFusion
+    from faim.tasks import BinaryHead
+
+    class FlippedHead(BinaryHead):
+        def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
+            return 1 - torch.sigmoid(logits)
+
+    torch.manual_seed(0)
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": FlippedHead(8)})
+    tasks = [TaskSpec("hate", "binary", ("no", "yes"))]
+    posts = [Post(id=str(i), text=f"post {i} " * (1 + i % 5), labels={"hate": i % 2}) for i in range(16)]
+    detector = Detector(model, tasks)
+    scored = roc_auc_score([i % 2 for i in range(16)], [row["hate"] for row in detector.score(posts)])
+    task = PostTask(model, tasks)
+    logged: dict[str, Any] = {}
+    monkeypatch.setattr(task, "log", lambda name, value, **options: logged.update({name: value}))
+    task.on_validation_epoch_start()
+    with torch.no_grad():  # as Lightning validates, the model in eval mode
+        model.eval()
+        task.validation_step(detector.collator(with_targets=True)(posts), 0)
+    task.on_validation_epoch_end()
+    assert scored != pytest.approx(0.5)
+    assert logged["val/hate/auroc"] == pytest.approx(scored)
 
 
 def test_a_head_whose_loss_reads_unlabelled_targets_is_named_at_the_first_batch_holding_one() -> None:
