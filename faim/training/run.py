@@ -513,7 +513,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             posts carries a label (``evaluated_posts``, naming it and ``eval.split``), posts of the training,
             validation or ``eval.split`` split naming a picture the model reads that is not there, or a post of one
             of them whose text or a comment the model reads holds half of a UTF-16 surrogate pair
-            (``refuse_unreadable``, a ``PostError`` naming its file, row and field).
+            (``refuse_unreadable``, a ``PostError`` naming its file, row and field); before the run writes a checkpoint,
+            a log or its recipe, when an encoder's preprocessor cannot be pickled and ``train.num_workers`` is above 0
+            (``faim.training.loaders.refuse_unpicklable_preprocessors``).
         FileExistsError: Before training, when ``<output_dir>/model`` holds anything but a model.
         SystemExit: With status 143, when the process is sent SIGTERM while it trains (``stop_for_signal``).
         KeyboardInterrupt: On Ctrl-C (SIGINT) while it trains, after which Ctrl-C works as it did before (Lightning
@@ -562,12 +564,12 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     )
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
-    if not resume_from:
-        save_run_recipe(recipe, checkpoint_dir)
     model, tasks = detector.model, detector.tasks
     model.fit_encoders(train_posts, cfg.max_elements)
     train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)
     val_loader = recipe_loader(recipe, detector, val_posts, False, "validation")
+    if not resume_from:  # once the loaders are made: a run they refuse leaves the output folder as it was
+        save_run_recipe(recipe, checkpoint_dir)
     with encoding_in_isolation([model]):  # the same random stream and modes whether or not the fusion fits
         model.fit_fusion(train_loader)
     task = PostTask(model, tasks, cfg.lr, cfg.encoder_lr, cfg.weight_decay, cfg.warmup_ratio)

@@ -754,6 +754,29 @@ def test_a_model_folder_holding_other_files_is_refused_before_training_and_left_
     assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep"
 
 
+def test_a_preprocessor_worker_processes_cannot_be_given_is_refused_leaving_the_output_folder_as_it_was(
+    demo_data, tmp_path: Path
+) -> None:
+    from faim import registry
+    from faim.encoders.tiny_text import TinyTextEncoder
+
+    class LocalPreprocessorText(TinyTextEncoder):
+        def preprocessor(self):  # a closure, which pickle cannot carry to a worker process
+            preprocess = super().preprocessor()
+            return lambda texts: preprocess(texts)
+
+    recipe = tiny_recipe(demo_data, tmp_path / "run", num_workers=2, cache_dir=str(tmp_path / "cache"))
+    recipe["model"]["encoders"]["text"]["type"] = "test_local_preprocessor"
+    (tmp_path / "run").mkdir()
+    faim.register_encoder("test_local_preprocessor")(LocalPreprocessorText)
+    try:
+        with pytest.raises(ValueError, match="cannot be pickled"):
+            train(recipe)
+    finally:
+        registry.ENCODERS.pop("test_local_preprocessor")
+    assert list((tmp_path / "run").iterdir()) == []
+
+
 def crowd_recipe(demo_data, tmp_path: Path, name: str, harmful_asks: float) -> dict:
     """The tiny recipe pooling by picture and weighing the crowd's corrections across three groups of posts
     (``meta.batch``), on the demo posts, of which a share ``harmful_asks`` of the harmful ones (and 2 % of the
