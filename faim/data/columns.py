@@ -208,10 +208,15 @@ class ColumnMap:
         """A stable text form of the mapping, mixed into cache fingerprints."""
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
-    def post_id(self, row: Mapping[str, Any], index: int) -> str:
+    def post_id(self, row: Mapping[str, Any], index: int, origin: str = "") -> str:
         """The id of a row (column → value): its id cell, or ``index`` (as ``to_post`` takes it) where it has none
-        (``faim.data.post.post_id``, as a post given as a dict)."""
-        return post_id(_cell(row, self.id), index)
+        (``faim.data.post.post_id``, as a post given as a dict).
+
+        Raises:
+            ValueError: Naming the row by ``origin``, the field and its column, on an id cell holding what no id is
+                (a mapping, a list, a boolean, a float that is not a whole number: ``faim.data.post.id_text``).
+        """
+        return post_id(_cell(row, self.id), index, f"{post_name(origin)} {self.cell_name(self.id)}")
 
     def to_post(
         self, row: Mapping[str, Any], index: int, origin: str, image_root: Path | None, text_cells: bool = False
@@ -235,7 +240,7 @@ class ColumnMap:
                 the row by ``origin`` and the id the post takes (``faim.data.post.post_name``), the field and its
                 column.
         """
-        ident = self.post_id(row, index)
+        ident = self.post_id(row, index, origin)
         where = post_name(origin, ident)
         text = _cell(row, self.text)
         if text is not None and not isinstance(text, str):

@@ -111,7 +111,7 @@ class HatefulMemesSource:
             if label not in (None, 0, 1):
                 raise ValueError(f"{origin}: unknown label {label!r}; valid: 0, 1")
             yield Post(
-                id=post_id(row.get("id"), index),
+                id=post_id(row.get("id"), index, f"{origin} field 'id'"),
                 text=row["text"] or None,
                 images=[row["img"]] if row["img"] else [],
                 labels={} if label is None else {self.task: int(label)},

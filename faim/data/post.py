@@ -82,7 +82,7 @@ class Post:
         """
         if not isinstance(row, Mapping):
             raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}")
-        ident = post_id(row.get("id"), index)
+        ident = post_id(row.get("id"), index, f"post {index} field 'id'")
         where = post_name(f"post {index}", ident)
         unknown_fields(where, row)
         images, named = (
@@ -145,17 +145,49 @@ def unknown_fields(where: str, row: Mapping[Any, Any]) -> None:
 
 
 def checked_id(origin: str, value: Any) -> str:
-    """A post's id as text.
+    """A post's id as text (``id_text``).
 
     Raises:
-        ValueError: Naming the post by its ``origin`` (``post_name``) where it is missing (``is_missing``).
+        ValueError: Naming the post by its ``origin`` (``post_name``) where it is missing (``is_missing``) or of a
+            type an id is not (``id_text``).
     """
     if is_missing(value):
         raise ValueError(
             f"{post_name(origin)} field 'id': missing; give each post an id (a post given as a dict, or a file's row, "
             "without one takes its place as its id)"
         )
-    return str(value)
+    return id_text(value, f"{post_name(origin)} field 'id'")
+
+
+EXACT_FLOAT_INTEGERS = 2**53
+"""The bound within which every integer is a float exactly: a whole float id past it (a tweet id read through a
+float column) may not be the integer the data held, so it is refused rather than read as another post's id."""
+
+
+def id_text(value: Any, where: str) -> str:
+    """An id given (not missing) as text: a string as it is, an integer (numpy's too) in decimal, and a float that is
+    a whole number within ``EXACT_FLOAT_INTEGERS`` as that integer (``123.0``, as pandas gives an integer column
+    holding a null, and a Parquet double column, reads ``"123"``), so that scores join back to the posts by id.
+
+    Raises:
+        ValueError: Naming ``where`` (the post and its field), on any other value: a mapping, a list, a boolean, a
+            float that is not a whole number or is one past ``EXACT_FLOAT_INTEGERS``, bytes.
+    """
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
+    expected = f"{where}: expected a string or an integer, got"
+    if is_real(value) and not isinstance(value, bool):
+        if not float(value).is_integer():
+            raise ValueError(f"{expected} {value!r}, a number that is not whole")
+        if abs(value) > EXACT_FLOAT_INTEGERS:
+            raise ValueError(
+                f"{expected} the float {value!r}, past 2**53, beyond which a float may not be the integer written: "
+                "write ids as strings or integers"
+            )
+        return str(int(value))
+    raise ValueError(f"{expected} {a_type(value)} ({value!r})")
 
 
 def normalise_posts(posts: Iterable[Post]) -> None:
@@ -224,12 +256,16 @@ def is_pandas_null(value: Any) -> bool:
     return pandas is not None and (value is pandas.NA or value is pandas.NaT)
 
 
-def post_id(value: Any, index: int) -> str:
-    """The id of a post given ``value`` as its id: ``value`` as text, or, where it is missing (``is_missing``: absent,
-    null, NaN or empty), ``index``, the post's place (in the list a dict comes in, or a file's row number: ``faim
-    score`` and ``faim embed`` write it as the id), so that posts without ids stay apart from each other (not from a
-    post whose own id is a number: give every post an id, or none)."""
-    return str(index if is_missing(value) else value)
+def post_id(value: Any, index: int, where: str = "post field 'id'") -> str:
+    """The id of a post given ``value`` as its id: ``value`` as text (``id_text``), or, where it is missing
+    (``is_missing``: absent, null, NaN or empty), ``index``, the post's place (in the list a dict comes in, or a file's
+    row number: ``faim score`` and ``faim embed`` write it as the id), so that posts without ids stay apart from each
+    other (not from a post whose own id is a number: give every post an id, or none).
+
+    Raises:
+        ValueError: Naming ``where`` (the post and its field), on a value no id is (``id_text``).
+    """
+    return str(index) if is_missing(value) else id_text(value, where)
 
 
 def json_list(value: Any) -> list[Any] | None:

@@ -115,7 +115,7 @@ def parse_row(
 def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> str | None:
     """The id a row that is not a post would have had as one (``ColumnMap.post_id``: its id cell, or its row number
     where it has none), read past bytes that are not UTF-8 elsewhere in it; ``None`` where the row holds no JSON
-    object or its id is not UTF-8."""
+    object or its id is not UTF-8 or of a type no id is (``faim.data.post.id_text``)."""
     row = payload
     if shard.format == "jsonl":
         try:
@@ -129,7 +129,10 @@ def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> 
             row = decode_cells(payload, columns, set(), {columns.id}, f"{shard.name}:{number}")
         except ValueError:
             return None
-    ident = columns.post_id(row, number)
+    try:
+        ident = columns.post_id(row, number)
+    except ValueError:  # an id cell holding what no id is (a list, a boolean): the row's error says so
+        return None
     return ident if utf8(ident) else None
 
 

@@ -196,6 +196,38 @@ def test_a_post_whose_id_is_missing_takes_its_place_as_its_id_as_a_files_row_its
     assert [post.id for post in posts] == ["a", "1", "2"]
 
 
+@pytest.mark.parametrize(
+    ("ident", "read"),
+    [("a", "a"), (7, "7"), (np.int64(7), "7"), (7.0, "7"), (np.float64(-3.0), "-3"), (2.0**53, "9007199254740992")],
+)
+def test_an_id_is_a_string_or_an_integer_a_whole_float_read_as_that_integer(ident, read: str) -> None:
+    assert [post.id for post in as_posts([{"id": ident, "text": "x"}])] == [read]
+    assert Post(ident, "x").id == read
+
+
+@pytest.mark.parametrize(
+    ("ident", "problem"),
+    [
+        ({"a": 1}, "got a dict ({'a': 1})"),
+        ([1, 2], "got a list ([1, 2])"),
+        (True, "got a bool (True)"),
+        (np.bool_(False), "got a bool"),
+        (b"7", "got a bytes (b'7')"),
+        (7.5, "got 7.5, a number that is not whole"),
+        (float("inf"), "got inf, a number that is not whole"),
+        (1e20, "got the float 1e+20, past 2**53, beyond which a float may not be the integer written"),
+    ],
+)
+def test_an_id_of_another_type_is_refused_naming_the_post_and_field_not_read_as_its_python_text(
+    ident, problem: str
+) -> None:
+    said = f"field 'id': expected a string or an integer, {problem}"
+    with pytest.raises(ValueError, match=f"^post 1 {re.escape(said)}"):
+        as_posts([{"id": "a"}, {"id": ident, "text": "x"}])
+    with pytest.raises(ValueError, match=f"^d.jsonl:3 {re.escape(said)}"):
+        Post(ident, "x", origin="d.jsonl:3")
+
+
 @pytest.mark.parametrize("ident", [None, float("nan"), ""])
 @pytest.mark.parametrize(("origin", "named"), [("d.jsonl:3", "d.jsonl:3"), ("", "post")])
 def test_a_post_built_directly_without_an_id_is_refused_naming_it_as_other_errors_do(ident, origin, named) -> None:

@@ -87,3 +87,25 @@ def test_a_parquet_page_that_cannot_be_read_is_named_with_its_file_and_where_rea
     assert [n for n, _ in next(shards).rows] == [0, 1, 2, 3]
     with pytest.raises(ValueError, match=failed.replace("(\\d+)", "4")):
         next(shards)
+
+
+def test_a_parquet_id_column_of_integers_text_or_whole_floats_reads_each_id_as_its_text(tmp_path: Path) -> None:
+    columns = {"int64": pa.array([1, 2], pa.int64()), "string": ["a", "b"], "double": [123.0, None]}
+    for name, ids in columns.items():  # a double column: pandas' integers holding a null, as it writes them
+        pq.write_table(pa.table({"id": ids, "text": ["x", "y"]}), tmp_path / f"{name}.parquet")
+    assert [post.id for post in read_posts(tmp_path / "int64.parquet")] == ["1", "2"]
+    assert [post.id for post in read_posts(tmp_path / "string.parquet")] == ["a", "b"]
+    assert [post.id for post in read_posts(tmp_path / "double.parquet")] == ["123", "1"]
+
+
+@pytest.mark.parametrize(
+    ("ident", "got"), [('{"a": 1}', "a dict ({'a': 1})"), ("[1, 2]", "a list ([1, 2])"), ("true", "a bool (True)")]
+)
+def test_an_id_that_is_no_string_or_integer_is_refused_naming_the_line_and_field(
+    tmp_path: Path, ident: str, got: str
+) -> None:
+    path = tmp_path / "posts.jsonl"
+    path.write_text(f'{{"id": "a", "text": "one"}}\n{{"id": {ident}, "text": "two"}}\n', encoding="utf-8")
+    said = f"{path}:2 field 'id' (column 'id'): expected a string or an integer, got {got}"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
+        list(read_posts(path))

@@ -212,6 +212,22 @@ def test_a_row_without_an_id_takes_its_row_number_as_source_names_it_scored_or_n
     assert [(row["id"], row["error_kind"]) for row in rows] == [("2", None), ("3", "text_encoding"), ("4", "csv_row")]
 
 
+def test_an_id_that_is_no_string_or_integer_is_an_error_of_its_row_a_whole_float_reading_as_its_integer(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    ids = ['"a"', '{"a": 1}', "[1, 2]", "true", "7.5", "1e20", "7.0", "12"]
+    jsonl = "".join(f'{{"id": {ident}, "text": "post"}}\n' for ident in ids).encode()
+    rows = scored_rows(tiny_model_dir, tmp_path / "dump.jsonl", jsonl)
+    assert [(row["id"], row["error_kind"]) for row in rows] == [
+        ("a", None),
+        *[(None, "row")] * 5,
+        ("7", None),
+        ("12", None),
+    ]
+    said = "field 'id' (column 'id'): expected a string or an integer, got a dict ({'a': 1})"
+    assert rows[1]["error"] == f"{tmp_path / 'dump.jsonl'}:2 {said}"
+
+
 def test_an_unmapped_meta_column_holding_objects_scores_as_the_python_api_reads_them_and_a_value_there_is_unread(
     exported: tuple[Path, Path], tmp_path: Path
 ) -> None:
