@@ -2,11 +2,13 @@
 as where the column holding it is not mapped, the model would read every post without it and say nothing), and posts
 the model would stop at part way (``refuse_unreadable``: a text that is not text, pictures that are not there), which
 every evaluation, ``faim calibrate`` and training refuse up front, where reading them would stop at the first only once
-the model had read every post before it."""
+the model had read every post before it. Of a recipe's splits, ids a file gives more than one post, within a split or
+between training and another split (``warn_shared_ids``), are warned of too: the same post trained on and measured."""
 
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from typing import Any
@@ -35,6 +37,9 @@ MAP_META = (
 
 SHOWN = 5
 """How many posts naming a picture that is not there ``refuse_missing_pictures`` names."""
+
+SHOWN_IDS = 3
+"""How many of the ids given more than one post ``warn_shared_ids`` names."""
 
 
 def unheld_kinds(posts: Sequence[Post], kinds: Sequence[str]) -> list[str]:
@@ -211,3 +216,40 @@ def warn_source_splits(source: Any, splits: dict[str, Sequence[Post]], kinds: Se
     """``warn_source_split`` of each of a recipe's ``splits`` (name → posts), before a model trains on them."""
     for split, posts in splits.items():
         warn_source_split(source, split, posts, kinds)
+
+
+def given_ids(posts: Sequence[Post]) -> list[str]:
+    """The ids of ``posts``, a split read by a mapping (``faim.data.tabular.FileSource``), that its files give: all
+    but those that are a post's place among them, the id a post without one takes (``faim.data.post.post_id``), which
+    would be shared by every split of posts without ids (a file whose ids are its rows' places names no post by them
+    either)."""
+    return [post.id for place, post in enumerate(posts) if post.id != str(place)]
+
+
+def warn_shared_ids(source: Any, splits: dict[str, Sequence[Post]]) -> None:
+    """Warn, before a model trains on a recipe's ``splits`` (name → posts, ``train`` first), of ids their files give
+    (``given_ids``) to more than one post: once for each split repeating an id, and once for each other split whose
+    posts share ids with the training posts (a post trained on, then measured), naming the split files (as ``source``
+    describes them), how many ids and the first ``SHOWN_IDS``. Only a source reading files by a mapping
+    (``faim.data.tabular.FileSource``) is looked at: another's ids are its own, not given by a file."""
+    if not isinstance(source, FileSource):
+        return
+    given = {split: given_ids(posts) for split, posts in splits.items()}
+    for split, ids in given.items():
+        repeated = [ident for ident, count in Counter(ids).items() if count > 1]
+        if repeated:
+            said = f"{plural(len(repeated), 'id')} given to more than one post"
+            warn_ids(f"{source.describe(split)}: {said}", repeated, "give each post an id of its own")
+    trained = set(given["train"])
+    for split, ids in given.items():
+        shared = list(dict.fromkeys(ident for ident in ids if ident in trained)) if split != "train" else []
+        if shared:
+            said = f"{plural(len(shared), 'id')} its posts share with the training posts of {source.describe('train')}"
+            remedy = f"where they are the same posts, the {split} split measures posts the model was trained on"
+            warn_ids(f"{source.describe(split)}: {said}", shared, remedy)
+
+
+def warn_ids(problem: str, ids: Sequence[str], remedy: str) -> None:
+    """Warn of ``problem``, naming the first ``SHOWN_IDS`` of ``ids``, then ``remedy``."""
+    shown = ", ".join(map(repr, ids[:SHOWN_IDS])) + (", ..." if len(ids) > SHOWN_IDS else "")
+    warnings.warn(f"{problem}: {shown}; {remedy}", FaimWarning, stacklevel=3)

@@ -32,7 +32,7 @@ from faim.data.collate import post_targets
 from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
 from faim.data.post import Post, post_name, post_texts, refuse_no_posts
-from faim.data.preflight import refuse_unevaluable, refuse_unreadable, warn_source_splits
+from faim.data.preflight import refuse_unevaluable, refuse_unreadable, warn_shared_ids, warn_source_splits
 from faim.data.sources import check_split
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
@@ -552,7 +552,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     kinds, split = sorted(recipe.model["encoders"]), recipe.eval.split
     train_posts, val_posts = source.posts("train"), source.posts("validation")
     eval_posts = val_posts if split == "validation" else source.posts(split)
-    warn_source_splits(source, {"train": train_posts, "validation": val_posts, split: eval_posts}, kinds)
+    read = {"train": train_posts, "validation": val_posts, split: eval_posts}
+    warn_source_splits(source, read, kinds)
+    warn_shared_ids(source, read)
     check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements)
     refuse_no_posts(val_posts, source.describe("validation"))
     val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"), remedy=UNLABELLED_VALIDATION)

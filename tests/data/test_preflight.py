@@ -19,6 +19,7 @@ from faim.data.preflight import (
     refuse_unevaluable,
     refuse_unreadable,
     unread_columns,
+    warn_shared_ids,
     warn_source_split,
     warn_unheld_kinds,
 )
@@ -189,3 +190,38 @@ def test_unread_columns_say_an_unmapped_meta_column_is_read_where_it_holds_an_ob
     assert unread_columns(tmp_path / "p.jsonl", ColumnMap()) == read
     assert unread_columns(tmp_path / "p.jsonl", ColumnMap.from_recipe({"meta": ["topic"]})) == ["meta"]
     assert unread_columns(tmp_path / "p.csv", ColumnMap()) == ["meta"]
+
+
+def written_split(path: Path, ids: list) -> str:
+    """``path`` holding a post of each of ``ids`` (``None``: a post without one), as a split's file."""
+    rows = [{"text": "t"} if ident is None else {"id": ident, "text": "t"} for ident in ids]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return str(path)
+
+
+def shared_ids_said(source: JsonlSource, splits: list[str]) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_shared_ids(source, {split: source.posts(split) for split in splits})
+    assert all(warning.category is FaimWarning for warning in caught)
+    return [str(warning.message) for warning in caught]
+
+
+def test_ids_repeated_in_a_split_or_shared_with_the_training_split_are_warned_of_naming_the_files_and_ids(
+    tmp_path: Path,
+) -> None:
+    train = written_split(tmp_path / "train.jsonl", ["a", "b", "b", "c", "d", "e", "f"])
+    validation = written_split(tmp_path / "validation.jsonl", ["x", "a", "c", "d", "e", "x"])
+    source = JsonlSource(train=train, validation=validation)
+    leak = "where they are the same posts, the validation split measures posts the model was trained on"
+    assert shared_ids_said(source, ["train", "validation"]) == [
+        f"{train}: 1 id given to more than one post: 'b'; give each post an id of its own",
+        f"{validation}: 1 id given to more than one post: 'x'; give each post an id of its own",
+        f"{validation}: 4 ids its posts share with the training posts of {train}: 'a', 'c', 'd', ...; {leak}",
+    ]
+
+
+def test_ids_posts_take_from_their_place_are_not_said_to_be_shared_nor_those_of_a_split_apart(tmp_path: Path) -> None:
+    train = written_split(tmp_path / "train.jsonl", [None, None, "a", 3])  # 3 is its place: no post is named by it
+    validation = written_split(tmp_path / "validation.jsonl", [None, "1", None, 3, "b"])
+    assert shared_ids_said(JsonlSource(train=train, validation=validation), ["train", "validation"]) == []

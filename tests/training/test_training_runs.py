@@ -1194,3 +1194,23 @@ def test_a_multiclass_or_multilabel_task_no_validation_post_labels_is_warned_of(
         "validation.csv: no post carries a label for task 'tags'; it keeps a temperature of 1, and a report of these "
         "posts has no figures for it"
     ]
+
+
+def test_training_warns_of_validation_posts_sharing_ids_with_the_training_posts_before_it_trains(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Checked(Exception):
+        """Raised as the run's recipe is written, once the splits' posts are checked."""
+
+    def written(*args: object) -> None:
+        raise Checked
+
+    training = [json.loads(line) for line in demo_data["train"].read_text(encoding="utf-8").splitlines()]
+    validation = tmp_path / "validation.jsonl"
+    validation.write_text("".join(json.dumps(post) + "\n" for post in training[:40]), encoding="utf-8")
+    monkeypatch.setattr("faim.training.run.save_run_recipe", written)
+    shared = rf"{re.escape(str(validation))}: 40 ids its posts share with the training posts of "
+    recipe = tiny_recipe(demo_data | {"validation": validation}, tmp_path / "run", max_epochs=1)
+    recipe["data"]["image_root"] = str(demo_data["train"].parent)
+    with pytest.warns(FaimWarning, match=shared), pytest.raises(Checked):
+        train(recipe)
