@@ -33,6 +33,7 @@ from faim.notices import FaimWarning
 from faim.pooling import picture_groups, pooled
 from faim.recipe.sections import EvalConfig
 from faim.training.loaders import loader_posts, make_loader
+from faim.wording import plural
 
 
 def metric_function(
@@ -103,9 +104,9 @@ def check_finite(detector: Detector, predictions: Predictions, data_name: str, m
             first = predictions.ids[int(np.argmax(broken))]
             how = f" with the {masked} masked out" if masked else ""
             raise ValueError(
-                f"{detector.source}: the model itself scored {int(broken.sum())} of {len(broken)} posts of {data_name} "
-                f"NaN or infinite for the task {task.name!r}{how} (the first: post id={first!r}); its weights are "
-                "broken, not the posts: train it again"
+                f"{detector.source}: the model itself scored {int(broken.sum())} of {plural(len(broken), 'post')} of "
+                f"{data_name} NaN or infinite for the task {task.name!r}{how} (the first: post id={first!r}); its "
+                "weights are broken, not the posts: train it again"
             )
 
 

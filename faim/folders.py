@@ -294,15 +294,17 @@ def umask_permissions(path: Path) -> None:
 
 def check_replaceable(target: Path, manifest: str) -> None:
     """Refuse a ``target`` that ``replace_folder`` must not remove: anything there but an empty folder or a folder
-    holding ``manifest`` (the file faim writes last into what it writes), so that a mistyped output path never
-    deletes a user's files. What is checked is the folder ``replace_folder`` removes (``named_folder``): a target
-    spelt through a folder that is not there and ``..`` (``docs/typo/..``) is the folder holding it (``docs``),
+    holding ``manifest`` (the file faim writes last into what it writes), and such a folder holding files besides those
+    its manifest lists (``unlisted_files``), so that a mistyped output path, or a note or a run's output written into a
+    model, never deletes a user's files. What is checked is the folder ``replace_folder`` removes (``named_folder``): a
+    target spelt through a folder that is not there and ``..`` (``docs/typo/..``) is the folder holding it (``docs``),
     named beside the target in the refusal.
 
     Raises:
         NotADirectoryError: When ``target`` is a file or lies inside one (``check_folder_path``).
-        FileExistsError: Naming ``target`` and ``manifest``; or ``target`` as a link, or as the working directory or
-            a folder holding it (``.``, ``..``), which replacing would remove from under the process.
+        FileExistsError: Naming ``target`` and ``manifest``, or the first files it does not list; or ``target`` as a
+            link, or as the working directory or a folder holding it (``.``, ``..``), which replacing would remove from
+            under the process.
     """
     check_folder_path(target)
     folder = named_folder(target)  # what replace_folder removes: missing/.. is the folder holding missing
@@ -329,18 +331,18 @@ def check_replaceable(target: Path, manifest: str) -> None:
     if unlisted := unlisted_files(folder, manifest):
         more = f", and {len(unlisted) - 3} more" if len(unlisted) > 3 else ""
         raise FileExistsError(
-            f"{named}: holds files faim did not write ({', '.join(unlisted[:3])}{more}); nothing was written or "
-            "removed, move them out or name a new or empty directory"
+            f"{named}: holds files its {manifest} does not list ({', '.join(unlisted[:3])}{more}); nothing was "
+            "written or removed, move them out or name a new or empty directory"
         )
 
 
 def unlisted_files(folder: Path, manifest: str) -> list[str]:
     """The files under ``folder`` (paths relative to it, ``/`` between parts, sorted) that its ``manifest`` does not
-    list under ``"files"`` (a model's or an export's lists every other file it wrote there), which replacing the
-    folder would delete with it: a scoring run's output or a note written into it. Hidden files (``.DS_Store``, the
-    ``._`` files macOS writes on shared drives) are passed over, as loading a model passes them over. None where the
-    manifest lists no files (an explanation report's) or cannot be read: a folder too damaged to say what it wrote is
-    replaced as it is."""
+    list under ``"files"`` (a model's, an export's or an explanation report's lists every other file it wrote there),
+    which replacing the folder would delete with it: a scoring run's output or a note written into it. Hidden files
+    (``.DS_Store``, the ``._`` files macOS writes on shared drives) are passed over, as loading a model passes them
+    over. None where the manifest lists no files (a report written before reports listed them) or cannot be read: a
+    folder too damaged to say what it wrote is replaced as it is."""
     try:
         listed = {portable(name) for name in json.loads((folder / manifest).read_text(encoding="utf-8"))["files"]}
     except (OSError, ValueError, KeyError, TypeError):

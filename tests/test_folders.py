@@ -107,8 +107,8 @@ def test_a_folder_holding_files_its_manifest_does_not_list_is_refused_naming_the
         (ours / name).parent.mkdir(exist_ok=True)
         (ours / name).write_text("keep", encoding="utf-8")
     refusal = (
-        f"{ours}: holds files faim did not write (NOTES.md, a.txt, scores/part-0.parquet, and 1 more); nothing was "
-        "written or removed, move them out or name a new or empty directory"
+        f"{ours}: holds files its faim.json does not list (NOTES.md, a.txt, scores/part-0.parquet, and 1 more); "
+        "nothing was written or removed, move them out or name a new or empty directory"
     )
     with pytest.raises(FileExistsError, match=f"^{re.escape(refusal)}$"):
         check_replaceable(ours, MANIFEST)
@@ -124,7 +124,7 @@ def test_a_model_saved_over_one_holding_a_users_file_is_refused_and_the_file_kep
     shutil.copytree(tiny_model_dir, target)
     (target / "NOTES.md").write_text("keep", encoding="utf-8")
     detector = faim.load(tiny_model_dir)
-    with pytest.raises(FileExistsError, match=r"holds files faim did not write \(NOTES.md\)"):
+    with pytest.raises(FileExistsError, match=r"holds files its faim.json does not list \(NOTES.md\)"):
         detector.save(target)
     assert (target / "NOTES.md").read_text(encoding="utf-8") == "keep"
     (target / "NOTES.md").unlink()

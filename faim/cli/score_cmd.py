@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from faim.artifact_manifest import is_export
-from faim.cli.common import parse_columns
+from faim.cli.common import check_outside_model, parse_columns
 from faim.cli.score_args import RUNTIMES
 from faim.data.images import pixel_limit
 from faim.runtime.bundle import PT2_LOADER, ExportError, graph_format, read_bundle
@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
         ValueError: Where options contradict each other or the runtime, or an export is given to the torch runtime.
         ExportError: Where a pt2 export or a damaged one is given to the torch runtime.
     """
+    check_outside_model(args.model, args.out, "the output")  # whose files a later save of the model would refuse
     common: dict[str, Any] = {
         "columns": parse_columns(args.columns),
         "image_root": args.image_root,

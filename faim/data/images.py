@@ -57,8 +57,9 @@ def load_image(ref: ImageRef, root: Path | None = None, draft_size: tuple[int, i
     return _decode(io.BytesIO(source) if isinstance(source, bytes) else source, label, draft_size)
 
 
-URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-"""The start of a URL (``https://``, ``s3://``), which a picture's path that names no file may be."""
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+"""The start of a URL (``https://``, ``s3://``), which a picture's path that names no file may be; a scheme of one
+letter is a Windows drive (``C://data/a.jpg``)."""
 
 
 def check_picture(ref: ImageRef, root: Path | None = None) -> bytes | Path:

@@ -243,4 +243,5 @@ def write_files(posts: Sequence[Explanation | PostError], root: Path) -> None:
         f"change in the logit when each region is hidden.</p>{''.join(sections)}</body></html>"
     )
     (root / "index.html").write_text(page, encoding="utf-8")
-    (root / LISTING).write_text(json.dumps({"posts": listing}, indent=1), encoding="utf-8")
+    files = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file())
+    (root / LISTING).write_text(json.dumps({"posts": listing, "files": files}, indent=1), encoding="utf-8")

@@ -81,7 +81,8 @@ def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_
     assert capsys.readouterr().out.startswith("explained 1 post (")
     assert sorted(path.name for path in out.glob("*.json")) == ["0000-full.json", "faim-explanations.json"]
     listing = json.loads((out / "faim-explanations.json").read_text(encoding="utf-8"))
-    assert listing == {"posts": [{"post": "full", "explanation": "0000-full.json"}]}
+    assert listing["posts"] == [{"post": "full", "explanation": "0000-full.json"}]
+    assert listing["files"] == sorted(path.name for path in out.iterdir() if path.name != "faim-explanations.json")
     earlier = tmp_path / "an earlier"  # a report written before reports listed their posts
     earlier.mkdir()
     (earlier / "index.html").write_text(f"{PAGE_HEAD}<style>", encoding="utf-8")

@@ -48,6 +48,18 @@ def test_bf16_is_used_only_when_asked_for(flags: list[str], options: ScoringOpti
     assert not ScoringOptions().bf16
 
 
+def test_scores_into_the_model_or_a_folder_inside_it_are_refused_before_the_run_begins(
+    engine_calls, capsys: pytest.CaptureFixture, tmp_path: Path
+) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    for out in (model / "scores", model):
+        assert main(["score", str(model), "dump.jsonl", "-o", str(out)]) == 2
+        refused = f"-o {out}: that is the model or a folder inside it ({model}); the output goes elsewhere"
+        assert f"faim score: error: {refused}" in capsys.readouterr().err
+    assert not engine_calls and not any(model.iterdir())
+
+
 def test_exact_and_bf16_together_are_refused(engine_calls, capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     assert main(["score", "model", "dump.jsonl", "-o", str(tmp_path / "out"), "--exact", "--bf16"]) == 2
     assert "--exact and --bf16: choose one" in capsys.readouterr().err and not engine_calls

@@ -181,5 +181,6 @@ def test_a_missing_path_that_is_a_json_list_says_where_such_lists_are_read(tmp_p
 def test_a_picture_named_by_a_url_is_refused_saying_urls_are_not_fetched(url: str, tmp_path: Path) -> None:
     with pytest.raises(ImageError, match=rf"image '{url}': a URL, which faim does not fetch: download the pictures"):
         load_image(url, tmp_path)
-    with pytest.raises(ImageError, match=r"file not found \(resolved to [^)]*\)$"):
-        load_image("https:/example.com/a.jpg", tmp_path)
+    for path in ("https:/example.com/a.jpg", "C://data/a.jpg"):  # a Windows drive is no URL's scheme
+        with pytest.raises(ImageError, match=r"file not found \(resolved to [^)]*\)$"):
+            load_image(path, tmp_path)

@@ -128,6 +128,8 @@ def test_a_model_scoring_posts_nan_is_refused_naming_it_the_task_and_the_posts(
     )
     with pytest.raises(ValueError, match=message):
         evaluate(detector, posts, tmp_path / "eval", "validation")
+    with pytest.raises(ValueError, match=r"the model itself scored 1 of 1 post of validation NaN"):
+        evaluate(detector, posts[:1], tmp_path / "eval", "validation")
 
 
 def test_a_model_scoring_posts_nan_with_a_kind_masked_out_is_refused_saying_so(

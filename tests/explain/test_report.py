@@ -74,6 +74,16 @@ def test_a_folder_with_a_page_beside_files_faim_did_not_write_is_refused_and_kep
     assert sorted(path.name for path in site.iterdir()) == ["data.json", "index.html"]
 
 
+def test_a_report_holding_a_file_it_did_not_write_is_refused_and_the_file_kept(tmp_path: Path) -> None:
+    report = tmp_path / "report"
+    write_report([Explanation("p", [], [], [])], report)
+    check_report_folder(report)  # its own files alone: replaced
+    (report / "NOTES.md").write_text("keep", encoding="utf-8")
+    with pytest.raises(FileExistsError, match=r"holds files its faim-explanations.json does not list \(NOTES.md\)"):
+        check_report_folder(report)
+    assert (report / "NOTES.md").read_text(encoding="utf-8") == "keep"
+
+
 def test_a_report_written_before_reports_listed_their_posts_is_replaceable(tmp_path: Path) -> None:
     earlier = tmp_path / "earlier"
     earlier.mkdir()

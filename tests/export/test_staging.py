@@ -40,8 +40,8 @@ def test_an_earlier_export_holding_files_it_does_not_list_is_not_replaced_and_ke
     (target / "scores" / "part-0.parquet").write_text("scored", encoding="utf-8")
     (target / "NOTES.md").write_text("keep", encoding="utf-8")
     refusal = (
-        f"{target}: holds files faim did not write (NOTES.md, scores/part-0.parquet); nothing was written or "
-        "removed, move them out or name a new or empty directory"
+        f"{target}: holds files its faim-export.json does not list (NOTES.md, scores/part-0.parquet); nothing was "
+        "written or removed, move them out or name a new or empty directory"
     )
     for check in (lambda: check_replaceable(target, EXPORT_MANIFEST), lambda: staged(target).__enter__()):
         with pytest.raises(FileExistsError) as refused:
