@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
+from faim.data.post import Post, post_name
 from faim.registry import suggest
 from faim.wording import plural
 
@@ -226,6 +227,44 @@ def label_order(task: Task, probabilities: Mapping[str, Any]) -> list[Any]:
             f"give one per label: {', '.join(task.labels)}"
         )
     return [probabilities[label] for label in task.labels]
+
+
+def nonfinite_tasks(tasks: Sequence[Task], logits: Mapping[str, np.ndarray]) -> dict[int, list[str]]:
+    """Each post whose raw logits (``logits``: task → ``[N]`` or ``[N, C]``, a row per post) of some of ``tasks`` are
+    not all finite (NaN or infinite, as where a model overflows on a value beyond those it was trained on), by its
+    row, with those tasks' names in ``tasks``' order; the other posts are left out."""
+    found: dict[int, list[str]] = {}
+    for task in tasks:
+        values = np.asarray(logits[task.name])
+        for row in np.flatnonzero(~np.isfinite(values).all(axis=tuple(range(1, values.ndim)))):
+            found.setdefault(int(row), []).append(task.name)
+    return dict(sorted(found.items()))
+
+
+def nonfinite_scores(names: Sequence[str]) -> str:
+    """What is said of a post whose logits of the tasks ``names`` are not finite (``nonfinite_tasks``)."""
+    tasks = f"{'tasks' if len(names) > 1 else 'task'} {', '.join(map(repr, names))}"
+    return f"the model's scores (logits) of {tasks} are not finite (NaN or infinite), so the post has no probabilities"
+
+
+def refuse_nonfinite(posts: Sequence[Post], tasks: Sequence[Task], logits: Mapping[str, np.ndarray]) -> None:
+    """Refuse the logits of ``posts`` (in the order of the logits' rows, each named as an error names it: by its origin
+    and id, ``post_name``) where those of some post are not finite (``nonfinite_tasks``): no probability is made of
+    them.
+
+    Raises:
+        ValueError: Naming the first such post and its tasks, and how many such posts there are.
+    """
+    found = nonfinite_tasks(tasks, logits)
+    if not found:
+        return
+    row, names = next(iter(found.items()))
+    post = posts[row]
+    count = f" ({plural(len(found), 'post')} in all)" if len(found) > 1 else ""
+    them = "them" if len(found) > 1 else "it"
+    raise ValueError(
+        f"{post_name(post.origin, post.id)}: {nonfinite_scores(names)}{count}; leave {them} out to score the others"
+    )
 
 
 def score_rows(

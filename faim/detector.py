@@ -27,7 +27,7 @@ from faim.data.elements import PostError, posts_to_read, readable_posts
 from faim.data.post import MAP_LABELS, SOURCE, Post, length_batches
 from faim.data.preflight import refuse_unevaluable
 from faim.data.targets import TaskSpec
-from faim.decisions import decide, decision_probabilities, score_rows, task_spec
+from faim.decisions import decide, decision_probabilities, refuse_nonfinite, score_rows, task_spec
 from faim.explain.attribute import Explanation, explain_post, unread_elements
 from faim.inference import Predictions, predict
 from faim.model import WholePostModel, evaluating
@@ -169,10 +169,20 @@ class Detector:
                 ``readable`` sets such posts aside), named by its origin, or where it has none by its index among
                 ``posts`` (``posts_to_read``).
         """
-        kinds = self.model.kinds_with(link_kind)
-        collate = self.collator(kinds=kinds)
-        items = posts_to_read(posts, kinds)
-        batches, positions = length_batches(items, batch_size)
+        return self.predict_named(
+            posts_to_read(posts, self.model.kinds_with(link_kind)), batch_size, link_kind, embeddings
+        )
+
+    def predict_named(
+        self, posts: list[Post], batch_size: int = 64, link_kind: str | None = None, embeddings: bool = False
+    ) -> Predictions:
+        """``predict`` of posts as ``posts_to_read`` gives them (each named as an error names it).
+
+        Raises:
+            TypeError, ValueError, PostError: As ``predict``, but for the posts ``posts_to_read`` refuses.
+        """
+        collate = self.collator(kinds=self.model.kinds_with(link_kind))
+        batches, positions = length_batches(posts, batch_size)
         collated = (collate(batch) for batch in batches)
         return predict(self.model, collated, desc=None, link_kind=link_kind, embeddings=embeddings).rows(positions)
 
@@ -193,10 +203,15 @@ class Detector:
             ValueError: With ``pool_by_image``, when the detector does not pool or has no pooled calibration yet.
             TypeError, ValueError: Where the posts are refused, or on a ``batch_size`` below 1 (as ``predict``).
             PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
+            ValueError: On a post whose logits of some task are not finite, naming it as ``predict`` names a post
+                and the tasks (``faim.decisions.refuse_nonfinite``).
         """
         if pool_by_image:
             self.check_pooling()
-        predictions = self.predict(posts, batch_size, link_kind=self.pooling_kind if pool_by_image else None)
+        link_kind = self.pooling_kind if pool_by_image else None
+        named = posts_to_read(posts, self.model.kinds_with(link_kind))
+        predictions = self.predict_named(named, batch_size, link_kind)
+        refuse_nonfinite(named, self.tasks, predictions.logits)
         if not predictions.ids:
             return []
         if not pool_by_image:

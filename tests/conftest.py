@@ -407,3 +407,70 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     Detector(model, tasks, calibration).save(root / "model")
     assert main(["export", str(root / "model"), "-o", str(root / "export")]) == 0
     return root / "model", root / "export"
+
+
+OVERFLOWING_LIKES = 1e30
+"""A count of likes whose features overflow ``overflowing``'s model to scores (logits) that are not finite."""
+
+
+def overflowing_posts() -> list[dict[str, Any]]:
+    """Three posts, the second (``viral``) holding ``OVERFLOWING_LIKES``: ``overflowing``'s model gives its logits of
+    both tasks as NaN, the others' finite."""
+    likes = [3, OVERFLOWING_LIKES, 0]
+    return [{"id": name, "text": f"a {name} post", "meta": {"likes": n}} for name, n in zip(["a", "viral", "b"], likes)]
+
+
+@pytest.fixture(scope="session")
+def overflowing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A tiny detector reading text and a count of likes, with a binary and a multiclass head, whose projection of
+    ``log1p(likes)`` is so large that a post of ``OVERFLOWING_LIKES`` overflows float32 (infinite features, NaN
+    logits), as a diverged model meeting a value beyond those it was trained on does; saved, and exported with
+    ``faim export``: ``(saved model, export)``."""
+    import torch
+
+    from faim import Detector, WholePostModel
+    from faim.cli.main import main
+    from faim.data.targets import TaskSpec
+    from faim.encoders.meta_numeric import MetaNumericEncoder
+    from faim.encoders.tiny_text import TinyTextEncoder
+    from faim.fusion import ConcatFusion
+    from faim.tasks import BinaryHead, MulticlassHead
+
+    torch.manual_seed(0)
+    meta = MetaNumericEncoder(["likes"], dim=8)
+    with torch.no_grad():
+        meta.projection[0].weight[:, 0] = 1e37  # log1p(1e30) = 69 of these passes float32's 3.4e38
+    encoders = {"text": TinyTextEncoder(dim=16), "meta": meta}
+    heads = {"harm": BinaryHead(16), "topic": MulticlassHead(16, num_classes=3)}
+    model = WholePostModel(encoders, ConcatFusion({"text": 16, "meta": 8}, dim=16), heads)
+    tasks = [TaskSpec("harm", "binary", ("no", "yes")), TaskSpec("topic", "multiclass", ("a", "b", "c"))]
+    root = tmp_path_factory.mktemp("overflowing")
+    Detector(model, tasks).save(root / "model")
+    assert main(["export", str(root / "model"), "-o", str(root / "export")]) == 0
+    return root / "model", root / "export"
+
+
+def overflowing_run(model: Path, root: Path, *options: str, command: str = "score") -> list[dict]:
+    """The output rows of ``overflowing_posts()`` written to ``root/dump.jsonl`` and scored by ``faim score`` (or
+    ``command``) with ``model`` and ``options``, in input order."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from faim.cli.main import main
+
+    dump = root / "dump.jsonl"
+    dump.write_text("".join(json.dumps(post) + "\n" for post in overflowing_posts()), encoding="utf-8")
+    assert main([command, str(model), str(dump), "-o", str(root / "out"), "--workers", "1", *options]) == 0
+    return pq.read_table(root / "out").to_pylist()
+
+
+def check_overflowing_rows(rows: list[dict], dump: Path) -> None:
+    """The row of the post whose scores are not finite (``overflowing_posts()``'s second) records them as its error,
+    naming it and its tasks; the others are scored."""
+    assert [(row["id"], row["error_kind"]) for row in rows] == [("a", None), ("viral", "scores"), ("b", None)]
+    said = "the model's scores (logits) of tasks 'harm', 'topic' are not finite (NaN or infinite)"
+    assert rows[1]["error"].startswith(f"{dump}:2 (post id='viral'): {said}")
+    assert rows[1]["harm"] is None and rows[1]["topic.a"] is None
+    for row in rows[::2]:
+        assert 0 <= row["harm"] <= 1 and row["topic.a"] + row["topic.b"] + row["topic.c"] == pytest.approx(1)

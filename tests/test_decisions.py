@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 import torch
 
-from faim.decisions import decision_probabilities
+from faim.data.post import Post
+from faim.decisions import decision_probabilities, nonfinite_tasks, refuse_nonfinite
 
 HARM = SimpleNamespace(name="harm", type="binary", labels=["ok", "harm"])
 TOPIC = SimpleNamespace(name="topic", type="multiclass", labels=["a", "b", "c"])
@@ -123,3 +124,16 @@ def test_a_probability_given_as_text_is_refused_naming_the_task(task, probabilit
     message = rf"^task '{task.name}' \({task.type}\): expected probabilities as numbers, got text: {text}; "
     with pytest.raises(ValueError, match=message):
         decision_probabilities(task, probabilities)
+
+
+def test_only_the_posts_and_tasks_whose_logits_are_not_finite_are_named_infinite_ones_too() -> None:
+    logits = {
+        "harm": np.array([0.3, np.inf, 1.0, -np.inf]),
+        "topic": np.array([[0.0] * 3, [1, 2, 3], [np.nan, 0, 0], [4] * 3]),
+    }
+    assert nonfinite_tasks([HARM, TOPIC], logits) == {1: ["harm"], 2: ["topic"], 3: ["harm"]}
+    posts = [Post(str(index), text="x", origin=f"post {index}") for index in range(4)]
+    said = r"^post 1 \(post id='1'\): the model's scores \(logits\) of task 'harm' are not finite \(NaN or infinite\)"
+    with pytest.raises(ValueError, match=rf"{said}.* \(3 posts in all\); leave them out to score the others$"):
+        refuse_nonfinite(posts, [HARM, TOPIC], logits)
+    refuse_nonfinite(posts[:1], [HARM, TOPIC], {name: values[:1] for name, values in logits.items()})

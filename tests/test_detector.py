@@ -10,7 +10,7 @@ from unittest import mock
 import numpy as np
 import pytest
 import torch
-from conftest import calibrated, check_rows_in_input_order, pooling_detector, tiny_recipe
+from conftest import calibrated, check_rows_in_input_order, overflowing_posts, pooling_detector, tiny_recipe
 from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
 
@@ -132,6 +132,21 @@ def test_a_post_that_cannot_be_read_is_named_by_its_index_where_it_has_no_origin
     assert [row["id"] for row in scorer.score(posts[:1])] == ["a"]
     with pytest.raises(PostError, match=rf"^file.jsonl:3 \(post id='b'\) field '{field}': "):
         scorer.score([Post(**post, origin=f"file.jsonl:{line}") for line, post in enumerate(given, 2)])
+
+
+@pytest.mark.parametrize("served", [False, True])
+def test_a_post_whose_scores_are_not_finite_is_refused_naming_it_and_its_tasks(
+    served: bool, overflowing: tuple[Path, Path]
+) -> None:
+    scorer = faim.runtime.load(overflowing[1]) if served else Detector.load(overflowing[0])
+    posts = overflowing_posts()
+    said = r"the model's scores \(logits\) of tasks 'harm', 'topic' are not finite \(NaN or infinite\), "
+    with pytest.raises(ValueError, match=rf"^post 1 \(post id='viral'\): {said}.*; leave it out to score the others$"):
+        scorer.score(posts, batch_size=2)
+    with pytest.raises(ValueError, match=rf"^file.jsonl:3 \(post id='viral'\): {said}"):
+        scorer.score([Post(**post, origin=f"file.jsonl:{line}") for line, post in enumerate(posts, 2)])
+    rows = scorer.score(posts[::2])
+    assert [row["id"] for row in rows] == ["a", "b"] and all(0 <= row["harm"] <= 1 for row in rows)
 
 
 @pytest.mark.parametrize("served", [False, True])

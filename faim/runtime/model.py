@@ -13,7 +13,14 @@ import onnxruntime
 
 from faim.data.elements import PostError, checked_elements, posts_to_read, read_each, readable_posts
 from faim.data.post import Post, length_batches
-from faim.decisions import check_task_type, decide, decision_probabilities, score_rows, task_spec
+from faim.decisions import (
+    check_task_type,
+    decide,
+    decision_probabilities,
+    refuse_nonfinite,
+    score_rows,
+    task_spec,
+)
 from faim.file_digests import file_finder
 from faim.preprocess.pixels import is_number
 from faim.runtime.bundle import (
@@ -377,12 +384,19 @@ class ExportedModel:
                 ``posts`` (``posts_to_read``).
         """
         items = posts_to_read(posts, list(self.encoders))
-        batches, positions = length_batches(items, batch_size)
+        return [post.id for post in items], self.predict_named(items, batch_size)
+
+    def predict_named(self, posts: list[Post], batch_size: int = 64) -> dict[str, np.ndarray]:
+        """``predict``'s outputs of posts as ``posts_to_read`` gives them (each named as an error names it).
+
+        Raises:
+            TypeError, ValueError, PostError: As ``predict``, but for the posts ``posts_to_read`` refuses.
+        """
+        batches, positions = length_batches(posts, batch_size)
         outputs = [self.outputs(batch) for batch in batches]
-        ids = [post.id for post in items]
         if not outputs:
-            return ids, self.no_outputs()
-        return ids, {name: np.concatenate([batch[name] for batch in outputs])[positions] for name in outputs[0]}
+            return self.no_outputs()
+        return {name: np.concatenate([batch[name] for batch in outputs])[positions] for name in outputs[0]}
 
     def score(
         self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, pool_by_image: bool = False
@@ -392,15 +406,19 @@ class ExportedModel:
         Raises:
             ValueError: With ``pool_by_image``: the runtime scores posts one by one.
             PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
+            ValueError: On a post whose logits of some task are not finite, naming it as ``predict`` names a post
+                and the tasks (``faim.decisions.refuse_nonfinite``).
         """
         if pool_by_image:
             raise ValueError(
                 f"{self.source}: scoring pooled by picture is not available on the exported runtime; "
                 "score these posts with the saved model (faim.load, or faim score --pool-by-image)"
             )
-        ids, outputs = self.predict(posts, batch_size)
+        named = posts_to_read(posts, list(self.encoders))
+        outputs = self.predict_named(named, batch_size)
+        refuse_nonfinite(named, self.tasks, {task.name: outputs[logits_name(task.name)] for task in self.tasks})
         probabilities = {task.name: outputs[probabilities_name(task.name)] for task in self.tasks}
-        return score_rows(ids, self.tasks, probabilities)
+        return score_rows([post.id for post in named], self.tasks, probabilities)
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
         """Whole-post embeddings ``[N, D]`` (float32), in input order.

@@ -16,13 +16,13 @@ import pyarrow as pa
 from faim.artifact_manifest import MANIFEST, fused_kinds, is_export, read_manifest, read_meta_fields
 from faim.data.columns import ColumnMap
 from faim.data.post import Post
-from faim.runtime.bundle import EMBEDDING, ExportError, probabilities_name
+from faim.runtime.bundle import EMBEDDING, ExportError, logits_name, probabilities_name
 from faim.runtime.model import ExportedModel, checked_manifest
 from faim.scoring.inputs import Shard
 from faim.scoring.manifest import absolute_image_root, check_resumable, writing_run
 from faim.scoring.output import output_schema, output_table, score_columns, write_shard
 from faim.scoring.report import ShardReport
-from faim.scoring.rows import ShardRows, readable_batches, warn_unheld_in_run
+from faim.scoring.rows import ShardRows, readable_batches, set_aside_nonfinite, warn_unheld_in_run
 from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.weights import sha256_file
 
@@ -71,6 +71,9 @@ class ExportedShardScorer:
         if outputs:
             merged = {name: np.concatenate([batch[name] for batch in outputs]) for name in outputs[0]}
             if self.scores:
+                logits = {task.name: merged[logits_name(task.name)] for task in self.model.tasks}
+                kept = set_aside_nonfinite(scored, self.model.tasks, logits, errors)
+                merged = {name: values[kept] for name, values in merged.items()}
                 probabilities = {task.name: merged[probabilities_name(task.name)] for task in self.model.tasks}
                 columns = score_columns(self.model.tasks, self.model.decisions, probabilities)
             if self.embeddings:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
+
+import numpy as np
 
 from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, reads_nothing
@@ -15,6 +17,7 @@ from faim.data.native import cell_text
 from faim.data.post import ADDED_META, Post, post_name, shortest_text_first
 from faim.data.preflight import MAP_KIND, MAP_META, unheld_kinds, warn_unheld, warn_unread_meta
 from faim.data.tabular import jsonl_object, jsonl_text, parse_number, row_name, utf8
+from faim.decisions import Task, nonfinite_scores, nonfinite_tasks
 from faim.scoring.inputs import Shard, own_shards
 from faim.scoring.report import Held
 from faim.wording import plural
@@ -59,6 +62,23 @@ def readable_batches(
         scored.extend(kept)
         if kept:
             yield batch
+
+
+def set_aside_nonfinite(
+    scored: list[tuple[int, Post]], tasks: Sequence[Task], logits: Mapping[str, np.ndarray], errors: list[RowError]
+) -> list[int]:
+    """The rows of ``logits`` (task → the raw logits of the posts ``scored``, in its order) of the posts whose logits
+    are all finite, for the caller to keep; each other post (``nonfinite_tasks``) leaves ``scored`` and becomes its
+    row's error in ``errors``, of kind ``scores``, naming it and the tasks whose logits are not finite."""
+    found = nonfinite_tasks(tasks, logits)
+    for row, names in found.items():
+        post = scored[row][1]
+        errors.append(
+            RowError(post.origin, post.id, "scores", f"{post_name(post.origin, post.id)}: {nonfinite_scores(names)}")
+        )
+    kept = [row for row in range(len(scored)) if row not in found]
+    scored[:] = [scored[row] for row in kept]
+    return kept
 
 
 def decode_cells(

@@ -28,7 +28,7 @@ from faim.scoring.output import (
     write_shard,
 )
 from faim.scoring.report import ShardReport
-from faim.scoring.rows import ShardRows, readable_batches
+from faim.scoring.rows import ShardRows, readable_batches, set_aside_nonfinite
 
 
 class ShardScorer:
@@ -70,7 +70,7 @@ class ShardScorer:
         self.image_root = Path(image_root) if image_root else None
         self.batch_size = batch_size
         self.schema = output_schema(detector.tasks, scores, embeddings, "inputs" if pool_by_image else None)
-        self.embeddings = embeddings
+        self.scores, self.embeddings = scores, embeddings
         self.caller_threads = torch.get_num_threads()
 
     @classmethod
@@ -101,6 +101,8 @@ class ShardScorer:
             embeddings=self.embeddings,
             device=self.device,
         )
+        if self.scores:
+            predictions = predictions.rows(set_aside_nonfinite(scored, self.detector.tasks, predictions.logits, errors))
         return output_table(self.schema, scored, self.scored_columns(predictions) if scored else {}, errors)
 
     def collated(self, posts: list[Post]) -> tuple[PostBatch, list]:
@@ -110,9 +112,10 @@ class ShardScorer:
 
     def scored_columns(self, predictions: Predictions) -> dict[str, list[Any]]:
         """Output columns of the scored posts, from their predictions (in order)."""
-        columns = score_columns(
-            self.detector.tasks, self.detector.decisions, self.detector.probabilities(predictions.logits)
-        )
+        columns: dict[str, list[Any]] = {}
+        if self.scores:
+            probabilities = self.detector.probabilities(predictions.logits)
+            columns = score_columns(self.detector.tasks, self.detector.decisions, probabilities)
         if self.embeddings:
             columns["embedding"] = predictions.embeddings.tolist()
         if self.link_kind is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import tiny_recipe
+from conftest import check_overflowing_rows, overflowing_run, tiny_recipe
 from PIL import Image
 
 import faim
@@ -133,6 +133,23 @@ def test_each_bad_input_kind_is_recorded(tiny_model_dir: Path, tmp_path: Path, m
     ids = ["ok", "missing", "truncated", "garbage", "bomb", "empty", None, "text-only", "badtype", "latin1",
            "half-emoji", "half-emoji-comment"]  # fmt: skip
     assert [rows[str(line)]["id"] for line in range(1, 13)] == ids  # only the line that is not JSON has none
+
+
+def test_a_post_whose_scores_are_not_finite_is_its_rows_error_and_the_others_are_scored(
+    overflowing: tuple[Path, Path], tmp_path: Path
+) -> None:
+    check_overflowing_rows(overflowing_run(overflowing[0], tmp_path), tmp_path / "dump.jsonl")
+
+
+def test_a_post_whose_scores_are_not_finite_is_embedded_where_no_score_is_written(
+    overflowing: tuple[Path, Path], tmp_path: Path
+) -> None:
+    rows = overflowing_run(overflowing[0], tmp_path, command="embed")
+    assert [(row["id"], row["error_kind"], len(row["embedding"])) for row in rows] == [
+        ("a", None, 16),
+        ("viral", None, 16),
+        ("b", None, 16),
+    ]
 
 
 def test_wrong_schema_is_an_error_on_every_row(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import edited_model, export_posts, tiny_recipe, without_packages
+from conftest import (
+    check_overflowing_rows,
+    edited_model,
+    export_posts,
+    overflowing_run,
+    tiny_recipe,
+    without_packages,
+)
 
 from faim.artifact_manifest import MANIFEST, ArtifactError
 from faim.cli.main import main
@@ -111,6 +118,13 @@ def test_an_export_scores_a_dump_as_the_saved_model_does_with_torch_blocked_in_e
                 assert ours[name] == pytest.approx(value, abs=1e-4), (ours["id"], name)
             elif name != "error":
                 assert ours[name] == value, (ours["id"], name)
+
+
+def test_a_post_whose_scores_are_not_finite_is_its_rows_error_and_the_others_are_scored(
+    overflowing: tuple[Path, Path], tmp_path: Path
+) -> None:
+    rows = overflowing_run(overflowing[1], tmp_path, "--runtime", "onnx")
+    check_overflowing_rows(rows, tmp_path / "dump.jsonl")
 
 
 def test_a_saved_model_is_exported_once_into_the_output_and_a_run_resumes_on_it(
