@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import numbers
 import sys
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,31 +162,38 @@ def checked_id(origin: str, value: Any) -> str:
 
 
 EXACT_FLOAT_INTEGERS = 2**53
-"""The bound within which every integer is a float exactly: a whole float id past it (a tweet id read through a
-float column) may not be the integer the data held, so it is refused rather than read as another post's id."""
+"""The bound below which a whole float is the one integer it reads as: a whole float id at it or past it (a tweet
+id read through a float column) may not be the integer the data held, so it is refused rather than read as another
+post's id."""
 
 
 def id_text(value: Any, where: str) -> str:
-    """An id given (not missing) as text: a string as it is, an integer (numpy's too) in decimal, and a float that is
-    a whole number within ``EXACT_FLOAT_INTEGERS`` as that integer (``123.0``, as pandas gives an integer column
-    holding a null, and a Parquet double column, reads ``"123"``), so that scores join back to the posts by id.
+    """An id given (not missing) as text: a string as it is, a UUID in its canonical form, an integer (numpy's too) and
+    a whole decimal (a Parquet ``decimal(38, 0)`` column, as warehouses export their integers) in decimal digits,
+    and a float that is a whole number below ``EXACT_FLOAT_INTEGERS`` as that integer (``123.0``, as pandas gives an
+    integer column holding a null, and a Parquet double column, reads ``"123"``), so that scores join back to the
+    posts by id.
 
     Raises:
         ValueError: Naming ``where`` (the post and its field), on any other value: a mapping, a list, a boolean, a
-            float that is not a whole number or is one past ``EXACT_FLOAT_INTEGERS``, bytes.
+            number that is not whole, a float of ``EXACT_FLOAT_INTEGERS`` or past it, bytes, a date.
     """
-    if isinstance(value, str):
+    if isinstance(value, (str, uuid.UUID)):
         return str(value)
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return str(int(value))
     expected = f"{where}: expected a string or an integer, got"
+    if isinstance(value, decimal.Decimal) and value.is_finite():
+        if value != value.to_integral_value():
+            raise ValueError(f"{expected} {value!r}, a number that is not whole")
+        return str(int(value))
     if is_real(value) and not isinstance(value, bool):
         if not float(value).is_integer():
             raise ValueError(f"{expected} {value!r}, a number that is not whole")
-        if abs(value) > EXACT_FLOAT_INTEGERS:
+        if abs(value) >= EXACT_FLOAT_INTEGERS:
             raise ValueError(
-                f"{expected} the float {value!r}, past 2**53, beyond which a float may not be the integer written: "
-                "write ids as strings or integers"
+                f"{expected} the float {value!r}, 2**53 or past it, where a float may not be the integer written "
+                "(2**53 + 1 reads as 2**53): write ids as strings or integers"
             )
         return str(int(value))
     raise ValueError(f"{expected} {a_type(value)} ({value!r})")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from decimal import Decimal
+from uuid import UUID
 
 import numpy as np
 import pandas as pd
@@ -198,7 +200,17 @@ def test_a_post_whose_id_is_missing_takes_its_place_as_its_id_as_a_files_row_its
 
 @pytest.mark.parametrize(
     ("ident", "read"),
-    [("a", "a"), (7, "7"), (np.int64(7), "7"), (7.0, "7"), (np.float64(-3.0), "-3"), (2.0**53, "9007199254740992")],
+    [
+        ("a", "a"),
+        (7, "7"),
+        (np.int64(7), "7"),
+        (7.0, "7"),
+        (np.float64(-3.0), "-3"),
+        (2.0**53 - 1, "9007199254740991"),
+        (Decimal("1234567890123456789012"), "1234567890123456789012"),  # a warehouse's decimal(38, 0)
+        (Decimal("12.000"), "12"),
+        (UUID("12345678-1234-5678-1234-567812345678"), "12345678-1234-5678-1234-567812345678"),
+    ],
 )
 def test_an_id_is_a_string_or_an_integer_a_whole_float_read_as_that_integer(ident, read: str) -> None:
     assert [post.id for post in as_posts([{"id": ident, "text": "x"}])] == [read]
@@ -215,7 +227,9 @@ def test_an_id_is_a_string_or_an_integer_a_whole_float_read_as_that_integer(iden
         (b"7", "got a bytes (b'7')"),
         (7.5, "got 7.5, a number that is not whole"),
         (float("inf"), "got inf, a number that is not whole"),
-        (1e20, "got the float 1e+20, past 2**53, beyond which a float may not be the integer written"),
+        (1e20, "got the float 1e+20, 2**53 or past it, where a float may not be the integer written"),
+        (2.0**53, "got the float 9007199254740992.0, 2**53 or past it"),  # 2**53 + 1 read through a float
+        (Decimal("7.5"), "got Decimal('7.5'), a number that is not whole"),
     ],
 )
 def test_an_id_of_another_type_is_refused_naming_the_post_and_field_not_read_as_its_python_text(
