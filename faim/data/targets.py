@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
 from faim.data.post import list_as_text
@@ -70,6 +71,8 @@ class TaskSpec:
         if text in self.labels:
             return self.labels.index(text)
         numbered = self.numbered
+        if numbered and NUMBER.fullmatch(text) and (same := self.numbered_as(float(text))) is not None:
+            return same
         if not numbered and spells_int(text) and 0 <= int(text) < len(self.labels):
             return int(text)
         if self.type == "binary" and text.lower() in TRUE_WORDS | FALSE_WORDS and not (numbered and spells_int(text)):
@@ -80,7 +83,7 @@ class TaskSpec:
             forms = f"one of {list(self.labels)} or a class index from 0 to {len(self.labels) - 1}"
         if self.type == "binary":
             forms += " or true/false, yes/no (a share of annotators, say, is decided into one of them first)"
-        if isinstance(value, bool):
+        if isinstance(value, (bool, np.bool_)):
             hint = "; a boolean is a binary task's label alone: give the class by name"
         else:
             hint = "" if numbered else self.counted_from_one(text)
@@ -88,6 +91,12 @@ class TaskSpec:
         if self.type == "multilabel":
             problem += list_as_text(value, "labels") + self.run_together(text)
         raise ValueError(f"{where}: {problem}" if where else problem)
+
+    def numbered_as(self, number: float) -> int | None:
+        """The class whose label spells ``number`` as a number (``2`` or ``2.0`` of ``labels: [1.0, 2.0]``), if any."""
+        return next(
+            (i for i, label in enumerate(self.labels) if NUMBER.fullmatch(label) and float(label) == number), None
+        )
 
     def run_together(self, text: str) -> str:
         """What to say of a multilabel task's label ``text`` that is several of its labels separated by commas,

@@ -76,7 +76,7 @@ def refuse_head_loss(
     if not unlabelled:
         raise ValueError(
             f"{given}{plural(batch.size, 'post')}, every one labelled for it: a loss computed from probabilities "
-            "overflows on large logits (the log of a sigmoid of 200 is -inf); compute it from the logits "
+            "overflows on large logits (log(sigmoid(-200)) is -inf in float32); compute it from the logits "
             "(torch.nn.functional.binary_cross_entropy_with_logits, cross_entropy)"
         )
     raise ValueError(
