@@ -70,10 +70,12 @@ class ExportedShardScorer:
         columns: dict[str, list[Any]] = {}
         if outputs:
             merged = {name: np.concatenate([batch[name] for batch in outputs]) for name in outputs[0]}
+            tasks = self.model.tasks if self.scores else []
+            logits = {task.name: merged[logits_name(task.name)] for task in tasks}
+            embeddings = merged[EMBEDDING] if self.embeddings else None
+            kept = set_aside_nonfinite(scored, tasks, logits, errors, embeddings)
+            merged = {name: values[kept] for name, values in merged.items()}
             if self.scores:
-                logits = {task.name: merged[logits_name(task.name)] for task in self.model.tasks}
-                kept = set_aside_nonfinite(scored, self.model.tasks, logits, errors)
-                merged = {name: values[kept] for name, values in merged.items()}
                 probabilities = {task.name: merged[probabilities_name(task.name)] for task in self.model.tasks}
                 columns = score_columns(self.model.tasks, self.model.decisions, probabilities)
             if self.embeddings:

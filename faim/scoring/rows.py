@@ -64,18 +64,29 @@ def readable_batches(
             yield batch
 
 
+NONFINITE_EMBEDDING = "the model's embedding of the post is not finite (NaN or infinite)"
+"""What is said of a post whose whole-post embedding, written where no score is, is not finite."""
+
+
 def set_aside_nonfinite(
-    scored: list[tuple[int, Post]], tasks: Sequence[Task], logits: Mapping[str, np.ndarray], errors: list[RowError]
+    scored: list[tuple[int, Post]],
+    tasks: Sequence[Task],
+    logits: Mapping[str, np.ndarray],
+    errors: list[RowError],
+    embeddings: np.ndarray | None = None,
 ) -> list[int]:
-    """The rows of ``logits`` (task → the raw logits of the posts ``scored``, in its order) of the posts whose logits
+    """The rows of ``logits`` (task → the raw logits of the posts ``scored``, in its order; the scores of ``tasks``
+    are written) and of ``embeddings`` (``[N, D]``, where they are written) of the posts whose logits and embedding
     are all finite, for the caller to keep; each other post (``nonfinite_tasks``) leaves ``scored`` and becomes its
-    row's error in ``errors``, of kind ``scores``, naming it and the tasks whose logits are not finite."""
-    found = nonfinite_tasks(tasks, logits)
-    for row, names in found.items():
+    row's error in ``errors``, of kind ``scores``, naming it and the tasks whose logits are not finite (or saying its
+    embedding is not, where its logits are or none is written)."""
+    found = {row: nonfinite_scores(names) for row, names in nonfinite_tasks(tasks, logits).items()}
+    if embeddings is not None:
+        for row in np.flatnonzero(~np.isfinite(embeddings).all(axis=1)):
+            found.setdefault(int(row), NONFINITE_EMBEDDING)
+    for row, problem in sorted(found.items()):
         post = scored[row][1]
-        errors.append(
-            RowError(post.origin, post.id, "scores", f"{post_name(post.origin, post.id)}: {nonfinite_scores(names)}")
-        )
+        errors.append(RowError(post.origin, post.id, "scores", f"{post_name(post.origin, post.id)}: {problem}"))
     kept = [row for row in range(len(scored)) if row not in found]
     scored[:] = [scored[row] for row in kept]
     return kept

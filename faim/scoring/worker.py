@@ -101,8 +101,10 @@ class ShardScorer:
             embeddings=self.embeddings,
             device=self.device,
         )
-        if self.scores:
-            predictions = predictions.rows(set_aside_nonfinite(scored, self.detector.tasks, predictions.logits, errors))
+        if self.scores or self.embeddings:
+            tasks = self.detector.tasks if self.scores else []
+            embeddings = predictions.embeddings if self.embeddings else None
+            predictions = predictions.rows(set_aside_nonfinite(scored, tasks, predictions.logits, errors, embeddings))
         return output_table(self.schema, scored, self.scored_columns(predictions) if scored else {}, errors)
 
     def collated(self, posts: list[Post]) -> tuple[PostBatch, list]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -141,15 +142,18 @@ def test_a_post_whose_scores_are_not_finite_is_its_rows_error_and_the_others_are
     check_overflowing_rows(overflowing_run(overflowing[0], tmp_path), tmp_path / "dump.jsonl")
 
 
-def test_a_post_whose_scores_are_not_finite_is_embedded_where_no_score_is_written(
-    overflowing: tuple[Path, Path], tmp_path: Path
+@pytest.mark.parametrize("runtime", ["torch", "onnx"])
+def test_a_post_whose_embedding_is_not_finite_is_its_rows_error_where_no_score_is_written(
+    overflowing: tuple[Path, Path], tmp_path: Path, runtime: str
 ) -> None:
-    rows = overflowing_run(overflowing[0], tmp_path, command="embed")
-    assert [(row["id"], row["error_kind"], len(row["embedding"])) for row in rows] == [
-        ("a", None, 16),
-        ("viral", None, 16),
-        ("b", None, 16),
-    ]
+    model = overflowing[0] if runtime == "torch" else overflowing[1]
+    rows = overflowing_run(model, tmp_path, "--runtime", runtime, command="embed")
+    assert [(row["id"], row["error_kind"]) for row in rows] == [("a", None), ("viral", "scores"), ("b", None)]
+    assert rows[1]["error"].endswith(
+        "(post id='viral'): the model's embedding of the post is not finite (NaN or infinite)"
+    )
+    assert rows[1]["embedding"] is None
+    assert all(np.isfinite(row["embedding"]).all() and len(row["embedding"]) == 16 for row in (rows[0], rows[2]))
 
 
 def test_wrong_schema_is_an_error_on_every_row(tiny_model_dir: Path, tmp_path: Path) -> None:
