@@ -48,7 +48,15 @@ def test_a_mapped_list_that_is_not_yaml_is_refused_on_one_line_naming_the_option
         "(while parsing a flow sequence at line 1, column 1)"
     )
     (tmp_path / "posts.jsonl").write_text('{"text": "a"}\n', encoding="utf-8")
-    arguments = ["score", str(tmp_path), str(tmp_path / "posts.jsonl"), "--map", "images=[a", "-o", str(tmp_path / "o")]
+    arguments = [
+        "score",
+        str(tmp_path / "model"),
+        str(tmp_path / "posts.jsonl"),
+        "--map",
+        "images=[a",
+        "-o",
+        str(tmp_path / "o"),
+    ]
     assert main(arguments) == 2
     assert capsys.readouterr().err.splitlines() == [
         "faim score: error: --map images: the value '[a' is not YAML at line 1, column 3: expected ',' or ']', but "
