@@ -184,14 +184,16 @@ def is_built_in(cls: type) -> bool:
     return cls.__module__.split(".")[0] == "faim"
 
 
+def interactive_session() -> bool:
+    """Whether this process runs an interactive session (a notebook, ``python -c``): a ``__main__`` without a file,
+    which a spawned process (a DataLoader's or a scoring run's worker) cannot import."""
+    return getattr(sys.modules.get("__main__"), "__file__", None) is None
+
+
 def defined_interactively(cls: type | Callable[..., Any]) -> bool:
-    """Whether the class or function ``cls`` was defined in an interactive session (a notebook, ``python -c``): in a
-    ``__main__`` without a file, which a spawned process (a DataLoader's or a scoring run's worker) cannot import, so
-    cannot find it."""
-    return (
-        getattr(cls, "__module__", None) == "__main__"
-        and getattr(sys.modules.get("__main__"), "__file__", None) is None
-    )
+    """Whether the class or function ``cls`` was defined in an interactive session (``interactive_session``), in its
+    ``__main__``, so that a spawned process cannot find it."""
+    return getattr(cls, "__module__", None) == "__main__" and interactive_session()
 
 
 def qualified_name(cls: type | Callable[..., Any]) -> str:

@@ -3,7 +3,6 @@ resumably (``faim.scoring.runner``); and pooled by picture afterwards where the 
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from faim.artifact_manifest import fused_kinds, read_manifest, read_meta_fields,
 from faim.components import load_plugins, registries
 from faim.data.columns import ColumnMap
 from faim.detector import POOLING_KIND, Detector
-from faim.registry import defined_interactively, qualified_name
+from faim.registry import defined_interactively, interactive_session, qualified_name
 from faim.scoring.manifest import PER_POST_DIR, absolute_image_root, writing_run
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
@@ -176,7 +175,7 @@ def refuse_components_workers_cannot_import(model_dir: Path) -> None:
     Raises:
         ValueError: Naming the component's recipe path, its type and class, and the remedies.
     """
-    if getattr(sys.modules.get("__main__"), "__file__", None) is not None:
+    if not interactive_session():
         return  # no class can be defined interactively: the recipe is not read
     model = read_recipe(model_dir).model
     specs = [("model.fusion", "fusion", model["fusion"])]
