@@ -14,9 +14,9 @@ workers never import torch."""
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     what = "per-task scores and decisions" if name == "score" else "whole-post embeddings"
     torch_only = (
-        "--bf16, --compile, --device cuda and --pool-by-image"
+        "--exact, --bf16, --compile, --device cuda and --pool-by-image"
         if name == "score"
-        else "--bf16, --compile and --device cuda"
+        else "--exact, --bf16, --compile and --device cuda"
     )
     parser = sub.add_parser(
         name,

@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         common |= {"options": options, "device": args.device, "pool_by_image": pool_by_image}
     else:
         torch_only = {
+            "--exact": args.exact,
             "--bf16": args.bf16,
             "--compile": args.compile,
             "--device": args.device != "cpu",
@@ -56,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
         }
         if wrong := [flag for flag, given in torch_only.items() if given]:
             raise ValueError(
-                f"{', '.join(wrong)}: only with --runtime torch (the onnx runtime scores on CPUs, post by post)"
+                f"{', '.join(wrong)}: only with --runtime torch (the onnx runtime scores its export on CPUs, post "
+                "by post, in fp32 with full JPEG decoding)"
             )
     module, function = RUNTIMES[args.runtime]
     score = getattr(importlib.import_module(module), function)

@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 import faim.scoring.engine
+import faim.scoring.exported
 from faim.cli.main import main
 from faim.scoring.options import ScoringOptions
 
@@ -63,6 +64,22 @@ def test_scores_into_the_model_or_a_folder_inside_it_are_refused_before_the_run_
 def test_exact_and_bf16_together_are_refused(engine_calls, capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     assert main(["score", "model", "dump.jsonl", "-o", str(tmp_path / "out"), "--exact", "--bf16"]) == 2
     assert "--exact and --bf16: choose one" in capsys.readouterr().err and not engine_calls
+
+
+def test_exact_with_the_onnx_runtime_is_refused_saying_what_it_scores_with(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, tmp_path: Path
+) -> None:
+    calls: list[dict[str, Any]] = []
+
+    def record(model: str, dump: str, out: str, **kwargs: Any) -> str:
+        calls.append(kwargs)
+        return "scored"
+
+    monkeypatch.setattr(faim.scoring.exported, "score_exported", record)
+    assert main(["score", "model", "dump.jsonl", "-o", str(tmp_path / "out"), "--runtime", "onnx", "--exact"]) == 2
+    error = capsys.readouterr().err
+    assert "faim score: error: --exact: only with --runtime torch" in error
+    assert "in fp32 with full JPEG decoding" in error and not calls
 
 
 @pytest.mark.parametrize("option", ["--batch-size", "--shard-rows", "--workers"])
