@@ -48,7 +48,7 @@ from typing import Any, Literal, TypedDict
 from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.slices import MIN_SIZE
 from faim.eval.tables import format_ece_range, format_value, markdown_table, text_table, with_change
-from faim.folders import write_text_whole
+from faim.folders import WRITTEN, write_text_whole
 from faim.notices import FaimWarning
 
 TaskType = Literal["binary", "multiclass", "multilabel"]
@@ -91,9 +91,6 @@ class Results(TypedDict):
 
 REPORT_FILES = {"json": "metrics.json", "markdown": "metrics.md"}
 """The files ``write_report`` writes, by the key it returns each under."""
-
-WRITTEN = "written.json"
-"""The record in a report folder of the files the last run wrote there (``replace_written``)."""
 
 WRITER = "faim eval"
 """What the record of an evaluation's folder (``WRITTEN``) names as its writer, under ``"writer"``: a file of that

@@ -18,6 +18,10 @@ from pathlib import Path
 from faim.file_digests import portable
 from faim.notices import FaimWarning
 
+WRITTEN = "written.json"
+"""The record a faim command keeps in a folder it writes a report into (``faim eval``'s, ``faim calibrate``'s) of the
+files the last run wrote there (``faim.eval.report.replace_written``), naming the command under ``"writer"``."""
+
 
 def check_folder_path(path: Path) -> None:
     """Refuse a folder to write into (``path``, made if absent) that is a file or lies inside one, or inside a link to
@@ -400,3 +404,17 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
         raise KeyboardInterrupt(
             f"{target} is written whole; what it held before, {left}, is removed by the next write of {target}"
         ) from error
+
+
+def holds_faim_report(folder: Path) -> bool:
+    """Whether ``folder`` holds the record (``WRITTEN``) a faim command keeps of a report it wrote there: a JSON object
+    naming a ``faim`` command as its writer and listing files (a file of that name holding anything else is not)."""
+    try:
+        record = json.loads((folder / WRITTEN).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(record, dict)
+        and str(record.get("writer")).startswith("faim ")
+        and isinstance(record.get("files"), list)
+    )

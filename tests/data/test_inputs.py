@@ -20,6 +20,7 @@ from faim.data.hateful_memes import HatefulMemesSource
 from faim.data.inputs import check_exists, close_reading, find_inputs, input_name
 from faim.data.native import read_delimited
 from faim.data.sources import JsonlSource, read_posts
+from faim.eval.report import WRITTEN, replace_written
 from faim.notices import FaimWarning
 from faim.scoring.engine import score_dump
 from faim.scoring.inputs import read_shards
@@ -129,6 +130,22 @@ def test_a_folder_holding_a_scoring_run_inside_a_folder_is_not_read_as_input(tmp
     (tmp_path / "scores" / "_run.json").write_text("{}", encoding="utf-8")
     pq.write_table(pa.table({"id": ["posts-0"]}), tmp_path / "scores" / "part-00000-000000.parquet")
     assert find_inputs(tmp_path) == [posts]
+
+
+def test_a_report_faim_eval_wrote_inside_a_folder_is_not_read_as_input_by_a_folder_or_a_glob(tmp_path: Path) -> None:
+    posts = write_jsonl(tmp_path / "posts.jsonl", 1)
+    report = tmp_path / "report"  # faim eval MODEL DATA -o DATA/report
+    report.mkdir()
+    for name in ("metrics.json", "metrics.md"):
+        (report / name).write_text('{\n  "tasks": {}\n}\n', encoding="utf-8")
+    replace_written(report, ["metrics.json", "metrics.md", WRITTEN])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # metrics.md is not warned of as a file not read: the report is not read
+        assert find_inputs(tmp_path) == [posts] == find_inputs(str(tmp_path / "**" / "*.json*"))
+    theirs = tmp_path / "theirs"  # a record of that name that faim did not write is data like any other file
+    theirs.mkdir()
+    (theirs / WRITTEN).write_text(json.dumps({"files": ["a.json"]}), encoding="utf-8")
+    assert find_inputs(tmp_path) == [posts, theirs / WRITTEN]
 
 
 def test_a_glob_skips_what_a_folder_it_starts_in_skips_below_where_its_wildcards_start(
