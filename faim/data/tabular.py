@@ -253,9 +253,10 @@ def csv_records(
 ) -> Iterator[tuple[int, list[str] | str]]:
     """Each record of a CSV file's ``lines`` (a file opened as text with ``newline=""``), its header first, with the
     line it starts on (the first is line ``first``); blank lines are skipped. Quoted cells may hold the delimiter and
-    newlines; text after a closing quote joins the cell, as Python's ``csv`` reads it. A quote never closed (no quote
-    after it in the file: a later one would close it, as for any CSV reader) would take the rest of the file into its
-    cell: its record comes as what is wrong with it instead of its cells, and the lines after its first are read
+    newlines; text after a closing quote joins the cell, as Python's ``csv`` reads it, in a record of one line. A quote
+    never closed (no quote after it in the file: a later one would close it, as for any CSV reader) would take the rest
+    of the file into its cell, and a stray one closed lines later with text after it (``stray_quote``) the lines
+    between: such a record comes as what is wrong with it instead of its cells, and the lines after its first are read
     again as records of their own. So does a record Python's ``csv`` gives up on (a cell over ``MAX_CELL``), reading
     going on at the next line."""
     csv.field_size_limit(MAX_CELL)
@@ -265,6 +266,20 @@ def csv_records(
         for line in lines:
             read.append(line)
             yield line
+
+    def checked(number: int, cells: list[str], raw: list[str]) -> Iterator[tuple[int, list[str] | str]]:
+        """The record of ``raw`` (read as ``cells``), or where a stray quote took lines into it, what is wrong with
+        it and the records of its lines after the first."""
+        if quote_char and stray_quote(raw, delimiter, quote_char):
+            message = (
+                f"a quote opening a cell of this row is closed on line {number + len(raw) - 1} with text after it, "
+                "taking the lines between into the cell (a stray quote?): the row is not read, and the lines after its "
+                "first are read as rows of their own"
+            )
+            yield number, message
+            yield from csv_records(raw[1:], delimiter, quote_char, number + 1)
+        else:
+            yield number, cells
 
     reader = csv.reader(recorded(), delimiter=delimiter, **quoting(quote_char))
     held: tuple[int, list[str], list[str]] | None = None  # the last record, until it is known not to be the last
@@ -277,14 +292,14 @@ def csv_records(
         except csv.Error as error:
             number, starts = starts, first + reader.line_num
             if held is not None:
-                yield held[0], held[1]
+                yield from checked(*held)
             held = None
             read.clear()
             yield number, f"not CSV ({error})"
             continue
         number, starts = starts, first + reader.line_num
         if held is not None:
-            yield held[0], held[1]
+            yield from checked(*held)
         held = (number, cells, list(read)) if cells else None
         read.clear()
     if held is None:
@@ -294,7 +309,21 @@ def csv_records(
         yield number, "a quote opened in this row is never closed"
         yield from csv_records(raw[1:], delimiter, quote_char, number + 1)
     else:
-        yield number, cells
+        yield from checked(number, cells, raw)
+
+
+def stray_quote(raw: list[str], delimiter: str, quote_char: str) -> bool:
+    """Whether the lines of a record, more than one, hold a quoted cell followed by text after its closing quote, as
+    where a stray quote opening a cell is closed by a quote lines later (``2,"5`` then ``3,"six"``), taking the lines
+    between into that cell: text no CSV writer puts after a quote closing a cell over lines, which Python's ``csv``
+    joins to the cell without a word (it refuses it where ``strict``)."""
+    if len(raw) < 2:
+        return False
+    try:
+        list(csv.reader(raw, delimiter=delimiter, quotechar=quote_char, strict=True))
+    except csv.Error:
+        return True
+    return False
 
 
 def never_closed(raw: list[str], delimiter: str, quote_char: str) -> bool:

@@ -405,6 +405,33 @@ def test_sources_are_registered_with_explicit_arguments():
     assert isinstance(JsonlSource(), Source)
 
 
+def test_a_stray_quote_closed_lines_later_with_text_after_it_is_its_rows_error_and_the_lines_it_took_are_rows(
+    tmp_path: Path,
+) -> None:
+    text = 'id,t\n1,hello\n2,"stray\n3,third\n4,"quoted"\n5,"two\nlines"\n6,"a ""b""\nc"\n7,"x\ny"z\n'
+    assert list(csv_records(io.StringIO(text, newline=""), ",")) == [
+        (1, ["id", "t"]),
+        (2, ["1", "hello"]),
+        (3, STRAY_QUOTE.format(line=5)),
+        (4, ["3", "third"]),
+        (5, ["4", "quoted"]),
+        (6, ["5", "two\nlines"]),  # quoted cells over lines, each closed where it ends, are read as they are
+        (8, ["6", 'a "b"\nc']),
+        (10, STRAY_QUOTE.format(line=11)),
+        (11, ['y"z']),
+    ]
+    path = tmp_path / "d.csv"
+    path.write_text(text[: text.index("5,")], encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{path}:3: {re.escape(STRAY_QUOTE.format(line=5))}$"):
+        list(read_posts(path))
+
+
+STRAY_QUOTE = (
+    "a quote opening a cell of this row is closed on line {line} with text after it, taking the lines between into "
+    "the cell (a stray quote?): the row is not read, and the lines after its first are read as rows of their own"
+)
+
+
 def test_csv_records_report_a_quote_left_open_after_text_after_a_closing_one_and_a_cell_over_the_limit(
     monkeypatch,
 ) -> None:
