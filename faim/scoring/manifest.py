@@ -220,6 +220,14 @@ def check_resumable(
     recorded = recorded_identity(record, identity)
     if compared(recorded) == compared(identity):
         return record, recorded
+    if replaced := replaced_inputs(recorded, identity):
+        one = len(replaced) == 1
+        raise ValueError(
+            f"{out_dir} holds this run, but {'an input has' if one else 'inputs have'} changed since the run began "
+            f"({'; '.join(replaced)}): the rows scored from {'it' if one else 'them'} may not be "
+            f"{'its' if one else 'their'} rows now, so it is not resumed; to score the dump as it is now, pass "
+            "--overwrite (overwrite=True), or write to a new folder"
+        )
     decoding = decoding_difference(recorded, identity)
     differences = identity_differences(recorded, identity, decoding) or [f"its record differs: see {run_file}"]
     finish = ""
@@ -236,6 +244,22 @@ def compared(identity: dict[str, Any]) -> dict[str, Any]:
     """``identity`` as runs are compared: without the faim version that made it (``BEGUN_WITH``) or the names it
     gives its inputs (``INPUT_NAMES``)."""
     return {name: part for name, part in identity.items() if name not in (BEGUN_WITH, INPUT_NAMES)}
+
+
+def replaced_inputs(recorded: dict[str, Any], identity: dict[str, Any]) -> list[str]:
+    """Of the run ``recorded``, which ``identity`` repeats but for its inputs' sizes or modification times (the same
+    files, in the same order: each replaced or written to since, as a damaged file replaced by a good one), each
+    such input with how it changed; none where anything else differs."""
+    before, now = recorded.get("inputs", []), identity["inputs"]
+    if [path for path, *_ in before] != [path for path, *_ in now]:
+        return []
+    if compared(recorded) | {"inputs": None} != compared(identity) | {"inputs": None}:
+        return []
+    return [
+        f"{path}: {size} → {found} bytes" if size != found else f"{path}: same size, another modification time"
+        for (path, size, *rest), (_, found, *rest_now) in zip(before, now)
+        if [size, *rest] != [found, *rest_now]
+    ]
 
 
 def begun_by(recorded: dict[str, Any]) -> str | None:

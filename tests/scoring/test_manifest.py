@@ -140,14 +140,6 @@ RUN = {
         ({"model": {"model.safetensors": "bb"}}, "the model's files differ"),
         ({"tasks": [{"name": "harmful", "threshold": 0.9}]}, "the model's tasks, thresholds or calibration differ"),
         (
-            {"inputs": [["/data/a.jsonl", 10, 1], ["/data/b.jsonl", 21, 3]]},
-            "the inputs differ: /data/b.jsonl (20 → 21 bytes since the run began)",
-        ),
-        (
-            {"inputs": [["/data/a.jsonl", 10, 5], ["/data/b.jsonl", 20, 2]]},
-            "the inputs differ: /data/a.jsonl (modified since the run began: same size, another modification time)",
-        ),
-        (
             {"inputs": [*RUN["inputs"], ["/data/c.jsonl", 10, 1]]},
             "the inputs differ: /data/c.jsonl (not an input of the run: new since it began, or the dump named "
             "otherwise)",
@@ -181,6 +173,34 @@ def test_a_folder_holding_another_run_is_refused_naming_what_differs(change: dic
     )
     check_resumable(tmp_path, RUN)
     check_resumable(tmp_path, RUN | change, overwrite=True)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "said"),
+    [
+        (
+            [["/data/a.jsonl", 10, 1], ["/data/b.jsonl", 21, 3]],
+            "an input has changed since the run began (/data/b.jsonl: 20 → 21 bytes): the rows scored from it may "
+            "not be its rows now",
+        ),
+        (
+            [["/data/a.jsonl", 10, 5], ["/data/b.jsonl", 20, 3]],
+            "inputs have changed since the run began (/data/a.jsonl: same size, another modification time; "
+            "/data/b.jsonl: same size, another modification time): the rows scored from them may not be their rows "
+            "now",
+        ),
+    ],
+)
+def test_a_run_whose_inputs_were_replaced_since_is_refused_as_this_run_saying_why_it_is_not_resumed(
+    inputs: list, said: str, tmp_path: Path
+) -> None:
+    (tmp_path / "_run.json").write_text(json.dumps(RUN), encoding="utf-8")  # as a file was replaced by a good one
+    with pytest.raises(ValueError) as refused:
+        check_resumable(tmp_path, RUN | {"inputs": inputs})
+    assert str(refused.value) == (
+        f"{tmp_path} holds this run, but {said}, so it is not resumed; to score the dump as it is now, pass "
+        "--overwrite (overwrite=True), or write to a new folder"
+    )
 
 
 def test_another_run_in_the_folder_an_output_folder_spelt_through_one_not_there_and_dot_dot_names_is_refused(
