@@ -15,12 +15,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, WEIGHTS
 from faim.file_digests import portable
 from faim.notices import FaimWarning
 
 WRITTEN = "written.json"
 """The record a faim command keeps in a folder it writes a report into (``faim eval``'s, ``faim calibrate``'s) of the
 files the last run wrote there (``faim.eval.report.replace_written``), naming the command under ``"writer"``."""
+LISTING = "faim-explanations.json"
+"""The file a folder of explanations (``faim explain``'s, ``faim.explain.report``) holds last: its posts in input
+order, each with its explanation's file or, for one that could not be read, its ``error`` and ``error_kind``."""
 
 
 def check_folder_path(path: Path) -> None:
@@ -406,9 +410,15 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
         ) from error
 
 
-def holds_faim_report(folder: Path) -> bool:
-    """Whether ``folder`` holds the record (``WRITTEN``) a faim command keeps of a report it wrote there: a JSON object
-    naming a ``faim`` command as its writer and listing files (a file of that name holding anything else is not)."""
+def written_by_faim(folder: Path) -> bool:
+    """Whether ``folder`` is one a faim command wrote, as the file it holds to say so shows: a saved model (its
+    manifest beside its weights), an export (its manifest), explanations (``LISTING``), or a report of ``faim eval``
+    or ``faim calibrate`` (their record, ``WRITTEN``: a JSON object naming a ``faim`` command as its writer and listing
+    files; a file of that name holding anything else does not say so)."""
+    if (folder / MANIFEST).is_file() and (folder / WEIGHTS).is_file():
+        return True
+    if (folder / EXPORT_MANIFEST).is_file() or (folder / LISTING).is_file():
+        return True
     try:
         record = json.loads((folder / WRITTEN).read_text(encoding="utf-8"))
     except (OSError, ValueError):

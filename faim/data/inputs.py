@@ -16,12 +16,12 @@ saying how many and naming the first three: a compressed dump (``posts.jsonl.gz`
 passes over without a word what it skips below and pictures (an extension Pillow opens), which posts name.
 
 Inside folders and globs, names starting with ``.`` or ``_`` are skipped: hidden files and a scoring run's own
-manifest and per-post parts. A folder holding a scoring run (its record, ``RUN_FILE``) or a report of ``faim eval``
-or ``faim calibrate`` (their record, ``faim.folders.WRITTEN``, naming them) is skipped too: an earlier run's output
-written into a dump's folder is not read back as posts. A glob skips what a folder it starts in would:
-a match under a hidden folder, a run's folder or a saved dataset below where its wildcards start
-(``dumps/**/*.parquet`` reads no part of a run written to ``dumps/scores``). Known extensions: ``.jsonl``,
-``.ndjson`` and ``.json`` (JSON Lines), ``.csv``, ``.tsv``, ``.parquet``.
+manifest and per-post parts. A folder holding a scoring run (its record, ``RUN_FILE``) or another that faim wrote
+(``faim.folders.written_by_faim``: a saved model, an export, explanations, a report of ``faim eval`` or ``faim
+calibrate``) is skipped too: an earlier run's output written into a dump's folder is not read back as posts. A
+glob skips what a folder it starts in would: a match under a hidden folder, a run's folder, one faim wrote or a saved
+dataset below where its wildcards start (``dumps/**/*.parquet`` reads no part of a run written to ``dumps/scores``).
+Known extensions: ``.jsonl``, ``.ndjson`` and ``.json`` (JSON Lines), ``.csv``, ``.tsv``, ``.parquet``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 
 from PIL import Image
 
-from faim.folders import holds_faim_report
+from faim.folders import written_by_faim
 from faim.notices import FaimWarning
 from faim.wording import plural
 
@@ -245,9 +245,9 @@ def _unread_message(folder: Path, unread: list[Path], named: int = 3) -> str:
 
 
 def _passed_over(path: Path) -> bool:
-    """Whether a folder's walk skips ``path``: a hidden name, or a folder holding a scoring run or a report faim
-    wrote."""
-    return _hidden(path) or (path / RUN_FILE).is_file() or holds_faim_report(path)
+    """Whether a folder's walk skips ``path``: a hidden name, or a folder holding a scoring run or another that faim
+    wrote (``faim.folders.written_by_faim``)."""
+    return _hidden(path) or (path / RUN_FILE).is_file() or written_by_faim(path)
 
 
 def _hidden(path: Path) -> bool:

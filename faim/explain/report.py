@@ -17,12 +17,8 @@ from PIL import Image
 
 from faim.data.elements import PostError
 from faim.explain.attribute import Explanation, TaskExplanation, TokenReading, element_label
-from faim.folders import check_replaceable, replacing
+from faim.folders import LISTING, check_replaceable, replacing
 from faim.preprocess.e5_pieces import MARKER
-
-LISTING = "faim-explanations.json"
-"""The file a report folder holds last: its posts in input order, each with its explanation's file or, for one that
-could not be read, its ``error`` and ``error_kind``."""
 
 PAGE_HEAD = '<!doctype html><html><head><meta charset="utf-8"><title>faim explanations</title>'
 """How every report's ``index.html`` starts, those written before reports held ``LISTING`` too."""

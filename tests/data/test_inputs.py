@@ -15,12 +15,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, WEIGHTS
 from faim.data.columns import ColumnMap
 from faim.data.hateful_memes import HatefulMemesSource
 from faim.data.inputs import check_exists, close_reading, find_inputs, input_name
 from faim.data.native import read_delimited
 from faim.data.sources import JsonlSource, read_posts
 from faim.eval.report import WRITTEN, replace_written
+from faim.explain.report import LISTING
 from faim.notices import FaimWarning
 from faim.scoring.engine import score_dump
 from faim.scoring.inputs import read_shards
@@ -146,6 +148,24 @@ def test_a_report_faim_eval_wrote_inside_a_folder_is_not_read_as_input_by_a_fold
     theirs.mkdir()
     (theirs / WRITTEN).write_text(json.dumps({"files": ["a.json"]}), encoding="utf-8")
     assert find_inputs(tmp_path) == [posts, theirs / WRITTEN]
+
+
+def test_explanations_a_saved_model_and_an_export_faim_wrote_inside_a_folder_are_not_read_as_input(
+    tmp_path: Path,
+) -> None:
+    posts = write_jsonl(tmp_path / "posts.jsonl", 1)
+    written = {
+        "explained": [LISTING, "0000-post-0.json"],  # faim explain MODEL DATA -o DATA/explained
+        "model": [MANIFEST, WEIGHTS, "recipe.yaml"],
+        "export": [EXPORT_MANIFEST, "config.json"],
+    }
+    for folder, names in written.items():
+        (tmp_path / folder).mkdir()
+        for name in names:
+            (tmp_path / folder / name).write_text('{\n  "posts": []\n}\n', encoding="utf-8")
+    assert find_inputs(tmp_path) == [posts] == find_inputs(str(tmp_path / "**" / "*.json*"))
+    (tmp_path / "model" / WEIGHTS).unlink()  # a faim.json without a model's weights is a file of posts like any other
+    assert find_inputs(tmp_path) == [tmp_path / "model" / MANIFEST, posts]
 
 
 def test_a_glob_skips_what_a_folder_it_starts_in_skips_below_where_its_wildcards_start(
