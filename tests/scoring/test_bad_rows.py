@@ -249,6 +249,14 @@ def test_an_id_that_is_no_string_or_integer_is_an_error_of_its_row_a_whole_float
     assert rows[1]["error"] == f"{tmp_path / 'dump.jsonl'}:2 {said}"
 
 
+def test_a_csv_id_a_float_column_wrote_scores_as_its_integer_as_from_parquet(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    csv = b"id,text\n7.0,post\n12,post\n1.5,post\n9007199254740992.0,post\n"
+    rows = scored_rows(tiny_model_dir, tmp_path / "dump.csv", csv)
+    assert [(row["id"], row["error_kind"]) for row in rows] == [("7", None), ("12", None), ("1.5", None), (None, "row")]
+
+
 def test_an_unmapped_meta_column_holding_objects_scores_as_the_python_api_reads_them_and_a_value_there_is_unread(
     exported: tuple[Path, Path], tmp_path: Path
 ) -> None:
