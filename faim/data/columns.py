@@ -44,6 +44,12 @@ WHOLE_FLOAT_CELL = re.compile(r"-?[0-9]+\.0+")
 column holding a null), read as that float (``ColumnMap.post_id``), so that the ids of a dump read alike from CSV,
 Parquet and JSON Lines; any other cell (``007``, ``1.5``, ``1e3``) is the id's text as written."""
 
+FLOAT_ID_CELLS = 1
+"""The version of how a CSV or TSV id cell is read: 1 reads one spelling a whole float (``WHOLE_FLOAT_CELL``:
+``123.0``) as its integer, where faim before kept its text. A scoring run reading a CSV or TSV file records it
+(``faim.scoring.runner.id_settings``), so that a run begun by a faim reading such cells otherwise is not resumed,
+which would give the rows it scores ids of another spelling than those it scored."""
+
 
 @dataclass(frozen=True)
 class ColumnMap:
