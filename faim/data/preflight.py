@@ -3,7 +3,8 @@ as where the column holding it is not mapped, the model would read every post wi
 the model would stop at part way (``refuse_unreadable``: a text that is not text, pictures that are not there), which
 every evaluation, ``faim calibrate`` and training refuse up front, where reading them would stop at the first only once
 the model had read every post before it. Of a recipe's splits, ids a file gives more than one post, within a split or
-between training and another split (``warn_shared_ids``), are warned of too: the same post trained on and measured."""
+between training and another split (``warn_shared_ids``), and a split reading a training file (``training_files``),
+are warned of too: the same post trained on and measured."""
 
 from __future__ import annotations
 
@@ -230,23 +231,43 @@ def warn_shared_ids(source: Any, splits: dict[str, Sequence[Post]]) -> None:
     """Warn, before a model trains on a recipe's ``splits`` (name → posts, ``train`` first), of ids their files give
     (``given_ids``) to more than one post: once for each split repeating an id, and once for each other split whose
     posts share ids with the training posts (a post trained on, then measured), naming the split files (as ``source``
-    describes them), how many ids and the first ``SHOWN_IDS``. Only a source reading files by a mapping
-    (``faim.data.tabular.FileSource``) is looked at: another's ids are its own, not given by a file."""
+    describes them), how many ids and the first ``SHOWN_IDS``; first, of each other split reading a training file
+    (``training_files``), whose ids are not compared where it reads training files alone. Only a source reading files
+    by a mapping (``faim.data.tabular.FileSource``) is looked at: another's ids are its own, not given by a file."""
     if not isinstance(source, FileSource):
         return
-    given = {split: given_ids(posts) for split, posts in splits.items()}
+    training_only = training_files(source, splits)
+    given = {split: given_ids(posts) for split, posts in splits.items() if split not in training_only}
     for split, ids in given.items():
         repeated = [ident for ident, count in Counter(ids).items() if count > 1]
         if repeated:
             said = f"{plural(len(repeated), 'id')} given to more than one post"
             warn_ids(f"{source.describe(split)}: {said}", repeated, "give each post an id of its own")
-    trained = set(given["train"])
+    training_ids = set(given["train"])
     for split, ids in given.items():
-        shared = list(dict.fromkeys(ident for ident in ids if ident in trained)) if split != "train" else []
+        shared = list(dict.fromkeys(ident for ident in ids if ident in training_ids)) if split != "train" else []
         if shared:
             said = f"{plural(len(shared), 'id')} its posts share with the training posts of {source.describe('train')}"
             remedy = f"where they are the same posts, the {split} split measures posts the model was trained on"
             warn_ids(f"{source.describe(split)}: {said}", shared, remedy)
+
+
+def training_files(source: FileSource, splits: Collection[str]) -> set[str]:
+    """The splits of ``splits`` (other than ``train``) reading only files the training split reads, each warned of,
+    as is one reading some of them: naming the split's files (as ``source`` describes them), how many of the training
+    files it reads (the same file however named: ``./a.jsonl``, through a link) and the first ``SHOWN_IDS``
+    (``warn_ids``). Their posts are training posts, whose ids are not compared again (``warn_shared_ids``), whether
+    they are the posts' places or not."""
+    training = {file.resolve(): file for file in source.split_inputs("train")}
+    only_training = set()
+    for split in splits:
+        files = [file.resolve() for file in source.split_inputs(split)] if split != "train" else []
+        if read := [str(training[file]) for file in files if file in training]:
+            said = f"{source.describe(split)}: reads {plural(len(read), 'file')} of the training split"
+            warn_ids(said, read, f"the {split} split measures posts the model was trained on")
+            if len(read) == len(files):
+                only_training.add(split)
+    return only_training
 
 
 def warn_ids(problem: str, ids: Sequence[str], remedy: str) -> None:

@@ -225,3 +225,29 @@ def test_ids_posts_take_from_their_place_are_not_said_to_be_shared_nor_those_of_
     train = written_split(tmp_path / "train.jsonl", [None, None, "a", 3])  # 3 is its place: no post is named by it
     validation = written_split(tmp_path / "validation.jsonl", [None, "1", None, 3, "b"])
     assert shared_ids_said(JsonlSource(train=train, validation=validation), ["train", "validation"]) == []
+
+
+def test_a_split_reading_the_training_splits_own_files_is_warned_of_with_or_without_ids(tmp_path: Path) -> None:
+    train = written_split(tmp_path / "train.jsonl", [None, None, None])
+    other = written_split(tmp_path / "other.jsonl", ["b", None])
+    leak = "the validation split measures posts the model was trained on"
+    assert shared_ids_said(JsonlSource(train=train, validation=train), ["train", "validation"]) == [
+        f"{train}: reads 1 file of the training split: {train!r}; {leak}"
+    ]
+    named = written_split(tmp_path / "named.jsonl", ["a", "b"])  # its ids are shared as its file is: said once
+    (tmp_path / "link.jsonl").symlink_to(named)
+    link = str(tmp_path / "link.jsonl")
+    assert shared_ids_said(JsonlSource(train=named, validation=link), ["train", "validation"]) == [
+        f"{link}: reads 1 file of the training split: {named!r}; {leak}"
+    ]
+    (tmp_path / "folder").mkdir()  # a folder holding the training file and another: its ids are compared too
+    first = written_split(tmp_path / "folder" / "a.jsonl", ["a", "b"])
+    written_split(tmp_path / "folder" / "b.jsonl", ["b", "c"])
+    folder = str(tmp_path / "folder")
+    assert shared_ids_said(JsonlSource(train=first, validation=folder), ["train", "validation"]) == [
+        f"{folder}: reads 1 file of the training split: {first!r}; {leak}",
+        f"{folder}: 1 id given to more than one post: 'b'; give each post an id of its own",
+        f"{folder}: 2 ids its posts share with the training posts of {first}: 'a', 'b'; where they are the same "
+        f"posts, {leak}",
+    ]
+    assert shared_ids_said(JsonlSource(train=train, validation=other), ["train", "validation"]) == []
