@@ -44,6 +44,13 @@ WHOLE_FLOAT_CELL = re.compile(r"-?[0-9]+\.0+")
 column holding a null), read as that float (``ColumnMap.post_id``), so that the ids of a dump read alike from CSV,
 Parquet and JSON Lines; any other cell (``007``, ``1.5``, ``1e3``) is the id's text as written."""
 
+
+def text_cell_id(cell: Any) -> Any:
+    """A CSV or TSV id cell as its id is read (``faim.data.post.id_text``): one spelling a whole float
+    (``WHOLE_FLOAT_CELL``) as that float, any other as it is."""
+    return float(cell) if isinstance(cell, str) and WHOLE_FLOAT_CELL.fullmatch(cell) else cell
+
+
 FLOAT_ID_CELLS = 1
 """The version of how a CSV or TSV id cell is read: 1 reads one spelling a whole float (``WHOLE_FLOAT_CELL``:
 ``123.0``) as its integer, where faim before kept its text. A scoring run reading a CSV or TSV file records it
@@ -231,9 +238,7 @@ class ColumnMap:
                 (a mapping, a list, a boolean, a float that is not a whole number or is 2**53 or past it:
                 ``faim.data.post.id_text``).
         """
-        cell = _cell(row, self.id)
-        if text_cells and isinstance(cell, str) and WHOLE_FLOAT_CELL.fullmatch(cell):
-            cell = float(cell)
+        cell = text_cell_id(_cell(row, self.id)) if text_cells else _cell(row, self.id)
         return post_id(cell, index, f"{post_name(origin)} {self.cell_name(self.id)}")
 
     def to_post(
