@@ -116,6 +116,13 @@ class ConcatSource:
         normalise_posts(posts)
         return posts
 
+    def split_inputs(self, split: str) -> list[Path]:
+        """The files the members giving ``split``'s posts read it from, member after member, as a member reading
+        files by a mapping lists them (``faim.data.tabular.FileSource.split_inputs``): none of another member's,
+        which reads files of its own."""
+        readers = [self.members[index] for index in self.contributors(split)]
+        return [file for member in readers if hasattr(member, "split_inputs") for file in member.split_inputs(split)]
+
     def iter_posts(self, path: str | Path) -> Iterator[Post]:
         """Posts of a file in the first member's format (the format new data to evaluate comes in)."""
         return self.members[0].iter_posts(path)

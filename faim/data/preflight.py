@@ -233,10 +233,12 @@ def warn_shared_ids(source: Any, splits: dict[str, Sequence[Post]]) -> None:
     posts share ids with the training posts (a post trained on, then measured), naming the split files (as ``source``
     describes them), how many ids and the first ``SHOWN_IDS``; first, of each other split reading a training file
     (``training_files``), whose ids are not compared where it reads training files alone. Only a source reading files
-    by a mapping (``faim.data.tabular.FileSource``) is looked at: another's ids are its own, not given by a file."""
+    by a mapping (``faim.data.tabular.FileSource``) has its ids looked at: another's ids are its own, not given by a
+    file (those of ``concat`` and ``without`` are their members'); the files of one listing them (``split_inputs``:
+    ``concat``, ``without``) are."""
+    training_only = training_files(source, splits) if hasattr(source, "split_inputs") else set()
     if not isinstance(source, FileSource):
         return
-    training_only = training_files(source, splits)
     given = {split: given_ids(posts) for split, posts in splits.items() if split not in training_only}
     for split, ids in given.items():
         repeated = [ident for ident, count in Counter(ids).items() if count > 1]
@@ -252,12 +254,13 @@ def warn_shared_ids(source: Any, splits: dict[str, Sequence[Post]]) -> None:
             warn_ids(f"{source.describe(split)}: {said}", shared, remedy)
 
 
-def training_files(source: FileSource, splits: Collection[str]) -> set[str]:
-    """The splits of ``splits`` (other than ``train``) reading only files the training split reads, each warned of,
-    as is one reading some of them: naming the split's files (as ``source`` describes them), how many of the training
-    files it reads (the same file however named: ``./a.jsonl``, through a link) and the first ``SHOWN_IDS``
-    (``warn_ids``). Their posts are training posts, whose ids are not compared again (``warn_shared_ids``), whether
-    they are the posts' places or not."""
+def training_files(source: Any, splits: Collection[str]) -> set[str]:
+    """The splits of ``splits`` (other than ``train``) of ``source``, a source listing the files it reads a split from
+    (``split_inputs``: ``faim.data.tabular.FileSource``, ``concat``, ``without``), reading only files the training split
+    reads, each warned of, as is one reading some of them: naming the split's files (as ``source`` describes them), how
+    many of the training files it reads (the same file however named: ``./a.jsonl``, through a link) and the first
+    ``SHOWN_IDS`` (``warn_ids``). Their posts are training posts, whose ids are not compared again
+    (``warn_shared_ids``), whether they are the posts' places or not."""
     training = {file.resolve(): file for file in source.split_inputs("train")}
     only_training = set()
     for split in splits:

@@ -80,6 +80,11 @@ class WithoutSource:
         for name in self.splits():
             check_split(self.member, name)
 
+    def split_inputs(self, split: str) -> list[Path]:
+        """The files the wrapped source reads ``split`` from, as one reading files by a mapping lists them
+        (``faim.data.tabular.FileSource.split_inputs``); none where it reads files of its own."""
+        return self.member.split_inputs(split) if hasattr(self.member, "split_inputs") else []
+
     def check_values(self) -> None:
         """Raise ``ValueError`` when one of ``values`` is the ``meta[field]`` of no post in any split."""
         found = {post.meta.get(self.field) for posts in self.read.values() for post in posts}

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from faim.data.columns import ColumnMap
+from faim.data.concat import ConcatSource
 from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.preflight import (
@@ -24,6 +25,7 @@ from faim.data.preflight import (
     warn_unheld_kinds,
 )
 from faim.data.sources import JsonlSource
+from faim.data.without import WithoutSource
 from faim.notices import FaimWarning
 
 KINDS = ["comments", "image", "text"]
@@ -251,3 +253,20 @@ def test_a_split_reading_the_training_splits_own_files_is_warned_of_with_or_with
         f"posts, {leak}",
     ]
     assert shared_ids_said(JsonlSource(train=train, validation=other), ["train", "validation"]) == []
+
+
+def test_a_split_reading_a_training_file_is_warned_of_through_a_concat_or_without_source(tmp_path: Path) -> None:
+    train = written_split(tmp_path / "train.jsonl", [None, None])
+    validation = written_split(tmp_path / "validation.jsonl", [None])
+    first = {"type": "jsonl", "train": train, "validation": validation}
+    concat = ConcatSource([first, {"type": "jsonl", "train": validation}])
+    leak = "the validation split measures posts the model was trained on"
+    assert shared_ids_said(concat, ["train", "validation"]) == [
+        f"{validation}: reads 1 file of the training split: {validation!r}; {leak}"
+    ]
+    grouped = tmp_path / "grouped.jsonl"
+    grouped.write_text("".join(json.dumps({"text": "t", "meta": {"g": g}}) + "\n" for g in "ab"), encoding="utf-8")
+    left = WithoutSource({"type": "jsonl", "train": str(grouped), "validation": str(grouped)}, "g", ["a"])
+    assert shared_ids_said(left, ["train", "validation"]) == [
+        f"{grouped} without g a: reads 1 file of the training split: {str(grouped)!r}; {leak}"
+    ]
