@@ -67,6 +67,10 @@ def test_a_post_that_cannot_be_read_is_listed_with_its_error_and_the_others_are_
     assert page.index("post full") < page.index("post lost") < page.index("post text-only") < page.index("unmapped")
     out = capsys.readouterr().out
     assert "explained 2 posts" in out and "2 not (they could not be read: faim-explanations.json gives why)" in out
+    with pytest.raises(SystemExit):
+        main(["explain", "--help"])
+    said = " ".join(capsys.readouterr().out.split())  # --help names both kinds of post listed unexplained
+    assert "(a picture missing or not a picture, or nothing the model reads: empty) is not explained" in said
 
 
 def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_is_refused_before_any_work(
