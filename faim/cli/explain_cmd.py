@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     explanations = iter(detector.explain(readable, progress=True))
     errors = {error.origin: error for error in unread}  # read_posts gives each post its own origin (file:row)
     page = write_report([errors.get(post.origin) or next(explanations) for post in chosen], args.out)
-    seconds = (time.perf_counter() - start) / max(1, len(readable))
+    each = f" ({(time.perf_counter() - start) / len(readable):.2f} s each)" if readable else ""  # none: no time
     failed = f", {len(unread)} not (they could not be read: {LISTING} gives why)" if unread else ""
-    print(f"explained {plural(len(readable), 'post')} ({seconds:.2f} s each){failed}; open {shell_path(page)}")
+    print(f"explained {plural(len(readable), 'post')}{each}{failed}; open {shell_path(page)}")
     return 0

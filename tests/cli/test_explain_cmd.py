@@ -73,6 +73,16 @@ def test_a_post_that_cannot_be_read_is_listed_with_its_error_and_the_others_are_
     assert "(a picture missing or not a picture, or nothing the model reads: empty) is not explained" in said
 
 
+def test_a_report_of_posts_none_of_which_can_be_read_gives_no_time_per_post(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    posts = tmp_path / "lost.jsonl"
+    posts.write_text(json.dumps({"id": "lost", "text": "x", "images": ["nowhere.png"]}) + "\n", encoding="utf-8")
+    assert main(["explain", str(exported[0]), str(posts), "-o", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("explained 0 posts, 1 not (they could not be read: faim-explanations.json gives why)")
+
+
 def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_is_refused_before_any_work(
     exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
