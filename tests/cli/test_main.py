@@ -53,6 +53,14 @@ def test_help_of_faim_and_of_every_command_imports_none_of_the_training_stack_no
     assert {command: heavy for command, (_, _, heavy) in found.items() if heavy} == {}
 
 
+def test_the_readme_names_the_file_of_every_command_whose_arguments_are_not_in_its_own_command_args_file() -> None:
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "only each command's arguments, `faim/cli/COMMAND_args.py`" in readme
+    for name, command in COMMANDS.items():
+        file = command.arguments.rpartition(".")[2] + ".py"
+        assert file == f"{name}_args.py" or f"`faim {name}`'s in `{file}`" in readme, (name, file)
+
+
 def without(monkeypatch: pytest.MonkeyPatch, *missing: str) -> None:
     """Make ``find_spec`` report the top-level packages ``missing`` as not installed (nothing is imported)."""
     find_spec = importlib.util.find_spec
