@@ -22,7 +22,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "index.html give its error, as faim score gives a row's, and the other posts are explained.",
     )
     parser.add_argument("model", help="model directory written by `faim train`")
-    parser.add_argument("posts", help="a JSONL/CSV/Parquet file of posts, a folder of them, or a glob (quote it)")
+    parser.add_argument(
+        "posts", help="a JSONL/CSV/Parquet file of posts, a folder of them, a glob (quote it) or a saved dataset"
+    )
     parser.add_argument(
         "-o",
         "--out",

@@ -83,6 +83,22 @@ def test_a_report_of_posts_none_of_which_can_be_read_gives_no_time_per_post(
     assert out.startswith("explained 0 posts, 1 not (they could not be read: faim-explanations.json gives why)")
 
 
+def test_a_saved_dataset_is_explained_as_the_help_says(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    datasets = pytest.importorskip("datasets")
+    folder = tmp_path / "saved"
+    datasets.Dataset.from_dict({"id": ["a"], "text": ["a post"]}).save_to_disk(folder)
+    assert main(["explain", str(exported[0]), str(folder), "-o", str(tmp_path / "out")]) == 0
+    listing = json.loads((tmp_path / "out" / "faim-explanations.json").read_text(encoding="utf-8"))["posts"]
+    assert listing == [{"post": "a", "explanation": "0000-a.json"}]
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["explain", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "a JSONL/CSV/Parquet file of posts, a folder of them, a glob (quote it) or a saved dataset" in said
+
+
 def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_is_refused_before_any_work(
     exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
