@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "(labels mapped are read for the report alone).",
     )
     parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
-    parser.add_argument("data", help="posts: a JSONL/CSV/Parquet file, a folder, a glob or a saved dataset")
+    parser.add_argument("data", help="posts: a JSONL/CSV/TSV/Parquet file, a folder, a glob or a saved dataset")
     parser.add_argument(
         "-o",
         "--out",

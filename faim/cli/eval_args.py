@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     parser.add_argument(
         "data",
         nargs="?",
-        help="labelled posts: a JSONL/CSV/Parquet file, a folder, a glob or a saved dataset (default: the model's "
+        help="labelled posts: a JSONL/CSV/TSV/Parquet file, a folder, a glob or a saved dataset (default: the model's "
         "recipe data)",
     )
     parser.add_argument(

@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
     parser.add_argument("model", help="model directory written by `faim train`")
     parser.add_argument(
-        "posts", help="a JSONL/CSV/Parquet file of posts, a folder of them, a glob (quote it) or a saved dataset"
+        "posts", help="a JSONL/CSV/TSV/Parquet file of posts, a folder of them, a glob (quote it) or a saved dataset"
     )
     parser.add_argument(
         "-o",

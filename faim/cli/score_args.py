@@ -20,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
     parser = sub.add_parser(
         name,
-        help=f"write {what} for every row of a dump (JSONL/CSV/Parquet) to Parquet parts",
+        help=f"write {what} for every row of a dump (JSONL/CSV/TSV/Parquet) to Parquet parts",
         description=f"Stream a dump of posts through a saved model and write {what} to Parquet parts in "
         "OUT: exactly one output row per input row, with `source` (file:row), the "
         "post id, and `error` / `error_kind` naming the problem for rows that could not be scored. This process and "

@@ -20,6 +20,7 @@ from faim.cli.calibrate_cmd import fitted, prior_note
 from faim.cli.common import resume_command
 from faim.cli.main import command_warnings, main
 from faim.components import RESERVED
+from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.benchmark_runs import write_dump
@@ -324,6 +325,19 @@ def test_calibrate_help_gives_the_sizes_the_learning_curve_is_drawn_at_by_defaul
         main(["calibrate", "--help"])
     default = f"(default: {','.join(map(str, SIZES))}, faim.eval.recalibration.SIZES)"
     assert default in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("command", [[], ["eval"], ["calibrate"], ["explain"], ["score"]])
+def test_every_help_naming_the_files_posts_are_read_from_names_tsv(
+    command: list[str], capsys: pytest.CaptureFixture, tmp_path: Path
+) -> None:
+    tsv = tmp_path / "posts.tsv"
+    tsv.write_text("id\ttext\na\ta post\n", encoding="utf-8")
+    assert [(post.id, post.text) for post in read_posts(tsv)] == [("a", "a post")]  # as every command reads posts
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    said = capsys.readouterr().out
+    assert "JSONL/CSV/TSV/Parquet" in " ".join(said.split()) and "JSONL/CSV/Parquet" not in said
 
 
 def flipped_validation(demo_data: dict[str, Path], path: Path) -> Path:

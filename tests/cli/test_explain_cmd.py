@@ -96,7 +96,7 @@ def test_a_saved_dataset_is_explained_as_the_help_says(
     with pytest.raises(SystemExit):
         main(["explain", "--help"])
     said = " ".join(capsys.readouterr().out.split())
-    assert "a JSONL/CSV/Parquet file of posts, a folder of them, a glob (quote it) or a saved dataset" in said
+    assert "a JSONL/CSV/TSV/Parquet file of posts, a folder of them, a glob (quote it) or a saved dataset" in said
 
 
 def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_is_refused_before_any_work(
