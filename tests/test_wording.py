@@ -61,3 +61,19 @@ def test_a_command_line_is_quoted_word_by_word_for_the_systems_shell(monkeypatch
     assert shell_command(words) == r"faim train --set 'train.output_dir=my runs\hate' --resume"
     monkeypatch.setattr("faim.wording.os", SimpleNamespace(name="nt"))
     assert shell_command(words) == r'faim train --set "train.output_dir=my runs\hate" --resume'
+
+
+def test_on_windows_a_word_holding_a_quote_or_a_percent_is_caret_escaped_for_cmd(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("faim.wording.os", SimpleNamespace(name="nt"))
+    # cmd.exe toggles its quoting at every double quote, the program's \" included: "a\"&b" leaves & outside quotes,
+    # where it starts a command. With every quote and metacharacter behind a caret cmd reads none of them and passes
+    # "a\"&b" on, which the program reads as a"&b
+    assert shell_path('a"&b') == r'^"a\^"^&b^"'
+    assert shell_command(["--set", 'train.note=say "hi" | go']) == r'--set ^"train.note=say \^"hi\^" ^| go^"'
+    # cmd expands %NAME% inside quotes too, and ^ is no escape there; outside them %USERPROFILE^% names no variable,
+    # so it is kept, and the caret then dropped
+    assert shell_path(r"%USERPROFILE%\runs") == r"^%USERPROFILE^%\runs"
+    assert shell_path(r"my runs\%DATE%") == r'^"my runs\^%DATE^%^"'
+    assert shell_path("x=50%") == "x=50^%"
