@@ -230,15 +230,14 @@ def warn_uncalibrated(tasks: list[TaskSpec], posts: list[Post], name: str) -> No
     to; and of a task of another type none of whose posts carries a label, which keeps a temperature of 1 and which
     a report of these posts leaves out."""
     for task in tasks:
-        if task.type != "binary":
-            if all(post.labels.get(task.name) is None for post in posts):
-                warnings.warn(
-                    f"{name}: no post carries a label for task {task.name!r}; it keeps a temperature of 1, and a "
-                    "report of these posts has no figures for it",
-                    FaimWarning,
-                    stacklevel=2,
-                )
-        elif len(classes := labelled_classes(task, posts)) < 2:
+        if task.type != "binary" and all(post.labels.get(task.name) is None for post in posts):
+            warnings.warn(
+                f"{name}: no post carries a label for task {task.name!r}; it keeps a temperature of 1, and a report "
+                "of these posts has no figures for it",
+                FaimWarning,
+                stacklevel=2,
+            )
+        elif task.type == "binary" and len(classes := labelled_classes(task, posts)) < 2:
             held = f"of one class ({classes.pop()})" if classes else "none"
             warnings.warn(
                 f"{name}: the labelled posts of task {task.name!r} are {held}; it keeps a temperature of 1 and its "
