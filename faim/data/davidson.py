@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from faim.data.native import check_choice, label_index, read_delimited
+from faim.data.native import check_choice, label_index, read_found
 from faim.data.post import Post
 from faim.data.splits import StratifiedFileSource
 from faim.registry import register_source
@@ -73,15 +73,13 @@ class DavidsonSource(StratifiedFileSource):
         """The 3-way class."""
         return post.meta["class"]
 
-    def iter_posts(self, path: str | Path) -> Iterator[Post]:
-        """Every post of a file in the ``labeled_data.csv`` format, in file order.
+    def posts_in(self, path: Path) -> Iterator[Post]:
+        """Every post of a file in the ``labeled_data.csv`` format, found there, in file order.
 
         Raises:
-            FileNotFoundError: When the file does not exist.
             ValueError: When ``tweet`` or ``class`` is missing, or a class is not 0, 1 or 2 (naming file and line).
         """
-        path = Path(path)
-        for index, (line, row) in enumerate(read_delimited(path, required=("tweet", "class"))):
+        for index, (line, row) in enumerate(read_found(path, required=("tweet", "class"))):
             origin = f"{path}:{line}"
             klass = label_index(row["class"], CLASSES, origin)
             yield Post(

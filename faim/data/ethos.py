@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterator
 from pathlib import Path
 
-from faim.data.native import read_delimited
+from faim.data.native import read_found
 from faim.data.post import Post
 from faim.data.splits import StratifiedFileSource
 from faim.registry import register_source
@@ -44,16 +44,14 @@ class EthosSource(StratifiedFileSource):
         """The binary label."""
         return post.labels[self.task]
 
-    def iter_posts(self, path: str | Path) -> Iterator[Post]:
-        """Every post of a file in the ``Ethos_Dataset_Binary.csv`` format, in file order.
+    def posts_in(self, path: Path) -> Iterator[Post]:
+        """Every post of a file in the ``Ethos_Dataset_Binary.csv`` format, found there, in file order.
 
         Raises:
-            FileNotFoundError: When the file does not exist.
             ValueError: When ``comment`` or ``isHate`` is missing, or a score is not a number in [0, 1] (naming
                 file, line and value).
         """
-        path = Path(path)
-        for index, (line, row) in enumerate(read_delimited(path, delimiter=";", required=("comment", "isHate"))):
+        for index, (line, row) in enumerate(read_found(path, delimiter=";", required=("comment", "isHate"))):
             origin = f"{path}:{line}"
             score = _score(row["isHate"], origin)
             yield Post(

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from faim.data.native import FilePerSplit, check_choice, label_index, read_delimited
+from faim.data.native import FilePerSplit, check_choice, label_index, read_found
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
 from faim.registry import register_source, source_path
@@ -61,15 +61,13 @@ class LiarSource(FilePerSplit):
         self.metadata = metadata
         self.recipe_path = source_path()
 
-    def iter_posts(self, path: str | Path) -> Iterator[Post]:
-        """Posts of a file in the LIAR format.
+    def posts_in(self, path: Path) -> Iterator[Post]:
+        """Posts of a file in the LIAR format, found there.
 
         Raises:
-            FileNotFoundError: When the file does not exist.
             ValueError: On a row without 14 cells, an unknown label or a non-integer count (naming file and line).
         """
-        path = Path(path)
-        for line, row in read_delimited(path, delimiter="\t", quoted=False, names=COLUMNS):
+        for line, row in read_found(path, delimiter="\t", quoted=False, names=COLUMNS):
             origin = f"{path}:{line}"
             label = label_index(row["label"], SIX_WAY, origin)
             meta: dict[str, Any] = {name: row[name].strip() or None for name in (*FIELDS, "context")}

@@ -8,6 +8,7 @@ spans lines, so every ``origin`` and error message points at the right place in 
 from __future__ import annotations
 
 import csv
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -46,10 +47,18 @@ def read_delimited(
             a cell is not UTF-8 (naming file, line and column: ``data.tsv:3: column 'text': not UTF-8 text (byte 4
             of the cell)``).
     """
-    return _records(check_exists(path, where, hint), delimiter, quoted, names, required)
+    return read_found(check_exists(path, where, hint), delimiter, quoted, names, required)
 
 
-def _records(path: Path, delimiter: str, quoted: bool, names: Sequence[str] | None, required: Sequence[str]) -> Records:
+def read_found(
+    path: Path,
+    delimiter: str = ",",
+    quoted: bool = True,
+    names: Sequence[str] | None = None,
+    required: Sequence[str] = (),
+) -> Records:
+    """``read_delimited`` of a file its caller has found there, not looked for again: a missing one raises
+    ``FileNotFoundError`` on iteration."""
     start = 1
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE)
@@ -111,11 +120,11 @@ def cell_text(cell: bytes) -> str:
         raise ValueError(f"not UTF-8 text (byte {error.start + 1} of the cell)") from None
 
 
-class FilePerSplit:
+class FilePerSplit(ABC):
     """A dataset folder holding one file per split: train and validation always, test where its file is there. A
     source mixing this in sets ``root`` and ``recipe_path`` (``faim.registry.source_path``), and in its class
     ``SPLIT_FILES`` (split → file name under ``root``) and ``LAYOUT`` (what the folder holds, for
-    ``faim.data.inputs.check_exists``)."""
+    ``faim.data.inputs.check_exists``), and reads a file it has found (``posts_in``)."""
 
     SPLIT_FILES: dict[str, str]
     LAYOUT: str
@@ -155,7 +164,20 @@ class FilePerSplit:
         Raises:
             KeyError, FileNotFoundError: As ``check_split``.
         """
-        return list(self.iter_posts(self._found(split)))
+        return list(self.posts_in(self._found(split)))
+
+    def iter_posts(self, path: str | Path) -> Iterator[Post]:
+        """Every post of a file in the folder's format, in file order (``posts_in``).
+
+        Raises:
+            FileNotFoundError: When the file does not exist, naming it as given and as resolved (``check_exists``).
+        """
+        return self.posts_in(check_exists(Path(path)))
+
+    @abstractmethod
+    def posts_in(self, path: Path) -> Iterator[Post]:
+        """Every post of ``path``, a file in the folder's format found there (``read_found`` reads such a file of
+        delimited text), in file order."""
 
     def _found(self, split: str) -> Path:
         """The file of ``split``, there: test's found by ``location``, which looks for it, the others' checked here."""

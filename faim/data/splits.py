@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import math
 import random
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections import defaultdict
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 from faim.data.native import FilePerSplit
@@ -35,14 +35,14 @@ def stratified_split(labels: Sequence[Hashable], validation_fraction: float, see
     return assignment
 
 
-class StratifiedFileSource(FilePerSplit, ABC):
+class StratifiedFileSource(FilePerSplit):
     """Base of registered sources whose data is one file in ``root``, split by ``stratified_split``: a dataset folder
     (``faim.data.native.FilePerSplit``) whose train and validation splits are read from that file, found, and a split
     it does not give refused, by its recipe path (``data.sources[1]: no split 'test' under ...``) as the other
     folders' are.
 
     Subclasses set ``FILE`` (a base of other sources may leave it to its own subclasses) and ``LAYOUT``, call this
-    constructor from their own (whose arguments are the recipe keys) and implement ``iter_posts`` and ``stratum``.
+    constructor from their own (whose arguments are the recipe keys) and implement ``posts_in`` and ``stratum``.
     The fingerprint covers every constructor argument but ``root``.
 
     Args:
@@ -75,10 +75,6 @@ class StratifiedFileSource(FilePerSplit, ABC):
         self.validation_fraction = validation_fraction
         self.seed = seed
         self.recipe_path = source_path()
-
-    @abstractmethod
-    def iter_posts(self, path: str | Path) -> Iterator[Post]:
-        """Every post of a file in the source's format, in file order."""
 
     @abstractmethod
     def stratum(self, post: Post) -> Hashable:

@@ -42,14 +42,13 @@ class TweetEvalSource(FilePerSplit):
         self.task = task
         self.recipe_path = source_path()
 
-    def iter_posts(self, path: str | Path) -> Iterator[Post]:
-        """Posts of a ``*_text.txt`` file, labelled from the sibling ``*_labels.txt`` when it exists; ids are 0-based
-        line indices.
+    def posts_in(self, path: Path) -> Iterator[Post]:
+        """Posts of a ``*_text.txt`` file found there, labelled from the sibling ``*_labels.txt`` when it exists; ids
+        are 0-based line indices.
 
         Raises:
             ValueError: When the two files differ in length or a label is not an integer.
         """
-        path = Path(path)
         texts = _lines(path)
         labels_path = _labels_path(path)
         labels = _lines(labels_path) if labels_path.is_file() else [""] * len(texts)

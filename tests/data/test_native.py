@@ -7,8 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from faim.data.davidson import DavidsonSource
+from faim.data.ethos import EthosSource
+from faim.data.liar import LiarSource
 from faim.data.native import FilePerSplit, read_delimited
 from faim.data.post import Post
+
+LIAR_ROW = "\t".join(["1.json", "false", "a claim", "tax", "bob", "", "", "", "0", "1", "0", "0", "0", ""]) + "\n"
+DAVIDSON = ",count,hate_speech_count,offensive_language_count,neither_count,class,tweet\n" + "".join(
+    f"{i},3,0,0,3,{i % 3},tweet {i}\n" for i in range(30)
+)
+ETHOS = "comment;isHate\n" + "".join(f"comment {i};{i % 2}\n" for i in range(30))
 
 
 class Folder(FilePerSplit):
@@ -21,8 +30,8 @@ class Folder(FilePerSplit):
         self.root = root
         self.recipe_path = "data"
 
-    def iter_posts(self, path: str | Path) -> Iterator[Post]:
-        for index, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines()):
+    def posts_in(self, path: Path) -> Iterator[Post]:
+        for index, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
             yield Post(id=str(index), text=line)
 
 
@@ -36,6 +45,25 @@ def test_posts_look_for_the_split_file_once(tmp_path, monkeypatch, split):
     posts = Folder(tmp_path).posts(split)
     assert [post.text for post in posts] == [Folder.SPLIT_FILES[split]]
     assert looked == [Folder.SPLIT_FILES[split]]
+
+
+@pytest.mark.parametrize(
+    ("source", "files", "split"),
+    [
+        (LiarSource, {"train.tsv": LIAR_ROW, "valid.tsv": LIAR_ROW, "test.tsv": LIAR_ROW}, "train"),
+        (LiarSource, {"train.tsv": LIAR_ROW, "valid.tsv": LIAR_ROW, "test.tsv": LIAR_ROW}, "test"),
+        (DavidsonSource, {"labeled_data.csv": DAVIDSON}, "validation"),
+        (EthosSource, {"Ethos_Dataset_Binary.csv": ETHOS}, "train"),
+    ],
+)
+def test_the_dataset_readers_look_for_the_split_file_once(tmp_path, monkeypatch, source, files, split):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    looked = []
+    is_file = Path.is_file
+    monkeypatch.setattr(Path, "is_file", lambda path: looked.append(path.name) or is_file(path))
+    assert source(str(tmp_path)).posts(split)
+    assert looked == [source.SPLIT_FILES[split]]
 
 
 def test_a_missing_split_file_is_named_and_a_missing_test_refused(tmp_path):

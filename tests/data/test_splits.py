@@ -40,8 +40,8 @@ class LineSource(StratifiedFileSource):
 
     LAYOUT = "a folder holding one post a line"
 
-    def iter_posts(self, path: str | Path) -> Iterator[Post]:
-        for index, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines()):
+    def posts_in(self, path: Path) -> Iterator[Post]:
+        for index, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
             yield Post(id=str(index), text=line)
 
     def stratum(self, post: Post) -> Hashable:
