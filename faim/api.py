@@ -74,7 +74,8 @@ def train_recipe(
     """
     start = time.perf_counter()
     resolved = as_recipe(recipe, overrides)
-    run = fit(resolved, resume, resume_hint)
+    with resolved.building():  # an error of the recipe names the file or the override that set its key
+        run = fit(resolved, resume, resume_hint)
     if run is None:
         return None
     output_dir = resolved.train.run_folder

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -436,6 +437,21 @@ def base_file(data: dict[str, Any], source: str, folder: Path) -> Path | None:
     except RecipeError as error:
         looked = "" if here else f" (looked in {folder})"
         raise RecipeError(source, "base", f"{base_name}: {error.problem}{looked}") from None
+
+
+def attributed(
+    error: RecipeError, overrides: Sequence[str], written: dict[str, Any] | None, folder: Path, merged: dict[str, Any]
+) -> RecipeError:
+    """``error``, raised reading or using the recipe ``written`` (as written, in ``folder``; ``None`` where no file or
+    mapping with a ``base:`` is known) merged onto its base with ``overrides`` applied (``merged``), naming what set
+    the YAML path ``error.path``: the last override that set it after the recipe's name (``FILE: --set KEY.PATH=VALUE:
+    key.path: ...``; ``override_at``), saying how to write a key holding a dot where the override split one
+    (``dotted_key_remedy``), or else the base's file where the base wrote it (``in_base``); else ``error`` itself."""
+    text = override_at(error.path, list(overrides))
+    if text is not None:
+        problem = error.problem + dotted_key_remedy(error, text)
+        return RecipeError(f"{error.source}: --set {text}", error.path, problem)
+    return error if written is None else in_base(error, written, folder, merged)
 
 
 def in_base(error: RecipeError, data: dict[str, Any], folder: Path, merged: dict[str, Any]) -> RecipeError:

@@ -6,7 +6,7 @@ import contextlib
 import copy
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +14,8 @@ import yaml
 
 from faim.recipe.errors import RecipeError
 from faim.recipe.loader import (
-    dotted_key_remedy,
-    in_base,
+    attributed,
     load_recipe_dict,
-    override_at,
     read_yaml,
     resolve,
     taking_defaults,
@@ -38,6 +36,10 @@ class Recipe:
         train: The ``train:`` section.
         eval: The ``eval:`` section.
         source: The file it came from (or ``"<dict>"``), for messages.
+        overrides: The ``--set`` overrides applied to it, in order, which an error names where one set its key
+            (``refusal``).
+        written: The recipe as its file (or mapping) writes it, in ``folder``, where it has a ``base:`` an error
+            names where the base set its key (``refusal``); ``None`` where it is not known.
     """
 
     data: dict[str, Any] | None
@@ -45,6 +47,9 @@ class Recipe:
     train: TrainConfig
     eval: EvalConfig
     source: str = "<dict>"
+    overrides: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    written: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    folder: Path = field(default=Path(), compare=False, repr=False)
 
     @classmethod
     def from_dict(cls, mapping: dict[str, Any], source: str = "<dict>") -> Recipe:
@@ -77,17 +82,22 @@ class Recipe:
         folder: Path = Path(),
     ) -> Recipe:
         """``from_dict`` of a mapping ``overrides`` were applied to, ``written`` (in ``folder``) merged onto its base
-        where given; an error at a YAML path one of them set names that override after ``source`` (``FILE: --set
-        KEY.PATH=VALUE: key.path: ...``), saying how to write a key holding a dot where the override split one
-        (``dotted_key_remedy``), and one at a path the base writes, the base's file (``in_base``)."""
+        where given, which it keeps to name where a key was set (``refusal``); an error at a YAML path one of them
+        set names that override after ``source`` (``FILE: --set KEY.PATH=VALUE: key.path: ...``), and one at a path
+        the base writes, the base's file (``faim.recipe.loader.attributed``)."""
         try:
-            return cls.from_dict(mapping, source)
+            recipe = cls.from_dict(mapping, source)
         except RecipeError as error:
-            text = override_at(error.path, overrides)
-            if text is None:
-                raise error if written is None else in_base(error, written, folder, mapping) from None
-            problem = error.problem + dotted_key_remedy(error, text)
-            raise RecipeError(f"{source}: --set {text}", error.path, problem) from None
+            raise attributed(error, overrides, written, folder, mapping) from None
+        return replace(recipe, overrides=tuple(overrides), written=written, folder=folder)
+
+    def refusal(self, error: RecipeError) -> RecipeError:
+        """``error``, raised using this recipe (``error.source`` its ``source``), naming the override or the base's
+        file that set the YAML path ``error.path`` where one did (``faim.recipe.loader.attributed``), as an error
+        reading it does; any other error as it is."""
+        if error.source != self.source:
+            return error
+        return attributed(error, self.overrides, self.written, self.folder, self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved recipe as plain data: ``data`` and ``model`` as written, every default of ``train`` and
@@ -112,18 +122,26 @@ class Recipe:
 
     @contextlib.contextmanager
     def building(self) -> Iterator[None]:
-        """Build, within it, what the recipe describes (its model, its data source): a component its constructor
-        refuses, which ``faim.registry.built`` names by its recipe path alone, is refused naming the recipe's file
-        too (``FILE: model.heads.hate: ...``), as a recipe's every other error is.
+        """Build or train, within it, what the recipe describes (its model, its data source): a component its
+        constructor refuses, which ``faim.registry.built`` names by its recipe path alone, is refused naming the
+        recipe's file too (``FILE: model.heads.hate: ...``), as a recipe's every other error is, and that error, or
+        one of the recipe's raised within, names the override or the base's file that set its key (``refusal``).
 
         Raises:
-            RecipeError: For a ``faim.registry.BuildError`` raised within; its cause is the error the constructor
-                raised, as the ``BuildError``'s is (the ``BuildError`` itself where it raised one).
+            RecipeError: For a ``faim.registry.BuildError`` raised within (whose message starts with the recipe path);
+                its cause is the error the constructor raised, as the ``BuildError``'s is (the ``BuildError`` itself
+                where it raised one). One raised within, naming what set its key.
         """
         try:
             yield
         except BuildError as error:
-            raise RecipeError(self.source, "", str(error)) from error.__cause__ or error
+            path, _, problem = str(error).partition(": ")
+            raise self.refusal(RecipeError(self.source, path, problem)) from error.__cause__ or error
+        except RecipeError as error:
+            refused = self.refusal(error)
+            if refused is error:
+                raise
+            raise refused from None
 
     def data_source(self) -> Any:
         """The data source the recipe's ``data:`` section names, built, which training and evaluating on the
@@ -142,7 +160,8 @@ class Recipe:
 
     def override(self, overrides: list[str]) -> Recipe:
         """A copy with ``a.b=c`` overrides applied and validated again."""
-        return Recipe.overridden(resolve(self.to_dict(), self.source, Path(), overrides), self.source, overrides)
+        resolved = resolve(self.to_dict(), self.source, Path(), overrides)
+        return Recipe.overridden(resolved, self.source, [*self.overrides, *overrides], self.written, self.folder)
 
 
 def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Recipe:

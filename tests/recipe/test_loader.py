@@ -605,3 +605,24 @@ def test_a_null_or_a_folder_for_a_key_naming_one_and_an_empty_value_for_another_
     recipe = Recipe.load("hate_text_frozen", ["train.output_dir=null", "train.cache_dir=runs/cache", "train.lr="])
     assert (recipe.train.output_dir, recipe.train.cache_dir) == ("runs/faim", "runs/cache")
     assert parse_override("data.columns.meta.path=") == (["data", "columns", "meta", "path"], None)  # a column
+
+
+def test_a_key_refused_as_the_model_is_built_or_trained_names_the_file_or_override_that_set_it(
+    tmp_path: Path, demo_data: dict[str, Path]
+) -> None:
+    base = tiny_recipe(demo_data, tmp_path / "run")
+    base["model"]["fusion"]["num_heads"] = 3  # valid alone, refused by the fusion built with dim 32
+    base["eval"]["split"] = "test"  # the demo data gives no test split, which training finds
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    child = tmp_path / "child.yaml"
+    child.write_text("base: base.yaml\ntrain: {max_epochs: 1}\n")
+    in_base = re.escape(f"{tmp_path / 'base.yaml'} (the base of {child}): ")
+    with pytest.raises(RecipeError, match=rf"^{in_base}model.fusion: dim \(32\) must be a positive multiple"):
+        faim.build(child)
+    with pytest.raises(RecipeError, match=rf"^{re.escape(str(child))}: --set model.fusion.dim=34: model.fusion: dim"):
+        faim.build(child, overrides=["model.fusion.dim=34"])
+    with pytest.raises(RecipeError, match=rf"^{in_base}eval.split: the data has no split 'test'"):
+        faim.train(child, overrides=["model.fusion.num_heads=2"])
+    child.write_text("base: base.yaml\nmodel:\n  fusion: {num_heads: 4}\neval: {split: test}\n")
+    with pytest.raises(RecipeError, match=rf"^{re.escape(str(child))}: eval.split: the data has no split 'test'"):
+        faim.train(child)
