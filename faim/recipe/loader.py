@@ -36,9 +36,8 @@ def locate(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.exists() and not path.is_dir():
         return path
-    name = str(name_or_path).removesuffix(".yaml")
-    if name in shipped_recipes():
-        return Path(str(SHIPPED / f"{name}.yaml"))
+    if (shipped := shipped_file(str(name_or_path))) is not None:
+        return shipped
     if path.is_dir():
         if (path / MANIFEST).is_file() and (path / RECIPE).is_file():
             raise RecipeError(str(path), "", f"a saved model, not a recipe; give its recipe, {path / RECIPE}")
@@ -46,6 +45,12 @@ def locate(name_or_path: str | Path) -> Path:
     raise RecipeError(
         str(name_or_path), "", f"no such file, nor a shipped recipe; shipped: {', '.join(shipped_recipes())}"
     )
+
+
+def shipped_file(name: str) -> Path | None:
+    """The file of the recipe shipped as ``name`` (``.yaml`` or not); ``None`` where none is."""
+    name = name.removesuffix(".yaml")
+    return Path(str(SHIPPED / f"{name}.yaml")) if name in shipped_recipes() else None
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
@@ -401,9 +406,9 @@ def dropping(kind: str, names: list[str], value: Any) -> str:
 def base_of(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any] | None:
     """The recipe ``data``'s ``base:`` names, as written; ``None`` where it names none.
 
-    The base is a path relative to ``folder`` or to the working directory, or a shipped recipe's name
-    (``base_file``); it may not have a ``base:`` of its own. ``source`` names ``data`` in errors (its file, or
-    ``"<dict>"``).
+    The base is a path relative to ``folder`` (the recipe file's; the working directory for a mapping), or a shipped
+    recipe's name (``base_file``); it may not have a ``base:`` of its own. ``source`` names ``data`` in errors (its
+    file, or ``"<dict>"``).
     """
     base_path = base_file(data, source, folder)
     if base_path is None:
@@ -431,9 +436,12 @@ def base_file(data: dict[str, Any], source: str, folder: Path) -> Path | None:
     if not isinstance(base_name, str):
         raise RecipeError(source, "base", f"expected one recipe's name or path, got {base_name!r}")
     beside = (folder / base_name) if not Path(base_name).is_absolute() else Path(base_name)
-    here = beside.is_file() or (beside.exists() and base_name.removesuffix(".yaml") not in shipped_recipes())
+    shipped = shipped_file(base_name)
+    here = beside.is_file() or (beside.exists() and shipped is None)
+    if not here and shipped is not None:  # a shipped name, not a file of that name in the working folder
+        return shipped
     try:
-        return locate(beside if here else base_name)  # a file beside, a shipped name, a folder beside (refused)
+        return locate(beside)  # a file beside, or a folder beside (refused)
     except RecipeError as error:
         looked = "" if here else f" (looked in {folder})"
         raise RecipeError(source, "base", f"{base_name}: {error.problem}{looked}") from None

@@ -379,6 +379,22 @@ def test_a_base_that_is_neither_a_file_nor_a_shipped_recipe_is_named_with_the_re
     assert "hate_text_frozen, " in str(info.value) and f"(looked in {tmp_path})" in str(info.value)
 
 
+def test_a_recipe_files_base_is_looked_for_beside_it_not_in_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("base.yaml").write_text(yaml.safe_dump(tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, tmp_path)))
+    Path("hate_text_frozen.yaml").write_text("model: {}\n")  # a file named as a shipped recipe, not beside the child
+    Path("recipes").mkdir()
+    Path("recipes/child.yaml").write_text("base: base.yaml\n")
+    with pytest.raises(
+        RecipeError, match=r"^recipes/child.yaml: base: base.yaml: no such file, .*\(looked in recipes\)"
+    ):
+        Recipe.load("recipes/child.yaml")  # as from recipes/ itself, where no base.yaml is
+    Path("recipes/child.yaml").write_text("base: hate_text_frozen.yaml\n")
+    assert Recipe.load("recipes/child.yaml").model == Recipe.load(SHIPPED / "hate_text_frozen.yaml").model
+
+
 def test_a_mapping_takes_a_base_as_a_file_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shipped = as_recipe({"base": "hate_text_frozen", "train": {"max_epochs": 2}}, ["eval.slice=lang"])
     assert shipped.model == Recipe.load("hate_text_frozen").model
