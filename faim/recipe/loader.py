@@ -416,7 +416,10 @@ def base_of(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any] |
     base_name = data["base"]
     if not isinstance(base_name, str):
         raise RecipeError(source, "base", f"expected one recipe's name or path, got {base_name!r}")
-    base = read_yaml(base_path)
+    try:
+        base = read_yaml(base_path)
+    except RecipeError as error:  # named as in_base names the base of an error in what it writes
+        raise RecipeError(f"{base_path} (the base of {source})", error.path, error.problem) from error.__cause__
     if "base" in base:
         raise RecipeError(
             source,

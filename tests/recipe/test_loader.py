@@ -642,3 +642,13 @@ def test_a_key_refused_as_the_model_is_built_or_trained_names_the_file_or_overri
     child.write_text("base: base.yaml\nmodel:\n  fusion: {num_heads: 4}\neval: {split: test}\n")
     with pytest.raises(RecipeError, match=rf"^{re.escape(str(child))}: eval.split: the data has no split 'test'"):
         faim.train(child)
+
+
+def test_a_base_that_cannot_be_read_is_named_as_the_base_of_the_recipe_giving_it(tmp_path: Path) -> None:
+    child, base = tmp_path / "child.yaml", tmp_path / "base.yaml"
+    child.write_text("base: base.yaml\n")
+    named = re.escape(f"{base} (the base of {child}): ")
+    for written, problem in (("model: [\n", "invalid YAML at line 2"), ("- a\n", "a recipe must be a YAML mapping")):
+        base.write_text(written)
+        with pytest.raises(RecipeError, match=rf"^{named}{problem}"):
+            Recipe.load(child)
