@@ -137,6 +137,10 @@ def check_encoders(source: str, encoders: Any) -> None:
                 f"unknown element kind{suggest(kind, list(ELEMENT_KINDS))}; valid: {', '.join(ELEMENT_KINDS)}",
             )
         if isinstance(spec, str):
+            if spec in ELEMENT_KINDS and spec not in encoders:  # named at its own key: a null dropping it is there
+                raise RecipeError(
+                    source, f"model.encoders.{spec}", f"not given, and model.encoders.{kind} shares it ({kind}: {spec})"
+                )
             if spec not in encoders or isinstance(encoders[spec], str):
                 raise RecipeError(
                     source, f"model.encoders.{kind}", f"shares encoder {spec!r}, which is not defined here"

@@ -652,3 +652,16 @@ def test_a_base_that_cannot_be_read_is_named_as_the_base_of_the_recipe_giving_it
         base.write_text(written)
         with pytest.raises(RecipeError, match=rf"^{named}{problem}"):
             Recipe.load(child)
+
+
+def test_an_encoder_dropped_that_another_shares_is_named_where_it_was_dropped(tmp_path: Path) -> None:
+    base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, tmp_path / "run")  # comments share text's
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    child = tmp_path / "child.yaml"
+    child.write_text("base: base.yaml\nmodel:\n  encoders:\n    text: null\n")
+    shared = r"model.encoders.text: not given, and model.encoders.comments shares it \(comments: text\)"
+    with pytest.raises(RecipeError, match=rf"^{re.escape(str(child))}: {shared}"):
+        Recipe.load(child)
+    child.write_text("base: base.yaml\n")
+    with pytest.raises(RecipeError, match=rf"^{re.escape(str(child))}: --set model.encoders.text=null: {shared}"):
+        Recipe.load(child, ["model.encoders.text=null"])
