@@ -13,6 +13,7 @@ are fitted before training (``fit``, which training calls on the training posts)
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from itertools import combinations
 
@@ -21,9 +22,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from faim.notices import FaimWarning
 from faim.registry import register_fusion
+from faim.wording import plural
 
 from .pooling import Elements, KindPooling, masked_mean
+
+MIN_PAIRS = 3
+"""The fewest training posts holding both kinds of a pair that ``AlignFusion.fit`` fits the pair's projections on."""
 
 
 @register_fusion("align")
@@ -86,7 +92,9 @@ class AlignFusion(nn.Module):
 
     @torch.no_grad()
     def fit(self, batches: Iterable[Elements]) -> None:
-        """Fit each pair's projections by CCA on the pooled embeddings of the posts that have both kinds."""
+        """Fit each pair's projections by CCA on the pooled embeddings of the posts that have both kinds; a pair
+        fewer than ``MIN_PAIRS`` posts have both of keeps its random initialisation, with a ``FaimWarning`` naming
+        it."""
         means: dict[str, list[Tensor]] = {kind: [] for kind in self.pool.kinds}
         present: dict[str, list[Tensor]] = {kind: [] for kind in self.pool.kinds}
         for elements in batches:
@@ -98,8 +106,17 @@ class AlignFusion(nn.Module):
         has = {kind: torch.cat(parts).numpy() for kind, parts in present.items()}
         for (a, b), (project_a, project_b) in zip(self.pairs, self.projections):
             both = has[a] & has[b]
-            if both.sum() < 3:
-                continue  # too few pairs to fit: the projections keep their initialisation
+            if both.sum() < MIN_PAIRS:
+                count = int(both.sum())
+                warnings.warn(
+                    f"align: {plural(count, 'training post')} {'holds' if count == 1 else 'hold'} both {a} and {b}, "
+                    f"{MIN_PAIRS} needed to fit their shared space by canonical correlation; its projections keep "
+                    "their random initialisation (list in pairs: the kinds the posts hold together, or fuse with "
+                    "concat)",
+                    FaimWarning,
+                    stacklevel=2,
+                )
+                continue
             for layer, (weight, bias) in zip((project_a, project_b), cca(pooled[a][both], pooled[b][both], self)):
                 layer.weight.copy_(torch.from_numpy(weight).float())
                 layer.bias.copy_(torch.from_numpy(bias).float())

@@ -3,12 +3,15 @@ matched pairs from mismatched ones that neither side alone can."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
 from sklearn.metrics import roc_auc_score
 
 from faim.fusion.align import AlignFusion
+from faim.notices import FaimWarning
 
 
 def paired(n: int, seed: int, shared: int = 4) -> tuple[torch.Tensor, torch.Tensor]:
@@ -60,3 +63,20 @@ def test_pairs_must_name_two_kinds() -> None:
         AlignFusion({"text": 8, "image": 8}, pairs=[["text", "audio"]])
     with pytest.raises(ValueError, match="needs a pair of kinds"):
         AlignFusion({"text": 8})
+
+
+def test_a_pair_too_few_training_posts_hold_both_of_is_warned_of_and_left_unfitted() -> None:
+    torch.manual_seed(0)
+    fusion = AlignFusion({"text": 24, "image": 40}, dim=4, dropout=0.0).eval()
+    text, image = paired(50, seed=3)
+    batch = elements(text, image)
+    batch["image"] = (batch["image"][0], batch["image"][1] & (torch.arange(50) < 2).unsqueeze(1))
+    before = [layer.weight.clone() for layer in fusion.projections[0]]
+    with pytest.warns(FaimWarning, match=r"2 training posts hold both image and text, 3 needed") as caught:
+        fusion.fit([batch])
+    assert len(caught) == 1 and "keep their random initialisation" in str(caught[0].message)
+    assert all(torch.equal(layer.weight, weight) for layer, weight in zip(fusion.projections[0], before))
+    batch["image"] = (batch["image"][0], batch["image"][1] | (torch.arange(50) < 3).unsqueeze(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FaimWarning)
+        fusion.fit([batch])
