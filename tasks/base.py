@@ -10,6 +10,7 @@ nothing in the batch is labelled, keeping the backward pass and DDP gradient syn
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
@@ -75,6 +76,23 @@ def masked_bce(logits: Tensor, target: Tensor, pos_weight: Tensor | None) -> Ten
         logits, torch.where(labelled, target, 0.0), pos_weight=pos_weight, reduction="none"
     )
     return labelled_mean(losses, labelled)
+
+
+def check_loss_weights(name: str, values: float | list[float], zero_allowed: bool = False) -> None:
+    """Refuse loss weights (a head's ``name`` argument, one value or a list) one of which is not finite or is negative
+    or, unless ``zero_allowed``, zero; with ``zero_allowed``, ones that are all zero: a negative weight makes a loss
+    that training drives to -inf, a NaN or infinite one a loss that is not a number.
+
+    Raises:
+        ValueError: Naming the argument and the values given.
+    """
+    listed = values if isinstance(values, list) else [values]
+    if all(math.isfinite(value) and (value > 0 or zero_allowed and value == 0) for value in listed) and any(
+        value > 0 for value in listed
+    ):
+        return
+    need = "non-negative and finite, and one of them positive" if zero_allowed else "positive and finite"
+    raise ValueError(f"{name} must be {need}, got {values}")
 
 
 def optional_buffer(values: float | list[float] | None) -> Tensor | None:

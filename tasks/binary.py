@@ -10,7 +10,7 @@ from torch import Tensor, nn
 
 from faim.registry import register_head
 
-from .base import Head, masked_bce, optional_buffer
+from .base import Head, check_loss_weights, masked_bce, optional_buffer
 
 
 @register_head("binary")
@@ -21,7 +21,8 @@ class BinaryHead(Head):
         input_dim: Size of the post embedding.
         hidden_dim: 0 for a single Linear layer, else the width of a one-hidden-layer MLP.
         dropout: Dropout probability.
-        pos_weight: Weight of positive examples in the loss (e.g. ``negatives / positives``); None for 1.
+        pos_weight: Weight of positive examples in the loss (e.g. ``negatives / positives``), positive and finite; None
+            for 1.
         correction: Whether the head holds a correction fitted on a platform's own labels
             (``faim.calibration.head_correction``): the logit becomes ``scale * logit + Linear(embedding)``. Built
             as the identity (scale 1, weights 0); ``add_correction`` sets it, and a saved corrected model's recipe
@@ -39,8 +40,8 @@ class BinaryHead(Head):
         correction: bool = False,
     ) -> None:
         super().__init__(input_dim, 1, hidden_dim, dropout)
-        if pos_weight is not None and pos_weight <= 0:
-            raise ValueError(f"pos_weight must be positive, got {pos_weight}")
+        if pos_weight is not None:
+            check_loss_weights("pos_weight", pos_weight)
         self.register_buffer("pos_weight", optional_buffer(pos_weight), persistent=False)
         self.correction: nn.Linear | None = None
         if correction:

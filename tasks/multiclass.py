@@ -7,7 +7,7 @@ from torch import Tensor
 
 from faim.registry import register_head
 
-from .base import Head, labelled_mean, optional_buffer
+from .base import Head, check_loss_weights, labelled_mean, optional_buffer
 
 IGNORE_INDEX = -100
 
@@ -21,8 +21,9 @@ class MulticlassHead(Head):
         num_classes: Number of classes (at least 2).
         hidden_dim: 0 for a single Linear layer, else the width of a one-hidden-layer MLP.
         dropout: Dropout probability.
-        class_weights: Loss weight of each class, e.g. inverse frequencies; the loss is the weighted
-            mean, as in ``torch.nn.functional.cross_entropy``. None weighs all classes 1.
+        class_weights: Loss weight of each class, e.g. inverse frequencies: finite, none negative, one positive (0
+            leaves a class out of the loss); the loss is the weighted mean, as in ``torch.nn.functional.cross_entropy``.
+            None weighs all classes 1.
         label_smoothing: Share of probability mass spread uniformly over the classes in the targets.
     """
 
@@ -39,8 +40,10 @@ class MulticlassHead(Head):
     ) -> None:
         if num_classes < 2:
             raise ValueError(f"num_classes must be at least 2, got {num_classes}")
-        if class_weights is not None and len(class_weights) != num_classes:
-            raise ValueError(f"class_weights has {len(class_weights)} values but num_classes is {num_classes}")
+        if class_weights is not None:
+            if len(class_weights) != num_classes:
+                raise ValueError(f"class_weights has {len(class_weights)} values but num_classes is {num_classes}")
+            check_loss_weights("class_weights", class_weights, zero_allowed=True)
         if not 0.0 <= label_smoothing <= 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
         super().__init__(input_dim, num_classes, hidden_dim, dropout)

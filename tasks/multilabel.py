@@ -6,7 +6,7 @@ from torch import Tensor
 
 from faim.registry import register_head
 
-from .base import Head, masked_bce, optional_buffer
+from .base import Head, check_loss_weights, masked_bce, optional_buffer
 
 
 @register_head("multilabel")
@@ -19,7 +19,7 @@ class MultilabelHead(Head):
         num_labels: Number of labels.
         hidden_dim: 0 for a single Linear layer, else the width of a one-hidden-layer MLP.
         dropout: Dropout probability.
-        pos_weight: Weight of positive examples for each label; None weighs them 1.
+        pos_weight: Weight of positive examples for each label, each positive and finite; None weighs them 1.
     """
 
     task_type = "multilabel"
@@ -37,8 +37,7 @@ class MultilabelHead(Head):
         if pos_weight is not None:
             if len(pos_weight) != num_labels:
                 raise ValueError(f"pos_weight has {len(pos_weight)} values but num_labels is {num_labels}")
-            if min(pos_weight) <= 0:
-                raise ValueError(f"pos_weight values must be positive, got {pos_weight}")
+            check_loss_weights("pos_weight", pos_weight)
         super().__init__(input_dim, num_labels, hidden_dim, dropout)
         self.num_labels = num_labels
         self.register_buffer("pos_weight", optional_buffer(pos_weight), persistent=False)

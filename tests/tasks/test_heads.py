@@ -132,6 +132,24 @@ def test_bad_pos_weight_length() -> None:
 
 
 @pytest.mark.parametrize(
+    ("build", "refusal"),
+    [
+        (lambda: MulticlassHead(DIM, 3, class_weights=[1.0, -1.0, 1.0]), r"class_weights .* got \[1.0, -1.0, 1.0\]"),
+        (lambda: MulticlassHead(DIM, 2, class_weights=[float("nan"), 1.0]), r"class_weights .* got \[nan, 1.0\]"),
+        (lambda: MulticlassHead(DIM, 2, class_weights=[0.0, 0.0]), r"class_weights .* one of them positive"),
+        (lambda: BinaryHead(DIM, pos_weight=float("nan")), r"pos_weight must be positive and finite, got nan"),
+        (lambda: BinaryHead(DIM, pos_weight=float("inf")), r"pos_weight must be positive and finite, got inf"),
+        (lambda: MultilabelHead(DIM, 2, pos_weight=[1.0, float("nan")]), r"pos_weight .* got \[1.0, nan\]"),
+    ],
+)
+def test_loss_weights_that_are_negative_or_not_finite_are_refused(build: Callable[[], Head], refusal: str) -> None:
+    # a negative class weight trained a model to a loss of -inf without a word, a NaN one stopped training saying
+    # the head's loss overflows on large logits
+    with pytest.raises(ValueError, match=refusal):
+        build()
+
+
+@pytest.mark.parametrize(
     "build",
     [
         lambda: MulticlassHead(DIM, 1),
