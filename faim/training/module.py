@@ -30,13 +30,18 @@ def validation_scores(task: TaskSpec, target: np.ndarray, prob: np.ndarray) -> d
         decision = prob.argmax(-1)
     else:
         decision = (prob >= 0.5).astype(int)
-    try:
-        if task.type == "multiclass":  # each class against the rest, as faim.eval's macro_auroc (two classes too)
-            auroc = np.mean([roc_auc_score(target == c, prob[:, c]) for c in classes])
-        else:
-            auroc = roc_auc_score(target, prob, average="macro")
-    except ValueError:
-        auroc = math.nan
+    if task.type == "multiclass":  # each class against the rest, as faim.eval's macro_auroc (two classes too)
+        columns = [(target == c, prob[:, c]) for c in classes]
+    elif task.type == "multilabel":  # each label apart, the macro mean
+        columns = [(target[:, c], prob[:, c]) for c in classes]
+    else:
+        columns = [(target, prob)]
+    auroc = math.nan  # undefined where a column's posts are all of one class (warned of before training)
+    if all(len(np.unique(truth)) == 2 for truth, _ in columns):
+        try:
+            auroc = np.mean([roc_auc_score(truth, score) for truth, score in columns])
+        except ValueError:  # probabilities that are not numbers
+            pass
     macro_f1 = f1_score(target, decision, labels=classes, average="macro", zero_division=0)
     return {"auroc": float(auroc), "macro_f1": float(macro_f1)}
 

@@ -247,6 +247,22 @@ def warn_uncalibrated(tasks: list[TaskSpec], posts: list[Post], name: str) -> No
             )
 
 
+def warn_undefined_auroc(tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
+    """Warn of a multiclass or multilabel task some of whose posts in a validation split (``name``) carry a label
+    but whose AUROC is undefined there (``undefined_auroc``), as training logs it NaN every epoch; a binary task so
+    left is warned of by ``warn_uncalibrated``, one none of whose posts carries a label by both."""
+    for task in tasks:
+        if task.type == "binary" or all(post.labels.get(task.name) is None for post in posts):
+            continue
+        if why := undefined_auroc(task, posts):
+            warnings.warn(
+                f"{name}: val/{task.name}/auroc is undefined ({why}) and logged NaN; val/{task.name}/macro_f1 is "
+                "defined",
+                FaimWarning,
+                stacklevel=2,
+            )
+
+
 def undefined_auroc(task: TaskSpec, posts: list[Post]) -> str | None:
     """Why ``task``'s AUROC over ``posts`` (its labelled ones) is undefined, as training logs it: a class of a binary
     or multiclass task no post is of, or a label of a multilabel task every post or none carries; ``None`` where it
@@ -559,6 +575,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"), remedy=UNLABELLED_VALIDATION)
     warn_uncalibrated(task_specs(recipe.model), val_posts, source.describe("validation"))
     check_monitor_defined(recipe, task_specs(recipe.model), val_posts, source.describe("validation"))
+    warn_undefined_auroc(task_specs(recipe.model), val_posts, source.describe("validation"))
     # read before training, so that a post evaluation would stop at stops nothing done
     eval_posts = (
         val_posts if split == "validation" else evaluated_posts(recipe, eval_posts, eval_split_name(source, split))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +54,26 @@ def test_validation_macro_f1_counts_every_class_as_the_evaluation_s_does_one_no_
     harmful = TaskSpec("harmful", "binary", ("benign", "harmful"))
     target, prob = np.zeros(6), np.full(6, 0.2)
     evaluated = binary_metrics(target, prob, threshold=0.5)["macro_f1"]
-    with pytest.warns(UserWarning, match="Only one class"):  # scikit-learn's, of the undefined AUROC
-        assert validation_scores(harmful, target, prob)["macro_f1"] == pytest.approx(evaluated) == 0.5
+    assert validation_scores(harmful, target, prob)["macro_f1"] == pytest.approx(evaluated) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("task", "target", "prob"),
+    [
+        (TaskSpec("harmful", "binary", ("benign", "harmful")), np.zeros(4), np.full(4, 0.2)),
+        (TaskSpec("topic", "multiclass", ("a", "b", "c")), np.array([0, 1, 0, 1]), np.full((4, 3), 1 / 3)),
+        (TaskSpec("tags", "multilabel", ("x", "y")), np.array([[1.0, 0.0], [0.0, 0.0]]), np.full((2, 2), 0.5)),
+    ],
+)
+def test_an_undefined_validation_auroc_is_nan_without_scikit_learn_s_warning(
+    task: TaskSpec, target: np.ndarray, prob: np.ndarray
+) -> None:
+    """A class no validation post is of leaves the AUROC undefined: logged NaN, which training warns of once before
+    it trains (``faim.training.run.warn_undefined_auroc``), not with scikit-learn's 'Only one class is present in
+    y_true' each epoch, which a task of three classes two of which are present is not."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(validation_scores(task, target, prob)["auroc"])
 
 
 def test_validation_auroc_of_a_multiclass_task_of_two_classes_is_the_evaluation_s() -> None:

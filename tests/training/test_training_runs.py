@@ -52,6 +52,7 @@ from faim.training.run import (
     recipe_loader,
     undefined_auroc,
     warn_uncalibrated,
+    warn_undefined_auroc,
 )
 
 
@@ -1193,6 +1194,23 @@ def test_a_multiclass_or_multilabel_task_no_validation_post_labels_is_warned_of(
     assert [str(warning.message) for warning in caught] == [
         "validation.csv: no post carries a label for task 'tags'; it keeps a temperature of 1, and a report of these "
         "posts has no figures for it"
+    ]
+
+
+def test_a_multiclass_or_multilabel_task_whose_validation_auroc_is_undefined_is_warned_of() -> None:
+    topic = TaskSpec("topic", "multiclass", ("sport", "food", "art"))
+    tags = TaskSpec("tags", "multilabel", ("a", "b"))
+    harmful = TaskSpec("harmful", "binary", ("no", "yes"))  # warn_uncalibrated says it of a binary task
+    labels = [{"topic": "sport", "tags": ["a"], "harmful": 1}, {"topic": "food", "tags": ["a", "b"], "harmful": 1}]
+    posts = [Post(str(i), "x", labels=post) for i, post in enumerate(labels)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_undefined_auroc([topic, tags, harmful], posts, "validation.csv")
+    assert [str(warning.message) for warning in caught] == [
+        "validation.csv: val/topic/auroc is undefined (no labelled post is of class 'art') and logged NaN; "
+        "val/topic/macro_f1 is defined",
+        "validation.csv: val/tags/auroc is undefined (every labelled post carries label 'a') and logged NaN; "
+        "val/tags/macro_f1 is defined",
     ]
 
 
