@@ -125,11 +125,7 @@ def run(args: argparse.Namespace) -> int:
             detector.calibrate_predictions(predictions, config)
         for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
             posts_read = int(task.labelled(predictions.targets[task.name]).sum())
-            head = ""
-            if task.name in corrected:
-                head = f"head corrected on {posts_read} labelled posts; "
-            elif args.head and task.type == "binary":
-                head = f"head kept ({posts_read} labelled posts: a correction needs {FOLDS} at least); "
+            head = head_said(task, task.name in corrected, posts_read) if args.head else ""
             print(f"{task.name}: {head}{fitted(task, detector.calibration, config)}")
     detector.save(out, recipe)
     directory = Path(args.report) if args.report else out.parent / f"{out.name}-calibration"
@@ -186,6 +182,17 @@ def kept_notes(tasks: list[TaskSpec], with_labels: list[TaskSpec], unlabelled: b
         elif not unlabelled and task.name not in labelled_names:
             notes.append(f"{task.name}: no post carries its label; its calibration is kept as it was")
     return notes
+
+
+def head_said(task: TaskSpec, corrected: bool, posts: int) -> str:
+    """What ``--head`` did to ``task``'s head, whose labelled posts (``posts`` of them) are of more than one class:
+    corrected, or kept, as a binary head with fewer labelled posts than the correction's folds is and a multiclass
+    head always is (only binary heads are corrected)."""
+    if corrected:
+        return f"head corrected on {plural(posts, 'labelled post')}; "
+    if task.type == "binary":
+        return f"head kept ({plural(posts, 'labelled post')}: a correction needs {FOLDS} at least); "
+    return f"head kept (--head corrects binary heads alone, not a {task.type} one); "
 
 
 def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:

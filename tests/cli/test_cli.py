@@ -16,7 +16,7 @@ import pytest
 from conftest import calibrated, pooling_detector, tiny_recipe, without_packages
 
 from faim.calibration.fit import Calibration
-from faim.cli.calibrate_cmd import fitted, prior_note
+from faim.cli.calibrate_cmd import fitted, head_said, prior_note
 from faim.cli.common import resume_command
 from faim.cli.main import command_warnings, main
 from faim.components import RESERVED
@@ -406,6 +406,16 @@ def test_calibrate_head_corrects_the_head_on_labels_the_model_did_not_learn(
     assert "harmful: head kept (4 labelled posts: a correction needs 5 at least); refitted temperature" in (
         capsys.readouterr().out
     )
+
+
+def test_calibrate_head_says_a_multiclass_head_is_kept() -> None:
+    # --head on a model of a binary and a multiclass task said the multiclass task's refitted temperature alone, as
+    # if its head had been corrected with the binary one's
+    topic = TaskSpec("topic", "multiclass", ("a", "b", "c"))
+    harmful = TaskSpec("harmful", "binary", ("no", "yes"))
+    assert head_said(topic, False, 40) == "head kept (--head corrects binary heads alone, not a multiclass one); "
+    assert head_said(harmful, False, 4) == "head kept (4 labelled posts: a correction needs 5 at least); "
+    assert head_said(harmful, True, 40) == "head corrected on 40 labelled posts; "
 
 
 def test_calibrate_unlabelled_moves_the_prior_towards_the_posts_share(trained: Path, demo_data, tmp_path: Path) -> None:
