@@ -26,6 +26,18 @@ TEMPERATURE_BOUNDS = (0.05, 20.0)
 """Smallest and largest temperature the fits search."""
 
 
+def temperature_edge(temperature: float) -> str | None:
+    """What a fitted ``temperature`` lying at an edge of ``TEMPERATURE_BOUNDS`` says of the labels it was fitted on
+    (``at the upper edge of the range 0.05–20 the fit searches: ...``); ``None`` for one inside the range."""
+    low, high = TEMPERATURE_BOUNDS
+    edge = f"at the {{}} edge of the range {low:g}–{high:g} the fit searches: {{}}"
+    if np.isclose(temperature, low, rtol=1e-3):
+        return edge.format("lower", "the model's scores separate these labels perfectly, too few to fit on")
+    if np.isclose(temperature, high, rtol=1e-3):
+        return edge.format("upper", "the model's scores barely tell these labels apart, or read them backwards")
+    return None
+
+
 def fit_temperature(
     scores: np.ndarray,
     y_true: np.ndarray,

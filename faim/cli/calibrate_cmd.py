@@ -15,7 +15,7 @@ from faim.artifact import MANIFEST, read_recipe
 from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.prior import WIDE_INTERVAL, edge_shares
-from faim.calibration.scaling import TEMPERATURE_BOUNDS
+from faim.calibration.scaling import temperature_edge
 from faim.cli.common import check_label_tasks, check_outside_model, parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
@@ -196,17 +196,13 @@ def head_said(task: TaskSpec, corrected: bool, posts: int) -> str:
 
 
 def fitted(task: TaskSpec, calibration: Calibration, config: EvalConfig) -> str:
-    """What was refitted for ``task``: its temperature (and whether it lies at an edge of ``TEMPERATURE_BOUNDS``)
-    and, for a binary task, its logit shift (or that the labels show none at ``eval.logit_shift_level``) and
-    decision threshold."""
+    """What was refitted for ``task``: its temperature (and whether it lies at an edge of its range:
+    ``temperature_edge``) and, for a binary task, its logit shift (or that the labels show none at
+    ``eval.logit_shift_level``) and decision threshold."""
     temperature = calibration.temperatures[task.name]
     parts = [f"temperature {temperature:.3f}"]
-    low, high = TEMPERATURE_BOUNDS
-    edge = f" (at the {{}} edge of the range {low:g}–{high:g} the fit searches: {{}})"
-    if np.isclose(temperature, low, rtol=1e-3):
-        parts[0] += edge.format("lower", "the model's scores separate these labels perfectly, too few to fit on")
-    elif np.isclose(temperature, high, rtol=1e-3):
-        parts[0] += edge.format("upper", "the model's scores barely tell these labels apart, or read them backwards")
+    if edge := temperature_edge(temperature):
+        parts[0] += f" ({edge})"
     if task.type == "binary":
         shift = calibration.logit_shifts[task.name]
         level = config.logit_shift_level

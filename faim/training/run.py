@@ -28,6 +28,8 @@ from faim.artifact import MANIFEST, read_manifest
 from faim.artifact_manifest import RUN_MODEL
 from faim.assembly import task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
+from faim.calibration.fit import Calibration
+from faim.calibration.scaling import temperature_edge
 from faim.data.collate import post_targets
 from faim.data.elements import refuse_nothing_read
 from faim.data.language import with_languages
@@ -261,6 +263,15 @@ def warn_undefined_auroc(tasks: list[TaskSpec], posts: list[Post], name: str) ->
                 FaimWarning,
                 stacklevel=2,
             )
+
+
+def warn_temperature_edges(calibration: Calibration, name: str) -> None:
+    """Warn of each task whose temperature fitted on a validation split (``name``) lies at an edge of the range the fit
+    searches (``temperature_edge``), as ``faim calibrate`` says it: the split's labels of it are too few, or its
+    scores barely rank them, and its probabilities are pressed to 0 and 1 or to the middle."""
+    for task, temperature in calibration.temperatures.items():
+        if edge := temperature_edge(temperature):
+            warnings.warn(f"{name}: task {task!r}: temperature {temperature:.3f}, {edge}", FaimWarning, stacklevel=2)
 
 
 def undefined_auroc(task: TaskSpec, posts: list[Post]) -> str | None:
@@ -615,6 +626,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
         model.eval()  # trained: returned for inference, as a loaded model is
         weights = crowd_correction_weights(recipe, detector, train_posts) if recipe.eval.crowd_corrections else None
         detector.calibrate(val_loader, recipe.eval, weights)
+        warn_temperature_edges(detector.calibration, source.describe("validation"))
     except KeyboardInterrupt:
         stop_for_signal(signal.SIGINT, checkpoint_dir, resume_hint)
     model_dir = detector.save(output_dir / RUN_MODEL)

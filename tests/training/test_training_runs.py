@@ -32,7 +32,7 @@ import faim
 from faim.api import evaluate_run
 from faim.api import train_recipe as train
 from faim.assembly import build_source, task_specs
-from faim.calibration.fit import source_class_weights
+from faim.calibration.fit import Calibration, source_class_weights
 from faim.calibration.thresholds import choose_threshold
 from faim.cli.main import main
 from faim.data.elements import PostError
@@ -51,6 +51,7 @@ from faim.training.run import (
     make_trainer,
     recipe_loader,
     undefined_auroc,
+    warn_temperature_edges,
     warn_uncalibrated,
     warn_undefined_auroc,
 )
@@ -1211,6 +1212,23 @@ def test_a_multiclass_or_multilabel_task_whose_validation_auroc_is_undefined_is_
         "val/topic/macro_f1 is defined",
         "validation.csv: val/tags/auroc is undefined (every labelled post carries label 'a') and logged NaN; "
         "val/tags/macro_f1 is defined",
+    ]
+
+
+def test_a_temperature_fitted_at_an_edge_of_its_range_is_warned_of() -> None:
+    # a task of four labelled validation posts was fitted a temperature of 20, its probabilities all near 0.5, by
+    # faim train without a word, where faim calibrate says it
+    tasks = [TaskSpec(name, "binary", ("no", "yes")) for name in ("few", "apart", "fine")]
+    calibration = Calibration.identity(tasks)
+    calibration.temperatures.update({"few": 19.99998, "apart": 0.05, "fine": 1.3})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_temperature_edges(calibration, "validation.jsonl")
+    assert [str(warning.message) for warning in caught] == [
+        "validation.jsonl: task 'few': temperature 20.000, at the upper edge of the range 0.05–20 the fit searches: "
+        "the model's scores barely tell these labels apart, or read them backwards",
+        "validation.jsonl: task 'apart': temperature 0.050, at the lower edge of the range 0.05–20 the fit searches: "
+        "the model's scores separate these labels perfectly, too few to fit on",
     ]
 
 
