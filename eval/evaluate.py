@@ -224,7 +224,7 @@ def evaluate_loader(
     predictions = predict(detector.model, loader, desc=desc, link_kind=link)
     check_finite(detector, predictions, data_name)
     ablated = {}
-    kinds = detector.model.kinds
+    kinds = detector.model.kinds_with(link)  # a kind embedded but neither fused nor pooled by changes no score
     if ablations and config.ablations and len(kinds) > 1:
         for kind in kinds:
             ablated[f"without_{kind}"] = predict(

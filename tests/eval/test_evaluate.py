@@ -330,3 +330,20 @@ def test_a_slice_field_no_post_has_is_warned_of_once_however_many_tasks_are_eval
     said = [str(warning.message) for warning in caught if "eval.slice" in str(warning.message)]
     assert said == ["eval.slice: no evaluated post has the meta field 'colour', so the report has no slices"]
     assert set(report["tasks"]) == {"harmful", "again"} and not any("slices" in t for t in report["tasks"].values())
+
+
+def test_a_kind_the_model_embeds_but_neither_fuses_nor_pools_by_is_not_ablated(demo_data, tmp_path: Path) -> None:
+    # a without_image row, the same figures as the full model's, was reported for a model whose heads never see
+    # the picture (fusion kinds: [text]) and which pools no post by it
+    model = {
+        "encoders": {"text": {"type": "tiny_text", "dim": 8}, "image": {"type": "tiny_image", "dim": 8}},
+        "fusion": {"type": "concat", "kinds": ["text"]},
+        "heads": {"harmful": {"type": "binary", "labels": ["benign", "harmful"]}},
+    }
+    detector = faim.build({"model": model})
+    posts = list(read_posts(demo_data["validation"], {"labels": {"harmful": "label"}}))[:40]
+    report = evaluate(detector, posts, tmp_path / "eval", "validation")["tasks"]["harmful"]
+    assert "ablations" not in report or not report["ablations"]
+    model["fusion"]["kinds"] = ["text", "image"]
+    report = evaluate(faim.build({"model": model}), posts, tmp_path / "eval2", "validation")["tasks"]["harmful"]
+    assert set(report["ablations"]) == {"without_text", "without_image"}
