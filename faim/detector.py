@@ -242,28 +242,39 @@ class Detector:
         kinds = self.model.kinds_with(self.pooling_kind if pool_by_image else None)
         return readable_posts(posts, kinds, self.collator(kinds=kinds).prepare)
 
-    def explain(self, posts: Iterable[Post | Mapping[str, Any]], progress: bool = False) -> list[Explanation]:
+    def explain(
+        self,
+        posts: Iterable[Post | Mapping[str, Any]],
+        progress: bool = False,
+        failed: list[PostError] | None = None,
+    ) -> list[Explanation]:
         """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,
         token attributions for the text and each comment, an occlusion heat map per picture; one post at a time
         (``progress``: with a progress bar), in eval mode, each of the model's modules left in the mode it was in.
 
+        ``failed``: where given, each post whose scores are not finite gets its error (a ``PostError`` of kind
+        ``scores``) appended to it, in order, and is left out of the explanations returned, the others explained.
+
         Raises:
-            PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
+            PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``); without
+                ``failed``, of kind ``scores`` on the first post whose logits of some task are not finite, naming it
+                as ``predict`` names a post and the tasks.
         """
         collate = self.collator(kinds=self.model.fused_kinds)
         items = posts_to_read(posts, self.model.fused_kinds)
+        explained = []
         with evaluating(self.model):
-            return [
-                explain_post(
-                    self.model,
-                    collate([post]),
-                    self.tasks,
-                    self.probabilities,
-                    post.id,
-                    unread_elements(post, self.model.fused_kinds, self.max_elements),
-                )
-                for post in tqdm(items, desc="explaining", unit="post", disable=not progress)
-            ]
+            for post in tqdm(items, desc="explaining", unit="post", disable=not progress):
+                notes = unread_elements(post, self.model.fused_kinds, self.max_elements)
+                try:
+                    explained.append(
+                        explain_post(self.model, collate([post]), self.tasks, self.probabilities, post, notes)
+                    )
+                except PostError as error:
+                    if failed is None or error.kind != "scores":
+                        raise
+                    failed.append(error)
+        return explained
 
     def decisions(self, task: str, probabilities: Any, pooled: bool = False) -> np.ndarray:
         """Thresholded decisions for a task: 0/1 for binary, argmax for multiclass, per-label 0.5 for multilabel.

@@ -149,6 +149,20 @@ def test_a_post_whose_scores_are_not_finite_is_refused_naming_it_and_its_tasks(
     assert [row["id"] for row in rows] == ["a", "b"] and all(0 <= row["harm"] <= 1 for row in rows)
 
 
+def test_explaining_a_post_whose_scores_are_not_finite_is_refused_naming_it_and_its_tasks(
+    overflowing: tuple[Path, Path],
+) -> None:
+    detector = Detector.load(overflowing[0])
+    said = r"the model's scores \(logits\) of tasks 'harm', 'topic' are not finite \(NaN or infinite\)"
+    with pytest.raises(PostError, match=rf"^post 1 \(post id='viral'\): {said}") as refused:
+        detector.explain(overflowing_posts())
+    assert refused.value.kind == "scores"
+    failed: list[PostError] = []
+    explained = detector.explain(overflowing_posts(), failed=failed)
+    assert [explanation.post_id for explanation in explained] == ["a", "b"]
+    assert [(error.post_id, error.kind) for error in failed] == [("viral", "scores")]
+
+
 @pytest.mark.parametrize("served", [False, True])
 def test_a_post_whose_id_was_taken_away_after_it_was_built_is_refused_naming_its_origin(
     served: bool, exported: tuple[Path, Path]

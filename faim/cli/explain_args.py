@@ -18,8 +18,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "heat map over each picture (occlusion). OUT gets one JSON per post, the heat maps as PNGs, index.html "
         "to look at and faim-explanations.json listing the posts; a new report replaces an earlier one there whole, "
         "and a folder holding anything else is refused before any work. A post that cannot be read (a picture "
-        "missing or not a picture, or nothing the model reads: empty) is not explained: faim-explanations.json and "
-        "index.html give its error, as faim score gives a row's, and the other posts are explained.",
+        "missing or not a picture, or nothing the model reads: empty), or whose scores are not finite (NaN or "
+        "infinite), is not explained: faim-explanations.json and index.html give its error, as faim score gives a "
+        "row's, and the other posts are explained.",
     )
     parser.add_argument("model", help="model directory written by `faim train`")
     parser.add_argument(

@@ -40,10 +40,11 @@ def run(args: argparse.Namespace) -> int:
     warn_unheld_kinds(chosen, detector.model.kinds, args.posts, columns=unread_columns_of)
     start = time.perf_counter()
     readable, unread = detector.readable(chosen)
-    explanations = iter(detector.explain(readable, progress=True))
+    explained = detector.explain(readable, progress=True, failed=unread)  # those whose scores are not finite join them
+    explanations = iter(explained)
     errors = {error.origin: error for error in unread}  # read_posts gives each post its own origin (file:row)
     page = write_report([errors.get(post.origin) or next(explanations) for post in chosen], args.out)
-    each = f" ({(time.perf_counter() - start) / len(readable):.2f} s each)" if readable else ""  # none: no time
-    failed = f", {len(unread)} not (they could not be read: {LISTING} gives why)" if unread else ""
-    print(f"explained {plural(len(readable), 'post')}{each}{failed}; open {shell_path(page)}")
+    each = f" ({(time.perf_counter() - start) / len(explained):.2f} s each)" if explained else ""  # none: no time
+    failed = f", {len(unread)} not ({LISTING} gives why)" if unread else ""
+    print(f"explained {plural(len(explained), 'post')}{each}{failed}; open {shell_path(page)}")
     return 0

@@ -22,18 +22,20 @@ class PostError(ValueError):
 
     Args:
         post: The post.
-        field: The field that is wrong, or the fields of a post wrong for holding none of them (given with ``kind``).
+        field: The field that is wrong, or the fields of a post wrong for holding none of them (given with ``kind``);
+            none (``()``, given with ``kind``) for a problem of no one field, as scores that are not finite.
         problem: What is wrong, and what to do.
         kind: What kind of problem, as ``faim score`` records it (``error_kind``); by default the one ``field``.
 
     Attributes:
         field: The field that is wrong, a ``str``, also where it was given as a sequence of one; the fields, a
-            ``tuple`` of ``str``, where several were given.
+            ``tuple`` of ``str``, where several or none were given.
     """
 
     def __init__(self, post: Post, field: str | Sequence[str], problem: str, kind: str | None = None) -> None:
-        super().__init__(f"{post_name(post.origin, post.id)} {field_names(field)}: {problem}")
         fields = (field,) if isinstance(field, str) else tuple(field)
+        named = f" {field_names(fields)}" if fields else ""
+        super().__init__(f"{post_name(post.origin, post.id)}{named}: {problem}")
         self.post_id = post.id
         self.origin = post.origin
         self.field: str | tuple[str, ...] = fields[0] if len(fields) == 1 else fields

@@ -29,8 +29,10 @@ import numpy as np
 import torch
 
 from faim.data.batch import PostBatch
+from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
+from faim.decisions import nonfinite_scores, nonfinite_tasks
 from faim.encoder import TokenEmbeddings
 from faim.encoders.stack import encoder_parts, part_inputs
 from faim.model import Elements, WholePostModel, on_model_device
@@ -334,15 +336,24 @@ def explain_post(
     batch: PostBatch,
     tasks: list[TaskSpec],
     calibrated: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]],
-    post_id: str,
+    post: Post,
     notes: list[str],
 ) -> Explanation:
-    """Explain one collated post for every task (``calibrated``: raw logits per task → calibrated probabilities, as
-    ``Detector.probabilities``); ``notes``: what the caller knows is not explained (``unread_elements``), the
-    explanation's first notes."""
+    """Explain one collated post, ``post``, for every task (``calibrated``: raw logits per task → calibrated
+    probabilities, as ``Detector.probabilities``); ``notes``: what the caller knows is not explained
+    (``unread_elements``), the explanation's first notes.
+
+    Raises:
+        PostError: Of kind ``scores``, naming the post and the tasks, where its logits of some task are not finite
+            (``faim.decisions.nonfinite_tasks``): they have no probabilities to explain, as ``faim score`` records
+            such a post.
+    """
     explainer = PostExplainer(model, batch)
     with torch.no_grad():
         logits = {name: value.cpu().numpy() for name, value in model.logits(explainer.elements).items()}
+    found = nonfinite_tasks(tasks, logits)  # of its one row
+    if found:
+        raise PostError(post, (), nonfinite_scores(found[0]), "scores")
     probabilities = calibrated(logits)
     explained, notes, slots = [], list(notes), explainer.slots("comments")
     for task in tasks:
@@ -365,4 +376,4 @@ def explain_post(
                 [tokens for tokens, _ in texts[1:]],
             )
         )
-    return Explanation(post_id, explained, explainer.displayed_pictures(), notes)
+    return Explanation(post.id, explained, explainer.displayed_pictures(), notes)

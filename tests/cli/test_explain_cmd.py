@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import export_posts
+from conftest import export_posts, overflowing_posts
 from dump_scores import write_posts
 
 from faim.cli import explain_cmd
@@ -66,11 +66,12 @@ def test_a_post_that_cannot_be_read_is_listed_with_its_error_and_the_others_are_
     assert "post text-only" in page and 'post lost</h2><p class="error">not explained: ' in page
     assert page.index("post full") < page.index("post lost") < page.index("post text-only") < page.index("unmapped")
     out = capsys.readouterr().out
-    assert "explained 2 posts" in out and "2 not (they could not be read: faim-explanations.json gives why)" in out
+    assert "explained 2 posts" in out and "2 not (faim-explanations.json gives why)" in out
     with pytest.raises(SystemExit):
         main(["explain", "--help"])
     said = " ".join(capsys.readouterr().out.split())  # --help names both kinds of post listed unexplained
-    assert "(a picture missing or not a picture, or nothing the model reads: empty) is not explained" in said
+    unexplained = "(a picture missing or not a picture, or nothing the model reads: empty), or whose scores"
+    assert f"{unexplained} are not finite (NaN or infinite), is not explained" in said
 
 
 def test_a_report_of_posts_none_of_which_can_be_read_gives_no_time_per_post(
@@ -80,7 +81,7 @@ def test_a_report_of_posts_none_of_which_can_be_read_gives_no_time_per_post(
     posts.write_text(json.dumps({"id": "lost", "text": "x", "images": ["nowhere.png"]}) + "\n", encoding="utf-8")
     assert main(["explain", str(exported[0]), str(posts), "-o", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("explained 0 posts, 1 not (they could not be read: faim-explanations.json gives why)")
+    assert out.startswith("explained 0 posts, 1 not (faim-explanations.json gives why)")
 
 
 def test_a_saved_dataset_is_explained_as_the_help_says(
@@ -97,6 +98,23 @@ def test_a_saved_dataset_is_explained_as_the_help_says(
         main(["explain", "--help"])
     said = " ".join(capsys.readouterr().out.split())
     assert "a JSONL/CSV/TSV/Parquet file of posts, a folder of them, a glob (quote it) or a saved dataset" in said
+
+
+def test_a_post_whose_scores_are_not_finite_is_listed_with_its_error_and_the_others_are_explained(
+    overflowing: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    posts = write_posts(tmp_path / "in", overflowing_posts())
+    assert main(["explain", str(overflowing[0]), str(posts), "-o", str(tmp_path / "out")]) == 0
+    listing = json.loads((tmp_path / "out" / "faim-explanations.json").read_text(encoding="utf-8"))["posts"]
+    assert [entry["post"] for entry in listing] == ["a", "viral", "b"]
+    assert listing[1]["error_kind"] == "scores"
+    said = "the model's scores (logits) of tasks 'harm', 'topic' are not finite (NaN or infinite)"
+    assert listing[1]["error"].startswith(f"{posts}:2 (post id='viral'): {said}")
+    assert listing[2] == {"post": "b", "explanation": "0001-b.json"}
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert 'post viral</h2><p class="error">not explained: ' in page
+    out = capsys.readouterr().out
+    assert "explained 2 posts" in out and "1 not (faim-explanations.json gives why)" in out
 
 
 def test_a_report_replaces_an_earlier_one_whole_and_a_folder_faim_did_not_write_is_refused_before_any_work(

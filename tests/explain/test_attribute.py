@@ -246,6 +246,6 @@ def test_a_post_explained_on_an_accelerator_comes_back_in_numpy_arrays() -> None
     for elements in batch.elements.values():
         values = elements.values
         elements.values = on_accelerator(dict(values) if isinstance(values, dict) else values)
-    explained = explain_post(reading.model, batch, [TASK], reading.probabilities, "p", [])
+    explained = explain_post(reading.model, batch, [TASK], reading.probabilities, as_posts([post])[0], [])
     assert explained.tasks[0].probability == pytest.approx(reading.score([post])[0][TASK.name], abs=1e-5)
     assert [heat.shape for heat in explained.tasks[0].pictures] == [explained.pictures[0].shape[:2]]
