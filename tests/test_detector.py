@@ -3,6 +3,7 @@ keep theirs. Scores and embeddings come back in input order whatever order the p
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from unittest import mock
@@ -10,7 +11,14 @@ from unittest import mock
 import numpy as np
 import pytest
 import torch
-from conftest import calibrated, check_rows_in_input_order, overflowing_posts, pooling_detector, tiny_recipe
+from conftest import (
+    calibrated,
+    check_rows_in_input_order,
+    export_posts,
+    overflowing_posts,
+    pooling_detector,
+    tiny_recipe,
+)
 from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
 
@@ -26,6 +34,7 @@ from faim.encoders.tiny_text import TinyTextEncoder
 from faim.fusion import ConcatFusion
 from faim.inference import predict
 from faim.model import model_device
+from faim.notices import FaimWarning
 from faim.recipe.sections import EvalConfig
 from faim.tasks import BinaryHead, MulticlassHead
 from faim.tasks.base import Head
@@ -109,6 +118,27 @@ def test_a_post_holding_nothing_the_model_reads_is_refused_naming_it(
         with pytest.raises(PostError, match=r"^post 1 \(post id='b'\) .*nothing the model reads") as raised:
             call(posts)
         assert raised.value.kind == "empty"
+
+
+def test_posts_holding_no_picture_or_none_of_the_metadata_the_model_reads_are_warned_of_once_a_call(
+    exported: tuple[Path, Path],
+) -> None:
+    detector = Detector.load(exported[0])
+    posts = [{"id": str(n), "text": "a post " * n, "comments": ["yes"], "meta": {"like_count": n}} for n in range(5)]
+    for call in (detector.score, detector.embed, detector.predict):
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            call(posts, batch_size=2)
+        assert [str(warning.message) for warning in said] == [
+            "the posts given: no post holds any image, which the model reads: each is read without one, as where the "
+            "column holding them is not mapped; give them as each post's 'images'",
+            "the posts given: no post's metadata holds any field the model reads (likes, shares), only like_count: "
+            "each post is read with them missing; give them in each post's meta under those names",
+        ]
+        assert all(warning.category is FaimWarning for warning in said)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        detector.score(export_posts()[:1])  # a post holding every kind
 
 
 @pytest.mark.parametrize("served", [False, True])

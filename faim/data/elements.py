@@ -84,6 +84,9 @@ def reads_nothing(post: Post, kinds: Iterable[str]) -> bool:
 KIND_NAMES = {"text": "text", "comments": "comments", "image": "image", "meta": "metadata"}
 """Each element kind as an error names what a post holds of it."""
 
+POST_FIELDS = {"text": "text", "comments": "comments", "image": "images", "meta": "meta"}
+"""Each element kind's field in a post (``Post``'s, a dict's key), as an error names it."""
+
 
 def nothing_read(kinds: Iterable[str], blank: Collection[str] = ()) -> str:
     """The problem of a post that ``reads_nothing`` of ``kinds``, saying of each kind that the post's field is empty
