@@ -126,12 +126,13 @@ def readable_posts(
 
 
 def empty_post(post: Post, kinds: Sequence[str], remedy: str = "") -> PostError:
-    """The ``PostError`` (of kind ``empty``) of a post that ``reads_nothing`` of ``kinds``, ``remedy`` (what to do)
-    after the problem, which says its text or metadata is empty where it has the field (a blank text, metadata whose
-    every field is missing or whose only fields are those faim gives posts itself, ``own_meta``)."""
+    """The ``PostError`` (of kind ``empty``, naming the post's fields of ``kinds``: ``POST_FIELDS``) of a post that
+    ``reads_nothing`` of ``kinds``, ``remedy`` (what to do) after the problem, which says its text or metadata is empty
+    where it has the field (a blank text, metadata whose every field is missing or whose only fields are those faim
+    gives posts itself, ``own_meta``)."""
     blank = [kind for kind, field in (("text", post.text is not None), ("meta", own_meta(post.meta))) if field]
     problem = nothing_read(kinds, blank)
-    return PostError(post, kinds, f"{problem}{remedy}", "empty")
+    return PostError(post, [POST_FIELDS[kind] for kind in kinds], f"{problem}{remedy}", "empty")
 
 
 def posts_to_read(posts: Iterable[Post | Mapping[str, Any]], kinds: Sequence[str]) -> list[Post]:

@@ -53,6 +53,15 @@ def test_a_post_holding_nothing_of_the_kinds_read_is_refused_as_empty_before_it_
     assert error.problem == "nothing the model reads (comments, meta): no comments, no metadata"
 
 
+def test_a_post_holding_nothing_the_model_reads_is_refused_naming_the_posts_fields_and_not_the_kinds() -> None:
+    refused = r"^post 1 \(post id='b'\) fields 'text', 'images': nothing the model reads \(text, image\): "
+    with pytest.raises(PostError, match=refused) as raised:
+        posts_to_read([{"id": "a", "text": "one"}, {"id": "b", "images": []}], ["text", "image"])
+    assert raised.value.field == ("text", "images") and raised.value.kind == "empty"
+    (error,) = readable_posts([Post(id="c")], ["image", "meta"], text_length)[1]
+    assert str(error).startswith("post 0 (post id='c') fields 'images', 'meta': ")
+
+
 def test_metadata_whose_every_field_is_missing_is_none_and_said_to_be_empty() -> None:
     posts = [Post("a", meta={"likes": None, "shares": float("nan"), "tag": ""}), Post("b", meta={"likes": 0})]
     assert [reads_nothing(post, ["meta"]) for post in posts] == [True, False]
