@@ -15,7 +15,7 @@ from faim.cli.common import check_outside_model, parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.inputs import close_reading
 from faim.data.post import refuse_no_posts
-from faim.data.preflight import unread_columns, warn_unheld_kinds
+from faim.data.preflight import unread_columns, warn_unheld_kinds, warn_unread_meta
 from faim.data.sources import read_posts
 from faim.detector import Detector
 from faim.explain.report import LISTING, check_report_folder, write_report
@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     detector = Detector.load(args.model)
     unread_columns_of = partial(unread_columns, args.posts, ColumnMap.from_recipe(columns))
     warn_unheld_kinds(chosen, detector.model.kinds, args.posts, columns=unread_columns_of)
+    warn_unread_meta(chosen, detector.model.meta_fields, args.posts)
     start = time.perf_counter()
     readable, unread = detector.readable(chosen)
     explained = detector.explain(readable, progress=True, failed=unread)  # those whose scores are not finite join them

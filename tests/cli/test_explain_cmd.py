@@ -164,6 +164,20 @@ def test_a_kind_the_model_reads_that_no_post_holds_is_warned_of_naming_the_colum
     assert "--map image=COLUMN (columns of the data no mapping reads: label, topic, img)" in said
 
 
+def test_metadata_holding_none_of_the_fields_the_model_reads_is_warned_of_as_faim_score_warns(
+    overflowing: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    posts = tmp_path / "posts.jsonl"
+    posts.write_text("".join(json.dumps({"id": n, "text": "a post", "like_count": n}) + "\n" for n in (1, 2)))
+    out = tmp_path / "out"
+    assert main(["explain", str(overflowing[0]), str(posts), "-o", str(out), "--map", "meta=like_count"]) == 0
+    said = capsys.readouterr().err
+    assert (
+        f"faim explain: warning: {posts}: no post's metadata holds any field the model reads (likes), only "
+        "like_count: each post is read with them missing; give each under the name the model reads"
+    ) in said
+
+
 def test_posts_holding_no_post_are_named_before_the_model_is_loaded_and_a_path_naming_no_model_before_them(
     tiny_model_dir: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
