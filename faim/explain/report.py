@@ -40,6 +40,21 @@ def file_stem(number: int, post_id: str) -> str:
     return f"{number:04d}-{safe_name(post_id)[:40] or 'post'}"
 
 
+def task_parts(tasks: Sequence[str]) -> dict[str, str]:
+    """Each task's part of its heat maps' file names: its name made safe (``safe_name``), ``task`` where nothing is
+    left of it (a name in another script), and a number after it where an earlier task's part is already that
+    (``hate!`` beside ``hate?``), so that no task's heat map takes another's file."""
+    parts: dict[str, str] = {}
+    for task in tasks:
+        base = safe_name(task) or "task"
+        part, number = base, 1
+        while part in parts.values():
+            number += 1
+            part = f"{base}{number}"
+        parts[task] = part
+    return parts
+
+
 def heat_overlay(picture: np.ndarray, heat: np.ndarray) -> Image.Image:
     """``picture`` ``[H, W, 3]``, in grey so its own colours do not read as heat, with ``heat`` ``[H, W]`` laid over
     it: red where positive, blue where negative, opaque in proportion to the magnitude (scaled by the largest)."""
@@ -216,10 +231,11 @@ def write_files(posts: Sequence[Explanation | PostError], root: Path) -> None:
             Image.fromarray(picture).save(root / name)
             originals.append(name)
         heat_maps: dict[str, list[str]] = {}
+        parts = task_parts([task.task for task in explanation.tasks])
         for task in explanation.tasks:
             heat_maps[task.task] = []
             for index, heat in enumerate(task.pictures):
-                name = f"{stem}-{safe_name(task.task)}-picture{index}-heat.png"
+                name = f"{stem}-{parts[task.task]}-picture{index}-heat.png"
                 heat_overlay(explanation.pictures[index], heat).save(root / name)
                 heat_maps[task.task].append(name)
         record = to_json(explanation, heat_maps)

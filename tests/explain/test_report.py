@@ -3,9 +3,11 @@ whose tokens it shows."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from faim.explain.attribute import Explanation, TaskExplanation, TokenReading
@@ -99,3 +101,17 @@ def test_a_report_written_before_reports_listed_their_posts_is_replaceable(tmp_p
 def test_the_files_of_an_earlier_report_of_ten_thousand_posts_or_more_are_told_as_its_own() -> None:
     assert POST_FILE.fullmatch("0007-post_1.json") and POST_FILE.fullmatch("12345-post_2.png")
     assert not POST_FILE.fullmatch("data.json")
+
+
+def test_each_tasks_heat_maps_get_files_of_their_own_where_task_names_give_no_safe_name_or_the_same_one(
+    tmp_path: Path,
+) -> None:
+    picture, heat = np.zeros((4, 4, 3), np.uint8), np.ones((4, 4))
+    names = ["ненависть", "спам", "hate!", "hate?", "hate2"]
+    tasks = [TaskExplanation(name, "yes", 0.5, [], [], [heat * n]) for n, name in enumerate(names)]
+    write_report([Explanation("p", tasks, [picture], [])], tmp_path / "out")
+    record = json.loads((tmp_path / "out" / "0000-p.json").read_text(encoding="utf-8"))
+    files = [task["pictures"][0]["heat_map"] for task in record["tasks"]]
+    assert len(set(files)) == len(names) and all(POST_FILE.fullmatch(name) for name in files)
+    assert files[2] == "0000-p-hate-picture0-heat.png"  # a task's name where it is its own
+    assert all((tmp_path / "out" / name).is_file() for name in files)
