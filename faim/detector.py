@@ -23,9 +23,9 @@ from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.components import check_tasks, lookup
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
-from faim.data.elements import POST_FIELDS, PostError, posts_to_read, readable_posts
+from faim.data.elements import PostError, posts_to_read, readable_posts
 from faim.data.post import MAP_LABELS, SOURCE, Post, length_batches
-from faim.data.preflight import refuse_unevaluable, unheld_kinds, warn_unheld, warn_unread_meta
+from faim.data.preflight import refuse_unevaluable, warn_unread
 from faim.data.targets import TaskSpec
 from faim.decisions import decide, decision_probabilities, refuse_nonfinite, score_rows, task_spec
 from faim.explain.attribute import Explanation, explain_post, unread_elements
@@ -509,23 +509,6 @@ class Detector:
             str(directory),
             artifact.recipe,
         )
-
-
-GIVEN = "the posts given"
-"""How a warning about the posts given through the Python API names them."""
-
-GIVE_META = "give them in each post's meta under those names"
-"""What to do about posts given whose metadata holds none of the fields the model reads."""
-
-
-def warn_unread(posts: Sequence[Post], kinds: Sequence[str], meta_fields: Sequence[str]) -> None:
-    """Warn (``FaimWarning``), as ``faim score`` warns of a file, once for each kind of ``kinds`` (those a model reads)
-    that none of ``posts`` holds, naming the post's field that holds it (``POST_FIELDS``), and where their metadata
-    holds none of ``meta_fields`` (the fields the model reads): the model would read every post without them and
-    say nothing. Nothing is said of no posts."""
-    for kind in unheld_kinds(posts, kinds) if posts else []:
-        warn_unheld([kind], GIVEN, f"give them as each post's {POST_FIELDS[kind]!r}")
-    warn_unread_meta(posts, meta_fields, GIVEN, GIVE_META)
 
 
 def check_heads_correctable(source: str, tasks: Sequence[TaskSpec], heads: Mapping[str, type], pooled: bool) -> None:

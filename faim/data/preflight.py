@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from faim.data.columns import ColumnMap
-from faim.data.elements import KIND_NAMES, PostError, check_texts, element_refs, reads_nothing
+from faim.data.elements import KIND_NAMES, POST_FIELDS, PostError, check_texts, element_refs, reads_nothing
 from faim.data.images import ImageError, check_picture
 from faim.data.inputs import find_inputs
 from faim.data.post import MAP_LABELS, Post, check_labelled, is_missing, normalise_posts, own_meta
@@ -35,6 +35,12 @@ MAP_META = (
     "columns: {{meta: {{{field}: COLUMN}}}}), or a field so named in each post's meta object"
 )
 """What ``warn_unread_meta`` says to do by default, ``{field}`` the first field the model reads."""
+
+GIVEN = "the posts given"
+"""How a warning about the posts given through the Python API names them."""
+
+GIVE_META = "give them in each post's meta under those names"
+"""What to do about posts given whose metadata holds none of the fields the model reads."""
 
 SHOWN = 5
 """How many posts naming a picture that is not there ``refuse_missing_pictures`` names."""
@@ -115,6 +121,17 @@ def warn_unread_meta(posts: Sequence[Post], fields: Sequence[str], name: str, re
         FaimWarning,
         stacklevel=3,
     )
+
+
+def warn_unread(posts: Sequence[Post], kinds: Sequence[str], meta_fields: Sequence[str]) -> None:
+    """Warn (``FaimWarning``), as ``faim score`` warns of a file, of posts given through the Python API (``score``,
+    ``embed`` and ``predict`` of ``faim.Detector`` and of the exported runtime, once a call): once for each kind of
+    ``kinds`` (those a model reads) that none of ``posts`` holds, naming the post's field that holds it
+    (``POST_FIELDS``), and where their metadata holds none of ``meta_fields`` (the fields the model reads): the model
+    would read every post without them and say nothing. Nothing is said of no posts."""
+    for kind in unheld_kinds(posts, kinds) if posts else []:
+        warn_unheld([kind], GIVEN, f"give them as each post's {POST_FIELDS[kind]!r}")
+    warn_unread_meta(posts, meta_fields, GIVEN, GIVE_META)
 
 
 def refuse_missing_pictures(posts: Sequence[Post], kinds: Collection[str], limit: int, name: str) -> None:

@@ -11,8 +11,10 @@ from typing import Any, Protocol
 import numpy as np
 import onnxruntime
 
+from faim.artifact_manifest import read_meta_fields
 from faim.data.elements import PostError, checked_elements, posts_to_read, read_each, readable_posts
 from faim.data.post import Post, length_batches
+from faim.data.preflight import warn_unread
 from faim.decisions import (
     check_task_type,
     decide,
@@ -293,6 +295,7 @@ class ExportedModel:
             fused = list(manifest["fusion"]["kinds"])
         self.fusion = open_graph(fusion_graph)
         self.encoders = fused_encoders(self.root, manifest, fused, open_graph, files)
+        self.meta_fields = read_meta_fields(self.root, manifest)
         self.check_fusion()
 
     def check_fusion(self) -> None:
@@ -387,11 +390,14 @@ class ExportedModel:
         return [post.id for post in items], self.predict_named(items, batch_size)
 
     def predict_named(self, posts: list[Post], batch_size: int = 64) -> dict[str, np.ndarray]:
-        """``predict``'s outputs of posts as ``posts_to_read`` gives them (each named as an error names it).
+        """``predict``'s outputs of posts as ``posts_to_read`` gives them (each named as an error names it), warning
+        once, as ``faim.Detector`` does, of each kind the model reads that none of them holds and of metadata holding
+        none of the fields it reads (``warn_unread``).
 
         Raises:
             TypeError, ValueError, PostError: As ``predict``, but for the posts ``posts_to_read`` refuses.
         """
+        warn_unread(posts, list(self.encoders), self.meta_fields)
         batches, positions = length_batches(posts, batch_size)
         outputs = [self.outputs(batch) for batch in batches]
         if not outputs:

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from PIL import Image
 
 import faim.runtime
 from faim import Detector
+from faim.notices import FaimWarning
 from faim.runtime import ExportError, PostError
 
 SCRIPT = """
@@ -256,6 +258,27 @@ def test_a_bad_post_is_named_with_its_field(exported: tuple[Path, Path]) -> None
         runtime.score([{"id": "broken", "images": [b"not a picture"]}])
     with pytest.raises(PostError, match="post id='cut'.*'comments': holds half of a UTF-16 surrogate pair"):
         runtime.score([{"id": "cut", "text": "fine", "comments": ["an emoji cut in two \ud83d"]}])
+
+
+def test_posts_holding_no_kind_or_meta_field_the_model_reads_are_warned_of_once_a_call_as_the_detector_does(
+    exported: tuple[Path, Path],
+) -> None:
+    model_dir, export_dir = exported
+    posts = [
+        {"id": "1", "text": "hi", "meta": {"like_count": 3}},
+        {"id": "2", "text": "hello", "meta": {"like_count": 1}},
+    ]
+    with warnings.catch_warnings(record=True) as eager:
+        warnings.simplefilter("always")
+        Detector.load(model_dir).score(posts, batch_size=1)
+    said = [str(warning.message) for warning in eager if warning.category is FaimWarning]
+    assert len(said) == 3  # no pictures, no comments, no likes or shares
+    runtime = faim.runtime.load(export_dir)
+    for call in (runtime.score, runtime.embed, runtime.predict):
+        with warnings.catch_warnings(record=True) as served:
+            warnings.simplefilter("always")
+            call(posts, batch_size=1)  # a batch for each post: warned once all the same
+        assert [str(warning.message) for warning in served if warning.category is FaimWarning] == said
 
 
 def test_scoring_pooled_by_picture_is_refused_with_what_to_use(exported: tuple[Path, Path]) -> None:
