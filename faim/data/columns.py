@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,24 +37,6 @@ FIELD_OBJECTS = 1
 the post's tasks or meta fields (``ColumnMap.object_cell``), where faim before read no such column. A scoring run
 reading a file whose cells may hold a mapping records it (``faim.scoring.runner.object_settings``), so that a run
 begun by a faim reading them otherwise is not resumed."""
-
-WHOLE_FLOAT_CELL = re.compile(r"-?[0-9]+\.0+")
-"""A CSV or TSV id cell spelling a whole number as a float column writes one (``123.0``, as pandas writes an integer
-column holding a null), read as that float (``ColumnMap.post_id``), so that the ids of a dump read alike from CSV,
-Parquet and JSON Lines; any other cell (``007``, ``1.5``, ``1e3``) is the id's text as written."""
-
-
-def text_cell_id(cell: Any) -> Any:
-    """A CSV or TSV id cell as its id is read (``faim.data.post.id_text``): one spelling a whole float
-    (``WHOLE_FLOAT_CELL``) as that float, any other as it is."""
-    return float(cell) if isinstance(cell, str) and WHOLE_FLOAT_CELL.fullmatch(cell) else cell
-
-
-FLOAT_ID_CELLS = 1
-"""The version of how a CSV or TSV id cell is read: 1 reads one spelling a whole float (``WHOLE_FLOAT_CELL``:
-``123.0``) as its integer, where faim before kept its text. A scoring run reading a CSV or TSV file records it
-(``faim.scoring.runner.id_settings``), so that a run begun by a faim reading such cells otherwise is not resumed,
-which would give the rows it scores ids of another spelling than those it scored."""
 
 
 @dataclass(frozen=True)
@@ -227,19 +208,15 @@ class ColumnMap:
         """A stable text form of the mapping, mixed into cache fingerprints."""
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
-    def post_id(self, row: Mapping[str, Any], index: int, origin: str = "", text_cells: bool = False) -> str:
+    def post_id(self, row: Mapping[str, Any], index: int, origin: str = "") -> str:
         """The id of a row (column → value): its id cell, or ``index`` (as ``to_post`` takes it) where it has none
-        (``faim.data.post.post_id``, as a post given as a dict). Where the row's cells are text (``text_cells``: CSV,
-        TSV), a cell spelling a whole number as a float column writes it (``WHOLE_FLOAT_CELL``: ``123.0``) is read as
-        that float, which a Parquet ``double`` or a JSON number would hold: as its integer, ``"123"``.
+        (``faim.data.post.post_id``, as a post given as a dict).
 
         Raises:
             ValueError: Naming the row by ``origin``, the field and its column, on an id cell holding what no id is
-                (a mapping, a list, a boolean, a float that is not a whole number or is 2**53 or past it:
-                ``faim.data.post.id_text``).
+                (a mapping, a list, a boolean, a float that is not a whole number: ``faim.data.post.id_text``).
         """
-        cell = text_cell_id(_cell(row, self.id)) if text_cells else _cell(row, self.id)
-        return post_id(cell, index, f"{post_name(origin)} {self.cell_name(self.id)}")
+        return post_id(_cell(row, self.id), index, f"{post_name(origin)} {self.cell_name(self.id)}")
 
     def to_post(
         self, row: Mapping[str, Any], index: int, origin: str, image_root: Path | None, text_cells: bool = False
@@ -263,7 +240,7 @@ class ColumnMap:
                 the row by ``origin`` and the id the post takes (``faim.data.post.post_name``), the field and its
                 column.
         """
-        ident = self.post_id(row, index, origin, text_cells)
+        ident = self.post_id(row, index, origin)
         where = post_name(origin, ident)
         text = _cell(row, self.text)
         if text is not None and not isinstance(text, str):

@@ -23,10 +23,10 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from faim.data.columns import ColumnMap, text_cell_id
+from faim.data.columns import ColumnMap
 from faim.data.inputs import expand, input_format, read_inputs
 from faim.data.native import cell_count, cell_text, unknown_split
-from faim.data.post import Post, id_text, post_name
+from faim.data.post import Post, post_name
 from faim.registry import source_path
 
 Rows = Iterator[tuple[int, dict[str, Any]]]
@@ -399,17 +399,10 @@ def _csv_mapped_rows(path: Path, header: list[str], bound: ColumnMap, delimiter:
 
 def row_name(origin: str, ident: str | None) -> str:
     """A row of a text file (CSV, TSV) as an error about one of its cells names it: as the post it gives
-    (``faim.data.post.post_name``), by ``origin`` and the id its id cell ``ident`` is read as
-    (``faim.data.columns.text_cell_id``: ``7.0`` as ``7``), where that holds UTF-8 text; by ``origin`` alone where the
-    row has no id cell, where it is empty (the post's id is then its place among the posts read, which
-    ``FileSource.iter_posts`` counts, not the rows), where it is not UTF-8 or where it holds no id (a float of 2**53,
-    which reading the row refuses)."""
-    if not ident or not utf8(ident):
-        return post_name(origin)
-    try:
-        return post_name(origin, id_text(text_cell_id(ident), origin))
-    except ValueError:
-        return post_name(origin)
+    (``faim.data.post.post_name``), by ``origin`` and its id cell ``ident``, where that holds UTF-8 text; by ``origin``
+    alone where the row has no id cell, where it is empty (the post's id is then its place among the posts read, which
+    ``FileSource.iter_posts`` counts, not the rows) or where it is not UTF-8."""
+    return post_name(origin, ident if ident and utf8(ident) else None)
 
 
 def utf8(cell: str) -> bool:

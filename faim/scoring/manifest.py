@@ -73,11 +73,6 @@ FIELD_OBJECTS_SETTING = "field_objects"
 """The setting recording how a run reads an unmapped labels or meta column holding a mapping
 (``faim.data.columns.FIELD_OBJECTS``; ``faim.scoring.runner.object_settings``): a run begun by a faim that recorded
 none read no such column, and its resume is refused (its settings differ) rather than scoring its rows both ways."""
-FLOAT_ID_CELLS_SETTING = "float_id_cells"
-"""The setting recording how a run reading a CSV or TSV file reads an id cell spelling a whole float
-(``faim.data.columns.FLOAT_ID_CELLS``; ``faim.scoring.runner.id_settings``): a run begun by a faim that recorded none
-kept such a cell's text (``7.0``), and its resume is refused (its settings differ) rather than giving its rows ids
-spelt two ways."""
 PIXEL_LIMIT = "max_image_pixels"
 """The setting recording the decompression-bomb limit of a run reading pictures, where it is not Pillow's own
 (``faim.scoring.runner.picture_settings``)."""

@@ -161,7 +161,7 @@ def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> 
         except ValueError:
             return None
     try:
-        ident = columns.post_id(row, number, text_cells=shard.text_cells)
+        ident = columns.post_id(row, number)
     except ValueError:  # an id cell holding what no id is (a list, a boolean): the row's error says so
         return None
     return ident if utf8(ident) else None

@@ -36,17 +36,16 @@ from typing import Any, Protocol
 from PIL import Image
 from tqdm.auto import tqdm
 
-from faim.data.columns import FIELD_OBJECTS, FLOAT_ID_CELLS, ColumnMap
+from faim.data.columns import FIELD_OBJECTS, ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import close_reading, find_inputs, input_format
-from faim.data.sources import READERS, input_reading
+from faim.data.sources import input_reading
 from faim.data.tabular import JSONL_LINES, refuse_spread_json_array
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
 from faim.scoring.manifest import (
     DECODING,
     FIELD_OBJECTS_SETTING,
-    FLOAT_ID_CELLS_SETTING,
     JSONL_READING,
     PIXEL_LIMIT,
     Manifest,
@@ -210,15 +209,6 @@ def object_settings(files: Sequence[Path], columns: ColumnMap) -> dict[str, int]
     return {FIELD_OBJECTS_SETTING: FIELD_OBJECTS} if input_reading(files, columns).objects else {}
 
 
-def id_settings(files: Sequence[Path], columns: ColumnMap) -> dict[str, int]:
-    """How a run reading ``files`` with the mapping ``columns`` reads an id cell spelling a whole float
-    (``faim.data.columns.FLOAT_ID_CELLS``), as its settings name it, for a run reading ids from a CSV or TSV file,
-    whose cells are text: its resume under a faim reading such a cell otherwise is refused rather than giving some
-    rows the id ``7.0`` and some ``7``. Any other run records nothing, as runs did before."""
-    text_cells = any(READERS[input_format(file)].text_cells for file in files)
-    return {FLOAT_ID_CELLS_SETTING: FLOAT_ID_CELLS} if text_cells and columns.id is not None else {}
-
-
 @dataclass(frozen=True)
 class RunPlan:
     """What a run reads and what it is: its input files, their rows, the rows per shard, its identity (recorded
@@ -264,8 +254,8 @@ def plan_run(
         settings: Everything else that makes the run what it is (recorded in ``out``; a resume must match), its
             ``columns`` the column mapping the rows are read with (as in a recipe's ``data.columns``), to which
             the plan adds the rows per shard, for a run reading pictures what decodes them (``picture_settings``),
-            and how it reads JSON Lines lines (``line_settings``), unmapped labels or meta mappings
-            (``object_settings``) and CSV or TSV id cells spelling a whole float (``id_settings``).
+            and how it reads JSON Lines lines (``line_settings``) and unmapped labels or meta mappings
+            (``object_settings``).
         shard_rows: Rows per shard (``None``: a thirty-second of the dump, between 32 and 1024 rows).
         kinds: The element kinds the run reads (a model reading more is recorded as reading pictures it may not).
         meta_fields: The ``Post.meta`` fields the model reads, warned of where the first rows hold none
@@ -288,7 +278,7 @@ def plan_run(
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
     columns = ColumnMap.from_recipe(settings.get("columns"))
     settings = settings | {"shard_rows": shard_rows} | picture_settings(kinds) | line_settings(files)
-    settings |= object_settings(files, columns) | id_settings(files, columns)
+    settings |= object_settings(files, columns)
     identity = run_identity(model, files, settings)
     return RunPlan(files, total, shard_rows, identity, columns, tuple(kinds), tuple(meta_fields))
 

@@ -28,8 +28,6 @@ from faim.data.sources import (
 )
 from faim.data.tabular import csv_records, csv_rows
 from faim.registry import SOURCES, build_source_spec
-from faim.scoring.inputs import read_shards
-from faim.scoring.rows import shard_posts
 
 ROWS = [
     {"id": "p1", "text": "hello", "images": ["a.png", "b.png"], "comments": ["nice", "meh"], "hate": 1, "lang": "en"},
@@ -274,20 +272,6 @@ def test_a_csv_cell_that_is_not_utf8_is_refused_naming_its_first_byte_and_one_wh
         list(read_posts(path))
     path.write_bytes(b'id,text\n1,"ab\xe2"\x82\xac\n')  # the bytes after the closing quote complete the character
     assert [post.text for post in read_posts(path)] == ["ab€"]  # as faim score reads it
-
-
-def test_a_csv_cell_that_is_not_utf8_names_its_post_by_the_id_its_row_is_read_with(tmp_path) -> None:
-    path = tmp_path / "d.csv"
-    path.write_bytes(b"id,text\n7.0,fine\n8.0,caf\xe9\n9007199254740992.0,caf\xe9\n")  # as a float column writes ids
-    said = "field 'text' (column 'text'): not UTF-8 text (byte 4 of the cell)"
-    with pytest.raises(ValueError, match=f"^{re.escape(f'{path}:3 (post id={chr(39)}8{chr(39)}) {said}')}$"):
-        list(read_posts(path))
-    (shard,) = read_shards([path], 10, ColumnMap())
-    errors = shard_posts(shard, ColumnMap(), None, ["text"]).errors
-    assert [(error.post_id, error.message) for error in errors] == [
-        ("8", f"{path}:3 (post id='8') {said}"),
-        (None, f"{path}:4 {said}"),  # an id no post has, which reading the row refuses: named by its line
-    ]
 
 
 @pytest.mark.parametrize(

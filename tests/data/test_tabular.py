@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -97,24 +96,6 @@ def test_a_parquet_id_column_of_integers_text_or_whole_floats_reads_each_id_as_i
     assert [post.id for post in read_posts(tmp_path / "int64.parquet")] == ["1", "2"]
     assert [post.id for post in read_posts(tmp_path / "string.parquet")] == ["a", "b"]
     assert [post.id for post in read_posts(tmp_path / "double.parquet")] == ["123", "1"]
-
-
-def test_ids_pandas_writes_as_floats_read_alike_from_csv_tsv_parquet_and_json_lines(tmp_path: Path) -> None:
-    frame = pd.DataFrame({"id": [1, None, -3, 2**53 - 1], "text": ["w", "x", "y", "z"]})  # integers holding a null
-    frame.to_csv(tmp_path / "d.csv", index=False)
-    frame.to_csv(tmp_path / "d.tsv", index=False, sep="\t")
-    frame.to_parquet(tmp_path / "d.parquet")
-    frame.to_json(tmp_path / "d.jsonl", orient="records", lines=True)
-    assert (tmp_path / "d.csv").read_text().splitlines()[1] == "1.0,w"
-    for name in ("d.csv", "d.tsv", "d.parquet", "d.jsonl"):
-        assert [post.id for post in read_posts(tmp_path / name)] == ["1", "1", "-3", "9007199254740991"], name
-    kept = ["1.5", "1e3", "007", "1.", "1.0a", "\uff11.0", "1.00"]  # text ids; a float written with zeros alone
-    (tmp_path / "kept.csv").write_text("id,text\n" + "".join(f"{ident},x\n" for ident in kept), encoding="utf-8")
-    assert [post.id for post in read_posts(tmp_path / "kept.csv")] == [*kept[:-1], "1"]
-    (tmp_path / "past.csv").write_text("id,text\n9007199254740992.0,x\n", encoding="utf-8")
-    said = f"{tmp_path / 'past.csv'}:2 field 'id' (column 'id'): expected a string or an integer, got the float"
-    with pytest.raises(ValueError, match=f"^{re.escape(said)} 9007199254740992.0, 2\\*\\*53 or past it"):
-        list(read_posts(tmp_path / "past.csv"))
 
 
 @pytest.mark.parametrize(

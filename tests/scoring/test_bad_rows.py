@@ -13,10 +13,10 @@ from conftest import check_overflowing_rows, overflowing_run, tiny_recipe
 from PIL import Image
 
 import faim
-from faim.data.columns import FIELD_OBJECTS, FLOAT_ID_CELLS
+from faim.data.columns import FIELD_OBJECTS
 from faim.notices import FaimWarning
 from faim.scoring.engine import score_dump
-from faim.scoring.manifest import FIELD_OBJECTS_SETTING, FLOAT_ID_CELLS_SETTING
+from faim.scoring.manifest import FIELD_OBJECTS_SETTING
 from faim.scoring.options import ScoringOptions
 
 
@@ -247,31 +247,6 @@ def test_an_id_that_is_no_string_or_integer_is_an_error_of_its_row_a_whole_float
     ]
     said = "field 'id' (column 'id'): expected a string or an integer, got a dict ({'a': 1})"
     assert rows[1]["error"] == f"{tmp_path / 'dump.jsonl'}:2 {said}"
-
-
-def test_a_csv_id_a_float_column_wrote_scores_as_its_integer_as_from_parquet(
-    tiny_model_dir: Path, tmp_path: Path
-) -> None:
-    csv = b"id,text\n7.0,post\n12,post\n1.5,post\n9007199254740992.0,post\n"
-    rows = scored_rows(tiny_model_dir, tmp_path / "dump.csv", csv)
-    assert [(row["id"], row["error_kind"]) for row in rows] == [("7", None), ("12", None), ("1.5", None), (None, "row")]
-
-
-def test_a_csv_run_begun_before_float_id_cells_read_as_integers_is_not_resumed(exported: tuple[Path, Path], tmp_path):
-    dump = tmp_path / "dump.csv"
-    dump.write_text("id,text\n7.0,a post\n")
-    score_dump(exported[0], dump, tmp_path / "out", workers=1, progress=False)
-    record = tmp_path / "out" / "_run.json"
-    begun = json.loads(record.read_text())
-    assert begun["settings"][FLOAT_ID_CELLS_SETTING] == FLOAT_ID_CELLS
-    del begun["settings"][FLOAT_ID_CELLS_SETTING]  # as a faim keeping such a cell's text, "7.0", recorded its run
-    record.write_text(json.dumps(begun))
-    with pytest.raises(ValueError, match=f"settings differ: {FLOAT_ID_CELLS_SETTING} \\(not set\\) → 1"):
-        score_dump(exported[0], dump, tmp_path / "out", workers=1, progress=False)
-    jsonl = tmp_path / "dump.jsonl"
-    jsonl.write_text('{"id": 7.0, "text": "a post"}\n')
-    score_dump(exported[0], jsonl, tmp_path / "jsonl", workers=1, progress=False)
-    assert FLOAT_ID_CELLS_SETTING not in json.loads((tmp_path / "jsonl" / "_run.json").read_text())["settings"]
 
 
 def test_an_unmapped_meta_column_holding_objects_scores_as_the_python_api_reads_them_and_a_value_there_is_unread(
