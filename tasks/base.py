@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import ClassVar
 
 import torch
@@ -78,15 +79,16 @@ def masked_bce(logits: Tensor, target: Tensor, pos_weight: Tensor | None) -> Ten
     return labelled_mean(losses, labelled)
 
 
-def check_loss_weights(name: str, values: float | list[float], zero_allowed: bool = False) -> None:
-    """Refuse loss weights (a head's ``name`` argument, one value or a list) one of which is not finite or is negative
-    or, unless ``zero_allowed``, zero; with ``zero_allowed``, ones that are all zero: a negative weight makes a loss
-    that training drives to -inf, a NaN or infinite one a loss that is not a number.
+def check_loss_weights(name: str, values: float | Sequence[float], zero_allowed: bool = False) -> None:
+    """Refuse loss weights (a head's ``name`` argument: one value, or a sequence of them such as a list, a tuple or a
+    numpy array, as scikit-learn's ``compute_class_weight`` gives) one of which is not finite or is negative or,
+    unless ``zero_allowed``, zero; with ``zero_allowed``, ones that are all zero: a negative weight makes a loss that
+    training drives to -inf, a NaN or infinite one a loss that is not a number.
 
     Raises:
         ValueError: Naming the argument and the values given.
     """
-    listed = values if isinstance(values, list) else [values]
+    listed = torch.as_tensor(values, dtype=torch.float64).flatten().tolist()
     if all(math.isfinite(value) and (value > 0 or zero_allowed and value == 0) for value in listed) and any(
         value > 0 for value in listed
     ):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -129,6 +130,19 @@ def test_bad_class_weights_length() -> None:
 def test_bad_pos_weight_length() -> None:
     with pytest.raises(ValueError, match=r"pos_weight has 3 values but num_labels is 2"):
         MultilabelHead(DIM, 2, pos_weight=[1.0, 2.0, 3.0])
+
+
+def test_loss_weights_given_as_a_tuple_or_a_numpy_array_weigh_as_a_list_does() -> None:
+    # scikit-learn's compute_class_weight gives an array, which the check of weights once took for one value
+    logits, target = torch.randn(BATCH, 3), torch.randint(0, 3, (BATCH,))
+    listed = MulticlassHead(DIM, 3, class_weights=[1.0, 5.0, 0.2]).loss(logits, target)
+    for weights in ((1.0, 5.0, 0.2), np.array([1.0, 5.0, 0.2])):
+        assert torch.equal(MulticlassHead(DIM, 3, class_weights=weights).loss(logits, target), listed)
+    labels = torch.randint(0, 2, (BATCH, 3)).float()
+    listed = MultilabelHead(DIM, 3, pos_weight=[1.0, 2.0, 0.5]).loss(logits, labels)
+    assert torch.equal(MultilabelHead(DIM, 3, pos_weight=np.array([1.0, 2.0, 0.5])).loss(logits, labels), listed)
+    with pytest.raises(ValueError, match=r"class_weights .* got \[ 1. -1.  1.\]"):
+        MulticlassHead(DIM, 3, class_weights=np.array([1.0, -1.0, 1.0]))
 
 
 @pytest.mark.parametrize(
