@@ -110,10 +110,15 @@ def warn_unread_meta(posts: Sequence[Post], fields: Sequence[str], name: str, re
     otherwise (``like_count`` for ``likes``) or the columns holding them are not mapped, the model reads every post's
     as missing. It names ``fields``, the fields the posts' metadata holds, and what to do (``remedy``, ``{field}`` the
     first of ``fields``). Posts holding no metadata are ``warn_unheld``'s to warn of."""
-    held = dict.fromkeys(
-        str(key) for post in posts for key, value in own_meta(post.meta).items() if not is_missing(value)
-    )
-    if not fields or not held or any(field in held for field in fields):
+    if not fields:
+        return
+    held: dict[str, None] = {}  # the fields posts hold, in order, read until a post holds one the model reads
+    for post in posts:
+        present = [str(key) for key, value in own_meta(post.meta).items() if not is_missing(value)]
+        if any(field in present for field in fields):
+            return
+        held.update(dict.fromkeys(present))
+    if not held:
         return
     warnings.warn(
         f"{name}: no post's metadata holds any field the model reads ({', '.join(fields)}), only {', '.join(held)}: "

@@ -252,7 +252,7 @@ def warn_uncalibrated(tasks: list[TaskSpec], posts: list[Post], name: str) -> No
 def warn_undefined_auroc(tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
     """Warn of a multiclass or multilabel task some of whose posts in a validation split (``name``) carry a label
     but whose AUROC is undefined there (``undefined_auroc``), as training logs it NaN every epoch; a binary task so
-    left is warned of by ``warn_uncalibrated``, one none of whose posts carries a label by both."""
+    left, and a task of any type none of whose posts carries a label, are ``warn_uncalibrated``'s to warn of."""
     for task in tasks:
         if task.type == "binary" or all(post.labels.get(task.name) is None for post in posts):
             continue
