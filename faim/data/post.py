@@ -161,22 +161,48 @@ def checked_id(origin: str, value: Any) -> str:
     return id_text(value, f"{post_name(origin)} field 'id'")
 
 
-EXACT_FLOAT_INTEGERS = 2**53
-"""The bound below which a whole float is the one integer it reads as: a whole float id at it or past it (a tweet
-id read through a float column) may not be the integer the data held, so it is refused rather than read as another
-post's id."""
+SIGNIFICAND_BITS = {16: 11, 32: 24, 64: 53}
+"""The bits of a float's significand by its width in bits: a whole float of a width is the one integer it reads as
+below 2 to the power of its significand bits, and at it or past it may not be the integer the data held (a tweet id
+read through a float column, 123456789 through a float32 one, reads as 123456792), so such an id is refused rather
+than read as another post's id."""
+
+
+class NarrowFloat(float):
+    """A float read from a column narrower than 64 bits (an Arrow ``float32`` or ``float16`` column: ``arrow_rows``
+    in ``faim.data.tabular``), a Python float as any other but for its ``width`` in bits, which the integers it
+    holds exactly depend on (``float_width``)."""
+
+    width: int
+
+    def __new__(cls, value: float, width: int) -> NarrowFloat:
+        made = super().__new__(cls, value)
+        made.width = width
+        return made
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return NarrowFloat, (float(self), self.width)
+
+
+def float_width(value: Any) -> int:
+    """The width in bits of a float: a ``NarrowFloat``'s, a numpy float's (``np.float32``: 32), else 64."""
+    if isinstance(value, NarrowFloat):
+        return value.width
+    dtype = getattr(value, "dtype", None)
+    return 8 * dtype.itemsize if dtype is not None else 64
 
 
 def id_text(value: Any, where: str) -> str:
     """An id given (not missing) as text: a string as it is, a UUID in its canonical form, an integer (numpy's too) and
     a whole decimal (a Parquet ``decimal(38, 0)`` column, as warehouses export their integers) in decimal digits,
-    and a float that is a whole number below ``EXACT_FLOAT_INTEGERS`` as that integer (``123.0``, as pandas gives an
+    and a float that is a whole number below 2 to the power of its width's significand bits (``SIGNIFICAND_BITS``:
+    2**53 for a Python float, 2**24 for a float32) as that integer (``123.0``, as pandas gives an
     integer column holding a null, and a Parquet double column, reads ``"123"``), so that scores join back to the
     posts by id.
 
     Raises:
         ValueError: Naming ``where`` (the post and its field), on any other value: a mapping, a list, a boolean, a
-            number that is not whole, a float of ``EXACT_FLOAT_INTEGERS`` or past it, bytes, a date.
+            number that is not whole, a whole float at that bound or past it, bytes, a date.
     """
     if isinstance(value, (str, uuid.UUID)):
         return str(value)
@@ -190,10 +216,13 @@ def id_text(value: Any, where: str) -> str:
     if is_real(value) and not isinstance(value, bool):
         if not float(value).is_integer():
             raise ValueError(f"{expected} {value!r}, a number that is not whole")
-        if abs(value) >= EXACT_FLOAT_INTEGERS:
+        width = float_width(value)
+        bits = SIGNIFICAND_BITS.get(width, SIGNIFICAND_BITS[64])
+        if abs(value) >= 2**bits:
+            kind = "float" if bits == SIGNIFICAND_BITS[64] else f"float{width}"
             raise ValueError(
-                f"{expected} the float {value!r}, 2**53 or past it, where a float may not be the integer written "
-                "(2**53 + 1 reads as 2**53): write ids as strings or integers"
+                f"{expected} the float {float(value)!r}, 2**{bits} or past it, where a {kind} may not be the integer "
+                f"written (2**{bits} + 1 reads as 2**{bits}): write ids as strings or integers"
             )
         return str(int(value))
     raise ValueError(f"{expected} {a_type(value)} ({value!r})")

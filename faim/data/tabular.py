@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from faim.data.columns import ColumnMap
 from faim.data.inputs import expand, input_format, read_inputs
 from faim.data.native import cell_count, cell_text, unknown_split
-from faim.data.post import Post, post_name
+from faim.data.post import NarrowFloat, Post, post_name
 from faim.registry import source_path
 
 Rows = Iterator[tuple[int, dict[str, Any]]]
@@ -40,11 +40,24 @@ def arrow_rows(batches: Iterable[pa.RecordBatch | pa.Table], file: Path) -> Rows
     number = 0
     try:
         for batch in batches:
-            for row in batch.to_pylist():
+            for row in python_rows(batch):
                 yield number, row
                 number += 1
     except ARROW_READ_ERRORS as error:
         raise unreadable_rows(file, number, error) from error
+
+
+def python_rows(batch: pa.RecordBatch | pa.Table) -> list[dict[str, Any]]:
+    """The rows of an Arrow batch as Python dicts, a value of a float column narrower than 64 bits a ``NarrowFloat``
+    of its width (``faim.data.post.float_width``), so that an id read from one is held to the integers its width
+    holds exactly (``faim.data.post.id_text``): a float32 column rounds 123456789 to 123456792."""
+    rows = batch.to_pylist()
+    for field in batch.schema:
+        if pa.types.is_floating(field.type) and field.type.bit_width < 64:
+            for row in rows:
+                if row[field.name] is not None:
+                    row[field.name] = NarrowFloat(row[field.name], field.type.bit_width)
+    return rows
 
 
 ARROW_READ_ERRORS = (OSError, pa.ArrowException)

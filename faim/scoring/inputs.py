@@ -33,6 +33,7 @@ from faim.data.tabular import (
     keys_holding,
     object_keys,
     open_parquet,
+    python_rows,
     unreadable_rows,
 )
 
@@ -233,7 +234,7 @@ def _parquet_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
             raise unreadable_rows(path, number, error) from error
         if batch is None:
             return
-        rows = batch.to_pylist()
+        rows = python_rows(batch)
         yield Shard("", str(path), kind, names, list(enumerate(rows, start=number)))
         number += len(rows)
 
@@ -244,6 +245,6 @@ def _dataset_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
     names = dataset.column_names
     number = 0
     for batch in dataset.with_format("arrow").iter(shard_rows):
-        rows = batch.to_pylist()
+        rows = python_rows(batch)
         yield Shard("", str(path), kind, names, list(enumerate(rows, start=number)))
         number += len(rows)

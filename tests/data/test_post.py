@@ -207,6 +207,8 @@ def test_a_post_whose_id_is_missing_takes_its_place_as_its_id_as_a_files_row_its
         (7.0, "7"),
         (np.float64(-3.0), "-3"),
         (2.0**53 - 1, "9007199254740991"),
+        (np.float32(2**24 - 1), "16777215"),
+        (np.float16(2**11 - 1), "2047"),
         (Decimal("1234567890123456789012"), "1234567890123456789012"),  # a warehouse's decimal(38, 0)
         (Decimal("12.000"), "12"),
         (UUID("12345678-1234-5678-1234-567812345678"), "12345678-1234-5678-1234-567812345678"),
@@ -229,6 +231,8 @@ def test_an_id_is_a_string_or_an_integer_a_whole_float_read_as_that_integer(iden
         (float("inf"), "got inf, a number that is not whole"),
         (1e20, "got the float 1e+20, 2**53 or past it, where a float may not be the integer written"),
         (2.0**53, "got the float 9007199254740992.0, 2**53 or past it"),  # 2**53 + 1 read through a float
+        (np.float32(123456789), "got the float 123456792.0, 2**24 or past it, where a float32 may not be the"),
+        (np.float16(2049), "got the float 2048.0, 2**11 or past it, where a float16 may not be the integer"),
         (Decimal("7.5"), "got Decimal('7.5'), a number that is not whole"),
     ],
 )

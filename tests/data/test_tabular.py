@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -96,6 +98,20 @@ def test_a_parquet_id_column_of_integers_text_or_whole_floats_reads_each_id_as_i
     assert [post.id for post in read_posts(tmp_path / "int64.parquet")] == ["1", "2"]
     assert [post.id for post in read_posts(tmp_path / "string.parquet")] == ["a", "b"]
     assert [post.id for post in read_posts(tmp_path / "double.parquet")] == ["123", "1"]
+
+
+@pytest.mark.parametrize(("width", "bound", "past"), [("float32", 24, 123456789), ("float16", 11, 2049)])
+def test_a_parquet_id_column_of_narrow_floats_reads_only_the_integers_its_width_holds(
+    tmp_path: Path, width: str, bound: int, past: int
+) -> None:
+    small = tmp_path / "small.parquet"
+    pd.DataFrame({"id": [2**bound - 1, None, 7]}).astype({"id": width}).to_parquet(small)
+    assert [post.id for post in read_posts(small)] == [str(2**bound - 1), "1", "7"]
+    ids = tmp_path / "ids.parquet"  # ids the float column rounded to one another
+    pd.DataFrame({"id": [7, past, past + 1]}).astype({"id": width}).to_parquet(ids)
+    said = f"{ids}:1 field 'id' (column 'id'): expected a string or an integer, got the float"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)} {float(np.dtype(width).type(past))}, 2\\*\\*{bound}"):
+        list(read_posts(ids))
 
 
 @pytest.mark.parametrize(

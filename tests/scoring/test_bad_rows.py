@@ -249,6 +249,21 @@ def test_an_id_that_is_no_string_or_integer_is_an_error_of_its_row_a_whole_float
     assert rows[1]["error"] == f"{tmp_path / 'dump.jsonl'}:2 {said}"
 
 
+def test_a_parquet_or_saved_dataset_id_past_what_its_float32_column_holds_is_an_error_of_its_row(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    datasets = pytest.importorskip("datasets")
+    ids = pa.table({"id": pa.array(np.array([7, 123456789, 123456790], np.float32)), "text": ["post"] * 3})
+    pq.write_table(ids, tmp_path / "dump.parquet")
+    datasets.Dataset(ids).save_to_disk(tmp_path / "saved")
+    for dump in (tmp_path / "dump.parquet", tmp_path / "saved"):
+        score_dump(tiny_model_dir, dump, tmp_path / f"{dump.name}-scores", workers=1, progress=False)
+        rows = pq.read_table(tmp_path / f"{dump.name}-scores").to_pylist()
+        assert [(row["id"], row["error_kind"]) for row in rows] == [("7", None), (None, "row"), (None, "row")]
+        said = "field 'id' (column 'id'): expected a string or an integer, got the float 123456792.0, 2**24 or past"
+        assert rows[1]["error"].startswith(f"{dump}:1 {said}")
+
+
 def test_an_unmapped_meta_column_holding_objects_scores_as_the_python_api_reads_them_and_a_value_there_is_unread(
     exported: tuple[Path, Path], tmp_path: Path
 ) -> None:
