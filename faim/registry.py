@@ -55,11 +55,15 @@ PROVIDES: dict[str, dict[str, str]] = {
         "identity": "method, which subclassing faim.encoder.Encoder gives",
         "export_assets": "method, which subclassing faim.encoder.Encoder gives",
         "token_embeddings": "method, which subclassing faim.encoder.Encoder gives",
+        "forward": "method forward(inputs): [N, output_dim] embeddings, one per element",
     },
-    "fusion": {},
+    "fusion": {
+        "forward": "method forward(elements): {kind: (embeddings, mask)} to [B, output_dim] embeddings",
+    },
     "head": {
         "task_type": "class attribute: 'binary', 'multiclass' or 'multilabel'",
         "loss": "method loss(logits, target): the loss over the batch's labelled targets",
+        "forward": "method forward(embedding): the logits, which subclassing faim.tasks.base.Head gives",
     },
     "source": {
         "splits": "method splits(): the split names",
@@ -69,7 +73,8 @@ PROVIDES: dict[str, dict[str, str]] = {
         "fingerprint": "method fingerprint(split): a digest of the split's content",
     },
 }
-"""Per kind, what its class provides besides ``forward`` (a module's) and a constructor, by name, as faim reads it;
+"""Per kind, what its class provides besides a constructor, by name, as faim reads it (a module's ``forward`` defined
+by a class of its own, not ``torch.nn.Module``'s, which raises ``NotImplementedError`` when the model runs);
 the base classes (``faim.encoder.Encoder``, ``faim.tasks.base.Head``, ``faim.data.sources.Source``) say more.
 ``register_*`` refuses a class lacking one, or leaving one of its methods abstract."""
 
@@ -172,10 +177,19 @@ def check_provides(kind: str, name: str, cls: type) -> None:
         TypeError: Naming the kind, ``name``, the class and each thing it lacks, with what that is.
     """
     wanted = PROVIDES[kind]
-    missing = [f"{attribute} ({wanted[attribute]})" for attribute in wanted if not hasattr(cls, attribute)]
+    missing = [f"{attribute} ({wanted[attribute]})" for attribute in wanted if not provides(cls, attribute)]
     missing += [f"{method} (abstract)" for method in sorted(getattr(cls, "__abstractmethods__", ()))]
     if missing:
         raise TypeError(f"{kind} {name!r}: {qualified_name(cls)} does not provide {', '.join(missing)}")
+
+
+def provides(cls: type, attribute: str) -> bool:
+    """Whether ``cls`` has ``attribute`` of its own or its bases' other than ``torch.nn.Module`` (whose ``forward``
+    only raises ``NotImplementedError``). torch is not imported for it: a module class is defined with torch imported.
+    """
+    torch = sys.modules.get("torch")
+    placeholder = getattr(torch.nn.Module, attribute, None) if torch is not None else None
+    return hasattr(cls, attribute) and (placeholder is None or getattr(cls, attribute) is not placeholder)
 
 
 def is_built_in(cls: type) -> bool:

@@ -56,6 +56,15 @@ class Abstract(Head):
     task_type = "binary"
 
 
+class Forwardless(Encoder):
+    """An encoder of every method but ``forward``, which ``torch.nn.Module`` gives as one raising
+    ``NotImplementedError``."""
+
+    modality = "text"
+
+    def preprocessor(self) -> typing.Any: ...
+
+
 class NoFingerprint:
     """A source of every method but ``fingerprint``."""
 
@@ -85,6 +94,12 @@ class NoFingerprint:
             r"Modalityless does not provide modality \(class attribute: 'text'",
         ),
         ("source", NoFingerprint, r"NoFingerprint does not provide fingerprint \(method fingerprint\(split\)"),
+        (
+            "fusion",
+            type("Forwardless", (nn.Module,), {}),
+            r"Forwardless does not provide forward \(method forward\(elements\): \{kind: \(embeddings",
+        ),
+        ("encoder", Forwardless, r"Forwardless does not provide forward \(method forward\(inputs\): \[N, output_dim\]"),
     ],
 )
 def test_a_class_lacking_what_its_kind_provides_is_refused_naming_it_and_what_it_lacks(
@@ -100,6 +115,9 @@ def test_a_fusion_built_without_its_output_dim_is_refused_naming_its_recipe_path
     class Sum(nn.Module):
         def __init__(self, input_dims: dict[str, int]) -> None:
             super().__init__()
+
+        def forward(self, elements: dict) -> torch.Tensor:
+            return sum(embeddings.sum(1) for embeddings, _ in elements.values())
 
     recipe = tiny_recipe({"train": tmp_path / "t.jsonl", "validation": tmp_path / "v.jsonl"}, tmp_path / "run")
     recipe["model"]["fusion"] = {"type": "test_sum"}
@@ -150,7 +168,7 @@ def test_a_built_in_registered_after_a_class_that_took_its_name_names_that_class
 
     @registry.register_fusion("late_probe")  # faim.registry's own decorator, before the built-in is imported
     class Mine(nn.Module):
-        pass
+        def forward(self, elements: dict) -> torch.Tensor: ...
 
     builtin = type("LateProbeFusion", (nn.Module,), {"__module__": "faim.fusion.late_probe"})
     message = (
