@@ -263,6 +263,25 @@ AT_LEAST_1 = (lambda value: value >= 1, "at least 1")
 AT_LEAST_0 = (lambda value: value >= 0, "at least 0")
 POSITIVE = (lambda value: value > 0, "above 0")
 SHARE = (lambda value: 0 < value <= 1, "in (0, 1]")
+PRECISIONS = (
+    64,
+    32,
+    16,
+    "transformer-engine",
+    "transformer-engine-float16",
+    "16-true",
+    "16-mixed",
+    "bf16-true",
+    "bf16-mixed",
+    "32-true",
+    "64-true",
+    "64",
+    "32",
+    "16",
+    "bf16",
+)
+"""The precisions Lightning trains with (``train.precision``), its short forms (``16``, ``"bf16"``) too; any other
+is refused with the recipe rather than as training starts, as a setting this machine cannot train with."""
 TRAIN_VALUES = {
     "max_epochs": AT_LEAST_1,
     "batch_size": AT_LEAST_1,
@@ -276,6 +295,11 @@ TRAIN_VALUES = {
     "patience": AT_LEAST_0,
     "max_elements": AT_LEAST_1,
     "log_every_n_steps": AT_LEAST_1,
+    "precision": (
+        lambda value: value in PRECISIONS,
+        "64, 32 or 16 (a number or a string) or one of "
+        + ", ".join(value for value in PRECISIONS if isinstance(value, str) and not value.isdigit()),
+    ),
 }
 EVAL_VALUES = {
     "threshold_objective": (lambda value: value in OBJECTIVES, f"one of {', '.join(OBJECTIVES)}"),

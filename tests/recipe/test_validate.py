@@ -14,7 +14,7 @@ import faim
 from faim import registry
 from faim.assembly import build_source
 from faim.recipe import Recipe, RecipeError, as_recipe
-from faim.recipe.validate import annotation_text, check_monitor_mode, takes_mapping
+from faim.recipe.validate import PRECISIONS, annotation_text, check_monitor_mode, takes_mapping
 from faim.tasks import BinaryHead
 
 
@@ -348,6 +348,18 @@ def test_weighing_the_crowds_corrections_needs_pooling_by_picture(recipe: dict, 
         ("train", "mode", "maximum", "train.mode: expected min or max, got 'maximum'"),
         ("train", "devices", 0, "train.devices: expected at least 1, got 0"),
         ("train", "warmup_ratio", 1.0, "train.warmup_ratio: expected in [0, 1), got 1.0"),
+        (
+            "train",
+            "precision",
+            "banana",
+            "train.precision: expected 64, 32 or 16 (a number or a string) or one of transformer-engine, ",
+        ),
+        (
+            "train",
+            "precision",
+            8,
+            "train.precision: expected 64, 32 or 16 (a number or a string) or one of transformer-engine, ",
+        ),
         ("eval", "threshold_objective", "f2", "eval.threshold_objective: expected one of f1, macro_f1, precision@"),
         ("eval", "threshold_target", 5, "eval.threshold_target: expected in (0, 1], got 5"),
         ("eval", "calibration_bins", 0, "eval.calibration_bins: expected at least 1, got 0"),
@@ -359,6 +371,18 @@ def test_a_value_out_of_its_range_or_choices_is_refused_before_anything_runs(
 ) -> None:
     recipe.setdefault(section, {})[key] = value
     assert expected in error_for(recipe, write_recipe)
+
+
+def test_a_precision_is_one_lightning_takes_set_or_written_its_short_forms_too(recipe: dict, write_recipe) -> None:
+    connector = pytest.importorskip("lightning_fabric.connector")
+    taken = [value for literal in typing.get_args(connector._PRECISION_INPUT) for value in typing.get_args(literal)]
+    assert list(PRECISIONS) == taken
+    for precision in ("bf16-mixed", 16, "64", "bf16"):
+        recipe["train"]["precision"] = precision
+        assert Recipe.load(write_recipe(recipe)).train.precision == precision
+    said = "--set train.precision=banana: train.precision: expected 64, 32 or 16 (a number or a string) or one of "
+    with pytest.raises(RecipeError, match=f"^<dict>: {re.escape(said)}.*bf16-mixed.*, got 'banana'$"):
+        as_recipe(Recipe.load("hate_text_finetune").to_dict(), ["train.precision=banana"])
 
 
 def test_the_monitored_figure_must_be_one_training_logs(recipe: dict, write_recipe) -> None:
