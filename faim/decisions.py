@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from faim.data.post import Post, post_name
-from faim.registry import suggest
+from faim.registry import TASK_TYPES, suggest
 from faim.wording import plural
 
 
@@ -25,9 +25,6 @@ class Task(Protocol):
 
 
 Named = TypeVar("Named", bound=Task)
-
-TASK_TYPES = ("binary", "multiclass", "multilabel")
-"""The types a task can have, each decided its own way (``decide``)."""
 
 
 def check_task_type(name: str, task_type: Any) -> None:

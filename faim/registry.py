@@ -48,6 +48,12 @@ REGISTRIES: dict[str, dict[str, type]] = {
 
 PLUGIN_GROUP = "faim.plugins"
 
+TASK_TYPES = ("binary", "multiclass", "multilabel")
+"""The types a task can have, each decided its own way (``faim.decisions.decide``): a head's ``task_type``."""
+
+CHOICES: dict[str, dict[str, tuple[Any, ...]]] = {"head": {"task_type": TASK_TYPES}}
+"""Per kind, the class attributes of ``PROVIDES`` with the values they may take; ``register_*`` refuses another."""
+
 PROVIDES: dict[str, dict[str, str]] = {
     "encoder": {
         "modality": "class attribute: 'text', 'image' or 'meta'",
@@ -170,14 +176,19 @@ def _register(kind: str, name: str) -> Callable[[T], T]:
 
 
 def check_provides(kind: str, name: str, cls: type) -> None:
-    """Refuse a class registered as a ``kind`` that lacks what ``PROVIDES`` says the kind provides, or leaves one of
-    its methods abstract (``abc``).
+    """Refuse a class registered as a ``kind`` that lacks what ``PROVIDES`` says the kind provides, gives a class
+    attribute a value ``CHOICES`` does not hold, or leaves one of its methods abstract (``abc``).
 
     Raises:
         TypeError: Naming the kind, ``name``, the class and each thing it lacks, with what that is.
     """
     wanted = PROVIDES[kind]
     missing = [f"{attribute} ({wanted[attribute]})" for attribute in wanted if not provides(cls, attribute)]
+    missing += [
+        f"{attribute} ({wanted[attribute]}), got {getattr(cls, attribute)!r}"
+        for attribute, choices in CHOICES.get(kind, {}).items()
+        if hasattr(cls, attribute) and getattr(cls, attribute) not in choices
+    ]
     missing += [f"{method} (abstract)" for method in sorted(getattr(cls, "__abstractmethods__", ()))]
     if missing:
         raise TypeError(f"{kind} {name!r}: {qualified_name(cls)} does not provide {', '.join(missing)}")

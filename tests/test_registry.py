@@ -95,6 +95,12 @@ class NoFingerprint:
         ),
         ("source", NoFingerprint, r"NoFingerprint does not provide fingerprint \(method fingerprint\(split\)"),
         (
+            "head",
+            type("Regression", (BinaryHead,), {"task_type": "regression"}),
+            r"Regression does not provide task_type \(class attribute: 'binary', 'multiclass' or 'multilabel'\), "
+            r"got 'regression'$",
+        ),
+        (
             "fusion",
             type("Forwardless", (nn.Module,), {}),
             r"Forwardless does not provide forward \(method forward\(elements\): \{kind: \(embeddings",
