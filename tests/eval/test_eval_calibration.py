@@ -96,3 +96,13 @@ def test_calibrated_range_errors() -> None:
         ece_if_calibrated(np.array([0.2, 0.4]), level=1.0)
     with pytest.raises(ValueError, match="probabilities"):
         ece_if_calibrated(np.array([0.2, 1.4]))
+
+
+def test_a_confidence_on_a_bin_edge_falls_in_the_bin_it_opens() -> None:
+    # bins are closed on the left: 0.3, 0.6 and 0.7 open bins 3, 6 and 7 of ten, as does 0.1 * 7 just above 0.7
+    confidence = np.array([0.3, 0.6, 0.7, 0.1 * 7, 0.75])
+    rb = reliability_bins(confidence, np.ones(5), bins=10)
+    assert np.flatnonzero(rb.counts).tolist() == [3, 6, 7] and rb.counts[7] == 3
+    assert rb.edges[7] == 0.7
+    # 0.7 and 0.75 share the bin [0.7, 0.8): one event of two against a mean confidence of 0.725
+    assert expected_calibration_error(np.array([0.7, 0.75]), np.array([0, 1]), bins=10) == pytest.approx(0.225)
