@@ -134,7 +134,9 @@ def auroc_interval(y_true: np.ndarray, scores: np.ndarray, level: float = 0.95) 
     """AUROC and its ``level`` confidence interval, ``(auroc, low, high)``, from DeLong's variance (DeLong et al.,
     1988, in the mid-rank form of Sun & Xu, 2014): each positive's share of negatives scored below it and each
     negative's share of positives scored above it vary over posts, and so does their mean, the AUROC. The interval
-    is normal, clipped to [0, 1].
+    is normal, clipped to [0, 1]. Its bounds are NaN where that variance is nil, the scores parting the classes
+    completely (an AUROC of 1 or 0) or tying them all: it then tells nothing of how sure the AUROC is, and an
+    interval of no width would claim certainty.
 
     Args:
         y_true: labels, 0/1 (or bool) ``[N]``.
@@ -161,6 +163,8 @@ def auroc_interval(y_true: np.ndarray, scores: np.ndarray, level: float = 0.95) 
     below = 1.0 - (overall[m:] - rankdata(negatives)) / m  # per negative: the positives scored above it
     auroc = float(above.mean())
     se = float(np.sqrt(above.var(ddof=1) / m + below.var(ddof=1) / n))
+    if se == 0:
+        return auroc, NAN, NAN
     half = norm.ppf(0.5 + level / 2) * se
     return auroc, float(max(0.0, auroc - half)), float(min(1.0, auroc + half))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
@@ -231,31 +232,53 @@ RANKING_LEVEL = 0.95
 """Coverage of the AUROC interval ``ranking`` reports."""
 
 
-def ranking(logits: np.ndarray, y: np.ndarray) -> dict[str, float] | None:
+def ranking(logits: np.ndarray, y: np.ndarray) -> dict[str, float | None] | None:
     """A binary task's AUROC over its labelled posts with its ``RANKING_LEVEL`` interval (``auroc``,
     ``auroc_low``, ``auroc_high``; ``faim.eval.metrics.auroc_interval``), or ``None`` with fewer than two posts of
-    a class. Any calibration keeps it: temperature and shift move probabilities, not the order of posts."""
+    a class. The bounds are ``None`` where the scores part the classes completely or tie them all, which leaves
+    DeLong's interval no width to tell. Any calibration keeps it: temperature and shift move probabilities, not the
+    order of posts."""
     if min(int(y.sum()), int(len(y) - y.sum())) < 2:
         return None
-    return dict(zip(("auroc", "auroc_low", "auroc_high"), auroc_interval(y, logits, RANKING_LEVEL)))
+    auroc, low, high = auroc_interval(y, logits, RANKING_LEVEL)
+    if np.isnan(low):
+        return {"auroc": auroc, "auroc_low": None, "auroc_high": None}
+    return {"auroc": auroc, "auroc_low": low, "auroc_high": high}
 
 
 def ranking_note(as_is_row: dict[str, Any]) -> str | None:
     """A sentence on how the model ranks the labelled posts, which no calibration changes, and a warning where its
     interval reaches chance (0.5), saying whether it lies below chance or cannot be told from it on so few posts:
     recalibrating cannot make such a model tell the posts' classes apart, only labels used for training can;
-    ``None`` without a ranking."""
+    ``None`` without a ranking.
+
+    Without an interval (``ranking``), a complete parting of the classes tells from chance when chance parts them
+    so (one ordering of ``comb(posts, positives)``) less often than the interval's either tail; posts all tied
+    cannot."""
     rank = as_is_row.get("ranking")
     if not rank:
         return None
     posts = as_is_row["posts"]
-    said = (
-        f"Ranking of the posts one by one, which a calibration keeps: AUROC {rank['auroc']:.3f} ({RANKING_LEVEL:.0%} "
-        f"interval {rank['auroc_low']:.3f}–{rank['auroc_high']:.3f}) on these {posts:,} labelled posts."
-    )
-    if rank["auroc_low"] > 0.5:
+    said = f"Ranking of the posts one by one, which a calibration keeps: AUROC {rank['auroc']:.3f} "
+    if rank["auroc_low"] is None:
+        parted = rank["auroc"] in (0.0, 1.0)
+        said += (
+            f"on these {posts:,} labelled posts, with no interval: their scores "
+            f"{'part the classes completely' if parted else 'are all one'}, which leaves DeLong's variance nil, and "
+            f"an interval of no width would claim a certainty {posts:,} posts cannot give."
+        )
+        by_chance = 1 / math.comb(posts, round(as_is_row["positives"] * posts))
+        told = parted and by_chance < (1 - RANKING_LEVEL) / 2
+        better, worse = told and rank["auroc"] == 1.0, told and rank["auroc"] == 0.0
+    else:
+        said += (
+            f"({RANKING_LEVEL:.0%} interval {rank['auroc_low']:.3f}–{rank['auroc_high']:.3f}) on these {posts:,} "
+            "labelled posts."
+        )
+        better, worse = rank["auroc_low"] > 0.5, rank["auroc_high"] < 0.5
+    if better:
         return said
-    how = "worse than chance" if rank["auroc_high"] < 0.5 else f"in a way these {posts:,} posts cannot tell from chance"
+    how = "worse than chance" if worse else f"in a way these {posts:,} posts cannot tell from chance"
     return (
         f"{said} Warning: by these labels the model ranks the posts {how}, so what your labels call positive may "
         "not be what it learnt to find; a calibration moves its probabilities and threshold, not that. Correct the "

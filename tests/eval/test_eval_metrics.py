@@ -202,7 +202,13 @@ def test_auroc_interval_is_scikit_learns_auroc_with_delongs_spread() -> None:
     assert low < auroc < high and auroc_interval(y, scores, level=0.5)[1] > low  # a narrower level, a narrower one
     ties = auroc_interval(np.array([0, 0, 1, 1]), np.array([0.5, 0.5, 0.5, 0.5]))
     assert ties[0] == pytest.approx(0.5)  # ties count half, as scikit-learn counts them
-    assert auroc_interval(np.array([0, 0, 1, 1]), np.array([0.1, 0.2, 0.8, 0.9]))[:2] == (1.0, 1.0)
+
+
+def test_auroc_interval_gives_no_width_where_delongs_variance_is_nil() -> None:
+    # a complete parting of the classes, either way, and scores all tied leave no spread to read an interval from
+    for scores, auroc in (([0.1, 0.2, 0.8, 0.9], 1.0), ([0.9, 0.8, 0.2, 0.1], 0.0), ([0.5] * 4, 0.5)):
+        told = auroc_interval(np.array([0, 0, 1, 1]), np.array(scores))
+        assert told[0] == auroc and np.isnan(told[1:]).all()
 
 
 @pytest.mark.parametrize(

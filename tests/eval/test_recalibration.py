@@ -184,6 +184,28 @@ def test_the_report_says_how_the_model_ranks_the_posts_and_warns_where_that_is_c
     )
 
 
+def test_a_ranking_that_parts_the_classes_completely_is_reported_without_an_interval() -> None:
+    start = Calibration.identity([TASK])
+
+    def ranked(logits: list[float], labels: list[int]) -> dict:
+        ids = [str(i) for i in range(len(labels))]
+        posts = Predictions(ids=ids, logits={"hate": np.array(logits)}, targets={"hate": np.array(labels, "f4")})
+        return as_is(TASK, start, posts, EvalConfig())
+
+    four = ranked([-2.0, -1.0, 1.0, 2.0], [0, 0, 1, 1])
+    assert four["ranking"] == {"auroc": 1.0, "auroc_low": None, "auroc_high": None}
+    note = ranking_note(four)
+    assert "interval" in note and "1.000–1.000" not in note and "no interval" in note
+    # one ordering in six parts two posts of each class so: chance, as far as four posts tell
+    assert "cannot tell from chance" in note
+    forty = ranked(list(np.linspace(-3.0, 3.0, 40)), [0] * 20 + [1] * 20)
+    assert "no interval" in ranking_note(forty) and "Warning" not in ranking_note(forty)
+    reversed_forty = ranked(list(np.linspace(3.0, -3.0, 40)), [0] * 20 + [1] * 20)
+    assert "ranks the posts worse than chance" in ranking_note(reversed_forty)
+    tied = ranked([0.0] * 40, [0] * 20 + [1] * 20)
+    assert "are all one" in ranking_note(tied) and "cannot tell from chance" in ranking_note(tied)
+
+
 def test_the_head_curve_measures_a_correction_fitted_on_the_same_draws(tmp_path) -> None:
     rng = np.random.default_rng(0)
     embeddings = rng.normal(size=(900, 16))
