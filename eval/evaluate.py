@@ -241,6 +241,7 @@ def evaluate_loader(
         "model": detector.source,
         "data": data_name,
         "split": config.split,
+        "pooled_by_image": detector.pool_by_image,
         "tasks": {},
     }
     field = config.slice

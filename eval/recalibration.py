@@ -344,6 +344,20 @@ WRITER = "faim calibrate"
 record (an evaluation's report, written into the same folder) are never removed by a calibration."""
 
 
+def pooling_note(report: dict[str, Any]) -> str | None:
+    """For a model that pools posts by shared picture (the report's ``pooled_by_image``, its cosine), a sentence
+    saying the report's figures are of each post on its own, not of the pooled posts ``faim eval`` measures;
+    ``None`` for a model that scores each post on its own."""
+    min_cosine = report.get("pooled_by_image")
+    if min_cosine is None:
+        return None
+    return (
+        f"Measured on each post on its own: this model pools posts by shared picture (eval.pool_by_image "
+        f"{min_cosine}), and faim eval measures the pooled posts, under the calibration of pooled logits fitted here "
+        "as well; its without_pooling row is what this report measures."
+    )
+
+
 def write_report(report: dict[str, Any], out_dir: Path) -> Path:
     """Write ``calibration.json``, ``calibration.md`` and, per task with a learning curve (labels enough for one of
     its sizes), a plot of ECE and macro-F1 against the number of labels (``calibration_<task>.png``) into
@@ -352,6 +366,7 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "calibration.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     parts, plots = [f"# Calibration of `{report['model']}` on `{report['data']}`"], []
+    parts += [note for note in (pooling_note(report),) if note]
     for name, task in report["tasks"].items():
         rows = [["as it was", "all", format_value(task["as_is"]["ece"]), "", format_value(task["as_is"]["macro_f1"])]]
         rows += [

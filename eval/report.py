@@ -6,6 +6,8 @@ The ``results`` dict every function here takes (``faim eval`` builds it)::
         "model": "runs/memes-clip",                 # model artifact path or name
         "data": "data/hateful_memes/dev.jsonl",     # evaluated data
         "split": "dev",
+        "pooled_by_image": 0.95,                    # optional: the cosine a model that pools posts by shared
+                                                    #   picture links them at; its figures are of pooled posts
         "tasks": {
             "hate": {                               # task name, as in the recipe's heads
                 "type": "binary",                   # "binary" | "multiclass" | "multilabel"
@@ -43,7 +45,7 @@ import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.slices import MIN_SIZE
@@ -86,6 +88,7 @@ class Results(TypedDict):
     model: str
     data: str
     split: str
+    pooled_by_image: NotRequired[float | None]
     tasks: dict[str, TaskResult]
 
 
@@ -199,7 +202,7 @@ def format_table(results: Results) -> str:
         ValueError: as :func:`write_report`.
     """
     _check_results(results)
-    blocks = [f"model: {results['model']}  data: {results['data']}  split: {results['split']}"]
+    blocks = [f"model: {results['model']}  data: {results['data']}  split: {results['split']}{_pooling_note(results)}"]
     for name, task in results["tasks"].items():
         columns = HEADLINE[task["type"]]
         variants = {"full": task["metrics"], **task.get("ablations", {})}
@@ -221,6 +224,18 @@ def _ece_note(metrics: Mapping[str, float]) -> str:
     return f"\nECE {ece}: a calibrated model would show {format_ece_range(metrics)} on these posts"
 
 
+def _pooling_note(results: Results) -> str:
+    """A line saying the figures are of posts pooled by shared picture, for a model that pools them (empty for one
+    that scores each post on its own)."""
+    min_cosine = results.get("pooled_by_image")
+    if min_cosine is None:
+        return ""
+    return (
+        f"\nmeasured on posts pooled by shared picture (eval.pool_by_image {min_cosine}), as the model scores them; "
+        "without_pooling measures each post on its own, as faim calibrate does"
+    )
+
+
 def _terms_note(task: TaskResult) -> str:
     """A line on the words the model and the labels read the opposite way (empty without any)."""
     note = decision_conflicts_note(task.get("terms"))
@@ -231,7 +246,8 @@ def _markdown(results: Results, out_dir: Path) -> str:
     """Render the Markdown report."""
     parts = [
         "# Evaluation report",
-        f"- model: `{results['model']}`\n- data: `{results['data']}`\n- split: `{results['split']}`",
+        f"- model: `{results['model']}`\n- data: `{results['data']}`\n- split: `{results['split']}`"
+        + _pooling_note(results).replace("\n", "\n- "),
     ]
     for name, task in results["tasks"].items():
         headline = [c for c in HEADLINE[task["type"]] if c != "n"]

@@ -33,6 +33,7 @@ from faim.eval.recalibration import (
     labelled,
     learning_curve,
     left_out_sizes,
+    pooling_note,
     prior_adaptation,
     refit_settings,
     remove_report,
@@ -97,7 +98,13 @@ def run(args: argparse.Namespace) -> int:
     config = refit_settings(recipe.eval)
     sizes = SIZES if args.sizes is None else args.sizes
     texts = post_texts(posts)
-    report: dict[str, Any] = {"model": str(model), "data": str(args.data), "unlabelled": args.unlabelled, "tasks": {}}
+    report: dict[str, Any] = {
+        "model": str(model),
+        "data": str(args.data),
+        "unlabelled": args.unlabelled,
+        "pooled_by_image": detector.pool_by_image,
+        "tasks": {},
+    }
     for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
         measured = as_is(task, detector.calibration, predictions, config)
         report["tasks"][task.name] = {
@@ -234,4 +241,4 @@ def summary(report: dict[str, Any]) -> str:
             )
         header = ["calibration", "ECE", "a calibrated model's ECE", "macro-F1"]
         blocks.append("\n".join([name, text_table(header, rows), *task_notes(task)]))
-    return "\n\n".join(blocks)
+    return "\n\n".join([note for note in (pooling_note(report),) if note] + blocks)

@@ -185,6 +185,25 @@ def test_score_pooled_by_picture_reports_the_groups(demo_data, tmp_path: Path) -
     assert len(table) == 160 and sum(row["picture_group"] is None for row in table) == 32
 
 
+def test_eval_and_calibrate_of_a_model_pooling_by_picture_say_which_posts_they_measured(
+    demo_data, tmp_path: Path, capsys
+) -> None:
+    detector, posts = pooling_detector(demo_data, tmp_path)
+    detector.save(str(tmp_path / "model"))
+    dump = write_dump(posts, tmp_path / "dump.jsonl")
+    rows = [json.loads(line) | {"label": post.labels["harmful"]} for line, post in zip(dump.open(), posts, strict=True)]
+    dump.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    common = [str(tmp_path / "model"), str(dump), "--map", "labels.harmful=label"]
+    assert main(["eval", *common, "-o", str(tmp_path / "eval")]) == 0
+    pooled = "measured on posts pooled by shared picture (eval.pool_by_image 1.0), as the model scores them"
+    assert pooled in capsys.readouterr().out and f"- {pooled}" in (tmp_path / "eval" / "metrics.md").read_text()
+    assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["pooled_by_image"] == 1.0
+    assert main(["calibrate", *common, "-o", str(tmp_path / "new"), "--sizes", "50", "--draws", "2"]) == 0
+    alone = "Measured on each post on its own: this model pools posts by shared picture (eval.pool_by_image 1.0)"
+    assert alone in capsys.readouterr().out
+    assert alone in (tmp_path / "new-calibration" / "calibration.md").read_text()
+
+
 def test_recipe_show_and_list(demo_data, tmp_path: Path) -> None:
     shown = faim("recipe", "show", "demo_multimodal", "--set", "train.max_epochs=2")
     assert shown.returncode == 0, shown.stderr
