@@ -6,6 +6,8 @@ Its arguments are ``faim.cli.export_args``'s: ``faim --help`` reads them without
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from faim.cli.common import (
 )
 from faim.data.elements import PostError
 from faim.data.post import MAP_LABELS, Post, check_labelled, refuse_no_posts
-from faim.data.sources import read_posts
+from faim.data.sources import check_split, read_posts
 from faim.detector import Detector
 from faim.eval.quantization import TIMED_POSTS, QuantizationCheck, check_readable, compare_exports
 from faim.export.model import export_model
@@ -69,6 +71,8 @@ def quantized_export(args: argparse.Namespace, out: Path, columns: dict[str, Any
         ValueError: When no post can be read, or int8 loses more than ``--max-drop`` even smoothed.
     """
     posts = labelled_posts(args, columns, recipe)  # before the model is loaded, as reading the posts does not use it
+    if not args.data:  # a drop over --max-drop smooths on the training split, after minutes of work: found first
+        check_recipe_split(recipe, "train")
     detector = Detector.load(args.model)
     check_readable(*until_readable(detector, posts), measured_on(args))
     max_drop = MAX_DROP if args.max_drop is None else args.max_drop
@@ -137,11 +141,29 @@ def recipe_split(recipe: Recipe, split: str) -> list[Post]:
     reads without ``--data``.
 
     Raises:
-        FileNotFoundError: Naming the recipe key and the file not found, as reading the split does, and saying to
-            give the posts with ``--data``: a model copied to where it is exported leaves its recipe's data behind.
+        FileNotFoundError: As ``split_not_here``.
     """
-    try:
+    with split_not_here(split):
         return recipe.data_source().posts(split)
+
+
+def check_recipe_split(recipe: Recipe, split: str) -> None:
+    """Find the files of the model's recipe's ``split``, reading no post (``faim.data.sources.check_split``).
+
+    Raises:
+        FileNotFoundError: As ``split_not_here``.
+    """
+    with split_not_here(split):
+        check_split(recipe.data_source(), split)
+
+
+@contextmanager
+def split_not_here(split: str) -> Iterator[None]:
+    """Turn the FileNotFoundError of reading the recipe's ``split``, naming the recipe key and the file not found,
+    into one saying what ``--quantize`` reads it for and to give the posts with ``--data``: a model copied to where it
+    is exported leaves its recipe's data behind."""
+    try:
+        yield
     except FileNotFoundError as error:
         use = "measures the int8 export on" if split == "validation" else "smooths the int8 export on"
         raise FileNotFoundError(

@@ -212,6 +212,22 @@ def test_an_int8_export_of_a_model_whose_recipe_split_is_not_here_says_to_give_t
     assert not (tmp_path / "int8").exists()
 
 
+def test_an_int8_export_whose_recipe_train_split_is_not_here_is_refused_before_the_work_smoothing_would_need_it(
+    demo_data: dict[str, Path], tmp_path: Path, monkeypatch, capsys
+) -> None:
+    import faim
+
+    gone = tmp_path / "elsewhere" / "train.jsonl"  # a drop over --max-drop smooths on the recipe's training split
+    recipe = tiny_recipe(demo_data | {"train": gone}, tmp_path / "run")
+    faim.build(recipe).save(str(tmp_path / "model"), faim.Recipe.from_dict(recipe))
+    monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    assert main(["export", str(tmp_path / "model"), "-o", str(tmp_path / "int8"), "--quantize", "int8"]) == 2
+    error = capsys.readouterr().err
+    assert f"faim export: error: data.train: {gone} does not exist (resolved to {gone}); " in error
+    assert "--quantize smooths the int8 export on the recipe's train split" in error and "with --data" in error
+    assert not (tmp_path / "int8").exists()
+
+
 def test_an_int8_export_measured_on_a_recipe_whose_source_refuses_an_argument_names_the_recipes_file(
     refused_source_model_dir: Path, tmp_path: Path, capsys
 ) -> None:
