@@ -39,7 +39,8 @@ def binary_metrics(
         threshold: decision threshold (predict positive when ``prob >= threshold``), normally chosen on
             validation data with :func:`faim.calibration.thresholds.choose_threshold`.
         fixed_recall: recalls ``r`` for which ``"precision@recall=<r>"`` (best precision with recall
-            >= r over all thresholds) is reported; keys use two decimals.
+            >= r over all thresholds) is reported; keys use two decimals, or more where ``r`` has more
+            (``operating_point``).
         fixed_precision: precisions for ``"recall@precision=<p>"`` likewise (0 when unreachable).
         bins: number of equal-width bins of the ECE.
 
@@ -70,13 +71,20 @@ def binary_metrics(
     }
     sweep = threshold_sweep(y, p)
     for r in fixed_recall:
-        metrics[f"precision@recall={r:.2f}"] = sweep.precision_at_recall(r)
+        metrics[f"precision@recall={operating_point(r)}"] = sweep.precision_at_recall(r)
     for q in fixed_precision:
-        metrics[f"recall@precision={q:.2f}"] = sweep.recall_at_precision(q)
+        metrics[f"recall@precision={operating_point(q)}"] = sweep.recall_at_precision(q)
     metrics["ece"] = expected_calibration_error(p, y, bins)
     metrics["brier"] = float(np.mean((p - y) ** 2))
     metrics.update(n=n, positives=positives, threshold=float(threshold))
     return metrics
+
+
+def operating_point(share: float) -> str:
+    """A fixed recall or precision as its metric's key names it: with two decimals (``0.90``), or with as many as it
+    is given with where two would round it (``0.995``, which two would name ``0.99``; ``0.999`` and ``1.0`` would
+    both be ``1.00``)."""
+    return f"{share:.2f}" if round(share, 2) == share else repr(float(share))
 
 
 def multiclass_metrics(y_true: np.ndarray, prob: np.ndarray, labels: Sequence[str], bins: int = 15) -> dict[str, float]:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, average_precision_score, f1_score, roc_auc_score
 
+from faim.calibration.thresholds import threshold_sweep
 from faim.eval import binary_metrics, multiclass_metrics, multilabel_metrics, slice_metrics
 from faim.eval.metrics import auroc_interval
 
@@ -188,6 +189,19 @@ def test_slice_metrics_multiclass_and_object_slices() -> None:
 def test_slice_metrics_rejects_length_mismatch() -> None:
     with pytest.raises(ValueError, match="one value per row"):
         slice_metrics(np.array([0, 1]), np.array([0.2, 0.8]), np.array(["a"]), partial(binary_metrics, threshold=0.5))
+
+
+def test_operating_points_finer_than_two_decimals_are_named_as_given_and_none_is_lost() -> None:
+    rng = np.random.default_rng(0)
+    y = (rng.random(2000) < 0.3).astype(int)
+    prob = np.clip(rng.random(2000) * 0.6 + 0.4 * y, 0, 1)
+    m = binary_metrics(y, prob, 0.5, fixed_recall=(0.9, 0.995, 0.999, 1.0), fixed_precision=(0.9, 0.904))
+    sweep = threshold_sweep(y, prob)
+    named = {"0.90": 0.9, "0.995": 0.995, "0.999": 0.999, "1.00": 1.0}
+    assert {key: m[f"precision@recall={key}"] for key in named} == {
+        key: sweep.precision_at_recall(value) for key, value in named.items()
+    }
+    assert m["recall@precision=0.904"] == sweep.recall_at_precision(0.904) and "recall@precision=0.90" in m
 
 
 def test_auroc_interval_is_scikit_learns_auroc_with_delongs_spread() -> None:
