@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,25 @@ from faim.registry import a_type, refuse_new
 from faim.yaml_reader import parse_yaml, yaml_problem
 
 SHIPPED = files("faim.recipes")
+
+
+@dataclass(frozen=True)
+class Base:
+    """A recipe's base as it was read with the recipe: its file and the mapping it writes (``base_of``)."""
+
+    file: Path
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Written:
+    """A recipe as its file or mapping writes it (``data``, its ``base:`` included), with the base its ``base:``
+    names as it was read with it (``base``; ``None`` where it names none). Reading the recipe and using it name where a
+    key was set by these (``in_base``), never by the files again, so an error names what set its key when the recipe
+    was read, whatever became of the base's file since."""
+
+    data: dict[str, Any]
+    base: Base | None = None
 
 
 def shipped_recipes() -> list[str]:
@@ -300,15 +320,20 @@ def dotted_key_remedy(error: RecipeError, text: str) -> str:
     )
 
 
-def load_recipe_dict(name_or_path: str | Path, overrides: list[str] | None = None) -> tuple[dict[str, Any], Path]:
-    """The merged recipe mapping (base applied, overrides applied) and its file path."""
+def load_recipe_dict(
+    name_or_path: str | Path, overrides: list[str] | None = None
+) -> tuple[dict[str, Any], Path, Written]:
+    """The merged recipe mapping (base applied, overrides applied), its file path, and the recipe as its file writes
+    it with its base as read (``Written``)."""
     path = locate(name_or_path)
-    return labels_as_words(resolve(read_yaml(path), str(path), path.parent, overrides or [])), path
+    data = read_yaml(path)
+    written = Written(data, base_of(data, str(path), path.parent))
+    return labels_as_words(resolve(written, str(path), overrides or [])), path, written
 
 
-def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str]) -> dict[str, Any]:
-    """``data`` merged onto its base (``base_of``, which ``source`` and ``folder`` are for) with ``overrides``
-    applied (``apply_overrides``). A section with defaults left null (``train:`` with nothing under it, ``--set
+def resolve(written: Written, source: str, overrides: list[str]) -> dict[str, Any]:
+    """The recipe ``written`` (``source`` names it in errors) merged onto its base with ``overrides`` applied
+    (``apply_overrides``). A section with defaults left null (``train:`` with nothing under it, ``--set
     train=null``; ``DEFAULTED_KEYS``), or a key of one, whatever the base sets there, is left for reading the recipe
     to take its default (``taking_defaults``); a null ``data:`` or ``model:``,
     written or by ``--set``, with a base or without, is left to validation, which says what it should be
@@ -319,7 +344,7 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
             naming a folder or a file (``empty_paths``; ``data: {type: jsonl, train: ""}``), which would read or write
             the working folder, as ``--set`` refuses it (``parse_override``), the first where there are several; a saved
             model's recipe holding any is warned of once, naming each (``faim.registry.refuse_new``). Also where
-            ``data`` or ``overrides`` leave the model without heads or without encoders which its base or an earlier
+            the recipe or ``overrides`` leave the model without heads or without encoders which its base or an earlier
             override gave it, naming the recipe file, the override where one did, the key and how: a null dropping the
             last (``model.heads.NAME: null``), a null for them all (``model.heads: null``) or an empty mapping
             (``model.heads: {}``). A recipe that never gave any is left to validation, which says they are missing, and
@@ -327,14 +352,14 @@ def resolve(data: dict[str, Any], source: str, folder: Path, overrides: list[str
             ``model:``, leaving ``heads:`` null), which validation names first.
     """
     dropped: list[tuple[str, ...]] = []
-    base = base_of(data, source, folder)
-    written = {key: value for key, value in data.items() if key != "base"}
-    merged = merge(base, written, dropped) if base is not None else written
+    data, base = written.data, None if written.base is None else written.base.data
+    own = {key: value for key, value in data.items() if key != "base"}
+    merged = merge(base, own, dropped) if base is not None else own
     held = [place for place in DROPPABLE if base is not None and not leaves_none(base, *place)]
     emptied = {place: written_cause(data, dropped, place) for place in held if leaves_none(merged, *place)}
     resolved = apply_overrides(merged, overrides, emptied)
     if empty := empty_paths([], resolved):  # an override giving one is refused as it is parsed: the file's or base's
-        refusal = in_base(empty_path_refusal(source, empty[0]), data, folder, resolved)
+        refusal = in_base(empty_path_refusal(source, empty[0]), written, resolved)
         values = "an empty value" if len(empty) == 1 else "empty values"
         taken = "taken as the working folder, as the model was trained with it"
         refuse_new(refusal, f"{', '.join(empty)}: {values}, {taken}")
@@ -403,8 +428,8 @@ def dropping(kind: str, names: list[str], value: Any) -> str:
     return f"null, dropping every {kind[:-1]}," if value is None else "an empty mapping"
 
 
-def base_of(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any] | None:
-    """The recipe ``data``'s ``base:`` names, as written; ``None`` where it names none.
+def base_of(data: dict[str, Any], source: str, folder: Path) -> Base | None:
+    """The recipe ``data``'s ``base:`` names, read now; ``None`` where it names none.
 
     The base is a path relative to ``folder`` (the recipe file's; the working directory for a mapping), or a shipped
     recipe's name (``base_file``); it may not have a ``base:`` of its own. ``source`` names ``data`` in errors (its
@@ -428,7 +453,7 @@ def base_of(data: dict[str, Any], source: str, folder: Path) -> dict[str, Any] |
             f" write {base_name} out resolved (faim recipe show {base_name} > FILE) and edit that,"
             " or base on a recipe without a base:",
         )
-    return base
+    return Base(base_path, base)
 
 
 def base_file(data: dict[str, Any], source: str, folder: Path) -> Path | None:
@@ -451,10 +476,10 @@ def base_file(data: dict[str, Any], source: str, folder: Path) -> Path | None:
 
 
 def attributed(
-    error: RecipeError, overrides: Sequence[str], written: dict[str, Any] | None, folder: Path, merged: dict[str, Any]
+    error: RecipeError, overrides: Sequence[str], written: Written | None, merged: dict[str, Any]
 ) -> RecipeError:
-    """``error``, raised reading or using the recipe ``written`` (as written, in ``folder``; ``None`` where no file or
-    mapping with a ``base:`` is known) merged onto its base with ``overrides`` applied (``merged``), naming what set
+    """``error``, raised reading or using the recipe ``written`` (as written, with its base as read; ``None`` where no
+    file or mapping is known) merged onto its base with ``overrides`` applied (``merged``), naming what set
     the YAML path ``error.path``: the last override that set it after the recipe's name (``FILE: --set KEY.PATH=VALUE:
     key.path: ...``; ``override_at``), saying how to write a key holding a dot where the override split one
     (``dotted_key_remedy``), or else the base's file where the base wrote it (``in_base``); else ``error`` itself."""
@@ -462,23 +487,23 @@ def attributed(
     if text is not None:
         problem = error.problem + dotted_key_remedy(error, text)
         return RecipeError(f"{error.source}: --set {text}", error.path, problem)
-    return error if written is None else in_base(error, written, folder, merged)
+    return error if written is None else in_base(error, written, merged)
 
 
-def in_base(error: RecipeError, data: dict[str, Any], folder: Path, merged: dict[str, Any]) -> RecipeError:
-    """``error``, raised reading the recipe ``data`` (as written, in ``folder``; ``error.source`` names it) merged
-    onto its base (``merged``, overrides applied), naming the base's file instead where the base holds more of the
-    YAML path ``error.path`` than ``data`` does (``held``) and ``merged`` kept all of it, as where the base writes the
-    key refused (``BASE (the base of FILE): model.heads.hate.dropuot: ...``); else ``error`` itself: where the recipe
-    or an override changed a component's type, which drops what the base wrote of it, a key found missing is theirs
-    to give."""
-    base_path = base_file(data, error.source, folder)
-    if base_path is None:
+def in_base(error: RecipeError, written: Written, merged: dict[str, Any]) -> RecipeError:
+    """``error``, raised reading or using the recipe ``written`` (``error.source`` names it) merged onto its base
+    (``merged``, overrides applied), naming the base's file instead where the base, as read with the recipe, holds
+    more of the YAML path ``error.path`` than the recipe does (``held``) and ``merged`` kept all of it, as where the
+    base writes the key refused (``BASE (the base of FILE): model.heads.hate.dropuot: ...``); else ``error`` itself:
+    where the recipe or an override changed a component's type, which drops what the base wrote of it, a key found
+    missing is theirs to give. It reads no file, so it names what set the key when the recipe was read."""
+    base = written.base
+    if base is None:
         return error
-    in_base_file = held(read_yaml(base_path), error.path)
-    if in_base_file <= held(data, error.path) or held(merged, error.path) < in_base_file:
+    in_base_file = held(base.data, error.path)
+    if in_base_file <= held(written.data, error.path) or held(merged, error.path) < in_base_file:
         return error
-    return RecipeError(f"{base_path} (the base of {error.source})", error.path, error.problem)
+    return RecipeError(f"{base.file} (the base of {error.source})", error.path, error.problem)
 
 
 def held(recipe: dict[str, Any], path: str) -> int:

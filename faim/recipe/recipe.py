@@ -13,13 +13,7 @@ from typing import Any
 import yaml
 
 from faim.recipe.errors import RecipeError
-from faim.recipe.loader import (
-    attributed,
-    load_recipe_dict,
-    read_yaml,
-    resolve,
-    taking_defaults,
-)
+from faim.recipe.loader import Written, attributed, base_of, load_recipe_dict, resolve, taking_defaults
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
 from faim.registry import BuildError, as_written, build_source_spec
@@ -38,7 +32,7 @@ class Recipe:
         source: The file it came from (or ``"<dict>"``), for messages.
         overrides: The ``--set`` overrides applied to it, in order, which an error names where one set its key
             (``refusal``).
-        written: The recipe as its file (or mapping) writes it, in ``folder``, where it has a ``base:`` an error
+        written: The recipe as its file (or mapping) writes it, with its base as read with it, by which an error
             names where the base set its key (``refusal``); ``None`` where it is not known.
     """
 
@@ -48,8 +42,7 @@ class Recipe:
     eval: EvalConfig
     source: str = "<dict>"
     overrides: tuple[str, ...] = field(default=(), compare=False, repr=False)
-    written: dict[str, Any] | None = field(default=None, compare=False, repr=False)
-    folder: Path = field(default=Path(), compare=False, repr=False)
+    written: Written | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_dict(cls, mapping: dict[str, Any], source: str = "<dict>") -> Recipe:
@@ -69,8 +62,8 @@ class Recipe:
     @classmethod
     def load(cls, name_or_path: str | Path, overrides: list[str] | None = None) -> Recipe:
         """Read a recipe file (or a shipped recipe by name), apply ``base:`` and ``--set`` overrides, validate."""
-        mapping, path = load_recipe_dict(name_or_path, overrides)
-        return cls.overridden(mapping, str(path), overrides or [], read_yaml(path), path.parent)
+        mapping, path, written = load_recipe_dict(name_or_path, overrides)
+        return cls.overridden(mapping, str(path), overrides or [], written)
 
     @classmethod
     def overridden(
@@ -78,18 +71,17 @@ class Recipe:
         mapping: dict[str, Any],
         source: str,
         overrides: list[str],
-        written: dict[str, Any] | None = None,
-        folder: Path = Path(),
+        written: Written | None = None,
     ) -> Recipe:
-        """``from_dict`` of a mapping ``overrides`` were applied to, ``written`` (in ``folder``) merged onto its base
-        where given, which it keeps to name where a key was set (``refusal``); an error at a YAML path one of them
+        """``from_dict`` of a mapping ``overrides`` were applied to, ``written`` (with its base as read) merged onto its
+        base where given, which it keeps to name where a key was set (``refusal``); an error at a YAML path one of them
         set names that override after ``source`` (``FILE: --set KEY.PATH=VALUE: key.path: ...``), and one at a path
         the base writes, the base's file (``faim.recipe.loader.attributed``)."""
         try:
             recipe = cls.from_dict(mapping, source)
         except RecipeError as error:
-            raise attributed(error, overrides, written, folder, mapping) from None
-        return replace(recipe, overrides=tuple(overrides), written=written, folder=folder)
+            raise attributed(error, overrides, written, mapping) from None
+        return replace(recipe, overrides=tuple(overrides), written=written)
 
     def refusal(self, error: RecipeError) -> RecipeError:
         """``error``, raised using this recipe (``error.source`` its ``source``), naming the override or the base's
@@ -97,7 +89,7 @@ class Recipe:
         reading it does; any other error as it is."""
         if error.source != self.source:
             return error
-        return attributed(error, self.overrides, self.written, self.folder, self.to_dict())
+        return attributed(error, self.overrides, self.written, self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved recipe as plain data: ``data`` and ``model`` as written, every default of ``train`` and
@@ -160,8 +152,8 @@ class Recipe:
 
     def override(self, overrides: list[str]) -> Recipe:
         """A copy with ``a.b=c`` overrides applied and validated again."""
-        resolved = resolve(self.to_dict(), self.source, Path(), overrides)
-        return Recipe.overridden(resolved, self.source, [*self.overrides, *overrides], self.written, self.folder)
+        resolved = resolve(Written(self.to_dict()), self.source, overrides)
+        return Recipe.overridden(resolved, self.source, [*self.overrides, *overrides], self.written)
 
 
 def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str] | None = None) -> Recipe:
@@ -174,8 +166,9 @@ def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str]
     if isinstance(recipe, Recipe):
         return recipe.override(overrides) if overrides else recipe
     if isinstance(recipe, dict):
-        resolved = resolve(recipe, "<dict>", Path(), overrides or [])
-        return Recipe.overridden(resolved, "<dict>", overrides or [], recipe)
+        written = Written(copy.deepcopy(recipe), base_of(recipe, "<dict>", Path()))
+        resolved = resolve(written, "<dict>", overrides or [])
+        return Recipe.overridden(resolved, "<dict>", overrides or [], written)
     if not isinstance(recipe, (str, os.PathLike)):
         raise TypeError(
             f"expected a recipe (a Recipe, a dict, a file or a shipped recipe name), got {type(recipe).__name__}"

@@ -644,6 +644,32 @@ def test_a_key_refused_as_the_model_is_built_or_trained_names_the_file_or_overri
         faim.train(child)
 
 
+def test_an_error_met_building_names_what_set_its_key_by_the_base_as_read_whatever_became_of_its_file(
+    tmp_path: Path,
+) -> None:
+    base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, tmp_path / "run")
+    child = tmp_path / "child.yaml"
+    child.write_text("base: base.yaml\n")
+    in_base = re.escape(f"{tmp_path / 'base.yaml'} (the base of {child}): ")
+    in_child = re.escape(f"{child}: ")
+    setting = base | {"eval": {"split": "test"}}
+    unset = {section: value for section, value in base.items() if section != "eval"}
+    for as_read, afterwards, named in (
+        (setting, None, in_base),  # the base deleted
+        (setting, "model: [\n", in_base),  # the base no longer YAML
+        (unset, yaml.safe_dump(setting), in_child),  # the base setting the key only later
+    ):
+        (tmp_path / "base.yaml").write_text(yaml.safe_dump(as_read))
+        recipe = Recipe.load(child)
+        if afterwards is None:
+            (tmp_path / "base.yaml").unlink()
+        else:
+            (tmp_path / "base.yaml").write_text(afterwards)
+        with pytest.raises(RecipeError, match=rf"^{named}eval.split: the data has no split 'test'$"):
+            with recipe.building():
+                raise RecipeError(recipe.source, "eval.split", "the data has no split 'test'")
+
+
 def test_a_base_that_cannot_be_read_is_named_as_the_base_of_the_recipe_giving_it(tmp_path: Path) -> None:
     child, base = tmp_path / "child.yaml", tmp_path / "base.yaml"
     child.write_text("base: base.yaml\n")
