@@ -410,21 +410,23 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
         ) from error
 
 
-def written_by_faim(folder: Path) -> bool:
-    """Whether ``folder`` is one a faim command wrote, as the file it holds to say so shows: a saved model (its
-    manifest beside its weights), an export (its manifest), explanations (``LISTING``), or a report of ``faim eval``
-    or ``faim calibrate`` (their record, ``WRITTEN``: a JSON object naming a ``faim`` command as its writer and listing
-    files; a file of that name holding anything else does not say so)."""
+def written_by_faim(folder: Path) -> str | None:
+    """Who wrote ``folder``, where a faim command did, as the file it holds to say so shows, said as a walk of the
+    folder holding it says why it passes it over (``"faim explain wrote it (its faim-explanations.json)"``): a saved
+    model (its manifest beside its weights), an export (its manifest), explanations (``LISTING``), or a report of
+    ``faim eval`` or ``faim calibrate`` (their record, ``WRITTEN``: a JSON object naming a ``faim`` command as its
+    writer and listing files; a file of that name holding anything else does not say so). None for any other folder."""
     if (folder / MANIFEST).is_file() and (folder / WEIGHTS).is_file():
-        return True
-    if (folder / EXPORT_MANIFEST).is_file() or (folder / LISTING).is_file():
-        return True
+        return f"faim saved a model there (its {MANIFEST} beside {WEIGHTS})"
+    if (folder / EXPORT_MANIFEST).is_file():
+        return f"faim export wrote it (its {EXPORT_MANIFEST})"
+    if (folder / LISTING).is_file():
+        return f"faim explain wrote it (its {LISTING})"
     try:
         record = json.loads((folder / WRITTEN).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return (
-        isinstance(record, dict)
-        and str(record.get("writer")).startswith("faim ")
-        and isinstance(record.get("files"), list)
-    )
+        return None
+    if not (isinstance(record, dict) and isinstance(record.get("files"), list)):
+        return None
+    writer = str(record.get("writer"))
+    return f"{writer} wrote it (its {WRITTEN})" if writer.startswith("faim ") else None

@@ -12,8 +12,9 @@ The rule, in order:
    recursively with ``**``.
 
 A folder's walk warns (``FaimWarning``), before any file is read and once a process, of the files it does not read,
-saying how many and naming the first three: a compressed dump (``posts.jsonl.gz``), a ``.txt`` or ``.xlsx`` file. It
-passes over without a word what it skips below and pictures (an extension Pillow opens), which posts name.
+saying how many and naming the first three: a compressed dump (``posts.jsonl.gz``), a ``.txt`` or ``.xlsx`` file; and
+of each folder it passes over as one faim wrote (below), naming the file that says so. It passes over without a word
+hidden names, scoring runs and pictures (an extension Pillow opens), which posts name.
 
 Inside folders and globs, names starting with ``.`` or ``_`` are skipped: hidden files and a scoring run's own
 manifest and per-post parts. A folder holding a scoring run (its record, ``RUN_FILE``) or another that faim wrote
@@ -54,8 +55,9 @@ RUN_FILE = "_run.json"
 """The record a scoring run keeps in its output folder (``faim.scoring.manifest``)."""
 
 
-SAID_UNREAD: set[str] = set()
-"""The warnings of files a folder holds that are not read (``_unread_message``) said in this process: each said once,
+SAID: set[str] = set()
+"""The warnings of a walk said in this process (``_warn_once``), of files a folder holds that are not read
+(``_unread_message``) and of folders passed over as faim wrote them (``_faim_output_message``): each said once,
 however often its folder is looked in (``faim eval`` looks in it for the posts, then for their columns; training, for
 a split's files as it checks them, then as it reads them), as Python says a warning once where it is given."""
 
@@ -139,11 +141,12 @@ def expand(spec: str | Path) -> list[Path]:
         FileNotFoundError: When it stands for nothing (a missing file of an unknown extension is a ``ValueError``).
     """
     path = Path(spec)
+    passed: list[str] = []  # why each folder faim wrote is passed over (_faim_output_message)
     if path.is_dir() and not is_saved(path):
         unread: list[Path] = []
-        found = _inside(path, unread)
+        found = _inside(path, unread, passed)
         if unread:
-            _warn_unread(path, unread)
+            _warn_once(_unread_message(path, unread))
     elif path.exists():
         found = [path]
     elif not glob.has_magic(str(spec)):
@@ -151,8 +154,10 @@ def expand(spec: str | Path) -> list[Path]:
         found = [check_exists(path)]  # refused: nothing is there
     else:
         matches = sorted(Path(p) for p in glob.glob(str(spec), recursive=True))
-        skipped = _skipped_below(_glob_start(spec))
+        skipped = _skipped_below(_glob_start(spec), passed)
         found = [p for p in matches if not skipped(p) and (p.is_file() or is_saved(p))]
+    for message in passed:
+        _warn_once(message)
     if not found:
         raise FileNotFoundError(
             f"{spec}: no input files (expected a file, a folder or a glob of {', '.join(FORMATS)} files, or a "
@@ -176,11 +181,11 @@ def _glob_start(spec: str | Path) -> Path:
     return Path(*itertools.takewhile(lambda part: not glob.has_magic(part), Path(spec).parts))
 
 
-def _skipped_below(top: Path) -> Callable[[Path], bool]:
+def _skipped_below(top: Path, passed: list[str]) -> Callable[[Path], bool]:
     """A test of whether a folder's walk from ``top`` (``_inside``) would skip a glob's match: a hidden name, its
-    own or a folder's between, or a folder between holding a scoring run or saved as a dataset. Each folder between
-    is looked at once, however many matches lie under it, and only by the test of one glob's matches: what a folder
-    holds may change before the next."""
+    own or a folder's between, or a folder between holding a scoring run, written by faim (said in ``passed``, as
+    ``_passed_over`` says it) or saved as a dataset. Each folder between is looked at once, however many matches lie
+    under it, and only by the test of one glob's matches: what a folder holds may change before the next."""
     depth = len(top.parts)
 
     @functools.cache
@@ -188,22 +193,26 @@ def _skipped_below(top: Path) -> Callable[[Path], bool]:
         """Whether ``folder`` (or a folder above it, below ``top``) is one the walk skips."""
         if len(folder.parts) <= depth:
             return False
-        return folder_skipped(folder.parent) or _passed_over(folder) or is_saved(folder)
+        return folder_skipped(folder.parent) or _passed_over(folder, passed) or is_saved(folder)
 
     return lambda match: _hidden(match) or folder_skipped(match.parent)
 
 
-def _inside(folder: Path, unread: list[Path]) -> list[Path]:
-    """Every input in ``folder``, recursively: known files and saved datasets, hidden names and the output folders of
-    scoring runs skipped; the other files, but pictures (``_picture``), are added to ``unread``."""
+def _inside(folder: Path, unread: list[Path], passed: list[str]) -> list[Path]:
+    """Every input in ``folder``, recursively: known files and saved datasets, hidden names, the output folders of
+    scoring runs and folders faim wrote skipped (``_passed_over``, which says why of the last in ``passed``); the
+    other files, but pictures (``_picture``), are added to ``unread``."""
     found = []
     for child in sorted(folder.iterdir()):
-        if _passed_over(child):
+        if _hidden(child):
             continue
-        if is_saved(child):
-            found.append(child)
-        elif child.is_dir():
-            found += _inside(child, unread)
+        if child.is_dir():
+            if _passed_over(child, passed):
+                continue
+            if is_saved(child):
+                found.append(child)
+            else:
+                found += _inside(child, unread, passed)
         elif child.suffix.lower() in FORMATS:
             found.append(child)
         elif not _picture(child):
@@ -223,13 +232,11 @@ def _picture_extensions() -> frozenset[str]:
     return frozenset(ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN)
 
 
-def _warn_unread(folder: Path, unread: list[Path]) -> None:
-    """Warn of the files ``unread`` (at least one) that a walk of ``folder`` does not read (``_unread_message``), once
-    a process (``SAID_UNREAD``)."""
-    message = _unread_message(folder, unread)
-    if message not in SAID_UNREAD:
+def _warn_once(message: str) -> None:
+    """Warn (``FaimWarning``) of what a walk ``expand`` made found, ``message``, once a process (``SAID``)."""
+    if message not in SAID:
         warnings.warn(message, FaimWarning, stacklevel=3)  # the caller of expand
-        SAID_UNREAD.add(message)  # once said: one made an error (-W error) stops above, and is raised again
+        SAID.add(message)  # once said: one made an error (-W error) stops above, and is raised again
 
 
 def _unread_message(folder: Path, unread: list[Path], named: int = 3) -> str:
@@ -244,10 +251,22 @@ def _unread_message(folder: Path, unread: list[Path], named: int = 3) -> str:
     )
 
 
-def _passed_over(path: Path) -> bool:
-    """Whether a folder's walk skips ``path``: a hidden name, or a folder holding a scoring run or another that faim
-    wrote (``faim.folders.written_by_faim``)."""
-    return _hidden(path) or (path / RUN_FILE).is_file() or written_by_faim(path)
+def _passed_over(folder: Path, passed: list[str]) -> bool:
+    """Whether a walk skips the folder ``folder``: a hidden name, or a folder holding a scoring run or another that
+    faim wrote (``faim.folders.written_by_faim``), whose passing over is said in ``passed``
+    (``_faim_output_message``) where it is a folder the user may have meant to be read (posts beside a copied
+    ``faim-explanations.json``). Files are never looked in: only a folder can be one faim wrote."""
+    if _hidden(folder) or (folder / RUN_FILE).is_file():
+        return True
+    if writer := written_by_faim(folder):
+        passed.append(_faim_output_message(folder, writer))
+        return True
+    return False
+
+
+def _faim_output_message(folder: Path, writer: str) -> str:
+    """What is said of ``folder``, passed over as faim wrote it (``writer``: ``faim.folders.written_by_faim``)."""
+    return f"passed over {folder}: {writer}; move what it holds out of it to read it"
 
 
 def _hidden(path: Path) -> bool:

@@ -141,9 +141,11 @@ def test_a_report_faim_eval_wrote_inside_a_folder_is_not_read_as_input_by_a_fold
     for name in ("metrics.json", "metrics.md"):
         (report / name).write_text('{\n  "tasks": {}\n}\n', encoding="utf-8")
     replace_written(report, ["metrics.json", "metrics.md", WRITTEN])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # metrics.md is not warned of as a file not read: the report is not read
+    with pytest.warns(FaimWarning) as said:  # metrics.md is not warned of as a file not read: the report is not read
         assert find_inputs(tmp_path) == [posts] == find_inputs(str(tmp_path / "**" / "*.json*"))
+    assert [str(warning.message) for warning in said] == [
+        f"passed over {report}: faim eval wrote it (its {WRITTEN}); move what it holds out of it to read it"
+    ]
     theirs = tmp_path / "theirs"  # a record of that name that faim did not write is data like any other file
     theirs.mkdir()
     (theirs / WRITTEN).write_text(json.dumps({"files": ["a.json"]}), encoding="utf-8")
@@ -166,6 +168,24 @@ def test_explanations_a_saved_model_and_an_export_faim_wrote_inside_a_folder_are
     assert find_inputs(tmp_path) == [posts] == find_inputs(str(tmp_path / "**" / "*.json*"))
     (tmp_path / "model" / WEIGHTS).unlink()  # a faim.json without a model's weights is a file of posts like any other
     assert find_inputs(tmp_path) == [tmp_path / "model" / MANIFEST, posts]
+
+
+def test_a_folder_passed_over_as_one_faim_wrote_is_said_once_naming_the_file_that_marks_it(tmp_path: Path) -> None:
+    posts = write_jsonl(tmp_path / "proj" / "data" / "posts.jsonl", 1)
+    (posts.parent / LISTING).write_text("{}", encoding="utf-8")  # a copy of an explanation's listing beside posts
+    other = write_jsonl(tmp_path / "proj" / "other.jsonl", 1)
+    said = f"passed over {posts.parent}: faim explain wrote it (its {LISTING}); move what it holds out of it to read it"
+    with pytest.warns(FaimWarning) as warned:
+        assert find_inputs(str(tmp_path / "proj" / "**" / "*.jsonl")) == [other]
+    assert [str(warning.message) for warning in warned] == [said]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once a process, as the files a folder does not read are
+        assert find_inputs(tmp_path / "proj") == [other]
+    (tmp_path / "proj" / "model").mkdir()
+    for name in (MANIFEST, WEIGHTS):
+        (tmp_path / "proj" / "model" / name).write_text("{}", encoding="utf-8")
+    with pytest.warns(FaimWarning, match=re.escape(f"passed over {tmp_path / 'proj' / 'model'}: faim saved a model")):
+        assert find_inputs(tmp_path / "proj") == [other]
 
 
 def test_a_glob_skips_what_a_folder_it_starts_in_skips_below_where_its_wildcards_start(
