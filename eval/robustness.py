@@ -70,7 +70,8 @@ def perturbed_reports(
     log: Callable[[str], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Perturbation name → evaluation report of ``posts`` under it (``faim.perturb.PERTURBATIONS``), for every
-    perturbation of a modality one of the model's encoders reads; each report (without the modality ablations)
+    perturbation of a modality the model's heads read (an encoder's of a fused kind, or of the kind posts are pooled
+    by: ``WholePostModel.kinds_with``, as the modality ablations mask); each report (without the modality ablations)
     is written to ``out_dir/robustness/<name>``, naming its data ``"<data_name>, perturbed by <name>"``, without the
     words the model and the labels read the opposite way (a perturbation changes the words themselves). With
     ``eval.languages`` (or ``eval.slice: lang``), each post is given the language it is written in before it is
@@ -89,7 +90,8 @@ def perturbed_reports(
         ValueError, PostError: As ``faim.eval.evaluate.evaluate`` refuses the posts, before the model reads any.
     """
     detector.refuse_unevaluable(posts, data_name)
-    modalities = {detector.model.encoder_for(kind).modality for kind in detector.model.kinds}
+    kinds = detector.model.kinds_with(detector.pooling_kind)  # a kind neither fused nor pooled by changes no score
+    modalities = {detector.model.encoder_for(kind).modality for kind in kinds}
     posts = with_languages(posts) if (config or EvalConfig()).detects_languages else posts
     folder = Path(out_dir) / "robustness"
     reports, written = {}, []

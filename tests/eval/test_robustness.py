@@ -23,7 +23,7 @@ from faim.eval.robustness import (
     robustness_report,
     robustness_table,
 )
-from faim.perturb import perturb_posts
+from faim.perturb import perturb_posts, perturbations_of
 
 
 def test_robustness_table_drops() -> None:
@@ -265,3 +265,28 @@ def test_a_rerun_without_robustness_removes_the_earlier_robustness_reports(
     assert (out / "robustness.json").is_file() and (out / "robustness" / "text.spaces" / "metrics.json").is_file()
     evaluate(detector, posts, out, "dev", ablations=False)
     assert not (out / "robustness.json").exists() and not (out / "robustness").exists()
+
+
+def test_only_the_kinds_the_heads_read_are_perturbed(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a model fusing text alone beside an image encoder, pooling no post by the picture, was run under image.jpeg,
+    # image.resize, image.crop and image.overlay, none of which can change a score
+    planned: list[list[str]] = []
+
+    def planning(modalities):
+        planned.append(perturbations_of(modalities))
+        return []  # the plan alone is looked at: nothing is evaluated
+
+    monkeypatch.setattr("faim.eval.robustness.perturbations_of", planning)
+    model = {
+        "encoders": {"text": {"type": "tiny_text", "dim": 8}, "image": {"type": "tiny_image", "dim": 8}},
+        "fusion": {"type": "concat", "kinds": ["text"]},
+        "heads": {"harmful": {"type": "binary", "labels": ["benign", "harmful"]}},
+    }
+    posts = list(read_posts(demo_data["validation"], {"labels": {"harmful": "label"}}))[:10]
+    perturbed_reports(faim.build({"model": model}), posts, tmp_path / "eval", "dev")
+    model["fusion"]["kinds"] = ["text", "image"]
+    perturbed_reports(faim.build({"model": model}), posts, tmp_path / "eval", "dev")
+    assert planned[0] and all(name.startswith("text.") for name in planned[0])
+    assert any(name.startswith("image.") for name in planned[1]) and set(planned[0]) < set(planned[1])
