@@ -42,16 +42,19 @@ def file_stem(number: int, post_id: str) -> str:
 
 def task_parts(tasks: Sequence[str]) -> dict[str, str]:
     """Each task's part of its heat maps' file names: its name made safe (``safe_name``), ``task`` where nothing is
-    left of it (a name in another script), and a number after it where an earlier task's part is already that
-    (``hate!`` beside ``hate?``), so that no task's heat map takes another's file."""
+    left of it (a name in another script), and a number after it where an earlier task's part is already that, or
+    that in another case (``hate!`` beside ``hate?``, ``hate`` beside ``Hate``: one file where file names are told
+    apart regardless of case, as on macOS and Windows), so that no task's heat map takes another's file."""
     parts: dict[str, str] = {}
+    taken: set[str] = set()  # the parts so far, casefolded
     for task in tasks:
         base = safe_name(task) or "task"
         part, number = base, 1
-        while part in parts.values():
+        while part.casefold() in taken:
             number += 1
             part = f"{base}{number}"
         parts[task] = part
+        taken.add(part.casefold())
     return parts
 
 

@@ -11,7 +11,16 @@ import numpy as np
 import pytest
 
 from faim.explain.attribute import Explanation, TaskExplanation, TokenReading
-from faim.explain.report import PAGE_HEAD, POST_FILE, check_report_folder, task_html, to_json, token_html, write_report
+from faim.explain.report import (
+    PAGE_HEAD,
+    POST_FILE,
+    check_report_folder,
+    task_html,
+    task_parts,
+    to_json,
+    token_html,
+    write_report,
+)
 from faim.preprocess.e5_pieces import MARKER
 
 
@@ -115,3 +124,10 @@ def test_each_tasks_heat_maps_get_files_of_their_own_where_task_names_give_no_sa
     assert len(set(files)) == len(names) and all(POST_FILE.fullmatch(name) for name in files)
     assert files[2] == "0000-p-hate-picture0-heat.png"  # a task's name where it is its own
     assert all((tmp_path / "out" / name).is_file() for name in files)
+
+
+def test_tasks_whose_names_differ_in_case_alone_get_heat_maps_of_names_differing_in_more() -> None:
+    # Hate and hate took files macOS and Windows hold as one, each task's heat map replacing the other's there
+    parts = task_parts(["Hate", "hate", "HATE2", "hate2"])
+    assert len({part.casefold() for part in parts.values()}) == 4
+    assert parts["Hate"] == "Hate"  # a task's name where it is its own
