@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import codecs
 import csv
+import functools
 import hashlib
 import io
 import itertools
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
@@ -266,12 +268,12 @@ def csv_records(
 ) -> Iterator[tuple[int, list[str] | str]]:
     """Each record of a CSV file's ``lines`` (a file opened as text with ``newline=""``), its header first, with the
     line it starts on (the first is line ``first``); blank lines are skipped. Quoted cells may hold the delimiter and
-    newlines; text after a closing quote joins the cell, as Python's ``csv`` reads it, in a record of one line. A quote
-    never closed (no quote after it in the file: a later one would close it, as for any CSV reader) would take the rest
-    of the file into its cell, and a stray one closed lines later with text after it (``stray_quote``) the lines
-    between: such a record comes as what is wrong with it instead of its cells, and the lines after its first are read
-    again as records of their own. So does a record Python's ``csv`` gives up on (a cell over ``MAX_CELL``), reading
-    going on at the next line."""
+    newlines; text after a closing quote joins the cell, as Python's ``csv`` reads it (whitespace after a cell over
+    lines too). A quote never closed (no quote after it in the file: a later one would close it, as for any CSV
+    reader) would take the rest of the file into its cell, and a stray one closed lines later by another cell's quote
+    (``stray_quote_line``: text other than whitespace after it) the lines between: such a record comes as what is
+    wrong with it instead of its cells, and the lines after its first are read again as records of their own. So does
+    a record Python's ``csv`` gives up on (a cell over ``MAX_CELL``), reading going on at the next line."""
     csv.field_size_limit(MAX_CELL)
     read: list[str] = []
 
@@ -280,19 +282,18 @@ def csv_records(
             read.append(line)
             yield line
 
-    def checked(number: int, cells: list[str], raw: list[str]) -> Iterator[tuple[int, list[str] | str]]:
+    def checked(number: int, cells: list[str], raw: list[str]) -> Iterable[tuple[int, list[str] | str]]:
         """The record of ``raw`` (read as ``cells``), or where a stray quote took lines into it, what is wrong with
-        it and the records of its lines after the first."""
-        if quote_char and stray_quote(raw, delimiter, quote_char):
-            message = (
-                f"a quote opening a cell of this row is closed on line {number + len(raw) - 1} with text after it, "
-                "taking the lines between into the cell (a stray quote?): the row is not read, and the lines after its "
-                "first are read as rows of their own"
-            )
-            yield number, message
-            yield from csv_records(raw[1:], delimiter, quote_char, number + 1)
-        else:
-            yield number, cells
+        it and the records of its lines after the first (not a generator, which would cost every record one)."""
+        closed = stray_quote_line(raw, delimiter, quote_char) if quote_char and len(raw) > 1 else None
+        if closed is None:
+            return ((number, cells),)
+        message = (
+            f"a quote opening a cell of this row is closed on line {number + closed} with text after it, taking the "
+            "lines between into the cell (a stray quote?): the row is not read, and the lines after its first are read "
+            "as rows of their own"
+        )
+        return itertools.chain([(number, message)], csv_records(raw[1:], delimiter, quote_char, number + 1))
 
     reader = csv.reader(recorded(), delimiter=delimiter, **quoting(quote_char))
     held: tuple[int, list[str], list[str]] | None = None  # the last record, until it is known not to be the last
@@ -325,18 +326,35 @@ def csv_records(
         yield from checked(number, cells, raw)
 
 
-def stray_quote(raw: list[str], delimiter: str, quote_char: str) -> bool:
-    """Whether the lines of a record, more than one, hold a quoted cell followed by text after its closing quote, as
-    where a stray quote opening a cell is closed by a quote lines later (``2,"5`` then ``3,"six"``), taking the lines
-    between into that cell: text no CSV writer puts after a quote closing a cell over lines, which Python's ``csv``
-    joins to the cell without a word (it refuses it where ``strict``)."""
-    if len(raw) < 2:
-        return False
-    try:
-        list(csv.reader(raw, delimiter=delimiter, quotechar=quote_char, strict=True))
-    except csv.Error:
-        return True
-    return False
+def stray_quote_line(raw: list[str], delimiter: str, quote_char: str) -> int | None:
+    """Where the lines of a record hold a quoted cell over lines whose closing quote has text other than whitespace
+    after it, the line of ``raw`` (from 0) that quote is on, else ``None``: as where a stray quote opening a cell is
+    closed by another cell's quote lines later (``2,"5`` then ``3,"six"``), taking the lines between into that cell,
+    text no CSV writer puts there and Python's ``csv`` joins to the cell without a word. Text after a quote closing a
+    cell of one line, and whitespace after any, are read as Python's ``csv`` reads them."""
+    after_quote, over_lines = _stray_quote(delimiter, quote_char)
+    if not after_quote.search("".join(raw[1:])):  # the lines such a quote is on: most records are done here
+        return None
+    found = over_lines.match("".join(raw))
+    if found is None:
+        return None
+    return sum(1 for end in itertools.accumulate(map(len, raw)) if end <= found.start("close"))
+
+
+@functools.cache
+def _stray_quote(delimiter: str, quote_char: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """What ``stray_quote_line`` looks for: a quote, not one of a doubled pair, with text other than whitespace after
+    it (such a closing quote, or one opening a cell, quickly found), and the cells of a record as Python's ``csv``
+    reads them up to a quoted cell holding a line break with that text after its closing quote (``close``), each cell
+    read once (atomic groups and possessive repeats), so in the time of reading the record."""
+    quote, cut = re.escape(quote_char), re.escape(delimiter)
+    text_after = rf"[^{cut}\r\n]*?[^\s{cut}]"
+    after_quote = rf"{quote}(?<!{quote}{quote})(?:{quote}{quote})*+(?!{quote}){text_after}"  # an odd run of quotes
+    inside = rf"[^{quote}]*+(?:{quote}{quote}[^{quote}]*+)*+"  # a quoted cell's text, a doubled quote standing for one
+    cell = rf"(?>{quote}{inside}{quote}[^{cut}\r\n]*+|[^{cut}\r\n]*+)"  # text after the closing quote joins it
+    to_break = rf"[^{quote}\r\n]*+(?:{quote}{quote}[^{quote}\r\n]*+)*+[\r\n]"  # its text up to the first line break
+    over_lines = rf"(?:{cell}{cut})*?{quote}{to_break}{inside}(?P<close>{quote}){text_after}"
+    return re.compile(after_quote), re.compile(over_lines)
 
 
 def never_closed(raw: list[str], delimiter: str, quote_char: str) -> bool:

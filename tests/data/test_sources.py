@@ -432,6 +432,28 @@ STRAY_QUOTE = (
 )
 
 
+def test_whitespace_after_a_closing_quote_is_read_and_only_text_after_a_cell_over_lines_is_a_stray_quote(
+    tmp_path: Path,
+) -> None:
+    def records(text: str) -> list:
+        return list(csv_records(io.StringIO(text, newline=""), ","))
+
+    assert records('id,t\n1,"multi\nline" \n2,b\n') == [(1, ["id", "t"]), (2, ["1", "multi\nline "]), (4, ["2", "b"])]
+    assert records('id,t,x\n1,"a" ,"multi\nline"\n') == [(1, ["id", "t", "x"]), (2, ["1", "a ", "multi\nline"])]
+    text = 'id,t,x\n1,"a"  ,b\n2,"x\ny"\t,"a"b\n3,"a"b,"two\nlines"\n4,"two\nlines" z,"c\nd"\n'
+    assert records(text) == [
+        (1, ["id", "t", "x"]),
+        (2, ["1", "a  ", "b"]),  # text after a quote closing a cell of one line joins it, as Python's csv reads it
+        (3, ["2", "x\ny\t", "ab"]),
+        (5, ["3", "ab", "two\nlines"]),
+        (7, STRAY_QUOTE.format(line=8)),  # the cell closed with text after it, not the last one over lines
+        (8, ['lines" z', "c\nd"]),
+    ]
+    path = tmp_path / "d.csv"
+    path.write_text('id,text\n1,"multi\nline" \n2,b\n', encoding="utf-8")
+    assert [(post.id, post.text) for post in read_posts(path)] == [("1", "multi\nline "), ("2", "b")]
+
+
 def test_csv_records_report_a_quote_left_open_after_text_after_a_closing_one_and_a_cell_over_the_limit(
     monkeypatch,
 ) -> None:
