@@ -22,13 +22,14 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from faim.data.columns import ColumnMap
 from faim.data.inputs import expand, input_format, read_inputs
 from faim.data.native import cell_count, cell_text, unknown_split
-from faim.data.post import NarrowFloat, Post, post_name
+from faim.data.post import SIGNIFICAND_BITS, NarrowFloat, Post, post_name
 from faim.registry import source_path
 
 Rows = Iterator[tuple[int, dict[str, Any]]]
@@ -50,15 +51,17 @@ def arrow_rows(batches: Iterable[pa.RecordBatch | pa.Table], file: Path) -> Rows
 
 
 def python_rows(batch: pa.RecordBatch | pa.Table) -> list[dict[str, Any]]:
-    """The rows of an Arrow batch as Python dicts, a value of a float column narrower than 64 bits a ``NarrowFloat``
-    of its width (``faim.data.post.float_width``), so that an id read from one is held to the integers its width
-    holds exactly (``faim.data.post.id_text``): a float32 column rounds 123456789 to 123456792."""
+    """The rows of an Arrow batch as Python dicts, a value of a float column narrower than 64 bits at or past the
+    integers its width holds exactly a ``NarrowFloat`` of its width (``faim.data.post.float_width``), so that an id
+    read from one is refused (``faim.data.post.id_text``): a float32 column rounds 123456789 to 123456792."""
     rows = batch.to_pylist()
-    for field in batch.schema:
+    for index, field in enumerate(batch.schema):
         if pa.types.is_floating(field.type) and field.type.bit_width < 64:
-            for row in rows:
-                if row[field.name] is not None:
-                    row[field.name] = NarrowFloat(row[field.name], field.type.bit_width)
+            # only a value at or past its width's bound reads otherwise as an id: the others stay plain floats, so a
+            # column of probabilities costs no object a cell (nulls arrive as NaN, which no bound holds)
+            values = np.asarray(batch.column(index).to_numpy(zero_copy_only=False), dtype=np.float64)
+            for position in np.flatnonzero(np.abs(values) >= 2.0 ** SIGNIFICAND_BITS[field.type.bit_width]):
+                rows[position][field.name] = NarrowFloat(rows[position][field.name], field.type.bit_width)
     return rows
 
 
