@@ -68,12 +68,12 @@ class AugmentingCollator:
 
 class HiddenAugmentationError(ValueError):
     """Augmentation the model would never see, so training would silently run without it: a perturbation of an
-    input no encoder of the model reads, or of the input of a frozen encoder whose embeddings come from a cache."""
+    input the model's fusion does not read, or of the input of a frozen encoder whose embeddings come from a cache."""
 
 
 def refuse_hidden_augmentation(augment: PostAugmenter, kinds: list[str], cached_kinds: list[str]) -> None:
-    """Raise ``HiddenAugmentationError`` when a perturbation of ``augment`` changes an input none of the model's
-    ``kinds`` reads, or the input of any of ``cached_kinds``."""
+    """Raise ``HiddenAugmentationError`` when a perturbation of ``augment`` changes an input none of ``kinds``
+    (those the model's fusion reads, ``WholePostModel.kinds_with``) reads, or the input of any of ``cached_kinds``."""
     read = {ELEMENT_MODALITIES[kind] for kind in kinds}
     unread = [name for name in augment.probabilities if get_perturbation(name).modality not in read]
     if unread:

@@ -162,7 +162,7 @@ def make_loader(
     """
     cached = model.frozen_kinds if cache_dir is not None else []
     if augment is not None:
-        refuse_hidden_augmentation(augment, model.kinds, cached)
+        refuse_hidden_augmentation(augment, model.kinds_with(None), cached)
     if cached:
         cache = cached_embeddings(model, collator, posts, cache_dir, batch_size, num_workers, label, cached)
         live = [kind for kind in model.kinds if kind not in cached]

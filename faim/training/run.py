@@ -405,7 +405,7 @@ def check_augmentation(recipe: Recipe, model: WholePostModel) -> None:
         return
     cached = model.frozen_kinds if cfg.cache_embeddings else []
     try:
-        refuse_hidden_augmentation(PostAugmenter(cfg.augment, cfg.seed), model.kinds, cached)
+        refuse_hidden_augmentation(PostAugmenter(cfg.augment, cfg.seed), model.kinds_with(None), cached)
     except HiddenAugmentationError as error:
         raise RecipeError(recipe.source, "train.augment", str(error)) from None
 

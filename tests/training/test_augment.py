@@ -132,3 +132,17 @@ def test_perturbing_an_input_the_model_does_not_read_is_refused(demo_data, tmp_p
     text_only = make_loader(detector.model, detector.collator(with_targets=True), posts, 8, False,
                             augment=PostAugmenter({"text.spaces": 0.3}))  # fmt: skip
     assert next(iter(text_only)).elements["text"].values["input_ids"].shape[0] == 8
+
+
+def test_perturbing_an_input_the_fusion_does_not_read_is_refused(demo_data, tmp_path: Path) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run", augment={"text.spaces": 0.3, "image.crop": 0.5})
+    recipe["model"]["encoders"] = {"text": recipe["model"]["encoders"]["text"], "image": {"type": "tiny_image"}}
+    recipe["model"]["fusion"] = {"type": "concat", "kinds": ["text"]}  # the picture is encoded, never fused
+    recipe = as_recipe(recipe)
+    detector = faim.build(recipe)
+    posts = build_source(recipe.data).posts("train")[:8]
+    with pytest.raises(RecipeError, match=r"train.augment: image.crop perturbs an input this model does not read \("):
+        check_augmentation(recipe, detector.model)
+    crop = PostAugmenter({"image.crop": 0.5})
+    with pytest.raises(HiddenAugmentationError, match=r"image.crop perturbs an input this model does not read"):
+        make_loader(detector.model, detector.collator(with_targets=True), posts, 8, False, augment=crop)
