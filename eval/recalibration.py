@@ -69,6 +69,7 @@ def learning_curve(
     draws: int = 20,
     seed: int = 0,
     head: bool = False,
+    groups: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
     """Per number of labels (those of ``sizes`` that leave posts to measure on), the mean and standard deviation
     over ``draws`` of ECE and macro-F1 on the posts not drawn, after fitting on the drawn ones from ``start``
@@ -81,6 +82,10 @@ def learning_curve(
     precise cut was chosen, ``faim.calibration.fit.chosen_threshold``); for a binary task, ``shift_kept`` counts the
     draws whose labels showed a logit shift at ``REFIT_SHIFT_LEVEL`` (``None`` for a multiclass task).
 
+    ``groups`` (one id per predicted post), when given, are the posts that show one picture, as a model pooling by
+    picture shares one verdict among them (``faim.pooling.picture_groups``): ``CALIBRATED_RANGE`` draws their
+    outcomes together, as evaluation's does (``faim.eval.evaluate.Evaluated``).
+
     Raises:
         ValueError: For a task that is not binary or multiclass.
     """
@@ -89,7 +94,9 @@ def learning_curve(
     logits, y = labelled(task, predictions)
     if head and (task.type != "binary" or predictions.embeddings is None):
         raise ValueError(f"task {task.name!r}: a head correction needs a binary task and whole-post embeddings")
-    embeddings = predictions.embeddings[task.labelled(predictions.targets[task.name])] if head else None
+    keep = task.labelled(predictions.targets[task.name])
+    embeddings = predictions.embeddings[keep] if head else None
+    groups = None if groups is None else groups[keep]
     rng = np.random.default_rng(seed)
     rows, left_out = [], set(left_out_sizes(sizes, len(y)))
     uncorrectable = set(uncorrectable_sizes(sizes, len(y))) if head else set()
@@ -113,7 +120,8 @@ def learning_curve(
             prob = fitted.probabilities(task, measured)
             for name, value in measure(task, fitted, prob, y[~drawn], config).items():
                 values[name].append(value)
-            ranges.append(ece_if_calibrated(prob, bins=config.calibration_bins, draws=SIMULATED, seed=draw))
+            undrawn = None if groups is None else groups[~drawn]
+            ranges.append(ece_if_calibrated(prob, undrawn, bins=config.calibration_bins, draws=SIMULATED, seed=draw))
         rows.append(
             {"labels": size, "draws": draws, "unreachable": unreachable}
             | {"shift_kept": shift_kept if task.type == "binary" else None}

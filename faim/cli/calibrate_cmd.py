@@ -45,6 +45,7 @@ from faim.eval.recalibration import (
 from faim.eval.tables import format_value, text_table
 from faim.folders import check_replaceable
 from faim.inference import predict
+from faim.pooling import picture_groups
 from faim.recipe.sections import EvalConfig
 from faim.training.loaders import make_loader
 from faim.wording import plural, shell_path
@@ -98,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     config = refit_settings(recipe.eval)
     sizes = SIZES if args.sizes is None else args.sizes
     texts = post_texts(posts)
+    # the posts evaluation draws together for a calibrated model's ECE (its without_pooling row, which this measures)
+    groups = picture_groups(predictions, detector.pool_by_image) if detector.pooling_kind else None
     report: dict[str, Any] = {
         "model": str(model),
         "data": str(args.data),
@@ -110,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         report["tasks"][task.name] = {
             "as_is": measured,
             "learning_curve": learning_curve(
-                task, detector.calibration, predictions, config, sizes, args.draws, args.seed
+                task, detector.calibration, predictions, config, sizes, args.draws, args.seed, groups=groups
             ),
             "sizes_left_out": left_out_sizes(sizes, measured["posts"]),
             "unlabelled": prior_adaptation(task, detector.calibration, predictions, config),

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from conftest import calibrated, pooling_detector, tiny_recipe, without_packages
@@ -186,8 +187,15 @@ def test_score_pooled_by_picture_reports_the_groups(demo_data, tmp_path: Path) -
 
 
 def test_eval_and_calibrate_of_a_model_pooling_by_picture_say_which_posts_they_measured(
-    demo_data, tmp_path: Path, capsys
+    demo_data, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from faim.cli import calibrate_cmd
+
+    drawn_together = []  # the groups of each learning curve, which a calibrated model's range draws together
+    curve = calibrate_cmd.learning_curve
+    monkeypatch.setattr(
+        calibrate_cmd, "learning_curve", lambda *a, **k: drawn_together.append(k.get("groups")) or curve(*a, **k)
+    )
     detector, posts = pooling_detector(demo_data, tmp_path)
     detector.save(str(tmp_path / "model"))
     dump = write_dump(posts, tmp_path / "dump.jsonl")
@@ -202,6 +210,8 @@ def test_eval_and_calibrate_of_a_model_pooling_by_picture_say_which_posts_they_m
     alone = "Measured on each post on its own: this model pools posts by shared picture (eval.pool_by_image 1.0)"
     assert alone in capsys.readouterr().out
     assert alone in (tmp_path / "new-calibration" / "calibration.md").read_text()
+    (groups,) = drawn_together  # the 128 posts sharing a picture in 40 groups, the other 32 each on its own
+    assert len(groups) == 160 and len(np.unique(groups)) == 72
 
 
 def test_recipe_show_and_list(demo_data, tmp_path: Path) -> None:

@@ -298,3 +298,19 @@ def test_a_report_folder_an_evaluation_wrote_too_keeps_the_evaluation_s_files(tm
     assert not remove_report(folder)  # a calibration measuring no task takes nothing of the evaluation's
     assert (folder / "metrics.json").read_text(encoding="utf-8") == "evaluated"
     assert json.loads((folder / WRITTEN).read_text(encoding="utf-8"))["writer"] == "faim eval"
+
+
+def test_the_calibrated_range_draws_the_posts_of_a_picture_together_where_groups_are_given() -> None:
+    rng = np.random.default_rng(1)
+    groups = np.repeat(np.arange(60), 10)  # 600 posts, ten to a picture, one verdict to a picture as pooling gives
+    logits = np.repeat(rng.normal(0.0, 1.0, 60), 10)
+    labels = np.repeat((rng.random(60) < expit(logits[::10])).astype(np.float32), 10)
+    labels[::7] = np.nan  # unlabelled posts: the groups are those of the labelled ones
+    posts = Predictions(ids=[str(i) for i in range(600)], logits={"hate": logits}, targets={"hate": labels})
+    start, config = Calibration.identity([TASK]), EvalConfig()
+    (alone,) = learning_curve(TASK, start, posts, config, sizes=[200], draws=4)
+    (pooled,) = learning_curve(TASK, start, posts, config, sizes=[200], draws=4, groups=groups)
+    # about 60 independent verdicts where 314 posts are measured: a calibrated model's ECE ranges far wider
+    assert pooled["ece_if_calibrated_high"] > 1.5 * alone["ece_if_calibrated_high"]
+    (unshared,) = learning_curve(TASK, start, posts, config, sizes=[200], draws=4, groups=np.arange(600))
+    assert unshared == alone  # a picture to a post draws as posts on their own do
