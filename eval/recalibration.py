@@ -13,7 +13,6 @@ calibration mends those.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import warnings
 from collections.abc import Sequence
@@ -31,7 +30,7 @@ from faim.eval.evaluate import metric_function, opposite_words
 from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.metrics import auroc_interval
 from faim.eval.plots import plot_learning_curve
-from faim.eval.report import WRITTEN, recorded, replace_written
+from faim.eval.report import WRITTEN, json_text, recorded, replace_written
 from faim.eval.tables import format_value, markdown_table
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
@@ -369,10 +368,11 @@ def pooling_note(report: dict[str, Any]) -> str | None:
 def write_report(report: dict[str, Any], out_dir: Path) -> Path:
     """Write ``calibration.json``, ``calibration.md`` and, per task with a learning curve (labels enough for one of
     its sizes), a plot of ECE and macro-F1 against the number of labels (``calibration_<task>.png``) into
-    ``out_dir``, and record them there, removing what an earlier report wrote and this one did not (a plot of a task
-    no longer measured; ``faim.eval.report.replace_written``); returns the Markdown file."""
+    ``out_dir`` (the JSON as ``json_text`` writes it: an undefined figure as ``null``), and record them there,
+    removing what an earlier report wrote and this one did not (a plot of a task no longer measured;
+    ``faim.eval.report.replace_written``); returns the Markdown file."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "calibration.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    (out_dir / "calibration.json").write_text(json_text(report), encoding="utf-8")
     parts, plots = [f"# Calibration of `{report['model']}` on `{report['data']}`"], []
     parts += [note for note in (pooling_note(report),) if note]
     for name, task in report["tasks"].items():

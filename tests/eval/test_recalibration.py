@@ -314,3 +314,13 @@ def test_the_calibrated_range_draws_the_posts_of_a_picture_together_where_groups
     assert pooled["ece_if_calibrated_high"] > 1.5 * alone["ece_if_calibrated_high"]
     (unshared,) = learning_curve(TASK, start, posts, config, sizes=[200], draws=4, groups=np.arange(600))
     assert unshared == alone  # a picture to a post draws as posts on their own do
+
+
+def test_the_report_writes_an_undefined_figure_as_null_in_valid_json(tmp_path: Path) -> None:
+    start, posts = Calibration.identity([TASK]), predictions(160, 3.0)
+    curve = learning_curve(TASK, start, posts, EvalConfig(), sizes=[50], draws=2)
+    task = {"as_is": as_is(TASK, start, posts, EvalConfig()) | {"macro_f1": float("nan")}, "learning_curve": curve}
+    write_report({"model": "m", "data": "d", "tasks": {"hate": task}}, tmp_path)
+    text = (tmp_path / "calibration.json").read_text()
+    written = json.loads(text, parse_constant=lambda name: pytest.fail(f"calibration.json holds {name}"))
+    assert written["tasks"]["hate"]["as_is"]["macro_f1"] is None and text.endswith("}\n")
