@@ -23,10 +23,10 @@ import torch
 from torch import nn
 
 from faim.data.batch import PostBatch
-from faim.data.elements import ELEMENT_MODALITIES, element_refs
+from faim.data.elements import element_refs
 from faim.data.post import Post
 from faim.preprocess.meta import MetaRows
-from faim.registry import recorded_arguments, refusals_named
+from faim.registry import ELEMENT_MODALITIES, recorded_arguments, refusals_named
 from faim.wording import plural
 
 Elements = dict[str, tuple[torch.Tensor, torch.Tensor]]

@@ -51,7 +51,16 @@ PLUGIN_GROUP = "faim.plugins"
 TASK_TYPES = ("binary", "multiclass", "multilabel")
 """The types a task can have, each decided its own way (``faim.decisions.decide``): a head's ``task_type``."""
 
-CHOICES: dict[str, dict[str, tuple[Any, ...]]] = {"head": {"task_type": TASK_TYPES}}
+ELEMENT_MODALITIES = {"text": "text", "comments": "text", "image": "image", "meta": "meta"}
+"""The element kinds of a post (``faim.data.elements`` reads them), each with the modality its encoder embeds."""
+
+MODALITIES = tuple(dict.fromkeys(ELEMENT_MODALITIES.values()))
+"""The modalities an encoder can embed: an encoder's ``modality``."""
+
+CHOICES: dict[str, dict[str, tuple[Any, ...]]] = {
+    "head": {"task_type": TASK_TYPES},
+    "encoder": {"modality": MODALITIES},
+}
 """Per kind, the class attributes of ``PROVIDES`` with the values they may take; ``register_*`` refuses another."""
 
 PROVIDES: dict[str, dict[str, str]] = {

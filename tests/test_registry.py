@@ -106,6 +106,11 @@ class NoFingerprint:
             r"Forwardless does not provide forward \(method forward\(elements\): \{kind: \(embeddings",
         ),
         ("encoder", Forwardless, r"Forwardless does not provide forward \(method forward\(inputs\): \[N, output_dim\]"),
+        (
+            "encoder",
+            type("Audio", (Forwardless,), {"modality": "audio", "forward": lambda self, inputs: inputs}),
+            r"Audio does not provide modality \(class attribute: 'text', 'image' or 'meta'\), got 'audio'$",
+        ),
     ],
 )
 def test_a_class_lacking_what_its_kind_provides_is_refused_naming_it_and_what_it_lacks(

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from faim.data.batch import Elements, PostBatch, element_layout
-from faim.data.elements import ELEMENT_MODALITIES, PostError, checked_elements, read_each
+from faim.data.elements import PostError, checked_elements, read_each
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
+from faim.registry import ELEMENT_MODALITIES
 
 
 def post_targets(post: Post, tasks: list[TaskSpec]) -> dict[str, Any]:

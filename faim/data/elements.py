@@ -10,11 +10,10 @@ from typing import Any, TypeVar
 from faim.data.images import ImageError, load_image
 from faim.data.post import Post, as_posts, field_names, own_meta, post_name
 from faim.notices import FaimWarning
+from faim.registry import ELEMENT_MODALITIES
 
 T = TypeVar("T")
 P = TypeVar("P")
-
-ELEMENT_MODALITIES = {"text": "text", "comments": "text", "image": "image", "meta": "meta"}
 
 
 class PostError(ValueError):

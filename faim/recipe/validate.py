@@ -26,12 +26,19 @@ from faim.components import (
     takes_any_key,
 )
 from faim.data.columns import ColumnMap
-from faim.data.elements import ELEMENT_MODALITIES
 from faim.data.post import FIELDS
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import MODEL_KEYS, SECTIONS, EvalConfig, TrainConfig, best_mode
-from faim.registry import REBUILDING_SAVED, entry_annotations, refuse_new, suggest, type_hints, type_matches
+from faim.registry import (
+    ELEMENT_MODALITIES,
+    REBUILDING_SAVED,
+    entry_annotations,
+    refuse_new,
+    suggest,
+    type_hints,
+    type_matches,
+)
 
 
 def check_keys(source: str, path: str, given: dict[str, Any], valid: list[str]) -> None:

@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from torch.utils.data import get_worker_info
 
 from faim.data.batch import PostBatch
-from faim.data.elements import ELEMENT_MODALITIES
 from faim.data.post import Post
 from faim.perturb import check_augmentation, get_perturbation, perturb_posts
+from faim.registry import ELEMENT_MODALITIES
 
 
 class PostAugmenter:
