@@ -168,10 +168,29 @@ class PostTask(pl.LightningModule):
                 continue
             target = across_processes(torch.cat([p[0] for p in parts]), self.device).numpy()
             logits = across_processes(torch.cat([p[1] for p in parts]), self.device).numpy()
+            self.refuse_diverged(task, logits)
             prob = self.uncalibrated.probabilities(task, logits)
             for name, value in validation_scores(task, target, prob).items():
                 # the same figure in every process already: not reduced across them again (``SCORES_NOT_SYNCED``)
                 self.log(f"val/{task.name}/{name}", value, prog_bar=name == "auroc")
+
+    def refuse_diverged(self, task: TaskSpec, logits: np.ndarray) -> None:
+        """Refuse ``task``'s validation ``logits`` (one row a post) where any is not finite: training diverged (a
+        learning rate too high carries NaN into every weight), and calibration could not read them.
+
+        Raises:
+            ValueError: Naming the epoch, the task, how many posts, and the learning rates to lower.
+        """
+        bad = int((~np.isfinite(logits.reshape(len(logits), -1))).any(1).sum())
+        if not bad:
+            return
+        rates = f"train.lr (now {self.lr})"
+        if self.encoder_lr != self.lr:
+            rates += f" or train.encoder_lr (now {self.encoder_lr})"
+        raise ValueError(
+            f"epoch {self.current_epoch}: the model's scores for task {task.name!r} are not finite (nan or inf) on "
+            f"{bad} of the {len(logits)} validation posts: training diverged; train anew with a lower {rates}"
+        )
 
     def configure_optimizers(self) -> Any:
         encoder_params = [p for p in self.model.encoders.parameters() if p.requires_grad]

@@ -201,3 +201,22 @@ def test_a_head_whose_loss_reads_unlabelled_targets_is_named_at_the_first_batch_
     )
     with pytest.raises(ValueError, match=message):
         task.losses(labelled)
+
+
+def test_validation_scores_that_are_not_finite_say_that_training_diverged_and_what_to_lower(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A learning rate too high for the model carries NaN into every weight; the first validation after it names the
+    task, the epoch and the learning rates, not a check of the scores deep in calibration."""
+    task = TaskSpec("harmful", "binary", ("benign", "harmful"))
+    post_task = PostTask(torch.nn.Linear(1, 1), [task], lr=1e6, encoder_lr=1e-5)
+    target, logits = torch.tensor([0.0, 1.0, 1.0]), torch.tensor([float("nan"), 2.2, float("inf")])
+    post_task._outputs = {"harmful": [(target, logits)]}
+    monkeypatch.setattr(post_task, "log", lambda *args, **options: None)
+    message = (
+        r"^epoch 0: the model's scores for task 'harmful' are not finite \(nan or inf\) on 2 of the 3 validation "
+        r"posts: training diverged; train anew with a lower train.lr \(now 1000000.0\) or train.encoder_lr \(now "
+        r"1e-05\)$"
+    )
+    with pytest.raises(ValueError, match=message):
+        post_task.on_validation_epoch_end()
