@@ -296,6 +296,7 @@ TRAIN_VALUES = {
     "encoder_lr": POSITIVE,
     "weight_decay": AT_LEAST_0,
     "warmup_ratio": (lambda value: 0 <= value < 1, "in [0, 1)"),
+    "seed": (lambda value: 0 <= value < 2**32, f"from 0 to {2**32 - 1} (a seed NumPy takes)"),
     "devices": AT_LEAST_1,
     "num_workers": AT_LEAST_0,
     "mode": (lambda value: value in ("min", "max"), "min or max"),

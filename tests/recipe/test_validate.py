@@ -348,6 +348,8 @@ def test_weighing_the_crowds_corrections_needs_pooling_by_picture(recipe: dict, 
         ("train", "mode", "maximum", "train.mode: expected min or max, got 'maximum'"),
         ("train", "devices", 0, "train.devices: expected at least 1, got 0"),
         ("train", "warmup_ratio", 1.0, "train.warmup_ratio: expected in [0, 1), got 1.0"),
+        ("train", "seed", -1, "train.seed: expected from 0 to 4294967295 (a seed NumPy takes), got -1"),
+        ("train", "seed", 2**32, "train.seed: expected from 0 to 4294967295 (a seed NumPy takes), got 4294967296"),
         (
             "train",
             "precision",
