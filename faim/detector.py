@@ -23,7 +23,7 @@ from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.components import check_tasks, lookup
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
-from faim.data.elements import PostError, posts_to_read, readable_posts
+from faim.data.elements import GIVEN_POSTS, PostError, overfull, posts_to_read, readable_posts, warn_overfull
 from faim.data.post import MAP_LABELS, SOURCE, Post, length_batches
 from faim.data.preflight import refuse_unevaluable, warn_unread
 from faim.data.targets import TaskSpec
@@ -176,13 +176,16 @@ class Detector:
     def predict_named(
         self, posts: list[Post], batch_size: int = 64, link_kind: str | None = None, embeddings: bool = False
     ) -> Predictions:
-        """``predict`` of posts as ``posts_to_read`` gives them (each named as an error names it).
+        """``predict`` of posts as ``posts_to_read`` gives them (each named as an error names it), warning of those
+        holding more pictures or comments than the model reads of a post (``warn_overfull``: ``max_elements``).
 
         Raises:
             TypeError, ValueError, PostError: As ``predict``, but for the posts ``posts_to_read`` refuses.
         """
         kinds = self.model.kinds_with(link_kind)
         warn_unread(posts, kinds, self.model.meta_fields)
+        fused = self.model.fused_kinds
+        warn_overfull(*overfull(posts, fused, self.max_elements), self.max_elements, fused, GIVEN_POSTS)
         collate = self.collator(kinds=kinds)
         batches, positions = length_batches(posts, batch_size)
         collated = (collate(batch) for batch in batches)

@@ -437,3 +437,24 @@ def test_a_recipe_says_its_heads_cannot_be_corrected_before_the_model_is_built(
     with pytest.raises(ValueError, match=said):
         check_recipe_correctable(Recipe.from_dict(recipe), "model")
     check_recipe_correctable(Recipe.from_dict(tiny_recipe(demo_data, tmp_path / "run")), "model")
+
+
+def test_posts_holding_more_pictures_or_comments_than_the_model_reads_are_warned_of_once(
+    exported: tuple[Path, Path],
+) -> None:
+    detector = Detector.load(exported[0])
+    given = next(post for post in export_posts() if post.get("images") and post.get("meta"))
+    picture = given["images"][0]
+    read = {"id": "read", "text": "a post", "images": [picture] * 8, "comments": ["ok"] * 8, "meta": given["meta"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FaimWarning)
+        alone = detector.score([read])
+    more = [read | {"id": "pictures", "images": [picture] * 12}, read | {"id": "comments", "comments": ["ok"] * 10}]
+    with pytest.warns(FaimWarning) as said:
+        rows = detector.score([read, *more])
+    assert [str(warning.message) for warning in said if warning.category is FaimWarning] == [
+        "the posts given: 2 posts hold more pictures or comments than the model reads of a post (up to 12): it reads "
+        "the first 8 of each alone (the recipe's train.max_elements: 8), the rest unread; a model trained with a "
+        "larger train.max_elements reads more"
+    ]
+    assert rows[1]["harm"] == pytest.approx(alone[0]["harm"])  # read from its first pictures, as the warning says

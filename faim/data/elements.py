@@ -11,6 +11,7 @@ from faim.data.images import ImageError, load_image
 from faim.data.post import Post, as_posts, field_names, own_meta, post_name
 from faim.notices import FaimWarning
 from faim.registry import ELEMENT_MODALITIES
+from faim.wording import plural
 
 T = TypeVar("T")
 P = TypeVar("P")
@@ -71,6 +72,44 @@ def element_refs(post: Post, kind: str, limit: int) -> list[Any]:
     if kind == "comments":
         return post.comments[:limit]
     return post.images[:limit]
+
+
+LISTED_KINDS = {"image": "pictures", "comments": "comments"}
+"""The element kinds a post holds a list of, of which a model reads the first ``max_elements``, as a warning names
+them."""
+
+
+GIVEN_POSTS = "the posts given"
+"""How a warning names the posts given to a model's ``score``, ``embed`` or ``predict`` through the Python API."""
+
+
+def most_elements(post: Post, kinds: Collection[str]) -> int:
+    """How many pictures or comments ``post`` holds of the kinds of ``kinds`` it holds most of (0 of none)."""
+    held = {"image": post.images, "comments": post.comments}
+    return max((len(held[kind]) for kind in LISTED_KINDS if kind in kinds), default=0)
+
+
+def overfull(posts: Iterable[Post], kinds: Collection[str], limit: int) -> tuple[int, int]:
+    """How many of ``posts`` hold more pictures or comments of ``kinds`` (the kinds a model reads) than ``limit`` (the
+    model's ``max_elements``, of which it reads the first), and the most any of them holds (0 where none does)."""
+    over = [count for post in posts if (count := most_elements(post, kinds)) > limit]
+    return len(over), max(over, default=0)
+
+
+def warn_overfull(count: int, most: int, limit: int, kinds: Collection[str], name: str) -> None:
+    """Warn (``FaimWarning``) where ``count`` posts of ``name`` hold more pictures or comments of ``kinds`` than the
+    model reads of a post (``limit``, the recipe's ``train.max_elements``; as ``overfull`` counts them, up to ``most``):
+    each is read from its first ones alone, scored and trained on as a post holding no more. Nothing is said of none."""
+    if not count:
+        return
+    held = " or ".join(noun for kind, noun in LISTED_KINDS.items() if kind in kinds)
+    warnings.warn(
+        f"{name}: {plural(count, 'post')} {'holds' if count == 1 else 'hold'} more {held} than the model reads of a "
+        f"post (up to {most}): it reads the first {limit} of each alone (the recipe's train.max_elements: {limit}), "
+        "the rest unread; a model trained with a larger train.max_elements reads more",
+        FaimWarning,
+        stacklevel=3,
+    )
 
 
 def reads_nothing(post: Post, kinds: Iterable[str]) -> bool:

@@ -15,7 +15,17 @@ from functools import partial
 from typing import Any
 
 from faim.data.columns import ColumnMap
-from faim.data.elements import KIND_NAMES, POST_FIELDS, PostError, check_texts, element_refs, reads_nothing
+from faim.data.elements import (
+    GIVEN_POSTS,
+    KIND_NAMES,
+    POST_FIELDS,
+    PostError,
+    check_texts,
+    element_refs,
+    overfull,
+    reads_nothing,
+    warn_overfull,
+)
 from faim.data.images import ImageError, check_picture
 from faim.data.inputs import find_inputs
 from faim.data.post import MAP_LABELS, Post, check_labelled, is_missing, normalise_posts, own_meta
@@ -35,9 +45,6 @@ MAP_META = (
     "columns: {{meta: {{{field}: COLUMN}}}}), or a field so named in each post's meta object"
 )
 """What ``warn_unread_meta`` says to do by default, ``{field}`` the first field the model reads."""
-
-GIVEN = "the posts given"
-"""How a warning about the posts given through the Python API names them."""
 
 GIVE_META = "give them in each post's meta under those names"
 """What to do about posts given whose metadata holds none of the fields the model reads."""
@@ -135,8 +142,8 @@ def warn_unread(posts: Sequence[Post], kinds: Sequence[str], meta_fields: Sequen
     (``POST_FIELDS``), and where their metadata holds none of ``meta_fields`` (the fields the model reads): the model
     would read every post without them and say nothing. Nothing is said of no posts."""
     for kind in unheld_kinds(posts, kinds) if posts else []:
-        warn_unheld([kind], GIVEN, f"give them as each post's {POST_FIELDS[kind]!r}")
-    warn_unread_meta(posts, meta_fields, GIVEN, GIVE_META)
+        warn_unheld([kind], GIVEN_POSTS, f"give them as each post's {POST_FIELDS[kind]!r}")
+    warn_unread_meta(posts, meta_fields, GIVEN_POSTS, GIVE_META)
 
 
 def refuse_missing_pictures(posts: Sequence[Post], kinds: Collection[str], limit: int, name: str) -> None:
@@ -176,7 +183,8 @@ def refuse_unreadable(posts: Sequence[Post], kinds: Collection[str], limit: int,
     part way, or read an id of as ``None``, before it reads any: the first whose id was taken away or a field set to a
     value of the wrong type after it was built (``normalise_posts``, which makes an id set to a number after its post
     was built text), the first whose text or a comment is not text (``check_texts``), then those naming a picture that
-    is not there (``refuse_missing_pictures``).
+    is not there (``refuse_missing_pictures``); and warn of those holding more pictures or comments than the model reads
+    of a post (``warn_overfull``: more than ``limit``), read from their first ones alone.
     Every evaluation (``refuse_unevaluable``), ``faim calibrate`` and training go through it.
 
     Raises:
@@ -187,6 +195,7 @@ def refuse_unreadable(posts: Sequence[Post], kinds: Collection[str], limit: int,
     normalise_posts(posts)
     check_texts(posts, kinds, limit)
     refuse_missing_pictures(posts, kinds, limit, name)
+    warn_overfull(*overfull(posts, kinds, limit), limit, kinds, name)
 
 
 def refuse_unevaluable(

@@ -12,7 +12,16 @@ import numpy as np
 import onnxruntime
 
 from faim.artifact_manifest import read_meta_fields
-from faim.data.elements import PostError, checked_elements, posts_to_read, read_each, readable_posts
+from faim.data.elements import (
+    GIVEN_POSTS,
+    PostError,
+    checked_elements,
+    overfull,
+    posts_to_read,
+    read_each,
+    readable_posts,
+    warn_overfull,
+)
 from faim.data.post import Post, length_batches
 from faim.data.preflight import warn_unread
 from faim.decisions import (
@@ -392,12 +401,15 @@ class ExportedModel:
     def predict_named(self, posts: list[Post], batch_size: int = 64) -> dict[str, np.ndarray]:
         """``predict``'s outputs of posts as ``posts_to_read`` gives them (each named as an error names it), warning
         once, as ``faim.Detector`` does, of each kind the model reads that none of them holds and of metadata holding
-        none of the fields it reads (``warn_unread``).
+        none of the fields it reads (``warn_unread``), and of those holding more pictures or comments than the model
+        reads of a post (``warn_overfull``: ``max_elements``).
 
         Raises:
             TypeError, ValueError, PostError: As ``predict``, but for the posts ``posts_to_read`` refuses.
         """
-        warn_unread(posts, list(self.encoders), self.meta_fields)
+        kinds = list(self.encoders)
+        warn_unread(posts, kinds, self.meta_fields)
+        warn_overfull(*overfull(posts, kinds, self.max_elements), self.max_elements, kinds, GIVEN_POSTS)
         batches, positions = length_batches(posts, batch_size)
         outputs = [self.outputs(batch) for batch in batches]
         if not outputs:

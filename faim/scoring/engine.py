@@ -20,7 +20,7 @@ from faim.registry import defined_interactively, interactive_session, qualified_
 from faim.scoring.manifest import PER_POST_DIR, absolute_image_root, writing_run
 from faim.scoring.options import ScoringOptions
 from faim.scoring.pool_parts import pool_parts
-from faim.scoring.rows import warn_unheld_in_run
+from faim.scoring.rows import warn_overfull_in_run, warn_unheld_in_run
 from faim.scoring.runner import ScoreSummary, available_cores, check_run_arguments, kept, plan_run, run_shards
 from faim.scoring.worker import TorchScorers
 
@@ -157,6 +157,7 @@ def score_dump(
                 per_post=pool_by_image,
             )
             warn_unheld_in_run(summary.held, source, summary.rows)
+            warn_overfull_in_run(summary.held, source, summary.rows, kinds)
             if detector is not None:
                 start = time.perf_counter()
                 try:

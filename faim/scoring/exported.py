@@ -22,7 +22,13 @@ from faim.scoring.inputs import Shard
 from faim.scoring.manifest import absolute_image_root, check_resumable, writing_run
 from faim.scoring.output import output_schema, output_table, score_columns, write_shard
 from faim.scoring.report import ShardReport
-from faim.scoring.rows import ShardRows, readable_batches, set_aside_nonfinite, warn_unheld_in_run
+from faim.scoring.rows import (
+    ShardRows,
+    readable_batches,
+    set_aside_nonfinite,
+    warn_overfull_in_run,
+    warn_unheld_in_run,
+)
 from faim.scoring.runner import ScoreSummary, check_run_arguments, plan_run, run_shards
 from faim.weights import sha256_file
 
@@ -84,7 +90,8 @@ class ExportedShardScorer:
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
         """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""
-        return write_shard(shard, out_dir, self.table, self.columns, self.image_root, list(self.model.encoders))
+        kinds = list(self.model.encoders)
+        return write_shard(shard, out_dir, self.table, self.columns, self.image_root, kinds, self.model.max_elements)
 
     def close(self) -> None:
         """Nothing to give back: onnxruntime's threads belong to the sessions."""
@@ -162,6 +169,7 @@ def score_exported(
             overwrite=overwrite,
         )
         warn_unheld_in_run(summary.held, source, summary.rows)
+        warn_overfull_in_run(summary.held, source, summary.rows, kinds)
     return summary
 
 

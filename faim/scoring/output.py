@@ -126,12 +126,14 @@ def write_shard(
     columns: ColumnMap,
     image_root: Path | None,
     kinds: Sequence[str],
+    limit: int,
 ) -> ShardReport:
     """Score ``shard`` into ``out_dir/part-<key>.parquet`` (``write_part``): its rows read (``shard_posts``, with the
     mapping ``columns``, relative picture paths under ``image_root``, ``kinds`` the element kinds the model reads),
-    made output rows by ``table`` (a scorer's), and reported with what they hold (``ShardRows.held``)."""
+    made output rows by ``table`` (a scorer's), and reported with what they hold (``ShardRows.held``: ``limit`` the
+    pictures or comments the model reads of a post, its ``max_elements``)."""
     started = time.perf_counter()
     rows = shard_posts(shard, columns, image_root, kinds)
     # before ``table``, which reorders the posts and adds the read failures
-    held = rows.held(kinds, columns.reading(shard.text_cells))
+    held = rows.held(kinds, columns.reading(shard.text_cells), limit)
     return write_part(table(rows), out_dir, shard.key, started, held)

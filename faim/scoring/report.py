@@ -22,28 +22,41 @@ class Held:
             (every kind, of rows holding no post).
         unread: The columns the rows hold that no mapping reads, in the order first met, as
             ``faim.data.columns.ColumnMap.unread`` lists them.
+        overfull: How many of the posts hold more pictures or comments than the model reads of a post (``limit``),
+            and so are scored from their first ones alone (``faim.data.elements.overfull``).
+        most: The most pictures or comments any of those holds (0 where none does).
+        limit: How many of each the model reads of a post (its ``max_elements``; 0 where not recorded).
     """
 
     posts: int = 0
     unheld: tuple[str, ...] = ()
     unread: tuple[str, ...] = ()
+    overfull: int = 0
+    most: int = 0
+    limit: int = 0
 
     @classmethod
     def read(cls, recorded: dict[str, Any]) -> Held:
-        """``Held`` as a run's manifest records it (``record``)."""
-        return cls(recorded["posts"], tuple(recorded["unheld"]), tuple(recorded["unread"]))
+        """``Held`` as a run's manifest records it (``record``); a record of a faim that did not count the posts
+        holding more than the model reads (``overfull``) counts none."""
+        counts = (recorded.get("overfull", 0), recorded.get("most", 0), recorded.get("limit", 0))
+        return cls(recorded["posts"], tuple(recorded["unheld"]), tuple(recorded["unread"]), *counts)
 
     def record(self) -> dict[str, Any]:
         """What a run's manifest records of it, as JSON writes it."""
-        return {"posts": self.posts, "unheld": list(self.unheld), "unread": list(self.unread)}
+        return {"posts": self.posts, "unheld": list(self.unheld), "unread": list(self.unread),
+                "overfull": self.overfull, "most": self.most, "limit": self.limit}  # fmt: skip
 
     @classmethod
     def of_all(cls, parts: Iterable[Held]) -> Held:
-        """What the rows of every part hold together: the kinds no part holds, and the columns unread in any."""
+        """What the rows of every part hold together: the kinds no part holds, the columns unread in any, and the
+        posts of all holding more pictures or comments than the model reads."""
         parts = list(parts)
         unheld = [kind for kind in parts[0].unheld if all(kind in part.unheld for part in parts)] if parts else []
         unread = dict.fromkeys(column for part in parts for column in part.unread)
-        return cls(sum(part.posts for part in parts), tuple(unheld), tuple(unread))
+        overfull = sum(part.overfull for part in parts)
+        most, limit = max((part.most for part in parts), default=0), max((part.limit for part in parts), default=0)
+        return cls(sum(part.posts for part in parts), tuple(unheld), tuple(unread), overfull, most, limit)
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from faim.data.columns import ColumnMap
-from faim.data.elements import PostError, nothing_read, reads_nothing
+from faim.data.elements import PostError, nothing_read, overfull, reads_nothing, warn_overfull
 from faim.data.native import cell_text
 from faim.data.post import ADDED_META, Post, post_name, shortest_text_first
 from faim.data.preflight import MAP_KIND, MAP_META, unheld_kinds, warn_unheld, warn_unread_meta
@@ -188,11 +188,14 @@ class ShardRows:
     errors: list[RowError]
     columns: list[str]
 
-    def held(self, kinds: Sequence[str], mapping: ColumnMap) -> Held:
-        """What the rows hold (``Held``): the kinds of ``kinds`` no post holds (``unheld_kinds``), and the columns
-        ``mapping`` does not read."""
-        unheld = unheld_kinds([post for _, post in self.posts], kinds)
-        return Held(len(self.posts), tuple(unheld), tuple(mapping.unread(self.columns)))
+    def held(self, kinds: Sequence[str], mapping: ColumnMap, limit: int = 0) -> Held:
+        """What the rows hold (``Held``): the kinds of ``kinds`` no post holds (``unheld_kinds``), the columns
+        ``mapping`` does not read, and, where ``limit`` (the model's ``max_elements``) is given, the posts holding more
+        pictures or comments of ``kinds`` than it (``overfull``)."""
+        posts = [post for _, post in self.posts]
+        unheld, unread = tuple(unheld_kinds(posts, kinds)), tuple(mapping.unread(self.columns))
+        counts = overfull(posts, kinds, limit) if limit else (0, 0)
+        return Held(len(posts), unheld, unread, *counts, limit)
 
 
 def shard_posts(shard: Shard, columns: ColumnMap, image_root: Path | None, kinds: Sequence[str]) -> ShardRows:
@@ -350,3 +353,13 @@ def warn_unheld_in_run(held: Held | None, source: str | Path, rows: int) -> None
     a shard recorded by a faim that did not record it)."""
     if held is not None and held.posts:
         warn_unheld(held.unheld, f"{source} (its {plural(rows, 'row')}, scored)", SCORE_KIND, lambda: held.unread)
+
+
+def warn_overfull_in_run(held: Held | None, source: str | Path, rows: int, kinds: Sequence[str]) -> None:
+    """Warn of the posts of a run (of ``source``, ``rows`` rows) holding more pictures or comments of ``kinds`` (the
+    kinds the model reads) than the model reads of a post (``warn_overfull``), scored from their first ones alone, as
+    each shard's scorer counted them (``held``, of every shard: ``Held.of_all``); nothing is said where none does, nor
+    where that is not known of every shard (``None``)."""
+    if held is not None:
+        name = f"{source} (its {plural(rows, 'row')}, scored)"
+        warn_overfull(held.overfull, held.most, held.limit, kinds, name)

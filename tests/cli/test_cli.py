@@ -949,3 +949,22 @@ def test_metadata_holding_none_of_the_fields_the_model_reads_is_warned_of_naming
     write_posts(data, renamed)  # the remedy given: a column so named, mapped
     assert main([*arguments, "--map", "meta=likes"]) == 0
     assert "metadata holds" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["score"], ["score", "--runtime", "onnx"], ["eval"], ["calibrate"]], ids=" ".join)
+def test_posts_holding_more_comments_than_the_model_reads_are_warned_of_once(
+    command: list[str], tiny_model_dir: Path, demo_data, tmp_path: Path, capsys
+) -> None:
+    rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()][:40]
+    for row, count in zip(rows, [11, 9, 8]):
+        row["comments"] = ["ok"] * count
+    data = write_posts(demo_data["validation"].parent / f"crowded-{'-'.join(command)}.jsonl", rows)
+    arguments = [*command, str(tiny_model_dir), str(data), "-o", str(tmp_path / "x")]
+    assert main([*arguments, *(["--map", "labels.harmful=label"] if command[0] != "score" else [])]) == 0
+    name = f"{data} (its 40 rows, scored)" if command[0] == "score" else str(data)
+    said = (
+        f"faim {command[0]}: warning: {name}: 2 posts hold more pictures or comments than the model reads of a post "
+        "(up to 11): it reads the first 8 of each alone (the recipe's train.max_elements: 8), the rest unread; a model "
+        "trained with a larger train.max_elements reads more\n"
+    )
+    assert capsys.readouterr().err.count(said) == 1

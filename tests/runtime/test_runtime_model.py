@@ -340,3 +340,22 @@ def test_a_graph_not_telling_the_rank_of_an_output_loads_as_one_not_telling_its_
 
     monkeypatch.setattr(faim.runtime.model, "signature", rank_untold)
     assert faim.runtime.load(exported[1]).tasks
+
+
+def test_posts_holding_more_pictures_or_comments_than_the_model_reads_are_warned_of_once(
+    exported: tuple[Path, Path],
+) -> None:
+    model = faim.runtime.load(exported[1])
+    given = next(post for post in export_posts() if post.get("images") and post.get("meta"))
+    picture = given["images"][0]
+    read = {"id": "read", "text": "a post", "images": [picture] * 8, "comments": ["ok"], "meta": given["meta"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FaimWarning)
+        model.score([read])
+    with pytest.warns(FaimWarning) as said:
+        model.embed([read, read | {"id": "more", "images": [picture] * 9}])
+    assert [str(warning.message) for warning in said if warning.category is FaimWarning] == [
+        "the posts given: 1 post holds more pictures or comments than the model reads of a post (up to 9): it reads "
+        "the first 8 of each alone (the recipe's train.max_elements: 8), the rest unread; a model trained with a "
+        "larger train.max_elements reads more"
+    ]

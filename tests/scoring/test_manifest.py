@@ -461,7 +461,8 @@ def test_a_run_killed_before_recording_a_written_part_warns_at_its_end_of_every_
         ]
     recorded = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines()]
     assert [entry["key"] for entry in recorded] == ["00000-000000", "00000-000001"]
-    assert recorded[1]["held"] == recorded[0]["held"] == {"posts": 20, "unheld": ["comments", "image"], "unread": []}
+    held = {"posts": 20, "unheld": ["comments", "image"], "unread": [], "overfull": 0, "most": 0, "limit": 8}
+    assert recorded[1]["held"] == recorded[0]["held"] == held
     assert sorted(path.name for path in out.glob("part-*")) == [
         "part-00000-000000.parquet",
         "part-00000-000001.parquet",

@@ -20,19 +20,22 @@ def test_a_shard_is_written_as_its_scorers_rows_reported_with_what_its_rows_hold
     tmp_path: Path,
 ) -> None:
     dump = tmp_path / "dump.jsonl"
-    dump.write_text('{"id": "a", "text": "hi", "likes": 3}\n{"id": "b"}\n', encoding="utf-8")
-    (shard,) = read_shards([dump], 2, ColumnMap())
+    crowded = '{"id": "c", "text": "yo", "comments": ["ok", "ok", "ok"]}\n'
+    dump.write_text('{"id": "a", "text": "hi", "likes": 3}\n{"id": "b"}\n' + crowded, encoding="utf-8")
+    (shard,) = read_shards([dump], 3, ColumnMap())
     given: list[ShardRows] = []
 
     def table(rows: ShardRows) -> pa.Table:
         given.append(rows)
         return output_table(output_schema([], False, False), rows.posts, {}, rows.errors)
 
-    report = write_shard(shard, tmp_path, table, ColumnMap(), None, ["text", "image"])
+    report = write_shard(shard, tmp_path, table, ColumnMap(), None, ["text", "image", "comments"], 2)
     (rows,) = given
-    assert [post.id for _, post in rows.posts] == ["a"] and [error.post_id for error in rows.errors] == ["b"]
-    assert (report.key, report.rows, dict(report.errors)) == (shard.key, 2, {"empty": 1})
-    assert report.held == Held(1, ("image",), ("likes",))
+    assert [post.id for _, post in rows.posts] == ["a", "c"] and [error.post_id for error in rows.errors] == ["b"]
+    assert (report.key, report.rows, dict(report.errors)) == (shard.key, 3, {"empty": 1})
+    assert report.held == Held(2, ("image",), ("likes",), overfull=1, most=3, limit=2)
     part = pq.ParquetFile(tmp_path / f"part-{shard.key}.parquet")
-    assert part.read().column("id").to_pylist() == ["a", "b"] and part_held(part) == report.held
+    assert part.read().column("id").to_pylist() == ["a", "b", "c"] and part_held(part) == report.held
     assert json.loads(part.metadata.metadata[b"faim.held"]) == report.held.record()
+    recorded = {"posts": 2, "unheld": ["image"], "unread": ["likes"]}  # as a faim not counting them recorded it
+    assert Held.read(recorded) == Held(2, ("image",), ("likes",))

@@ -1250,3 +1250,18 @@ def test_training_warns_of_validation_posts_sharing_ids_with_the_training_posts_
     recipe["data"]["image_root"] = str(demo_data["train"].parent)
     with pytest.warns(FaimWarning, match=shared), pytest.raises(Checked):
         train(recipe)
+
+
+def test_training_posts_holding_more_comments_than_the_model_reads_are_warned_of_where_it_reads_comments() -> None:
+    (task,) = task_specs({"heads": {"harmful": {"type": "binary", "labels": [0, 1]}}})
+    posts = [Post(str(i), "text", comments=["ok"] * i, labels={"harmful": i % 2}) for i in range(4)]
+    with pytest.warns(FaimWarning) as said:
+        check_learnable([task], posts, "train.jsonl", ["comments", "text"], 2)
+    assert [str(warning.message) for warning in said] == [
+        "train.jsonl: 1 post holds more comments than the model reads of a post (up to 3): it reads the first 2 of "
+        "each alone (the recipe's train.max_elements: 2), the rest unread; a model trained with a larger "
+        "train.max_elements reads more"
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FaimWarning)
+        check_learnable([task], posts, "train.jsonl", ["text"], 2)
