@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+from faim.preprocess.confusables import marks
 from faim.wording import plural
 
-WORD = re.compile(r"[^\W\d_]+")
-"""A word: a run of letters, in any script."""
 MIN_POSTS = 20
 """Posts of each dataset a term must be in before its lean is read."""
 MIN_GAP = 1.0
@@ -78,9 +79,18 @@ class TermConflict:
         return sum(count.posts for count in self.counts)
 
 
+@cache
+def word_pattern() -> re.Pattern[str]:
+    """A word: a letter, in any script, followed by letters and the marks written on them (``marks``: the vowel signs
+    of Indic scripts, Arabic's vowel marks, accents), which are no letters, so that ``मौसम`` is one word, not ``म``
+    and ``सम``."""
+    return re.compile(f"[^\\W\\d_](?:[^\\W\\d_]|[{marks()}])*")
+
+
 def words(text: str) -> set[str]:
-    """The lower-cased words of ``text``."""
-    return set(WORD.findall(text.lower()))
+    """The lower-cased words of ``text`` (``word_pattern``), composed (NFC), so that a word is one whether a post
+    writes its accents as letters of their own (``é``) or as marks after a letter (``e`` and U+0301)."""
+    return set(word_pattern().findall(unicodedata.normalize("NFC", text).lower()))
 
 
 def term_counts(data: LabelledTexts) -> dict[str, TermCount]:

@@ -41,14 +41,20 @@ homoglyphs by it with the tables (``faim.encoders.text_normalize.tables_digest``
 
 
 @cache
-def word_pattern() -> re.Pattern[str]:
-    """A letter followed by letters and marks (combining accents, strokes, the vowel signs of Indic scripts): the
-    unit whose scripts are compared. A mark belongs to the letter it is written on, so a word keeps its accents and
-    the strokes of ``h̶а̶t̶e̶`` leave it one word. Built when first used (it reads every code point's category)."""
-    marks = "".join(
+def marks() -> str:
+    """Every mark (combining accents, strokes, the vowel signs and points of Indic, Arabic and Hebrew scripts) as the
+    inside of a character class, which ``re`` has no Unicode category for. Built when first used (it reads every code
+    point's category)."""
+    return "".join(
         re.escape(chr(point)) for point in range(sys.maxunicode + 1) if unicodedata.category(chr(point))[0] == "M"
     )
-    return re.compile(f"{LETTER}(?:{LETTER}|[{marks}])*")
+
+
+@cache
+def word_pattern() -> re.Pattern[str]:
+    """A letter followed by letters and marks (``marks``): the unit whose scripts are compared. A mark belongs to the
+    letter it is written on, so a word keeps its accents and the strokes of ``h̶а̶t̶e̶`` leave it one word."""
+    return re.compile(f"{LETTER}(?:{LETTER}|[{marks()}])*")
 
 
 class ConfusableFolder:

@@ -3,6 +3,8 @@ in the transfer results."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from faim.eval.benchmark_transfer_report import conflict_table
@@ -15,6 +17,7 @@ from faim.eval.label_conflicts import (
     decision_conflicts,
     decision_conflicts_note,
     share_holding,
+    words,
 )
 
 
@@ -129,3 +132,16 @@ def test_a_word_is_read_by_its_share_against_the_whole_not_by_the_smoothing() ->
     }
     one_class = decision_conflicts(texts, [0] * 500, labels, "harmful")  # the model flags nothing: no direction
     assert one_class["terms"] == 0 and decision_conflicts_note(one_class) is None
+
+
+def test_a_word_keeps_the_marks_written_on_its_letters_and_is_one_word_composed_or_not() -> None:
+    # Hindi's vowel signs and Arabic's vowel marks are no letters; "café" is written composed (NFC) in some posts,
+    # decomposed (NFD: e and a combining acute) in others
+    texts = ["आज मौसम", "كَلْب هنا", "un café", unicodedata.normalize("NFD", "un café")]
+    assert words(texts[0]) == {"आज", "मौसम"}
+    assert words(texts[1]) == {"كَلْب", "هنا"}
+    assert words(texts[2]) == words(texts[3]) == {"un", "café"}
+    first = dataset("first", [(texts[2], 50, 45), (texts[3], 50, 45), ("plain post", 100, 10)])
+    second = dataset("second", [(texts[2], 50, 0), (texts[3], 50, 0), ("plain post", 100, 90)])
+    cafe = next(conflict for conflict in conflicts(first, second) if conflict.term == "café")
+    assert [count.posts for count in cafe.counts] == [100, 100]
