@@ -86,9 +86,10 @@ def letters(text: str) -> int:
 def given_code(value: Any) -> str | None:
     """A post's own ``meta.lang`` as languages are compared: in small letters without the spaces around it, as ISO
     639 and BCP 47 codes mean the same in any case (``EN`` is ``en``, the code ``identify`` gives); a region or script
-    after the language is kept (``pt-BR`` is ``pt-br``, a language of its own beside ``pt``). ``None`` where the post
+    after the language is kept (``pt-BR`` is ``pt-br``, a language of its own beside ``pt``), and a locale's
+    underscores are BCP 47's hyphens (``pt_BR``, as POSIX and Java write it, is ``pt-br``). ``None`` where the post
     gives none (no field, a blank one, or one that is missing as ``is_missing`` says: NaN, as pandas writes a null)."""
-    code = "" if is_missing(value) else str(value).strip().lower()
+    code = "" if is_missing(value) else str(value).strip().lower().replace("_", "-")
     return code or None
 
 

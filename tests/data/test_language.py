@@ -80,6 +80,12 @@ def test_a_code_a_post_gives_is_kept_in_small_letters_with_its_region() -> None:
     assert [post.meta["lang"] for post in filled] == ["es", "pt-br", "und", "es", "es"]
 
 
+def test_a_code_written_as_a_locale_with_an_underscore_is_the_code_with_a_hyphen() -> None:
+    given = [{"lang": "pt_BR"}, {"lang": "pt-br"}, {"lang": "zh_Hant_TW"}]
+    filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])
+    assert [post.meta["lang"] for post in filled] == ["pt-br", "pt-br", "zh-hant-tw"]
+
+
 def test_a_missing_code_a_null_read_as_nan_is_told_from_the_text() -> None:
     given = [{"lang": math.nan}, {"lang": None}, {"lang": ""}]
     filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])
