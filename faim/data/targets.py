@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,10 @@ class TaskSpec:
     """Whether a label spells a number other than its own class index (``labels: [1, 2, 3]``, star ratings; ``[-1,
     1]``; ``[1.0, 2.0]``): a number given such a task is then read as a label alone, never as a class index, which
     would read ``1`` as the class named ``2``. Set once, as every label value read looks it up."""
+    composed: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """The labels composed (NFC), as a value is compared with them: a label whose accents a file writes as marks after
+    their letters (NFD, as macOS names files and some exports write text) is the head's label written composed, and
+    the reverse."""
 
     def __post_init__(self) -> None:
         """Refuse a type no head has (``faim.decisions.check_task_type``), as a recipe refuses a head's: a misspelt one
@@ -58,18 +63,20 @@ class TaskSpec:
             NUMBER.fullmatch(label.strip()) and float(label) != index for index, label in enumerate(self.labels)
         )
         object.__setattr__(self, "numbered", numbered)
+        object.__setattr__(self, "composed", tuple(unicodedata.normalize("NFC", label) for label in self.labels))
 
     def index(self, value: Any, where: str | None = None) -> int:
-        """Map one label value (label name, index, or for a binary task bool-like) to a class index; raise naming
-        ``where`` (``None``: the caller names the place, as ``PostError`` does). A value spelling a label is that label;
-        a number is a class index only where no label is a number other than its own index (``numbered``)."""
+        """Map one label value (label name, composed or not, index, or for a binary task bool-like) to a class index;
+        raise naming ``where`` (``None``: the caller names the place, as ``PostError`` does). A value spelling a label
+        is that label; a number is a class index only where no label is a number other than its own index
+        (``numbered``)."""
         if isinstance(value, bool) and self.type == "binary":
             return int(value)
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         text = str(value).strip()
-        if text in self.labels:
-            return self.labels.index(text)
+        if (composed := unicodedata.normalize("NFC", text)) in self.composed:
+            return self.composed.index(composed)
         numbered = self.numbered
         if numbered and NUMBER.fullmatch(text) and (same := self.numbered_as(float(text))) is not None:
             return same

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 
 import numpy as np
 import pytest
@@ -139,3 +140,12 @@ def test_labels_written_as_decimals_are_numbered_and_signs_or_superscripts_are_n
             MULTICLASS.index(odd, "x")
     with pytest.raises(ValueError, match=r"^x: label 'z' for task 's' is not one of \['²', 'b'\] or a class index"):
         TaskSpec("s", "multiclass", ("²", "b")).index("z", "x")
+
+
+def test_a_label_is_its_head_label_whether_its_accents_are_composed_or_not() -> None:
+    composed, decomposed = "haïssable", unicodedata.normalize("NFD", "haïssable")
+    assert composed != decomposed
+    for labels, given in [((composed,), decomposed), ((decomposed,), composed)]:
+        task = TaskSpec("tâche", "multiclass", ("neutre", *labels))
+        assert task.index(given) == 1
+        assert TaskSpec("tâche", "multilabel", ("neutre", *labels)).target([given, "neutre"]) == [1.0, 1.0]
