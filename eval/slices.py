@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
@@ -79,8 +80,10 @@ def slice_rows(values: Iterable[object]) -> dict[str | None, list[int]]:
 
 def slice_key(value: object) -> str | None:
     """The slice a post's value of the slice field puts it in: ``None`` where it has none (``is_missing``: absent,
-    null, NaN, an empty text, as an empty cell reads), else the value as text."""
-    return None if is_missing(value) else str(value)
+    null, NaN, an empty text, as an empty cell reads), else the value as text, composed (NFC): ``Côte d'Ivoire`` is
+    one slice whether a post writes its ``ô`` as one letter or as ``o`` and a mark after it (NFD), which would
+    otherwise show as two rows reading alike."""
+    return None if is_missing(value) else unicodedata.normalize("NFC", str(value))
 
 
 def slice_label(key: str | None) -> str:

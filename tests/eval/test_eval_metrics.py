@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 from functools import partial
 
 import numpy as np
@@ -250,3 +251,11 @@ def test_a_value_reading_as_the_missing_slice_is_a_slice_of_its_own_shown_quoted
         '"\\"quoted\\""': 1,
         "(missing)": 3,
     }
+
+
+def test_a_value_written_composed_or_decomposed_is_one_slice_shown_composed() -> None:
+    composed = "Côte d'Ivoire"
+    values = np.array([composed, unicodedata.normalize("NFD", composed)] * 2, dtype=object)
+    y, prob = np.array([0, 1, 0, 1]), np.array([0.2, 0.8, 0.4, 0.6])
+    result = slice_metrics(y, prob, values, partial(binary_metrics, threshold=0.5), min_size=1)
+    assert {name: metrics["n"] for name, metrics in result.items()} == {composed: 4}
