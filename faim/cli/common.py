@@ -49,8 +49,8 @@ def add_columns(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="FIELD=COLUMN",
         help="column mapping, e.g. --map text=tweet --map image=img --map labels.hate=class --map meta=lang "
-        "(repeatable, each field once but meta, which takes every column given; default: columns named id, text, "
-        "image(s), comments)",
+        "--map meta.lang=language (repeatable, each field once but meta, which takes every column given; default: "
+        "columns named id, text, image(s), comments)",
     )
     parser.add_argument(
         "--image-root",
@@ -83,7 +83,8 @@ def unlabelled_split(data: str) -> str:
 
 def parse_columns(items: list[str]) -> dict[str, Any] | None:
     """``["text=tweet", "labels.hate=class", "meta=lang"]`` → a column-mapping dict (``None`` if empty); ``meta`` takes
-    every column given, repeated or comma-separated.
+    every column given, repeated or comma-separated, and ``meta.FIELD=COLUMN`` reads a column into a field of
+    another name (``meta.lang=language``).
 
     Raises:
         ValueError: Naming an item that is not FIELD=COLUMN, or a field mapped twice (``labels`` and a
@@ -106,10 +107,20 @@ def parse_columns(items: list[str]) -> dict[str, Any] | None:
         if key.startswith("labels."):
             columns.setdefault("labels", {})[key.removeprefix("labels.")] = value
         elif key == "meta":
-            columns.setdefault("meta", []).extend(value.split(","))
+            columns["meta"] = meta_columns(columns.get("meta"), {column: column for column in value.split(",")})
+        elif key.startswith("meta."):
+            columns["meta"] = meta_columns(columns.get("meta"), {key.removeprefix("meta."): value})
         else:
             columns[key] = column_list(key, value) if value.startswith("[") else value
     return columns
+
+
+def meta_columns(mapped: list[str] | dict[str, str] | None, more: dict[str, str]) -> list[str] | dict[str, str]:
+    """The ``meta`` mapping ``--map meta=COLUMN`` and ``--map meta.FIELD=COLUMN`` give: ``mapped`` so far with ``more``
+    (field → column), a list of columns while each field is its column's name, else a dict of field to column."""
+    fields = dict.fromkeys(mapped) if isinstance(mapped, list) else dict(mapped or {})
+    fields = {name: column or name for name, column in fields.items()} | more
+    return list(fields) if all(name == column for name, column in fields.items()) else fields
 
 
 def column_list(field: str, value: str) -> Any:

@@ -133,18 +133,16 @@ def slice_remedy(field: str, data: str | None, columns: dict[str, Any] | None, p
 
 def language_column_notes(data: str, columns: dict[str, Any] | None) -> list[str]:
     """A note for each column of ``data`` named as a language column is (``LANGUAGE_COLUMNS``, in any case) that the
-    mapping ``columns`` leaves unread, as it does unless ``--map meta=COLUMN`` names it: evaluation gives each post
-    the language detected from its text instead, and the note says how to read the column."""
+    mapping ``columns`` leaves unread, as it does unless ``--map meta=COLUMN`` or ``--map meta.lang=COLUMN`` names it:
+    evaluation gives each post the language detected from its text instead, and the note says how to read the column
+    as each post's language."""
     notes = []
     unread = unread_columns(data, ColumnMap.from_recipe(columns)) or []
     for column in (c for c in unread if c.lower() in LANGUAGE_COLUMNS):
-        how = (
-            f"read the column instead with --map meta={LANGUAGE}"
-            if column == LANGUAGE
-            else f"slice by the column with --map meta={column} --slice {column}"
-        )
+        mapping = f"meta={LANGUAGE}" if column == LANGUAGE else f"meta.{LANGUAGE}={column}"
         notes.append(
             f"{data} has a column {column!r} faim eval does not read: each post's language (--slice "
-            f"{LANGUAGE}, the metrics per language) is detected from its text; {how}"
+            f"{LANGUAGE}, the metrics per language) is detected from its text; read the column instead with --map "
+            f"{mapping}"
         )
     return notes

@@ -135,7 +135,7 @@ def test_eval_of_a_recipe_split_without_labels_says_to_give_a_labelled_file_not_
     ("column", "note"),
     [
         ("lang", "read the column instead with --map meta=lang"),
-        ("language", "slice by the column with --map meta=language --slice language"),
+        ("language", "read the column instead with --map meta.lang=language"),
     ],
 )
 def test_eval_sliced_by_detected_language_notes_a_language_column_it_does_not_read(
@@ -150,9 +150,11 @@ def test_eval_sliced_by_detected_language_notes_a_language_column_it_does_not_re
     said = capsys.readouterr().err
     assert f"faim eval: warning: {data} has a column {column!r} faim eval does not read: each post's language" in said
     assert note in said
-    if column == "lang":
-        assert main([*arguments, "--map", "meta=lang"]) == 0
-        assert "warning:" not in capsys.readouterr().err  # mapped: the slices are the column's
+    mapped = "meta=lang" if column == "lang" else f"meta.lang={column}"
+    assert main([*arguments, "--map", mapped]) == 0
+    assert "warning:" not in capsys.readouterr().err  # mapped: the slices are the column's
+    report = json.loads((tmp_path / "report" / "metrics.json").read_text(encoding="utf-8"))
+    assert set(report["tasks"]["harmful"]["slices"]) == {"fr"}
 
 
 def test_score_and_embed_write_one_row_per_post_with_errors_recorded(trained: Path, demo_data, tmp_path: Path) -> None:

@@ -22,6 +22,12 @@ def test_a_mapping_gives_each_field_its_column_and_meta_every_column_given() -> 
     }
 
 
+def test_a_meta_field_is_given_a_column_of_another_name_beside_the_columns_read_under_their_own() -> None:
+    items = ["meta=country", "meta.lang=language", "meta=region"]
+    assert parse_columns(items) == {"meta": {"country": "country", "lang": "language", "region": "region"}}
+    assert parse_columns(["meta.lang=language"]) == {"meta": {"lang": "language"}}
+
+
 @pytest.mark.parametrize(
     ("items", "error"),
     [
@@ -29,6 +35,7 @@ def test_a_mapping_gives_each_field_its_column_and_meta_every_column_given() -> 
         (["labels.hate=x", "text=t", "labels.hate=y"], "--map labels.hate: given twice (x and y); map it once"),
         (["labels.hate=x", "labels=y"], "--map labels and --map labels.TASK: give one or the other"),
         (["labels=y", "labels.hate=x"], "--map labels and --map labels.TASK: give one or the other"),
+        (["meta.lang=x", "meta.lang=y"], "--map meta.lang: given twice (x and y); map it once"),
     ],
 )
 def test_a_field_mapped_twice_is_refused_naming_it(items: list[str], error: str) -> None:
