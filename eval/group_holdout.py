@@ -46,7 +46,8 @@ from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.fit import Calibration
 from faim.calibration.scaling import apply_temperature, fit_scaling
-from faim.data.post import Post, is_missing
+from faim.data.language import with_languages
+from faim.data.post import LANGUAGE, Post, is_missing
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
 from faim.eval.benchmark_baselines import class_probabilities, fit_logistic_regression, labelled
@@ -99,8 +100,10 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
 
     Raises:
         ValueError: When an encoder the probe reads trains in the recipe (its frozen embeddings are not what the
-            recipe's head sees), or a labelled post has no ``meta[group_by]`` (or no value of the field
-            ``eval.crowd_corrections`` names, where the recipe weighs the crowd's corrections), naming the post.
+            recipe's head sees), or a labelled post has no ``meta[group_by]`` (grouped by ``lang``, a post without
+            one is given the language it is written in, ``faim.data.language``, as evaluation gives it; or no value
+            of the field ``eval.crowd_corrections`` names, where the recipe weighs the crowd's corrections), naming
+            the post.
     """
     detector = build(recipe)
     model = detector.model
@@ -122,7 +125,9 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
         posts += [candidates[i] for i in keep]
         targets.append(y)
         in_train.append(np.full(len(keep), split == "train"))
-    groups = [slice_name(group_of(post, group_by)) for post in posts]
+    # grouped by language, a post that gives none is given the one it is written in, as evaluation gives it
+    grouped = with_languages(posts) if group_by == LANGUAGE else posts
+    groups = [slice_name(group_of(post, group_by)) for post in grouped]
     corrections, folds = None, None
     if recipe.eval.crowd_corrections and link is not None:
         corrections = np.array([questions_or_corrects(post) for post in posts])

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from faim.calibration.fit import Calibration
+from faim.data.language import identify
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.eval.group_holdout import (
@@ -222,6 +223,22 @@ def test_probe_inputs_name_groups_as_the_trained_hold_out_and_the_slices_do(demo
     task = TaskSpec("harmful", "binary", ["benign", "harmful"])
     inputs = probe_inputs(as_recipe(recipe), task, "topic", str(tmp_path))
     assert set(inputs.groups) == {"group", '"(missing)"'} == {slice_name("(missing)"), slice_name("group")}
+
+
+def test_probe_inputs_grouped_by_language_give_a_post_without_one_the_language_it_is_written_in(demo_data, tmp_path):
+    recipe = frozen_tiny_recipe(demo_data, tmp_path / "run") | {"eval": {"slice": "lang"}}
+    recipe["data"]["columns"]["meta"] = ["topic", "lang"]
+    (tmp_path / "images").symlink_to(demo_data["train"].parent / "images", target_is_directory=True)
+    told = set()
+    for split in ("train", "validation"):
+        rows = [json.loads(line) for line in demo_data[split].read_text(encoding="utf-8").splitlines()]
+        told |= {identify(row["text"]) for row in rows if row["topic"] == "group"}
+        given = [row | {"lang": "ES"} if row["topic"] == "weather" else row for row in rows]  # the rest give none
+        recipe["data"][split] = str(tmp_path / f"{split}.jsonl")
+        Path(recipe["data"][split]).write_text("".join(json.dumps(row) + "\n" for row in given), encoding="utf-8")
+    task = TaskSpec("harmful", "binary", ["benign", "harmful"])
+    inputs = probe_inputs(as_recipe(recipe), task, "lang", str(tmp_path))
+    assert set(inputs.groups) == {"es"} | told
 
 
 def test_probe_inputs_refuse_a_trained_encoder_and_a_post_without_group(demo_data, tmp_path):
