@@ -13,7 +13,6 @@ calibration mends those.
 from __future__ import annotations
 
 import contextlib
-import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
@@ -253,6 +252,19 @@ def ranking(logits: np.ndarray, y: np.ndarray) -> dict[str, float | None] | None
     return {"auroc": auroc, "auroc_low": low, "auroc_high": high}
 
 
+def rarer_by_chance(posts: int, positives: int, tail: float) -> bool:
+    """Whether chance orders ``posts`` of which ``positives`` are positive into a complete parting of the classes (one
+    ordering of ``comb(posts, positives)``) less often than ``tail``: the count of orderings is built up one factor at
+    a time, exactly, and left once past ``1 / tail``, where the whole of it (of half a million positives among a
+    million posts) would take seconds."""
+    ways = 1
+    for taken in range(min(positives, posts - positives)):
+        ways = ways * (posts - taken) // (taken + 1)  # comb(posts, taken + 1), a whole number at every step
+        if ways * tail > 1:
+            return True
+    return ways * tail > 1
+
+
 def ranking_note(as_is_row: dict[str, Any]) -> str | None:
     """A sentence on how the model ranks the labelled posts, which no calibration changes, and a warning where its
     interval reaches chance (0.5), saying whether it lies below chance or cannot be told from it on so few posts:
@@ -274,8 +286,7 @@ def ranking_note(as_is_row: dict[str, Any]) -> str | None:
             f"{'part the classes completely' if parted else 'are all one'}, which leaves DeLong's variance nil, and "
             f"an interval of no width would claim a certainty {posts:,} posts cannot give."
         )
-        by_chance = 1 / math.comb(posts, round(as_is_row["positives"] * posts))
-        told = parted and by_chance < (1 - RANKING_LEVEL) / 2
+        told = parted and rarer_by_chance(posts, round(as_is_row["positives"] * posts), (1 - RANKING_LEVEL) / 2)
         better, worse = told and rank["auroc"] == 1.0, told and rank["auroc"] == 0.0
     else:
         said += (

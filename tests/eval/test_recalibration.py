@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from faim.eval.recalibration import (
     left_out_sizes,
     prior_adaptation,
     ranking_note,
+    rarer_by_chance,
     refit,
     remove_report,
     shift_note,
@@ -324,3 +326,12 @@ def test_the_report_writes_an_undefined_figure_as_null_in_valid_json(tmp_path: P
     text = (tmp_path / "calibration.json").read_text()
     written = json.loads(text, parse_constant=lambda name: pytest.fail(f"calibration.json holds {name}"))
     assert written["tasks"]["hate"]["as_is"]["macro_f1"] is None and text.endswith("}\n")
+
+
+def test_whether_chance_parts_the_classes_more_rarely_than_a_tail_is_counted_exactly_and_of_a_million_at_once() -> None:
+    tail = (1 - 0.95) / 2
+    for posts in range(1, 50):
+        for positives in range(posts + 1):
+            assert rarer_by_chance(posts, positives, tail) == (1 / math.comb(posts, positives) < tail)
+    assert rarer_by_chance(10**6, 5 * 10**5, tail)  # comb(10**6, 5 * 10**5) in full took 17 s
+    assert not rarer_by_chance(10**6, 0, tail) and not rarer_by_chance(10**6, 10**6, tail)
