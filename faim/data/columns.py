@@ -214,7 +214,8 @@ class ColumnMap:
 
         Raises:
             ValueError: Naming the row by ``origin``, the field and its column, on an id cell holding what no id is
-                (a mapping, a list, a boolean, a float that is not a whole number: ``faim.data.post.id_text``).
+                (a mapping, a list, a boolean, a float that is not a whole number or is past the integers its
+                width holds exactly: ``faim.data.post.id_text``).
         """
         return post_id(_cell(row, self.id), index, f"{post_name(origin)} {self.cell_name(self.id)}")
 
