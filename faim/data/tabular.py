@@ -335,29 +335,45 @@ def stray_quote_line(raw: list[str], delimiter: str, quote_char: str) -> int | N
     closed by another cell's quote lines later (``2,"5`` then ``3,"six"``), taking the lines between into that cell,
     text no CSV writer puts there and Python's ``csv`` joins to the cell without a word. Text after a quote closing a
     cell of one line, and whitespace after any, are read as Python's ``csv`` reads them."""
-    after_quote, over_lines = _stray_quote(delimiter, quote_char)
-    if not after_quote.search("".join(raw[1:])):  # the lines such a quote is on: most records are done here
+    if not _text_after_quote(delimiter, quote_char).search("".join(raw[1:])):  # most records are done here
         return None
-    found = over_lines.match("".join(raw))
-    if found is None:
+    close = _quote_closing_lines(re.compile(rf"[{re.escape(delimiter)}\r\n]"), "".join(raw), quote_char)
+    if close is None:
         return None
-    return sum(1 for end in itertools.accumulate(map(len, raw)) if end <= found.start("close"))
+    return sum(1 for end in itertools.accumulate(map(len, raw)) if end <= close)
 
 
 @functools.cache
-def _stray_quote(delimiter: str, quote_char: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """What ``stray_quote_line`` looks for: a quote, not one of a doubled pair, with text other than whitespace after
-    it (such a closing quote, or one opening a cell, quickly found), and the cells of a record as Python's ``csv``
-    reads them up to a quoted cell holding a line break with that text after its closing quote (``close``), each cell
-    read once (atomic groups and possessive repeats), so in the time of reading the record."""
+def _text_after_quote(delimiter: str, quote_char: str) -> re.Pattern[str]:
+    """A quote, not one of a doubled pair, with text other than whitespace after it in its cell: what a stray quote,
+    or the quote closing a cell it opened, has; quickly found, where most records over lines (a cell holding line
+    breaks, closed at its end) have none."""
     quote, cut = re.escape(quote_char), re.escape(delimiter)
-    text_after = rf"[^{cut}\r\n]*?[^\s{cut}]"
-    after_quote = rf"{quote}(?<!{quote}{quote})(?:{quote}{quote})*+(?!{quote}){text_after}"  # an odd run of quotes
-    inside = rf"[^{quote}]*+(?:{quote}{quote}[^{quote}]*+)*+"  # a quoted cell's text, a doubled quote standing for one
-    cell = rf"(?>{quote}{inside}{quote}[^{cut}\r\n]*+|[^{cut}\r\n]*+)"  # text after the closing quote joins it
-    to_break = rf"[^{quote}\r\n]*+(?:{quote}{quote}[^{quote}\r\n]*+)*+[\r\n]"  # its text up to the first line break
-    over_lines = rf"(?:{cell}{cut})*?{quote}{to_break}{inside}(?P<close>{quote}){text_after}"
-    return re.compile(after_quote), re.compile(over_lines)
+    return re.compile(rf"{quote}(?<!{quote}{quote})(?:{quote}{quote})*(?!{quote})[^{cut}\r\n]*?[^\s{cut}]")
+
+
+def _quote_closing_lines(cut: re.Pattern[str], text: str, quote_char: str) -> int | None:
+    """The place in ``text`` (a record's lines) of the closing quote of its first quoted cell that holds a line break
+    and has text other than whitespace after that quote, its cells read as Python's ``csv`` reads them: a cell opening
+    with a quote runs to the next quote not doubled, then, as one not so opening, to the next delimiter or line break
+    (``cut``); ``None`` where there is none, or a quote is never closed (``never_closed``'s to say)."""
+    start = 0
+    while start < len(text):
+        if text[start] == quote_char:
+            close = start + 1
+            while (close := text.find(quote_char, close)) >= 0 and text[close + 1 : close + 2] == quote_char:
+                close += 2  # a doubled quote stands for one
+            if close < 0:
+                return None
+            found = cut.search(text, close + 1)
+            end = found.start() if found else len(text)
+            if ("\n" in text[start:close] or "\r" in text[start:close]) and text[close + 1 : end].strip():
+                return close
+        else:
+            found = cut.search(text, start)
+            end = found.start() if found else len(text)
+        start = end + 1
+    return None
 
 
 def never_closed(raw: list[str], delimiter: str, quote_char: str) -> bool:
