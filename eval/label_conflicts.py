@@ -13,15 +13,13 @@ therefore read from its share of positives against the dataset's own, unsmoothed
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-from faim.preprocess.confusables import marks
+from faim.preprocess.confusables import word_pattern
 from faim.wording import plural
 
 MIN_POSTS = 20
@@ -79,18 +77,16 @@ class TermConflict:
         return sum(count.posts for count in self.counts)
 
 
-@cache
-def word_pattern() -> re.Pattern[str]:
-    """A word: a letter, in any script, followed by letters and the marks written on them (``marks``: the vowel signs
-    of Indic scripts, Arabic's vowel marks, accents), which are no letters, so that ``मौसम`` is one word, not ``म``
-    and ``सम``."""
-    return re.compile(f"[^\\W\\d_](?:[^\\W\\d_]|[{marks()}])*")
+ANY_LETTER = "[^\\W\\d_]"
+"""A letter of any script: a word (``faim.preprocess.confusables.word_pattern``) is one followed by letters and the
+marks written on them (the vowel signs of Indic scripts, Arabic's vowel marks, accents), which are no letters, so that
+``मौसम`` is one word, not ``म`` and ``सम``."""
 
 
 def words(text: str) -> set[str]:
-    """The lower-cased words of ``text`` (``word_pattern``), composed (NFC), so that a word is one whether a post
-    writes its accents as letters of their own (``é``) or as marks after a letter (``e`` and U+0301)."""
-    return set(word_pattern().findall(unicodedata.normalize("NFC", text).lower()))
+    """The lower-cased words of ``text`` (``word_pattern`` of ``ANY_LETTER``), composed (NFC), so that a word is one
+    whether a post writes its accents as letters of their own (``é``) or as marks after a letter (``e`` and U+0301)."""
+    return set(word_pattern(ANY_LETTER).findall(unicodedata.normalize("NFC", text).lower()))
 
 
 def term_counts(data: LabelledTexts) -> dict[str, TermCount]:

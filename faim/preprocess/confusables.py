@@ -51,10 +51,11 @@ def marks() -> str:
 
 
 @cache
-def word_pattern() -> re.Pattern[str]:
-    """A letter followed by letters and marks (``marks``): the unit whose scripts are compared. A mark belongs to the
-    letter it is written on, so a word keeps its accents and the strokes of ``h̶а̶t̶e̶`` leave it one word."""
-    return re.compile(f"{LETTER}(?:{LETTER}|[{marks()}])*")
+def word_pattern(letter: str = LETTER) -> re.Pattern[str]:
+    """A letter (``letter``, a character class: ``LETTER`` by default) followed by letters and marks (``marks``): the
+    unit whose scripts are compared. A mark belongs to the letter it is written on, so a word keeps its accents and
+    the strokes of ``h̶а̶t̶e̶`` leave it one word."""
+    return re.compile(f"{letter}(?:{letter}|[{marks()}])*")
 
 
 class ConfusableFolder:
