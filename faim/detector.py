@@ -25,8 +25,9 @@ from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
 from faim.data.elements import GIVEN_POSTS, PostError, overfull, posts_to_read, readable_posts, warn_overfull
 from faim.data.post import MAP_LABELS, SOURCE, Post, length_batches
-from faim.data.preflight import refuse_unevaluable, warn_unread
+from faim.data.preflight import refuse_unevaluable
 from faim.data.targets import TaskSpec
+from faim.data.unheld import warn_unread
 from faim.decisions import decide, decision_probabilities, refuse_nonfinite, score_rows, task_spec
 from faim.explain.attribute import Explanation, explain_post, unread_elements
 from faim.inference import Predictions, predict

@@ -203,6 +203,15 @@ def test_importing_the_detector_loads_no_library_only_some_components_need() -> 
 
 
 @pytest.mark.slow
+def test_importing_the_runtime_loads_neither_pyarrow_nor_the_data_readers() -> None:
+    """The torch-free runtime scores posts it is given: warning of what none of them holds, it reads no file, so
+    neither the readers of files (``faim.data.sources``, the checks of a recipe's splits) nor pyarrow load with it."""
+    faim_modules, third_party = loaded_after("import faim.runtime.model")
+    assert "pyarrow" not in third_party
+    assert [m for m in faim_modules if m in {"faim.data.preflight", "faim.data.sources", "faim.data.tabular"}] == []
+
+
+@pytest.mark.slow
 def test_importing_evaluation_loads_neither_scikit_learn_nor_matplotlib() -> None:
     """Metrics and plots import them when they first compute or draw."""
     _, third_party = loaded_after("import faim.eval, faim.eval.evaluate")

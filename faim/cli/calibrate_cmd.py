@@ -20,9 +20,10 @@ from faim.cli.common import check_label_tasks, check_outside_model, parse_column
 from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
 from faim.data.post import MAP_LABELS, check_labelled, post_texts, refuse_no_posts
-from faim.data.preflight import refuse_unreadable, unread_columns, warn_unheld_kinds, warn_unread_meta
+from faim.data.preflight import refuse_unreadable, unread_columns
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
+from faim.data.unheld import warn_unheld_kinds, warn_unread_meta
 from faim.detector import Detector, check_recipe_correctable
 from faim.eval.evaluate import check_finite
 from faim.eval.recalibration import (

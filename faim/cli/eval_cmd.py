@@ -23,8 +23,9 @@ from faim.data.columns import ColumnMap, object_read
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
 from faim.data.post import LANGUAGE, MAP_LABELS, Post, refuse_no_posts
-from faim.data.preflight import unread_columns, warn_source_split, warn_unheld_kinds, warn_unread_meta
+from faim.data.preflight import unread_columns, warn_source_split
 from faim.data.sources import check_split, read_posts
+from faim.data.unheld import warn_unheld_kinds, warn_unread_meta
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table

@@ -15,8 +15,9 @@ from faim.cli.common import check_outside_model, parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.inputs import close_reading
 from faim.data.post import refuse_no_posts
-from faim.data.preflight import unread_columns, warn_unheld_kinds, warn_unread_meta
+from faim.data.preflight import unread_columns
 from faim.data.sources import read_posts
+from faim.data.unheld import warn_unheld_kinds, warn_unread_meta
 from faim.detector import Detector
 from faim.explain.report import LISTING, check_report_folder, write_report
 from faim.wording import plural, shell_path

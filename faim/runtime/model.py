@@ -23,7 +23,7 @@ from faim.data.elements import (
     warn_overfull,
 )
 from faim.data.post import Post, length_batches
-from faim.data.preflight import warn_unread
+from faim.data.unheld import warn_unread
 from faim.decisions import (
     check_task_type,
     decide,

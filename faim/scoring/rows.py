@@ -15,8 +15,8 @@ from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, overfull, reads_nothing, warn_overfull
 from faim.data.native import cell_text
 from faim.data.post import ADDED_META, Post, post_name, shortest_text_first
-from faim.data.preflight import MAP_KIND, MAP_META, unheld_kinds, warn_unheld, warn_unread_meta
 from faim.data.tabular import jsonl_object, jsonl_text, parse_number, row_name, utf8
+from faim.data.unheld import MAP_KIND, MAP_META, unheld_kinds, warn_unheld, warn_unread_meta
 from faim.decisions import Task, nonfinite_scores, nonfinite_tasks
 from faim.scoring.inputs import Shard, own_shards
 from faim.scoring.report import Held
