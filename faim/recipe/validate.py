@@ -13,6 +13,7 @@ import inspect
 import json
 import types
 import typing
+import unicodedata
 from typing import Any
 
 from faim.calibration.thresholds import OBJECTIVES
@@ -127,6 +128,24 @@ def check_heads(source: str, heads: Any) -> None:
             raise RecipeError(
                 source, f"model.heads.{task}.labels", "a binary task has exactly two labels: [negative, positive]"
             )
+        check_composed_labels(source, task, labels)
+
+
+def check_composed_labels(source: str, task: str, labels: list) -> None:
+    """Refuse two of a head's labels that differ only in how their accents are written (``'caf\\xe9'`` and
+    ``'cafe\\u0301'``): a label value is read composed (NFC, ``faim.data.targets.TaskSpec.composed``), so both would
+    be the first and the other class could never be labelled. Names the labels by ``ascii``, as they print alike."""
+    first: dict[str, str] = {}
+    for label in map(str, labels):
+        composed = unicodedata.normalize("NFC", label)
+        if composed in first:
+            raise RecipeError(
+                source,
+                f"model.heads.{task}.labels",
+                f"{ascii(first[composed])} and {ascii(label)} are the same label once composed (NFC), as a label"
+                " value is read, so the second could never be labelled; give the task distinct label names",
+            )
+        first[composed] = label
 
 
 ELEMENT_KINDS = tuple(ELEMENT_MODALITIES)

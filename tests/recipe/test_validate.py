@@ -404,6 +404,13 @@ def test_labels_are_words_yes_and_no_and_those_written_as_yaml_booleans_too(reci
     assert Recipe.load(path).model["heads"]["harmful"]["labels"] == ["false", "true"]
 
 
+def test_labels_the_same_once_composed_are_refused_naming_the_task_and_both(recipe: dict, write_recipe) -> None:
+    recipe["model"]["heads"]["harmful"]["labels"] = ["caf\u00e9", "cafe\u0301"]
+    message = error_for(recipe, write_recipe)
+    assert "model.heads.harmful.labels" in message
+    assert "'caf\\xe9' and 'cafe\\u0301' are the same label once composed (NFC)" in message
+
+
 def test_a_misspelt_column_role_is_refused_naming_its_path_and_the_roles_loaders_read(
     recipe: dict, write_recipe
 ) -> None:
