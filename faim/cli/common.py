@@ -48,9 +48,10 @@ def add_columns(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="FIELD=COLUMN",
-        help="column mapping, e.g. --map text=tweet --map image=img --map labels.hate=class --map meta=lang "
-        "--map meta.lang=language (repeatable, each field once but meta, which takes every column given; default: "
-        "columns named id, text, image(s), comments)",
+        help="column mapping, e.g. --map text=tweet --map image=img --map labels.hate=class --map meta=lang,country "
+        "(repeatable, each field once but meta, which takes every column given; or each meta field from a column of "
+        "another name: --map meta.lang=language, one form or the other; default: columns named id, text, image(s), "
+        "comments)",
     )
     parser.add_argument(
         "--image-root",
@@ -83,12 +84,12 @@ def unlabelled_split(data: str) -> str:
 
 def parse_columns(items: list[str]) -> dict[str, Any] | None:
     """``["text=tweet", "labels.hate=class", "meta=lang"]`` → a column-mapping dict (``None`` if empty); ``meta`` takes
-    every column given, repeated or comma-separated, and ``meta.FIELD=COLUMN`` reads a column into a field of
-    another name (``meta.lang=language``).
+    every column given, repeated or comma-separated, or ``meta.FIELD=COLUMN`` reads each column into a field of
+    another name (``meta.lang=language``), one form or the other.
 
     Raises:
-        ValueError: Naming an item that is not FIELD=COLUMN, or a field mapped twice (``labels`` and a
-            ``labels.TASK`` too).
+        ValueError: Naming an item that is not FIELD=COLUMN (nor ``labels.``/``meta.`` without a name), a field mapped
+            twice, or both forms of ``labels`` or of ``meta`` given.
     """
     if not items:
         return None
@@ -98,29 +99,37 @@ def parse_columns(items: list[str]) -> dict[str, Any] | None:
         key, sep, value = item.partition("=")
         if not sep or not key or not value:
             raise ValueError(f"--map {item!r}: expected FIELD=COLUMN")
+        if key in ("labels.", "meta."):
+            raise ValueError(f"--map {item!r}: expected {key}NAME=COLUMN, a name after {key!r}")
         if key in given and key != "meta":
             raise ValueError(f"--map {key}: given twice ({given[key]} and {value}); map it once")
         fields = (key, *given)
         if "labels" in fields and any(field.startswith("labels.") for field in fields):
             raise ValueError("--map labels and --map labels.TASK: give one or the other")
+        if other := mixed_meta(key, given):
+            raise ValueError(
+                f"--map {other}={given[other]} and --map {key}={value}: give each meta field as --map "
+                "meta.FIELD=COLUMN, or all as --map meta=COLUMN,..."
+            )
         given[key] = value
         if key.startswith("labels."):
             columns.setdefault("labels", {})[key.removeprefix("labels.")] = value
         elif key == "meta":
-            columns["meta"] = meta_columns(columns.get("meta"), {column: column for column in value.split(",")})
+            columns.setdefault("meta", []).extend(value.split(","))
         elif key.startswith("meta."):
-            columns["meta"] = meta_columns(columns.get("meta"), {key.removeprefix("meta."): value})
+            columns.setdefault("meta", {})[key.removeprefix("meta.")] = value
         else:
             columns[key] = column_list(key, value) if value.startswith("[") else value
     return columns
 
 
-def meta_columns(mapped: list[str] | dict[str, str] | None, more: dict[str, str]) -> list[str] | dict[str, str]:
-    """The ``meta`` mapping ``--map meta=COLUMN`` and ``--map meta.FIELD=COLUMN`` give: ``mapped`` so far with ``more``
-    (field → column), a list of columns while each field is its column's name, else a dict of field to column."""
-    fields = dict.fromkeys(mapped) if isinstance(mapped, list) else dict(mapped or {})
-    fields = {name: column or name for name, column in fields.items()} | more
-    return list(fields) if all(name == column for name, column in fields.items()) else fields
+def mixed_meta(key: str, given: dict[str, str]) -> str | None:
+    """The field of ``given`` (mapped so far) that ``key`` mixes with: ``meta`` for a ``meta.FIELD``, the first
+    ``meta.FIELD`` for ``meta``; ``None`` if none. Mixed, a field named both ways would be read from whichever came
+    last, so ``parse_columns`` refuses them."""
+    if key == "meta":
+        return next((field for field in given if field.startswith("meta.")), None)
+    return "meta" if key.startswith("meta.") and "meta" in given else None
 
 
 def column_list(field: str, value: str) -> Any:

@@ -22,10 +22,9 @@ def test_a_mapping_gives_each_field_its_column_and_meta_every_column_given() -> 
     }
 
 
-def test_a_meta_field_is_given_a_column_of_another_name_beside_the_columns_read_under_their_own() -> None:
-    items = ["meta=country", "meta.lang=language", "meta=region"]
-    assert parse_columns(items) == {"meta": {"country": "country", "lang": "language", "region": "region"}}
-    assert parse_columns(["meta.lang=language"]) == {"meta": {"lang": "language"}}
+def test_a_meta_field_is_given_a_column_of_another_name() -> None:
+    items = ["meta.country=country", "meta.lang=language"]
+    assert parse_columns(items) == {"meta": {"country": "country", "lang": "language"}}
 
 
 @pytest.mark.parametrize(
@@ -36,9 +35,21 @@ def test_a_meta_field_is_given_a_column_of_another_name_beside_the_columns_read_
         (["labels.hate=x", "labels=y"], "--map labels and --map labels.TASK: give one or the other"),
         (["labels=y", "labels.hate=x"], "--map labels and --map labels.TASK: give one or the other"),
         (["meta.lang=x", "meta.lang=y"], "--map meta.lang: given twice (x and y); map it once"),
+        (
+            ["meta=lang", "meta.lang=language"],
+            "--map meta=lang and --map meta.lang=language: give each meta field as --map meta.FIELD=COLUMN, or all "
+            "as --map meta=COLUMN,...",
+        ),
+        (
+            ["meta.lang=language", "text=t", "meta=lang"],
+            "--map meta.lang=language and --map meta=lang: give each meta field as --map meta.FIELD=COLUMN, or all "
+            "as --map meta=COLUMN,...",
+        ),
+        (["meta.=x"], "--map 'meta.=x': expected meta.NAME=COLUMN, a name after 'meta.'"),
+        (["labels.=x"], "--map 'labels.=x': expected labels.NAME=COLUMN, a name after 'labels.'"),
     ],
 )
-def test_a_field_mapped_twice_is_refused_naming_it(items: list[str], error: str) -> None:
+def test_a_field_mapped_twice_or_without_a_name_is_refused_naming_it(items: list[str], error: str) -> None:
     with pytest.raises(ValueError) as refused:
         parse_columns(items)
     assert str(refused.value) == error
