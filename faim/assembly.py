@@ -31,6 +31,12 @@ def task_specs(model_section: dict[str, Any]) -> list[TaskSpec]:
     ]
 
 
+def recipe_fused_kinds(model_section: dict[str, Any]) -> list[str]:
+    """The element kinds the fusion (hence the heads) of a recipe's model reads: those its ``model.fusion.kinds``
+    names, else every kind it embeds, as ``build_model`` builds it."""
+    return list(model_section["fusion"].get("kinds") or sorted(model_section["encoders"]))
+
+
 def build_model(
     model_section: dict[str, Any],
     encoder_overrides: dict[str, dict[str, Any]] | None = None,
@@ -63,7 +69,7 @@ def build_model(
     for kind, name in all_routes.items():
         built(f"model.encoders.{kind}", check_modality, kind, encoders[name])
     fusion_spec = model_section["fusion"]
-    fused = fusion_spec.get("kinds") or sorted(all_routes)
+    fused = recipe_fused_kinds(model_section)
     input_dims = {kind: encoders[all_routes[kind]].output_dim for kind in fused}
     fusion = build_component("fusion", fusion_spec, "model.fusion", make, input_dims)
     heads = {}

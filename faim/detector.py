@@ -318,7 +318,8 @@ class Detector:
             ValueError, PostError: As ``faim.data.preflight.refuse_unevaluable`` raises them.
         """
         tasks = [task.name for task in self.tasks]
-        refuse_unevaluable(posts, tasks, self.model.kinds, self.max_elements, name, remedy)
+        model = self.model
+        refuse_unevaluable(posts, tasks, model.kinds, self.max_elements, name, remedy, fused=model.fused_kinds)
 
     def calibrate(
         self, batches: Iterable[PostBatch], config: EvalConfig, correction_weights: Mapping[str, float] | None = None

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.unlabelled:
         names = [task.name for task in detector.tasks]
         check_labelled(posts, names, args.data, f"{MAP_LABELS}, or estimate the share of positives with --unlabelled")
-    refuse_unreadable(posts, detector.model.kinds, detector.max_elements, args.data)
+    refuse_unreadable(posts, detector.model.kinds, detector.max_elements, args.data, fused=detector.model.fused_kinds)
     collator = detector.collator(with_targets=True)
     loader = make_loader(detector.model, collator, posts, recipe.eval.batch_size, shuffle=False)
     predictions = predict(

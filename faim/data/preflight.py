@@ -67,13 +67,16 @@ def missing_picture(post: Post, limit: int) -> PostError | None:
     return None
 
 
-def refuse_unreadable(posts: Sequence[Post], kinds: Collection[str], limit: int, name: str) -> None:
+def refuse_unreadable(
+    posts: Sequence[Post], kinds: Collection[str], limit: int, name: str, *, fused: Collection[str]
+) -> None:
     """Refuse ``posts`` (of ``name``) a model reading ``kinds`` (at most ``limit`` elements of each) would stop at
     part way, or read an id of as ``None``, before it reads any: the first whose id was taken away or a field set to a
     value of the wrong type after it was built (``normalise_posts``, which makes an id set to a number after its post
     was built text), the first whose text or a comment is not text (``check_texts``), then those naming a picture that
-    is not there (``refuse_missing_pictures``); and warn of those holding more pictures or comments than the model reads
-    of a post (``warn_overfull``: more than ``limit``), read from their first ones alone.
+    is not there (``refuse_missing_pictures``); and warn of those holding more pictures or comments of ``fused`` (the
+    kinds its fusion, hence its heads, reads) than the model reads of a post (``warn_overfull``: more than ``limit``),
+    read from their first ones alone: a kind it embeds only to link posts reads a post's first picture alone.
     Every evaluation (``refuse_unevaluable``), ``faim calibrate`` and training go through it.
 
     Raises:
@@ -84,7 +87,7 @@ def refuse_unreadable(posts: Sequence[Post], kinds: Collection[str], limit: int,
     normalise_posts(posts)
     check_texts(posts, kinds, limit)
     refuse_missing_pictures(posts, kinds, limit, name)
-    warn_overfull(*overfull(posts, kinds, limit), limit, kinds, name)
+    warn_overfull(*overfull(posts, fused, limit), limit, fused, name)
 
 
 def refuse_unevaluable(
@@ -94,12 +97,15 @@ def refuse_unevaluable(
     limit: int,
     name: str,
     remedy: str = MAP_LABELS,
+    *,
+    fused: Collection[str],
 ) -> None:
     """Refuse ``posts`` (of ``name``) an evaluation of a model with ``tasks`` (names), reading ``kinds`` (at most
-    ``limit`` elements of each), could not finish, before the model reads any: first where none carries a label for
-    any task (``check_labelled``, ending in ``remedy``), then a post it would stop at part way
-    (``refuse_unreadable``). ``faim.eval.evaluate.evaluate`` and a recipe's split as
-    ``faim.training.run.evaluated_posts`` reads it go through it.
+    ``limit`` elements of each; ``fused`` those its fusion reads), could not finish, before the model reads any: first
+    where none carries a label for any task (``check_labelled``, ending in ``remedy``), then a post it would stop at
+    part way (``refuse_unreadable``, which warns of those holding more than it reads of ``fused``).
+    ``faim.eval.evaluate.evaluate`` and a recipe's split as ``faim.training.run.evaluated_posts`` reads it go through
+    it.
 
     Raises:
         ValueError: Naming ``name`` and the tasks where no post carries a label, or how many posts name a picture the
@@ -108,7 +114,7 @@ def refuse_unevaluable(
             text.
     """
     check_labelled(posts, tasks, name, remedy)
-    refuse_unreadable(posts, kinds, limit, name)
+    refuse_unreadable(posts, kinds, limit, name, fused=fused)
 
 
 def unread_columns(spec: Any, columns: ColumnMap) -> list[str] | None:

@@ -141,8 +141,9 @@ def score_dump(
         if pool_by_image:
             detector = model if isinstance(model, Detector) else Detector.load(str(model_dir))
             detector.check_pooling()  # refused before any row is scored
-        # what the run reads: the kinds its model fuses, and the picture posts are pooled by
-        kinds = sorted({*fused_kinds(model_dir, manifest), *([POOLING_KIND] if pool_by_image else [])})
+        # what the run reads: the kinds its model fuses, and the picture posts are pooled by (its first alone)
+        fused = fused_kinds(model_dir, manifest)
+        kinds = sorted({*fused, *([POOLING_KIND] if pool_by_image else [])})
         fields = read_meta_fields(model_dir, manifest)
         plan = plan_run(manifest, source, out, settings, shard_rows, kinds=kinds, meta_fields=fields)
         with writing_run(Path(out)):
@@ -157,7 +158,7 @@ def score_dump(
                 per_post=pool_by_image,
             )
             warn_unheld_in_run(summary.held, source, summary.rows)
-            warn_overfull_in_run(summary.held, source, summary.rows, kinds)
+            warn_overfull_in_run(summary.held, source, summary.rows, fused)
             if detector is not None:
                 start = time.perf_counter()
                 try:

@@ -90,8 +90,9 @@ class ExportedShardScorer:
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
         """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""
-        kinds = list(self.model.encoders)
-        return write_shard(shard, out_dir, self.table, self.columns, self.image_root, kinds, self.model.max_elements)
+        kinds = list(self.model.encoders)  # those its fusion reads: an export embeds no other
+        limit = self.model.max_elements
+        return write_shard(shard, out_dir, self.table, self.columns, self.image_root, kinds, limit, kinds)
 
     def close(self) -> None:
         """Nothing to give back: onnxruntime's threads belong to the sessions."""

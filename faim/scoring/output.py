@@ -127,13 +127,15 @@ def write_shard(
     image_root: Path | None,
     kinds: Sequence[str],
     limit: int,
+    fused: Sequence[str],
 ) -> ShardReport:
     """Score ``shard`` into ``out_dir/part-<key>.parquet`` (``write_part``): its rows read (``shard_posts``, with the
     mapping ``columns``, relative picture paths under ``image_root``, ``kinds`` the element kinds the model reads),
     made output rows by ``table`` (a scorer's), and reported with what they hold (``ShardRows.held``: ``limit`` the
-    pictures or comments the model reads of a post, its ``max_elements``)."""
+    pictures or comments the model reads of a post, its ``max_elements``, of the kinds of ``fused``, those its fusion
+    reads)."""
     started = time.perf_counter()
     rows = shard_posts(shard, columns, image_root, kinds)
     # before ``table``, which reorders the posts and adds the read failures
-    held = rows.held(kinds, columns.reading(shard.text_cells), limit)
+    held = rows.held(kinds, columns.reading(shard.text_cells), limit, fused)
     return write_part(table(rows), out_dir, shard.key, started, held)

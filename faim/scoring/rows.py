@@ -188,13 +188,14 @@ class ShardRows:
     errors: list[RowError]
     columns: list[str]
 
-    def held(self, kinds: Sequence[str], mapping: ColumnMap, limit: int = 0) -> Held:
+    def held(self, kinds: Sequence[str], mapping: ColumnMap, limit: int = 0, fused: Sequence[str] = ()) -> Held:
         """What the rows hold (``Held``): the kinds of ``kinds`` no post holds (``unheld_kinds``), the columns
         ``mapping`` does not read, and, where ``limit`` (the model's ``max_elements``) is given, the posts holding more
-        pictures or comments of ``kinds`` than it (``overfull``)."""
+        pictures or comments of ``fused`` (the kinds the model's fusion reads; not a picture linking posts, of which
+        it reads a post's first alone) than it (``overfull``)."""
         posts = [post for _, post in self.posts]
         unheld, unread = tuple(unheld_kinds(posts, kinds)), tuple(mapping.unread(self.columns))
-        counts = overfull(posts, kinds, limit) if limit else (0, 0)
+        counts = overfull(posts, fused, limit) if limit else (0, 0)
         return Held(len(posts), unheld, unread, *counts, limit)
 
 
@@ -355,11 +356,11 @@ def warn_unheld_in_run(held: Held | None, source: str | Path, rows: int) -> None
         warn_unheld(held.unheld, f"{source} (its {plural(rows, 'row')}, scored)", SCORE_KIND, lambda: held.unread)
 
 
-def warn_overfull_in_run(held: Held | None, source: str | Path, rows: int, kinds: Sequence[str]) -> None:
-    """Warn of the posts of a run (of ``source``, ``rows`` rows) holding more pictures or comments of ``kinds`` (the
-    kinds the model reads) than the model reads of a post (``warn_overfull``), scored from their first ones alone, as
-    each shard's scorer counted them (``held``, of every shard: ``Held.of_all``); nothing is said where none does, nor
-    where that is not known of every shard (``None``)."""
+def warn_overfull_in_run(held: Held | None, source: str | Path, rows: int, fused: Sequence[str]) -> None:
+    """Warn of the posts of a run (of ``source``, ``rows`` rows) holding more pictures or comments of ``fused`` (the
+    kinds the model's fusion reads) than the model reads of a post (``warn_overfull``), scored from their first ones
+    alone, as each shard's scorer counted them (``held``, of every shard: ``Held.of_all``); nothing is said where none
+    does, nor where that is not known of every shard (``None``)."""
     if held is not None:
         name = f"{source} (its {plural(rows, 'row')}, scored)"
-        warn_overfull(held.overfull, held.most, held.limit, kinds, name)
+        warn_overfull(held.overfull, held.most, held.limit, fused, name)

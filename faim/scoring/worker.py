@@ -130,9 +130,8 @@ class ShardScorer:
 
     def write(self, shard: Shard, out_dir: Path) -> ShardReport:
         """Score ``shard`` into ``out_dir/part-<key>.parquet``, atomically (all rows or none)."""
-        return write_shard(
-            shard, out_dir, self.table, self.columns, self.image_root, self.kinds, self.detector.max_elements
-        )
+        limit, fused = self.detector.max_elements, self.detector.model.fused_kinds
+        return write_shard(shard, out_dir, self.table, self.columns, self.image_root, self.kinds, limit, fused)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from torch.utils.data import DataLoader
 
 from faim.artifact import MANIFEST, read_manifest
 from faim.artifact_manifest import RUN_MODEL
-from faim.assembly import task_specs
+from faim.assembly import recipe_fused_kinds, task_specs
 from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.calibration.fit import Calibration
 from faim.calibration.scaling import temperature_edge
@@ -184,21 +184,24 @@ def make_trainer(
     return trainer, checkpoint, timer
 
 
-def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: list[str], limit: int) -> None:
+def check_learnable(
+    tasks: list[TaskSpec], posts: list[Post], name: str, kinds: list[str], limit: int, fused: list[str]
+) -> None:
     """Refuse a training split (``name``) a model cannot learn from: one without posts, one holding posts the model
-    reading ``kinds`` (at most ``limit`` elements of each) would stop at (``refuse_unreadable``: a text or comment that
-    is not text, a picture that is not there), one none of whose posts holds an element of ``kinds`` (as where its
-    columns are not mapped), or one without a label for a task (saying how to drop its head where the model has
-    others); warn of one whose labelled posts of a binary or multiclass task are of one class (a model learns nothing
-    of the others from it, as a fold holding out a group may be meant to show), and, once a task, of the labels of a
-    multiclass or multilabel task its labelled posts hold none of (a class list with a misspelt name, say).
+    reading ``kinds`` (at most ``limit`` elements of each; ``fused`` those its fusion reads) would stop at
+    (``refuse_unreadable``: a text or comment that is not text, a picture that is not there), one none of whose posts
+    holds an element of ``kinds`` (as where its columns are not mapped), or one without a label for a task (saying how
+    to drop its head where the model has others); warn of one whose labelled posts of a binary or multiclass task are
+    of one class (a model learns nothing of the others from it, as a fold holding out a group may be meant to show),
+    and, once a task, of the labels of a multiclass or multilabel task its labelled posts hold none of (a class list
+    with a misspelt name, say).
 
     Raises:
         ValueError: Naming the split and the task, the kinds, or the posts naming a picture that is not there; a
             ``PostError`` naming the post and its field.
     """
     refuse_no_posts(posts, name)
-    refuse_unreadable(posts, kinds, limit, name)
+    refuse_unreadable(posts, kinds, limit, name, fused=fused)
     refuse_nothing_read(posts, kinds, name, "map the columns that hold them (data.columns in the recipe)")
     for task in tasks:
         if not any(post.labels.get(task.name) is not None for post in posts):
@@ -359,7 +362,8 @@ def evaluated_posts(
     """
     if detector is None:
         heads, encoders = list(recipe.model["heads"]), list(recipe.model["encoders"])
-        refuse_unevaluable(posts, heads, encoders, recipe.train.max_elements, name, remedy)
+        limit, fused = recipe.train.max_elements, recipe_fused_kinds(recipe.model)
+        refuse_unevaluable(posts, heads, encoders, limit, name, remedy, fused=fused)
     else:
         detector.refuse_unevaluable(posts, name, remedy)
     return with_languages(posts) if recipe.eval.detects_languages else posts
@@ -581,7 +585,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     read = {"train": train_posts, "validation": val_posts, split: eval_posts}
     warn_source_splits(source, read, kinds)
     warn_shared_ids(source, read)
-    check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements)
+    fused = recipe_fused_kinds(recipe.model)
+    check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements, fused)
     refuse_no_posts(val_posts, source.describe("validation"))
     val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"), remedy=UNLABELLED_VALIDATION)
     warn_uncalibrated(task_specs(recipe.model), val_posts, source.describe("validation"))

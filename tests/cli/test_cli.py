@@ -27,6 +27,7 @@ from faim.detector import Detector
 from faim.eval.benchmark_runs import write_dump
 from faim.eval.recalibration import SIZES
 from faim.notices import FaimWarning
+from faim.recipe import as_recipe
 from faim.recipe.sections import EvalConfig
 
 
@@ -970,3 +971,18 @@ def test_posts_holding_more_comments_than_the_model_reads_are_warned_of_once(
         "trained with a larger train.max_elements reads more\n"
     )
     assert capsys.readouterr().err.count(said) == 1
+
+
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_pictures_a_model_embeds_but_does_not_fuse_are_not_warned_of_as_more_than_it_reads(
+    command: str, demo_data, tmp_path: Path, capsys
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["fusion"] = {"type": "concat", "kinds": ["text"]}
+    Detector.from_recipe(as_recipe(recipe)).save(tmp_path / "model", recipe)
+    rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()][:20]
+    rows[0]["images"] = [rows[0].pop("image")] * 12  # a model fusing them reads the first 8
+    data = write_posts(demo_data["validation"].parent / f"unfused-{command}.jsonl", rows)
+    arguments = [command, str(tmp_path / "model"), str(data), "--map", "labels.harmful=label"]
+    assert main([*arguments, "-o", str(tmp_path / "out")]) == 0
+    assert "more pictures" not in capsys.readouterr().err

@@ -85,30 +85,30 @@ def test_posts_a_model_would_stop_at_are_refused_a_text_that_is_not_text_first_t
         Post("c", "cut \ud83d", origin="p.jsonl:3"),
     ]
     with pytest.raises(PostError, match=re.escape("p.jsonl:3 (post id='c') field 'text': holds half of a UTF-16")):
-        refuse_unreadable(posts, KINDS, 8, "p.jsonl")
+        refuse_unreadable(posts, KINDS, 8, "p.jsonl", fused=KINDS)
     with pytest.raises(ValueError, match=re.escape("p.jsonl: 1 of 2 posts names a picture that is not there")):
-        refuse_unreadable(posts[:2], KINDS, 8, "p.jsonl")
-    refuse_unreadable(posts[:1], KINDS, 8, "p.jsonl")
+        refuse_unreadable(posts[:2], KINDS, 8, "p.jsonl", fused=KINDS)
+    refuse_unreadable(posts[:1], KINDS, 8, "p.jsonl", fused=KINDS)
 
 
 def test_a_post_whose_id_was_taken_away_after_it_was_built_is_refused_naming_its_origin() -> None:
     posts = [Post("a", "first", origin="p.jsonl:1"), Post("b", "second", origin="p.jsonl:2")]
     posts[1].id = None  # as a data source's plug-in may set it: training, evaluation and calibration read none so
     with pytest.raises(ValueError, match=r"^p.jsonl:2 field 'id': missing; give each post an id"):
-        refuse_unreadable(posts, KINDS, 8, "p.jsonl")
+        refuse_unreadable(posts, KINDS, 8, "p.jsonl", fused=KINDS)
 
 
 def test_a_post_whose_text_was_set_to_a_number_after_it_was_built_is_refused_naming_its_origin() -> None:
     posts = [Post("a", "first", origin="p.jsonl:1"), Post("b", "second", origin="p.jsonl:2")]
     posts[1].text = 5  # as a data source's plug-in may set it: the tokenizer would fail on it part way
     with pytest.raises(ValueError, match=r"^p.jsonl:2 \(post id='b'\) field 'text': expected a string, got int$"):
-        refuse_unreadable(posts, KINDS, 8, "p.jsonl")
+        refuse_unreadable(posts, KINDS, 8, "p.jsonl", fused=KINDS)
 
 
 def test_a_post_whose_id_was_set_to_a_number_after_it_was_built_is_read_with_it_as_text() -> None:
     posts = [Post("a", "first", origin="p.jsonl:1"), Post("b", "second", origin="p.jsonl:2")]
     posts[1].id = 7  # as a data source's plug-in may set it: training, evaluation and calibration read it as text
-    refuse_unreadable(posts, KINDS, 8, "p.jsonl")
+    refuse_unreadable(posts, KINDS, 8, "p.jsonl", fused=KINDS)
     assert [post.id for post in posts] == ["a", "7"]
 
 
@@ -117,10 +117,12 @@ def test_posts_an_evaluation_could_not_finish_are_refused_unlabelled_first_then_
     cut = Post("c", "cut \ud83d", labels={"hate": 1}, origin="p.jsonl:3")
     posts = [Post("a", "fine", images=["ok.png"], origin="p.jsonl:1", image_root=tmp_path), cut]
     with pytest.raises(ValueError, match=r"^p.jsonl: no post carries a label for any task \(hate\); label them$"):
-        refuse_unevaluable([*posts[:1], replace(cut, labels={})], ["hate"], KINDS, 8, "p.jsonl", "label them")
+        refuse_unevaluable(
+            [*posts[:1], replace(cut, labels={})], ["hate"], KINDS, 8, "p.jsonl", "label them", fused=KINDS
+        )
     with pytest.raises(PostError, match=re.escape("p.jsonl:3 (post id='c') field 'text': holds half of a UTF-16")):
-        refuse_unevaluable(posts, ["hate"], KINDS, 8, "p.jsonl")
-    refuse_unevaluable([*posts[:1], replace(cut, text="whole")], ["hate"], KINDS, 8, "p.jsonl")
+        refuse_unevaluable(posts, ["hate"], KINDS, 8, "p.jsonl", fused=KINDS)
+    refuse_unevaluable([*posts[:1], replace(cut, text="whole")], ["hate"], KINDS, 8, "p.jsonl", fused=KINDS)
 
 
 def test_a_recipe_split_is_warned_of_naming_its_file_and_the_columns_its_mapping_leaves_unread(tmp_path: Path) -> None:

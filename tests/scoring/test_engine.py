@@ -241,3 +241,17 @@ def test_a_component_defined_where_spawned_workers_cannot_import_it_is_refused_b
     assert not (tmp_path / "out").exists()  # refused before anything was written
     summary = score_dump(tmp_path / "model", demo_data["validation"], tmp_path / "out", workers=1, progress=False)
     assert summary.rows == summary.rows_this_run > 0
+
+
+def test_a_run_pooling_by_a_picture_the_model_does_not_fuse_warns_of_no_post_as_holding_more_than_it_reads(
+    demo_data: dict[str, Path], tmp_path: Path
+) -> None:
+    detector, _ = pooling_detector(demo_data, tmp_path, fused=["comments", "text"])
+    detector.save(str(tmp_path / "model"))
+    rows = [json.loads(line) for line in demo_data["validation"].read_text(encoding="utf-8").splitlines()][:20]
+    rows[0]["images"] = [rows[0].pop("image")] * 12  # its first alone links it to others
+    dump = demo_data["validation"].parent / "unfused-pictures.jsonl"
+    dump.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FaimWarning)
+        score_dump(tmp_path / "model", dump, tmp_path / "out", workers=1, progress=False, pool_by_image=True)

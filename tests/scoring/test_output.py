@@ -29,7 +29,8 @@ def test_a_shard_is_written_as_its_scorers_rows_reported_with_what_its_rows_hold
         given.append(rows)
         return output_table(output_schema([], False, False), rows.posts, {}, rows.errors)
 
-    report = write_shard(shard, tmp_path, table, ColumnMap(), None, ["text", "image", "comments"], 2)
+    kinds = ["text", "image", "comments"]
+    report = write_shard(shard, tmp_path, table, ColumnMap(), None, kinds, 2, kinds)
     (rows,) = given
     assert [post.id for _, post in rows.posts] == ["a", "c"] and [error.post_id for error in rows.errors] == ["b"]
     assert (report.key, report.rows, dict(report.errors)) == (shard.key, 3, {"empty": 1})

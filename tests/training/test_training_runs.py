@@ -48,6 +48,7 @@ from faim.training.loaders import CachedCollator
 from faim.training.run import (
     RECORD,
     check_learnable,
+    evaluated_posts,
     make_trainer,
     recipe_loader,
     undefined_auroc,
@@ -505,7 +506,7 @@ def test_labels_of_one_class_written_in_several_forms_are_warned_of_as_one_class
     with pytest.warns(
         FaimWarning, match=rf"train.jsonl: every labelled post of task 'harmful' is of one class \({said}\)"
     ):
-        check_learnable([task], posts, "train.jsonl", ["text"], 8)
+        check_learnable([task], posts, "train.jsonl", ["text"], 8, ["text"])
     with pytest.warns(
         FaimWarning, match=rf"the labelled posts of task 'harmful' are of one class \({said}\); it keeps"
     ):
@@ -522,7 +523,7 @@ def test_labels_of_a_multiclass_or_multilabel_task_no_training_post_holds_are_wa
     ]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        check_learnable([topic, tags], posts, "train.jsonl", ["text"], 8)
+        check_learnable([topic, tags], posts, "train.jsonl", ["text"], 8, ["text"])
     assert [str(warning.message) for warning in caught] == [
         "train.jsonl: no labelled post of task 'topic' holds 2 labels of its 4 ('politcs', 'art'); its head can never"
         " learn them (misspelt in model.heads.topic.labels?)",
@@ -532,7 +533,7 @@ def test_labels_of_a_multiclass_or_multilabel_task_no_training_post_holds_are_wa
     held = [Post("4", "w", labels={"topic": "politcs", "tags": "c"}), Post("5", "v", labels={"topic": 3, "tags": []})]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_learnable([topic, tags], posts + held, "train.jsonl", ["text"], 8)
+        check_learnable([topic, tags], posts + held, "train.jsonl", ["text"], 8, ["text"])
 
 
 def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where_the_model_has_others() -> None:
@@ -543,9 +544,9 @@ def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where
         match=r"^train.jsonl: no post carries a label for task 'other'; to train the other heads alone, drop it: "
         r"model.heads.other: null in a recipe with a base:, or --set model.heads.other=null$",
     ):
-        check_learnable([harmful, other], posts, "train.jsonl", ["text"], 8)
+        check_learnable([harmful, other], posts, "train.jsonl", ["text"], 8, ["text"])
     with pytest.raises(ValueError, match=r"^train.jsonl: no post carries a label for task 'other'$"):
-        check_learnable([other], posts, "train.jsonl", ["text"], 8)
+        check_learnable([other], posts, "train.jsonl", ["text"], 8, ["text"])
 
 
 def test_a_training_split_of_one_class_is_warned_of(demo_data, tmp_path: Path) -> None:
@@ -1256,7 +1257,7 @@ def test_training_posts_holding_more_comments_than_the_model_reads_are_warned_of
     (task,) = task_specs({"heads": {"harmful": {"type": "binary", "labels": [0, 1]}}})
     posts = [Post(str(i), "text", comments=["ok"] * i, labels={"harmful": i % 2}) for i in range(4)]
     with pytest.warns(FaimWarning) as said:
-        check_learnable([task], posts, "train.jsonl", ["comments", "text"], 2)
+        check_learnable([task], posts, "train.jsonl", ["comments", "text"], 2, ["comments", "text"])
     assert [str(warning.message) for warning in said] == [
         "train.jsonl: 1 post holds more comments than the model reads of a post (up to 3): it reads the first 2 of "
         "each alone (the recipe's train.max_elements: 2), the rest unread; a model trained with a larger "
@@ -1264,4 +1265,22 @@ def test_training_posts_holding_more_comments_than_the_model_reads_are_warned_of
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("error", FaimWarning)
-        check_learnable([task], posts, "train.jsonl", ["text"], 2)
+        check_learnable([task], posts, "train.jsonl", ["text"], 2, ["text"])
+
+
+def test_pictures_a_model_embeds_but_does_not_fuse_are_not_warned_of_as_more_than_it_reads(
+    demo_data: dict[str, Path], tmp_path: Path
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["fusion"] = {"type": "concat", "kinds": ["comments", "text"]}
+    picture = tmp_path / "p.png"
+    picture.write_bytes(b"x")
+    (task,) = task_specs(recipe["model"])
+    posts = [Post(str(i), "text", images=[str(picture)] * 12 * i, labels={"harmful": i % 2}) for i in range(2)]
+    kinds = sorted(recipe["model"]["encoders"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FaimWarning)
+        evaluated_posts(as_recipe(recipe), posts, "validation.jsonl")
+        check_learnable([task], posts, "train.jsonl", kinds, 8, ["comments", "text"])
+    with pytest.warns(FaimWarning, match=r"^train.jsonl: 1 post holds more pictures or comments than the model reads"):
+        check_learnable([task], posts, "train.jsonl", kinds, 8, kinds)
