@@ -372,6 +372,20 @@ def resolve(written: Written, source: str, overrides: list[str]) -> dict[str, An
     return resolved
 
 
+def python_values(value: Any) -> Any:
+    """``value``, a recipe mapping given in Python or a value in it, with each numpy (or torch) number or array in it as
+    the Python number or list it holds (``tolist``), so that a weight computed with numpy (``np.float64(2.0)``, an
+    array of class weights) is validated, built with and written to YAML as the number or list it is; tuples are kept
+    tuples, anything else as it is."""
+    if isinstance(value, dict):
+        return {key: python_values(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(python_values(item) for item in value)
+    if hasattr(value, "dtype") and hasattr(value, "tolist"):
+        return value.tolist()
+    return value
+
+
 def taking_defaults(recipe: dict[str, Any]) -> dict[str, Any]:
     """``recipe`` without a section with defaults left null (``train:`` with nothing under it, ``--set train=null``;
     ``DEFAULTED_KEYS``) nor a null at a key of one (``defaulted``), so that each takes its default: how every recipe

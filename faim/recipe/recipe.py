@@ -13,7 +13,15 @@ from typing import Any
 import yaml
 
 from faim.recipe.errors import RecipeError
-from faim.recipe.loader import Written, attributed, base_of, load_recipe_dict, resolve, taking_defaults
+from faim.recipe.loader import (
+    Written,
+    attributed,
+    base_of,
+    load_recipe_dict,
+    python_values,
+    resolve,
+    taking_defaults,
+)
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
 from faim.registry import BuildError, as_written, build_source_spec
@@ -48,8 +56,9 @@ class Recipe:
     def from_dict(cls, mapping: dict[str, Any], source: str = "<dict>") -> Recipe:
         """Validate a recipe mapping (base and overrides already applied), a null ``train:`` or ``eval:`` section, or
         a null at one of their keys (``train: {seed: null}``), taking its default as in a recipe file
-        (``faim.recipe.loader.taking_defaults``)."""
-        mapping = taking_defaults(mapping)
+        (``faim.recipe.loader.taking_defaults``); a numpy number or array in it read as the Python number or list it
+        holds (``python_values``)."""
+        mapping = taking_defaults(python_values(mapping))
         validate(mapping, source)
         return cls(
             data=as_written(mapping.get("data"), keep_tuples=True),
@@ -166,7 +175,7 @@ def as_recipe(recipe: Recipe | dict[str, Any] | str | Path, overrides: list[str]
     if isinstance(recipe, Recipe):
         return recipe.override(overrides) if overrides else recipe
     if isinstance(recipe, dict):
-        written = Written(copy.deepcopy(recipe), base_of(recipe, "<dict>", Path()))
+        written = Written(python_values(copy.deepcopy(recipe)), base_of(recipe, "<dict>", Path()))
         resolved = resolve(written, "<dict>", overrides or [])
         return Recipe.overridden(resolved, "<dict>", overrides or [], written)
     if not isinstance(recipe, (str, os.PathLike)):

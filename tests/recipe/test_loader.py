@@ -691,3 +691,18 @@ def test_an_encoder_dropped_that_another_shares_is_named_where_it_was_dropped(tm
     child.write_text("base: base.yaml\n")
     with pytest.raises(RecipeError, match=rf"^{re.escape(str(child))}: --set model.encoders.text=null: {shared}"):
         Recipe.load(child, ["model.encoders.text=null"])
+
+
+def test_numbers_and_arrays_of_numpy_in_a_recipe_given_in_python_are_read_as_the_python_values_they_hold() -> None:
+    # a pos_weight computed with numpy passed validation as a float, then failed to be written as YAML with
+    # 'cannot represent an object'; a batch size of np.int64 was refused as no int
+    np = pytest.importorskip("numpy")
+    recipe = tiny_recipe({"train": Path("t.jsonl"), "validation": Path("v.jsonl")}, Path("run"))
+    recipe["model"]["heads"]["harmful"]["pos_weight"] = np.float64(2.5) / np.float64(1.0)
+    recipe["model"]["heads"]["topic"] = {"type": "multiclass", "labels": ["a", "b"], "class_weights": np.ones(2)}
+    recipe["train"]["batch_size"] = np.int64(16)
+    for read in (Recipe.from_dict(recipe), as_recipe(recipe)):
+        written = yaml.safe_load(yaml.safe_dump(read.to_dict()))
+        assert written["model"]["heads"]["harmful"]["pos_weight"] == 2.5
+        assert written["model"]["heads"]["topic"]["class_weights"] == [1.0, 1.0]
+        assert type(read.train.batch_size) is int and read.train.batch_size == 16
