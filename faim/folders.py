@@ -25,6 +25,11 @@ files the last run wrote there (``faim.eval.report.replace_written``), naming th
 LISTING = "faim-explanations.json"
 """The file a folder of explanations (``faim explain``'s, ``faim.explain.report``) holds last: its posts in input
 order, each with its explanation's file or, for one that could not be read, its ``error`` and ``error_kind``."""
+RUN_RECIPE = "recipe.yaml"
+"""The recipe a training run (``faim train``) writes first into its output folder, in ``checkpoints/version_N/``
+beside the checkpoints it saves (``faim.training.run_recipe``), before it logs or trains: its folder says a run is
+there from its start, though a run stopped part way writes no record (``train_record.json``)."""
+RUN_RECIPES = re.compile(rf"checkpoints/version_\d+/{re.escape(RUN_RECIPE)}")
 
 
 def check_folder_path(path: Path) -> None:
@@ -413,15 +418,18 @@ def replace_folder(staging: Path, target: Path, prefix: str) -> None:
 def written_by_faim(folder: Path) -> str | None:
     """Who wrote ``folder``, where a faim command did, as the file it holds to say so shows, said as a walk of the
     folder holding it says why it passes it over (``"faim explain wrote it (its faim-explanations.json)"``): a saved
-    model (its manifest beside its weights), an export (its manifest), explanations (``LISTING``), or a report of
-    ``faim eval`` or ``faim calibrate`` (their record, ``WRITTEN``: a JSON object naming a ``faim`` command as its
-    writer and listing files; a file of that name holding anything else does not say so). None for any other folder."""
+    model (its manifest beside its weights), an export (its manifest), explanations (``LISTING``), a training run's
+    output folder (a run's recipe, ``RUN_RECIPES``), or a report of ``faim eval`` or ``faim calibrate`` (their
+    record, ``WRITTEN``: a JSON object naming a ``faim`` command as its writer and listing files; a file of that name
+    holding anything else does not say so). None for any other folder."""
     if (folder / MANIFEST).is_file() and (folder / WEIGHTS).is_file():
         return f"faim saved a model there (its {MANIFEST} beside {WEIGHTS})"
     if (folder / EXPORT_MANIFEST).is_file():
         return f"faim export wrote it (its {EXPORT_MANIFEST})"
     if (folder / LISTING).is_file():
         return f"faim explain wrote it (its {LISTING})"
+    if recipe := run_recipe(folder):
+        return f"faim train wrote it (its {recipe})"
     try:
         record = json.loads((folder / WRITTEN).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -430,3 +438,10 @@ def written_by_faim(folder: Path) -> str | None:
         return None
     writer = str(record.get("writer"))
     return f"{writer} wrote it (its {WRITTEN})" if writer.startswith("faim ") else None
+
+
+def run_recipe(folder: Path) -> str | None:
+    """The first recipe a training run saved in ``folder`` as its output folder (``RUN_RECIPES``), as a path relative
+    to it with ``/`` between parts; None where it holds none."""
+    found = (path.relative_to(folder).as_posix() for path in sorted(folder.glob(f"checkpoints/*/{RUN_RECIPE}")))
+    return next((name for name in found if RUN_RECIPES.fullmatch(name) and (folder / name).is_file()), None)

@@ -16,12 +16,13 @@ saying how many and naming the first three: a compressed dump (``posts.jsonl.gz`
 of each folder it passes over as one faim wrote (below), naming the file that says so. It passes over without a word
 hidden names, scoring runs and pictures (an extension Pillow opens), which posts name.
 
-Inside folders and globs, names starting with ``.`` or ``_`` are skipped: hidden files and a scoring run's own
-manifest and per-post parts. A folder holding a scoring run (its record, ``RUN_FILE``) or another that faim wrote
-(``faim.folders.written_by_faim``: a saved model, an export, explanations, a report of ``faim eval`` or ``faim
-calibrate``) is skipped too: an earlier run's output written into a dump's folder is not read back as posts. A
-glob skips what a folder it starts in would: a match under a hidden folder, a run's folder, one faim wrote or a saved
-dataset below where its wildcards start (``dumps/**/*.parquet`` reads no part of a run written to ``dumps/scores``).
+Inside folders and globs, names starting with ``.`` or ``_`` are skipped: hidden files and a scoring run's own manifest
+and per-post parts. A folder holding a scoring run (its record, ``RUN_FILE``) or another that faim wrote
+(``faim.folders.written_by_faim``: a saved model, an export, explanations, a training run's output folder, a report of
+``faim eval`` or ``faim calibrate``) is skipped too: an earlier run's output written into a dump's folder is not read
+back as posts. A glob skips what a folder it starts in would: a match under a hidden folder, a run's folder, one faim
+wrote or a saved dataset below where its wildcards start (``dumps/**/*.parquet`` reads no part of a run written to
+``dumps/scores``).
 Known extensions: ``.jsonl``, ``.ndjson`` and ``.json`` (JSON Lines), ``.csv``, ``.tsv``, ``.parquet``.
 """
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import torch
 
+from faim.folders import RUN_RECIPE
 from faim.notices import FaimWarning
 from faim.recipe import Recipe
 from faim.recipe.compare import changed_fields, describe_changes, plain
 from faim.wording import plural
 
-RUN_RECIPE = "recipe.yaml"
 # What a resumed run may change: how long it goes on, where and how fast it runs, and what happens after training;
 # its output_dir as written (runs/x, ./runs/x) is the folder its checkpoints were found in, wherever it was moved
 RESUMABLE_FIELDS = (

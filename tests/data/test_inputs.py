@@ -170,6 +170,23 @@ def test_explanations_a_saved_model_and_an_export_faim_wrote_inside_a_folder_are
     assert find_inputs(tmp_path) == [tmp_path / "model" / MANIFEST, posts]
 
 
+def test_a_training_run_faim_wrote_inside_a_folder_is_passed_over_from_its_start(tmp_path: Path) -> None:
+    posts = write_jsonl(tmp_path / "posts.jsonl", 1)
+    run = tmp_path / "run"  # train.output_dir: DATA/run, stopped after its recipe, before its record and logs
+    (run / "checkpoints" / "version_0").mkdir(parents=True)
+    (run / "checkpoints" / "version_0" / "recipe.yaml").write_text("train: {}\n", encoding="utf-8")
+    (run / "checkpoints" / "version_0" / "last.ckpt").write_bytes(b"")
+    said = f"passed over {run}: faim train wrote it (its checkpoints/version_0/recipe.yaml)"
+    with pytest.warns(FaimWarning, match=re.escape(said)):
+        assert find_inputs(tmp_path) == [posts]
+    (run / "logs" / "version_0").mkdir(parents=True)  # written as it trains, and its record once it is done
+    (run / "logs" / "version_0" / "metrics.csv").write_text("epoch,val/loss\n0,0.5\n", encoding="utf-8")
+    (run / "train_record.json").write_text("{}", encoding="utf-8")
+    assert find_inputs(tmp_path) == [posts] == find_inputs(str(tmp_path / "**" / "*.*"))
+    (run / "checkpoints" / "version_0" / "recipe.yaml").unlink()  # no run's recipe: a folder of files like any other
+    assert find_inputs(tmp_path) == [posts, run / "logs" / "version_0" / "metrics.csv", run / "train_record.json"]
+
+
 def test_a_folder_passed_over_as_one_faim_wrote_is_said_once_naming_the_file_that_marks_it(tmp_path: Path) -> None:
     posts = write_jsonl(tmp_path / "proj" / "data" / "posts.jsonl", 1)
     (posts.parent / LISTING).write_text("{}", encoding="utf-8")  # a copy of an explanation's listing beside posts
