@@ -470,6 +470,13 @@ RESUME_CALL = "the same call with resume=True"
 """How a run started from Python is resumed, as the message on its stop by a signal says."""
 
 
+def stopped_run(resume_hint: str) -> str:
+    """What a message of a run stopped by a signal names as stopped: ``faim.train`` for a run started from Python
+    (which ``RESUME_CALL`` resumes), no command having been run, else ``faim train``, whose command line is the
+    hint."""
+    return "faim.train" if resume_hint == RESUME_CALL else "faim train"
+
+
 def stop_for_signal(stopped_by: signal.Signals, checkpoint_dir: Path, resume_hint: str) -> NoReturn:
     """End training stopped by a signal, saying that ``resume_hint`` (what resumes this run) continues from the run's
     ``last.ckpt`` where an epoch finished.
@@ -480,7 +487,8 @@ def stop_for_signal(stopped_by: signal.Signals, checkpoint_dir: Path, resume_hin
     """
     last = checkpoint_dir / "last.ckpt"
     resume = f"{resume_hint} continues from {last}" if last.is_file() else "no epoch finished"
-    print(f"faim train: stopped by {stopped_by.name} before it saved a model; {resume}", file=sys.stderr)
+    said = f"stopped by {stopped_by.name} before it saved a model; {resume}"
+    print(f"{stopped_run(resume_hint)}: {said}", file=sys.stderr)
     if stopped_by == signal.SIGINT:
         raise KeyboardInterrupt from None
     raise SystemExit(128 + stopped_by) from None
@@ -493,8 +501,8 @@ def say_evaluation_stopped(model_dir: Path, report_dir: Path, resume_hint: str) 
     them) writes them."""
     earlier = " (what it holds is not this model's)" if report_dir.is_dir() and any(report_dir.iterdir()) else ""
     print(
-        f"faim train: stopped by SIGINT while evaluating the model it saved, {shell_path(model_dir)}; its report, "
-        f"{shell_path(report_dir)}{earlier}, and {RECORD} are not written; {resume_hint} writes them",
+        f"{stopped_run(resume_hint)}: stopped by SIGINT while evaluating the model it saved, {shell_path(model_dir)}; "
+        f"its report, {shell_path(report_dir)}{earlier}, and {RECORD} are not written; {resume_hint} writes them",
         file=sys.stderr,
     )
 

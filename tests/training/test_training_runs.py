@@ -34,6 +34,7 @@ from faim.api import train_recipe as train
 from faim.assembly import build_source, task_specs
 from faim.calibration.fit import Calibration, source_class_weights
 from faim.calibration.thresholds import choose_threshold
+from faim.cli.common import resume_command
 from faim.cli.main import main
 from faim.data.elements import PostError
 from faim.data.post import Post
@@ -47,10 +48,12 @@ from faim.training.cache import cached_embeddings
 from faim.training.loaders import CachedCollator
 from faim.training.run import (
     RECORD,
+    RESUME_CALL,
     check_learnable,
     evaluated_posts,
     make_trainer,
     recipe_loader,
+    stopped_run,
     undefined_auroc,
     warn_temperature_edges,
     warn_uncalibrated,
@@ -622,7 +625,9 @@ def test_ctrl_c_in_a_python_api_training_raises_keyboard_interrupt_and_leaves_ct
     training.send_signal(signal.SIGINT)
     _, stderr = training.communicate(timeout=120)
     assert training.returncode == 7, stderr  # 8: SIGINT left ignored; 1: the SystemExit Lightning raises
-    assert "stopped by SIGINT before it saved a model; the same call with resume=True continues from" in stderr
+    assert "faim.train: stopped by SIGINT before it saved a model; the same call with resume=True continues from" in (
+        stderr
+    )
 
 
 def test_training_evaluation_its_rerun_and_faim_eval_name_the_same_opposite_words(demo_data, tmp_path: Path) -> None:
@@ -1164,7 +1169,7 @@ def test_ctrl_c_while_a_rerun_evaluates_says_the_model_is_saved_and_leaves_no_re
     said = capsys.readouterr().err
     model, report = tmp_path / "run" / "model", tmp_path / "run" / "eval"
     assert (
-        f"faim train: stopped by SIGINT while evaluating the model it saved, {model}; its report, {report} (what it "
+        f"faim.train: stopped by SIGINT while evaluating the model it saved, {model}; its report, {report} (what it "
         f"holds is not this model's), and {RECORD} are not written; the same call with resume=True writes them"
     ) in said
     assert not record.exists()  # the record of the model the rerun replaced
@@ -1181,7 +1186,7 @@ def test_ctrl_c_while_the_trained_model_is_calibrated_names_the_checkpoint_and_t
         train(tiny_recipe(demo_data, tmp_path / "run", max_epochs=1))
     last = tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt"
     assert (
-        f"faim train: stopped by SIGINT before it saved a model; the same call with resume=True continues from {last}"
+        f"faim.train: stopped by SIGINT before it saved a model; the same call with resume=True continues from {last}"
     ) in capsys.readouterr().err
     assert last.is_file() and not (tmp_path / "run" / "model").exists()
 
@@ -1284,3 +1289,8 @@ def test_pictures_a_model_embeds_but_does_not_fuse_are_not_warned_of_as_more_tha
         check_learnable([task], posts, "train.jsonl", kinds, 8, ["comments", "text"])
     with pytest.warns(FaimWarning, match=r"^train.jsonl: 1 post holds more pictures or comments than the model reads"):
         check_learnable([task], posts, "train.jsonl", kinds, 8, kinds)
+
+
+def test_a_stopped_run_names_faim_train_only_where_that_command_was_run() -> None:
+    assert stopped_run(RESUME_CALL) == "faim.train"
+    assert stopped_run(resume_command("recipe.yaml", [])) == "faim train"
