@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             one_class[task.name] = task.labels[int(y[0])]
     for name, label in one_class.items():
         print(one_class_note(name, label, args.unlabelled))
-    for note in kept_notes(detector.tasks, with_labels, args.unlabelled):
+    for note in kept_notes(detector.tasks, with_labels, args.unlabelled, args.head):
         print(note)
     config = refit_settings(recipe.eval)
     sizes = SIZES if args.sizes is None else args.sizes
@@ -179,15 +179,17 @@ def prior_note(task: str, old: float, new: float, interval: tuple[float, float],
     )
 
 
-def kept_notes(tasks: list[TaskSpec], with_labels: list[TaskSpec], unlabelled: bool) -> list[str]:
+def kept_notes(tasks: list[TaskSpec], with_labels: list[TaskSpec], unlabelled: bool, head: bool) -> list[str]:
     """What is said of the other tasks calibrate leaves as they were (beside ``one_class_note``'s): a multilabel task,
-    whose probabilities are not calibrated; with ``unlabelled``, a multiclass task (EM moves each binary task's share
-    of positives only); else a task no post carries a label of (``with_labels``: those some post does)."""
+    whose probabilities are not calibrated (and, with ``head``, whose head is kept: ``head_said``); with
+    ``unlabelled``, a multiclass task (EM moves each binary task's share of positives only); else a task no post
+    carries a label of (``with_labels``: those some post does)."""
     labelled_names = {task.name for task in with_labels}
     notes = []
     for task in tasks:
         if task.type == "multilabel":
-            notes.append(f"{task.name}: a multilabel task's probabilities are not calibrated; kept as they were")
+            kept = head_said(task, False, 0) if head else ""
+            notes.append(f"{task.name}: {kept}a multilabel task's probabilities are not calibrated; kept as they were")
         elif unlabelled and task.type != "binary":
             notes.append(f"{task.name}: --unlabelled moves a binary task's share of positives only; kept as it was")
         elif not unlabelled and task.name not in labelled_names:
@@ -197,8 +199,8 @@ def kept_notes(tasks: list[TaskSpec], with_labels: list[TaskSpec], unlabelled: b
 
 def head_said(task: TaskSpec, corrected: bool, posts: int) -> str:
     """What ``--head`` did to ``task``'s head, whose labelled posts (``posts`` of them) are of more than one class:
-    corrected, or kept, as a binary head with fewer labelled posts than the correction's folds is and a multiclass
-    head always is (only binary heads are corrected)."""
+    corrected, or kept, as a binary head with fewer labelled posts than the correction's folds is and a multiclass or
+    multilabel head always is (only binary heads are corrected)."""
     if corrected:
         return f"head corrected on {plural(posts, 'labelled post')}; "
     if task.type == "binary":

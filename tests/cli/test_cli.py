@@ -17,7 +17,7 @@ import pytest
 from conftest import calibrated, pooling_detector, tiny_recipe, without_packages
 
 from faim.calibration.fit import Calibration
-from faim.cli.calibrate_cmd import fitted, head_said, prior_note
+from faim.cli.calibrate_cmd import fitted, head_said, kept_notes, prior_note
 from faim.cli.common import resume_command
 from faim.cli.main import command_warnings, main
 from faim.components import RESERVED
@@ -448,6 +448,21 @@ def test_calibrate_head_says_a_multiclass_head_is_kept() -> None:
     assert head_said(topic, False, 40) == "head kept (--head corrects binary heads alone, not a multiclass one); "
     assert head_said(harmful, False, 4) == "head kept (4 labelled posts: a correction needs 5 at least); "
     assert head_said(harmful, True, 40) == "head corrected on 40 labelled posts; "
+
+
+def test_calibrate_head_says_a_multilabel_head_is_kept() -> None:
+    # --head on a model of a binary and a multilabel task gave the multilabel task the note that its probabilities are
+    # not calibrated, but not that its head was kept, as a multiclass task's line says
+    tags = TaskSpec("tags", "multilabel", ("a", "b"))
+    harmful = TaskSpec("harmful", "binary", ("no", "yes"))
+    tasks = [harmful, tags]
+    assert kept_notes(tasks, tasks, unlabelled=False, head=True) == [
+        "tags: head kept (--head corrects binary heads alone, not a multilabel one); a multilabel task's probabilities "
+        "are not calibrated; kept as they were"
+    ]
+    assert kept_notes(tasks, tasks, unlabelled=False, head=False) == [
+        "tags: a multilabel task's probabilities are not calibrated; kept as they were"
+    ]
 
 
 def test_calibrate_unlabelled_moves_the_prior_towards_the_posts_share(trained: Path, demo_data, tmp_path: Path) -> None:
