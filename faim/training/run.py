@@ -50,7 +50,7 @@ from faim.training.augment import HiddenAugmentationError, PostAugmenter, refuse
 from faim.training.cache import encoding_in_isolation
 from faim.training.loaders import make_loader, posts_encoded, sources_balanced
 from faim.training.module import SCORES_NOT_SYNCED, PostTask
-from faim.training.run_recipe import check_resumable, epochs_to_train, save_run_recipe
+from faim.training.run_recipe import check_resumable, epochs_to_train, save_run_recipe, trains_more
 from faim.training.versions import latest_checkpoint, next_version
 from faim.wording import plural, shell_path
 
@@ -132,11 +132,17 @@ def look_for_unused_parameters(strategy: Strategy) -> None:
 
 
 def make_trainer(
-    recipe: Recipe, output_dir: Path, version: int, checkpoint_dir: Path, max_epochs: int | None = None
+    recipe: Recipe,
+    output_dir: Path,
+    version: int,
+    checkpoint_dir: Path,
+    max_epochs: int | None = None,
+    logged: bool = True,
 ) -> tuple[pl.Trainer, ModelCheckpoint, Timer]:
     """A Trainer training up to ``max_epochs`` epochs (``None``: ``train.max_epochs``), saving the best and last
     checkpoints to ``checkpoint_dir`` and logging to ``logs/version_<version>`` and ``tensorboard/version_<version>``
-    under ``output_dir``; returns it with the best-checkpoint callback and a
+    under ``output_dir`` (no log at all where not ``logged``: a resumed run that trains nothing writes no empty log
+    folder, nor takes a version number); returns it with the best-checkpoint callback and a
     ``Timer``, whose fitting time the checkpoints carry, so that a resumed run counts the time before it.
 
     ``last.ckpt`` is written by a callback of its own after every epoch: Lightning's ``save_last`` writes it only
@@ -169,7 +175,9 @@ def make_trainer(
             logger=[
                 CSVLogger(output_dir, name="logs", version=version),
                 TensorBoardLogger(output_dir, name="tensorboard", version=version),
-            ],
+            ]
+            if logged
+            else False,
             log_every_n_steps=cfg.log_every_n_steps,
             default_root_dir=output_dir,
             deterministic=True,
@@ -573,7 +581,8 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     if resume_from:
         check_resumable(recipe, checkpoint_dir)
         max_epochs = epochs_to_train(resume_from, cfg.max_epochs)
-    trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir, max_epochs)
+    logged = not resume_from or trains_more(resume_from, max_epochs)  # a run that trains nothing logs nothing
+    trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir, max_epochs, logged)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = recipe.data_source()
     splits = source.splits()

@@ -77,6 +77,24 @@ def early_stop(state: dict[str, Any]) -> str | None:
     return None
 
 
+def checkpoint_state(checkpoint: Path) -> dict[str, Any] | None:
+    """``checkpoint`` read as plain tensors and numbers (``weights_only``), mapped; ``None`` where it cannot be read
+    so, or records no epoch (Lightning reads such a one whole)."""
+    try:
+        state = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True)
+        int(state["epoch"])
+    except (pickle.UnpicklingError, RuntimeError, KeyError, TypeError, ValueError):
+        return None
+    return state
+
+
+def trains_more(checkpoint: Path, max_epochs: int) -> bool:
+    """Whether a run resumed from ``checkpoint`` up to ``max_epochs`` (``epochs_to_train``'s) trains an epoch: not
+    where the checkpoint has trained them all (one ``checkpoint_state`` cannot read is left to Lightning)."""
+    state = checkpoint_state(checkpoint)
+    return state is None or int(state["epoch"]) + 1 < max_epochs
+
+
 def epochs_to_train(checkpoint: Path, max_epochs: int) -> int:
     """The epochs a run resumed from ``checkpoint`` (a ``last.ckpt``) trains up to: ``max_epochs``
     (``train.max_epochs``), or, where early stopping ended the run, the epochs it trained, so that it trains nothing
@@ -88,11 +106,10 @@ def epochs_to_train(checkpoint: Path, max_epochs: int) -> int:
         ValueError: For ``max_epochs`` below the epochs the checkpoint trained, which Lightning would refuse with an
             error naming its own Trainer: naming the checkpoint, the epochs and the setting to raise.
     """
-    try:
-        state = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True)
-        trained = int(state["epoch"]) + 1
-    except (pickle.UnpicklingError, RuntimeError, KeyError, TypeError, ValueError):
+    state = checkpoint_state(checkpoint)
+    if state is None:
         return max_epochs
+    trained = int(state["epoch"]) + 1
     if max_epochs < trained:
         raise ValueError(
             f"resuming: {checkpoint} has trained {trained} epochs, more than train.max_epochs {max_epochs}; set "

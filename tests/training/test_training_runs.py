@@ -387,9 +387,11 @@ def test_resume_continues_the_latest_run_in_the_output_dir(demo_data, tmp_path: 
     latest_recipe = recipe | {"train": recipe["train"] | {"seed": 1}}
     latest = model_weights(train(latest_recipe))
     resumed = model_weights(train(latest_recipe, resume=True))  # max_epochs reached: nothing left to train
+    train(latest_recipe, resume=True)
     assert all(torch.equal(resumed[name], latest[name]) for name in latest)
     assert not all(torch.equal(resumed[name], earlier[name]) for name in earlier)
-    assert sorted(p.name for p in (tmp_path / "run" / "checkpoints").iterdir()) == ["version_0", "version_1"]
+    for logged in ("checkpoints", "logs", "tensorboard"):  # a resumed run that trained nothing logged nothing
+        assert sorted(p.name for p in (tmp_path / "run" / logged).iterdir()) == ["version_0", "version_1"], logged
 
 
 def test_resuming_a_run_early_stopping_ended_trains_no_more(demo_data, tmp_path: Path) -> None:
@@ -402,6 +404,7 @@ def test_resuming_a_run_early_stopping_ended_trains_no_more(demo_data, tmp_path:
     resumed = model_weights(train(recipe, resume=True))
     assert torch.load(last, weights_only=True)["global_step"] == before["global_step"]
     assert all(torch.equal(resumed[name], stopped[name]) for name in stopped)
+    assert [p.name for p in (tmp_path / "run" / "logs").iterdir()] == ["version_0"]  # no empty one of the resumed run
 
 
 def test_resume_with_another_model_fails_before_training(demo_data, tmp_path: Path) -> None:
