@@ -379,9 +379,11 @@ def python_values(value: Any) -> Any:
     tuples, anything else as it is."""
     if isinstance(value, dict):
         return {key: python_values(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(python_values(item) for item in value)
-    if hasattr(value, "dtype") and hasattr(value, "tolist"):
+    if isinstance(value, list):
+        return [python_values(item) for item in value]
+    if isinstance(value, tuple):  # a named tuple too, which validation reads as the tuple it is
+        return tuple(python_values(item) for item in value)
+    if hasattr(value, "dtype") and hasattr(value, "tolist") and not isinstance(value, type):  # not np.float32 itself
         return value.tolist()
     return value
 

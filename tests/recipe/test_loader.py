@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import re
 import types
 from pathlib import Path
@@ -14,7 +15,14 @@ from conftest import tiny_recipe
 import faim
 from faim import registry
 from faim.recipe import Recipe, RecipeError, as_recipe
-from faim.recipe.loader import SHIPPED, apply_overrides, load_recipe_dict, parse_override, shipped_recipes
+from faim.recipe.loader import (
+    SHIPPED,
+    apply_overrides,
+    load_recipe_dict,
+    parse_override,
+    python_values,
+    shipped_recipes,
+)
 from faim.recipe.sections import TrainConfig
 
 
@@ -706,3 +714,8 @@ def test_numbers_and_arrays_of_numpy_in_a_recipe_given_in_python_are_read_as_the
         assert written["model"]["heads"]["harmful"]["pos_weight"] == 2.5
         assert written["model"]["heads"]["topic"]["class_weights"] == [1.0, 1.0]
         assert type(read.train.batch_size) is int and read.train.batch_size == 16
+    labels = collections.namedtuple("Labels", "no yes")  # a named tuple, and numpy's class itself, are no numbers
+    recipe["model"]["heads"]["harmful"]["labels"] = labels("benign", "harmful")
+    with pytest.raises(RecipeError, match=r"labels: expected a list of at least two distinct label names$"):
+        as_recipe(recipe)  # refused as a recipe, as a tuple of labels is
+    assert python_values({"kind": np.float32}) == {"kind": np.float32}
