@@ -84,7 +84,8 @@ GIVEN_POSTS = "the posts given"
 
 
 def most_elements(post: Post, kinds: Collection[str]) -> int:
-    """How many pictures or comments ``post`` holds of the kinds of ``kinds`` it holds most of (0 of none)."""
+    """How many pictures or comments ``post`` holds of the kinds of ``kinds`` it holds most of (0 of none): the kinds
+    of ``LISTED_KINDS``, each read by its field, as a mapping built for every post would cost three times as long."""
     return max(len(post.images) if "image" in kinds else 0, len(post.comments) if "comments" in kinds else 0)
 
 
