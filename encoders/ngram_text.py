@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ from torch import nn
 from faim.encoder import Encoder, Preprocessor
 from faim.encoders.text_normalize import confusable_folder
 from faim.encoders.text_preprocess import folding_identity
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.preprocess.folding import fold_texts
 from faim.preprocess.ngrams import Family, NgramBags, analyzer, read_vocabulary, write_vocabulary
 from faim.registry import register_encoder
@@ -145,13 +144,9 @@ class NgramTextEncoder(Encoder):
                 "n-grams: set char_ngrams)"
             )
         for family in (family for family, terms in found.items() if not terms):
-            warnings.warn(
-                FaimWarning(
-                    f"ngram_text: {family} found no n-gram in {self.min_df} or more of the {len(texts)} training "
-                    "texts; the texts are embedded by the other n-grams alone (lower min_df, or set it to null to "
-                    "read none)"
-                ),
-                stacklevel=2,
+            warn(
+                f"ngram_text: {family} found no n-gram in {self.min_df} or more of the {len(texts)} training texts; "
+                "the texts are embedded by the other n-grams alone (lower min_df, or set it to null to read none)"
             )
         self.families = families
         matrix = NgramFeatures(NgramBags(self.families)).matrix(texts)

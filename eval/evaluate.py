@@ -7,7 +7,6 @@ builds is the one ``faim.eval.report`` documents. What to measure comes from a r
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -29,7 +28,7 @@ from faim.eval.plots import plot_binary, plot_multiclass
 from faim.eval.report import replace_written, write_report, written_files
 from faim.eval.slices import slice_key, slice_metrics
 from faim.inference import Predictions, predict
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.pooling import picture_groups, pooled
 from faim.recipe.sections import EvalConfig
 from faim.training.loaders import loader_posts, make_loader
@@ -247,7 +246,7 @@ def evaluate_loader(
     field = config.slice
     if field and not any(field in meta for meta in predictions.meta):  # said once, whatever the tasks
         message = f"eval.slice: no evaluated post has the meta field {field!r}, so the report has no slices"
-        warnings.warn(message, FaimWarning, stacklevel=2)
+        warn(message)
         config = replace(config, slice=None)
     for task in detector.tasks:
         if task.name in predictions.targets and task.labelled(predictions.targets[task.name]).any():

@@ -42,7 +42,6 @@ import contextlib
 import json
 import math
 import os
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, NotRequired, TypedDict
@@ -51,7 +50,7 @@ from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.slices import MIN_SIZE
 from faim.eval.tables import format_ece_range, format_value, markdown_table, text_table, with_change
 from faim.folders import WRITTEN, write_text_whole
-from faim.notices import FaimWarning
+from faim.notices import warn
 
 TaskType = Literal["binary", "multiclass", "multilabel"]
 
@@ -146,12 +145,10 @@ def replace_written(folder: Path, written: Iterable[str], writer: str = WRITER) 
     """
     written, earlier = sorted(set(written)), recorded(folder, writer)
     if earlier is None:
-        warnings.warn(
+        warn(
             f'{folder / WRITTEN}: is not a record {writer} wrote (no "writer": "{writer}" in it), so it is left as '
             "it is, no file it lists is removed, and this run's files there go unrecorded (a later run removes none "
-            f"it does not write again); move it away, or write elsewhere, to have {writer} record them",
-            FaimWarning,
-            stacklevel=2,
+            f"it does not write again); move it away, or write elsewhere, to have {writer} record them"
         )
         return False
     for entry in sorted(set(earlier) - set(written)):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import inspect
 import sys
-import warnings
 from collections.abc import Iterable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import PurePath
@@ -30,6 +29,7 @@ import faim.fusion  # noqa: F401  (registers the built-in fusions)
 import faim.tasks  # noqa: F401  (registers the built-in heads)
 from faim import registry
 from faim.data.targets import TaskSpec
+from faim.notices import warn
 from faim.registry import (  # noqa: F401  (register_*: faim.register_*, given once the built-ins are registered)
     PLUGIN_GROUP,
     REGISTRIES,
@@ -77,7 +77,7 @@ def load_plugins() -> None:
         failure = load_failure(entry)
         _plugins_tried[key] = failure
         if failure is not None:
-            warnings.warn(f"{failure}; its components are not registered", PluginWarning, stacklevel=2)
+            warn(f"{failure}; its components are not registered", PluginWarning)
 
 
 def load_failure(entry: EntryPoint) -> str | None:

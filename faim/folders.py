@@ -10,14 +10,13 @@ import re
 import secrets
 import shutil
 import socket
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, WEIGHTS
 from faim.file_digests import portable
-from faim.notices import FaimWarning
+from faim.notices import warn
 
 WRITTEN = "written.json"
 """The record a faim command keeps in a folder it writes a report into (``faim eval``'s, ``faim calibrate``'s) of the
@@ -76,12 +75,10 @@ def staging_folder(target: Path, prefix: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     clear_stale(target, prefix)
     for other in foreign_staging(target, prefix):
-        warnings.warn(
+        warn(
             f"{other} was left beside {target} by a faim writing it on another machine, in another container or "
             f"before a restart, which this process cannot tell is still running; remove it if no faim is writing "
-            f"{target} now",
-            FaimWarning,
-            stacklevel=2,
+            f"{target} now"
         )
     while True:
         staging = staging_name(target, prefix)
@@ -105,11 +102,9 @@ def clear_stale(target: Path, prefix: str) -> None:
                 aside.rename(target)
             except FileNotFoundError:  # another write put it back meanwhile
                 continue
-            warnings.warn(
+            warn(
                 f"restored {target} from {aside}, where process {pid} moved it aside to replace it and was stopped "
-                "before the new one took its place",
-                FaimWarning,
-                stacklevel=3,
+                "before the new one took its place"
             )
     for stale, pid in stale_staging(target, prefix):
         remove_stale(stale, f"left unfinished by process {pid}, stopped part way writing {target}")
@@ -119,7 +114,7 @@ def remove_stale(folder: Path, left: str) -> None:
     """Remove ``folder`` and all it holds, warning that it was (or could not be) removed, and what it is (``left``)."""
     shutil.rmtree(folder, ignore_errors=True)
     done = "could not remove" if folder.exists() else "removed"
-    warnings.warn(f"{done} {folder}, {left}", FaimWarning, stacklevel=4)
+    warn(f"{done} {folder}, {left}")
 
 
 def aside_prefix(prefix: str) -> str:
@@ -236,11 +231,9 @@ def working_folder(target: Path, prefix: str) -> Iterator[Path]:
         except KeyboardInterrupt:
             STOPPED_REMOVING.add(folder)
             with suppress(Warning):  # warnings taken as errors (-W error) must not take the stop's place
-                warnings.warn(
+                warn(
                     f"stopped as it removed {folder}, where {target} was worked out: what is left of it is removed by "
-                    f"the next write of {target}",
-                    FaimWarning,
-                    stacklevel=3,
+                    f"the next write of {target}"
                 )
             raise
 

@@ -1,8 +1,13 @@
-"""``FaimWarning``, the class of every warning faim gives: the ``faim`` command prints one as a line of its own,
-``faim COMMAND: warning: MESSAGE``, as it prints its errors, and a warning of another package as Python does; and
-``MissingExtra``, the error of a feature whose optional package is not installed, which it prints as one line too."""
+"""``FaimWarning``, the class of every warning faim gives, and ``warn``, which gives them: the ``faim`` command prints
+one as a line of its own, ``faim COMMAND: warning: MESSAGE``, as it prints its errors, and a warning of another
+package as Python does; and ``MissingExtra``, the error of a feature whose optional package is not installed, which it
+prints as one line too."""
 
 from __future__ import annotations
+
+import sys
+import warnings
+from types import FrameType
 
 
 class FaimWarning(UserWarning):
@@ -13,3 +18,40 @@ class FaimWarning(UserWarning):
 class MissingExtra(ImportError):
     """An optional package a feature asked for needs (Ray Data for ``--engine ray``, Hugging Face datasets for a
     dataset file) is not installed; the message names the feature and the ``pip install`` of its extra."""
+
+
+def warn(message: str, category: type[FaimWarning] = FaimWarning) -> None:
+    """Warn of ``message`` (``warnings.warn_explicit``) as given on the line that called into faim (``caller``), as
+    transformers and Lightning name their user's line: the warning names that file and line, Python's filters read
+    that module (``warnings.filterwarnings(..., module=...)``) and say it once for each line where they say a warning
+    once, however deep in faim (or in a library faim called back from, as Lightning calls a training run's hooks)
+    it was given."""
+    frame = caller(sys._getframe(1))
+    module_globals = frame.f_globals
+    warnings.warn_explicit(
+        message,
+        category,
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        module_globals.get("__name__", "<string>"),
+        module_globals.setdefault("__warningregistry__", {}),
+        module_globals,
+    )
+
+
+def caller(frame: FrameType) -> FrameType:
+    """The frame that called the outermost of faim's frames (those of the modules ``faim`` and ``faim.*``) from
+    ``frame`` out; the outermost itself where nothing called it (a process faim started)."""
+    outermost = frame
+    while frame is not None:
+        if in_faim(frame):
+            outermost = frame
+        frame = frame.f_back
+    return outermost.f_back or outermost
+
+
+def in_faim(frame: FrameType) -> bool:
+    """Whether ``frame`` runs code of a module of faim's (``faim`` or ``faim.*``: faim.encoders and the others
+    included, wherever their files are)."""
+    name = frame.f_globals.get("__name__", "")
+    return name == "faim" or name.startswith("faim.")

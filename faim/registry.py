@@ -30,7 +30,7 @@ from contextvars import ContextVar
 from pathlib import PurePath
 from typing import Any, TypeVar
 
-from faim.notices import FaimWarning
+from faim.notices import FaimWarning, warn
 
 T = TypeVar("T", bound=type)
 
@@ -144,7 +144,7 @@ def refuse_new(refusal: str | Exception, saved: str) -> None:
     directory = REBUILDING_SAVED.get()
     if not directory:
         raise refusal if isinstance(refusal, Exception) else ValueError(refusal)
-    warnings.warn(f"{directory}: {saved}", SavedModelWarning, stacklevel=2)
+    warn(f"{directory}: {saved}", SavedModelWarning)
 
 
 def _register(kind: str, name: str) -> Callable[[T], T]:

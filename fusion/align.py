@@ -13,7 +13,6 @@ are fitted before training (``fit``, which training calls on the training posts)
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable
 from itertools import combinations
 
@@ -22,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.registry import register_fusion
 from faim.wording import plural
 
@@ -108,13 +107,11 @@ class AlignFusion(nn.Module):
             both = has[a] & has[b]
             if both.sum() < MIN_PAIRS:
                 count = int(both.sum())
-                warnings.warn(
+                warn(
                     f"align: {plural(count, 'training post')} {'holds' if count == 1 else 'hold'} both {a} and {b}, "
                     f"{MIN_PAIRS} needed to fit their shared space by canonical correlation; its projections keep "
                     "their random initialisation (list in pairs: the kinds the posts hold together, or fuse with "
-                    "concat)",
-                    FaimWarning,
-                    stacklevel=2,
+                    "concat)"
                 )
                 continue
             for layer, (weight, bias) in zip((project_a, project_b), cca(pooled[a][both], pooled[b][both], self)):

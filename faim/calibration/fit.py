@@ -3,7 +3,6 @@ probabilities, and how it is fitted on labelled logits (a validation split)."""
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from faim.calibration.prior import estimate_prior, prior_interval, prior_shift
 from faim.calibration.scaling import apply_temperature, fit_scaling
 from faim.calibration.thresholds import PrecisionUnreachable, choose_threshold
 from faim.data.targets import TaskSpec
-from faim.notices import FaimWarning
+from faim.notices import FaimWarning, warn
 
 if TYPE_CHECKING:  # the recipe package validates against every component; only its type is needed here
     from faim.recipe.sections import EvalConfig
@@ -185,10 +184,9 @@ def chosen_threshold(
     try:
         return choose_threshold(y, prob, config.threshold_objective, goal, weights), True
     except PrecisionUnreachable as unreachable:
-        warnings.warn(
+        warn(
             f"task {task.name!r}: no threshold reaches precision {goal} on these {len(y)} labelled posts; the most "
             f"precise cut (precision {unreachable.best:.4f}) was chosen",
             TargetUnreachableWarning,
-            stacklevel=3,
         )
         return choose_threshold(y, prob, config.threshold_objective, unreachable.best, weights), False

@@ -5,7 +5,6 @@ Its arguments are ``faim.cli.eval_args``'s: ``faim --help`` reads them without i
 from __future__ import annotations
 
 import argparse
-import warnings
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -30,7 +29,7 @@ from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table
 from faim.eval.robustness import REPORT_FILES, format_robustness, robustness_report
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.wording import shell_path
 
 LANGUAGE_COLUMNS = (LANGUAGE, "language")
@@ -87,12 +86,12 @@ def run(args: argparse.Namespace) -> int:
     filled = {LANGUAGE} if replace(config, slice=field).detects_languages else set()
     if args.data and filled and not any(LANGUAGE in post.meta for post in posts):
         for note in language_column_notes(args.data, columns):
-            warnings.warn(note, FaimWarning, stacklevel=2)
+            warn(note)
     if field and (problem := slice_problem(field, posts, filled)):
         how = slice_remedy(field, args.data, columns, posts)
         if args.slice:
             raise ValueError(f"--slice: {problem}; {how}")
-        warnings.warn(f"eval.slice: {problem}, so the report has no slices; {how}", FaimWarning, stacklevel=2)
+        warn(f"eval.slice: {problem}, so the report has no slices; {how}")
         field = None  # said here, before the model reads a post, so evaluation does not say it again
     config = replace(config, slice=field)
     out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"

@@ -6,7 +6,6 @@ Its arguments are ``faim.cli.export_args``'s: ``faim --help`` reads them without
 from __future__ import annotations
 
 import argparse
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,7 +29,7 @@ from faim.export.model import export_model
 from faim.export.quantize import MAX_DROP, calibration_sample, quantize_export
 from faim.export.staging import EXPORT_STAGING
 from faim.folders import check_replaceable, replacing, working_folder
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.recipe import Recipe
 from faim.runtime.model import ExportedModel
 from faim.wording import plural
@@ -159,7 +158,7 @@ def warn_missing_train_split(recipe: Recipe) -> None:
             check_split(recipe.data_source(), "train")
     except FileNotFoundError as error:
         needed = "only where int8 loses more than --max-drop, found once the int8 export is measured"
-        warnings.warn(f"{error} ({needed})", FaimWarning, stacklevel=2)
+        warn(f"{error} ({needed})")
 
 
 @contextmanager

@@ -3,13 +3,12 @@ that cannot be read. Needs neither torch nor the encoders, so the collator and `
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from faim.data.images import ImageError, load_image
 from faim.data.post import Post, as_posts, field_names, own_meta, post_name
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.registry import ELEMENT_MODALITIES
 from faim.wording import plural
 
@@ -103,12 +102,10 @@ def warn_overfull(count: int, most: int, limit: int, kinds: Collection[str], nam
     if not count:
         return
     held = " or ".join(noun for kind, noun in LISTED_KINDS.items() if kind in kinds)
-    warnings.warn(
+    warn(
         f"{name}: {plural(count, 'post')} {'holds' if count == 1 else 'hold'} more {held} than the model reads of a "
         f"post (up to {most}): it reads the first {limit} of each alone (the recipe's train.max_elements: {limit}), "
-        "the rest unread; a model trained with a larger train.max_elements reads more",
-        FaimWarning,
-        stacklevel=3,
+        "the rest unread; a model trained with a larger train.max_elements reads more"
     )
 
 
@@ -220,11 +217,9 @@ def leave_out_empty(posts: list[Post], kinds: Sequence[str], name: str, remedy: 
     if not kept:
         refuse_nothing_read(posts, kinds, name, remedy)
     first = next(post for post in posts if reads_nothing(post, kinds))
-    warnings.warn(
+    warn(
         f"{name}: {len(posts) - len(kept)} of {len(posts)} posts hold nothing the model reads ({', '.join(kinds)}) and "
-        f"are left out; the first: {post_name(first.origin, first.id)}",
-        FaimWarning,
-        stacklevel=2,
+        f"are left out; the first: {post_name(first.origin, first.id)}"
     )
     return kept
 

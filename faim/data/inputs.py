@@ -33,7 +33,6 @@ import functools
 import glob
 import itertools
 import sys
-import warnings
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,7 +40,7 @@ from typing import Any, TypeVar
 from PIL import Image
 
 from faim.folders import written_by_faim
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.wording import plural
 
 T = TypeVar("T")
@@ -236,7 +235,7 @@ def _picture_extensions() -> frozenset[str]:
 def _warn_once(message: str) -> None:
     """Warn (``FaimWarning``) of what a walk ``expand`` made found, ``message``, once a process (``SAID``)."""
     if message not in SAID:
-        warnings.warn(message, FaimWarning, stacklevel=3)  # the caller of expand
+        warn(message)
         SAID.add(message)  # once said: one made an error (-W error) stops above, and is raised again
 
 
@@ -319,7 +318,7 @@ def close_reading(stream: Generator[Any, None, None]) -> None:
 def _warn_no_row(empty: list[Path], count: int) -> None:
     """Warn of the inputs ``empty`` holding no row among the ``count`` read (``_no_row_message``), if any."""
     if empty:
-        warnings.warn(_no_row_message(empty, count), FaimWarning, stacklevel=3)
+        warn(_no_row_message(empty, count))
 
 
 def _no_row_message(empty: list[Path], count: int, named: int = 3) -> str:

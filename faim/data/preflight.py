@@ -8,7 +8,6 @@ are warned of too: the same post trained on and measured."""
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from collections.abc import Collection, Sequence
 from functools import partial
@@ -22,7 +21,7 @@ from faim.data.post import MAP_LABELS, Post, check_labelled, normalise_posts
 from faim.data.sources import input_columns, input_reading
 from faim.data.tabular import FileSource
 from faim.data.unheld import warn_unheld_kinds
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.wording import plural
 
 RECIPE_KIND = "map the column that holds them in the recipe (data.columns: {{{field}: COLUMN}})"
@@ -202,4 +201,4 @@ def training_files(source: Any, splits: Collection[str]) -> set[str]:
 def warn_ids(problem: str, ids: Sequence[str], remedy: str) -> None:
     """Warn of ``problem``, naming the first ``SHOWN_IDS`` of ``ids``, then ``remedy``."""
     shown = ", ".join(map(repr, ids[:SHOWN_IDS])) + (", ..." if len(ids) > SHOWN_IDS else "")
-    warnings.warn(f"{problem}: {shown}; {remedy}", FaimWarning, stacklevel=3)
+    warn(f"{problem}: {shown}; {remedy}")

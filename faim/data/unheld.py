@@ -4,12 +4,11 @@ through them; they need no torch and read no file, so the runtime importing them
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 
 from faim.data.elements import GIVEN_POSTS, KIND_NAMES, POST_FIELDS, reads_nothing
 from faim.data.post import Post, is_missing, own_meta
-from faim.notices import FaimWarning
+from faim.notices import warn
 
 MAP_KIND = "map the column that holds them with --map {field}=COLUMN"
 """What ``warn_unheld_kinds`` says to do by default, ``{field}`` the field of the kind no post holds."""
@@ -70,11 +69,9 @@ def warn_unheld(
     unread = (columns() if columns else None) if unheld else None
     listed = f" (columns of the data no mapping reads: {', '.join(unread)})" if unread else ""
     for kind in unheld:
-        warnings.warn(
+        warn(
             f"{name}: no post holds any {KIND_NAMES[kind]}, which the model reads: each is read without one, as where "
-            f"the column holding them is not mapped; {remedy.format(field=kind)}{listed}",
-            FaimWarning,
-            stacklevel=3,
+            f"the column holding them is not mapped; {remedy.format(field=kind)}{listed}"
         )
         listed = ""  # the data's columns are the same for every kind: named once
 
@@ -95,11 +92,9 @@ def warn_unread_meta(posts: Sequence[Post], fields: Sequence[str], name: str, re
         held.update(dict.fromkeys(present))
     if not held:
         return
-    warnings.warn(
+    warn(
         f"{name}: no post's metadata holds any field the model reads ({', '.join(fields)}), only {', '.join(held)}: "
-        "each post is read with them missing; " + remedy.format(field=fields[0]),
-        FaimWarning,
-        stacklevel=3,
+        "each post is read with them missing; " + remedy.format(field=fields[0])
     )
 
 

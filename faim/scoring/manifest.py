@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import warnings
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,7 +35,7 @@ import pyarrow.parquet as pq
 from faim.data.inputs import RUN_FILE, input_format
 from faim.data.tabular import holds_lines_read_otherwise
 from faim.folders import check_folder_path, named_folder
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.scoring.report import HELD_KEY, Held, ShardReport
 from faim.version import __version__
 
@@ -152,11 +151,9 @@ def writing_run(out_dir: Path) -> Iterator[None]:
                 "wait for it to end or write to another folder"
             ) from None
         except OSError as error:
-            warnings.warn(
+            warn(
                 f"{out_dir}: its file system takes no lock ({error.strerror or error}): the run goes on, but a second "
-                "run into this folder at once would not be refused",
-                FaimWarning,
-                stacklevel=4,  # the caller of score_dump or score_exported, past contextlib's frame
+                "run into this folder at once would not be refused"
             )
         yield
 

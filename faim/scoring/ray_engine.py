@@ -13,7 +13,6 @@ finished shard.
 from __future__ import annotations
 
 import pickle
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import chain
@@ -22,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from faim.notices import FaimWarning, MissingExtra
+from faim.notices import MissingExtra, warn
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard
 from faim.scoring.report import ShardReport
@@ -109,7 +108,7 @@ def actor_count(workers: int | None, cpus: int, gpus: int | None = None, local: 
     actors = max(1, actors)
     if workers is not None and actors < workers:
         said = f"{workers} workers asked for: Ray runs {plural(actors, 'actor')}, {why}"
-        warnings.warn(said, FaimWarning, stacklevel=2)
+        warn(said)
     return actors
 
 

@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePath
@@ -46,7 +45,7 @@ from faim.data.images import IMAGE_DECODING
 from faim.data.post import ImageRef, Post
 from faim.encoders.stack import StackedEncoder, encoder_parts
 from faim.model import WholePostModel
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.registry import recorded_arguments
 from faim.training.cache_entries import read_safetensors_header
 
@@ -450,7 +449,7 @@ def warn_unreadable(path: Path, error: Exception, fate: str) -> None:
     if seen in WARNED_UNREADABLE:
         return
     WARNED_UNREADABLE.add(seen)
-    warnings.warn(f"embedding cache file {path} cannot be read ({error}): {fate}", FaimWarning, stacklevel=3)
+    warn(f"embedding cache file {path} cannot be read ({error}): {fate}")
 
 
 def save_part(

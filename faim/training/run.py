@@ -41,7 +41,7 @@ from faim.detector import Detector
 from faim.folders import check_replaceable
 from faim.inference import predict
 from faim.model import WholePostModel
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
@@ -220,15 +220,13 @@ def check_learnable(
         held = labelled_classes(task, posts)
         if task.type != "multilabel" and len(held) < 2:
             message = f"{name}: every labelled post of task {task.name!r} is of one class ({held.pop()})"
-            warnings.warn(f"{message}; the model learns nothing of the others", FaimWarning, stacklevel=2)
+            warn(f"{message}; the model learns nothing of the others")
         elif unheld := [label for label in task.labels if label not in held]:
             listed = ", ".join(map(repr, unheld))
-            warnings.warn(
+            warn(
                 f"{name}: no labelled post of task {task.name!r} holds {plural(len(unheld), 'label')} of its "
                 f"{len(task.labels)} ({listed}); its head can never learn {'it' if len(unheld) == 1 else 'them'}"
-                f" (misspelt in model.heads.{task.name}.labels?)",
-                FaimWarning,
-                stacklevel=2,
+                f" (misspelt in model.heads.{task.name}.labels?)"
             )
 
 
@@ -244,19 +242,15 @@ def warn_uncalibrated(tasks: list[TaskSpec], posts: list[Post], name: str) -> No
     a report of these posts leaves out."""
     for task in tasks:
         if task.type != "binary" and all(post.labels.get(task.name) is None for post in posts):
-            warnings.warn(
+            warn(
                 f"{name}: no post carries a label for task {task.name!r}; it keeps a temperature of 1, and a report "
-                "of these posts has no figures for it",
-                FaimWarning,
-                stacklevel=2,
+                "of these posts has no figures for it"
             )
         elif task.type == "binary" and len(classes := labelled_classes(task, posts)) < 2:
             held = f"of one class ({classes.pop()})" if classes else "none"
-            warnings.warn(
+            warn(
                 f"{name}: the labelled posts of task {task.name!r} are {held}; it keeps a temperature of 1 and its "
-                "default threshold",
-                FaimWarning,
-                stacklevel=2,
+                "default threshold"
             )
 
 
@@ -268,11 +262,9 @@ def warn_undefined_auroc(tasks: list[TaskSpec], posts: list[Post], name: str) ->
         if task.type == "binary" or all(post.labels.get(task.name) is None for post in posts):
             continue
         if why := undefined_auroc(task, posts):
-            warnings.warn(
+            warn(
                 f"{name}: val/{task.name}/auroc is undefined ({why}) and logged NaN; val/{task.name}/macro_f1 is "
-                "defined",
-                FaimWarning,
-                stacklevel=2,
+                "defined"
             )
 
 
@@ -282,7 +274,7 @@ def warn_temperature_edges(calibration: Calibration, name: str) -> None:
     scores barely rank them, and its probabilities are pressed to 0 and 1 or to the middle."""
     for task, temperature in calibration.temperatures.items():
         if edge := temperature_edge(temperature):
-            warnings.warn(f"{name}: task {task!r}: temperature {temperature:.3f}, {edge}", FaimWarning, stacklevel=2)
+            warn(f"{name}: task {task!r}: temperature {temperature:.3f}, {edge}")
 
 
 def undefined_auroc(task: TaskSpec, posts: list[Post]) -> str | None:

@@ -6,14 +6,13 @@ rates, patience), fail on the weights (the model) or quietly go on with other da
 from __future__ import annotations
 
 import pickle
-import warnings
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from faim.folders import RUN_RECIPE
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.recipe import Recipe
 from faim.recipe.compare import changed_fields, describe_changes, plain
 from faim.wording import plural
@@ -50,9 +49,7 @@ def check_resumable(recipe: Recipe, checkpoint_dir: Path) -> None:
     """
     path = checkpoint_dir / RUN_RECIPE
     if not path.is_file():
-        warnings.warn(
-            f"--resume: {path} is missing, so the recipe cannot be checked against the run", FaimWarning, stacklevel=2
-        )
+        warn(f"--resume: {path} is missing, so the recipe cannot be checked against the run")
         return
     changed = {
         field: values

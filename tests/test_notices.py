@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from faim import Detector, WholePostModel
+from faim.data.targets import TaskSpec
+from faim.encoders.tiny_image import TinyImageEncoder
+from faim.encoders.tiny_text import TinyTextEncoder
+from faim.fusion import ConcatFusion
+from faim.notices import FaimWarning, warn
+from faim.tasks import BinaryHead
+
+
+def picture_detector() -> Detector:
+    torch.manual_seed(0)
+    encoders = {"text": TinyTextEncoder(dim=8), "image": TinyImageEncoder(dim=8)}
+    model = WholePostModel(encoders, ConcatFusion({"text": 8, "image": 8}), {"hate": BinaryHead(16)})
+    return Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+
+
+def test_a_warning_of_the_python_api_names_the_callers_line_and_module() -> None:
+    detector = picture_detector()
+    posts = [{"id": "a", "text": "a post"}]  # no picture, which the model reads
+    for call in (detector.score, detector.embed, detector.predict):
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            line = inspect.currentframe().f_lineno + 1
+            call(posts)
+        assert [(warning.filename, warning.lineno) for warning in said] == [(__file__, line)], call.__name__
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.filterwarnings("ignore", category=FaimWarning, module=__name__)
+            call(posts)  # silenced by this module's filter
+
+
+def faim_function(source: str, name: str) -> Callable:
+    """A function compiled as one of faim's modules (named ``faim.…``) defines it."""
+    namespace = {"__name__": "faim.given", "warn": warn}
+    exec(compile(source, "<faim.given>", "exec"), namespace)
+    return namespace[name]
+
+
+def test_a_warning_given_where_a_library_called_back_into_faim_names_the_line_that_called_faim() -> None:
+    warner = faim_function("def warner():\n    warn('called back')\n", "warner")
+    calling = faim_function("def calling(library):\n    return library()\n", "calling")
+    with pytest.warns(FaimWarning, match="^called back$") as said:
+        line = inspect.currentframe().f_lineno + 1
+        calling(lambda: warner())  # faim calls a library (this lambda) calling faim back, as Lightning does
+    assert [(warning.filename, warning.lineno) for warning in said] == [(__file__, line)]
