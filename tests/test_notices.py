@@ -26,7 +26,7 @@ def picture_detector() -> Detector:
 def test_a_warning_of_the_python_api_names_the_callers_line_and_module() -> None:
     detector = picture_detector()
     posts = [{"id": "a", "text": "a post"}]  # no picture, which the model reads
-    for call in (detector.score, detector.embed, detector.predict):
+    for call in (detector.score, detector.embed, detector.predict, detector.explain):
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             line = inspect.currentframe().f_lineno + 1

@@ -100,10 +100,10 @@ def warn_unread_meta(posts: Sequence[Post], fields: Sequence[str], name: str, re
 
 def warn_unread(posts: Sequence[Post], kinds: Sequence[str], meta_fields: Sequence[str]) -> None:
     """Warn (``FaimWarning``), as ``faim score`` warns of a file, of posts given through the Python API (``score``,
-    ``embed`` and ``predict`` of ``faim.Detector`` and of the exported runtime, once a call): once for each kind of
-    ``kinds`` (those a model reads) that none of ``posts`` holds, naming the post's field that holds it
-    (``POST_FIELDS``), and where their metadata holds none of ``meta_fields`` (the fields the model reads): the model
-    would read every post without them and say nothing. Nothing is said of no posts."""
+    ``embed`` and ``predict`` of ``faim.Detector`` and of the exported runtime, and ``Detector.explain``, once a call):
+    once for each kind of ``kinds`` (those a model reads) that none of ``posts`` holds, naming the post's field that
+    holds it (``POST_FIELDS``), and where their metadata holds none of ``meta_fields`` (the fields the model reads):
+    the model would read every post without them and say nothing. Nothing is said of no posts."""
     for kind in unheld_kinds(posts, kinds) if posts else []:
         warn_unheld([kind], GIVEN_POSTS, f"give them as each post's {POST_FIELDS[kind]!r}")
     warn_unread_meta(posts, meta_fields, GIVEN_POSTS, GIVE_META)
