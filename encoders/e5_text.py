@@ -212,8 +212,8 @@ class E5EncoderBase(Encoder):
         return self.network(ids, mask)
 
     def token_embeddings(self) -> TokenEmbeddings:
-        """The 4-bit table's rows as the network reads them; the markers and the prefix are fixed, padding is
-        the blank."""
+        """The 4-bit table's rows as the network reads them; the markers and the prefix are fixed, its padding
+        piece is the blank piece."""
         tokenizer = self.tokenizer
         return TokenEmbeddings(
             self.network.piece_embeddings, tokenizer.special["pad"], tokenizer.fixed, tokenizer.names

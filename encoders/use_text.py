@@ -221,7 +221,7 @@ class UseEncoderBase(Encoder):
 
     def token_embeddings(self) -> TokenEmbeddings:
         """The quantised table's rows as the network reads them; the sentence markers (first and last) and padding
-        are fixed, and the blank is the padding piece (the unknown piece, id 0)."""
+        are fixed, and the blank piece is the padding piece (the unknown piece, id 0)."""
         return TokenEmbeddings(self.network.piece_embeddings, UNK, self.fixed, self.piece_names)
 
     @staticmethod

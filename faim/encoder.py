@@ -28,7 +28,8 @@ class TokenEmbeddings:
 
     Attributes:
         layer: The module whose output ``[N, T, H]`` is each piece's embedding.
-        blank: The piece id the baseline text reads in place of each piece attributed (the padding piece).
+        blank: The blank piece: the piece id the baseline text reads in place of each piece attributed (the shipped
+            encoders' padding piece).
         fixed: Piece ids and mask ``[N, T]`` → ``[N, T]`` booleans: the pieces every text has (sentence markers, a
             prefix put before each text) and padding, which the baseline keeps and which get no attribution.
         names: Piece ids → the pieces as the vocabulary spells them (``##`` or ``▁`` marks included).
