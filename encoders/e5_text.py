@@ -171,6 +171,12 @@ class E5PieceTokenizer:
         ids, mask = padded(rows, self.special["pad"])
         return {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
 
+    def length(self, text: str) -> int:
+        """How many pieces ``text`` is read as before it is cut to ``max_length``: ``<s>``, the prefix's and the
+        text's, ``</s>`` (``TokenEmbeddings.length``)."""
+        (folded,) = fold_texts([text], fold_confusables if self.fold_confusables else None, self.leetspeak)
+        return len(self.pieces(self.prefix + folded)) + 2
+
     def fixed(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Which of the pieces ``[N, T]`` every text has, by position (a text may spell a marker's piece): ``<s>``,
         the prefix's pieces after it, ``</s>`` and padding (``TokenEmbeddings.fixed``)."""
@@ -216,7 +222,7 @@ class E5EncoderBase(Encoder):
         piece is the blank piece."""
         tokenizer = self.tokenizer
         return TokenEmbeddings(
-            self.network.piece_embeddings, tokenizer.special["pad"], tokenizer.fixed, tokenizer.names
+            self.network.piece_embeddings, tokenizer.special["pad"], tokenizer.fixed, tokenizer.names, tokenizer.length
         )
 
 

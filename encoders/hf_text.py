@@ -114,7 +114,7 @@ class TransformerTextEncoder(Encoder):
 
         blank = self.tokenizer.pad_token_id or 0
         names = self.tokenizer.convert_ids_to_tokens
-        return TokenEmbeddings(self.backbone.get_input_embeddings(), blank, fixed, names)
+        return TokenEmbeddings(self.backbone.get_input_embeddings(), blank, fixed, names, self.preprocessor().length)
 
 
 @register_encoder("hf_text")

@@ -48,3 +48,9 @@ class TextPreprocessor:
         texts = fold_texts(texts, fold_confusables if self.fold_confusables else None, self.leetspeak)
         encoded = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
         return {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}
+
+    def length(self, text: str) -> int:
+        """How many tokens ``text`` is read as before it is cut to ``max_length``, special tokens included
+        (``TokenEmbeddings.length``)."""
+        (folded,) = fold_texts([text], fold_confusables if self.fold_confusables else None, self.leetspeak)
+        return len(self.tokenizer(folded, truncation=False, verbose=False)["input_ids"])

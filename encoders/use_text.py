@@ -177,11 +177,19 @@ class PieceTokenizer:
         self.model_file = model_file
 
     def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
-        texts = fold_texts(texts, fold_confusables if self.fold_confusables else None)
-        pieces = [self.tokenizer.encode(text, out_type=int, add_bos=True, add_eos=True) for text in texts]
+        pieces = [self.pieces(text) for text in texts]
         pieces = [ids[: self.max_length - 1] + [EOS] if len(ids) > self.max_length else ids for ids in pieces]
         input_ids, attention_mask = padded(pieces, 0)
         return {"input_ids": torch.from_numpy(input_ids), "attention_mask": torch.from_numpy(attention_mask)}
+
+    def pieces(self, text: str) -> list[int]:
+        """The piece ids of ``text``, its sentence markers included, before it is cut to ``max_length``."""
+        (folded,) = fold_texts([text], fold_confusables if self.fold_confusables else None)
+        return self.tokenizer.encode(folded, out_type=int, add_bos=True, add_eos=True)
+
+    def length(self, text: str) -> int:
+        """How many pieces ``text`` is read as before it is cut to ``max_length`` (``TokenEmbeddings.length``)."""
+        return len(self.pieces(text))
 
 
 class UseEncoderBase(Encoder):
@@ -222,7 +230,8 @@ class UseEncoderBase(Encoder):
     def token_embeddings(self) -> TokenEmbeddings:
         """The quantised table's rows as the network reads them; the sentence markers (first and last) and padding
         are fixed, and the blank piece is the padding piece (the unknown piece, id 0)."""
-        return TokenEmbeddings(self.network.piece_embeddings, UNK, self.fixed, self.piece_names)
+        length = self.preprocessor().length
+        return TokenEmbeddings(self.network.piece_embeddings, UNK, self.fixed, self.piece_names, length)
 
     @staticmethod
     def fixed(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

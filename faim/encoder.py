@@ -33,12 +33,17 @@ class TokenEmbeddings:
         fixed: Piece ids and mask ``[N, T]`` → ``[N, T]`` booleans: the pieces every text has (sentence markers, a
             prefix put before each text) and padding, which the baseline keeps and which get no attribution.
         names: Piece ids → the pieces as the vocabulary spells them (``##`` or ``▁`` marks included).
+        length: A text → how many pieces the encoder's preprocessing makes of it before cutting it to the encoder's
+            ``max_length``, markers included (as ``attention_mask`` counts those it reads), so that an explanation
+            says of a longer text that the pieces past the limit, unread, get no attribution; ``None`` where it is
+            not known, and no text is said to be cut.
     """
 
     layer: nn.Module
     blank: int
     fixed: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     names: Callable[[list[int]], list[str]]
+    length: Callable[[str], int] | None = None
 
     def attributed(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """``[N, T]`` booleans: the pieces of each text that get an attribution (real, not fixed)."""

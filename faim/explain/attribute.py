@@ -331,6 +331,26 @@ def unread_elements(post: Post, kinds: Iterable[str], limit: int) -> list[str]:
     return notes
 
 
+def cut_texts(explainer: PostExplainer, post: Post) -> list[str]:
+    """Notes on the text elements of ``post`` (its text and each comment the model reads, as ``explainer`` read them)
+    longer than an encoder reading them in pieces reads (its ``max_length``, as ``TokenEmbeddings.length`` tells):
+    the pieces past the limit are not read, so they get no attribution and play no part in its scores."""
+    slots = explainer.slots("comments")
+    elements = [("text", 0, post.text, "its text")]
+    elements += [("comments", slot, post.comments[slot], element_label("comments", slot, len(slots))) for slot in slots]
+    notes = []
+    for kind, slot, said, label in elements:
+        for text in explainer.text_pieces(kind, slot)[0]:
+            length, read = text.embeddings.length, int(text.mask.sum())
+            pieces = length(said) if length else read
+            if pieces > read:
+                notes.append(
+                    f"{text.reader} reads {read} of the {pieces} pieces of {label} (its max_length, markers included): "
+                    f"the last {pieces - read} are not read, so they get no attribution and play no part in the scores"
+                )
+    return notes
+
+
 def explain_post(
     model: WholePostModel,
     batch: PostBatch,
@@ -341,7 +361,8 @@ def explain_post(
 ) -> Explanation:
     """Explain one collated post, ``post``, for every task (``calibrated``: raw logits per task → calibrated
     probabilities, as ``Detector.probabilities``); ``notes``: what the caller knows is not explained
-    (``unread_elements``), the explanation's first notes.
+    (``unread_elements``), the explanation's first notes, then the texts cut to an encoder's ``max_length``
+    (``cut_texts``).
 
     Raises:
         PostError: Of kind ``scores``, naming the post and the tasks, where its logits of some task are not finite
@@ -355,7 +376,7 @@ def explain_post(
     if found:
         raise PostError(post, (), nonfinite_scores(found[0]), "scores")
     probabilities = calibrated(logits)
-    explained, notes, slots = [], list(notes), explainer.slots("comments")
+    explained, notes, slots = [], [*notes, *cut_texts(explainer, post)], explainer.slots("comments")
     for task in tasks:
         value = np.atleast_1d(probabilities[task.name][0])
         label = leading_label(task, value)

@@ -153,6 +153,29 @@ def test_each_comment_gets_token_attributions_adding_up_to_its_change_from_its_b
             assert total == pytest.approx(logit - blank, abs=0.02 * max(1.0, abs(logit))) and total != 0
 
 
+@pytest.mark.parametrize("encoder", sorted(TEXT_ENCODERS))
+def test_a_text_or_comment_longer_than_the_encoder_reads_is_noted_with_the_pieces_left_unread(encoder: str) -> None:
+    torch.manual_seed(3)
+    text = TEXT_ENCODERS[encoder]()
+    width = text.output_dim
+    model = WholePostModel(
+        {"text": text}, ConcatFusion({"comments": width, "text": width}), {"harm": BinaryHead(2 * width)},
+        {"comments": "text"},
+    )  # fmt: skip
+    long = " ".join(["abc hd z"] * 20)
+    post = {"id": "p", "text": long, "comments": ["z hd", long]}
+    pieces = text.token_embeddings().length
+    short = text.preprocessor()(["z hd"])["attention_mask"]
+    assert pieces("z hd") == int(short.sum())  # as many as are read of a text read whole
+    explained = detector(model).explain([post])[0]
+    assert explained.notes == [
+        f"{encoder} reads 32 of the {pieces(long)} pieces of {label} (its max_length, markers included): the last "
+        f"{pieces(long) - 32} are not read, so they get no attribution and play no part in the scores"
+        for label in ("its text", "comment 2")
+    ]
+    assert pieces(long) > 32 and len(explained.tasks[0].tokens[0].tokens) < 32
+
+
 @pytest.mark.parametrize(("kind", "slot"), [("text", 0), ("comments", 0), ("comments", 1)])
 def test_each_member_of_a_stack_reading_pieces_gets_tokens_adding_up_to_the_change_its_reading_makes(
     kind: str, slot: int
