@@ -282,10 +282,16 @@ def is_missing(value: Any) -> bool:
     """Whether a field's value stands for nothing: absent or null (``None``), NaN or pandas' ``NA`` and ``NaT`` (nulls
     as pandas gives them), or an empty string, list, tuple or array; a post's ``images`` that is falls back to its
     ``image``, in a dict as in a file's row (``faim.data.columns.ColumnMap.images_cell``)."""
-    if value is None or (is_real(value) and math.isnan(value)) or is_pandas_null(value):
+    if is_null(value):
         return True
     value = listed(value)
     return isinstance(value, (str, list, tuple)) and not value
+
+
+def is_null(value: Any) -> bool:
+    """Whether ``value`` is null: ``None``, NaN, or pandas' ``NA`` and ``NaT``, as a table gives an empty cell (a
+    pandas frame's ``to_dict("records")``, a NaN where its column holds text)."""
+    return value is None or (is_real(value) and math.isnan(value)) or is_pandas_null(value)
 
 
 def is_pandas_null(value: Any) -> bool:
@@ -336,8 +342,9 @@ def listed(value: Any) -> Any:
 def checked_fields(
     where: str, text: Any, images: Any, comments: Any, labels: Any, meta: Any, images_field: str = "images"
 ) -> tuple[str | None, list[ImageRef], list[str], dict[str, Any], dict[str, Any]]:
-    """A post's fields checked and normalised: one image or comment (a string) as a list of one, an array (numpy's,
-    see ``listed``) as its list, empty images and blank comments left out, missing labels or meta as ``{}``. A field
+    """A post's fields checked and normalised: a null field (``is_null``: ``None``, NaN, pandas' ``NA``, as a table
+    gives an empty cell) as none, one image or comment (a string) as a list of one, an array (numpy's, see
+    ``listed``) as its list, empty or null images and blank comments left out, missing labels or meta as ``{}``. A field
     that already holds what a ``Post`` holds (a list of images none empty, of comments none blank, a dict) is given
     back itself, not a copy: a ``Post`` built copies those it is given (``Post.__post_init__``), and one normalised
     after (``normalise_posts``) keeps its own.
@@ -350,10 +357,10 @@ def checked_fields(
         ValueError: Naming ``where`` and the field, on text or a comment that is not a string, an image that is
             neither a path nor bytes, or labels or meta that are not mappings.
     """
-    if text is not None and not isinstance(text, str):
+    if not is_null(text) and not isinstance(text, str):
         raise ValueError(f"{where} field 'text': expected a string, got {type(text).__name__}")
     return (
-        text,
+        None if is_null(text) else text,
         checked_images(where, images, images_field),
         checked_comments(where, comments),
         checked_mapping(where, "labels", labels, "task name to label"),
@@ -362,13 +369,13 @@ def checked_fields(
 
 
 def checked_images(where: str, images: Any, images_field: str) -> list[ImageRef]:
-    """A post's images (``checked_fields``) as a list, empty ones (``None``, ``""``) left out.
+    """A post's images (``checked_fields``) as a list, missing ones (``is_missing``: null, ``""``) left out.
 
     Raises:
         ValueError: Naming ``where`` and ``images_field`` when ``images`` is neither an image nor a list of them,
             or one of them is neither a path nor bytes.
     """
-    images = [] if images is None else listed(images)
+    images = [] if is_null(images) else listed(images)
     images = [images] if isinstance(images, (str, bytes, Path)) else images
     if not isinstance(images, (list, tuple)):
         raise ValueError(
@@ -376,12 +383,12 @@ def checked_images(where: str, images: Any, images_field: str) -> list[ImageRef]
             f"{type(images).__name__}"
         )
     for number, image in enumerate(images):
-        if image is not None and not isinstance(image, (str, bytes, Path)):
+        if not is_null(image) and not isinstance(image, (str, bytes, Path)):
             raise ValueError(
                 f"{where} field '{images_field}': image {number}: expected a path or encoded bytes, got "
                 f"{type(image).__name__}"
             )
-    return kept_list(images, [image for image in images if image not in (None, "")])
+    return kept_list(images, [image for image in images if not is_missing(image)])
 
 
 def checked_comments(where: str, comments: Any) -> list[str]:
@@ -390,7 +397,7 @@ def checked_comments(where: str, comments: Any) -> list[str]:
     Raises:
         ValueError: Naming ``where`` and the field when ``comments`` is neither a string nor a list of strings.
     """
-    comments = [] if comments is None else listed(comments)
+    comments = [] if is_null(comments) else listed(comments)
     comments = [comments] if isinstance(comments, str) else comments
     if not isinstance(comments, (list, tuple)):
         raise ValueError(
@@ -410,16 +417,18 @@ def kept_list(given: list[Any] | tuple[Any, ...], kept: list[Any]) -> list[Any]:
 
 def checked_mapping(where: str, name: str, value: Any, holds: str) -> dict[str, Any]:
     """Field ``name`` of a post (labels or meta) as a dict: ``value`` itself where it is one, ``{}`` where it is
-    missing.
+    null (``is_null``).
 
     Raises:
         ValueError: Naming ``where`` and the field, and what it ``holds``, when it is not a mapping.
     """
     if type(value) is dict:
         return value
-    if value is not None and not isinstance(value, Mapping):
+    if is_null(value):
+        return {}
+    if not isinstance(value, Mapping):
         raise ValueError(f"{where} field '{name}': expected a mapping of {holds}, got {type(value).__name__}")
-    return dict(value or {})
+    return dict(value)
 
 
 def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:

@@ -3,6 +3,7 @@ back."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import OrderedDict
 from decimal import Decimal
@@ -167,6 +168,20 @@ def test_images_absent_null_or_empty_fall_back_to_the_image_field(images) -> Non
     (post,) = as_posts([{"id": "a", "images": images, "image": "one.png"}])
     assert post.images == ["one.png"]
     assert as_posts([{"id": "b", "images": ["two.png"], "image": "one.png"}])[0].images == ["two.png"]
+
+
+def test_the_empty_cells_of_a_frames_records_read_as_no_text_picture_comments_labels_or_metadata() -> None:
+    frame = pd.DataFrame(
+        {"id": ["a", "b"], "text": ["a post", None], "image": [None, "b.png"], "comments": [None, ["yes"]],
+         "labels": [{"hate": 1}, None], "meta": [None, {"likes": 2}]}
+    )  # fmt: skip
+    records = frame.to_dict("records")
+    assert math.isnan(records[1]["text"]) and math.isnan(records[0]["image"])  # pandas' empty cells: NaN, None
+    first, second = as_posts(records)
+    assert (first.text, first.images, first.comments, first.labels, first.meta) == ("a post", [], [], {"hate": 1}, {})
+    assert (second.text, second.images, second.comments, second.labels) == (None, ["b.png"], ["yes"], {})
+    nulls = {"text": pd.NA, "images": [float("nan")], "comments": np.float32("nan"), "labels": pd.NaT, "meta": pd.NA}
+    assert Post("c", **nulls) == Post("c")
 
 
 @pytest.mark.parametrize(
