@@ -1,9 +1,10 @@
 """Numeric ``Post.meta`` fields (counts, scores) as a row of features.
 
 Each field becomes ``log1p(max(value, 0))``; with ``shares`` the fields' shares of their sum are added (for
-counts that make up a whole, such as a speaker's history of verdicts) and ``log1p`` of the sum. A missing
-field (absent, ``None`` or NaN) counts as 0 and sets its own missing-indicator feature; a number is Python's or numpy's
-(not a bool), and an infinite one (or an integer too large for a float) is refused.
+counts that make up a whole, such as a speaker's history of verdicts) and ``log1p`` of the sum. A missing field
+(absent, or null: ``None``, NaN or pandas' ``NA``, ``faim.data.post.is_null``) counts as 0 and sets its own
+missing-indicator feature; a number is Python's or numpy's (not a bool), and an infinite one (or an integer too large
+for a float) is refused.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+from faim.data.post import is_null
 
 
 class MetaRows:
@@ -43,28 +46,36 @@ class MetaRows:
         sum are read, fields summing beyond what a float holds."""
         for name in self.fields:
             value = meta.get(name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            if is_null(value):
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ValueError(f"meta field {name!r} must be a number or missing, got {value!r}")
-            if value is not None and math.isinf(finite_float(value)):
-                raise ValueError(f"meta field {name!r} must be finite (or missing: absent, None or NaN), got {value!r}")
+            if math.isinf(finite_float(value)):
+                missing = "absent, None, NaN or NA"
+                raise ValueError(f"meta field {name!r} must be finite (or missing: {missing}), got {value!r}")
         if not self.shares:
             return
-        counted = [finite_float(meta.get(name) or 0.0) for name in self.fields]
-        if not math.isfinite(sum(max(value, 0.0) for value in counted if not math.isnan(value))):
+        counted = [finite_float(self.value(meta, name)) for name in self.fields]
+        if not math.isfinite(sum(max(value, 0.0) for value in counted)):
             raise ValueError(f"meta fields {', '.join(map(repr, self.fields))} sum to more than a float holds")
 
     def row(self, meta: Mapping[str, Any]) -> list[float]:
         self.check(meta)
         values, missing = [], []
         for name in self.fields:
-            value = meta.get(name)
-            missing.append(float(value is None or math.isnan(value)))
-            values.append(0.0 if missing[-1] else max(float(value), 0.0))
+            missing.append(float(is_null(meta.get(name))))
+            values.append(max(float(self.value(meta, name)), 0.0))
         features = [math.log1p(v) for v in values] + missing
         if self.shares:
             total = sum(values)
             features += [v / total if total else 0.0 for v in values] + [math.log1p(total)]
         return features
+
+    @staticmethod
+    def value(meta: Mapping[str, Any], name: str) -> numbers.Real:
+        """Field ``name`` of ``meta``, 0 where it is missing (absent or null: ``is_null``)."""
+        value = meta.get(name)
+        return 0.0 if is_null(value) else value
 
     def __call__(self, metas: list[Mapping[str, Any]]) -> np.ndarray:
         return np.array([self.row(meta) for meta in metas], dtype=np.float32).reshape(-1, self.num_features)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from faim.preprocess.meta import MetaRows
@@ -16,3 +18,12 @@ def test_fields_that_are_not_a_list_of_keys_are_refused_as_the_rows_are_built(fi
 def test_a_list_or_tuple_of_keys_is_read_in_order() -> None:
     assert MetaRows(("shares", "likes"), shares=False)([{"likes": 0, "shares": 1}]).shape == (1, 4)
     assert MetaRows(["likes"], shares=False).fields == ["likes"]
+
+
+@pytest.mark.parametrize("shares", [False, True])
+def test_a_field_null_as_pandas_gives_an_empty_cell_is_missing_as_none_is(shares: bool) -> None:
+    rows = MetaRows(["likes", "shares"], shares)
+    missing = rows([{"likes": 3, "shares": None}])
+    for null in (float("nan"), np.float32("nan"), pd.NA, pd.NaT):
+        assert np.array_equal(rows([{"likes": 3, "shares": null}]), missing)
+    assert missing[0, 3] == 1  # the missing-indicator of shares
