@@ -83,7 +83,8 @@ class Post:
         post by its index and id (``post_name``) and the field so typos and misplaced values do not pass silently.
         """
         if not isinstance(row, Mapping):
-            raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}")
+            texts = ": give each post as a mapping, its text as {'text': TEXT}" if isinstance(row, str) else ""
+            raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}{texts}")
         ident = post_id(row.get("id"), index, f"post {index} field 'id'")
         where = post_name(f"post {index}", ident)
         unknown_fields(where, row)

@@ -61,7 +61,7 @@ def test_post_texts_keeps_the_order_and_reads_a_post_without_text_as_empty() -> 
         ({"id": "b", "text": 5}, "post 0 (post id='b') field 'text': expected a string, got int"),
         ({"id": "c", "text": "x", "comments": ["ok", 5]}, "post 0 (post id='c') field 'comments': comment 1 is an int"),
         ({"id": "d", "comments": 5}, "post 0 (post id='d') field 'comments': expected a string or a list of strings"),
-        ("just a string", "post 0: expected a mapping of fields, got str"),
+        ("just a string", "post 0: expected a mapping of fields, got str: give each post as a mapping, its text as "),
         ({"id": "e", "labels": "harmful"}, "post 0 (post id='e') field 'labels': expected a mapping of task name"),
         ({"id": "f", "labels": [1]}, "post 0 (post id='f') field 'labels': expected a mapping of task name to"),
         ({"id": "g", "meta": ["x"]}, "post 0 (post id='g') field 'meta': expected a mapping of field name to value"),
