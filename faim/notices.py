@@ -27,27 +27,30 @@ def warn(message: str, category: type[FaimWarning] = FaimWarning) -> None:
     once, however deep in faim (or in a library faim called back from, as Lightning calls a training run's hooks)
     it was given."""
     frame = caller(sys._getframe(1))
-    module_globals = frame.f_globals
-    warnings.warn_explicit(
-        message,
-        category,
-        frame.f_code.co_filename,
-        frame.f_lineno,
-        module_globals.get("__name__", "<string>"),
-        module_globals.setdefault("__warningregistry__", {}),
-        module_globals,
-    )
+    module, registry = frame.f_globals.get("__name__"), frame.f_globals.setdefault("__warningregistry__", {})
+    # as warnings.warn gives it: the line shown is read from the file, not through the module's loader
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno, module, registry)
 
 
 def caller(frame: FrameType) -> FrameType:
     """The frame that called the outermost of faim's frames (those of the modules ``faim`` and ``faim.*``) from
-    ``frame`` out; the outermost itself where nothing called it (a process faim started)."""
+    ``frame`` out, past the frames of Python's import machinery, as ``warnings.warn`` passes them (a module of faim
+    imported by the caller); the outermost itself where nothing called it (a process faim started)."""
     outermost = frame
     while frame is not None:
         if in_faim(frame):
             outermost = frame
         frame = frame.f_back
-    return outermost.f_back or outermost
+    called = outermost.f_back
+    while called is not None and importing(called):
+        called = called.f_back
+    return called or outermost
+
+
+def importing(frame: FrameType) -> bool:
+    """Whether ``frame`` runs Python's import machinery (``importlib._bootstrap``, ``_bootstrap_external``)."""
+    filename = frame.f_code.co_filename
+    return "importlib" in filename and "_bootstrap" in filename
 
 
 def in_faim(frame: FrameType) -> bool:

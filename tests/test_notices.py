@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import torch
@@ -51,4 +53,14 @@ def test_a_warning_given_where_a_library_called_back_into_faim_names_the_line_th
     with pytest.warns(FaimWarning, match="^called back$") as said:
         line = inspect.currentframe().f_lineno + 1
         calling(lambda: warner())  # faim calls a library (this lambda) calling faim back, as Lightning does
+    assert [(warning.filename, warning.lineno) for warning in said] == [(__file__, line)]
+
+
+def test_a_warning_given_as_a_module_of_faim_is_imported_names_the_line_that_imported_it(tmp_path: Path) -> None:
+    (tmp_path / "given.py").write_text("from faim.notices import warn\nwarn('imported')\n", encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("faim.given_import", tmp_path / "given.py")
+    module = importlib.util.module_from_spec(spec)
+    with pytest.warns(FaimWarning, match="^imported$") as said:
+        line = inspect.currentframe().f_lineno + 1
+        spec.loader.exec_module(module)  # through importlib's frames, as an import runs a module
     assert [(warning.filename, warning.lineno) for warning in said] == [(__file__, line)]
