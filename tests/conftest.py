@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -474,3 +476,19 @@ def check_overflowing_rows(rows: list[dict], dump: Path) -> None:
     assert rows[1]["harm"] is None and rows[1]["topic.a"] is None
     for row in rows[::2]:
         assert 0 <= row["harm"] <= 1 and row["topic.a"] + row["topic.b"] + row["topic.c"] == pytest.approx(1)
+
+
+def damaged_parquet(path: Path, rows: int, group_rows: int, group: int) -> Path:
+    """A Parquet file of ``rows`` rows (``id``: ``"0"``, ``"1"``..., and ``text``), ``group_rows`` to a row group, the
+    header of the first page of the text column of its row group ``group`` overwritten, so that pyarrow cannot read
+    that group."""
+    pq.write_table(
+        pa.table({"id": [str(i) for i in range(rows)], "text": [f"post {i}" for i in range(rows)]}),
+        path,
+        row_group_size=group_rows,
+    )
+    chunk = pq.ParquetFile(path).metadata.row_group(group).column(1)
+    data = bytearray(path.read_bytes())
+    data[chunk.data_page_offset : chunk.data_page_offset + 16] = b"\xff" * 16
+    path.write_bytes(bytes(data))
+    return path

@@ -71,9 +71,14 @@ ARROW_READ_ERRORS = (OSError, pa.ArrowException)
 
 
 def unreadable_rows(file: str | Path, number: int, error: Exception) -> ValueError:
-    """The error of a file whose reading from its row ``number`` on failed (``error``, pyarrow's, on one line)."""
-    problem = " ".join(str(error).split())  # pyarrow's message may span lines
-    return ValueError(f"{file}: reading its rows from {number} on failed ({problem})")
+    """The error of a file whose reading from its row ``number`` on failed (``error``, pyarrow's: ``one_line``)."""
+    return ValueError(f"{file}: reading its rows from {number} on failed ({one_line(error)})")
+
+
+def one_line(error: Exception) -> str:
+    """pyarrow's message of ``error`` on one line (it may span lines), characters that are not printable (bytes of a
+    damaged file it quotes) escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in " ".join(str(error).split()))
 
 
 def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
@@ -488,11 +493,58 @@ def open_parquet(path: Path) -> pq.ParquetFile:
 
 def parquet_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
     """Bind ``columns`` to a Parquet file's schema and stream the columns it reads (``ColumnMap.projected``) batch by
-    batch."""
-    table = open_parquet(path)
-    names = table.schema_arrow.names
+    batch (``parquet_records``); rows of a row group that cannot be read stop the read, naming the file, the first of
+    them and the row group (``ValueError``)."""
+    file = open_parquet(path)
+    names = file.schema_arrow.names
     bound = columns.bind(names, str(path))
-    return bound, arrow_rows(table.iter_batches(batch_size=BATCH_ROWS, columns=bound.projected(names)), path)
+    return bound, _read_rows(parquet_records(file, BATCH_ROWS, bound.projected(names)), path)
+
+
+def _read_rows(records: Iterator[tuple[int, dict[str, Any] | str]], path: Path) -> Rows:
+    """The rows of ``records`` (``parquet_records``), stopping at the first that is what is wrong with it, naming
+    ``path`` and its number and saying what to do (``ValueError``)."""
+    for number, row in records:
+        if isinstance(row, str):
+            raise ValueError(f"{path}:{number}: {row}; restore the file from a sound copy")
+        yield number, row
+
+
+def parquet_records(
+    file: pq.ParquetFile, batch_rows: int, columns: list[str] | None = None
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """Each row of a Parquet file (``open_parquet``), numbered from 0, with its ``columns`` (``None``: all), read row
+    group by row group, ``batch_rows`` at a time. Where a row group cannot be read (a damaged page, which pyarrow
+    cannot decode or decompress), each of its rows not read comes as what is wrong with it (``unreadable_group``)
+    instead of its cells, and reading goes on at the next row group: one damaged group costs its own rows alone, and
+    every row keeps its number."""
+    metadata = file.metadata
+    start = 0
+    for group in range(metadata.num_row_groups):
+        end = start + metadata.row_group(group).num_rows
+        number = start
+        batches = file.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns)
+        while True:
+            try:
+                batch = next(batches, None)
+            except ARROW_READ_ERRORS as error:
+                problem = unreadable_group(group, start, end, number, error)
+                yield from ((row, problem) for row in range(number, end))
+                break
+            if batch is None:
+                break
+            for row in python_rows(batch):
+                yield number, row
+                number += 1
+        start = end
+
+
+def unreadable_group(group: int, start: int, end: int, number: int, error: Exception) -> str:
+    """What is wrong with the rows ``number`` to ``end - 1`` of a Parquet file's row ``group`` (its rows ``start`` to
+    ``end - 1``), whose reading failed there (``error``, pyarrow's: ``one_line``)."""
+    where = f" from row {number} on" if number > start else ""
+    rows = f"rows {start} to {end - 1}"
+    return f"row group {group} ({rows}) of the Parquet file cannot be read{where} ({one_line(error)})"
 
 
 def data_files(spec: Path) -> list[Path]:

@@ -1,7 +1,8 @@
 """Cut a dump's inputs (``faim.data.inputs.find_inputs``) into shards of raw rows, in a deterministic order.
 
 The reader does as little as possible: JSONL lines stay undecoded bytes, CSV cells stay bytes, so a
-non-UTF-8 or malformed row becomes that row's error in the worker instead of stopping the read. A JSONL file whose
+non-UTF-8 or malformed row becomes that row's error in the worker instead of stopping the read, as each row of a
+Parquet row group that cannot be read becomes its own. A JSONL file whose
 columns the mapping names is read twice, as ``faim.data.tabular`` reads it: first for the keys its objects hold, as
 far as checking those columns takes, then for its lines, which only the worker parses. Rows are numbered
 as ``faim.data.tabular`` numbers them: the line a JSONL or CSV row starts on (a CSV header is line 1), the 0-based
@@ -25,7 +26,6 @@ from faim.data.inputs import DATASET, input_format, read_inputs
 from faim.data.native import cell_count
 from faim.data.sources import READERS
 from faim.data.tabular import (
-    ARROW_READ_ERRORS,
     csv_header,
     csv_records,
     file_delimiter,
@@ -33,8 +33,8 @@ from faim.data.tabular import (
     keys_holding,
     object_keys,
     open_parquet,
+    parquet_records,
     python_rows,
-    unreadable_rows,
 )
 
 
@@ -51,7 +51,8 @@ class Shard:
             is missing; ``None`` where none was read, as where no line holds a JSON object), so that a mapping is
             checked against the file, whichever shard.
         rows: ``(row number, payload)``: a JSONL line's bytes, or a dict of column → cell.
-        errors: ``(row number, kind, message)`` for rows the reader itself could not split into cells.
+        errors: ``(row number, kind, message)`` for rows the reader itself could not split into cells (``csv_row``)
+            or read at all (``row_group``: of a Parquet row group that cannot be read).
         name: The input file as its rows' ``source`` and errors name it: as the run named it where it began
             (``faim.scoring.manifest.INPUT_NAMES``), which a resume naming the dump otherwise reads by another
             ``file``; ``file`` where none is given.
@@ -218,25 +219,20 @@ def raw(cell: str) -> bytes:
 
 
 def _parquet_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
-    """A Parquet file's rows, ``shard_rows`` at a time, numbered from 0, their shards not yet keyed.
-
-    Raises:
-        ValueError: Naming the file and the first row not read, where a page of it cannot be read (damaged).
-    """
+    """A Parquet file's rows, ``shard_rows`` at a time, numbered from 0, their shards not yet keyed; the rows of a row
+    group that cannot be read (damaged) are errors of their shards (``row_group``), in their places
+    (``parquet_records``), so that the file's other rows are scored and every row keeps its shard."""
     file = open_parquet(path)
     names = file.schema_arrow.names
-    number = 0
-    batches = file.iter_batches(batch_size=shard_rows)
-    while True:
-        try:
-            batch = next(batches, None)
-        except ARROW_READ_ERRORS as error:
-            raise unreadable_rows(path, number, error) from error
-        if batch is None:
-            return
-        rows = python_rows(batch)
-        yield Shard("", str(path), kind, names, list(enumerate(rows, start=number)))
-        number += len(rows)
+    records = parquet_records(file, shard_rows)
+    while chunk := list(islice(records, shard_rows)):
+        shard = Shard("", str(path), kind, names)
+        for number, row in chunk:
+            if isinstance(row, str):
+                shard.errors.append((number, "row_group", row))
+            else:
+                shard.rows.append((number, row))
+        yield shard
 
 
 def _dataset_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:

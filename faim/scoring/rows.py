@@ -168,8 +168,9 @@ def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> 
 
 
 def unsplit_row_id(shard: Shard, columns: ColumnMap, number: int) -> str | None:
-    """The id of a row the reader could not split into cells (``csv_row``): its row number where the file has no id
-    column, as a scored row without one takes; ``None`` where it has one (the row's id cell cannot be told apart)."""
+    """The id of a row the reader could not split into cells (``csv_row``) or read (``row_group``): its row number where
+    the file has no id column, as a scored row without one takes; ``None`` where it has one (the row's id cell cannot
+    be told apart, or read)."""
     return None if shard.header is None or columns.id in shard.header else str(number)
 
 

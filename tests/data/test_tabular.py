@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import damaged_parquet
 
 from faim.data import tabular
 from faim.data.columns import ColumnMap
@@ -73,22 +74,35 @@ def test_a_split_of_a_folder_or_glob_is_listed_once_as_its_posts_are_read(
     assert listed == [tmp_path / given]
 
 
-def test_a_parquet_page_that_cannot_be_read_is_named_with_its_file_and_where_reading_failed_by_every_reader(
+def test_a_parquet_row_group_that_cannot_be_read_stops_reading_posts_there_naming_file_row_and_group(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "damaged.parquet"
-    pq.write_table(pa.table({"id": [str(i) for i in range(8)], "text": ["t"] * 8}), path, row_group_size=4)
-    chunk = pq.ParquetFile(path).metadata.row_group(1).column(1)
+    path = damaged_parquet(tmp_path / "damaged.parquet", 12, 4, group=1)
+    posts = read_posts(path)
+    assert [next(posts).id for _ in range(4)] == ["0", "1", "2", "3"]  # the rows before it
+    said = f"{path}:4: row group 1 (rows 4 to 7) of the Parquet file cannot be read (Couldn't deserialize thrift: "
+    remedy = "; restore the file from a sound copy"
+    with pytest.raises(ValueError, match=rf"^{re.escape(said)}[^\n]*Deserializing page header failed\.\){remedy}$"):
+        next(posts)
+
+
+def test_the_rows_of_a_parquet_row_group_read_up_to_a_damaged_page_are_read_and_the_others_of_it_are_errors(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "pages.parquet"
+    texts = [f"text number {i} " * 5 for i in range(4000)]
+    pq.write_table(pa.table({"text": texts}), path, row_group_size=2000, data_page_size=4096, use_dictionary=False)
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(0)
     data = bytearray(path.read_bytes())
-    data[chunk.data_page_offset : chunk.data_page_offset + 16] = b"\xff" * 16  # the page's header
+    at = chunk.data_page_offset + chunk.total_compressed_size * 4 // 5  # in a page after the first
+    data[at : at + 40] = bytes(40)
     path.write_bytes(bytes(data))
-    failed = rf"^{re.escape(str(path))}: reading its rows from (\d+) on failed \([^\n]+\)$"
-    with pytest.raises(ValueError, match=failed):  # its batches of 1,024 rows span row groups: from 0
-        list(read_posts(path))
-    shards = read_shards([path], 4, ColumnMap())
-    assert [n for n, _ in next(shards).rows] == [0, 1, 2, 3]
-    with pytest.raises(ValueError, match=failed.replace("(\\d+)", "4")):
-        next(shards)
+    records = list(tabular.parquet_records(tabular.open_parquet(path), 100))
+    failed = [number for number, row in records if isinstance(row, str)]
+    assert [number for number, _ in records] == list(range(4000)) and failed == list(range(failed[0], 2000))
+    assert all(row == {"text": texts[number]} for number, row in records if number not in failed)
+    said = f"row group 0 (rows 0 to 1999) of the Parquet file cannot be read from row {failed[0]} on ("
+    assert 0 < failed[0] and records[failed[0]][1].startswith(said)
 
 
 def test_a_parquet_id_column_of_integers_text_or_whole_floats_reads_each_id_as_its_text(tmp_path: Path) -> None:

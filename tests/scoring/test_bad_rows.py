@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import check_overflowing_rows, overflowing_run, tiny_recipe
+from conftest import check_overflowing_rows, damaged_parquet, overflowing_run, tiny_recipe
 from PIL import Image
 
 import faim
@@ -262,6 +262,39 @@ def test_a_parquet_or_saved_dataset_id_past_what_its_float32_column_holds_is_an_
         assert [(row["id"], row["error_kind"]) for row in rows] == [("7", None), (None, "row"), (None, "row")]
         said = "field 'id' (column 'id'): expected a string or an integer, got the float 123456792.0, 2**24 or past"
         assert rows[1]["error"].startswith(f"{dump}:1 {said}")
+
+
+def test_a_parquet_row_group_that_cannot_be_read_is_an_error_of_each_of_its_rows_and_every_other_row_is_scored(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    damaged = damaged_parquet(dump / "a.parquet", 12, 4, group=1)
+    pq.write_table(pa.table({"id": ["b0", "b1"], "text": ["one", "two"]}), dump / "b.parquet")
+    out = tmp_path / "out"
+
+    def run(**options: bool) -> list[tuple[str, str | None, str | None]]:
+        summary = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=3, progress=False, **options)
+        assert summary.rows == 14 and summary.errors == {"row_group": 4}
+        return [(row["source"], row["id"], row["error_kind"]) for row in pq.read_table(out).to_pylist()]
+
+    lost = [(f"{damaged}:{n}", None, "row_group") for n in range(4, 8)]
+    scored = [(f"{damaged}:{n}", str(n), None) for n in range(12)]
+    expected = scored[:4] + lost + scored[8:] + [(f"{dump / 'b.parquet'}:{n}", f"b{n}", None) for n in range(2)]
+    assert run() == expected
+    said = f"{damaged}:5: row group 1 (rows 4 to 7) of the Parquet file cannot be read (Couldn't deserialize thrift"
+    assert pq.read_table(out).to_pylist()[5]["error"].startswith(said)
+    for part in sorted(out.glob("part-*.parquet"))[1:]:  # as a run stopped after its first shard leaves it
+        part.unlink()
+    assert run() == expected  # resumed: each row once
+    good = pa.table({"id": [str(i) for i in range(12)], "text": [f"post {i}" for i in range(12)]})
+    pq.write_table(good, damaged, row_group_size=4)  # replaced by a sound copy
+    with pytest.raises(ValueError, match="an input has changed since the run began"):
+        run()
+    summary = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=3, progress=False, overwrite=True)
+    assert summary.rows == 14 and not summary.errors
+    rows = pq.read_table(out).to_pylist()
+    assert [(row["source"], row["id"]) for row in rows] == [row[:2] for row in scored + expected[12:]]
 
 
 def test_an_unmapped_meta_column_holding_objects_scores_as_the_python_api_reads_them_and_a_value_there_is_unread(

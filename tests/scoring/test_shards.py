@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import damaged_parquet
 
 from faim.data.columns import ColumnMap
 from faim.data.sources import READERS, read_posts
@@ -131,6 +132,18 @@ def test_parquet_rows_are_numbered_from_zero(tmp_path: Path) -> None:
     shards = list(read_shards([path], 2, ColumnMap()))
     assert [n for s in shards for n, _ in s.rows] == [0, 1, 2, 3, 4]
     assert count_rows(path) == 5
+
+
+def test_the_rows_of_a_parquet_row_group_that_cannot_be_read_are_errors_of_their_shards_in_their_places(
+    tmp_path: Path,
+) -> None:
+    path = damaged_parquet(tmp_path / "damaged.parquet", 12, 4, group=1)
+    shards = list(read_shards([path], 3, ColumnMap()))
+    assert [shard.key for shard in shards] == ["00000-000000", "00000-000001", "00000-000002", "00000-000003"]
+    assert [[number for number, _ in shard.rows] for shard in shards] == [[0, 1, 2], [3], [8], [9, 10, 11]]
+    assert [[number for number, *_ in shard.errors] for shard in shards] == [[], [4, 5], [6, 7], []]
+    (number, kind, said) = shards[2].errors[0]
+    assert kind == "row_group" and said.startswith("row group 1 (rows 4 to 7) of the Parquet file cannot be read (")
 
 
 def test_a_quote_never_closed_is_an_error_of_its_line_and_the_lines_after_it_are_read_as_rows(tmp_path: Path) -> None:
