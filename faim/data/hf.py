@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from faim.data.columns import ColumnMap
-from faim.data.tabular import BATCH_ROWS, SPLITS, FileSource, Rows, arrow_rows
+from faim.data.tabular import BATCH_ROWS, SPLITS, FileSource, Rows, arrow_rows, parse_number
 from faim.notices import MissingExtra
 from faim.registry import register_source
 
@@ -34,7 +34,8 @@ class HfSource(FileSource):
     ``validation``, ``test`` name splits inside it (default: those of the three names it has); or
     ``path`` is unset and each of ``train``, ``validation``, ``test`` is a folder saved with
     ``Dataset.save_to_disk`` or a local data file (``.jsonl``, ``.json``, ``.csv``, ``.tsv``,
-    ``.parquet``, ``.arrow``) read with ``datasets.load_dataset``.
+    ``.parquet``, ``.arrow``) read with ``datasets.load_dataset`` (a CSV or TSV file's cells as the text they hold, as
+    the ``csv`` source reads them: ``cells_are_text``).
 
     Args:
         path: Folder of a saved ``DatasetDict``.
@@ -82,11 +83,28 @@ class HfSource(FileSource):
 
     def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
         """Bind the mapping to the dataset at ``path`` and stream the columns it reads (``ColumnMap.projected``) as
-        Arrow batches."""
+        Arrow batches; of a CSV or TSV file, whose cells are text (``cells_are_text``), label and meta cells that spell
+        a number become an int or a float, as the ``csv`` source reads them (``faim.data.tabular.csv_rows``)."""
         dataset = load_dataset(path)
-        bound = self.columns.bind(dataset.column_names, str(path))
+        bound = self.columns.reading(self.cells_are_text(path)).bind(dataset.column_names, str(path))
         batches = dataset.select_columns(bound.projected(dataset.column_names)).with_format("arrow").iter(BATCH_ROWS)
-        return bound, arrow_rows(batches, path)
+        rows = arrow_rows(batches, path)
+        return bound, _numbers_read(rows, bound) if self.cells_are_text(path) else rows
+
+    def cells_are_text(self, file: Path) -> bool:
+        """Whether ``file`` is a CSV or TSV file, read cell by cell as text (``load_dataset``)."""
+        return file.suffix in TEXT_CELLS and not file.is_dir()
+
+
+TEXT_CELLS = (".csv", ".tsv")
+"""The data files whose cells are text, read as the text they hold (``load_dataset``)."""
+
+
+def _numbers_read(rows: Rows, bound: ColumnMap) -> Rows:
+    """``rows`` of text cells, each of the label and meta cells ``bound`` reads that spells a number read as it."""
+    numeric = set(bound.labels.values()) | set(bound.meta.values())
+    for number, row in rows:
+        yield number, {name: parse_number(cell) if name in numeric else cell for name, cell in row.items()}
 
 
 def load_dataset(path: Path) -> Any:
@@ -112,4 +130,12 @@ def load_dataset(path: Path) -> Any:
     if path.suffix not in BUILDERS:
         raise ValueError(f"hf: cannot read {path}; data files must end in {', '.join(BUILDERS)}")
     builder, options = BUILDERS[path.suffix]
+    if path.suffix in TEXT_CELLS:
+        # every cell as the text it holds, as faim's own reader reads it: pandas would guess each column's type from
+        # its cells, reading the ids 007 and 7 both as 7, and NA or an empty cell as missing
+        import pandas  # the csv builder's own reader, naming the columns as it does (a second "text" as "text.1")
+
+        header = pandas.read_csv(path, sep=options.get("delimiter", ","), nrows=0).columns
+        text = datasets.Features({name: datasets.Value("string") for name in header})
+        options = options | {"features": text, "na_filter": False}
     return datasets.load_dataset(builder, data_files=str(path.absolute()), split="train", **options)

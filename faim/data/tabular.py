@@ -701,8 +701,14 @@ class FileSource(ABC):
         the next of ``indexes`` as its place (what names a post without an id)."""
         root = self.image_root or file.absolute().parent
         bound, rows = self.rows(file)
+        text_cells = self.cells_are_text(file)
         for number, row in rows:
-            yield bound.to_post(row, next(indexes), f"{file}:{number}", root, self.text_cells)
+            yield bound.to_post(row, next(indexes), f"{file}:{number}", root, text_cells)
+
+    def cells_are_text(self, file: Path) -> bool:
+        """Whether the cells of ``file`` are text, a list written as a JSON list string: of every file of this source,
+        ``text_cells``."""
+        return self.text_cells
 
     def describe(self, split: str) -> str:
         """The data file of ``split``, as reports and cache keys show it."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import socket
 
 import pytest
 
 from faim.data.hf import HfSource
-from faim.data.sources import read_posts
+from faim.data.sources import CsvSource, read_posts
 
 datasets = pytest.importorskip("datasets")
 
@@ -119,3 +120,30 @@ def test_missing_column_and_missing_file(tmp_path, dataset):
         HfSource(train=str(tmp_path / "ds"), columns={"text": "text"}).posts("train")
     with pytest.raises(FileNotFoundError, match="nowhere.jsonl does not exist"):
         HfSource(train=str(tmp_path / "nowhere.jsonl")).posts("train")
+
+
+@pytest.mark.parametrize("suffix", ["csv", "tsv"])
+def test_a_csv_or_tsv_files_cells_are_read_as_the_text_they_hold_as_the_csv_source_reads_them(tmp_path, suffix):
+    path = tmp_path / f"posts.{suffix}"
+    rows = [
+        ["id", "text", "label", "likes", "replies"],
+        ["007", "12", "1", "3", '["a", "b"]'],
+        ["7", "NA", "0", "", ""],
+    ]
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, delimiter="\t" if suffix == "tsv" else ",").writerows(
+            [*rows, ["0012", "1.50", "x", "1.5", ""]]
+        )
+    columns = {"labels": {"hate": "label"}, "meta": ["likes"], "comments": "replies"}
+
+    def read(source):
+        return [
+            (p.id, p.text, p.comments, p.labels, p.meta)
+            for p in source(train=str(path), columns=columns).posts("train")
+        ]
+
+    assert read(HfSource) == read(CsvSource)
+    assert read(HfSource)[:2] == [
+        ("007", "12", ["a", "b"], {"hate": 1}, {"likes": 3}),
+        ("7", "NA", [], {"hate": 0}, {"likes": None}),
+    ]
