@@ -24,7 +24,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faim.data.post import FIELDS, ImageRef, Post, field_names, is_missing, json_list, post_id, post_name
+from faim.data.post import (
+    FIELDS,
+    ImageRef,
+    Post,
+    Unconvertible,
+    field_names,
+    is_missing,
+    json_list,
+    post_id,
+    post_name,
+)
 from faim.registry import suggest
 
 SINGLE = ("id", "text", "images", "comments")
@@ -247,7 +257,9 @@ class ColumnMap:
         if text is not None and not isinstance(text, str):
             raise ValueError(f"{where} field 'text' (column {self.text!r}): must be a string, got {text!r}")
         labels = {task: _listed_cell(row, column, text_cells) for task, column in self.labels.items()}
-        labels = {task: value for task, value in labels.items() if value is not None} | self.object_cell(row, "labels")
+        labels = {task: value for task, value in labels.items() if value is not None}
+        labels |= self.object_cell(row, "labels", where)
+        meta = {name: _cell(row, column) for name, column in self.meta.items()} | self.object_cell(row, "meta", where)
         column, images = self.images_cell(row, text_cells)
         return Post(
             id=ident,
@@ -255,18 +267,26 @@ class ColumnMap:
             images=_images(images, where, column),
             comments=_comments(_listed_cell(row, self.comments, text_cells), where, self.comments),
             labels=labels,
-            meta={name: _cell(row, column) for name, column in self.meta.items()} | self.object_cell(row, "meta"),
+            meta=meta,
             origin=origin,
             image_root=image_root,
         )
 
-    def object_cell(self, row: Mapping[str, Any], name: str) -> dict[str, Any]:
+    def object_cell(self, row: Mapping[str, Any], name: str, where: str) -> dict[str, Any]:
         """The tasks or meta fields (``name``) of a row where the field is unmapped (``objects``): the mapping the
         cell of the column of that name holds (a JSON object, a Parquet struct, or a Parquet map keyed by text, which
         Arrow gives as a list of ``(key, value)`` pairs), as a post given as a dict holds them; ``{}`` where the field
         is mapped or the cell holds no mapping (missing, or a value of a column that happens to bear the name, such
-        as a CSV or TSV cell, which is text), left unread as a column no mapping reads is."""
+        as a CSV or TSV cell, which is text), left unread as a column no mapping reads is.
+
+        Raises:
+            ValueError: Naming the row by ``where``, the field and its column, where the cell is one Python cannot
+                hold (``faim.data.post.Unconvertible``: a struct holding a timestamp past the year 9999), whose fields
+                cannot be told.
+        """
         value = row.get(name) if name in self.objects else None
+        if isinstance(value, Unconvertible):
+            raise ValueError(f"{where} field {name!r} (column {name!r}): {value!r}")
         if isinstance(value, list) and all(type(pair) is tuple and isinstance(pair[0], str) for pair in value):
             value = dict(value)
         return dict(value) if isinstance(value, Mapping) else {}

@@ -185,6 +185,19 @@ class NarrowFloat(float):
         return NarrowFloat, (float(self), self.width)
 
 
+class Unconvertible:
+    """An Arrow cell Python cannot hold (a timestamp or a date past the year 9999, a time zone this system does not
+    know), which ``faim.data.tabular.python_rows`` gives in its place, so that its row is read: a field read from it is
+    refused as a value of the wrong type, naming its Arrow type and why (its ``repr``), and a column no field reads
+    costs nothing."""
+
+    def __init__(self, arrow_type: str, problem: str) -> None:
+        self.arrow_type, self.problem = arrow_type, problem
+
+    def __repr__(self) -> str:
+        return f"a {self.arrow_type} value Python cannot hold ({self.problem})"
+
+
 def float_width(value: Any) -> int:
     """The width in bits of a float: a ``NarrowFloat``'s, a numpy float's (``np.float32``: 32), else 64."""
     if isinstance(value, NarrowFloat):

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from faim.data.columns import ColumnMap
 from faim.data.inputs import expand, input_format, read_inputs
 from faim.data.native import cell_count, cell_text, unknown_split
-from faim.data.post import SIGNIFICAND_BITS, NarrowFloat, Post, post_name
+from faim.data.post import SIGNIFICAND_BITS, NarrowFloat, Post, Unconvertible, post_name
 from faim.registry import source_path
 
 Rows = Iterator[tuple[int, dict[str, Any]]]
@@ -53,8 +53,12 @@ def arrow_rows(batches: Iterable[pa.RecordBatch | pa.Table], file: Path) -> Rows
 def python_rows(batch: pa.RecordBatch | pa.Table) -> list[dict[str, Any]]:
     """The rows of an Arrow batch as Python dicts, a value of a float column narrower than 64 bits at or past the
     integers its width holds exactly a ``NarrowFloat`` of its width (``faim.data.post.float_width``), so that an id
-    read from one is refused (``faim.data.post.id_text``): a float32 column rounds 123456789 to 123456792."""
-    rows = batch.to_pylist()
+    read from one is refused (``faim.data.post.id_text``): a float32 column rounds 123456789 to 123456792; and a value
+    Python cannot hold an ``Unconvertible`` (``_rows_cell_by_cell``), so that its row is read."""
+    try:
+        rows = batch.to_pylist()
+    except PYTHON_VALUE_ERRORS:
+        rows = _rows_cell_by_cell(batch)
     for index, field in enumerate(batch.schema):
         if pa.types.is_floating(field.type) and field.type.bit_width < 64:
             # only a value at or past its width's bound reads otherwise as an id: the others stay plain floats, so a
@@ -63,6 +67,32 @@ def python_rows(batch: pa.RecordBatch | pa.Table) -> list[dict[str, Any]]:
             for position in np.flatnonzero(np.abs(values) >= 2.0 ** SIGNIFICAND_BITS[field.type.bit_width]):
                 rows[position][field.name] = NarrowFloat(rows[position][field.name], field.type.bit_width)
     return rows
+
+
+PYTHON_VALUE_ERRORS = (ValueError, OverflowError, pa.ArrowException)
+"""What making an Arrow value a Python one raises where Python cannot hold it: ``OverflowError`` (a timestamp or a
+date past the year 9999), ``ArrowInvalid`` (a time zone this system does not know)."""
+
+
+def _rows_cell_by_cell(batch: pa.RecordBatch | pa.Table) -> list[dict[str, Any]]:
+    """The rows of an Arrow batch as Python dicts, as ``to_pylist`` gives them, but that each value of a column
+    Python cannot hold is an ``Unconvertible`` naming its type and why: the slow way, taken where ``to_pylist``
+    fails."""
+    names, columns = batch.schema.names, []
+    for field, column in zip(batch.schema, batch.columns):
+        try:
+            columns.append(column.to_pylist())
+        except PYTHON_VALUE_ERRORS:
+            columns.append([_python_value(column[index], field.type) for index in range(len(column))])
+    return [dict(zip(names, values)) for values in zip(*columns)]
+
+
+def _python_value(cell: pa.Scalar, arrow_type: pa.DataType) -> Any:
+    """An Arrow cell as a Python value, or, where Python cannot hold it, an ``Unconvertible``."""
+    try:
+        return cell.as_py()
+    except PYTHON_VALUE_ERRORS as error:
+        return Unconvertible(str(arrow_type), one_line(error))
 
 
 ARROW_READ_ERRORS = (OSError, pa.ArrowException)

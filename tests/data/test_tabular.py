@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 from pathlib import Path
 
@@ -139,3 +140,19 @@ def test_an_id_that_is_no_string_or_integer_is_refused_naming_the_line_and_field
     said = f"{path}:2 field 'id' (column 'id'): expected a string or an integer, got {got}"
     with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
         list(read_posts(path))
+
+
+def test_a_parquet_cell_python_cannot_hold_is_read_as_such_refused_only_by_a_field_reading_it(tmp_path: Path) -> None:
+    path = tmp_path / "far.parquet"
+    far = pa.array([0, 10**15], pa.timestamp("ms"))  # the year 33658, past Python's datetime
+    meta = pa.StructArray.from_arrays([pa.array([1, 2]), far], ["likes", "when"])
+    pq.write_table(pa.table({"id": ["a", "b"], "text": ["x", "y"], "when": far, "meta": meta}), path)
+    (shard,) = read_shards([path], 10, ColumnMap())
+    assert [row["id"] for _, row in shard.rows] == ["a", "b"]
+    assert repr(shard.rows[1][1]["when"]) == "a timestamp[ms] value Python cannot hold (date value out of range)"
+    assert [post.id for post in read_posts(path, columns={"meta": None})] == ["a", "b"]
+    posts = read_posts(path)  # its meta read from the struct column, of which the second cannot be
+    assert next(posts).meta == {"likes": 1, "when": datetime.datetime(1970, 1, 1)}
+    said = f"{path}:1 (post id='b') field 'meta' (column 'meta'): a struct<likes: int64, when: timestamp[ms]> value"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)} Python cannot hold \\(date value out of range\\)$"):
+        next(posts)
