@@ -156,3 +156,20 @@ def test_a_parquet_cell_python_cannot_hold_is_read_as_such_refused_only_by_a_fie
     said = f"{path}:1 (post id='b') field 'meta' (column 'meta'): a struct<likes: int64, when: timestamp[ms]> value"
     with pytest.raises(ValueError, match=f"^{re.escape(said)} Python cannot hold \\(date value out of range\\)$"):
         next(posts)
+
+
+def test_a_parquet_page_whose_checksum_does_not_match_is_refused_not_read_as_other_text(tmp_path: Path) -> None:
+    path = tmp_path / "checksummed.parquet"
+    texts = [f"post number {i} " * 8 for i in range(8)]
+    table = pa.table({"id": [str(i) for i in range(8)], "text": texts})
+    pq.write_table(table, path, row_group_size=4, compression="none", use_dictionary=False, write_page_checksum=True)
+    chunk = pq.ParquetFile(path).metadata.row_group(1).column(1)
+    data = bytearray(path.read_bytes())
+    middle = chunk.data_page_offset + chunk.total_compressed_size // 2  # in a text, as Spark's writer checksums pages
+    data[middle : middle + 4] = b"XXXX"
+    path.write_bytes(bytes(data))
+    posts = read_posts(path)
+    assert [next(posts).text for _ in range(4)] == texts[:4]
+    said = f"{path}:4: row group 1 (rows 4 to 7) of the Parquet file cannot be read (could not verify page integrity"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}"):
+        next(posts)
