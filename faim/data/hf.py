@@ -11,8 +11,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from faim.data.columns import ColumnMap
-from faim.data.tabular import BATCH_ROWS, SPLITS, FileSource, Rows, arrow_rows, parse_number
+from faim.data.tabular import (
+    ARROW_READ_ERRORS,
+    BATCH_ROWS,
+    SPLITS,
+    FileSource,
+    Rows,
+    arrow_rows,
+    one_line,
+    parse_number,
+)
 from faim.notices import MissingExtra
 from faim.registry import register_source
 
@@ -107,6 +118,22 @@ def _numbers_read(rows: Rows, bound: ColumnMap) -> Rows:
         yield number, {name: parse_number(cell) if name in numeric else cell for name, cell in row.items()}
 
 
+def _unreadable_dataset(path: Path) -> ValueError | None:
+    """The error of a saved dataset folder that could not be loaded, naming the first of its Arrow files that cannot be
+    read (cut short or damaged: ``datasets`` does not say which) and pyarrow's error (``one_line``), and what to do;
+    ``None`` where each can be read."""
+    for file in sorted(path.rglob("*.arrow")):
+        try:
+            with pa.memory_map(str(file)) as source:
+                pa.ipc.open_stream(source).read_all()
+        except ARROW_READ_ERRORS as error:
+            return ValueError(
+                f"{path}: a saved dataset whose file {file.relative_to(path)} cannot be read ({one_line(error)}); "
+                "save the dataset again, or restore the file"
+            )
+    return None
+
+
 def load_dataset(path: Path) -> Any:
     """A ``datasets.Dataset`` from a saved folder or a local data file (which must exist).
 
@@ -120,7 +147,13 @@ def load_dataset(path: Path) -> Any:
         raise MissingExtra(f"reading {path} needs Hugging Face datasets: pip install 'faim-sdk[hf]'") from None
 
     if path.is_dir():
-        dataset = datasets.load_from_disk(str(path))
+        try:
+            dataset = datasets.load_from_disk(str(path))
+        except ARROW_READ_ERRORS as error:
+            unreadable = _unreadable_dataset(path)
+            if unreadable is None:
+                raise
+            raise unreadable from error
         if isinstance(dataset, datasets.DatasetDict):
             raise ValueError(
                 f"hf: {path} holds a DatasetDict (splits: {', '.join(dataset)}); "

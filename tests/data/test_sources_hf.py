@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import socket
 
 import pytest
@@ -147,3 +148,13 @@ def test_a_csv_or_tsv_files_cells_are_read_as_the_text_they_hold_as_the_csv_sour
         ("007", "12", ["a", "b"], {"hate": 1}, {"likes": 3}),
         ("7", "NA", [], {"hate": 0}, {"likes": None}),
     ]
+
+
+def test_a_saved_dataset_whose_arrow_file_is_cut_short_is_refused_naming_it(tmp_path):
+    rows = {"id": [str(i) for i in range(400)], "text": [f"post {i} " * 20 for i in range(400)]}
+    datasets.Dataset.from_dict(rows).save_to_disk(tmp_path / "saved", num_shards=2)
+    cut = tmp_path / "saved" / "data-00001-of-00002.arrow"
+    cut.write_bytes(cut.read_bytes()[:-4000])
+    said = f"{tmp_path / 'saved'}: a saved dataset whose file {cut.name} cannot be read (Expected to be able to read"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}.*; save the dataset again, or restore the file$"):
+        list(read_posts(tmp_path / "saved"))
