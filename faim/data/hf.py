@@ -7,6 +7,7 @@ exists), so nothing ever reaches the hub. Rows are read as Arrow batches without
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,10 @@ from faim.data.tabular import (
     FileSource,
     Rows,
     arrow_rows,
+    csv_records,
+    jsonl_lines,
     one_line,
+    open_parquet,
     parse_number,
 )
 from faim.notices import MissingExtra
@@ -95,7 +99,10 @@ class HfSource(FileSource):
     def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
         """Bind the mapping to the dataset at ``path`` and stream the columns it reads (``ColumnMap.projected``) as
         Arrow batches; of a CSV or TSV file, whose cells are text (``cells_are_text``), label and meta cells that spell
-        a number become an int or a float, as the ``csv`` source reads them (``faim.data.tabular.csv_rows``)."""
+        a number become an int or a float, as the ``csv`` source reads them (``faim.data.tabular.csv_rows``). A data
+        file holding no row (``holds_no_row``) gives none, its columns unchecked, as a JSON Lines file's are."""
+        if holds_no_row(path):
+            return self.columns, iter(())
         dataset = load_dataset(path)
         bound = self.columns.reading(self.cells_are_text(path)).bind(dataset.column_names, str(path))
         batches = dataset.select_columns(bound.projected(dataset.column_names)).with_format("arrow").iter(BATCH_ROWS)
@@ -105,6 +112,25 @@ class HfSource(FileSource):
     def cells_are_text(self, file: Path) -> bool:
         """Whether ``file`` is a CSV or TSV file, read cell by cell as text (``load_dataset``)."""
         return file.suffix in TEXT_CELLS and not file.is_dir()
+
+
+def holds_no_row(path: Path) -> bool:
+    """Whether the data file at ``path`` (not a saved dataset's folder) holds no row, as every source reading its
+    format reads it: a Parquet file of no row (a Spark dump's empty part), a CSV or TSV file of its header alone or
+    nothing, a JSON Lines file of blank lines alone or nothing; ``datasets``' builders refuse each with an error naming
+    nothing (``Instruction "train" corresponds to no data!``), where ``faim.data.inputs.read_inputs`` warns of it."""
+    if path.is_dir():
+        return False
+    if path.suffix == ".parquet":
+        return open_parquet(path).metadata.num_rows == 0
+    if path.suffix in (".json", ".jsonl"):
+        with open(path, "rb") as handle:
+            return next(jsonl_lines(handle), None) is None
+    if path.suffix in TEXT_CELLS:
+        with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
+            records = csv_records(handle, BUILDERS[path.suffix][1].get("delimiter", ","))
+            return next(itertools.islice(records, 1, None), None) is None  # past its header
+    return False
 
 
 TEXT_CELLS = (".csv", ".tsv")

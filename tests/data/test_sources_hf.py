@@ -7,10 +7,13 @@ import json
 import re
 import socket
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from faim.data.hf import HfSource
 from faim.data.sources import CsvSource, read_posts
+from faim.notices import FaimWarning
 
 datasets = pytest.importorskip("datasets")
 
@@ -158,3 +161,20 @@ def test_a_saved_dataset_whose_arrow_file_is_cut_short_is_refused_naming_it(tmp_
     said = f"{tmp_path / 'saved'}: a saved dataset whose file {cut.name} cannot be read (Expected to be able to read"
     with pytest.raises(ValueError, match=f"^{re.escape(said)}.*; save the dataset again, or restore the file$"):
         list(read_posts(tmp_path / "saved"))
+
+
+def test_data_files_holding_no_row_give_none_and_are_warned_of_as_every_source_does(tmp_path):
+    spark = tmp_path / "spark"
+    spark.mkdir()
+    schema = pa.schema([("id", pa.string()), ("text", pa.string())])
+    pq.write_table(pa.table({"id": ["a"], "text": ["one"]}, schema=schema), spark / "part-0.parquet")
+    for index in (1, 2):  # a Spark dump's parts of no row
+        pq.write_table(schema.empty_table(), spark / f"part-{index}.parquet")
+    (tmp_path / "header.csv").write_text("id,text\n")
+    (tmp_path / "header.tsv").write_text("id\ttext\n")
+    (tmp_path / "blank.jsonl").write_text("\n\n")
+    with pytest.warns(FaimWarning, match=r"2 of the 3 input files read hold no row .*part-1.parquet, .*part-2.parquet"):
+        assert [post.id for post in HfSource(train=str(spark)).posts("train")] == ["a"]
+    for name in ("header.csv", "header.tsv", "blank.jsonl"):
+        with pytest.warns(FaimWarning, match=f"{name}: holds no row"):
+            assert HfSource(train=str(tmp_path / name)).posts("train") == []
