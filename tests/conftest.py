@@ -478,16 +478,14 @@ def check_overflowing_rows(rows: list[dict], dump: Path) -> None:
         assert 0 <= row["harm"] <= 1 and row["topic.a"] + row["topic.b"] + row["topic.c"] == pytest.approx(1)
 
 
-def damaged_parquet(path: Path, rows: int, group_rows: int, group: int) -> Path:
-    """A Parquet file of ``rows`` rows (``id``: ``"0"``, ``"1"``..., and ``text``), ``group_rows`` to a row group, the
-    header of the first page of the text column of its row group ``group`` overwritten, so that pyarrow cannot read
-    that group."""
-    pq.write_table(
-        pa.table({"id": [str(i) for i in range(rows)], "text": [f"post {i}" for i in range(rows)]}),
-        path,
-        row_group_size=group_rows,
-    )
-    chunk = pq.ParquetFile(path).metadata.row_group(group).column(1)
+def damaged_parquet(path: Path, rows: int, group_rows: int, group: int, column: str = "text") -> Path:
+    """A Parquet file of ``rows`` rows (``id``: ``"0"``, ``"1"``..., ``text`` and ``note``), ``group_rows`` to a row
+    group, the header of the first page of ``column`` in its row group ``group`` overwritten, so that pyarrow cannot
+    read that column there."""
+    numbers = range(rows)
+    table = pa.table({"id": [str(i) for i in numbers], "text": [f"post {i}" for i in numbers], "note": ["n"] * rows})
+    pq.write_table(table, path, row_group_size=group_rows)
+    chunk = pq.ParquetFile(path).metadata.row_group(group).column(table.schema.names.index(column))
     data = bytearray(path.read_bytes())
     data[chunk.data_page_offset : chunk.data_page_offset + 16] = b"\xff" * 16
     path.write_bytes(bytes(data))

@@ -101,20 +101,26 @@ def read_shards(
     """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter), to be read with the
     mapping ``columns``, each shard named by its file's name in ``names`` (one per file, in order; ``None``: each
     file as given); a file holding no row gives none, and once reading ends (every file read, or the stream
-    failing, stopped or closed before), one warning names those read that hold none (``read_inputs``)."""
+    failing, stopped or closed before), one warning names those read that hold none (``read_inputs``). Of a Parquet
+    file, only the columns the mapping may read are read (``_parquet_shards``)."""
 
     def shards(path: Path) -> Iterator[Shard]:
         kind = input_format(path)
-        return _jsonl_shards(path, shard_rows, columns) if kind == "jsonl" else _shards(path, kind, shard_rows)
+        if kind == "jsonl":
+            return _jsonl_shards(path, shard_rows, columns)
+        return _shards(path, kind, shard_rows, columns)
 
     return read_inputs(files, _keyed(shards, names))
 
 
-def own_shards(files: list[Path], shard_rows: int, names: Sequence[str] | None = None) -> Iterator[Shard]:
-    """The shards of a dump's inputs ``files``, keyed and named, as ``read_shards`` cuts them but that the header of a
-    JSON Lines shard is the keys of the objects of its own lines (``_own_shards``): read lazily, each only as far as
-    it goes, where ``read_shards`` reads a JSON Lines file for the keys of all its lines first."""
-    return chain.from_iterable(map(_keyed(lambda path: _own_shards(path, shard_rows), names), files))
+def own_shards(
+    files: list[Path], shard_rows: int, names: Sequence[str] | None = None, columns: ColumnMap | None = None
+) -> Iterator[Shard]:
+    """The shards of a dump's inputs ``files``, keyed and named, as ``read_shards`` cuts them with the mapping
+    ``columns`` (``None``: every column of a Parquet file read) but that the header of a JSON Lines shard is the keys
+    of the objects of its own lines (``_own_shards``): read lazily, each only as far as it goes, where ``read_shards``
+    reads a JSON Lines file for the keys of all its lines first."""
+    return chain.from_iterable(map(_keyed(lambda path: _own_shards(path, shard_rows, columns), names), files))
 
 
 def _keyed(shards: Callable[[Path], Iterator[Shard]], names: Sequence[str] | None) -> Callable[[Path], Iterator[Shard]]:
@@ -134,22 +140,24 @@ def _keyed(shards: Callable[[Path], Iterator[Shard]], names: Sequence[str] | Non
     return keyed
 
 
-def _own_shards(path: Path, shard_rows: int) -> Iterator[Shard]:
+def _own_shards(path: Path, shard_rows: int, columns: ColumnMap | None) -> Iterator[Shard]:
     """An input's shards as ``read_shards`` cuts them, not yet keyed, but that each JSON Lines shard's header is the
     keys of the objects of its own lines."""
     kind = input_format(path)
     if kind != "jsonl":
-        yield from _shards(path, kind, shard_rows)
+        yield from _shards(path, kind, shard_rows, columns)
         return
     for rows in _jsonl_chunks(path, shard_rows):
         keys = object_keys(row for _, line in rows if (row := _json_object(line)) is not None) or None
         yield Shard("", str(path), kind, keys, rows)
 
 
-def _shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
+def _shards(path: Path, kind: str, shard_rows: int, columns: ColumnMap | None) -> Iterator[Shard]:
     """An input's rows of format ``kind`` (not JSON Lines: ``_jsonl_shards``), ``shard_rows`` at a time, their shards
-    not yet keyed."""
-    readers = {"csv": _csv_shards, "tsv": _csv_shards, "parquet": _parquet_shards}
+    not yet keyed; of a Parquet file, only the columns ``columns`` may read (``None``: all)."""
+    if kind == "parquet":
+        return _parquet_shards(path, shard_rows, columns)
+    readers = {"csv": _csv_shards, "tsv": _csv_shards}
     return readers.get(kind, _dataset_shards)(path, kind, shard_rows)
 
 
@@ -218,15 +226,17 @@ def raw(cell: str) -> bytes:
     return cell.encode("utf-8", "surrogateescape")
 
 
-def _parquet_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
-    """A Parquet file's rows, ``shard_rows`` at a time, numbered from 0, their shards not yet keyed; the rows of a row
-    group that cannot be read (damaged) are errors of their shards (``row_group``), in their places
-    (``parquet_records``), so that the file's other rows are scored and every row keeps its shard."""
+def _parquet_shards(path: Path, shard_rows: int, columns: ColumnMap | None) -> Iterator[Shard]:
+    """A Parquet file's rows, ``shard_rows`` at a time, numbered from 0, their shards not yet keyed, each row holding
+    the columns ``columns`` may read (``ColumnMap.projected``; ``None``: all), the header every column of the file;
+    the rows of a row group that cannot be read (damaged) are errors of their shards (``row_group``), in their places
+    (``parquet_records``), so that the file's other rows are scored, every row keeping its shard, and a column no
+    field reads, damaged or holding what Python cannot hold, costs no row."""
     file = open_parquet(path)
     names = file.schema_arrow.names
-    records = parquet_records(file, shard_rows)
+    records = parquet_records(file, shard_rows, columns.projected(names) if columns is not None else None)
     while chunk := list(islice(records, shard_rows)):
-        shard = Shard("", str(path), kind, names)
+        shard = Shard("", str(path), "parquet", names)
         for number, row in chunk:
             if isinstance(row, str):
                 shard.errors.append((number, "row_group", row))

@@ -313,7 +313,7 @@ def warn_unheld_at_first(
     ``source`` names it. Where its posts hold metadata but none of the ``Post.meta`` fields the model reads
     (``meta_fields``), that is warned of too (``warn_unread_meta``), the end of the run not saying it, a shard following
     or not."""
-    shards = own_shards(files, shard_rows, names)
+    shards = own_shards(files, shard_rows, names, mapping)
     first = _first_posts(islice(shards, FIRST_SHARDS), mapping, Path(image_root) if image_root else None, kinds)
     if first is None:
         return

@@ -146,6 +146,15 @@ def test_the_rows_of_a_parquet_row_group_that_cannot_be_read_are_errors_of_their
     assert kind == "row_group" and said.startswith("row group 1 (rows 4 to 7) of the Parquet file cannot be read (")
 
 
+def test_a_damaged_parquet_column_no_field_reads_costs_no_row_its_name_kept_in_the_header(tmp_path: Path) -> None:
+    path = damaged_parquet(tmp_path / "damaged.parquet", 8, 4, group=1, column="note")
+    for shards in (read_shards([path], 3, ColumnMap()), own_shards([path], 3, columns=ColumnMap())):
+        shards = list(shards)
+        assert [number for shard in shards for number, _ in shard.rows] == list(range(8))
+        assert not any(shard.errors for shard in shards) and shards[0].header == ["id", "text", "note"]
+        assert shards[2].rows[0] == (6, {"id": "6", "text": "post 6"})
+
+
 def test_a_quote_never_closed_is_an_error_of_its_line_and_the_lines_after_it_are_read_as_rows(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_bytes(b'id,text\n1,"a"b\n2,5" tall\n3,"two\nlines"\n4,"never closed\n\n5,e\n6,f\n')
