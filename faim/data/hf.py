@@ -166,6 +166,9 @@ def load_dataset(path: Path) -> Any:
     Raises:
         faim.notices.MissingExtra: Without the optional Hugging Face ``datasets`` package, saying how to install
             it.
+        ValueError: Naming a data file ``datasets`` cannot read (a damaged Parquet page, a line that is not JSON, a
+            CSV quote never closed) and its error, which names neither the file nor, often, the cause
+            (``DatasetGenerationError: An error occurred while generating the dataset``).
     """
     try:
         import datasets  # optional heavy dependency (faim-sdk[hf]): imported when a dataset is read
@@ -189,12 +192,18 @@ def load_dataset(path: Path) -> Any:
     if path.suffix not in BUILDERS:
         raise ValueError(f"hf: cannot read {path}; data files must end in {', '.join(BUILDERS)}")
     builder, options = BUILDERS[path.suffix]
-    if path.suffix in TEXT_CELLS:
-        # every cell as the text it holds, as faim's own reader reads it: pandas would guess each column's type from
-        # its cells, reading the ids 007 and 7 both as 7, and NA or an empty cell as missing
-        import pandas  # the csv builder's own reader, naming the columns as it does (a second "text" as "text.1")
+    try:
+        if path.suffix in TEXT_CELLS:
+            # every cell as the text it holds, as faim's own reader reads it: pandas would guess each column's type
+            # from its cells, reading the ids 007 and 7 both as 7, and NA or an empty cell as missing
+            import pandas  # the csv builder's own reader, naming the columns as it does (a second "text" as "text.1")
 
-        header = pandas.read_csv(path, sep=options.get("delimiter", ","), nrows=0).columns
-        text = datasets.Features({name: datasets.Value("string") for name in header})
-        options = options | {"features": text, "na_filter": False}
-    return datasets.load_dataset(builder, data_files=str(path.absolute()), split="train", **options)
+            header = pandas.read_csv(path, sep=options.get("delimiter", ","), nrows=0).columns
+            text = datasets.Features({name: datasets.Value("string") for name in header})
+            options = options | {"features": text, "na_filter": False}
+        return datasets.load_dataset(builder, data_files=str(path.absolute()), split="train", **options)
+    except (datasets.exceptions.DatasetGenerationError, *ARROW_READ_ERRORS, ValueError) as error:
+        cause = error.__cause__ if isinstance(error, datasets.exceptions.DatasetGenerationError) else error
+        raise ValueError(
+            f"{path}: Hugging Face datasets cannot read it ({type(cause).__name__}: {one_line(cause)})"
+        ) from error

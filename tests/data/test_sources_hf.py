@@ -10,6 +10,7 @@ import socket
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import damaged_parquet
 
 from faim.data.hf import HfSource
 from faim.data.sources import CsvSource, read_posts
@@ -178,3 +179,21 @@ def test_data_files_holding_no_row_give_none_and_are_warned_of_as_every_source_d
     for name in ("header.csv", "header.tsv", "blank.jsonl"):
         with pytest.warns(FaimWarning, match=f"{name}: holds no row"):
             assert HfSource(train=str(tmp_path / name)).posts("train") == []
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [
+        ("damaged.parquet", None, "OSError: Couldn't deserialize thrift"),
+        ("posts.jsonl", '{"id": 1, "text": "a"}\n{"id": 2, "text": \n', "ArrowInvalid: JSON parse error"),
+        ("posts.csv", 'id,text\n1,"never closed\n2,b\n', "ParserError: Error tokenizing data"),
+    ],
+)
+def test_a_data_file_hugging_face_datasets_cannot_read_is_refused_naming_it_and_why(tmp_path, name, content, said):
+    path = tmp_path / name
+    if content is None:
+        damaged_parquet(path, 12, 4, group=1)
+    else:
+        path.write_text(content)
+    with pytest.raises(ValueError, match=f"^{re.escape(f'{path}: Hugging Face datasets cannot read it ({said}')}"):
+        HfSource(train=str(path)).posts("train")
