@@ -118,8 +118,9 @@ def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
     against, so the file is streamed first for its keys, as far as that check takes (``keys_holding``: to the line
     where the last of them is first found, the whole file where one is never found; not at all where the recipe
     names none), then for its objects. An object may omit keys (read as missing). A file holding a JSON array
-    spread over lines is refused first (``refuse_spread_json_array``).
+    spread over lines is refused first (``refuse_spread_json_array``), as is one written as UTF-16 (``refuse_utf16``).
     """
+    refuse_utf16(path)
     refuse_spread_json_array(path)
     keys = keys_holding((row for _, row in _jsonl_objects(path)), columns.required.values())
     return (columns.bind(keys, str(path)) if keys else columns), _jsonl_objects(path)
@@ -127,7 +128,9 @@ def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
 
 def jsonl_keys(path: Path) -> list[str]:
     """The columns of a JSON Lines file: every key its objects hold (``object_keys``), the file streamed once; one
-    holding a JSON array spread over lines is refused (``refuse_spread_json_array``)."""
+    holding a JSON array spread over lines is refused (``refuse_spread_json_array``), as is one written as UTF-16
+    (``refuse_utf16``)."""
+    refuse_utf16(path)
     refuse_spread_json_array(path)
     return object_keys(row for _, row in _jsonl_objects(path))
 
@@ -225,6 +228,23 @@ def refuse_spread_json_array(path: Path) -> None:
             f"{path}: holds a JSON array spread over lines, not JSON Lines (one post's object per line, .json "
             "files too), each line of which would be a row of its own; write it one post per line (jq -c '.[]')"
         )
+
+
+def refuse_utf16(path: Path) -> None:
+    """Refuse a text file (JSON Lines, CSV, TSV) written as UTF-16 (or UTF-32), as its byte order mark says, as every
+    reader of posts and scoring run does before reading a row of it: read as the UTF-8 faim reads, each character
+    of it would come with a NUL byte, its header naming no column written and none of its rows read as written (as
+    Excel's Unicode Text export, UTF-16 with tabs, would be).
+
+    Raises:
+        ValueError: Naming the file and saying to save it as UTF-8.
+    """
+    with open(path, "rb") as handle:
+        if handle.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+            raise ValueError(
+                f"{path}: holds UTF-16 text (its byte order mark says so), where faim reads UTF-8: save it as UTF-8 "
+                "(iconv -f UTF-16 -t UTF-8)"
+            )
 
 
 JSONL_LINES = 2
@@ -450,7 +470,8 @@ def csv_rows(
 
 def csv_file_header(path: Path, delimiter: str | None = None, quote_char: str | None = '"') -> tuple[list[str], str]:
     """A CSV file's header and the delimiter it is read with (``delimiter``, or where it is ``None`` the one the
-    file's name and header show)."""
+    file's name and header show); a file written as UTF-16 is refused (``refuse_utf16``)."""
+    refuse_utf16(path)
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         delimiter = delimiter or file_delimiter(path, handle.readline(), quote_char)
         handle.seek(0)

@@ -40,7 +40,7 @@ from faim.data.columns import FIELD_OBJECTS, ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import close_reading, find_inputs, input_format
 from faim.data.sources import input_reading
-from faim.data.tabular import JSONL_LINES, refuse_spread_json_array
+from faim.data.tabular import JSONL_LINES, refuse_spread_json_array, refuse_utf16
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard, count_rows, read_shards
 from faim.scoring.manifest import (
@@ -263,8 +263,8 @@ def plan_run(
 
     Raises:
         FileNotFoundError: When ``source`` holds no input outside ``out``.
-        ValueError: When a JSON Lines input holds a JSON array spread over lines, naming it
-            (``refuse_spread_json_array``).
+        ValueError: When a JSON Lines input holds a JSON array spread over lines (``refuse_spread_json_array``), or a
+            text input is written as UTF-16 (``refuse_utf16``), naming it.
     """
     out_dir = Path(out)
     resolved_out = out_dir.resolve()  # an output folder inside a dump folder is not read back as input
@@ -272,6 +272,8 @@ def plan_run(
     if not files:
         raise FileNotFoundError(f"{source}: holds no input outside the output folder {out_dir}")
     for file in files:
+        if input_format(file) in ("jsonl", "csv", "tsv"):
+            refuse_utf16(file)
         if input_format(file) == "jsonl":
             refuse_spread_json_array(file)
     total = sum(count_rows(f) for f in files)

@@ -173,3 +173,15 @@ def test_a_parquet_page_whose_checksum_does_not_match_is_refused_not_read_as_oth
     said = f"{path}:4: row group 1 (rows 4 to 7) of the Parquet file cannot be read (could not verify page integrity"
     with pytest.raises(ValueError, match=f"^{re.escape(said)}"):
         next(posts)
+
+
+@pytest.mark.parametrize("name", ["posts.csv", "posts.tsv", "posts.jsonl"])
+def test_a_text_file_written_as_utf16_is_refused_by_every_reader_of_posts_naming_it(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    text = '{"id": "a", "text": "one"}\n' if name.endswith(".jsonl") else "id,text\na,one\n"
+    path.write_bytes(text.replace(",", "\t" if name.endswith(".tsv") else ",").encode("utf-16"))  # as Excel saves
+    said = f"{path}: holds UTF-16 text (its byte order mark says so), where faim reads UTF-8: save it as UTF-8"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}"):
+        list(read_posts(path))
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}"):
+        input_columns(path)

@@ -516,3 +516,16 @@ def test_the_columns_no_mapping_reads_are_named_in_the_dumps_order_whichever_sha
     manifest.write_text("".join(line + "\n" for line in reversed(lines)), encoding="utf-8")  # the second done first
     again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=2, progress=False)
     assert again.rows_this_run == 0 and again.held is not None and again.held.unread == ("zeta", "alpha")
+
+
+@pytest.mark.parametrize(("name", "encoding"), [("b.csv", "utf-16"), ("b.tsv", "utf-16-be"), ("b.jsonl", "utf-16")])
+def test_a_text_input_written_as_utf16_is_refused_before_any_row_is_scored(name: str, encoding: str, tmp_path) -> None:
+    (tmp_path / "dump").mkdir()
+    (tmp_path / "dump" / "a.jsonl").write_text('{"text": "a"}\n', encoding="utf-8")
+    written = tmp_path / "dump" / name
+    sep = "," if name.endswith(".csv") else "\t"
+    text = '{"text": "b"}\n' if name.endswith(".jsonl") else f"id{sep}text\n1{sep}b\n"
+    written.write_bytes(("\ufeff" if encoding == "utf-16-be" else "").encode(encoding) + text.encode(encoding))
+    said = f"{written}: holds UTF-16 text (its byte order mark says so), where faim reads UTF-8: save it as UTF-8"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}"):
+        plan_run({"files": {}, "tasks": []}, tmp_path / "dump", tmp_path / "out", {}, 1, kinds=["text"])
