@@ -5,8 +5,10 @@ normalised by ``tokenizers``' port of SentencePiece's normaliser (the precompile
 both ends stripped, spaces written ``▁`` and one put in front), then cut by ``tokenizers``' unigram model into the
 pieces of highest total score (a Viterbi over every piece that matches at each position, a character no piece
 starts with scored 10 below the lowest score, as SentencePiece does). That model writes a run of such characters as
-one unknown piece, SentencePiece as one per character: each such run is split back into one per character. An export
-checks that this gives the ``use_text`` encoder's own piece ids on sample texts before it is kept.
+one unknown piece, SentencePiece as one per character, and runs ``<unk>`` written out in the text together with
+unknown characters or another ``<unk>`` beside it: each such run is split back into one piece per character and one
+per ``<unk>``. An export checks that this gives the ``use_text`` encoder's own piece ids on sample texts before it is
+kept.
 """
 
 from __future__ import annotations
@@ -62,10 +64,15 @@ class UnigramPieces:
         return [self.one_unknown_per_character(text, encoding) or [self.unk] for text, encoding in zip(normalized, cut)]
 
     def one_unknown_per_character(self, normalized: str, encoding: Encoding) -> list[int]:
-        """The ids of ``normalized``'s encoding, each run of unknown characters repeated once per character it
-        covers (the offsets count characters of ``normalized``); the unknown piece written out is one piece."""
+        """The ids of ``normalized``'s encoding, each run of unknown pieces repeated once per piece SentencePiece
+        writes for it (``unknown_pieces``; the offsets count characters of ``normalized``)."""
         ids = []
         for index, (start, end) in zip(encoding.ids, encoding.offsets):
-            run = index == self.unk and normalized[start:end] != self.unknown_piece
-            ids += [index] * (end - start) if run else [index]
+            ids += [index] * self.unknown_pieces(normalized[start:end]) if index == self.unk else [index]
         return ids
+
+    def unknown_pieces(self, run: str) -> int:
+        """How many unknown pieces SentencePiece cuts ``run`` into, a run the unigram model writes as one: one per
+        unknown piece written out in it (``<unk>``, which that model runs together with its neighbours too), one per
+        other character (none of which is the first of ``<unk>``: a piece starts with it)."""
+        return len(run) - run.count(self.unknown_piece) * (len(self.unknown_piece) - 1)

@@ -19,6 +19,7 @@ TEXTS = [
     "   spaces    inside  ",
     "",
     "<unk> written out, and a<unk>b",
+    "<unk><unk> twice, x<unk><unk>y, 😀<unk> and <unk>🫠🫠",  # beside one another, or beside unknown characters
     "Ｆｕｌｌ ｗｉｄｔｈ and ﬁ ligature",
     "русский текст и 中文字符",
 ]
