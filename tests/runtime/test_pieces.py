@@ -1,5 +1,5 @@
 """The runtime's SentencePiece cut gives the bundled USE-m tokenizer's own piece ids, unknown characters one piece
-each."""
+each, normalised as SentencePiece normalises."""
 
 from __future__ import annotations
 
@@ -22,6 +22,12 @@ TEXTS = [
     "<unk><unk> twice, x<unk><unk>y, 😀<unk> and <unk>🫠🫠",  # beside one another, or beside unknown characters
     "Ｆｕｌｌ ｗｉｄｔｈ and ﬁ ligature",
     "русский текст и 中文字符",
+    # the map's longest match at each place, as SentencePiece normalises, not a grapheme at a time: marks kept,
+    # half-width kana and jamo composed
+    "Tiếng Việt, Tie\u0302\u0301ng Vie\u0323\u0302t, ﬁ\u0301 x²\u0301 ™\u0301",
+    "ｶﾞｷﾞｸﾞ ﾊﾟﾝ ﾃﾞｽ, ㄱㅏ ㅎㅏㄴ, ﺑِﺴْﻢِ",
+    "\u3000\u0301 spaces and marks: a\u00a0\u0301b \u00a0\u064b",
+    "\x85 a next line at both ends \x85",  # no space to SentencePiece
 ]
 
 
