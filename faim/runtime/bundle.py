@@ -65,6 +65,9 @@ REQUIRED = {"format", "files", "max_elements", "kinds", "encoders", "fusion", "t
 PT2_LOADER = "load it with faim.export.programs.load_export, which needs torch"
 """What reads an export of torch.export programs (``graph_format`` "pt2"): neither the runtime nor faim score does."""
 
+LOADERS = {"onnx": "load it with faim.runtime.load", "pt2": PT2_LOADER}
+"""What reads an export of each ``graph_format``."""
+
 
 def graph_format(manifest: dict[str, Any]) -> str:
     """The format of an export's graphs, "onnx" or "pt2" (an export written before pt2 existed names none: onnx)."""
@@ -75,11 +78,11 @@ def check_graph_format(directory: str | Path, manifest: dict[str, Any], expected
     """Refuse the export in ``directory`` (its ``manifest``) when its graphs are not of the format ``expected``.
 
     Raises:
-        ExportError: Naming ``directory`` and both formats, and for a pt2 export what loads it.
+        ExportError: Naming ``directory``, both formats and what loads the export (``LOADERS``).
     """
     found = graph_format(manifest)
     if found != expected:
-        hint = f" ({PT2_LOADER})" if found == "pt2" else ""
+        hint = f" ({LOADERS[found]})" if isinstance(found, str) and found in LOADERS else ""
         raise ExportError(f"{directory}: its graphs are {found}, not {expected}{hint}")
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.runtime.bundle import ExportError, read_bundle
+from faim.runtime.bundle import ExportError, check_graph_format, read_bundle
 
 
 @pytest.mark.parametrize(
@@ -41,3 +41,17 @@ def test_a_file_given_as_the_export_is_named_as_a_file_with_the_folder_to_name(t
     (tmp_path / "fusion.onnx").write_bytes(b"")
     with pytest.raises(ExportError, match=rf"^{tmp_path / 'fusion.onnx'}: a file, not a folder$"):
         read_bundle(tmp_path / "fusion.onnx")
+
+
+@pytest.mark.parametrize(
+    ("found", "expected", "loader"),
+    [("onnx", "pt2", "faim.runtime.load"), ("pt2", "onnx", "faim.export.programs.load_export")],
+)
+def test_an_export_of_other_graphs_is_refused_naming_what_loads_it(
+    tmp_path: Path, found: str, expected: str, loader: str
+) -> None:
+    said = rf"^{tmp_path}: its graphs are {found}, not {expected} \(load it with {loader}"
+    with pytest.raises(ExportError, match=said):
+        check_graph_format(tmp_path, {"graph_format": found}, expected)
+    with pytest.raises(ExportError, match=rf"^{tmp_path}: its graphs are \[1\], not {expected}$"):
+        check_graph_format(tmp_path, {"graph_format": [1]}, expected)  # no export writes: nothing loads it
