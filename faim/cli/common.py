@@ -50,8 +50,9 @@ def add_columns(parser: argparse.ArgumentParser) -> None:
         metavar="FIELD=COLUMN",
         help="column mapping, e.g. --map text=tweet --map image=img --map labels.hate=class --map meta=lang,country "
         "(repeatable, each field once but meta, which takes every column given; or each meta field from a column of "
-        "another name: --map meta.lang=language, one form or the other; default: columns named id, text, image(s), "
-        "comments)",
+        "another name: --map meta.lang=language, one form or the other; each replaces its own field's column alone; "
+        "default: columns named id, text, image(s), comments, and the tasks and meta fields of labels and meta columns "
+        "holding objects)",
     )
     parser.add_argument(
         "--image-root",

@@ -5,13 +5,13 @@ A mapping names, for each post field, the column that holds it::
     columns: {id: tweet_id, text: tweet, image: img, comments: replies, labels: {hate: class}, meta: [lang]}
 
 Unmapped fields default to the column of the same name (``images`` falls back, row by row, to ``image``: a row
-whose ``images`` cell is empty or absent reads its ``image`` cell; an unmapped ``labels`` or ``meta`` column's cell
-holding a mapping gives the post's tasks or meta fields, as in a post given as a dict) and are simply absent when
-the file lacks that column; a column named explicitly must exist in the file (of JSON Lines, in some object of it).
-Cells may hold a list (images, comments, a multilabel task's labels), or, in a file whose cells are text (CSV, TSV:
-``text_cells``), a JSON-encoded list string, where a JSON Lines or Parquet file's string is one image, comment or
-label, whatever it holds, as in a post given as a dict; empty cells mean "missing": no text, no images, no comments,
-or no label for that task.
+whose ``images`` cell is empty or absent reads its ``image`` cell; a ``labels`` or ``meta`` column's cell holding a
+mapping gives the post's tasks or meta fields the mapping does not name, as in a post given as a dict, those it
+names read from their columns) and are simply absent when the file lacks that column; a column named explicitly
+must exist in the file (of JSON Lines, in some object of it). Cells may hold a list (images, comments, a multilabel
+task's labels), or, in a file whose cells are text (CSV, TSV: ``text_cells``), a JSON-encoded list string, where a
+JSON Lines or Parquet file's string is one image, comment or label, whatever it holds, as in a post given as a dict;
+empty cells mean "missing": no text, no images, no comments, or no label for that task.
 """
 
 from __future__ import annotations
@@ -47,6 +47,10 @@ FIELD_OBJECTS = 1
 the post's tasks or meta fields (``ColumnMap.object_cell``), where faim before read no such column. A scoring run
 reading a file whose cells may hold a mapping records it (``faim.scoring.runner.object_settings``), so that a run
 begun by a faim reading them otherwise is not resumed."""
+NAMED_OBJECTS = 2
+"""The version of how a ``labels`` or ``meta`` column is read beside a mapping naming some of its tasks or meta fields:
+2 reads the cell's others (``ColumnMap.object_cell``), where faim before read none once one was named. A scoring run
+records it in place of ``FIELD_OBJECTS`` (``faim.scoring.runner.object_settings``)."""
 
 
 @dataclass(frozen=True)
@@ -64,10 +68,11 @@ class ColumnMap:
             CSV or TSV file, a JSON list string; any other string is one label).
         meta: Meta field name to the column kept in ``Post.meta``.
         explicit: The fields the recipe named; only those must exist in the file.
-        objects: Those of ``OBJECT_FIELDS`` the recipe leaves unmapped (not given; given as ``None``, a field is not
-            read), each read from the column of its name where its cell holds a mapping (``object_cell``). The column
-            is read for nothing else: it is no field's column (``fields``) and is listed among those ``unread``.
-            Not given (``None``): those ``labels`` and ``meta`` map no column of.
+        objects: Those of ``OBJECT_FIELDS`` read from the column of their name where its cell holds a mapping
+            (``object_cell``), for the tasks or meta fields ``labels`` or ``meta`` does not name: each the recipe does
+            not map to ``None`` (which reads none) and whose column is no field's. The column is read for nothing
+            else: it is no field's column (``fields``) and is listed among those ``unread``. Not given (``None``):
+            each whose column is no field's.
     """
 
     id: str | None = "id"
@@ -80,15 +85,18 @@ class ColumnMap:
     objects: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        if self.objects is None:
-            object.__setattr__(self, "objects", tuple(key for key in OBJECT_FIELDS if not getattr(self, key)))
+        named = {column for _, column in self.fields}  # a column a field is read from holds that field alone
+        objects = OBJECT_FIELDS if self.objects is None else self.objects
+        object.__setattr__(self, "objects", tuple(key for key in objects if key not in named))
 
     @classmethod
     def from_recipe(cls, mapping: Mapping[str, Any] | None) -> ColumnMap:
         """Build a mapping from the recipe's ``columns:`` dict (``None``: identity mapping).
 
         ``image`` is accepted for ``images``; ``labels`` and ``meta`` take a dict (name → column) or a
-        list of columns (each kept under its own name); a field mapped to ``None`` is not read.
+        list of columns (each kept under its own name), the tasks or meta fields they do not name read from the
+        column of their name where it holds a mapping, as where they are not given; a field mapped to ``None`` is
+        not read (``labels`` or ``meta``: no task or meta field is).
 
         Raises:
             ValueError: On an unknown key (naming the valid ones), both ``image`` and ``images``, or a
@@ -112,7 +120,7 @@ class ColumnMap:
             labels=_named_columns("labels", mapping.get("labels")),
             meta=_named_columns("meta", mapping.get("meta")),
             explicit=tuple(key for key in SINGLE if key in mapping),
-            objects=tuple(key for key in OBJECT_FIELDS if key not in mapping),
+            objects=tuple(key for key in OBJECT_FIELDS if key not in mapping or mapping[key] is not None),
         )
 
     def bind(self, available: Collection[str], file: str) -> ColumnMap:
@@ -273,11 +281,12 @@ class ColumnMap:
         )
 
     def object_cell(self, row: Mapping[str, Any], name: str, where: str) -> dict[str, Any]:
-        """The tasks or meta fields (``name``) of a row where the field is unmapped (``objects``): the mapping the
-        cell of the column of that name holds (a JSON object, a Parquet struct, or a Parquet map keyed by text, which
-        Arrow gives as a list of ``(key, value)`` pairs), as a post given as a dict holds them; ``{}`` where the field
-        is mapped or the cell holds no mapping (missing, or a value of a column that happens to bear the name, such
-        as a CSV or TSV cell, which is text), left unread as a column no mapping reads is.
+        """The tasks or meta fields (``name``) of a row read from the column of that name (``objects``): those of the
+        mapping its cell holds (a JSON object, a Parquet struct, or a Parquet map keyed by text, which Arrow gives as
+        a list of ``(key, value)`` pairs), as a post given as a dict holds them, but the ones ``labels`` or ``meta``
+        names, read from their own columns; ``{}`` where the column is not read so or the cell holds no mapping
+        (missing, or a value of a column that happens to bear the name, such as a CSV or TSV cell, which is text),
+        left unread as a column no mapping reads is.
 
         Raises:
             ValueError: Naming the row by ``where``, the field and its column, where the cell is one Python cannot
@@ -289,7 +298,8 @@ class ColumnMap:
             raise ValueError(f"{where} field {name!r} (column {name!r}): {value!r}")
         if isinstance(value, list) and all(type(pair) is tuple and isinstance(pair[0], str) for pair in value):
             value = dict(value)
-        return dict(value) if isinstance(value, Mapping) else {}
+        named = getattr(self, name)
+        return {key: item for key, item in value.items() if key not in named} if isinstance(value, Mapping) else {}
 
 
 def object_read(column: str) -> str:

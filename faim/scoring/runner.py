@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from PIL import Image
 from tqdm.auto import tqdm
 
-from faim.data.columns import FIELD_OBJECTS, ColumnMap
+from faim.data.columns import FIELD_OBJECTS, NAMED_OBJECTS, ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import close_reading, find_inputs, input_format
 from faim.data.sources import input_reading
@@ -201,12 +201,17 @@ def line_settings(files: Sequence[Path]) -> dict[str, int]:
 
 
 def object_settings(files: Sequence[Path], columns: ColumnMap) -> dict[str, int]:
-    """How a run reading ``files`` with the mapping ``columns`` reads an unmapped labels or meta column holding a
-    mapping (``faim.data.columns.FIELD_OBJECTS``), as its settings name it, for a run leaving either unmapped
-    (``ColumnMap.objects``) and reading a file whose cells may hold one (not CSV or TSV, whose cells are text): its
+    """How a run reading ``files`` with the mapping ``columns`` reads a labels or meta column holding a mapping, as
+    its settings name it, for a run reading either (``ColumnMap.objects``) from a file whose cells may hold one (not CSV
+    or TSV, whose cells are text): ``faim.data.columns.FIELD_OBJECTS`` where the mapping names none of the column's
+    tasks or meta fields, ``NAMED_OBJECTS`` where it names some, of which faim before read none from the column. Its
     resume under a faim reading such a column otherwise is refused rather than scoring some rows with the fields it
     holds and some without. Any other run records nothing, as runs did before."""
-    return {FIELD_OBJECTS_SETTING: FIELD_OBJECTS} if input_reading(files, columns).objects else {}
+    reading = input_reading(files, columns)
+    if not reading.objects:
+        return {}
+    named = any(getattr(reading, field) for field in reading.objects)
+    return {FIELD_OBJECTS_SETTING: NAMED_OBJECTS if named else FIELD_OBJECTS}
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 import faim.cli.common
 from faim.cli.common import existing_folder, output_file, output_folder, parse_columns, share
 from faim.cli.main import build_parser, main
+from faim.data.sources import read_posts
 
 
 def test_a_mapping_gives_each_field_its_column_and_meta_every_column_given() -> None:
@@ -25,6 +27,16 @@ def test_a_mapping_gives_each_field_its_column_and_meta_every_column_given() -> 
 def test_a_meta_field_is_given_a_column_of_another_name() -> None:
     items = ["meta.country=country", "meta.lang=language"]
     assert parse_columns(items) == {"meta": {"country": "country", "lang": "language"}}
+
+
+def test_a_map_of_one_meta_field_or_task_leaves_the_others_read_as_without_it(tmp_path: Path) -> None:
+    row = {"id": "a", "text": "hi", "language": "fr", "class": 0, "meta": {"topic": "x"}}
+    row["labels"] = {"hate": 1, "spam": 0}
+    (tmp_path / "posts.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    (plain,) = read_posts(tmp_path / "posts.jsonl", parse_columns([]))
+    (mapped,) = read_posts(tmp_path / "posts.jsonl", parse_columns(["meta.lang=language", "labels.hate=class"]))
+    assert (plain.meta, plain.labels) == ({"topic": "x"}, {"hate": 1, "spam": 0})
+    assert (mapped.meta, mapped.labels) == ({"topic": "x", "lang": "fr"}, {"hate": 0, "spam": 0})
 
 
 @pytest.mark.parametrize(

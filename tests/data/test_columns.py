@@ -52,7 +52,8 @@ def test_unmapped_labels_and_meta_columns_holding_mappings_read_as_a_post_given_
     (post,) = read_posts(tmp_path / "maps.parquet")  # only the meta column's map is read, as field names
     assert (post.labels, post.meta) == ({}, {"likes": 3})
     (post,) = read_posts(tmp_path / "maps.parquet", columns={"meta": ["other"], "labels": None})
-    assert (post.labels, post.meta) == ({}, {"other": [("likes", 3)]})  # mapped: a column gives one field its cell
+    assert post.meta == {"other": [("likes", 3)], "likes": 3}  # mapped: a column gives one field its cell
+    assert post.labels == {}  # mapped to null: none is read
     csv = tmp_path / "posts.csv"
     csv.write_text('id,text,labels,labels,meta\nb,hi,x,y,"{""likes"": 3}"\n')  # a CSV cell is text: not read
     (post,) = read_posts(csv)
@@ -72,13 +73,17 @@ def test_two_unmapped_meta_or_labels_columns_read_as_objects_are_refused_as_two_
     assert ColumnMap().reading(text_cells=True).mismatch(["id", name, name]) is None  # a CSV's: never read
 
 
-def test_a_mapping_built_with_labels_and_meta_columns_reads_no_object_column_for_them():
-    row = {"id": "a", "l": "en", "h": 1, "meta": {"lang": "fr", "x": 2}, "labels": {"hate": 0, "spam": 1}}
+def test_a_mapping_naming_tasks_or_meta_fields_reads_the_others_from_the_object_column():
+    row = {"id": "a", "l": "en", "h": None, "meta": {"lang": "fr", "x": 2}, "labels": {"hate": 0, "spam": 1}}
     post = ColumnMap(meta={"lang": "l"}, labels={"hate": "h"}).to_post(row, 0, "posts.jsonl:1", None)
-    assert (post.meta, post.labels) == ({"lang": "en"}, {"hate": 1})
+    assert (post.meta, post.labels) == ({"lang": "en", "x": 2}, {"spam": 1})  # a named one is read from its column
     post = ColumnMap(meta={"lang": "l"}).to_post(row, 0, "posts.jsonl:1", None)
-    assert (post.meta, post.labels) == ({"lang": "en"}, {"hate": 0, "spam": 1})  # labels is left unmapped
+    assert (post.meta, post.labels) == ({"lang": "en", "x": 2}, {"hate": 0, "spam": 1})
     assert ColumnMap(meta={"lang": "l"}) == ColumnMap.from_recipe({"meta": {"lang": "l"}})
+    post = ColumnMap.from_recipe({"meta": None, "labels": None}).to_post(row, 0, "posts.jsonl:1", None)
+    assert (post.meta, post.labels) == ({}, {})  # mapped to null: none is read
+    post = ColumnMap.from_recipe({"meta": ["meta"]}).to_post(row, 0, "posts.jsonl:1", None)
+    assert post.meta == {"meta": {"lang": "fr", "x": 2}}  # a column a field is read from gives that field alone
 
 
 @pytest.mark.parametrize("cell", [None, "", 5, "many", '{"likes": 3}', ["likes"], [["likes", 3]]])

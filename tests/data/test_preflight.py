@@ -143,7 +143,9 @@ def test_unread_columns_say_an_unmapped_meta_column_is_read_where_it_holds_an_ob
     (tmp_path / "p.csv").write_text('id,text,meta\na,hi,"{""likes"": 3}"\n')
     read = ["meta (read where it holds an object)", "topic"]
     assert unread_columns(tmp_path / "p.jsonl", ColumnMap()) == read
-    assert unread_columns(tmp_path / "p.jsonl", ColumnMap.from_recipe({"meta": ["topic"]})) == ["meta"]
+    mapped = ColumnMap.from_recipe({"meta": ["topic"]})  # the column still gives the meta fields it does not name
+    assert unread_columns(tmp_path / "p.jsonl", mapped) == ["meta (read where it holds an object)"]
+    assert unread_columns(tmp_path / "p.jsonl", ColumnMap.from_recipe({"meta": None})) == ["meta", "topic"]
     assert unread_columns(tmp_path / "p.csv", ColumnMap()) == ["meta"]
 
 

@@ -13,7 +13,7 @@ from conftest import check_overflowing_rows, damaged_parquet, overflowing_run, t
 from PIL import Image
 
 import faim
-from faim.data.columns import FIELD_OBJECTS
+from faim.data.columns import FIELD_OBJECTS, NAMED_OBJECTS
 from faim.notices import FaimWarning
 from faim.scoring.engine import score_dump
 from faim.scoring.manifest import FIELD_OBJECTS_SETTING
@@ -341,6 +341,14 @@ def test_a_run_begun_before_unmapped_meta_objects_were_read_is_not_resumed(expor
     record.write_text(json.dumps(begun))
     with pytest.raises(ValueError, match=f"settings differ: {FIELD_OBJECTS_SETTING} \\(not set\\) → 1"):
         score_dump(exported[0], dump, tmp_path / "out", workers=1, progress=False)
+    named = {"meta": {"lang": "text"}}  # the column's other meta fields are read beside it, where faim before read none
+    score_dump(exported[0], dump, tmp_path / "named", named, workers=1, progress=False)
+    record = tmp_path / "named" / "_run.json"
+    begun = json.loads(record.read_text())
+    assert begun["settings"][FIELD_OBJECTS_SETTING] == NAMED_OBJECTS
+    record.write_text(json.dumps(begun | {"settings": begun["settings"] | {FIELD_OBJECTS_SETTING: FIELD_OBJECTS}}))
+    with pytest.raises(ValueError, match=f"settings differ: {FIELD_OBJECTS_SETTING} 1 → {NAMED_OBJECTS}"):
+        score_dump(exported[0], dump, tmp_path / "named", named, workers=1, progress=False)
     csv = tmp_path / "dump.csv"
     csv.write_text('id,text,meta\na,a post,"{""likes"": 30}"\n')
     score_dump(exported[0], csv, tmp_path / "csv", workers=1, progress=False)
