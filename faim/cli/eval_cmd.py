@@ -117,8 +117,9 @@ def slice_remedy(field: str, data: str | None, columns: dict[str, Any] | None, p
     """How to give ``posts`` the meta field ``field`` to slice by: for a file given as ``data``, ``--map meta=COLUMN``
     (``--map meta=FIELD`` where ``data`` has a column ``field`` the mapping ``columns`` leaves unread: for the
     ``meta`` column, read where it holds an object, only where none did, no post carrying a meta field, as mapping it
-    stops reading its objects), naming the columns of ``data`` no mapping reads; for a recipe's split (``data``
-    ``None``), which ``--map`` does not reach, the recipe's ``data.columns`` and a file given as DATA."""
+    stops reading its objects; each as ``meta.FIELD=`` where ``columns`` maps meta fields so: ``meta_item``), naming
+    the columns of ``data`` no mapping reads; for a recipe's split (``data`` ``None``), which ``--map`` does not
+    reach, the recipe's ``data.columns`` and a file given as DATA."""
     if not data:
         return (
             "the recipe's data.columns meta lists what its split carries, and --map does not reach it: give a file as "
@@ -127,7 +128,10 @@ def slice_remedy(field: str, data: str | None, columns: dict[str, Any] | None, p
     unread = unread_columns(data, ColumnMap.from_recipe(columns)) or []
     # the meta column read where it holds an object, none of whose cells did: mapping it loses no field
     plain = field == "meta" and object_read(field) in unread and not any(post.meta for post in posts)
-    how = f"read its column with --map meta={field}" if field in unread or plain else "map one with --map meta=COLUMN"
+    if field in unread or plain:
+        how = f"read its column with --map {meta_item(field, field, columns)}"
+    else:
+        how = f"map one with --map {f'meta.{field}' if names_meta_fields(columns) else 'meta'}=COLUMN"
     return f"{how} (columns of the data no mapping reads: {', '.join(unread)})" if unread else how
 
 
@@ -139,10 +143,24 @@ def language_column_notes(data: str, columns: dict[str, Any] | None) -> list[str
     notes = []
     unread = unread_columns(data, ColumnMap.from_recipe(columns)) or []
     for column in (c for c in unread if c.lower() in LANGUAGE_COLUMNS):
-        mapping = f"meta={LANGUAGE}" if column == LANGUAGE else f"meta.{LANGUAGE}={column}"
+        mapping = meta_item(LANGUAGE, column, columns)
         notes.append(
             f"{data} has a column {column!r} faim eval does not read: each post's language (--slice "
             f"{LANGUAGE}, the metrics per language) is detected from its text; read the column instead with --map "
             f"{mapping}"
         )
     return notes
+
+
+def meta_item(field: str, column: str, columns: dict[str, Any] | None) -> str:
+    """The ``--map`` item reading ``column`` into the meta field ``field`` beside the mapping ``columns``:
+    ``meta=COLUMN``, which keeps a column under its own name, where they are one name and ``columns`` maps no meta
+    field as ``meta.FIELD=COLUMN`` (``names_meta_fields``), beside which ``meta=`` is refused; ``meta.FIELD=COLUMN``
+    otherwise."""
+    return f"meta={column}" if column == field and not names_meta_fields(columns) else f"meta.{field}={column}"
+
+
+def names_meta_fields(columns: dict[str, Any] | None) -> bool:
+    """Whether the mapping ``columns`` (``faim.cli.common.parse_columns``'s) maps meta fields as ``--map
+    meta.FIELD=COLUMN`` does, which ``--map meta=COLUMN`` may not join."""
+    return isinstance((columns or {}).get("meta"), dict)

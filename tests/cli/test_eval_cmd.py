@@ -9,7 +9,8 @@ import pytest
 from conftest import tiny_recipe
 
 import faim
-from faim.cli.eval_cmd import slice_remedy
+from faim.cli.common import parse_columns
+from faim.cli.eval_cmd import language_column_notes, slice_remedy
 from faim.cli.main import main
 from faim.data.sources import read_posts
 from faim.wording import shell_path
@@ -109,6 +110,21 @@ def test_the_slice_remedy_names_a_meta_column_read_as_objects_as_such_and_offers
     (tmp_path / "p.csv").write_text("id,text,meta\na,hi,x\n")
     csv = slice_remedy("meta", str(tmp_path / "p.csv"), None, list(read_posts(tmp_path / "p.csv")))
     assert csv.startswith("read its column with --map meta=meta (")
+
+
+def test_the_slice_and_language_remedies_name_a_meta_field_as_the_meta_fields_already_mapped_are(tmp_path):
+    data = tmp_path / "p.jsonl"
+    data.write_text(json.dumps({"id": "a", "text": "hi", "language": "fr", "topic": "x", "lang": "fr"}) + "\n")
+    named, listed = parse_columns(["meta.lang=language"]), parse_columns(["meta=language"])
+    posts = list(read_posts(data, named))
+    unread = " (columns of the data no mapping reads: topic, lang)"
+    assert slice_remedy("topic", str(data), named, posts) == f"read its column with --map meta.topic=topic{unread}"
+    assert slice_remedy("colour", str(data), named, posts) == f"map one with --map meta.colour=COLUMN{unread}"
+    assert slice_remedy("topic", str(data), listed, posts).startswith("read its column with --map meta=topic (")
+    notes = language_column_notes(str(data), parse_columns(["meta.topic=topic"]))
+    assert [note.rsplit(" ", 1)[1] for note in notes] == ["meta.lang=language", "meta.lang=lang"]
+    notes = language_column_notes(str(data), parse_columns(["meta=topic"]))
+    assert [note.rsplit(" ", 1)[1] for note in notes] == ["meta.lang=language", "meta=lang"]
 
 
 def test_eval_sliced_by_a_meta_column_of_plain_values_offers_to_read_it(
