@@ -86,6 +86,14 @@ def test_a_code_written_as_a_locale_with_an_underscore_is_the_code_with_a_hyphen
     assert [post.meta["lang"] for post in filled] == ["pt-br", "pt-br", "zh-hant-tw"]
 
 
+def test_a_three_letter_code_or_english_name_of_a_language_with_a_two_letter_code_is_that_code() -> None:
+    given = ["eng", "ENG", "English", " ENGLISH ", "en", "ger", "deu", "por_BR", "Modern Greek", "Swahili"]
+    kept = ["cmn", "yue", "Deutsch", "Tonga", "xyz"]  # no two-letter code, or no English name of ISO 639's
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given + kept)])
+    expected = ["en", "en", "en", "en", "en", "de", "de", "pt-br", "el", "sw", "cmn", "yue", "deutsch", "tonga", "xyz"]
+    assert [post.meta["lang"] for post in filled] == expected
+
+
 def test_a_missing_code_a_null_read_as_nan_is_told_from_the_text() -> None:
     given = [{"lang": math.nan}, {"lang": None}, {"lang": ""}]
     filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])

@@ -1,0 +1,37 @@
+"""The table of two-letter language codes, with the three-letter codes and English names of each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from faim.data.language_codes import NAMED, TABLE, TWO_LETTER
+
+ISO_CODES = Path("/usr/share/iso-codes/json")
+
+
+def test_each_two_letter_code_is_one_line_and_each_three_letter_code_and_name_one_languages() -> None:
+    lines = TABLE.strip().splitlines()
+    twos = [line.split()[0] for line in lines]
+    assert len(twos) == len(set(twos)) == 185 and all(len(two) == 2 and two.islower() for two in twos)
+    threes = [three for line in lines for three in line.split(" | ")[0].split()[1:]]
+    assert len(threes) == len(set(threes)) == len(TWO_LETTER) and all(len(three) == 3 for three in threes)
+    names = [name.casefold() for line in lines for name in line.split(" | ")[1:]]
+    assert len(names) == len(set(names)) == len(NAMED)
+    assert (TWO_LETTER["eng"], TWO_LETTER["fre"], TWO_LETTER["fra"], NAMED["bangla"]) == ("en", "fr", "fr", "bn")
+
+
+@pytest.mark.skipif(not ISO_CODES.is_dir(), reason="Debian's iso-codes, which the table is built from, is not here")
+def test_the_table_holds_every_three_letter_code_iso_codes_gives_a_two_letter_one() -> None:
+    entries = [
+        entry
+        for name in ("639-2", "639-3")
+        for entry in json.loads((ISO_CODES / f"iso_{name}.json").read_text(encoding="utf-8"))[name]
+    ]
+    given = {}
+    for entry in (entry for entry in entries if "alpha_2" in entry):
+        given |= dict.fromkeys(filter(None, (entry["alpha_3"], entry.get("bibliographic"))), entry["alpha_2"])
+        assert NAMED[entry["name"].split("; ")[0].casefold()] == entry["alpha_2"]
+    assert given == TWO_LETTER
