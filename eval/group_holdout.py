@@ -46,9 +46,9 @@ from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.fit import Calibration
 from faim.calibration.scaling import apply_temperature, fit_scaling
-from faim.data.language import with_languages
-from faim.data.post import LANGUAGE, Post, is_missing
+from faim.data.post import Post, is_missing
 from faim.data.targets import TaskSpec
+from faim.data.without import grouped
 from faim.detector import Detector
 from faim.eval.benchmark_baselines import class_probabilities, fit_logistic_regression, labelled
 from faim.eval.calibration import expected_calibration_error
@@ -126,8 +126,7 @@ def probe_inputs(recipe: Recipe, task: TaskSpec, group_by: str, cache_dir: str) 
         targets.append(y)
         in_train.append(np.full(len(keep), split == "train"))
     # grouped by language, a post that gives none is given the one it is written in, as evaluation gives it
-    grouped = with_languages(posts) if group_by == LANGUAGE else posts
-    groups = [slice_name(group_of(post, group_by)) for post in grouped]
+    groups = [slice_name(group_of(post, group_by)) for post in grouped(posts, group_by)]
     corrections, folds = None, None
     if recipe.eval.crowd_corrections and link is not None:
         corrections = np.array([questions_or_corrects(post) for post in posts])

@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 from faim.assembly import task_specs
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
+from faim.data.without import grouped
 from faim.detector import Detector
 from faim.eval.benchmark_runs import train_or_reuse
 from faim.eval.calibration import expected_calibration_error
@@ -107,15 +108,16 @@ def split_posts(recipe: Recipe) -> dict[str, list[Post]]:
 
 def posts_by_group(splits: dict[str, list[Post]], task: TaskSpec, group_by: str) -> dict[str, list[Post]]:
     """The posts of ``splits`` labelled for ``task``, by ``meta[group_by]`` read as a string (``slice_name``, as
-    ``faim eval`` names its slices), groups in sorted order.
+    ``faim eval`` names its slices), groups in sorted order; grouped by ``lang``, a post's language is the one
+    evaluation gives it (``faim.data.without.grouped``: its own code, or the one its text is written in).
 
     Raises:
         ValueError: When a labelled post has no ``meta[group_by]``, naming it; with fewer than two groups.
     """
+    labelled = [post for posts in splits.values() for post in posts if post.labels.get(task.name) is not None]
     groups: dict[str, list[Post]] = {}
-    for post in (post for posts in splits.values() for post in posts):
-        if post.labels.get(task.name) is not None:
-            groups.setdefault(slice_name(group_of(post, group_by)), []).append(post)
+    for post, keyed in zip(labelled, grouped(labelled, group_by)):
+        groups.setdefault(slice_name(group_of(keyed, group_by)), []).append(post)
     if len(groups) < 2:
         raise ValueError(f"leaving one group out needs at least two values of meta.{group_by}, found {len(groups)}")
     return dict(sorted(groups.items()))
@@ -211,15 +213,14 @@ def plan_folds(
     if shared:
         raise ValueError(f"groups of meta.{group_by} would share the run folder {', '.join(shared)}; rename them")
     runs = Path(recipe.train.output_dir) / "without" if runs is None else runs
+    keyed = {split: grouped(every, group_by) for split, every in splits.items()}  # as the fold's source groups them
     folds = {}
     for name, posts in groups.items():
         if name not in trained_groups:
             folds[name] = Fold(with_output(recipe, runs / NONE_LEFT_OUT), posts)
             continue
-        inside = {
-            split: [slice_name(post.meta.get(group_by)) == name for post in every] for split, every in splits.items()
-        }
-        members = (post for split, every in splits.items() for post, held in zip(every, inside[split]) if held)
+        inside = {split: [slice_name(post.meta.get(group_by)) == name for post in keyed[split]] for split in splits}
+        members = (post for split, every in keyed.items() for post, held in zip(every, inside[split]) if held)
         values = list({repr(post.meta[group_by]): post.meta[group_by] for post in members}.values())
         fold = fold_recipe(recipe, group_by, name, values, runs)  # its source leaves out exactly the posts inside
         for split, held in inside.items():

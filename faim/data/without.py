@@ -10,8 +10,11 @@ neither its training nor its validation saw (an event, a platform, a language).
       values: [Hurricane Sandy]
 
 Posts whose ``meta[field]`` is one of ``values`` are dropped from the train and validation splits alike; the rest
-come through as the wrapped source gives them. ``python -m faim.eval.trained_holdout`` trains a recipe this
-way once per group and measures it on the group left out.
+come through as the wrapped source gives them. Left out by ``lang``, a post's language is the one evaluation gives it
+(``grouped``): its own ``meta.lang`` as ``faim.data.language.given_code`` reads it (``ES`` and ``spa`` are ``es``),
+or, where it gives none, the language its text is written in, and each of ``values`` is read as a code so.
+``python -m faim.eval.trained_holdout`` trains a recipe this way once per group and measures it on the group left
+out.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source the wrapped one may name)
-from faim.data.post import Post
+from faim.data.language import given_code, with_languages
+from faim.data.post import LANGUAGE, Post
 from faim.data.sources import check_split
 from faim.registry import build_source_spec, member_path, register_source
 
@@ -52,6 +56,8 @@ class WithoutSource:
         self.member = build_source_spec(source, member_path("source"))
         self.field = field
         self.values = list(values)
+        # the groups left out as posts are grouped (``grouped``): of the field lang, each value read as a code
+        self.groups = [given_code(value) or value for value in values] if field == LANGUAGE else self.values
         self.read: dict[str, list[Post]] = {}
 
     def splits(self) -> list[str]:
@@ -72,7 +78,12 @@ class WithoutSource:
             self.check_values()
         if split not in self.read:
             return self.member.posts(split)  # raises, naming the splits there are
-        return [post for post in self.read[split] if post.meta.get(self.field) not in self.values]
+        posts = self.read[split]
+        return [
+            post
+            for post, kept in zip(posts, grouped(posts, self.field))
+            if kept.meta.get(self.field) not in self.groups
+        ]
 
     def check_split(self, split: str) -> None:
         """Find the files of every split of the wrapped source, as reading ``split`` reads them all
@@ -87,8 +98,8 @@ class WithoutSource:
 
     def check_values(self) -> None:
         """Raise ``ValueError`` when one of ``values`` is the ``meta[field]`` of no post in any split."""
-        found = {post.meta.get(self.field) for posts in self.read.values() for post in posts}
-        missing = [value for value in self.values if value not in found]
+        found = {post.meta.get(self.field) for posts in self.read.values() for post in grouped(posts, self.field)}
+        missing = [value for value, group in zip(self.values, self.groups) if group not in found]
         if missing:
             self.read = {}
             groups = ", ".join(sorted(str(value) for value in found if value is not None)) or "none"
@@ -106,3 +117,10 @@ class WithoutSource:
         """sha256 over the wrapped source's fingerprint and the groups left out."""
         left_out = json.dumps({"field": self.field, "values": self.values}, sort_keys=True, default=str)
         return hashlib.sha256(f"{self.member.fingerprint(split)}\n{left_out}".encode()).hexdigest()
+
+
+def grouped(posts: list[Post], field: str) -> list[Post]:
+    """``posts`` as they are grouped by their ``meta[field]``: grouped by ``lang``, each given the language evaluation
+    gives it (``faim.data.language.with_languages``: its own code as ``given_code`` reads it, or the one its text is
+    written in), as ``eval.slice: lang`` slices them; otherwise as they are. The posts given are not modified."""
+    return with_languages(posts) if field == LANGUAGE else posts

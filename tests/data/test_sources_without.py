@@ -133,3 +133,19 @@ def test_balancing_sources_sees_through_to_a_wrapped_concat(wrapped):
     validate(recipe({"type": "without", "source": concat, "field": "event", "values": ["storm"]}, "sources"))
     with pytest.raises(RecipeError, match="this data is one source"):
         validate(recipe({"type": "without", "source": wrapped, "field": "event", "values": ["storm"]}, "sources"))
+
+
+SPANISH = "no puedo creer lo que está pasando en esta ciudad hoy"
+ENGLISH = "i cannot believe what happened in town today"
+
+
+def test_left_out_by_language_a_post_giving_none_is_of_the_language_it_is_written_in(tmp_path):
+    rows = [{"id": "es-given", "text": SPANISH, "lang": "ES"}, {"id": "es-told", "text": SPANISH}]
+    rows += [{"id": "en-given", "text": ENGLISH, "lang": "eng"}, {"id": "en-told", "text": ENGLISH}]
+    path = tmp_path / "posts.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    wrapped = {"type": "jsonl", "train": str(path), "validation": str(path), "columns": {"meta": ["lang"]}}
+    for values in (["es"], ["Spanish"], ["SPA"]):  # a value is read as the code a post gives is
+        source = build_source({"type": "without", "source": wrapped, "field": "lang", "values": values})
+        assert [post.id for post in source.posts("train")] == ["en-given", "en-told"], values
+        assert source.posts("validation")[1].meta == {"lang": None}  # the posts come through as the source gives them

@@ -112,6 +112,27 @@ def test_a_post_without_a_group_is_not_of_the_group_spelt_as_missing_values_are(
     assert folds[named].recipe.data_section["values"] == [spelt]  # the post of no topic is not left out with it
 
 
+def test_grouped_by_language_a_post_giving_none_is_of_the_language_it_is_written_in(tmp_path):
+    texts = {"es": "no puedo creer lo que está pasando en esta ciudad hoy", "en": "i cannot believe what happened here"}
+    recipe = text_recipe(tmp_path, ["a"] * 8, ["a"] * 4)
+    recipe["data"]["columns"]["meta"] = ["lang"]
+    for split in ("train", "validation"):
+        path = Path(recipe["data"][split])
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        for i, row in enumerate(rows):  # of each language, every other post gives its code, in capitals
+            row["text"] = f"{texts['es' if i % 2 else 'en']} {i}"
+            row |= {"lang": "ES" if i % 2 else "ENG"} if i % 4 < 2 else {}
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    folds = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")
+    assert sorted(folds) == ["en", "es"] and [len(fold.posts) for fold in folds.values()] == [6, 6]
+    for name, fold in folds.items():
+        assert fold.recipe.data_section["values"] == [name]
+        left = build_source(fold.recipe.data_section)
+        assert {post.id for split in ("train", "validation") for post in left.posts(split)} == {
+            post.id for other, kept in folds.items() if other != name for post in kept.posts
+        }
+
+
 def test_folds_that_cannot_train_are_refused_before_any_does(demo_data, tmp_path):
     only_validation_group = as_recipe(text_recipe(tmp_path, ["a", "b"] * 4, ["c"] * 4))
     with pytest.raises(ValueError, match="leaving out topic 'c' leaves <dict> no validation post"):
