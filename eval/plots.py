@@ -4,11 +4,24 @@ Figures are built with the object-oriented API on an Agg canvas (``Figure`` + ``
 never through ``pyplot``: no display is opened, the global backend is left alone, and no figure is
 registered anywhere, so each one is freed once written. Undefined curves (a sample with one class)
 give an annotated empty panel, not an error.
+
+A task's or a class's name may be of any script. Each text of a figure is drawn in matplotlib's DejaVu Sans, falling
+back, character by character, to the first of ``FALLBACK_FONTS`` matplotlib finds here that holds it (a font of Han,
+kana and Hangul, which DejaVu Sans lacks); a character none of them holds, or of a script matplotlib cannot draw as it
+is read (written right to left, Arabic and Hebrew, whose letters it neither orders nor joins, or with marks set on or
+joined to letters, Devanagari and the other Indic scripts), has its word written with code points (``\u4ec7``), as
+``ascii`` writes them, and a warning names the file and the names so written (``save_figure``), in place of
+matplotlib's warning of each glyph missing and a box drawn for it, alike for every character, which made two classes'
+names look alike.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
+import warnings
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,12 +29,38 @@ import numpy as np
 
 from faim.calibration.checks import as_binary_inputs, as_multiclass_inputs
 from faim.eval.calibration import draw_calibrated, expected_calibration_error, reliability_bins
+from faim.notices import FaimWarning
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 _DPI = 120
+
+FONT = "DejaVu Sans"
+"""The font figures are drawn in, matplotlib's own (it ships with it)."""
+FALLBACK_FONTS = (
+    "Noto Sans CJK SC",
+    "Noto Sans CJK JP",
+    "Noto Sans CJK KR",
+    "Noto Sans CJK TC",
+    "Source Han Sans SC",
+    "WenQuanYi Zen Hei",
+    "WenQuanYi Micro Hei",
+    "Droid Sans Fallback",
+    "Microsoft YaHei",
+    "Yu Gothic",
+    "Malgun Gothic",
+    "PingFang SC",
+    "Hiragino Sans",
+    "Arial Unicode MS",
+    "Noto Sans",
+)
+"""Fonts holding what ``FONT`` lacks, as Linux distributions (Noto, WenQuanYi, Droid), Windows and macOS install them,
+each drawn from where matplotlib finds it here (``plot_fonts``)."""
+UNDRAWN_BIDI = ("R", "AL")
+"""The bidirectional classes of letters written right to left (Hebrew; Arabic, Syriac, Thaana), which matplotlib
+draws left to right, unjoined."""
 
 
 def plot_binary(
@@ -81,7 +120,7 @@ def plot_binary(
     cal_fig = _reliability_figure(p, y, bins, groups, "predicted probability (positive class)", "fraction positive")
     paths = [out_dir / f"{prefix}_{kind}.png" for kind in ("roc", "pr", "calibration")]
     for fig, path in zip((roc_fig, pr_fig, cal_fig), paths, strict=True):
-        fig.savefig(path, dpi=_DPI)
+        save_figure(fig, path)
     return paths
 
 
@@ -134,7 +173,7 @@ def plot_multiclass(
     cal_fig = _reliability_figure(p, pred == y, bins, groups, "confidence (max probability)", "accuracy")
     paths = [out_dir / f"{prefix}_{kind}.png" for kind in ("roc", "calibration")]
     for fig, path in zip((roc_fig, cal_fig), paths, strict=True):
-        fig.savefig(path, dpi=_DPI)
+        save_figure(fig, path)
     return paths
 
 
@@ -146,6 +185,69 @@ def agg_figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     return fig
+
+
+def save_figure(fig: Figure, path: Path) -> None:
+    """Write ``fig`` to ``path`` as a PNG, each of its texts in ``plot_fonts``, written as ``drawn_text`` gives it.
+
+    Warns:
+        FaimWarning: Naming the file and each text holding what is written as its code points, and why.
+    """
+    from matplotlib.text import Text  # heavy: loaded when a plot is first drawn
+
+    fonts, held = plot_fonts()
+    undrawn = []
+    for text in fig.findobj(Text):
+        written = text.get_text()
+        drawn = drawn_text(written, held)
+        if drawn != unicodedata.normalize("NFC", written):
+            undrawn.append(written)
+        text.set_text(drawn)
+        text.set_fontfamily(list(fonts))
+    fig.savefig(path, dpi=_DPI)
+    if undrawn:
+        warnings.warn(
+            f"{path.name}: drawn with code points (\\u...) where no font matplotlib finds here ({', '.join(fonts)}) "
+            "holds a character, or it would draw one out of order or unjoined (right to left, or with marks set on "
+            f"letters): {', '.join(map(repr, dict.fromkeys(undrawn)))}; the report's tables name them as written, "
+            "and a font of faim.eval.plots.FALLBACK_FONTS draws the characters of other scripts",
+            FaimWarning,
+            stacklevel=3,
+        )
+
+
+@cache
+def plot_fonts() -> tuple[tuple[str, ...], frozenset[int]]:
+    """The fonts figures are drawn in: ``FONT`` and those of ``FALLBACK_FONTS`` matplotlib finds here, in that order,
+    and the characters (code points) they hold between them; read once."""
+    from matplotlib import font_manager  # heavy: loaded when a plot is first drawn
+    from matplotlib.ft2font import FT2Font  # heavy: loaded when a plot is first drawn
+
+    files = {font.name: font.fname for font in font_manager.fontManager.ttflist}
+    fonts = tuple(name for name in (FONT, *FALLBACK_FONTS) if name in files)
+    return fonts, frozenset().union(*(FT2Font(files[name]).get_charmap() for name in fonts))
+
+
+def drawn_text(text: str, held: frozenset[int]) -> str:
+    """``text`` (composed, NFC) as a figure draws it: each of its words (the text between spaces) holding a character
+    not drawn as written (``drawn_as_written``) written with code points for every character that is not ASCII
+    (``\\u4ec7``, as ``ascii`` writes them), so that no word is drawn part in letters and part in codes; the others as
+    they are."""
+    words = re.split(r"(\s+)", unicodedata.normalize("NFC", text))
+    return "".join(
+        word
+        if word.isspace() or all(drawn_as_written(character, held) for character in word)
+        else word.encode("ascii", "backslashreplace").decode()
+        for word in words
+    )
+
+
+def drawn_as_written(character: str, held: frozenset[int]) -> bool:
+    """Whether a figure draws ``character`` as it is written: it is among ``held`` (code points), is no mark set on a
+    letter (a combining mark, as Indic vowel signs and viramas are) and is not written right to left
+    (``UNDRAWN_BIDI``)."""
+    kind = unicodedata.category(character)[0]
+    return ord(character) in held and kind != "M" and unicodedata.bidirectional(character) not in UNDRAWN_BIDI
 
 
 def square_figure() -> tuple[Figure, Axes]:
@@ -242,5 +344,5 @@ def plot_learning_curve(
     _size_ticks(ax, sorted({row["labels"] for row in (*curve, *head_curve)}))
     ax.legend(fontsize=8)
     path = Path(out_dir) / f"calibration_{task}.png"
-    fig.savefig(path, dpi=_DPI)
+    save_figure(fig, path)
     return path

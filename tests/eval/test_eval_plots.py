@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,27 @@ def test_plot_multiclass_writes_roc_and_calibration(tmp_path: Path) -> None:
     assert [p.name for p in paths] == ["davidson_roc.png", "davidson_calibration.png"]
     for path in paths:
         _assert_png(path)
+
+
+def test_names_of_any_script_are_drawn_in_a_font_holding_them_or_written_as_code_points(tmp_path, monkeypatch):
+    monkeypatch.setattr(plots, "FALLBACK_FONTS", ("STIXGeneral",))  # matplotlib's own: it holds ⌚, DejaVu Sans not
+    plots.plot_fonts.cache_clear()
+    rng = np.random.default_rng(1)
+    prob = rng.dirichlet(np.ones(4), size=200)
+    labels = ["⌚ late", "仇恨", "رياضة", "खेल"]  # Han, held by no font here; Arabic; Devanagari, its vowel a mark
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plot_multiclass(rng.integers(0, 4, size=200), prob, labels, tmp_path, "类别")
+    plots.plot_fonts.cache_clear()
+    said = [str(warning.message) for warning in caught]
+    assert not [line for line in said if "missing from font" in line]  # matplotlib's, of each glyph drawn as a box
+    (undrawn,) = [line for line in said if line.startswith("类别_roc.png: drawn with code points")]
+    assert "'仇恨 (AUROC" in undrawn and "'رياضة (AUROC" in undrawn and "'खेल (AUROC" in undrawn
+    assert "⌚" not in undrawn and "(DejaVu Sans, STIXGeneral)" in undrawn
+    every = frozenset(range(0x110000))  # a font holding every character still draws Arabic unjoined, out of order
+    assert plots.drawn_text("仇恨 ⌚\n(n)", every) == "仇恨 ⌚\n(n)"
+    assert plots.drawn_text("رياضة (n)", every) == r"\u0631\u064a\u0627\u0636\u0629 (n)"
+    assert plots.drawn_text("खेल café", every) == r"\u0916\u0947\u0932 café"  # the word of a vowel sign, whole
 
 
 def test_plots_do_not_use_pyplot(tmp_path: Path) -> None:
