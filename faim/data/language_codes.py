@@ -218,6 +218,12 @@ def read_table(table: str) -> tuple[dict[str, str], dict[str, str]]:
     return codes, named
 
 
+WITHDRAWN = {"in": "id", "iw": "he", "ji": "yi", "jw": "jv", "mo": "ro"}
+"""The two-letter codes ISO 639-1 withdrew → the ones that replaced them, as the IANA Language Subtag Registry (BCP
+47) gives each its Preferred-Value: Indonesian, Hebrew, Yiddish, Javanese, and Moldavian, now Romanian. Java's
+``Locale`` wrote ``in``, ``iw`` and ``ji`` up to Java 17, and Twitter's API gives a tweet's ``lang`` as ``in`` and
+``iw``."""
+
 TWO_LETTER, NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and
 each English name of it, case-folded → its two-letter code (``english`` → ``en``)."""

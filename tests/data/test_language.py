@@ -94,6 +94,20 @@ def test_a_three_letter_code_or_english_name_of_a_language_with_a_two_letter_cod
     assert [post.meta["lang"] for post in filled] == expected
 
 
+def test_a_code_iso_639_1_withdrew_is_the_code_that_replaced_it_as_the_text_is_told() -> None:
+    indonesian, hebrew = (
+        "saya tidak percaya apa yang terjadi di kota ini hari ini",
+        "אני לא מאמין מה שקורה בעיר הזאת היום",
+    )
+    posts = [
+        Post("a", indonesian, meta={"lang": "in"}),
+        Post("b", indonesian),
+        Post("c", indonesian, meta={"lang": "in_ID"}),
+    ]
+    posts += [Post("d", hebrew, meta={"lang": "IW"}), Post("e", hebrew), Post("f", "kein", meta={"lang": "ji"})]
+    assert [post.meta["lang"] for post in with_languages(posts)] == ["id", "id", "id-id", "he", "he", "yi"]
+
+
 def test_a_missing_code_a_null_read_as_nan_is_told_from_the_text() -> None:
     given = [{"lang": math.nan}, {"lang": None}, {"lang": ""}]
     filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])
