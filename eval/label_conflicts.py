@@ -13,10 +13,12 @@ therefore read from its share of positives against the dataset's own, unsmoothed
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from faim.preprocess.confusables import word_pattern
@@ -77,16 +79,28 @@ class TermConflict:
         return sum(count.posts for count in self.counts)
 
 
-ANY_LETTER = "[^\\W\\d_]"
-"""A letter of any script: a word (``faim.preprocess.confusables.word_pattern``) is one followed by letters and the
-marks written on them (the vowel signs of Indic scripts, Arabic's vowel marks, accents), which are no letters, so that
-``मौसम`` is one word, not ``म`` and ``सम``."""
+IDEOGRAPHIC = "\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
+"""Hiragana and Han ideographs, as ranges of a character class: each is a word of its own (``words``), as Unicode's
+default word boundaries (UAX #29) part them, for Chinese and Japanese write no space between words, and a run of
+them read as one word would be a whole sentence, which no other post holds. Katakana keeps its words whole, as UAX #29
+does; Thai, Lao, Khmer and Myanmar, which part words by a dictionary alone, are read a run at a time."""
+
+ANY_LETTER = f"[^\\W\\d_{IDEOGRAPHIC}]"
+"""A letter of any script but ``IDEOGRAPHIC``: a word (``faim.preprocess.confusables.word_pattern``) is one followed by
+letters and the marks written on them (the vowel signs of Indic scripts, Arabic's vowel marks, accents), which are no
+letters, so that ``मौसम`` is one word, not ``म`` and ``सम``."""
+
+
+@cache
+def word_or_character() -> re.Pattern[str]:
+    """A character of ``IDEOGRAPHIC``, or a word (``word_pattern``) of ``ANY_LETTER``; compiled once."""
+    return re.compile(f"[{IDEOGRAPHIC}]|{word_pattern(ANY_LETTER).pattern}")
 
 
 def words(text: str) -> set[str]:
-    """The lower-cased words of ``text`` (``word_pattern`` of ``ANY_LETTER``), composed (NFC), so that a word is one
-    whether a post writes its accents as letters of their own (``é``) or as marks after a letter (``e`` and U+0301)."""
-    return set(word_pattern(ANY_LETTER).findall(unicodedata.normalize("NFC", text).lower()))
+    """The lower-cased words of ``text`` (``word_or_character``), composed (NFC), so that a word is one whether a post
+    writes its accents as letters of their own (``é``) or as marks after a letter (``e`` and U+0301)."""
+    return set(word_or_character().findall(unicodedata.normalize("NFC", text).lower()))
 
 
 def term_counts(data: LabelledTexts) -> dict[str, TermCount]:

@@ -145,3 +145,15 @@ def test_a_word_keeps_the_marks_written_on_its_letters_and_is_one_word_composed_
     second = dataset("second", [(texts[2], 50, 0), (texts[3], 50, 0), ("plain post", 100, 90)])
     cafe = next(conflict for conflict in conflicts(first, second) if conflict.term == "café")
     assert [count.posts for count in cafe.counts] == [100, 100]
+
+
+def test_chinese_and_japanese_written_without_spaces_are_read_a_han_character_or_a_hiragana_each() -> None:
+    # a run of them read as one word is the whole post: no two posts share it, and no word would be found
+    assert words("你这个老鼠") == {"你", "这", "个", "老", "鼠"}
+    assert words("あなたはネズミだ") == {"あ", "な", "た", "は", "ネズミ", "だ"}  # a katakana word is one
+    assert words("我爱Москва和Paris") == {"我", "爱", "москва", "和", "paris"}
+    texts = [f"你这个{word}老鼠" for word in ("脏", "狡猾") * 30] + [f"今天{n}天气好" for n in range(60)]
+    flagged, labels = [1] * 60 + [0] * 60, [0] * 60 + [1] * 30 + [0] * 30  # the model flags every post calling a rat
+    model, read = LabelledTexts("model", texts, flagged), LabelledTexts("labels", texts, labels)
+    rat = next(conflict for conflict in conflicts(model, read) if conflict.term == "鼠")
+    assert [count.posts for count in rat.counts] == [60, 60] and [count.share for count in rat.counts] == [1.0, 0.0]
