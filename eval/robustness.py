@@ -10,6 +10,7 @@ Typical use::
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,10 @@ from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import WRITTEN, json_text, replace_written, written_files
 from faim.eval.tables import format_value, with_change
+from faim.notices import FaimWarning
 from faim.perturb import perturb_posts, perturbations_of
 from faim.recipe.sections import EvalConfig
+from faim.wording import plural
 
 REPORT_FILES = ("robustness.json", f"robustness/{WRITTEN}")
 """What ``robustness_report`` writes into an evaluation's folder: its tables, and the record of the reports it writes
@@ -76,7 +79,10 @@ def perturbed_reports(
     words the model and the labels read the opposite way (a perturbation changes the words themselves). With
     ``eval.languages`` (or ``eval.slice: lang``), each post is given the language it is written in before it is
     perturbed, so its perturbed forms are counted under that language (swapped letters or digits would read as
-    another). Each evaluation's progress bar names its perturbation; ``log`` is told each as it starts.
+    another). Each evaluation's progress bar names its perturbation; ``log`` is told each as it starts. A perturbation
+    that changes none of the posts (the letters leetspeak and homoglyphs replace are Latin, which posts of other
+    scripts do not hold) is warned of, as its figures are the clean posts' and no measure of how the model withstands
+    it.
 
     Once every report is written, the files an earlier run recorded writing into ``robustness/`` (``WRITTEN``) that
     this run did not write again (a perturbation it no longer applies) are removed (``replace_written``), and this
@@ -88,6 +94,9 @@ def perturbed_reports(
 
     Raises:
         ValueError, PostError: As ``faim.eval.evaluate.evaluate`` refuses the posts, before the model reads any.
+
+    Warns:
+        FaimWarning: Naming the data and each perturbation that changes none of the posts.
     """
     detector.refuse_unevaluable(posts, data_name)
     kinds = detector.model.kinds_with(detector.pooling_kind)  # a kind neither fused nor pooled by changes no score
@@ -99,6 +108,14 @@ def perturbed_reports(
         if log is not None:
             log(f"evaluating under {name}")
         perturbed = perturb_posts(posts, name)
+        if perturbed == posts:
+            warnings.warn(
+                f"{data_name}: {name} changes none of the {plural(len(posts), 'post')} (it edits what none of them "
+                "holds, as the Latin letters leetspeak and homoglyphs replace in posts of other scripts): its figures "
+                "are the clean posts', no measure of how the model withstands it",
+                FaimWarning,
+                stacklevel=2,
+            )
         data, desc = f"{data_name}, perturbed by {name}", f"evaluating under {name}"
         reports[name] = evaluate(
             detector, perturbed, folder / name, data, config, ablations=False, words=False, checked=True, desc=desc

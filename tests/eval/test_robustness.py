@@ -23,6 +23,7 @@ from faim.eval.robustness import (
     robustness_report,
     robustness_table,
 )
+from faim.notices import FaimWarning
 from faim.perturb import perturb_posts, perturbations_of
 
 
@@ -114,6 +115,23 @@ def test_perturbed_posts_keep_the_languages_the_clean_posts_are_written_in(demo_
     for name, report in perturbed_reports(detector, posts, tmp_path / "eval", "dev").items():
         languages = report["tasks"]["harmful"]["languages"]
         assert {language: row["n"] for language, row in languages.items()} == {"en": 20, "es": 20}, name
+
+
+def test_a_perturbation_changing_none_of_the_posts_is_warned_of(demo_data, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"] |= {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    detector = faim.build(recipe)
+    posts = list(read_posts(demo_data["validation"], columns={"labels": {"harmful": "label"}}))[:20]
+    posts = [replace(post, text=f"你这个老鼠今天天气很好{'的' * i}", comments=[]) for i, post in enumerate(posts)]
+    with pytest.warns(FaimWarning) as warned:
+        perturbed_reports(detector, posts, tmp_path / "eval", "dev")
+    said = [str(warning.message) for warning in warned if "changes none" in str(warning.message)]
+    assert [line.split(" changes")[0] for line in said] == ["dev: text.leetspeak", "dev: text.homoglyphs"]
+    assert said[0].endswith(
+        "none of the 20 posts (it edits what none of them holds, as the Latin letters leetspeak and homoglyphs replace "
+        "in posts of other scripts): its figures are the clean posts', no measure of how the model withstands it"
+    )
 
 
 def test_the_posts_are_checked_once_for_every_perturbation_and_still_refused(demo_data, tmp_path: Path) -> None:
