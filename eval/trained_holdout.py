@@ -20,8 +20,9 @@ data, which never saw the group either (one more run, into ``<runs>/none_left_ou
 
 from __future__ import annotations
 
-import re
+import itertools
 import shutil
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,8 +69,14 @@ class TrainedHoldout:
 
 
 def slug(value: object) -> str:
-    """A folder name for a group's value."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(value)).strip("_") or "group"
+    """A folder name for a group's value: its letters of any script (with the marks written on them: ``खेल``),
+    digits, dots, hyphens and underscores, composed (NFC), each run of anything else written ``_``; without dots or
+    ``_`` at either end, so that no group's folder is ``.`` or ``..``; ``group`` where nothing is left."""
+    text = unicodedata.normalize("NFC", str(value))
+    runs = itertools.groupby(
+        text, key=lambda character: unicodedata.category(character)[0] in "LMN" or character in "._-"
+    )
+    return "".join("".join(run) if kept else "_" for kept, run in runs).strip("._") or "group"
 
 
 def with_data(recipe: Recipe, data: dict[str, Any]) -> Recipe:

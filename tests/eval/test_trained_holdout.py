@@ -133,6 +133,14 @@ def test_grouped_by_language_a_post_giving_none_is_of_the_language_it_is_written
         }
 
 
+def test_groups_named_in_any_script_train_into_folders_of_their_own(tmp_path):
+    topics = ["政治", "体育", "खेल", "Москва", "café", ".."]  # each was "group" (Latin letters kept alone), or ".."
+    recipe = as_recipe(text_recipe(tmp_path, topics * 2, topics))
+    folds = plan_folds(recipe, TASK, "topic", tmp_path / "holdout")
+    folders = {name: Path(fold.recipe.train.output_dir) for name, fold in folds.items()}
+    assert folders == {name: tmp_path / "holdout" / name for name in topics[:-1]} | {"..": tmp_path / "holdout/group"}
+
+
 def test_folds_that_cannot_train_are_refused_before_any_does(demo_data, tmp_path):
     only_validation_group = as_recipe(text_recipe(tmp_path, ["a", "b"] * 4, ["c"] * 4))
     with pytest.raises(ValueError, match="leaving out topic 'c' leaves <dict> no validation post"):
