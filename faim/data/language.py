@@ -86,15 +86,17 @@ def letters(text: str) -> int:
 
 def given_code(value: Any) -> str | None:
     """A post's own ``meta.lang`` as languages are compared: in small letters without the spaces around it, as ISO
-    639 and BCP 47 codes mean the same in any case (``EN`` is ``en``, the code ``identify`` gives); a three-letter
-    code (ISO 639-2 or 639-3) of a language with a two-letter one is that (``eng``, ``ENG`` are ``en``, ``ger`` and
-    ``deu`` ``de``), as BCP 47 writes it, and so is its English name as ISO 639 gives it, in any case (``English``;
-    ``faim.data.language_codes``), and a code ISO 639-1 withdrew is the one that replaced it (``in``, as Twitter and
-    Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``); a region or script after the language is kept
-    (``pt-BR`` is ``pt-br``, a language of its own beside ``pt``, ``por-BR`` too), and a locale's underscores are BCP
-    47's hyphens (``pt_BR``, as POSIX and Java write it, is ``pt-br``). ``None`` where the post gives none (no field,
-    a blank one, or one that is missing as ``is_missing`` says: NaN, as pandas writes a null)."""
-    given = "" if is_missing(value) else str(value).strip()
+    639 and BCP 47 codes mean the same in any case (``EN`` is ``en``, the code ``identify`` gives), and in the
+    letters fullwidth ones stand for (NFKC: ``ＥＮ``, as Chinese and Japanese input writes Latin letters, is ``en``);
+    a three-letter code (ISO 639-2 or 639-3) of a language with a two-letter one is that (``eng``, ``ENG`` are
+    ``en``, ``ger`` and ``deu`` ``de``), as BCP 47 writes it, and so is its English name as ISO 639 gives it, in any
+    case (``English``; ``faim.data.language_codes``), and a code ISO 639-1 withdrew is the one that replaced it
+    (``in``, as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``); a region or script after
+    the language is kept (``pt-BR`` is ``pt-br``, a language of its own beside ``pt``, ``por-BR`` too), and a
+    locale's underscores are BCP 47's hyphens (``pt_BR``, as POSIX and Java write it, is ``pt-br``). ``None`` where
+    the post gives none (no field, a blank one, or one that is missing as ``is_missing`` says: NaN, as pandas writes a
+    null)."""
+    given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
     if named := NAMED.get(given.casefold()):
         return named
     language, hyphen, rest = given.lower().replace("_", "-").partition("-")

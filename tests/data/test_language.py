@@ -87,7 +87,7 @@ def test_a_code_written_as_a_locale_with_an_underscore_is_the_code_with_a_hyphen
 
 
 def test_a_three_letter_code_or_english_name_of_a_language_with_a_two_letter_code_is_that_code() -> None:
-    given = ["eng", "ENG", "English", " ENGLISH ", "en", "ger", "deu", "por_BR", "Modern Greek", "Swahili"]
+    given = ["eng", "ENG", "English", " ＥＮＧ ", "ｅｎ", "ger", "deu", "ｐｏｒ＿ＢＲ", "Modern Greek", "Swahili"]
     kept = ["cmn", "yue", "Deutsch", "Tonga", "xyz"]  # no two-letter code, or no English name of ISO 639's
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given + kept)])
     expected = ["en", "en", "en", "en", "en", "de", "de", "pt-br", "el", "sw", "cmn", "yue", "deutsch", "tonga", "xyz"]
