@@ -30,7 +30,7 @@ from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.metrics import auroc_interval
 from faim.eval.plots import plot_learning_curve
 from faim.eval.report import WRITTEN, json_text, recorded, replace_written
-from faim.eval.tables import format_value, markdown_table
+from faim.eval.tables import format_value, markdown_image, markdown_table
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
 
@@ -410,7 +410,7 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
         if task["learning_curve"]:
             plot = plot_learning_curve(name, task["learning_curve"], task["as_is"], out_dir, task.get("head_curve", ()))
             plots.append(plot.name)
-            parts.append(f"![{name}]({plot.name})")
+            parts.append(markdown_image(name, plot.name))
         else:
             parts.append(f"No learning curve: {task['as_is']['posts']} labelled posts leave none to measure on.")
     path = out_dir / "calibration.md"

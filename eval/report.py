@@ -48,7 +48,14 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.slices import MIN_SIZE
-from faim.eval.tables import format_ece_range, format_value, markdown_table, text_table, with_change
+from faim.eval.tables import (
+    format_ece_range,
+    format_value,
+    markdown_image,
+    markdown_table,
+    text_table,
+    with_change,
+)
 from faim.folders import WRITTEN, write_text_whole
 from faim.notices import warn
 
@@ -263,7 +270,7 @@ def _markdown(results: Results, out_dir: Path) -> str:
             parts.append(note)
         if task.get("plots"):
             parts.append("### Plots")
-            parts.append("\n\n".join(f"![{Path(p).name}]({_link(p, out_dir)})" for p in task["plots"]))
+            parts.append("\n\n".join(markdown_image(Path(p).name, _link(p, out_dir)) for p in task["plots"]))
     return "\n\n".join(parts) + "\n"
 
 

@@ -7,6 +7,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 MISSING = "n/a"
 
@@ -60,6 +61,21 @@ def markdown_cell(cell: str) -> str:
     parts = CODE_SPAN.split(re.sub(r"\r\n|[\r\n]", " ", cell))
     shown = "".join(part if CODE_SPAN.fullmatch(part) else html.escape(part, quote=False) for part in parts)
     return shown.replace("|", "\\|")
+
+
+LINK_BREAKING = re.compile(r"[\s()<>\\%\x00-\x1f\x7f]")
+"""What ends or breaks a Markdown link's destination written bare (``![a](b c.png)`` is no image): white space,
+parentheses, angle brackets, a backslash, control characters, and ``%``, which a renderer reads as the start of an
+escape."""
+
+
+def markdown_image(alt: str, target: str) -> str:
+    """A Markdown image of the file ``target`` (a relative path with forward slashes) described by ``alt``, each as a
+    name of any script writes it (``hate speech (strict)_roc.png``): ``target`` with what ``LINK_BREAKING`` matches
+    percent-encoded (``hate%20speech%20%28strict%29_roc.png``; letters of other scripts are left as they are, which
+    renderers take), ``alt`` with its brackets and backslashes escaped."""
+    shown = re.sub(r"([\\\[\]])", r"\\\1", alt)
+    return f"![{shown}]({LINK_BREAKING.sub(lambda match: quote(match.group()), target)})"
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -84,6 +84,15 @@ def test_markdown_links_plots_relative_to_report(tmp_path: Path) -> None:
     assert "](../out/hate_pr.png)" in paths["markdown"].read_text()
 
 
+def test_the_plots_of_a_task_named_with_spaces_and_brackets_are_linked_as_images(tmp_path: Path) -> None:
+    results = _results(tmp_path)
+    task = results["tasks"]["hate speech (strict)"] = results["tasks"].pop("hate")
+    y, prob = np.array([0, 1, 0, 1]), np.array([0.2, 0.7, 0.4, 0.9])
+    task["plots"] = plot_binary(y, prob, tmp_path, "hate speech (strict)")
+    written = write_report(results, tmp_path)["markdown"].read_text(encoding="utf-8")
+    assert "![hate speech (strict)_roc.png](hate%20speech%20%28strict%29_roc.png)" in written
+
+
 def test_format_table_lists_tasks_and_ablations(tmp_path: Path) -> None:
     table = format_table(_results(tmp_path))
     lines = table.splitlines()

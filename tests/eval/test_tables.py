@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from faim.eval.tables import markdown_table, model_cell, model_name, with_change
+from faim.eval.tables import markdown_image, markdown_table, model_cell, model_name, with_change
 
 
 def test_a_recipe_is_named_as_code_a_baseline_in_words_and_a_row_without_a_kind_is_a_recipes() -> None:
@@ -31,3 +31,12 @@ def test_a_markdown_cell_holding_a_line_break_or_html_keeps_its_row_and_shows_it
     assert lines[4] == "| a\\|b &amp; c | 1 |"
     code = markdown_table(["recipe", "n"], [["`<dict>` & <b>", "1"]]).splitlines()[2]
     assert code == "| `<dict>` &amp; &lt;b&gt; | 1 |"  # a code span shows <, > and & as written
+
+
+def test_an_image_of_a_name_with_spaces_brackets_or_letters_of_any_script_stays_an_image() -> None:
+    assert markdown_image("hate speech (strict)_roc.png", "hate speech (strict)_roc.png") == (
+        "![hate speech (strict)_roc.png](hate%20speech%20%28strict%29_roc.png)"
+    )
+    shown = markdown_image("仇恨 [a]_roc.png", "eval/仇恨 [a]_roc.png")
+    assert shown == r"![仇恨 \[a\]_roc.png](eval/仇恨%20[a]_roc.png)"
+    assert markdown_image("100%", "100%.png") == "![100%](100%25.png)"  # not read as an escape
