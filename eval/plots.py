@@ -83,7 +83,7 @@ def plot_binary(
             :func:`faim.eval.calibration.draw_calibrated`), for the reliability diagram's consistency bars.
 
     Returns:
-        Paths of ``<prefix>_roc.png``, ``<prefix>_pr.png`` and ``<prefix>_calibration.png``.
+        Paths of ``<prefix>_roc.png``, ``<prefix>_pr.png`` and ``<prefix>_calibration.png`` (``file_name``).
 
     Raises:
         ValueError: on an empty sample, mismatched shapes, labels other than 0/1 or probabilities
@@ -118,7 +118,7 @@ def plot_binary(
         _undefined(ax, "Precision-recall")
 
     cal_fig = _reliability_figure(p, y, bins, groups, "predicted probability (positive class)", "fraction positive")
-    paths = [out_dir / f"{prefix}_{kind}.png" for kind in ("roc", "pr", "calibration")]
+    paths = [out_dir / file_name(f"{prefix}_{kind}") for kind in ("roc", "pr", "calibration")]
     for fig, path in zip((roc_fig, pr_fig, cal_fig), paths, strict=True):
         save_figure(fig, path)
     return paths
@@ -145,7 +145,7 @@ def plot_multiclass(
         groups: as in :func:`plot_binary`.
 
     Returns:
-        Paths of ``<prefix>_roc.png`` and ``<prefix>_calibration.png``.
+        Paths of ``<prefix>_roc.png`` and ``<prefix>_calibration.png`` (``file_name``).
 
     Raises:
         ValueError: on an empty sample, shapes other than ``[N]`` / ``[N, C]``, class indices outside
@@ -171,10 +171,21 @@ def plot_multiclass(
 
     pred = p.argmax(axis=1)
     cal_fig = _reliability_figure(p, pred == y, bins, groups, "confidence (max probability)", "accuracy")
-    paths = [out_dir / f"{prefix}_{kind}.png" for kind in ("roc", "calibration")]
+    paths = [out_dir / file_name(f"{prefix}_{kind}") for kind in ("roc", "calibration")]
     for fig, path in zip((roc_fig, cal_fig), paths, strict=True):
         save_figure(fig, path)
     return paths
+
+
+UNNAMEABLE = re.compile(r'[/\\<>:"|?*\x00-\x1f]')
+"""What no file's name may hold on some system (a path separator; on Windows ``<>:"|?*`` and control characters)."""
+
+
+def file_name(stem: str) -> str:
+    """The PNG file a plot named ``stem`` (a task's name and the plot's kind: ``hate/offensive_roc``) is written to:
+    each character ``UNNAMEABLE`` matches written ``_`` (``hate_offensive_roc.png``), so that a task of any name is
+    plotted into the report's folder, its letters of any script kept."""
+    return f"{UNNAMEABLE.sub('_', stem)}.png"
 
 
 def agg_figure(width: float, height: float) -> Figure:
@@ -328,7 +339,7 @@ def plot_learning_curve(
     """ECE and macro-F1 (mean ± standard deviation over draws) against the labelled posts a calibration was fitted
     on (``faim.eval.recalibration.learning_curve``), with the head corrected first where ``head_curve`` is given
     (square markers, dotted), the ECE range of a calibrated model on the same posts as a band, the calibration as it
-    was as dashed lines; written to ``calibration_<task>.png``."""
+    was as dashed lines; written to ``calibration_<task>.png`` (``file_name``)."""
     fig, ax = square_figure()
     sizes = [row["labels"] for row in curve]
     for metric, color in (("ece", "tab:red"), ("macro_f1", "tab:blue")):
@@ -343,6 +354,6 @@ def plot_learning_curve(
     ax.set(xscale="log", xlabel="labelled posts the calibration is fitted on", title=f"{task}: recalibration")
     _size_ticks(ax, sorted({row["labels"] for row in (*curve, *head_curve)}))
     ax.legend(fontsize=8)
-    path = Path(out_dir) / f"calibration_{task}.png"
+    path = Path(out_dir) / file_name(f"calibration_{task}")
     save_figure(fig, path)
     return path

@@ -77,6 +77,14 @@ def test_names_of_any_script_are_drawn_in_a_font_holding_them_or_written_as_code
     assert plots.drawn_text("खेल café", every) == r"\u0916\u0947\u0932 café"  # the word of a vowel sign, whole
 
 
+def test_a_task_named_with_a_path_separator_is_plotted_into_the_folder_given(tmp_path: Path) -> None:
+    y, prob = np.array([0, 1, 0, 1]), np.array([0.2, 0.7, 0.4, 0.9])
+    paths = plot_binary(y, prob, tmp_path, "hate/offensive")  # it stopped faim eval: no folder hate to write into
+    assert [path.name for path in paths] == [f"hate_offensive_{kind}.png" for kind in ("roc", "pr", "calibration")]
+    assert all(path.parent == tmp_path for path in paths)
+    assert plots.file_name('仇恨 <a>:"b"|c?*\\d') == "仇恨 _a___b__c___d.png"
+
+
 def test_plots_do_not_use_pyplot(tmp_path: Path) -> None:
     plot_binary(np.array([0, 1, 0, 1]), np.array([0.2, 0.8, 0.4, 0.6]), tmp_path, "t")
     pyplot = sys.modules.get("matplotlib.pyplot")
