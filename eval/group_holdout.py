@@ -54,6 +54,7 @@ from faim.eval.benchmark_baselines import class_probabilities, fit_logistic_regr
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.metrics import binary_metrics, multiclass_metrics
 from faim.eval.slices import slice_name
+from faim.eval.tables import markdown_cell
 from faim.fusion.pooling import masked_mean
 from faim.inference import first_elements
 from faim.preprocess.corrections import questions_or_corrects
@@ -348,7 +349,8 @@ def probe_recipe(
 
 
 def format_result(result: HoldoutResult, group_by: str) -> str:
-    """Markdown tables: both protocols, then each held-out group."""
+    """Markdown tables: both protocols, then each held-out group, named as a table's cell shows it (``markdown_cell``:
+    a ``|`` or a line break in a group's value keeps its row)."""
     both, each = (*COLUMNS, "ece", "ece_transferred", "ece_em"), (*COLUMNS, "ece_transferred", "ece_em")
     names = " | ".join(COLUMNS)
     elsewhere = f"ECE, calibrated on the other {group_by}s | ECE, then moved to the EM prior"
@@ -357,7 +359,7 @@ def format_result(result: HoldoutResult, group_by: str) -> str:
     rows = [("recipe split (validation)", result.recipe_split), (f"leave one {group_by} out", result.leave_one_out)]
     lines = [header, rule] + [f"| {name} | {m['groups']} | {m['n']} | {cells(m, both)} |" for name, m in rows]
     lines += ["", f"| held-out {group_by} | n | {names} | {elsewhere} |", "|:---|---:|" + "---:|" * len(each)]
-    lines += [f"| {name} | {m['n']} | {cells(m, each)} |" for name, m in result.per_group.items()]
+    lines += [f"| {markdown_cell(name)} | {m['n']} | {cells(m, each)} |" for name, m in result.per_group.items()]
     return "\n".join(lines)
 
 

@@ -42,6 +42,7 @@ from faim.eval.calibration import expected_calibration_error
 from faim.eval.evaluate import Evaluated, labelled
 from faim.eval.group_holdout import cells, group_of, recipe_parser, recipe_task_and_groups
 from faim.eval.slices import slice_name
+from faim.eval.tables import markdown_cell
 from faim.inference import predict
 from faim.recipe import Recipe
 from faim.recipe.loader import apply_overrides
@@ -289,7 +290,8 @@ COLUMNS = ("accuracy", "macro_f1", "auroc", "ece")
 
 
 def format_result(result: TrainedHoldout, group_by: str) -> str:
-    """Markdown tables: every held-out post together, then each held-out group."""
+    """Markdown tables: every held-out post together, then each held-out group, named as a table's cell shows it
+    (``markdown_cell``)."""
     names = " | ".join(COLUMNS)
     overall = result.overall
     lines = [
@@ -300,7 +302,7 @@ def format_result(result: TrainedHoldout, group_by: str) -> str:
         f"| held-out {group_by} | n | {names} |",
         "|:---|---:|" + "---:|" * len(COLUMNS),
     ]
-    lines += [f"| {name} | {m['n']} | {cells(m, COLUMNS)} |" for name, m in result.per_group.items()]
+    lines += [f"| {markdown_cell(name)} | {m['n']} | {cells(m, COLUMNS)} |" for name, m in result.per_group.items()]
     return "\n".join(lines)
 
 

@@ -13,7 +13,9 @@ from faim.data.language import identify
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.eval.group_holdout import (
+    HoldoutResult,
     ProbeInputs,
+    format_result,
     group_holdout,
     group_of,
     held_out_probabilities,
@@ -296,3 +298,10 @@ def test_vmu_text_evidence_carries_over_to_held_out_events_far_worse_than_the_re
     assert sandy["n"] == 9859 and sandy["accuracy"] < 0.6
     # a calibration fitted on the other events errs far more than one fitted on the posts it is measured on
     assert result.leave_one_out["ece_transferred"] > result.leave_one_out["ece"] + 0.1
+
+
+def test_a_group_named_with_a_bar_or_a_line_break_keeps_its_row_of_the_table() -> None:
+    figures = {"n": 10, "groups": 2}
+    result = HoldoutResult(figures, figures, {"es|mx": figures, "a\nb": figures})
+    rows = format_result(result, "region").splitlines()[-2:]
+    assert [row.split(" | ")[0] for row in rows] == ["| es\\|mx", "| a b"]

@@ -12,7 +12,16 @@ import yaml
 
 from faim.assembly import build_source
 from faim.data.targets import TaskSpec
-from faim.eval.trained_holdout import HeldOut, figures, held_out, main, plan_folds, trained_holdout
+from faim.eval.trained_holdout import (
+    HeldOut,
+    TrainedHoldout,
+    figures,
+    format_result,
+    held_out,
+    main,
+    plan_folds,
+    trained_holdout,
+)
 from faim.recipe import as_recipe
 from tests.conftest import frozen_tiny_recipe, tiny_recipe
 
@@ -242,3 +251,9 @@ def test_command_measures_under_other_data_settings_and_names_a_bad_one(tmp_path
             main([str(path), "--group-by", "topic", "--measure-set", setting])
         assert exit_info.value.code == 2
         assert said in capsys.readouterr().err
+
+
+def test_a_group_named_with_a_bar_or_a_line_break_keeps_its_row_of_the_table() -> None:
+    measured = {"n": 10, "groups": 2}
+    rows = format_result(TrainedHoldout(measured, {"es|mx": measured, "a\nb": measured}), "region").splitlines()[-2:]
+    assert [row.split(" | ")[0] for row in rows] == ["| es\\|mx", "| a b"]
