@@ -126,13 +126,15 @@ def token_html(tokens: list[tuple[str, float]]) -> str:
 
 def readings_html(readings: list[TokenReading], css: str, name: str) -> str:
     """A paragraph of highlighted tokens per reading of a text element that has tokens, headed by ``name`` (a
-    comment's) and, for a member of a stack, by the member's name."""
+    comment's) and, for a member of a stack, by the member's name; the tokens in a ``bdi`` element of their own, so
+    that a text written right to left (Arabic, Hebrew) reads so, its punctuation and numbers where it writes them,
+    beside the heading."""
     paragraphs = []
     for reading in readings:
         if reading.tokens:
             heading = " · ".join(filter(None, [name, reading.reader if reading.in_stack else ""]))
             label = f'<span class="name">{html.escape(heading)}</span> ' if heading else ""
-            paragraphs.append(f'<p class="{css}">{label}{token_html(reading.tokens)}</p>')
+            paragraphs.append(f'<p class="{css}">{label}<bdi>{token_html(reading.tokens)}</bdi></p>')
     return "".join(paragraphs)
 
 

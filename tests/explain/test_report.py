@@ -15,6 +15,7 @@ from faim.explain.report import (
     PAGE_HEAD,
     POST_FILE,
     check_report_folder,
+    readings_html,
     task_html,
     task_parts,
     to_json,
@@ -131,3 +132,10 @@ def test_tasks_whose_names_differ_in_case_alone_get_heat_maps_of_names_differing
     parts = task_parts(["Hate", "hate", "HATE2", "hate2"])
     assert len({part.casefold() for part in parts.values()}) == 4
     assert parts["Hate"] == "Hate"  # a task's name where it is its own
+
+
+def test_a_text_written_right_to_left_is_set_apart_from_its_heading_to_read_in_its_own_direction() -> None:
+    reading = TokenReading("e5", [("\u0644\u0627", 0.5), ("!", 0.1)])  # Arabic, then its punctuation
+    page = readings_html([reading], "text", "comment 1")
+    tokens = r"(<span [^>]+>[^<]+</span> ?)+"
+    assert re.fullmatch(f'<p class="text"><span class="name">comment 1</span> <bdi>{tokens}</bdi></p>', page)
