@@ -7,8 +7,10 @@ unchanged, ``1`` touches every eligible one.
 
 @mentions and URLs (``http://…``, ``https://…``, ``www.…`` in any case; ``NAMES_AND_LINKS``) are never changed: they
 name accounts and links rather than carry wording, and breaking them would test a different thing (a changed target)
-than evasion. Hashtags are ordinary words here. A word is a run of two or more letters, so digits and punctuation
-are kept as they are.
+than evasion. Hashtags are ordinary words here. A word is a run of two or more letters of any script, each with the
+marks written on it (a vowel sign of Devanagari and the other Indic scripts, an accent written as a mark of its own),
+so digits and punctuation are kept as they are; swaps and spaces move and part letters with their marks
+(``letters``), never a mark from its letter, so that ``चूहे`` is a word of two, not two letters apart.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Mapping
+from functools import cache
 
+from faim.preprocess.confusables import marks, word_pattern
 from faim.preprocess.leetspeak import NAMES_AND_LINKS
 
-WORD = re.compile(r"[^\W\d_]{2,}")
-"""A run of two or more letters: the unit of the word-level perturbations."""
+LETTER = r"[^\W\d_]"
+"""A letter of any script."""
 
 LEET: dict[str, str] = {"a": "4", "b": "8", "e": "3", "g": "9", "i": "1", "l": "1", "o": "0", "s": "5", "t": "7"}
 """Lower-case letter to digit; upper-case letters use the same digit."""
@@ -43,6 +47,13 @@ def char_swap(text: str, rng: random.Random, rate: float) -> str:
     return _edit_words(text, rng, rate, _swap_once, eligible=lambda word: len(set(word)) > 1)
 
 
+@cache
+def letter_pattern() -> re.Pattern[str]:
+    """A letter of any script with the marks written on it (``faim.preprocess.confusables.marks``); compiled once,
+    when first used."""
+    return re.compile(f"{LETTER}[{marks()}]*")
+
+
 def leetspeak(text: str, rng: random.Random, rate: float) -> str:
     """Replace touched letters by look-alike digits (see ``LEET``: ``hate`` → ``h473``); other letters are kept."""
     table = {**LEET, **{letter.upper(): digit for letter, digit in LEET.items()}}
@@ -52,9 +63,9 @@ def leetspeak(text: str, rng: random.Random, rate: float) -> str:
 def insert_spaces(text: str, rng: random.Random, rate: float) -> str:
     """Break each touched word with spaces at one or more random gaps between its letters (``hate`` → ``h a te``)."""
 
-    def spread(word: str, rng: random.Random) -> str:
+    def spread(word: list[str], rng: random.Random) -> str:
         gaps = set(rng.sample(range(1, len(word)), rng.randint(1, len(word) - 1)))
-        return "".join(f" {char}" if i in gaps else char for i, char in enumerate(word))
+        return "".join(f" {letter}" if i in gaps else letter for i, letter in enumerate(word))
 
     return _edit_words(text, rng, rate, spread)
 
@@ -67,26 +78,28 @@ def homoglyphs(text: str, rng: random.Random, rate: float) -> str:
     return _replace_chars(text, rng, rate, HOMOGLYPHS)
 
 
-def _swap_once(word: str, rng: random.Random) -> str:
-    """Swap one randomly chosen pair of adjacent, different letters."""
+def _swap_once(word: list[str], rng: random.Random) -> str:
+    """Swap one randomly chosen pair of adjacent, different letters (each with its marks) of ``word``."""
     i = rng.choice([i for i in range(len(word) - 1) if word[i] != word[i + 1]])
-    return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+    return "".join(word[:i] + [word[i + 1], word[i]] + word[i + 2 :])
 
 
 def _edit_words(
     text: str,
     rng: random.Random,
     rate: float,
-    edit: Callable[[str, random.Random], str],
-    eligible: Callable[[str], bool] = lambda word: True,
+    edit: Callable[[list[str], random.Random], str],
+    eligible: Callable[[list[str]], bool] = lambda word: True,
 ) -> str:
-    """Apply ``edit`` to each eligible word outside mentions and URLs with probability ``rate``."""
+    """Apply ``edit`` to each eligible word outside mentions and URLs with probability ``rate``: a word of two or
+    more letters (``word_pattern``), given to ``edit`` and ``eligible`` as its letters, each with its marks
+    (``letter_pattern``)."""
 
     def visit(match: re.Match[str]) -> str:
-        word = match.group()
-        return edit(word, rng) if eligible(word) and rng.random() < rate else word
+        word = letter_pattern().findall(match.group())
+        return edit(word, rng) if len(word) > 1 and eligible(word) and rng.random() < rate else match.group()
 
-    return _outside_protected(text, rate, lambda piece: WORD.sub(visit, piece))
+    return _outside_protected(text, rate, lambda piece: word_pattern(LETTER).sub(visit, piece))
 
 
 def _replace_chars(text: str, rng: random.Random, rate: float, table: Mapping[str, str]) -> str:

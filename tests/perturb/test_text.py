@@ -69,6 +69,16 @@ def test_insert_spaces_only_adds_spaces_inside_words() -> None:
     assert out.count(" ") > TEXT.count(" ") + len(TEXT.split())  # every word of 2+ letters got at least one
 
 
+@pytest.mark.parametrize("fn", [char_swap, insert_spaces])
+def test_words_written_with_marks_are_swapped_and_spaced_a_letter_with_its_marks_at_a_time(fn: TextFn) -> None:
+    hindi = "तुम गंदे चूहे हो"  # each vowel sign a mark on the letter before it: no two letters in a row
+    out = fn(hindi, random.Random(0), 1.0)
+    assert out != hindi  # every word of two letters or more is touched
+    assert all(unicodedata.category(after)[0] != "M" or before.isalpha() for before, after in zip(out, out[1:]))
+    assert sorted(out.replace(" ", "")) == sorted(hindi.replace(" ", ""))
+    assert "गं" in out.replace(" ", "") and "हे" in out.replace(" ", "")  # a letter keeps its marks
+
+
 def test_homoglyphs_differ_in_code_points_only() -> None:
     out = homoglyphs(TEXT, random.Random(0), 1.0)
     assert out != TEXT and len(out) == len(TEXT)
