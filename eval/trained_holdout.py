@@ -217,7 +217,9 @@ def plan_folds(
     if measured is not None:
         groups = posts_by_group(split_posts(with_data(recipe, measured)), task, group_by)
     folders = [slug(name) for name in groups] + ([NONE_LEFT_OUT] if set(groups) - set(trained_groups) else [])
-    shared = sorted({folder for folder in folders if folders.count(folder) > 1})
+    # told apart regardless of case, as macOS and Windows tell file names: Sport and sport would train into one folder
+    names = [folder.casefold() for folder in folders]
+    shared = sorted({folder for folder in folders if names.count(folder.casefold()) > 1})
     if shared:
         raise ValueError(f"groups of meta.{group_by} would share the run folder {', '.join(shared)}; rename them")
     runs = Path(recipe.train.output_dir) / "without" if runs is None else runs

@@ -169,6 +169,9 @@ def test_folds_that_cannot_train_are_refused_before_any_does(demo_data, tmp_path
     twins = as_recipe(text_recipe(tmp_path, ["a b", "a_b"] * 2, ["a b", "a_b"]))
     with pytest.raises(ValueError, match="would share the run folder a_b"):
         plan_folds(twins, TASK, "topic", tmp_path / "holdout")
+    cased = as_recipe(text_recipe(tmp_path, ["Sport", "sport"] * 2, ["Sport", "sport"]))  # one folder on macOS
+    with pytest.raises(ValueError, match="would share the run folder Sport, sport; rename them"):
+        plan_folds(cased, TASK, "topic", tmp_path / "holdout")
     labels = TaskSpec("harmful", "multilabel", ["benign", "harmful"])
     with pytest.raises(ValueError, match="is multilabel; this measures one class per post"):
         plan_folds(only_validation_group, labels, "topic", tmp_path / "holdout")
