@@ -308,6 +308,40 @@ PRECISIONS = (
 )
 """The precisions Lightning trains with (``train.precision``), its short forms (``16``, ``"bf16"``) too; any other
 is refused with the recipe rather than as training starts, as a setting this machine cannot train with."""
+ACCELERATORS = ("auto", "cpu", "gpu", "cuda", "mps", "tpu")
+"""The accelerators Lightning names (``train.accelerator``); one this machine lacks is refused as training starts,
+one no machine has with the recipe."""
+STRATEGIES = (
+    "auto",
+    "ddp",
+    "ddp_spawn",
+    "ddp_fork",
+    "ddp_notebook",
+    "ddp_find_unused_parameters_false",
+    "ddp_find_unused_parameters_true",
+    "ddp_spawn_find_unused_parameters_false",
+    "ddp_spawn_find_unused_parameters_true",
+    "ddp_fork_find_unused_parameters_false",
+    "ddp_fork_find_unused_parameters_true",
+    "ddp_notebook_find_unused_parameters_false",
+    "ddp_notebook_find_unused_parameters_true",
+    "deepspeed",
+    "deepspeed_stage_1",
+    "deepspeed_stage_2",
+    "deepspeed_stage_2_offload",
+    "deepspeed_stage_3",
+    "deepspeed_stage_3_offload",
+    "deepspeed_stage_3_offload_nvme",
+    "fsdp",
+    "fsdp_cpu_offload",
+    "single_device",
+    "single_xla",
+    "xla_debug",
+    "xla",
+    "single_tpu",
+)
+"""The strategies Lightning names (``train.strategy``, in any case, as Lightning reads it); one that needs what this
+machine lacks (a package, devices) is refused as training starts, any other with the recipe."""
 TRAIN_VALUES = {
     "max_epochs": AT_LEAST_1,
     "batch_size": AT_LEAST_1,
@@ -316,6 +350,8 @@ TRAIN_VALUES = {
     "weight_decay": AT_LEAST_0,
     "warmup_ratio": (lambda value: 0 <= value < 1, "in [0, 1)"),
     "seed": (lambda value: 0 <= value < 2**32, f"from 0 to {2**32 - 1} (a seed NumPy takes)"),
+    "accelerator": (lambda value: value in ACCELERATORS, f"one of {', '.join(ACCELERATORS)}"),
+    "strategy": (lambda value: value.lower() in STRATEGIES, f"one of {', '.join(STRATEGIES)}"),
     "devices": AT_LEAST_1,
     "num_workers": AT_LEAST_0,
     "mode": (lambda value: value in ("min", "max"), "min or max"),

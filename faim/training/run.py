@@ -153,7 +153,8 @@ def make_trainer(
 
     Raises:
         RecipeError: Naming the recipe's ``train`` settings Lightning refuses on this machine (an accelerator it
-            lacks or has no package for, an unknown strategy or precision) and Lightning's reason.
+            lacks, a strategy it cannot run or has no package for) and Lightning's reason; a value Lightning takes
+            on no machine is refused with the recipe (``faim.recipe.validate``).
     """
     cfg = recipe.train
     checkpoint = ModelCheckpoint(dirpath=checkpoint_dir, monitor=cfg.monitor, mode=cfg.mode, save_top_k=1)

@@ -14,7 +14,14 @@ import faim
 from faim import registry
 from faim.assembly import build_source
 from faim.recipe import Recipe, RecipeError, as_recipe
-from faim.recipe.validate import PRECISIONS, annotation_text, check_monitor_mode, takes_mapping
+from faim.recipe.validate import (
+    ACCELERATORS,
+    PRECISIONS,
+    STRATEGIES,
+    annotation_text,
+    check_monitor_mode,
+    takes_mapping,
+)
 from faim.tasks import BinaryHead
 
 
@@ -362,6 +369,13 @@ def test_weighing_the_crowds_corrections_needs_pooling_by_picture(recipe: dict, 
             8,
             "train.precision: expected 64, 32 or 16 (a number or a string) or one of transformer-engine, ",
         ),
+        (
+            "train",
+            "accelerator",
+            "gpuu",
+            "train.accelerator: expected one of auto, cpu, gpu, cuda, mps, tpu, got 'gpuu'",
+        ),
+        ("train", "strategy", "banana", "train.strategy: expected one of auto, ddp, ddp_spawn, ddp_fork, ddp_notebook"),
         ("eval", "threshold_objective", "f2", "eval.threshold_objective: expected one of f1, macro_f1, precision@"),
         ("eval", "threshold_target", 5, "eval.threshold_target: expected in (0, 1], got 5"),
         ("eval", "calibration_bins", 0, "eval.calibration_bins: expected at least 1, got 0"),
@@ -385,6 +399,19 @@ def test_a_precision_is_one_lightning_takes_set_or_written_its_short_forms_too(r
     said = "--set train.precision=banana: train.precision: expected 64, 32 or 16 (a number or a string) or one of "
     with pytest.raises(RecipeError, match=f"^<dict>: {re.escape(said)}.*bf16-mixed.*, got 'banana'$"):
         as_recipe(Recipe.load("hate_text_finetune").to_dict(), ["train.precision=banana"])
+
+
+def test_an_accelerator_and_a_strategy_are_ones_lightning_names_set_or_written(recipe: dict, write_recipe) -> None:
+    lightning = pytest.importorskip("pytorch_lightning")
+    named = {"auto", "gpu"} | lightning.accelerators.AcceleratorRegistry.available_accelerators()
+    assert sorted(ACCELERATORS) == sorted(named)
+    assert list(STRATEGIES) == ["auto", *lightning.strategies.StrategyRegistry.available_strategies()]
+    for accelerator, strategy in (("gpu", "DDP"), ("auto", "fsdp"), ("cpu", "ddp_find_unused_parameters_false")):
+        recipe["train"] |= {"accelerator": accelerator, "strategy": strategy}
+        assert Recipe.load(write_recipe(recipe)).train.strategy == strategy  # Lightning reads it in any case
+    said = "--set train.strategy=banana: train.strategy: expected one of auto, ddp, "
+    with pytest.raises(RecipeError, match=f"^<dict>: {re.escape(said)}.*single_tpu, got 'banana'$"):
+        as_recipe(Recipe.load("hate_text_finetune").to_dict(), ["train.strategy=banana"])
 
 
 def test_the_monitored_figure_must_be_one_training_logs(recipe: dict, write_recipe) -> None:
