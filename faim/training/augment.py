@@ -7,8 +7,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping
 
-from torch.utils.data import get_worker_info
-
 from faim.data.batch import PostBatch
 from faim.data.post import Post
 from faim.perturb import check_augmentation, get_perturbation, perturb_posts
@@ -16,54 +14,49 @@ from faim.registry import ELEMENT_MODALITIES
 
 
 class PostAugmenter:
-    """A picklable callable ``posts -> posts`` returning perturbed copies (inputs are never modified).
+    """A picklable callable ``(posts, seeds) -> posts`` returning perturbed copies (inputs are never modified), each
+    post's perturbations drawn from its own seed: the same post and seed are perturbed alike in whichever process,
+    a DataLoader worker or the main one, perturbs them. A loader draws the seeds with its posts (``EpochDraws``), so
+    they differ from epoch to epoch and not with ``train.num_workers``.
 
     Args:
         probabilities: Perturbation name (``faim.perturb.PERTURBATIONS``) to the probability that a post
             gets it, at the perturbation's default strength; a post may get several, applied in this order.
-        seed: Seed of the draws. In a DataLoader worker, the worker's own seed is mixed in, so workers differ.
 
     Raises:
         ValueError: For an unknown perturbation name or a probability outside ``[0, 1]``.
     """
 
-    def __init__(self, probabilities: Mapping[str, float], seed: int = 0) -> None:
+    def __init__(self, probabilities: Mapping[str, float]) -> None:
         check_augmentation(probabilities)
         self.probabilities = dict(probabilities)
-        self.seed = seed
-        self._rng: random.Random | None = None
 
     @property
     def modalities(self) -> set[str]:
         """The modalities the perturbations change (``"text"``, ``"image"``)."""
         return {get_perturbation(name).modality for name in self.probabilities}
 
-    def __call__(self, posts: list[Post]) -> list[Post]:
-        rng = self._generator()
+    def __call__(self, posts: list[Post], seeds: list[int]) -> list[Post]:
         augmented = []
-        for post in posts:
+        for post, seed in zip(posts, seeds, strict=True):
+            rng = random.Random(seed)
             for name, probability in self.probabilities.items():
                 if rng.random() < probability:
                     (post,) = perturb_posts([post], name, seed=rng.getrandbits(64))
             augmented.append(post)
         return augmented
 
-    def _generator(self) -> random.Random:
-        if self._rng is None:
-            worker = get_worker_info()
-            self._rng = random.Random(f"{self.seed}:{worker.seed if worker else 'main'}")
-        return self._rng
-
 
 class AugmentingCollator:
-    """``collate(augment(posts))``: a DataLoader ``collate_fn`` that augments the posts of each batch first."""
+    """``collate(augment(posts, seeds))``: a DataLoader ``collate_fn`` over ``(post, seed)`` pairs (a loader drawing
+    ``EpochDraws`` with seeds reads them so, ``Drawn``) that augments the posts of each batch first."""
 
     def __init__(self, collate: Callable[[list[Post]], PostBatch], augment: PostAugmenter) -> None:
         self.collate = collate
         self.augment = augment
 
-    def __call__(self, posts: list[Post]) -> PostBatch:
-        return self.collate(self.augment(posts))
+    def __call__(self, drawn: list[tuple[Post, int]]) -> PostBatch:
+        return self.collate(self.augment([post for post, _ in drawn], [seed for _, seed in drawn]))
 
 
 class HiddenAugmentationError(ValueError):

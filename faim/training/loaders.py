@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import io
 import pickle
+import random
 import types
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils.data import DataLoader, Sampler, WeightedRandomSampler
+from torch.utils.data import DataLoader, Dataset, RandomSampler, Sampler, SequentialSampler, WeightedRandomSampler
 
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator, post_targets, stack_targets
@@ -33,6 +34,8 @@ class CachedCollator:
         posts: The posts the indices point into.
         tasks: Tasks whose targets to attach.
         live: Collator of the kinds not in the cache (their encoders train), or ``None``.
+        augment: Perturbs the posts ``live`` collates, each with the seed drawn with its index: the collator is then
+            given ``(index, seed)`` pairs (``EpochDraws``), not indices.
     """
 
     def __init__(
@@ -41,19 +44,73 @@ class CachedCollator:
         posts: list[Post],
         tasks: list[TaskSpec],
         live: Callable[[list[Post]], PostBatch] | None = None,
+        augment: PostAugmenter | None = None,
     ) -> None:
         self.cache = cache
         self.posts = posts
         self.tasks = tasks
         self.live = live
+        self.augment = augment
         self.targets = [post_targets(post, tasks) for post in posts]
         self.corrections = [questions_or_corrects(post) for post in posts]  # once, not every epoch
 
-    def __call__(self, indices: list[int]) -> PostBatch:
+    def __call__(self, drawn: list[int] | list[tuple[int, int]]) -> PostBatch:
+        indices = [index for index, _ in drawn] if self.augment else drawn
         posts = [self.posts[i] for i in indices]
         targets = stack_targets(self.tasks, [self.targets[i] for i in indices])
-        elements = self.cache.elements(indices) | (self.live(posts).elements if self.live else {})
+        live = posts if self.augment is None else self.augment(posts, [seed for _, seed in drawn])
+        elements = self.cache.elements(indices) | (self.live(live).elements if self.live else {})
         return PostBatch.of(posts, elements, targets, [self.corrections[i] for i in indices])
+
+
+class EpochDraws(Sampler):
+    """The indices ``sampler`` draws, each epoch's drawn alike whatever was drawn before it: the generator of
+    ``sampler`` (a ``RandomSampler`` or ``WeightedRandomSampler`` given one of its own; one drawing nothing at random
+    has none) is seeded anew, by ``seed`` and the epoch, as an epoch starts. With ``seeded``, each index comes with
+    the seed its post is augmented with (``PostAugmenter``), as an ``(index, seed)`` pair.
+
+    The epoch is the one Lightning sets as a training epoch starts (``set_epoch``), so a run resumed at an epoch draws
+    it as the run it continues would have, and reading the loader before training (as a fusion fitted on it does)
+    changes nothing; else one more than the last read (each read draws afresh, as where Lightning wraps the sampler
+    for several processes). A loader's sampler is read in the process that reads the loader, never in its worker
+    processes, so what an epoch draws does not depend on how many there are (``train.num_workers``).
+    """
+
+    def __init__(self, sampler: Sampler[int], seed: int, seeded: bool = False) -> None:
+        self.sampler = sampler
+        self.seed = seed
+        self.seeded = seeded
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Draw epoch ``epoch`` when next read (Lightning calls it as each training epoch starts)."""
+        self.epoch = epoch
+
+    def __iter__(self) -> Iterator[int | tuple[int, int]]:
+        rng = random.Random(f"{self.seed}:{self.epoch}")
+        self.epoch += 1
+        generator = getattr(self.sampler, "generator", None)
+        if generator is not None:
+            generator.manual_seed(rng.getrandbits(63))
+        for index in self.sampler:
+            yield (index, rng.getrandbits(64)) if self.seeded else index
+
+    def __len__(self) -> int:
+        return len(self.sampler)
+
+
+class Drawn(Dataset):
+    """``items`` read by the ``(index, seed)`` pairs an ``EpochDraws`` with seeds draws: ``(items[index], seed)``."""
+
+    def __init__(self, items: Sequence[Any]) -> None:
+        self.items = items
+
+    def __getitem__(self, drawn: tuple[int, int]) -> tuple[Any, int]:
+        index, seed = drawn
+        return self.items[index], seed
+
+    def __len__(self) -> int:
+        return len(self.items)
 
 
 def sources_balanced(posts: list[Post], seed: int) -> WeightedRandomSampler:
@@ -148,13 +205,19 @@ def make_loader(
     label: str = "posts",
     augment: PostAugmenter | None = None,
     sampler: Sampler | None = None,
+    seed: int = 0,
 ) -> DataLoader:
     """A loader over ``posts``; with ``cache_dir``, the kinds of frozen encoders come from cached embeddings.
 
     Kinds whose encoder trains are collated from the posts in every batch (in the main process when some
     kinds are cached); ``augment`` perturbs the posts of each batch before they are; ``sampler`` (over post
-    indices) draws the posts instead of ``shuffle``. Targets are checked for every post up front, so a bad label
-    fails before training starts.
+    indices, drawing with a generator of its own where it draws at random) draws the posts instead of ``shuffle``.
+    Targets are checked for every post up front, so a bad label fails before training starts.
+
+    What the loader draws at random (the order ``shuffle`` gives, what ``sampler`` draws, how ``augment`` perturbs
+    each post, its worker processes' seeds) comes from ``seed`` and the epoch (``EpochDraws``), never from torch's
+    global generator, which it leaves as it is: a seeded run draws alike with any ``num_workers``, and the model's
+    own draws (dropout) with it.
 
     Raises:
         HiddenAugmentationError: When ``augment`` perturbs an input the model does not read, or the input of a kind
@@ -163,28 +226,31 @@ def make_loader(
     cached = model.frozen_kinds if cache_dir is not None else []
     if augment is not None:
         refuse_hidden_augmentation(augment, model.kinds_with(None), cached)
+    if shuffle and sampler is None:
+        sampler = RandomSampler(range(len(posts)), generator=torch.Generator())
+    if sampler is not None or augment is not None:
+        sampler = EpochDraws(sampler or SequentialSampler(range(len(posts))), seed, seeded=augment is not None)
+    generator = torch.Generator().manual_seed(seed)  # the worker processes' seeds
     if cached:
         cache = cached_embeddings(model, collator, posts, cache_dir, batch_size, num_workers, label, cached)
         live = [kind for kind in model.kinds if kind not in cached]
-        live_collator = collator.only(live) if live else None
-        if live_collator is not None and augment is not None:
-            live_collator = AugmentingCollator(live_collator, augment)
+        indices = list(range(len(posts)))
         return DataLoader(
-            list(range(len(posts))),
+            indices if augment is None else Drawn(indices),
             batch_size=batch_size,
-            shuffle=shuffle and sampler is None,
             sampler=sampler,
-            collate_fn=CachedCollator(cache, posts, collator.tasks, live_collator),
+            generator=generator,
+            collate_fn=CachedCollator(cache, posts, collator.tasks, collator.only(live) if live else None, augment),
         )
     for post in posts:
         post_targets(post, collator.tasks)
     if num_workers > 0:
         refuse_unpicklable_preprocessors(model, collator, num_workers)
     return DataLoader(
-        posts,
+        posts if augment is None else Drawn(posts),
         batch_size=batch_size,
-        shuffle=shuffle and sampler is None,
         sampler=sampler,
+        generator=generator,
         collate_fn=collator if augment is None else AugmentingCollator(collator, augment),
         num_workers=num_workers,
         persistent_workers=num_workers > 0,

@@ -381,7 +381,8 @@ def recipe_loader(
     """A loader over labelled ``posts`` with the recipe's batch size and workers; frozen encoders' embeddings come
     from the recipe's embedding cache unless ``train.cache_embeddings`` is off. With ``augment`` (the training
     loader), posts are perturbed as ``train.augment`` says; with ``shuffle`` (the training loader), drawn as
-    ``train.balance`` says.
+    ``train.balance`` says. What it draws at random comes from ``train.seed`` and the epoch (``make_loader``), alike
+    with any ``train.num_workers``.
 
     Raises:
         HiddenAugmentationError: When ``train.augment`` perturbs an input the model does not read, or the input of a
@@ -389,11 +390,21 @@ def recipe_loader(
     """
     cfg = recipe.train
     cache_dir = cfg.cache_dir if cfg.cache_embeddings else None
-    augmenter = PostAugmenter(cfg.augment, cfg.seed) if augment and cfg.augment else None
+    augmenter = PostAugmenter(cfg.augment) if augment and cfg.augment else None
     sampler = sources_balanced(posts, cfg.seed) if shuffle and cfg.balance == "sources" else None
     collator = detector.collator(with_targets=True)
     return make_loader(
-        detector.model, collator, posts, cfg.batch_size, shuffle, cfg.num_workers, cache_dir, label, augmenter, sampler
+        detector.model,
+        collator,
+        posts,
+        cfg.batch_size,
+        shuffle,
+        cfg.num_workers,
+        cache_dir,
+        label,
+        augmenter,
+        sampler,
+        cfg.seed,
     )
 
 
@@ -410,7 +421,7 @@ def check_augmentation(recipe: Recipe, model: WholePostModel) -> None:
         return
     cached = model.frozen_kinds if cfg.cache_embeddings else []
     try:
-        refuse_hidden_augmentation(PostAugmenter(cfg.augment, cfg.seed), model.kinds_with(None), cached)
+        refuse_hidden_augmentation(PostAugmenter(cfg.augment), model.kinds_with(None), cached)
     except HiddenAugmentationError as error:
         raise RecipeError(recipe.source, "train.augment", str(error)) from None
 

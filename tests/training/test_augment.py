@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import tiny_recipe
+from torch.utils.data import RandomSampler, SequentialSampler
 
 import faim
 from faim.api import train_recipe as train
@@ -18,26 +19,39 @@ from faim.data.post import Post
 from faim.recipe import Recipe, as_recipe
 from faim.recipe.errors import RecipeError
 from faim.training.augment import HiddenAugmentationError, PostAugmenter, augmented_kinds
-from faim.training.loaders import make_loader
+from faim.training.loaders import EpochDraws, make_loader
 from faim.training.run import check_augmentation, recipe_loader
 
 POSTS = [Post(id=str(i), text=f"those people should leave {i}", comments=["go home now"]) for i in range(40)]
 
 
 def test_every_post_gets_a_perturbation_of_probability_one_and_the_inputs_stay() -> None:
-    augmented = PostAugmenter({"text.leetspeak": 1.0})(POSTS)
+    seeds = list(range(len(POSTS)))
+    augmented = PostAugmenter({"text.leetspeak": 1.0})(POSTS, seeds)
     assert all(new.text != old.text for new, old in zip(augmented, POSTS))  # 15 letters with a digit each
     assert sum(new.comments != old.comments for new, old in zip(augmented, POSTS)) > 20  # comments change too
     assert POSTS[0].text == "those people should leave 0"
-    assert PostAugmenter({"text.leetspeak": 0.0})(POSTS) == POSTS
+    assert PostAugmenter({"text.leetspeak": 0.0})(POSTS, seeds) == POSTS
 
 
-def test_draws_are_seeded_and_fresh_in_every_call() -> None:
-    first, again = PostAugmenter({"text.char_swap": 0.5}, seed=3), PostAugmenter({"text.char_swap": 0.5}, seed=3)
-    epoch_one = first(POSTS)
-    assert epoch_one == again(POSTS)
-    assert 5 < sum(new.text != old.text for new, old in zip(epoch_one, POSTS)) < 35
-    assert first(POSTS) != epoch_one  # the next epoch draws again
+def test_each_post_is_perturbed_as_its_own_seed_draws_whatever_posts_it_comes_with() -> None:
+    swaps = PostAugmenter({"text.char_swap": 0.5})
+    seeds = [7 * n for n in range(len(POSTS))]
+    augmented = swaps(POSTS, seeds)
+    assert 5 < sum(new.text != old.text for new, old in zip(augmented, POSTS)) < 35
+    assert swaps(POSTS[::-1], seeds[::-1]) == augmented[::-1]  # in another batch, or another process, alike
+    assert swaps(POSTS, [seed + 1 for seed in seeds]) != augmented  # the next epoch draws other seeds
+
+
+def test_an_epoch_draws_alike_whatever_was_drawn_before_it() -> None:
+    draws = EpochDraws(RandomSampler(range(40), generator=torch.Generator()), seed=3, seeded=True)
+    first, second = list(draws), list(draws)  # read twice: each read draws afresh
+    assert sorted(index for index, _ in first) == list(range(40)) and first != second
+    draws.set_epoch(0)  # as Lightning sets it as an epoch starts, after a fusion read the loader, or resumed
+    assert list(draws) == first
+    draws.set_epoch(1)
+    assert list(draws) == second
+    assert list(EpochDraws(SequentialSampler(range(4)), seed=3)) == [0, 1, 2, 3]
 
 
 def test_bad_names_and_probabilities_are_explained() -> None:

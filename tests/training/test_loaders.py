@@ -1,4 +1,5 @@
-"""Loaders over training posts (``faim.training.loaders``): what their worker processes are refused for up front."""
+"""Loaders over training posts (``faim.training.loaders``): what their worker processes are refused for up front,
+and what they draw at random, alike with any number of them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sys
 import types
 
 import pytest
+import torch
 
 from faim import Detector, WholePostModel
 from faim.data.post import Post
@@ -14,6 +16,7 @@ from faim.data.targets import TaskSpec
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.fusion import ConcatFusion
 from faim.tasks import BinaryHead
+from faim.training.augment import PostAugmenter
 from faim.training.loaders import make_loader
 
 
@@ -79,3 +82,28 @@ def test_a_preprocessor_of_or_holding_a_class_or_function_an_interactive_session
     )
     with pytest.raises(ValueError, match=message):
         make_loader(model, collator, posts, 2, False, num_workers=1)
+
+
+def test_a_seeded_loader_draws_and_augments_alike_with_any_number_of_workers_and_leaves_torchs_generator_alone() -> (
+    None
+):
+    torch.manual_seed(0)
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    collator = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))]).collator(with_targets=True)
+    posts = [Post(id=str(i), text=f"those people should leave {i}", labels={"hate": i % 2}) for i in range(24)]
+    swaps = PostAugmenter({"text.char_swap": 0.5})
+    epochs = {}
+    for workers in (0, 1):
+        loader = make_loader(model, collator, posts, 4, True, num_workers=workers, augment=swaps, seed=3)
+        state = torch.random.get_rng_state()
+        epochs[workers] = [[(batch.ids, batch.elements["text"].values["input_ids"]) for batch in loader] for _ in "12"]
+        assert torch.equal(torch.random.get_rng_state(), state)  # the model's dropout draws alike, too
+    for main, worker in zip(epochs[0], epochs[1], strict=True):
+        assert [ids for ids, _ in main] == [ids for ids, _ in worker]
+        assert all(torch.equal(one, other) for (_, one), (_, other) in zip(main, worker, strict=True))
+    first, second = epochs[0]
+    assert [ids for ids, _ in first] != [ids for ids, _ in second]  # each epoch is drawn afresh
+    plain = [(batch.ids, batch.elements["text"].values["input_ids"]) for batch in make_loader(
+        model, collator, posts, 4, True, seed=3)]  # fmt: skip
+    assert [ids for ids, _ in plain] == [ids for ids, _ in first]  # augmenting draws the same posts
+    assert not all(torch.equal(one, other) for (_, one), (_, other) in zip(plain, first, strict=True))

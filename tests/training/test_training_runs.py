@@ -395,8 +395,9 @@ def test_resume_continues_the_latest_run_in_the_output_dir(demo_data, tmp_path: 
 
 
 def test_resuming_a_run_early_stopping_ended_trains_no_more(demo_data, tmp_path: Path) -> None:
-    # at a learning rate far too high, validation loss rises after the first epoch: with no patience, the second ends
-    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=4, patience=0, lr=0.5)
+    # at a learning rate too low to change a weight, validation loss never improves: with no patience, the second
+    # epoch ends the run, however its posts were drawn
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_epochs=4, patience=0, lr=1e-12)
     stopped = model_weights(train(recipe))
     last = tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt"
     before = torch.load(last, weights_only=True)
@@ -737,8 +738,8 @@ def test_balanced_sources_are_drawn_alike_and_set_the_threshold_of_the_saved_mod
 
     source = build_source(resolved.data)
     loader = recipe_loader(resolved, result.detector, source.posts("train"), True, "train")
-    assert isinstance(loader.sampler, WeightedRandomSampler)
-    assert sorted(set(loader.sampler.weights.tolist())) == pytest.approx([1 / 400, 1 / 40])
+    assert isinstance(loader.sampler.sampler, WeightedRandomSampler)  # each epoch's draws seeded anew
+    assert sorted(set(loader.sampler.sampler.weights.tolist())) == pytest.approx([1 / 400, 1 / 40])
 
     saved = faim.load(result.model_dir)
     validation = recipe_loader(resolved, saved, source.posts("validation"), False, "validation")
