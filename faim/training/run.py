@@ -543,15 +543,16 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
 
     Raises:
         RecipeError: When the recipe has no ``data:`` section, or its ``train.mode`` would keep the epoch where
-            ``train.monitor`` is worst (``check_monitor_mode``); before reading data, when Lightning cannot train
-            with the recipe's ``train.accelerator``, ``devices``, ``strategy`` or ``precision`` on this machine, or
-            the data source's constructor refuses an argument; before reading posts, when the data has no train or
-            validation split or none of the name ``eval.split`` gives (naming the key and the splits it has), when a
-            model component's constructor refuses an argument (naming the recipe's file, ``Recipe.building``; the
-            model is built from the recipe alone, its encoders fitted on the training posts later), or when
-            ``train.augment`` perturbs an input that never reaches a live encoder (``check_augmentation``); before
-            training, when ``train.monitor`` is an AUROC the validation split leaves undefined
-            (``check_monitor_defined``).
+            ``train.monitor`` is worst (``check_monitor_mode``); before reading data, when the data source's
+            constructor refuses an argument; before reading posts, when the data has no train or validation split
+            or none of the name ``eval.split`` gives (naming the key and the splits it has), when a model
+            component's constructor refuses an argument (naming the recipe's file, ``Recipe.building``; the model is
+            built from the recipe alone, its encoders fitted on the training posts later), or when ``train.augment``
+            perturbs an input that never reaches a live encoder (``check_augmentation``); before training, when
+            ``train.monitor`` is an AUROC the validation split leaves undefined (``check_monitor_defined``); after
+            every other check here, before a post is embedded (and before Lightning prints the devices it found),
+            when Lightning cannot train with the recipe's ``train.accelerator``, ``devices``, ``strategy`` or
+            ``precision`` on this machine.
         FileNotFoundError: With ``resume``, when no run in ``output_dir`` saved a checkpoint; before the model is
             built and any post read, when the file of the training, validation or ``eval.split`` split is not there
             (``check_split``, naming the split and the file), or a dataset's ``root:`` holds no training file: named
@@ -585,8 +586,6 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     if resume_from:
         check_resumable(recipe, checkpoint_dir)
         max_epochs = epochs_to_train(resume_from, cfg.max_epochs)
-    logged = not resume_from or trains_more(resume_from, max_epochs)  # a run that trains nothing logs nothing
-    trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir, max_epochs, logged)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = recipe.data_source()
     splits = source.splits()
@@ -619,6 +618,10 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     )
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
+    # once the recipe and its data are checked (Lightning prints what devices it found as it is made), before a post
+    # is embedded
+    logged = not resume_from or trains_more(resume_from, max_epochs)  # a run that trains nothing logs nothing
+    trainer, checkpoint, timer = make_trainer(recipe, output_dir, version, checkpoint_dir, max_epochs, logged)
     model, tasks = detector.model, detector.tasks
     model.fit_encoders(train_posts, cfg.max_elements)
     train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)

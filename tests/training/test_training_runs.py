@@ -900,7 +900,7 @@ def test_a_split_the_data_lacks_is_refused_naming_the_recipe_before_training(
     ],
     ids=["validation", "eval.split"],
 )
-def test_a_split_file_not_there_is_named_before_any_split_is_read_or_the_model_built(
+def test_a_split_file_not_there_is_named_before_any_split_is_read_the_model_built_or_lightning_says_a_word(
     demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: dict, named: str
 ) -> None:
     recipe = tiny_recipe(demo_data, tmp_path / "run")
@@ -908,6 +908,7 @@ def test_a_split_file_not_there_is_named_before_any_split_is_read_or_the_model_b
         recipe[section] |= {key: str(tmp_path / value) if key != "split" else value for key, value in values.items()}
     monkeypatch.setattr(JsonlSource, "rows", lambda self, path: pytest.fail(f"{path} was read"))
     monkeypatch.setattr("faim.training.run.Detector.from_recipe", lambda recipe: pytest.fail("the model was built"))
+    monkeypatch.setattr(pl, "Trainer", lambda **_: pytest.fail("Lightning's Trainer was made, printing its devices"))
     with pytest.raises(FileNotFoundError, match=f"^{named}"):
         train(recipe)
     assert not (tmp_path / "run").exists()
@@ -1008,14 +1009,17 @@ def test_training_checks_once_that_the_validation_posts_carry_a_label(
         ("strategy", "fsdp", "requires a GPU accelerator"),  # named by Lightning, not on CPUs
     ],
 )
-def test_training_settings_lightning_refuses_are_named_before_the_data_is_read(
+def test_training_settings_lightning_refuses_are_named_once_the_data_is_checked_before_a_post_is_embedded(
     demo_data, tmp_path: Path, setting: str, value: str, reason: str
 ) -> None:
-    recipe = tiny_recipe(demo_data | {"train": tmp_path / "absent.jsonl"}, tmp_path / "run")
+    recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))  # embedding would write the cache in the run's folder
     recipe["train"][setting] = value
     with pytest.raises(RecipeError, match=rf"train: this machine cannot train with .*{setting}='{value}'.*{reason}"):
         train(recipe)
     assert not (tmp_path / "run").exists()
+    recipe["data"]["train"] = str(tmp_path / "absent.jsonl")  # named first, before Lightning prints its devices
+    with pytest.raises(FileNotFoundError, match="absent.jsonl does not exist"):
+        train(recipe)
 
 
 @pytest.mark.parametrize(
