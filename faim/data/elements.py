@@ -109,6 +109,17 @@ def warn_overfull(count: int, most: int, limit: int, kinds: Collection[str], nam
     )
 
 
+def warn_overfull_splits(splits: Mapping[str, Sequence[Post]], kinds: Collection[str], limit: int) -> None:
+    """Warn once (``warn_overfull``) of the posts of every split of ``splits`` (each split's name, as its source
+    describes it, to its posts) holding more pictures or comments of ``kinds`` than ``limit``, as training warns of
+    its training, validation and ``eval.split`` posts: named by the splits holding any, each with its count where
+    more than one does, as ``faim eval`` and ``faim score`` name the one split they read."""
+    held = {name: counted for name, posts in splits.items() if (counted := overfull(posts, kinds, limit))[0]}
+    total, most = sum(count for count, _ in held.values()), max((most for _, most in held.values()), default=0)
+    named = ", ".join(f"{name} ({plural(count, 'post')})" for name, (count, _) in held.items())
+    warn_overfull(total, most, limit, kinds, next(iter(held)) if len(held) == 1 else named)
+
+
 def reads_nothing(post: Post, kinds: Iterable[str]) -> bool:
     """Whether ``post`` holds no element of ``kinds`` (the kinds a model reads), metadata whose every field is missing
     or that holds only the fields faim gives posts itself (``Post.has_meta``) none: a model would give it the scores

@@ -67,7 +67,7 @@ def missing_picture(post: Post, limit: int) -> PostError | None:
 
 
 def refuse_unreadable(
-    posts: Sequence[Post], kinds: Collection[str], limit: int, name: str, *, fused: Collection[str]
+    posts: Sequence[Post], kinds: Collection[str], limit: int, name: str, *, fused: Collection[str] | None
 ) -> None:
     """Refuse ``posts`` (of ``name``) a model reading ``kinds`` (at most ``limit`` elements of each) would stop at
     part way, or read an id of as ``None``, before it reads any: the first whose id was taken away or a field set to a
@@ -75,7 +75,8 @@ def refuse_unreadable(
     was built text), the first whose text or a comment is not text (``check_texts``), then those naming a picture that
     is not there (``refuse_missing_pictures``); and warn of those holding more pictures or comments of ``fused`` (the
     kinds its fusion, hence its heads, reads) than the model reads of a post (``warn_overfull``: more than ``limit``),
-    read from their first ones alone: a kind it embeds only to link posts reads a post's first picture alone.
+    read from their first ones alone: a kind it embeds only to link posts reads a post's first picture alone
+    (``None``: of none, as training, which warns once of every split it reads, ``warn_overfull_splits``).
     Every evaluation (``refuse_unevaluable``), ``faim calibrate`` and training go through it.
 
     Raises:
@@ -86,7 +87,8 @@ def refuse_unreadable(
     normalise_posts(posts)
     check_texts(posts, kinds, limit)
     refuse_missing_pictures(posts, kinds, limit, name)
-    warn_overfull(*overfull(posts, fused, limit), limit, fused, name)
+    if fused is not None:
+        warn_overfull(*overfull(posts, fused, limit), limit, fused, name)
 
 
 def refuse_unevaluable(
@@ -97,12 +99,13 @@ def refuse_unevaluable(
     name: str,
     remedy: str = MAP_LABELS,
     *,
-    fused: Collection[str],
+    fused: Collection[str] | None,
 ) -> None:
     """Refuse ``posts`` (of ``name``) an evaluation of a model with ``tasks`` (names), reading ``kinds`` (at most
     ``limit`` elements of each; ``fused`` those its fusion reads), could not finish, before the model reads any: first
     where none carries a label for any task (``check_labelled``, ending in ``remedy``), then a post it would stop at
-    part way (``refuse_unreadable``, which warns of those holding more than it reads of ``fused``).
+    part way (``refuse_unreadable``, which warns of those holding more than it reads of ``fused``, unless
+    ``None``).
     ``faim.eval.evaluate.evaluate`` and a recipe's split as ``faim.training.run.evaluated_posts`` reads it go through
     it.
 

@@ -31,7 +31,7 @@ from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.calibration.fit import Calibration
 from faim.calibration.scaling import temperature_edge
 from faim.data.collate import post_targets
-from faim.data.elements import refuse_nothing_read
+from faim.data.elements import refuse_nothing_read, warn_overfull_splits
 from faim.data.language import with_languages
 from faim.data.post import Post, post_name, post_texts, refuse_no_posts
 from faim.data.preflight import refuse_unevaluable, refuse_unreadable, warn_shared_ids, warn_source_splits
@@ -193,12 +193,11 @@ def make_trainer(
     return trainer, checkpoint, timer
 
 
-def check_learnable(
-    tasks: list[TaskSpec], posts: list[Post], name: str, kinds: list[str], limit: int, fused: list[str]
-) -> None:
+def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: list[str], limit: int) -> None:
     """Refuse a training split (``name``) a model cannot learn from: one without posts, one holding posts the model
-    reading ``kinds`` (at most ``limit`` elements of each; ``fused`` those its fusion reads) would stop at
-    (``refuse_unreadable``: a text or comment that is not text, a picture that is not there), one none of whose posts
+    reading ``kinds`` (at most ``limit`` elements of each) would stop at (``refuse_unreadable``: a text or comment that
+    is not text, a picture that is not there; those holding more than it reads are warned of with the other splits,
+    ``warn_overfull_splits``), one none of whose posts
     holds an element of ``kinds`` (as where its columns are not mapped), or one without a label for a task (saying how
     to drop its head where the model has others); warn of one whose labelled posts of a binary or multiclass task are
     of one class (a model learns nothing of the others from it, as a fold holding out a group may be meant to show),
@@ -210,7 +209,7 @@ def check_learnable(
             ``PostError`` naming the post and its field.
     """
     refuse_no_posts(posts, name)
-    refuse_unreadable(posts, kinds, limit, name, fused=fused)
+    refuse_unreadable(posts, kinds, limit, name, fused=None)
     refuse_nothing_read(posts, kinds, name, "map the columns that hold them (data.columns in the recipe)")
     for task in tasks:
         if not any(post.labels.get(task.name) is not None for post in posts):
@@ -353,7 +352,8 @@ def evaluated_posts(
 
     The model is ``detector`` where given, its own tasks, kinds and ``max_elements`` checked: a saved model's, which
     differ from the recipe's where the recipe was edited since it trained. Without it, the model the recipe builds
-    (its heads, encoders and ``train.max_elements``), checked before it is built.
+    (its heads, encoders and ``train.max_elements``), checked before it is built as training checks it: the posts
+    holding more pictures or comments than it reads are warned of with the other splits (``warn_overfull_splits``).
 
     Raises:
         PostError: Naming the first post whose text or a comment the model reads holds half of a UTF-16 surrogate
@@ -363,8 +363,7 @@ def evaluated_posts(
     """
     if detector is None:
         heads, encoders = list(recipe.model["heads"]), list(recipe.model["encoders"])
-        limit, fused = recipe.train.max_elements, recipe_fused_kinds(recipe.model)
-        refuse_unevaluable(posts, heads, encoders, limit, name, remedy, fused=fused)
+        refuse_unevaluable(posts, heads, encoders, recipe.train.max_elements, name, remedy, fused=None)
     else:
         detector.refuse_unevaluable(posts, name, remedy)
     return with_languages(posts) if recipe.eval.detects_languages else posts
@@ -606,7 +605,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     warn_source_splits(source, read, kinds)
     warn_shared_ids(source, read)
     fused = recipe_fused_kinds(recipe.model)
-    check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements, fused)
+    check_learnable(task_specs(recipe.model), train_posts, source.describe("train"), kinds, cfg.max_elements)
     refuse_no_posts(val_posts, source.describe("validation"))
     val_posts = evaluated_posts(recipe, val_posts, source.describe("validation"), remedy=UNLABELLED_VALIDATION)
     warn_uncalibrated(task_specs(recipe.model), val_posts, source.describe("validation"))
@@ -616,6 +615,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     eval_posts = (
         val_posts if split == "validation" else evaluated_posts(recipe, eval_posts, eval_split_name(source, split))
     )
+    warn_overfull_splits({source.describe(name): posts for name, posts in read.items()}, fused, cfg.max_elements)
     if recipe.eval.crowd_corrections:
         check_correction_groups(recipe, train_posts)
     # once the recipe and its data are checked (Lightning prints what devices it found as it is made), before a post

@@ -3,6 +3,7 @@ nothing a model reads refused as empty."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from faim.data.elements import (
     read_each,
     readable_posts,
     reads_nothing,
+    warn_overfull_splits,
 )
 from faim.data.post import Post, checked_fields
 from faim.notices import FaimWarning
@@ -177,3 +179,26 @@ def test_posts_to_read_check_each_post_given_once_a_dict_as_its_post_is_built(mo
     given[1].text = 5  # set after it was built: refused
     with pytest.raises(ValueError, match=r"^f:2 \(post id='b'\) field 'text': expected a string, got int$"):
         posts_to_read(given, ["text"])
+
+
+def test_posts_holding_more_than_the_model_reads_are_warned_of_once_naming_the_splits_holding_any() -> None:
+    def posts(*comments: int) -> list[Post]:
+        return [Post(str(n), "text", comments=["ok"] * count) for n, count in enumerate(comments)]
+
+    kinds = ["comments", "text"]
+    with pytest.warns(FaimWarning) as said:
+        warn_overfull_splits(
+            {"train.jsonl": posts(3, 1, 5), "validation.jsonl": posts(4), "test.jsonl": posts(2)}, kinds, 2
+        )
+        warn_overfull_splits({"train.jsonl": posts(1), "validation.jsonl": posts(3)}, kinds, 2)  # as faim eval names it
+    assert [str(warning.message) for warning in said] == [
+        "train.jsonl (2 posts), validation.jsonl (1 post): 3 posts hold more comments than the model reads of a post "
+        "(up to 5): it reads the first 2 of each alone (the recipe's train.max_elements: 2), the rest unread; a model "
+        "trained with a larger train.max_elements reads more",
+        "validation.jsonl: 1 post holds more comments than the model reads of a post (up to 3): it reads the first 2 "
+        "of each alone (the recipe's train.max_elements: 2), the rest unread; a model trained with a larger "
+        "train.max_elements reads more",
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FaimWarning)
+        warn_overfull_splits({"train.jsonl": posts(3, 4)}, ["text"], 2)  # comments the model does not read

@@ -31,12 +31,12 @@ from torch.utils.data import WeightedRandomSampler
 import faim
 from faim.api import evaluate_run
 from faim.api import train_recipe as train
-from faim.assembly import build_source, task_specs
+from faim.assembly import build_source, recipe_fused_kinds, task_specs
 from faim.calibration.fit import Calibration, source_class_weights
 from faim.calibration.thresholds import choose_threshold
 from faim.cli.common import resume_command
 from faim.cli.main import main
-from faim.data.elements import PostError
+from faim.data.elements import PostError, warn_overfull_splits
 from faim.data.post import Post
 from faim.data.sources import JsonlSource
 from faim.data.targets import TaskSpec
@@ -50,7 +50,6 @@ from faim.training.run import (
     RECORD,
     RESUME_CALL,
     check_learnable,
-    evaluated_posts,
     make_trainer,
     recipe_loader,
     stopped_run,
@@ -513,7 +512,7 @@ def test_labels_of_one_class_written_in_several_forms_are_warned_of_as_one_class
     with pytest.warns(
         FaimWarning, match=rf"train.jsonl: every labelled post of task 'harmful' is of one class \({said}\)"
     ):
-        check_learnable([task], posts, "train.jsonl", ["text"], 8, ["text"])
+        check_learnable([task], posts, "train.jsonl", ["text"], 8)
     with pytest.warns(
         FaimWarning, match=rf"the labelled posts of task 'harmful' are of one class \({said}\); it keeps"
     ):
@@ -530,7 +529,7 @@ def test_labels_of_a_multiclass_or_multilabel_task_no_training_post_holds_are_wa
     ]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        check_learnable([topic, tags], posts, "train.jsonl", ["text"], 8, ["text"])
+        check_learnable([topic, tags], posts, "train.jsonl", ["text"], 8)
     assert [str(warning.message) for warning in caught] == [
         "train.jsonl: no labelled post of task 'topic' holds 2 labels of its 4 ('politcs', 'art'); its head can never"
         " learn them (misspelt in model.heads.topic.labels?)",
@@ -540,7 +539,7 @@ def test_labels_of_a_multiclass_or_multilabel_task_no_training_post_holds_are_wa
     held = [Post("4", "w", labels={"topic": "politcs", "tags": "c"}), Post("5", "v", labels={"topic": 3, "tags": []})]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_learnable([topic, tags], posts + held, "train.jsonl", ["text"], 8, ["text"])
+        check_learnable([topic, tags], posts + held, "train.jsonl", ["text"], 8)
 
 
 def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where_the_model_has_others() -> None:
@@ -551,9 +550,9 @@ def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where
         match=r"^train.jsonl: no post carries a label for task 'other'; to train the other heads alone, drop it: "
         r"model.heads.other: null in a recipe with a base:, or --set model.heads.other=null$",
     ):
-        check_learnable([harmful, other], posts, "train.jsonl", ["text"], 8, ["text"])
+        check_learnable([harmful, other], posts, "train.jsonl", ["text"], 8)
     with pytest.raises(ValueError, match=r"^train.jsonl: no post carries a label for task 'other'$"):
-        check_learnable([other], posts, "train.jsonl", ["text"], 8, ["text"])
+        check_learnable([other], posts, "train.jsonl", ["text"], 8)
 
 
 def test_a_training_split_of_one_class_is_warned_of(demo_data, tmp_path: Path) -> None:
@@ -1265,19 +1264,34 @@ def test_training_warns_of_validation_posts_sharing_ids_with_the_training_posts_
         train(recipe)
 
 
-def test_training_posts_holding_more_comments_than_the_model_reads_are_warned_of_where_it_reads_comments() -> None:
-    (task,) = task_specs({"heads": {"harmful": {"type": "binary", "labels": [0, 1]}}})
-    posts = [Post(str(i), "text", comments=["ok"] * i, labels={"harmful": i % 2}) for i in range(4)]
-    with pytest.warns(FaimWarning) as said:
-        check_learnable([task], posts, "train.jsonl", ["comments", "text"], 2, ["comments", "text"])
-    assert [str(warning.message) for warning in said] == [
-        "train.jsonl: 1 post holds more comments than the model reads of a post (up to 3): it reads the first 2 of "
-        "each alone (the recipe's train.max_elements: 2), the rest unread; a model trained with a larger "
-        "train.max_elements reads more"
+def test_posts_holding_more_than_the_model_reads_are_warned_of_once_a_run_naming_each_split_holding_any(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Checked(Exception):
+        """Raised as the Trainer is made, once every split's posts are checked."""
+
+    def made(*args: object) -> None:
+        raise Checked
+
+    monkeypatch.setattr("faim.training.run.make_trainer", made)
+    test = tmp_path / "test.jsonl"  # the validation posts, read again as eval.split's
+    test.write_text(demo_data["validation"].read_text(encoding="utf-8"), encoding="utf-8")
+    recipe = tiny_recipe(demo_data, tmp_path / "run", max_elements=1)  # the demo's posts hold up to 2 comments
+    recipe["data"] |= {"test": str(test), "image_root": str(demo_data["validation"].parent)}
+    recipe["eval"]["split"] = "test"
+    with pytest.warns(FaimWarning) as said, pytest.raises(Checked):
+        train(recipe)
+    overfull = [str(warning.message) for warning in said if "than the model reads" in str(warning.message)]
+    held = {
+        path: sum(len(json.loads(line)["comments"]) > 1 for line in path.read_text(encoding="utf-8").splitlines())
+        for path in (demo_data["train"], demo_data["validation"], test)
+    }
+    named = ", ".join(f"{path} ({count} posts)" for path, count in held.items())
+    assert overfull == [
+        f"{named}: {sum(held.values())} posts hold more pictures or comments than the model reads of a post (up to 2): "
+        "it reads the first 1 of each alone (the recipe's train.max_elements: 1), the rest unread; a model trained "
+        "with a larger train.max_elements reads more"
     ]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FaimWarning)
-        check_learnable([task], posts, "train.jsonl", ["text"], 2, ["text"])
 
 
 def test_pictures_a_model_embeds_but_does_not_fuse_are_not_warned_of_as_more_than_it_reads(
@@ -1287,15 +1301,13 @@ def test_pictures_a_model_embeds_but_does_not_fuse_are_not_warned_of_as_more_tha
     recipe["model"]["fusion"] = {"type": "concat", "kinds": ["comments", "text"]}
     picture = tmp_path / "p.png"
     picture.write_bytes(b"x")
-    (task,) = task_specs(recipe["model"])
     posts = [Post(str(i), "text", images=[str(picture)] * 12 * i, labels={"harmful": i % 2}) for i in range(2)]
     kinds = sorted(recipe["model"]["encoders"])
     with warnings.catch_warnings():
         warnings.simplefilter("error", FaimWarning)
-        evaluated_posts(as_recipe(recipe), posts, "validation.jsonl")
-        check_learnable([task], posts, "train.jsonl", kinds, 8, ["comments", "text"])
+        warn_overfull_splits({"train.jsonl": posts}, recipe_fused_kinds(recipe["model"]), 8)
     with pytest.warns(FaimWarning, match=r"^train.jsonl: 1 post holds more pictures or comments than the model reads"):
-        check_learnable([task], posts, "train.jsonl", kinds, 8, kinds)
+        warn_overfull_splits({"train.jsonl": posts}, kinds, 8)
 
 
 def test_a_stopped_run_names_faim_train_only_where_that_command_was_run() -> None:
