@@ -38,7 +38,7 @@ from faim.data.preflight import refuse_unevaluable, refuse_unreadable, warn_shar
 from faim.data.sources import check_split
 from faim.data.targets import TaskSpec
 from faim.detector import Detector
-from faim.folders import check_replaceable
+from faim.folders import check_folder_path, check_replaceable
 from faim.inference import predict
 from faim.model import WholePostModel
 from faim.notices import warn
@@ -425,6 +425,23 @@ def check_augmentation(recipe: Recipe, model: WholePostModel) -> None:
         raise RecipeError(recipe.source, "train.augment", str(error)) from None
 
 
+def check_cache_folder(recipe: Recipe, model: WholePostModel) -> None:
+    """Refuse a ``train.cache_dir`` the embeddings of ``model``'s frozen encoders could not be written to (a file, or
+    a folder inside one: ``check_folder_path``), where the recipe caches them, before a post is read or embedded,
+    where writing the first split's would fail once its posts were embedded.
+
+    Raises:
+        RecipeError: Naming ``train.cache_dir`` and the file.
+    """
+    cfg = recipe.train
+    if not (cfg.cache_embeddings and model.frozen_kinds):
+        return
+    try:
+        check_folder_path(Path(cfg.cache_dir).expanduser())
+    except NotADirectoryError as error:
+        raise RecipeError(recipe.source, "train.cache_dir", str(error)) from None
+
+
 def check_correction_groups(recipe: Recipe, train_posts: list[Post]) -> None:
     """Before training: every training post has the ``Post.meta`` field ``eval.crowd_corrections`` groups them by,
     and it takes at least two values (the weight is cross-validated over them).
@@ -546,8 +563,9 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             constructor refuses an argument; before reading posts, when the data has no train or validation split
             or none of the name ``eval.split`` gives (naming the key and the splits it has), when a model
             component's constructor refuses an argument (naming the recipe's file, ``Recipe.building``; the model is
-            built from the recipe alone, its encoders fitted on the training posts later), or when ``train.augment``
-            perturbs an input that never reaches a live encoder (``check_augmentation``); before training, when
+            built from the recipe alone, its encoders fitted on the training posts later), when ``train.augment``
+            perturbs an input that never reaches a live encoder (``check_augmentation``), or when the embeddings it
+            caches could not be written to ``train.cache_dir`` (``check_cache_folder``); before training, when
             ``train.monitor`` is an AUROC the validation split leaves undefined (``check_monitor_defined``); after
             every other check here, before a post is embedded (and before Lightning prints the devices it found),
             when Lightning cannot train with the recipe's ``train.accelerator``, ``devices``, ``strategy`` or
@@ -598,6 +616,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
             )
     detector = Detector.from_recipe(recipe)  # before the data is read: a component refused fails in a second
     check_augmentation(recipe, detector.model)
+    check_cache_folder(recipe, detector.model)
     kinds, split = sorted(recipe.model["encoders"]), recipe.eval.split
     train_posts, val_posts = source.posts("train"), source.posts("validation")
     eval_posts = val_posts if split == "validation" else source.posts(split)

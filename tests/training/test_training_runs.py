@@ -871,6 +871,23 @@ def test_a_training_split_none_of_whose_posts_holds_what_the_model_reads_is_refu
     assert not (tmp_path / "run" / "checkpoints").exists()
 
 
+def test_a_cache_folder_that_is_a_file_or_inside_one_is_refused_before_a_post_is_read_or_embedded(
+    demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocking = tmp_path / "cache"
+    blocking.write_text("", encoding="utf-8")
+    recipe = frozen(tiny_recipe(demo_data, tmp_path / "run"))
+    monkeypatch.setattr(JsonlSource, "rows", lambda self, path: pytest.fail(f"{path} was read"))
+    for cache in (blocking, blocking / "embeddings"):
+        recipe["train"]["cache_dir"] = str(cache)
+        with pytest.raises(RecipeError, match=rf"^<dict>: train.cache_dir: {re.escape(str(blocking))}: is a file, not"):
+            train(recipe)
+    assert not (tmp_path / "run").exists()
+    recipe["train"]["cache_embeddings"] = False  # nothing is cached, so the folder is never written
+    with pytest.raises(pytest.fail.Exception, match="was read"):
+        train(recipe)
+
+
 @pytest.mark.parametrize(
     ("setting", "named"),
     [
