@@ -645,7 +645,10 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     model.fit_encoders(train_posts, cfg.max_elements)
     train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)
     val_loader = recipe_loader(recipe, detector, val_posts, False, "validation")
-    if not resume_from:  # once the loaders are made: a run they refuse leaves the output folder as it was
+    # once the loaders are made: a run they refuse leaves the output folder as it was; by the first process alone, as
+    # Lightning writes the checkpoints beside it: the others of a DDP run start once it has taken its number, and
+    # would take the next (Lightning gives them the first's checkpoint folder)
+    if not resume_from and trainer.is_global_zero:
         save_run_recipe(recipe, checkpoint_dir)
     with encoding_in_isolation([model]):  # the same random stream and modes whether or not the fusion fits
         model.fit_fusion(train_loader)

@@ -663,6 +663,8 @@ def test_ddp_on_two_cpu_processes(demo_data, tmp_path: Path) -> None:
     assert "world_size=2" in result.stderr or "distributed_backend=gloo" in result.stderr
     checkpoint = torch.load(tmp_path / "run" / "checkpoints" / "version_0" / "last.ckpt", weights_only=True)
     assert checkpoint["global_step"] == 7  # 400 posts / (2 processes x 32) per epoch, rounded up
+    for folder in ("checkpoints", "logs", "tensorboard"):  # one run, one number: the second process takes none
+        assert [path.name for path in (tmp_path / "run" / folder).iterdir()] == ["version_0"]
     assert (tmp_path / "run" / "model" / "faim.json").is_file()
     # the AUROC early stopping monitors is the one of every validation post (80 a process), not a mean of the
     # processes' own: the saved model holds that epoch's weights, and evaluating it reads all 160 (temperature
