@@ -505,6 +505,12 @@ def stopped_run(resume_hint: str) -> str:
     return "faim.train" if resume_hint == RESUME_CALL else "faim train"
 
 
+def resume_option(resume_hint: str) -> str:
+    """How a message names what asked a run to resume: ``resume=True`` where it was started from Python (which
+    ``RESUME_CALL`` resumes), else ``faim train``'s ``--resume``."""
+    return "resume=True" if resume_hint == RESUME_CALL else "--resume"
+
+
 def stop_for_signal(stopped_by: signal.Signals, checkpoint_dir: Path, resume_hint: str) -> NoReturn:
     """End training stopped by a signal, saying that ``resume_hint`` (what resumes this run) continues from the run's
     ``last.ckpt`` where an epoch finished.
@@ -596,12 +602,12 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     check_source_tasks(recipe.source, data, recipe.model["heads"])
     check_shift_with_temperature(recipe.source, recipe.eval)
     check_monitor_mode(recipe.source, cfg, resume)
-    resume_from = latest_checkpoint(output_dir) if resume else None
+    resume_from = latest_checkpoint(output_dir, resume_option(resume_hint)) if resume else None
     version = next_version(output_dir)
     checkpoint_dir = resume_from.parent if resume_from else output_dir / "checkpoints" / f"version_{version}"
     max_epochs = cfg.max_epochs
     if resume_from:
-        check_resumable(recipe, checkpoint_dir)
+        check_resumable(recipe, checkpoint_dir, resume_option(resume_hint))
         max_epochs = epochs_to_train(resume_from, cfg.max_epochs)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
     source = recipe.data_source()

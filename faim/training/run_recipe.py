@@ -39,17 +39,18 @@ def save_run_recipe(recipe: Recipe, checkpoint_dir: Path) -> None:
     (checkpoint_dir / RUN_RECIPE).write_text(recipe.to_yaml(), encoding="utf-8")
 
 
-def check_resumable(recipe: Recipe, checkpoint_dir: Path) -> None:
+def check_resumable(recipe: Recipe, checkpoint_dir: Path, resumed_by: str) -> None:
     """Check that ``recipe`` may continue the run whose checkpoints are in ``checkpoint_dir``: it may differ from the
     run's saved recipe only in ``RESUMABLE_FIELDS`` and ``RESUMABLE_SECTIONS``. A run saved without its recipe (by an
-    earlier faim) cannot be checked, and a warning says so.
+    earlier faim) cannot be checked, and a warning says so. The error and the warning begin with ``resumed_by``, what
+    asked to resume (``resume=True`` of ``faim.train``, ``faim train``'s ``--resume``).
 
     Raises:
         ValueError: Naming the fields that changed, when another one did.
     """
     path = checkpoint_dir / RUN_RECIPE
     if not path.is_file():
-        warn(f"--resume: {path} is missing, so the recipe cannot be checked against the run")
+        warn(f"{resumed_by}: {path} is missing, so the recipe cannot be checked against the run")
         return
     changed = {
         field: values
@@ -58,9 +59,9 @@ def check_resumable(recipe: Recipe, checkpoint_dir: Path) -> None:
     }
     if changed:
         raise ValueError(
-            f"--resume: the recipe differs from the one the run in {checkpoint_dir} trained with "
+            f"{resumed_by}: the recipe differs from the one the run in {checkpoint_dir} trained with "
             f"({describe_changes(changed)}; see {path}). A resumed run may change only "
-            f"{', '.join(RESUMABLE_FIELDS + RESUMABLE_SECTIONS)}; train without --resume to start a new run"
+            f"{', '.join(RESUMABLE_FIELDS + RESUMABLE_SECTIONS)}; train without {resumed_by} to start a new run"
         )
 
 

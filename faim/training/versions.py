@@ -25,14 +25,17 @@ def next_version(output_dir: Path) -> int:
     return 1 + max((n for sub in VERSIONED for n in run_numbers(output_dir / sub)), default=-1)
 
 
-def latest_checkpoint(output_dir: Path) -> Path:
+def latest_checkpoint(output_dir: Path, resumed_by: str) -> Path:
     """``checkpoints/version_N/last.ckpt`` of the latest run that saved one, which ``--resume`` continues.
 
     Raises:
-        FileNotFoundError: When no run in ``output_dir`` saved a checkpoint.
+        FileNotFoundError: When no run in ``output_dir`` saved a checkpoint, beginning with ``resumed_by``, what
+            asked to resume (``resume=True`` of ``faim.train``, ``faim train``'s ``--resume``).
     """
     folder = output_dir / "checkpoints"
     saved = [n for n in run_numbers(folder) if (folder / f"{PREFIX}{n}" / "last.ckpt").is_file()]
     if not saved:
-        raise FileNotFoundError(f"--resume: no checkpoint to resume from: no run saved {folder}/version_N/last.ckpt")
+        raise FileNotFoundError(
+            f"{resumed_by}: no checkpoint to resume from: no run saved {folder}/version_N/last.ckpt"
+        )
     return folder / f"{PREFIX}{max(saved)}" / "last.ckpt"

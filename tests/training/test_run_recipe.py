@@ -25,14 +25,14 @@ def saved(tmp_path: Path) -> tuple[dict, Path]:
 
 def test_the_same_recipe_resumes(saved: tuple[dict, Path]) -> None:
     recipe, folder = saved
-    check_resumable(as_recipe(recipe), folder)
+    check_resumable(as_recipe(recipe), folder, "--resume")
 
 
 def test_a_resumed_run_may_train_longer_elsewhere_and_evaluate_differently(saved: tuple[dict, Path]) -> None:
     recipe, folder = saved
     overrides = ["train.max_epochs=9", "train.num_workers=2", "train.precision=bf16-mixed", "eval.split=train"]
     overrides.append(f"train.output_dir=./{os.path.relpath(recipe['train']['output_dir'])}")  # the same folder
-    check_resumable(as_recipe(recipe, overrides), folder)
+    check_resumable(as_recipe(recipe, overrides), folder, "--resume")
 
 
 @pytest.mark.parametrize(
@@ -48,16 +48,16 @@ def test_a_resumed_run_may_not_change_what_the_checkpoint_restores(
     saved: tuple[dict, Path], override: str, named: str
 ) -> None:
     recipe, folder = saved
-    with pytest.raises(ValueError, match="--resume: the recipe differs") as error:
-        check_resumable(as_recipe(recipe, [override]), folder)
+    with pytest.raises(ValueError, match="^--resume: the recipe differs") as error:
+        check_resumable(as_recipe(recipe, [override]), folder, "--resume")
     assert named in str(error.value) and str(folder / "recipe.yaml") in str(error.value)
 
 
 def test_a_run_saved_without_its_recipe_resumes_with_a_warning(saved: tuple[dict, Path]) -> None:
     recipe, folder = saved
     (folder / "recipe.yaml").unlink()
-    with pytest.warns(FaimWarning, match="cannot be checked"):
-        check_resumable(as_recipe(recipe, ["train.lr=0.1"]), folder)
+    with pytest.warns(FaimWarning, match="^resume=True: .*recipe.yaml is missing, so the recipe cannot be checked"):
+        check_resumable(as_recipe(recipe, ["train.lr=0.1"]), folder, "resume=True")
 
 
 def test_the_epochs_a_checkpoint_trained_are_checked_where_it_records_them(tmp_path: Path) -> None:

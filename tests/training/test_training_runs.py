@@ -412,14 +412,19 @@ def test_resume_with_another_model_fails_before_training(demo_data, tmp_path: Pa
     train(recipe)
     assert (tmp_path / "run" / "checkpoints" / "version_0" / "recipe.yaml").is_file()
     recipe["model"]["heads"]["harmful"]["hidden_dim"] = 64
-    with pytest.raises(ValueError, match="model.heads.harmful.hidden_dim: 32 -> 64"):
+    with pytest.raises(ValueError, match="^resume=True: .*hidden_dim: 32 -> 64.*; train without resume=True to start"):
         train(recipe, resume=True)
     assert sorted(p.name for p in (tmp_path / "run" / "logs").iterdir()) == ["version_0"]
 
 
-def test_resume_without_a_checkpoint_fails_clearly(demo_data, tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="no checkpoint to resume from"):
-        train(tiny_recipe(demo_data, tmp_path / "run"), resume=True)
+def test_resume_without_a_checkpoint_fails_clearly_naming_what_asked_to_resume(
+    demo_data, tmp_path: Path, write_recipe, capsys
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    with pytest.raises(FileNotFoundError, match="^resume=True: no checkpoint to resume from"):
+        train(recipe, resume=True)  # faim.train's resume=True, not a command-line option
+    assert main(["train", str(write_recipe(recipe)), "--resume"]) == 2
+    assert "faim train: error: --resume: no checkpoint to resume from" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -31,10 +31,12 @@ def test_resume_takes_the_latest_run_that_saved_a_last_checkpoint(tmp_path: Path
     for n in (0, 2, 10):
         (make(tmp_path / "checkpoints" / f"version_{n}") / "last.ckpt").write_bytes(b"")
     make(tmp_path / "checkpoints" / "version_11")  # stopped before its first checkpoint
-    assert latest_checkpoint(tmp_path) == tmp_path / "checkpoints" / "version_10" / "last.ckpt"
+    assert latest_checkpoint(tmp_path, "--resume") == tmp_path / "checkpoints" / "version_10" / "last.ckpt"
 
 
 def test_resume_without_any_saved_run_names_where_it_looked(tmp_path: Path) -> None:
     make(tmp_path / "checkpoints" / "version_0")
-    with pytest.raises(FileNotFoundError, match=r"no run saved .*/checkpoints/version_N/last.ckpt"):
-        latest_checkpoint(tmp_path)
+    with pytest.raises(
+        FileNotFoundError, match=r"^--resume: no checkpoint to resume from: no run saved .*/checkpoints/"
+    ):
+        latest_checkpoint(tmp_path, "--resume")
