@@ -41,6 +41,16 @@ class PostError(ValueError):
         self.problem = problem
         self.kind = kind or self.field
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the post's name, the field, the problem and the kind, so that a process that read the post can
+        give its error to another (a DataLoader worker to the process reading the loader)."""
+        return refused_post, (self.post_id, self.origin, self.field, self.problem, self.kind)
+
+
+def refused_post(post_id: str, origin: str, field: str | tuple[str, ...], problem: str, kind: str) -> PostError:
+    """The ``PostError`` a pickled one is read back as (``PostError.__reduce__``)."""
+    return PostError(Post(id=post_id, origin=origin), field, problem, kind)
+
 
 def read_each(posts: Iterable[P], read: Callable[[P], T]) -> tuple[list[tuple[P, T]], list[PostError]]:
     """Each post ``read`` reads (a ``Post``, or a post with what else ``read`` takes), with what it gave, and the error

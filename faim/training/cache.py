@@ -35,7 +35,6 @@ from typing import Any
 import safetensors.torch
 import torch
 from torch import nn
-from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
 from faim.data.batch import Elements
@@ -48,6 +47,7 @@ from faim.model import WholePostModel
 from faim.notices import warn
 from faim.registry import recorded_arguments
 from faim.training.cache_entries import read_safetensors_header
+from faim.training.workers import post_loader
 
 CHUNK_SECONDS = 30.0
 """How much encoding an interruption may lose: encoding a part stores a chunk of what it computed this often."""
@@ -307,7 +307,7 @@ def compute_embeddings(
             distinct = [number[signature] for signature in signatures]
             unique_posts = [posts[index] for index in first_post.values()]
             collate = collator.only([kind]).using(kind, encoder.preprocessor())
-            loader = DataLoader(unique_posts, batch_size=batch_size, collate_fn=collate, num_workers=num_workers)
+            loader = post_loader(unique_posts, collate, batch_size=batch_size, num_workers=num_workers)
             values, counts = [], []
             kept, kept_posts, kept_at = 0, 0, time.monotonic()  # the batches, posts given to keep, and when
             for batch in tqdm(loader, desc=f"embedding {label} ({kind})", unit="batch", leave=False):

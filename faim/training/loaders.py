@@ -24,6 +24,7 @@ from faim.preprocess.corrections import questions_or_corrects
 from faim.registry import defined_interactively, qualified_name
 from faim.training.augment import AugmentingCollator, PostAugmenter, refuse_hidden_augmentation
 from faim.training.cache import EmbeddingCache, cached_embeddings
+from faim.training.workers import post_loader
 
 
 class CachedCollator:
@@ -246,7 +247,7 @@ def make_loader(
         post_targets(post, collator.tasks)
     if num_workers > 0:
         refuse_unpicklable_preprocessors(model, collator, num_workers)
-    return DataLoader(
+    return post_loader(
         posts if augment is None else Drawn(posts),
         batch_size=batch_size,
         sampler=sampler,

@@ -3,6 +3,7 @@ nothing a model reads refused as empty."""
 
 from __future__ import annotations
 
+import pickle
 import warnings
 from typing import Any
 
@@ -202,3 +203,17 @@ def test_posts_holding_more_than_the_model_reads_are_warned_of_once_naming_the_s
     with warnings.catch_warnings():
         warnings.simplefilter("error", FaimWarning)
         warn_overfull_splits({"train.jsonl": posts(3, 4)}, ["text"], 2)  # comments the model does not read
+
+
+@pytest.mark.parametrize("field", ["images", ("text", "comments"), ()])
+def test_a_posts_error_pickled_reads_back_as_it_was(field: str | tuple[str, ...]) -> None:
+    error = PostError(Post(id="a", text="x", origin="f.jsonl:3"), field, "image 'p.jpg': not a picture", "image_format")
+    read = pickle.loads(pickle.dumps(error))  # as a DataLoader worker process gives it to the process reading it
+    assert type(read) is PostError and str(read) == str(error)
+    assert (read.post_id, read.origin, read.field, read.problem, read.kind) == (
+        "a",
+        "f.jsonl:3",
+        error.field,
+        error.problem,
+        "image_format",
+    )

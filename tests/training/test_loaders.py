@@ -6,13 +6,16 @@ from __future__ import annotations
 import functools
 import sys
 import types
+from pathlib import Path
 
 import pytest
 import torch
 
 from faim import Detector, WholePostModel
+from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
+from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.fusion import ConcatFusion
 from faim.tasks import BinaryHead
@@ -107,3 +110,14 @@ def test_a_seeded_loader_draws_and_augments_alike_with_any_number_of_workers_and
         model, collator, posts, 4, True, seed=3)]  # fmt: skip
     assert [ids for ids, _ in plain] == [ids for ids, _ in first]  # augmenting draws the same posts
     assert not all(torch.equal(one, other) for (_, one), (_, other) in zip(plain, first, strict=True))
+
+
+def test_a_picture_a_worker_process_cannot_decode_is_refused_naming_its_post_as_without_workers(tmp_path: Path) -> None:
+    model = WholePostModel({"image": TinyImageEncoder(dim=8)}, ConcatFusion({"image": 8}), {"hate": BinaryHead(8)})
+    collator = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))]).collator(with_targets=True)
+    (tmp_path / "p.jpg").write_bytes(b"not a picture")
+    posts = [Post(id="a", images=["p.jpg"], image_root=str(tmp_path), labels={"hate": 1}, origin="posts.jsonl:1")]
+    said = r"^posts.jsonl:1 \(post id='a'\) field 'images': image 'p.jpg': "
+    for workers in (0, 1):
+        with pytest.raises(PostError, match=said):  # not torch's RuntimeError holding the worker's traceback
+            list(make_loader(model, collator, posts, 2, False, num_workers=workers))

@@ -1,0 +1,53 @@
+"""DataLoaders whose worker processes give the process reading them the error of a post they refuse (a
+``PostError``: a picture that does not decode, say) as it is, as a loader without workers raises it. Torch gives that
+process a ``RuntimeError`` holding the worker's traceback in its stead, which ended ``faim train`` with
+``train.num_workers`` above 0 in a traceback rather than in the post's name, field and problem."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from torch.utils.data import DataLoader
+
+from faim.data.elements import PostError
+
+
+class Refused:
+    """What a worker process gives in the place of a batch holding a post its collate function refused: the error."""
+
+    def __init__(self, error: PostError) -> None:
+        self.error = error
+
+
+class RefusalsGiven:
+    """``collate``, giving the error of a post it refuses as a ``Refused`` rather than raising it (in a worker
+    process, where raising it would reach the process reading the loader as torch's ``RuntimeError``)."""
+
+    def __init__(self, collate: Callable[[list[Any]], Any]) -> None:
+        self.collate = collate
+
+    def __call__(self, items: list[Any]) -> Any:
+        try:
+            return self.collate(items)
+        except PostError as error:
+            return Refused(error)
+
+
+class PostLoader(DataLoader):
+    """A DataLoader whose collate function gives its refusals (``RefusalsGiven``), each raised, as the ``PostError``
+    it holds, in the process reading the loader."""
+
+    def __iter__(self) -> Iterator[Any]:
+        for batch in super().__iter__():
+            if isinstance(batch, Refused):
+                raise batch.error
+            yield batch
+
+
+def post_loader(items: Sequence[Any], collate_fn: Callable[[list[Any]], Any], **options: Any) -> DataLoader:
+    """A DataLoader over ``items`` with ``collate_fn`` and torch's ``options``: with ``num_workers`` above 0, a
+    ``PostLoader`` raising the ``PostError`` of a post a worker process refuses where the loader is read."""
+    if not options.get("num_workers"):
+        return DataLoader(items, collate_fn=collate_fn, **options)
+    return PostLoader(items, collate_fn=RefusalsGiven(collate_fn), **options)
