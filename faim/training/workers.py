@@ -1,10 +1,12 @@
 """DataLoaders whose worker processes give the process reading them the error of a post they refuse (a
 ``PostError``: a picture that does not decode, say) as it is, as a loader without workers raises it. Torch gives that
 process a ``RuntimeError`` holding the worker's traceback in its stead, which ended ``faim train`` with
-``train.num_workers`` above 0 in a traceback rather than in the post's name, field and problem."""
+``train.num_workers`` above 0 in a traceback rather than in the post's name, field and problem. Their workers leave
+SIGTERM to that process (``ignore_sigterm``)."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -45,9 +47,19 @@ class PostLoader(DataLoader):
             yield batch
 
 
+def ignore_sigterm(worker_id: int) -> None:
+    """A worker process's ``worker_init_fn``: SIGTERM ignored, where it is sent to every process of a run (a job
+    scheduler stopping it, ``kill -TERM -- -PGID``), so that the process reading the loader stops the run as it stops
+    one sent it alone (``faim train`` saying what resumes it, status 143) and ends its workers itself, where a worker
+    killed by it ended that process in torch's ``RuntimeError`` (DataLoader worker is killed by signal). The worker's
+    random generators are seeded as torch seeds them, from the loader's generator."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 def post_loader(items: Sequence[Any], collate_fn: Callable[[list[Any]], Any], **options: Any) -> DataLoader:
     """A DataLoader over ``items`` with ``collate_fn`` and torch's ``options``: with ``num_workers`` above 0, a
-    ``PostLoader`` raising the ``PostError`` of a post a worker process refuses where the loader is read."""
+    ``PostLoader`` raising the ``PostError`` of a post a worker process refuses where the loader is read, whose
+    workers ignore SIGTERM (``ignore_sigterm``)."""
     if not options.get("num_workers"):
         return DataLoader(items, collate_fn=collate_fn, **options)
-    return PostLoader(items, collate_fn=RefusalsGiven(collate_fn), **options)
+    return PostLoader(items, collate_fn=RefusalsGiven(collate_fn), worker_init_fn=ignore_sigterm, **options)

@@ -1,7 +1,10 @@
-"""Loaders whose worker processes give a post's error to the process reading them as it is
+"""Loaders whose worker processes give a post's error to the process reading them as it is, and leave SIGTERM to it
 (``faim.training.workers``)."""
 
 from __future__ import annotations
+
+import os
+import signal
 
 import pytest
 from torch.utils.data import DataLoader
@@ -32,3 +35,14 @@ def test_a_post_a_worker_process_refuses_is_raised_as_its_error_where_the_loader
     assert (error.value.post_id, error.value.field, error.value.kind) == ("5", "images", "image_format")
     with pytest.raises(RuntimeError, match="Caught PostError in DataLoader worker process"):  # torch's, without
         list(DataLoader(POSTS, batch_size=2, collate_fn=refusing, num_workers=1))
+
+
+def terminating(posts: list[Post]) -> list[str]:
+    """A collate function sending its own process SIGTERM, as a run's every process is sent it (in a worker alone)."""
+    os.kill(os.getpid(), signal.SIGTERM)
+    return [post.id for post in posts]
+
+
+def test_a_worker_process_sent_sigterm_goes_on_leaving_the_process_reading_the_loader_to_stop_the_run() -> None:
+    loader = post_loader(POSTS[:4], terminating, batch_size=2, num_workers=1)
+    assert list(loader) == [["0", "1"], ["2", "3"]]  # not torch's RuntimeError: DataLoader worker is killed by signal
