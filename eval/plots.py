@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import warnings
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -29,7 +28,7 @@ import numpy as np
 
 from faim.calibration.checks import as_binary_inputs, as_multiclass_inputs
 from faim.eval.calibration import draw_calibrated, expected_calibration_error, reliability_bins
-from faim.notices import FaimWarning
+from faim.notices import warn
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -217,13 +216,11 @@ def save_figure(fig: Figure, path: Path) -> None:
         text.set_fontfamily(list(fonts))
     fig.savefig(path, dpi=_DPI)
     if undrawn:
-        warnings.warn(
+        warn(
             f"{path.name}: drawn with code points (\\u...) where no font matplotlib finds here ({', '.join(fonts)}) "
             "holds a character, or it would draw one out of order or unjoined (right to left, or with marks set on "
             f"letters): {', '.join(map(repr, dict.fromkeys(undrawn)))}; the report's tables name them as written, "
-            "and a font of faim.eval.plots.FALLBACK_FONTS draws the characters of other scripts",
-            FaimWarning,
-            stacklevel=3,
+            "and a font of faim.eval.plots.FALLBACK_FONTS draws the characters of other scripts"
         )
 
 

@@ -10,7 +10,6 @@ Typical use::
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import WRITTEN, json_text, replace_written, written_files
 from faim.eval.tables import format_value, with_change
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.perturb import perturb_posts, perturbations_of
 from faim.recipe.sections import EvalConfig
 from faim.wording import plural
@@ -109,12 +108,10 @@ def perturbed_reports(
             log(f"evaluating under {name}")
         perturbed = perturb_posts(posts, name)
         if perturbed == posts:
-            warnings.warn(
+            warn(
                 f"{data_name}: {name} changes none of the {plural(len(posts), 'post')} (it edits what none of them "
                 "holds, as the Latin letters leetspeak and homoglyphs replace in posts of other scripts): its figures "
-                "are the clean posts', no measure of how the model withstands it",
-                FaimWarning,
-                stacklevel=2,
+                "are the clean posts', no measure of how the model withstands it"
             )
         data, desc = f"{data_name}, perturbed by {name}", f"evaluating under {name}"
         reports[name] = evaluate(
