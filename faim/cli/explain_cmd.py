@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_no_posts(chosen, args.posts)  # before the model is loaded, as reading the posts does not use it
     detector = Detector.load(args.model)
     unread_columns_of = partial(unread_columns, args.posts, ColumnMap.from_recipe(columns))
-    warn_unheld_kinds(chosen, detector.model.kinds, args.posts, columns=unread_columns_of)
+    warn_unheld_kinds(chosen, detector.model.fused_kinds, args.posts, columns=unread_columns_of)
     warn_unread_meta(chosen, detector.model.meta_fields, args.posts)
     start = time.perf_counter()
     readable, unread = detector.readable(chosen)

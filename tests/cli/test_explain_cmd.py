@@ -9,9 +9,10 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import export_posts, overflowing_posts
+from conftest import export_posts, overflowing_posts, tiny_recipe
 from dump_scores import write_posts
 
+import faim
 from faim.cli import explain_cmd
 from faim.cli.main import main
 from faim.explain.report import PAGE_HEAD
@@ -234,3 +235,17 @@ def test_an_interrupt_while_the_posts_are_read_ends_explaining_and_is_not_replac
         warnings.filterwarnings("error", ".*holds no row", FaimWarning)
         assert main(["explain", str(model_dir), str(posts.parent), "-o", str(tmp_path / "out"), "--limit", "1"]) == 130
     assert "faim: interrupted" in capsys.readouterr().err
+
+
+def test_pictures_a_model_reads_only_to_pool_posts_are_not_warned_of_as_read_by_its_explanations(
+    demo_data, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["fusion"] |= {"kinds": ["comments", "text"]}  # pictures embedded, never fused
+    faim.build(recipe).save(str(tmp_path / "model"))
+    posts = tmp_path / "posts.jsonl"
+    posts.write_text("".join(json.dumps({"id": n, "text": "a post"}) + "\n" for n in (1, 2)), encoding="utf-8")
+    assert main(["explain", str(tmp_path / "model"), str(posts), "-o", str(tmp_path / "out")]) == 0
+    said = capsys.readouterr().err
+    assert "holds any image" not in said
+    assert f"{posts}: no post holds any comments, which the model reads" in said
