@@ -18,7 +18,7 @@ import itertools
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -564,17 +564,26 @@ def _read_rows(records: Iterator[tuple[int, dict[str, Any] | str]], path: Path) 
 
 
 def parquet_records(
-    file: pq.ParquetFile, batch_rows: int, columns: list[str] | None = None
-) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    file: pq.ParquetFile,
+    batch_rows: int,
+    columns: list[str] | None = None,
+    skipped: Callable[[int], bool] | None = None,
+) -> Iterator[tuple[int, dict[str, Any] | str | None]]:
     """Each row of a Parquet file (``open_parquet``), numbered from 0, with its ``columns`` (``None``: all), read row
     group by row group, ``batch_rows`` at a time. Where a row group cannot be read (a damaged page, which pyarrow
     cannot decode or decompress), each of its rows not read comes as what is wrong with it (``unreadable_group``)
     instead of its cells, and reading goes on at the next row group: one damaged group costs its own rows alone, and
-    every row keeps its number."""
+    every row keeps its number. The rows of each block of ``batch_rows`` (a row's block is its number // ``batch_rows``)
+    that ``skipped`` holds come as ``None``, neither converted nor checked, and a row group every row of which does is
+    not read at all."""
     metadata = file.metadata
     start = 0
     for group in range(metadata.num_row_groups):
         end = start + metadata.row_group(group).num_rows
+        if skipped is not None and all(map(skipped, range(start // batch_rows, (end - 1) // batch_rows + 1))):
+            yield from ((row, None) for row in range(start, end))
+            start = end
+            continue
         number = start
         batches = file.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns)
         while True:
@@ -586,10 +595,28 @@ def parquet_records(
                 break
             if batch is None:
                 break
-            for row in python_rows(batch):
+            for row in _block_rows(batch, number, batch_rows, skipped):
                 yield number, row
                 number += 1
         start = end
+
+
+def _block_rows(
+    batch: pa.RecordBatch, first: int, block_rows: int, skipped: Callable[[int], bool] | None
+) -> Iterator[dict[str, Any] | None]:
+    """The rows of ``batch``, whose first row is numbered ``first``, as Python dicts (``python_rows``), but ``None``
+    for each row of a block of ``block_rows`` (a row's block is its number // ``block_rows``) that ``skipped`` holds."""
+    if skipped is None:
+        yield from python_rows(batch)
+        return
+    number, end = first, first + batch.num_rows
+    while number < end:
+        block_end = min(end, (number // block_rows + 1) * block_rows)
+        if skipped(number // block_rows):
+            yield from itertools.repeat(None, block_end - number)
+        else:
+            yield from python_rows(batch.slice(number - first, block_end - number))
+        number = block_end
 
 
 def unreadable_group(group: int, start: int, end: int, number: int, error: Exception) -> str:

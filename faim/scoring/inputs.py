@@ -14,7 +14,7 @@ inputs, which is what lets a restarted run skip the shards already written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Container, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, count, islice
 from pathlib import Path
@@ -96,21 +96,30 @@ def count_rows(path: Path) -> int:
 
 
 def read_shards(
-    files: list[Path], shard_rows: int, columns: ColumnMap, names: Sequence[str] | None = None
+    files: list[Path],
+    shard_rows: int,
+    columns: ColumnMap,
+    names: Sequence[str] | None = None,
+    done: Container[str] = (),
 ) -> Generator[Shard, None, None]:
     """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter), to be read with the
     mapping ``columns``, each shard named by its file's name in ``names`` (one per file, in order; ``None``: each
     file as given); a file holding no row gives none, and once reading ends (every file read, or the stream
     failing, stopped or closed before), one warning names those read that hold none (``read_inputs``). Of a Parquet
-    file, only the columns the mapping may read are read (``_parquet_shards``)."""
+    file, only the columns the mapping may read are read (``_parquet_shards``).
 
-    def shards(path: Path) -> Iterator[Shard]:
+    A shard whose key ``done`` holds (one an earlier run scored) comes in its place with no row or error, its rows
+    read no further than finding where the next shard starts takes: none of them is converted, a Parquet row group
+    or saved dataset batch all of whose rows are such shards' is not read, and of a JSON Lines or CSV file the lines
+    are only counted (or split into cells, where a CSV cell may span lines)."""
+
+    def shards(path: Path, skipped: Callable[[int], bool]) -> Iterator[Shard]:
         kind = input_format(path)
         if kind == "jsonl":
-            return _jsonl_shards(path, shard_rows, columns)
-        return _shards(path, kind, shard_rows, columns)
+            return _jsonl_shards(path, shard_rows, columns, skipped)
+        return _shards(path, kind, shard_rows, columns, skipped)
 
-    return read_inputs(files, _keyed(shards, names))
+    return read_inputs(files, _keyed(shards, names, done))
 
 
 def own_shards(
@@ -120,24 +129,40 @@ def own_shards(
     ``columns`` (``None``: every column of a Parquet file read) but that the header of a JSON Lines shard is the keys
     of the objects of its own lines (``_own_shards``): read lazily, each only as far as it goes, where ``read_shards``
     reads a JSON Lines file for the keys of all its lines first."""
-    return chain.from_iterable(map(_keyed(lambda path: _own_shards(path, shard_rows, columns), names), files))
+    return chain.from_iterable(map(_keyed(lambda path, _: _own_shards(path, shard_rows, columns), names), files))
 
 
-def _keyed(shards: Callable[[Path], Iterator[Shard]], names: Sequence[str] | None) -> Callable[[Path], Iterator[Shard]]:
+def _keyed(
+    shards: Callable[[Path, Callable[[int], bool]], Iterator[Shard]],
+    names: Sequence[str] | None,
+    done: Container[str] = (),
+) -> Callable[[Path], Iterator[Shard]]:
     """``shards``, each shard it cuts keyed ``FFFFF-SSSSSS``: by the file's place among the files it is called on
     (each once, in order) and the shard's in the file; and named by the file's name in ``names`` (``None``: as the
-    file is given)."""
+    file is given). ``shards`` is called with a file and whether the shard of each index in it is one whose key
+    ``done`` holds, whose rows it need not read."""
     file_indexes = count()
 
     def keyed(path: Path) -> Iterator[Shard]:
         file_index = next(file_indexes)
-        for shard_index, shard in enumerate(shards(path)):
-            shard.key = f"{file_index:05d}-{shard_index:06d}"
+        skipped = (lambda index: shard_key(file_index, index) in done) if done else _none
+        for shard_index, shard in enumerate(shards(path, skipped)):
+            shard.key = shard_key(file_index, shard_index)
             if names is not None:
                 shard.name = names[file_index]
             yield shard
 
     return keyed
+
+
+def shard_key(file_index: int, shard_index: int) -> str:
+    """The key ``FFFFF-SSSSSS`` of a file's shard: the file's index among the run's inputs and the shard's in it."""
+    return f"{file_index:05d}-{shard_index:06d}"
+
+
+def _none(index: int) -> bool:
+    """No shard skipped."""
+    return False
 
 
 def _own_shards(path: Path, shard_rows: int, columns: ColumnMap | None) -> Iterator[Shard]:
@@ -152,30 +177,43 @@ def _own_shards(path: Path, shard_rows: int, columns: ColumnMap | None) -> Itera
         yield Shard("", str(path), kind, keys, rows)
 
 
-def _shards(path: Path, kind: str, shard_rows: int, columns: ColumnMap | None) -> Iterator[Shard]:
+def _shards(
+    path: Path, kind: str, shard_rows: int, columns: ColumnMap | None, skipped: Callable[[int], bool] = _none
+) -> Iterator[Shard]:
     """An input's rows of format ``kind`` (not JSON Lines: ``_jsonl_shards``), ``shard_rows`` at a time, their shards
-    not yet keyed; of a Parquet file, only the columns ``columns`` may read (``None``: all)."""
+    not yet keyed, each whose index in the file ``skipped`` holds with no row or error; of a Parquet file, only the
+    columns ``columns`` may read (``None``: all)."""
     if kind == "parquet":
-        return _parquet_shards(path, shard_rows, columns)
+        return _parquet_shards(path, shard_rows, columns, skipped)
     readers = {"csv": _csv_shards, "tsv": _csv_shards}
-    return readers.get(kind, _dataset_shards)(path, kind, shard_rows)
+    return readers.get(kind, _dataset_shards)(path, kind, shard_rows, skipped)
 
 
-def _jsonl_shards(path: Path, shard_rows: int, columns: ColumnMap) -> Iterator[Shard]:
+def _jsonl_shards(path: Path, shard_rows: int, columns: ColumnMap, skipped: Callable[[int], bool]) -> Iterator[Shard]:
     """A JSON Lines file's lines, ``shard_rows`` at a time, unparsed, their shards not yet keyed, each with the keys
-    checking the columns ``columns`` names takes (``_jsonl_keys``)."""
+    checking the columns ``columns`` names takes (``_jsonl_keys``), each whose index ``skipped`` holds with no row."""
     keys = _jsonl_keys(path, columns)
-    for rows in _jsonl_chunks(path, shard_rows):
+    for rows in _jsonl_chunks(path, shard_rows, skipped):
         yield Shard("", str(path), "jsonl", keys, rows)
 
 
-def _jsonl_chunks(path: Path, shard_rows: int) -> Iterator[list[tuple[int, bytes]]]:
+def _jsonl_chunks(
+    path: Path, shard_rows: int, skipped: Callable[[int], bool] = _none
+) -> Iterator[list[tuple[int, bytes]]]:
     """A JSON Lines file's lines that are not blank (``jsonl_lines``), each with its number, ``shard_rows`` at a time,
-    unparsed."""
+    unparsed; those of each chunk whose index ``skipped`` holds only counted, the chunk empty."""
     with open(path, "rb") as handle:
         lines = jsonl_lines(handle)
-        while rows := list(islice(lines, shard_rows)):
-            yield rows
+        for index in count():
+            chunk = islice(lines, shard_rows)
+            if skipped(index):
+                if not sum(1 for _ in chunk):
+                    return
+                yield []
+            elif rows := list(chunk):
+                yield rows
+            else:
+                return
 
 
 def _jsonl_keys(path: Path, columns: ColumnMap) -> list[str] | None:
@@ -196,29 +234,42 @@ def _json_object(line: bytes) -> dict[str, Any] | None:
     return row if isinstance(row, dict) else None
 
 
-def _csv_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
+def _csv_shards(path: Path, kind: str, shard_rows: int, skipped: Callable[[int], bool]) -> Iterator[Shard]:
     """CSV (cells separated as its header shows) or TSV (at tabs), as ``file_delimiter`` says, with every cell as
     raw bytes (bytes that are not UTF-8 kept as they are, for the worker to report), each row numbered by the line it
     starts on; blank lines are skipped, and a row with another number of cells than the header is an error row of the
-    shard, in its place."""
+    shard, in its place. A shard whose index ``skipped`` holds comes with no row or error, its rows only counted."""
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         delimiter = file_delimiter(path, handle.readline())
         handle.seek(0)
         records = csv_records(handle, delimiter)
         names = csv_header(records)
-        shard = Shard("", str(path), kind, names)
-        for number, cells in records:
-            if isinstance(cells, str):
-                shard.errors.append((number, "csv_row", cells))
-            elif len(cells) == len(names):
-                shard.rows.append((number, {name: raw(cell) for name, cell in zip(names, cells)}))
-            else:
-                shard.errors.append((number, "csv_row", cell_count(names, cells, delimiter)))
-            if shard.size == shard_rows:
+        for index in count():
+            chunk = islice(records, shard_rows)
+            if skipped(index):
+                if not sum(1 for _ in chunk):
+                    return
+                yield Shard("", str(path), kind, names)
+            elif shard := _csv_shard(path, kind, names, delimiter, chunk):
                 yield shard
-                shard = Shard("", str(path), kind, names)
-    if shard.size:
-        yield shard
+            else:
+                return
+
+
+def _csv_shard(
+    path: Path, kind: str, names: list[str], delimiter: str, records: Iterable[tuple[int, list[str] | str]]
+) -> Shard | None:
+    """The shard of a CSV or TSV file's ``records`` (``csv_records``: each a row's cells, or what is wrong with it),
+    split as its header ``names`` is by ``delimiter``; ``None`` where there is none."""
+    shard = Shard("", str(path), kind, names)
+    for number, cells in records:
+        if isinstance(cells, str):
+            shard.errors.append((number, "csv_row", cells))
+        elif len(cells) == len(names):
+            shard.rows.append((number, {name: raw(cell) for name, cell in zip(names, cells)}))
+        else:
+            shard.errors.append((number, "csv_row", cell_count(names, cells, delimiter)))
+    return shard if shard.size else None
 
 
 def raw(cell: str) -> bytes:
@@ -226,18 +277,24 @@ def raw(cell: str) -> bytes:
     return cell.encode("utf-8", "surrogateescape")
 
 
-def _parquet_shards(path: Path, shard_rows: int, columns: ColumnMap | None) -> Iterator[Shard]:
+def _parquet_shards(
+    path: Path, shard_rows: int, columns: ColumnMap | None, skipped: Callable[[int], bool]
+) -> Iterator[Shard]:
     """A Parquet file's rows, ``shard_rows`` at a time, numbered from 0, their shards not yet keyed, each row holding
     the columns ``columns`` may read (``ColumnMap.projected``; ``None``: all), the header every column of the file;
     the rows of a row group that cannot be read (damaged) are errors of their shards (``row_group``), in their places
     (``parquet_records``), so that the file's other rows are scored, every row keeping its shard, and a column no
-    field reads, damaged or holding what Python cannot hold, costs no row."""
+    field reads, damaged or holding what Python cannot hold, costs no row. A shard whose index ``skipped`` holds comes
+    with no row or error, its rows not converted, nor read where they fill row groups (``parquet_records``)."""
     file = open_parquet(path)
     names = file.schema_arrow.names
-    records = parquet_records(file, shard_rows, columns.projected(names) if columns is not None else None)
-    while chunk := list(islice(records, shard_rows)):
+    projected = columns.projected(names) if columns is not None else None
+    records = parquet_records(file, shard_rows, projected, skipped)
+    for index in count():
+        if not (chunk := list(islice(records, shard_rows))):
+            return
         shard = Shard("", str(path), "parquet", names)
-        for number, row in chunk:
+        for number, row in chunk if not skipped(index) else ():
             if isinstance(row, str):
                 shard.errors.append((number, "row_group", row))
             else:
@@ -245,12 +302,15 @@ def _parquet_shards(path: Path, shard_rows: int, columns: ColumnMap | None) -> I
         yield shard
 
 
-def _dataset_shards(path: Path, kind: str, shard_rows: int) -> Iterator[Shard]:
-    """A saved dataset's rows as Arrow batches, numbered from 0 (``Image`` columns arrive as ``{bytes, path}``)."""
+def _dataset_shards(path: Path, kind: str, shard_rows: int, skipped: Callable[[int], bool]) -> Iterator[Shard]:
+    """A saved dataset's rows as Arrow batches, numbered from 0 (``Image`` columns arrive as ``{bytes, path}``); a
+    shard whose index ``skipped`` holds comes with no row, its batch not read."""
     dataset = load_dataset(path)
     names = dataset.column_names
-    number = 0
-    for batch in dataset.with_format("arrow").iter(shard_rows):
-        rows = python_rows(batch)
-        yield Shard("", str(path), kind, names, list(enumerate(rows, start=number)))
-        number += len(rows)
+    table = dataset.with_format("arrow")
+    for index, start in enumerate(range(0, dataset.num_rows, shard_rows)):
+        if skipped(index):
+            yield Shard("", str(path), kind, names)
+            continue
+        rows = python_rows(table[start : start + shard_rows])
+        yield Shard("", str(path), kind, names, list(enumerate(rows, start=start)))

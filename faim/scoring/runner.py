@@ -336,7 +336,8 @@ def run_shards(
     already = sum(report.rows for report in manifest.done.values())
     bar = tqdm(total=plan.rows, initial=already, unit="row", desc=plan.action, disable=not progress, smoothing=0.05)
     files = [] if manifest.finished else plan.files
-    shards = read_shards(files, plan.shard_rows, plan.columns, manifest.input_names)  # named as the run began
+    # named as the run began; the shards done already come unread
+    shards = read_shards(files, plan.shard_rows, plan.columns, manifest.input_names, manifest.done)
     pending = (shard for shard in shards if shard.key not in manifest.done)
     start = time.perf_counter()
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 
 import pyarrow as pa
@@ -11,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import damaged_parquet
 
+from faim.data import tabular
 from faim.data.columns import ColumnMap
 from faim.data.sources import READERS, read_posts
 from faim.scoring.inputs import count_rows, own_shards, read_shards
@@ -182,3 +184,62 @@ def test_a_file_named_parquet_that_is_not_one_is_refused_naming_it(tmp_path: Pat
             count_rows(path)
         with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: not a Parquet file"):
             list(read_shards([path], 10, ColumnMap()))
+
+
+def write_dataset(path: Path, n: int) -> Path:
+    from datasets import Dataset
+
+    Dataset.from_dict({"id": [str(i) for i in range(n)], "text": [f"post {i}" for i in range(n)]}).save_to_disk(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "write"),
+    [
+        ("d.csv", write_spanning_csv),
+        ("d.jsonl", lambda path: write_jsonl(path, 16)),
+        ("d", lambda path: write_dataset(path, 16)),
+    ],
+)
+def test_the_shards_done_come_empty_in_their_places_and_the_others_as_reading_every_row_gives_them(
+    name: str, write, tmp_path: Path
+) -> None:
+    path = write(tmp_path / name)
+    whole = [(shard.key, shard.rows, shard.errors) for shard in read_shards([path], 3, ColumnMap())]
+    done = {"00000-000000", "00000-000002", "00000-000003"}
+    read = [(shard.key, shard.rows, shard.errors) for shard in read_shards([path], 3, ColumnMap(), done=done)]
+    assert read == [(key, [], []) if key in done else (key, rows, errors) for key, rows, errors in whole]
+
+
+def test_a_parquet_row_group_of_done_shards_alone_is_not_read_nor_are_done_rows_converted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = damaged_parquet(tmp_path / "damaged.parquet", 12, 4, group=1)  # rows 4 to 7 cannot be read
+    whole = list(read_shards([path], 2, ColumnMap()))
+    done = {"00000-000002", "00000-000003"}  # rows 4 to 7
+    shards = list(read_shards([path], 2, ColumnMap(), done=done))
+    assert [(shard.key, shard.size) for shard in shards] == [
+        (shard.key, 0 if shard.key in done else 2) for shard in whole
+    ]
+    assert not any(shard.errors for shard in shards)
+    assert [shard.rows for shard in shards if shard.key not in done] == [s.rows for s in whole if s.key not in done]
+    partly = list(read_shards([path], 2, ColumnMap(), done={"00000-000002"}))  # the group read for rows 6 and 7
+    assert [number for number, *_ in partly[3].errors] == [6, 7] and partly[2].size == 0
+    converted = []
+    real = tabular.python_rows
+    monkeypatch.setattr(tabular, "python_rows", lambda batch: converted.append(len(batch)) or real(batch))
+    one_group = tmp_path / "one.parquet"
+    pq.write_table(pa.table({"id": [str(i) for i in range(12)], "text": ["t"] * 12}), one_group)
+    shards = list(read_shards([one_group], 3, ColumnMap(), done={"00000-000000", "00000-000001", "00000-000003"}))
+    assert sum(converted) == 3 and [number for number, _ in shards[2].rows] == [6, 7, 8]
+
+
+def test_a_file_whose_every_shard_is_done_is_not_warned_of_as_holding_no_row(tmp_path: Path) -> None:
+    files = [write_jsonl(tmp_path / "a.jsonl", 4), tmp_path / "b.parquet"]
+    pq.write_table(pa.table({"id": ["1", "2"], "text": ["t", "u"]}), files[1])
+    done = {"00000-000000", "00000-000001", "00001-000000"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [(shard.key, shard.size) for shard in read_shards(files, 2, ColumnMap(), done=done)] == [
+            (key, 0) for key in sorted(done)
+        ]
