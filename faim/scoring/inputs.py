@@ -7,8 +7,9 @@ columns the mapping names is read twice, as ``faim.data.tabular`` reads it: firs
 far as checking those columns takes, then for its lines, which only the worker parses. Rows are numbered
 as ``faim.data.tabular`` numbers them: the line a JSONL or CSV row starts on (a CSV header is line 1), the 0-based
 index of a Parquet or dataset row.
-Shard keys (``FFFFF-SSSSSS``: file index, shard index) are the same on every run over the same
-inputs, which is what lets a restarted run skip the shards already written.
+Shard keys (``FFFFF-SSSSSS``: file index, shard index, each of as many digits as the run's dump takes:
+``key_widths``) are the same on every run over the same inputs, which is what lets a restarted run skip the shards
+already written.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ from faim.data.tabular import (
     parquet_records,
     python_rows,
 )
+
+KEY_WIDTHS = (5, 6)
+"""The digits of the file and of the shard index of a shard key (``shard_key``) of a run whose record names none
+(``faim.scoring.manifest.SHARD_KEYS``: begun by a faim that keyed every run so), and the fewest a run's keys have."""
 
 
 @dataclass
@@ -101,12 +106,14 @@ def read_shards(
     columns: ColumnMap,
     names: Sequence[str] | None = None,
     done: Container[str] = (),
+    widths: tuple[int, int] = KEY_WIDTHS,
 ) -> Generator[Shard, None, None]:
     """Every file's rows, ``shard_rows`` at a time (the last shard of a file may be shorter), to be read with the
     mapping ``columns``, each shard named by its file's name in ``names`` (one per file, in order; ``None``: each
     file as given); a file holding no row gives none, and once reading ends (every file read, or the stream
     failing, stopped or closed before), one warning names those read that hold none (``read_inputs``). Of a Parquet
-    file, only the columns the mapping may read are read (``_parquet_shards``).
+    file, only the columns the mapping may read are read (``_parquet_shards``). Each shard is keyed with ``widths``
+    digits (``shard_key``).
 
     A shard whose key ``done`` holds (one an earlier run scored) comes in its place with no row or error, its rows
     read no further than finding where the next shard starts takes: none of them is converted, a Parquet row group
@@ -119,7 +126,7 @@ def read_shards(
             return _jsonl_shards(path, shard_rows, columns, skipped)
         return _shards(path, kind, shard_rows, columns, skipped)
 
-    return read_inputs(files, _keyed(shards, names, done))
+    return read_inputs(files, _keyed(shards, names, done, widths))
 
 
 def own_shards(
@@ -136,18 +143,19 @@ def _keyed(
     shards: Callable[[Path, Callable[[int], bool]], Iterator[Shard]],
     names: Sequence[str] | None,
     done: Container[str] = (),
+    widths: tuple[int, int] = KEY_WIDTHS,
 ) -> Callable[[Path], Iterator[Shard]]:
-    """``shards``, each shard it cuts keyed ``FFFFF-SSSSSS``: by the file's place among the files it is called on
-    (each once, in order) and the shard's in the file; and named by the file's name in ``names`` (``None``: as the
-    file is given). ``shards`` is called with a file and whether the shard of each index in it is one whose key
-    ``done`` holds, whose rows it need not read."""
+    """``shards``, each shard it cuts keyed ``FFFFF-SSSSSS`` (``shard_key``, of ``widths`` digits): by the file's
+    place among the files it is called on (each once, in order) and the shard's in the file; and named by the file's
+    name in ``names`` (``None``: as the file is given). ``shards`` is called with a file and whether the shard of
+    each index in it is one whose key ``done`` holds, whose rows it need not read."""
     file_indexes = count()
 
     def keyed(path: Path) -> Iterator[Shard]:
         file_index = next(file_indexes)
-        skipped = (lambda index: shard_key(file_index, index) in done) if done else _none
+        skipped = (lambda index: shard_key(file_index, index, widths) in done) if done else _none
         for shard_index, shard in enumerate(shards(path, skipped)):
-            shard.key = shard_key(file_index, shard_index)
+            shard.key = shard_key(file_index, shard_index, widths)
             if names is not None:
                 shard.name = names[file_index]
             yield shard
@@ -155,9 +163,19 @@ def _keyed(
     return keyed
 
 
-def shard_key(file_index: int, shard_index: int) -> str:
-    """The key ``FFFFF-SSSSSS`` of a file's shard: the file's index among the run's inputs and the shard's in it."""
-    return f"{file_index:05d}-{shard_index:06d}"
+def shard_key(file_index: int, shard_index: int, widths: tuple[int, int] = KEY_WIDTHS) -> str:
+    """The key ``FFFFF-SSSSSS`` of a file's shard: the file's index among the run's inputs and the shard's in it, each
+    padded with zeros to its number of digits in ``widths``."""
+    return f"{file_index:0{widths[0]}d}-{shard_index:0{widths[1]}d}"
+
+
+def key_widths(rows: Sequence[int], shard_rows: int) -> tuple[int, int]:
+    """The digits of the file and of the shard index of the keys of a run over inputs of ``rows`` rows each (as
+    ``count_rows`` counts them: of a text input its lines, one fewer than its rows where its last line ends without a
+    newline), ``shard_rows`` to a shard: as many as the largest of each takes, and at least ``KEY_WIDTHS``, so that
+    every key of the run has as many digits and its parts' names sort in input order, as Parquet readers read them."""
+    shards = max(rows, default=0) // shard_rows  # at least the last shard's index: (rows + 1 - 1) // shard_rows
+    return max(KEY_WIDTHS[0], len(str(len(rows) - 1))), max(KEY_WIDTHS[1], len(str(shards)))
 
 
 def _none(index: int) -> bool:

@@ -36,6 +36,7 @@ from faim.data.inputs import RUN_FILE, input_format
 from faim.data.tabular import holds_lines_read_otherwise
 from faim.folders import check_folder_path, named_folder
 from faim.notices import warn
+from faim.scoring.inputs import KEY_WIDTHS
 from faim.scoring.report import HELD_KEY, Held, ShardReport
 from faim.version import __version__
 
@@ -55,6 +56,11 @@ PER_POST_DIR = "_per_post"
 BEGUN_WITH = "faim_version"
 """The part of a run's record naming the faim version that began it: said where a restart is refused, not compared
 (a faim of another version scores as the run's did unless its picture decoding differs, which the settings record)."""
+SHARD_KEYS = "shard_key_widths"
+"""The part of a run's record giving the digits of its shard keys' file and shard index
+(``faim.scoring.inputs.key_widths``, chosen from the dump's size where the run began): a restart keys its shards
+alike, so the parts written already are passed over. Not compared (``compared``); a run begun by a faim that recorded
+none keeps ``faim.scoring.inputs.KEY_WIDTHS``, whose keys it wrote."""
 INPUT_NAMES = "input_names"
 """The part of a run's record naming each of its inputs (in the order of ``inputs``, which records them resolved) as
 the run that began it was given them (the dump as typed: ``dump/a.jsonl``), the names its rows' ``source`` gives them
@@ -85,18 +91,21 @@ def absolute_image_root(image_root: str | None) -> str | None:
     return str(Path(image_root).resolve()) if image_root else None
 
 
-def run_identity(model: dict[str, Any], files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
+def run_identity(
+    model: dict[str, Any], files: list[Path], settings: dict[str, Any], widths: tuple[int, int] = KEY_WIDTHS
+) -> dict[str, Any]:
     """What makes two runs the same run: the model's file hashes (a saved model's or an export's, by name) and its
     tasks as its ``faim.json`` or export manifest records them (thresholds and calibration: ``faim calibrate``
     writes a model of the same files with other ones), inputs (path resolved, size, mtime) and settings; and, not
-    compared, the faim version making it (``BEGUN_WITH``) and the inputs as ``files`` names them (``INPUT_NAMES``).
+    compared, the faim version making it (``BEGUN_WITH``), the inputs as ``files`` names them (``INPUT_NAMES``) and
+    the digits of its shard keys, ``widths`` (``SHARD_KEYS``).
 
     Args:
         model: The saved model's ``faim.json`` or the export's manifest, as read.
     """
     inputs = [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
     identity = {"model": model["files"], "tasks": model["tasks"], "inputs": inputs, "settings": settings,
-                BEGUN_WITH: __version__, INPUT_NAMES: [str(f) for f in files]}  # fmt: skip
+                BEGUN_WITH: __version__, INPUT_NAMES: [str(f) for f in files], SHARD_KEYS: list(widths)}  # fmt: skip
     return json.loads(json.dumps(identity))  # as the run's record reads it back: a tuple given is a list there
 
 
@@ -238,9 +247,9 @@ def check_resumable(
 
 
 def compared(identity: dict[str, Any]) -> dict[str, Any]:
-    """``identity`` as runs are compared: without the faim version that made it (``BEGUN_WITH``) or the names it
-    gives its inputs (``INPUT_NAMES``)."""
-    return {name: part for name, part in identity.items() if name not in (BEGUN_WITH, INPUT_NAMES)}
+    """``identity`` as runs are compared: without the faim version that made it (``BEGUN_WITH``), the names it gives
+    its inputs (``INPUT_NAMES``) or the digits of its shard keys (``SHARD_KEYS``)."""
+    return {name: part for name, part in identity.items() if name not in (BEGUN_WITH, INPUT_NAMES, SHARD_KEYS)}
 
 
 def replaced_inputs(recorded: dict[str, Any], identity: dict[str, Any]) -> list[str]:
@@ -372,6 +381,7 @@ class Manifest:
             os.replace(partial, run_file)
         self._run_digest = hashlib.sha256(record).hexdigest()  # what _finished.json records of the record
         self.input_names: list[str] | None = recorded.get(INPUT_NAMES)
+        self.key_widths: tuple[int, int] = tuple(recorded.get(SHARD_KEYS, KEY_WIDTHS))
         for stale in [stale for folder in folders for stale in folder.glob(".part-*.tmp")]:
             stale.unlink()
         self.done: dict[str, ShardReport] = self._read()

@@ -42,7 +42,7 @@ from faim.data.inputs import close_reading, find_inputs, input_format
 from faim.data.sources import input_reading
 from faim.data.tabular import JSONL_LINES, refuse_spread_json_array, refuse_utf16
 from faim.registry import quiet_worker_warnings
-from faim.scoring.inputs import Shard, count_rows, read_shards
+from faim.scoring.inputs import Shard, count_rows, key_widths, read_shards
 from faim.scoring.manifest import (
     DECODING,
     FIELD_OBJECTS_SETTING,
@@ -281,12 +281,13 @@ def plan_run(
             refuse_utf16(file)
         if input_format(file) == "jsonl":
             refuse_spread_json_array(file)
-    total = sum(count_rows(f) for f in files)
+    rows = [count_rows(f) for f in files]
+    total = sum(rows)
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))
     columns = ColumnMap.from_recipe(settings.get("columns"))
     settings = settings | {"shard_rows": shard_rows} | picture_settings(kinds) | line_settings(files)
     settings |= object_settings(files, columns)
-    identity = run_identity(model, files, settings)
+    identity = run_identity(model, files, settings, key_widths(rows, shard_rows))
     return RunPlan(files, total, shard_rows, identity, columns, tuple(kinds), tuple(meta_fields))
 
 
@@ -336,8 +337,8 @@ def run_shards(
     already = sum(report.rows for report in manifest.done.values())
     bar = tqdm(total=plan.rows, initial=already, unit="row", desc=plan.action, disable=not progress, smoothing=0.05)
     files = [] if manifest.finished else plan.files
-    # named as the run began; the shards done already come unread
-    shards = read_shards(files, plan.shard_rows, plan.columns, manifest.input_names, manifest.done)
+    # named and keyed as the run began; the shards done already come unread
+    shards = read_shards(files, plan.shard_rows, plan.columns, manifest.input_names, manifest.done, manifest.key_widths)
     pending = (shard for shard in shards if shard.key not in manifest.done)
     start = time.perf_counter()
     try:

@@ -467,3 +467,20 @@ def test_a_run_killed_before_recording_a_written_part_warns_at_its_end_of_every_
         "part-00000-000000.parquet",
         "part-00000-000001.parquet",
     ]
+
+
+def test_a_run_keeps_the_digits_of_its_shard_keys_it_was_begun_with_and_a_record_giving_none_the_first_faims(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.jsonl").write_text('{"text": "a"}\n', encoding="utf-8")
+    model, out = {"files": {}, "tasks": []}, tmp_path / "out"
+    Manifest(out, run_identity(model, [tmp_path / "a.jsonl"], {}, (6, 7))).close()
+    resumed = Manifest(out, run_identity(model, [tmp_path / "a.jsonl"], {}, (5, 8)))  # as the record says
+    resumed.close()
+    assert resumed.key_widths == (6, 7)
+    recorded = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+    del recorded["shard_key_widths"]  # as a faim that keyed every run 00000-000000 wrote it
+    (out / "_run.json").write_text(json.dumps(recorded), encoding="utf-8")
+    earlier = Manifest(out, run_identity(model, [tmp_path / "a.jsonl"], {}, (6, 7)))
+    earlier.close()
+    assert earlier.key_widths == (5, 6)

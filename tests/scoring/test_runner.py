@@ -529,3 +529,21 @@ def test_a_text_input_written_as_utf16_is_refused_before_any_row_is_scored(name:
     said = f"{written}: holds UTF-16 text (its byte order mark says so), where faim reads UTF-8: save it as UTF-8"
     with pytest.raises(ValueError, match=f"^{re.escape(said)}"):
         plan_run({"files": {}, "tasks": []}, tmp_path / "dump", tmp_path / "out", {}, 1, kinds=["text"])
+
+
+def test_a_run_keys_its_shards_with_the_digits_it_began_with_so_its_resume_scores_each_row_once(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump, out = tmp_path / "dump.jsonl", tmp_path / "out"
+    dump.write_text("".join(json.dumps({"id": f"p{i}", "text": f"post {i}"}) + "\n" for i in range(60)))
+    with monkeypatch.context() as patched:  # the digits a dump of 100,000 files and a million shards a file takes
+        patched.setattr(runner, "key_widths", lambda rows, shard_rows: (6, 7))
+        score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=25, progress=False)
+    names = [f"part-000000-000000{shard}.parquet" for shard in range(3)]
+    assert sorted(part.name for part in out.glob("part-*")) == names
+    (out / names[1]).unlink()  # lost: scored again by the resume, which keys as the run began
+    again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=25, progress=False)
+    assert again.rows_this_run == 25 and sorted(part.name for part in out.glob("part-*")) == names
+    assert pq.read_table(out, columns=["id"]).column("id").to_pylist() == [f"p{i}" for i in range(60)]
+    score_dump(tiny_model_dir, dump, tmp_path / "new", workers=1, shard_rows=25, progress=False)
+    assert json.loads((tmp_path / "new" / "_run.json").read_text())["shard_key_widths"] == [5, 6]

@@ -15,7 +15,7 @@ from conftest import damaged_parquet
 from faim.data import tabular
 from faim.data.columns import ColumnMap
 from faim.data.sources import READERS, read_posts
-from faim.scoring.inputs import count_rows, own_shards, read_shards
+from faim.scoring.inputs import count_rows, key_widths, own_shards, read_shards, shard_key
 
 
 def write_spanning_csv(path: Path) -> Path:
@@ -243,3 +243,20 @@ def test_a_file_whose_every_shard_is_done_is_not_warned_of_as_holding_no_row(tmp
         assert [(shard.key, shard.size) for shard in read_shards(files, 2, ColumnMap(), done=done)] == [
             (key, 0) for key in sorted(done)
         ]
+
+
+def test_shard_keys_have_the_digits_the_dump_takes_so_parts_sort_in_input_order_and_never_fewer_than_before(
+    tmp_path: Path,
+) -> None:
+    assert key_widths([40, 7], 32) == (5, 6)  # the keys every earlier run had
+    assert key_widths([10] * 100_001, 32) == (6, 6)
+    assert key_widths([32_000_000], 32) == (5, 7) and key_widths([31_999_999], 32) == (5, 6)  # a line counted short
+    widths = key_widths([1] * 100_001, 32)
+    keys = [shard_key(file, 0, widths) for file in (9_999, 10_000, 99_999, 100_000)]
+    assert sorted(keys) == keys and len({len(key) for key in keys}) == 1
+    shards = [shard_key(0, shard, key_widths([1_000_001 * 2], 2)) for shard in (10_000, 100_000, 999_999, 1_000_000)]
+    assert sorted(shards) == shards
+    files = [write_jsonl(tmp_path / "a.jsonl", 5)]
+    assert [shard.key for shard in read_shards(files, 2, ColumnMap(), widths=(6, 7))] == [
+        "000000-0000000", "000000-0000001", "000000-0000002"
+    ]  # fmt: skip
