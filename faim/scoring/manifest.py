@@ -372,7 +372,9 @@ class Manifest:
         folders = {out_dir, out_dir / PER_POST_DIR}  # an overwritten run may have pooled or not
         if overwrite:
             parts = [part for folder in folders for part in folder.glob("part-*.parquet")]
-            for path in [run_file, out_dir / MANIFEST_FILE, out_dir / FINISHED_FILE, *parts]:
+            # the record last: an overwrite stopped midway leaves the earlier run's, which no other run resumes, not
+            # parts of no record, which a run into the folder would take for its own
+            for path in [out_dir / FINISHED_FILE, *parts, out_dir / MANIFEST_FILE, run_file]:
                 path.unlink(missing_ok=True)
         record, recorded = resumed or (json.dumps(identity, indent=1).encode("utf-8"), identity)
         if resumed is None:

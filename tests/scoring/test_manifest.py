@@ -484,3 +484,34 @@ def test_a_run_keeps_the_digits_of_its_shard_keys_it_was_begun_with_and_a_record
     earlier = Manifest(out, run_identity(model, [tmp_path / "a.jsonl"], {}, (6, 7)))
     earlier.close()
     assert earlier.key_widths == (5, 6)
+
+
+def test_an_overwrite_killed_as_it_deletes_the_earlier_run_leaves_its_record_so_no_other_run_takes_its_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, earlier = tmp_path / "out", {"model": {}, "tasks": [], "inputs": [["a.jsonl", 2, 0]], "settings": {}}
+    manifest = Manifest(out, earlier)
+    for key in ("00000-000000", "00000-000001"):
+        pq.write_table(
+            pa.table({"id": ["a"], "error_kind": pa.array([None], pa.string())}), out / f"part-{key}.parquet"
+        )
+        manifest.add(ShardReport(key, 1))
+    manifest.close()
+    other = earlier | {"inputs": [["b.jsonl", 2, 0]]}
+    deleted, unlink = [], Path.unlink
+
+    def killed_at_the_second(path: Path, missing_ok: bool = False) -> None:
+        if deleted:
+            raise KeyboardInterrupt
+        deleted.append(path)
+        unlink(path, missing_ok=missing_ok)
+
+    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):
+        patched.setattr(Path, "unlink", killed_at_the_second)
+        Manifest(out, other, overwrite=True)
+    with pytest.raises(ValueError, match="holds another scoring run"):  # not resumed with the earlier run's part
+        Manifest(out, other)
+    Manifest(out, other, overwrite=True).close()
+    resumed = Manifest(out, other)
+    resumed.close()
+    assert not resumed.done and not list(out.glob("part-*"))
