@@ -209,10 +209,15 @@ def _shards(
 
 def _jsonl_shards(path: Path, shard_rows: int, columns: ColumnMap, skipped: Callable[[int], bool]) -> Iterator[Shard]:
     """A JSON Lines file's lines, ``shard_rows`` at a time, unparsed, their shards not yet keyed, each with the keys
-    checking the columns ``columns`` names takes (``_jsonl_keys``), each whose index ``skipped`` holds with no row."""
-    keys = _jsonl_keys(path, columns)
+    checking the columns ``columns`` names takes (``_jsonl_keys``), each whose index ``skipped`` holds with no row
+    and no keys: the keys are read once a shard with rows comes, so a file every shard of which is skipped is not
+    parsed for them (which may take every line, where a column named is in none)."""
+    keys: list[str] | None = None
+    read = False
     for rows in _jsonl_chunks(path, shard_rows, skipped):
-        yield Shard("", str(path), "jsonl", keys, rows)
+        if rows and not read:
+            keys, read = _jsonl_keys(path, columns), True
+        yield Shard("", str(path), "jsonl", keys if rows else None, rows)
 
 
 def _jsonl_chunks(

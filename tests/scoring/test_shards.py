@@ -15,6 +15,7 @@ from conftest import damaged_parquet
 from faim.data import tabular
 from faim.data.columns import ColumnMap
 from faim.data.sources import READERS, read_posts
+from faim.scoring import inputs
 from faim.scoring.inputs import count_rows, key_widths, own_shards, read_shards, shard_key
 
 
@@ -260,3 +261,16 @@ def test_shard_keys_have_the_digits_the_dump_takes_so_parts_sort_in_input_order_
     assert [shard.key for shard in read_shards(files, 2, ColumnMap(), widths=(6, 7))] == [
         "000000-0000000", "000000-0000001", "000000-0000002"
     ]  # fmt: skip
+
+
+def test_a_json_lines_file_every_shard_of_which_is_done_is_not_parsed_for_the_keys_its_objects_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = [write_jsonl(tmp_path / "a.jsonl", 4), write_jsonl(tmp_path / "b.jsonl", 4)]
+    parsed = []
+    real = inputs._json_object
+    monkeypatch.setattr(inputs, "_json_object", lambda line: parsed.append(line) or real(line))
+    columns = ColumnMap.from_recipe({"meta": ["likes"]})  # a column no object holds: every line parsed for it
+    shards = list(read_shards(files, 2, columns, done={"00000-000000", "00000-000001", "00001-000000"}))
+    assert len(parsed) == 4 and all(line.startswith(b'{"id": "b-') for line in parsed)
+    assert shards[3].header == ["id", "text"] and shards[3].rows[0][0] == 3
