@@ -206,7 +206,7 @@ def check_resumable(
 ) -> tuple[bytes, dict[str, Any]] | None:
     """Refuse, reading alone, an output folder a run of ``identity`` may not write into: a file, one holding files a
     scoring run does not write (``check_output_folder``), or, unless ``overwrite``, another run (model, its
-    thresholds and calibration, inputs or settings).
+    thresholds and calibration, inputs or settings), or parts of a run whose record is gone.
 
     Returns:
         The record (``_run.json``) of the run ``identity`` resumes, its bytes as read, and the identity it holds
@@ -216,11 +216,22 @@ def check_resumable(
     Raises:
         NotADirectoryError: Naming the file.
         FileExistsError: Naming the folder and a few of the foreign files.
-        ValueError: Naming the folder holding another run.
+        ValueError: Naming the folder holding another run, or parts of no record.
     """
     check_output_folder(out_dir)
-    run_file = named_folder(out_dir) / RUN_FILE  # the folder written into, as check_output_folder reads it
-    if overwrite or not run_file.exists():
+    folder = named_folder(out_dir)  # the folder written into, as check_output_folder reads it
+    run_file = folder / RUN_FILE
+    if overwrite:
+        return None
+    if not run_file.exists():
+        if parts := sorted(
+            part.name for part in [*folder.glob("part-*.parquet"), *(folder / PER_POST_DIR).glob("part-*.parquet")]
+        ):
+            raise ValueError(
+                f"{out_dir} holds parts of a scoring run ({parts[0]}{', ...' if len(parts) > 1 else ''}) but no "
+                f"record of it ({RUN_FILE}, removed): their rows may be another run's, so they are not taken for this "
+                "run's; write to a new folder, or pass --overwrite (overwrite=True) to delete them and start afresh"
+            )
         return None
     record = run_file.read_bytes()
     recorded = recorded_identity(record, identity)

@@ -515,3 +515,21 @@ def test_an_overwrite_killed_as_it_deletes_the_earlier_run_leaves_its_record_so_
     resumed = Manifest(out, other)
     resumed.close()
     assert not resumed.done and not list(out.glob("part-*"))
+
+
+def test_parts_of_a_run_whose_record_is_gone_are_refused_not_taken_for_the_shards_of_the_run_begun(
+    tmp_path: Path,
+) -> None:
+    out, earlier = tmp_path / "out", {"model": {}, "tasks": [], "inputs": [["a.jsonl", 2, 0]], "settings": {}}
+    Manifest(out, earlier, per_post=True).close()
+    pq.write_table(
+        pa.table({"id": ["a"], "error_kind": pa.array([None], pa.string())}), out / "_per_post" / "part-0.parquet"
+    )
+    (out / "_run.json").unlink()
+    other = earlier | {"inputs": [["b.jsonl", 2, 0]]}
+    with pytest.raises(ValueError, match=r"out holds parts of a scoring run \(part-0.parquet\) but no record of it"):
+        Manifest(out, other, per_post=True)
+    Manifest(out, other, per_post=True, overwrite=True).close()
+    resumed = Manifest(out, other, per_post=True)
+    resumed.close()
+    assert not resumed.done and not list(out.rglob("part-*"))
