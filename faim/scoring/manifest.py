@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from faim.data.inputs import RUN_FILE, input_format
-from faim.data.tabular import holds_lines_read_otherwise
+from faim.data.tabular import ARROW_READ_ERRORS, holds_lines_read_otherwise, one_line
 from faim.folders import check_folder_path, named_folder
 from faim.notices import warn
 from faim.scoring.inputs import KEY_WIDTHS
@@ -444,14 +444,21 @@ class Manifest:
 
     def _recover(self) -> list[ShardReport]:
         """The reports of the parts the manifest does not record (a kill between a part's rename and its line), as
-        their Parquet files say."""
+        their Parquet files say; such a part that cannot be read (cut short or empty, as where the system stopped
+        before writing it to disk) is deleted, warning of it, so that its shard is scored again."""
         reports = []
         for part in sorted(self.parts_dir.glob("part-*.parquet")):
             key = part.name[len("part-") : -len(".parquet")]
             if key in self.done:
                 continue
-            parquet = pq.ParquetFile(part)
-            kinds = parquet.read(columns=["error_kind"]).column("error_kind")
+            try:
+                parquet = pq.ParquetFile(part)
+                kinds = parquet.read(columns=["error_kind"]).column("error_kind")
+            except ARROW_READ_ERRORS as error:
+                warn(f"{part}: a part no finished shard records cannot be read ({one_line(error)}): deleted, so its "
+                     "shard is scored again")  # fmt: skip
+                part.unlink()
+                continue
             counts = Counter({c["values"]: c["counts"] for c in pc.value_counts(pc.drop_null(kinds)).to_pylist()})
             reports.append(ShardReport(key, parquet.metadata.num_rows, counts, held=part_held(parquet)))
         return reports

@@ -533,3 +533,18 @@ def test_parts_of_a_run_whose_record_is_gone_are_refused_not_taken_for_the_shard
     resumed = Manifest(out, other, per_post=True)
     resumed.close()
     assert not resumed.done and not list(out.rglob("part-*"))
+
+
+def test_a_part_no_finished_shard_records_that_cannot_be_read_is_deleted_saying_so_and_its_shard_scored_again(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump, out = forty_posts(tmp_path / "dump.jsonl"), tmp_path / "out"
+    score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
+    manifest = out / "_manifest.jsonl"
+    manifest.write_text(manifest.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    (out / "_finished.json").unlink()
+    (out / "part-00000-000001.parquet").write_bytes(b"")  # renamed, its bytes never written: the system stopped
+    with pytest.warns(FaimWarning, match=r"part-00000-000001.parquet: a part no finished shard records cannot be read"):
+        again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
+    assert again.rows == 40 and again.rows_this_run == 20
+    assert pq.read_table(out, columns=["id"]).column("id").to_pylist() == [str(i) for i in range(40)]
