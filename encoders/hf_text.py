@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,11 +36,20 @@ def quiet_loading() -> Iterator[None]:
 
 
 def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
-    """Pool token states ``[N, T, d]`` to ``[N, d]``: mean over real tokens, or the first ([CLS]) token."""
+    """Pool token states ``[N, T, d]`` to ``[N, d]``: mean over real tokens, or each text's first real token (its
+    [CLS], after any padding on the left)."""
     if pooling == "cls":
-        return hidden[:, 0]
+        first = attention_mask.int().argmax(1)
+        return hidden[torch.arange(hidden.shape[0], device=hidden.device), first]
     weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+
+
+def padding_piece(backbone: PreTrainedModel) -> int | None:
+    """The padding piece a backbone numbers positions past (RoBERTa, XLM-R, MPNet: counting only the pieces that
+    are not padding, wherever the padding is); ``None`` for one that numbers every piece from 0."""
+    padding = getattr(getattr(backbone.base_model, "embeddings", None), "padding_idx", None)
+    return padding if isinstance(padding, int) else None
 
 
 def readable_pieces(backbone: PreTrainedModel) -> int | None:
@@ -49,8 +59,22 @@ def readable_pieces(backbone: PreTrainedModel) -> int | None:
     positions = getattr(backbone.config, "max_position_embeddings", None)
     if positions is None or getattr(backbone.config, "position_biased_input", True) is False:
         return None
-    padding = getattr(getattr(backbone.base_model, "embeddings", None), "padding_idx", None)
-    return positions - (padding + 1) if isinstance(padding, int) else positions
+    padding = padding_piece(backbone)
+    return positions - (padding + 1) if padding is not None else positions
+
+
+def takes_positions(backbone: PreTrainedModel) -> bool:
+    """Whether ``backbone`` is told its pieces' positions (``positions``), so that a text padded on the left reads as
+    it does alone: one taking ``position_ids`` numbers every piece from 0 without them, padding included, unless it
+    numbers past its padding piece. Those that take none number no padding (relative positions, ALiBi, recurrence)."""
+    return padding_piece(backbone) is None and "position_ids" in inspect.signature(backbone.forward).parameters
+
+
+def positions(attention_mask: torch.Tensor) -> torch.Tensor:
+    """``position_ids`` ``[N, T]`` numbering each text's real pieces from 0 wherever its padding is (as transformers'
+    generation numbers left-padded prompts); padding, which no real piece attends to, takes 0 before the text and
+    its last real position after it."""
+    return (attention_mask.long().cumsum(1) - 1).clamp(min=0)
 
 
 class TransformerTextEncoder(Encoder):
@@ -77,6 +101,7 @@ class TransformerTextEncoder(Encoder):
         )
         self.backbone = backbone
         self.tokenizer = tokenizer
+        self.numbers_positions = takes_positions(backbone)
         self.pooling = pooling
         self.max_length = max_length
         self.fold_confusables = fold_confusables
@@ -99,7 +124,8 @@ class TransformerTextEncoder(Encoder):
         ids, mask = inputs["input_ids"], inputs["attention_mask"]
         if ids.shape[0] == 0:
             return torch.zeros(0, self.output_dim, device=ids.device)
-        hidden = self.backbone(input_ids=ids, attention_mask=mask).last_hidden_state
+        numbered = {"position_ids": positions(mask)} if self.numbers_positions else {}
+        hidden = self.backbone(input_ids=ids, attention_mask=mask, **numbered).last_hidden_state
         return pool(hidden, mask, self.pooling)
 
     def token_embeddings(self) -> TokenEmbeddings:

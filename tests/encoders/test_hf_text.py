@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from conftest import tiny_recipe
 from token_pieces import attributed_names
 from transformers import AutoModel, BertConfig, BertTokenizer, DebertaV2Config, PretrainedConfig, RobertaConfig
@@ -32,14 +33,32 @@ def test_a_folder_without_a_model_is_named(tmp_path: Path) -> None:
         HFTextEncoder(str(tmp_path))
 
 
-def save_tiny_model(directory: Path, config_class: type[PretrainedConfig], positions: int, **settings: Any) -> Path:
+def save_tiny_model(
+    directory: Path, config_class: type[PretrainedConfig], positions: int, padding_side: str = "right", **settings: Any
+) -> Path:
     """A random one-layer model of ``config_class`` numbering ``positions`` pieces (and other config ``settings``),
-    with the character tokenizer, saved as a hub model is."""
+    with the character tokenizer padding on ``padding_side``, saved as a hub model is."""
     sizes = {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 32}
     config = config_class(vocab_size=len(tiny_vocab()), max_position_embeddings=positions, **sizes, **settings)
     AutoModel.from_config(config).save_pretrained(directory)
-    BertTokenizer(vocab=tiny_vocab()).save_pretrained(directory)
+    BertTokenizer(vocab=tiny_vocab(), padding_side=padding_side).save_pretrained(directory)
     return directory
+
+
+@pytest.mark.parametrize("config_class", [BertConfig, RobertaConfig])
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_a_tokenizer_padding_on_the_left_embeds_a_text_as_it_does_alone(
+    config_class: type[PretrainedConfig], pooling: str, tmp_path: Path
+) -> None:
+    torch.manual_seed(0)
+    # RoBERTa numbers positions past its padding piece itself: the tokenizer's, as in a real checkpoint
+    weights = str(save_tiny_model(tmp_path, config_class, positions=40, padding_side="left", pad_token_id=0))
+    encoder = HFTextEncoder(weights, pooling=pooling, max_length=32).eval()
+    batch = encoder.preprocessor()(["ab c", "a much longer text than the first"])
+    assert batch["attention_mask"][0, 0] == 0  # the short text is padded on the left
+    with torch.no_grad():
+        alone, batched = encoder(encoder.preprocessor()(["ab c"]))[0], encoder(batch)[0]
+    assert torch.allclose(alone, batched, atol=1e-6)
 
 
 def test_a_max_length_past_the_models_positions_is_refused_naming_both(tmp_path: Path) -> None:

@@ -154,6 +154,19 @@ def test_a_tokenizer_cutting_and_padding_on_the_left_exports_with_the_models_sco
     assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
 
 
+def test_a_tokenizer_padding_on_the_left_exports_scoring_a_text_as_it_does_alone(tmp_path: Path) -> None:
+    torch.manual_seed(4)
+    encoder = TinyTextEncoder(dim=8, pooling="cls")
+    encoder.tokenizer.padding_side = "left"
+    model = WholePostModel({"text": encoder}, ConcatFusion({"text": 8}), {"harm": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    runtime = faim.runtime.load(export_model(detector, tmp_path / "export"))
+    short, long = {"id": "short", "text": "padded"}, {"id": "long", "text": "a longer text, padding the short one"}
+    alone = detector.embed([short])
+    assert np.abs(runtime.embed([short]) - alone).max() <= TOLERANCE
+    assert np.abs(runtime.embed([short, long])[:1] - alone).max() <= TOLERANCE
+
+
 def test_ngram_text_stacked_with_a_transformer_exports_with_the_models_scores(tmp_path: Path) -> None:
     torch.manual_seed(3)
     ngrams = NgramTextEncoder(dim=6, char_ngrams=(2, 4), word_ngrams=(1, 2), min_df=1, fold_confusables=True)
