@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnxruntime
 import torch
 from PIL import Image
 from torch import nn
@@ -27,7 +28,7 @@ from faim.export.preprocessing import preprocessing_spec
 from faim.export.programs import ProgramGraph, write_program
 from faim.export.staging import staged, write_manifest
 from faim.model import evaluating
-from faim.runtime.bundle import FORMAT_VERSION, ExportError
+from faim.runtime.bundle import FORMAT_VERSION, ORT_VERSION, ExportError
 from faim.runtime.model import session
 from faim.runtime.preprocess import part_preprocessing
 from faim.version import __version__
@@ -92,6 +93,7 @@ def export_model(detector: Detector, directory: str | Path, graph_format: str = 
             "format": FORMAT_VERSION,
             "faim_version": __version__,
             "torch_version": torch.__version__,
+            **({ORT_VERSION: onnxruntime.__version__} if graph_format == "onnx" else {}),
             "source": detector.source,
             "graph_format": graph_format,
             "max_elements": detector.max_elements,

@@ -2,9 +2,10 @@
 
 Layout (written by ``faim.export``)::
 
-    faim-export.json     format, faim version, element kinds and the encoder reading each, every encoder's graphs
-                         and preprocessing, the fusion graph's inputs, tasks with labels, temperatures, logit
-                         shifts and thresholds, and the sha256 of every other file
+    faim-export.json     format, faim version (and the onnxruntime that wrote ONNX graphs), element kinds and the
+                         encoder reading each, every encoder's graphs and preprocessing, the fusion graph's inputs,
+                         tasks with labels, temperatures, logit shifts and thresholds, and the sha256 of every other
+                         file
     encoders/<name>/     one graph per encoder part (a stack of encoders has several), tokenizer.json and the
                          text-folding tables its preprocessing reads
     fusion.onnx          fusion and heads: per-kind element embeddings and masks in, the whole-post embedding and
@@ -31,6 +32,9 @@ from faim.registry import a_type
 FORMAT_VERSION = 1
 EMBEDDING = "embedding"
 """Name of the fusion graph's whole-post embedding output."""
+ORT_VERSION = "onnxruntime_version"
+"""The manifest's key for the version of the onnxruntime an ONNX export was written (and checked) with; an export an
+earlier faim wrote has none."""
 
 
 class ExportError(ValueError):

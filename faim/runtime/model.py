@@ -36,6 +36,8 @@ from faim.file_digests import file_finder
 from faim.preprocess.pixels import is_number
 from faim.runtime.bundle import (
     EMBEDDING,
+    ORT_VERSION,
+    ExportError,
     FileResolver,
     check_graph_format,
     elements_names,
@@ -58,12 +60,36 @@ class Graph(Protocol):
     def run(self, output_names: list[str] | None, input_feed: dict[str, Any]) -> list[Any]: ...
 
 
-def session(path: Path, threads: int | None = None) -> onnxruntime.InferenceSession:
-    """An onnxruntime session on the CPU for one graph (``threads``: its intra-op threads; default: one per core)."""
+def session(path: Path, threads: int | None = None, remedy: str = "") -> onnxruntime.InferenceSession:
+    """An onnxruntime session on the CPU for one graph (``threads``: its intra-op threads; default: one per core).
+
+    Raises:
+        ExportError: Naming ``path``, the onnxruntime installed and why, where it cannot open the graph (one a later
+            onnxruntime wrote), followed by ``remedy`` (``reading_remedy``: what to do).
+    """
     options = onnxruntime.SessionOptions()
     if threads:
         options.intra_op_num_threads = threads
-    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    try:
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime's errors (InvalidProtobuf, Fail, ...) share no base class but Exception
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        installed = onnxruntime.__version__
+        raise ExportError(f"{path}: onnxruntime {installed} cannot open this graph ({reason}){remedy}") from None
+
+
+def reading_remedy(written_with: str | None) -> str:
+    """What to do where the onnxruntime installed cannot open a graph of an export written with onnxruntime
+    ``written_with`` (as its manifest records it; ``None`` where it does not, as in an export an earlier faim wrote):
+    the end of ``session``'s error."""
+    installed = onnxruntime.__version__
+    written = (
+        f"the export was written with onnxruntime {written_with}: install that one "
+        f"(pip install 'onnxruntime=={written_with}')"
+        if written_with
+        else "the export does not record the onnxruntime it was written with: install the one it was exported with"
+    )
+    return f"; {written}, or export the model again where onnxruntime {installed} is installed"
 
 
 @dataclass(frozen=True)
@@ -276,7 +302,8 @@ class ExportedModel:
     Raises:
         ExportError: When ``directory`` is not an export of this format, a file is missing or modified, its graphs
             are of another format, or its manifest holds an entry no export writes or one its graphs contradict (a
-            task's labels, an embedding's size, a graph's inputs: naming the manifest and the entry).
+            task's labels, an embedding's size, a graph's inputs: naming the manifest and the entry), or onnxruntime
+            cannot open a graph (naming it, the onnxruntime installed and the one the export was written with).
     """
 
     def __init__(
@@ -289,7 +316,7 @@ class ExportedModel:
         self.root = Path(directory)
         manifest = read_bundle(self.root)
         check_graph_format(directory, manifest, graph_format)
-        open_graph = open_graph or partial(session, threads=threads)
+        open_graph = open_graph or partial(session, threads=threads, remedy=reading_remedy(manifest.get(ORT_VERSION)))
         self.source = str(directory)
         self.manifest = manifest
         self.files = dict(manifest["files"])
@@ -471,8 +498,9 @@ def load(directory: str | Path) -> ExportedModel:
     """Load an exported model; every file's sha256 is checked and nothing is unpickled.
 
     Raises:
-        ExportError: When ``directory`` is not an export of this format, a file is missing or modified, or its
-            manifest holds an entry no export writes (naming the manifest and the entry).
+        ExportError: When ``directory`` is not an export of this format, a file is missing or modified, its
+            manifest holds an entry no export writes (naming the manifest and the entry), or onnxruntime cannot open
+            a graph (naming it, the onnxruntime installed and the one the export was written with).
     """
     return ExportedModel(directory)
 

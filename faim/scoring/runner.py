@@ -401,16 +401,23 @@ def kept(rows: int, parts: int, folder: Path, rerun: str) -> str:
 
 
 _scorer: ShardWriter | None = None
+_start_failure: Exception | None = None
 
 
 def _start_worker(scorers: Scorers, threads: int) -> None:
     """Make this worker's scorer, having it end with the process that started it (``_exit_with_parent``) and leave
-    to that process what it said of the plug-ins and the model."""
-    global _scorer
+    to that process what it said of the plug-ins and the model. Where making it fails (an export's graph that
+    onnxruntime cannot open), the error is raised at this worker's first shard (``_score_in_worker``), so that the
+    process that started it stops on that error, as on one its own scorer raises, rather than on a broken pool with
+    the worker's traceback printed."""
+    global _scorer, _start_failure
     quiet_worker_warnings()
     atexit.register(_exit_without_teardown)
     threading.Thread(target=_exit_with_parent, name="faim-parent-watch", daemon=True).start()
-    _scorer = scorers(threads)
+    try:
+        _scorer = scorers(threads)
+    except Exception as error:
+        _start_failure = error
 
 
 def _exit_with_parent() -> None:
@@ -430,6 +437,8 @@ def _exit_without_teardown() -> None:
 
 
 def _score_in_worker(shard: Shard, out_dir: str) -> ShardReport:
+    if _start_failure is not None:
+        raise _start_failure
     assert _scorer is not None, "worker was not initialised"
     return _scorer.write(shard, Path(out_dir))
 

@@ -3,6 +3,7 @@ and refuses what it does not do."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import onnxruntime
 import pytest
 from conftest import check_rows_in_input_order, edited_model, export_posts, without_packages
 from PIL import Image
@@ -97,6 +99,42 @@ def test_a_modified_file_fails_loading_naming_it(exported: tuple[Path, Path], tm
     graph.write_bytes(graph.read_bytes()[:-1] + b"\0")
     with pytest.raises(ExportError, match="fusion.onnx: sha256 does not match"):
         faim.runtime.load(copy)
+
+
+def junk_graph(copy: Path, manifest: dict, written_with: str | None) -> None:
+    """Make the fusion graph of the export ``copy`` bytes onnxruntime cannot open, listed with their sha256 (as a
+    graph a later onnxruntime wrote is to an earlier one), the export written with onnxruntime ``written_with``
+    (``None``: not recorded, as an earlier faim wrote exports)."""
+    (copy / "fusion.onnx").write_bytes(b"not a graph")
+    manifest["files"]["fusion.onnx"] = hashlib.sha256(b"not a graph").hexdigest()
+    manifest.pop("onnxruntime_version")
+    if written_with is not None:
+        manifest["onnxruntime_version"] = written_with
+
+
+@pytest.mark.parametrize(
+    ("written_with", "said"),
+    [
+        (
+            "99.1.0",
+            "the export was written with onnxruntime 99.1.0: install that one (pip install 'onnxruntime==99.1.0')",
+        ),
+        (None, "the export does not record the onnxruntime it was written with: install the one it was exported with"),
+    ],
+)
+def test_a_graph_onnxruntime_cannot_open_fails_loading_naming_it_and_the_onnxruntimes(
+    exported: tuple[Path, Path], tmp_path: Path, written_with: str | None, said: str
+) -> None:
+    assert json.loads((exported[1] / "faim-export.json").read_text())["onnxruntime_version"] == onnxruntime.__version__
+    copy = edited_model(exported[1], tmp_path / "export", lambda m: junk_graph(tmp_path / "export", m, written_with))
+    installed = onnxruntime.__version__
+    with pytest.raises(ExportError) as refused:
+        faim.runtime.load(copy)
+    opening = f"{copy / 'fusion.onnx'}: onnxruntime {installed} cannot open this graph ("
+    assert str(refused.value).startswith(opening) and "INVALID_PROTOBUF" in str(refused.value)
+    assert str(refused.value).endswith(
+        f"); {said}, or export the model again where onnxruntime {installed} is installed"
+    )
 
 
 def test_an_edited_threshold_fails_loading_naming_the_manifest(exported: tuple[Path, Path], tmp_path: Path) -> None:

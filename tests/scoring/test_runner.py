@@ -348,6 +348,24 @@ def test_a_worker_that_dies_is_one_error_saying_what_is_kept_and_that_a_rerun_re
     assert re.match(said, str(error.value)), str(error.value)
 
 
+def unmade_in_workers(threads: int) -> OneRowWriter:
+    """A scorer the main process makes and a spawned worker cannot (as one opening a graph its onnxruntime cannot)."""
+    if multiprocessing.parent_process() is not None:
+        raise ValueError("fusion.onnx: onnxruntime cannot open this graph")
+    return OneRowWriter()
+
+
+def test_a_worker_that_cannot_make_its_scorer_stops_the_run_on_that_error_printing_no_traceback(
+    tmp_path: Path, capfd: pytest.CaptureFixture
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(f'{{"text": "post {n}"}}\n' for n in range(3)), encoding="utf-8")
+    plan = RunPlan([dump], 3, 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}}, ColumnMap())
+    with pytest.raises(ValueError, match="^fusion.onnx: onnxruntime cannot open this graph$"):
+        run_shards(unmade_in_workers, plan, tmp_path / "out", workers=2, progress=False)
+    assert "Traceback" not in capfd.readouterr().err
+
+
 class SecondShardStoppedWriter(OneRowWriter):
     """A scorer stopped (Ctrl-C) at its second shard, having scored the first."""
 
