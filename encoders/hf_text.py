@@ -187,6 +187,7 @@ class HFTextEncoder(TransformerTextEncoder):
                 backbone = AutoModel.from_config(AutoConfig.from_pretrained(source))
         except (OSError, ValueError) as error:  # transformers raises either for a folder without a model
             raise OSError(f"hf_text: cannot load weights {weights!r} (resolved to {source}): {error}") from error
+        padded_with_end_of_text(tokenizer, weights)
         self.weights = weights
         super().__init__(backbone, tokenizer, pooling, max_length, freeze, fold_confusables, fold_leetspeak)
 
@@ -195,6 +196,24 @@ class HFTextEncoder(TransformerTextEncoder):
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         return saved_for_loading(self.backbone, self.tokenizer, directory)
+
+
+def padded_with_end_of_text(tokenizer: Any, weights: str) -> None:
+    """Give a tokenizer without a padding piece (a decoder's: GPT-2's, Llama's) its end-of-text piece to pad texts
+    read together with, as transformers' own examples do: padding is masked and numbered past (``positions``), so the
+    piece it repeats changes no embedding.
+
+    Raises:
+        ValueError: Naming ``weights``, where the tokenizer has no end-of-text piece either.
+    """
+    if tokenizer.pad_token is not None:
+        return
+    if tokenizer.eos_token is None:
+        raise ValueError(
+            f"hf_text: the tokenizer of {weights!r} has no padding piece and no end-of-text piece to pad with: "
+            "name one of its pieces as pad_token in its tokenizer_config.json"
+        )
+    tokenizer.pad_token = tokenizer.eos_token
 
 
 def saved_for_loading(backbone: PreTrainedModel, preprocessing: Any, directory: Path) -> dict[str, Any]:
