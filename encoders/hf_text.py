@@ -186,7 +186,8 @@ class HFTextEncoder(TransformerTextEncoder):
             else:
                 backbone = AutoModel.from_config(AutoConfig.from_pretrained(source))
         except (OSError, ValueError) as error:  # transformers raises either for a folder without a model
-            raise OSError(f"hf_text: cannot load weights {weights!r} (resolved to {source}): {error}") from error
+            why = f"{str(error).rstrip('.')}{pickles_only(source)}"
+            raise OSError(f"hf_text: cannot load weights {weights!r} (resolved to {source}): {why}") from error
         padded_with_end_of_text(tokenizer, weights)
         self.weights = weights
         super().__init__(backbone, tokenizer, pooling, max_length, freeze, fold_confusables, fold_leetspeak)
@@ -196,6 +197,20 @@ class HFTextEncoder(TransformerTextEncoder):
 
     def export_assets(self, directory: Path) -> dict[str, Any]:
         return saved_for_loading(self.backbone, self.tokenizer, directory)
+
+
+def pickles_only(source: str | Path) -> str:
+    """What to do where ``source`` is a folder holding a checkpoint's weights only as pickles (``pytorch_model.bin``),
+    which hf_text does not unpickle (unpickling runs code): the end of the error of its load; ``""`` otherwise."""
+    folder = Path(source)
+    pickles = sorted(path.name for path in folder.glob("*.bin")) if folder.is_dir() else []
+    if not pickles or any(folder.glob("*.safetensors")):
+        return ""
+    return (
+        f"; hf_text reads weights from safetensors only, not the pickled {', '.join(pickles)} this folder holds: "
+        f"where you trust them, convert them with AutoModel.from_pretrained('{folder}', use_safetensors=False)"
+        f".save_pretrained('{folder}')"
+    )
 
 
 def padded_with_end_of_text(tokenizer: Any, weights: str) -> None:

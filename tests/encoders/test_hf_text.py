@@ -118,3 +118,12 @@ def test_a_tokenizer_with_neither_a_padding_nor_an_end_of_text_piece_is_refused_
     weights = str(save_tiny_decoder(tmp_path))
     with pytest.raises(ValueError, match=rf"^hf_text: the tokenizer of {weights!r} has no padding piece"):
         HFTextEncoder(weights, max_length=16)
+
+
+def test_a_folder_holding_its_weights_only_as_pickles_is_refused_saying_how_to_convert_them(tmp_path: Path) -> None:
+    save_tiny_model(tmp_path, BertConfig, positions=16)
+    torch.save(AutoModel.from_pretrained(tmp_path).state_dict(), tmp_path / "pytorch_model.bin")
+    (tmp_path / "model.safetensors").unlink()
+    said = r"hf_text reads weights from safetensors only, not the pickled pytorch_model\.bin this folder holds"
+    with pytest.raises(OSError, match=rf"found in directory {tmp_path}; {said}: where you trust them, convert them"):
+        HFTextEncoder(str(tmp_path), max_length=16)
