@@ -61,8 +61,9 @@ COMMAND_LINE_HELPERS = {"faim.cli.common"}
 """What of ``faim.cli`` a benchmark may import: the argument types and the column mapping (``--map``) every command
 line reads alike."""
 
-OPTIONAL = {"ray", "ray.data", "datasets"}
-"""Third-party modules a function may import when it runs: optional extras (faim-sdk[ray], faim-sdk[hf])."""
+OPTIONAL = {"ray", "ray.data", "datasets", "pandas"}
+"""Third-party modules a function may import when it runs: optional extras (faim-sdk[ray], faim-sdk[hf], with the
+pandas Hugging Face datasets reads CSV files by)."""
 
 DEFERRED = {"transformers", "timm", "torchvision", "sklearn", "scipy", "captum", "matplotlib"}
 """Heavy libraries (with their submodules) a function may import when it first needs them: only some components use
