@@ -24,6 +24,7 @@ from faim.version import __version__
 
 EXPORTS = {
     "Detector": "faim.detector",
+    "FaimWarning": "faim.notices",
     "Post": "faim.data.post",
     "Recipe": "faim.recipe",
     "RecipeError": "faim.recipe",

@@ -12,7 +12,8 @@ from types import FrameType
 
 class FaimWarning(UserWarning):
     """Something faim tells its user of and goes on: a plug-in that failed to load, a setting it had to bend, a
-    report missing a part."""
+    report missing a part. A filter silences faim's warnings by this category (``faim.FaimWarning``), not by
+    module: each names the module of the line that called faim (``warn``), not faim's."""
 
 
 class MissingExtra(ImportError):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import faim
 from faim import Detector, WholePostModel
 from faim.data.targets import TaskSpec
 from faim.encoders.tiny_image import TinyImageEncoder
@@ -64,3 +65,24 @@ def test_a_warning_given_as_a_module_of_faim_is_imported_names_the_line_that_imp
         line = inspect.currentframe().f_lineno + 1
         spec.loader.exec_module(module)  # through importlib's frames, as an import runs a module
     assert [(warning.filename, warning.lineno) for warning in said] == [(__file__, line)]
+
+
+def test_a_filter_of_the_category_faim_warning_silences_faims_warnings_where_one_of_faims_module_does_not() -> None:
+    detector = picture_detector()
+    posts = [{"id": "a", "text": "a post"}]  # no picture, which the model reads
+    for call in (detector.score, detector.embed, detector.predict, detector.explain):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.filterwarnings("ignore", category=faim.FaimWarning)
+            call(posts)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", module=r"faim(\..*)?$")  # the warning names this module, not faim's
+            call(posts)
+        assert [warning.category for warning in said] == [FaimWarning], call.__name__
+
+
+@pytest.mark.filterwarnings("ignore::faim.FaimWarning")  # as pytest's filterwarnings setting takes it
+@pytest.mark.filterwarnings("error")  # applied first, so the filter above comes before it
+def test_pytests_filter_of_the_category_faim_warning_silences_them() -> None:
+    picture_detector().score([{"id": "a", "text": "a post"}])
