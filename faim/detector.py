@@ -253,6 +253,7 @@ class Detector:
         posts: Iterable[Post | Mapping[str, Any]],
         progress: bool = False,
         failed: list[PostError] | None = None,
+        warn: bool = True,
     ) -> list[Explanation]:
         """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,
         token attributions for the text and each comment, an occlusion heat map per picture; one post at a time
@@ -261,8 +262,9 @@ class Detector:
         ``failed``: where given, each post whose scores are not finite gets its error (a ``PostError`` of kind
         ``scores``) appended to it, in order, and is left out of the explanations returned, the others explained.
 
-        Warns, as ``score`` does (``warn_unread``), of each kind the model reads that none of the posts holds and of
-        posts whose metadata holds none of the fields it reads: each would be explained without them.
+        ``warn``: warn, as ``score`` does (``warn_unread``), of each kind the model reads that none of the posts holds
+        and of posts whose metadata holds none of the fields it reads: each would be explained without them; ``False``
+        where the caller has warned of them already (``faim explain``, naming its file and columns).
 
         Raises:
             TypeError, ValueError: Where ``posts_to_read`` refuses the posts (as ``predict``).
@@ -270,24 +272,15 @@ class Detector:
                 ``failed``, of kind ``scores`` on the first post whose logits of some task are not finite, naming it
                 as ``predict`` names a post and the tasks.
         """
-        items = posts_to_read(posts, self.model.fused_kinds)
-        warn_unread(items, self.model.fused_kinds, self.model.meta_fields)
-        return self.explain_named(items, progress, failed)
-
-    def explain_named(
-        self, posts: list[Post], progress: bool = False, failed: list[PostError] | None = None
-    ) -> list[Explanation]:
-        """``explain`` of posts as ``posts_to_read`` gives them (each named as an error names it), warning of none:
-        ``faim explain`` warns of the kinds and fields its file's posts lack naming the file and its columns.
-
-        Raises:
-            PostError: As ``explain``, but for the posts ``posts_to_read`` refuses.
-        """
-        collate = self.collator(kinds=self.model.fused_kinds)
+        kinds = self.model.fused_kinds
+        items = posts_to_read(posts, kinds)
+        if warn:
+            warn_unread(items, kinds, self.model.meta_fields)
+        collate = self.collator(kinds=kinds)
         explained = []
         with evaluating(self.model):
-            for post in tqdm(posts, desc="explaining", unit="post", disable=not progress):
-                notes = unread_elements(post, self.model.fused_kinds, self.max_elements)
+            for post in tqdm(items, desc="explaining", unit="post", disable=not progress):
+                notes = unread_elements(post, kinds, self.max_elements)
                 try:
                     explained.append(
                         explain_post(self.model, collate([post]), self.tasks, self.probabilities, post, notes)

@@ -141,6 +141,9 @@ def test_posts_holding_no_picture_or_none_of_the_metadata_the_model_reads_are_wa
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         detector.score(export_posts()[:1])  # a post holding every kind
+        explained = detector.explain(posts[:1], warn=False)  # as faim explain, which warns naming its file, calls it
+    assert [explanation.post_id for explanation in explained] == ["0"]
+    assert not hasattr(detector, "explain_named")  # explain is the one way to explain posts, checking them
 
 
 @pytest.mark.parametrize("served", [False, True])

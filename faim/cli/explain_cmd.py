@@ -42,8 +42,8 @@ def run(args: argparse.Namespace) -> int:
     warn_unread_meta(chosen, detector.model.meta_fields, args.posts)
     start = time.perf_counter()
     readable, unread = detector.readable(chosen)
-    # explain_named warns of nothing, said above naming the file; the posts whose scores are not finite join unread
-    explained = detector.explain_named(readable, progress=True, failed=unread)
+    # warned of above naming the file; the posts whose scores are not finite join unread
+    explained = detector.explain(readable, progress=True, failed=unread, warn=False)
     explanations = iter(explained)
     errors = {error.origin: error for error in unread}  # read_posts gives each post its own origin (file:row)
     page = write_report([errors.get(post.origin) or next(explanations) for post in chosen], args.out)
