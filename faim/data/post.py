@@ -302,10 +302,21 @@ def is_missing(value: Any) -> bool:
     return isinstance(value, (str, list, tuple)) and not value
 
 
+NEVER_NULL = frozenset({str, int, bool, list, dict})
+"""Types no value of which is null (``is_null``), told at once: those of most fields, read for every post."""
+
+
 def is_null(value: Any) -> bool:
     """Whether ``value`` is null: ``None``, NaN, or pandas' ``NA`` and ``NaT``, as a table gives an empty cell (a
     pandas frame's ``to_dict("records")``, a NaN where its column holds text)."""
-    return value is None or (is_real(value) and math.isnan(value)) or is_pandas_null(value)
+    if value is None:
+        return True
+    kind = type(value)
+    if kind in NEVER_NULL:
+        return False
+    if kind is float:
+        return math.isnan(value)
+    return (is_real(value) and math.isnan(value)) or is_pandas_null(value)
 
 
 def is_pandas_null(value: Any) -> bool:
@@ -371,10 +382,11 @@ def checked_fields(
         ValueError: Naming ``where`` and the field, on text or a comment that is not a string, an image that is
             neither a path nor bytes, or labels or meta that are not mappings.
     """
-    if not is_null(text) and not isinstance(text, str):
+    text = None if is_null(text) else text
+    if text is not None and not isinstance(text, str):
         raise ValueError(f"{where} field 'text': expected a string, got {type(text).__name__}")
     return (
-        None if is_null(text) else text,
+        text,
         checked_images(where, images, images_field),
         checked_comments(where, comments),
         checked_mapping(where, "labels", labels, "task name to label"),

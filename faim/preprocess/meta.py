@@ -44,38 +44,42 @@ class MetaRows:
         """Raise ``ValueError`` naming the first listed field that is neither a number (Python's or numpy's, not a
         bool) nor missing, or is an infinite one (or an integer too large for a float), or, where the shares of their
         sum are read, fields summing beyond what a float holds."""
+        self.numbers(meta)
+
+    def numbers(self, meta: Mapping[str, Any]) -> list[float | None]:
+        """Each listed field of ``meta`` as a float, ``None`` where it is missing (absent or null: ``is_null``), each
+        read once.
+
+        Raises:
+            ValueError: As ``check``.
+        """
+        numbers_read = []
         for name in self.fields:
             value = meta.get(name)
             if is_null(value):
+                numbers_read.append(None)
                 continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            # an int or a float told at once: the abstract-class check takes ten times as long
+            if type(value) not in (int, float) and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
                 raise ValueError(f"meta field {name!r} must be a number or missing, got {value!r}")
-            if math.isinf(finite_float(value)):
+            number = finite_float(value)
+            if math.isinf(number):
                 missing = "absent, None, NaN or NA"
                 raise ValueError(f"meta field {name!r} must be finite (or missing: {missing}), got {value!r}")
-        if not self.shares:
-            return
-        counted = [finite_float(self.value(meta, name)) for name in self.fields]
-        if not math.isfinite(sum(max(value, 0.0) for value in counted)):
+            numbers_read.append(number)
+        if self.shares and not math.isfinite(sum(max(number, 0.0) for number in numbers_read if number is not None)):
             raise ValueError(f"meta fields {', '.join(map(repr, self.fields))} sum to more than a float holds")
+        return numbers_read
 
     def row(self, meta: Mapping[str, Any]) -> list[float]:
-        self.check(meta)
-        values, missing = [], []
-        for name in self.fields:
-            missing.append(float(is_null(meta.get(name))))
-            values.append(max(float(self.value(meta, name)), 0.0))
+        numbers_read = self.numbers(meta)
+        values = [0.0 if number is None else max(number, 0.0) for number in numbers_read]
+        missing = [float(number is None) for number in numbers_read]
         features = [math.log1p(v) for v in values] + missing
         if self.shares:
             total = sum(values)
             features += [v / total if total else 0.0 for v in values] + [math.log1p(total)]
         return features
-
-    @staticmethod
-    def value(meta: Mapping[str, Any], name: str) -> numbers.Real:
-        """Field ``name`` of ``meta``, 0 where it is missing (absent or null: ``is_null``)."""
-        value = meta.get(name)
-        return 0.0 if is_null(value) else value
 
     def __call__(self, metas: list[Mapping[str, Any]]) -> np.ndarray:
         return np.array([self.row(meta) for meta in metas], dtype=np.float32).reshape(-1, self.num_features)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import OrderedDict
 from decimal import Decimal
 from uuid import UUID
@@ -19,6 +20,7 @@ from faim.data.post import (
     as_posts,
     check_labelled,
     is_missing,
+    is_null,
     length_batches,
     post_texts,
     shortest_text_first,
@@ -193,6 +195,36 @@ def test_the_empty_cells_of_a_frames_records_read_as_no_text_picture_comments_la
 )  # fmt: skip
 def test_missing_is_absent_null_nan_or_an_empty_string_list_or_array(value, missing: bool) -> None:
     assert is_missing(value) is missing
+
+
+class Text(str):
+    """A subclass of ``str``, told by the checks ``is_null`` makes of types it does not know."""
+
+
+class Number(float):
+    """A subclass of ``float``, as ``Text`` is of ``str``."""
+
+
+class NoPandas:
+    """Stands for pandas in ``sys.modules``, refusing every attribute read of it."""
+
+    def __getattr__(self, name: str) -> None:
+        raise AssertionError(f"pandas.{name} read")
+
+
+@pytest.mark.parametrize(
+    ("value", "null"),
+    [("text", False), (7, False), (10**400, False), (1.5, False), (float("nan"), True), (True, False), ([], False),
+     ({}, False), (Text("text"), False), (Number("nan"), True), (Number(1), False), (np.float64("nan"), True),
+     (np.int64(3), False), (None, True), (pd.NA, True), (pd.NaT, True), (pd.Timestamp(0), False)],
+)  # fmt: skip
+def test_null_is_none_nan_or_pandas_na_or_nat(value, null: bool) -> None:
+    assert is_null(value) is null
+
+
+def test_a_string_number_bool_list_or_dict_is_told_not_null_without_looking_pandas_up(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "pandas", NoPandas())  # a field of every post: pandas looked up for none
+    assert [is_null(value) for value in ("text", 7, 1.5, True, [], {}, float("nan"), None)] == [False] * 6 + [True] * 2
 
 
 @pytest.mark.parametrize(

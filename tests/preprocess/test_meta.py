@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -27,3 +31,24 @@ def test_a_field_null_as_pandas_gives_an_empty_cell_is_missing_as_none_is(shares
     for null in (float("nan"), np.float32("nan"), pd.NA, pd.NaT):
         assert np.array_equal(rows([{"likes": 3, "shares": null}]), missing)
     assert missing[0, 3] == 1  # the missing-indicator of shares
+
+
+class CountedMeta(dict):
+    """A post's metadata counting the reads of each field (``reads``)."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self.reads = Counter()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.reads[key] += 1
+        return super().get(key, default)
+
+
+@pytest.mark.parametrize("shares", [False, True])
+def test_each_field_is_read_once_for_a_row(shares: bool) -> None:
+    meta = CountedMeta({"likes": 3, "shares": None})
+    (row,) = MetaRows(["likes", "shares"], shares)([meta])
+    assert meta.reads == {"likes": 1, "shares": 1}
+    logs, missing, their_shares = [math.log1p(3), 0.0], [0.0, 1.0], [1.0, 0.0, math.log1p(3)]
+    assert np.allclose(row, logs + missing + (their_shares if shares else []))
