@@ -128,7 +128,8 @@ class TaskSpec:
     def target(self, value: Any, where: str | None = None) -> Any:
         """The target for one post: float 0/1 (binary), class index (multiclass) or multi-hot list (of a list of
         labels, or of one: a string is one label, whatever it spells, as ``faim.data.columns.ColumnMap.to_post``
-        reads it outside a CSV or TSV cell)."""
+        reads it outside a CSV or TSV cell); a list giving one label twice, by name or index, is refused
+        (``given_twice``)."""
         if self.type == "binary":
             return float(self.index(value, where))
         if self.type == "multiclass":
@@ -136,8 +137,27 @@ class TaskSpec:
         values = value if isinstance(value, (list, tuple)) else [value]
         hot = [0.0] * len(self.labels)
         for item in values:
-            hot[self.index(item, where)] = 1.0
+            index = self.index(item, where)
+            if hot[index]:
+                problem = self.given_twice(values, index)
+                raise ValueError(f"{where}: {problem}" if where else problem)
+            hot[index] = 1.0
         return hot
+
+    def given_twice(self, values: list | tuple, index: int) -> str:
+        """Why a multilabel task refuses ``values`` that give the class ``index`` twice: a list of its labels holds
+        each once, and one that does not is most likely a row of 0s and 1s, one for each label (multi-hot), which
+        would read as the class indices 0 and 1 (``[1, 0, 1]`` as the first two labels, not the first and last)."""
+        problem = (
+            f"labels {list(values)!r} for task {self.name!r} give {self.labels[index]!r} (class {index}) twice; a "
+            "multilabel task's labels are a list of its label names or class indices, each once"
+        )
+        flags = [str(item).strip() for item in values]
+        if len(flags) == len(self.labels) and set(flags) <= {"0", "1", "0.0", "1.0"}:
+            marked = json.dumps([label for label, flag in zip(self.labels, flags, strict=True) if float(flag)])
+            multi_hot = "a row of 0s and 1s, one for each of its labels, is no such list"
+            problem += f"; {multi_hot}: give the labels it marks, {marked}"
+        return problem
 
     def missing(self) -> Any:
         """The target of an unlabelled post (ignored by the loss)."""

@@ -149,3 +149,25 @@ def test_a_label_is_its_head_label_whether_its_accents_are_composed_or_not() -> 
         task = TaskSpec("tâche", "multiclass", ("neutre", *labels))
         assert task.index(given) == 1
         assert TaskSpec("tâche", "multilabel", ("neutre", *labels)).target([given, "neutre"]) == [1.0, 1.0]
+
+
+def test_a_multilabel_list_giving_a_label_twice_is_refused_and_a_multi_hot_row_is_told_to_name_labels(tmp_path) -> None:
+    rows = 'id,text,topics\na,t,"[1, 0, 1]"\nb,t,"[""spam"", ""spam""]"\nc,t,"[2, 0]"\n'
+    (tmp_path / "posts.csv").write_text(rows, encoding="utf-8")
+    topics = TaskSpec("topics", "multilabel", ("spam", "scam", "drugs"))
+    multi_hot, named_twice, indices = read_posts(tmp_path / "posts.csv", {"labels": {"topics": "topics"}})
+    assert post_targets(indices, [topics]) == {"topics": [1.0, 0.0, 1.0]}
+    with pytest.raises(PostError) as raised:
+        post_targets(multi_hot, [topics])  # read as the classes 1 and 0 ('scam', 'spam') before
+    assert str(raised.value).endswith(
+        "field 'labels.topics': labels [1, 0, 1] for task 'topics' give 'scam' (class 1) twice; a multilabel task's "
+        "labels are a list of its label names or class indices, each once; a row of 0s and 1s, one for each of its "
+        'labels, is no such list: give the labels it marks, ["spam", "drugs"]'
+    )
+    twice = r"labels \['spam', 'spam'\] for task 'topics' give 'spam' \(class 0\) twice; a"
+    with pytest.raises(PostError, match=twice):
+        post_targets(named_twice, [topics])
+    with pytest.raises(
+        ValueError, match=r"^x: labels \[0, 0\] for task 'topics' give 'spam' \(class 0\) twice; [^;]*$"
+    ):
+        topics.target([0, 0], "x")
