@@ -28,11 +28,16 @@ TEMPERATURE_BOUNDS = (0.05, 20.0)
 
 def temperature_edge(temperature: float) -> str | None:
     """What a fitted ``temperature`` lying at an edge of ``TEMPERATURE_BOUNDS`` says of the labels it was fitted on
-    (``at the upper edge of the range 0.05–20 the fit searches: ...``); ``None`` for one inside the range."""
+    (``at the upper edge of the range 0.05–20 the fit searches: ...``); ``None`` for one inside the range. The lower
+    edge is where the fit would sharpen the scores further still: labels they separate perfectly, or scores lying so
+    close together (a head that learnt little) that even this temperature spreads them less than the labels call
+    for."""
     low, high = TEMPERATURE_BOUNDS
     edge = f"at the {{}} edge of the range {low:g}–{high:g} the fit searches: {{}}"
     if np.isclose(temperature, low, rtol=1e-3):
-        return edge.format("lower", "the model's scores separate these labels perfectly, too few to fit on")
+        separate = "the model's scores separate these labels perfectly (too few to fit on)"
+        close = "or lie so close together that this temperature spreads them too little (a head that learnt little)"
+        return edge.format("lower", f"{separate}, {close}")
     if np.isclose(temperature, high, rtol=1e-3):
         return edge.format("upper", "the model's scores barely tell these labels apart, or read them backwards")
     return None

@@ -8,7 +8,7 @@ from conftest import overconfident_binary
 from scipy.special import expit, softmax
 from sklearn.metrics import roc_auc_score
 
-from faim.calibration.scaling import apply_temperature, fit_platt, fit_scaling, fit_temperature
+from faim.calibration.scaling import apply_temperature, fit_platt, fit_scaling, fit_temperature, temperature_edge
 from faim.eval import expected_calibration_error
 
 
@@ -103,3 +103,19 @@ def test_temperature_errors() -> None:
         fit_temperature(np.zeros((3, 2)), np.array([0, 1, 2]))
     with pytest.raises(ValueError, match="finite"):
         fit_temperature(np.array([0.0, np.inf]), np.array([0, 1]))
+
+
+def test_a_temperature_at_the_lower_edge_is_not_said_to_come_of_perfectly_separated_labels_alone() -> None:
+    # a head that learnt little gives logits a few hundredths apart that still rank the posts: the fit wants a
+    # temperature below the range's, and faim calibrate said the scores separated the labels perfectly
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 400)
+    logits = -0.45 + 0.02 * (y + rng.normal(size=400))
+    assert 0.6 < roc_auc_score(y, logits) < 0.95
+    temperature, shift = fit_scaling(logits, y, logit_shift=True)
+    assert temperature == pytest.approx(0.05)
+    assert temperature_edge(temperature) == (
+        "at the lower edge of the range 0.05–20 the fit searches: the model's scores separate these labels perfectly "
+        "(too few to fit on), or lie so close together that this temperature spreads them too little (a head that "
+        "learnt little)"
+    )

@@ -1264,7 +1264,8 @@ def test_a_temperature_fitted_at_an_edge_of_its_range_is_warned_of() -> None:
         "validation.jsonl: task 'few': temperature 20.000, at the upper edge of the range 0.05–20 the fit searches: "
         "the model's scores barely tell these labels apart, or read them backwards",
         "validation.jsonl: task 'apart': temperature 0.050, at the lower edge of the range 0.05–20 the fit searches: "
-        "the model's scores separate these labels perfectly, too few to fit on",
+        "the model's scores separate these labels perfectly (too few to fit on), or lie so close together that this "
+        "temperature spreads them too little (a head that learnt little)",
     ]
 
 
