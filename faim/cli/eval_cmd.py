@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         warn_unread_meta(posts, detector.model.meta_fields, name)
     else:
         warn_source_split(source, args.split, posts, kinds, SPLIT_KIND)
+    for note in unlabelled_task_notes([task.name for task in detector.tasks], posts, name, args.data, columns):
+        warnings.warn(note, FaimWarning, stacklevel=2)
     config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
     field = args.slice or config.slice
     # evaluation gives each post its language first
@@ -164,3 +166,26 @@ def names_meta_fields(columns: dict[str, Any] | None) -> bool:
     """Whether the mapping ``columns`` (``faim.cli.common.parse_columns``'s) maps meta fields as ``--map
     meta.FIELD=COLUMN`` does, which ``--map meta=COLUMN`` may not join."""
     return isinstance((columns or {}).get("meta"), dict)
+
+
+def unlabelled_task_notes(
+    tasks: list[str], posts: list[Post], name: str, data: str | None, columns: dict[str, Any] | None
+) -> list[str]:
+    """A note for each of ``tasks`` no post carries a label for, where some post carries one for another (none at all
+    is refused as evaluation begins): the report leaves it out. For a file given as ``data``, the note says how to
+    read its labels: from a column of the task's name the mapping ``columns`` leaves unread, or else from a column
+    to map, naming those no mapping reads."""
+    unlabelled = [task for task in tasks if all(post.labels.get(task) is None for post in posts)]
+    if len(unlabelled) == len(tasks):
+        return []
+    unread = (unread_columns(data, ColumnMap.from_recipe(columns)) or []) if data else []
+    notes = []
+    for task in unlabelled:
+        note = f"{name}: no post carries a label for task {task!r}, which the report leaves out"
+        if task in unread:
+            note += f"; read its labels from column {task!r} with --map labels.{task}={task}"
+        elif data:
+            note += f"; map its labels' column with --map labels.{task}=COLUMN"
+            note += f" (columns of the data no mapping reads: {', '.join(unread)})" if unread else ""
+        notes.append(note)
+    return notes

@@ -154,3 +154,25 @@ def test_eval_into_the_model_or_a_folder_inside_it_is_refused_before_the_posts_a
         refused = f"-o {out}: that is the model or a folder inside it ({tiny_model_dir}); the report goes elsewhere"
         assert f"faim eval: error: {refused}" in capsys.readouterr().err
     assert sorted(path.relative_to(tiny_model_dir) for path in tiny_model_dir.rglob("*")) == before
+
+
+@pytest.mark.parametrize("column", ["tone", "mood"])
+def test_eval_says_which_tasks_no_post_carries_a_label_for_and_how_to_read_a_column_of_their_name(
+    column: str, demo_data, tmp_path: Path, capsys
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["heads"]["tone"] = {"type": "multiclass", "labels": ["calm", "angry"]}
+    model = faim.build(recipe).save(str(tmp_path / "model"), faim.Recipe.from_dict(recipe))
+    data = tmp_path / "posts.csv"
+    rows = "".join(f"p{i},post {i},{i % 2},{['calm', 'angry'][i % 2]}\n" for i in range(6))
+    data.write_text(f"id,text,label,{column}\n{rows}", encoding="utf-8")
+    out = tmp_path / "eval"
+    assert main(["eval", str(model), str(data), "--map", "labels.harmful=label", "-o", str(out)]) == 0
+    left_out = f"faim eval: warning: {data}: no post carries a label for task 'tone', which the report leaves out; "
+    how = (
+        "read its labels from column 'tone' with --map labels.tone=tone"
+        if column == "tone"
+        else ("map its labels' column with --map labels.tone=COLUMN (columns of the data no mapping reads: mood)")
+    )
+    assert left_out + how in capsys.readouterr().err
+    assert list(json.loads((out / "metrics.json").read_text())["tasks"]) == ["harmful"]
