@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import decimal
 import json
 import math
@@ -349,14 +350,34 @@ def json_list(value: Any) -> list[Any] | None:
 
 
 def list_as_text(value: Any, items: str) -> str:
-    """What an error refusing ``value`` adds where it is a string spelling a JSON list (``json_list``): such a string
-    is read as a list of ``items`` (``"pictures"``, ``"labels"``) only in a CSV or TSV cell, and is one item in a
-    JSON Lines or Parquet file or a post given as a dict (``faim.data.columns.ColumnMap.to_post``); ``""`` where it
-    is not one."""
-    if json_list(value) is None:
+    """What an error refusing ``value`` adds where it is a string spelling a list: one spelling a JSON list
+    (``json_list``) is read as a list of ``items`` (``"pictures"``, ``"labels"``) only in a CSV or TSV cell, and is
+    one item in a JSON Lines or Parquet file or a post given as a dict (``faim.data.columns.ColumnMap.to_post``); one
+    spelling a list as Python writes it (``python_list``: ``['spam']``, as pandas' ``to_csv`` writes a column of
+    lists) is read as a list nowhere. ``""`` where it is neither."""
+    if json_list(value) is not None:
+        where = "only in a CSV or TSV cell: elsewhere give a list"
+        return f"; a JSON list written as text is read as a list of {items} {where}"
+    if (written := python_list(value)) is None:
         return ""
-    where = "only in a CSV or TSV cell: elsewhere give a list"
-    return f"; a JSON list written as text is read as a list of {items} {where}"
+    as_json = json.dumps(written, ensure_ascii=False)
+    return (
+        f"; a list written as text is read as a list of {items} only where it is JSON, in a CSV or TSV cell "
+        f"({as_json}); {value.strip()} is a list as Python writes it (pandas' to_csv of a column of lists): write "
+        "each cell with json.dumps"
+    )
+
+
+def python_list(value: Any) -> list[Any] | None:
+    """The list a string spelling a Python list of plain values holds (``['spam', "it's"]``: quoted as Python quotes
+    text, which JSON does not read), or ``None`` when ``value`` is not one."""
+    if not (isinstance(value, str) and value.lstrip().startswith("[")):
+        return None
+    try:
+        written = ast.literal_eval(value.strip())
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return written if isinstance(written, list) else None
 
 
 def listed(value: Any) -> Any:

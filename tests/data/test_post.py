@@ -3,6 +3,7 @@ back."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sys
@@ -363,3 +364,22 @@ def test_a_post_built_holds_lists_and_dicts_of_its_own_not_those_given() -> None
     given = {"images": ["a.png"], "comments": ["one"], "labels": {"harm": 1}, "meta": {"x": 1}}
     for post in (Post("a", "t", **given), Post.from_dict({"id": "b", **given})):
         assert all(getattr(post, name) == value and getattr(post, name) is not value for name, value in given.items())
+
+
+def test_a_list_column_pandas_wrote_to_csv_as_python_writes_a_list_is_refused_saying_to_write_json(tmp_path) -> None:
+    from faim.data.collate import post_targets
+    from faim.data.elements import PostError
+    from faim.data.sources import read_posts
+    from faim.data.targets import TaskSpec
+
+    frame = pd.DataFrame({"id": ["a", "b"], "text": ["t", "t"], "topics": [["spam", "drugs"], ["émoi"]]})
+    frame.to_csv(tmp_path / "posts.csv", index=False)  # each list cell as Python writes it: ['spam', 'drugs']
+    topics = TaskSpec("topics", "multilabel", ("spam", "drugs", "émoi"))
+    for post, listed in zip(read_posts(tmp_path / "posts.csv", {"labels": {"topics": "topics"}}), frame["topics"]):
+        with pytest.raises(PostError) as raised:
+            post_targets(post, [topics])
+        assert str(raised.value).endswith(
+            f"; a list written as text is read as a list of labels only where it is JSON, in a CSV or TSV cell "
+            f"({json.dumps(listed, ensure_ascii=False)}); {listed} is a list as Python writes it (pandas' to_csv of "
+            "a column of lists): write each cell with json.dumps"
+        )
