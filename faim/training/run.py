@@ -199,10 +199,10 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
     is not text, a picture that is not there; those holding more than it reads are warned of with the other splits,
     ``warn_overfull_splits``), one none of whose posts
     holds an element of ``kinds`` (as where its columns are not mapped), or one without a label for a task (saying how
-    to drop its head where the model has others); warn of one whose labelled posts of a binary or multiclass task are
-    of one class (a model learns nothing of the others from it, as a fold holding out a group may be meant to show),
-    and, once a task, of the labels of a multiclass or multilabel task its labelled posts hold none of (a class list
-    with a misspelt name, say).
+    to drop its head where another task's labels are there, how to map the labels' columns where no task's are);
+    warn of one whose labelled posts of a binary or multiclass task are of one class (a model learns nothing of the
+    others from it, as a fold holding out a group may be meant to show), and, once a task, of the labels of a
+    multiclass or multilabel task its labelled posts hold none of (a class list with a misspelt name, say).
 
     Raises:
         ValueError: Naming the split and the task, the kinds, or the posts naming a picture that is not there; a
@@ -211,6 +211,12 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
     refuse_no_posts(posts, name)
     refuse_unreadable(posts, kinds, limit, name, fused=None)
     refuse_nothing_read(posts, kinds, name, "map the columns that hold them (data.columns in the recipe)")
+    if len(tasks) > 1 and not any(post.labels.get(task.name) is not None for post in posts for task in tasks):
+        raise ValueError(
+            f"{name}: no post carries a label for any task ({', '.join(task.name for task in tasks)}); map the "
+            "columns that hold them (data.columns.labels in the recipe: {TASK: COLUMN}), or point data.train at "
+            "labelled posts"
+        )
     for task in tasks:
         if not any(post.labels.get(task.name) is not None for post in posts):
             head = f"model.heads.{task.name}"

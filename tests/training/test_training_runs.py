@@ -558,6 +558,13 @@ def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where
         check_learnable([harmful, other], posts, "train.jsonl", ["text"], 8)
     with pytest.raises(ValueError, match=r"^train.jsonl: no post carries a label for task 'other'$"):
         check_learnable([other], posts, "train.jsonl", ["text"], 8)
+    unlabelled = [Post("a", "text", labels={}), Post("b", "more text", labels={})]
+    with pytest.raises(
+        ValueError,  # said to drop the head 'harmful' to train the other heads, which had no label either
+        match=r"^train.jsonl: no post carries a label for any task \(harmful, other\); map the columns that hold "
+        r"them \(data.columns.labels in the recipe: \{TASK: COLUMN\}\), or point data.train at labelled posts$",
+    ):
+        check_learnable([harmful, other], unlabelled, "train.jsonl", ["text"], 8)
 
 
 def test_a_training_split_of_one_class_is_warned_of(demo_data, tmp_path: Path) -> None:
