@@ -9,12 +9,15 @@ import math
 import numbers
 import sys
 import uuid
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faim.notices import FaimWarning
 from faim.registry import a_type, suggest
+from faim.wording import plural
 
 ImageRef = str | bytes | Path
 
@@ -521,7 +524,8 @@ def refuse_no_posts(posts: Sequence[Post], where: str) -> None:
 
 
 def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, remedy: str = MAP_LABELS) -> None:
-    """Refuse, before a model reads any of them, posts none of which carries a label for any of ``tasks``.
+    """Refuse, before a model reads any of them, posts none of which carries a label for any of ``tasks``; first warn
+    of labels they carry under names none of ``tasks`` has (``warn_labels_of_no_task``).
 
     Args:
         where: The data, as the error names it.
@@ -532,8 +536,32 @@ def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, reme
         ValueError: Naming ``where``, the tasks and ``remedy`` (``unlabelled_error``).
     """
     names = list(tasks)
+    posts = list(posts)
+    warn_labels_of_no_task(posts, names, where)
     if not any(post.labels.get(name) is not None for post in posts for name in names):
         raise unlabelled_error(where, names, remedy)
+
+
+def warn_labels_of_no_task(posts: Sequence[Post], tasks: list[str], where: str) -> None:
+    """Warn, once, of the labels ``posts`` (of ``where``) carry under names that are none of ``tasks``: those labels are
+    not read, and a name misspelt in some rows' labels (``Scam`` for ``scam``) leaves those posts out of the task's
+    training and figures. Names each such name with how many posts carry it (null labels aside) and the task it is
+    closest to."""
+    known = set(tasks)
+    counts: dict[str, int] = {}
+    for post in posts:
+        for name, value in post.labels.items():
+            if name not in known and value is not None:
+                counts[name] = counts.get(name, 0) + 1
+    if not counts:
+        return
+    named = ", ".join(f"{name!r} of {plural(count, 'post')}{suggest(name, tasks)}" for name, count in counts.items())
+    warnings.warn(
+        f"{where}: labels under a name that is no task of the model (its tasks: {', '.join(tasks)}) are not read: "
+        f"{named}",
+        FaimWarning,
+        stacklevel=3,
+    )
 
 
 def unlabelled_error(where: str, tasks: Iterable[str], remedy: str = MAP_LABELS) -> ValueError:

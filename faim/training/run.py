@@ -33,7 +33,7 @@ from faim.calibration.scaling import temperature_edge
 from faim.data.collate import post_targets
 from faim.data.elements import refuse_nothing_read, warn_overfull_splits
 from faim.data.language import with_languages
-from faim.data.post import Post, post_name, post_texts, refuse_no_posts
+from faim.data.post import Post, post_name, post_texts, refuse_no_posts, warn_labels_of_no_task
 from faim.data.preflight import refuse_unevaluable, refuse_unreadable, warn_shared_ids, warn_source_splits
 from faim.data.sources import check_split
 from faim.data.targets import TaskSpec
@@ -200,9 +200,10 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
     ``warn_overfull_splits``), one none of whose posts
     holds an element of ``kinds`` (as where its columns are not mapped), or one without a label for a task (saying how
     to drop its head where another task's labels are there, how to map the labels' columns where no task's are);
-    warn of one whose labelled posts of a binary or multiclass task are of one class (a model learns nothing of the
-    others from it, as a fold holding out a group may be meant to show), and, once a task, of the labels of a
-    multiclass or multilabel task its labelled posts hold none of (a class list with a misspelt name, say).
+    warn of labels under a name no task has (``warn_labels_of_no_task``), of one whose labelled posts of a binary or
+    multiclass task are of one class (a model learns nothing of the others from it, as a fold holding out a group may
+    be meant to show), and, once a task, of the labels of a multiclass or multilabel task its labelled posts hold none
+    of (a class list with a misspelt name, say).
 
     Raises:
         ValueError: Naming the split and the task, the kinds, or the posts naming a picture that is not there; a
@@ -211,6 +212,7 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
     refuse_no_posts(posts, name)
     refuse_unreadable(posts, kinds, limit, name, fused=None)
     refuse_nothing_read(posts, kinds, name, "map the columns that hold them (data.columns in the recipe)")
+    warn_labels_of_no_task(posts, [task.name for task in tasks], name)
     if len(tasks) > 1 and not any(post.labels.get(task.name) is not None for post in posts for task in tasks):
         raise ValueError(
             f"{name}: no post carries a label for any task ({', '.join(task.name for task in tasks)}); map the "

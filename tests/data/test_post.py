@@ -7,6 +7,7 @@ import json
 import math
 import re
 import sys
+import warnings
 from collections import OrderedDict
 from decimal import Decimal
 from uuid import UUID
@@ -26,6 +27,7 @@ from faim.data.post import (
     post_texts,
     shortest_text_first,
 )
+from faim.notices import FaimWarning
 
 
 def test_shortest_text_first_orders_by_text_length_keeping_ties_in_input_order() -> None:
@@ -87,6 +89,25 @@ def test_posts_none_of_which_is_labelled_for_a_task_are_refused_saying_how_to_ma
     check_labelled([Post(id="a"), Post(id="b", labels={"hate": 0})], ["hate"], "d.jsonl")  # one is enough
     with pytest.raises(ValueError, match=r"^d\.jsonl: no post carries a label for any task \(hate, spam\); map a col"):
         check_labelled([Post(id="a", labels={"other": 1})], ["hate", "spam"], "d.jsonl")
+
+
+def test_labels_under_a_name_that_is_no_task_are_warned_of_naming_how_many_posts_and_the_task_meant() -> None:
+    # a key misspelt in some rows' labels objects left those posts out of the task's figures without a word
+    posts = [
+        Post(id="a", labels={"scam": 1}),
+        Post(id="b", labels={"Scam": 0}),
+        Post(id="c", labels={"Scam": 1, "extra": "x"}),
+        Post(id="d", labels={"extra": None}),
+    ]
+    with pytest.warns(FaimWarning) as caught:
+        check_labelled(posts, ["scam", "severity"], "d.jsonl")
+    assert [str(warning.message) for warning in caught] == [
+        "d.jsonl: labels under a name that is no task of the model (its tasks: scam, severity) are not read: 'Scam' "
+        "of 2 posts (did you mean 'scam'?), 'extra' of 1 post"
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_labelled(posts[:1], ["scam", "severity"], "d.jsonl")
 
 
 def test_posts_none_of_which_is_labelled_are_refused_with_what_to_do_where_the_caller_knows_better() -> None:

@@ -547,6 +547,17 @@ def test_labels_of_a_multiclass_or_multilabel_task_no_training_post_holds_are_wa
         check_learnable([topic, tags], posts + held, "train.jsonl", ["text"], 8)
 
 
+def test_training_posts_labelled_under_a_name_that_is_no_task_are_warned_of() -> None:
+    posts = [Post("a", "text", labels={"harmful": 1}), Post("b", "more", labels={"harmfull": 0, "harmful": 0})]
+    (task,) = task_specs({"heads": {"harmful": {"type": "binary", "labels": ["no", "yes"]}}})
+    with pytest.warns(FaimWarning) as caught:
+        check_learnable([task], posts, "train.jsonl", ["text"], 8, ["text"])
+    assert [str(warning.message) for warning in caught] == [
+        "train.jsonl: labels under a name that is no task of the model (its tasks: harmful) are not read: 'harmfull' "
+        "of 1 post (did you mean 'harmful'?)"
+    ]
+
+
 def test_a_task_no_training_post_is_labelled_for_says_how_to_drop_its_head_where_the_model_has_others() -> None:
     posts = [Post("a", "text", labels={"harmful": 1}), Post("b", "more text", labels={"harmful": 0})]
     harmful, other = TaskSpec("harmful", "binary", ("no", "yes")), TaskSpec("other", "binary", ("no", "yes"))
