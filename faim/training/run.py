@@ -243,16 +243,25 @@ UNLABELLED_VALIDATION = "label the validation posts, or point data.validation at
 had trained and saved the model (calibration needs labels), as ``fit`` ends its error (``evaluated_posts``)."""
 
 
+UNCALIBRATED_MULTILABEL = (
+    " (a multilabel task is calibrated on no labels: its probabilities are its head's sigmoid, each label decided at "
+    "0.5)"
+)
+"""What a warning of a multilabel task's validation labels adds: no temperature or threshold is fitted for it,
+whatever they hold (``faim.calibration.fit.fit_calibration``)."""
+
+
 def warn_uncalibrated(tasks: list[TaskSpec], posts: list[Post], name: str) -> None:
     """Warn of a binary task whose labelled posts in a validation split (``name``) are none or of one class: it keeps
     a temperature of 1 and its default threshold (``fit_calibration``), as a fold holding out a group may be meant
-    to; and of a task of another type none of whose posts carries a label, which keeps a temperature of 1 and which
-    a report of these posts leaves out."""
+    to; and of a task of another type none of whose posts carries a label, which a report of these posts leaves out
+    (a multiclass task keeps a temperature of 1; a multilabel one is calibrated on no labels)."""
     for task in tasks:
         if task.type != "binary" and all(post.labels.get(task.name) is None for post in posts):
+            kept = "" if task.type == "multilabel" else "it keeps a temperature of 1, and "
             warn(
-                f"{name}: no post carries a label for task {task.name!r}; it keeps a temperature of 1, and a report "
-                "of these posts has no figures for it"
+                f"{name}: no post carries a label for task {task.name!r}; {kept}a report of these posts has no "
+                f"figures for it{UNCALIBRATED_MULTILABEL if task.type == 'multilabel' else ''}"
             )
         elif task.type == "binary" and len(classes := labelled_classes(task, posts)) < 2:
             held = f"of one class ({classes.pop()})" if classes else "none"

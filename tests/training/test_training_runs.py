@@ -1242,13 +1242,16 @@ def test_ctrl_c_while_the_trained_model_is_calibrated_names_the_checkpoint_and_t
 def test_a_multiclass_or_multilabel_task_no_validation_post_labels_is_warned_of() -> None:
     topic = TaskSpec("topic", "multiclass", ("sport", "food"))
     tags = TaskSpec("tags", "multilabel", ("a", "b"))
-    posts = [Post("1", "x", labels={"topic": "sport"}), Post("2", "y", labels={"topic": "food", "tags": None})]
+    posts = [Post("1", "x", labels={"topic": None}), Post("2", "y", labels={"tags": None})]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         warn_uncalibrated([topic, tags], posts, "validation.csv")
     assert [str(warning.message) for warning in caught] == [
-        "validation.csv: no post carries a label for task 'tags'; it keeps a temperature of 1, and a report of these "
-        "posts has no figures for it"
+        "validation.csv: no post carries a label for task 'topic'; it keeps a temperature of 1, and a report of these "
+        "posts has no figures for it",
+        "validation.csv: no post carries a label for task 'tags'; a report of these posts has no figures for it (a "
+        "multilabel task is calibrated on no labels: its probabilities are its head's sigmoid, each label decided at "
+        "0.5)",
     ]
 
 
