@@ -129,6 +129,35 @@ def check_heads(source: str, heads: Any) -> None:
                 source, f"model.heads.{task}.labels", "a binary task has exactly two labels: [negative, positive]"
             )
         check_composed_labels(source, task, labels)
+    check_score_columns(source, heads)
+
+
+def check_score_columns(source: str, heads: dict[str, Any]) -> None:
+    """Refuse heads two of whose columns in faim score's output would share a name (``faim.scoring.output``: a
+    binary task's score ``TASK``, each label's ``TASK.LABEL`` of another task, each task's ``TASK.decision``): a
+    label named ``decision`` (whose probabilities would go where the decisions go, stopping faim score part way),
+    or a task named as another's label (``severity.low``). Names the label or task that comes later, and what the
+    column is also; a saved model so built is warned of and loaded (``faim.registry.refuse_new``)."""
+    owners = {
+        f"{task}.decision": ("", f"where faim score writes each post's decision of task {task!r}") for task in heads
+    }
+    for task, spec in heads.items():
+        binary = registries()["head"][spec["type"]].task_type == "binary"
+        for label in [None] if binary else list(map(str, spec["labels"])):
+            name = task if label is None else f"{task}.{label}"
+            if name not in owners:
+                owners[name] = (
+                    "which is also ",
+                    f"that of task {task!r}" if label is None else f"that of label {label!r} of task {task!r}",
+                )
+                continue
+            joint, owner = owners[name]
+            if label is None:
+                where, problem = f"model.heads.{task}", f"its score column {name!r} is also {owner}; rename the task"
+            else:
+                where = f"model.heads.{task}.labels"
+                problem = f"{label!r} gives the score column {name!r}, {joint}{owner}; rename the label"
+            refuse_new(RecipeError(source, where, problem), f"{where}: {problem}; faim score cannot write its scores")
 
 
 def check_composed_labels(source: str, task: str, labels: list) -> None:

@@ -438,6 +438,26 @@ def test_labels_the_same_once_composed_are_refused_naming_the_task_and_both(reci
     assert "'caf\\xe9' and 'cafe\\u0301' are the same label once composed (NFC)" in message
 
 
+def test_labels_giving_two_heads_or_a_decision_one_score_column_are_refused_naming_both(
+    recipe: dict, write_recipe
+) -> None:
+    # faim score stopped part way with pyarrow's bare "Could not convert 'decision' with type str" where a multiclass
+    # label named decision gave its probabilities the column severity.decision, where each post's decision goes
+    recipe["model"]["heads"]["severity"] = {"type": "multiclass", "labels": ["low", "decision"]}
+    message = error_for(recipe, write_recipe)
+    assert message.endswith(
+        "model.heads.severity.labels: 'decision' gives the score column 'severity.decision', where faim score writes "
+        "each post's decision of task 'severity'; rename the label"
+    )
+    recipe["model"]["heads"]["severity"]["labels"] = ["low", "high"]
+    recipe["model"]["heads"]["severity.low"] = {"type": "binary", "labels": ["no", "yes"]}
+    message = error_for(recipe, write_recipe)
+    assert message.endswith(
+        "model.heads.severity.low: its score column 'severity.low' is also that of label 'low' of task 'severity'; "
+        "rename the task"
+    )
+
+
 def test_a_misspelt_column_role_is_refused_naming_its_path_and_the_roles_loaders_read(
     recipe: dict, write_recipe
 ) -> None:
