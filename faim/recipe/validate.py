@@ -28,6 +28,7 @@ from faim.components import (
 )
 from faim.data.columns import ColumnMap
 from faim.data.post import FIELDS
+from faim.data.targets import FALSE_WORDS, TRUE_WORDS
 from faim.perturb import check_augmentation
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import MODEL_KEYS, SECTIONS, EvalConfig, TrainConfig, best_mode
@@ -128,8 +129,27 @@ def check_heads(source: str, heads: Any) -> None:
             raise RecipeError(
                 source, f"model.heads.{task}.labels", "a binary task has exactly two labels: [negative, positive]"
             )
+        if spec["type"] == "binary" and (reversal := positive_first(labels)):
+            refuse_new(
+                RecipeError(source, f"model.heads.{task}.labels", reversal), f"model.heads.{task}.labels: {reversal}"
+            )
         check_composed_labels(source, task, labels)
     check_score_columns(source, heads)
+
+
+def positive_first(labels: list) -> str | None:
+    """Why a binary head's ``labels`` written positive first (``[1, 0]``, ``[yes, no]``, ``[true, false]``, in any
+    case) are refused: a value spelling a label is that label (``yes`` the negative class there), and a boolean or a
+    true/false word spelling none is its truth (``true`` the positive class, ``faim.data.targets.TaskSpec.index``), so
+    one file's ``yes`` and another's ``true`` would be read as opposite classes. ``None`` for any other labels."""
+    first, second = (str(label).strip().lower() for label in labels)
+    if first not in TRUE_WORDS or second not in FALSE_WORDS:
+        return None
+    shown = list(map(str, labels))
+    return (
+        f"a binary task's labels are [negative, positive], and {shown[0]!r} comes first, as the negative: a label "
+        f"{shown[0]!r} or true would be read as opposite classes; write [{shown[1]}, {shown[0]}]"
+    )
 
 
 def check_score_columns(source: str, heads: dict[str, Any]) -> None:

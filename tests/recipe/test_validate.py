@@ -438,6 +438,20 @@ def test_labels_the_same_once_composed_are_refused_naming_the_task_and_both(reci
     assert "'caf\\xe9' and 'cafe\\u0301' are the same label once composed (NFC)" in message
 
 
+@pytest.mark.parametrize("labels", [[1, 0], ["yes", "no"], ["True", "False"]])
+def test_binary_labels_written_positive_first_are_refused_saying_to_write_the_negative_first(
+    labels: list, recipe: dict, write_recipe
+) -> None:
+    # [yes, no] read a label "yes" as the negative class and the boolean true as the positive class "no"
+    recipe["model"]["heads"]["harmful"]["labels"] = labels
+    message = error_for(recipe, write_recipe)
+    first, second = map(str, labels)
+    assert message.endswith(
+        f"model.heads.harmful.labels: a binary task's labels are [negative, positive], and {first!r} comes first, "
+        f"as the negative: a label {first!r} or true would be read as opposite classes; write [{second}, {first}]"
+    )
+
+
 def test_labels_giving_two_heads_or_a_decision_one_score_column_are_refused_naming_both(
     recipe: dict, write_recipe
 ) -> None:
