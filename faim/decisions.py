@@ -214,13 +214,19 @@ def label_order(task: Task, probabilities: Mapping[str, Any]) -> list[Any]:
     row's value), in the task's label order.
 
     Raises:
-        ValueError: Naming the task and the labels the mapping lacks.
+        ValueError: Naming the task, the labels the mapping lacks and those it holds the task has not (the
+            probabilities of another model, or of a label misspelt, which deciding among the others would pass over).
     """
     missing = [label for label in task.labels if label not in probabilities]
+    extra = [label for label in probabilities if label not in task.labels]
+    problems = []
     if missing:
+        problems.append(f"lack {plural(len(missing), 'label')}: {', '.join(map(repr, missing))}")
+    if extra:
+        problems.append(f"hold {plural(len(extra), 'label')} the task has not: {', '.join(map(repr, extra))}")
+    if problems:
         raise ValueError(
-            f"task {task.name!r} ({task.type}): the probabilities lack {plural(len(missing), 'label')}: "
-            f"{', '.join(map(repr, missing))}; "
+            f"task {task.name!r} ({task.type}): the probabilities {' and '.join(problems)}; "
             f"give one per label: {', '.join(task.labels)}"
         )
     return [probabilities[label] for label in task.labels]

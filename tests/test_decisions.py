@@ -76,6 +76,17 @@ def test_probabilities_come_from_any_iterable_as_score_rows_give_them() -> None:
     assert topic.tolist() == [[0.1, 0.7, 0.2], [0.6, 0.3, 0.1]]
 
 
+def test_a_mapping_holding_a_label_the_task_has_not_is_refused_naming_it() -> None:
+    # the probability of 'd' (a class of another model, say) was dropped and the post decided among the others
+    with pytest.raises(ValueError) as refused:
+        decision_probabilities(TOPIC, [{"a": 0.1, "b": 0.2, "c": 0.3, "d": 0.4}])
+    assert str(refused.value) == (
+        "task 'topic' (multiclass): the probabilities hold 1 label the task has not: 'd'; give one per label: a, b, c"
+    )
+    with pytest.raises(ValueError, match=r"lack 1 label: 'c' and hold 1 label the task has not: 'C'; give one per"):
+        decision_probabilities(TOPIC, [{"a": 0.1, "b": 0.2, "C": 0.3}])
+
+
 @pytest.mark.parametrize("task", [HARM, TOPIC])
 def test_the_rows_score_gives_are_refused_saying_to_give_the_tasks_values_from_them(task) -> None:
     rows = [
