@@ -12,8 +12,10 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         name,
         help="refit a saved model's temperatures, logit shifts and thresholds on posts of a new platform",
         description="Fit a saved model's calibration to a sample of your own posts and write it as a new model "
-        "directory (the model given is left as it was): with labels, each task's temperature, logit shift (where a "
-        "likelihood-ratio test on the labels finds one at 5 %) and decision threshold are refitted on them, and a "
+        "directory (the model given is left as it was): with labels, each binary task's temperature, logit shift "
+        "(where a likelihood-ratio test on the labels finds one at 5 %) and decision threshold and each multiclass "
+        "task's temperature are refitted on them (a multilabel task's probabilities are not calibrated, each label "
+        "decided at 0.5), and a "
         "report shows what that is worth after 50, 100, 200 and 500 labels (ECE and macro-F1 on the posts not "
         "drawn, over repeated draws) and the model's AUROC on the labels with its 95 % interval, which no calibration "
         "changes, with a warning where that reaches chance (your labels are not what the model ranks), and the "

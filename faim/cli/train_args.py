@@ -12,7 +12,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         name,
         help="train, calibrate, save and evaluate the model a recipe describes",
         description="Train the model a recipe describes (PyTorch Lightning), pick decision thresholds and "
-        "temperatures on the validation split, save the artifact to <train.output_dir>/model and write "
+        "temperatures on the validation split (a binary task's threshold and temperature, a multiclass task's "
+        "temperature; a multilabel task's probabilities are not calibrated, each label decided at 0.5), save the "
+        "artifact to <train.output_dir>/model and write "
         "the evaluation report to <train.output_dir>/eval. Each run's checkpoints go to "
         "<train.output_dir>/checkpoints/version_N and its logs to logs/version_N and tensorboard/version_N, N "
         "numbering the runs in that directory.",

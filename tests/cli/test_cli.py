@@ -359,6 +359,17 @@ def test_calibrate_help_gives_the_sizes_the_learning_curve_is_drawn_at_by_defaul
     assert default in " ".join(capsys.readouterr().out.split())
 
 
+@pytest.mark.parametrize("command", ["calibrate", "train"])
+def test_calibrate_and_train_help_say_a_multilabel_task_is_fitted_no_temperature_or_threshold(
+    command: str, capsys: pytest.CaptureFixture
+) -> None:
+    # both said each task's temperature and threshold are fitted, where a multilabel task is calibrated on no labels
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "a multilabel task's probabilities are not calibrated, each label decided at 0.5" in said
+
+
 @pytest.mark.parametrize("command", [[], ["eval"], ["calibrate"], ["explain"], ["score"]])
 def test_every_help_naming_the_files_posts_are_read_from_names_tsv(
     command: list[str], capsys: pytest.CaptureFixture, tmp_path: Path
