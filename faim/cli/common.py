@@ -50,9 +50,9 @@ def add_columns(parser: argparse.ArgumentParser) -> None:
         metavar="FIELD=COLUMN",
         help="column mapping, e.g. --map text=tweet --map image=img --map labels.hate=class --map meta=lang,country "
         "(repeatable, each field once but meta, which takes every column given; or each meta field from a column of "
-        "another name: --map meta.lang=language, one form or the other; each replaces its own field's column alone; "
-        "default: columns named id, text, image(s), comments, and the tasks and meta fields of labels and meta columns "
-        "holding objects)",
+        "another name: --map meta.lang=language, one form or the other; --map labels=hate,spam reads columns named "
+        "as their tasks; each replaces its own field's column alone; default: columns named id, text, image(s), "
+        "comments, and the tasks and meta fields of labels and meta columns holding objects)",
     )
     parser.add_argument(
         "--image-root",
@@ -86,7 +86,8 @@ def unlabelled_split(data: str) -> str:
 def parse_columns(items: list[str]) -> dict[str, Any] | None:
     """``["text=tweet", "labels.hate=class", "meta=lang"]`` → a column-mapping dict (``None`` if empty); ``meta`` takes
     every column given, repeated or comma-separated, or ``meta.FIELD=COLUMN`` reads each column into a field of
-    another name (``meta.lang=language``), one form or the other.
+    another name (``meta.lang=language``), one form or the other; ``labels=hate,spam`` reads each column as the
+    labels of the task of its name, as ``labels.TASK=COLUMN`` reads a column of another name, one form or the other.
 
     Raises:
         ValueError: Naming an item that is not FIELD=COLUMN (nor ``labels.``/``meta.`` without a name), a field mapped
@@ -115,6 +116,8 @@ def parse_columns(items: list[str]) -> dict[str, Any] | None:
         given[key] = value
         if key.startswith("labels."):
             columns.setdefault("labels", {})[key.removeprefix("labels.")] = value
+        elif key == "labels":
+            columns["labels"] = value.split(",")
         elif key == "meta":
             columns.setdefault("meta", []).extend(value.split(","))
         elif key.startswith("meta."):
@@ -147,7 +150,8 @@ def column_list(field: str, value: str) -> Any:
 
 def check_label_tasks(columns: dict[str, Any] | None, tasks: Sequence[str]) -> None:
     """Refuse a mapping that is not one (``faim.data.columns.ColumnMap.from_recipe``), or labels mapped
-    (``--map labels.TASK=COLUMN``) to a task the model lacks, before the model reads a post.
+    (``--map labels.TASK=COLUMN``, or ``--map labels=COLUMN,...`` naming the tasks by their columns) to a task the
+    model lacks, before the model reads a post.
 
     Args:
         columns: The mapping ``parse_columns`` gives.
@@ -156,11 +160,14 @@ def check_label_tasks(columns: dict[str, Any] | None, tasks: Sequence[str]) -> N
     Raises:
         ValueError: Naming the field mapped wrongly, or the first task the model lacks and the model's tasks.
     """
+    listed = isinstance((columns or {}).get("labels"), list)  # --map labels=COLUMN,...: columns named as tasks
     for task in ColumnMap.from_recipe(columns).labels:
         if task not in tasks:
+            given = f"labels={','.join(columns['labels'])}" if listed else f"labels.{task}"
+            named = "; it reads columns named as their tasks: give one of another name as --map labels.TASK=COLUMN"
             raise ValueError(
-                f"--map labels.{task}: the model has no task {task!r}{suggest(task, list(tasks))}; "
-                f"its tasks: {', '.join(tasks)}"
+                f"--map {given}: the model has no task {task!r}{suggest(task, list(tasks))}; "
+                f"its tasks: {', '.join(tasks)}{named if listed else ''}"
             )
 
 

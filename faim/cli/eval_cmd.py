@@ -182,8 +182,10 @@ def unlabelled_task_notes(
     notes = []
     for task in unlabelled:
         note = f"{name}: no post carries a label for task {task!r}, which the report leaves out"
+        listed = isinstance((columns or {}).get("labels"), list)  # --map labels=COLUMN,...: add the task's to them
         if task in unread:
-            note += f"; read its labels from column {task!r} with --map labels.{task}={task}"
+            how = f"by adding it to --map labels=...,{task}" if listed else f"with --map labels.{task}={task}"
+            note += f"; read its labels from column {task!r} {how}"
         elif data:
             note += f"; map its labels' column with --map labels.{task}=COLUMN"
             note += f" (columns of the data no mapping reads: {', '.join(unread)})" if unread else ""

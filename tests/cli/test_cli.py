@@ -709,7 +709,8 @@ def test_calibrate_refuses_a_report_into_the_new_model_before_the_model_is_loade
     [
         ("labels.harmfull=label", "--map labels.harmfull: the model has no task 'harmfull' (did you mean 'harmful'?); "
          "its tasks: harmful"),
-        ("labels=label", "columns.labels: expected a dict of name to column or a list of columns, got 'label'"),
+        ("labels=label", "--map labels=label: the model has no task 'label'; its tasks: harmful; it reads columns "
+         "named as their tasks: give one of another name as --map labels.TASK=COLUMN"),
     ],
 )  # fmt: skip
 def test_labels_mapped_to_a_task_the_model_lacks_or_mapped_wrongly_are_refused_before_the_model_is_loaded(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import faim.cli.common
-from faim.cli.common import existing_folder, output_file, output_folder, parse_columns, share
+from faim.cli.common import check_label_tasks, existing_folder, output_file, output_folder, parse_columns, share
 from faim.cli.main import build_parser, main
 from faim.data.sources import read_posts
 
@@ -22,6 +22,23 @@ def test_a_mapping_gives_each_field_its_column_and_meta_every_column_given() -> 
         "labels": {"hate": "class", "topic": "subject"},
         "meta": ["lang", "country", "region"],
     }
+
+
+def test_labels_mapped_to_columns_read_each_as_the_task_of_its_name(tmp_path: Path) -> None:
+    # --map labels=hate,spam was passed on as the text 'hate,spam' and refused with columns.labels: expected a dict of
+    # name to column or a list of columns, a form --map does not give
+    from faim.data.sources import read_posts
+
+    assert parse_columns(["labels=hate,spam", "text=tweet"]) == {"labels": ["hate", "spam"], "text": "tweet"}
+    (tmp_path / "posts.csv").write_text("id,tweet,hate,spam\na,t,1,\nb,u,,0\n", encoding="utf-8")
+    posts = read_posts(tmp_path / "posts.csv", parse_columns(["labels=hate,spam", "text=tweet"]))
+    assert [post.labels for post in posts] == [{"hate": 1}, {"spam": 0}]
+    with pytest.raises(ValueError) as refused:
+        check_label_tasks(parse_columns(["labels=hate,sapm"]), ["hate", "spam"])
+    assert str(refused.value) == (
+        "--map labels=hate,sapm: the model has no task 'sapm' (did you mean 'spam'?); its tasks: hate, spam; it reads "
+        "columns named as their tasks: give one of another name as --map labels.TASK=COLUMN"
+    )
 
 
 def test_a_meta_field_is_given_a_column_of_another_name() -> None:

@@ -176,3 +176,10 @@ def test_eval_says_which_tasks_no_post_carries_a_label_for_and_how_to_read_a_col
     )
     assert left_out + how in capsys.readouterr().err
     assert list(json.loads((out / "metrics.json").read_text())["tasks"]) == ["harmful"]
+    if column == "tone":  # the labels read as those of the tasks their columns are named as
+        data.write_text(data.read_text().replace("label", "harmful", 1), encoding="utf-8")
+        assert main(["eval", str(model), str(data), "--map", "labels=harmful", "-o", str(out)]) == 0
+        assert (
+            left_out + "read its labels from column 'tone' by adding it to --map labels=...,tone"
+            in capsys.readouterr().err
+        )
