@@ -21,8 +21,8 @@ from faim.cli.common import (
 from faim.data.columns import ColumnMap, object_read
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
-from faim.data.post import LANGUAGE, MAP_LABELS, Post, refuse_no_posts
-from faim.data.preflight import unread_columns, warn_source_split
+from faim.data.post import LANGUAGE, Post, refuse_no_posts
+from faim.data.preflight import labels_remedy, unread_columns, warn_source_split
 from faim.data.sources import check_split, read_posts
 from faim.data.unheld import warn_unheld_kinds, warn_unread_meta
 from faim.detector import Detector
@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     # the posts are read, and data that holds none refused, before the model is loaded: reading them does not use it
     if args.data:
         posts = list(read_posts(args.data, columns, args.image_root))
-        name, label, unmapped, unlabelled = args.data, input_name(args.data), MAP_ELEMENTS, MAP_LABELS
+        name, label, unmapped = args.data, input_name(args.data), MAP_ELEMENTS
+        unlabelled = labels_remedy(args.data, columns, list(recipe.model["heads"]))
     else:
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
         unlabelled = f"{unlabelled_split('DATA')}, or evaluate another split with --split"

@@ -130,6 +130,16 @@ def unread_columns(spec: Any, columns: ColumnMap) -> list[str] | None:
     return reading.unread(available)
 
 
+def labels_remedy(data: str, columns: dict[str, Any] | None, tasks: Sequence[str]) -> str:
+    """What to do about a file (``data``) none of whose posts carries a label for ``tasks``, as ``check_labelled`` ends
+    its error: ``MAP_LABELS``, after reading the columns named as tasks (``--map labels=scam,severity``) where the
+    mapping ``columns`` leaves any unread."""
+    unread = unread_columns(data, ColumnMap.from_recipe(columns)) or []
+    if not (named := [task for task in tasks if task in unread]):
+        return MAP_LABELS
+    return f"read its columns named as tasks with --map labels={','.join(named)}, or {MAP_LABELS}"
+
+
 def warn_source_split(
     source: Any, split: str, posts: Sequence[Post], kinds: Sequence[str], remedy: str = RECIPE_KIND
 ) -> None:

@@ -183,3 +183,16 @@ def test_eval_says_which_tasks_no_post_carries_a_label_for_and_how_to_read_a_col
             left_out + "read its labels from column 'tone' by adding it to --map labels=...,tone"
             in capsys.readouterr().err
         )
+
+
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_data_whose_labels_lie_in_columns_named_as_tasks_unmapped_is_told_to_read_them(
+    command: str, tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    data = tmp_path / "posts.csv"
+    data.write_text("id,text,harmful\na,a post,1\nb,another,0\n", encoding="utf-8")
+    assert main([command, str(tiny_model_dir), str(data), "-o", str(tmp_path / "out")]) == 2
+    assert (
+        f"faim {command}: error: {data}: no post carries a label for any task (harmful); read its columns named as "
+        "tasks with --map labels=harmful, or map a column to a task's labels with --map labels.TASK=COLUMN"
+    ) in capsys.readouterr().err
