@@ -5,6 +5,7 @@ Its arguments are ``faim.cli.calibrate_args``'s: ``faim --help`` reads them with
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from faim.cli.common import check_label_tasks, check_outside_model, parse_column
 from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
 from faim.data.post import check_labelled, post_texts, refuse_no_posts
-from faim.data.preflight import labels_remedy, refuse_unreadable, unread_columns
+from faim.data.preflight import label_column_hint, labels_remedy, refuse_unreadable, unread_columns
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
 from faim.data.unheld import warn_unheld_kinds, warn_unread_meta
@@ -96,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
             one_class[task.name] = task.labels[int(y[0])]
     for name, label in one_class.items():
         print(one_class_note(name, label, args.unlabelled))
-    for note in kept_notes(detector.tasks, with_labels, args.unlabelled, args.head):
+    hint = partial(label_column_hint, unread=unread() or [], columns=columns)
+    for note in kept_notes(detector.tasks, with_labels, args.unlabelled, args.head, hint):
         print(note)
     config = refit_settings(recipe.eval)
     sizes = SIZES if args.sizes is None else args.sizes
@@ -180,11 +182,18 @@ def prior_note(task: str, old: float, new: float, interval: tuple[float, float],
     )
 
 
-def kept_notes(tasks: list[TaskSpec], with_labels: list[TaskSpec], unlabelled: bool, head: bool) -> list[str]:
+def kept_notes(
+    tasks: list[TaskSpec],
+    with_labels: list[TaskSpec],
+    unlabelled: bool,
+    head: bool,
+    hint: Callable[[str], str] = lambda task: "",
+) -> list[str]:
     """What is said of the other tasks calibrate leaves as they were (beside ``one_class_note``'s): a multilabel task,
     whose probabilities are not calibrated (and, with ``head``, whose head is kept: ``head_said``); with
     ``unlabelled``, a multiclass task (EM moves each binary task's share of positives only); else a task no post
-    carries a label of (``with_labels``: those some post does)."""
+    carries a label of (``with_labels``: those some post does), with what ``hint`` says of how to read its labels
+    (``faim.data.preflight.label_column_hint``)."""
     labelled_names = {task.name for task in with_labels}
     notes = []
     for task in tasks:
@@ -194,7 +203,7 @@ def kept_notes(tasks: list[TaskSpec], with_labels: list[TaskSpec], unlabelled: b
         elif unlabelled and task.type != "binary":
             notes.append(f"{task.name}: --unlabelled moves a binary task's share of positives only; kept as it was")
         elif not unlabelled and task.name not in labelled_names:
-            notes.append(f"{task.name}: no post carries its label; its calibration is kept as it was")
+            notes.append(f"{task.name}: no post carries its label; its calibration is kept as it was{hint(task.name)}")
     return notes
 
 

@@ -22,7 +22,7 @@ from faim.data.columns import ColumnMap, object_read
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
 from faim.data.post import LANGUAGE, Post, refuse_no_posts
-from faim.data.preflight import labels_remedy, unread_columns, warn_source_split
+from faim.data.preflight import label_column_hint, labels_remedy, unread_columns, warn_source_split
 from faim.data.sources import check_split, read_posts
 from faim.data.unheld import warn_unheld_kinds, warn_unread_meta
 from faim.detector import Detector
@@ -174,21 +174,13 @@ def unlabelled_task_notes(
 ) -> list[str]:
     """A note for each of ``tasks`` no post carries a label for, where some post carries one for another (none at all
     is refused as evaluation begins): the report leaves it out. For a file given as ``data``, the note says how to
-    read its labels: from a column of the task's name the mapping ``columns`` leaves unread, or else from a column
-    to map, naming those no mapping reads."""
+    read its labels (``label_column_hint``, of the columns the mapping ``columns`` leaves unread)."""
     unlabelled = [task for task in tasks if all(post.labels.get(task) is None for post in posts)]
     if len(unlabelled) == len(tasks):
         return []
     unread = (unread_columns(data, ColumnMap.from_recipe(columns)) or []) if data else []
     notes = []
     for task in unlabelled:
-        note = f"{name}: no post carries a label for task {task!r}, which the report leaves out"
-        listed = isinstance((columns or {}).get("labels"), list)  # --map labels=COLUMN,...: add the task's to them
-        if task in unread:
-            how = f"by adding it to --map labels=...,{task}" if listed else f"with --map labels.{task}={task}"
-            note += f"; read its labels from column {task!r} {how}"
-        elif data:
-            note += f"; map its labels' column with --map labels.{task}=COLUMN"
-            note += f" (columns of the data no mapping reads: {', '.join(unread)})" if unread else ""
-        notes.append(note)
+        hint = label_column_hint(task, unread, columns) if data else ""
+        notes.append(f"{name}: no post carries a label for task {task!r}, which the report leaves out{hint}")
     return notes

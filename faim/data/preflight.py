@@ -130,6 +130,19 @@ def unread_columns(spec: Any, columns: ColumnMap) -> list[str] | None:
     return reading.unread(available)
 
 
+def label_column_hint(task: str, unread: Sequence[str], columns: dict[str, Any] | None) -> str:
+    """What a note of ``task``, none of whose posts read from a file carries a label, adds on how to read its labels:
+    from a column of the task's name among the file's columns no mapping reads (``unread``), with ``--map
+    labels.TASK=TASK`` or, where the mapping ``columns`` reads columns named as their tasks (``--map
+    labels=COLUMN,...``), by adding it there; else from a column to map, naming those no mapping reads."""
+    if task in unread:
+        listed = isinstance((columns or {}).get("labels"), list)
+        how = f"by adding it to --map labels=...,{task}" if listed else f"with --map labels.{task}={task}"
+        return f"; read its labels from column {task!r} {how}"
+    named = f" (columns of the data no mapping reads: {', '.join(unread)})" if unread else ""
+    return f"; map its labels' column with --map labels.{task}=COLUMN{named}"
+
+
 def labels_remedy(data: str, columns: dict[str, Any] | None, tasks: Sequence[str]) -> str:
     """What to do about a file (``data``) none of whose posts carries a label for ``tasks``, as ``check_labelled`` ends
     its error: ``MAP_LABELS``, after reading the columns named as tasks (``--map labels=scam,severity``) where the

@@ -476,6 +476,26 @@ def test_calibrate_head_says_a_multilabel_head_is_kept() -> None:
     ]
 
 
+def test_calibrate_says_how_to_read_the_labels_of_a_task_whose_column_of_its_name_is_not_mapped(
+    demo_data, tmp_path: Path, capsys
+) -> None:
+    # it said tone: no post carries its label; its calibration is kept as it was, beside the file's column tone
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["model"]["heads"]["tone"] = {"type": "multiclass", "labels": ["calm", "angry"]}
+    from faim import Recipe, build
+
+    model = build(recipe).save(str(tmp_path / "model"), Recipe.from_dict(recipe))
+    data = tmp_path / "posts.csv"
+    rows = "".join(f"p{i},post {i},{i % 2},{['calm', 'angry'][i % 2]}\n" for i in range(6))
+    data.write_text(f"id,text,label,tone\n{rows}", encoding="utf-8")
+    given = ["calibrate", str(model), str(data), "--map", "labels.harmful=label", "--sizes", "2", "-o"]
+    assert main([*given, str(tmp_path / "new")]) == 0
+    assert (
+        "tone: no post carries its label; its calibration is kept as it was; read its labels from column 'tone' with "
+        "--map labels.tone=tone"
+    ) in capsys.readouterr().out
+
+
 def test_calibrate_unlabelled_moves_the_prior_towards_the_posts_share(trained: Path, demo_data, tmp_path: Path) -> None:
     shifted = shifted_validation(demo_data, tmp_path / "ours.jsonl")
     root = demo_data["validation"].parent
