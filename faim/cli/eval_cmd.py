@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         warn_source_split(source, args.split, posts, kinds, SPLIT_KIND)
     for note in unlabelled_task_notes([task.name for task in detector.tasks], posts, name, args.data, columns):
-        warnings.warn(note, FaimWarning, stacklevel=2)
+        warn(note)
     config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
     field = args.slice or config.slice
     # evaluation gives each post its language first

@@ -9,13 +9,12 @@ import math
 import numbers
 import sys
 import uuid
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faim.notices import FaimWarning
+from faim.notices import warn
 from faim.registry import a_type, suggest
 from faim.wording import plural
 
@@ -556,11 +555,9 @@ def warn_labels_of_no_task(posts: Sequence[Post], tasks: list[str], where: str) 
     if not counts:
         return
     named = ", ".join(f"{name!r} of {plural(count, 'post')}{suggest(name, tasks)}" for name, count in counts.items())
-    warnings.warn(
+    warn(
         f"{where}: labels under a name that is no task of the model (its tasks: {', '.join(tasks)}) are not read: "
-        f"{named}",
-        FaimWarning,
-        stacklevel=3,
+        f"{named}"
     )
 
 
