@@ -106,6 +106,33 @@ def test_the_rows_of_a_parquet_row_group_read_up_to_a_damaged_page_are_read_and_
     assert 0 < failed[0] and records[failed[0]][1].startswith(said)
 
 
+def test_the_row_groups_of_a_parquet_file_are_read_by_one_reader_a_damaged_one_costing_its_own_rows_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readers = []
+    iter_batches = pq.ParquetFile.iter_batches
+    monkeypatch.setattr(
+        pq.ParquetFile,
+        "iter_batches",
+        lambda file, **given: readers.append(given["row_groups"]) or iter_batches(file, **given),
+    )
+    sound = tmp_path / "sound.parquet"  # 15 row groups, as a streaming writer leaves them
+    pq.write_table(pa.table({"id": [str(i) for i in range(60)]}), sound, row_group_size=4)
+    records = list(tabular.parquet_records(tabular.open_parquet(sound), 4, skipped=lambda block: block in (3, 4, 9)))
+    assert records == [(n, None if n // 4 in (3, 4, 9) else {"id": str(n)}) for n in range(60)]
+    assert readers == [range(0, 3), range(5, 9), range(10, 15)]  # the groups between those skipped whole, each once
+    damaged = damaged_parquet(tmp_path / "damaged.parquet", 60, 4, group=5)  # rows 20 to 23 cannot be read
+    said = "row group 5 (rows 20 to 23) of the Parquet file cannot be read (Couldn't deserialize thrift: "
+    for batch_rows in (3, 4, 7, 100):  # batches reaching from sound groups into the damaged one too
+        readers.clear()
+        records = list(tabular.parquet_records(tabular.open_parquet(damaged), batch_rows))
+        assert [number for number, _ in records] == list(range(60)) and len(readers) < 15
+        assert all(row.startswith(said) for _, row in records[20:24])
+        assert records[:20] + records[24:] == [
+            (n, {"id": str(n), "text": f"post {n}", "note": "n"}) for n in range(60) if not 20 <= n < 24
+        ]
+
+
 def test_a_parquet_id_column_of_integers_text_or_whole_floats_reads_each_id_as_its_text(tmp_path: Path) -> None:
     columns = {"int64": pa.array([1, 2], pa.int64()), "string": ["a", "b"], "double": [123.0, None]}
     for name, ids in columns.items():  # a double column: pandas' integers holding a null, as it writes them
