@@ -286,6 +286,28 @@ def write_text_whole(path: Path, text: str) -> None:
         raise
 
 
+def replace_durably(partial: Path, final: Path) -> None:
+    """Rename the written file ``partial`` to ``final`` once its bytes are on the disk (``os.fsync``), and the rename
+    after it (``sync_folder``), so that what records ``final`` after this call outlives a power loss with it: a file
+    renamed into place before its bytes reach the disk may be found empty or cut short after one."""
+    with open(partial, "r+b") as handle:  # written to: Windows flushes only a file opened for writing
+        os.fsync(handle.fileno())
+    os.replace(partial, final)
+    sync_folder(final.parent)
+
+
+def sync_folder(folder: Path) -> None:
+    """Have the names made, renamed or removed in ``folder`` reach the disk (``os.fsync`` of the folder), where the
+    system lets a folder be opened for it (not Windows, whose file system records a rename in its journal)."""
+    if os.name == "nt":
+        return
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
 def umask_permissions(path: Path) -> None:
     """Give the file ``path`` the permissions a file made by ``open`` beside it gets under the process's umask, where
     its writer made it readable by its owner alone (safetensors writes through a temporary file, as ``tempfile`` makes

@@ -5,15 +5,16 @@ with sizes and modification times, shard size, options, and for a run reading pi
 picture decoding); a restart with anything different is refused rather than mixing two runs' rows. It also names
 the faim version that began the run, which a restart does not compare, and each input as the run was given it, which
 every restart names it by (``INPUT_NAMES``).
-``_manifest.jsonl`` gets one line per finished shard, appended after the shard's part file was renamed
-into place, with what its rows hold (the kinds the model reads that no post of it holds, and the columns no mapping
-reads), which the end of the run warns of. A part file is the truth: on restart, parts missing from the manifest
-(killed between the rename and the append) are added back from their Parquet metadata (what their rows hold too,
-which each part records), and half-written temporary files are deleted. ``_finished.json`` is written once a run
-has read its inputs to their end and every shard is done, with the digests of the run's record and of its shards'
-keys: a rerun of that run whose parts are all in place then reads none of its inputs' rows. No file name of these
-is read as data by Parquet readers (they skip names starting with ``_``), nor is ``_run.lock``, which a run holds
-locked while it writes into the folder (``writing_run``), so that a second run into it is refused.
+``_manifest.jsonl`` gets one line per finished shard, appended after the shard's part file was renamed into place,
+its bytes and name on the disk (``faim.folders.replace_durably``), with what its rows hold (the kinds the model
+reads that no post of it holds, and the columns no mapping reads), which the end of the run warns of. A part file is
+the truth: on restart, parts missing from the manifest (killed between the rename and the append) are added back
+from their Parquet metadata (what their rows hold too, which each part records), and half-written temporary files
+are deleted. ``_finished.json`` is written once a run has read its inputs to their end and every shard is done, with
+the digests of the run's record and of its shards' keys: a rerun of that run whose parts are all in place then reads
+none of its inputs' rows. No file name of these is read as data by Parquet readers (they skip names starting with
+``_``), nor is ``_run.lock``, which a run holds locked while it writes into the folder (``writing_run``), so that a
+second run into it is refused.
 A run that pools by picture keeps its shards' per-post parts in ``_per_post/`` and writes its pooled parts,
 one per shard, once all shards are done (``faim.scoring.pool_parts``).
 """
@@ -34,7 +35,7 @@ import pyarrow.parquet as pq
 
 from faim.data.inputs import RUN_FILE, input_format
 from faim.data.tabular import ARROW_READ_ERRORS, holds_lines_read_otherwise, one_line
-from faim.folders import check_folder_path, named_folder
+from faim.folders import check_folder_path, named_folder, sync_folder
 from faim.notices import warn
 from faim.scoring.inputs import KEY_WIDTHS
 from faim.scoring.report import HELD_KEY, Held, ShardReport
@@ -399,6 +400,7 @@ class Manifest:
             stale.unlink()
         self.done: dict[str, ShardReport] = self._read()
         self._handle = open(out_dir / MANIFEST_FILE, "a", encoding="utf-8")
+        sync_folder(out_dir)  # the names of the manifest, the run's record and the per-post folder, on the disk
         for report in self._recover():
             self.add(report)
         self.finished = self._finished()

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from faim.data.columns import ColumnMap
 from faim.data.post import Post
 from faim.decisions import Task
+from faim.folders import replace_durably
 from faim.scoring.inputs import Shard
 from faim.scoring.report import HELD_KEY, Held, ShardReport
 from faim.scoring.rows import RowError, ShardRows, shard_posts
@@ -106,15 +107,16 @@ def row_number(source: str) -> tuple[int, str]:
 
 
 def write_part(table: pa.Table, out_dir: Path, key: str, started: float, held: Held) -> ShardReport:
-    """Write one shard's rows to ``out_dir/part-<key>.parquet`` atomically (all rows or none) and report them
-    (``started``: when scoring the shard began, by ``time.perf_counter``; ``held``: what its rows hold, recorded in
-    the part's key-value metadata too, under ``HELD_KEY``, for a run that resumes without the part's manifest line)."""
+    """Write one shard's rows to ``out_dir/part-<key>.parquet`` atomically (all rows or none), its bytes and name on
+    the disk before it returns (``replace_durably``), as the manifest records it after, and report them (``started``:
+    when scoring the shard began, by ``time.perf_counter``; ``held``: what its rows hold, recorded in the part's
+    key-value metadata too, under ``HELD_KEY``, for a run that resumes without the part's manifest line)."""
     final = out_dir / f"part-{key}.parquet"
     partial = out_dir / f".part-{key}.{os.getpid()}.tmp"
     with pq.ParquetWriter(partial, table.schema) as writer:
         writer.write_table(table)
         writer.add_key_value_metadata({HELD_KEY: json.dumps(held.record())})
-    os.replace(partial, final)
+    replace_durably(partial, final)
     kinds = Counter(kind for kind in table.column("error_kind").to_pylist() if kind)
     return ShardReport(key, table.num_rows, kinds, time.perf_counter() - started, os.getpid(), held)
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from faim.data.columns import ColumnMap
+from faim.data.post import Post
 from faim.scoring.inputs import read_shards
 from faim.scoring.manifest import part_held
-from faim.scoring.output import output_schema, output_table, write_shard
+from faim.scoring.output import output_schema, output_table, write_part, write_shard
 from faim.scoring.report import Held
 from faim.scoring.rows import ShardRows
 
@@ -40,3 +43,17 @@ def test_a_shard_is_written_as_its_scorers_rows_reported_with_what_its_rows_hold
     assert json.loads(part.metadata.metadata[b"faim.held"]) == report.held.record()
     recorded = {"posts": 2, "unheld": ["image"], "unread": ["likes"]}  # as a faim not counting them recorded it
     assert Held.read(recorded) == Held(2, ("image",), ("likes",))
+
+
+def test_a_part_is_on_the_disk_before_its_name_and_its_name_before_its_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done: list[tuple[str, int | str]] = []  # files synced by their inode, renames by the name given
+    fsync, replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: done.append(("fsync", os.fstat(fd).st_ino)) or fsync(fd))
+    monkeypatch.setattr(os, "replace", lambda old, new: done.append(("replace", Path(new).name)) or replace(old, new))
+    table = output_table(output_schema([], False, False), [(0, Post(id="a", text="hi"))], {}, [])
+    report = write_part(table, tmp_path, "00000-000000", 0.0, Held(1))
+    part = tmp_path / "part-00000-000000.parquet"  # its inode the written file's, renamed
+    assert done == [("fsync", part.stat().st_ino), ("replace", part.name), ("fsync", tmp_path.stat().st_ino)]
+    assert report.rows == 1 and pq.read_table(part).column("id").to_pylist() == ["a"]
