@@ -33,9 +33,9 @@ from sklearn.metrics import f1_score, roc_auc_score
 from tqdm.auto import tqdm
 
 from faim.assembly import task_specs
-from faim.data.post import Post
+from faim.data.post import LANGUAGE, Post
 from faim.data.targets import TaskSpec
-from faim.data.without import grouped
+from faim.data.without import LANG_READING, grouped
 from faim.detector import Detector
 from faim.eval.benchmark_runs import train_or_reuse
 from faim.eval.calibration import expected_calibration_error
@@ -95,8 +95,11 @@ def with_output(recipe: Recipe, output_dir: Path) -> Recipe:
 def fold_recipe(recipe: Recipe, group_by: str, name: str, values: list[object], runs: Path) -> Recipe:
     """``recipe`` with the posts whose ``meta[group_by]`` is one of ``values`` (the group ``name``: every value that
     reads as it, such as ``1`` from a CSV and ``"1"`` from JSON) left out of its data, trained into
-    ``runs/<name>``."""
+    ``runs/<name>``; of ``lang``, its source says it reads the values as language codes (``read_lang``), which an
+    earlier faim's fold, comparing them as given, did not, so that ``--reuse`` trains such a fold again."""
     data = {"type": "without", "source": recipe.data_section, "field": group_by, "values": values}
+    if group_by == LANGUAGE:
+        data["read_lang"] = LANG_READING
     return with_output(with_data(recipe, data), runs / slug(name))
 
 

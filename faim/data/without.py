@@ -31,6 +31,9 @@ from faim.data.post import LANGUAGE, Post
 from faim.data.sources import check_split
 from faim.registry import build_source_spec, member_path, register_source
 
+LANG_READING = "code"
+"""How a ``without`` source reads ``lang`` (``WithoutSource``'s ``read_lang``): as language codes (``grouped``)."""
+
 
 @register_source("without")
 class WithoutSource:
@@ -41,18 +44,25 @@ class WithoutSource:
         field: The ``Post.meta`` field whose values name the groups.
         values: The groups left out; each must name a group of the source, or the recipe would silently measure
             a group it trained on.
+        read_lang: How values and posts of the field ``lang`` are read: ``code``, the only reading, each as the
+            language code evaluation gives it (``grouped``). ``python -m faim.eval.trained_holdout`` writes it into
+            the recipe of each fold grouped by ``lang``, so that a fold an earlier faim trained, which compared
+            ``lang`` as given (``ES`` apart from ``es``), is not taken for one of now by ``--reuse``.
 
     Raises:
-        ValueError: On a wrapped mapping without ``type``, an empty ``values`` or a ``field`` that is not a string.
+        ValueError: On a wrapped mapping without ``type``, an empty ``values``, a ``field`` that is not a string or
+            a ``read_lang`` other than ``code``.
     """
 
-    def __init__(self, source: dict[str, Any], field: str, values: list[Any]) -> None:
+    def __init__(self, source: dict[str, Any], field: str, values: list[Any], read_lang: str = LANG_READING) -> None:
         if not isinstance(source, dict) or "type" not in source:
             raise ValueError("without: source must be a data: mapping with a type:")
         if not isinstance(field, str) or not field:
             raise ValueError(f"without: field must name a meta field, got {field!r}")
         if not isinstance(values, list) or not values:
             raise ValueError(f"without: values must be a non-empty list of {field} values, got {values!r}")
+        if read_lang != LANG_READING:
+            raise ValueError(f"without: read_lang must be {LANG_READING!r}, got {read_lang!r}")
         self.member = build_source_spec(source, member_path("source"))
         self.field = field
         self.values = list(values)
@@ -114,8 +124,9 @@ class WithoutSource:
         return f"{self.member.describe(split)} without {self.field} {', '.join(map(str, self.values))}"
 
     def fingerprint(self, split: str) -> str:
-        """sha256 over the wrapped source's fingerprint and the groups left out."""
-        left_out = json.dumps({"field": self.field, "values": self.values}, sort_keys=True, default=str)
+        """sha256 over the wrapped source's fingerprint and the groups left out (and, of ``lang``, how it is read)."""
+        reading = {"read_lang": LANG_READING} if self.field == LANGUAGE else {}
+        left_out = json.dumps({"field": self.field, "values": self.values} | reading, sort_keys=True, default=str)
         return hashlib.sha256(f"{self.member.fingerprint(split)}\n{left_out}".encode()).hexdigest()
 
 

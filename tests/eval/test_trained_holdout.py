@@ -10,8 +10,10 @@ import pytest
 import torch
 import yaml
 
+from faim.artifact_manifest import MANIFEST
 from faim.assembly import build_source
 from faim.data.targets import TaskSpec
+from faim.eval.benchmark_runs import reuse_problem
 from faim.eval.trained_holdout import (
     HeldOut,
     TrainedHoldout,
@@ -23,6 +25,7 @@ from faim.eval.trained_holdout import (
     trained_holdout,
 )
 from faim.recipe import as_recipe
+from faim.training.run import RECORD
 from tests.conftest import frozen_tiny_recipe, tiny_recipe
 
 TASK = TaskSpec("harmful", "binary", ["benign", "harmful"])
@@ -140,6 +143,27 @@ def test_grouped_by_language_a_post_giving_none_is_of_the_language_it_is_written
         assert {post.id for split in ("train", "validation") for post in left.posts(split)} == {
             post.id for other, kept in folds.items() if other != name for post in kept.posts
         }
+
+
+def test_a_language_fold_an_earlier_faim_trained_comparing_codes_as_given_is_not_reused(tmp_path):
+    recipe = text_recipe(tmp_path, ["a", "b"] * 4, ["a", "b"] * 2)
+    recipe["data"]["columns"]["meta"] = ["lang"]
+    for split in ("train", "validation"):  # es, ES, en, en in turn: an earlier faim held out ES apart from es
+        path = Path(recipe["data"][split])
+        rows = [json.loads(line) | {"lang": ["es", "ES", "en", "en"][i % 4]} for i, line in enumerate(path.open())]
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    fold = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["es"].recipe
+    earlier = fold.to_dict()
+    earlier["data"] = {key: value for key, value in earlier["data"].items() if key != "read_lang"}
+    assert earlier["data"]["values"] == ["es"]  # as the earlier faim wrote the fold of es, trained on the ES posts
+    model = Path(fold.train.output_dir) / "model"
+    (model.parent / "eval").mkdir(parents=True)
+    model.mkdir()
+    (model / "recipe.yaml").write_text(yaml.safe_dump(earlier), encoding="utf-8")
+    for path in (model / MANIFEST, model.parent / RECORD, model.parent / "eval" / "metrics.json"):
+        path.write_text("{}", encoding="utf-8")
+    assert "the recipe changed" in reuse_problem(fold)
+    assert "read_lang" in reuse_problem(fold)
 
 
 def test_groups_named_in_any_script_train_into_folders_of_their_own(tmp_path):
