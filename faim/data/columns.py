@@ -50,7 +50,7 @@ begun by a faim reading them otherwise is not resumed."""
 NAMED_OBJECTS = 2
 """The version of how a ``labels`` or ``meta`` column is read beside a mapping naming some of its tasks or meta fields:
 2 reads the cell's others (``ColumnMap.object_cell``), where faim before read none once one was named. A scoring run
-records it in place of ``FIELD_OBJECTS`` (``faim.scoring.runner.object_settings``)."""
+whose inputs hold such a column records it in place of ``FIELD_OBJECTS`` (``faim.scoring.runner.object_settings``)."""
 
 
 @dataclass(frozen=True)

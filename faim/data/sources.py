@@ -9,9 +9,9 @@ them (``faim.data.concat``). ``read_posts`` reads any file, folder, glob or save
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 from faim.data import coaid, davidson, emoji_pairs, ethos, hateful_memes, liar, vmu  # noqa: F401  (registers them)
 from faim.data.columns import ColumnMap
@@ -24,7 +24,10 @@ from faim.data.tabular import (
     csv_file_header,
     csv_rows,
     jsonl_keys,
+    jsonl_lines,
+    jsonl_object,
     jsonl_rows,
+    jsonl_text,
     open_parquet,
     parquet_rows,
 )
@@ -195,6 +198,31 @@ def input_reading(files: Iterable[Path], columns: ColumnMap) -> ColumnMap:
     """The mapping ``columns`` as ``files`` are read with it (``ColumnMap.reading``): reading its ``objects`` unless
     every file's cells are text (CSV, TSV)."""
     return columns.reading(all(READERS[input_format(file)].text_cells for file in files))
+
+
+def holds_objects(path: Path, columns: Collection[str]) -> bool:
+    """Whether the input ``path`` holds one of ``columns`` whose cells may hold a mapping, as ``ColumnMap.object_cell``
+    reads it: a JSON Lines file, a cell of one that holds a JSON object (a line that is not a JSON object is no row to
+    read either way, and is passed over); a Parquet file or a saved dataset, the column; a CSV or TSV file, none (its
+    cells are text)."""
+    form = input_format(path)
+    if form == "jsonl":
+        with open(path, "rb") as handle:
+            return any(isinstance(row.get(column), dict) for row in decoded(handle) for column in columns)
+    if form in ("csv", "tsv"):
+        return False
+    names = open_parquet(path).schema_arrow.names if form == "parquet" else load_dataset(path).column_names
+    return any(column in names for column in columns)
+
+
+def decoded(handle: BinaryIO) -> Iterator[dict[str, Any]]:
+    """The JSON objects of the lines of a JSON Lines file opened in binary (``jsonl_lines``), those of lines that are
+    not UTF-8 JSON objects passed over."""
+    for _, line in jsonl_lines(handle):
+        try:
+            yield jsonl_object(jsonl_text(line))
+        except ValueError:
+            continue
 
 
 def input_columns(spec: str | Path) -> list[str]:

@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 from faim.data.columns import FIELD_OBJECTS, NAMED_OBJECTS, ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import close_reading, find_inputs, input_format
-from faim.data.sources import input_reading
+from faim.data.sources import holds_objects, input_reading
 from faim.data.tabular import JSONL_LINES, refuse_spread_json_array, refuse_utf16
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard, count_rows, key_widths, read_shards
@@ -203,15 +203,17 @@ def line_settings(files: Sequence[Path]) -> dict[str, int]:
 def object_settings(files: Sequence[Path], columns: ColumnMap) -> dict[str, int]:
     """How a run reading ``files`` with the mapping ``columns`` reads a labels or meta column holding a mapping, as
     its settings name it, for a run reading either (``ColumnMap.objects``) from a file whose cells may hold one (not CSV
-    or TSV, whose cells are text): ``faim.data.columns.FIELD_OBJECTS`` where the mapping names none of the column's
-    tasks or meta fields, ``NAMED_OBJECTS`` where it names some, of which faim before read none from the column. Its
-    resume under a faim reading such a column otherwise is refused rather than scoring some rows with the fields it
-    holds and some without. Any other run records nothing, as runs did before."""
+    or TSV, whose cells are text): ``faim.data.columns.NAMED_OBJECTS`` where the mapping names some of the column's
+    tasks or meta fields and an input holds the column (``faim.data.sources.holds_objects``), whose others faim before
+    read none of; otherwise, as faim before recorded it, ``FIELD_OBJECTS`` where the mapping leaves one of the two
+    unnamed, so that a run it began over inputs read alike resumes. Its resume under a faim reading such a column
+    otherwise is refused rather than scoring some rows with the fields it holds and some without. Any other run
+    records nothing, as runs did before."""
     reading = input_reading(files, columns)
-    if not reading.objects:
-        return {}
-    named = any(getattr(reading, field) for field in reading.objects)
-    return {FIELD_OBJECTS_SETTING: NAMED_OBJECTS if named else FIELD_OBJECTS}
+    named = [field for field in reading.objects if getattr(reading, field)]
+    if named and any(holds_objects(file, named) for file in files):
+        return {FIELD_OBJECTS_SETTING: NAMED_OBJECTS}
+    return {FIELD_OBJECTS_SETTING: FIELD_OBJECTS} if len(named) < len(reading.objects) else {}
 
 
 @dataclass(frozen=True)

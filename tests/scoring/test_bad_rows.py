@@ -353,3 +353,18 @@ def test_a_run_begun_before_unmapped_meta_objects_were_read_is_not_resumed(expor
     csv.write_text('id,text,meta\na,a post,"{""likes"": 30}"\n')
     score_dump(exported[0], csv, tmp_path / "csv", workers=1, progress=False)
     assert FIELD_OBJECTS_SETTING not in json.loads((tmp_path / "csv" / "_run.json").read_text())["settings"]
+
+
+@pytest.mark.parametrize(
+    ("columns", "recorded"),
+    [({"meta": {"lang": "text"}}, FIELD_OBJECTS), ({"meta": ["text"], "labels": {"harm": "text"}}, None)],
+)
+def test_a_run_begun_before_named_fields_objects_were_read_resumes_where_no_input_holds_them(
+    exported: tuple[Path, Path], tmp_path, columns, recorded
+):
+    dump = tmp_path / "dump.jsonl"  # a meta column holding no object, no labels column: read as faim before read it
+    dump.write_text("".join(json.dumps({"id": key, "text": "a post", "meta": "x"}) + "\n" for key in "ab"))
+    score_dump(exported[0], dump, tmp_path / "out", columns, workers=1, progress=False)
+    begun = json.loads((tmp_path / "out" / "_run.json").read_text())
+    assert begun["settings"].get(FIELD_OBJECTS_SETTING) == recorded  # as faim before recorded it
+    score_dump(exported[0], dump, tmp_path / "out", columns, workers=1, progress=False)  # resumed, not refused
