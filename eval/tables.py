@@ -63,10 +63,10 @@ def markdown_cell(cell: str) -> str:
     return shown.replace("|", "\\|")
 
 
-LINK_BREAKING = re.compile(r"[\s()<>\\%\x00-\x1f\x7f]")
+LINK_BREAKING = re.compile(r"[\s()<>\\%#?\x00-\x1f\x7f]")
 """What ends or breaks a Markdown link's destination written bare (``![a](b c.png)`` is no image): white space,
-parentheses, angle brackets, a backslash, control characters, and ``%``, which a renderer reads as the start of an
-escape."""
+parentheses, angle brackets, a backslash, control characters, ``%``, which a renderer reads as the start of an
+escape, and ``#`` and ``?``, which begin a fragment or a query (``![a](#hate_roc.png)`` links no file)."""
 
 
 def markdown_image(alt: str, target: str) -> str:

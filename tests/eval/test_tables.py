@@ -40,3 +40,4 @@ def test_an_image_of_a_name_with_spaces_brackets_or_letters_of_any_script_stays_
     shown = markdown_image("仇恨 [a]_roc.png", "eval/仇恨 [a]_roc.png")
     assert shown == r"![仇恨 \[a\]_roc.png](eval/仇恨%20[a]_roc.png)"
     assert markdown_image("100%", "100%.png") == "![100%](100%25.png)"  # not read as an escape
+    assert markdown_image("#hate?_roc.png", "#hate?_roc.png") == "![#hate?_roc.png](%23hate%3F_roc.png)"  # a file
