@@ -79,11 +79,16 @@ class TermConflict:
         return sum(count.posts for count in self.counts)
 
 
-IDEOGRAPHIC = "\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
+IDEOGRAPHIC = "\u3040-\u309c\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
 """Hiragana and Han ideographs, as ranges of a character class: each is a word of its own (``words``), as Unicode's
 default word boundaries (UAX #29) part them, for Chinese and Japanese write no space between words, and a run of
 them read as one word would be a whole sentence, which no other post holds. Katakana keeps its words whole, as UAX #29
 does; Thai, Lao, Khmer and Myanmar, which part words by a dictionary alone, are read a run at a time."""
+
+REPEAT_MARKS = "\u3005\u303b\u309d\u309e\u30fc\u30fd\u30fe\uff70"
+"""The marks that lengthen or repeat the character before them (``ー``, ``々``, ``〻``, ``ゝ``, ``ゞ``, ``ヽ``, ``ヾ``,
+half-width ``ｰ``), as ranges of a character class: written after one of ``IDEOGRAPHIC``, each is read with it
+(``すごーい``: ``す``, ``ごー``, ``い``; ``人々``: one word), for alone it says nothing."""
 
 ANY_LETTER = f"[^\\W\\d_{IDEOGRAPHIC}]"
 """A letter of any script but ``IDEOGRAPHIC``: a word (``faim.preprocess.confusables.word_pattern``) is one followed by
@@ -93,8 +98,9 @@ letters, so that ``मौसम`` is one word, not ``म`` and ``सम``."""
 
 @cache
 def word_or_character() -> re.Pattern[str]:
-    """A character of ``IDEOGRAPHIC``, or a word (``word_pattern``) of ``ANY_LETTER``; compiled once."""
-    return re.compile(f"[{IDEOGRAPHIC}]|{word_pattern(ANY_LETTER).pattern}")
+    """A character of ``IDEOGRAPHIC`` with the ``REPEAT_MARKS`` after it, or a word (``word_pattern``) of
+    ``ANY_LETTER``; compiled once."""
+    return re.compile(f"[{IDEOGRAPHIC}][{REPEAT_MARKS}]*|{word_pattern(ANY_LETTER).pattern}")
 
 
 def words(text: str) -> set[str]:

@@ -152,6 +152,8 @@ def test_chinese_and_japanese_written_without_spaces_are_read_a_han_character_or
     assert words("你这个老鼠") == {"你", "这", "个", "老", "鼠"}
     assert words("あなたはネズミだ") == {"あ", "な", "た", "は", "ネズミ", "だ"}  # a katakana word is one
     assert words("我爱Москва和Paris") == {"我", "爱", "москва", "和", "paris"}
+    # a mark lengthening or repeating the character before it is read with it
+    assert words("すごーい人々、いすゞ、ラーメン") == {"す", "ごー", "い", "人々", "すゞ", "ラーメン"}
     texts = [f"你这个{word}老鼠" for word in ("脏", "狡猾") * 30] + [f"今天{n}天气好" for n in range(60)]
     flagged, labels = [1] * 60 + [0] * 60, [0] * 60 + [1] * 30 + [0] * 30  # the model flags every post calling a rat
     model, read = LabelledTexts("model", texts, flagged), LabelledTexts("labels", texts, labels)
