@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,15 +92,34 @@ def with_output(recipe: Recipe, output_dir: Path) -> Recipe:
     return Recipe.from_dict(mapping, recipe.source)
 
 
-def fold_recipe(recipe: Recipe, group_by: str, name: str, values: list[object], runs: Path) -> Recipe:
-    """``recipe`` with the posts whose ``meta[group_by]`` is one of ``values`` (the group ``name``: every value that
-    reads as it, such as ``1`` from a CSV and ``"1"`` from JSON) left out of its data, trained into
-    ``runs/<name>``; of ``lang``, its source says it reads the values as language codes (``read_lang``), which an
+def fold_recipe(recipe: Recipe, group_by: str, folder: str, values: list[object], runs: Path) -> Recipe:
+    """``recipe`` with the posts whose ``meta[group_by]`` is one of ``values`` (a group: every value that reads as it,
+    such as ``1`` from a CSV and ``"1"`` from JSON) left out of its data, trained into ``runs/<folder>`` (the group's
+    ``run_folders``); of ``lang``, its source says it reads the values as language codes (``read_lang``), which an
     earlier faim's fold, comparing them as given, did not, so that ``--reuse`` trains such a fold again."""
     data = {"type": "without", "source": recipe.data_section, "field": group_by, "values": values}
     if group_by == LANGUAGE:
         data["read_lang"] = LANG_READING
-    return with_output(with_data(recipe, data), runs / slug(name))
+    return with_output(with_data(recipe, data), runs / folder)
+
+
+def run_folders(groups: Iterable[str], taken: Iterable[str] = ()) -> dict[str, str]:
+    """Each group's run folder: its ``slug``, and where an earlier group's folder or one of ``taken`` is already that,
+    or that in another case (``Sport`` beside ``sport``: one folder where file names are told apart regardless of case,
+    as on macOS and Windows; ``a b`` beside ``a_b``), a number after it that no group's own slug is, so that the
+    folders of the groups holding their slug alone stay as they were (``--reuse`` finds them)."""
+    slugs = {group: slug(group) for group in groups}
+    used = {folder.casefold() for folder in taken}
+    reserved = used | {folder.casefold() for folder in slugs.values()}
+    folders: dict[str, str] = {}
+    for group, base in slugs.items():
+        folder, number = base, 1
+        while folder.casefold() in used or (number > 1 and folder.casefold() in reserved):
+            number += 1
+            folder = f"{base}-{number}"
+        folders[group] = folder
+        used.add(folder.casefold())
+    return folders
 
 
 def split_posts(recipe: Recipe) -> dict[str, list[Post]]:
@@ -196,7 +215,7 @@ def plan_folds(
     runs: Path | None = None,
     measured: dict[str, Any] | None = None,
 ) -> dict[str, Fold]:
-    """One ``Fold`` per group of ``posts_by_group``, trained into ``runs/<group>`` (default:
+    """One ``Fold`` per group of ``posts_by_group``, trained into ``runs/<folder>`` (``run_folders``; default:
     ``<train.output_dir>/without``), each checked before any trains, on the posts read once.
 
     Args:
@@ -207,7 +226,7 @@ def plan_folds(
 
     Raises:
         ValueError: As ``split_posts`` and ``posts_by_group`` (of the recipe's data and of ``measured``); for a task
-            that is not binary or multiclass; when two groups would share a run folder; when leaving a group out
+            that is not binary or multiclass; when leaving a group out
             leaves the recipe no training or evaluation post, a validation split on which the task's AUROC
             ``train.monitor`` names is undefined (``faim.training.run.check_monitor_defined``), or (with
             ``eval.crowd_corrections``) training posts of one crowd group only; naming the group.
@@ -219,12 +238,7 @@ def plan_folds(
     groups = trained_groups
     if measured is not None:
         groups = posts_by_group(split_posts(with_data(recipe, measured)), task, group_by)
-    folders = [slug(name) for name in groups] + ([NONE_LEFT_OUT] if set(groups) - set(trained_groups) else [])
-    # told apart regardless of case, as macOS and Windows tell file names: Sport and sport would train into one folder
-    names = [folder.casefold() for folder in folders]
-    shared = sorted({folder for folder in folders if names.count(folder.casefold()) > 1})
-    if shared:
-        raise ValueError(f"groups of meta.{group_by} would share the run folder {', '.join(shared)}; rename them")
+    folders = run_folders(groups, [NONE_LEFT_OUT] if set(groups) - set(trained_groups) else [])
     runs = Path(recipe.train.output_dir) / "without" if runs is None else runs
     keyed = {split: grouped(every, group_by) for split, every in splits.items()}  # as the fold's source groups them
     folds = {}
@@ -235,7 +249,7 @@ def plan_folds(
         inside = {split: [slice_name(post.meta.get(group_by)) == name for post in keyed[split]] for split in splits}
         members = (post for split, every in keyed.items() for post, held in zip(every, inside[split]) if held)
         values = list({repr(post.meta[group_by]): post.meta[group_by] for post in members}.values())
-        fold = fold_recipe(recipe, group_by, name, values, runs)  # its source leaves out exactly the posts inside
+        fold = fold_recipe(recipe, group_by, folders[name], values, runs)  # leaves out exactly the posts inside
         for split, held in inside.items():
             if all(held):
                 raise ValueError(f"leaving out {group_by} {name!r} leaves {recipe.source} no {split} post")
