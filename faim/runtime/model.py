@@ -81,7 +81,8 @@ def session(path: Path, threads: int | None = None, remedy: str = "") -> onnxrun
 def reading_remedy(written_with: str | None) -> str:
     """What to do where the onnxruntime installed cannot open a graph of an export written with onnxruntime
     ``written_with`` (as its manifest records it; ``None`` where it does not, as in an export an earlier faim wrote):
-    the end of ``session``'s error."""
+    the end of ``session``'s error, which catches every error of onnxruntime's (they share no base class but
+    ``Exception``), so it is offered where the version is what differs."""
     installed = onnxruntime.__version__
     written = (
         f"the export was written with onnxruntime {written_with}: install that one "
@@ -89,7 +90,10 @@ def reading_remedy(written_with: str | None) -> str:
         if written_with
         else "the export does not record the onnxruntime it was written with: install the one it was exported with"
     )
-    return f"; {written}, or export the model again where onnxruntime {installed} is installed"
+    return (
+        f"; if the onnxruntime installed is what differs (the reason above may be another: memory, a damaged file), "
+        f"{written}, or export the model again where onnxruntime {installed} is installed"
+    )
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,8 @@ def test_a_graph_onnxruntime_cannot_open_fails_loading_naming_it_and_the_onnxrun
     opening = f"{copy / 'fusion.onnx'}: onnxruntime {installed} cannot open this graph ("
     assert str(refused.value).startswith(opening) and "INVALID_PROTOBUF" in str(refused.value)
     assert str(refused.value).endswith(
-        f"); {said}, or export the model again where onnxruntime {installed} is installed"
+        f"); if the onnxruntime installed is what differs (the reason above may be another: memory, a damaged "
+        f"file), {said}, or export the model again where onnxruntime {installed} is installed"
     )
 
 
