@@ -551,7 +551,7 @@ def test_training_posts_labelled_under_a_name_that_is_no_task_are_warned_of() ->
     posts = [Post("a", "text", labels={"harmful": 1}), Post("b", "more", labels={"harmfull": 0, "harmful": 0})]
     (task,) = task_specs({"heads": {"harmful": {"type": "binary", "labels": ["no", "yes"]}}})
     with pytest.warns(FaimWarning) as caught:
-        check_learnable([task], posts, "train.jsonl", ["text"], 8, ["text"])
+        check_learnable([task], posts, "train.jsonl", ["text"], 8)
     assert [str(warning.message) for warning in caught] == [
         "train.jsonl: labels under a name that is no task of the model (its tasks: harmful) are not read: 'harmfull' "
         "of 1 post (did you mean 'harmful'?)"
