@@ -116,8 +116,10 @@ def parse_columns(items: list[str]) -> dict[str, Any] | None:
         given[key] = value
         if key.startswith("labels."):
             columns.setdefault("labels", {})[key.removeprefix("labels.")] = value
-        elif key == "labels":
-            columns["labels"] = value.split(",")
+        elif key == "labels":  # YAML's list, as before the comma-separated form, or columns named as their tasks
+            columns["labels"] = (
+                column_list(key, value) if value.startswith("[") else [name.strip() for name in value.split(",")]
+            )
         elif key == "meta":
             columns.setdefault("meta", []).extend(value.split(","))
         elif key.startswith("meta."):

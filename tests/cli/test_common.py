@@ -30,6 +30,9 @@ def test_labels_mapped_to_columns_read_each_as_the_task_of_its_name(tmp_path: Pa
     from faim.data.sources import read_posts
 
     assert parse_columns(["labels=hate,spam", "text=tweet"]) == {"labels": ["hate", "spam"], "text": "tweet"}
+    # the list YAML writes, read before the comma-separated form came, is read as it was; spaces after commas too
+    listed = {"labels": ["hate", "spam"]}
+    assert parse_columns(["labels=[hate, spam]"]) == parse_columns(["labels=hate, spam"]) == listed
     (tmp_path / "posts.csv").write_text("id,tweet,hate,spam\na,t,1,\nb,u,,0\n", encoding="utf-8")
     posts = read_posts(tmp_path / "posts.csv", parse_columns(["labels=hate,spam", "text=tweet"]))
     assert [post.labels for post in posts] == [{"hate": 1}, {"spam": 0}]
