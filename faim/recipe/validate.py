@@ -142,7 +142,7 @@ def positive_first(labels: list) -> str | None:
     case) are refused: a value spelling a label is that label (``yes`` the negative class there), and a boolean or a
     true/false word spelling none is its truth (``true`` the positive class, ``faim.data.targets.TaskSpec.index``), so
     one file's ``yes`` and another's ``true`` would be read as opposite classes. ``None`` for any other labels."""
-    first, second = (str(label).strip().lower() for label in labels)
+    first, second = map(truth_word, labels)
     if first not in TRUE_WORDS or second not in FALSE_WORDS:
         return None
     shown = list(map(str, labels))
@@ -150,6 +150,17 @@ def positive_first(labels: list) -> str | None:
         f"a binary task's labels are [negative, positive], and {shown[0]!r} comes first, as the negative: a label "
         f"{shown[0]!r} or true would be read as opposite classes; write [{shown[1]}, {shown[0]}]"
     )
+
+
+def truth_word(label: Any) -> str:
+    """``label`` as ``positive_first`` compares it with the words of truth: lower-cased, and a whole number however
+    written (``1.0``, ``'1.0'``) as its integer, as ``faim.data.targets.TaskSpec.index`` reads a number."""
+    word = str(label).strip().lower()
+    try:
+        number = float(word)
+    except ValueError:
+        return word
+    return str(int(number)) if number.is_integer() else word
 
 
 def check_score_columns(source: str, heads: dict[str, Any]) -> None:

@@ -438,7 +438,7 @@ def test_labels_the_same_once_composed_are_refused_naming_the_task_and_both(reci
     assert "'caf\\xe9' and 'cafe\\u0301' are the same label once composed (NFC)" in message
 
 
-@pytest.mark.parametrize("labels", [[1, 0], ["yes", "no"], ["True", "False"]])
+@pytest.mark.parametrize("labels", [[1, 0], [1.0, 0.0], ["1.0", "0"], ["yes", "no"], ["True", "False"]])
 def test_binary_labels_written_positive_first_are_refused_saying_to_write_the_negative_first(
     labels: list, recipe: dict, write_recipe
 ) -> None:
