@@ -2,11 +2,14 @@
 ``PostError``: a picture that does not decode, say) as it is, as a loader without workers raises it. Torch gives that
 process a ``RuntimeError`` holding the worker's traceback in its stead, which ended ``faim train`` with
 ``train.num_workers`` above 0 in a traceback rather than in the post's name, field and problem. Their workers leave
-SIGTERM to that process (``ignore_sigterm``)."""
+SIGTERM to that process while it lives (``ignore_sigterm``)."""
 
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -47,13 +50,33 @@ class PostLoader(DataLoader):
             yield batch
 
 
+class SigtermUnlessOrphaned:
+    """A worker process's SIGTERM handler: SIGTERM ignored while the process that started the worker (``parent``, a
+    pid) lives, the worker ended by it (status 143) once that process is gone (``kill -9``, the OOM killer), when
+    nothing else would end it."""
+
+    def __init__(self, parent: int) -> None:
+        self.parent = parent
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if os.getppid() != self.parent:
+            os._exit(128 + signum)
+
+
 def ignore_sigterm(worker_id: int) -> None:
-    """A worker process's ``worker_init_fn``: SIGTERM ignored, where it is sent to every process of a run (a job
-    scheduler stopping it, ``kill -TERM -- -PGID``), so that the process reading the loader stops the run as it stops
-    one sent it alone (``faim train`` saying what resumes it, status 143) and ends its workers itself, where a worker
-    killed by it ended that process in torch's ``RuntimeError`` (DataLoader worker is killed by signal). The worker's
-    random generators are seeded as torch seeds them, from the loader's generator."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    """A worker process's ``worker_init_fn``: SIGTERM ignored while the process reading the loader lives
+    (``SigtermUnlessOrphaned``), where it is sent to every process of a run (a job scheduler stopping it,
+    ``kill -TERM -- -PGID``), so that the process reading the loader stops the run as it stops one sent it alone
+    (``faim train`` saying what resumes it, status 143) and ends its workers itself, where a worker killed by it ended
+    that process in torch's ``RuntimeError`` (DataLoader worker is killed by signal). On Linux the worker is also sent
+    SIGTERM as that process dies (``PR_SET_PDEATHSIG``), so it does not outlive it. The worker's random generators
+    are seeded as torch seeds them, from the loader's generator."""
+    handler = SigtermUnlessOrphaned(os.getppid())
+    signal.signal(signal.SIGTERM, handler)
+    if sys.platform == "linux":
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+        handler(signal.SIGTERM, None)  # the parent may have gone before the line above
 
 
 def post_loader(items: Sequence[Any], collate_fn: Callable[[list[Any]], Any], **options: Any) -> DataLoader:

@@ -46,3 +46,18 @@ def terminating(posts: list[Post]) -> list[str]:
 def test_a_worker_process_sent_sigterm_goes_on_leaving_the_process_reading_the_loader_to_stop_the_run() -> None:
     loader = post_loader(POSTS[:4], terminating, batch_size=2, num_workers=1)
     assert list(loader) == [["0", "1"], ["2", "3"]]  # not torch's RuntimeError: DataLoader worker is killed by signal
+
+
+def orphaned_terminating(posts: list[Post]) -> list[str]:
+    """A collate function whose process finds its parent gone (as after ``kill -9`` of the run or the OOM killer),
+    then is sent SIGTERM (its parent found again after, lest torch's watchdog end it)."""
+    getppid, os.getppid = os.getppid, lambda: 1  # in the worker process alone
+    os.kill(os.getpid(), signal.SIGTERM)
+    os.getppid = getppid
+    return [post.id for post in posts]
+
+
+def test_a_worker_process_whose_parent_is_gone_ends_when_sent_sigterm() -> None:
+    loader = post_loader(POSTS[:4], orphaned_terminating, batch_size=2, num_workers=1)
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
+        list(loader)
