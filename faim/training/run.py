@@ -48,7 +48,7 @@ from faim.recipe.errors import RecipeError
 from faim.recipe.validate import check_monitor_mode, check_shift_with_temperature, check_source_tasks
 from faim.training.augment import HiddenAugmentationError, PostAugmenter, refuse_hidden_augmentation
 from faim.training.cache import encoding_in_isolation
-from faim.training.loaders import make_loader, posts_encoded, sources_balanced
+from faim.training.loaders import TrainerEpochs, make_loader, posts_encoded, sources_balanced
 from faim.training.module import SCORES_NOT_SYNCED, PostTask
 from faim.training.run_recipe import check_resumable, epochs_to_train, save_run_recipe, trains_more
 from faim.training.versions import latest_checkpoint, next_version
@@ -667,6 +667,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     model, tasks = detector.model, detector.tasks
     model.fit_encoders(train_posts, cfg.max_elements)
     train_loader = recipe_loader(recipe, detector, train_posts, True, "train", augment=True)
+    trainer.callbacks.append(TrainerEpochs(train_loader))  # however Lightning wraps its sampler
     val_loader = recipe_loader(recipe, detector, val_posts, False, "validation")
     # once the loaders are made: a run they refuse leaves the output folder as it was; by the first process alone, as
     # Lightning writes the checkpoints beside it: the others of a DDP run start once it has taken its number, and
