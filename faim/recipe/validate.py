@@ -341,6 +341,7 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_crowd_corrections(source, eval_section)
     check_shift_level(source, eval_section.get("logit_shift_level"))
     check_values(source, "train", train, TRAIN_VALUES)
+    check_lightning_names(source, train)
     check_values(source, "eval", eval_section, EVAL_VALUES)
     check_monitor(source, train.get("monitor", TrainConfig.monitor), model.get("heads"))
 
@@ -368,40 +369,37 @@ PRECISIONS = (
 )
 """The precisions Lightning trains with (``train.precision``), its short forms (``16``, ``"bf16"``) too; any other
 is refused with the recipe rather than as training starts, as a setting this machine cannot train with."""
-ACCELERATORS = ("auto", "cpu", "gpu", "cuda", "mps", "tpu")
-"""The accelerators Lightning names (``train.accelerator``); one this machine lacks is refused as training starts,
-one no machine has with the recipe."""
-STRATEGIES = (
-    "auto",
-    "ddp",
-    "ddp_spawn",
-    "ddp_fork",
-    "ddp_notebook",
-    "ddp_find_unused_parameters_false",
-    "ddp_find_unused_parameters_true",
-    "ddp_spawn_find_unused_parameters_false",
-    "ddp_spawn_find_unused_parameters_true",
-    "ddp_fork_find_unused_parameters_false",
-    "ddp_fork_find_unused_parameters_true",
-    "ddp_notebook_find_unused_parameters_false",
-    "ddp_notebook_find_unused_parameters_true",
-    "deepspeed",
-    "deepspeed_stage_1",
-    "deepspeed_stage_2",
-    "deepspeed_stage_2_offload",
-    "deepspeed_stage_3",
-    "deepspeed_stage_3_offload",
-    "deepspeed_stage_3_offload_nvme",
-    "fsdp",
-    "fsdp_cpu_offload",
-    "single_device",
-    "single_xla",
-    "xla_debug",
-    "xla",
-    "single_tpu",
-)
-"""The strategies Lightning names (``train.strategy``, in any case, as Lightning reads it); one that needs what this
-machine lacks (a package, devices) is refused as training starts, any other with the recipe."""
+UNREGISTERED = {"accelerator": ("auto", "gpu"), "strategy": ("auto",)}
+"""The accelerators and strategies Lightning takes by name beyond those of its registries (``train.accelerator``,
+``train.strategy``)."""
+
+
+def lightning_names(key: str) -> list[str]:
+    """The names Lightning takes for ``train.KEY`` (``accelerator`` or ``strategy``) as it is asked: those of
+    ``UNREGISTERED`` and of its registry, where Lightning's plugins (lightning-habana's ``hpu``) and its users
+    register theirs."""
+    if key == "accelerator":
+        from pytorch_lightning.accelerators import AcceleratorRegistry
+
+        registered = sorted(AcceleratorRegistry.available_accelerators())
+    else:
+        from pytorch_lightning.strategies import StrategyRegistry
+
+        registered = StrategyRegistry.available_strategies()
+    return list(dict.fromkeys([*UNREGISTERED[key], *registered]))
+
+
+def check_lightning_names(source: str, train: dict[str, Any]) -> None:
+    """``train.accelerator`` and ``train.strategy`` (in any case, as Lightning reads it) are names Lightning takes
+    (``lightning_names``, read as the recipe is checked; Lightning is imported only for a name beyond
+    ``UNREGISTERED``'s). One that needs what this machine lacks (a package, devices) is refused as training starts,
+    any other here."""
+    for key, value in (("accelerator", train.get("accelerator")), ("strategy", train.get("strategy"))):
+        read = value.lower() if key == "strategy" and isinstance(value, str) else value
+        if value is not None and read not in UNREGISTERED[key] and read not in (names := lightning_names(key)):
+            raise RecipeError(source, f"train.{key}", f"expected one of {', '.join(names)}, got {value!r}")
+
+
 TRAIN_VALUES = {
     "max_epochs": AT_LEAST_1,
     "batch_size": AT_LEAST_1,
@@ -410,8 +408,6 @@ TRAIN_VALUES = {
     "weight_decay": AT_LEAST_0,
     "warmup_ratio": (lambda value: 0 <= value < 1, "in [0, 1)"),
     "seed": (lambda value: 0 <= value < 2**32, f"from 0 to {2**32 - 1} (a seed NumPy takes)"),
-    "accelerator": (lambda value: value in ACCELERATORS, f"one of {', '.join(ACCELERATORS)}"),
-    "strategy": (lambda value: value.lower() in STRATEGIES, f"one of {', '.join(STRATEGIES)}"),
     "devices": AT_LEAST_1,
     "num_workers": AT_LEAST_0,
     "mode": (lambda value: value in ("min", "max"), "min or max"),

@@ -15,9 +15,7 @@ from faim import registry
 from faim.assembly import build_source
 from faim.recipe import Recipe, RecipeError, as_recipe
 from faim.recipe.validate import (
-    ACCELERATORS,
     PRECISIONS,
-    STRATEGIES,
     annotation_text,
     check_monitor_mode,
     takes_mapping,
@@ -373,7 +371,7 @@ def test_weighing_the_crowds_corrections_needs_pooling_by_picture(recipe: dict, 
             "train",
             "accelerator",
             "gpuu",
-            "train.accelerator: expected one of auto, cpu, gpu, cuda, mps, tpu, got 'gpuu'",
+            "train.accelerator: expected one of auto, gpu, cpu, cuda, mps, tpu, got 'gpuu'",
         ),
         ("train", "strategy", "banana", "train.strategy: expected one of auto, ddp, ddp_spawn, ddp_fork, ddp_notebook"),
         ("eval", "threshold_objective", "f2", "eval.threshold_objective: expected one of f1, macro_f1, precision@"),
@@ -403,9 +401,15 @@ def test_a_precision_is_one_lightning_takes_set_or_written_its_short_forms_too(r
 
 def test_an_accelerator_and_a_strategy_are_ones_lightning_names_set_or_written(recipe: dict, write_recipe) -> None:
     lightning = pytest.importorskip("pytorch_lightning")
-    named = {"auto", "gpu"} | lightning.accelerators.AcceleratorRegistry.available_accelerators()
-    assert sorted(ACCELERATORS) == sorted(named)
-    assert list(STRATEGIES) == ["auto", *lightning.strategies.StrategyRegistry.available_strategies()]
+    registries = lightning.accelerators.AcceleratorRegistry, lightning.strategies.StrategyRegistry
+    registries[0].register("npu", lightning.accelerators.CPUAccelerator)  # as a plugin registers its own
+    registries[1].register("npu_parallel", lightning.strategies.DDPStrategy)
+    try:
+        recipe["train"] |= {"accelerator": "npu", "strategy": "NPU_parallel"}
+        assert Recipe.load(write_recipe(recipe)).train.strategy == "NPU_parallel"
+    finally:
+        registries[0].remove("npu")
+        registries[1].remove("npu_parallel")
     for accelerator, strategy in (("gpu", "DDP"), ("auto", "fsdp"), ("cpu", "ddp_find_unused_parameters_false")):
         recipe["train"] |= {"accelerator": accelerator, "strategy": strategy}
         assert Recipe.load(write_recipe(recipe)).train.strategy == strategy  # Lightning reads it in any case
