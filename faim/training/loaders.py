@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, Dataset, RandomSampler, Sampler, SequentialSampler, WeightedRandomSampler
 
@@ -71,8 +70,9 @@ class EpochDraws(Sampler):
     has none) is seeded anew, by ``seed`` and the epoch, as an epoch starts. With ``seeded``, each index comes with
     the seed its post is augmented with (``PostAugmenter``), as an ``(index, seed)`` pair.
 
-    The epoch is the one its trainer is at as it reads it (``epochs``, given by ``TrainerEpochs`` as ``trainer.fit``
-    starts), the one Lightning sets as a training epoch starts (``set_epoch``), so a run resumed at an epoch draws it
+    The epoch is the one its trainer is at as it reads it (``epochs``, given by ``faim.training.epochs.TrainerEpochs``
+    as ``trainer.fit`` starts), the one Lightning sets as a training epoch starts (``set_epoch``), so a run resumed at
+    an epoch draws it
     as the run it continues would have, on one device or several, and reading the loader before training (as a
     fusion fitted on it does) changes nothing; else one more than the last read (each read draws afresh). A loader's
     sampler is read in the process that reads the loader, never in its worker processes, so what an epoch draws
@@ -102,20 +102,6 @@ class EpochDraws(Sampler):
 
     def __len__(self) -> int:
         return len(self.sampler)
-
-
-class TrainerEpochs(pl.Callback):
-    """Has the ``EpochDraws`` of ``loader`` (where it has one) draw, as the trainer fitting on it reads it, the epoch
-    that trainer is at, the one Lightning tells it by ``set_epoch`` as the epoch starts. Lightning tells it nothing
-    where it wraps the sampler for several processes (DDP) before its release 2.6.1, and with workers (which draw as
-    the loader is readied) the first epoch a run trains, a resumed run's, is drawn before it is told."""
-
-    def __init__(self, loader: DataLoader) -> None:
-        self.draws = loader.sampler if isinstance(loader.sampler, EpochDraws) else None
-
-    def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        if self.draws is not None:
-            self.draws.epochs = lambda: trainer.fit_loop.epoch_progress.current.processed
 
 
 class Drawn(Dataset):

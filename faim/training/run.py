@@ -48,7 +48,8 @@ from faim.recipe.errors import RecipeError
 from faim.recipe.validate import check_monitor_mode, check_shift_with_temperature, check_source_tasks
 from faim.training.augment import HiddenAugmentationError, PostAugmenter, refuse_hidden_augmentation
 from faim.training.cache import encoding_in_isolation
-from faim.training.loaders import TrainerEpochs, make_loader, posts_encoded, sources_balanced
+from faim.training.epochs import TrainerEpochs
+from faim.training.loaders import make_loader, posts_encoded, sources_balanced
 from faim.training.module import SCORES_NOT_SYNCED, PostTask
 from faim.training.run_recipe import check_resumable, epochs_to_train, save_run_recipe, trains_more
 from faim.training.versions import latest_checkpoint, next_version

@@ -9,9 +9,7 @@ import types
 from pathlib import Path
 
 import pytest
-import pytorch_lightning as pl
 import torch
-from torch.utils.data import DataLoader, RandomSampler, Sampler
 
 from faim import Detector, WholePostModel
 from faim.data.elements import PostError
@@ -22,7 +20,7 @@ from faim.encoders.tiny_text import TinyTextEncoder
 from faim.fusion import ConcatFusion
 from faim.tasks import BinaryHead
 from faim.training.augment import PostAugmenter
-from faim.training.loaders import EpochDraws, TrainerEpochs, make_loader
+from faim.training.loaders import make_loader
 
 
 class LocalPreprocessorText(TinyTextEncoder):
@@ -123,56 +121,3 @@ def test_a_picture_a_worker_process_cannot_decode_is_refused_naming_its_post_as_
     for workers in (0, 1):
         with pytest.raises(PostError, match=said):  # not torch's RuntimeError holding the worker's traceback
             list(make_loader(model, collator, posts, 2, False, num_workers=workers))
-
-
-class Wrapped(Sampler):
-    """``sampler`` wrapped, telling it no epoch, as Lightning's wrapper for several processes did before 2.6.1."""
-
-    def __init__(self, sampler: Sampler) -> None:
-        self.sampler = sampler
-
-    def __iter__(self):  # noqa: ANN204
-        return iter(list(self.sampler))
-
-    def __len__(self) -> int:
-        return len(self.sampler)
-
-
-class Orders(pl.LightningModule):
-    """A module noting the order of the posts of each epoch it trains on."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.weight = torch.nn.Parameter(torch.zeros(1))
-        self.orders: list[list[int]] = []
-
-    def on_train_epoch_start(self) -> None:
-        self.orders.append([])
-
-    def training_step(self, batch: torch.Tensor, index: int) -> torch.Tensor:
-        self.orders[-1] += batch.tolist()
-        return (self.weight * batch).sum()
-
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        return torch.optim.SGD(self.parameters(), lr=0.0)
-
-
-def test_a_loader_drawn_in_a_wrapped_sampler_draws_the_epoch_its_trainer_is_at_when_resumed_too(tmp_path: Path) -> None:
-    draws = EpochDraws(RandomSampler(range(8), generator=torch.Generator()), seed=3)
-    orders = []
-    for epoch in range(3):
-        draws.set_epoch(epoch)
-        orders.append(list(draws))
-    draws.set_epoch(0)
-    loader = DataLoader(range(8), batch_size=4, sampler=draws)
-    list(loader)  # read before training, as a fusion fitted on it reads it
-    wrapped = DataLoader(range(8), batch_size=4, sampler=Wrapped(draws))
-    options = {"logger": False, "enable_checkpointing": False, "enable_progress_bar": False}
-    first, resumed = Orders(), Orders()
-    trainer = pl.Trainer(max_epochs=2, callbacks=[TrainerEpochs(loader)], **options)
-    trainer.fit(first, wrapped)
-    trainer.save_checkpoint(tmp_path / "last.ckpt")
-    pl.Trainer(max_epochs=3, callbacks=[TrainerEpochs(loader)], **options).fit(
-        resumed, wrapped, ckpt_path=tmp_path / "last.ckpt"
-    )
-    assert first.orders + resumed.orders == orders  # each epoch's, where it drew its first (1, 2) and then 3
