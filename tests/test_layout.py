@@ -65,7 +65,7 @@ OPTIONAL = {"ray", "ray.data", "datasets", "pandas"}
 """Third-party modules a function may import when it runs: optional extras (faim-sdk[ray], faim-sdk[hf], with the
 pandas Hugging Face datasets reads CSV files by)."""
 
-DEFERRED = {"transformers", "timm", "torchvision", "sklearn", "scipy", "captum", "matplotlib"}
+DEFERRED = {"transformers", "timm", "torchvision", "sklearn", "scipy", "captum", "matplotlib", "pytorch_lightning"}
 """Heavy libraries (with their submodules) a function may import when it first needs them: only some components use
 them, once built (an encoder's model, a fit, an explanation's attributions), and only evaluation draws plots, so
 registering every built-in component, or importing the Python API, loads none of them."""

@@ -369,34 +369,40 @@ PRECISIONS = (
 )
 """The precisions Lightning trains with (``train.precision``), its short forms (``16``, ``"bf16"``) too; any other
 is refused with the recipe rather than as training starts, as a setting this machine cannot train with."""
-UNREGISTERED = {"accelerator": ("auto", "gpu"), "strategy": ("auto",)}
-"""The accelerators and strategies Lightning takes by name beyond those of its registries (``train.accelerator``,
-``train.strategy``)."""
+TAKEN_UNREAD = {
+    "accelerator": ("auto", "gpu", "cpu", "cuda", "mps"),
+    "strategy": ("auto", "ddp", "ddp_spawn", "ddp_fork", "ddp_notebook"),
+}
+"""The accelerators and strategies (``train.accelerator``, ``train.strategy``) taken without Lightning's registries
+being read: those it takes by name beyond them (``auto``, ``gpu``), and the ones of its own recipes name most
+(``cpu``, the default, and the data-parallel ones), so that checking a recipe, as loading a saved model does,
+imports no Lightning; a name one of them lacks is refused as training starts, as a setting this machine cannot
+train with."""
 
 
 def lightning_names(key: str) -> list[str]:
     """The names Lightning takes for ``train.KEY`` (``accelerator`` or ``strategy``) as it is asked: those of
-    ``UNREGISTERED`` and of its registry, where Lightning's plugins (lightning-habana's ``hpu``) and its users
+    ``TAKEN_UNREAD`` and of its registry, where Lightning's plugins (lightning-habana's ``hpu``) and its users
     register theirs."""
     if key == "accelerator":
-        from pytorch_lightning.accelerators import AcceleratorRegistry
+        from pytorch_lightning.accelerators import AcceleratorRegistry  # heavy: only for a name beyond the common ones
 
         registered = sorted(AcceleratorRegistry.available_accelerators())
     else:
-        from pytorch_lightning.strategies import StrategyRegistry
+        from pytorch_lightning.strategies import StrategyRegistry  # heavy: only for a name beyond the common ones
 
         registered = StrategyRegistry.available_strategies()
-    return list(dict.fromkeys([*UNREGISTERED[key], *registered]))
+    return list(dict.fromkeys([*TAKEN_UNREAD[key], *registered]))
 
 
 def check_lightning_names(source: str, train: dict[str, Any]) -> None:
     """``train.accelerator`` and ``train.strategy`` (in any case, as Lightning reads it) are names Lightning takes
     (``lightning_names``, read as the recipe is checked; Lightning is imported only for a name beyond
-    ``UNREGISTERED``'s). One that needs what this machine lacks (a package, devices) is refused as training starts,
+    ``TAKEN_UNREAD``'s). One that needs what this machine lacks (a package, devices) is refused as training starts,
     any other here."""
     for key, value in (("accelerator", train.get("accelerator")), ("strategy", train.get("strategy"))):
         read = value.lower() if key == "strategy" and isinstance(value, str) else value
-        if value is not None and read not in UNREGISTERED[key] and read not in (names := lightning_names(key)):
+        if value is not None and read not in TAKEN_UNREAD[key] and read not in (names := lightning_names(key)):
             raise RecipeError(source, f"train.{key}", f"expected one of {', '.join(names)}, got {value!r}")
 
 
