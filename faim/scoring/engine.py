@@ -19,6 +19,7 @@ from faim.detector import POOLING_KIND, Detector
 from faim.registry import defined_interactively, interactive_session, qualified_name
 from faim.scoring.manifest import PER_POST_DIR, absolute_image_root, writing_run
 from faim.scoring.options import ScoringOptions
+from faim.scoring.output import check_output_columns
 from faim.scoring.pool_parts import pool_parts
 from faim.scoring.rows import warn_overfull_in_run, warn_unheld_in_run
 from faim.scoring.runner import ScoreSummary, available_cores, check_run_arguments, kept, plan_run, run_shards
@@ -135,6 +136,7 @@ def score_dump(
     with model_directory(model) as model_dir:
         manifest = read_manifest(model_dir)
         verify_files(model_dir, manifest)
+        check_output_columns(model_dir, manifest["tasks"], scores, embeddings, pool_by_image)
         if engine == "ray" or (workers or available_cores()) > 1:
             refuse_components_workers_cannot_import(model_dir)
         detector = None

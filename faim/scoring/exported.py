@@ -20,7 +20,7 @@ from faim.runtime.bundle import EMBEDDING, ExportError, logits_name, probabiliti
 from faim.runtime.model import ExportedModel, checked_manifest
 from faim.scoring.inputs import Shard
 from faim.scoring.manifest import absolute_image_root, check_resumable, writing_run
-from faim.scoring.output import output_schema, output_table, score_columns, write_shard
+from faim.scoring.output import check_output_columns, output_schema, output_table, score_columns, write_shard
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import (
     ShardRows,
@@ -150,6 +150,7 @@ def score_exported(
     settings = {"columns": columns, "image_root": image_root, "scores": scores, "embeddings": embeddings,
                 "runtime": "onnx"}  # fmt: skip
     recorded = recorded_manifest(given)
+    check_output_columns(given, recorded["tasks"], scores, embeddings)
     kinds = fused_kinds(given, recorded) if is_saved_model(given) else recorded["fusion"]["kinds"]
     fields = read_meta_fields(given, recorded)
     plan = plan_run(recorded, source, out, settings, shard_rows, kinds=kinds, meta_fields=fields)

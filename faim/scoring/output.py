@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal
 
 import numpy as np
@@ -45,25 +46,70 @@ def output_schema(tasks: Sequence[Task], scores: bool, embeddings: bool, pooling
     """Columns: ``source`` (``file:row``), ``id`` (the row's id, or its row number where it has none; null where
     the row could not be read as far as its id), per task ``<task>`` (P(positive)) or ``<task>.<label>``,
     ``<task>.decision``, optionally ``embedding``, with ``pooling`` its columns (see ``Pooling``), then ``error``
-    and ``error_kind`` (null when scored)."""
-    fields = [pa.field("source", pa.string()), pa.field("id", pa.string())]
+    and ``error_kind`` (null when scored).
+
+    Raises:
+        ValueError: Where two columns would share a name (a label named ``decision``, a task named ``id`` or as
+            another's label, of a model saved before its recipe was refused for it), naming the name, what each
+            column holds and what to do.
+    """
+    fields = [(pa.field("source", pa.string()), "each row's source"), (pa.field("id", pa.string()), "each row's id")]
     if scores:
         for task in tasks:
-            names = [task.name] if task.type == "binary" else [f"{task.name}.{label}" for label in task.labels]
-            fields += [pa.field(name, pa.float32()) for name in names]
+            if task.type == "binary":
+                fields.append((pa.field(task.name, pa.float32()), f"the score of task {task.name!r}"))
+            else:
+                fields += [
+                    (
+                        pa.field(f"{task.name}.{label}", pa.float32()),
+                        f"the score of label {label!r} of task {task.name!r}",
+                    )
+                    for label in task.labels
+                ]
             decision = pa.list_(pa.int64()) if task.type == "multilabel" else pa.string()
-            fields.append(pa.field(f"{task.name}.decision", decision))
+            fields.append((pa.field(f"{task.name}.decision", decision), f"the decision of task {task.name!r}"))
     if embeddings:
-        fields.append(pa.field("embedding", pa.list_(pa.float32())))
+        fields.append((pa.field("embedding", pa.list_(pa.float32())), "each post's embedding"))
     if pooling == "inputs":
         for task in tasks:
             logits = pa.float32() if task.type == "binary" else pa.list_(pa.float32())
-            fields.append(pa.field(logits_column(task.name), logits))
-        fields += [pa.field(PICTURE, pa.list_(pa.float32())), pa.field(CORRECTS, pa.bool_())]
+            fields.append((pa.field(logits_column(task.name), logits), f"the logits of task {task.name!r}"))
+        fields += [
+            (pa.field(PICTURE, pa.list_(pa.float32())), "each post's picture embedded"),
+            (pa.field(CORRECTS, pa.bool_()), "whether each post corrects its picture"),
+        ]
     elif pooling == "groups":
-        fields.append(pa.field(PICTURE_GROUP, pa.int64()))
-    fields += [pa.field("error", pa.string()), pa.field("error_kind", pa.string())]
-    return pa.schema(fields)
+        fields.append((pa.field(PICTURE_GROUP, pa.int64()), "each post's picture group"))
+    fields += [(pa.field("error", pa.string()), "each row's error"), (pa.field("error_kind", pa.string()), "its kind")]
+    holds: dict[str, str] = {}
+    for column, what in fields:
+        if column.name in holds:
+            remedy = "train it again with the task or label renamed"
+            if column.name != "id":  # which the Python API's rows hold as the post's too
+                remedy += ", or score its posts with faim.load (faim.runtime.load of an export), whose rows hold them"
+            raise ValueError(
+                f"the output column {column.name!r} would hold both {holds[column.name]} and {what}, so faim score "
+                f"cannot write the model's scores: {remedy}"
+            )
+        holds[column.name] = what
+    return pa.schema([column for column, _ in fields])
+
+
+def check_output_columns(
+    model: str | Path, tasks: Sequence[dict[str, Any]], scores: bool, embeddings: bool, pool_by_image: bool = False
+) -> None:
+    """Refuse, before a run reads any row, a model whose ``tasks`` (its manifest's) give two of the columns a run
+    writes one name (``output_schema``), where each scoring process would otherwise stop at its first batch.
+
+    Raises:
+        ValueError: As ``output_schema`` does, naming ``model`` too.
+    """
+    named = [SimpleNamespace(name=task["name"], type=task["type"], labels=task["labels"]) for task in tasks]
+    try:
+        for pooling in ("inputs", "groups") if pool_by_image else (None,):
+            output_schema(named, scores, embeddings, pooling)
+    except ValueError as error:
+        raise ValueError(f"{model}: {error}") from None
 
 
 def score_columns(tasks: Sequence[Task], decide: Decide, probs: dict[str, np.ndarray]) -> dict[str, list[Any]]:

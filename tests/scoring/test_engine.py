@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 import warnings
@@ -13,11 +14,14 @@ import pytest
 import torch
 from conftest import pooling_detector
 
+import faim
 from faim.artifact import ArtifactError
 from faim.data.images import IMAGE_DECODING
 from faim.notices import FaimWarning
+from faim.recipe import validate
 from faim.scoring import pool_parts, runner
 from faim.scoring.engine import score_dump
+from faim.scoring.exported import score_exported
 from faim.scoring.worker import ShardScorer
 
 
@@ -255,3 +259,32 @@ def test_a_run_pooling_by_a_picture_the_model_does_not_fuse_warns_of_no_post_as_
     with warnings.catch_warnings():
         warnings.simplefilter("error", FaimWarning)
         score_dump(tmp_path / "model", dump, tmp_path / "out", workers=1, progress=False, pool_by_image=True)
+
+
+def test_a_saved_model_whose_label_would_share_its_tasks_decision_column_is_refused_before_any_row_is_scored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # saved before recipes refused a label named decision, it was loaded with a warning in each worker, which then
+    # stopped at its first batch on pyarrow's "Could not convert 'decision' with type str: tried to convert to float32"
+    section = {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    heads = {"severity": {"type": "multiclass", "labels": ["low", "decision"]}}
+    with monkeypatch.context() as patched:
+        patched.setattr(validate, "check_score_columns", lambda source, heads: None)
+        faim.build({"model": section | {"heads": heads}}).save(tmp_path / "model")
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"id": "1", "text": "some words"}\n', encoding="utf-8")
+    said = (
+        f"{tmp_path / 'model'}: the output column 'severity.decision' would hold both the score of label 'decision' of "
+        "task 'severity' and the decision of task 'severity', so faim score cannot write the model's scores: train it "
+        "again with the task or label renamed, or score its posts with faim.load"
+    )
+    with pytest.raises(ValueError, match=re.escape(said)):
+        score_dump(tmp_path / "model", dump, tmp_path / "out", workers=1, progress=False)
+    with pytest.raises(ValueError, match=re.escape(said)):
+        score_exported(tmp_path / "model", dump, tmp_path / "out", workers=1, progress=False)
+    assert not (tmp_path / "out").exists()
+    with pytest.warns(FaimWarning, match="'decision' gives the score column 'severity.decision'"):
+        summary = score_dump(
+            tmp_path / "model", dump, tmp_path / "out", workers=1, scores=False, embeddings=True, progress=False
+        )
+    assert summary.rows == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,9 +13,10 @@ import pytest
 
 from faim.data.columns import ColumnMap
 from faim.data.post import Post
+from faim.data.targets import TaskSpec as Task
 from faim.scoring.inputs import read_shards
 from faim.scoring.manifest import part_held
-from faim.scoring.output import output_schema, output_table, write_part, write_shard
+from faim.scoring.output import Pooling, output_schema, output_table, write_part, write_shard
 from faim.scoring.report import Held
 from faim.scoring.rows import ShardRows
 
@@ -57,3 +59,37 @@ def test_a_part_is_on_the_disk_before_its_name_and_its_name_before_its_report(
     part = tmp_path / "part-00000-000000.parquet"  # its inode the written file's, renamed
     assert done == [("fsync", part.stat().st_ino), ("replace", part.name), ("fsync", tmp_path.stat().st_ino)]
     assert report.rows == 1 and pq.read_table(part).column("id").to_pylist() == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("tasks", "pooling", "said"),
+    [
+        (
+            [Task("severity", "multiclass", ("low", "decision"))],
+            None,
+            "'severity.decision' would hold both the score of label 'decision' of task 'severity' and the decision of "
+            "task 'severity'",
+        ),
+        ([Task("id", "binary", ("no", "yes"))], None, "'id' would hold both each row's id and the score of task 'id'"),
+        (
+            [Task("error", "binary", ("no", "yes"))],
+            None,
+            "'error' would hold both the score of task 'error' and each row's error",
+        ),
+        (
+            [Task("severity", "multiclass", ("low", "logits"))],
+            "inputs",
+            "'severity.logits' would hold both the score of label 'logits' of task 'severity' and the logits of task "
+            "'severity'",
+        ),
+    ],
+)
+def test_columns_that_would_share_a_name_are_refused_naming_both_and_what_to_do(
+    tasks: list[Task], pooling: Pooling, said: str
+) -> None:
+    # a part was written with two columns of one name that no reader of the output folder reads back, or scoring
+    # stopped at its first batch on pyarrow's "Could not convert 'decision' with type str: tried to convert to float32"
+    with pytest.raises(ValueError, match=re.escape(f"the output column {said}, so faim score cannot write")) as info:
+        output_schema(tasks, True, False, pooling)
+    assert "train it again with the task or label renamed" in str(info.value)
+    assert output_schema(tasks, False, True, pooling).names[:3] == ["source", "id", "embedding"]  # no scores written
