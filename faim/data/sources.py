@@ -203,8 +203,9 @@ def input_reading(files: Iterable[Path], columns: ColumnMap) -> ColumnMap:
 def holds_objects(path: Path, columns: Collection[str]) -> bool:
     """Whether the input ``path`` holds one of ``columns`` whose cells may hold a mapping, as ``ColumnMap.object_cell``
     reads it: a JSON Lines file, a cell of one that holds a JSON object (a line that is not a JSON object is no row to
-    read either way, and is passed over); a Parquet file or a saved dataset, the column; a CSV or TSV file, none (its
-    cells are text)."""
+    read either way, and is passed over; one holding no brace but its own opening one holds no mapping, and is passed
+    over without being decoded); a Parquet file or a saved dataset, the column; a CSV or TSV file, none (its cells are
+    text)."""
     form = input_format(path)
     if form == "jsonl":
         with open(path, "rb") as handle:
@@ -216,9 +217,12 @@ def holds_objects(path: Path, columns: Collection[str]) -> bool:
 
 
 def decoded(handle: BinaryIO) -> Iterator[dict[str, Any]]:
-    """The JSON objects of the lines of a JSON Lines file opened in binary (``jsonl_lines``), those of lines that are
-    not UTF-8 JSON objects passed over."""
+    """The JSON objects of the lines of a JSON Lines file opened in binary (``jsonl_lines``) that may hold another
+    (a brace beyond their own: a brace of JSON is that byte in UTF-8, within no other character's), those of lines
+    that are not UTF-8 JSON objects passed over."""
     for _, line in jsonl_lines(handle):
+        if line.count(b"{") < 2:
+            continue
         try:
             yield jsonl_object(jsonl_text(line))
         except ValueError:
