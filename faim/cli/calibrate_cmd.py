@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from faim.calibration.scaling import temperature_edge
 from faim.cli.common import check_label_tasks, check_outside_model, parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
-from faim.data.post import check_labelled, post_texts, refuse_no_posts
+from faim.data.post import MAP_LABELS, carries_labels, check_labelled, post_texts, refuse_no_posts
 from faim.data.preflight import label_column_hint, labels_remedy, refuse_unreadable, unread_columns
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
@@ -73,12 +73,12 @@ def run(args: argparse.Namespace) -> int:
         detector.check_correctable()  # the pooling the manifest records, which the recipe may not say
     kinds = detector.model.kinds_with(detector.pooling_kind)
     posts = leave_out_empty(posts, kinds, args.data)
-    unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
+    unread = cache(partial(unread_columns, args.data, ColumnMap.from_recipe(columns)))  # read where a note needs them
     warn_unheld_kinds(posts, kinds, args.data, columns=unread)
     warn_unread_meta(posts, detector.model.meta_fields, args.data)
     if not args.unlabelled:
         names = [task.name for task in detector.tasks]
-        remedy = labels_remedy(args.data, columns, names)
+        remedy = MAP_LABELS if carries_labels(posts, names) else labels_remedy(args.data, columns, names)
         check_labelled(posts, names, args.data, f"{remedy}, or estimate the share of positives with --unlabelled")
     refuse_unreadable(posts, detector.model.kinds, detector.max_elements, args.data, fused=detector.model.fused_kinds)
     collator = detector.collator(with_targets=True)
@@ -97,7 +97,10 @@ def run(args: argparse.Namespace) -> int:
             one_class[task.name] = task.labels[int(y[0])]
     for name, label in one_class.items():
         print(one_class_note(name, label, args.unlabelled))
-    hint = partial(label_column_hint, unread=unread() or [], columns=columns)
+
+    def hint(task: str) -> str:
+        return label_column_hint(task, unread() or [], columns)
+
     for note in kept_notes(detector.tasks, with_labels, args.unlabelled, args.head, hint):
         print(note)
     config = refit_settings(recipe.eval)

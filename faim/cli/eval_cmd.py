@@ -21,7 +21,7 @@ from faim.cli.common import (
 from faim.data.columns import ColumnMap, object_read
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
-from faim.data.post import LANGUAGE, Post, refuse_no_posts
+from faim.data.post import LANGUAGE, MAP_LABELS, Post, carries_labels, refuse_no_posts
 from faim.data.preflight import label_column_hint, labels_remedy, unread_columns, warn_source_split
 from faim.data.sources import check_split, read_posts
 from faim.data.unheld import warn_unheld_kinds, warn_unread_meta
@@ -64,7 +64,6 @@ def run(args: argparse.Namespace) -> int:
     if args.data:
         posts = list(read_posts(args.data, columns, args.image_root))
         name, label, unmapped = args.data, input_name(args.data), MAP_ELEMENTS
-        unlabelled = labels_remedy(args.data, columns, list(recipe.model["heads"]))
     else:
         posts, name, label = source.posts(args.split), source.describe(args.split), args.split
         unlabelled = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
@@ -76,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
     # posts none of which is labelled, pictures that are not there and texts that are not text are refused by
     # evaluate, before the model reads a post
     if args.data:
+        tasks = [task.name for task in detector.tasks]
+        # what to do where evaluation finds no label: the data's columns are read for it then alone
+        unlabelled = MAP_LABELS if carries_labels(posts, tasks) else labels_remedy(args.data, columns, tasks)
         unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
         warn_unheld_kinds(posts, kinds, name, columns=unread)
         warn_unread_meta(posts, detector.model.meta_fields, name)
@@ -176,7 +178,7 @@ def unlabelled_task_notes(
     is refused as evaluation begins): the report leaves it out. For a file given as ``data``, the note says how to
     read its labels (``label_column_hint``, of the columns the mapping ``columns`` leaves unread)."""
     unlabelled = [task for task in tasks if all(post.labels.get(task) is None for post in posts)]
-    if len(unlabelled) == len(tasks):
+    if len(unlabelled) in (0, len(tasks)):
         return []
     unread = (unread_columns(data, ColumnMap.from_recipe(columns)) or []) if data else []
     notes = []

@@ -537,8 +537,13 @@ def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, reme
     names = list(tasks)
     posts = list(posts)
     warn_labels_of_no_task(posts, names, where)
-    if not any(post.labels.get(name) is not None for post in posts for name in names):
+    if not carries_labels(posts, names):
         raise unlabelled_error(where, names, remedy)
+
+
+def carries_labels(posts: Iterable[Post], tasks: Sequence[str]) -> bool:
+    """Whether some of ``posts`` carries a label for one of ``tasks`` (``check_labelled`` refuses them otherwise)."""
+    return any(post.labels.get(name) is not None for post in posts for name in tasks)
 
 
 def warn_labels_of_no_task(posts: Sequence[Post], tasks: list[str], where: str) -> None:
