@@ -163,13 +163,24 @@ def truth_word(label: Any) -> str:
     return str(int(number)) if number.is_integer() else word
 
 
+ROW_COLUMNS = {"source": "each row's source", "error": "each row's error", "error_kind": "the kind of each row's error"}
+"""The columns faim score writes of each row beside its scores (``faim.scoring.output.output_schema``), which no binary
+task's score column may take (its ``id`` no task's name, ``check_score_columns``)."""
+
+
 def check_score_columns(source: str, heads: dict[str, Any]) -> None:
     """Refuse heads two of whose columns in faim score's output would share a name (``faim.scoring.output``: a
     binary task's score ``TASK``, each label's ``TASK.LABEL`` of another task, each task's ``TASK.decision``): a
     label named ``decision`` (whose probabilities would go where the decisions go, stopping faim score part way),
-    or a task named as another's label (``severity.low``). Names the label or task that comes later, and what the
-    column is also; a saved model so built is warned of and loaded (``faim.registry.refuse_new``)."""
-    owners = {
+    or a task named as another's label (``severity.low``), or a binary one as a column of each row (``ROW_COLUMNS``,
+    which faim score writes it in); and a task named ``id``, whose scores would take the place of each post's id in the
+    rows faim score writes and ``score`` gives. Names the label or task that comes later, and what the column is also;
+    a saved model so built is warned of and loaded (``faim.registry.refuse_new``)."""
+    if "id" in heads:
+        problem = "a task named 'id' would take the place of each post's id in the rows faim score and score give"
+        refuse_new(RecipeError(source, "model.heads.id", f"{problem}; rename the task"), f"model.heads.id: {problem}")
+    owners = {name: ("", f"where faim score writes {what}") for name, what in ROW_COLUMNS.items()}
+    owners |= {
         f"{task}.decision": ("", f"where faim score writes each post's decision of task {task!r}") for task in heads
     }
     for task, spec in heads.items():
