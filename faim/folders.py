@@ -296,6 +296,15 @@ def replace_durably(partial: Path, final: Path) -> None:
     sync_folder(final.parent)
 
 
+def write_durably(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through ``.NAME.tmp`` beside it, renamed into place once on the disk
+    (``replace_durably``): ``path`` holds what it held before or ``data``, whole, whatever stops the write, a power
+    loss too. For a file one process alone writes at a time (a scoring run's records, under its lock)."""
+    partial = path.with_name(f".{path.name}.tmp")
+    partial.write_bytes(data)
+    replace_durably(partial, path)
+
+
 def sync_folder(folder: Path) -> None:
     """Have the names made, renamed or removed in ``folder`` reach the disk (``os.fsync`` of the folder), where the
     system lets a folder be opened for it (not Windows, whose file system records a rename in its journal)."""

@@ -490,3 +490,13 @@ def damaged_parquet(path: Path, rows: int, group_rows: int, group: int, column: 
     data[chunk.data_page_offset : chunk.data_page_offset + 16] = b"\xff" * 16
     path.write_bytes(bytes(data))
     return path
+
+
+def synced_and_renamed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int | str]]:
+    """What is done to the disk from now on: each file or folder synced (``os.fsync``) by its inode, each rename
+    (``os.replace``) by the name given."""
+    done: list[tuple[str, int | str]] = []
+    fsync, replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: done.append(("fsync", os.fstat(fd).st_ino)) or fsync(fd))
+    monkeypatch.setattr(os, "replace", lambda old, new: done.append(("replace", Path(new).name)) or replace(old, new))
+    return done

@@ -12,9 +12,10 @@ the truth: on restart, parts missing from the manifest (killed between the renam
 from their Parquet metadata (what their rows hold too, which each part records), and half-written temporary files
 are deleted. ``_finished.json`` is written once a run has read its inputs to their end and every shard is done, with
 the digests of the run's record and of its shards' keys: a rerun of that run whose parts are all in place then reads
-none of its inputs' rows. No file name of these is read as data by Parquet readers (they skip names starting with
-``_``), nor is ``_run.lock``, which a run holds locked while it writes into the folder (``writing_run``), so that a
-second run into it is refused.
+none of its inputs' rows. ``_run.json`` and ``_finished.json`` are on the disk before their names, as parts are
+(``faim.folders.write_durably``), and what an overwrite deletes is gone from it before the new ``_run.json``. No
+file name of these is read as data by Parquet readers (they skip names starting with ``_``), nor is ``_run.lock``,
+which a run holds locked while it writes into the folder (``writing_run``), so that a second run into it is refused.
 A run that pools by picture keeps its shards' per-post parts in ``_per_post/`` and writes its pooled parts,
 one per shard, once all shards are done (``faim.scoring.pool_parts``).
 """
@@ -35,7 +36,7 @@ import pyarrow.parquet as pq
 
 from faim.data.inputs import RUN_FILE, input_format
 from faim.data.tabular import ARROW_READ_ERRORS, holds_lines_read_otherwise, one_line
-from faim.folders import check_folder_path, named_folder, sync_folder
+from faim.folders import check_folder_path, named_folder, sync_folder, write_durably
 from faim.notices import warn
 from faim.scoring.inputs import KEY_WIDTHS
 from faim.scoring.report import HELD_KEY, Held, ShardReport
@@ -388,11 +389,11 @@ class Manifest:
             # parts of no record, which a run into the folder would take for its own
             for path in [out_dir / FINISHED_FILE, *parts, out_dir / MANIFEST_FILE, run_file]:
                 path.unlink(missing_ok=True)
+            for folder in (folder for folder in folders if folder.is_dir()):  # gone before the new record is there
+                sync_folder(folder)
         record, recorded = resumed or (json.dumps(identity, indent=1).encode("utf-8"), identity)
         if resumed is None:
-            partial = out_dir / f".{RUN_FILE}.tmp"
-            partial.write_bytes(record)
-            os.replace(partial, run_file)
+            write_durably(run_file, record)
         self._run_digest = hashlib.sha256(record).hexdigest()  # what _finished.json records of the record
         self.input_names: list[str] | None = recorded.get(INPUT_NAMES)
         self.key_widths: tuple[int, int] = tuple(recorded.get(SHARD_KEYS, KEY_WIDTHS))
@@ -424,9 +425,7 @@ class Manifest:
     def finish(self) -> None:
         """Record that every shard of the run is done, once it has read its inputs to their end: a rerun then finds
         the run finished (``finished``) without reading them."""
-        partial = self.out_dir / f".{FINISHED_FILE}.tmp"
-        partial.write_text(json.dumps(self._finish_record()), encoding="utf-8")
-        os.replace(partial, self.out_dir / FINISHED_FILE)
+        write_durably(self.out_dir / FINISHED_FILE, json.dumps(self._finish_record()).encode("utf-8"))
         self.finished = True
 
     def _read(self) -> dict[str, ShardReport]:

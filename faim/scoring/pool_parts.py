@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from faim.detector import Detector
+from faim.folders import replace_durably
 from faim.pooling import pooled_probabilities
 from faim.scoring.output import CORRECTS, PICTURE, PICTURE_GROUP, logits_column, output_schema, score_columns
 from faim.shared_images import shared_image_groups
@@ -97,7 +98,8 @@ def read_logits(table: pa.Table, detector: Detector) -> dict[str, np.ndarray]:
 
 def pool_parts(detector: Detector, per_post_dir: Path, out_dir: Path, progress: bool = True) -> PoolingReport:
     """Pool the per-post parts in ``per_post_dir`` by picture into pooled parts in ``out_dir`` (see the module
-    docstring); each pooled part is written atomically, so a rerun rewrites them whole.
+    docstring); each pooled part is written atomically, its bytes on the disk before its name
+    (``faim.folders.replace_durably``), so a rerun rewrites them whole.
 
     Raises:
         ValueError: On a per-post part written without what pooling reads, naming it.
@@ -173,4 +175,4 @@ def write_pooled(
     final = out_dir / part.name
     partial = out_dir / f".{part.stem}.{os.getpid()}.tmp"
     pq.write_table(pa.table(columns, schema=schema), partial)
-    os.replace(partial, final)
+    replace_durably(partial, final)

@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import synced_and_renamed
 
 from faim import __version__
 from faim.data.images import IMAGE_DECODING
@@ -548,3 +549,21 @@ def test_a_part_no_finished_shard_records_that_cannot_be_read_is_deleted_saying_
         again = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=20, progress=False)
     assert again.rows == 40 and again.rows_this_run == 20
     assert pq.read_table(out, columns=["id"]).column("id").to_pylist() == [str(i) for i in range(40)]
+
+
+def test_a_runs_record_and_its_finished_record_are_on_the_disk_before_their_names_and_an_overwrite_before_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    (out / "_per_post").mkdir(parents=True)
+    (out / "_per_post" / "part-00000-000000.parquet").write_bytes(b"another run's")
+    (out / "_run.json").write_text(json.dumps(RUN | {"tasks": []}), encoding="utf-8")
+    done = synced_and_renamed(monkeypatch)
+    manifest = Manifest(out, RUN, overwrite=True, per_post=True)
+    manifest.finish()
+    manifest.close()
+    record, finished = (("fsync", (out / name).stat().st_ino) for name in ("_run.json", "_finished.json"))
+    folder = ("fsync", out.stat().st_ino)
+    assert done[done.index(record) :][:3] == [record, ("replace", "_run.json"), folder]
+    assert done[done.index(finished) :][:3] == [finished, ("replace", "_finished.json"), folder]
+    assert done.index(("fsync", (out / "_per_post").stat().st_ino)) < done.index(record)  # the old part gone first

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import pooling_detector
+from conftest import pooling_detector, synced_and_renamed
 
 from faim.eval.benchmark_runs import write_dump
 from faim.scoring.engine import score_dump
@@ -131,3 +131,12 @@ def test_the_pooling_summary_counts_its_posts_as_words() -> None:
     assert PoolingReport(posts=1).format() == "pooled by picture: 0 of 1 post share a picture, in 0 groups (0.0 s)"
     report = PoolingReport(posts=160, groups=40, grouped_posts=128)
     assert report.format() == "pooled by picture: 128 of 160 posts share a picture, in 40 groups (0.0 s)"
+
+
+def test_each_pooled_part_is_on_the_disk_before_its_name(pooled_run, monkeypatch: pytest.MonkeyPatch) -> None:
+    detector, _, _, out, _ = pooled_run
+    done = synced_and_renamed(monkeypatch)
+    pool_parts(detector, out / PER_POST_DIR, out, progress=False)
+    parts = sorted(out.glob("part-*.parquet"))
+    folder = ("fsync", out.stat().st_ino)
+    assert done == [step for part in parts for step in (("fsync", part.stat().st_ino), ("replace", part.name), folder)]
