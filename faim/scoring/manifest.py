@@ -28,6 +28,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from faim.data.tabular import ARROW_READ_ERRORS, holds_lines_read_otherwise, one
 from faim.folders import check_folder_path, named_folder, sync_folder, write_durably
 from faim.notices import warn
 from faim.scoring.inputs import KEY_WIDTHS
+from faim.scoring.options import ScoringOptions
 from faim.scoring.report import HELD_KEY, Held, ShardReport
 from faim.version import __version__
 
@@ -83,6 +85,16 @@ none read no such column, and its resume is refused (its settings differ) rather
 PIXEL_LIMIT = "max_image_pixels"
 """The setting recording the decompression-bomb limit of a run reading pictures, where it is not Pillow's own
 (``faim.scoring.runner.picture_settings``)."""
+
+RECORD_PARTS = ("model", "tasks", "inputs", "settings", BEGUN_WITH, INPUT_NAMES, SHARD_KEYS)
+"""The parts of a run's record this faim writes (``run_identity``); a record holding another was written by a newer
+faim (``unknown_to_this_faim``)."""
+SETTINGS = ("columns", "image_root", "options", "scores", "embeddings", "pool_by_image", "runtime", "shard_rows",
+            DECODING, PIXEL_LIMIT, JSONL_READING, FIELD_OBJECTS_SETTING)  # fmt: skip
+"""The settings a run of this faim records (``faim.scoring.engine.score_dump``'s, ``faim.scoring.exported``'s and
+``faim.scoring.runner.plan_run``'s), ``options`` each of ``faim.scoring.options.ScoringOptions``."""
+VERSIONED = (DECODING, JSONL_READING)
+"""The settings naming the version of how a run reads its inputs, which only grows from one faim to the next."""
 
 
 def absolute_image_root(image_root: str | None) -> str | None:
@@ -239,6 +251,15 @@ def check_resumable(
     recorded = recorded_identity(record, identity)
     if compared(recorded) == compared(identity):
         return record, recorded
+    if unknown := unknown_to_this_faim(recorded, identity):
+        began = begun_by(recorded)
+        by = f"{began}; this is faim {__version__}" if began else f"this is faim {__version__}"
+        raise ValueError(
+            f"{out_dir} holds a scoring run begun by a newer faim ({by}): its record ({run_file}) holds "
+            f"{', '.join(unknown)}, which this faim does not know, so it cannot resume the run; finish it with "
+            f"{f'{began} or later' if began else 'the faim that began it'}, or pass --overwrite (overwrite=True) to "
+            "start afresh, or write to a new folder"
+        )
     if replaced := replaced_inputs(recorded, identity):
         one = len(replaced) == 1
         raise ValueError(
@@ -257,6 +278,25 @@ def check_resumable(
         f"{out_dir} holds another scoring run ({'; '.join(differences)}); write to a new folder, or pass "
         f"--overwrite (overwrite=True) to start afresh{finish}"
     )
+
+
+def unknown_to_this_faim(recorded: dict[str, Any], identity: dict[str, Any]) -> list[str]:
+    """What the record of a run (``recorded``) holds that this faim does not know, so that a newer faim began it: a
+    part (``RECORD_PARTS``), setting (``SETTINGS``) or option (``ScoringOptions``'s) of no name this faim records, by
+    its dotted name, and a version of how the run read its inputs (``VERSIONED``) beyond the one this faim's run
+    ``identity`` reads them by, with both versions."""
+    settings = recorded.get("settings")
+    settings = settings if isinstance(settings, dict) else {}
+    options = settings.get("options")
+    unknown = [name for name in recorded if name not in RECORD_PARTS]
+    unknown += [f"settings.{name}" for name in settings if name not in SETTINGS]
+    known_options = {option.name for option in fields(ScoringOptions)}
+    unknown += [f"settings.options.{name}" for name in options or () if name not in known_options]
+    for name in VERSIONED:
+        was, now = settings.get(name), identity["settings"].get(name)
+        if isinstance(was, int) and isinstance(now, int) and was > now:
+            unknown.append(f"settings.{name} {was} (this faim's: {now})")
+    return unknown
 
 
 def compared(identity: dict[str, Any]) -> dict[str, Any]:

@@ -567,3 +567,33 @@ def test_a_runs_record_and_its_finished_record_are_on_the_disk_before_their_name
     assert done[done.index(record) :][:3] == [record, ("replace", "_run.json"), folder]
     assert done[done.index(finished) :][:3] == [finished, ("replace", "_finished.json"), folder]
     assert done.index(("fsync", (out / "_per_post").stat().st_ino)) < done.index(record)  # the old part gone first
+
+
+@pytest.mark.parametrize(
+    ("settings", "parts", "said"),
+    [
+        ({"text_chunking": 1}, {}, "settings.text_chunking"),
+        ({}, {"record_format": 2}, "record_format"),
+        ({"options": {"bf16": False, "int8": True}}, {}, "settings.options.int8"),
+        (
+            {"image_decoding": 9, "jsonl_lines": 7},
+            {"extra": 1},
+            "extra, settings.image_decoding 9 (this faim's: 8), settings.jsonl_lines 7 (this faim's: 2)",
+        ),
+    ],
+)
+def test_a_run_begun_by_a_newer_faim_is_refused_saying_so_naming_what_this_faim_does_not_know(
+    settings: dict, parts: dict, said: str, tmp_path: Path
+) -> None:
+    run = RUN | {"settings": RUN["settings"] | {"image_decoding": 8, "jsonl_lines": 2}, "faim_version": __version__}
+    newer = run | parts | {"settings": run["settings"] | settings, "faim_version": "9.0.0"}
+    (tmp_path / "_run.json").write_text(json.dumps(newer), encoding="utf-8")
+    with pytest.raises(ValueError) as refused:
+        check_resumable(tmp_path, run)
+    assert str(refused.value) == (
+        f"{tmp_path} holds a scoring run begun by a newer faim (faim 9.0.0; this is faim {__version__}): its record "
+        f"({tmp_path / '_run.json'}) holds {said}, which this faim does not know, so it cannot resume the run; "
+        "finish it with faim 9.0.0 or later, or pass --overwrite (overwrite=True) to start afresh, or write to a new "
+        "folder"
+    )
+    check_resumable(tmp_path, run, overwrite=True)
