@@ -17,7 +17,7 @@ from faim.components import load_plugins, registries
 from faim.data.columns import ColumnMap
 from faim.detector import POOLING_KIND, Detector
 from faim.registry import defined_interactively, interactive_session, qualified_name
-from faim.scoring.manifest import PER_POST_DIR, absolute_image_root, writing_run
+from faim.scoring.manifest import PER_POST_DIR, absolute_image_root, check_run_output, writing_run
 from faim.scoring.options import ScoringOptions
 from faim.scoring.output import check_output_columns
 from faim.scoring.pool_parts import pool_parts
@@ -116,11 +116,14 @@ def score_dump(
     Raises:
         ValueError: On bad arguments, a model that cannot pool, or ``out`` holding another run.
         FileExistsError: When ``out`` holds files a scoring run does not write.
+        NotADirectoryError, PermissionError: When ``out`` is a file, or a folder this user may not write into,
+            refused before any work (``faim.scoring.manifest.check_run_output``).
         BlockingIOError: When another run is writing into ``out`` now (``faim.scoring.manifest.writing_run``).
         faim.artifact.ArtifactError: When a file of the model was modified.
     """
     device = scoring_device(device)
     check_run_arguments(workers, batch_size, shard_rows, engine, scores, embeddings)
+    check_run_output(out)
     image_root = absolute_image_root(image_root)
     if pool_by_image and not scores:
         raise ValueError("pool_by_image pools scores: it cannot be used when only embeddings are written")

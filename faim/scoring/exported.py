@@ -19,7 +19,7 @@ from faim.data.post import Post
 from faim.runtime.bundle import EMBEDDING, ExportError, logits_name, probabilities_name
 from faim.runtime.model import ExportedModel, checked_manifest
 from faim.scoring.inputs import Shard
-from faim.scoring.manifest import absolute_image_root, check_resumable, writing_run
+from faim.scoring.manifest import absolute_image_root, check_resumable, check_run_output, writing_run
 from faim.scoring.output import check_output_columns, output_schema, output_table, score_columns, write_shard
 from faim.scoring.report import ShardReport
 from faim.scoring.rows import (
@@ -141,9 +141,12 @@ def score_exported(
         ValueError: On bad arguments, or ``out`` holding another run (refused before anything in ``out`` is
             removed or written).
         FileExistsError: When ``out`` holds files a scoring run does not write.
+        NotADirectoryError, PermissionError: When ``out`` is a file, or a folder this user may not write into,
+            refused before any work (``faim.scoring.manifest.check_run_output``).
         BlockingIOError: When another run is writing into ``out`` now (``faim.scoring.manifest.writing_run``).
     """
     check_run_arguments(workers, batch_size, shard_rows, engine, scores, embeddings)
+    check_run_output(out)
     image_root = absolute_image_root(image_root)
     ColumnMap.from_recipe(columns)
     given = Path(model)

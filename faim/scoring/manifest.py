@@ -145,6 +145,26 @@ def check_output_folder(out_dir: Path) -> None:
         )
 
 
+def check_run_output(out: str | Path) -> None:
+    """Refuse, before any work, an output folder ``out`` that a run could not write into: an empty name (a variable
+    not set), which a path reads as the working directory; one ``check_output_folder`` refuses (a file, or a folder
+    holding files a run does not write); or one this user may not write into, or, where it is not there, the nearest
+    folder above it that is (``os.access``).
+
+    Raises:
+        ValueError: Naming the empty name.
+        NotADirectoryError, FileExistsError: As ``check_output_folder``.
+        PermissionError: Naming ``out`` and the folder this user may not write into.
+    """
+    if not os.fspath(out):
+        raise ValueError("out '': an empty folder name (a variable not set?); name a folder, '.' for this one")
+    check_output_folder(Path(out))
+    folder = named_folder(Path(out))
+    there = next(path for path in (folder, *folder.parents) if path.exists())
+    if not os.access(there, os.W_OK | os.X_OK):
+        raise PermissionError(f"{out}: this user may not write into {there}; name a folder it may write into")
+
+
 @contextmanager
 def writing_run(out_dir: Path) -> Iterator[None]:
     """Hold the output folder ``out_dir`` for the run writing into it for the block: refused as

@@ -597,3 +597,28 @@ def test_a_run_begun_by_a_newer_faim_is_refused_saying_so_naming_what_this_faim_
         "folder"
     )
     check_resumable(tmp_path, run, overwrite=True)
+
+
+@pytest.mark.parametrize("score", [score_dump, score_exported])
+def test_an_output_folder_empty_a_file_or_not_writable_is_refused_before_any_work(
+    score: Any, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = forty_posts(tmp_path / "dump.jsonl")
+    (tmp_path / "scores.parquet").write_bytes(b"x")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != locked and access(path, mode))
+    monkeypatch.setattr(runner, "count_rows", lambda *_: pytest.fail("the dump was read"))
+    monkeypatch.chdir(tmp_path / "locked")  # where an empty name would write
+    refused = [
+        ("", ValueError, r"^out '': an empty folder name \(a variable not set\?\); name a folder, '\.' for this one"),
+        (tmp_path / "scores.parquet", NotADirectoryError, r"scores\.parquet: is a file, not a folder"),
+        (locked, PermissionError, rf"^{locked}: this user may not write into {locked}; name a folder it may write"),
+        (locked / "new" / "out", PermissionError, rf"^{locked}/new/out: this user may not write into {locked};"),
+    ]
+    for out, error, said in refused:
+        with pytest.raises(error, match=said):
+            score(tiny_model_dir, dump, out, workers=1, progress=False)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["dump.jsonl", "locked", "scores.parquet"]
+    assert not any(locked.iterdir())
