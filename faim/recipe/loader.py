@@ -512,20 +512,47 @@ def in_base(error: RecipeError, written: Written, merged: dict[str, Any]) -> Rec
     more of the YAML path ``error.path`` than the recipe does (``held``) and ``merged`` kept all of it, as where the
     base writes the key refused (``BASE (the base of FILE): model.heads.hate.dropuot: ...``); else ``error`` itself:
     where the recipe or an override changed a component's type, which drops what the base wrote of it, a key found
-    missing is theirs to give. It reads no file, so it names what set the key when the recipe was read."""
+    missing is theirs to give. Where the recipe writes, and changes from the base's, a setting the key must agree with
+    (``RecipeError.agrees``: ``train.monitor`` for the base's ``train.mode``, ``model.heads`` for the tasks the
+    base's data reads labels for), it names the recipe's own key, with the base's one (``FILE: train.monitor: with
+    train.mode of its base BASE: ...``): the recipe made them disagree. It reads no file, so it names what set the
+    key when the recipe was read."""
     base = written.base
     if base is None:
         return error
     in_base_file = held(base.data, error.path)
     if in_base_file <= held(written.data, error.path) or held(merged, error.path) < in_base_file:
         return error
+    for path in error.agrees:
+        if writes(written.data, path) and value_at(merged, path) != value_at(base.data, path):
+            return RecipeError(error.source, path, f"with {error.path} of its base {base.file}: {error.problem}")
     return RecipeError(f"{base.file} (the base of {error.source})", error.path, error.problem)
+
+
+def writes(recipe: dict[str, Any], path: str) -> bool:
+    """Whether ``recipe`` holds every key of the YAML ``path`` (``train.monitor``)."""
+    return held(recipe, path) == len(path_keys(path))
+
+
+def value_at(recipe: dict[str, Any], path: str) -> Any:
+    """What ``recipe`` holds at the YAML ``path``; ``None`` where it holds not all of it."""
+    node = recipe
+    for key in path_keys(path):
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def path_keys(path: str) -> list[str]:
+    """The keys of the YAML ``path`` (``model.encoders.text[1].dim``) from the top, each list index as its digits."""
+    return re.findall(r"[^.\[\]]+", path)
 
 
 def held(recipe: dict[str, Any], path: str) -> int:
     """How many keys of the YAML ``path`` (``model.encoders.text[1].dim``), from the top, ``recipe`` holds."""
     node, count = recipe, 0
-    for key in re.findall(r"[^.\[\]]+", path):
+    for key in path_keys(path):
         if isinstance(node, dict) and key in node:
             node = node[key]
         elif isinstance(node, list) and key.isdigit() and int(key) < len(node):

@@ -268,8 +268,9 @@ def check_columns(source: str, path: str, data: dict[str, Any]) -> None:
 def check_source_tasks(source: str, data: dict[str, Any], heads: dict[str, Any], path: str = "data") -> None:
     """Each task a source reads labels for is a head of the model: the tasks its ``columns.labels`` names and its
     ``task`` argument (given or default) where its class takes one; in a ``concat`` or ``without`` source, each
-    member's. Labels read for no head would be dropped unseen, so training checks this before any work; reading a
-    recipe does not, as a model saved before this check may hold such a recipe."""
+    member's. Labels read for no head would be dropped unseen, so reading a new recipe (``check_trainable``) and
+    training check this before any work; reading a saved model's does not, as one saved before this check may hold
+    such a recipe."""
     members = {
         "without": [(f"{path}.source", data.get("source"))],
         "concat": [(f"{path}.sources[{index}]", member) for index, member in enumerate(data.get("sources") or [])],
@@ -287,6 +288,7 @@ def check_source_tasks(source: str, data: dict[str, Any], heads: dict[str, Any],
                 source,
                 f"{path}.{key}",
                 f"the model has no task {task!r}{suggest(str(task), list(heads))}; its tasks: {', '.join(heads)}",
+                agrees=("model.heads",),
             )
 
 
@@ -355,6 +357,20 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_lightning_names(source, train)
     check_values(source, "eval", eval_section, EVAL_VALUES)
     check_monitor(source, train.get("monitor", TrainConfig.monitor), model.get("heads"))
+    if not REBUILDING_SAVED.get():  # a model saved before these were checked here loads
+        check_trainable(source, recipe)
+
+
+def check_trainable(source: str, recipe: dict[str, Any]) -> None:
+    """What training refuses before any work, refused as a new recipe is read (``faim recipe show``, ``faim.build``),
+    so that a child recipe changing a setting its base's others must agree with is refused naming its own key
+    (``faim.recipe.loader.in_base``), not once a run starts: labels read for a task the model has no head for
+    (``check_source_tasks``), a logit shift without its temperature (``check_shift_with_temperature``), a
+    ``train.mode`` keeping the worst epoch of ``train.monitor`` (``check_monitor_mode``)."""
+    if "data" in recipe:
+        check_source_tasks(source, recipe["data"], recipe["model"]["heads"])
+    check_shift_with_temperature(source, EvalConfig(**recipe.get("eval", {})))
+    check_monitor_mode(source, TrainConfig(**recipe.get("train", {})))
 
 
 AT_LEAST_1 = (lambda value: value >= 1, "at least 1")
@@ -466,6 +482,7 @@ def check_monitor(source: str, monitor: Any, heads: dict[str, Any]) -> None:
             source,
             "train.monitor",
             f"{monitor!r} is not logged{suggest(str(monitor), logged)}; logged: {', '.join(logged)}",
+            agrees=("model.heads",),
         )
 
 
@@ -493,7 +510,10 @@ def check_balance(source: str, balance: Any, data: dict[str, Any] | None, path: 
         )
     if data is not None and innermost(data).get("type") != "concat":
         raise RecipeError(
-            source, path, "sources balances the members of a concat data: section; this data is one source"
+            source,
+            path,
+            "sources balances the members of a concat data: section; this data is one source",
+            agrees=("data",),
         )
 
 
@@ -505,7 +525,10 @@ def check_fused_kinds(source: str, model: dict[str, Any]) -> None:
     defined = sorted(model["encoders"])
     if not isinstance(kinds, list) or not kinds or not set(kinds) <= set(defined):
         raise RecipeError(
-            source, "model.fusion.kinds", f"expected a non-empty list of element kinds from {defined}, got {kinds!r}"
+            source,
+            "model.fusion.kinds",
+            f"expected a non-empty list of element kinds from {defined}, got {kinds!r}",
+            agrees=("model.encoders",),
         )
 
 
@@ -521,6 +544,7 @@ def check_pooling(source: str, model: dict[str, Any], eval_section: dict[str, An
             source,
             "eval.pool_by_image",
             "pooling by shared picture needs model.encoders.image; without one, set eval.pool_by_image to null",
+            agrees=("model.encoders",),
         )
 
 
@@ -531,25 +555,28 @@ def check_crowd_corrections(source: str, eval_section: dict[str, Any]) -> None:
             source,
             "eval.crowd_corrections",
             "the crowd's corrections are read across the posts that share a picture: set eval.pool_by_image too",
+            agrees=("eval.pool_by_image",),
         )
 
 
 def check_shift_with_temperature(source: str, eval_section: EvalConfig) -> None:
-    """``eval.logit_shift`` is fitted with the temperature (Platt scaling), so it needs ``eval.temperature``; training
-    checks this before any work, and reading a recipe does not, as a model saved before this check may hold such a
-    recipe."""
+    """``eval.logit_shift`` is fitted with the temperature (Platt scaling), so it needs ``eval.temperature``; reading a
+    new recipe (``check_trainable``) and training check this before any work, and reading a saved model's does not,
+    as one saved before this check may hold such a recipe."""
     if eval_section.logit_shift and not eval_section.temperature:
         raise RecipeError(
             source,
             "eval.logit_shift",
             "a logit shift is fitted with the temperature: set eval.temperature to true too, or logit_shift to false",
+            agrees=("eval.temperature",),
         )
 
 
 def check_monitor_mode(source: str, train: TrainConfig, resume: bool = False) -> None:
     """``train.mode`` keeps the epoch where ``train.monitor`` is best, the lowest loss or the highest score, not the
-    worst (as a recipe monitoring AUROC with ``mode: max`` would, set to monitor ``val/loss``); training checks this
-    before any work, and reading a recipe does not, as a model saved before this check may hold such a recipe.
+    worst (as a recipe monitoring AUROC with ``mode: max`` would, set to monitor ``val/loss``); reading a new recipe
+    (``check_trainable``) and training check this before any work, and reading a saved model's does not, as one
+    saved before this check may hold such a recipe.
     Resuming (``resume``), the refusal says to train anew: a run begun with such a mode cannot be resumed with
     another (``train.mode`` is not a setting a resumed run may change)."""
     best = best_mode(train.monitor)
@@ -560,6 +587,7 @@ def check_monitor_mode(source: str, train: TrainConfig, resume: bool = False) ->
             "train.mode",
             f"{train.mode!r} keeps the epoch of the {kept} {train.monitor} (train.monitor), the worst; set "
             f"train.mode to {best}" + (" and train anew: a run begun with it cannot be resumed" if resume else ""),
+            agrees=("train.monitor",),
         )
 
 

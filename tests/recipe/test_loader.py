@@ -91,7 +91,7 @@ def test_null_in_a_child_recipe_removes_the_key(tmp_path: Path) -> None:
 def test_a_null_override_drops_a_head_an_encoder_or_a_train_key_and_sets_any_other_null() -> None:
     base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, Path("run"))
     base["model"]["heads"]["other"] = {"type": "binary", "labels": ["no", "yes"]}
-    base["data"]["columns"]["comments"] = "replies"
+    base["data"]["columns"] |= {"comments": "replies", "labels": {"other": "label"}}
     dropped = ["model.heads.harmful=null", "model.encoders.image=null", "model.encoders.comments=null"]
     recipe = as_recipe(base, [*dropped, "data.columns.comments=null"])
     assert list(recipe.model["heads"]) == ["other"] and sorted(recipe.model["encoders"]) == ["text"]
@@ -205,6 +205,7 @@ def test_dropping_the_only_head_or_every_encoder_is_refused_naming_the_null_that
         Recipe.load("hate_text_frozen", ["model.heads.nothing=null", "model.heads.hate=null", "model.heads.x=null"])
     encoders_only = "model={encoders: {text: {type: hf_text, weights: x}}, fusion: {type: concat}}"
     given_back = ["model.heads.hate=null", "model.heads.spam={type: binary, labels: [a, b]}", encoders_only]
+    spam = ["data.task=spam", "train.monitor=val/loss", "train.mode=min"]  # what else the base gives hate
     with pytest.raises(RecipeError, match=r"--set model=\{encoders.*: model.heads: expected a mapping of task name"):
         Recipe.load("hate_text_frozen", given_back)  # the null was undone: the model= that left none is named
     with pytest.raises(RecipeError, match=r"--set model=\{encoders.*: model.heads: expected a mapping of task name"):
@@ -212,8 +213,8 @@ def test_dropping_the_only_head_or_every_encoder_is_refused_naming_the_null_that
     child.write_text(
         "base: hate_text_frozen\nmodel:\n  heads:\n    hate: null\n    spam: {type: binary, labels: [a, b]}\n"
     )
-    assert list(Recipe.load(child, ["train.monitor=val/loss"]).model["heads"]) == ["spam"]
-    replaced = ["model.heads.hate=null", "model.heads.spam={type: binary, labels: [a, b]}", "train.monitor=val/loss"]
+    assert list(Recipe.load(child, spam).model["heads"]) == ["spam"]
+    replaced = ["model.heads.hate=null", "model.heads.spam={type: binary, labels: [a, b]}", *spam]
     assert list(Recipe.load("hate_text_frozen", replaced).model["heads"]) == ["spam"]
 
 
@@ -241,7 +242,8 @@ def test_a_null_or_an_empty_mapping_for_every_head_or_encoder_is_refused_naming_
         with pytest.raises(RecipeError, match=rf"^{child}: model.{kind}: {said}$"):
             Recipe.load(child)
     given = {"heads": "spam={type: binary, labels: [a, b]}", "encoders": "image={type: tiny_image, dim: 8}"}[kind]
-    again = [f"model.{kind}.{given}", "train.monitor=val/loss"]
+    again = [f"model.{kind}.{given}", "train.monitor=val/loss", "train.mode=min"]
+    again += ["data.task=spam"] if kind == "heads" else []  # what else the base gives hate
     emptied_then_given = Recipe.load("hate_text_frozen", [f"model.{kind}={{}}", *again]).model
     assert Recipe.load(child, again).model == emptied_then_given
     whole = Recipe.load("hate_text_frozen").to_dict()
@@ -719,3 +721,30 @@ def test_numbers_and_arrays_of_numpy_in_a_recipe_given_in_python_are_read_as_the
     with pytest.raises(RecipeError, match=r"labels: expected a list of at least two distinct label names$"):
         as_recipe(recipe)  # refused as a recipe, as a tuple of labels is
     assert python_values({"kind": np.float32}) == {"kind": np.float32}
+
+
+def test_a_child_recipe_making_a_setting_disagree_with_its_bases_is_refused_on_reading_naming_its_own_key(
+    tmp_path: Path,
+) -> None:
+    base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, Path("run"), monitor="val/loss", mode="min")
+    base["eval"] |= {"logit_shift": True, "pool_by_image": 0.9}
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    child = tmp_path / "child.yaml"
+    of_base = f"of its base {tmp_path / 'base.yaml'}: "
+    for written, named in (
+        ("train: {monitor: val/harmful/auroc}", f"train.monitor: with train.mode {of_base}'min' keeps the epoch"),
+        (
+            "model:\n  heads:\n    harmful: null\n    abuse: {type: binary, labels: [ok, abuse]}",
+            f"model.heads: with data.columns.labels.harmful {of_base}the model has no task 'harmful'; its tasks: abuse",
+        ),
+        ("eval: {temperature: false}", f"eval.temperature: with eval.logit_shift {of_base}a logit shift is fitted"),
+        ("model:\n  encoders:\n    image: null", f"model.encoders: with eval.pool_by_image {of_base}pooling by"),
+    ):
+        child.write_text(f"base: base.yaml\n{written}\n")
+        with pytest.raises(RecipeError, match=f"^{re.escape(f'{child}: {named}')}"):
+            Recipe.load(child)
+    child.write_text("base: base.yaml\nmodel:\n  heads:\n    harmful: {hidden_dim: 8}\n")  # the same tasks
+    assert Recipe.load(child).model["heads"]["harmful"]["hidden_dim"] == 8
+    child.write_text("base: base.yaml\ntrain: {monitor: val/harmful/auroc}\n")
+    with registry.rebuilding_saved("saved"):  # a model saved before this was checked on reading loads
+        assert Recipe.load(child).train.mode == "min"
