@@ -39,7 +39,9 @@ class TrainConfig:
         accelerator: ``"cpu"``, ``"gpu"`` or ``"auto"``.
         strategy: ``"auto"``, ``"ddp"`` (multi-process data-parallel, CPU or GPU), ``"fsdp"`` (GPUs).
         devices: Processes/devices to train on.
-        num_workers: DataLoader worker processes (decode and tokenise off the main process).
+        num_workers: DataLoader worker processes (decode and tokenise off the main process); with
+            ``cache_embeddings``, they embed the posts not cached yet, and the kinds whose encoders train beside
+            frozen ones are read in the main process (``faim.training.run.warn_workers_idle``).
         monitor: Validation metric for early stopping and the best checkpoint (e.g. ``"val/loss"``,
             ``"val/hate/auroc"``).
         mode: ``"min"`` or ``"max"``, for ``monitor``; ``None`` (not given): the one keeping its best epoch

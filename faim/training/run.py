@@ -460,6 +460,24 @@ def check_cache_folder(recipe: Recipe, model: WholePostModel) -> None:
         raise RecipeError(recipe.source, "train.cache_dir", str(error)) from None
 
 
+def warn_workers_idle(recipe: Recipe, model: WholePostModel) -> None:
+    """Warn, where ``train.num_workers`` is above 0 and the recipe caches the embeddings of ``model``'s frozen
+    encoders while others train, that the kinds those others read are read and preprocessed in the training process,
+    batch by batch, not in worker processes: the training loader reads the cache (``make_loader``), and the workers
+    embed only the posts not cached yet."""
+    cfg = recipe.train
+    cached = model.frozen_kinds if cfg.cache_embeddings else []
+    live = [kind for kind in model.kinds if kind not in cached]
+    if cfg.num_workers > 0 and cached and live:
+        warn(
+            f"{recipe.source}: train.num_workers: {cfg.num_workers}: the embeddings of {', '.join(cached)} come from "
+            f"the cache (train.cache_embeddings), so {', '.join(live)}, whose encoder trains, is read and "
+            "preprocessed in the training process, not in worker processes, which embed only the posts not cached "
+            "yet; set train.cache_embeddings: false to read every kind in the workers (the frozen encoders then run "
+            "every epoch), or train.num_workers: 0"
+        )
+
+
 def check_correction_groups(recipe: Recipe, train_posts: list[Post]) -> None:
     """Before training: every training post has the ``Post.meta`` field ``eval.crowd_corrections`` groups them by,
     and it takes at least two values (the weight is cross-validated over them).
@@ -641,6 +659,7 @@ def fit(recipe: Recipe, resume: bool = False, resume_hint: str = RESUME_CALL) ->
     detector = Detector.from_recipe(recipe)  # before the data is read: a component refused fails in a second
     check_augmentation(recipe, detector.model)
     check_cache_folder(recipe, detector.model)
+    warn_workers_idle(recipe, detector.model)
     kinds, split = sorted(recipe.model["encoders"]), recipe.eval.split
     train_posts, val_posts = source.posts("train"), source.posts("validation")
     eval_posts = val_posts if split == "validation" else source.posts(split)

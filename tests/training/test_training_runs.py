@@ -57,6 +57,7 @@ from faim.training.run import (
     warn_temperature_edges,
     warn_uncalibrated,
     warn_undefined_auroc,
+    warn_workers_idle,
 )
 
 
@@ -1359,3 +1360,23 @@ def test_pictures_a_model_embeds_but_does_not_fuse_are_not_warned_of_as_more_tha
 def test_a_stopped_run_names_faim_train_only_where_that_command_was_run() -> None:
     assert stopped_run(RESUME_CALL) == "faim.train"
     assert stopped_run(resume_command("recipe.yaml", [])) == "faim train"
+
+
+def test_workers_reading_no_kind_as_frozen_kinds_come_from_the_cache_and_others_train_are_warned_of(
+    tmp_path: Path,
+) -> None:
+    recipe = tiny_recipe({"train": tmp_path / "t.jsonl", "validation": tmp_path / "v.jsonl"}, tmp_path, num_workers=2)
+    recipe["model"]["encoders"]["text"]["freeze"] = True  # comments share it; image trains
+    model = faim.build(recipe).model
+    with pytest.warns(FaimWarning) as warned:
+        warn_workers_idle(faim.Recipe.from_dict(recipe), model)
+    assert [str(w.message) for w in warned] == [
+        "<dict>: train.num_workers: 2: the embeddings of comments, text come from the cache (train.cache_embeddings), "
+        "so image, whose encoder trains, is read and preprocessed in the training process, not in worker processes, "
+        "which embed only the posts not cached yet; set train.cache_embeddings: false to read every kind in the "
+        "workers (the frozen encoders then run every epoch), or train.num_workers: 0"
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for setting in ("train.num_workers=0", "train.cache_embeddings=false", "model.encoders.image.freeze=true"):
+            warn_workers_idle(faim.Recipe.from_dict(recipe).override([setting]), faim.build(recipe, [setting]).model)
