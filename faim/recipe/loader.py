@@ -457,10 +457,19 @@ def base_of(data: dict[str, Any], source: str, folder: Path) -> Base | None:
     base_name = data["base"]
     if not isinstance(base_name, str):
         raise RecipeError(source, "base", f"expected one recipe's name or path, got {base_name!r}")
+    if is_file(base_path, source):
+        raise RecipeError(source, "base", f"{base_name} is this recipe itself; base it on another recipe")
     try:
         base = read_yaml(base_path)
     except RecipeError as error:  # named as in_base names the base of an error in what it writes
         raise RecipeError(f"{base_path} (the base of {source})", error.path, error.problem) from error.__cause__
+    if isinstance(base.get("base"), str) and is_file(base_path.parent / base["base"], source):
+        raise RecipeError(
+            source,
+            "base",
+            f"{base_name} has this recipe as its base: ({base['base']}), so each is based on the other; give one of"
+            " them no base:, or base both on a recipe without a base:",
+        )
     if "base" in base:
         raise RecipeError(
             source,
@@ -470,6 +479,11 @@ def base_of(data: dict[str, Any], source: str, folder: Path) -> Base | None:
             " or base on a recipe without a base:",
         )
     return Base(base_path, base)
+
+
+def is_file(path: Path, source: str) -> bool:
+    """Whether ``path`` is the recipe file ``source`` names (``False`` for a mapping's, ``"<dict>"``)."""
+    return path.is_file() and Path(source).is_file() and path.samefile(source)
 
 
 def base_file(data: dict[str, Any], source: str, folder: Path) -> Path | None:

@@ -377,6 +377,17 @@ def test_two_levels_of_base_fail_naming_the_recipe_its_base_and_what_to_do(tmp_p
     assert "base on a recipe without a base:" in str(info.value)
 
 
+def test_a_recipe_based_on_itself_or_on_a_recipe_based_on_it_is_refused_as_such(tmp_path: Path) -> None:
+    (tmp_path / "self.yaml").write_text("base: self.yaml\n")
+    with pytest.raises(RecipeError, match=r"self.yaml: base: self.yaml is this recipe itself; base it on another"):
+        Recipe.load(tmp_path / "self.yaml")  # said to write it out with faim recipe show self.yaml before, which fails
+    (tmp_path / "a.yaml").write_text("base: b.yaml\n")
+    (tmp_path / "b.yaml").write_text(f"base: {tmp_path / 'a.yaml'}\n")
+    cycle = re.escape(f"{tmp_path / 'a.yaml'}: base: b.yaml has this recipe as its base: ({tmp_path / 'a.yaml'}), so")
+    with pytest.raises(RecipeError, match=rf"^{cycle} each is based on the other; give one of them no base:"):
+        Recipe.load(tmp_path / "a.yaml")
+
+
 def test_a_base_that_is_neither_a_file_nor_a_shipped_recipe_is_named_with_the_recipe_that_gives_it(
     tmp_path: Path,
 ) -> None:
