@@ -64,7 +64,12 @@ def yaml_problem(error: yaml.YAMLError, text: str) -> str:
         return f"({error})"
     problem = f"at {place(error.problem_mark)}: {error.problem}" if error.problem_mark else f"({error.problem})"
     context = f" ({error.context}{f' at {place(error.context_mark)}' if error.context_mark else ''})"
-    return problem + (context if error.context else "") + (f"; {error.note}" if error.note else "")
+    tab = "; YAML indents and spaces out a line with spaces, not tabs: write spaces there" if TAB in problem else ""
+    return problem + (context if error.context else "") + (f"; {error.note}" if error.note else "") + tab
+
+
+TAB = "found character '\\t'"
+"""How PyYAML's problem names a tab where it takes none (to indent, or between a value and a comment)."""
 
 
 def place(mark: yaml.Mark) -> str:

@@ -26,3 +26,14 @@ def test_a_problem_is_told_on_one_line_with_its_places() -> None:
     problem = yaml_problem(caught.value, text)
     assert "\n" not in problem and "<unicode string>" not in problem
     assert problem.startswith("at line 2, column ")
+
+
+@pytest.mark.parametrize(
+    ("text", "at"), [("train:\n\tmax_epochs: 2\n", "line 2, column 1"), ("lr: 1\t# c\n", "line 1")]
+)
+def test_a_tab_yaml_takes_none_at_is_told_to_be_spaces(text: str, at: str) -> None:
+    with pytest.raises(yaml.YAMLError) as caught:
+        parse_yaml(text)
+    problem = yaml_problem(caught.value, text)
+    assert problem.startswith(f"at {at}") and "found character '\\t'" in problem
+    assert problem.endswith("; YAML indents and spaces out a line with spaces, not tabs: write spaces there")
