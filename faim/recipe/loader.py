@@ -82,7 +82,8 @@ def read_yaml(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as error:
         raise RecipeError(str(path), "", f"not UTF-8 text (byte {error.start + 1})") from None
     if not isinstance(data, dict):
-        raise RecipeError(str(path), "", "a recipe must be a YAML mapping with data, model, train and eval")
+        held = "holds nothing (no key, or comments alone); " if data is None else ""
+        raise RecipeError(str(path), "", f"{held}a recipe must be a YAML mapping with data, model, train and eval")
     return data
 
 

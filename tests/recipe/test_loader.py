@@ -691,6 +691,18 @@ def test_an_error_met_building_names_what_set_its_key_by_the_base_as_read_whatev
                 raise RecipeError(recipe.source, "eval.split", "the data has no split 'test'")
 
 
+@pytest.mark.parametrize("written", ["", "# a comment\n", "---\n"])
+def test_an_empty_recipe_or_base_is_refused_as_holding_nothing(tmp_path: Path, written: str) -> None:
+    (tmp_path / "empty.yaml").write_text(written)
+    nothing = "holds nothing (no key, or comments alone); a recipe must be a YAML mapping"
+    with pytest.raises(RecipeError, match=rf"^{re.escape(str(tmp_path / 'empty.yaml'))}: {re.escape(nothing)}"):
+        Recipe.load(tmp_path / "empty.yaml")
+    (tmp_path / "child.yaml").write_text("base: empty.yaml\n")
+    base = re.escape(f"{tmp_path / 'empty.yaml'} (the base of {tmp_path / 'child.yaml'}): ")
+    with pytest.raises(RecipeError, match=rf"^{base}{re.escape(nothing)}"):
+        Recipe.load(tmp_path / "child.yaml")
+
+
 def test_a_base_that_cannot_be_read_is_named_as_the_base_of_the_recipe_giving_it(tmp_path: Path) -> None:
     child, base = tmp_path / "child.yaml", tmp_path / "base.yaml"
     child.write_text("base: base.yaml\n")
