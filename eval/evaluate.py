@@ -24,7 +24,7 @@ from faim.decisions import decide
 from faim.detector import Detector
 from faim.eval.label_conflicts import decision_conflicts
 from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics, multilabel_metrics
-from faim.eval.plots import plot_binary, plot_multiclass
+from faim.eval.plots import plot_binary, plot_multiclass, plot_names
 from faim.eval.report import replace_written, write_report, written_files
 from faim.eval.slices import slice_key, slice_metrics
 from faim.inference import Predictions, predict
@@ -143,10 +143,12 @@ def task_results(
     main: Evaluated,
     ablations: dict[str, Evaluated],
     out_dir: Path,
+    plot_name: str,
     config: EvalConfig,
     texts: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Metrics, slices, ablations and plots of one task; with ``texts`` (each predicted post's text, in order), a
+    """Metrics, slices, ablations and plots of one task, its plots' file names beginning ``plot_name``
+    (``faim.eval.plots.plot_names``); with ``texts`` (each predicted post's text, in order), a
     binary task's words the model's decisions and the labels read the opposite way
     (``faim.eval.label_conflicts.decision_conflicts``)."""
     keep = task.labelled(main.predictions.targets[task.name])
@@ -167,9 +169,9 @@ def task_results(
     groups = None if main.groups is None else main.groups[keep]
     bins = config.calibration_bins
     if task.type == "binary":
-        result["plots"] = [str(p) for p in plot_binary(y, prob, out_dir, task.name, bins, groups)]
+        result["plots"] = [str(p) for p in plot_binary(y, prob, out_dir, plot_name, bins, groups)]
     elif task.type == "multiclass":
-        result["plots"] = [str(p) for p in plot_multiclass(y, prob, task.labels, out_dir, task.name, bins, groups)]
+        result["plots"] = [str(p) for p in plot_multiclass(y, prob, task.labels, out_dir, plot_name, bins, groups)]
     return result
 
 
@@ -248,9 +250,10 @@ def evaluate_loader(
         message = f"eval.slice: no evaluated post has the meta field {field!r}, so the report has no slices"
         warn(message)
         config = replace(config, slice=None)
+    names = plot_names(task.name for task in detector.tasks)  # of every task, as the same model names them each run
     for task in detector.tasks:
         if task.name in predictions.targets and task.labelled(predictions.targets[task.name]).any():
-            results["tasks"][task.name] = task_results(task, main, ablations, out, config, texts)
+            results["tasks"][task.name] = task_results(task, main, ablations, out, names[task.name], config, texts)
     if not results["tasks"]:  # a loader whose posts were not known before its batches were read
         raise unlabelled_error(data_name, [task.name for task in detector.tasks])
     write_report(results, out)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ import numpy as np
 
 from faim.calibration.checks import as_binary_inputs, as_multiclass_inputs
 from faim.eval.calibration import draw_calibrated, expected_calibration_error, reliability_bins
+from faim.folders import names_apart
 from faim.notices import warn
 
 if TYPE_CHECKING:
@@ -178,6 +179,14 @@ def plot_multiclass(
 
 UNNAMEABLE = re.compile(r'[/\\<>:"|?*\x00-\x1f]')
 """What no file's name may hold on some system (a path separator; on Windows ``<>:"|?*`` and control characters)."""
+
+
+def plot_names(tasks: Iterable[str]) -> dict[str, str]:
+    """Each task's part of the file names of its plots (``file_name``): its name, each character ``UNNAMEABLE``
+    matches written ``_``, and where an earlier task's is already that, or that in another case (``a:b`` beside
+    ``a_b``, ``Hate`` beside ``hate``: one file on macOS and Windows), a number after it (``hate-2``), so that no
+    task's plot takes another's file, and the plots of a task holding its name alone keep it (``names_apart``)."""
+    return names_apart({task: UNNAMEABLE.sub("_", task) for task in tasks})
 
 
 def file_name(stem: str) -> str:
@@ -332,11 +341,13 @@ def plot_learning_curve(
     as_is: dict[str, Any],
     out_dir: Path,
     head_curve: Sequence[dict[str, float]] = (),
+    named: str | None = None,
 ) -> Path:
     """ECE and macro-F1 (mean ± standard deviation over draws) against the labelled posts a calibration was fitted
     on (``faim.eval.recalibration.learning_curve``), with the head corrected first where ``head_curve`` is given
     (square markers, dotted), the ECE range of a calibrated model on the same posts as a band, the calibration as it
-    was as dashed lines; written to ``calibration_<task>.png`` (``file_name``)."""
+    was as dashed lines; written to ``calibration_<named>.png`` (``file_name``; ``named``: the task's part of its
+    plots' file names, ``plot_names``; by default its name)."""
     fig, ax = square_figure()
     sizes = [row["labels"] for row in curve]
     for metric, color in (("ece", "tab:red"), ("macro_f1", "tab:blue")):
@@ -351,6 +362,6 @@ def plot_learning_curve(
     ax.set(xscale="log", xlabel="labelled posts the calibration is fitted on", title=f"{task}: recalibration")
     _size_ticks(ax, sorted({row["labels"] for row in (*curve, *head_curve)}))
     ax.legend(fontsize=8)
-    path = Path(out_dir) / file_name(f"calibration_{task}")
+    path = Path(out_dir) / file_name(f"calibration_{task if named is None else named}")
     save_figure(fig, path)
     return path

@@ -28,7 +28,7 @@ from faim.eval.calibration import ece_if_calibrated
 from faim.eval.evaluate import metric_function, opposite_words
 from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.metrics import auroc_interval
-from faim.eval.plots import plot_learning_curve
+from faim.eval.plots import plot_learning_curve, plot_names
 from faim.eval.report import WRITTEN, json_text, recorded, replace_written
 from faim.eval.tables import format_value, markdown_image, markdown_table
 from faim.inference import Predictions
@@ -378,14 +378,15 @@ def pooling_note(report: dict[str, Any]) -> str | None:
 
 def write_report(report: dict[str, Any], out_dir: Path) -> Path:
     """Write ``calibration.json``, ``calibration.md`` and, per task with a learning curve (labels enough for one of
-    its sizes), a plot of ECE and macro-F1 against the number of labels (``calibration_<task>.png``) into
-    ``out_dir`` (the JSON as ``json_text`` writes it: an undefined figure as ``null``), and record them there,
-    removing what an earlier report wrote and this one did not (a plot of a task no longer measured;
-    ``faim.eval.report.replace_written``); returns the Markdown file."""
+    its sizes), a plot of ECE and macro-F1 against the number of labels (``calibration_<task>.png``, no two tasks'
+    one file: ``faim.eval.plots.plot_names``) into ``out_dir`` (the JSON as ``json_text`` writes it: an undefined
+    figure as ``null``), and record them there, removing what an earlier report wrote and this one did not (a plot
+    of a task no longer measured; ``faim.eval.report.replace_written``); returns the Markdown file."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "calibration.json").write_text(json_text(report), encoding="utf-8")
     parts, plots = [f"# Calibration of `{report['model']}` on `{report['data']}`"], []
     parts += [note for note in (pooling_note(report),) if note]
+    names = plot_names(report["tasks"])
     for name, task in report["tasks"].items():
         rows = [["as it was", "all", format_value(task["as_is"]["ece"]), "", format_value(task["as_is"]["macro_f1"])]]
         rows += [
@@ -408,7 +409,9 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
         ]
         parts += task_notes(task)
         if task["learning_curve"]:
-            plot = plot_learning_curve(name, task["learning_curve"], task["as_is"], out_dir, task.get("head_curve", ()))
+            plot = plot_learning_curve(
+                name, task["learning_curve"], task["as_is"], out_dir, task.get("head_curve", ()), names[name]
+            )
             plots.append(plot.name)
             parts.append(markdown_image(name, plot.name))
         else:

@@ -43,6 +43,7 @@ from faim.eval.evaluate import Evaluated, labelled
 from faim.eval.group_holdout import cells, group_of, recipe_parser, recipe_task_and_groups
 from faim.eval.slices import slice_name
 from faim.eval.tables import markdown_cell
+from faim.folders import names_apart
 from faim.inference import predict
 from faim.recipe import Recipe
 from faim.recipe.loader import apply_overrides
@@ -107,19 +108,8 @@ def run_folders(groups: Iterable[str], taken: Iterable[str] = ()) -> dict[str, s
     """Each group's run folder: its ``slug``, and where an earlier group's folder or one of ``taken`` is already that,
     or that in another case (``Sport`` beside ``sport``: one folder where file names are told apart regardless of case,
     as on macOS and Windows; ``a b`` beside ``a_b``), a number after it that no group's own slug is, so that the
-    folders of the groups holding their slug alone stay as they were (``--reuse`` finds them)."""
-    slugs = {group: slug(group) for group in groups}
-    used = {folder.casefold() for folder in taken}
-    reserved = used | {folder.casefold() for folder in slugs.values()}
-    folders: dict[str, str] = {}
-    for group, base in slugs.items():
-        folder, number = base, 1
-        while folder.casefold() in used or (number > 1 and folder.casefold() in reserved):
-            number += 1
-            folder = f"{base}-{number}"
-        folders[group] = folder
-        used.add(folder.casefold())
-    return folders
+    folders of the groups holding their slug alone stay as they were (``--reuse`` finds them; ``names_apart``)."""
+    return names_apart({group: slug(group) for group in groups}, taken)
 
 
 def split_posts(recipe: Recipe) -> dict[str, list[Post]]:

@@ -10,9 +10,10 @@ import re
 import secrets
 import shutil
 import socket
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TypeVar
 
 from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, WEIGHTS
 from faim.file_digests import portable
@@ -29,6 +30,8 @@ RUN_RECIPE = "recipe.yaml"
 beside the checkpoints it saves (``faim.training.run_recipe``), before it logs or trains: its folder says a run is
 there from its start, though a run stopped part way writes no record (``train_record.json``)."""
 RUN_RECIPES = re.compile(rf"checkpoints/version_\d+/{re.escape(RUN_RECIPE)}")
+
+Key = TypeVar("Key", bound=Hashable)
 
 
 def check_folder_path(path: Path) -> None:
@@ -271,6 +274,25 @@ def replacing(target: Path, prefix: str) -> Iterator[Path]:
         if isinstance(error, KeyboardInterrupt):
             raise KeyboardInterrupt(f"nothing was written: {target} is left as it was") from error
         raise
+
+
+def names_apart(bases: Mapping[Key, str], taken: Iterable[str] = ()) -> dict[Key, str]:
+    """A file name for each key of ``bases`` from its base name there: the base itself, and where an earlier key's
+    name or one of ``taken`` is already that, or that in another case (``Hate`` beside ``hate``: one file where file
+    names are told apart regardless of case, as on macOS and Windows), the base with a number after it
+    (``hate-2``) that is no key's own base, so that the name of every key holding its base alone stays as it was
+    whatever other keys there are beside it."""
+    used = {name.casefold() for name in taken}
+    reserved = used | {base.casefold() for base in bases.values()}
+    names: dict[Key, str] = {}
+    for key, base in bases.items():
+        name, number = base, 1
+        while name.casefold() in used or (number > 1 and name.casefold() in reserved):
+            number += 1
+            name = f"{base}-{number}"
+        names[key] = name
+        used.add(name.casefold())
+    return names
 
 
 def write_text_whole(path: Path, text: str) -> None:

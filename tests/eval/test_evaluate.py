@@ -347,3 +347,23 @@ def test_a_kind_the_model_embeds_but_neither_fuses_nor_pools_by_is_not_ablated(d
     model["fusion"]["kinds"] = ["text", "image"]
     report = evaluate(faim.build({"model": model}), posts, tmp_path / "eval2", "validation")["tasks"]["harmful"]
     assert set(report["ablations"]) == {"without_text", "without_image"}
+
+
+def test_tasks_whose_plots_would_take_one_file_each_get_plots_of_their_own(tmp_path: Path) -> None:
+    # a:b and a_b gave one file name; Hate and hate one file on macOS and Windows: one task's plots replaced another's
+    tasks = ["a:b", "a_b", "Hate", "hate"]
+    heads = {task: {"type": "binary", "labels": ["no", "yes"]} for task in tasks}
+    detector = faim.build(
+        {"model": {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}, "heads": heads}}
+    )
+    posts = [Post(str(n), f"post {n}", labels=dict.fromkeys(tasks, n % 2)) for n in range(8)]
+    results = evaluate(detector, posts, tmp_path / "eval", "dump", ablations=False, words=False)
+    plots = [Path(plot) for task in tasks for plot in results["tasks"][task]["plots"]]
+    assert len({plot.name.casefold() for plot in plots}) == len(plots) == 12 and all(plot.is_file() for plot in plots)
+    assert [Path(plot).name for plot in results["tasks"]["Hate"]["plots"]] == [
+        "Hate_roc.png",
+        "Hate_pr.png",
+        "Hate_calibration.png",
+    ]  # a task's name where it is its own
+    report = (tmp_path / "eval" / "metrics.md").read_text(encoding="utf-8")
+    assert all(f"]({plot.name})" in report for plot in plots)

@@ -335,3 +335,15 @@ def test_whether_chance_parts_the_classes_more_rarely_than_a_tail_is_counted_exa
             assert rarer_by_chance(posts, positives, tail) == (1 / math.comb(posts, positives) < tail)
     assert rarer_by_chance(10**6, 5 * 10**5, tail)  # comb(10**6, 5 * 10**5) in full took 17 s
     assert not rarer_by_chance(10**6, 0, tail) and not rarer_by_chance(10**6, 10**6, tail)
+
+
+def test_tasks_whose_learning_curves_would_take_one_file_each_get_a_plot_of_their_own(tmp_path: Path) -> None:
+    start, posts = Calibration.identity([TASK]), predictions(160, 3.0)
+    task = {"as_is": as_is(TASK, start, posts, EvalConfig()), "learning_curve": []}
+    task["learning_curve"] = learning_curve(TASK, start, posts, EvalConfig(), sizes=[50], draws=2)
+    names = ["Hate", "hate", "a:b", "a_b"]  # one file on macOS and Windows; one file anywhere
+    write_report({"model": "m", "data": "d", "tasks": dict.fromkeys(names, task)}, tmp_path)
+    plots = json.loads((tmp_path / WRITTEN).read_text(encoding="utf-8"))["files"]
+    plots = [name for name in plots if name.endswith(".png")]
+    assert len({name.casefold() for name in plots}) == len(plots) == 4
+    assert "calibration_Hate.png" in plots and all((tmp_path / name).is_file() for name in plots)
