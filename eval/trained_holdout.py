@@ -21,6 +21,7 @@ data, which never saw the group either (one more run, into ``<runs>/none_left_ou
 from __future__ import annotations
 
 import itertools
+import re
 import shutil
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -37,7 +38,7 @@ from faim.data.post import LANGUAGE, Post
 from faim.data.targets import TaskSpec
 from faim.data.without import LANG_READING, grouped
 from faim.detector import Detector
-from faim.eval.benchmark_runs import train_or_reuse
+from faim.eval.benchmark_runs import reuse_problem, train_or_reuse
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.evaluate import Evaluated, labelled
 from faim.eval.group_holdout import cells, group_of, recipe_parser, recipe_task_and_groups
@@ -110,6 +111,37 @@ def run_folders(groups: Iterable[str], taken: Iterable[str] = ()) -> dict[str, s
     as on macOS and Windows; ``a b`` beside ``a_b``), a number after it that no group's own slug is, so that the
     folders of the groups holding their slug alone stay as they were (``--reuse`` finds them; ``names_apart``)."""
     return names_apart({group: slug(group) for group in groups}, taken)
+
+
+def earlier_folders(group: str, runs: Path) -> list[str]:
+    """The folders of ``runs`` an earlier faim may have trained ``group``'s fold into: its slug of ASCII letters alone
+    (``café``: ``caf``), as faim named folders before ``slug`` kept letters of any script; its ``slug`` unnumbered
+    (``sport``), as groups whose folders differ in case alone had folders of their own on Linux before
+    ``run_folders`` numbered them; and its ``slug`` numbered (``sport-3``), as ``run_folders`` numbered it beside other
+    groups than these."""
+    ascii_slug = re.sub(r"[^A-Za-z0-9._-]+", "_", group).strip("_") or "group"
+    numbered = re.compile(rf"{re.escape(slug(group))}-\d+")
+    found = sorted(entry.name for entry in runs.iterdir() if numbered.fullmatch(entry.name)) if runs.is_dir() else []
+    return [folder for folder in dict.fromkeys([ascii_slug, slug(group), *found]) if folder not in (".", "..")]
+
+
+def earlier_run(fold: Recipe, group: str, folders: Iterable[Path]) -> Recipe:
+    """``fold``, or, where its folder holds no run ``--reuse`` takes for it (``reuse_problem``) and a folder an
+    earlier faim may have trained it into (``earlier_folders``) does, ``fold`` trained there, so that ``--reuse``
+    takes that run; only a run of the very recipe, leaving out the same values, is taken, and never from a folder that
+    is one of ``folders`` (every fold's own now), into which another group's fold may train."""
+    output_dir = Path(fold.train.output_dir)
+    if reuse_problem(fold) is None:
+        return fold
+    own = [folder for folder in folders if folder.exists()]
+    for name in earlier_folders(group, output_dir.parent):
+        earlier = output_dir.parent / name
+        if earlier in folders or (earlier.exists() and any(earlier.samefile(folder) for folder in own)):
+            continue  # one fold's folder now (Sport's, where sport was on macOS)
+        trained_there = with_output(fold, earlier)
+        if reuse_problem(trained_there) is None:
+            return trained_there
+    return fold
 
 
 def split_posts(recipe: Recipe) -> dict[str, list[Post]]:
@@ -268,7 +300,8 @@ def trained_holdout(
     trained: dict[str, Path] | None = None,
 ) -> TrainedHoldout:
     """Train each fold of ``plan_folds`` and measure its model on the group it left out (see the module docstring);
-    with ``reuse``, a run already there of the same recipe is evaluated instead of trained again. Each run's
+    with ``reuse``, a run already there of the same recipe, or in the folder an earlier faim trained it into
+    (``earlier_run``), is evaluated instead of trained again. Each run's
     checkpoints are removed once its model is saved (hundreds of MB each with a large frozen encoder); the model
     stays; a run several groups share (``NONE_LEFT_OUT``) trains once.
 
@@ -279,14 +312,17 @@ def trained_holdout(
     """
     scored: dict[str, HeldOut] = {}
     trained = {} if trained is None else trained
+    folders = {Path(fold.recipe.train.output_dir) for fold in folds.values()}
     for name, fold in progress(folds.items(), desc="training without each group", unit="group"):
         output_dir = Path(fold.recipe.train.output_dir)
         field = fold.recipe.data_section.get("field")
         left_out = "nothing (no post of it trained on)" if output_dir.name == NONE_LEFT_OUT else f"{field} {name!r}"
         log(f"without {left_out} ({len(fold.posts)} labelled posts held out)")
         if str(output_dir) not in trained:
-            trained[str(output_dir)] = train_or_reuse(fold.recipe, reuse, log).model_dir
-            shutil.rmtree(output_dir / "checkpoints", ignore_errors=True)  # the model stays
+            earlier = reuse and output_dir.name != NONE_LEFT_OUT  # none_left_out has no earlier folder
+            run = earlier_run(fold.recipe, name, folders) if earlier else fold.recipe
+            trained[str(output_dir)] = train_or_reuse(run, reuse, log).model_dir
+            shutil.rmtree(Path(run.train.output_dir) / "checkpoints", ignore_errors=True)  # the model stays
         scored[name] = held_out(fold.recipe, trained[str(output_dir)], task, fold.posts)
     bins = next(iter(folds.values())).recipe.eval.calibration_bins
     return TrainedHoldout(

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 import yaml
 
-from faim.artifact_manifest import MANIFEST
+from faim.artifact_manifest import FORMAT_VERSION, MANIFEST, REQUIRED
 from faim.assembly import build_source
 from faim.data.targets import TaskSpec
+from faim.eval import trained_holdout as trained_holdout_module
 from faim.eval.benchmark_runs import reuse_problem
 from faim.eval.trained_holdout import (
     HeldOut,
@@ -23,8 +25,10 @@ from faim.eval.trained_holdout import (
     main,
     plan_folds,
     trained_holdout,
+    with_output,
 )
-from faim.recipe import as_recipe
+from faim.recipe import Recipe, as_recipe
+from faim.recipe.compare import plain
 from faim.training.run import RECORD
 from tests.conftest import frozen_tiny_recipe, tiny_recipe
 
@@ -180,6 +184,54 @@ def test_groups_whose_folders_would_be_one_train_into_folders_numbered_apart(tmp
     folds = plan_folds(recipe, TASK, "topic", tmp_path / "holdout")
     folders = {name: Path(fold.recipe.train.output_dir).name for name, fold in folds.items()}
     assert folders == {"Sport": "Sport", "sport": "sport-3", "sport-2": "sport-2", "a b": "a_b", "a_b": "a_b-2"}
+
+
+def as_trained_into(fold: Recipe, folder: Path) -> None:
+    """The files ``--reuse`` reads of a run of ``fold`` trained into ``folder`` (its model's weights aside)."""
+    recipe = plain(with_output(fold, folder))
+    (folder / "eval").mkdir(parents=True)
+    (folder / "model").mkdir()
+    (folder / "model" / "recipe.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    manifest = dict.fromkeys(REQUIRED) | {"format": FORMAT_VERSION, "files": {"model.safetensors": "0"}}
+    (folder / "model" / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    (folder / RECORD).write_text(json.dumps({"recipe": recipe, "weights_sha256": "0"}), encoding="utf-8")
+    (folder / "eval" / "metrics.json").write_text(json.dumps({"split": "validation"}), encoding="utf-8")
+
+
+def test_reuse_takes_a_fold_from_the_folder_an_earlier_faim_trained_it_into_and_only_a_fold_of_the_same_posts(
+    tmp_path, monkeypatch
+):
+    taken: dict[str, Path] = {}
+
+    def train_or_reuse(recipe, reuse, log):
+        taken[recipe.data_section["values"][0]] = Path(recipe.train.output_dir)
+        return SimpleNamespace(model_dir=Path(recipe.train.output_dir) / "model")
+
+    monkeypatch.setattr(trained_holdout_module, "train_or_reuse", train_or_reuse)
+    monkeypatch.setattr(
+        trained_holdout_module, "held_out", lambda *_: HeldOut(np.array([0, 1]), np.array([0.2, 0.9]), np.array([0, 1]))
+    )
+    runs = tmp_path / "holdout"
+    (tmp_path / "earlier").mkdir()
+    topics = ["café", "Sport", "sport", "Football"]
+    folds = plan_folds(as_recipe(text_recipe(tmp_path / "earlier", topics * 2, topics)), TASK, "topic", runs)
+    as_trained_into(folds["café"].recipe, runs / "caf")  # before folders kept letters of any script
+    as_trained_into(folds["sport"].recipe, runs / "sport")  # before Sport and sport were numbered apart, on Linux
+    as_trained_into(folds["Sport"].recipe, runs / "Sport-2")  # numbered beside a group SPORT since gone
+    as_trained_into(folds["Sport"].recipe, runs / "Football-2")  # another group's run: not Football's
+    trained_holdout(folds, TASK, reuse=True, log=lambda _: None, progress=quiet)
+    assert taken == {
+        "café": runs / "caf",
+        "sport": runs / "sport",
+        "Sport": runs / "Sport-2",
+        "Football": runs / "Football",
+    }
+    taken.clear()
+    (tmp_path / "now").mkdir()
+    topics = ["café", "caf"]  # the run café trained into caf, which caf's fold now trains into: never taken
+    folds = plan_folds(as_recipe(text_recipe(tmp_path / "now", topics * 2, topics)), TASK, "topic", runs)
+    trained_holdout(folds, TASK, reuse=True, log=lambda _: None, progress=quiet)
+    assert taken == {"café": runs / "café", "caf": runs / "caf"}
 
 
 def test_folds_that_cannot_train_are_refused_before_any_does(demo_data, tmp_path):
