@@ -28,7 +28,7 @@ import numpy as np
 
 from faim.calibration.checks import as_binary_inputs, as_multiclass_inputs
 from faim.eval.calibration import draw_calibrated, expected_calibration_error, reliability_bins
-from faim.folders import names_apart
+from faim.folders import NAME_BYTES, names_apart
 from faim.notices import warn
 
 if TYPE_CHECKING:
@@ -185,8 +185,10 @@ def plot_names(tasks: Iterable[str]) -> dict[str, str]:
     """Each task's part of the file names of its plots (``file_name``): its name, each character ``UNNAMEABLE``
     matches written ``_``, and where an earlier task's is already that, or that in another case (``a:b`` beside
     ``a_b``, ``Hate`` beside ``hate``: one file on macOS and Windows), a number after it (``hate-2``), so that no
-    task's plot takes another's file, and the plots of a task holding its name alone keep it (``names_apart``)."""
-    return names_apart({task: UNNAMEABLE.sub("_", task) for task in tasks})
+    task's plot takes another's file, and the plots of a task holding its name alone keep it (``names_apart``); a
+    name too long for a file's (``NAME_BYTES``) beside the plot's kind is cut short."""
+    bases = {task: UNNAMEABLE.sub("_", task) for task in tasks}
+    return names_apart(bases, limit=NAME_BYTES - len("_calibration.png"))  # the most a plot adds, calibration_ too
 
 
 def file_name(stem: str) -> str:

@@ -44,7 +44,7 @@ from faim.eval.evaluate import Evaluated, labelled
 from faim.eval.group_holdout import cells, group_of, recipe_parser, recipe_task_and_groups
 from faim.eval.slices import slice_name
 from faim.eval.tables import markdown_cell
-from faim.folders import names_apart
+from faim.folders import NAME_BYTES, names_apart
 from faim.inference import predict
 from faim.recipe import Recipe
 from faim.recipe.loader import apply_overrides
@@ -109,7 +109,8 @@ def run_folders(groups: Iterable[str], taken: Iterable[str] = ()) -> dict[str, s
     """Each group's run folder: its ``slug``, and where an earlier group's folder or one of ``taken`` is already that,
     or that in another case (``Sport`` beside ``sport``: one folder where file names are told apart regardless of case,
     as on macOS and Windows; ``a b`` beside ``a_b``), a number after it that no group's own slug is, so that the
-    folders of the groups holding their slug alone stay as they were (``--reuse`` finds them; ``names_apart``)."""
+    folders of the groups holding their slug alone stay as they were (``--reuse`` finds them; ``names_apart``); a slug
+    too long for a folder's name (``NAME_BYTES``) is cut short."""
     return names_apart({group: slug(group) for group in groups}, taken)
 
 
@@ -122,7 +123,8 @@ def earlier_folders(group: str, runs: Path) -> list[str]:
     ascii_slug = re.sub(r"[^A-Za-z0-9._-]+", "_", group).strip("_") or "group"
     numbered = re.compile(rf"{re.escape(slug(group))}-\d+")
     found = sorted(entry.name for entry in runs.iterdir() if numbered.fullmatch(entry.name)) if runs.is_dir() else []
-    return [folder for folder in dict.fromkeys([ascii_slug, slug(group), *found]) if folder not in (".", "..")]
+    earlier = dict.fromkeys([ascii_slug, slug(group), *found])
+    return [folder for folder in earlier if folder not in (".", "..") and len(folder.encode()) <= NAME_BYTES]
 
 
 def earlier_run(fold: Recipe, group: str, folders: Iterable[Path]) -> Recipe:

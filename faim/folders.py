@@ -31,6 +31,10 @@ beside the checkpoints it saves (``faim.training.run_recipe``), before it logs o
 there from its start, though a run stopped part way writes no record (``train_record.json``)."""
 RUN_RECIPES = re.compile(rf"checkpoints/version_\d+/{re.escape(RUN_RECIPE)}")
 
+NAME_BYTES = 255
+"""The most bytes of UTF-8 a file's name may take (ext4's and APFS's limit; NTFS counts as many UTF-16 units at most,
+each character taking as many bytes or more)."""
+
 Key = TypeVar("Key", bound=Hashable)
 
 
@@ -276,23 +280,29 @@ def replacing(target: Path, prefix: str) -> Iterator[Path]:
         raise
 
 
-def names_apart(bases: Mapping[Key, str], taken: Iterable[str] = ()) -> dict[Key, str]:
+def names_apart(bases: Mapping[Key, str], taken: Iterable[str] = (), limit: int = NAME_BYTES) -> dict[Key, str]:
     """A file name for each key of ``bases`` from its base name there: the base itself, and where an earlier key's
     name or one of ``taken`` is already that, or that in another case (``Hate`` beside ``hate``: one file where file
     names are told apart regardless of case, as on macOS and Windows), the base with a number after it
     (``hate-2``) that is no key's own base, so that the name of every key holding its base alone stays as it was
-    whatever other keys there are beside it."""
+    whatever other keys there are beside it. No name takes more than ``limit`` bytes (UTF-8): a longer base is cut
+    short, at a character, where its number too would not fit (``cut``)."""
     used = {name.casefold() for name in taken}
-    reserved = used | {base.casefold() for base in bases.values()}
+    reserved = used | {cut(base, limit).casefold() for base in bases.values()}
     names: dict[Key, str] = {}
     for key, base in bases.items():
-        name, number = base, 1
+        name, number = cut(base, limit), 1
         while name.casefold() in used or (number > 1 and name.casefold() in reserved):
             number += 1
-            name = f"{base}-{number}"
+            name = cut(base, limit - len(f"-{number}")) + f"-{number}"
         names[key] = name
         used.add(name.casefold())
     return names
+
+
+def cut(name: str, limit: int) -> str:
+    """``name`` cut short, at a character, to at most ``limit`` bytes of UTF-8."""
+    return name.encode()[:limit].decode(errors="ignore")
 
 
 def write_text_whole(path: Path, text: str) -> None:

@@ -40,15 +40,21 @@ def file_stem(number: int, post_id: str) -> str:
     return f"{number:04d}-{safe_name(post_id)[:40] or 'post'}"
 
 
+PART_LENGTH = 100
+"""The most characters of a task's name its heat maps' file names keep (``task_parts``), a post's ``file_stem``, the
+picture's number and the rest beside it well within the 255 bytes a file's name may take."""
+
+
 def task_parts(tasks: Sequence[str]) -> dict[str, str]:
-    """Each task's part of its heat maps' file names: its name made safe (``safe_name``), ``task`` where nothing is
-    left of it (a name in another script), and a number after it where an earlier task's part is already that, or
-    that in another case (``hate!`` beside ``hate?``, ``hate`` beside ``Hate``: one file where file names are told
-    apart regardless of case, as on macOS and Windows), so that no task's heat map takes another's file."""
+    """Each task's part of its heat maps' file names: its name made safe (``safe_name``) and cut to ``PART_LENGTH``
+    characters, ``task`` where nothing is left of it (a name in another script), and a number after it where an
+    earlier task's part is already that, or that in another case (``hate!`` beside ``hate?``, ``hate`` beside
+    ``Hate``: one file where file names are told apart regardless of case, as on macOS and Windows), so that no
+    task's heat map takes another's file."""
     parts: dict[str, str] = {}
     taken: set[str] = set()  # the parts so far, casefolded
     for task in tasks:
-        base = safe_name(task) or "task"
+        base = safe_name(task)[:PART_LENGTH] or "task"
         part, number = base, 1
         while part.casefold() in taken:
             number += 1

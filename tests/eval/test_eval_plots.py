@@ -119,3 +119,16 @@ def test_the_learning_curve_is_ticked_at_the_sizes_drawn_labelled_as_numbers(
     ticks = [*ax.get_xticklabels(), *ax.get_xticklabels(minor=True)]
     shown = [tick.get_text() for tick in ticks if tick.get_text() and low <= tick.get_position()[0] <= high]
     assert shown == [str(n) for n in sorted({*sizes, *head_sizes})]
+
+
+def test_tasks_named_too_long_for_a_file_are_plotted_into_files_of_names_cut_short_and_apart(tmp_path: Path) -> None:
+    tasks = ["仇" * 90, "仇" * 91, "h" * 300]  # 270, 273 and 300 bytes: no file's name may take more than 255
+    names = plots.plot_names(tasks)
+    rng = np.random.default_rng(0)
+    y, p = rng.integers(0, 2, 20), rng.random(20)
+    written = [path for task in tasks for path in plot_binary(y, p, tmp_path, names[task])]
+    written.append(
+        plots.plot_learning_curve(tasks[0], [], {"ece": 0.1, "macro_f1": 0.5}, tmp_path, named=names[tasks[0]])
+    )
+    assert len({path.name.casefold() for path in written}) == len(written) == 10
+    assert all(path.is_file() and len(path.name.encode()) <= 255 for path in written)

@@ -186,6 +186,16 @@ def test_groups_whose_folders_would_be_one_train_into_folders_numbered_apart(tmp
     assert folders == {"Sport": "Sport", "sport": "sport-3", "sport-2": "sport-2", "a b": "a_b", "a_b": "a_b-2"}
 
 
+def test_groups_named_too_long_for_a_folder_train_into_folders_of_names_cut_short_and_apart(tmp_path):
+    topics = ["a", "b" * 300, "b" * 301, "政" * 100]  # 300, 301 and 300 bytes: no folder's name may take more than 255
+    folds = plan_folds(as_recipe(text_recipe(tmp_path, topics * 2, topics)), TASK, "topic", tmp_path / "holdout")
+    folders = [Path(fold.recipe.train.output_dir).name for fold in folds.values()]
+    assert len({folder.casefold() for folder in folders}) == 4 and max(len(name.encode()) for name in folders) == 255
+    (tmp_path / "holdout").mkdir()
+    for folder in folders:
+        (tmp_path / "holdout" / folder).mkdir()  # as training makes it
+
+
 def as_trained_into(fold: Recipe, folder: Path) -> None:
     """The files ``--reuse`` reads of a run of ``fold`` trained into ``folder`` (its model's weights aside)."""
     recipe = plain(with_output(fold, folder))

@@ -127,6 +127,15 @@ def test_each_tasks_heat_maps_get_files_of_their_own_where_task_names_give_no_sa
     assert all((tmp_path / "out" / name).is_file() for name in files)
 
 
+def test_a_task_named_too_long_for_a_file_gets_heat_maps_of_its_name_cut_short(tmp_path: Path) -> None:
+    picture, heat = np.zeros((4, 4, 3), np.uint8), np.ones((4, 4))
+    tasks = [TaskExplanation(name, "yes", 0.5, [], [], [heat]) for name in ("h" * 300, "h" * 301)]
+    write_report([Explanation("p", tasks, [picture], [])], tmp_path / "out")
+    record = json.loads((tmp_path / "out" / "0000-p.json").read_text(encoding="utf-8"))
+    files = [task["pictures"][0]["heat_map"] for task in record["tasks"]]
+    assert len(set(files)) == 2 and all((tmp_path / "out" / name).is_file() for name in files)
+
+
 def test_tasks_whose_names_differ_in_case_alone_get_heat_maps_of_names_differing_in_more() -> None:
     # Hate and hate took files macOS and Windows hold as one, each task's heat map replacing the other's there
     parts = task_parts(["Hate", "hate", "HATE2", "hate2"])
