@@ -30,7 +30,7 @@ from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.metrics import auroc_interval
 from faim.eval.plots import plot_learning_curve, plot_names
 from faim.eval.report import WRITTEN, json_text, recorded, replace_written
-from faim.eval.tables import format_value, markdown_image, markdown_table
+from faim.eval.tables import format_value, markdown_image, markdown_table, markdown_text
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
 
@@ -404,10 +404,10 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
             )
             rows.append([prior, "all", format_value(unlabelled["ece"]), "", format_value(unlabelled["macro_f1"])])
         parts += [
-            f"## {name}",
+            f"## {markdown_text(name)}",
             markdown_table(["calibration", "posts", "ECE", "a calibrated model's ECE there", "macro-F1"], rows),
         ]
-        parts += task_notes(task)
+        parts += map(markdown_text, task_notes(task))  # naming the task's labels
         if task["learning_curve"]:
             plot = plot_learning_curve(
                 name, task["learning_curve"], task["as_is"], out_dir, task.get("head_curve", ()), names[name]

@@ -53,6 +53,7 @@ from faim.eval.tables import (
     format_value,
     markdown_image,
     markdown_table,
+    markdown_text,
     text_table,
     with_change,
 )
@@ -255,7 +256,7 @@ def _markdown(results: Results, out_dir: Path) -> str:
     ]
     for name, task in results["tasks"].items():
         headline = [c for c in HEADLINE[task["type"]] if c != "n"]
-        parts.append(f"## {name} ({task['type']})")
+        parts.append(f"## {markdown_text(name)} ({task['type']})")
         parts.append(markdown_table(["metric", "value"], [[k, format_value(v)] for k, v in task["metrics"].items()]))
         if task.get("ablations"):
             parts.append("### Ablations")
@@ -267,7 +268,7 @@ def _markdown(results: Results, out_dir: Path) -> str:
         note = decision_conflicts_note(task.get("terms"))
         if note:
             parts.append("### Words the model and the labels read the opposite way")
-            parts.append(note)
+            parts.append(markdown_text(note))  # naming the task's positive label
         if task.get("plots"):
             parts.append("### Plots")
             parts.append("\n\n".join(markdown_image(Path(p).name, _link(p, out_dir)) for p in task["plots"]))

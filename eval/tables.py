@@ -54,13 +54,19 @@ CODE_SPAN = re.compile(r"(`[^`]+`)")
 """A Markdown code span of one backtick each side, kept whole by ``re.split`` (its group)."""
 
 
+def markdown_text(text: str) -> str:
+    """``text`` as Markdown shows it in a heading or a paragraph of its own: ``&``, ``<`` and ``>`` as HTML entities
+    outside code spans (inside one, such as a recipe named `` `<dict>` ``, Markdown shows them as written, and an
+    entity as its letters), so that a name that looks like HTML (``<script>``) or an entity (``&amp;``) reads as
+    written, not run or read as the character it names; each line break (which would end a heading) as a space."""
+    parts = CODE_SPAN.split(re.sub(r"\r\n|[\r\n]", " ", text))
+    return "".join(part if CODE_SPAN.fullmatch(part) else html.escape(part, quote=False) for part in parts)
+
+
 def markdown_cell(cell: str) -> str:
-    """``cell`` as a Markdown table cell shows it: ``&``, ``<`` and ``>`` as HTML entities outside code spans (inside
-    one, such as a recipe named `` `<dict>` ``, Markdown shows them as written, and an entity as its letters), ``|``
-    escaped, and each line break (which would end the table's row) as a space."""
-    parts = CODE_SPAN.split(re.sub(r"\r\n|[\r\n]", " ", cell))
-    shown = "".join(part if CODE_SPAN.fullmatch(part) else html.escape(part, quote=False) for part in parts)
-    return shown.replace("|", "\\|")
+    """``cell`` as a Markdown table cell shows it: as ``markdown_text`` shows it, and ``|`` escaped, which would end
+    the cell."""
+    return markdown_text(cell).replace("|", "\\|")
 
 
 LINK_BREAKING = re.compile(r"[\s()<>\\%#?\x00-\x1f\x7f]")

@@ -165,3 +165,14 @@ def test_a_record_faim_wrote_names_its_writer_and_is_read_back(tmp_path: Path) -
     assert replace_written(folder, ["metrics.json", WRITTEN])
     assert json.loads((folder / WRITTEN).read_text()) == {"writer": "faim eval", "files": ["metrics.json", WRITTEN]}
     assert not (folder / "old.png").exists()
+
+
+def test_a_task_named_like_html_or_an_entity_is_shown_as_written_in_its_heading_and_note(tmp_path: Path) -> None:
+    results = _results(tmp_path)
+    hate = results["tasks"].pop("hate") | {"terms": {"terms": 1, "share_holding": [0.5, 0.5], "overall": [0.5, 0.5]}}
+    hate["terms"] |= {"positive": "<b>hate</b>", "shown": [{"term": "rat", "posts": [4, 4], "shares": [1.0, 0.0]}]}
+    results["tasks"] = {"<script>alert(1)</script>": hate, "a &amp; b": results["tasks"]["davidson"]}
+    md = write_report(results, tmp_path / "out")["markdown"].read_text(encoding="utf-8")
+    assert "## &lt;script&gt;alert(1)&lt;/script&gt; (binary)" in md and "## a &amp;amp; b (multiclass)" in md
+    assert "<script>" not in md and "the labels call 0 % &lt;b&gt;hate&lt;/b&gt;" in md
+    assert "the labels call 0 % <b>hate</b>" in format_table(results)  # the console shows it as written

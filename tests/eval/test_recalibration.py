@@ -347,3 +347,13 @@ def test_tasks_whose_learning_curves_would_take_one_file_each_get_a_plot_of_thei
     plots = [name for name in plots if name.endswith(".png")]
     assert len({name.casefold() for name in plots}) == len(plots) == 4
     assert "calibration_Hate.png" in plots and all((tmp_path / name).is_file() for name in plots)
+
+
+def test_a_task_or_label_named_like_html_is_shown_as_written_in_its_heading_and_notes(tmp_path: Path) -> None:
+    start, posts = Calibration.identity([TASK]), predictions(160, 3.0)
+    task = {"as_is": as_is(TASK, start, posts, EvalConfig()), "learning_curve": []}
+    task["terms"] = {"terms": 1, "share_holding": [0.5, 0.5], "overall": [0.5, 0.5], "positive": "<b>hate</b>"}
+    task["terms"]["shown"] = [{"term": "rat", "posts": [4, 4], "shares": [1.0, 0.0]}]
+    text = write_report({"model": "m", "data": "d", "tasks": {"<script>x</script> & co": task}}, tmp_path).read_text()
+    assert "## &lt;script&gt;x&lt;/script&gt; &amp; co\n" in text
+    assert "<script>" not in text and "<b>" not in text and "0 % &lt;b&gt;hate&lt;/b&gt;)" in text
