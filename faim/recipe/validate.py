@@ -112,6 +112,12 @@ def check_heads(source: str, heads: Any) -> None:
     if not isinstance(heads, dict) or not heads:
         raise RecipeError(source, "model.heads", f"expected a mapping of task name to head{none_given(heads)}")
     for task, spec in heads.items():
+        if task == "":
+            raise RecipeError(
+                source,
+                "model.heads",
+                "a task's name is empty; name each task (its head, score column and plots take its name)",
+            )
         check_component(source, f"model.heads.{task}", "head", spec)
         labels = spec.get("labels")
         if not isinstance(labels, list) or len(labels) < 2 or len(set(map(str, labels))) != len(labels):

@@ -692,3 +692,10 @@ def test_a_mode_keeping_the_worst_epoch_is_refused_for_training_yet_read(
 def test_takes_mapping_reads_a_mapping_alone_or_in_a_union() -> None:
     assert takes_mapping(dict[str, float]) and takes_mapping(Mapping[str, int] | None) and takes_mapping(dict)
     assert not takes_mapping(int | None) and not takes_mapping(list[float]) and not takes_mapping(str)
+
+
+def test_a_task_named_empty_is_refused_before_the_model_is_built(recipe: dict, write_recipe) -> None:
+    # it was built as far as the model, where torch refused its head's name: module name can't be empty string ""
+    recipe["model"]["heads"] = {"": recipe["model"]["heads"].pop("harmful")}
+    recipe["data"]["columns"]["labels"] = {"": "label"}
+    assert "model.heads: a task's name is empty; name each task" in error_for(recipe, write_recipe)
