@@ -10,6 +10,7 @@ import re
 import secrets
 import shutil
 import socket
+import unicodedata
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -285,19 +286,26 @@ def names_apart(bases: Mapping[Key, str], taken: Iterable[str] = (), limit: int 
     name or one of ``taken`` is already that, or that in another case (``Hate`` beside ``hate``: one file where file
     names are told apart regardless of case, as on macOS and Windows), the base with a number after it
     (``hate-2``) that is no key's own base, so that the name of every key holding its base alone stays as it was
-    whatever other keys there are beside it. No name takes more than ``limit`` bytes (UTF-8): a longer base is cut
-    short, at a character, where its number too would not fit (``cut``)."""
-    used = {name.casefold() for name in taken}
-    reserved = used | {cut(base, limit).casefold() for base in bases.values()}
+    whatever other keys there are beside it; names are compared as macOS compares them, regardless of how their
+    accents are written too (``caf\u00e9`` beside ``cafe\u0301``; ``compared``). No name takes more than ``limit``
+    bytes (UTF-8): a longer base is cut short, at a character, where its number too would not fit (``cut``)."""
+    used = {compared(name) for name in taken}
+    reserved = used | {compared(cut(base, limit)) for base in bases.values()}
     names: dict[Key, str] = {}
     for key, base in bases.items():
         name, number = cut(base, limit), 1
-        while name.casefold() in used or (number > 1 and name.casefold() in reserved):
+        while compared(name) in used or (number > 1 and compared(name) in reserved):
             number += 1
             name = cut(base, limit - len(f"-{number}")) + f"-{number}"
         names[key] = name
-        used.add(name.casefold())
+        used.add(compared(name))
     return names
+
+
+def compared(name: str) -> str:
+    """``name`` as a file system that tells names apart regardless of case and of how accents are written (macOS's;
+    Windows's regardless of case) compares it: case folded, composed (NFC)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
 
 
 def cut(name: str, limit: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import unicodedata
 import warnings
 from pathlib import Path
 
@@ -132,3 +133,11 @@ def test_tasks_named_too_long_for_a_file_are_plotted_into_files_of_names_cut_sho
     )
     assert len({path.name.casefold() for path in written}) == len(written) == 10
     assert all(path.is_file() and len(path.name.encode()) <= 255 for path in written)
+
+
+def test_tasks_whose_names_differ_in_how_their_accents_are_written_get_plots_of_their_own() -> None:
+    # café composed and café with a combining accent: one file on macOS, which compares names so
+    tasks = ["caf\u00e9", "cafe\u0301", "CAFE\u0301"]
+    names = plots.plot_names(tasks)
+    shown = {unicodedata.normalize("NFC", name).casefold() for name in names.values()}
+    assert len(shown) == 3 and names["caf\u00e9"] == "caf\u00e9"
