@@ -71,15 +71,22 @@ class TrainedHoldout:
     per_group: dict[str, dict[str, float]]
 
 
+WINDOWS_DEVICES = re.compile(r"(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])(\..*)?", re.IGNORECASE)
+"""The names Windows keeps for its devices, in any case, alone or before an extension (``nul``, ``con.txt``): no
+folder there takes one."""
+
+
 def slug(value: object) -> str:
     """A folder name for a group's value: its letters of any script (with the marks written on them: ``खेल``),
     digits, dots, hyphens and underscores, composed (NFC), each run of anything else written ``_``; without dots or
-    ``_`` at either end, so that no group's folder is ``.`` or ``..``; ``group`` where nothing is left."""
+    ``_`` at either end, so that no group's folder is ``.`` or ``..``; ``group`` where nothing is left; a name
+    Windows keeps for a device (``WINDOWS_DEVICES``) with ``_`` after it (``con_``, ``nul_.txt``)."""
     text = unicodedata.normalize("NFC", str(value))
     runs = itertools.groupby(
         text, key=lambda character: unicodedata.category(character)[0] in "LMN" or character in "._-"
     )
-    return "".join("".join(run) if kept else "_" for kept, run in runs).strip("._") or "group"
+    folder = "".join("".join(run) if kept else "_" for kept, run in runs).strip("._") or "group"
+    return WINDOWS_DEVICES.sub(r"\1_\2", folder) if WINDOWS_DEVICES.fullmatch(folder) else folder
 
 
 def with_data(recipe: Recipe, data: dict[str, Any]) -> Recipe:

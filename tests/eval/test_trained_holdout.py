@@ -24,6 +24,7 @@ from faim.eval.trained_holdout import (
     held_out,
     main,
     plan_folds,
+    run_folders,
     trained_holdout,
     with_output,
 )
@@ -194,6 +195,21 @@ def test_groups_named_too_long_for_a_folder_train_into_folders_of_names_cut_shor
     (tmp_path / "holdout").mkdir()
     for folder in folders:
         (tmp_path / "holdout" / folder).mkdir()  # as training makes it
+
+
+def test_groups_named_as_windows_names_a_device_train_into_folders_windows_makes():
+    # con, NUL or com1.x: a folder Windows cannot make, its name kept for a device, in any case and before an extension
+    groups = ["con", "NUL", "com1.x", "Con_", "lpt\u00b2", "console", "aux.tar.gz"]
+    folders = run_folders(groups)
+    assert folders == {
+        "con": "con_",
+        "NUL": "NUL_",
+        "com1.x": "com1_.x",
+        "Con_": "Con_-2",
+        "lpt\u00b2": "lpt\u00b2_",
+        "console": "console",
+        "aux.tar.gz": "aux_.tar.gz",
+    }
 
 
 def as_trained_into(fold: Recipe, folder: Path) -> None:
