@@ -145,8 +145,10 @@ def replace_written(folder: Path, written: Iterable[str], writer: str = WRITER) 
     (nor made, nor ``folder``). An earlier record of a folder inside (``robustness/written.json``)
     that this run did not write again takes the files it lists with it. Only what the record names inside ``folder``
     is removed (an entry leading out of it, by ``..``, from the root or through a link inside it, is passed over), and
-    ``folder`` itself stays, a link to another folder too. A ``WRITTEN`` there that is not a record ``writer`` wrote
-    (``recorded``) is left as it is, no file it lists is removed, and this run's files go unrecorded, with a warning.
+    ``folder`` itself stays, a link to another folder too, as does an entry naming a file this run wrote (an earlier
+    ``Hate_roc.png`` where this run wrote ``hate_roc.png``: one file on macOS and Windows; ``identity``). A
+    ``WRITTEN`` there that is not a record ``writer`` wrote (``recorded``) is left as it is, no file it lists is
+    removed, and this run's files go unrecorded, with a warning.
 
     Returns:
         Whether ``folder``'s record was ``writer``'s, or there was none (false where another's was left as it is).
@@ -159,6 +161,7 @@ def replace_written(folder: Path, written: Iterable[str], writer: str = WRITER) 
             f"it does not write again); move it away, or write elsewhere, to have {writer} record them"
         )
         return False
+    this_run = {identity(folder.joinpath(*PurePosixPath(entry).parts)) for entry in written} - {None}
     for entry in sorted(set(earlier) - set(written)):
         path = PurePosixPath(entry)
         if path.is_absolute() or ".." in path.parts or not path.parts:
@@ -168,7 +171,7 @@ def replace_written(folder: Path, written: Iterable[str], writer: str = WRITER) 
             continue
         if stale.name == WRITTEN and len(path.parts) > 1 and not replace_written(stale.parent, [], writer):
             continue  # another's record, left as it is
-        if stale.is_file() and not stale.is_symlink():  # faim writes plain files; a link put there is another's
+        if stale.is_file() and not stale.is_symlink() and identity(stale) not in this_run:  # a link is another's
             stale.unlink()
         for parent in list(stale.parents)[: len(path.parts) - 1]:
             with contextlib.suppress(OSError):  # not empty (a file of another's), or gone already
@@ -179,6 +182,17 @@ def replace_written(folder: Path, written: Iterable[str], writer: str = WRITER) 
     folder.mkdir(parents=True, exist_ok=True)
     write_text_whole(folder / WRITTEN, json.dumps({"writer": writer, "files": written}, indent=2) + "\n")
     return True
+
+
+def identity(path: Path) -> tuple[int, int] | None:
+    """Which file ``path`` names (its device and inode), ``None`` where there is none: two names of one file, as
+    ``Hate_roc.png`` and ``hate_roc.png`` are where file names are told apart regardless of case (macOS, Windows),
+    are one."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def recorded(folder: Path, writer: str = WRITER) -> list[str] | None:

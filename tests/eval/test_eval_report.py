@@ -176,3 +176,17 @@ def test_a_task_named_like_html_or_an_entity_is_shown_as_written_in_its_heading_
     assert "## &lt;script&gt;alert(1)&lt;/script&gt; (binary)" in md and "## a &amp;amp; b (multiclass)" in md
     assert "<script>" not in md and "the labels call 0 % &lt;b&gt;hate&lt;/b&gt;" in md
     assert "the labels call 0 % <b>hate</b>" in format_table(results)  # the console shows it as written
+
+
+def test_a_file_an_earlier_run_wrote_under_another_name_of_what_this_run_wrote_is_kept(tmp_path: Path) -> None:
+    # on macOS and Windows Hate_roc.png and hate_roc.png name one file: removing the earlier run's name of it removed
+    # the plot this run had just written; a second name of one file (a hard link) stands for it here
+    folder = tmp_path / "eval"
+    replace_written(folder, ["Hate_roc.png", "old_roc.png", WRITTEN])
+    for name in ("hate_roc.png", "old_roc.png"):
+        (folder / name).write_bytes(b"png")
+    (folder / "Hate_roc.png").hardlink_to(folder / "hate_roc.png")
+    assert replace_written(folder, ["hate_roc.png", WRITTEN])
+    assert (folder / "Hate_roc.png").is_file() and (folder / "hate_roc.png").read_bytes() == b"png"
+    assert not (folder / "old_roc.png").exists()  # another file, which this run did not write, goes
+    assert json.loads((folder / WRITTEN).read_text(encoding="utf-8"))["files"] == ["hate_roc.png", WRITTEN]
