@@ -43,7 +43,7 @@ class Post:
         id: Stable identifier, carried to every output row.
         text: The post's text; ``None`` or an empty string means "no text" (masked, not an error).
         images: Image paths (relative paths resolve against the source's image root) or encoded bytes.
-        comments: Comment texts, in order; empty comments are dropped.
+        comments: Comment texts, in order; empty and null comments are dropped.
         labels: Task name to label: an int class index, a label name, or a list of either for multilabel
             tasks (a list, not a string spelling one, which is one label). A missing task means "unlabelled for
             that task".
@@ -441,10 +441,12 @@ def checked_images(where: str, images: Any, images_field: str) -> list[ImageRef]
 
 
 def checked_comments(where: str, comments: Any) -> list[str]:
-    """A post's comments (``checked_fields``) as a list, blank ones left out.
+    """A post's comments (``checked_fields``) as a list, blank and null ones (``is_null``) left out, as a file's reader
+    leaves them out (``faim.data.columns``).
 
     Raises:
-        ValueError: Naming ``where`` and the field when ``comments`` is neither a string nor a list of strings.
+        ValueError: Naming ``where`` and the field when ``comments`` is neither a string nor a list of strings (nulls
+            among them).
     """
     comments = [] if is_null(comments) else listed(comments)
     comments = [comments] if isinstance(comments, str) else comments
@@ -453,9 +455,9 @@ def checked_comments(where: str, comments: Any) -> list[str]:
             f"{where} field 'comments': expected a string or a list of strings, got {type(comments).__name__}"
         )
     for number, comment in enumerate(comments):
-        if not isinstance(comment, str):
+        if not isinstance(comment, str) and not is_null(comment):
             raise ValueError(f"{where} field 'comments': comment {number} is {a_type(comment)}, not a string")
-    return kept_list(comments, [comment for comment in comments if comment.strip()])
+    return kept_list(comments, [comment for comment in comments if isinstance(comment, str) and comment.strip()])
 
 
 def kept_list(given: list[Any] | tuple[Any, ...], kept: list[Any]) -> list[Any]:

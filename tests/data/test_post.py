@@ -27,6 +27,7 @@ from faim.data.post import (
     post_texts,
     shortest_text_first,
 )
+from faim.data.sources import read_posts
 from faim.notices import FaimWarning
 
 
@@ -83,6 +84,16 @@ def test_fields_of_the_wrong_type_are_refused_naming_the_post_and_field(row, mes
 def test_blank_comments_are_left_out_and_one_comment_may_be_a_string() -> None:
     (post,) = as_posts([{"text": "x", "comments": ["  ", "kept"]}])
     assert post.comments == ["kept"] and as_posts([{"comments": "alone"}])[0].comments == ["alone"]
+
+
+def test_null_comments_are_left_out_as_a_files_reader_leaves_them_out(tmp_path) -> None:
+    comments = ["a", None, float("nan"), pd.NA, "b"]
+    assert Post.from_dict({"text": "x", "comments": comments}).comments == ["a", "b"]
+    assert Post("c", comments=np.array(["a", None, "b"], dtype=object)).comments == ["a", "b"]
+    dump = tmp_path / "posts.jsonl"
+    dump.write_text(json.dumps({"id": "d", "comments": ["a", None, "b"]}) + "\n")
+    [read] = read_posts(dump)
+    assert read.comments == Post.from_dict({"comments": ["a", None, "b"]}).comments == ["a", "b"]
 
 
 def test_posts_none_of_which_is_labelled_for_a_task_are_refused_saying_how_to_map_labels() -> None:
@@ -340,7 +351,7 @@ def test_a_post_whose_id_was_taken_away_is_refused_naming_its_origin_or_its_plac
     [
         ("text", 5, "field 'text': expected a string, got int"),
         ("images", [5], "field 'images': image 0: expected a path or encoded bytes, got int"),
-        ("comments", [None], "field 'comments': comment 0 is None, not a string"),
+        ("comments", [5], "field 'comments': comment 0 is an int, not a string"),
         ("meta", ["topic"], "field 'meta': expected a mapping of field name to value, got list"),
     ],
 )
