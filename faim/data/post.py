@@ -486,7 +486,7 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
     """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``), in a list or any iterable, and return posts.
 
     Raises:
-        TypeError: Given one post (a ``Post`` or a mapping) or a string where the posts are expected, what is no
+        TypeError: Given one post (a ``Post`` or a mapping), a string or bytes where the posts are expected, what is no
             iterable (``None``, a number), or a table (a pandas ``DataFrame``: what has ``columns``), whose
             iteration gives its columns.
         ValueError: On a dict that ``Post.from_dict`` refuses, or a ``Post`` whose id was taken away or a field set
@@ -497,6 +497,9 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
     if isinstance(items, (Post, Mapping, str)):
         one = "one string" if isinstance(items, str) else "one post"
         raise TypeError(f"expected a list of posts, got {one} ({a_type(items)}): pass [post]")
+    if isinstance(items, (bytes, bytearray, memoryview)):
+        said = "pass [{'text': TEXT}], a picture's bytes as [{'images': [DATA]}]"
+        raise TypeError(f"expected a list of posts, got {type(items).__name__}: {said}")
     if not isinstance(items, Iterable):
         raise TypeError(f"expected a list of posts (or any iterable of them), got {type(items).__name__}")
     if hasattr(items, "columns"):

@@ -140,6 +140,14 @@ def test_one_post_or_a_string_given_for_a_list_of_posts_is_refused_saying_to_pas
         as_posts(given)
 
 
+@pytest.mark.parametrize("given", [b"abc", bytearray(b"abc"), memoryview(b"abc")])
+def test_bytes_given_for_a_list_of_posts_are_refused_saying_what_to_pass(given: object) -> None:
+    kind = type(given).__name__
+    said = f"expected a list of posts, got {kind}: pass [{{'text': TEXT}}], a picture's bytes as [{{'images': [DATA]}}]"
+    with pytest.raises(TypeError, match=f"^{re.escape(said)}$"):
+        as_posts(given)
+
+
 @pytest.mark.parametrize(("given", "named"), [(None, "NoneType"), (3, "int")])
 def test_what_is_no_iterable_given_for_a_list_of_posts_is_refused_naming_its_type(given, named: str) -> None:
     with pytest.raises(TypeError, match=rf"^expected a list of posts \(or any iterable of them\), got {named}$"):
