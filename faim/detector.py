@@ -7,7 +7,7 @@ trained from one keeps it and saves it again, and a model composed in code is wr
 from __future__ import annotations
 
 import warnings
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, MutableSequence, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -252,26 +252,31 @@ class Detector:
         self,
         posts: Iterable[Post | Mapping[str, Any]],
         progress: bool = False,
-        failed: list[PostError] | None = None,
+        failed: MutableSequence[PostError] | None = None,
         warn: bool = True,
     ) -> list[Explanation]:
         """Why each post got its scores (``faim.explain.attribute``): each element's share of each task's logit,
         token attributions for the text and each comment, an occlusion heat map per picture; one post at a time
         (``progress``: with a progress bar), in eval mode, each of the model's modules left in the mode it was in.
 
-        ``failed``: where given, each post whose scores are not finite gets its error (a ``PostError`` of kind
-        ``scores``) appended to it, in order, and is left out of the explanations returned, the others explained.
+        ``failed``: where given, a list (any ``MutableSequence``) each post whose scores are not finite gets its error
+        (a ``PostError`` of kind ``scores``) appended to, in order, and is left out of the explanations returned, the
+        others explained.
 
         ``warn``: warn, as ``score`` does (``warn_unread``), of each kind the model reads that none of the posts holds
         and of posts whose metadata holds none of the fields it reads: each would be explained without them; ``False``
         where the caller has warned of them already (``faim explain``, naming its file and columns).
 
         Raises:
+            TypeError: On a ``failed`` that is no ``MutableSequence`` (a tuple), before any post is explained.
             TypeError, ValueError: Where ``posts_to_read`` refuses the posts (as ``predict``).
             PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``); without
                 ``failed``, of kind ``scores`` on the first post whose logits of some task are not finite, naming it
                 as ``predict`` names a post and the tasks.
         """
+        if failed is not None and not isinstance(failed, MutableSequence):
+            kind = type(failed).__name__
+            raise TypeError(f"failed: expected a list the errors are appended to, got {kind}: pass failed=[]")
         kinds = self.model.fused_kinds
         items = posts_to_read(posts, kinds)
         if warn:

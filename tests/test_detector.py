@@ -3,6 +3,7 @@ keep theirs. Scores and embeddings come back in input order whatever order the p
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import replace
 from functools import partial
@@ -196,6 +197,24 @@ def test_explaining_a_post_whose_scores_are_not_finite_is_refused_naming_it_and_
     explained = detector.explain(overflowing_posts(), failed=failed)
     assert [explanation.post_id for explanation in explained] == ["a", "b"]
     assert [(error.post_id, error.kind) for error in failed] == [("viral", "scores")]
+
+
+@pytest.mark.parametrize("failed", [(), "", frozenset()])
+def test_explaining_into_a_failed_that_cannot_be_appended_to_is_refused_before_any_post_is_explained(
+    failed: object,
+) -> None:
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    with torch.no_grad():
+        for weight in model.heads["hate"].parameters():
+            weight.fill_(float("nan"))  # every post's scores are not finite
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    said = f"failed: expected a list the errors are appended to, got {type(failed).__name__}: pass failed=[]"
+    with mock.patch("faim.detector.explain_post") as explain_post, pytest.raises(TypeError, match=re.escape(said)):
+        detector.explain([{"text": "a post"}], failed=failed)
+    explain_post.assert_not_called()
+    errors: list[PostError] = []
+    assert detector.explain([{"text": "a post"}], failed=errors) == []
+    assert [error.kind for error in errors] == ["scores"]
 
 
 @pytest.mark.parametrize("served", [False, True])
