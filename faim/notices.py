@@ -6,8 +6,13 @@ prints as one line too."""
 from __future__ import annotations
 
 import sys
+import threading
 import warnings
+from collections.abc import Callable
 from types import FrameType
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class FaimWarning(UserWarning):
@@ -27,10 +32,41 @@ def warn(message: str, category: type[FaimWarning] = FaimWarning) -> None:
     that module (``warnings.filterwarnings(..., module=...)``) and say it once for each line where they say a warning
     once, however deep in faim (or in a library faim called back from, as Lightning calls a training run's hooks)
     it was given."""
-    frame = caller(sys._getframe(1))
-    module, registry = frame.f_globals.get("__name__"), frame.f_globals.setdefault("__warningregistry__", {})
+    filename, line, module, registry = getattr(STARTED, "where", None) or where(caller(sys._getframe(1)))
     # as warnings.warn gives it: the line shown is read from the file, not through the module's loader
-    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno, module, registry)
+    warnings.warn_explicit(message, category, filename, line, module, registry)
+
+
+Where = tuple[str, int, Any, dict[Any, Any]]
+"""A line as a warning names it: its file, its number, its module's name and the module's registry of warnings given
+(``__warningregistry__``)."""
+
+STARTED = threading.local()
+"""The line (``Where``) a thread faim runs work in (``in_thread``) names in its warnings, while it runs that work."""
+
+
+def where(frame: FrameType) -> Where:
+    """The line ``frame`` is at, as a warning names it (``Where``)."""
+    module, registry = frame.f_globals.get("__name__"), frame.f_globals.setdefault("__warningregistry__", {})
+    return frame.f_code.co_filename, frame.f_lineno, module, registry
+
+
+def in_thread(function: Callable[..., T]) -> Callable[..., T]:
+    """``function``, to be run in a thread faim starts (a scoring run's), warning (``warn``) as given on the line that
+    called into faim where ``in_thread`` is called, in the thread calling it: a frame of the thread that runs it has no
+    caller of the user's to name, its outermost frames being Python's ``threading``'s, which no filter of the user's
+    module reads."""
+    started = where(caller(sys._getframe(1)))
+
+    def run(*args: Any, **kwargs: Any) -> T:
+        outer = getattr(STARTED, "where", None)
+        STARTED.where = started
+        try:
+            return function(*args, **kwargs)
+        finally:
+            STARTED.where = outer
+
+    return run
 
 
 def caller(frame: FrameType) -> FrameType:

@@ -4,6 +4,7 @@ import importlib.util
 import inspect
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from faim.data.targets import TaskSpec
 from faim.encoders.tiny_image import TinyImageEncoder
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.fusion import ConcatFusion
-from faim.notices import FaimWarning, warn
+from faim.notices import FaimWarning, in_thread, warn
 from faim.tasks import BinaryHead
 
 
@@ -43,7 +44,7 @@ def test_a_warning_of_the_python_api_names_the_callers_line_and_module() -> None
 
 def faim_function(source: str, name: str) -> Callable:
     """A function compiled as one of faim's modules (named ``faim.…``) defines it."""
-    namespace = {"__name__": "faim.given", "warn": warn}
+    namespace = {"__name__": "faim.given", "warn": warn, "in_thread": in_thread}
     exec(compile(source, "<faim.given>", "exec"), namespace)
     return namespace[name]
 
@@ -55,6 +56,19 @@ def test_a_warning_given_where_a_library_called_back_into_faim_names_the_line_th
         line = inspect.currentframe().f_lineno + 1
         calling(lambda: warner())  # faim calls a library (this lambda) calling faim back, as Lightning does
     assert [(warning.filename, warning.lineno) for warning in said] == [(__file__, line)]
+
+
+def test_a_warning_given_in_a_thread_faim_runs_work_in_names_the_line_that_called_faim_there() -> None:
+    warner = faim_function("def warner():\n    warn('in a thread')\n", "warner")
+    source = "def starting(executor):\n    return executor.submit(in_thread(warner)).result()\n"
+    starting = faim_function(source, "starting")
+    starting.__globals__["warner"] = warner
+    with ThreadPoolExecutor(1) as executor, pytest.warns(FaimWarning, match="^in a thread$") as said:
+        line = inspect.currentframe().f_lineno + 1
+        starting(executor)  # the thread's own frames, Python's threading's, call faim there
+        executor.submit(warner).result()  # the same thread, in_thread's work done, names its own first frame again
+    assert [(warning.filename, warning.lineno) for warning in said][0] == (__file__, line)
+    assert said[1].filename != __file__
 
 
 def test_a_warning_given_as_a_module_of_faim_is_imported_names_the_line_that_imported_it(tmp_path: Path) -> None:

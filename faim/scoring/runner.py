@@ -41,6 +41,7 @@ from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import close_reading, find_inputs, input_format
 from faim.data.sources import holds_objects, input_reading
 from faim.data.tabular import JSONL_LINES, refuse_spread_json_array, refuse_utf16
+from faim.notices import in_thread
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard, count_rows, key_widths, read_shards
 from faim.scoring.manifest import (
@@ -497,7 +498,7 @@ def _run_embedded(
             lanes.append((partial(_submit_holding_interrupts, pool, _score_in_worker), workers - 1))
         here = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="faim-scorer"))
         executors.append(here)
-        lanes.append((partial(here.submit, local.write), 1))
+        lanes.append((partial(here.submit, in_thread(local.write)), 1))
         in_flight: dict[Future, int] = {}  # each shard's future -> index of the lane scoring it
         try:
             for shard in shards:

@@ -3,6 +3,7 @@ progress bar says what a run writes."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import multiprocessing
 import os
@@ -23,7 +24,7 @@ from faim import __version__
 from faim.data.columns import ColumnMap
 from faim.data.images import IMAGE_DECODING
 from faim.data.tabular import JSONL_LINES
-from faim.notices import FaimWarning
+from faim.notices import FaimWarning, warn
 from faim.scoring import rows, runner
 from faim.scoring.engine import score_dump
 from faim.scoring.inputs import Shard, count_rows, read_shards
@@ -117,6 +118,30 @@ def test_the_progress_bar_of_a_finished_run_ends_at_the_rows_read_not_the_lines_
     assert plan.rows == 4  # the plan counts lines: reading the rows to count them would read the dump twice
     run_shards(one_row_writers, plan, tmp_path / "out", workers=1)
     assert "2/2 " in capsys.readouterr().err.rsplit("\r", 1)[-1]
+
+
+class WarningWriter(OneRowWriter):
+    """A scorer that warns (as a shard's posts are warned of) as it scores each shard, in the thread scoring it."""
+
+    def write(self, shard: Shard, out_dir: Path) -> ShardReport:
+        warn(f"shard {shard.key} warned of")
+        return super().write(shard, out_dir)
+
+
+def test_a_warning_given_in_the_thread_scoring_a_shard_names_the_line_that_started_the_run(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"text": "a"}\n', encoding="utf-8")
+    plan = RunPlan([dump], count_rows(dump), 1, {"model": {}, "tasks": [], "inputs": [], "settings": {}}, ColumnMap())
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        line = inspect.currentframe().f_lineno + 1
+        run_shards(lambda threads: WarningWriter(), plan, tmp_path / "out", workers=1, progress=False)
+    thread = [(warning.filename, warning.lineno) for warning in said if "warned of" in str(warning.message)]
+    assert thread == [(__file__, line)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", category=FaimWarning, module=__name__)
+        run_shards(lambda threads: WarningWriter(), plan, tmp_path / "again", workers=1, progress=False)
 
 
 class PartWriter(OneRowWriter):
