@@ -72,9 +72,7 @@ class Post:
         self.id = checked_id(self.origin, self.id)
         given = self.images, self.comments, self.labels, self.meta
         self.text, *checked = checked_fields(post_name(self.origin, self.id), self.text, *given)
-        self.images, self.comments, self.labels, self.meta = (
-            type(value)(value) if value is original else value for value, original in zip(checked, given)
-        )
+        self.images, self.comments, self.labels, self.meta = owned(checked, given)
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], index: int = 0) -> Post:
@@ -94,16 +92,13 @@ class Post:
         images, named = (
             (row["images"], "images") if not is_missing(row.get("images")) else ([row.get("image")], "image")
         )
-        text, images, comments, labels, meta = checked_fields(
-            where,
-            row.get("text"),
-            images,
-            row.get("comments"),
-            row.get("labels"),
-            row.get("meta"),
-            named,
-        )
-        return cls(id=ident, text=text, images=images, comments=comments, labels=labels, meta=meta)
+        given = images, row.get("comments"), row.get("labels"), row.get("meta")
+        text, *checked = checked_fields(where, row.get("text"), *given, named)
+        images, comments, labels, meta = owned(checked, given)
+        post = object.__new__(cls)  # not through __post_init__, which would check the fields checked here once more
+        fields = {"images": images, "comments": comments, "labels": labels, "meta": meta}
+        post.__dict__.update(id=ident, text=text, **fields, origin="", image_root=None)
+        return post
 
     def named(self, origin: str) -> Post:
         """A copy of this post (its fields shared, not copied) whose origin is ``origin``, its fields not checked
@@ -123,6 +118,12 @@ class Post:
         """Whether some field of the post's own metadata (``own_meta``) holds a value (one not missing,
         ``is_missing``): a column mapped to ``meta`` whose cell is empty gives the post the field, holding ``None``."""
         return any(not is_missing(value) for value in own_meta(self.meta).values())
+
+
+def owned(checked: Sequence[Any], given: Sequence[Any]) -> list[Any]:
+    """A post's ``checked`` fields (``checked_fields``' images, comments, labels and meta), each that is the very list
+    or dict ``given`` for it (``given``, in the same order) a copy: a post holds lists and dicts of its own."""
+    return [type(value)(value) if value is original else value for value, original in zip(checked, given)]
 
 
 def own_meta(meta: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from faim.data import post as post_module
 from faim.data.elements import posts_to_read
 from faim.data.post import (
     Post,
@@ -404,6 +405,16 @@ def test_a_post_built_holds_lists_and_dicts_of_its_own_not_those_given() -> None
     given = {"images": ["a.png"], "comments": ["one"], "labels": {"harm": 1}, "meta": {"x": 1}}
     for post in (Post("a", "t", **given), Post.from_dict({"id": "b", **given})):
         assert all(getattr(post, name) == value and getattr(post, name) is not value for name, value in given.items())
+
+
+def test_a_post_given_as_a_dict_has_its_fields_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    checks = []
+    check = post_module.checked_fields
+    monkeypatch.setattr(post_module, "checked_fields", lambda *given: checks.append(given) or check(*given))
+    given = {"id": "b", "text": "t", "image": "a.png", "comments": ["one", " "], "labels": {"harm": 1}, "meta": None}
+    post = Post.from_dict(given)
+    assert len(checks) == 1
+    assert post == Post("b", "t", images=["a.png"], comments=["one"], labels={"harm": 1}) and post.origin == ""
 
 
 def test_a_list_column_pandas_wrote_to_csv_as_python_writes_a_list_is_refused_saying_to_write_json(tmp_path) -> None:
