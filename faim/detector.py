@@ -535,18 +535,16 @@ def check_heads_correctable(source: str, tasks: Sequence[TaskSpec], heads: Mappi
     ``tasks``, whose heads are of the classes ``heads`` (by task name), pooling posts by picture where ``pooled``: it
     has no binary task (only binary heads are corrected), it pools posts by picture (its pooled calibration would need
     refitting on the corrected logits of posts pooled together, which is not done), or a binary task's head is not a
-    ``BinaryHead``."""
+    ``BinaryHead`` (naming every such task and its head's class)."""
     if not any(task.type == "binary" for task in tasks):
         named = ", ".join(f"{task.name} ({task.type})" for task in tasks)
         raise ValueError(f"{source}: no binary task to correct the head of; its tasks: {named}")
     if pooled:
         raise ValueError(f"{source}: a model that pools posts by picture cannot have its heads corrected")
-    for task in (t for t in tasks if t.type == "binary"):
-        if not issubclass(heads[task.name], BinaryHead):
-            raise ValueError(
-                f"{source}: task {task.name!r} has a {heads[task.name].__name__} head; only faim's binary head can "
-                "hold a correction"
-            )
+    others = [task.name for task in tasks if task.type == "binary" and not issubclass(heads[task.name], BinaryHead)]
+    if others:
+        named = ", ".join(f"task {name!r} has a {heads[name].__name__} head" for name in others)
+        raise ValueError(f"{source}: {named}; only faim's binary head can hold a correction")
 
 
 def check_recipe_correctable(recipe: Recipe, source: str) -> None:

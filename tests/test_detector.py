@@ -31,7 +31,7 @@ from faim.data.batch import PostBatch
 from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
-from faim.detector import check_recipe_correctable
+from faim.detector import check_heads_correctable, check_recipe_correctable
 from faim.encoders.tiny_text import TinyTextEncoder
 from faim.fusion import ConcatFusion
 from faim.inference import predict
@@ -434,6 +434,14 @@ def test_only_faims_binary_head_can_be_corrected(demo_data, tmp_path: Path) -> N
     detector.model.heads["harmful"] = OtherBinaryHead(8, 1)
     with pytest.raises(ValueError, match="task 'harmful' has a OtherBinaryHead head; only faim's binary head"):
         detector.check_correctable()
+
+
+def test_every_binary_task_whose_head_cannot_be_corrected_is_named_at_once() -> None:
+    tasks = [TaskSpec(name, "binary", ("no", "yes")) for name in ("hate", "spam", "scam")]
+    heads = {"hate": OtherBinaryHead, "spam": BinaryHead, "scam": Head}
+    said = "model: task 'hate' has a OtherBinaryHead head, task 'scam' has a Head head; only faim's binary head can"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)} hold a correction$"):
+        check_heads_correctable("model", tasks, heads, pooled=False)
 
 
 def test_a_model_without_a_binary_task_has_no_head_to_correct() -> None:
