@@ -84,8 +84,7 @@ class Post:
         post by its index and id (``post_name``) and the field so typos and misplaced values do not pass silently.
         """
         if not isinstance(row, Mapping):
-            texts = ": give each post as a mapping, its text as {'text': TEXT}" if isinstance(row, str) else ""
-            raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}{texts}")
+            raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}{unmapped(row)}")
         ident = post_id(row.get("id"), index, f"post {index} field 'id'")
         where = post_name(f"post {index}", ident)
         unknown_fields(where, row)
@@ -124,6 +123,18 @@ def owned(checked: Sequence[Any], given: Sequence[Any]) -> list[Any]:
     """A post's ``checked`` fields (``checked_fields``' images, comments, labels and meta), each that is the very list
     or dict ``given`` for it (``given``, in the same order) a copy: a post holds lists and dicts of its own."""
     return [type(value)(value) if value is original else value for value, original in zip(checked, given)]
+
+
+def unmapped(row: Any) -> str:
+    """What the error refusing ``row``, given as a post but no mapping, adds: how to give a post's text, where it is a
+    string, and a table's rows, where it is one not given as a mapping (a pandas ``Series``, as ``iterrows`` gives each
+    row with its index, or a named tuple, as ``itertuples`` gives them); ``""`` where it is neither."""
+    if isinstance(row, str):
+        return ": give each post as a mapping, its text as {'text': TEXT}"
+    series = row[1] if isinstance(row, tuple) and len(row) == 2 else row
+    if hasattr(row, "_asdict") or (hasattr(series, "to_dict") and hasattr(series, "index")):
+        return ", a table's row: give its rows as mappings (a pandas frame's frame.to_dict('records'))"
+    return ""
 
 
 def own_meta(meta: Mapping[str, Any]) -> dict[str, Any]:

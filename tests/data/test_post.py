@@ -82,6 +82,18 @@ def test_fields_of_the_wrong_type_are_refused_naming_the_post_and_field(row, mes
         as_posts([row])
 
 
+def test_a_tables_rows_given_as_iterated_are_refused_saying_to_give_them_as_mappings() -> None:
+    frame = pd.DataFrame({"id": ["a", "b"], "text": ["x", "y"]})
+    said = "a table's row: give its rows as mappings (a pandas frame's frame.to_dict('records'))"
+    for rows, kind in [(frame.iterrows(), "tuple"), ((row for _, row in frame.iterrows()), "Series"),
+                       (frame.itertuples(), "Pandas")]:  # fmt: skip
+        message = f"post 0: expected a mapping of fields, got {kind}, {said}"
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            as_posts(rows)
+    with pytest.raises(ValueError, match=r"^post 0: expected a mapping of fields, got tuple$"):
+        as_posts([("a", "x")])
+
+
 def test_blank_comments_are_left_out_and_one_comment_may_be_a_string() -> None:
     (post,) = as_posts([{"text": "x", "comments": ["  ", "kept"]}])
     assert post.comments == ["kept"] and as_posts([{"comments": "alone"}])[0].comments == ["alone"]
