@@ -498,14 +498,17 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
     """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``), in a list or any iterable, and return posts.
 
     Raises:
-        TypeError: Given one post (a ``Post`` or a mapping), a string or bytes where the posts are expected, what is no
-            iterable (``None``, a number), or a table (a pandas ``DataFrame``: what has ``columns``), whose
-            iteration gives its columns.
+        TypeError: Given one post (a ``Post`` or a mapping), posts by key (``by_key``), a string or bytes where the
+            posts are expected, what is no iterable (``None``, a number), or a table (a pandas ``DataFrame``: what has
+            ``columns``), whose iteration gives its columns.
         ValueError: On a dict that ``Post.from_dict`` refuses, or a ``Post`` whose id was taken away or a field set
             to a value of the wrong type after it was built (``normalised``, which makes an id set to a number
             after its post was built text, as the fields set after are read as the ``Post`` reads them): each post is
             checked once, a dict as its ``Post`` is built, a ``Post`` given as it is now.
     """
+    if isinstance(items, Mapping) and by_key(items):
+        listed = "[{'id': key, **post} for key, post in posts.items()]"
+        raise TypeError(f"expected a list of posts, got posts by key ({a_type(items)}): pass {listed}")
     if isinstance(items, (Post, Mapping, str)):
         one = "one string" if isinstance(items, str) else "one post"
         raise TypeError(f"expected a list of posts, got {one} ({a_type(items)}): pass [post]")
@@ -520,6 +523,14 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
             "when iterated: pass its rows as mappings (a pandas frame's frame.to_dict('records'))"
         )
     return [normalised(item, i) if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
+
+
+def by_key(items: Mapping[Any, Any]) -> bool:
+    """Whether ``items``, given where a list of posts is expected, holds posts by key (a pandas frame's
+    ``to_dict('index')``, a dict of posts by their ids): some, each a mapping, under keys none of which is a post's
+    field (``FIELDS``)."""
+    posts = all(isinstance(value, Mapping) for value in items.values())
+    return bool(items) and posts and not any(key in FIELDS for key in items)
 
 
 MAP_LABELS = (

@@ -153,6 +153,16 @@ def test_one_post_or_a_string_given_for_a_list_of_posts_is_refused_saying_to_pas
         as_posts(given)
 
 
+def test_posts_given_by_key_in_a_mapping_are_refused_saying_how_to_list_them_with_their_keys_as_ids() -> None:
+    by_id = pd.DataFrame({"text": ["x", "y"]}, index=["a", "b"]).to_dict("index")
+    listed = "[{'id': key, **post} for key, post in posts.items()]"
+    said = f"expected a list of posts, got posts by key (a dict): pass {listed}"
+    with pytest.raises(TypeError, match=f"^{re.escape(said)}$"):
+        as_posts(by_id)
+    with pytest.raises(TypeError, match=r"got one post \(a dict\): pass \[post\]$"):
+        as_posts({"id": "a", "labels": {"hate": 1}, "meta": {"x": 1}})  # a post whose fields are mappings
+
+
 @pytest.mark.parametrize("given", [b"abc", bytearray(b"abc"), memoryview(b"abc")])
 def test_bytes_given_for_a_list_of_posts_are_refused_saying_what_to_pass(given: object) -> None:
     kind = type(given).__name__
