@@ -298,6 +298,13 @@ def test_a_directory_that_does_not_exist_is_named_as_such(tmp_path: Path) -> Non
         faim.load(tmp_path / "nope")
 
 
+@pytest.mark.parametrize(("given", "named"), [(None, "None"), (3, "an int"), (b"model", "a bytes")])
+def test_what_is_no_path_given_for_a_saved_model_is_refused_naming_its_type(given: object, named: str) -> None:
+    said = f"expected a saved model's folder (a str or a Path), got {named}"
+    with pytest.raises(TypeError, match=f"^{re.escape(said)}$"):
+        faim.load(given)
+
+
 def test_a_file_given_for_a_saved_model_is_named_as_a_file_with_the_folder_to_name(tmp_path: Path) -> None:
     (tmp_path / "faim.json").write_text("{}", encoding="utf-8")
     with pytest.raises(
