@@ -200,13 +200,23 @@ def posts_to_read(posts: Iterable[Post | Mapping[str, Any]], kinds: Sequence[str
     Raises:
         TypeError, ValueError: Where ``as_posts`` refuses the posts.
         PostError: Of kind ``empty``, on the first post that ``reads_nothing`` of ``kinds`` (a model would score it as
-            a post of nothing), saying to leave it out (``readable`` sets such posts aside).
+            a post of nothing), naming, where there are several, how many and the first ``SHOWN_EMPTY`` of them, and
+            saying to leave them out (``readable`` sets such posts aside).
     """
     named_posts = [named(post, index) for index, post in enumerate(as_posts(posts))]
-    for post in named_posts:
-        if reads_nothing(post, kinds):
-            raise empty_post(post, kinds, "; leave it out (the model's readable(posts) sets such posts aside)")
+    empty = [post for post in named_posts if reads_nothing(post, kinds)]
+    if len(empty) == 1:
+        raise empty_post(empty[0], kinds, "; leave it out (the model's readable(posts) sets such posts aside)")
+    if empty:
+        listed = ", ".join(post_name(post.origin, post.id) for post in empty[:SHOWN_EMPTY])
+        more = f" and {len(empty) - SHOWN_EMPTY} more" if len(empty) > SHOWN_EMPTY else ""
+        aside = "leave them out (the model's readable(posts) sets such posts aside)"
+        raise empty_post(empty[0], kinds, f" ({len(empty)} posts in all: {listed}{more}); {aside}")
     return named_posts
+
+
+SHOWN_EMPTY = 5
+"""How many of the posts holding nothing a model reads ``posts_to_read`` names."""
 
 
 MAP_ELEMENTS = "map the columns that hold them (--map text=COLUMN, or data.columns in a recipe)"

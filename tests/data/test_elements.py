@@ -4,6 +4,7 @@ nothing a model reads refused as empty."""
 from __future__ import annotations
 
 import pickle
+import re
 import warnings
 from typing import Any
 
@@ -90,6 +91,20 @@ def test_a_post_holding_none_of_several_kinds_read_is_refused_naming_each_of_the
     _, errors = readable_posts([Post(id="a", origin="f:2"), Post(id="b")], ["comments", "text"], text_length)
     named = [str(error).split(": nothing the model reads")[0] for error in errors]
     assert named == ["f:2 (post id='a') fields 'comments', 'text'", "post 1 (post id='b') fields 'comments', 'text'"]
+
+
+def test_posts_holding_nothing_the_model_reads_are_refused_naming_the_first_and_listing_them_all() -> None:
+    posts = [{"id": "a", "text": "one"}, *({"id": name, "text": " "} for name in "bcdefgh"), {"id": "i", "text": "x"}]
+    first = "post 1 (post id='b') field 'text': nothing the model reads (text): the text is empty"
+    listed = ", ".join(f"post {index} (post id={name!r})" for index, name in enumerate("bcdef", 1))
+    aside = "leave them out (the model's readable(posts) sets such posts aside)"
+    said = f"{first} (7 posts in all: {listed} and 2 more); {aside}"
+    with pytest.raises(PostError, match=f"^{re.escape(said)}$") as refused:
+        posts_to_read(posts, ["text"])
+    assert refused.value.post_id == "b" and refused.value.kind == "empty"
+    one = f"{first}; leave it out (the model's readable(posts) sets such posts aside)"
+    with pytest.raises(PostError, match=f"^{re.escape(one)}$"):
+        posts_to_read(posts[:2], ["text"])
 
 
 def test_the_field_of_a_post_holding_nothing_read_is_the_one_kind_read_or_the_several() -> None:
