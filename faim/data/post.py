@@ -429,25 +429,33 @@ def checked_fields(
     )
 
 
+def decoded(image: Any) -> str:
+    """What the error refusing ``image`` as a post's picture adds where it is a decoded one (a PIL image, an array of
+    pixels among a post's pictures): how to give it encoded; ``""`` otherwise."""
+    if not (hasattr(image, "getpixel") or getattr(image, "ndim", 0) > 1):
+        return ""
+    return ", a decoded picture: give it encoded: buffer = io.BytesIO(); image.save(buffer, 'PNG'); buffer.getvalue()"
+
+
 def checked_images(where: str, images: Any, images_field: str) -> list[ImageRef]:
     """A post's images (``checked_fields``) as a list, missing ones (``is_missing``: null, ``""``) left out.
 
     Raises:
         ValueError: Naming ``where`` and ``images_field`` when ``images`` is neither an image nor a list of them,
-            or one of them is neither a path nor bytes.
+            or one of them is neither a path nor bytes (saying how to encode a decoded picture, ``decoded``).
     """
     images = [] if is_null(images) else listed(images)
     images = [images] if isinstance(images, (str, bytes, Path)) else images
     if not isinstance(images, (list, tuple)):
         raise ValueError(
             f"{where} field '{images_field}': expected a path, encoded bytes or a list of them, got "
-            f"{type(images).__name__}"
+            f"{type(images).__name__}{decoded(images)}"
         )
     for number, image in enumerate(images):
         if not is_null(image) and not isinstance(image, (str, bytes, Path)):
             raise ValueError(
                 f"{where} field '{images_field}': image {number}: expected a path or encoded bytes, got "
-                f"{type(image).__name__}"
+                f"{type(image).__name__}{decoded(image)}"
             )
     return kept_list(images, [image for image in images if not is_missing(image)])
 

@@ -15,6 +15,7 @@ from uuid import UUID
 import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 
 from faim.data import post as post_module
 from faim.data.elements import posts_to_read
@@ -80,6 +81,16 @@ def test_post_texts_keeps_the_order_and_reads_a_post_without_text_as_empty() -> 
 def test_fields_of_the_wrong_type_are_refused_naming_the_post_and_field(row, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         as_posts([row])
+
+
+def test_a_decoded_picture_given_as_an_image_is_refused_saying_to_give_it_encoded() -> None:
+    encode = "give it encoded: buffer = io.BytesIO(); image.save(buffer, 'PNG'); buffer.getvalue()"
+    for picture, kind in [(Image.new("RGB", (4, 4)), "Image"), (np.zeros((4, 4, 3), np.uint8), "ndarray")]:
+        said = f"post 0 (post id='a') field 'image': image 0: expected a path or encoded bytes, got {kind}, a decoded"
+        with pytest.raises(ValueError, match=f"^{re.escape(said)} picture: {re.escape(encode)}"):
+            as_posts([{"id": "a", "image": picture}])
+    with pytest.raises(ValueError, match=re.escape(f"or a list of them, got Image, a decoded picture: {encode}")):
+        Post("a", images=Image.new("RGB", (4, 4)))
 
 
 def test_a_tables_rows_given_as_iterated_are_refused_saying_to_give_them_as_mappings() -> None:
