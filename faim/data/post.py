@@ -437,26 +437,36 @@ def decoded(image: Any) -> str:
     return ", a decoded picture: give it encoded: buffer = io.BytesIO(); image.save(buffer, 'PNG'); buffer.getvalue()"
 
 
+BYTES_LIKE = (bytearray, memoryview)
+"""The types of encoded bytes a post holds as ``bytes`` (``checked_images``), as a file's reader gives them."""
+
+
 def checked_images(where: str, images: Any, images_field: str) -> list[ImageRef]:
-    """A post's images (``checked_fields``) as a list, missing ones (``is_missing``: null, ``""``) left out.
+    """A post's images (``checked_fields``) as a list, missing ones (``is_missing``: null, ``""``) left out, each given
+    as a ``bytearray`` or a ``memoryview`` (``BYTES_LIKE``) as its bytes.
 
     Raises:
         ValueError: Naming ``where`` and ``images_field`` when ``images`` is neither an image nor a list of them,
             or one of them is neither a path nor bytes (saying how to encode a decoded picture, ``decoded``).
     """
-    images = [] if is_null(images) else listed(images)
+    images = [] if is_null(images) else listed(bytes(images) if isinstance(images, BYTES_LIKE) else images)
     images = [images] if isinstance(images, (str, bytes, Path)) else images
     if not isinstance(images, (list, tuple)):
         raise ValueError(
             f"{where} field '{images_field}': expected a path, encoded bytes or a list of them, got "
             f"{type(images).__name__}{decoded(images)}"
         )
+    bytes_like = False
     for number, image in enumerate(images):
         if not is_null(image) and not isinstance(image, (str, bytes, Path)):
-            raise ValueError(
-                f"{where} field '{images_field}': image {number}: expected a path or encoded bytes, got "
-                f"{type(image).__name__}{decoded(image)}"
-            )
+            bytes_like = isinstance(image, BYTES_LIKE)
+            if not bytes_like:
+                raise ValueError(
+                    f"{where} field '{images_field}': image {number}: expected a path or encoded bytes, got "
+                    f"{type(image).__name__}{decoded(image)}"
+                )
+    if bytes_like:
+        images = [bytes(image) if isinstance(image, BYTES_LIKE) else image for image in images]
     return kept_list(images, [image for image in images if not is_missing(image)])
 
 

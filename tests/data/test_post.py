@@ -83,6 +83,13 @@ def test_fields_of_the_wrong_type_are_refused_naming_the_post_and_field(row, mes
         as_posts([row])
 
 
+def test_a_picture_given_as_a_bytearray_or_a_memoryview_is_held_as_its_bytes() -> None:
+    data = b"\x89PNG encoded"
+    for given in (bytearray(data), memoryview(data)):
+        assert Post.from_dict({"id": "a", "image": given}).images == [data] == Post("a", images=["", given]).images
+        assert type(Post("a", images=given).images[0]) is bytes
+
+
 def test_a_decoded_picture_given_as_an_image_is_refused_saying_to_give_it_encoded() -> None:
     encode = "give it encoded: buffer = io.BytesIO(); image.save(buffer, 'PNG'); buffer.getvalue()"
     for picture, kind in [(Image.new("RGB", (4, 4)), "Image"), (np.zeros((4, 4, 3), np.uint8), "ndarray")]:
