@@ -3,8 +3,8 @@
 Each field becomes ``log1p(max(value, 0))``; with ``shares`` the fields' shares of their sum are added (for
 counts that make up a whole, such as a speaker's history of verdicts) and ``log1p`` of the sum. A missing field
 (absent, or null: ``None``, NaN or pandas' ``NA``, ``faim.data.post.is_null``) counts as 0 and sets its own
-missing-indicator feature; a number is Python's or numpy's (not a bool), and an infinite one (or an integer too large
-for a float) is refused.
+missing-indicator feature; a number is Python's or numpy's (not a bool) or a ``Decimal`` (a Parquet decimal column's,
+read as a float), and an infinite one (or an integer too large for a float) is refused.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,8 @@ class MetaRows:
         numbers_read = []
         for name in self.fields:
             value = meta.get(name)
+            if isinstance(value, Decimal):  # a Parquet decimal column's (warehouses export counts so), NaN missing
+                value = float(value)
             if is_null(value):
                 numbers_read.append(None)
                 continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,16 @@ def test_a_field_null_as_pandas_gives_an_empty_cell_is_missing_as_none_is(shares
     for null in (float("nan"), np.float32("nan"), pd.NA, pd.NaT):
         assert np.array_equal(rows([{"likes": 3, "shares": null}]), missing)
     assert missing[0, 3] == 1  # the missing-indicator of shares
+
+
+@pytest.mark.parametrize("shares", [False, True])
+def test_a_decimal_field_as_a_parquet_decimal_column_gives_it_is_read_as_its_number(shares: bool) -> None:
+    rows = MetaRows(["likes", "shares"], shares)
+    given = rows([{"likes": Decimal("3"), "shares": Decimal("0.5")}])
+    assert np.array_equal(given, rows([{"likes": 3, "shares": 0.5}]))
+    assert np.array_equal(rows([{"likes": 3, "shares": Decimal("NaN")}]), rows([{"likes": 3}]))  # missing, as NaN is
+    with pytest.raises(ValueError, match=r"^meta field 'likes' must be finite \(or missing"):
+        rows.check({"likes": Decimal("Infinity")})
 
 
 class CountedMeta(dict):
