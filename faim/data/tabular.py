@@ -522,12 +522,14 @@ def utf8(cell: str) -> bool:
 
 
 def parse_number(cell: str | None) -> Any:
-    """A CSV cell as an int or a float when it spells one, else unchanged."""
+    """A CSV cell as an int or a float when it spells one, else unchanged: a cell spelling NaN (``nan``, ``NaN``, as
+    Python's ``float`` reads it) stays its text, a word or an id, as a CSV cell is missing only where it is empty."""
     for kind in (int, float):
         try:
-            return kind(cell)
+            number = kind(cell)
         except (TypeError, ValueError):
             continue
+        return number if number == number else cell
     return cell
 
 

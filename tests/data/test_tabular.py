@@ -212,3 +212,18 @@ def test_a_text_file_written_as_utf16_is_refused_by_every_reader_of_posts_naming
         list(read_posts(path))
     with pytest.raises(ValueError, match=f"^{re.escape(said)}"):
         input_columns(path)
+
+
+@pytest.mark.parametrize("name", ["posts.csv", "posts.tsv"])
+def test_a_meta_cell_holding_the_text_nan_is_that_text_the_empty_cell_alone_missing(tmp_path: Path, name: str) -> None:
+    sep = "\t" if name.endswith(".tsv") else ","
+    path = tmp_path / name
+    rows = [["id", "text", "word", "likes"], ["a", "one", "nan", "3"], ["b", "two", "NaN", "2.5"], ["c", "x", "", ""]]
+    path.write_text("".join(sep.join(row) + "\n" for row in rows), encoding="utf-8")
+    columns = {"meta": ["word", "likes"]}
+    assert [post.meta for post in read_posts(path, columns=columns)] == [
+        {"word": "nan", "likes": 3},
+        {"word": "NaN", "likes": 2.5},
+        {"word": None, "likes": None},
+    ]
+    assert tabular.parse_number("nan") == "nan" and tabular.parse_number("-NaN") == "-NaN"
