@@ -34,7 +34,7 @@ from typing import Any
 
 import fasttext
 
-from faim.data.language_codes import NAMED, TWO_LETTER, WITHDRAWN
+from faim.data.language_codes import ENCOMPASSED, NAMED, TWO_LETTER, WITHDRAWN
 from faim.data.post import LANGUAGE, Post, is_missing
 from faim.encoders.text_normalize import fold_confusables
 from faim.weights import resolve_packaged
@@ -90,17 +90,18 @@ def given_code(value: Any) -> str | None:
     letters fullwidth ones stand for (NFKC: ``ＥＮ``, as Chinese and Japanese input writes Latin letters, is ``en``);
     a three-letter code (ISO 639-2 or 639-3) of a language with a two-letter one is that (``eng``, ``ENG`` are
     ``en``, ``ger`` and ``deu`` ``de``), as BCP 47 writes it, and so is its English name as ISO 639 gives it, in any
-    case (``English``; ``faim.data.language_codes``), and a code ISO 639-1 withdrew is the one that replaced it
-    (``in``, as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``); a region or script after
-    the language is kept (``pt-BR`` is ``pt-br``, a language of its own beside ``pt``, ``por-BR`` too), and a
-    locale's underscores are BCP 47's hyphens (``pt_BR``, as POSIX and Java write it, is ``pt-br``). ``None`` where
-    the post gives none (no field, a blank one, or one that is missing as ``is_missing`` says: NaN, as pandas writes a
-    null)."""
+    case (``English``; ``faim.data.language_codes``), a code ISO 639-1 withdrew is the one that replaced it (``in``,
+    as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``), and the individual language a
+    macrolanguage's code is written for is that code (``cmn`` is ``zh``, ``arb`` ``ar``: ``ENCOMPASSED``). A script
+    or region after the language, after BCP 47's hyphen or a locale's underscore, is left out, as ``identify`` tells
+    a language alone (``pt-BR``, ``pt_BR`` and ``zh-Hant-TW`` are ``pt`` and ``zh``, FLORES-200's ``eng_Latn`` and
+    ``arb_Arab`` ``en`` and ``ar``). ``None`` where the post gives none (no field, a blank one, or one that is missing
+    as ``is_missing`` says: NaN, as pandas writes a null)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
     if named := NAMED.get(given.casefold()):
         return named
-    language, hyphen, rest = given.lower().replace("_", "-").partition("-")
-    return (WITHDRAWN.get(language) or TWO_LETTER.get(language, language)) + hyphen + rest or None
+    language = given.lower().replace("_", "-").partition("-")[0]
+    return WITHDRAWN.get(language) or ENCOMPASSED.get(language) or TWO_LETTER.get(language, language) or None
 
 
 def with_languages(posts: Iterable[Post]) -> list[Post]:

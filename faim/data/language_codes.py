@@ -10,8 +10,8 @@ three-letter codes of the entries holding it (``alpha_3`` and ``bibliographic``)
 names (``name``, split at ``; ``, ``common_name`` and ``inverted_name``), and each such name without a closing
 parenthesis (``Swahili`` of ``Swahili (macrolanguage)``) where it names no other language of either file (so
 ``Tonga`` is not read as ``to``, as Tonga (Nyasa) and Tonga (Zambia) bear it too). An individual language of a
-macrolanguage has no two-letter code of its own there (``cmn``, Mandarin, ``arb``, Standard Arabic), and stays as it
-is written.
+macrolanguage has no two-letter code of its own there (``cmn``, Mandarin, ``arb``, Standard Arabic): those that the
+macrolanguage's code is written for are read as it (``ENCOMPASSED``), and the others stay as they are written.
 """
 
 from __future__ import annotations
@@ -223,6 +223,30 @@ WITHDRAWN = {"in": "id", "iw": "he", "ji": "yi", "jw": "jv", "mo": "ro"}
 47) gives each its Preferred-Value: Indonesian, Hebrew, Yiddish, Javanese, and Moldavian, now Romanian. Java's
 ``Locale`` wrote ``in``, ``iw`` and ``ji`` up to Java 17, and Twitter's API gives a tweet's ``lang`` as ``in`` and
 ``iw``."""
+
+ENCOMPASSED = {
+    "arb": "ar",
+    "azj": "az",
+    "cmn": "zh",
+    "ekk": "et",
+    "gaz": "om",
+    "khk": "mn",
+    "lvs": "lv",
+    "npi": "ne",
+    "ory": "or",
+    "pbu": "ps",
+    "pes": "fa",
+    "plt": "mg",
+    "swh": "sw",
+    "uzn": "uz",
+    "ydd": "yi",
+    "zsm": "ms",
+}
+"""The individual language (ISO 639-3) each of these macrolanguages' two-letter codes is written for, as CLDR's
+language aliases read it, → that code: Standard Arabic is the ``ar`` that ``faim.data.language.identify`` tells and
+most data writes, Mandarin the ``zh``, Iranian Persian the ``fa``; FLORES-200 and NLLB name languages so
+(``arb_Arab``, ``pes_Arab``, ``swh_Latn``). Other members stay as written: ``yue`` (Cantonese), and ``arz``
+(Egyptian Arabic) and ``azb`` (South Azerbaijani), which ``identify`` tells apart from ``ar`` and ``az`` too."""
 
 TWO_LETTER, NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and

@@ -31,8 +31,9 @@ from faim.data.post import LANGUAGE, Post
 from faim.data.sources import check_split
 from faim.registry import build_source_spec, member_path, register_source
 
-LANG_READING = "code"
-"""How a ``without`` source reads ``lang`` (``WithoutSource``'s ``read_lang``): as language codes (``grouped``)."""
+LANG_READING = "language"
+"""How a ``without`` source reads ``lang`` (``WithoutSource``'s ``read_lang``): each value as its language alone
+(``grouped``: ``pt-BR`` and ``por_Latn`` are ``pt``), where an earlier faim's ``code`` kept a region or script."""
 
 
 @register_source("without")
@@ -44,14 +45,15 @@ class WithoutSource:
         field: The ``Post.meta`` field whose values name the groups.
         values: The groups left out; each must name a group of the source, or the recipe would silently measure
             a group it trained on.
-        read_lang: How values and posts of the field ``lang`` are read: ``code``, the only reading, each as the
-            language code evaluation gives it (``grouped``). ``python -m faim.eval.trained_holdout`` writes it into
-            the recipe of each fold grouped by ``lang``, so that a fold an earlier faim trained, which compared
-            ``lang`` as given (``ES`` apart from ``es``), is not taken for one of now by ``--reuse``.
+        read_lang: How values and posts of the field ``lang`` are read: ``language``, the only reading, each as the
+            language evaluation gives it (``grouped``). ``python -m faim.eval.trained_holdout`` writes it into the
+            recipe of each fold grouped by ``lang``, so that a fold an earlier faim trained, which compared ``lang``
+            as given (``ES`` apart from ``es``) or read it as a code keeping its region (``code``: ``pt-br`` apart
+            from ``pt``), is not taken for one of now by ``--reuse``.
 
     Raises:
         ValueError: On a wrapped mapping without ``type``, an empty ``values``, a ``field`` that is not a string or
-            a ``read_lang`` other than ``code``.
+            a ``read_lang`` other than ``language``.
     """
 
     def __init__(self, source: dict[str, Any], field: str, values: list[Any], read_lang: str = LANG_READING) -> None:

@@ -74,23 +74,34 @@ def test_a_posts_own_language_is_kept_and_the_posts_given_are_not_changed() -> N
     assert posts[0].meta == {} and posts[2].meta == {}
 
 
-def test_a_code_a_post_gives_is_kept_in_small_letters_with_its_region() -> None:
+def test_a_code_a_post_gives_is_read_in_small_letters_as_its_language_alone() -> None:
     given = [{"lang": "ES"}, {"lang": " pt-BR "}, {"lang": "und"}, {"lang": "  "}, {}]
     filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])
-    assert [post.meta["lang"] for post in filled] == ["es", "pt-br", "und", "es", "es"]
+    assert [post.meta["lang"] for post in filled] == ["es", "pt", "und", "es", "es"]
 
 
-def test_a_code_written_as_a_locale_with_an_underscore_is_the_code_with_a_hyphen() -> None:
-    given = [{"lang": "pt_BR"}, {"lang": "pt-br"}, {"lang": "zh_Hant_TW"}]
-    filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])
-    assert [post.meta["lang"] for post in filled] == ["pt-br", "pt-br", "zh-hant-tw"]
+def test_a_region_or_script_after_the_language_is_left_out_as_the_language_told_has_none() -> None:
+    given = ["pt_BR", "pt-br", "PT", "zh_Hant_TW", "zh-Hans", "en-US", "en_GB", "sr-Latn", "es-419"]
+    flores = ["eng_Latn", "zho_Hans", "zho_Hant", "arb_Arab", "por_Latn", "rus_Cyrl", "hin_Deva", "spa_Latn"]
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given + flores)])
+    expected = ["pt", "pt", "pt", "zh", "zh", "en", "en", "sr", "es"] + ["en", "zh", "zh", "ar", "pt", "ru", "hi", "es"]
+    assert [post.meta["lang"] for post in filled] == expected
+    assert with_languages([Post("a", SPANISH, meta={"lang": "spa_Latn"}), Post("b", SPANISH)])[0].meta["lang"] == "es"
+
+
+def test_the_individual_language_a_macrolanguage_code_is_written_for_is_that_code_others_as_written() -> None:
+    given = ["cmn", "cmn_Hans", "arb", "pes_Arab", "swh_Latn", "zsm_Latn", "npi_Deva", "uzn_Latn"]
+    kept = ["yue", "yue_Hant", "arz_Arab", "azb"]  # Cantonese; Egyptian Arabic and South Azerbaijani, told apart
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given + kept)])
+    expected = ["zh", "zh", "ar", "fa", "sw", "ms", "ne", "uz"] + ["yue", "yue", "arz", "azb"]
+    assert [post.meta["lang"] for post in filled] == expected
 
 
 def test_a_three_letter_code_or_english_name_of_a_language_with_a_two_letter_code_is_that_code() -> None:
     given = ["eng", "ENG", "English", " ＥＮＧ ", "ｅｎ", "ger", "deu", "ｐｏｒ＿ＢＲ", "Modern Greek", "Swahili"]
-    kept = ["cmn", "yue", "Deutsch", "Tonga", "xyz"]  # no two-letter code, or no English name of ISO 639's
+    kept = ["yue", "Deutsch", "Tonga", "xyz"]  # no two-letter code, or no English name of ISO 639's
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given + kept)])
-    expected = ["en", "en", "en", "en", "en", "de", "de", "pt-br", "el", "sw", "cmn", "yue", "deutsch", "tonga", "xyz"]
+    expected = ["en", "en", "en", "en", "en", "de", "de", "pt", "el", "sw", "yue", "deutsch", "tonga", "xyz"]
     assert [post.meta["lang"] for post in filled] == expected
 
 
@@ -105,7 +116,7 @@ def test_a_code_iso_639_1_withdrew_is_the_code_that_replaced_it_as_the_text_is_t
         Post("c", indonesian, meta={"lang": "in_ID"}),
     ]
     posts += [Post("d", hebrew, meta={"lang": "IW"}), Post("e", hebrew), Post("f", "kein", meta={"lang": "ji"})]
-    assert [post.meta["lang"] for post in with_languages(posts)] == ["id", "id", "id-id", "he", "he", "yi"]
+    assert [post.meta["lang"] for post in with_languages(posts)] == ["id", "id", "id", "he", "he", "yi"]
 
 
 def test_a_missing_code_a_null_read_as_nan_is_told_from_the_text() -> None:

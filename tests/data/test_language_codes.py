@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.data.language_codes import NAMED, TABLE, TWO_LETTER
+from faim.data.language_codes import ENCOMPASSED, NAMED, TABLE, TWO_LETTER
 
 ISO_CODES = Path("/usr/share/iso-codes/json")
 
@@ -35,3 +35,12 @@ def test_the_table_holds_every_three_letter_code_iso_codes_gives_a_two_letter_on
         given |= dict.fromkeys(filter(None, (entry["alpha_3"], entry.get("bibliographic"))), entry["alpha_2"])
         assert NAMED[entry["name"].split("; ")[0].casefold()] == entry["alpha_2"]
     assert given == TWO_LETTER
+
+
+@pytest.mark.skipif(not ISO_CODES.is_dir(), reason="Debian's iso-codes, which the table is built from, is not here")
+def test_each_encompassed_language_is_an_individual_one_read_as_its_macrolanguages_code() -> None:
+    entries = json.loads((ISO_CODES / "iso_639-3.json").read_text(encoding="utf-8"))["639-3"]
+    scopes = {entry["alpha_3"]: entry["scope"] for entry in entries}
+    two_letter = {entry["alpha_2"]: entry["scope"] for entry in entries if "alpha_2" in entry}
+    assert all(scopes[three] == "I" and three not in TWO_LETTER for three in ENCOMPASSED)
+    assert all(two_letter[two] == "M" for two in ENCOMPASSED.values())

@@ -82,7 +82,7 @@ def test_a_group_no_post_has_is_named_with_the_groups_there_are(wrapped):
         ({"source": {"root": "x"}, "field": "event", "values": ["a"]}, "source must be a data: mapping with a type"),
         ({"field": "", "values": ["a"]}, "field must name a meta field"),
         ({"field": "event", "values": []}, "values must be a non-empty list"),
-        ({"field": "lang", "values": ["es"], "read_lang": "given"}, "read_lang must be 'code', got 'given'"),
+        ({"field": "lang", "values": ["es"], "read_lang": "code"}, "read_lang must be 'language', got 'code'"),
     ],
 )
 def test_bad_arguments_are_refused(wrapped, arguments, message):

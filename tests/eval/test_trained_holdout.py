@@ -150,17 +150,20 @@ def test_grouped_by_language_a_post_giving_none_is_of_the_language_it_is_written
         }
 
 
-def test_a_language_fold_an_earlier_faim_trained_comparing_codes_as_given_is_not_reused(tmp_path):
+@pytest.mark.parametrize("reading", [None, "code"])
+def test_a_language_fold_an_earlier_faim_trained_reading_codes_otherwise_is_not_reused(tmp_path, reading):
     recipe = text_recipe(tmp_path, ["a", "b"] * 4, ["a", "b"] * 2)
     recipe["data"]["columns"]["meta"] = ["lang"]
-    for split in ("train", "validation"):  # es, ES, en, en in turn: an earlier faim held out ES apart from es
+    for split in ("train", "validation"):  # es, ES or es-MX, en, en in turn: an earlier faim held them out apart
         path = Path(recipe["data"][split])
-        rows = [json.loads(line) | {"lang": ["es", "ES", "en", "en"][i % 4]} for i, line in enumerate(path.open())]
+        other = "es-MX" if reading else "ES"
+        rows = [json.loads(line) | {"lang": ["es", other, "en", "en"][i % 4]} for i, line in enumerate(path.open())]
         path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     fold = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["es"].recipe
     earlier = fold.to_dict()
     earlier["data"] = {key: value for key, value in earlier["data"].items() if key != "read_lang"}
-    assert earlier["data"]["values"] == ["es"]  # as the earlier faim wrote the fold of es, trained on the ES posts
+    earlier["data"] |= {"read_lang": reading} if reading else {}
+    assert earlier["data"]["values"] == ["es"]  # as the earlier faim wrote the fold of es, trained on the other posts
     model = Path(fold.train.output_dir) / "model"
     (model.parent / "eval").mkdir(parents=True)
     model.mkdir()
