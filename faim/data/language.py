@@ -40,6 +40,11 @@ from faim.encoders.text_normalize import fold_confusables
 from faim.weights import resolve_packaged
 
 UNDETERMINED = "und"
+NO_LANGUAGE = frozenset({"qam", "qct", "qht", "qme", "qst", "zxx"})
+"""Codes given to a post whose text is too short to tell its language, or that has none, read as ``UNDETERMINED`` as
+``identify`` tells such a text: the ``lang`` X's (Twitter's) API gives a tweet of mentions, cashtags, hashtags or
+media links alone, or of very short text (``qam``, ``qct``, ``qht``, ``qme``, ``qst``, in ISO 639's range for local
+use), and ISO 639-2's ``zxx``, no linguistic content, which it gives one of a picture or card alone."""
 MIN_LETTERS = 12
 WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 """Characters each of which writes a syllable or a word (kana, Han ideographs, Hangul syllables): each counts as
@@ -95,12 +100,15 @@ def given_code(value: Any) -> str | None:
     macrolanguage's code is written for is that code (``cmn`` is ``zh``, ``arb`` ``ar``: ``ENCOMPASSED``). A script
     or region after the language, after BCP 47's hyphen or a locale's underscore, is left out, as ``identify`` tells
     a language alone (``pt-BR``, ``pt_BR`` and ``zh-Hant-TW`` are ``pt`` and ``zh``, FLORES-200's ``eng_Latn`` and
-    ``arb_Arab`` ``en`` and ``ar``). ``None`` where the post gives none (no field, a blank one, or one that is missing
-    as ``is_missing`` says: NaN, as pandas writes a null)."""
+    ``arb_Arab`` ``en`` and ``ar``). A code given to a post with too little text is ``und`` (``NO_LANGUAGE``).
+    ``None`` where the post gives none (no field, a blank one, or one that is missing as ``is_missing`` says: NaN, as
+    pandas writes a null)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
     if named := NAMED.get(given.casefold()):
         return named
     language = given.lower().replace("_", "-").partition("-")[0]
+    if language in NO_LANGUAGE:
+        return UNDETERMINED
     return WITHDRAWN.get(language) or ENCOMPASSED.get(language) or TWO_LETTER.get(language, language) or None
 
 

@@ -136,3 +136,9 @@ def test_evaluation_reports_each_language_when_more_than_one_appears(demo_data, 
     languages = evaluate(detector, mixed, tmp_path / "mixed", "validation")["tasks"]["harmful"]["languages"]
     assert set(languages) == {"en", "es"} and languages["es"]["n"] == len(posts) // 2
     assert "### Languages" in (tmp_path / "mixed" / "metrics.md").read_text(encoding="utf-8")
+
+
+def test_a_code_x_gives_a_post_with_too_little_text_is_undetermined_as_such_a_text_is_told() -> None:
+    codes = ["qme", "qht", "qam", "qct", "qst", "zxx", "ZXX", "und"]  # media links, hashtags, mentions, cashtags alone
+    filled = with_languages([Post(str(n), "see this", meta={"lang": code}) for n, code in enumerate(codes)])
+    assert [post.meta["lang"] for post in filled] == [UNDETERMINED] * len(codes) == [identify("see this")] * len(codes)
