@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -54,18 +55,30 @@ CODE_SPAN = re.compile(r"(`[^`]+`)")
 """A Markdown code span of one backtick each side, kept whole by ``re.split`` (its group)."""
 
 
+DIRECTION_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+"""Unicode's embeddings, overrides and isolates (LRE to RLO, LRI to PDI): invisible, and one left open turns the rest
+of its line (a table's row) right to left, its figures shown reversed."""
+LEFT_TO_RIGHT_MARK = "\u200e"
+
+
 def markdown_text(text: str) -> str:
     """``text`` as Markdown shows it in a heading or a paragraph of its own: ``&``, ``<`` and ``>`` as HTML entities
     outside code spans (inside one, such as a recipe named `` `<dict>` ``, Markdown shows them as written, and an
     entity as its letters), so that a name that looks like HTML (``<script>``) or an entity (``&amp;``) reads as
-    written, not run or read as the character it names; each line break (which would end a heading) as a space."""
-    parts = CODE_SPAN.split(re.sub(r"\r\n|[\r\n]", " ", text))
-    return "".join(part if CODE_SPAN.fullmatch(part) else html.escape(part, quote=False) for part in parts)
+    written, not run or read as the character it names; each line break (which would end a heading) as a space;
+    without ``DIRECTION_CONTROLS``, and where it holds right-to-left letters (Arabic, Hebrew), between left-to-right
+    marks, so that a text editor or terminal showing it does not read the figures beside it as right-to-left text and
+    show them reversed."""
+    parts = CODE_SPAN.split(re.sub(r"\r\n|[\r\n]", " ", DIRECTION_CONTROLS.sub("", text)))
+    shown = "".join(part if CODE_SPAN.fullmatch(part) else html.escape(part, quote=False) for part in parts)
+    if any(unicodedata.bidirectional(character) in ("R", "AL") for character in shown):
+        shown = f"{LEFT_TO_RIGHT_MARK}{shown}{LEFT_TO_RIGHT_MARK}"
+    return shown
 
 
 def markdown_cell(cell: str) -> str:
     """``cell`` as a Markdown table cell shows it: as ``markdown_text`` shows it, and ``|`` escaped, which would end
-    the cell."""
+    the table's row."""
     return markdown_text(cell).replace("|", "\\|")
 
 

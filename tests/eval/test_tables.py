@@ -41,3 +41,12 @@ def test_an_image_of_a_name_with_spaces_brackets_or_letters_of_any_script_stays_
     assert shown == r"![仇恨 \[a\]_roc.png](eval/仇恨%20[a]_roc.png)"
     assert markdown_image("100%", "100%.png") == "![100%](100%25.png)"  # not read as an escape
     assert markdown_image("#hate?_roc.png", "#hate?_roc.png") == "![#hate?_roc.png](%23hate%3F_roc.png)"  # a file
+
+
+def test_a_cell_of_right_to_left_text_or_direction_controls_leaves_the_rest_of_its_row_left_to_right() -> None:
+    rows = [["فلسطين", "40"], ["שלום 2024", "3"], ["\u202eevil", "1"], ["a\u2067b\u2069c", "2"]]
+    lines = markdown_table(["slice", "n"], rows).splitlines()[2:]
+    assert lines[0] == "| \u200eفلسطين\u200e | 40 |"  # marks left to right each side: the figures stay in their columns
+    assert lines[1] == "| \u200eשלום 2024\u200e | 3 |"
+    assert lines[2] == "| evil | 1 |"  # an override left open would show the rest of the row reversed
+    assert lines[3] == "| abc | 2 |"
