@@ -523,7 +523,11 @@ def utf8(cell: str) -> bool:
 
 def parse_number(cell: str | None) -> Any:
     """A CSV cell as an int or a float when it spells one, else unchanged: a cell spelling NaN (``nan``, ``NaN``, as
-    Python's ``float`` reads it) stays its text, a word or an id, as a CSV cell is missing only where it is empty."""
+    Python's ``float`` reads it) stays its text, a word or an id, as a CSV cell is missing only where it is empty, and
+    so does one of digits joined by underscores (``20_24``), which Python reads as a number (2024) and no CSV
+    writer writes one."""
+    if isinstance(cell, str) and "_" in cell:
+        return cell
     for kind in (int, float):
         try:
             number = kind(cell)

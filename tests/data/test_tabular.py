@@ -227,3 +227,12 @@ def test_a_meta_cell_holding_the_text_nan_is_that_text_the_empty_cell_alone_miss
         {"word": None, "likes": None},
     ]
     assert tabular.parse_number("nan") == "nan" and tabular.parse_number("-NaN") == "-NaN"
+
+
+def test_a_meta_cell_of_digits_joined_by_underscores_is_that_text_not_the_number_python_reads(tmp_path: Path) -> None:
+    path = tmp_path / "posts.csv"
+    path.write_text("id,text,thread,score\na,one,20_24,1_0.5\nb,two,2024,1e3\n", encoding="utf-8")
+    assert [post.meta for post in read_posts(path, columns={"meta": ["thread", "score"]})] == [
+        {"thread": "20_24", "score": "1_0.5"},
+        {"thread": 2024, "score": 1000.0},
+    ]
