@@ -80,10 +80,11 @@ def slice_rows(values: Iterable[object]) -> dict[str | None, list[int]]:
 
 def slice_key(value: object) -> str | None:
     """The slice a post's value of the slice field puts it in: ``None`` where it has none (``is_missing``: absent,
-    null, NaN, an empty text, as an empty cell reads), else the value as text, composed (NFC): ``Côte d'Ivoire`` is
-    one slice whether a post writes its ``ô`` as one letter or as ``o`` and a mark after it (NFD), which would
-    otherwise show as two rows reading alike."""
-    return None if is_missing(value) else unicodedata.normalize("NFC", str(value))
+    null, NaN, an empty text, as an empty cell reads, or a text of spaces alone), else the value as text, composed
+    (NFC) and without the spaces around it: ``Côte d'Ivoire`` is one slice whether a post writes its ``ô`` as one
+    letter or as ``o`` and a mark after it (NFD), and ``sport`` one with the ``sport `` a spreadsheet cell may hold,
+    which would otherwise show as two rows reading alike."""
+    return None if is_missing(value) else unicodedata.normalize("NFC", str(value)).strip() or None
 
 
 def slice_label(key: str | None) -> str:

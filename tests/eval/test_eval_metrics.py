@@ -259,3 +259,10 @@ def test_a_value_written_composed_or_decomposed_is_one_slice_shown_composed() ->
     y, prob = np.array([0, 1, 0, 1]), np.array([0.2, 0.8, 0.4, 0.6])
     result = slice_metrics(y, prob, values, partial(binary_metrics, threshold=0.5), min_size=1)
     assert {name: metrics["n"] for name, metrics in result.items()} == {composed: 4}
+
+
+def test_a_value_written_with_spaces_around_it_is_one_slice_with_it_and_spaces_alone_are_missing() -> None:
+    values = np.array(["sport", "sport ", " sport", "\u00a0sport\t", "  ", None], dtype=object)
+    y, prob = np.array([0, 1, 0, 1, 0, 1]), np.array([0.2, 0.8, 0.4, 0.6, 0.3, 0.7])
+    result = slice_metrics(y, prob, values, partial(binary_metrics, threshold=0.5), min_size=1)
+    assert {name: metrics["n"] for name, metrics in result.items()} == {"sport": 4, "(missing)": 2}
