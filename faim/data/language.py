@@ -75,14 +75,25 @@ def model() -> Any:
     return fasttext.load_model(str(resolve_packaged(MODEL)))
 
 
+@cache
+def unread() -> Any:
+    """The model's answer to a text it knows nothing of, an empty one: English, the language its tree of labels
+    reaches first, at the probability it gives any text none of whose words and letter sequences it learnt (a script
+    it was not trained on, Tifinagh or Cherokee, or a few Korean words)."""
+    return model().predict("")
+
+
 def identify(text: str | None) -> str:
-    """The ISO 639-1 code of the language ``text`` is written in, or ``und`` when too little of it is words; read with
-    homoglyphs folded, without what ``NOISE`` and ``OVERLAID`` match, and in small letters (see the module
-    docstring)."""
+    """The ISO 639-1 code of the language ``text`` is written in, or ``und`` when too little of it is words or the
+    model knows nothing of it (its answer is ``unread``'s); read with homoglyphs folded, without what ``NOISE`` and
+    ``OVERLAID`` match, and in small letters (see the module docstring)."""
     cleaned = NOISE.sub(" ", OVERLAID.sub("", fold_confusables(text or "")))
     if letters(cleaned) < MIN_LETTERS:
         return UNDETERMINED
-    (label,), _ = model().predict(cleaned.lower())
+    prediction = model().predict(cleaned.lower())
+    if prediction == unread():
+        return UNDETERMINED
+    (label,), _ = prediction
     return str(label).removeprefix("__label__")
 
 

@@ -148,3 +148,9 @@ def test_emoji_drawn_in_colour_by_a_variation_selector_are_no_letters() -> None:
     for text in ("❤️" * 12, "❤️❤️❤️ ☺️☺️☺️ ✌️✌️✌️ ☀️☀️☀️", "#️⃣" * 12, "ok " + "❤️" * 11):
         assert identify(text) == UNDETERMINED
     assert identify("❤️ " + SPANISH + " ❤️") == "es" and identify("葛\U000e0100城市の天気は晴れです") == "ja"
+
+
+def test_a_text_the_model_knows_nothing_of_is_undetermined_not_the_english_it_tells_an_empty_text() -> None:
+    unread = ["ⵜⴰⵎⴰⵣⵉⵖⵜ ⵜⴰⵏⴰⵡⴰⵢⵜ ⵜⴰⵎⴰⵣⵉⵖⵜ", "ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ", "ܠܫܢܐ ܣܘܪܝܝܐ ܠܫܢܐ ܣܘܪܝܝܐ", "ㅠㅠ 너무 슬퍼요"]
+    assert [identify(text) for text in unread] == [UNDETERMINED] * len(unread)
+    assert identify("오늘 날씨가 정말 좋네요") == "ko" and identify("what a lovely day it is today") == "en"
