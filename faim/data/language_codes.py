@@ -225,6 +225,7 @@ WITHDRAWN = {"in": "id", "iw": "he", "ji": "yi", "jw": "jv", "mo": "ro"}
 ``iw``."""
 
 ENCOMPASSED = {
+    "als": "sq",
     "arb": "ar",
     "azj": "az",
     "cmn": "zh",
@@ -245,8 +246,10 @@ ENCOMPASSED = {
 """The individual language (ISO 639-3) each of these macrolanguages' two-letter codes is written for, as CLDR's
 language aliases read it, → that code: Standard Arabic is the ``ar`` that ``faim.data.language.identify`` tells and
 most data writes, Mandarin the ``zh``, Iranian Persian the ``fa``; FLORES-200 and NLLB name languages so
-(``arb_Arab``, ``pes_Arab``, ``swh_Latn``). Other members stay as written: ``yue`` (Cantonese), and ``arz``
-(Egyptian Arabic) and ``azb`` (South Azerbaijani), which ``identify`` tells apart from ``ar`` and ``az`` too."""
+(``arb_Arab``, ``pes_Arab``, ``swh_Latn``, and ``als_Latn``, Tosk Albanian, the ``sq`` told, where the model
+``identify`` runs writes ``als`` for Alemannic: ``faim.data.language.ISO_LABELS``). Other members stay as written:
+``yue`` (Cantonese), and ``arz`` (Egyptian Arabic) and ``azb`` (South Azerbaijani), which ``identify`` tells apart
+from ``ar`` and ``az`` too."""
 
 TWO_LETTER, NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and

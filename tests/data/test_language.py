@@ -154,3 +154,12 @@ def test_a_text_the_model_knows_nothing_of_is_undetermined_not_the_english_it_te
     unread = ["ⵜⴰⵎⴰⵣⵉⵖⵜ ⵜⴰⵏⴰⵡⴰⵢⵜ ⵜⴰⵎⴰⵣⵉⵖⵜ", "ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ", "ܠܫܢܐ ܣܘܪܝܝܐ ܠܫܢܐ ܣܘܪܝܝܐ", "ㅠㅠ 너무 슬퍼요"]
     assert [identify(text) for text in unread] == [UNDETERMINED] * len(unread)
     assert identify("오늘 날씨가 정말 좋네요") == "ko" and identify("what a lovely day it is today") == "en"
+
+
+def test_alemannic_is_told_by_its_iso_code_apart_from_the_tosk_albanian_of_als() -> None:
+    swiss, albanian = (
+        "Unterem Strich isch s Wätter hüt schöö gsi und mir sind go schwümme",
+        "Sot të gjithë shkojmë në shkollë dhe mësojmë shumë gjëra të reja",
+    )
+    posts = [Post("a", swiss), Post("b", albanian), Post("c", albanian, meta={"lang": "als_Latn"})]
+    assert [post.meta["lang"] for post in with_languages(posts)] == ["gsw", "sq", "sq"]
