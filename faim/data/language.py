@@ -40,6 +40,10 @@ from faim.encoders.text_normalize import fold_confusables
 from faim.weights import resolve_packaged
 
 UNDETERMINED = "und"
+GRANDFATHERED = {"no-bok": "nb", "no-nyn": "nn", "zh-min": "zh", "zh-min-nan": "nan"}
+"""The tags BCP 47 keeps from RFC 3066 whose second subtag has three letters but is no extended language subtag
+(``min`` is Minangkabau's code, ``nyn`` Nyankole's) → the language each names, as the IANA registry's Preferred-Value
+gives it (``zh-min``, Min Chinese, has none: ``zh``)."""
 NO_LANGUAGE = frozenset({"qam", "qct", "qht", "qme", "qst", "zxx"})
 """Codes given to a post whose text is too short to tell its language, or that has none, read as ``UNDETERMINED`` as
 ``identify`` tells such a text: the ``lang`` X's (Twitter's) API gives a tweet of mentions, cashtags, hashtags or
@@ -120,13 +124,18 @@ def given_code(value: Any) -> str | None:
     macrolanguage's code is written for is that code (``cmn`` is ``zh``, ``arb`` ``ar``: ``ENCOMPASSED``). A script
     or region after the language, after BCP 47's hyphen or a locale's underscore, is left out, as ``identify`` tells
     a language alone (``pt-BR``, ``pt_BR`` and ``zh-Hant-TW`` are ``pt`` and ``zh``, FLORES-200's ``eng_Latn`` and
-    ``arb_Arab`` ``en`` and ``ar``). A code given to a post with too little text is ``und`` (``NO_LANGUAGE``).
+    ``arb_Arab`` ``en`` and ``ar``), but a language written after its macrolanguage, as BCP 47's extended language
+    subtags write it, is that language (``zh-yue`` is ``yue``, ``zh-cmn-Hans`` ``zh``; ``GRANDFATHERED``). A code
+    given to a post with too little text is ``und`` (``NO_LANGUAGE``).
     ``None`` where the post gives none (no field, a blank one, or one that is missing as ``is_missing`` says: NaN, as
     pandas writes a null)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
     if named := NAMED.get(given.casefold()):
         return named
-    language = given.lower().replace("_", "-").partition("-")[0]
+    tag = given.lower().replace("_", "-")
+    language, *rest = GRANDFATHERED.get(tag, tag).split("-")
+    if rest and len(rest[0]) == 3 and rest[0].isalpha():  # an extended language subtag: zh-yue, Cantonese
+        language = rest[0]
     if language in NO_LANGUAGE:
         return UNDETERMINED
     return WITHDRAWN.get(language) or ENCOMPASSED.get(language) or TWO_LETTER.get(language, language) or None

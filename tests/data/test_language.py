@@ -163,3 +163,9 @@ def test_alemannic_is_told_by_its_iso_code_apart_from_the_tosk_albanian_of_als()
     )
     posts = [Post("a", swiss), Post("b", albanian), Post("c", albanian, meta={"lang": "als_Latn"})]
     assert [post.meta["lang"] for post in with_languages(posts)] == ["gsw", "sq", "sq"]
+
+
+def test_a_language_written_as_an_extended_subtag_after_its_macrolanguage_is_that_language() -> None:
+    given = ["zh-yue", "zh-yue-HK", "zh-cmn-Hans", "ar-arz", "ar-arb", "zh-Hans", "en-US", "es-419", "zh-min-nan"]
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given + ["no-nyn"])])
+    assert [post.meta["lang"] for post in filled] == ["yue", "yue", "zh", "arz", "ar", "zh", "en", "es", "nan", "nn"]
