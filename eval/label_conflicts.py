@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from faim.eval.tables import left_to_right
 from faim.preprocess.confusables import word_pattern
 from faim.wording import plural
 
@@ -201,13 +202,14 @@ def decision_conflicts(
 
 def decision_conflicts_note(summary: dict[str, Any] | None) -> str | None:
     """A sentence on the words a model and the labels read the opposite way (``decision_conflicts``), those in the
-    most posts first, or ``None`` where there are none (or no ``summary``)."""
+    most posts first, each ``left_to_right`` (an Arabic word's figures shown after it), or ``None`` where there are
+    none (or no ``summary``)."""
     if not summary or not summary["terms"]:
         return None
     positive = summary["positive"]
     shown = "; ".join(
-        f"'{t['term']}' ({t['posts'][0]:,} posts: the model flags {100 * t['shares'][0]:.0f} %, the labels call "
-        f"{100 * t['shares'][1]:.0f} % {positive})"
+        f"'{left_to_right(t['term'])}' ({t['posts'][0]:,} posts: the model flags {100 * t['shares'][0]:.0f} %, "
+        f"the labels call {100 * t['shares'][1]:.0f} % {positive})"
         for t in summary["shown"]
     )
     return (

@@ -61,19 +61,25 @@ of its line (a table's row) right to left, its figures shown reversed."""
 LEFT_TO_RIGHT_MARK = "\u200e"
 
 
+def left_to_right(text: str) -> str:
+    """``text`` without ``DIRECTION_CONTROLS``, and where it holds right-to-left letters (Arabic, Hebrew), between
+    left-to-right marks, so that the bars, brackets and figures written after it in a left-to-right line are not read
+    as part of right-to-left text and shown before it or reversed."""
+    shown = DIRECTION_CONTROLS.sub("", text)
+    if any(unicodedata.bidirectional(character) in ("R", "AL") for character in shown):
+        return f"{LEFT_TO_RIGHT_MARK}{shown}{LEFT_TO_RIGHT_MARK}"
+    return shown
+
+
 def markdown_text(text: str) -> str:
     """``text`` as Markdown shows it in a heading or a paragraph of its own: ``&``, ``<`` and ``>`` as HTML entities
     outside code spans (inside one, such as a recipe named `` `<dict>` ``, Markdown shows them as written, and an
     entity as its letters), so that a name that looks like HTML (``<script>``) or an entity (``&amp;``) reads as
-    written, not run or read as the character it names; each line break (which would end a heading) as a space;
-    without ``DIRECTION_CONTROLS``, and where it holds right-to-left letters (Arabic, Hebrew), between left-to-right
-    marks, so that a text editor or terminal showing it does not read the figures beside it as right-to-left text and
-    show them reversed."""
-    parts = CODE_SPAN.split(re.sub(r"\r\n|[\r\n]", " ", DIRECTION_CONTROLS.sub("", text)))
+    written, not run or read as the character it names; each line break (which would end a heading) as a space; and
+    ``left_to_right``."""
+    parts = CODE_SPAN.split(re.sub(r"\r\n|[\r\n]", " ", text))
     shown = "".join(part if CODE_SPAN.fullmatch(part) else html.escape(part, quote=False) for part in parts)
-    if any(unicodedata.bidirectional(character) in ("R", "AL") for character in shown):
-        shown = f"{LEFT_TO_RIGHT_MARK}{shown}{LEFT_TO_RIGHT_MARK}"
-    return shown
+    return left_to_right(shown)
 
 
 def markdown_cell(cell: str) -> str:

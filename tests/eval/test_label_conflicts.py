@@ -159,3 +159,10 @@ def test_chinese_and_japanese_written_without_spaces_are_read_a_han_character_or
     model, read = LabelledTexts("model", texts, flagged), LabelledTexts("labels", texts, labels)
     rat = next(conflict for conflict in conflicts(model, read) if conflict.term == "鼠")
     assert [count.posts for count in rat.counts] == [60, 60] and [count.share for count in rat.counts] == [1.0, 0.0]
+
+
+def test_a_right_to_left_word_leaves_the_figures_after_it_left_to_right_in_the_note() -> None:
+    term = {"posts": [90, 90], "shares": [1.0, 0.0]}
+    summary = {"positive": "harmful", "terms": 2, "share_holding": [1.0], "overall": [0.6, 0.2]}
+    said = decision_conflicts_note(summary | {"shown": [term | {"term": "فأر"}, term | {"term": "rat"}]})
+    assert "'\u200eفأر\u200e' (90 posts: the model flags 100 %, the labels call 0 % harmful); 'rat' (90 posts" in said
