@@ -119,18 +119,19 @@ def given_code(value: Any) -> str | None:
     letters fullwidth ones stand for (NFKC: ``ＥＮ``, as Chinese and Japanese input writes Latin letters, is ``en``);
     a three-letter code (ISO 639-2 or 639-3) of a language with a two-letter one is that (``eng``, ``ENG`` are
     ``en``, ``ger`` and ``deu`` ``de``), as BCP 47 writes it, and so is its English name as ISO 639 gives it, in any
-    case (``English``; ``faim.data.language_codes``), a code ISO 639-1 withdrew is the one that replaced it (``in``,
-    as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``), and the individual language a
-    macrolanguage's code is written for is that code (``cmn`` is ``zh``, ``arb`` ``ar``: ``ENCOMPASSED``). A script
-    or region after the language, after BCP 47's hyphen or a locale's underscore, is left out, as ``identify`` tells
-    a language alone (``pt-BR``, ``pt_BR`` and ``zh-Hant-TW`` are ``pt`` and ``zh``, FLORES-200's ``eng_Latn`` and
-    ``arb_Arab`` ``en`` and ``ar``), but a language written after its macrolanguage, as BCP 47's extended language
-    subtags write it, is that language (``zh-yue`` is ``yue``, ``zh-cmn-Hans`` ``zh``; ``GRANDFATHERED``). A code
-    given to a post with too little text is ``und`` (``NO_LANGUAGE``).
-    ``None`` where the post gives none (no field, a blank one, or one that is missing as ``is_missing`` says: NaN, as
+    case and with a region or script in brackets after it, as menus name a locale (``English``, ``English (US)``,
+    ``Chinese (Simplified)``; ``faim.data.language_codes``), a code ISO 639-1 withdrew is the one that replaced it
+    (``in``, as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``), and the individual
+    language a macrolanguage's code is written for is that code (``cmn`` is ``zh``, ``arb`` ``ar``: ``ENCOMPASSED``).
+    A script or region after the language, after BCP 47's hyphen or a locale's underscore, is left out, as
+    ``identify`` tells a language alone (``pt-BR``, ``pt_BR`` and ``zh-Hant-TW`` are ``pt`` and ``zh``, FLORES-200's
+    ``eng_Latn`` and ``arb_Arab`` ``en`` and ``ar``), but a language written after its macrolanguage, as BCP 47's
+    extended language subtags write it, is that language (``zh-yue`` is ``yue``, ``zh-cmn-Hans`` ``zh``;
+    ``GRANDFATHERED``). A code given to a post with too little text is ``und`` (``NO_LANGUAGE``). ``None`` where the
+    post gives none (no field, a blank one, or one that is missing as ``is_missing`` says: NaN, as
     pandas writes a null)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
-    if named := NAMED.get(given.casefold()):
+    if named := NAMED.get(given.casefold()) or NAMED.get(given.casefold().partition(" (")[0]):
         return named
     tag = given.lower().replace("_", "-")
     language, *rest = GRANDFATHERED.get(tag, tag).split("-")

@@ -169,3 +169,9 @@ def test_a_language_written_as_an_extended_subtag_after_its_macrolanguage_is_tha
     given = ["zh-yue", "zh-yue-HK", "zh-cmn-Hans", "ar-arz", "ar-arb", "zh-Hans", "en-US", "es-419", "zh-min-nan"]
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given + ["no-nyn"])])
     assert [post.meta["lang"] for post in filled] == ["yue", "yue", "zh", "arz", "ar", "zh", "en", "es", "nan", "nn"]
+
+
+def test_a_language_named_with_its_region_or_script_in_brackets_is_that_language() -> None:
+    given = ["English (US)", "Chinese (Simplified)", "Portuguese (Brazil)", "Tonga (Tonga Islands)", "Tonga (Nyasa)"]
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])
+    assert [post.meta["lang"] for post in filled] == ["en", "zh", "pt", "to", "tonga (nyasa)"]  # no code of its own
