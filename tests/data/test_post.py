@@ -9,6 +9,7 @@ import re
 import sys
 import warnings
 from collections import OrderedDict
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from uuid import UUID
 
@@ -455,6 +456,29 @@ def test_a_post_given_as_a_dict_has_its_fields_checked_once(monkeypatch: pytest.
     post = Post.from_dict(given)
     assert len(checks) == 1
     assert post == Post("b", "t", images=["a.png"], comments=["one"], labels={"harm": 1}) and post.origin == ""
+
+
+@dataclass
+class Tagged(Post):
+    """A post of a user's own, with a field of its own and a ``__post_init__`` of its own."""
+
+    tags: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.text = (self.text or "").lower()
+
+
+def test_a_post_given_as_a_dict_has_every_field_a_post_built_has_a_subclass_its_own_too() -> None:
+    row = {"id": "a", "text": "HI", "image": "a.png", "comments": ["one"], "labels": {"harm": 1}, "meta": {"x": 1}}
+    post = Post.from_dict(row)
+    assert set(vars(post)) == {each.name for each in fields(Post)} and post == Post("a", "HI", images=["a.png"],
+        comments=["one"], labels={"harm": 1}, meta={"x": 1})  # fmt: skip
+    tagged = Tagged.from_dict(row)
+    assert type(tagged) is Tagged and tagged.tags == [] and tagged.text == "hi"
+    assert tagged == Tagged("a", "HI", images=["a.png"], comments=["one"], labels={"harm": 1}, meta={"x": 1})
+    with pytest.raises(ValueError, match=r"^post 3 \(post id='b'\) field 'image': image 0: expected a path"):
+        Tagged.from_dict({"id": "b", "image": 3}, 3)
 
 
 def test_a_list_column_pandas_wrote_to_csv_as_python_writes_a_list_is_refused_saying_to_write_json(tmp_path) -> None:
