@@ -435,10 +435,14 @@ def checked_fields(
 
 def decoded(image: Any) -> str:
     """What the error refusing ``image`` as a post's picture adds where it is a decoded one (a PIL image, an array of
-    pixels among a post's pictures): how to give it encoded; ``""`` otherwise."""
-    if not (hasattr(image, "getpixel") or getattr(image, "ndim", 0) > 1):
-        return ""
-    return ", a decoded picture: give it encoded: buffer = io.BytesIO(); image.save(buffer, 'PNG'); buffer.getvalue()"
+    pixels): how to give it encoded; where it is an array of bytes (one dimension of ``uint8``, as ``cv2.imencode``
+    gives a picture encoded): how to give its bytes; ``""`` otherwise."""
+    if hasattr(image, "getpixel") or getattr(image, "ndim", 0) > 1:
+        encode = "buffer = io.BytesIO(); image.save(buffer, 'PNG'); buffer.getvalue()"
+        return f", a decoded picture: give it encoded: {encode}"
+    if getattr(image, "ndim", 0) == 1 and str(getattr(image, "dtype", "")) == "uint8":
+        return ", an array of bytes (as cv2.imencode gives a picture encoded): give its bytes, array.tobytes()"
+    return ""
 
 
 BYTES_LIKE = (bytearray, memoryview)
@@ -451,9 +455,11 @@ def checked_images(where: str, images: Any, images_field: str) -> list[ImageRef]
 
     Raises:
         ValueError: Naming ``where`` and ``images_field`` when ``images`` is neither an image nor a list of them,
-            or one of them is neither a path nor bytes (saying how to encode a decoded picture, ``decoded``).
+            or one of them is neither a path nor bytes (saying how to encode a decoded picture or give an array's
+            bytes, ``decoded``: an array of either given as ``images`` is refused so, not listed as numbers first).
     """
-    images = [] if is_null(images) else listed(bytes(images) if isinstance(images, BYTES_LIKE) else images)
+    if type(images) is list or not decoded(images):
+        images = [] if is_null(images) else listed(bytes(images) if isinstance(images, BYTES_LIKE) else images)
     images = [images] if isinstance(images, (str, bytes, Path)) else images
     if not isinstance(images, (list, tuple)):
         raise ValueError(

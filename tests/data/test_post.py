@@ -101,6 +101,24 @@ def test_a_decoded_picture_given_as_an_image_is_refused_saying_to_give_it_encode
         Post("a", images=Image.new("RGB", (4, 4)))
 
 
+def test_an_array_of_pixels_or_of_encoded_bytes_given_as_a_posts_images_is_refused_saying_what_to_give() -> None:
+    encode = "a decoded picture: give it encoded: buffer = io.BytesIO(); image.save(buffer, 'PNG'); buffer.getvalue()"
+    for pixels in (np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4), np.uint8)):  # not read as lists of numbers first
+        said = f"field 'images': expected a path, encoded bytes or a list of them, got ndarray, {encode}"
+        with pytest.raises(ValueError, match=f"^post 0 \\(post id='a'\\) {re.escape(said)}$"):
+            as_posts([{"id": "a", "images": pixels}])
+        with pytest.raises(ValueError, match=f"^post id='a' {re.escape(said)}$"):
+            Post("a", images=pixels)
+    encoded = np.frombuffer(b"\x89PNG encoded", np.uint8)  # as cv2.imencode gives a picture encoded
+    tobytes = "an array of bytes (as cv2.imencode gives a picture encoded): give its bytes, array.tobytes()"
+    for row, said in [({"image": encoded}, "field 'image': image 0: expected a path or encoded bytes, got ndarray"),
+                      ({"images": encoded}, "field 'images': expected a path, encoded bytes or a list of them, got "
+                       "ndarray")]:  # fmt: skip
+        with pytest.raises(ValueError, match=f"^post 0 \\(post id='a'\\) {re.escape(said)}, {re.escape(tobytes)}$"):
+            as_posts([{"id": "a", **row}])
+    assert Post("a", images=[encoded.tobytes()]).images == [b"\x89PNG encoded"]
+
+
 def test_a_tables_rows_given_as_iterated_are_refused_saying_to_give_them_as_mappings() -> None:
     frame = pd.DataFrame({"id": ["a", "b"], "text": ["x", "y"]})
     said = "a table's row: give its rows as mappings (a pandas frame's frame.to_dict('records'))"
