@@ -535,11 +535,14 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
             checked once, a dict as its ``Post`` is built, a ``Post`` given as it is now.
     """
     if isinstance(items, Mapping) and by_key(items):
-        listed = "[{'id': key, **post} for key, post in posts.items()]"
+        held = all(isinstance(value, Post) for value in items.values())
+        listed = "list(posts.values())" if held else "[{'id': key, **post} for key, post in posts.items()]"
         raise TypeError(f"expected a list of posts, got posts by key ({a_type(items)}): pass {listed}")
     if isinstance(items, (Post, Mapping, str)):
         one = "one string" if isinstance(items, str) else "one post"
-        raise TypeError(f"expected a list of posts, got {one} ({a_type(items)}): pass [post]")
+        misspelt = misspelt_fields(items) if isinstance(items, Mapping) else []
+        said = f"; its field{'s' if len(misspelt) > 1 else ''} {', '.join(misspelt)}: unknown" if misspelt else ""
+        raise TypeError(f"expected a list of posts, got {one} ({a_type(items)}): pass [post]{said}")
     if isinstance(items, (bytes, bytearray, memoryview)):
         said = "pass [{'text': TEXT}], a picture's bytes as [{'images': [DATA]}]"
         raise TypeError(f"expected a list of posts, got {type(items).__name__}: {said}")
@@ -555,10 +558,20 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
 
 def by_key(items: Mapping[Any, Any]) -> bool:
     """Whether ``items``, given where a list of posts is expected, holds posts by key (a pandas frame's
-    ``to_dict('index')``, a dict of posts by their ids): some, each a mapping, under keys none of which is a post's
-    field (``FIELDS``)."""
-    posts = all(isinstance(value, Mapping) for value in items.values())
-    return bool(items) and posts and not any(key in FIELDS for key in items)
+    ``to_dict('index')``, a dict of ``Post`` objects by their ids): some, each a mapping or a ``Post``, under keys none
+    of which is a post's field (``FIELDS``), nor, where none is a ``Post``, a field misspelt (``misspelt_fields``: a
+    post whose labels and meta are under such keys)."""
+    if not items or any(key in FIELDS for key in items):
+        return False
+    if any(isinstance(value, Post) for value in items.values()):
+        return all(isinstance(value, (Mapping, Post)) for value in items.values())
+    return all(isinstance(value, Mapping) for value in items.values()) and not misspelt_fields(items)
+
+
+def misspelt_fields(row: Mapping[Any, Any]) -> list[str]:
+    """The keys of ``row`` that are none of ``FIELDS`` but close to one, each with the field it may be a typo of
+    (``faim.registry.suggest``): ``'lables' (did you mean 'labels'?)``."""
+    return [f"{key!r}{said}" for key in row if key not in FIELDS and (said := suggest(str(key), list(FIELDS)))]
 
 
 MAP_LABELS = (

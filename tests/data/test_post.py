@@ -198,6 +198,14 @@ def test_posts_given_by_key_in_a_mapping_are_refused_saying_how_to_list_them_wit
         as_posts(by_id)
     with pytest.raises(TypeError, match=r"got one post \(a dict\): pass \[post\]$"):
         as_posts({"id": "a", "labels": {"hate": 1}, "meta": {"x": 1}})  # a post whose fields are mappings
+    said = "expected a list of posts, got posts by key (a dict): pass list(posts.values())"
+    with pytest.raises(TypeError, match=f"^{re.escape(said)}$"):
+        as_posts({"a": Post("a", "x"), "b": Post("b", "y")})
+    said = "got one post (a dict): pass [post]; its fields 'lables' (did you mean 'labels'?), 'mta' (did you mean "
+    with pytest.raises(TypeError, match=f"{re.escape(said)}'meta'\\?\\): unknown$"):
+        as_posts({"lables": {"hate": 1}, "mta": {"x": 1}})  # a post whose fields, misspelt, are mappings
+    with pytest.raises(TypeError, match=r"got one post \(a dict\): pass \[post\]; its field 'lables' \(did you"):
+        as_posts({"lables": {"hate": 1}})
 
 
 @pytest.mark.parametrize("given", [b"abc", bytearray(b"abc"), memoryview(b"abc")])
