@@ -326,8 +326,9 @@ NEVER_NULL = frozenset({str, int, bool, list, dict})
 
 
 def is_null(value: Any) -> bool:
-    """Whether ``value`` is null: ``None``, NaN, or pandas' ``NA`` and ``NaT``, as a table gives an empty cell (a
-    pandas frame's ``to_dict("records")``, a NaN where its column holds text)."""
+    """Whether ``value`` is null: ``None``, NaN (a ``Decimal``'s too, quiet or signalling, as a Parquet decimal column
+    may hold it), or pandas' ``NA`` and ``NaT``, as a table gives an empty cell (a pandas frame's
+    ``to_dict("records")``, a NaN where its column holds text)."""
     if value is None:
         return True
     kind = type(value)
@@ -335,6 +336,8 @@ def is_null(value: Any) -> bool:
         return False
     if kind is float:
         return math.isnan(value)
+    if isinstance(value, decimal.Decimal):
+        return value.is_nan()
     return (is_real(value) and math.isnan(value)) or is_pandas_null(value)
 
 

@@ -57,13 +57,14 @@ class MetaRows:
         numbers_read = []
         for name in self.fields:
             value = meta.get(name)
-            if isinstance(value, Decimal):  # a Parquet decimal column's (warehouses export counts so), NaN missing
-                value = float(value)
-            if is_null(value):
+            if is_null(value):  # a Decimal's NaN too, quiet or signalling
                 numbers_read.append(None)
                 continue
-            # an int or a float told at once: the abstract-class check takes ten times as long
-            if type(value) not in (int, float) and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            # an int or a float told at once: the abstract-class check takes ten times as long; a Decimal is a Parquet
+            # decimal column's (warehouses export counts so)
+            if type(value) not in (int, float, Decimal) and (
+                isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal))
+            ):
                 raise ValueError(f"meta field {name!r} must be a number or missing, got {value!r}")
             number = finite_float(value)
             if math.isinf(number):
@@ -88,7 +89,7 @@ class MetaRows:
         return np.array([self.row(meta) for meta in metas], dtype=np.float32).reshape(-1, self.num_features)
 
 
-def finite_float(value: numbers.Real) -> float:
+def finite_float(value: numbers.Real | Decimal) -> float:
     """``value`` as a float; an integer too large for one reads as infinity."""
     try:
         return float(value)

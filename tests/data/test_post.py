@@ -325,7 +325,9 @@ class NoPandas:
     ("value", "null"),
     [("text", False), (7, False), (10**400, False), (1.5, False), (float("nan"), True), (True, False), ([], False),
      ({}, False), (Text("text"), False), (Number("nan"), True), (Number(1), False), (np.float64("nan"), True),
-     (np.int64(3), False), (None, True), (pd.NA, True), (pd.NaT, True), (pd.Timestamp(0), False)],
+     (np.int64(3), False), (None, True), (pd.NA, True), (pd.NaT, True), (pd.Timestamp(0), False),
+     (Decimal("NaN"), True), (Decimal("sNaN"), True), (Decimal("-NaN"), True), (Decimal("3"), False),
+     (Decimal("Infinity"), False)],
 )  # fmt: skip
 def test_null_is_none_nan_or_pandas_na_or_nat(value, null: bool) -> None:
     assert is_null(value) is null

@@ -39,9 +39,11 @@ def test_a_decimal_field_as_a_parquet_decimal_column_gives_it_is_read_as_its_num
     rows = MetaRows(["likes", "shares"], shares)
     given = rows([{"likes": Decimal("3"), "shares": Decimal("0.5")}])
     assert np.array_equal(given, rows([{"likes": 3, "shares": 0.5}]))
-    assert np.array_equal(rows([{"likes": 3, "shares": Decimal("NaN")}]), rows([{"likes": 3}]))  # missing, as NaN is
-    with pytest.raises(ValueError, match=r"^meta field 'likes' must be finite \(or missing"):
-        rows.check({"likes": Decimal("Infinity")})
+    for nan in (Decimal("NaN"), Decimal("sNaN")):  # missing, as NaN is, a signalling one too
+        assert np.array_equal(rows([{"likes": 3, "shares": nan}]), rows([{"likes": 3}]))
+    said = r"^meta field 'likes' must be finite \(or missing.*\), got Decimal\('-Infinity'\)$"  # as given, not -inf
+    with pytest.raises(ValueError, match=said):
+        rows.check({"likes": Decimal("-Infinity")})
 
 
 class CountedMeta(dict):
