@@ -31,6 +31,7 @@ from faim.data.post import (
     Unconvertible,
     field_names,
     is_missing,
+    is_null,
     json_list,
     post_id,
     post_name,
@@ -361,12 +362,14 @@ def _images(value: Any, where: str, column: str | None) -> list[ImageRef]:
 
 
 def _comments(value: Any, where: str, column: str | None) -> list[str]:
-    """Comment texts in order; null and blank comments dropped, anything else that is not a string refused, naming
-    ``where`` (the post, ``post_name``) and ``column``."""
+    """Comment texts in order; null (``is_null``: ``None``, NaN, as ``json.dumps`` writes a float NaN in a JSON Lines
+    list) and blank comments dropped, as a post given as a dict drops them, anything else that is not a string refused,
+    naming ``where`` (the post, ``post_name``) and ``column``."""
     comments: list[str] = []
     for item in _as_list(value):
-        if item is not None and not isinstance(item, str):
+        if isinstance(item, str):
+            if item.strip():
+                comments.append(item)
+        elif not is_null(item):
             raise ValueError(f"{where} field 'comments' (column {column!r}): holds {item!r}, not a string")
-        if item and item.strip():
-            comments.append(item)
     return comments

@@ -150,6 +150,16 @@ def test_json_encoded_lists_and_label_lists():
     assert post.images == ["a.png", "b.png"] and post.comments == ["x"] and post.labels == {"topics": ["spam", "scam"]}
 
 
+def test_null_comments_are_left_out_as_in_a_post_given_as_a_dict(tmp_path):
+    comments = ["a", None, math.nan, "b"]
+    dump = tmp_path / "posts.jsonl"
+    dump.write_text(json.dumps({"id": "d", "comments": comments}) + "\n")  # json.dumps writes NaN
+    assert "NaN" in dump.read_text()
+    [read] = read_posts(dump)
+    assert read.comments == Post.from_dict({"comments": comments}).comments == ["a", "b"]
+    assert convert({"comments": json.dumps(comments)}).comments == ["a", "b"]  # a CSV cell's JSON list
+
+
 def test_plain_strings_are_single_items():
     post = convert({"images": "a.png", "comments": "[removed]"})
     assert post.images == ["a.png"] and post.comments == ["[removed]"]
