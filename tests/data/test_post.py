@@ -127,8 +127,17 @@ def test_a_tables_rows_given_as_iterated_are_refused_saying_to_give_them_as_mapp
         message = f"post 0: expected a mapping of fields, got {kind}, {said}"
         with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
             as_posts(rows)
-    with pytest.raises(ValueError, match=r"^post 0: expected a mapping of fields, got tuple$"):
-        as_posts([("a", "x")])
+    values = "a row of values: give each post as a mapping of its fields, {'id': ID, 'text': TEXT}"
+    for rows in (frame.itertuples(name=None), [("a", "x")]):  # plain tuples, each row's values without their columns
+        with pytest.raises(ValueError, match=f"^post 0: expected a mapping of fields, got tuple, {re.escape(values)}"):
+            as_posts(rows)
+
+
+@pytest.mark.parametrize("picture", [b"\x89PNG encoded", bytearray(b"\x89PNG encoded")])
+def test_a_list_of_pictures_bytes_given_as_posts_is_refused_saying_how_to_give_a_picture(picture) -> None:
+    said = f"post 0: expected a mapping of fields, got {type(picture).__name__}: give each post as a mapping, its "
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}picture's bytes as {{'images': \\[DATA\\]}}$"):
+        as_posts([picture])
 
 
 def test_blank_comments_are_left_out_and_one_comment_may_be_a_string() -> None:
