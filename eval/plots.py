@@ -238,12 +238,18 @@ def save_figure(fig: Figure, path: Path) -> None:
 @cache
 def plot_fonts() -> tuple[tuple[str, ...], frozenset[int]]:
     """The fonts figures are drawn in: ``FONT`` and those of ``FALLBACK_FONTS`` matplotlib finds here, in that order,
-    and the characters (code points) they hold between them; read once."""
+    and the characters (code points) they hold between them, as the file matplotlib draws each family's plain text
+    from holds them (its upright face of normal weight, not the italic or bold one, which may hold fewer); read once."""
     from matplotlib import font_manager  # heavy: loaded when a plot is first drawn
     from matplotlib.ft2font import FT2Font  # heavy: loaded when a plot is first drawn
 
-    files = {font.name: font.fname for font in font_manager.fontManager.ttflist}
-    fonts = tuple(name for name in (FONT, *FALLBACK_FONTS) if name in files)
+    families = {font.name for font in font_manager.fontManager.ttflist}
+    files = {
+        name: font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
+        for name in (FONT, *FALLBACK_FONTS)
+        if name in families
+    }
+    fonts = tuple(files)
     return fonts, frozenset().union(*(FT2Font(files[name]).get_charmap() for name in fonts))
 
 

@@ -59,6 +59,12 @@ def test_plot_multiclass_writes_roc_and_calibration(tmp_path: Path) -> None:
 
 def test_names_of_any_script_are_drawn_in_a_font_holding_them_or_written_as_code_points(tmp_path, monkeypatch):
     monkeypatch.setattr(plots, "FALLBACK_FONTS", ("STIXGeneral",))  # matplotlib's own: it holds ⌚, DejaVu Sans not
+    from matplotlib import font_manager
+
+    # each family's upright face listed before its italic and bold ones, which hold no ⌚: the plain face draws the text
+    faces = font_manager.fontManager.ttflist
+    upright_first = sorted(faces, key=lambda font: (font.style, font.weight) != ("normal", 400))
+    monkeypatch.setattr(font_manager.fontManager, "ttflist", upright_first)
     plots.plot_fonts.cache_clear()
     rng = np.random.default_rng(1)
     prob = rng.dirichlet(np.ones(4), size=200)
