@@ -108,14 +108,18 @@ def check_exists(path: Path, where: str = "", hint: str = "", folder: bool = Fal
             says which.
 
     Raises:
-        FileNotFoundError: ``"data.root: ds/labeled_data.csv does not exist (resolved to /abs/ds/labeled_data.csv);
-            root must be the Davidson et al. (2017) folder holding labeled_data.csv ..."``, or without ``where`` and
-            ``hint``, ``"posts.jsonl does not exist (resolved to /abs/posts.jsonl)"``.
+        FileNotFoundError: ``"data.root: ds/labeled_data.csv does not exist (resolved to /abs/ds/labeled_data.csv, a
+            recipe's data paths read from the working directory, not its folder); root must be the Davidson et al.
+            (2017) folder holding labeled_data.csv ..."`` (the note on the working directory where ``where`` names a
+            recipe's key and the path is relative), or without ``where`` and ``hint``, ``"posts.jsonl does not exist
+            (resolved to /abs/posts.jsonl)"``.
     """
     if not (path.is_dir() if folder else path.is_file()):
         prefix = f"{where}: " if where else ""
+        from_recipe = where and not path.is_absolute()
+        read_from = ", a recipe's data paths read from the working directory, not its folder" if from_recipe else ""
         suffix = f"; {hint}" if hint else ""
-        raise FileNotFoundError(f"{prefix}{path} does not exist (resolved to {path.absolute()}){suffix}")
+        raise FileNotFoundError(f"{prefix}{path} does not exist (resolved to {path.absolute()}{read_from}){suffix}")
     return path
 
 
