@@ -522,18 +522,17 @@ def utf8(cell: str) -> bool:
 
 
 def parse_number(cell: str | None) -> Any:
-    """A CSV cell as an int or a float when it spells one, else unchanged: a cell spelling NaN (``nan``, ``NaN``, as
-    Python's ``float`` reads it) stays its text, a word or an id, as a CSV cell is missing only where it is empty, and
-    so does one of digits joined by underscores (``20_24``), which Python reads as a number (2024) and no CSV
-    writer writes one."""
+    """A CSV cell as an int or a float when it spells one, else unchanged: one spelling NaN (``nan``, ``NaN``) is NaN,
+    read as missing as an empty cell is, as Python's ``csv`` module and pandas' ``astype(str)`` write a missing number,
+    and one of digits joined by underscores (``20_24``), which Python reads as a number (2024) and no CSV writer
+    writes one, stays its text."""
     if isinstance(cell, str) and "_" in cell:
         return cell
     for kind in (int, float):
         try:
-            number = kind(cell)
+            return kind(cell)
         except (TypeError, ValueError):
             continue
-        return number if number == number else cell
     return cell
 
 

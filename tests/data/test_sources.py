@@ -309,7 +309,7 @@ def test_csv_keeps_text_as_text_and_parses_numeric_labels_per_cell(tmp_path):
     ]
     posts = list(read_posts(write_csv(tmp_path / "d.csv", rows), columns={"labels": {"y": "y"}, "meta": ["m"]}))
     assert [(p.id, p.text) for p in posts] == [("001", "123")] * 4
-    assert [p.labels for p in posts] == [{"y": 1}, {}, {"y": "nan"}, {"y": "hate"}]  # the empty cell alone is missing
+    assert [p.labels for p in posts] == [{"y": 1}, {}, {}, {"y": "hate"}]
     assert [p.meta for p in posts] == [{"m": 5}, {"m": "x"}, {"m": 2.5}, {"m": None}]
 
 

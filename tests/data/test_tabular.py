@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import datetime
 import re
 from pathlib import Path
@@ -215,18 +216,21 @@ def test_a_text_file_written_as_utf16_is_refused_by_every_reader_of_posts_naming
 
 
 @pytest.mark.parametrize("name", ["posts.csv", "posts.tsv"])
-def test_a_meta_cell_holding_the_text_nan_is_that_text_the_empty_cell_alone_missing(tmp_path: Path, name: str) -> None:
-    sep = "\t" if name.endswith(".tsv") else ","
+def test_a_cell_spelling_nan_is_missing_as_an_empty_one_as_python_and_pandas_write_a_missing_number(
+    tmp_path: Path, name: str
+) -> None:
     path = tmp_path / name
-    rows = [["id", "text", "word", "likes"], ["a", "one", "nan", "3"], ["b", "two", "NaN", "2.5"], ["c", "x", "", ""]]
-    path.write_text("".join(sep.join(row) + "\n" for row in rows), encoding="utf-8")
-    columns = {"meta": ["word", "likes"]}
-    assert [post.meta for post in read_posts(path, columns=columns)] == [
-        {"word": "nan", "likes": 3},
-        {"word": "NaN", "likes": 2.5},
-        {"word": None, "likes": None},
+    with path.open("w", encoding="utf-8", newline="") as file:
+        writer = csv.writer(file, delimiter="\t" if name.endswith(".tsv") else ",")
+        writer.writerow(["id", "text", "lang", "likes", "hate"])
+        writer.writerows([["a", "one", float("nan"), 3, 1], ["b", "two", "NaN", 2.5, "nan"], ["c", "x", "", "", ""]])
+    posts = list(read_posts(path, columns={"meta": ["lang", "likes"], "labels": ["hate"]}))
+    assert [post.meta for post in posts] == [
+        {"lang": None, "likes": 3},
+        {"lang": None, "likes": 2.5},
+        {"lang": None, "likes": None},
     ]
-    assert tabular.parse_number("nan") == "nan" and tabular.parse_number("-NaN") == "-NaN"
+    assert [post.labels for post in posts] == [{"hate": 1}, {}, {}]
 
 
 def test_a_meta_cell_of_digits_joined_by_underscores_is_that_text_not_the_number_python_reads(tmp_path: Path) -> None:
