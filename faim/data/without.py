@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source the wrapped one may name)
 from faim.data.language import given_code, with_languages
+from faim.data.language_codes import NAMED
 from faim.data.post import LANGUAGE, Post
 from faim.data.sources import check_split
 from faim.registry import build_source_spec, member_path, register_source
@@ -34,6 +37,10 @@ from faim.registry import build_source_spec, member_path, register_source
 LANG_READING = "language"
 """How a ``without`` source reads ``lang`` (``WithoutSource``'s ``read_lang``): each value as its language alone
 (``grouped``: ``pt-BR`` and ``por_Latn`` are ``pt``), where an earlier faim's ``code`` kept a region or script."""
+
+SUBTAG = re.compile(r"[-_]| \(")
+"""Where a script or region may follow a language in a ``lang`` value: BCP 47's hyphen, a locale's underscore, a
+menu's bracket (``pt-BR``, ``pt_BR``, ``Portuguese (Brazil)``)."""
 
 
 @register_source("without")
@@ -52,8 +59,9 @@ class WithoutSource:
             from ``pt``), is not taken for one of now by ``--reuse``.
 
     Raises:
-        ValueError: On a wrapped mapping without ``type``, an empty ``values``, a ``field`` that is not a string or
-            a ``read_lang`` other than ``language``.
+        ValueError: On a wrapped mapping without ``type``, an empty ``values``, a ``field`` that is not a string, a
+            ``read_lang`` other than ``language``, or a value of ``lang`` that would read as its language without the
+            region or script written after it (``region_left_out``), leaving out every post in that language.
     """
 
     def __init__(self, source: dict[str, Any], field: str, values: list[Any], read_lang: str = LANG_READING) -> None:
@@ -65,6 +73,15 @@ class WithoutSource:
             raise ValueError(f"without: values must be a non-empty list of {field} values, got {values!r}")
         if read_lang != LANG_READING:
             raise ValueError(f"without: read_lang must be {LANG_READING!r}, got {read_lang!r}")
+        for value in values if field == LANGUAGE else ():
+            if region_left_out(value):
+                raise ValueError(
+                    f"without: values: {value!r} reads as {given_code(value)}, its language without the region or "
+                    f"script after it, so every post in {given_code(value)} would be left out: lang groups are "
+                    f"languages; write {given_code(value)} to leave out the language, or hold out a locale by a meta "
+                    "field of its own mapped from the same column (columns: {meta: {lang: lang, locale: lang}}) with "
+                    "field: locale"
+                )
         self.member = build_source_spec(source, member_path("source"))
         self.field = field
         self.values = list(values)
@@ -130,6 +147,16 @@ class WithoutSource:
         reading = {"read_lang": LANG_READING} if self.field == LANGUAGE else {}
         left_out = json.dumps({"field": self.field, "values": self.values} | reading, sort_keys=True, default=str)
         return hashlib.sha256(f"{self.member.fingerprint(split)}\n{left_out}".encode()).hexdigest()
+
+
+def region_left_out(value: Any) -> bool:
+    """Whether ``given_code`` reads a ``lang`` value as its language without a script or region written after it
+    (``pt-BR``, ``pt_BR``, ``zh-Hant``, ``por_Latn``, ``English (US)``: the language before it is read alike), not as
+    a language written whole (``es``, ``zh-yue``, a name ISO 639 gives with a bracket, ``Greek, Modern (1453-)``)."""
+    written = unicodedata.normalize("NFKC", str(value)).strip()
+    cuts = [match.start() for match in SUBTAG.finditer(written) if match.start()]
+    code = given_code(written)
+    return written.casefold() not in NAMED and any(given_code(written[:cut]) == code for cut in cuts)
 
 
 def grouped(posts: list[Post], field: str) -> list[Post]:

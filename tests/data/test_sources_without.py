@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,14 @@ def test_left_out_by_language_a_post_giving_none_is_of_the_language_it_is_writte
         source = build_source({"type": "without", "source": wrapped, "field": "lang", "values": values})
         assert [post.id for post in source.posts("train")] == ["en-given", "en-told"], values
         assert source.posts("validation")[1].meta == {"lang": None}  # the posts come through as the source gives them
+
+
+@pytest.mark.parametrize("value", ["pt-BR", "pt_BR", "zh-TW", "zh-Hant", "por_Latn", "English (US)", "zh-yue-HK"])
+def test_a_lang_value_read_without_its_region_or_script_is_refused_naming_the_locale_field_to_use(wrapped, value):
+    lang = {"type": "without", "source": wrapped | {"columns": {"meta": ["lang"]}}, "field": "lang"}
+    refused = rf"^data: without: values: {re.escape(repr(value))} reads as .*field: locale$"
+    with pytest.raises(ValueError, match=refused):
+        build_source(lang | {"values": [value]})
+    for value in ("pt", "Portuguese", "POR", "zh-yue", "zh-min-nan", "Greek, Modern (1453-)"):  # languages as written
+        build_source(lang | {"values": [value]})
+    build_source({"type": "without", "source": wrapped, "field": "event", "values": ["pt-BR"]})  # not lang: as written
