@@ -22,6 +22,7 @@ from typing import Any
 from faim.api import evaluate_run, train_recipe
 from faim.artifact import MANIFEST, read_manifest
 from faim.data.post import Post
+from faim.data.without import read_as_now
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.robustness import perturbed_reports
@@ -63,8 +64,9 @@ class RecipeRun:
 def reuse_problem(recipe: Recipe) -> str | None:
     """Why the run in ``recipe.train.output_dir`` cannot stand for this recipe, or ``None`` when it can.
 
-    It can when the artifact's saved recipe equals the resolved recipe, the run record names the same recipe and
-    the very weights the artifact holds, and the evaluation report is of the validation split.
+    It can when the artifact's saved recipe equals the resolved recipe (its data as read now: ``read_as_now``), the
+    run record names the same recipe and the very weights the artifact holds, and the evaluation report is of the
+    validation split.
     """
     output_dir = Path(recipe.train.output_dir)
     model_dir, record_path = output_dir / "model", output_dir / RECORD
@@ -76,11 +78,15 @@ def reuse_problem(recipe: Recipe) -> str | None:
         saved = Recipe.load(model_dir / "recipe.yaml")
     except RecipeError as error:
         return f"the recipe saved in {model_dir} no longer validates ({error})"
-    changed = changed_fields(plain(saved), plain(recipe))
+    earlier = plain(saved)
+    changed = changed_fields(earlier, plain(recipe))
+    if list(changed) == ["data.read_lang"]:  # read so by an earlier faim: the same data, read alike or not
+        changed = changed_fields(earlier | {"data": read_as_now(earlier["data"])}, plain(recipe))
     if changed:
         return f"the recipe changed since {model_dir} was trained ({describe_changes(changed)})"
     record = json.loads(record_path.read_text(encoding="utf-8"))
-    if record_recipe(record) != plain(recipe) or record.get("weights_sha256") != weights_sha256(model_dir):
+    same_recipe = record_recipe(record) in (plain(recipe), earlier)  # the run's recipe, as written then
+    if not same_recipe or record.get("weights_sha256") != weights_sha256(model_dir):
         return f"{record_path} does not describe the model in {model_dir} (written by another run?)"
     split = json.loads(report_path.read_text(encoding="utf-8")).get("split")
     if split != "validation":

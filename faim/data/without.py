@@ -29,14 +29,18 @@ from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source the wrapped one may name)
 from faim.data.language import given_code, with_languages
-from faim.data.language_codes import NAMED
-from faim.data.post import LANGUAGE, Post
+from faim.data.language_codes import NAMED, TWO_LETTER, WITHDRAWN
+from faim.data.post import LANGUAGE, Post, is_missing
 from faim.data.sources import check_split
 from faim.registry import build_source_spec, member_path, register_source
 
 LANG_READING = "language"
 """How a ``without`` source reads ``lang`` (``WithoutSource``'s ``read_lang``): each value as its language alone
 (``grouped``: ``pt-BR`` and ``por_Latn`` are ``pt``), where an earlier faim's ``code`` kept a region or script."""
+
+EARLIER_READING = "code"
+"""The ``read_lang`` an earlier faim wrote into each fold grouped by ``lang`` (``code_read``): a region or script kept,
+``pt-BR`` a language apart from ``pt``."""
 
 SUBTAG = re.compile(r"[-_]| \(")
 """Where a script or region may follow a language in a ``lang`` value: BCP 47's hyphen, a locale's underscore, a
@@ -55,8 +59,9 @@ class WithoutSource:
         read_lang: How values and posts of the field ``lang`` are read: ``language``, the only reading, each as the
             language evaluation gives it (``grouped``). ``python -m faim.eval.trained_holdout`` writes it into the
             recipe of each fold grouped by ``lang``, so that a fold an earlier faim trained, which compared ``lang``
-            as given (``ES`` apart from ``es``) or read it as a code keeping its region (``code``: ``pt-br`` apart
-            from ``pt``), is not taken for one of now by ``--reuse``.
+            as given (``ES`` apart from ``es``), is not taken for one of now by ``--reuse``, nor one that read it as a
+            code keeping its region (``code``: ``pt-br`` apart from ``pt``) unless each post reads alike both ways
+            (``read_as_now``); ``code`` is refused, saying so.
 
     Raises:
         ValueError: On a wrapped mapping without ``type``, an empty ``values``, a ``field`` that is not a string, a
@@ -71,6 +76,12 @@ class WithoutSource:
             raise ValueError(f"without: field must name a meta field, got {field!r}")
         if not isinstance(values, list) or not values:
             raise ValueError(f"without: values must be a non-empty list of {field} values, got {values!r}")
+        if read_lang == EARLIER_READING:
+            raise ValueError(
+                f"without: read_lang: {read_lang!r} was the earlier reading of lang, which kept a region or script "
+                f"apart (pt-BR apart from pt); lang is read as the language alone now: write read_lang: "
+                f"{LANG_READING} or leave the key out"
+            )
         if read_lang != LANG_READING:
             raise ValueError(f"without: read_lang must be {LANG_READING!r}, got {read_lang!r}")
         for value in values if field == LANGUAGE else ():
@@ -157,6 +168,33 @@ def region_left_out(value: Any) -> bool:
     cuts = [match.start() for match in SUBTAG.finditer(written) if match.start()]
     code = given_code(written)
     return written.casefold() not in NAMED and any(given_code(written[:cut]) == code for cut in cuts)
+
+
+def code_read(value: Any) -> str | None:
+    """A ``lang`` value as an earlier faim's ``read_lang: code`` read it: as ``given_code`` reads it, but with a region
+    or script after the language kept (``pt-BR`` and ``pt_BR`` are ``pt-br``), and without the individual languages
+    of a macrolanguage, the extended language subtags and the codes of no language read as ``given_code`` reads them
+    now (``cmn``, ``zh-yue`` and ``qme`` as written)."""
+    given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
+    if named := NAMED.get(given.casefold()):
+        return named
+    language, hyphen, rest = given.lower().replace("_", "-").partition("-")
+    return (WITHDRAWN.get(language) or TWO_LETTER.get(language, language)) + hyphen + rest or None
+
+
+def read_as_now(data: dict[str, Any]) -> dict[str, Any]:
+    """A ``data:`` section as faim reads it now: one an earlier faim wrote leaving out ``lang`` values read as codes
+    (``read_lang: code``), with ``read_lang: language`` where each value and each post's ``meta.lang`` in every split
+    of its source reads alike both ways (``code_read``, ``given_code``), so that it leaves out the very posts it left
+    out then; otherwise as it is. ``python -m faim.eval.trained_holdout --reuse`` takes the run of such a fold so."""
+    if (data.get("type"), data.get("field"), data.get("read_lang")) != ("without", LANGUAGE, EARLIER_READING):
+        return data
+    now = data | {"read_lang": LANG_READING}
+    if any(code_read(value) != given_code(value) for value in now["values"]):
+        return data
+    source = build_source_spec(now, "data")
+    given = (post.meta.get(LANGUAGE) for split in source.splits() for post in source.member.posts(split))
+    return now if all(code_read(value) == given_code(value) for value in given) else data
 
 
 def grouped(posts: list[Post], field: str) -> list[Post]:

@@ -83,7 +83,12 @@ def test_a_group_no_post_has_is_named_with_the_groups_there_are(wrapped):
         ({"source": {"root": "x"}, "field": "event", "values": ["a"]}, "source must be a data: mapping with a type"),
         ({"field": "", "values": ["a"]}, "field must name a meta field"),
         ({"field": "event", "values": []}, "values must be a non-empty list"),
-        ({"field": "lang", "values": ["es"], "read_lang": "code"}, "read_lang must be 'language', got 'code'"),
+        (
+            {"field": "lang", "values": ["es"], "read_lang": "code"},
+            "read_lang: 'code' was the earlier reading.*pt-BR "
+            "apart from pt.*write read_lang: language or leave the key out",
+        ),
+        ({"field": "lang", "values": ["es"], "read_lang": "codes"}, "read_lang must be 'language', got 'codes'"),
     ],
 )
 def test_bad_arguments_are_refused(wrapped, arguments, message):

@@ -174,6 +174,24 @@ def test_a_language_fold_an_earlier_faim_trained_reading_codes_otherwise_is_not_
     assert "read_lang" in reuse_problem(fold)
 
 
+def test_a_language_fold_an_earlier_faim_trained_reading_codes_is_reused_where_every_post_reads_alike(tmp_path):
+    recipe = text_recipe(tmp_path, ["a", "b"] * 4, ["a", "b"] * 2)
+    recipe["data"]["columns"]["meta"] = ["lang"]
+    languages = {"train": ["es", "ES", "en", "eng"], "validation": ["es", "es", "en", "en"]}
+    for split, codes in languages.items():
+        path = Path(recipe["data"][split])
+        rows = [json.loads(line) | {"lang": codes[i % 4]} for i, line in enumerate(path.open())]
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    fold = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["es"].recipe
+    earlier = fold.to_dict()
+    earlier["data"]["read_lang"] = "code"  # as an earlier faim wrote the fold of es: each post read alike then
+    as_trained_into(Recipe.from_dict(earlier), Path(fold.train.output_dir))
+    assert reuse_problem(fold) is None
+    path = Path(recipe["data"]["validation"])  # a post of es-MX, es now and es-mx then: trained again
+    path.write_text(path.read_text(encoding="utf-8").replace('"lang": "en"', '"lang": "es-MX"', 1), encoding="utf-8")
+    assert "data.read_lang: 'code' -> 'language'" in reuse_problem(fold)
+
+
 def test_groups_named_in_any_script_train_into_folders_of_their_own(tmp_path):
     topics = ["政治", "体育", "खेल", "Москва", "café", ".."]  # each was "group" (Latin letters kept alone), or ".."
     recipe = as_recipe(text_recipe(tmp_path, topics * 2, topics))
