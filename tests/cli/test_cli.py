@@ -158,6 +158,23 @@ def test_eval_sliced_by_detected_language_notes_a_language_column_it_does_not_re
     assert set(report["tasks"]["harmful"]["slices"]) == {"fr"}
 
 
+def test_eval_slices_a_locale_mapped_beside_the_language_from_one_column(
+    tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path
+) -> None:
+    lines = demo_data["validation"].read_text().splitlines()
+    locales = ["pt-BR", "pt-PT", "es-MX"]
+    rows = [json.loads(line) | {"lang": locales[i % 3]} for i, line in enumerate(lines)]
+    data = tmp_path / "posts.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    arguments = ["eval", str(tiny_model_dir), str(data), "--map", "labels.harmful=label"]
+    arguments += ["--map", "meta.lang=lang", "--map", "meta.locale=lang", "--slice", "locale"]  # one column, two fields
+    arguments += ["--image-root", str(demo_data["validation"].parent), "-o", str(tmp_path / "report")]
+    assert main(arguments) == 0
+    report = json.loads((tmp_path / "report" / "metrics.json").read_text(encoding="utf-8"))
+    assert set(report["tasks"]["harmful"]["slices"]) == set(locales)
+    assert set(report["tasks"]["harmful"]["languages"]) == {"pt", "es"}  # the column's languages, none detected
+
+
 def test_score_and_embed_write_one_row_per_post_with_errors_recorded(trained: Path, demo_data, tmp_path: Path) -> None:
     lines = demo_data["validation"].read_text().splitlines()[:30]
     broken = json.loads(lines[0]) | {"id": "broken", "image": "images/does_not_exist.jpg"}
