@@ -46,14 +46,14 @@ from faim.calibration.crowd import LEVEL as CORRECTION_LEVEL
 from faim.calibration.crowd import crowd_correction_weight
 from faim.calibration.fit import Calibration
 from faim.calibration.scaling import apply_temperature, fit_scaling
-from faim.data.post import Post, is_missing
+from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.data.without import grouped
 from faim.detector import Detector
 from faim.eval.benchmark_baselines import class_probabilities, fit_logistic_regression, labelled
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.metrics import binary_metrics, multiclass_metrics
-from faim.eval.slices import slice_name
+from faim.eval.slices import slice_key, slice_name
 from faim.eval.tables import markdown_cell
 from faim.fusion.pooling import masked_mean
 from faim.inference import first_elements
@@ -150,10 +150,10 @@ def group_of(post: Post, field_name: str) -> object:
     """The post's ``meta[field_name]``.
 
     Raises:
-        ValueError: When the post has none (``is_missing``: absent, null, NaN, an empty text, as an empty cell reads),
-            naming it.
+        ValueError: When the post has none, as ``faim eval``'s slices read it (``slice_key``: absent, null, NaN, an
+            empty text, as an empty cell reads, or one of spaces alone), naming it.
     """
-    if is_missing(post.meta.get(field_name)):
+    if slice_key(post.meta.get(field_name)) is None:
         raise ValueError(f"{post.origin or post.id}: meta.{field_name} is missing; every post needs a group")
     return post.meta[field_name]
 
