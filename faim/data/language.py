@@ -44,11 +44,12 @@ GRANDFATHERED = {"no-bok": "nb", "no-nyn": "nn", "zh-min": "zh", "zh-min-nan": "
 """The tags BCP 47 keeps from RFC 3066 whose second subtag has three letters but is no extended language subtag
 (``min`` is Minangkabau's code, ``nyn`` Nyankole's) → the language each names, as the IANA registry's Preferred-Value
 gives it (``zh-min``, Min Chinese, has none: ``zh``)."""
-NO_LANGUAGE = frozenset({"qam", "qct", "qht", "qme", "qst", "zxx"})
-"""Codes given to a post whose text is too short to tell its language, or that has none, read as ``UNDETERMINED`` as
-``identify`` tells such a text: the ``lang`` X's (Twitter's) API gives a tweet of mentions, cashtags, hashtags or
-media links alone, or of very short text (``qam``, ``qct``, ``qht``, ``qme``, ``qst``, in ISO 639's range for local
-use), and ISO 639-2's ``zxx``, no linguistic content, which it gives one of a picture or card alone."""
+NO_LANGUAGE = frozenset({"qam", "qct", "qht", "qme", "qst", "und", "zxx"})
+"""Codes that give no language, read as no code given, so that ``identify`` tells the post's text: the ``lang`` X's
+(Twitter's) API gives a tweet of mentions, cashtags, hashtags or media links alone, or of very short text (``qam``,
+``qct``, ``qht``, ``qme``, ``qst``, in ISO 639's range for local use), ISO 639-2's ``zxx``, no linguistic content,
+which it gives one of a picture or card alone, and ``und``, which it gives a tweet whose language it did not tell;
+each often sits on a tweet with text enough to tell, and a text too short is ``und`` as ``identify`` tells it."""
 MIN_LETTERS = 12
 WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 """Characters each of which writes a syllable or a word (kana, Han ideographs, Hangul syllables): each counts as
@@ -127,9 +128,8 @@ def given_code(value: Any) -> str | None:
     ``identify`` tells a language alone (``pt-BR``, ``pt_BR`` and ``zh-Hant-TW`` are ``pt`` and ``zh``, FLORES-200's
     ``eng_Latn`` and ``arb_Arab`` ``en`` and ``ar``), but a language written after its macrolanguage, as BCP 47's
     extended language subtags write it, is that language (``zh-yue`` is ``yue``, ``zh-cmn-Hans`` ``zh``;
-    ``GRANDFATHERED``). A code given to a post with too little text is ``und`` (``NO_LANGUAGE``). ``None`` where the
-    post gives none (no field, a blank one, or one that is missing as ``is_missing`` says: NaN, as
-    pandas writes a null)."""
+    ``GRANDFATHERED``). ``None`` where the post gives none (no field, a blank one, one that is missing as
+    ``is_missing`` says: NaN, as pandas writes a null, or a code that gives no language: ``NO_LANGUAGE``)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
     if named := NAMED.get(given.casefold()) or NAMED.get(given.casefold().partition(" (")[0]):
         return named
@@ -138,7 +138,7 @@ def given_code(value: Any) -> str | None:
     if rest and len(rest[0]) == 3 and rest[0].isalpha():  # an extended language subtag: zh-yue, Cantonese
         language = rest[0]
     if language in NO_LANGUAGE:
-        return UNDETERMINED
+        return None
     return WITHDRAWN.get(language) or ENCOMPASSED.get(language) or TWO_LETTER.get(language, language) or None
 
 

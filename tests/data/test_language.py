@@ -10,7 +10,7 @@ import torch
 from conftest import tiny_recipe
 
 import faim
-from faim.data.language import UNDETERMINED, identify, with_languages
+from faim.data.language import UNDETERMINED, given_code, identify, with_languages
 from faim.data.post import Post
 from faim.data.sources import read_posts
 from faim.eval.evaluate import evaluate
@@ -75,9 +75,9 @@ def test_a_posts_own_language_is_kept_and_the_posts_given_are_not_changed() -> N
 
 
 def test_a_code_a_post_gives_is_read_in_small_letters_as_its_language_alone() -> None:
-    given = [{"lang": "ES"}, {"lang": " pt-BR "}, {"lang": "und"}, {"lang": "  "}, {}]
+    given = [{"lang": "ES"}, {"lang": " pt-BR "}, {"lang": "  "}, {}]
     filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])
-    assert [post.meta["lang"] for post in filled] == ["es", "pt", "und", "es", "es"]
+    assert [post.meta["lang"] for post in filled] == ["es", "pt", "es", "es"]
 
 
 def test_a_region_or_script_after_the_language_is_left_out_as_the_language_told_has_none() -> None:
@@ -138,10 +138,13 @@ def test_evaluation_reports_each_language_when_more_than_one_appears(demo_data, 
     assert "### Languages" in (tmp_path / "mixed" / "metrics.md").read_text(encoding="utf-8")
 
 
-def test_a_code_x_gives_a_post_with_too_little_text_is_undetermined_as_such_a_text_is_told() -> None:
-    codes = ["qme", "qht", "qam", "qct", "qst", "zxx", "ZXX", "und"]  # media links, hashtags, mentions, cashtags alone
-    filled = with_languages([Post(str(n), "see this", meta={"lang": code}) for n, code in enumerate(codes)])
-    assert [post.meta["lang"] for post in filled] == [UNDETERMINED] * len(codes) == [identify("see this")] * len(codes)
+def test_a_code_x_gives_a_post_with_too_little_text_or_und_gives_no_language_and_the_text_is_told() -> None:
+    codes = ["qme", "qht", "qam", "qct", "qst", "zxx", "ZXX", "und", "und_Latn"]  # media, hashtags, mentions alone
+    assert all(given_code(code) is None for code in codes)
+    filled = with_languages(
+        [Post(str(n), text, meta={"lang": code}) for n, code in enumerate(codes) for text in (SPANISH, "see this")]
+    )
+    assert [post.meta["lang"] for post in filled] == ["es", UNDETERMINED] * len(codes)
 
 
 def test_emoji_drawn_in_colour_by_a_variation_selector_are_no_letters() -> None:
