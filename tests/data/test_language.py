@@ -165,7 +165,9 @@ def test_alemannic_is_told_by_its_iso_code_apart_from_the_tosk_albanian_of_als()
         "Sot të gjithë shkojmë në shkollë dhe mësojmë shumë gjëra të reja",
     )
     posts = [Post("a", swiss), Post("b", albanian), Post("c", albanian, meta={"lang": "als_Latn"})]
-    assert [post.meta["lang"] for post in with_languages(posts)] == ["gsw", "sq", "sq"]
+    posts += [Post("d", swiss, meta={"lang": "als"}), Post("e", swiss, meta={"lang": "ALS"})]  # as Wikipedia writes it
+    posts += [Post("f", albanian, meta={"lang": "als-Latn"})]
+    assert [post.meta["lang"] for post in with_languages(posts)] == ["gsw", "sq", "sq", "gsw", "gsw", "sq"]
 
 
 def test_a_language_written_as_an_extended_subtag_after_its_macrolanguage_is_that_language() -> None:
