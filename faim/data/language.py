@@ -34,7 +34,7 @@ from typing import Any
 
 import fasttext
 
-from faim.data.language_codes import ENCOMPASSED, NAMED, SCRIPTED, TWO_LETTER, WITHDRAWN
+from faim.data.language_codes import ENCOMPASSED, NAMED, SCRIPTED, TOLD_AS, TWO_LETTER, WITHDRAWN
 from faim.data.post import LANGUAGE, Post, is_missing
 from faim.encoders.text_normalize import fold_confusables
 from faim.weights import resolve_packaged
@@ -124,7 +124,9 @@ def given_code(value: Any) -> str | None:
     case and with a region or script in brackets after it, as menus name a locale (``English``, ``English (US)``,
     ``Chinese (Simplified)``; ``faim.data.language_codes``), a code ISO 639-1 withdrew is the one that replaced it
     (``in``, as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``), and the individual
-    language a macrolanguage's code is written for is that code (``cmn`` is ``zh``, ``arb`` ``ar``: ``ENCOMPASSED``).
+    language a macrolanguage's code is written for, or whose text ``identify`` tells as it, is that code (``cmn`` is
+    ``zh``, ``arb`` ``ar``, ``prs``, Dari, ``fa``: ``ENCOMPASSED``), and Norwegian Bokmål (``nb``, ``nob``) is the
+    ``no`` ``identify`` tells of it (``TOLD_AS``).
     A script or region after the language, after BCP 47's hyphen or a locale's underscore, is left out, as
     ``identify`` tells a language alone (``pt-BR``, ``pt_BR`` and ``zh-Hant-TW`` are ``pt`` and ``zh``, FLORES-200's
     ``eng_Latn`` and ``arb_Arab`` ``en`` and ``ar``; ``als_Latn``, Tosk Albanian, is ``sq``, and a bare ``als`` the
@@ -133,9 +135,8 @@ def given_code(value: Any) -> str | None:
     ``GRANDFATHERED``). ``None`` where the post gives none (no field, a blank one, one that is missing as
     ``is_missing`` says: NaN, as pandas writes a null, or a code that gives no language: ``NO_LANGUAGE``)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
-    if named := NAMED.get(given.casefold()) or NAMED.get(given.casefold().partition(" (")[0]):
-        return named
-    tag = given.lower().replace("_", "-")
+    named = NAMED.get(given.casefold()) or NAMED.get(given.casefold().partition(" (")[0])
+    tag = named or given.lower().replace("_", "-")
     language, *rest = GRANDFATHERED.get(tag, tag).split("-")
     if rest and len(rest[0]) == 3 and rest[0].isalpha():  # an extended language subtag: zh-yue, Cantonese
         language = rest[0]
@@ -143,7 +144,7 @@ def given_code(value: Any) -> str | None:
         return None
     language = SCRIPTED.get((language, *rest[:1]), language)
     code = WITHDRAWN.get(language) or ENCOMPASSED.get(language) or TWO_LETTER.get(language, language)
-    return ISO_LABELS.get(code, code) or None
+    return ISO_LABELS.get(code) or TOLD_AS.get(code, code) or None
 
 
 def with_languages(posts: Iterable[Post]) -> list[Post]:

@@ -231,12 +231,16 @@ ENCOMPASSED = {
     "ekk": "et",
     "gaz": "om",
     "khk": "mn",
+    "kmr": "ku",
+    "kpv": "kv",
     "lvs": "lv",
     "npi": "ne",
     "ory": "or",
+    "pbt": "ps",
     "pbu": "ps",
     "pes": "fa",
     "plt": "mg",
+    "prs": "fa",
     "swh": "sw",
     "uzn": "uz",
     "ydd": "yi",
@@ -245,10 +249,19 @@ ENCOMPASSED = {
 """The individual language (ISO 639-3) each of these macrolanguages' two-letter codes is written for, as CLDR's
 language aliases read it, → that code: Standard Arabic is the ``ar`` that ``faim.data.language.identify`` tells and
 most data writes, Mandarin the ``zh``, Iranian Persian the ``fa``; FLORES-200 and NLLB name languages so
-(``arb_Arab``, ``pes_Arab``, ``swh_Latn``, and ``als_Latn``, Tosk Albanian, the ``sq`` told: ``SCRIPTED``). Other
-members stay as written:
-``yue`` (Cantonese), and ``arz`` (Egyptian Arabic) and ``azb`` (South Azerbaijani), which ``identify`` tells apart
-from ``ar`` and ``az`` too."""
+(``arb_Arab``, ``pes_Arab``, ``swh_Latn``, and ``als_Latn``, Tosk Albanian, the ``sq`` told: ``SCRIPTED``). So
+are the members whose text ``identify`` tells as the macrolanguage, which FLORES-200 writes where CLDR's aliases
+give another: Northern Kurdish (Kurmanji, ``kmr_Latn``) is the ``ku`` its model labels the Kurmanji of Wikipedia,
+Southern Pashto (``pbt_Arab``; ``pbu`` is Northern Pashto) ``ps``, Komi-Zyrian (``kpv``) ``kv``, and Dari (``prs``),
+which the model cannot tell apart from Iranian Persian and tells as ``fa``, ``fa``: a FLORES-200 dump's Dari posts
+are a language of their own only where a meta field other than ``lang`` says so. Other members stay as written:
+``yue`` (Cantonese), and ``arz`` (Egyptian Arabic), ``azb`` (South Azerbaijani) and ``ckb`` (Central Kurdish,
+Sorani), which ``identify`` tells apart from ``ar``, ``az`` and ``ku`` too."""
+
+TOLD_AS = {"nb": "no"}
+"""A two-letter code → the one ``faim.data.language.identify`` tells its language's text as: Norwegian Bokmål,
+``nb`` (``nob``, ``nb_NO``, ``no-bok``), is the ``no`` its model labels Bokmål text with, as Twitter's API and most
+data write Norwegian too; Nynorsk, which it tells apart, stays ``nn``."""
 
 SCRIPTED = {("als", "latn"): "sq"}
 """A code that reads as one language written with a script and as another alone → the language it is with that

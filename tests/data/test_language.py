@@ -159,6 +159,21 @@ def test_a_text_the_model_knows_nothing_of_is_undetermined_not_the_english_it_te
     assert identify("오늘 날씨가 정말 좋네요") == "ko" and identify("what a lovely day it is today") == "en"
 
 
+def test_flores_codes_of_a_language_the_detector_tells_as_its_macrolanguage_are_that_code() -> None:
+    given = ["kmr_Latn", "pbt_Arab", "pbu", "kpv_Cyrl", "prs_Arab", "pes_Arab", "ckb_Arab"]
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given)])
+    assert [post.meta["lang"] for post in filled] == ["ku", "ps", "ps", "kv", "fa", "fa", "ckb"]
+
+
+def test_norwegian_bokmal_given_in_any_form_is_the_no_told_of_its_text() -> None:
+    bokmal = "Jeg vet ikke hva jeg skal gjøre med dette, men det er bare tull og tøys fra hele regjeringen."
+    nynorsk = "Eg veit ikkje kva eg skal gjere med dette, men det er berre tull og vas frå heile regjeringa."
+    given = ["nb", "NB_no", "nob_Latn", "no-bok", "Norwegian Bokmål", "no", "nor"]
+    posts = [Post(str(n), nynorsk, meta={"lang": code}) for n, code in enumerate(given)]
+    filled = with_languages([*posts, Post("b", bokmal), Post("n", nynorsk), Post("g", bokmal, meta={"lang": "nno"})])
+    assert [post.meta["lang"] for post in filled] == ["no"] * len(given) + ["no", "nn", "nn"]
+
+
 def test_alemannic_is_told_by_its_iso_code_apart_from_the_tosk_albanian_of_als() -> None:
     swiss, albanian = (
         "Unterem Strich isch s Wätter hüt schöö gsi und mir sind go schwümme",
