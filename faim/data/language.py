@@ -34,16 +34,39 @@ from typing import Any
 
 import fasttext
 
-from faim.data.language_codes import ENCOMPASSED, NAMED, SCRIPTED, TOLD_AS, TWO_LETTER, WITHDRAWN
+from faim.data.language_codes import ENCOMPASSED, EXTLANGS, NAMED, SCRIPTED, TOLD_AS, TWO_LETTER, WITHDRAWN
 from faim.data.post import LANGUAGE, Post, is_missing
 from faim.encoders.text_normalize import fold_confusables
 from faim.weights import resolve_packaged
 
 UNDETERMINED = "und"
-GRANDFATHERED = {"no-bok": "nb", "no-nyn": "nn", "zh-min": "zh", "zh-min-nan": "nan"}
-"""The tags BCP 47 keeps from RFC 3066 whose second subtag has three letters but is no extended language subtag
-(``min`` is Minangkabau's code, ``nyn`` Nyankole's) → the language each names, as the IANA registry's Preferred-Value
-gives it (``zh-min``, Min Chinese, has none: ``zh``)."""
+GRANDFATHERED = {
+    "art-lojban": "jbo",
+    "i-ami": "ami",
+    "i-bnn": "bnn",
+    "i-hak": "hak",
+    "i-klingon": "tlh",
+    "i-lux": "lb",
+    "i-navajo": "nv",
+    "i-pwn": "pwn",
+    "i-tao": "tao",
+    "i-tay": "tay",
+    "i-tsu": "tsu",
+    "no-bok": "nb",
+    "no-nyn": "nn",
+    "sgn-be-fr": "sfb",
+    "sgn-be-nl": "vgt",
+    "sgn-ch-de": "sgg",
+    "zh-guoyu": "cmn",
+    "zh-hakka": "hak",
+    "zh-min": "zh",
+    "zh-min-nan": "nan",
+    "zh-xiang": "hsn",
+}
+"""The tags BCP 47 keeps from RFC 3066 that name a language the subtags they are written with do not (``art`` is a
+collection, ``i`` no language, ``min`` is Minangkabau's code, ``nyn`` Nyankole's) → the language each names, as the
+IANA registry's Preferred-Value gives it (``zh-min``, Min Chinese, has none: ``zh``; ``i-default``, ``i-enochian``
+and ``i-mingo`` have none and stay as written, as a private-use tag, ``x-…``, does)."""
 NO_LANGUAGE = frozenset({"qam", "qct", "qht", "qme", "qst", "und", "zxx"})
 """Codes that give no language, read as no code given, so that ``identify`` tells the post's text: the ``lang`` X's
 (Twitter's) API gives a tweet of mentions, cashtags, hashtags or media links alone, or of very short text (``qam``,
@@ -131,14 +154,20 @@ def given_code(value: Any) -> str | None:
     ``identify`` tells a language alone (``pt-BR``, ``pt_BR`` and ``zh-Hant-TW`` are ``pt`` and ``zh``, FLORES-200's
     ``eng_Latn`` and ``arb_Arab`` ``en`` and ``ar``; ``als_Latn``, Tosk Albanian, is ``sq``, and a bare ``als`` the
     Alemannic ``gsw``, as Wikipedia writes it: ``ISO_LABELS``), but a language written after its macrolanguage, as
-    BCP 47's extended language subtags write it, is that language (``zh-yue`` is ``yue``, ``zh-cmn-Hans`` ``zh``;
-    ``GRANDFATHERED``). ``None`` where the post gives none (no field, a blank one, one that is missing as
-    ``is_missing`` says: NaN, as pandas writes a null, or a code that gives no language: ``NO_LANGUAGE``)."""
+    BCP 47's extended language subtags write it, is that language (``zh-yue`` is ``yue``, ``zh-cmn-Hans`` ``zh``:
+    ``EXTLANGS``; another second subtag of three letters is a region, ``zh-CHS`` and ``en-USA`` are ``zh`` and
+    ``en``), a legacy tag the language the registry gives it (``zh-hakka`` is ``hak``, ``i-navajo`` ``nv``:
+    ``GRANDFATHERED``), and a private-use tag is as written (``x-klingon``). ``None`` where the post gives none (no
+    field, a blank one, one that is missing as ``is_missing`` says: NaN, as pandas writes a null, or a code that gives
+    no language: ``NO_LANGUAGE``)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
     named = NAMED.get(given.casefold()) or NAMED.get(given.casefold().partition(" (")[0])
     tag = named or given.lower().replace("_", "-")
-    language, *rest = GRANDFATHERED.get(tag, tag).split("-")
-    if rest and len(rest[0]) == 3 and rest[0].isalpha():  # an extended language subtag: zh-yue, Cantonese
+    tag = GRANDFATHERED.get(tag, tag)
+    language, *rest = tag.split("-")
+    if len(language) == 1:  # a private-use tag, x-klingon, or one the registry gives no language, i-default
+        return tag
+    if rest and rest[0] in EXTLANGS.get(language, ()):  # an extended language subtag: zh-yue, Cantonese
         language = rest[0]
     if language in NO_LANGUAGE:
         return None

@@ -270,6 +270,35 @@ script: FLORES-200's and NLLB's ``als_Latn`` is Tosk Albanian, ISO 639-3's ``als
 ``faim.data.language.identify`` runs and faim's own output before it gave Alemannic its ISO 639 code, ``gsw``
 (``faim.data.language.ISO_LABELS``)."""
 
+EXTLANGS = {
+    prefix: frozenset(subtags.split())
+    for prefix, subtags in {
+        "ar": "aao abh abv acm acq acw acx acy adf aeb aec afb ajp apc apd arb arq ars ary arz auz avl ayh ayl ayn ayp "
+        "pga shu ssh",
+        "kok": "gom knn",
+        "lv": "ltg lvs",
+        "ms": "bjn btj bve bvu coa dup hji jak jax kvb kvr kxd lce lcf liw max meo mfa mfb min mqg msi mui orn ors pel "
+        "pse tmw urk vkk vkt xmm zlm zmi zsm",
+        "sgn": (
+            "ads aed aen afg ajs ase asp asq asw bfi bfk bog bqn bqy bvl bzs cds csc csd cse csf csg csl csn csq csr "
+            "csx doq dse dsl dsz ecs ehs esl esn eso eth fcs fse fsl fss gds gse gsg gsm gss gus hab haf hds hks hos "
+            "hps hsh hsl icl iks inl ins ise isg isr jcs jhs jks jls jos jsl jus kgi kvk lbs lls lsb lsc lsl lsn lso "
+            "lsp lst lsv lsw lsy lws mdl mfs mre msd msr mzc mzg mzy nbs ncs nsi nsl nsp nsr nzs okl pgz pks prl prz "
+            "psc psd psg psl pso psp psr pys rib rms rnb rsl rsm rsn sdl sfs sgg sgx slf sls sqk sqs sqx ssp ssr svk "
+            "swl syy szs tse tsm tsq tss tsy tza ugn ugy ukl uks vsi vsl vsv wbs xki xml xms ygs yhs ysl ysm zib zsl"
+        ),
+        "sw": "swc swh",
+        "uz": "uzn uzs",
+        "zh": "cdo cjy cmn cnp cpx csp czh czo gan hak hsn lzh mnp nan wuu yue",
+    }.items()
+}
+"""Each macrolanguage (and ``sgn``, sign languages) BCP 47 writes an extended language subtag after → those subtags,
+the languages it encompasses, as the IANA Language Subtag Registry (RFC 5646) lists its ``Type: extlang`` records
+with that ``Prefix``, less those whose ISO 639-3 code was retired (``bbz``); those of ``sgn`` are the sign languages
+of ISO 639-3 (Debian's ``iso-codes``), as the registry's are. ``zh-yue`` is Cantonese, ``ar-arz`` Egyptian Arabic;
+a second subtag of three letters that is none of these is a region, as .NET's ``zh-CHS`` and ``zh-CHT`` (Simplified
+and Traditional Chinese) and ``en-USA`` write it."""
+
 TWO_LETTER, NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and
 each English name of it, case-folded → its two-letter code (``english`` → ``en``)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from faim.data.language_codes import ENCOMPASSED, NAMED, TABLE, TWO_LETTER
+from faim.data.language_codes import ENCOMPASSED, EXTLANGS, NAMED, TABLE, TWO_LETTER
 
 ISO_CODES = Path("/usr/share/iso-codes/json")
 
@@ -44,3 +44,12 @@ def test_each_encompassed_language_is_an_individual_one_read_as_its_macrolanguag
     two_letter = {entry["alpha_2"]: entry["scope"] for entry in entries if "alpha_2" in entry}
     assert all(scopes[three] == "I" and three not in TWO_LETTER for three in ENCOMPASSED)
     assert all(two_letter[two] == "M" for two in ENCOMPASSED.values())
+
+
+@pytest.mark.skipif(not ISO_CODES.is_dir(), reason="Debian's iso-codes, which the table is built from, is not here")
+def test_each_extended_language_subtag_is_an_individual_language_and_those_of_sgn_each_sign_language() -> None:
+    entries = json.loads((ISO_CODES / "iso_639-3.json").read_text(encoding="utf-8"))["639-3"]
+    scopes = {entry["alpha_3"]: entry["scope"] for entry in entries}
+    signed = {entry["alpha_3"] for entry in entries if "Sign Language" in entry["name"]}
+    assert all(scopes[three] == "I" for extlangs in EXTLANGS.values() for three in extlangs)
+    assert EXTLANGS["sgn"] == signed and not {"chs", "cht", "usa", "mex", "can"} & set().union(*EXTLANGS.values())
