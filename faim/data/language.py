@@ -34,7 +34,17 @@ from typing import Any
 
 import fasttext
 
-from faim.data.language_codes import ENCOMPASSED, EXTLANGS, NAMED, SCRIPTED, TOLD_AS, TWO_LETTER, WITHDRAWN
+from faim.data.language_codes import (
+    ENCOMPASSED,
+    EXTLANGS,
+    LOCALE_PARTS,
+    NAMED,
+    SCRIPTED,
+    TOLD_AS,
+    TWO_LETTER,
+    VARIETIES,
+    WITHDRAWN,
+)
 from faim.data.post import LANGUAGE, Post, is_missing
 from faim.encoders.text_normalize import fold_confusables
 from faim.weights import resolve_packaged
@@ -144,8 +154,9 @@ def given_code(value: Any) -> str | None:
     letters fullwidth ones stand for (NFKC: ``ＥＮ``, as Chinese and Japanese input writes Latin letters, is ``en``);
     a three-letter code (ISO 639-2 or 639-3) of a language with a two-letter one is that (``eng``, ``ENG`` are
     ``en``, ``ger`` and ``deu`` ``de``), as BCP 47 writes it, and so is its English name as ISO 639 gives it, in any
-    case and with a region or script in brackets after it, as menus name a locale (``English``, ``English (US)``,
-    ``Chinese (Simplified)``; ``faim.data.language_codes``), a code ISO 639-1 withdrew is the one that replaced it
+    case, and with a region or script in brackets after it, as menus name a locale (``English``, ``English (US)``,
+    ``Chinese (Simplified)``; ``faim.data.language_codes``), or a variety (``Norwegian (Nynorsk)`` is ``nn``:
+    ``bracketed``), a code ISO 639-1 withdrew is the one that replaced it
     (``in``, as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``), and the individual
     language a macrolanguage's code is written for, or whose text ``identify`` tells as it, is that code (``cmn`` is
     ``zh``, ``arb`` ``ar``, ``prs``, Dari, ``fa``: ``ENCOMPASSED``), and Norwegian Bokmål (``nb``, ``nob``) is the
@@ -161,8 +172,7 @@ def given_code(value: Any) -> str | None:
     field, a blank one, one that is missing as ``is_missing`` says: NaN, as pandas writes a null, or a code that gives
     no language: ``NO_LANGUAGE``)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
-    named = NAMED.get(given.casefold()) or NAMED.get(given.casefold().partition(" (")[0])
-    tag = named or given.lower().replace("_", "-")
+    tag = NAMED.get(given.casefold()) or bracketed(given) or given.lower().replace("_", "-")
     tag = GRANDFATHERED.get(tag, tag)
     language, *rest = tag.split("-")
     if len(language) == 1:  # a private-use tag, x-klingon, or one the registry gives no language, i-default
@@ -174,6 +184,22 @@ def given_code(value: Any) -> str | None:
     language = SCRIPTED.get((language, *rest[:1]), language)
     code = WITHDRAWN.get(language) or ENCOMPASSED.get(language) or TWO_LETTER.get(language, language)
     return ISO_LABELS.get(code) or TOLD_AS.get(code, code) or None
+
+
+def bracketed(given: str) -> str | None:
+    """The language an English name of ISO 639's with a bracket after it names, as menus name a locale: the one the
+    name gives where the bracket holds a region or script (``English (US)``, ``Serbian (Latin)``, ``Chinese
+    (Traditional, Hong Kong)``: ``LOCALE_PARTS``), the variety it names (``Norwegian (Nynorsk)`` is ``nn``, ``Kurdish
+    (Sorani)`` ``ckb``: ``VARIETIES``); ``None`` where the name before it is no language's or the bracket holds
+    anything else (``German (Swabian)``), so that the value is read as written."""
+    name, bracket, inside = given.casefold().partition("(")
+    language, inside = NAMED.get(name.strip()), inside.removesuffix(")").strip()
+    if not (bracket and language):
+        return None
+    if inside in VARIETIES:
+        return VARIETIES[inside]
+    parts = {inside} if inside in LOCALE_PARTS else {part.strip() for part in inside.split(",")}
+    return language if parts <= LOCALE_PARTS else None
 
 
 def with_languages(posts: Iterable[Post]) -> list[Post]:

@@ -16,6 +16,8 @@ macrolanguage's code is written for are read as it (``ENCOMPASSED``), and the ot
 
 from __future__ import annotations
 
+import re
+
 TABLE = """
 aa aar | Afar
 ab abk | Abkhazian
@@ -298,6 +300,151 @@ with that ``Prefix``, less those whose ISO 639-3 code was retired (``bbz``); tho
 of ISO 639-3 (Debian's ``iso-codes``), as the registry's are. ``zh-yue`` is Cantonese, ``ar-arz`` Egyptian Arabic;
 a second subtag of three letters that is none of these is a region, as .NET's ``zh-CHS`` and ``zh-CHT`` (Simplified
 and Traditional Chinese) and ``en-USA`` write it."""
+
+REGIONS = """
+AW | ABW | Aruba | AF | AFG | Afghanistan | AO | AGO | Angola | AI | AIA | Anguilla | AX | ALA | Åland Islands | AL
+ALB | Albania | AD | AND | Andorra | AE | ARE | United Arab Emirates | AR | ARG | Argentina | AM | ARM | Armenia
+AS | ASM | American Samoa | AQ | ATA | Antarctica | TF | ATF | French Southern Territories | AG | ATG
+Antigua and Barbuda | AU | AUS | Australia | AT | AUT | Austria | AZ | AZE | Azerbaijan | BI | BDI | Burundi | BE
+BEL | Belgium | BJ | BEN | Benin | BQ | BES | Bonaire, Sint Eustatius and Saba | BF | BFA | Burkina Faso | BD | BGD
+Bangladesh | BG | BGR | Bulgaria | BH | BHR | Bahrain | BS | BHS | Bahamas | BA | BIH | Bosnia and Herzegovina | BL
+BLM | Saint Barthélemy | BY | BLR | Belarus | BZ | BLZ | Belize | BM | BMU | Bermuda | BO | BOL
+Bolivia, Plurinational State of | Bolivia | BR | BRA | Brazil | BB | BRB | Barbados | BN | BRN | Brunei Darussalam
+BT | BTN | Bhutan | BV | BVT | Bouvet Island | BW | BWA | Botswana | CF | CAF | Central African Republic | CA | CAN
+Canada | CC | CCK | Cocos (Keeling) Islands | CH | CHE | Switzerland | CL | CHL | Chile | CN | CHN | China | CI
+CIV | Côte d'Ivoire | CM | CMR | Cameroon | CD | COD | Congo, The Democratic Republic of the | CG | COG | Congo | CK
+COK | Cook Islands | CO | COL | Colombia | KM | COM | Comoros | CV | CPV | Cabo Verde | CR | CRI | Costa Rica | CU
+CUB | Cuba | CW | CUW | Curaçao | CX | CXR | Christmas Island | KY | CYM | Cayman Islands | CY | CYP | Cyprus | CZ
+CZE | Czechia | DE | DEU | Germany | DJ | DJI | Djibouti | DM | DMA | Dominica | DK | DNK | Denmark | DO | DOM
+Dominican Republic | DZ | DZA | Algeria | EC | ECU | Ecuador | EG | EGY | Egypt | ER | ERI | Eritrea | EH | ESH
+Western Sahara | ES | ESP | Spain | EE | EST | Estonia | ET | ETH | Ethiopia | FI | FIN | Finland | FJ | FJI | Fiji
+FK | FLK | Falkland Islands (Malvinas) | FR | FRA | France | FO | FRO | Faroe Islands | FM | FSM
+Micronesia, Federated States of | GA | GAB | Gabon | GB | GBR | United Kingdom | GE | GEO | Georgia | GG | GGY
+Guernsey | GH | GHA | Ghana | GI | GIB | Gibraltar | GN | GIN | Guinea | GP | GLP | Guadeloupe | GM | GMB | Gambia
+GW | GNB | Guinea-Bissau | GQ | GNQ | Equatorial Guinea | GR | GRC | Greece | GD | GRD | Grenada | GL | GRL
+Greenland | GT | GTM | Guatemala | GF | GUF | French Guiana | GU | GUM | Guam | GY | GUY | Guyana | HK | HKG
+Hong Kong | HM | HMD | Heard Island and McDonald Islands | HN | HND | Honduras | HR | HRV | Croatia | HT | HTI
+Haiti | HU | HUN | Hungary | ID | IDN | Indonesia | IM | IMN | Isle of Man | IN | IND | India | IO | IOT
+British Indian Ocean Territory | IE | IRL | Ireland | IR | IRN | Iran, Islamic Republic of | Iran | IQ | IRQ | Iraq
+IS | ISL | Iceland | IL | ISR | Israel | IT | ITA | Italy | JM | JAM | Jamaica | JE | JEY | Jersey | JO | JOR
+Jordan | JP | JPN | Japan | KZ | KAZ | Kazakhstan | KE | KEN | Kenya | KG | KGZ | Kyrgyzstan | KH | KHM | Cambodia
+KI | KIR | Kiribati | KN | KNA | Saint Kitts and Nevis | KR | KOR | Korea, Republic of | South Korea | KW | KWT
+Kuwait | LA | LAO | Lao People's Democratic Republic | Laos | LB | LBN | Lebanon | LR | LBR | Liberia | LY | LBY
+Libya | LC | LCA | Saint Lucia | LI | LIE | Liechtenstein | LK | LKA | Sri Lanka | LS | LSO | Lesotho | LT | LTU
+Lithuania | LU | LUX | Luxembourg | LV | LVA | Latvia | MO | MAC | Macao | MF | MAF | Saint Martin (French part)
+MA | MAR | Morocco | MC | MCO | Monaco | MD | MDA | Moldova, Republic of | Moldova | MG | MDG | Madagascar | MV
+MDV | Maldives | MX | MEX | Mexico | MH | MHL | Marshall Islands | MK | MKD | North Macedonia | ML | MLI | Mali | MT
+MLT | Malta | MM | MMR | Myanmar | ME | MNE | Montenegro | MN | MNG | Mongolia | MP | MNP | Northern Mariana Islands
+MZ | MOZ | Mozambique | MR | MRT | Mauritania | MS | MSR | Montserrat | MQ | MTQ | Martinique | MU | MUS | Mauritius
+MW | MWI | Malawi | MY | MYS | Malaysia | YT | MYT | Mayotte | NA | NAM | Namibia | NC | NCL | New Caledonia | NE
+NER | Niger | NF | NFK | Norfolk Island | NG | NGA | Nigeria | NI | NIC | Nicaragua | NU | NIU | Niue | NL | NLD
+Netherlands | NO | NOR | Norway | NP | NPL | Nepal | NR | NRU | Nauru | NZ | NZL | New Zealand | OM | OMN | Oman
+PK | PAK | Pakistan | PA | PAN | Panama | PN | PCN | Pitcairn | PE | PER | Peru | PH | PHL | Philippines | PW | PLW
+Palau | PG | PNG | Papua New Guinea | PL | POL | Poland | PR | PRI | Puerto Rico | KP | PRK
+Korea, Democratic People's Republic of | North Korea | PT | PRT | Portugal | PY | PRY | Paraguay | PS | PSE
+Palestine, State of | PF | PYF | French Polynesia | QA | QAT | Qatar | RE | REU | Réunion | RO | ROU | Romania | RU
+RUS | Russian Federation | RW | RWA | Rwanda | SA | SAU | Saudi Arabia | SD | SDN | Sudan | SN | SEN | Senegal | SG
+SGP | Singapore | GS | SGS | South Georgia and the South Sandwich Islands | SH | SHN
+Saint Helena, Ascension and Tristan da Cunha | SJ | SJM | Svalbard and Jan Mayen | SB | SLB | Solomon Islands | SL
+SLE | Sierra Leone | SV | SLV | El Salvador | SM | SMR | San Marino | SO | SOM | Somalia | PM | SPM
+Saint Pierre and Miquelon | RS | SRB | Serbia | SS | SSD | South Sudan | ST | STP | Sao Tome and Principe | SR | SUR
+Suriname | SK | SVK | Slovakia | SI | SVN | Slovenia | SE | SWE | Sweden | SZ | SWZ | Eswatini | SX | SXM
+Sint Maarten (Dutch part) | SC | SYC | Seychelles | SY | SYR | Syrian Arab Republic | Syria | TC | TCA
+Turks and Caicos Islands | TD | TCD | Chad | TG | TGO | Togo | TH | THA | Thailand | TJ | TJK | Tajikistan | TK
+TKL | Tokelau | TM | TKM | Turkmenistan | TL | TLS | Timor-Leste | TO | TON | Tonga | TT | TTO | Trinidad and Tobago
+TN | TUN | Tunisia | TR | TUR | Türkiye | TV | TUV | Tuvalu | TW | TWN | Taiwan, Province of China | Taiwan | TZ
+TZA | Tanzania, United Republic of | Tanzania | UG | UGA | Uganda | UA | UKR | Ukraine | UM | UMI
+United States Minor Outlying Islands | UY | URY | Uruguay | US | USA | United States | UZ | UZB | Uzbekistan | VA
+VAT | Holy See (Vatican City State) | VC | VCT | Saint Vincent and the Grenadines | VE | VEN
+Venezuela, Bolivarian Republic of | Venezuela | VG | VGB | Virgin Islands, British | VI | VIR | Virgin Islands, U.S.
+VN | VNM | Viet Nam | Vietnam | VU | VUT | Vanuatu | WF | WLF | Wallis and Futuna | WS | WSM | Samoa | YE | YEM
+Yemen | ZA | ZAF | South Africa | ZM | ZMB | Zambia | ZW | ZWE | Zimbabwe
+"""
+"""Each region of ISO 3166-1, as Debian's ``iso-codes`` 4.15.0 gives it (``iso_3166-1.json``): its two- and
+three-letter codes, name and common name (``alpha_2``, ``alpha_3``, ``name`` and ``common_name``), split at `` | ``
+and at line ends."""
+
+SCRIPTS = """
+Adlm | Adlam | Afak | Afaka | Aghb | Caucasian Albanian | Ahom | Ahom, Tai Ahom | Arab | Arabic | Aran
+Arabic (Nastaliq variant) | Armi | Imperial Aramaic | Armn | Armenian | Avst | Avestan | Bali | Balinese | Bamu
+Bamum | Bass | Bassa Vah | Batk | Batak | Beng | Bengali | Bhks | Bhaiksuki | Blis | Blissymbols | Bopo | Bopomofo
+Brah | Brahmi | Brai | Braille | Bugi | Buginese | Buhd | Buhid | Cakm | Chakma | Cans
+Unified Canadian Aboriginal Syllabics | Cari | Carian | Cham | Cham | Cher | Cherokee | Cirt | Cirth | Copt | Coptic
+Cprt | Cypriot | Cyrl | Cyrillic | Cyrs | Cyrillic (Old Church Slavonic variant) | Deva | Devanagari (Nagari) | Dsrt
+Deseret (Mormon) | Dupl | Duployan shorthand, Duployan stenography | Egyd | Egyptian demotic | Egyh
+Egyptian hieratic | Egyp | Egyptian hieroglyphs | Elba | Elbasan | Ethi | Ethiopic (Geʻez) | Geok
+Khutsuri (Asomtavruli and Nuskhuri) | Geor | Georgian (Mkhedruli) | Glag | Glagolitic | Goth | Gothic | Gran
+Grantha | Grek | Greek | Gujr | Gujarati | Guru | Gurmukhi | Hanb | Han with Bopomofo (alias for Han + Bopomofo)
+Hang | Hangul (Hangŭl, Hangeul) | Hani | Han (Hanzi, Kanji, Hanja) | Hano | Hanunoo (Hanunóo) | Hans
+Han (Simplified variant) | Hant | Han (Traditional variant) | Hatr | Hatran | Hebr | Hebrew | Hira | Hiragana | Hluw
+Anatolian Hieroglyphs (Luwian Hieroglyphs, Hittite Hieroglyphs) | Hmng | Pahawh Hmong | Hrkt
+Japanese syllabaries (alias for Hiragana + Katakana) | Hung | Old Hungarian (Hungarian Runic) | Inds
+Indus (Harappan) | Ital | Old Italic (Etruscan, Oscan, etc.) | Jamo | Jamo (alias for Jamo subset of Hangul) | Java
+Javanese | Jpan | Japanese (alias for Han + Hiragana + Katakana) | Jurc | Jurchen | Kali | Kayah Li | Kana
+Katakana | Khar | Kharoshthi | Khmr | Khmer | Khoj | Khojki | Kitl | Khitan large script | Kits
+Khitan small script | Knda | Kannada | Kore | Korean (alias for Hangul + Han) | Kpel | Kpelle | Kthi | Kaithi | Lana
+Tai Tham (Lanna) | Laoo | Lao | Latf | Latin (Fraktur variant) | Latg | Latin (Gaelic variant) | Latn | Latin | Leke
+Leke | Lepc | Lepcha (Róng) | Limb | Limbu | Lina | Linear A | Linb | Linear B | Lisu | Lisu (Fraser) | Loma | Loma
+Lyci | Lycian | Lydi | Lydian | Mahj | Mahajani | Mand | Mandaic, Mandaean | Mani | Manichaean | Marc | Marchen
+Maya | Mayan hieroglyphs | Mend | Mende Kikakui | Merc | Meroitic Cursive | Mero | Meroitic Hieroglyphs | Mlym
+Malayalam | Modi | Modi, Moḍī | Mong | Mongolian | Moon | Moon (Moon code, Moon script, Moon type) | Mroo | Mro, Mru
+Mtei | Meitei Mayek (Meithei, Meetei) | Mult | Multani | Mymr | Myanmar (Burmese) | Narb
+Old North Arabian (Ancient North Arabian) | Nbat | Nabataean | Newa | Newa, Newar, Newari, Nepāla lipi | Nkgb
+Nakhi Geba ('Na-'Khi ²Ggŏ-¹baw, Naxi Geba) | Nkoo | N’Ko | Nshu | Nüshu | Ogam | Ogham | Olck
+Ol Chiki (Ol Cemet’, Ol, Santali) | Orkh | Old Turkic, Orkhon Runic | Orya | Oriya | Osge | Osage | Osma | Osmanya
+Palm | Palmyrene | Pauc | Pau Cin Hau | Perm | Old Permic | Phag | Phags-pa | Phli | Inscriptional Pahlavi | Phlp
+Psalter Pahlavi | Phlv | Book Pahlavi | Phnx | Phoenician | Piqd | Klingon (KLI pIqaD) | Plrd | Miao (Pollard)
+Prti | Inscriptional Parthian | Qaaa | Reserved for private use (start) | Qabx | Reserved for private use (end)
+Rjng | Rejang (Redjang, Kaganga) | Roro | Rongorongo | Runr | Runic | Samr | Samaritan | Sara | Sarati | Sarb
+Old South Arabian | Saur | Saurashtra | Sgnw | SignWriting | Shaw | Shavian (Shaw) | Shrd | Sharada, Śāradā | Sidd
+Siddham, Siddhaṃ, Siddhamātṛkā | Sind | Khudawadi, Sindhi | Sinh | Sinhala | Sora | Sora Sompeng | Sund | Sundanese
+Sylo | Syloti Nagri | Syrc | Syriac | Syre | Syriac (Estrangelo variant) | Syrj | Syriac (Western variant) | Syrn
+Syriac (Eastern variant) | Tagb | Tagbanwa | Takr | Takri, Ṭākrī, Ṭāṅkrī | Tale | Tai Le | Talu | New Tai Lue | Taml
+Tamil | Tang | Tangut | Tavt | Tai Viet | Telu | Telugu | Teng | Tengwar | Tfng | Tifinagh (Berber) | Tglg
+Tagalog (Baybayin, Alibata) | Thaa | Thaana | Thai | Thai | Tibt | Tibetan | Tirh | Tirhuta | Ugar | Ugaritic | Vaii
+Vai | Visp | Visible Speech | Wara | Warang Citi (Varang Kshiti) | Wole | Woleai | Xpeo | Old Persian | Xsux
+Cuneiform, Sumero-Akkadian | Yiii | Yi | Zinh | Code for inherited script | Zmth | Mathematical notation | Zsye
+Symbols (Emoji variant) | Zsym | Symbols | Zxxx | Code for unwritten documents | Zyyy | Code for undetermined script
+Zzzz | Code for uncoded script
+"""
+"""Each script of ISO 15924, as ``iso-codes`` gives it (``iso_15924.json``): its four-letter code and name
+(``alpha_4`` and ``name``), split as ``REGIONS`` is."""
+
+LOCALE_WORDS = frozenset(
+    {"american", "australian", "british", "canadian", "european", "hong kong sar", "international", "korea"}
+    | {"latin america", "latin american", "macao sar", "macau", "mexican", "simplified", "traditional", "uk"}
+)
+"""Words that name a locale's region or script in menus where ISO 3166-1 and ISO 15924 give none: the ``UK`` of
+``English (UK)``, the ``Simplified`` and ``Traditional`` of Chinese (Han), ``Latin America`` of Spanish, and the
+adjectives ``Portuguese (Brazilian)`` and ``English (American)`` name a region with."""
+
+VARIETIES = {
+    "bokmal": "nb",
+    "bokmål": "nb",
+    "cantonese": "yue",
+    "dari": "prs",
+    "egyptian": "arz",
+    "farsi": "fa",
+    "hakka": "hak",
+    "hokkien": "nan",
+    "kurmanji": "kmr",
+    "mandarin": "cmn",
+    "moroccan": "ary",
+    "nynorsk": "nn",
+    "shanghainese": "wuu",
+    "sorani": "ckb",
+}
+"""The variety of a language that menus name in brackets after it, ``Norwegian (Nynorsk)``, ``Kurdish (Sorani)``,
+``Chinese (Cantonese)``, case-folded → its code, read as a code given is (``kmr``, Kurmanji, is ``ku``, ``cmn``
+``zh``: ``ENCOMPASSED``)."""
+
+LOCALE_PARTS = (
+    frozenset(name.casefold() for table in (REGIONS, SCRIPTS) for name in re.split(r" \| |\n", table.strip()))
+    | LOCALE_WORDS
+)
+"""Each name and code of a region or script, case-folded: what a bracket after a language's name holds where it
+names the language's locale (``English (US)``, ``Serbian (Latin)``, ``Chinese (Traditional, Hong Kong)``), read
+without it."""
 
 TWO_LETTER, NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and

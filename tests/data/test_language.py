@@ -204,3 +204,17 @@ def test_a_language_named_with_its_region_or_script_in_brackets_is_that_language
     given = ["English (US)", "Chinese (Simplified)", "Portuguese (Brazil)", "Tonga (Tonga Islands)", "Tonga (Nyasa)"]
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])
     assert [post.meta["lang"] for post in filled] == ["en", "zh", "pt", "to", "tonga (nyasa)"]  # no code of its own
+
+
+def test_a_language_named_with_a_variety_in_brackets_is_that_variety_and_an_unknown_bracket_is_kept() -> None:
+    regions = ["English (UK)", "English(USA)", "Serbian (Latin)", "Chinese (Traditional, Hong Kong)", "Arabic (Egypt)"]
+    regions += ["English (United Kingdom)", "Spanish (Latin America)", "Chinese (Taiwan)", "Uzbek (Cyrl)"]
+    varieties = ["Norwegian (Nynorsk)", "Norwegian (Bokmål)", "Kurdish (Sorani)", "Kurdish (Kurmanji)"]
+    varieties += ["Chinese (Cantonese)", "Chinese (Mandarin)", "Arabic (Egyptian)", "Persian (Dari)"]
+    kept = ["German (Swabian)", "Deutsch (Schweiz)"]
+    filled = with_languages(
+        [Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(regions + varieties + kept)]
+    )
+    expected = ["en", "en", "sr", "zh", "ar", "en", "es", "zh", "uz"]
+    expected += ["nn", "no", "ckb", "ku", "yue", "zh", "arz", "fa", "german (swabian)", "deutsch (schweiz)"]
+    assert [post.meta["lang"] for post in filled] == expected

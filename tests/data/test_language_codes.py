@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from faim.data.language_codes import ENCOMPASSED, EXTLANGS, NAMED, TABLE, TWO_LETTER
+from faim.data.language_codes import (
+    ENCOMPASSED,
+    EXTLANGS,
+    LOCALE_PARTS,
+    LOCALE_WORDS,
+    NAMED,
+    TABLE,
+    TWO_LETTER,
+    VARIETIES,
+)
 
 ISO_CODES = Path("/usr/share/iso-codes/json")
 
@@ -53,3 +62,12 @@ def test_each_extended_language_subtag_is_an_individual_language_and_those_of_sg
     signed = {entry["alpha_3"] for entry in entries if "Sign Language" in entry["name"]}
     assert all(scopes[three] == "I" for extlangs in EXTLANGS.values() for three in extlangs)
     assert EXTLANGS["sgn"] == signed and not {"chs", "cht", "usa", "mex", "can"} & set().union(*EXTLANGS.values())
+
+
+@pytest.mark.skipif(not ISO_CODES.is_dir(), reason="Debian's iso-codes, which the table is built from, is not here")
+def test_the_regions_and_scripts_are_iso_codes_ones_and_no_variety_is_one() -> None:
+    regions = json.loads((ISO_CODES / "iso_3166-1.json").read_text(encoding="utf-8"))["3166-1"]
+    scripts = json.loads((ISO_CODES / "iso_15924.json").read_text(encoding="utf-8"))["15924"]
+    fields = ("alpha_2", "alpha_3", "name", "common_name", "alpha_4")
+    given = {entry[field].casefold() for entry in regions + scripts for field in fields if field in entry}
+    assert LOCALE_PARTS - LOCALE_WORDS == given and not LOCALE_WORDS & given and not LOCALE_PARTS & set(VARIETIES)
