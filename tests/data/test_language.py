@@ -153,10 +153,18 @@ def test_emoji_drawn_in_colour_by_a_variation_selector_are_no_letters() -> None:
     assert identify("❤️ " + SPANISH + " ❤️") == "es" and identify("葛\U000e0100城市の天気は晴れです") == "ja"
 
 
-def test_a_text_the_model_knows_nothing_of_is_undetermined_not_the_english_it_tells_an_empty_text() -> None:
-    unread = ["ⵜⴰⵎⴰⵣⵉⵖⵜ ⵜⴰⵏⴰⵡⴰⵢⵜ ⵜⴰⵎⴰⵣⵉⵖⵜ", "ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ", "ܠܫܢܐ ܣܘܪܝܝܐ ܠܫܢܐ ܣܘܪܝܝܐ", "ㅠㅠ 너무 슬퍼요"]
+def test_a_text_in_a_script_none_of_the_models_languages_is_written_in_is_undetermined() -> None:
+    unread = ["ⵜⴰⵎⴰⵣⵉⵖⵜ ⵜⴰⵏⴰⵡⴰⵢⵜ ⵜⴰⵎⴰⵣⵉⵖⵜ", "ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ", "ܠܫܢܐ ܣܘܪܝܝܐ ܠܫܢܐ ܣܘܪܝܝܐ"]
+    # which the model tells as Galician, French, English and Catalan, at more than its empty text's probability
+    unread += ["ⴰⵣⵓⵍ ⴼⵍⴰⵡⵏ ⵎⴰⵏⵣⴰⴽⵉⵏ", "ⴰⵎⴰⵣⵉⵖ ⴷ ⴰⵎⴷⴰⴽⴽⵯⵍ ⵉⵏⵓ", "ᱥᱟᱱᱛᱟᱲᱤ ᱯᱟᱹᱨᱥᱤ ᱥᱟᱱᱛᱟᱲᱤ", "ᏣᎳᎩ ᎠᏕᎶᏆᏍᏗ ᎣᏍᏓ ᏑᎾᎴᎢ"]
+    unread += ["ܐܢܐ ܟܬܒܐ ܩܪܝܬ ܝܘܡܢܐ", "ⴰⵣⵓⵍ ⴼⵍⴰⵡⵏ ok"]
     assert [identify(text) for text in unread] == [UNDETERMINED] * len(unread)
-    assert identify("오늘 날씨가 정말 좋네요") == "ko" and identify("what a lovely day it is today") == "en"
+    assert identify("what a lovely day it is today ⴰⵣⵓⵍ") == "en" and identify("오늘 날씨가 정말 좋네요") == "ko"
+
+
+def test_hangul_the_model_knows_nothing_of_is_korean_the_one_language_written_so() -> None:
+    for text in ("ㅠㅠ 너무 슬퍼요", "ㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋ", "진짜 싫어 ㅋㅋㅋ"):
+        assert identify(text) == "ko"
 
 
 def test_flores_codes_of_a_language_the_detector_tells_as_its_macrolanguage_are_that_code() -> None:
