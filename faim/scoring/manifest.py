@@ -93,6 +93,10 @@ SETTINGS = ("columns", "image_root", "options", "scores", "embeddings", "pool_by
             DECODING, PIXEL_LIMIT, JSONL_READING, FIELD_OBJECTS_SETTING)  # fmt: skip
 """The settings a run of this faim records (``faim.scoring.engine.score_dump``'s, ``faim.scoring.exported``'s and
 ``faim.scoring.runner.plan_run``'s), ``options`` each of ``faim.scoring.options.ScoringOptions``."""
+RETIRED_SETTINGS = ("float_id_cells",)
+"""The settings an older faim recorded and this one no longer does (``float_id_cells``: CSV and TSV id cells spelling a
+whole float read as integers), known rather than a newer faim's: a run recording one differs in its settings from this
+faim's run, and is refused as another run is."""
 VERSIONED = (DECODING, JSONL_READING)
 """The settings naming the version of how a run reads its inputs, which only grows from one faim to the next."""
 
@@ -273,12 +277,14 @@ def check_resumable(
         return record, recorded
     if unknown := unknown_to_this_faim(recorded, identity):
         began = begun_by(recorded)
-        by = f"{began}; this is faim {__version__}" if began else f"this is faim {__version__}"
+        other = began != f"faim {__version__}"  # one of this version number: no version tells the two apart
+        by = f" ({began}; this is faim {__version__})" if began else f" (this is faim {__version__})"
+        by = by if other else ""
         raise ValueError(
-            f"{out_dir} holds a scoring run begun by a newer faim ({by}): its record ({run_file}) holds "
+            f"{out_dir} holds a scoring run begun by a newer faim{by}: its record ({run_file}) holds "
             f"{', '.join(unknown)}, which this faim does not know, so it cannot resume the run; finish it with "
-            f"{f'{began} or later' if began else 'the faim that began it'}, or pass --overwrite (overwrite=True) to "
-            "start afresh, or write to a new folder"
+            f"{f'{began} or later' if began and other else 'the faim that began it'}, or pass --overwrite "
+            "(overwrite=True) to start afresh, or write to a new folder"
         )
     if replaced := replaced_inputs(recorded, identity):
         one = len(replaced) == 1
@@ -302,14 +308,14 @@ def check_resumable(
 
 def unknown_to_this_faim(recorded: dict[str, Any], identity: dict[str, Any]) -> list[str]:
     """What the record of a run (``recorded``) holds that this faim does not know, so that a newer faim began it: a
-    part (``RECORD_PARTS``), setting (``SETTINGS``) or option (``ScoringOptions``'s) of no name this faim records, by
-    its dotted name, and a version of how the run read its inputs (``VERSIONED``) beyond the one this faim's run
-    ``identity`` reads them by, with both versions."""
+    part (``RECORD_PARTS``), setting (``SETTINGS``) or option (``ScoringOptions``'s) of no name this faim records or
+    once recorded (``RETIRED_SETTINGS``), by its dotted name, and a version of how the run read its inputs
+    (``VERSIONED``) beyond the one this faim's run ``identity`` reads them by, with both versions."""
     settings = recorded.get("settings")
     settings = settings if isinstance(settings, dict) else {}
     options = settings.get("options")
     unknown = [name for name in recorded if name not in RECORD_PARTS]
-    unknown += [f"settings.{name}" for name in settings if name not in SETTINGS]
+    unknown += [f"settings.{name}" for name in settings if name not in SETTINGS + RETIRED_SETTINGS]
     known_options = {option.name for option in fields(ScoringOptions)}
     unknown += [f"settings.options.{name}" for name in options or () if name not in known_options]
     for name in VERSIONED:

@@ -599,6 +599,31 @@ def test_a_run_begun_by_a_newer_faim_is_refused_saying_so_naming_what_this_faim_
     check_resumable(tmp_path, run, overwrite=True)
 
 
+def test_a_run_begun_by_a_newer_faim_of_this_version_number_is_refused_without_a_version_pair(tmp_path: Path) -> None:
+    newer = RUN | {"settings": RUN["settings"] | {"text_chunking": 1}, "faim_version": __version__}
+    (tmp_path / "_run.json").write_text(json.dumps(newer), encoding="utf-8")
+    with pytest.raises(ValueError) as refused:
+        check_resumable(tmp_path, RUN)
+    assert str(refused.value) == (
+        f"{tmp_path} holds a scoring run begun by a newer faim: its record ({tmp_path / '_run.json'}) holds "
+        "settings.text_chunking, which this faim does not know, so it cannot resume the run; finish it with the faim "
+        "that began it, or pass --overwrite (overwrite=True) to start afresh, or write to a new folder"
+    )
+
+
+def test_a_run_recording_a_setting_faim_no_longer_records_is_refused_as_another_run_not_a_newer_faims(
+    tmp_path: Path,
+) -> None:
+    older = RUN | {"settings": RUN["settings"] | {"float_id_cells": 1}, "faim_version": __version__}
+    (tmp_path / "_run.json").write_text(json.dumps(older), encoding="utf-8")
+    with pytest.raises(ValueError) as refused:
+        check_resumable(tmp_path, RUN)
+    assert str(refused.value) == (
+        f"{tmp_path} holds another scoring run (settings differ: float_id_cells 1 → (not set)); write to a new "
+        "folder, or pass --overwrite (overwrite=True) to start afresh"
+    )
+
+
 @pytest.mark.parametrize("score", [score_dump, score_exported])
 def test_an_output_folder_empty_a_file_or_not_writable_is_refused_before_any_work(
     score: Any, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
