@@ -36,6 +36,7 @@ from faim.pooling import picture_groups, pooled, pooled_probabilities
 from faim.recipe import Recipe, as_recipe
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.registry import SavedModelWarning, rebuilding_saved
+from faim.scoring.output import PICTURE_GROUP
 from faim.tasks.binary import BinaryHead
 
 POOLING_KIND = "image"
@@ -206,12 +207,20 @@ class Detector:
         writes null).
 
         Raises:
-            ValueError: With ``pool_by_image``, when the detector does not pool or has no pooled calibration yet.
+            ValueError: With ``pool_by_image``, when the detector does not pool or has no pooled calibration yet, or
+                has a task named ``picture_group`` (of a model saved before recipes refused one), whose scores the
+                picture group would take the place of.
             TypeError, ValueError: Where the posts are refused, or on a ``batch_size`` below 1 (as ``predict``).
             PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
             ValueError: On a post whose logits of some task are not finite, naming it as ``predict`` names a post
                 and the tasks (``faim.decisions.refuse_nonfinite``).
         """
+        if pool_by_image and any(task.name == PICTURE_GROUP for task in self.tasks):
+            raise ValueError(
+                f"{self.source}: a task named {PICTURE_GROUP!r} would take the place of each post's picture group in "
+                "the rows scored pooled by picture; train the model again with the task renamed, or score its posts "
+                "one by one"
+            )
         if pool_by_image:
             self.check_pooling()
         link_kind = self.pooling_kind if pool_by_image else None
@@ -228,7 +237,7 @@ class Detector:
         rows = score_rows(predictions.ids, self.tasks, probs)
         has_picture = predictions.link_present
         return [
-            row | {"picture_group": int(group) if has else None} for row, group, has in zip(rows, groups, has_picture)
+            row | {PICTURE_GROUP: int(group) if has else None} for row, group, has in zip(rows, groups, has_picture)
         ]
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:

@@ -19,6 +19,7 @@ from conftest import (
     export_posts,
     overflowing_posts,
     pooling_detector,
+    shared_picture_posts,
     tiny_recipe,
 )
 from scipy.special import expit, logit
@@ -37,6 +38,7 @@ from faim.fusion import ConcatFusion
 from faim.inference import predict
 from faim.model import model_device
 from faim.notices import FaimWarning
+from faim.recipe import validate
 from faim.recipe.sections import EvalConfig
 from faim.tasks import BinaryHead, MulticlassHead
 from faim.tasks.base import Head
@@ -490,3 +492,20 @@ def test_posts_holding_more_pictures_or_comments_than_the_model_reads_are_warned
         "larger train.max_elements reads more"
     ]
     assert rows[1]["harm"] == pytest.approx(alone[0]["harm"])  # read from its first pictures, as the warning says
+
+
+@pytest.mark.parametrize("head", ["binary", "multiclass"])
+def test_scoring_pooled_a_model_with_a_task_named_picture_group_is_refused_rather_than_giving_the_group_for_its_scores(
+    head: str, demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recipe = tiny_recipe(demo_data, tmp_path / "run")
+    recipe["eval"] |= {"pool_by_image": 1.0, "logit_shift": True}
+    recipe["model"]["heads"] = {"picture_group": {"type": head, "labels": ["no", "yes"]}}
+    del recipe["data"]
+    monkeypatch.setattr(validate, "check_score_columns", lambda *_: None)  # a model saved before recipes refused it
+    detector = faim.build(recipe)
+    detector.pooled = detector.calibration.copy()
+    posts = shared_picture_posts(demo_data)[:8]
+    with pytest.raises(ValueError, match=r"^<dict>: a task named 'picture_group' would take the place of each "):
+        detector.score(posts, pool_by_image=True)
+    assert [set(row) for row in detector.score(posts)] == [{"id", "picture_group"}] * 8

@@ -41,6 +41,15 @@ from faim.registry import (
     type_hints,
     type_matches,
 )
+from faim.scoring.output import (
+    EMBEDDING_COLUMNS,
+    ERROR_COLUMNS,
+    PICTURE_GROUP,
+    POOLING_COLUMNS,
+    ROW_COLUMNS,
+    logits_column,
+    logits_held,
+)
 
 
 def check_keys(source: str, path: str, given: dict[str, Any], valid: list[str]) -> None:
@@ -140,7 +149,6 @@ def check_heads(source: str, heads: Any) -> None:
                 RecipeError(source, f"model.heads.{task}.labels", reversal), f"model.heads.{task}.labels: {reversal}"
             )
         check_composed_labels(source, task, labels)
-    check_score_columns(source, heads)
 
 
 def positive_first(labels: list) -> str | None:
@@ -169,29 +177,48 @@ def truth_word(label: Any) -> str:
     return str(int(number)) if number.is_integer() else word
 
 
-ROW_COLUMNS = {"source": "each row's source", "error": "each row's error", "error_kind": "the kind of each row's error"}
-"""The columns faim score writes of each row beside its scores (``faim.scoring.output.output_schema``), which no binary
-task's score column may take (its ``id`` no task's name, ``check_score_columns``)."""
-
-
-def check_score_columns(source: str, heads: dict[str, Any]) -> None:
+def check_score_columns(source: str, heads: dict[str, Any], pooled: bool = False) -> None:
     """Refuse heads two of whose columns in faim score's output would share a name (``faim.scoring.output``: a
     binary task's score ``TASK``, each label's ``TASK.LABEL`` of another task, each task's ``TASK.decision``): a
     label named ``decision`` (whose probabilities would go where the decisions go, stopping faim score part way),
-    or a task named as another's label (``severity.low``), or a binary one as a column of each row (``ROW_COLUMNS``,
-    which faim score writes it in); and a task named ``id``, whose scores would take the place of each post's id in the
-    rows faim score writes and ``score`` gives. Names the label or task that comes later, and what the column is also;
-    a saved model so built is warned of and loaded (``faim.registry.refuse_new``)."""
+    or a task named as another's label (``severity.low``), or a binary one as a column of each row
+    (``faim.scoring.output.ROW_COLUMNS`` and ``ERROR_COLUMNS``) or as the embedding ``--with-embeddings`` adds
+    (``EMBEDDING_COLUMNS``), which any model's run may write; with ``pooled`` (the recipe's ``eval.pool_by_image``:
+    only such a model's run pools), also one as a column pooling adds (``POOLING_COLUMNS``, and each task's logits,
+    ``logits_column``: a label named ``logits``), and a task of any kind named ``picture_group``, the key
+    ``Detector.score(posts, pool_by_image=True)`` gives each row's picture group by. And a task named ``id``, whose
+    scores would take the place of each post's id in the rows faim score writes and ``score`` gives. Names the label
+    or task that comes later, and what the column is also; a saved model so built is warned of and loaded
+    (``faim.registry.refuse_new``)."""
     if "id" in heads:
         problem = "a task named 'id' would take the place of each post's id in the rows faim score and score give"
         refuse_new(RecipeError(source, "model.heads.id", f"{problem}; rename the task"), f"model.heads.id: {problem}")
-    owners = {name: ("", f"where faim score writes {what}") for name, what in ROW_COLUMNS.items()}
+
+    def binary(task: str) -> bool:
+        return registries()["head"][heads[task]["type"]].task_type == "binary"
+
+    if pooled and PICTURE_GROUP in heads and not binary(PICTURE_GROUP):  # a binary one's score column is refused below
+        where = f"model.heads.{PICTURE_GROUP}"
+        problem = (
+            f"a task named {PICTURE_GROUP!r} would take the place of each post's picture group in the rows "
+            "score(pool_by_image=True) gives"
+        )
+        refuse_new(RecipeError(source, where, f"{problem}; rename the task"), f"{where}: {problem}")
+    written = {"faim score": ROW_COLUMNS | ERROR_COLUMNS, "faim score --with-embeddings": EMBEDDING_COLUMNS}
+    if pooled:
+        logits = {logits_column(task): logits_held(task) for task in heads}
+        written["faim score --pool-by-image"] = POOLING_COLUMNS | logits
+    owners = {
+        name: ("", f"where {run} writes {what}")
+        for run, columns in written.items()
+        for name, what in columns.items()
+        if name != "id"  # refused above, for a task of any kind
+    }
     owners |= {
         f"{task}.decision": ("", f"where faim score writes each post's decision of task {task!r}") for task in heads
     }
     for task, spec in heads.items():
-        binary = registries()["head"][spec["type"]].task_type == "binary"
-        for label in [None] if binary else list(map(str, spec["labels"])):
+        for label in [None] if binary(task) else list(map(str, spec["labels"])):
             name = task if label is None else f"{task}.{label}"
             if name not in owners:
                 owners[name] = (
@@ -357,6 +384,7 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_balance(source, train.get("balance"), recipe.get("data"))
     check_balance(source, eval_section.get("threshold_balance"), None, "eval.threshold_balance")
     check_pooling(source, model, eval_section)
+    check_score_columns(source, model["heads"], eval_section.get("pool_by_image") is not None)
     check_crowd_corrections(source, eval_section)
     check_shift_level(source, eval_section.get("logit_shift_level"))
     check_values(source, "train", train, TRAIN_VALUES)

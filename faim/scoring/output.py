@@ -31,11 +31,31 @@ pooled parts) the picture group."""
 PICTURE = "picture"
 CORRECTS = "corrects"
 PICTURE_GROUP = "picture_group"
+EMBEDDING = "embedding"
+
+ROW_COLUMNS = {"source": "each row's source", "id": "each row's id"}
+"""The columns of each row before its scores (``output_schema``), each with what it holds."""
+ERROR_COLUMNS = {"error": "each row's error", "error_kind": "the kind of each row's error"}
+"""The columns of each row after its scores and what a run adds (``output_schema``), each with what it holds."""
+EMBEDDING_COLUMNS = {EMBEDDING: "each post's embedding"}
+"""The columns a run writing embeddings adds (``faim score --with-embeddings``), each with what it holds."""
+POOLING_COLUMNS = {
+    PICTURE: "each post's picture embedded",
+    CORRECTS: "whether each post corrects its picture",
+    PICTURE_GROUP: "each post's picture group",
+}
+"""The columns a run pooling by picture adds (``faim score --pool-by-image``): the first two to its per-post parts,
+with each task's logits (``logits_column``), the last to its pooled parts; each with what it holds."""
 
 
 def logits_column(task: str) -> str:
     """Column of a task's raw logits in the per-post parts of a pooled run."""
     return f"{task}.logits"
+
+
+def logits_held(task: str) -> str:
+    """What the column ``logits_column(task)`` holds."""
+    return f"the logits of task {task!r}"
 
 
 Decide = Callable[[str, np.ndarray], np.ndarray]
@@ -53,7 +73,7 @@ def output_schema(tasks: Sequence[Task], scores: bool, embeddings: bool, pooling
             another's label, of a model saved before its recipe was refused for it), naming the name, what each
             column holds and what to do.
     """
-    fields = [(pa.field("source", pa.string()), "each row's source"), (pa.field("id", pa.string()), "each row's id")]
+    fields = [(pa.field(name, pa.string()), what) for name, what in ROW_COLUMNS.items()]
     if scores:
         for task in tasks:
             if task.type == "binary":
@@ -69,18 +89,18 @@ def output_schema(tasks: Sequence[Task], scores: bool, embeddings: bool, pooling
             decision = pa.list_(pa.int64()) if task.type == "multilabel" else pa.string()
             fields.append((pa.field(f"{task.name}.decision", decision), f"the decision of task {task.name!r}"))
     if embeddings:
-        fields.append((pa.field("embedding", pa.list_(pa.float32())), "each post's embedding"))
+        fields.append((pa.field(EMBEDDING, pa.list_(pa.float32())), EMBEDDING_COLUMNS[EMBEDDING]))
     if pooling == "inputs":
         for task in tasks:
             logits = pa.float32() if task.type == "binary" else pa.list_(pa.float32())
-            fields.append((pa.field(logits_column(task.name), logits), f"the logits of task {task.name!r}"))
+            fields.append((pa.field(logits_column(task.name), logits), logits_held(task.name)))
         fields += [
-            (pa.field(PICTURE, pa.list_(pa.float32())), "each post's picture embedded"),
-            (pa.field(CORRECTS, pa.bool_()), "whether each post corrects its picture"),
+            (pa.field(PICTURE, pa.list_(pa.float32())), POOLING_COLUMNS[PICTURE]),
+            (pa.field(CORRECTS, pa.bool_()), POOLING_COLUMNS[CORRECTS]),
         ]
     elif pooling == "groups":
-        fields.append((pa.field(PICTURE_GROUP, pa.int64()), "each post's picture group"))
-    fields += [(pa.field("error", pa.string()), "each row's error"), (pa.field("error_kind", pa.string()), "its kind")]
+        fields.append((pa.field(PICTURE_GROUP, pa.int64()), POOLING_COLUMNS[PICTURE_GROUP]))
+    fields += [(pa.field(name, pa.string()), what) for name, what in ERROR_COLUMNS.items()]
     holds: dict[str, str] = {}
     for column, what in fields:
         if column.name in holds:

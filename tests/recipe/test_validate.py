@@ -496,6 +496,61 @@ def test_a_task_named_id_or_as_a_column_of_each_row_is_refused_naming_what_it_wo
     Recipe.load(write_recipe(recipe))
 
 
+@pytest.mark.parametrize(
+    ("head", "pooled", "said"),
+    [
+        (
+            ("embedding", "binary", ["no", "yes"]),
+            False,
+            "model.heads.embedding: its score column 'embedding' is also where faim score --with-embeddings writes "
+            "each post's embedding; rename the task",
+        ),
+        (
+            ("picture", "binary", ["no", "yes"]),
+            True,
+            "model.heads.picture: its score column 'picture' is also where faim score --pool-by-image writes each "
+            "post's picture embedded; rename the task",
+        ),
+        (
+            ("corrects", "binary", ["no", "yes"]),
+            True,
+            "model.heads.corrects: its score column 'corrects' is also where faim score --pool-by-image writes whether "
+            "each post corrects its picture; rename the task",
+        ),
+        (
+            ("picture_group", "binary", ["no", "yes"]),
+            True,
+            "model.heads.picture_group: its score column 'picture_group' is also where faim score --pool-by-image "
+            "writes each post's picture group; rename the task",
+        ),
+        (
+            ("severity", "multiclass", ["low", "logits"]),
+            True,
+            "model.heads.severity.labels: 'logits' gives the score column 'severity.logits', where faim score "
+            "--pool-by-image writes the logits of task 'severity'; rename the label",
+        ),
+        (
+            ("picture_group", "multiclass", ["low", "high"]),
+            True,
+            "model.heads.picture_group: a task named 'picture_group' would take the place of each post's picture group "
+            "in the rows score(pool_by_image=True) gives; rename the task",
+        ),
+    ],
+)
+def test_a_task_or_label_named_as_a_column_faim_score_writes_with_embeddings_or_pooled_is_refused(
+    head: tuple, pooled: bool, said: str, recipe: dict, write_recipe
+) -> None:
+    # built, faim score --with-embeddings or --pool-by-image was refused at start, and score(pool_by_image=True) gave
+    # each post's picture group in the place of the scores of a task named picture_group
+    name, kind, labels = head
+    recipe["model"]["heads"][name] = {"type": kind, "labels": labels}
+    recipe["eval"]["pool_by_image"] = 0.95 if pooled else None
+    assert error_for(recipe, write_recipe).endswith(said)
+    if pooled:  # a model that does not pool by picture writes none of these columns
+        recipe["eval"]["pool_by_image"] = None
+        Recipe.load(write_recipe(recipe))
+
+
 def test_a_misspelt_column_role_is_refused_naming_its_path_and_the_roles_loaders_read(
     recipe: dict, write_recipe
 ) -> None:

@@ -269,7 +269,7 @@ def test_a_saved_model_whose_label_would_share_its_tasks_decision_column_is_refu
     section = {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
     heads = {"severity": {"type": "multiclass", "labels": ["low", "decision"]}}
     with monkeypatch.context() as patched:
-        patched.setattr(validate, "check_score_columns", lambda source, heads: None)
+        patched.setattr(validate, "check_score_columns", lambda *_: None)
         faim.build({"model": section | {"heads": heads}}).save(tmp_path / "model")
     dump = tmp_path / "dump.jsonl"
     dump.write_text('{"id": "1", "text": "some words"}\n', encoding="utf-8")
