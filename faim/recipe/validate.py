@@ -187,16 +187,21 @@ def check_score_columns(source: str, heads: dict[str, Any], pooled: bool = False
     only such a model's run pools), also one as a column pooling adds (``POOLING_COLUMNS``, and each task's logits,
     ``logits_column``: a label named ``logits``), and a task of any kind named ``picture_group``, the key
     ``Detector.score(posts, pool_by_image=True)`` gives each row's picture group by. And a task named ``id``, whose
-    scores would take the place of each post's id in the rows faim score writes and ``score`` gives. Names the label
-    or task that comes later, and what the column is also; a saved model so built is warned of and loaded
+    scores would take the place of each post's id in the rows ``score`` gives, and of a binary one in those faim score
+    writes (which refuses to write its scores: ``faim.scoring.output.check_output_columns``). Names the label or task
+    that comes later, and what the column is also; a saved model so built is warned of and loaded
     (``faim.registry.refuse_new``)."""
-    if "id" in heads:
-        problem = "a task named 'id' would take the place of each post's id in the rows faim score and score give"
-        refuse_new(RecipeError(source, "model.heads.id", f"{problem}; rename the task"), f"model.heads.id: {problem}")
 
     def binary(task: str) -> bool:
         return registries()["head"][heads[task]["type"]].task_type == "binary"
 
+    if "id" in heads:
+        problem = "a task named 'id' would take the place of each post's id in the rows score gives" + (
+            ", and share faim score's column 'id' with each row's id, so faim score cannot write its scores"
+            if binary("id")
+            else " (faim score writes its scores as id.LABEL, beside the ids)"
+        )
+        refuse_new(RecipeError(source, "model.heads.id", f"{problem}; rename the task"), f"model.heads.id: {problem}")
     if pooled and PICTURE_GROUP in heads and not binary(PICTURE_GROUP):  # a binary one's score column is refused below
         where = f"model.heads.{PICTURE_GROUP}"
         problem = (

@@ -476,17 +476,28 @@ def test_labels_giving_two_heads_or_a_decision_one_score_column_are_refused_nami
     )
 
 
-@pytest.mark.parametrize("head", ["binary", "multiclass"])
+@pytest.mark.parametrize(
+    ("head", "said"),
+    [
+        (
+            "binary",
+            "a task named 'id' would take the place of each post's id in the rows score gives, and share faim score's "
+            "column 'id' with each row's id, so faim score cannot write its scores",
+        ),
+        (
+            "multiclass",
+            "a task named 'id' would take the place of each post's id in the rows score gives (faim score writes its "
+            "scores as id.LABEL, beside the ids)",
+        ),
+    ],
+)
 def test_a_task_named_id_or_as_a_column_of_each_row_is_refused_naming_what_it_would_take_the_place_of(
-    head: str, recipe: dict, write_recipe
+    head: str, said: str, recipe: dict, write_recipe
 ) -> None:
-    # built, score gave [{'id': 0.53}] for the post with the id 'post-1', and faim score could not write its scores,
-    # as it could not a binary task's named error, beside the error of each row
+    # built, score gave [{'id': 0.53}] for the post with the id 'post-1', and faim score could not write a binary
+    # one's scores, as it could not a binary task's named error, beside the error of each row
     recipe["model"]["heads"]["id"] = {"type": head, "labels": ["no", "yes"]}
-    assert error_for(recipe, write_recipe).endswith(
-        "model.heads.id: a task named 'id' would take the place of each post's id in the rows faim score and score "
-        "give; rename the task"
-    )
+    assert error_for(recipe, write_recipe).endswith(f"model.heads.id: {said}; rename the task")
     del recipe["model"]["heads"]["id"]
     recipe["model"]["heads"]["error"] = {"type": "binary", "labels": ["no", "yes"]}
     assert error_for(recipe, write_recipe).endswith(
