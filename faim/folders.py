@@ -326,13 +326,21 @@ def write_text_whole(path: Path, text: str) -> None:
         raise
 
 
-def replace_durably(partial: Path, final: Path) -> None:
-    """Rename the written file ``partial`` to ``final`` once its bytes are on the disk (``os.fsync``), and the rename
-    after it (``sync_folder``), so that what records ``final`` after this call outlives a power loss with it: a file
-    renamed into place before its bytes reach the disk may be found empty or cut short after one."""
+def replace_synced(partial: Path, final: Path) -> None:
+    """Rename the written file ``partial`` to ``final`` once its bytes are on the disk (``os.fsync``): a file renamed
+    into place before its bytes reach the disk may be found empty or cut short after a power loss. The rename reaches
+    the disk with the caller's ``sync_folder`` of the folder, once for all the files it renames there, before anything
+    records them."""
     with open(partial, "r+b") as handle:  # written to: Windows flushes only a file opened for writing
         os.fsync(handle.fileno())
     os.replace(partial, final)
+
+
+def replace_durably(partial: Path, final: Path) -> None:
+    """Rename the written file ``partial`` to ``final`` once its bytes are on the disk (``replace_synced``), and the
+    rename after it (``sync_folder``), so that what records ``final`` after this call outlives a power loss with
+    it."""
+    replace_synced(partial, final)
     sync_folder(final.parent)
 
 

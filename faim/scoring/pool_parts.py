@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from faim.detector import Detector
-from faim.folders import replace_durably
+from faim.folders import replace_synced, sync_folder
 from faim.pooling import pooled_probabilities
 from faim.scoring.output import CORRECTS, PICTURE, PICTURE_GROUP, logits_column, output_schema, score_columns
 from faim.shared_images import shared_image_groups
@@ -99,7 +99,8 @@ def read_logits(table: pa.Table, detector: Detector) -> dict[str, np.ndarray]:
 def pool_parts(detector: Detector, per_post_dir: Path, out_dir: Path, progress: bool = True) -> PoolingReport:
     """Pool the per-post parts in ``per_post_dir`` by picture into pooled parts in ``out_dir`` (see the module
     docstring); each pooled part is written atomically, its bytes on the disk before its name
-    (``faim.folders.replace_durably``), so a rerun rewrites them whole.
+    (``faim.folders.replace_synced``), and their names once all are written (``faim.folders.sync_folder``): nothing
+    records the pooling done, and a rerun pools again, rewriting them whole.
 
     Raises:
         ValueError: On a per-post part written without what pooling reads, naming it.
@@ -138,6 +139,7 @@ def pool_parts(detector: Detector, per_post_dir: Path, out_dir: Path, progress: 
         offset = rows.stop
         part_groups = np.where(has[rows], groups[rows], -1)
         write_pooled(detector, part, out_dir, scored, {name: value[rows] for name, value in probs.items()}, part_groups)
+    sync_folder(out_dir)
     sizes = np.bincount(groups[has], minlength=len(distinct_group))
     return PoolingReport(
         posts=len(picture),
@@ -156,7 +158,8 @@ def write_pooled(
     groups: np.ndarray,
 ) -> None:
     """Write the pooled part of a per-post ``part``: its scored rows (``scored``) get ``probs`` and their picture
-    group (``groups``, -1: none); error rows keep their error."""
+    group (``groups``, -1: none); error rows keep their error. Its name reaches the disk with ``pool_parts``'s sync of
+    ``out_dir``."""
     embeddings = "embedding" in pq.read_schema(part).names
     kept = ["source", "id", "error", "error_kind"] + (["embedding"] if embeddings else [])
     table = pq.read_table(part, columns=kept)  # not the pictures: they are the bulk of a per-post part
@@ -175,4 +178,4 @@ def write_pooled(
     final = out_dir / part.name
     partial = out_dir / f".{part.stem}.{os.getpid()}.tmp"
     pq.write_table(pa.table(columns, schema=schema), partial)
-    replace_durably(partial, final)
+    replace_synced(partial, final)

@@ -133,10 +133,15 @@ def test_the_pooling_summary_counts_its_posts_as_words() -> None:
     assert report.format() == "pooled by picture: 128 of 160 posts share a picture, in 40 groups (0.0 s)"
 
 
-def test_each_pooled_part_is_on_the_disk_before_its_name(pooled_run, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_pooled_part_is_on_the_disk_before_its_name_and_their_names_once_pooling_ends(
+    pooled_run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the folder was synced after each part's rename: nothing records the pooling done, a rerun pools again
     detector, _, _, out, _ = pooled_run
     done = synced_and_renamed(monkeypatch)
     pool_parts(detector, out / PER_POST_DIR, out, progress=False)
     parts = sorted(out.glob("part-*.parquet"))
     folder = ("fsync", out.stat().st_ino)
-    assert done == [step for part in parts for step in (("fsync", part.stat().st_ino), ("replace", part.name), folder)]
+    assert done == [step for part in parts for step in (("fsync", part.stat().st_ino), ("replace", part.name))] + [
+        folder
+    ]
