@@ -185,14 +185,15 @@ def replace_written(folder: Path, written: Iterable[str], writer: str = WRITER) 
 
 
 def identity(path: Path) -> tuple[int, int] | None:
-    """Which file ``path`` names (its device and inode), ``None`` where there is none: two names of one file, as
-    ``Hate_roc.png`` and ``hate_roc.png`` are where file names are told apart regardless of case (macOS, Windows),
+    """Which file ``path`` names (its device and inode), ``None`` where there is none, or where the file system gives
+    no inode (``st_ino`` 0, as on Windows network shares, where every file would read as one): two names of one file,
+    as ``Hate_roc.png`` and ``hate_roc.png`` are where file names are told apart regardless of case (macOS, Windows),
     are one."""
     try:
         found = path.stat()
     except OSError:
         return None
-    return found.st_dev, found.st_ino
+    return (found.st_dev, found.st_ino) if found.st_ino else None
 
 
 def recorded(folder: Path, writer: str = WRITER) -> list[str] | None:

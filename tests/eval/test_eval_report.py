@@ -190,3 +190,23 @@ def test_a_file_an_earlier_run_wrote_under_another_name_of_what_this_run_wrote_i
     assert (folder / "Hate_roc.png").is_file() and (folder / "hate_roc.png").read_bytes() == b"png"
     assert not (folder / "old_roc.png").exists()  # another file, which this run did not write, goes
     assert json.loads((folder / WRITTEN).read_text(encoding="utf-8"))["files"] == ["hate_roc.png", WRITTEN]
+
+
+def test_an_earlier_runs_file_goes_where_the_file_system_gives_no_file_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a Windows network share gives every file st_ino 0, which Python documents as meaningless: every earlier name
+    # read as one file with this run's and none was removed
+    real = Path.stat
+
+    class NoIndex:
+        def __init__(self, found: object) -> None:
+            self.st_dev, self.st_ino, self.st_mode = found.st_dev, 0, found.st_mode
+
+    folder = tmp_path / "eval"
+    replace_written(folder, ["old_roc.png", WRITTEN])
+    for name in ("old_roc.png", "new_roc.png"):
+        (folder / name).write_bytes(b"png")
+    monkeypatch.setattr(Path, "stat", lambda self, **kwargs: NoIndex(real(self, **kwargs)))
+    assert replace_written(folder, ["new_roc.png", WRITTEN])
+    assert not (folder / "old_roc.png").exists() and (folder / "new_roc.png").is_file()
