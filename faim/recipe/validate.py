@@ -121,11 +121,25 @@ def check_heads(source: str, heads: Any) -> None:
     if not isinstance(heads, dict) or not heads:
         raise RecipeError(source, "model.heads", f"expected a mapping of task name to head{none_given(heads)}")
     for task, spec in heads.items():
+        if not isinstance(task, str):
+            raise RecipeError(
+                source,
+                "model.heads",
+                f"task name {task!r} is not text (YAML reads a name such as 1, null or yes unquoted as a number, "
+                "null or a boolean); write the name quoted",
+            )
         if task == "":
             raise RecipeError(
                 source,
                 "model.heads",
                 "a task's name is empty; name each task (its head, score column and plots take its name)",
+            )
+        if "." in task:
+            raise RecipeError(
+                source,
+                "model.heads",
+                f"task name {task!r} holds '.', which faim score writes between a task and its label "
+                "(TASK.LABEL) and torch refuses in a head's name; rename the task",
             )
         check_component(source, f"model.heads.{task}", "head", spec)
         labels = spec.get("labels")
@@ -181,7 +195,8 @@ def check_score_columns(source: str, heads: dict[str, Any], pooled: bool = False
     """Refuse heads two of whose columns in faim score's output would share a name (``faim.scoring.output``: a
     binary task's score ``TASK``, each label's ``TASK.LABEL`` of another task, each task's ``TASK.decision``): a
     label named ``decision`` (whose probabilities would go where the decisions go, stopping faim score part way),
-    or a task named as another's label (``severity.low``), or a binary one as a column of each row
+    or a task named as another's label (``severity.low``, which ``check_heads`` refuses first, for its ``.``), or a
+    binary one as a column of each row
     (``faim.scoring.output.ROW_COLUMNS`` and ``ERROR_COLUMNS``) or as the embedding ``--with-embeddings`` adds
     (``EMBEDDING_COLUMNS``), which any model's run may write; with ``pooled`` (the recipe's ``eval.pool_by_image``:
     only such a model's run pools), also one as a column pooling adds (``POOLING_COLUMNS``, and each task's logits,

@@ -469,11 +469,7 @@ def test_labels_giving_two_heads_or_a_decision_one_score_column_are_refused_nami
     )
     recipe["model"]["heads"]["severity"]["labels"] = ["low", "high"]
     recipe["model"]["heads"]["severity.low"] = {"type": "binary", "labels": ["no", "yes"]}
-    message = error_for(recipe, write_recipe)
-    assert message.endswith(
-        "model.heads.severity.low: its score column 'severity.low' is also that of label 'low' of task 'severity'; "
-        "rename the task"
-    )
+    assert "model.heads: task name 'severity.low' holds '.'" in error_for(recipe, write_recipe)  # no column shared
 
 
 @pytest.mark.parametrize(
@@ -765,3 +761,18 @@ def test_a_task_named_empty_is_refused_before_the_model_is_built(recipe: dict, w
     recipe["model"]["heads"] = {"": recipe["model"]["heads"].pop("harmful")}
     recipe["data"]["columns"]["labels"] = {"": "label"}
     assert "model.heads: a task's name is empty; name each task" in error_for(recipe, write_recipe)
+
+
+@pytest.mark.parametrize("name", ["a.b", 1, None, True])
+def test_a_task_named_with_a_dot_or_not_as_text_is_refused_before_the_model_is_built(name: object) -> None:
+    # torch refused it as the model was built, with its bare KeyError (module name can't contain ".") or TypeError
+    # (module name should be a string) for a YAML key read as a number, null or a boolean
+    heads = {"model": {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}}
+    heads["model"]["heads"] = {name: {"type": "binary", "labels": ["no", "yes"]}}
+    with pytest.raises(RecipeError) as info:
+        faim.build(heads)
+    if isinstance(name, str):
+        said = "model.heads: task name 'a.b' holds '.', which faim score writes between a task and its label"
+    else:
+        said = f"model.heads: task name {name!r} is not text (YAML reads a name such as 1, null or yes unquoted"
+    assert said in str(info.value)
