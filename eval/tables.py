@@ -98,8 +98,9 @@ def markdown_image(alt: str, target: str) -> str:
     """A Markdown image of the file ``target`` (a relative path with forward slashes) described by ``alt``, each as a
     name of any script writes it (``hate speech (strict)_roc.png``): ``target`` with what ``LINK_BREAKING`` matches
     percent-encoded (``hate%20speech%20%28strict%29_roc.png``; letters of other scripts are left as they are, which
-    renderers take), ``alt`` with its brackets and backslashes escaped."""
-    shown = re.sub(r"([\\\[\]])", r"\\\1", alt)
+    renderers take), ``alt`` with its brackets and backslashes escaped, and ``&``, ``<`` and ``>`` as HTML entities, so
+    that a name that looks like an entity (``a &amp; b``) is described as written, as its heading shows it."""
+    shown = html.escape(re.sub(r"([\\\[\]])", r"\\\1", alt), quote=False)
     return f"![{shown}]({LINK_BREAKING.sub(lambda match: quote(match.group()), target)})"
 
 

@@ -43,6 +43,11 @@ def test_an_image_of_a_name_with_spaces_brackets_or_letters_of_any_script_stays_
     assert markdown_image("#hate?_roc.png", "#hate?_roc.png") == "![#hate?_roc.png](%23hate%3F_roc.png)"  # a file
 
 
+def test_an_images_description_shows_a_name_that_looks_like_html_or_an_entity_as_written() -> None:
+    # a task named a &amp; b was described as a & b, its heading showing a &amp; b
+    assert markdown_image("a &amp; b <i>", "a.png") == "![a &amp;amp; b &lt;i&gt;](a.png)"
+
+
 def test_a_cell_of_right_to_left_text_or_direction_controls_leaves_the_rest_of_its_row_left_to_right() -> None:
     rows = [["فلسطين", "40"], ["שלום 2024", "3"], ["\u202eevil", "1"], ["a\u2067b\u2069c", "2"]]
     lines = markdown_table(["slice", "n"], rows).splitlines()[2:]
