@@ -55,6 +55,7 @@ from faim.eval.benchmark_runs import SCORING_RUNS
 from faim.eval.benchmark_transfer_report import transfer_sections
 from faim.eval.tables import (
     MISSING,
+    Markdown,
     earlier_mark,
     format_ece_range,
     format_value,
@@ -329,7 +330,7 @@ def trained_holdout_section(holdouts: list[dict[str, Any]], key: str, metric: st
     header = ["recipe", "posts measured", f"{group}s held out", "n", metric, "macro-F1", "AUROC", "ECE"]
     rows = []
     for entry in trained:
-        for measured, label in (("trained", "those it reads"), ("trained_every_post", "*every post*")):
+        for measured, label in (("trained", "those it reads"), ("trained_every_post", Markdown("*every post*"))):
             if measured not in entry:
                 continue
             figures = entry[measured]["overall"]
@@ -394,7 +395,7 @@ def robustness_section(rows: list[dict[str, Any]], key: str, metric: str) -> lis
     for row in measured:
         kept = row.get("robustness_kept")
         clean = kept["value"] if kept else row["value"]
-        cells = [model_name(row) + earlier_mark(kept or row), row["view"], format_value(clean)]
+        cells = [Markdown(model_name(row) + earlier_mark(kept or row)), row["view"], format_value(clean)]
         for name in names:
             perturbed = row["robustness"].get(name)
             if perturbed is None:

@@ -11,7 +11,7 @@ from typing import Any
 from faim.eval.benchmark_transfer import TransferDataset, same_training
 from faim.eval.label_conflicts import MIN_GAP, MIN_POSTS
 from faim.eval.recalibration import calibrated_range
-from faim.eval.tables import earlier_mark, format_value, markdown_table, model_cell, model_name
+from faim.eval.tables import Markdown, earlier_mark, format_value, markdown_name, markdown_table, model_cell, model_name
 from faim.recipe import Recipe, RecipeError
 from faim.recipe.compare import changed_fields, describe_changes
 
@@ -19,14 +19,14 @@ RECOMMENDED = "hate_text_general"
 """The recipe recipes/README.md recommends; its leave-one-out figures are set against the single-dataset ones."""
 
 
-def seeded_model_cell(row: dict[str, Any], own_seed: bool = False) -> str:
+def seeded_model_cell(row: dict[str, Any], own_seed: bool = False) -> Markdown:
     """``tables.model_cell`` with, for a recipe, how many seeds its folds were trained with (one for a row from
     before seeds were counted), or with ``own_seed`` the seed of the model a recalibration was measured on where
     recorded."""
     if row["kind"] != "recipe":
         return model_cell(row)
     seeds = f"seed {row['seeds'][0]['seed']}" if own_seed and "seeds" in row else seeds_trained(row)
-    return f"{model_name(row)} ({seeds})" + earlier_mark(row)
+    return Markdown(f"{model_name(row)} ({seeds})" + earlier_mark(row))
 
 
 def seeds_trained(row: dict[str, Any]) -> str:
@@ -182,12 +182,13 @@ def recommended_table(
         best = max(candidates, key=lambda r: r["as_trained"]["macro_f1"])
         above = general["as_trained"]["macro_f1"] > best["as_trained"]["macro_f1"]
         general_cell = f"{figure_cell(general, 'macro_f1')}, {seeds_trained(general)}{earlier_mark(general)}"
-        table.append([held, f"{seeded_model_cell(best)} on {best['train_on'][0]}", figure_cell(best, "macro_f1"),
+        best_cell = Markdown(f"{seeded_model_cell(best)} on {markdown_name(best['train_on'][0])}")
+        table.append([held, best_cell, figure_cell(best, "macro_f1"),
                       general_cell, "yes" if above else "no"])  # fmt: skip
     if not table:
         return []
     header = ["held out", "best recipe trained on one dataset", "its macro-F1",
-              f"`{RECOMMENDED}` trained on the others", "above"]  # fmt: skip
+              Markdown(f"`{RECOMMENDED}` trained on the others"), "above"]  # fmt: skip
     note = ["Compared by the mean over each recipe's seeds; the lowest and highest seed's figure in brackets."]
     return [f"### `{RECOMMENDED}` against the best single-dataset recipe", *(note if seeded else []),
             markdown_table(header, table)]  # fmt: skip

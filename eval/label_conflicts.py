@@ -16,7 +16,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -200,15 +200,16 @@ def decision_conflicts(
     return conflict_summary(model, read, SHOWN_TERMS) | {"positive": positive, "overall": [model.share, read.share]}
 
 
-def decision_conflicts_note(summary: dict[str, Any] | None) -> str | None:
+def decision_conflicts_note(summary: dict[str, Any] | None, name: Callable[[str], str] = str) -> str | None:
     """A sentence on the words a model and the labels read the opposite way (``decision_conflicts``), those in the
     most posts first, each ``left_to_right`` (an Arabic word's figures shown after it), or ``None`` where there are
-    none (or no ``summary``)."""
+    none (or no ``summary``). Each word and the positive label are written as ``name`` gives them: as they are for a
+    console, ``faim.eval.tables.markdown_name`` for Markdown, beside the note's own code span."""
     if not summary or not summary["terms"]:
         return None
-    positive = summary["positive"]
+    positive = name(summary["positive"])
     shown = "; ".join(
-        f"'{left_to_right(t['term'])}' ({t['posts'][0]:,} posts: the model flags {100 * t['shares'][0]:.0f} %, "
+        f"'{left_to_right(name(t['term']))}' ({t['posts'][0]:,} posts: the model flags {100 * t['shares'][0]:.0f} %, "
         f"the labels call {100 * t['shares'][1]:.0f} % {positive})"
         for t in summary["shown"]
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.metrics import auroc_interval
 from faim.eval.plots import plot_learning_curve, plot_names
 from faim.eval.report import WRITTEN, json_text, recorded, replace_written
-from faim.eval.tables import format_value, markdown_image, markdown_table, markdown_text
+from faim.eval.tables import format_value, left_to_right, markdown_image, markdown_name, markdown_table, markdown_text
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
 
@@ -328,14 +328,15 @@ def shift_note(curve: Sequence[dict[str, Any]]) -> str | None:
     )
 
 
-def task_notes(task_report: dict[str, Any]) -> list[str]:
+def task_notes(task_report: dict[str, Any], name: Callable[[str], str] = str) -> list[str]:
     """What a task's report table leaves unsaid, those that apply: how the model ranks the labelled posts
-    (``ranking_note``), the words it and the labels read the opposite way (``decision_conflicts_note``), then the
-    learning curve's ``left_out_note``, ``shift_note`` and ``unreachable_note``."""
+    (``ranking_note``), the words it and the labels read the opposite way (``decision_conflicts_note``, its words and
+    label written as ``name`` gives them), then the learning curve's ``left_out_note``, ``shift_note`` and
+    ``unreachable_note``."""
     curve = task_report["learning_curve"]
     notes = (
         ranking_note(task_report["as_is"]),
-        decision_conflicts_note(task_report.get("terms")),
+        decision_conflicts_note(task_report.get("terms"), name),
         left_out_note(task_report),
         shift_note(curve),
         unreachable_note(curve),
@@ -407,7 +408,7 @@ def write_report(report: dict[str, Any], out_dir: Path) -> Path:
             f"## {markdown_text(name)}",
             markdown_table(["calibration", "posts", "ECE", "a calibrated model's ECE there", "macro-F1"], rows),
         ]
-        parts += map(markdown_text, task_notes(task))  # naming the task's labels
+        parts += map(left_to_right, task_notes(task, markdown_name))  # naming the task's labels as written
         if task["learning_curve"]:
             plot = plot_learning_curve(
                 name, task["learning_curve"], task["as_is"], out_dir, task.get("head_curve", ()), names[name]

@@ -51,7 +51,9 @@ from faim.eval.slices import MIN_SIZE
 from faim.eval.tables import (
     format_ece_range,
     format_value,
+    left_to_right,
     markdown_image,
+    markdown_name,
     markdown_table,
     markdown_text,
     text_table,
@@ -280,10 +282,10 @@ def _markdown(results: Results, out_dir: Path) -> str:
             if task.get(key):
                 parts.append(f"### {title}")
                 parts.append(_slice_table(task[key], headline, column))
-        note = decision_conflicts_note(task.get("terms"))
+        note = decision_conflicts_note(task.get("terms"), markdown_name)
         if note:
             parts.append("### Words the model and the labels read the opposite way")
-            parts.append(markdown_text(note))  # naming the task's positive label
+            parts.append(left_to_right(note))  # its words and the task's positive label as written
         if task.get("plots"):
             parts.append("### Plots")
             parts.append("\n\n".join(markdown_image(Path(p).name, _link(p, out_dir)) for p in task["plots"]))

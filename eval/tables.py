@@ -41,7 +41,8 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A GitHub-flavoured Markdown table; the first column is left-aligned, the others right-aligned.
 
     Cells are escaped (``markdown_cell``) so that a label reads as written: a ``|`` or a line break inside it
-    does not split a column or a row, and one that looks like HTML (``<script>``) is shown, not run.
+    does not split a column or a row, and one that looks like HTML (``<script>``) is shown, not run; a ``Markdown``
+    cell, faim's own, is kept as it is.
     """
 
     def line(cells: Sequence[str]) -> str:
@@ -49,10 +50,6 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
     rule = "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"
     return "\n".join([line(header), rule, *(line(row) for row in rows)])
-
-
-CODE_SPAN = re.compile(r"(`[^`]+`)")
-"""A Markdown code span of one backtick each side, kept whole by ``re.split`` (its group)."""
 
 
 DIRECTION_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
@@ -71,21 +68,40 @@ def left_to_right(text: str) -> str:
     return shown
 
 
+MARKDOWN_PUNCTUATION = re.compile(r"(?<=[^\W_])(_+)(?=[^\W_])|([\\`*_\[\]#|~$])")
+"""The ASCII punctuation Markdown reads in a line of text: a backslash (an escape), a backtick (a code span, opened or
+closed, faim's own too), ``*`` and ``_`` (emphasis; not ``_`` inside a word, ``hate_speech``, which Markdown reads
+as written and which the first alternative matches to keep), brackets (a link or an image), ``#`` (a heading's end),
+``|`` (a table cell's end), ``~`` (struck text) and ``$`` (mathematics, on GitHub)."""
+
+
+def markdown_name(name: str) -> str:
+    """``name`` (a task's, a label's, a group's, as a user gave it) as Markdown shows it as written where faim puts it
+    in its own text, beside its code spans: each line break (which would end a heading or a table's row) as a space;
+    ``&``, ``<`` and ``>`` as HTML entities, so that a name that looks like HTML (``<script>``) or an entity
+    (``&amp;``) is shown, not run or read as the character it names; and ``MARKDOWN_PUNCTUATION`` backslash-escaped,
+    so that no backtick of it opens or closes a code span (`` ``<img>` `` is no code span to Markdown) and no ``*``
+    or ``[`` of it makes emphasis or a link."""
+    text = re.sub(r"\r\n|[\r\n]", " ", name)
+    escaped = MARKDOWN_PUNCTUATION.sub(lambda found: found.group(1) or f"\\{found.group(2)}", text)
+    return html.escape(escaped, quote=False)
+
+
 def markdown_text(text: str) -> str:
-    """``text`` as Markdown shows it in a heading or a paragraph of its own: ``&``, ``<`` and ``>`` as HTML entities
-    outside code spans (inside one, such as a recipe named `` `<dict>` ``, Markdown shows them as written, and an
-    entity as its letters), so that a name that looks like HTML (``<script>``) or an entity (``&amp;``) reads as
-    written, not run or read as the character it names; each line break (which would end a heading) as a space; and
-    ``left_to_right``."""
-    parts = CODE_SPAN.split(re.sub(r"\r\n|[\r\n]", " ", text))
-    shown = "".join(part if CODE_SPAN.fullmatch(part) else html.escape(part, quote=False) for part in parts)
-    return left_to_right(shown)
+    """``text``, written as plain text (a name, or faim's words with no Markdown of their own), as Markdown shows it
+    in a heading or a paragraph: ``markdown_name``, then ``left_to_right``."""
+    return left_to_right(markdown_name(text))
+
+
+class Markdown(str):
+    """Text already written as Markdown: faim's own (a recipe's name as code, ``model_name``; words in emphasis), any
+    name of a user's in it put there by ``markdown_name``. ``markdown_cell`` leaves it as it is."""
 
 
 def markdown_cell(cell: str) -> str:
-    """``cell`` as a Markdown table cell shows it: as ``markdown_text`` shows it, and ``|`` escaped, which would end
-    the table's row."""
-    return markdown_text(cell).replace("|", "\\|")
+    """``cell`` as a Markdown table's cell shows it: a ``Markdown`` cell as it is, any other as ``markdown_text``
+    shows it (its ``|``, which would end the row, escaped)."""
+    return cell if isinstance(cell, Markdown) else markdown_text(cell)
 
 
 LINK_BREAKING = re.compile(r"[\s()<>\\%#?\x00-\x1f\x7f]")
@@ -98,9 +114,9 @@ def markdown_image(alt: str, target: str) -> str:
     """A Markdown image of the file ``target`` (a relative path with forward slashes) described by ``alt``, each as a
     name of any script writes it (``hate speech (strict)_roc.png``): ``target`` with what ``LINK_BREAKING`` matches
     percent-encoded (``hate%20speech%20%28strict%29_roc.png``; letters of other scripts are left as they are, which
-    renderers take), ``alt`` with its brackets and backslashes escaped, and ``&``, ``<`` and ``>`` as HTML entities, so
-    that a name that looks like an entity (``a &amp; b``) is described as written, as its heading shows it."""
-    shown = html.escape(re.sub(r"([\\\[\]])", r"\\\1", alt), quote=False)
+    renderers take), ``alt`` as ``markdown_name`` writes it, so that it is described as written, as its heading shows
+    it (``a &amp; b`` too)."""
+    shown = markdown_name(alt)
     return f"![{shown}]({LINK_BREAKING.sub(lambda match: quote(match.group()), target)})"
 
 
@@ -126,13 +142,23 @@ def earlier_mark(entry: dict[str, Any]) -> str:
     return f" (earlier run, {run_time(entry['earlier_run'])})" if entry.get("earlier_run") else ""
 
 
-def model_name(row: dict[str, Any]) -> str:
-    """A row's model as a table cell: a recipe's name as code, a baseline's in words (a row without a ``kind``, such
-    as a held-out, probe or language row, is a recipe's)."""
-    return f"`{row['name']}`" if row.get("kind", "recipe") == "recipe" else row["name"]
+def model_name(row: dict[str, Any]) -> Markdown:
+    """A row's model as a table cell: a recipe's name as code (``markdown_code``), a baseline's in words (a row
+    without a ``kind``, such as a held-out, probe or language row, is a recipe's)."""
+    return markdown_code(row["name"]) if row.get("kind", "recipe") == "recipe" else Markdown(markdown_text(row["name"]))
 
 
-def model_cell(row: dict[str, Any]) -> str:
+def markdown_code(text: str) -> Markdown:
+    """``text`` as a code span in a table's cell: between backtick runs longer than any inside it, a space inside each
+    where it begins or ends with a backtick (which would join the run), its line breaks as spaces and its ``|``
+    escaped, which would end the row (GitHub's tables read ``\\|`` inside a code span as ``|``)."""
+    shown = re.sub(r"\r\n|[\r\n]", " ", text).replace("|", "\\|")
+    fence = "`" * (max(map(len, re.findall("`+", shown)), default=0) + 1)
+    space = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return Markdown(f"{fence}{space}{shown}{space}{fence}")
+
+
+def model_cell(row: dict[str, Any]) -> Markdown:
     """``model_name``, marked where a ``--merge`` kept the row from an earlier run (``earlier_mark``): every table
     that names a row's model says which run measured it."""
-    return model_name(row) + earlier_mark(row)
+    return Markdown(model_name(row) + earlier_mark(row))

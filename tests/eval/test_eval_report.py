@@ -90,7 +90,7 @@ def test_the_plots_of_a_task_named_with_spaces_and_brackets_are_linked_as_images
     y, prob = np.array([0, 1, 0, 1]), np.array([0.2, 0.7, 0.4, 0.9])
     task["plots"] = plot_binary(y, prob, tmp_path, "hate speech (strict)")
     written = write_report(results, tmp_path)["markdown"].read_text(encoding="utf-8")
-    assert "![hate speech (strict)_roc.png](hate%20speech%20%28strict%29_roc.png)" in written
+    assert r"![hate speech (strict)\_roc.png](hate%20speech%20%28strict%29_roc.png)" in written
 
 
 def test_format_table_lists_tasks_and_ablations(tmp_path: Path) -> None:
@@ -176,6 +176,19 @@ def test_a_task_named_like_html_or_an_entity_is_shown_as_written_in_its_heading_
     assert "## &lt;script&gt;alert(1)&lt;/script&gt; (binary)" in md and "## a &amp;amp; b (multiclass)" in md
     assert "<script>" not in md and "the labels call 0 % &lt;b&gt;hate&lt;/b&gt;" in md
     assert "the labels call 0 % <b>hate</b>" in format_table(results)  # the console shows it as written
+
+
+def test_a_task_or_label_whose_backticks_pair_with_faims_own_shows_no_html(tmp_path: Path) -> None:
+    # a task named ``<img src=x onerror=alert(1)>`, and a backtick in a label beside the note's own code span
+    # (`faim calibrate --head`), left HTML between what a regular expression took for code spans run in metrics.md
+    results = _results(tmp_path)
+    hate = results["tasks"].pop("hate") | {"terms": {"terms": 1, "share_holding": [0.5, 0.5], "overall": [0.5, 0.5]}}
+    hate["terms"] |= {"positive": "h`<img src=x>", "shown": [{"term": "`<b>", "posts": [4, 4], "shares": [1.0, 0.0]}]}
+    results["tasks"] = {"``<img src=x onerror=alert(1)>`": hate}
+    md = write_report(results, tmp_path / "out")["markdown"].read_text(encoding="utf-8")
+    assert "<img" not in md and "<b>" not in md
+    assert "## \\`\\`&lt;img src=x onerror=alert(1)&gt;\\` (binary)" in md
+    assert "'\\`&lt;b&gt;' (4 posts" in md and "(`faim calibrate --head`" in md  # faim's own code span stays
 
 
 def test_a_file_an_earlier_run_wrote_under_another_name_of_what_this_run_wrote_is_kept(tmp_path: Path) -> None:

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from faim.eval.tables import markdown_image, markdown_table, model_cell, model_name, with_change
+import html
+
+import pytest
+
+from faim.eval.tables import (
+    markdown_cell,
+    markdown_image,
+    markdown_table,
+    markdown_text,
+    model_cell,
+    model_name,
+    with_change,
+)
 
 
 def test_a_recipe_is_named_as_code_a_baseline_in_words_and_a_row_without_a_kind_is_a_recipes() -> None:
@@ -29,18 +41,19 @@ def test_a_markdown_cell_holding_a_line_break_or_html_keeps_its_row_and_shows_it
     assert lines[2] == "| line break | 2 |"
     assert lines[3] == "| &lt;script&gt;alert(1)&lt;/script&gt; | 3 |"
     assert lines[4] == "| a\\|b &amp; c | 1 |"
-    code = markdown_table(["recipe", "n"], [["`<dict>` & <b>", "1"]]).splitlines()[2]
-    assert code == "| `<dict>` &amp; &lt;b&gt; | 1 |"  # a code span shows <, > and & as written
+    code = markdown_table(["recipe", "n"], [[model_name({"name": "<dict>"}), "1"]]).splitlines()[2]
+    assert code == "| `<dict>` | 1 |"  # faim's own code span, which shows <, > and & as written
+    assert model_name({"name": "a`b|c"}) == "``a`b\\|c``" and model_name({"name": "`x"}) == "`` `x ``"
 
 
 def test_an_image_of_a_name_with_spaces_brackets_or_letters_of_any_script_stays_an_image() -> None:
     assert markdown_image("hate speech (strict)_roc.png", "hate speech (strict)_roc.png") == (
-        "![hate speech (strict)_roc.png](hate%20speech%20%28strict%29_roc.png)"
+        "![hate speech (strict)\\_roc.png](hate%20speech%20%28strict%29_roc.png)"
     )
     shown = markdown_image("仇恨 [a]_roc.png", "eval/仇恨 [a]_roc.png")
-    assert shown == r"![仇恨 \[a\]_roc.png](eval/仇恨%20[a]_roc.png)"
+    assert shown == r"![仇恨 \[a\]\_roc.png](eval/仇恨%20[a]_roc.png)"
     assert markdown_image("100%", "100%.png") == "![100%](100%25.png)"  # not read as an escape
-    assert markdown_image("#hate?_roc.png", "#hate?_roc.png") == "![#hate?_roc.png](%23hate%3F_roc.png)"  # a file
+    assert markdown_image("#hate?_roc.png", "#hate?_roc.png") == r"![\#hate?\_roc.png](%23hate%3F_roc.png)"  # a file
 
 
 def test_an_images_description_shows_a_name_that_looks_like_html_or_an_entity_as_written() -> None:
@@ -55,3 +68,32 @@ def test_a_cell_of_right_to_left_text_or_direction_controls_leaves_the_rest_of_i
     assert lines[1] == "| \u200eשלום 2024\u200e | 3 |"
     assert lines[2] == "| evil | 1 |"  # an override left open would show the rest of the row reversed
     assert lines[3] == "| abc | 2 |"
+
+
+CODE_SPAN_LOOKALIKES = ["``<img src=x onerror=alert(1)>`", "\\`<img src=x onerror=alert(1)>`", "`a` <b>`", "``<b>``x`"]
+"""Names whose backticks Markdown pairs otherwise than one backtick each side: an escaped or doubled opening backtick
+opens no code span, and the HTML after it is run."""
+
+
+@pytest.mark.parametrize("name", CODE_SPAN_LOOKALIKES)
+def test_a_name_with_backticks_shows_its_html_as_written_in_a_heading_or_a_cell(name: str) -> None:
+    # a task named ``<img src=x onerror=alert(1)>` was left as written, read as a code span, and metrics.md ran it
+    for shown in (markdown_text(name), markdown_cell(name)):
+        assert "<" not in shown and ">" not in shown
+        assert "\\`" in shown and shown.count("`") == shown.count("\\`")  # no backtick left to open a code span
+
+
+def test_a_name_shows_the_punctuation_markdown_reads_as_written() -> None:
+    assert markdown_text("*hate* [a](b) #") == "\\*hate\\* \\[a\\](b) \\#"
+    assert markdown_text("hate_speech _x_ a\\b") == "hate_speech \\_x\\_ a\\\\b"  # _ inside a word reads as written
+    assert markdown_cell("a|b") == "a\\|b"
+
+
+def test_markdown_renders_a_name_as_written() -> None:
+    markdown_it = pytest.importorskip("markdown_it")
+    render = markdown_it.MarkdownIt("commonmark").enable("table").render
+    for name in [*CODE_SPAN_LOOKALIKES, "*hate*", "[a](https://example.com)", "hate #", "~~x~~", "a_b_"]:
+        for shown in (render(f"## {markdown_text(name)} (binary)"), render(markdown_table(["task"], [[name]]))):
+            assert "<img" not in shown and "<b>" not in shown and "<em>" not in shown and "<a " not in shown
+            assert "<s>" not in shown and "<code>" not in shown
+        assert render(f"## {markdown_text(name)}").strip() == f"<h2>{html.escape(name, quote=False)}</h2>", name
