@@ -24,7 +24,7 @@ from faim.decisions import decide
 from faim.detector import Detector
 from faim.eval.label_conflicts import decision_conflicts
 from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics, multilabel_metrics
-from faim.eval.plots import plot_binary, plot_multiclass, plot_names
+from faim.eval.plots import model_plot_names, plot_binary, plot_multiclass
 from faim.eval.report import replace_written, write_report, written_files
 from faim.eval.slices import slice_key, slice_metrics
 from faim.inference import Predictions, predict
@@ -250,10 +250,11 @@ def evaluate_loader(
         message = f"eval.slice: no evaluated post has the meta field {field!r}, so the report has no slices"
         warn(message)
         config = replace(config, slice=None)
-    names = plot_names(task.name for task in detector.tasks)  # of every task, as the same model names them each run
+    names = model_plot_names(detector.tasks)  # of every task plotted, as the same model names them each run
     for task in detector.tasks:
         if task.name in predictions.targets and task.labelled(predictions.targets[task.name]).any():
-            results["tasks"][task.name] = task_results(task, main, ablations, out, names[task.name], config, texts)
+            plot_name = names.get(task.name, task.name)  # a multilabel task's: it has no plots
+            results["tasks"][task.name] = task_results(task, main, ablations, out, plot_name, config, texts)
     if not results["tasks"]:  # a loader whose posts were not known before its batches were read
         raise unlabelled_error(data_name, [task.name for task in detector.tasks])
     write_report(results, out)

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from faim.data.targets import TaskSpec
+
 _DPI = 120
 
 FONT = "DejaVu Sans"
@@ -189,6 +191,17 @@ def plot_names(tasks: Iterable[str]) -> dict[str, str]:
     name too long for a file's (``NAME_BYTES``) beside the plot's kind is cut short."""
     bases = {task: UNNAMEABLE.sub("_", task) for task in tasks}
     return names_apart(bases, limit=NAME_BYTES - len("_calibration.png"))  # the most a plot adds, calibration_ too
+
+
+PLOTTED = ("binary", "multiclass")
+"""The task types whose plots faim eval draws and whose learning curves faim calibrate draws."""
+
+
+def model_plot_names(tasks: Iterable[TaskSpec]) -> dict[str, str]:
+    """``plot_names`` of a model's ``tasks`` whose type is ``PLOTTED``: each the same whichever tasks a run's data
+    labels, and none taken from a task with no plots (a multilabel ``Hate`` beside a binary ``hate``, whose plots
+    keep ``hate_roc.png``)."""
+    return plot_names(task.name for task in tasks if task.type in PLOTTED)
 
 
 def file_name(stem: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -377,17 +377,19 @@ def pooling_note(report: dict[str, Any]) -> str | None:
     )
 
 
-def write_report(report: dict[str, Any], out_dir: Path) -> Path:
+def write_report(report: dict[str, Any], out_dir: Path, names: Mapping[str, str] | None = None) -> Path:
     """Write ``calibration.json``, ``calibration.md`` and, per task with a learning curve (labels enough for one of
-    its sizes), a plot of ECE and macro-F1 against the number of labels (``calibration_<task>.png``, no two tasks'
-    one file: ``faim.eval.plots.plot_names``) into ``out_dir`` (the JSON as ``json_text`` writes it: an undefined
+    its sizes), a plot of ECE and macro-F1 against the number of labels (``calibration_<task>.png``, ``<task>`` as
+    ``names`` gives it: ``faim.eval.plots.model_plot_names`` of the model's tasks, so that a task's plot keeps its
+    name whichever of them the data labels; by default ``plot_names`` of the report's tasks; no two tasks' one file)
+    into ``out_dir`` (the JSON as ``json_text`` writes it: an undefined
     figure as ``null``), and record them there, removing what an earlier report wrote and this one did not (a plot
     of a task no longer measured; ``faim.eval.report.replace_written``); returns the Markdown file."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "calibration.json").write_text(json_text(report), encoding="utf-8")
     parts, plots = [f"# Calibration of `{report['model']}` on `{report['data']}`"], []
     parts += [note for note in (pooling_note(report),) if note]
-    names = plot_names(report["tasks"])
+    names = plot_names(report["tasks"]) if names is None else names
     for name, task in report["tasks"].items():
         rows = [["as it was", "all", format_value(task["as_is"]["ece"]), "", format_value(task["as_is"]["macro_f1"])]]
         rows += [

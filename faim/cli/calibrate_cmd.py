@@ -27,6 +27,7 @@ from faim.data.targets import TaskSpec
 from faim.data.unheld import warn_unheld_kinds, warn_unread_meta
 from faim.detector import Detector, check_recipe_correctable
 from faim.eval.evaluate import check_finite
+from faim.eval.plots import model_plot_names
 from faim.eval.recalibration import (
     SIZES,
     as_is,
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     directory = Path(args.report) if args.report else out.parent / f"{out.name}-calibration"
     if report["tasks"]:
         print(summary(report))
-        print(f"report: {shell_path(write_report(report, directory))}")
+        print(f"report: {shell_path(write_report(report, directory, model_plot_names(detector.tasks)))}")
     elif remove_report(directory):
         print(f"{directory}: the report of an earlier calibration is removed (this one measured no task)")
     print(f"model:  {shell_path(out)}")

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from faim.data.targets import TaskSpec
 from faim.eval import plot_binary, plot_multiclass, plots
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -147,3 +148,13 @@ def test_tasks_whose_names_differ_in_how_their_accents_are_written_get_plots_of_
     names = plots.plot_names(tasks)
     shown = {unicodedata.normalize("NFC", name).casefold() for name in names.values()}
     assert len(shown) == 3 and names["caf\u00e9"] == "caf\u00e9"
+
+
+def test_a_models_tasks_are_numbered_among_the_tasks_plotted_alone() -> None:
+    # a multilabel Hate, which has no plots, took hate_roc.png from the binary hate beside it (hate-2_roc.png)
+    tasks = [
+        TaskSpec("Hate", "multilabel", ("slur", "threat")),
+        TaskSpec("hate", "binary", ("no", "yes")),
+        TaskSpec("HATE", "multiclass", ("a", "b", "c")),
+    ]
+    assert plots.model_plot_names(tasks) == {"hate": "hate", "HATE": "HATE-2"}

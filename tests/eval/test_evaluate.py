@@ -349,6 +349,25 @@ def test_a_kind_the_model_embeds_but_neither_fuses_nor_pools_by_is_not_ablated(d
     assert set(report["ablations"]) == {"without_text", "without_image"}
 
 
+def test_a_task_with_no_plots_takes_no_plot_name_from_a_task_beside_it(tmp_path: Path) -> None:
+    # a multilabel Hate beside a binary hate had hate's plots named hate-2_roc.png, where they had been hate_roc.png
+    heads = {
+        "Hate": {"type": "multilabel", "labels": ["slur", "threat"]},
+        "hate": {"type": "binary", "labels": ["no", "yes"]},
+    }
+    detector = faim.build(
+        {"model": {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}, "heads": heads}}
+    )
+    labels = [["slur"], ["threat"], []]
+    posts = [Post(str(n), f"post {n}", labels={"Hate": labels[n % 3], "hate": n % 2}) for n in range(12)]
+    results = evaluate(detector, posts, tmp_path / "eval", "dump", ablations=False, words=False)
+    assert [Path(plot).name for plot in results["tasks"]["hate"]["plots"]] == [
+        "hate_roc.png",
+        "hate_pr.png",
+        "hate_calibration.png",
+    ]
+
+
 def test_tasks_whose_plots_would_take_one_file_each_get_plots_of_their_own(tmp_path: Path) -> None:
     # a:b and a_b gave one file name; Hate and hate one file on macOS and Windows: one task's plots replaced another's
     tasks = ["a:b", "a_b", "Hate", "hate"]

@@ -17,6 +17,7 @@ from faim.calibration.prior import prior_interval
 from faim.data.targets import TaskSpec
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.label_conflicts import decision_conflicts_note
+from faim.eval.plots import model_plot_names
 from faim.eval.recalibration import (
     SIZES,
     as_is,
@@ -347,6 +348,19 @@ def test_tasks_whose_learning_curves_would_take_one_file_each_get_a_plot_of_thei
     plots = [name for name in plots if name.endswith(".png")]
     assert len({name.casefold() for name in plots}) == len(plots) == 4
     assert "calibration_Hate.png" in plots and all((tmp_path / name).is_file() for name in plots)
+
+
+def test_a_tasks_plot_keeps_its_name_whichever_of_the_models_tasks_the_data_labels(tmp_path: Path) -> None:
+    # a model of tasks Hate and hate: its hate plot was calibration_hate-2.png on data labelling both, and
+    # calibration_hate.png on data labelling hate alone
+    start, posts = Calibration.identity([TASK]), predictions(160, 3.0)
+    task = {"as_is": as_is(TASK, start, posts, EvalConfig())}
+    task["learning_curve"] = learning_curve(TASK, start, posts, EvalConfig(), sizes=[50], draws=2)
+    names = model_plot_names([TaskSpec("Hate", "binary", ("no", "yes")), TaskSpec("hate", "binary", ("no", "yes"))])
+    for labelled in (["Hate", "hate"], ["hate"]):
+        write_report({"model": "m", "data": "d", "tasks": dict.fromkeys(labelled, task)}, tmp_path, names)
+        plots = json.loads((tmp_path / WRITTEN).read_text(encoding="utf-8"))["files"]
+        assert "calibration_hate-2.png" in plots and "calibration_hate.png" not in plots
 
 
 def test_a_task_or_label_named_like_html_is_shown_as_written_in_its_heading_and_notes(tmp_path: Path) -> None:
