@@ -77,16 +77,22 @@ folder there takes one."""
 
 
 def slug(value: object) -> str:
-    """A folder name for a group's value: its letters of any script (with the marks written on them: ``खेल``),
-    digits, dots, hyphens and underscores, composed (NFC), each run of anything else written ``_``; without dots or
-    ``_`` at either end, so that no group's folder is ``.`` or ``..``; ``group`` where nothing is left; a name
-    Windows keeps for a device (``WINDOWS_DEVICES``) with ``_`` after it (``con_``, ``nul_.txt``)."""
+    """A folder name for a group's value: its ``device_slug``, a name Windows keeps for a device
+    (``WINDOWS_DEVICES``) with ``_`` after it (``con_``, ``nul_.txt``)."""
+    folder = device_slug(value)
+    return WINDOWS_DEVICES.sub(r"\1_\2", folder) if WINDOWS_DEVICES.fullmatch(folder) else folder
+
+
+def device_slug(value: object) -> str:
+    """A group's value as ``slug`` names its folder, and as an earlier faim did even where Windows keeps the name
+    for a device (``con``): its letters of any script (with the marks written on them: ``खेल``), digits, dots,
+    hyphens and underscores, composed (NFC), each run of anything else written ``_``; without dots or ``_`` at either
+    end, so that no group's folder is ``.`` or ``..``; ``group`` where nothing is left."""
     text = unicodedata.normalize("NFC", str(value))
     runs = itertools.groupby(
         text, key=lambda character: unicodedata.category(character)[0] in "LMN" or character in "._-"
     )
-    folder = "".join("".join(run) if kept else "_" for kept, run in runs).strip("._") or "group"
-    return WINDOWS_DEVICES.sub(r"\1_\2", folder) if WINDOWS_DEVICES.fullmatch(folder) else folder
+    return "".join("".join(run) if kept else "_" for kept, run in runs).strip("._") or "group"
 
 
 def with_data(recipe: Recipe, data: dict[str, Any]) -> Recipe:
@@ -126,11 +132,13 @@ def earlier_folders(group: str, runs: Path) -> list[str]:
     (``café``: ``caf``), as faim named folders before ``slug`` kept letters of any script; its ``slug`` unnumbered
     (``sport``), as groups whose folders differ in case alone had folders of their own on Linux before
     ``run_folders`` numbered them; and its ``slug`` numbered (``sport-3``), as ``run_folders`` numbered it beside other
-    groups than these."""
+    groups than these; and its ``device_slug`` unnumbered and numbered (``con``, ``con-2``, ``lpt²``), as faim named
+    the folder of a name Windows keeps for a device before ``slug`` gave it a ``_``."""
     ascii_slug = re.sub(r"[^A-Za-z0-9._-]+", "_", group).strip("_") or "group"
-    numbered = re.compile(rf"{re.escape(slug(group))}-\d+")
+    slugs = dict.fromkeys([slug(group), device_slug(group)])
+    numbered = re.compile(rf"({'|'.join(map(re.escape, slugs))})-\d+")
     found = sorted(entry.name for entry in runs.iterdir() if numbered.fullmatch(entry.name)) if runs.is_dir() else []
-    earlier = dict.fromkeys([ascii_slug, slug(group), *found])
+    earlier = dict.fromkeys([ascii_slug, *slugs, *found])
     return [folder for folder in earlier if folder not in (".", "..") and len(folder.encode()) <= NAME_BYTES]
 
 

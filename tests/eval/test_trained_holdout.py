@@ -281,6 +281,35 @@ def test_reuse_takes_a_fold_from_the_folder_an_earlier_faim_trained_it_into_and_
     assert taken == {"café": runs / "café", "caf": runs / "caf"}
 
 
+def test_reuse_takes_a_fold_an_earlier_faim_trained_into_a_folder_named_as_a_windows_device(tmp_path, monkeypatch):
+    # before folders of device names took a _, CON and con trained into CON and con-2, and lpt² into lpt²; --reuse
+    # looked in con, con_ and lpt, lpt²_ alone, and trained them again
+    taken: dict[str, Path] = {}
+
+    def train_or_reuse(recipe, reuse, log):
+        taken[recipe.data_section["values"][0]] = Path(recipe.train.output_dir)
+        return SimpleNamespace(model_dir=Path(recipe.train.output_dir) / "model")
+
+    monkeypatch.setattr(trained_holdout_module, "train_or_reuse", train_or_reuse)
+    monkeypatch.setattr(
+        trained_holdout_module, "held_out", lambda *_: HeldOut(np.array([0, 1]), np.array([0.2, 0.9]), np.array([0, 1]))
+    )
+    runs = tmp_path / "holdout"
+    topics = ["CON", "con", "lpt\u00b2", "nul"]
+    folds = plan_folds(as_recipe(text_recipe(tmp_path, topics * 2, topics)), TASK, "topic", runs)
+    as_trained_into(folds["CON"].recipe, runs / "CON")
+    as_trained_into(folds["con"].recipe, runs / "con-2")
+    as_trained_into(folds["lpt\u00b2"].recipe, runs / "lpt\u00b2")
+    as_trained_into(folds["CON"].recipe, runs / "nul")  # another group's run: not nul's
+    trained_holdout(folds, TASK, reuse=True, log=lambda _: None, progress=quiet)
+    assert taken == {
+        "CON": runs / "CON",
+        "con": runs / "con-2",
+        "lpt\u00b2": runs / "lpt\u00b2",
+        "nul": runs / "nul_",
+    }
+
+
 def test_folds_that_cannot_train_are_refused_before_any_does(demo_data, tmp_path):
     only_validation_group = as_recipe(text_recipe(tmp_path, ["a", "b"] * 4, ["c"] * 4))
     with pytest.raises(ValueError, match="leaving out topic 'c' leaves <dict> no validation post"):
