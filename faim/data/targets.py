@@ -129,16 +129,12 @@ class TaskSpec:
         """The target for one post: float 0/1 (binary), class index (multiclass) or multi-hot list (of a list of
         labels, or of one: a string is one label, whatever it spells, as ``faim.data.columns.ColumnMap.to_post``
         reads it outside a CSV or TSV cell); a list giving one label twice, by name or index, is refused
-        (``given_twice``), and so is one a task of two labels reads as both its indices that is also a row of a 0 and a
-        1, one for each label (``[1, 0]``: both labels, or the first alone; ``both_or_one``)."""
+        (``given_twice``)."""
         if self.type == "binary":
             return float(self.index(value, where))
         if self.type == "multiclass":
             return self.index(value, where)
         values = value if isinstance(value, (list, tuple)) else [value]
-        if len(self.labels) == 2 and len(marked := self.marked(values) or []) == 1:
-            problem = self.both_or_one(values, json.dumps(marked))
-            raise ValueError(f"{where}: {problem}" if where else problem)
         hot = [0.0] * len(self.labels)
         for item in values:
             index = self.index(item, where)
@@ -156,28 +152,12 @@ class TaskSpec:
             f"labels {list(values)!r} for task {self.name!r} give {self.labels[index]!r} (class {index}) twice; a "
             "multilabel task's labels are a list of its label names or class indices, each once"
         )
-        if (marked := self.marked(values)) is not None:
-            multi_hot = "a row of 0s and 1s, one for each of its labels, is no such list"
-            problem += f"; {multi_hot}: give the labels it marks, {json.dumps(marked)}"
-        return problem
-
-    def both_or_one(self, values: list | tuple, marked: str) -> str:
-        """Why a multilabel task of two labels refuses ``values``, a 0 and a 1 (``[1, 0]``), which name both its
-        labels as class indices and one of them (``marked``) as a row of 0s and 1s, one for each label (multi-hot):
-        read as indices, a file of such rows would give every post both labels."""
-        return (
-            f"labels {list(values)!r} for task {self.name!r} are both its labels as class indices, and {marked} as a "
-            "row of 0s and 1s, one for each of its labels; give the labels by name: the labels it marks, "
-            f"{marked}, or {json.dumps(list(self.labels))} for both"
-        )
-
-    def marked(self, values: list | tuple) -> list[str] | None:
-        """The labels ``values`` marks where it is a row of 0s and 1s, one for each of the task's labels (multi-hot);
-        ``None`` where it is not such a row."""
         flags = [str(item).strip() for item in values]
-        if len(flags) != len(self.labels) or not set(flags) <= {"0", "1", "0.0", "1.0"}:
-            return None
-        return [label for label, flag in zip(self.labels, flags, strict=True) if float(flag)]
+        if len(flags) == len(self.labels) and set(flags) <= {"0", "1", "0.0", "1.0"}:
+            marked = json.dumps([label for label, flag in zip(self.labels, flags, strict=True) if float(flag)])
+            multi_hot = "a row of 0s and 1s, one for each of its labels, is no such list"
+            problem += f"; {multi_hot}: give the labels it marks, {marked}"
+        return problem
 
     def missing(self) -> Any:
         """The target of an unlabelled post (ignored by the loss)."""

@@ -173,22 +173,14 @@ def test_a_multilabel_list_giving_a_label_twice_is_refused_and_a_multi_hot_row_i
         topics.target([0, 0], "x")
 
 
-def test_a_row_of_a_0_and_a_1_for_a_multilabel_task_of_two_labels_is_refused_as_both_or_one_of_them(tmp_path) -> None:
-    rows = '{"id": "a", "text": "t", "flags": [1, 0]}\n{"id": "b", "text": "t", "flags": ["spam"]}\n'
+def test_a_multilabel_task_of_two_labels_reads_both_indices_and_both_names_as_both_labels(tmp_path) -> None:
+    # a Hugging Face Sequence(ClassLabel) column gives a post of both labels as [0, 1], which a user cannot rewrite
+    rows = '{"id": "a", "text": "t", "flags": [0, 1]}\n{"id": "b", "text": "t", "flags": [1]}\n'
     (tmp_path / "posts.jsonl").write_text(rows, encoding="utf-8")
     flags = TaskSpec("flags", "multilabel", ("spam", "drugs"))
-    multi_hot, named = read_posts(tmp_path / "posts.jsonl", {"labels": {"flags": "flags"}})
-    with pytest.raises(PostError) as raised:
-        post_targets(multi_hot, [flags])  # read as the classes 1 and 0, both labels, before
-    assert str(raised.value).startswith(f"{tmp_path / 'posts.jsonl'}:1")
-    assert str(raised.value).endswith(
-        "field 'labels.flags': labels [1, 0] for task 'flags' are both its labels as class indices, and [\"spam\"] as "
-        'a row of 0s and 1s, one for each of its labels; give the labels by name: the labels it marks, ["spam"], or '
-        '["spam", "drugs"] for both'
-    )
-    for given, marked in (([0, 1], "drugs"), ([1.0, 0.0], "spam"), (["0", "1"], "drugs")):
-        with pytest.raises(ValueError, match=rf"^x: labels .* and \[\"{marked}\"\] as a row of 0s and 1s"):
-            flags.target(given, "x")
-    assert post_targets(named, [flags]) == {"flags": [1.0, 0.0]}
-    assert flags.target([1]) == [0.0, 1.0] and flags.target(["spam", "drugs"]) == [1.0, 1.0]
-    assert TaskSpec("t", "multilabel", ("a", "b", "c")).target([1, 0]) == [1.0, 1.0, 0.0]  # no row of three
+    both, second = read_posts(tmp_path / "posts.jsonl", {"labels": {"flags": "flags"}})
+    assert post_targets(both, [flags]) == {"flags": [1.0, 1.0]}
+    assert post_targets(second, [flags]) == {"flags": [0.0, 1.0]}
+    assert flags.target([1, 0]) == [1.0, 1.0] and flags.target(["1", "0"]) == [1.0, 1.0]
+    named = TaskSpec("flags", "multilabel", ("0", "1"))  # labels named 0 and 1, matched as names
+    assert named.target(["0", "1"]) == [1.0, 1.0] and named.target(["1"]) == [0.0, 1.0]
