@@ -15,6 +15,7 @@ import yaml
 from faim.artifact_manifest import MANIFEST, RECIPE
 from faim.recipe.errors import RecipeError
 from faim.recipe.sections import DEFAULTED_KEYS, MODEL_KEYS, SECTIONS
+from faim.recipe.validate import validate
 from faim.registry import a_type, refuse_new
 from faim.yaml_reader import parse_yaml, yaml_problem
 
@@ -530,8 +531,9 @@ def in_base(error: RecipeError, written: Written, merged: dict[str, Any]) -> Rec
     missing is theirs to give. Where the recipe writes, and changes from the base's, a setting the key must agree with
     (``RecipeError.agrees``: ``train.monitor`` for the base's ``train.mode``, ``model.heads`` for the tasks the
     base's data reads labels for), it names the recipe's own key, with the base's one (``FILE: train.monitor: with
-    train.mode of its base BASE: ...``): the recipe made them disagree. It reads no file, so it names what set the
-    key when the recipe was read."""
+    train.mode of its base BASE: ...``): the recipe made them disagree, where with the base's setting there the
+    recipe is not refused at ``error.path`` (``refused_at``); else the base's error is its own (a task misspelt in its
+    data, whatever head the recipe changed). It reads no file, so it names what set the key when the recipe was read."""
     base = written.base
     if base is None:
         return error
@@ -539,9 +541,38 @@ def in_base(error: RecipeError, written: Written, merged: dict[str, Any]) -> Rec
     if in_base_file <= held(written.data, error.path) or held(merged, error.path) < in_base_file:
         return error
     for path in error.agrees:
-        if writes(written.data, path) and value_at(merged, path) != value_at(base.data, path):
+        if (
+            writes(written.data, path)
+            and value_at(merged, path) != value_at(base.data, path)
+            and not refused_at(as_base_writes(merged, base.data, path), error.path)
+        ):
             return RecipeError(error.source, path, f"with {error.path} of its base {base.file}: {error.problem}")
     return RecipeError(f"{base.file} (the base of {error.source})", error.path, error.problem)
+
+
+def as_base_writes(recipe: dict[str, Any], base: dict[str, Any], path: str) -> dict[str, Any]:
+    """``recipe`` with what ``base`` writes at the YAML ``path`` (``model.heads``) in the place of its own, or without
+    the key where ``base`` writes none."""
+    changed = copy.deepcopy(recipe)
+    *outer, last = path_keys(path)
+    node = changed
+    for key in outer:
+        node = node.setdefault(key, {})
+    if writes(base, path):
+        node[last] = copy.deepcopy(value_at(base, path))
+    else:
+        node.pop(last, None)
+    return changed
+
+
+def refused_at(recipe: dict[str, Any], path: str) -> bool:
+    """Whether reading the recipe mapping ``recipe`` (as ``faim.recipe.Recipe.from_dict`` reads it) is refused at the
+    YAML ``path``."""
+    try:
+        validate(taking_defaults(python_values(recipe)))
+    except RecipeError as error:
+        return error.path == path
+    return False
 
 
 def writes(recipe: dict[str, Any], path: str) -> bool:

@@ -771,3 +771,17 @@ def test_a_child_recipe_making_a_setting_disagree_with_its_bases_is_refused_on_r
     child.write_text("base: base.yaml\ntrain: {monitor: val/harmful/auroc}\n")
     with registry.rebuilding_saved("saved"):  # a model saved before this was checked on reading loads
         assert Recipe.load(child).train.mode == "min"
+
+
+def test_a_child_recipe_changing_a_setting_its_bases_error_does_not_turn_on_leaves_the_error_to_its_base(
+    tmp_path: Path,
+) -> None:
+    base = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, Path("run"), monitor="val/loss", mode="min")
+    base["data"]["columns"]["labels"] = {"harmfull": "label"}  # the base's own error, whatever heads the child gives
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    child = tmp_path / "child.yaml"
+    in_base = re.escape(f"{tmp_path / 'base.yaml'} (the base of {child}): data.columns.labels.harmfull: ")
+    for written in ("model:\n  heads:\n    harmful: {hidden_dim: 8}", "train: {max_epochs: 2}"):
+        child.write_text(f"base: base.yaml\n{written}\n")
+        with pytest.raises(RecipeError, match=rf"^{in_base}the model has no task 'harmfull' \(did you mean"):
+            Recipe.load(child)
