@@ -519,21 +519,23 @@ def attributed(
     if text is not None:
         problem = error.problem + dotted_key_remedy(error, text)
         return RecipeError(f"{error.source}: --set {text}", error.path, problem)
-    return error if written is None else in_base(error, written, merged)
+    return error if written is None else in_base(error, written, merged, overrides)
 
 
-def in_base(error: RecipeError, written: Written, merged: dict[str, Any]) -> RecipeError:
+def in_base(error: RecipeError, written: Written, merged: dict[str, Any], overrides: Sequence[str] = ()) -> RecipeError:
     """``error``, raised reading or using the recipe ``written`` (``error.source`` names it) merged onto its base
     (``merged``, overrides applied), naming the base's file instead where the base, as read with the recipe, holds
     more of the YAML path ``error.path`` than the recipe does (``held``) and ``merged`` kept all of it, as where the
     base writes the key refused (``BASE (the base of FILE): model.heads.hate.dropuot: ...``); else ``error`` itself:
     where the recipe or an override changed a component's type, which drops what the base wrote of it, a key found
-    missing is theirs to give. Where the recipe writes, and changes from the base's, a setting the key must agree with
-    (``RecipeError.agrees``: ``train.monitor`` for the base's ``train.mode``, ``model.heads`` for the tasks the
-    base's data reads labels for), it names the recipe's own key, with the base's one (``FILE: train.monitor: with
-    train.mode of its base BASE: ...``): the recipe made them disagree, where with the base's setting there the
-    recipe is not refused at ``error.path`` (``refused_at``); else the base's error is its own (a task misspelt in its
-    data, whatever head the recipe changed). It reads no file, so it names what set the key when the recipe was read."""
+    missing is theirs to give. Where the recipe or one of ``overrides`` writes, and changes from the base's, a setting
+    the key must agree with (``RecipeError.agrees``: ``train.monitor`` for the base's ``train.mode``, ``model.heads``
+    for the tasks the base's data reads labels for), it names the recipe's own key, with the base's one (``FILE:
+    train.monitor: with train.mode of its base BASE: ...``), after the last override that set it where one did
+    (``FILE: --set train.monitor=val/loss: train.monitor: with ...``; ``override_at``): they made them disagree,
+    where with the base's setting there the recipe is not refused at ``error.path`` (``refused_at``); else the base's
+    error is its own (a task misspelt in its data, whatever head the recipe changed). It reads no file, so it names
+    what set the key when the recipe was read."""
     base = written.base
     if base is None:
         return error
@@ -541,12 +543,14 @@ def in_base(error: RecipeError, written: Written, merged: dict[str, Any]) -> Rec
     if in_base_file <= held(written.data, error.path) or held(merged, error.path) < in_base_file:
         return error
     for path in error.agrees:
+        text = override_at(path, list(overrides))
         if (
-            writes(written.data, path)
+            (text is not None or writes(written.data, path))
             and value_at(merged, path) != value_at(base.data, path)
             and not refused_at(as_base_writes(merged, base.data, path), error.path)
         ):
-            return RecipeError(error.source, path, f"with {error.path} of its base {base.file}: {error.problem}")
+            source = error.source if text is None else f"{error.source}: --set {text}"
+            return RecipeError(source, path, f"with {error.path} of its base {base.file}: {error.problem}")
     return RecipeError(f"{base.file} (the base of {error.source})", error.path, error.problem)
 
 

@@ -21,6 +21,7 @@ from faim.recipe.loader import (
     load_recipe_dict,
     parse_override,
     python_values,
+    shipped_file,
     shipped_recipes,
 )
 from faim.recipe.sections import TrainConfig
@@ -785,3 +786,11 @@ def test_a_child_recipe_changing_a_setting_its_bases_error_does_not_turn_on_leav
         child.write_text(f"base: base.yaml\n{written}\n")
         with pytest.raises(RecipeError, match=rf"^{in_base}the model has no task 'harmfull' \(did you mean"):
             Recipe.load(child)
+
+
+def test_an_override_making_a_setting_disagree_with_the_bases_is_named_with_the_childs_file(tmp_path: Path) -> None:
+    child = tmp_path / "child.yaml"
+    child.write_text("base: hate_text_frozen\ntrain: {max_epochs: 3}\n")
+    of_base = f"train.monitor: with train.mode of its base {shipped_file('hate_text_frozen')}: 'max' keeps the epoch"
+    with pytest.raises(RecipeError, match=f"^{re.escape(f'{child}: --set train.monitor=val/loss: {of_base}')}"):
+        Recipe.load(child, ["train.monitor=val/loss"])
