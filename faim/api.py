@@ -17,6 +17,7 @@ from faim.data.sources import check_split
 from faim.detector import Detector
 from faim.eval.evaluate import evaluate_loader
 from faim.recipe import Recipe, as_recipe
+from faim.recipe.validate import resuming
 from faim.training.run import (
     RESUME_CALL,
     eval_split_name,
@@ -73,7 +74,8 @@ def train_recipe(
         KeyboardInterrupt: On Ctrl-C while training or evaluating.
     """
     start = time.perf_counter()
-    resolved = as_recipe(recipe, overrides)
+    with resuming(resume):  # a train.mode refused as the recipe is read says to train anew
+        resolved = as_recipe(recipe, overrides)
     with resolved.building():  # an error of the recipe names the file or the override that set its key
         run = fit(resolved, resume, resume_hint)
     if run is None:

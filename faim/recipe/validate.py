@@ -8,12 +8,15 @@ YAML path, the valid choices and a close-match suggestion.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import json
 import types
 import typing
 import unicodedata
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from faim.calibration.thresholds import OBJECTIVES
@@ -415,16 +418,32 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
         check_trainable(source, recipe)
 
 
+RESUMING: ContextVar[bool] = ContextVar("resuming", default=False)
+"""Whether the recipe being read is to resume a run (``resuming``), so that its ``train.mode`` refused says to train
+anew (``check_monitor_mode``)."""
+
+
+@contextlib.contextmanager
+def resuming(resume: bool) -> Iterator[None]:
+    """Read, within it, a recipe to resume a run with where ``resume`` (``faim train --resume``)."""
+    token = RESUMING.set(resume)
+    try:
+        yield
+    finally:
+        RESUMING.reset(token)
+
+
 def check_trainable(source: str, recipe: dict[str, Any]) -> None:
     """What training refuses before any work, refused as a new recipe is read (``faim recipe show``, ``faim.build``),
     so that a child recipe changing a setting its base's others must agree with is refused naming its own key
     (``faim.recipe.loader.in_base``), not once a run starts: labels read for a task the model has no head for
     (``check_source_tasks``), a logit shift without its temperature (``check_shift_with_temperature``), a
-    ``train.mode`` keeping the worst epoch of ``train.monitor`` (``check_monitor_mode``)."""
+    ``train.mode`` keeping the worst epoch of ``train.monitor`` (``check_monitor_mode``; saying to train anew where
+    the recipe is read to resume a run, ``resuming``)."""
     if "data" in recipe:
         check_source_tasks(source, recipe["data"], recipe["model"]["heads"])
     check_shift_with_temperature(source, EvalConfig(**recipe.get("eval", {})))
-    check_monitor_mode(source, TrainConfig(**recipe.get("train", {})))
+    check_monitor_mode(source, TrainConfig(**recipe.get("train", {})), RESUMING.get())
 
 
 AT_LEAST_1 = (lambda value: value >= 1, "at least 1")

@@ -428,6 +428,24 @@ def test_resume_without_a_checkpoint_fails_clearly_naming_what_asked_to_resume(
     assert "faim train: error: --resume: no checkpoint to resume from" in capsys.readouterr().err
 
 
+def test_resuming_with_a_mode_keeping_the_worst_epoch_says_to_train_anew(
+    demo_data, tmp_path: Path, write_recipe, capsys
+) -> None:
+    # the mode is refused as the recipe is read, before the run to resume is looked for
+    anew = "set train.mode to min and train anew: a run begun with it cannot be resumed"
+    arguments = ["hate_text_frozen", "--set", "train.monitor=val/loss", "--output-dir", str(tmp_path / "run")]
+    assert main(["train", *arguments, "--resume"]) == 2
+    said = capsys.readouterr().err.rstrip()
+    assert said.endswith(
+        f"train.mode: 'max' keeps the epoch of the highest val/loss (train.monitor), the worst; {anew}"
+    )
+    recipe = tiny_recipe(demo_data, tmp_path / "run", monitor="val/loss", mode="max")
+    with pytest.raises(RecipeError, match=f"{anew}$"):
+        train(recipe, resume=True)
+    with pytest.raises(RecipeError, match="set train.mode to min$"):
+        train(str(write_recipe(recipe)))
+
+
 @pytest.mark.parametrize(
     ("split", "change", "message"),
     [
