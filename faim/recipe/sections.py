@@ -41,13 +41,14 @@ class TrainConfig:
         devices: Processes/devices to train on.
         num_workers: DataLoader worker processes (decode and tokenise off the main process); with
             ``cache_embeddings``, they embed the posts not cached yet, and the kinds whose encoders train beside
-            frozen ones are read in the main process (``faim.training.run.warn_workers_idle``).
+            frozen ones are read in the main process (``faim.training.run.warn_workers_idle``), metadata at no cost.
         monitor: Validation metric for early stopping and the best checkpoint (e.g. ``"val/loss"``,
             ``"val/hate/auroc"``).
         mode: ``"min"`` or ``"max"``, for ``monitor``; ``None`` (not given): the one keeping its best epoch
             (``best_mode``).
         patience: Epochs without improvement before stopping.
-        cache_embeddings: With every encoder frozen, compute element embeddings once and cache them.
+        cache_embeddings: Compute the element embeddings of each frozen encoder once and cache them; the kinds
+            whose encoders train are read anew every epoch.
         cache_dir: Where cached embeddings live.
         output_dir: Run directory: each run's checkpoints and logs under ``version_N`` folders (see
             ``faim.training.versions``), the latest run's exported model under ``model/``.

@@ -46,6 +46,7 @@ from faim.recipe import Recipe
 from faim.recipe.compare import plain
 from faim.recipe.errors import RecipeError
 from faim.recipe.validate import check_monitor_mode, check_shift_with_temperature, check_source_tasks
+from faim.registry import ELEMENT_MODALITIES
 from faim.training.augment import HiddenAugmentationError, PostAugmenter, refuse_hidden_augmentation
 from faim.training.cache import encoding_in_isolation
 from faim.training.epochs import TrainerEpochs
@@ -464,14 +465,16 @@ def warn_workers_idle(recipe: Recipe, model: WholePostModel) -> None:
     """Warn, where ``train.num_workers`` is above 0 and the recipe caches the embeddings of ``model``'s frozen
     encoders while others train, that the kinds those others read are read and preprocessed in the training process,
     batch by batch, not in worker processes: the training loader reads the cache (``make_loader``), and the workers
-    embed only the posts not cached yet."""
+    embed only the posts not cached yet. A post's metadata (a ``meta`` encoder's), which is read as the post is,
+    with nothing to decode, costs nothing read so, and is not warned of."""
     cfg = recipe.train
     cached = model.frozen_kinds if cfg.cache_embeddings else []
-    live = [kind for kind in model.kinds if kind not in cached]
+    live = [kind for kind in model.kinds if kind not in cached and ELEMENT_MODALITIES[kind] != "meta"]
     if cfg.num_workers > 0 and cached and live:
+        read = "whose encoder trains, is" if len(live) == 1 else "whose encoders train, are"
         warn(
             f"{recipe.source}: train.num_workers: {cfg.num_workers}: the embeddings of {', '.join(cached)} come from "
-            f"the cache (train.cache_embeddings), so {', '.join(live)}, whose encoder trains, is read and "
+            f"the cache (train.cache_embeddings), so {', '.join(live)}, {read} read and "
             "preprocessed in the training process, not in worker processes, which embed only the posts not cached "
             "yet; set train.cache_embeddings: false to read every kind in the workers (the frozen encoders then run "
             "every epoch), or train.num_workers: 0"

@@ -1398,3 +1398,18 @@ def test_workers_reading_no_kind_as_frozen_kinds_come_from_the_cache_and_others_
         warnings.simplefilter("error")
         for setting in ("train.num_workers=0", "train.cache_embeddings=false", "model.encoders.image.freeze=true"):
             warn_workers_idle(faim.Recipe.from_dict(recipe).override([setting]), faim.build(recipe, [setting]).model)
+
+
+def test_workers_are_not_warned_of_for_metadata_read_in_the_training_process(tmp_path: Path) -> None:
+    recipe = tiny_recipe({"train": tmp_path / "t.jsonl", "validation": tmp_path / "v.jsonl"}, tmp_path, num_workers=2)
+    meta = {"type": "meta_numeric", "fields": ["likes"], "dim": 8}  # its numbers are read as the post is, at no cost
+    recipe["model"] |= {"encoders": {"text": {"type": "tiny_text", "dim": 32, "freeze": True}, "meta": meta}}
+    recipe["model"]["fusion"] = {"type": "concat"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_workers_idle(faim.Recipe.from_dict(recipe), faim.build(recipe).model)
+    recipe = tiny_recipe({"train": tmp_path / "t.jsonl", "validation": tmp_path / "v.jsonl"}, tmp_path, num_workers=2)
+    recipe["model"]["encoders"] |= {"meta": meta}
+    recipe["model"]["encoders"]["image"]["freeze"] = True
+    with pytest.warns(FaimWarning, match=r"image come from .*, so comments, text, whose encoders train, are read and"):
+        warn_workers_idle(faim.Recipe.from_dict(recipe), faim.build(recipe).model)
