@@ -68,8 +68,10 @@ def yaml_problem(error: yaml.YAMLError, text: str) -> str:
     return problem + (context if error.context else "") + (f"; {error.note}" if error.note else "") + tab
 
 
-TAB = "found character '\\t'"
-"""How PyYAML's problem names a tab where it takes none (to indent, or between a value and a comment)."""
+TAB = "'\\t'"
+"""How PyYAML's problem names a tab where it takes none, whatever it says of it: one indenting a line or between a
+value and a comment (``found character '\\t' that cannot start any token``), one after a block scalar's ``|`` or
+after a tag (``but found '\\t'``)."""
 
 
 def place(mark: yaml.Mark) -> str:

@@ -29,11 +29,17 @@ def test_a_problem_is_told_on_one_line_with_its_places() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "at"), [("train:\n\tmax_epochs: 2\n", "line 2, column 1"), ("lr: 1\t# c\n", "line 1")]
+    ("text", "at"),
+    [
+        ("train:\n\tmax_epochs: 2\n", "line 2, column 1"),
+        ("lr: 1\t# c\n", "line 1"),
+        ("a: |\t# c\n  x\n", "line 1, column 5"),  # expected chomping or indentation indicators, but found '\t'
+        ("a: !!str\t1\n", "line 1, column 9"),  # expected ' ', but found '\t'
+    ],
 )
 def test_a_tab_yaml_takes_none_at_is_told_to_be_spaces(text: str, at: str) -> None:
     with pytest.raises(yaml.YAMLError) as caught:
         parse_yaml(text)
     problem = yaml_problem(caught.value, text)
-    assert problem.startswith(f"at {at}") and "found character '\\t'" in problem
+    assert problem.startswith(f"at {at}") and "'\\t'" in problem
     assert problem.endswith("; YAML indents and spaces out a line with spaces, not tabs: write spaces there")
