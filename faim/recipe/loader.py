@@ -83,9 +83,18 @@ def read_yaml(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as error:
         raise RecipeError(str(path), "", f"not UTF-8 text (byte {error.start + 1})") from None
     if not isinstance(data, dict):
-        held = "holds nothing (no key, or comments alone); " if data is None else ""
-        raise RecipeError(str(path), "", f"{held}a recipe must be a YAML mapping with data, model, train and eval")
+        said = f"holds {null_held(text)}; " if data is None else ""
+        raise RecipeError(str(path), "", f"{said}a recipe must be a YAML mapping with data, model, train and eval")
     return data
+
+
+def null_held(text: str) -> str:
+    """What the YAML ``text``, read as null, holds, as an error says it: ``nothing (no key, or comments alone)``, or
+    the null it writes (``null alone (YAML's null), no key``, as ``yaml.safe_dump(None)`` writes it; ``~`` too)."""
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    if node is not None and node.value:
+        return f"{node.value} alone (YAML's null), no key"
+    return "nothing (no key, or comments alone)"
 
 
 def merge(

@@ -704,6 +704,14 @@ def test_an_empty_recipe_or_base_is_refused_as_holding_nothing(tmp_path: Path, w
         Recipe.load(tmp_path / "child.yaml")
 
 
+@pytest.mark.parametrize(("written", "null"), [("null\n", "null"), ("~\n", "~"), ("--- Null\n", "Null")])
+def test_a_recipe_holding_a_null_alone_is_refused_saying_so(tmp_path: Path, written: str, null: str) -> None:
+    (tmp_path / "null.yaml").write_text(written)  # as yaml.safe_dump(None) writes, not a file of comments alone
+    said = f"holds {null} alone (YAML's null), no key; a recipe must be a YAML mapping"
+    with pytest.raises(RecipeError, match=rf"^{re.escape(str(tmp_path / 'null.yaml'))}: {re.escape(said)}"):
+        Recipe.load(tmp_path / "null.yaml")
+
+
 def test_a_base_that_cannot_be_read_is_named_as_the_base_of_the_recipe_giving_it(tmp_path: Path) -> None:
     child, base = tmp_path / "child.yaml", tmp_path / "base.yaml"
     child.write_text("base: base.yaml\n")
