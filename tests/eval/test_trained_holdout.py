@@ -245,19 +245,26 @@ def as_trained_into(fold: Recipe, folder: Path) -> None:
     (folder / "eval" / "metrics.json").write_text(json.dumps({"split": "validation"}), encoding="utf-8")
 
 
-def test_reuse_takes_a_fold_from_the_folder_an_earlier_faim_trained_it_into_and_only_a_fold_of_the_same_posts(
-    tmp_path, monkeypatch
-):
-    taken: dict[str, Path] = {}
+@pytest.fixture
+def taken(monkeypatch) -> dict[str, Path]:
+    """The run folder each fold of a trained_holdout is trained in or reused from, by the group it leaves out: no
+    fold trains, and each measures the same two posts."""
+    folders: dict[str, Path] = {}
 
     def train_or_reuse(recipe, reuse, log):
-        taken[recipe.data_section["values"][0]] = Path(recipe.train.output_dir)
+        folders[recipe.data_section["values"][0]] = Path(recipe.train.output_dir)
         return SimpleNamespace(model_dir=Path(recipe.train.output_dir) / "model")
 
     monkeypatch.setattr(trained_holdout_module, "train_or_reuse", train_or_reuse)
     monkeypatch.setattr(
         trained_holdout_module, "held_out", lambda *_: HeldOut(np.array([0, 1]), np.array([0.2, 0.9]), np.array([0, 1]))
     )
+    return folders
+
+
+def test_reuse_takes_a_fold_from_the_folder_an_earlier_faim_trained_it_into_and_only_a_fold_of_the_same_posts(
+    tmp_path, taken
+):
     runs = tmp_path / "holdout"
     (tmp_path / "earlier").mkdir()
     topics = ["café", "Sport", "sport", "Football"]
@@ -281,19 +288,9 @@ def test_reuse_takes_a_fold_from_the_folder_an_earlier_faim_trained_it_into_and_
     assert taken == {"café": runs / "café", "caf": runs / "caf"}
 
 
-def test_reuse_takes_a_fold_an_earlier_faim_trained_into_a_folder_named_as_a_windows_device(tmp_path, monkeypatch):
+def test_reuse_takes_a_fold_an_earlier_faim_trained_into_a_folder_named_as_a_windows_device(tmp_path, taken):
     # before folders of device names took a _, CON and con trained into CON and con-2, and lpt² into lpt²; --reuse
     # looked in con, con_ and lpt, lpt²_ alone, and trained them again
-    taken: dict[str, Path] = {}
-
-    def train_or_reuse(recipe, reuse, log):
-        taken[recipe.data_section["values"][0]] = Path(recipe.train.output_dir)
-        return SimpleNamespace(model_dir=Path(recipe.train.output_dir) / "model")
-
-    monkeypatch.setattr(trained_holdout_module, "train_or_reuse", train_or_reuse)
-    monkeypatch.setattr(
-        trained_holdout_module, "held_out", lambda *_: HeldOut(np.array([0, 1]), np.array([0.2, 0.9]), np.array([0, 1]))
-    )
     runs = tmp_path / "holdout"
     topics = ["CON", "con", "lpt\u00b2", "nul"]
     folds = plan_folds(as_recipe(text_recipe(tmp_path, topics * 2, topics)), TASK, "topic", runs)
