@@ -20,7 +20,6 @@ architecture is rebuilt from ``recipe.yaml``'s ``model:`` section and the weight
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from faim.artifact_manifest import (
     RECIPE,
     WEIGHTS,
     ArtifactError,
+    folder_given,
     own_file,
     read_manifest,
     verify_files,
@@ -48,7 +48,7 @@ from faim.file_digests import file_digests, file_finder, portable, sealed
 from faim.folders import check_replaceable, replacing, umask_permissions
 from faim.model import WholePostModel
 from faim.recipe import Recipe
-from faim.registry import SavedModelWarning, a_type, built, rebuilding_saved
+from faim.registry import SavedModelWarning, built, rebuilding_saved
 from faim.runtime.bundle import manifest_entry, setting, task_labels, whole_number
 from faim.version import __version__
 
@@ -350,9 +350,7 @@ def load_artifact(directory: str | Path) -> Artifact:
     Raises:
         TypeError: Naming the type of a ``directory`` that is no path (``None``, bytes).
     """
-    if not isinstance(directory, (str, os.PathLike)):
-        raise TypeError(f"expected a saved model's folder (a str or a Path), got {a_type(directory)}")
-    root = Path(directory)
+    root = folder_given(directory, "a saved model's")
     manifest = read_manifest(root)
     verify_files(root, manifest)
     with manifest_entry(root, "tasks", MANIFEST, ArtifactError):

@@ -4,12 +4,14 @@ to know what a run is before any worker, or the torch-free runtime, loads the mo
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from faim.file_digests import check_digests, listed_file
+from faim.registry import a_type
 
 MANIFEST = "faim.json"
 RECIPE = "recipe.yaml"
@@ -33,6 +35,18 @@ class ArtifactError(ValueError):
 
 REQUIRED = {"format", "files", "encoders", "tasks", "preprocessing"}
 """The keys every saved model's manifest holds."""
+
+
+def folder_given(directory: Any, holding: str) -> Path:
+    """``directory``, the folder of ``holding`` (``"a saved model's"``, ``"an export's"``) given to load it, as a path.
+
+    Raises:
+        TypeError: Saying that such a folder is expected and naming the type of a ``directory`` that is no path
+            (``None``, a number, bytes), which pathlib would refuse naming neither.
+    """
+    if not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"expected {holding} folder (a str or a Path), got {a_type(directory)}")
+    return Path(directory)
 
 
 def file_not_folder(path: Path) -> str:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 import onnxruntime
 
-from faim.artifact_manifest import read_meta_fields
+from faim.artifact_manifest import folder_given, read_meta_fields
 from faim.data.elements import (
     GIVEN_POSTS,
     PostError,
@@ -304,6 +304,7 @@ class ExportedModel:
         graph_format: The ``graph_format`` the export must have for ``open_graph`` to read it.
 
     Raises:
+        TypeError: Naming the type of a ``directory`` that is no path (``None``, bytes).
         ExportError: When ``directory`` is not an export of this format, a file is missing or modified, its graphs
             are of another format, or its manifest holds an entry no export writes or one its graphs contradict (a
             task's labels, an embedding's size, a graph's inputs: naming the manifest and the entry), or onnxruntime
@@ -317,7 +318,7 @@ class ExportedModel:
         open_graph: Callable[[Path], Graph] | None = None,
         graph_format: str = "onnx",
     ) -> None:
-        self.root = Path(directory)
+        self.root = folder_given(directory, "an export's")
         manifest = read_bundle(self.root)
         check_graph_format(directory, manifest, graph_format)
         open_graph = open_graph or partial(session, threads=threads, remedy=reading_remedy(manifest.get(ORT_VERSION)))
@@ -502,6 +503,7 @@ def load(directory: str | Path) -> ExportedModel:
     """Load an exported model; every file's sha256 is checked and nothing is unpickled.
 
     Raises:
+        TypeError: Naming the type of a ``directory`` that is no path (``None``, bytes).
         ExportError: When ``directory`` is not an export of this format, a file is missing or modified, its
             manifest holds an entry no export writes (naming the manifest and the entry), or onnxruntime cannot open
             a graph (naming it, the onnxruntime installed and the one the export was written with).

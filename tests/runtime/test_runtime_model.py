@@ -284,6 +284,13 @@ def test_a_file_the_manifest_names_that_its_verified_listing_does_not_hold_fails
         faim.runtime.load(copy)
 
 
+@pytest.mark.parametrize(("given", "named"), [(None, "None"), (3, "an int"), (b"export", "a bytes")])
+def test_what_is_no_path_given_for_an_export_is_refused_naming_its_type(given: object, named: str) -> None:
+    said = f"expected an export's folder (a str or a Path), got {named}"
+    with pytest.raises(TypeError, match=f"^{re.escape(said)}$"):
+        faim.runtime.load(given)
+
+
 def test_a_saved_model_is_not_an_export_and_the_message_says_what_to_do(exported: tuple[Path, Path]) -> None:
     with pytest.raises(ExportError, match="export it first with faim export"):
         faim.runtime.load(exported[0])
