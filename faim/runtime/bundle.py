@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, file_not_folder
+from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, RUN_MODEL, file_not_folder
 from faim.file_digests import check_digests
 from faim.registry import a_type
 
@@ -184,9 +184,9 @@ def read_bundle(directory: str | Path) -> dict[str, Any]:
     """The manifest of an exported model, after checking every file it lists.
 
     Raises:
-        ExportError: Naming the directory when it does not exist, is a file or holds no export, or the manifest
-            when it is not JSON, not an object, of another format or without a key every export's has; or naming a
-            file missing or modified.
+        ExportError: Naming the directory when it does not exist, is a file or holds no export (naming the model of
+            a training run's folder), or the manifest when it is not JSON, not an object, of another format or
+            without a key every export's has; or naming a file missing or modified.
     """
     root = Path(directory)
     path = root / EXPORT_MANIFEST
@@ -194,6 +194,8 @@ def read_bundle(directory: str | Path) -> dict[str, Any]:
         raise ExportError(f"{root}: does not exist")
     if not root.is_dir():
         raise ExportError(file_not_folder(root))
+    if not path.is_file() and (root / RUN_MODEL / MANIFEST).is_file():
+        raise ExportError(f"{root}: a training run's folder, not an export; its model is {root / RUN_MODEL}")
     if not path.is_file():
         hint = " (a saved model: export it first with faim export)" if (root / MANIFEST).is_file() else ""
         raise ExportError(f"{root}: not an exported faim model (no {EXPORT_MANIFEST}){hint}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,14 @@ def test_a_manifest_that_is_not_one_is_named_with_what_is_wrong(tmp_path: Path, 
 def test_a_directory_that_does_not_exist_is_named_as_such(tmp_path: Path) -> None:
     with pytest.raises(ExportError, match=f"^{tmp_path / 'nope'}: does not exist$"):
         read_bundle(tmp_path / "nope")
+
+
+def test_a_training_runs_folder_given_as_the_export_is_named_with_its_model(tmp_path: Path) -> None:
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "faim.json").write_text("{}", encoding="utf-8")
+    named = f"{tmp_path}: a training run's folder, not an export; its model is {tmp_path / 'model'}"
+    with pytest.raises(ExportError, match=f"^{re.escape(named)}$"):
+        read_bundle(tmp_path)
 
 
 def test_a_file_given_as_the_export_is_named_as_a_file_with_the_folder_to_name(tmp_path: Path) -> None:
