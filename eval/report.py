@@ -59,7 +59,7 @@ from faim.eval.tables import (
     text_table,
     with_change,
 )
-from faim.folders import WRITTEN, write_text_whole
+from faim.folders import WRITTEN, compared, write_text_whole
 from faim.notices import warn
 
 TaskType = Literal["binary", "multiclass", "multilabel"]
@@ -148,7 +148,8 @@ def replace_written(folder: Path, written: Iterable[str], writer: str = WRITER) 
     that this run did not write again takes the files it lists with it. Only what the record names inside ``folder``
     is removed (an entry leading out of it, by ``..``, from the root or through a link inside it, is passed over), and
     ``folder`` itself stays, a link to another folder too, as does an entry naming a file this run wrote (an earlier
-    ``Hate_roc.png`` where this run wrote ``hate_roc.png``: one file on macOS and Windows; ``identity``). A
+    ``Hate_roc.png`` where this run wrote ``hate_roc.png``: one file on macOS and Windows; ``identity``, or where the
+    file system gives no file index, a name ``faim.folders.compared`` reads as one of this run's). A
     ``WRITTEN`` there that is not a record ``writer`` wrote (``recorded``) is left as it is, no file it lists is
     removed, and this run's files go unrecorded, with a warning.
 
@@ -164,6 +165,7 @@ def replace_written(folder: Path, written: Iterable[str], writer: str = WRITER) 
         )
         return False
     this_run = {identity(folder.joinpath(*PurePosixPath(entry).parts)) for entry in written} - {None}
+    this_run_names = {compared(entry) for entry in written}
     for entry in sorted(set(earlier) - set(written)):
         path = PurePosixPath(entry)
         if path.is_absolute() or ".." in path.parts or not path.parts:
@@ -173,7 +175,9 @@ def replace_written(folder: Path, written: Iterable[str], writer: str = WRITER) 
             continue
         if stale.name == WRITTEN and len(path.parts) > 1 and not replace_written(stale.parent, [], writer):
             continue  # another's record, left as it is
-        if stale.is_file() and not stale.is_symlink() and identity(stale) not in this_run:  # a link is another's
+        known = identity(stale)
+        kept = known in this_run if known else compared(entry) in this_run_names  # no file index: by name
+        if stale.is_file() and not stale.is_symlink() and not kept:  # a link is another's
             stale.unlink()
         for parent in list(stale.parents)[: len(path.parts) - 1]:
             with contextlib.suppress(OSError):  # not empty (a file of another's), or gone already

@@ -223,3 +223,27 @@ def test_an_earlier_runs_file_goes_where_the_file_system_gives_no_file_index(
     monkeypatch.setattr(Path, "stat", lambda self, **kwargs: NoIndex(real(self, **kwargs)))
     assert replace_written(folder, ["new_roc.png", WRITTEN])
     assert not (folder / "old_roc.png").exists() and (folder / "new_roc.png").is_file()
+
+
+def test_an_earlier_name_of_what_this_run_wrote_is_kept_where_the_file_system_gives_no_file_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # on a Windows network share (st_ino 0) Hate_roc.png and hate_roc.png name one file: told apart by no file index,
+    # the earlier run's name of it was removed, and the plot this run had just written with it; a hard link stands for
+    # the second name here
+    real = Path.stat
+
+    class NoIndex:
+        def __init__(self, found: object) -> None:
+            self.st_dev, self.st_ino, self.st_mode = found.st_dev, 0, found.st_mode
+
+    folder = tmp_path / "eval"
+    replace_written(folder, ["Hate_roc.png", "old_roc.png", WRITTEN])
+    for name in ("hate_roc.png", "old_roc.png"):
+        (folder / name).write_bytes(b"png")
+    (folder / "Hate_roc.png").hardlink_to(folder / "hate_roc.png")
+    monkeypatch.setattr(Path, "stat", lambda self, **kwargs: NoIndex(real(self, **kwargs)))
+    assert replace_written(folder, ["hate_roc.png", WRITTEN])
+    monkeypatch.undo()
+    assert (folder / "Hate_roc.png").read_bytes() == b"png"  # this run's plot, where the names are one
+    assert not (folder / "old_roc.png").exists()  # a stale file still goes
