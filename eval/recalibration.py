@@ -30,7 +30,15 @@ from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.metrics import auroc_interval
 from faim.eval.plots import plot_learning_curve, plot_names
 from faim.eval.report import WRITTEN, json_text, recorded, replace_written
-from faim.eval.tables import format_value, left_to_right, markdown_image, markdown_name, markdown_table, markdown_text
+from faim.eval.tables import (
+    code_span,
+    format_value,
+    left_to_right,
+    markdown_image,
+    markdown_name,
+    markdown_table,
+    markdown_text,
+)
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
 
@@ -387,7 +395,7 @@ def write_report(report: dict[str, Any], out_dir: Path, names: Mapping[str, str]
     of a task no longer measured; ``faim.eval.report.replace_written``); returns the Markdown file."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "calibration.json").write_text(json_text(report), encoding="utf-8")
-    parts, plots = [f"# Calibration of `{report['model']}` on `{report['data']}`"], []
+    parts, plots = [f"# Calibration of {code_span(str(report['model']))} on {code_span(str(report['data']))}"], []
     parts += [note for note in (pooling_note(report),) if note]
     names = plot_names(report["tasks"]) if names is None else names
     for name, task in report["tasks"].items():

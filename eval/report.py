@@ -49,6 +49,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.slices import MIN_SIZE
 from faim.eval.tables import (
+    code_span,
     format_ece_range,
     format_value,
     left_to_right,
@@ -272,7 +273,7 @@ def _markdown(results: Results, out_dir: Path) -> str:
     """Render the Markdown report."""
     parts = [
         "# Evaluation report",
-        f"- model: `{results['model']}`\n- data: `{results['data']}`\n- split: `{results['split']}`"
+        "\n".join(f"- {key}: {code_span(str(results[key]))}" for key in ("model", "data", "split"))
         + _pooling_note(results).replace("\n", "\n- "),
     ]
     for name, task in results["tasks"].items():

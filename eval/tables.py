@@ -149,13 +149,19 @@ def model_name(row: dict[str, Any]) -> Markdown:
 
 
 def markdown_code(text: str) -> Markdown:
-    """``text`` as a code span in a table's cell: between backtick runs longer than any inside it, a space inside each
-    where it begins or ends with a backtick (which would join the run), its line breaks as spaces and its ``|``
-    escaped, which would end the row (GitHub's tables read ``\\|`` inside a code span as ``|``)."""
-    shown = re.sub(r"\r\n|[\r\n]", " ", text).replace("|", "\\|")
+    """``text`` as a code span in a table's cell: ``code_span`` of it with its ``|`` escaped, which would end the row
+    (GitHub's tables read ``\\|`` inside a code span as ``|``)."""
+    return Markdown(code_span(text.replace("|", "\\|")))
+
+
+def code_span(text: str) -> str:
+    """``text`` (a path, a name) as a Markdown code span shows it as written: between backtick runs longer than any
+    inside it, so that none of its own closes the span, a space inside each where it begins or ends with a backtick
+    (which would join the run), its line breaks as spaces (which would end a heading or a table's row)."""
+    shown = re.sub(r"\r\n|[\r\n]", " ", text)
     fence = "`" * (max(map(len, re.findall("`+", shown)), default=0) + 1)
     space = " " if shown.startswith("`") or shown.endswith("`") else ""
-    return Markdown(f"{fence}{space}{shown}{space}{fence}")
+    return f"{fence}{space}{shown}{space}{fence}"
 
 
 def model_cell(row: dict[str, Any]) -> Markdown:

@@ -247,3 +247,10 @@ def test_an_earlier_name_of_what_this_run_wrote_is_kept_where_the_file_system_gi
     monkeypatch.undo()
     assert (folder / "Hate_roc.png").read_bytes() == b"png"  # this run's plot, where the names are one
     assert not (folder / "old_roc.png").exists()  # a stale file still goes
+
+
+def test_a_model_and_data_path_holding_backticks_stay_in_their_code_spans(tmp_path: Path) -> None:
+    # a data path holding a backtick closed the code span it was written in, and its HTML ran in metrics.md
+    results = _results(tmp_path) | {"model": "runs/`m`", "data": "posts`<img src=x onerror=alert(1)>`.jsonl"}
+    md = write_report(results, tmp_path / "out")["markdown"].read_text(encoding="utf-8")
+    assert "- model: `` runs/`m` ``\n- data: ``posts`<img src=x onerror=alert(1)>`.jsonl``\n- split: `dev`" in md

@@ -371,3 +371,12 @@ def test_a_task_or_label_named_like_html_is_shown_as_written_in_its_heading_and_
     text = write_report({"model": "m", "data": "d", "tasks": {"<script>x</script> & co": task}}, tmp_path).read_text()
     assert "## &lt;script&gt;x&lt;/script&gt; &amp; co\n" in text
     assert "<script>" not in text and "<b>" not in text and "0 % &lt;b&gt;hate&lt;/b&gt;)" in text
+
+
+def test_the_title_writes_a_model_and_data_path_holding_backticks_as_code(tmp_path) -> None:
+    # a path holding a backtick closed the code span calibration.md's title wrote it in, and its HTML ran
+    start, posts = Calibration.identity([TASK]), predictions(160, 3.0)
+    task = {"as_is": as_is(TASK, start, posts, EvalConfig()), "learning_curve": []}
+    report = {"model": "runs/`m`", "data": "posts`<img src=x onerror=alert(1)>`.jsonl", "tasks": {"hate": task}}
+    title = write_report(report, tmp_path).read_text(encoding="utf-8").splitlines()[0]
+    assert title == "# Calibration of `` runs/`m` `` on ``posts`<img src=x onerror=alert(1)>`.jsonl``"

@@ -7,6 +7,7 @@ import html
 import pytest
 
 from faim.eval.tables import (
+    code_span,
     markdown_cell,
     markdown_image,
     markdown_table,
@@ -97,3 +98,13 @@ def test_markdown_renders_a_name_as_written() -> None:
             assert "<img" not in shown and "<b>" not in shown and "<em>" not in shown and "<a " not in shown
             assert "<s>" not in shown and "<code>" not in shown
         assert render(f"## {markdown_text(name)}").strip() == f"<h2>{html.escape(name, quote=False)}</h2>", name
+
+
+def test_a_path_is_written_as_code_with_its_backticks_and_bars_as_written() -> None:
+    # a path holding a backtick closed the code span metrics.md wrote it in, and the HTML after it ran
+    path = "posts`<img src=x onerror=alert(1)>`|.jsonl"
+    assert code_span(path) == "``posts`<img src=x onerror=alert(1)>`|.jsonl``"  # no | escaped outside a table
+    assert code_span("`a`") == "`` `a` ``"
+    markdown_it = pytest.importorskip("markdown_it")
+    shown = markdown_it.MarkdownIt("commonmark").render(f"- data: {code_span(path)}")
+    assert "<img" not in shown and f"<code>{html.escape(path, quote=False)}</code>" in shown
