@@ -95,13 +95,14 @@ def markdown_text(text: str) -> str:
 
 class Markdown(str):
     """Text already written as Markdown: faim's own (a recipe's name as code, ``model_name``; words in emphasis), any
-    name of a user's in it put there by ``markdown_name``. ``markdown_cell`` leaves it as it is."""
+    name of a user's in it put there by ``markdown_name``. ``markdown_cell`` leaves its Markdown as it is."""
 
 
 def markdown_cell(cell: str) -> str:
-    """``cell`` as a Markdown table's cell shows it: a ``Markdown`` cell as it is, any other as ``markdown_text``
-    shows it (its ``|``, which would end the row, escaped)."""
-    return cell if isinstance(cell, Markdown) else markdown_text(cell)
+    """``cell`` as a Markdown table's cell shows it, its direction set by ``left_to_right``: a ``Markdown`` cell's
+    Markdown as it is (a recipe's name as code too, which would otherwise turn its row right to left), any other cell
+    as ``markdown_text`` shows it (its ``|``, which would end the row, escaped)."""
+    return left_to_right(cell if isinstance(cell, Markdown) else markdown_name(cell))
 
 
 LINK_BREAKING = re.compile(r"[\s()<>\\%#?\x00-\x1f\x7f]")
@@ -145,7 +146,7 @@ def earlier_mark(entry: dict[str, Any]) -> str:
 def model_name(row: dict[str, Any]) -> Markdown:
     """A row's model as a table cell: a recipe's name as code (``markdown_code``), a baseline's in words (a row
     without a ``kind``, such as a held-out, probe or language row, is a recipe's)."""
-    return markdown_code(row["name"]) if row.get("kind", "recipe") == "recipe" else Markdown(markdown_text(row["name"]))
+    return markdown_code(row["name"]) if row.get("kind", "recipe") == "recipe" else Markdown(markdown_name(row["name"]))
 
 
 def markdown_code(text: str) -> Markdown:

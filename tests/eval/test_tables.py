@@ -108,3 +108,12 @@ def test_a_path_is_written_as_code_with_its_backticks_and_bars_as_written() -> N
     markdown_it = pytest.importorskip("markdown_it")
     shown = markdown_it.MarkdownIt("commonmark").render(f"- data: {code_span(path)}")
     assert "<img" not in shown and f"<code>{html.escape(path, quote=False)}</code>" in shown
+
+
+def test_a_recipe_named_right_to_left_or_with_a_direction_control_keeps_its_row_left_to_right() -> None:
+    # a recipe's name, written as code, was kept as it was: an Arabic one lost its left-to-right marks and a U+202E in
+    # one reached RESULTS.md and reversed the rest of its row
+    arabic = markdown_table(["model", "AUROC"], [[model_cell({"name": "كراهية", "kind": "recipe"}), "0.8000"]])
+    assert arabic.splitlines()[-1] == "| \u200e`كراهية`\u200e | 0.8000 |"
+    controlled = markdown_table(["model", "AUROC"], [[model_cell({"name": "x\u202e", "kind": "recipe"}), "0.8000"]])
+    assert controlled.splitlines()[-1] == "| `x` | 0.8000 |"
