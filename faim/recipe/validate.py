@@ -129,7 +129,9 @@ def check_heads(source: str, heads: Any) -> None:
                 source,
                 "model.heads",
                 f"task name {task!r} is not text (YAML reads a name such as 1, null or yes unquoted as a number, "
-                "null or a boolean); write the name quoted",
+                "null or a boolean); write the name quoted"
+                # YAML writes a number read as a float (1.5, .inf) with a dot
+                + (" and without its dot, which a task's name cannot hold" if isinstance(task, float) else ""),
             )
         if task == "":
             raise RecipeError(

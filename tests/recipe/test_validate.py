@@ -776,3 +776,13 @@ def test_a_task_named_with_a_dot_or_not_as_text_is_refused_before_the_model_is_b
     else:
         said = f"model.heads: task name {name!r} is not text (YAML reads a name such as 1, null or yes unquoted"
     assert said in str(info.value)
+
+
+@pytest.mark.parametrize("name", [1.5, float("inf")])
+def test_a_task_named_by_a_yaml_float_is_told_to_write_its_name_without_the_dot(name: float) -> None:
+    # a key such as 1.5: (or .inf:) was told to write the name quoted, and '1.5' was then refused for its dot
+    heads = {"model": {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}}
+    heads["model"]["heads"] = {name: {"type": "binary", "labels": ["no", "yes"]}}
+    with pytest.raises(RecipeError) as info:
+        faim.build(heads)
+    assert str(info.value).endswith("write the name quoted and without its dot, which a task's name cannot hold")
