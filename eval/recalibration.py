@@ -33,11 +33,11 @@ from faim.eval.report import WRITTEN, json_text, recorded, replace_written
 from faim.eval.tables import (
     code_span,
     format_value,
+    heading_text,
     left_to_right,
     markdown_image,
     markdown_name,
     markdown_table,
-    markdown_text,
 )
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
@@ -415,7 +415,7 @@ def write_report(report: dict[str, Any], out_dir: Path, names: Mapping[str, str]
             )
             rows.append([prior, "all", format_value(unlabelled["ece"]), "", format_value(unlabelled["macro_f1"])])
         parts += [
-            f"## {markdown_text(name)}",
+            f"## {heading_text(name)}",
             markdown_table(["calibration", "posts", "ECE", "a calibrated model's ECE there", "macro-F1"], rows),
         ]
         parts += map(left_to_right, task_notes(task, markdown_name))  # naming the task's labels as written

@@ -68,11 +68,12 @@ def left_to_right(text: str) -> str:
     return shown
 
 
-MARKDOWN_PUNCTUATION = re.compile(r"(?<=[^\W_])(_+)(?=[^\W_])|([\\`*_\[\]#|~$])")
-"""The ASCII punctuation Markdown reads in a line of text: a backslash (an escape), a backtick (a code span, opened or
-closed, faim's own too), ``*`` and ``_`` (emphasis; not ``_`` inside a word, ``hate_speech``, which Markdown reads
-as written and which the first alternative matches to keep), brackets (a link or an image), ``#`` (a heading's end),
-``|`` (a table cell's end), ``~`` (struck text) and ``$`` (mathematics, on GitHub)."""
+MARKDOWN_PUNCTUATION = re.compile(r"(?<=[^\W_])(_+)(?=[^\W_])|([\\`*_\[\]|~$])")
+"""The ASCII punctuation Markdown reads inside a line of text: a backslash (an escape), a backtick (a code span,
+opened or closed, faim's own too), ``*`` and ``_`` (emphasis; not ``_`` inside a word, ``hate_speech``, which Markdown
+reads as written and which the first alternative matches to keep), brackets (a link or an image), ``|`` (a table
+cell's end), ``~`` (struck text) and ``$`` (mathematics, on GitHub). Not ``#``, which it reads only at a line's start
+(where faim puts no name, whose line breaks it writes as spaces) or at a heading's end (``heading_text``)."""
 
 
 def markdown_name(name: str) -> str:
@@ -89,8 +90,20 @@ def markdown_name(name: str) -> str:
 
 def markdown_text(text: str) -> str:
     """``text``, written as plain text (a name, or faim's words with no Markdown of their own), as Markdown shows it
-    in a heading or a paragraph: ``markdown_name``, then ``left_to_right``."""
+    in a heading or a paragraph: ``markdown_name``, then ``left_to_right`` (where it ends a heading,
+    ``heading_text``)."""
     return left_to_right(markdown_name(text))
+
+
+HEADING_END = re.compile(r"(?:^|(?<=[ \t]))#+(?=[ \t]*$)")
+"""A run of ``#`` that Markdown reads as a heading's closing sequence where it ends the heading: after a space or a
+tab, or the whole of its text (``## hate #`` is a heading of ``hate``, ``## #`` an empty one), spaces alone after it."""
+
+
+def heading_text(text: str) -> str:
+    """``text`` as ``markdown_text`` writes it, where it ends a Markdown heading (``## {text}``): a run of ``#`` ending
+    it (``HEADING_END``) backslash-escaped too, so that it is shown, not read as the heading's end."""
+    return HEADING_END.sub(lambda found: "\\#" * len(found.group()), markdown_text(text))
 
 
 class Markdown(str):

@@ -380,3 +380,11 @@ def test_the_title_writes_a_model_and_data_path_holding_backticks_as_code(tmp_pa
     report = {"model": "runs/`m`", "data": "posts`<img src=x onerror=alert(1)>`.jsonl", "tasks": {"hate": task}}
     title = write_report(report, tmp_path).read_text(encoding="utf-8").splitlines()[0]
     assert title == "# Calibration of `` runs/`m` `` on ``posts`<img src=x onerror=alert(1)>`.jsonl``"
+
+
+def test_a_task_named_with_a_hash_is_shown_as_written_in_its_heading(tmp_path: Path) -> None:
+    # every # of a name was escaped (C\#); a run of them ending the heading, which Markdown reads as its end, alone is
+    start, posts = Calibration.identity([TASK]), predictions(160, 3.0)
+    task = {"as_is": as_is(TASK, start, posts, EvalConfig()), "learning_curve": []}
+    text = write_report({"model": "m", "data": "d", "tasks": {"C#": task, "hate #": task}}, tmp_path).read_text()
+    assert "## C#\n" in text and "## hate \\#\n" in text

@@ -8,6 +8,7 @@ import pytest
 
 from faim.eval.tables import (
     code_span,
+    heading_text,
     markdown_cell,
     markdown_image,
     markdown_table,
@@ -54,7 +55,7 @@ def test_an_image_of_a_name_with_spaces_brackets_or_letters_of_any_script_stays_
     shown = markdown_image("仇恨 [a]_roc.png", "eval/仇恨 [a]_roc.png")
     assert shown == r"![仇恨 \[a\]\_roc.png](eval/仇恨%20[a]_roc.png)"
     assert markdown_image("100%", "100%.png") == "![100%](100%25.png)"  # not read as an escape
-    assert markdown_image("#hate?_roc.png", "#hate?_roc.png") == r"![\#hate?\_roc.png](%23hate%3F_roc.png)"  # a file
+    assert markdown_image("#hate?_roc.png", "#hate?_roc.png") == r"![#hate?\_roc.png](%23hate%3F_roc.png)"  # a file
 
 
 def test_an_images_description_shows_a_name_that_looks_like_html_or_an_entity_as_written() -> None:
@@ -85,7 +86,7 @@ def test_a_name_with_backticks_shows_its_html_as_written_in_a_heading_or_a_cell(
 
 
 def test_a_name_shows_the_punctuation_markdown_reads_as_written() -> None:
-    assert markdown_text("*hate* [a](b) #") == "\\*hate\\* \\[a\\](b) \\#"
+    assert markdown_text("*hate* [a](b) #") == "\\*hate\\* \\[a\\](b) #"
     assert markdown_text("hate_speech _x_ a\\b") == "hate_speech \\_x\\_ a\\\\b"  # _ inside a word reads as written
     assert markdown_cell("a|b") == "a\\|b"
 
@@ -93,11 +94,11 @@ def test_a_name_shows_the_punctuation_markdown_reads_as_written() -> None:
 def test_markdown_renders_a_name_as_written() -> None:
     markdown_it = pytest.importorskip("markdown_it")
     render = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"]).render
-    for name in [*CODE_SPAN_LOOKALIKES, "*hate*", "[a](https://example.com)", "hate #", "~~x~~", "a_b_"]:
+    for name in [*CODE_SPAN_LOOKALIKES, "*hate*", "[a](https://example.com)", "hate #", "#", "a ## ", "~~x~~", "a_b_"]:
         for shown in (render(f"## {markdown_text(name)} (binary)"), render(markdown_table(["task"], [[name]]))):
             assert "<img" not in shown and "<b>" not in shown and "<em>" not in shown and "<a " not in shown
             assert "<s>" not in shown and "<code>" not in shown
-        assert render(f"## {markdown_text(name)}").strip() == f"<h2>{html.escape(name, quote=False)}</h2>", name
+        assert render(f"## {heading_text(name)}").strip() == f"<h2>{html.escape(name.strip(), quote=False)}</h2>", name
 
 
 def test_a_path_is_written_as_code_with_its_backticks_and_bars_as_written() -> None:
@@ -117,3 +118,11 @@ def test_a_recipe_named_right_to_left_or_with_a_direction_control_keeps_its_row_
     assert arabic.splitlines()[-1] == "| \u200e`كراهية`\u200e | 0.8000 |"
     controlled = markdown_table(["model", "AUROC"], [[model_cell({"name": "x\u202e", "kind": "recipe"}), "0.8000"]])
     assert controlled.splitlines()[-1] == "| `x` | 0.8000 |"
+
+
+def test_a_hash_is_escaped_only_where_it_would_end_a_heading() -> None:
+    # every # was escaped, so #metoo and C# read \#metoo and C\# in metrics.md as written
+    assert markdown_text("#metoo C# a #") == "#metoo C# a #"
+    assert markdown_cell("#metoo") == "#metoo"
+    assert heading_text("#metoo C#") == "#metoo C#"
+    assert heading_text("hate ##") == "hate \\#\\#" and heading_text("#") == "\\#" and heading_text("a # ") == "a \\# "
