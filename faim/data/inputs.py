@@ -108,19 +108,28 @@ def check_exists(path: Path, where: str = "", hint: str = "", folder: bool = Fal
             says which.
 
     Raises:
-        FileNotFoundError: ``"data.root: ds/labeled_data.csv does not exist (resolved to /abs/ds/labeled_data.csv, a
-            recipe's data paths read from the working directory, not its folder); root must be the Davidson et al.
-            (2017) folder holding labeled_data.csv ..."`` (the note on the working directory where ``where`` names a
-            recipe's key and the path is relative), or without ``where`` and ``hint``, ``"posts.jsonl does not exist
-            (resolved to /abs/posts.jsonl)"``.
+        FileNotFoundError: ``"data.root: ds/labeled_data.csv does not exist (resolved to /abs/ds/labeled_data.csv);
+            root must be the Davidson et al. (2017) folder holding labeled_data.csv ...; a recipe's data paths are
+            read from the working directory, not its folder"`` (that note where ``where`` names a recipe's key and
+            the path is relative: ``recipe_path_note``), or without ``where`` and ``hint``, ``"posts.jsonl does not
+            exist (resolved to /abs/posts.jsonl)"``.
     """
     if not (path.is_dir() if folder else path.is_file()):
         prefix = f"{where}: " if where else ""
-        from_recipe = where and not path.is_absolute()
-        read_from = ", a recipe's data paths read from the working directory, not its folder" if from_recipe else ""
         suffix = f"; {hint}" if hint else ""
-        raise FileNotFoundError(f"{prefix}{path} does not exist (resolved to {path.absolute()}{read_from}){suffix}")
+        read_from = recipe_path_note(path) if where else ""
+        raise FileNotFoundError(f"{prefix}{path} does not exist (resolved to {path.absolute()}){suffix}{read_from}")
     return path
+
+
+def recipe_path_note(path: str | Path) -> str:
+    """What a recipe's data path not found adds, where the path is relative: that it was read from the working
+    directory, not the recipe's folder (which ``base:`` is read from); empty for a path given whole."""
+    return (
+        ""
+        if Path(path).is_absolute()
+        else "; a recipe's data paths are read from the working directory, not its folder"
+    )
 
 
 def find_inputs(spec: str | Path) -> list[Path]:

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from faim.data.columns import ColumnMap
-from faim.data.inputs import expand, input_format, read_inputs
+from faim.data.inputs import expand, input_format, read_inputs, recipe_path_note
 from faim.data.native import cell_count, cell_text, unknown_split
 from faim.data.post import SIGNIFICAND_BITS, NarrowFloat, Post, Unconvertible, post_name
 from faim.registry import source_path
@@ -768,13 +768,17 @@ class FileSource(ABC):
 
         Raises:
             FileNotFoundError: When the split's location stands for nothing, naming the split by its recipe key
-                (``data.validation: ...``).
+                (``data.validation: ...``), and where the location is relative, that a recipe's data paths are read
+                from the working directory (``recipe_path_note``).
             ValueError: On a file a folder or glob holds in another format (``inputs``), naming the split so too.
         """
+        location = self.location(split)
         try:
-            return self.inputs(self.location(split))
-        except (FileNotFoundError, ValueError) as error:
-            raise type(error)(f"{self.recipe_path}.{split}: {error}") from None
+            return self.inputs(location)
+        except FileNotFoundError as error:
+            raise FileNotFoundError(f"{self.recipe_path}.{split}: {error}{recipe_path_note(location)}") from None
+        except ValueError as error:
+            raise ValueError(f"{self.recipe_path}.{split}: {error}") from None
 
     def inputs(self, path: str | Path) -> list[Path]:
         """The files ``path`` stands for (``faim.data.inputs.expand``), each in this source's format.

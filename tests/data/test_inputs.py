@@ -262,9 +262,9 @@ def test_a_file_or_folder_not_there_is_named_as_given_and_resolved_with_what_cho
         check_exists(Path("ds/posts.txt"))
     (tmp_path / "ds").mkdir()
     (tmp_path / "ds" / "posts.txt").mkdir()
-    from_recipe = "a recipe's data paths read from the working directory, not its folder"
+    from_recipe = "a recipe's data paths are read from the working directory, not its folder"
     with pytest.raises(
-        FileNotFoundError, match=f"^data.root: ds/posts.txt does not exist \\(resolved to {resolved}, {from_recipe}\\)$"
+        FileNotFoundError, match=f"^data.root: ds/posts.txt does not exist \\(resolved to {resolved}\\); {from_recipe}$"
     ):
         check_exists(Path("ds/posts.txt"), "data.root")
     with pytest.raises(FileNotFoundError, match=f"^data.root: {resolved} does not exist \\(resolved to {resolved}\\)$"):

@@ -166,8 +166,15 @@ def test_a_split_file_not_there_is_named_by_check_split_without_reading_a_file_a
     source.check_split("test")
     with pytest.raises(FileNotFoundError, match=r"^data.validation: .*valdation.jsonl does not exist"):
         source.check_split("validation")
-    with pytest.raises(FileNotFoundError, match=r"^data.train: .*gone.jsonl does not exist"):
-        check_split(source, "train")
+    with pytest.raises(FileNotFoundError, match=r"^data.train: .*gone.jsonl does not exist \([^)]*\)$"):
+        check_split(source, "train")  # given whole: read from nowhere else
+    monkeypatch.chdir(tmp_path)
+    relative = JsonlSource(train="data/train.jsonl", validation="data/*.jsonl")  # beside a recipe in another folder
+    from_recipe = "; a recipe's data paths are read from the working directory, not its folder$"
+    with pytest.raises(FileNotFoundError, match=r"^data.train: data/train.jsonl does not exist \(.*\)" + from_recipe):
+        check_split(relative, "train")
+    with pytest.raises(FileNotFoundError, match=r"^data.validation: data/\*.jsonl: no input files .*" + from_recipe):
+        check_split(relative, "validation")
     (tmp_path / "folder").mkdir()
     write_csv(tmp_path / "folder" / "a.csv", ROWS)
     for read in (check_split, lambda source, split: source.posts(split)):
