@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from types import FrameType
 from typing import NamedTuple, TextIO
 
 from faim.notices import FaimWarning, MissingExtra
@@ -180,16 +184,49 @@ def command_warnings(command: str) -> Callable[..., None]:
     return show
 
 
+STOPPED_BY_SIGTERM = frozenset({"score", "embed"})
+"""The commands SIGTERM stops as Ctrl-C does (``sigterm_stops``): a job scheduler (Kubernetes evicting a pod,
+systemd, Slurm, ``timeout``) ending ``faim score`` then has its workers ended and its parts kept, and the run says
+what it keeps and that the same command scores the rest, where it ended silently, its workers killed mid-shard.
+``faim train`` stops on SIGTERM itself, saying what resumes it."""
+
+
+@contextmanager
+def sigterm_stops(received: list[int]) -> Iterator[None]:
+    """SIGTERM raising ``KeyboardInterrupt`` while the block runs, as Ctrl-C does, and noted in ``received``; the
+    handler before is set back after. Left alone outside the main thread, which alone can set one, and where SIGTERM
+    has a handler of its own (an application running ``faim.cli.main.main``) or is ignored. Processes the block
+    starts by ``spawn`` (the scoring workers) start with SIGTERM's default, as exec sets it."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run a parsed command; bad input, or a feature asked for whose optional package is missing (``MissingExtra``),
-    is one line on stderr and exit status 2, a warning faim gives one line."""
+    is one line on stderr and exit status 2, a warning faim gives one line. A command stopped by Ctrl-C, or by SIGTERM
+    where it takes it so (``STOPPED_BY_SIGTERM``), says so and what its stopped work keeps, with the status a shell
+    gives the signal (130, 143)."""
+    received: list[int] = []
+    sigterm = sigterm_stops(received) if args.command in STOPPED_BY_SIGTERM else nullcontext()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), sigterm:
             warnings.showwarning = command_warnings(args.command)
             return int(args.handler(args) or 0)
     except KeyboardInterrupt as error:  # its message, where one is given, says what the stopped work keeps
-        print(f"faim: interrupted{f': {error}' if error.args else ''}", file=sys.stderr)
-        return 130
+        stopped = "stopped by SIGTERM" if received else "interrupted"
+        print(f"faim: {stopped}{f': {error}' if error.args else ''}", file=sys.stderr)
+        return 128 + (received[0] if received else signal.SIGINT)
     except (ValueError, KeyError, OSError, MissingExtra) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"faim {args.command}: error: {message}", file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import signal
 import subprocess
 import sys
 from importlib.metadata import packages_distributions
@@ -129,3 +130,34 @@ def test_a_command_stopped_with_ctrl_c_says_so_and_what_its_stopped_work_says_it
 
     assert run(argparse.Namespace(command="score", handler=stopped)) == 130
     assert capsys.readouterr().err == said
+
+
+@pytest.mark.parametrize("command", ["score", "embed"])
+def test_sigterm_stops_a_scoring_command_as_ctrl_c_does_saying_so_with_its_status(command: str, capsys) -> None:
+    def terminated(args: argparse.Namespace) -> int:
+        signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)  # what SIGTERM runs; the default, outside a scoring run
+        return 0
+
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    assert run(argparse.Namespace(command=command, handler=terminated)) == 143
+    assert capsys.readouterr().err == "faim: stopped by SIGTERM\n"
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # set back once the command ends
+
+
+def test_sigterm_is_left_to_a_handler_set_before_and_to_commands_that_take_it_themselves() -> None:
+    seen = []
+
+    def handled(args: argparse.Namespace) -> int:
+        seen.append(signal.getsignal(signal.SIGTERM))
+        return 0
+
+    def own(signum: int, frame: object) -> None:
+        pass
+
+    assert run(argparse.Namespace(command="train", handler=handled)) == 0  # Lightning's, while it fits
+    previous = signal.signal(signal.SIGTERM, own)  # an application's, running faim's command line
+    try:
+        assert run(argparse.Namespace(command="score", handler=handled)) == 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert seen == [signal.SIG_DFL, own]

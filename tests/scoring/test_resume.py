@@ -141,6 +141,42 @@ def test_ctrl_c_reaches_only_the_main_process_which_ends_the_run_and_its_workers
     assert "Traceback" not in printed, printed
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").is_file(), reason="reads the process tree from /proc"
+)
+def test_sigterm_stops_a_run_as_ctrl_c_does_and_the_same_command_scores_the_rest_once(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    dump, out = text_dump(tmp_path / "dump.jsonl", 200), tmp_path / "out"
+    env = os.environ | {"PYTHONWARNINGS": "ignore"}
+    with (tmp_path / "stderr.txt").open("w+") as stderr:
+        process = scoring_under_way(score_command(tiny_model_dir, dump, out), env, out, parts=2, stderr=stderr)
+        workers: list[int] = []
+        try:
+            workers = worker_processes(process.pid)
+            assert workers, "the run should have a worker scoring"
+            os.killpg(process.pid, signal.SIGTERM)  # every process of the run, as systemd, Slurm and timeout send it
+            assert process.wait(timeout=60) == 143
+            assert not still_running(workers), "a worker outlived the stopped run"
+        finally:
+            kill_what_is_left(process, workers)
+        stderr.seek(0)
+        printed = stderr.read()
+    assert re.search(
+        rf"faim: stopped by SIGTERM: at least \d+ rows \(\d+ parts\) are scored and kept in {re.escape(str(out))}: "
+        "the same command scores the rest, no row twice",
+        printed,
+    ), printed
+    assert "Traceback" not in printed, printed
+    assert len(list(out.glob("part-*.parquet"))) < 8, "SIGTERM should land mid-run"
+    summary = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=25, progress=False)  # the run, resumed
+    assert summary.resumed_shards >= 2 and summary.rows == 200
+    ids = pq.read_table(out, columns=["id"]).column("id").to_pylist()
+    assert len(ids) == 200 and set(ids) == {f"p{i}" for i in range(200)}
+    assert not list(out.glob(".part-*"))
+
+
 def test_rerun_of_a_finished_run_scores_nothing(tiny_model_dir: Path, tmp_path: Path) -> None:
     dump, out = text_dump(tmp_path / "dump.jsonl", 60), tmp_path / "out"
     first = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=25, progress=False)
