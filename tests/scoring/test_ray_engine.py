@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import warnings
 from pathlib import Path
 
@@ -143,3 +144,16 @@ def test_ray_engine_pools_by_picture_as_the_embedded_engine(demo_data: dict[str,
     assert [row["id"] for row in here] == [row["id"] for row in ray_rows] and len(here) == 160
     assert max(abs(a["harmful"] - b["harmful"]) for a, b in zip(here, ray_rows)) < 1e-6
     assert [row["picture_group"] for row in here] == [row["picture_group"] for row in ray_rows]
+
+
+def test_a_ray_started_here_leaves_sigterm_to_the_handler_set_before_it() -> None:
+    def stop(signum: int, frame: object) -> None:  # faim score's, which stops the run as Ctrl-C does
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with ray_engine.running_ray() as (_, started_here):
+            assert started_here
+            assert signal.getsignal(signal.SIGTERM) is stop  # not Ray's, which aborted the run with a stack trace
+    finally:
+        signal.signal(signal.SIGTERM, previous)
