@@ -540,11 +540,11 @@ def in_base(error: RecipeError, written: Written, merged: dict[str, Any], overri
     missing is theirs to give. Where the recipe or one of ``overrides`` writes, and changes from the base's, a setting
     the key must agree with (``RecipeError.agrees``: ``train.monitor`` for the base's ``train.mode``, ``model.heads``
     for the tasks the base's data reads labels for), it names the recipe's own key, with the base's one (``FILE:
-    train.monitor: with train.mode of its base BASE: ...``), after the last override that set it where one did
-    (``FILE: --set train.monitor=val/loss: train.monitor: with ...``; ``override_at``): they made them disagree,
-    where with the base's setting there the recipe is not refused at ``error.path`` (``refused_at``); else the base's
-    error is its own (a task misspelt in its data, whatever head the recipe changed). It reads no file, so it names
-    what set the key when the recipe was read."""
+    train.monitor: with train.mode of its base BASE: ...``), after the override that set it where one made them
+    disagree (``FILE: --set train.monitor=val/loss: train.monitor: with ...``; ``disagreeing_override``), else where
+    the recipe's file writes it and with the base's setting there the recipe is not refused at ``error.path``
+    (``refused_at``); else the base's error is its own (a task misspelt in its data, whatever head the recipe
+    changed). It reads no file, so it names what set the key when the recipe was read."""
     base = written.base
     if base is None:
         return error
@@ -552,15 +552,36 @@ def in_base(error: RecipeError, written: Written, merged: dict[str, Any], overri
     if in_base_file <= held(written.data, error.path) or held(merged, error.path) < in_base_file:
         return error
     for path in error.agrees:
-        text = override_at(path, list(overrides))
-        if (
-            (text is not None or writes(written.data, path))
-            and value_at(merged, path) != value_at(base.data, path)
-            and not refused_at(as_base_writes(merged, base.data, path), error.path)
+        if value_at(merged, path) == value_at(base.data, path):
+            continue
+        text = disagreeing_override(error, path, written, overrides)
+        if text is not None or (
+            writes(written.data, path) and not refused_at(as_base_writes(merged, base.data, path), error.path)
         ):
             source = error.source if text is None else f"{error.source}: --set {text}"
             return RecipeError(source, path, f"with {error.path} of its base {base.file}: {error.problem}")
     return RecipeError(f"{base.file} (the base of {error.source})", error.path, error.problem)
+
+
+def disagreeing_override(error: RecipeError, path: str, written: Written, overrides: Sequence[str]) -> str | None:
+    """The one of ``overrides`` setting the YAML ``path`` (``override_at``) that made the recipe ``written`` refused
+    at ``error.path``: the last such that the recipe read without it and those after it setting ``path`` is not
+    (``refused_at``; one refused as it is resolved, left without heads, is); ``None`` where there is none, the recipe's
+    file or its base having made it so whatever the overrides (``--set model.heads.spam.hidden_dim=64`` on a child
+    whose heads lost the task its base's data reads)."""
+    kept = list(overrides)
+    for index in reversed(range(len(kept))):
+        text = kept[index]
+        if override_at(path, [text]) is None:
+            continue
+        del kept[index]
+        try:
+            resolved = resolve(written, error.source, kept)
+        except RecipeError:
+            continue
+        if not refused_at(resolved, error.path):
+            return text
+    return None
 
 
 def as_base_writes(recipe: dict[str, Any], base: dict[str, Any], path: str) -> dict[str, Any]:

@@ -802,3 +802,19 @@ def test_an_override_making_a_setting_disagree_with_the_bases_is_named_with_the_
     of_base = f"train.monitor: with train.mode of its base {shipped_file('hate_text_frozen')}: 'max' keeps the epoch"
     with pytest.raises(RecipeError, match=f"^{re.escape(f'{child}: --set train.monitor=val/loss: {of_base}')}"):
         Recipe.load(child, ["train.monitor=val/loss"])
+
+
+def test_an_override_keeping_the_tasks_leaves_the_disagreement_to_what_made_it(tmp_path: Path) -> None:
+    child = tmp_path / "child.yaml"
+    spam = "{type: binary, labels: [ham, spam]}"
+    of_base = f"with data.task of its base {shipped_file('hate_text_frozen')}: the model has no task 'hate'"
+    heads = f"model:\n  heads:\n    hate: null\n    spam: {spam}\n"
+    child.write_text(f"base: hate_text_frozen\n{heads}train: {{monitor: val/spam/auroc}}\n")
+    for overrides in (["model.heads.spam.hidden_dim=64"], ["model.heads.spam.dropout=0.1", "train.lr=0.001"]):
+        with pytest.raises(RecipeError, match=f"^{re.escape(f'{child}: model.heads: {of_base}')}"):
+            Recipe.load(child, overrides)
+    child.write_text("base: hate_text_frozen\ntrain: {monitor: val/loss, mode: min}\n")
+    overrides = ["model.heads.hate=null", f"model.heads.spam={spam}", "model.heads.spam.hidden_dim=64"]
+    by_override = f"{child}: --set model.heads.hate=null: model.heads: {of_base}"
+    with pytest.raises(RecipeError, match=f"^{re.escape(by_override)}"):
+        Recipe.load(child, overrides)
