@@ -203,8 +203,9 @@ def test_posts_given_by_key_in_a_mapping_are_refused_saying_how_to_list_them_wit
     by_id = pd.DataFrame({"text": ["x", "y"]}, index=["a", "b"]).to_dict("index")
     listed = "[{'id': key, **post} for key, post in posts.items()]"
     said = f"expected a list of posts, got posts by key (a dict): pass {listed}"
-    with pytest.raises(TypeError, match=f"^{re.escape(said)}$"):
-        as_posts(by_id)
+    for posts in (by_id, {"id1": {"text": "a"}, "id2": {"text": "b"}}, {"text1": {"text": "a", "labels": {}}}):
+        with pytest.raises(TypeError, match=f"^{re.escape(said)}$"):  # keys like a field misspelt, posts under them
+            as_posts(posts)
     with pytest.raises(TypeError, match=r"got one post \(a dict\): pass \[post\]$"):
         as_posts({"id": "a", "labels": {"hate": 1}, "meta": {"x": 1}})  # a post whose fields are mappings
     said = "expected a list of posts, got posts by key (a dict): pass list(posts.values())"
