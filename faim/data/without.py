@@ -186,7 +186,9 @@ def read_as_now(data: dict[str, Any]) -> dict[str, Any]:
     """A ``data:`` section as faim reads it now: one an earlier faim wrote leaving out ``lang`` values read as codes
     (``read_lang: code``), with ``read_lang: language`` where each value and each post's ``meta.lang`` in every split
     of its source reads alike both ways (``code_read``, ``given_code``), so that it leaves out the very posts it left
-    out then; otherwise as it is. ``python -m faim.eval.trained_holdout --reuse`` takes the run of such a fold so."""
+    out then; otherwise as it is. A post giving no ``meta.lang`` (or one ``given_code`` reads as none) is of the
+    language its text is told in, and the telling may have changed since, so every post must give its own. ``python
+    -m faim.eval.trained_holdout --reuse`` takes the run of such a fold so."""
     if (data.get("type"), data.get("field"), data.get("read_lang")) != ("without", LANGUAGE, EARLIER_READING):
         return data
     now = data | {"read_lang": LANG_READING}
@@ -194,7 +196,7 @@ def read_as_now(data: dict[str, Any]) -> dict[str, Any]:
         return data
     source = build_source_spec(now, "data")
     given = (post.meta.get(LANGUAGE) for split in source.splits() for post in source.member.posts(split))
-    return now if all(code_read(value) == given_code(value) for value in given) else data
+    return now if all(code_read(value) == given_code(value) is not None for value in given) else data
 
 
 def grouped(posts: list[Post], field: str) -> list[Post]:
