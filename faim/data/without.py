@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source the wrapped one may name)
-from faim.data.language import given_code, with_languages
-from faim.data.language_codes import NAMED, TWO_LETTER, WITHDRAWN
+from faim.data.language import GRANDFATHERED, given_code, with_languages
+from faim.data.language_codes import EXTLANGS, LOCALE_PARTS, NAMED, TWO_LETTER, WITHDRAWN
 from faim.data.post import LANGUAGE, Post, is_missing
 from faim.data.sources import check_split
 from faim.registry import build_source_spec, member_path, register_source
@@ -163,11 +163,26 @@ class WithoutSource:
 def region_left_out(value: Any) -> bool:
     """Whether ``given_code`` reads a ``lang`` value as its language without a script or region written after it
     (``pt-BR``, ``pt_BR``, ``zh-Hant``, ``por_Latn``, ``English (US)``: the language before it is read alike), not as
-    a language written whole (``es``, ``zh-yue``, a name ISO 639 gives with a bracket, ``Greek, Modern (1453-)``)."""
+    a language written whole (``es``, ``zh-yue``, a name ISO 639 gives with a bracket, ``Greek, Modern (1453-)``) or
+    a variety read as its language (``Persian (Dari)``, ``zh-cmn``, ``no-bok``: ``locale_cut``)."""
     written = unicodedata.normalize("NFKC", str(value)).strip()
     cuts = [match.start() for match in SUBTAG.finditer(written) if match.start()]
     code = given_code(written)
-    return written.casefold() not in NAMED and any(given_code(written[:cut]) == code for cut in cuts)
+    return written.casefold() not in NAMED and any(
+        given_code(written[:cut]) == code and locale_cut(written, cut) for cut in cuts
+    )
+
+
+def locale_cut(written: str, cut: int) -> bool:
+    """Whether what follows ``written[:cut]`` is a region or script: a bracket holding their names or codes alone
+    (``LOCALE_PARTS``, not a variety: ``Persian (Dari)``), or a subtag that is neither an extended language subtag of
+    the language before it (``zh-cmn``) nor part of a legacy tag (``no-bok``: ``GRANDFATHERED``)."""
+    before, rest = written[:cut].casefold().replace("_", "-"), written[cut:].casefold()
+    if rest.startswith(" ("):
+        inside = rest[2:].removesuffix(")").strip()
+        return inside in LOCALE_PARTS or {part.strip() for part in inside.split(",")} <= LOCALE_PARTS
+    subtag = re.split(r"[-_]", rest[1:])[0]
+    return subtag not in EXTLANGS.get(before, ()) and written.casefold().replace("_", "-") not in GRANDFATHERED
 
 
 def code_read(value: Any) -> str | None:

@@ -158,12 +158,19 @@ def test_left_out_by_language_a_post_giving_none_is_of_the_language_it_is_writte
         assert source.posts("validation")[1].meta == {"lang": None}  # the posts come through as the source gives them
 
 
-@pytest.mark.parametrize("value", ["pt-BR", "pt_BR", "zh-TW", "zh-Hant", "por_Latn", "English (US)", "zh-yue-HK"])
+VARIETIES = ["Persian (Dari)", "Norwegian (Bokmål)", "Kurdish (Kurmanji)", "Chinese (Mandarin)", "zh-cmn", "no-bok"]
+
+
+@pytest.mark.parametrize(
+    "value", ["pt-BR", "pt_BR", "zh-TW", "zh-Hant", "por_Latn", "English (US)", "zh-yue-HK", "zh-cmn-Hans"]
+)
 def test_a_lang_value_read_without_its_region_or_script_is_refused_naming_the_locale_field_to_use(wrapped, value):
     lang = {"type": "without", "source": wrapped | {"columns": {"meta": ["lang"]}}, "field": "lang"}
     refused = rf"^data: without: values: {re.escape(repr(value))} reads as .*field: locale$"
     with pytest.raises(ValueError, match=refused):
         build_source(lang | {"values": [value]})
     for value in ("pt", "Portuguese", "POR", "zh-yue", "zh-min-nan", "Greek, Modern (1453-)"):  # languages as written
+        build_source(lang | {"values": [value]})
+    for value in VARIETIES:  # a variety, extended language subtag or legacy tag read as its language: nothing cut
         build_source(lang | {"values": [value]})
     build_source({"type": "without", "source": wrapped, "field": "event", "values": ["pt-BR"]})  # not lang: as written
