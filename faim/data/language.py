@@ -209,15 +209,15 @@ def given_code(value: Any) -> str | None:
 def bracketed(given: str) -> str | None:
     """The language an English name of ISO 639's with a bracket after it names, as menus name a locale: the one the
     name gives where the bracket holds a region or script (``English (US)``, ``Serbian (Latin)``, ``Chinese
-    (Traditional, Hong Kong)``: ``LOCALE_PARTS``), the variety it names (``Norwegian (Nynorsk)`` is ``nn``, ``Kurdish
-    (Sorani)`` ``ckb``: ``VARIETIES``); ``None`` where the name before it is no language's or the bracket holds
-    anything else (``German (Swabian)``), so that the value is read as written."""
+    (Traditional, Hong Kong)``: ``LOCALE_PARTS``), the variety of that language it names (``Norwegian (Nynorsk)`` is
+    ``nn``, ``Kurdish (Sorani)`` ``ckb``: ``VARIETIES``); ``None`` where the name before it is no language's or the
+    bracket holds anything else (``German (Swabian)``, ``French (Moroccan)``), so that the value is read as written."""
     name, bracket, inside = given.casefold().partition("(")
     language, inside = NAMED.get(name.strip()), inside.removesuffix(")").strip()
     if not (bracket and language):
         return None
-    if inside in VARIETIES:
-        return VARIETIES[inside]
+    if (language, inside) in VARIETIES:
+        return VARIETIES[language, inside]
     parts = {inside} if inside in LOCALE_PARTS else {part.strip() for part in inside.split(",")}
     return language if parts <= LOCALE_PARTS else None
 

@@ -419,24 +419,25 @@ LOCALE_WORDS = frozenset(
 adjectives ``Portuguese (Brazilian)`` and ``English (American)`` name a region with."""
 
 VARIETIES = {
-    "bokmal": "nb",
-    "bokmål": "nb",
-    "cantonese": "yue",
-    "dari": "prs",
-    "egyptian": "arz",
-    "farsi": "fa",
-    "hakka": "hak",
-    "hokkien": "nan",
-    "kurmanji": "kmr",
-    "mandarin": "cmn",
-    "moroccan": "ary",
-    "nynorsk": "nn",
-    "shanghainese": "wuu",
-    "sorani": "ckb",
+    ("no", "bokmal"): "nb",
+    ("no", "bokmål"): "nb",
+    ("zh", "cantonese"): "yue",
+    ("fa", "dari"): "prs",
+    ("ar", "egyptian"): "arz",
+    ("fa", "farsi"): "fa",
+    ("zh", "hakka"): "hak",
+    ("zh", "hokkien"): "nan",
+    ("ku", "kurmanji"): "kmr",
+    ("zh", "mandarin"): "cmn",
+    ("ar", "moroccan"): "ary",
+    ("no", "nynorsk"): "nn",
+    ("zh", "shanghainese"): "wuu",
+    ("ku", "sorani"): "ckb",
 }
 """The variety of a language that menus name in brackets after it, ``Norwegian (Nynorsk)``, ``Kurdish (Sorani)``,
-``Chinese (Cantonese)``, case-folded → its code, read as a code given is (``kmr``, Kurmanji, is ``ku``, ``cmn``
-``zh``: ``ENCOMPASSED``)."""
+``Chinese (Cantonese)``: the language's code (as ``NAMED`` gives it) and the variety, case-folded → its code, read as
+a code given is (``kmr``, Kurmanji, is ``ku``, ``cmn`` ``zh``: ``ENCOMPASSED``). Another language's variety is none of
+its own (``French (Moroccan)``)."""
 
 LOCALE_PARTS = (
     frozenset(name.casefold() for table in (REGIONS, SCRIPTS) for name in re.split(r" \| |\n", table.strip()))
