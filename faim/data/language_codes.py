@@ -411,17 +411,20 @@ Zzzz | Code for uncoded script
 (``alpha_4`` and ``name``), split as ``REGIONS`` is."""
 
 LOCALE_WORDS = frozenset(
-    {"american", "australian", "british", "canadian", "european", "hong kong sar", "international", "korea"}
-    | {"latin america", "latin american", "macao sar", "macau", "mexican", "simplified", "traditional", "uk"}
+    {"american", "australian", "brazilian", "british", "canadian", "european", "hong kong sar", "international"}
+    | {"korea", "latin america", "latin american", "macao sar", "macau", "mexican", "simplified", "traditional", "uk"}
+    | {"hong kong sar china", "macao sar china", "simplified han", "traditional han", "swiss"}
 )
 """Words that name a locale's region or script in menus where ISO 3166-1 and ISO 15924 give none: the ``UK`` of
-``English (UK)``, the ``Simplified`` and ``Traditional`` of Chinese (Han), ``Latin America`` of Spanish, and the
-adjectives ``Portuguese (Brazilian)`` and ``English (American)`` name a region with."""
+``English (UK)``, the ``Simplified`` and ``Traditional`` of Chinese (Han), CLDR's ``Simplified Han`` and ``Hong Kong
+SAR China``, ``Latin America`` of Spanish, and the adjectives ``Portuguese (Brazilian)``, ``English (American)`` and
+``French (Swiss)`` name a region with (``German (Swiss)`` is Swiss German, a variety: ``VARIETIES``)."""
 
 VARIETIES = {
     ("no", "bokmal"): "nb",
     ("no", "bokmål"): "nb",
     ("zh", "cantonese"): "yue",
+    ("de", "swiss"): "gsw",
     ("fa", "dari"): "prs",
     ("ar", "egyptian"): "arz",
     ("fa", "farsi"): "fa",
@@ -439,13 +442,24 @@ VARIETIES = {
 a code given is (``kmr``, Kurmanji, is ``ku``, ``cmn`` ``zh``: ``ENCOMPASSED``). Another language's variety is none of
 its own (``French (Moroccan)``)."""
 
+
+def locale_names(name: str) -> set[str]:
+    """A name or code of ``REGIONS`` or ``SCRIPTS``, case-folded, as written, without its bracket, and each alias its
+    bracket holds, split at commas (``Devanagari (Nagari)``: ``devanagari (nagari)``, ``devanagari``, ``nagari``)."""
+    outside = re.sub(r" ?\([^)]*\)", "", name)
+    inside = [alias.strip() for bracket in re.findall(r"\(([^)]*)\)", name) for alias in bracket.split(",")]
+    return {part.casefold() for part in (name, outside, *inside) if part}
+
+
 LOCALE_PARTS = (
-    frozenset(name.casefold() for table in (REGIONS, SCRIPTS) for name in re.split(r" \| |\n", table.strip()))
+    frozenset().union(
+        *(locale_names(name) for table in (REGIONS, SCRIPTS) for name in re.split(r" \| |\n", table.strip()))
+    )
     | LOCALE_WORDS
 )
-"""Each name and code of a region or script, case-folded: what a bracket after a language's name holds where it
-names the language's locale (``English (US)``, ``Serbian (Latin)``, ``Chinese (Traditional, Hong Kong)``), read
-without it."""
+"""Each name and code of a region or script, case-folded (``locale_names``): what a bracket after a language's name
+holds where it names the language's locale (``English (US)``, ``Serbian (Latin)``, ``Korean (Hangul)``, ``Chinese
+(Traditional, Hong Kong)``), read without it."""
 
 TWO_LETTER, NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and

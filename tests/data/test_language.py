@@ -212,18 +212,31 @@ def test_a_language_named_with_its_region_or_script_in_brackets_is_that_language
     given = ["English (US)", "Chinese (Simplified)", "Portuguese (Brazil)", "Tonga (Tonga Islands)", "Tonga (Nyasa)"]
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])
     assert [post.meta["lang"] for post in filled] == ["en", "zh", "pt", "to", "tonga (nyasa)"]  # no code of its own
+    # a script or region named without ISO's bracket after it, or by an alias in it, by CLDR, or as an adjective
+    given = ["Kashmiri (Devanagari)", "Bengali (Ol Chiki)", "Korean (Hangul)", "Amharic (Ethiopic)", "Hindi (Nagari)"]
+    given += ["Chinese (Simplified Han)", "Chinese (Hong Kong SAR China)", "Chinese (Traditional Han, Macao SAR China)"]
+    given += ["Portuguese (Brazilian)", "Spanish (Falkland Islands)", "Korean (Hangeul)"]
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])
+    expected = ["ks", "bn", "ko", "am", "hi", "zh", "zh", "zh", "pt", "es", "ko"]
+    assert [post.meta["lang"] for post in filled] == expected
 
 
 def test_a_language_named_with_a_variety_in_brackets_is_that_variety_and_an_unknown_bracket_is_kept() -> None:
     regions = ["English (UK)", "English(USA)", "Serbian (Latin)", "Chinese (Traditional, Hong Kong)", "Arabic (Egypt)"]
-    regions += ["English (United Kingdom)", "Spanish (Latin America)", "Chinese (Taiwan)", "Uzbek (Cyrl)"]
+    regions += [
+        "English (United Kingdom)",
+        "Spanish (Latin America)",
+        "Chinese (Taiwan)",
+        "Uzbek (Cyrl)",
+        "French (Swiss)",
+    ]
     varieties = ["Norwegian (Nynorsk)", "Norwegian (Bokmål)", "Kurdish (Sorani)", "Kurdish (Kurmanji)"]
-    varieties += ["Chinese (Cantonese)", "Chinese (Mandarin)", "Arabic (Egyptian)", "Persian (Dari)"]
+    varieties += ["Chinese (Cantonese)", "Chinese (Mandarin)", "Arabic (Egyptian)", "Persian (Dari)", "German (Swiss)"]
     kept = ["German (Swabian)", "Deutsch (Schweiz)", "French (Moroccan)", "English (Egyptian)", "English (Cantonese)"]
     filled = with_languages(
         [Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(regions + varieties + kept)]
     )
-    expected = ["en", "en", "sr", "zh", "ar", "en", "es", "zh", "uz"]
-    expected += ["nn", "no", "ckb", "ku", "yue", "zh", "arz", "fa", "german (swabian)", "deutsch (schweiz)"]
+    expected = ["en", "en", "sr", "zh", "ar", "en", "es", "zh", "uz", "fr"]
+    expected += ["nn", "no", "ckb", "ku", "yue", "zh", "arz", "fa", "gsw", "german (swabian)", "deutsch (schweiz)"]
     expected += ["french (moroccan)", "english (egyptian)", "english (cantonese)"]  # another language's varieties
     assert [post.meta["lang"] for post in filled] == expected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -70,5 +71,12 @@ def test_the_regions_and_scripts_are_iso_codes_ones_and_no_variety_is_one() -> N
     scripts = json.loads((ISO_CODES / "iso_15924.json").read_text(encoding="utf-8"))["15924"]
     fields = ("alpha_2", "alpha_3", "name", "common_name", "alpha_4")
     given = {entry[field].casefold() for entry in regions + scripts for field in fields if field in entry}
+    # each as written, without its bracket and by each alias in it: Devanagari (Nagari), Hangul (Hangŭl, Hangeul)
+    given |= {re.sub(r" ?\([^)]*\)", "", name) for name in given}
+    given |= {
+        alias.strip() for name in given for inside in re.findall(r"\((.*?)\)", name) for alias in inside.split(",")
+    }
+    assert {"devanagari", "nagari", "hangul", "hangeul", "ethiopic", "falkland islands"} <= given
     assert LOCALE_PARTS - LOCALE_WORDS == given and not LOCALE_WORDS & given
-    assert not LOCALE_PARTS & {variety for _, variety in VARIETIES}
+    # Swiss names a region after French, and Swiss German, a variety, after German
+    assert LOCALE_PARTS & {variety for _, variety in VARIETIES} == {"swiss"} and ("de", "swiss") in VARIETIES
