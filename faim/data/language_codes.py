@@ -284,10 +284,11 @@ EXTLANGS = {
         "sgn": (
             "ads aed aen afg ajs ase asp asq asw bfi bfk bog bqn bqy bvl bzs cds csc csd cse csf csg csl csn csq csr "
             "csx doq dse dsl dsz ecs ehs esl esn eso eth fcs fse fsl fss gds gse gsg gsm gss gus hab haf hds hks hos "
-            "hps hsh hsl icl iks inl ins ise isg isr jcs jhs jks jls jos jsl jus kgi kvk lbs lls lsb lsc lsl lsn lso "
-            "lsp lst lsv lsw lsy lws mdl mfs mre msd msr mzc mzg mzy nbs ncs nsi nsl nsp nsr nzs okl pgz pks prl prz "
-            "psc psd psg psl pso psp psr pys rib rms rnb rsl rsm rsn sdl sfs sgg sgx slf sls sqk sqs sqx ssp ssr svk "
-            "swl syy szs tse tsm tsq tss tsy tza ugn ugy ukl uks vsi vsl vsv wbs xki xml xms ygs yhs ysl ysm zib zsl"
+            "hps hsh hsl icl iks ils inl ins ise isg isr jcs jhs jks jls jos jsl jus kgi kvk lbs lls lsb lsc lsl lsn "
+            "lso lsp lst lsv lsw lsy lws mdl mfs mre msd msr mzc mzg mzy nbs ncs nsi nsl nsp nsr nzs okl pgz pks prl "
+            "prz psc psd psg psl pso psp psr pys rib rms rnb rsl rsm rsn sdl sfb sfs sgg sgx slf sls sqk sqs sqx ssp "
+            "ssr svk swl syy szs tse tsm tsq tss tsy tza ugn ugy ukl uks vgt vsi vsl vsv wbs xki xml xms ygs yhs ysl "
+            "ysm zib zsl"
         ),
         "sw": "swc swh",
         "uz": "uzn uzs",
@@ -296,10 +297,12 @@ EXTLANGS = {
 }
 """Each macrolanguage (and ``sgn``, sign languages) BCP 47 writes an extended language subtag after → those subtags,
 the languages it encompasses, as the IANA Language Subtag Registry (RFC 5646) lists its ``Type: extlang`` records
-with that ``Prefix``, less those whose ISO 639-3 code was retired (``bbz``); those of ``sgn`` are the sign languages
-of ISO 639-3 (Debian's ``iso-codes``), as the registry's are. ``zh-yue`` is Cantonese, ``ar-arz`` Egyptian Arabic;
-a second subtag of three letters that is none of these is a region, as .NET's ``zh-CHS`` and ``zh-CHT`` (Simplified
-and Traditional Chinese) and ``en-USA`` write it."""
+with that ``Prefix``, less those ISO 639-3 as Debian's ``iso-codes`` 4.15.0 gives it no longer lists (``bbz``,
+retired in 2020; ``ajp``, which ISO 639-3 merged into ``apc`` in 2023 and the registry keeps as deprecated, is listed
+there, and kept); those of ``sgn`` are the sign languages of ISO 639-3, as the registry's are, with International
+Sign (``ils``) and those of Belgium (``sfb``, ``vgt``) it names otherwise. ``zh-yue`` is Cantonese, ``ar-arz``
+Egyptian Arabic; a second subtag of three letters that is none of these is a region, as .NET's ``zh-CHS`` and
+``zh-CHT`` (Simplified and Traditional Chinese) and ``en-USA`` write it."""
 
 REGIONS = """
 AW | ABW | Aruba | AF | AFG | Afghanistan | AO | AGO | Angola | AI | AIA | Anguilla | AX | ALA | Åland Islands | AL

@@ -197,6 +197,15 @@ def test_a_language_written_as_an_extended_subtag_after_its_macrolanguage_is_tha
     given = ["zh-yue", "zh-yue-HK", "zh-cmn-Hans", "ar-arz", "ar-arb", "zh-Hans", "en-US", "es-419", "zh-min-nan"]
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given + ["no-nyn"])])
     assert [post.meta["lang"] for post in filled] == ["yue", "yue", "zh", "arz", "ar", "zh", "en", "es", "nan", "nn"]
+    signed = [
+        "sgn-ils",
+        "sgn-sfb",
+        "sgn-vgt",
+        "sgn-BE-FR",
+        "sgn-BE-NL",
+    ]  # as the registry writes them, and its legacy tags
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(signed)])
+    assert [post.meta["lang"] for post in filled] == ["ils", "sfb", "vgt", "sfb", "vgt"]
 
 
 def test_a_three_letter_subtag_that_is_no_extended_language_subtag_of_the_language_is_a_region_left_out() -> None:

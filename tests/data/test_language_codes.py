@@ -61,6 +61,11 @@ def test_each_extended_language_subtag_is_an_individual_language_and_those_of_sg
     entries = json.loads((ISO_CODES / "iso_639-3.json").read_text(encoding="utf-8"))["639-3"]
     scopes = {entry["alpha_3"]: entry["scope"] for entry in entries}
     signed = {entry["alpha_3"] for entry in entries if "Sign Language" in entry["name"]}
+    signed |= {
+        "ils",
+        "sfb",
+        "vgt",
+    }  # International Sign, Langue des signes de Belgique Francophone, Vlaamse Gebarentaal
     assert all(scopes[three] == "I" for extlangs in EXTLANGS.values() for three in extlangs)
     assert EXTLANGS["sgn"] == signed and not {"chs", "cht", "usa", "mex", "can"} & set().union(*EXTLANGS.values())
 
