@@ -145,17 +145,18 @@ def unread() -> Any:
 
 
 def identify(text: str | None) -> str:
-    """The ISO 639-1 code of the language ``text`` is written in, or ``und`` when too little of it is words, most of
-    its letters are in a script none of the model's languages is written in (``UNWRITTEN``), or the model knows nothing
-    of it (its answer is ``unread``'s), save Hangul, which is ``ko`` (``HANGUL``); read with homoglyphs folded,
-    without what ``NOISE`` and ``OVERLAID`` match, and in small letters (see the module docstring)."""
+    """The ISO 639-1 code of the language ``text`` is written in, or ``und`` when too little of it is words or most of
+    its letters are in a script none of the model's languages is written in (``UNWRITTEN``); Hangul the model knows
+    nothing of (its answer is ``unread``'s) is ``ko`` (``HANGUL``), and a text of another of its scripts keeps its
+    answer, that one too (small capitals, ``ᴛʜɪs ɪs``, are English); read with homoglyphs folded, without what ``NOISE``
+    and ``OVERLAID`` match, and in small letters (see the module docstring)."""
     cleaned = NOISE.sub(" ", OVERLAID.sub("", fold_confusables(text or "")))
     count = letters(cleaned)
     if count < MIN_LETTERS or 2 * letters("".join(UNWRITTEN.findall(cleaned))) > count:
         return UNDETERMINED
     prediction = model().predict(cleaned.lower())
-    if prediction == unread():
-        return "ko" if 2 * letters("".join(HANGUL.findall(cleaned))) > count else UNDETERMINED
+    if prediction == unread() and 2 * letters("".join(HANGUL.findall(cleaned))) > count:
+        return "ko"
     (label,), _ = prediction
     code = str(label).removeprefix("__label__")
     return ISO_LABELS.get(code, code)
