@@ -148,13 +148,16 @@ def task_results(
     texts: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Metrics, slices, ablations and plots of one task, its plots' file names beginning ``plot_name``
-    (``faim.eval.plots.plot_names``); with ``texts`` (each predicted post's text, in order), a
+    (``faim.eval.plots.plot_names``), and of a binary task whose labelled posts are all of one class, that class's
+    label (``one_class``); with ``texts`` (each predicted post's text, in order), a
     binary task's words the model's decisions and the labels read the opposite way
     (``faim.eval.label_conflicts.decision_conflicts``)."""
     keep = task.labelled(main.predictions.targets[task.name])
     y, prob = labelled(task, main, keep)
     metric = metric_function(task, main.calibration, config)
     result: dict[str, Any] = {"type": task.type, "metrics": task_metrics(task, main, keep, config)}
+    if task.type == "binary" and len(np.unique(y)) == 1:  # AUROC and average precision unmeasured
+        result["one_class"] = task.labels[int(y[0])]
     if texts is not None and task.type == "binary":
         result["terms"] = opposite_words(task, texts, keep, y, prob, main.calibration.thresholds[task.name])
     field = config.slice

@@ -24,6 +24,8 @@ The ``results`` dict every function here takes (``faim eval`` builds it)::
                     "without_image": {"auroc": 0.74, ...},
                     "without_text": {"auroc": 0.61, ...},
                 },
+                "one_class": "benign",              # optional, binary tasks: the label every labelled post
+                                                    #   carries, where all carry one (AUROC and AP unmeasured)
                 "terms": {                          # optional, binary tasks: words the model's decisions and
                     "terms": 12, ...                #   the labels read the opposite way
                 },                                  #   (faim.eval.label_conflicts.decision_conflicts)
@@ -62,6 +64,7 @@ from faim.eval.tables import (
 )
 from faim.folders import WRITTEN, compared, write_text_whole
 from faim.notices import warn
+from faim.wording import plural
 
 TaskType = Literal["binary", "multiclass", "multilabel"]
 
@@ -83,8 +86,10 @@ class _TaskRequired(TypedDict):
 
 
 class TaskResult(_TaskRequired, total=False):
-    """One task's results; ``slices``, ``languages``, ``ablations``, ``terms`` and ``plots`` are optional."""
+    """One task's results; ``slices``, ``languages``, ``ablations``, ``one_class``, ``terms`` and ``plots`` are
+    optional."""
 
+    one_class: str
     slices: dict[str, dict[str, float]]
     languages: dict[str, dict[str, float]]
     ablations: dict[str, dict[str, float]]
@@ -114,9 +119,10 @@ evaluation never removes (``recorded``)."""
 def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
     """Write ``metrics.json`` (NaN as ``null``) and ``metrics.md`` into ``out_dir``.
 
-    The Markdown has, per task, a metrics table, an ablation table (headline metrics of the full model
-    and of each ablation, with the change from the full model), a slices and a languages table when present, the
-    words the model and the labels read the opposite way when there are any, then the task's images.
+    The Markdown has, per task, a metrics table (and under it, where a binary task's labelled posts are all of one
+    class, why its AUROC and average precision read n/a: ``_one_class_text``), an ablation table (headline metrics of
+    the full model and of each ablation, with the change from the full model), a slices and a languages table when
+    present, the words the model and the labels read the opposite way when there are any, then the task's images.
 
     Returns:
         ``{"json": path, "markdown": path}``.
@@ -223,7 +229,8 @@ def recorded(folder: Path, writer: str = WRITER) -> list[str] | None:
 
 def format_table(results: Results) -> str:
     """Plain-text console summary: per task, a row of headline metrics for the full model and each ablation, then
-    how its ECE compares with a calibrated model's and the words it and the labels read the opposite way.
+    why AUROC and average precision read n/a where its labelled posts are all of one class (``_one_class_text``), how
+    its ECE compares with a calibrated model's and the words it and the labels read the opposite way.
 
     Raises:
         ValueError: as :func:`write_report`.
@@ -237,6 +244,7 @@ def format_table(results: Results) -> str:
         blocks.append(
             f"{name} ({task['type']})\n"
             + text_table(["variant", *columns], rows)
+            + _one_class_note(task)
             + _ece_note(task["metrics"])
             + _terms_note(task)
         )
@@ -249,6 +257,25 @@ def _ece_note(metrics: Mapping[str, float]) -> str:
         return ""
     ece = format_value(metrics["ece"])
     return f"\nECE {ece}: a calibrated model would show {format_ece_range(metrics)} on these posts"
+
+
+def _one_class_text(task: TaskResult) -> str | None:
+    """A sentence on why a binary task whose labelled posts are all of one class (``one_class``) reads n/a for AUROC
+    and average precision, naming the class and the posts; ``None`` for another task."""
+    label = task.get("one_class")
+    if label is None:
+        return None
+    posts = plural(int(task["metrics"]["n"]), "post")
+    return (
+        f"every labelled post is {label!r} ({posts}), so AUROC and average precision, which need posts of both "
+        "classes, read n/a"
+    )
+
+
+def _one_class_note(task: TaskResult) -> str:
+    """``_one_class_text`` as a line under the task's console table (empty for another task)."""
+    note = _one_class_text(task)
+    return f"\n{note}" if note else ""
 
 
 def _pooling_note(results: Results) -> str:
@@ -280,6 +307,8 @@ def _markdown(results: Results, out_dir: Path) -> str:
         headline = [c for c in HEADLINE[task["type"]] if c != "n"]
         parts.append(f"## {markdown_text(name)} ({task['type']})")
         parts.append(markdown_table(["metric", "value"], [[k, format_value(v)] for k, v in task["metrics"].items()]))
+        if note := _one_class_text(task):
+            parts.append(markdown_text(note))  # naming the task's label
         if task.get("ablations"):
             parts.append("### Ablations")
             parts.append(_ablation_table(task["metrics"], task["ablations"], headline))

@@ -386,3 +386,23 @@ def test_tasks_whose_plots_would_take_one_file_each_get_plots_of_their_own(tmp_p
     ]  # a task's name where it is its own
     report = (tmp_path / "eval" / "metrics.md").read_text(encoding="utf-8")
     assert all(f"]({plot.name})" in report for plot in plots)
+
+
+@pytest.mark.parametrize("label", [0, 1])
+def test_a_binary_task_whose_labelled_posts_hold_one_class_says_why_its_auroc_and_ap_read_na(
+    label: int, tmp_path: Path
+) -> None:
+    posts = [Post(str(n), f"post {n}", labels={"harmful": label if n < 6 else None}) for n in range(8)]
+    results = evaluate(tiny_text_detector(), posts, tmp_path / "eval", "dump", ablations=False, words=False)
+    name = ["no", "yes"][label]
+    note = (
+        f"every labelled post is {name!r} (6 posts), so AUROC and average precision, which need posts of both "
+        "classes, read n/a"
+    )
+    assert results["tasks"]["harmful"]["one_class"] == name
+    assert note in format_table(results).splitlines()
+    assert f"\n\n{note}\n" in (tmp_path / "eval" / "metrics.md").read_text(encoding="utf-8")
+    posts[0].labels["harmful"] = 1 - label  # both classes: measured, no note
+    results = evaluate(tiny_text_detector(), posts, tmp_path / "both", "dump", ablations=False, words=False)
+    assert "one_class" not in results["tasks"]["harmful"]
+    assert "both classes" not in format_table(results) + (tmp_path / "both" / "metrics.md").read_text()
