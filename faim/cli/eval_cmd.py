@@ -5,8 +5,9 @@ Its arguments are ``faim.cli.eval_args``'s: ``faim --help`` reads them without i
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
         unlabelled = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
         unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"
     refuse_no_posts(posts, name)
+    # the columns of a file given as DATA no mapping reads, read once where a note needs them
+    unread = cache(partial(unread_columns, args.data, ColumnMap.from_recipe(columns))) if args.data else None
     detector = Detector.load(args.model)
     kinds = detector.model.kinds_with(detector.pooling_kind)
     posts = leave_out_empty(posts, kinds, name, unmapped)
@@ -77,23 +80,22 @@ def run(args: argparse.Namespace) -> int:
     if args.data:
         tasks = [task.name for task in detector.tasks]
         # what to do where evaluation finds no label: the data's columns are read for it then alone
-        unlabelled = MAP_LABELS if carries_labels(posts, tasks) else labels_remedy(args.data, columns, tasks)
-        unread = partial(unread_columns, args.data, ColumnMap.from_recipe(columns))
+        unlabelled = MAP_LABELS if carries_labels(posts, tasks) else labels_remedy(unread, tasks)
         warn_unheld_kinds(posts, kinds, name, columns=unread)
         warn_unread_meta(posts, detector.model.meta_fields, name)
     else:
         warn_source_split(source, args.split, posts, kinds, SPLIT_KIND)
-    for note in unlabelled_task_notes([task.name for task in detector.tasks], posts, name, args.data, columns):
+    for note in unlabelled_task_notes([task.name for task in detector.tasks], posts, name, unread, columns):
         warn(note)
     config = replace(recipe.eval, split=WHOLE_FILE if args.data else args.split)  # the report names what it read
     field = args.slice or config.slice
     # evaluation gives each post its language first
     filled = {LANGUAGE} if replace(config, slice=field).detects_languages else set()
     if args.data and filled and not any(LANGUAGE in post.meta for post in posts):
-        for note in language_column_notes(args.data, columns):
+        for note in language_column_notes(args.data, unread, columns):
             warn(note)
     if field and (problem := slice_problem(field, posts, filled)):
-        how = slice_remedy(field, args.data, columns, posts)
+        how = slice_remedy(field, unread, columns, posts)
         if args.slice:
             raise ValueError(f"--slice: {problem}; {how}")
         warn(f"eval.slice: {problem}, so the report has no slices; {how}")
@@ -118,36 +120,40 @@ def slice_problem(field: str, posts: list[Post], filled: set[str]) -> str | None
     return f"no post has the meta field {field!r} (fields they carry: {carried})"
 
 
-def slice_remedy(field: str, data: str | None, columns: dict[str, Any] | None, posts: list[Post]) -> str:
-    """How to give ``posts`` the meta field ``field`` to slice by: for a file given as ``data``, ``--map meta=COLUMN``
-    (``--map meta=FIELD`` where ``data`` has a column ``field`` the mapping ``columns`` leaves unread: for the
+def slice_remedy(
+    field: str, unread: Callable[[], list[str] | None] | None, columns: dict[str, Any] | None, posts: list[Post]
+) -> str:
+    """How to give ``posts`` the meta field ``field`` to slice by: for a file given as DATA, whose columns the mapping
+    ``columns`` leaves unread ``unread`` gives (``faim.data.preflight.unread_columns``), ``--map meta=COLUMN``
+    (``--map meta=FIELD`` where the file has a column ``field`` the mapping leaves unread: for the
     ``meta`` column, read where it holds an object, only where none did, no post carrying a meta field, as mapping it
     stops reading its objects; each as ``meta.FIELD=`` where ``columns`` maps meta fields so: ``meta_item``), naming
-    the columns of ``data`` no mapping reads; for a recipe's split (``data`` ``None``), which ``--map`` does not
+    the columns of the file no mapping reads; for a recipe's split (``unread`` ``None``), which ``--map`` does not
     reach, the recipe's ``data.columns`` and a file given as DATA."""
-    if not data:
+    if unread is None:
         return (
             "the recipe's data.columns meta lists what its split carries, and --map does not reach it: give a file as "
             "DATA with --map meta=COLUMN"
         )
-    unread = unread_columns(data, ColumnMap.from_recipe(columns)) or []
+    unmapped = unread() or []
     # the meta column read where it holds an object, none of whose cells did: mapping it loses no field
-    plain = field == "meta" and object_read(field) in unread and not any(post.meta for post in posts)
-    if field in unread or plain:
+    plain = field == "meta" and object_read(field) in unmapped and not any(post.meta for post in posts)
+    if field in unmapped or plain:
         how = f"read its column with --map {meta_item(field, field, columns)}"
     else:
         how = f"map one with --map {f'meta.{field}' if names_meta_fields(columns) else 'meta'}=COLUMN"
-    return f"{how} (columns of the data no mapping reads: {', '.join(unread)})" if unread else how
+    return f"{how} (columns of the data no mapping reads: {', '.join(unmapped)})" if unmapped else how
 
 
-def language_column_notes(data: str, columns: dict[str, Any] | None) -> list[str]:
+def language_column_notes(
+    data: str, unread: Callable[[], list[str] | None], columns: dict[str, Any] | None
+) -> list[str]:
     """A note for each column of ``data`` named as a language column is (``LANGUAGE_COLUMNS``, in any case) that the
-    mapping ``columns`` leaves unread, as it does unless ``--map meta=COLUMN`` or ``--map meta.lang=COLUMN`` names it:
-    evaluation gives each post the language detected from its text instead, and the note says how to read the column
-    as each post's language."""
+    mapping ``columns`` leaves unread (``unread`` gives those: ``faim.data.preflight.unread_columns``), as it does
+    unless ``--map meta=COLUMN`` or ``--map meta.lang=COLUMN`` names it: evaluation gives each post the language
+    detected from its text instead, and the note says how to read the column as each post's language."""
     notes = []
-    unread = unread_columns(data, ColumnMap.from_recipe(columns)) or []
-    for column in (c for c in unread if c.lower() in LANGUAGE_COLUMNS):
+    for column in (c for c in unread() or [] if c.lower() in LANGUAGE_COLUMNS):
         mapping = meta_item(LANGUAGE, column, columns)
         notes.append(
             f"{data} has a column {column!r} faim eval does not read: each post's language (--slice "
@@ -172,17 +178,21 @@ def names_meta_fields(columns: dict[str, Any] | None) -> bool:
 
 
 def unlabelled_task_notes(
-    tasks: list[str], posts: list[Post], name: str, data: str | None, columns: dict[str, Any] | None
+    tasks: list[str],
+    posts: list[Post],
+    name: str,
+    unread: Callable[[], list[str] | None] | None,
+    columns: dict[str, Any] | None,
 ) -> list[str]:
     """A note for each of ``tasks`` no post carries a label for, where some post carries one for another (none at all
-    is refused as evaluation begins): the report leaves it out. For a file given as ``data``, the note says how to
-    read its labels (``label_column_hint``, of the columns the mapping ``columns`` leaves unread)."""
+    is refused as evaluation begins): the report leaves it out. For a file given as DATA, the note says how to read
+    its labels (``label_column_hint``, of the columns the mapping ``columns`` leaves unread, which ``unread`` gives:
+    ``None`` for a recipe's split)."""
     unlabelled = [task for task in tasks if all(post.labels.get(task) is None for post in posts)]
     if len(unlabelled) in (0, len(tasks)):
         return []
-    unread = (unread_columns(data, ColumnMap.from_recipe(columns)) or []) if data else []
     notes = []
     for task in unlabelled:
-        hint = label_column_hint(task, unread, columns) if data else ""
+        hint = "" if unread is None else label_column_hint(task, unread() or [], columns)
         notes.append(f"{name}: no post carries a label for task {task!r}, which the report leaves out{hint}")
     return notes

@@ -9,7 +9,7 @@ are warned of too: the same post trained on and measured."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from typing import Any
 
@@ -143,12 +143,11 @@ def label_column_hint(task: str, unread: Sequence[str], columns: dict[str, Any] 
     return f"; map its labels' column with --map labels.{task}=COLUMN{named}"
 
 
-def labels_remedy(data: str, columns: dict[str, Any] | None, tasks: Sequence[str]) -> str:
-    """What to do about a file (``data``) none of whose posts carries a label for ``tasks``, as ``check_labelled`` ends
-    its error: ``MAP_LABELS``, after reading the columns named as tasks (``--map labels=scam,severity``) where the
-    mapping ``columns`` leaves any unread."""
-    unread = unread_columns(data, ColumnMap.from_recipe(columns)) or []
-    if not (named := [task for task in tasks if task in unread]):
+def labels_remedy(unread: Callable[[], Sequence[str] | None], tasks: Sequence[str]) -> str:
+    """What to do about a file none of whose posts carries a label for ``tasks``, as ``check_labelled`` ends its error:
+    ``MAP_LABELS``, after reading the columns named as tasks (``--map labels=scam,severity``) where its mapping leaves
+    any unread (``unread`` gives those: ``unread_columns``)."""
+    if not (named := [task for task in tasks if task in (unread() or [])]):
         return MAP_LABELS
     return f"read its columns named as tasks with --map labels={','.join(named)}, or {MAP_LABELS}"
 
