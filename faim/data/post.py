@@ -132,17 +132,19 @@ def owned(checked: Sequence[Any], given: Sequence[Any]) -> list[Any]:
 def unmapped(row: Any) -> str:
     """What the error refusing ``row``, given as a post but no mapping, adds: how to give a post's text, where it is a
     string, and a picture's, where it is bytes; a table's rows, where it is one not given as a mapping (a pandas
-    ``Series``, as ``iterrows`` gives each row with its index, or a named tuple, as ``itertuples`` gives them); and a
-    post's fields, where it is a plain tuple (a row's values without their columns, as ``itertuples(name=None)`` or a
-    database cursor gives them); ``""`` where it is none of these."""
+    ``Series``, as ``iterrows`` gives each row with its index, a named tuple, as ``itertuples`` gives them, or a NumPy
+    record, as ``to_records`` does); and a post's fields, where it is a plain tuple or an array of one dimension (a
+    row's values without their columns, as ``itertuples(name=None)``, a database cursor or a frame's ``values`` give
+    them); ``""`` where it is none of these."""
     if isinstance(row, str):
         return ": give each post as a mapping, its text as {'text': TEXT}"
     if isinstance(row, (bytes, *BYTES_LIKE)):
         return ": give each post as a mapping, its picture's bytes as {'images': [DATA]}"
     series = row[1] if isinstance(row, tuple) and len(row) == 2 else row
-    if hasattr(row, "_asdict") or (hasattr(series, "to_dict") and hasattr(series, "index")):
+    record = getattr(getattr(row, "dtype", None), "names", None)  # a structured array's row: its columns named
+    if hasattr(row, "_asdict") or (hasattr(series, "to_dict") and hasattr(series, "index")) or record:
         return ", a table's row: give its rows as mappings (a pandas frame's frame.to_dict('records'))"
-    if isinstance(row, tuple):
+    if isinstance(row, tuple) or getattr(row, "ndim", None) == 1:
         fields = "{'id': ID, 'text': TEXT} (a pandas frame's rows as frame.to_dict('records'))"
         return f", a row of values: give each post as a mapping of its fields, {fields}"
     return ""

@@ -123,13 +123,15 @@ def test_a_tables_rows_given_as_iterated_are_refused_saying_to_give_them_as_mapp
     frame = pd.DataFrame({"id": ["a", "b"], "text": ["x", "y"]})
     said = "a table's row: give its rows as mappings (a pandas frame's frame.to_dict('records'))"
     for rows, kind in [(frame.iterrows(), "tuple"), ((row for _, row in frame.iterrows()), "Series"),
-                       (frame.itertuples(), "Pandas")]:  # fmt: skip
+                       (frame.itertuples(), "Pandas"), (frame.to_records(), "record")]:  # fmt: skip
         message = f"post 0: expected a mapping of fields, got {kind}, {said}"
         with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
             as_posts(rows)
     values = "a row of values: give each post as a mapping of its fields, {'id': ID, 'text': TEXT}"
-    for rows in (frame.itertuples(name=None), [("a", "x")]):  # plain tuples, each row's values without their columns
-        with pytest.raises(ValueError, match=f"^post 0: expected a mapping of fields, got tuple, {re.escape(values)}"):
+    # plain tuples and arrays, each row's values without their columns
+    for rows, kind in [(frame.itertuples(name=None), "tuple"), ([("a", "x")], "tuple"), (frame.values, "ndarray"),
+                       (frame.to_numpy(dtype=str), "ndarray")]:  # fmt: skip
+        with pytest.raises(ValueError, match=f"^post 0: expected a mapping of fields, got {kind}, {re.escape(values)}"):
             as_posts(rows)
 
 
