@@ -129,7 +129,15 @@ def slice_remedy(
     ``meta`` column, read where it holds an object, only where none did, no post carrying a meta field, as mapping it
     stops reading its objects; each as ``meta.FIELD=`` where ``columns`` maps meta fields so: ``meta_item``), naming
     the columns of the file no mapping reads; for a recipe's split (``unread`` ``None``), which ``--map`` does not
-    reach, the recipe's ``data.columns`` and a file given as DATA."""
+    reach, the recipe's ``data.columns`` and a file given as DATA. A ``field`` named as ``--map`` names a meta field
+    (``meta.topic``) is told to drop ``meta.``, and how to give the posts the field so named where they lack it (as
+    slicing by ``lang`` detects it, the posts need not carry that)."""
+    named = field.removeprefix("meta.")
+    if named and named != field:
+        said = f"name the field without meta. ({named})"
+        if slice_problem(named, posts, {LANGUAGE}) is None:
+            return said
+        return f"{said} and {slice_remedy(named, unread, columns, posts)}"
     if unread is None:
         return (
             "the recipe's data.columns meta lists what its split carries, and --map does not reach it: give a file as "

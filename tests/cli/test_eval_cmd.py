@@ -255,3 +255,22 @@ def test_the_notes_and_remedies_naming_the_datas_columns_read_them_once(
     else:
         assert "read its columns named as tasks with --map labels=harmful" in said
     assert read == [str(data)]
+
+
+def test_a_slice_named_as_map_names_a_meta_field_is_told_to_drop_meta(tmp_path: Path, capsys) -> None:
+    section = {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    heads = {"harmful": {"type": "binary", "labels": ["benign", "harmful"]}}
+    model = faim.build({"model": section | {"heads": heads}}).save(str(tmp_path / "model"))
+    data = tmp_path / "posts.jsonl"
+    rows = [{"text": f"post {i}", "label": i % 2, "topic": "x"} for i in range(8)]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    given = [str(model), str(data), "--map", "labels.harmful=label", "-o", str(tmp_path / "out")]
+    # it was told to map the field with --map meta.meta.topic=COLUMN, and to map the column it had mapped
+    for mapped, how in [
+        (["--map", "meta.topic=topic"], ""),
+        ([], " and read its column with --map meta=topic (columns of the data no mapping reads: topic)"),
+    ]:
+        assert main(["eval", *given, *mapped, "--slice", "meta.topic"]) == 2
+        assert capsys.readouterr().err.rstrip().endswith(f"; name the field without meta. (topic){how}")
+    assert main(["eval", *given, "--map", "meta.topic=topic", "--slice", "meta.lang"]) == 2  # detected, as lang is
+    assert capsys.readouterr().err.rstrip().endswith("; name the field without meta. (lang)")
