@@ -30,6 +30,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     add_columns(parser)
     parser.add_argument(
         "--slice",
+        type=meta_field,
         help="meta field to report per-slice metrics for (e.g. --map meta=topic --slice topic); --slice lang slices "
         "by the language detected from each post's text unless --map meta=lang reads DATA's lang column (its codes "
         "read in small letters: EN is the en detected)",
@@ -48,3 +49,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "folder, or the split)",
     )
     parser.set_defaults(handler=deferred("faim.cli.eval_cmd"))
+
+
+def meta_field(text: str) -> str:
+    """``--slice``'s meta field, refused as it is parsed where it is empty (a variable not set), which would
+    otherwise be taken as no ``--slice`` at all."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty field name (a variable not set?); name the meta field to slice by")
+    return text

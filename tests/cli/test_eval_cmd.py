@@ -274,3 +274,12 @@ def test_a_slice_named_as_map_names_a_meta_field_is_told_to_drop_meta(tmp_path: 
         assert capsys.readouterr().err.rstrip().endswith(f"; name the field without meta. (topic){how}")
     assert main(["eval", *given, "--map", "meta.topic=topic", "--slice", "meta.lang"]) == 2  # detected, as lang is
     assert capsys.readouterr().err.rstrip().endswith("; name the field without meta. (lang)")
+
+
+def test_an_empty_slice_is_refused_as_it_is_parsed(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+    # it was taken as no --slice, the recipe's eval.slice sliced by, or none, without a word
+    with pytest.raises(SystemExit) as exited:
+        main(["eval", str(tiny_model_dir), "--slice", "", "-o", str(tmp_path / "out")])
+    assert exited.value.code == 2
+    said = "argument --slice: an empty field name (a variable not set?); name the meta field to slice by"
+    assert said in capsys.readouterr().err
