@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     warn_unread_meta(posts, detector.model.meta_fields, args.data)
     if not args.unlabelled:
         names = [task.name for task in detector.tasks]
-        remedy = MAP_LABELS if carries_labels(posts, names) else labels_remedy(unread, names)
+        remedy = MAP_LABELS if carries_labels(posts, names) else labels_remedy(unread, columns, names)
         check_labelled(posts, names, args.data, f"{remedy}, or estimate the share of positives with --unlabelled")
     refuse_unreadable(posts, detector.model.kinds, detector.max_elements, args.data, fused=detector.model.fused_kinds)
     collator = detector.collator(with_targets=True)

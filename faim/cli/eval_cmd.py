@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if args.data:
         tasks = [task.name for task in detector.tasks]
         # what to do where evaluation finds no label: the data's columns are read for it then alone
-        unlabelled = MAP_LABELS if carries_labels(posts, tasks) else labels_remedy(unread, tasks)
+        unlabelled = MAP_LABELS if carries_labels(posts, tasks) else labels_remedy(unread, columns, tasks)
         warn_unheld_kinds(posts, kinds, name, columns=unread)
         warn_unread_meta(posts, detector.model.meta_fields, name)
     else:

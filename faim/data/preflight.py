@@ -143,13 +143,23 @@ def label_column_hint(task: str, unread: Sequence[str], columns: dict[str, Any] 
     return f"; map its labels' column with --map labels.{task}=COLUMN{named}"
 
 
-def labels_remedy(unread: Callable[[], Sequence[str] | None], tasks: Sequence[str]) -> str:
+def labels_remedy(
+    unread: Callable[[], Sequence[str] | None], columns: dict[str, Any] | None, tasks: Sequence[str]
+) -> str:
     """What to do about a file none of whose posts carries a label for ``tasks``, as ``check_labelled`` ends its error:
     ``MAP_LABELS``, after reading the columns named as tasks (``--map labels=scam,severity``) where its mapping leaves
-    any unread (``unread`` gives those: ``unread_columns``)."""
+    any unread (``unread`` gives those: ``unread_columns``); saying first, where the mapping ``columns`` maps a column
+    to a task's labels, that no post kept (those holding nothing the model reads are left out) holds one there."""
+    mapped = [
+        f"labels.{task}={column}" for task, column in ColumnMap.from_recipe(columns).labels.items() if task in tasks
+    ]
+    held = ""
+    if mapped:
+        which = "the column mapped to its labels" if len(mapped) == 1 else "the columns mapped to their labels"
+        held = f"no post kept holds one in {which} ({', '.join(mapped)}): "
     if not (named := [task for task in tasks if task in (unread() or [])]):
-        return MAP_LABELS
-    return f"read its columns named as tasks with --map labels={','.join(named)}, or {MAP_LABELS}"
+        return held + MAP_LABELS
+    return f"{held}read its columns named as tasks with --map labels={','.join(named)}, or {MAP_LABELS}"
 
 
 def warn_source_split(

@@ -60,7 +60,8 @@ def test_eval_of_posts_whose_only_labelled_ones_hold_nothing_read_names_the_rows
     assert f"{left_out}; the first: {data}:1 (post id={rows[0]['id']!r})" in said
     refused = f"faim eval: error: {data}: no post carries a label for any task (harmful); "
     remedy = (
-        "map a column to a task's labels with --map labels.TASK=COLUMN"
+        "no post kept holds one in the column mapped to its labels (labels.harmful=label): map a column to a task's "
+        "labels with --map labels.TASK=COLUMN"
         if given
         else "the recipe's split has no labels for these tasks, and --map does not reach it"
     )
@@ -283,3 +284,19 @@ def test_an_empty_slice_is_refused_as_it_is_parsed(tiny_model_dir: Path, tmp_pat
     assert exited.value.code == 2
     said = "argument --slice: an empty field name (a variable not set?); name the meta field to slice by"
     assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_data_whose_mapped_label_column_holds_no_label_is_told_so(
+    command: str, tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    # it was told to map a column to the task's labels, which it had
+    data = tmp_path / "posts.csv"
+    data.write_text("id,text,label,class\na,a post,,1\nb,another,,0\n", encoding="utf-8")
+    given = [str(tiny_model_dir), str(data), "--map", "labels.harmful=label", "-o", str(tmp_path / "out")]
+    assert main([command, *given]) == 2
+    assert (
+        f"faim {command}: error: {data}: no post carries a label for any task (harmful); no post kept holds one in "
+        "the column mapped to its labels (labels.harmful=label): map a column to a task's labels with --map "
+        "labels.TASK=COLUMN"
+    ) in capsys.readouterr().err
