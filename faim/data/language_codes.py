@@ -421,13 +421,13 @@ LOCALE_WORDS = frozenset(
 """Words that name a locale's region or script in menus where ISO 3166-1 and ISO 15924 give none: the ``UK`` of
 ``English (UK)``, the ``Simplified`` and ``Traditional`` of Chinese (Han), CLDR's ``Simplified Han`` and ``Hong Kong
 SAR China``, ``Latin America`` of Spanish, and the adjectives ``Portuguese (Brazilian)``, ``English (American)`` and
-``French (Swiss)`` name a region with (``German (Swiss)`` is Swiss German, a variety: ``VARIETIES``)."""
+``French (Swiss)`` and ``German (Swiss)`` name a region with (menus name the locales ``de-CH`` and ``fr-CH`` so: Swiss
+German, ``gsw``, is not what ``German (Swiss)`` names there)."""
 
 VARIETIES = {
     ("no", "bokmal"): "nb",
     ("no", "bokmål"): "nb",
     ("zh", "cantonese"): "yue",
-    ("de", "swiss"): "gsw",
     ("fa", "dari"): "prs",
     ("ar", "egyptian"): "arz",
     ("fa", "farsi"): "fa",
