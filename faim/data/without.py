@@ -42,9 +42,9 @@ EARLIER_READING = "code"
 """The ``read_lang`` an earlier faim wrote into each fold grouped by ``lang`` (``code_read``): a region or script kept,
 ``pt-BR`` a language apart from ``pt``."""
 
-SUBTAG = re.compile(r"[-_]| \(")
+SUBTAG = re.compile(r"[-_]|\s*\(")
 """Where a script or region may follow a language in a ``lang`` value: BCP 47's hyphen, a locale's underscore, a
-menu's bracket (``pt-BR``, ``pt_BR``, ``Portuguese (Brazil)``)."""
+menu's bracket, with or without a space before it (``pt-BR``, ``pt_BR``, ``Portuguese (Brazil)``, ``English(USA)``)."""
 
 
 @register_source("without")
@@ -178,8 +178,8 @@ def locale_cut(written: str, cut: int) -> bool:
     (``LOCALE_PARTS``, not a variety: ``Persian (Dari)``), or a subtag that is neither an extended language subtag of
     the language before it (``zh-cmn``) nor part of a legacy tag (``no-bok``: ``GRANDFATHERED``)."""
     before, rest = written[:cut].casefold().replace("_", "-"), written[cut:].casefold()
-    if rest.startswith(" ("):
-        inside = rest[2:].removesuffix(")").strip()
+    if rest.lstrip().startswith("("):
+        inside = rest.lstrip()[1:].removesuffix(")").strip()
         return inside in LOCALE_PARTS or {part.strip() for part in inside.split(",")} <= LOCALE_PARTS
     subtag = re.split(r"[-_]", rest[1:])[0]
     return subtag not in EXTLANGS.get(before, ()) and written.casefold().replace("_", "-") not in GRANDFATHERED
