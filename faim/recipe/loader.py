@@ -565,10 +565,12 @@ def in_base(error: RecipeError, written: Written, merged: dict[str, Any], overri
 
 def disagreeing_override(error: RecipeError, path: str, written: Written, overrides: Sequence[str]) -> str | None:
     """The one of ``overrides`` setting the YAML ``path`` (``override_at``) that made the recipe ``written`` refused
-    at ``error.path``: the last such that the recipe read without it and those after it setting ``path`` is not
-    (``refused_at``; one refused as it is resolved, left without heads, is); ``None`` where there is none, the recipe's
-    file or its base having made it so whatever the overrides (``--set model.heads.spam.hidden_dim=64`` on a child
-    whose heads lost the task its base's data reads)."""
+    at ``error.path``: the last such that the recipe read without it and those after it setting ``path`` is read
+    (``refusal``; one refused as it is resolved, left without heads, is not); ``None`` where there is none, the
+    recipe's file or its base having made it so whatever the overrides (``--set model.heads.spam.hidden_dim=64`` on a
+    child whose heads lost the task its base's data reads), or where without it the recipe is refused elsewhere first,
+    which leaves undecided whether it made the disagreement (``--set model.heads.spam.labels=[ham, spam]`` giving the
+    labels of a task the child's file adds, its heads having lost the task its base's data reads)."""
     kept = list(overrides)
     for index in reversed(range(len(kept))):
         text = kept[index]
@@ -579,7 +581,7 @@ def disagreeing_override(error: RecipeError, path: str, written: Written, overri
             resolved = resolve(written, error.source, kept)
         except RecipeError:
             continue
-        if not refused_at(resolved, error.path):
+        if refusal(resolved) is None:
             return text
     return None
 
@@ -602,11 +604,17 @@ def as_base_writes(recipe: dict[str, Any], base: dict[str, Any], path: str) -> d
 def refused_at(recipe: dict[str, Any], path: str) -> bool:
     """Whether reading the recipe mapping ``recipe`` (as ``faim.recipe.Recipe.from_dict`` reads it) is refused at the
     YAML ``path``."""
+    return refusal(recipe) == path
+
+
+def refusal(recipe: dict[str, Any]) -> str | None:
+    """The YAML path at which reading the recipe mapping ``recipe`` (as ``faim.recipe.Recipe.from_dict`` reads it) is
+    refused first; ``None`` where it is read."""
     try:
         validate(taking_defaults(python_values(recipe)))
     except RecipeError as error:
-        return error.path == path
-    return False
+        return error.path
+    return None
 
 
 def writes(recipe: dict[str, Any], path: str) -> bool:

@@ -818,3 +818,7 @@ def test_an_override_keeping_the_tasks_leaves_the_disagreement_to_what_made_it(t
     by_override = f"{child}: --set model.heads.hate=null: model.heads: {of_base}"
     with pytest.raises(RecipeError, match=f"^{re.escape(by_override)}"):
         Recipe.load(child, overrides)
+    unlabelled = heads.replace(spam, "{type: binary}")  # its labels given by an override
+    child.write_text(f"base: hate_text_frozen\n{unlabelled}train: {{monitor: val/spam/auroc}}\n")
+    with pytest.raises(RecipeError, match=f"^{re.escape(f'{child}: model.heads: {of_base}')}"):
+        Recipe.load(child, ["model.heads.spam.labels=[ham, spam]"])  # without it refused first at its labels
