@@ -571,12 +571,12 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
 def by_key(items: Mapping[Any, Any]) -> bool:
     """Whether ``items``, given where a list of posts is expected, holds posts by key (a pandas frame's
     ``to_dict('index')``, a dict of ``Post`` objects by their ids): some, each a mapping or a ``Post``, under keys none
-    of which is a post's field (``FIELDS``), nor, where none is a ``Post`` and not each is a mapping of post fields
-    alone (``{'id1': {'text': 'a'}}``), a field misspelt (``misspelt_fields``: a post whose labels and meta are under
-    such keys, ``{'lables': {'hate': 1}}``)."""
+    of which is a post's field (``FIELDS``), nor, where none is a ``Post`` and not each is a mapping holding a post
+    field (``{'id1': {'text': 'a', 'lang': 'en'}}``, a frame's with a column of no field), a field misspelt
+    (``misspelt_fields``: a post whose labels and meta are under such keys, ``{'lables': {'hate': 1}}``)."""
     if not items or any(key in FIELDS for key in items):
         return False
-    if all(isinstance(value, Mapping) and value and all(key in FIELDS for key in value) for value in items.values()):
+    if all(isinstance(value, Mapping) and any(key in FIELDS for key in value) for value in items.values()):
         return True
     if any(isinstance(value, Post) for value in items.values()):
         return all(isinstance(value, (Mapping, Post)) for value in items.values())

@@ -205,7 +205,9 @@ def test_posts_given_by_key_in_a_mapping_are_refused_saying_how_to_list_them_wit
     by_id = pd.DataFrame({"text": ["x", "y"]}, index=["a", "b"]).to_dict("index")
     listed = "[{'id': key, **post} for key, post in posts.items()]"
     said = f"expected a list of posts, got posts by key (a dict): pass {listed}"
-    for posts in (by_id, {"id1": {"text": "a"}, "id2": {"text": "b"}}, {"text1": {"text": "a", "labels": {}}}):
+    extra = pd.DataFrame({"text": ["x"], "lang": ["en"]}, index=["id1"]).to_dict("index")  # a column of no field
+    given = (by_id, {"id1": {"text": "a"}, "id2": {"text": "b"}}, {"text1": {"text": "a", "labels": {}}}, extra)
+    for posts in (*given, {"text1": {"text": "a", "label": 1}}, {"id1": {"text": "a", "likes": 3}}):
         with pytest.raises(TypeError, match=f"^{re.escape(said)}$"):  # keys like a field misspelt, posts under them
             as_posts(posts)
     with pytest.raises(TypeError, match=r"got one post \(a dict\): pass \[post\]$"):
