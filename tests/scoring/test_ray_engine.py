@@ -157,3 +157,7 @@ def test_a_ray_started_here_leaves_sigterm_to_the_handler_set_before_it() -> Non
             assert signal.getsignal(signal.SIGTERM) is stop  # not Ray's, which aborted the run with a stack trace
     finally:
         signal.signal(signal.SIGTERM, previous)
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    with ray_engine.running_ray():  # no handler of the process's: Ray's is kept, which ends Ray's processes with it
+        assert callable(signal.getsignal(signal.SIGTERM))
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
