@@ -1,7 +1,5 @@
 """``python -m faim`` runs the command line."""
 
-import sys
+from faim.cli.main import script
 
-from faim.cli.main import main
-
-sys.exit(main())
+script()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import signal
 import sys
 import threading
@@ -153,13 +154,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``faim`` script; returns the exit status."""
+def main(argv: Sequence[str] | None = None, stop_on_sigterm: bool = False) -> int:
+    """Run the command line ``argv`` (the process's arguments where ``None``); returns the exit status. With
+    ``stop_on_sigterm`` (the ``faim`` script's, ``script``), SIGTERM stops the commands of ``STOPPED_BY_SIGTERM`` as
+    Ctrl-C does; an application calling it keeps SIGTERM as it set it."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((word for word in argv if not word.startswith("-")), None)
     try:
         args = build_parser(command if command in COMMANDS else None).parse_args(argv)
-        return run(args)
+        return run(args, stop_on_sigterm)
     except ModuleNotFoundError as error:
         package = missing_package(error)
         if package is None:
@@ -212,13 +215,18 @@ def sigterm_stops(received: list[int]) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def run(args: argparse.Namespace) -> int:
+SIGTERM_STATUS = 128 + signal.SIGTERM
+"""The status ``run`` returns for a command SIGTERM stopped (143), as a shell gives a process SIGTERM killed."""
+
+
+def run(args: argparse.Namespace, stop_on_sigterm: bool = False) -> int:
     """Run a parsed command; bad input, or a feature asked for whose optional package is missing (``MissingExtra``),
-    is one line on stderr and exit status 2, a warning faim gives one line. A command stopped by Ctrl-C, or by SIGTERM
-    where it takes it so (``STOPPED_BY_SIGTERM``), says so and what its stopped work keeps, with the status a shell
-    gives the signal (130, 143)."""
+    is one line on stderr and exit status 2, a warning faim gives one line. A command stopped by Ctrl-C, or with
+    ``stop_on_sigterm`` by SIGTERM where it takes it so (``STOPPED_BY_SIGTERM``), says so and what its stopped work
+    keeps, with the status a shell gives the signal (130, ``SIGTERM_STATUS``)."""
     received: list[int] = []
-    sigterm = sigterm_stops(received) if args.command in STOPPED_BY_SIGTERM else nullcontext()
+    stops = stop_on_sigterm and args.command in STOPPED_BY_SIGTERM
+    sigterm = sigterm_stops(received) if stops else nullcontext()
     try:
         with warnings.catch_warnings(), sigterm:
             warnings.showwarning = command_warnings(args.command)
@@ -233,5 +241,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
+def script() -> None:
+    """The ``faim`` script and ``python -m faim``: ``main`` of the process's arguments, SIGTERM stopping ``faim score``
+    and ``faim embed`` as Ctrl-C does; a command so stopped then ends the process by SIGTERM, as one SIGTERM kills
+    does, so that systemd, a job scheduler or a parent process reads it stopped, not failed with status 143."""
+    status = main(stop_on_sigterm=True)
+    if status == SIGTERM_STATUS:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    script()

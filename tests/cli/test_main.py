@@ -14,7 +14,7 @@ import pytest
 from import_graph import ROOT
 from packaging.requirements import Requirement
 
-from faim.cli.main import COMMANDS, EXTRA_OF, build_parser, main, run
+from faim.cli.main import COMMANDS, EXTRA_OF, SIGTERM_STATUS, build_parser, main, run
 
 tomllib = pytest.importorskip("tomllib")
 
@@ -139,7 +139,7 @@ def test_sigterm_stops_a_scoring_command_as_ctrl_c_does_saying_so_with_its_statu
         return 0
 
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
-    assert run(argparse.Namespace(command=command, handler=terminated)) == 143
+    assert run(argparse.Namespace(command=command, handler=terminated), stop_on_sigterm=True) == SIGTERM_STATUS
     assert capsys.readouterr().err == "faim: stopped by SIGTERM\n"
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # set back once the command ends
 
@@ -154,10 +154,11 @@ def test_sigterm_is_left_to_a_handler_set_before_and_to_commands_that_take_it_th
     def own(signum: int, frame: object) -> None:
         pass
 
-    assert run(argparse.Namespace(command="train", handler=handled)) == 0  # Lightning's, while it fits
+    assert run(argparse.Namespace(command="train", handler=handled), stop_on_sigterm=True) == 0  # Lightning's
+    assert run(argparse.Namespace(command="score", handler=handled)) == 0  # an application's main: its SIGTERM
     previous = signal.signal(signal.SIGTERM, own)  # an application's, running faim's command line
     try:
-        assert run(argparse.Namespace(command="score", handler=handled)) == 0
+        assert run(argparse.Namespace(command="score", handler=handled), stop_on_sigterm=True) == 0
     finally:
         signal.signal(signal.SIGTERM, previous)
-    assert seen == [signal.SIG_DFL, own]
+    assert seen == [signal.SIG_DFL, signal.SIG_DFL, own]
