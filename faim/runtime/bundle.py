@@ -195,7 +195,11 @@ def read_bundle(directory: str | Path) -> dict[str, Any]:
     if not root.is_dir():
         raise ExportError(file_not_folder(root))
     if not path.is_file() and (root / RUN_MODEL / MANIFEST).is_file():
-        raise ExportError(f"{root}: a training run's folder, not an export; its model is {root / RUN_MODEL}")
+        model = root / RUN_MODEL
+        raise ExportError(
+            f"{root}: a training run's folder, not an export; export its model with faim export {model} -o DIR "
+            f"(faim score --runtime onnx scores {model} as it is)"
+        )
     if not path.is_file():
         hint = " (a saved model: export it first with faim export)" if (root / MANIFEST).is_file() else ""
         raise ExportError(f"{root}: not an exported faim model (no {EXPORT_MANIFEST}){hint}")

@@ -37,7 +37,11 @@ def test_a_directory_that_does_not_exist_is_named_as_such(tmp_path: Path) -> Non
 def test_a_training_runs_folder_given_as_the_export_is_named_with_its_model(tmp_path: Path) -> None:
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "faim.json").write_text("{}", encoding="utf-8")
-    named = f"{tmp_path}: a training run's folder, not an export; its model is {tmp_path / 'model'}"
+    model = tmp_path / "model"
+    named = (
+        f"{tmp_path}: a training run's folder, not an export; export its model with faim export {model} -o DIR "
+        f"(faim score --runtime onnx scores {model} as it is)"
+    )
     with pytest.raises(ExportError, match=f"^{re.escape(named)}$"):
         read_bundle(tmp_path)
 
