@@ -260,8 +260,6 @@ def test_a_file_or_folder_not_there_is_named_as_given_and_resolved_with_what_cho
     resolved = re.escape(str(tmp_path / "ds" / "posts.txt"))
     with pytest.raises(FileNotFoundError, match=f"^ds/posts.txt does not exist \\(resolved to {resolved}\\)$"):
         check_exists(Path("ds/posts.txt"))
-    (tmp_path / "ds").mkdir()
-    (tmp_path / "ds" / "posts.txt").mkdir()
     from_recipe = "a recipe's data paths are read from the working directory, not its folder"
     with pytest.raises(
         FileNotFoundError, match=f"^data.root: ds/posts.txt does not exist \\(resolved to {resolved}\\); {from_recipe}$"
@@ -269,6 +267,12 @@ def test_a_file_or_folder_not_there_is_named_as_given_and_resolved_with_what_cho
         check_exists(Path("ds/posts.txt"), "data.root")
     with pytest.raises(FileNotFoundError, match=f"^data.root: {resolved} does not exist \\(resolved to {resolved}\\)$"):
         check_exists(tmp_path / "ds" / "posts.txt", "data.root")  # a path given whole was read from nowhere else
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "posts.txt").mkdir()
+    with pytest.raises(
+        FileNotFoundError, match=f"^data.root: ds/posts.txt does not exist \\(resolved to {resolved}\\)$"
+    ):
+        check_exists(Path("ds/posts.txt"), "data.root")  # there, a folder: found where it was looked for
     with pytest.raises(
         FileNotFoundError, match=f"^ds/posts.txt does not exist \\(resolved to {resolved}\\); root must$"
     ):
