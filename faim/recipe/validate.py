@@ -408,7 +408,6 @@ def validate(recipe: dict[str, Any], source: str = "") -> None:
     check_augment(source, train.get("augment", {}))
     check_balance(source, train.get("balance"), recipe.get("data"))
     check_balance(source, eval_section.get("threshold_balance"), None, "eval.threshold_balance")
-    check_thresholds_read(source, eval_section, model["heads"])
     check_pooling(source, model, eval_section)
     check_score_columns(source, model["heads"], eval_section.get("pool_by_image") is not None)
     check_crowd_corrections(source, eval_section)
@@ -621,29 +620,6 @@ def check_pooling(source: str, model: dict[str, Any], eval_section: dict[str, An
             "eval.pool_by_image",
             "pooling by shared picture needs model.encoders.image; without one, set eval.pool_by_image to null",
             agrees=("model.encoders",),
-        )
-
-
-THRESHOLD_SETTINGS = ("threshold_objective", "threshold_target", "threshold_balance")
-"""The ``eval:`` settings that choose a binary task's decision threshold, which a model without one does not read."""
-
-
-def check_thresholds_read(source: str, eval_section: dict[str, Any], heads: dict[str, Any]) -> None:
-    """A setting choosing a binary task's decision threshold (``THRESHOLD_SETTINGS``) is given only to a model with a
-    binary task: a multiclass or multilabel task takes no threshold, and the setting would go unread. A saved model
-    so built is warned of and loaded (``faim.registry.refuse_new``)."""
-    kinds = {task: registries()["head"][head["type"]].task_type for task, head in heads.items()}
-    if "binary" in kinds.values():
-        return
-    for key in (key for key in THRESHOLD_SETTINGS if eval_section.get(key) is not None):
-        tasks = ", ".join(f"{task}: {kind}" for task, kind in kinds.items())
-        problem = (
-            f"the model has no binary task ({tasks}), whose decision threshold it chooses: a multiclass task decides "
-            "by its likeliest class and a multilabel one each label at 0.5"
-        )
-        refuse_new(
-            RecipeError(source, f"eval.{key}", f"{problem}; leave it out", agrees=("model.heads",)),
-            f"eval.{key}: {problem}, so it is not read",
         )
 
 

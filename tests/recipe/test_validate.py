@@ -786,26 +786,3 @@ def test_a_task_named_by_a_yaml_float_is_told_to_write_its_name_without_the_dot(
     with pytest.raises(RecipeError) as info:
         faim.build(heads)
     assert str(info.value).endswith("write the name quoted and without its dot, which a task's name cannot hold")
-
-
-@pytest.mark.parametrize("key", ["threshold_objective", "threshold_target", "threshold_balance"])
-def test_a_threshold_setting_of_a_model_without_a_binary_task_is_refused_and_a_saved_ones_warned_of(
-    key: str, recipe: dict, write_recipe
-) -> None:
-    del recipe["data"]  # of the model alone
-    recipe["model"]["heads"] = {
-        "tone": {"type": "multiclass", "labels": ["calm", "angry", "sad"]},
-        "tags": {"type": "multilabel", "labels": ["spam", "scam"]},
-    }
-    recipe["eval"][key] = {"threshold_objective": "macro_f1", "threshold_target": 0.8, "threshold_balance": "sources"}[
-        key
-    ]
-    said = (
-        f"eval.{key}: the model has no binary task (tags: multilabel, tone: multiclass), whose decision threshold it "
-        "chooses: a multiclass task decides by its likeliest class and a multilabel one each label at 0.5"
-    )
-    assert said in error_for(recipe, write_recipe)
-    with registry.rebuilding_saved("saved"), pytest.warns(registry.SavedModelWarning, match=f"eval.{key}: the model"):
-        assert Recipe.load(write_recipe(recipe)).eval  # a model saved so loads
-    recipe["model"]["heads"]["harmful"] = {"type": "binary", "labels": ["benign", "harmful"]}
-    assert getattr(Recipe.load(write_recipe(recipe)).eval, key) == recipe["eval"][key]
