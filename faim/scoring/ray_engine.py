@@ -83,15 +83,16 @@ def running_ray() -> Iterator[tuple[Any, bool]]:
     """The ``ray`` module with Ray running, and whether it was started here: the caller's Ray if one is up (left up),
     else a local one started here and shut down at the end (left running, it keeps CPUs busy). Starting one sets
     SIGTERM's handler, in the main thread, back to one the process had set before (``faim score`` stopping as Ctrl-C
-    does, ``faim.cli.main.sigterm_stops``, or an application's): ``ray.init`` puts its own in its place, with which
-    such a run sent SIGTERM aborted with a stack trace, its workers' parts kept but nothing said of them. Where SIGTERM
-    had no handler of the process's (its default), Ray's is kept, which ends Ray's own processes with it."""
+    does, ``faim.cli.main.sigterm_stops``, or an application's, SIGTERM ignored too): ``ray.init`` puts its own in its
+    place, with which such a run sent SIGTERM aborted with a stack trace, its workers' parts kept but nothing said of
+    them. Where SIGTERM had no handler of the process's (its default), Ray's is kept, which ends Ray's own processes
+    with it."""
     ray = ray_module()
     started_here = not ray.is_initialized()
     if started_here:
         held = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
         ray.init(include_dashboard=False, log_to_driver=False)
-        if callable(held):
+        if held not in (None, signal.SIG_DFL):
             signal.signal(signal.SIGTERM, held)
     try:
         yield ray, started_here

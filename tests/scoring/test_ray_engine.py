@@ -150,13 +150,14 @@ def test_a_ray_started_here_leaves_sigterm_to_the_handler_set_before_it() -> Non
     def stop(signum: int, frame: object) -> None:  # faim score's, which stops the run as Ctrl-C does
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        with ray_engine.running_ray() as (_, started_here):
-            assert started_here
-            assert signal.getsignal(signal.SIGTERM) is stop  # not Ray's, which aborted the run with a stack trace
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    for held in (stop, signal.SIG_IGN):  # faim score's handler; an application ignoring SIGTERM
+        previous = signal.signal(signal.SIGTERM, held)
+        try:
+            with ray_engine.running_ray() as (_, started_here):
+                assert started_here
+                assert signal.getsignal(signal.SIGTERM) == held  # not Ray's, which aborted the run with a stack trace
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     with ray_engine.running_ray():  # no handler of the process's: Ray's is kept, which ends Ray's processes with it
         assert callable(signal.getsignal(signal.SIGTERM))
