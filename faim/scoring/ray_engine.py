@@ -85,8 +85,8 @@ def running_ray() -> Iterator[tuple[Any, bool]]:
     SIGTERM's handler, in the main thread, back to one the process had set before (``faim score`` stopping as Ctrl-C
     does, ``faim.cli.main.sigterm_stops``, or an application's, SIGTERM ignored too): ``ray.init`` puts its own in its
     place, with which such a run sent SIGTERM aborted with a stack trace, its workers' parts kept but nothing said of
-    them. Where SIGTERM had no handler of the process's (its default), Ray's is kept, which ends Ray's own processes
-    with it."""
+    them. Where SIGTERM had no handler of the process's (its default), Ray's is kept while Ray runs, which ends Ray's
+    own processes with it; the handler before is set back once Ray is shut down, so that it outlives no Ray."""
     ray = ray_module()
     started_here = not ray.is_initialized()
     if started_here:
@@ -99,6 +99,8 @@ def running_ray() -> Iterator[tuple[Any, bool]]:
     finally:
         if started_here:
             ray.shutdown()
+            if held is not None:
+                signal.signal(signal.SIGTERM, held)
 
 
 def actor_count(workers: int | None, cpus: int, gpus: int | None = None, local: bool = True) -> int:

@@ -123,6 +123,7 @@ def test_ray_engine_scores_every_row_once_across_windows(
 
 @pytest.mark.slow
 def test_a_ray_the_caller_started_stays_up(tiny_model_dir: Path, demo_data: dict[str, Path], tmp_path: Path) -> None:
+    held = signal.getsignal(signal.SIGTERM)
     ray.init(include_dashboard=False, log_to_driver=False)
     try:
         summary = score_dump(tiny_model_dir, demo_data["validation"], tmp_path / "ray", workers=1, engine="ray",
@@ -130,6 +131,7 @@ def test_a_ray_the_caller_started_stays_up(tiny_model_dir: Path, demo_data: dict
         assert summary.rows == 160 and ray.is_initialized()
     finally:
         ray.shutdown()
+        signal.signal(signal.SIGTERM, held)  # ray.init's handler, which its shutdown leaves, outlives no test
 
 
 @pytest.mark.slow
@@ -161,4 +163,4 @@ def test_a_ray_started_here_leaves_sigterm_to_the_handler_set_before_it() -> Non
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     with ray_engine.running_ray():  # no handler of the process's: Ray's is kept, which ends Ray's processes with it
         assert callable(signal.getsignal(signal.SIGTERM))
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # Ray's handler outlives no Ray
