@@ -98,7 +98,7 @@ def test_a_command_whose_package_is_missing_names_it_and_the_extra_that_installs
 def test_a_package_found_missing_as_a_command_runs_is_named_with_the_extra_that_installs_it(
     missing: str, extra: str, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    def run(args) -> int:
+    def run(args, stop_on_sigterm: bool = False) -> int:
         raise ModuleNotFoundError(f"No module named {missing!r}", name=missing)
 
     monkeypatch.setattr("faim.cli.main.run", run)
