@@ -205,22 +205,27 @@ def test_a_file_an_earlier_run_wrote_under_another_name_of_what_this_run_wrote_i
     assert json.loads((folder / WRITTEN).read_text(encoding="utf-8"))["files"] == ["hate_roc.png", WRITTEN]
 
 
-def test_an_earlier_runs_file_goes_where_the_file_system_gives_no_file_index(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # a Windows network share gives every file st_ino 0, which Python documents as meaningless: every earlier name
-    # read as one file with this run's and none was removed
+def without_file_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Have every file's stat give st_ino 0, as a Windows network share does (``monkeypatch.undo`` ends it)."""
     real = Path.stat
 
     class NoIndex:
         def __init__(self, found: object) -> None:
             self.st_dev, self.st_ino, self.st_mode = found.st_dev, 0, found.st_mode
 
+    monkeypatch.setattr(Path, "stat", lambda self, **kwargs: NoIndex(real(self, **kwargs)))
+
+
+def test_an_earlier_runs_file_goes_where_the_file_system_gives_no_file_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a Windows network share gives every file st_ino 0, which Python documents as meaningless: every earlier name
+    # read as one file with this run's and none was removed
     folder = tmp_path / "eval"
     replace_written(folder, ["old_roc.png", WRITTEN])
     for name in ("old_roc.png", "new_roc.png"):
         (folder / name).write_bytes(b"png")
-    monkeypatch.setattr(Path, "stat", lambda self, **kwargs: NoIndex(real(self, **kwargs)))
+    without_file_index(monkeypatch)
     assert replace_written(folder, ["new_roc.png", WRITTEN])
     assert not (folder / "old_roc.png").exists() and (folder / "new_roc.png").is_file()
 
@@ -231,18 +236,12 @@ def test_an_earlier_name_of_what_this_run_wrote_is_kept_where_the_file_system_gi
     # on a Windows network share (st_ino 0) Hate_roc.png and hate_roc.png name one file: told apart by no file index,
     # the earlier run's name of it was removed, and the plot this run had just written with it; a hard link stands for
     # the second name here
-    real = Path.stat
-
-    class NoIndex:
-        def __init__(self, found: object) -> None:
-            self.st_dev, self.st_ino, self.st_mode = found.st_dev, 0, found.st_mode
-
     folder = tmp_path / "eval"
     replace_written(folder, ["Hate_roc.png", "old_roc.png", WRITTEN])
     for name in ("hate_roc.png", "old_roc.png"):
         (folder / name).write_bytes(b"png")
     (folder / "Hate_roc.png").hardlink_to(folder / "hate_roc.png")
-    monkeypatch.setattr(Path, "stat", lambda self, **kwargs: NoIndex(real(self, **kwargs)))
+    without_file_index(monkeypatch)
     assert replace_written(folder, ["hate_roc.png", WRITTEN])
     monkeypatch.undo()
     assert (folder / "Hate_roc.png").read_bytes() == b"png"  # this run's plot, where the names are one
