@@ -24,6 +24,22 @@ def text_dump(path: Path, n: int) -> Path:
     return path
 
 
+READS_PROCESS_TREE = pytest.mark.skipif(
+    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").is_file(), reason="reads the process tree from /proc"
+)
+
+
+def said_what_is_kept(printed: str, stopped: str, out: Path) -> None:
+    """Assert that a stopped run's stderr (``printed``) says how it was ``stopped``, what it keeps in ``out`` and that
+    the same command scores the rest, without a traceback."""
+    assert re.search(
+        rf"faim: {stopped}: at least \d+ rows? \(\d+ parts?\) are scored and kept in {re.escape(str(out))}: "
+        "the same command scores the rest, no row twice",
+        printed,
+    ), printed
+    assert "Traceback" not in printed, printed
+
+
 def score_command(model: Path, dump: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "faim", "score", str(model), str(dump), "-o", str(out),
             "--workers", "2", "--shard-rows", "25", "--batch-size", "5"]  # fmt: skip
@@ -90,9 +106,7 @@ def kill_what_is_left(process: subprocess.Popen, workers: list[int]) -> None:
     process.wait()
 
 
-@pytest.mark.skipif(
-    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").is_file(), reason="reads the process tree from /proc"
-)
+@READS_PROCESS_TREE
 def test_workers_end_when_the_run_that_started_them_is_killed(tiny_model_dir: Path, tmp_path: Path) -> None:
     dump, out = text_dump(tmp_path / "dump.jsonl", 1500), tmp_path / "out"
     env = os.environ | {"PYTHONWARNINGS": "ignore"}
@@ -108,9 +122,7 @@ def test_workers_end_when_the_run_that_started_them_is_killed(tiny_model_dir: Pa
         kill_what_is_left(process, workers)
 
 
-@pytest.mark.skipif(
-    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").is_file(), reason="reads the process tree from /proc"
-)
+@READS_PROCESS_TREE
 def test_ctrl_c_reaches_only_the_main_process_which_ends_the_run_and_its_workers(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
@@ -133,18 +145,11 @@ def test_ctrl_c_reaches_only_the_main_process_which_ends_the_run_and_its_workers
             kill_what_is_left(process, workers)
         stderr.seek(0)
         printed = stderr.read()
-    assert re.search(
-        rf"faim: interrupted: at least \d+ rows? \(\d+ parts?\) are scored and kept in {re.escape(str(out))}: the same "
-        "command scores the rest, no row twice",
-        printed,
-    ), printed
-    assert "Traceback" not in printed, printed
+    said_what_is_kept(printed, "interrupted", out)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").is_file(), reason="reads the process tree from /proc"
-)
+@READS_PROCESS_TREE
 def test_sigterm_stops_a_run_as_ctrl_c_does_and_the_same_command_scores_the_rest_once(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
@@ -163,12 +168,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_the_same_command_scores_the_rest
             kill_what_is_left(process, workers)
         stderr.seek(0)
         printed = stderr.read()
-    assert re.search(
-        rf"faim: stopped by SIGTERM: at least \d+ rows? \(\d+ parts?\) are scored and kept in {re.escape(str(out))}: "
-        "the same command scores the rest, no row twice",
-        printed,
-    ), printed
-    assert "Traceback" not in printed, printed
+    said_what_is_kept(printed, "stopped by SIGTERM", out)
     assert len(list(out.glob("part-*.parquet"))) < 8, "SIGTERM should land mid-run"
     summary = score_dump(tiny_model_dir, dump, out, workers=1, shard_rows=25, progress=False)  # the run, resumed
     assert summary.resumed_shards >= 2 and summary.rows == 200
