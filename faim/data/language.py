@@ -37,6 +37,7 @@ import fasttext
 from faim.data.language_codes import (
     ENCOMPASSED,
     EXTLANGS,
+    GRANDFATHERED,
     LOCALE_PARTS,
     NAMED,
     SCRIPTED,
@@ -50,33 +51,6 @@ from faim.encoders.text_normalize import fold_confusables
 from faim.weights import resolve_packaged
 
 UNDETERMINED = "und"
-GRANDFATHERED = {
-    "art-lojban": "jbo",
-    "i-ami": "ami",
-    "i-bnn": "bnn",
-    "i-hak": "hak",
-    "i-klingon": "tlh",
-    "i-lux": "lb",
-    "i-navajo": "nv",
-    "i-pwn": "pwn",
-    "i-tao": "tao",
-    "i-tay": "tay",
-    "i-tsu": "tsu",
-    "no-bok": "nb",
-    "no-nyn": "nn",
-    "sgn-be-fr": "sfb",
-    "sgn-be-nl": "vgt",
-    "sgn-ch-de": "sgg",
-    "zh-guoyu": "cmn",
-    "zh-hakka": "hak",
-    "zh-min": "zh",
-    "zh-min-nan": "nan",
-    "zh-xiang": "hsn",
-}
-"""The tags BCP 47 keeps from RFC 3066 that name a language the subtags they are written with do not (``art`` is a
-collection, ``i`` no language, ``min`` is Minangkabau's code, ``nyn`` Nyankole's) → the language each names, as the
-IANA registry's Preferred-Value gives it (``zh-min``, Min Chinese, has none: ``zh``; ``i-default``, ``i-enochian``
-and ``i-mingo`` have none and stay as written, as a private-use tag, ``x-…``, does)."""
 NO_LANGUAGE = frozenset({"qam", "qct", "qht", "qme", "qst", "und", "zxx"})
 """Codes that give no language, read as no code given, so that ``identify`` tells the post's text: the ``lang`` X's
 (Twitter's) API gives a tweet of mentions, cashtags, hashtags or media links alone, or of very short text (``qam``,

@@ -467,3 +467,31 @@ holds where it names the language's locale (``English (US)``, ``Serbian (Latin)`
 TWO_LETTER, NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and
 each English name of it, case-folded → its two-letter code (``english`` → ``en``)."""
+
+GRANDFATHERED = {
+    "art-lojban": "jbo",
+    "i-ami": "ami",
+    "i-bnn": "bnn",
+    "i-hak": "hak",
+    "i-klingon": "tlh",
+    "i-lux": "lb",
+    "i-navajo": "nv",
+    "i-pwn": "pwn",
+    "i-tao": "tao",
+    "i-tay": "tay",
+    "i-tsu": "tsu",
+    "no-bok": "nb",
+    "no-nyn": "nn",
+    "sgn-be-fr": "sfb",
+    "sgn-be-nl": "vgt",
+    "sgn-ch-de": "sgg",
+    "zh-guoyu": "cmn",
+    "zh-hakka": "hak",
+    "zh-min": "zh",
+    "zh-min-nan": "nan",
+    "zh-xiang": "hsn",
+}
+"""The tags BCP 47 keeps from RFC 3066 that name a language the subtags they are written with do not (``art`` is a
+collection, ``i`` no language, ``min`` is Minangkabau's code, ``nyn`` Nyankole's) → the language each names, as the
+IANA registry's Preferred-Value gives it (``zh-min``, Min Chinese, has none: ``zh``; ``i-default``, ``i-enochian``
+and ``i-mingo`` have none and stay as written, as a private-use tag, ``x-…``, does)."""

@@ -775,10 +775,9 @@ class FileSource(ABC):
         location = self.location(split)
         try:
             return self.inputs(location)
-        except FileNotFoundError as error:
-            raise FileNotFoundError(f"{self.recipe_path}.{split}: {error}{recipe_path_note(location)}") from None
-        except ValueError as error:
-            raise ValueError(f"{self.recipe_path}.{split}: {error}") from None
+        except (FileNotFoundError, ValueError) as error:
+            note = recipe_path_note(location) if isinstance(error, FileNotFoundError) else ""
+            raise type(error)(f"{self.recipe_path}.{split}: {error}{note}") from None
 
     def inputs(self, path: str | Path) -> list[Path]:
         """The files ``path`` stands for (``faim.data.inputs.expand``), each in this source's format.

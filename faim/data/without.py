@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source the wrapped one may name)
-from faim.data.language import GRANDFATHERED, given_code, with_languages
-from faim.data.language_codes import EXTLANGS, LOCALE_PARTS, NAMED, TWO_LETTER, WITHDRAWN
+from faim.data.language import given_code, with_languages
+from faim.data.language_codes import EXTLANGS, GRANDFATHERED, LOCALE_PARTS, NAMED, TWO_LETTER, WITHDRAWN
 from faim.data.post import LANGUAGE, Post, is_missing
 from faim.data.sources import check_split
 from faim.registry import build_source_spec, member_path, register_source
