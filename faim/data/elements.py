@@ -205,13 +205,13 @@ def posts_to_read(posts: Iterable[Post | Mapping[str, Any]], kinds: Sequence[str
     """
     named_posts = [named(post, index) for index, post in enumerate(as_posts(posts))]
     empty = [post for post in named_posts if reads_nothing(post, kinds)]
-    if len(empty) == 1:
-        raise empty_post(empty[0], kinds, "; leave it out (the model's readable(posts) sets such posts aside)")
     if empty:
         listed = ", ".join(post_name(post.origin, post.id) for post in empty[:SHOWN_EMPTY])
         more = f" and {len(empty) - SHOWN_EMPTY} more" if len(empty) > SHOWN_EMPTY else ""
-        aside = "leave them out (the model's readable(posts) sets such posts aside)"
-        raise empty_post(empty[0], kinds, f" ({len(empty)} posts in all: {listed}{more}); {aside}")
+        counted, them = (f" ({len(empty)} posts in all: {listed}{more})", "them") if len(empty) > 1 else ("", "it")
+        raise empty_post(
+            empty[0], kinds, f"{counted}; leave {them} out (the model's readable(posts) sets such posts aside)"
+        )
     return named_posts
 
 
