@@ -156,8 +156,8 @@ def task_results(
     y, prob = labelled(task, main, keep)
     metric = metric_function(task, main.calibration, config)
     result: dict[str, Any] = {"type": task.type, "metrics": task_metrics(task, main, keep, config)}
-    if task.type == "binary" and len(np.unique(y)) == 1:  # AUROC and average precision unmeasured
-        result["one_class"] = task.labels[int(y[0])]
+    if task.type == "binary" and (label := task.sole_label(y)) is not None:  # AUROC and AP unmeasured
+        result["one_class"] = label
     if texts is not None and task.type == "binary":
         result["terms"] = opposite_words(task, texts, keep, y, prob, main.calibration.thresholds[task.name])
     field = config.slice

@@ -10,8 +10,6 @@ from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from faim.artifact import MANIFEST, read_recipe
 from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
@@ -93,9 +91,8 @@ def run(args: argparse.Namespace) -> int:
     ]
     one_class = {}  # binary task → the one label all its labelled posts carry
     for task in (t for t in with_labels if t.type == "binary"):
-        y = labelled(task, predictions)[1]
-        if len(np.unique(y)) < 2:
-            one_class[task.name] = task.labels[int(y[0])]
+        if (label := task.sole_label(labelled(task, predictions)[1])) is not None:
+            one_class[task.name] = label
     for name, label in one_class.items():
         print(one_class_note(name, label, args.unlabelled))
 

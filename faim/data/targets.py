@@ -177,6 +177,12 @@ class TaskSpec:
         present = target == target  # NaN marks "unlabelled" in binary and multilabel targets
         return present.any(-1) if self.type == "multilabel" else present
 
+    def sole_label(self, y: np.ndarray) -> str | None:
+        """The label every labelled post is of, where the class indices ``y`` of a binary task's labelled posts hold one
+        class alone (its AUROC and average precision cannot be measured); ``None`` where they hold both."""
+        classes = np.unique(y)
+        return self.labels[int(classes[0])] if len(classes) == 1 else None
+
     def stack(self, targets: list[Any]) -> torch.Tensor:
         """Batch targets into the tensor the head's loss expects."""
         dtype = torch.long if self.type == "multiclass" else torch.float32
