@@ -459,7 +459,8 @@ def base_of(data: dict[str, Any], source: str, folder: Path) -> Base | None:
     """The recipe ``data``'s ``base:`` names, read now; ``None`` where it names none.
 
     The base is a path relative to ``folder`` (the recipe file's; the working directory for a mapping), or a shipped
-    recipe's name (``base_file``); it may not have a ``base:`` of its own. ``source`` names ``data`` in errors (its
+    recipe's name (``base_file``); it may not have a ``base:`` of its own (refused, saying to write it out with
+    ``faim recipe show`` given its path as read from the working directory). ``source`` names ``data`` in errors (its
     file, or ``"<dict>"``).
     """
     base_path = base_file(data, source, folder)
@@ -486,7 +487,7 @@ def base_of(data: dict[str, Any], source: str, folder: Path) -> Base | None:
             source,
             "base",
             f"{base_name} has a base: of its own ({base['base']}), and a recipe has at most one level of base:;"
-            f" write {base_name} out resolved (faim recipe show {base_name} > FILE) and edit that,"
+            f" write {base_name} out resolved (faim recipe show {base_path} > FILE) and edit that,"
             " or base on a recipe without a base:",
         )
     return Base(base_path, base)

@@ -374,7 +374,7 @@ def test_two_levels_of_base_fail_naming_the_recipe_its_base_and_what_to_do(tmp_p
     with pytest.raises(RecipeError) as info:
         Recipe.load(tmp_path / "c.yaml")
     assert str(info.value).startswith(f"{tmp_path / 'c.yaml'}: base: a.yaml has a base: of its own (b.yaml)")
-    assert "faim recipe show a.yaml > FILE" in str(info.value)
+    assert f"faim recipe show {tmp_path / 'a.yaml'} > FILE" in str(info.value)
     assert "base on a recipe without a base:" in str(info.value)
 
 
@@ -822,3 +822,16 @@ def test_an_override_keeping_the_tasks_leaves_the_disagreement_to_what_made_it(t
     child.write_text(f"base: hate_text_frozen\n{unlabelled}train: {{monitor: val/spam/auroc}}\n")
     with pytest.raises(RecipeError, match=f"^{re.escape(f'{child}: model.heads: {of_base}')}"):
         Recipe.load(child, ["model.heads.spam.labels=[ham, spam]"])  # without it refused first at its labels
+
+
+def test_a_base_with_a_base_of_its_own_is_told_to_be_shown_by_its_path_from_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("recipes/bases").mkdir(parents=True)
+    Path("recipes/bases/chained.yaml").write_text("base: hate_text_frozen\n")
+    Path("recipes/mine.yaml").write_text("base: bases/chained.yaml\n")
+    with pytest.raises(RecipeError) as info:
+        Recipe.load("recipes/mine.yaml")
+    assert str(info.value).startswith("recipes/mine.yaml: base: bases/chained.yaml has a base: of its own")
+    assert "(faim recipe show recipes/bases/chained.yaml > FILE)" in str(info.value)  # not bases/, from here
