@@ -1,12 +1,13 @@
 """Every registered component, and which constructor arguments are derived rather than written in a recipe.
 
-Importing this module registers the built-in encoders, fusions, heads and data sources (importing their
-packages does that), so the decorators it gives other code (``faim.register_encoder`` and the others) refuse a
-built-in's name at once; ``lookup`` and ``registries`` also load, once, every installed plug-in (the
-``faim.plugins`` entry-point group). Recipe validation, model building and ``faim recipe list`` read the
-registries through here, so what they see never depends on what happened to be imported before. A plug-in that
-fails to load is warned of and skipped, so a command that needs none of its components runs; a recipe or model
-naming a type that is not registered is refused naming each plug-in that failed and why (``failed_plugins_note``).
+Importing this module registers the built-in encoders, fusions, heads and data sources (importing their packages does
+that), so the decorators it gives other code (``faim.register_encoder`` and the others) refuse a built-in's name at
+once; ``lookup`` and ``registries`` also load, once, every installed plug-in (the ``faim.plugins`` entry-point group,
+looked for again once a folder of ``sys.path`` changes: ``installed_plugins``). Recipe validation, model building and
+``faim recipe list`` read the registries through here, so what they see never depends on what happened to be imported
+before. A plug-in that fails to load is warned of and skipped, so a command that needs none of its components runs; a
+recipe or model naming a type that is not registered is refused naming each plug-in that failed and why
+(``failed_plugins_note``).
 
 Sizes flow forward and are never written: an encoder's ``output_dim`` gives the fusion its ``input_dims``, the
 fusion's ``output_dim`` gives each head its ``input_dim``, and a head's label list gives ``num_classes`` /
@@ -16,6 +17,7 @@ fusion's ``output_dim`` gives each head its ``input_dim``, and a head's label li
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from importlib.metadata import EntryPoint, entry_points
@@ -64,13 +66,41 @@ _plugins_tried: dict[str, str | None] = {}
 saying why it failed."""
 
 
+_plugins_found: tuple[tuple[tuple[str, int | None], ...], list[EntryPoint]] | None = None
+"""The ``faim.plugins`` entry points installed when last looked for, with the ``path_state`` they were found in."""
+
+
+def path_state() -> tuple[tuple[str, int | None], ...]:
+    """Each entry of ``sys.path`` with the time its folder (or file) last changed, ``None`` where there is none: what
+    installing or removing a package changes, as ``importlib.metadata`` itself takes it."""
+    state = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except (OSError, TypeError, ValueError):  # no such path, or not one (a path hook's name)
+            state.append((entry, None))
+    return tuple(state)
+
+
+def installed_plugins() -> list[EntryPoint]:
+    """The ``faim.plugins`` entry points installed, looked for again only where a folder of ``sys.path`` changed
+    since they were last (``path_state``): looking reads every installed package's metadata, which took most of the
+    time of reading a recipe, each of which reads the registries several times; a plug-in installed while the process
+    runs (``pip install`` in a notebook) is found at the next lookup."""
+    global _plugins_found
+    state = path_state()  # taken before looking, so that a package installed as it looks is looked for again
+    if _plugins_found is None or _plugins_found[0] != state:
+        _plugins_found = state, list(entry_points(group=PLUGIN_GROUP))
+    return _plugins_found[1]
+
+
 def load_plugins() -> None:
     """Import each module of the ``faim.plugins`` entry-point group not tried before; each registers its components.
 
     One that fails (its import raises, or it registers a name taken) is warned of, once, and skipped. An entry point
     is remembered once it is tried, so a load stopped part way (Ctrl-C) goes on where it stopped when called again.
     """
-    for entry in entry_points(group=PLUGIN_GROUP):
+    for entry in installed_plugins():
         key = f"{entry.name} = {entry.value}"
         if key in _plugins_tried:
             continue

@@ -6,6 +6,7 @@ when asked again; an argument annotated as paths in a list, tuple or mapping is 
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 import textwrap
@@ -24,7 +25,7 @@ import faim
 from faim import components, registry
 from faim.encoder import Encoder
 from faim.notices import FaimWarning
-from faim.recipe import RecipeError
+from faim.recipe import Recipe, RecipeError
 from faim.tasks import BinaryHead
 from faim.tasks.base import Head
 
@@ -226,6 +227,7 @@ def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.setattr(components, "entry_points", installed)
     monkeypatch.setattr(components, "_plugins_tried", {})
+    monkeypatch.setattr(components, "_plugins_found", None)
     heads = set(registry.HEADS)
     yield modules
     for name in set(registry.HEADS) - heads:
@@ -255,6 +257,27 @@ def test_a_plugin_that_fails_to_load_is_warned_of_once_and_named_where_a_type_is
         warnings.simplefilter("error")
         with pytest.raises(KeyError, match=r"unknown head type 'broken_head'; valid: .*binary.*; " + failure):
             components.lookup("head", "broken_head")
+
+
+def test_installed_plugins_are_looked_for_again_only_once_a_folder_of_the_path_changes(
+    plugins: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scans = []
+    installed = components.entry_points
+    monkeypatch.setattr(components, "entry_points", lambda group: scans.append(group) or installed(group))
+    plugins["first_faim_plugin"] = PLUGIN_HEAD.format(name="first_head")
+    assert components.lookup("head", "first_head").__name__ == "PluginHead"
+    os.utime(tmp_path, ns=(1, 1))  # its modules written as the plug-ins were first looked for
+    components.registries()
+    before = len(scans)
+    for _ in range(3):  # each reads the registries more than once
+        Recipe.load("hate_text_frozen")
+        faim.build(tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, tmp_path))
+    assert len(scans) == before
+    plugins["second_faim_plugin"] = PLUGIN_HEAD.format(name="second_head")
+    os.utime(tmp_path, ns=(2, 2))  # as installing a package changes its folder
+    assert components.lookup("head", "second_head").__name__ == "PluginHead"
+    assert len(scans) == before + 1
 
 
 def test_a_plugin_load_stopped_part_way_goes_on_when_asked_again(plugins: dict, tmp_path: Path) -> None:
