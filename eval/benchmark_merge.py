@@ -119,14 +119,15 @@ def merge_results(
 
 def changed_recipes(earlier: dict[str, Any], shipped: Mapping[str, dict[str, Any]]) -> dict[str, str]:
     """The shipped recipes whose resolved recipe ``earlier`` recorded (``recipes``) and that resolve otherwise now,
-    each with what changed (``field: old -> new``). The recorded recipe is resolved again first, so that an option
-    added since, at its default (which keeps the behaviour of before), is no change."""
+    each with what changed (``field: old -> new``). The recorded recipe is resolved again first, as the recipe of a
+    model saved with it is (``Recipe.recorded``), so that an option added since, at its default (which keeps the
+    behaviour of before), is no change."""
     changed = {}
     for name, recorded in earlier.get("recipes", {}).items():
         if name not in shipped:
             continue
         try:
-            then = plain(Recipe.from_dict(recorded))
+            then = plain(Recipe.recorded(recorded))
         except RecipeError as error:
             changed[name] = f"the recorded recipe no longer validates ({error})"
             continue

@@ -28,6 +28,7 @@ from faim.eval.evaluate import evaluate
 from faim.eval.robustness import perturbed_reports
 from faim.recipe import Recipe, RecipeError
 from faim.recipe.compare import changed_fields, describe_changes, plain
+from faim.recipe.loader import read_yaml
 from faim.scoring.engine import score_dump
 from faim.scoring.runner import ScoreSummary
 from faim.training.run import RECORD
@@ -75,7 +76,7 @@ def reuse_problem(recipe: Recipe) -> str | None:
         if not path.is_file():
             return f"no earlier benchmark run ({path} is missing)"
     try:
-        saved = Recipe.load(model_dir / "recipe.yaml")
+        saved = Recipe.recorded(read_yaml(model_dir / "recipe.yaml"), str(model_dir / "recipe.yaml"))
     except RecipeError as error:
         return f"the recipe saved in {model_dir} no longer validates ({error})"
     earlier = plain(saved)
@@ -95,10 +96,11 @@ def reuse_problem(recipe: Recipe) -> str | None:
 
 
 def record_recipe(record: dict[str, Any]) -> dict[str, Any] | None:
-    """The recipe of a run record resolved again, so that an option added since, at its default (which keeps the
-    behaviour of before), does not count as a change; ``None`` when it no longer validates."""
+    """The recipe of a run record resolved again, as the recipe of the model the run saved is (``Recipe.recorded``),
+    so that an option added since, at its default (which keeps the behaviour of before), does not count as a change;
+    ``None`` when it no longer validates."""
     try:
-        return plain(Recipe.from_dict(record.get("recipe") or {}))
+        return plain(Recipe.recorded(record.get("recipe") or {}))
     except RecipeError:
         return None
 

@@ -104,7 +104,7 @@ def same_weights_note(transfer: dict[str, Any], recipes: Mapping[str, dict[str, 
     resolved = {}
     for name in dict.fromkeys(row["name"] for row in transfer["rows"] if row["kind"] == "recipe"):
         try:
-            resolved[name] = Recipe.from_dict(recipes[name], name)
+            resolved[name] = Recipe.recorded(recipes[name], name)
         except (KeyError, RecipeError):
             continue
     datasets = tuple(TransferDataset(d["name"], d["data"], d["description"]) for d in transfer["datasets"])

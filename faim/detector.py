@@ -6,7 +6,6 @@ trained from one keeps it and saves it again, and a model composed in code is wr
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Hashable, Iterable, Mapping, MutableSequence, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -35,7 +34,6 @@ from faim.model import WholePostModel, evaluating
 from faim.pooling import picture_groups, pooled, pooled_probabilities
 from faim.recipe import Recipe, as_recipe
 from faim.recipe.sections import EvalConfig, TrainConfig
-from faim.registry import SavedModelWarning, rebuilding_saved
 from faim.scoring.output import PICTURE_GROUP
 from faim.tasks.binary import BinaryHead
 
@@ -577,9 +575,7 @@ def with_corrected_heads(recipe: Recipe, model: WholePostModel) -> Recipe:
     for name in corrected:
         mapping["model"]["heads"][name]["correction"] = True
     # read as the recipe was: an argument only a saved model may hold, which loading warned of, is not refused now
-    with rebuilding_saved(recipe.source), warnings.catch_warnings():
-        warnings.simplefilter("ignore", SavedModelWarning)
-        return Recipe.from_dict(mapping, recipe.source)
+    return Recipe.recorded(mapping, recipe.source)
 
 
 __all__ = ["Calibration", "Detector", "PostError"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,6 +18,7 @@ from faim.recipe.loader import (
     Written,
     attributed,
     base_of,
+    labels_as_words,
     load_recipe_dict,
     python_values,
     resolve,
@@ -24,7 +26,7 @@ from faim.recipe.loader import (
 )
 from faim.recipe.sections import EvalConfig, TrainConfig
 from faim.recipe.validate import validate
-from faim.registry import BuildError, as_written, build_source_spec
+from faim.registry import BuildError, SavedModelWarning, as_written, build_source_spec, rebuilding_saved
 
 
 @dataclass
@@ -67,6 +69,16 @@ class Recipe:
             eval=EvalConfig(**mapping.get("eval", {})),
             source=source,
         )
+
+    @classmethod
+    def recorded(cls, mapping: dict[str, Any], source: str = "<dict>") -> Recipe:
+        """``from_dict`` of the recipe mapping a model was saved or a run recorded with, read as loading the model
+        reads its recipe (``faim.artifact.read_recipe``): a head label written ``true`` or ``false`` as that word
+        (``labels_as_words``), and, unsaid, an argument faim came to refuse since, or a setting a new run is refused
+        for as training starts, taken as it was (``faim.registry.rebuilding_saved``)."""
+        with rebuilding_saved(source), warnings.catch_warnings():
+            warnings.simplefilter("ignore", SavedModelWarning)
+            return cls.from_dict(labels_as_words(copy.deepcopy(mapping)), source)
 
     @classmethod
     def load(cls, name_or_path: str | Path, overrides: list[str] | None = None) -> Recipe:

@@ -337,6 +337,16 @@ def test_the_earlier_rows_of_a_recipe_changed_since_they_were_measured_are_dropp
     assert changed_recipes(earlier, now)["general"].startswith("the recorded recipe no longer validates")
 
 
+def test_a_recorded_recipe_is_read_as_the_recipe_of_a_model_saved_with_it_is() -> None:
+    liar = plain(Recipe.load("misinfo_liar_binary"))
+    then = copy.deepcopy(liar)
+    then["model"]["heads"]["truth"]["labels"] = ["not-false", False]  # recorded when YAML's false was read so
+    earlier = {"command": "a", "generated_at": "2026-11-01T00:00:00+00:00", "recipes": {"liar": then}}
+    assert changed_recipes(earlier, {"liar": liar}) == {}
+    then["train"]["mode"] = "max"  # keeps the worst epoch of its monitor: refused for a new run, a change here
+    assert changed_recipes(earlier, {"liar": liar}) == {"liar": "train.mode: 'max' -> 'min'"}
+
+
 def test_an_earlier_results_file_is_read_whole_or_refused_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
     with pytest.raises(FileNotFoundError, match=rf"^{path}: does not exist"):

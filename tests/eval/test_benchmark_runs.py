@@ -1,7 +1,9 @@
-"""The benchmark's scoring dump: pictures given by relative paths still resolve from wherever the dump is written."""
+"""The benchmark's scoring dump: pictures given by relative paths still resolve from wherever the dump is written. A
+run record's recipe is read as a saved model's recipe is."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -9,7 +11,9 @@ from PIL import Image
 
 from faim.data.post import Post
 from faim.data.sources import read_posts
-from faim.eval.benchmark_runs import write_dump
+from faim.eval.benchmark_runs import record_recipe, write_dump
+from faim.recipe import Recipe
+from faim.recipe.compare import plain
 
 
 def test_relative_picture_paths_are_written_absolute(tmp_path: Path, monkeypatch) -> None:
@@ -26,3 +30,11 @@ def test_relative_picture_paths_are_written_absolute(tmp_path: Path, monkeypatch
         [str(tmp_path / "pictures" / "b.png")],
     ]
     assert all(Path(image).is_file() for post in read_posts(dump) for image in post.images)
+
+
+def test_a_run_records_recipe_is_read_as_the_recipe_of_the_model_it_saved_is() -> None:
+    liar = plain(Recipe.load("misinfo_liar_binary"))
+    then = copy.deepcopy(liar)
+    then["model"]["heads"]["truth"]["labels"] = ["not-false", False]  # recorded when YAML's false was read so
+    then["train"] |= {"monitor": "val/loss", "mode": "max"}  # refused since for a new run, as training starts
+    assert record_recipe({"recipe": then}) == liar | {"train": liar["train"] | {"monitor": "val/loss", "mode": "max"}}
