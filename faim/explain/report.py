@@ -17,7 +17,7 @@ from PIL import Image
 
 from faim.data.elements import PostError
 from faim.explain.attribute import Explanation, TaskExplanation, TokenReading, element_label
-from faim.folders import LISTING, check_replaceable, replacing
+from faim.folders import LISTING, check_replaceable, names_apart, replacing
 from faim.preprocess.e5_pieces import MARKER
 
 PAGE_HEAD = '<!doctype html><html><head><meta charset="utf-8"><title>faim explanations</title>'
@@ -46,22 +46,11 @@ picture's number and the rest beside it well within the 255 bytes a file's name 
 
 
 def task_parts(tasks: Sequence[str]) -> dict[str, str]:
-    """Each task's part of its heat maps' file names: its name made safe (``safe_name``) and cut to ``PART_LENGTH``
-    characters, ``task`` where nothing is left of it (a name in another script), and a number after it where an
-    earlier task's part is already that, or that in another case (``hate!`` beside ``hate?``, ``hate`` beside
-    ``Hate``: one file where file names are told apart regardless of case, as on macOS and Windows), so that no
-    task's heat map takes another's file."""
-    parts: dict[str, str] = {}
-    taken: set[str] = set()  # the parts so far, casefolded
-    for task in tasks:
-        base = safe_name(task)[:PART_LENGTH] or "task"
-        part, number = base, 1
-        while part.casefold() in taken:
-            number += 1
-            part = f"{base}{number}"
-        parts[task] = part
-        taken.add(part.casefold())
-    return parts
+    """Each task's part of its heat maps' file names: its name made safe (``safe_name``), ``task`` where nothing is
+    left of it (a name in another script), set apart from the others' (``faim.folders.names_apart``: ``hate!``
+    beside ``hate?``, ``hate`` beside ``Hate``, one file where file names are told apart regardless of case, as on
+    macOS and Windows) within ``PART_LENGTH`` characters, so that no task's heat map takes another's file."""
+    return names_apart({task: safe_name(task) or "task" for task in tasks}, limit=PART_LENGTH)
 
 
 def heat_overlay(picture: np.ndarray, heat: np.ndarray) -> Image.Image:
