@@ -109,9 +109,16 @@ def weights_sha256(model_dir: Path) -> str:
     return read_manifest(model_dir)["files"][WEIGHTS]
 
 
-def train_or_reuse(recipe: Recipe, reuse: bool, log: Callable[[str], None] = print) -> RecipeRun:
+NOT_ASKED = "not asked"
+"""``train_or_reuse``'s ``problem`` where its caller has not asked ``reuse_problem``."""
+
+
+def train_or_reuse(
+    recipe: Recipe, reuse: bool, log: Callable[[str], None] = print, problem: str | None = NOT_ASKED
+) -> RecipeRun:
     """Train ``recipe`` and record the run, or, with ``reuse``, take the recorded run when it is the same model and
-    evaluate its saved model again.
+    evaluate its saved model again; ``problem`` is what ``reuse_problem`` said of it where the caller asked already,
+    so that it is not asked again (which may read every post of its data: ``read_as_now``).
 
     Raises:
         ValueError: When the recipe evaluates a split other than validation, or trains on several processes.
@@ -120,7 +127,7 @@ def train_or_reuse(recipe: Recipe, reuse: bool, log: Callable[[str], None] = pri
     if recipe.eval.split != "validation":
         raise ValueError(f"{recipe.source}: eval.split is {recipe.eval.split!r}; the benchmark reports validation")
     if reuse:
-        problem = reuse_problem(recipe)
+        problem = reuse_problem(recipe) if problem == NOT_ASKED else problem
         if problem is None:
             record = json.loads((output_dir / RECORD).read_text(encoding="utf-8"))
             log(f"  reusing {output_dir / 'model'} (trained {record['trained_at']}), evaluating it again")

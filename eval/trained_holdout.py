@@ -38,7 +38,7 @@ from faim.data.post import LANGUAGE, Post
 from faim.data.targets import TaskSpec
 from faim.data.without import LANG_READING, grouped
 from faim.detector import Detector
-from faim.eval.benchmark_runs import reuse_problem, train_or_reuse
+from faim.eval.benchmark_runs import NOT_ASKED, reuse_problem, train_or_reuse
 from faim.eval.calibration import expected_calibration_error
 from faim.eval.evaluate import Evaluated, labelled
 from faim.eval.group_holdout import cells, group_of, recipe_parser, recipe_task_and_groups
@@ -142,14 +142,16 @@ def earlier_folders(group: str, runs: Path) -> list[str]:
     return [folder for folder in earlier if folder not in (".", "..") and len(folder.encode()) <= NAME_BYTES]
 
 
-def earlier_run(fold: Recipe, group: str, folders: Iterable[Path]) -> Recipe:
+def earlier_run(fold: Recipe, group: str, folders: Iterable[Path]) -> tuple[Recipe, str | None]:
     """``fold``, or, where its folder holds no run ``--reuse`` takes for it (``reuse_problem``) and a folder an
     earlier faim may have trained it into (``earlier_folders``) does, ``fold`` trained there, so that ``--reuse``
     takes that run; only a run of the very recipe, leaving out the same values, is taken, and never from a folder that
-    is one of ``folders`` (every fold's own now), into which another group's fold may train."""
+    is one of ``folders`` (every fold's own now), into which another group's fold may train. With what
+    ``reuse_problem`` says of the run returned, which ``train_or_reuse`` is given so as not to ask again."""
     output_dir = Path(fold.train.output_dir)
-    if reuse_problem(fold) is None:
-        return fold
+    problem = reuse_problem(fold)
+    if problem is None:
+        return fold, None
     own = [folder for folder in folders if folder.exists()]
     for name in earlier_folders(group, output_dir.parent):
         earlier = output_dir.parent / name
@@ -157,8 +159,8 @@ def earlier_run(fold: Recipe, group: str, folders: Iterable[Path]) -> Recipe:
             continue  # one fold's folder now (Sport's, where sport was on macOS)
         trained_there = with_output(fold, earlier)
         if reuse_problem(trained_there) is None:
-            return trained_there
-    return fold
+            return trained_there, None
+    return fold, problem
 
 
 def split_posts(recipe: Recipe) -> dict[str, list[Post]]:
@@ -337,8 +339,8 @@ def trained_holdout(
         log(f"without {left_out} ({len(fold.posts)} labelled posts held out)")
         if str(output_dir) not in trained:
             earlier = reuse and output_dir.name != NONE_LEFT_OUT  # none_left_out has no earlier folder
-            run = earlier_run(fold.recipe, name, folders) if earlier else fold.recipe
-            trained[str(output_dir)] = train_or_reuse(run, reuse, log).model_dir
+            run, problem = earlier_run(fold.recipe, name, folders) if earlier else (fold.recipe, NOT_ASKED)
+            trained[str(output_dir)] = train_or_reuse(run, reuse, log, problem).model_dir
             shutil.rmtree(Path(run.train.output_dir) / "checkpoints", ignore_errors=True)  # the model stays
         scored[name] = held_out(fold.recipe, trained[str(output_dir)], task, fold.posts)
     bins = next(iter(folds.values())).recipe.eval.calibration_bins

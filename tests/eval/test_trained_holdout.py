@@ -14,6 +14,8 @@ import yaml
 from faim.artifact_manifest import FORMAT_VERSION, MANIFEST, REQUIRED
 from faim.assembly import build_source
 from faim.data.targets import TaskSpec
+from faim.data.without import read_as_now
+from faim.eval import benchmark_runs
 from faim.eval import trained_holdout as trained_holdout_module
 from faim.eval.benchmark_runs import reuse_problem
 from faim.eval.trained_holdout import (
@@ -196,6 +198,32 @@ def test_a_language_fold_an_earlier_faim_trained_reading_codes_is_reused_where_e
     assert "data.read_lang: 'code' -> 'language'" in reuse_problem(fold)
 
 
+def test_a_language_fold_an_earlier_faim_trained_reading_codes_is_read_once_to_be_reused(tmp_path, monkeypatch):
+    recipe = text_recipe(tmp_path, ["a", "b"] * 4, ["a", "b"] * 2)
+    recipe["data"]["columns"]["meta"] = ["lang"]
+    for split in ("train", "validation"):
+        path = Path(recipe["data"][split])
+        rows = [json.loads(line) | {"lang": ["es", "en"][i % 2]} for i, line in enumerate(path.open())]
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    folds = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")
+    fold = folds["es"].recipe
+    earlier = fold.to_dict()
+    earlier["data"]["read_lang"] = "code"  # as an earlier faim wrote the fold of es: each post read alike then
+    as_trained_into(Recipe.from_dict(earlier), Path(fold.train.output_dir))
+    record = Path(fold.train.output_dir) / RECORD
+    record.write_text(json.dumps(json.loads(record.read_text()) | {"trained_at": "then", "train_seconds": 1.0}))
+    reads = []
+    monkeypatch.setattr(benchmark_runs, "read_as_now", lambda data: reads.append(data) or read_as_now(data))
+    monkeypatch.setattr(benchmark_runs, "evaluate_run", lambda *_: {})
+    monkeypatch.setattr(
+        trained_holdout_module, "held_out", lambda *_: HeldOut(np.array([0, 1]), np.array([0.2, 0.9]), np.array([0, 1]))
+    )
+    logged = []
+    trained_holdout({"es": folds["es"]}, TASK, reuse=True, log=logged.append, progress=quiet)
+    assert any(line.startswith("  reusing ") for line in logged)
+    assert len(reads) == 1  # each reads every post of its source
+
+
 def test_groups_named_in_any_script_train_into_folders_of_their_own(tmp_path):
     topics = ["政治", "体育", "खेल", "Москва", "café", ".."]  # each was "group" (Latin letters kept alone), or ".."
     recipe = as_recipe(text_recipe(tmp_path, topics * 2, topics))
@@ -255,7 +283,7 @@ def taken(monkeypatch) -> dict[str, Path]:
     fold trains, and each measures the same two posts."""
     folders: dict[str, Path] = {}
 
-    def train_or_reuse(recipe, reuse, log):
+    def train_or_reuse(recipe, reuse, log, problem):
         folders[recipe.data_section["values"][0]] = Path(recipe.train.output_dir)
         return SimpleNamespace(model_dir=Path(recipe.train.output_dir) / "model")
 
