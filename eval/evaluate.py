@@ -18,7 +18,7 @@ from torch.utils.data import DataLoader
 
 from faim.calibration.fit import Calibration
 from faim.data.language import UNDETERMINED, with_languages
-from faim.data.post import LANGUAGE, MAP_LABELS, Post, check_labelled, post_texts, unlabelled_error
+from faim.data.post import LANGUAGE, MAP_LABELS, Post, Remedy, check_labelled, post_texts, unlabelled_error
 from faim.data.targets import TaskSpec
 from faim.decisions import decide
 from faim.detector import Detector
@@ -273,7 +273,7 @@ def evaluate(
     config: EvalConfig | None = None,
     ablations: bool = True,
     words: bool = True,
-    remedy: str = MAP_LABELS,
+    remedy: Remedy = MAP_LABELS,
     checked: bool = False,
     desc: str = "evaluating",
     also: Sequence[str] = (),

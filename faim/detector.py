@@ -23,7 +23,7 @@ from faim.components import check_tasks, lookup
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
 from faim.data.elements import GIVEN_POSTS, PostError, overfull, posts_to_read, readable_posts, warn_overfull
-from faim.data.post import MAP_LABELS, SOURCE, Post, length_batches
+from faim.data.post import MAP_LABELS, SOURCE, Post, Remedy, length_batches
 from faim.data.preflight import refuse_unevaluable
 from faim.data.targets import TaskSpec
 from faim.data.unheld import warn_unread
@@ -329,7 +329,7 @@ class Detector:
         if self.pooled is None:
             raise ValueError(f"{self.source}: no calibration of pooled scores yet; train or calibrate the model first")
 
-    def refuse_unevaluable(self, posts: Sequence[Post], name: str, remedy: str = MAP_LABELS) -> None:
+    def refuse_unevaluable(self, posts: Sequence[Post], name: str, remedy: Remedy = MAP_LABELS) -> None:
         """Refuse ``posts`` (of ``name``) this detector's evaluation could not finish, before its model reads any
         (``faim.data.preflight.refuse_unevaluable`` over its tasks, the kinds its model reads and its
         ``max_elements``): none carries a label for any of its tasks (the error ending in ``remedy``), or one it

@@ -18,7 +18,7 @@ from faim.calibration.scaling import temperature_edge
 from faim.cli.common import check_label_tasks, check_outside_model, parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
-from faim.data.post import MAP_LABELS, carries_labels, check_labelled, post_texts, refuse_no_posts
+from faim.data.post import check_labelled, post_texts, refuse_no_posts
 from faim.data.preflight import label_column_hint, labels_remedy, refuse_unreadable, unread_columns
 from faim.data.sources import read_posts
 from faim.data.targets import TaskSpec
@@ -77,8 +77,11 @@ def run(args: argparse.Namespace) -> int:
     warn_unread_meta(posts, detector.model.meta_fields, args.data)
     if not args.unlabelled:
         names = [task.name for task in detector.tasks]
-        remedy = MAP_LABELS if carries_labels(posts, names) else labels_remedy(unread, columns, names)
-        check_labelled(posts, names, args.data, f"{remedy}, or estimate the share of positives with --unlabelled")
+
+        def remedy() -> str:
+            return f"{labels_remedy(unread, columns, names)}, or estimate the share of positives with --unlabelled"
+
+        check_labelled(posts, names, args.data, remedy)
     refuse_unreadable(posts, detector.model.kinds, detector.max_elements, args.data, fused=detector.model.fused_kinds)
     collator = detector.collator(with_targets=True)
     loader = make_loader(detector.model, collator, posts, recipe.eval.batch_size, shuffle=False)

@@ -22,7 +22,7 @@ from faim.cli.common import (
 from faim.data.columns import ColumnMap, object_read
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
 from faim.data.inputs import input_name
-from faim.data.post import LANGUAGE, MAP_LABELS, Post, carries_labels, refuse_no_posts
+from faim.data.post import LANGUAGE, Post, refuse_no_posts
 from faim.data.preflight import label_column_hint, labels_remedy, unread_columns, warn_source_split
 from faim.data.sources import check_split, read_posts
 from faim.data.unheld import warn_unheld_kinds, warn_unread_meta
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if args.data:
         tasks = [task.name for task in detector.tasks]
         # what to do where evaluation finds no label: the data's columns are read for it then alone
-        unlabelled = MAP_LABELS if carries_labels(posts, tasks) else labels_remedy(unread, columns, tasks)
+        unlabelled = partial(labels_remedy, unread, columns, tasks)
         warn_unheld_kinds(posts, kinds, name, columns=unread)
         warn_unread_meta(posts, detector.model.meta_fields, name)
     else:

@@ -9,7 +9,7 @@ import math
 import numbers
 import sys
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -594,6 +594,10 @@ MAP_LABELS = (
 )
 """What to do about posts read from a file that carry no label for a task, as ``check_labelled`` says it by default."""
 
+Remedy = str | Callable[[], str]
+"""What ``check_labelled``'s error ends in: the text, or what gives it where finding it reads more (the columns of a
+file no mapping reads: ``faim.data.preflight.labels_remedy``), asked only where the posts are refused."""
+
 
 def refuse_no_posts(posts: Sequence[Post], where: str) -> None:
     """Refuse data that holds no post at all (an empty file, or one of blank lines), naming it (``where``), before
@@ -606,7 +610,7 @@ def refuse_no_posts(posts: Sequence[Post], where: str) -> None:
         raise ValueError(f"{where}: holds no post")
 
 
-def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, remedy: str = MAP_LABELS) -> None:
+def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, remedy: Remedy = MAP_LABELS) -> None:
     """Refuse, before a model reads any of them, posts none of which carries a label for any of ``tasks``; first warn
     of labels they carry under names none of ``tasks`` has (``warn_labels_of_no_task``).
 
@@ -622,7 +626,7 @@ def check_labelled(posts: Iterable[Post], tasks: Iterable[str], where: str, reme
     posts = list(posts)
     warn_labels_of_no_task(posts, names, where)
     if not carries_labels(posts, names):
-        raise unlabelled_error(where, names, remedy)
+        raise unlabelled_error(where, names, remedy() if callable(remedy) else remedy)
 
 
 def carries_labels(posts: Iterable[Post], tasks: Sequence[str]) -> bool:

@@ -17,7 +17,7 @@ from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, check_texts, element_refs, overfull, warn_overfull
 from faim.data.images import ImageError, check_picture
 from faim.data.inputs import find_inputs
-from faim.data.post import MAP_LABELS, Post, check_labelled, normalise_posts
+from faim.data.post import MAP_LABELS, Post, Remedy, check_labelled, normalise_posts
 from faim.data.sources import input_columns, input_reading
 from faim.data.tabular import FileSource
 from faim.data.unheld import warn_unheld_kinds
@@ -97,7 +97,7 @@ def refuse_unevaluable(
     kinds: Collection[str],
     limit: int,
     name: str,
-    remedy: str = MAP_LABELS,
+    remedy: Remedy = MAP_LABELS,
     *,
     fused: Collection[str] | None,
 ) -> None:
