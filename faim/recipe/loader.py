@@ -505,6 +505,12 @@ def base_file(data: dict[str, Any], source: str, folder: Path) -> Path | None:
         return None
     if not isinstance(base_name, str):
         raise RecipeError(source, "base", f"expected one recipe's name or path, got {base_name!r}")
+    if not base_name.strip():  # read as the recipe's own folder otherwise, refused as a folder
+        raise RecipeError(
+            source,
+            "base",
+            "an empty value names no recipe; name one (a file, or a shipped recipe's name), or remove base:",
+        )
     beside = (folder / base_name) if not Path(base_name).is_absolute() else Path(base_name)
     shipped = shipped_file(base_name)
     here = beside.is_file() or (beside.exists() and shipped is None)

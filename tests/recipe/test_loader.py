@@ -835,3 +835,18 @@ def test_a_base_with_a_base_of_its_own_is_told_to_be_shown_by_its_path_from_the_
         Recipe.load("recipes/mine.yaml")
     assert str(info.value).startswith("recipes/mine.yaml: base: bases/chained.yaml has a base: of its own")
     assert "(faim recipe show recipes/bases/chained.yaml > FILE)" in str(info.value)  # not bases/, from here
+
+
+@pytest.mark.parametrize("written", ['""', "' '"])
+def test_an_empty_base_is_refused_as_naming_no_recipe_not_as_the_folder_it_was_read_as(
+    tmp_path: Path, written: str
+) -> None:
+    (tmp_path / "mine.yaml").write_text(f"base: {written}\ntrain: {{max_epochs: 1}}\n")
+    with pytest.raises(RecipeError) as info:
+        Recipe.load(tmp_path / "mine.yaml")
+    assert str(info.value) == (
+        f"{tmp_path / 'mine.yaml'}: base: an empty value names no recipe; name one (a file, or a shipped recipe's"
+        " name), or remove base:"
+    )
+    with pytest.raises(RecipeError, match=r"^<dict>: base: an empty value names no recipe"):
+        as_recipe({"base": ""})
