@@ -187,11 +187,13 @@ def command_warnings(command: str) -> Callable[..., None]:
     return show
 
 
-STOPPED_BY_SIGTERM = frozenset({"score", "embed"})
+STOPPED_BY_SIGTERM = frozenset({"score", "embed", "eval", "calibrate", "export", "explain"})
 """The commands SIGTERM stops as Ctrl-C does (``sigterm_stops``): a job scheduler (Kubernetes evicting a pod,
 systemd, Slurm, ``timeout``) ending ``faim score`` then has its workers ended and its parts kept, and the run says
-what it keeps and that the same command scores the rest, where it ended silently, its workers killed mid-shard.
-``faim train`` stops on SIGTERM itself, saying what resumes it."""
+what it keeps and that the same command scores the rest, where it ended silently, its workers killed mid-shard; one
+ending ``faim export``, ``faim explain`` or ``faim calibrate`` has the folder it was writing left as it was (or whole)
+and said so, where it left the new folder in part beside it, and ``faim eval`` says it was stopped, where each ended
+silently. ``faim train`` stops on SIGTERM itself, saying what resumes it."""
 
 
 @contextmanager
@@ -242,9 +244,9 @@ def run(args: argparse.Namespace, stop_on_sigterm: bool = False) -> int:
 
 
 def script() -> None:
-    """The ``faim`` script and ``python -m faim``: ``main`` of the process's arguments, SIGTERM stopping ``faim score``
-    and ``faim embed`` as Ctrl-C does; a command so stopped then ends the process by SIGTERM, as one SIGTERM kills
-    does, so that systemd, a job scheduler or a parent process reads it stopped, not failed with status 143."""
+    """The ``faim`` script and ``python -m faim``: ``main`` of the process's arguments, SIGTERM stopping the commands
+    of ``STOPPED_BY_SIGTERM`` as Ctrl-C does; a command so stopped then ends the process by SIGTERM, as one SIGTERM
+    kills does, so that systemd, a job scheduler or a parent process reads it stopped, not failed with status 143."""
     status = main(stop_on_sigterm=True)
     if status == SIGTERM_STATUS:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)

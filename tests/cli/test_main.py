@@ -9,12 +9,14 @@ import signal
 import subprocess
 import sys
 from importlib.metadata import packages_distributions
+from pathlib import Path
 
 import pytest
 from import_graph import ROOT
 from packaging.requirements import Requirement
 
 from faim.cli.main import COMMANDS, EXTRA_OF, SIGTERM_STATUS, build_parser, main, run
+from faim.folders import replacing
 
 tomllib = pytest.importorskip("tomllib")
 
@@ -132,8 +134,8 @@ def test_a_command_stopped_with_ctrl_c_says_so_and_what_its_stopped_work_says_it
     assert capsys.readouterr().err == said
 
 
-@pytest.mark.parametrize("command", ["score", "embed"])
-def test_sigterm_stops_a_scoring_command_as_ctrl_c_does_saying_so_with_its_status(command: str, capsys) -> None:
+@pytest.mark.parametrize("command", ["score", "embed", "eval", "calibrate", "export", "explain"])
+def test_sigterm_stops_a_command_as_ctrl_c_does_saying_so_with_its_status(command: str, capsys) -> None:
     def terminated(args: argparse.Namespace) -> int:
         signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)  # what SIGTERM runs; the default, outside a scoring run
         return 0
@@ -142,6 +144,20 @@ def test_sigterm_stops_a_scoring_command_as_ctrl_c_does_saying_so_with_its_statu
     assert run(argparse.Namespace(command=command, handler=terminated), stop_on_sigterm=True) == SIGTERM_STATUS
     assert capsys.readouterr().err == "faim: stopped by SIGTERM\n"
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # set back once the command ends
+
+
+def test_sigterm_stopping_a_command_writing_a_folder_leaves_it_as_it_was_saying_so(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "export"
+
+    def terminated(args: argparse.Namespace) -> int:
+        with replacing(out, ".faim-export-") as staging:
+            (staging / "graph.onnx").write_bytes(b"part of a graph")
+            signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)  # what SIGTERM runs as the new folder is written
+        return 0
+
+    assert run(argparse.Namespace(command="export", handler=terminated), stop_on_sigterm=True) == SIGTERM_STATUS
+    assert capsys.readouterr().err == f"faim: stopped by SIGTERM: nothing was written: {out} is left as it was\n"
+    assert list(tmp_path.iterdir()) == []  # no folder written in part beside it
 
 
 def test_sigterm_is_left_to_a_handler_set_before_and_to_commands_that_take_it_themselves() -> None:
