@@ -349,6 +349,7 @@ def load_artifact(directory: str | Path) -> Artifact:
 
     Raises:
         TypeError: Naming the type of a ``directory`` that is no path (``None``, bytes).
+        ValueError: For an empty ``directory`` (a variable not set), rather than read the working directory.
     """
     root = folder_given(directory, "a saved model's")
     manifest = read_manifest(root)

@@ -43,9 +43,13 @@ def folder_given(directory: Any, holding: str) -> Path:
     Raises:
         TypeError: Saying that such a folder is expected and naming the type of a ``directory`` that is no path
             (``None``, a number, bytes), which pathlib would refuse naming neither.
+        ValueError: For an empty ``directory`` (a variable not set), which pathlib reads as the working directory.
     """
     if not isinstance(directory, (str, os.PathLike)):
         raise TypeError(f"expected {holding} folder (a str or a Path), got {a_type(directory)}")
+    if not os.fspath(directory):
+        raise ValueError(f"expected {holding} folder, got an empty path (a variable not set?); name a folder, . for "
+                         "this one")  # fmt: skip
     return Path(directory)
 
 

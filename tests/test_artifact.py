@@ -305,6 +305,15 @@ def test_what_is_no_path_given_for_a_saved_model_is_refused_naming_its_type(give
         faim.load(given)
 
 
+def test_an_empty_path_given_for_a_saved_model_is_refused_not_read_as_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    said = "expected a saved model's folder, got an empty path (a variable not set?); name a folder, . for this one"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
+        faim.load("")
+
+
 def test_a_file_given_for_a_saved_model_is_named_as_a_file_with_the_folder_to_name(tmp_path: Path) -> None:
     (tmp_path / "faim.json").write_text("{}", encoding="utf-8")
     with pytest.raises(

@@ -305,6 +305,7 @@ class ExportedModel:
 
     Raises:
         TypeError: Naming the type of a ``directory`` that is no path (``None``, bytes).
+        ValueError: For an empty ``directory`` (a variable not set), rather than read the working directory.
         ExportError: When ``directory`` is not an export of this format, a file is missing or modified, its graphs
             are of another format, or its manifest holds an entry no export writes or one its graphs contradict (a
             task's labels, an embedding's size, a graph's inputs: naming the manifest and the entry), or onnxruntime
@@ -504,6 +505,7 @@ def load(directory: str | Path) -> ExportedModel:
 
     Raises:
         TypeError: Naming the type of a ``directory`` that is no path (``None``, bytes).
+        ValueError: For an empty ``directory`` (a variable not set), rather than read the working directory.
         ExportError: When ``directory`` is not an export of this format, a file is missing or modified, its
             manifest holds an entry no export writes (naming the manifest and the entry), or onnxruntime cannot open
             a graph (naming it, the onnxruntime installed and the one the export was written with).

@@ -291,6 +291,15 @@ def test_what_is_no_path_given_for_an_export_is_refused_naming_its_type(given: o
         faim.runtime.load(given)
 
 
+def test_an_empty_path_given_for_an_export_is_refused_not_read_as_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    said = "expected an export's folder, got an empty path (a variable not set?); name a folder, . for this one"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
+        faim.runtime.load("")
+
+
 def test_a_saved_model_is_not_an_export_and_the_message_says_what_to_do(exported: tuple[Path, Path]) -> None:
     with pytest.raises(ExportError, match="export it first with faim export"):
         faim.runtime.load(exported[0])
