@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from faim.cli.common import add_columns, deferred, output_folder, positive_integer
+from faim.cli.common import add_columns, deferred, output_folder, path_given, positive_integer
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -25,8 +25,10 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "the model's scores (Saerens et al., 2002) and its probabilities are shifted to it; no label is needed "
         "(labels mapped are read for the report alone).",
     )
-    parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
-    parser.add_argument("data", help="posts: a JSONL/CSV/TSV/Parquet file, a folder, a glob or a saved dataset")
+    parser.add_argument("model", type=path_given, help="model directory written by `faim train` (or `faim calibrate`)")
+    parser.add_argument(
+        "data", type=path_given, help="posts: a JSONL/CSV/TSV/Parquet file, a folder, a glob or a saved dataset"
+    )
     parser.add_argument(
         "-o",
         "--out",

@@ -219,6 +219,15 @@ def output_folder(text: str) -> str:
     return text
 
 
+def path_given(text: str) -> str:
+    """An argument naming a model's folder or the posts to read (a file, a folder, a glob), refused as it is parsed
+    where it is empty (a variable not set: ``"$DATA"``), which a path reads as the working directory, and an argument
+    that may be left out as not given: ``faim eval MODEL "$DATA"`` then evaluated the recipe's split instead."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path (a variable not set?); name a file or a folder, . for this one")
+    return text
+
+
 def output_file(text: str) -> Path:
     """An argument naming a file to write, refused as it is parsed, before any work, where it is empty (a variable
     not set), a folder, or where its folder is a file or lies inside one (``faim.folders.check_folder_path``): what

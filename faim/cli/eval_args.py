@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from faim.cli.common import add_columns, deferred, output_folder
+from faim.cli.common import add_columns, deferred, output_folder, path_given
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -17,10 +17,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "way (it flags the posts holding the word more often than the rest, the labels call them positive less "
         "often, or the reverse); writes metrics.json, metrics.md and ROC/PR/calibration plots.",
     )
-    parser.add_argument("model", help="model directory written by `faim train`")
+    parser.add_argument("model", type=path_given, help="model directory written by `faim train`")
     parser.add_argument(
         "data",
         nargs="?",
+        type=path_given,
         help="labelled posts: a JSONL/CSV/TSV/Parquet file, a folder, a glob or a saved dataset (default: the model's "
         "recipe data)",
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from faim.cli.common import add_columns, deferred, output_folder
+from faim.cli.common import add_columns, deferred, output_folder, path_given
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -22,9 +22,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "infinite), is not explained: faim-explanations.json and index.html give its error, as faim score gives a "
         "row's, and the other posts are explained.",
     )
-    parser.add_argument("model", help="model directory written by `faim train`")
+    parser.add_argument("model", type=path_given, help="model directory written by `faim train`")
     parser.add_argument(
-        "posts", help="a JSONL/CSV/TSV/Parquet file of posts, a folder of them, a glob (quote it) or a saved dataset"
+        "posts",
+        type=path_given,
+        help="a JSONL/CSV/TSV/Parquet file of posts, a folder of them, a glob (quote it) or a saved dataset",
     )
     parser.add_argument(
         "-o",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from faim.artifact_manifest import GRAPH_FORMATS
-from faim.cli.common import add_columns, deferred, output_folder, share
+from faim.cli.common import add_columns, deferred, output_folder, path_given, share
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "ExportedProgram archive instead (no example inputs, nothing pickled), scored with torch by "
         "faim.export.programs.load_export(OUT), which refuses any archive entry that would be unpickled.",
     )
-    parser.add_argument("model", help="model directory written by `faim train` (or `faim calibrate`)")
+    parser.add_argument("model", type=path_given, help="model directory written by `faim train` (or `faim calibrate`)")
     parser.add_argument(
         "-o",
         "--out",
@@ -51,7 +51,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "faim.export.quantize.MAX_DROP)",
     )
     parser.add_argument(
-        "--data", help="with --quantize: labelled posts to measure on (default: the recipe's validation split)"
+        "--data",
+        type=path_given,
+        help="with --quantize: labelled posts to measure on (default: the recipe's validation split)",
     )
     add_columns(parser)
     parser.set_defaults(handler=deferred("faim.cli.export_cmd"))

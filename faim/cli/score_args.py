@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from faim.cli.common import add_columns, deferred, output_folder, positive_integer
+from faim.cli.common import add_columns, deferred, output_folder, path_given, positive_integer
 
 RUNTIMES = {"torch": ("faim.scoring.engine", "score_dump"), "onnx": ("faim.scoring.exported", "score_exported")}
 """The module and function each ``--runtime`` scores with, imported once chosen: with ``onnx`` this process and its
@@ -32,11 +32,13 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
     parser.add_argument(
         "model",
+        type=path_given,
         help="model directory written by `faim train`; with --runtime onnx, an export written by `faim export` "
         "too (a saved model is exported first, once, into OUT/_export/DIGEST)",
     )
     parser.add_argument(
         "dump",
+        type=path_given,
         help="a JSONL/CSV/TSV/Parquet file, a folder of them, a glob (quote it), or a Hugging Face dataset folder "
         "written by Dataset.save_to_disk (faim-sdk[hf])",
     )

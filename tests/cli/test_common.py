@@ -138,6 +138,25 @@ def test_an_empty_output_dir_is_refused_as_it_is_parsed_not_left_to_the_recipes(
     assert "argument --output-dir: an empty folder name" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("argv", "argument"),
+    [
+        (["eval", "model", ""], "data"),  # left out, it evaluated the recipe's split instead
+        (["export", "model", "-o", "out", "--quantize", "int8", "--data", ""], "--data"),
+        (["score", "", "dump.jsonl", "-o", "out"], "model"),
+        (["embed", "model", "", "-o", "out"], "dump"),
+        (["calibrate", "", "data.jsonl", "-o", "out"], "model"),
+        (["explain", "model", "", "-o", "out"], "posts"),
+    ],
+)
+def test_an_empty_model_or_data_path_is_refused_as_it_is_parsed_not_read_as_the_working_directory_or_left_out(
+    argv: list[str], argument: str, capsys
+) -> None:
+    with pytest.raises(SystemExit):
+        build_parser(argv[0]).parse_args(argv)
+    assert f"argument {argument}: an empty path (a variable not set?)" in capsys.readouterr().err
+
+
 def test_an_output_file_that_is_a_folder_or_lies_inside_a_file_is_refused_an_existing_or_new_one_not(
     tmp_path: Path,
 ) -> None:
