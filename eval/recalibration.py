@@ -39,6 +39,7 @@ from faim.eval.tables import (
     markdown_name,
     markdown_table,
 )
+from faim.folders import write_text_whole
 from faim.inference import Predictions
 from faim.recipe.sections import EvalConfig
 
@@ -394,7 +395,7 @@ def write_report(report: dict[str, Any], out_dir: Path, names: Mapping[str, str]
     figure as ``null``), and record them there, removing what an earlier report wrote and this one did not (a plot
     of a task no longer measured; ``faim.eval.report.replace_written``); returns the Markdown file."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "calibration.json").write_text(json_text(report), encoding="utf-8")
+    write_text_whole(out_dir / "calibration.json", json_text(report))
     parts, plots = [f"# Calibration of {code_span(str(report['model']))} on {code_span(str(report['data']))}"], []
     parts += [note for note in (pooling_note(report),) if note]
     names = plot_names(report["tasks"]) if names is None else names
@@ -428,7 +429,7 @@ def write_report(report: dict[str, Any], out_dir: Path, names: Mapping[str, str]
         else:
             parts.append(f"No learning curve: {task['as_is']['posts']} labelled posts leave none to measure on.")
     path = out_dir / "calibration.md"
-    path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+    write_text_whole(path, "\n\n".join(parts) + "\n")
     replace_written(out_dir, ["calibration.json", path.name, *plots, WRITTEN], WRITER)
     return path
 

@@ -134,8 +134,8 @@ def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, md_path = out_dir / REPORT_FILES["json"], out_dir / REPORT_FILES["markdown"]
-    json_path.write_text(json_text(results), encoding="utf-8")
-    md_path.write_text(_markdown(results, out_dir), encoding="utf-8")
+    write_text_whole(json_path, json_text(results))  # a write stopped part way leaves the earlier file, not part
+    write_text_whole(md_path, _markdown(results, out_dir))
     return {"json": json_path, "markdown": md_path}
 
 

@@ -20,6 +20,7 @@ from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import WRITTEN, json_text, replace_written, written_files
 from faim.eval.tables import format_value, with_change
+from faim.folders import write_text_whole
 from faim.notices import warn
 from faim.perturb import perturb_posts, perturbations_of
 from faim.recipe.sections import EvalConfig
@@ -142,7 +143,7 @@ def robustness_report(
         base = result["metrics"]
         by_name = {name: report["tasks"][task]["metrics"] for name, report in reports.items()}
         tables[task] = robustness_table(base, by_name, METRICS[result["type"]])
-    (Path(out_dir) / REPORT_FILES[0]).write_text(json_text(tables), encoding="utf-8")
+    write_text_whole(Path(out_dir) / REPORT_FILES[0], json_text(tables))
     return tables
 
 

@@ -253,3 +253,25 @@ def test_a_model_and_data_path_holding_backticks_stay_in_their_code_spans(tmp_pa
     results = _results(tmp_path) | {"model": "runs/`m`", "data": "posts`<img src=x onerror=alert(1)>`.jsonl"}
     md = write_report(results, tmp_path / "out")["markdown"].read_text(encoding="utf-8")
     assert "- model: `` runs/`m` ``\n- data: ``posts`<img src=x onerror=alert(1)>`.jsonl``\n- split: `dev`" in md
+
+
+def test_a_report_written_again_and_stopped_part_way_through_a_file_leaves_the_earlier_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = _results(tmp_path)
+    paths = write_report(results, tmp_path / "out")
+    earlier = {name: path.read_bytes() for name, path in paths.items()}
+    written = Path.write_text
+
+    def stopped(path: Path, text: str, *args, **kwargs) -> int:  # Ctrl-C or SIGTERM halfway through the file
+        written(path, text[: len(text) // 2], *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        write_report({**results, "data": "other.jsonl"}, tmp_path / "out")
+    monkeypatch.undo()
+    assert {name: path.read_bytes() for name, path in paths.items()} == earlier
+    assert sorted(path.name for path in (tmp_path / "out").iterdir() if path.suffix != ".png") == sorted(
+        path.name for path in paths.values()
+    )  # no file written in part left beside them
