@@ -144,8 +144,8 @@ def jsonl_object(line: str) -> dict[str, Any]:
             JSON (Unterminated string starting at column 8)``), or is JSON but not an object (``_not_an_object``),
             for the caller to say which line of which file it is.
     """
-    try:
-        row = json.loads(line)
+    try:  # without the line's end, which JSON reads as space, lest a line cut short be said wrong at line 2 column 1
+        row = json.loads(line.rstrip(" \t\r\n"))
     except json.JSONDecodeError as error:
         said = error.msg.removesuffix(" at")  # "Invalid control character at", to be read "at column N"
         raise ValueError(f"invalid JSON ({said} at column {error.colno})") from error

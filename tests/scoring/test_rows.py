@@ -172,6 +172,7 @@ def test_a_json_lines_line_that_is_not_utf8_is_said_as_reading_posts_says_it_its
         (b'{"text": "x",}', "invalid JSON (Expecting property name enclosed in double quotes at column 14)"),
         (b'{"text": "caf\xc3\xa9\tau lait"}', "invalid JSON (Invalid control character at column 15)"),
         (b'{"text": "a\\q"}', "invalid JSON (Invalid \\escape at column 12)"),
+        (b'{"text": "x"', "invalid JSON (Expecting ',' delimiter at column 13)"),  # cut short: past its end
         (b"[1, 2]", "expected a JSON object, got list (JSON Lines files, .json ones too, hold one object per line, "
                     "not an array)"),
     ],
