@@ -247,6 +247,22 @@ def working_folder(target: Path, prefix: str) -> Iterator[Path]:
 
 
 @contextmanager
+def writing_towards(target: Path) -> Iterator[None]:
+    """Run the work that ends writing ``target`` (``replacing``): stopped (Ctrl-C) before that write began, it says
+    that nothing was written and ``target`` is left as it was, as the write says what it left once it began.
+
+    Raises:
+        KeyboardInterrupt: When stopped, saying what ``target`` holds.
+    """
+    try:
+        yield
+    except KeyboardInterrupt as error:
+        if error.args:  # what the write of target left, which replacing says
+            raise
+        raise KeyboardInterrupt(f"nothing was written: {target} is left as it was") from error
+
+
+@contextmanager
 def replacing(target: Path, prefix: str) -> Iterator[Path]:
     """Yield a new folder beside ``target`` to write into (``staging_folder``); on success it replaces ``target``
     (``replace_folder``: check first that it may, ``check_replaceable``); on an error before it took that place, or

@@ -20,6 +20,7 @@ from faim.data.sources import read_posts
 from faim.data.unheld import warn_unheld_kinds, warn_unread_meta
 from faim.detector import Detector
 from faim.explain.report import LISTING, check_report_folder, write_report
+from faim.folders import writing_towards
 from faim.wording import plural, shell_path
 
 
@@ -36,17 +37,18 @@ def run(args: argparse.Namespace) -> int:
     finally:  # --limit: the rest is left unread
         close_reading(posts)
     refuse_no_posts(chosen, args.posts)  # before the model is loaded, as reading the posts does not use it
-    detector = Detector.load(args.model)
-    unread_columns_of = partial(unread_columns, args.posts, ColumnMap.from_recipe(columns))
-    warn_unheld_kinds(chosen, detector.model.fused_kinds, args.posts, columns=unread_columns_of)
-    warn_unread_meta(chosen, detector.model.meta_fields, args.posts)
-    start = time.perf_counter()
-    readable, unread = detector.readable(chosen)
-    # warned of above naming the file; the posts whose scores are not finite join unread
-    explained = detector.explain(readable, progress=True, failed=unread, warn=False)
-    explanations = iter(explained)
-    errors = {error.origin: error for error in unread}  # read_posts gives each post its own origin (file:row)
-    page = write_report([errors.get(post.origin) or next(explanations) for post in chosen], args.out)
+    with writing_towards(Path(args.out)):
+        detector = Detector.load(args.model)
+        unread_columns_of = partial(unread_columns, args.posts, ColumnMap.from_recipe(columns))
+        warn_unheld_kinds(chosen, detector.model.fused_kinds, args.posts, columns=unread_columns_of)
+        warn_unread_meta(chosen, detector.model.meta_fields, args.posts)
+        start = time.perf_counter()
+        readable, unread = detector.readable(chosen)
+        # warned of above naming the file; the posts whose scores are not finite join unread
+        explained = detector.explain(readable, progress=True, failed=unread, warn=False)
+        explanations = iter(explained)
+        errors = {error.origin: error for error in unread}  # read_posts gives each post its own origin (file:row)
+        page = write_report([errors.get(post.origin) or next(explanations) for post in chosen], args.out)
     each = f" ({(time.perf_counter() - start) / len(explained):.2f} s each)" if explained else ""  # none: no time
     failed = f", {len(unread)} not ({LISTING} gives why)" if unread else ""
     print(f"explained {plural(len(explained), 'post')}{each}{failed}; open {shell_path(page)}")

@@ -28,7 +28,7 @@ from faim.eval.quantization import TIMED_POSTS, QuantizationCheck, check_readabl
 from faim.export.model import export_model
 from faim.export.quantize import MAX_DROP, calibration_sample, quantize_export
 from faim.export.staging import EXPORT_STAGING
-from faim.folders import check_replaceable, replacing, working_folder
+from faim.folders import check_replaceable, replacing, working_folder, writing_towards
 from faim.notices import warn
 from faim.recipe import Recipe
 from faim.runtime.model import ExportedModel
@@ -49,15 +49,11 @@ def run(args: argparse.Namespace) -> int:
     columns = parse_columns(args.columns)
     recipe = read_recipe(args.model)
     check_label_tasks(columns, list(recipe.model["heads"]))
-    try:
+    with writing_towards(out):
         if args.quantize:
             quantized_export(args, out, columns, recipe)
         else:
             export_model(Detector.load(args.model), out, args.format)
-    except KeyboardInterrupt as error:
-        if error.args:  # what the write of out left, which faim.folders.replacing says
-            raise
-        raise KeyboardInterrupt(f"nothing was written: {out} is left as it was") from error  # before it began
     summary(args.model, out, args.format)
     return 0
 

@@ -237,6 +237,25 @@ def test_an_interrupt_while_the_posts_are_read_ends_explaining_and_is_not_replac
     assert "faim: interrupted" in capsys.readouterr().err
 
 
+def test_explaining_stopped_before_the_report_is_written_says_nothing_was_written_and_leaves_the_earlier_report(
+    exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model_dir, _ = exported
+    posts = write_posts(tmp_path / "in", [post for post in export_posts() if post["id"] == "text-only"])
+    out = tmp_path / "out"
+    assert main(["explain", str(model_dir), str(posts), "-o", str(out)]) == 0
+    earlier = {path.name: path.read_bytes() for path in out.iterdir()}
+    capsys.readouterr()
+
+    def stopped(*args, **kwargs):  # Ctrl-C, or SIGTERM, as the posts are explained
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(faim.Detector, "explain", stopped)
+    assert main(["explain", str(model_dir), str(posts), "-o", str(out)]) == 130
+    assert capsys.readouterr().err.endswith(f"faim: interrupted: nothing was written: {out} is left as it was\n")
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == earlier
+
+
 def test_pictures_a_model_reads_only_to_pool_posts_are_not_warned_of_as_read_by_its_explanations(
     demo_data, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
