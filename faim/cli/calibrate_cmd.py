@@ -44,7 +44,7 @@ from faim.eval.recalibration import (
     write_report,
 )
 from faim.eval.tables import format_value, text_table
-from faim.folders import check_replaceable
+from faim.folders import check_replaceable, writing_towards
 from faim.inference import predict
 from faim.pooling import picture_groups
 from faim.recipe.sections import EvalConfig
@@ -65,87 +65,92 @@ def run(args: argparse.Namespace) -> int:
     check_label_tasks(columns, list(recipe.model["heads"]))
     if args.head:
         check_recipe_correctable(recipe, str(model))
-    posts = list(read_posts(args.data, columns, args.image_root))
-    refuse_no_posts(posts, args.data)  # before the model is loaded, as reading the posts does not use it
-    detector = Detector.load(model)
-    if args.head:
-        detector.check_correctable()  # the pooling the manifest records, which the recipe may not say
-    kinds = detector.model.kinds_with(detector.pooling_kind)
-    posts = leave_out_empty(posts, kinds, args.data)
-    unread = cache(partial(unread_columns, args.data, ColumnMap.from_recipe(columns)))  # read where a note needs them
-    warn_unheld_kinds(posts, kinds, args.data, columns=unread)
-    warn_unread_meta(posts, detector.model.meta_fields, args.data)
-    if not args.unlabelled:
-        names = [task.name for task in detector.tasks]
-
-        def remedy() -> str:
-            return f"{labels_remedy(unread, columns, names)}, or estimate the share of positives with --unlabelled"
-
-        check_labelled(posts, names, args.data, remedy)
-    refuse_unreadable(posts, detector.model.kinds, detector.max_elements, args.data, fused=detector.model.fused_kinds)
-    collator = detector.collator(with_targets=True)
-    loader = make_loader(detector.model, collator, posts, recipe.eval.batch_size, shuffle=False)
-    predictions = predict(
-        detector.model, loader, desc="predicting", link_kind=detector.pooling_kind, embeddings=args.head
-    )
-    check_finite(detector, predictions, args.data)
-    with_labels = [
-        t for t in detector.tasks if t.name in predictions.targets and t.labelled(predictions.targets[t.name]).any()
-    ]
-    one_class = {}  # binary task → the one label all its labelled posts carry
-    for task in (t for t in with_labels if t.type == "binary"):
-        if (label := task.sole_label(labelled(task, predictions)[1])) is not None:
-            one_class[task.name] = label
-    for name, label in one_class.items():
-        print(one_class_note(name, label, args.unlabelled))
-
-    def hint(task: str) -> str:
-        return label_column_hint(task, unread() or [], columns)
-
-    for note in kept_notes(detector.tasks, with_labels, args.unlabelled, args.head, hint):
-        print(note)
-    config = refit_settings(recipe.eval)
-    sizes = SIZES if args.sizes is None else args.sizes
-    texts = post_texts(posts)
-    # the posts evaluation draws together for a calibrated model's ECE (its without_pooling row, which this measures)
-    groups = picture_groups(predictions, detector.pool_by_image) if detector.pooling_kind else None
-    report: dict[str, Any] = {
-        "model": str(model),
-        "data": str(args.data),
-        "unlabelled": args.unlabelled,
-        "pooled_by_image": detector.pool_by_image,
-        "tasks": {},
-    }
-    for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
-        measured = as_is(task, detector.calibration, predictions, config)
-        report["tasks"][task.name] = {
-            "as_is": measured,
-            "learning_curve": learning_curve(
-                task, detector.calibration, predictions, config, sizes, args.draws, args.seed, groups=groups
-            ),
-            "sizes_left_out": left_out_sizes(sizes, measured["posts"]),
-            "unlabelled": prior_adaptation(task, detector.calibration, predictions, config),
-            "terms": term_disagreement(task, detector.calibration, predictions, texts),
-        }
-        if args.head and task.type == "binary":
-            report["tasks"][task.name]["head_curve"] = learning_curve(
-                task, detector.calibration, predictions, config, sizes, args.draws, args.seed, head=True
-            )
-            report["tasks"][task.name]["head_sizes_left_out"] = uncorrectable_sizes(sizes, measured["posts"])
-    if args.unlabelled:
-        for task, (old, new, interval) in detector.adapt_to_prior(predictions).items():
-            print(prior_note(task, old, new, interval, len(posts)))
-    else:
-        corrected = []
+    with writing_towards(out):  # stopped before the new model is written, says so
+        posts = list(read_posts(args.data, columns, args.image_root))
+        refuse_no_posts(posts, args.data)  # before the model is loaded, as reading the posts does not use it
+        detector = Detector.load(model)
         if args.head:
-            corrected = detector.correct_heads(predictions, config, args.seed)
-        else:
-            detector.calibrate_predictions(predictions, config)
+            detector.check_correctable()  # the pooling the manifest records, which the recipe may not say
+        kinds = detector.model.kinds_with(detector.pooling_kind)
+        posts = leave_out_empty(posts, kinds, args.data)
+        # the columns of the data no mapping reads, read where a note needs them
+        unread = cache(partial(unread_columns, args.data, ColumnMap.from_recipe(columns)))
+        warn_unheld_kinds(posts, kinds, args.data, columns=unread)
+        warn_unread_meta(posts, detector.model.meta_fields, args.data)
+        if not args.unlabelled:
+            names = [task.name for task in detector.tasks]
+
+            def remedy() -> str:
+                return f"{labels_remedy(unread, columns, names)}, or estimate the share of positives with --unlabelled"
+
+            check_labelled(posts, names, args.data, remedy)
+        refuse_unreadable(
+            posts, detector.model.kinds, detector.max_elements, args.data, fused=detector.model.fused_kinds
+        )
+        collator = detector.collator(with_targets=True)
+        loader = make_loader(detector.model, collator, posts, recipe.eval.batch_size, shuffle=False)
+        predictions = predict(
+            detector.model, loader, desc="predicting", link_kind=detector.pooling_kind, embeddings=args.head
+        )
+        check_finite(detector, predictions, args.data)
+        with_labels = [
+            t for t in detector.tasks if t.name in predictions.targets and t.labelled(predictions.targets[t.name]).any()
+        ]
+        one_class = {}  # binary task → the one label all its labelled posts carry
+        for task in (t for t in with_labels if t.type == "binary"):
+            if (label := task.sole_label(labelled(task, predictions)[1])) is not None:
+                one_class[task.name] = label
+        for name, label in one_class.items():
+            print(one_class_note(name, label, args.unlabelled))
+
+        def hint(task: str) -> str:
+            return label_column_hint(task, unread() or [], columns)
+
+        for note in kept_notes(detector.tasks, with_labels, args.unlabelled, args.head, hint):
+            print(note)
+        config = refit_settings(recipe.eval)
+        sizes = SIZES if args.sizes is None else args.sizes
+        texts = post_texts(posts)
+        # the posts evaluation draws together for a calibrated model's ECE (its without_pooling row, which this
+        # measures)
+        groups = picture_groups(predictions, detector.pool_by_image) if detector.pooling_kind else None
+        report: dict[str, Any] = {
+            "model": str(model),
+            "data": str(args.data),
+            "unlabelled": args.unlabelled,
+            "pooled_by_image": detector.pool_by_image,
+            "tasks": {},
+        }
         for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
-            posts_read = int(task.labelled(predictions.targets[task.name]).sum())
-            head = head_said(task, task.name in corrected, posts_read) if args.head else ""
-            print(f"{task.name}: {head}{fitted(task, detector.calibration, config)}")
-    detector.save(out, recipe)
+            measured = as_is(task, detector.calibration, predictions, config)
+            report["tasks"][task.name] = {
+                "as_is": measured,
+                "learning_curve": learning_curve(
+                    task, detector.calibration, predictions, config, sizes, args.draws, args.seed, groups=groups
+                ),
+                "sizes_left_out": left_out_sizes(sizes, measured["posts"]),
+                "unlabelled": prior_adaptation(task, detector.calibration, predictions, config),
+                "terms": term_disagreement(task, detector.calibration, predictions, texts),
+            }
+            if args.head and task.type == "binary":
+                report["tasks"][task.name]["head_curve"] = learning_curve(
+                    task, detector.calibration, predictions, config, sizes, args.draws, args.seed, head=True
+                )
+                report["tasks"][task.name]["head_sizes_left_out"] = uncorrectable_sizes(sizes, measured["posts"])
+        if args.unlabelled:
+            for task, (old, new, interval) in detector.adapt_to_prior(predictions).items():
+                print(prior_note(task, old, new, interval, len(posts)))
+        else:
+            corrected = []
+            if args.head:
+                corrected = detector.correct_heads(predictions, config, args.seed)
+            else:
+                detector.calibrate_predictions(predictions, config)
+            for task in (t for t in with_labels if t.type in ("binary", "multiclass") and t.name not in one_class):
+                posts_read = int(task.labelled(predictions.targets[task.name]).sum())
+                head = head_said(task, task.name in corrected, posts_read) if args.head else ""
+                print(f"{task.name}: {head}{fitted(task, detector.calibration, config)}")
+        detector.save(out, recipe)
     directory = Path(args.report) if args.report else out.parent / f"{out.name}-calibration"
     if report["tasks"]:
         print(summary(report))

@@ -600,6 +600,25 @@ def test_calibrate_names_each_task_it_keeps_as_it_was_and_why(exported, tmp_path
     assert "flags: a multilabel task's probabilities are not calibrated" in said and "harm: share of positives" in said
 
 
+def test_calibrate_stopped_before_the_new_model_is_written_says_nothing_was_written_and_leaves_its_folder(
+    exported, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    posts = tmp_path / "posts.jsonl"
+    rows = [{"id": str(i), "text": f"post {i}", "harm": i % 2} for i in range(40)]
+    posts.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    out = tmp_path / "new"
+    out.mkdir()  # an empty folder, which the new model may take the place of
+
+    def stopped(*args, **kwargs):  # Ctrl-C, or SIGTERM, as the learning curve is drawn
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("faim.cli.calibrate_cmd.learning_curve", stopped)
+    arguments = ["calibrate", str(exported[0]), str(posts), "-o", str(out), "--map", "labels.harm=harm"]
+    assert main(arguments) == 130
+    assert capsys.readouterr().err.endswith(f"faim: interrupted: nothing was written: {out} is left as it was\n")
+    assert sorted(tmp_path.iterdir()) == [out, posts] and list(out.iterdir()) == []
+
+
 def test_calibrate_unlabelled_says_labels_all_of_one_class_are_left_out_of_its_report(
     demo_data, tmp_path: Path, capsys
 ) -> None:
