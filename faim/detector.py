@@ -25,7 +25,7 @@ from faim.data.collate import PostCollator
 from faim.data.elements import GIVEN_POSTS, PostError, overfull, posts_to_read, readable_posts, warn_overfull
 from faim.data.post import MAP_LABELS, SOURCE, Post, Remedy, length_batches
 from faim.data.preflight import refuse_unevaluable
-from faim.data.targets import TaskSpec
+from faim.data.targets import TaskSpec, refuse_flag_rows
 from faim.data.unheld import warn_unread
 from faim.decisions import decide, decision_probabilities, refuse_nonfinite, score_rows, task_spec
 from faim.explain.attribute import Explanation, explain_post, unread_elements
@@ -340,6 +340,7 @@ class Detector:
         """
         tasks = [task.name for task in self.tasks]
         model = self.model
+        refuse_flag_rows(self.tasks, posts, name)
         refuse_unevaluable(posts, tasks, model.kinds, self.max_elements, name, remedy, fused=model.fused_kinds)
 
     def calibrate(

@@ -6,17 +6,20 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
-from faim.data.post import list_as_text
+from faim.data.post import Post, list_as_text, post_name
 from faim.decisions import check_task_type
 
 TRUE_WORDS = {"1", "true", "yes"}
 FALSE_WORDS = {"0", "false", "no"}
+FLAGS = {"0", "1", "0.0", "1.0"}
+"""A 0 or a 1 as a row of them marking a multilabel task's labels (multi-hot) writes it (``TaskSpec.flag_row``)."""
 
 
 WHOLE_NUMBER = re.compile(r"-?[0-9]+")
@@ -152,12 +155,21 @@ class TaskSpec:
             f"labels {list(values)!r} for task {self.name!r} give {self.labels[index]!r} (class {index}) twice; a "
             "multilabel task's labels are a list of its label names or class indices, each once"
         )
-        flags = [str(item).strip() for item in values]
-        if len(flags) == len(self.labels) and set(flags) <= {"0", "1", "0.0", "1.0"}:
-            marked = json.dumps([label for label, flag in zip(self.labels, flags, strict=True) if float(flag)])
+        if self.flag_row(values):
             multi_hot = "a row of 0s and 1s, one for each of its labels, is no such list"
-            problem += f"; {multi_hot}: give the labels it marks, {marked}"
+            problem += f"; {multi_hot}: give the labels it marks, {self.marked(values)}"
         return problem
+
+    def flag_row(self, value: Any) -> bool:
+        """Whether ``value`` is a multilabel task's labels given as a row of 0s and 1s, one for each of its labels
+        (multi-hot: ``[1, 0, 1]``), where a list of its labels is expected."""
+        if not isinstance(value, (list, tuple)) or len(value) != len(self.labels):
+            return False
+        return all(not isinstance(item, bool) and str(item).strip() in FLAGS for item in value)
+
+    def marked(self, flags: list | tuple) -> str:
+        """The labels a row of 0s and 1s (``flag_row``) marks, as a JSON list."""
+        return json.dumps([label for label, flag in zip(self.labels, flags, strict=True) if float(str(flag))])
 
     def missing(self) -> Any:
         """The target of an unlabelled post (ignored by the loss)."""
@@ -187,3 +199,28 @@ class TaskSpec:
         """Batch targets into the tensor the head's loss expects."""
         dtype = torch.long if self.type == "multiclass" else torch.float32
         return torch.tensor(targets, dtype=dtype)
+
+
+def refuse_flag_rows(tasks: Iterable[TaskSpec], posts: Sequence[Post], name: str) -> None:
+    """Refuse the posts of ``name`` every labelled one of which gives a multilabel task's labels as a row of 0s and 1s,
+    one for each of its labels (``TaskSpec.flag_row``: multi-hot), decided over them all, not post by post: of a task of
+    two labels, ``[1, 0]`` reads as the class indices 1 and 0, both labels, where a file of rows of flags means the
+    first alone; a list of indices (a Hugging Face ``Sequence(ClassLabel)`` column's) is read as such where some post's
+    is not such a row (``[1]``, ``[]``). A task whose labels are numbers (``numbered``) reads them as labels alone.
+
+    Raises:
+        ValueError: Naming the first such post by its origin (file and row) and id, the field, its labels, and the
+            labels it marks.
+    """
+    for task in tasks:
+        if task.type != "multilabel" or task.numbered:
+            continue
+        given = [(post, value) for post in posts if (value := post.labels.get(task.name)) is not None]
+        if given and all(task.flag_row(value) for _, value in given):
+            post, value = given[0]
+            raise ValueError(
+                f"{post_name(post.origin, post.id)} field 'labels.{task.name}': labels {list(value)!r}: every "
+                f"labelled post of {name} gives task {task.name!r} a row of 0s and 1s, one for each of its "
+                f"{len(task.labels)} labels (multi-hot), which reads as a list of class indices, not of flags; give "
+                f"the labels each post marks by name ({task.marked(value)} for this one), or their class indices"
+            )

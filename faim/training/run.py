@@ -36,7 +36,7 @@ from faim.data.language import with_languages
 from faim.data.post import Post, post_name, post_texts, refuse_no_posts, warn_labels_of_no_task
 from faim.data.preflight import refuse_unevaluable, refuse_unreadable, warn_shared_ids, warn_source_splits
 from faim.data.sources import check_split
-from faim.data.targets import TaskSpec
+from faim.data.targets import TaskSpec, refuse_flag_rows
 from faim.detector import Detector
 from faim.folders import check_folder_path, check_replaceable
 from faim.inference import predict
@@ -215,6 +215,7 @@ def check_learnable(tasks: list[TaskSpec], posts: list[Post], name: str, kinds: 
     refuse_unreadable(posts, kinds, limit, name, fused=None)
     refuse_nothing_read(posts, kinds, name, "map the columns that hold them (data.columns in the recipe)")
     warn_labels_of_no_task(posts, [task.name for task in tasks], name)
+    refuse_flag_rows(tasks, posts, name)
     if len(tasks) > 1 and not any(post.labels.get(task.name) is not None for post in posts for task in tasks):
         raise ValueError(
             f"{name}: no post carries a label for any task ({', '.join(task.name for task in tasks)}); map the "
@@ -382,6 +383,7 @@ def evaluated_posts(
     """
     if detector is None:
         heads, encoders = list(recipe.model["heads"]), list(recipe.model["encoders"])
+        refuse_flag_rows(task_specs(recipe.model), posts, name)
         refuse_unevaluable(posts, heads, encoders, recipe.train.max_elements, name, remedy, fused=None)
     else:
         detector.refuse_unevaluable(posts, name, remedy)

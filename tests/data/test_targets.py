@@ -12,7 +12,7 @@ from faim.data.collate import post_targets
 from faim.data.elements import PostError
 from faim.data.post import Post
 from faim.data.sources import read_posts
-from faim.data.targets import TaskSpec
+from faim.data.targets import TaskSpec, refuse_flag_rows
 
 BINARY = TaskSpec("hate", "binary", ("not-hate", "hate"))
 MULTICLASS = TaskSpec("truth", "multiclass", ("false", "half", "true"))
@@ -184,3 +184,21 @@ def test_a_multilabel_task_of_two_labels_reads_both_indices_and_both_names_as_bo
     assert flags.target([1, 0]) == [1.0, 1.0] and flags.target(["1", "0"]) == [1.0, 1.0]
     named = TaskSpec("flags", "multilabel", ("0", "1"))  # labels named 0 and 1, matched as names
     assert named.target(["0", "1"]) == [1.0, 1.0] and named.target(["1"]) == [0.0, 1.0]
+
+
+def test_labels_of_two_flags_in_every_post_are_refused_as_multi_hot_and_lists_of_indices_are_read(tmp_path) -> None:
+    flags = TaskSpec("flags", "multilabel", ("spam", "drugs"))
+    rows = '{"id": "a", "text": "t", "flags": [1, 0]}\n{"id": "b", "text": "t", "flags": [0, 1]}\n'
+    (tmp_path / "hot.jsonl").write_text(rows, encoding="utf-8")
+    posts = read_posts(tmp_path / "hot.jsonl", {"labels": {"flags": "flags"}})
+    with pytest.raises(ValueError) as raised:  # read as both labels in each post before
+        refuse_flag_rows([flags], posts, "hot.jsonl")
+    assert str(raised.value) == (
+        f"{tmp_path / 'hot.jsonl'}:1 (post id='a') field 'labels.flags': labels [1, 0]: every labelled post of "
+        "hot.jsonl gives task 'flags' a row of 0s and 1s, one for each of its 2 labels (multi-hot), which reads as a "
+        'list of class indices, not of flags; give the labels each post marks by name (["spam"] for this one), or '
+        "their class indices"
+    )
+    indices = [*posts, Post("c", labels={"flags": [1]}), Post("d", labels={"flags": None})]
+    refuse_flag_rows([flags], indices, "mixed")  # a list of one index: the lists are indices
+    refuse_flag_rows([TaskSpec("flags", "multilabel", ("1", "2"))], posts, "numbered")
