@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faim.data.native import cell_text
 from faim.data.post import (
     FIELDS,
     ImageRef,
@@ -236,7 +237,8 @@ class ColumnMap:
                 (a mapping, a list, a boolean, a float that is not a whole number or is past the integers its
                 width holds exactly: ``faim.data.post.id_text``).
         """
-        return post_id(_cell(row, self.id), index, f"{post_name(origin)} {self.cell_name(self.id)}")
+        where = f"{post_name(origin)} {self.cell_name(self.id)}"
+        return post_id(_text(_cell(row, self.id), where), index, where)
 
     def to_post(
         self, row: Mapping[str, Any], index: int, origin: str, image_root: Path | None, text_cells: bool = False
@@ -262,10 +264,10 @@ class ColumnMap:
         """
         ident = self.post_id(row, index, origin)
         where = post_name(origin, ident)
-        text = _cell(row, self.text)
+        text = self.text_cell(row, self.text, where)
         if text is not None and not isinstance(text, str):
             raise ValueError(f"{where} field 'text' (column {self.text!r}): must be a string, got {text!r}")
-        labels = {task: _listed_cell(row, column, text_cells) for task, column in self.labels.items()}
+        labels = {task: self.text_cell(row, column, where, text_cells) for task, column in self.labels.items()}
         labels = {task: value for task, value in labels.items() if value is not None}
         labels |= self.object_cell(row, "labels", where)
         meta = {name: _cell(row, column) for name, column in self.meta.items()} | self.object_cell(row, "meta", where)
@@ -274,12 +276,22 @@ class ColumnMap:
             id=ident,
             text=text,
             images=_images(images, where, column),
-            comments=_comments(_listed_cell(row, self.comments, text_cells), where, self.comments),
+            comments=_comments(self.text_cell(row, self.comments, where, text_cells), where, self.comments),
             labels=labels,
             meta=meta,
             origin=origin,
             image_root=image_root,
         )
+
+    def text_cell(self, row: Mapping[str, Any], column: str | None, where: str, text_cells: bool = False) -> Any:
+        """The row's value for ``column`` (``_listed_cell``), bytes of it (a Parquet BINARY column's cell, as Impala
+        and older Hive write text without marking it UTF-8), alone or in a list, the UTF-8 text they hold
+        (``_text``), as a field holding text (text, comments, a label) reads them.
+
+        Raises:
+            ValueError: Naming the row by ``where``, the field and ``column``, where bytes are not UTF-8.
+        """
+        return _text(_listed_cell(row, column, text_cells), f"{where} {self.cell_name(column)}" if column else where)
 
     def object_cell(self, row: Mapping[str, Any], name: str, where: str) -> dict[str, Any]:
         """The tasks or meta fields (``name``) of a row read from the column of that name (``objects``): those of the
@@ -334,6 +346,23 @@ def _listed_cell(row: Mapping[str, Any], column: str | None, text_cells: bool) -
     value = _cell(row, column)
     decoded = json_list(value) if text_cells else None
     return value if decoded is None else decoded
+
+
+def _text(value: Any, where: str) -> Any:
+    """``value``, where it is bytes, or a list of which some are, with those bytes as the UTF-8 text they hold
+    (``faim.data.native.cell_text``); any other value as it is.
+
+    Raises:
+        ValueError: Naming ``where`` (the row, its field and column) where bytes are not UTF-8.
+    """
+    if isinstance(value, list):
+        return [_text(item, where) for item in value] if any(isinstance(item, bytes) for item in value) else value
+    if not isinstance(value, bytes):
+        return value
+    try:
+        return cell_text(value)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
 
 
 def _as_list(value: Any) -> list[Any]:

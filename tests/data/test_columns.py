@@ -279,3 +279,29 @@ def test_a_json_list_string_in_a_text_cell_is_decoded_once(monkeypatch):
 def test_an_unknown_mapping_key_is_refused_naming_the_post_fields():
     with pytest.raises(ValueError, match="valid: id, text, images, image, comments, labels, meta$"):
         ColumnMap.from_recipe({"txet": "body"})
+
+
+def test_text_in_a_parquet_binary_column_as_impala_and_hive_write_it_is_read_and_bytes_not_utf8_are_named(
+    tmp_path: Path,
+) -> None:
+    table = pa.table(
+        {
+            "id": pa.array([b"a1", b"a2"], pa.binary()),
+            "text": pa.array(["héllo".encode(), b"x"], pa.large_binary()),
+            "comments": pa.array([[b"nice"], []], pa.list_(pa.binary())),
+            "hate": pa.array([b"hate", b"not-hate"], pa.binary()),
+            "images": pa.array([b"\x89PNG", b""], pa.binary()),
+        }
+    )
+    pq.write_table(table, tmp_path / "posts.parquet")
+    posts = list(read_posts(tmp_path / "posts.parquet", {"labels": ["hate"]}))
+    assert [(post.id, post.text, post.comments, post.labels) for post in posts] == [
+        ("a1", "héllo", ["nice"], {"hate": "hate"}),
+        ("a2", "x", [], {"hate": "not-hate"}),
+    ]
+    assert posts[0].images == [b"\x89PNG"]  # a picture's bytes stay bytes
+    pq.write_table(table.set_column(1, "text", pa.array([b"ok", b"caf\xe9"], pa.binary())), tmp_path / "bad.parquet")
+    said = f"{tmp_path / 'bad.parquet'}:1 (post id='a2') field 'text' (column 'text'): not UTF-8 text (byte 4 of "
+    said += "the cell)"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
+        list(read_posts(tmp_path / "bad.parquet"))
