@@ -124,9 +124,11 @@ def check_exists(path: Path, where: str = "", hint: str = "", folder: bool = Fal
 
 def recipe_path_note(path: str | Path) -> str:
     """What a recipe's data path not found adds, where the path is relative and not there (a glob's folder before
-    its wildcards not there): that it was read from the working directory, not the recipe's folder (which ``base:``
-    is read from); empty for a path given whole, or one there (a folder holding no input, a glob matching none)."""
-    found = (_glob_start(path) if glob.has_magic(str(path)) else Path(path)).exists()
+    its wildcards not there, or the working directory itself, as of ``*.jsonl``, which names no folder of its own):
+    that it was read from the working directory, not the recipe's folder (which ``base:`` is read from); empty for a
+    path given whole, or one there (a folder holding no input, a glob whose folder is there matching none)."""
+    start = _glob_start(path) if glob.has_magic(str(path)) else Path(path)
+    found = start != Path() and start.exists()
     return (
         ""
         if Path(path).is_absolute() or found

@@ -178,6 +178,9 @@ def test_a_split_file_not_there_is_named_by_check_split_without_reading_a_file_a
     (tmp_path / "data").mkdir()  # found here, holding no input: read from where it was meant to be
     with pytest.raises(FileNotFoundError, match=r"^data.validation: data/\*.jsonl: no input files \([^;]*\)$"):
         check_split(relative, "validation")
+    here = JsonlSource(train="*.ndjson")  # its folder is the working directory, where none of its files are
+    with pytest.raises(FileNotFoundError, match=r"^data.train: \*.ndjson: no input files .*" + from_recipe):
+        check_split(here, "train")
     (tmp_path / "folder").mkdir()
     write_csv(tmp_path / "folder" / "a.csv", ROWS)
     for read in (check_split, lambda source, split: source.posts(split)):
