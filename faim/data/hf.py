@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from faim.data.columns import ColumnMap
+from faim.data.inputs import check_exists
 from faim.data.tabular import (
     ARROW_READ_ERRORS,
     BATCH_ROWS,
@@ -63,7 +64,9 @@ class HfSource(FileSource):
 
     Raises:
         ValueError: When ``path`` is empty (or spaces), naming its recipe key and saying to write null for none.
-        FileNotFoundError: When ``path`` is not a saved ``DatasetDict``.
+        FileNotFoundError: When ``path`` is not there, naming its recipe key (``data.path``), it resolved and, where
+            it is relative, that a recipe's data paths are read from the working directory (``check_exists``); when it
+            is not a saved ``DatasetDict``.
         KeyError: When a split name is not in it.
     """
 
@@ -85,6 +88,7 @@ class HfSource(FileSource):
         self.path = Path(path) if path is not None else None
         if self.path is None:
             return
+        check_exists(self.path, f"{self.recipe_path}.path", folder=True)
         index = self.path / "dataset_dict.json"
         if not index.is_file():
             raise FileNotFoundError(f"hf: {path} is not a folder saved with DatasetDict.save_to_disk (no {index.name})")

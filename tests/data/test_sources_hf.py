@@ -82,6 +82,18 @@ def test_path_must_be_a_saved_dataset_dict(tmp_path, dataset):
         HfSource(path=str(tmp_path / "single"))
 
 
+def test_a_path_not_there_is_named_by_its_recipe_key_resolved_and_read_from_the_working_directory(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # a recipe read from another folder, whose data path names a folder beside it
+    resolved = re.escape(str(tmp_path / "my ds"))
+    from_recipe = "a recipe's data paths are read from the working directory, not its folder"
+    with pytest.raises(
+        FileNotFoundError, match=f"^data.path: my ds does not exist \\(resolved to {resolved}\\); {from_recipe}$"
+    ):
+        HfSource(path="my ds")
+
+
 @pytest.mark.parametrize("path", ["", "  "])
 def test_an_empty_path_is_refused_saying_to_write_null_for_none(path, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # which an empty path would otherwise name
