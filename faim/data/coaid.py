@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
+from faim.data.inputs import recipe_path_note
 from faim.data.native import read_delimited, unknown_split
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
@@ -77,7 +78,7 @@ class CoaidSource:
             raise FileNotFoundError(
                 f"{self.recipe_path}.root: {self.root} (resolved to {self.root.absolute()}) holds no MM-DD-YYYY folder "
                 f"holding {', '.join(self.names)}; root must be the CoAID folder holding its dated snapshot folders "
-                "(05-01-2020, ...)"
+                f"(05-01-2020, ...){recipe_path_note(self.root)}"
             )
         if self.validation_snapshot not in snapshots:
             raise ValueError(

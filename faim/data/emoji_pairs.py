@@ -24,9 +24,11 @@ import random
 import re
 from pathlib import Path
 
+from faim.data.inputs import recipe_path_note
 from faim.data.native import unknown_split
 from faim.data.post import Post
 from faim.registry import register_source, source_path
+from faim.wording import shell_path
 
 INSTALLED = "/usr/share/rubygems-integration/all/gems"
 """Where Debian installs Ruby gems; a ``root`` that is not the gem's folder is searched below for it."""
@@ -64,10 +66,10 @@ class EmojiPairsSource:
             raise ValueError(f"emoji_pairs: validation_fraction must be in (0, 1), got {validation_fraction!r}")
         if wrong not in WRONG:
             raise ValueError(f"emoji_pairs: wrong must be one of {', '.join(WRONG)}, got {wrong!r}")
-        self.gem = find_gem(Path(root))
+        self.recipe_path = source_path()
+        self.gem = find_gem(Path(root), f"{self.recipe_path}.root")
         self.validation_fraction, self.seed, self.wrong, self.task = validation_fraction, seed, wrong, task
         self.index = json.loads((self.gem / "config" / "index.json").read_text(encoding="utf-8"))
-        self.recipe_path = source_path()
 
     def splits(self) -> list[str]:
         return ["train", "validation"]
@@ -166,18 +168,21 @@ def caption(entry: dict) -> str:
     return f"{entry['name']}: {', '.join(keywords)}" if keywords else entry["name"]
 
 
-def find_gem(root: Path) -> Path:
+def find_gem(root: Path, where: str) -> Path:
     """The ``gemojione-*`` folder at or below ``root`` (the newest version when several).
 
     Raises:
-        FileNotFoundError: Saying where it looked and how to get the package.
+        FileNotFoundError: Naming ``where`` (the recipe key, ``data.root``), where it looked, as given and resolved,
+            and how to get the package; where ``root`` is relative and not there, that a recipe's data paths are read
+            from the working directory (``recipe_path_note``).
     """
     if (root / "config" / "index.json").is_file():
         return root
     found = sorted(root.glob("**/gemojione-*/config/index.json")) if root.is_dir() else []
     if not found:
         raise FileNotFoundError(
-            f"emoji_pairs: no gemojione index under {root}; get the Debian package with `apt-get download "
-            "ruby-gemojione && dpkg -x ruby-gemojione_*.deb DIR` (or install it) and give DIR as root"
+            f"{where}: no gemojione index under {shell_path(root)} (resolved to {root.absolute()}); get the Debian "
+            "package with `apt-get download ruby-gemojione && dpkg -x ruby-gemojione_*.deb DIR` (or install it) and "
+            f"give DIR as root{recipe_path_note(root)}"
         )
     return found[-1].parent.parent

@@ -121,3 +121,12 @@ def test_real_coaid():
     assert Counter(p.labels["fake"] for p in train) == {0: 3369, 1: 885}
     assert Counter(p.labels["fake"] for p in validation) == {0: 920, 1: 31}
     assert not {p.text.casefold() for p in train} & {p.text.casefold() for p in validation}
+
+
+def test_a_relative_root_not_there_says_a_recipes_data_paths_are_read_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a recipe read from another folder, whose root names a folder beside it
+    from_recipe = "; a recipe's data paths are read from the working directory, not its folder"
+    with pytest.raises(FileNotFoundError, match=f"^data.root: coaid \\(resolved to .*{re.escape(from_recipe)}$"):
+        check_split(CoaidSource("coaid"), "train")

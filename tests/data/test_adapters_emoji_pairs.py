@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -62,6 +63,13 @@ def test_a_split_it_does_not_give_is_refused_by_its_recipe_path(gem: Path) -> No
         source.posts("test")
 
 
-def test_a_missing_package_says_how_to_get_it(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="apt-get download ruby-gemojione"):
+def test_a_missing_package_says_how_to_get_it_naming_the_root_by_its_recipe_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(FileNotFoundError, match=r"^data.root: no gemojione index under .*apt-get download ruby-gemo"):
         EmojiPairsSource(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    from_recipe = "; a recipe's data paths are read from the working directory, not its folder"
+    said = f"data.root: no gemojione index under 'my gem' (resolved to {tmp_path / 'my gem'});"
+    with pytest.raises(FileNotFoundError, match=f"^{re.escape(said)} .*{re.escape(from_recipe)}$"):
+        EmojiPairsSource("my gem")
