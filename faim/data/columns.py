@@ -27,6 +27,7 @@ from typing import Any
 from faim.data.native import cell_text
 from faim.data.post import (
     FIELDS,
+    OBJECT_FIELDS,
     ImageRef,
     Post,
     Unconvertible,
@@ -40,9 +41,6 @@ from faim.data.post import (
 from faim.registry import suggest
 
 SINGLE = ("id", "text", "images", "comments")
-
-OBJECT_FIELDS = ("labels", "meta")
-"""The fields of a post given as a dict that hold a mapping (task name to label, field name to value)."""
 
 FIELD_OBJECTS = 1
 """The version of how an unmapped ``labels`` or ``meta`` column is read: 1 reads a cell of it holding a mapping as

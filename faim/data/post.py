@@ -160,6 +160,9 @@ FIELDS = ("id", "text", "images", "image", "comments", "labels", "meta")
 """The fields of a post given as a dict (``Post.from_dict``): ``image`` is one picture, read where ``images`` is
 missing."""
 
+OBJECT_FIELDS = ("labels", "meta")
+"""The fields of a post given as a dict that hold a mapping (task name to label, field name to value)."""
+
 
 def unknown_fields(where: str, row: Mapping[Any, Any]) -> None:
     """Refuse a post given as a dict (``row``) with keys that are none of ``FIELDS``.
@@ -573,11 +576,13 @@ def by_key(items: Mapping[Any, Any]) -> bool:
     ``to_dict('index')``, a dict of ``Post`` objects by their ids): some, each a mapping or a ``Post``, under keys none
     of which is a post's field (``FIELDS``), nor, where none is a ``Post`` and not each is a mapping holding a post
     field (``{'id1': {'text': 'a', 'lang': 'en'}}``, a frame's with a column of no field), a field misspelt
-    (``misspelt_fields``: a post whose labels and meta are under such keys, ``{'lables': {'hate': 1}}``)."""
+    (``misspelt_fields``: a post whose labels and meta are under such keys, ``{'lables': {'hate': 1}}``), nor, where
+    each is, a field holding a mapping misspelt (``OBJECT_FIELDS``: a post whose meta, misspelt, holds a field's
+    name, ``{'metadata': {'id': 'u42'}}``)."""
     if not items or any(key in FIELDS for key in items):
         return False
     if all(isinstance(value, Mapping) and any(key in FIELDS for key in value) for value in items.values()):
-        return True
+        return not any(suggest(str(key), list(OBJECT_FIELDS)) for key in items)
     if any(isinstance(value, Post) for value in items.values()):
         return all(isinstance(value, (Mapping, Post)) for value in items.values())
     return all(isinstance(value, Mapping) for value in items.values()) and not misspelt_fields(items)

@@ -220,6 +220,9 @@ def test_posts_given_by_key_in_a_mapping_are_refused_saying_how_to_list_them_wit
         as_posts({"lables": {"hate": 1}, "mta": {"x": 1}})  # a post whose fields, misspelt, are mappings
     with pytest.raises(TypeError, match=r"got one post \(a dict\): pass \[post\]; its field 'lables' \(did you"):
         as_posts({"lables": {"hate": 1}})
+    said = "got one post (a dict): pass [post]; its field 'metadata' (did you mean 'meta'?): unknown"
+    with pytest.raises(TypeError, match=f"{re.escape(said)}$"):  # a post whose meta, misspelt, holds an id
+        as_posts({"metadata": {"id": "u42", "lang": "en"}})
 
 
 @pytest.mark.parametrize("given", [b"abc", bytearray(b"abc"), memoryview(b"abc")])
