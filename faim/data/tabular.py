@@ -136,16 +136,34 @@ def jsonl_keys(path: Path) -> list[str]:
     return object_keys(row for _, row in _jsonl_objects(path))
 
 
+def once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's ``pairs`` as a dict.
+
+    Raises:
+        ValueError: Where it gives a key twice, naming it: a dict would keep its last value alone, dropping the other
+            without a word.
+    """
+    row = dict(pairs)
+    if len(row) < len(pairs):
+        key = next(key for index, (key, _) in enumerate(pairs) if key in dict(pairs[:index]))
+        raise ValueError(f"key {key!r} given twice in one object, whose values cannot both be read; give it once")
+    return row
+
+
+JSON_OBJECTS = json.JSONDecoder(object_pairs_hook=once_each)
+"""The decoder of a JSON Lines line (``jsonl_object``), each object of it refused where it gives a key twice."""
+
+
 def jsonl_object(line: str) -> dict[str, Any]:
     """The object a JSON Lines line holds, decoded (``jsonl_text``).
 
     Raises:
         ValueError: Where it is not JSON, saying what JSON expected and at which character of the line (``invalid
-            JSON (Unterminated string starting at column 8)``), or is JSON but not an object (``_not_an_object``),
-            for the caller to say which line of which file it is.
+            JSON (Unterminated string starting at column 8)``), is JSON but not an object (``_not_an_object``), or an
+            object of it gives a key twice (``once_each``), for the caller to say which line of which file it is.
     """
     try:  # without the line's end, which JSON reads as space, lest a line cut short be said wrong at line 2 column 1
-        row = json.loads(line.rstrip(" \t\r\n"))
+        row = JSON_OBJECTS.decode(line.rstrip(" \t\r\n"))
     except json.JSONDecodeError as error:
         said = error.msg.removesuffix(" at")  # "Invalid control character at", to be read "at column N"
         raise ValueError(f"invalid JSON ({said} at column {error.colno})") from error

@@ -227,12 +227,19 @@ def test_json_lines_columns_are_the_keys_of_any_object_not_only_the_first(tmp_pa
     assert [(post.labels, len(post.images)) for post in posts] == [({}, 0), ({"hate": 1}, 1)]
 
 
+def decoded_lines(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts decoded as JSON from here on, by ``json.loads`` or as a JSON Lines line (``tabular.JSON_OBJECTS``)."""
+    parsed: list[str] = []
+    loads, decode = json.loads, tabular.JSON_OBJECTS.decode
+    monkeypatch.setattr(json, "loads", lambda text, **kwargs: parsed.append(text) or loads(text, **kwargs))
+    monkeypatch.setattr(tabular.JSON_OBJECTS, "decode", lambda text: parsed.append(text) or decode(text))
+    return parsed
+
+
 def test_json_lines_lines_are_parsed_for_keys_only_as_far_as_the_columns_named_need(tmp_path, monkeypatch):
     rows = [{"id": str(i), "text": "t", "lang": "en"} for i in range(20)]
     path = write_jsonl(tmp_path / "d.jsonl", rows)
-    parsed = []
-    loads = json.loads
-    monkeypatch.setattr(json, "loads", lambda text, **kwargs: parsed.append(text) or loads(text, **kwargs))
+    parsed = decoded_lines(monkeypatch)
     for mapping, keys_read in ((None, 0), ({"meta": ["lang"]}, 1)):
         parsed.clear()
         assert len(list(read_posts(path, mapping))) == 20
@@ -249,9 +256,7 @@ def test_whether_json_lines_hold_a_mapping_is_decoded_only_from_lines_holding_a_
     # every line of a file holding no mapping was decoded, 0.5 s a run of faim score of 200,000 rows mapping labels
     rows = [{"id": str(i), "text": "a {brace} in text" if i == 3 else "t", "label": "yes"} for i in range(20)]
     path = write_jsonl(tmp_path / "d.jsonl", rows)
-    parsed = []
-    loads = json.loads
-    monkeypatch.setattr(json, "loads", lambda text, **kwargs: parsed.append(text) or loads(text, **kwargs))
+    parsed = decoded_lines(monkeypatch)
     assert not holds_objects(path, ["label", "meta"])
     assert len(parsed) == 1  # the line whose text holds braces, decoded to find it holds no mapping
     write_jsonl(path, rows + [{"id": "x", "label": {"harmful": "yes"}}, {"id": "y", "meta": {"a": 1}}])

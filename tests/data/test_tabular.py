@@ -252,3 +252,16 @@ def test_a_meta_cell_of_a_whole_number_written_with_a_leading_zero_is_that_text_
         {"zip": "-007", "likes": 0.5},
         {"zip": 2139, "likes": 0.0},
     ]
+
+
+def test_a_json_lines_object_giving_a_key_twice_is_refused_naming_the_line_and_key_not_read_as_its_last(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "posts.jsonl"
+    path.write_text('{"id": "a", "text": "one"}\n{"id": "b", "text": "two", "text": "three"}\n', encoding="utf-8")
+    said = f"{path}:2: key 'text' given twice in one object, whose values cannot both be read; give it once"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
+        list(read_posts(path))
+    path.write_text('{"id": "a", "labels": {"hate": 1, "hate": 0}}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:1: key 'hate' given twice in one object"):
+        list(read_posts(path))
