@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from faim.data.columns import ColumnMap
 from faim.data.inputs import check_exists
+from faim.data.post import ClassName
 from faim.data.tabular import (
     ARROW_READ_ERRORS,
     BATCH_ROWS,
@@ -104,14 +105,18 @@ class HfSource(FileSource):
         """Bind the mapping to the dataset at ``path`` and stream the columns it reads (``ColumnMap.projected``) as
         Arrow batches; of a CSV or TSV file, whose cells are text (``cells_are_text``), label and meta cells that spell
         a number become an int or a float, as the ``csv`` source reads them (``faim.data.tabular.csv_rows``). A data
-        file holding no row (``holds_no_row``) gives none, its columns unchecked, as a JSON Lines file's are."""
+        file holding no row (``holds_no_row``) gives none, its columns unchecked, as a JSON Lines file's are. A label
+        column of classes (``ClassLabel``, or a list of them) gives each class its name (``_classes_named``)."""
         if holds_no_row(path):
             return self.columns, iter(())
         dataset = load_dataset(path)
         bound = self.columns.reading(self.cells_are_text(path)).bind(dataset.column_names, str(path))
         batches = dataset.select_columns(bound.projected(dataset.column_names)).with_format("arrow").iter(BATCH_ROWS)
         rows = arrow_rows(batches, path)
-        return bound, _numbers_read(rows, bound) if self.cells_are_text(path) else rows
+        if self.cells_are_text(path):
+            return bound, _numbers_read(rows, bound)
+        named = {column: names for column in bound.labels.values() if (names := class_names(dataset.features[column]))}
+        return bound, _classes_named(rows, named) if named else rows
 
     def cells_are_text(self, file: Path) -> bool:
         """Whether ``file`` is a CSV or TSV file, read cell by cell as text (``load_dataset``)."""
@@ -146,6 +151,33 @@ def _numbers_read(rows: Rows, bound: ColumnMap) -> Rows:
     numeric = set(bound.labels.values()) | set(bound.meta.values())
     for number, row in rows:
         yield number, {name: parse_number(cell) if name in numeric else cell for name, cell in row.items()}
+
+
+def class_names(feature: Any) -> list[str] | None:
+    """The names of the classes a dataset's column holds, where it is a ``ClassLabel`` column or one of lists of
+    them (``Sequence(ClassLabel)``, ``List(ClassLabel)``); ``None`` otherwise."""
+    feature = getattr(feature, "feature", feature)
+    names = getattr(feature, "names", None) if type(feature).__name__ == "ClassLabel" else None
+    return list(names) if names else None
+
+
+def _classes_named(rows: Rows, named: dict[str, list[str]]) -> Rows:
+    """``rows``, each class index of a column ``named`` holds the names of (``class_names``) a ``ClassName`` of its
+    name, alone or in a list: a task naming its labels in another order than the dataset reads each by name. An index
+    naming no class (-1, a dataset's mark of a post without a label) stays as it is."""
+    for number, row in rows:
+        for column, names in named.items():
+            value = row.get(column)
+            if isinstance(value, list):
+                row[column] = [_class_name(item, names) for item in value]
+            else:
+                row[column] = _class_name(value, names)
+        yield number, row
+
+
+def _class_name(value: Any, names: list[str]) -> Any:
+    """``value``, where it is the index of one of ``names``, as a ``ClassName`` of it; as it is otherwise."""
+    return ClassName(value, names[value]) if isinstance(value, int) and 0 <= value < len(names) else value
 
 
 def _unreadable_dataset(path: Path) -> ValueError | None:

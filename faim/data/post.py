@@ -216,6 +216,23 @@ class NarrowFloat(float):
         return NarrowFloat, (float(self), self.width)
 
 
+class ClassName(int):
+    """A class index read from a Hugging Face dataset's ``ClassLabel`` column, an int as any other but for the
+    ``name`` the dataset gives its class (``faim.data.hf.HfSource``): a task one of whose labels is that name reads it
+    as that label (``faim.data.targets.TaskSpec.index``), not by its index, as a dataset may order its classes
+    otherwise than a recipe's labels do (``hate, offensive, neither`` for ``neither, offensive, hate``)."""
+
+    name: str
+
+    def __new__(cls, value: int, name: str) -> ClassName:
+        made = super().__new__(cls, value)
+        made.name = name
+        return made
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return ClassName, (int(self), self.name)
+
+
 class Unconvertible:
     """An Arrow cell Python cannot hold (a timestamp or a date past the year 9999, a time zone this system does not
     know), which ``faim.data.tabular.python_rows`` gives in its place, so that its row is read: a field read from it is

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from faim.data.post import Post, list_as_text, post_name
+from faim.data.post import ClassName, Post, list_as_text, post_name
 from faim.decisions import check_task_type
 
 TRUE_WORDS = {"1", "true", "yes"}
@@ -71,10 +71,12 @@ class TaskSpec:
     def index(self, value: Any, where: str | None = None) -> int:
         """Map one label value (label name, composed or not, index, or for a binary task bool-like) to a class index;
         raise naming ``where`` (``None``: the caller names the place, as ``PostError`` does). A value spelling a label
-        is that label; a number is a class index only where no label is a number other than its own index
-        (``numbered``)."""
+        is that label, a class of a dataset's ``ClassLabel`` column (``faim.data.post.ClassName``) whose name is one
+        too; a number is a class index only where no label is a number other than its own index (``numbered``)."""
         if isinstance(value, bool) and self.type == "binary":
             return int(value)
+        if isinstance(value, ClassName) and (named := unicodedata.normalize("NFC", value.name)) in self.composed:
+            return self.composed.index(named)
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         text = str(value).strip()
@@ -162,10 +164,11 @@ class TaskSpec:
 
     def flag_row(self, value: Any) -> bool:
         """Whether ``value`` is a multilabel task's labels given as a row of 0s and 1s, one for each of its labels
-        (multi-hot: ``[1, 0, 1]``), where a list of its labels is expected."""
+        (multi-hot: ``[1, 0, 1]``), where a list of its labels is expected: not one of a dataset's classes
+        (``ClassName``), which are class indices."""
         if not isinstance(value, (list, tuple)) or len(value) != len(self.labels):
             return False
-        return all(not isinstance(item, bool) and str(item).strip() in FLAGS for item in value)
+        return all(not isinstance(item, (bool, ClassName)) and str(item).strip() in FLAGS for item in value)
 
     def marked(self, flags: list | tuple) -> str:
         """The labels a row of 0s and 1s (``flag_row``) marks, as a JSON list."""

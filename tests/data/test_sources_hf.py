@@ -12,8 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import damaged_parquet
 
+from faim.data.collate import post_targets
 from faim.data.hf import HfSource
 from faim.data.sources import CsvSource, read_posts
+from faim.data.targets import TaskSpec, refuse_flag_rows
 from faim.notices import FaimWarning
 
 datasets = pytest.importorskip("datasets")
@@ -209,3 +211,27 @@ def test_a_data_file_hugging_face_datasets_cannot_read_is_refused_naming_it_and_
         path.write_text(content)
     with pytest.raises(ValueError, match=f"^{re.escape(f'{path}: Hugging Face datasets cannot read it ({said}')}"):
         HfSource(train=str(path)).posts("train")
+
+
+def test_a_class_label_column_is_read_by_its_class_names_where_a_task_names_them_in_another_order(tmp_path) -> None:
+    classes = datasets.ClassLabel(names=["hate", "offensive", "neither"])
+    features = {"text": datasets.Value("string"), "label": classes, "tags": datasets.Sequence(classes)}
+    rows = {"text": ["x", "y", "z"], "label": [0, 1, -1], "tags": [[0, 2], [], [1]]}
+    datasets.Dataset.from_dict(rows, features=datasets.Features(features)).save_to_disk(tmp_path / "ds")
+    posts = HfSource(train=str(tmp_path / "ds"), columns={"labels": ["label", "tags"]}).posts("train")
+    ordered = TaskSpec("label", "multiclass", ("neither", "offensive", "hate"))  # the dataset's order reversed
+    assert [post_targets(post, [ordered]) for post in posts[:2]] == [{"label": 2}, {"label": 1}]
+    assert posts[2].labels["label"] == -1  # no class: the dataset's mark of a post without a label
+    tags = TaskSpec("tags", "multilabel", ("neither", "offensive", "hate"))
+    assert post_targets(posts[0], [tags]) == {"tags": [1.0, 0.0, 1.0]}
+    other = TaskSpec("label", "multiclass", ("none", "rude", "hateful"))  # named otherwise: read by index as before
+    assert post_targets(posts[1], [other]) == {"label": 1}
+    pair = datasets.Sequence(datasets.ClassLabel(names=["spam", "scam"]))
+    rows = {"text": ["x", "y"], "tags": [[1, 0], [0, 1]]}
+    datasets.Dataset.from_dict(rows, features=datasets.Features({"text": features["text"], "tags": pair})).save_to_disk(
+        tmp_path / "pairs"
+    )
+    both = HfSource(train=str(tmp_path / "pairs"), columns={"labels": ["tags"]}).posts("train")
+    tags = TaskSpec("tags", "multilabel", ("spam", "scam"))
+    refuse_flag_rows([tags], both, "pairs")  # each a list of the dataset's classes, no row of flags
+    assert [post_targets(post, [tags]) for post in both] == [{"tags": [1.0, 1.0]}] * 2
