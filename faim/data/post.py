@@ -440,10 +440,10 @@ def checked_fields(
 ) -> tuple[str | None, list[ImageRef], list[str], dict[str, Any], dict[str, Any]]:
     """A post's fields checked and normalised: a null field (``is_null``: ``None``, NaN, pandas' ``NA``, as a table
     gives an empty cell) as none, one image or comment (a string) as a list of one, an array (numpy's, see
-    ``listed``) as its list, empty or null images and blank comments left out, missing labels or meta as ``{}``. A field
-    that already holds what a ``Post`` holds (a list of images none empty, of comments none blank, a dict) is given
-    back itself, not a copy: a ``Post`` built copies those it is given (``Post.__post_init__``), and one normalised
-    after (``normalise_posts``) keeps its own.
+    ``listed``) as its list, empty or null images and blank comments left out, a null label ``None``
+    (``unlabelled_as_none``), missing labels or meta as ``{}``. A field that already holds what a ``Post`` holds (a
+    list of images none empty, of comments none blank, a dict) is given back itself, not a copy: a ``Post`` built
+    copies those it is given (``Post.__post_init__``), and one normalised after (``normalise_posts``) keeps its own.
 
     Args:
         where: The post, as an error names it (``post_name``).
@@ -460,9 +460,18 @@ def checked_fields(
         text,
         checked_images(where, images, images_field),
         checked_comments(where, comments),
-        checked_mapping(where, "labels", labels, "task name to label"),
+        unlabelled_as_none(checked_mapping(where, "labels", labels, "task name to label")),
         checked_mapping(where, "meta", meta, "field name to value"),
     )
+
+
+def unlabelled_as_none(labels: dict[str, Any]) -> dict[str, Any]:
+    """A post's labels, each null one (``is_null``: NaN, pandas' ``NA``, as a table gives an empty cell and
+    ``json.dumps`` writes a float NaN) ``None``, which every reader of labels takes for a task's label missing, as a
+    file's empty label cell is; ``labels`` itself where none is."""
+    if all(value is None or not is_null(value) for value in labels.values()):
+        return labels
+    return {task: None if is_null(value) else value for task, value in labels.items()}
 
 
 def decoded(image: Any) -> str:

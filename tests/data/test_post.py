@@ -157,6 +157,17 @@ def test_null_comments_are_left_out_as_a_files_reader_leaves_them_out(tmp_path) 
     assert read.comments == Post.from_dict({"comments": ["a", None, "b"]}).comments == ["a", "b"]
 
 
+def test_a_null_label_is_missing_as_an_empty_label_cell_is_and_is_no_post_labelled(tmp_path) -> None:
+    labels = {"hate": float("nan"), "spam": pd.NA, "topic": np.float32("nan"), "kept": 1}
+    assert Post.from_dict({"labels": labels}).labels == {"hate": None, "spam": None, "topic": None, "kept": 1}
+    dump = tmp_path / "posts.jsonl"
+    dump.write_text('{"id": "a", "labels": {"hate": NaN}}\n', encoding="utf-8")  # as json.dumps writes a float NaN
+    [read] = read_posts(dump)
+    assert read.labels == {"hate": None}  # refused at its batch as no label before, its task counted as labelled
+    with pytest.raises(ValueError, match=r"^posts: no post carries a label for any task \(hate\)"):
+        check_labelled([read], ["hate"], "posts")
+
+
 def test_posts_none_of_which_is_labelled_for_a_task_are_refused_saying_how_to_map_labels() -> None:
     check_labelled([Post(id="a"), Post(id="b", labels={"hate": 0})], ["hate"], "d.jsonl")  # one is enough
     with pytest.raises(ValueError, match=r"^d\.jsonl: no post carries a label for any task \(hate, spam\); map a col"):
