@@ -268,7 +268,8 @@ class ColumnMap:
         labels = {task: self.text_cell(row, column, where, text_cells) for task, column in self.labels.items()}
         labels = {task: value for task, value in labels.items() if value is not None}
         labels |= self.object_cell(row, "labels", where)
-        meta = {name: _cell(row, column) for name, column in self.meta.items()} | self.object_cell(row, "meta", where)
+        meta = {name: self.text_cell(row, column, where) for name, column in self.meta.items()}
+        meta |= self.object_cell(row, "meta", where)
         column, images = self.images_cell(row, text_cells)
         return Post(
             id=ident,
@@ -284,7 +285,7 @@ class ColumnMap:
     def text_cell(self, row: Mapping[str, Any], column: str | None, where: str, text_cells: bool = False) -> Any:
         """The row's value for ``column`` (``_listed_cell``), bytes of it (a Parquet BINARY column's cell, as Impala
         and older Hive write text without marking it UTF-8), alone or in a list, the UTF-8 text they hold
-        (``_text``), as a field holding text (text, comments, a label) reads them.
+        (``_text``), as a field holding text (text, comments, a label, a meta field) reads them.
 
         Raises:
             ValueError: Naming the row by ``where``, the field and ``column``, where bytes are not UTF-8.

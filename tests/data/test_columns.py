@@ -300,6 +300,12 @@ def test_text_in_a_parquet_binary_column_as_impala_and_hive_write_it_is_read_and
         ("a2", "x", [], {"hate": "not-hate"}),
     ]
     assert posts[0].images == [b"\x89PNG"]  # a picture's bytes stay bytes
+    table = table.append_column("lang", pa.array([b"en", None], pa.binary()))
+    pq.write_table(table, tmp_path / "meta.parquet")
+    assert [post.meta for post in read_posts(tmp_path / "meta.parquet", {"meta": ["lang"]})] == [
+        {"lang": "en"},  # read as b'en' before, which a language slice named "b'en'"
+        {"lang": None},
+    ]
     pq.write_table(table.set_column(1, "text", pa.array([b"ok", b"caf\xe9"], pa.binary())), tmp_path / "bad.parquet")
     said = f"{tmp_path / 'bad.parquet'}:1 (post id='a2') field 'text' (column 'text'): not UTF-8 text (byte 4 of "
     said += "the cell)"
