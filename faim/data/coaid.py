@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
-from faim.data.inputs import recipe_path_note
+from faim.data.inputs import data_path, recipe_path_note
 from faim.data.native import read_delimited, unknown_split
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
@@ -46,7 +46,7 @@ class CoaidSource:
     def __init__(
         self, root: str, task: str = "fake", validation_snapshot: str = "11-01-2020", include_claims: bool = False
     ) -> None:
-        self.root = Path(root)
+        self.root = data_path(root)
         self.task = task
         self.validation_snapshot = validation_snapshot
         self.include_claims = include_claims

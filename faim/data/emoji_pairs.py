@@ -24,7 +24,7 @@ import random
 import re
 from pathlib import Path
 
-from faim.data.inputs import recipe_path_note
+from faim.data.inputs import data_path, recipe_path_note
 from faim.data.native import unknown_split
 from faim.data.post import Post
 from faim.registry import register_source, source_path
@@ -67,7 +67,7 @@ class EmojiPairsSource:
         if wrong not in WRONG:
             raise ValueError(f"emoji_pairs: wrong must be one of {', '.join(WRONG)}, got {wrong!r}")
         self.recipe_path = source_path()
-        self.gem = find_gem(Path(root), f"{self.recipe_path}.root")
+        self.gem = find_gem(data_path(root), f"{self.recipe_path}.root")
         self.validation_fraction, self.seed, self.wrong, self.task = validation_fraction, seed, wrong, task
         self.index = json.loads((self.gem / "config" / "index.json").read_text(encoding="utf-8"))
 

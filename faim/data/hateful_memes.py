@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from faim.data.columns import ColumnMap
-from faim.data.inputs import check_exists
+from faim.data.inputs import check_exists, data_path
 from faim.data.native import check_choice, unknown_split
 from faim.data.post import Post, post_id
 from faim.data.tabular import jsonl_rows, sha256_files
@@ -49,7 +49,7 @@ class HatefulMemesSource:
 
     def __init__(self, root: str, task: str = "hateful", validation: str = "dev_seen") -> None:
         check_choice("hateful_memes", "validation", validation, VALIDATION)
-        self.root = Path(root)
+        self.root = data_path(root)
         self.task = task
         self.validation = validation
         self.files = {"train": "train", "validation": validation, "test": validation.replace("dev", "test")}

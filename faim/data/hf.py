@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from faim.data.columns import ColumnMap
-from faim.data.inputs import check_exists
+from faim.data.inputs import check_exists, data_path
 from faim.data.post import ClassName
 from faim.data.tabular import (
     ARROW_READ_ERRORS,
@@ -86,7 +86,7 @@ class HfSource(FileSource):
                 "hf: path is empty (a variable not set?), which names no folder; name the folder saved with "
                 "DatasetDict.save_to_disk, or write null for none (each split then names its own folder or file)"
             )
-        self.path = Path(path) if path is not None else None
+        self.path = data_path(path) if path is not None else None
         if self.path is None:
             return
         check_exists(self.path, f"{self.recipe_path}.path", folder=True)

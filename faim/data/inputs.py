@@ -122,6 +122,12 @@ def check_exists(path: Path, where: str = "", hint: str = "", folder: bool = Fal
     return path
 
 
+def data_path(given: str | Path) -> Path:
+    """A data path a recipe gives (a split's file, a dataset's root), a ``~`` it begins with the home folder, as of a
+    ``train.output_dir``: it is read by no shell, which would make it so."""
+    return Path(given).expanduser()
+
+
 def recipe_path_note(path: str | Path) -> str:
     """What a recipe's data path not found adds, where the path is relative and not there (a glob's folder before
     its wildcards not there, or the working directory itself, as of ``*.jsonl``, which names no folder of its own):

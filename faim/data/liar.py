@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from faim.data.inputs import data_path
 from faim.data.native import FilePerSplit, check_choice, label_index, read_found
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
@@ -55,7 +56,7 @@ class LiarSource(FilePerSplit):
 
     def __init__(self, root: str, task: str = "truth", labels: str = "six_way", metadata: bool = False) -> None:
         check_choice("liar", "labels", labels, list(LABELS))
-        self.root = Path(root)
+        self.root = data_path(root)
         self.task = task
         self.labels = labels
         self.metadata = metadata

@@ -8,8 +8,8 @@ import random
 from abc import abstractmethod
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
-from pathlib import Path
 
+from faim.data.inputs import data_path
 from faim.data.native import FilePerSplit
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
@@ -71,7 +71,7 @@ class StratifiedFileSource(FilePerSplit):
             raise ValueError(
                 f"{self.registry_name}: validation_fraction must be in (0, 1), got {validation_fraction!r}"
             )
-        self.root = Path(root)
+        self.root = data_path(root)
         self.validation_fraction = validation_fraction
         self.seed = seed
         self.recipe_path = source_path()

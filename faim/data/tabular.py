@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from faim.data.columns import ColumnMap
-from faim.data.inputs import expand, input_format, read_inputs, recipe_path_note
+from faim.data.inputs import data_path, expand, input_format, read_inputs, recipe_path_note
 from faim.data.native import cell_count, cell_text, unknown_split
 from faim.data.post import SIGNIFICAND_BITS, NarrowFloat, Post, Unconvertible, post_name
 from faim.registry import source_path
@@ -734,10 +734,12 @@ class FileSource(ABC):
         options: dict[str, Any] | None = None,
     ) -> None:
         self.files = {
-            name: Path(file) for name, file in zip(SPLITS, (train, validation, test), strict=True) if file is not None
+            name: data_path(file)
+            for name, file in zip(SPLITS, (train, validation, test), strict=True)
+            if file is not None
         }
         self.columns = ColumnMap.from_recipe(columns)
-        self.image_root = Path(image_root).absolute() if image_root is not None else None
+        self.image_root = data_path(image_root).absolute() if image_root is not None else None
         self.options = options or {}
         self.recipe_path = source_path()
 

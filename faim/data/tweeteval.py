@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from faim.data.inputs import data_path
 from faim.data.native import FilePerSplit
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
@@ -38,7 +39,7 @@ class TweetEvalSource(FilePerSplit):
     LAYOUT = LAYOUT
 
     def __init__(self, root: str, task: str = "hate") -> None:
-        self.root = Path(root)
+        self.root = data_path(root)
         self.task = task
         self.recipe_path = source_path()
 

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from faim.data.inputs import check_exists
+from faim.data.inputs import check_exists, data_path
 from faim.data.native import Records, label_index, read_delimited, unknown_split
 from faim.data.post import Post
 from faim.data.tabular import sha256_files
@@ -68,7 +68,7 @@ class VmuSource:
     def __init__(
         self, root: str, task: str = "fake", validation_events: list[str] | None = None, require_image: bool = False
     ) -> None:
-        self.root = Path(root)
+        self.root = data_path(root)
         self.task = task
         self.validation_events = list(VALIDATION_EVENTS if validation_events is None else validation_events)
         self.require_image = require_image

@@ -147,3 +147,9 @@ def test_real_liar():
         0: 668,
         1: 616,
     }
+
+
+def test_a_root_beginning_with_a_tilde_is_under_the_home_folder(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(root.parent))
+    source = build_source_spec({"type": "liar", "root": f"~/{root.name}"}, "data")
+    assert source.posts("train") == LiarSource(str(root)).posts("train")

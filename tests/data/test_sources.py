@@ -524,3 +524,11 @@ def test_a_cell_that_is_not_utf8_names_the_post_where_its_id_cell_is_readable_an
     path.write_bytes(body)
     with pytest.raises(ValueError, match=rf"^{re.escape(f'{path}{named}')}: not UTF-8 text \(byte \d+ of the cell\)$"):
         list(read_posts(path, columns={"id": "key", "labels": {"hate": "y"}, "meta": ["y"]}))
+
+
+def test_a_recipe_data_path_beginning_with_a_tilde_is_under_the_home_folder(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # a recipe's path is read by no shell, which would expand it
+    write_jsonl(tmp_path / "train.jsonl", ROWS)
+    source = build_source_spec({"type": "jsonl", "train": "~/train.jsonl", "image_root": "~/pictures"}, "data")
+    assert source.location("train") == tmp_path / "train.jsonl" and source.image_root == tmp_path / "pictures"
+    assert len(source.posts("train")) == len(ROWS)
