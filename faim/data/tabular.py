@@ -119,20 +119,21 @@ def jsonl_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
     against, so the file is streamed first for its keys, as far as that check takes (``keys_holding``: to the line
     where the last of them is first found, the whole file where one is never found; not at all where the recipe
     names none), then for its objects. An object may omit keys (read as missing). A file holding a JSON array
-    spread over lines is refused first (``refuse_spread_json_array``), as is one written as UTF-16 (``refuse_utf16``).
+    or objects spread over lines is refused first (``refuse_spread_json``), as is one written as UTF-16
+    (``refuse_utf16``).
     """
     refuse_utf16(path)
-    refuse_spread_json_array(path)
+    refuse_spread_json(path)
     keys = keys_holding((row for _, row in _jsonl_objects(path)), columns.required.values())
     return (columns.bind(keys, str(path)) if keys else columns), _jsonl_objects(path)
 
 
 def jsonl_keys(path: Path) -> list[str]:
     """The columns of a JSON Lines file: every key its objects hold (``object_keys``), the file streamed once; one
-    holding a JSON array spread over lines is refused (``refuse_spread_json_array``), as is one written as UTF-16
+    holding a JSON array or objects spread over lines is refused (``refuse_spread_json``), as is one written as UTF-16
     (``refuse_utf16``)."""
     refuse_utf16(path)
-    refuse_spread_json_array(path)
+    refuse_spread_json(path)
     return object_keys(row for _, row in _jsonl_objects(path))
 
 
@@ -214,30 +215,44 @@ def numbered_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
 
 
 FIRST_LINE_BYTES = 65536
-"""How much of a JSON Lines file ``spread_json_array`` reads: a line opening a spread array is short, and a longer
+"""How much of a JSON Lines file ``first_line`` reads: a line opening a spread array or object is short, and a longer
 first line (a post, or a whole array on one line) is not one."""
 
 
-def spread_json_array(path: Path) -> bool:
-    """Whether the first line of a JSON Lines file that is not blank (``jsonl_lines``) opens a JSON array it does not
-    close: ``[`` alone, or ``[`` and the start of a post (``{``, or ``[``) on a line not ending with ``]`` (``[{...},``,
-    ``[{``, or a first post whose followers start with a comma): a file holding one array of posts spread over lines,
-    each line of which would be read as a row of its own, none of them a post. Only the file's first
-    ``FIRST_LINE_BYTES`` are read, and no line is parsed, so a header line in brackets (``[2024-05-01] export``) or a
-    one-line array is read as rows."""
+def first_line(path: Path) -> bytes | None:
+    """The first line of a JSON Lines file that is not blank (``jsonl_lines``), stripped, read from its first
+    ``FIRST_LINE_BYTES`` alone; ``None`` where it has none, or one longer (a post, or a whole array on one line)."""
     with open(path, "rb") as handle:
         head = handle.read(FIRST_LINE_BYTES)
     first = next(jsonl_lines(io.BytesIO(head)), None)
     if first is None or (len(head) == FIRST_LINE_BYTES and not first[1].endswith(b"\n")):  # none, or a long line
-        return False
-    line = first[1].strip()
-    opened = line.startswith(b"[") and line[1:].lstrip()[:1] in (b"", b"{", b"[")
+        return None
+    return first[1].strip()
+
+
+def spread_json_array(path: Path) -> bool:
+    """Whether the first line of a JSON Lines file (``first_line``) opens a JSON array it does not close: ``[`` alone,
+    or ``[`` and the start of a post (``{``, or ``[``) on a line not ending with ``]`` (``[{...},``, ``[{``, or a first
+    post whose followers start with a comma): a file holding one array of posts spread over lines, each line of which
+    would be read as a row of its own, none of them a post. No line is parsed, so a header line in brackets
+    (``[2024-05-01] export``) or a one-line array is read as rows."""
+    line = first_line(path)
+    opened = line is not None and line.startswith(b"[") and line[1:].lstrip()[:1] in (b"", b"{", b"[")
     return opened and not line.endswith(b"]")
 
 
-def refuse_spread_json_array(path: Path) -> None:
-    """Refuse a JSON Lines file holding a JSON array spread over lines (``spread_json_array``), as every reader of
-    posts and scoring run does before reading a row of it.
+def spread_json_object(path: Path) -> bool:
+    """Whether the first line of a JSON Lines file (``first_line``) opens a JSON object it leaves to the lines after:
+    ``{`` alone, as ``jq`` and Python's ``json.dump(..., indent=2)`` write each object, or ``{`` and its first key,
+    ending with a comma: posts written over several lines each, every line of which would be read as a row of its
+    own, none of them a post. A first line cut short otherwise is read as a row, as any line that is not JSON."""
+    line = first_line(path)
+    return line is not None and (line == b"{" or (line.startswith(b"{") and line.endswith(b",")))
+
+
+def refuse_spread_json(path: Path) -> None:
+    """Refuse a JSON Lines file holding a JSON array spread over lines (``spread_json_array``), or objects each spread
+    over lines (``spread_json_object``), as every reader of posts and scoring run does before reading a row of it.
 
     Raises:
         ValueError: Naming the file and saying to write one post per line.
@@ -246,6 +261,11 @@ def refuse_spread_json_array(path: Path) -> None:
         raise ValueError(
             f"{path}: holds a JSON array spread over lines, not JSON Lines (one post's object per line, .json "
             "files too), each line of which would be a row of its own; write it one post per line (jq -c '.[]')"
+        )
+    if spread_json_object(path):
+        raise ValueError(
+            f"{path}: holds JSON objects spread over lines, not JSON Lines (one post's object per line, .json "
+            "files too), each line of which would be a row of its own; write it one post per line (jq -c .)"
         )
 
 

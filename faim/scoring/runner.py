@@ -40,7 +40,7 @@ from faim.data.columns import FIELD_OBJECTS, NAMED_OBJECTS, ColumnMap
 from faim.data.images import IMAGE_DECODING, PILLOW_PIXELS
 from faim.data.inputs import close_reading, find_inputs, input_format
 from faim.data.sources import holds_objects, input_reading
-from faim.data.tabular import JSONL_LINES, refuse_spread_json_array, refuse_utf16
+from faim.data.tabular import JSONL_LINES, refuse_spread_json, refuse_utf16
 from faim.notices import in_thread
 from faim.registry import quiet_worker_warnings
 from faim.scoring.inputs import Shard, count_rows, key_widths, read_shards
@@ -271,8 +271,8 @@ def plan_run(
 
     Raises:
         FileNotFoundError: When ``source`` holds no input outside ``out``.
-        ValueError: When a JSON Lines input holds a JSON array spread over lines (``refuse_spread_json_array``), or a
-            text input is written as UTF-16 (``refuse_utf16``), naming it.
+        ValueError: When a JSON Lines input holds a JSON array or objects spread over lines (``refuse_spread_json``),
+            or a text input is written as UTF-16 (``refuse_utf16``), naming it.
     """
     out_dir = Path(out)
     resolved_out = out_dir.resolve()  # an output folder inside a dump folder is not read back as input
@@ -283,7 +283,7 @@ def plan_run(
         if input_format(file) in ("jsonl", "csv", "tsv"):
             refuse_utf16(file)
         if input_format(file) == "jsonl":
-            refuse_spread_json_array(file)
+            refuse_spread_json(file)
     rows = [count_rows(f) for f in files]
     total = sum(rows)
     shard_rows = shard_rows or min(1024, max(32, -(-total // 32)))

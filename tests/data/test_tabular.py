@@ -43,6 +43,17 @@ def test_a_json_array_spread_over_lines_is_refused_by_name_by_every_reader_of_po
         input_columns(path)
 
 
+@pytest.mark.parametrize("first", ["{\n", '{"id": "a",\n'])
+def test_json_objects_spread_over_lines_are_refused_by_name_by_every_reader_of_posts(tmp_path: Path, first: str):
+    path = tmp_path / "posts.jsonl"
+    path.write_text(f'\n{first}  "text": "one"\n}}\n{{\n  "id": "b"\n}}\n', encoding="utf-8")  # as jq writes them
+    refused = rf"^{re.escape(str(path))}: holds JSON objects spread over lines, .* one post per line \(jq -c \.\)$"
+    with pytest.raises(ValueError, match=refused):  # line 1: invalid JSON (Expecting property name...) before
+        list(read_posts(path))
+    with pytest.raises(ValueError, match=refused):
+        input_columns(path)
+
+
 @pytest.mark.parametrize(
     "first",
     [
