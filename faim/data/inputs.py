@@ -9,7 +9,8 @@ The rule, in order:
 2. Any other folder stands for every input inside it, recursively, in sorted order: files with a known extension
    and saved datasets (a saved dataset's own files are not read one by one).
 3. A path with ``*``, ``?`` or ``[`` that does not exist is a glob (``dumps/2026-*/*.jsonl``), matched
-   recursively with ``**``.
+   recursively with ``**``; a folder it matches stands for the inputs inside it, as in 2 (a Spark dump's
+   ``posts.parquet/`` folder of parts, which ``*.parquet`` matches).
 
 A folder's walk warns (``FaimWarning``), before any file is read and once a process, of the files it does not read,
 saying how many and naming the first three: a compressed dump (``posts.jsonl.gz``), a ``.txt`` or ``.xlsx`` file; and
@@ -178,7 +179,10 @@ def expand(spec: str | Path) -> list[Path]:
     else:
         matches = sorted(Path(p) for p in glob.glob(str(spec), recursive=True))
         skipped = _skipped_below(_glob_start(spec), passed)
-        found = [p for p in matches if not skipped(p) and (p.is_file() or is_saved(p))]
+        unread: list[Path] = []
+        found = list(dict.fromkeys(item for p in matches if not skipped(p) for item in _matched(p, unread, passed)))
+        if unread:
+            _warn_once(_unread_message(Path(spec), unread))
     for message in passed:
         _warn_once(message)
     if not found:
@@ -197,6 +201,17 @@ def input_name(spec: str | Path) -> str:
     if path.exists() or not glob.has_magic(str(spec)):
         return path.absolute().stem
     return _glob_start(spec).absolute().name
+
+
+def _matched(match: Path, unread: list[Path], passed: list[str]) -> list[Path]:
+    """The inputs a glob's ``match`` stands for: a file or saved dataset itself; a folder's inputs, as a folder given
+    stands for them (``_inside``: a Spark dump's ``posts.parquet/`` folder of parts, which ``*.parquet`` matches), none
+    where a walk passes it over (``_passed_over``)."""
+    if match.is_file() or is_saved(match):
+        return [match]
+    if match.is_dir() and not _passed_over(match, passed):
+        return _inside(match, unread, passed)
+    return []
 
 
 def _glob_start(spec: str | Path) -> Path:

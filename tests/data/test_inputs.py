@@ -205,6 +205,15 @@ def test_a_folder_passed_over_as_one_faim_wrote_is_said_once_naming_the_file_tha
         assert find_inputs(tmp_path / "proj") == [other]
 
 
+def test_a_folder_a_glob_matches_stands_for_its_inputs_as_a_spark_dumps_folder_of_parts(tmp_path: Path) -> None:
+    (tmp_path / "b.parquet").mkdir()  # as Spark writes a table: a folder of parts, named as a file
+    parts = [tmp_path / "b.parquet" / f"part-0000{n}.parquet" for n in range(2)]
+    for part in [tmp_path / "a.parquet", *parts]:
+        pq.write_table(pa.table({"id": [part.name], "text": ["t"]}), part)
+    assert find_inputs(str(tmp_path / "*.parquet")) == [tmp_path / "a.parquet", *parts]  # the parts dropped before
+    assert find_inputs(str(tmp_path / "**")) == find_inputs(tmp_path)  # each file once, however many matches hold it
+
+
 def test_a_glob_skips_what_a_folder_it_starts_in_skips_below_where_its_wildcards_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
