@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 from faim.assembly import task_specs
 from faim.data.post import LANGUAGE, Post
 from faim.data.targets import TaskSpec
-from faim.data.without import LANG_READING, grouped
+from faim.data.without import LANG_READING, detected_digest, grouped
 from faim.detector import Detector
 from faim.eval.benchmark_runs import NOT_ASKED, reuse_problem, train_or_reuse
 from faim.eval.calibration import expected_calibration_error
@@ -107,14 +107,19 @@ def with_output(recipe: Recipe, output_dir: Path) -> Recipe:
     return Recipe.from_dict(mapping, recipe.source)
 
 
-def fold_recipe(recipe: Recipe, group_by: str, folder: str, values: list[object], runs: Path) -> Recipe:
+def fold_recipe(
+    recipe: Recipe, group_by: str, folder: str, values: list[object], runs: Path, detected: str | None = None
+) -> Recipe:
     """``recipe`` with the posts whose ``meta[group_by]`` is one of ``values`` (a group: every value that reads as it,
     such as ``1`` from a CSV and ``"1"`` from JSON) left out of its data, trained into ``runs/<folder>`` (the group's
     ``run_folders``); of ``lang``, its source says it reads the values as language codes (``read_lang``), which an
-    earlier faim's fold, comparing them as given, did not, so that ``--reuse`` trains such a fold again."""
+    earlier faim's fold, comparing them as given, did not, so that ``--reuse`` trains such a fold again, and which
+    posts giving no code the detector told as one of them (``detected``: ``faim.data.without.detected_digest``), so
+    that ``--reuse`` trains the fold again once it tells them otherwise."""
     data = {"type": "without", "source": recipe.data_section, "field": group_by, "values": values}
     if group_by == LANGUAGE:
         data["read_lang"] = LANG_READING
+        data |= {"detected": detected} if detected else {}
     return with_output(with_data(recipe, data), runs / folder)
 
 
@@ -290,7 +295,8 @@ def plan_folds(
         inside = {split: [slice_name(post.meta.get(group_by)) == name for post in keyed[split]] for split in splits}
         members = (post for split, every in keyed.items() for post, held in zip(every, inside[split]) if held)
         values = list({repr(post.meta[group_by]): post.meta[group_by] for post in members}.values())
-        fold = fold_recipe(recipe, group_by, folders[name], values, runs)  # leaves out exactly the posts inside
+        detected = detected_digest(splits, inside) if group_by == LANGUAGE else None
+        fold = fold_recipe(recipe, group_by, folders[name], values, runs, detected)  # leaves out the posts inside
         for split, held in inside.items():
             if all(held):
                 raise ValueError(f"leaving out {group_by} {name!r} leaves {recipe.source} no {split} post")

@@ -62,6 +62,11 @@ class WithoutSource:
             as given (``ES`` apart from ``es``), is not taken for one of now by ``--reuse``, nor one that read it as a
             code keeping its region (``code``: ``pt-br`` apart from ``pt``) unless each post reads alike both ways
             (``read_as_now``); ``code`` is refused, saying so.
+        detected: Of the field ``lang``, which posts giving no ``meta.lang`` of their own the language detector
+            told as one of ``values`` when the recipe was written (``detected_digest``), as ``python -m
+            faim.eval.trained_holdout`` writes it into each fold, so that ``--reuse`` trains a fold again where the
+            detector (its package's version or faim's reading of text) now tells any of them otherwise; the posts are
+            left out as they are told now either way.
 
     Raises:
         ValueError: On a wrapped mapping without ``type``, an empty ``values``, a ``field`` that is not a string, a
@@ -69,7 +74,14 @@ class WithoutSource:
             region or script written after it (``region_left_out``), leaving out every post in that language.
     """
 
-    def __init__(self, source: dict[str, Any], field: str, values: list[Any], read_lang: str = LANG_READING) -> None:
+    def __init__(
+        self,
+        source: dict[str, Any],
+        field: str,
+        values: list[Any],
+        read_lang: str = LANG_READING,
+        detected: str | None = None,
+    ) -> None:
         if not isinstance(source, dict) or "type" not in source:
             raise ValueError("without: source must be a data: mapping with a type:")
         if not isinstance(field, str) or not field:
@@ -84,6 +96,10 @@ class WithoutSource:
             )
         if read_lang != LANG_READING:
             raise ValueError(f"without: read_lang must be {LANG_READING!r}, got {read_lang!r}")
+        if detected is not None and (field != LANGUAGE or not isinstance(detected, str)):
+            raise ValueError(
+                f"without: detected is a digest of the languages told of field {LANGUAGE}, got {detected!r}"
+            )
         for value in values if field == LANGUAGE else ():
             if region_left_out(value):
                 raise ValueError(
@@ -212,6 +228,22 @@ def read_as_now(data: dict[str, Any]) -> dict[str, Any]:
     source = build_source_spec(now, "data")
     given = (post.meta.get(LANGUAGE) for split in source.splits() for post in source.member.posts(split))
     return now if all(code_read(value) == given_code(value) is not None for value in given) else data
+
+
+def detected_digest(splits: dict[str, list[Post]], held: dict[str, list[bool]]) -> str | None:
+    """sha256 over the positions, by split, of the posts of ``splits`` that ``held`` marks as left out and that give
+    no ``meta.lang`` of their own (``given_code``), so were told by the language detector; ``None`` where none was."""
+    told = {
+        split: [
+            i
+            for i, (post, out) in enumerate(zip(posts, held[split]))
+            if out and given_code(post.meta.get(LANGUAGE)) is None
+        ]
+        for split, posts in splits.items()
+    }
+    if not any(told.values()):
+        return None
+    return hashlib.sha256(json.dumps(told, sort_keys=True).encode()).hexdigest()
 
 
 def grouped(posts: list[Post], field: str) -> list[Post]:

@@ -13,6 +13,7 @@ import yaml
 
 from faim.artifact_manifest import FORMAT_VERSION, MANIFEST, REQUIRED
 from faim.assembly import build_source
+from faim.data import language as language_module
 from faim.data.targets import TaskSpec
 from faim.data.without import read_as_now
 from faim.eval import benchmark_runs
@@ -222,6 +223,28 @@ def test_a_language_fold_an_earlier_faim_trained_reading_codes_is_read_once_to_b
     trained_holdout({"es": folds["es"]}, TASK, reuse=True, log=logged.append, progress=quiet)
     assert any(line.startswith("  reusing ") for line in logged)
     assert len(reads) == 1  # each reads every post of its source
+
+
+def test_a_language_fold_is_not_reused_once_the_detector_tells_a_post_giving_no_language_otherwise(
+    tmp_path, monkeypatch
+):
+    texts = {"es": "no puedo creer lo que está pasando en esta ciudad hoy", "en": "i cannot believe what happened here"}
+    recipe = text_recipe(tmp_path, ["a"] * 8, ["a"] * 4)
+    recipe["data"]["columns"]["meta"] = ["lang"]
+    for split in ("train", "validation"):  # every other post gives its language, the others are told
+        path = Path(recipe["data"][split])
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        for i, row in enumerate(rows):
+            row["text"] = f"{texts['es' if i % 2 else 'en']} {i}"
+            row |= {"lang": "es" if i % 2 else "en"} if i % 4 < 2 else {}
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    fold = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["es"].recipe
+    as_trained_into(fold, Path(fold.train.output_dir))
+    assert reuse_problem(plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["es"].recipe) is None
+    told = language_module.identify  # a detector of another version, telling the English post train2 as Spanish
+    monkeypatch.setattr(language_module, "identify", lambda text: "es" if text == f"{texts['en']} 2" else told(text))
+    now = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["es"].recipe
+    assert "the recipe changed" in reuse_problem(now) and "data.detected" in reuse_problem(now)
 
 
 def test_groups_named_in_any_script_train_into_folders_of_their_own(tmp_path):
