@@ -40,6 +40,7 @@ from faim.data.language_codes import (
     GRANDFATHERED,
     LOCALE_PARTS,
     NAMED,
+    REGION_CODES,
     SCRIPTED,
     TOLD_AS,
     TWO_LETTER,
@@ -163,9 +164,11 @@ def given_code(value: Any) -> str | None:
     BCP 47's extended language subtags write it, is that language (``zh-yue`` is ``yue``, ``zh-cmn-Hans`` ``zh``:
     ``EXTLANGS``; another second subtag of three letters is a region, ``zh-CHS`` and ``en-USA`` are ``zh`` and
     ``en``), a legacy tag the language the registry gives it (``zh-hakka`` is ``hak``, ``i-navajo`` ``nv``:
-    ``GRANDFATHERED``), and a private-use tag is as written (``x-klingon``). ``None`` where the post gives none (no
-    field, a blank one, one that is missing as ``is_missing`` says: NaN, as pandas writes a null, or a code that gives
-    no language: ``NO_LANGUAGE``)."""
+    ``GRANDFATHERED``), a second language written where BCP 47 writes a region, which no region is written as, is the
+    code-mixed pair of the two (``hi-en``, ``hi-Latn-en`` and ``hin-eng``, Hinglish, are ``hi-en``, as code-mixed data
+    tags its posts; ``en-IN`` is ``en``: ``second_language``), and a private-use tag is as written (``x-klingon``).
+    ``None`` where the post gives none (no field, a blank one, one that is missing as ``is_missing`` says: NaN, as
+    pandas writes a null, or a code that gives no language: ``NO_LANGUAGE``)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
     tag = NAMED.get(given.casefold()) or bracketed(given) or given.lower().replace("_", "-")
     tag = GRANDFATHERED.get(tag, tag)
@@ -173,12 +176,31 @@ def given_code(value: Any) -> str | None:
     if len(language) == 1:  # a private-use tag, x-klingon, or one the registry gives no language, i-default
         return tag
     if rest and rest[0] in EXTLANGS.get(language, ()):  # an extended language subtag: zh-yue, Cantonese
-        language = rest[0]
+        language, *rest = rest
     if language in NO_LANGUAGE:
         return None
-    language = SCRIPTED.get((language, *rest[:1]), language)
+    code = language_code(SCRIPTED.get((language, *rest[:1]), language))
+    mixed = second_language(rest)
+    return (f"{code}-{mixed}" if mixed and mixed != code else code) or None
+
+
+def language_code(language: str) -> str:
+    """A language subtag as ``given_code`` reads it: a withdrawn code, an individual language of a macrolanguage, a
+    three-letter code of a language with a two-letter one, the model's labels and Bokmål as ``given_code`` says."""
     code = WITHDRAWN.get(language) or ENCOMPASSED.get(language) or TWO_LETTER.get(language, language)
-    return ISO_LABELS.get(code) or TOLD_AS.get(code, code) or None
+    return ISO_LABELS.get(code) or TOLD_AS.get(code, code)
+
+
+def second_language(subtags: list[str]) -> str | None:
+    """The second language of a code-mixed tag, read as ``language_code`` reads it: the subtags after its language,
+    a script aside (``hi-Latn-en``), begin with a two- or three-letter code of a language (``TWO_LETTER``) where BCP
+    47 writes a region, and no region is written so (``REGION_CODES``: ``hi-en``, ``hin-eng``, ``spa-eng``, Hinglish
+    and Spanglish, but ``en-IN``, ``uk-UA``, ``en-EU``); ``None`` otherwise."""
+    after = subtags[1:] if subtags[:1] and len(subtags[0]) == 4 else subtags  # a script, Latn
+    second = after[0] if after else ""
+    if second in REGION_CODES or not (second in TWO_LETTER or second in TWO_LETTER.values()):
+        return None
+    return language_code(second)
 
 
 def bracketed(given: str) -> str | None:

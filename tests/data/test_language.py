@@ -220,6 +220,16 @@ def test_a_three_letter_subtag_that_is_no_extended_language_subtag_of_the_langua
     assert [post.meta["lang"] for post in filled] == expected
 
 
+def test_a_second_language_written_where_a_region_goes_is_the_code_mixed_pair_of_the_two() -> None:
+    # Hinglish, Tanglish, Spanglish as code-mixed data tags them: no region is EN, HI or ENG, so the two are languages
+    mixed = ["hi-en", "HI_EN", "hi-Latn-en", "hin-eng", "hi-en-IN", "en-hi", "ta-en", "spa-eng"]
+    regions = ["en-UK", "en-EN", "hi-IN", "en-EU", "es-419", "eu-ES", "uk-UA", "ar-AR", "zh-CHS"]  # and a slip, en-EN
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(mixed + regions)])
+    expected = ["hi-en", "hi-en", "hi-en", "hi-en", "hi-en", "en-hi", "ta-en", "es-en"]
+    expected += ["en", "en", "hi", "en", "es", "eu", "uk", "ar", "zh"]
+    assert [post.meta["lang"] for post in filled] == expected
+
+
 def test_a_language_named_with_its_region_or_script_in_brackets_is_that_language() -> None:
     given = ["English (US)", "Chinese (Simplified)", "Portuguese (Brazil)", "Tonga (Tonga Islands)", "Tonga (Nyasa)"]
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])

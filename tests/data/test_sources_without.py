@@ -170,7 +170,16 @@ def test_a_lang_value_read_without_its_region_or_script_is_refused_naming_the_lo
     refused = rf"^data: without: values: {re.escape(repr(value))} reads as .*field: locale$"
     with pytest.raises(ValueError, match=refused):
         build_source(lang | {"values": [value]})
-    for value in ("pt", "Portuguese", "POR", "zh-yue", "zh-min-nan", "Greek, Modern (1453-)"):  # languages as written
+    for value in (
+        "pt",
+        "Portuguese",
+        "POR",
+        "zh-yue",
+        "zh-min-nan",
+        "Greek, Modern (1453-)",
+        "hi-en",
+        "hi-Latn-en",
+    ):  # languages as written, and code-mixed pairs
         build_source(lang | {"values": [value]})
     for value in VARIETIES:  # a variety, extended language subtag or legacy tag read as its language: nothing cut
         build_source(lang | {"values": [value]})
