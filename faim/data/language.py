@@ -92,7 +92,16 @@ Arabic (``ar``, ``fa``, ``ur``, ``ps``, ``ckb``, ``ug``, ``sd`` ...), Thaana (``
 Devanagari to Malayalam, Sinhala, Thai, Lao, Tibetan (``bo``), Myanmar, Georgian (``ka``, ``xmf``), Hangul, Ethiopic
 (``am``), Khmer, and the Han ideographs, kana and bopomofo of ``zh``, ``ja`` and ``wuu``. A text most of whose
 letters lie outside them (Tifinagh, Cherokee, Syriac, Ol Chiki, Canadian syllabics, N'Ko) is one the model knows
-nothing of, and tells as a language at random (Tifinagh as Galician or French): ``identify`` tells it ``und``."""
+nothing of, and tells as a language at random (Tifinagh as Galician or French): ``identify`` tells it ``und``, or the
+one language its script is written for (``ONE_LANGUAGE_SCRIPTS``)."""
+ONE_LANGUAGE_SCRIPTS = {
+    "sat": re.compile("[\u1c50-\u1c7f]"),
+    "chr": re.compile("[\u13a0-\u13ff\uab70-\uabbf]"),
+}
+"""The code of each language written in a script of its own that the model knows nothing of (``UNWRITTEN``) → that
+script's letters: Ol Chiki, made for Santali and written for no other language, and the Cherokee syllabary. A text
+most of whose letters are in one of them is of that language, as the model told it at random (Santali as French
+or Catalan); a script several languages are written in (Tifinagh, Syriac, Canadian syllabics, N'Ko) tells none."""
 HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff]")
 """Hangul's syllables and letters (jamo), which of the model's languages Korean alone is written in: a text mostly
 of them that the model knows nothing of (``unread``: a few words, ``ㅠㅠ 너무 슬퍼요``, or a line of laughter,
@@ -121,14 +130,22 @@ def unread() -> Any:
 
 def identify(text: str | None) -> str:
     """The ISO 639-1 code of the language ``text`` is written in, or ``und`` when too little of it is words or most of
-    its letters are in a script none of the model's languages is written in (``UNWRITTEN``); Hangul the model knows
-    nothing of (its answer is ``unread``'s) is ``ko`` (``HANGUL``), and a text of another of its scripts keeps its
+    its letters are in a script none of the model's languages is written in (``UNWRITTEN``), but for a script written
+    for one language alone, that language (Santali in Ol Chiki is ``sat``: ``ONE_LANGUAGE_SCRIPTS``); Hangul the model
+    knows nothing of (its answer is ``unread``'s) is ``ko`` (``HANGUL``), and a text of another of its scripts keeps its
     answer, that one too (small capitals, ``ᴛʜɪs ɪs``, are English); read with homoglyphs folded, without what ``NOISE``
     and ``OVERLAID`` match, and in small letters (see the module docstring)."""
     cleaned = NOISE.sub(" ", OVERLAID.sub("", fold_confusables(text or "")))
     count = letters(cleaned)
-    if count < MIN_LETTERS or 2 * letters("".join(UNWRITTEN.findall(cleaned))) > count:
+    if count < MIN_LETTERS:
         return UNDETERMINED
+    if 2 * letters("".join(UNWRITTEN.findall(cleaned))) > count:
+        told = (
+            code
+            for code, script in ONE_LANGUAGE_SCRIPTS.items()
+            if 2 * letters("".join(script.findall(cleaned))) > count
+        )
+        return next(told, UNDETERMINED)
     prediction = model().predict(cleaned.lower())
     if prediction == unread() and 2 * letters("".join(HANGUL.findall(cleaned))) > count:
         return "ko"
