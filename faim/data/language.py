@@ -169,7 +169,8 @@ def given_code(value: Any) -> str | None:
     ``en``, ``ger`` and ``deu`` ``de``), as BCP 47 writes it, and so is its English name as ISO 639 gives it, in any
     case, and with a region or script in brackets after it, as menus name a locale (``English``, ``English (US)``,
     ``Chinese (Simplified)``; ``faim.data.language_codes``), or a variety (``Norwegian (Nynorsk)`` is ``nn``:
-    ``bracketed``), a code ISO 639-1 withdrew is the one that replaced it
+    ``bracketed``), the English name of a language ``identify`` tells by a three-letter code is that code (``Swiss
+    German`` is ``gsw``, ``Santali`` ``sat``: ``TOLD_TABLE``), a code ISO 639-1 withdrew is the one that replaced it
     (``in``, as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``), and the individual
     language a macrolanguage's code is written for, or whose text ``identify`` tells as it, is that code (``cmn`` is
     ``zh``, ``arb`` ``ar``, ``prs``, Dari, ``fa``: ``ENCOMPASSED``), and Norwegian Bokmål (``nb``, ``nob``) is the

@@ -481,9 +481,77 @@ LOCALE_PARTS = (
 holds where it names the language's locale (``English (US)``, ``Serbian (Latin)``, ``Korean (Hangul)``, ``Chinese
 (Traditional, Hong Kong)``), read without it."""
 
-TWO_LETTER, NAMED = read_table(TABLE)
+TOLD_TABLE = """
+arz | Egyptian Arabic | Arabic, Egyptian
+ast | Asturian | Bable | Leonese | Asturleonese
+azb | South Azerbaijani | Azerbaijani, South
+bar | Bavarian
+bcl | Central Bikol | Bikol, Central
+bpy | Bishnupriya
+bxr | Russia Buriat | Buriat, Russia
+cbk | Chavacano
+ceb | Cebuano
+chr | Cherokee
+ckb | Central Kurdish | Kurdish, Central
+diq | Dimli (individual language)
+dsb | Lower Sorbian | Sorbian, Lower
+dty | Dotyali
+frr | Northern Frisian | Frisian, Northern
+gom | Goan Konkani | Konkani, Goan
+gsw | Swiss German | German, Swiss | Alemannic | Alsatian
+hif | Fiji Hindi | Hindi, Fiji
+hsb | Upper Sorbian | Sorbian, Upper
+ilo | Iloko
+jbo | Lojban
+krc | Karachay-Balkar
+lez | Lezghian
+lmo | Lombard
+lrc | Northern Luri | Luri, Northern
+mai | Maithili
+mhr | Eastern Mari | Mari, Eastern
+min | Minangkabau
+mrj | Western Mari | Mari, Western
+mwl | Mirandese
+myv | Erzya
+mzn | Mazanderani
+nah | Nahuatl languages
+nap | Neapolitan
+nds | Low German | German, Low | Low Saxon | Saxon, Low
+new | Newari | Nepal Bhasa
+pam | Pampanga | Kapampangan
+pfl | Pfaelzisch
+pms | Piemontese
+pnb | Western Panjabi | Panjabi, Western
+rue | Rusyn
+sah | Yakut
+sat | Santali
+scn | Sicilian
+sco | Scots
+tyv | Tuvinian
+vec | Venetian
+vep | Veps
+vls | Vlaams
+war | Waray (Philippines) | Waray
+wuu | Wu Chinese | Chinese, Wu
+xal | Kalmyk | Oirat
+xmf | Mingrelian
+yue | Yue Chinese | Chinese, Yue
+"""
+"""Each language ``faim.data.language.identify`` tells by a three-letter code, having no two-letter one (its model's
+labels of such languages, Alemannic's as ``gsw``, and those of ``ONE_LANGUAGE_SCRIPTS``), then after ``|`` its
+English names as ``iso-codes`` 4.15.0 gives them (``iso_639-3.json``'s ``name`` and ``inverted_name``, and
+``iso_639-2.json``'s ``name`` split at ``; ``), none naming another language as written there, and each without its
+closing parenthesis where that names no other (``Dimli`` names Zaza too); ``eml``, Emiliano-Romagnolo, which ISO
+639-3 retired, has none."""
+
+TWO_LETTER, TWO_LETTER_NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and
 each English name of it, case-folded → its two-letter code (``english`` → ``en``)."""
+
+NAMED = TWO_LETTER_NAMED | read_table(TOLD_TABLE)[1]
+"""Each English name of ``TABLE`` and ``TOLD_TABLE``, case-folded → its code, the two-letter one where there is one
+(``english`` → ``en``, ``swiss german`` → ``gsw``), so that a post naming its language is one language with the posts
+whose text is told in it."""
 
 GRANDFATHERED = {
     "art-lojban": "jbo",

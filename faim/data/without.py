@@ -29,7 +29,15 @@ from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source the wrapped one may name)
 from faim.data.language import given_code, with_languages
-from faim.data.language_codes import EXTLANGS, GRANDFATHERED, LOCALE_PARTS, NAMED, TWO_LETTER, WITHDRAWN
+from faim.data.language_codes import (
+    EXTLANGS,
+    GRANDFATHERED,
+    LOCALE_PARTS,
+    NAMED,
+    TWO_LETTER,
+    TWO_LETTER_NAMED,
+    WITHDRAWN,
+)
 from faim.data.post import LANGUAGE, Post, is_missing
 from faim.data.sources import check_split
 from faim.registry import build_source_spec, member_path, register_source
@@ -207,7 +215,7 @@ def code_read(value: Any) -> str | None:
     of a macrolanguage, the extended language subtags and the codes of no language read as ``given_code`` reads them
     now (``cmn``, ``zh-yue`` and ``qme`` as written)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
-    if named := NAMED.get(given.casefold()):
+    if named := TWO_LETTER_NAMED.get(given.casefold()):
         return named
     language, hyphen, rest = given.lower().replace("_", "-").partition("-")
     return (WITHDRAWN.get(language) or TWO_LETTER.get(language, language)) + hyphen + rest or None

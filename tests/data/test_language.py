@@ -234,6 +234,17 @@ def test_a_second_language_written_where_a_region_goes_is_the_code_mixed_pair_of
     assert [post.meta["lang"] for post in filled] == expected
 
 
+def test_the_english_name_of_a_language_told_by_a_three_letter_code_is_that_code() -> None:
+    swiss = "Unterem Strich isch s Wätter hüt schöö gsi und mir sind go schwümme"
+    given = ["Swiss German", "swiss german", "Alemannic", "German, Swiss", "Swiss German (Switzerland)", "Santali"]
+    given += ["Cebuano", "Low German", "Egyptian Arabic", "Yue Chinese", "Cherokee"]
+    filled = with_languages(
+        [Post(str(n), swiss, meta={"lang": name}) for n, name in enumerate(given)] + [Post("t", swiss)]
+    )
+    expected = ["gsw"] * 5 + ["sat", "ceb", "nds", "arz", "yue", "chr", "gsw"]  # the last told of its text
+    assert [post.meta["lang"] for post in filled] == expected
+
+
 def test_a_language_named_with_its_region_or_script_in_brackets_is_that_language() -> None:
     given = ["English (US)", "Chinese (Simplified)", "Portuguese (Brazil)", "Tonga (Tonga Islands)", "Tonga (Nyasa)"]
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])

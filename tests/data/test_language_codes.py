@@ -15,7 +15,9 @@ from faim.data.language_codes import (
     LOCALE_WORDS,
     NAMED,
     TABLE,
+    TOLD_TABLE,
     TWO_LETTER,
+    TWO_LETTER_NAMED,
     VARIETIES,
 )
 
@@ -29,7 +31,7 @@ def test_each_two_letter_code_is_one_line_and_each_three_letter_code_and_name_on
     threes = [three for line in lines for three in line.split(" | ")[0].split()[1:]]
     assert len(threes) == len(set(threes)) == len(TWO_LETTER) and all(len(three) == 3 for three in threes)
     names = [name.casefold() for line in lines for name in line.split(" | ")[1:]]
-    assert len(names) == len(set(names)) == len(NAMED)
+    assert len(names) == len(set(names)) == len(TWO_LETTER_NAMED)
     assert (TWO_LETTER["eng"], TWO_LETTER["fre"], TWO_LETTER["fra"], NAMED["bangla"]) == ("en", "fr", "fr", "bn")
 
 
@@ -45,6 +47,25 @@ def test_the_table_holds_every_three_letter_code_iso_codes_gives_a_two_letter_on
         given |= dict.fromkeys(filter(None, (entry["alpha_3"], entry.get("bibliographic"))), entry["alpha_2"])
         assert NAMED[entry["name"].split("; ")[0].casefold()] == entry["alpha_2"]
     assert given == TWO_LETTER
+
+
+@pytest.mark.skipif(not ISO_CODES.is_dir(), reason="Debian's iso-codes, which the table is built from, is not here")
+def test_each_name_of_a_language_told_by_a_three_letter_code_is_iso_codes_name_of_it_alone() -> None:
+    entries = json.loads((ISO_CODES / "iso_639-3.json").read_text(encoding="utf-8"))["639-3"]
+    entries += json.loads((ISO_CODES / "iso_639-2.json").read_text(encoding="utf-8"))["639-2"]
+    written: dict[str, set[str]] = {}
+    cut: dict[str, set[str]] = {}  # as written, and without a closing bracket
+    for entry in entries:
+        for name in [*entry.get("inverted_name", "").split("; "), *entry["name"].split("; ")]:
+            written.setdefault(name.casefold(), set()).add(entry["alpha_3"])
+            for form in (name, re.sub(r" \([^)]*\)$", "", name)):
+                cut.setdefault(form.casefold(), set()).add(entry["alpha_3"])
+    lines = [line.split(" | ") for line in TOLD_TABLE.strip().splitlines()]
+    for code, *names in lines:
+        for name in names:
+            assert {code} in (written.get(name.casefold()), cut.get(name.casefold())), name
+            assert name.casefold() not in TWO_LETTER_NAMED and NAMED[name.casefold()] == code
+        assert code not in TWO_LETTER and len(code) == 3
 
 
 @pytest.mark.skipif(not ISO_CODES.is_dir(), reason="Debian's iso-codes, which the table is built from, is not here")
