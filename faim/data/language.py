@@ -191,7 +191,7 @@ def given_code(value: Any) -> str | None:
     tag = NAMED.get(given.casefold()) or bracketed(given) or given.lower().replace("_", "-")
     tag = GRANDFATHERED.get(tag, tag)
     language, *rest = tag.split("-")
-    if len(language) == 1:  # a private-use tag, x-klingon, or one the registry gives no language, i-default
+    if len(language) == 1 or GRANDFATHERED.get(tag) == tag:  # private use, x-klingon; no language given, i-default
         return tag
     if rest and rest[0] in EXTLANGS.get(language, ()):  # an extended language subtag: zh-yue, Cantonese
         language, *rest = rest

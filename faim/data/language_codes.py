@@ -555,6 +555,7 @@ whose text is told in it."""
 
 GRANDFATHERED = {
     "art-lojban": "jbo",
+    "cel-gaulish": "cel-gaulish",
     "i-ami": "ami",
     "i-bnn": "bnn",
     "i-hak": "hak",
@@ -579,4 +580,6 @@ GRANDFATHERED = {
 """The tags BCP 47 keeps from RFC 3066 that name a language the subtags they are written with do not (``art`` is a
 collection, ``i`` no language, ``min`` is Minangkabau's code, ``nyn`` Nyankole's) → the language each names, as the
 IANA registry's Preferred-Value gives it (``zh-min``, Min Chinese, has none: ``zh``; ``i-default``, ``i-enochian``
-and ``i-mingo`` have none and stay as written, as a private-use tag, ``x-…``, does)."""
+and ``i-mingo`` have none and stay as written, as a private-use tag, ``x-…``, does, and so does ``cel-gaulish``,
+Gaulish, which maps to itself: the registry points to three Gaulish languages, and ``cel`` is no language but the
+collection of Celtic ones)."""

@@ -218,9 +218,11 @@ def test_a_language_written_as_an_extended_subtag_after_its_macrolanguage_is_tha
 def test_a_three_letter_subtag_that_is_no_extended_language_subtag_of_the_language_is_a_region_left_out() -> None:
     given = ["zh-CHS", "zh-CHT", "en-USA", "es-MEX", "fr-CAN", "eng-USA", "ar-SAU", "zh-hak", "ms-min", "sgn-ase"]
     legacy = ["zh-hakka", "zh-xiang", "zh-guoyu", "art-lojban", "i-navajo", "i-klingon", "x-klingon", "X-Private"]
+    legacy += ["cel-gaulish", "CEL-gaulish", "i-default"]  # Gaulish, which cel, Celtic languages, is not, and i-default
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given + legacy)])
     expected = ["zh", "zh", "en", "es", "fr", "en", "ar", "hak", "min", "ase"]
-    expected += ["hak", "hsn", "zh", "jbo", "nv", "tlh", "x-klingon", "x-private"]
+    expected += ["hak", "hsn", "zh", "jbo", "nv", "tlh", "x-klingon", "x-private", "cel-gaulish", "cel-gaulish"]
+    expected += ["i-default"]
     assert [post.meta["lang"] for post in filled] == expected
 
 
