@@ -260,10 +260,12 @@ are a language of their own only where a meta field other than ``lang`` says so.
 ``yue`` (Cantonese), and ``arz`` (Egyptian Arabic), ``azb`` (South Azerbaijani) and ``ckb`` (Central Kurdish,
 Sorani), which ``identify`` tells apart from ``ar``, ``az`` and ``ku`` too."""
 
-TOLD_AS = {"nb": "no"}
-"""A two-letter code → the one ``faim.data.language.identify`` tells its language's text as: Norwegian Bokmål,
-``nb`` (``nob``, ``nb_NO``, ``no-bok``), is the ``no`` its model labels Bokmål text with, as Twitter's API and most
-data write Norwegian too; Nynorsk, which it tells apart, stays ``nn``."""
+TOLD_AS = {"nb": "no", "fil": "tl"}
+"""A code → the one ``faim.data.language.identify`` tells its language's text as: Norwegian Bokmål, ``nb`` (``nob``,
+``nb_NO``, ``no-bok``), is the ``no`` its model labels Bokmål text with, as Twitter's API and most data write
+Norwegian too; Nynorsk, which it tells apart, stays ``nn``. Filipino, ``fil`` (``fil-PH``, as Android, Java and CLDR
+write the Philippines' locale), the standard of Tagalog, is the ``tl`` its model labels it, as Twitter's API and
+Facebook's ``tl_PH`` write it."""
 
 SCRIPTED = {("als", "latn"): "sq"}
 """A code that reads as one language written with a script and as another alone → the language it is with that
@@ -491,6 +493,7 @@ bpy | Bishnupriya
 bxr | Russia Buriat | Buriat, Russia
 cbk | Chavacano
 ceb | Cebuano
+fil | Filipino | Pilipino
 chr | Cherokee
 ckb | Central Kurdish | Kurdish, Central
 diq | Dimli (individual language)
@@ -538,7 +541,8 @@ xmf | Mingrelian
 yue | Yue Chinese | Chinese, Yue
 """
 """Each language ``faim.data.language.identify`` tells by a three-letter code, having no two-letter one (its model's
-labels of such languages, Alemannic's as ``gsw``, and those of ``ONE_LANGUAGE_SCRIPTS``), then after ``|`` its
+labels of such languages, Alemannic's as ``gsw``, and those of ``ONE_LANGUAGE_SCRIPTS``), or tells as another's
+(Filipino, ``fil``, as ``tl``: ``TOLD_AS``), then after ``|`` its
 English names as ``iso-codes`` 4.15.0 gives them (``iso_639-3.json``'s ``name`` and ``inverted_name``, and
 ``iso_639-2.json``'s ``name`` split at ``; ``), none naming another language as written there, and each without its
 closing parenthesis where that names no other (``Dimli`` names Zaza too); ``eml``, Emiliano-Romagnolo, which ISO

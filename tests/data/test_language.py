@@ -189,6 +189,14 @@ def test_norwegian_bokmal_given_in_any_form_is_the_no_told_of_its_text() -> None
     assert [post.meta["lang"] for post in filled] == ["no"] * len(given) + ["no", "nn", "nn"]
 
 
+def test_filipino_given_in_any_form_is_the_tl_told_of_its_text() -> None:
+    filipino = "Magandang umaga sa inyong lahat, maraming salamat po sa tulong ninyo"
+    given = ["fil", "FIL", "fil-PH", "fil_PH", "Filipino", "Pilipino", "tl", "tgl", "Tagalog", "tl_PH"]
+    filled = with_languages([Post(str(n), filipino, meta={"lang": code}) for n, code in enumerate(given)])
+    assert [post.meta["lang"] for post in filled] == ["tl"] * len(given)
+    assert with_languages([Post("t", filipino)])[0].meta["lang"] == "tl"
+
+
 def test_alemannic_is_told_by_its_iso_code_apart_from_the_tosk_albanian_of_als() -> None:
     swiss, albanian = (
         "Unterem Strich isch s Wätter hüt schöö gsi und mir sind go schwümme",
