@@ -39,6 +39,16 @@ def test_short_sentences_of_scripts_that_write_syllables_or_vowel_signs_are_told
     assert identify("谢谢") == UNDETERMINED and identify("hahaha") == UNDETERMINED
 
 
+def test_html_escapes_as_twitters_api_gives_them_are_read_as_the_characters_they_stand_for() -> None:
+    escaped = ["idk what to say &#128514;&#128514;&#128514;", "&#128079;&#128079;&#128079;&#128588; who even cares"]
+    escaped += [
+        '"@someone: gonna be a long day" &#128525;&#128525;',
+        '"@someone: hit me up later" &#128514;&#128514;&#128514;',
+    ]
+    assert [identify(text) for text in escaped] == ["en"] * len(escaped)  # each was es or fr
+    assert identify("you know it &amp; &amp;") == UNDETERMINED  # nine letters: amp is none of the text's words
+
+
 def test_half_a_surrogate_pair_is_read_past() -> None:
     assert identify(f"{SPANISH} \ud83d") == "es"
 
