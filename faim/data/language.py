@@ -176,11 +176,12 @@ def given_code(value: Any) -> str | None:
     case, and with a region or script in brackets after it, as menus name a locale (``English``, ``English (US)``,
     ``Chinese (Simplified)``; ``faim.data.language_codes``), or a variety (``Norwegian (Nynorsk)`` is ``nn``:
     ``bracketed``), the English name of a language ``identify`` tells by a three-letter code is that code (``Swiss
-    German`` is ``gsw``, ``Santali`` ``sat``: ``TOLD_TABLE``), a code ISO 639-1 withdrew is the one that replaced it
-    (``in``, as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``), and the individual
-    language a macrolanguage's code is written for, or whose text ``identify`` tells as it, is that code (``cmn`` is
-    ``zh``, ``arb`` ``ar``, ``prs``, Dari, ``fa``: ``ENCOMPASSED``), and Norwegian Bokmål (``nb``, ``nob``) and
-    Filipino (``fil``) are the ``no`` and ``tl`` ``identify`` tells of them (``TOLD_AS``).
+    German`` is ``gsw``, ``Santali`` ``sat``: ``TOLD_TABLE``), and so is the English name CLDR gives a language where
+    ISO 639's differs (``Greek`` is ``el``, ``Odia`` ``or``: ``CLDR_NAMES``), a code ISO 639-1 withdrew is the one
+    that replaced it (``in``, as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``), and the
+    individual language a macrolanguage's code is written for, or whose text ``identify`` tells as it, is that code
+    (``cmn`` is ``zh``, ``arb`` ``ar``, ``prs``, Dari, ``fa``: ``ENCOMPASSED``), and Norwegian Bokmål (``nb``,
+    ``nob``) and Filipino (``fil``) are the ``no`` and ``tl`` ``identify`` tells of them (``TOLD_AS``).
     A script or region after the language, after BCP 47's hyphen or a locale's underscore, is left out, as
     ``identify`` tells a language alone (``pt-BR``, ``pt_BR`` and ``zh-Hant-TW`` are ``pt`` and ``zh``, FLORES-200's
     ``eng_Latn`` and ``arb_Arab`` ``en`` and ``ar``; ``als_Latn``, Tosk Albanian, is ``sq``, and a bare ``als`` the

@@ -548,14 +548,30 @@ English names as ``iso-codes`` 4.15.0 gives them (``iso_639-3.json``'s ``name`` 
 closing parenthesis where that names no other (``Dimli`` names Zaza too); ``eml``, Emiliano-Romagnolo, which ISO
 639-3 retired, has none."""
 
+CLDR_NAMES = """
+el | Greek
+ff | Fula
+mi | Māori
+or | Odia
+pfl | Palatine German
+pms | Piedmontese
+to | Tongan
+vls | West Flemish
+yue | Cantonese
+"""
+"""The English name CLDR gives each code of ``TABLE`` and ``TOLD_TABLE`` that ISO 639 names otherwise (Babel 2.18.0's
+``Locale("en").languages``, CLDR 47), as ICU, Java's ``Locale.getDisplayLanguage`` and Babel name a language, so that
+data naming languages so (``Greek``, where ISO 639 writes ``Modern Greek``; ``Odia`` for ``Oriya``) is read too;
+``Cantonese`` is ``yue``, as ``Chinese (Cantonese)`` is (``VARIETIES``)."""
+
 TWO_LETTER, TWO_LETTER_NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and
 each English name of it, case-folded → its two-letter code (``english`` → ``en``)."""
 
-NAMED = TWO_LETTER_NAMED | read_table(TOLD_TABLE)[1]
-"""Each English name of ``TABLE`` and ``TOLD_TABLE``, case-folded → its code, the two-letter one where there is one
-(``english`` → ``en``, ``swiss german`` → ``gsw``), so that a post naming its language is one language with the posts
-whose text is told in it."""
+NAMED = TWO_LETTER_NAMED | read_table(TOLD_TABLE)[1] | read_table(CLDR_NAMES)[1]
+"""Each English name of ``TABLE``, ``TOLD_TABLE`` and ``CLDR_NAMES``, case-folded → its code, the two-letter one where
+there is one (``english`` → ``en``, ``swiss german`` → ``gsw``), so that a post naming its language is one language with
+the posts whose text is told in it."""
 
 GRANDFATHERED = {
     "art-lojban": "jbo",

@@ -265,6 +265,15 @@ def test_the_english_name_of_a_language_told_by_a_three_letter_code_is_that_code
     assert [post.meta["lang"] for post in filled] == expected
 
 
+def test_a_language_named_as_cldr_names_it_in_english_is_its_code() -> None:
+    # as ICU, Java's Locale.getDisplayLanguage and Babel name languages in English, where ISO 639 names them otherwise
+    given = ["Greek", "Odia", "Fula", "Māori", "Tongan", "Cantonese", "Palatine German", "Piedmontese", "West Flemish"]
+    given += ["Greek (Greece)", "Cantonese (Hong Kong)"]
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])
+    expected = ["el", "or", "ff", "mi", "to", "yue", "pfl", "pms", "vls", "el", "yue"]
+    assert [post.meta["lang"] for post in filled] == expected
+
+
 def test_a_language_named_with_its_region_or_script_in_brackets_is_that_language() -> None:
     given = ["English (US)", "Chinese (Simplified)", "Portuguese (Brazil)", "Tonga (Tonga Islands)", "Tonga (Nyasa)"]
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from faim.data.language_codes import (
+    CLDR_NAMES,
     ENCOMPASSED,
     EXTLANGS,
     LOCALE_PARTS,
@@ -19,9 +20,20 @@ from faim.data.language_codes import (
     TWO_LETTER,
     TWO_LETTER_NAMED,
     VARIETIES,
+    read_table,
 )
 
 ISO_CODES = Path("/usr/share/iso-codes/json")
+
+
+def test_each_cldr_name_names_a_code_faim_gives_that_no_iso_name_names() -> None:
+    told = read_table(TOLD_TABLE)[1]
+    for line in CLDR_NAMES.strip().splitlines():
+        code, name = line.split(" | ")
+        assert code in TWO_LETTER.values() or code in told.values()
+        assert (
+            name.casefold() not in TWO_LETTER_NAMED and name.casefold() not in told and NAMED[name.casefold()] == code
+        )
 
 
 def test_each_two_letter_code_is_one_line_and_each_three_letter_code_and_name_one_languages() -> None:
