@@ -564,14 +564,179 @@ yue | Cantonese
 data naming languages so (``Greek``, where ISO 639 writes ``Modern Greek``; ``Odia`` for ``Oriya``) is read too;
 ``Cantonese`` is ``yue``, as ``Chinese (Cantonese)`` is (``VARIETIES``)."""
 
+AUTONYMS = """
+aa | Qafar
+ab | Аԥсшәа
+am | አማርኛ
+an | aragonés
+ar | العربية
+as | অসমীয়া
+ast | asturianu
+az | azərbaycan
+ba | башҡорт теле
+be | беларуская
+bg | български
+bm | bamanakan
+bn | বাংলা
+bo | བོད་སྐད་
+br | brezhoneg
+bs | bosanski
+ca | català
+ce | нохчийн
+chr | ᏣᎳᎩ
+ckb | کوردیی ناوەندی
+co | corsu
+cs | čeština
+cu | церковнослове́нскїй
+cv | чӑваш
+cy | Cymraeg
+da | dansk
+de | Deutsch
+dsb | dolnoserbšćina
+dv | ދިވެހިބަސް
+dz | རྫོང་ཁ
+ee | eʋegbe
+el | Ελληνικά
+es | español
+et | eesti
+eu | euskara
+fa | فارسی
+ff | Pulaar
+fi | suomi
+fo | føroyskt
+fr | français
+frr | Nordfriisk
+fy | Frysk
+ga | Gaeilge
+gd | Gàidhlig
+gl | galego
+gn | avañe’ẽ
+gsw | Schwiizertüütsch
+gu | ગુજરાતી
+gv | Gaelg
+he | עברית
+hi | हिन्दी
+hr | hrvatski
+hsb | hornjoserbšćina
+ht | Kreyòl Ayisyen
+hu | magyar
+hy | հայերեն
+id | Indonesia
+ii | ꆈꌠꉙ
+is | íslenska
+it | italiano
+iu | ᐃᓄᒃᑎᑐᑦ
+ja | 日本語
+jbo | la .lojban.
+jv | Jawa
+ka | ქართული
+kk | қазақ тілі
+km | ខ្មែរ
+kn | ಕನ್ನಡ
+ko | 한국어
+ks | کٲشُر
+ku | kurdî (kurmancî)
+kw | kernewek
+ky | кыргызча
+la | Latina
+lb | Lëtzebuergesch
+lg | Luganda
+ln | lingála
+lo | ລາວ
+lrc | لۊری شومالی
+lt | lietuvių
+lu | Tshiluba
+lv | latviešu
+mai | मैथिली
+mk | македонски
+ml | മലയാളം
+mn | монгол
+mr | मराठी
+ms | Melayu
+mt | Malti
+my | မြန်မာ
+myv | эрзянь кель
+mzn | مازرونی
+nb | norsk bokmål
+nds | Neddersass’sch
+ne | नेपाली
+nl | Nederlands
+nn | norsk nynorsk
+no | norsk
+nv | Diné Bizaad
+om | Oromoo
+or | ଓଡ଼ିଆ
+os | ирон
+pa | ਪੰਜਾਬੀ
+pl | polski
+ps | پښتو
+pt | português
+qu | Runasimi
+rm | rumantsch
+rn | Ikirundi
+ro | română
+ru | русский
+rw | Ikinyarwanda
+sa | संस्कृत भाषा
+sah | саха тыла
+sat | ᱥᱟᱱᱛᱟᱲᱤ
+sc | sardu
+scn | sicilianu
+sd | سنڌي
+se | davvisámegiella
+sg | Sängö
+si | සිංහල
+sk | slovenčina
+sl | slovenščina
+sn | chiShona
+so | Soomaali
+sq | shqip
+sr | српски
+ss | siSwati
+st | Sesotho
+su | Basa Sunda
+sv | svenska
+sw | Kiswahili
+ta | தமிழ்
+te | తెలుగు
+tg | тоҷикӣ
+th | ไทย
+ti | ትግርኛ
+tk | türkmen dili
+tn | Setswana
+to | lea fakatonga
+tr | Türkçe
+ts | Xitsonga
+tt | татар
+ug | ئۇيغۇرچە
+uk | українська
+ur | اردو
+uz | o‘zbek
+ve | Tshivenḓa
+vec | veneto
+vi | Tiếng Việt
+wa | walon
+xh | IsiXhosa
+yi | ייִדיש
+yo | Èdè Yorùbá
+yue | 粵語
+za | Vahcuengh
+zh | 中文
+zu | isiZulu
+"""
+"""The name CLDR gives each code of ``TABLE`` and ``TOLD_TABLE`` in its own language (Babel 2.18.0's
+``Locale(code).languages[code]``, CLDR 47: ``Deutsch``, ``español``, ``中文``), as data collected through menus in many
+languages names them, where it is no English name of it and names no other code there (``isiNdebele`` names North and
+South Ndebele both)."""
+
 TWO_LETTER, TWO_LETTER_NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and
 each English name of it, case-folded → its two-letter code (``english`` → ``en``)."""
 
-NAMED = TWO_LETTER_NAMED | read_table(TOLD_TABLE)[1] | read_table(CLDR_NAMES)[1]
-"""Each English name of ``TABLE``, ``TOLD_TABLE`` and ``CLDR_NAMES``, case-folded → its code, the two-letter one where
-there is one (``english`` → ``en``, ``swiss german`` → ``gsw``), so that a post naming its language is one language with
-the posts whose text is told in it."""
+NAMED = TWO_LETTER_NAMED | read_table(TOLD_TABLE)[1] | read_table(CLDR_NAMES)[1] | read_table(AUTONYMS)[1]
+"""Each English name of ``TABLE``, ``TOLD_TABLE`` and ``CLDR_NAMES`` and each name of ``AUTONYMS``, case-folded → its
+code, the two-letter one where there is one (``english`` → ``en``, ``swiss german`` → ``gsw``, ``deutsch`` → ``de``), so
+that a post naming its language is one language with the posts whose text is told in it."""
 
 GRANDFATHERED = {
     "art-lojban": "jbo",

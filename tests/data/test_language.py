@@ -109,9 +109,9 @@ def test_the_individual_language_a_macrolanguage_code_is_written_for_is_that_cod
 
 def test_a_three_letter_code_or_english_name_of_a_language_with_a_two_letter_code_is_that_code() -> None:
     given = ["eng", "ENG", "English", " ＥＮＧ ", "ｅｎ", "ger", "deu", "ｐｏｒ＿ＢＲ", "Modern Greek", "Swahili"]
-    kept = ["yue", "Deutsch", "Tonga", "xyz"]  # no two-letter code, or no English name of ISO 639's
+    kept = ["yue", "Tonga", "xyz"]  # no two-letter code, a name of several languages, no code
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given + kept)])
-    expected = ["en", "en", "en", "en", "en", "de", "de", "pt", "el", "sw", "yue", "deutsch", "tonga", "xyz"]
+    expected = ["en", "en", "en", "en", "en", "de", "de", "pt", "el", "sw", "yue", "tonga", "xyz"]
     assert [post.meta["lang"] for post in filled] == expected
 
 
@@ -271,6 +271,25 @@ def test_a_language_named_as_cldr_names_it_in_english_is_its_code() -> None:
     given += ["Greek (Greece)", "Cantonese (Hong Kong)"]
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])
     expected = ["el", "or", "ff", "mi", "to", "yue", "pfl", "pms", "vls", "el", "yue"]
+    assert [post.meta["lang"] for post in filled] == expected
+
+
+def test_a_language_named_in_itself_as_cldr_writes_it_is_its_code() -> None:
+    given = [
+        "Deutsch",
+        "español",
+        "Español",
+        "FRANÇAIS",
+        "中文",
+        "日本語",
+        "русский",
+        "العربية",
+        "Türkçe",
+        "Tiếng Việt",
+    ]
+    given += ["norsk bokmål", "Schwiizertüütsch", "kurdî (kurmancî)", "isiNdebele"]  # the last, both Ndebeles' name
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])
+    expected = ["de", "es", "es", "fr", "zh", "ja", "ru", "ar", "tr", "vi", "no", "gsw", "ku", "isindebele"]
     assert [post.meta["lang"] for post in filled] == expected
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from faim.data.language_codes import (
+    AUTONYMS,
     CLDR_NAMES,
     ENCOMPASSED,
     EXTLANGS,
@@ -34,6 +35,15 @@ def test_each_cldr_name_names_a_code_faim_gives_that_no_iso_name_names() -> None
         assert (
             name.casefold() not in TWO_LETTER_NAMED and name.casefold() not in told and NAMED[name.casefold()] == code
         )
+
+
+def test_each_autonym_names_a_code_faim_gives_alone() -> None:
+    told, cldr = read_table(TOLD_TABLE)[1], read_table(CLDR_NAMES)[1]
+    lines = [line.split(" | ") for line in AUTONYMS.strip().splitlines()]
+    names = [name.casefold() for _, name in lines]
+    assert len(names) == len(set(names)) and not set(names) & (set(TWO_LETTER_NAMED) | set(told) | set(cldr))
+    assert all(code in TWO_LETTER.values() or code in told.values() for code, _ in lines)
+    assert all(NAMED[name.casefold()] == code for code, name in lines)
 
 
 def test_each_two_letter_code_is_one_line_and_each_three_letter_code_and_name_one_languages() -> None:
