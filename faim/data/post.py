@@ -11,6 +11,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -82,21 +83,22 @@ class Post:
         or empty: ``is_missing``); a missing ``id`` (``post_id``) becomes ``index``, the post's place. Unknown keys
         (``unknown_fields``), and a field of the wrong type (see ``checked_fields``), raise ``ValueError`` naming the
         post by its index and id (``post_name``) and the field so typos and misplaced values do not pass silently. A
-        subclass of ``Post`` is built through its ``__init__``, so that its own fields are set and its ``__post_init__``
-        runs; a ``Post`` without, its fields checked once.
+        subclass of ``Post`` reads its own fields (``own_fields``) from the dict too, and is built through its
+        ``__init__``, so that they are set and its ``__post_init__`` runs; a ``Post`` without, its fields checked once.
         """
         if not isinstance(row, Mapping):
             raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}{unmapped(row)}")
         ident = post_id(row.get("id"), index, f"post {index} field 'id'")
         where = post_name(f"post {index}", ident)
-        unknown_fields(where, row)
+        own = own_fields(cls)
+        unknown_fields(where, row, (*FIELDS, *own))
         images, named = (
             (row["images"], "images") if not is_missing(row.get("images")) else ([row.get("image")], "image")
         )
         given = images, row.get("comments"), row.get("labels"), row.get("meta")
         text, *checked = checked_fields(where, row.get("text"), *given, named)
         if cls is not Post:  # built as it is, so that a subclass's own fields are set and its __post_init__ runs
-            return cls(ident, text, *checked)
+            return cls(ident, text, *checked, **{name: row[name] for name in own if name in row})
         images, comments, labels, meta = owned(checked, given)
         post = object.__new__(cls)  # not through __post_init__, which would check the fields checked here once more
         fields = {"images": images, "comments": comments, "labels": labels, "meta": meta}
@@ -164,18 +166,26 @@ OBJECT_FIELDS = ("labels", "meta")
 """The fields of a post given as a dict that hold a mapping (task name to label, field name to value)."""
 
 
-def unknown_fields(where: str, row: Mapping[Any, Any]) -> None:
-    """Refuse a post given as a dict (``row``) with keys that are none of ``FIELDS``.
+def own_fields(cls: type[Post]) -> tuple[str, ...]:
+    """The fields a subclass of ``Post`` (a dataclass of its own) adds to a post's, set as it is built (``init``)."""
+    return tuple(
+        each.name for each in dataclass_fields(cls) if each.init and each.name not in Post.__dataclass_fields__
+    )
+
+
+def unknown_fields(where: str, row: Mapping[Any, Any], valid: Sequence[str] = FIELDS) -> None:
+    """Refuse a post given as a dict (``row``) with keys that are none of ``valid`` (``FIELDS``, and a subclass's own
+    fields where it is one).
 
     Raises:
         ValueError: Naming ``where`` (the post, ``post_name``), the unknown keys in the order given, each with the
             field it may be a typo of (``faim.registry.suggest``), and the fields.
     """
-    unknown = [key for key in row if key not in FIELDS]
+    unknown = [key for key in row if key not in valid]
     if unknown:
-        said = ", ".join(f"{key!r}{suggest(str(key), list(FIELDS))}" for key in unknown)
+        said = ", ".join(f"{key!r}{suggest(str(key), list(valid))}" for key in unknown)
         plural = "s" if len(unknown) > 1 else ""
-        raise ValueError(f"{where} field{plural} {said}: unknown; valid: {', '.join(FIELDS)}")
+        raise ValueError(f"{where} field{plural} {said}: unknown; valid: {', '.join(valid)}")
 
 
 def checked_id(origin: str, value: Any) -> str:

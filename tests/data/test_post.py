@@ -537,6 +537,18 @@ def test_a_post_given_as_a_dict_has_every_field_a_post_built_has_a_subclass_its_
         Tagged.from_dict({"id": "b", "image": 3}, 3)
 
 
+def test_a_subclass_given_a_dict_takes_its_own_fields_from_it_and_refuses_a_key_of_no_field() -> None:
+    tagged = Tagged.from_dict({"id": "a", "text": "HI", "tags": ["x"]})
+    assert type(tagged) is Tagged and tagged.tags == ["x"] and tagged.text == "hi"
+    valid = "id, text, images, image, comments, labels, meta, tags"
+    with pytest.raises(
+        ValueError, match=rf"^post 2 \(post id='b'\) field 'tag' \(did you mean 'tags'\?\): unknown; valid: {valid}$"
+    ):
+        Tagged.from_dict({"id": "b", "tag": ["x"]}, 2)
+    with pytest.raises(ValueError, match=r"^post 0 \(post id='c'\) field 'tags' \(did you mean 'images'\?\): unknown"):
+        Post.from_dict({"id": "c", "tags": ["x"]})
+
+
 def test_a_list_column_pandas_wrote_to_csv_as_python_writes_a_list_is_refused_saying_to_write_json(tmp_path) -> None:
     from faim.data.collate import post_targets
     from faim.data.elements import PostError
