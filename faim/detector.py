@@ -22,7 +22,15 @@ from faim.calibration.head_correction import FOLDS, fit_head_correction
 from faim.components import check_tasks, lookup
 from faim.data.batch import PostBatch
 from faim.data.collate import PostCollator
-from faim.data.elements import GIVEN_POSTS, PostError, overfull, posts_to_read, readable_posts, warn_overfull
+from faim.data.elements import (
+    GIVEN_POSTS,
+    PostError,
+    check_pictures,
+    overfull,
+    posts_to_read,
+    readable_posts,
+    warn_overfull,
+)
 from faim.data.post import MAP_LABELS, SOURCE, Post, Remedy, length_batches
 from faim.data.preflight import refuse_unevaluable
 from faim.data.targets import TaskSpec, refuse_flag_rows
@@ -167,7 +175,8 @@ class Detector:
             TypeError, ValueError: On a ``batch_size`` that is not a whole number, or below 1.
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
                 ``readable`` sets such posts aside), named by its origin, or where it has none by its index among
-                ``posts`` (``posts_to_read``).
+                ``posts`` (``posts_to_read``); on the first naming a picture that is not there before the model reads
+                any post (``check_pictures``).
         """
         return self.predict_named(
             posts_to_read(posts, self.model.kinds_with(link_kind)), batch_size, link_kind, embeddings
@@ -183,6 +192,7 @@ class Detector:
             TypeError, ValueError, PostError: As ``predict``, but for the posts ``posts_to_read`` refuses.
         """
         kinds = self.model.kinds_with(link_kind)
+        check_pictures(posts, kinds, self.max_elements)
         warn_unread(posts, kinds, self.model.meta_fields)
         fused = self.model.fused_kinds
         warn_overfull(*overfull(posts, fused, self.max_elements), self.max_elements, fused, GIVEN_POSTS)
@@ -286,6 +296,7 @@ class Detector:
             raise TypeError(f"failed: expected a list the errors are appended to, got {kind}: pass failed=[]")
         kinds = self.model.fused_kinds
         items = posts_to_read(posts, kinds)
+        check_pictures(items, kinds, self.max_elements)
         if warn:
             warn_unread(items, kinds, self.model.meta_fields)
         collate = self.collator(kinds=kinds)

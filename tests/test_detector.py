@@ -172,6 +172,18 @@ def test_a_post_that_cannot_be_read_is_named_by_its_index_where_it_has_no_origin
         scorer.score([Post(**post, origin=f"file.jsonl:{line}") for line, post in enumerate(given, 2)])
 
 
+def test_a_picture_not_there_is_refused_before_the_model_reads_any_post(exported: tuple[Path, Path]) -> None:
+    detector = Detector.load(exported[0])
+    read = []
+    detector.model.encoders["text"].register_forward_hook(lambda *_: read.append(1))
+    posts = [{"id": str(n), "text": "a post " * n} for n in range(1, 5)]
+    posts.append({"id": "last", "text": "the longest post, read last " * 3, "images": ["no-such-picture.png"]})
+    for call in (detector.score, detector.embed, detector.predict, detector.explain):
+        with pytest.raises(PostError, match=r"^post 4 \(post id='last'\) field 'images': image 'no-such-picture.png'"):
+            call(posts, **({} if call == detector.explain else {"batch_size": 1}))
+    assert not read
+
+
 @pytest.mark.parametrize("served", [False, True])
 def test_a_post_whose_scores_are_not_finite_is_refused_naming_it_and_its_tasks(
     served: bool, overflowing: tuple[Path, Path]

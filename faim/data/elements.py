@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from faim.data.images import ImageError, load_image
+from faim.data.images import ImageError, check_picture, load_image
 from faim.data.post import Post, as_posts, field_names, own_meta, post_name
 from faim.notices import warn
 from faim.registry import ELEMENT_MODALITIES
@@ -292,6 +292,32 @@ def check_text(post: Post, field: str, string: str) -> None:
         half = f"\\u{ord(string[error.start]):04x}"
         problem = f"holds half of a UTF-16 surrogate pair ({half} at character {error.start + 1})"
         raise PostError(post, field, problem, "text_encoding") from None
+
+
+def missing_picture(post: Post, limit: int) -> PostError | None:
+    """The error of the first of a post's first ``limit`` pictures that is not there (``check_picture``), if any."""
+    for ref in element_refs(post, "image", limit):
+        try:
+            check_picture(ref, post.image_root)
+        except ImageError as error:
+            return PostError(post, "images", str(error), f"image_{error.kind}")
+    return None
+
+
+def check_pictures(posts: Iterable[Post], kinds: Collection[str], limit: int) -> None:
+    """Refuse the first of ``posts`` one of whose first ``limit`` pictures is not there (``missing_picture``: missing,
+    a folder or empty, found without reading it), where ``kinds`` (the element kinds a model reads) hold ``image``,
+    before the model reads any: reading the posts would stop at it only once the model had read every post before it.
+    A picture that is there but does not decode is found as it is read.
+
+    Raises:
+        PostError: Of kind ``image_missing``, ``image_empty`` or ``image_unreadable``, naming the post and the picture.
+    """
+    if "image" not in kinds:
+        return
+    for post in posts:
+        if (error := missing_picture(post, limit)) is not None:
+            raise error
 
 
 def check_texts(posts: Iterable[Post], kinds: Collection[str], limit: int) -> None:

@@ -14,8 +14,7 @@ from functools import partial
 from typing import Any
 
 from faim.data.columns import ColumnMap
-from faim.data.elements import PostError, check_texts, element_refs, overfull, warn_overfull
-from faim.data.images import ImageError, check_picture
+from faim.data.elements import check_texts, missing_picture, overfull, warn_overfull
 from faim.data.inputs import find_inputs
 from faim.data.post import MAP_LABELS, Post, Remedy, check_labelled, normalise_posts
 from faim.data.sources import input_columns, input_reading
@@ -54,16 +53,6 @@ def refuse_missing_pictures(posts: Sequence[Post], kinds: Collection[str], limit
         f"{name}: {len(bad)} of {plural(len(posts), 'post')} {names} a picture that is not there (missing, a folder or "
         f"empty): {shown}; mend the paths or the folder they resolve against, or leave those posts out"
     )
-
-
-def missing_picture(post: Post, limit: int) -> PostError | None:
-    """The error of the first of a post's first ``limit`` pictures that is not there (``check_picture``), if any."""
-    for ref in element_refs(post, "image", limit):
-        try:
-            check_picture(ref, post.image_root)
-        except ImageError as error:
-            return PostError(post, "images", str(error), f"image_{error.kind}")
-    return None
 
 
 def refuse_unreadable(
