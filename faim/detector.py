@@ -26,6 +26,7 @@ from faim.data.elements import (
     GIVEN_POSTS,
     PostError,
     check_pictures,
+    check_texts,
     overfull,
     posts_to_read,
     readable_posts,
@@ -175,8 +176,8 @@ class Detector:
             TypeError, ValueError: On a ``batch_size`` that is not a whole number, or below 1.
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
                 ``readable`` sets such posts aside), named by its origin, or where it has none by its index among
-                ``posts`` (``posts_to_read``); on the first naming a picture that is not there before the model reads
-                any post (``check_pictures``).
+                ``posts`` (``posts_to_read``); on the first whose text or a comment is not text (``check_texts``),
+                or that names a picture that is not there (``check_pictures``), before the model reads any post.
         """
         return self.predict_named(
             posts_to_read(posts, self.model.kinds_with(link_kind)), batch_size, link_kind, embeddings
@@ -192,6 +193,7 @@ class Detector:
             TypeError, ValueError, PostError: As ``predict``, but for the posts ``posts_to_read`` refuses.
         """
         kinds = self.model.kinds_with(link_kind)
+        check_texts(posts, kinds, self.max_elements)
         check_pictures(posts, kinds, self.max_elements)
         warn_unread(posts, kinds, self.model.meta_fields)
         fused = self.model.fused_kinds
@@ -296,6 +298,7 @@ class Detector:
             raise TypeError(f"failed: expected a list the errors are appended to, got {kind}: pass failed=[]")
         kinds = self.model.fused_kinds
         items = posts_to_read(posts, kinds)
+        check_texts(items, kinds, self.max_elements)
         check_pictures(items, kinds, self.max_elements)
         if warn:
             warn_unread(items, kinds, self.model.meta_fields)

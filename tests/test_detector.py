@@ -172,14 +172,23 @@ def test_a_post_that_cannot_be_read_is_named_by_its_index_where_it_has_no_origin
         scorer.score([Post(**post, origin=f"file.jsonl:{line}") for line, post in enumerate(given, 2)])
 
 
-def test_a_picture_not_there_is_refused_before_the_model_reads_any_post(exported: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ({"images": ["no-such-picture.png"]}, "field 'images': image 'no-such-picture.png'"),
+        ({"comments": ["fine", "cut \ud83d"]}, "field 'comments': holds half of a UTF-16 surrogate pair"),
+    ],
+)
+def test_a_picture_not_there_or_a_text_that_is_not_text_is_refused_before_the_model_reads_any_post(
+    bad: dict, said: str, exported: tuple[Path, Path]
+) -> None:
     detector = Detector.load(exported[0])
     read = []
     detector.model.encoders["text"].register_forward_hook(lambda *_: read.append(1))
     posts = [{"id": str(n), "text": "a post " * n} for n in range(1, 5)]
-    posts.append({"id": "last", "text": "the longest post, read last " * 3, "images": ["no-such-picture.png"]})
+    posts.append({"id": "last", "text": "the longest post, read last " * 3} | bad)
     for call in (detector.score, detector.embed, detector.predict, detector.explain):
-        with pytest.raises(PostError, match=r"^post 4 \(post id='last'\) field 'images': image 'no-such-picture.png'"):
+        with pytest.raises(PostError, match=rf"^post 4 \(post id='last'\) {re.escape(said)}"):
             call(posts, **({} if call == detector.explain else {"batch_size": 1}))
     assert not read
 
