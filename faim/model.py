@@ -16,6 +16,7 @@ are still embedded on request (``encode``), e.g. to link posts that share a pict
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
@@ -200,18 +201,36 @@ def on_model_device(batch: PostBatch, model: nn.Module, device: torch.device | N
     return batch if device is None else batch.to(device)
 
 
+EVALUATING: dict[nn.Module, tuple[int, dict[nn.Module, bool]]] = {}
+"""Each module some block runs in eval mode (``evaluating``): how many blocks do, in this process's threads, and the
+mode of each of its parts before the first began."""
+
+EVALUATING_LOCK = threading.Lock()
+"""Held while ``EVALUATING`` is read and changed, and a module's modes with it."""
+
+
 @contextmanager
 def evaluating(module: nn.Module) -> Iterator[None]:
     """Run the block with ``module`` in eval mode; afterwards each of its modules is in the mode it was in, so that
-    scoring a model being trained leaves its dropout on. A part without a mode (a frozen TorchScript module, as
-    scoring's optimised encoders are) is left as it is."""
-    modes = {part: part.training for part in module.modules() if hasattr(part, "training")}
-    module.eval()
+    scoring a model being trained leaves its dropout on. Blocks of several threads overlapping (a model scoring posts
+    in each) keep it in eval mode until the last ends, which sets back the modes its parts had before the first began.
+    A part without a mode (a frozen TorchScript module, as scoring's optimised encoders are) is left as it is."""
+    with EVALUATING_LOCK:
+        count, modes = EVALUATING.get(module, (0, {}))
+        if not count:
+            modes = {part: part.training for part in module.modules() if hasattr(part, "training")}
+            module.eval()
+        EVALUATING[module] = (count + 1, modes)
     try:
         yield
     finally:
-        for part, training in modes.items():
-            part.training = training
+        with EVALUATING_LOCK:
+            count, modes = EVALUATING.pop(module)
+            if count > 1:
+                EVALUATING[module] = (count - 1, modes)
+            else:
+                for part, training in modes.items():
+                    part.training = training
 
 
 def check_embeddings(kind: str, encoder: nn.Module, embeddings: torch.Tensor, count: int) -> None:

@@ -301,3 +301,17 @@ def test_a_fusion_giving_embeddings_of_another_size_than_its_output_dim_is_named
     for call in (detector.score, detector.embed):
         with pytest.raises(ValueError, match=message):
             call([{"text": "a"}, {"text": "b"}])
+
+
+def test_scoring_from_two_threads_overlapping_keeps_the_model_in_eval_mode_until_both_end(detector: Detector) -> None:
+    from faim.model import evaluating
+
+    model = detector.model.train()
+    model.heads["hate"].eval()  # a part in eval mode of its own, as a frozen encoder is
+    first, second = evaluating(model), evaluating(model)
+    first.__enter__()
+    second.__enter__()  # a second thread scores while the first does
+    first.__exit__(None, None, None)
+    assert not any(part.training for part in model.modules())  # the second still scores: no dropout on
+    second.__exit__(None, None, None)
+    assert model.training and not model.heads["hate"].training  # each part as it was before either scored
