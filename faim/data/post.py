@@ -9,7 +9,7 @@ import math
 import numbers
 import sys
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -574,7 +574,8 @@ def checked_mapping(where: str, name: str, value: Any, holds: str) -> dict[str, 
 
 
 def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
-    """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``), in a list or any iterable, and return posts.
+    """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``), in a list or any iterable, and return posts,
+    warning of dicts without an id that take another post's id as theirs (``warn_places_taken``).
 
     Raises:
         TypeError: Given one post (a ``Post`` or a mapping), posts by key (``by_key``), a string or bytes where the
@@ -604,7 +605,34 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
             f"expected a list of posts, got a table ({type(items).__name__}), which gives its columns, not its rows, "
             "when iterated: pass its rows as mappings (a pandas frame's frame.to_dict('records'))"
         )
-    return [normalised(item, i) if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
+    items = list(items)
+    posts = [normalised(item, i) if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
+    warn_places_taken(
+        posts, {i for i, item in enumerate(items) if isinstance(item, Mapping) and is_missing(item.get("id"))}
+    )
+    return posts
+
+
+SHOWN_PLACES = 3
+"""How many of the posts without an id taking another's as theirs ``warn_places_taken`` names."""
+
+
+def warn_places_taken(posts: Sequence[Post], placed: Collection[int]) -> None:
+    """Warn (``FaimWarning``) where some of ``posts`` given as dicts without an id (their places among them,
+    ``placed``), which take their places as their ids (``post_id``), take an id another post is given as its own (a
+    pandas frame's nullable integer id column holding ``<NA>`` beside the ids 0, 1, ...): their score rows share it,
+    and joining them back by id mixes them; naming how many, the first ``SHOWN_PLACES`` and the ids."""
+    given = {post.id for place, post in enumerate(posts) if place not in placed}
+    taken = [place for place in sorted(placed) if str(place) in given]
+    if not taken:
+        return
+    shown = ", ".join(f"post {place} ({str(place)!r})" for place in taken[:SHOWN_PLACES])
+    more = ", ..." if len(taken) > SHOWN_PLACES else ""
+    warn(
+        f"the posts given: {plural(len(taken), 'post')} without an id took an id another post is given as its own (a "
+        f"post without one takes its place among them as its id): {shown}{more}; their score rows share ids; give each "
+        "post an id of its own, or none"
+    )
 
 
 def by_key(items: Mapping[Any, Any]) -> bool:

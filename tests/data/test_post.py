@@ -566,3 +566,18 @@ def test_a_list_column_pandas_wrote_to_csv_as_python_writes_a_list_is_refused_sa
             f"({json.dumps(listed, ensure_ascii=False)}); {listed} is a list as Python writes it (pandas' to_csv of "
             "a column of lists): write each cell with json.dumps"
         )
+
+
+def test_posts_given_without_an_id_taking_another_posts_id_as_theirs_are_warned_of() -> None:
+    frame = pd.DataFrame({"id": pd.array([1, None, 3, None, 5], dtype="Int64"), "text": list("abcde")})
+    with pytest.warns(FaimWarning) as caught:
+        posts = as_posts(frame.to_dict("records"))
+    assert [post.id for post in posts] == ["1", "1", "3", "3", "5"]
+    assert [str(warning.message) for warning in caught] == [
+        "the posts given: 2 posts without an id took an id another post is given as its own (a post without one "
+        "takes its place among them as its id): post 1 ('1'), post 3 ('3'); their score rows share ids; give each post "
+        "an id of its own, or none"
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [post.id for post in as_posts([{"id": 7, "text": "a"}, {"text": "b"}, {"text": "c"}])] == ["7", "1", "2"]
