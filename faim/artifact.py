@@ -87,14 +87,15 @@ def architecture_recipe(model: WholePostModel, tasks: list[TaskSpec]) -> Recipe:
 
 
 def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
-    """Write ``artifact`` to ``directory``, replacing the model there if there is one.
+    """Write ``artifact`` to ``directory`` (``~`` spelling the home folder), replacing the model there if there is one;
+    returns where it was written.
 
     Raises:
         FileExistsError: If ``directory`` holds anything but a model (``faim.folders.check_replaceable``); a save that
             fails for another reason leaves ``directory`` as it was and nothing beside it.
         ValueError: When the recipe would not load the model again (``check_rebuilt``), before its weights are written.
     """
-    target = Path(directory)
+    target = Path(directory).expanduser()
     check_replaceable(target, MANIFEST)
     with replacing(target, ".faim-") as staging:
         assets = {

@@ -38,7 +38,8 @@ REQUIRED = {"format", "files", "encoders", "tasks", "preprocessing"}
 
 
 def folder_given(directory: Any, holding: str) -> Path:
-    """``directory``, the folder of ``holding`` (``"a saved model's"``, ``"an export's"``) given to load it, as a path.
+    """``directory``, the folder of ``holding`` (``"a saved model's"``, ``"an export's"``) given to load it, as a path,
+    ``~`` spelling the home folder (as a recipe's paths and a post's pictures read it).
 
     Raises:
         TypeError: Saying that such a folder is expected and naming the type of a ``directory`` that is no path
@@ -50,7 +51,7 @@ def folder_given(directory: Any, holding: str) -> Path:
     if not os.fspath(directory):
         raise ValueError(f"expected {holding} folder, got an empty path (a variable not set?); name a folder, . for "
                          "this one")  # fmt: skip
-    return Path(directory)
+    return Path(directory).expanduser()
 
 
 def file_not_folder(path: Path) -> str:
