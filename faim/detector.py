@@ -39,7 +39,7 @@ from faim.data.unheld import warn_unread
 from faim.decisions import decide, decision_probabilities, refuse_nonfinite, score_rows, task_spec
 from faim.explain.attribute import Explanation, explain_post, unread_elements
 from faim.inference import Predictions, predict
-from faim.model import WholePostModel, evaluating
+from faim.model import WholePostModel, check_full_precision, evaluating
 from faim.pooling import picture_groups, pooled, pooled_probabilities
 from faim.recipe import Recipe, as_recipe
 from faim.recipe.sections import EvalConfig, TrainConfig
@@ -178,6 +178,7 @@ class Detector:
                 ``readable`` sets such posts aside), named by its origin, or where it has none by its index among
                 ``posts`` (``posts_to_read``); on the first whose text or a comment is not text (``check_texts``),
                 or that names a picture that is not there (``check_pictures``), before the model reads any post.
+            ValueError: On a model put in half precision (``check_full_precision``), before it reads any post.
         """
         return self.predict_named(
             posts_to_read(posts, self.model.kinds_with(link_kind)), batch_size, link_kind, embeddings
@@ -192,6 +193,7 @@ class Detector:
         Raises:
             TypeError, ValueError, PostError: As ``predict``, but for the posts ``posts_to_read`` refuses.
         """
+        check_full_precision(self.model, self.source)
         kinds = self.model.kinds_with(link_kind)
         check_texts(posts, kinds, self.max_elements)
         check_pictures(posts, kinds, self.max_elements)
@@ -297,6 +299,7 @@ class Detector:
             kind = type(failed).__name__
             raise TypeError(f"failed: expected a list the errors are appended to, got {kind}: pass failed=[]")
         kinds = self.model.fused_kinds
+        check_full_precision(self.model, self.source)
         items = posts_to_read(posts, kinds)
         check_texts(items, kinds, self.max_elements)
         check_pictures(items, kinds, self.max_elements)

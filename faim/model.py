@@ -201,6 +201,29 @@ def on_model_device(batch: PostBatch, model: nn.Module, device: torch.device | N
     return batch if device is None else batch.to(device)
 
 
+HALF_PRECISION = (torch.float16, torch.bfloat16)
+"""The dtypes of weights ``check_full_precision`` refuses."""
+
+
+def check_full_precision(model: nn.Module, source: str) -> None:
+    """Refuse ``model`` (read from ``source``, as an error names it) whose every weight is in half precision
+    (``HALF_PRECISION``: ``model.half()``, ``model.to(torch.bfloat16)``), before it reads a post: faim gives its
+    encoders the posts, and its fusion their embeddings, in float32, which such a layer refuses deep inside with an
+    error naming neither the model nor what to do. A component of a user's own holding half weights among others in
+    float32 (an encoder casting what it is given) is left to read posts.
+
+    Raises:
+        ValueError: Naming ``source``, the dtype and saying to put the model back in float32.
+    """
+    dtypes = {weight.dtype for weight in model.parameters()}
+    if dtypes and dtypes <= set(HALF_PRECISION):
+        half = ", ".join(sorted(map(str, dtypes)))
+        raise ValueError(
+            f"{source}: the model's weights are {half} (model.half() or model.to(dtype)), where faim gives its "
+            "encoders the posts, and its fusion their embeddings, in float32: call detector.model.float() first"
+        )
+
+
 EVALUATING: dict[nn.Module, tuple[int, dict[nn.Module, bool]]] = {}
 """Each module some block runs in eval mode (``evaluating``): how many blocks do, in this process's threads, and the
 mode of each of its parts before the first began."""

@@ -284,6 +284,21 @@ def test_a_batch_size_below_one_is_refused_naming_it(
             call([{"id": "a", "text": "a post"}], batch_size=batch_size)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_model_put_in_half_precision_is_refused_before_it_reads_a_post_saying_to_put_it_back(
+    dtype: torch.dtype, exported: tuple[Path, Path]
+) -> None:
+    detector = Detector.load(exported[0])
+    detector.model.to(dtype)
+    posts = export_posts()[:2]
+    said = rf"^{re.escape(str(exported[0]))}: the model's weights are {dtype} \(model.half\(\) or model.to\(dtype\)\), "
+    for call in (detector.score, detector.embed, detector.predict, detector.explain):
+        with pytest.raises(ValueError, match=said + r".*: call detector.model.float\(\) first$"):
+            call(posts)
+    detector.model.float()
+    assert [row["id"] for row in detector.score(posts)] == ["full", "text-only"]
+
+
 @pytest.mark.parametrize(
     ("tasks", "message"),
     [
