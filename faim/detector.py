@@ -25,8 +25,6 @@ from faim.data.collate import PostCollator
 from faim.data.elements import (
     GIVEN_POSTS,
     PostError,
-    check_pictures,
-    check_texts,
     overfull,
     posts_to_read,
     readable_posts,
@@ -176,8 +174,9 @@ class Detector:
             TypeError, ValueError: On a ``batch_size`` that is not a whole number, or below 1.
             PostError: On a post that cannot be read, or one holding nothing the model reads (of kind ``empty``:
                 ``readable`` sets such posts aside), named by its origin, or where it has none by its index among
-                ``posts`` (``posts_to_read``); on the first whose text or a comment is not text (``check_texts``),
-                or that names a picture that is not there (``check_pictures``), before the model reads any post.
+                ``posts`` (``posts_to_read``); before the model reads any post, on the first it would stop at but
+                for a picture that does not decode (``PostCollator.check``: a text that is not text, metadata that
+                is not numbers, a picture that is not there).
             ValueError: On a model put in half precision (``check_full_precision``), before it reads any post.
         """
         return self.predict_named(
@@ -195,12 +194,11 @@ class Detector:
         """
         check_full_precision(self.model, self.source)
         kinds = self.model.kinds_with(link_kind)
-        check_texts(posts, kinds, self.max_elements)
-        check_pictures(posts, kinds, self.max_elements)
+        collate = self.collator(kinds=kinds)
+        collate.check(posts)
         warn_unread(posts, kinds, self.model.meta_fields)
         fused = self.model.fused_kinds
         warn_overfull(*overfull(posts, fused, self.max_elements), self.max_elements, fused, GIVEN_POSTS)
-        collate = self.collator(kinds=kinds)
         batches, positions = length_batches(posts, batch_size)
         collated = (collate(batch) for batch in batches)
         return predict(self.model, collated, desc=None, link_kind=link_kind, embeddings=embeddings).rows(positions)
@@ -301,11 +299,10 @@ class Detector:
         kinds = self.model.fused_kinds
         check_full_precision(self.model, self.source)
         items = posts_to_read(posts, kinds)
-        check_texts(items, kinds, self.max_elements)
-        check_pictures(items, kinds, self.max_elements)
+        collate = self.collator(kinds=kinds)
+        collate.check(items)
         if warn:
             warn_unread(items, kinds, self.model.meta_fields)
-        collate = self.collator(kinds=kinds)
         explained = []
         with evaluating(self.model):
             for post in tqdm(items, desc="explaining", unit="post", disable=not progress):

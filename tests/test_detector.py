@@ -177,9 +177,10 @@ def test_a_post_that_cannot_be_read_is_named_by_its_index_where_it_has_no_origin
     [
         ({"images": ["no-such-picture.png"]}, "field 'images': image 'no-such-picture.png'"),
         ({"comments": ["fine", "cut \ud83d"]}, "field 'comments': holds half of a UTF-16 surrogate pair"),
+        ({"meta": {"likes": float("inf")}}, "field 'meta': meta field 'likes' must be finite"),
     ],
 )
-def test_a_picture_not_there_or_a_text_that_is_not_text_is_refused_before_the_model_reads_any_post(
+def test_a_post_the_model_would_stop_at_is_refused_before_it_reads_any_post(
     bad: dict, said: str, exported: tuple[Path, Path]
 ) -> None:
     detector = Detector.load(exported[0])

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faim.data.batch import Elements, PostBatch, element_layout
-from faim.data.elements import PostError, checked_elements, read_each
+from faim.data.elements import PostError, check_pictures, checked_elements, read_each
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.registry import ELEMENT_MODALITIES
@@ -103,6 +103,20 @@ class PostCollator:
         """
         elements = checked_elements(post, self.preprocessors, self.max_elements, self.draft_sizes)
         return elements, post_targets(post, self.tasks)
+
+    def check(self, posts: list[Post]) -> None:
+        """Refuse, before a model reads any of ``posts``, the first ``prepare`` refuses but for a picture that does
+        not decode: each post's elements but its pictures are read and checked (a text that is not text, metadata
+        that is not numbers) and its pictures looked for (``check_pictures``: not there, a folder or empty), where
+        reading the posts would stop at it only once the model had read every post before it.
+
+        Raises:
+            PostError: Naming the post and the field.
+        """
+        unpictured = self.only([kind for kind in self.preprocessors if ELEMENT_MODALITIES[kind] != "image"])
+        for post in posts:
+            unpictured.prepare(post)
+        check_pictures(posts, self.preprocessors, self.max_elements)
 
     def collate(self, posts: list[Post]) -> CollateResult:
         """Prepare every post, then preprocess each kind's elements as one flat batch."""
