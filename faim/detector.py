@@ -177,7 +177,8 @@ class Detector:
                 ``posts`` (``posts_to_read``); before the model reads any post, on the first it would stop at but
                 for a picture that does not decode (``PostCollator.check``: a text that is not text, metadata that
                 is not numbers, a picture that is not there).
-            ValueError: On a model put in half precision (``check_full_precision``), before it reads any post.
+            ValueError: On a model put in half precision (``check_full_precision``), before it reads any post; on a
+                ``link_kind`` the model does not read (``WholePostModel.kinds_with``).
         """
         return self.predict_named(
             posts_to_read(posts, self.model.kinds_with(link_kind)), batch_size, link_kind, embeddings

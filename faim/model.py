@@ -125,7 +125,13 @@ class WholePostModel(nn.Module):
         return [field for member in members if isinstance(member, MetaRows) for field in member.fields]
 
     def kinds_with(self, link_kind: str | None) -> list[str]:
-        """The fused kinds, plus ``link_kind`` (the kind posts are linked by for pooling) when given."""
+        """The fused kinds, plus ``link_kind`` (the kind posts are linked by for pooling) when given.
+
+        Raises:
+            ValueError: Naming a ``link_kind`` the model does not read, and the kinds it reads.
+        """
+        if link_kind and link_kind not in self.routes:
+            raise ValueError(f"link_kind {link_kind!r}: not a kind the model reads ({', '.join(self.kinds)})")
         return sorted(set(self.fused_kinds) | ({link_kind} if link_kind else set()))
 
     def embed(self, batch: PostBatch, drop: Iterable[str] = ()) -> torch.Tensor:

@@ -315,3 +315,12 @@ def test_scoring_from_two_threads_overlapping_keeps_the_model_in_eval_mode_until
     assert not any(part.training for part in model.modules())  # the second still scores: no dropout on
     second.__exit__(None, None, None)
     assert model.training and not model.heads["hate"].training  # each part as it was before either scored
+
+
+@pytest.mark.parametrize("kind", ["meta", "video"])
+def test_posts_linked_by_a_kind_the_model_does_not_read_are_refused_naming_the_kinds_it_reads(
+    kind: str, detector: Detector
+) -> None:
+    said = rf"^link_kind {kind!r}: not a kind the model reads \(comments, image, text\)$"
+    with pytest.raises(ValueError, match=said):
+        detector.predict(posts(), link_kind=kind)
