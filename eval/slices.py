@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set
 
 import numpy as np
 
@@ -99,3 +99,21 @@ def slice_label(key: str | None) -> str:
 def slice_name(value: object) -> str:
     """How the slice a post's value of the slice field puts it in is shown (``slice_label`` of its ``slice_key``)."""
     return slice_label(slice_key(value))
+
+
+def slice_problem(field: str, metas: Iterable[Mapping[str, object]], filled: Set[str] = frozenset()) -> str | None:
+    """What keeps a report from slicing by the meta field ``field``: that no post (``metas``: each post's meta) has
+    it, naming the fields they carry (with ``filled``, those evaluation gives each post itself); ``None`` where some
+    post has it."""
+    metas = list(metas)
+    if field in filled or any(field in meta for meta in metas):
+        return None
+    carried = ", ".join(sorted({name for meta in metas for name in meta} | filled)) or "none"
+    return f"no post has the meta field {field!r} (fields they carry: {carried})"
+
+
+def without_meta(field: str) -> str | None:
+    """For a slice field named as ``--map`` names a meta field (``meta.topic``), which no post carries so, a note to
+    name it as they do, without ``meta.``; ``None`` for another."""
+    named = field.removeprefix("meta.")
+    return f"name the field without meta. ({named})" if named and named != field else None

@@ -30,6 +30,7 @@ from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table
 from faim.eval.robustness import REPORT_FILES, format_robustness, robustness_report
+from faim.eval.slices import slice_problem, without_meta
 from faim.notices import warn
 from faim.wording import shell_path
 
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if args.data and filled and not any(LANGUAGE in post.meta for post in posts):
         for note in language_column_notes(args.data, unread, columns):
             warn(note)
-    if field and (problem := slice_problem(field, posts, filled)):
+    if field and (problem := slice_problem(field, (post.meta for post in posts), filled)):
         how = slice_remedy(field, unread, columns, posts)
         if args.slice:
             raise ValueError(f"--slice: {problem}; {how}")
@@ -111,15 +112,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def slice_problem(field: str, posts: list[Post], filled: set[str]) -> str | None:
-    """What keeps the report from slicing by the meta field ``field``: that no post has it (naming the fields they
-    carry, with ``filled``, those evaluation gives each post itself); ``None`` where some post has it."""
-    if field in filled or any(field in post.meta for post in posts):
-        return None
-    carried = ", ".join(sorted({name for post in posts for name in post.meta} | filled)) or "none"
-    return f"no post has the meta field {field!r} (fields they carry: {carried})"
-
-
 def slice_remedy(
     field: str, unread: Callable[[], list[str] | None] | None, columns: dict[str, Any] | None, posts: list[Post]
 ) -> str:
@@ -132,10 +124,9 @@ def slice_remedy(
     reach, the recipe's ``data.columns`` and a file given as DATA. A ``field`` named as ``--map`` names a meta field
     (``meta.topic``) is told to drop ``meta.``, and how to give the posts the field so named where they lack it (as
     slicing by ``lang`` detects it, the posts need not carry that)."""
-    named = field.removeprefix("meta.")
-    if named and named != field:
-        said = f"name the field without meta. ({named})"
-        if slice_problem(named, posts, {LANGUAGE}) is None:
+    if said := without_meta(field):
+        named = field.removeprefix("meta.")
+        if slice_problem(named, (post.meta for post in posts), {LANGUAGE}) is None:
             return said
         return f"{said} and {slice_remedy(named, unread, columns, posts)}"
     if unread is None:

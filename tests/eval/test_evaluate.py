@@ -193,12 +193,26 @@ def test_evaluation_reports_the_ece_range_of_a_calibrated_model(demo_data, tmp_p
 def test_a_slice_field_no_post_has_is_warned_of_and_gives_no_slices(demo_data, tmp_path: Path) -> None:
     detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
     config = EvalConfig(slice="colour", ablations=False)
-    with pytest.warns(FaimWarning, match="eval.slice: no evaluated post has the meta field 'colour'"):
+    with pytest.warns(
+        FaimWarning, match=r"eval.slice: no post has the meta field 'colour' \(fields they carry: lang\)"
+    ):
         report = evaluate(detector, posts, tmp_path / "eval", "validation", config)["tasks"]["harmful"]
     assert "slices" not in report
     posts[0].meta["colour"] = "red"
     sliced = evaluate(detector, posts, tmp_path / "colour", "validation", config)["tasks"]["harmful"]
     assert set(sliced["slices"]) == {"red", "(missing)"}
+
+
+def test_a_slice_named_as_map_names_a_meta_field_is_told_to_drop_meta(demo_data, tmp_path: Path) -> None:
+    detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
+    posts[0].meta["topic"] = "news"
+    config = EvalConfig(slice="meta.topic", ablations=False, languages=False)
+    with pytest.warns(FaimWarning) as caught:
+        evaluate(detector, posts, tmp_path / "eval", "validation", config)
+    assert [str(warning.message) for warning in caught if "eval.slice" in str(warning.message)] == [
+        "eval.slice: no post has the meta field 'meta.topic' (fields they carry: topic), so the report has no "
+        "slices; name the field without meta. (topic)"
+    ]
 
 
 def test_posts_without_the_slice_field_are_a_slice_apart_from_the_text_none(demo_data, tmp_path: Path) -> None:
@@ -328,7 +342,9 @@ def test_a_slice_field_no_post_has_is_warned_of_once_however_many_tasks_are_eval
         warnings.simplefilter("always")
         report = evaluate(detector, posts, tmp_path / "eval", "validation", config)
     said = [str(warning.message) for warning in caught if "eval.slice" in str(warning.message)]
-    assert said == ["eval.slice: no evaluated post has the meta field 'colour', so the report has no slices"]
+    assert said == [
+        "eval.slice: no post has the meta field 'colour' (fields they carry: topic), so the report has no slices"
+    ]
     assert set(report["tasks"]) == {"harmful", "again"} and not any("slices" in t for t in report["tasks"].values())
 
 
