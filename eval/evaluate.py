@@ -149,15 +149,17 @@ def task_results(
 ) -> dict[str, Any]:
     """Metrics, slices, ablations and plots of one task, its plots' file names beginning ``plot_name``
     (``faim.eval.plots.plot_names``), and of a binary task whose labelled posts are all of one class, that class's
-    label (``one_class``); with ``texts`` (each predicted post's text, in order), a
-    binary task's words the model's decisions and the labels read the opposite way
-    (``faim.eval.label_conflicts.decision_conflicts``)."""
+    label (``one_class``), of a multiclass task's classes, those no labelled post is of (``absent``); with ``texts``
+    (each predicted post's text, in order), a binary task's words the model's decisions and the labels read the
+    opposite way (``faim.eval.label_conflicts.decision_conflicts``)."""
     keep = task.labelled(main.predictions.targets[task.name])
     y, prob = labelled(task, main, keep)
     metric = metric_function(task, main.calibration, config)
     result: dict[str, Any] = {"type": task.type, "metrics": task_metrics(task, main, keep, config)}
     if task.type == "binary" and (label := task.sole_label(y)) is not None:  # AUROC and AP unmeasured
         result["one_class"] = label
+    if task.type == "multiclass" and (absent := [label for c, label in enumerate(task.labels) if not (y == c).any()]):
+        result["absent"] = absent  # macro AUROC unmeasured
     if texts is not None and task.type == "binary":
         result["terms"] = opposite_words(task, texts, keep, y, prob, main.calibration.thresholds[task.name])
     field = config.slice

@@ -26,6 +26,8 @@ The ``results`` dict every function here takes (``faim eval`` builds it)::
                 },
                 "one_class": "benign",              # optional, binary tasks: the label every labelled post
                                                     #   carries, where all carry one (AUROC and AP unmeasured)
+                "absent": ["threat"],               # optional, multiclass tasks: the labels no labelled post
+                                                    #   carries (macro AUROC unmeasured)
                 "terms": {                          # optional, binary tasks: words the model's decisions and
                     "terms": 12, ...                #   the labels read the opposite way
                 },                                  #   (faim.eval.label_conflicts.decision_conflicts)
@@ -51,6 +53,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 from faim.eval.label_conflicts import decision_conflicts_note
 from faim.eval.slices import MIN_SIZE
 from faim.eval.tables import (
+    MISSING,
     code_span,
     format_ece_range,
     format_value,
@@ -86,10 +89,11 @@ class _TaskRequired(TypedDict):
 
 
 class TaskResult(_TaskRequired, total=False):
-    """One task's results; ``slices``, ``languages``, ``ablations``, ``one_class``, ``terms`` and ``plots`` are
-    optional."""
+    """One task's results; ``slices``, ``languages``, ``ablations``, ``one_class``, ``absent``, ``terms`` and
+    ``plots`` are optional."""
 
     one_class: str
+    absent: list[str]
     slices: dict[str, dict[str, float]]
     languages: dict[str, dict[str, float]]
     ablations: dict[str, dict[str, float]]
@@ -119,8 +123,8 @@ evaluation never removes (``recorded``)."""
 def write_report(results: Results, out_dir: Path) -> dict[str, Path]:
     """Write ``metrics.json`` (NaN as ``null``) and ``metrics.md`` into ``out_dir``.
 
-    The Markdown has, per task, a metrics table (and under it, where a binary task's labelled posts are all of one
-    class, why its AUROC and average precision read n/a: ``_one_class_text``), an ablation table (headline metrics of
+    The Markdown has, per task, a metrics table (and under it, where a task's labelled posts are too few classes to
+    measure its AUROC, why it reads n/a: ``_one_class_text``), an ablation table (headline metrics of
     the full model and of each ablation, with the change from the full model), a slices and a languages table when
     present, the words the model and the labels read the opposite way when there are any, then the task's images.
 
@@ -229,7 +233,7 @@ def recorded(folder: Path, writer: str = WRITER) -> list[str] | None:
 
 def format_table(results: Results) -> str:
     """Plain-text console summary: per task, a row of headline metrics for the full model and each ablation, then
-    why AUROC and average precision read n/a where its labelled posts are all of one class (``_one_class_text``), how
+    why AUROC reads n/a where its labelled posts are too few classes to measure it (``_one_class_text``), how
     its ECE compares with a calibrated model's and the words it and the labels read the opposite way.
 
     Raises:
@@ -260,16 +264,30 @@ def _ece_note(metrics: Mapping[str, float]) -> str:
 
 
 def _one_class_text(task: TaskResult) -> str | None:
-    """A sentence on why a binary task whose labelled posts are all of one class (``one_class``) reads n/a for AUROC
-    and average precision, naming the class and the posts; ``None`` for another task."""
-    label = task.get("one_class")
-    if label is None:
+    """A sentence on why a task reads n/a for the figures that need posts of more than one class, naming the posts:
+    a binary task whose labelled posts are all of one class (``one_class``, named) for AUROC and average precision, a
+    multiclass task some of whose classes no labelled post is of (``absent``, named) for macro AUROC, a multilabel task
+    each of whose labels its labelled posts all carry or all lack for macro AUROC and average precision; ``None`` for
+    another task."""
+    metrics = task["metrics"]
+    if (label := task.get("one_class")) is not None:
+        posts, unmeasured = (
+            f"every labelled post is {label!r}",
+            "AUROC and average precision, which need posts of both classes, read",
+        )
+    elif absent := task.get("absent"):
+        posts, unmeasured = (
+            f"no labelled post is {' or '.join(map(repr, absent))}",
+            "macro AUROC, which needs posts of every class, reads",
+        )
+    elif task["type"] == "multilabel" and format_value(metrics.get("macro_auroc", 0.0)) == MISSING:
+        posts, unmeasured = (
+            "each label's labelled posts all carry it or all lack it",
+            "macro AUROC and macro average precision, which need posts with and without a label, read",
+        )
+    else:
         return None
-    posts = plural(int(task["metrics"]["n"]), "post")
-    return (
-        f"every labelled post is {label!r} ({posts}), so AUROC and average precision, which need posts of both "
-        "classes, read n/a"
-    )
+    return f"{posts} ({plural(int(metrics['n']), 'post')}), so {unmeasured} n/a"
 
 
 def _one_class_note(task: TaskResult) -> str:

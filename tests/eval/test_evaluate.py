@@ -26,6 +26,7 @@ from faim.eval.calibration import ece_if_calibrated
 from faim.eval.evaluate import Evaluated, evaluate, evaluate_loader, probabilities
 from faim.eval.report import format_table
 from faim.eval.robustness import perturbed_reports
+from faim.eval.tables import format_value
 from faim.inference import predict
 from faim.notices import FaimWarning
 from faim.perturb import PERTURBATIONS
@@ -67,13 +68,13 @@ def test_a_loader_of_posts_without_a_label_of_any_task_is_refused_before_the_mod
         evaluate_loader(detector, loader, tmp_path / "eval", "dump")
 
 
-def tiny_text_detector() -> Detector:
+def tiny_text_detector(head: str = "binary", labels: tuple[str, ...] = ("no", "yes")) -> Detector:
     return faim.build(
         {
             "model": {
                 "encoders": {"text": {"type": "tiny_text", "dim": 8}},
                 "fusion": {"type": "concat"},
-                "heads": {"harmful": {"type": "binary", "labels": ["no", "yes"]}},
+                "heads": {"harmful": {"type": head, "labels": list(labels)}},
             }
         }
     )
@@ -422,3 +423,40 @@ def test_a_binary_task_whose_labelled_posts_hold_one_class_says_why_its_auroc_an
     results = evaluate(tiny_text_detector(), posts, tmp_path / "both", "dump", ablations=False, words=False)
     assert "one_class" not in results["tasks"]["harmful"]
     assert "both classes" not in format_table(results) + (tmp_path / "both" / "metrics.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("head", "given", "note"),
+    [
+        (
+            "multiclass",
+            [0, 1, 0, 1, 0, 1],
+            "no labelled post is 'threat' (6 posts), so macro AUROC, which needs posts of every class, reads n/a",
+        ),
+        (
+            "multiclass",
+            [0] * 6,
+            "no labelled post is 'abuse' or 'threat' (6 posts), so macro AUROC, which needs posts of every class, "
+            "reads n/a",
+        ),
+        (
+            "multilabel",
+            [["none", "abuse"]] * 6,
+            "each label's labelled posts all carry it or all lack it (6 posts), so macro AUROC and macro average "
+            "precision, which need posts with and without a label, read n/a",
+        ),
+    ],
+)
+def test_a_task_whose_labelled_posts_lack_a_class_says_why_its_macro_auroc_reads_na(
+    head: str, given: list, note: str, tmp_path: Path
+) -> None:
+    detector = tiny_text_detector(head, ("none", "abuse", "threat"))
+    posts = [Post(str(n), f"post {n}", labels={"harmful": label}) for n, label in enumerate(given)]
+    results = evaluate(detector, posts, tmp_path / "eval", "dump", ablations=False, words=False)
+    assert note in format_table(results).splitlines()
+    assert f"\n\n{note}\n" in (tmp_path / "eval" / "metrics.md").read_text(encoding="utf-8")
+    posts[0].labels["harmful"] = ["threat"] if head == "multilabel" else 2  # measured, no note
+    posts[1].labels["harmful"] = [] if head == "multilabel" else 1
+    results = evaluate(detector, posts, tmp_path / "every", "dump", ablations=False, words=False)
+    assert "n/a" not in format_value(results["tasks"]["harmful"]["metrics"]["macro_auroc"])
+    assert "so macro" not in format_table(results) + (tmp_path / "every" / "metrics.md").read_text()
