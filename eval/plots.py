@@ -28,7 +28,7 @@ import numpy as np
 
 from faim.calibration.checks import as_binary_inputs, as_multiclass_inputs
 from faim.eval.calibration import draw_calibrated, expected_calibration_error, reliability_bins
-from faim.folders import NAME_BYTES, names_apart
+from faim.folders import NAME_BYTES, WINDOWS_DEVICES, names_apart
 from faim.notices import warn
 
 if TYPE_CHECKING:
@@ -188,9 +188,19 @@ def plot_names(tasks: Iterable[str]) -> dict[str, str]:
     matches written ``_``, and where an earlier task's is already that, or that in another case (``a:b`` beside
     ``a_b``, ``Hate`` beside ``hate``: one file on macOS and Windows), a number after it (``hate-2``), so that no
     task's plot takes another's file, and the plots of a task holding its name alone keep it (``names_apart``); a
-    name too long for a file's (``NAME_BYTES``) beside the plot's kind is cut short."""
-    bases = {task: UNNAMEABLE.sub("_", task) for task in tasks}
+    name too long for a file's (``NAME_BYTES``) beside the plot's kind is cut short; a name Windows keeps for a device
+    before a dot (``con.hate``, whose ``con.hate_roc.png`` is the device ``CON`` to Windows: ``WINDOWS_DEVICES``)
+    with ``_`` after the device's (``con_.hate``)."""
+    bases = {task: device_apart(UNNAMEABLE.sub("_", task)) for task in tasks}
     return names_apart(bases, limit=NAME_BYTES - len("_calibration.png"))  # the most a plot adds, calibration_ too
+
+
+def device_apart(base: str) -> str:
+    """A task's part of its plots' file names, ``base``, with ``_`` after a name Windows keeps for a device that it
+    begins with before a dot (``con.hate``: ``con_.hate``); a plot adds ``_`` and its kind after the part, so that a
+    part of the device's name alone (``con``) names no device."""
+    found = WINDOWS_DEVICES.fullmatch(base)
+    return f"{found[1]}_{found[2]}" if found and found[2] else base
 
 
 PLOTTED = ("binary", "multiclass")

@@ -44,7 +44,7 @@ from faim.eval.evaluate import Evaluated, labelled
 from faim.eval.group_holdout import cells, group_of, recipe_parser, recipe_task_and_groups
 from faim.eval.slices import slice_name
 from faim.eval.tables import markdown_cell
-from faim.folders import NAME_BYTES, names_apart
+from faim.folders import NAME_BYTES, WINDOWS_DEVICES, names_apart
 from faim.inference import predict
 from faim.recipe import Recipe
 from faim.recipe.loader import apply_overrides
@@ -69,11 +69,6 @@ class TrainedHoldout:
 
     overall: dict[str, float]
     per_group: dict[str, dict[str, float]]
-
-
-WINDOWS_DEVICES = re.compile(r"(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])(\..*)?", re.IGNORECASE)
-"""The names Windows keeps for its devices, in any case, alone or before an extension (``nul``, ``con.txt``): no
-folder there takes one."""
 
 
 def slug(value: object) -> str:

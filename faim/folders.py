@@ -297,6 +297,11 @@ def replacing(target: Path, prefix: str) -> Iterator[Path]:
         raise
 
 
+WINDOWS_DEVICES = re.compile(r"(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])(\..*)?", re.IGNORECASE)
+"""The names Windows keeps for its devices, in any case, alone or before an extension (``nul``, ``con.txt``): no
+file or folder there takes one."""
+
+
 def names_apart(bases: Mapping[Key, str], taken: Iterable[str] = (), limit: int = NAME_BYTES) -> dict[Key, str]:
     """A file name for each key of ``bases`` from its base name there: the base itself, and where an earlier key's
     name or one of ``taken`` is already that, or that in another case (``Hate`` beside ``hate``: one file where file

@@ -12,6 +12,7 @@ import pytest
 
 from faim.data.targets import TaskSpec
 from faim.eval import plot_binary, plot_multiclass, plots
+from faim.folders import WINDOWS_DEVICES
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -158,3 +159,20 @@ def test_a_models_tasks_are_numbered_among_the_tasks_plotted_alone() -> None:
         TaskSpec("HATE", "multiclass", ("a", "b", "c")),
     ]
     assert plots.model_plot_names(tasks) == {"hate": "hate", "HATE": "HATE-2"}
+
+
+def test_tasks_named_as_a_windows_device_before_a_dot_are_plotted_into_files_windows_can_write(tmp_path: Path) -> None:
+    # con.hate_roc.png is the device CON to Windows, as con.txt is; con_roc.png is a file
+    tasks = ["con.hate", "NUL.v2", "lpt1.x", "con", "aux_harm"]
+    names = plots.plot_names(tasks)
+    rng = np.random.default_rng(0)
+    y, p = rng.integers(0, 2, 20), rng.random(20)
+    written = [path.name for task in tasks for path in plot_binary(y, p, tmp_path, names[task])]
+    assert not [name for name in written if WINDOWS_DEVICES.fullmatch(name)]
+    assert names == {
+        "con.hate": "con_.hate",
+        "NUL.v2": "NUL_.v2",
+        "lpt1.x": "lpt1_.x",
+        "con": "con",
+        "aux_harm": "aux_harm",
+    }
