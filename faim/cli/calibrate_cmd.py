@@ -55,9 +55,14 @@ from faim.wording import plural, shell_path
 def run(args: argparse.Namespace) -> int:
     model, out = Path(args.model), Path(args.out)
     check_outside_model(model, out, "the calibrated model")
-    if args.report:
-        check_outside_model(model, args.report, "the report", "--report")
-        check_outside_model(out, args.report, "the report", "--report", "the new model, -o,")
+    directory = Path(args.report) if args.report else out.parent / f"{out.name}-calibration"
+    option = "--report" if args.report else "the report's folder (NEW_MODEL-calibration; --report names another)"
+    check_outside_model(model, directory, "the report", option)
+    check_outside_model(out, directory, "the report", option, "the new model, -o,")
+    if directory.resolve() == Path(args.data).resolve():  # a folder inside it, faim's, a walk of it passes over
+        raise ValueError(
+            f"{option} {directory}: that is the data, DATA, whose posts its files would join; the report goes elsewhere"
+        )
     check_replaceable(out, MANIFEST)
     if args.head and args.unlabelled:
         raise ValueError("--head corrects heads on labelled posts; it cannot go with --unlabelled")
@@ -151,7 +156,6 @@ def run(args: argparse.Namespace) -> int:
                 head = head_said(task, task.name in corrected, posts_read) if args.head else ""
                 print(f"{task.name}: {head}{fitted(task, detector.calibration, config)}")
         detector.save(out, recipe)
-    directory = Path(args.report) if args.report else out.parent / f"{out.name}-calibration"
     if report["tasks"]:
         print(summary(report))
         print(f"report: {shell_path(write_report(report, directory, model_plot_names(detector.tasks)))}")

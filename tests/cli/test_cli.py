@@ -759,6 +759,30 @@ def test_calibrate_refuses_a_report_into_the_new_model_before_the_model_is_loade
     assert not new.exists()
 
 
+def test_calibrate_refuses_a_report_into_the_data_or_by_default_into_the_model_before_the_model_is_loaded(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    # the report's calibration.json and written.json were read as posts of the folder by the next command given it
+    monkeypatch.setattr(Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    posts = tmp_path / "posts"
+    posts.mkdir()
+    shutil.copy(demo_data["validation"], posts / "validation.jsonl")
+    arguments = ["calibrate", tiny_model_dir, posts, "-o", tmp_path / "new", "--report", posts]
+    assert main([*map(str, arguments), "--map", "labels.harmful=label"]) == 2
+    error = f"--report {posts}: that is the data, DATA, whose posts its files would join; the report goes elsewhere"
+    assert error in capsys.readouterr().err
+    # by default the report goes beside the new model, into NEW_MODEL-calibration: here the model read
+    model = shutil.copytree(tiny_model_dir, tmp_path / "m-calibration")
+    arguments = ["calibrate", model, demo_data["validation"], "-o", tmp_path / "m"]
+    assert main([*map(str, arguments), "--map", "labels.harmful=label"]) == 2
+    error = (
+        f"the report's folder (NEW_MODEL-calibration; --report names another) {model}: that is the model or a folder "
+        f"inside it ({model}); the report goes elsewhere"
+    )
+    assert error in capsys.readouterr().err
+    assert sorted(posts.iterdir()) == [posts / "validation.jsonl"] and not (tmp_path / "m").exists()
+
+
 @pytest.mark.parametrize("command", ["eval", "calibrate"])
 @pytest.mark.parametrize(
     ("mapping", "error"),
