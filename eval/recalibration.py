@@ -396,7 +396,8 @@ def write_report(report: dict[str, Any], out_dir: Path, names: Mapping[str, str]
     of a task no longer measured; ``faim.eval.report.replace_written``); returns the Markdown file."""
     out_dir.mkdir(parents=True, exist_ok=True)
     write_text_whole(out_dir / "calibration.json", json_text(report))
-    parts, plots = [f"# Calibration of {code_span(str(report['model']))} on {code_span(str(report['data']))}"], []
+    model, data = (left_to_right(code_span(str(report[key]))) for key in ("model", "data"))  # right to left apart
+    parts, plots = [f"# Calibration of {model} on {data}"], []
     parts += [note for note in (pooling_note(report),) if note]
     names = plot_names(report["tasks"]) if names is None else names
     for name, task in report["tasks"].items():

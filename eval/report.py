@@ -318,7 +318,7 @@ def _markdown(results: Results, out_dir: Path) -> str:
     """Render the Markdown report."""
     parts = [
         "# Evaluation report",
-        "\n".join(f"- {key}: {code_span(str(results[key]))}" for key in ("model", "data", "split"))
+        "\n".join(f"- {key}: {left_to_right(code_span(str(results[key])))}" for key in ("model", "data", "split"))
         + _pooling_note(results).replace("\n", "\n- "),
     ]
     for name, task in results["tasks"].items():

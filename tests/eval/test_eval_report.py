@@ -275,3 +275,10 @@ def test_a_report_written_again_and_stopped_part_way_through_a_file_leaves_the_e
     assert sorted(path.name for path in (tmp_path / "out").iterdir() if path.suffix != ".png") == sorted(
         path.name for path in paths.values()
     )  # no file written in part left beside them
+
+
+def test_the_model_and_data_right_to_left_are_written_apart_from_the_lines_left_to_right(tmp_path: Path) -> None:
+    # a name ending in figures or brackets after right-to-left letters took them, and the rest of the line, with it
+    results = {"model": "runs/نموذج (2)", "data": "ملف\u202e.jsonl", "split": "dev", "tasks": {}}
+    text = (write_report(results, tmp_path)["markdown"]).read_text(encoding="utf-8")
+    assert "- model: \u200e`runs/نموذج (2)`\u200e\n- data: \u200e`ملف.jsonl`\u200e\n- split: `dev`" in text

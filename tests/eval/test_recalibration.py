@@ -83,6 +83,9 @@ def test_sizes_that_leave_no_post_to_measure_on_are_left_out_of_the_curve_and_th
     assert said in task_notes(task)  # as faim calibrate prints them
     assert said in write_report({"model": "m", "data": "d", "tasks": {"hate": task}}, tmp_path).read_text()
     assert not any(note.startswith("Left out") for note in task_notes(task | {"sizes_left_out": []}))
+    report = {"model": "runs/نموذج (2)", "data": "ملف\u202e.jsonl", "tasks": {"hate": task}}
+    heading = "# Calibration of \u200e`runs/نموذج (2)`\u200e on \u200e`ملف.jsonl`\u200e\n"
+    assert write_report(report, tmp_path).read_text(encoding="utf-8").startswith(heading)  # right to left apart
 
 
 def test_fitted_ece_reads_against_the_range_of_a_calibrated_model_on_as_many_posts() -> None:
