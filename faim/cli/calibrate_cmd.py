@@ -15,7 +15,7 @@ from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.prior import WIDE_INTERVAL, edge_shares
 from faim.calibration.scaling import temperature_edge
-from faim.cli.common import check_label_tasks, check_outside_model, parse_columns
+from faim.cli.common import check_apart_from_data, check_label_tasks, check_outside_model, parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
 from faim.data.post import check_labelled, post_texts, refuse_no_posts
@@ -59,10 +59,7 @@ def run(args: argparse.Namespace) -> int:
     option = "--report" if args.report else "the report's folder (NEW_MODEL-calibration; --report names another)"
     check_outside_model(model, directory, "the report", option)
     check_outside_model(out, directory, "the report", option, "the new model, -o,")
-    if directory.resolve() == Path(args.data).resolve():  # a folder inside it, faim's, a walk of it passes over
-        raise ValueError(
-            f"{option} {directory}: that is the data, DATA, whose posts its files would join; the report goes elsewhere"
-        )
+    check_apart_from_data(args.data, directory, "the report", option)
     check_replaceable(out, MANIFEST)
     if args.head and args.unlabelled:
         raise ValueError("--head corrects heads on labelled posts; it cannot go with --unlabelled")

@@ -208,6 +208,20 @@ def check_outside_model(
         raise ValueError(f"{option} {out}: that is {named} or a folder inside it ({model}); {written} goes elsewhere")
 
 
+def check_apart_from_data(data: str | Path, out: str | Path, written: str, option: str = "-o") -> None:
+    """Refuse an output folder ``out`` (given as ``option``) that is the folder of posts ``data`` (DATA): ``written``
+    (what goes there: "the report") would be read as posts of it by the next command given it (a folder inside it,
+    which faim wrote, a walk of it passes over).
+
+    Raises:
+        ValueError: Naming ``out``.
+    """
+    if Path(out).resolve() == Path(data).resolve():
+        raise ValueError(
+            f"{option} {out}: that is the data, DATA, whose posts its files would join; {written} goes elsewhere"
+        )
+
+
 def output_folder(text: str) -> str:
     """An argument naming a folder to write into, refused as it is parsed, before any work, where it is empty
     (``folder_path``), a file or lies inside one (``faim.folders.check_folder_path``), or where the system will not

@@ -13,6 +13,7 @@ from typing import Any
 
 from faim.artifact import read_recipe
 from faim.cli.common import (
+    check_apart_from_data,
     check_label_tasks,
     check_outside_model,
     parse_columns,
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     refuse_mapping_without_data(args, "DATA")
     if args.out:
         check_outside_model(args.model, args.out, "the report")
+        if args.data:
+            check_apart_from_data(args.data, args.out, "the report")
     if args.data and args.split:
         raise ValueError(
             f"--split names a split of the model's recipe; {args.data} is evaluated whole: give one or the other"

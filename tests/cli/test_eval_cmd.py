@@ -300,3 +300,18 @@ def test_data_whose_mapped_label_column_holds_no_label_is_told_so(
         "the column mapped to its labels (labels.harmful=label): map a column to a task's labels with --map "
         "labels.TASK=COLUMN"
     ) in capsys.readouterr().err
+
+
+def test_eval_refuses_a_report_into_the_data_folder_before_the_model_is_loaded(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    # its metrics.json and record were read as posts of the folder by the next command given it
+    monkeypatch.setattr(faim.Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    posts = tmp_path / "posts"
+    posts.mkdir()
+    (posts / "validation.jsonl").write_bytes(demo_data["validation"].read_bytes())
+    given = ["eval", str(tiny_model_dir), str(posts), "--map", "labels.harmful=label", "-o", str(posts)]
+    assert main(given) == 2
+    said = f"-o {posts}: that is the data, DATA, whose posts its files would join; the report goes elsewhere"
+    assert said in capsys.readouterr().err
+    assert sorted(posts.iterdir()) == [posts / "validation.jsonl"]
