@@ -91,10 +91,29 @@ def test_a_name_shows_the_punctuation_markdown_reads_as_written() -> None:
     assert markdown_cell("a|b") == "a\\|b"
 
 
+def test_a_name_holding_a_web_address_is_no_link_to_githubs_markdown() -> None:
+    # GitHub's Markdown links http://, https://, ftp:// and www. where it reads them in the text, not escaped
+    assert markdown_text("https://example.com/a") == "https\\://example.com/a"
+    assert markdown_cell("src HTTP://x.org ftp://y.org") == "src HTTP\\://x.org ftp\\://y.org"
+    assert markdown_text("www.example.com (WWW.x.org)") == "www\\.example.com (WWW\\.x.org)"
+    assert markdown_text("xhttp://a.org awww.a.org http:/a") == "xhttp://a.org awww.a.org http:/a"  # GitHub links none
+
+
 def test_markdown_renders_a_name_as_written() -> None:
     markdown_it = pytest.importorskip("markdown_it")
     render = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"]).render
-    for name in [*CODE_SPAN_LOOKALIKES, "*hate*", "[a](https://example.com)", "hate #", "#", "a ## ", "~~x~~", "a_b_"]:
+    names = [
+        "*hate*",
+        "[a](https://example.com)",
+        "hate #",
+        "#",
+        "a ## ",
+        "~~x~~",
+        "a_b_",
+        "https://a.org",
+        "www.a.org",
+    ]
+    for name in [*CODE_SPAN_LOOKALIKES, *names]:
         for shown in (render(f"## {markdown_text(name)} (binary)"), render(markdown_table(["task"], [[name]]))):
             assert "<img" not in shown and "<b>" not in shown and "<em>" not in shown and "<a " not in shown
             assert "<s>" not in shown and "<code>" not in shown
