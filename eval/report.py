@@ -267,8 +267,9 @@ def _one_class_text(task: TaskResult) -> str | None:
     """A sentence on why a task reads n/a for the figures that need posts of more than one class, naming the posts:
     a binary task whose labelled posts are all of one class (``one_class``, named) for AUROC and average precision, a
     multiclass task some of whose classes no labelled post is of (``absent``, named) for macro AUROC, a multilabel task
-    each of whose labels its labelled posts all carry or all lack for macro AUROC and average precision; ``None`` for
-    another task."""
+    each of whose labels its labelled posts all carry or all lack for macro AUROC and average precision, and one some
+    of whose labels they do (named: ``_unmeasured_labels``) for those labels' figures, which its macro figures leave
+    out; ``None`` for another task."""
     metrics = task["metrics"]
     if (label := task.get("one_class")) is not None:
         posts, unmeasured = (
@@ -285,9 +286,24 @@ def _one_class_text(task: TaskResult) -> str | None:
             "each label's labelled posts all carry it or all lack it",
             "macro AUROC and macro average precision, which need posts with and without a label, read",
         )
+    elif task["type"] == "multilabel" and (alone := _unmeasured_labels(metrics)):
+        posts, unmeasured = (
+            f"the labelled posts all carry or all lack {' and '.join(map(repr, alone))}",
+            "macro AUROC and macro average precision are of the other labels alone, as "
+            f"{'its' if len(alone) == 1 else 'their'} AUROC and average precision read",
+        )
     else:
         return None
     return f"{posts} ({plural(int(metrics['n']), 'post')}), so {unmeasured} n/a"
+
+
+def _unmeasured_labels(metrics: Mapping[str, float]) -> list[str]:
+    """The labels of a multilabel task whose AUROC reads n/a (``auroc/<label>``), which its macro figures leave out."""
+    return [
+        key.removeprefix("auroc/")
+        for key, value in metrics.items()
+        if key.startswith("auroc/") and format_value(value) == MISSING
+    ]
 
 
 def _one_class_note(task: TaskResult) -> str:

@@ -445,6 +445,12 @@ def test_a_binary_task_whose_labelled_posts_hold_one_class_says_why_its_auroc_an
             "each label's labelled posts all carry it or all lack it (6 posts), so macro AUROC and macro average "
             "precision, which need posts with and without a label, read n/a",
         ),
+        (
+            "multilabel",
+            [["none"], ["abuse"], ["none", "abuse"], [], ["none"], ["abuse"]],
+            "the labelled posts all carry or all lack 'threat' (6 posts), so macro AUROC and macro average precision "
+            "are of the other labels alone, as its AUROC and average precision read n/a",
+        ),
     ],
 )
 def test_a_task_whose_labelled_posts_lack_a_class_says_why_its_macro_auroc_reads_na(
