@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Set
@@ -117,3 +118,13 @@ def without_meta(field: str) -> str | None:
     name it as they do, without ``meta.``; ``None`` for another."""
     named = field.removeprefix("meta.")
     return f"name the field without meta. ({named})" if named and named != field else None
+
+
+def close_field(field: str, metas: Iterable[Mapping[str, object]]) -> str | None:
+    """The meta field the posts (``metas``: each post's meta) carry that ``field``, which none has, is closest to,
+    as a slip of a name is (``Topic`` or ``topics`` beside ``topic``): one that differs from it in case alone, else
+    the closest by ``difflib``'s ratio, at least 0.6; ``None`` where none is close."""
+    carried = sorted({name for meta in metas for name in meta})
+    close = [name for name in carried if name.casefold() == field.casefold()]
+    close = close or difflib.get_close_matches(field, carried, n=1, cutoff=0.6)
+    return close[0] if close else None

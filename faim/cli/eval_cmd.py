@@ -31,7 +31,7 @@ from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table
 from faim.eval.robustness import REPORT_FILES, format_robustness, robustness_report
-from faim.eval.slices import slice_problem, without_meta
+from faim.eval.slices import close_field, slice_problem, without_meta
 from faim.notices import warn
 from faim.wording import shell_path
 
@@ -126,16 +126,19 @@ def slice_remedy(
     the columns of the file no mapping reads; for a recipe's split (``unread`` ``None``), which ``--map`` does not
     reach, the recipe's ``data.columns`` and a file given as DATA. A ``field`` named as ``--map`` names a meta field
     (``meta.topic``) is told to drop ``meta.``, and how to give the posts the field so named where they lack it (as
-    slicing by ``lang`` detects it, the posts need not carry that)."""
+    slicing by ``lang`` detects it, the posts need not carry that); one close to a field they carry (``Topic`` beside
+    ``topic``: ``close_field``) is told that field's name first."""
     if said := without_meta(field):
         named = field.removeprefix("meta.")
         if slice_problem(named, (post.meta for post in posts), {LANGUAGE}) is None:
             return said
         return f"{said} and {slice_remedy(named, unread, columns, posts)}"
+    close = close_field(field, (post.meta for post in posts))
+    named = f"name it {close!r}, as the posts carry it, or " if close else ""
     if unread is None:
         return (
-            "the recipe's data.columns meta lists what its split carries, and --map does not reach it: give a file as "
-            "DATA with --map meta=COLUMN"
+            f"{named}the recipe's data.columns meta lists what its split carries, and --map does not reach it: give a "
+            "file as DATA with --map meta=COLUMN"
         )
     unmapped = unread() or []
     # the meta column read where it holds an object, none of whose cells did: mapping it loses no field
@@ -143,7 +146,7 @@ def slice_remedy(
     if field in unmapped or plain:
         how = f"read its column with --map {meta_item(field, field, columns)}"
     else:
-        how = f"map one with --map {f'meta.{field}' if names_meta_fields(columns) else 'meta'}=COLUMN"
+        how = f"{named}map one with --map {f'meta.{field}' if names_meta_fields(columns) else 'meta'}=COLUMN"
     return f"{how} (columns of the data no mapping reads: {', '.join(unmapped)})" if unmapped else how
 
 

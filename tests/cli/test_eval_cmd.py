@@ -277,6 +277,23 @@ def test_a_slice_named_as_map_names_a_meta_field_is_told_to_drop_meta(tmp_path: 
     assert capsys.readouterr().err.rstrip().endswith("; name the field without meta. (lang)")
 
 
+def test_a_slice_named_close_to_a_field_the_posts_carry_is_told_that_fields_name(tmp_path: Path, capsys) -> None:
+    section = {"encoders": {"text": {"type": "tiny_text", "dim": 8}}, "fusion": {"type": "concat"}}
+    heads = {"harmful": {"type": "binary", "labels": ["benign", "harmful"]}}
+    model = faim.build({"model": section | {"heads": heads}}).save(str(tmp_path / "model"))
+    data = tmp_path / "posts.jsonl"
+    rows = [{"text": f"post {i}", "label": i % 2, "topic": "x", "kind": "y"} for i in range(8)]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    given = [str(model), str(data), "--map", "labels.harmful=label", "--map", "meta.topic=topic"]
+    # it was told to map a column to meta.Topic, where the posts carried topic
+    for field in ("Topic", "topics"):
+        assert main(["eval", *given, "--slice", field, "-o", str(tmp_path / "out")]) == 2
+        said = f"; name it 'topic', as the posts carry it, or map one with --map meta.{field}=COLUMN (columns of the"
+        assert said in capsys.readouterr().err
+    assert main(["eval", *given, "--slice", "colour", "-o", str(tmp_path / "out")]) == 2  # close to none
+    assert "; map one with --map meta.colour=COLUMN" in capsys.readouterr().err
+
+
 def test_an_empty_slice_is_refused_as_it_is_parsed(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
     # it was taken as no --slice, the recipe's eval.slice sliced by, or none, without a word
     with pytest.raises(SystemExit) as exited:

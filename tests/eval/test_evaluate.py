@@ -216,6 +216,18 @@ def test_a_slice_named_as_map_names_a_meta_field_is_told_to_drop_meta(demo_data,
     ]
 
 
+def test_a_slice_named_close_to_a_field_the_posts_carry_is_told_that_fields_name(demo_data, tmp_path: Path) -> None:
+    detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
+    posts[0].meta["topic"] = "news"
+    config = EvalConfig(slice="Topic", ablations=False, languages=False)
+    with pytest.warns(FaimWarning) as caught:
+        evaluate(detector, posts, tmp_path / "eval", "validation", config)
+    assert [str(warning.message) for warning in caught if "eval.slice" in str(warning.message)] == [
+        "eval.slice: no post has the meta field 'Topic' (fields they carry: topic), so the report has no slices; "
+        "name it 'topic', as the posts carry it"
+    ]
+
+
 def test_posts_without_the_slice_field_are_a_slice_apart_from_the_text_none(demo_data, tmp_path: Path) -> None:
     detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
     posts[0].meta["colour"], posts[1].meta["colour"] = "None", None
