@@ -158,7 +158,7 @@ def task_results(
     result: dict[str, Any] = {"type": task.type, "metrics": task_metrics(task, main, keep, config)}
     if task.type == "binary" and (label := task.sole_label(y)) is not None:  # AUROC and AP unmeasured
         result["one_class"] = label
-    if task.type == "multiclass" and (absent := [label for c, label in enumerate(task.labels) if not (y == c).any()]):
+    if task.type == "multiclass" and (absent := task.absent_labels(y)):
         result["absent"] = absent  # macro AUROC unmeasured
     if texts is not None and task.type == "binary":
         result["terms"] = opposite_words(task, texts, keep, y, prob, main.calibration.thresholds[task.name])

@@ -212,12 +212,14 @@ def prior_adaptation(task: TaskSpec, start: Calibration, predictions: Prediction
 
 
 def as_is(task: TaskSpec, calibration: Calibration, predictions: Predictions, config: EvalConfig) -> dict:
-    """ECE and macro-F1 of the calibration as it is, over every labelled post, their share of positives and, for a
-    binary task, how the model ranks them (``ranking``)."""
+    """ECE and macro-F1 of the calibration as it is, over every labelled post, their share of positives, for a
+    multiclass task the labels none of them is of (``absent``) and, for a binary task, how the model ranks them
+    (``ranking``)."""
     logits, y = labelled(task, predictions)
     positives = float(y.mean()) if task.type == "binary" else None
+    absent = task.absent_labels(y) if task.type == "multiclass" else []
     return (
-        {"posts": len(y), "positives": positives}
+        {"posts": len(y), "positives": positives, "absent": absent}
         | measure(task, calibration, calibration.probabilities(task, logits), y, config)
         | {"ranking": ranking(logits, y) if task.type == "binary" else None}
     )
@@ -272,6 +274,21 @@ def rarer_by_chance(posts: int, positives: int, tail: float) -> bool:
         if ways * tail > 1:
             return True
     return ways * tail > 1
+
+
+def absent_note(as_is_row: dict[str, Any], name: Callable[[str], str] = str) -> str | None:
+    """A sentence on the classes of a multiclass task no labelled post is of (``absent``, each written as ``name``
+    gives it): each macro-F1 counts their F1 as 0, and the temperature is fitted without them; ``None`` where there
+    are none."""
+    absent = as_is_row.get("absent")
+    if not absent:
+        return None
+    names = " or ".join(f"'{name(label)}'" for label in absent)
+    its = "its" if len(absent) == 1 else "their"
+    return (
+        f"No labelled post is {names} ({as_is_row['posts']} posts): each macro-F1 here counts {its} F1 as 0, and the "
+        "temperature is fitted on the other classes' posts alone."
+    )
 
 
 def ranking_note(as_is_row: dict[str, Any]) -> str | None:
@@ -338,12 +355,13 @@ def shift_note(curve: Sequence[dict[str, Any]]) -> str | None:
 
 
 def task_notes(task_report: dict[str, Any], name: Callable[[str], str] = str) -> list[str]:
-    """What a task's report table leaves unsaid, those that apply: how the model ranks the labelled posts
-    (``ranking_note``), the words it and the labels read the opposite way (``decision_conflicts_note``, its words and
-    label written as ``name`` gives them), then the learning curve's ``left_out_note``, ``shift_note`` and
-    ``unreachable_note``."""
+    """What a task's report table leaves unsaid, those that apply: the classes no labelled post is of
+    (``absent_note``), how the model ranks the labelled posts (``ranking_note``), the words it and the labels read the
+    opposite way (``decision_conflicts_note``), each note's words and labels written as ``name`` gives them, then the
+    learning curve's ``left_out_note``, ``shift_note`` and ``unreachable_note``."""
     curve = task_report["learning_curve"]
     notes = (
+        absent_note(task_report["as_is"], name),
         ranking_note(task_report["as_is"]),
         decision_conflicts_note(task_report.get("terms"), name),
         left_out_note(task_report),

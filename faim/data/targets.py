@@ -198,6 +198,11 @@ class TaskSpec:
         classes = np.unique(y)
         return self.labels[int(classes[0])] if len(classes) == 1 else None
 
+    def absent_labels(self, y: np.ndarray) -> list[str]:
+        """The labels of a multiclass task no labelled post is of, by the class indices ``y`` of its labelled posts
+        (its macro AUROC cannot be measured, and its macro-F1 counts each one's F1 as 0)."""
+        return [label for index, label in enumerate(self.labels) if not (y == index).any()]
+
     def stack(self, targets: list[Any]) -> torch.Tensor:
         """Batch targets into the tensor the head's loss expects."""
         dtype = torch.long if self.type == "multiclass" else torch.float32

@@ -391,3 +391,27 @@ def test_a_task_named_with_a_hash_is_shown_as_written_in_its_heading(tmp_path: P
     task = {"as_is": as_is(TASK, start, posts, EvalConfig()), "learning_curve": []}
     text = write_report({"model": "m", "data": "d", "tasks": {"C#": task, "hate #": task}}, tmp_path).read_text()
     assert "## C#\n" in text and "## hate \\#\n" in text
+
+
+def test_a_multiclass_task_lacking_a_class_among_its_labels_says_its_macro_f1_counts_that_class_as_0(tmp_path) -> None:
+    # its macro-F1, as it was and at each number of labels, could reach two thirds at most, without a word of why
+    task = TaskSpec("kind", "multiclass", ("a", "b", "c"))
+    rng = np.random.default_rng(0)
+    posts = Predictions(
+        ids=[str(i) for i in range(120)],
+        logits={"kind": rng.normal(0.0, 1.0, (120, 3))},
+        targets={"kind": np.arange(120) % 2},
+    )
+    start = Calibration.identity([task])
+    measured = as_is(task, start, posts, EvalConfig())
+    report = {"as_is": measured, "learning_curve": learning_curve(task, start, posts, EvalConfig(), [50], draws=2)}
+    note = (
+        "No labelled post is 'c' (120 posts): each macro-F1 here counts its F1 as 0, and the temperature is fitted "
+        "on the other classes' posts alone."
+    )
+    assert note in task_notes(report)
+    assert note in write_report({"model": "m", "data": "d", "tasks": {"kind": report}}, tmp_path).read_text()
+    posts.targets["kind"][0] = 2  # every class: no note
+    assert not any(
+        "No labelled post" in said for said in task_notes({**report, "as_is": as_is(task, start, posts, EvalConfig())})
+    )
