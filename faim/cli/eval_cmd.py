@@ -50,15 +50,17 @@ SPLIT_KIND = (
 
 def run(args: argparse.Namespace) -> int:
     refuse_mapping_without_data(args, "DATA")
-    if args.out:
-        check_outside_model(args.model, args.out, "the report")
-        if args.data:
-            check_apart_from_data(args.data, args.out, "the report")
     if args.data and args.split:
         raise ValueError(
             f"--split names a split of the model's recipe; {args.data} is evaluated whole: give one or the other"
         )
     args.split = args.split or "validation"
+    label = input_name(args.data) if args.data else args.split  # what the report's folder is named by default
+    out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"
+    option = "-o" if args.out else "the report's folder (MODEL/../eval-NAME; -o names another)"
+    check_outside_model(args.model, out, "the report", option)
+    if args.data:
+        check_apart_from_data(args.data, out, "the report", option)
     recipe = read_recipe(args.model)
     columns = parse_columns(args.columns)
     check_label_tasks(columns, list(recipe.model["heads"]))
@@ -68,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
     # the posts are read, and data that holds none refused, before the model is loaded: reading them does not use it
     if args.data:
         posts = list(read_posts(args.data, columns, args.image_root))
-        name, label, unmapped = args.data, input_name(args.data), MAP_ELEMENTS
+        name, unmapped = args.data, MAP_ELEMENTS
     else:
-        posts, name, label = source.posts(args.split), source.describe(args.split), args.split
+        posts, name = source.posts(args.split), source.describe(args.split)
         unlabelled = f"{unlabelled_split('DATA')}, or evaluate another split with --split"
         unmapped = "the recipe's data.columns maps them, which --map does not reach: give a file as DATA with --map"
     refuse_no_posts(posts, name)
@@ -105,7 +107,6 @@ def run(args: argparse.Namespace) -> int:
         warn(f"eval.slice: {problem}, so the report has no slices; {how}")
         field = None  # said here, before the model reads a post, so evaluation does not say it again
     config = replace(config, slice=field)
-    out = Path(args.out) if args.out else Path(args.model).parent / f"eval-{label}"
     also = REPORT_FILES if args.robustness else ()
     report = evaluate(detector, posts, out, name, config, remedy=unlabelled, also=also)
     print(format_table(report))

@@ -332,3 +332,24 @@ def test_eval_refuses_a_report_into_the_data_folder_before_the_model_is_loaded(
     said = f"-o {posts}: that is the data, DATA, whose posts its files would join; the report goes elsewhere"
     assert said in capsys.readouterr().err
     assert sorted(posts.iterdir()) == [posts / "validation.jsonl"]
+
+
+def test_eval_refuses_a_report_by_default_into_the_model_it_reads_before_the_model_is_loaded(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    # the report goes by default beside the model, into eval-NAME: here the model read, whose folder it was written into
+    monkeypatch.setattr(faim.Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    model = tmp_path / "eval-posts"
+    model.mkdir()
+    for path in tiny_model_dir.iterdir():
+        (model / path.name).write_bytes(path.read_bytes())
+    posts = tmp_path / "posts.jsonl"
+    posts.write_bytes(demo_data["validation"].read_bytes())
+    before = sorted(model.iterdir())
+    assert main(["eval", str(model), str(posts), "--map", "labels.harmful=label"]) == 2
+    said = (
+        f"the report's folder (MODEL/../eval-NAME; -o names another) {model}: that is the model or a folder inside it "
+        f"({model}); the report goes elsewhere"
+    )
+    assert said in capsys.readouterr().err
+    assert sorted(model.iterdir()) == before
