@@ -148,7 +148,7 @@ def task_html(task: TaskExplanation, heat_maps: list[str]) -> str:
     )
     pictures = "".join(f'<img src="{name}" width="{DISPLAY}" alt="heat map">' for name in heat_maps)
     return (
-        f'<div class="task"><h3>{html.escape(task.task)}: {html.escape(task.label)} '
+        f'<div class="task"><h3><bdi>{html.escape(task.task)}</bdi>: <bdi>{html.escape(task.label)}</bdi> '
         f"<small>p = {task.probability:.3f}</small></h3>"
         f'<div class="shares">{bars}</div>{tokens}<div class="pictures">{pictures}</div></div>'
     )
@@ -219,7 +219,7 @@ def write_files(posts: Sequence[Explanation | PostError], root: Path) -> None:
             error = explanation
             listing.append({"post": error.post_id, "error": str(error), "error_kind": error.kind})
             sections.append(
-                f'<div class="post"><h2>post {html.escape(error.post_id)}</h2>'
+                f'<div class="post"><h2>post <bdi>{html.escape(error.post_id)}</bdi></h2>'
                 f'<p class="error">not explained: {html.escape(str(error))}</p></div>'
             )
             continue
@@ -245,7 +245,7 @@ def write_files(posts: Sequence[Explanation | PostError], root: Path) -> None:
         shown = "".join(f'<img src="{name}" width="{DISPLAY}" alt="picture">' for name in originals)
         tasks = "".join(task_html(task, heat_maps[task.task]) for task in explanation.tasks)
         sections.append(
-            f'<div class="post"><h2>post {html.escape(explanation.post_id)}</h2>{notes}'
+            f'<div class="post"><h2>post <bdi>{html.escape(explanation.post_id)}</bdi></h2>{notes}'
             f'<div class="originals">{shown}</div>{tasks}</div>'
         )
     page = (

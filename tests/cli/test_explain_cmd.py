@@ -39,7 +39,7 @@ def test_every_element_of_every_post_is_explained_for_every_task(exported: tuple
     assert len(pictures["tasks"][1]["pictures"]) == 3 and pictures["tasks"][1]["tokens"] == []
     assert pictures["tasks"][1]["comments"] == []
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
-    assert "post full" in page and "comment 2" in page and "0001-pictures-topic-picture2-heat.png" in page
+    assert "post <bdi>full</bdi>" in page and "comment 2" in page and "0001-pictures-topic-picture2-heat.png" in page
 
 
 def test_a_post_that_cannot_be_read_is_listed_with_its_error_and_the_others_are_explained(
@@ -64,8 +64,8 @@ def test_a_post_that_cannot_be_read_is_listed_with_its_error_and_the_others_are_
     )
     assert json.loads((tmp_path / "out" / "0001-text-only.json").read_text(encoding="utf-8"))["tasks"]
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
-    assert "post text-only" in page and 'post lost</h2><p class="error">not explained: ' in page
-    assert page.index("post full") < page.index("post lost") < page.index("post text-only") < page.index("unmapped")
+    assert "post <bdi>text-only</bdi>" in page and 'post <bdi>lost</bdi></h2><p class="error">not explained: ' in page
+    assert page.index(">full<") < page.index(">lost<") < page.index(">text-only<") < page.index("unmapped")
     out = capsys.readouterr().out
     assert "explained 2 posts" in out and "2 not (faim-explanations.json gives why)" in out
     with pytest.raises(SystemExit):
@@ -113,7 +113,7 @@ def test_a_post_whose_scores_are_not_finite_is_listed_with_its_error_and_the_oth
     assert listing[1]["error"].startswith(f"{posts}:2 (post id='viral'): {said}")
     assert listing[2] == {"post": "b", "explanation": "0001-b.json"}
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
-    assert 'post viral</h2><p class="error">not explained: ' in page
+    assert 'post <bdi>viral</bdi></h2><p class="error">not explained: ' in page
     out = capsys.readouterr().out
     assert "explained 2 posts" in out and "1 not (faim-explanations.json gives why)" in out
 

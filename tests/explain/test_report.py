@@ -148,3 +148,14 @@ def test_a_text_written_right_to_left_is_set_apart_from_its_heading_to_read_in_i
     page = readings_html([reading], "text", "comment 1")
     tokens = r"(<span [^>]+>[^<]+</span> ?)+"
     assert re.fullmatch(f'<p class="text"><span class="name">comment 1</span> <bdi>{tokens}</bdi></p>', page)
+
+
+def test_a_task_label_or_post_id_written_right_to_left_is_set_apart_from_the_heading_around_it(tmp_path) -> None:
+    # a label كراهية (2) took its brackets and the figures after it into its own direction, mismatching them
+    task = TaskExplanation("\u0636\u0631\u0631", "\u0643\u0631\u0627\u0647\u064a\u0629 (2)", 0.5, [], [], [])
+    assert task_html(task, []).startswith(
+        '<div class="task"><h3><bdi>\u0636\u0631\u0631</bdi>: <bdi>\u0643\u0631\u0627\u0647\u064a\u0629 (2)</bdi> '
+        "<small>p = 0.500</small></h3>"
+    )
+    page = write_report([Explanation("\u0645\u0646\u0634\u0648\u0631 1", [task], [], [])], tmp_path / "out")
+    assert "<h2>post <bdi>\u0645\u0646\u0634\u0648\u0631 1</bdi></h2>" in page.read_text(encoding="utf-8")
