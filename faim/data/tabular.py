@@ -559,17 +559,12 @@ def utf8(cell: str) -> bool:
     return True
 
 
-LEADING_ZERO = re.compile(r"[-+]?0[0-9]+")
-"""A whole number written with a leading zero (``02139``), a code's digits rather than a number (``parse_number``)."""
-
-
 def parse_number(cell: str | None) -> Any:
     """A CSV cell as an int or a float when it spells one, else unchanged: one spelling NaN (``nan``, ``NaN``) is NaN,
-    read as missing as an empty cell is, as Python's ``csv`` module and pandas' ``astype(str)`` write a missing number;
-    one of digits joined by underscores (``20_24``), which Python reads as a number (2024), and a whole number written
-    with a leading zero (``02139``, a zip code or another code's, which would read as 2139), as no CSV writer writes a
-    number, stay their text."""
-    if isinstance(cell, str) and ("_" in cell or LEADING_ZERO.fullmatch(cell.strip())):
+    read as missing as an empty cell is, as Python's ``csv`` module and pandas' ``astype(str)`` write a missing number,
+    and one of digits joined by underscores (``20_24``), which Python reads as a number (2024) and no CSV writer
+    writes one, stays its text."""
+    if isinstance(cell, str) and "_" in cell:
         return cell
     for kind in (int, float):
         try:

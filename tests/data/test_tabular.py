@@ -253,18 +253,6 @@ def test_a_meta_cell_of_digits_joined_by_underscores_is_that_text_not_the_number
     ]
 
 
-def test_a_meta_cell_of_a_whole_number_written_with_a_leading_zero_is_that_text_a_code_not_a_number(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "posts.csv"
-    path.write_text("id,text,zip,likes\na,one,02139,0\nb,two,-007,0.5\nc,three,2139,0e1\n", encoding="utf-8")
-    assert [post.meta for post in read_posts(path, columns={"meta": ["zip", "likes"]})] == [
-        {"zip": "02139", "likes": 0},
-        {"zip": "-007", "likes": 0.5},
-        {"zip": 2139, "likes": 0.0},
-    ]
-
-
 def test_a_json_lines_object_giving_a_key_twice_is_refused_naming_the_line_and_key_not_read_as_its_last(
     tmp_path: Path,
 ) -> None:
