@@ -82,25 +82,29 @@ def path_state() -> tuple[tuple[str, int | None], ...]:
     return tuple(state)
 
 
-def installed_plugins() -> list[EntryPoint]:
+def installed_plugins(afresh: bool = False) -> list[EntryPoint]:
     """The ``faim.plugins`` entry points installed, looked for again only where a folder of ``sys.path`` changed
-    since they were last (``path_state``): looking reads every installed package's metadata, which took most of the
-    time of reading a recipe, each of which reads the registries several times; a plug-in installed while the process
-    runs (``pip install`` in a notebook) is found at the next lookup."""
+    since they were last (``path_state``) or ``afresh``: looking reads every installed package's metadata, which took
+    most of the time of reading a recipe, each of which reads the registries several times; a plug-in installed while
+    the process runs (``pip install`` in a notebook) is found at the next lookup. A package's metadata may change
+    without its folder's changing (pip writes a dist-info's ``entry_points.txt`` after making it, ``setup.py develop``
+    rewrites an egg-info's in place), so a type not registered is looked for afresh before it is refused
+    (``holding``)."""
     global _plugins_found
     state = path_state()  # taken before looking, so that a package installed as it looks is looked for again
-    if _plugins_found is None or _plugins_found[0] != state:
+    if afresh or _plugins_found is None or _plugins_found[0] != state:
         _plugins_found = state, list(entry_points(group=PLUGIN_GROUP))
     return _plugins_found[1]
 
 
-def load_plugins() -> None:
-    """Import each module of the ``faim.plugins`` entry-point group not tried before; each registers its components.
+def load_plugins(afresh: bool = False) -> None:
+    """Import each module of the ``faim.plugins`` entry-point group (``installed_plugins``, looked for ``afresh`` or
+    not) not tried before; each registers its components.
 
     One that fails (its import raises, or it registers a name taken) is warned of, once, and skipped. An entry point
     is remembered once it is tried, so a load stopped part way (Ctrl-C) goes on where it stopped when called again.
     """
-    for entry in installed_plugins():
+    for entry in installed_plugins(afresh):
         key = f"{entry.name} = {entry.value}"
         if key in _plugins_tried:
             continue
@@ -164,10 +168,19 @@ def registries() -> dict[str, dict[str, type]]:
     return REGISTRIES
 
 
+def holding(kind: str, name: Any) -> dict[str, type]:
+    """The registry of ``kind``, plug-ins included; where ``name`` is not in it, after looking for plug-ins afresh,
+    whatever ``installed_plugins`` kept, so that one whose entry point came since it looked is found."""
+    table = registries()[kind]
+    if name not in table:
+        load_plugins(afresh=True)
+    return table
+
+
 def lookup(kind: str, name: str, where: str = "") -> type:
-    """The class registered as ``name`` (plug-ins included); raises KeyError naming the valid choices and each
-    plug-in that failed to load."""
-    load_plugins()
+    """The class registered as ``name`` (plug-ins included, ``holding``); raises KeyError naming the valid choices
+    and each plug-in that failed to load."""
+    holding(kind, name)
     try:
         return registry.lookup(kind, name, where)
     except KeyError as error:

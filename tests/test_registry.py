@@ -280,6 +280,30 @@ def test_installed_plugins_are_looked_for_again_only_once_a_folder_of_the_path_c
     assert len(scans) == before + 1
 
 
+def test_a_plugin_whose_entry_point_came_after_the_plugins_were_looked_for_is_found_before_its_type_is_refused(
+    plugins: dict[str, str], tmp_path: Path
+) -> None:
+    plugins["early_faim_plugin"] = PLUGIN_HEAD.format(name="early_head")
+
+    def looked_for() -> None:
+        components.registries()
+        os.utime(tmp_path, ns=(1, 1))  # the plug-ins' modules written as they were looked for
+        components.registries()
+
+    looked_for()
+    # pip writes a dist-info's entry_points.txt after making its folder, setup.py develop rewrites an egg-info's in
+    # place: no folder of the path changes after the plug-ins were looked for
+    plugins["late_faim_plugin"] = PLUGIN_HEAD.format(name="late_head")
+    assert components.lookup("head", "late_head").__name__ == "PluginHead"
+    looked_for()
+    plugins["later_faim_plugin"] = PLUGIN_HEAD.format(name="later_head")
+    recipe = tiny_recipe({"train": "t.jsonl", "validation": "v.jsonl"}, tmp_path)
+    recipe["model"]["heads"]["harmful"]["type"] = "later_head"
+    assert type(faim.build(recipe).model.heads["harmful"]).__name__ == "PluginHead"
+    with pytest.raises(KeyError, match="unknown head type 'never_head'"):
+        components.lookup("head", "never_head")
+
+
 def test_a_plugin_load_stopped_part_way_goes_on_when_asked_again(plugins: dict, tmp_path: Path) -> None:
     stop = tmp_path / "stop"
     stop.touch()  # the first import is stopped after the plug-in's own module registered a head, as Ctrl-C may stop it

@@ -25,6 +25,7 @@ from faim.components import (
     RESERVED,
     component_args,
     failed_plugins_note,
+    holding,
     registries,
     settable_arguments,
     takes_any_key,
@@ -78,10 +79,11 @@ def saved_plugin_note(kind: str) -> str:
 def check_component(source: str, path: str, kind: str, spec: Any) -> None:
     """Validate one ``{type: NAME, ...args}`` mapping against the class registered as NAME: any key but the derived
     ones where its constructor takes any keyword (``takes_any_key``), else its named arguments alone."""
-    table = registries()[kind]
     if not isinstance(spec, dict) or "type" not in spec:
-        raise RecipeError(source, path, f"expected a mapping with 'type:' (one of {', '.join(sorted(table))})")
+        choices = ", ".join(sorted(registries()[kind]))
+        raise RecipeError(source, path, f"expected a mapping with 'type:' (one of {choices})")
     name = spec["type"]
+    table = holding(kind, name)
     if name not in table:
         choices = sorted(table)
         valid = f"valid: {', '.join(choices)}{failed_plugins_note()}{saved_plugin_note(kind)}"
