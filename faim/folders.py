@@ -10,6 +10,7 @@ import re
 import secrets
 import shutil
 import socket
+import stat
 import unicodedata
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -336,12 +337,16 @@ def cut(name: str, limit: int) -> str:
 
 def write_text_whole(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` (UTF-8) through a file beside it that then takes its place, so that a write cut
-    short (a full disk, a run stopped part way) leaves what ``path`` held before, never part of ``text``; the file
-    gets the permissions ``open`` gives under the process's umask."""
-    partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    short (a full disk, a run stopped part way) leaves what ``path`` held before, never part of ``text``. A symbolic
+    link is written through, as ``open`` writes it: the file it names takes the text and the link stays; the file
+    keeps the permissions it had, and a new one gets those ``open`` gives under the process's umask."""
+    target = Path(os.path.realpath(path))
+    partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
     try:
         partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)
+        with suppress(FileNotFoundError):
+            os.chmod(partial, stat.S_IMODE(os.stat(target).st_mode))
+        os.replace(partial, target)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise

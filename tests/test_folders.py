@@ -452,6 +452,25 @@ def test_a_text_file_is_written_whole_or_left_as_it_was(tmp_path: Path, monkeypa
     assert path.read_text(encoding="utf-8") == "first\n" and [p.name for p in tmp_path.iterdir()] == ["results.json"]
 
 
+def test_a_text_file_written_whole_keeps_its_mode_and_a_link_to_it_writes_its_target(tmp_path: Path) -> None:
+    shared = tmp_path / "shared" / "latest.json"
+    shared.parent.mkdir()
+    shared.write_text("{}", encoding="utf-8")
+    shared.chmod(0o640)
+    link = tmp_path / "metrics.json"
+    link.symlink_to(Path("shared") / "latest.json")  # a report's file kept elsewhere, shared with others
+    write_text_whole(link, "first\n")
+    assert link.is_symlink() and shared.read_text(encoding="utf-8") == "first\n"
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o640
+    assert sorted(p.name for p in shared.parent.iterdir()) == ["latest.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.json", "shared"]
+    plain = tmp_path / "metrics.md"
+    plain.write_text("", encoding="utf-8")
+    plain.chmod(0o600)
+    write_text_whole(plain, "second\n")
+    assert plain.read_text(encoding="utf-8") == "second\n" and stat.S_IMODE(plain.stat().st_mode) == 0o600
+
+
 def test_only_a_folder_a_process_no_longer_running_made_for_the_same_target_is_stale(tmp_path: Path) -> None:
     target = tmp_path / "model"
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
