@@ -28,7 +28,7 @@ import numpy as np
 
 from faim.calibration.checks import as_binary_inputs, as_multiclass_inputs
 from faim.eval.calibration import draw_calibrated, expected_calibration_error, reliability_bins
-from faim.folders import NAME_BYTES, WINDOWS_DEVICES, names_apart
+from faim.folders import NAME_BYTES, WINDOWS_DEVICES, names_apart, write_whole
 from faim.notices import warn
 
 if TYPE_CHECKING:
@@ -232,7 +232,8 @@ def agg_figure(width: float, height: float) -> Figure:
 
 
 def save_figure(fig: Figure, path: Path) -> None:
-    """Write ``fig`` to ``path`` as a PNG, each of its texts in ``plot_fonts``, written as ``drawn_text`` gives it.
+    """Write ``fig`` to ``path`` as a PNG, each of its texts in ``plot_fonts``, written as ``drawn_text`` gives it;
+    whole, or what ``path`` held before left as it was (``faim.folders.write_whole``).
 
     Warns:
         FaimWarning: Naming the file and each text holding what is written as its code points, and why.
@@ -248,7 +249,7 @@ def save_figure(fig: Figure, path: Path) -> None:
             undrawn.append(written)
         text.set_text(drawn)
         text.set_fontfamily(list(fonts))
-    fig.savefig(path, dpi=_DPI)
+    write_whole(path, lambda partial: fig.savefig(partial, dpi=_DPI, format="png"))  # stopped part way: as it was
     if undrawn:
         warn(
             f"{path.name}: drawn with code points (\\u...) where no font matplotlib finds here ({', '.join(fonts)}) "

@@ -12,7 +12,7 @@ import shutil
 import socket
 import stat
 import unicodedata
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TypeVar
@@ -335,21 +335,27 @@ def cut(name: str, limit: int) -> str:
     return name.encode()[:limit].decode(errors="ignore")
 
 
-def write_text_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` (UTF-8) through a file beside it that then takes its place, so that a write cut
-    short (a full disk, a run stopped part way) leaves what ``path`` held before, never part of ``text``. A symbolic
-    link is written through, as ``open`` writes it: the file it names takes the text and the link stays; the file
-    keeps the permissions it had, and a new one gets those ``open`` gives under the process's umask."""
+def write_whole(path: Path, write: Callable[[Path], object]) -> None:
+    """Write ``path`` with ``write``, given a file beside it to write that then takes its place, so that a write cut
+    short (a full disk, a run stopped part way) leaves what ``path`` held before, never part of what is written. A
+    symbolic link is written through, as ``open`` writes it: the file it names is replaced and the link stays; the
+    file keeps the permissions it had, and a new one gets those ``open`` gives under the process's umask."""
     target = Path(os.path.realpath(path))
-    partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    tail = f".{secrets.token_hex(4)}.tmp"
+    partial = target.with_name(f".{cut(target.name, NAME_BYTES - 1 - len(tail))}{tail}")  # a name as long as any
     try:
-        partial.write_text(text, encoding="utf-8")
+        write(partial)
         with suppress(FileNotFoundError):
             os.chmod(partial, stat.S_IMODE(os.stat(target).st_mode))
         os.replace(partial, target)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+
+def write_text_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8) whole, or leave what it held before (``write_whole``)."""
+    write_whole(path, lambda partial: partial.write_text(text, encoding="utf-8"))
 
 
 def replace_synced(partial: Path, final: Path) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 import unicodedata
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -30,6 +33,28 @@ def test_plot_binary_writes_three_pngs(tmp_path: Path) -> None:
     assert [p.name for p in paths] == ["hate_roc.png", "hate_pr.png", "hate_calibration.png"]
     for path in paths:
         _assert_png(path)
+
+
+def test_a_plot_stopped_part_way_leaves_the_earlier_one_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    prob = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < prob).astype(int)
+    earlier = {path: path.read_bytes() for path in plot_binary(y, prob, tmp_path, "hate")}
+    save = Image.Image.save
+
+    def stopped(self: Image.Image, file: Any, *args: Any, **kwargs: Any) -> None:
+        whole = io.BytesIO()  # then stopped part way through writing it: Ctrl-C, SIGTERM, a full disk
+        save(self, whole, *args, **kwargs)
+        with open(file, "wb") if isinstance(file, (str, Path)) else contextlib.nullcontext(file) as handle:
+            handle.write(whole.getvalue()[:1000])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Image.Image, "save", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        plot_binary(y, 1 - prob, tmp_path, "hate")
+    assert {path: path.read_bytes() for path in tmp_path.iterdir()} == earlier
 
 
 def test_reliability_diagram_takes_the_groups_that_share_outcomes(tmp_path: Path) -> None:
