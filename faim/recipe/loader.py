@@ -17,6 +17,7 @@ from faim.recipe.errors import RecipeError
 from faim.recipe.sections import DEFAULTED_KEYS, MODEL_KEYS, SECTIONS
 from faim.recipe.validate import validate
 from faim.registry import a_type, refuse_new
+from faim.wording import shell_path
 from faim.yaml_reader import parse_yaml, yaml_problem
 
 SHIPPED = files("faim.recipes")
@@ -460,8 +461,8 @@ def base_of(data: dict[str, Any], source: str, folder: Path) -> Base | None:
 
     The base is a path relative to ``folder`` (the recipe file's; the working directory for a mapping), or a shipped
     recipe's name (``base_file``); it may not have a ``base:`` of its own (refused, saying to write it out with
-    ``faim recipe show`` given its path as read from the working directory). ``source`` names ``data`` in errors (its
-    file, or ``"<dict>"``).
+    ``faim recipe show`` given its path as read from the working directory, quoted as the shell reads it). ``source``
+    names ``data`` in errors (its file, or ``"<dict>"``).
     """
     base_path = base_file(data, source, folder)
     if base_path is None:
@@ -487,7 +488,7 @@ def base_of(data: dict[str, Any], source: str, folder: Path) -> Base | None:
             source,
             "base",
             f"{base_name} has a base: of its own ({base['base']}), and a recipe has at most one level of base:;"
-            f" write {base_name} out resolved (faim recipe show {base_path} > FILE) and edit that,"
+            f" write {base_name} out resolved (faim recipe show {shell_path(base_path)} > FILE) and edit that,"
             " or base on a recipe without a base:",
         )
     return Base(base_path, base)

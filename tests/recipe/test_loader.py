@@ -25,6 +25,7 @@ from faim.recipe.loader import (
     shipped_recipes,
 )
 from faim.recipe.sections import TrainConfig
+from faim.wording import shell_path
 
 
 def test_overrides_parse_yaml_values() -> None:
@@ -835,6 +836,10 @@ def test_a_base_with_a_base_of_its_own_is_told_to_be_shown_by_its_path_from_the_
         Recipe.load("recipes/mine.yaml")
     assert str(info.value).startswith("recipes/mine.yaml: base: bases/chained.yaml has a base: of its own")
     assert "(faim recipe show recipes/bases/chained.yaml > FILE)" in str(info.value)  # not bases/, from here
+    Path("recipes").rename("my recipes")
+    with pytest.raises(RecipeError) as info:
+        Recipe.load("my recipes/mine.yaml")
+    assert f"(faim recipe show {shell_path('my recipes/bases/chained.yaml')} > FILE)" in str(info.value)
 
 
 @pytest.mark.parametrize("written", ['""', "' '"])
