@@ -141,6 +141,8 @@ def test_tasks_whose_names_differ_in_case_alone_get_heat_maps_of_names_differing
     parts = task_parts(["Hate", "hate", "HATE2", "hate2"])
     assert len({part.casefold() for part in parts.values()}) == 4
     assert parts["Hate"] == "Hate"  # a task's name where it is its own
+    # the later of two names coming to one takes a number after a dash, as plots and folds do: hate2 keeps its own
+    assert task_parts(["hate", "Hate", "hate2"]) == {"hate": "hate", "Hate": "Hate-2", "hate2": "hate2"}
 
 
 def test_a_text_written_right_to_left_is_set_apart_from_its_heading_to_read_in_its_own_direction() -> None:
