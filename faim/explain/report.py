@@ -49,8 +49,11 @@ def task_parts(tasks: Sequence[str]) -> dict[str, str]:
     """Each task's part of its heat maps' file names: its name made safe (``safe_name``), ``task`` where nothing is
     left of it (a name in another script), set apart from the others' (``faim.folders.names_apart``: ``hate!``
     beside ``hate?``, ``hate`` beside ``Hate``, one file where file names are told apart regardless of case, as on
-    macOS and Windows) within ``PART_LENGTH`` characters, so that no task's heat map takes another's file."""
-    return names_apart({task: safe_name(task) or "task" for task in tasks}, limit=PART_LENGTH)
+    macOS and Windows) within ``PART_LENGTH`` characters, so that no task's heat map takes another's file. A task
+    whose name is safe as it is keeps it, whatever other tasks' names come to (``task`` beside tasks in Arabic)."""
+    bases = {task: safe_name(task) or "task" for task in tasks}
+    parts = names_apart(dict(sorted(bases.items(), key=lambda item: item[0] != item[1])), limit=PART_LENGTH)
+    return {task: parts[task] for task in tasks}
 
 
 def heat_overlay(picture: np.ndarray, heat: np.ndarray) -> Image.Image:

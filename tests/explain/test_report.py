@@ -145,6 +145,15 @@ def test_tasks_whose_names_differ_in_case_alone_get_heat_maps_of_names_differing
     assert task_parts(["hate", "Hate", "hate2"]) == {"hate": "hate", "Hate": "Hate-2", "hate2": "hate2"}
 
 
+def test_a_task_named_as_a_file_may_be_keeps_its_name_beside_tasks_in_another_script() -> None:
+    # the heat maps of a task named task were task-3's, where the tasks before it, nothing of whose names is left
+    # in a file's, came to task
+    parts = task_parts(["\u0643\u0631\u0627\u0647\u064a\u0629", "\u0636\u0631\u0631", "task", "hate_!", "hate_"])
+    assert list(parts) == ["\u0643\u0631\u0627\u0647\u064a\u0629", "\u0636\u0631\u0631", "task", "hate_!", "hate_"]
+    assert (parts["task"], parts["hate_"]) == ("task", "hate_")
+    assert len({part.casefold() for part in parts.values()}) == 5
+
+
 def test_a_text_written_right_to_left_is_set_apart_from_its_heading_to_read_in_its_own_direction() -> None:
     reading = TokenReading("e5", [("\u0644\u0627", 0.5), ("!", 0.1)])  # Arabic, then its punctuation
     page = readings_html([reading], "text", "comment 1")
