@@ -81,8 +81,9 @@ def reuse_problem(recipe: Recipe) -> str | None:
         return f"the recipe saved in {model_dir} no longer validates ({error})"
     earlier = plain(saved)
     changed = changed_fields(earlier, plain(recipe))
-    if list(changed) == ["data.read_lang"]:  # read so by an earlier faim: the same data, read alike or not
-        changed = changed_fields(earlier | {"data": read_as_now(earlier["data"])}, plain(recipe))
+    if set(changed) - {"data.left_out"} == {"data.read_lang"}:  # read so by an earlier faim: the same data, alike?
+        now = plain(recipe)
+        changed = changed_fields(earlier | {"data": read_as_now(earlier["data"], now["data"].get("left_out"))}, now)
     if changed:
         return f"the recipe changed since {model_dir} was trained ({describe_changes(changed)})"
     record = json.loads(record_path.read_text(encoding="utf-8"))

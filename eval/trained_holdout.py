@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 from faim.assembly import task_specs
 from faim.data.post import LANGUAGE, Post
 from faim.data.targets import TaskSpec
-from faim.data.without import LANG_READING, detected_digest, grouped
+from faim.data.without import LANG_READING, grouped, left_out_digest
 from faim.detector import Detector
 from faim.eval.benchmark_runs import NOT_ASKED, reuse_problem, train_or_reuse
 from faim.eval.calibration import expected_calibration_error
@@ -103,18 +103,17 @@ def with_output(recipe: Recipe, output_dir: Path) -> Recipe:
 
 
 def fold_recipe(
-    recipe: Recipe, group_by: str, folder: str, values: list[object], runs: Path, detected: str | None = None
+    recipe: Recipe, group_by: str, folder: str, values: list[object], runs: Path, held: dict[str, list[bool]]
 ) -> Recipe:
     """``recipe`` with the posts whose ``meta[group_by]`` is one of ``values`` (a group: every value that reads as it,
     such as ``1`` from a CSV and ``"1"`` from JSON) left out of its data, trained into ``runs/<folder>`` (the group's
     ``run_folders``); of ``lang``, its source says it reads the values as language codes (``read_lang``), which an
-    earlier faim's fold, comparing them as given, did not, so that ``--reuse`` trains such a fold again, and which
-    posts giving no code the detector told as one of them (``detected``: ``faim.data.without.detected_digest``), so
-    that ``--reuse`` trains the fold again once it tells them otherwise."""
+    earlier faim's fold, comparing them as given, did not, and which posts it leaves out (``left_out``: the
+    ``faim.data.without.left_out_digest`` of those ``held`` marks, by split), so that ``--reuse`` trains such a fold
+    again, and one whose posts faim now reads the language of otherwise (a post's own code or its text's)."""
     data = {"type": "without", "source": recipe.data_section, "field": group_by, "values": values}
     if group_by == LANGUAGE:
-        data["read_lang"] = LANG_READING
-        data |= {"detected": detected} if detected else {}
+        data |= {"read_lang": LANG_READING, "left_out": left_out_digest(held)}
     return with_output(with_data(recipe, data), runs / folder)
 
 
@@ -177,18 +176,23 @@ def split_posts(recipe: Recipe) -> dict[str, list[Post]]:
     return {name: source.posts(name) for name in names}
 
 
-def posts_by_group(splits: dict[str, list[Post]], task: TaskSpec, group_by: str) -> dict[str, list[Post]]:
+def posts_by_group(
+    splits: dict[str, list[Post]], task: TaskSpec, group_by: str, keyed: dict[str, list[Post]] | None = None
+) -> dict[str, list[Post]]:
     """The posts of ``splits`` labelled for ``task``, by ``meta[group_by]`` read as a string (``slice_name``, as
     ``faim eval`` names its slices), groups in sorted order; grouped by ``lang``, a post's language is the one
-    evaluation gives it (``faim.data.without.grouped``: its own code, or the one its text is written in).
+    evaluation gives it (``faim.data.without.grouped``: its own code, or the one its text is written in), read from
+    ``keyed`` (the posts of ``splits`` so grouped) where the caller has them, so that no text is told twice.
 
     Raises:
         ValueError: When a labelled post has no ``meta[group_by]``, naming it; with fewer than two groups.
     """
-    labelled = [post for posts in splits.values() for post in posts if post.labels.get(task.name) is not None]
+    keyed = {split: grouped(posts, group_by) for split, posts in splits.items()} if keyed is None else keyed
     groups: dict[str, list[Post]] = {}
-    for post, keyed in zip(labelled, grouped(labelled, group_by)):
-        groups.setdefault(slice_name(group_of(keyed, group_by)), []).append(post)
+    for split, posts in splits.items():
+        for post, read in zip(posts, keyed[split]):
+            if post.labels.get(task.name) is not None:
+                groups.setdefault(slice_name(group_of(read, group_by)), []).append(post)
     if len(groups) < 2:
         raise ValueError(f"leaving one group out needs at least two values of meta.{group_by}, found {len(groups)}")
     return dict(sorted(groups.items()))
@@ -275,13 +279,13 @@ def plan_folds(
     if task.type not in ("binary", "multiclass"):
         raise ValueError(f"task {task.name!r} is {task.type}; this measures one class per post")
     splits = split_posts(recipe)
-    trained_groups = posts_by_group(splits, task, group_by)
+    keyed = {split: grouped(every, group_by) for split, every in splits.items()}  # as the fold's source groups them
+    trained_groups = posts_by_group(splits, task, group_by, keyed)
     groups = trained_groups
     if measured is not None:
         groups = posts_by_group(split_posts(with_data(recipe, measured)), task, group_by)
     folders = run_folders(groups, [NONE_LEFT_OUT] if set(groups) - set(trained_groups) else [])
     runs = Path(recipe.train.output_dir) / "without" if runs is None else runs
-    keyed = {split: grouped(every, group_by) for split, every in splits.items()}  # as the fold's source groups them
     folds = {}
     for name, posts in groups.items():
         if name not in trained_groups:
@@ -290,8 +294,7 @@ def plan_folds(
         inside = {split: [slice_name(post.meta.get(group_by)) == name for post in keyed[split]] for split in splits}
         members = (post for split, every in keyed.items() for post, held in zip(every, inside[split]) if held)
         values = list({repr(post.meta[group_by]): post.meta[group_by] for post in members}.values())
-        detected = detected_digest(splits, inside) if group_by == LANGUAGE else None
-        fold = fold_recipe(recipe, group_by, folders[name], values, runs, detected)  # leaves out the posts inside
+        fold = fold_recipe(recipe, group_by, folders[name], values, runs, inside)  # leaves out the posts inside
         for split, held in inside.items():
             if all(held):
                 raise ValueError(f"leaving out {group_by} {name!r} leaves {recipe.source} no {split} post")

@@ -70,11 +70,11 @@ class WithoutSource:
             as given (``ES`` apart from ``es``), is not taken for one of now by ``--reuse``, nor one that read it as a
             code keeping its region (``code``: ``pt-br`` apart from ``pt``) unless each post reads alike both ways
             (``read_as_now``); ``code`` is refused, saying so.
-        detected: Of the field ``lang``, which posts giving no ``meta.lang`` of their own the language detector
-            told as one of ``values`` when the recipe was written (``detected_digest``), as ``python -m
-            faim.eval.trained_holdout`` writes it into each fold, so that ``--reuse`` trains a fold again where the
-            detector (its package's version or faim's reading of text) now tells any of them otherwise; the posts are
-            left out as they are told now either way.
+        left_out: Of the field ``lang``, which posts were left out when the recipe was written (``left_out_digest``),
+            as ``python -m faim.eval.trained_holdout`` writes it into each fold, so that ``--reuse`` trains a fold
+            again where faim now reads any post's language otherwise: a ``meta.lang`` read as another code (``fil``
+            as ``tl``), or a text the language detector (its package's version or faim's reading of text) tells
+            otherwise; the posts are left out as they are read now either way.
 
     Raises:
         ValueError: On a wrapped mapping without ``type``, an empty ``values``, a ``field`` that is not a string, a
@@ -88,7 +88,7 @@ class WithoutSource:
         field: str,
         values: list[Any],
         read_lang: str = LANG_READING,
-        detected: str | None = None,
+        left_out: str | None = None,
     ) -> None:
         if not isinstance(source, dict) or "type" not in source:
             raise ValueError("without: source must be a data: mapping with a type:")
@@ -104,9 +104,9 @@ class WithoutSource:
             )
         if read_lang != LANG_READING:
             raise ValueError(f"without: read_lang must be {LANG_READING!r}, got {read_lang!r}")
-        if detected is not None and (field != LANGUAGE or not isinstance(detected, str)):
+        if left_out is not None and (field != LANGUAGE or not isinstance(left_out, str)):
             raise ValueError(
-                f"without: detected is a digest of the languages told of field {LANGUAGE}, got {detected!r}"
+                f"without: left_out is a digest of the posts left out of field {LANGUAGE}, got {left_out!r}"
             )
         for value in values if field == LANGUAGE else ():
             if region_left_out(value):
@@ -221,16 +221,17 @@ def code_read(value: Any) -> str | None:
     return (WITHDRAWN.get(language) or TWO_LETTER.get(language, language)) + hyphen + rest or None
 
 
-def read_as_now(data: dict[str, Any]) -> dict[str, Any]:
+def read_as_now(data: dict[str, Any], left_out: str | None) -> dict[str, Any]:
     """A ``data:`` section as faim reads it now: one an earlier faim wrote leaving out ``lang`` values read as codes
-    (``read_lang: code``), with ``read_lang: language`` where each value and each post's ``meta.lang`` in every split
-    of its source reads alike both ways (``code_read``, ``given_code``), so that it leaves out the very posts it left
-    out then; otherwise as it is. A post giving no ``meta.lang`` (or one ``given_code`` reads as none) is of the
-    language its text is told in, and the telling may have changed since, so every post must give its own. ``python
-    -m faim.eval.trained_holdout --reuse`` takes the run of such a fold so."""
+    (``read_lang: code``), with ``read_lang: language`` and ``left_out`` (the ``left_out_digest`` of the posts its
+    fold leaves out now) where each value and each post's ``meta.lang`` in every split of its source reads alike both
+    ways (``code_read``, ``given_code``), so that it leaves out the very posts it left out then; otherwise as it is. A
+    post giving no ``meta.lang`` (or one ``given_code`` reads as none) is of the language its text is told in, and the
+    telling may have changed since, so every post must give its own. ``python -m faim.eval.trained_holdout --reuse``
+    takes the run of such a fold so."""
     if (data.get("type"), data.get("field"), data.get("read_lang")) != ("without", LANGUAGE, EARLIER_READING):
         return data
-    now = data | {"read_lang": LANG_READING}
+    now = data | {"read_lang": LANG_READING, "left_out": left_out}
     if any(code_read(value) != given_code(value) for value in now["values"]):
         return data
     source = build_source_spec(now, "data")
@@ -238,20 +239,10 @@ def read_as_now(data: dict[str, Any]) -> dict[str, Any]:
     return now if all(code_read(value) == given_code(value) is not None for value in given) else data
 
 
-def detected_digest(splits: dict[str, list[Post]], held: dict[str, list[bool]]) -> str | None:
-    """sha256 over the positions, by split, of the posts of ``splits`` that ``held`` marks as left out and that give
-    no ``meta.lang`` of their own (``given_code``), so were told by the language detector; ``None`` where none was."""
-    told = {
-        split: [
-            i
-            for i, (post, out) in enumerate(zip(posts, held[split]))
-            if out and given_code(post.meta.get(LANGUAGE)) is None
-        ]
-        for split, posts in splits.items()
-    }
-    if not any(told.values()):
-        return None
-    return hashlib.sha256(json.dumps(told, sort_keys=True).encode()).hexdigest()
+def left_out_digest(held: dict[str, list[bool]]) -> str:
+    """sha256 over the places, by split, of the posts ``held`` marks as left out."""
+    places = {split: [i for i, out in enumerate(flags) if out] for split, flags in held.items()}
+    return hashlib.sha256(json.dumps(places, sort_keys=True).encode()).hexdigest()
 
 
 def grouped(posts: list[Post], field: str) -> list[Post]:

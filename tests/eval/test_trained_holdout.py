@@ -164,7 +164,7 @@ def test_a_language_fold_an_earlier_faim_trained_reading_codes_otherwise_is_not_
         path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     fold = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["es"].recipe
     earlier = fold.to_dict()
-    earlier["data"] = {key: value for key, value in earlier["data"].items() if key != "read_lang"}
+    earlier["data"] = {key: value for key, value in earlier["data"].items() if key not in ("read_lang", "left_out")}
     earlier["data"] |= {"read_lang": reading} if reading else {}
     assert earlier["data"]["values"] == ["es"]  # as the earlier faim wrote the fold of es, trained on the other posts
     model = Path(fold.train.output_dir) / "model"
@@ -187,6 +187,7 @@ def test_a_language_fold_an_earlier_faim_trained_reading_codes_is_reused_where_e
         path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     fold = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["es"].recipe
     earlier = fold.to_dict()
+    earlier["data"] = {key: value for key, value in earlier["data"].items() if key != "left_out"}
     earlier["data"]["read_lang"] = "code"  # as an earlier faim wrote the fold of es: each post read alike then
     as_trained_into(Recipe.from_dict(earlier), Path(fold.train.output_dir))
     assert reuse_problem(fold) is None
@@ -209,12 +210,13 @@ def test_a_language_fold_an_earlier_faim_trained_reading_codes_is_read_once_to_b
     folds = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")
     fold = folds["es"].recipe
     earlier = fold.to_dict()
+    earlier["data"] = {key: value for key, value in earlier["data"].items() if key != "left_out"}
     earlier["data"]["read_lang"] = "code"  # as an earlier faim wrote the fold of es: each post read alike then
     as_trained_into(Recipe.from_dict(earlier), Path(fold.train.output_dir))
     record = Path(fold.train.output_dir) / RECORD
     record.write_text(json.dumps(json.loads(record.read_text()) | {"trained_at": "then", "train_seconds": 1.0}))
     reads = []
-    monkeypatch.setattr(benchmark_runs, "read_as_now", lambda data: reads.append(data) or read_as_now(data))
+    monkeypatch.setattr(benchmark_runs, "read_as_now", lambda *given: reads.append(given) or read_as_now(*given))
     monkeypatch.setattr(benchmark_runs, "evaluate_run", lambda *_: {})
     monkeypatch.setattr(
         trained_holdout_module, "held_out", lambda *_: HeldOut(np.array([0, 1]), np.array([0.2, 0.9]), np.array([0, 1]))
@@ -244,7 +246,41 @@ def test_a_language_fold_is_not_reused_once_the_detector_tells_a_post_giving_no_
     told = language_module.identify  # a detector of another version, telling the English post train2 as Spanish
     monkeypatch.setattr(language_module, "identify", lambda text: "es" if text == f"{texts['en']} 2" else told(text))
     now = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["es"].recipe
-    assert "the recipe changed" in reuse_problem(now) and "data.detected" in reuse_problem(now)
+    assert "the recipe changed" in reuse_problem(now) and "data.left_out" in reuse_problem(now)
+
+
+def test_a_language_fold_is_not_reused_once_the_posts_giving_a_language_are_read_otherwise(tmp_path, monkeypatch):
+    recipe = text_recipe(tmp_path, ["a"] * 8, ["a"] * 4)
+    recipe["data"]["columns"]["meta"] = ["lang"]
+    for split in ("train", "validation"):  # every post gives its language: tl, fil, en, en in turn
+        path = Path(recipe["data"][split])
+        rows = [json.loads(line) | {"lang": ["tl", "fil", "en", "en"][i % 4]} for i, line in enumerate(path.open())]
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    with monkeypatch.context() as earlier:  # a faim reading fil apart from tl trained tl's fold with fil's posts
+        earlier.setattr(language_module, "TOLD_AS", {})
+        fold = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["tl"].recipe
+        as_trained_into(fold, Path(fold.train.output_dir))
+        assert reuse_problem(fold) is None
+    now = plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["tl"]
+    assert now.recipe.train.output_dir == fold.train.output_dir and len(now.posts) == 6  # fil's posts held out now
+    assert "the recipe changed" in reuse_problem(now.recipe) and "data.left_out" in reuse_problem(now.recipe)
+
+
+def test_a_language_is_told_once_of_each_post_giving_none(tmp_path, monkeypatch):
+    recipe = text_recipe(tmp_path, ["a"] * 8, ["a"] * 4)
+    recipe["data"]["columns"]["meta"] = ["lang"]
+    for split in ("train", "validation"):  # every other post gives no language
+        path = Path(recipe["data"][split])
+        rows = [
+            json.loads(line) | ({"lang": "es" if i % 4 == 1 else "en"} if i % 2 else {})
+            for i, line in enumerate(path.open())
+        ]
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    told = []
+    identify = language_module.identify
+    monkeypatch.setattr(language_module, "identify", lambda text: told.append(text) or identify(text))
+    plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")
+    assert len(told) == 6
 
 
 def test_groups_named_in_any_script_train_into_folders_of_their_own(tmp_path):
