@@ -417,7 +417,8 @@ Zzzz | Code for uncoded script
 
 REGION_CODES = frozenset(
     {part.lower() for part in re.split(r" \| |\n", REGIONS.strip()) if re.fullmatch("[A-Z]{2,3}", part)}
-    | {"ac", "cp", "dg", "ea", "eu", "ez", "ic", "ta", "un", "bu", "cs", "dd", "fx", "nt", "su", "tp", "yd", "yu", "zr"}
+    | {"ac", "cp", "dg", "ea", "eu", "ez", "ic", "ta", "un"}
+    | {"an", "bu", "cs", "dd", "fx", "nt", "su", "tp", "yd", "yu", "zr"}
     | {"aa", "zz", "uk"}
     | {
         f"{first}{second}"
@@ -427,10 +428,11 @@ REGION_CODES = frozenset(
 )
 """Each code a region subtag of BCP 47 is written with, in small letters: ISO 3166-1's two- and three-letter codes
 (``REGIONS``), the others the IANA registry lists (Ascension, the European Union, the United Nations, Tristan da
-Cunha ...; those of former countries, ``cs`` of Serbia and Montenegro, ``su``, ``yu``), its private-use ones
-(``aa``, ``qm`` to ``qz``, ``xa`` to ``xz``, ``zz``) and the ``uk`` of ``en-UK``, as the United Kingdom is often
-written. A two- or three-letter language code after a language where none of these is, ``hi-en`` or ``hin-eng``, is
-a second language: the pair, as code-mixed data (Hinglish) tags its posts (``faim.data.language.given_code``)."""
+Cunha ...; those of former countries, ``an`` of the Netherlands Antilles, ``cs`` of Serbia and Montenegro, ``su``,
+``yu``), its private-use ones (``aa``, ``qm`` to ``qz``, ``xa`` to ``xz``, ``zz``) and the ``uk`` of ``en-UK``, as the
+United Kingdom is often written. A two- or three-letter language code after a language where none of these is,
+``hi-en`` or ``hin-eng``, is a second language: the pair, as code-mixed data (Hinglish) tags its posts
+(``faim.data.language.given_code``)."""
 
 LOCALE_WORDS = frozenset(
     {"american", "australian", "brazilian", "british", "canadian", "european", "hong kong sar", "international"}

@@ -248,9 +248,10 @@ def test_a_second_language_written_where_a_region_goes_is_the_code_mixed_pair_of
     # Hinglish, Tanglish, Spanglish as code-mixed data tags them: no region is EN, HI or ENG, so the two are languages
     mixed = ["hi-en", "HI_EN", "hi-Latn-en", "hin-eng", "hi-en-IN", "en-hi", "ta-en", "spa-eng"]
     regions = ["en-UK", "en-EN", "hi-IN", "en-EU", "es-419", "eu-ES", "uk-UA", "ar-AR", "zh-CHS"]  # and a slip, en-EN
+    regions += ["nl-AN", "pap-AN"]  # the Netherlands Antilles, deprecated in the registry, not Aragonese
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(mixed + regions)])
     expected = ["hi-en", "hi-en", "hi-en", "hi-en", "hi-en", "en-hi", "ta-en", "es-en"]
-    expected += ["en", "en", "hi", "en", "es", "eu", "uk", "ar", "zh"]
+    expected += ["en", "en", "hi", "en", "es", "eu", "uk", "ar", "zh", "nl", "pap"]
     assert [post.meta["lang"] for post in filled] == expected
 
 
