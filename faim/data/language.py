@@ -10,8 +10,9 @@ of hashtags, 97.8 % (2.8 % of all posts are too short to tell). On 240 short tex
 check, half of them tweet-like, it names 98.8 % right.
 
 ``identify`` reads a post's text with the HTML escapes Twitter's API gives it (``&amp;``, ``&#128514;`` for 😂, as
-Davidson's tweets hold them: ``faim.data.davidson``) as the characters they stand for, with homoglyphs folded
-(``faim.encoders.text_normalize``: ``hаte`` with a Cyrillic ``а`` is English, a word wholly in Cyrillic stays Cyrillic),
+Davidson's tweets hold them: ``faim.data.davidson``; each written whole, ending in ``;``: ``ESCAPE``) as the
+characters they stand for, with homoglyphs folded (``faim.encoders.text_normalize``: ``hаte`` with a Cyrillic ``а`` is
+English, a word wholly in Cyrillic stays Cyrillic),
 without URLs, @mentions, ``RT`` markers, the ``#`` of hashtags and the strokes and marks drawn over letters
 (``OVERLAID``), and in small letters, as the model reads text in capitals as other languages (``STOP THE INVASION OF OUR
 COUNTRY NOW`` as Italian; of the 18 TweetEval validation tweets mostly in capitals, it names 9 English as written, 17 in
@@ -68,6 +69,12 @@ WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 """Characters each of which writes a syllable or a word (kana, Han ideographs, Hangul syllables): each counts as
 ``LETTERS_PER_WIDE`` letters towards ``MIN_LETTERS``."""
 LETTERS_PER_WIDE = 3
+
+ESCAPE = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
+"""An HTML escape written whole, ending in ``;`` (``&amp;``, ``&#128514;``, ``&#x1F602;``), which ``identify`` reads
+as the character it stands for (``unescaped``); ``html.unescape`` alone reads also the old escapes HTML's parsers take
+without the ``;`` (``&not``, ``&cent``, ``&para``, ``&micro``), which Twitter's API never writes, and would read
+``fish&chips&not`` as ``fish&chips¬`` and ``visit &microsoft`` as ``visit µsoft``."""
 
 NOISE = re.compile(r"(?i:https?://|www\.)\S+|@\w+|\bRT\b|#|[\ud800-\udfff]|\s+")
 """What ``identify`` reads a text without: URLs, @mentions, ``RT`` markers, the ``#`` of hashtags, halves of a UTF-16
@@ -141,7 +148,7 @@ def identify(text: str | None) -> str:
     answer, that one too (small capitals, ``ᴛʜɪs ɪs``, are English); read with HTML escapes as their characters and
     homoglyphs folded, without what ``NOISE``
     and ``OVERLAID`` match, and in small letters (see the module docstring)."""
-    cleaned = NOISE.sub(" ", OVERLAID.sub("", fold_confusables(html.unescape(text or ""))))
+    cleaned = NOISE.sub(" ", OVERLAID.sub("", fold_confusables(unescaped(text or ""))))
     count = letters(cleaned)
     if count < MIN_LETTERS:
         return UNDETERMINED
@@ -158,6 +165,12 @@ def identify(text: str | None) -> str:
     (label,), _ = prediction
     code = str(label).removeprefix("__label__")
     return ISO_LABELS.get(code, code)
+
+
+def unescaped(text: str) -> str:
+    """``text`` with each HTML escape written whole (``ESCAPE``) read as the character it stands for; an escape of no
+    character (``&nosuch;``) stays as written."""
+    return ESCAPE.sub(lambda escape: html.unescape(escape.group()), text)
 
 
 def letters(text: str) -> int:

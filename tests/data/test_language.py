@@ -49,6 +49,12 @@ def test_html_escapes_as_twitters_api_gives_them_are_read_as_the_characters_they
     assert identify("you know it &amp; &amp;") == UNDETERMINED  # nine letters: amp is none of the text's words
 
 
+def test_an_ampersand_before_a_word_without_a_semicolon_is_read_as_written() -> None:
+    # HTML's old escapes read without their ; (&not, &cent, &para) are words after an ampersand in a post's text
+    assert [identify(text) for text in ["fish&chips&not", "&centre&parade news"]] == ["en", "en"]  # each was und
+    assert identify("&#128514;&#x1F602; &amp;&amp; &lt;3 we had fun at the beach") == "en"
+
+
 def test_half_a_surrogate_pair_is_read_past() -> None:
     assert identify(f"{SPANISH} \ud83d") == "es"
 
