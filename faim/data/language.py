@@ -108,12 +108,13 @@ nothing of, and tells as a language at random (Tifinagh as Galician or French): 
 one language its script is written for (``ONE_LANGUAGE_SCRIPTS``)."""
 ONE_LANGUAGE_SCRIPTS = {
     "sat": re.compile("[\u1c50-\u1c7f]"),
-    "chr": re.compile("[\u13a0-\u13ff\uab70-\uabbf]"),
+    # not the Cherokee syllabary, whose letters look Latin ones (Ꭺ, Ꮃ, Ꮮ, Ꭼ): English is written in them to pass
+    # filters by (ᏦᎥᏞᏞ ᎢᎻᎬᎷ ᎪᏞᏞ), and such a text, told chr, would be counted as Cherokee rather than und
 }
 """The code of each language written in a script of its own that the model knows nothing of (``UNWRITTEN``) → that
-script's letters: Ol Chiki, made for Santali and written for no other language, and the Cherokee syllabary. A text
-most of whose letters are in one of them is of that language, as the model told it at random (Santali as French
-or Catalan); a script several languages are written in (Tifinagh, Syriac, Canadian syllabics, N'Ko) tells none."""
+script's letters: Ol Chiki, made for Santali and written for no other language. A text most of whose letters are in
+it is of that language, as the model told it at random (Santali as French or Catalan); a script several languages
+are written in (Tifinagh, Syriac, Canadian syllabics, N'Ko) tells none, nor one whose letters look another's."""
 HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff]")
 """Hangul's syllables and letters (jamo), which of the model's languages Korean alone is written in: a text mostly
 of them that the model knows nothing of (``unread``: a few words, ``ㅠㅠ 너무 슬퍼요``, or a line of laughter,

@@ -174,10 +174,12 @@ def test_a_text_in_a_script_none_of_the_models_languages_is_written_in_is_undete
     # which the model tells as Galician, French and English, at more than its empty text's probability
     unread += ["ⴰⵣⵓⵍ ⴼⵍⴰⵡⵏ ⵎⴰⵏⵣⴰⴽⵉⵏ", "ⴰⵎⴰⵣⵉⵖ ⴷ ⴰⵎⴷⴰⴽⴽⵯⵍ ⵉⵏⵓ", "ܐܢܐ ܟܬܒܐ ܩܪܝܬ ܝܘܡܢܐ", "ⴰⵣⵓⵍ ⴼⵍⴰⵡⵏ ok"]
     assert [identify(text) for text in unread] == [UNDETERMINED] * len(unread)
-    # a script written for one language alone is that language: Ol Chiki Santali, the Cherokee syllabary Cherokee
+    # a script written for one language alone is that language: Ol Chiki Santali
     santali = ["ᱥᱟᱱᱛᱟᱲᱤ ᱯᱟᱹᱨᱥᱤ ᱥᱟᱱᱛᱟᱲᱤ", "ᱤᱧ ᱫᱚ ᱥᱟᱱᱛᱟᱲ ᱠᱟᱱᱟᱹᱧ ᱟᱨ ᱤᱧ ᱥᱟᱱᱛᱟᱲᱤ ᱨᱚᱲ ᱫᱟᱲᱮᱭᱟᱜᱼᱟ"]
-    cherokee = ["ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ", "ᏣᎳᎩ ᎠᏕᎶᏆᏍᏗ ᎣᏍᏓ ᏑᎾᎴᎢ"]
-    assert [identify(text) for text in santali + cherokee] == ["sat", "sat", "chr", "chr"]
+    assert [identify(text) for text in santali] == ["sat", "sat"]
+    # but not the Cherokee syllabary, whose letters look Latin: English written in them (kill them all traitors)
+    cherokee = ["ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ", "ᏣᎳᎩ ᎠᏕᎶᏆᏍᏗ ᎣᏍᏓ ᏑᎾᎴᎢ", "ᏦᎥᏞᏞ ᎢᎻᎬᎷ ᎪᏞᏞ ᎢᎡᎪᎥᎢOᎡᏚ"]
+    assert [identify(text) for text in cherokee] == [UNDETERMINED] * len(cherokee)
     assert identify("ᱥᱟᱱᱛᱟᱲᱤ") == UNDETERMINED  # too few letters to tell, as any text
     assert identify("what a lovely day it is today ⴰⵣⵓⵍ") == "en" and identify("오늘 날씨가 정말 좋네요") == "ko"
 
