@@ -8,7 +8,7 @@ import torch
 
 from faim.encoders.text_normalize import fold_confusables, tables_digest
 from faim.preprocess import leetspeak
-from faim.preprocess.folding import Fold, fold_texts, read_start
+from faim.preprocess.folding import fold_texts
 from faim.preprocess.leetspeak import LeetspeakFolder
 
 
@@ -45,23 +45,12 @@ class TextPreprocessor:
         if not texts:
             empty = torch.zeros(0, 1, dtype=torch.long)
             return {"input_ids": empty, "attention_mask": empty.clone()}
-        texts = fold_texts([read_start(text, self.max_length, self.read) for text in texts], *self.folds)
+        texts = fold_texts(texts, fold_confusables if self.fold_confusables else None, self.leetspeak)
         encoded = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
         return {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}
-
-    @property
-    def folds(self) -> tuple[Fold | None, Fold | None]:
-        """The foldings ``fold_texts`` runs before tokenising: homoglyphs where ``fold_confusables``, then leetspeak."""
-        return fold_confusables if self.fold_confusables else None, self.leetspeak
-
-    def read(self, text: str) -> int:
-        """How many pieces, special ones included and cut to ``max_length``, the start ``text`` is read as
-        (``read_start``)."""
-        (folded,) = fold_texts([text], *self.folds)
-        return len(self.tokenizer(folded, truncation=True, max_length=self.max_length)["input_ids"])
 
     def length(self, text: str) -> int:
         """How many tokens ``text`` is read as before it is cut to ``max_length``, special tokens included
         (``TokenEmbeddings.length``)."""
-        (folded,) = fold_texts([text], *self.folds)
+        (folded,) = fold_texts([text], fold_confusables if self.fold_confusables else None, self.leetspeak)
         return len(self.tokenizer(folded, truncation=False, verbose=False)["input_ids"])

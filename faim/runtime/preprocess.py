@@ -15,7 +15,7 @@ from tokenizers import Tokenizer
 
 from faim.preprocess.confusables import ConfusableFolder
 from faim.preprocess.e5_pieces import leetspeak_folder, piece_rows, read_tokenizer
-from faim.preprocess.folding import fold_texts, read_start
+from faim.preprocess.folding import fold_texts
 from faim.preprocess.leetspeak import LeetspeakFolder
 from faim.preprocess.meta import MetaRows
 from faim.preprocess.ngrams import NgramBags, read_vocabulary
@@ -51,16 +51,10 @@ class TokenizedText:
         self.leetspeak = LeetspeakFolder(PieceCounter(self.tokenizer)) if leetspeak else None
 
     def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        if truncation := self.tokenizer.truncation:  # a long text is read from its start alone (read_start)
-            texts = [read_start(text, truncation["max_length"], self.read) for text in texts]
         encoded = self.tokenizer.encode_batch(fold_texts(texts, self.confusables, self.leetspeak))
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         return ids, mask
-
-    def read(self, text: str) -> int:
-        """How many pieces, special ones included and cut as the tokenizer cuts them, ``text`` is read as."""
-        return len(self.tokenizer.encode(fold_texts([text], self.confusables, self.leetspeak)[0]).ids)
 
 
 class PieceText:
