@@ -38,8 +38,6 @@ from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from PIL import Image
-
 from faim.folders import written_by_faim
 from faim.notices import warn
 from faim.wording import plural
@@ -266,7 +264,10 @@ def _picture(path: Path) -> bool:
 @functools.cache
 def _picture_extensions() -> frozenset[str]:
     """The extensions of pictures Pillow opens (``.jpg``, ``.png``, ...), looked up (Pillow loads its plug-ins for
-    them) only where a folder holds a file of no known format."""
+    them) only where a folder holds a file of no known format; Pillow is imported here alone, lest reading a column
+    mapping (``faim --help``) import it."""
+    from PIL import Image
+
     return frozenset(ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN)
 
 
