@@ -353,3 +353,21 @@ def test_eval_refuses_a_report_by_default_into_the_model_it_reads_before_the_mod
     )
     assert said in capsys.readouterr().err
     assert sorted(model.iterdir()) == before
+
+
+@pytest.mark.parametrize(("inside", "named"), [(".", "."), ("notes", "..")])
+def test_eval_run_inside_the_model_folder_writes_its_report_by_default_beside_the_model(
+    inside: str, named: str, tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the folder was named from the model's path as written, . and .. being their own parents: eval-NAME inside the
+    # model, refused
+    model = tmp_path / "model"
+    (model / inside).mkdir(parents=True)
+    for path in tiny_model_dir.iterdir():
+        (model / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "posts.jsonl").write_bytes(demo_data["validation"].read_bytes())
+    monkeypatch.chdir(model / inside)
+    images = ["--image-root", str(demo_data["validation"].parent)]
+    assert main(["eval", named, str(tmp_path / "posts.jsonl"), "--map", "labels.harmful=label", *images]) == 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["eval-posts", "model", "posts.jsonl"]
+    assert (tmp_path / "eval-posts" / "metrics.json").is_file()
