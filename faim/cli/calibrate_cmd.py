@@ -44,7 +44,7 @@ from faim.eval.recalibration import (
     write_report,
 )
 from faim.eval.tables import format_value, text_table
-from faim.folders import check_replaceable, writing_towards
+from faim.folders import check_replaceable, named_folder, writing_towards
 from faim.inference import predict
 from faim.pooling import picture_groups
 from faim.recipe.sections import EvalConfig
@@ -55,12 +55,13 @@ from faim.wording import plural, shell_path
 def run(args: argparse.Namespace) -> int:
     model, out = Path(args.model), Path(args.out)
     check_outside_model(model, out, "the calibrated model")
-    directory = Path(args.report) if args.report else out.parent / f"{out.name}-calibration"
+    check_replaceable(out, MANIFEST)
+    named = named_folder(out)  # the folder replaced: . and x/.. have no name of their own
+    directory = Path(args.report) if args.report else named.parent / f"{named.name}-calibration"
     option = "--report" if args.report else "the report's folder (NEW_MODEL-calibration; --report names another)"
     check_outside_model(model, directory, "the report", option)
     check_outside_model(out, directory, "the report", option, "the new model, -o,")
     check_apart_from_data(args.data, directory, "the report", option)
-    check_replaceable(out, MANIFEST)
     if args.head and args.unlabelled:
         raise ValueError("--head corrects heads on labelled posts; it cannot go with --unlabelled")
     recipe, columns = read_recipe(model), parse_columns(args.columns)

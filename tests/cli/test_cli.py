@@ -783,6 +783,25 @@ def test_calibrate_refuses_a_report_into_the_data_or_by_default_into_the_model_b
     assert sorted(posts.iterdir()) == [posts / "validation.jsonl"] and not (tmp_path / "m").exists()
 
 
+def test_calibrate_into_the_working_directory_or_a_folder_named_through_dot_dot_names_the_new_model_first(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    # the report's folder was named from -o as written, . and x/.. having no name of their own: -calibration and
+    # x/..-calibration, inside the new model, refused as such before -o was
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    common = ["--map", "labels.harmful=label", "--image-root", str(demo_data["validation"].parent)]
+    assert main(["calibrate", str(tiny_model_dir), str(demo_data["validation"]), "-o", ".", *common]) == 2
+    said = capsys.readouterr().err
+    assert ".: is the working directory or holds it, which replacing it would remove from under this process" in said
+    assert "-calibration" not in said
+    new = tmp_path / "empty" / "gone" / ".."  # the folder empty, which is replaced
+    (tmp_path / "empty").mkdir()
+    assert main(["calibrate", str(tiny_model_dir), str(demo_data["validation"]), "-o", str(new), *common]) == 0
+    assert (tmp_path / "empty" / "faim.json").is_file() and not (tmp_path / "empty" / "gone").exists()
+    assert (tmp_path / "empty-calibration" / "calibration.json").is_file()
+
+
 @pytest.mark.parametrize("command", ["eval", "calibrate"])
 @pytest.mark.parametrize(
     ("mapping", "error"),
