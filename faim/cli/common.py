@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from faim.data.columns import ColumnMap
+from faim.data.inputs import read_from
 from faim.folders import check_folder_path
 from faim.registry import suggest
 from faim.wording import shell_command
@@ -209,17 +210,17 @@ def check_outside_model(
 
 
 def check_apart_from_data(data: str | Path, out: str | Path, written: str, option: str = "-o") -> None:
-    """Refuse an output folder ``out`` (given as ``option``) that is the folder of posts ``data`` (DATA): ``written``
-    (what goes there: "the report") would be read as posts of it by the next command given it (a folder inside it,
-    which faim wrote, a walk of it passes over).
+    """Refuse an output folder ``out`` (given as ``option``) that is the folder of posts ``data`` (DATA) or the folder
+    a file or glob given as DATA is read from (``faim.data.inputs.read_from``): ``written`` (what goes there: "the
+    report") would be read as posts of it by the next command given it (a folder inside it, which faim wrote, a walk
+    of it passes over).
 
     Raises:
         ValueError: Naming ``out``.
     """
-    if Path(out).resolve() == Path(data).resolve():
-        raise ValueError(
-            f"{option} {out}: that is the data, DATA, whose posts its files would join; {written} goes elsewhere"
-        )
+    if Path(out).resolve() == read_from(data).resolve():
+        what = "the data, DATA," if Path(data).is_dir() else "the folder DATA is read from,"
+        raise ValueError(f"{option} {out}: that is {what} whose posts its files would join; {written} goes elsewhere")
 
 
 def output_folder(text: str) -> str:

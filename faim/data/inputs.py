@@ -201,6 +201,17 @@ def input_name(spec: str | Path) -> str:
     return _glob_start(spec).absolute().name
 
 
+def read_from(spec: str | Path) -> Path:
+    """The folder a file, folder or glob's posts are read from: a folder itself, the folder holding a file, and for a
+    glob the folder its wildcards start in (``dumps`` for ``dumps/2026-*/*.jsonl``; ``.`` for ``*.jsonl``)."""
+    path = Path(spec)
+    if path.is_dir():
+        return path
+    if path.exists() or not glob.has_magic(str(spec)):
+        return path.parent
+    return _glob_start(spec)
+
+
 def _matched(match: Path, unread: list[Path], passed: list[str]) -> list[Path]:
     """The inputs a glob's ``match`` stands for: a file or saved dataset itself; a folder's inputs, as a folder given
     stands for them (``_inside``: a Spark dump's ``posts.parquet/`` folder of parts, which ``*.parquet`` matches), none

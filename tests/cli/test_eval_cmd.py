@@ -319,17 +319,26 @@ def test_data_whose_mapped_label_column_holds_no_label_is_told_so(
     ) in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("data", "what"),
+    [
+        ("", "the data, DATA,"),
+        ("validation.jsonl", "the folder DATA is read from,"),
+        ("*.jsonl", "the folder DATA is read from,"),
+    ],
+)
 def test_eval_refuses_a_report_into_the_data_folder_before_the_model_is_loaded(
-    tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
+    data: str, what: str, tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch, capsys
 ) -> None:
-    # its metrics.json and record were read as posts of the folder by the next command given it
+    # its metrics.json and record were read as posts of the folder by the next command given it; a file or glob's
+    # folder was let be written into
     monkeypatch.setattr(faim.Detector, "load", lambda *args, **kwargs: pytest.fail("the model was loaded"))
     posts = tmp_path / "posts"
     posts.mkdir()
     (posts / "validation.jsonl").write_bytes(demo_data["validation"].read_bytes())
-    given = ["eval", str(tiny_model_dir), str(posts), "--map", "labels.harmful=label", "-o", str(posts)]
+    given = ["eval", str(tiny_model_dir), str(posts / data), "--map", "labels.harmful=label", "-o", str(posts)]
     assert main(given) == 2
-    said = f"-o {posts}: that is the data, DATA, whose posts its files would join; the report goes elsewhere"
+    said = f"-o {posts}: that is {what} whose posts its files would join; the report goes elsewhere"
     assert said in capsys.readouterr().err
     assert sorted(posts.iterdir()) == [posts / "validation.jsonl"]
 
