@@ -77,10 +77,11 @@ cell's end), ``~`` (struck text) and ``$`` (mathematics, on GitHub). Not ``#``, 
 
 
 AUTOLINKED = re.compile(r"(?<![A-Za-z])(https?|ftp)(?=://)|(?<![^\s*_~(])(www)(?=\.)", re.IGNORECASE)
-"""What GitHub's Markdown links where it reads it in a line of text (its autolinks): ``http://``, ``https://`` and
-``ftp://`` after anything but a letter, and ``www.`` at a line's start, after a space or after ``*``, ``_``, ``~`` or
-``(``; each as the scheme or ``www`` before the ``:`` or ``.`` that ``markdown_name`` escapes, which it then reads as
-written."""
+"""The web addresses GitHub's Markdown links where it reads them in a line of text (its autolinks): ``http://``,
+``https://`` and ``ftp://`` after anything but a letter, and ``www.`` at a line's start, after a space or after ``*``,
+``_``, ``~`` or ``(``; each as the scheme or ``www`` before the ``:`` or ``.`` that ``markdown_name`` escapes, which it
+then reads as written. Not the email addresses it links too (``mod@example.org``, ``mailto:`` and ``xmpp:`` ones),
+which it links whatever is escaped in them."""
 
 
 def markdown_name(name: str) -> str:
@@ -89,8 +90,9 @@ def markdown_name(name: str) -> str:
     ``&``, ``<`` and ``>`` as HTML entities, so that a name that looks like HTML (``<script>``) or an entity
     (``&amp;``) is shown, not run or read as the character it names; and ``MARKDOWN_PUNCTUATION`` backslash-escaped,
     so that no backtick of it opens or closes a code span (`` ``<img>` `` is no code span to Markdown) and no ``*``
-    or ``[`` of it makes emphasis or a link; and the ``:`` or ``.`` after what GitHub links (``AUTOLINKED``: a web
-    address, ``https://t.co``, ``www.reddit.com``), so that it is shown as written, not as a link."""
+    or ``[`` of it makes emphasis or a link; and the ``:`` or ``.`` after a web address's start that GitHub links
+    (``AUTOLINKED``: ``https://t.co``, ``www.reddit.com``), so that it is shown as written, not as a link (an email
+    address GitHub links all the same)."""
     text = re.sub(r"\r\n|[\r\n]", " ", name)
     escaped = MARKDOWN_PUNCTUATION.sub(lambda found: found.group(1) or f"\\{found.group(2)}", text)
     escaped = AUTOLINKED.sub(lambda found: f"{found.group()}\\", escaped)

@@ -11,6 +11,7 @@ from faim.eval.tables import (
     heading_text,
     markdown_cell,
     markdown_image,
+    markdown_name,
     markdown_table,
     markdown_text,
     model_cell,
@@ -102,22 +103,15 @@ def test_a_name_holding_a_web_address_is_no_link_to_githubs_markdown() -> None:
 def test_markdown_renders_a_name_as_written() -> None:
     markdown_it = pytest.importorskip("markdown_it")
     render = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"]).render
-    names = [
-        "*hate*",
-        "[a](https://example.com)",
-        "hate #",
-        "#",
-        "a ## ",
-        "~~x~~",
-        "a_b_",
-        "https://a.org",
-        "www.a.org",
-    ]
-    for name in [*CODE_SPAN_LOOKALIKES, *names]:
+    for name in [*CODE_SPAN_LOOKALIKES, "*hate*", "[a](https://example.com)", "hate #", "#", "a ## ", "~~x~~", "a_b_"]:
         for shown in (render(f"## {markdown_text(name)} (binary)"), render(markdown_table(["task"], [[name]]))):
             assert "<img" not in shown and "<b>" not in shown and "<em>" not in shown and "<a " not in shown
             assert "<s>" not in shown and "<code>" not in shown
         assert render(f"## {heading_text(name)}").strip() == f"<h2>{html.escape(name.strip(), quote=False)}</h2>", name
+    # commonmark links no web address, which GitHub's Markdown does: what stops it is written, and shown as written
+    for name, written in [("https://a.org", "https\\://a.org"), ("www.a.org", "www\\.a.org")]:
+        assert markdown_name(name) == written
+        assert render(written).strip() == f"<p>{name}</p>"
 
 
 def test_a_path_is_written_as_code_with_its_backticks_and_bars_as_written() -> None:
