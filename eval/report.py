@@ -266,11 +266,11 @@ def _ece_note(metrics: Mapping[str, float]) -> str:
 def _one_class_text(task: TaskResult) -> str | None:
     """A sentence on why a task reads n/a for the figures that need posts of more than one class, naming the posts:
     a binary task whose labelled posts are all of one class (``one_class``, named) for AUROC and average precision, a
-    multiclass task some of whose classes no labelled post is of (``absent``, named) for macro AUROC, a multilabel task
-    each of whose labels its labelled posts all carry or all lack for macro AUROC and average precision, and one some
-    of whose labels they do (named: ``_unmeasured_labels``) for those labels' figures, which its macro figures leave
-    out; ``None`` for another task."""
-    metrics = task["metrics"]
+    multiclass task some of whose classes no labelled post is of (``absent``, named) for macro AUROC, and that its
+    macro-F1 counts their F1 as 0, a multilabel task each of whose labels its labelled posts all carry or all lack for
+    macro AUROC and average precision, and one some of whose labels they do (named: ``_unmeasured_labels``) for those
+    labels' figures, which its macro figures leave out; ``None`` for another task."""
+    metrics, also = task["metrics"], ""
     if (label := task.get("one_class")) is not None:
         posts, unmeasured = (
             f"every labelled post is {label!r}",
@@ -281,6 +281,7 @@ def _one_class_text(task: TaskResult) -> str | None:
             f"no labelled post is {' or '.join(map(repr, absent))}",
             "macro AUROC, which needs posts of every class, reads",
         )
+        also = f", and macro-F1 counts {'its' if len(absent) == 1 else 'their'} F1 as 0"
     elif task["type"] == "multilabel" and format_value(metrics.get("macro_auroc", 0.0)) == MISSING:
         posts, unmeasured = (
             "each label's labelled posts all carry it or all lack it",
@@ -294,7 +295,7 @@ def _one_class_text(task: TaskResult) -> str | None:
         )
     else:
         return None
-    return f"{posts} ({plural(int(metrics['n']), 'post')}), so {unmeasured} n/a"
+    return f"{posts} ({plural(int(metrics['n']), 'post')}), so {unmeasured} n/a{also}"
 
 
 def _unmeasured_labels(metrics: Mapping[str, float]) -> list[str]:

@@ -443,13 +443,14 @@ def test_a_binary_task_whose_labelled_posts_hold_one_class_says_why_its_auroc_an
         (
             "multiclass",
             [0, 1, 0, 1, 0, 1],
-            "no labelled post is 'threat' (6 posts), so macro AUROC, which needs posts of every class, reads n/a",
+            "no labelled post is 'threat' (6 posts), so macro AUROC, which needs posts of every class, reads n/a, "
+            "and macro-F1 counts its F1 as 0",
         ),
         (
             "multiclass",
             [0] * 6,
             "no labelled post is 'abuse' or 'threat' (6 posts), so macro AUROC, which needs posts of every class, "
-            "reads n/a",
+            "reads n/a, and macro-F1 counts their F1 as 0",
         ),
         (
             "multilabel",
