@@ -268,34 +268,55 @@ def _one_class_text(task: TaskResult) -> str | None:
     a binary task whose labelled posts are all of one class (``one_class``, named) for AUROC and average precision, a
     multiclass task some of whose classes no labelled post is of (``absent``, named) for macro AUROC, and that its
     macro-F1 counts their F1 as 0, a multilabel task each of whose labels its labelled posts all carry or all lack for
-    macro AUROC and average precision, and one some of whose labels they do (named: ``_unmeasured_labels``) for those
-    labels' figures, which its macro figures leave out; ``None`` for another task."""
+    macro AUROC and average precision, and one some of whose labels they do, or no post is labelled for (named apart:
+    ``_unmeasured_posts``), for those labels' figures, which its macro figures leave out; ``None`` for another task."""
     metrics, also = task["metrics"], ""
+    counted = f"({plural(int(metrics['n']), 'post')})"
     if (label := task.get("one_class")) is not None:
         posts, unmeasured = (
-            f"every labelled post is {label!r}",
+            f"every labelled post is {label!r} {counted}",
             "AUROC and average precision, which need posts of both classes, read",
         )
     elif absent := task.get("absent"):
         posts, unmeasured = (
-            f"no labelled post is {' or '.join(map(repr, absent))}",
+            f"no labelled post is {' or '.join(map(repr, absent))} {counted}",
             "macro AUROC, which needs posts of every class, reads",
         )
         also = f", and macro-F1 counts {'its' if len(absent) == 1 else 'their'} F1 as 0"
-    elif task["type"] == "multilabel" and format_value(metrics.get("macro_auroc", 0.0)) == MISSING:
-        posts, unmeasured = (
-            "each label's labelled posts all carry it or all lack it",
-            "macro AUROC and macro average precision, which need posts with and without a label, read",
-        )
     elif task["type"] == "multilabel" and (alone := _unmeasured_labels(metrics)):
-        posts, unmeasured = (
-            f"the labelled posts all carry or all lack {' and '.join(map(repr, alone))}",
-            "macro AUROC and macro average precision are of the other labels alone, as "
-            f"{'its' if len(alone) == 1 else 'their'} AUROC and average precision read",
+        every = format_value(metrics.get("macro_auroc", 0.0)) == MISSING
+        if every and all(metrics[f"n/{label}"] for label in alone):
+            posts = f"each label's labelled posts all carry it or all lack it {counted}"
+        else:
+            posts = _unmeasured_posts(metrics, alone)
+        unmeasured = (
+            "macro AUROC and macro average precision, which need posts with and without a label, read"
+            if every
+            else "macro AUROC and macro average precision are of the other labels alone, as "
+            f"{'its' if len(alone) == 1 else 'their'} AUROC and average precision read"
         )
     else:
         return None
-    return f"{posts} ({plural(int(metrics['n']), 'post')}), so {unmeasured} n/a{also}"
+    return f"{posts}, so {unmeasured} n/a{also}"
+
+
+def _unmeasured_posts(metrics: Mapping[str, float], alone: list[str]) -> str:
+    """What a multilabel task's posts are of its labels ``alone`` whose AUROC reads n/a: those its labelled posts all
+    carry or all lack, with how many posts are labelled for each (``n/<label>``), and those no post is labelled for."""
+    labelled = {label: int(metrics[f"n/{label}"]) for label in alone}
+    held = [label for label in alone if labelled[label]]
+    said = []
+    if held:
+        counts = {labelled[label] for label in held}
+        named = (
+            f"{' and '.join(map(repr, held))} ({plural(counts.pop(), 'post')})"
+            if len(counts) == 1
+            else " and ".join(f"{label!r} ({plural(labelled[label], 'post')})" for label in held)
+        )
+        said.append(f"the labelled posts all carry or all lack {named}")
+    if unlabelled := [label for label in alone if not labelled[label]]:
+        said.append(f"no post is labelled for {' or '.join(map(repr, unlabelled))}")
+    return ", and ".join(said)
 
 
 def _unmeasured_labels(metrics: Mapping[str, float]) -> list[str]:

@@ -8,7 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from faim.eval import Results, binary_metrics, format_table, multiclass_metrics, plot_binary, write_report
+from faim.eval import (
+    Results,
+    binary_metrics,
+    format_table,
+    multiclass_metrics,
+    multilabel_metrics,
+    plot_binary,
+    write_report,
+)
 from faim.eval.report import WRITTEN, replace_written
 from faim.notices import FaimWarning
 
@@ -282,3 +290,39 @@ def test_the_model_and_data_right_to_left_are_written_apart_from_the_lines_left_
     results = {"model": "runs/نموذج (2)", "data": "ملف\u202e.jsonl", "split": "dev", "tasks": {}}
     text = (write_report(results, tmp_path)["markdown"]).read_text(encoding="utf-8")
     assert "- model: \u200e`runs/نموذج (2)`\u200e\n- data: \u200e`ملف.jsonl`\u200e\n- split: `dev`" in text
+
+
+@pytest.mark.parametrize(
+    ("labelled", "note"),
+    [
+        (
+            [[1, 0, np.nan], [0, 1, np.nan], [1, 1, np.nan], [0, 0, np.nan]],
+            "no post is labelled for 'c', so macro AUROC and macro average precision are of the other labels alone, "
+            "as its AUROC and average precision read n/a",
+        ),
+        (
+            [[1, 1, np.nan], [0, 1, np.nan], [1, np.nan, np.nan], [0, 1, np.nan]],
+            "the labelled posts all carry or all lack 'b' (3 posts), and no post is labelled for 'c', so macro AUROC "
+            "and macro average precision are of the other labels alone, as their AUROC and average precision read n/a",
+        ),
+        (
+            [[1, 1, np.nan], [1, 1, np.nan], [1, 1, np.nan], [np.nan, 1, np.nan]],
+            "the labelled posts all carry or all lack 'a' (3 posts) and 'b' (4 posts), and no post is labelled for "
+            "'c', so macro AUROC and macro average precision, which need posts with and without a label, read n/a",
+        ),
+    ],
+)
+def test_a_multilabel_label_no_post_is_labelled_for_is_told_apart_from_one_its_posts_all_carry(
+    labelled: list, note: str, tmp_path: Path
+) -> None:
+    # such a label was said to be one the posts all carry or all lack, counting the task's posts
+    metrics = multilabel_metrics(np.array(labelled), np.full((4, 3), 0.6), ["a", "b", "c"], [0.5, 0.5, 0.5])
+    results: Results = {
+        "model": "m",
+        "data": "d",
+        "split": "s",
+        "tasks": {"t": {"type": "multilabel", "metrics": metrics}},
+    }
+    write_report(results, tmp_path)
+    assert note in format_table(results).splitlines()
+    assert f"\n\n{note}\n" in (tmp_path / "metrics.md").read_text(encoding="utf-8")
