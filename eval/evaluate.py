@@ -26,7 +26,7 @@ from faim.eval.label_conflicts import decision_conflicts
 from faim.eval.metrics import binary_metrics, ece_range, multiclass_metrics, multilabel_metrics
 from faim.eval.plots import model_plot_names, plot_binary, plot_multiclass
 from faim.eval.report import replace_written, write_report, written_files
-from faim.eval.slices import close_field, slice_key, slice_metrics, slice_problem, without_meta
+from faim.eval.slices import slice_hint, slice_key, slice_metrics, slice_problem
 from faim.inference import Predictions, predict
 from faim.notices import warn
 from faim.pooling import picture_groups, pooled
@@ -252,8 +252,7 @@ def evaluate_loader(
     }
     field = config.slice
     if field and (problem := slice_problem(field, predictions.meta)):  # said once, whatever the tasks
-        close = close_field(field, predictions.meta)
-        how = without_meta(field) or (close and f"name it {close!r}, as the posts carry it")
+        how = slice_hint(field, predictions.meta)
         warn(f"eval.slice: {problem}, so the report has no slices" + (f"; {how}" if how else ""))
         config = replace(config, slice=None)
     names = model_plot_names(detector.tasks)  # of every task plotted, as the same model names them each run

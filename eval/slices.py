@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Set
 
 import numpy as np
 
-from faim.data.post import is_missing
+from faim.data.post import LANGUAGE, is_missing
 from faim.wording import plural
 
 MetricFn = Callable[[np.ndarray, np.ndarray], Mapping[str, float]]
@@ -120,11 +120,33 @@ def without_meta(field: str) -> str | None:
     return f"name the field without meta. ({named})" if named and named != field else None
 
 
-def close_field(field: str, metas: Iterable[Mapping[str, object]]) -> str | None:
-    """The meta field the posts (``metas``: each post's meta) carry that ``field``, which none has, is closest to,
-    as a slip of a name is (``Topic`` or ``topics`` beside ``topic``): one that differs from it in case alone, else
-    the closest by ``difflib``'s ratio, at least 0.6; ``None`` where none is close."""
-    carried = sorted({name for meta in metas for name in meta})
+def carried_name(field: str, metas: Iterable[Mapping[str, object]]) -> str | None:
+    """The meta field the posts (``metas``: each post's meta) carry that the slice field ``field``, which none has,
+    stands for: ``field`` without ``meta.`` (``meta.topic``, named as ``--map`` names it) where they carry that, else
+    the field closest to it so named (``close_field``: ``topic`` of ``Topic`` and ``meta.Topic``); ``lang`` among
+    them, which evaluation gives every post where it slices by it. ``None`` where none is close."""
+    metas = list(metas)
+    named = field.removeprefix("meta.") or field
+    if slice_problem(named, metas, {LANGUAGE}) is None:
+        return named
+    return close_field(named, metas, {LANGUAGE})
+
+
+def slice_hint(field: str, metas: Iterable[Mapping[str, object]]) -> str | None:
+    """How to name the slice field ``field``, which no post (``metas``: each post's meta) has, as the posts carry it
+    (``carried_name``): without ``meta.`` (``without_meta``), or as the field close to it; ``None`` where none is."""
+    name = carried_name(field, metas)
+    if name is None:
+        return None
+    return (name == field.removeprefix("meta.") and without_meta(field)) or f"name it {name!r}, as the posts carry it"
+
+
+def close_field(field: str, metas: Iterable[Mapping[str, object]], filled: Set[str] = frozenset()) -> str | None:
+    """The meta field the posts (``metas``: each post's meta, and ``filled``, those evaluation gives each post
+    itself) carry that ``field``, which none has, is closest to, as a slip of a name is (``Topic`` or ``topics``
+    beside ``topic``): one that differs from it in case alone, else the closest by ``difflib``'s ratio, at least 0.6;
+    ``None`` where none is close."""
+    carried = sorted({name for meta in metas for name in meta} | filled)
     close = [name for name in carried if name.casefold() == field.casefold()]
     close = close or difflib.get_close_matches(field, carried, n=1, cutoff=0.6)
     return close[0] if close else None

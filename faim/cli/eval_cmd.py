@@ -31,7 +31,7 @@ from faim.detector import Detector
 from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table
 from faim.eval.robustness import REPORT_FILES, format_robustness, robustness_report
-from faim.eval.slices import close_field, slice_problem, without_meta
+from faim.eval.slices import carried_name, slice_problem, without_meta
 from faim.folders import named_folder
 from faim.notices import warn
 from faim.wording import shell_path
@@ -128,14 +128,13 @@ def slice_remedy(
     the columns of the file no mapping reads; for a recipe's split (``unread`` ``None``), which ``--map`` does not
     reach, the recipe's ``data.columns`` and a file given as DATA. A ``field`` named as ``--map`` names a meta field
     (``meta.topic``) is told to drop ``meta.``, and how to give the posts the field so named where they lack it (as
-    slicing by ``lang`` detects it, the posts need not carry that); one close to a field they carry (``Topic`` beside
-    ``topic``: ``close_field``) is told that field's name first."""
+    slicing by ``lang`` detects it, the posts need not carry that); one close to a field they carry, ``lang`` among
+    them (``Topic`` beside ``topic``, ``Lang``: ``faim.eval.slices.carried_name``, as evaluation finds it), is told
+    that field's name first."""
+    close = carried_name(field, (post.meta for post in posts))
     if said := without_meta(field):
         named = field.removeprefix("meta.")
-        if slice_problem(named, (post.meta for post in posts), {LANGUAGE}) is None:
-            return said
-        return f"{said} and {slice_remedy(named, unread, columns, posts)}"
-    close = close_field(field, (post.meta for post in posts))
+        return said if close == named else f"{said} and {slice_remedy(named, unread, columns, posts)}"
     named = f"name it {close!r}, as the posts carry it, or " if close else ""
     if unread is None:
         return (

@@ -292,6 +292,9 @@ def test_a_slice_named_close_to_a_field_the_posts_carry_is_told_that_fields_name
         assert said in capsys.readouterr().err
     assert main(["eval", *given, "--slice", "colour", "-o", str(tmp_path / "out")]) == 2  # close to none
     assert "; map one with --map meta.colour=COLUMN" in capsys.readouterr().err
+    # lang, which evaluation gives the posts itself, was not named
+    assert main(["eval", *given, "--slice", "Lang", "-o", str(tmp_path / "out")]) == 2
+    assert "; name it 'lang', as the posts carry it, or map one with --map meta.Lang=COLUMN" in capsys.readouterr().err
 
 
 def test_an_empty_slice_is_refused_as_it_is_parsed(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:

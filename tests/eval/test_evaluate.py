@@ -204,15 +204,29 @@ def test_a_slice_field_no_post_has_is_warned_of_and_gives_no_slices(demo_data, t
     assert set(sliced["slices"]) == {"red", "(missing)"}
 
 
-def test_a_slice_named_as_map_names_a_meta_field_is_told_to_drop_meta(demo_data, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("field", "languages", "hint"),
+    [
+        ("meta.topic", False, "; name the field without meta. (topic)"),
+        ("meta.Topic", False, "; name it 'topic', as the posts carry it"),
+        ("meta.nothing", False, ""),
+        ("meta.lang", False, "; name the field without meta. (lang)"),
+        ("meta.Lang", True, "; name it 'lang', as the posts carry it"),
+    ],
+)
+def test_a_slice_named_as_map_names_a_meta_field_is_told_to_drop_meta(
+    field: str, languages: bool, hint: str, demo_data, tmp_path: Path
+) -> None:
+    # it was told to drop meta. whatever the posts carried: meta.Topic to name Topic, meta.nothing to name nothing
     detector, posts = calibrated(demo_data, tmp_path, logit_shift=False)
     posts[0].meta["topic"] = "news"
-    config = EvalConfig(slice="meta.topic", ablations=False, languages=False)
+    config = EvalConfig(slice=field, ablations=False, languages=languages)
     with pytest.warns(FaimWarning) as caught:
         evaluate(detector, posts, tmp_path / "eval", "validation", config)
+    carried = "lang, topic" if languages else "topic"
     assert [str(warning.message) for warning in caught if "eval.slice" in str(warning.message)] == [
-        "eval.slice: no post has the meta field 'meta.topic' (fields they carry: topic), so the report has no "
-        "slices; name the field without meta. (topic)"
+        f"eval.slice: no post has the meta field {field!r} (fields they carry: {carried}), so the report has no "
+        f"slices{hint}"
     ]
 
 
