@@ -115,7 +115,9 @@ class HfSource(FileSource):
         rows = arrow_rows(batches, path)
         if self.cells_are_text(path):
             return bound, _numbers_read(rows, bound)
-        named = {column: names for column in bound.labels.values() if (names := class_names(dataset.features[column]))}
+        named = {
+            column: tuple(names) for column in bound.labels.values() if (names := class_names(dataset.features[column]))
+        }
         return bound, _classes_named(rows, named) if named else rows
 
     def cells_are_text(self, file: Path) -> bool:
@@ -161,23 +163,24 @@ def class_names(feature: Any) -> list[str] | None:
     return list(names) if names else None
 
 
-def _classes_named(rows: Rows, named: dict[str, list[str]]) -> Rows:
-    """``rows``, each class index of a column ``named`` holds the names of (``class_names``) a ``ClassName`` of its
-    name, alone or in a list: a task naming its labels in another order than the dataset reads each by name. An index
-    naming no class (-1, a dataset's mark of a post without a label) stays as it is."""
+def _classes_named(rows: Rows, named: dict[str, tuple[str, ...]]) -> Rows:
+    """``rows``, each class index of a column ``named`` holds the names of (``class_names``) a ``ClassName`` carrying
+    them, alone or in a list: a task naming every one of them, in another order than the dataset's, reads each by
+    name. An index naming no class (-1, a dataset's mark of a post without a label) stays as it is."""
     for number, row in rows:
         for column, names in named.items():
             value = row.get(column)
             if isinstance(value, list):
-                row[column] = [_class_name(item, names) for item in value]
+                row[column] = [_class_name(item, names, column) for item in value]
             else:
-                row[column] = _class_name(value, names)
+                row[column] = _class_name(value, names, column)
         yield number, row
 
 
-def _class_name(value: Any, names: list[str]) -> Any:
-    """``value``, where it is the index of one of ``names``, as a ``ClassName`` of it; as it is otherwise."""
-    return ClassName(value, names[value]) if isinstance(value, int) and 0 <= value < len(names) else value
+def _class_name(value: Any, names: tuple[str, ...], column: str) -> Any:
+    """``value``, where it is the index of one of ``names`` (those of ``column``), as a ``ClassName`` of it; as it is
+    otherwise."""
+    return ClassName(value, names, column) if isinstance(value, int) and 0 <= value < len(names) else value
 
 
 def _unreadable_dataset(path: Path) -> ValueError | None:

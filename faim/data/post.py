@@ -228,19 +228,21 @@ class NarrowFloat(float):
 
 class ClassName(int):
     """A class index read from a Hugging Face dataset's ``ClassLabel`` column, an int as any other but for the
-    ``name`` the dataset gives its class (``faim.data.hf.HfSource``): a task one of whose labels is that name reads it
-    as that label (``faim.data.targets.TaskSpec.index``), not by its index, as a dataset may order its classes
-    otherwise than a recipe's labels do (``hate, offensive, neither`` for ``neither, offensive, hate``)."""
+    ``names`` the dataset gives the classes of its ``column`` (``faim.data.hf.HfSource``): a task among whose labels is
+    each of them reads it as the label of its name (``faim.data.targets.TaskSpec.index``), not by its index, as a
+    dataset may order its classes otherwise than a recipe's labels do (``hate, offensive, neither`` for ``neither,
+    offensive, hate``)."""
 
-    name: str
+    names: tuple[str, ...]
+    column: str
 
-    def __new__(cls, value: int, name: str) -> ClassName:
+    def __new__(cls, value: int, names: tuple[str, ...], column: str) -> ClassName:
         made = super().__new__(cls, value)
-        made.name = name
+        made.names, made.column = names, column
         return made
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return ClassName, (int(self), self.name)
+        return ClassName, (int(self), self.names, self.column)
 
 
 class Unconvertible:

@@ -15,6 +15,7 @@ import torch
 
 from faim.data.post import ClassName, Post, list_as_text, post_name
 from faim.decisions import check_task_type
+from faim.notices import warn
 
 TRUE_WORDS = {"1", "true", "yes"}
 FALSE_WORDS = {"0", "false", "no"}
@@ -53,6 +54,12 @@ class TaskSpec:
     """The labels composed (NFC), as a value is compared with them: a label whose accents a file writes as marks after
     their letters (NFD, as macOS names files and some exports write text) is the head's label written composed, and
     the reverse."""
+    class_labels: dict[tuple[str, tuple[str, ...]], list[int] | None] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+    """The label each class of a dataset's ``ClassLabel`` column is read as, by column and class names, where its
+    names are all labels of this task (``by_class_name``); ``None`` where some is not. Set once for each column, as
+    each of its values read looks it up."""
 
     def __post_init__(self) -> None:
         """Refuse a type no head has (``faim.decisions.check_task_type``), as a recipe refuses a head's: a misspelt one
@@ -71,12 +78,13 @@ class TaskSpec:
     def index(self, value: Any, where: str | None = None) -> int:
         """Map one label value (label name, composed or not, index, or for a binary task bool-like) to a class index;
         raise naming ``where`` (``None``: the caller names the place, as ``PostError`` does). A value spelling a label
-        is that label, a class of a dataset's ``ClassLabel`` column (``faim.data.post.ClassName``) whose name is one
-        too; a number is a class index only where no label is a number other than its own index (``numbered``)."""
+        is that label, a class of a dataset's ``ClassLabel`` column (``faim.data.post.ClassName``) the label of its
+        name where every class of the column is named by one (``by_class_name``); a number is a class index only where
+        no label is a number other than its own index (``numbered``)."""
         if isinstance(value, bool) and self.type == "binary":
             return int(value)
-        if isinstance(value, ClassName) and (named := unicodedata.normalize("NFC", value.name)) in self.composed:
-            return self.composed.index(named)
+        if isinstance(value, ClassName) and (read := self.by_class_name(value)) is not None:
+            return read[value]
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         text = str(value).strip()
@@ -103,6 +111,28 @@ class TaskSpec:
         if self.type == "multilabel":
             problem += list_as_text(value, "labels") + self.run_together(text)
         raise ValueError(f"{where}: {problem}" if where else problem)
+
+    def by_class_name(self, value: ClassName) -> list[int] | None:
+        """The label each class of the column ``value`` is of is read as, by its name, where every class the column
+        holds is named by a label of this task; ``None`` where some is not, the column read by index as any other:
+        a class named otherwise (``normal`` of ``normal, hate`` for labels ``hate, offensive``) would fall on the label
+        another class is read as. A column whose names are read in another order than their indices is warned of,
+        once: a model an earlier faim trained on it read it by index."""
+        key = (value.column, value.names)
+        if key in self.class_labels:
+            return self.class_labels[key]
+        names = [unicodedata.normalize("NFC", name) for name in value.names]
+        read = [self.composed.index(name) for name in names] if all(name in self.composed for name in names) else None
+        self.class_labels[key] = read
+        if read is not None and read != list(range(len(read))):
+            pairs = enumerate(zip(value.names, read, strict=True))
+            classes = ", ".join(f"class {index} {name!r} as label {label}" for index, (name, label) in pairs)
+            warn(
+                f"task {self.name!r}: column {value.column!r} holds classes of a dataset (ClassLabel), read by their "
+                f"names in another order than their indices ({classes}); a model an earlier faim trained on it read "
+                "them by index, each as the label of its index, so its figures on them change"
+            )
+        return read
 
     def numbered_as(self, number: float) -> int | None:
         """The class whose label spells ``number`` as a number (``2`` or ``2.0`` of ``labels: [1.0, 2.0]``), if any."""

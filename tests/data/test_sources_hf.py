@@ -6,6 +6,7 @@ import csv
 import json
 import re
 import socket
+import warnings
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -220,10 +221,12 @@ def test_a_class_label_column_is_read_by_its_class_names_where_a_task_names_them
     datasets.Dataset.from_dict(rows, features=datasets.Features(features)).save_to_disk(tmp_path / "ds")
     posts = HfSource(train=str(tmp_path / "ds"), columns={"labels": ["label", "tags"]}).posts("train")
     ordered = TaskSpec("label", "multiclass", ("neither", "offensive", "hate"))  # the dataset's order reversed
-    assert [post_targets(post, [ordered]) for post in posts[:2]] == [{"label": 2}, {"label": 1}]
+    with pytest.warns(FaimWarning, match=r"column 'label' .* read by their names in another order"):
+        assert [post_targets(post, [ordered]) for post in posts[:2]] == [{"label": 2}, {"label": 1}]
     assert posts[2].labels["label"] == -1  # no class: the dataset's mark of a post without a label
     tags = TaskSpec("tags", "multilabel", ("neither", "offensive", "hate"))
-    assert post_targets(posts[0], [tags]) == {"tags": [1.0, 0.0, 1.0]}
+    with pytest.warns(FaimWarning, match=r"column 'tags' .* read by their names in another order"):
+        assert post_targets(posts[0], [tags]) == {"tags": [1.0, 0.0, 1.0]}
     other = TaskSpec("label", "multiclass", ("none", "rude", "hateful"))  # named otherwise: read by index as before
     assert post_targets(posts[1], [other]) == {"label": 1}
     pair = datasets.Sequence(datasets.ClassLabel(names=["spam", "scam"]))
@@ -235,3 +238,27 @@ def test_a_class_label_column_is_read_by_its_class_names_where_a_task_names_them
     tags = TaskSpec("tags", "multilabel", ("spam", "scam"))
     refuse_flag_rows([tags], both, "pairs")  # each a list of the dataset's classes, no row of flags
     assert [post_targets(post, [tags]) for post in both] == [{"tags": [1.0, 1.0]}] * 2
+
+
+def test_a_class_label_column_some_of_whose_names_no_label_has_is_read_by_index_and_one_reordered_is_warned_of(
+    tmp_path,
+) -> None:
+    classes = datasets.ClassLabel(names=["normal", "hate"])
+    features = datasets.Features({"text": datasets.Value("string"), "label": classes})
+    datasets.Dataset.from_dict({"text": ["x", "y"], "label": [0, 1]}, features=features).save_to_disk(tmp_path / "ds")
+    posts = HfSource(train=str(tmp_path / "ds"), columns={"labels": ["label"]}).posts("train")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # read by index as before: no word of names
+        for labels in [("hate", "offensive"), ("not hate", "hate"), ("normal", "hate", "offensive")]:
+            task = TaskSpec("label", "multiclass", labels)  # normal no label of the first two: two classes, not one
+            assert [post_targets(post, [task]) for post in posts] == [{"label": 0}, {"label": 1}]
+    task = TaskSpec("label", "multiclass", ("hate", "normal"))
+    with pytest.warns(FaimWarning) as caught:
+        assert [post_targets(post, [task]) for post in posts * 2] == [{"label": 1}, {"label": 0}] * 2
+    assert len(caught) == 1  # once for the column, however many posts read it
+    assert re.fullmatch(
+        r"task 'label': column 'label' holds classes of a dataset \(ClassLabel\), read by their names in another "
+        r"order than their indices \(class 0 'normal' as label 1, class 1 'hate' as label 0\); a model an earlier "
+        r"faim trained on it read them by index, each as the label of its index, so its figures on them change",
+        str(caught[0].message),
+    )
