@@ -240,25 +240,42 @@ class TaskSpec:
 
 
 def refuse_flag_rows(tasks: Iterable[TaskSpec], posts: Sequence[Post], name: str) -> None:
-    """Refuse the posts of ``name`` every labelled one of which gives a multilabel task's labels as a row of 0s and 1s,
-    one for each of its labels (``TaskSpec.flag_row``: multi-hot), decided over them all, not post by post: of a task of
-    two labels, ``[1, 0]`` reads as the class indices 1 and 0, both labels, where a file of rows of flags means the
-    first alone; a list of indices (a Hugging Face ``Sequence(ClassLabel)`` column's) is read as such where some post's
-    is not such a row (``[1]``, ``[]``). A task whose labels are numbers (``numbered``) reads them as labels alone.
+    """Refuse the posts of ``name`` every labelled one of which gives a multilabel task of two labels a row of 0s and
+    1s, one for each label (``TaskSpec.flag_row``: multi-hot), decided over them all, not post by post: ``[1, 0]``
+    reads as the class indices 1 and 0, both labels, where a file of rows of flags means the first alone; a list of
+    indices (a Hugging Face ``Sequence(ClassLabel)`` column's) is read as such where some post's is not such a row
+    (``[1]``, ``[]``), the posts read up to the first such post alone. A row of flags of another task is none of its
+    lists of labels: of three labels or more, it gives a class twice (``given_twice``), of one, ``[1]`` is no class
+    and ``[0]`` is its label. A task whose labels are numbers (``numbered``) reads them as labels alone.
 
     Raises:
         ValueError: Naming the first such post by its origin (file and row) and id, the field, its labels, and the
-            labels it marks.
+            labels it marks read either way.
     """
     for task in tasks:
-        if task.type != "multilabel" or task.numbered:
+        if task.type != "multilabel" or task.numbered or len(task.labels) != 2:
             continue
-        given = [(post, value) for post in posts if (value := post.labels.get(task.name)) is not None]
-        if given and all(task.flag_row(value) for _, value in given):
-            post, value = given[0]
-            raise ValueError(
-                f"{post_name(post.origin, post.id)} field 'labels.{task.name}': labels {list(value)!r}: every "
-                f"labelled post of {name} gives task {task.name!r} a row of 0s and 1s, one for each of its "
-                f"{len(task.labels)} labels (multi-hot), which reads as a list of class indices, not of flags; give "
-                f"the labels each post marks by name ({task.marked(value)} for this one), or their class indices"
-            )
+        if (first := first_flag_row(task, posts)) is None:
+            continue
+        post, value = first
+        named = ", ".join(json.dumps(labels) for labels in (list(task.labels), *[[label] for label in task.labels]))
+        raise ValueError(
+            f"{post_name(post.origin, post.id)} field 'labels.{task.name}': labels {list(value)!r}: every labelled "
+            f"post of {name} gives task {task.name!r} a pair of 0s and 1s, which reads either as class indices ([0, 1] "
+            "or [1, 0]: both labels) or as a row of flags, one for each of its 2 labels (multi-hot: "
+            f"{task.marked(value)} for this one); give the labels each post carries by name ({named} or [])"
+        )
+
+
+def first_flag_row(task: TaskSpec, posts: Iterable[Post]) -> tuple[Post, Any] | None:
+    """The first labelled post of ``posts`` and its labels for ``task``, where each labelled one gives a row of flags
+    (``TaskSpec.flag_row``); ``None`` where none is labelled or some is not such a row, read up to the first such."""
+    first = None
+    for post in posts:
+        value = post.labels.get(task.name)
+        if value is None:
+            continue
+        if not task.flag_row(value):
+            return None
+        first = first or (post, value)
+    return first

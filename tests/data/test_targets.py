@@ -195,10 +195,34 @@ def test_labels_of_two_flags_in_every_post_are_refused_as_multi_hot_and_lists_of
         refuse_flag_rows([flags], posts, "hot.jsonl")
     assert str(raised.value) == (
         f"{tmp_path / 'hot.jsonl'}:1 (post id='a') field 'labels.flags': labels [1, 0]: every labelled post of "
-        "hot.jsonl gives task 'flags' a row of 0s and 1s, one for each of its 2 labels (multi-hot), which reads as a "
-        'list of class indices, not of flags; give the labels each post marks by name (["spam"] for this one), or '
-        "their class indices"
+        "hot.jsonl gives task 'flags' a pair of 0s and 1s, which reads either as class indices ([0, 1] or [1, 0]: "
+        'both labels) or as a row of flags, one for each of its 2 labels (multi-hot: ["spam"] for this one); give '
+        'the labels each post carries by name (["spam", "drugs"], ["spam"], ["drugs"] or [])'
     )
     indices = [*posts, Post("c", labels={"flags": [1]}), Post("d", labels={"flags": None})]
     refuse_flag_rows([flags], indices, "mixed")  # a list of one index: the lists are indices
     refuse_flag_rows([TaskSpec("flags", "multilabel", ("1", "2"))], posts, "numbered")
+
+
+class ReadUpTo(list):
+    """Posts that may be read up to ``last`` alone: a check deciding by the first ones reads no further."""
+
+    def __init__(self, posts: list[Post], last: int) -> None:
+        super().__init__(posts)
+        self.last = last
+
+    def __iter__(self):
+        for place, post in enumerate(super().__iter__()):
+            assert place <= self.last, f"post {place} read, past post {self.last}"
+            yield post
+
+
+def test_flag_rows_are_looked_for_up_to_the_first_list_of_indices_and_only_of_a_task_of_two_labels() -> None:
+    flags = TaskSpec("flags", "multilabel", ("spam", "drugs"))
+    posts = [Post("a", labels={}), Post("b", labels={"flags": [0, 1]}), Post("c", labels={"flags": [1]})]
+    refuse_flag_rows([flags], ReadUpTo([*posts, *[Post(str(i), labels={"flags": [0]}) for i in range(5)]], 2), "x")
+    one = TaskSpec("one", "multilabel", ("spam",))  # [0] is its one label, no row of flags: [1] is no class of it
+    refuse_flag_rows([one], [Post("a", labels={"one": [0]}), Post("b", labels={"one": [0]})], "x")
+    assert one.target([0]) == [1.0]
+    three = TaskSpec("three", "multilabel", ("spam", "scam", "drugs"))  # rows of three flags each give a class twice
+    refuse_flag_rows([three], ReadUpTo([Post("a", labels={"three": [0, 1, 2]})], -1), "x")
