@@ -268,7 +268,7 @@ class ColumnMap:
         labels = {task: self.text_cell(row, column, where, text_cells) for task, column in self.labels.items()}
         labels = {task: value for task, value in labels.items() if value is not None}
         labels |= self.object_cell(row, "labels", where)
-        meta = {name: self.text_cell(row, column, where) for name, column in self.meta.items()}
+        meta = {name: _text(_cell(row, column), None) for name, column in self.meta.items()}
         meta |= self.object_cell(row, "meta", where)
         column, images = self.images_cell(row, text_cells)
         return Post(
@@ -285,7 +285,7 @@ class ColumnMap:
     def text_cell(self, row: Mapping[str, Any], column: str | None, where: str, text_cells: bool = False) -> Any:
         """The row's value for ``column`` (``_listed_cell``), bytes of it (a Parquet BINARY column's cell, as Impala
         and older Hive write text without marking it UTF-8), alone or in a list, the UTF-8 text they hold
-        (``_text``), as a field holding text (text, comments, a label, a meta field) reads them.
+        (``_text``), as a field holding text (text, comments, a label) reads them.
 
         Raises:
             ValueError: Naming the row by ``where``, the field and ``column``, where bytes are not UTF-8.
@@ -298,7 +298,8 @@ class ColumnMap:
         a list of ``(key, value)`` pairs), as a post given as a dict holds them, but the ones ``labels`` or ``meta``
         names, read from their own columns; ``{}`` where the column is not read so or the cell holds no mapping
         (missing, or a value of a column that happens to bear the name, such as a CSV or TSV cell, which is text),
-        left unread as a column no mapping reads is.
+        left unread as a column no mapping reads is. Bytes among them are read as a field of their own is
+        (``_text``): a label's as the UTF-8 text they hold, a meta field's as such text where they hold it.
 
         Raises:
             ValueError: Naming the row by ``where``, the field and its column, where the cell is one Python cannot
@@ -311,7 +312,12 @@ class ColumnMap:
         if isinstance(value, list) and all(type(pair) is tuple and isinstance(pair[0], str) for pair in value):
             value = dict(value)
         named = getattr(self, name)
-        return {key: item for key, item in value.items() if key not in named} if isinstance(value, Mapping) else {}
+        if not isinstance(value, Mapping):
+            return {}
+        held = {key: item for key, item in value.items() if key not in named}
+        if name == "meta":
+            return {key: _text(item, None) for key, item in held.items()}
+        return {key: _text(item, f"{where} field '{name}.{key}' (column {name!r})") for key, item in held.items()}
 
 
 def object_read(column: str) -> str:
@@ -347,9 +353,10 @@ def _listed_cell(row: Mapping[str, Any], column: str | None, text_cells: bool) -
     return value if decoded is None else decoded
 
 
-def _text(value: Any, where: str) -> Any:
+def _text(value: Any, where: str | None) -> Any:
     """``value``, where it is bytes, or a list of which some are, with those bytes as the UTF-8 text they hold
-    (``faim.data.native.cell_text``); any other value as it is.
+    (``faim.data.native.cell_text``); any other value as it is. Bytes of a meta field (``where`` ``None``) that are
+    not UTF-8 (a digest, a thumbnail) stay bytes, as a meta field holds any value.
 
     Raises:
         ValueError: Naming ``where`` (the row, its field and column) where bytes are not UTF-8.
@@ -361,6 +368,8 @@ def _text(value: Any, where: str) -> Any:
     try:
         return cell_text(value)
     except ValueError as error:
+        if where is None:
+            return value
         raise ValueError(f"{where}: {error}") from None
 
 

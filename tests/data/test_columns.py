@@ -311,3 +311,36 @@ def test_text_in_a_parquet_binary_column_as_impala_and_hive_write_it_is_read_and
     said += "the cell)"
     with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
         list(read_posts(tmp_path / "bad.parquet"))
+
+
+def test_meta_bytes_not_utf8_stay_bytes_and_bytes_in_a_meta_or_labels_column_of_objects_are_read_as_text(
+    tmp_path: Path,
+) -> None:
+    digest = bytes(range(200, 216))
+    table = pa.table(
+        {
+            "id": ["a", "b"],
+            "digest": pa.array([digest, b"ok"], pa.binary()),
+            "marks": pa.array([[b"x", b"\xff"], None], pa.list_(pa.binary())),
+            "meta": pa.array(
+                [{"lang": b"en", "thumb": b"\x89PNG\xff"}, None],
+                pa.struct([("lang", pa.binary()), ("thumb", pa.binary())]),
+            ),
+            "labels": pa.array(
+                [{"hate": b"yes", "tags": [b"spam"]}, None],
+                pa.struct([("hate", pa.binary()), ("tags", pa.list_(pa.binary()))]),
+            ),
+        }
+    )
+    pq.write_table(table, tmp_path / "posts.parquet")
+    posts = list(read_posts(tmp_path / "posts.parquet", {"meta": ["digest", "marks"]}))
+    assert [post.meta for post in posts] == [  # a digest refused in every row before
+        {"digest": digest, "marks": ["x", b"\xff"], "lang": "en", "thumb": b"\x89PNG\xff"},
+        {"digest": "ok", "marks": None},
+    ]
+    assert [post.labels for post in posts] == [{"hate": "yes", "tags": ["spam"]}, {}]  # b'yes', [b'spam'] before
+    labels = pa.array([{"hate": b"ok"}, {"hate": b"caf\xe9"}], pa.struct([("hate", pa.binary())]))
+    pq.write_table(table.drop_columns(["labels"]).append_column("labels", labels), tmp_path / "bad.parquet")
+    said = f"{tmp_path / 'bad.parquet'}:1 (post id='b') field 'labels.hate' (column 'labels'): not UTF-8 text (byte 4 "
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}of the cell\\)$"):
+        list(read_posts(tmp_path / "bad.parquet"))
