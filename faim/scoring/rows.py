@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -15,7 +14,7 @@ from faim.data.columns import ColumnMap
 from faim.data.elements import PostError, nothing_read, overfull, reads_nothing, warn_overfull
 from faim.data.native import cell_text
 from faim.data.post import ADDED_META, Post, post_name, shortest_text_first
-from faim.data.tabular import jsonl_object, jsonl_text, parse_number, row_name, utf8
+from faim.data.tabular import JSON_OBJECTS, jsonl_object, jsonl_text, parse_number, row_name, utf8
 from faim.data.unheld import MAP_KIND, MAP_META, unheld_kinds, warn_unheld, warn_unread_meta
 from faim.decisions import Task, nonfinite_scores, nonfinite_tasks
 from faim.scoring.inputs import Shard, own_shards
@@ -146,12 +145,13 @@ def parse_row(
 def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> str | None:
     """The id a row that is not a post would have had as one (``ColumnMap.post_id``: its id cell, or its row number
     where it has none), read past bytes that are not UTF-8 elsewhere in it; ``None`` where the row holds no JSON
-    object or its id is not UTF-8 or of a type no id is (``faim.data.post.id_text``)."""
+    object, or one giving a key twice, which is not read (``faim.data.tabular.JSON_OBJECTS``), or its id is not UTF-8
+    or of a type no id is (``faim.data.post.id_text``)."""
     row = payload
     if shard.format == "jsonl":
         try:
-            row = json.loads(payload.decode("utf-8", "surrogateescape"))
-        except json.JSONDecodeError:
+            row = JSON_OBJECTS.decode(payload.decode("utf-8", "surrogateescape"))
+        except ValueError:  # not JSON, or a key given twice (JSONDecodeError is a ValueError)
             return None
         if not isinstance(row, dict):
             return None

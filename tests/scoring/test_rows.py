@@ -190,6 +190,21 @@ def test_a_json_lines_line_holding_no_json_object_is_said_as_reading_posts_says_
     assert str(read.value) == f"{path}:4: {said}"
 
 
+def test_a_json_lines_row_giving_a_key_twice_is_an_error_of_no_id_as_its_object_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "dump.jsonl"
+    path.write_bytes(b'{"id": "a", "text": "one", "id": "b"}\n{"id": "c", "text": "two", "text": "three"}\n')
+    (shard,) = read_shards([path], 2, ColumnMap())
+    errors = shard_posts(shard, ColumnMap(), None, KINDS).errors
+    assert [(error.source, error.post_id, error.kind) for error in errors] == [  # the id given last, b, before
+        (f"{path}:1", None, "json"),
+        (f"{path}:2", None, "json"),
+    ]
+    assert (
+        errors[0].message
+        == f"{path}:1: key 'id' given twice in one object, whose values cannot both be read; give it once"
+    )
+
+
 def test_a_csv_cell_that_is_not_utf8_names_the_fields_it_is_read_into_and_its_column_as_reading_posts_does(
     tmp_path: Path,
 ) -> None:
