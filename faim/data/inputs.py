@@ -9,8 +9,9 @@ The rule, in order:
 2. Any other folder stands for every input inside it, recursively, in sorted order: files with a known extension
    and saved datasets (a saved dataset's own files are not read one by one).
 3. A path with ``*``, ``?`` or ``[`` that does not exist is a glob (``dumps/2026-*/*.jsonl``), matched
-   recursively with ``**``; a folder it matches stands for the inputs inside it, as in 2 (a Spark dump's
-   ``posts.parquet/`` folder of parts, which ``*.parquet`` matches).
+   recursively with ``**``; a folder it matches named as a file of a known extension stands for the inputs inside it,
+   as in 2 (a Spark dump's ``posts.parquet/`` folder of parts, which ``*.parquet`` matches); another folder it
+   matches is passed over.
 
 A folder's walk warns (``FaimWarning``), before any file is read and once a process, of the files it does not read,
 saying how many and naming the first three: a compressed dump (``posts.jsonl.gz``), a ``.txt`` or ``.xlsx`` file; and
@@ -213,12 +214,14 @@ def read_from(spec: str | Path) -> Path:
 
 
 def _matched(match: Path, unread: list[Path], passed: list[str]) -> list[Path]:
-    """The inputs a glob's ``match`` stands for: a file or saved dataset itself; a folder's inputs, as a folder given
-    stands for them (``_inside``: a Spark dump's ``posts.parquet/`` folder of parts, which ``*.parquet`` matches), none
-    where a walk passes it over (``_passed_over``)."""
+    """The inputs a glob's ``match`` stands for: a file or saved dataset itself; the inputs of a folder named as an
+    input is (``FORMATS``), as a folder given stands for them (``_inside``: a Spark dump's ``posts.parquet/`` folder of
+    parts, which ``*.parquet`` matches, a Hive table's ``posts.jsonl/``), none where a walk passes it over
+    (``_passed_over``); none of another folder (``data/validation/``, which ``data/*`` matches beside the files it
+    means)."""
     if match.is_file() or is_saved(match):
         return [match]
-    if match.is_dir() and not _passed_over(match, passed):
+    if match.is_dir() and match.suffix.lower() in FORMATS and not _passed_over(match, passed):
         return _inside(match, unread, passed)
     return []
 

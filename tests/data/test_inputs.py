@@ -212,6 +212,12 @@ def test_a_folder_a_glob_matches_stands_for_its_inputs_as_a_spark_dumps_folder_o
         pq.write_table(pa.table({"id": [part.name], "text": ["t"]}), part)
     assert find_inputs(str(tmp_path / "*.parquet")) == [tmp_path / "a.parquet", *parts]  # the parts dropped before
     assert find_inputs(str(tmp_path / "**")) == find_inputs(tmp_path)  # each file once, however many matches hold it
+    (tmp_path / "x.jsonl").mkdir()  # as Hive writes one, named as a JSON Lines file
+    (tmp_path / "x.jsonl" / "000000_0.jsonl").write_text('{"id": "x", "text": "t"}\n', encoding="utf-8")
+    (tmp_path / "validation").mkdir()  # a folder named as no input: passed over, as the glob's other folders are
+    (tmp_path / "validation" / "v.jsonl").write_text('{"id": "v", "text": "t"}\n', encoding="utf-8")
+    expected = [tmp_path / "a.parquet", *parts, tmp_path / "x.jsonl" / "000000_0.jsonl"]
+    assert find_inputs(str(tmp_path / "*")) == expected  # validation/v.jsonl read too before
 
 
 def test_a_glob_skips_what_a_folder_it_starts_in_skips_below_where_its_wildcards_start(
