@@ -51,6 +51,7 @@ from faim.recipe import Recipe
 from faim.registry import SavedModelWarning, built, rebuilding_saved
 from faim.runtime.bundle import manifest_entry, setting, task_labels, whole_number
 from faim.version import __version__
+from faim.wording import home_path
 
 
 @dataclass
@@ -95,7 +96,7 @@ def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
             fails for another reason leaves ``directory`` as it was and nothing beside it.
         ValueError: When the recipe would not load the model again (``check_rebuilt``), before its weights are written.
     """
-    target = Path(directory).expanduser()
+    target = home_path(directory)
     check_replaceable(target, MANIFEST)
     with replacing(target, ".faim-") as staging:
         assets = {

@@ -12,6 +12,7 @@ import yaml
 
 from faim.file_digests import check_digests, listed_file
 from faim.registry import a_type
+from faim.wording import home_path
 
 MANIFEST = "faim.json"
 RECIPE = "recipe.yaml"
@@ -51,7 +52,7 @@ def folder_given(directory: Any, holding: str) -> Path:
     if not os.fspath(directory):
         raise ValueError(f"expected {holding} folder, got an empty path (a variable not set?); name a folder, . for "
                          "this one")  # fmt: skip
-    return Path(directory).expanduser()
+    return home_path(directory)
 
 
 def file_not_folder(path: Path) -> str:

@@ -32,6 +32,7 @@ from faim.runtime.bundle import FORMAT_VERSION, ORT_VERSION, ExportError
 from faim.runtime.model import session
 from faim.runtime.preprocess import part_preprocessing
 from faim.version import __version__
+from faim.wording import home_path
 
 EXAMPLE_ELEMENTS = 3
 """Elements (and posts) in the example inputs graphs are traced on: more than one, so no axis is specialised to 1."""
@@ -80,7 +81,7 @@ def export_model(detector: Detector, directory: str | Path, graph_format: str = 
     if graph_format not in GRAPH_FORMATS:
         raise ExportError(f"graph format {graph_format!r} is not one of {', '.join(GRAPH_FORMATS)}")
     model = detector.model
-    target = Path(directory).expanduser()
+    target = home_path(directory)
     fusion_graph = f"fusion.{graph_format}"
     with staged(target) as staging, evaluating(model):  # modes put back before the export takes its place
         kinds = {kind: model.routes[kind] for kind in model.fused_kinds}
