@@ -230,35 +230,36 @@ def check_full_precision(model: nn.Module, source: str) -> None:
         )
 
 
-EVALUATING: dict[nn.Module, tuple[int, dict[nn.Module, bool]]] = {}
-"""Each module some block runs in eval mode (``evaluating``): how many blocks do, in this process's threads, and the
-mode of each of its parts before the first began."""
+EVALUATING: dict[nn.Module, tuple[int, bool]] = {}
+"""Each module some block runs in eval mode (``evaluating``), itself or a module holding it: how many blocks do, in
+this process's threads, and its mode before the first began."""
 
 EVALUATING_LOCK = threading.Lock()
-"""Held while ``EVALUATING`` is read and changed, and a module's modes with it."""
+"""Held while ``EVALUATING`` is read and changed, and the modes of the modules in it with it."""
 
 
 @contextmanager
 def evaluating(module: nn.Module) -> Iterator[None]:
     """Run the block with ``module`` in eval mode; afterwards each of its modules is in the mode it was in, so that
-    scoring a model being trained leaves its dropout on. Blocks of several threads overlapping (a model scoring posts
-    in each) keep it in eval mode until the last ends, which sets back the modes its parts had before the first began.
-    A part without a mode (a frozen TorchScript module, as scoring's optimised encoders are) is left as it is."""
+    scoring a model being trained leaves its dropout on. Blocks of several threads overlapping on a module (a model
+    scoring posts in each, two models sharing an encoder, one running a part of a model another runs whole) keep it
+    in eval mode until the last of them ends, which sets back the mode it had before the first began. A part without
+    a mode (a frozen TorchScript module, as scoring's optimised encoders are) is left as it is."""
+    parts = [part for part in module.modules() if hasattr(part, "training")]
     with EVALUATING_LOCK:
-        count, modes = EVALUATING.get(module, (0, {}))
-        if not count:
-            modes = {part: part.training for part in module.modules() if hasattr(part, "training")}
-            module.eval()
-        EVALUATING[module] = (count + 1, modes)
+        for part in parts:
+            count, training = EVALUATING.get(part, (0, part.training))
+            EVALUATING[part] = (count + 1, training)
+        module.eval()
     try:
         yield
     finally:
         with EVALUATING_LOCK:
-            count, modes = EVALUATING.pop(module)
-            if count > 1:
-                EVALUATING[module] = (count - 1, modes)
-            else:
-                for part, training in modes.items():
+            for part in parts:
+                count, training = EVALUATING.pop(part)
+                if count > 1:
+                    EVALUATING[part] = (count - 1, training)
+                else:
                     part.training = training
 
 

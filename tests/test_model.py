@@ -317,6 +317,27 @@ def test_scoring_from_two_threads_overlapping_keeps_the_model_in_eval_mode_until
     assert model.training and not model.heads["hate"].training  # each part as it was before either scored
 
 
+def test_blocks_overlapping_on_a_shared_part_keep_it_in_eval_mode_until_both_end() -> None:
+    """Two models sharing one encoder, and one thread running a part while another runs the whole, overlap on the
+    part: it stays in eval mode while either runs, and is set back as it was once the last ends."""
+    from faim.model import EVALUATING, evaluating
+
+    shared = TinyTextEncoder(dim=16)
+
+    def built() -> WholePostModel:
+        return WholePostModel({"text": shared}, ConcatFusion({"text": 16}), {"hate": BinaryHead(16)}).train()
+
+    first, second = built(), built()
+    for outer, inner in ((first, second), (shared, first)):
+        blocks = evaluating(outer), evaluating(inner)
+        blocks[0].__enter__()
+        blocks[1].__enter__()
+        blocks[0].__exit__(None, None, None)
+        assert not any(part.training for part in inner.modules())  # the other still runs: no dropout on
+        blocks[1].__exit__(None, None, None)
+        assert all(part.training for part in (*first.modules(), *second.modules())) and not EVALUATING
+
+
 @pytest.mark.parametrize("kind", ["meta", "video"])
 def test_posts_linked_by_a_kind_the_model_does_not_read_are_refused_naming_the_kinds_it_reads(
     kind: str, detector: Detector
