@@ -83,8 +83,9 @@ class Post:
         or empty: ``is_missing``); a missing ``id`` (``post_id``) becomes ``index``, the post's place. Unknown keys
         (``unknown_fields``), and a field of the wrong type (see ``checked_fields``), raise ``ValueError`` naming the
         post by its index and id (``post_name``) and the field so typos and misplaced values do not pass silently. A
-        subclass of ``Post`` reads its own fields (``own_fields``) from the dict too, and is built through its
-        ``__init__``, so that they are set and its ``__post_init__`` runs; a ``Post`` without, its fields checked once.
+        subclass of ``Post`` reads its own fields (``own_fields``) from the dict too, one missing there (``is_missing``)
+        taking its default, and is built through its ``__init__``, so that they are set and its ``__post_init__``
+        runs; a ``Post`` without, its fields checked once.
         """
         if not isinstance(row, Mapping):
             raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}{unmapped(row)}")
@@ -98,7 +99,7 @@ class Post:
         given = images, row.get("comments"), row.get("labels"), row.get("meta")
         text, *checked = checked_fields(where, row.get("text"), *given, named)
         if cls is not Post:  # built as it is, so that a subclass's own fields are set and its __post_init__ runs
-            return cls(ident, text, *checked, **{name: row[name] for name in own if name in row})
+            return cls(ident, text, *checked, **{name: row[name] for name in own if not is_missing(row.get(name))})
         images, comments, labels, meta = owned(checked, given)
         post = object.__new__(cls)  # not through __post_init__, which would check the fields checked here once more
         fields = {"images": images, "comments": comments, "labels": labels, "meta": meta}

@@ -552,6 +552,13 @@ def test_a_subclass_given_a_dict_takes_its_own_fields_from_it_and_refuses_a_key_
         Post.from_dict({"id": "c", "tags": ["x"]})
 
 
+@pytest.mark.parametrize("missing", [None, float("nan"), ""])
+def test_a_subclass_given_a_dict_reads_its_own_field_missing_there_as_absent(missing: object) -> None:
+    """As a post's own fields are (``is_missing``): a table's empty cell keeps the field's default."""
+    tagged = Tagged.from_dict({"id": "a", "text": "hi", "images": missing, "tags": missing})
+    assert tagged.tags == [] and tagged.images == []
+
+
 def test_a_list_column_pandas_wrote_to_csv_as_python_writes_a_list_is_refused_saying_to_write_json(tmp_path) -> None:
     from faim.data.collate import post_targets
     from faim.data.elements import PostError
