@@ -227,7 +227,7 @@ def evaluate_loader(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     link = detector.pooling_kind
-    predictions = predict(detector.model, loader, desc=desc, link_kind=link)
+    predictions = predict(detector.model, loader, desc=desc, link_kind=link, source=detector.source)
     check_finite(detector, predictions, data_name)
     ablated = {}
     kinds = detector.model.kinds_with(link)  # a kind embedded but neither fused nor pooled by changes no score

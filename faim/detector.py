@@ -193,7 +193,6 @@ class Detector:
         Raises:
             TypeError, ValueError, PostError: As ``predict``, but for the posts ``posts_to_read`` refuses.
         """
-        check_full_precision(self.model, self.source)
         kinds = self.model.kinds_with(link_kind)
         collate = self.collator(kinds=kinds)
         collate.check(posts)
@@ -202,7 +201,10 @@ class Detector:
         warn_overfull(*overfull(posts, fused, self.max_elements), self.max_elements, fused, GIVEN_POSTS)
         batches, positions = length_batches(posts, batch_size)
         collated = (collate(batch) for batch in batches)
-        return predict(self.model, collated, desc=None, link_kind=link_kind, embeddings=embeddings).rows(positions)
+        predictions = predict(
+            self.model, collated, desc=None, link_kind=link_kind, embeddings=embeddings, source=self.source
+        )
+        return predictions.rows(positions)
 
     def score(
         self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64, pool_by_image: bool = False
@@ -363,7 +365,7 @@ class Detector:
     ) -> Predictions:
         """Fit the per-post calibration on labelled batches (a validation loader), in place, as ``config`` (the
         recipe's ``eval:`` section) says (``calibrate_predictions``); returns the predictions it was fitted on."""
-        predictions = predict(self.model, batches, desc="calibrating", link_kind=self.pooling_kind)
+        predictions = predict(self.model, batches, desc="calibrating", link_kind=self.pooling_kind, source=self.source)
         self.calibrate_predictions(predictions, config, correction_weights)
         return predictions
 

@@ -16,7 +16,7 @@ import torch
 from tqdm.auto import tqdm
 
 from faim.data.batch import PostBatch
-from faim.model import Elements, WholePostModel, evaluating, model_device, on_model_device
+from faim.model import Elements, WholePostModel, check_full_precision, evaluating, model_device, on_model_device
 
 
 @dataclass
@@ -78,6 +78,7 @@ def predict(
     link_kind: str | None = None,
     embeddings: bool = False,
     device: torch.device | None = None,
+    source: str | None = None,
 ) -> Predictions:
     """Run ``model`` over every batch (a DataLoader, or any iterable of collated batches), in eval mode; each of its
     modules is left in the mode it was in.
@@ -93,7 +94,12 @@ def predict(
             share it; a dropped kind links nothing.
         embeddings: Also keep the whole-post embeddings.
         device: Move each batch there first (``None``: where the model's weights are, ``model_device``).
+        source: Where the model was read from, as an error names it.
+
+    Raises:
+        ValueError: On a model put in half precision (``check_full_precision``), before a batch is drawn.
     """
+    check_full_precision(model, source)
     drop = tuple(drop)
     kinds = model.kinds_with(link_kind)
     ids: list[str] = []

@@ -211,12 +211,12 @@ HALF_PRECISION = (torch.float16, torch.bfloat16)
 """The dtypes of weights ``check_full_precision`` refuses."""
 
 
-def check_full_precision(model: nn.Module, source: str) -> None:
-    """Refuse ``model`` (read from ``source``, as an error names it) whose every weight is in half precision
-    (``HALF_PRECISION``: ``model.half()``, ``model.to(torch.bfloat16)``), before it reads a post: faim gives its
-    encoders the posts, and its fusion their embeddings, in float32, which such a layer refuses deep inside with an
-    error naming neither the model nor what to do. A component of a user's own holding half weights among others in
-    float32 (an encoder casting what it is given) is left to read posts.
+def check_full_precision(model: nn.Module, source: str | None = None) -> None:
+    """Refuse ``model`` (read from ``source``, as an error names it where given) whose every weight is in half
+    precision (``HALF_PRECISION``: ``model.half()``, ``model.to(torch.bfloat16)``), before it reads a post: faim
+    gives its encoders the posts, and its fusion their embeddings, in float32, which such a layer refuses deep inside
+    with an error naming neither the model nor what to do. A component of a user's own holding half weights among
+    others in float32 (an encoder casting what it is given) is left to read posts.
 
     Raises:
         ValueError: Naming ``source``, the dtype and saying to put the model back in float32.
@@ -224,8 +224,9 @@ def check_full_precision(model: nn.Module, source: str) -> None:
     dtypes = {weight.dtype for weight in model.parameters()}
     if dtypes and dtypes <= set(HALF_PRECISION):
         half = ", ".join(sorted(map(str, dtypes)))
+        named = f"{source}: " if source else ""
         raise ValueError(
-            f"{source}: the model's weights are {half} (model.half() or model.to(dtype)), where faim gives its "
+            f"{named}the model's weights are {half} (model.half() or model.to(dtype)), where faim gives its "
             "encoders the posts, and its fusion their embeddings, in float32: call detector.model.float() first"
         )
 

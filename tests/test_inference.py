@@ -3,8 +3,11 @@ batches reach the model where its weights are."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
+import torch
 from conftest import pooling_detector, tiny_recipe
 
 import faim
@@ -90,3 +93,21 @@ def test_batches_are_moved_to_the_device_the_models_weights_are_on(monkeypatch) 
         with pytest.raises(Given):
             run()
     assert devices == [{"meta"}] * 3
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_model_in_half_precision_is_refused_before_a_batch_is_read(dtype: torch.dtype) -> None:
+    """Evaluation, faim calibrate, training's crowd corrections and scoring a dump run the model here, as the
+    detector's calls do."""
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    model.to(dtype)
+    read = []
+
+    def batches() -> Iterator[PostBatch]:
+        read.append(True)
+        yield detector.collator()(detector.readable([{"id": "a", "text": "a post"}])[0])
+
+    with pytest.raises(ValueError, match=rf"^the model's weights are {dtype} .*: call detector.model.float\(\) first$"):
+        predict(model, batches())
+    assert not read

@@ -93,7 +93,12 @@ def run(args: argparse.Namespace) -> int:
         collator = detector.collator(with_targets=True)
         loader = make_loader(detector.model, collator, posts, recipe.eval.batch_size, shuffle=False)
         predictions = predict(
-            detector.model, loader, desc="predicting", link_kind=detector.pooling_kind, embeddings=args.head
+            detector.model,
+            loader,
+            desc="predicting",
+            link_kind=detector.pooling_kind,
+            embeddings=args.head,
+            source=detector.source,
         )
         check_finite(detector, predictions, args.data)
         with_labels = [

@@ -100,6 +100,7 @@ class ShardScorer:
             link_kind=self.link_kind,
             embeddings=self.embeddings,
             device=self.device,
+            source=self.detector.source,
         )
         if self.scores or self.embeddings:
             tasks = self.detector.tasks if self.scores else []
