@@ -11,10 +11,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from faim.data.batch import Elements, PostBatch, element_layout
-from faim.data.elements import PostError, check_pictures, checked_elements, read_each
+from faim.data.elements import PostError, check_posts, checked_elements, read_each
 from faim.data.post import Post
 from faim.data.targets import TaskSpec
 from faim.registry import ELEMENT_MODALITIES
@@ -106,17 +107,12 @@ class PostCollator:
 
     def check(self, posts: list[Post]) -> None:
         """Refuse, before a model reads any of ``posts``, the first ``prepare`` refuses but for a picture that does
-        not decode: each post's elements but its pictures are read and checked (a text that is not text, metadata
-        that is not numbers) and its pictures looked for (``check_pictures``: not there, a folder or empty), where
-        reading the posts would stop at it only once the model had read every post before it.
+        not decode (``check_posts``: its targets read too).
 
         Raises:
             PostError: Naming the post and the field.
         """
-        unpictured = self.only([kind for kind in self.preprocessors if ELEMENT_MODALITIES[kind] != "image"])
-        for post in posts:
-            unpictured.prepare(post)
-        check_pictures(posts, self.preprocessors, self.max_elements)
+        check_posts(posts, self.preprocessors, self.max_elements, partial(post_targets, tasks=self.tasks))
 
     def collate(self, posts: list[Post]) -> CollateResult:
         """Prepare every post, then preprocess each kind's elements as one flat batch."""

@@ -336,6 +336,30 @@ def check_texts(posts: Iterable[Post], kinds: Collection[str], limit: int) -> No
                 check_text(post, field, string)
 
 
+def check_posts(
+    posts: Iterable[Post],
+    preprocessors: Mapping[str, Callable[[list[Any]], Any]],
+    limit: int,
+    also: Callable[[Post], Any] | None = None,
+) -> None:
+    """Refuse, before a model reads any of ``posts``, the first reading them would refuse but for a picture that does
+    not decode: each post's elements but its pictures are read and checked as ``checked_elements`` reads them (a text
+    that is not text, metadata that is not numbers), and ``also`` read of it where given, and its pictures looked for
+    (``check_pictures``: not there, a folder or empty), where reading the posts would stop at it only once the model
+    had read every post before it. The detector's collator (``faim.data.collate.PostCollator.check``) and the
+    exported runtime both check posts so.
+
+    Raises:
+        PostError: Naming the post and the field.
+    """
+    unpictured = {kind: each for kind, each in preprocessors.items() if ELEMENT_MODALITIES[kind] != "image"}
+    for post in posts:
+        checked_elements(post, unpictured, limit, {})
+        if also is not None:
+            also(post)
+    check_pictures(posts, preprocessors, limit)
+
+
 def checked_elements(
     post: Post,
     preprocessors: Mapping[str, Callable[[list[Any]], Any]],

@@ -15,6 +15,7 @@ from faim.artifact_manifest import folder_given, read_meta_fields
 from faim.data.elements import (
     GIVEN_POSTS,
     PostError,
+    check_posts,
     checked_elements,
     overfull,
     posts_to_read,
@@ -438,9 +439,12 @@ class ExportedModel:
         reads of a post (``warn_overfull``: ``max_elements``).
 
         Raises:
-            TypeError, ValueError, PostError: As ``predict``, but for the posts ``posts_to_read`` refuses.
+            TypeError, ValueError, PostError: As ``predict``, but for the posts ``posts_to_read`` refuses; before a
+                graph runs, on the first it would stop at but for a picture that does not decode (``check_posts``),
+                as ``faim.Detector`` refuses it.
         """
         kinds = list(self.encoders)
+        check_posts(posts, self.encoders, self.max_elements)
         warn_unread(posts, kinds, self.meta_fields)
         warn_overfull(*overfull(posts, kinds, self.max_elements), self.max_elements, kinds, GIVEN_POSTS)
         batches, positions = length_batches(posts, batch_size)

@@ -315,6 +315,29 @@ def test_a_bad_post_is_named_with_its_field(exported: tuple[Path, Path]) -> None
         runtime.score([{"id": "cut", "text": "fine", "comments": ["an emoji cut in two \ud83d"]}])
 
 
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ({"images": ["no-such-picture.png"]}, "field 'images': image 'no-such-picture.png'"),
+        ({"comments": ["fine", "cut \ud83d"]}, "field 'comments': holds half of a UTF-16 surrogate pair"),
+        ({"meta": {"likes": float("inf")}}, "field 'meta': meta field 'likes' must be finite"),
+    ],
+)
+def test_a_post_the_runtime_would_stop_at_is_refused_before_it_runs_any_graph(
+    bad: dict, said: str, exported: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the detector refuses it (tests/test_detector.py)."""
+    runtime = faim.runtime.load(exported[1])
+    runs = []
+    monkeypatch.setattr(runtime, "run", lambda prepared: runs.append(prepared))
+    posts = [{"id": str(n), "text": "a post " * n} for n in range(1, 5)]
+    posts.append({"id": "last", "text": "the longest post, read last " * 3} | bad)
+    for call in (runtime.score, runtime.embed, runtime.predict):
+        with pytest.raises(PostError, match=rf"^post 4 \(post id='last'\) {re.escape(said)}"):
+            call(posts, batch_size=1)
+    assert not runs
+
+
 def test_posts_holding_no_kind_or_meta_field_the_model_reads_are_warned_of_once_a_call_as_the_detector_does(
     exported: tuple[Path, Path],
 ) -> None:
