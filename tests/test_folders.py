@@ -471,6 +471,26 @@ def test_a_text_file_written_whole_keeps_its_mode_and_a_link_to_it_writes_its_ta
     assert plain.read_text(encoding="utf-8") == "second\n" and stat.S_IMODE(plain.stat().st_mode) == 0o600
 
 
+def test_a_file_written_whole_keeps_its_group_and_a_link_is_written_through_in_place(tmp_path: Path) -> None:
+    shared = tmp_path / "shared" / "latest.json"  # in a folder the process may not write, where a link names it
+    shared.parent.mkdir()
+    shared.write_text("{}", encoding="utf-8")
+    inode = shared.stat().st_ino
+    link = tmp_path / "metrics.json"
+    link.symlink_to(shared)
+    write_text_whole(link, "first\n")
+    assert shared.read_text(encoding="utf-8") == "first\n" and shared.stat().st_ino == inode  # no file beside it
+    others = [group for group in os.getgroups() if group != os.getegid()] or ([1] if os.geteuid() == 0 else [])
+    if not others:
+        pytest.skip("the process is in no group but its own")
+    plain = tmp_path / "metrics.md"
+    plain.write_text("", encoding="utf-8")
+    os.chown(plain, -1, others[0])  # shared with a team, its members reading it by its group
+    plain.chmod(0o640)
+    write_text_whole(plain, "second\n")
+    assert (plain.stat().st_gid, stat.S_IMODE(plain.stat().st_mode)) == (others[0], 0o640)
+
+
 def test_only_a_folder_a_process_no_longer_running_made_for_the_same_target_is_stale(tmp_path: Path) -> None:
     target = tmp_path / "model"
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
