@@ -218,7 +218,8 @@ def check_apart_from_data(data: str | Path, out: str | Path, written: str, optio
     Raises:
         ValueError: Naming ``out``.
     """
-    if Path(out).resolve() == read_from(data).resolve():
+    folder = read_from(data)
+    if folder is not None and Path(out).resolve() == folder.resolve():
         what = "the data, DATA," if Path(data).is_dir() else "the folder DATA is read from,"
         raise ValueError(f"{option} {out}: that is {what} whose posts its files would join; {written} goes elsewhere")
 

@@ -203,15 +203,17 @@ def input_name(spec: str | Path) -> str:
     return _glob_start(spec).absolute().name
 
 
-def read_from(spec: str | Path) -> Path:
-    """The folder a file, folder or glob's posts are read from: a folder itself, the folder holding a file, and for a
-    glob the folder its wildcards start in (``dumps`` for ``dumps/2026-*/*.jsonl``; ``.`` for ``*.jsonl``)."""
+def read_from(spec: str | Path) -> Path | None:
+    """The folder a file, folder or glob's posts are read from: a folder itself, the folder holding a file, and the
+    folder holding a glob's matches where its folders are named (``posts`` for ``posts/*.jsonl``; ``.`` for
+    ``*.jsonl``); none for a glob whose folders are wildcards themselves (``d*/posts.jsonl``), whose matches lie in
+    other folders than any one named."""
     path = Path(spec)
     if path.is_dir():
         return path
-    if path.exists() or not glob.has_magic(str(spec)):
+    if path.exists() or not glob.has_magic(str(path.parent)):
         return path.parent
-    return _glob_start(spec)
+    return None
 
 
 def _matched(match: Path, unread: list[Path], passed: list[str]) -> list[Path]:
