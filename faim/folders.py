@@ -60,6 +60,13 @@ def check_folder_path(path: Path) -> None:
             raise NotADirectoryError(f"{folder}: is a file, not a folder{inside}; name a folder to write into")
 
 
+def as_named(target: Path) -> Path:
+    """``target`` as written where it has a name of its own, so that a folder named after it beside it is named as the
+    user wrote it (a relative path stays relative); ``.``, ``..`` and ``out/..``, which have none, as ``named_folder``
+    reads them."""
+    return named_folder(target) if target.name in ("", "..") else target
+
+
 def named_folder(target: Path) -> Path:
     """``target`` as the absolute path of the folder it names, its ``.`` and ``..`` read as the file system reads
     them, after the links before them (``latest/..`` where ``latest`` is a link is the folder holding what it points

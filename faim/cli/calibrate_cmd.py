@@ -44,7 +44,7 @@ from faim.eval.recalibration import (
     write_report,
 )
 from faim.eval.tables import format_value, text_table
-from faim.folders import check_replaceable, named_folder, writing_towards
+from faim.folders import as_named, check_replaceable, writing_towards
 from faim.inference import predict
 from faim.pooling import picture_groups
 from faim.recipe.sections import EvalConfig
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     model, out = Path(args.model), Path(args.out)
     check_outside_model(model, out, "the calibrated model")
     check_replaceable(out, MANIFEST)
-    named = named_folder(out)  # the folder replaced: . and x/.. have no name of their own
+    named = as_named(out)  # the folder replaced: . and x/.. have no name of their own
     directory = Path(args.report) if args.report else named.parent / f"{named.name}-calibration"
     option = "--report" if args.report else "the report's folder (NEW_MODEL-calibration; --report names another)"
     check_outside_model(model, directory, "the report", option)

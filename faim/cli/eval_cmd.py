@@ -32,7 +32,7 @@ from faim.eval.evaluate import evaluate
 from faim.eval.report import format_table
 from faim.eval.robustness import REPORT_FILES, format_robustness, robustness_report
 from faim.eval.slices import carried_name, slice_problem, without_meta
-from faim.folders import named_folder
+from faim.folders import as_named
 from faim.notices import warn
 from faim.wording import shell_path
 
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         )
     args.split = args.split or "validation"
     label = input_name(args.data) if args.data else args.split  # what the report's folder is named by default
-    out = Path(args.out) if args.out else named_folder(Path(args.model)).parent / f"eval-{label}"  # . has a parent
+    out = Path(args.out) if args.out else as_named(Path(args.model)).parent / f"eval-{label}"  # . has a parent
     option = "-o" if args.out else "the report's folder (MODEL/../eval-NAME; -o names another)"
     check_outside_model(args.model, out, "the report", option)
     if args.data:

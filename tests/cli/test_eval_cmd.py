@@ -383,3 +383,17 @@ def test_eval_run_inside_the_model_folder_writes_its_report_by_default_beside_th
     assert main(["eval", named, str(tmp_path / "posts.jsonl"), "--map", "labels.harmful=label", *images]) == 0
     assert sorted(path.name for path in tmp_path.iterdir()) == ["eval-posts", "model", "posts.jsonl"]
     assert (tmp_path / "eval-posts" / "metrics.json").is_file()
+
+
+def test_eval_of_a_model_named_as_written_reports_beside_it_as_written(
+    tiny_model_dir: Path, demo_data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "m").symlink_to(tiny_model_dir)  # the report's paths name no folder the user did not
+    (tmp_path / "posts.jsonl").write_bytes(demo_data["validation"].read_bytes())
+    monkeypatch.chdir(tmp_path)
+    images = ["--image-root", str(demo_data["validation"].parent)]
+    assert main(["eval", "runs/m", "posts.jsonl", "--map", "labels.harmful=label", *images]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"report: {Path('runs', 'eval-posts')}")
+    plots = json.loads((tmp_path / "runs" / "eval-posts" / "metrics.json").read_text())["tasks"]["harmful"]["plots"]
+    assert all(not Path(plot).is_absolute() for plot in plots)
