@@ -51,7 +51,6 @@ from faim.recipe import Recipe
 from faim.registry import SavedModelWarning, built, rebuilding_saved
 from faim.runtime.bundle import manifest_entry, setting, task_labels, whole_number
 from faim.version import __version__
-from faim.wording import home_path
 
 
 @dataclass
@@ -88,15 +87,14 @@ def architecture_recipe(model: WholePostModel, tasks: list[TaskSpec]) -> Recipe:
 
 
 def save_artifact(artifact: Artifact, directory: str | Path) -> Path:
-    """Write ``artifact`` to ``directory`` (``~`` spelling the home folder), replacing the model there if there is one;
-    returns where it was written.
+    """Write ``artifact`` to ``directory``, replacing the model there if there is one.
 
     Raises:
         FileExistsError: If ``directory`` holds anything but a model (``faim.folders.check_replaceable``); a save that
             fails for another reason leaves ``directory`` as it was and nothing beside it.
         ValueError: When the recipe would not load the model again (``check_rebuilt``), before its weights are written.
     """
-    target = home_path(directory)
+    target = Path(directory)
     check_replaceable(target, MANIFEST)
     with replacing(target, ".faim-") as staging:
         assets = {

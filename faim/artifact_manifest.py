@@ -12,7 +12,6 @@ import yaml
 
 from faim.file_digests import check_digests, listed_file
 from faim.registry import a_type
-from faim.wording import home_path
 
 MANIFEST = "faim.json"
 RECIPE = "recipe.yaml"
@@ -39,8 +38,7 @@ REQUIRED = {"format", "files", "encoders", "tasks", "preprocessing"}
 
 
 def folder_given(directory: Any, holding: str) -> Path:
-    """``directory``, the folder of ``holding`` (``"a saved model's"``, ``"an export's"``) given to load it, as a path,
-    ``~`` spelling the home folder (as a recipe's paths and a post's pictures read it).
+    """``directory``, the folder of ``holding`` (``"a saved model's"``, ``"an export's"``) given to load it, as a path.
 
     Raises:
         TypeError: Saying that such a folder is expected and naming the type of a ``directory`` that is no path
@@ -52,7 +50,7 @@ def folder_given(directory: Any, holding: str) -> Path:
     if not os.fspath(directory):
         raise ValueError(f"expected {holding} folder, got an empty path (a variable not set?); name a folder, . for "
                          "this one")  # fmt: skip
-    return home_path(directory)
+    return Path(directory)
 
 
 def file_not_folder(path: Path) -> str:

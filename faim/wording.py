@@ -1,5 +1,5 @@
 """How faim's messages word what they say: ``plural``, a count with its noun; ``shell_path``, a path to paste;
-``shell_command``, a command line to paste; and ``home_path``, a path given read as a shell reads its ``~``."""
+``shell_command``, a command line to paste."""
 
 from __future__ import annotations
 
@@ -33,13 +33,6 @@ def plural(count: int, noun: str) -> str:
     if count == 1:
         return f"{count} {noun}"
     return f"{count} {noun}{'es' if noun.endswith(SIBILANT_ENDINGS) else 's'}"
-
-
-def home_path(given: str | Path) -> Path:
-    """``given`` as a path, a ``~`` it begins with the home folder as a shell reads it: ``~/models/m`` is under the
-    home folder and ``./~/models/m`` under a folder named ``~`` in the working directory, the string being read
-    before ``Path`` drops its ``./`` (a ``Path`` given has dropped it already)."""
-    return Path(os.path.expanduser(os.fspath(given)))
 
 
 def shell_path(path: str | Path) -> str:

@@ -182,31 +182,6 @@ def test_a_model_its_recipe_does_not_build_is_refused_naming_the_recipe_what_dif
     assert {path.name: path.read_bytes() for path in directory.iterdir()} == before
 
 
-def test_a_model_is_saved_and_loaded_at_a_path_spelt_from_the_home_folder(
-    saved, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    detector, _ = saved
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    written = detector.save("~/models/hate")
-    assert written == tmp_path / "home" / "models" / "hate" and not (tmp_path / "~").exists()
-    assert faim.load("~/models/hate").thresholds["harmful"] == 0.37
-    with pytest.raises(ArtifactError, match=f"^{re.escape(str(tmp_path / 'home' / 'nope'))}: does not exist$"):
-        faim.load("~/nope")
-
-
-def test_a_folder_named_tilde_spelt_from_the_working_directory_is_that_folder(
-    saved, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``./~``, as a shell reads it, is a folder named ``~`` in the working directory, not the home folder."""
-    detector, _ = saved
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    written = detector.save("./~/models/hate")
-    assert written.absolute() == tmp_path / "~" / "models" / "hate" and not (tmp_path / "home").exists()
-    assert faim.load("./~/models/hate").thresholds["harmful"] == 0.37
-
-
 def test_tampered_weights_fail_the_hash_check(saved) -> None:
     _, directory = saved
     weights = directory / "model.safetensors"

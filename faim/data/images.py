@@ -19,7 +19,6 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from faim.data.post import list_as_text
-from faim.wording import home_path
 
 ImageRef = str | bytes | Path
 
@@ -76,7 +75,7 @@ def check_picture(ref: ImageRef, root: Path | None = None) -> bytes | Path:
         if not ref:
             raise ImageError(f"image <{len(ref)} bytes>: empty", "empty")
         return ref
-    path = home_path(ref)
+    path = Path(ref).expanduser()
     resolved = path if path.is_absolute() or root is None else Path(root) / path
     label = _path_label(str(ref))
     try:

@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 
 from faim.folders import written_by_faim
 from faim.notices import warn
-from faim.wording import home_path, plural
+from faim.wording import plural
 
 T = TypeVar("T")
 
@@ -124,9 +124,8 @@ def check_exists(path: Path, where: str = "", hint: str = "", folder: bool = Fal
 
 def data_path(given: str | Path) -> Path:
     """A data path a recipe gives (a split's file, a dataset's root), a ``~`` it begins with the home folder, as of a
-    ``train.output_dir``: it is read by no shell, which would make it so (``./~`` a folder named ``~``, as a shell
-    reads it)."""
-    return home_path(given)
+    ``train.output_dir``: it is read by no shell, which would make it so."""
+    return Path(given).expanduser()
 
 
 def recipe_path_note(path: str | Path) -> str:

@@ -32,7 +32,6 @@ from faim.runtime.bundle import FORMAT_VERSION, ORT_VERSION, ExportError
 from faim.runtime.model import session
 from faim.runtime.preprocess import part_preprocessing
 from faim.version import __version__
-from faim.wording import home_path
 
 EXAMPLE_ELEMENTS = 3
 """Elements (and posts) in the example inputs graphs are traced on: more than one, so no axis is specialised to 1."""
@@ -70,9 +69,9 @@ longer than any encoder reads, so that it is cut as the encoder cuts it."""
 
 
 def export_model(detector: Detector, directory: str | Path, graph_format: str = "onnx") -> Path:
-    """Write ``detector`` as an exported model to ``directory`` (``~`` spelling the home folder; replaced atomically
-    if it exists), its graphs in ``graph_format`` (one of ``GRAPH_FORMATS``), traced in eval mode; each of the model's
-    modules is left in the mode it was in.
+    """Write ``detector`` as an exported model to ``directory`` (replaced atomically if it exists), its graphs in
+    ``graph_format`` (one of ``GRAPH_FORMATS``), traced in eval mode; each of the model's modules is left in the mode
+    it was in.
 
     Raises:
         ExportError: For a model or a preprocessing the runtime cannot repeat, or a graph whose outputs differ from
@@ -81,7 +80,7 @@ def export_model(detector: Detector, directory: str | Path, graph_format: str = 
     if graph_format not in GRAPH_FORMATS:
         raise ExportError(f"graph format {graph_format!r} is not one of {', '.join(GRAPH_FORMATS)}")
     model = detector.model
-    target = home_path(directory)
+    target = Path(directory)
     fusion_graph = f"fusion.{graph_format}"
     with staged(target) as staging, evaluating(model):  # modes put back before the export takes its place
         kinds = {kind: model.routes[kind] for kind in model.fused_kinds}

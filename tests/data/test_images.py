@@ -58,19 +58,6 @@ def test_relative_path_resolves_against_root(tmp_path: Path) -> None:
     assert load_image(Path("img/x.png"), tmp_path).size == (40, 30)
 
 
-def test_a_picture_under_the_home_folder_or_a_folder_named_tilde(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``~/`` begins the home folder; ``./~/``, as a shell reads it, a folder named ``~`` in the working directory."""
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    for folder, size in (("home", 30), ("~", 20)):
-        (tmp_path / folder).mkdir()
-        (tmp_path / folder / "x.png").write_bytes(encoded(size=(40, size)))
-    assert load_image("~/x.png", None).size == (40, 30)
-    assert load_image("./~/x.png", None).size == (40, 20)
-
-
 def test_absolute_path_ignores_root(tmp_path: Path) -> None:
     path = tmp_path / "x.png"
     path.write_bytes(encoded())

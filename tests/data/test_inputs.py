@@ -18,7 +18,7 @@ import pytest
 from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, WEIGHTS
 from faim.data.columns import ColumnMap
 from faim.data.hateful_memes import HatefulMemesSource
-from faim.data.inputs import check_exists, close_reading, data_path, find_inputs, input_name
+from faim.data.inputs import check_exists, close_reading, find_inputs, input_name
 from faim.data.native import read_delimited
 from faim.data.sources import JsonlSource, read_posts
 from faim.eval.report import WRITTEN, replace_written
@@ -479,11 +479,3 @@ def test_many_inputs_holding_no_row_are_warned_of_once_naming_the_first_three(tm
             warnings.simplefilter("always")
             assert read() == 2  # the one file holding rows is read
         assert [str(warning.message) for warning in caught if warning.category is FaimWarning] == [said]
-
-
-def test_a_recipe_data_path_reads_a_tilde_as_a_shell_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``~/`` begins the home folder; ``./~/`` a folder named ``~`` in the working directory."""
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    assert data_path("~/posts.jsonl") == tmp_path / "home" / "posts.jsonl"
-    assert data_path("./~/posts.jsonl").absolute() == tmp_path / "~" / "posts.jsonl"

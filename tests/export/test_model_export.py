@@ -126,26 +126,6 @@ def test_exporting_leaves_every_module_in_the_mode_it_was_in(tmp_path: Path) -> 
     assert {name: module.training for name, module in model.named_modules()} == modes
 
 
-def test_an_export_is_written_and_loaded_at_a_path_spelt_from_the_home_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    written = export_model(picture_and_meta_detector(ConcatFusion), "~/exports/harm")
-    assert written == tmp_path / "home" / "exports" / "harm" and not (tmp_path / "~").exists()
-    assert faim.runtime.load("~/exports/harm").tasks == faim.runtime.load(written).tasks
-
-
-def test_an_export_into_a_folder_named_tilde_spelt_from_the_working_directory_is_written_there(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    written = export_model(picture_and_meta_detector(ConcatFusion), "./~/exports/harm")
-    assert written.absolute() == tmp_path / "~" / "exports" / "harm" and not (tmp_path / "home").exists()
-    assert faim.runtime.load("./~/exports/harm").tasks == faim.runtime.load(written.absolute()).tasks
-
-
 def test_a_stack_of_encoders_exports_one_graph_per_member(tmp_path: Path) -> None:
     torch.manual_seed(2)
     stack = StackedEncoder([TinyImageEncoder(dim=4), TinyImageEncoder(dim=6)])
