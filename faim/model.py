@@ -231,9 +231,10 @@ def check_full_precision(model: nn.Module, source: str | None = None) -> None:
         )
 
 
-EVALUATING: dict[nn.Module, tuple[int, bool]] = {}
-"""Each module some block runs in eval mode (``evaluating``), itself or a module holding it: how many blocks do, in
-this process's threads, and its mode before the first began."""
+EVALUATING: dict[int, tuple[int, bool]] = {}
+"""Each module some block runs in eval mode (``evaluating``), itself or a module holding it, by its ``id`` (a module's
+hash may follow its state, as a torchmetrics ``Metric``'s does): how many blocks do, in this process's threads, and its
+mode before the first began."""
 
 EVALUATING_LOCK = threading.Lock()
 """Held while ``EVALUATING`` is read and changed, and the modes of the modules in it with it."""
@@ -249,17 +250,17 @@ def evaluating(module: nn.Module) -> Iterator[None]:
     parts = [part for part in module.modules() if hasattr(part, "training")]
     with EVALUATING_LOCK:
         for part in parts:
-            count, training = EVALUATING.get(part, (0, part.training))
-            EVALUATING[part] = (count + 1, training)
+            count, training = EVALUATING.get(id(part), (0, part.training))
+            EVALUATING[id(part)] = (count + 1, training)
         module.eval()
     try:
         yield
     finally:
         with EVALUATING_LOCK:
             for part in parts:
-                count, training = EVALUATING.pop(part)
+                count, training = EVALUATING.pop(id(part))
                 if count > 1:
-                    EVALUATING[part] = (count - 1, training)
+                    EVALUATING[id(part)] = (count - 1, training)
                 else:
                     part.training = training
 

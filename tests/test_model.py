@@ -338,6 +338,25 @@ def test_blocks_overlapping_on_a_shared_part_keep_it_in_eval_mode_until_both_end
         assert all(part.training for part in (*first.modules(), *second.modules())) and not EVALUATING
 
 
+def test_a_part_whose_hash_follows_its_state_changing_in_the_block_is_set_back_as_it_was() -> None:
+    """A part hashed by its state (a torchmetrics Metric is) changes its hash as the block updates it: the block
+    still sets it back, and leaves none of its parts counted."""
+    from faim.model import EVALUATING, evaluating
+
+    class Counted(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen = 0
+
+        def __hash__(self) -> int:
+            return hash(self.seen)
+
+    model = torch.nn.Sequential(torch.nn.Dropout(), Counted()).train()
+    with evaluating(model):
+        model[1].seen += 1
+    assert model.training and model[1].training and not EVALUATING
+
+
 @pytest.mark.parametrize("kind", ["meta", "video"])
 def test_posts_linked_by_a_kind_the_model_does_not_read_are_refused_naming_the_kinds_it_reads(
     kind: str, detector: Detector
