@@ -10,7 +10,7 @@ import numbers
 import sys
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
@@ -83,9 +83,9 @@ class Post:
         or empty: ``is_missing``); a missing ``id`` (``post_id``) becomes ``index``, the post's place. Unknown keys
         (``unknown_fields``), and a field of the wrong type (see ``checked_fields``), raise ``ValueError`` naming the
         post by its index and id (``post_name``) and the field so typos and misplaced values do not pass silently. A
-        subclass of ``Post`` reads its own fields (``own_fields``) from the dict too, one missing there (``is_missing``)
-        taking its default, and is built through its ``__init__``, so that they are set and its ``__post_init__``
-        runs; a ``Post`` without, its fields checked once.
+        subclass of ``Post`` reads its own fields (``own_fields``) from the dict too, one missing there taking its
+        default where it has one (``defaulted``), and is built through its ``__init__``, so that they are set and its
+        ``__post_init__`` runs; a ``Post`` without, its fields checked once.
         """
         if not isinstance(row, Mapping):
             raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}{unmapped(row)}")
@@ -99,7 +99,8 @@ class Post:
         given = images, row.get("comments"), row.get("labels"), row.get("meta")
         text, *checked = checked_fields(where, row.get("text"), *given, named)
         if cls is not Post:  # built as it is, so that a subclass's own fields are set and its __post_init__ runs
-            return cls(ident, text, *checked, **{name: row[name] for name in own if not is_missing(row.get(name))})
+            given_own = {name: row[name] for name in own if name in row}
+            return cls(ident, text, *checked, **{k: v for k, v in given_own.items() if not defaulted(cls, k, v)})
         images, comments, labels, meta = owned(checked, given)
         post = object.__new__(cls)  # not through __post_init__, which would check the fields checked here once more
         fields = {"images": images, "comments": comments, "labels": labels, "meta": meta}
@@ -172,6 +173,15 @@ def own_fields(cls: type[Post]) -> tuple[str, ...]:
     return tuple(
         each.name for each in dataclass_fields(cls) if each.init and each.name not in Post.__dataclass_fields__
     )
+
+
+def defaulted(cls: type[Post], name: str, value: Any) -> bool:
+    """Whether a subclass's own field ``name`` given ``value`` takes its default instead: where the value is missing
+    (``is_missing``: null, NaN, empty, as a frame's empty cell gives it) and the field has a default; a field without
+    one is given the value as it is, for its ``__init__`` to read."""
+    declared = cls.__dataclass_fields__[name]
+    has_default = declared.default is not MISSING or declared.default_factory is not MISSING
+    return has_default and is_missing(value)
 
 
 def unknown_fields(where: str, row: Mapping[Any, Any], valid: Sequence[str] = FIELDS) -> None:

@@ -559,6 +559,17 @@ def test_a_subclass_given_a_dict_reads_its_own_field_missing_there_as_absent(mis
     assert tagged.tags == [] and tagged.images == []
 
 
+def test_a_subclass_given_a_dict_gives_a_field_of_its_own_without_a_default_the_value_given() -> None:
+    """A field without a default is given a missing value as it is, as its ``__init__`` reads it (None a source not
+    known), not left out for ``__init__`` to refuse as not given."""
+
+    @dataclass(kw_only=True)
+    class Sourced(Post):
+        source: str | None
+
+    assert Sourced.from_dict({"id": "a", "text": "hi", "source": None}).source is None
+
+
 def test_a_list_column_pandas_wrote_to_csv_as_python_writes_a_list_is_refused_saying_to_write_json(tmp_path) -> None:
     from faim.data.collate import post_targets
     from faim.data.elements import PostError
