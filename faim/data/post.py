@@ -654,12 +654,15 @@ def by_key(items: Mapping[Any, Any]) -> bool:
     of which is a post's field (``FIELDS``), nor, where none is a ``Post`` and not each is a mapping holding a post
     field (``{'id1': {'text': 'a', 'lang': 'en'}}``, a frame's with a column of no field), a field misspelt
     (``misspelt_fields``: a post whose labels and meta are under such keys, ``{'lables': {'hate': 1}}``), nor, where
-    each is, fields holding a mapping misspelt: each key close to one of them, no two to one (``OBJECT_FIELDS``: a
-    post whose meta, misspelt, holds a field's name, ``{'metadata': {'id': 'u42'}}``); ids some of which are close to
-    none, or two to one (``{'alpha': ..., 'beta': ...}``, ``{'beta': ..., 'zeta': ...}``), are posts by key."""
+    each is and holds no post field but ``id``, fields holding a mapping misspelt: each key close to one of them, no
+    two to one (``OBJECT_FIELDS``: a post whose meta, misspelt, holds a field's name, ``{'metadata': {'id': 'u42'}}``);
+    ids some of which are close to none, or two to one (``{'alpha': ..., 'beta': ...}``, ``{'beta': ..., 'zeta':
+    ...}``), or whose posts hold a field but ``id`` (``{'beta': {'text': 'a'}}``), are posts by key."""
     if not items or any(key in FIELDS for key in items):
         return False
     if all(isinstance(value, Mapping) and any(key in FIELDS for key in value) for value in items.values()):
+        if any(key in FIELDS and key != "id" for value in items.values() for key in value):
+            return True  # a post's own fields (text, labels): no meta an author's id is kept in
         close = [suggest(str(key), list(OBJECT_FIELDS)) for key in items]
         return not all(close) or len(set(close)) < len(close)
     if any(isinstance(value, Post) for value in items.values()):

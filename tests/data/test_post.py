@@ -220,7 +220,7 @@ def test_posts_given_by_key_in_a_mapping_are_refused_saying_how_to_list_them_wit
     given = (by_id, {"id1": {"text": "a"}, "id2": {"text": "b"}}, {"text1": {"text": "a", "labels": {}}}, extra)
     # ids some or each of which is close to meta or labels, not each close to another of them: no post's fields
     given += ({"alpha": {"text": "a"}, "beta": {"text": "b"}}, {"delta": {"text": "a"}, "gamma": {"text": "b"}})
-    given += ({"beta": {"text": "a"}, "zeta": {"text": "b"}},)
+    given += ({"beta": {"text": "a"}, "zeta": {"text": "b"}}, {"beta": {"text": "a"}}, {"media": {"labels": {}}})
     for posts in (*given, {"text1": {"text": "a", "label": 1}}, {"id1": {"text": "a", "likes": 3}}):
         with pytest.raises(TypeError, match=f"^{re.escape(said)}$"):  # keys like a field misspelt, posts under them
             as_posts(posts)
