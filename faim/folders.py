@@ -344,25 +344,29 @@ def cut(name: str, limit: int) -> str:
 
 def write_whole(path: Path, write: Callable[[Path], object]) -> None:
     """Write ``path`` with ``write``, given a file beside it to write that then takes its place, so that a write cut
-    short (a full disk, a run stopped part way) leaves what ``path`` held before, never part of what is written. The
-    file keeps the permissions and group it had where the process may give it that group (else it gets those ``open``
-    gives, lest its mode keep out the group that could read it), and a new one gets those ``open`` gives under the
-    process's umask. A symbolic link is written through in place, as ``open`` writes it: the file it names may lie in
-    a folder the process may not write, and the link stays."""
-    if path.is_symlink():
+    short (a full disk, a run stopped part way) leaves what ``path`` held before, never part of what is written. A
+    symbolic link is written through, as ``open`` writes it: the file it names is replaced and the link stays, or,
+    where that file lies in a folder the process may not write, it is written in place. The file keeps its mode and
+    group, but for a group the process may not give it, whose permissions it then drops rather than give them to the
+    process's own; a new one gets those ``open`` gives under the process's umask."""
+    target = Path(os.path.realpath(path))
+    if path.is_symlink() and not os.access(target.parent, os.W_OK):
         write(path)
         return
     tail = f".{secrets.token_hex(4)}.tmp"
-    partial = path.with_name(f".{cut(path.name, NAME_BYTES - 1 - len(tail))}{tail}")  # a name as long as any
+    partial = target.with_name(f".{cut(target.name, NAME_BYTES - 1 - len(tail))}{tail}")  # a name as long as any
     try:
         write(partial)
         with suppress(FileNotFoundError):
-            held = os.stat(path)
-            with suppress(OSError):  # a group the process is not in, or a system without groups
-                if held.st_gid != os.stat(partial).st_gid:
+            held = os.stat(target)
+            mode = stat.S_IMODE(held.st_mode)
+            if held.st_gid != os.stat(partial).st_gid:
+                try:
                     os.chown(partial, -1, held.st_gid)
-                os.chmod(partial, stat.S_IMODE(held.st_mode))
-        os.replace(partial, path)
+                except OSError:  # a group the process is not in, or a system without groups
+                    mode &= ~0o070
+            os.chmod(partial, mode)
+        os.replace(partial, target)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise

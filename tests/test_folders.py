@@ -13,6 +13,7 @@ import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -31,6 +32,7 @@ from faim.folders import (
     umask_permissions,
     working_folder,
     write_text_whole,
+    write_whole,
 )
 from faim.notices import FaimWarning
 
@@ -471,23 +473,47 @@ def test_a_text_file_written_whole_keeps_its_mode_and_a_link_to_it_writes_its_ta
     assert plain.read_text(encoding="utf-8") == "second\n" and stat.S_IMODE(plain.stat().st_mode) == 0o600
 
 
-def test_a_file_written_whole_keeps_its_group_and_a_link_is_written_through_in_place(tmp_path: Path) -> None:
-    shared = tmp_path / "shared" / "latest.json"  # in a folder the process may not write, where a link names it
+def test_a_file_written_whole_keeps_its_group_and_a_link_into_a_folder_not_writable_is_written_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = tmp_path / "shared" / "latest.json"
     shared.parent.mkdir()
     shared.write_text("{}", encoding="utf-8")
-    inode = shared.stat().st_ino
     link = tmp_path / "metrics.json"
     link.symlink_to(shared)
-    write_text_whole(link, "first\n")
+
+    def stopped(partial: Path) -> None:  # a full disk part way through
+        partial.write_text("par", encoding="utf-8")
+        raise OSError("No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        write_whole(link, stopped)
+    assert shared.read_text(encoding="utf-8") == "{}"  # a link whose file the process may replace: whole
+    inode = shared.stat().st_ino
+    with monkeypatch.context() as patched:  # the folder of the file it names not the process's to write
+        patched.setattr(os, "access", lambda folder, mode: Path(folder) != shared.parent)
+        write_text_whole(link, "first\n")
     assert shared.read_text(encoding="utf-8") == "first\n" and shared.stat().st_ino == inode  # no file beside it
+    plain = tmp_path / "metrics.md"
+    plain.write_text("", encoding="utf-8")
+    plain.chmod(0o640)
+    real_stat = os.stat
+    team = SimpleNamespace(st_mode=real_stat(plain).st_mode, st_gid=real_stat(plain).st_gid + 1)
+
+    def refused(*_: object) -> None:
+        raise PermissionError("not a member of the group")
+
+    with monkeypatch.context() as patched:  # of a team's group the process may not give: kept from its own
+        patched.setattr(os, "chown", refused)
+        patched.setattr(os, "stat", lambda path, *a, **k: team if Path(path) == plain else real_stat(path, *a, **k))
+        write_text_whole(plain, "second\n")
+    assert stat.S_IMODE(plain.stat().st_mode) == 0o600
     others = [group for group in os.getgroups() if group != os.getegid()] or ([1] if os.geteuid() == 0 else [])
     if not others:
         pytest.skip("the process is in no group but its own")
-    plain = tmp_path / "metrics.md"
-    plain.write_text("", encoding="utf-8")
     os.chown(plain, -1, others[0])  # shared with a team, its members reading it by its group
     plain.chmod(0o640)
-    write_text_whole(plain, "second\n")
+    write_text_whole(plain, "third\n")
     assert (plain.stat().st_gid, stat.S_IMODE(plain.stat().st_mode)) == (others[0], 0o640)
 
 
@@ -538,6 +564,7 @@ def test_a_folder_of_another_process_table_is_warned_of_and_kept_and_an_impossib
 KILLED_BETWEEN_RENAMES = """
 import os, sys
 from pathlib import Path
+from types import SimpleNamespace
 from faim.folders import replace_folder, staging_folder
 target = Path(sys.argv[1])
 staging = staging_folder(target, ".faim-")
@@ -573,6 +600,7 @@ def test_a_folder_a_process_killed_between_the_two_renames_moved_aside_is_put_ba
 KILLED_REMOVING_THE_FOLDER_BEFORE = """
 import os, shutil, sys
 from pathlib import Path
+from types import SimpleNamespace
 from faim.folders import replace_folder, staging_folder
 target = Path(sys.argv[1])
 staging = staging_folder(target, ".faim-")
