@@ -205,13 +205,16 @@ def input_name(spec: str | Path) -> str:
 def read_from(spec: str | Path) -> Path | None:
     """The folder a file, folder or glob's posts are read from: a folder itself, the folder holding a file, and the
     folder holding a glob's matches where its folders are named (``posts`` for ``posts/*.jsonl``; ``.`` for
-    ``*.jsonl``); none for a glob whose folders are wildcards themselves (``d*/posts.jsonl``), whose matches lie in
-    other folders than any one named."""
+    ``*.jsonl``), or, where they are ``**`` alone, which matches no folder too, where that starts (``posts`` for
+    ``posts/**/*.json``); none for a glob whose folders are wildcards otherwise (``d*/posts.jsonl``), whose matches
+    lie in other folders than any one named."""
     path = Path(spec)
     if path.is_dir():
         return path
     if path.exists() or not glob.has_magic(str(path.parent)):
         return path.parent
+    if all(part == "**" for part in path.parent.parts if glob.has_magic(part)):
+        return _glob_start(spec)
     return None
 
 

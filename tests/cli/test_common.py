@@ -213,7 +213,8 @@ def test_a_report_into_the_folder_a_data_file_or_glob_is_read_from_is_refused_an
     # only DATA itself was refused: a report into the folder of posts/validation.jsonl joined its posts
     (tmp_path / "posts").mkdir()
     monkeypatch.chdir(tmp_path)
-    for data, out in [("posts", "posts"), ("posts/a.jsonl", "posts/"), ("posts/*.jsonl", "posts"), ("*.jsonl", ".")]:
+    refused = [("posts", "posts"), ("posts/a.jsonl", "posts/"), ("posts/*.jsonl", "posts"), ("*.jsonl", ".")]
+    for data, out in [*refused, ("posts/**/*.json", "posts")]:  # ** matching no folder too
         with pytest.raises(ValueError, match="whose posts its files would join; the report goes elsewhere"):
             check_apart_from_data(data, out, "the report")
     kept = [("posts/a.jsonl", "."), ("posts/*.jsonl", "posts/report"), ("posts", "report"), ("p*/a.jsonl", ".")]
