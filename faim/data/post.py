@@ -99,6 +99,8 @@ class Post:
         given = images, row.get("comments"), row.get("labels"), row.get("meta")
         text, *checked = checked_fields(where, row.get("text"), *given, named)
         if cls is not Post:  # built as it is, so that a subclass's own fields are set and its __post_init__ runs
+            if required := [name for name in own if name not in row and not has_default(cls, name)]:
+                raise ValueError(f"{where} field {required[0]!r}: not given, and {cls.__name__} has no default for it")
             given_own = {name: row[name] for name in own if name in row}
             return cls(ident, text, *checked, **{k: v for k, v in given_own.items() if not defaulted(cls, k, v)})
         images, comments, labels, meta = owned(checked, given)
@@ -175,13 +177,17 @@ def own_fields(cls: type[Post]) -> tuple[str, ...]:
     )
 
 
+def has_default(cls: type[Post], name: str) -> bool:
+    """Whether the field ``name`` of a subclass of ``Post`` has a default (a value or a factory)."""
+    declared = cls.__dataclass_fields__[name]
+    return declared.default is not MISSING or declared.default_factory is not MISSING
+
+
 def defaulted(cls: type[Post], name: str, value: Any) -> bool:
     """Whether a subclass's own field ``name`` given ``value`` takes its default instead: where the value is missing
     (``is_missing``: null, NaN, empty, as a frame's empty cell gives it) and the field has a default; a field without
     one is given the value as it is, for its ``__init__`` to read."""
-    declared = cls.__dataclass_fields__[name]
-    has_default = declared.default is not MISSING or declared.default_factory is not MISSING
-    return has_default and is_missing(value)
+    return has_default(cls, name) and is_missing(value)
 
 
 def unknown_fields(where: str, row: Mapping[Any, Any], valid: Sequence[str] = FIELDS) -> None:

@@ -568,6 +568,8 @@ def test_a_subclass_given_a_dict_gives_a_field_of_its_own_without_a_default_the_
         source: str | None
 
     assert Sourced.from_dict({"id": "a", "text": "hi", "source": None}).source is None
+    with pytest.raises(ValueError, match=r"^post 3 \(post id='b'\) field 'source': not given, and Sourced has no "):
+        Sourced.from_dict({"id": "b", "text": "hi"}, 3)
 
 
 def test_a_list_column_pandas_wrote_to_csv_as_python_writes_a_list_is_refused_saying_to_write_json(tmp_path) -> None:
