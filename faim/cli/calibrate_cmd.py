@@ -15,9 +15,10 @@ from faim.calibration.fit import Calibration
 from faim.calibration.head_correction import FOLDS
 from faim.calibration.prior import WIDE_INTERVAL, edge_shares
 from faim.calibration.scaling import temperature_edge
-from faim.cli.common import check_apart_from_data, check_label_tasks, check_outside_model, parse_columns
+from faim.cli.common import check_label_tasks, check_outside_model, parse_columns
 from faim.data.columns import ColumnMap
 from faim.data.elements import leave_out_empty
+from faim.data.inputs import check_apart_from_data
 from faim.data.post import check_labelled, post_texts, refuse_no_posts
 from faim.data.preflight import label_column_hint, labels_remedy, refuse_unreadable, unread_columns
 from faim.data.sources import read_posts

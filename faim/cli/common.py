@@ -12,7 +12,6 @@ from typing import Any
 import yaml
 
 from faim.data.columns import ColumnMap
-from faim.data.inputs import read_from
 from faim.folders import check_folder_path
 from faim.registry import suggest
 from faim.wording import shell_command
@@ -207,21 +206,6 @@ def check_outside_model(
     model, out = Path(model), Path(out)
     if model.resolve() in (out.resolve(), *out.resolve().parents):
         raise ValueError(f"{option} {out}: that is {named} or a folder inside it ({model}); {written} goes elsewhere")
-
-
-def check_apart_from_data(data: str | Path, out: str | Path, written: str, option: str = "-o") -> None:
-    """Refuse an output folder ``out`` (given as ``option``) that is the folder of posts ``data`` (DATA) or the folder
-    a file or glob given as DATA is read from (``faim.data.inputs.read_from``): ``written`` (what goes there: "the
-    report") would be read as posts of it by the next command given it (a folder inside it, which faim wrote, a walk
-    of it passes over).
-
-    Raises:
-        ValueError: Naming ``out``.
-    """
-    folder = read_from(data)
-    if folder is not None and Path(out).resolve() == folder.resolve():
-        what = "the data, DATA," if Path(data).is_dir() else "the folder DATA is read from,"
-        raise ValueError(f"{option} {out}: that is {what} whose posts its files would join; {written} goes elsewhere")
 
 
 def output_folder(text: str) -> str:

@@ -13,7 +13,6 @@ from typing import Any
 
 from faim.artifact import read_recipe
 from faim.cli.common import (
-    check_apart_from_data,
     check_label_tasks,
     check_outside_model,
     parse_columns,
@@ -22,7 +21,7 @@ from faim.cli.common import (
 )
 from faim.data.columns import ColumnMap, object_read
 from faim.data.elements import MAP_ELEMENTS, leave_out_empty
-from faim.data.inputs import input_name
+from faim.data.inputs import check_apart_from_data, input_name
 from faim.data.post import LANGUAGE, Post, refuse_no_posts
 from faim.data.preflight import label_column_hint, labels_remedy, unread_columns, warn_source_split
 from faim.data.sources import check_split, read_posts

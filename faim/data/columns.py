@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faim.data.native import cell_text
 from faim.data.post import (
     FIELDS,
     OBJECT_FIELDS,
@@ -320,6 +319,21 @@ class ColumnMap:
         return {key: _text(item, f"{where} field '{name}.{key}' (column {name!r})") for key, item in held.items()}
 
 
+def cell_text(cell: bytes) -> str:
+    """A CSV cell's bytes, decoded: as a CSV's cells are split before they are decoded, text after a quoted cell's
+    closing quote, which joins the cell, may complete a character the quote cut (``1,"ab<E2>"<82><AC>`` reads
+    ``ab€``), wherever the cell is read.
+
+    Raises:
+        ValueError: Where it is not UTF-8, saying at which byte of the cell (``not UTF-8 text (byte 4 of the
+            cell)``), for the caller to say which field, column, line and file it is.
+    """
+    try:
+        return cell.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8 text (byte {error.start + 1} of the cell)") from None
+
+
 def object_read(column: str) -> str:
     """``column``, an ``objects`` one, as ``ColumnMap.unread`` lists it: ``meta (read where it holds an object)``."""
     return f"{column} (read where it holds an object)"
@@ -355,7 +369,7 @@ def _listed_cell(row: Mapping[str, Any], column: str | None, text_cells: bool) -
 
 def _text(value: Any, where: str | None) -> Any:
     """``value``, where it is bytes, or a list of which some are, with those bytes as the UTF-8 text they hold
-    (``faim.data.native.cell_text``); any other value as it is. Bytes of a meta field (``where`` ``None``) that are
+    (``cell_text``); any other value as it is. Bytes of a meta field (``where`` ``None``) that are
     not UTF-8 (a digest, a thumbnail) stay bytes, as a meta field holds any value.
 
     Raises:

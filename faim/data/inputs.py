@@ -39,6 +39,8 @@ from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from PIL import Image
+
 from faim.folders import written_by_faim
 from faim.notices import warn
 from faim.wording import plural
@@ -218,6 +220,21 @@ def read_from(spec: str | Path) -> Path | None:
     return None
 
 
+def check_apart_from_data(data: str | Path, out: str | Path, written: str, option: str = "-o") -> None:
+    """Refuse an output folder ``out`` (given as ``option``) that is the folder of posts ``data`` (DATA) or the folder
+    a file or glob given as DATA is read from (``read_from``): ``written`` (what goes there: "the
+    report") would be read as posts of it by the next command given it (a folder inside it, which faim wrote, a walk
+    of it passes over).
+
+    Raises:
+        ValueError: Naming ``out``.
+    """
+    folder = read_from(data)
+    if folder is not None and Path(out).resolve() == folder.resolve():
+        what = "the data, DATA," if Path(data).is_dir() else "the folder DATA is read from,"
+        raise ValueError(f"{option} {out}: that is {what} whose posts its files would join; {written} goes elsewhere")
+
+
 def _matched(match: Path, unread: list[Path], passed: list[str]) -> list[Path]:
     """The inputs a glob's ``match`` stands for: a file or saved dataset itself; the inputs of a folder named as an
     input is (``FORMATS``), as a folder given stands for them (``_inside``: a Spark dump's ``posts.parquet/`` folder of
@@ -283,10 +300,7 @@ def _picture(path: Path) -> bool:
 @functools.cache
 def _picture_extensions() -> frozenset[str]:
     """The extensions of pictures Pillow opens (``.jpg``, ``.png``, ...), looked up (Pillow loads its plug-ins for
-    them) only where a folder holds a file of no known format; Pillow is imported here alone, lest reading a column
-    mapping (``faim --help``) import it."""
-    from PIL import Image
-
+    them) only where a folder holds a file of no known format."""
     return frozenset(ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN)
 
 

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from faim.data.columns import cell_text
 from faim.data.inputs import check_exists
 from faim.data.post import Post
 from faim.registry import suggest
@@ -103,21 +104,6 @@ def cell_count(header: Sequence[str], cells: Sequence[str], delimiter: str) -> s
     text), got 3: '3,too,many'``)."""
     start = delimiter.join(cells)[:80]
     return f"expected {plural(len(header), 'cell')} ({', '.join(header)}), got {len(cells)}: {start!r}"
-
-
-def cell_text(cell: bytes) -> str:
-    """A CSV cell's bytes, decoded: as a CSV's cells are split before they are decoded, text after a quoted cell's
-    closing quote, which joins the cell, may complete a character the quote cut (``1,"ab<E2>"<82><AC>`` reads
-    ``ab€``), wherever the cell is read.
-
-    Raises:
-        ValueError: Where it is not UTF-8, saying at which byte of the cell (``not UTF-8 text (byte 4 of the
-            cell)``), for the caller to say which field, column, line and file it is.
-    """
-    try:
-        return cell.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"not UTF-8 text (byte {error.start + 1} of the cell)") from None
 
 
 class FilePerSplit(ABC):

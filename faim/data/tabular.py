@@ -27,9 +27,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from faim.data.columns import ColumnMap
+from faim.data.columns import ColumnMap, cell_text
 from faim.data.inputs import data_path, expand, input_format, read_inputs, recipe_path_note
-from faim.data.native import cell_count, cell_text, unknown_split
+from faim.data.native import cell_count, unknown_split
 from faim.data.post import SIGNIFICAND_BITS, NarrowFloat, Post, Unconvertible, post_name
 from faim.registry import source_path
 

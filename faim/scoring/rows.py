@@ -10,9 +10,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from faim.data.columns import ColumnMap
+from faim.data.columns import ColumnMap, cell_text
 from faim.data.elements import PostError, nothing_read, overfull, reads_nothing, warn_overfull
-from faim.data.native import cell_text
 from faim.data.post import ADDED_META, Post, post_name, shortest_text_first
 from faim.data.tabular import JSON_OBJECTS, jsonl_object, jsonl_text, parse_number, row_name, utf8
 from faim.data.unheld import MAP_KIND, MAP_META, unheld_kinds, warn_unheld, warn_unread_meta

@@ -11,7 +11,6 @@ import pytest
 
 import faim.cli.common
 from faim.cli.common import (
-    check_apart_from_data,
     check_label_tasks,
     existing_folder,
     output_file,
@@ -205,18 +204,3 @@ def test_an_image_root_that_is_no_folder_is_refused_as_it_is_parsed(tmp_path: Pa
         main(arguments)
     assert stop.value.code == 2 and not out.exists()
     assert f"argument --image-root: {tmp_path / 'pictures'}: no such folder" in capsys.readouterr().err
-
-
-def test_a_report_into_the_folder_a_data_file_or_glob_is_read_from_is_refused_another_not(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # only DATA itself was refused: a report into the folder of posts/validation.jsonl joined its posts
-    (tmp_path / "posts").mkdir()
-    monkeypatch.chdir(tmp_path)
-    refused = [("posts", "posts"), ("posts/a.jsonl", "posts/"), ("posts/*.jsonl", "posts"), ("*.jsonl", ".")]
-    for data, out in [*refused, ("posts/**/*.json", "posts")]:  # ** matching no folder too
-        with pytest.raises(ValueError, match="whose posts its files would join; the report goes elsewhere"):
-            check_apart_from_data(data, out, "the report")
-    kept = [("posts/a.jsonl", "."), ("posts/*.jsonl", "posts/report"), ("posts", "report"), ("p*/a.jsonl", ".")]
-    for data, out in kept:  # the last: its matches lie in the folders its wildcards match, none of them .
-        check_apart_from_data(data, out, "the report")

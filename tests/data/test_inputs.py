@@ -18,7 +18,7 @@ import pytest
 from faim.artifact_manifest import EXPORT_MANIFEST, MANIFEST, WEIGHTS
 from faim.data.columns import ColumnMap
 from faim.data.hateful_memes import HatefulMemesSource
-from faim.data.inputs import check_exists, close_reading, find_inputs, input_name
+from faim.data.inputs import check_apart_from_data, check_exists, close_reading, find_inputs, input_name
 from faim.data.native import read_delimited
 from faim.data.sources import JsonlSource, read_posts
 from faim.eval.report import WRITTEN, replace_written
@@ -479,3 +479,18 @@ def test_many_inputs_holding_no_row_are_warned_of_once_naming_the_first_three(tm
             warnings.simplefilter("always")
             assert read() == 2  # the one file holding rows is read
         assert [str(warning.message) for warning in caught if warning.category is FaimWarning] == [said]
+
+
+def test_a_report_into_the_folder_a_data_file_or_glob_is_read_from_is_refused_another_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # only DATA itself was refused: a report into the folder of posts/validation.jsonl joined its posts
+    (tmp_path / "posts").mkdir()
+    monkeypatch.chdir(tmp_path)
+    refused = [("posts", "posts"), ("posts/a.jsonl", "posts/"), ("posts/*.jsonl", "posts"), ("*.jsonl", ".")]
+    for data, out in [*refused, ("posts/**/*.json", "posts")]:  # ** matching no folder too
+        with pytest.raises(ValueError, match="whose posts its files would join; the report goes elsewhere"):
+            check_apart_from_data(data, out, "the report")
+    kept = [("posts/a.jsonl", "."), ("posts/*.jsonl", "posts/report"), ("posts", "report"), ("p*/a.jsonl", ".")]
+    for data, out in kept:  # the last: its matches lie in the folders its wildcards match, none of them .
+        check_apart_from_data(data, out, "the report")
