@@ -20,17 +20,20 @@ import re
 from faim.data.post import Post
 
 CORRECTION = re.compile(
-    r"\bis (?:this|that|it) (?:true|real)\b"
-    r"|\bnot (?:true|real)\b"
-    r"|\bunconfirmed\b|\brumou?rs?\b"
-    r"|\bfake\b|\bfalse\b|\bhoax\w*|\bdebunk\w*"
-    r"|\bphotoshop\w*|\b(?:photo)?shopped\b|\bdoctored\b"
-    r"|(?:¿|\b)(?:es|será|sera) (?:real|verdad|cierto)\s*\?|\bno es (?:real|verdad|cierto)\b"
-    r"|\bfals[oa]s?\b|\bfotomontajes?\b|\bbulos?\b|\bretocad[oa]s?\b",
+    r"\b(?=[bdefhinprsu])"
+    r"(?:is (?:this|that|it) (?:true|real)\b"
+    r"|not (?:true|real)\b"
+    r"|unconfirmed\b|rumou?rs?\b"
+    r"|fake\b|false\b|hoax\w*|debunk\w*"
+    r"|photoshop\w*|(?:photo)?shopped\b|doctored\b"
+    r"|(?:es|será|sera) (?:real|verdad|cierto)\s*\?|no es (?:real|verdad|cierto)\b"
+    r"|fals[oa]s?\b|fotomontajes?\b|bulos?\b|retocad[oa]s?\b)",
     re.IGNORECASE,
 )
 """An enquiry into, or a correction of, what a post shares (after Zhao, Resnick and Mei, 2015), in English or
-Spanish."""
+Spanish: a word beginning one of the patterns (``¿es real?`` read from its ``es``). The lookahead names the letters
+the patterns begin with, so that a word beginning with any other is passed over at once rather than tried against
+each pattern: every post a model scores is read so."""
 
 
 def questions_or_corrects(post: Post) -> bool:

@@ -29,6 +29,8 @@ from faim.preprocess.corrections import questions_or_corrects
         "Fotografías falsas de Sandy en Nueva York",
         "el fotomontaje que se volvió viral",
         "otro bulo más",
+        "una imagen retocada",
+        "¿ES REAL? el tiburón de la autopista",
     ],
 )
 def test_enquiries_and_corrections_are_told(text: str) -> None:
