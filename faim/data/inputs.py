@@ -167,6 +167,7 @@ def expand(spec: str | Path) -> list[Path]:
     """
     path = Path(spec)
     passed: list[str] = []  # why each folder faim wrote is passed over (_faim_output_message)
+    why = ""  # what the error of nothing found adds
     if path.is_dir() and not is_saved(path):
         unread: list[Path] = []
         found = _inside(path, unread, passed)
@@ -181,15 +182,17 @@ def expand(spec: str | Path) -> list[Path]:
         matches = sorted(Path(p) for p in glob.glob(str(spec), recursive=True))
         skipped = _skipped_below(_glob_start(spec), passed)
         unread: list[Path] = []
-        found = list(dict.fromkeys(item for p in matches if not skipped(p) for item in _matched(p, unread, passed)))
+        kept = [match for match in matches if not skipped(match)]
+        found = list(dict.fromkeys(item for p in kept for item in _matched(p, unread, passed)))
         if unread:
             _warn_once(_unread_message(Path(spec), unread))
+        why = "" if found else _folders_matched(spec, kept)
     for message in passed:
         _warn_once(message)
     if not found:
         raise FileNotFoundError(
             f"{spec}: no input files (expected a file, a folder or a glob of {', '.join(FORMATS)} files, or a "
-            "saved dataset folder)"
+            f"saved dataset folder){why}"
         )
     return found
 
@@ -246,6 +249,22 @@ def _matched(match: Path, unread: list[Path], passed: list[str]) -> list[Path]:
     if match.is_dir() and match.suffix.lower() in FORMATS and not _passed_over(match, passed):
         return _inside(match, unread, passed)
     return []
+
+
+def _folders_matched(spec: str | Path, matches: list[Path], named: int = 3) -> str:
+    """What the error of a glob ``spec`` that found no input adds where its ``matches`` (those a walk would not skip)
+    hold folders not named as inputs (``_matched`` passes over ``data/validation/``): how many, the first ``named``, and
+    how to read the inputs inside them; ``""`` where they hold none."""
+    folders = [match for match in matches if match.is_dir() and match.suffix.lower() not in FORMATS]
+    if not folders:
+        return ""
+    names = ", ".join(map(str, folders[:named]))
+    more = f" and {len(folders) - named} more" if len(folders) > named else ""
+    return (
+        f"; it matches {plural(len(folders), 'folder')} ({names}{more}), which a glob reads only where one is named as "
+        f"an input is (posts.parquet/, as Spark writes a table's parts): glob the files in them ({Path(spec, '**')}) "
+        "or give one folder, which stands for every input inside it"
+    )
 
 
 def _glob_start(spec: str | Path) -> Path:

@@ -220,6 +220,17 @@ def test_a_folder_a_glob_matches_stands_for_its_inputs_as_a_spark_dumps_folder_o
     assert find_inputs(str(tmp_path / "*")) == expected  # validation/v.jsonl read too before
 
 
+def test_a_glob_matching_folders_not_named_as_inputs_alone_says_it_matched_them(tmp_path: Path) -> None:
+    for split in ("train", "validation"):
+        write_jsonl(tmp_path / "data" / split / "a.jsonl", 1)
+    said = re.escape(f"it matches 2 folders ({tmp_path / 'data' / 'train'}, {tmp_path / 'data' / 'validation'})")
+    with pytest.raises(FileNotFoundError, match=f"no input files .*; {said}, which a glob reads only where"):
+        find_inputs(str(tmp_path / "data" / "*"))
+    assert find_inputs(str(tmp_path / "data" / "*" / "**")) == find_inputs(tmp_path / "data")  # as it says
+    with pytest.raises(FileNotFoundError, match=r"no input files \([^;]*\)$"):  # none matched: nothing more to say
+        find_inputs(str(tmp_path / "data" / "x*"))
+
+
 def test_a_glob_skips_what_a_folder_it_starts_in_skips_below_where_its_wildcards_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
