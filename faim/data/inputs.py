@@ -186,7 +186,7 @@ def expand(spec: str | Path) -> list[Path]:
         found = list(dict.fromkeys(item for p in kept for item in _matched(p, unread, passed)))
         if unread:
             _warn_once(_unread_message(Path(spec), unread))
-        why = "" if found else _folders_matched(spec, kept)
+        why = "" if found else _folders_matched(spec, kept) + _wildcards_in_folder(spec)
     for message in passed:
         _warn_once(message)
     if not found:
@@ -265,6 +265,23 @@ def _folders_matched(spec: str | Path, matches: list[Path], named: int = 3) -> s
         f"an input is (posts.parquet/, as Spark writes a table's parts): glob the files in them ({Path(spec, '**')}) "
         "or give one folder, which stands for every input inside it"
     )
+
+
+def _wildcards_in_folder(spec: str | Path) -> str:
+    """What the error of a glob ``spec`` that found no input adds where a folder it names is there as written though
+    its name holds a wildcard (``data[2024]/*.jsonl``, of the folder ``data[2024]``): that a glob reads it as one
+    (``[2024]`` one character of 2, 0 and 4), and the glob naming that folder (``data[[]2024]/*.jsonl``,
+    ``glob.escape``); ``""`` where none is."""
+    parts = Path(spec).parts
+    for end in range(len(parts) - 1, 0, -1):
+        folder = Path(*parts[:end])
+        if glob.has_magic(str(folder)) and folder.is_dir():
+            escaped = Path(glob.escape(str(folder)), *parts[end:])
+            return (
+                f"; {folder} is a folder, but a glob reads *, ? and [...] in a name as wildcards ([ab] one character, "
+                f"a or b): write each in brackets to name it ({escaped})"
+            )
+    return ""
 
 
 def _glob_start(spec: str | Path) -> Path:

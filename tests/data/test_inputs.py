@@ -231,6 +231,25 @@ def test_a_glob_matching_folders_not_named_as_inputs_alone_says_it_matched_them(
         find_inputs(str(tmp_path / "data" / "x*"))
 
 
+def test_a_glob_naming_a_folder_whose_name_holds_a_wildcard_says_how_to_name_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_jsonl(tmp_path / "data[2024]" / "a.jsonl", 1)
+    monkeypatch.chdir(tmp_path)
+    assert find_inputs("data[2024]") == find_inputs("data[2024]/a.jsonl") == [Path("data[2024]/a.jsonl")]  # as named
+    said = "data[2024] is a folder, but a glob reads *, ? and [...] in a name as wildcards"
+    with pytest.raises(
+        FileNotFoundError,
+        match=re.escape(
+            f"; {said} ([ab] one character, a or b): write each in brackets to name it (data[[]2024]/*.jsonl)"
+        ),
+    ):
+        find_inputs("data[2024]/*.jsonl")  # [2024] one character of 2, 0 and 4: data2/ and data0/ match, not itself
+    assert find_inputs("data[[]2024]/*.jsonl") == [Path("data[2024]/a.jsonl")]  # as it says
+    with pytest.raises(FileNotFoundError, match=r"no input files \([^;]*\)$"):  # a folder not there: nothing to say
+        find_inputs("data[2025]/*.jsonl")
+
+
 def test_a_glob_skips_what_a_folder_it_starts_in_skips_below_where_its_wildcards_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
