@@ -137,14 +137,19 @@ class ColumnMap:
     def mismatch(self, available: Collection[str]) -> str | None:
         """What is wrong with the mapping for a file of the columns ``available``, for the caller to say which file
         (or row) it is; ``None`` where nothing is: a column named in the recipe missing, naming the mapping key and
-        the available columns; a column a field is read from named more than once (a CSV header such as
-        ``id,text,text``, of which reading would keep the last cell alone; an ``objects`` column too), naming it and the
-        fields."""
+        the available columns; a column a field is read from unmapped missing where the file names it with spaces
+        around it (``id, text``: ``padded_note``), the field otherwise read from no column without a word; a column a
+        field is read from named more than once (a CSV header such as ``id,text,text``, of which reading would keep
+        the last cell alone; an ``objects`` column too), naming it and the fields."""
         for key, column in self.required.items():
             if column not in available:
+                close = padded_note(column, available) or suggest(column, list(available))
+                return f"column {column!r} (columns.{key}) not found{close}; available: {', '.join(available)}"
+        for name, column in self.fields:
+            if column not in available and (note := padded_note(column, available)):
                 return (
-                    f"column {column!r} (columns.{key}) not found{suggest(column, list(available))}; "
-                    f"available: {', '.join(available)}"
+                    f"column {column!r}, which {field_names(name)} is read from where no mapping names another, not "
+                    f"found{note}: write the names without the spaces, or map the field to the column so named"
                 )
         names = list(available)
         for column in dict.fromkeys(self.projected(names)):
@@ -332,6 +337,17 @@ def cell_text(cell: bytes) -> str:
         return cell.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"not UTF-8 text (byte {error.start + 1} of the cell)") from None
+
+
+def padded_note(column: str, available: Collection[str]) -> str:
+    """What the error of ``column`` not found among ``available`` adds where one of them is ``column`` with whitespace
+    around it (`` text`` of a CSV header written ``id, text, label``): that names are read as written, spaces too, as
+    pandas and pyarrow read a header; ``""`` where none is."""
+    padded = next((name for name in available if name != column and name.strip() == column), None)
+    if padded is None:
+        return ""
+    as_written = "a name is read as written, the spaces around it too, as pandas and pyarrow read it"
+    return f" (the file names {padded!r}: {as_written})"
 
 
 def object_read(column: str) -> str:

@@ -200,6 +200,19 @@ def test_missing_mapped_column_names_file_key_and_available_columns():
         ColumnMap.from_recipe({"labels": {"hate": "class"}}).bind(["id", "tweet"], "posts.csv")
 
 
+def test_a_column_the_file_names_with_spaces_around_it_is_refused_naming_it_as_the_file_does(tmp_path: Path):
+    (tmp_path / "posts.csv").write_text("id, text, label\na, hello, 1\n", encoding="utf-8")  # spaces after commas
+    as_written = "a name is read as written, the spaces around it too, as pandas and pyarrow read it"
+    unmapped = "column 'text', which field 'text' is read from where no mapping names another, not found"
+    with pytest.raises(ValueError, match=re.escape(f"posts.csv: {unmapped} (the file names ' text': {as_written})")):
+        list(read_posts(tmp_path / "posts.csv"))  # read as posts without text before
+    mapped = f"column 'label' (columns.labels.hate) not found (the file names ' label': {as_written}); available"
+    with pytest.raises(ValueError, match=re.escape(f"posts.csv: {mapped}")):
+        list(read_posts(tmp_path / "posts.csv", columns={"text": " text", "labels": {"hate": "label"}}))
+    posts = read_posts(tmp_path / "posts.csv", columns={"text": " text", "labels": {"hate": " label"}})
+    assert [(post.text, post.labels) for post in posts] == [(" hello", {"hate": 1})]  # mapped as named: read
+
+
 def test_a_column_read_that_the_file_names_twice_is_refused_naming_it_and_its_fields():
     mapping = ColumnMap.from_recipe({"labels": {"hate": "y"}, "meta": {"y": "y"}})
     message = "d.csv: 2 columns are named 'y', read into fields 'labels.hate', 'meta.y': which one is meant"
