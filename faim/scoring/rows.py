@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -13,7 +14,7 @@ import numpy as np
 from faim.data.columns import ColumnMap, cell_text
 from faim.data.elements import PostError, nothing_read, overfull, reads_nothing, warn_overfull
 from faim.data.post import ADDED_META, Post, post_name, shortest_text_first
-from faim.data.tabular import JSON_OBJECTS, jsonl_object, jsonl_text, parse_number, row_name, utf8
+from faim.data.tabular import jsonl_object, jsonl_text, parse_number, row_name, utf8
 from faim.data.unheld import MAP_KIND, MAP_META, unheld_kinds, warn_unheld, warn_unread_meta
 from faim.decisions import Task, nonfinite_scores, nonfinite_tasks
 from faim.scoring.inputs import Shard, own_shards
@@ -141,18 +142,23 @@ def parse_row(
     return payload
 
 
+JSON_PAIRS = json.JSONDecoder(object_pairs_hook=tuple)
+"""The decoder of a JSON Lines line giving each object as the tuple of its key-value pairs, a key given twice kept
+twice (where ``faim.data.tabular.JSON_OBJECTS`` refuses it), an array as a list."""
+
+
 def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> str | None:
     """The id a row that is not a post would have had as one (``ColumnMap.post_id``: its id cell, or its row number
-    where it has none), read past bytes that are not UTF-8 elsewhere in it; ``None`` where the row holds no JSON
-    object, or one giving a key twice, which is not read (``faim.data.tabular.JSON_OBJECTS``), or its id is not UTF-8
-    or of a type no id is (``faim.data.post.id_text``)."""
+    where it has none), read past bytes that are not UTF-8 elsewhere in it, and of JSON Lines past a key other than
+    the id's given twice (``id_cell``); ``None`` where the row holds no JSON object, or one giving the id's key twice,
+    whose id cannot be told, or its id is not UTF-8 or of a type no id is (``faim.data.post.id_text``)."""
     row = payload
     if shard.format == "jsonl":
         try:
-            row = JSON_OBJECTS.decode(payload.decode("utf-8", "surrogateescape"))
-        except ValueError:  # not JSON, or a key given twice (JSONDecodeError is a ValueError)
+            pairs = JSON_PAIRS.decode(payload.decode("utf-8", "surrogateescape"))
+        except ValueError:  # not JSON (JSONDecodeError is a ValueError)
             return None
-        if not isinstance(row, dict):
+        if not isinstance(pairs, tuple) or (row := id_cell(pairs, columns.id)) is None:
             return None
     elif shard.text_cells:
         try:
@@ -164,6 +170,13 @@ def readable_id(shard: Shard, payload: Any, columns: ColumnMap, number: int) -> 
     except ValueError:  # an id cell holding what no id is (a list, a boolean): the row's error says so
         return None
     return ident if utf8(ident) else None
+
+
+def id_cell(pairs: tuple[tuple[str, Any], ...], column: str | None) -> dict[str, Any] | None:
+    """The row of a JSON object's key-value ``pairs`` (``JSON_PAIRS``) as far as its id is read from it: the pair of
+    the key ``column``, none where it is not given; ``None`` where it is given twice, whose id cannot be told."""
+    given = [(key, value) for key, value in pairs if key == column]
+    return None if len(given) > 1 else dict(given)
 
 
 def unsplit_row_id(shard: Shard, columns: ColumnMap, number: int) -> str | None:

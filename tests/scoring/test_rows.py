@@ -190,14 +190,22 @@ def test_a_json_lines_line_holding_no_json_object_is_said_as_reading_posts_says_
     assert str(read.value) == f"{path}:4: {said}"
 
 
-def test_a_json_lines_row_giving_a_key_twice_is_an_error_of_no_id_as_its_object_is_not_read(tmp_path: Path) -> None:
+def test_a_json_lines_row_giving_a_key_twice_is_an_error_of_its_id_where_that_is_given_once(tmp_path: Path) -> None:
     path = tmp_path / "dump.jsonl"
-    path.write_bytes(b'{"id": "a", "text": "one", "id": "b"}\n{"id": "c", "text": "two", "text": "three"}\n')
-    (shard,) = read_shards([path], 2, ColumnMap())
+    lines = [
+        b'{"id": "a", "text": "one", "id": "b"}',
+        b'{"id": "c", "text": "two", "text": "three"}',
+        b'{"id": "d", "text": "t", "meta": {"x": 1, "x": 2}}',
+        b'{"text": "t", "text": "u"}',
+    ]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    (shard,) = read_shards([path], 4, ColumnMap())
     errors = shard_posts(shard, ColumnMap(), None, KINDS).errors
-    assert [(error.source, error.post_id, error.kind) for error in errors] == [  # the id given last, b, before
-        (f"{path}:1", None, "json"),
-        (f"{path}:2", None, "json"),
+    assert [(error.source, error.post_id, error.kind) for error in errors] == [
+        (f"{path}:1", None, "json"),  # the id given last, b, before 89e68d1: which one is meant cannot be told
+        (f"{path}:2", "c", "json"),  # none since 89e68d1
+        (f"{path}:3", "d", "json"),
+        (f"{path}:4", "4", "json"),  # its row number, as a post without an id takes
     ]
     assert (
         errors[0].message
