@@ -172,12 +172,32 @@ class TaskSpec:
         values = value if isinstance(value, (list, tuple)) else [value]
         hot = [0.0] * len(self.labels)
         for item in values:
-            index = self.index(item, where)
+            index = self.listed_index(item, values, where)
             if hot[index]:
                 problem = self.given_twice(values, index)
                 raise ValueError(f"{where}: {problem}" if where else problem)
             hot[index] = 1.0
         return hot
+
+    def listed_index(self, item: Any, values: list | tuple, where: str | None = None) -> int:
+        """The class index of ``item``, one of a multilabel task's labels ``values`` (``index``); where ``values`` is a
+        row of 0s and 1s (``flag_row``) of which ``item`` is no class (``[1]`` of a task of one label), refused as
+        such a row (``flags_note``), not as a label numbered from 1.
+
+        Raises:
+            ValueError: Naming ``where``, as ``index`` does.
+        """
+        if not self.flag_row(values):
+            return self.index(item, where)
+        try:
+            return self.index(item)
+        except ValueError:
+            classes = f"one of {list(self.labels)} or a class index from 0 to {len(self.labels) - 1}"
+            problem = (
+                f"labels {list(values)!r} for task {self.name!r} give {item!r}, which is not {classes}; a multilabel "
+                f"task's labels are a list of its label names or class indices{self.flags_note(values)}"
+            )
+            raise ValueError(f"{where}: {problem}" if where else problem) from None
 
     def given_twice(self, values: list | tuple, index: int) -> str:
         """Why a multilabel task refuses ``values`` that give the class ``index`` twice: a list of its labels holds
@@ -187,10 +207,13 @@ class TaskSpec:
             f"labels {list(values)!r} for task {self.name!r} give {self.labels[index]!r} (class {index}) twice; a "
             "multilabel task's labels are a list of its label names or class indices, each once"
         )
-        if self.flag_row(values):
-            multi_hot = "a row of 0s and 1s, one for each of its labels, is no such list"
-            problem += f"; {multi_hot}: give the labels it marks, {self.marked(values)}"
-        return problem
+        return problem + self.flags_note(values) if self.flag_row(values) else problem
+
+    def flags_note(self, values: list | tuple) -> str:
+        """What an error refusing a multilabel task's labels ``values``, a row of 0s and 1s (``flag_row``), adds: that
+        such a row is no list of labels, and the labels it marks."""
+        multi_hot = "a row of 0s and 1s, one for each of its labels, is no such list"
+        return f"; {multi_hot}: give the labels it marks, {self.marked(values)}"
 
     def flag_row(self, value: Any) -> bool:
         """Whether ``value`` is a multilabel task's labels given as a row of 0s and 1s, one for each of its labels

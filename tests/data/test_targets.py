@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 
 import numpy as np
@@ -149,6 +150,20 @@ def test_a_label_is_its_head_label_whether_its_accents_are_composed_or_not() -> 
         task = TaskSpec("tâche", "multiclass", ("neutre", *labels))
         assert task.index(given) == 1
         assert TaskSpec("tâche", "multilabel", ("neutre", *labels)).target([given, "neutre"]) == [1.0, 1.0]
+
+
+def test_a_row_of_flags_of_a_one_label_task_is_refused_as_such_not_as_labels_numbered_from_one() -> None:
+    spam = TaskSpec("spam", "multilabel", ("spam",))
+    said = (
+        "x: labels [1] for task 'spam' give 1, which is not one of ['spam'] or a class index from 0 to 0; a multilabel "
+        "task's labels are a list of its label names or class indices; a row of 0s and 1s, one for each of its labels, "
+        'is no such list: give the labels it marks, ["spam"]'
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):  # said to be numbered from 1 before
+        spam.target([1], "x")
+    assert spam.target([0]) == spam.target(["spam"]) == [1.0]  # its class index: as refuse_flag_rows reads it
+    with pytest.raises(ValueError, match="labels numbered from 1 are read one class off"):  # one label, not a row
+        TaskSpec("t", "multiclass", ("a",)).target(1)
 
 
 def test_a_multilabel_list_giving_a_label_twice_is_refused_and_a_multi_hot_row_is_told_to_name_labels(tmp_path) -> None:
