@@ -172,6 +172,12 @@ class ColumnMap:
         return {key: column for key, column in named.items() if column is not None}
 
     @property
+    def meta_columns(self) -> list[str]:
+        """The columns meta fields are read from: those ``meta`` maps them to, and ``meta`` where it is read for the
+        fields its cells hold (``objects``)."""
+        return [*self.meta.values(), *(["meta"] if "meta" in self.objects else [])]
+
+    @property
     def image_columns(self) -> tuple[str | None, ...]:
         """The columns images may be read from: the mapped one, or, unmapped, ``images`` and then ``image``."""
         return (self.images,) if "images" in self.explicit else (self.images, "image")
@@ -272,7 +278,7 @@ class ColumnMap:
         labels = {task: self.text_cell(row, column, where, text_cells) for task, column in self.labels.items()}
         labels = {task: value for task, value in labels.items() if value is not None}
         labels |= self.object_cell(row, "labels", where)
-        meta = {name: _text(_cell(row, column), None) for name, column in self.meta.items()}
+        meta = {name: _cell(row, column) for name, column in self.meta.items()}  # its bytes as its reader decides
         meta |= self.object_cell(row, "meta", where)
         column, images = self.images_cell(row, text_cells)
         return Post(
@@ -302,8 +308,9 @@ class ColumnMap:
         a list of ``(key, value)`` pairs), as a post given as a dict holds them, but the ones ``labels`` or ``meta``
         names, read from their own columns; ``{}`` where the column is not read so or the cell holds no mapping
         (missing, or a value of a column that happens to bear the name, such as a CSV or TSV cell, which is text),
-        left unread as a column no mapping reads is. Bytes among them are read as a field of their own is
-        (``_text``): a label's as the UTF-8 text they hold, a meta field's as such text where they hold it.
+        left unread as a column no mapping reads is. Bytes among them are read as a field of their own is: a label's
+        as the UTF-8 text they hold (``_text``), a meta field's as its reader gives them, text where every value of
+        that field in the file is UTF-8 text, bytes where one is not (``faim.data.tabular.text_types``).
 
         Raises:
             ValueError: Naming the row by ``where``, the field and its column, where the cell is one Python cannot
@@ -319,8 +326,8 @@ class ColumnMap:
         if not isinstance(value, Mapping):
             return {}
         held = {key: item for key, item in value.items() if key not in named}
-        if name == "meta":
-            return {key: _text(item, None) for key, item in held.items()}
+        if name == "meta":  # its bytes as its reader decides (faim.data.tabular.text_types)
+            return held
         return {key: _text(item, f"{where} field '{name}.{key}' (column {name!r})") for key, item in held.items()}
 
 
@@ -383,10 +390,10 @@ def _listed_cell(row: Mapping[str, Any], column: str | None, text_cells: bool) -
     return value if decoded is None else decoded
 
 
-def _text(value: Any, where: str | None) -> Any:
+def _text(value: Any, where: str) -> Any:
     """``value``, where it is bytes, or a list of which some are, with those bytes as the UTF-8 text they hold
-    (``cell_text``); any other value as it is. Bytes of a meta field (``where`` ``None``) that are
-    not UTF-8 (a digest, a thumbnail) stay bytes, as a meta field holds any value.
+    (``cell_text``); any other value as it is. A meta field's are not read so: its reader reads its column's BINARY as
+    text or as bytes, as the whole file decides (``faim.data.tabular.text_types``).
 
     Raises:
         ValueError: Naming ``where`` (the row, its field and column) where bytes are not UTF-8.
@@ -398,8 +405,6 @@ def _text(value: Any, where: str | None) -> Any:
     try:
         return cell_text(value)
     except ValueError as error:
-        if where is None:
-            return value
         raise ValueError(f"{where}: {error}") from None
 
 

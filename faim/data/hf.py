@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,14 @@ from faim.data.tabular import (
     FileSource,
     Rows,
     arrow_rows,
+    binary_paths,
     csv_records,
     jsonl_lines,
     one_line,
     open_parquet,
     parse_number,
+    read_as,
+    text_types,
 )
 from faim.notices import MissingExtra
 from faim.registry import register_source
@@ -104,15 +108,17 @@ class HfSource(FileSource):
     def rows(self, path: Path) -> tuple[ColumnMap, Rows]:
         """Bind the mapping to the dataset at ``path`` and stream the columns it reads (``ColumnMap.projected``) as
         Arrow batches; of a CSV or TSV file, whose cells are text (``cells_are_text``), label and meta cells that spell
-        a number become an int or a float, as the ``csv`` source reads them (``faim.data.tabular.csv_rows``). A data
+        a number become an int or a float, as the ``csv`` source reads them (``faim.data.tabular.csv_rows``); a meta
+        column's BINARY is text or bytes as the whole dataset decides (``meta_types``). A data
         file holding no row (``holds_no_row``) gives none, its columns unchecked, as a JSON Lines file's are. A label
         column of classes (``ClassLabel``, or a list of them) gives each class its name (``_classes_named``)."""
         if holds_no_row(path):
             return self.columns, iter(())
         dataset = load_dataset(path)
         bound = self.columns.reading(self.cells_are_text(path)).bind(dataset.column_names, str(path))
+        types = meta_types(dataset, bound.meta_columns)
         batches = dataset.select_columns(bound.projected(dataset.column_names)).with_format("arrow").iter(BATCH_ROWS)
-        rows = arrow_rows(batches, path)
+        rows = arrow_rows((read_as(batch, types) for batch in batches), path)
         if self.cells_are_text(path):
             return bound, _numbers_read(rows, bound)
         named = {
@@ -246,3 +252,13 @@ def load_dataset(path: Path) -> Any:
         raise ValueError(
             f"{path}: Hugging Face datasets cannot read it ({type(cause).__name__}: {one_line(cause)})"
         ) from error
+
+
+def meta_types(dataset: Any, columns: Collection[str]) -> dict[str, pa.DataType]:
+    """The types the meta ``columns`` of a Hugging Face ``Dataset`` holding BINARY are read as
+    (``faim.data.tabular.text_types``), its rows all read for them alone; none where no such column holds BINARY."""
+    schema = dataset.features.arrow_schema
+    held = [name for name in columns if name in schema.names and binary_paths(schema.field(name).type)]
+    if not held:
+        return {}
+    return text_types(dataset.select_columns(held).with_format("arrow").iter(BATCH_ROWS), held)

@@ -19,7 +19,7 @@ import itertools
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Generator, Iterable, Iterator
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -68,6 +68,104 @@ def python_rows(batch: pa.RecordBatch | pa.Table) -> list[dict[str, Any]]:
             for position in np.flatnonzero(np.abs(values) >= 2.0 ** SIGNIFICAND_BITS[field.type.bit_width]):
                 rows[position][field.name] = NarrowFloat(rows[position][field.name], field.type.bit_width)
     return rows
+
+
+def text_types(batches: Iterable[pa.RecordBatch | pa.Table], names: Collection[str]) -> dict[str, pa.DataType]:
+    """The type each column of ``names`` (those meta fields are read from: ``ColumnMap.meta_columns``) holding BINARY
+    values (alone, in a list, a struct's field or a map's values) is read as, decided over every one of ``batches`` (a
+    file's rows, all of them): each BINARY part of its type (``binary_paths``) STRING where every value there is UTF-8
+    text (as Impala and older Hive write text, without marking it so), and BINARY where one is not (a digest, a
+    thumbnail), so that a meta field is read as text in every row or as bytes in every row, never in some as the one
+    and in others as the other. Columns holding no BINARY are left out (``read_as``)."""
+    held: dict[str, pa.DataType] = {}
+    not_utf8: dict[str, set[tuple[Any, ...]]] = {}
+    for batch in batches:
+        for name in names:
+            if name not in batch.schema.names or not binary_paths(kind := batch.schema.field(name).type):
+                continue
+            held[name] = kind
+            column = batch.column(name)
+            for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+                not_utf8.setdefault(name, set()).update(_not_utf8(chunk, binary_paths(kind)))
+    return {name: _as_text(kind, not_utf8[name]) for name, kind in held.items()}
+
+
+def binary_paths(kind: pa.DataType, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Where the Arrow type ``kind`` holds BINARY values (``_text_type``): ``path`` for BINARY itself, and below it a
+    struct's field by its place, a list's or a map's values by ``"items"``, a dictionary's by ``"dictionary"``."""
+    if _text_type(kind) is not None:
+        return [path]
+    if pa.types.is_dictionary(kind):
+        return binary_paths(kind.value_type, (*path, "dictionary"))
+    if pa.types.is_struct(kind):
+        return [part for index, field in enumerate(kind) for part in binary_paths(field.type, (*path, index))]
+    if pa.types.is_map(kind):
+        return binary_paths(kind.item_type, (*path, "items"))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return binary_paths(kind.value_type, (*path, "items"))
+    return []
+
+
+def _part(array: pa.Array, path: tuple[Any, ...]) -> pa.Array:
+    """The values of ``array`` at ``path`` (``binary_paths``), every one of them, null or under a null, as a cast of
+    ``array`` casts them."""
+    for step in path:
+        if step == "dictionary":
+            array = array.dictionary
+        elif step == "items":
+            array = array.items if pa.types.is_map(array.type) else array.values
+        else:
+            array = array.field(step)
+    return array
+
+
+def _not_utf8(array: pa.Array, paths: list[tuple[Any, ...]]) -> set[tuple[Any, ...]]:
+    """Those of ``paths``, BINARY parts of ``array`` (``binary_paths``), holding a value that is not UTF-8 text."""
+    refused = set()
+    for path in paths:
+        try:
+            _part(array, path).cast(pa.large_string())
+        except pa.ArrowInvalid:
+            refused.add(path)
+    return refused
+
+
+def _as_text(kind: pa.DataType, not_utf8: set[tuple[Any, ...]], path: tuple[Any, ...] = ()) -> pa.DataType:
+    """The Arrow type ``kind`` with each BINARY part of it (``binary_paths``) not in ``not_utf8`` STRING."""
+    if (text := _text_type(kind)) is not None:
+        return kind if path in not_utf8 else text
+    if pa.types.is_dictionary(kind):
+        return pa.dictionary(kind.index_type, _as_text(kind.value_type, not_utf8, (*path, "dictionary")), kind.ordered)
+    if pa.types.is_struct(kind):
+        return pa.struct([field.with_type(_as_text(field.type, not_utf8, (*path, i))) for i, field in enumerate(kind)])
+    if pa.types.is_map(kind):
+        items = kind.item_field.with_type(_as_text(kind.item_type, not_utf8, (*path, "items")))
+        return pa.map_(kind.key_field, items, kind.keys_sorted)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        items = kind.value_field.with_type(_as_text(kind.value_type, not_utf8, (*path, "items")))
+        if pa.types.is_fixed_size_list(kind):
+            return pa.list_(items, kind.list_size)
+        return pa.large_list(items) if pa.types.is_large_list(kind) else pa.list_(items)
+    return kind
+
+
+def _text_type(kind: pa.DataType) -> pa.DataType | None:
+    """The Arrow type of text the BINARY type ``kind`` is read as where its values are UTF-8 text: ``string`` of
+    ``binary`` and of fixed-size ``binary(n)`` (a Parquet FIXED_LEN_BYTE_ARRAY), ``large_string`` of ``large_binary``,
+    ``string_view`` of ``binary_view``; ``None`` for a type that is none of them."""
+    if pa.types.is_large_binary(kind):
+        return pa.large_string()
+    if pa.types.is_binary_view(kind):
+        return pa.string_view()
+    return pa.string() if pa.types.is_binary(kind) or pa.types.is_fixed_size_binary(kind) else None
+
+
+def read_as(batch: pa.RecordBatch | pa.Table, types: Mapping[str, pa.DataType]) -> pa.RecordBatch | pa.Table:
+    """``batch`` with each of its columns ``types`` names cast to its type there (``text_types``)."""
+    if not types:
+        return batch
+    fields = [field.with_type(types.get(field.name, field.type)) for field in batch.schema]
+    return batch.cast(pa.schema(fields, metadata=batch.schema.metadata))
 
 
 PYTHON_VALUE_ERRORS = (ValueError, OverflowError, pa.ArrowException)
@@ -590,12 +688,14 @@ def open_parquet(path: Path) -> pq.ParquetFile:
 
 def parquet_rows(path: Path, columns: ColumnMap) -> tuple[ColumnMap, Rows]:
     """Bind ``columns`` to a Parquet file's schema and stream the columns it reads (``ColumnMap.projected``) batch by
-    batch (``parquet_records``); rows of a row group that cannot be read stop the read, naming the file, the first of
-    them and the row group (``ValueError``)."""
+    batch (``parquet_records``, its meta columns' BINARY read as text or as bytes as the whole file decides); rows of a
+    row group that cannot be read stop the read, naming the file, the first of them and the row group
+    (``ValueError``)."""
     file = open_parquet(path)
     names = file.schema_arrow.names
     bound = columns.bind(names, str(path))
-    return bound, _read_rows(parquet_records(file, BATCH_ROWS, bound.projected(names)), path)
+    records = parquet_records(file, BATCH_ROWS, bound.projected(names), meta_columns=bound.meta_columns)
+    return bound, _read_rows(records, path)
 
 
 def _read_rows(records: Iterator[tuple[int, dict[str, Any] | str]], path: Path) -> Rows:
@@ -612,6 +712,7 @@ def parquet_records(
     batch_rows: int,
     columns: list[str] | None = None,
     skipped: Callable[[int], bool] | None = None,
+    meta_columns: Collection[str] = (),
 ) -> Iterator[tuple[int, dict[str, Any] | str | None]]:
     """Each row of a Parquet file (``open_parquet``), numbered from 0, with its ``columns`` (``None``: all), read
     ``batch_rows`` at a time. Where a row group cannot be read (a damaged page, which pyarrow cannot decode or
@@ -621,7 +722,9 @@ def parquet_records(
     holds come as ``None``, neither converted nor checked, and a row group every row of which does is not read at all.
     The row groups between two such are read by one pyarrow reader (one begun per group costs about 0.6 ms, several
     times the reading of a group of 100 short rows); where it fails, the group of the first row it did not give is read
-    alone from that row on, as a batch may reach from a sound group into the damaged one."""
+    alone from that row on, as a batch may reach from a sound group into the damaged one. The BINARY values of the
+    ``meta_columns`` read are text in every row or bytes in every row (``text_types``), as the whole file decides."""
+    types = text_types(_readable_groups(file, meta_columns), meta_columns)
     metadata = file.metadata
     groups = metadata.num_row_groups
     starts = list(itertools.accumulate((metadata.row_group(g).num_rows for g in range(groups)), initial=0))
@@ -636,14 +739,14 @@ def parquet_records(
             group += 1
             continue
         end = next((g for g in range(group + 1, groups) if whole[g]), groups)
-        failed = yield from _group_records(file, range(group, end), starts[group], batch_rows, columns, skipped)
+        failed = yield from _group_records(file, range(group, end), starts[group], batch_rows, columns, skipped, types)
         if failed is None:
             group = end
             continue
         group = min(bisect.bisect_right(starts, failed[0]), end) - 1
         start, stop = starts[group], starts[group + 1]
         failed = yield from _group_records(
-            file, range(group, group + 1), start, batch_rows, columns, skipped, failed[0]
+            file, range(group, group + 1), start, batch_rows, columns, skipped, types, failed[0]
         )
         if failed is not None:
             problem = unreadable_group(group, start, stop, *failed)
@@ -658,13 +761,16 @@ def _group_records(
     batch_rows: int,
     columns: list[str] | None,
     skipped: Callable[[int], bool] | None,
+    types: Mapping[str, pa.DataType],
     given: int = 0,
 ) -> Generator[tuple[int, dict[str, Any] | None], None, tuple[int, Exception] | None]:
     """The rows of the consecutive row ``groups`` of ``file`` (``parquet_records``), whose first row is numbered
-    ``first``, but those numbered below ``given`` (read but not given); returns ``None`` where every row was read, or
-    the number of the first row not given and pyarrow's error that stopped the reading."""
+    ``first``, its columns ``types`` names read as their types there (``read_as``), but those numbered below ``given``
+    (read but not given); returns ``None`` where every row was read, or the number of the first row not given and
+    pyarrow's error that stopped the reading."""
     number = first
-    batches = file.iter_batches(batch_size=batch_rows, row_groups=groups, columns=columns)
+    read = file.iter_batches(batch_size=batch_rows, row_groups=groups, columns=columns)
+    batches = (read_as(batch, types) for batch in read)
     while True:
         try:
             batch = next(batches, None)
@@ -694,6 +800,18 @@ def _block_rows(
         else:
             yield from python_rows(batch.slice(number - first, block_end - number))
         number = block_end
+
+
+def _readable_groups(file: pq.ParquetFile, columns: Collection[str]) -> Iterator[pa.Table]:
+    """The row groups of a Parquet file, each with those of its ``columns`` that hold BINARY (``binary_paths``) alone,
+    but one that cannot be read (its rows are errors of their own: ``parquet_records``); none where no column does."""
+    schema = file.schema_arrow
+    held = [name for name in columns if name in schema.names and binary_paths(schema.field(name).type)]
+    for group in range(file.metadata.num_row_groups) if held else ():
+        try:
+            yield file.read_row_group(group, columns=held)
+        except ARROW_READ_ERRORS:
+            continue
 
 
 def unreadable_group(group: int, start: int, end: int, number: int, error: Exception) -> str:

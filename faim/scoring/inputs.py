@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from faim.data.columns import ColumnMap
-from faim.data.hf import load_dataset
+from faim.data.hf import load_dataset, meta_types
 from faim.data.inputs import DATASET, input_format, read_inputs
 from faim.data.native import cell_count
 from faim.data.sources import READERS
@@ -36,6 +36,7 @@ from faim.data.tabular import (
     open_parquet,
     parquet_records,
     python_rows,
+    read_as,
 )
 
 KEY_WIDTHS = (5, 6)
@@ -203,8 +204,9 @@ def _shards(
     columns ``columns`` may read (``None``: all)."""
     if kind == "parquet":
         return _parquet_shards(path, shard_rows, columns, skipped)
-    readers = {"csv": _csv_shards, "tsv": _csv_shards}
-    return readers.get(kind, _dataset_shards)(path, kind, shard_rows, skipped)
+    if kind in ("csv", "tsv"):
+        return _csv_shards(path, kind, shard_rows, skipped)
+    return _dataset_shards(path, kind, shard_rows, columns, skipped)
 
 
 def _jsonl_shards(path: Path, shard_rows: int, columns: ColumnMap, skipped: Callable[[int], bool]) -> Iterator[Shard]:
@@ -312,7 +314,7 @@ def _parquet_shards(
     file = open_parquet(path)
     names = file.schema_arrow.names
     projected = columns.projected(names) if columns is not None else None
-    records = parquet_records(file, shard_rows, projected, skipped)
+    records = parquet_records(file, shard_rows, projected, skipped, (columns or ColumnMap()).meta_columns)
     for index in count():
         if not (chunk := list(islice(records, shard_rows))):
             return
@@ -325,15 +327,20 @@ def _parquet_shards(
         yield shard
 
 
-def _dataset_shards(path: Path, kind: str, shard_rows: int, skipped: Callable[[int], bool]) -> Iterator[Shard]:
-    """A saved dataset's rows as Arrow batches, numbered from 0 (``Image`` columns arrive as ``{bytes, path}``); a
-    shard whose index ``skipped`` holds comes with no row, its batch not read."""
+def _dataset_shards(
+    path: Path, kind: str, shard_rows: int, columns: ColumnMap | None, skipped: Callable[[int], bool]
+) -> Iterator[Shard]:
+    """A saved dataset's rows as Arrow batches, numbered from 0 (``Image`` columns arrive as ``{bytes, path}``), the
+    BINARY of the meta columns of ``columns`` (``None``: an unmapped ``meta`` column) text or bytes as the whole dataset
+    decides (``faim.data.hf.meta_types``); a shard whose index ``skipped`` holds comes with no row, its batch not
+    read."""
     dataset = load_dataset(path)
     names = dataset.column_names
+    types = meta_types(dataset, (columns or ColumnMap()).meta_columns)
     table = dataset.with_format("arrow")
     for index, start in enumerate(range(0, dataset.num_rows, shard_rows)):
         if skipped(index):
             yield Shard("", str(path), kind, names)
             continue
-        rows = python_rows(table[start : start + shard_rows])
+        rows = python_rows(read_as(table[start : start + shard_rows], types))
         yield Shard("", str(path), kind, names, list(enumerate(rows, start=start)))

@@ -197,6 +197,41 @@ def test_a_parquet_cell_python_cannot_hold_is_read_as_such_refused_only_by_a_fie
         next(posts)
 
 
+def test_a_meta_field_of_binary_is_text_in_every_row_or_bytes_in_every_row_as_the_whole_file_decides(
+    tmp_path: Path,
+) -> None:
+    datasets = pytest.importorskip("datasets")
+    path = tmp_path / "posts.parquet"
+    struct = pa.struct([("lang", pa.binary()), ("digest", pa.binary())])
+    table = pa.table(
+        {
+            "id": ["a", "b", "c"],
+            "text": ["x", "y", "z"],
+            "source": pa.array([b"web", b"app", b"\xff\xfe"], pa.binary()),  # mostly text: one cell is not
+            "meta": pa.array([{"lang": b"en", "digest": b"ok"}, None, {"lang": b"fr", "digest": b"\x80"}], struct),
+        }
+    )
+    pq.write_table(table, path, row_group_size=1)  # the cell that is not text in a row group of its own, read last
+    as_read = [{"source": b"web", "lang": "en", "digest": b"ok"}, {"source": b"app"}]  # 'web', 'app', 'ok' before
+    as_read.append({"source": b"\xff\xfe", "lang": "fr", "digest": b"\x80"})
+    columns = {"meta": {"source": "source"}}
+    assert [post.meta for post in read_posts(path, columns)] == as_read
+    (shard,) = read_shards([path], 10, ColumnMap.from_recipe(columns))  # faim score reads them alike
+    assert [row["source"] for _, row in shard.rows] == [b"web", b"app", b"\xff\xfe"]
+    assert [row["meta"] for _, row in shard.rows][0] == {"lang": "en", "digest": b"ok"}
+    datasets.Dataset(table).save_to_disk(tmp_path / "saved")  # as does a saved dataset
+    assert [post.meta for post in read_posts(tmp_path / "saved", columns)] == as_read
+    (shard,) = read_shards([tmp_path / "saved"], 10, ColumnMap.from_recipe(columns))
+    assert [row["source"] for _, row in shard.rows] == [b"web", b"app", b"\xff\xfe"]
+    text = table.set_column(2, "source", pa.array([b"web", b"app", b"tv"], pa.binary()))
+    pq.write_table(text, path, row_group_size=1)  # every cell text: text in every row
+    assert [post.meta["source"] for post in read_posts(path, columns)] == ["web", "app", "tv"]
+    lang, code = pa.array([b"en", b"fr"]).dictionary_encode(), pa.array([b"US", b"\xff\xfe"], pa.binary(2))
+    pq.write_table(pa.table({"id": ["a", "b"], "lang": lang, "code": code}), path)  # a dictionary's, a fixed width's
+    as_read = [{"lang": "en", "code": b"US"}, {"lang": "fr", "code": b"\xff\xfe"}]
+    assert [post.meta for post in read_posts(path, {"meta": ["lang", "code"]})] == as_read
+
+
 def test_a_parquet_page_whose_checksum_does_not_match_is_refused_not_read_as_other_text(tmp_path: Path) -> None:
     path = tmp_path / "checksummed.parquet"
     texts = [f"post number {i} " * 8 for i in range(8)]
