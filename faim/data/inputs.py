@@ -34,6 +34,7 @@ import contextlib
 import functools
 import glob
 import itertools
+import re
 import sys
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
@@ -218,8 +219,8 @@ def read_from(spec: str | Path) -> Path | None:
         return path
     if path.exists() or not glob.has_magic(str(path.parent)):
         return path.parent
-    if all(part == "**" for part in path.parent.parts if glob.has_magic(part)):
-        return _glob_start(spec)
+    if all(part == "**" for part in path.parent.parts if _wildcard(part)):
+        return _glob_start(path.parent)
     return None
 
 
@@ -285,8 +286,22 @@ def _wildcards_in_folder(spec: str | Path) -> str:
 
 
 def _glob_start(spec: str | Path) -> Path:
-    """The folder a glob's wildcards start in (``dumps`` for ``dumps/2026-*/*.jsonl``; ``.`` for ``*.jsonl``)."""
-    return Path(*itertools.takewhile(lambda part: not glob.has_magic(part), Path(spec).parts))
+    """The folder a glob's wildcards start in (``dumps`` for ``dumps/2026-*/*.jsonl``; ``.`` for ``*.jsonl``), each
+    folder before them by its name, wildcard characters escaped in it read as themselves (``data[2024]`` for
+    ``data[[]2024]/*.jsonl``)."""
+    named = itertools.takewhile(lambda part: not _wildcard(part), Path(spec).parts)
+    return Path(*(ESCAPED_CHARACTER.sub(r"\1", part) for part in named))
+
+
+ESCAPED_CHARACTER = re.compile(r"\[([*?[])\]")
+"""A wildcard character escaped in a glob (``[[]``, ``[*]``, ``[?]``, as ``glob.escape`` writes it), which matches
+itself alone."""
+
+
+def _wildcard(part: str) -> bool:
+    """Whether the part ``part`` of a glob (a folder's or a file's name) holds a wildcard: one not escaped
+    (``ESCAPED_CHARACTER``), so that it matches names other than one alone."""
+    return glob.has_magic(ESCAPED_CHARACTER.sub("", part))
 
 
 def _skipped_below(top: Path, passed: list[str]) -> Callable[[Path], bool]:

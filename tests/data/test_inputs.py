@@ -54,6 +54,19 @@ def test_the_name_of_a_file_folder_or_glob_holds_no_wildcard(tmp_path: Path, mon
     assert input_name("*.jsonl") == input_name(".") == tmp_path.name
 
 
+def test_a_glob_naming_a_folder_by_its_wildcards_escaped_names_that_folder_as_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_jsonl(tmp_path / "data[2024]" / "a.jsonl", 1)
+    monkeypatch.chdir(tmp_path)
+    assert find_inputs("data[[]2024]/*.jsonl") == [Path("data[2024]/a.jsonl")]
+    assert input_name("data[[]2024]/*.jsonl") == "data[2024]"  # the working directory's name before
+    with pytest.raises(ValueError, match=r"^-o data\[2024\]: that is the folder DATA is read from"):  # accepted before
+        check_apart_from_data("data[[]2024]/*.jsonl", "data[2024]", "the report")
+    check_apart_from_data("data[[]2024]/*.jsonl", ".", "the report")
+    assert input_name("d*[[]2024]/*.jsonl") == tmp_path.name  # a wildcard beside an escaped one: still a wildcard
+
+
 def test_a_folder_stands_for_its_inputs_recursively_and_skips_hidden_names(tmp_path: Path) -> None:
     a, b = write_jsonl(tmp_path / "a.jsonl", 1), write_jsonl(tmp_path / "sub" / "b.jsonl", 1)
     write_jsonl(tmp_path / ".cache" / "c.jsonl", 1)
