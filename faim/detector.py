@@ -265,8 +265,14 @@ class Detector:
         self, posts: Iterable[Post | Mapping[str, Any]], pool_by_image: bool = False
     ) -> tuple[list[Post], list[PostError]]:
         """The posts holding something the model reads whose elements it can read (pictures decoded, metadata
-        numeric), and the errors of the others (``empty``: nothing it reads), as ``faim.runtime``'s ``readable``;
-        with ``pool_by_image``, as ``score(posts, pool_by_image=True)`` reads them, the pictures linking posts too."""
+        numeric), and the errors of the others (``empty``: nothing it reads; ``row``: a dict that is no post), in the
+        order given (``readable_posts``; a ``Post`` changed after it was built so that it is none raises
+        ``ValueError``, as ``score`` does), as ``faim.runtime``'s ``readable``; with ``pool_by_image``, as
+        ``score(posts, pool_by_image=True)`` reads them, the pictures linking posts too.
+
+        Raises:
+            TypeError: Where the posts are refused (one post given where a list is expected: ``posts_given``).
+        """
         kinds = self.model.kinds_with(self.pooling_kind if pool_by_image else None)
         return readable_posts(posts, kinds, self.collator(kinds=kinds).prepare)
 

@@ -7,7 +7,17 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from faim.data.images import ImageError, check_picture, load_image
-from faim.data.post import Post, as_posts, field_names, own_meta, post_name
+from faim.data.post import (
+    Post,
+    as_post,
+    as_posts,
+    field_names,
+    own_meta,
+    post_id,
+    post_name,
+    posts_given,
+    warn_places_taken,
+)
 from faim.notices import warn
 from faim.registry import ELEMENT_MODALITIES
 from faim.wording import plural
@@ -161,15 +171,23 @@ def nothing_read(kinds: Iterable[str], blank: Collection[str] = ()) -> str:
 def readable_posts(
     posts: Iterable[Post | Mapping[str, Any]], kinds: Sequence[str], read: Callable[[Post], Any]
 ) -> tuple[list[Post], list[PostError]]:
-    """The posts given (``as_posts``) that ``read`` reads (``read_each``), as given, and the errors of the others, a
-    post that ``reads_nothing`` of ``kinds`` refused before it is read with a ``PostError`` of kind ``empty``, as
-    ``faim score`` names such a row; each post is read as given, and the error of one set aside names it as
-    ``posts_to_read`` names it (``named``: a post without an origin by its index among ``posts``), so that only a
-    post set aside is copied to be named."""
-    given = as_posts(posts)
+    """The posts given (``given_posts``) that ``read`` reads (``read_each``), as given, and the errors of the others, in
+    the order given: a dict that is no post (one ``Post.from_dict`` refuses) refused with its ``PostError`` of kind
+    ``row`` (``given_posts``), and a post that ``reads_nothing`` of ``kinds`` refused before it is read with one of
+    kind ``empty``, as ``faim score`` names such rows; each post is read as given, and the error of one set aside
+    names it as ``posts_to_read`` names it (``named``: a post without an origin by its index among ``posts``), so that
+    only a post set aside is copied to be named.
+
+    Raises:
+        TypeError, ValueError: Where ``given_posts`` refuses the posts (one post given where a list is expected, a
+            ``Post`` whose id was taken away after it was built).
+    """
+    given = given_posts(posts)
 
     def read_something(index: int) -> Any:
         post = given[index]
+        if isinstance(post, PostError):
+            raise post
         try:
             if reads_nothing(post, kinds):
                 raise empty_post(post, kinds)
@@ -179,6 +197,43 @@ def readable_posts(
 
     kept, errors = read_each(range(len(given)), read_something)
     return [given[index] for index, _ in kept], errors
+
+
+def given_posts(posts: Iterable[Post | Mapping[str, Any]]) -> list[Post | PostError]:
+    """Each of the posts given (``posts_given``) as a post (``as_post``), or, where it is given as a dict (or what is no
+    ``Post``) that is none, its error (``refused_item``: data, as a file's row that is no post); warning of dicts
+    without an id that take another post's id as theirs (``warn_places_taken``).
+
+    Raises:
+        TypeError: Where ``posts_given`` refuses the posts.
+        ValueError: On a ``Post`` whose id was taken away or a field set to a value of the wrong type after it was
+            built (``as_post``): the code that changed it is at fault, not its data.
+    """
+    items = posts_given(posts)
+    given: list[Post | PostError] = []
+    for index, item in enumerate(items):
+        try:
+            given.append(as_post(item, index))
+        except ValueError as error:
+            if isinstance(item, Post):
+                raise
+            given.append(refused_item(item, index, error))
+    warn_places_taken({index: post for index, post in enumerate(given) if isinstance(post, Post)}, items)
+    return given
+
+
+def refused_item(item: Any, index: int, error: ValueError) -> PostError:
+    """The ``PostError`` (of kind ``row``, as ``faim score`` records a row that is no post) of ``item``, the
+    ``index``-th of the posts given, a dict (or what is no mapping) that ``Post.from_dict`` refused with ``error``:
+    named as ``posts_to_read`` names a post, by its index and its id, or its index where it gives none that is an id
+    (``post_id``); its problem is the message of ``error``, which names the post so too, less that name."""
+    origin = f"post {index}"
+    try:
+        ident = post_id(item.get("id") if isinstance(item, Mapping) else None, index)
+    except ValueError:  # an id of a type no id is, which the problem names
+        ident = str(index)
+    problem = str(error).removeprefix(post_name(origin, ident)).removeprefix(origin).lstrip(": ")
+    return PostError(Post(id=ident, origin=origin), (), problem, "row")
 
 
 def empty_post(post: Post, kinds: Sequence[str], remedy: str = "") -> PostError:

@@ -9,7 +9,7 @@ import math
 import numbers
 import sys
 import uuid
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -593,17 +593,28 @@ def checked_mapping(where: str, name: str, value: Any, holds: str) -> dict[str, 
 
 
 def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
-    """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``), in a list or any iterable, and return posts,
-    warning of dicts without an id that take another post's id as theirs (``warn_places_taken``).
+    """Accept ``Post`` objects or plain dicts (see ``Post.from_dict``), in a list or any iterable (``posts_given``),
+    and return posts (``as_post``), warning of dicts without an id that take another post's id as theirs
+    (``warn_places_taken``).
+
+    Raises:
+        TypeError: Where ``posts_given`` refuses the posts.
+        ValueError: On the first post ``as_post`` refuses: each post is checked once, a dict as its ``Post`` is built,
+            a ``Post`` given as it is now.
+    """
+    given = posts_given(items)
+    posts = [as_post(item, index) for index, item in enumerate(given)]
+    warn_places_taken(dict(enumerate(posts)), given)
+    return posts
+
+
+def posts_given(items: Iterable[Post | Mapping[str, Any]]) -> list[Any]:
+    """The posts given where a list of them is expected, listed, none read as a post yet (``as_post``).
 
     Raises:
         TypeError: Given one post (a ``Post`` or a mapping), posts by key (``by_key``), a string or bytes where the
             posts are expected, what is no iterable (``None``, a number), or a table (a pandas ``DataFrame``: what has
             ``columns``), whose iteration gives its columns.
-        ValueError: On a dict that ``Post.from_dict`` refuses, or a ``Post`` whose id was taken away or a field set
-            to a value of the wrong type after it was built (``normalised``, which makes an id set to a number
-            after its post was built text, as the fields set after are read as the ``Post`` reads them): each post is
-            checked once, a dict as its ``Post`` is built, a ``Post`` given as it is now.
     """
     if isinstance(items, Mapping) and by_key(items):
         held = all(isinstance(value, Post) for value in items.values())
@@ -624,25 +635,34 @@ def as_posts(items: Iterable[Post | Mapping[str, Any]]) -> list[Post]:
             f"expected a list of posts, got a table ({type(items).__name__}), which gives its columns, not its rows, "
             "when iterated: pass its rows as mappings (a pandas frame's frame.to_dict('records'))"
         )
-    items = list(items)
-    posts = [normalised(item, i) if isinstance(item, Post) else Post.from_dict(item, i) for i, item in enumerate(items)]
-    warn_places_taken(
-        posts, {i for i, item in enumerate(items) if isinstance(item, Mapping) and is_missing(item.get("id"))}
-    )
-    return posts
+    return list(items)
+
+
+def as_post(item: Any, index: int) -> Post:
+    """``item``, the ``index``-th of the posts given (``posts_given``), as a post: a ``Post`` checked as it is now
+    (``normalised``, which makes an id set to a number after its post was built text, as the fields set after are
+    read as the ``Post`` reads them), anything else read as a dict (``Post.from_dict``).
+
+    Raises:
+        ValueError: On a dict that ``Post.from_dict`` refuses (or what is no mapping), or a ``Post`` whose id was
+            taken away or a field set to a value of the wrong type after it was built, naming the post and the field.
+    """
+    return normalised(item, index) if isinstance(item, Post) else Post.from_dict(item, index)
 
 
 SHOWN_PLACES = 3
 """How many of the posts without an id taking another's as theirs ``warn_places_taken`` names."""
 
 
-def warn_places_taken(posts: Sequence[Post], placed: Collection[int]) -> None:
-    """Warn (``FaimWarning``) where some of ``posts`` given as dicts without an id (their places among them,
-    ``placed``), which take their places as their ids (``post_id``), take an id another post is given as its own (a
-    pandas frame's nullable integer id column holding ``<NA>`` beside the ids 0, 1, ...): their score rows share it,
-    and joining them back by id mixes them; naming how many, the first ``SHOWN_PLACES`` and the ids."""
-    given = {post.id for place, post in enumerate(posts) if place not in placed}
-    taken = [place for place in sorted(placed) if str(place) in given]
+def warn_places_taken(posts: Mapping[int, Post], given: Sequence[Any]) -> None:
+    """Warn (``FaimWarning``) where some of ``posts`` (each by its place among the posts ``given``, ``posts_given``:
+    those read as posts, ``as_post``) given as dicts without an id, which take their places as their ids
+    (``post_id``), take an id another post is given as its own (a pandas frame's nullable integer id column holding
+    ``<NA>`` beside the ids 0, 1, ...): their score rows share it, and joining them back by id mixes them; naming how
+    many, the first ``SHOWN_PLACES`` and the ids."""
+    placed = [place for place in posts if isinstance(given[place], Mapping) and is_missing(given[place].get("id"))]
+    ids = {post.id for place, post in posts.items() if place not in placed}
+    taken = [place for place in placed if str(place) in ids]
     if not taken:
         return
     shown = ", ".join(f"post {place} ({str(place)!r})" for place in taken[:SHOWN_PLACES])

@@ -416,7 +416,13 @@ class ExportedModel:
 
     def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
         """The posts holding something the model reads whose elements can be read (pictures decoded, metadata
-        numeric), and the errors of the others (``empty``: nothing it reads)."""
+        numeric), and the errors of the others (``empty``: nothing it reads; ``row``: a dict that is no post), in the
+        order given (``readable_posts``).
+
+        Raises:
+            TypeError, ValueError: Where the posts are refused (one post given where a list is expected, a ``Post``
+                whose id was taken away after it was built: ``given_posts``).
+        """
         return readable_posts(posts, list(self.encoders), self.elements_of)
 
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:

@@ -135,6 +135,32 @@ def test_readable_posts_read_each_post_as_given_copying_none_to_name_it() -> Non
     assert kept == [posts[0]] and [error.origin for error in errors] == ["post 1", "post 2"]
 
 
+def test_readable_posts_set_aside_every_post_given_that_is_none_as_a_row_in_the_order_given() -> None:
+    """As ``faim score`` records a row that is no post and scores the rest: a dict ``Post.from_dict`` refuses, what is
+    no mapping; each named by its place and its id. A ``Post`` given a field of the wrong type after it was built, by
+    code, not data, is refused as scoring refuses it."""
+    posts = [{"id": "a", "text": "one"}, {"id": "b", "text": 5}, {"id": "c", "txt": "x"}, {"id": "d"}, "a post"]
+    kept, errors = readable_posts([*posts, {"id": [1], "text": "x"}, {"text": "two"}], ["text"], text_length)
+    assert [post.id for post in kept] == ["a", "6"]
+    assert [(error.post_id, error.kind) for error in errors] == [
+        ("b", "row"), ("c", "row"), ("d", "empty"), ("4", "row"), ("5", "row")
+    ]  # fmt: skip
+    assert [str(error) for error in errors if error.kind == "row"] == [
+        "post 1 (post id='b'): field 'text': expected a string, got int",
+        "post 2 (post id='c'): field 'txt' (did you mean 'text'?): unknown; valid: "
+        "id, text, images, image, comments, labels, meta",
+        "post 4 (post id='4'): expected a mapping of fields, got str: give each post as a mapping, its text as "
+        "{'text': TEXT}",
+        "post 5 (post id='5'): field 'id': expected a string or an integer, got a list ([1])",
+    ]
+    changed = Post(id="e", text="fine", origin="f:7")
+    changed.text = 5
+    with pytest.raises(ValueError, match=r"^f:7 \(post id='e'\) field 'text': expected a string, got int$"):
+        readable_posts([posts[0], changed], ["text"], text_length)
+    with pytest.raises(TypeError, match=r"^expected a list of posts, got one post \(a dict\): pass \[post\]$"):
+        readable_posts({"id": "a", "text": "one"}, ["text"], text_length)
+
+
 def test_posts_holding_nothing_read_are_left_out_with_a_warning_naming_the_first_by_origin_and_id() -> None:
     posts = [Post(id="a", text="one"), Post(id="b", origin="f:2"), Post(id="c", text=" ")]
     with pytest.warns(FaimWarning, match=r"^train: 2 of 3 posts hold nothing .*; the first: f:2 \(post id='b'\)$"):
