@@ -84,8 +84,9 @@ class Post:
         (``unknown_fields``), and a field of the wrong type (see ``checked_fields``), raise ``ValueError`` naming the
         post by its index and id (``post_name``) and the field so typos and misplaced values do not pass silently. A
         subclass of ``Post`` reads its own fields (``own_fields``) from the dict too, one missing there taking its
-        default where it has one (``defaulted``), and is built through its ``__init__``, so that they are set and its
-        ``__post_init__`` runs; a ``Post`` without, its fields checked once.
+        default where it has one (``defaulted``), a null one ``None`` where it has none (``own_value``), and is built
+        through its ``__init__``, so that they are set and its ``__post_init__`` runs; a ``Post`` without, its fields
+        checked once.
         """
         if not isinstance(row, Mapping):
             raise ValueError(f"post {index}: expected a mapping of fields, got {type(row).__name__}{unmapped(row)}")
@@ -102,7 +103,8 @@ class Post:
             if required := [name for name in own if name not in row and not has_default(cls, name)]:
                 raise ValueError(f"{where} field {required[0]!r}: not given, and {cls.__name__} has no default for it")
             given_own = {name: row[name] for name in own if name in row}
-            return cls(ident, text, *checked, **{k: v for k, v in given_own.items() if not defaulted(cls, k, v)})
+            read = {name: own_value(value) for name, value in given_own.items() if not defaulted(cls, name, value)}
+            return cls(ident, text, *checked, **read)
         images, comments, labels, meta = owned(checked, given)
         post = object.__new__(cls)  # not through __post_init__, which would check the fields checked here once more
         fields = {"images": images, "comments": comments, "labels": labels, "meta": meta}
@@ -186,8 +188,15 @@ def has_default(cls: type[Post], name: str) -> bool:
 def defaulted(cls: type[Post], name: str, value: Any) -> bool:
     """Whether a subclass's own field ``name`` given ``value`` takes its default instead: where the value is missing
     (``is_missing``: null, NaN, empty, as a frame's empty cell gives it) and the field has a default; a field without
-    one is given the value as it is, for its ``__init__`` to read."""
+    one is given the value (``own_value``), for its ``__init__`` to read."""
     return has_default(cls, name) and is_missing(value)
+
+
+def own_value(value: Any) -> Any:
+    """A subclass's own field's ``value`` as ``from_dict`` gives it where it does not take the field's default
+    (``defaulted``): as it is, but a null (``is_null``: NaN, pandas' ``NA``, as a frame's empty cell gives it) as
+    ``None``, as a post's own fields read a null as none."""
+    return None if is_null(value) else value
 
 
 def unknown_fields(where: str, row: Mapping[Any, Any], valid: Sequence[str] = FIELDS) -> None:

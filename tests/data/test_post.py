@@ -572,6 +572,19 @@ def test_a_subclass_given_a_dict_gives_a_field_of_its_own_without_a_default_the_
         Sourced.from_dict({"id": "b", "text": "hi"}, 3)
 
 
+@pytest.mark.parametrize("null", [float("nan"), np.float32("nan"), Decimal("nan"), pd.NA])
+def test_a_subclass_given_a_dict_gives_a_field_of_its_own_without_a_default_a_null_value_as_none(null: object) -> None:
+    """As a frame's empty cell gives it (``frame.to_dict('records')``): a post's own fields read a null as none, and
+    a NaN, which is true, would read as a source given."""
+
+    @dataclass(kw_only=True)
+    class Sourced(Post):
+        source: str | None
+
+    assert Sourced.from_dict({"id": "a", "text": "hi", "source": null}).source is None
+    assert Sourced.from_dict({"id": "b", "text": "hi", "source": ""}).source == ""  # empty, but no null
+
+
 def test_a_list_column_pandas_wrote_to_csv_as_python_writes_a_list_is_refused_saying_to_write_json(tmp_path) -> None:
     from faim.data.collate import post_targets
     from faim.data.elements import PostError
