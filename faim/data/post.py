@@ -692,17 +692,28 @@ def by_key(items: Mapping[Any, Any]) -> bool:
     each is and holds no post field but ``id``, fields holding a mapping misspelt: each key close to one of them, no
     two to one (``OBJECT_FIELDS``: a post whose meta, misspelt, holds a field's name, ``{'metadata': {'id': 'u42'}}``);
     ids some of which are close to none, or two to one (``{'alpha': ..., 'beta': ...}``, ``{'beta': ..., 'zeta':
-    ...}``), or whose posts hold a field but ``id`` (``{'beta': {'text': 'a'}}``), are posts by key."""
+    ...}``), or whose posts hold a field but ``id`` (``{'beta': {'text': 'a'}}``), are posts by key, but where each
+    key writes such a field out (``writes_out_field``: ``{'metadata': {'text': 'bio', 'image': 'avatar.png'}}``, an
+    author's profile, is a post whose meta is misspelt)."""
     if not items or any(key in FIELDS for key in items):
         return False
     if all(isinstance(value, Mapping) and any(key in FIELDS for key in value) for value in items.values()):
-        if any(key in FIELDS and key != "id" for value in items.values() for key in value):
-            return True  # a post's own fields (text, labels): no meta an author's id is kept in
         close = [suggest(str(key), list(OBJECT_FIELDS)) for key in items]
-        return not all(close) or len(set(close)) < len(close)
+        if not all(close) or len(set(close)) < len(close):
+            return True
+        # a post's own fields (text, labels) under ids close to meta or labels, not under meta written out
+        holding = any(key in FIELDS and key != "id" for value in items.values() for key in value)
+        return holding and not all(writes_out_field(key) for key in items)
     if any(isinstance(value, Post) for value in items.values()):
         return all(isinstance(value, (Mapping, Post)) for value in items.values())
     return all(isinstance(value, Mapping) for value in items.values()) and not misspelt_fields(items)
+
+
+def writes_out_field(key: Any) -> bool:
+    """Whether ``key``, a key of a mapping given where posts are expected, is a field holding a mapping
+    (``OBJECT_FIELDS``) written out another way: it begins, in any case, with the field's name or its singular
+    (``metadata``, ``Meta``, ``label_map``), where an id merely close to it (``beta``, ``media``) does not."""
+    return str(key).lower().startswith(tuple(name.removesuffix("s") for name in OBJECT_FIELDS))
 
 
 def misspelt_fields(row: Mapping[Any, Any]) -> list[str]:

@@ -237,6 +237,11 @@ def test_posts_given_by_key_in_a_mapping_are_refused_saying_how_to_list_them_wit
     said = "got one post (a dict): pass [post]; its field 'metadata' (did you mean 'meta'?): unknown"
     with pytest.raises(TypeError, match=f"{re.escape(said)}$"):  # a post whose meta, misspelt, holds an id
         as_posts({"metadata": {"id": "u42", "lang": "en"}})
+    for profile in ({"text": "bio", "image": "avatar.png"}, {"id": "u42", "text": "bio"}):  # its meta a profile's
+        with pytest.raises(TypeError, match=f"{re.escape(said)}$"):
+            as_posts({"metadata": profile})
+    with pytest.raises(TypeError, match=r"got one post \(a dict\): pass \[post\]; its field 'label_map' \(did you"):
+        as_posts({"label_map": {"labels": {"hate": 1}}})
 
 
 @pytest.mark.parametrize("given", [b"abc", bytearray(b"abc"), memoryview(b"abc")])
