@@ -272,7 +272,10 @@ class Detector:
 
         Raises:
             TypeError: Where the posts are refused (one post given where a list is expected: ``posts_given``).
+            ValueError: With ``pool_by_image``, where the detector does not pool (``check_pools``).
         """
+        if pool_by_image:
+            self.check_pools()
         kinds = self.model.kinds_with(self.pooling_kind if pool_by_image else None)
         return readable_posts(posts, kinds, self.collator(kinds=kinds).prepare)
 
@@ -345,12 +348,17 @@ class Detector:
         return decide(spec.type, decision_probabilities(spec, probabilities), threshold)
 
     def check_pooling(self) -> None:
-        """Raise ``ValueError`` unless this detector can score posts pooled by picture (``pool_by_image`` and a
+        """Raise ``ValueError`` unless this detector can score posts pooled by picture (``check_pools``, and a
         pooled calibration)."""
-        if self.pooling_kind is None:
-            raise ValueError(f"{self.source}: the recipe has no eval.pool_by_image; score its posts one by one")
+        self.check_pools()
         if self.pooled is None:
             raise ValueError(f"{self.source}: no calibration of pooled scores yet; train or calibrate the model first")
+
+    def check_pools(self) -> None:
+        """Raise ``ValueError``, naming the detector's source, where it does not pool posts by picture (no
+        ``pool_by_image``): posts read or scored pooled by picture would be read one by one."""
+        if self.pooling_kind is None:
+            raise ValueError(f"{self.source}: the recipe has no eval.pool_by_image; score its posts one by one")
 
     def refuse_unevaluable(self, posts: Sequence[Post], name: str, remedy: Remedy = MAP_LABELS) -> None:
         """Refuse ``posts`` (of ``name``) this detector's evaluation could not finish, before its model reads any

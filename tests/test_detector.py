@@ -359,6 +359,16 @@ def test_tasks_given_as_a_generator_are_read_once_into_the_list_a_list_gives() -
     assert detector.score(posts) == Detector(model, specs).score(posts)
 
 
+def test_reading_posts_pooled_by_picture_is_refused_by_a_detector_that_does_not_pool_as_scoring_them_so_is() -> None:
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    posts = [{"id": "a", "text": "a post"}]
+    for call in (detector.readable, detector.score):
+        with pytest.raises(ValueError, match=r"^<python>: the recipe has no eval.pool_by_image; score its posts one "):
+            call(posts, pool_by_image=True)
+    assert [post.id for post in detector.readable(posts)[0]] == ["a"]
+
+
 def test_scoring_embedding_or_explaining_leaves_every_module_in_the_mode_it_was_in() -> None:
     torch.manual_seed(0)
     fusion = ConcatFusion({"text": 8}, dropout=0.5)
