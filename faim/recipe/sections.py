@@ -35,7 +35,8 @@ class TrainConfig:
         seed: Seeds Python, NumPy and torch (and the data order).
         precision: Lightning precision: ``"32-true"``, ``"bf16-mixed"`` (bf16 autocast), ``"16-mixed"`` (fp16
             autocast on GPUs), or any other Lightning takes, its short forms too (``16``, ``32``, ``64`` written as
-            numbers or strings, ``"bf16"``).
+            numbers or strings, ``"bf16"``), but ``"bf16-true"`` and ``"16-true"``, which put the weights in half
+            precision (``faim.recipe.validate.check_weights_precision``).
         accelerator: ``"cpu"``, ``"gpu"`` or ``"auto"``.
         strategy: ``"auto"``, ``"ddp"`` (multi-process data-parallel, CPU or GPU), ``"fsdp"`` (GPUs).
         devices: Processes/devices to train on.

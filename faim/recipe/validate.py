@@ -443,11 +443,38 @@ def check_trainable(source: str, recipe: dict[str, Any]) -> None:
     (``faim.recipe.loader.in_base``), not once a run starts: labels read for a task the model has no head for
     (``check_source_tasks``), a logit shift without its temperature (``check_shift_with_temperature``), a
     ``train.mode`` keeping the worst epoch of ``train.monitor`` (``check_monitor_mode``; saying to train anew where
-    the recipe is read to resume a run, ``resuming``)."""
+    the recipe is read to resume a run, ``resuming``), a ``train.precision`` putting the model's weights in half
+    precision (``check_weights_precision``)."""
     if "data" in recipe:
         check_source_tasks(source, recipe["data"], recipe["model"]["heads"])
     check_shift_with_temperature(source, EvalConfig(**recipe.get("eval", {})))
     check_monitor_mode(source, TrainConfig(**recipe.get("train", {})), RESUMING.get())
+    check_weights_precision(source, recipe.get("train", {}).get("precision"))
+
+
+HALF_WEIGHTS = {"bf16-true": ("bf16", "bf16-mixed"), "16-true": ("float16", "16-mixed")}
+"""The precisions Lightning trains with that put the model's weights in half precision, each with the dtype and the
+precision that computes in it under autocast, the weights kept in float32."""
+
+
+def check_weights_precision(source: str, precision: Any) -> None:
+    """``train.precision`` keeps the model's weights in float32 (``HALF_WEIGHTS``): faim gives its encoders the posts,
+    and its fusion their embeddings, in float32, which a layer of half weights refuses deep inside its first validation
+    step (``mat1 and mat2 must have the same dtype``), and scores a saved model in float32
+    (``faim.model.check_full_precision``).
+
+    Raises:
+        RecipeError: Naming ``train.precision``, the dtype and the precision to train with instead.
+    """
+    if precision in HALF_WEIGHTS:
+        dtype, mixed = HALF_WEIGHTS[precision]
+        raise RecipeError(
+            source,
+            "train.precision",
+            f"{precision!r} puts the model's weights in {dtype}, where faim gives its encoders the posts, and its "
+            f"fusion their embeddings, in float32 and scores a saved model in float32: train with {mixed!r} ({dtype} "
+            "autocast, the weights kept in float32)",
+        )
 
 
 AT_LEAST_1 = (lambda value: value >= 1, "at least 1")

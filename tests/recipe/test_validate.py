@@ -387,6 +387,23 @@ def test_a_value_out_of_its_range_or_choices_is_refused_before_anything_runs(
     assert expected in error_for(recipe, write_recipe)
 
 
+@pytest.mark.parametrize(
+    ("precision", "dtype", "mixed"), [("bf16-true", "bf16", "bf16-mixed"), ("16-true", "float16", "16-mixed")]
+)
+def test_a_precision_putting_the_weights_in_half_precision_is_refused_with_the_recipe_naming_the_one_to_train_with(
+    precision: str, dtype: str, mixed: str, recipe: dict, write_recipe
+) -> None:
+    """Lightning takes it, and the first validation step failed with ``mat1 and mat2 must have the same dtype``."""
+    recipe["train"]["precision"] = precision
+    said = (
+        f"train.precision: {precision!r} puts the model's weights in {dtype}, where faim gives its encoders the posts"
+    )
+    message = error_for(recipe, write_recipe)
+    assert said in message and message.endswith(f"train with {mixed!r} ({dtype} autocast, the weights kept in float32)")
+    with pytest.raises(RecipeError, match=re.escape(f"--set train.precision={precision}: train.precision: ")):
+        as_recipe(Recipe.load("hate_text_finetune").to_dict(), [f"train.precision={precision}"])
+
+
 def test_a_precision_is_one_lightning_takes_set_or_written_its_short_forms_too(recipe: dict, write_recipe) -> None:
     connector = pytest.importorskip("lightning_fabric.connector")
     taken = [value for literal in typing.get_args(connector._PRECISION_INPUT) for value in typing.get_args(literal)]
