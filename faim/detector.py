@@ -41,6 +41,7 @@ from faim.model import WholePostModel, check_full_precision, evaluating
 from faim.pooling import picture_groups, pooled, pooled_probabilities
 from faim.recipe import Recipe, as_recipe
 from faim.recipe.sections import EvalConfig, TrainConfig
+from faim.registry import a_type
 from faim.scoring.output import PICTURE_GROUP
 from faim.tasks.binary import BinaryHead
 
@@ -220,6 +221,7 @@ class Detector:
         writes null).
 
         Raises:
+            TypeError: On a ``pool_by_image`` that is not True or False (``check_pooling_switch``: a cosine).
             ValueError: With ``pool_by_image``, when the detector does not pool or has no pooled calibration yet, or
                 has a task named ``picture_group`` (of a model saved before recipes refused one), whose scores the
                 picture group would take the place of.
@@ -228,6 +230,7 @@ class Detector:
             ValueError: On a post whose logits of some task are not finite, naming it as ``predict`` names a post
                 and the tasks (``faim.decisions.refuse_nonfinite``).
         """
+        check_pooling_switch(pool_by_image)
         if pool_by_image and any(task.name == PICTURE_GROUP for task in self.tasks):
             raise ValueError(
                 f"{self.source}: a task named {PICTURE_GROUP!r} would take the place of each post's picture group in "
@@ -272,8 +275,10 @@ class Detector:
 
         Raises:
             TypeError: Where the posts are refused (one post given where a list is expected: ``posts_given``).
+            TypeError: On a ``pool_by_image`` that is not True or False (``check_pooling_switch``: a cosine).
             ValueError: With ``pool_by_image``, where the detector does not pool (``check_pools``).
         """
+        check_pooling_switch(pool_by_image)
         if pool_by_image:
             self.check_pools()
         kinds = self.model.kinds_with(self.pooling_kind if pool_by_image else None)
@@ -566,6 +571,22 @@ class Detector:
             artifact.pool_by_image,
             str(directory),
             artifact.recipe,
+        )
+
+
+def check_pooling_switch(pool_by_image: Any) -> None:
+    """Refuse a ``pool_by_image`` given to score or read posts (``Detector.score``, ``Detector.readable``,
+    ``faim.score_dump``) that is not ``True`` or ``False`` (numpy's too), nor ``None`` (off, as a recipe's
+    ``eval.pool_by_image`` has it): a number, as the cosine that setting is, would pool the posts at the cosine the
+    model was trained with, the one given unread.
+
+    Raises:
+        TypeError: Naming ``pool_by_image``, the value and its type.
+    """
+    if pool_by_image is not None and not isinstance(pool_by_image, (bool, np.bool_)):
+        raise TypeError(
+            f"pool_by_image: expected True or False, got {pool_by_image!r} ({a_type(pool_by_image)}): posts are "
+            "pooled at the cosine the model was trained with (its recipe's eval.pool_by_image), not at one given here"
         )
 
 

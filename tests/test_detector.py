@@ -369,6 +369,23 @@ def test_reading_posts_pooled_by_picture_is_refused_by_a_detector_that_does_not_
     assert [post.id for post in detector.readable(posts)[0]] == ["a"]
 
 
+@pytest.mark.parametrize("given", [0.9, 1, "yes"])
+def test_a_pool_by_image_that_is_not_true_or_false_is_refused_as_a_cosine_the_model_would_not_pool_at(
+    given: object, tmp_path: Path
+) -> None:
+    model = WholePostModel({"text": TinyTextEncoder(dim=8)}, ConcatFusion({"text": 8}), {"hate": BinaryHead(8)})
+    detector = Detector(model, [TaskSpec("hate", "binary", ("no", "yes"))])
+    said = rf"^pool_by_image: expected True or False, got {re.escape(repr(given))} \(.+\): posts are pooled at the "
+    posts = [{"id": "a", "text": "a post"}]
+    for call in (partial(detector.readable, posts), partial(detector.score, posts)):
+        with pytest.raises(TypeError, match=said):
+            call(pool_by_image=given)
+    with pytest.raises(TypeError, match=said):  # before the dump or its output folder is looked at
+        faim.score_dump(detector, tmp_path / "no-dump.jsonl", tmp_path / "out", pool_by_image=given)
+    assert not (tmp_path / "out").exists()
+    assert detector.score(posts, pool_by_image=np.bool_(False)) == detector.score(posts, pool_by_image=None)
+
+
 def test_scoring_embedding_or_explaining_leaves_every_module_in_the_mode_it_was_in() -> None:
     torch.manual_seed(0)
     fusion = ConcatFusion({"text": 8}, dropout=0.5)

@@ -15,7 +15,7 @@ from faim.artifact import read_recipe
 from faim.artifact_manifest import fused_kinds, read_manifest, read_meta_fields, verify_files
 from faim.components import load_plugins, registries
 from faim.data.columns import ColumnMap
-from faim.detector import POOLING_KIND, Detector
+from faim.detector import POOLING_KIND, Detector, check_pooling_switch
 from faim.registry import defined_interactively, interactive_session, qualified_name
 from faim.scoring.manifest import PER_POST_DIR, absolute_image_root, check_run_output, writing_run
 from faim.scoring.options import ScoringOptions
@@ -114,6 +114,7 @@ def score_dump(
             embedding stay in ``out/_per_post``. Pictures are read even when the heads do not see them.
 
     Raises:
+        TypeError: On a ``pool_by_image`` that is not True or False (a cosine: ``faim.detector.check_pooling_switch``).
         ValueError: On bad arguments, a model that cannot pool, or ``out`` holding another run.
         FileExistsError: When ``out`` holds files a scoring run does not write.
         NotADirectoryError, PermissionError: When ``out`` is a file, or a folder this user may not write into,
@@ -122,6 +123,7 @@ def score_dump(
         faim.artifact.ArtifactError: When a file of the model was modified.
     """
     device = scoring_device(device)
+    check_pooling_switch(pool_by_image)
     check_run_arguments(workers, batch_size, shard_rows, engine, scores, embeddings)
     check_run_output(out)
     image_root = absolute_image_root(image_root)
