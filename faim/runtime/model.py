@@ -414,15 +414,19 @@ class ExportedModel:
         names = fusion_outputs([task.name for task in self.tasks])
         return dict(zip(names, self.fusion.run(names, feeds)))
 
-    def readable(self, posts: Iterable[Post | Mapping[str, Any]]) -> tuple[list[Post], list[PostError]]:
+    def readable(
+        self, posts: Iterable[Post | Mapping[str, Any]], pool_by_image: bool = False
+    ) -> tuple[list[Post], list[PostError]]:
         """The posts holding something the model reads whose elements can be read (pictures decoded, metadata
         numeric), and the errors of the others (``empty``: nothing it reads; ``row``: a dict that is no post), in the
-        order given (``readable_posts``).
+        order given (``readable_posts``), as ``faim.Detector``'s ``readable``.
 
         Raises:
+            ValueError: With ``pool_by_image`` (``check_one_by_one``), as ``score`` refuses it.
             TypeError, ValueError: Where the posts are refused (one post given where a list is expected, a ``Post``
                 whose id was taken away after it was built: ``given_posts``).
         """
+        self.check_one_by_one(pool_by_image)
         return readable_posts(posts, list(self.encoders), self.elements_of)
 
     def predict(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> tuple[list[str], dict]:
@@ -465,21 +469,26 @@ class ExportedModel:
         """Per-post probabilities: ``{"id", task: P(positive)}`` for binary tasks, ``{label: p}`` otherwise.
 
         Raises:
-            ValueError: With ``pool_by_image``: the runtime scores posts one by one.
+            ValueError: With ``pool_by_image`` (``check_one_by_one``).
             PostError: On a post that cannot be read, or one holding nothing the model reads (as ``predict``).
             ValueError: On a post whose logits of some task are not finite, naming it as ``predict`` names a post
                 and the tasks (``faim.decisions.refuse_nonfinite``).
         """
-        if pool_by_image:
-            raise ValueError(
-                f"{self.source}: scoring pooled by picture is not available on the exported runtime; "
-                "score these posts with the saved model (faim.load, or faim score --pool-by-image)"
-            )
+        self.check_one_by_one(pool_by_image)
         named = posts_to_read(posts, list(self.encoders))
         outputs = self.predict_named(named, batch_size)
         refuse_nonfinite(named, self.tasks, {task.name: outputs[logits_name(task.name)] for task in self.tasks})
         probabilities = {task.name: outputs[probabilities_name(task.name)] for task in self.tasks}
         return score_rows([post.id for post in named], self.tasks, probabilities)
+
+    def check_one_by_one(self, pool_by_image: bool) -> None:
+        """Raise ``ValueError``, naming the export and what to use instead, where ``pool_by_image`` asks to score or
+        read posts pooled by picture: the runtime scores posts one by one."""
+        if pool_by_image:
+            raise ValueError(
+                f"{self.source}: scoring pooled by picture is not available on the exported runtime; "
+                "score these posts with the saved model (faim.load, or faim score --pool-by-image)"
+            )
 
     def embed(self, posts: Iterable[Post | Mapping[str, Any]], batch_size: int = 64) -> np.ndarray:
         """Whole-post embeddings ``[N, D]`` (float32), in input order.

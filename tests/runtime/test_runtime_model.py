@@ -359,9 +359,15 @@ def test_posts_holding_no_kind_or_meta_field_the_model_reads_are_warned_of_once_
         assert [str(warning.message) for warning in served if warning.category is FaimWarning] == said
 
 
-def test_scoring_pooled_by_picture_is_refused_with_what_to_use(exported: tuple[Path, Path]) -> None:
-    with pytest.raises(ValueError, match="pooled by picture is not available on the exported runtime"):
-        faim.runtime.load(exported[1]).score(export_posts(), pool_by_image=True)
+def test_scoring_or_reading_pooled_by_picture_is_refused_with_what_to_use(exported: tuple[Path, Path]) -> None:
+    """As ``faim.Detector`` takes it: ``readable(posts, pool_by_image=True)`` reads posts as scoring them so does."""
+    runtime = faim.runtime.load(exported[1])
+    for call in (runtime.score, runtime.readable):
+        with pytest.raises(ValueError, match="pooled by picture is not available on the exported runtime"):
+            call(export_posts(), pool_by_image=True)
+    kept, errors = runtime.readable(export_posts(), pool_by_image=False)
+    again, said = runtime.readable(export_posts())
+    assert kept == again and list(map(str, errors)) == list(map(str, said))
 
 
 def test_no_posts_give_no_rows_and_an_empty_embedding(exported: tuple[Path, Path]) -> None:
