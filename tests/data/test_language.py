@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import torch
 from conftest import tiny_recipe
 
 import faim
+from faim.data import language as language_module
 from faim.data.language import UNDETERMINED, given_code, identify, with_languages
 from faim.data.post import Post
 from faim.data.sources import read_posts
@@ -224,6 +226,16 @@ def test_alemannic_is_told_by_its_iso_code_apart_from_the_tosk_albanian_of_als()
     posts += [Post("d", swiss, meta={"lang": "als"}), Post("e", swiss, meta={"lang": "ALS"})]  # as Wikipedia writes it
     posts += [Post("f", albanian, meta={"lang": "als-Latn"})]
     assert [post.meta["lang"] for post in with_languages(posts)] == ["gsw", "sq", "sq", "gsw", "gsw", "sq"]
+
+
+def test_bhojpuri_given_as_bihari_or_told_by_wikipedias_bh_is_one_language_bho(monkeypatch) -> None:
+    bhojpuri = "ई एगो गाँव हवे जे बलिया जिला में बाटे आ इहाँ के लोग भोजपुरी बोलेलें"
+    given = ["bho", "BHO", "bho_Deva", "Bhojpuri", "bh", "BH", "bih", "Bihari languages", "bh-IN"]
+    filled = with_languages([Post(str(n), bhojpuri, meta={"lang": code}) for n, code in enumerate(given)])
+    assert [post.meta["lang"] for post in filled] == ["bho"] * len(given)
+    labelled = SimpleNamespace(predict=lambda text: (("__label__bh",), (0.9,)))  # Wikipedia's code of its Bhojpuri
+    monkeypatch.setattr(language_module, "model", lambda: labelled)
+    assert identify(bhojpuri) == "bho"
 
 
 def test_a_language_written_as_an_extended_subtag_after_its_macrolanguage_is_that_language() -> None:
