@@ -45,6 +45,7 @@ from faim.data.language_codes import (
     EXTLANGS,
     GRANDFATHERED,
     LOCALE_PARTS,
+    MERGED,
     NAMED,
     REGION_CODES,
     SCRIPTED,
@@ -195,7 +196,8 @@ def given_code(value: Any) -> str | None:
     German`` is ``gsw``, ``Santali`` ``sat``: ``TOLD_TABLE``), and so is the English name CLDR gives a language where
     ISO 639's differs (``Greek`` is ``el``, ``Odia`` ``or``: ``CLDR_NAMES``) or it gives in the language itself
     (``Deutsch`` is ``de``, ``español`` ``es``: ``AUTONYMS``), a code ISO 639-1 withdrew is the one
-    that replaced it (``in``, as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``), and the
+    that replaced it (``in``, as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``), as is a
+    code ISO 639-3 merged into another (``ajp``, South Levantine Arabic, is ``apc``: ``MERGED``), and the
     individual language a macrolanguage's code is written for, or whose text ``identify`` tells as it, is that code
     (``cmn`` is ``zh``, ``arb`` ``ar``, ``prs``, Dari, ``fa``: ``ENCOMPASSED``), and Norwegian Bokmål (``nb``,
     ``nob``) and Filipino (``fil``) are the ``no`` and ``tl`` ``identify`` tells of them (``TOLD_AS``).
@@ -227,9 +229,11 @@ def given_code(value: Any) -> str | None:
 
 
 def language_code(language: str) -> str:
-    """A language subtag as ``given_code`` reads it: a withdrawn code, an individual language of a macrolanguage, a
-    three-letter code of a language with a two-letter one, the model's labels and Bokmål as ``given_code`` says."""
-    code = WITHDRAWN.get(language) or ENCOMPASSED.get(language) or TWO_LETTER.get(language, language)
+    """A language subtag as ``given_code`` reads it: a withdrawn code, one merged into another (``MERGED``), an
+    individual language of a macrolanguage, a three-letter code of a language with a two-letter one, the model's
+    labels and Bokmål as ``given_code`` says."""
+    code = WITHDRAWN.get(language) or MERGED.get(language) or ENCOMPASSED.get(language)
+    code = code or TWO_LETTER.get(language, language)
     return ISO_LABELS.get(code) or TOLD_AS.get(code, code)
 
 

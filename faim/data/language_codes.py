@@ -226,6 +226,12 @@ WITHDRAWN = {"in": "id", "iw": "he", "ji": "yi", "jw": "jv", "mo": "ro"}
 ``Locale`` wrote ``in``, ``iw`` and ``ji`` up to Java 17, and Twitter's API gives a tweet's ``lang`` as ``in`` and
 ``iw``."""
 
+MERGED = {"ajp": "apc"}
+"""The codes ISO 639-3 retired by merging their language into another's → that language's code, as the IANA Language
+Subtag Registry (BCP 47) gives each its Preferred-Value: South Levantine Arabic, ``ajp``, merged into ``apc``,
+Levantine Arabic, in 2023 (Debian's ``iso-codes`` 4.15.0 lists both still), so that data written before and after
+the merger is one language."""
+
 ENCOMPASSED = {
     "arb": "ar",
     "azj": "az",
@@ -301,10 +307,10 @@ EXTLANGS = {
 the languages it encompasses, as the IANA Language Subtag Registry (RFC 5646) lists its ``Type: extlang`` records
 with that ``Prefix``, less those ISO 639-3 as Debian's ``iso-codes`` 4.15.0 gives it no longer lists (``bbz``,
 retired in 2020; ``ajp``, which ISO 639-3 merged into ``apc`` in 2023 and the registry keeps as deprecated, is listed
-there, and kept); those of ``sgn`` are the sign languages of ISO 639-3, as the registry's are, with International
-Sign (``ils``) and those of Belgium (``sfb``, ``vgt``) it names otherwise. ``zh-yue`` is Cantonese, ``ar-arz``
-Egyptian Arabic; a second subtag of three letters that is none of these is a region, as .NET's ``zh-CHS`` and
-``zh-CHT`` (Simplified and Traditional Chinese) and ``en-USA`` write it."""
+there, and kept, read as ``apc``: ``MERGED``); those of ``sgn`` are the sign languages of ISO 639-3, as the
+registry's are, with International Sign (``ils``) and those of Belgium (``sfb``, ``vgt``) it names otherwise.
+``zh-yue`` is Cantonese, ``ar-arz`` Egyptian Arabic; a second subtag of three letters that is none of these is a
+region, as .NET's ``zh-CHS`` and ``zh-CHT`` (Simplified and Traditional Chinese) and ``en-USA`` write it."""
 
 REGIONS = """
 AW | ABW | Aruba | AF | AFG | Afghanistan | AO | AGO | Angola | AI | AIA | Anguilla | AX | ALA | Åland Islands | AL

@@ -137,6 +137,13 @@ def test_a_code_iso_639_1_withdrew_is_the_code_that_replaced_it_as_the_text_is_t
     assert [post.meta["lang"] for post in with_languages(posts)] == ["id", "id", "id", "he", "he", "yi"]
 
 
+def test_a_code_iso_639_3_merged_into_another_is_that_code() -> None:
+    # South Levantine Arabic, ajp, merged into apc, Levantine Arabic, in 2023: the IANA registry's Preferred-Value
+    given = ["ajp", "AJP", "ajp_Arab", "ar-ajp", "apc", "apc_Arab", "ar-apc"]
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given)])
+    assert [post.meta["lang"] for post in filled] == ["apc"] * len(given)
+
+
 def test_a_missing_code_a_null_read_as_nan_is_told_from_the_text() -> None:
     given = [{"lang": math.nan}, {"lang": None}, {"lang": ""}]
     filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])
