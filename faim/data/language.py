@@ -53,6 +53,7 @@ from faim.data.language_codes import (
     TWO_LETTER,
     VARIETIES,
     WITHDRAWN,
+    name_key,
 )
 from faim.data.post import LANGUAGE, Post, is_missing
 from faim.encoders.text_normalize import fold_confusables
@@ -190,8 +191,9 @@ def given_code(value: Any) -> str | None:
     letters fullwidth ones stand for (NFKC: ``ＥＮ``, as Chinese and Japanese input writes Latin letters, is ``en``);
     a three-letter code (ISO 639-2 or 639-3) of a language with a two-letter one is that (``eng``, ``ENG`` are
     ``en``, ``ger`` and ``deu`` ``de``), as BCP 47 writes it, and so is its English name as ISO 639 gives it, in any
-    case, and with a region or script in brackets after it, as menus name a locale (``English``, ``English (US)``,
-    ``Chinese (Simplified)``; ``faim.data.language_codes``), or a variety (``Norwegian (Nynorsk)`` is ``nn``:
+    case and with any apostrophe (``name_key``: ``o'zbek`` is CLDR's ``o‘zbek``), and with a region or script in
+    brackets after it, as menus name a locale (``English``, ``English (US)``, ``Chinese (Simplified)``;
+    ``faim.data.language_codes``), or a variety (``Norwegian (Nynorsk)`` is ``nn``:
     ``bracketed``), the English name of a language ``identify`` tells by a three-letter code is that code (``Swiss
     German`` is ``gsw``, ``Santali`` ``sat``: ``TOLD_TABLE``), and so is the English name CLDR gives a language where
     ISO 639's differs (``Greek`` is ``el``, ``Odia`` ``or``: ``CLDR_NAMES``) or it gives in the language itself
@@ -214,7 +216,7 @@ def given_code(value: Any) -> str | None:
     ``None`` where the post gives none (no field, a blank one, one that is missing as ``is_missing`` says: NaN, as
     pandas writes a null, or a code that gives no language: ``NO_LANGUAGE``)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
-    tag = NAMED.get(given.casefold()) or bracketed(given) or given.lower().replace("_", "-")
+    tag = NAMED.get(name_key(given)) or bracketed(given) or given.lower().replace("_", "-")
     tag = GRANDFATHERED.get(tag, tag)
     language, *rest = tag.split("-")
     if len(language) == 1 or GRANDFATHERED.get(tag) == tag:  # private use, x-klingon; no language given, i-default
@@ -255,7 +257,7 @@ def bracketed(given: str) -> str | None:
     (Traditional, Hong Kong)``: ``LOCALE_PARTS``), the variety of that language it names (``Norwegian (Nynorsk)`` is
     ``nn``, ``Kurdish (Sorani)`` ``ckb``: ``VARIETIES``); ``None`` where the name before it is no language's or the
     bracket holds anything else (``German (Swabian)``, ``French (Moroccan)``), so that the value is read as written."""
-    name, bracket, inside = given.casefold().partition("(")
+    name, bracket, inside = name_key(given).partition("(")
     language, inside = NAMED.get(name.strip()), inside.removesuffix(")").strip()
     if not (bracket and language):
         return None

@@ -207,16 +207,29 @@ zu zul | Zulu
 """
 
 
+APOSTROPHES = str.maketrans(dict.fromkeys("\u2019\u2018\u02bc\u02bb`\u00b4\u2032", "'"))
+"""The marks names are written with where another writes an apostrophe, ``'``: the typographic ones (``’``, ``‘``)
+CLDR writes (``o‘zbek``, ``avañe’ẽ``, ``Côte d’Ivoire``, ``N’Ko``), the modifier letters (``ʼ``, and ``ʻ``, the
+turned comma of Uzbek's ``oʻzbek`` and Hawaiian's ʻokina), and the grave and acute accents and the prime that
+keyboards without them give for one."""
+
+
+def name_key(name: str) -> str:
+    """A name of a language, region or script as the tables are looked up by: case-folded, each of ``APOSTROPHES`` as
+    ``'``, so that ``o'zbek``, ``oʻzbek`` and CLDR's ``o‘zbek`` are one name."""
+    return name.casefold().translate(APOSTROPHES)
+
+
 def read_table(table: str) -> tuple[dict[str, str], dict[str, str]]:
     """The codes and names of ``table``, written as ``TABLE`` is: each three-letter code → its two-letter code, and
-    each name, case-folded → its two-letter code."""
+    each name, as it is looked up (``name_key``) → its two-letter code."""
     codes: dict[str, str] = {}
     named: dict[str, str] = {}
     for line in table.strip().splitlines():
         letters, *names = line.split(" | ")
         two, *threes = letters.split()
         codes |= dict.fromkeys(threes, two)
-        named |= {name.casefold(): two for name in names}
+        named |= {name_key(name): two for name in names}
     return codes, named
 
 
@@ -474,11 +487,12 @@ its own (``French (Moroccan)``)."""
 
 
 def locale_names(name: str) -> set[str]:
-    """A name or code of ``REGIONS`` or ``SCRIPTS``, case-folded, as written, without its bracket, and each alias its
-    bracket holds, split at commas (``Devanagari (Nagari)``: ``devanagari (nagari)``, ``devanagari``, ``nagari``)."""
+    """A name or code of ``REGIONS`` or ``SCRIPTS``, as it is looked up (``name_key``), as written, without its
+    bracket, and each alias its bracket holds, split at commas (``Devanagari (Nagari)``: ``devanagari (nagari)``,
+    ``devanagari``, ``nagari``)."""
     outside = re.sub(r" ?\([^)]*\)", "", name)
     inside = [alias.strip() for bracket in re.findall(r"\(([^)]*)\)", name) for alias in bracket.split(",")]
-    return {part.casefold() for part in (name, outside, *inside) if part}
+    return {name_key(part) for part in (name, outside, *inside) if part}
 
 
 LOCALE_PARTS = (
@@ -487,9 +501,9 @@ LOCALE_PARTS = (
     )
     | LOCALE_WORDS
 )
-"""Each name and code of a region or script, case-folded (``locale_names``): what a bracket after a language's name
-holds where it names the language's locale (``English (US)``, ``Serbian (Latin)``, ``Korean (Hangul)``, ``Chinese
-(Traditional, Hong Kong)``), read without it."""
+"""Each name and code of a region or script, as it is looked up (``locale_names``): what a bracket after a language's
+name holds where it names the language's locale (``English (US)``, ``Serbian (Latin)``, ``Korean (Hangul)``,
+``Chinese (Traditional, Hong Kong)``), read without it."""
 
 TOLD_TABLE = """
 arz | Egyptian Arabic | Arabic, Egyptian
@@ -740,12 +754,13 @@ South Ndebele both)."""
 
 TWO_LETTER, TWO_LETTER_NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and
-each English name of it, case-folded → its two-letter code (``english`` → ``en``)."""
+each English name of it, as it is looked up (``name_key``) → its two-letter code (``english`` → ``en``)."""
 
 NAMED = TWO_LETTER_NAMED | read_table(TOLD_TABLE)[1] | read_table(CLDR_NAMES)[1] | read_table(AUTONYMS)[1]
-"""Each English name of ``TABLE``, ``TOLD_TABLE`` and ``CLDR_NAMES`` and each name of ``AUTONYMS``, case-folded → its
-code, the two-letter one where there is one (``english`` → ``en``, ``swiss german`` → ``gsw``, ``deutsch`` → ``de``), so
-that a post naming its language is one language with the posts whose text is told in it."""
+"""Each English name of ``TABLE``, ``TOLD_TABLE`` and ``CLDR_NAMES`` and each name of ``AUTONYMS``, as it is looked
+up (``name_key``: ``o'zbek`` for CLDR's ``o‘zbek``) → its code, the two-letter one where there is one (``english``
+→ ``en``, ``swiss german`` → ``gsw``, ``deutsch`` → ``de``), so that a post naming its language is one language with
+the posts whose text is told in it."""
 
 GRANDFATHERED = {
     "art-lojban": "jbo",

@@ -37,6 +37,7 @@ from faim.data.language_codes import (
     TWO_LETTER,
     TWO_LETTER_NAMED,
     WITHDRAWN,
+    name_key,
 )
 from faim.data.post import LANGUAGE, Post, is_missing
 from faim.data.sources import check_split
@@ -192,7 +193,7 @@ def region_left_out(value: Any) -> bool:
     written = unicodedata.normalize("NFKC", str(value)).strip()
     cuts = [match.start() for match in SUBTAG.finditer(written) if match.start()]
     code = given_code(written)
-    return written.casefold() not in NAMED and any(
+    return name_key(written) not in NAMED and any(
         given_code(written[:cut]) == code and locale_cut(written, cut) for cut in cuts
     )
 
@@ -201,7 +202,7 @@ def locale_cut(written: str, cut: int) -> bool:
     """Whether what follows ``written[:cut]`` is a region or script: a bracket holding their names or codes alone
     (``LOCALE_PARTS``, not a variety: ``Persian (Dari)``), or a subtag that is neither an extended language subtag of
     the language before it (``zh-cmn``) nor part of a legacy tag (``no-bok``: ``GRANDFATHERED``)."""
-    before, rest = written[:cut].casefold().replace("_", "-"), written[cut:].casefold()
+    before, rest = written[:cut].casefold().replace("_", "-"), name_key(written[cut:])
     if rest.lstrip().startswith("("):
         inside = rest.lstrip()[1:].removesuffix(")").strip()
         return inside in LOCALE_PARTS or {part.strip() for part in inside.split(",")} <= LOCALE_PARTS

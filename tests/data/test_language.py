@@ -321,6 +321,15 @@ def test_a_language_named_in_itself_as_cldr_writes_it_is_its_code() -> None:
     assert [post.meta["lang"] for post in filled] == expected
 
 
+def test_a_name_is_read_whichever_apostrophe_it_is_written_with() -> None:
+    # CLDR writes o‘zbek, avañe’ẽ, Côte d’Ivoire and N’Ko, Uzbek's alphabet oʻzbek, a keyboard o'zbek
+    given = ["o‘zbek", "oʻzbek", "o'zbek", "Oʼzbek", "avañe'ẽ", "avañe’ẽ", "Neddersass'sch", "French (Côte d’Ivoire)"]
+    given += ["French (Côte d'Ivoire)", "Bambara (N'Ko)", "Bambara (N’Ko)"]
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])
+    expected = ["uz"] * 4 + ["gn", "gn", "nds", "fr", "fr", "bm", "bm"]
+    assert [post.meta["lang"] for post in filled] == expected
+
+
 def test_a_language_named_with_its_region_or_script_in_brackets_is_that_language() -> None:
     given = ["English (US)", "Chinese (Simplified)", "Portuguese (Brazil)", "Tonga (Tonga Islands)", "Tonga (Nyasa)"]
     filled = with_languages([Post(str(n), SPANISH, meta={"lang": name}) for n, name in enumerate(given)])

@@ -21,6 +21,7 @@ from faim.data.language_codes import (
     TWO_LETTER,
     TWO_LETTER_NAMED,
     VARIETIES,
+    name_key,
     read_table,
 )
 
@@ -40,10 +41,10 @@ def test_each_cldr_name_names_a_code_faim_gives_that_no_iso_name_names() -> None
 def test_each_autonym_names_a_code_faim_gives_alone() -> None:
     told, cldr = read_table(TOLD_TABLE)[1], read_table(CLDR_NAMES)[1]
     lines = [line.split(" | ") for line in AUTONYMS.strip().splitlines()]
-    names = [name.casefold() for _, name in lines]
+    names = [name_key(name) for _, name in lines]
     assert len(names) == len(set(names)) and not set(names) & (set(TWO_LETTER_NAMED) | set(told) | set(cldr))
     assert all(code in TWO_LETTER.values() or code in told.values() for code, _ in lines)
-    assert all(NAMED[name.casefold()] == code for code, name in lines)
+    assert all(NAMED[name_key(name)] == code for code, name in lines)
 
 
 def test_each_two_letter_code_is_one_line_and_each_three_letter_code_and_name_one_languages() -> None:
@@ -118,7 +119,7 @@ def test_the_regions_and_scripts_are_iso_codes_ones_and_no_variety_is_one() -> N
     regions = json.loads((ISO_CODES / "iso_3166-1.json").read_text(encoding="utf-8"))["3166-1"]
     scripts = json.loads((ISO_CODES / "iso_15924.json").read_text(encoding="utf-8"))["15924"]
     fields = ("alpha_2", "alpha_3", "name", "common_name", "alpha_4")
-    given = {entry[field].casefold() for entry in regions + scripts for field in fields if field in entry}
+    given = {name_key(entry[field]) for entry in regions + scripts for field in fields if field in entry}
     # each as written, without its bracket and by each alias in it: Devanagari (Nagari), Hangul (Hangŭl, Hangeul)
     given |= {re.sub(r" ?\([^)]*\)", "", name) for name in given}
     given |= {
