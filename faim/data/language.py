@@ -197,7 +197,8 @@ def given_code(value: Any) -> str | None:
     ``bracketed``), the English name of a language ``identify`` tells by a three-letter code is that code (``Swiss
     German`` is ``gsw``, ``Santali`` ``sat``: ``TOLD_TABLE``), and so is the English name CLDR gives a language where
     ISO 639's differs (``Greek`` is ``el``, ``Odia`` ``or``: ``CLDR_NAMES``) or it gives in the language itself
-    (``Deutsch`` is ``de``, ``español`` ``es``: ``AUTONYMS``), a code ISO 639-1 withdrew is the one
+    (``Deutsch`` is ``de``, ``español`` ``es``: ``AUTONYMS``) or language menus do (``Bahasa Indonesia`` is ``id``:
+    ``MENU_NAMES``), a code ISO 639-1 withdrew is the one
     that replaced it (``in``, as Twitter and Java give Indonesian, is ``id``, ``iw`` ``he``: ``WITHDRAWN``), as is a
     code ISO 639-3 merged into another (``ajp``, South Levantine Arabic, is ``apc``: ``MERGED``), and the
     individual language a macrolanguage's code is written for, or whose text ``identify`` tells as it, is that code

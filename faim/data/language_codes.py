@@ -752,15 +752,30 @@ zu | isiZulu
 languages names them, where it is no English name of it and names no other code there (``isiNdebele`` names North and
 South Ndebele both)."""
 
+MENU_NAMES = """
+id | Bahasa Indonesia
+ms | Bahasa Melayu | Bahasa Malaysia
+"""
+"""The name language menus give a language in itself where CLDR's (``AUTONYMS``) differs: MediaWiki's, which names
+each Wikipedia's language in its menu of languages, and most sites' switchers of language write Indonesian ``Bahasa
+Indonesia`` and Malay ``Bahasa Melayu`` (``bahasa``, language), where CLDR writes ``Indonesia`` and ``Melayu``; and
+Malaysia names Malay ``Bahasa Malaysia``."""
+
 TWO_LETTER, TWO_LETTER_NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and
 each English name of it, as it is looked up (``name_key``) → its two-letter code (``english`` → ``en``)."""
 
-NAMED = TWO_LETTER_NAMED | read_table(TOLD_TABLE)[1] | read_table(CLDR_NAMES)[1] | read_table(AUTONYMS)[1]
-"""Each English name of ``TABLE``, ``TOLD_TABLE`` and ``CLDR_NAMES`` and each name of ``AUTONYMS``, as it is looked
-up (``name_key``: ``o'zbek`` for CLDR's ``o‘zbek``) → its code, the two-letter one where there is one (``english``
-→ ``en``, ``swiss german`` → ``gsw``, ``deutsch`` → ``de``), so that a post naming its language is one language with
-the posts whose text is told in it."""
+NAMED = (
+    TWO_LETTER_NAMED
+    | read_table(TOLD_TABLE)[1]
+    | read_table(CLDR_NAMES)[1]
+    | read_table(AUTONYMS)[1]
+    | read_table(MENU_NAMES)[1]
+)
+"""Each English name of ``TABLE``, ``TOLD_TABLE`` and ``CLDR_NAMES`` and each name of ``AUTONYMS`` and
+``MENU_NAMES``, as it is looked up (``name_key``: ``o'zbek`` for CLDR's ``o‘zbek``) → its code, the two-letter one
+where there is one (``english`` → ``en``, ``swiss german`` → ``gsw``, ``deutsch`` → ``de``, ``bahasa indonesia`` →
+``id``), so that a post naming its language is one language with the posts whose text is told in it."""
 
 GRANDFATHERED = {
     "art-lojban": "jbo",

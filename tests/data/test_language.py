@@ -321,6 +321,14 @@ def test_a_language_named_in_itself_as_cldr_writes_it_is_its_code() -> None:
     assert [post.meta["lang"] for post in filled] == expected
 
 
+def test_a_language_named_as_language_menus_name_it_in_itself_is_its_code() -> None:
+    indonesian = "saya tidak percaya apa yang terjadi di kota ini hari ini"
+    given = ["Bahasa Indonesia", "bahasa indonesia", "Bahasa Melayu", "Bahasa Malaysia", "BAHASA MELAYU"]
+    given += ["Bahasa Indonesia (Indonesia)"]
+    filled = with_languages([Post(str(n), indonesian, meta={"lang": name}) for n, name in enumerate(given)])
+    assert [post.meta["lang"] for post in filled] == ["id", "id", "ms", "ms", "ms", "id"]
+
+
 def test_a_name_is_read_whichever_apostrophe_it_is_written_with() -> None:
     # CLDR writes o‘zbek, avañe’ẽ, Côte d’Ivoire and N’Ko, Uzbek's alphabet oʻzbek, a keyboard o'zbek
     given = ["o‘zbek", "oʻzbek", "o'zbek", "Oʼzbek", "avañe'ẽ", "avañe’ẽ", "Neddersass'sch", "French (Côte d’Ivoire)"]

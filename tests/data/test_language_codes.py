@@ -15,6 +15,7 @@ from faim.data.language_codes import (
     EXTLANGS,
     LOCALE_PARTS,
     LOCALE_WORDS,
+    MENU_NAMES,
     NAMED,
     TABLE,
     TOLD_TABLE,
@@ -45,6 +46,14 @@ def test_each_autonym_names_a_code_faim_gives_alone() -> None:
     assert len(names) == len(set(names)) and not set(names) & (set(TWO_LETTER_NAMED) | set(told) | set(cldr))
     assert all(code in TWO_LETTER.values() or code in told.values() for code, _ in lines)
     assert all(NAMED[name_key(name)] == code for code, name in lines)
+
+
+def test_each_menu_name_names_a_code_faim_gives_that_no_other_name_names() -> None:
+    others = read_table(TOLD_TABLE)[1] | read_table(CLDR_NAMES)[1] | read_table(AUTONYMS)[1] | TWO_LETTER_NAMED
+    for line in MENU_NAMES.strip().splitlines():
+        code, *names = line.split(" | ")
+        assert code in TWO_LETTER.values()
+        assert all(name_key(name) not in others and NAMED[name_key(name)] == code for name in names)
 
 
 def test_each_two_letter_code_is_one_line_and_each_three_letter_code_and_name_one_languages() -> None:
