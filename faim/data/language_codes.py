@@ -250,6 +250,7 @@ ENCOMPASSED = {
     "azj": "az",
     "cmn": "zh",
     "ekk": "et",
+    "fuc": "ff",
     "gaz": "om",
     "khk": "mn",
     "kmr": "ku",
@@ -270,7 +271,9 @@ ENCOMPASSED = {
 """The individual language (ISO 639-3) each of these macrolanguages' two-letter codes is written for, as CLDR's
 language aliases read it, → that code: Standard Arabic is the ``ar`` that ``faim.data.language.identify`` tells and
 most data writes, Mandarin the ``zh``, Iranian Persian the ``fa``; FLORES-200 and NLLB name languages so
-(``arb_Arab``, ``pes_Arab``, ``swh_Latn``, and ``als_Latn``, Tosk Albanian, the ``sq`` told: ``SCRIPTED``). So
+(``arb_Arab``, ``pes_Arab``, ``swh_Latn``, and ``als_Latn``, Tosk Albanian, the ``sq`` told: ``SCRIPTED``); so is
+Pulaar, ``fuc``, Senegal's Fula, which CLDR writes ``ff`` (``ff_Latn_SN`` its likely locale) and names in itself
+``Pulaar`` (``AUTONYMS``), which ISO 639-3 names ``fuc``. So
 are the members whose text ``identify`` tells as the macrolanguage, which FLORES-200 writes where CLDR's aliases
 give another: Northern Kurdish (Kurmanji, ``kmr_Latn``) is the ``ku`` its model labels the Kurmanji of Wikipedia,
 Southern Pashto (``pbt_Arab``; ``pbu`` is Northern Pashto) ``ps``, Komi-Zyrian (``kpv``) ``kv``, and Dari (``prs``),

@@ -207,6 +207,13 @@ def test_flores_codes_of_a_language_the_detector_tells_as_its_macrolanguage_are_
     assert [post.meta["lang"] for post in filled] == ["ku", "ps", "ps", "kv", "fa", "fa", "ckb"]
 
 
+def test_pulaar_given_by_its_code_or_its_name_is_the_ff_cldr_names_so() -> None:
+    given = ["fuc", "FUC", "fuc_Latn", "ff-fuc", "Pulaar", "ff", "ful", "Fulah", "Fula", "ff_SN"]
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given)])
+    assert [post.meta["lang"] for post in filled] == ["ff"] * len(given)
+    assert given_code("fuf") == "fuf"  # Pular, of Guinea, another Fula language
+
+
 def test_norwegian_bokmal_given_in_any_form_is_the_no_told_of_its_text() -> None:
     bokmal = "Jeg vet ikke hva jeg skal gjøre med dette, men det er bare tull og tøys fra hele regjeringen."
     nynorsk = "Eg veit ikkje kva eg skal gjere med dette, men det er berre tull og vas frå heile regjeringa."

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from faim.data.language import given_code
 from faim.data.language_codes import (
     AUTONYMS,
     CLDR_NAMES,
@@ -101,6 +102,17 @@ def test_each_name_of_a_language_told_by_a_three_letter_code_is_iso_codes_name_o
 
 
 @pytest.mark.skipif(not ISO_CODES.is_dir(), reason="Debian's iso-codes, which the table is built from, is not here")
+def test_a_name_cldr_gives_that_iso_639_3_gives_a_code_is_read_as_that_code_is() -> None:
+    entries = json.loads((ISO_CODES / "iso_639-3.json").read_text(encoding="utf-8"))["639-3"]
+    coded: dict[str, set[str]] = {}
+    for entry in entries:
+        for name in (entry["name"], entry.get("inverted_name", "")):
+            coded.setdefault(name_key(name), set()).add(entry["alpha_3"])
+    lines = [line.split(" | ") for table in (CLDR_NAMES, AUTONYMS) for line in table.strip().splitlines()]
+    for code, name in lines:  # Pulaar, ff's name in itself, is fuc's; Odia, or's, ory's
+        assert all(given_code(other) == code for other in coded.get(name_key(name), ())), name
+
+
 def test_each_encompassed_language_is_an_individual_one_read_as_its_macrolanguages_code() -> None:
     entries = json.loads((ISO_CODES / "iso_639-3.json").read_text(encoding="utf-8"))["639-3"]
     scopes = {entry["alpha_3"]: entry["scope"] for entry in entries}
