@@ -671,7 +671,6 @@ ln | lingála
 lo | ລາວ
 lrc | لۊری شومالی
 lt | lietuvių
-lu | Tshiluba
 lv | latviešu
 mai | मैथिली
 mk | македонски
@@ -753,16 +752,20 @@ zu | isiZulu
 """The name CLDR gives each code of ``TABLE`` and ``TOLD_TABLE`` in its own language (Babel 2.18.0's
 ``Locale(code).languages[code]``, CLDR 47: ``Deutsch``, ``español``, ``中文``), as data collected through menus in many
 languages names them, where it is no English name of it and names no other code there (``isiNdebele`` names North and
-South Ndebele both)."""
+South Ndebele both) nor another language (``Tshiluba``, which CLDR gives Luba-Katanga, ``lu``, is Luba-Lulua's:
+``MENU_NAMES``)."""
 
 MENU_NAMES = """
 id | Bahasa Indonesia
 ms | Bahasa Melayu | Bahasa Malaysia
+lua | Tshiluba | Luba-Lulua
 """
-"""The name language menus give a language in itself where CLDR's (``AUTONYMS``) differs: MediaWiki's, which names
-each Wikipedia's language in its menu of languages, and most sites' switchers of language write Indonesian ``Bahasa
-Indonesia`` and Malay ``Bahasa Melayu`` (``bahasa``, language), where CLDR writes ``Indonesia`` and ``Melayu``; and
-Malaysia names Malay ``Bahasa Malaysia``."""
+"""The names language menus give a language where CLDR's name of it in itself (``AUTONYMS``) differs or is another
+language's: MediaWiki's, which names each Wikipedia's language in its menu of languages, and most sites' switchers of
+language write Indonesian ``Bahasa Indonesia`` and Malay ``Bahasa Melayu`` (``bahasa``, language), where CLDR writes
+``Indonesia`` and ``Melayu``; and Malaysia names Malay ``Bahasa Malaysia``. Luba-Lulua (Luba-Kasai), ``lua``, as
+ISO 639 and CLDR name it in English, is Tshiluba in itself and in Google Translate's menu, where CLDR names
+Luba-Katanga (Kiluba), ``lu``, so in itself (``AUTONYMS`` leaves that out)."""
 
 TWO_LETTER, TWO_LETTER_NAMED = read_table(TABLE)
 """Each three-letter code of ``TABLE`` → its two-letter code (``eng`` → ``en``, ``ger`` and ``deu`` → ``de``), and

@@ -214,6 +214,13 @@ def test_pulaar_given_by_its_code_or_its_name_is_the_ff_cldr_names_so() -> None:
     assert given_code("fuf") == "fuf"  # Pular, of Guinea, another Fula language
 
 
+def test_tshiluba_named_so_is_the_lua_it_is_and_not_luba_katanga() -> None:
+    given = ["lua", "LUA", "lua_Latn", "Tshiluba", "tshiluba", "Luba-Lulua"]
+    katanga = ["lu", "lub", "Luba-Katanga"]
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given + katanga)])
+    assert [post.meta["lang"] for post in filled] == ["lua"] * len(given) + ["lu"] * len(katanga)
+
+
 def test_norwegian_bokmal_given_in_any_form_is_the_no_told_of_its_text() -> None:
     bokmal = "Jeg vet ikke hva jeg skal gjøre med dette, men det er bare tull og tøys fra hele regjeringen."
     nynorsk = "Eg veit ikkje kva eg skal gjere med dette, men det er berre tull og vas frå heile regjeringa."
