@@ -35,8 +35,11 @@ from faim.folders import as_named
 from faim.notices import warn
 from faim.wording import shell_path
 
-LANGUAGE_COLUMNS = (LANGUAGE, "language")
-"""The names of a column that a user may expect ``--slice lang`` and the metrics per language to read."""
+LANGUAGE_COLUMNS = frozenset({LANGUAGE, "language", "lang_code", "language_code", "langcode", "locale"})
+"""The names of a column that a user may expect ``--slice lang`` and the metrics per language to read, as
+``language_column`` compares them: the language's code (``lang_code``, ``language_code``, as datasets often name
+it), or a locale (``locale``, as Common Voice names it: ``en_US`` is read as its language). Not ``iso``, which names
+a country's code or a photo's film speed as often."""
 
 WHOLE_FILE = "(every row)"
 """What the report gives as the split of posts read from a file given as DATA."""
@@ -153,12 +156,12 @@ def slice_remedy(
 def language_column_notes(
     data: str, unread: Callable[[], list[str] | None], columns: dict[str, Any] | None
 ) -> list[str]:
-    """A note for each column of ``data`` named as a language column is (``LANGUAGE_COLUMNS``, in any case) that the
+    """A note for each column of ``data`` named as a language column is (``language_column``) that the
     mapping ``columns`` leaves unread (``unread`` gives those: ``faim.data.preflight.unread_columns``), as it does
     unless ``--map meta=COLUMN`` or ``--map meta.lang=COLUMN`` names it: evaluation gives each post the language
     detected from its text instead, and the note says how to read the column as each post's language."""
     notes = []
-    for column in (c for c in unread() or [] if c.lower() in LANGUAGE_COLUMNS):
+    for column in filter(language_column, unread() or []):
         mapping = meta_item(LANGUAGE, column, columns)
         notes.append(
             f"{data} has a column {column!r} faim eval does not read: each post's language (--slice "
@@ -166,6 +169,12 @@ def language_column_notes(
             f"{mapping}"
         )
     return notes
+
+
+def language_column(column: str) -> bool:
+    """Whether ``column`` is named as a language column is (``LANGUAGE_COLUMNS``), in any case and with a hyphen for an
+    underscore (``Language-Code``)."""
+    return column.lower().replace("-", "_") in LANGUAGE_COLUMNS
 
 
 def meta_item(field: str, column: str, columns: dict[str, Any] | None) -> str:

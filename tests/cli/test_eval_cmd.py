@@ -144,6 +144,15 @@ def test_the_slice_and_language_remedies_name_a_meta_field_as_the_meta_fields_al
     assert [note.rsplit(" ", 1)[1] for note in notes] == ["meta.lang=language", "meta=lang"]
 
 
+def test_the_language_note_names_a_column_named_as_a_language_or_locale_column_commonly_is(tmp_path):
+    data = tmp_path / "p.csv"
+    columns = ["lang_code", "Language-Code", "locale", "LangCode", "language_code", "iso", "slang", "languages"]
+    data.write_text(f"id,text,{','.join(columns)}\na,hi,{','.join('x' * len(columns))}\n", encoding="utf-8")
+    notes = language_column_notes(str(data), unread(data), None)
+    expected = ["lang_code", "Language-Code", "locale", "LangCode", "language_code"]
+    assert [note.rsplit(" ", 1)[1] for note in notes] == [f"meta.lang={column}" for column in expected]
+
+
 def test_eval_sliced_by_a_meta_column_of_plain_values_offers_to_read_it(
     tiny_model_dir: Path, tmp_path: Path, capsys
 ) -> None:
