@@ -34,6 +34,7 @@ from sklearn.metrics import f1_score, roc_auc_score
 from tqdm.auto import tqdm
 
 from faim.assembly import task_specs
+from faim.data.language import Told
 from faim.data.post import LANGUAGE, Post
 from faim.data.targets import TaskSpec
 from faim.data.without import LANG_READING, grouped, left_out_digest
@@ -279,11 +280,14 @@ def plan_folds(
     if task.type not in ("binary", "multiclass"):
         raise ValueError(f"task {task.name!r} is {task.type}; this measures one class per post")
     splits = split_posts(recipe)
-    keyed = {split: grouped(every, group_by) for split, every in splits.items()}  # as the fold's source groups them
+    told: Told = {}  # the languages told of the posts trained on, which those measured are read from
+    keyed = {split: grouped(every, group_by, told) for split, every in splits.items()}  # as the fold's source does
     trained_groups = posts_by_group(splits, task, group_by, keyed)
     groups = trained_groups
     if measured is not None:
-        groups = posts_by_group(split_posts(with_data(recipe, measured)), task, group_by)
+        read = split_posts(with_data(recipe, measured))
+        read_keyed = {split: grouped(every, group_by, told) for split, every in read.items()}
+        groups = posts_by_group(read, task, group_by, read_keyed)
     folders = run_folders(groups, [NONE_LEFT_OUT] if set(groups) - set(trained_groups) else [])
     runs = Path(recipe.train.output_dir) / "without" if runs is None else runs
     folds = {}

@@ -268,15 +268,31 @@ def bracketed(given: str) -> str | None:
     return language if parts <= LOCALE_PARTS else None
 
 
-def with_languages(posts: Iterable[Post]) -> list[Post]:
+Told = dict[tuple[str | None, tuple[str, ...]], str]
+"""The languages told of posts (``told_language``'s), by a post's text and comments, which are all it reads."""
+
+
+def with_languages(posts: Iterable[Post], told: Told | None = None) -> list[Post]:
     """The posts, each given its ``meta.lang``: its own (``given_code``: in small letters, so ``EN`` and the English
-    that ``identify`` tells are one language), or where it has none the one ``told_language`` gives. The posts given
-    are not modified."""
+    that ``identify`` tells are one language), or where it has none the one ``told_language`` gives, told once of each
+    text and comments: read from ``told`` where it holds them, which is filled in with those told here, so that one
+    mapping given to each call over the same posts read again (under other data settings) tells none twice. The posts
+    given are not modified."""
+    told = {} if told is None else told
     filled = []
     for post in posts:
-        language = given_code(post.meta.get(LANGUAGE)) or told_language(post)
+        language = given_code(post.meta.get(LANGUAGE)) or remembered_language(post, told)
         filled.append(replace(post, meta=post.meta | {LANGUAGE: language}))
     return filled
+
+
+def remembered_language(post: Post, told: Told) -> str:
+    """The language ``told_language`` gives ``post``, read from ``told`` where it holds the post's text and comments,
+    else told and written there."""
+    key = (post.text, tuple(post.comments))
+    if key not in told:
+        told[key] = told_language(post)
+    return told[key]
 
 
 def told_language(post: Post) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import faim.data.sources  # noqa: F401  (registers every source the wrapped one may name)
-from faim.data.language import given_code, with_languages
+from faim.data.language import Told, given_code, with_languages
 from faim.data.language_codes import (
     EXTLANGS,
     GRANDFATHERED,
@@ -246,8 +246,9 @@ def left_out_digest(held: dict[str, list[bool]]) -> str:
     return hashlib.sha256(json.dumps(places, sort_keys=True).encode()).hexdigest()
 
 
-def grouped(posts: list[Post], field: str) -> list[Post]:
+def grouped(posts: list[Post], field: str, told: Told | None = None) -> list[Post]:
     """``posts`` as they are grouped by their ``meta[field]``: grouped by ``lang``, each given the language evaluation
     gives it (``faim.data.language.with_languages``: its own code as ``given_code`` reads it, or the one its text is
-    written in), as ``eval.slice: lang`` slices them; otherwise as they are. The posts given are not modified."""
-    return with_languages(posts) if field == LANGUAGE else posts
+    written in, read from ``told`` where an earlier call told it), as ``eval.slice: lang`` slices them; otherwise as
+    they are. The posts given are not modified."""
+    return with_languages(posts, told) if field == LANGUAGE else posts

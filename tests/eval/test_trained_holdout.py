@@ -280,7 +280,29 @@ def test_a_language_is_told_once_of_each_post_giving_none(tmp_path, monkeypatch)
     identify = language_module.identify
     monkeypatch.setattr(language_module, "identify", lambda text: told.append(text) or identify(text))
     plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")
-    assert len(told) == 6
+    assert sorted(told) == ["post 0", "post 2", "post 4", "post 6"]  # the validation split's post 0 and 2 alike
+
+
+def test_a_language_is_told_once_of_each_text_trained_on_and_measured_alike(tmp_path, monkeypatch):
+    recipe = text_recipe(tmp_path, ["a"] * 8, ["a"] * 4)
+    recipe["data"]["columns"]["meta"] = ["lang"]
+    for split in ("train", "validation"):  # every other post gives no language
+        path = Path(recipe["data"][split])
+        rows = [
+            json.loads(line) | {"text": f"{split} post {i}"} | ({"lang": "es" if i % 4 == 1 else "en"} if i % 2 else {})
+            for i, line in enumerate(path.open())
+        ]
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    wider = tmp_path / "wider.jsonl"  # measured: the validation posts and two more giving none
+    extra = [{"id": f"x{i}", "text": f"other post {i}", "label": i % 2, "topic": "a"} for i in range(2)]
+    wider.write_text(Path(recipe["data"]["validation"]).read_text() + "".join(json.dumps(r) + "\n" for r in extra))
+    told = []
+    identify = language_module.identify
+    monkeypatch.setattr(language_module, "identify", lambda text: told.append(text) or identify(text))
+    recipe = as_recipe(recipe)
+    plan_folds(recipe, TASK, "lang", tmp_path / "holdout", recipe.data_section | {"validation": str(wider)})
+    once = [f"train post {i}" for i in (0, 2, 4, 6)] + ["validation post 0", "validation post 2", "other post 0"]
+    assert sorted(told) == sorted([*once, "other post 1"])  # the validation posts measured are not told again
 
 
 def test_groups_named_in_any_script_train_into_folders_of_their_own(tmp_path):
