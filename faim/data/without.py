@@ -124,6 +124,7 @@ class WithoutSource:
         # the groups left out as posts are grouped (``grouped``): of the field lang, each value read as a code
         self.groups = [given_code(value) or value for value in values] if field == LANGUAGE else self.values
         self.read: dict[str, list[Post]] = {}
+        self.told: Told = {}  # the languages told of the posts read, so that reading a split again tells none again
 
     def splits(self) -> list[str]:
         """The wrapped source's splits."""
@@ -146,7 +147,7 @@ class WithoutSource:
         posts = self.read[split]
         return [
             post
-            for post, kept in zip(posts, grouped(posts, self.field))
+            for post, kept in zip(posts, grouped(posts, self.field, self.told))
             if kept.meta.get(self.field) not in self.groups
         ]
 
@@ -163,7 +164,8 @@ class WithoutSource:
 
     def check_values(self) -> None:
         """Raise ``ValueError`` when one of ``values`` is the ``meta[field]`` of no post in any split."""
-        found = {post.meta.get(self.field) for posts in self.read.values() for post in grouped(posts, self.field)}
+        grouped_by = (grouped(posts, self.field, self.told) for posts in self.read.values())
+        found = {post.meta.get(self.field) for posts in grouped_by for post in posts}
         missing = [value for value, group in zip(self.values, self.groups) if group not in found]
         if missing:
             self.read = {}

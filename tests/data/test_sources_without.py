@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from faim.assembly import build_source
+from faim.data import language as language_module
 from faim.recipe.errors import RecipeError
 from faim.recipe.validate import validate
 
@@ -156,6 +157,20 @@ def test_left_out_by_language_a_post_giving_none_is_of_the_language_it_is_writte
         source = build_source({"type": "without", "source": wrapped, "field": "lang", "values": values})
         assert [post.id for post in source.posts("train")] == ["en-given", "en-told"], values
         assert source.posts("validation")[1].meta == {"lang": None}  # the posts come through as the source gives them
+
+
+def test_left_out_by_language_each_text_is_told_once_however_often_its_splits_are_read(tmp_path, monkeypatch):
+    rows = [{"id": f"t{i}", "text": f"{text} {i}"} for i, text in enumerate([SPANISH, ENGLISH] * 3)]
+    for split in ("train", "val"):
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    wrapped = {"type": "jsonl", "train": str(tmp_path / "train.jsonl"), "validation": str(tmp_path / "val.jsonl")}
+    told = []
+    identify = language_module.identify
+    monkeypatch.setattr(language_module, "identify", lambda text: told.append(text) or identify(text))
+    source = build_source({"type": "without", "source": wrapped, "field": "lang", "values": ["es"]})
+    for split in ("train", "validation") * 3:  # as training and evaluating a fold read them
+        assert len(source.posts(split)) == 3
+    assert sorted(told) == sorted(row["text"] for row in rows)
 
 
 VARIETIES = ["Persian (Dari)", "Norwegian (Bokmål)", "Kurdish (Kurmanji)", "Chinese (Mandarin)", "zh-cmn", "no-bok"]
