@@ -104,17 +104,17 @@ def with_output(recipe: Recipe, output_dir: Path) -> Recipe:
 
 
 def fold_recipe(
-    recipe: Recipe, group_by: str, folder: str, values: list[object], runs: Path, held: dict[str, list[bool]]
+    recipe: Recipe, group_by: str, folder: str, values: list[object], runs: Path, left: dict[str, list[Post]]
 ) -> Recipe:
     """``recipe`` with the posts whose ``meta[group_by]`` is one of ``values`` (a group: every value that reads as it,
     such as ``1`` from a CSV and ``"1"`` from JSON) left out of its data, trained into ``runs/<folder>`` (the group's
     ``run_folders``); of ``lang``, its source says it reads the values as language codes (``read_lang``), which an
     earlier faim's fold, comparing them as given, did not, and which posts it leaves out (``left_out``: the
-    ``faim.data.without.left_out_digest`` of those ``held`` marks, by split), so that ``--reuse`` trains such a fold
+    ``faim.data.without.left_out_digest`` of ``left``, by split), so that ``--reuse`` trains such a fold
     again, and one whose posts faim now reads the language of otherwise (a post's own code or its text's)."""
     data = {"type": "without", "source": recipe.data_section, "field": group_by, "values": values}
     if group_by == LANGUAGE:
-        data |= {"read_lang": LANG_READING, "left_out": left_out_digest(held)}
+        data |= {"read_lang": LANG_READING, "left_out": left_out_digest(left)}
     return with_output(with_data(recipe, data), runs / folder)
 
 
@@ -298,7 +298,8 @@ def plan_folds(
         inside = {split: [slice_name(post.meta.get(group_by)) == name for post in keyed[split]] for split in splits}
         members = (post for split, every in keyed.items() for post, held in zip(every, inside[split]) if held)
         values = list({repr(post.meta[group_by]): post.meta[group_by] for post in members}.values())
-        fold = fold_recipe(recipe, group_by, folders[name], values, runs, inside)  # leaves out the posts inside
+        left = {split: [post for post, held in zip(every, inside[split]) if held] for split, every in splits.items()}
+        fold = fold_recipe(recipe, group_by, folders[name], values, runs, left)  # leaves out the posts inside
         for split, held in inside.items():
             if all(held):
                 raise ValueError(f"leaving out {group_by} {name!r} leaves {recipe.source} no {split} post")

@@ -242,10 +242,18 @@ def read_as_now(data: dict[str, Any], left_out: str | None) -> dict[str, Any]:
     return now if all(code_read(value) == given_code(value) is not None for value in given) else data
 
 
-def left_out_digest(held: dict[str, list[bool]]) -> str:
-    """sha256 over the places, by split, of the posts ``held`` marks as left out."""
-    places = {split: [i for i, out in enumerate(flags) if out] for split, flags in held.items()}
-    return hashlib.sha256(json.dumps(places, sort_keys=True).encode()).hexdigest()
+def left_out_digest(left: dict[str, list[Post]]) -> str:
+    """sha256 over the posts left out, by split: each one's ``post_digest``, in sorted order, so that the same posts
+    in another order read alike, and other posts where they stood do not."""
+    posts = {split: sorted(map(post_digest, posts)) for split, posts in left.items()}
+    return hashlib.sha256(json.dumps(posts, sort_keys=True).encode()).hexdigest()
+
+
+def post_digest(post: Post) -> str:
+    """sha256 over what a post is: its id, text, comments and pictures (each as written, or the sha256 of its
+    bytes)."""
+    pictures = [hashlib.sha256(ref).hexdigest() if isinstance(ref, bytes) else str(ref) for ref in post.images]
+    return hashlib.sha256(json.dumps([post.id, post.text, post.comments, pictures]).encode()).hexdigest()
 
 
 def grouped(posts: list[Post], field: str, told: Told | None = None) -> list[Post]:

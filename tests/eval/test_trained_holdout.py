@@ -305,6 +305,27 @@ def test_a_language_is_told_once_of_each_text_trained_on_and_measured_alike(tmp_
     assert sorted(told) == sorted([*once, "other post 1"])  # the validation posts measured are not told again
 
 
+def test_a_language_folds_record_of_the_posts_it_leaves_out_is_of_those_posts_wherever_they_stand(tmp_path):
+    recipe = text_recipe(tmp_path, ["a"] * 8, ["a"] * 4)
+    recipe["data"]["columns"]["meta"] = ["lang"]
+    written = {}
+    for split in ("train", "validation"):  # es and en in turn
+        path = Path(recipe["data"][split])
+        written[split] = [json.loads(line) | {"lang": ["es", "en"][i % 2]} for i, line in enumerate(path.open())]
+
+    def left_out(rows: dict[str, list[dict]]) -> str:
+        for split, kept in rows.items():
+            Path(recipe["data"][split]).write_text("".join(json.dumps(row) + "\n" for row in kept), encoding="utf-8")
+        return plan_folds(as_recipe(recipe), TASK, "lang", tmp_path / "holdout")["es"].recipe.data_section["left_out"]
+
+    trained = left_out(written)
+    assert left_out({split: rows[::-1] for split, rows in written.items()}) == trained  # the same posts, reordered
+    others = {
+        split: [row | {"id": f"other-{row['id']}", "text": "other"} for row in rows] for split, rows in written.items()
+    }
+    assert left_out(others) != trained  # other posts where the posts left out stood
+
+
 def test_groups_named_in_any_script_train_into_folders_of_their_own(tmp_path):
     topics = ["政治", "体育", "खेल", "Москва", "café", ".."]  # each was "group" (Latin letters kept alone), or ".."
     recipe = as_recipe(text_recipe(tmp_path, topics * 2, topics))
