@@ -211,9 +211,12 @@ def given_code(value: Any) -> str | None:
     BCP 47's extended language subtags write it, is that language (``zh-yue`` is ``yue``, ``zh-cmn-Hans`` ``zh``:
     ``EXTLANGS``; another second subtag of three letters is a region, ``zh-CHS`` and ``en-USA`` are ``zh`` and
     ``en``), a legacy tag the language the registry gives it (``zh-hakka`` is ``hak``, ``i-navajo`` ``nv``:
-    ``GRANDFATHERED``), a second language written where BCP 47 writes a region, which no region is written as, is the
-    code-mixed pair of the two (``hi-en``, ``hi-Latn-en`` and ``hin-eng``, Hinglish, are ``hi-en``, as code-mixed data
-    tags its posts; ``en-IN`` is ``en``: ``second_language``), and a private-use tag is as written (``x-klingon``).
+    ``GRANDFATHERED``), a value whose first part is longer than a language's code (two or three letters, as ISO 639
+    writes them) is no tag and is read whole (``Swiss-German`` and ``Swiss-French`` are two languages, ``swiss-german``
+    and ``swiss-french``, not one ``swiss``), a second language written where BCP 47 writes a region, which no region
+    is written as, is the code-mixed pair of the two (``hi-en``, ``hi-Latn-en`` and ``hin-eng``, Hinglish, are
+    ``hi-en``, as code-mixed data tags its posts; ``en-IN`` is ``en``: ``second_language``), and a private-use tag is
+    as written (``x-klingon``).
     ``None`` where the post gives none (no field, a blank one, one that is missing as ``is_missing`` says: NaN, as
     pandas writes a null, or a code that gives no language: ``NO_LANGUAGE``)."""
     given = "" if is_missing(value) else unicodedata.normalize("NFKC", str(value)).strip()
@@ -221,6 +224,8 @@ def given_code(value: Any) -> str | None:
     tag = GRANDFATHERED.get(tag, tag)
     language, *rest = tag.split("-")
     if len(language) == 1 or GRANDFATHERED.get(tag) == tag:  # private use, x-klingon; no language given, i-default
+        return tag
+    if len(language) > 3:  # no language's code, so no tag: a name of words joined, Swiss-German, Judeo-Arabic
         return tag
     if rest and rest[0] in EXTLANGS.get(language, ()):  # an extended language subtag: zh-yue, Cantonese
         language, *rest = rest

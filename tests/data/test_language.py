@@ -144,6 +144,15 @@ def test_a_code_iso_639_3_merged_into_another_is_that_code() -> None:
     assert [post.meta["lang"] for post in filled] == ["apc"] * len(given)
 
 
+def test_a_name_joined_by_a_hyphen_that_is_no_language_tag_is_read_whole() -> None:
+    # BCP 47 writes a language by two or three letters: Swiss, Judeo, Nigerian are no language cut from a region
+    given = ["Swiss-German", "Swiss-French", "Judeo-Arabic", "Judeo-Spanish", "Nigerian_Pidgin", "Nigerian-Pidgin"]
+    given += ["pt-BR", "zh-Hant-TW", "Luba-Katanga", "x-klingon", "i-navajo"]
+    filled = with_languages([Post(str(n), SPANISH, meta={"lang": code}) for n, code in enumerate(given)])
+    expected = ["swiss-german", "swiss-french", "judeo-arabic", "judeo-spanish", "nigerian-pidgin", "nigerian-pidgin"]
+    assert [post.meta["lang"] for post in filled] == [*expected, "pt", "zh", "lu", "x-klingon", "nv"]
+
+
 def test_a_missing_code_a_null_read_as_nan_is_told_from_the_text() -> None:
     given = [{"lang": math.nan}, {"lang": None}, {"lang": ""}]
     filled = with_languages([Post(str(n), SPANISH, meta=meta) for n, meta in enumerate(given)])
